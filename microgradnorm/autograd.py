@@ -1,0 +1,260 @@
+"""The autograd core: ``Function`` records one graph node per call; ``backward`` walks it.
+
+A forward call ``Mul.apply(a, b)`` runs ``Mul.forward(ctx, a.data, b.data)`` on plain arrays
+and returns a Tensor whose ``grad_fn`` is ``ctx``, the node. The node remembers its inputs,
+the arrays saved for backward, and the version of every tensor those arrays belong to.
+``backward`` is a topological sort of the nodes followed by one reversed loop, as in
+micrograd; gradients are summed per node output and accumulated into leaf ``.grad``.
+"""
+
+import contextlib
+
+from .backend import device_of
+
+_grad_enabled = True
+
+
+def is_grad_enabled():
+    return _grad_enabled
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Inside this block ops record no graph and save nothing for backward."""
+    global _grad_enabled
+    previous, _grad_enabled = _grad_enabled, False
+    try:
+        yield
+    finally:
+        _grad_enabled = previous
+
+
+class Context:
+    """A graph node: what one ``Function`` call needs to run its backward.
+
+    Attributes:
+        function: the ``Function`` subclass that made the node.
+        inputs: the input Tensors, in call order (also those that need no gradient).
+        needs_input_grad: one bool per input; backward may return None where it is False.
+        module: the module path active when the node was recorded (for the visualizer).
+    """
+
+    def __init__(self, function, inputs):
+        self.function = function
+        self.inputs = inputs
+        self.needs_input_grad = tuple(t is not None and t.requires_grad for t in inputs)
+        self.module = _module_path()
+        self._saved = ()
+        self._saved_versions = ()
+        self._freed = False
+        self.outputs_meta = ()      # (shape, dtype) of each output, to fill missing grads
+
+    @property
+    def name(self):
+        return self.function.__name__
+
+    def save_for_backward(self, *arrays):
+        """Keep ``arrays`` (and None placeholders) until backward; see ``saved``."""
+        self._saved = arrays
+
+    @property
+    def saved(self):
+        """The arrays given to ``save_for_backward``, checked against in-place changes."""
+        if self._freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time: the arrays {self.name} "
+                "saved for backward were freed after the first backward(). Call "
+                "backward(retain_graph=True) the first time if you need to backward twice.")
+        for tensor, version in self._saved_versions:
+            if tensor._version != version:
+                raise RuntimeError(
+                    f"An array that {self.name} saved for backward was modified in place: the "
+                    f"tensor of shape {tensor.shape} is at version {tensor._version}, expected "
+                    f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
+                    "after backward().")
+        return self._saved
+
+    def saved_arrays(self):
+        """The saved arrays without checks (for accounting, e.g. ``graph_stats``)."""
+        return () if self._freed else tuple(a for a in self._saved if a is not None)
+
+    def _track_saved(self, tensors):
+        # A saved array that *is* the data of an input or output tensor gets that tensor's
+        # version recorded, so an in-place op on the tensor before backward is detected.
+        owners = {id(t.data): t for t in tensors if t is not None}
+        self._saved_versions = tuple(
+            (owners[id(a)], owners[id(a)]._version) for a in self._saved if id(a) in owners)
+
+    def free(self):
+        self._saved = ()
+        self._saved_versions = ()
+        self._freed = True
+
+
+class Function:
+    """Base class of every differentiable op.
+
+    Subclasses define two static methods on plain arrays::
+
+        forward(ctx, *arrays, **options) -> array or tuple of arrays
+        backward(ctx, *output_grads)     -> one gradient (or None) per input array
+
+    and are called through ``apply(*inputs, **options)``, where inputs are Tensors (or
+    numbers and arrays, taken as constants; None stays None, for an absent optional input
+    such as a bias). ``options`` are passed to forward unchanged.
+    """
+
+    @staticmethod
+    def forward(ctx, *args, **options):
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *inputs, **options):
+        from .tensor import Tensor, as_tensor
+
+        like = _first_tensor(inputs)
+        tensors = tuple(None if t is None else as_tensor(t, like) for t in inputs)
+        _check_same_device(cls.__name__, tensors)
+        ctx = Context(cls, tensors)
+        record = _grad_enabled and any(ctx.needs_input_grad)
+        raw = cls.forward(ctx, *(None if t is None else t.data for t in tensors), **options)
+        single = not isinstance(raw, tuple)
+        outputs = tuple(Tensor._from_op(a, ctx if record else None, i)
+                        for i, a in enumerate((raw,) if single else raw))
+        if record:
+            ctx.outputs_meta = tuple((o.shape, o.dtype) for o in outputs)
+            ctx._track_saved(tensors + outputs)
+        return outputs[0] if single else outputs
+
+
+def _first_tensor(inputs):
+    from .tensor import Tensor
+    return next((t for t in inputs if isinstance(t, Tensor)), None)
+
+
+def _check_same_device(op_name, tensors):
+    devices = {t.device for t in tensors if t is not None}
+    if len(devices) > 1:
+        shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
+        raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
+
+
+# Module scopes: nn.Module pushes its path here while it runs, so nodes know who made them.
+_module_stack = []
+
+
+@contextlib.contextmanager
+def module_scope(path):
+    _module_stack.append(path)
+    try:
+        yield
+    finally:
+        _module_stack.pop()
+
+
+def _module_path():
+    return _module_stack[-1] if _module_stack else ""
+
+
+def topological_order(root_node):
+    """Nodes reachable from ``root_node``, each after every node that consumes its outputs
+    in the reversed list; iterative, so deep graphs don't hit the recursion limit."""
+    order, visited, stack = [], set(), [(root_node, False)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in visited:
+            continue
+        visited.add(id(node))
+        stack.append((node, True))
+        for t in node.inputs:
+            if t is not None and t.grad_fn is not None and id(t.grad_fn) not in visited:
+                stack.append((t.grad_fn, False))
+    return order
+
+
+def backward(root, grad=None, retain_graph=False):
+    """Back-propagate from ``root``; see ``Tensor.backward``.
+
+    All gradients are computed first and written to ``.grad`` only at the end, so a failing
+    backward (a freed graph, an in-place change) leaves every ``.grad`` as it was.
+    """
+    xp = root.xp
+    if not root.requires_grad:
+        raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
+                           "create its inputs with requires_grad=True")
+    if grad is None:
+        if root.size != 1:
+            raise RuntimeError(f"backward(): grad can be omitted only for a tensor with one "
+                               f"element, got shape {root.shape}; pass backward(grad)")
+        grad = xp.ones(root.shape, dtype=root.dtype)
+    else:
+        from .tensor import Tensor
+        grad = grad.data if isinstance(grad, Tensor) else grad
+        if tuple(grad.shape) != root.shape:
+            raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, expected the "
+                             f"tensor's shape {root.shape}")
+        if device_of(grad) != root.device:
+            raise ValueError(f"backward(): grad is on {device_of(grad)}, the tensor on "
+                             f"{root.device}")
+
+    leaf_grads = {}                       # id(tensor) -> (tensor, summed gradient)
+    if root.grad_fn is None:
+        _accumulate(leaf_grads, root, grad)
+        _write_grads(leaf_grads)
+        return
+
+    output_grads = {id(root.grad_fn): [None] * len(root.grad_fn.outputs_meta)}
+    output_grads[id(root.grad_fn)][root._output_index] = grad
+    order = topological_order(root.grad_fn)
+    for node in reversed(order):
+        grads = output_grads.pop(id(node), None)
+        if grads is None:
+            continue
+        grads = [g if g is not None else xp.zeros(shape, dtype=dtype)
+                 for g, (shape, dtype) in zip(grads, node.outputs_meta)]
+        input_grads = node.function.backward(node, *grads)
+        if not isinstance(input_grads, tuple):
+            input_grads = (input_grads,)
+        for tensor, g in zip(node.inputs, input_grads):
+            if g is None or tensor is None or not tensor.requires_grad:
+                continue
+            g = _fit(g, tensor, node)
+            if tensor.grad_fn is None or tensor._retains_grad:
+                _accumulate(leaf_grads, tensor, g)
+            if tensor.grad_fn is not None:
+                slots = output_grads.setdefault(
+                    id(tensor.grad_fn), [None] * len(tensor.grad_fn.outputs_meta))
+                i = tensor._output_index
+                slots[i] = g if slots[i] is None else slots[i] + g
+    _write_grads(leaf_grads)
+    if not retain_graph:
+        for node in order:
+            node.free()
+
+
+def _fit(g, tensor, node):
+    if tuple(g.shape) != tensor.shape:
+        raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
+                           f"{tuple(g.shape)} for an input of shape {tensor.shape}")
+    return g if g.dtype == tensor.dtype else g.astype(tensor.dtype)
+
+
+def _accumulate(leaf_grads, tensor, g):
+    key = id(tensor)
+    if key in leaf_grads:
+        leaf_grads[key] = (tensor, leaf_grads[key][1] + g)
+    else:
+        leaf_grads[key] = (tensor, g)
+
+
+def _write_grads(leaf_grads):
+    # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
+    for tensor, g in leaf_grads.values():
+        tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g

@@ -1,0 +1,65 @@
+"""Array backends: NumPy on "cpu", CuPy on "cuda".
+
+Every op in the house is written once against ``xp = array_module(array)``; this module
+is the only place that knows which array libraries exist. CuPy is imported lazily, so the
+package imports and runs on a machine without it.
+"""
+
+import numpy as np
+
+DEVICES = ("cpu", "cuda")
+
+
+def _cupy():
+    try:
+        import cupy
+    except ImportError as error:
+        raise RuntimeError(
+            'device "cuda" needs CuPy: pip install "microgradnorm[gpu]" (cupy-cuda12x)'
+        ) from error
+    return cupy
+
+
+def is_cupy_array(array):
+    # CuPy arrays are recognised by their module, so NumPy-only machines never import CuPy.
+    return type(array).__module__.startswith("cupy")
+
+
+def array_module(array):
+    """Return the array library (``numpy`` or ``cupy``) that owns ``array``."""
+    return _cupy() if is_cupy_array(array) else np
+
+
+def device_of(array):
+    """``"cuda"`` for a CuPy array, ``"cpu"`` for everything else."""
+    return "cuda" if is_cupy_array(array) else "cpu"
+
+
+def check_device(device):
+    if device not in DEVICES:
+        raise ValueError(f'device must be one of {DEVICES}, got {device!r}')
+    return device
+
+
+def to_device(array, device):
+    """Move ``array`` to ``device``; returns ``array`` itself when it is already there."""
+    check_device(device)
+    if device_of(array) == device:
+        return array
+    if device == "cuda":
+        return _cupy().asarray(array)
+    return array.get()
+
+
+def asarray(data, dtype=None, device="cpu"):
+    """``data`` (array_like, NumPy or CuPy array) as an array of ``dtype`` on ``device``."""
+    check_device(device)
+    if device == "cuda":
+        return _cupy().asarray(data, dtype=dtype)
+    if is_cupy_array(data):
+        data = data.get()
+    return np.asarray(data, dtype=dtype)
+
+
+def to_numpy(array):
+    return to_device(array, "cpu")

@@ -1,0 +1,442 @@
+"""Primitive ops: one ``Function`` each, forward and backward side by side.
+
+Every forward works on plain arrays of either backend (``xp`` is NumPy or CuPy), and every
+backward returns one gradient per input with that input's shape; binary ops broadcast like
+NumPy and ``unbroadcast`` sums the gradient back to each input's shape.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import backend
+from .autograd import Function
+
+
+# ----- shape helpers ------------------------------------------------------------------------
+def unbroadcast(grad, shape):
+    """Sum ``grad`` over the axes that broadcasting added or stretched to reach its shape."""
+    if tuple(grad.shape) == tuple(shape):
+        return grad
+    extra = grad.ndim - len(shape)
+    stretched = tuple(i + extra for i, n in enumerate(shape)
+                      if n == 1 and grad.shape[i + extra] != 1)
+    grad = grad.sum(axis=tuple(range(extra)) + stretched, keepdims=True)
+    return grad.reshape(shape)
+
+
+def normalize_axis(axis, ndim):
+    """``axis`` (None, an int or a sequence, negative allowed) as None or a sorted tuple."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    for a in axes:
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dims")
+    return tuple(sorted(a % max(ndim, 1) for a in axes))
+
+
+def reduced_size(shape, axis):
+    """How many elements a reduction over ``axis`` combines into one."""
+    axes = range(len(shape)) if axis is None else axis
+    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+
+
+def _keepdims_shape(shape, axis):
+    axes = range(len(shape)) if axis is None else axis
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+def _reduced_shape(shape, axis):
+    axes = range(len(shape)) if axis is None else axis
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def _expand_reduced(grad, shape, axis):
+    # (reduced shape) -> (input shape): put back the reduced axes, then broadcast.
+    xp = backend.array_module(grad)
+    return xp.broadcast_to(grad.reshape(_keepdims_shape(shape, axis)), shape)
+
+
+# ----- elementwise, binary ------------------------------------------------------------------
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = a.shape, b.shape
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_shape, b_shape = ctx.shapes
+        return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = a.shape, b.shape
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_shape, b_shape = ctx.shapes
+        return unbroadcast(grad, a_shape), unbroadcast(-grad, b_shape)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        grad_a = unbroadcast(grad * b, a.shape) if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(grad * a, b.shape) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a / b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        grad_a = unbroadcast(grad / b, a.shape) if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(-grad * a / (b * b), b.shape) if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Maximum(Function):
+    """Elementwise maximum; where both inputs are equal the gradient is split in half
+    (PyTorch's ``torch.maximum`` convention)."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return backend.array_module(a).maximum(a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)   # 1 a wins, 1/2 tie, 0
+        return (unbroadcast(grad * share_a, a.shape),
+                unbroadcast(grad * (1 - share_a), b.shape))
+
+
+# ----- elementwise, unary -------------------------------------------------------------------
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Pow(Function):
+    """``x ** exponent`` for a constant number ``exponent``."""
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x)
+        ctx.exponent = exponent
+        return x ** exponent
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad * ctx.exponent * x ** (ctx.exponent - 1)
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = backend.array_module(x).exp(x)
+        ctx.save_for_backward(out)                   # d exp(x) = exp(x): keep the output
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved
+        return grad * out
+
+
+class Log(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return backend.array_module(x).log(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad / x
+
+
+class Sqrt(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = backend.array_module(x).sqrt(x)
+        ctx.save_for_backward(out)                   # d sqrt(x) = 1 / (2 sqrt(x))
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved
+        return grad / (2 * out)
+
+
+class Tanh(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = backend.array_module(x).tanh(x)
+        ctx.save_for_backward(out)                   # d tanh(x) = 1 - tanh(x)^2
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved
+        return grad * (1 - out * out)
+
+
+class ReLU(Function):
+    @staticmethod
+    def forward(ctx, x):
+        out = backend.array_module(x).maximum(x, 0)
+        ctx.save_for_backward(out)                   # the gradient passes where out > 0
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved
+        return grad * (out > 0)
+
+
+class Cast(Function):
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.input_dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.astype(ctx.input_dtype)
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToDevice(Function):
+    @staticmethod
+    def forward(ctx, x, device):
+        ctx.input_device = backend.device_of(x)
+        return backend.to_device(x, device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return backend.to_device(grad, ctx.input_device)
+
+
+# ----- reductions ---------------------------------------------------------------------------
+class Sum(Function):
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        ctx.shape, ctx.axis = x.shape, axis
+        return x.sum(axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _expand_reduced(grad, ctx.shape, ctx.axis)
+
+
+class Mean(Function):
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        ctx.shape, ctx.axis = x.shape, axis
+        return x.mean(axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _expand_reduced(grad / reduced_size(ctx.shape, ctx.axis), ctx.shape, ctx.axis)
+
+
+class Max(Function):
+    """Maximum over ``axis``; tied maxima share the gradient evenly (``torch.amax``)."""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        out = x.max(axis=axis, keepdims=True)
+        ctx.save_for_backward(x, out)
+        ctx.axis = axis
+        return out if keepdims else out.reshape(_reduced_shape(x.shape, axis))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved
+        is_max = x == out                                          # (x.shape) bool
+        count = is_max.sum(axis=ctx.axis, keepdims=True)           # (kept dims) ties per max
+        return is_max * (grad.reshape(out.shape) / count.astype(grad.dtype))
+
+
+# ----- shape ops ----------------------------------------------------------------------------
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x.shape
+        return x.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape)
+
+
+class Permute(Function):
+    @staticmethod
+    def forward(ctx, x, axes):
+        if sorted(a % max(x.ndim, 1) for a in axes) != list(range(x.ndim)):
+            raise ValueError(f"permute: axes {axes} are not a permutation of {x.ndim} dims")
+        ctx.axes = axes
+        return x.transpose(axes)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(np.argsort([a % grad.ndim for a in ctx.axes]))
+
+
+class Expand(Function):
+    """Broadcast to ``shape`` (-1 keeps a dim) without copying; backward sums back."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x.shape
+        lead = len(shape) - x.ndim
+        shape = tuple(x.shape[i - lead] if n == -1 else n for i, n in enumerate(shape))
+        return backend.array_module(x).broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return unbroadcast(grad, ctx.shape)
+
+
+def _is_basic_index(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (slice, numbers.Integral))
+               for p in parts)
+
+
+class GetItem(Function):
+    """``x[index]`` for slices, ints and integer arrays (an embedding lookup is
+    ``weight[token_ids]``); repeated indices accumulate their gradients."""
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        grad_x = xp.zeros(ctx.shape, dtype=ctx.dtype)
+        if _is_basic_index(ctx.index):
+            grad_x[ctx.index] = grad                 # a basic index never repeats an element
+        else:
+            xp.add.at(grad_x, ctx.index, grad)       # integer arrays may repeat rows
+        return grad_x
+
+
+class Concatenate(Function):
+    @staticmethod
+    def forward(ctx, *arrays, axis):
+        ctx.axis = axis
+        ctx.splits = np.cumsum([a.shape[axis] for a in arrays])[:-1]
+        return backend.array_module(arrays[0]).concatenate(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        return tuple(xp.split(grad, [int(s) for s in ctx.splits], axis=ctx.axis))
+
+
+class Stack(Function):
+    @staticmethod
+    def forward(ctx, *arrays, axis):
+        ctx.axis, ctx.count = axis, len(arrays)
+        return backend.array_module(arrays[0]).stack(arrays, axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        return tuple(xp.take(grad, i, axis=ctx.axis) for i in range(ctx.count))
+
+
+class MatMul(Function):
+    """``a @ b`` with NumPy's rules: batched over leading dims (broadcast), 1-D operands
+    promoted to a row (a) or column (b) vector and the added axis removed again."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a @ b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        xp = backend.array_module(grad)
+        a2 = a[None, :] if a.ndim == 1 else a              # (..., n, k)
+        b2 = b[:, None] if b.ndim == 1 else b              # (..., k, m)
+        g2 = grad
+        if a.ndim == 1:
+            g2 = xp.expand_dims(g2, -2)
+        if b.ndim == 1:
+            g2 = xp.expand_dims(g2, -1)                     # (..., n, m)
+        grad_a = grad_b = None
+        if ctx.needs_input_grad[0]:
+            grad_a = g2 @ xp.swapaxes(b2, -1, -2)           # (..., n, k)
+            grad_a = unbroadcast(grad_a[..., 0, :] if a.ndim == 1 else grad_a, a.shape)
+        if ctx.needs_input_grad[1]:
+            grad_b = xp.swapaxes(a2, -1, -2) @ g2           # (..., k, m)
+            grad_b = unbroadcast(grad_b[..., 0] if b.ndim == 1 else grad_b, b.shape)
+        return grad_a, grad_b
+
+
+# ----- functional forms ---------------------------------------------------------------------
+def pow(x, exponent):
+    """``x ** exponent``; ``exponent`` must be a number (a Tensor exponent is not supported)."""
+    if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
+        raise TypeError(f"pow: exponent must be a real number, got {type(exponent).__name__}")
+    return Pow.apply(x, exponent=exponent)
+
+
+def maximum(a, b):
+    return Maximum.apply(a, b)
+
+
+def concatenate(tensors, axis=0):
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("concatenate: expected at least one tensor")
+    return Concatenate.apply(*tensors, axis=axis)
+
+
+def stack(tensors, axis=0):
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("stack: expected at least one tensor")
+    return Stack.apply(*tensors, axis=axis)
+
+
+def matmul(a, b):
+    return MatMul.apply(a, b)

@@ -1,0 +1,399 @@
+"""``Tensor``: an array, its gradient, and the graph node that produced it.
+
+dtype rules (NumPy's, with PyTorch's restriction on gradients):
+  * Python floats become float64, Python ints int64; arrays keep their dtype.
+  * float16, float32 and float64 tensors can require gradients; integer and bool tensors
+    cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for indices
+    (embeddings, targets) and take part in ops as constants.
+  * An op on two tensors promotes like NumPy (float32 with float64 gives float64); a Python
+    number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
+    dtype of its tensor.
+"""
+
+import numpy as np
+
+from . import autograd, backend
+
+FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
+
+
+def is_floating(dtype):
+    return np.dtype(dtype).kind == "f"
+
+
+class Tensor:
+    """An n-dimensional array that can record the ops applied to it.
+
+    Args:
+        data: array_like (nested lists, numbers, a NumPy or CuPy array, or a Tensor, whose
+            data is copied).
+        requires_grad: record ops on this tensor so ``backward`` can fill ``.grad``.
+        dtype: NumPy dtype to convert to; by default the data's own (float64 for Python
+            floats).
+        device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+
+    Example:
+        >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        array([[2., 4.],
+               [6., 8.]])
+    """
+
+    __array_priority__ = 100      # ndarray + Tensor calls Tensor.__radd__, not NumPy's add
+
+    def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
+        backend.check_device(device)
+        if isinstance(data, Tensor):
+            data = data.data.copy()
+        array = backend.asarray(data, dtype, device)
+        if array.dtype.kind not in "fiub":
+            raise TypeError(f"Tensor: data must be numeric (float, int or bool), "
+                            f"got dtype {array.dtype}")
+        self._init(array, requires_grad)
+        if requires_grad and not is_floating(array.dtype):
+            raise TypeError(f"Tensor: only floating-point tensors can require grad, "
+                            f"got dtype {array.dtype}")
+
+    def _init(self, array, requires_grad, grad_fn=None, output_index=0):
+        self.data = array
+        self.grad = None
+        self.requires_grad = requires_grad
+        self.grad_fn = grad_fn            # the Context (graph node) that made this tensor
+        self._output_index = output_index
+        self._version_box = [0]           # bumped by every in-place op; shared by detach()
+        self._retains_grad = False
+        self.name = None                  # a parameter name, set by nn.Module (for viz)
+
+    @classmethod
+    def _from_op(cls, array, ctx, output_index):
+        tensor = cls.__new__(cls)
+        tensor._init(array, ctx is not None, ctx, output_index)
+        return tensor
+
+    # ----- properties -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(self.data.shape)
+
+    @property
+    def dtype(self):
+        return self.data.dtype
+
+    @property
+    def ndim(self):
+        return self.data.ndim
+
+    @property
+    def size(self):
+        return int(self.data.size)
+
+    @property
+    def device(self):
+        return backend.device_of(self.data)
+
+    @property
+    def xp(self):
+        return backend.array_module(self.data)
+
+    @property
+    def _version(self):
+        return self._version_box[0]
+
+    @property
+    def is_leaf(self):
+        return self.grad_fn is None
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __repr__(self):
+        body = np.array2string(backend.to_numpy(self.data), separator=", ", prefix="tensor(")
+        extras = [f"dtype={self.dtype}"]
+        if self.device != "cpu":
+            extras.append(f"device={self.device!r}")
+        if self.grad_fn is not None:
+            extras.append(f"grad_fn=<{self.grad_fn.name}>")
+        elif self.requires_grad:
+            extras.append("requires_grad=True")
+        return f"tensor({body}, {', '.join(extras)})"
+
+    # ----- conversion -------------------------------------------------------------------
+    def numpy(self):
+        """The data as a NumPy array (copied from the GPU for a "cuda" tensor)."""
+        return backend.to_numpy(self.data)
+
+    def item(self):
+        if self.size != 1:
+            raise ValueError(f"item(): only a one-element tensor converts to a number, "
+                             f"got shape {self.shape}")
+        return self.data.reshape(()).item()
+
+    def tolist(self):
+        return self.numpy().tolist()
+
+    def to(self, device):
+        """A copy on ``device`` (the tensor itself when it is already there), keeping the
+        graph: gradients flow back to the original device."""
+        backend.check_device(device)
+        if device == self.device:
+            return self
+        return ops.ToDevice.apply(self, device=device)
+
+    def cpu(self):
+        return self.to("cpu")
+
+    def cuda(self):
+        return self.to("cuda")
+
+    def astype(self, dtype):
+        return ops.Cast.apply(self, dtype=np.dtype(dtype))
+
+    def float(self):
+        return self.astype(np.float32)
+
+    def double(self):
+        return self.astype(np.float64)
+
+    def half(self):
+        return self.astype(np.float16)
+
+    def detach(self):
+        """A new leaf that shares this tensor's data and version counter, outside the graph."""
+        detached = Tensor._from_op(self.data, None, 0)
+        detached._version_box = self._version_box
+        return detached
+
+    def clone(self):
+        return ops.Clone.apply(self)
+
+    # ----- autograd ---------------------------------------------------------------------
+    def backward(self, grad=None, retain_graph=False):
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
+
+        Args:
+            grad: the gradient of some scalar with respect to this tensor (array or Tensor
+                of this tensor's shape); may be omitted for a one-element tensor.
+            retain_graph: keep the saved arrays so backward can run through the graph again.
+        """
+        autograd.backward(self, grad, retain_graph)
+
+    def retain_grad(self):
+        """Also fill ``.grad`` of this non-leaf tensor during backward."""
+        self._retains_grad = self.grad_fn is not None
+        return self
+
+    def requires_grad_(self, requires_grad=True):
+        if requires_grad and not is_floating(self.dtype):
+            raise TypeError(f"only floating-point tensors can require grad, got {self.dtype}")
+        if self.grad_fn is not None and not requires_grad:
+            raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach()")
+        self.requires_grad = requires_grad
+        return self
+
+    # ----- in-place ops (not recorded; they bump the version counter) -------------------
+    def _inplace(self, update):
+        if self.requires_grad and autograd.is_grad_enabled():
+            raise RuntimeError(
+                "in-place ops on a tensor that requires grad are not recorded in the graph; "
+                "do them under mg.no_grad() (as optimizers do), or write x = x + y")
+        update(self.data)
+        self._version_box[0] += 1
+        return self
+
+    def add_(self, other, alpha=1.0):
+        other = _raw(other)
+        return self._inplace(lambda d: d.__iadd__(other * alpha if alpha != 1.0 else other))
+
+    def sub_(self, other):
+        return self._inplace(lambda d: d.__isub__(_raw(other)))
+
+    def mul_(self, other):
+        return self._inplace(lambda d: d.__imul__(_raw(other)))
+
+    def div_(self, other):
+        return self._inplace(lambda d: d.__itruediv__(_raw(other)))
+
+    def copy_(self, other):
+        other = _raw(other)
+        return self._inplace(lambda d: d.__setitem__(Ellipsis, other))
+
+    def fill_(self, value):
+        return self._inplace(lambda d: d.fill(value))
+
+    def zero_(self):
+        return self.fill_(0)
+
+    __iadd__ = add_
+    __isub__ = sub_
+    __imul__ = mul_
+    __itruediv__ = div_
+
+    def __setitem__(self, index, value):
+        value = _raw(value)
+        self._inplace(lambda d: d.__setitem__(_raw_index(index), value))
+
+    # ----- differentiable ops (defined in ops.py) ---------------------------------------
+    def __add__(self, other):
+        return ops.Add.apply(self, other)
+
+    def __radd__(self, other):
+        return ops.Add.apply(other, self)
+
+    def __sub__(self, other):
+        return ops.Sub.apply(self, other)
+
+    def __rsub__(self, other):
+        return ops.Sub.apply(other, self)
+
+    def __mul__(self, other):
+        return ops.Mul.apply(self, other)
+
+    def __rmul__(self, other):
+        return ops.Mul.apply(other, self)
+
+    def __truediv__(self, other):
+        return ops.Div.apply(self, other)
+
+    def __rtruediv__(self, other):
+        return ops.Div.apply(other, self)
+
+    def __neg__(self):
+        return ops.Neg.apply(self)
+
+    def __pow__(self, exponent):
+        return ops.pow(self, exponent)
+
+    def __matmul__(self, other):
+        return ops.MatMul.apply(self, other)
+
+    def __rmatmul__(self, other):
+        return ops.MatMul.apply(other, self)
+
+    def __getitem__(self, index):
+        return ops.GetItem.apply(self, index=_raw_index(index))
+
+    def exp(self):
+        return ops.Exp.apply(self)
+
+    def log(self):
+        return ops.Log.apply(self)
+
+    def sqrt(self):
+        return ops.Sqrt.apply(self)
+
+    def tanh(self):
+        return ops.Tanh.apply(self)
+
+    def relu(self):
+        return ops.ReLU.apply(self)
+
+    def maximum(self, other):
+        return ops.Maximum.apply(self, other)
+
+    def sum(self, axis=None, keepdims=False):
+        return ops.Sum.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+
+    def mean(self, axis=None, keepdims=False):
+        return ops.Mean.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+
+    def max(self, axis=None, keepdims=False):
+        return ops.Max.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+
+    def var(self, axis=None, keepdims=False, correction=0):
+        """Variance from the centred values (the stable two-pass formula)."""
+        centered = self - self.mean(axis, keepdims=True)
+        n = ops.reduced_size(self.shape, ops.normalize_axis(axis, self.ndim))
+        return (centered * centered).sum(axis, keepdims=keepdims) / (n - correction)
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Reshape.apply(self, shape=tuple(shape))
+
+    view = reshape
+
+    def flatten(self, start_dim=0):
+        return self.reshape(self.shape[:start_dim] + (-1,))
+
+    def permute(self, *axes):
+        axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
+        return ops.Permute.apply(self, axes=tuple(axes))
+
+    def transpose(self, axis0=-2, axis1=-1):
+        axes = list(range(self.ndim))
+        axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
+        return self.permute(axes)
+
+    @property
+    def T(self):
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def expand(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+        return ops.Expand.apply(self, shape=tuple(shape))
+
+    def unsqueeze(self, axis):
+        axis = axis if axis >= 0 else axis + self.ndim + 1
+        return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
+
+    def squeeze(self, axis):
+        axis = axis % self.ndim
+        if self.shape[axis] != 1:
+            return self
+        return self.reshape(self.shape[:axis] + self.shape[axis + 1:])
+
+    # ----- comparisons: constant boolean tensors, no gradient ---------------------------
+    def _compare(self, other, op):
+        return Tensor._from_op(op(self.data, _raw(other)), None, 0)
+
+    def __lt__(self, other):
+        return self._compare(other, lambda a, b: a < b)
+
+    def __le__(self, other):
+        return self._compare(other, lambda a, b: a <= b)
+
+    def __gt__(self, other):
+        return self._compare(other, lambda a, b: a > b)
+
+    def __ge__(self, other):
+        return self._compare(other, lambda a, b: a >= b)
+
+    def __eq__(self, other):
+        return self._compare(other, lambda a, b: a == b)
+
+    def __ne__(self, other):
+        return self._compare(other, lambda a, b: a != b)
+
+    __hash__ = object.__hash__      # tensors are dict keys by identity, as in PyTorch
+
+
+def tensor(data, requires_grad=False, dtype=None, device="cpu"):
+    """Create a Tensor; same arguments as ``Tensor``."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+
+def as_tensor(value, like=None):
+    """``value`` as a Tensor: tensors pass through; numbers and arrays become constants on
+    ``like``'s device. A Python number takes ``like``'s dtype the way NumPy promotes it."""
+    if isinstance(value, Tensor):
+        return value
+    if like is None:
+        return Tensor(value)
+    xp = like.xp
+    if isinstance(value, (bool, int, float)):
+        return Tensor._from_op(xp.asarray(value, dtype=xp.result_type(like.data, value)),
+                               None, 0)
+    return Tensor._from_op(xp.asarray(value), None, 0)
+
+
+def _raw(value):
+    return value.data if isinstance(value, Tensor) else value
+
+
+def _raw_index(index):
+    if isinstance(index, tuple):
+        return tuple(_raw(i) for i in index)
+    return _raw(index)
+
+
+from . import ops  # noqa: E402  (ops builds on Tensor; Tensor's operators call ops)
