@@ -9,7 +9,7 @@ micrograd; gradients are summed per node output and accumulated into leaf ``.gra
 
 import contextlib
 
-from .backend import device_of
+from .backend import array_module, device_of
 
 _grad_enabled = True
 
@@ -160,10 +160,12 @@ def _module_path():
     return _module_stack[-1] if _module_stack else ""
 
 
-def topological_order(root_node):
-    """Nodes reachable from ``root_node``, each after every node that consumes its outputs
-    in the reversed list; iterative, so deep graphs don't hit the recursion limit."""
-    order, visited, stack = [], set(), [(root_node, False)]
+def topological_order(root_nodes):
+    """The nodes reachable from ``root_nodes``, each placed after every node it feeds, so
+    that the reversed list visits a node only once all its consumers are done. Iterative,
+    so deep graphs don't hit Python's recursion limit."""
+    order, visited = [], set()
+    stack = [(node, False) for node in root_nodes]
     while stack:
         node, expanded = stack.pop()
         if expanded:
@@ -180,63 +182,110 @@ def topological_order(root_node):
 
 
 def backward(root, grad=None, retain_graph=False):
-    """Back-propagate from ``root``; see ``Tensor.backward``.
+    """Back-propagate from ``root`` into ``.grad``; see ``Tensor.backward``.
 
     All gradients are computed first and written to ``.grad`` only at the end, so a failing
     backward (a freed graph, an in-place change) leaves every ``.grad`` as it was.
     """
-    xp = root.xp
     if not root.requires_grad:
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
+    grad = _root_grad(root, grad, "grad")
+    captured = run_backward([root], [grad], retain_graph,
+                            capture=lambda t: t.grad_fn is None or t._retains_grad)
+    # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
+    for tensor, g in captured.values():
+        tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated:
+    no ``.grad`` is touched (``torch.autograd.grad``).
+
+    Args:
+        outputs: a Tensor or a sequence of Tensors.
+        inputs: a Tensor or a sequence of Tensors that the outputs depend on.
+        grad_outputs: one gradient per output (arrays or Tensors); may be omitted for
+            one-element outputs.
+        retain_graph: keep the graph for another backward.
+
+    Returns:
+        a tuple of arrays, one per input (None for an input the outputs don't depend on).
+    """
+    from .tensor import Tensor
+    if isinstance(outputs, Tensor):
+        outputs, grad_outputs = (outputs,), (grad_outputs,)
+    outputs = tuple(outputs)
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    grads = [_root_grad(o, g, f"grad_outputs[{i}]")
+             for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
+    wanted = {id(t) for t in inputs}
+    captured = run_backward(outputs, grads, retain_graph, capture=lambda t: id(t) in wanted)
+    return tuple(captured[id(t)][1] if id(t) in captured else None for t in inputs)
+
+
+def _root_grad(root, grad, name):
+    from .tensor import Tensor
     if grad is None:
         if root.size != 1:
-            raise RuntimeError(f"backward(): grad can be omitted only for a tensor with one "
-                               f"element, got shape {root.shape}; pass backward(grad)")
-        grad = xp.ones(root.shape, dtype=root.dtype)
-    else:
-        from .tensor import Tensor
-        grad = grad.data if isinstance(grad, Tensor) else grad
-        if tuple(grad.shape) != root.shape:
-            raise ValueError(f"backward(): grad has shape {tuple(grad.shape)}, expected the "
-                             f"tensor's shape {root.shape}")
-        if device_of(grad) != root.device:
-            raise ValueError(f"backward(): grad is on {device_of(grad)}, the tensor on "
-                             f"{root.device}")
+            raise RuntimeError(f"backward(): {name} can be omitted only for a one-element "
+                               f"output, got shape {root.shape}")
+        return root.xp.ones(root.shape, dtype=root.dtype)
+    grad = grad.data if isinstance(grad, Tensor) else grad
+    if tuple(grad.shape) != root.shape:
+        raise ValueError(f"backward(): {name} has shape {tuple(grad.shape)}, expected the "
+                         f"output's shape {root.shape}")
+    if device_of(grad) != root.device:
+        raise ValueError(f"backward(): {name} is on {device_of(grad)}, the output on "
+                         f"{root.device}")
+    return grad
 
-    leaf_grads = {}                       # id(tensor) -> (tensor, summed gradient)
-    if root.grad_fn is None:
-        _accumulate(leaf_grads, root, grad)
-        _write_grads(leaf_grads)
-        return
 
-    output_grads = {id(root.grad_fn): [None] * len(root.grad_fn.outputs_meta)}
-    output_grads[id(root.grad_fn)][root._output_index] = grad
-    order = topological_order(root.grad_fn)
+def run_backward(roots, root_grads, retain_graph, capture):
+    """The engine: propagate ``root_grads`` from ``roots`` through the graph.
+
+    Returns {id(tensor): (tensor, summed gradient)} for every tensor reached for which
+    ``capture(tensor)`` is true. Frees the saved arrays unless ``retain_graph``.
+    """
+    captured = {}
+    output_grads = {}                     # id(node) -> [gradient per output, or None]
+
+    def receive(tensor, g):
+        if capture(tensor):
+            _accumulate(captured, tensor, g)
+        if tensor.grad_fn is not None:
+            slots = output_grads.setdefault(
+                id(tensor.grad_fn), [None] * len(tensor.grad_fn.outputs_meta))
+            i = tensor._output_index
+            slots[i] = g if slots[i] is None else slots[i] + g
+
+    for root, g in zip(roots, root_grads):
+        if root.requires_grad:
+            receive(root, g)
+    order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
     for node in reversed(order):
         grads = output_grads.pop(id(node), None)
         if grads is None:
             continue
+        xp = _array_module_of(grads)
         grads = [g if g is not None else xp.zeros(shape, dtype=dtype)
                  for g, (shape, dtype) in zip(grads, node.outputs_meta)]
         input_grads = node.function.backward(node, *grads)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
         for tensor, g in zip(node.inputs, input_grads):
-            if g is None or tensor is None or not tensor.requires_grad:
-                continue
-            g = _fit(g, tensor, node)
-            if tensor.grad_fn is None or tensor._retains_grad:
-                _accumulate(leaf_grads, tensor, g)
-            if tensor.grad_fn is not None:
-                slots = output_grads.setdefault(
-                    id(tensor.grad_fn), [None] * len(tensor.grad_fn.outputs_meta))
-                i = tensor._output_index
-                slots[i] = g if slots[i] is None else slots[i] + g
-    _write_grads(leaf_grads)
+            if g is not None and tensor is not None and tensor.requires_grad:
+                receive(tensor, _fit(g, tensor, node))
     if not retain_graph:
         for node in order:
             node.free()
+    return captured
+
+
+def _array_module_of(grads):
+    return array_module(next(g for g in grads if g is not None))
 
 
 def _fit(g, tensor, node):
@@ -246,15 +295,6 @@ def _fit(g, tensor, node):
     return g if g.dtype == tensor.dtype else g.astype(tensor.dtype)
 
 
-def _accumulate(leaf_grads, tensor, g):
+def _accumulate(captured, tensor, g):
     key = id(tensor)
-    if key in leaf_grads:
-        leaf_grads[key] = (tensor, leaf_grads[key][1] + g)
-    else:
-        leaf_grads[key] = (tensor, g)
-
-
-def _write_grads(leaf_grads):
-    # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
-    for tensor, g in leaf_grads.values():
-        tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
+    captured[key] = (tensor, g if key not in captured else captured[key][1] + g)

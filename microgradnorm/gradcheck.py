@@ -1,0 +1,120 @@
+"""Finite-difference checks of the autograd: ``gradcheck`` and ``jacobian``."""
+
+import numpy as np
+
+from .autograd import grad, no_grad
+from .tensor import Tensor
+
+
+class GradcheckError(AssertionError):
+    """An analytical gradient disagrees with central finite differences."""
+
+
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
+    """Check the gradients of ``fn`` at ``inputs`` against central differences in float64.
+
+    The outputs are projected on fixed random directions v (one per output), so the check
+    compares d(Σ v·fn)/d(input) computed by one backward with its finite-difference
+    estimate, element by element, for every input that requires grad:
+
+        numerical[i] = (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
+        pass if |analytical - numerical| <= atol + rtol·|numerical| everywhere
+
+    Args:
+        fn: callable taking the inputs, returning a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a sequence of them (float64 where they require grad); other
+            values are passed to ``fn`` unchanged.
+        eps, atol, rtol: step and tolerances, as above.
+        seed: seeds the random directions v.
+
+    Returns:
+        True. Raises ``GradcheckError`` naming the input and its worst element otherwise.
+        The inputs' data and ``.grad`` are left as they were.
+
+    Example:
+        >>> x = mg.tensor(np.random.randn(3, 4), requires_grad=True)
+        >>> mg.gradcheck(lambda t: F.layer_norm(t, 4), x)
+        True
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not checked:
+        raise ValueError("gradcheck: no input requires grad")
+    for i in checked:
+        if inputs[i].dtype != np.float64:
+            raise TypeError(f"gradcheck: input {i} must be float64 for finite differences "
+                            f"to be meaningful, got {inputs[i].dtype}")
+
+    outputs = _as_tuple(fn(*inputs))
+    used = [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
+    if not used:
+        raise ValueError("gradcheck: no output of fn requires grad")
+    rng = np.random.default_rng(seed)
+    directions = [outputs[k].xp.asarray(rng.standard_normal(outputs[k].shape)) for k in used]
+    analytical = grad([outputs[k] for k in used], [inputs[i] for i in checked], directions)
+
+    def objective():
+        with no_grad():
+            outs = _as_tuple(fn(*inputs))
+        return sum(float((outs[k].data * v).sum()) for k, v in zip(used, directions))
+
+    for i, analytic in zip(checked, analytical):
+        x = inputs[i].data
+        numerical = np.zeros(x.shape)
+        for index in np.ndindex(x.shape):
+            original = x[index].copy()
+            x[index] = original + eps
+            plus = objective()
+            x[index] = original - eps
+            minus = objective()
+            x[index] = original
+            numerical[index] = (plus - minus) / (2 * eps)
+        analytic = np.zeros(x.shape) if analytic is None else np.asarray(_host(analytic))
+        _compare(i, inputs[i], analytic, numerical, atol, rtol)
+    return True
+
+
+def _compare(i, tensor, analytic, numerical, atol, rtol):
+    excess = np.abs(analytic - numerical) - (atol + rtol * np.abs(numerical))
+    if excess.size and excess.max() > 0:
+        worst = np.unravel_index(int(np.argmax(excess)), excess.shape)
+        name = f"input {i}" + (f" ({tensor.name})" if tensor.name else "")
+        raise GradcheckError(
+            f"gradcheck: the gradient of {name} with shape {tensor.shape} is wrong at index "
+            f"{tuple(int(k) for k in worst)}: analytical {analytic[worst]:.10g}, numerical "
+            f"{numerical[worst]:.10g}, |difference| {abs(analytic[worst] - numerical[worst]):.3g}"
+            f" > atol + rtol·|numerical| = {atol + rtol * abs(numerical[worst]):.3g} "
+            f"({int((excess > 0).sum())} of {excess.size} elements fail)")
+
+
+def jacobian(fn, x):
+    """The dense Jacobian of ``fn`` at ``x``, one backward per output element.
+
+    Returns an array of shape ``fn(x).shape + x.shape`` with J[i..., j...] = d out[i...] /
+    d x[j...]. ``x`` itself (and its ``.grad``) is not touched: ``fn`` runs on a copy.
+
+    Example:
+        >>> J = mg.jacobian(lambda t: F.layer_norm(t, 4), mg.tensor(np.random.randn(4)))
+        >>> J.shape
+        (4, 4)
+    """
+    leaf = Tensor(x.data.copy(), requires_grad=True)
+    out = fn(leaf)
+    xp = leaf.xp
+    result = xp.zeros(out.shape + leaf.shape, dtype=np.result_type(out.dtype, leaf.dtype))
+    for index in np.ndindex(out.shape):
+        direction = xp.zeros(out.shape, dtype=out.dtype)
+        direction[index] = 1
+        (row,) = grad(out, leaf, direction, retain_graph=True)
+        if row is not None:
+            result[index] = row
+    return result
+
+
+def _as_tuple(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+def _host(array):
+    from .backend import to_numpy
+    return to_numpy(array)

@@ -1,0 +1,45 @@
+"""``graph_stats``: how many op nodes stand behind a tensor and what they keep alive."""
+
+import dataclasses
+from collections import Counter
+
+from .autograd import topological_order
+
+
+@dataclasses.dataclass(frozen=True)
+class GraphStats:
+    """Attributes:
+        nodes: op nodes in the backward graph (leaves are not nodes).
+        by_op: {op name: count}.
+        saved_bytes: bytes of the arrays saved for backward, each buffer counted once
+            (views of one array, or one array saved by several nodes, count once).
+    """
+
+    nodes: int
+    by_op: dict
+    saved_bytes: int
+
+
+def graph_stats(*tensors):
+    """Count the nodes behind ``tensors`` (one or several outputs) and the bytes they save.
+
+    Example:
+        >>> y = F.layer_norm(x, 8, w, b, impl="composite")
+        >>> mg.graph_stats(y).nodes
+        9
+    """
+    order = topological_order([t.grad_fn for t in tensors if t.grad_fn is not None])
+    buffers = {}
+    for node in order:
+        for array in node.saved_arrays():
+            base = _base(array)
+            buffers[id(base)] = base.nbytes
+    return GraphStats(nodes=len(order), by_op=dict(Counter(node.name for node in order)),
+                      saved_bytes=sum(buffers.values()))
+
+
+def _base(array):
+    # A view keeps its whole base buffer alive: count the base.
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
