@@ -1,6 +1,20 @@
-"""microgradnorm: a miniature autograd engine whose subject is normalization."""
+"""microgradnorm: a miniature autograd engine whose subject is normalization.
 
-from .autograd import Function, no_grad, is_grad_enabled
+    import microgradnorm as mg
+    import microgradnorm.functional as F
+
+    x = mg.tensor(np.random.randn(4, 8), requires_grad=True)
+    y = F.layer_norm(x, 8, impl="fused")       # or impl="composite": the textbook graph
+    y.sum().backward()
+"""
+
+from .autograd import Function, grad, is_grad_enabled, no_grad
+from .comparison import compare
+from .gradcheck import GradcheckError, gradcheck, jacobian
+from .stats import GraphStats, graph_stats
 from .tensor import Tensor, tensor
 
-__all__ = ["Function", "Tensor", "tensor", "no_grad", "is_grad_enabled"]
+__version__ = "0.1.0"
+
+__all__ = ["Function", "GradcheckError", "GraphStats", "Tensor", "compare", "grad",
+           "gradcheck", "graph_stats", "is_grad_enabled", "jacobian", "no_grad", "tensor"]

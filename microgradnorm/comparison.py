@@ -1,0 +1,168 @@
+"""``compare``: one norm as a composite graph and as a fused node, side by side.
+
+Both implementations run on the same inputs and upstream gradients; the result holds, for
+each, the op nodes and bytes saved for backward, the median forward and backward times,
+and the largest |fused − composite| of every output and every gradient.
+"""
+
+import dataclasses
+import statistics
+import time
+
+import numpy as np
+
+from . import functional as F
+from .autograd import grad
+from .stats import graph_stats
+from .tensor import Tensor
+
+NORMS = ("layernorm", "rmsnorm", "batchnorm", "add_layer_norm", "add_rms_norm")
+
+
+@dataclasses.dataclass
+class ImplResult:
+    """One implementation's side: graph size, saved bytes, median times in seconds."""
+
+    nodes: int
+    by_op: dict
+    saved_bytes: int
+    forward_s: float
+    backward_s: float
+    outputs: dict            # name -> array
+    grads: dict              # name -> array
+
+
+@dataclasses.dataclass
+class Comparison:
+    norm: str
+    shape: tuple
+    dtype: str
+    fused: ImplResult
+    composite: ImplResult
+    max_abs_diff: dict       # "output", "grad x", ... -> max |fused - composite|
+
+    def table(self):
+        """The comparison as a text table."""
+        f, c = self.fused, self.composite
+        rows = [("", "composite", "fused"),
+                ("op nodes", str(c.nodes), str(f.nodes)),
+                ("bytes saved for backward", f"{c.saved_bytes:,}", f"{f.saved_bytes:,}"),
+                ("forward time (median)", _ms(c.forward_s), _ms(f.forward_s)),
+                ("backward time (median)", _ms(c.backward_s), _ms(f.backward_s))]
+        width = max(len(r[0]) for r in rows) + 2
+        lines = [f"{self.norm}  shape={self.shape}  dtype={self.dtype}"]
+        lines += [f"  {a:<{width}}{b:>14}{c_:>14}" for a, b, c_ in rows]
+        lines.append("  max |fused - composite|:")
+        lines += [f"    {name:<{width - 2}}{diff:>14.3e}" for name, diff in
+                  self.max_abs_diff.items()]
+        return "\n".join(lines)
+
+
+def _ms(seconds):
+    return f"{seconds * 1e3:.3f} ms"
+
+
+def make_inputs(norm, shape, dtype="float64", affine=True, seed=0):
+    """Random inputs for ``norm``: {name: array}; the parameters have the normalized
+    (or channel) shape and are not all ones, so the affine path is exercised."""
+    if norm not in NORMS:
+        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    rng = np.random.default_rng(seed)
+    dtype = np.dtype(dtype)
+    shape = tuple(shape)
+    if norm == "batchnorm" and len(shape) < 2:
+        raise ValueError(f"batchnorm needs a shape (N, C) or (N, C, L), got {shape}")
+    param_shape = (shape[1],) if norm == "batchnorm" else shape[-1:]
+    arrays = {"x": rng.standard_normal(shape)}
+    if norm.startswith("add_"):
+        arrays["residual"] = rng.standard_normal(shape)
+    if affine:
+        arrays["weight"] = 1 + 0.5 * rng.standard_normal(param_shape)
+        if norm not in ("rmsnorm", "add_rms_norm"):
+            arrays["bias"] = 0.5 * rng.standard_normal(param_shape)
+    return {name: a.astype(dtype) for name, a in arrays.items()}
+
+
+def run_norm(norm, impl, tensors, running=None, training=True):
+    """Call ``norm`` with ``impl`` on {name: Tensor}; returns a tuple of output Tensors."""
+    x, weight, bias = tensors["x"], tensors.get("weight"), tensors.get("bias")
+    size = x.shape[-1:]
+    if norm == "layernorm":
+        return (F.layer_norm(x, size, weight, bias, impl=impl),)
+    if norm == "rmsnorm":
+        return (F.rms_norm(x, size, weight, impl=impl),)
+    if norm == "add_layer_norm":
+        return F.add_layer_norm(x, tensors["residual"], size, weight, bias, impl=impl)
+    if norm == "add_rms_norm":
+        return F.add_rms_norm(x, tensors["residual"], size, weight, impl=impl)
+    running = running or {}
+    return (F.batch_norm(x, running.get("running_mean"), running.get("running_var"), weight,
+                         bias, training=training, impl=impl),)
+
+
+def output_names(norm):
+    return ("output", "sum x + residual") if norm.startswith("add_") else ("output",)
+
+
+def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=5):
+    """Composite vs fused for ``norm`` on random inputs of ``shape``.
+
+    Args:
+        norm: one of ``NORMS`` ("layernorm", "rmsnorm", "batchnorm", "add_layer_norm",
+            "add_rms_norm"); batchnorm runs in training mode with running statistics.
+        shape: input shape; LayerNorm/RMSNorm normalize the last dim, BatchNorm dim 1.
+        dtype: "float64", "float32" or "float16".
+        affine: with weight (and bias) parameters.
+        seed: seeds inputs and upstream gradients.
+        repeat: timing repetitions (the median is kept).
+
+    Returns:
+        a ``Comparison``; ``print(result.table())`` shows it.
+
+    Example:
+        >>> r = mg.compare("layernorm", (2, 4, 8))
+        >>> r.fused.nodes, r.composite.nodes
+        (1, 9)
+    """
+    arrays = make_inputs(norm, shape, dtype, affine, seed)
+    rng = np.random.default_rng(seed + 1)
+    upstream = [rng.standard_normal(arrays["x"].shape).astype(dtype)
+                for _ in output_names(norm)]
+    sides = {impl: _run_side(norm, impl, arrays, upstream, max(repeat, 1))
+             for impl in ("composite", "fused")}
+    diffs = {}
+    for kind in ("outputs", "grads"):
+        for name, fused_value in getattr(sides["fused"], kind).items():
+            composite_value = getattr(sides["composite"], kind)[name]
+            diffs[name] = float(np.max(np.abs(fused_value.astype(np.float64)
+                                              - composite_value.astype(np.float64)),
+                                       initial=0.0))
+    return Comparison(norm, tuple(shape), str(np.dtype(dtype)), sides["fused"],
+                      sides["composite"], diffs)
+
+
+def _run_side(norm, impl, arrays, upstream, repeat):
+    forward_times, backward_times = [], []
+    for _ in range(repeat):
+        tensors = {name: Tensor(a.copy(), requires_grad=True) for name, a in arrays.items()}
+        running = _running_stats(norm, arrays)
+        start = time.perf_counter()
+        outputs = run_norm(norm, impl, tensors, running)
+        forward_times.append(time.perf_counter() - start)
+        stats = graph_stats(*outputs)
+        start = time.perf_counter()
+        grads = grad(outputs, list(tensors.values()), upstream)
+        backward_times.append(time.perf_counter() - start)
+    values = {name: o.data for name, o in zip(output_names(norm), outputs)}
+    values.update({name: a for name, a in (running or {}).items()})
+    return ImplResult(stats.nodes, stats.by_op, stats.saved_bytes,
+                      statistics.median(forward_times), statistics.median(backward_times),
+                      values, {f"grad {name}": g for name, g in zip(tensors, grads)})
+
+
+def _running_stats(norm, arrays):
+    if norm != "batchnorm":
+        return None
+    channels = arrays["x"].shape[1]
+    return {"running_mean": np.zeros(channels, arrays["x"].dtype),
+            "running_var": np.ones(channels, arrays["x"].dtype)}

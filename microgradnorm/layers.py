@@ -1,0 +1,240 @@
+"""Seed-style layers: explicit ``forward(x)`` / ``backward(grad_output)`` on arrays.
+
+These are the classes of seed 001 ("What to implement"), with no autograd: ``forward``
+caches what backward needs, ``backward`` returns dL/dx and stores the parameter gradients
+of that call in ``grad_gamma`` / ``grad_beta`` (overwritten, not accumulated, by each
+backward). The math is the reference kernels', shared with the fused graph nodes.
+
+LayerNorm and RMSNorm normalize over the last dim and behave identically in training and
+inference (no running statistics) - one of their main advantages over BatchNorm, which
+uses batch statistics in training and running ones in inference (``train()``/``eval()``).
+
+Example (seed 000, Part 4)::
+
+    ln = LayerNorm(d_model=8)
+    y = ln.forward(x)            # x: (2, 4, 8) float32
+    dx = ln.backward(dy)
+    ln.grad_gamma.shape          # (8,)
+"""
+
+import numbers
+
+import numpy as np
+
+from .backend import array_module
+from .kernels import reference
+
+__all__ = ["LayerNorm", "RMSNorm", "BatchNorm"]
+
+
+def _features(cls_name, normalized_shape, d_model):
+    if (normalized_shape is None) == (d_model is None):
+        raise TypeError(f"{cls_name}() takes the feature size as normalized_shape or as the "
+                        f"keyword d_model (exactly one), got normalized_shape="
+                        f"{normalized_shape!r}, d_model={d_model!r}")
+    size = normalized_shape if d_model is None else d_model
+    if isinstance(size, tuple) and len(size) == 1:
+        size = size[0]
+    if isinstance(size, bool) or not isinstance(size, numbers.Integral) or size < 1:
+        raise ValueError(f"{cls_name}: normalized_shape must be a positive int, got {size!r}")
+    return int(size)
+
+
+def _check_input(cls_name, x, ndims, feature_axis, features):
+    xp = array_module(x)
+    x = xp.asarray(x)
+    if x.dtype.kind != "f":
+        raise TypeError(f"{cls_name}.forward: x must be a floating-point array, got dtype "
+                        f"{x.dtype}")
+    if x.ndim not in ndims:
+        raise ValueError(f"{cls_name}.forward: x must have {' or '.join(map(str, ndims))} "
+                         f"dims, got shape {x.shape}")
+    if x.shape[feature_axis] != features:
+        raise ValueError(f"{cls_name}.forward: x.shape[{feature_axis}] must be {features}, "
+                         f"got x of shape {x.shape}")
+    return x
+
+
+def _check_grad(cls_name, grad_output, cache):
+    if cache is None:
+        raise RuntimeError(f"{cls_name}.backward called before forward: call forward(x) first; "
+                           "backward uses what forward cached")
+    grad_output = array_module(grad_output).asarray(grad_output)
+    if grad_output.shape != cache["x"].shape:
+        raise ValueError(f"{cls_name}.backward: grad_output must have the shape of the last "
+                         f"forward's output {cache['x'].shape}, got {grad_output.shape}")
+    return grad_output
+
+
+class _RowNorm:
+    """Shared by LayerNorm and RMSNorm: (B, D) or (B, L, D) input, stats over the last dim."""
+
+    def __init__(self, normalized_shape, eps, d_model):
+        self.normalized_shape = _features(type(self).__name__, normalized_shape, d_model)
+        self.eps = eps
+        self.gamma = np.ones(self.normalized_shape)                 # (D,)
+        self.grad_gamma = None
+        self._cache = None
+
+    def _rows(self, x):
+        x = _check_input(type(self).__name__, x, (2, 3), -1, self.normalized_shape)
+        return x, x.reshape(-1, self.normalized_shape)                # (M, D)
+
+    @property
+    def x_hat(self):
+        """x̂ of the latest forward, recomputed from the cache (x and per-row statistics)."""
+        if self._cache is None:
+            return None
+        cache = self._cache
+        rows = cache["x"].reshape(-1, self.normalized_shape)
+        mean = cache.get("mean")
+        centered = rows if mean is None else rows - mean[:, None]
+        return (centered * cache["rstd"][:, None]).reshape(cache["x"].shape)
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.normalized_shape}, eps={self.eps})"
+
+
+class LayerNorm(_RowNorm):
+    """Seed-style LayerNorm over the last dim: y = γ·(x − mean)/sqrt(var + eps) + β.
+
+    Args:
+        normalized_shape: D, the size of the last dim (or give it as ``d_model=D``).
+        eps: added to the biased variance inside the square root.
+
+    Shape:
+        x: (B, D) or (B, L, D); output and dx the same; γ, β, grad_gamma, grad_beta (D,).
+
+    Attributes:
+        gamma (ones), beta (zeros): NumPy float64 arrays of shape (D,); replace or update
+        them freely (the forward casts them to x's dtype).
+        grad_gamma, grad_beta: the parameter gradients of the latest backward.
+    """
+
+    def __init__(self, normalized_shape=None, eps=1e-5, *, d_model=None):
+        super().__init__(normalized_shape, eps, d_model)
+        self.beta = np.zeros(self.normalized_shape)                 # (D,)
+        self.grad_beta = None
+
+    def forward(self, x):
+        x, rows = self._rows(x)
+        xp = array_module(x)
+        gamma, beta = xp.asarray(self.gamma), xp.asarray(self.beta)
+        y, mean, rstd = reference.layer_norm_forward(rows, gamma, beta, self.eps)
+        # Cache: x, 2 numbers per row and the γ used (a copy: an update of γ between forward
+        # and backward must not change this backward).
+        self._cache = {"x": x, "mean": mean, "rstd": rstd, "gamma": gamma.copy()}
+        return y.reshape(x.shape)
+
+    def backward(self, grad_output):
+        grad_output = _check_grad("LayerNorm", grad_output, self._cache)
+        cache = self._cache
+        rows = cache["x"].reshape(-1, self.normalized_shape)
+        dx, dgamma, dbeta = reference.layer_norm_backward(
+            grad_output.reshape(rows.shape), rows, cache["gamma"], cache["mean"], cache["rstd"])
+        self.grad_gamma = dgamma.astype(self.gamma.dtype)
+        self.grad_beta = dbeta.astype(self.beta.dtype)
+        return dx.reshape(cache["x"].shape)
+
+
+class RMSNorm(_RowNorm):
+    """Seed-style RMSNorm over the last dim: y = γ·x/sqrt(mean(x²) + eps); no β.
+
+    Args:
+        normalized_shape: D (or ``d_model=D``).
+        eps: added to the mean square inside the square root.
+
+    Shape:
+        x: (B, D) or (B, L, D); output and dx the same; γ and grad_gamma (D,).
+    """
+
+    def __init__(self, normalized_shape=None, eps=1e-6, *, d_model=None):
+        super().__init__(normalized_shape, eps, d_model)
+
+    def forward(self, x):
+        x, rows = self._rows(x)
+        gamma = array_module(x).asarray(self.gamma)
+        y, rstd = reference.rms_norm_forward(rows, gamma, self.eps)
+        self._cache = {"x": x, "rstd": rstd, "gamma": gamma.copy()}   # x, 1 number per row
+        return y.reshape(x.shape)
+
+    def backward(self, grad_output):
+        grad_output = _check_grad("RMSNorm", grad_output, self._cache)
+        cache = self._cache
+        rows = cache["x"].reshape(-1, self.normalized_shape)
+        dx, dgamma = reference.rms_norm_backward(
+            grad_output.reshape(rows.shape), rows, cache["gamma"], cache["rstd"])
+        self.grad_gamma = dgamma.astype(self.gamma.dtype)
+        return dx.reshape(cache["x"].shape)
+
+
+class BatchNorm:
+    """Seed-style BatchNorm per channel: y = γ·(x − mean)/sqrt(var + eps) + β.
+
+    In training (the default; ``train()``) the batch mean and biased variance over every
+    dim but the channel dim 1 normalize x, and ``running_mean`` / ``running_var`` move
+    towards them (PyTorch's update, unbiased variance). In ``eval()`` the running
+    statistics normalize x, so the output of a sample no longer depends on its batch.
+
+    Args:
+        num_features: C.
+        eps: added to the variance inside the square root.
+        momentum: weight of each new batch in the running statistics.
+
+    Shape:
+        x: (N, C) or (N, C, L); output and dx the same; γ, β and running stats (C,).
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1):
+        self.num_features = _features("BatchNorm", num_features, None)
+        self.eps, self.momentum = eps, momentum
+        self.gamma = np.ones(self.num_features)
+        self.beta = np.zeros(self.num_features)
+        self.running_mean = np.zeros(self.num_features)
+        self.running_var = np.ones(self.num_features)
+        self.grad_gamma = self.grad_beta = None
+        self.training = True
+        self._cache = None
+
+    def train(self, mode=True):
+        self.training = mode
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def forward(self, x):
+        x = _check_input("BatchNorm", x, (2, 3), 1, self.num_features)
+        x3 = x.reshape(x.shape[0], x.shape[1], -1)                   # (N, C, L)
+        xp = array_module(x)
+        gamma, beta = xp.asarray(self.gamma), xp.asarray(self.beta)
+        if self.training:
+            if x3.shape[0] * x3.shape[2] < 2:
+                raise ValueError(f"BatchNorm.forward: training needs more than 1 value per "
+                                 f"channel, got x of shape {x.shape}; use eval() for one sample")
+            mean, var = reference.batch_norm_statistics(x3)
+            reference.update_running_stats(self.running_mean, self.running_var, mean, var,
+                                           x3.shape[0] * x3.shape[2], self.momentum)
+        else:
+            acc = reference.accumulation_dtype(x.dtype)
+            mean = xp.asarray(self.running_mean).astype(acc)
+            var = xp.asarray(self.running_var).astype(acc)
+        y, rstd = reference.batch_norm_forward(x3, mean, var, gamma, beta, self.eps)
+        self._cache = {"x": x, "mean": mean, "rstd": rstd, "gamma": gamma.copy(),
+                       "training": self.training}
+        return y.reshape(x.shape)
+
+    def backward(self, grad_output):
+        grad_output = _check_grad("BatchNorm", grad_output, self._cache)
+        cache = self._cache
+        x3 = cache["x"].reshape(cache["x"].shape[0], self.num_features, -1)
+        dx, dgamma, dbeta = reference.batch_norm_backward(
+            grad_output.reshape(x3.shape), x3, cache["gamma"], cache["mean"], cache["rstd"],
+            cache["training"])
+        self.grad_gamma = dgamma.astype(self.gamma.dtype)
+        self.grad_beta = dbeta.astype(self.beta.dtype)
+        return dx.reshape(cache["x"].shape)
+
+    def __repr__(self):
+        return (f"BatchNorm({self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"training={self.training})")
