@@ -366,6 +366,12 @@ class Tensor:
 
     __hash__ = object.__hash__      # tensors are dict keys by identity, as in PyTorch
 
+    def __bool__(self):
+        if self.size != 1:
+            raise RuntimeError(f"the truth value of a tensor with {self.size} elements is "
+                               "ambiguous; use (t > 0).numpy().any() or .all()")
+        return bool(self.item())
+
 
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):
     """Create a Tensor; same arguments as ``Tensor``."""
