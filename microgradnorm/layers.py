@@ -55,6 +55,23 @@ def _check_input(cls_name, x, ndims, feature_axis, features):
     return x
 
 
+def _check_params(layer, shape, names):
+    """γ and β may be replaced by the user between calls; check them before use."""
+    for name in names:
+        value = getattr(layer, name)
+        if tuple(getattr(value, "shape", ())) != shape:
+            raise ValueError(f"{type(layer).__name__}.forward: {name} must be an array of "
+                             f"shape {shape}, got {getattr(value, 'shape', type(value).__name__)}")
+
+
+def _normalized(x2, cache, shape):
+    """x̂ = (x - mean)·rstd (RMSNorm: x·rstd) from a cache whose statistics have one value
+    per row of x2 (M, D) or per channel of x2 (N, C, L): they broadcast as (K, 1)."""
+    stats = (slice(None), None)
+    centered = x2 if "mean" not in cache else x2 - cache["mean"][stats]
+    return (centered * cache["rstd"][stats]).reshape(shape)
+
+
 def _check_grad(cls_name, grad_output, cache):
     if cache is None:
         raise RuntimeError(f"{cls_name}.backward called before forward: call forward(x) first; "
@@ -85,11 +102,8 @@ class _RowNorm:
         """x̂ of the latest forward, recomputed from the cache (x and per-row statistics)."""
         if self._cache is None:
             return None
-        cache = self._cache
-        rows = cache["x"].reshape(-1, self.normalized_shape)
-        mean = cache.get("mean")
-        centered = rows if mean is None else rows - mean[:, None]
-        return (centered * cache["rstd"][:, None]).reshape(cache["x"].shape)
+        rows = self._cache["x"].reshape(-1, self.normalized_shape)
+        return _normalized(rows, self._cache, self._cache["x"].shape)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.normalized_shape}, eps={self.eps})"
@@ -118,12 +132,14 @@ class LayerNorm(_RowNorm):
 
     def forward(self, x):
         x, rows = self._rows(x)
+        _check_params(self, (self.normalized_shape,), ("gamma", "beta"))
         xp = array_module(x)
         gamma, beta = xp.asarray(self.gamma), xp.asarray(self.beta)
         y, mean, rstd = reference.layer_norm_forward(rows, gamma, beta, self.eps)
-        # Cache: x, 2 numbers per row and the γ used (a copy: an update of γ between forward
-        # and backward must not change this backward).
-        self._cache = {"x": x, "mean": mean, "rstd": rstd, "gamma": gamma.copy()}
+        # Cache: copies of x and of the γ used (with no version counter here, a later
+        # in-place change of the caller's arrays must not change this backward) and
+        # 2 numbers per row; backward recomputes x̂ from them.
+        self._cache = {"x": x.copy(), "mean": mean, "rstd": rstd, "gamma": gamma.copy()}
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
@@ -153,9 +169,11 @@ class RMSNorm(_RowNorm):
 
     def forward(self, x):
         x, rows = self._rows(x)
+        _check_params(self, (self.normalized_shape,), ("gamma",))
         gamma = array_module(x).asarray(self.gamma)
         y, rstd = reference.rms_norm_forward(rows, gamma, self.eps)
-        self._cache = {"x": x, "rstd": rstd, "gamma": gamma.copy()}   # x, 1 number per row
+        # Cache: copies of x and γ, 1 number per row (see LayerNorm.forward).
+        self._cache = {"x": x.copy(), "rstd": rstd, "gamma": gamma.copy()}
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
@@ -205,6 +223,7 @@ class BatchNorm:
 
     def forward(self, x):
         x = _check_input("BatchNorm", x, (2, 3), 1, self.num_features)
+        _check_params(self, (self.num_features,), ("gamma", "beta"))
         x3 = x.reshape(x.shape[0], x.shape[1], -1)                   # (N, C, L)
         xp = array_module(x)
         gamma, beta = xp.asarray(self.gamma), xp.asarray(self.beta)
@@ -220,7 +239,8 @@ class BatchNorm:
             mean = xp.asarray(self.running_mean).astype(acc)
             var = xp.asarray(self.running_var).astype(acc)
         y, rstd = reference.batch_norm_forward(x3, mean, var, gamma, beta, self.eps)
-        self._cache = {"x": x, "mean": mean, "rstd": rstd, "gamma": gamma.copy(),
+        # Cache: copies of x and γ, mean and rstd per channel (see LayerNorm.forward).
+        self._cache = {"x": x.copy(), "mean": mean, "rstd": rstd, "gamma": gamma.copy(),
                        "training": self.training}
         return y.reshape(x.shape)
 
@@ -234,6 +254,14 @@ class BatchNorm:
         self.grad_gamma = dgamma.astype(self.gamma.dtype)
         self.grad_beta = dbeta.astype(self.beta.dtype)
         return dx.reshape(cache["x"].shape)
+
+    @property
+    def x_hat(self):
+        """x̂ of the latest forward, recomputed from the cache (x and per-channel stats)."""
+        if self._cache is None:
+            return None
+        x = self._cache["x"]
+        return _normalized(x.reshape(x.shape[0], self.num_features, -1), self._cache, x.shape)
 
     def __repr__(self):
         return (f"BatchNorm({self.num_features}, eps={self.eps}, momentum={self.momentum}, "
