@@ -9,7 +9,7 @@ micrograd; gradients are summed per node output and accumulated into leaf ``.gra
 
 import contextlib
 
-from .backend import array_module, device_of
+from .backend import array_module, device_of, memory_owner
 
 _grad_enabled = True
 
@@ -57,14 +57,17 @@ class Context:
         """Keep ``arrays`` (and None placeholders) until backward; see ``saved``."""
         self._saved = arrays
 
+    def check_not_freed(self):
+        if self._freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time: {self.name} and the "
+                "arrays it saved for backward were freed after the first backward(). Call "
+                "backward(retain_graph=True) the first time if you need to backward twice.")
+
     @property
     def saved(self):
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
-        if self._freed:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time: the arrays {self.name} "
-                "saved for backward were freed after the first backward(). Call "
-                "backward(retain_graph=True) the first time if you need to backward twice.")
+        self.check_not_freed()
         for tensor, version in self._saved_versions:
             if tensor._version != version:
                 raise RuntimeError(
@@ -125,10 +128,22 @@ class Function:
         single = not isinstance(raw, tuple)
         outputs = tuple(Tensor._from_op(a, ctx if record else None, i)
                         for i, a in enumerate((raw,) if single else raw))
+        _share_versions_with_bases(tensors, outputs)
         if record:
             ctx.outputs_meta = tuple((o.shape, o.dtype) for o in outputs)
             ctx._track_saved(tensors + outputs)
         return outputs[0] if single else outputs
+
+
+def _share_versions_with_bases(inputs, outputs):
+    # An output that is a view of an input's memory (reshape, slice, transpose, expand)
+    # shares that input's version counter, as in PyTorch: an in-place change through either
+    # one changes what the other holds, so it must invalidate what was saved of both.
+    owners = {id(memory_owner(t.data)): t for t in inputs if t is not None}
+    for out in outputs:
+        base = owners.get(id(memory_owner(out.data)))
+        if base is not None:
+            out._version_box = base._version_box
 
 
 def _first_tensor(inputs):
@@ -240,7 +255,7 @@ def _root_grad(root, grad, name):
     if device_of(grad) != root.device:
         raise ValueError(f"backward(): {name} is on {device_of(grad)}, the output on "
                          f"{root.device}")
-    return grad
+    return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
 
 
 def run_backward(roots, root_grads, retain_graph, capture):
@@ -269,6 +284,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
         grads = output_grads.pop(id(node), None)
         if grads is None:
             continue
+        node.check_not_freed()        # also a node that saved nothing: the graph is gone
         xp = _array_module_of(grads)
         grads = [g if g is not None else xp.zeros(shape, dtype=dtype)
                  for g, (shape, dtype) in zip(grads, node.outputs_meta)]

@@ -61,5 +61,12 @@ def asarray(data, dtype=None, device="cpu"):
     return np.asarray(data, dtype=dtype)
 
 
+def memory_owner(array):
+    """The array that owns ``array``'s memory (``array`` itself unless it is a view)."""
+    while getattr(array, "base", None) is not None:
+        array = array.base
+    return array
+
+
 def to_numpy(array):
     return to_device(array, "cpu")

@@ -323,6 +323,9 @@ class Expand(Function):
     def forward(ctx, x, shape):
         ctx.shape = x.shape
         lead = len(shape) - x.ndim
+        if lead < 0 or any(n == -1 for n in shape[:lead]):
+            raise ValueError(f"expand: shape {shape} must have at least x's {x.ndim} dims and "
+                             f"no -1 in a new leading dim; x has shape {x.shape}")
         shape = tuple(x.shape[i - lead] if n == -1 else n for i, n in enumerate(shape))
         return backend.array_module(x).broadcast_to(x, shape)
 
@@ -397,11 +400,8 @@ class MatMul(Function):
         xp = backend.array_module(grad)
         a2 = a[None, :] if a.ndim == 1 else a              # (..., n, k)
         b2 = b[:, None] if b.ndim == 1 else b              # (..., k, m)
-        g2 = grad
-        if a.ndim == 1:
-            g2 = xp.expand_dims(g2, -2)
-        if b.ndim == 1:
-            g2 = xp.expand_dims(g2, -1)                     # (..., n, m)
+        g2 = grad[..., None] if b.ndim == 1 else grad       # put back the removed axes,
+        g2 = g2[..., None, :] if a.ndim == 1 else g2        # m first: (..., n, m)
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
             grad_a = g2 @ xp.swapaxes(b2, -1, -2)           # (..., n, k)

@@ -4,6 +4,7 @@ import dataclasses
 from collections import Counter
 
 from .autograd import topological_order
+from .backend import memory_owner
 
 
 @dataclasses.dataclass(frozen=True)
@@ -32,14 +33,7 @@ def graph_stats(*tensors):
     buffers = {}
     for node in order:
         for array in node.saved_arrays():
-            base = _base(array)
+            base = memory_owner(array)          # a view keeps its whole base alive
             buffers[id(base)] = base.nbytes
     return GraphStats(nodes=len(order), by_op=dict(Counter(node.name for node in order)),
                       saved_bytes=sum(buffers.values()))
-
-
-def _base(array):
-    # A view keeps its whole base buffer alive: count the base.
-    while getattr(array, "base", None) is not None:
-        array = array.base
-    return array
