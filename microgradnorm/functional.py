@@ -155,7 +155,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         if count < 2:
             raise ValueError(f"batch_norm: training needs more than 1 value per channel to "
                              f"compute a variance, got x of shape {x.shape}")
-    elif stats[0] is None or stats[1] is None:
+    elif running_mean is None or running_var is None:
         raise ValueError("batch_norm: running_mean and running_var are required when "
                          "training=False")
     running_mean, running_var = (array for array, _ in stats)
