@@ -11,10 +11,12 @@
 from .autograd import Function, grad, is_grad_enabled, no_grad
 from .comparison import compare
 from .gradcheck import GradcheckError, gradcheck, jacobian
+from .ops import concatenate, matmul, maximum, stack
 from .stats import GraphStats, graph_stats
 from .tensor import Tensor, tensor
 
 __version__ = "0.1.0"
 
-__all__ = ["Function", "GradcheckError", "GraphStats", "Tensor", "compare", "grad",
-           "gradcheck", "graph_stats", "is_grad_enabled", "jacobian", "no_grad", "tensor"]
+__all__ = ["Function", "GradcheckError", "GraphStats", "Tensor", "compare", "concatenate",
+           "grad", "gradcheck", "graph_stats", "is_grad_enabled", "jacobian", "matmul",
+           "maximum", "no_grad", "stack", "tensor"]

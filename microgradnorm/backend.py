@@ -51,14 +51,15 @@ def to_device(array, device):
     return array.get()
 
 
-def asarray(data, dtype=None, device="cpu"):
-    """``data`` (array_like, NumPy or CuPy array) as an array of ``dtype`` on ``device``."""
+def new_array(data, dtype=None, device="cpu"):
+    """A new array of ``dtype`` on ``device`` holding a copy of ``data`` (array_like, NumPy
+    or CuPy array): like ``torch.tensor``, it never shares memory with ``data``."""
     check_device(device)
     if device == "cuda":
-        return _cupy().asarray(data, dtype=dtype)
+        return _cupy().array(data, dtype=dtype, copy=True)
     if is_cupy_array(data):
         data = data.get()
-    return np.asarray(data, dtype=dtype)
+    return np.array(data, dtype=dtype, copy=True)
 
 
 def memory_owner(array):

@@ -25,8 +25,9 @@ class Tensor:
     """An n-dimensional array that can record the ops applied to it.
 
     Args:
-        data: array_like (nested lists, numbers, a NumPy or CuPy array, or a Tensor, whose
-            data is copied).
+        data: array_like (nested lists, numbers, a NumPy or CuPy array, or a Tensor). It is
+            always copied, as by ``torch.tensor``: an in-place update of the tensor (an
+            optimizer step) never writes into the caller's array.
         requires_grad: record ops on this tensor so ``backward`` can fill ``.grad``.
         dtype: NumPy dtype to convert to; by default the data's own (float64 for Python
             floats).
@@ -45,8 +46,8 @@ class Tensor:
     def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
         backend.check_device(device)
         if isinstance(data, Tensor):
-            data = data.data.copy()
-        array = backend.asarray(data, dtype, device)
+            data = data.data
+        array = backend.new_array(data, dtype, device)
         if array.dtype.kind not in "fiub":
             raise TypeError(f"Tensor: data must be numeric (float, int or bool), "
                             f"got dtype {array.dtype}")

@@ -294,6 +294,16 @@ def test_failing_backward_leaves_every_grad_untouched():
     assert_close(b.grad, [1.0, 1.0])
 
 
+def test_tensor_copies_its_data_like_torch_tensor():
+    array = np.array([1.0, 2.0])
+    x = mg.tensor(array, requires_grad=True)
+    with mg.no_grad():
+        x.add_(1.0)                                # what an optimizer step does
+    assert_close(array, [1.0, 2.0])
+    assert_close(mg.Tensor(x).data, [2.0, 3.0])
+    assert not np.shares_memory(mg.Tensor(x).data, x.data)
+
+
 # ----- dtypes ---------------------------------------------------------------------------
 def test_integer_and_python_number_dtypes():
     assert mg.tensor([1, 2, 3]).dtype == np.int64
