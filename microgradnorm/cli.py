@@ -10,7 +10,8 @@ def _shape(text):
     try:
         shape = tuple(int(n) for n in text.split(","))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"shape must be comma-separated ints, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"shape must be comma-separated ints, got {text!r}") from None
     if not shape or min(shape) < 1:
         raise argparse.ArgumentTypeError(f"shape must be positive ints, got {text!r}")
     return shape

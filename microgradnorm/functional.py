@@ -167,7 +167,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
                                   running_var=running_var, training=training,
                                   momentum=momentum, eps=eps)
     if training:
-        for array, owner in stats:
+        for _, owner in stats:
             if owner is not None:
                 owner._version_box[0] += 1          # updated in place: a new version
     return y
