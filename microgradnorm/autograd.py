@@ -139,8 +139,11 @@ def _share_versions_with_bases(inputs, outputs):
     # An output that is a view of an input's memory (reshape, slice, transpose, expand)
     # shares that input's version counter, as in PyTorch: an in-place change through either
     # one changes what the other holds, so it must invalidate what was saved of both.
+    views = [out for out in outputs if getattr(out.data, "base", None) is not None]
+    if not views:
+        return                        # most ops make new arrays: nothing to look up
     owners = {id(memory_owner(t.data)): t for t in inputs if t is not None}
-    for out in outputs:
+    for out in views:
         base = owners.get(id(memory_owner(out.data)))
         if base is not None:
             out._version_box = base._version_box
