@@ -3,6 +3,8 @@
 import argparse
 import sys
 
+import numpy as np
+
 from . import comparison
 
 
@@ -43,6 +45,31 @@ def cmd_demo(args):
         print(result.table(), end="\n\n")
 
 
+def cmd_bench(args):
+    from . import bench
+    if args.device == "cuda":
+        raise ValueError("--device cuda is not available yet: GPU timings need the CUDA "
+                         "kernels; run with --device cpu")
+    shapes = args.shape or (bench.QUICK_SHAPES if args.quick else bench.SHAPES)
+    repeat = args.repeat or (3 if args.quick else 7)
+    print("microgradnorm bench --device cpu: composite vs fused vs PyTorch, medians")
+    for line in bench.machine_description(args.device):
+        print(f"  {line}")
+    copy_gbps = bench.copy_bandwidth(np, nbytes=(8 if args.quick else 64) * 2**20,
+                                     repeat=repeat)
+    print(f"  np.copyto bandwidth: {copy_gbps:.2f} GB/s (read + write)")
+    engine = bench.engine_overhead(repeat=repeat * 3)
+    print(f"  engine: {engine.us_per_node:.1f} us per node, forward + backward "
+          f"({engine.nodes} nodes, tiny tensors)")
+    progress = None if args.quiet else (lambda text: print(f"  running {text}",
+                                                           file=sys.stderr, flush=True))
+    rows = bench.run_norm_bench(args.norm, shapes, args.dtype, device=args.device,
+                                repeat=repeat, warmup=1, copy_gbps=copy_gbps,
+                                progress=progress)
+    print()
+    print(bench.format_table(rows))
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="microgradnorm",
@@ -55,6 +82,20 @@ def build_parser():
         "compare", help="one norm, composite vs fused: nodes, saved bytes, |diff|, time")
     _add_compare_args(compare, norms=True)
     compare.set_defaults(run=cmd_compare)
+    bench_parser = commands.add_parser(
+        "bench", help="time composite vs fused vs PyTorch; the engine's cost per node")
+    bench_parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    bench_parser.add_argument("--quick", action="store_true",
+                              help="small shapes, few repeats: seconds, not minutes")
+    bench_parser.add_argument("--norm", nargs="+", choices=comparison.NORMS,
+                              default=comparison.NORMS)
+    bench_parser.add_argument("--dtype", nargs="+", choices=("float32", "float64"),
+                              default=("float32", "float64"))
+    bench_parser.add_argument("--shape", nargs="+", type=_shape,
+                              help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
+    bench_parser.add_argument("--repeat", type=int, help="timed calls per case (median)")
+    bench_parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    bench_parser.set_defaults(run=cmd_bench)
     return parser
 
 
