@@ -70,11 +70,11 @@ class Context:
     def saved(self):
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
         self.check_not_freed()
-        for tensor, version in self._saved_versions:
-            if tensor._version != version:
+        for box, version, shape in self._saved_versions:
+            if box[0] != version:
                 raise RuntimeError(
                     f"An array that {self.name} saved for backward was modified in place: the "
-                    f"tensor of shape {tensor.shape} is at version {tensor._version}, expected "
+                    f"tensor of shape {shape} is at version {box[0]}, expected "
                     f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
                     "after backward().")
         return self._saved
@@ -86,13 +86,16 @@ class Context:
     def _track_saved(self, inputs, outputs):
         # A saved array that *is* the data of an input or output tensor gets that tensor's
         # version recorded, so an in-place op on the tensor before backward is detected.
+        # The node keeps the version counter, not the tensor: an output that held its own
+        # node would make a reference cycle, and a graph that is never back-propagated
+        # would then stay in memory until the cyclic garbage collector ran.
         if not self._saved:
             return
         versions = []
         for t in (*inputs, *outputs):
             for a in self._saved:
                 if t is not None and t.data is a:
-                    versions.append((t, t._version))
+                    versions.append((t._version_box, t._version, t.shape))
                     break
         self._saved_versions = tuple(versions)
 

@@ -102,6 +102,31 @@ def time_call(fn, repeat=5, warmup=1, synchronize=None, timer=None):
     return Timing(tuple(timer(fn) for _ in range(repeat)))
 
 
+def time_interleaved(fns, repeat=5, warmup=1, synchronize=None, timer=None):
+    """``time_call`` for several callables in turns (a, b, c, a, b, c, ...), so a burst of
+    load from other processes falls on all of them alike instead of on whichever ran
+    then: on a shared machine their ratios stay meaningful.
+
+    Args:
+        fns: {name: callable}.
+        repeat, warmup, synchronize, timer: as in ``time_call``.
+
+    Returns:
+        {name: Timing}.
+    """
+    if repeat < 1:
+        raise ValueError(f"time_interleaved: repeat must be at least 1, got {repeat}")
+    timer = timer or wall_timer(synchronize)
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    samples = {name: [] for name in fns}
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            samples[name].append(timer(fn))
+    return {name: Timing(tuple(s)) for name, s in samples.items()}
+
+
 def copy_bandwidth(xp=np, nbytes=64 * 2**20, repeat=5, warmup=1, synchronize=None, timer=None):
     """GB/s of ``xp.copyto(dst, src)`` between two arrays of ``nbytes`` each, counting the
     bytes read and the bytes written (2·nbytes per copy), as GB/s of the norms counts them.
@@ -296,6 +321,7 @@ def run_norm_bench(norms=NORMS, shapes=SHAPES, dtypes=DTYPES, impls=IMPLS, devic
                    repeat=5, warmup=1, synchronize=None, timer=None, copy_gbps=None,
                    progress=None):
     """Time every (norm, shape, dtype, impl, phase); returns ``BenchRow``s with ratios.
+    The implementations of one case are timed in turns (``time_interleaved``).
 
     Args:
         norms, shapes, dtypes, impls: what to run; "torch" is skipped when PyTorch is not
@@ -314,17 +340,18 @@ def run_norm_bench(norms=NORMS, shapes=SHAPES, dtypes=DTYPES, impls=IMPLS, devic
                 rng = np.random.default_rng(1)
                 upstream = [rng.standard_normal(shape).astype(dtype)
                             for _ in output_names(norm)]
-                for impl in impls:
-                    if progress is not None:
-                        progress(f"{norm} {shape} {dtype} {impl}")
-                    case = (torch_case(norm, arrays, upstream, device) if impl == "torch"
-                            else microgradnorm_case(norm, impl, arrays, upstream, device))
-                    for phase, fn in (("forward", case.forward),
-                                      ("forward+backward", case.step)):
-                        timing = time_call(fn, repeat, warmup, synchronize, timer)
-                        rows.append(BenchRow(device, norm, tuple(shape), dtype, impl, phase,
-                                             timing, minimal_bytes(norm, shape, dtype, phase),
-                                             copy_gbps, case.saved_bytes))
+                if progress is not None:
+                    progress(f"{norm} {shape} {dtype}")
+                cases = {impl: torch_case(norm, arrays, upstream, device) if impl == "torch"
+                         else microgradnorm_case(norm, impl, arrays, upstream, device)
+                         for impl in impls}
+                for phase in PHASES:
+                    timings = time_interleaved(
+                        {impl: case.forward if phase == "forward" else case.step
+                         for impl, case in cases.items()}, repeat, warmup, synchronize, timer)
+                    rows += [BenchRow(device, norm, tuple(shape), dtype, impl, phase,
+                                      timings[impl], minimal_bytes(norm, shape, dtype, phase),
+                                      copy_gbps, cases[impl].saved_bytes) for impl in impls]
     return fill_ratios(rows)
 
 

@@ -50,6 +50,9 @@ def cmd_bench(args):
     if args.device == "cuda":
         raise ValueError("--device cuda is not available yet: GPU timings need the CUDA "
                          "kernels; run with --device cpu")
+    if args.torch_threads is not None and bench.torch_available():
+        import torch
+        torch.set_num_threads(args.torch_threads)
     shapes = args.shape or (bench.QUICK_SHAPES if args.quick else bench.SHAPES)
     repeat = args.repeat or (3 if args.quick else 7)
     print("microgradnorm bench --device cpu: composite vs fused vs PyTorch, medians")
@@ -94,6 +97,8 @@ def build_parser():
     bench_parser.add_argument("--shape", nargs="+", type=_shape,
                               help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
     bench_parser.add_argument("--repeat", type=int, help="timed calls per case (median)")
+    bench_parser.add_argument("--torch-threads", type=int,
+                              help="PyTorch's intra-op threads (default: PyTorch's choice)")
     bench_parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     bench_parser.set_defaults(run=cmd_bench)
     return parser

@@ -143,3 +143,14 @@ def test_bench_on_cuda_says_it_is_not_available():
     result = run_cli("bench", "--device", "cuda", "--quick")
     assert result.returncode == 2
     assert "not available" in result.stderr
+
+
+def test_time_interleaved_takes_turns_and_keeps_samples_per_callable():
+    calls = []
+    timings = bench.time_interleaved({"a": lambda: calls.append("a"),
+                                      "b": lambda: calls.append("b")}, repeat=2, warmup=1,
+                                     timer=fake_timer([1.0, 2.0, 3.0, 4.0]))
+    assert calls == ["a", "b", "a", "b", "a", "b"]
+    assert timings["a"].samples == (1.0, 3.0) and timings["b"].samples == (2.0, 4.0)
+    with pytest.raises(ValueError, match="repeat"):
+        bench.time_interleaved({"a": lambda: None}, repeat=0)

@@ -169,3 +169,17 @@ def test_inputs_and_upstream_grads_are_unchanged_and_a_second_backward_agrees(
     y_again = call(norm, {**t, "running_mean": None, "running_var": None} if norm ==
                    "batch_norm" else t, 8)
     np.testing.assert_array_equal(y_again[0].data, outputs[0].data)
+
+
+def test_a_graph_that_is_never_back_propagated_is_freed_without_the_cycle_collector():
+    import gc
+    import weakref
+    x = mg.tensor(np.random.default_rng(7).standard_normal((4, 8)), requires_grad=True)
+    gc.disable()
+    try:
+        y = F.layer_norm(x, 8, impl="composite").tanh()    # nodes that save their output
+        node = weakref.ref(y.grad_fn)
+        del y
+        assert node() is None
+    finally:
+        gc.enable()
