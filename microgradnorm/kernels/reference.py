@@ -144,45 +144,51 @@ def _layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad, rms):
     """The backward of both row norms, block by block. RMSNorm is LayerNorm without the
     centring (mean is None), so its dx also lacks the mean(g) term.
 
-    Per row, c1 = mean(g) and c2 = mean(g·x̂) are dot products with the weight:
-    mean(dy·w) = (dy @ w) / D and mean(dy·w·x̂) = ((dy·x̂) @ w) / D, so g = dy·w is only
-    formed once, at the end, where it is needed element by element.
+    x̂ = rstd·xc with xc = x - mean (LayerNorm) or x (RMSNorm), and rstd is one number per
+    row, so it leaves every row sum and every column sum:
+        dweight = Σ_rows dy·x̂ = rstd @ (dy·xc),     dbias = Σ_rows dy = ones @ dy
+        mean(g·x̂) = rstd · ((dy·xc) @ w) / D,       mean(g) = (dy @ w) / D
+    which BLAS computes from the one product dy·xc, and
+        dx = rstd · (g - mean(g) - xc · rstd·mean(g·x̂))
+    forms g = dy·w only at the end, where it is needed element by element.
     """
     xp, acc, (rows, size) = array_module(x), rstd.dtype, x.shape
-    w = _acc(weight, acc) if weight is not None else xp.ones(size, acc)   # (D,)
+    w = _acc(weight, acc) if weight is not None else None                  # (D,)
     dx = xp.empty_like(x)                                   # (M, D)
     dweight = xp.zeros(size, acc) if weight is not None else None
     dbias = xp.zeros(size, acc) if need_bias_grad else None
-    scratch = min(_block_rows(x), rows), size
-    xhat_buffer, product_buffer = xp.empty(scratch, acc), xp.empty(scratch, acc)
+    block_rows = min(_block_rows(x), rows)
+    ones = xp.ones(size, acc)
+    ones_rows = xp.ones(block_rows, acc)
+    xc_buffer, product_buffer = xp.empty((2, block_rows, size), acc)
     for block in _row_blocks(x):
-        xb = x[block].astype(acc, copy=False)               # (m, D)
+        xb = x[block].astype(acc, copy=False)               # (m, D)  never written to
         dyb = dy[block].astype(acc, copy=False)             # (m, D)  never written to
-        rb = rstd[block][:, None]                           # (m, 1)
-        xhat = xhat_buffer[:xb.shape[0]]                    # (m, D) recomputed, in cache
+        rows_here = xb.shape[0]
+        rb = rstd[block]                                    # (m,)
         if rms:
-            xp.multiply(xb, rb, out=xhat)
+            xc = xb
         else:
-            xp.subtract(xb, mean[block][:, None], out=xhat)
-            xhat *= rb
-        dy_xhat = xp.multiply(dyb, xhat, out=product_buffer[:xb.shape[0]])   # (m, D)
+            xc = xp.subtract(xb, mean[block][:, None], out=xc_buffer[:rows_here])
+        dy_xc = xp.multiply(dyb, xc, out=product_buffer[:rows_here])      # (m, D)
         if dweight is not None:
-            dweight += dy_xhat.sum(axis=0)                  # (D,)
+            dweight += rb @ dy_xc                           # (D,)
         if dbias is not None:
-            dbias += dyb.sum(axis=0)                        # (D,)
-        c2 = dy_xhat @ w                                    # (m,)  Σ g·x̂ per row
-        c2 /= size
-        xhat *= c2[:, None]                                 # x̂·mean(g·x̂)
+            dbias += ones_rows[:rows_here] @ dyb            # (D,)
+        mean_g_xhat = rb * (dy_xc @ (ones if w is None else w)) / size    # (m,)
+        # The part of g the statistics take back: xc·rstd·mean(g·x̂) (+ mean(g)).
+        taken = xp.multiply(xc, (rb * mean_g_xhat)[:, None], out=xc_buffer[:rows_here])
         if not rms:
-            c1 = dyb @ w                                    # (m,)  Σ g per row
-            c1 /= size
-            xhat += c1[:, None]                             # + mean(g)
-        g = xp.multiply(dyb, w, out=dy_xhat)                # (m, D) g = dy·w, reusing scratch
-        g -= xhat
-        if dx.dtype == acc:
-            xp.multiply(g, rb, out=dx[block])
+            taken += (dyb @ (ones if w is None else w) / size)[:, None]
+        if w is None:
+            g = xp.subtract(dyb, taken, out=taken)          # (m, D)  g = dy
         else:
-            dx[block] = g * rb                              # float32 -> float16 cast
+            g = xp.multiply(dyb, w, out=dy_xc)              # (m, D)  g = dy·w, reusing scratch
+            g -= taken
+        if dx.dtype == acc:
+            xp.multiply(g, rb[:, None], out=dx[block])
+        else:
+            dx[block] = g * rb[:, None]                     # float32 -> float16 cast
     return (dx, _cast_grad(dweight, weight),
             None if dbias is None else dbias.astype(dy.dtype, copy=False))
 
