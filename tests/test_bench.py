@@ -154,3 +154,17 @@ def test_time_interleaved_takes_turns_and_keeps_samples_per_callable():
     assert timings["a"].samples == (1.0, 3.0) and timings["b"].samples == (2.0, 4.0)
     with pytest.raises(ValueError, match="repeat"):
         bench.time_interleaved({"a": lambda: None}, repeat=0)
+
+
+def test_benchmark_scripts_run_from_a_checkout():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    passes = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "passes.py"), "64",
+                             "32"], check=False, capture_output=True, text=True, timeout=120,
+                            env=env)
+    assert passes.returncode == 0, passes.stderr
+    assert re.search(r"copy \(np.copyto\)\s+whole\s+[0-9.]+\s+blocked\s+[0-9.]+", passes.stdout)
+    cpu = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "cpu.py"), "--quick",
+                          "--norm", "rmsnorm", "--dtype", "float64", "--quiet"], check=False,
+                         capture_output=True, text=True, timeout=300, env=env)
+    assert cpu.returncode == 0, cpu.stderr
+    assert cpu.stdout.strip().splitlines()[-1].startswith("rmsnorm")
