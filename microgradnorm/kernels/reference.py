@@ -70,14 +70,23 @@ def layer_norm_forward(x, weight, bias, eps):
 
     Returns y (M, D) in x's dtype, mean (M,) and rstd (M,) in the accumulation dtype.
     """
+    y, _, mean, rstd = _layer_norm_forward(x, None, weight, bias, eps)
+    return y, mean, rstd
+
+
+def _layer_norm_forward(x, residual, weight, bias, eps):
+    """LayerNorm of x, or of s = x + residual when residual is given: each block then forms
+    its rows of s and normalizes them while they are still in cache. Returns y, s, mean,
+    rstd (s is None without a residual)."""
     xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
     weight, bias = _acc(weight, acc), _acc(bias, acc)
     y = xp.empty_like(x)                                    # (M, D)
+    s = None if residual is None else xp.empty_like(x)      # (M, D)
     mean, rstd = xp.empty(rows, acc), xp.empty(rows, acc)   # (M,)
     ones = xp.ones(size, acc)                               # (D,)  row sums as x @ ones
     square = xp.empty((min(_block_rows(x), rows), size), acc)
     for block in _row_blocks(x):
-        xb = x[block].astype(acc, copy=False)               # (m, D)
+        xb = _input_rows(x, residual, s, block, acc)        # (m, D)
         yb = y[block] if y.dtype == acc else xp.empty_like(xb)   # where the block is built
         mb = xb @ ones                                      # (m,)
         mb /= size
@@ -90,7 +99,16 @@ def layer_norm_forward(x, weight, bias, eps):
         _affine_(yb, weight, bias)
         _store(y[block], yb)
         mean[block], rstd[block] = mb, rb
-    return y, mean, rstd
+    return y, s, mean, rstd
+
+
+def _input_rows(x, residual, s, block, acc):
+    """The block's rows to normalize, in the accumulation dtype: x's, or those of
+    s = x + residual, written into s on the way (in x's dtype, as x + residual would be)."""
+    if residual is None:
+        return x[block].astype(acc, copy=False)
+    sb = array_module(x).add(x[block], residual[block], out=s[block])
+    return sb.astype(acc, copy=False)
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
@@ -101,7 +119,7 @@ def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
 
     Returns dx (M, D), dweight (D,) or None, dbias (D,) in dy's dtype or None.
     """
-    return _layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad, rms=False)
+    return _layer_norm_backward(dy, None, x, weight, mean, rstd, need_bias_grad, rms=False)
 
 
 # ----- RMSNorm ------------------------------------------------------------------------------
@@ -110,13 +128,20 @@ def rms_norm_forward(x, weight, eps):
 
     Returns y (M, D) in x's dtype and rstd (M,) in the accumulation dtype.
     """
+    y, _, rstd = _rms_norm_forward(x, None, weight, eps)
+    return y, rstd
+
+
+def _rms_norm_forward(x, residual, weight, eps):
+    """RMSNorm of x, or of s = x + residual (as in ``_layer_norm_forward``)."""
     xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
     weight = _acc(weight, acc)
     y = xp.empty_like(x)                                    # (M, D)
+    s = None if residual is None else xp.empty_like(x)      # (M, D)
     rstd = xp.empty(rows, acc)                              # (M,)
     ones = xp.ones(size, acc)
     for block in _row_blocks(x):
-        xb = x[block].astype(acc, copy=False)               # (m, D)
+        xb = _input_rows(x, residual, s, block, acc)        # (m, D)
         yb = y[block] if y.dtype == acc else xp.empty_like(xb)
         xp.multiply(xb, xb, out=yb)                         # x², built where y goes
         rb = yb @ ones                                      # (m,)
@@ -126,7 +151,7 @@ def rms_norm_forward(x, weight, eps):
         _affine_(yb, weight, None)
         _store(y[block], yb)
         rstd[block] = rb
-    return y, rstd
+    return y, s, rstd
 
 
 def rms_norm_backward(dy, x, weight, rstd):
@@ -136,13 +161,14 @@ def rms_norm_backward(dy, x, weight, rstd):
 
     Returns dx (M, D) and dweight (D,) or None.
     """
-    dx, dweight, _ = _layer_norm_backward(dy, x, weight, None, rstd, False, rms=True)
+    dx, dweight, _ = _layer_norm_backward(dy, None, x, weight, None, rstd, False, rms=True)
     return dx, dweight
 
 
-def _layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad, rms):
+def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
     """The backward of both row norms, block by block. RMSNorm is LayerNorm without the
-    centring (mean is None), so its dx also lacks the mean(g) term.
+    centring (mean is None), so its dx also lacks the mean(g) term. ``ds`` (or None) is
+    added to each block of dx while it is in cache: the residual forms' gradient of s.
 
     x̂ = rstd·xc with xc = x - mean (LayerNorm) or x (RMSNorm), and rstd is one number per
     row, so it leaves every row sum and every column sum:
@@ -189,6 +215,8 @@ def _layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad, rms):
             xp.multiply(g, rb[:, None], out=dx[block])
         else:
             dx[block] = g * rb[:, None]                     # float32 -> float16 cast
+        if ds is not None:
+            dx[block] += ds[block]
     return (dx, _cast_grad(dweight, weight),
             None if dbias is None else dbias.astype(dy.dtype, copy=False))
 
@@ -196,9 +224,7 @@ def _layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad, rms):
 # ----- residual add + norm ------------------------------------------------------------------
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """s = x + residual; y = LayerNorm(s). Returns y, s, mean, rstd."""
-    s = x + residual                                        # (M, D) the new residual stream
-    y, mean, rstd = layer_norm_forward(s, weight, bias, eps)
-    return y, s, mean, rstd
+    return _layer_norm_forward(x, residual, weight, bias, eps)
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
@@ -206,22 +232,17 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
 
     Returns d_sum (M, D), dweight, dbias.
     """
-    dsum, dweight, dbias = layer_norm_backward(dy, s, weight, mean, rstd, need_bias_grad)
-    dsum += ds                                              # dx is ours: add in place
-    return dsum, dweight, dbias
+    return _layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad, rms=False)
 
 
 def add_rms_norm_forward(x, residual, weight, eps):
     """s = x + residual; y = RMSNorm(s). Returns y, s, rstd."""
-    s = x + residual                                        # (M, D)
-    y, rstd = rms_norm_forward(s, weight, eps)
-    return y, s, rstd
+    return _rms_norm_forward(x, residual, weight, eps)
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd):
     """Returns d_sum = RMSNorm backward of dy + ds (M, D), and dweight."""
-    dsum, dweight = rms_norm_backward(dy, s, weight, rstd)
-    dsum += ds
+    dsum, dweight, _ = _layer_norm_backward(dy, ds, s, weight, None, rstd, False, rms=True)
     return dsum, dweight
 
 
