@@ -58,12 +58,6 @@ def _row_blocks(x):
     return [slice(start, start + step) for start in range(0, x.shape[0], step)]
 
 
-def _store(out, block):
-    """Write ``block`` (accumulation dtype) into ``out`` unless it is already ``out``."""
-    if block is not out:
-        out[...] = block                                    # float32 -> float16 cast
-
-
 # ----- LayerNorm ----------------------------------------------------------------------------
 def layer_norm_forward(x, weight, bias, eps):
     """y = (x - mean) * rstd * weight + bias over each row.
@@ -97,7 +91,8 @@ def _layer_norm_forward(x, residual, weight, bias, eps):
         rb = 1 / xp.sqrt(var + eps)                         # (m,)  eps inside the sqrt
         yb *= rb[:, None]                                   # x̂
         _affine_(yb, weight, bias)
-        _store(y[block], yb)
+        if y.dtype != acc:
+            y[block] = yb                                   # float32 -> float16 cast
         mean[block], rstd[block] = mb, rb
     return y, s, mean, rstd
 
@@ -149,7 +144,8 @@ def _rms_norm_forward(x, residual, weight, eps):
         rb = 1 / xp.sqrt(rb + eps)                          # (m,)
         xp.multiply(xb, rb[:, None], out=yb)                # x̂
         _affine_(yb, weight, None)
-        _store(y[block], yb)
+        if y.dtype != acc:
+            y[block] = yb                                   # float32 -> float16 cast
         rstd[block] = rb
     return y, s, rstd
 
