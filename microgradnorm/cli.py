@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from . import comparison
+from . import comparison, demo, viz
 
 
 def _shape(text):
@@ -36,11 +36,20 @@ def cmd_compare(args):
 
 
 def cmd_demo(args):
-    print("microgradnorm demo: every norm as a composite graph and as one fused node\n")
-    for norm in comparison.NORMS:
-        result = comparison.compare(norm, args.shape, args.dtype, args.affine, args.seed,
-                                        args.repeat)
-        print(result.table(), end="\n\n")
+    print("microgradnorm demo: every norm as a composite graph and as one fused node, "
+          f"written to {args.out}/\n")
+    demo.run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed)
+
+
+def cmd_graph(args):
+    norms = comparison.NORMS if args.norm == "all" else (args.norm,)
+    for norm in norms:
+        dot = viz.compare(norm, args.shape, args.dtype, show_saved=args.saved,
+                          affine=args.affine, seed=args.seed)
+        written = viz.render(dot, args.out, demo.twin_name(norm), formats=(args.format,))
+        print(f"{norm}: " + ", ".join(str(p) for p in written))
+    if not viz.dot_available():
+        print(viz.INSTALL_HINT)
 
 
 def build_parser():
@@ -48,9 +57,21 @@ def build_parser():
         prog="microgradnorm",
         description="A miniature autograd engine whose subject is normalization.")
     commands = parser.add_subparsers(dest="command", required=True)
-    demo = commands.add_parser("demo", help="compare composite and fused for every norm")
-    _add_compare_args(demo, norms=False)
-    demo.set_defaults(run=cmd_demo)
+    demo_ = commands.add_parser(
+        "demo", help="the main job: every norm composite vs fused, twin graphs, report.md")
+    _add_compare_args(demo_, norms=False)
+    demo_.add_argument("--out", default="microgradnorm-demo",
+                       help="directory for the graphs and report.md (default %(default)s)")
+    demo_.set_defaults(run=cmd_demo)
+    graph = commands.add_parser(
+        "graph", help="draw one norm's composite and fused backward graphs side by side")
+    _add_compare_args(graph, norms=False)
+    graph.add_argument("--norm", choices=comparison.NORMS + ("all",), default="layernorm")
+    graph.add_argument("--out", default=".", help="output directory (default: here)")
+    graph.add_argument("--format", choices=viz.FORMATS, default="svg")
+    graph.add_argument("--no-saved", dest="saved", action="store_false",
+                       help="without the arrays saved for backward")
+    graph.set_defaults(run=cmd_graph)
     compare = commands.add_parser(
         "compare", help="one norm, composite vs fused: nodes, saved bytes, |diff|, time")
     _add_compare_args(compare, norms=True)

@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from . import backend
+from .autograd import op_group
 from .norms import composite, fused
 from .tensor import Tensor, is_floating
 
@@ -46,7 +47,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
     normalized_shape = _check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                        weight=weight, bias=bias)
     if impl == "composite":
-        return composite.layer_norm(x, normalized_shape, weight, bias, eps)
+        with op_group("layer_norm"):          # the visualizer can fold the call's nodes
+            return composite.layer_norm(x, normalized_shape, weight, bias, eps)
     return fused.LayerNorm.apply(x, weight, bias, normalized_shape=normalized_shape, eps=eps)
 
 
@@ -74,7 +76,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused"):
     """
     normalized_shape = _check_row_norm("rms_norm", x, normalized_shape, eps, impl, weight=weight)
     if impl == "composite":
-        return composite.rms_norm(x, normalized_shape, weight, eps)
+        with op_group("rms_norm"):
+            return composite.rms_norm(x, normalized_shape, weight, eps)
     return fused.RMSNorm.apply(x, weight, normalized_shape=normalized_shape, eps=eps)
 
 
@@ -96,7 +99,8 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
                                        weight=weight, bias=bias)
     _check_like("add_layer_norm", "residual", residual, x)
     if impl == "composite":
-        return composite.add_layer_norm(x, residual, normalized_shape, weight, bias, eps)
+        with op_group("add_layer_norm"):
+            return composite.add_layer_norm(x, residual, normalized_shape, weight, bias, eps)
     return fused.AddLayerNorm.apply(x, residual, weight, bias,
                                     normalized_shape=normalized_shape, eps=eps)
 
@@ -110,7 +114,8 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fus
                                        weight=weight)
     _check_like("add_rms_norm", "residual", residual, x)
     if impl == "composite":
-        return composite.add_rms_norm(x, residual, normalized_shape, weight, eps)
+        with op_group("add_rms_norm"):
+            return composite.add_rms_norm(x, residual, normalized_shape, weight, eps)
     return fused.AddRMSNorm.apply(x, residual, weight, normalized_shape=normalized_shape,
                                   eps=eps)
 
@@ -160,8 +165,9 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
                          "training=False")
     running_mean, running_var = (array for array, _ in stats)
     if impl == "composite":
-        y = composite.batch_norm(x, running_mean, running_var, weight, bias, training,
-                                 momentum, eps)
+        with op_group("batch_norm"):
+            y = composite.batch_norm(x, running_mean, running_var, weight, bias, training,
+                                     momentum, eps)
     else:
         y = fused.BatchNorm.apply(x, weight, bias, running_mean=running_mean,
                                   running_var=running_var, training=training,
