@@ -19,6 +19,7 @@ Conventions:
     only after the tree changes (a module or parameter assigned) or another root is called.
 """
 
+import itertools
 import math
 import numbers
 
@@ -28,10 +29,32 @@ from . import autograd, backend
 from . import functional as F
 from .tensor import Tensor
 
-__all__ = ["Module", "Parameter", "Linear", "Embedding", "Dropout", "ReLU", "GELU", "SiLU",
-           "Tanh", "Sequential", "ModuleList", "MLP", "LayerNorm", "RMSNorm", "BatchNorm1d",
-           "CausalSelfAttention", "FeedForward", "TransformerBlock", "GPT", "NORMS",
-           "PLACEMENTS", "clip_grad_norm_", "save", "load"]
+__all__ = [
+    "GELU",
+    "GPT",
+    "MLP",
+    "NORMS",
+    "PLACEMENTS",
+    "BatchNorm1d",
+    "CausalSelfAttention",
+    "Dropout",
+    "Embedding",
+    "FeedForward",
+    "LayerNorm",
+    "Linear",
+    "Module",
+    "ModuleList",
+    "Parameter",
+    "RMSNorm",
+    "ReLU",
+    "Sequential",
+    "SiLU",
+    "Tanh",
+    "TransformerBlock",
+    "clip_grad_norm_",
+    "load",
+    "save",
+]
 
 NORMS = ("layernorm", "rmsnorm")
 PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
@@ -666,7 +689,7 @@ class MLP(Module):
         _check_choice("MLP", "activation", activation, tuple(_ACTIVATIONS))
         _check_choice("MLP", "norm", norm, (None, "batchnorm") + NORMS)
         layers = []
-        for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
             layers.append(Linear(n_in, n_out, dtype=dtype, device=device))
             if i < len(sizes) - 2:
                 if norm == "batchnorm":
@@ -799,7 +822,7 @@ class TransformerBlock(Module):
         _check_choice("TransformerBlock", "placement", placement, PLACEMENTS)
         _check_positive("TransformerBlock", n_layers=n_layers)
         self.d_model, self.norm, self.placement, self.n_layers = d_model, norm, placement, n_layers
-        kw = dict(dtype=dtype, device=device)
+        kw = {"dtype": dtype, "device": device}
         self.ln1 = make_norm(norm, d_model, impl, **kw)
         self.attn = CausalSelfAttention(d_model, n_heads, dropout=dropout, **kw)
         self.ln2 = make_norm(norm, d_model, impl, **kw)
@@ -866,7 +889,7 @@ class GPT(Module):
         super().__init__()
         _check_positive("GPT", vocab_size=vocab_size, context_length=context_length,
                         n_layers=n_layers)
-        kw = dict(dtype=dtype, device=device)
+        kw = {"dtype": dtype, "device": device}
         self.vocab_size, self.context_length = vocab_size, context_length
         self.norm, self.placement = norm, placement
         self.tok_emb = Embedding(vocab_size, d_model, **kw)

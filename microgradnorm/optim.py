@@ -15,7 +15,7 @@ import numbers
 
 from .tensor import Tensor
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
 
 
 class Optimizer:
@@ -72,8 +72,8 @@ class SGD(Optimizer):
                  nesterov=False):
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay))
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay})
         self.nesterov = nesterov
 
     def _update(self, param, grad, state, group):
@@ -103,8 +103,8 @@ class Adam(Optimizer):
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
         beta1, beta2 = betas
-        super().__init__(params, dict(lr=lr, beta1=beta1, beta2=beta2, eps=eps,
-                                      weight_decay=weight_decay))
+        super().__init__(params, {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
+                                  "weight_decay": weight_decay})
 
     def _update(self, param, grad, state, group):
         lr, wd = group["lr"], group["weight_decay"]

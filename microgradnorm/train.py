@@ -24,7 +24,7 @@ from . import nn, optim
 from .autograd import no_grad
 from .stats import graph_stats
 
-__all__ = ["CharTokenizer", "TrainResult", "zen_of_python", "train_tiny_gpt", "sample"]
+__all__ = ["CharTokenizer", "TrainResult", "sample", "train_tiny_gpt", "zen_of_python"]
 
 
 def zen_of_python():
@@ -118,10 +118,11 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
 
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"train_tiny_gpt: steps must be a non-negative int, got {steps!r}")
-    config = dict(steps=steps, impl=impl, dtype=dtype, seed=seed, norm=norm,
-                  placement=placement, d_model=d_model, n_heads=n_heads, n_layers=n_layers,
-                  context_length=context_length, batch_size=batch_size, lr=lr,
-                  weight_decay=weight_decay, grad_clip=grad_clip, device=device)
+    config = {"steps": steps, "impl": impl, "dtype": dtype, "seed": seed, "norm": norm,
+              "placement": placement, "d_model": d_model, "n_heads": n_heads,
+              "n_layers": n_layers, "context_length": context_length,
+              "batch_size": batch_size, "lr": lr, "weight_decay": weight_decay,
+              "grad_clip": grad_clip, "device": device}
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
         raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "
