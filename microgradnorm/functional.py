@@ -273,8 +273,8 @@ def _running_stat(name, stat, shape, x):
 
 # ----- activations, softmax, losses, dropout ------------------------------------------------
 # Composites of primitive ops: autograd differentiates them op by op.
-__all__ += ["gelu", "silu", "sigmoid", "softmax", "log_softmax", "cross_entropy", "mse_loss",
-            "dropout"]
+__all__ += ["cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "sigmoid", "silu",
+            "softmax"]
 
 
 def sigmoid(x):

@@ -863,8 +863,14 @@ class GPT(Module):
     """A small GPT: token + position embeddings, ``n_layers`` TransformerBlocks, a final
     norm (pre and sandwich placements, whose stream is not normalized) and a linear LM head.
 
-    Initialised as GPT-2: every Linear and Embedding weight N(0, 0.02), biases 0, norms
-    γ = 1, β = 0; DeepNorm's β scaling is applied after.
+    Initialisation (``init``), biases 0 and norms γ = 1, β = 0 in both:
+      * ``"gpt2"`` (default): every Linear and Embedding weight N(0, 0.02²), as GPT-2.
+        The residual branches start tiny next to the stream, so every placement begins
+        close to the identity.
+      * ``"xavier"``: Linear weights Xavier-normal, N(0, 2 / (fan_in + fan_out)), and
+        embeddings N(0, 1): the setting of the placement analyses (Xiong et al. 2020;
+        Wang et al. 2022), where post-norm's gradient attenuation shows.
+    DeepNorm's β scaling is applied after either.
 
     Args:
         vocab_size, context_length: token ids in [0, vocab_size), at most context_length
@@ -873,6 +879,7 @@ class GPT(Module):
         norm, placement, impl: for every block (see ``TransformerBlock``); ``impl``
             reaches every norm; switch later with ``model.set_impl("composite")``.
         dropout: on embeddings, attention and feed-forward (0 by default).
+        init: ``"gpt2"`` or ``"xavier"`` (above).
 
     Shape:
         input idx: integer array or Tensor (B, T), T <= context_length;
@@ -885,13 +892,14 @@ class GPT(Module):
 
     def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
                  norm="layernorm", placement="pre", impl="fused", dropout=0.0, hidden=None,
-                 activation="gelu", dtype=None, device="cpu"):
+                 activation="gelu", init="gpt2", dtype=None, device="cpu"):
         super().__init__()
+        _check_choice("GPT", "init", init, ("gpt2", "xavier"))
         _check_positive("GPT", vocab_size=vocab_size, context_length=context_length,
                         n_layers=n_layers)
         kw = {"dtype": dtype, "device": device}
         self.vocab_size, self.context_length = vocab_size, context_length
-        self.norm, self.placement = norm, placement
+        self.norm, self.placement, self.init = norm, placement, init
         self.tok_emb = Embedding(vocab_size, d_model, **kw)
         self.pos_emb = Embedding(context_length, d_model, **kw)
         self.drop = Dropout(dropout)
@@ -906,7 +914,11 @@ class GPT(Module):
     def reset_parameters(self):
         for module in self.modules():
             if isinstance(module, (Linear, Embedding)):
-                values = np.random.normal(0.0, 0.02, module.weight.shape)
+                std = 0.02
+                if self.init == "xavier":
+                    std = 1.0 if isinstance(module, Embedding) else math.sqrt(
+                        2 / (module.in_features + module.out_features))
+                values = np.random.normal(0.0, std, module.weight.shape)
                 module.weight.data[...] = backend.to_device(values, module.weight.device)
                 if isinstance(module, Linear) and module.bias is not None:
                     module.bias.data[...] = 0

@@ -89,7 +89,7 @@ class TrainResult:
 def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=True, *,
                    norm="layernorm", placement="pre", d_model=32, n_heads=4, n_layers=2,
                    context_length=32, batch_size=16, lr=3e-3, weight_decay=0.0,
-                   grad_clip=1.0, text=None, device="cpu"):
+                   grad_clip=1.0, init="gpt2", text=None, device="cpu"):
     """Train a character-level ``nn.GPT`` on ``text`` (the Zen of Python by default) with
     AdamW and cross-entropy on next-character prediction.
 
@@ -99,7 +99,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         dtype: ``"float64"``, ``"float32"`` or ``"float16"`` parameters.
         seed: initial weights (via ``np.random.seed``, NumPy's global state) and batches.
         progress: show a tqdm progress bar with the running loss.
-        norm, placement, d_model, n_heads, n_layers, context_length: the model
+        norm, placement, d_model, n_heads, n_layers, context_length, init: the model
             (see ``nn.GPT``).
         batch_size, lr, weight_decay: the AdamW run; ``grad_clip``: max gradient norm
             (None for no clipping).
@@ -122,7 +122,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
               "placement": placement, "d_model": d_model, "n_heads": n_heads,
               "n_layers": n_layers, "context_length": context_length,
               "batch_size": batch_size, "lr": lr, "weight_decay": weight_decay,
-              "grad_clip": grad_clip, "device": device}
+              "grad_clip": grad_clip, "init": init, "device": device}
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
         raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "
@@ -131,7 +131,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     data = tokenizer.encode(text)
     np.random.seed(seed)
     model = nn.GPT(tokenizer.vocab_size, context_length, d_model, n_heads, n_layers, norm=norm,
-                   placement=placement, impl=impl, dtype=dtype, device=device)
+                   placement=placement, impl=impl, init=init, dtype=dtype, device=device)
     optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     rng = np.random.default_rng(seed)
     losses, step_seconds, stats = [], [], None
