@@ -14,7 +14,7 @@ import argparse
 import numpy as np
 
 from microgradnorm import nn, plotting
-from microgradnorm.train import train_tiny_gpt
+from microgradnorm.train import compare_impls
 
 TOLERANCE = 1e-8          # float64, first 50 steps
 
@@ -32,11 +32,11 @@ def main(argv=None):
     if args.quick:
         args.steps = 50
 
-    runs = {impl: train_tiny_gpt(args.steps, impl=impl, dtype="float64", seed=0,
-                                 norm=args.norm, placement=args.placement,
-                                 n_layers=args.layers, progress=not args.no_progress)
-            for impl in ("composite", "fused")}
-    composite, fused = runs["composite"], runs["fused"]
+    result = compare_impls(args.steps, dtype="float64", seed=0, norm=args.norm,
+                           placement=args.placement, n_layers=args.layers,
+                           progress=not args.no_progress)
+    composite, fused = result.composite, result.fused
+    runs = {"composite": composite, "fused": fused}
     diffs = np.abs(np.array(composite.losses) - np.array(fused.losses))
     print(f"tiny GPT, {args.norm}, {args.placement}-norm, {args.layers} blocks, float64, "
           f"{args.steps} steps, seed 0")

@@ -28,6 +28,16 @@ def test_composite_and_fused_training_agree_in_float64():
     assert fused.seconds_per_step > 0
 
 
+def test_compare_impls_reports_both_runs_and_their_difference():
+    result = train.compare_impls(12, progress=False, d_model=8, n_layers=1,
+                                 context_length=8, norm="rmsnorm", placement="post")
+    diffs = [abs(a - b) for a, b in zip(result.composite.losses, result.fused.losses)]
+    assert result.max_loss_diff == max(diffs) <= 1e-8
+    assert result.composite.config["impl"] == "composite"
+    assert result.fused.config["impl"] == "fused"
+    assert result.fused.config["norm"] == "rmsnorm"
+
+
 @pytest.mark.parametrize("placement", ["post", "sandwich", "deepnorm"])
 def test_every_placement_and_rmsnorm_trains(placement):
     result = train.train_tiny_gpt(30, norm="rmsnorm", placement=placement, progress=False,
