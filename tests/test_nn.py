@@ -464,3 +464,16 @@ def test_mlp_gradcheck(norm):
     model = nn.MLP([3, 5, 2], norm=norm, activation="silu")
     x = mg.tensor(np.random.default_rng(0).standard_normal((6, 3)), requires_grad=True)
     assert mg.gradcheck(lambda t: model(t), x)
+
+
+def test_gpt_dropout_is_random_in_training_and_off_in_eval():
+    np.random.seed(0)
+    model = nn.GPT(7, 4, d_model=8, n_heads=2, n_layers=1, dropout=0.5)
+    idx = np.zeros((2, 4), dtype=np.int64)
+    assert not np.allclose(model(idx).data, model(idx).data)
+    model.eval()
+    np.testing.assert_array_equal(model(idx).data, model(idx).data)
+
+
+def test_nn_and_optim_are_reachable_from_the_package():
+    assert mg.nn is nn and mg.optim.AdamW is not None
