@@ -266,9 +266,9 @@ class Module:
     def load_state_dict(self, state_dict, strict=True):
         """Copy ``state_dict`` (arrays or Tensors by name) into the parameters and buffers.
 
-        Everything is checked before anything is written: a missing key, an unexpected key
-        (with ``strict``) or a wrong shape is a ValueError listing every problem, and the
-        module is left unchanged.
+        Everything is checked and converted before anything is written: a missing key, an
+        unexpected key (with ``strict``), a wrong shape or a non-numeric value is a
+        ValueError listing every problem, and the module is left unchanged.
 
         Returns:
             (missing_keys, unexpected_keys): lists, empty with ``strict=True``.
@@ -283,19 +283,26 @@ class Module:
             problems.append(f"missing keys {missing}")
         if strict and unexpected:
             problems.append(f"unexpected keys {unexpected}")
-        for key in targets.keys() & values.keys():
-            shape = tuple(np.shape(values[key]))
-            if shape != targets[key].shape:
-                problems.append(f"{key}: expected shape {targets[key].shape}, got {shape}")
+        ready = {}                                # key -> array on the target's device
+        for key in sorted(targets.keys() & values.keys()):
+            target, value = targets[key], values[key]
+            shape = tuple(np.shape(value))
+            if shape != target.shape:
+                problems.append(f"{key}: expected shape {target.shape}, got {shape}")
+                continue
+            try:
+                value = value if backend.is_cupy_array(value) else np.asarray(value)
+                if value.dtype.kind not in "biuf":
+                    raise TypeError(f"dtype {value.dtype}")
+                ready[key] = backend.to_device(value, target.device).astype(target.dtype)
+            except (TypeError, ValueError) as error:
+                problems.append(f"{key}: cannot be loaded into {target.dtype} ({error})")
         if problems:
             raise ValueError(f"load_state_dict for {type(self).__name__}: "
                              + "; ".join(sorted(problems)) + ". Nothing was loaded.")
-        for key, tensor in targets.items():
-            if key in values:
-                value = values[key]
-                value = value if backend.is_cupy_array(value) else np.asarray(value)
-                tensor.data[...] = backend.to_device(value, tensor.device)
-                tensor._version_box[0] += 1
+        for key, array in ready.items():
+            targets[key].data[...] = array
+            targets[key]._version_box[0] += 1
         return missing, unexpected
 
     # ----- printing -----------------------------------------------------------------------

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import microgradnorm as mg
 import microgradnorm.functional as F
@@ -477,3 +479,34 @@ def test_gpt_dropout_is_random_in_training_and_off_in_eval():
 
 def test_nn_and_optim_are_reachable_from_the_package():
     assert mg.nn is nn and mg.optim.AdamW is not None
+
+
+# ----- finite differences and drawn shapes --------------------------------------------------
+@pytest.mark.parametrize("placement", nn.PLACEMENTS)
+def test_transformer_block_gradcheck(placement):
+    np.random.seed(0)
+    block = with_random_affine(nn.TransformerBlock(4, 2, placement=placement, n_layers=2))
+    x = mg.tensor(np.random.default_rng(1).standard_normal((2, 3, 4)), requires_grad=True)
+    assert mg.gradcheck(block, x)
+
+
+@settings(max_examples=12)
+@given(batch=st.integers(1, 2), seq=st.integers(1, 4), heads=st.sampled_from([1, 2]),
+       head_dim=st.integers(1, 3), placement=st.sampled_from(nn.PLACEMENTS),
+       norm=st.sampled_from(nn.NORMS), seed=st.integers(0, 2**16))
+def test_block_fused_equals_composite_on_drawn_shapes(batch, seq, heads, head_dim, placement,
+                                                      norm, seed):
+    np.random.seed(seed)
+    d_model = heads * head_dim
+    block = nn.TransformerBlock(d_model, heads, norm=norm, placement=placement, n_layers=3)
+    x_data = np.random.default_rng(seed).standard_normal((batch, seq, d_model))
+    results = []
+    for impl in ("fused", "composite"):
+        block.set_impl(impl)
+        block.zero_grad()
+        x = mg.tensor(x_data, requires_grad=True)
+        y = block(x)
+        y.backward(np.cos(np.arange(y.size)).reshape(y.shape))
+        results.append([y.data, x.grad] + [p.grad for p in block.parameters()])
+    for fused, composite in zip(*results):
+        np.testing.assert_allclose(fused, composite, rtol=0, atol=1e-10)
