@@ -105,16 +105,16 @@ class Module:
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError("call super().__init__() before assigning attributes")
-        for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
+        removed = [table.pop(name, None) for table in (self._parameters, self._modules)]
+        self._buffers.pop(name, None)
         if isinstance(value, Parameter):
             self._parameters[name] = value
-            _tree_version[0] += 1
         elif isinstance(value, Module):
             self._modules[name] = value
-            _tree_version[0] += 1
         elif name in self.__dict__.get("_buffer_names", ()):
             self._buffers[name] = value
+        if isinstance(value, (Parameter, Module)) or any(r is not None for r in removed):
+            _tree_version[0] += 1                 # cached paths and names are stale
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):

@@ -45,12 +45,22 @@ class Optimizer:
                 p.grad = None if set_to_none or p.grad is None else p.grad * 0
 
     def step(self):
+        """One update of every parameter that has a ``.grad``. All new values (and optimizer
+        states) are computed before any parameter is written, so a failing step (a
+        gradient of the wrong shape) changes nothing."""
+        updates = []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    state = self.state.setdefault(id(p), {})
-                    p.data[...] = self._update(p.data, p.grad, state, group)
-                    p._version_box[0] += 1
+                    if tuple(p.grad.shape) != p.shape:
+                        raise ValueError(f"{type(self).__name__}.step: a gradient has shape "
+                                         f"{tuple(p.grad.shape)}, its parameter {p.shape}")
+                    state = dict(self.state.get(id(p), {}))
+                    updates.append((p, self._update(p.data, p.grad, state, group), state))
+        for p, new, state in updates:
+            p.data[...] = new
+            p._version_box[0] += 1
+            self.state[id(p)] = state
 
     def _update(self, param, grad, state, group):
         raise NotImplementedError

@@ -510,3 +510,17 @@ def test_block_fused_equals_composite_on_drawn_shapes(batch, seq, heads, head_di
         results.append([y.data, x.grad] + [p.grad for p in block.parameters()])
     for fused, composite in zip(*results):
         np.testing.assert_allclose(fused, composite, rtol=0, atol=1e-10)
+
+
+def test_names_follow_changes_to_the_module_tree():
+    model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
+    x = mg.tensor(np.ones((1, 2)))
+    model(x)
+    old_weight = model[0].weight
+    model[0].weight = nn.Parameter(np.zeros((2, 2)))          # a new parameter: renamed
+    model(x)
+    assert model[0].weight.name == "0.weight"
+    model[0].bias = None                                        # a removed parameter
+    assert [name for name, _ in model.named_parameters()] == ["0.weight"]
+    assert old_weight.name == "0.weight"                        # names only what it owns
+    model(x)

@@ -106,3 +106,13 @@ def test_clip_grad_norm_matches_torch(max_norm, norm_type):
     assert total == pytest.approx(float(total_t), abs=1e-12)
     for p, pt in zip(params, params_t):
         np.testing.assert_allclose(p.grad, pt.grad.numpy(), rtol=0, atol=1e-12)
+
+
+def test_failed_step_changes_nothing():
+    a, b = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
+    opt = optim.Adam([a, b], lr=0.1)
+    a.grad, b.grad = np.ones(2), np.ones(2)                    # b's gradient has a bad shape
+    with pytest.raises(ValueError, match=r"shape \(2,\), its parameter \(3,\)"):
+        opt.step()
+    np.testing.assert_array_equal(a.data, 1)
+    assert opt.state == {} and a._version == 0
