@@ -114,10 +114,9 @@ def readme_training_script():
 
 def test_readme_training_script_runs(tmp_path):
     script = readme_training_script()
-    assert len(script.strip().splitlines()) <= 25
+    assert len([line for line in script.splitlines() if line.strip()]) <= 20
     result = subprocess.run([sys.executable, "-c", script], check=False, capture_output=True,
                             text=True, timeout=300, cwd=tmp_path, env=cli_env())
     assert result.returncode == 0, result.stderr
     losses = [float(v) for v in re.findall(r"loss ([0-9.]+)", result.stdout)]
-    assert len(losses) >= 2 and losses[-1] < losses[0]
-    assert (tmp_path / "gpt.npz").exists()
+    assert len(losses) == 5 and losses[-1] < losses[0] - 0.5
