@@ -22,6 +22,7 @@ Conventions:
 import itertools
 import math
 import numbers
+import weakref
 
 import numpy as np
 
@@ -78,7 +79,7 @@ class Parameter(Tensor):
 # their cached paths and parameter names are still right.
 _tree_version = [0]
 _call_paths = []          # stack of {id(module): dotted path} of the outermost module called
-_last_named_root = [None]
+_last_named_root = [None]  # weak reference to the module that named the parameters last
 
 
 class Module:
@@ -248,12 +249,13 @@ class Module:
         # Recomputed only when a module tree changed since, or another root named the
         # parameters last (a module shared by two models).
         cached = self._paths
-        if cached is None or cached[0] != _tree_version[0] or _last_named_root[0] is not self:
+        last = _last_named_root[0]
+        if cached is None or cached[0] != _tree_version[0] or last is None or last() is not self:
             paths = {id(module): path for path, module in self.named_modules()}
             for name, param in self.named_parameters():
                 param.name = name
             object.__setattr__(self, "_paths", (_tree_version[0], paths))
-            _last_named_root[0] = self
+            _last_named_root[0] = weakref.ref(self)
         return self._paths[1]
 
     # ----- state --------------------------------------------------------------------------
