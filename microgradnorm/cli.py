@@ -52,6 +52,48 @@ def cmd_graph(args):
         print(viz.INSTALL_HINT)
 
 
+def cmd_train(args):
+    from . import train
+
+    result = train.train_tiny_gpt(
+        args.steps, impl=args.impl, dtype=args.dtype, seed=args.seed,
+        progress=not args.no_progress, norm=args.norm, placement=args.placement,
+        d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
+        context_length=args.context, batch_size=args.batch_size, lr=args.lr)
+    losses = result.losses
+    print(f"tiny GPT on the Zen of Python: {result.model.num_parameters():,} parameters, "
+          f"{args.norm} {args.placement}-norm, impl={args.impl}, {args.dtype}")
+    if losses:
+        print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {len(losses)} steps, "
+              f"{1000 * result.seconds_per_step:.1f} ms/step (median)")
+    if args.sample:
+        print("sample:\n" + result.sample("Beautiful", length=args.sample, seed=args.seed))
+
+
+def _add_train_parser(commands):
+    from .functional import IMPLS
+    from .nn import NORMS, PLACEMENTS
+
+    train = commands.add_parser("train", help="train a tiny character-level GPT on the Zen "
+                                "of Python")
+    train.add_argument("--steps", type=int, default=300)
+    train.add_argument("--impl", choices=IMPLS, default="fused")
+    train.add_argument("--norm", choices=NORMS, default="layernorm")
+    train.add_argument("--placement", choices=PLACEMENTS, default="pre")
+    train.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    train.add_argument("--layers", type=int, default=2)
+    train.add_argument("--d-model", type=int, default=32)
+    train.add_argument("--heads", type=int, default=4)
+    train.add_argument("--context", type=int, default=32)
+    train.add_argument("--batch-size", type=int, default=16)
+    train.add_argument("--lr", type=float, default=3e-3)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--sample", type=int, default=200,
+                       help="characters to sample after training (0: none)")
+    train.add_argument("--no-progress", action="store_true", help="no progress bar")
+    train.set_defaults(run=cmd_train)
+
+
 def build_parser():
     parser = argparse.ArgumentParser(
         prog="microgradnorm",
@@ -76,6 +118,7 @@ def build_parser():
         "compare", help="one norm, composite vs fused: nodes, saved bytes, |diff|, time")
     _add_compare_args(compare, norms=True)
     compare.set_defaults(run=cmd_compare)
+    _add_train_parser(commands)
     return parser
 
 
