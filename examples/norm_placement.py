@@ -9,9 +9,9 @@ papers, or --init gpt2), takes one cross-entropy loss on a fixed random batch of
 and measures ‖∂L/∂θ_l‖ for the parameters θ_l of each block l and ‖∂L/∂x_l‖ for its input,
 averaged over a few initialisations. The ratio early blocks / late blocks says whether
 gradients reach the early layers unchanged (≈ 1), fade on the way down (« 1) or grow (» 1);
-the last block's gradient says how large the updates near the output are. Then, at depth 6, it trains
-each combination briefly on the Zen of Python and compares the losses: RMSNorm against
-LayerNorm, and the placements against one another. The conclusions are in
+the last block's gradient says how large the updates near the output are. Then, at
+depth 6, it trains each combination briefly on the Zen of Python and compares the losses:
+RMSNorm against LayerNorm, and the placements against one another. The conclusions are in
 docs/norm_placement.md.
 """
 

@@ -38,7 +38,7 @@ def cmd_compare(args):
 def cmd_demo(args):
     print("microgradnorm demo: every norm as a composite graph and as one fused node, "
           f"written to {args.out}/\n")
-    demo.run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed)
+    demo.run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps)
 
 
 def cmd_graph(args):
@@ -104,6 +104,8 @@ def build_parser():
     _add_compare_args(demo_, norms=False)
     demo_.add_argument("--out", default="microgradnorm-demo",
                        help="directory for the graphs and report.md (default %(default)s)")
+    demo_.add_argument("--train-steps", type=int, default=60,
+                       help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
     demo_.set_defaults(run=cmd_demo)
     graph = commands.add_parser(
         "graph", help="draw one norm's composite and fused backward graphs side by side")

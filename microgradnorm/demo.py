@@ -3,10 +3,13 @@ node, drawn side by side, checked against each other and against finite differen
 gathered in a report.
 
 For each norm in ``comparison.NORMS`` the demo writes ``<norm>_twin.svg`` and ``.png``
-(and the ``.dot`` source) into the output directory, prints one table for all norms, and
-writes ``report.md``, which puts the pictures and the table together. Without Graphviz's
-``dot`` program it still completes: it writes the ``.dot`` sources, the table and the
-report, and says how to install Graphviz.
+(and the ``.dot`` source) into the output directory and prints one table for all norms.
+Then it trains the tiny GPT twice from the same seed, once with composite and once with
+fused norms, reports that the loss curves agree, and draws the model's backward graph
+with each composite norm, attention and MLP folded into one box (``tiny_gpt_graph``).
+``report.md`` puts the pictures, the table and the training run together. Without
+Graphviz's ``dot`` program it still completes: it writes the ``.dot`` sources, the table
+and the report, and says how to install Graphviz.
 """
 
 import dataclasses
@@ -16,8 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
+from . import functional as F
 from . import viz
 from .comparison import NORMS, compare, summary_table
+from .train import compare_impls, zen_of_python
 
 
 @dataclasses.dataclass
@@ -25,14 +30,17 @@ class DemoResult:
     """What the demo made: the comparisons, the files written and the report's path."""
 
     comparisons: list
+    training: object         # train.ImplComparison, or None with train_steps=0
     files: list
     report: Path
     rendered: bool           # False when Graphviz's dot was missing (only .dot written)
 
 
-def run_demo(out_dir, shape=(2, 4, 8), dtype="float64", repeat=5, seed=0, echo=print):
+def run_demo(out_dir, shape=(2, 4, 8), dtype="float64", repeat=5, seed=0, train_steps=60,
+             progress=True, echo=print):
     """Run the demo into ``out_dir`` (created if needed); ``echo`` receives the progress
-    lines and the table. Returns a ``DemoResult``."""
+    lines and the tables. ``train_steps=0`` skips the training run. Returns a
+    ``DemoResult``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rendered = viz.dot_available()
@@ -44,23 +52,60 @@ def run_demo(out_dir, shape=(2, 4, 8), dtype="float64", repeat=5, seed=0, echo=p
                              twin_name(norm))
         files += written
         echo(f"  {norm:<15} twin graph -> " + ", ".join(p.name for p in written))
+    echo("")
+    echo(summary_table(comparisons))
+    training = None
+    if train_steps:
+        echo(f"\nTraining the tiny GPT ({train_steps} AdamW steps, float64) with composite "
+             "and with fused norms, from one seed:")
+        training = compare_impls(train_steps, seed=seed, progress=progress)
+        echo(training_summary(training))
+        written = viz.render(gpt_graph(training.composite), out_dir, "tiny_gpt_graph")
+        files += written
+        echo("  backward graph, norms, attention and MLPs folded -> "
+             + ", ".join(p.name for p in written))
     if not rendered:
         echo(viz.INSTALL_HINT)
     report = out_dir / "report.md"
-    report.write_text(report_markdown(comparisons, rendered))
+    report.write_text(report_markdown(comparisons, rendered, training))
     files.append(report)
-    echo("")
-    echo(summary_table(comparisons))
     echo(f"\nreport: {report}")
-    return DemoResult(comparisons, files, report, rendered)
+    return DemoResult(comparisons, training, files, report, rendered)
+
+
+def training_summary(training):
+    """The training run in a few lines: loss agreement, loss, time and graph per impl."""
+    c, f = training.composite, training.fused
+    agree = "agree" if training.max_loss_diff <= 1e-8 else "DISAGREE"
+    return "\n".join([
+        f"  loss curves {agree}: max |composite - fused| over {len(c.losses)} steps = "
+        f"{training.max_loss_diff:.1e}",
+        f"  loss {c.losses[0]:.3f} -> {c.losses[-1]:.3f} (composite), "
+        f"{f.losses[0]:.3f} -> {f.losses[-1]:.3f} (fused)",
+        f"  median step: composite {c.seconds_per_step * 1e3:.1f} ms, fused "
+        f"{f.seconds_per_step * 1e3:.1f} ms",
+        f"  op nodes per step: composite {c.graph_nodes}, fused {f.graph_nodes}; bytes saved "
+        f"for backward: composite {c.saved_bytes:,}, fused {f.saved_bytes:,}",
+    ])
+
+
+def gpt_graph(run):
+    """The backward graph of one training batch of ``run``'s model (a ``TrainResult``), with
+    every composite norm call, attention and MLP folded, boxed by module."""
+    model, config = run.model, run.config
+    ids = run.tokenizer.encode(zen_of_python()[:config["context_length"] + 1])
+    loss = F.cross_entropy(model(ids[None, :-1]), ids[None, 1:])
+    return viz.draw(loss, cluster=True, collapse=["norms", "attn", "mlp"],
+                    title=f"tiny GPT, {config['impl']} norms: {config['n_layers']} blocks, "
+                          f"d_model {config['d_model']}")
 
 
 def twin_name(norm):
     return f"{norm}_twin"
 
 
-def report_markdown(comparisons, rendered):
-    """The report: the table, then each norm's twin graph with its numbers."""
+def report_markdown(comparisons, rendered, training=None):
+    """The report: the table, each norm's twin graph with its numbers, the training run."""
     first = comparisons[0]
     lines = [
         "# microgradnorm demo: composite vs fused normalization",
@@ -94,6 +139,21 @@ def report_markdown(comparisons, rendered):
             "",
         ]
         name = twin_name(result.norm)
-        lines += ([f"![{result.norm}: composite and fused backward graphs]({name}.svg)", ""]
-                  if rendered else [f"Graph source: [{name}.dot]({name}.dot)", ""])
+        lines += _picture(name, f"{result.norm}: composite and fused backward graphs",
+                          rendered)
+    if training is not None:
+        lines += ["## Training the tiny GPT: composite vs fused", "",
+                  "The same model, seed, weights and batches, trained once with composite and "
+                  "once with fused norms (`microgradnorm.train.compare_impls`):", "",
+                  "```", training_summary(training), "```", "",
+                  "Its backward graph with the composite norms, each attention and each MLP "
+                  "folded into one grey box (`viz.draw(loss, cluster=True, "
+                  "collapse=[\"norms\", \"attn\", \"mlp\"])`):", ""]
+        lines += _picture("tiny_gpt_graph", "the tiny GPT's backward graph, folded", rendered)
     return "\n".join(lines)
+
+
+def _picture(name, alt, rendered):
+    if rendered:
+        return [f"![{alt}]({name}.svg)", ""]
+    return [f"Graph source: [{name}.dot]({name}.dot)", ""]

@@ -164,7 +164,11 @@ INSTALL_HINT = ("Graphviz's `dot` was not found, so only .dot sources were writt
 
 class _GraphDrawing:
     """Turns the nodes behind ``roots`` into DOT statements, with ids that start with
-    ``prefix`` (so two graphs can share one picture). Op nodes get ids ``{prefix}op{i}``."""
+    ``prefix`` (so two graphs can share one picture). Op nodes get ids ``{prefix}op{i}``.
+
+    Nodes are placed in the cluster of their module path (when clustering); every edge is
+    written after all nodes, at the top level, so that no edge mentions a node before its
+    own cluster has declared it (Graphviz would put the node where it is first named)."""
 
     def __init__(self, roots, prefix, show_saved, cluster, collapse):
         self.roots, self.prefix = roots, prefix
@@ -172,73 +176,100 @@ class _GraphDrawing:
         self.order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
         self.op_ids = {id(node): f"{prefix}op{i}" for i, node in enumerate(self.order)}
         self.folds = _fold_keys(self.order, collapse)
-        self.statements = []              # (module path, "node" | "edge", args, attrs)
+        self.box_ids = {key: f"{prefix}fold{i}"
+                        for i, key in enumerate(dict.fromkeys(self.folds.values()))}
+        self.leaf_ids = {}
+        self.nodes = []                   # (module path, id, label, style)
+        self.edges = {}                   # (source, target) -> style; ordered, no repeats
 
     def emit(self, graph):
-        self._add_folded_boxes()
-        self._add_ops_and_edges()
+        folded_leaves = self._folded_leaves()
+        self._add_folded_boxes(folded_leaves)
+        self._add_ops_and_edges(folded_leaves)
         self._add_roots()
         by_path = {}
-        for path, kind, args, attrs in self.statements:
-            by_path.setdefault(path if self.cluster else "", []).append((kind, args, attrs))
+        for path, node_id, label, style in self.nodes:
+            by_path.setdefault(path if self.cluster else "", []).append((node_id, label, style))
         _emit_clusters(graph, by_path, "", self.prefix)
+        for (source, target), style in self.edges.items():
+            graph.edge(source, target, **style)
 
     # Each op node either stands for itself or, when folded, for its box.
     def _target(self, node):
         key = self.folds.get(id(node))
-        return self.op_ids[id(node)] if key is None else self._box_id(key)
+        return self.op_ids[id(node)] if key is None else self.box_ids[key]
 
-    def _box_id(self, key):
-        return f"{self.prefix}fold{self._box_numbers.setdefault(key, len(self._box_numbers))}"
+    def _box_path(self, key, nodes):
+        kind, what = key
+        return what if kind == "module" else nodes[0].module
 
-    def _add_folded_boxes(self):
-        self._box_numbers = {}
+    def _members(self):
         members = {}
         for node in self.order:
             key = self.folds.get(id(node))
             if key is not None:
                 members.setdefault(key, []).append(node)
-        for key, nodes in members.items():
-            kind, what = key
-            saved = _saved_bytes(nodes)
-            head = (f"{what[0]} (composite)" if kind == "group" else what)
-            label = _html(_bold(head) + _small(
-                f"{_plural(len(nodes), 'op node')} · {saved:,} B saved · folded"))
-            path = nodes[0].module if kind == "group" else _parent(what)
-            self.statements.append((path, "node", (self._box_id(key), label),
-                                    _STYLE["folded"]))
+        return members
 
-    def _add_ops_and_edges(self):
-        leaves, saved_drawn, edges = {}, set(), set()
+    def _folded_leaves(self):
+        """{id(leaf): box key} for the parameters a box hides: leaves named inside the
+        folded module (``blocks.0.attn.qkv.weight`` in ``blocks.0.attn``) that feed only
+        that box. Inputs and parameters used elsewhere stay drawn."""
+        consumers, leaves = {}, {}
+        for node in self.order:
+            for t in node.inputs:
+                if t is not None and t.grad_fn is None and t.requires_grad:
+                    consumers.setdefault(id(t), set()).add(self.folds.get(id(node), node))
+                    leaves[id(t)] = t
+        paths = {key: self._box_path(key, nodes) for key, nodes in self._members().items()}
+        folded = {}
+        for key_id, used_by in consumers.items():
+            (only,) = used_by if len(used_by) == 1 else (None,)
+            name = leaves[key_id].name or ""
+            if isinstance(only, tuple) and paths[only] and name.startswith(paths[only] + "."):
+                folded[key_id] = only
+        return folded
+
+    def _add_folded_boxes(self, folded_leaves):
+        for key, nodes in self._members().items():
+            kind, what = key
+            params = sum(1 for k in folded_leaves.values() if k == key)
+            head = f"{what[0]} (composite)" if kind == "group" else what
+            details = [_plural(len(nodes), "op node")]
+            details += [_plural(params, "parameter")] if params else []
+            details += [f"{_saved_bytes(nodes):,} B saved", "folded"]
+            label = _html(_bold(head) + _small(" · ".join(details)))
+            path = nodes[0].module if kind == "group" else _parent(what)
+            self.nodes.append((path, self.box_ids[key], label, _STYLE["folded"]))
+
+    def _add_ops_and_edges(self, folded_leaves):
+        saved_drawn = set()
         named = self._tensor_names()
         for node in self.order:
             target = self._target(node)
             if self.folds.get(id(node)) is None:
                 style = "fused" if _is_fused(node) else "op"
-                self.statements.append((node.module, "node", (target, _op_label(node)),
-                                        _STYLE[style]))
+                self.nodes.append((node.module, target, _op_label(node), _STYLE[style]))
                 if self.show_saved:
                     self._add_saved(node, target, saved_drawn, named)
             for tensor in node.inputs:
-                source = self._source(tensor, leaves)
-                if source is not None and source != target and (source, target) not in edges:
-                    edges.add((source, target))
-                    self.statements.append((node.module, "edge", (source, target), {}))
+                if tensor is None or id(tensor) in folded_leaves:
+                    continue
+                source = self._source(tensor)
+                if source is not None and source != target:
+                    self.edges.setdefault((source, target), {})
 
-    def _source(self, tensor, leaves):
-        if tensor is None:
-            return None
+    def _source(self, tensor):
         if tensor.grad_fn is not None:
             return self._target(tensor.grad_fn)
         if not tensor.requires_grad:
             return None                   # constants (eps, running stats) are not drawn
-        if id(tensor) not in leaves:
-            leaves[id(tensor)] = f"{self.prefix}leaf{len(leaves)}"
+        if id(tensor) not in self.leaf_ids:
+            leaf_id = self.leaf_ids[id(tensor)] = f"{self.prefix}leaf{len(self.leaf_ids)}"
             label = _html(_bold(tensor.name or "leaf") + _small(_meta(tensor.shape,
                                                                         tensor.dtype)))
-            self.statements.append((_parent(tensor.name or ""), "node",
-                                    (leaves[id(tensor)], label), _STYLE["leaf"]))
-        return leaves[id(tensor)]
+            self.nodes.append((_parent(tensor.name or ""), leaf_id, label, _STYLE["leaf"]))
+        return self.leaf_ids[id(tensor)]
 
     def _add_saved(self, node, target, drawn, named):
         owners = {id(memory_owner(a)): memory_owner(a) for a in node.saved_arrays()}
@@ -249,17 +280,16 @@ class _GraphDrawing:
                 what = f"saved: {named[id(owner)]}" if id(owner) in named else "saved"
                 label = _html(_escape(what) + _small(
                     f"{_meta(owner.shape, owner.dtype)} · {owner.nbytes:,} B"))
-                self.statements.append((node.module, "node", (saved_id, label),
-                                        _STYLE["saved"]))
-            self.statements.append((node.module, "edge", (saved_id, target), _SAVED_EDGE))
+                self.nodes.append((node.module, saved_id, label, _STYLE["saved"]))
+            self.edges.setdefault((saved_id, target), _SAVED_EDGE)
 
     def _add_roots(self):
         for i, root in enumerate(self.roots):
             root_id = f"{self.prefix}root{i}"
             label = _html(_bold(root.name or "output") + _small(_meta(root.shape, root.dtype)))
-            self.statements.append(("", "node", (root_id, label), _STYLE["root"]))
+            self.nodes.append(("", root_id, label, _STYLE["root"]))
             if root.grad_fn is not None:
-                self.statements.append(("", "edge", (self._target(root.grad_fn), root_id), {}))
+                self.edges.setdefault((self._target(root.grad_fn), root_id), {})
 
     def _tensor_names(self):
         # What a saved buffer is, when a tensor of the graph holds it: a leaf's name or
@@ -274,8 +304,8 @@ class _GraphDrawing:
 
 
 def _emit_clusters(graph, by_path, path, prefix):
-    for kind, args, attrs in by_path.get(path, ()):
-        (graph.node if kind == "node" else graph.edge)(*args, **attrs)
+    for node_id, label, style in by_path.get(path, ()):
+        graph.node(node_id, label, **style)
     children = sorted({_child(path, p) for p in by_path if _is_below(p, path)})
     for child in children:
         with graph.subgraph(name=f"cluster_{prefix}{_cluster_name(child)}") as sub:

@@ -98,14 +98,23 @@ def test_collapse_norms_folds_each_composite_norm_call():
     full = mg.graph_stats(loss).nodes
     source = viz.draw(loss, collapse="norms").source
     boxes = re.findall(r"layer_norm \(composite\)</B><BR/><FONT POINT-SIZE=\"10\">(\d+) op "
-                       r"nodes · ([\d,]+) B saved", source)
-    assert len(boxes) == 2
+                       r"nodes · 2 parameters · ([\d,]+) B saved", source)
+    assert len(boxes) == 2                      # γ and β of blocks.N.ln1 go into the box
     hidden = sum(int(n) for n, _ in boxes)
     assert len(op_ids(source)) == full - hidden
+    assert "ln1.weight" not in source and "blocks.0.proj" in source
     x = leaf((3, 4, 8))
     alone = mg.graph_stats(F.layer_norm(x, 8, leaf((8,)), leaf((8,)), impl="composite"))
     assert all(int(n) == alone.nodes for n, _ in boxes)
     assert all(int(b.replace(",", "")) == alone.saved_bytes for _, b in boxes)
+
+
+def test_a_folded_box_keeps_inputs_and_parameters_used_elsewhere():
+    x = leaf((2, 4), "x")
+    w = leaf((4,), "w")
+    y = F.rms_norm(x, 4, w, impl="composite") * w       # w also feeds the Mul outside
+    source = viz.draw(y, collapse="norms").source
+    assert ">x<" in source and ">w<" in source and "parameter" not in source
 
 
 def test_collapse_by_module_name_folds_every_block_and_keeps_edges():
@@ -130,6 +139,11 @@ def test_clusters_nest_by_module_path():
     for path in ("blocks", "blocks.0", "blocks.0.ln1", "blocks.1.ln1"):
         assert f"label=<{path}>" in source
     assert re.search(r"subgraph cluster_blocks_2e_0_2e_ln1 \{", source)
+    # Edges come after every cluster, at the top level: an edge inside a cluster would pull
+    # a node not declared yet into that cluster.
+    edges = [line for line in source.splitlines() if " -> " in line]
+    assert edges and all(line.startswith("\t") and not line.startswith("\t\t")
+                         for line in edges)
 
 
 def test_bad_arguments_are_clear():
@@ -205,26 +219,33 @@ def run_cli(*args, cwd, path=None):
 
 @needs_dot
 def test_demo_end_to_end(tmp_path):
-    result = run_cli("demo", "--out", "out", "--repeat", "1", cwd=tmp_path)
+    result = run_cli("demo", "--out", "out", "--repeat", "1", "--train-steps", "3",
+                     cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     out = tmp_path / "out"
+    agree = re.search(r"loss curves agree: max \|composite - fused\| over 3 steps = (\S+)",
+                      result.stdout)
+    assert agree and float(agree.group(1)) <= 1e-8
+    assert (out / "tiny_gpt_graph.svg").stat().st_size > 0
     for norm in NORMS:
         for ext in ("dot", "svg", "png"):
             assert (out / f"{norm}_twin.{ext}").stat().st_size > 0
         assert re.search(rf"^{norm}\s+output\s+\d+ / 1\s", result.stdout, re.M), norm
     report = (out / "report.md").read_text()
     assert all(f"]({norm}_twin.svg)" in report for norm in NORMS)
-    assert "| norm | quantity |" in report
-    diffs = [float(v) for v in re.findall(r"\s(\d\.\de[+-]\d\d)", result.stdout)]
+    assert "| norm | quantity |" in report and "](tiny_gpt_graph.svg)" in report
+    table = result.stdout.split("Training the tiny GPT")[0]
+    diffs = [float(v) for v in re.findall(r"\s(\d\.\de[+-]\d\d)", table)]
     assert len(diffs) >= 25 and max(diffs) < 1e-7      # |f-c| ~1e-16, FD ~1e-9 in float64
 
 
 def test_demo_without_graphviz_still_completes(tmp_path):
-    result = run_cli("demo", "--out", "out", "--repeat", "1", cwd=tmp_path, path="")
+    result = run_cli("demo", "--out", "out", "--repeat", "1", "--train-steps", "2",
+                     cwd=tmp_path, path="")
     assert result.returncode == 0, result.stderr
     assert "install" in result.stdout and "graphviz" in result.stdout
     out = tmp_path / "out"
-    assert sorted(p.suffix for p in out.iterdir()) == [".dot"] * len(NORMS) + [".md"]
+    assert sorted(p.suffix for p in out.iterdir()) == [".dot"] * (len(NORMS) + 1) + [".md"]
     assert "layernorm_twin.dot" in (out / "report.md").read_text()
 
 
