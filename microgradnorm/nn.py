@@ -489,9 +489,10 @@ class ReLU(Module):
 
 
 class GELU(Module):
-    """GELU, tanh approximation (see ``F.gelu``)."""
+    """GELU (see ``F.gelu``): exact by default, as in PyTorch; ``approximate="tanh"`` for
+    GPT-2's form."""
 
-    def __init__(self, approximate="tanh"):
+    def __init__(self, approximate="none"):
         super().__init__()
         F.gelu(Tensor([0.0]), approximate)                    # validates approximate
         self.approximate = approximate
@@ -756,8 +757,8 @@ class CausalSelfAttention(Module):
 
 
 class FeedForward(Module):
-    """Position-wise MLP: ``fc2(act(fc1(x)))``, d_model → hidden → d_model (GELU by
-    default, GPT-2's; ``activation="silu"`` etc.)."""
+    """Position-wise MLP: ``fc2(act(fc1(x)))``, d_model → hidden → d_model (by default
+    GELU in GPT-2's tanh form, which is all elementwise NumPy; ``activation="silu"`` etc.)."""
 
     def __init__(self, d_model, hidden=None, activation="gelu", dropout=0.0, dtype=None,
                  device="cpu"):
@@ -765,7 +766,7 @@ class FeedForward(Module):
         _check_choice("FeedForward", "activation", activation, tuple(_ACTIVATIONS))
         hidden = 4 * d_model if hidden is None else hidden
         self.fc1 = Linear(d_model, hidden, dtype=dtype, device=device)
-        self.act = _ACTIVATIONS[activation]()
+        self.act = GELU("tanh") if activation == "gelu" else _ACTIVATIONS[activation]()
         self.fc2 = Linear(hidden, d_model, dtype=dtype, device=device)
         self.dropout = Dropout(dropout)
 

@@ -14,7 +14,9 @@ torch = pytest.importorskip("torch")
 TF = torch.nn.functional
 
 ACTIVATIONS = {
-    "gelu": (F.gelu, lambda t: TF.gelu(t, approximate="tanh")),
+    "gelu": (F.gelu, TF.gelu),                                   # exact, both defaults
+    "gelu_tanh": (lambda t: F.gelu(t, approximate="tanh"),
+                  lambda t: TF.gelu(t, approximate="tanh")),
     "silu": (F.silu, TF.silu),
     "sigmoid": (F.sigmoid, torch.sigmoid),
     "softmax": (F.softmax, lambda t: torch.softmax(t, -1)),
@@ -123,6 +125,21 @@ def test_dropout_keeps_the_expectation_and_its_gradient_is_the_mask():
     assert F.dropout(x, 0.25, training=False) is x
 
 
-def test_gelu_exact_form_is_refused():
-    with pytest.raises(ValueError, match="approximate"):
-        F.gelu(mg.tensor([1.0]), approximate="none")
+def test_gelu_rejects_an_unknown_approximation():
+    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
+        F.gelu(mg.tensor([1.0]), approximate="sigmoid")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_erf_keeps_the_dtype_and_matches_torch(dtype):
+    x = np.linspace(-4, 4, 33).astype(dtype)
+    y = mg.ops.erf(mg.tensor(x))
+    assert y.dtype == np.dtype(dtype)
+    expected = torch.erf(torch.tensor(x.astype(np.float64))).numpy()
+    np.testing.assert_allclose(y.data, expected, atol=float(np.finfo(dtype).eps))
+
+
+def test_erf_gradcheck():
+    x = mg.tensor(np.random.default_rng(2).standard_normal((3, 4)), requires_grad=True)
+    assert mg.gradcheck(mg.ops.erf, x)
+    assert mg.gradcheck(F.gelu, x)
