@@ -8,6 +8,7 @@ micrograd; gradients are summed per node output and accumulated into leaf ``.gra
 """
 
 import contextlib
+import itertools
 
 from .backend import array_module, device_of, memory_owner
 
@@ -37,6 +38,8 @@ class Context:
         inputs: the input Tensors, in call order (also those that need no gradient).
         needs_input_grad: one bool per input; backward may return None where it is False.
         module: the module path active when the node was recorded (for the visualizer).
+        group: the innermost ``op_group`` the node was recorded in, as (name, call number),
+            or None: it tells which nodes one composite norm call made (for the visualizer).
     """
 
     # Until set on the node: nothing saved, the graph not freed, no outputs recorded.
@@ -50,6 +53,7 @@ class Context:
         self.inputs = inputs
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
         self.module = _module_path()
+        self.group = _group_stack[-1] if _group_stack else None
 
     @property
     def name(self):
@@ -194,6 +198,21 @@ def module_scope(path):
 
 def _module_path():
     return _module_stack[-1] if _module_stack else ""
+
+
+# Op groups: a functional norm marks the nodes of one call, so that the visualizer can fold
+# a composite norm's subgraph into one box. Each call gets its own number.
+_group_stack = []
+_group_calls = itertools.count()
+
+
+@contextlib.contextmanager
+def op_group(name):
+    _group_stack.append((name, next(_group_calls)))
+    try:
+        yield
+    finally:
+        _group_stack.pop()
 
 
 def topological_order(root_nodes):
@@ -347,4 +366,4 @@ def _accumulate(captured, tensor, g):
 
 # tensor builds on this module (Tensor.backward, Function.apply makes Tensors); importing the
 # module object last lets either module be imported first.
-from . import tensor as _tensor
+from . import tensor as _tensor  # noqa: E402  (tensor imports this module)

@@ -414,6 +414,21 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+class Erf(Function):
+    """The error function, erf(x) = 2/√π ∫₀ˣ exp(-t²) dt (for the exact GELU)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return backend.erf(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        xp = backend.array_module(x)
+        return grad * (2 / np.sqrt(np.pi)) * xp.exp(-x * x)        # d erf/dx = 2/√π·e^(−x²)
+
+
 # ----- functional forms ---------------------------------------------------------------------
 def pow(x, exponent):
     """``x ** exponent``; ``exponent`` must be a number (a Tensor exponent is not supported)."""
@@ -442,3 +457,7 @@ def stack(tensors, axis=0):
 
 def matmul(a, b):
     return MatMul.apply(a, b)
+
+
+def erf(x):
+    return Erf.apply(x)
