@@ -389,6 +389,44 @@ def engine_overhead(layers=50, width=4, batch=2, repeat=20, warmup=2):
     return EngineResult(nodes, time_call(step, repeat, warmup))
 
 
+@dataclasses.dataclass(frozen=True)
+class StepResult:
+    impl: str
+    nodes: int                   # op nodes behind one step's loss
+    timing: Timing               # one training step
+
+    @property
+    def us_per_node(self):
+        return self.timing.median / self.nodes * 1e6
+
+
+def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_length=32,
+                     batch_size=16, vocab_size=64, dtype="float64", repeat=5, warmup=1,
+                     device="cpu", seed=0):
+    """Time one training step of the tiny transformer: ``nn.GPT`` with the defaults of
+    ``train_tiny_gpt`` (d_model 32, 4 heads, 2 blocks, context 32, batch 16, float64) on
+    random tokens: forward, cross-entropy, ``zero_grad``, backward and an AdamW update.
+    ``impl`` picks the norms; at this size the step is mostly engine work."""
+    from . import nn, optim
+    from .functional import cross_entropy
+
+    model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers, impl=impl,
+                   dtype=dtype, device=device)
+    optimizer = optim.AdamW(model.parameters(), lr=1e-3)
+    tokens = np.random.default_rng(seed).integers(0, vocab_size,
+                                                  (batch_size, context_length + 1))
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]                     # (B, T), (B, T)
+
+    def step():
+        loss = cross_entropy(model(inputs), targets)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    nodes = graph_stats(cross_entropy(model(inputs), targets)).nodes
+    return StepResult(impl, nodes, time_call(step, repeat, warmup))
+
+
 # ----- the whole run ------------------------------------------------------------------------
 def machine_description(device="cpu"):
     """A few lines naming what the numbers were measured on."""

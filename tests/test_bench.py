@@ -117,6 +117,17 @@ def test_engine_overhead_counts_three_nodes_per_layer_and_the_sum():
     assert result.us_per_node == pytest.approx(result.timing.median / 10 * 1e6)
 
 
+def test_transformer_step_times_a_training_step_with_fewer_nodes_when_fused():
+    steps = {impl: bench.transformer_step(impl, d_model=8, n_heads=2, n_layers=1,
+                                          context_length=4, batch_size=2, vocab_size=11,
+                                          repeat=2, warmup=0)
+             for impl in ("composite", "fused")}
+    assert steps["fused"].nodes < steps["composite"].nodes
+    for step in steps.values():
+        assert len(step.timing.samples) == 2 and step.timing.min > 0
+        assert step.us_per_node == pytest.approx(step.timing.median / step.nodes * 1e6)
+
+
 def run_cli(*args):
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.run([sys.executable, "-m", "microgradnorm", *args], check=False,
@@ -130,6 +141,8 @@ def test_bench_quick_prints_the_machine_the_engine_and_the_table_last():
     out = result.stdout
     assert re.search(r"copyto bandwidth: [0-9.]+ GB/s", out)
     assert re.search(r"engine: [0-9.]+ us per node", out)
+    for impl in ("composite", "fused"):
+        assert re.search(rf"tiny transformer step \({impl} norms\): [0-9.]+ ms, \d+ nodes", out)
     table = out.strip().split("\n\n")[-1].splitlines()
     assert table[0].startswith("norm")
     rows = [line.split() for line in table[2:]]
