@@ -175,12 +175,11 @@ def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
     forms g = dy·w only at the end, where it is needed element by element.
     """
     xp, acc, (rows, size) = array_module(x), rstd.dtype, x.shape
-    w = _acc(weight, acc) if weight is not None else None                  # (D,)
+    w = xp.ones(size, acc) if weight is None else _acc(weight, acc)        # (D,)  1: no weight
     dx = xp.empty_like(x)                                   # (M, D)
     dweight = xp.zeros(size, acc) if weight is not None else None
     dbias = xp.zeros(size, acc) if need_bias_grad else None
     block_rows = min(_block_rows(x), rows)
-    ones = xp.ones(size, acc)
     ones_rows = xp.ones(block_rows, acc)
     xc_buffer, product_buffer = xp.empty((2, block_rows, size), acc)
     for block in _row_blocks(x):
@@ -197,13 +196,13 @@ def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
             dweight += rb @ dy_xc                           # (D,)
         if dbias is not None:
             dbias += ones_rows[:rows_here] @ dyb            # (D,)
-        mean_g_xhat = rb * (dy_xc @ (ones if w is None else w)) / size    # (m,)
+        mean_g_xhat = rb * (dy_xc @ w) / size               # (m,)
         # The part of g the statistics take back: xc·rstd·mean(g·x̂) (+ mean(g)).
         taken = xp.multiply(xc, (rb * mean_g_xhat)[:, None], out=xc_buffer[:rows_here])
         if not rms:
-            taken += (dyb @ (ones if w is None else w) / size)[:, None]
-        if w is None:
-            g = xp.subtract(dyb, taken, out=taken)          # (m, D)  g = dy
+            taken += (dyb @ w / size)[:, None]
+        if weight is None:
+            g = xp.subtract(dyb, taken, out=taken)          # (m, D)  g = dy: no pass for w = 1
         else:
             g = xp.multiply(dyb, w, out=dy_xc)              # (m, D)  g = dy·w, reusing scratch
             g -= taken
