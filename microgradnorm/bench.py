@@ -7,12 +7,16 @@ to read a clock:
     every sample (seconds); ``Timing.median`` is what tables show. The default timer is the
     wall clock around one call, with ``synchronize()`` before and after it when given (a
     GPU stream); pass ``timer(fn) -> seconds`` to measure otherwise (CUDA events).
+    ``time_interleaved({name: fn}, ...)`` times several callables in turns, so that load
+    from other processes falls on all of them alike.
   * ``copy_bandwidth(xp, ...)`` is the machine's own yardstick: GB/s of ``xp.copyto``
     between two large arrays (bytes read + bytes written), measured in the same run.
   * ``BenchRow`` is one measurement (norm, shape, dtype, impl, phase, timing, the minimal
     bytes that phase must move, bytes saved for backward); its GB/s, % of copy bandwidth
     and speed-ups over the composite graph and over PyTorch derive from it.
   * ``format_table(rows)`` prints them; ``run_norm_bench`` fills them.
+  * ``engine_overhead()`` is the engine's cost per node on tiny tensors, and
+    ``transformer_step(impl)`` the training step of the tiny ``nn.GPT``.
 
 Minimal bytes: a norm must at least read its full-size inputs and write its full-size
 outputs once. LayerNorm, RMSNorm, BatchNorm: forward reads x and writes y (2·M·D·itemsize),
