@@ -115,11 +115,11 @@ def cmd_bench(args):
     engine = bench.engine_overhead(repeat=repeat * 3)
     print(f"  engine: {engine.us_per_node:.1f} us per node, forward + backward "
           f"({engine.nodes} nodes, tiny tensors)")
-    for impl in ("composite", "fused"):
-        step = bench.transformer_step(impl, repeat=repeat)
-        print(f"  tiny transformer step ({impl} norms): {step.timing.median * 1e3:.1f} ms, "
-              f"{step.nodes} nodes, {step.us_per_node:.1f} us per node (nn.GPT d_model 32, "
-              f"2 blocks, batch 16 x 32, float64, AdamW)")
+    steps = [bench.transformer_step(impl, repeat=repeat) for impl in ("composite", "fused")]
+    print("  tiny transformer training step (nn.GPT d_model 32, 2 blocks, batch 16 x 32, "
+          "float64, AdamW):")
+    print("    " + ", ".join(f"{s.impl} norms {s.timing.median * 1e3:.1f} ms ({s.nodes} nodes)"
+                            for s in steps))
     progress = None if args.quiet else (lambda text: print(f"  running {text}",
                                                            file=sys.stderr, flush=True))
     rows = bench.run_norm_bench(args.norm, shapes, args.dtype, device=args.device,
