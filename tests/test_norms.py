@@ -9,7 +9,7 @@ saved bytes §7, worked example §9).
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import microgradnorm as mg
@@ -385,6 +385,11 @@ def test_row_norm_low_precision_close_to_float64_and_keeps_dtype(norm, dtype, to
                                       [u.astype(np.float64) for u in upstream]))
     summed = low["x"].astype(np.float64) + low.get("residual", 0)
     axes = tuple(range(len(shape) - len(normalized_shape), len(shape)))
+    if "rms" in norm and dtype == np.float16:
+        # The composite graph's intermediate gradients grow like rstd³·|x| (Div, then Sqrt
+        # backward): for a row whose RMS is ~0.001 they pass float16's 65504 and become inf,
+        # a range limit of float16 arithmetic, not an error of either implementation.
+        assume(np.sqrt((summed * summed).mean(axes)).min() >= 0.05)
     tol *= conditioning(summed, axes, eps, centered="layer" in norm)
     for impl in IMPLS:
         named = as_named(*mg_row_norm(norm, impl, low, normalized_shape, eps, upstream))
