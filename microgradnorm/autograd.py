@@ -87,6 +87,14 @@ class Context:
         """The saved arrays without checks (for accounting, e.g. ``graph_stats``)."""
         return () if self._freed else tuple(a for a in self._saved if a is not None)
 
+    def named_saved_arrays(self):
+        """(name or None, array) for each saved array, names from the Function's
+        ``saved_names`` (for the visualizer)."""
+        if self._freed:
+            return ()
+        names = self.function.saved_names or (None,) * len(self._saved)
+        return tuple((n, a) for n, a in zip(names, self._saved) if a is not None)
+
     def _track_saved(self, inputs, outputs):
         # A saved array that *is* the data of an input or output tensor gets that tensor's
         # version recorded, so an in-place op on the tensor before backward is detected.
@@ -120,7 +128,12 @@ class Function:
     and are called through ``apply(*inputs, **options)``, where inputs are Tensors (or
     numbers and arrays, taken as constants; None stays None, for an absent optional input
     such as a bias). ``options`` are passed to forward unchanged.
+
+    ``saved_names`` may name what forward saves, in ``save_for_backward``'s order; the
+    visualizer labels saved arrays with them.
     """
+
+    saved_names = ()
 
     @staticmethod
     def forward(ctx, *args, **options):

@@ -272,12 +272,15 @@ class _GraphDrawing:
         return self.leaf_ids[id(tensor)]
 
     def _add_saved(self, node, target, drawn, named):
-        owners = {id(memory_owner(a)): memory_owner(a) for a in node.saved_arrays()}
-        for owner in owners.values():        # an op that saves one buffer twice: one line
+        owners = {}                          # an op that saves one buffer twice: one line
+        for name, array in node.named_saved_arrays():
+            owners.setdefault(id(memory_owner(array)), (memory_owner(array), name))
+        for owner, saved_name in owners.values():
             saved_id = f"{self.prefix}saved{id(owner)}"
             if saved_id not in drawn:
                 drawn.add(saved_id)
-                what = f"saved: {named[id(owner)]}" if id(owner) in named else "saved"
+                name = named.get(id(owner), saved_name)   # the tensor's name, else the op's
+                what = f"saved: {name}" if name else "saved"
                 label = _html(_escape(what) + _small(
                     f"{_meta(owner.shape, owner.dtype)} · {owner.nbytes:,} B"))
                 self.nodes.append((node.module, saved_id, label, _STYLE["saved"]))
@@ -293,7 +296,8 @@ class _GraphDrawing:
 
     def _tensor_names(self):
         # What a saved buffer is, when a tensor of the graph holds it: a leaf's name or
-        # "<Op> output". Buffers no tensor holds (a fused node's mean, rstd) stay "saved".
+        # "<Op> output". Buffers no tensor holds (a fused node's mean, rstd) take the name
+        # the op gives them (``Function.saved_names``), if any.
         names = {}
         for t in [t for node in self.order for t in node.inputs] + list(self.roots):
             if t is not None:

@@ -74,6 +74,7 @@ def test_twin_graph_node_counts_match_graph_stats(norm):
         assert f"{side}: {stats.nodes} op {word} · {stats.saved_bytes:,} bytes saved" \
             in dot.source
     assert twin.fused.saved_bytes < twin.composite.saved_bytes
+    assert "saved: rstd" in dot.source                 # named by the fused Function
 
 
 def test_saved_nodes_add_up_to_graph_stats_bytes():

@@ -31,6 +31,8 @@ def _reshaped(dbias, ctx):
 
 
 class LayerNorm(Function):
+    saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
+
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_shape, eps):
         ctx.normalized_shape = normalized_shape
@@ -53,6 +55,8 @@ class LayerNorm(Function):
 
 
 class RMSNorm(Function):
+    saved_names = ("x", "weight", "rstd")    # what forward saves, in order
+
     @staticmethod
     def forward(ctx, x, weight, normalized_shape, eps):
         ctx.normalized_shape = normalized_shape
@@ -71,6 +75,8 @@ class RMSNorm(Function):
 
 class AddLayerNorm(Function):
     """(x, residual) -> (LayerNorm(x + residual), x + residual) in one node."""
+
+    saved_names = ("x + residual", "weight", "mean", "rstd")    # what forward saves, in order
 
     @staticmethod
     def forward(ctx, x, residual, weight, bias, normalized_shape, eps):
@@ -99,6 +105,8 @@ class AddLayerNorm(Function):
 class AddRMSNorm(Function):
     """(x, residual) -> (RMSNorm(x + residual), x + residual) in one node."""
 
+    saved_names = ("x + residual", "weight", "rstd")    # what forward saves, in order
+
     @staticmethod
     def forward(ctx, x, residual, weight, normalized_shape, eps):
         ctx.normalized_shape = normalized_shape
@@ -125,6 +133,8 @@ class BatchNorm(Function):
     In training it normalizes with the batch statistics and updates ``running_mean`` and
     ``running_var`` (arrays, or None) in place; in eval it normalizes with them.
     """
+
+    saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
 
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
