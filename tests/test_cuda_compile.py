@@ -56,7 +56,7 @@ def test_every_cu_file_compiles_for_sm80_and_sm90(tmp_path):
     unit.write_text(instantiating_unit(cuda.SOURCE, names))
     # One nvcc call per architecture, both at once (device code only: -cubin).
     runs = {arch: subprocess.Popen(
-        [nvcc, "-cubin", f"-arch={arch}", "-std=c++17", "-Werror", "all-warnings",
+        [nvcc, "-cubin", f"-arch={arch}", "-Werror", "all-warnings",
          "-o", str(tmp_path / f"{arch}.cubin"), str(unit)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for arch in ARCHS}
     for arch, run in runs.items():
@@ -99,8 +99,7 @@ def test_the_source_compiles_under_nvrtc(arch):
     try:
         for name in cuda.name_expressions():
             assert lib.nvrtcAddNameExpression(program, name.encode()) == 0
-        options = [b"--std=c++17", f"--gpu-architecture={arch}".encode(),
-                   f"-I{include}".encode()]
+        options = [f"--gpu-architecture={arch}".encode(), f"-I{include}".encode()]
         result = lib.nvrtcCompileProgram(program, len(options),
                                          (ctypes.c_char_p * len(options))(*options))
         size = ctypes.c_size_t()

@@ -143,8 +143,7 @@ def _module(cp):
     if key not in _modules:
         with open(SOURCE, encoding="utf-8") as file:
             code = file.read()
-        _modules[key] = cp.RawModule(code=code, options=("--std=c++17",),
-                                     name_expressions=name_expressions())
+        _modules[key] = cp.RawModule(code=code, name_expressions=name_expressions())
     return _modules[key]
 
 
