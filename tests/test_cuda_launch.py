@@ -45,11 +45,12 @@ def test_vector_width_falls_back_to_scalar(itemsize):
 
 
 # ----- launch configuration -------------------------------------------------------------------
-@given(cols=st.integers(1, 20000), vec=st.sampled_from([1, 4, 8]))
-def test_launch_config_covers_each_row_once_with_an_instantiated_kernel(cols, vec):
+@given(cols=st.integers(1, 20000), vec=st.sampled_from([1, 4, 8]),
+       target=st.sampled_from([cuda.FORWARD_TARGET_THREADS, cuda.BACKWARD_TARGET_THREADS]))
+def test_launch_config_covers_each_row_once_with_an_instantiated_kernel(cols, vec, target):
     if cols % vec:
         return                                   # vector_width never picks such a vec
-    config = cuda.launch_config(cols, vec)
+    config = cuda.launch_config(cols, vec, target)
     capacity = cuda.MAX_THREADS * max(cuda.nv_choices(vec)) * vec
     if config is None:
         assert cols > capacity
@@ -81,7 +82,7 @@ def test_launch_config_covers_each_row_once_with_an_instantiated_kernel(cols, ve
     (8191, 1, (16, 512, 512)),           # odd: scalar loads, the most a block holds
 ])
 def test_launch_config_examples(cols, vec, expected):
-    config = cuda.launch_config(cols, vec)
+    config = cuda.launch_config(cols, vec, cuda.FORWARD_TARGET_THREADS)
     if len(expected) == 5:
         assert tuple(config) == expected
     else:
@@ -95,9 +96,11 @@ def test_every_tested_and_benchmarked_row_length_runs_a_kernel(dtype, cols):
     kernel it needs is in the loader's name_expressions. (Misaligned views are copied to
     aligned buffers first, so the address is always aligned here.)"""
     names = set(cuda.name_expressions())
-    config = cuda.launch_config(cols, cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256]))
-    assert config is not None
-    for kernel in ("norm_forward", "norm_backward"):
+    vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
+    for kernel, target in (("norm_forward", cuda.FORWARD_TARGET_THREADS),
+                           ("norm_backward", cuda.BACKWARD_TARGET_THREADS)):
+        config = cuda.launch_config(cols, vec, target)
+        assert config is not None
         assert cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv) in names
 
 
@@ -106,6 +109,17 @@ def test_only_misaligned_views_of_vectorizable_rows_are_realigned():
     assert not cuda.needs_realignment(4, 1024, 256)
     assert not cuda.needs_realignment(4, 1023, 256 + 4)      # scalar loads anyway
     assert cuda.needs_realignment(2, 8, 2) and not cuda.needs_realignment(2, 12, 2)
+
+
+@pytest.mark.parametrize("cols, vec, expected", [
+    (8192, 4, (4, 512)),                 # backward: more threads, fewer registers each
+    (8192, 8, (2, 512)),
+    (12288, 4, (8, 384)),
+    (1024, 4, (1, 256)),
+])
+def test_backward_launch_config_examples(cols, vec, expected):
+    config = cuda.launch_config(cols, vec, cuda.BACKWARD_TARGET_THREADS)
+    assert (config.nv, config.threads_per_row) == expected
 
 
 def test_too_long_rows_have_no_config():

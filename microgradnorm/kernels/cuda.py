@@ -34,7 +34,8 @@ MAX_ELEMENTS_PER_THREAD = 32      # registers: x and g (or y) plus two dweight/d
 NV_CHOICES = (1, 2, 4, 8, 16)     # vectors per thread the kernels are instantiated for
 WARP_MAX_NV = 4                   # rows of up to 32 * 4 vectors get one warp each
 WARP_ROWS_PER_BLOCK = 4           # warps (rows) per block in the warp mapping
-BLOCK_TARGET_THREADS = 256        # a block per row: prefer at most this many threads ...
+FORWARD_TARGET_THREADS = 256      # a block per row: prefer at most this many threads ...
+BACKWARD_TARGET_THREADS = 512     # (backward holds twice the values: more threads, fewer each)
 MAX_THREADS = 512                 # ... and never more (NORM_MAX_THREADS in norms.cu)
 SUM_PARTIALS_THREADS = 256
 BACKWARD_BLOCKS_PER_SM = 2        # backward grid: enough blocks to fill the GPU, no more
@@ -69,14 +70,14 @@ def nv_choices(vec):
     return tuple(nv for nv in NV_CHOICES if nv * vec <= MAX_ELEMENTS_PER_THREAD)
 
 
-def launch_config(cols, vec):
+def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
     """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, or None when
     a row does not fit in the registers of one block (the caller falls back).
 
     Short rows (up to 32·4 vectors) get one warp each, 4 rows per block: no shared memory,
     no block-wide barrier. Longer rows get one block each, with the fewest vectors per
-    thread that keeps the block at most 256 threads, else as many as allowed and up to
-    512 threads. The block is a whole number of warps.
+    thread that keeps the block at most ``target_threads`` threads, else as many vectors as
+    allowed and up to 512 threads. The block is a whole number of warps.
     """
     n_vec = -(-cols // vec)                              # vectors per row
     choices = nv_choices(vec)
@@ -84,7 +85,7 @@ def launch_config(cols, vec):
     if warp_choices:
         return LaunchConfig(vec, warp_choices[0], 32, 32 * WARP_ROWS_PER_BLOCK,
                             WARP_ROWS_PER_BLOCK)
-    fitting = [nv for nv in choices if n_vec <= nv * BLOCK_TARGET_THREADS]
+    fitting = [nv for nv in choices if n_vec <= nv * target_threads]
     nv = fitting[0] if fitting else choices[-1]
     threads = 32 * -(-n_vec // (32 * nv))                # round up to whole warps
     if threads > MAX_THREADS:
@@ -185,10 +186,10 @@ def _kernels_take(*arrays):
     return len(dtypes) == 1 and storage_name(dtypes.pop()) is not None
 
 
-def _config(cp, dtype, cols, arrays):
+def _config(dtype, cols, arrays, target_threads):
     addresses = [a.data.ptr for a in arrays if a is not None]
     vec = vector_width(ITEMSIZE[storage_name(dtype)], cols, addresses)
-    return launch_config(cols, vec)
+    return launch_config(cols, vec, target_threads)
 
 
 def _contiguous(cp, array):
@@ -210,7 +211,8 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
         rows, cols = x.shape
         y = _empty(cp, x.shape, x.dtype)
         s = None if residual is None else _empty(cp, x.shape, x.dtype)
-        config = _config(cp, x.dtype, cols, (x, residual, weight, bias, y, s))
+        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s),
+                         FORWARD_TARGET_THREADS)
         if config is None or rows == 0:
             return None
         mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
@@ -232,7 +234,7 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
         dy, dsum, x, weight = (_contiguous(cp, a) for a in (dy, dsum, x, weight))
         rows, cols = x.shape
         dx = _empty(cp, x.shape, x.dtype)
-        config = _config(cp, x.dtype, cols, (dy, dsum, x, weight, dx))
+        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), BACKWARD_TARGET_THREADS)
         if config is None or rows == 0:
             return None
         grid = backward_grid(rows, config, _sm_count(cp))
