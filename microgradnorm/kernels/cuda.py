@@ -213,10 +213,12 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
         s = None if residual is None else _empty(cp, x.shape, x.dtype)
         config = _config(x.dtype, cols, (x, residual, weight, bias, y, s),
                          FORWARD_TARGET_THREADS)
-        if config is None or rows == 0:
+        if config is None:
             return None
         mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
         rstd = _empty(cp, (rows,), np.float32)
+        if rows == 0:
+            return y, s, mean, rstd                 # nothing to launch
         cxx = CXX_TYPES[storage_name(x.dtype)]
         args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
                 _pointer(mean), rstd, np.int32(rows), np.int32(cols),
@@ -235,8 +237,11 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
         rows, cols = x.shape
         dx = _empty(cp, x.shape, x.dtype)
         config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), BACKWARD_TARGET_THREADS)
-        if config is None or rows == 0:
+        if config is None:
             return None
+        if rows == 0:                               # no rows: zero parameter gradients
+            zeros = cp.zeros((cols,), x.dtype)
+            return dx, None if weight is None else zeros, zeros if need_bias_grad else None
         grid = backward_grid(rows, config, _sm_count(cp))
         groups = grid * config.rows_per_block
         dweight_partial = None if weight is None else _empty(cp, (groups, cols), np.float32)

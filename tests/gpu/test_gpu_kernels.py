@@ -275,6 +275,16 @@ def test_rows_too_long_for_registers_fall_back_or_fail_clearly():
         cuda.rms_norm_forward(x.view(np.uint16)[:, :cols], None, 1e-6)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_no_rows(dtype):
+    data = draw("add_layer_norm", 0, 64, dtype, seed=0)
+    saved = run_forward("add_layer_norm", data, 1e-5)
+    assert saved["y"].shape == saved["s"].shape == (0, 64) and saved["rstd"].shape == (0,)
+    grads = run_backward("add_layer_norm", data, saved)
+    assert grads["dx"].shape == (0, 64)
+    assert not from_device(grads["dweight"]).any() and not from_device(grads["dbias"]).any()
+
+
 def test_loader_compiles_once_per_device():
     cuda.layer_norm_forward(cp.ones((2, 8), np.float32), None, None, 1e-5)
     module = cuda._modules[(cuda.SOURCE, cp.cuda.Device().id)]
