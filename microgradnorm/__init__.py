@@ -8,6 +8,7 @@
     y.sum().backward()
 """
 
+from . import nn, optim
 from .autograd import Function, grad, is_grad_enabled, no_grad
 from .comparison import compare
 from .gradcheck import GradcheckError, gradcheck, jacobian
@@ -19,4 +20,4 @@ __version__ = "0.1.0"
 
 __all__ = ["Function", "GradcheckError", "GraphStats", "Tensor", "compare", "concatenate",
            "grad", "gradcheck", "graph_stats", "is_grad_enabled", "jacobian", "matmul",
-           "maximum", "no_grad", "stack", "tensor"]
+           "maximum", "nn", "no_grad", "optim", "stack", "tensor"]

@@ -8,6 +8,7 @@ micrograd; gradients are summed per node output and accumulated into leaf ``.gra
 """
 
 import contextlib
+import itertools
 
 from .backend import array_module, device_of, memory_owner
 
@@ -37,17 +38,22 @@ class Context:
         inputs: the input Tensors, in call order (also those that need no gradient).
         needs_input_grad: one bool per input; backward may return None where it is False.
         module: the module path active when the node was recorded (for the visualizer).
+        group: the innermost ``op_group`` the node was recorded in, as (name, call number),
+            or None: it tells which nodes one composite norm call made (for the visualizer).
     """
+
+    # Until set on the node: nothing saved, the graph not freed, no outputs recorded.
+    _saved = ()
+    _saved_versions = ()
+    _freed = False
+    outputs_meta = ()               # (shape, dtype) of each output, to fill missing grads
 
     def __init__(self, function, inputs):
         self.function = function
         self.inputs = inputs
-        self.needs_input_grad = tuple(t is not None and t.requires_grad for t in inputs)
+        self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
         self.module = _module_path()
-        self._saved = ()
-        self._saved_versions = ()
-        self._freed = False
-        self.outputs_meta = ()      # (shape, dtype) of each output, to fill missing grads
+        self.group = _group_stack[-1] if _group_stack else None
 
     @property
     def name(self):
@@ -68,11 +74,11 @@ class Context:
     def saved(self):
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
         self.check_not_freed()
-        for tensor, version in self._saved_versions:
-            if tensor._version != version:
+        for box, version, shape in self._saved_versions:
+            if box[0] != version:
                 raise RuntimeError(
                     f"An array that {self.name} saved for backward was modified in place: the "
-                    f"tensor of shape {tensor.shape} is at version {tensor._version}, expected "
+                    f"tensor of shape {shape} is at version {box[0]}, expected "
                     f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
                     "after backward().")
         return self._saved
@@ -81,12 +87,21 @@ class Context:
         """The saved arrays without checks (for accounting, e.g. ``graph_stats``)."""
         return () if self._freed else tuple(a for a in self._saved if a is not None)
 
-    def _track_saved(self, tensors):
+    def _track_saved(self, inputs, outputs):
         # A saved array that *is* the data of an input or output tensor gets that tensor's
         # version recorded, so an in-place op on the tensor before backward is detected.
-        owners = {id(t.data): t for t in tensors if t is not None}
-        self._saved_versions = tuple(
-            (owners[id(a)], owners[id(a)]._version) for a in self._saved if id(a) in owners)
+        # The node keeps the version counter, not the tensor: an output that held its own
+        # node would make a reference cycle, and a graph that is never back-propagated
+        # would then stay in memory until the cyclic garbage collector ran.
+        if not self._saved:
+            return
+        versions = []
+        for t in (*inputs, *outputs):
+            for a in self._saved:
+                if t is not None and t.data is a:
+                    versions.append((t._version_box, t._version, t.shape))
+                    break
+        self._saved_versions = tuple(versions)
 
     def free(self):
         self._saved = ()
@@ -117,44 +132,51 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **options):
-        from .tensor import Tensor, as_tensor
-
-        like = _first_tensor(inputs)
-        tensors = tuple(None if t is None else as_tensor(t, like) for t in inputs)
+        tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)
         record = _grad_enabled and any(ctx.needs_input_grad)
-        raw = cls.forward(ctx, *(None if t is None else t.data for t in tensors), **options)
-        single = not isinstance(raw, tuple)
-        outputs = tuple(Tensor._from_op(a, ctx if record else None, i)
-                        for i, a in enumerate((raw,) if single else raw))
+        raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
+        arrays = raw if isinstance(raw, tuple) else (raw,)
+        node = ctx if record else None
+        outputs = [_tensor.Tensor._from_op(a, node, i) for i, a in enumerate(arrays)]
         _share_versions_with_bases(tensors, outputs)
         if record:
-            ctx.outputs_meta = tuple((o.shape, o.dtype) for o in outputs)
-            ctx._track_saved(tensors + outputs)
-        return outputs[0] if single else outputs
+            ctx.outputs_meta = [(a.shape, a.dtype) for a in arrays]
+            ctx._track_saved(tensors, outputs)
+        return tuple(outputs) if isinstance(raw, tuple) else outputs[0]
+
+
+def _as_tensors(inputs):
+    """Tensors pass through; numbers and arrays become constants like the first Tensor."""
+    Tensor = _tensor.Tensor
+    for t in inputs:
+        if t is not None and not isinstance(t, Tensor):
+            break
+    else:
+        return inputs                     # the usual case: nothing to convert
+    like = next((t for t in inputs if isinstance(t, Tensor)), None)
+    return tuple(None if t is None else _tensor.as_tensor(t, like) for t in inputs)
 
 
 def _share_versions_with_bases(inputs, outputs):
     # An output that is a view of an input's memory (reshape, slice, transpose, expand)
     # shares that input's version counter, as in PyTorch: an in-place change through either
     # one changes what the other holds, so it must invalidate what was saved of both.
-    views = [out for out in outputs if getattr(out.data, "base", None) is not None]
-    if not views:
-        return                        # most ops make new arrays: nothing to look up
-    owners = {id(memory_owner(t.data)): t for t in inputs if t is not None}
-    for out in views:
+    owners = None
+    for out in outputs:
+        if getattr(out.data, "base", None) is None:
+            continue                  # most ops make new arrays: nothing to look up
+        if owners is None:
+            owners = {id(memory_owner(t.data)): t for t in inputs if t is not None}
         base = owners.get(id(memory_owner(out.data)))
         if base is not None:
             out._version_box = base._version_box
 
 
-def _first_tensor(inputs):
-    from .tensor import Tensor
-    return next((t for t in inputs if isinstance(t, Tensor)), None)
-
-
 def _check_same_device(op_name, tensors):
+    if len(tensors) < 2 or len({type(t.data) for t in tensors if t is not None}) == 1:
+        return                            # one array type: one device (cheap, so first)
     devices = {t.device for t in tensors if t is not None}
     if len(devices) > 1:
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
@@ -178,24 +200,43 @@ def _module_path():
     return _module_stack[-1] if _module_stack else ""
 
 
+# Op groups: a functional norm marks the nodes of one call, so that the visualizer can fold
+# a composite norm's subgraph into one box. Each call gets its own number.
+_group_stack = []
+_group_calls = itertools.count()
+
+
+@contextlib.contextmanager
+def op_group(name):
+    _group_stack.append((name, next(_group_calls)))
+    try:
+        yield
+    finally:
+        _group_stack.pop()
+
+
 def topological_order(root_nodes):
     """The nodes reachable from ``root_nodes``, each placed after every node it feeds, so
-    that the reversed list visits a node only once all its consumers are done. Iterative,
-    so deep graphs don't hit Python's recursion limit."""
+    that the reversed list visits a node only once all its consumers are done. A depth-first
+    post-order kept on an explicit stack, so deep graphs don't hit Python's recursion limit.
+    Nodes hash by identity."""
     order, visited = [], set()
-    stack = [(node, False) for node in root_nodes]
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+    for root in root_nodes:
+        if root in visited:
             continue
-        if id(node) in visited:
-            continue
-        visited.add(id(node))
-        stack.append((node, True))
-        for t in node.inputs:
-            if t is not None and t.grad_fn is not None and id(t.grad_fn) not in visited:
-                stack.append((t.grad_fn, False))
+        visited.add(root)
+        stack = [(root, iter(root.inputs))]          # (node, its inputs not yet visited)
+        while stack:
+            node, inputs = stack[-1]
+            for t in inputs:
+                parent = None if t is None else t.grad_fn
+                if parent is not None and parent not in visited:
+                    visited.add(parent)
+                    stack.append((parent, iter(parent.inputs)))
+                    break
+            else:                                    # every input done: the node follows
+                stack.pop()
+                order.append(node)
     return order
 
 
@@ -268,14 +309,16 @@ def run_backward(roots, root_grads, retain_graph, capture):
     ``capture(tensor)`` is true. Frees the saved arrays unless ``retain_graph``.
     """
     captured = {}
-    output_grads = {}                     # id(node) -> [gradient per output, or None]
+    output_grads = {}                     # node -> [gradient per output, or None]
 
     def receive(tensor, g):
         if capture(tensor):
             _accumulate(captured, tensor, g)
-        if tensor.grad_fn is not None:
-            slots = output_grads.setdefault(
-                id(tensor.grad_fn), [None] * len(tensor.grad_fn.outputs_meta))
+        node = tensor.grad_fn
+        if node is not None:
+            slots = output_grads.get(node)
+            if slots is None:
+                slots = output_grads[node] = [None] * len(node.outputs_meta)
             i = tensor._output_index
             slots[i] = g if slots[i] is None else slots[i] + g
 
@@ -284,13 +327,12 @@ def run_backward(roots, root_grads, retain_graph, capture):
             receive(root, g)
     order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
     for node in reversed(order):
-        grads = output_grads.pop(id(node), None)
+        grads = output_grads.pop(node, None)
         if grads is None:
             continue
         node.check_not_freed()        # also a node that saved nothing: the graph is gone
-        xp = _array_module_of(grads)
-        grads = [g if g is not None else xp.zeros(shape, dtype=dtype)
-                 for g, (shape, dtype) in zip(grads, node.outputs_meta)]
+        if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
+            grads = _zeros_for_missing(grads, node.outputs_meta)
         input_grads = node.function.backward(node, *grads)
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
@@ -303,17 +345,25 @@ def run_backward(roots, root_grads, retain_graph, capture):
     return captured
 
 
-def _array_module_of(grads):
-    return array_module(next(g for g in grads if g is not None))
+def _zeros_for_missing(grads, outputs_meta):
+    # An output that no path from the roots reaches gets a zero gradient.
+    xp = array_module(next(g for g in grads if g is not None))
+    return [g if g is not None else xp.zeros(shape, dtype=dtype)
+            for g, (shape, dtype) in zip(grads, outputs_meta)]
 
 
 def _fit(g, tensor, node):
-    if tuple(g.shape) != tensor.shape:
+    if g.shape != tensor.data.shape:
         raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
                            f"{tuple(g.shape)} for an input of shape {tensor.shape}")
-    return g if g.dtype == tensor.dtype else g.astype(tensor.dtype)
+    return g if g.dtype == tensor.data.dtype else g.astype(tensor.data.dtype)
 
 
 def _accumulate(captured, tensor, g):
     key = id(tensor)
     captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
+
+
+# tensor builds on this module (Tensor.backward, Function.apply makes Tensors); importing the
+# module object last lets either module be imported first.
+from . import tensor as _tensor  # noqa: E402  (tensor imports this module)

@@ -5,6 +5,8 @@ is the only place that knows which array libraries exist. CuPy is imported lazil
 package imports and runs on a machine without it.
 """
 
+import math
+
 import numpy as np
 
 DEVICES = ("cpu", "cuda")
@@ -99,3 +101,16 @@ def memory_owner(array):
 
 def to_numpy(array):
     return to_device(array, "cpu")
+
+
+_math_erf = np.frompyfunc(math.erf, 1, 1)
+
+
+def erf(array):
+    """The error function, elementwise, in ``array``'s dtype. NumPy has none, so on the CPU
+    each element goes through ``math.erf`` (C's erf, exact to the last bit or so, about
+    0.1 µs per element); on the GPU CuPy's ``cupyx.scipy.special.erf``."""
+    if is_cupy_array(array):
+        from cupyx.scipy.special import erf as cupy_erf
+        return cupy_erf(array)
+    return _math_erf(array.astype(np.float64)).astype(array.dtype)

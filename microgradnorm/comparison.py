@@ -12,7 +12,8 @@ import time
 import numpy as np
 
 from . import functional as F
-from .autograd import grad
+from .autograd import grad, no_grad
+from .gradcheck import numerical_grad
 from .stats import graph_stats
 from .tensor import Tensor
 
@@ -40,6 +41,9 @@ class Comparison:
     fused: ImplResult
     composite: ImplResult
     max_abs_diff: dict       # "output", "grad x", ... -> max |fused - composite|
+    # "grad x", ... -> (composite, fused) max |analytic - finite differences|; empty unless
+    # compare(..., finite_differences=True)
+    finite_difference: dict = dataclasses.field(default_factory=dict)
 
     def table(self):
         """The comparison as a text table."""
@@ -55,6 +59,10 @@ class Comparison:
         lines.append("  max |fused - composite|:")
         lines += [f"    {name:<{width - 2}}{diff:>14.3e}" for name, diff in
                   self.max_abs_diff.items()]
+        if self.finite_difference:
+            lines.append(f"  max |analytic - finite differences|:{'composite':>12}{'fused':>14}")
+            lines += [f"    {name:<{width - 2}}{c_:>14.3e}{f_:>14.3e}" for name, (c_, f_) in
+                      self.finite_difference.items()]
         return "\n".join(lines)
 
 
@@ -104,7 +112,8 @@ def output_names(norm):
     return ("output", "sum x + residual") if norm.startswith("add_") else ("output",)
 
 
-def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=5):
+def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=5,
+            finite_differences=False):
     """Composite vs fused for ``norm`` on random inputs of ``shape``.
 
     Args:
@@ -115,6 +124,9 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
         affine: with weight (and bias) parameters.
         seed: seeds inputs and upstream gradients.
         repeat: timing repetitions (the median is kept).
+        finite_differences: also check every gradient of both sides against central
+            differences of the same function in float64 (two forward calls per input
+            element: keep the shape small).
 
     Returns:
         a ``Comparison``; ``print(result.table())`` shows it.
@@ -137,15 +149,37 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
             diffs[name] = float(np.max(np.abs(fused_value.astype(np.float64)
                                               - composite_value.astype(np.float64)),
                                        initial=0.0))
-    return Comparison(norm, tuple(shape), str(np.dtype(dtype)), sides["fused"],
-                      sides["composite"], diffs)
+    result = Comparison(norm, tuple(shape), str(np.dtype(dtype)), sides["fused"],
+                        sides["composite"], diffs)
+    if finite_differences:
+        by_impl = {impl: _finite_difference_diffs(norm, impl, arrays, upstream, side.grads)
+                   for impl, side in sides.items()}
+        result.finite_difference = {name: (by_impl["composite"][name], by_impl["fused"][name])
+                                    for name in by_impl["fused"]}
+    return result
+
+
+def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
+    # The objective is Σ upstream·outputs, whose gradient is what backward computed; it is
+    # evaluated in float64 whatever the dtype of the analytic side.
+    tensors = {name: Tensor(a.astype(np.float64)) for name, a in arrays.items()}
+    upstream = [u.astype(np.float64) for u in upstream]
+
+    def objective():
+        with no_grad():
+            outputs = run_norm(norm, impl, tensors)   # batchnorm: batch statistics only
+        return sum(float((o.data * u).sum()) for o, u in zip(outputs, upstream))
+
+    return {f"grad {name}": float(np.max(np.abs(
+                analytic[f"grad {name}"].astype(np.float64) - numerical_grad(objective, t.data))))
+            for name, t in tensors.items()}
 
 
 def _run_side(norm, impl, arrays, upstream, repeat):
     forward_times, backward_times = [], []
     for _ in range(repeat):
         tensors = {name: Tensor(a.copy(), requires_grad=True) for name, a in arrays.items()}
-        running = _running_stats(norm, arrays)
+        running = running_stats(norm, arrays)
         start = time.perf_counter()
         outputs = run_norm(norm, impl, tensors, running)
         forward_times.append(time.perf_counter() - start)
@@ -160,9 +194,50 @@ def _run_side(norm, impl, arrays, upstream, repeat):
                       values, {f"grad {name}": g for name, g in zip(tensors, grads)})
 
 
-def _running_stats(norm, arrays):
+def running_stats(norm, arrays):
+    """Fresh running statistics (mean 0, variance 1) for ``norm`` if it is batchnorm, else
+    None."""
     if norm != "batchnorm":
         return None
     channels = arrays["x"].shape[1]
     return {"running_mean": np.zeros(channels, arrays["x"].dtype),
             "running_var": np.ones(channels, arrays["x"].dtype)}
+
+
+SUMMARY_HEADER = ("norm", "quantity", "nodes c/f", "saved bytes c/f", "|fused - comp|",
+                  "|comp - FD|", "|fused - FD|", "fwd+bwd ms c/f", "speed-up")
+
+
+def summary_table(results, markdown=False):
+    """One table for several ``Comparison`` results: per norm, a row for each output and
+    gradient with max |fused - composite| and, when computed, max |analytic - finite
+    differences| of each side; the first row of a norm also has its op nodes, bytes saved
+    for backward and median forward + backward time, composite / fused.
+
+    ``markdown=True`` gives a Markdown table, else aligned text.
+    """
+    rows = []
+    for r in results:
+        c, f = r.composite, r.fused
+        c_time, f_time = c.forward_s + c.backward_s, f.forward_s + f.backward_s
+        first = [r.norm, "", f"{c.nodes} / {f.nodes}",
+                 f"{c.saved_bytes:,} / {f.saved_bytes:,}", "", "", "",
+                 f"{c_time * 1e3:.3f} / {f_time * 1e3:.3f}", f"{c_time / f_time:.1f}x"]
+        for i, (name, diff) in enumerate(r.max_abs_diff.items()):
+            fd = r.finite_difference.get(name)
+            row = first if i == 0 else [""] * len(SUMMARY_HEADER)
+            row[1], row[4] = name, f"{diff:.1e}"
+            row[5], row[6] = (f"{fd[0]:.1e}", f"{fd[1]:.1e}") if fd else ("-", "-")
+            rows.append(row)
+    return _format_table(SUMMARY_HEADER, rows, markdown)
+
+
+def _format_table(header, rows, markdown):
+    if markdown:
+        def line(cells):
+            return "| " + " | ".join(str(c).replace("|", "\\|") for c in cells) + " |"
+        return "\n".join([line(header), "|" + "---|" * len(header)] + [line(r) for r in rows])
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    fmt = "  ".join(f"{{:<{w}}}" if i < 2 else f"{{:>{w}}}" for i, w in enumerate(widths))
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    return "\n".join(lines + [fmt.format(*row).rstrip() for row in rows])

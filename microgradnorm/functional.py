@@ -10,7 +10,8 @@ import numbers
 
 import numpy as np
 
-from . import backend
+from . import backend, ops
+from .autograd import op_group
 from .norms import composite, fused
 from .tensor import Tensor, is_floating
 
@@ -46,7 +47,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
     normalized_shape = _check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                        weight=weight, bias=bias)
     if impl == "composite":
-        return composite.layer_norm(x, normalized_shape, weight, bias, eps)
+        with op_group("layer_norm"):          # the visualizer can fold the call's nodes
+            return composite.layer_norm(x, normalized_shape, weight, bias, eps)
     return fused.LayerNorm.apply(x, weight, bias, normalized_shape=normalized_shape, eps=eps)
 
 
@@ -74,7 +76,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused"):
     """
     normalized_shape = _check_row_norm("rms_norm", x, normalized_shape, eps, impl, weight=weight)
     if impl == "composite":
-        return composite.rms_norm(x, normalized_shape, weight, eps)
+        with op_group("rms_norm"):
+            return composite.rms_norm(x, normalized_shape, weight, eps)
     return fused.RMSNorm.apply(x, weight, normalized_shape=normalized_shape, eps=eps)
 
 
@@ -96,7 +99,8 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
                                        weight=weight, bias=bias)
     _check_like("add_layer_norm", "residual", residual, x)
     if impl == "composite":
-        return composite.add_layer_norm(x, residual, normalized_shape, weight, bias, eps)
+        with op_group("add_layer_norm"):
+            return composite.add_layer_norm(x, residual, normalized_shape, weight, bias, eps)
     return fused.AddLayerNorm.apply(x, residual, weight, bias,
                                     normalized_shape=normalized_shape, eps=eps)
 
@@ -110,7 +114,8 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fus
                                        weight=weight)
     _check_like("add_rms_norm", "residual", residual, x)
     if impl == "composite":
-        return composite.add_rms_norm(x, residual, normalized_shape, weight, eps)
+        with op_group("add_rms_norm"):
+            return composite.add_rms_norm(x, residual, normalized_shape, weight, eps)
     return fused.AddRMSNorm.apply(x, residual, weight, normalized_shape=normalized_shape,
                                   eps=eps)
 
@@ -160,8 +165,9 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
                          "training=False")
     running_mean, running_var = (array for array, _ in stats)
     if impl == "composite":
-        y = composite.batch_norm(x, running_mean, running_var, weight, bias, training,
-                                 momentum, eps)
+        with op_group("batch_norm"):
+            y = composite.batch_norm(x, running_mean, running_var, weight, bias, training,
+                                     momentum, eps)
     else:
         y = fused.BatchNorm.apply(x, weight, bias, running_mean=running_mean,
                                   running_var=running_var, training=training,
@@ -269,3 +275,161 @@ def _running_stat(name, stat, shape, x):
     if backend.device_of(array) != x.device:
         raise ValueError(f"batch_norm: {name} must be on x's device {x.device!r}")
     return array, owner
+
+
+# ----- activations, softmax, losses, dropout ------------------------------------------------
+# Composites of primitive ops: autograd differentiates them op by op.
+__all__ += ["cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "sigmoid", "silu",
+            "softmax"]
+
+
+def sigmoid(x):
+    r""":math:`\sigma(x) = \tfrac12 (1 + \tanh(x / 2))`, which never overflows (unlike
+    ``1 / (1 + exp(-x))`` for very negative x)."""
+    return 0.5 * (1 + (x * 0.5).tanh())
+
+
+def gelu(x, approximate="none"):
+    r"""GELU, exact (PyTorch's default) or with GPT-2's tanh approximation:
+
+    .. math::
+        \mathrm{GELU}(x) = x\,\Phi(x) = \tfrac12 x \bigl(1 + \mathrm{erf}(x/\sqrt2)\bigr)
+        \qquad\text{approximate="tanh"}:\ \tfrac12 x \bigl(1 + \tanh(\sqrt{2/\pi}\,
+        (x + 0.044715 x^3))\bigr)
+
+    The two differ by at most about 5e-4. The tanh form is all elementwise NumPy; the exact
+    form calls ``math.erf`` per element on the CPU (NumPy has no erf), so it is the slower
+    one there. ``nn.FeedForward`` uses the tanh form, as GPT-2 does.
+
+    Args:
+        x: Tensor.
+        approximate: ``"none"`` (exact) or ``"tanh"``.
+
+    Example:
+        >>> F.gelu(mg.tensor([-1.0, 0.0, 1.0]))           # [-0.1587, 0, 0.8413]
+    """
+    if approximate == "none":
+        return 0.5 * x * (1 + ops.erf(x * float(1 / np.sqrt(2.0))))
+    if approximate != "tanh":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    inner = (x + 0.044715 * x * x * x) * float(np.sqrt(2.0 / np.pi))
+    return 0.5 * x * (1 + inner.tanh())
+
+
+def silu(x):
+    r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish)."""
+    return x * sigmoid(x)
+
+
+def _shifted(x, axis):
+    # Softmax is invariant to a per-row shift; subtracting the (constant, detached) row max
+    # keeps exp() <= 1, so it cannot overflow.
+    return x - x.detach().max(axis, keepdims=True)
+
+
+def softmax(x, axis=-1):
+    r"""Numerically stable softmax along ``axis``:
+    :math:`\mathrm{softmax}(x)_i = e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
+
+    Example:
+        >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
+    """
+    e = _shifted(x, axis).exp()
+    return e / e.sum(axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}`."""
+    z = _shifted(x, axis)
+    return z - z.exp().sum(axis, keepdims=True).log()
+
+
+def cross_entropy(logits, target, reduction="mean"):
+    r"""Cross-entropy of integer class targets under ``softmax(logits)``:
+    :math:`\ell_n = -\log\mathrm{softmax}(\text{logits}_n)_{t_n}`, averaged (or summed).
+
+    The class dim is the LAST dim, for language models: logits (N, C) with target (N,), or
+    (B, T, C) with target (B, T). (``torch.nn.functional.cross_entropy`` wants the class dim
+    second, (B, C, T); for (N, C) the two agree.)
+
+    Args:
+        logits: floating-point Tensor (N, C) or (B, T, C).
+        target: integer Tensor or array of the logits' shape without the last dim, with
+            values in [0, C).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+
+    Example:
+        >>> loss = F.cross_entropy(model(idx), targets)      # (B, T, V), (B, T)
+    """
+    _check_tensor("cross_entropy", "logits", logits)
+    if logits.ndim not in (2, 3):
+        raise ValueError(f"cross_entropy: logits must have shape (N, C) or (B, T, C), "
+                         f"got {logits.shape}")
+    target_data = target.data if isinstance(target, Tensor) else target
+    target_data = backend.to_device(logits.xp.asarray(target_data), logits.device)
+    if target_data.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: target must hold integer class indices, "
+                        f"got dtype {target_data.dtype}")
+    if tuple(target_data.shape) != logits.shape[:-1]:
+        raise ValueError(f"cross_entropy: target must have shape {logits.shape[:-1]} for "
+                         f"logits {logits.shape}, got {tuple(target_data.shape)}")
+    classes = logits.shape[-1]
+    if target_data.size and (int(target_data.min()) < 0 or int(target_data.max()) >= classes):
+        raise ValueError(f"cross_entropy: target values must be in [0, {classes}), got "
+                         f"min {int(target_data.min())}, max {int(target_data.max())}")
+    _check_reduction("cross_entropy", reduction)
+    logp = log_softmax(logits.reshape(-1, classes))                  # (N, C)
+    rows = logits.xp.arange(logp.shape[0])
+    picked = -logp[rows, target_data.reshape(-1)]                    # (N,)
+    return _reduce(picked.reshape(logits.shape[:-1]), reduction)
+
+
+def mse_loss(input, target, reduction="mean"):
+    r"""Mean squared error :math:`\mathrm{mean}((\text{input} - \text{target})^2)`.
+
+    Args:
+        input: floating-point Tensor.
+        target: Tensor or array of the same shape.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+    """
+    _check_tensor("mse_loss", "input", input)
+    target_shape = tuple(target.shape) if hasattr(target, "shape") else np.shape(target)
+    if target_shape != input.shape:
+        raise ValueError(f"mse_loss: target must have input's shape {input.shape}, "
+                         f"got {target_shape}")
+    _check_reduction("mse_loss", reduction)
+    diff = input - target
+    return _reduce(diff * diff, reduction)
+
+
+def dropout(x, p=0.5, training=True, rng=None):
+    r"""Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``, so the
+    expectation is unchanged; the identity when not ``training`` or ``p == 0``.
+
+    Args:
+        x: Tensor.
+        p: drop probability in [0, 1).
+        training: apply dropout (True) or return ``x`` (False).
+        rng: a ``numpy.random.Generator``; by default NumPy's global random state
+            (seed it with ``np.random.seed``).
+    """
+    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p < 1:
+        raise ValueError(f"dropout: p must be a number in [0, 1), got {p!r}")
+    if not training or p == 0:
+        return x
+    draws = rng.random(x.shape) if rng is not None else np.random.random_sample(x.shape)
+    mask = (draws >= p).astype(x.dtype) / (1 - p)
+    return x * backend.to_device(mask, x.device)
+
+
+def _check_reduction(fn, reduction):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _reduce(losses, reduction):
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses

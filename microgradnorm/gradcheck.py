@@ -59,19 +59,30 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
         return sum(float((outs[k].data * v).sum()) for k, v in zip(used, directions))
 
     for i, analytic in zip(checked, analytical):
-        x = inputs[i].data
-        numerical = np.zeros(x.shape)
-        for index in np.ndindex(x.shape):
-            original = x[index].copy()
-            x[index] = original + eps
-            plus = objective()
-            x[index] = original - eps
-            minus = objective()
-            x[index] = original
-            numerical[index] = (plus - minus) / (2 * eps)
-        analytic = np.zeros(x.shape) if analytic is None else np.asarray(_host(analytic))
+        numerical = numerical_grad(objective, inputs[i].data, eps)
+        analytic = np.zeros(inputs[i].shape) if analytic is None else np.asarray(_host(analytic))
         _compare(i, inputs[i], analytic, numerical, atol, rtol)
     return True
+
+
+def numerical_grad(objective, array, eps=1e-6):
+    """Central differences of the scalar ``objective()`` with respect to ``array``, which
+    is perturbed in place one element at a time and restored:
+
+        numerical[i] = (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
+
+    Returns a float64 NumPy array of ``array``'s shape.
+    """
+    numerical = np.zeros(array.shape)
+    for index in np.ndindex(array.shape):
+        original = array[index].copy()
+        array[index] = original + eps
+        plus = objective()
+        array[index] = original - eps
+        minus = objective()
+        array[index] = original
+        numerical[index] = (plus - minus) / (2 * eps)
+    return numerical
 
 
 def _compare(i, tensor, analytic, numerical, atol, rtol):

@@ -16,13 +16,16 @@ from .autograd import Function
 # ----- shape helpers ------------------------------------------------------------------------
 def unbroadcast(grad, shape):
     """Sum ``grad`` over the axes that broadcasting added or stretched to reach its shape."""
-    if tuple(grad.shape) == tuple(shape):
-        return grad
+    if grad.shape == tuple(shape):
+        return grad                                # the usual case: nothing was broadcast
     extra = grad.ndim - len(shape)
-    stretched = tuple(i + extra for i, n in enumerate(shape)
-                      if n == 1 and grad.shape[i + extra] != 1)
-    grad = grad.sum(axis=tuple(range(extra)) + stretched, keepdims=True)
-    return grad.reshape(shape)
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))  # the leading axes broadcasting added
+    if 1 in shape:
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        if stretched:
+            grad = grad.sum(axis=stretched, keepdims=True)   # size-1 axes it stretched
+    return grad
 
 
 def normalize_axis(axis, ndim):
@@ -397,19 +400,33 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        xp = backend.array_module(grad)
         a2 = a[None, :] if a.ndim == 1 else a              # (..., n, k)
         b2 = b[:, None] if b.ndim == 1 else b              # (..., k, m)
         g2 = grad[..., None] if b.ndim == 1 else grad       # put back the removed axes,
         g2 = g2[..., None, :] if a.ndim == 1 else g2        # m first: (..., n, m)
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_a = g2 @ xp.swapaxes(b2, -1, -2)           # (..., n, k)
+            grad_a = g2 @ b2.swapaxes(-1, -2)               # (..., n, k)
             grad_a = unbroadcast(grad_a[..., 0, :] if a.ndim == 1 else grad_a, a.shape)
         if ctx.needs_input_grad[1]:
-            grad_b = xp.swapaxes(a2, -1, -2) @ g2           # (..., k, m)
+            grad_b = a2.swapaxes(-1, -2) @ g2               # (..., k, m)
             grad_b = unbroadcast(grad_b[..., 0] if b.ndim == 1 else grad_b, b.shape)
         return grad_a, grad_b
+
+
+class Erf(Function):
+    """The error function, erf(x) = 2/√π ∫₀ˣ exp(-t²) dt (for the exact GELU)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return backend.erf(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        xp = backend.array_module(x)
+        return grad * (2 / np.sqrt(np.pi)) * xp.exp(-x * x)        # d erf/dx = 2/√π·e^(−x²)
 
 
 # ----- functional forms ---------------------------------------------------------------------
@@ -440,3 +457,7 @@ def stack(tensors, axis=0):
 
 def matmul(a, b):
     return MatMul.apply(a, b)
+
+
+def erf(x):
+    return Erf.apply(x)

@@ -1,9 +1,12 @@
 """Every example runs, at a small size, and says what it promises."""
 
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 EXAMPLES = Path(__file__).parents[1] / "examples"
 
@@ -23,3 +26,71 @@ def test_quickstart_shows_both_graphs_and_agreement():
     assert len(diffs) == 4                          # output, grad x, grad weight, grad bias
     assert max(float(value) for value in diffs) <= 1e-10
     assert "gradcheck of the fused backward (3 x 5, float64): passed" in out
+
+
+# ----- the training examples, each with --quick in a temporary directory --------------------
+def run_quick(name, tmp_path, *args):
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
+    result = subprocess.run([sys.executable, str(EXAMPLES / name), "--quick", "--out",
+                             str(tmp_path / "plots"), *args], check=False, capture_output=True,
+                            text=True, timeout=300, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def assert_plotted(out, tmp_path, filename):
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        assert "pip install" in out and "[plot]" in out
+        return
+    assert (tmp_path / "plots" / filename).stat().st_size > 1000
+
+
+def test_tiny_gpt_quick(tmp_path):
+    out = run_quick("tiny_gpt.py", tmp_path, "--no-progress")
+    first, last = map(float, re.search(r"loss: first ([0-9.]+), last ([0-9.]+)", out).groups())
+    assert last < first
+    assert "sample (temperature 0.8):\nBeautiful is" in out
+    assert_plotted(out, tmp_path, "tiny_gpt_loss.png")
+
+
+def test_composite_vs_fused_quick_agree_to_1e_8(tmp_path):
+    out = run_quick("composite_vs_fused.py", tmp_path, "--no-progress")
+    diff = float(re.search(r"first 50 steps ([0-9.e+-]+)", out)[1])
+    assert diff <= 1e-8
+    nodes = dict(re.findall(r"^\s*(composite|fused)\s+(\d+)", out, flags=re.MULTILINE))
+    assert int(nodes["fused"]) < int(nodes["composite"])
+    assert_plotted(out, tmp_path, "composite_vs_fused.png")
+
+
+@pytest.mark.parametrize("norm", ["batchnorm", "layernorm"])
+def test_mlp_quick_reaches_95_percent(tmp_path, norm):
+    out = run_quick("mlp.py", tmp_path, "--no-progress", "--norm", norm)
+    assert float(re.search(r"train accuracy ([0-9.]+)%", out)[1]) >= 95
+    assert_plotted(out, tmp_path, "mlp_moons.png")
+
+
+def test_batchnorm_modes_quick(tmp_path):
+    out = run_quick("batchnorm_modes.py", tmp_path)
+    assert "in eval the two batches give the same row: True" in out
+    assert "2. batch size 1 in training: ValueError" in out
+    means = [float(v) for v in re.findall(r"running_mean ([0-9.-]+) \(data 3.0\)", out)]
+    assert len(means) == 2 and all(abs(m - 3.0) < 0.6 for m in means)
+    assert_plotted(out, tmp_path, "batchnorm_modes.png")
+
+
+def test_norm_placement_quick(tmp_path):
+    out = run_quick("norm_placement.py", tmp_path)
+    rows = re.findall(r"^\s*(layernorm|rmsnorm)\s+(pre|post|sandwich|deepnorm)\s+(\d+)\s+"
+                      r"([0-9.]+)\s+([0-9.]+)", out, flags=re.MULTILINE)
+    assert len(rows) == 2 * 4 * 2                       # norms x placements x quick depths
+    assert "composite graph nodes per norm" in out
+    assert_plotted(out, tmp_path, "norm_placement.png")
+
+
+def test_plots_are_skipped_with_a_hint_without_matplotlib(monkeypatch, capsys):
+    from microgradnorm import plotting
+    monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib fails
+    assert plotting.pyplot() is None
+    assert 'pip install "microgradnorm[plot]"' in capsys.readouterr().out

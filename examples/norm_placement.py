@@ -1,0 +1,137 @@
+"""Where the norm sits: gradient norm per layer at initialisation, for depth 6 to 48.
+
+Run:  python examples/norm_placement.py [--depths 6,12,24,48] [--train-steps 300]
+      python examples/norm_placement.py --quick
+
+For every placement (pre, post, sandwich, deepnorm) and norm (LayerNorm, RMSNorm) it
+builds a GPT of each depth (d_model 32, 4 heads, float64; Xavier init as in the placement
+papers, or --init gpt2), takes one cross-entropy loss on a fixed random batch of tokens,
+and measures ‖∂L/∂θ_l‖ for the parameters θ_l of each block l and ‖∂L/∂x_l‖ for its input,
+averaged over a few initialisations. The ratio early blocks / late blocks says whether
+gradients reach the early layers unchanged (≈ 1), fade on the way down (« 1) or grow (» 1);
+the last block's gradient says how large the updates near the output are. Then, at
+depth 6, it trains each combination briefly on the Zen of Python and compares the losses:
+RMSNorm against LayerNorm, and the placements against one another. The conclusions are in
+docs/norm_placement.md.
+"""
+
+import argparse
+
+import numpy as np
+
+import microgradnorm as mg
+import microgradnorm.functional as F
+from microgradnorm import nn, plotting
+from microgradnorm.train import train_tiny_gpt
+
+VOCAB, CONTEXT, BATCH = 64, 16, 8
+
+
+def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
+    """(‖∂L/∂θ_l‖, ‖∂L/∂x_l‖) per block l of a freshly initialised GPT: the gradient of its
+    parameters and of its input (the residual stream entering it), as NumPy arrays."""
+    np.random.seed(seed)
+    model = nn.GPT(VOCAB, CONTEXT, d_model, 4, depth, norm=norm, placement=placement,
+                   init=init)
+    inputs = []
+    for block in model.blocks:                     # keep each block's input and its grad
+        def forward(x, block_forward=block.forward):
+            inputs.append(x.retain_grad())
+            return block_forward(x)
+        block.forward = forward
+    tokens = np.random.default_rng(seed).integers(0, VOCAB, size=(BATCH, CONTEXT + 1))
+    F.cross_entropy(model(tokens[:, :-1]), tokens[:, 1:]).backward()
+    params = [np.sqrt(sum(float((p.grad ** 2).sum()) for p in block.parameters()))
+              for block in model.blocks]
+    stream = [float(np.linalg.norm(x.grad)) for x in inputs]
+    return np.array(params), np.array(stream)
+
+
+def early_late(values):
+    """Geometric mean over the first quarter of ``values`` / over the last quarter."""
+    quarter = max(1, len(values) // 4)
+    log = np.log(values)
+    return float(np.exp(log[:quarter].mean() - log[-quarter:].mean()))
+
+
+def composite_nodes(norm):
+    x = mg.tensor(np.ones((2, 8)), requires_grad=True)
+    weight = mg.tensor(np.ones(8), requires_grad=True)
+    if norm == "layernorm":
+        y = F.layer_norm(x, 8, weight, mg.tensor(np.zeros(8), requires_grad=True),
+                         impl="composite")
+    else:
+        y = F.rms_norm(x, 8, weight, impl="composite")
+    return mg.graph_stats(y).nodes
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--depths", default="6,12,24,48")
+    parser.add_argument("--d-model", type=int, default=32)
+    parser.add_argument("--init", choices=("xavier", "gpt2"), default="xavier",
+                        help="weight initialisation (see nn.GPT)")
+    parser.add_argument("--seeds", type=int, default=3, help="initialisations to average")
+    parser.add_argument("--train-steps", type=int, default=200)
+    parser.add_argument("--out", default="out", help="directory for the plot")
+    parser.add_argument("--quick", action="store_true", help="a small run for tests")
+    args = parser.parse_args(argv)
+    depths = [int(d) for d in args.depths.split(",")]
+    if args.quick:
+        depths, args.d_model, args.train_steps, args.seeds = [2, 6], 16, 5, 1
+
+    print(f"gradient norms per block at initialisation: GPT d_model={args.d_model}, "
+          f"init={args.init}, float64, one batch of {BATCH}x{CONTEXT} random tokens per "
+          f"seed, geometric means over seeds {list(range(args.seeds))}")
+    print("  early/late: ‖∂L/∂θ‖ of the first quarter of the blocks over the last quarter "
+          "(param), the same for ‖∂L/∂x‖ of the block inputs (stream);")
+    print("  last: ‖∂L/∂θ_L‖ of the last block; spread: max/min of ‖∂L/∂θ_l‖ over the blocks")
+    print(f"{'norm':>9} {'placement':>9} {'depth':>5} {'early/late param':>16} "
+          f"{'early/late stream':>17} {'last':>9} {'spread':>7}")
+    profiles = {}
+    for norm in nn.NORMS:
+        for placement in nn.PLACEMENTS:
+            for depth in depths:
+                runs = [block_grad_norms(depth, norm, placement, args.d_model, args.init, seed)
+                        for seed in range(args.seeds)]
+                params = np.exp(np.mean([np.log(p) for p, _ in runs], axis=0))   # per block
+                stream = np.exp(np.mean([np.log(s) for _, s in runs], axis=0))
+                profiles[norm, placement, depth] = params
+                print(f"{norm:>9} {placement:>9} {depth:>5} {early_late(params):>16.3f} "
+                      f"{early_late(stream):>17.3f} {params[-1]:>9.3f} "
+                      f"{params.max() / params.min():>7.2f}")
+
+    train_depth = min(6, max(depths))
+    print(f"\ntraining at depth {train_depth}, {args.train_steps} AdamW steps "
+          f"(lr 3e-3, batch 16, context 32, init {args.init}), Zen of Python; "
+          "loss = mean of the last 20 steps")
+    print(f"{'placement':>9} {'layernorm':>10} {'rmsnorm':>10}")
+    final = {}
+    for placement in nn.PLACEMENTS:
+        row = []
+        for norm in nn.NORMS:
+            run = train_tiny_gpt(args.train_steps, norm=norm, placement=placement,
+                                 n_layers=train_depth, init=args.init, progress=False)
+            final[norm, placement] = float(np.mean(run.losses[-20:]))
+            row.append(f"{final[norm, placement]:>10.4f}")
+        print(f"{placement:>9} " + " ".join(row))
+    print(f"composite graph nodes per norm (with affine): layernorm "
+          f"{composite_nodes('layernorm')}, rmsnorm {composite_nodes('rmsnorm')}")
+
+    plt = plotting.pyplot()
+    if plt is not None:
+        deepest = max(depths)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
+        for ax, norm in zip(axes, nn.NORMS):
+            for placement in nn.PLACEMENTS:
+                g = profiles[norm, placement, deepest]
+                ax.semilogy(np.arange(1, deepest + 1), g, marker=".", label=placement)
+            ax.set(xlabel="block (1 = next to the embeddings)",
+                   title=f"{norm}, depth {deepest}, init {args.init}, {args.seeds} seeds")
+            ax.legend()
+        axes[0].set_ylabel("‖∂L/∂θ_block‖ at init (geometric mean over seeds)")
+        plotting.save(fig, args.out, "norm_placement.png")
+
+
+if __name__ == "__main__":
+    main()

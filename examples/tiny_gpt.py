@@ -1,0 +1,57 @@
+"""A character-level GPT trained on the Zen of Python, then asked to write some.
+
+Run:  python examples/tiny_gpt.py [--steps 1500] [--norm rmsnorm] [--impl composite]
+      python examples/tiny_gpt.py --quick          # a few seconds
+Same as `microgradnorm train`. Writes the loss curve to OUT/tiny_gpt_loss.png when
+matplotlib is installed.
+"""
+
+import argparse
+
+import numpy as np
+
+from microgradnorm import nn, plotting
+from microgradnorm.functional import IMPLS
+from microgradnorm.train import train_tiny_gpt
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--impl", choices=IMPLS, default="fused")
+    parser.add_argument("--norm", choices=nn.NORMS, default="layernorm")
+    parser.add_argument("--placement", choices=nn.PLACEMENTS, default="pre")
+    parser.add_argument("--d-model", type=int, default=64)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--out", default="out", help="directory for the plot")
+    parser.add_argument("--quick", action="store_true", help="a small run for tests")
+    parser.add_argument("--no-progress", action="store_true")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.steps, args.d_model, args.layers = 40, 16, 1
+
+    result = train_tiny_gpt(args.steps, impl=args.impl, norm=args.norm,
+                            placement=args.placement, d_model=args.d_model,
+                            n_layers=args.layers, progress=not args.no_progress)
+    losses = result.losses
+    chance = np.log(result.tokenizer.vocab_size)
+    print(f"{result.model.num_parameters():,} parameters, vocabulary of "
+          f"{result.tokenizer.vocab_size} characters (chance loss {chance:.3f})")
+    print(f"loss: first {losses[0]:.4f}, last {losses[-1]:.4f}, mean of last 20 "
+          f"{np.mean(losses[-20:]):.4f}; {1000 * result.seconds_per_step:.1f} ms/step")
+    print("sample (temperature 0.8):")
+    print(result.sample("Beautiful is", length=300, temperature=0.8))
+
+    plt = plotting.pyplot()
+    if plt is not None:
+        fig, ax = plt.subplots(figsize=(6, 3.5))
+        ax.plot(losses, lw=0.8)
+        ax.axhline(chance, color="gray", ls="--", lw=0.8, label="chance (uniform)")
+        ax.set(xlabel="step", ylabel="cross-entropy", title=f"tiny GPT, {args.norm}, "
+               f"{args.placement}-norm, {args.impl}")
+        ax.legend()
+        plotting.save(fig, args.out, "tiny_gpt_loss.png")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+"""Optimizers with ``torch.optim``'s update rules, names and defaults, step for step.
+
+    opt = optim.AdamW(model.parameters(), lr=3e-3)
+    loss.backward(); opt.step(); opt.zero_grad()
+
+Each optimizer updates ``p.data`` in place (the Parameter objects stay the same) and bumps
+the parameter's version counter, so a graph that saved the old values refuses a late
+backward. Parameters whose ``.grad`` is None are skipped. ``params`` is an iterable of
+Parameters or of dicts ``{"params": [...], "lr": ...}`` (parameter groups with their own
+options).
+"""
+
+import math
+import numbers
+
+from .tensor import Tensor
+
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+
+
+class Optimizer:
+    def __init__(self, params, defaults):
+        for name, value in defaults.items():
+            _check_option(type(self).__name__, name, value)
+        self.defaults = defaults
+        params = list(params)
+        if not params:
+            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.param_groups = []
+        for group in groups:
+            group = {**defaults, **group, "params": list(group["params"])}
+            for p in group["params"]:
+                if not isinstance(p, Tensor) or not p.requires_grad:
+                    raise TypeError(f"{type(self).__name__}: params must be Tensors that "
+                                    f"require grad, got {type(p).__name__}")
+            for name in defaults:
+                _check_option(type(self).__name__, name, group[name])
+            self.param_groups.append(group)
+        self.state = {}                      # id(param) -> {name: array}
+
+    def zero_grad(self, set_to_none=True):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.grad = None if set_to_none or p.grad is None else p.grad * 0
+
+    def step(self):
+        """One update of every parameter that has a ``.grad``. All new values (and optimizer
+        states) are computed before any parameter is written, so a failing step (a
+        gradient of the wrong shape) changes nothing."""
+        updates = []
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is not None:
+                    if tuple(p.grad.shape) != p.shape:
+                        raise ValueError(f"{type(self).__name__}.step: a gradient has shape "
+                                         f"{tuple(p.grad.shape)}, its parameter {p.shape}")
+                    state = dict(self.state.get(id(p), {}))
+                    updates.append((p, self._update(p.data, p.grad, state, group), state))
+        for p, new, state in updates:
+            p.data[...] = new
+            p._version_box[0] += 1
+            self.state[id(p)] = state
+
+    def _update(self, param, grad, state, group):
+        raise NotImplementedError
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent with momentum (``torch.optim.SGD``):
+
+    .. math::
+        g \leftarrow g + \lambda\theta, \quad
+        b \leftarrow \mu b + (1 - \tau) g \ (b = g \text{ at the first step}), \quad
+        \theta \leftarrow \theta - \eta\,(g + \mu b \text{ if nesterov else } b)
+
+    Args:
+        lr (η), momentum (μ), dampening (τ), weight_decay (λ), nesterov.
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
+                 nesterov=False):
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
+        super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
+                                  "weight_decay": weight_decay})
+        self.nesterov = nesterov
+
+    def _update(self, param, grad, state, group):
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param
+        if group["momentum"]:
+            if "momentum_buffer" not in state:
+                state["momentum_buffer"] = grad.copy()
+            else:
+                state["momentum_buffer"] = (group["momentum"] * state["momentum_buffer"]
+                                            + (1 - group["dampening"]) * grad)
+            buf = state["momentum_buffer"]
+            grad = grad + group["momentum"] * buf if self.nesterov else buf
+        return param - group["lr"] * grad
+
+
+class Adam(Optimizer):
+    r"""Adam (``torch.optim.Adam``), with L2 weight decay added to the gradient:
+
+    .. math::
+        m \leftarrow \beta_1 m + (1-\beta_1) g, \quad v \leftarrow \beta_2 v + (1-\beta_2) g^2,
+        \quad \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}
+        {\sqrt{v / (1-\beta_2^t)} + \epsilon}
+    """
+
+    decoupled = False
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        beta1, beta2 = betas
+        super().__init__(params, {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
+                                  "weight_decay": weight_decay})
+
+    def _update(self, param, grad, state, group):
+        lr, wd = group["lr"], group["weight_decay"]
+        beta1, beta2 = group["beta1"], group["beta2"]
+        if self.decoupled:
+            param = param * (1 - lr * wd)          # AdamW: decay the weights themselves
+        elif wd:
+            grad = grad + wd * param               # Adam: L2 term in the gradient
+        if not state:
+            state.update(step=0, exp_avg=grad * 0, exp_avg_sq=grad * 0)
+        state["step"] += 1
+        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
+        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
+        bias1 = 1 - beta1 ** state["step"]
+        bias2 = 1 - beta2 ** state["step"]
+        denom = (state["exp_avg_sq"] ** 0.5) / math.sqrt(bias2) + group["eps"]
+        return param - (lr / bias1) * state["exp_avg"] / denom
+
+
+class AdamW(Adam):
+    r"""Adam with decoupled weight decay (``torch.optim.AdamW``, default
+    ``weight_decay=0.01``): :math:`\theta \leftarrow \theta (1 - \eta\lambda)` before the
+    Adam step, instead of adding :math:`\lambda\theta` to the gradient."""
+
+    decoupled = True
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        super().__init__(params, lr, betas, eps, weight_decay)
+
+
+def _check_option(optimizer, name, value):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+        raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
+    if name.startswith("beta") and not value < 1:
+        raise ValueError(f"{optimizer}: {name} must be in [0, 1), got {value!r}")

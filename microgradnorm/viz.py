@@ -1,0 +1,456 @@
+"""The graph visualizer: the backward graph behind a tensor, drawn with Graphviz.
+
+``draw(root)`` returns a ``graphviz.Digraph``. Data flows top to bottom: leaf tensors (the
+parameters and inputs that receive ``.grad``) at the top, one box per op node, the root
+output at the bottom. Backward runs the same edges upwards. Each op box gives the op's
+name, output shape and dtype; fused norm nodes are green. With ``show_saved=True`` every
+array an op saved for backward hangs off it as a small orange node with its shape and bytes.
+
+``compare(norm, shape)`` puts the composite and the fused graph of one norm side by side,
+each captioned with its node count and the bytes it saves for backward.
+
+Every label is an HTML-like Graphviz label built from escaped text, so a tensor or module
+name cannot break the DOT source or inject markup into it. See docs/visualizer.md for how
+to read the pictures.
+"""
+
+import dataclasses
+import html
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from .autograd import topological_order
+from .backend import memory_owner
+from .comparison import make_inputs, output_names, run_norm, running_stats
+from .stats import graph_stats
+from .tensor import Tensor
+
+FORMATS = ("svg", "png")
+
+# Colours: ops pale blue, fused norm nodes green, leaves yellow, root orange, saved peach,
+# folded subgraphs grey.
+_STYLE = {
+    "op": dict(shape="box", style="rounded,filled", fillcolor="#dbe8f6", color="#5b7fa8"),
+    "fused": dict(shape="box", style="rounded,filled,bold", fillcolor="#c9ecc9",
+                  color="#3a8a3a"),
+    "leaf": dict(shape="box", style="filled", fillcolor="#fff2c2", color="#b39b3b"),
+    "root": dict(shape="box", style="filled,bold", fillcolor="#f9c289", color="#b3621b",
+                 penwidth="2"),
+    "saved": dict(shape="box", style="rounded,filled,dashed", fillcolor="#fde8d7",
+                  color="#c98b5b", fontsize="10"),
+    "folded": dict(shape="box3d", style="filled", fillcolor="#e6e6e6", color="#666666"),
+}
+_SAVED_EDGE = dict(style="dashed", color="#c98b5b", arrowhead="none")
+
+
+def _graphviz():
+    try:
+        import graphviz
+    except ImportError as error:           # a dependency; this only happens if removed
+        raise RuntimeError("the visualizer needs the graphviz package: pip install graphviz"
+                           ) from error
+    return graphviz
+
+
+def dot_available():
+    """True when Graphviz's ``dot`` program, which renders SVG and PNG, is on the PATH."""
+    return shutil.which("dot") is not None
+
+
+def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
+    """Draw the backward graph behind ``root``.
+
+    Args:
+        root: a Tensor, or a tuple of Tensors drawn as one graph (e.g. both outputs of
+            ``F.add_layer_norm``). Roots are highlighted in orange.
+        show_saved: draw each array saved for backward (shape, dtype, bytes), attached to
+            the op that saved it by a dashed line. One buffer saved by several ops, or a
+            view of it, is drawn once, as ``graph_stats`` counts it.
+        cluster: box the nodes of each module (``blocks.0.attn``) in a labelled cluster;
+            modules nest.
+        collapse: fold subgraphs into one grey box that says how many op nodes and saved
+            bytes it hides. A list of module names (``["ln1", "attn"]`` folds every
+            ``blocks.N.ln1`` and ``blocks.N.attn``, a dotted path like ``"blocks.0"`` folds
+            that module), and/or ``"norms"``, which folds each composite norm call (the
+            nodes one ``F.layer_norm(..., impl="composite")`` made). A string is one item.
+        title: a caption above the graph.
+
+    Returns:
+        a ``graphviz.Digraph``; ``.source`` is the DOT text, ``.render(...)`` draws it
+        (needs Graphviz's ``dot``), and in a notebook it displays itself.
+
+    Example:
+        >>> y = F.layer_norm(x, 8, w, b, impl="composite")
+        >>> viz.draw(y, show_saved=True).render("ln", format="svg")
+    """
+    dot = _new_digraph(title)
+    _GraphDrawing(_as_roots(root), "", show_saved, cluster, _collapse_items(collapse)).emit(dot)
+    return dot
+
+
+def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0):
+    """The composite and the fused backward graph of ``norm`` side by side, in one picture.
+
+    Both run on the same random inputs (``x``, ``residual``, ``weight``, ``bias``); each
+    side is captioned with its op-node count and the bytes it saves for backward, the
+    numbers of ``mg.graph_stats``.
+
+    Args:
+        norm: "layernorm", "rmsnorm", "batchnorm", "add_layer_norm" or "add_rms_norm".
+        shape, dtype, affine, seed: as in ``mg.compare``.
+        show_saved: draw the arrays each side saves for backward.
+
+    Returns:
+        a ``graphviz.Digraph``; its ``twin`` attribute holds the ``TwinStats``.
+
+    Example:
+        >>> viz.compare("layernorm", (2, 4, 8)).render("layernorm_twin", format="png")
+    """
+    arrays = make_inputs(norm, shape, dtype, affine, seed)
+    dot = _new_digraph(f"{norm}  shape={tuple(shape)}  dtype={np.dtype(dtype)}  "
+                       f"(composite | fused)")
+    stats = {}
+    for impl in ("composite", "fused"):
+        tensors = {name: _named_leaf(a, name) for name, a in arrays.items()}
+        outputs = run_norm(norm, impl, tensors, running_stats(norm, arrays))
+        for out, name in zip(outputs, output_names(norm)):
+            out.name = name
+        stats[impl] = graph_stats(*outputs)
+        caption = (f"{impl}: {_plural(stats[impl].nodes, 'op node')} · "
+                   f"{stats[impl].saved_bytes:,} bytes saved for backward")
+        with dot.subgraph(name=f"cluster_{impl}") as side:
+            side.attr(label=_html(_bold(caption)), style="rounded", color="#999999",
+                      fontsize="16")
+            _GraphDrawing(outputs, f"{impl}_", show_saved, False, ()).emit(side)
+    dot.twin = TwinStats(norm, tuple(shape), str(np.dtype(dtype)), stats["composite"],
+                         stats["fused"])
+    return dot
+
+
+@dataclasses.dataclass(frozen=True)
+class TwinStats:
+    """What the two captions of a twin graph say: ``graph_stats`` of each side."""
+
+    norm: str
+    shape: tuple
+    dtype: str
+    composite: object
+    fused: object
+
+
+def render(dot, directory, name, formats=FORMATS):
+    """Write ``name.dot`` and, when Graphviz's ``dot`` is installed, ``name.<format>`` for
+    each format into ``directory``. Returns the paths written (the DOT source first)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    source = directory / f"{name}.dot"
+    source.write_text(dot.source)
+    written = [source]
+    if dot_available():
+        for fmt in formats:
+            written.append(Path(dot.render(source, format=fmt, outfile=directory /
+                                           f"{name}.{fmt}", quiet=True)))
+    return written
+
+
+INSTALL_HINT = ("Graphviz's `dot` was not found, so only .dot sources were written; install "
+                "it (Debian/Ubuntu: apt-get install graphviz, macOS: brew install graphviz) "
+                "to get SVG and PNG.")
+
+
+# ----- the drawing -------------------------------------------------------------------------
+
+class _GraphDrawing:
+    """Turns the nodes behind ``roots`` into DOT statements, with ids that start with
+    ``prefix`` (so two graphs can share one picture). Op nodes get ids ``{prefix}op{i}``.
+
+    Nodes are placed in the cluster of their module path (when clustering); every edge is
+    written after all nodes, at the top level, so that no edge mentions a node before its
+    own cluster has declared it (Graphviz would put the node where it is first named)."""
+
+    def __init__(self, roots, prefix, show_saved, cluster, collapse):
+        self.roots, self.prefix = roots, prefix
+        self.show_saved, self.cluster = show_saved, cluster
+        self.order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
+        self.op_ids = {id(node): f"{prefix}op{i}" for i, node in enumerate(self.order)}
+        self.folds = _fold_keys(self.order, collapse)
+        self.box_ids = {key: f"{prefix}fold{i}"
+                        for i, key in enumerate(dict.fromkeys(self.folds.values()))}
+        self.leaf_ids = {}
+        self.nodes = []                   # (module path, id, label, style)
+        self.edges = {}                   # (source, target) -> style; ordered, no repeats
+
+    def emit(self, graph):
+        folded_leaves = self._folded_leaves()
+        self._add_folded_boxes(folded_leaves)
+        self._add_ops_and_edges(folded_leaves)
+        self._add_roots()
+        by_path = {}
+        for path, node_id, label, style in self.nodes:
+            by_path.setdefault(path if self.cluster else "", []).append((node_id, label, style))
+        _emit_clusters(graph, by_path, "", self.prefix)
+        for (source, target), style in self.edges.items():
+            graph.edge(source, target, **style)
+
+    # Each op node either stands for itself or, when folded, for its box.
+    def _target(self, node):
+        key = self.folds.get(id(node))
+        return self.op_ids[id(node)] if key is None else self.box_ids[key]
+
+    def _box_path(self, key, nodes):
+        kind, what = key
+        return what if kind == "module" else nodes[0].module
+
+    def _members(self):
+        members = {}
+        for node in self.order:
+            key = self.folds.get(id(node))
+            if key is not None:
+                members.setdefault(key, []).append(node)
+        return members
+
+    def _folded_leaves(self):
+        """{id(leaf): box key} for the parameters a box hides: leaves named inside the
+        folded module (``blocks.0.attn.qkv.weight`` in ``blocks.0.attn``) that feed only
+        that box. Inputs and parameters used elsewhere stay drawn."""
+        consumers, leaves = {}, {}
+        for node in self.order:
+            for t in node.inputs:
+                if t is not None and t.grad_fn is None and t.requires_grad:
+                    consumers.setdefault(id(t), set()).add(self.folds.get(id(node), node))
+                    leaves[id(t)] = t
+        paths = {key: self._box_path(key, nodes) for key, nodes in self._members().items()}
+        folded = {}
+        for key_id, used_by in consumers.items():
+            (only,) = used_by if len(used_by) == 1 else (None,)
+            name = leaves[key_id].name or ""
+            if isinstance(only, tuple) and paths[only] and name.startswith(paths[only] + "."):
+                folded[key_id] = only
+        return folded
+
+    def _add_folded_boxes(self, folded_leaves):
+        for key, nodes in self._members().items():
+            kind, what = key
+            params = sum(1 for k in folded_leaves.values() if k == key)
+            head = f"{what[0]} (composite)" if kind == "group" else what
+            details = [_plural(len(nodes), "op node")]
+            details += [_plural(params, "parameter")] if params else []
+            details += [f"{_saved_bytes(nodes):,} B saved", "folded"]
+            label = _html(_bold(head) + _small(" · ".join(details)))
+            path = nodes[0].module if kind == "group" else _parent(what)
+            self.nodes.append((path, self.box_ids[key], label, _STYLE["folded"]))
+
+    def _add_ops_and_edges(self, folded_leaves):
+        saved_drawn = set()
+        named = self._tensor_names()
+        for node in self.order:
+            target = self._target(node)
+            if self.folds.get(id(node)) is None:
+                style = "fused" if _is_fused(node) else "op"
+                self.nodes.append((node.module, target, _op_label(node), _STYLE[style]))
+                if self.show_saved:
+                    self._add_saved(node, target, saved_drawn, named)
+            for tensor in node.inputs:
+                if tensor is None or id(tensor) in folded_leaves:
+                    continue
+                source = self._source(tensor)
+                if source is not None and source != target:
+                    self.edges.setdefault((source, target), {})
+
+    def _source(self, tensor):
+        if tensor.grad_fn is not None:
+            return self._target(tensor.grad_fn)
+        if not tensor.requires_grad:
+            return None                   # constants (eps, running stats) are not drawn
+        if id(tensor) not in self.leaf_ids:
+            leaf_id = self.leaf_ids[id(tensor)] = f"{self.prefix}leaf{len(self.leaf_ids)}"
+            label = _html(_bold(tensor.name or "leaf") + _small(_meta(tensor.shape,
+                                                                        tensor.dtype)))
+            self.nodes.append((_parent(tensor.name or ""), leaf_id, label, _STYLE["leaf"]))
+        return self.leaf_ids[id(tensor)]
+
+    def _add_saved(self, node, target, drawn, named):
+        owners = {id(memory_owner(a)): memory_owner(a) for a in node.saved_arrays()}
+        for owner in owners.values():        # an op that saves one buffer twice: one line
+            saved_id = f"{self.prefix}saved{id(owner)}"
+            if saved_id not in drawn:
+                drawn.add(saved_id)
+                what = f"saved: {named[id(owner)]}" if id(owner) in named else "saved"
+                label = _html(_escape(what) + _small(
+                    f"{_meta(owner.shape, owner.dtype)} · {owner.nbytes:,} B"))
+                self.nodes.append((node.module, saved_id, label, _STYLE["saved"]))
+            self.edges.setdefault((saved_id, target), _SAVED_EDGE)
+
+    def _add_roots(self):
+        for i, root in enumerate(self.roots):
+            root_id = f"{self.prefix}root{i}"
+            label = _html(_bold(root.name or "output") + _small(_meta(root.shape, root.dtype)))
+            self.nodes.append(("", root_id, label, _STYLE["root"]))
+            if root.grad_fn is not None:
+                self.edges.setdefault((self._target(root.grad_fn), root_id), {})
+
+    def _tensor_names(self):
+        # What a saved buffer is, when a tensor of the graph holds it: a leaf's name or
+        # "<Op> output". Buffers no tensor holds (a fused node's mean, rstd) stay "saved".
+        names = {}
+        for t in [t for node in self.order for t in node.inputs] + list(self.roots):
+            if t is not None:
+                what = t.name or (f"{t.grad_fn.name} output" if t.grad_fn else None)
+                if what:
+                    names.setdefault(id(memory_owner(t.data)), what)
+        return names
+
+
+def _emit_clusters(graph, by_path, path, prefix):
+    for node_id, label, style in by_path.get(path, ()):
+        graph.node(node_id, label, **style)
+    children = sorted({_child(path, p) for p in by_path if _is_below(p, path)})
+    for child in children:
+        with graph.subgraph(name=f"cluster_{prefix}{_cluster_name(child)}") as sub:
+            sub.attr(label=_html(_escape(child)), style="rounded,dashed", color="#8c8c8c",
+                     fontsize="12", labeljust="l")
+            _emit_clusters(sub, by_path, child, prefix)
+
+
+def _is_below(p, path):
+    return p != path and (path == "" or p.startswith(path + "."))
+
+
+def _child(path, p):
+    # The module path one level below ``path`` on the way to ``p``.
+    rest = p[len(path) + 1:] if path else p
+    head = rest.split(".", 1)[0]
+    return f"{path}.{head}" if path else head
+
+
+def _cluster_name(path):
+    # A DOT id made of the path's characters that are safe in one; the label shows the path.
+    return "".join(c if c.isalnum() else f"_{ord(c):x}_" for c in path)
+
+
+def _parent(path):
+    return path.rsplit(".", 1)[0] if "." in path else ""
+
+
+# ----- folding -----------------------------------------------------------------------------
+
+def _collapse_items(collapse):
+    if collapse is None:
+        return ()
+    items = (collapse,) if isinstance(collapse, str) else tuple(collapse)
+    for item in items:
+        if not isinstance(item, str) or not item:
+            raise TypeError(f"draw: collapse must be a module name, a list of them or "
+                            f"'norms', got {collapse!r}")
+    return items
+
+
+def _fold_keys(order, collapse):
+    """{id(node): ("module", path) | ("group", (name, call))} for every node that is folded.
+    A module fold wins over a norm fold (it is the larger box)."""
+    groups = {}
+    if "norms" in collapse:
+        for node in order:
+            if node.group is not None:
+                groups.setdefault(node.group, []).append(node)
+    keys = {}
+    for group, nodes in groups.items():
+        if len(nodes) > 1:                # a one-node group is already one box
+            for node in nodes:
+                keys[id(node)] = ("group", group)
+    patterns = [item for item in collapse if item != "norms"]
+    for node in order:
+        path = _matching_module(node.module, patterns)
+        if path is not None:
+            keys[id(node)] = ("module", path)
+    return keys
+
+
+def _matching_module(module, patterns):
+    # The outermost prefix of ``module`` that names a pattern: "ln1" matches the prefix
+    # "blocks.0.ln1" of "blocks.0.ln1.inner", and so does the full path "blocks.0.ln1".
+    if not module or not patterns:
+        return None
+    parts = module.split(".")
+    for end in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:end])
+        if any(prefix == p or prefix.endswith("." + p) for p in patterns):
+            return prefix
+    return None
+
+
+def _saved_bytes(nodes):
+    buffers = {}
+    for node in nodes:
+        for array in node.saved_arrays():
+            base = memory_owner(array)
+            buffers[id(base)] = base.nbytes
+    return sum(buffers.values())
+
+
+# ----- labels ------------------------------------------------------------------------------
+
+def _op_label(node):
+    metas = node.outputs_meta or ()
+    shown = "<BR/>".join(_escape(_meta(shape, dtype)) for shape, dtype in metas)
+    return _html(_bold(node.name) + (f'<BR/><FONT POINT-SIZE="10">{shown}</FONT>'
+                                     if shown else ""))
+
+
+def _is_fused(node):
+    return node.function.__module__.endswith("norms.fused")
+
+
+def _meta(shape, dtype):
+    return f"{tuple(shape)} {np.dtype(dtype)}"
+
+
+def _escape(text):
+    # Newlines become spaces: a label is one line per field, whatever a name contains. A
+    # backslash is doubled, else Graphviz reads \N, \G, \L... in a label as its own
+    # escapes (the node's name, the graph's name, ...); "\\" is its escape for "\".
+    text = html.escape(str(text).replace("\r", " ").replace("\n", " "), quote=True)
+    return text.replace("\\", "\\\\")
+
+
+def _bold(text):
+    return f"<B>{_escape(text)}</B>"
+
+
+def _small(text):
+    return f'<BR/><FONT POINT-SIZE="10">{_escape(text)}</FONT>'
+
+
+def _html(markup):
+    return f"<{markup}>"                  # the graphviz package passes <...> through as HTML
+
+
+def _plural(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _as_roots(root):
+    roots = (root,) if isinstance(root, Tensor) else tuple(root)
+    if not roots or not all(isinstance(r, Tensor) for r in roots):
+        raise TypeError(f"draw: root must be a Tensor or a sequence of Tensors, got "
+                        f"{type(root).__name__}")
+    return roots
+
+
+def _named_leaf(array, name):
+    tensor = Tensor(array, requires_grad=True)
+    tensor.name = name
+    return tensor
+
+
+def _new_digraph(title):
+    dot = _graphviz().Digraph(
+        graph_attr=dict(rankdir="TB", fontname="Helvetica", nodesep="0.25", ranksep="0.35",
+                        labelloc="t", fontsize="18"),
+        node_attr=dict(fontname="Helvetica", fontsize="12", margin="0.12,0.05", height="0.3"),
+        edge_attr=dict(color="#555555", arrowsize="0.7"))
+    if title:
+        dot.attr(label=_html(_bold(title)))
+    return dot

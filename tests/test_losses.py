@@ -1,0 +1,145 @@
+"""Activations, softmax, losses and dropout in ``microgradnorm.functional``: against PyTorch
+in float64 (value and gradient), finite-difference gradcheck on drawn shapes, stability."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import shapes
+
+import microgradnorm as mg
+import microgradnorm.functional as F
+
+torch = pytest.importorskip("torch")
+TF = torch.nn.functional
+
+ACTIVATIONS = {
+    "gelu": (F.gelu, TF.gelu),                                   # exact, both defaults
+    "gelu_tanh": (lambda t: F.gelu(t, approximate="tanh"),
+                  lambda t: TF.gelu(t, approximate="tanh")),
+    "silu": (F.silu, TF.silu),
+    "sigmoid": (F.sigmoid, torch.sigmoid),
+    "softmax": (F.softmax, lambda t: torch.softmax(t, -1)),
+    "log_softmax": (F.log_softmax, lambda t: torch.log_softmax(t, -1)),
+}
+
+
+def check_against_torch(fn, torch_fn, x_data, tol=1e-12):
+    x = mg.tensor(x_data, requires_grad=True)
+    xt = torch.tensor(x_data, requires_grad=True)
+    y, yt = fn(x), torch_fn(xt)
+    np.testing.assert_allclose(y.data, yt.detach().numpy(), rtol=0, atol=tol)
+    upstream = np.random.default_rng(0).standard_normal(y.shape)
+    y.backward(upstream)
+    yt.backward(torch.tensor(upstream))
+    np.testing.assert_allclose(x.grad, xt.grad.numpy(), rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+def test_activations_match_torch(name):
+    x_data = 3 * np.random.default_rng(1).standard_normal((4, 7))
+    check_against_torch(*ACTIVATIONS[name], x_data)
+
+
+@pytest.mark.parametrize("name", ACTIVATIONS)
+@settings(max_examples=15)
+@given(shape=shapes(min_dims=1, max_dims=3), seed=st.integers(0, 2**16))
+def test_activations_gradcheck(name, shape, seed):
+    x = mg.tensor(np.random.default_rng(seed).standard_normal(shape), requires_grad=True)
+    assert mg.gradcheck(ACTIVATIONS[name][0], x)
+
+
+def test_softmax_is_stable_for_huge_logits():
+    x = mg.tensor([[1e300, -1e300, 0.0], [1000.0, 1000.0, 1000.0]], requires_grad=True)
+    y = F.softmax(x)
+    np.testing.assert_allclose(y.data, [[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]])
+    logp = F.log_softmax(mg.tensor([[1000.0, 0.0]]))
+    np.testing.assert_allclose(logp.data, [[0.0, -1000.0]])
+
+
+def test_sigmoid_does_not_overflow():
+    with np.errstate(all="raise"):
+        y = F.sigmoid(mg.tensor([-1000.0, 0.0, 1000.0]))
+    np.testing.assert_allclose(y.data, [0.0, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("shape", [(5, 4), (2, 3, 4)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_matches_torch(shape, reduction):
+    rng = np.random.default_rng(0)
+    logits_data = 4 * rng.standard_normal(shape)
+    target = rng.integers(0, shape[-1], size=shape[:-1])
+    logits = mg.tensor(logits_data, requires_grad=True)
+    logits_t = torch.tensor(logits_data, requires_grad=True)
+    loss = F.cross_entropy(logits, target, reduction=reduction)
+    # PyTorch wants the class dim second: (B, T, C) -> (B, C, T)
+    arg = logits_t if len(shape) == 2 else logits_t.transpose(1, 2)
+    loss_t = TF.cross_entropy(arg, torch.as_tensor(target), reduction=reduction)
+    assert loss.shape == tuple(loss_t.shape)
+    np.testing.assert_allclose(loss.data, loss_t.detach().numpy(), rtol=0, atol=1e-12)
+    upstream = rng.standard_normal(loss.shape)
+    loss.backward(upstream)
+    loss_t.backward(torch.tensor(upstream))
+    np.testing.assert_allclose(logits.grad, logits_t.grad.numpy(), rtol=0, atol=1e-12)
+
+
+@settings(max_examples=15)
+@given(n=st.integers(1, 4), classes=st.integers(1, 5), seed=st.integers(0, 2**16))
+def test_cross_entropy_gradcheck(n, classes, seed):
+    rng = np.random.default_rng(seed)
+    target = rng.integers(0, classes, size=(n, 2))
+    logits = mg.tensor(rng.standard_normal((n, 2, classes)), requires_grad=True)
+    assert mg.gradcheck(lambda t: F.cross_entropy(t, target), logits)
+
+
+def test_cross_entropy_bad_targets():
+    logits = mg.tensor(np.zeros((2, 3)), requires_grad=True)
+    with pytest.raises(ValueError, match=r"\[0, 3\)"):
+        F.cross_entropy(logits, np.array([0, 3]))
+    with pytest.raises(ValueError, match="shape"):
+        F.cross_entropy(logits, np.array([0, 1, 2]))
+    with pytest.raises(TypeError, match="integer"):
+        F.cross_entropy(logits, np.array([0.0, 1.0]))
+    with pytest.raises(ValueError, match="reduction"):
+        F.cross_entropy(logits, np.array([0, 1]), reduction="avg")
+    assert logits.grad is None
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_mse_loss_matches_torch(reduction):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    check_against_torch(lambda t: F.mse_loss(t, b, reduction),
+                        lambda t: TF.mse_loss(t, torch.tensor(b), reduction=reduction), a)
+    with pytest.raises(ValueError, match="shape"):
+        F.mse_loss(mg.tensor(a), b[:2])
+
+
+def test_dropout_keeps_the_expectation_and_its_gradient_is_the_mask():
+    rng = np.random.default_rng(0)
+    x = mg.tensor(np.ones(20000), requires_grad=True)
+    y = F.dropout(x, 0.25, rng=rng)
+    assert abs(y.data.mean() - 1) < 0.03
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad, y.data)                 # mask / (1 - p)
+    assert F.dropout(x, 0.25, training=False) is x
+
+
+def test_gelu_rejects_an_unknown_approximation():
+    with pytest.raises(ValueError, match="approximate must be 'none' or 'tanh'"):
+        F.gelu(mg.tensor([1.0]), approximate="sigmoid")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_erf_keeps_the_dtype_and_matches_torch(dtype):
+    x = np.linspace(-4, 4, 33).astype(dtype)
+    y = mg.ops.erf(mg.tensor(x))
+    assert y.dtype == np.dtype(dtype)
+    expected = torch.erf(torch.tensor(x.astype(np.float64))).numpy()
+    np.testing.assert_allclose(y.data, expected, atol=float(np.finfo(dtype).eps))
+
+
+def test_erf_gradcheck():
+    x = mg.tensor(np.random.default_rng(2).standard_normal((3, 4)), requires_grad=True)
+    assert mg.gradcheck(mg.ops.erf, x)
+    assert mg.gradcheck(F.gelu, x)

@@ -1,0 +1,118 @@
+"""Optimizers and gradient clipping against torch.optim, step for step, in float64."""
+
+import numpy as np
+import pytest
+
+import microgradnorm as mg
+from microgradnorm import nn, optim
+
+torch = pytest.importorskip("torch")
+
+CASES = [
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.3, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.05}),
+    ("Adam", {"lr": 0.01}),
+    ("Adam", {"lr": 0.01, "betas": (0.8, 0.99), "eps": 1e-6, "weight_decay": 0.1}),
+    ("AdamW", {"lr": 0.01}),
+    ("AdamW", {"lr": 0.02, "betas": (0.5, 0.9), "weight_decay": 0.3}),
+]
+
+
+def quadratic_loss(xp, params, targets):
+    """A loss whose gradients change from step to step: sum((p - t)^2 * |p|)."""
+    return sum(((p - t) * (p - t) * (p * p + 1).sqrt()).sum()
+               for p, t in zip(params, targets))
+
+
+@pytest.mark.parametrize("name, options", CASES)
+def test_optimizer_matches_torch_over_several_steps(name, options):
+    rng = np.random.default_rng(0)
+    shapes = [(3, 4), (4,), (2, 2, 2)]
+    inits = [rng.standard_normal(s) for s in shapes]
+    targets = [rng.standard_normal(s) for s in shapes]
+    params = [nn.Parameter(a) for a in inits]
+    params_t = [torch.tensor(a, requires_grad=True) for a in inits]
+    opt = getattr(optim, name)(params, **options)
+    opt_t = getattr(torch.optim, name)(params_t, **options)
+    for step in range(6):
+        opt.zero_grad()
+        opt_t.zero_grad()
+        quadratic_loss(np, params, targets).backward()
+        quadratic_loss(torch, params_t, [torch.tensor(t) for t in targets]).backward()
+        opt.step()
+        opt_t.step()
+        for p, pt in zip(params, params_t):
+            np.testing.assert_allclose(p.data, pt.detach().numpy(), rtol=0, atol=1e-12,
+                                       err_msg=f"{name} step {step}")
+
+
+def test_parameter_groups_have_their_own_options():
+    a, b = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(2))
+    opt = optim.SGD([{"params": [a]}, {"params": [b], "lr": 1.0}], lr=0.1)
+    a.grad, b.grad = np.ones(2), np.ones(2)
+    opt.step()
+    np.testing.assert_allclose(a.data, 0.9)
+    np.testing.assert_allclose(b.data, 0.0)
+
+
+def test_step_skips_parameters_without_grad_and_keeps_objects():
+    a = nn.Parameter(np.ones(3))
+    opt = optim.Adam([a])
+    data = a.data
+    opt.step()
+    np.testing.assert_array_equal(a.data, 1)
+    a.grad = np.ones(3)
+    opt.step()
+    assert a.data is data and a._version == 1                     # updated in place
+
+
+def test_step_after_forward_invalidates_the_graph():
+    w = nn.Parameter(np.ones(3))
+    y = (w * w).sum()
+    w.grad = np.ones(3)
+    optim.SGD([w], lr=0.1).step()
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.backward()
+
+
+@pytest.mark.parametrize("bad", [{"lr": -1}, {"betas": (0.9, 1.0)}, {"eps": None}])
+def test_bad_options(bad):
+    with pytest.raises(ValueError):
+        optim.Adam([nn.Parameter(np.ones(1))], **bad)
+
+
+def test_bad_params():
+    with pytest.raises(ValueError, match="empty"):
+        optim.SGD([], lr=0.1)
+    with pytest.raises(TypeError, match="require grad"):
+        optim.SGD([mg.tensor([1.0])], lr=0.1)
+    with pytest.raises(ValueError, match="nesterov"):
+        optim.SGD([nn.Parameter(np.ones(1))], lr=0.1, nesterov=True)
+
+
+@pytest.mark.parametrize("max_norm, norm_type", [(0.5, 2.0), (100.0, 2.0), (0.3, 1.0),
+                                                 (0.1, float("inf"))])
+def test_clip_grad_norm_matches_torch(max_norm, norm_type):
+    rng = np.random.default_rng(0)
+    grads = [rng.standard_normal((3, 2)), rng.standard_normal(5)]
+    params = [nn.Parameter(np.zeros(g.shape)) for g in grads]
+    params_t = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
+    for p, pt, g in zip(params, params_t, grads):
+        p.grad, pt.grad = g.copy(), torch.tensor(g)
+    total = nn.clip_grad_norm_(params, max_norm, norm_type)
+    total_t = torch.nn.utils.clip_grad_norm_(params_t, max_norm, norm_type)
+    assert total == pytest.approx(float(total_t), abs=1e-12)
+    for p, pt in zip(params, params_t):
+        np.testing.assert_allclose(p.grad, pt.grad.numpy(), rtol=0, atol=1e-12)
+
+
+def test_failed_step_changes_nothing():
+    a, b = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(3))
+    opt = optim.Adam([a, b], lr=0.1)
+    a.grad, b.grad = np.ones(2), np.ones(2)                    # b's gradient has a bad shape
+    with pytest.raises(ValueError, match=r"shape \(2,\), its parameter \(3,\)"):
+        opt.step()
+    np.testing.assert_array_equal(a.data, 1)
+    assert opt.state == {} and a._version == 0
