@@ -192,3 +192,23 @@ def test_emulated_misaligned_view_gives_the_same_bits(emulated):
     y_shifted, rstd_shifted = cuda.rms_norm_forward(shifted, weight, 1e-6)
     np.testing.assert_array_equal(np.asarray(y), np.asarray(y_shifted))
     np.testing.assert_array_equal(np.asarray(rstd), np.asarray(rstd_shifted))
+
+
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_benchmark_validation_passes_and_catches_a_wrong_kernel(emulated, monkeypatch, norm,
+                                                                dtype):
+    from microgradnorm import backend, bench_cuda
+    monkeypatch.setattr(backend, "_cupy_with_gpu", lambda: kernel_checks.cp)
+    assert bench_cuda.validate(norm, 96, dtype, rows=16) <= 1
+    wrong = "layer_norm_forward" if norm == "layernorm" else "rms_norm_forward"
+    right = getattr(cuda, wrong)
+
+    def off_by_a_bit(*args):                        # y scaled by 1.1: a wrong kernel
+        y, *rest = right(*args)
+        scaled = kernel_checks.from_device(y) * 1.1
+        return (kernel_checks.to_device_storage(scaled, dtype)[0], *rest)
+
+    monkeypatch.setattr(cuda, wrong, off_by_a_bit)
+    with pytest.raises(bench_cuda.ValidationError, match="y differs"):
+        bench_cuda.validate(norm, 96, dtype, rows=16)
