@@ -48,7 +48,6 @@ def test_the_loader_compiles_one_source():
     assert SOURCES == [cuda.SOURCE]       # a new .cu needs its own name table here and there
 
 
-@pytest.mark.slow
 def test_every_cu_file_compiles_for_sm80_and_sm90(tmp_path):
     nvcc = nvcc_or_skip()
     names = cuda.name_expressions()
