@@ -22,6 +22,34 @@ def _cupy():
     return cupy
 
 
+_gpu_found = []    # [True] once CuPy has been seen to reach a GPU
+
+
+def _cupy_with_gpu():
+    """CuPy, after checking once that it reaches a GPU: with CuPy installed but no GPU or
+    driver, creating a "cuda" tensor is a RuntimeError that says so, not a CUDA error code."""
+    cupy = _cupy()
+    if not _gpu_found:
+        try:
+            count = cupy.cuda.runtime.getDeviceCount()
+        except cupy.cuda.runtime.CUDARuntimeError as error:
+            raise RuntimeError(f'device "cuda": CuPy is installed but reaches no GPU '
+                               f'({error})') from None
+        if count == 0:
+            raise RuntimeError('device "cuda": CuPy is installed but sees no GPU')
+        _gpu_found.append(True)
+    return cupy
+
+
+def cuda_available():
+    """True when CuPy is installed and reaches a GPU (never raises)."""
+    try:
+        _cupy_with_gpu()
+    except RuntimeError:
+        return False
+    return True
+
+
 def is_cupy_array(array):
     # CuPy arrays are recognised by their module, so NumPy-only machines never import CuPy.
     return type(array).__module__.startswith("cupy")
@@ -49,7 +77,7 @@ def to_device(array, device):
     if device_of(array) == device:
         return array
     if device == "cuda":
-        return _cupy().asarray(array)
+        return _cupy_with_gpu().asarray(array)
     return array.get()
 
 
@@ -58,7 +86,7 @@ def new_array(data, dtype=None, device="cpu"):
     or CuPy array): like ``torch.tensor``, it never shares memory with ``data``."""
     check_device(device)
     if device == "cuda":
-        return _cupy().array(data, dtype=dtype, copy=True)
+        return _cupy_with_gpu().array(data, dtype=dtype, copy=True)
     if is_cupy_array(data):
         data = data.get()
     return np.array(data, dtype=dtype, copy=True)

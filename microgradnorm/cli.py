@@ -99,8 +99,11 @@ def _add_train_parser(commands):
 def cmd_bench(args):
     from . import bench
     if args.device == "cuda":
-        raise ValueError("--device cuda is not available yet: GPU timings need the CUDA "
-                         "kernels; run with --device cpu")
+        return cmd_bench_cuda(args)
+    args.norm = args.norm or comparison.NORMS
+    args.dtype = args.dtype or ("float32", "float64")
+    if "bfloat16" in args.dtype:
+        raise ValueError("--dtype bfloat16 is for --device cuda (the CUDA kernels' storage)")
     if args.torch_threads is not None and bench.torch_available():
         import torch
         torch.set_num_threads(args.torch_threads)
@@ -125,6 +128,43 @@ def cmd_bench(args):
     rows = bench.run_norm_bench(args.norm, shapes, args.dtype, device=args.device,
                                 repeat=repeat, warmup=1, copy_gbps=copy_gbps,
                                 progress=progress)
+    print()
+    print(bench.format_table(rows))
+
+
+def cmd_bench_cuda(args):
+    """``bench --device cuda``: validate each CUDA kernel against the float64 reference,
+    then time kernel, fused, composite and PyTorch with CUDA events (docs/gpu.md)."""
+    from . import backend, bench, bench_cuda
+    if not backend.cuda_available():
+        raise ValueError("--device cuda needs CuPy and a GPU (pip install -e \".[gpu]\")")
+    norms = args.norm or bench_cuda.GPU_NORMS
+    unknown = sorted(set(norms) - set(bench_cuda.GPU_NORMS))
+    if unknown:
+        raise ValueError(f"--device cuda times {bench_cuda.GPU_NORMS}, got {unknown}")
+    dtypes = args.dtype or bench_cuda.GPU_DTYPES
+    if "float64" in dtypes:
+        raise ValueError("--device cuda times float32, float16 and bfloat16 (the kernels' "
+                         "dtypes), not float64")
+    repeat = args.repeat or (3 if args.quick else 10)
+    min_bytes = bench_cuda.QUICK_INPUT_BYTES if args.quick else bench_cuda.MIN_INPUT_BYTES
+    cols = (1024, 4096) if args.quick else bench_cuda.GPU_COLS
+    print("microgradnorm bench --device cuda: kernel vs fused vs composite vs PyTorch, "
+          "medians of CUDA-event times")
+    for line in bench.machine_description("cuda"):
+        print(f"  {line}")
+    print(f"  gpu: {bench_cuda.device_description()}")
+    copy_gbps = bench_cuda.device_copy_bandwidth(nbytes=min_bytes, repeat=repeat)
+    print(f"  device-to-device copy: {copy_gbps:.1f} GB/s (read + write)")
+    overhead = bench_cuda.host_overhead()
+    print(f"  host time per fused forward call, (8, 1024) float32: kernel functions "
+          f"{overhead['kernel']:.1f} us, F.layer_norm on GPU tensors {overhead['fused']:.1f} us")
+    progress = None if args.quiet else (lambda text: print(f"  running {text}",
+                                                           file=sys.stderr, flush=True))
+    rows = bench_cuda.run_gpu_bench(norms, cols, dtypes, min_bytes=min_bytes,
+                                    shapes=args.shape, repeat=repeat, copy_gbps=copy_gbps,
+                                    progress=progress)
+    print("  every kernel matched the float64 reference before it was timed")
     print()
     print(bench.format_table(rows))
 
@@ -161,9 +201,11 @@ def build_parser():
     bench_parser.add_argument("--quick", action="store_true",
                               help="small shapes, few repeats: seconds, not minutes")
     bench_parser.add_argument("--norm", nargs="+", choices=comparison.NORMS,
-                              default=comparison.NORMS)
-    bench_parser.add_argument("--dtype", nargs="+", choices=("float32", "float64"),
-                              default=("float32", "float64"))
+                              help="default: every norm (cpu); layernorm rmsnorm (cuda)")
+    bench_parser.add_argument("--dtype", nargs="+",
+                              choices=("float32", "float64", "float16", "bfloat16"),
+                              help="default: float32 float64 (cpu); float32 float16 "
+                                   "bfloat16 (cuda)")
     bench_parser.add_argument("--shape", nargs="+", type=_shape,
                               help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
     bench_parser.add_argument("--repeat", type=int, help="timed calls per case (median)")

@@ -1,13 +1,14 @@
 """Fused norms: one graph node each, whose backward is the closed form.
 
 Each node reshapes its input to rows (or channels) and calls the reference kernels; the
-shape bookkeeping lives here, the math in ``kernels.reference``. What each node saves is
+shape bookkeeping lives here, the math in ``kernels.reference`` (NumPy) or ``kernels.cuda``
+(CuPy), picked by ``for_array`` from the input's array type. What each node saves is
 chosen on purpose and written next to ``save_for_backward``: the input the previous op
 already keeps alive, the parameters, and a few numbers per row, never a full-size x̂.
 """
 
 from ..autograd import Function
-from ..kernels import reference
+from ..kernels import for_array
 
 
 def _rows(array, normalized_shape):
@@ -36,7 +37,7 @@ class LayerNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_shape, eps):
         ctx.normalized_shape = normalized_shape
-        y, mean, rstd = reference.layer_norm_forward(
+        y, mean, rstd = for_array(x).layer_norm_forward(
             _rows(x, normalized_shape), _flat(weight), _flat(bias), eps)
         # Saved: x (already alive as the previous op's output), weight, and mean and rstd,
         # 2 numbers per row. x̂ = (x - mean)·rstd is recomputed in backward: one extra pass
@@ -49,7 +50,7 @@ class LayerNorm(Function):
     def backward(ctx, dy):
         x, weight, mean, rstd = ctx.saved
         rows = _rows(x, ctx.normalized_shape)
-        dx, dweight, dbias = reference.layer_norm_backward(
+        dx, dweight, dbias = for_array(x).layer_norm_backward(
             dy.reshape(rows.shape), rows, _flat(weight), mean, rstd, ctx.has_bias)
         return dx.reshape(x.shape), _shaped(dweight, weight), _reshaped(dbias, ctx)
 
@@ -60,7 +61,7 @@ class RMSNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, normalized_shape, eps):
         ctx.normalized_shape = normalized_shape
-        y, rstd = reference.rms_norm_forward(_rows(x, normalized_shape), _flat(weight), eps)
+        y, rstd = for_array(x).rms_norm_forward(_rows(x, normalized_shape), _flat(weight), eps)
         # Saved: x, weight and rstd (1 number per row); x̂ = x·rstd is recomputed.
         ctx.save_for_backward(x, weight, rstd)
         return y.reshape(x.shape)
@@ -69,7 +70,8 @@ class RMSNorm(Function):
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved
         rows = _rows(x, ctx.normalized_shape)
-        dx, dweight = reference.rms_norm_backward(dy.reshape(rows.shape), rows, _flat(weight), rstd)
+        dx, dweight = for_array(x).rms_norm_backward(
+            dy.reshape(rows.shape), rows, _flat(weight), rstd)
         return dx.reshape(x.shape), _shaped(dweight, weight)
 
 
@@ -81,7 +83,7 @@ class AddLayerNorm(Function):
     @staticmethod
     def forward(ctx, x, residual, weight, bias, normalized_shape, eps):
         ctx.normalized_shape = normalized_shape
-        y, s, mean, rstd = reference.add_layer_norm_forward(
+        y, s, mean, rstd = for_array(x).add_layer_norm_forward(
             _rows(x, normalized_shape), _rows(residual, normalized_shape),
             _flat(weight), _flat(bias), eps)
         s = s.reshape(x.shape)
@@ -95,7 +97,7 @@ class AddLayerNorm(Function):
     def backward(ctx, dy, ds):
         s, weight, mean, rstd = ctx.saved
         rows = _rows(s, ctx.normalized_shape)
-        dsum, dweight, dbias = reference.add_layer_norm_backward(
+        dsum, dweight, dbias = for_array(s).add_layer_norm_backward(
             dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight), mean, rstd,
             ctx.has_bias)
         dsum = dsum.reshape(s.shape)
@@ -110,7 +112,7 @@ class AddRMSNorm(Function):
     @staticmethod
     def forward(ctx, x, residual, weight, normalized_shape, eps):
         ctx.normalized_shape = normalized_shape
-        y, s, rstd = reference.add_rms_norm_forward(
+        y, s, rstd = for_array(x).add_rms_norm_forward(
             _rows(x, normalized_shape), _rows(residual, normalized_shape), _flat(weight), eps)
         s = s.reshape(x.shape)
         # Saved: the sum s (this node's own output), weight, rstd per row.
@@ -121,7 +123,7 @@ class AddRMSNorm(Function):
     def backward(ctx, dy, ds):
         s, weight, rstd = ctx.saved
         rows = _rows(s, ctx.normalized_shape)
-        dsum, dweight = reference.add_rms_norm_backward(
+        dsum, dweight = for_array(s).add_rms_norm_backward(
             dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight), rstd)
         dsum = dsum.reshape(s.shape)
         return dsum, dsum, _shaped(dweight, weight)
@@ -139,16 +141,17 @@ class BatchNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
         x3 = x.reshape(x.shape[0], x.shape[1], -1)                  # (N, C, L)
-        acc = reference.accumulation_dtype(x.dtype)
+        kernels = for_array(x)
+        acc = kernels.accumulation_dtype(x.dtype)
         if training:
-            mean, var = reference.batch_norm_statistics(x3)         # (C,), (C,)
-            reference.update_running_stats(running_mean, running_var, mean, var,
+            mean, var = kernels.batch_norm_statistics(x3)         # (C,), (C,)
+            kernels.update_running_stats(running_mean, running_var, mean, var,
                                            x3.shape[0] * x3.shape[2], momentum)
         else:
             # Copies: the running statistics may be updated before this node's backward.
             mean = running_mean.astype(acc, copy=True)
             var = running_var.astype(acc, copy=True)
-        y, rstd = reference.batch_norm_forward(x3, mean, var, weight, bias, eps)
+        y, rstd = kernels.batch_norm_forward(x3, mean, var, weight, bias, eps)
         # Saved: x, weight, and mean and rstd per channel; x̂ is recomputed in backward.
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.has_bias = bias is not None
@@ -159,6 +162,6 @@ class BatchNorm(Function):
     def backward(ctx, dy):
         x, weight, mean, rstd = ctx.saved
         x3 = x.reshape(x.shape[0], x.shape[1], -1)
-        dx, dweight, dbias = reference.batch_norm_backward(
+        dx, dweight, dbias = for_array(x).batch_norm_backward(
             dy.reshape(x3.shape), x3, weight, mean, rstd, ctx.training, ctx.has_bias)
         return dx.reshape(x.shape), dweight, dbias

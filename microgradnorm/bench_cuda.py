@@ -1,0 +1,279 @@
+"""``bench --device cuda``: the CUDA kernels against the GPU's own copy bandwidth, our
+composite graph and PyTorch, after each kernel has been checked against the reference.
+
+It extends the harness of ``bench`` (``time_call``, ``copy_bandwidth``, ``BenchRow``,
+``format_table``) with what a GPU needs:
+
+  * ``cuda_event_timer``: one call timed by two CUDA events on the stream, so the time is
+    the GPU's, not the host's; ``cuda_synchronize`` for the wall-clock timer.
+  * ``validate``: before a kernel is timed, its forward and backward on a sample of the
+    same row length and dtype are compared with the float64 reference; a mismatch stops
+    the run.
+  * the cases of the GPU table: LayerNorm and RMSNorm for D in 1024, 2048, 4096, 8192, with
+    M rows so that x holds at least 256 MiB (``gpu_shapes``), in float32, float16 and
+    bfloat16, forward and backward timed separately (backward alone, through a retained
+    graph). Implementations: ``kernel`` (the kernels called directly), ``fused`` and
+    ``composite`` (microgradnorm tensors on the GPU, the whole graph machinery included),
+    ``torch`` (``F.layer_norm`` / ``F.rms_norm`` on CUDA, when PyTorch sees a GPU).
+  * ``host_overhead``: the host-side microseconds of one fused call.
+
+GB/s counts the minimal bytes (forward reads x and writes y: 2·M·D·itemsize; backward
+reads x and dy and writes dx: 3·M·D·itemsize); ``% copy`` divides by the device-to-device
+copy bandwidth measured in the same run. bfloat16 exists only at the kernel level and in
+PyTorch (see docs/gpu.md), so its ``fused`` and ``composite`` rows are absent.
+"""
+
+import numpy as np
+
+from . import backend
+from .autograd import grad
+from .bench import BenchRow, copy_bandwidth, fill_ratios, minimal_bytes, time_call
+from .comparison import make_inputs, run_norm
+from .kernels import bfloat16, reference
+from .tensor import Tensor
+
+GPU_NORMS = ("layernorm", "rmsnorm")
+GPU_COLS = (1024, 2048, 4096, 8192)
+GPU_DTYPES = ("float32", "float16", "bfloat16")
+GPU_IMPLS = ("kernel", "fused", "composite", "torch")
+GPU_PHASES = ("forward", "backward")
+MIN_INPUT_BYTES = 256 * 2**20          # x at least this large: far beyond any cache
+QUICK_INPUT_BYTES = 16 * 2**20
+STORAGE = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}
+EPS = {"layernorm": 1e-5, "rmsnorm": 1e-6}
+# validate(): |kernel - reference| <= tol·(|reference| + rms(reference)), per storage dtype
+VALIDATE_TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 4e-2}
+
+
+# ----- shapes and bytes (no GPU needed) -----------------------------------------------------
+def itemsize(dtype):
+    return np.dtype(STORAGE[dtype]).itemsize
+
+
+def rows_for(cols, dtype, min_bytes=MIN_INPUT_BYTES):
+    """The fewest rows M such that an (M, cols) array of ``dtype`` holds ``min_bytes``."""
+    return -(-min_bytes // (cols * itemsize(dtype)))
+
+
+def gpu_shapes(dtype, cols=GPU_COLS, min_bytes=MIN_INPUT_BYTES):
+    return [(rows_for(d, dtype, min_bytes), d) for d in cols]
+
+
+def phase_bytes(norm, shape, dtype, phase):
+    """Minimal bytes of ``phase`` ("forward", "backward"), as ``bench.minimal_bytes``."""
+    return minimal_bytes(norm, shape, STORAGE[dtype], phase)
+
+
+# ----- timing on the GPU --------------------------------------------------------------------
+def cuda_event_timer(cp):
+    """``timer(fn) -> seconds`` between two CUDA events recorded around ``fn()``."""
+    def timer(fn):
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        start.record()
+        fn()
+        stop.record()
+        stop.synchronize()
+        return cp.cuda.get_elapsed_time(start, stop) / 1e3
+    return timer
+
+
+def cuda_synchronize(cp):
+    return cp.cuda.get_current_stream().synchronize
+
+
+# ----- inputs in a storage dtype ------------------------------------------------------------
+def _to_gpu(cp, array64, dtype):
+    if dtype == "bfloat16":
+        return cp.asarray(bfloat16.to_bfloat16(array64.astype(np.float32)))
+    return cp.asarray(array64.astype(dtype))
+
+
+def _to_float64(cp, array):
+    host = cp.asnumpy(array)
+    return (bfloat16.from_bfloat16(host) if host.dtype == np.uint16 else host).astype(np.float64)
+
+
+def _inputs(norm, shape, seed=0):
+    """float64 x, weight (and bias) and an upstream gradient dy, as NumPy arrays."""
+    arrays = make_inputs(norm, shape, "float64", seed=seed)
+    arrays["dy"] = np.random.default_rng(seed + 1).standard_normal(shape)
+    return arrays
+
+
+# ----- the kernels, called directly ---------------------------------------------------------
+def kernel_calls(norm, dev, eps):
+    """(forward, backward) closures calling ``kernels.cuda`` on the device arrays ``dev``;
+    backward uses the statistics of one forward run here."""
+    from .kernels import cuda
+    x, weight, bias, dy = dev["x"], dev.get("weight"), dev.get("bias"), dev["dy"]
+    if norm == "layernorm":
+        _, mean, rstd = cuda.layer_norm_forward(x, weight, bias, eps)
+        return (lambda: cuda.layer_norm_forward(x, weight, bias, eps),
+                lambda: cuda.layer_norm_backward(dy, x, weight, mean, rstd, bias is not None))
+    _, rstd = cuda.rms_norm_forward(x, weight, eps)
+    return (lambda: cuda.rms_norm_forward(x, weight, eps),
+            lambda: cuda.rms_norm_backward(dy, x, weight, rstd))
+
+
+class ValidationError(AssertionError):
+    """A kernel disagrees with the float64 reference: its timings would mean nothing."""
+
+
+def validate(norm, cols, dtype, rows=2048, seed=0):
+    """Run the kernels (forward, then backward) on a (rows, cols) sample in ``dtype`` and
+    compare every output with the float64 reference on the same rounded inputs. Returns
+    the worst error relative to the tolerance (<= 1 passes); raises ``ValidationError``."""
+    cp = backend._cupy_with_gpu()
+    arrays = _inputs(norm, (rows, cols), seed)
+    dev = {name: _to_gpu(cp, a, dtype) for name, a in arrays.items()}
+    host = {name: _to_float64(cp, a) for name, a in dev.items()}   # the rounded inputs
+    forward, backward = kernel_calls(norm, dev, EPS[norm])
+    got = [*forward(), *backward()]
+    if norm == "layernorm":
+        y, mean, rstd = reference.layer_norm_forward(host["x"], host["weight"],
+                                                     host["bias"], EPS[norm])
+        expected = [y, mean, rstd, *reference.layer_norm_backward(
+            host["dy"], host["x"], host["weight"], mean, rstd, True)]
+        names = ("y", "mean", "rstd", "dx", "dweight", "dbias")
+    else:
+        y, rstd = reference.rms_norm_forward(host["x"], host["weight"], EPS[norm])
+        expected = [y, rstd, *reference.rms_norm_backward(host["dy"], host["x"],
+                                                          host["weight"], rstd)]
+        names = ("y", "rstd", "dx", "dweight")
+    worst = 0.0
+    for name, value, want in zip(names, got, expected):
+        value = _to_float64(cp, value)
+        scale = np.sqrt(np.mean(want ** 2))
+        ratio = np.max(np.abs(value - want) / (VALIDATE_TOL[dtype] * (np.abs(want) + scale)))
+        if not np.isfinite(ratio) or ratio > 1:
+            raise ValidationError(f"{norm} D={cols} {dtype}: {name} differs from the float64 "
+                                  f"reference by {ratio:.3g}x the tolerance")
+        worst = max(worst, float(ratio))
+    return worst
+
+
+# ----- the graph implementations and PyTorch ------------------------------------------------
+def engine_calls(norm, impl, arrays, dtype):
+    """(forward, backward) of microgradnorm's ``impl`` on GPU tensors; backward runs
+    ``mg.grad`` through one retained graph, so only backward is timed."""
+    tensors = {name: Tensor(a, requires_grad=True, dtype=dtype, device="cuda")
+               for name, a in arrays.items() if name != "dy"}
+    dy = backend.to_device(arrays["dy"].astype(dtype), "cuda")
+    inputs = list(tensors.values())
+
+    def forward():
+        return run_norm(norm, impl, tensors)
+
+    outputs = forward()
+    return forward, lambda: grad(outputs, inputs, [dy], retain_graph=True)
+
+
+def torch_cuda_available():
+    try:
+        import torch
+    except ImportError:
+        return False
+    return torch.cuda.is_available()
+
+
+def torch_calls(norm, arrays, dtype):
+    """(forward, backward) of ``torch.nn.functional.layer_norm`` / ``rms_norm`` on CUDA."""
+    import torch
+    import torch.nn.functional as TF
+
+    tensors = {name: torch.tensor(a, device="cuda").to(getattr(torch, dtype))
+               for name, a in arrays.items()}
+    dy = tensors.pop("dy")
+    for t in tensors.values():
+        t.requires_grad_(True)
+    x, weight, bias = tensors["x"], tensors.get("weight"), tensors.get("bias")
+    size = tuple(x.shape[-1:])
+
+    def forward():
+        if norm == "layernorm":
+            return TF.layer_norm(x, size, weight, bias, EPS[norm])
+        return TF.rms_norm(x, size, weight, EPS[norm])
+
+    out = forward()
+    inputs = list(tensors.values())
+    return forward, lambda: torch.autograd.grad(out, inputs, dy, retain_graph=True)
+
+
+# ----- the table ----------------------------------------------------------------------------
+def run_gpu_bench(norms=GPU_NORMS, cols=GPU_COLS, dtypes=GPU_DTYPES, impls=GPU_IMPLS,
+                  min_bytes=MIN_INPUT_BYTES, shapes=None, repeat=10, warmup=2,
+                  copy_gbps=None, progress=None):
+    """Validate every kernel, then time every (norm, shape, dtype, impl, phase) with CUDA
+    events; returns ``BenchRow``s (device "cuda") with ratios to composite and PyTorch.
+
+    Args:
+        shapes: explicit (M, D) shapes instead of ``gpu_shapes(dtype, cols, min_bytes)``.
+        Others as in ``bench.run_norm_bench``.
+    """
+    cp = backend._cupy_with_gpu()
+    timer = cuda_event_timer(cp)
+    impls = [i for i in impls if i != "torch" or torch_cuda_available()]
+    rows = []
+    for norm in norms:
+        for dtype in dtypes:
+            for shape in shapes or gpu_shapes(dtype, cols, min_bytes):
+                if progress is not None:
+                    progress(f"validating {norm} D={shape[1]} {dtype}")
+                validate(norm, shape[1], dtype)
+                arrays = _inputs(norm, shape)
+                for impl in impls:
+                    if impl in ("fused", "composite") and dtype == "bfloat16":
+                        continue                  # not a Tensor dtype (docs/gpu.md)
+                    if progress is not None:
+                        progress(f"{norm} {shape} {dtype} {impl}")
+                    calls = _calls(cp, norm, impl, arrays, dtype)
+                    for phase, fn in zip(GPU_PHASES, calls):
+                        timing = time_call(fn, repeat, warmup, timer=timer)
+                        rows.append(BenchRow("cuda", norm, tuple(shape), dtype, impl, phase,
+                                             timing, phase_bytes(norm, shape, dtype, phase),
+                                             copy_gbps))
+                    del calls
+                    cp.get_default_memory_pool().free_all_blocks()
+    return fill_ratios(rows)
+
+
+def _calls(cp, norm, impl, arrays, dtype):
+    if impl == "kernel":
+        dev = {name: _to_gpu(cp, a, dtype) for name, a in arrays.items()}
+        return kernel_calls(norm, dev, EPS[norm])
+    if impl == "torch":
+        return torch_calls(norm, arrays, dtype)
+    return engine_calls(norm, impl, arrays, dtype)
+
+
+def device_copy_bandwidth(nbytes=MIN_INPUT_BYTES, repeat=10):
+    """GB/s of a device-to-device copy of ``nbytes`` (read + write), timed by CUDA events:
+    ``bench.copy_bandwidth`` with CuPy as the array module."""
+    cp = backend._cupy_with_gpu()
+    return copy_bandwidth(cp, nbytes=nbytes, repeat=repeat, warmup=2,
+                          timer=cuda_event_timer(cp))
+
+
+def host_overhead(norm="layernorm", shape=(8, 1024), dtype="float32", calls=2000):
+    """Host-side microseconds per fused forward call: ``calls`` calls in a row on a tiny
+    input (the GPU finishes each faster than the host issues the next), synchronized once
+    at the end. Returns {"kernel": µs, "fused": µs}: the kernel functions alone, and
+    ``F.layer_norm`` / ``F.rms_norm`` on GPU tensors (graph recording included)."""
+    cp = backend._cupy_with_gpu()
+    arrays = _inputs(norm, shape)
+    dev = {name: _to_gpu(cp, a, dtype) for name, a in arrays.items()}
+    results = {}
+    for impl, fn in (("kernel", kernel_calls(norm, dev, EPS[norm])[0]),
+                     ("fused", engine_calls(norm, "fused", arrays, dtype)[0])):
+        timing = time_call(lambda fn=fn: [fn() for _ in range(calls)], repeat=5, warmup=1,
+                           synchronize=cuda_synchronize(cp))
+        results[impl] = timing.median / calls * 1e6
+    return results
+
+
+def device_description():
+    cp = backend._cupy_with_gpu()
+    props = cp.cuda.runtime.getDeviceProperties(cp.cuda.Device().id)
+    name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
+    return (f"{name}, {props['multiProcessorCount']} SMs, CuPy {cp.__version__}, "
+            f"CUDA runtime {cp.cuda.runtime.runtimeGetVersion()}")

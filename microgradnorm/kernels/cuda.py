@@ -1,0 +1,387 @@
+"""The CUDA kernels: the functions of ``kernels.reference``, same names and signatures, on
+CuPy arrays, running the fused kernels of ``norms.cu``.
+
+Importing this module never imports CuPy; the first kernel call does. What runs where:
+
+  * LayerNorm, RMSNorm and their residual-add forms, forward and backward, in float32,
+    float16 and bfloat16 run the CUDA kernels. bfloat16 is a ``uint16`` CuPy array holding
+    the bits (see ``kernels.bfloat16``); statistics and the accumulation are float32.
+  * float64 (and rows longer than the kernels hold in registers, see ``launch_config``)
+    falls back to the reference functions, which run on CuPy through ``xp``.
+  * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
+
+The launch configuration (which row mapping, how many threads, the vector width) is plain
+Python below, testable without a GPU; ``norms.cu`` explains the kernels themselves.
+"""
+
+import collections
+import os
+
+import numpy as np
+
+from .. import backend
+from . import reference
+
+SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
+
+# The one table of kernel instantiations: storage dtype name -> C++ type. The loader and the
+# nvcc compile test both derive their template lists from it (``name_expressions``).
+CXX_TYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16"}
+ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+
+VECTOR_BYTES = 16                 # one 128-bit load/store
+MAX_ELEMENTS_PER_THREAD = 32      # registers: x and g (or y) plus two dweight/dbias sums
+NV_CHOICES = (1, 2, 4, 8, 16)     # vectors per thread the kernels are instantiated for
+WARP_MAX_NV = 4                   # rows of up to 32 * 4 vectors get one warp each
+WARP_ROWS_PER_BLOCK = 4           # warps (rows) per block in the warp mapping
+FORWARD_TARGET_THREADS = 256      # a block per row: prefer at most this many threads ...
+BACKWARD_TARGET_THREADS = 512     # (backward holds twice the values: more threads, fewer each)
+MAX_THREADS = 512                 # ... and never more (NORM_MAX_THREADS in norms.cu)
+SUM_PARTIALS_THREADS = 256
+BACKWARD_BLOCKS_PER_SM = 2        # backward grid: enough blocks to fill the GPU, no more
+
+LaunchConfig = collections.namedtuple(
+    "LaunchConfig", "vec nv threads_per_row block rows_per_block")
+LaunchConfig.__doc__ = """How one row-norm launch maps rows onto threads.
+
+vec: elements per load (16 bytes' worth, or 1); nv: vectors each thread holds;
+threads_per_row: 32 (a warp per row) or ``block`` (a block per row);
+block: threads per block; rows_per_block: rows a block works on at once."""
+
+
+# ----- launch configuration (no CuPy needed) ------------------------------------------------
+def vector_width(itemsize, cols, addresses):
+    """Elements per load: 16 bytes' worth when the row length is a multiple of it and every
+    address is 16-byte aligned (so every row start is too), else 1 (scalar loads)."""
+    vec = VECTOR_BYTES // itemsize
+    if cols % vec == 0 and all(address % VECTOR_BYTES == 0 for address in addresses):
+        return vec
+    return 1
+
+
+def needs_realignment(itemsize, cols, address):
+    """True when only the address of an array stops vector loads (a view that starts
+    mid-vector): such an array is copied to a fresh, aligned buffer first."""
+    return cols % (VECTOR_BYTES // itemsize) == 0 and address % VECTOR_BYTES != 0
+
+
+def nv_choices(vec):
+    """The vectors-per-thread counts instantiated for vector width ``vec``."""
+    return tuple(nv for nv in NV_CHOICES if nv * vec <= MAX_ELEMENTS_PER_THREAD)
+
+
+def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
+    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, or None when
+    a row does not fit in the registers of one block (the caller falls back).
+
+    Short rows (up to 32·4 vectors) get one warp each, 4 rows per block: no shared memory,
+    no block-wide barrier. Longer rows get one block each, with the fewest vectors per
+    thread that keeps the block at most ``target_threads`` threads, else as many vectors as
+    allowed and up to 512 threads. The block is a whole number of warps.
+    """
+    n_vec = -(-cols // vec)                              # vectors per row
+    choices = nv_choices(vec)
+    warp_choices = [nv for nv in choices if nv <= WARP_MAX_NV and 32 * nv >= n_vec]
+    if warp_choices:
+        return LaunchConfig(vec, warp_choices[0], 32, 32 * WARP_ROWS_PER_BLOCK,
+                            WARP_ROWS_PER_BLOCK)
+    fitting = [nv for nv in choices if n_vec <= nv * target_threads]
+    nv = fitting[0] if fitting else choices[-1]
+    threads = 32 * -(-n_vec // (32 * nv))                # round up to whole warps
+    if threads > MAX_THREADS:
+        return None
+    return LaunchConfig(vec, nv, threads, threads, 1)
+
+
+def forward_grid(rows, config):
+    """Blocks for a forward launch: every row group gets one row."""
+    return -(-rows // config.rows_per_block)
+
+
+def backward_grid(rows, config, sm_count):
+    """Blocks for a backward launch: at most ``BACKWARD_BLOCKS_PER_SM`` per SM, each group
+    looping over rows, so the number of dweight/dbias partial rows stays small."""
+    return max(1, min(forward_grid(rows, config), BACKWARD_BLOCKS_PER_SM * sm_count))
+
+
+def name_expressions():
+    """Every template instantiation the loader compiles, e.g. ``norm_forward<__half, 8, 4>``
+    (the nvcc compile test instantiates the same list)."""
+    names = []
+    for dtype, cxx in CXX_TYPES.items():
+        for vec in sorted({VECTOR_BYTES // ITEMSIZE[dtype], 1}):
+            for nv in nv_choices(vec):
+                names.append(kernel_name("norm_forward", cxx, vec, nv))
+                names.append(kernel_name("norm_backward", cxx, vec, nv))
+        names.append(f"sum_partials<{cxx}>")
+    return names
+
+
+def kernel_name(kernel, cxx, vec, nv):
+    return f"{kernel}<{cxx}, {vec}, {nv}>"
+
+
+def storage_name(dtype):
+    """The kernel dtype name of an array dtype: uint16 is bfloat16 bits; None if the kernels
+    do not take it (float64 goes to the reference)."""
+    dtype = np.dtype(dtype)
+    if dtype == np.uint16:
+        return "bfloat16"
+    return dtype.name if dtype.name in CXX_TYPES else None
+
+
+# ----- loader -------------------------------------------------------------------------------
+_modules = {}     # (source path, device id) -> cupy.RawModule
+_functions = {}   # (device id, name expression) -> kernel, looked up once
+_sm_counts = {}   # device id -> number of SMs
+_NULL = np.uint64(0)   # a null pointer argument (CuPy turns None into 0xffffffff, not NULL)
+
+
+def _module(cp):
+    """The compiled ``norms.cu`` for the current device, built once (CuPy caches the binary
+    on disk too, so later processes skip the compile)."""
+    key = (SOURCE, cp.cuda.Device().id)
+    if key not in _modules:
+        with open(SOURCE, encoding="utf-8") as file:
+            code = file.read()
+        _modules[key] = cp.RawModule(code=code, name_expressions=name_expressions())
+    return _modules[key]
+
+
+def _sm_count(cp):
+    device = cp.cuda.Device()
+    if device.id not in _sm_counts:
+        _sm_counts[device.id] = device.attributes["MultiProcessorCount"]
+    return _sm_counts[device.id]
+
+
+def _function(cp, name):
+    key = (cp.cuda.Device().id, name)
+    if key not in _functions:
+        _functions[key] = _module(cp).get_function(name)
+    return _functions[key]
+
+
+def _cupy():
+    return backend._cupy_with_gpu()     # a clear RuntimeError without CuPy or a GPU
+
+
+def _empty(cp, shape, dtype):
+    """Every output buffer is allocated here (the GPU tests fill them with NaN first)."""
+    return cp.empty(shape, dtype=dtype)
+
+
+def _pointer(array):
+    return _NULL if array is None else array
+
+
+def _launch(cp, kernel, config, grid, args):
+    _function(cp, kernel)((grid,), (config.block,), args)
+
+
+# ----- row-norm launches --------------------------------------------------------------------
+def _kernels_take(*arrays):
+    """True when the kernels take these arrays (None entries ignored): one kernel dtype."""
+    dtypes = {a.dtype for a in arrays if a is not None}
+    return len(dtypes) == 1 and storage_name(dtypes.pop()) is not None
+
+
+def _config(dtype, cols, arrays, target_threads):
+    addresses = [a.data.ptr for a in arrays if a is not None]
+    vec = vector_width(ITEMSIZE[storage_name(dtype)], cols, addresses)
+    return launch_config(cols, vec, target_threads)
+
+
+def _contiguous(cp, array):
+    """``array`` as a C-contiguous array whose rows allow vector loads if its length does."""
+    if array is None:
+        return None
+    array = cp.ascontiguousarray(array)
+    if needs_realignment(array.dtype.itemsize, array.shape[-1], array.data.ptr):
+        array = array.copy()                 # CuPy allocations are 256-byte aligned
+    return array
+
+
+def _forward(x, residual, weight, bias, eps, subtract_mean):
+    """Runs ``norm_forward``; returns (y, s or None, mean or None, rstd), or None when the
+    row is too long for the kernels."""
+    cp = _cupy()
+    with x.device:
+        x, residual, weight, bias = (_contiguous(cp, a) for a in (x, residual, weight, bias))
+        rows, cols = x.shape
+        y = _empty(cp, x.shape, x.dtype)
+        s = None if residual is None else _empty(cp, x.shape, x.dtype)
+        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s),
+                         FORWARD_TARGET_THREADS)
+        if config is None:
+            return None
+        mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
+        rstd = _empty(cp, (rows,), np.float32)
+        if rows == 0:
+            return y, s, mean, rstd                 # nothing to launch
+        cxx = CXX_TYPES[storage_name(x.dtype)]
+        args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
+                _pointer(mean), rstd, np.int32(rows), np.int32(cols),
+                np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean))
+        _launch(cp, kernel_name("norm_forward", cxx, config.vec, config.nv), config,
+                forward_grid(rows, config), args)
+        return y, s, mean, rstd
+
+
+def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
+    """Runs ``norm_backward`` and ``sum_partials``; returns (dx, dweight, dbias), or None
+    when the row is too long for the kernels."""
+    cp = _cupy()
+    with x.device:
+        dy, dsum, x, weight = (_contiguous(cp, a) for a in (dy, dsum, x, weight))
+        rows, cols = x.shape
+        dx = _empty(cp, x.shape, x.dtype)
+        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), BACKWARD_TARGET_THREADS)
+        if config is None:
+            return None
+        if rows == 0:                               # no rows: zero parameter gradients
+            zeros = cp.zeros((cols,), x.dtype)
+            return dx, None if weight is None else zeros, zeros if need_bias_grad else None
+        grid = backward_grid(rows, config, _sm_count(cp))
+        groups = grid * config.rows_per_block
+        dweight_partial = None if weight is None else _empty(cp, (groups, cols), np.float32)
+        dbias_partial = _empty(cp, (groups, cols), np.float32) if need_bias_grad else None
+        cxx = CXX_TYPES[storage_name(x.dtype)]
+        args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
+                _pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
+                np.int32(cols), np.int32(config.threads_per_row))
+        _launch(cp, kernel_name("norm_backward", cxx, config.vec, config.nv), config, grid,
+                args)
+        return (dx, _sum_partials(cp, dweight_partial, x.dtype),
+                _sum_partials(cp, dbias_partial, dy.dtype))
+
+
+def _sum_partials(cp, partial, dtype):
+    """(groups, cols) float32 partial sums -> (cols,) in ``dtype``, added in row order."""
+    if partial is None:
+        return None
+    groups, cols = partial.shape
+    out = _empty(cp, (cols,), dtype)
+    kernel = f"sum_partials<{CXX_TYPES[storage_name(dtype)]}>"
+    blocks = -(-cols // SUM_PARTIALS_THREADS)
+    _function(cp, kernel)((blocks,), (SUM_PARTIALS_THREADS,),
+                          (partial, np.int32(groups), np.int32(cols), out))
+    return out
+
+
+def _too_long(name, x):
+    if x.dtype == np.uint16:
+        raise ValueError(f"{name}: bfloat16 rows of {x.shape[1]} elements are longer than the "
+                         f"kernels hold in registers; use float32 for such rows")
+
+
+# ----- the reference's interface ------------------------------------------------------------
+accumulation_dtype = reference.accumulation_dtype
+
+
+def layer_norm_forward(x, weight, bias, eps):
+    """As ``reference.layer_norm_forward``: returns y, mean (float32), rstd (float32)."""
+    if _kernels_take(x, weight, bias):
+        out = _forward(x, None, weight, bias, eps, subtract_mean=True)
+        if out is not None:
+            y, _, mean, rstd = out
+            return y, mean, rstd
+        _too_long("layer_norm_forward", x)
+    return reference.layer_norm_forward(x, weight, bias, eps)
+
+
+def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
+    """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
+    if _kernels_take(dy, x, weight) and mean.dtype == np.float32:
+        out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
+        if out is not None:
+            return out
+        _too_long("layer_norm_backward", x)
+    return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
+
+
+def rms_norm_forward(x, weight, eps):
+    """As ``reference.rms_norm_forward``: returns y and rstd (float32)."""
+    if _kernels_take(x, weight):
+        out = _forward(x, None, weight, None, eps, subtract_mean=False)
+        if out is not None:
+            return out[0], out[3]
+        _too_long("rms_norm_forward", x)
+    return reference.rms_norm_forward(x, weight, eps)
+
+
+def rms_norm_backward(dy, x, weight, rstd):
+    """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
+    if _kernels_take(dy, x, weight) and rstd.dtype == np.float32:
+        out = _backward(dy, None, x, weight, None, rstd, need_bias_grad=False)
+        if out is not None:
+            return out[0], out[1]
+        _too_long("rms_norm_backward", x)
+    return reference.rms_norm_backward(dy, x, weight, rstd)
+
+
+def add_layer_norm_forward(x, residual, weight, bias, eps):
+    """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
+    if _kernels_take(x, residual, weight, bias):
+        out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
+        if out is not None:
+            return out
+        _too_long("add_layer_norm_forward", x)
+    return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
+
+
+def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
+    """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
+    if _kernels_take(dy, ds, s, weight) and mean.dtype == np.float32:
+        out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
+        if out is not None:
+            return out
+        _too_long("add_layer_norm_backward", s)
+    return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
+
+
+def add_rms_norm_forward(x, residual, weight, eps):
+    """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
+    if _kernels_take(x, residual, weight):
+        out = _forward(x, residual, weight, None, eps, subtract_mean=False)
+        if out is not None:
+            return out[0], out[1], out[3]
+        _too_long("add_rms_norm_forward", x)
+    return reference.add_rms_norm_forward(x, residual, weight, eps)
+
+
+def add_rms_norm_backward(dy, ds, s, weight, rstd):
+    """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
+    if _kernels_take(dy, ds, s, weight) and rstd.dtype == np.float32:
+        out = _backward(dy, ds, s, weight, None, rstd, need_bias_grad=False)
+        if out is not None:
+            return out[0], out[1]
+        _too_long("add_rms_norm_backward", s)
+    return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
+
+
+# BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs
+# on CuPy unchanged (CuPy's own reduction kernels).
+batch_norm_statistics = reference.batch_norm_statistics
+batch_norm_forward = reference.batch_norm_forward
+batch_norm_backward = reference.batch_norm_backward
+update_running_stats = reference.update_running_stats
+
+__all__ = [
+    "accumulation_dtype",
+    "add_layer_norm_backward",
+    "add_layer_norm_forward",
+    "add_rms_norm_backward",
+    "add_rms_norm_forward",
+    "batch_norm_backward",
+    "batch_norm_forward",
+    "batch_norm_statistics",
+    "launch_config",
+    "layer_norm_backward",
+    "layer_norm_forward",
+    "name_expressions",
+    "rms_norm_backward",
+    "rms_norm_forward",
+    "update_running_stats",
+    "vector_width",
+]

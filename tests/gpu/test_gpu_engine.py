@@ -1,0 +1,193 @@
+"""Tensors, norms and a small model on the GPU, against the same on the CPU (needs CuPy and a
+GPU; skips without). The fused row norms run the CUDA kernels in float32 / float16 and the
+reference functions through CuPy in float64; BatchNorm and the composite graphs are CuPy
+array code in every dtype.
+"""
+
+import numpy as np
+import pytest
+
+import microgradnorm as mg
+import microgradnorm.functional as F
+from microgradnorm import backend
+from microgradnorm.comparison import NORMS, make_inputs, run_norm
+
+cp = pytest.importorskip("cupy")
+if not backend.cuda_available():
+    pytest.skip("CuPy is installed but reaches no GPU", allow_module_level=True)
+
+# max |gpu - cpu| allowed, relative to max(1, max |cpu|)
+DEVICE_TOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2}
+
+
+def run(norm, impl, arrays, device, dtype, seed=3):
+    """Outputs, input gradients and running statistics of ``norm`` on ``device``, as NumPy."""
+    tensors = {name: mg.tensor(a, requires_grad=True, dtype=dtype, device=device)
+               for name, a in arrays.items()}
+    running = None
+    if norm == "batchnorm":
+        channels = arrays["x"].shape[1]
+        running = {"running_mean": mg.tensor(np.zeros(channels), dtype=dtype, device=device),
+                   "running_var": mg.tensor(np.ones(channels), dtype=dtype, device=device)}
+    outputs = run_norm(norm, impl, tensors, running)
+    rng = np.random.default_rng(seed)
+    loss = None
+    for out in outputs:
+        upstream = mg.tensor(rng.standard_normal(out.shape), dtype=dtype, device=device)
+        term = (out * upstream).sum()
+        loss = term if loss is None else loss + term
+    loss.backward()
+    result = {f"out{i}": out.numpy() for i, out in enumerate(outputs)}
+    result.update({f"grad {name}": t.grad.get() if device == "cuda" else t.grad
+                   for name, t in tensors.items()})
+    for name, t in (running or {}).items():
+        result[name] = t.numpy()
+    return result
+
+
+def assert_same(got, expected, tol):
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        value = value.astype(np.float64)
+        scale = max(1.0, float(np.max(np.abs(value), initial=0.0)))
+        diff = float(np.max(np.abs(got[name].astype(np.float64) - value), initial=0.0))
+        assert diff <= tol * scale, f"{name}: max |diff| {diff:.3g} > {tol * scale:.3g}"
+
+
+# ----- tensors and devices ------------------------------------------------------------------
+def test_tensor_to_cuda_and_back_carries_gradients():
+    x = mg.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    on_gpu = x.to("cuda")
+    assert on_gpu.device == "cuda" and isinstance(on_gpu.data, cp.ndarray)
+    (on_gpu * on_gpu).sum().backward()
+    assert x.grad is not None and isinstance(x.grad, np.ndarray)
+    np.testing.assert_array_equal(x.grad, 2 * x.numpy())
+    back = on_gpu.to("cpu")
+    assert back.device == "cpu"
+    np.testing.assert_array_equal(back.numpy(), x.numpy())
+
+
+def test_tensor_created_on_cuda_keeps_dtype_and_copies():
+    source = cp.arange(4, dtype=cp.float32)
+    t = mg.tensor(source, device="cuda")
+    source[0] = 100
+    assert t.dtype == np.float32 and t.device == "cuda" and float(t.data[0]) == 0.0
+
+
+def test_mixing_devices_in_one_op_is_a_value_error():
+    a = mg.tensor(np.ones(3), device="cuda")
+    b = mg.tensor(np.ones(3))
+    with pytest.raises(ValueError, match="one device"):
+        a + b
+    with pytest.raises(ValueError, match="device"):
+        F.layer_norm(a, 3, weight=mg.tensor(np.ones(3)))
+
+
+# ----- norms: GPU equals CPU; composite equals fused on the GPU -------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("impl", ["fused", "composite"])
+@pytest.mark.parametrize("norm", NORMS)
+def test_norm_on_gpu_equals_cpu(norm, impl, dtype):
+    shape = (8, 6, 40) if norm == "batchnorm" else (4, 9, 1000)
+    arrays = make_inputs(norm, shape, "float64", seed=1)
+    gpu = run(norm, impl, arrays, "cuda", dtype)
+    cpu = run(norm, impl, arrays, "cpu", dtype)
+    assert_same(gpu, cpu, DEVICE_TOL[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("norm", NORMS)
+def test_composite_equals_fused_on_gpu(norm, dtype):
+    shape = (8, 6, 40) if norm == "batchnorm" else (4, 9, 1024)
+    arrays = make_inputs(norm, shape, "float64", seed=2)
+    fused = run(norm, "fused", arrays, "cuda", dtype)
+    composite = run(norm, "composite", arrays, "cuda", dtype)
+    assert_same(fused, composite, DEVICE_TOL[dtype])
+
+
+# ----- a few training steps: the GPU follows the CPU ----------------------------------------
+def train_functional_model(device, dtype, steps=4, lr=0.05):
+    """A two-layer residual model built from mg ops and the fused norms, trained with plain
+    SGD; returns the losses and the final parameters (NumPy)."""
+    rng = np.random.default_rng(0)
+    d_model, hidden, n = 64, 128, 32
+    init = {"w_in": rng.standard_normal((d_model, hidden)) / np.sqrt(d_model),
+            "w_out": rng.standard_normal((hidden, d_model)) / np.sqrt(hidden),
+            "ln_weight": 1 + 0.1 * rng.standard_normal(d_model),
+            "ln_bias": 0.1 * rng.standard_normal(d_model),
+            "rms_weight": 1 + 0.1 * rng.standard_normal(d_model)}
+    params = {name: mg.tensor(a, requires_grad=True, dtype=dtype, device=device)
+              for name, a in init.items()}
+    x = mg.tensor(rng.standard_normal((n, d_model)), dtype=dtype, device=device)
+    target = mg.tensor(rng.standard_normal((n, d_model)), dtype=dtype, device=device)
+    losses = []
+    for _ in range(steps):
+        h = F.rms_norm(x, d_model, params["rms_weight"])
+        update = F.relu(h @ params["w_in"]) @ params["w_out"]
+        out, stream = F.add_layer_norm(update, x, d_model, params["ln_weight"],
+                                       params["ln_bias"])
+        loss = ((out + stream - target) ** 2).mean()
+        for p in params.values():
+            p.grad = None
+        loss.backward()
+        with mg.no_grad():
+            for p in params.values():
+                p.data -= lr * p.grad
+        losses.append(float(loss.item()))
+    return np.array(losses), {name: p.numpy() for name, p in params.items()}
+
+
+@pytest.mark.parametrize("dtype, tol", [("float64", 1e-10), ("float32", 1e-4)])
+def test_functional_model_trains_the_same_on_gpu_and_cpu(dtype, tol):
+    gpu_losses, gpu_params = train_functional_model("cuda", dtype)
+    cpu_losses, cpu_params = train_functional_model("cpu", dtype)
+    assert gpu_losses[-1] < gpu_losses[0]                    # it does learn
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=tol, atol=tol)
+    for name in cpu_params:
+        np.testing.assert_allclose(gpu_params[name], cpu_params[name], rtol=tol, atol=tol,
+                                   err_msg=name)
+
+
+def test_nn_model_trains_the_same_on_gpu_and_cpu():
+    """The same with nn Modules and an optimizer: one model's state is loaded into a second,
+    which Module.to moves to the GPU; both train three SGD steps."""
+    nn = pytest.importorskip("microgradnorm.nn")
+    optim = pytest.importorskip("microgradnorm.optim")
+
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mlp = nn.MLP([16, 32, 16])
+            self.norm = nn.LayerNorm(16)
+
+        def forward(self, x):
+            return self.norm(self.mlp(x))
+
+    cpu_model, gpu_model = Model(), Model()
+    gpu_model.load_state_dict(cpu_model.state_dict())
+    gpu_model.to("cuda")
+    dtype = next(iter(cpu_model.parameters())).dtype
+    rng = np.random.default_rng(1)
+    x, target = rng.standard_normal((8, 16)), rng.standard_normal((8, 16))
+
+    def train(model, device):
+        optimizer = optim.SGD(model.parameters(), lr=0.1)
+        inputs = mg.tensor(x, dtype=dtype, device=device)
+        targets = mg.tensor(target, dtype=dtype, device=device)
+        losses = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = ((model(inputs) - targets) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.item()))
+        return losses
+
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    np.testing.assert_allclose(train(gpu_model, "cuda"), train(cpu_model, "cpu"),
+                               rtol=tol, atol=tol)
+    for (name, p_cpu), (_, p_gpu) in zip(cpu_model.named_parameters(),
+                                         gpu_model.named_parameters()):
+        assert p_gpu.device == "cuda", name
+        np.testing.assert_allclose(p_gpu.numpy(), p_cpu.numpy(), rtol=tol, atol=tol,
+                                   err_msg=name)

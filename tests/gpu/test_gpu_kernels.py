@@ -1,0 +1,140 @@
+"""Every CUDA kernel against the float64 NumPy reference (needs CuPy and a GPU; skips without).
+
+    python -m pytest tests/gpu                  # all of it
+    python -m pytest tests/gpu -m "not slow"    # without the 4096-row cases of long rows
+
+Each case draws random non-zero data (x with a non-zero mean, weight far from 1, bias far
+from 0), rounds it to the storage dtype, and fills every output buffer with NaN before the
+launch (``cuda._empty`` is the one place outputs are allocated), so an element a kernel
+forgets to write fails the comparison. The expected values are the reference functions run
+in float64 on the same rounded inputs; tolerances are per storage dtype. The checks live in
+tests/kernel_checks.py, shared with the emulated run of the same kernels on the CPU.
+"""
+
+import kernel_checks
+import numpy as np
+import pytest
+from kernel_checks import (DTYPES, EPS, KERNELS, PARAM_TOL, assert_close, check_kernel, draw,
+                           expected_values, from_device, poison, run_backward, run_forward)
+
+from microgradnorm import backend
+from microgradnorm.kernels import cuda, reference
+
+cp = pytest.importorskip("cupy")
+if not backend.cuda_available():
+    pytest.skip("CuPy is installed but reaches no GPU", allow_module_level=True)
+
+kernel_checks.use(cp)
+COLS = (1, 3, 31, 32, 33, 127, 1000, 1024, 4096, 8191, 8192, 12288)
+ROWS = (1, 7, 4096)
+
+
+@pytest.fixture
+def poisoned(monkeypatch):
+    poison(monkeypatch)
+
+
+def size_marks(rows, cols):
+    return [pytest.mark.slow] if rows * cols >= 4096 * 1024 else []
+
+
+CASES = [pytest.param(kernel, dtype, cols, rows, marks=size_marks(rows, cols),
+                      id=f"{kernel}-{dtype}-D{cols}-M{rows}")
+         for kernel in KERNELS for dtype in DTYPES for cols in COLS for rows in ROWS]
+
+
+# ----- every kernel, forward and backward, against the float64 reference -------------------
+@pytest.mark.parametrize("kernel, dtype, cols, rows", CASES)
+def test_kernel_matches_float64_reference(poisoned, kernel, dtype, cols, rows):
+    check_kernel(kernel, dtype, cols, rows)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("affine", ["none", "weight", "bias"])
+@pytest.mark.parametrize("cols", [33, 1024, 8192])
+def test_kernels_without_weight_or_bias(poisoned, kernel, affine, cols):
+    """Null weight / bias pointers: γ = 1, β = 0, and no dweight / dbias."""
+    if affine == "bias" and "layer" not in kernel:
+        pytest.skip("RMSNorm has no bias")
+    dtype = "float32"
+    data = draw(kernel, 64, cols, dtype, seed=cols, affine=affine != "none")
+    if affine == "bias":
+        data.pop("weight")
+    elif affine == "weight":
+        data.pop("bias", None)
+    eps = EPS[kernel]
+    expected = expected_values(kernel, data, dtype, eps)
+    got = {**run_forward(kernel, data, eps)}
+    got.update(run_backward(kernel, data, got))
+    for name in ("y", "dx", "dweight", "dbias"):
+        if expected.get(name) is None:
+            assert got[name] is None, name
+        else:
+            assert_close(from_device(got[name]), expected[name], PARAM_TOL[dtype], name,
+                         scale=expected.get(f"{name} scale", 0.0))
+
+
+# ----- layouts, determinism, fallbacks -------------------------------------------------------
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cols", [32, 1024, 4096])
+def test_non_contiguous_and_misaligned_inputs_give_the_same_bits(dtype, cols):
+    data = draw("layer_norm", 96, cols, dtype, seed=5)
+    x, weight, bias = data["x"][0], data["weight"][0], data["bias"][0]
+    y, mean, rstd = cuda.layer_norm_forward(x, weight, bias, 1e-5)
+    transposed = cp.ascontiguousarray(x.T).T                    # same values, column-major
+    shifted = cp.empty(x.size + 1, x.dtype)[1:].reshape(x.shape)  # starts mid-vector
+    shifted[...] = x
+    for view in (transposed, shifted):
+        y_view, mean_view, rstd_view = cuda.layer_norm_forward(view, weight, bias, 1e-5)
+        for a, b in ((y, y_view), (mean, mean_view), (rstd, rstd_view)):
+            np.testing.assert_array_equal(cp.asnumpy(a), cp.asnumpy(b))
+
+
+@pytest.mark.parametrize("kernel", ["layer_norm", "add_rms_norm"])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("cols", [127, 1024, 8192])
+def test_backward_is_deterministic(kernel, dtype, cols):
+    """dweight / dbias come from fixed-order partial sums: two runs give the same bits."""
+    data = draw(kernel, 4096, cols, dtype, seed=11)
+    saved = run_forward(kernel, data, EPS[kernel])
+    first = run_backward(kernel, data, saved)
+    second = run_backward(kernel, data, saved)
+    for name, value in first.items():
+        if value is not None:
+            np.testing.assert_array_equal(cp.asnumpy(value), cp.asnumpy(second[name]), name)
+
+
+def test_float64_falls_back_to_the_reference_on_the_gpu():
+    x = cp.asarray(np.random.default_rng(0).standard_normal((5, 7)))
+    y, mean, rstd = cuda.layer_norm_forward(x, None, None, 1e-5)
+    assert y.dtype == mean.dtype == rstd.dtype == np.float64
+    expected = reference.layer_norm_forward(cp.asnumpy(x), None, None, 1e-5)[0]
+    np.testing.assert_allclose(cp.asnumpy(y), expected, rtol=1e-12, atol=1e-12)
+
+
+def test_rows_too_long_for_registers_fall_back_or_fail_clearly():
+    cols = cuda.MAX_THREADS * 16 + 1                  # odd: scalar loads, one more than fits
+    x = cp.asarray(np.random.default_rng(1).standard_normal((2, cols)), dtype=np.float32)
+    y, rstd = cuda.rms_norm_forward(x, None, 1e-6)
+    assert rstd.shape == (2,)
+    expected = reference.rms_norm_forward(cp.asnumpy(x).astype(np.float64), None, 1e-6)[0]
+    np.testing.assert_allclose(cp.asnumpy(y), expected, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="bfloat16"):
+        cuda.rms_norm_forward(x.view(np.uint16)[:, :cols], None, 1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_no_rows(dtype):
+    data = draw("add_layer_norm", 0, 64, dtype, seed=0)
+    saved = run_forward("add_layer_norm", data, 1e-5)
+    assert saved["y"].shape == saved["s"].shape == (0, 64) and saved["rstd"].shape == (0,)
+    grads = run_backward("add_layer_norm", data, saved)
+    assert grads["dx"].shape == (0, 64)
+    assert not from_device(grads["dweight"]).any() and not from_device(grads["dbias"]).any()
+
+
+def test_loader_compiles_once_per_device():
+    cuda.layer_norm_forward(cp.ones((2, 8), np.float32), None, None, 1e-5)
+    module = cuda._modules[(cuda.SOURCE, cp.cuda.Device().id)]
+    cuda.rms_norm_forward(cp.ones((2, 8), np.float16), None, 1e-6)
+    assert cuda._modules[(cuda.SOURCE, cp.cuda.Device().id)] is module

@@ -1,0 +1,252 @@
+"""The CPU side of the CUDA backend: launch configuration, the instantiation table, the
+bfloat16 storage, the kernel dispatch and the device errors. None of it needs a GPU or CuPy;
+the kernels themselves are tested in tests/gpu/ and compiled by test_cuda_compile.py.
+"""
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import microgradnorm as mg
+from microgradnorm import backend, kernels
+from microgradnorm.kernels import bfloat16, cuda, reference
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GPU_TEST_COLS = (1, 3, 31, 32, 33, 127, 1000, 1024, 4096, 8191, 8192, 12288)
+BENCH_COLS = (1024, 2048, 4096, 8192)
+
+
+def fake_cupy_array(shape=(2, 3), dtype=np.float32):
+    """An object that the backend takes for a CuPy array (its type's module is cupy's)."""
+    fake_type = type("ndarray", (), {"__module__": "cupy._core.core", "shape": shape,
+                                     "dtype": np.dtype(dtype), "ndim": len(shape)})
+    return fake_type()
+
+
+# ----- vector width ---------------------------------------------------------------------------
+@pytest.mark.parametrize("itemsize, vec", [(4, 4), (2, 8)])
+def test_vector_width_is_16_bytes_when_rows_and_pointers_allow(itemsize, vec):
+    assert cuda.vector_width(itemsize, 64 * vec, [0, 256, 4096]) == vec
+
+
+@pytest.mark.parametrize("itemsize", [4, 2])
+def test_vector_width_falls_back_to_scalar(itemsize):
+    vec = 16 // itemsize
+    assert cuda.vector_width(itemsize, 64 * vec + 1, [0]) == 1          # odd row length
+    assert cuda.vector_width(itemsize, vec + vec // 2, [0]) == 1        # rows break alignment
+    assert cuda.vector_width(itemsize, 64 * vec, [0, 256 + itemsize]) == 1   # a shifted view
+
+
+# ----- launch configuration -------------------------------------------------------------------
+@given(cols=st.integers(1, 20000), vec=st.sampled_from([1, 4, 8]),
+       target=st.sampled_from([cuda.FORWARD_TARGET_THREADS, cuda.BACKWARD_TARGET_THREADS]))
+def test_launch_config_covers_each_row_once_with_an_instantiated_kernel(cols, vec, target):
+    if cols % vec:
+        return                                   # vector_width never picks such a vec
+    config = cuda.launch_config(cols, vec, target)
+    capacity = cuda.MAX_THREADS * max(cuda.nv_choices(vec)) * vec
+    if config is None:
+        assert cols > capacity
+        return
+    n_vec = cols // vec
+    # Thread `lane` of a group holds vectors lane + i·G for i < nv: all of them cover the row.
+    assert config.nv * config.threads_per_row >= n_vec
+    assert config.nv in cuda.nv_choices(vec)
+    assert config.threads_per_row % 32 == 0 and config.block % config.threads_per_row == 0
+    assert config.block == config.threads_per_row * config.rows_per_block
+    assert config.block <= cuda.MAX_THREADS
+    assert config.nv * config.vec <= cuda.MAX_ELEMENTS_PER_THREAD
+    if config.threads_per_row == 32:
+        assert n_vec <= 32 * cuda.WARP_MAX_NV and config.rows_per_block > 1
+    else:
+        assert n_vec > 32 * cuda.WARP_MAX_NV and config.rows_per_block == 1
+        # no whole warp idle: fewer threads would not hold the row
+        assert (config.threads_per_row - 32) * config.nv < n_vec
+
+
+@pytest.mark.parametrize("cols, vec, expected", [
+    (1, 1, (1, 1, 32, 128, 4)),          # one element: a warp per row, 4 rows per block
+    (33, 1, (2, 32, 128)),               # scalar, odd: 2 elements per lane
+    (512, 4, (4, 32, 128)),              # the longest float32 row a warp takes
+    (1024, 4, (1, 256, 256)),            # a block per row, 1 vector per thread
+    (8192, 4, (8, 256, 256)),
+    (12288, 4, (8, 384, 384)),
+    (8192, 8, (4, 256, 256)),            # float16 / bfloat16
+    (8191, 1, (16, 512, 512)),           # odd: scalar loads, the most a block holds
+])
+def test_launch_config_examples(cols, vec, expected):
+    config = cuda.launch_config(cols, vec, cuda.FORWARD_TARGET_THREADS)
+    if len(expected) == 5:
+        assert tuple(config) == expected
+    else:
+        assert (config.nv, config.threads_per_row, config.block) == expected
+
+
+@pytest.mark.parametrize("dtype", sorted(cuda.CXX_TYPES))
+@pytest.mark.parametrize("cols", GPU_TEST_COLS + BENCH_COLS)
+def test_every_tested_and_benchmarked_row_length_runs_a_kernel(dtype, cols):
+    """No row length of the GPU tests or benchmark falls back to the reference, and every
+    kernel it needs is in the loader's name_expressions. (Misaligned views are copied to
+    aligned buffers first, so the address is always aligned here.)"""
+    names = set(cuda.name_expressions())
+    vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
+    for kernel, target in (("norm_forward", cuda.FORWARD_TARGET_THREADS),
+                           ("norm_backward", cuda.BACKWARD_TARGET_THREADS)):
+        config = cuda.launch_config(cols, vec, target)
+        assert config is not None
+        assert cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv) in names
+
+
+def test_only_misaligned_views_of_vectorizable_rows_are_realigned():
+    assert cuda.needs_realignment(4, 1024, 256 + 4)
+    assert not cuda.needs_realignment(4, 1024, 256)
+    assert not cuda.needs_realignment(4, 1023, 256 + 4)      # scalar loads anyway
+    assert cuda.needs_realignment(2, 8, 2) and not cuda.needs_realignment(2, 12, 2)
+
+
+@pytest.mark.parametrize("cols, vec, expected", [
+    (8192, 4, (4, 512)),                 # backward: more threads, fewer registers each
+    (8192, 8, (2, 512)),
+    (12288, 4, (8, 384)),
+    (1024, 4, (1, 256)),
+])
+def test_backward_launch_config_examples(cols, vec, expected):
+    config = cuda.launch_config(cols, vec, cuda.BACKWARD_TARGET_THREADS)
+    assert (config.nv, config.threads_per_row) == expected
+
+
+def test_too_long_rows_have_no_config():
+    assert cuda.launch_config(cuda.MAX_THREADS * 16 + 1, 1) is None
+    assert cuda.launch_config(cuda.MAX_THREADS * 32 + 4, 4) is None
+    assert cuda.launch_config(cuda.MAX_THREADS * 32, 4) is not None
+
+
+@pytest.mark.parametrize("rows", [1, 3, 4, 5, 4096, 10**6])
+def test_grids(rows):
+    warp = cuda.launch_config(64, 4)
+    block = cuda.launch_config(4096, 4)
+    assert cuda.forward_grid(rows, warp) * warp.rows_per_block >= rows
+    assert (cuda.forward_grid(rows, warp) - 1) * warp.rows_per_block < rows
+    assert cuda.forward_grid(rows, block) == rows
+    for config in (warp, block):
+        grid = cuda.backward_grid(rows, config, sm_count=132)
+        assert 1 <= grid <= cuda.BACKWARD_BLOCKS_PER_SM * 132
+        assert grid <= cuda.forward_grid(rows, config)   # no block without a row
+
+
+def test_max_threads_matches_the_launch_bounds_of_the_kernels():
+    with open(cuda.SOURCE, encoding="utf-8") as file:
+        source = file.read()
+    assert f"#define NORM_MAX_THREADS {cuda.MAX_THREADS}" in source
+    assert source.count("__launch_bounds__(NORM_MAX_THREADS)") == 2
+
+
+def test_name_expressions_name_kernels_of_the_source():
+    with open(cuda.SOURCE, encoding="utf-8") as file:
+        source = file.read()
+    names = cuda.name_expressions()
+    assert len(names) == len(set(names))
+    for name in names:
+        kernel = name.split("<")[0]
+        assert re.search(rf"__global__ void[^;{{]*\b{kernel}\(", source), kernel
+        cxx = re.search(r"<([^,>]+)", name).group(1)
+        assert cxx in cuda.CXX_TYPES.values()
+    for cxx in cuda.CXX_TYPES.values():
+        assert f"sum_partials<{cxx}>" in names
+
+
+@pytest.mark.parametrize("dtype, name", [(np.float32, "float32"), (np.float16, "float16"),
+                                         (np.uint16, "bfloat16"), (np.float64, None),
+                                         (np.int32, None)])
+def test_storage_name(dtype, name):
+    assert cuda.storage_name(dtype) == name
+
+
+# ----- bfloat16 storage -----------------------------------------------------------------------
+def test_bfloat16_rounds_like_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    values = np.concatenate([
+        rng.standard_normal(1000).astype(np.float32) * 10.0 ** rng.integers(-40, 38, 1000),
+        np.array([0.0, -0.0, 1.0, np.inf, -np.inf, 3.4e38, 1e-45, -1e-40], np.float32),
+        # exact ties between two bfloat16 numbers: round to the even one
+        (np.arange(1, 9, dtype=np.uint32) << 16 | 0x8000).view(np.float32),
+    ]).astype(np.float32)
+    bits = bfloat16.to_bfloat16(values)
+    expected = torch.from_numpy(values).to(torch.bfloat16).view(torch.int16).numpy()
+    assert bits.dtype == np.uint16
+    np.testing.assert_array_equal(bits, expected.view(np.uint16))
+    np.testing.assert_array_equal(bfloat16.from_bfloat16(bits),
+                                  torch.from_numpy(values).to(torch.bfloat16).float().numpy())
+
+
+def test_bfloat16_keeps_nan_and_round_trips_exactly():
+    bits = bfloat16.to_bfloat16(np.array([np.nan, -np.nan, 1.5, -2.75], np.float32))
+    back = bfloat16.from_bfloat16(bits)
+    assert np.isnan(back[:2]).all()
+    np.testing.assert_array_equal(back[2:], [1.5, -2.75])
+    np.testing.assert_array_equal(bfloat16.to_bfloat16(back[2:]), bits[2:])
+
+
+def test_from_bfloat16_rejects_other_dtypes():
+    with pytest.raises(TypeError, match="uint16"):
+        bfloat16.from_bfloat16(np.zeros(3, np.float32))
+
+
+# ----- dispatch -------------------------------------------------------------------------------
+def test_for_array_picks_reference_for_numpy_and_cuda_for_cupy():
+    assert kernels.for_array(np.zeros(3)) is reference
+    assert kernels.for_array(fake_cupy_array()) is cuda
+
+
+def test_cuda_has_every_reference_function_with_its_signature():
+    public = [name for name, value in vars(reference).items()
+              if inspect.isfunction(value) and not name.startswith("_")
+              and value.__module__ == reference.__name__]
+    assert "layer_norm_backward" in public and "batch_norm_forward" in public
+    for name in public:
+        assert inspect.signature(getattr(cuda, name)) == \
+            inspect.signature(getattr(reference, name)), name
+
+
+def test_importing_the_package_and_the_cuda_kernels_imports_no_cupy():
+    code = ("import sys, microgradnorm, microgradnorm.functional, microgradnorm.kernels.cuda;"
+            "assert not any(m == 'cupy' or m.startswith('cupy.') for m in sys.modules)")
+    env = dict(os.environ, PYTHONPATH=REPO)
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+# ----- devices --------------------------------------------------------------------------------
+def test_mixing_devices_in_one_op_is_a_value_error():
+    on_gpu = mg.Tensor._from_op(fake_cupy_array((2, 3)), None, 0)
+    assert on_gpu.device == "cuda"
+    with pytest.raises(ValueError, match="one device"):
+        mg.tensor(np.ones((2, 3), np.float32)) + on_gpu
+
+
+def test_bad_device_name_is_a_value_error():
+    with pytest.raises(ValueError, match="device"):
+        mg.tensor([1.0], device="gpu")
+    with pytest.raises(ValueError, match="device"):
+        mg.tensor([1.0]).to("cuda:0")
+
+
+def test_cuda_without_a_usable_gpu_is_a_clear_runtime_error():
+    if backend.cuda_available():
+        pytest.skip("a GPU is usable here")
+    with pytest.raises(RuntimeError, match="CuPy") as error:
+        mg.tensor([1.0], device="cuda")
+    assert "pip install" in str(error.value) or "GPU" in str(error.value)
+    x = mg.tensor([1.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match="CuPy"):
+        x.to("cuda")
+    with pytest.raises(RuntimeError, match="CuPy"):
+        cuda._cupy()
+    assert x.grad is None and x.device == "cpu"
