@@ -33,7 +33,7 @@ def _add_compare_args(parser, norms):
 
 def cmd_compare(args):
     result = comparison.compare(args.norm, args.shape, args.dtype, args.affine, args.seed,
-                                    args.repeat)
+                                args.repeat)
     print(result.table())
 
 
