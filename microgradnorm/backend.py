@@ -113,4 +113,5 @@ def erf(array):
     if is_cupy_array(array):
         from cupyx.scipy.special import erf as cupy_erf
         return cupy_erf(array)
-    return _math_erf(array.astype(np.float64)).astype(array.dtype)
+    # asarray: on a 0-d array frompyfunc returns a bare Python float
+    return np.asarray(_math_erf(array.astype(np.float64)), dtype=array.dtype)

@@ -393,7 +393,7 @@ def mse_loss(input, target, reduction="mean"):
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
     """
     _check_tensor("mse_loss", "input", input)
-    target_shape = tuple(target.shape) if hasattr(target, "shape") else np.shape(target)
+    target_shape = target.shape if isinstance(target, Tensor) else np.shape(target)
     if target_shape != input.shape:
         raise ValueError(f"mse_loss: target must have input's shape {input.shape}, "
                          f"got {target_shape}")

@@ -260,7 +260,8 @@ class Module:
 
     # ----- state --------------------------------------------------------------------------
     def state_dict(self):
-        """{dotted name: array copy} of every parameter and buffer, in registration order."""
+        """{dotted name: array copy} of every parameter, then every buffer, each in
+        registration order."""
         state = {name: param.data.copy() for name, param in self.named_parameters()}
         state.update((name, buf.data.copy()) for name, buf in self.named_buffers())
         return state
@@ -288,12 +289,12 @@ class Module:
         ready = {}                                # key -> array on the target's device
         for key in sorted(targets.keys() & values.keys()):
             target, value = targets[key], values[key]
-            shape = tuple(np.shape(value))
-            if shape != target.shape:
-                problems.append(f"{key}: expected shape {target.shape}, got {shape}")
-                continue
             try:
                 value = value if backend.is_cupy_array(value) else np.asarray(value)
+                if tuple(value.shape) != target.shape:
+                    problems.append(f"{key}: expected shape {target.shape}, got "
+                                    f"{tuple(value.shape)}")
+                    continue
                 if value.dtype.kind not in "biuf":
                     raise TypeError(f"dtype {value.dtype}")
                 ready[key] = backend.to_device(value, target.device).astype(target.dtype)
@@ -494,7 +495,7 @@ class GELU(Module):
 
     def __init__(self, approximate="none"):
         super().__init__()
-        F.gelu(Tensor([0.0]), approximate)                    # validates approximate
+        _check_choice("GELU", "approximate", approximate, ("none", "tanh"))
         self.approximate = approximate
 
     def forward(self, x):
@@ -650,8 +651,7 @@ class BatchNorm1d(Module):
         momentum = self.momentum
         if update and momentum is None:          # cumulative moving average
             momentum = 1.0 / (int(self.num_batches_tracked.item()) + 1)
-        y = F.batch_norm(x, self.running_mean if update or not self.training else None,
-                         self.running_var if update or not self.training else None,
+        y = F.batch_norm(x, self.running_mean, self.running_var,     # None when not tracked
                          self.weight, self.bias, training=use_batch_stats,
                          momentum=0.0 if momentum is None else momentum, eps=self.eps,
                          impl=self.impl)
@@ -874,7 +874,8 @@ class GPT(Module):
     norm (pre and sandwich placements, whose stream is not normalized) and a linear LM head.
 
     Initialisation (``init``), biases 0 and norms γ = 1, β = 0 in both:
-      * ``"gpt2"`` (default): every Linear and Embedding weight N(0, 0.02²), as GPT-2.
+      * ``"gpt2"`` (default): every Linear and Embedding weight N(0, 0.02²), as GPT-2
+        (without GPT-2's extra 1/√(2·n_layers) scaling of the residual projections).
         The residual branches start tiny next to the stream, so every placement begins
         close to the identity.
       * ``"xavier"``: Linear weights Xavier-normal, N(0, 2 / (fan_in + fan_out)), and
@@ -962,8 +963,8 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
     Returns:
         the total norm before clipping, a float.
     """
-    if isinstance(parameters, Tensor):
-        parameters = [parameters]
+    # A list first: a generator would be used up by the norm and leave nothing to scale.
+    parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
     grads = [p.grad for p in parameters if p.grad is not None]
     if not grads:
         return 0.0

@@ -19,6 +19,8 @@ def unbroadcast(grad, shape):
     if grad.shape == tuple(shape):
         return grad                                # the usual case: nothing was broadcast
     extra = grad.ndim - len(shape)
+    if not shape:                                  # keepdims: a 0-d array, not a scalar
+        return grad.sum(keepdims=True).reshape(())
     if extra:
         grad = grad.sum(axis=tuple(range(extra)))  # the leading axes broadcasting added
     if 1 in shape:

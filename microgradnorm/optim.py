@@ -7,7 +7,7 @@ Each optimizer updates ``p.data`` in place (the Parameter objects stay the same)
 the parameter's version counter, so a graph that saved the old values refuses a late
 backward. Parameters whose ``.grad`` is None are skipped. ``params`` is an iterable of
 Parameters or of dicts ``{"params": [...], "lr": ...}`` (parameter groups with their own
-options).
+options, named as in PyTorch: ``betas``, ``nesterov``, ...; an unknown option is an error).
 """
 
 import math
@@ -29,6 +29,10 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.param_groups = []
         for group in groups:
+            unknown = sorted(set(group) - set(defaults) - {"params"})
+            if unknown:
+                raise ValueError(f"{type(self).__name__}: unknown options in a parameter "
+                                 f"group: {unknown}; expected some of {sorted(defaults)}")
             group = {**defaults, **group, "params": list(group["params"])}
             for p in group["params"]:
                 if not isinstance(p, Tensor) or not p.requires_grad:
@@ -36,6 +40,7 @@ class Optimizer:
                                     f"require grad, got {type(p).__name__}")
             for name in defaults:
                 _check_option(type(self).__name__, name, group[name])
+            self._check_group(group)
             self.param_groups.append(group)
         self.state = {}                      # id(param) -> {name: array}
 
@@ -62,6 +67,9 @@ class Optimizer:
             p._version_box[0] += 1
             self.state[id(p)] = state
 
+    def _check_group(self, group):
+        """Checks that tie a group's options together (SGD's nesterov)."""
+
     def _update(self, param, grad, state, group):
         raise NotImplementedError
 
@@ -80,11 +88,12 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False):
-        if nesterov and (momentum <= 0 or dampening != 0):
-            raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
-                                  "weight_decay": weight_decay})
-        self.nesterov = nesterov
+                                  "weight_decay": weight_decay, "nesterov": nesterov})
+
+    def _check_group(self, group):
+        if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
+            raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
 
     def _update(self, param, grad, state, group):
         if group["weight_decay"]:
@@ -96,7 +105,7 @@ class SGD(Optimizer):
                 state["momentum_buffer"] = (group["momentum"] * state["momentum_buffer"]
                                             + (1 - group["dampening"]) * grad)
             buf = state["momentum_buffer"]
-            grad = grad + group["momentum"] * buf if self.nesterov else buf
+            grad = grad + group["momentum"] * buf if group["nesterov"] else buf
         return param - group["lr"] * grad
 
 
@@ -112,13 +121,12 @@ class Adam(Optimizer):
     decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
-        beta1, beta2 = betas
-        super().__init__(params, {"lr": lr, "beta1": beta1, "beta2": beta2, "eps": eps,
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay})
 
     def _update(self, param, grad, state, group):
         lr, wd = group["lr"], group["weight_decay"]
-        beta1, beta2 = group["beta1"], group["beta2"]
+        beta1, beta2 = group["betas"]
         if self.decoupled:
             param = param * (1 - lr * wd)          # AdamW: decay the weights themselves
         elif wd:
@@ -146,7 +154,19 @@ class AdamW(Adam):
 
 
 def _check_option(optimizer, name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0:
+    if name == "nesterov":
+        if not isinstance(value, bool):
+            raise ValueError(f"{optimizer}: nesterov must be True or False, got {value!r}")
+        return
+    if name == "betas":
+        if (not isinstance(value, (tuple, list)) or len(value) != 2
+                or not all(_is_number(b) and 0 <= b < 1 for b in value)):
+            raise ValueError(f"{optimizer}: betas must be two numbers in [0, 1), got "
+                             f"{value!r}")
+        return
+    if not _is_number(value) or not value >= 0:
         raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
-    if name.startswith("beta") and not value < 1:
-        raise ValueError(f"{optimizer}: {name} must be in [0, 1), got {value!r}")
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)

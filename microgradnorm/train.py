@@ -196,11 +196,13 @@ def sample(model, tokenizer, prompt="", length=200, temperature=1.0, seed=0):
     ids = list(tokenizer.encode(prompt)) if prompt else [int(rng.integers(tokenizer.vocab_size))]
     was_training = model.training
     model.eval()
-    with no_grad():
-        for _ in range(length):
-            window = np.array([ids[-model.context_length:]], dtype=np.int64)     # (1, T)
-            logits = model(window).numpy()[0, -1].astype(np.float64) / temperature
-            probs = np.exp(logits - logits.max())
-            ids.append(int(rng.choice(len(probs), p=probs / probs.sum())))
-    model.train(was_training)
+    try:
+        with no_grad():
+            for _ in range(length):
+                window = np.array([ids[-model.context_length:]], dtype=np.int64)     # (1, T)
+                logits = model(window).numpy()[0, -1].astype(np.float64) / temperature
+                probs = np.exp(logits - logits.max())
+                ids.append(int(rng.choice(len(probs), p=probs / probs.sum())))
+    finally:
+        model.train(was_training)
     return tokenizer.decode(ids)

@@ -595,3 +595,9 @@ def test_gradcheck_accepts_an_input_the_output_does_not_depend_on():
     x = mg.tensor(np.random.default_rng(0).standard_normal(3), requires_grad=True)
     unused = mg.tensor(np.ones(2), requires_grad=True)
     assert mg.gradcheck(lambda a, b: (a * a).sum(), (x, unused))
+
+
+def test_a_scalar_leaf_broadcast_against_a_matrix_gets_an_array_gradient():
+    x = mg.tensor(2.0, requires_grad=True)
+    (x * mg.tensor(np.ones((3, 4)))).sum().backward()
+    assert isinstance(x.grad, np.ndarray) and x.grad.shape == () and x.grad == 12.0

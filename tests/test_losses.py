@@ -139,6 +139,14 @@ def test_erf_keeps_the_dtype_and_matches_torch(dtype):
     np.testing.assert_allclose(y.data, expected, atol=float(np.finfo(dtype).eps))
 
 
+def test_erf_and_gelu_of_a_0d_tensor():
+    x = mg.tensor(np.array(0.5), requires_grad=True)
+    y = F.gelu(x)
+    y.backward()
+    expected = TF.gelu(torch.tensor(0.5, dtype=torch.float64)).item()
+    assert y.shape == () and abs(float(y.data) - expected) < 1e-15 and x.grad.shape == ()
+
+
 def test_erf_gradcheck():
     x = mg.tensor(np.random.default_rng(2).standard_normal((3, 4)), requires_grad=True)
     assert mg.gradcheck(mg.ops.erf, x)

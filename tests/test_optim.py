@@ -57,6 +57,37 @@ def test_parameter_groups_have_their_own_options():
     np.testing.assert_allclose(b.data, 0.0)
 
 
+@pytest.mark.parametrize("name, group_options", [
+    ("Adam", {"betas": (0.5, 0.6), "lr": 0.05}),
+    ("AdamW", {"betas": (0.3, 0.99), "weight_decay": 0.2}),
+    ("SGD", {"momentum": 0.9, "nesterov": True}),
+])
+def test_group_options_take_torch_names_and_match_torch(name, group_options):
+    rng = np.random.default_rng(3)
+    inits = [rng.standard_normal(3), rng.standard_normal(2)]
+    params = [nn.Parameter(a) for a in inits]
+    params_t = [torch.tensor(a, requires_grad=True) for a in inits]
+    groups = [{"params": [params[0]]}, {"params": [params[1]], **group_options}]
+    groups_t = [{"params": [params_t[0]]}, {"params": [params_t[1]], **group_options}]
+    opt, opt_t = getattr(optim, name)(groups, lr=0.1), getattr(torch.optim, name)(groups_t,
+                                                                                  lr=0.1)
+    for _ in range(3):
+        for p, pt in zip(params, params_t):
+            p.grad, pt.grad = p.data ** 3, pt.detach() ** 3
+        opt.step()
+        opt_t.step()
+    for p, pt in zip(params, params_t):
+        np.testing.assert_allclose(p.data, pt.detach().numpy(), rtol=0, atol=1e-12)
+
+
+def test_an_unknown_group_option_is_an_error():
+    a = nn.Parameter(np.ones(2))
+    with pytest.raises(ValueError, match=r"unknown options in a parameter group: \['beta1'\]"):
+        optim.Adam([{"params": [a], "beta1": 0.5}])
+    with pytest.raises(ValueError, match="nesterov needs momentum"):
+        optim.SGD([{"params": [a], "nesterov": True}], lr=0.1)
+
+
 def test_step_skips_parameters_without_grad_and_keeps_objects():
     a = nn.Parameter(np.ones(3))
     opt = optim.Adam([a])
@@ -101,7 +132,7 @@ def test_clip_grad_norm_matches_torch(max_norm, norm_type):
     params_t = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
     for p, pt, g in zip(params, params_t, grads):
         p.grad, pt.grad = g.copy(), torch.tensor(g)
-    total = nn.clip_grad_norm_(params, max_norm, norm_type)
+    total = nn.clip_grad_norm_((p for p in params), max_norm, norm_type)  # a generator too
     total_t = torch.nn.utils.clip_grad_norm_(params_t, max_norm, norm_type)
     assert total == pytest.approx(float(total_t), abs=1e-12)
     for p, pt in zip(params, params_t):

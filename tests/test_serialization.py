@@ -51,6 +51,7 @@ def test_saved_file_is_plain_arrays(tmp_path):
     (lambda s: s.update(extra=np.ones(2)), r"unexpected keys \['extra'\]"),
     (lambda s: s.update({"3.weight": np.ones((2, 5))}), r"3.weight: expected shape \(2, 4\)"),
     (lambda s: s.update({"3.bias": np.array(["a", "b"])}), r"3.bias: cannot be loaded"),
+    (lambda s: s.update({"3.bias": [[1.0, 2.0], [3.0]]}), r"3.bias: cannot be loaded"),
 ])
 def test_bad_state_dict_is_a_clear_error_and_changes_nothing(change, match):
     model = make_model(0)
