@@ -107,6 +107,8 @@ def cmd_bench(args):
     if args.torch_threads is not None and bench.torch_available():
         import torch
         torch.set_num_threads(args.torch_threads)
+    if args.shape and any(len(shape) != 2 for shape in args.shape):
+        raise ValueError(f"--shape takes 2-D shapes M,D, got {args.shape}")
     shapes = args.shape or (bench.QUICK_SHAPES if args.quick else bench.SHAPES)
     repeat = args.repeat or (3 if args.quick else 7)
     print("microgradnorm bench --device cpu: composite vs fused vs PyTorch, medians")
@@ -146,6 +148,8 @@ def cmd_bench_cuda(args):
     if "float64" in dtypes:
         raise ValueError("--device cuda times float32, float16 and bfloat16 (the kernels' "
                          "dtypes), not float64")
+    if args.shape and any(len(shape) != 2 for shape in args.shape):
+        raise ValueError(f"--shape takes 2-D shapes M,D, got {args.shape}")
     repeat = args.repeat or (3 if args.quick else 10)
     min_bytes = bench_cuda.QUICK_INPUT_BYTES if args.quick else bench_cuda.MIN_INPUT_BYTES
     cols = (1024, 4096) if args.quick else bench_cuda.GPU_COLS

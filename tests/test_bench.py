@@ -184,3 +184,9 @@ def test_benchmark_scripts_run_from_a_checkout():
                          capture_output=True, text=True, timeout=300, env=env)
     assert cpu.returncode == 0, cpu.stderr
     assert cpu.stdout.strip().splitlines()[-1].startswith("rmsnorm")
+
+
+def test_bench_rejects_a_shape_that_is_not_2d():
+    result = run_cli("bench", "--quick", "--shape", "4,8,16")
+    assert result.returncode == 2
+    assert "--shape takes 2-D shapes M,D" in result.stderr

@@ -55,7 +55,7 @@ def test_every_cu_file_compiles_for_sm80_and_sm90(tmp_path):
     unit.write_text(instantiating_unit(cuda.SOURCE, names))
     # One nvcc call per architecture, both at once (device code only: -cubin).
     runs = {arch: subprocess.Popen(
-        [nvcc, "-cubin", f"-arch={arch}", "-Werror", "all-warnings",
+        [nvcc, "-cubin", f"-arch={arch}", "-Werror", "all-warnings", cuda.BFLOAT16_OPTION,
          "-o", str(tmp_path / f"{arch}.cubin"), str(unit)],
         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for arch in ARCHS}
     for arch, run in runs.items():
@@ -66,6 +66,21 @@ def test_every_cu_file_compiles_for_sm80_and_sm90(tmp_path):
             wanted = sum(name.startswith(kernel + "<") for name in names)
             symbols = set(re.findall(rb"_Z\d+" + kernel.encode() + rb"I\w+", binary))
             assert len(symbols) == wanted, (arch, kernel, sorted(symbols))
+
+
+def test_the_float32_float16_module_compiles_without_bfloat16(tmp_path):
+    # The module CuPy builds without -DMICROGRADNORM_BFLOAT16 must not need cuda_bf16.h.
+    nvcc = nvcc_or_skip()
+    unit = tmp_path / "fp.cu"
+    unit.write_text(instantiating_unit(cuda.SOURCE, cuda.name_expressions(("float32",
+                                                                           "float16"))))
+    run = subprocess.run([nvcc, "-E", str(unit)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "cuda_bf16.h" not in run.stdout             # the preprocessor never opened it
+    run = subprocess.run([nvcc, "-cubin", "-arch=sm_80", "-Werror", "all-warnings", "-o",
+                          str(tmp_path / "fp.cubin"), str(unit)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
 
 
 # ----- NVRTC, as CuPy compiles (only where a libnvrtc is at hand) ---------------------------
@@ -98,7 +113,8 @@ def test_the_source_compiles_under_nvrtc(arch):
     try:
         for name in cuda.name_expressions():
             assert lib.nvrtcAddNameExpression(program, name.encode()) == 0
-        options = [f"--gpu-architecture={arch}".encode(), f"-I{include}".encode()]
+        options = [f"--gpu-architecture={arch}".encode(), f"-I{include}".encode(),
+                   cuda.BFLOAT16_OPTION.encode()]
         result = lib.nvrtcCompileProgram(program, len(options),
                                          (ctypes.c_char_p * len(options))(*options))
         size = ctypes.c_size_t()

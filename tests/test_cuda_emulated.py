@@ -86,7 +86,8 @@ def _build(directory):
     if sys.platform != "linux" or shutil.which("g++") is None:
         pytest.skip("the CUDA emulation needs g++ and ucontext (Linux)")
     names = cuda.name_expressions()
-    lines = ['#include "cuda_fp16.h"', '#include "cuda_bf16.h"', f'#include "{cuda.SOURCE}"',
+    lines = [f"#define {cuda.BFLOAT16_OPTION[2:]}", '#include "cuda_fp16.h"',
+             '#include "cuda_bf16.h"', f'#include "{cuda.SOURCE}"',
              '#include "launchers.h"', "static const Entry entries[] = {"]
     lines += [f'    {{"{name}", &run_{name}}},' for name in names]
     lines += ["};",

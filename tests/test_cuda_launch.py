@@ -250,3 +250,23 @@ def test_cuda_without_a_usable_gpu_is_a_clear_runtime_error():
     with pytest.raises(RuntimeError, match="CuPy"):
         cuda._cupy()
     assert x.grad is None and x.device == "cpu"
+
+
+def test_every_kernel_belongs_to_exactly_one_module():
+    groups = cuda.MODULE_DTYPES
+    assert sorted(d for group in groups for d in group) == sorted(cuda.CXX_TYPES)
+    for group in groups:
+        for name in cuda.name_expressions(group):
+            assert cuda.module_dtypes(name) == group, name
+    assert sorted(n for g in groups for n in cuda.name_expressions(g)) == sorted(
+        cuda.name_expressions())
+    assert cuda.compile_options(("bfloat16",)) == (cuda.BFLOAT16_OPTION,)
+    assert cuda.compile_options(("float32", "float16")) == ()
+
+
+def test_bfloat16_bits_mixed_with_another_dtype_are_a_type_error():
+    x = np.zeros((2, 8), np.uint16)
+    with pytest.raises(TypeError, match="cannot be mixed"):
+        cuda._kernels_take(x, np.ones(8, np.float32))
+    assert cuda._kernels_take(x, np.ones(8, np.uint16))
+    assert not cuda._kernels_take(np.zeros((2, 8)), None)      # float64: the reference

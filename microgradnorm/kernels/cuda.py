@@ -104,17 +104,39 @@ def backward_grid(rows, config, sm_count):
     return max(1, min(forward_grid(rows, config), BACKWARD_BLOCKS_PER_SM * sm_count))
 
 
-def name_expressions():
-    """Every template instantiation the loader compiles, e.g. ``norm_forward<__half, 8, 4>``
-    (the nvcc compile test instantiates the same list)."""
+# norms.cu is compiled into two modules: float32 and float16, which need only cuda_fp16.h
+# (CuPy ships it), and bfloat16 with BFLOAT16_OPTION, which also needs the CUDA toolkit's
+# cuda_bf16.h. Without a toolkit the bfloat16 module fails to compile, the others still run.
+MODULE_DTYPES = (("float32", "float16"), ("bfloat16",))
+BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
+
+
+def compile_options(dtypes):
+    """The preprocessor options of the module holding ``dtypes``' kernels."""
+    return (BFLOAT16_OPTION,) if "bfloat16" in dtypes else ()
+
+
+def name_expressions(dtypes=tuple(CXX_TYPES)):
+    """Every template instantiation the loader compiles for ``dtypes`` (all by default),
+    e.g. ``norm_forward<__half, 8, 4>`` (the nvcc compile test instantiates the same
+    list)."""
     names = []
-    for dtype, cxx in CXX_TYPES.items():
+    for dtype in dtypes:
+        cxx = CXX_TYPES[dtype]
         for vec in sorted({VECTOR_BYTES // ITEMSIZE[dtype], 1}):
             for nv in nv_choices(vec):
                 names.append(kernel_name("norm_forward", cxx, vec, nv))
                 names.append(kernel_name("norm_backward", cxx, vec, nv))
         names.append(f"sum_partials<{cxx}>")
     return names
+
+
+def module_dtypes(name):
+    """The ``MODULE_DTYPES`` entry whose module holds the kernel ``name``, found from its
+    storage type, the first template argument: ``norm_forward<__half, 8, 4>`` -> float16's."""
+    cxx = name[name.index("<") + 1:].split(",")[0].rstrip(">").strip()
+    dtype = next(d for d, c in CXX_TYPES.items() if c == cxx)
+    return next(group for group in MODULE_DTYPES if dtype in group)
 
 
 def kernel_name(kernel, cxx, vec, nv):
@@ -131,20 +153,24 @@ def storage_name(dtype):
 
 
 # ----- loader -------------------------------------------------------------------------------
-_modules = {}     # (source path, device id) -> cupy.RawModule
+_modules = {}     # (source path, device id, module dtypes) -> cupy.RawModule
 _functions = {}   # (device id, name expression) -> kernel, looked up once
 _sm_counts = {}   # device id -> number of SMs
-_NULL = np.uint64(0)   # a null pointer argument (CuPy turns None into 0xffffffff, not NULL)
+# A null pointer argument: an 8-byte zero. (CuPy passes None as a NULL *argument slot*, which
+# the driver would dereference, not as a NULL pointer value.)
+_NULL = np.uint64(0)
 
 
-def _module(cp):
-    """The compiled ``norms.cu`` for the current device, built once (CuPy caches the binary
-    on disk too, so later processes skip the compile)."""
-    key = (SOURCE, cp.cuda.Device().id)
+def _module(cp, dtypes):
+    """The compiled ``norms.cu`` holding ``dtypes``' kernels (one of ``MODULE_DTYPES``) for
+    the current device, built once (CuPy caches the binary on disk too, so later processes
+    skip the compile)."""
+    key = (SOURCE, cp.cuda.Device().id, dtypes)
     if key not in _modules:
         with open(SOURCE, encoding="utf-8") as file:
             code = file.read()
-        _modules[key] = cp.RawModule(code=code, name_expressions=name_expressions())
+        _modules[key] = cp.RawModule(code=code, options=compile_options(dtypes),
+                                     name_expressions=name_expressions(dtypes))
     return _modules[key]
 
 
@@ -158,7 +184,7 @@ def _sm_count(cp):
 def _function(cp, name):
     key = (cp.cuda.Device().id, name)
     if key not in _functions:
-        _functions[key] = _module(cp).get_function(name)
+        _functions[key] = _module(cp, module_dtypes(name)).get_function(name)
     return _functions[key]
 
 
@@ -181,8 +207,13 @@ def _launch(cp, kernel, config, grid, args):
 
 # ----- row-norm launches --------------------------------------------------------------------
 def _kernels_take(*arrays):
-    """True when the kernels take these arrays (None entries ignored): one kernel dtype."""
+    """True when the kernels take these arrays (None entries ignored): one kernel dtype.
+    bfloat16 bits (uint16) mixed with another dtype are an error, not a fallback: the
+    reference would read the bits as integers."""
     dtypes = {a.dtype for a in arrays if a is not None}
+    if np.dtype(np.uint16) in dtypes and len(dtypes) > 1:
+        raise TypeError(f"bfloat16 (uint16) arrays cannot be mixed with other dtypes, got "
+                        f"{sorted(str(d) for d in dtypes)}")
     return len(dtypes) == 1 and storage_name(dtypes.pop()) is not None
 
 
@@ -240,8 +271,8 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
         if config is None:
             return None
         if rows == 0:                               # no rows: zero parameter gradients
-            zeros = cp.zeros((cols,), x.dtype)
-            return dx, None if weight is None else zeros, zeros if need_bias_grad else None
+            dweight = None if weight is None else cp.zeros((cols,), x.dtype)
+            return dx, dweight, cp.zeros((cols,), dy.dtype) if need_bias_grad else None
         grid = backward_grid(rows, config, _sm_count(cp))
         groups = grid * config.rows_per_block
         dweight_partial = None if weight is None else _empty(cp, (groups, cols), np.float32)

@@ -22,7 +22,12 @@
 // dweight / dbias partial sums in registers across rows.
 
 #include <cuda_fp16.h>
+// bfloat16 is compiled only into the module built with -DMICROGRADNORM_BFLOAT16 (cuda.py):
+// CuPy ships cuda_fp16.h, but cuda_bf16.h comes with a CUDA toolkit, so a machine without
+// one still gets the float32 and float16 kernels.
+#ifdef MICROGRADNORM_BFLOAT16
 #include <cuda_bf16.h>
+#endif
 
 // The most threads a row-norm block has (cuda.py's MAX_THREADS). Telling the compiler lets it
 // budget registers so that such a block always launches (65536 registers / 512 threads).
@@ -31,16 +36,20 @@
 // ----- storage <-> float32 ------------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
+#ifdef MICROGRADNORM_BFLOAT16
 __device__ __forceinline__ float to_float(__nv_bfloat16 v) { return __bfloat162float(v); }
+#endif
 
 template <typename T> __device__ __forceinline__ T from_float(float v);
 template <> __device__ __forceinline__ float from_float<float>(float v) { return v; }
 template <> __device__ __forceinline__ __half from_float<__half>(float v) {
     return __float2half_rn(v);
 }
+#ifdef MICROGRADNORM_BFLOAT16
 template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(float v) {
     return __float2bfloat16_rn(v);
 }
+#endif
 
 // VEC elements that move as one load/store: 16 bytes -> one 128-bit memory instruction.
 template <typename T, int VEC>

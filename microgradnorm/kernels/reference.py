@@ -10,8 +10,8 @@ Conventions:
     (0, 2); statistics are (C,).
   * ``weight`` / ``bias`` may be None (no affine transform); their gradients are then None.
   * float16 input is computed in float32 ("accumulate in float32") and the results are cast
-    back: outputs and dx take x's dtype, dweight/dbias the parameter's dtype, statistics stay
-    in the accumulation dtype.
+    back: outputs and dx take x's dtype, dweight the weight's, dbias dy's (the same dtype in
+    the engine), statistics stay in the accumulation dtype.
   * Variance is the stable two-pass form mean((x - mean)^2), never E[x^2] - mean^2, and eps
     sits inside the square root: rstd = 1 / sqrt(var + eps) (PyTorch's convention).
 """
@@ -41,7 +41,8 @@ def _cast_grad(grad, like):
 # temporaries of a block in two reused scratch buffers and the arithmetic in place (out=):
 # main memory then sees little more than each input read once and each output written once.
 # Row sums go through BLAS (rows @ ones), which reads a block once at full speed.
-BLOCK_ELEMENTS = 2**17            # 512 KiB of float32 per block buffer: fits a core's L2
+BLOCK_ELEMENTS = 2**17            # 512 KiB of float32 per block buffer, about L2-sized; the
+                                  # 3-4 buffers a kernel keeps live fit in L3
 
 
 def _block_rows(x):
@@ -319,7 +320,7 @@ def _channel(param):
 
 
 def _affine_(xhat, weight, bias):
-    """``_affine`` in place, on an array this module owns."""
+    """x̂·weight + bias, in place, on an array this module owns (either may be None)."""
     if weight is not None:
         xhat *= weight
     if bias is not None:

@@ -135,6 +135,7 @@ def test_no_rows(dtype):
 
 def test_loader_compiles_once_per_device():
     cuda.layer_norm_forward(cp.ones((2, 8), np.float32), None, None, 1e-5)
-    module = cuda._modules[(cuda.SOURCE, cp.cuda.Device().id)]
+    key = (cuda.SOURCE, cp.cuda.Device().id, ("float32", "float16"))
+    module = cuda._modules[key]
     cuda.rms_norm_forward(cp.ones((2, 8), np.float16), None, 1e-6)
-    assert cuda._modules[(cuda.SOURCE, cp.cuda.Device().id)] is module
+    assert cuda._modules[key] is module                 # float16 is in the same module
