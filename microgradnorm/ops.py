@@ -392,16 +392,26 @@ class Stack(Function):
 
 class MatMul(Function):
     """``a @ b`` with NumPy's rules: batched over leading dims (broadcast), 1-D operands
-    promoted to a row (a) or column (b) vector and the added axis removed again."""
+    promoted to a row (a) or column (b) vector and the added axis removed again.
+
+    A batched ``a`` (..., n, k) times a matrix ``b`` (k, m), as a Linear layer on (B, T, C),
+    is one product of the stacked rows (B·T, k) @ (k, m), forward and for both gradients:
+    NumPy's batched matmul would run B small products, and b's gradient would be formed per
+    batch element and then summed.
+    """
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        if a.ndim > 2 and b.ndim == 2:
+            return (_stacked_rows(a) @ b).reshape(*a.shape[:-1], b.shape[1])
         return a @ b
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
+        if a.ndim > 2 and b.ndim == 2:
+            return _matmul_rows_backward(ctx, grad, a, b)
         a2 = a[None, :] if a.ndim == 1 else a              # (..., n, k)
         b2 = b[:, None] if b.ndim == 1 else b              # (..., k, m)
         g2 = grad[..., None] if b.ndim == 1 else grad       # put back the removed axes,
@@ -414,6 +424,22 @@ class MatMul(Function):
             grad_b = a2.swapaxes(-1, -2) @ g2               # (..., k, m)
             grad_b = unbroadcast(grad_b[..., 0] if b.ndim == 1 else grad_b, b.shape)
         return grad_a, grad_b
+
+
+def _stacked_rows(a):
+    """(..., n, k) -> (rows, k): a view when a's rows are contiguous, else one copy."""
+    return a.reshape(-1, a.shape[-1])
+
+
+def _matmul_rows_backward(ctx, grad, a, b):
+    # a (..., n, k) @ b (k, m): grad (..., n, m) as rows (R, m), R = prod(...)·n
+    grad_rows = _stacked_rows(grad)                        # (R, m)
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = (grad_rows @ b.T).reshape(a.shape)        # (R, k) -> (..., n, k)
+    if ctx.needs_input_grad[1]:
+        grad_b = _stacked_rows(a).T @ grad_rows            # (k, R) @ (R, m): summed over R
+    return grad_a, grad_b
 
 
 class Erf(Function):
