@@ -73,7 +73,9 @@ class Add(Function):
     @staticmethod
     def backward(ctx, grad):
         a_shape, b_shape = ctx.shapes
-        return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)
+        need_a, need_b = ctx.needs_input_grad      # a constant (a mask) needs no sum
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(grad, b_shape) if need_b else None)
 
 
 class Sub(Function):
@@ -85,7 +87,9 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, grad):
         a_shape, b_shape = ctx.shapes
-        return unbroadcast(grad, a_shape), unbroadcast(-grad, b_shape)
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(-grad, b_shape) if need_b else None)
 
 
 class Mul(Function):
@@ -410,7 +414,7 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        if a.ndim > 2 and b.ndim == 2:
+        if b.ndim == 2 and a.ndim >= 2:
             return _matmul_rows_backward(ctx, grad, a, b)
         a2 = a[None, :] if a.ndim == 1 else a              # (..., n, k)
         b2 = b[:, None] if b.ndim == 1 else b              # (..., k, m)
@@ -433,12 +437,14 @@ def _stacked_rows(a):
 
 def _matmul_rows_backward(ctx, grad, a, b):
     # a (..., n, k) @ b (k, m): grad (..., n, m) as rows (R, m), R = prod(...)·n
-    grad_rows = _stacked_rows(grad)                        # (R, m)
+    grad_rows = grad if grad.ndim == 2 else _stacked_rows(grad)       # (R, m)
     grad_a = grad_b = None
     if ctx.needs_input_grad[0]:
-        grad_a = (grad_rows @ b.T).reshape(a.shape)        # (R, k) -> (..., n, k)
+        grad_a = grad_rows @ b.T                           # (R, k)
+        grad_a = grad_a if a.ndim == 2 else grad_a.reshape(a.shape)     # (..., n, k)
     if ctx.needs_input_grad[1]:
-        grad_b = _stacked_rows(a).T @ grad_rows            # (k, R) @ (R, m): summed over R
+        rows = a if a.ndim == 2 else _stacked_rows(a)
+        grad_b = rows.T @ grad_rows                        # (k, R) @ (R, m): summed over R
     return grad_a, grad_b
 
 
