@@ -473,6 +473,14 @@ def add_parser(commands):
     parser.add_argument("--repeat", type=int, help="timed calls per case (median)")
     parser.add_argument("--torch-threads", type=int,
                         help="PyTorch's intra-op threads (default: PyTorch's choice)")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="NumPy's BLAS (through threadpoolctl) and PyTorch on one thread")
+    parser.add_argument("--train", action="store_true",
+                        help="instead of the norms: the tiny GPT's training step against "
+                             "the same model in PyTorch, one thread each, and its scaling "
+                             "with d_model and context (a PNG in --out)")
+    parser.add_argument("--out", default=".",
+                        help="--train: directory for train_step_scaling.png (default: here)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=run)
 
@@ -486,8 +494,22 @@ def progress_printer(args):
 
 def run(args):
     if args.device == "cuda":
+        if args.train:
+            raise ValueError("--train runs on the CPU (--device cpu)")
         from . import bench_cuda
         return bench_cuda.run(args)
+    from . import bench_train
+    if args.repeat is not None and args.repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.train:
+        return bench_train.run(args, progress_printer(args))
+    if not args.one_thread:
+        return run_norms(args, bench_train)
+    with bench_train.single_thread():
+        return run_norms(args, bench_train)
+
+
+def run_norms(args, bench_train):
     args.norm = args.norm or NORMS
     args.dtype = args.dtype or ("float32", "float64")
     if "bfloat16" in args.dtype:
@@ -504,9 +526,7 @@ def run(args):
         print(f"  {line}")
     copy_gbps = copy_bandwidth(np, nbytes=(8 if args.quick else 64) * 2**20, repeat=repeat)
     print(f"  np.copyto bandwidth: {copy_gbps:.2f} GB/s (read + write)")
-    engine = engine_overhead(repeat=repeat * 3)
-    print(f"  engine: {engine.us_per_node:.1f} us per node, forward + backward "
-          f"({engine.nodes} nodes, tiny tensors)")
+    print(bench_train.format_engine(bench_train.engine_comparison(repeat=max(9, repeat * 3))))
     steps = [transformer_step(impl, repeat=repeat) for impl in ("composite", "fused")]
     print("  tiny transformer training step (nn.GPT d_model 32, 2 blocks, batch 16 x 32, "
           "float64, AdamW):")

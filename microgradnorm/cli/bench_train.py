@@ -21,9 +21,9 @@ import math
 
 import numpy as np
 
+from ..checks.stats import graph_stats
+from ..tensor import Tensor
 from .bench import Timing, time_interleaved
-from .stats import graph_stats
-from .tensor import Tensor
 
 TRAIN_SIZES = (                   # (d_model, n_layers, context_length, batch_size)
     (64, 2, 64, 16),
@@ -31,6 +31,9 @@ TRAIN_SIZES = (                   # (d_model, n_layers, context_length, batch_si
 )
 SWEEP_D_MODEL = (32, 64, 128, 256)
 SWEEP_CONTEXT = (32, 64, 128, 256)
+QUICK_SIZES = ((16, 1, 8, 2),)          # --quick: seconds, for a smoke test
+QUICK_SWEEP = (8, 16)
+PLOT_NAME = "train_step_scaling.png"
 
 
 # ----- threads ------------------------------------------------------------------------------
@@ -144,8 +147,8 @@ class TrainStepResult:
 
 def _microgradnorm_step(impl, vocab_size, context_length, d_model, n_heads, n_layers,
                         batch_size, dtype, seed):
-    from . import nn, optim
-    from .functional import cross_entropy
+    from .. import nn, optim
+    from ..functional import cross_entropy
 
     np.random.seed(seed)
     model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers, impl=impl,
@@ -227,8 +230,10 @@ def format_train_steps(results):
 
 
 def scaling_sweep(d_models=SWEEP_D_MODEL, contexts=SWEEP_CONTEXT, n_layers=2, batch_size=16,
-                  impls=("fused", "composite", "torch"), repeat=9, warmup=1, progress=None):
-    """Step timings against d_model (context 64) and against context (d_model 64).
+                  impls=("fused", "composite", "torch"), repeat=9, warmup=1, progress=None,
+                  base=64):
+    """Step timings against d_model (context ``base``) and against context (d_model
+    ``base``).
 
     Returns:
         {"d_model": [TrainStepResult...], "context": [TrainStepResult...]}.
@@ -238,12 +243,12 @@ def scaling_sweep(d_models=SWEEP_D_MODEL, contexts=SWEEP_CONTEXT, n_layers=2, ba
         if progress is not None:
             progress(f"d_model {d_model}")
         sweep["d_model"].append(train_step_comparison(
-            d_model, n_layers, 64, batch_size, impls=impls, repeat=repeat, warmup=warmup))
+            d_model, n_layers, base, batch_size, impls=impls, repeat=repeat, warmup=warmup))
     for context in contexts:
         if progress is not None:
             progress(f"context {context}")
         sweep["context"].append(train_step_comparison(
-            64, n_layers, context, batch_size, impls=impls, repeat=repeat, warmup=warmup))
+            base, n_layers, context, batch_size, impls=impls, repeat=repeat, warmup=warmup))
     return sweep
 
 
@@ -255,8 +260,10 @@ def plot_scaling(sweep, path):
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, (key, label) in zip(axes, (("d_model", "d_model (context 64)"),
-                                       ("context", "context length (d_model 64)"))):
+    base_context = sweep["d_model"][0].context_length
+    base_d_model = sweep["context"][0].d_model
+    for ax, (key, label) in zip(axes, (("d_model", f"d_model (context {base_context})"),
+                                       ("context", f"context length (d_model {base_d_model})"))):
         results = sweep[key]
         xs = [r.d_model if key == "d_model" else r.context_length for r in results]
         for impl in results[0].timings:
@@ -337,6 +344,52 @@ def format_engine(result):
     return text
 
 
-__all__ = ["TRAIN_SIZES", "EngineComparison", "Timing", "TrainStepResult", "engine_comparison",
-           "format_engine", "format_train_steps", "plot_scaling", "scaling_sweep",
-           "single_thread", "torch_gpt", "train_step_comparison"]
+# ----- the command ------------------------------------------------------------------------
+def run(args, progress=None):
+    """``microgradnorm bench --train``: the engine line, the step at ``TRAIN_SIZES``, the
+    sweep and its plot, all with NumPy's BLAS and PyTorch on one thread."""
+    import os
+    import platform
+
+    from .bench import torch_available
+
+    impls = ("fused", "composite") + (("torch",) if torch_available() else ())
+    repeat = args.repeat or (3 if args.quick else 9)
+    sizes = QUICK_SIZES if args.quick else TRAIN_SIZES
+    sweep_points = QUICK_SWEEP if args.quick else None
+    print("microgradnorm bench --train: the tiny GPT's training step (forward, "
+          "cross-entropy, backward, AdamW), medians of " f"{repeat}")
+    with single_thread() as threads:
+        print(f"  python {platform.python_version()}, numpy {np.__version__}"
+              + (f", torch {_torch_version()}" if "torch" in impls else ""))
+        print(f"  threads: {threads}")
+        print(format_engine(engine_comparison(repeat=max(9, 3 * repeat))))
+        print("  step (nn.GPT: pre-norm LayerNorm, 4 heads, vocab 64; ratio: our time / "
+              "PyTorch's):")
+        results = [train_step_comparison(*size, impls=impls, repeat=repeat)
+                   for size in sizes]
+        print(format_train_steps(results))
+        options = {"d_models": sweep_points, "contexts": sweep_points,
+                   "base": 16} if sweep_points else {}
+        sweep = scaling_sweep(impls=impls, repeat=repeat, progress=progress,
+                              n_layers=1 if args.quick else 2, **options)
+    print("  scaling, 2 layers, batch 16 (by d_model, then by context):" if not args.quick
+          else "  scaling (quick):")
+    print(format_train_steps(sweep["d_model"] + sweep["context"]))
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("  (no plot: matplotlib is not installed)")
+        return
+    os.makedirs(args.out, exist_ok=True)
+    print(f"  plot: {plot_scaling(sweep, os.path.join(args.out, PLOT_NAME))}")
+
+
+def _torch_version():
+    import torch
+    return torch.__version__
+
+
+__all__ = ["PLOT_NAME", "TRAIN_SIZES", "EngineComparison", "Timing", "TrainStepResult",
+           "engine_comparison", "format_engine", "format_train_steps", "plot_scaling", "run",
+           "scaling_sweep", "single_thread", "torch_gpt", "train_step_comparison"]
