@@ -394,6 +394,28 @@ class Stack(Function):
         return tuple(xp.take(grad, i, axis=ctx.axis) for i in range(ctx.count))
 
 
+class Split(Function):
+    """``x`` cut along ``axis`` into consecutive pieces of the given sizes: one node with one
+    output per piece, each a view of x (``torch.split``). Backward joins the pieces'
+    gradients into one array (a piece no path reached contributes zeros), instead of one
+    zero-filled full-size gradient per piece that the engine would then add up."""
+
+    @staticmethod
+    def forward(ctx, x, sizes, axis):
+        ctx.axis = axis
+        index = [slice(None)] * x.ndim
+        pieces, start = [], 0
+        for size in sizes:
+            index[axis] = slice(start, start + size)
+            pieces.append(x[tuple(index)])
+            start += size
+        return tuple(pieces)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return backend.array_module(grads[0]).concatenate(grads, axis=ctx.axis)
+
+
 class MatMul(Function):
     """``a @ b`` with NumPy's rules: batched over leading dims (broadcast), 1-D operands
     promoted to a row (a) or column (b) vector and the added axis removed again.
@@ -487,6 +509,37 @@ def stack(tensors, axis=0):
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
     return Stack.apply(*tensors, axis=axis)
+
+
+def split(x, split_size_or_sections, axis=0):
+    """Cut ``x`` along ``axis`` into pieces (``torch.split``): an int gives pieces of that
+    size (the last one smaller when the size does not divide the dim), a sequence of ints
+    gives each piece's size (they must add up to the dim). Returns a tuple of Tensors,
+    views of x.
+
+    Example:
+        >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
+    """
+    ndim = len(x.shape)
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) \
+            or not -ndim <= axis < ndim:
+        raise ValueError(f"split: axis must be an int in [{-ndim}, {ndim}) for a tensor with "
+                         f"{ndim} dims, got {axis!r}")
+    axis %= ndim
+    length = x.shape[axis]
+    if isinstance(split_size_or_sections, numbers.Integral) \
+            and not isinstance(split_size_or_sections, bool):
+        size = int(split_size_or_sections)
+        if size < 1:
+            raise ValueError(f"split: split_size must be a positive int, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if (not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0
+                    for n in sizes) or sum(sizes) != length):
+            raise ValueError(f"split: sections must be non-negative ints adding up to the "
+                             f"size {length} of axis {axis}, got {sizes}")
+    return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
 def matmul(a, b):

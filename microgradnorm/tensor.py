@@ -316,6 +316,10 @@ class Tensor:
     def flatten(self, start_dim=0):
         return self.reshape(self.shape[:start_dim] + (-1,))
 
+    def split(self, split_size_or_sections, axis=0):
+        """Pieces along ``axis`` (``torch.Tensor.split``); see ``ops.split``."""
+        return ops.split(self, split_size_or_sections, axis)
+
     def permute(self, *axes):
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return ops.Permute.apply(self, axes=tuple(axes))
