@@ -21,6 +21,7 @@ import math
 
 import numpy as np
 
+from .. import backend
 from ..checks.stats import graph_stats
 from ..tensor import Tensor
 from .bench import Timing, time_interleaved
@@ -363,6 +364,9 @@ def run(args, progress=None):
         print(f"  python {platform.python_version()}, numpy {np.__version__}"
               + (f", torch {_torch_version()}" if "torch" in impls else ""))
         print(f"  threads: {threads}")
+        kept = backend.keep_freed_memory()
+        print(f"  malloc: {'freed memory kept for reuse' if kept else 'defaults'} "
+              "(backend.keep_freed_memory)")
         print(format_engine(engine_comparison(repeat=max(9, 3 * repeat))))
         print("  step (nn.GPT: pre-norm LayerNorm, 4 heads, vocab 64; ratio: our time / "
               "PyTorch's):")
