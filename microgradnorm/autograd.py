@@ -52,7 +52,7 @@ class Context:
         self.function = function
         self.inputs = inputs
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
-        self.module = _module_path()
+        self.module = _module_stack[-1] if _module_stack else ""      # _module_path()
         self.group = _group_stack[-1] if _group_stack else None
 
     @property
@@ -197,8 +197,13 @@ def _share_versions_with_bases(inputs, outputs):
 
 
 def _check_same_device(op_name, tensors):
-    if len(tensors) < 2 or len({type(t.data) for t in tensors if t is not None}) == 1:
-        return                            # one array type: one device (cheap, so first)
+    if len(tensors) < 2:
+        return
+    if len(tensors) == 2 and tensors[0] is not None and tensors[1] is not None:
+        if type(tensors[0].data) is type(tensors[1].data):
+            return                        # one array type: one device (the usual case)
+    elif len({type(t.data) for t in tensors if t is not None}) == 1:
+        return
     devices = {t.device for t in tensors if t is not None}
     if len(devices) > 1:
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)

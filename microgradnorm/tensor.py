@@ -68,8 +68,16 @@ class Tensor:
 
     @classmethod
     def _from_op(cls, array, ctx, output_index):
+        # _init's fields, set directly: this runs once per op output
         tensor = cls.__new__(cls)
-        tensor._init(array, ctx is not None, ctx, output_index)
+        tensor.data = array
+        tensor.grad = None
+        tensor.requires_grad = ctx is not None
+        tensor.grad_fn = ctx
+        tensor._output_index = output_index
+        tensor._version_box = [0]
+        tensor._retains_grad = False
+        tensor.name = None
         return tensor
 
     # ----- properties -------------------------------------------------------------------
