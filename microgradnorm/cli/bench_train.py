@@ -259,6 +259,7 @@ def plot_scaling(sweep, path):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     base_context = sweep["d_model"][0].context_length
@@ -272,12 +273,15 @@ def plot_scaling(sweep, path):
                     label="PyTorch" if impl == "torch" else f"microgradnorm, {impl} norms")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xticks(xs, [str(x) for x in xs])
         ax.set_xlabel(label)
         ax.set_ylabel("training step, ms (median)")
         ax.grid(True, which="both", alpha=0.3)
     r = sweep["d_model"][0]
-    fig.suptitle(f"Tiny GPT training step, one thread each ({r.n_layers} layers, batch "
+    layers = f"{r.n_layers} layer" + ("s" if r.n_layers != 1 else "")
+    fig.suptitle(f"Tiny GPT training step, one thread each ({layers}, batch "
                  f"{r.batch_size}, {r.dtype}, AdamW)")
     axes[0].legend()
     fig.tight_layout()

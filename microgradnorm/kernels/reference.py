@@ -83,7 +83,12 @@ def layer_norm_forward(x, weight, bias, eps):
 def _layer_norm_forward(x, residual, weight, bias, eps):
     """LayerNorm of x, or of s = x + residual when residual is given: each block then forms
     its rows of s and normalizes them while they are still in cache. Returns y, s, mean,
-    rstd (s is None without a residual)."""
+    rstd (s is None without a residual).
+
+    Passes. Main memory: x read once, y written once (+ residual read, s written). Per
+    block, in cache: 7 — row sum (BLAS), x - mean, square, row sum (BLAS), × rstd, × w,
+    + b (5 elementwise without weight and bias). Each pass stays: dropping one would change
+    the rounding, e.g. × (rstd·w) in one pass instead of × rstd then × w."""
     xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
     weight, bias = _param_rows(_acc(weight, acc), x), _param_rows(_acc(bias, acc), x)
     y = xp.empty_like(x)                                    # (M, D)
@@ -140,7 +145,10 @@ def rms_norm_forward(x, weight, eps):
 
 
 def _rms_norm_forward(x, residual, weight, eps):
-    """RMSNorm of x, or of s = x + residual (as in ``_layer_norm_forward``)."""
+    """RMSNorm of x, or of s = x + residual (as in ``_layer_norm_forward``).
+
+    Passes. Main memory: x read once, y written once. Per block, in cache: 4 — square
+    (into y's block), row sum (BLAS), x × rstd, × w."""
     xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
     weight = _param_rows(_acc(weight, acc), x)              # (block rows, D)
     y = xp.empty_like(x)                                    # (M, D)
@@ -185,6 +193,11 @@ def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
     which BLAS computes from the one product dy·xc, and
         dx = rstd · (g - mean(g) - xc · rstd·mean(g·x̂))
     forms g = dy·w only at the end, where it is needed element by element.
+
+    Passes. Main memory: x and dy read once, dx written once (+ ds read). Per block, in
+    cache: LayerNorm 10 — x - mean, dy·xc, its column sum (BLAS, dweight), column sum of dy
+    (BLAS, dbias), its row product with w (BLAS), xc × coefficient, + mean(g), dy·w,
+    subtract, × rstd. RMSNorm 7 — the same without the centring, dbias and mean(g).
     """
     xp, acc, (rows, size) = array_module(x), rstd.dtype, x.shape
     w = xp.ones(size, acc) if weight is None else _acc(weight, acc)        # (D,)  1: no weight
