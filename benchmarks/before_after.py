@@ -9,7 +9,8 @@ The older version is imported side by side under another package name:
     PYTHONPATH=. python benchmarks/before_after.py --before /tmp/old [--keep-freed-memory]
 
 ``--part engine|train|norms`` runs one table. Medians of ``--repeat`` calls (the engine:
-101). Run it on a quiet machine; on a shared one, compare within one run only.
+101). Run it on a quiet machine; on a shared one, compare within one run only, or time by
+the process's CPU time (``--clock cpu``).
 """
 
 import argparse
@@ -22,7 +23,7 @@ import numpy as np
 import microgradnorm as after
 from microgradnorm import backend
 from microgradnorm.cli import bench_train
-from microgradnorm.cli.bench import time_interleaved
+from microgradnorm.cli.bench import cpu_timer, time_interleaved
 
 SHAPES = ((4096, 1024), (1024, 4096), (16384, 256))
 
@@ -59,19 +60,20 @@ def chain(make_tensor, tanh, layers=50, width=4, batch=2):
     return step
 
 
-def engine_table(before, torch):
+def engine_table(before, torch, timer):
     steps = {
         "before": chain(lambda a, r: before.Tensor(a, requires_grad=r), lambda h: h.tanh()),
         "after": chain(lambda a, r: after.Tensor(a, requires_grad=r), lambda h: h.tanh()),
         "torch": chain(lambda a, r: torch.tensor(a, requires_grad=r), torch.tanh)}
-    t = {k: v.median for k, v in time_interleaved(steps, repeat=101, warmup=5).items()}
+    timings = time_interleaved(steps, repeat=101, warmup=5, timer=timer)
+    t = {k: v.median for k, v in timings.items()}
     nodes = 151
     print("engine, us per node: " + ", ".join(f"{k} {v / nodes * 1e6:.2f}" for k, v in t.items())
           + f"; after/before {t['after'] / t['before']:.2f}, after/torch "
           f"{t['after'] / t['torch']:.2f}, before/torch {t['before'] / t['torch']:.2f}")
 
 
-def train_table(before, repeat):
+def train_table(before, repeat, timer):
     for d_model, n_layers, context, batch in bench_train.TRAIN_SIZES:
         size = (d_model, n_layers, context, batch)
         steps = {f"{name} {impl}": gpt_step(package, impl, *size)
@@ -79,7 +81,8 @@ def train_table(before, repeat):
                  for impl in ("fused", "composite")}
         steps["torch"] = bench_train._torch_step(64, context, d_model, 4, n_layers, batch,
                                                  "float32", 0)
-        t = {k: v.median for k, v in time_interleaved(steps, repeat=repeat, warmup=2).items()}
+        timings = time_interleaved(steps, repeat=repeat, warmup=2, timer=timer)
+        t = {k: v.median for k, v in timings.items()}
         print(f"step d_model {d_model}, {n_layers} layers, context {context}, batch {batch}: "
               + ", ".join(f"{k} {v * 1e3:.1f} ms ({v / t['torch']:.2f}x torch)"
                           for k, v in t.items()))
@@ -122,7 +125,7 @@ def torch_cases(torch, norm, x, w, b, dy):
     return forward, step
 
 
-def norms_table(before, torch, repeat):
+def norms_table(before, torch, repeat, timer):
     ref_after = importlib.import_module("microgradnorm.kernels.reference")
     ref_before = importlib.import_module(before.__name__ + ".kernels.reference")
     for norm in ("layernorm", "rmsnorm"):
@@ -139,7 +142,8 @@ def norms_table(before, torch, repeat):
                     fns = {k: v[i] for k, v in cases.items()}
                     fns["copy"] = lambda dst=copy, src=x: np.copyto(dst, src)
                     ms = {k: v.median * 1e3
-                          for k, v in time_interleaved(fns, repeat=repeat, warmup=1).items()}
+                          for k, v in time_interleaved(fns, repeat=repeat, warmup=1,
+                                                            timer=timer).items()}
                     arrays = 2 if phase == "forward" else 5     # full-size reads + writes
                     print(f"{norm:9} {shape[0]:>5}x{shape[1]:<5} {dtype} {phase:16} before "
                           f"{ms['before']:7.2f} after {ms['after']:7.2f} torch {ms['torch']:7.2f}"
@@ -157,6 +161,8 @@ def main():
                         help="call backend.keep_freed_memory() first, as the command line does")
     parser.add_argument("--part", choices=("all", "engine", "train", "norms"), default="all")
     parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="cpu: this process's CPU time per call (steadier under load)")
     args = parser.parse_args()
     sys.path.insert(0, args.before)
     before = importlib.import_module("microgradnorm_before")
@@ -164,16 +170,18 @@ def main():
 
     if args.keep_freed_memory:
         backend.keep_freed_memory()
+    timer = cpu_timer if args.clock == "cpu" else None
     with bench_train.single_thread() as threads:
-        print(f"# malloc: {'freed memory kept' if args.keep_freed_memory else 'defaults'}; "
+        malloc = "freed memory kept" if args.keep_freed_memory else "defaults"
+        print(f"# {args.clock} clock; malloc: {malloc}; "
               f"{threads}; python {platform.python_version()}, numpy {np.__version__}, "
               f"torch {torch.__version__}")
         if args.part in ("all", "engine"):
-            engine_table(before, torch)
+            engine_table(before, torch, timer)
         if args.part in ("all", "train"):
-            train_table(before, args.repeat)
+            train_table(before, args.repeat, timer)
         if args.part in ("all", "norms"):
-            norms_table(before, torch, args.repeat)
+            norms_table(before, torch, args.repeat, timer)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import numpy as np
 from .. import backend
 from ..checks.stats import graph_stats
 from ..tensor import Tensor
-from .bench import Timing, time_interleaved
+from .bench import Timing, cpu_timer, time_interleaved
 
 TRAIN_SIZES = (                   # (d_model, n_layers, context_length, batch_size)
     (64, 2, 64, 16),
@@ -192,10 +192,13 @@ def _torch_step(vocab_size, context_length, d_model, n_heads, n_layers, batch_si
 
 def train_step_comparison(d_model=64, n_layers=2, context_length=64, batch_size=16,
                           n_heads=4, vocab_size=64, dtype="float32",
-                          impls=("fused", "composite", "torch"), repeat=9, warmup=2, seed=0):
+                          impls=("fused", "composite", "torch"), repeat=9, warmup=2, seed=0,
+                          timer=None):
     """Time one training step of ``nn.GPT`` (``impl`` "fused" and "composite" norms) and
     of ``torch_gpt`` on the same sizes, in turns; run it inside ``single_thread()`` for
     the one-thread comparison.
+
+    ``timer``: as in ``bench.time_call`` (``bench.cpu_timer`` on a shared machine).
 
     Returns:
         a ``TrainStepResult``.
@@ -212,7 +215,7 @@ def train_step_comparison(d_model=64, n_layers=2, context_length=64, batch_size=
             steps[impl] = _torch_step(*sizes)
         else:
             steps[impl], nodes[impl] = _microgradnorm_step(impl, *sizes)
-    timings = time_interleaved(steps, repeat, warmup)
+    timings = time_interleaved(steps, repeat, warmup, timer=timer)
     return TrainStepResult(d_model, n_layers, context_length, batch_size, dtype, timings,
                            nodes)
 
@@ -232,7 +235,7 @@ def format_train_steps(results):
 
 def scaling_sweep(d_models=SWEEP_D_MODEL, contexts=SWEEP_CONTEXT, n_layers=2, batch_size=16,
                   impls=("fused", "composite", "torch"), repeat=9, warmup=1, progress=None,
-                  base=64):
+                  base=64, timer=None):
     """Step timings against d_model (context ``base``) and against context (d_model
     ``base``).
 
@@ -244,12 +247,14 @@ def scaling_sweep(d_models=SWEEP_D_MODEL, contexts=SWEEP_CONTEXT, n_layers=2, ba
         if progress is not None:
             progress(f"d_model {d_model}")
         sweep["d_model"].append(train_step_comparison(
-            d_model, n_layers, base, batch_size, impls=impls, repeat=repeat, warmup=warmup))
+            d_model, n_layers, base, batch_size, impls=impls, repeat=repeat, warmup=warmup,
+            timer=timer))
     for context in contexts:
         if progress is not None:
             progress(f"context {context}")
         sweep["context"].append(train_step_comparison(
-            base, n_layers, context, batch_size, impls=impls, repeat=repeat, warmup=warmup))
+            base, n_layers, context, batch_size, impls=impls, repeat=repeat, warmup=warmup,
+            timer=timer))
     return sweep
 
 
@@ -300,7 +305,7 @@ class EngineComparison:
         return self.timings[impl].median / self.nodes * 1e6
 
 
-def engine_comparison(layers=50, width=4, batch=2, repeat=50, warmup=3):
+def engine_comparison(layers=50, width=4, batch=2, repeat=50, warmup=3, timer=None):
     """The chain of ``bench.engine_overhead`` (``h = tanh(h @ W + b)``, 3 nodes per layer
     on (batch, width) float64 tensors, then ``.sum().backward()``) in microgradnorm and in
     PyTorch, timed in turns. Per node: the median step / the node count (the sum counted)."""
@@ -335,7 +340,7 @@ def engine_comparison(layers=50, width=4, batch=2, repeat=50, warmup=3):
             h.sum().backward()
 
         steps["torch"] = theirs
-    timings = time_interleaved(steps, repeat, warmup)
+    timings = time_interleaved(steps, repeat, warmup, timer=timer)
     return EngineComparison(3 * layers + 1, timings)
 
 
@@ -360,10 +365,12 @@ def run(args, progress=None):
 
     impls = ("fused", "composite") + (("torch",) if torch_available() else ())
     repeat = args.repeat or (3 if args.quick else 9)
+    timer = cpu_timer if args.clock == "cpu" else None
     sizes = QUICK_SIZES if args.quick else TRAIN_SIZES
     sweep_points = QUICK_SWEEP if args.quick else None
     print("microgradnorm bench --train: the tiny GPT's training step (forward, "
-          "cross-entropy, backward, AdamW), medians of " f"{repeat}")
+          "cross-entropy, backward, AdamW), medians of " f"{repeat}, "
+          + ("process CPU time" if timer else "wall-clock time"))
     with single_thread() as threads:
         print(f"  python {platform.python_version()}, numpy {np.__version__}"
               + (f", torch {_torch_version()}" if "torch" in impls else ""))
@@ -371,15 +378,15 @@ def run(args, progress=None):
         kept = backend.keep_freed_memory()
         print(f"  malloc: {'freed memory kept for reuse' if kept else 'defaults'} "
               "(backend.keep_freed_memory)")
-        print(format_engine(engine_comparison(repeat=max(9, 3 * repeat))))
+        print(format_engine(engine_comparison(repeat=max(9, 3 * repeat), timer=timer)))
         print("  step (nn.GPT: pre-norm LayerNorm, 4 heads, vocab 64; ratio: our time / "
               "PyTorch's):")
-        results = [train_step_comparison(*size, impls=impls, repeat=repeat)
+        results = [train_step_comparison(*size, impls=impls, repeat=repeat, timer=timer)
                    for size in sizes]
         print(format_train_steps(results))
         options = {"d_models": sweep_points, "contexts": sweep_points,
                    "base": 16} if sweep_points else {}
-        sweep = scaling_sweep(impls=impls, repeat=repeat, progress=progress,
+        sweep = scaling_sweep(impls=impls, repeat=repeat, progress=progress, timer=timer,
                               n_layers=1 if args.quick else 2, **options)
     print("  scaling, 2 layers, batch 16 (by d_model, then by context):" if not args.quick
           else "  scaling (quick):")
