@@ -278,6 +278,7 @@ def plot_scaling(sweep, path):
                     label="PyTorch" if impl == "torch" else f"microgradnorm, {impl} norms")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
         ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xticks(xs, [str(x) for x in xs])
