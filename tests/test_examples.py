@@ -28,6 +28,19 @@ def test_quickstart_shows_both_graphs_and_agreement():
     assert "gradcheck of the fused backward (3 x 5, float64): passed" in out
 
 
+def test_quickstart_quick_is_small():
+    out = run_example("quickstart.py", "--quick")
+    assert "fused: 1 op nodes" in out
+    assert "gradcheck of the fused backward (3 x 5, float64): passed" in out
+
+
+def test_readme_lists_every_example_and_each_has_quick():
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    for script in sorted(EXAMPLES.glob("*.py")):
+        assert f"| `examples/{script.name}` |" in readme, f"README's table lacks {script.name}"
+        assert "--quick" in script.read_text(), f"{script.name} has no --quick"
+
+
 # ----- the training examples, each with --quick in a temporary directory --------------------
 def run_quick(name, tmp_path, *args):
     env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
