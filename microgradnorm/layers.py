@@ -1,6 +1,6 @@
 """Seed-style layers: explicit ``forward(x)`` / ``backward(grad_output)`` on arrays.
 
-These are the classes of seed 001 ("What to implement"), with no autograd: ``forward``
+These are the classes of the source derivation, with no autograd: ``forward``
 caches what backward needs, ``backward`` returns dL/dx and stores the parameter gradients
 of that call in ``grad_gamma`` / ``grad_beta`` (overwritten, not accumulated, by each
 backward). The math is the reference kernels', shared with the fused graph nodes.
@@ -9,7 +9,7 @@ LayerNorm and RMSNorm normalize over the last dim and behave identically in trai
 inference (no running statistics) - one of their main advantages over BatchNorm, which
 uses batch statistics in training and running ones in inference (``train()``/``eval()``).
 
-Example (seed 000, Part 4)::
+Example (the source derivation's worked example)::
 
     ln = LayerNorm(d_model=8)
     y = ln.forward(x)            # x: (2, 4, 8) float32

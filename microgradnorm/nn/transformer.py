@@ -100,13 +100,13 @@ class TransformerBlock(Module):
     weights of the value projection, the attention output projection and both
     feed-forward Linears are multiplied by β = (8N)^{-1/4}, N = ``n_layers`` of the
     whole stack. (The paper draws them Xavier-normal with gain β; here the default
-    initialisation is scaled by β.) Seed 003 (``shared/seeds/003_*.txt``) gives a
+    initialisation is scaled by β.) The source derivation gives a
     simplified form, x ← LN(x + F(x)/√L), which down-weights the branch instead and has
     no init scaling: a post-norm with a smaller branch, without DeepNet's bound on the
     size of the model update.
 
-    The "sandwich" of seed 003 is LN(x + F(LN(x))), a post-norm with an extra input norm;
-    this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
+    The source derivation's "sandwich" is LN(x + F(LN(x))), a post-norm with an extra
+    input norm; this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
     residual stream stays un-normalized like pre-norm's.
 
     Args:
