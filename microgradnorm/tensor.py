@@ -10,6 +10,8 @@ dtype rules (NumPy's, with PyTorch's restriction on gradients):
     dtype of its tensor.
 """
 
+import warnings
+
 import numpy as np
 
 from . import autograd, backend
@@ -58,7 +60,7 @@ class Tensor:
 
     def _init(self, array, requires_grad, grad_fn=None, output_index=0):
         self.data = array
-        self.grad = None
+        self._grad = None
         self.requires_grad = requires_grad
         self.grad_fn = grad_fn            # the Context (graph node) that made this tensor
         self._output_index = output_index
@@ -103,9 +105,30 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        """True for a tensor no recorded op made: created by the user, or a result computed
+        without grad. Only leaves (and tensors that ``retain_grad()``) get ``.grad``."""
         return self.grad_fn is None
 
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward()``: an array of this tensor's shape,
+        dtype and device, or None. Filled for leaves that require grad, and for non-leaves
+        only after ``retain_grad()``; reading it on another non-leaf warns, as in PyTorch."""
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                f"reading .grad of a non-leaf tensor (made by {self.grad_fn.name}): backward() "
+                "does not fill it, so it stays None. Call .retain_grad() on the tensor before "
+                "backward(), or use mg.grad(output, [tensor]) to get the gradient.",
+                UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
     def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
     def __repr__(self):
@@ -125,12 +148,39 @@ class Tensor:
         return backend.to_numpy(self.data)
 
     def item(self):
+        """The value of a one-element tensor as a Python number (float, int or bool)."""
         if self.size != 1:
             raise ValueError(f"item(): only a one-element tensor converts to a number, "
                              f"got shape {self.shape}")
         return self.data.reshape(()).item()
 
+    def _scalar(self, kind):
+        if self.size != 1:
+            raise ValueError(f"{kind}(): only a one-element tensor converts to a Python "
+                             f"number, got shape {self.shape}; use .numpy() or .tolist()")
+        return self.item()
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)``: the data as a NumPy array. A tensor that requires grad gives a
+        copy, never its live buffer (an in-place change to the result must not bypass
+        autograd); other CPU tensors share memory, as ``torch.Tensor.__array__`` does."""
+        array = backend.to_numpy(self.data)
+        must_copy = copy is True or (self.requires_grad and array is self.data)
+        if copy is False and must_copy:
+            raise ValueError("np.asarray(t, copy=False): a tensor that requires grad is "
+                             "always copied; use t.detach().numpy() to share its memory")
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        return array.copy() if must_copy else array
+
     def tolist(self):
+        """The data as nested Python lists (a number for a 0-d tensor)."""
         return self.numpy().tolist()
 
     def to(self, device):
@@ -292,17 +342,31 @@ class Tensor:
     def maximum(self, other):
         return ops.Maximum.apply(self, other)
 
-    def sum(self, axis=None, keepdims=False):
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Sum over ``axis`` (None: every element; an int or a tuple; negative counts from
+        the end). ``dim``/``keepdim`` are PyTorch's names for ``axis``/``keepdims``.
+
+        Shape: the input's, without the reduced dims (with size 1 there if ``keepdims``).
+        """
+        axis, keepdims = axis_args("sum", axis, keepdims, dim, keepdim)
         return ops.Sum.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
 
-    def mean(self, axis=None, keepdims=False):
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Arithmetic mean over ``axis``; arguments and shape as in ``sum``."""
+        axis, keepdims = axis_args("mean", axis, keepdims, dim, keepdim)
         return ops.Mean.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Maximum over ``axis`` (values only, like ``torch.amax``; tied maxima share the
+        gradient); arguments and shape as in ``sum``."""
+        axis, keepdims = axis_args("max", axis, keepdims, dim, keepdim)
         return ops.Max.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
 
-    def var(self, axis=None, keepdims=False, correction=0):
-        """Variance from the centred values (the stable two-pass formula)."""
+    def var(self, axis=None, keepdims=False, correction=0, *, dim=None, keepdim=None):
+        """Variance over ``axis``, sum((x - mean)²) / (n - correction), from the centred
+        values (the stable two-pass formula). ``correction=0`` is the biased variance the
+        norms use (PyTorch's default is 1). Arguments and shape as in ``sum``."""
+        axis, keepdims = axis_args("var", axis, keepdims, dim, keepdim)
         centered = self - self.mean(axis, keepdims=True)
         n = ops.reduced_size(self.shape, ops.normalize_axis(axis, self.ndim))
         return (centered * centered).sum(axis, keepdims=keepdims) / (n - correction)
@@ -333,12 +397,25 @@ class Tensor:
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return ops.Expand.apply(self, shape=tuple(shape))
 
-    def unsqueeze(self, axis):
+    def unsqueeze(self, axis=None, *, dim=None):
+        """A view with a new dim of size 1 at ``axis`` (``dim``: PyTorch's name);
+        ``axis=-1`` appends one. Shape: (*s[:axis], 1, *s[axis:])."""
+        axis, _ = axis_args("unsqueeze", axis, False, dim, None)
+        if axis is None:
+            raise TypeError("unsqueeze() missing the axis (or dim) to insert")
+        if not -self.ndim - 1 <= axis <= self.ndim:
+            raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with "
+                             f"{self.ndim} dims (valid: {-self.ndim - 1} to {self.ndim})")
         axis = axis if axis >= 0 else axis + self.ndim + 1
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
-    def squeeze(self, axis):
-        axis = axis % self.ndim
+    def squeeze(self, axis=None, *, dim=None):
+        """Remove dim ``axis`` if its size is 1 (else return the tensor unchanged); with no
+        axis remove every size-1 dim, as ``torch.squeeze`` does."""
+        axis, _ = axis_args("squeeze", axis, False, dim, None)
+        if axis is None:
+            return self.reshape(tuple(n for n in self.shape if n != 1))
+        axis = ops.normalize_axis(axis, self.ndim)[0]
         if self.shape[axis] != 1:
             return self
         return self.reshape(self.shape[:axis] + self.shape[axis + 1:])
@@ -372,6 +449,19 @@ class Tensor:
             raise RuntimeError(f"the truth value of a tensor with {self.size} elements is "
                                "ambiguous; use (t > 0).numpy().any() or .all()")
         return bool(self.item())
+
+
+def axis_args(fn, axis, keepdims, dim, keepdim):
+    """``axis``/``keepdims`` with PyTorch's ``dim``/``keepdim`` accepted as aliases."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+        axis = dim
+    if keepdim is not None:
+        if keepdims:
+            raise TypeError(f"{fn}(): got both keepdims and keepdim; pass one")
+        keepdims = keepdim
+    return axis, bool(keepdims)
 
 
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):
