@@ -275,7 +275,39 @@ class Module:
 
     # ----- printing -----------------------------------------------------------------------
     def extra_repr(self):
+        """The configuration shown inside ``Name(...)`` by ``repr`` and by error messages;
+        subclasses return e.g. ``"in_features=3, out_features=4, bias=True"``."""
         return ""
+
+    def _describe(self):
+        # How an error names this module: its class and configuration, and its path when
+        # it runs inside a model ("Linear(in_features=3, ...) at 'blocks.0.mlp.fc1'").
+        path = autograd._module_path()
+        where = f" at {path!r}" if path else ""
+        return f"{type(self).__name__}({self.extra_repr()}){where}"
+
+    def _check_input(self, x, trailing=None, config=None, weight=None):
+        """Raise naming this module when ``x`` is not a Tensor whose trailing dims are
+        ``trailing`` (``config`` names the constructor argument that set them, e.g.
+        ``"in_features=3"``), or when its dtype is not the parameters' (``weight``'s)."""
+        if not isinstance(x, Tensor):
+            raise TypeError(f"{self._describe()}: input must be a Tensor, got "
+                            f"{type(x).__name__}; wrap arrays with mg.tensor(...)")
+        k = 0 if trailing is None else len(trailing)
+        if k and (x.ndim < k or x.shape[-k:] != tuple(trailing)):
+            if x.ndim < k:
+                got = f"input has {x.ndim} dims"
+            elif k == 1:
+                got = f"input's last dim is {x.shape[-1]}"
+            else:
+                got = f"input's last {k} dims are {x.shape[-k:]}"
+            raise ValueError(f"{self._describe()}: {got}, expected {config} "
+                             f"(input shape {x.shape})")
+        if weight is not None and x.dtype.kind == "f" and x.dtype != weight.dtype:
+            raise TypeError(f"{self._describe()}: input is {x.dtype} but the parameters are "
+                            f"{weight.dtype}; cast the model with "
+                            f"model.to(dtype=\"{x.dtype}\") or the input with "
+                            f"x.astype(\"{weight.dtype}\")")
 
     def __repr__(self):
         lines = [f"({name}): " + repr(module).replace("\n", "\n  ")
@@ -284,7 +316,6 @@ class Module:
         if not lines:
             return head + ")"
         return head + "\n  " + "\n  ".join(lines) + "\n)"
-
 
 
 # ----- helpers for the layers ------------------------------------------------------------
