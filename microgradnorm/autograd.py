@@ -16,6 +16,7 @@ _grad_enabled = True
 
 
 def is_grad_enabled():
+    """False inside ``mg.no_grad()`` (nothing is recorded), True otherwise."""
     return _grad_enabled
 
 
@@ -137,14 +138,22 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **options):
+        """The op on plain arrays (NumPy or CuPy); save what backward needs with
+        ``ctx.save_for_backward(...)``. Returns an array or a tuple of arrays."""
         raise NotImplementedError
 
     @staticmethod
     def backward(ctx, *grads):
+        """Given dL/d(output) per output (arrays of the outputs' shapes), return
+        dL/d(input) per input, each of that input's shape (or None where
+        ``ctx.needs_input_grad`` is False)."""
         raise NotImplementedError
 
     @classmethod
     def apply(cls, *inputs, **options):
+        """Run ``forward`` on the inputs' arrays and return Tensor output(s); when grad
+        mode is on and an input requires grad, the outputs' ``grad_fn`` is a new graph node
+        (a ``Context``) that ``backward`` will call."""
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)

@@ -180,10 +180,12 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
 
 def relu(x):
+    """max(x, 0) elementwise; ``x.relu()``. Shape: unchanged."""
     return x.relu()
 
 
 def tanh(x):
+    """tanh(x) elementwise; ``x.tanh()``. Shape: unchanged."""
     return x.tanh()
 
 

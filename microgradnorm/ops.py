@@ -478,6 +478,8 @@ def pow(x, exponent):
 
 
 def maximum(a, b):
+    """Elementwise maximum of ``a`` and ``b`` (broadcast); tied elements share the
+    gradient (``torch.maximum``). Shape: the broadcast shape."""
     return Maximum.apply(a, b)
 
 
@@ -501,6 +503,8 @@ def stack(tensors, axis=0, *, dim=None):
 
 
 def matmul(a, b):
+    """``a @ b`` with NumPy's (and PyTorch's) rules: (..., n, k) @ (..., k, m) -> (..., n, m),
+    leading dims broadcast, a 1-D operand is a vector."""
     return MatMul.apply(a, b)
 
 

@@ -77,26 +77,32 @@ class Tensor:
     # ----- properties -------------------------------------------------------------------
     @property
     def shape(self):
+        """The size of each dim, a tuple of ints (``x.shape == (2, 3)``)."""
         return tuple(self.data.shape)
 
     @property
     def dtype(self):
+        """The NumPy dtype of the data (float64, float32, int64, ...)."""
         return self.data.dtype
 
     @property
     def ndim(self):
+        """The number of dims, ``len(x.shape)``."""
         return self.data.ndim
 
     @property
     def size(self):
+        """The number of elements, an int (NumPy's ``size``; PyTorch's ``numel()``)."""
         return int(self.data.size)
 
     @property
     def device(self):
+        """``"cpu"`` (the data is a NumPy array) or ``"cuda"`` (a CuPy array)."""
         return backend.device_of(self.data)
 
     @property
     def xp(self):
+        """The array module of the data: ``numpy`` or ``cupy``."""
         return backend.array_module(self.data)
 
     @property
@@ -192,21 +198,28 @@ class Tensor:
         return ops.ToDevice.apply(self, device=device)
 
     def cpu(self):
+        """``self.to("cpu")``: a NumPy-backed copy, in the graph."""
         return self.to("cpu")
 
     def cuda(self):
+        """``self.to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU)."""
         return self.to("cuda")
 
     def astype(self, dtype):
+        """A copy converted to ``dtype``, recorded in the graph: the gradient is converted
+        back to this tensor's dtype. Shape: unchanged."""
         return ops.Cast.apply(self, dtype=np.dtype(dtype))
 
     def float(self):
+        """``astype(float32)``. (To get a Python number use ``float(t)`` or ``t.item()``.)"""
         return self.astype(np.float32)
 
     def double(self):
+        """``astype(float64)``."""
         return self.astype(np.float64)
 
     def half(self):
+        """``astype(float16)``."""
         return self.astype(np.float16)
 
     def detach(self):
@@ -216,6 +229,8 @@ class Tensor:
         return detached
 
     def clone(self):
+        """A copy of the data in new memory, recorded in the graph (gradient passes through
+        unchanged). Shape: unchanged."""
         return ops.Clone.apply(self)
 
     # ----- autograd ---------------------------------------------------------------------
@@ -235,6 +250,7 @@ class Tensor:
         return self
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place (leaves only; floating dtypes only); returns self."""
         if requires_grad and not is_floating(self.dtype):
             raise TypeError(f"only floating-point tensors can require grad, got {self.dtype}")
         if self.grad_fn is not None and not requires_grad:
@@ -253,26 +269,35 @@ class Tensor:
         return self
 
     def add_(self, other, alpha=1.0):
+        """In place ``self += alpha * other`` (not recorded; bumps the version counter).
+        On a tensor that requires grad only under ``mg.no_grad()``."""
         other = _raw(other)
         return self._inplace(lambda d: d.__iadd__(other * alpha if alpha != 1.0 else other))
 
     def sub_(self, other):
+        """In place ``self -= other``; the rules of ``add_``."""
         return self._inplace(lambda d: d.__isub__(_raw(other)))
 
     def mul_(self, other):
+        """In place ``self *= other``; the rules of ``add_``."""
         return self._inplace(lambda d: d.__imul__(_raw(other)))
 
     def div_(self, other):
+        """In place ``self /= other``; the rules of ``add_``."""
         return self._inplace(lambda d: d.__itruediv__(_raw(other)))
 
     def copy_(self, other):
+        """In place: overwrite every element with ``other`` (broadcast to this shape); the
+        rules of ``add_``."""
         other = _raw(other)
         return self._inplace(lambda d: d.__setitem__(Ellipsis, other))
 
     def fill_(self, value):
+        """In place: set every element to ``value``; the rules of ``add_``."""
         return self._inplace(lambda d: d.fill(value))
 
     def zero_(self):
+        """In place: set every element to 0; the rules of ``add_``."""
         return self.fill_(0)
 
     __iadd__ = add_
@@ -325,21 +350,28 @@ class Tensor:
         return ops.GetItem.apply(self, index=_raw_index(index))
 
     def exp(self):
+        """Elementwise e**x. Shape: unchanged. Backward: grad * exp(x) (the output is saved)."""
         return ops.Exp.apply(self)
 
     def log(self):
+        """Elementwise natural logarithm. Shape: unchanged. Backward: grad / x."""
         return ops.Log.apply(self)
 
     def sqrt(self):
+        """Elementwise square root. Shape: unchanged. Backward: grad / (2 sqrt(x))."""
         return ops.Sqrt.apply(self)
 
     def tanh(self):
+        """Elementwise tanh. Shape: unchanged. Backward: grad * (1 - tanh(x)²)."""
         return ops.Tanh.apply(self)
 
     def relu(self):
+        """Elementwise max(x, 0). Shape: unchanged. Backward: grad where x > 0, else 0."""
         return ops.ReLU.apply(self)
 
     def maximum(self, other):
+        """Elementwise maximum with ``other`` (broadcast); ties split the gradient in half,
+        as ``torch.maximum``. Shape: the broadcast shape."""
         return ops.Maximum.apply(self, other)
 
     def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
@@ -372,28 +404,37 @@ class Tensor:
         return (centered * centered).sum(axis, keepdims=keepdims) / (n - correction)
 
     def reshape(self, *shape):
+        """The same elements in ``shape`` (ints or one tuple; one -1 is inferred), a view
+        when NumPy can make one. ``view`` is the same method. Shape: ``shape``."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return ops.Reshape.apply(self, shape=tuple(shape))
 
     view = reshape
 
     def flatten(self, start_dim=0):
+        """Merge the dims from ``start_dim`` on into one: (2, 3, 4) -> (24,), or
+        (2, 12) with ``start_dim=1``."""
         return self.reshape(self.shape[:start_dim] + (-1,))
 
     def permute(self, *axes):
+        """Reorder the dims (ints or one tuple): shape (s[axes[0]], s[axes[1]], ...)."""
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return ops.Permute.apply(self, axes=tuple(axes))
 
     def transpose(self, axis0=-2, axis1=-1):
+        """Swap two dims (by default the last two, as ``torch.transpose(x, -2, -1)``)."""
         axes = list(range(self.ndim))
         axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
         return self.permute(axes)
 
     @property
     def T(self):
+        """All dims reversed: (a, b) -> (b, a), (a, b, c) -> (c, b, a)."""
         return self.permute(tuple(reversed(range(self.ndim))))
 
     def expand(self, *shape):
+        """Broadcast to ``shape`` without copying (-1 keeps a dim); backward sums the
+        gradient back over the broadcast dims."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return ops.Expand.apply(self, shape=tuple(shape))
 

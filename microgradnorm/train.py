@@ -80,15 +80,19 @@ class CharTokenizer:
 
     @property
     def vocab_size(self):
+        """The number of distinct characters (ids are 0 .. vocab_size - 1)."""
         return len(self.chars)
 
     def encode(self, text):
+        """``text`` as an int64 array of ids, shape (len(text),); an unknown character is a
+        ValueError."""
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
             raise ValueError(f"encode: characters not in the vocabulary: {unknown}")
         return np.array([self.index[c] for c in text], dtype=np.int64)
 
     def decode(self, ids):
+        """The string of the characters with ids ``ids`` (any iterable of ints)."""
         return "".join(self.chars[int(i)] for i in ids)
 
 
@@ -116,9 +120,12 @@ class TrainResult:
 
     @property
     def seconds_per_step(self):
+        """The median wall time of one step (forward, backward, update), in seconds."""
         return statistics.median(self.step_seconds) if self.step_seconds else float("nan")
 
     def sample(self, prompt="", length=200, temperature=1.0, seed=0):
+        """``length`` characters sampled from the trained model after ``prompt``
+        (see the module-level ``sample``)."""
         return sample(self.model, self.tokenizer, prompt, length, temperature, seed)
 
 

@@ -205,3 +205,12 @@ def test_a_failed_op_changes_nothing():
     with pytest.raises(ValueError):
         (x * mg.tensor(np.ones(4))).sum().backward()
     assert x.grad is None and np.array_equal(x.data, before)
+
+
+def test_attention_names_itself_and_d_model():
+    attn = nn.CausalSelfAttention(8, 2)
+    with pytest.raises(ValueError, match=r"^CausalSelfAttention\(d_model=8, n_heads=2\): "
+                                         "input's last dim is 6, expected d_model=8"):
+        attn(mg.tensor(np.ones((2, 3, 6))))
+    with pytest.raises(ValueError, match=r"shape \(B, T, d_model\), got \(3, 8\)"):
+        attn(mg.tensor(np.ones((3, 8))))

@@ -144,6 +144,9 @@ class BatchNorm1d(Module):
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x):
+        """BatchNorm of ``x`` per channel (dim 1), with batch statistics in training
+        (updating the running ones) and running statistics in eval. Shape: (N, C) or
+        (N, C, L) -> the same."""
         if isinstance(x, Tensor) and x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: expected input of shape (N, C) or (N, C, L), "
                              f"got {x.shape}")

@@ -43,6 +43,12 @@ class CausalSelfAttention(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
+        """Causal multi-head self-attention of ``x``. Shape: (B, T, d_model) -> the same;
+        position t attends to positions 0..t only."""
+        self._check_input(x, (self.d_model,), f"d_model={self.d_model}")
+        if x.ndim != 3:
+            raise ValueError(f"{self._describe()}: input must have shape (B, T, d_model), "
+                             f"got {x.shape}")
         B, T, C = x.shape
         H, D = self.n_heads, C // self.n_heads
         q, k, v = (t.reshape(B, T, H, D).transpose(1, 2)           # each (B, H, T, D)
@@ -72,6 +78,7 @@ class FeedForward(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
+        """fc2(act(fc1(x))), then dropout. Shape: (*, d_model) -> (*, d_model)."""
         return self.dropout(self.fc2(self.act(self.fc1(x))))
 
 
@@ -154,6 +161,8 @@ class TransformerBlock(Module):
             linear.weight.data *= beta
 
     def forward(self, x):
+        """The block's two residual branches with the norms where ``placement`` puts them.
+        Shape: (B, T, d_model) -> (B, T, d_model)."""
         if self.placement == "pre":
             h, x = self.ln2(self.attn(self.ln1(x)), x)             # ln2(x + a), x + a
             return x + self.mlp(h)
@@ -224,6 +233,9 @@ class GPT(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Draw every Linear and Embedding weight again as ``init`` says ("gpt2": N(0, 0.02);
+        "xavier": Xavier-normal, embeddings N(0, 1)), zero the biases, and for DeepNorm
+        scale the branch weights by β."""
         for module in self.modules():
             if isinstance(module, (Linear, Embedding)):
                 std = 0.02
@@ -239,6 +251,8 @@ class GPT(Module):
                 block.scale_deepnorm_init()
 
     def forward(self, idx):
+        """Next-token logits for every position. Shape: integer ids (B, T), T <=
+        context_length -> logits (B, T, vocab_size)."""
         T = idx.shape[-1]
         if len(idx.shape) != 2 or T > self.context_length:
             raise ValueError(f"GPT: idx must have shape (B, T) with T <= context_length "
@@ -251,4 +265,5 @@ class GPT(Module):
         return self.lm_head(x)                                          # (B, T, vocab)
 
     def num_parameters(self):
+        """The number of scalars in all parameters."""
         return sum(p.size for p in self.parameters())
