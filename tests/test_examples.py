@@ -91,7 +91,19 @@ def test_batchnorm_modes_quick(tmp_path):
     assert "2. batch size 1 in training: ValueError" in out
     means = [float(v) for v in re.findall(r"running_mean ([0-9.-]+) \(data 3.0\)", out)]
     assert len(means) == 2 and all(abs(m - 3.0) < 0.6 for m in means)
+    item3 = [line for line in out.splitlines() if "running_mean" in line]
+    assert all(line.startswith("   m") for line in item3)      # indented like the items
+    assert len({line.index("running_mean") for line in item3}) == 1
     assert_plotted(out, tmp_path, "batchnorm_modes.png")
+
+
+def assert_table_aligned(header, rows):
+    # text columns are left-aligned under their labels, the last (numeric) column ends
+    # where its label ends
+    for row in rows:
+        placement = re.search(r"\b(pre|post|sandwich|deepnorm)\b", row)
+        assert header.index("placement") == placement.start(), (header, row)
+        assert len(header) == len(row), (header, row)
 
 
 def test_norm_placement_quick(tmp_path):
@@ -99,6 +111,10 @@ def test_norm_placement_quick(tmp_path):
     rows = re.findall(r"^\s*(layernorm|rmsnorm)\s+(pre|post|sandwich|deepnorm)\s+(\d+)\s+"
                       r"([0-9.]+)\s+([0-9.]+)", out, flags=re.MULTILINE)
     assert len(rows) == 2 * 4 * 2                       # norms x placements x quick depths
+    lines = out.splitlines()
+    for head in (next(i for i, line in enumerate(lines) if "early/late param" in line),
+                 next(i for i, line in enumerate(lines) if line.split()[:1] == ["placement"])):
+        assert_table_aligned(lines[head], lines[head + 1:head + 4])
     assert "composite graph nodes per norm" in out
     assert_plotted(out, tmp_path, "norm_placement.png")
 
