@@ -1,7 +1,7 @@
 """A character-level GPT trained on the Zen of Python, then asked to write some.
 
 Run:  python examples/tiny_gpt.py [--steps 1500] [--norm rmsnorm] [--impl composite]
-      python examples/tiny_gpt.py --quick          # a few seconds
+      python examples/tiny_gpt.py --quick          # 40 steps of a 1-block model
 Same as `microgradnorm train`. Writes the loss curve to OUT/tiny_gpt_loss.png when
 matplotlib is installed.
 """

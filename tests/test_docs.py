@@ -130,3 +130,20 @@ def test_seed_style_is_explained_where_the_readme_first_uses_it():
     first = text.index("seed-style")
     prose = text[first:text.index("```", first)]      # before the next code block
     assert "grad_gamma" in prose and "backward" in prose and "no autograd" in prose
+
+
+def test_tutorial_lists_the_differences_from_pytorch():
+    text = (ROOT / "docs" / "tutorial.md").read_text()
+    section = text[text.index("## Differences from PyTorch"):]
+    for habit in ("dim=", "keepdim=", "float(t)", "np.asarray(t)", "allow_unused=True",
+                  "retain_grad()", "nn.MLP(2, 16, 2)", "model.to(dtype=", "correction=1",
+                  "`max` returns values only", "In-place ops"):
+        assert habit in section, habit
+
+
+def test_timing_claims_give_the_machine():
+    # a duration quoted in the docs comes with the machine it was measured on
+    for path in DOC_FILES:
+        for line_no, line in enumerate(path.read_text().splitlines(), 1):
+            if re.search(r"about (a|one|two|three|ten) (minute|second)s?|a few seconds", line):
+                raise AssertionError(f"{path.name}:{line_no}: an unmeasured duration: {line}")
