@@ -78,7 +78,14 @@ def check_readme(code, out, workdir):
     assert len(losses) == 5 and losses[-1] < losses[0] - 0.5
 
 
-OUTPUT_CHECKS = {"docs/tutorial.md": check_tutorial, "README.md": check_readme}
+def check_visualizer(code, out, workdir):
+    # rendering leaves the picture only, not graphviz's extensionless DOT source beside it
+    leftovers = [p.name for p in workdir.iterdir() if not p.suffix]
+    assert not leftovers, leftovers
+
+
+OUTPUT_CHECKS = {"docs/tutorial.md": check_tutorial, "README.md": check_readme,
+                 "docs/visualizer.md": check_visualizer}
 
 
 def test_every_doc_has_been_found():
