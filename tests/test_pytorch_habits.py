@@ -214,3 +214,11 @@ def test_attention_names_itself_and_d_model():
         attn(mg.tensor(np.ones((2, 3, 6))))
     with pytest.raises(ValueError, match=r"shape \(B, T, d_model\), got \(3, 8\)"):
         attn(mg.tensor(np.ones((3, 8))))
+
+
+def test_a_layer_takes_a_numpy_array_and_names_itself_for_anything_else():
+    fc = nn.Linear(3, 4)
+    assert fc(np.ones((2, 3))).shape == (2, 4)
+    with pytest.raises(TypeError, match=r"^Linear\(in_features=3.*got list; wrap data with "
+                                        r"mg.tensor"):
+        fc([[1.0, 2.0, 3.0]])

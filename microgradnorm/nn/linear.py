@@ -50,8 +50,8 @@ class Linear(Module):
     def forward(self, x):
         """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features); x must have the
         parameters' dtype (``model.to(dtype=...)`` casts a model)."""
-        self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
-                          self.weight)
+        x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
+                              self.weight)
         y = x @ self.weight.T                                 # (*, in) @ (in, out)
         return y + self.bias if self.bias is not None else y
 

@@ -301,12 +301,15 @@ class Module:
         return f"{type(self).__name__}({self.extra_repr()}){where}"
 
     def _check_input(self, x, trailing=None, config=None, weight=None):
-        """Raise naming this module when ``x`` is not a Tensor whose trailing dims are
-        ``trailing`` (``config`` names the constructor argument that set them, e.g.
+        """``x`` as a Tensor (a NumPy or CuPy array becomes a constant one); raise naming
+        this module when it is neither, when its trailing dims are not ``trailing``
+        (``config`` names the constructor argument that set them, e.g.
         ``"in_features=3"``), or when its dtype is not the parameters' (``weight``'s)."""
         if not isinstance(x, Tensor):
-            raise TypeError(f"{self._describe()}: input must be a Tensor, got "
-                            f"{type(x).__name__}; wrap arrays with mg.tensor(...)")
+            if not (isinstance(x, np.ndarray) or backend.is_cupy_array(x)):
+                raise TypeError(f"{self._describe()}: input must be a Tensor or an array, "
+                                f"got {type(x).__name__}; wrap data with mg.tensor(...)")
+            x = Tensor(x, device=backend.device_of(x))
         k = 0 if trailing is None else len(trailing)
         if k and (x.ndim < k or x.shape[-k:] != tuple(trailing)):
             if x.ndim < k:
@@ -322,6 +325,7 @@ class Module:
                             f"{weight.dtype}; cast the model with "
                             f"model.to(dtype=\"{x.dtype}\") or the input with "
                             f"x.astype(\"{weight.dtype}\")")
+        return x
 
     def __repr__(self):
         lines = [f"({name}): " + repr(module).replace("\n", "\n  ")

@@ -50,8 +50,8 @@ class LayerNorm(Module):
     def forward(self, x, residual=None):
         """LayerNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
         *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
-        self._check_input(x, self.normalized_shape,
-                          f"normalized_shape={self.normalized_shape}", self.weight)
+        x = self._check_input(x, self.normalized_shape,
+                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
             return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
                                 self.impl)
@@ -88,8 +88,8 @@ class RMSNorm(Module):
     def forward(self, x, residual=None):
         """RMSNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
         *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
-        self._check_input(x, self.normalized_shape,
-                          f"normalized_shape={self.normalized_shape}", self.weight)
+        x = self._check_input(x, self.normalized_shape,
+                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
             return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl)
         return F.add_rms_norm(x, residual, self.normalized_shape, self.weight, self.eps,

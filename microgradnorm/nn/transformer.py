@@ -45,7 +45,7 @@ class CausalSelfAttention(Module):
     def forward(self, x):
         """Causal multi-head self-attention of ``x``. Shape: (B, T, d_model) -> the same;
         position t attends to positions 0..t only."""
-        self._check_input(x, (self.d_model,), f"d_model={self.d_model}")
+        x = self._check_input(x, (self.d_model,), f"d_model={self.d_model}")
         if x.ndim != 3:
             raise ValueError(f"{self._describe()}: input must have shape (B, T, d_model), "
                              f"got {x.shape}")
