@@ -222,3 +222,9 @@ def test_a_layer_takes_a_numpy_array_and_names_itself_for_anything_else():
     with pytest.raises(TypeError, match=r"^Linear\(in_features=3.*got list; wrap data with "
                                         r"mg.tensor"):
         fc([[1.0, 2.0, 3.0]])
+
+
+def test_array_op_tensor_still_records_the_op_despite_array_protocol():
+    t = mg.tensor([1.0, 2.0], requires_grad=True)
+    for result in (np.ones(2) + t, np.ones(2) * t, np.ones((2, 2)) @ t, np.float64(2) * t):
+        assert isinstance(result, mg.Tensor) and result.grad_fn is not None
