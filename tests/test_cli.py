@@ -123,6 +123,13 @@ def test_demo_and_train_in_a_log_draw_no_bar_and_write_one_summary_line(tmp_path
     lines = result.stderr.splitlines()
     assert [line.split(":")[0] for line in lines] == ["train composite", "train fused"]
     assert re.fullmatch(r"train fused: 3 steps, loss [0-9.]+ -> [0-9.]+, [0-9.]+ s", lines[1])
-    quiet = run_cli("demo", "--repeat", "1", "--train-steps", "3", "--no-progress",
-                    cwd=tmp_path)
+    quiet = run_cli("train", "--steps", "2", "--sample", "0", "--no-progress", cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_demo_no_progress_reaches_the_training_loop(monkeypatch, tmp_path):
+    from microgradnorm.cli import demo
+    seen = {}
+    monkeypatch.setattr(demo, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
+    assert cli.main(["demo", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert seen["progress"] is False
