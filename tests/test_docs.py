@@ -51,8 +51,9 @@ def scripts(path):
     return result
 
 
-CASES = [pytest.param(path, line, code, reason,
-                      id=f"{path.relative_to(ROOT)}:{line}")
+CASES = [pytest.param(path, line, code, reason, id=f"{path.relative_to(ROOT)}:{line}",
+                      # a script that trains a model takes seconds: in the slow set
+                      marks=[pytest.mark.slow] if "opt.step()" in code else [])
          for path in DOC_FILES for line, code, reason in scripts(path)]
 
 
