@@ -419,6 +419,8 @@ def _check_matmul(a_shape, b_shape):
         raise ValueError(f"matmul: shapes {tuple(a_shape)} and {tuple(b_shape)} do not match: "
                          f"a's last dim is {a_shape[-1]}, b's {which} is {k_b}")
     batch_a, batch_b = a_shape[:-2], b_shape[:-2]
+    if not batch_a or not batch_b or batch_a == batch_b:
+        return                                   # the usual cases: nothing to broadcast
     try:
         np.broadcast_shapes(batch_a, batch_b)
     except ValueError:

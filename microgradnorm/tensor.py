@@ -176,14 +176,16 @@ class Tensor:
         """``np.asarray(t)``: the data as a NumPy array. A tensor that requires grad gives a
         copy, never its live buffer (an in-place change to the result must not bypass
         autograd); other CPU tensors share memory, as ``torch.Tensor.__array__`` does."""
-        array = backend.to_numpy(self.data)
-        must_copy = copy is True or (self.requires_grad and array is self.data)
-        if copy is False and must_copy:
-            raise ValueError("np.asarray(t, copy=False): a tensor that requires grad is "
-                             "always copied; use t.detach().numpy() to share its memory")
+        array = backend.to_numpy(self.data)              # a copy already for "cuda"
+        shared = array is self.data
+        if copy is False and (self.requires_grad or not shared):
+            raise ValueError("np.asarray(t, copy=False): this tensor can only be copied (it "
+                             "requires grad, or lives on the GPU); use t.detach().numpy()")
         if dtype is not None and np.dtype(dtype) != array.dtype:
-            return array.astype(dtype)
-        return array.copy() if must_copy else array
+            return array.astype(dtype)                   # a new array
+        if copy is True or (self.requires_grad and shared):
+            return array.copy()
+        return array
 
     def tolist(self):
         """The data as nested Python lists (a number for a 0-d tensor)."""
