@@ -482,7 +482,7 @@ def add_parser(commands):
                         help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
     parser.add_argument("--repeat", type=int,
                         help="timed calls per case, the median is shown (default: 7, "
-                             "--quick 3)")
+                             "--train 9, --quick 3)")
     parser.add_argument("--torch-threads", type=int,
                         help="PyTorch's intra-op threads (default: PyTorch's choice)")
     parser.add_argument("--one-thread", action="store_true",
@@ -495,7 +495,8 @@ def add_parser(commands):
                         help="--train: directory for train_step_scaling.png (default: here)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="cpu: time each call by this process's CPU time, not the wall "
-                             "clock (steadier on a machine shared with other jobs; CPU only)")
+                             "clock: steadier on a machine shared with other jobs; CPU only "
+                             "(default %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=run)
 
