@@ -6,19 +6,19 @@ The instantiation list comes from ``cuda.name_expressions()``, the table the loa
 instantiation, which makes nvcc compile it. Without nvcc the test skips, except in CI
 (``CI=true``), where a missing nvcc is a failure.
 
-The loader compiles with NVRTC, not nvcc; where a ``libnvrtc`` can be found (``ctypes``'s
-search, or the path in ``MICROGRADNORM_NVRTC``), the same source and names also go through
-NVRTC, with ``-I`` on the CUDA headers next to nvcc (or ``CUDA_PATH``'s).
+The loader compiles with NVRTC through ``cupy.RawModule``, not with nvcc: where CuPy is
+installed (with its ``ctk`` extra or NVRTC and the CUDA runtime headers; .ci/run installs
+them, and there a missing CuPy is a failure) each module also goes through CuPy's own compile
+path, with the options CuPy itself adds (tests/cupy_compile.py).
 """
 
-import ctypes
-import ctypes.util
 import glob
 import os
 import re
 import shutil
 import subprocess
 
+import cupy_compile
 import pytest
 
 from microgradnorm.kernels import cuda
@@ -83,48 +83,49 @@ def test_the_float32_float16_module_compiles_without_bfloat16(tmp_path):
     assert run.returncode == 0, run.stderr
 
 
-# ----- NVRTC, as CuPy compiles (only where a libnvrtc is at hand) ---------------------------
-def nvrtc_library():
-    path = os.environ.get("MICROGRADNORM_NVRTC") or ctypes.util.find_library("nvrtc")
-    if not path:
-        pytest.skip("no libnvrtc found (set MICROGRADNORM_NVRTC to its path)")
-    return ctypes.CDLL(path)
+# ----- NVRTC, through CuPy's own compile path -------------------------------------------------
+def cupy_or_skip():
+    cupy = cupy_compile.cupy_or_none()
+    if cupy is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail('CuPy is not installed in CI: .ci/run installs it to compile norms.cu '
+                        'as cupy.RawModule does')
+        pytest.skip("CuPy is not installed")
+    reason = cupy_compile.check_version(cupy)
+    if reason:
+        pytest.fail(reason)
+    return cupy
 
 
-def cuda_include_dir():
-    roots = [os.environ.get("CUDA_PATH", "")]
-    if shutil.which("nvcc"):
-        roots.append(os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc")))))
-    roots.append("/usr/local/cuda")
-    for root in roots:
-        if root and os.path.exists(os.path.join(root, "include", "cuda_fp16.h")):
-            return os.path.join(root, "include")
-    pytest.skip("no CUDA headers (cuda_fp16.h) found for NVRTC")
-
-
-@pytest.mark.parametrize("arch", ["compute_80", "compute_90"])
-def test_the_source_compiles_under_nvrtc(arch):
-    lib = nvrtc_library()
-    include = cuda_include_dir()
+@pytest.mark.parametrize("dtypes", cuda.MODULE_DTYPES, ids="+".join)
+@pytest.mark.parametrize("arch", ["80", "90"])
+def test_cupy_compiles_every_module_as_rawmodule_would(arch, dtypes):
+    """The loader's modules, built by CuPy's RawModule compile path with the loader's options
+    and name expressions: every name expression lowers to a kernel present in the binary."""
+    cupy_or_skip()
     with open(cuda.SOURCE, encoding="utf-8") as file:
-        code = file.read().encode()
-    program = ctypes.c_void_p()
-    assert lib.nvrtcCreateProgram(ctypes.byref(program), code, b"norms.cu", 0, None, None) == 0
-    try:
-        for name in cuda.name_expressions():
-            assert lib.nvrtcAddNameExpression(program, name.encode()) == 0
-        options = [f"--gpu-architecture={arch}".encode(), f"-I{include}".encode(),
-                   cuda.BFLOAT16_OPTION.encode()]
-        result = lib.nvrtcCompileProgram(program, len(options),
-                                         (ctypes.c_char_p * len(options))(*options))
-        size = ctypes.c_size_t()
-        lib.nvrtcGetProgramLogSize(program, ctypes.byref(size))
-        log = ctypes.create_string_buffer(size.value)
-        lib.nvrtcGetProgramLog(program, log)
-        assert result == 0, log.value.decode()
-        for name in cuda.name_expressions():
-            lowered = ctypes.c_char_p()
-            assert lib.nvrtcGetLoweredName(program, name.encode(), ctypes.byref(lowered)) == 0
-            assert lowered.value
-    finally:
-        lib.nvrtcDestroyProgram(ctypes.byref(program))
+        code = file.read()
+    names = cuda.name_expressions(dtypes)
+    options, binary, mapping = cupy_compile.rawmodule_compile(
+        code, cuda.compile_options(dtypes), names, arch)
+    missing = sorted(set(names) - set(mapping or {}))
+    assert not missing, f"name expressions CuPy did not lower: {missing}"
+    absent = [name for name in names if mapping[name].encode() not in binary]
+    assert not absent, f"kernels missing from the sm_{arch} binary: {absent}"
+    # The options are CuPy's own: the loader's, the architecture, and the headers directory.
+    assert f"-arch=sm_{arch}" in options
+    assert all(option in options for option in cuda.compile_options(dtypes))
+    includes = [o[2:] for o in options if o.startswith("-I")]
+    assert any(os.path.exists(os.path.join(d, "cuda_fp16.h")) for d in includes), includes
+
+
+def test_cupy_flushes_float32_denormals_whatever_the_caller_asks():
+    """CuPy appends -ftz=true after the caller's options, and NVRTC obeys the last of two
+    -ftz options: through RawModule the kernels always run with float32 denormals flushed
+    to zero. The host emulation flushes too (cuda_emulation.h) and docs/gpu.md says so;
+    this test notices if CuPy changes that."""
+    cupy_or_skip()
+    code = 'extern "C" __global__ void k(float* a) { a[0] = a[1] * a[2]; }'
+    options, _, _ = cupy_compile.rawmodule_compile(code, ("-ftz=false",), ["k"], "80")
+    ftz = [option for option in options if option.startswith("-ftz")]
+    assert ftz == ["-ftz=false", "-ftz=true"], options

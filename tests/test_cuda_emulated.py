@@ -195,6 +195,10 @@ def test_emulated_misaligned_view_gives_the_same_bits(emulated):
     np.testing.assert_array_equal(np.asarray(rstd), np.asarray(rstd_shifted))
 
 
+def test_emulated_kernels_flush_float32_denormals_as_the_gpu_build_does(emulated):
+    kernel_checks.check_denormals_flushed()
+
+
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_benchmark_validation_passes_and_catches_a_wrong_kernel(emulated, monkeypatch, norm,

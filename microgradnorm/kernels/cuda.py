@@ -104,9 +104,10 @@ def backward_grid(rows, config, sm_count):
     return max(1, min(forward_grid(rows, config), BACKWARD_BLOCKS_PER_SM * sm_count))
 
 
-# norms.cu is compiled into two modules: float32 and float16, which need only cuda_fp16.h
-# (CuPy ships it), and bfloat16 with BFLOAT16_OPTION, which also needs the CUDA toolkit's
-# cuda_bf16.h. Without a toolkit the bfloat16 module fails to compile, the others still run.
+# norms.cu is compiled into two modules: float32 and float16 (cuda_fp16.h), and bfloat16
+# with BFLOAT16_OPTION (also cuda_bf16.h). CuPy ships neither header: both come with the
+# "gpu" extra, cupy-cuda12x[ctk]. The split only spares a program that never uses bfloat16
+# the compile of its kernels. CuPy adds -ftz=true to every compile (docs/gpu.md, Denormals).
 MODULE_DTYPES = (("float32", "float16"), ("bfloat16",))
 BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
 

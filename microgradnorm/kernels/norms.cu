@@ -21,10 +21,11 @@
 // visits, and so always the same columns: that is what lets the backward kernel keep its
 // dweight / dbias partial sums in registers across rows.
 
+// Both headers come with the CUDA runtime headers (the "gpu" extra, cupy-cuda12x[ctk]); CuPy
+// itself ships neither. bfloat16 is compiled only into the module built with
+// -DMICROGRADNORM_BFLOAT16 (cuda.py), so a program that never uses it skips its compile.
+// CuPy compiles with -ftz=true: float32 denormals are flushed to zero (docs/gpu.md).
 #include <cuda_fp16.h>
-// bfloat16 is compiled only into the module built with -DMICROGRADNORM_BFLOAT16 (cuda.py):
-// CuPy ships cuda_fp16.h, but cuda_bf16.h comes with a CUDA toolkit, so a machine without
-// one still gets the float32 and float16 kernels.
 #ifdef MICROGRADNORM_BFLOAT16
 #include <cuda_bf16.h>
 #endif

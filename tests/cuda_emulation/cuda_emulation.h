@@ -4,6 +4,8 @@
 // the two barriers inside each warp shuffle (the warp). Single-threaded and deterministic.
 // It checks what the kernels compute (indexing, reductions, partial sums, dtypes), not how
 // fast, and not what only hardware shows (alignment faults, races, register limits).
+// Like the GPU build (CuPy compiles every RawModule with -ftz=true), a launch flushes float32
+// denormals to zero, inputs and results of every operation alike.
 #pragma once
 #include <ucontext.h>
 
@@ -80,9 +82,32 @@ struct EmuLaunch {
     }
 };
 
+// -ftz=true on the host: float32 denormal inputs read as zero (DAZ) and denormal results
+// become zero (FTZ), for the lifetime of this object.
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+struct EmuFlushDenormals {
+    unsigned saved = _mm_getcsr();
+    EmuFlushDenormals() { _mm_setcsr(saved | 0x8040u); }      // FTZ (bit 15) | DAZ (bit 6)
+    ~EmuFlushDenormals() { _mm_setcsr(saved); }
+};
+#elif defined(__aarch64__)
+struct EmuFlushDenormals {
+    unsigned long saved;
+    EmuFlushDenormals() {
+        asm volatile("mrs %0, fpcr" : "=r"(saved));
+        asm volatile("msr fpcr, %0" : : "r"(saved | (1ul << 24)));   // FZ: in and out
+    }
+    ~EmuFlushDenormals() { asm volatile("msr fpcr, %0" : : "r"(saved)); }
+};
+#else
+#error "the emulation flushes float32 denormals as -ftz=true does: x86 or aarch64 only"
+#endif
+
 template <typename Body>
 void emu_launch(unsigned grid, unsigned block, Body body) {
     constexpr size_t stack_size = 256 * 1024;
+    const EmuFlushDenormals flush;
     EmuLaunch<Body>::body = &body;
     for (unsigned b = 0; b < grid; ++b) {
         EmuBlock state;

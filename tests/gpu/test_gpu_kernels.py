@@ -49,6 +49,10 @@ def test_kernel_matches_float64_reference(poisoned, kernel, dtype, cols, rows):
     check_kernel(kernel, dtype, cols, rows)
 
 
+def test_float32_denormals_are_flushed_as_compiled(poisoned):
+    kernel_checks.check_denormals_flushed()
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("affine", ["none", "weight", "bias"])
 @pytest.mark.parametrize("cols", [33, 1024, 8192])
