@@ -141,6 +141,21 @@ def test_grids(rows):
         assert grid <= cuda.forward_grid(rows, config)   # no block without a row
 
 
+def test_forward_grid_stays_within_cudas_limit_for_any_row_count():
+    block = cuda.launch_config(4096, 4)
+    for rows in (2**31 - 1, 2**31, 2**31 + 5, 2**40):
+        assert cuda.forward_grid(rows, block) == min(rows, cuda.MAX_GRID_BLOCKS)
+    assert cuda.MAX_GRID_BLOCKS == 2**31 - 1
+
+
+def test_row_counts_travel_as_64_bit_integers():
+    """rows >= 2^31 would wrap in a 32-bit int: the kernels take ``long long rows``."""
+    with open(cuda.SOURCE, encoding="utf-8") as file:
+        source = file.read()
+    assert source.count("long long rows") == 2
+    assert not re.search(r"\bint rows\b", source)
+
+
 def test_max_threads_matches_the_launch_bounds_of_the_kernels():
     with open(cuda.SOURCE, encoding="utf-8") as file:
         source = file.read()

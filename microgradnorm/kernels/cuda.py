@@ -39,6 +39,7 @@ BACKWARD_TARGET_THREADS = 512     # (backward holds twice the values: more threa
 MAX_THREADS = 512                 # ... and never more (NORM_MAX_THREADS in norms.cu)
 SUM_PARTIALS_THREADS = 256
 BACKWARD_BLOCKS_PER_SM = 2        # backward grid: enough blocks to fill the GPU, no more
+MAX_GRID_BLOCKS = 2**31 - 1       # CUDA's limit on gridDim.x; more rows loop in the kernel
 
 LaunchConfig = collections.namedtuple(
     "LaunchConfig", "vec nv threads_per_row block rows_per_block")
@@ -94,8 +95,9 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
 
 
 def forward_grid(rows, config):
-    """Blocks for a forward launch: every row group gets one row."""
-    return -(-rows // config.rows_per_block)
+    """Blocks for a forward launch: every row group gets one row, up to CUDA's grid limit
+    (``MAX_GRID_BLOCKS``); beyond it each group loops over rows ``group + k·groups``."""
+    return min(-(-rows // config.rows_per_block), MAX_GRID_BLOCKS)
 
 
 def backward_grid(rows, config, sm_count):
@@ -249,11 +251,9 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
             return None
         mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
         rstd = _empty(cp, (rows,), np.float32)
-        if rows == 0:
-            return y, s, mean, rstd                 # nothing to launch
         cxx = CXX_TYPES[storage_name(x.dtype)]
         args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
-                _pointer(mean), rstd, np.int32(rows), np.int32(cols),
+                _pointer(mean), rstd, np.int64(rows), np.int32(cols),
                 np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean))
         _launch(cp, kernel_name("norm_forward", cxx, config.vec, config.nv), config,
                 forward_grid(rows, config), args)
@@ -265,22 +265,20 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
     when the row is too long for the kernels."""
     cp = _cupy()
     with x.device:
-        dy, dsum, x, weight = (_contiguous(cp, a) for a in (dy, dsum, x, weight))
+        dy, dsum, x, weight, mean, rstd = (_contiguous(cp, a)
+                                           for a in (dy, dsum, x, weight, mean, rstd))
         rows, cols = x.shape
         dx = _empty(cp, x.shape, x.dtype)
         config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), BACKWARD_TARGET_THREADS)
         if config is None:
             return None
-        if rows == 0:                               # no rows: zero parameter gradients
-            dweight = None if weight is None else cp.zeros((cols,), x.dtype)
-            return dx, dweight, cp.zeros((cols,), dy.dtype) if need_bias_grad else None
         grid = backward_grid(rows, config, _sm_count(cp))
         groups = grid * config.rows_per_block
         dweight_partial = None if weight is None else _empty(cp, (groups, cols), np.float32)
         dbias_partial = _empty(cp, (groups, cols), np.float32) if need_bias_grad else None
         cxx = CXX_TYPES[storage_name(x.dtype)]
         args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
-                _pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
+                _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
                 np.int32(cols), np.int32(config.threads_per_row))
         _launch(cp, kernel_name("norm_backward", cxx, config.vec, config.nv), config, grid,
                 args)
@@ -307,88 +305,170 @@ def _too_long(name, x):
                          f"kernels hold in registers; use float32 for such rows")
 
 
+# ----- input checks ---------------------------------------------------------------------------
+# The kernels trust their pointers: a weight of the wrong length, a dy of the wrong shape or a
+# strided rstd would be read out of bounds, silently. So every call checks its arguments first
+# (a few attribute reads, once per call) and raises before anything is allocated or launched.
+def _check_rows(function, name, x):
+    if getattr(x, "ndim", None) != 2:
+        raise ValueError(f"{function}: {name} must be a 2-D array of rows (M, D), got "
+                         f"shape {getattr(x, 'shape', type(x).__name__)}")
+
+
+def _check_like(function, x_name, x, **arrays):
+    """Each of ``arrays`` (None allowed) has x's shape."""
+    for name, array in arrays.items():
+        if array is not None and tuple(array.shape) != tuple(x.shape):
+            raise ValueError(f"{function}: {name} must have {x_name}'s shape "
+                             f"{tuple(x.shape)}, got {tuple(array.shape)}")
+
+
+def _check_parameters(function, x_name, x, **arrays):
+    """Each of ``arrays`` (None allowed) is a vector of x's row length."""
+    cols = x.shape[1]
+    for name, array in arrays.items():
+        if array is not None and tuple(array.shape) != (cols,):
+            raise ValueError(f"{function}: {name} must have shape ({cols},), the length of "
+                             f"{x_name}'s rows, got {tuple(array.shape)}")
+
+
+def _check_statistics(function, x_name, x, **arrays):
+    """Each of ``arrays`` (None allowed) holds one value per row of x, in float32 when the
+    kernels take x's dtype (as the forward returns them)."""
+    rows = x.shape[0]
+    for name, array in arrays.items():
+        if array is None:
+            continue
+        if tuple(array.shape) != (rows,):
+            raise ValueError(f"{function}: {name} must have shape ({rows},), one value per "
+                             f"row of {x_name}, got {tuple(array.shape)}")
+        if storage_name(x.dtype) is not None and array.dtype != np.float32:
+            raise TypeError(f"{function}: {name} must be float32 (as the forward returns "
+                            f"it) for {x_name} of dtype {x.dtype}, got {array.dtype}")
+
+
+def _empty_rows(x):
+    """No rows, or rows of no elements: nothing to launch (and a zero-sized grid is a CUDA
+    error); the reference's array code gives the results, on CuPy through ``xp``."""
+    return x.shape[0] == 0 or x.shape[1] == 0
+
+
 # ----- the reference's interface ------------------------------------------------------------
 accumulation_dtype = reference.accumulation_dtype
 
 
 def layer_norm_forward(x, weight, bias, eps):
     """As ``reference.layer_norm_forward``: returns y, mean (float32), rstd (float32)."""
-    if _kernels_take(x, weight, bias):
+    name = "layer_norm_forward"
+    _check_rows(name, "x", x)
+    _check_parameters(name, "x", x, weight=weight, bias=bias)
+    if _kernels_take(x, weight, bias) and not _empty_rows(x):
         out = _forward(x, None, weight, bias, eps, subtract_mean=True)
         if out is not None:
             y, _, mean, rstd = out
             return y, mean, rstd
-        _too_long("layer_norm_forward", x)
+        _too_long(name, x)
     return reference.layer_norm_forward(x, weight, bias, eps)
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
-    if _kernels_take(dy, x, weight) and mean.dtype == np.float32:
+    name = "layer_norm_backward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, dy=dy)
+    _check_parameters(name, "x", x, weight=weight)
+    _check_statistics(name, "x", x, mean=mean, rstd=rstd)
+    if _kernels_take(dy, x, weight) and not _empty_rows(x):
         out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long("layer_norm_backward", x)
+        _too_long(name, x)
     return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
 
 
 def rms_norm_forward(x, weight, eps):
     """As ``reference.rms_norm_forward``: returns y and rstd (float32)."""
-    if _kernels_take(x, weight):
+    name = "rms_norm_forward"
+    _check_rows(name, "x", x)
+    _check_parameters(name, "x", x, weight=weight)
+    if _kernels_take(x, weight) and not _empty_rows(x):
         out = _forward(x, None, weight, None, eps, subtract_mean=False)
         if out is not None:
             return out[0], out[3]
-        _too_long("rms_norm_forward", x)
+        _too_long(name, x)
     return reference.rms_norm_forward(x, weight, eps)
 
 
 def rms_norm_backward(dy, x, weight, rstd):
     """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
-    if _kernels_take(dy, x, weight) and rstd.dtype == np.float32:
+    name = "rms_norm_backward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, dy=dy)
+    _check_parameters(name, "x", x, weight=weight)
+    _check_statistics(name, "x", x, rstd=rstd)
+    if _kernels_take(dy, x, weight) and not _empty_rows(x):
         out = _backward(dy, None, x, weight, None, rstd, need_bias_grad=False)
         if out is not None:
             return out[0], out[1]
-        _too_long("rms_norm_backward", x)
+        _too_long(name, x)
     return reference.rms_norm_backward(dy, x, weight, rstd)
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
-    if _kernels_take(x, residual, weight, bias):
+    name = "add_layer_norm_forward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, residual=residual)
+    _check_parameters(name, "x", x, weight=weight, bias=bias)
+    if _kernels_take(x, residual, weight, bias) and not _empty_rows(x):
         out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
         if out is not None:
             return out
-        _too_long("add_layer_norm_forward", x)
+        _too_long(name, x)
     return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
-    if _kernels_take(dy, ds, s, weight) and mean.dtype == np.float32:
+    name = "add_layer_norm_backward"
+    _check_rows(name, "s", s)
+    _check_like(name, "s", s, dy=dy, ds=ds)
+    _check_parameters(name, "s", s, weight=weight)
+    _check_statistics(name, "s", s, mean=mean, rstd=rstd)
+    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
         out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long("add_layer_norm_backward", s)
+        _too_long(name, s)
     return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
 def add_rms_norm_forward(x, residual, weight, eps):
     """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
-    if _kernels_take(x, residual, weight):
+    name = "add_rms_norm_forward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, residual=residual)
+    _check_parameters(name, "x", x, weight=weight)
+    if _kernels_take(x, residual, weight) and not _empty_rows(x):
         out = _forward(x, residual, weight, None, eps, subtract_mean=False)
         if out is not None:
             return out[0], out[1], out[3]
-        _too_long("add_rms_norm_forward", x)
+        _too_long(name, x)
     return reference.add_rms_norm_forward(x, residual, weight, eps)
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd):
     """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
-    if _kernels_take(dy, ds, s, weight) and rstd.dtype == np.float32:
+    name = "add_rms_norm_backward"
+    _check_rows(name, "s", s)
+    _check_like(name, "s", s, dy=dy, ds=ds)
+    _check_parameters(name, "s", s, weight=weight)
+    _check_statistics(name, "s", s, rstd=rstd)
+    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
         out = _backward(dy, ds, s, weight, None, rstd, need_bias_grad=False)
         if out is not None:
             return out[0], out[1]
-        _too_long("add_rms_norm_backward", s)
+        _too_long(name, s)
     return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
 
 

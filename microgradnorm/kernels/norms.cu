@@ -107,18 +107,18 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
                              const T* __restrict__ weight, const T* __restrict__ bias,
                              T* __restrict__ y, T* __restrict__ sum_out,
                              float* __restrict__ mean_out, float* __restrict__ rstd_out,
-                             int rows, int cols, int threads_per_row, float eps,
+                             long long rows, int cols, int threads_per_row, float eps,
                              int subtract_mean) {
     __shared__ float shared[32];
     const int G = threads_per_row;
     const int lane = threadIdx.x % G;
     const int groups_per_block = blockDim.x / G;
-    const int num_groups = gridDim.x * groups_per_block;
+    const long long num_groups = (long long)gridDim.x * groups_per_block;
     const int n_vec = cols / VEC;             // the host guarantees cols % VEC == 0
     const float inv_cols = 1.0f / cols;
 
-    for (long long row = blockIdx.x * groups_per_block + threadIdx.x / G; row < rows;
-         row += num_groups) {
+    const long long first_row = (long long)blockIdx.x * groups_per_block + threadIdx.x / G;
+    for (long long row = first_row; row < rows; row += num_groups) {
         const long long offset = row * cols;
         float v[NV][VEC];                     // this thread's part of the row, as float32
         float sum = 0.0f;
@@ -195,7 +195,7 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
                               const T* __restrict__ x, const T* __restrict__ weight,
                               const float* __restrict__ mean, const float* __restrict__ rstd,
                               T* __restrict__ dx, float* __restrict__ dweight_partial,
-                              float* __restrict__ dbias_partial, int rows, int cols,
+                              float* __restrict__ dbias_partial, long long rows, int cols,
                               int threads_per_row) {
     __shared__ float shared[32];
     const int G = threads_per_row;

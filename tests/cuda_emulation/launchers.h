@@ -18,7 +18,8 @@ void run_norm_forward(unsigned grid, unsigned block, void** a) {
     auto weight = arg<const T*>(a, 2), bias = arg<const T*>(a, 3);
     auto y = arg<T*>(a, 4), sum = arg<T*>(a, 5);
     auto mean = arg<float*>(a, 6), rstd = arg<float*>(a, 7);
-    auto rows = arg<int>(a, 8), cols = arg<int>(a, 9), group = arg<int>(a, 10);
+    auto rows = arg<long long>(a, 8);
+    auto cols = arg<int>(a, 9), group = arg<int>(a, 10);
     auto eps = arg<float>(a, 11);
     auto subtract_mean = arg<int>(a, 12);
     emu_launch(grid, block, [=] {
@@ -34,7 +35,8 @@ void run_norm_backward(unsigned grid, unsigned block, void** a) {
     auto mean = arg<const float*>(a, 4), rstd = arg<const float*>(a, 5);
     auto dx = arg<T*>(a, 6);
     auto dweight = arg<float*>(a, 7), dbias = arg<float*>(a, 8);
-    auto rows = arg<int>(a, 9), cols = arg<int>(a, 10), group = arg<int>(a, 11);
+    auto rows = arg<long long>(a, 9);
+    auto cols = arg<int>(a, 10), group = arg<int>(a, 11);
     emu_launch(grid, block, [=] {
         norm_backward<T, VEC, NV>(dy, dsum, x, weight, mean, rstd, dx, dweight, dbias, rows,
                                   cols, group);
