@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from microgradnorm import bench
+from microgradnorm.cli import bench
 from microgradnorm.kernels import reference
 
 

@@ -18,7 +18,8 @@ import numpy as np
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm import nn, plotting
+from microgradnorm import nn
+from microgradnorm.cli import plotting
 
 MEAN, STD = 3.0, 2.0          # the data distribution, per feature
 

@@ -13,7 +13,8 @@ import argparse
 
 import numpy as np
 
-from microgradnorm import nn, plotting
+from microgradnorm import nn
+from microgradnorm.cli import plotting
 from microgradnorm.train import compare_impls
 
 TOLERANCE = 1e-8          # float64, first 50 steps

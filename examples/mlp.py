@@ -14,7 +14,8 @@ from tqdm.auto import tqdm
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm import nn, optim, plotting
+from microgradnorm import nn, optim
+from microgradnorm.cli import plotting
 
 
 def two_moons(n, noise=0.1, seed=0):

@@ -21,7 +21,8 @@ import numpy as np
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm import nn, plotting
+from microgradnorm import nn
+from microgradnorm.cli import plotting
 from microgradnorm.train import train_tiny_gpt
 
 VOCAB, CONTEXT, BATCH = 64, 16, 8

@@ -10,7 +10,8 @@ import argparse
 
 import numpy as np
 
-from microgradnorm import nn, plotting
+from microgradnorm import nn
+from microgradnorm.cli import plotting
 from microgradnorm.functional import IMPLS
 from microgradnorm.train import train_tiny_gpt
 

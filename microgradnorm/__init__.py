@@ -10,10 +10,8 @@
 
 from . import nn, optim
 from .autograd import Function, grad, is_grad_enabled, no_grad
-from .comparison import compare
-from .gradcheck import GradcheckError, gradcheck, jacobian
+from .checks import GradcheckError, GraphStats, compare, gradcheck, graph_stats, jacobian
 from .ops import concatenate, matmul, maximum, stack
-from .stats import GraphStats, graph_stats
 from .tensor import Tensor, tensor
 
 __version__ = "0.1.0"

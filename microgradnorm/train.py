@@ -22,7 +22,7 @@ import numpy as np
 from . import functional as F
 from . import nn, optim
 from .autograd import no_grad
-from .stats import graph_stats
+from .checks.stats import graph_stats
 
 __all__ = ["CharTokenizer", "ImplComparison", "TrainResult", "compare_impls", "sample",
            "train_tiny_gpt", "zen_of_python"]

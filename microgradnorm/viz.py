@@ -23,8 +23,8 @@ import numpy as np
 
 from .autograd import topological_order
 from .backend import memory_owner
-from .comparison import make_inputs, output_names, run_norm, running_stats
-from .stats import graph_stats
+from .checks.comparison import make_inputs, output_names, run_norm, running_stats
+from .checks.stats import graph_stats
 from .tensor import Tensor
 
 FORMATS = ("svg", "png")

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from microgradnorm import bench
+from microgradnorm.cli import bench
 
 ROOT = Path(__file__).parents[1]
 

@@ -4,7 +4,8 @@ command's errors. The timings themselves need a GPU (docs/gpu.md)."""
 import numpy as np
 import pytest
 
-from microgradnorm import backend, bench, bench_cuda, cli
+from microgradnorm import backend, cli
+from microgradnorm.cli import bench, bench_cuda
 
 
 @pytest.mark.parametrize("dtype", bench_cuda.GPU_DTYPES)

@@ -205,7 +205,8 @@ def test_emulated_kernels_flush_float32_denormals_as_the_gpu_build_does(emulated
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_benchmark_validation_passes_and_catches_a_wrong_kernel(emulated, monkeypatch, norm,
                                                                 dtype):
-    from microgradnorm import backend, bench_cuda
+    from microgradnorm import backend
+    from microgradnorm.cli import bench_cuda
     monkeypatch.setattr(backend, "_cupy_with_gpu", lambda: kernel_checks.cp)
     assert bench_cuda.validate(norm, 96, dtype, rows=16) <= 1
     wrong = "layer_norm_forward" if norm == "layernorm" else "rms_norm_forward"

@@ -90,7 +90,7 @@ def test_norm_placement_quick(tmp_path):
 
 
 def test_plots_are_skipped_with_a_hint_without_matplotlib(monkeypatch, capsys):
-    from microgradnorm import plotting
+    from microgradnorm.cli import plotting
     monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib fails
     assert plotting.pyplot() is None
     assert 'pip install "microgradnorm[plot]"' in capsys.readouterr().out

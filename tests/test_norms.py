@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm.comparison import NORMS
+from microgradnorm.checks.comparison import NORMS
 
 IMPLS = ("fused", "composite")
 ROW_NORMS = ("layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm")

@@ -12,7 +12,7 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import viz
 from microgradnorm.autograd import module_scope
-from microgradnorm.comparison import NORMS
+from microgradnorm.checks.comparison import NORMS
 
 # CI installs Graphviz (.ci/run): there a missing `dot` is a failure, not a skip.
 needs_dot = pytest.mark.skipif(not viz.dot_available() and os.environ.get("CI") != "true",
@@ -47,7 +47,7 @@ def small_model(impl="composite"):
 @pytest.mark.parametrize("impl", ["composite", "fused"])
 @pytest.mark.parametrize("norm", NORMS)
 def test_dot_has_one_op_node_per_graph_node(norm, impl):
-    from microgradnorm.comparison import make_inputs, run_norm, running_stats
+    from microgradnorm.checks.comparison import make_inputs, run_norm, running_stats
     arrays = make_inputs(norm, (2, 3, 4))
     tensors = {name: mg.tensor(a, requires_grad=True) for name, a in arrays.items()}
     outputs = run_norm(norm, impl, tensors, running_stats(norm, arrays))

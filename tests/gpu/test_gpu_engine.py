@@ -10,7 +10,7 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import backend
-from microgradnorm.comparison import NORMS, make_inputs, run_norm
+from microgradnorm.checks.comparison import NORMS, make_inputs, run_norm
 
 cp = pytest.importorskip("cupy")
 if not backend.cuda_available():

@@ -3,8 +3,8 @@
 import dataclasses
 from collections import Counter
 
-from .autograd import topological_order
-from .backend import memory_owner
+from ..autograd import topological_order
+from ..backend import memory_owner
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,10 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import functional as F
-from . import viz
-from .comparison import NORMS, compare, summary_table
-from .train import compare_impls, zen_of_python
+from .. import functional as F
+from .. import viz
+from ..checks.comparison import NORMS, compare, summary_table
+from ..train import compare_impls, zen_of_python
+from .common import add_compare_args
 
 
 @dataclasses.dataclass
@@ -157,3 +158,21 @@ def _picture(name, alt, rendered):
     if rendered:
         return [f"![{alt}]({name}.svg)", ""]
     return [f"Graph source: [{name}.dot]({name}.dot)", ""]
+
+
+# ----- the command ------------------------------------------------------------------------
+def add_parser(commands):
+    parser = commands.add_parser(
+        "demo", help="the main job: every norm composite vs fused, twin graphs, report.md")
+    add_compare_args(parser, norms=False)
+    parser.add_argument("--out", default="microgradnorm-demo",
+                        help="directory for the graphs and report.md (default %(default)s)")
+    parser.add_argument("--train-steps", type=int, default=60,
+                        help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
+    parser.set_defaults(run=run)
+
+
+def run(args):
+    print("microgradnorm demo: every norm as a composite graph and as one fused node, "
+          f"written to {args.out}/\n")
+    run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps)

@@ -29,15 +29,17 @@ negligible and not counted.
 import dataclasses
 import platform
 import statistics
+import sys
 import time
 
 import numpy as np
 
-from . import backend
-from .autograd import grad
-from .comparison import NORMS, make_inputs, output_names, run_norm
-from .stats import graph_stats
-from .tensor import Tensor
+from .. import backend
+from ..autograd import grad
+from ..checks.comparison import NORMS, make_inputs, output_names, run_norm
+from ..checks.stats import graph_stats
+from ..tensor import Tensor
+from .common import parse_shape
 
 SHAPES = ((4096, 1024), (1024, 4096), (16384, 256))
 QUICK_SHAPES = ((128, 256), (512, 64))
@@ -411,8 +413,8 @@ def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_le
     ``train_tiny_gpt`` (d_model 32, 4 heads, 2 blocks, context 32, batch 16, float64) on
     random tokens: forward, cross-entropy, ``zero_grad``, backward and an AdamW update.
     ``impl`` picks the norms; at this size the step is mostly engine work."""
-    from . import nn, optim
-    from .functional import cross_entropy
+    from .. import nn, optim
+    from ..functional import cross_entropy
 
     model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers, impl=impl,
                    dtype=dtype, device=device)
@@ -451,3 +453,67 @@ def _cpu_model():
         return f"{models[0]} x {len(models)}" if models else platform.processor()
     except OSError:
         return platform.processor() or "unknown"
+
+
+# ----- the command ------------------------------------------------------------------------
+def add_parser(commands):
+    parser = commands.add_parser(
+        "bench", help="time composite vs fused vs PyTorch; the engine's cost per node")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--quick", action="store_true",
+                        help="small shapes, few repeats: seconds, not minutes")
+    parser.add_argument("--norm", nargs="+", choices=NORMS,
+                        help="default: every norm (cpu); layernorm rmsnorm (cuda)")
+    parser.add_argument("--dtype", nargs="+",
+                        choices=("float32", "float64", "float16", "bfloat16"),
+                        help="default: float32 float64 (cpu); float32 float16 "
+                             "bfloat16 (cuda)")
+    parser.add_argument("--shape", nargs="+", type=parse_shape,
+                        help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
+    parser.add_argument("--repeat", type=int, help="timed calls per case (median)")
+    parser.add_argument("--torch-threads", type=int,
+                        help="PyTorch's intra-op threads (default: PyTorch's choice)")
+    parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
+    parser.set_defaults(run=run)
+
+
+def progress_printer(args):
+    """One stderr line per case, or None with ``--quiet``."""
+    if args.quiet:
+        return None
+    return lambda text: print(f"  running {text}", file=sys.stderr, flush=True)
+
+
+def run(args):
+    if args.device == "cuda":
+        from . import bench_cuda
+        return bench_cuda.run(args)
+    args.norm = args.norm or NORMS
+    args.dtype = args.dtype or ("float32", "float64")
+    if "bfloat16" in args.dtype:
+        raise ValueError("--dtype bfloat16 is for --device cuda (the CUDA kernels' storage)")
+    if args.torch_threads is not None and torch_available():
+        import torch
+        torch.set_num_threads(args.torch_threads)
+    if args.shape and any(len(shape) != 2 for shape in args.shape):
+        raise ValueError(f"--shape takes 2-D shapes M,D, got {args.shape}")
+    shapes = args.shape or (QUICK_SHAPES if args.quick else SHAPES)
+    repeat = args.repeat or (3 if args.quick else 7)
+    print("microgradnorm bench --device cpu: composite vs fused vs PyTorch, medians")
+    for line in machine_description(args.device):
+        print(f"  {line}")
+    copy_gbps = copy_bandwidth(np, nbytes=(8 if args.quick else 64) * 2**20, repeat=repeat)
+    print(f"  np.copyto bandwidth: {copy_gbps:.2f} GB/s (read + write)")
+    engine = engine_overhead(repeat=repeat * 3)
+    print(f"  engine: {engine.us_per_node:.1f} us per node, forward + backward "
+          f"({engine.nodes} nodes, tiny tensors)")
+    steps = [transformer_step(impl, repeat=repeat) for impl in ("composite", "fused")]
+    print("  tiny transformer training step (nn.GPT d_model 32, 2 blocks, batch 16 x 32, "
+          "float64, AdamW):")
+    print("    " + ", ".join(f"{s.impl} norms {s.timing.median * 1e3:.1f} ms ({s.nodes} nodes)"
+                            for s in steps))
+    rows = run_norm_bench(args.norm, shapes, args.dtype, device=args.device,
+                          repeat=repeat, warmup=1, copy_gbps=copy_gbps,
+                          progress=progress_printer(args))
+    print()
+    print(format_table(rows))

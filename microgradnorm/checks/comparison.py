@@ -11,11 +11,11 @@ import time
 
 import numpy as np
 
-from . import functional as F
-from .autograd import grad, no_grad
+from .. import functional as F
+from ..autograd import grad, no_grad
+from ..tensor import Tensor
 from .gradcheck import numerical_grad
 from .stats import graph_stats
-from .tensor import Tensor
 
 NORMS = ("layernorm", "rmsnorm", "batchnorm", "add_layer_norm", "add_rms_norm")
 

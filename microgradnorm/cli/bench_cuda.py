@@ -25,12 +25,12 @@ PyTorch (see docs/gpu.md), so its ``fused`` and ``composite`` rows are absent.
 
 import numpy as np
 
-from . import backend
-from .autograd import grad
+from .. import backend
+from ..autograd import grad
+from ..checks.comparison import make_inputs, run_norm
+from ..kernels import bfloat16, reference
+from ..tensor import Tensor
 from .bench import BenchRow, copy_bandwidth, fill_ratios, minimal_bytes, time_call
-from .comparison import make_inputs, run_norm
-from .kernels import bfloat16, reference
-from .tensor import Tensor
 
 GPU_NORMS = ("layernorm", "rmsnorm")
 GPU_COLS = (1024, 2048, 4096, 8192)
@@ -104,7 +104,7 @@ def _inputs(norm, shape, seed=0):
 def kernel_calls(norm, dev, eps):
     """(forward, backward) closures calling ``kernels.cuda`` on the device arrays ``dev``;
     backward uses the statistics of one forward run here."""
-    from .kernels import cuda
+    from ..kernels import cuda
     x, weight, bias, dy = dev["x"], dev.get("weight"), dev.get("bias"), dev["dy"]
     if norm == "layernorm":
         _, mean, rstd = cuda.layer_norm_forward(x, weight, bias, eps)
@@ -277,3 +277,40 @@ def device_description():
     name = props["name"].decode() if isinstance(props["name"], bytes) else props["name"]
     return (f"{name}, {props['multiProcessorCount']} SMs, CuPy {cp.__version__}, "
             f"CUDA runtime {cp.cuda.runtime.runtimeGetVersion()}")
+
+
+# ----- the command ------------------------------------------------------------------------
+def run(args):
+    """``bench --device cuda``: validate each CUDA kernel against the float64 reference,
+    then time kernel, fused, composite and PyTorch with CUDA events (docs/gpu.md)."""
+    from .bench import format_table, machine_description, progress_printer
+    if not backend.cuda_available():
+        raise ValueError("--device cuda needs CuPy and a GPU (pip install -e \".[gpu]\")")
+    norms = args.norm or GPU_NORMS
+    unknown = sorted(set(norms) - set(GPU_NORMS))
+    if unknown:
+        raise ValueError(f"--device cuda times {GPU_NORMS}, got {unknown}")
+    dtypes = args.dtype or GPU_DTYPES
+    if "float64" in dtypes:
+        raise ValueError("--device cuda times float32, float16 and bfloat16 (the kernels' "
+                         "dtypes), not float64")
+    if args.shape and any(len(shape) != 2 for shape in args.shape):
+        raise ValueError(f"--shape takes 2-D shapes M,D, got {args.shape}")
+    repeat = args.repeat or (3 if args.quick else 10)
+    min_bytes = QUICK_INPUT_BYTES if args.quick else MIN_INPUT_BYTES
+    cols = (1024, 4096) if args.quick else GPU_COLS
+    print("microgradnorm bench --device cuda: kernel vs fused vs composite vs PyTorch, "
+          "medians of CUDA-event times")
+    for line in machine_description("cuda"):
+        print(f"  {line}")
+    print(f"  gpu: {device_description()}")
+    copy_gbps = device_copy_bandwidth(nbytes=min_bytes, repeat=repeat)
+    print(f"  device-to-device copy: {copy_gbps:.1f} GB/s (read + write)")
+    overhead = host_overhead()
+    print(f"  host time per fused forward call, (8, 1024) float32: kernel functions "
+          f"{overhead['kernel']:.1f} us, F.layer_norm on GPU tensors {overhead['fused']:.1f} us")
+    rows = run_gpu_bench(norms, cols, dtypes, min_bytes=min_bytes, shapes=args.shape,
+                         repeat=repeat, copy_gbps=copy_gbps, progress=progress_printer(args))
+    print("  every kernel matched the float64 reference before it was timed")
+    print()
+    print(format_table(rows))

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from .autograd import grad, no_grad
-from .tensor import Tensor
+from ..autograd import grad, no_grad
+from ..tensor import Tensor
 
 
 class GradcheckError(AssertionError):
@@ -127,5 +127,5 @@ def _as_tuple(value):
 
 
 def _host(array):
-    from .backend import to_numpy
+    from ..backend import to_numpy
     return to_numpy(array)

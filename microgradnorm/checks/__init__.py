@@ -1,0 +1,16 @@
+"""The checking tools: is a gradient right, and what does a graph cost?
+
+    gradcheck.py    gradcheck, jacobian: analytic against float64 central differences
+    stats.py        graph_stats: op nodes behind a tensor and the bytes saved for backward
+    comparison.py   compare: one norm, composite against fused, every output and gradient
+
+They sit above ``nn`` and ``functional`` and below the programs (``microgradnorm.cli``);
+``import microgradnorm as mg`` exposes each as ``mg.gradcheck``, ``mg.compare``, ...
+"""
+
+from .comparison import NORMS, Comparison, compare
+from .gradcheck import GradcheckError, gradcheck, jacobian
+from .stats import GraphStats, graph_stats
+
+__all__ = ["NORMS", "Comparison", "GradcheckError", "GraphStats", "compare", "gradcheck",
+           "graph_stats", "jacobian"]

@@ -1,0 +1,17 @@
+"""The programs built on the library: the ``microgradnorm`` command line, one module per
+command, and their shared helpers. Nothing in the library imports from here.
+
+    main.py         the entry point (``microgradnorm``, ``python -m microgradnorm``)
+    common.py       argument types and options several commands share
+    demo.py         ``demo``: every norm composite vs fused, twin graphs, report.md
+    graph.py        ``graph``: one norm's twin graphs
+    compare.py      ``compare``: one norm's table
+    train.py        ``train``: the tiny GPT (the loop is ``microgradnorm.train``'s)
+    bench.py        ``bench``: the CPU harness and tables
+    bench_cuda.py   ``bench --device cuda``: kernels validated, then timed on the GPU
+    plotting.py     matplotlib when installed, for the examples' pictures
+"""
+
+from .main import build_parser, main
+
+__all__ = ["build_parser", "main"]

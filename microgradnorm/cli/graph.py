@@ -1,0 +1,29 @@
+"""``microgradnorm graph``: one norm's composite and fused backward graphs side by side."""
+
+from .. import viz
+from ..checks.comparison import NORMS
+from .common import add_compare_args
+from .demo import twin_name
+
+
+def add_parser(commands):
+    parser = commands.add_parser(
+        "graph", help="draw one norm's composite and fused backward graphs side by side")
+    add_compare_args(parser, norms=False)
+    parser.add_argument("--norm", choices=NORMS + ("all",), default="layernorm")
+    parser.add_argument("--out", default=".", help="output directory (default: here)")
+    parser.add_argument("--format", choices=viz.FORMATS, default="svg")
+    parser.add_argument("--no-saved", dest="saved", action="store_false",
+                        help="without the arrays saved for backward")
+    parser.set_defaults(run=run)
+
+
+def run(args):
+    norms = NORMS if args.norm == "all" else (args.norm,)
+    for norm in norms:
+        dot = viz.compare(norm, args.shape, args.dtype, show_saved=args.saved,
+                          affine=args.affine, seed=args.seed)
+        written = viz.render(dot, args.out, twin_name(norm), formats=(args.format,))
+        print(f"{norm}: " + ", ".join(str(p) for p in written))
+    if not viz.dot_available():
+        print(viz.INSTALL_HINT)

@@ -1,0 +1,32 @@
+"""The ``microgradnorm`` command line: one sub-command per module of this package."""
+
+import argparse
+import sys
+
+from . import bench, compare, demo, graph, train
+
+COMMANDS = (demo, graph, compare, bench, train)   # in the order ``--help`` lists them
+
+
+def build_parser():
+    parser = argparse.ArgumentParser(
+        prog="microgradnorm",
+        description="A miniature autograd engine whose subject is normalization.")
+    commands = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except (ValueError, TypeError) as error:
+        print(f"microgradnorm {args.command}: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

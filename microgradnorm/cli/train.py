@@ -1,0 +1,46 @@
+"""``microgradnorm train``: the tiny character-level GPT on the Zen of Python.
+
+The training loop itself is the library's (``microgradnorm.train.train_tiny_gpt``); this
+module only turns command-line options into its arguments and prints the result.
+"""
+
+from .. import train
+from ..functional import IMPLS
+from ..nn import NORMS, PLACEMENTS
+
+
+def add_parser(commands):
+    parser = commands.add_parser(
+        "train", help="train a tiny character-level GPT on the Zen of Python")
+    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--impl", choices=IMPLS, default="fused")
+    parser.add_argument("--norm", choices=NORMS, default="layernorm")
+    parser.add_argument("--placement", choices=PLACEMENTS, default="pre")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--d-model", type=int, default=32)
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--context", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--sample", type=int, default=200,
+                        help="characters to sample after training (0: none)")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.set_defaults(run=run)
+
+
+def run(args):
+    result = train.train_tiny_gpt(
+        args.steps, impl=args.impl, dtype=args.dtype, seed=args.seed,
+        progress=not args.no_progress, norm=args.norm, placement=args.placement,
+        d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
+        context_length=args.context, batch_size=args.batch_size, lr=args.lr)
+    losses = result.losses
+    print(f"tiny GPT on the Zen of Python: {result.model.num_parameters():,} parameters, "
+          f"{args.norm} {args.placement}-norm, impl={args.impl}, {args.dtype}")
+    if losses:
+        print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {len(losses)} steps, "
+              f"{1000 * result.seconds_per_step:.1f} ms/step (median)")
+    if args.sample:
+        print("sample:\n" + result.sample("Beautiful", length=args.sample, seed=args.seed))

@@ -1,0 +1,44 @@
+"""Containers: ``ModuleList`` (registered "0", "1", ...) and ``Sequential``."""
+
+from .module import Module
+
+
+class ModuleList(Module):
+    """A list of Modules, registered under the names "0", "1", ... (``blocks.0.attn``)."""
+
+    def __init__(self, modules=()):
+        super().__init__()
+        for module in modules:
+            self.append(module)
+
+    def append(self, module):
+        if not isinstance(module, Module):
+            raise TypeError(f"{type(self).__name__}.append: expected a Module, got "
+                            f"{type(module).__name__}")
+        setattr(self, str(len(self._modules)), module)
+        return self
+
+    def __getitem__(self, i):
+        return list(self._modules.values())[i]
+
+    def __len__(self):
+        return len(self._modules)
+
+    def __iter__(self):
+        return iter(self._modules.values())
+
+
+class Sequential(ModuleList):
+    """Modules applied in order; their names are "0", "1", ...
+
+    Example:
+        >>> net = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
+    """
+
+    def __init__(self, *modules):
+        super().__init__(modules)
+
+    def forward(self, x):
+        for module in self:
+            x = module(x)
+        return x

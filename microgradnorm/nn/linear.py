@@ -1,0 +1,110 @@
+"""Linear, Embedding and Dropout: the layers with weights that are not norms."""
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import backend
+from .. import functional as F
+from ..tensor import Tensor
+from .module import Module, Parameter, _check_positive, _dtype, _uniform
+
+
+class Linear(Module):
+    r""":math:`y = x W^T + b`.
+
+    Initialised as PyTorch does: W and b uniform in :math:`\pm 1/\sqrt{\text{in\_features}}`.
+
+    Args:
+        in_features, out_features: sizes of the last dim of input and output.
+        bias: add a learned bias (``self.bias is None`` when False).
+        dtype, device: of the parameters.
+
+    Shape:
+        input (*, in_features), output (*, out_features).
+
+    Example:
+        >>> fc = nn.Linear(4, 2); fc(mg.tensor(np.ones((3, 4)))).shape
+        (3, 2)
+    """
+
+    def __init__(self, in_features, out_features, bias=True, dtype=None, device="cpu"):
+        super().__init__()
+        _check_positive("Linear", in_features=in_features, out_features=out_features)
+        self.in_features, self.out_features = in_features, out_features
+        dtype = _dtype(dtype)
+        self.weight = Parameter(np.zeros((out_features, in_features), dtype), device=device)
+        self.bias = (Parameter(np.zeros(out_features, dtype), device=device) if bias else None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        bound = 1 / math.sqrt(self.in_features)
+        self.weight.data[...] = backend.to_device(
+            _uniform(bound, self.weight.shape, self.weight.dtype), self.weight.device)
+        if self.bias is not None:
+            self.bias.data[...] = backend.to_device(
+                _uniform(bound, self.bias.shape, self.bias.dtype), self.bias.device)
+
+    def forward(self, x):
+        y = x @ self.weight.T                                 # (*, in) @ (in, out)
+        return y + self.bias if self.bias is not None else y
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
+
+class Embedding(Module):
+    """A lookup table: row ``i`` of ``weight`` for token id ``i``; initialised N(0, 1).
+
+    Shape:
+        input: integer array or Tensor (*), output (*, embedding_dim).
+
+    Example:
+        >>> emb = nn.Embedding(10, 4); emb(np.array([[1, 2, 1]])).shape
+        (1, 3, 4)
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, dtype=None, device="cpu"):
+        super().__init__()
+        _check_positive("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.weight = Parameter(np.zeros((num_embeddings, embedding_dim), _dtype(dtype)),
+                                device=device)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        values = np.random.standard_normal(self.weight.shape).astype(self.weight.dtype)
+        self.weight.data[...] = backend.to_device(values, self.weight.device)
+
+    def forward(self, idx):
+        idx = idx.data if isinstance(idx, Tensor) else idx
+        idx = backend.to_device(idx if backend.is_cupy_array(idx) else np.asarray(idx),
+                                self.weight.device)
+        if idx.dtype.kind not in "iu":
+            raise TypeError(f"Embedding: input must hold integer ids, got dtype {idx.dtype}")
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.num_embeddings):
+            raise ValueError(f"Embedding: ids must be in [0, {self.num_embeddings}), got min "
+                             f"{int(idx.min())}, max {int(idx.max())}")
+        return self.weight[idx]
+
+    def extra_repr(self):
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+class Dropout(Module):
+    """Zero elements with probability ``p`` in training (scaling the rest by 1/(1-p));
+    the identity in eval."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p < 1:
+            raise ValueError(f"Dropout: p must be a number in [0, 1), got {p!r}")
+        self.p = p
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"

@@ -1,0 +1,47 @@
+"""The multi-layer perceptron: Linear layers with activations and optional norms."""
+
+import itertools
+import numbers
+
+from .activation import ACTIVATIONS
+from .container import Sequential
+from .linear import Linear
+from .module import Module, _check_choice
+from .normalization import NORMS, BatchNorm1d, make_norm
+
+
+class MLP(Module):
+    """Linear layers of the given sizes with an activation (and optionally a norm) between
+    them: ``MLP([2, 16, 16, 2], norm="batchnorm")`` is
+    Linear(2,16) → BatchNorm1d(16) → ReLU → Linear(16,16) → BatchNorm1d(16) → ReLU →
+    Linear(16,2). Layers live in ``self.layers`` (a Sequential).
+
+    Args:
+        sizes: [in, hidden..., out], at least two.
+        activation: "relu", "gelu", "silu" or "tanh".
+        norm: None, "batchnorm", "layernorm" or "rmsnorm" (after each hidden Linear).
+        impl: of the norms.
+    """
+
+    def __init__(self, sizes, activation="relu", norm=None, impl="fused", dtype=None,
+                 device="cpu"):
+        super().__init__()
+        sizes = list(sizes)
+        if len(sizes) < 2 or any(not isinstance(n, numbers.Integral) or n < 1 for n in sizes):
+            raise ValueError(f"MLP: sizes must be at least two positive ints, got {sizes!r}")
+        _check_choice("MLP", "activation", activation, tuple(ACTIVATIONS))
+        _check_choice("MLP", "norm", norm, (None, "batchnorm") + NORMS)
+        layers = []
+        for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
+            layers.append(Linear(n_in, n_out, dtype=dtype, device=device))
+            if i < len(sizes) - 2:
+                if norm == "batchnorm":
+                    layers.append(BatchNorm1d(n_out, impl=impl, dtype=dtype, device=device))
+                elif norm is not None:
+                    layers.append(make_norm(norm, n_out, impl, dtype, device))
+                layers.append(ACTIVATIONS[activation]())
+        self.sizes = sizes
+        self.layers = Sequential(*layers)
+
+    def forward(self, x):
+        return self.layers(x)

@@ -1,0 +1,310 @@
+"""The module system: ``Parameter`` and ``Module`` (registration of parameters, buffers and
+sub-modules, ``state_dict``, ``to``, ``train``/``eval``, module scopes for the visualizer).
+
+Conventions:
+  * Parameters are float64 by default (the house's default float, NumPy's); pass
+    ``dtype="float32"`` to a constructor or call ``model.to(dtype="float32")``.
+  * Random initialisation draws from NumPy's global random state: ``np.random.seed(0)``
+    before building a model makes it reproducible.
+  * Module scopes: calling a module runs its ``forward`` inside
+    ``autograd.module_scope(path)``, where ``path`` is the module's dotted name in the
+    OUTERMOST module being called (``"blocks.0.ln1"``; the outermost module itself is
+    ``""``). Every graph node records it as ``ctx.module``. At the same moment every
+    Parameter's ``.name`` is set to its ``named_parameters()`` key in that outermost module
+    (``"blocks.0.ln1.weight"``). The names are computed once per module tree and recomputed
+    only after the tree changes (a module or parameter assigned) or another root is called.
+"""
+
+import numbers
+import weakref
+
+import numpy as np
+
+from .. import autograd, backend
+from .. import functional as F
+from ..tensor import Tensor
+
+class Parameter(Tensor):
+    """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
+
+    Example:
+        >>> w = nn.Parameter(np.zeros(3))
+    """
+
+    def __init__(self, data, requires_grad=True, dtype=None, device="cpu"):
+        super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
+
+
+# A counter bumped whenever any module tree changes shape; roots compare it to know whether
+# their cached paths and parameter names are still right.
+_tree_version = [0]
+_call_paths = []          # stack of {id(module): dotted path} of the outermost module called
+_last_named_root = [None]  # weak reference to the module that named the parameters last
+
+
+class Module:
+    """Base class of every layer. Subclasses assign Parameters, buffers (``register_buffer``)
+    and sub-Modules as attributes in ``__init__`` and define ``forward``.
+
+    Example:
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.fc = nn.Linear(4, 2)
+        ...     def forward(self, x):
+        ...         return self.fc(x).relu()
+    """
+
+    def __init__(self):
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_paths", None)          # (tree version, {id: path})
+
+    # ----- registration -----------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("call super().__init__() before assigning attributes")
+        removed = [table.pop(name, None) for table in (self._parameters, self._modules)]
+        self._buffers.pop(name, None)
+        if isinstance(value, Parameter):
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        elif name in self.__dict__.get("_buffer_names", ()):
+            self._buffers[name] = value
+        if isinstance(value, (Parameter, Module)) or any(r is not None for r in removed):
+            _tree_version[0] += 1                 # cached paths and names are stale
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        for table in (self._parameters, self._buffers, self._modules):
+            table.pop(name, None)
+        _tree_version[0] += 1
+        object.__delattr__(self, name)
+
+    def register_buffer(self, name, tensor):
+        """A non-trainable state Tensor (running statistics) saved in the state dict;
+        ``None`` registers an absent buffer."""
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"register_buffer: {name} must be a Tensor or None, "
+                            f"got {type(tensor).__name__}")
+        self.__dict__.setdefault("_buffer_names", set()).add(name)
+        self.__setattr__(name, tensor)
+        self._buffers[name] = tensor
+
+    # ----- traversal --------------------------------------------------------------------
+    def named_modules(self, prefix=""):
+        """(dotted name, module) for this module ("" or ``prefix``) and every descendant."""
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(f"{prefix}.{name}" if prefix else name)
+
+    def modules(self):
+        return (module for _, module in self.named_modules())
+
+    def children(self):
+        return (m for m in self._modules.values() if m is not None)
+
+    def named_parameters(self, prefix=""):
+        """(dotted name, Parameter), each Parameter once even if shared."""
+        seen = set()
+        for path, module in self.named_modules(prefix):
+            for name, param in module._parameters.items():
+                if param is not None and id(param) not in seen:
+                    seen.add(id(param))
+                    yield (f"{path}.{name}" if path else name), param
+
+    def parameters(self):
+        return [param for _, param in self.named_parameters()]
+
+    def named_buffers(self, prefix=""):
+        for path, module in self.named_modules(prefix):
+            for name, buf in module._buffers.items():
+                if buf is not None:
+                    yield (f"{path}.{name}" if path else name), buf
+
+    def buffers(self):
+        return [buf for _, buf in self.named_buffers()]
+
+    # ----- modes, gradients -------------------------------------------------------------
+    def train(self, mode=True):
+        """Training mode (dropout on, BatchNorm uses batch statistics); returns self."""
+        for module in self.modules():
+            object.__setattr__(module, "training", bool(mode))
+        return self
+
+    def eval(self):
+        return self.train(False)
+
+    def zero_grad(self, set_to_none=True):
+        for param in self.parameters():
+            if set_to_none or param.grad is None:
+                param.grad = None
+            else:
+                param.grad = param.grad * 0
+
+    def requires_grad_(self, requires_grad=True):
+        for param in self.parameters():
+            param.requires_grad_(requires_grad)
+        return self
+
+    # ----- devices, dtypes, implementations ---------------------------------------------
+    def to(self, device=None, dtype=None):
+        """Move (and/or cast) every parameter and buffer in place; the Parameter objects
+        stay the same, so an optimizer built before keeps working. Returns self.
+
+        Args:
+            device: ``"cpu"`` or ``"cuda"``; anything else is a ValueError.
+            dtype: a floating dtype for parameters and floating buffers, or None.
+        """
+        if device is not None:
+            backend.check_device(device)
+        if dtype is not None and np.dtype(dtype).kind != "f":
+            raise TypeError(f"to(): dtype must be a floating dtype, got {np.dtype(dtype)}")
+        for tensor in self.parameters() + self.buffers():
+            data = tensor.data
+            if dtype is not None and data.dtype.kind == "f":
+                data = data.astype(dtype)
+            if device is not None:
+                data = backend.to_device(data, device)
+            if data is not tensor.data:
+                tensor.data = data
+                tensor._version_box[0] += 1
+                if tensor.grad is not None:
+                    grad = tensor.grad.astype(data.dtype) if dtype is not None else tensor.grad
+                    tensor.grad = backend.to_device(grad, tensor.device)
+        return self
+
+    def set_impl(self, impl):
+        """Switch every norm in this module tree to ``impl`` ("fused" or "composite");
+        returns self. Norm modules carry an ``impl`` attribute; this walks them all."""
+        from .normalization import NORM_MODULES  # the norms subclass Module: import late
+
+        _check_choice("set_impl", "impl", impl, F.IMPLS)
+        for module in self.modules():
+            if isinstance(module, NORM_MODULES):
+                module.impl = impl
+        return self
+
+    # ----- calling ----------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} has no forward()")
+
+    def __call__(self, *args, **kwargs):
+        if _call_paths:                                   # inside an outer module's call
+            paths = _call_paths[-1]
+            path = paths.get(id(self), autograd._module_path())
+            with autograd.module_scope(path):
+                return self.forward(*args, **kwargs)
+        paths = self._root_paths()
+        _call_paths.append(paths)
+        try:
+            with autograd.module_scope(""):
+                return self.forward(*args, **kwargs)
+        finally:
+            _call_paths.pop()
+
+    def _root_paths(self):
+        # Recomputed only when a module tree changed since, or another root named the
+        # parameters last (a module shared by two models).
+        cached = self._paths
+        last = _last_named_root[0]
+        if cached is None or cached[0] != _tree_version[0] or last is None or last() is not self:
+            paths = {id(module): path for path, module in self.named_modules()}
+            for name, param in self.named_parameters():
+                param.name = name
+            object.__setattr__(self, "_paths", (_tree_version[0], paths))
+            _last_named_root[0] = weakref.ref(self)
+        return self._paths[1]
+
+    # ----- state --------------------------------------------------------------------------
+    def state_dict(self):
+        """{dotted name: array copy} of every parameter, then every buffer, each in
+        registration order."""
+        state = {name: param.data.copy() for name, param in self.named_parameters()}
+        state.update((name, buf.data.copy()) for name, buf in self.named_buffers())
+        return state
+
+    def load_state_dict(self, state_dict, strict=True):
+        """Copy ``state_dict`` (arrays or Tensors by name) into the parameters and buffers.
+
+        Everything is checked and converted before anything is written: a missing key, an
+        unexpected key (with ``strict``), a wrong shape or a non-numeric value is a
+        ValueError listing every problem, and the module is left unchanged.
+
+        Returns:
+            (missing_keys, unexpected_keys): lists, empty with ``strict=True``.
+        """
+        targets = dict(self.named_parameters())
+        targets.update(self.named_buffers())
+        values = {key: (v.data if isinstance(v, Tensor) else v) for key, v in state_dict.items()}
+        missing = [key for key in targets if key not in values]
+        unexpected = [key for key in values if key not in targets]
+        problems = []
+        if strict and missing:
+            problems.append(f"missing keys {missing}")
+        if strict and unexpected:
+            problems.append(f"unexpected keys {unexpected}")
+        ready = {}                                # key -> array on the target's device
+        for key in sorted(targets.keys() & values.keys()):
+            target, value = targets[key], values[key]
+            try:
+                value = value if backend.is_cupy_array(value) else np.asarray(value)
+                if tuple(value.shape) != target.shape:
+                    problems.append(f"{key}: expected shape {target.shape}, got "
+                                    f"{tuple(value.shape)}")
+                    continue
+                if value.dtype.kind not in "biuf":
+                    raise TypeError(f"dtype {value.dtype}")
+                ready[key] = backend.to_device(value, target.device).astype(target.dtype)
+            except (TypeError, ValueError) as error:
+                problems.append(f"{key}: cannot be loaded into {target.dtype} ({error})")
+        if problems:
+            raise ValueError(f"load_state_dict for {type(self).__name__}: "
+                             + "; ".join(sorted(problems)) + ". Nothing was loaded.")
+        for key, array in ready.items():
+            targets[key].data[...] = array
+            targets[key]._version_box[0] += 1
+        return missing, unexpected
+
+    # ----- printing -----------------------------------------------------------------------
+    def extra_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"({name}): " + repr(module).replace("\n", "\n  ")
+                 for name, module in self._modules.items() if module is not None]
+        head = f"{type(self).__name__}({self.extra_repr()}"
+        if not lines:
+            return head + ")"
+        return head + "\n  " + "\n  ".join(lines) + "\n)"
+
+
+
+# ----- helpers for the layers ------------------------------------------------------------
+def _uniform(bound, shape, dtype):
+    return np.random.uniform(-bound, bound, shape).astype(dtype)
+
+
+def _dtype(dtype):
+    dtype = np.dtype(np.float64 if dtype is None else dtype)
+    if dtype.kind != "f":
+        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+    return dtype
+
+
+def _check_choice(fn, name, value, choices):
+    if value not in choices:
+        raise ValueError(f"{fn}: {name} must be one of {choices}, got {value!r}")
+
+
+def _check_positive(fn, **values):
+    for name, value in values.items():
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+            raise ValueError(f"{fn}: {name} must be a positive int, got {value!r}")

@@ -1,0 +1,169 @@
+"""Normalization modules: LayerNorm, RMSNorm and BatchNorm1d, each with
+``impl="fused" | "composite"``, and ``make_norm`` that picks one by name."""
+
+import numbers
+
+import numpy as np
+
+from .. import functional as F
+from ..tensor import Tensor
+from .module import Module, Parameter, _check_choice, _check_positive, _dtype
+
+NORMS = ("layernorm", "rmsnorm")
+
+
+class LayerNorm(Module):
+    r"""LayerNorm over the trailing ``normalized_shape`` dims (``torch.nn.LayerNorm``):
+
+    .. math::
+        y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
+
+    Called with a second argument, ``ln(x, residual)`` returns
+    ``(ln(x + residual), x + residual)`` through the fused residual-add node
+    (``F.add_layer_norm``), as transformer blocks use it.
+
+    Args:
+        normalized_shape: int or tuple.
+        eps: inside the square root.
+        elementwise_affine: learn γ (``weight``, ones) and β (``bias``, zeros).
+        bias: learn β (only with ``elementwise_affine``).
+        impl: ``"fused"`` (one node) or ``"composite"`` (the textbook graph).
+
+    Shape:
+        input (*, *normalized_shape), output the same.
+
+    Example:
+        >>> ln = nn.LayerNorm(8, impl="composite"); y = ln(mg.tensor(np.random.randn(2, 8)))
+    """
+
+    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
+                 impl="fused", dtype=None, device="cpu"):
+        super().__init__()
+        self.normalized_shape = F._normalized_shape("LayerNorm", normalized_shape)
+        F._check_eps_impl("LayerNorm", eps, impl)
+        self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
+        dtype = _dtype(dtype)
+        ones, zeros = np.ones(self.normalized_shape, dtype), np.zeros(self.normalized_shape, dtype)
+        self.weight = Parameter(ones, device=device) if elementwise_affine else None
+        self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
+
+    def forward(self, x, residual=None):
+        if residual is None:
+            return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
+                                self.impl)
+        return F.add_layer_norm(x, residual, self.normalized_shape, self.weight, self.bias,
+                                self.eps, self.impl)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}")
+
+
+class RMSNorm(Module):
+    r"""RMSNorm over the trailing dims (``torch.nn.RMSNorm`` with an explicit eps):
+
+    .. math::
+        y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot \gamma
+
+    ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``).
+    eps defaults to 1e-6; PyTorch's default is the dtype's machine epsilon.
+
+    Example:
+        >>> rms = nn.RMSNorm(8); y = rms(mg.tensor(np.random.randn(2, 8)))
+    """
+
+    def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl="fused",
+                 dtype=None, device="cpu"):
+        super().__init__()
+        self.normalized_shape = F._normalized_shape("RMSNorm", normalized_shape)
+        F._check_eps_impl("RMSNorm", eps, impl)
+        self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
+        self.weight = (Parameter(np.ones(self.normalized_shape, _dtype(dtype)), device=device)
+                       if elementwise_affine else None)
+
+    def forward(self, x, residual=None):
+        if residual is None:
+            return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl)
+        return F.add_rms_norm(x, residual, self.normalized_shape, self.weight, self.eps,
+                              self.impl)
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}")
+
+
+class BatchNorm1d(Module):
+    r"""BatchNorm over (N, C) or (N, C, L) per channel (``torch.nn.BatchNorm1d``).
+
+    In training the batch mean and biased variance normalize the input and the running
+    statistics are updated (unbiased variance, ``momentum``; ``momentum=None`` is the
+    cumulative average over ``num_batches_tracked`` batches). In eval the running
+    statistics normalize; without ``track_running_stats`` batch statistics are used always.
+
+    Args:
+        num_features: C.
+        eps, momentum: as in ``F.batch_norm``.
+        affine: learn γ (``weight``) and β (``bias``).
+        track_running_stats: keep ``running_mean``, ``running_var`` and
+            ``num_batches_tracked`` buffers.
+        impl: ``"fused"`` or ``"composite"``.
+
+    Example:
+        >>> bn = nn.BatchNorm1d(4); y = bn(mg.tensor(np.random.randn(32, 4)))
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, impl="fused", dtype=None, device="cpu"):
+        super().__init__()
+        _check_positive("BatchNorm1d", num_features=num_features)
+        F._check_eps_impl("BatchNorm1d", eps, impl)
+        if momentum is not None and (isinstance(momentum, bool) or not isinstance(
+                momentum, numbers.Real) or not 0 <= momentum <= 1):
+            raise ValueError(f"BatchNorm1d: momentum must be in [0, 1] or None, got {momentum!r}")
+        self.num_features, self.eps, self.momentum, self.impl = num_features, eps, momentum, impl
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dtype = _dtype(dtype)
+        self.weight = Parameter(np.ones(num_features, dtype), device=device) if affine else None
+        self.bias = Parameter(np.zeros(num_features, dtype), device=device) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype),
+                                                        device=device))
+            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype),
+                                                       device=device))
+            self.register_buffer("num_batches_tracked", Tensor(np.array(0, np.int64),
+                                                               device=device))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def forward(self, x):
+        if isinstance(x, Tensor) and x.ndim not in (2, 3):
+            raise ValueError(f"BatchNorm1d: expected input of shape (N, C) or (N, C, L), "
+                             f"got {x.shape}")
+        use_batch_stats = self.training or not self.track_running_stats
+        update = self.training and self.track_running_stats
+        momentum = self.momentum
+        if update and momentum is None:          # cumulative moving average
+            momentum = 1.0 / (int(self.num_batches_tracked.item()) + 1)
+        y = F.batch_norm(x, self.running_mean, self.running_var,     # None when not tracked
+                         self.weight, self.bias, training=use_batch_stats,
+                         momentum=0.0 if momentum is None else momentum, eps=self.eps,
+                         impl=self.impl)
+        if update:                               # counted only after a successful call
+            self.num_batches_tracked.data[...] += 1
+            self.num_batches_tracked._version_box[0] += 1
+        return y
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}, "
+                f"impl={self.impl!r}")
+
+
+NORM_MODULES = (LayerNorm, RMSNorm, BatchNorm1d)
+
+
+def make_norm(norm, d_model, impl="fused", dtype=None, device="cpu"):
+    """``nn.LayerNorm`` or ``nn.RMSNorm`` of width ``d_model``, by name."""
+    _check_choice("make_norm", "norm", norm, NORMS)
+    cls = LayerNorm if norm == "layernorm" else RMSNorm
+    return cls(d_model, impl=impl, dtype=dtype, device=device)

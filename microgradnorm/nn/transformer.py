@@ -1,0 +1,254 @@
+"""The transformer pieces: causal self-attention, the feed-forward MLP, the block with its
+four norm placements (pre, post, sandwich, DeepNorm) and a small GPT built from them."""
+
+import math
+
+import numpy as np
+
+from .. import backend
+from .. import functional as F
+from .activation import ACTIVATIONS, GELU
+from .container import ModuleList
+from .linear import Dropout, Embedding, Linear
+from .module import Module, _check_choice, _check_positive
+from .normalization import NORMS, make_norm
+
+PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
+
+
+class CausalSelfAttention(Module):
+    r"""Multi-head causal self-attention:
+
+    .. math::
+        \mathrm{head}_h = \mathrm{softmax}\Bigl(\frac{Q_h K_h^T}{\sqrt{d_h}} + M\Bigr) V_h,
+        \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o
+
+    with :math:`M_{ij} = -\infty` for :math:`j > i` (a position sees only itself and the
+    past) and a numerically stable softmax. Q, K, V come from one Linear ``qkv``
+    (d_model → 3·d_model, in that order), the output from ``proj``.
+
+    Shape:
+        input (B, T, d_model), output (B, T, d_model).
+    """
+
+    def __init__(self, d_model, n_heads, bias=True, dropout=0.0, dtype=None, device="cpu"):
+        super().__init__()
+        _check_positive("CausalSelfAttention", d_model=d_model, n_heads=n_heads)
+        if d_model % n_heads:
+            raise ValueError(f"CausalSelfAttention: d_model ({d_model}) must be divisible by "
+                             f"n_heads ({n_heads})")
+        self.d_model, self.n_heads = d_model, n_heads
+        self.qkv = Linear(d_model, 3 * d_model, bias=bias, dtype=dtype, device=device)
+        self.proj = Linear(d_model, d_model, bias=bias, dtype=dtype, device=device)
+        self.dropout = Dropout(dropout)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        H, D = self.n_heads, C // self.n_heads
+        q, k, v = (t.reshape(B, T, H, D).transpose(1, 2)           # each (B, H, T, D)
+                   for t in (self.qkv(x)[..., i * C:(i + 1) * C] for i in range(3)))
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D))  # (B, H, T, T)
+        mask = np.triu(np.full((T, T), -np.inf, dtype=x.dtype), k=1)
+        att = F.softmax(scores + backend.to_device(mask, x.device), axis=-1)
+        y = self.dropout(att) @ v                                   # (B, H, T, D)
+        return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+    def extra_repr(self):
+        return f"d_model={self.d_model}, n_heads={self.n_heads}"
+
+
+class FeedForward(Module):
+    """Position-wise MLP: ``fc2(act(fc1(x)))``, d_model → hidden → d_model (by default
+    GELU in GPT-2's tanh form, which is all elementwise NumPy; ``activation="silu"`` etc.)."""
+
+    def __init__(self, d_model, hidden=None, activation="gelu", dropout=0.0, dtype=None,
+                 device="cpu"):
+        super().__init__()
+        _check_choice("FeedForward", "activation", activation, tuple(ACTIVATIONS))
+        hidden = 4 * d_model if hidden is None else hidden
+        self.fc1 = Linear(d_model, hidden, dtype=dtype, device=device)
+        self.act = GELU("tanh") if activation == "gelu" else ACTIVATIONS[activation]()
+        self.fc2 = Linear(hidden, d_model, dtype=dtype, device=device)
+        self.dropout = Dropout(dropout)
+
+    def forward(self, x):
+        return self.dropout(self.fc2(self.act(self.fc1(x))))
+
+
+def deepnorm_constants(n_layers):
+    r"""DeepNet's (α, β) for an encoder- or decoder-only stack of ``n_layers`` blocks:
+    :math:`\alpha = (2N)^{1/4}`, :math:`\beta = (8N)^{-1/4}` (Wang et al. 2022, Table 1)."""
+    return (2 * n_layers) ** 0.25, (8 * n_layers) ** -0.25
+
+
+class TransformerBlock(Module):
+    r"""One transformer block: causal self-attention and a feed-forward, each a residual
+    branch F, with the norms placed by ``placement``:
+
+    ========== ==============================================================
+    pre        x ← x + F(LN(x))                        (GPT-2, LLaMA)
+    post       x ← LN(x + F(x))                        (the original Transformer)
+    sandwich   x ← x + LN_out(F(LN_in(x)))             (CogView's sandwich-LN)
+    deepnorm   x ← LN(α·x + F(x)), α = (2N)^{1/4}       (DeepNet)
+    ========== ==============================================================
+
+    The residual add and the norm that follows it (post, deepnorm, and pre's second norm)
+    go through one fused residual-add node when ``impl="fused"`` (``F.add_layer_norm``).
+
+    DeepNorm follows the paper (Wang et al. 2022, "DeepNet: Scaling Transformers to 1,000
+    Layers"): the residual is *up*-weighted by α = (2N)^{1/4} and, at initialisation, the
+    weights of the value projection, the attention output projection and both
+    feed-forward Linears are multiplied by β = (8N)^{-1/4}, N = ``n_layers`` of the
+    whole stack. (The paper draws them Xavier-normal with gain β; here the default
+    initialisation is scaled by β.) Seed 003 (``shared/seeds/003_*.txt``) gives a
+    simplified form, x ← LN(x + F(x)/√L), which down-weights the branch instead and has
+    no init scaling: a post-norm with a smaller branch, without DeepNet's bound on the
+    size of the model update.
+
+    The "sandwich" of seed 003 is LN(x + F(LN(x))), a post-norm with an extra input norm;
+    this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
+    residual stream stays un-normalized like pre-norm's.
+
+    Args:
+        d_model, n_heads: width and number of attention heads.
+        norm: ``"layernorm"`` or ``"rmsnorm"``.
+        placement: ``"pre"``, ``"post"``, ``"sandwich"`` or ``"deepnorm"``.
+        impl: ``"fused"`` or ``"composite"`` for every norm in the block.
+        n_layers: depth of the whole stack (sets DeepNorm's α and β; ignored otherwise).
+        hidden, activation, dropout: of the feed-forward (and attention dropout).
+
+    Shape:
+        input (B, T, d_model), output (B, T, d_model).
+
+    Example:
+        >>> block = nn.TransformerBlock(32, 4, norm="rmsnorm", placement="pre")
+        >>> y = block(mg.tensor(np.random.randn(2, 5, 32)))
+    """
+
+    def __init__(self, d_model, n_heads, norm="layernorm", placement="pre", impl="fused",
+                 n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
+                 device="cpu"):
+        super().__init__()
+        _check_choice("TransformerBlock", "norm", norm, NORMS)
+        _check_choice("TransformerBlock", "placement", placement, PLACEMENTS)
+        _check_positive("TransformerBlock", n_layers=n_layers)
+        self.d_model, self.norm, self.placement, self.n_layers = d_model, norm, placement, n_layers
+        kw = {"dtype": dtype, "device": device}
+        self.ln1 = make_norm(norm, d_model, impl, **kw)
+        self.attn = CausalSelfAttention(d_model, n_heads, dropout=dropout, **kw)
+        self.ln2 = make_norm(norm, d_model, impl, **kw)
+        self.mlp = FeedForward(d_model, hidden, activation, dropout, **kw)
+        if placement == "sandwich":
+            self.ln1_out = make_norm(norm, d_model, impl, **kw)
+            self.ln2_out = make_norm(norm, d_model, impl, **kw)
+        self.alpha = deepnorm_constants(n_layers)[0] if placement == "deepnorm" else 1.0
+        if placement == "deepnorm":
+            self.scale_deepnorm_init()
+
+    def scale_deepnorm_init(self):
+        """Multiply the value, output and feed-forward weights by DeepNet's β."""
+        beta = deepnorm_constants(self.n_layers)[1]
+        C = self.d_model
+        self.attn.qkv.weight.data[2 * C:] *= beta                  # V rows of W_qkv
+        for linear in (self.attn.proj, self.mlp.fc1, self.mlp.fc2):
+            linear.weight.data *= beta
+
+    def forward(self, x):
+        if self.placement == "pre":
+            h, x = self.ln2(self.attn(self.ln1(x)), x)             # ln2(x + a), x + a
+            return x + self.mlp(h)
+        if self.placement == "sandwich":
+            x = x + self.ln1_out(self.attn(self.ln1(x)))
+            return x + self.ln2_out(self.mlp(self.ln2(x)))
+        residual = x if self.alpha == 1.0 else x * self.alpha       # post: α = 1
+        x, _ = self.ln1(self.attn(x), residual)
+        residual = x if self.alpha == 1.0 else x * self.alpha
+        x, _ = self.ln2(self.mlp(x), residual)
+        return x
+
+    def extra_repr(self):
+        return f"norm={self.norm!r}, placement={self.placement!r}"
+
+
+class GPT(Module):
+    """A small GPT: token + position embeddings, ``n_layers`` TransformerBlocks, a final
+    norm (pre and sandwich placements, whose stream is not normalized) and a linear LM head.
+
+    Initialisation (``init``), biases 0 and norms γ = 1, β = 0 in both:
+      * ``"gpt2"`` (default): every Linear and Embedding weight N(0, 0.02²), as GPT-2
+        (without GPT-2's extra 1/√(2·n_layers) scaling of the residual projections).
+        The residual branches start tiny next to the stream, so every placement begins
+        close to the identity.
+      * ``"xavier"``: Linear weights Xavier-normal, N(0, 2 / (fan_in + fan_out)), and
+        embeddings N(0, 1): the setting of the placement analyses (Xiong et al. 2020;
+        Wang et al. 2022), where post-norm's gradient attenuation shows.
+    DeepNorm's β scaling is applied after either.
+
+    Args:
+        vocab_size, context_length: token ids in [0, vocab_size), at most context_length
+            positions.
+        d_model, n_heads, n_layers: width, heads per block, blocks.
+        norm, placement, impl: for every block (see ``TransformerBlock``); ``impl``
+            reaches every norm; switch later with ``model.set_impl("composite")``.
+        dropout: on embeddings, attention and feed-forward (0 by default).
+        init: ``"gpt2"`` or ``"xavier"`` (above).
+
+    Shape:
+        input idx: integer array or Tensor (B, T), T <= context_length;
+        output logits (B, T, vocab_size).
+
+    Example:
+        >>> model = nn.GPT(vocab_size=50, context_length=16, d_model=32, n_heads=4, n_layers=2)
+        >>> logits = model(np.zeros((2, 16), dtype=np.int64))
+    """
+
+    def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
+                 norm="layernorm", placement="pre", impl="fused", dropout=0.0, hidden=None,
+                 activation="gelu", init="gpt2", dtype=None, device="cpu"):
+        super().__init__()
+        _check_choice("GPT", "init", init, ("gpt2", "xavier"))
+        _check_positive("GPT", vocab_size=vocab_size, context_length=context_length,
+                        n_layers=n_layers)
+        kw = {"dtype": dtype, "device": device}
+        self.vocab_size, self.context_length = vocab_size, context_length
+        self.norm, self.placement, self.init = norm, placement, init
+        self.tok_emb = Embedding(vocab_size, d_model, **kw)
+        self.pos_emb = Embedding(context_length, d_model, **kw)
+        self.drop = Dropout(dropout)
+        self.blocks = ModuleList(
+            TransformerBlock(d_model, n_heads, norm, placement, impl, n_layers, hidden,
+                             activation, dropout, **kw) for _ in range(n_layers))
+        self.ln_f = make_norm(norm, d_model, impl, **kw) if placement in ("pre", "sandwich") \
+            else None
+        self.lm_head = Linear(d_model, vocab_size, bias=False, **kw)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        for module in self.modules():
+            if isinstance(module, (Linear, Embedding)):
+                std = 0.02
+                if self.init == "xavier":
+                    std = 1.0 if isinstance(module, Embedding) else math.sqrt(
+                        2 / (module.in_features + module.out_features))
+                values = np.random.normal(0.0, std, module.weight.shape)
+                module.weight.data[...] = backend.to_device(values, module.weight.device)
+                if isinstance(module, Linear) and module.bias is not None:
+                    module.bias.data[...] = 0
+        if self.placement == "deepnorm":
+            for block in self.blocks:
+                block.scale_deepnorm_init()
+
+    def forward(self, idx):
+        T = idx.shape[-1]
+        if len(idx.shape) != 2 or T > self.context_length:
+            raise ValueError(f"GPT: idx must have shape (B, T) with T <= context_length "
+                             f"{self.context_length}, got {tuple(idx.shape)}")
+        x = self.drop(self.tok_emb(idx) + self.pos_emb(np.arange(T)))   # (B, T, C)
+        for block in self.blocks:
+            x = block(x)
+        if self.ln_f is not None:
+            x = self.ln_f(x)
+        return self.lm_head(x)                                          # (B, T, vocab)
+
+    def num_parameters(self):
+        return sum(p.size for p in self.parameters())
