@@ -68,8 +68,9 @@ def test_every_cu_file_compiles_for_sm80_and_sm90(tmp_path):
             assert len(symbols) == wanted, (arch, kernel, sorted(symbols))
 
 
-def test_the_float32_float16_module_compiles_without_bfloat16(tmp_path):
-    # The module CuPy builds without -DMICROGRADNORM_BFLOAT16 must not need cuda_bf16.h.
+def test_the_float32_float16_module_does_not_include_cuda_bf16(tmp_path):
+    # The module built without -DMICROGRADNORM_BFLOAT16 must not open cuda_bf16.h (its
+    # compile is test_cupy_compiles_every_module_as_rawmodule_would's).
     nvcc = nvcc_or_skip()
     unit = tmp_path / "fp.cu"
     unit.write_text(instantiating_unit(cuda.SOURCE, cuda.name_expressions(("float32",
@@ -77,10 +78,7 @@ def test_the_float32_float16_module_compiles_without_bfloat16(tmp_path):
     run = subprocess.run([nvcc, "-E", str(unit)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "cuda_bf16.h" not in run.stdout             # the preprocessor never opened it
-    run = subprocess.run([nvcc, "-cubin", "-arch=sm_80", "-Werror", "all-warnings", "-o",
-                          str(tmp_path / "fp.cubin"), str(unit)],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
+    assert "cuda_fp16.h" in run.stdout
 
 
 # ----- NVRTC, through CuPy's own compile path -------------------------------------------------

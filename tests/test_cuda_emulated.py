@@ -91,11 +91,11 @@ def _build(directory):
              '#include "launchers.h"', "static const Entry entries[] = {"]
     lines += [f'    {{"{name}", &run_{name}}},' for name in names]
     lines += ["};",
-              'extern "C" int emu_run(const char* name, unsigned grid, unsigned block, '
-              "void** args) {",
+              'extern "C" int emu_run(const char* name, unsigned gx, unsigned gy, unsigned gz, '
+              "unsigned block, void** args) {",
               "    for (const auto& e : entries) {",
-              "        if (std::string(e.name) == name) { e.launcher(grid, block, args); "
-              "return 0; }",
+              "        if (std::string(e.name) == name) { e.launcher(dim3{gx, gy, gz}, block, "
+              "args); return 0; }",
               "    }",
               "    return 1;",
               "}"]
@@ -141,8 +141,9 @@ def emulated(library, monkeypatch):
             values = [_argument(a) for a in args]
             pointers = (ctypes.c_void_p * len(values))(
                 *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-            launches.append((name, grid[0], block[0]))
-            assert library.emu_run(name.encode(), grid[0], block[0], pointers) == 0, name
+            grid = tuple(grid) + (1,) * (3 - len(grid))
+            launches.append((name, grid[0] if grid[1:] == (1, 1) else grid, block[0]))
+            assert library.emu_run(name.encode(), *grid, block[0], pointers) == 0, name
         return launch
 
     fake = EmulatedCupy()
@@ -150,12 +151,15 @@ def emulated(library, monkeypatch):
     monkeypatch.setattr(cuda, "_cupy", lambda: fake)
     monkeypatch.setattr(cuda, "_function", function)
     monkeypatch.setattr(cuda, "_sm_count", lambda cp: 2)   # few backward blocks: many rows each
+    monkeypatch.setattr(cuda, "_blocks_per_sm", lambda cp, name, block: 2)
     kernel_checks.poison(monkeypatch)
     return launches
 
 
 # ----- the checks ---------------------------------------------------------------------------
-COLS = [1, 33, 1024, pytest.param(8191, marks=pytest.mark.slow)]
+# The GPU tests' row lengths; the longest are slow here (a fiber per thread).
+COLS = [1, 3, 31, 32, 33, 127, 1000, 1024] + [pytest.param(cols, marks=pytest.mark.slow)
+                                              for cols in (4096, 8191, 8192, 12288)]
 
 
 @pytest.mark.parametrize("cols", COLS)
@@ -174,7 +178,25 @@ def test_emulated_many_rows_per_group_and_partial_sums(emulated, dtype):
     check_kernel("add_layer_norm", dtype, 127, rows=96)
     backward = [(grid, block) for name, grid, block in emulated
                 if name.startswith("norm_backward<")]
-    assert backward and backward[0][0] <= cuda.BACKWARD_BLOCKS_PER_SM * 2
+    assert backward and backward[0][0] <= 2 * 2           # blocks per SM x SMs
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_emulated_warp_rows_fold_within_the_block(emulated, dtype):
+    """Rows of 512 elements: a warp per row, 4 rows per block, the warps' dweight/dbias sums
+    folded through shared memory into one partial row per block."""
+    check_kernel("layer_norm", dtype, 512, rows=40)
+    backward = [(grid, block) for name, grid, block in emulated
+                if name.startswith("norm_backward<")]
+    assert backward == [(4, 128)]                        # 2 SMs x 2 blocks, 4 warps each
+
+
+def test_emulated_second_stage_reduces_many_partial_rows_in_a_tree(emulated, monkeypatch):
+    """80 blocks' partial rows (40 SMs here): three chunks of 32, then one, two launches."""
+    monkeypatch.setattr(cuda, "_sm_count", lambda cp: 40)
+    check_kernel("add_layer_norm", "float32", 160, rows=400)
+    stages = [grid for name, grid, _ in emulated if name.startswith("sum_partials<")]
+    assert stages == [(2, 3, 2), (2, 1, 2)]
 
 
 def test_emulated_backward_is_deterministic(emulated):

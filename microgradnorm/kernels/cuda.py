@@ -15,6 +15,7 @@ Python below, testable without a GPU; ``norms.cu`` explains the kernels themselv
 """
 
 import collections
+import functools
 import os
 
 import numpy as np
@@ -30,15 +31,20 @@ CXX_TYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 VECTOR_BYTES = 16                 # one 128-bit load/store
-MAX_ELEMENTS_PER_THREAD = 32      # registers: x and g (or y) plus two dweight/dbias sums
+MAX_ELEMENTS_PER_THREAD = 32      # the most elements of a row one thread holds
+BACKWARD_ELEMENTS_PER_THREAD = 16  # backward prefers at most this many (x, dy, weight and two
+                                  # dweight/dbias sums per element: no spills at 16)
 NV_CHOICES = (1, 2, 4, 8, 16)     # vectors per thread the kernels are instantiated for
 WARP_MAX_NV = 4                   # rows of up to 32 * 4 vectors get one warp each
 WARP_ROWS_PER_BLOCK = 4           # warps (rows) per block in the warp mapping
 FORWARD_TARGET_THREADS = 256      # a block per row: prefer at most this many threads ...
-BACKWARD_TARGET_THREADS = 512     # (backward holds twice the values: more threads, fewer each)
-MAX_THREADS = 512                 # ... and never more (NORM_MAX_THREADS in norms.cu)
-SUM_PARTIALS_THREADS = 256
-BACKWARD_BLOCKS_PER_SM = 2        # backward grid: enough blocks to fill the GPU, no more
+BACKWARD_TARGET_THREADS = 512     # (backward holds more values: more threads, fewer each)
+MAX_THREADS = 512                 # ... and never more
+LAUNCH_BOUNDS = (256, 512)        # the __launch_bounds__ an instantiation is compiled with:
+                                  # 256 admits 255 registers a thread, the most there are
+FOLD_COLS = 512                   # widest backward row of the warp mapping (NORM_FOLD_COLS)
+SUM_WARPS, SUM_CHUNK, SUM_COLS = 8, 32, 128   # sum_partials: warps, rows and columns a block
+                                              # adds (SUM_WARPS, SUM_CHUNK in norms.cu)
 MAX_GRID_BLOCKS = 2**31 - 1       # CUDA's limit on gridDim.x; more rows loop in the kernel
 
 LaunchConfig = collections.namedtuple(
@@ -66,14 +72,16 @@ def needs_realignment(itemsize, cols, address):
     return cols % (VECTOR_BYTES // itemsize) == 0 and address % VECTOR_BYTES != 0
 
 
-def nv_choices(vec):
+def nv_choices(vec, max_elements=MAX_ELEMENTS_PER_THREAD):
     """The vectors-per-thread counts instantiated for vector width ``vec``."""
-    return tuple(nv for nv in NV_CHOICES if nv * vec <= MAX_ELEMENTS_PER_THREAD)
+    return tuple(nv for nv in NV_CHOICES if nv * vec <= max_elements)
 
 
-def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
-    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, or None when
-    a row does not fit in the registers of one block (the caller falls back).
+def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
+                  max_elements=MAX_ELEMENTS_PER_THREAD):
+    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, each thread
+    holding at most ``max_elements``, or None when a row does not fit in the registers of one
+    block (the caller falls back).
 
     Short rows (up to 32·4 vectors) get one warp each, 4 rows per block: no shared memory,
     no block-wide barrier. Longer rows get one block each, with the fewest vectors per
@@ -81,7 +89,7 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
     allowed and up to 512 threads. The block is a whole number of warps.
     """
     n_vec = -(-cols // vec)                              # vectors per row
-    choices = nv_choices(vec)
+    choices = nv_choices(vec, max_elements)
     warp_choices = [nv for nv in choices if nv <= WARP_MAX_NV and 32 * nv >= n_vec]
     if warp_choices:
         return LaunchConfig(vec, warp_choices[0], 32, 32 * WARP_ROWS_PER_BLOCK,
@@ -94,16 +102,61 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
     return LaunchConfig(vec, nv, threads, threads, 1)
 
 
+def backward_config(cols, vec):
+    """The backward's row mapping: at most ``BACKWARD_ELEMENTS_PER_THREAD`` elements per
+    thread where 512 threads hold the row that way (every row up to 8192 elements with vector
+    loads), else up to 32, as the forward."""
+    return (launch_config(cols, vec, BACKWARD_TARGET_THREADS, BACKWARD_ELEMENTS_PER_THREAD)
+            or launch_config(cols, vec, BACKWARD_TARGET_THREADS))
+
+
+def forward_config(cols, vec):
+    return launch_config(cols, vec, FORWARD_TARGET_THREADS)
+
+
+def launch_bound(kernel, block):
+    """The ``__launch_bounds__`` of the ``kernel`` instantiation a block of ``block`` threads
+    runs. Forward: the smallest of ``LAUNCH_BOUNDS`` that admits the block, so that a
+    256-thread block holding 32 values a thread (and the weight and bias that go with them)
+    is not held to the register budget of a 512-thread one (65536 / 512 = 128 registers).
+    Backward: always 512, as its 16 values a thread fit in 128 registers (the resources test
+    checks it), which halves the backward's instantiations."""
+    if kernel == "norm_backward":
+        return MAX_THREADS
+    return next(bound for bound in LAUNCH_BOUNDS if block <= bound)
+
+
 def forward_grid(rows, config):
     """Blocks for a forward launch: every row group gets one row, up to CUDA's grid limit
     (``MAX_GRID_BLOCKS``); beyond it each group loops over rows ``group + k·groups``."""
     return min(-(-rows // config.rows_per_block), MAX_GRID_BLOCKS)
 
 
-def backward_grid(rows, config, sm_count):
-    """Blocks for a backward launch: at most ``BACKWARD_BLOCKS_PER_SM`` per SM, each group
-    looping over rows, so the number of dweight/dbias partial rows stays small."""
-    return max(1, min(forward_grid(rows, config), BACKWARD_BLOCKS_PER_SM * sm_count))
+def backward_grid(rows, config, sm_count, blocks_per_sm):
+    """Blocks for a backward launch: as many as are resident at once (``blocks_per_sm``, the
+    kernel's occupancy at this block size, times the SMs), one wave, each group looping over
+    rows; never more blocks than rows need. Each block writes one row of dweight/dbias
+    partials."""
+    return max(1, min(forward_grid(rows, config), blocks_per_sm * sm_count))
+
+
+def partial_stride(cols):
+    """Row stride of the partial buffers: a multiple of 4 floats, for sum_partials' float4
+    loads."""
+    return -(-cols // 4) * 4
+
+
+def sum_partials_launches(num_partials, cols):
+    """The grids of the sum_partials launches that reduce ``num_partials`` rows: (strips,
+    chunks, 2) each, chunks of ``SUM_CHUNK`` rows, until one chunk is left."""
+    strips = -(-cols // SUM_COLS)
+    launches = []
+    while True:
+        chunks = -(-num_partials // SUM_CHUNK)
+        launches.append((strips, chunks, 2))
+        if chunks == 1:
+            return launches
+        num_partials = chunks
 
 
 # norms.cu is compiled into two modules: float32 and float16 (cuda_fp16.h), and bfloat16
@@ -121,17 +174,29 @@ def compile_options(dtypes):
 
 def name_expressions(dtypes=tuple(CXX_TYPES)):
     """Every template instantiation the loader compiles for ``dtypes`` (all by default),
-    e.g. ``norm_forward<__half, 8, 4>`` (the nvcc compile test instantiates the same
+    e.g. ``norm_forward<__half, 8, 4, 256>``: each (vec, nv, launch bound) the launch
+    configuration picks for some row length (the nvcc compile test instantiates the same
     list)."""
     names = []
     for dtype in dtypes:
         cxx = CXX_TYPES[dtype]
-        for vec in sorted({VECTOR_BYTES // ITEMSIZE[dtype], 1}):
-            for nv in nv_choices(vec):
-                names.append(kernel_name("norm_forward", cxx, vec, nv))
-                names.append(kernel_name("norm_backward", cxx, vec, nv))
+        for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
+            names.append(kernel_name(kernel, cxx, vec, nv, bound))
         names.append(f"sum_partials<{cxx}>")
     return names
+
+
+@functools.lru_cache(maxsize=None)
+def _instantiations(itemsize):
+    found = set()
+    for vec in sorted({VECTOR_BYTES // itemsize, 1}):
+        for n_vec in range(1, MAX_THREADS * max(nv_choices(vec)) + 1):
+            for kernel, pick in (("norm_forward", forward_config),
+                                 ("norm_backward", backward_config)):
+                config = pick(n_vec * vec, vec)
+                if config is not None:
+                    found.add((kernel, vec, config.nv, launch_bound(kernel, config.block)))
+    return sorted(found, key=lambda k: (k[0] != "norm_forward", k[1:]))
 
 
 def module_dtypes(name):
@@ -142,8 +207,8 @@ def module_dtypes(name):
     return next(group for group in MODULE_DTYPES if dtype in group)
 
 
-def kernel_name(kernel, cxx, vec, nv):
-    return f"{kernel}<{cxx}, {vec}, {nv}>"
+def kernel_name(kernel, cxx, vec, nv, bound):
+    return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
 
 
 def storage_name(dtype):
@@ -159,6 +224,7 @@ def storage_name(dtype):
 _modules = {}     # (source path, device id, module dtypes) -> cupy.RawModule
 _functions = {}   # (device id, name expression) -> kernel, looked up once
 _sm_counts = {}   # device id -> number of SMs
+_occupancy = {}   # (device id, name expression, block) -> resident blocks per SM
 # A null pointer argument: an 8-byte zero. (CuPy passes None as a NULL *argument slot*, which
 # the driver would dereference, not as a NULL pointer value.)
 _NULL = np.uint64(0)
@@ -184,6 +250,16 @@ def _sm_count(cp):
     return _sm_counts[device.id]
 
 
+def _blocks_per_sm(cp, name, block):
+    """How many blocks of ``block`` threads of kernel ``name`` an SM holds at once (its
+    registers, shared memory and the SM's limits), from the driver's occupancy calculator."""
+    key = (cp.cuda.Device().id, name, block)
+    if key not in _occupancy:
+        _occupancy[key] = max(1, cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            _function(cp, name).ptr, block, 0))
+    return _occupancy[key]
+
+
 def _function(cp, name):
     key = (cp.cuda.Device().id, name)
     if key not in _functions:
@@ -204,10 +280,6 @@ def _pointer(array):
     return _NULL if array is None else array
 
 
-def _launch(cp, kernel, config, grid, args):
-    _function(cp, kernel)((grid,), (config.block,), args)
-
-
 # ----- row-norm launches --------------------------------------------------------------------
 def _kernels_take(*arrays):
     """True when the kernels take these arrays (None entries ignored): one kernel dtype.
@@ -220,10 +292,10 @@ def _kernels_take(*arrays):
     return len(dtypes) == 1 and storage_name(dtypes.pop()) is not None
 
 
-def _config(dtype, cols, arrays, target_threads):
+def _config(dtype, cols, arrays, pick):
     addresses = [a.data.ptr for a in arrays if a is not None]
     vec = vector_width(ITEMSIZE[storage_name(dtype)], cols, addresses)
-    return launch_config(cols, vec, target_threads)
+    return pick(cols, vec)
 
 
 def _contiguous(cp, array):
@@ -245,8 +317,7 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
         rows, cols = x.shape
         y = _empty(cp, x.shape, x.dtype)
         s = None if residual is None else _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s),
-                         FORWARD_TARGET_THREADS)
+        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s), forward_config)
         if config is None:
             return None
         mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
@@ -255,8 +326,9 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
         args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
                 _pointer(mean), rstd, np.int64(rows), np.int32(cols),
                 np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean))
-        _launch(cp, kernel_name("norm_forward", cxx, config.vec, config.nv), config,
-                forward_grid(rows, config), args)
+        name = kernel_name("norm_forward", cxx, config.vec, config.nv,
+                           launch_bound("norm_forward", config.block))
+        _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
         return y, s, mean, rstd
 
 
@@ -269,34 +341,45 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
                                            for a in (dy, dsum, x, weight, mean, rstd))
         rows, cols = x.shape
         dx = _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), BACKWARD_TARGET_THREADS)
+        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), backward_config)
         if config is None:
             return None
-        grid = backward_grid(rows, config, _sm_count(cp))
-        groups = grid * config.rows_per_block
-        dweight_partial = None if weight is None else _empty(cp, (groups, cols), np.float32)
-        dbias_partial = _empty(cp, (groups, cols), np.float32) if need_bias_grad else None
         cxx = CXX_TYPES[storage_name(x.dtype)]
+        name = kernel_name("norm_backward", cxx, config.vec, config.nv,
+                           launch_bound("norm_backward", config.block))
+        grid = backward_grid(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
+        stride = partial_stride(cols)
+        dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)
+        dbias_partial = _empty(cp, (grid, stride), np.float32) if need_bias_grad else None
         args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
                 _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
-                np.int32(cols), np.int32(config.threads_per_row))
-        _launch(cp, kernel_name("norm_backward", cxx, config.vec, config.nv), config, grid,
-                args)
-        return (dx, _sum_partials(cp, dweight_partial, x.dtype),
-                _sum_partials(cp, dbias_partial, dy.dtype))
+                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride))
+        _function(cp, name)((grid,), (config.block,), args)
+        dweight, dbias = _sum_partials(cp, dweight_partial, dbias_partial, cols, x.dtype)
+        return dx, dweight, dbias
 
 
-def _sum_partials(cp, partial, dtype):
-    """(groups, cols) float32 partial sums -> (cols,) in ``dtype``, added in row order."""
-    if partial is None:
-        return None
-    groups, cols = partial.shape
-    out = _empty(cp, (cols,), dtype)
-    kernel = f"sum_partials<{CXX_TYPES[storage_name(dtype)]}>"
-    blocks = -(-cols // SUM_PARTIALS_THREADS)
-    _function(cp, kernel)((blocks,), (SUM_PARTIALS_THREADS,),
-                          (partial, np.int32(groups), np.int32(cols), out))
-    return out
+def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype):
+    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype``, by a fixed
+    tree of ``sum_partials`` launches (``sum_partials_launches``); dweight and dbias in the
+    same launches. Either partial buffer may be None (its gradient is then None)."""
+    partials = dweight_partial if dweight_partial is not None else dbias_partial
+    if partials is None:
+        return None, None
+    rows, stride = partials.shape
+    out_dweight = None if dweight_partial is None else _empty(cp, (cols,), dtype)
+    out_dbias = None if dbias_partial is None else _empty(cp, (cols,), dtype)
+    kernel = _function(cp, f"sum_partials<{CXX_TYPES[storage_name(dtype)]}>")
+    for grid in sum_partials_launches(rows, cols):
+        chunks = grid[1]
+        nexts = [None if p is None else _empty(cp, (chunks, stride), np.float32)
+                 for p in (dweight_partial, dbias_partial)] if chunks > 1 else [None, None]
+        kernel(grid, (SUM_WARPS * 32,),
+               (_pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
+                np.int32(stride), np.int32(cols), _pointer(nexts[0]), _pointer(nexts[1]),
+                _pointer(out_dweight), _pointer(out_dbias)))
+        dweight_partial, dbias_partial, rows = nexts[0], nexts[1], chunks
+    return out_dweight, out_dbias
 
 
 def _too_long(name, x):

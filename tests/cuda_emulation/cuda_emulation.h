@@ -20,11 +20,17 @@
 #define __device__
 #define __forceinline__ inline
 #define __restrict__ __restrict
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
 
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 inline dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline int min(int a, int b) { return a < b ? a : b; }
 
 struct EmuFiber {
     ucontext_t context;
@@ -105,19 +111,20 @@ struct EmuFlushDenormals {
 #endif
 
 template <typename Body>
-void emu_launch(unsigned grid, unsigned block, Body body) {
+void emu_launch(dim3 grid, unsigned block, Body body) {
     constexpr size_t stack_size = 256 * 1024;
     const EmuFlushDenormals flush;
     EmuLaunch<Body>::body = &body;
-    for (unsigned b = 0; b < grid; ++b) {
+    const unsigned blocks = grid.x * grid.y * grid.z;
+    for (unsigned b = 0; b < blocks; ++b) {
         EmuBlock state;
         emu_block = &state;
         state.fibers = std::vector<EmuFiber>(block);
         state.warp_arrived.assign((block + 31) / 32, 0);
         state.shuffle.assign(block, 0.0f);
-        blockIdx = {b, 0, 0};
+        blockIdx = {b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)};
         blockDim = {block, 1, 1};
-        gridDim = {grid, 1, 1};
+        gridDim = grid;
         for (unsigned t = 0; t < block; ++t) {
             EmuFiber& f = state.fibers[t];
             f.stack = static_cast<char*>(std::malloc(stack_size));

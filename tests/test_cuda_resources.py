@@ -1,0 +1,90 @@
+"""No register spills at the launch configurations the launcher picks for the benchmark's row
+lengths (D = 1024, 2048, 4096, 8192) in every dtype, forward and backward: each of those
+instantiations is compiled by nvcc with ``-Xptxas -v`` for sm_80 and sm_90, and ptxas's report
+must show 0 bytes of spill stores and loads. A spill sends registers to local memory inside
+the loop over rows: loads the bandwidth estimate in docs/gpu.md does not count.
+
+Without nvcc the test skips, except in CI (``CI=true``), where it fails.
+"""
+
+import re
+import subprocess
+
+from test_cuda_compile import instantiating_unit, nvcc_or_skip
+
+from microgradnorm.kernels import cuda
+
+ARCHS = ("sm_80", "sm_90")
+BENCH_COLS = (1024, 2048, 4096, 8192)
+
+
+def launcher_names():
+    """{name expression: [(dtype, D, pass)]} of the kernels the launcher runs at
+    ``BENCH_COLS`` (aligned arrays: vector loads)."""
+    names = {}
+    for dtype, cxx in cuda.CXX_TYPES.items():
+        for cols in BENCH_COLS:
+            vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
+            for kernel, pick in (("norm_forward", cuda.forward_config),
+                                 ("norm_backward", cuda.backward_config)):
+                config = pick(cols, vec)
+                name = cuda.kernel_name(kernel, cxx, config.vec, config.nv,
+                                        cuda.launch_bound(kernel, config.block))
+                names.setdefault(name, []).append((dtype, cols, kernel))
+    return names
+
+
+def ptxas_report(output):
+    """{mangled kernel name: (registers, spill store bytes, spill load bytes)}."""
+    report = {}
+    current = None
+    for line in output.splitlines():
+        match = re.search(r"Compiling entry function '(\w+)'", line)
+        if match:
+            current = match.group(1)
+        match = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
+        if match and current:
+            report[current] = [None, int(match.group(1)), int(match.group(2))]
+        match = re.search(r"Used (\d+) registers", line)
+        if match and current in report:
+            report[current][0] = int(match.group(1))
+    return report
+
+
+def mangled(name):
+    """The C++ mangling prefix of a name expression: norm_backward<__half, 8, 2, 512> ->
+    _Z13norm_backwardI6__halfLi8ELi2ELi512EE."""
+    kernel, args = name[:-1].split("<")
+    cxx, *numbers = (a.strip() for a in args.split(","))
+    cxx = "f" if cxx == "float" else f"{len(cxx)}{cxx}"
+    return (f"_Z{len(kernel)}{kernel}I{cxx}" + "".join(f"Li{n}E" for n in numbers) + "E")
+
+
+def test_the_launcher_picks_a_few_instantiations_for_the_benchmark_rows():
+    names = launcher_names()
+    assert 6 <= len(names) <= 24
+    assert all(name in cuda.name_expressions() for name in names)
+
+
+def test_no_spills_at_the_launchers_configurations(tmp_path):
+    nvcc = nvcc_or_skip()
+    names = launcher_names()
+    unit = tmp_path / "resources.cu"
+    unit.write_text(instantiating_unit(cuda.SOURCE, sorted(names)))
+    runs = {arch: subprocess.Popen(
+        [nvcc, "-cubin", f"-arch={arch}", "-Xptxas", "-v", cuda.BFLOAT16_OPTION, "-o",
+         str(tmp_path / f"{arch}.cubin"), str(unit)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for arch in ARCHS}
+    spilling = []
+    for arch, run in runs.items():
+        output, _ = run.communicate(timeout=300)
+        assert run.returncode == 0, f"nvcc -arch={arch} failed:\n{output}"
+        report = ptxas_report(output)
+        for name, uses in names.items():
+            found = [v for k, v in report.items() if k.startswith(mangled(name))]
+            assert len(found) == 1, (arch, name, sorted(report))
+            registers, stores, loads = found[0]
+            if stores or loads:
+                spilling.append(f"{arch} {name} ({registers} registers, {stores} B stored, "
+                                f"{loads} B loaded) for {uses}")
+    assert not spilling, "spills:\n" + "\n".join(spilling)
