@@ -102,7 +102,7 @@ def test_every_tested_and_benchmarked_row_length_runs_a_kernel(dtype, cols):
         config = pick(cols, vec)
         assert config is not None
         assert cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv,
-                                cuda.launch_bound(kernel, config.block)) in names
+                                cuda.launch_bound(config)) in names
 
 
 def test_only_misaligned_views_of_vectorizable_rows_are_realigned():
@@ -116,7 +116,7 @@ def test_only_misaligned_views_of_vectorizable_rows_are_realigned():
     (8192, 4, (4, 512, 512)),            # backward: more threads, fewer registers each
     (8192, 8, (2, 512, 512)),
     (4096, 8, (1, 512, 512)),
-    (1024, 8, (1, 128, 128)),            # 16-bit: 8 per thread, not a warp holding 32
+    (1024, 8, (4, 32, 128)),             # 16-bit: a warp holding 32 (255 registers allowed)
     (1024, 4, (1, 256, 256)),
     (512, 4, (4, 32, 128)),              # a warp per row, 4 rows per block, 16 per thread
     (512, 8, (2, 32, 128)),
@@ -129,23 +129,28 @@ def test_backward_launch_config_examples(cols, vec, expected):
 
 
 @given(cols=st.integers(1, 16384), vec=st.sampled_from([1, 4, 8]))
-def test_backward_holds_at_most_16_per_thread_where_512_threads_can(cols, vec):
+def test_backward_blocks_hold_at_most_16_per_thread_where_512_threads_can(cols, vec):
     if cols % vec:
         return
     config = cuda.backward_config(cols, vec)
     if config is None:
         return
     per_thread = config.nv * config.vec
+    if config.rows_per_block > 1:                # the warp mapping folds through shared memory
+        assert cols <= cuda.FOLD_COLS and config == cuda.forward_config(cols, vec)
+        assert cuda.launch_bound(config) == (256 if per_thread > 16 else 512)
+        return
     fits = -(-cols // vec) <= 512 * max(cuda.nv_choices(vec, 16))
     assert per_thread <= 16 if fits else per_thread > 16
-    if config.rows_per_block > 1:                # the warp mapping folds through shared memory
-        assert cols <= cuda.FOLD_COLS
 
 
 def test_launch_bounds_admit_every_block_and_hold_small_blocks_to_no_512_budget():
-    blocks = (32, 128, 256, 288, 512)
-    assert [cuda.launch_bound("norm_forward", b) for b in blocks] == [256] * 3 + [512] * 2
-    assert [cuda.launch_bound("norm_backward", b) for b in blocks] == [512] * 5
+    config = cuda.LaunchConfig
+    assert cuda.launch_bound(config(4, 8, 256, 256, 1)) == 256     # 32 values: 255 registers
+    assert cuda.launch_bound(config(8, 4, 32, 128, 4)) == 256
+    assert cuda.launch_bound(config(4, 8, 384, 384, 1)) == 512     # more than 256 threads
+    assert cuda.launch_bound(config(4, 4, 32, 128, 4)) == 512      # 16 values fit in 128
+    assert cuda.launch_bound(config(1, 16, 512, 512, 1)) == 512
     for name in cuda.name_expressions():
         if name.startswith("norm_"):
             assert int(name[:-1].split(",")[-1]) in cuda.LAUNCH_BOUNDS
@@ -177,8 +182,9 @@ def test_grids(rows):
             grid = cuda.backward_grid(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
             assert 1 <= grid <= blocks_per_sm * 132            # one wave
             assert grid <= cuda.forward_grid(rows, config)    # no block without a row
+            wanted = -(-cuda.BACKWARD_RESIDENT_THREADS // config.block)   # 1024 threads an SM
             if rows >= 10**6:
-                assert grid == blocks_per_sm * 132
+                assert grid == min(blocks_per_sm, wanted) * 132
 
 
 def test_forward_grid_stays_within_cudas_limit_for_any_row_count():
@@ -203,7 +209,7 @@ def test_constants_shared_with_the_source_match():
     assert f"#define SUM_WARPS {cuda.SUM_WARPS}" in source
     assert f"#define SUM_CHUNK {cuda.SUM_CHUNK}" in source
     assert cuda.SUM_COLS == 32 * 4                      # a warp of float4 loads
-    assert source.count("__launch_bounds__(MAX_BLOCK, 1)") == 2
+    assert source.count("__launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))") == 2
 
 
 def test_name_expressions_name_kernels_of_the_source():

@@ -29,7 +29,7 @@ def launcher_names():
                                  ("norm_backward", cuda.backward_config)):
                 config = pick(cols, vec)
                 name = cuda.kernel_name(kernel, cxx, config.vec, config.nv,
-                                        cuda.launch_bound(kernel, config.block))
+                                        cuda.launch_bound(config))
                 names.setdefault(name, []).append((dtype, cols, kernel))
     return names
 

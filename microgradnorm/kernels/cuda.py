@@ -42,7 +42,8 @@ BACKWARD_TARGET_THREADS = 512     # (backward holds more values: more threads, f
 MAX_THREADS = 512                 # ... and never more
 LAUNCH_BOUNDS = (256, 512)        # the __launch_bounds__ an instantiation is compiled with:
                                   # 256 admits 255 registers a thread, the most there are
-FOLD_COLS = 512                   # widest backward row of the warp mapping (NORM_FOLD_COLS)
+FOLD_COLS = 1024                  # widest backward row of the warp mapping (NORM_FOLD_COLS)
+BACKWARD_RESIDENT_THREADS = 1024  # backward grid: blocks enough for this many threads an SM
 SUM_WARPS, SUM_CHUNK, SUM_COLS = 8, 32, 128   # sum_partials: warps, rows and columns a block
                                               # adds (SUM_WARPS, SUM_CHUNK in norms.cu)
 MAX_GRID_BLOCKS = 2**31 - 1       # CUDA's limit on gridDim.x; more rows loop in the kernel
@@ -103,27 +104,34 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
 
 
 def backward_config(cols, vec):
-    """The backward's row mapping: at most ``BACKWARD_ELEMENTS_PER_THREAD`` elements per
-    thread where 512 threads hold the row that way (every row up to 8192 elements with vector
-    loads), else up to 32, as the forward."""
+    """The backward's row mapping. Short rows (up to 32·4 vectors) get a warp each, as in the
+    forward: 4 rows a block, whose 128 threads may use 255 registers each (``launch_bound``),
+    enough for 32 values a thread. Longer rows get a block each with at most
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values a thread where 512 threads hold the row that way
+    (every row up to 8192 elements with vector loads: 128 registers suffice), else up to
+    32, as the forward."""
+    config = launch_config(cols, vec, BACKWARD_TARGET_THREADS)
+    if config is not None and config.threads_per_row == 32:
+        return config
     return (launch_config(cols, vec, BACKWARD_TARGET_THREADS, BACKWARD_ELEMENTS_PER_THREAD)
-            or launch_config(cols, vec, BACKWARD_TARGET_THREADS))
+            or config)
 
 
 def forward_config(cols, vec):
     return launch_config(cols, vec, FORWARD_TARGET_THREADS)
 
 
-def launch_bound(kernel, block):
-    """The ``__launch_bounds__`` of the ``kernel`` instantiation a block of ``block`` threads
-    runs. Forward: the smallest of ``LAUNCH_BOUNDS`` that admits the block, so that a
-    256-thread block holding 32 values a thread (and the weight and bias that go with them)
-    is not held to the register budget of a 512-thread one (65536 / 512 = 128 registers).
-    Backward: always 512, as its 16 values a thread fit in 128 registers (the resources test
-    checks it), which halves the backward's instantiations."""
-    if kernel == "norm_backward":
+def launch_bound(config):
+    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 (a budget of
+    65536 / 512 = 128 registers a thread) where a thread holds at most
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values, which fit (the resources test checks it) or the
+    block has more than 256 threads; else 256, which leaves a thread the most registers
+    there are (255), for the 32 values a thread of a 256-thread forward block or of the
+    backward's warp mapping holds. One bound for most (vec, nv) keeps the instantiations
+    few."""
+    if config.block > 256 or config.nv * config.vec <= BACKWARD_ELEMENTS_PER_THREAD:
         return MAX_THREADS
-    return next(bound for bound in LAUNCH_BOUNDS if block <= bound)
+    return LAUNCH_BOUNDS[0]
 
 
 def forward_grid(rows, config):
@@ -133,11 +141,14 @@ def forward_grid(rows, config):
 
 
 def backward_grid(rows, config, sm_count, blocks_per_sm):
-    """Blocks for a backward launch: as many as are resident at once (``blocks_per_sm``, the
-    kernel's occupancy at this block size, times the SMs), one wave, each group looping over
-    rows; never more blocks than rows need. Each block writes one row of dweight/dbias
-    partials."""
-    return max(1, min(forward_grid(rows, config), blocks_per_sm * sm_count))
+    """Blocks for a backward launch: one wave, each group looping over rows. Per SM, enough
+    blocks for ``BACKWARD_RESIDENT_THREADS`` threads (their loads keep 32 KB or more in flight
+    an SM, docs/gpu.md), but no more than fit at once (``blocks_per_sm``, the kernel's
+    occupancy at this block size): each block writes a row of dweight/dbias partials that
+    the second stage reads back, so blocks beyond what the bandwidth needs only cost. Never
+    more blocks than rows need."""
+    per_sm = max(1, min(blocks_per_sm, -(-BACKWARD_RESIDENT_THREADS // config.block)))
+    return max(1, min(forward_grid(rows, config), per_sm * sm_count))
 
 
 def partial_stride(cols):
@@ -195,7 +206,7 @@ def _instantiations(itemsize):
                                  ("norm_backward", backward_config)):
                 config = pick(n_vec * vec, vec)
                 if config is not None:
-                    found.add((kernel, vec, config.nv, launch_bound(kernel, config.block)))
+                    found.add((kernel, vec, config.nv, launch_bound(config)))
     return sorted(found, key=lambda k: (k[0] != "norm_forward", k[1:]))
 
 
@@ -256,7 +267,7 @@ def _blocks_per_sm(cp, name, block):
     key = (cp.cuda.Device().id, name, block)
     if key not in _occupancy:
         _occupancy[key] = max(1, cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            _function(cp, name).ptr, block, 0))
+            _function(cp, name).kernel.ptr, block, 0))      # RawKernel -> driver function
     return _occupancy[key]
 
 
@@ -327,7 +338,7 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
                 _pointer(mean), rstd, np.int64(rows), np.int32(cols),
                 np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean))
         name = kernel_name("norm_forward", cxx, config.vec, config.nv,
-                           launch_bound("norm_forward", config.block))
+                           launch_bound(config))
         _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
         return y, s, mean, rstd
 
@@ -346,7 +357,7 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
             return None
         cxx = CXX_TYPES[storage_name(x.dtype)]
         name = kernel_name("norm_backward", cxx, config.vec, config.nv,
-                           launch_bound("norm_backward", config.block))
+                           launch_bound(config))
         grid = backward_grid(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
         stride = partial_stride(cols)
         dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)

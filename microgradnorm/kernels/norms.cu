@@ -39,9 +39,15 @@
 #include <cuda_bf16.h>
 #endif
 
+// Blocks an SM must hold at once, the second __launch_bounds__ argument: two 512-thread
+// blocks (64 registers a thread) where a thread holds at most 4 values, so the backward's
+// one-wave grid keeps 1024 threads an SM; else one, which leaves the register budget to
+// MAX_BLOCK alone (more than 4 values a thread spill at 64 registers).
+#define MIN_BLOCKS(max_block, values) (((max_block) == 512 && (values) <= 4) ? 2 : 1)
+
 // The widest row the backward kernel's warp mapping takes (cuda.py's FOLD_COLS): its groups
 // fold their dweight / dbias sums through shared memory of this many columns.
-#define NORM_FOLD_COLS 512
+#define NORM_FOLD_COLS 1024
 
 // ----- storage <-> float32 ------------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
@@ -132,7 +138,7 @@ __device__ __forceinline__ float group_sum(float a, int G, GroupSlots& slots, in
 // Two passes over the row held in registers: mean first, then mean((s - mean)^2), the stable
 // form of the variance, as in the reference; rstd = 1 / sqrt(var + eps).
 template <typename T, int VEC, int NV, int MAX_BLOCK>
-__global__ void __launch_bounds__(MAX_BLOCK, 1)
+__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
 norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
              const T* __restrict__ weight, const T* __restrict__ bias,
              T* __restrict__ y, T* __restrict__ sum_out,
@@ -228,7 +234,7 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
 // launch gives the same bits every time.
 // Nullable: dsum, weight, mean, dweight_partial, dbias_partial.
 template <typename T, int VEC, int NV, int MAX_BLOCK>
-__global__ void __launch_bounds__(MAX_BLOCK, 1)
+__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
 norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
               const T* __restrict__ x, const T* __restrict__ weight,
               const float* __restrict__ mean, const float* __restrict__ rstd,

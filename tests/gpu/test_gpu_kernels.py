@@ -137,6 +137,26 @@ def test_no_rows(dtype):
     assert not from_device(grads["dweight"]).any() and not from_device(grads["dbias"]).any()
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_of_no_elements_give_the_reference_results(dtype):
+    data = draw("layer_norm", 3, 0, dtype, seed=0)
+    with np.errstate(all="ignore"):
+        saved = run_forward("layer_norm", data, 1e-5)
+        grads = run_backward("layer_norm", data, saved)
+    assert saved["y"].shape == (3, 0) and grads["dx"].shape == (3, 0)
+    assert np.isnan(cp.asnumpy(saved["rstd"])).all()            # the reference's 0/0
+    assert grads["dweight"].shape == grads["dbias"].shape == (0,)
+
+
+def test_backward_grid_is_one_wave_of_the_kernels_occupancy():
+    name = "norm_backward<float, 4, 4, 512>"                  # float32 D = 8192
+    blocks = cuda._blocks_per_sm(cp, name, 512)
+    assert 1 <= blocks <= 4                                   # 2048 threads an SM at most
+    config = cuda.backward_config(8192, 4)
+    assert cuda.backward_grid(10**6, config, cuda._sm_count(cp), blocks) == \
+        blocks * cuda._sm_count(cp)
+
+
 def test_loader_compiles_once_per_device():
     cuda.layer_norm_forward(cp.ones((2, 8), np.float32), None, None, 1e-5)
     key = (cuda.SOURCE, cp.cuda.Device().id, ("float32", "float16"))
