@@ -88,3 +88,49 @@ def test_no_spills_at_the_launchers_configurations(tmp_path):
                 spilling.append(f"{arch} {name} ({registers} registers, {stores} B stored, "
                                 f"{loads} B loaded) for {uses}")
     assert not spilling, "spills:\n" + "\n".join(spilling)
+
+
+FIRST_USE = re.compile(r"^\s*\{?\s*((add|sub|mul|fma\.rn)(\.rn)?\.f32|cvt\.f32\.b?f16)\b")
+
+
+def loads_before_first_use(body, start):
+    """16-byte loads in a PTX kernel ``body`` from the first line matching ``start`` to the
+    first instruction that uses a loaded value as a number."""
+    lines = body.splitlines()
+    begin = next(i for i, line in enumerate(lines) if re.search(start, line))
+    count = 0
+    for line in lines[begin:]:
+        if re.search(r"ld\.global(\.nc)?\.v4", line):
+            count += 1
+        elif FIRST_USE.search(line):
+            return count
+    return count
+
+
+def test_every_load_of_a_row_is_issued_before_the_first_use(tmp_path):
+    """In the PTX of the launcher's instantiations, the row loop issues all of a thread's
+    vector loads (x, and dy in backward: 2·nv of them) before it uses the first: a thread has
+    its whole part of the row in flight, not one 16-byte vector at a time. (ptxas may still
+    reorder; no SASS tool is at hand here.)"""
+    nvcc = nvcc_or_skip()
+    names = launcher_names()
+    unit = tmp_path / "loads.cu"
+    unit.write_text(instantiating_unit(cuda.SOURCE, sorted(names)))
+    run = subprocess.run([nvcc, "-ptx", "-arch=sm_90", cuda.BFLOAT16_OPTION, "-o",
+                          str(tmp_path / "loads.ptx"), str(unit)],
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    kernels = {body.split("(")[0]: body for body in
+               re.split(r"\.visible \.entry ", (tmp_path / "loads.ptx").read_text())[1:]}
+    short = []
+    for name in names:
+        body = next(b for k, b in kernels.items() if k.startswith(mangled(name)))
+        nv = int(name.split(",")[2])
+        if name.startswith("norm_backward"):
+            # the row loop starts with the scalar loads of the row's statistics
+            wanted, found = 2 * nv, loads_before_first_use(body, r"ld\.global\.nc\.f32")
+        else:
+            wanted, found = nv, loads_before_first_use(body, r"ld\.global(\.nc)?\.v4")
+        if found < wanted:
+            short.append(f"{name}: {found} of {wanted} loads issued before the first use")
+    assert not short, "\n".join(short)
