@@ -4,7 +4,10 @@ instantiations is compiled by nvcc with ``-Xptxas -v`` for sm_80 and sm_90, and 
 must show 0 bytes of spill stores and loads. A spill sends registers to local memory inside
 the loop over rows: loads the bandwidth estimate in docs/gpu.md does not count.
 
-Without nvcc the test skips, except in CI (``CI=true``), where it fails.
+A second test reads the PTX of the same instantiations: each row loop must issue all of a
+thread's vector loads before it uses the first one.
+
+Without nvcc the tests skip, except in CI (``CI=true``), where they fail.
 """
 
 import re

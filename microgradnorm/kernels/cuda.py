@@ -9,6 +9,8 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
   * float64 (and rows longer than the kernels hold in registers, see ``launch_config``)
     falls back to the reference functions, which run on CuPy through ``xp``.
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
+  * M = 0 or D = 0 launches nothing and returns the reference's results; every function
+    checks its arguments' shapes (and the statistics' dtype) before anything runs.
 
 The launch configuration (which row mapping, how many threads, the vector width) is plain
 Python below, testable without a GPU; ``norms.cu`` explains the kernels themselves.
@@ -581,7 +583,9 @@ __all__ = [
     "add_rms_norm_forward",
     "batch_norm_backward",
     "batch_norm_forward",
+    "backward_config",
     "batch_norm_statistics",
+    "forward_config",
     "launch_config",
     "layer_norm_backward",
     "layer_norm_forward",
