@@ -19,6 +19,9 @@ __all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
 
 
 class Optimizer:
+    """Base class of the optimizers: parameter groups (each a dict with ``"params"`` and
+    its options, missing ones from ``defaults``), ``zero_grad`` and ``step``."""
+
     def __init__(self, params, defaults):
         for name, value in defaults.items():
             _check_option(type(self).__name__, name, value)
@@ -45,6 +48,7 @@ class Optimizer:
         self.state = {}                      # id(param) -> {name: array}
 
     def zero_grad(self, set_to_none=True):
+        """Clear the ``.grad`` of every parameter: None (default) or zeros."""
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None if set_to_none or p.grad is None else p.grad * 0
