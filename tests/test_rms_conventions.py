@@ -238,3 +238,13 @@ def test_conventions_wrapper_is_the_reference_kernels_for_wide_dtypes():
     assert s is None
     np.testing.assert_array_equal(y, y_kernel)
     np.testing.assert_array_equal(rstd, rstd_kernel)
+
+
+@pytest.mark.parametrize("casting", CASTINGS)
+@pytest.mark.parametrize("impl", IMPLS)
+def test_gradcheck_with_offset_in_float64(impl, casting):
+    rng = np.random.default_rng(9)
+    x = mg.tensor(rng.standard_normal((3, 7)), requires_grad=True)
+    w = mg.tensor(0.2 * rng.standard_normal(7), requires_grad=True)
+    assert mg.gradcheck(lambda a, b: F.rms_norm(a, 7, b, 1e-6, impl, offset=1.0,
+                                                casting=casting), [x, w])
