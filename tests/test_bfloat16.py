@@ -155,3 +155,11 @@ def test_state_dict_round_trips_bfloat16():
     other = nn.Linear(3, 2, dtype="bfloat16")
     other.load_state_dict(state)
     np.testing.assert_array_equal(f64(other.weight.data), f64(layer.weight.data))
+
+
+def test_compare_command_takes_bfloat16(capsys):
+    from microgradnorm import cli
+    assert cli.main(["compare", "--norm", "rmsnorm", "--dtype", "bfloat16", "--repeat",
+                     "1"]) == 0
+    out = capsys.readouterr().out
+    assert "dtype=bfloat16" in out and "grad weight" in out

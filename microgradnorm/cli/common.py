@@ -22,7 +22,8 @@ def add_compare_args(parser, norms):
     ``--norm`` when ``norms``)."""
     parser.add_argument("--shape", type=parse_shape, default=(2, 4, 8),
                         help="input shape, comma-separated (default 2,4,8)")
-    parser.add_argument("--dtype", choices=("float64", "float32", "float16"), default="float64")
+    parser.add_argument("--dtype", choices=("float64", "float32", "float16", "bfloat16"),
+                        default="float64", help="bfloat16 needs ml_dtypes (default float64)")
     parser.add_argument("--no-affine", dest="affine", action="store_false",
                         help="without weight and bias")
     parser.add_argument("--repeat", type=int, default=5, help="timing repetitions (median)")
