@@ -132,10 +132,9 @@ def test_float32_weight_with_half_input_gives_hugging_faces_dtype(dtype, impl, c
     expected_dtype = np.float32 if casting == "llama" else dtypes.as_dtype(dtype)
     assert y.dtype == expected_dtype and str(ty.dtype).endswith(str(np.dtype(expected_dtype)))
     assert dx.dtype == x.dtype and dw.dtype == np.float32
-    limit = 1 if casting == "gemma" else 2.0 ** -20      # llama: a float32 product
-    if casting == "gemma":
-        assert ulps(y.numpy(), from_torch(ty), dtype).max() <= limit
-    else:
+    if casting == "gemma":                               # rounded once to x's dtype
+        assert ulps(y.numpy(), from_torch(ty), dtype).max() <= 1
+    else:                                                # w (float32) · x̂ rounded to x's dtype
         np.testing.assert_allclose(y.numpy(), from_torch(ty), rtol=2 ** -MANTISSA_BITS[dtype])
     np.testing.assert_allclose(dw, from_torch(tdw),
                                atol=2.0 ** -MANTISSA_BITS[dtype] * 8 * np.abs(dw).max())
@@ -184,10 +183,11 @@ def test_composite_graph_shows_each_cast(dtype, casting, casts):
 
 def test_float16_none_composite_overflows_where_fused_does_not():
     x = np.full((2, 16), 300.0, np.float16)                   # x² = 90000 > 65504
-    composite = F.rms_norm(mg.tensor(x), 16, impl="composite", casting="none").numpy()
+    with np.errstate(over="ignore"):                          # the overflow under test
+        composite = F.rms_norm(mg.tensor(x), 16, impl="composite", casting="none").numpy()
     fused = F.rms_norm(mg.tensor(x), 16, casting="none").numpy()
     llama = F.rms_norm(mg.tensor(x), 16, impl="composite").numpy()
-    assert not np.isfinite(composite).any() or np.all(composite == 0)
+    assert np.all(composite == 0)              # x / sqrt(inf): zeros, without a word
     np.testing.assert_allclose(fused.astype(np.float64), 1.0, rtol=1e-3)
     np.testing.assert_allclose(llama.astype(np.float64), 1.0, rtol=1e-3)
 

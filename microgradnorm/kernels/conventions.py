@@ -23,9 +23,14 @@ composite graph (and Liger's "none" kernel) do.
 float32 and float64 input needs no cast in any mode: the kernels run as they always do,
 with w' in place of w. The backward is the kernels' closed form with w' (d/dw' = d/dw):
 dx = rstd·(g - x̂·mean(g·x̂)), g = dy·w', dweight = Σ dy·x̂, all accumulated in float32.
+It treats every cast as the identity, as autograd does (a Cast's gradient is the incoming
+one, cast back), so for "llama" dweight sums dy·x̂ with x̂ in float32 where the composite
+graph sums dy times the rounded x̂: the two differ by x̂'s rounding, one unit of x's dtype.
 """
 
 import numpy as np
+
+from ..backend import array_module
 
 CASTINGS = ("llama", "gemma", "none")
 
@@ -58,7 +63,11 @@ def rms_norm_forward(kernels, x, residual, weight, eps, offset, casting):
     if casting == "none":
         rows = x if s is None else s
         xhat = rows * rstd.astype(x.dtype)[:, None]                    # (M, D) in x's dtype
-    return (xhat if w is None else xhat * w), s, rstd
+    if w is None:
+        return xhat, s, rstd
+    if w.dtype == xhat.dtype:
+        return array_module(xhat).multiply(xhat, w, out=xhat), s, rstd   # x̂ is ours: in place
+    return xhat * w, s, rstd                          # float32 w: float32 y (Hugging Face's)
 
 
 def rms_norm_backward(kernels, dy, ds, x, weight, rstd, offset, casting):
