@@ -3,8 +3,8 @@
 dtype rules (NumPy's, with PyTorch's restriction on gradients):
   * Python floats become float64, Python ints int64; arrays keep their dtype.
   * float16, bfloat16, float32 and float64 tensors can require gradients; integer and bool
-    tensors cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for indices
-    (embeddings, targets) and take part in ops as constants.
+    tensors cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for
+    indices (embeddings, targets) and take part in ops as constants.
   * An op on two tensors promotes like NumPy (float32 with float64 gives float64); a Python
     number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
     dtype of its tensor.
@@ -145,11 +145,12 @@ class Tensor:
         Example:
             >>> h = x.to(dtype="bfloat16")             # a Cast node; x.grad stays float64
         """
+        if device is not None:
+            backend.check_device(device)
         out = self
         if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
             out = out.astype(dtype)
         if device is not None:
-            backend.check_device(device)
             if device != out.device:
                 if device == "cuda" and out.dtype == dtypes.bfloat16:
                     raise TypeError('to(): bfloat16 tensors are CPU-only; on "cuda" use '
