@@ -163,3 +163,20 @@ def test_compare_command_takes_bfloat16(capsys):
                      "1"]) == 0
     out = capsys.readouterr().out
     assert "dtype=bfloat16" in out and "grad weight" in out
+
+
+def test_tiny_gpt_trains_in_bfloat16_with_master_weights():
+    np.random.seed(0)
+    model = nn.GPT(vocab_size=20, context_length=8, d_model=16, n_layers=2, n_heads=2,
+                   norm="rmsnorm").to(dtype="bfloat16")
+    opt = optim.AdamW(model.parameters(), lr=3e-3, master_weights=True)
+    ids = np.random.randint(0, 20, (4, 9))
+    losses = []
+    for _ in range(12):
+        loss = F.cross_entropy(model(ids[:, :-1]), ids[:, 1:])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert loss.dtype == BF16 and np.isfinite(losses).all()
+    assert losses[-1] < losses[0] - 0.3
