@@ -336,10 +336,12 @@ def test_batch_norm_composite_matches_fused_float64(case):
     assert_close_all(sides["composite"], sides["fused"], FLOAT64_TOL)
 
 
-# About 20 units in the last place: 2^-11 for float16, 2^-8 for bfloat16.
+# About 20 units in the last place of float16 (2^-11), 32 of bfloat16 (2^-8): the composite
+# graph rounds to bfloat16 after each of its ~10 ops, and with 2-element rows (x̂ = ±1, dx
+# a cancellation) those roundings add up to ~25 units of the gradient's scale.
 LOW_PRECISION = [pytest.param(np.float32, 1e-5, id="float32"),
                  pytest.param(np.float16, 1e-2, id="float16"),
-                 pytest.param(dtypes.bfloat16, 8e-2, id="bfloat16",
+                 pytest.param(dtypes.bfloat16, 1.25e-1, id="bfloat16",
                               marks=BFLOAT16.marks)]
 
 
