@@ -31,6 +31,9 @@ __all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
 
 
 class Optimizer:
+    """Base class of the optimizers: parameter groups (each a dict with ``"params"`` and
+    its options, missing ones from ``defaults``), ``zero_grad`` and ``step``."""
+
     def __init__(self, params, defaults, master_weights=False):
         if not isinstance(master_weights, bool):
             raise ValueError(f"{type(self).__name__}: master_weights must be True or False, "
@@ -61,6 +64,7 @@ class Optimizer:
         self.state = {}                      # id(param) -> {name: array}
 
     def zero_grad(self, set_to_none=True):
+        """Clear the ``.grad`` of every parameter: None (default) or zeros."""
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None if set_to_none or p.grad is None else p.grad * 0
