@@ -242,6 +242,7 @@ class Tensor:
         return self.astype(np.float16)
 
     def bfloat16(self):
+        """``self.astype("bfloat16")`` (needs ml_dtypes), as torch's ``Tensor.bfloat16``."""
         return self.astype("bfloat16")
 
     def detach(self):

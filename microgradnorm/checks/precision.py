@@ -172,6 +172,7 @@ class PrecisionReport:
     skipped: list            # notes on what could not run (bfloat16 without ml_dtypes)
 
     def cell(self, norm, impl, dtype, family):
+        """The ``Cell`` of one norm/impl/dtype/family (KeyError if it was not measured)."""
         for c in self.cells:
             if (c.norm, c.impl, c.dtype, c.family) == (norm, impl, dtype, family):
                 return c
@@ -288,7 +289,8 @@ def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=
     """Measure every norm/impl/dtype/family (see the module doc).
 
     Args:
-        quick: a small shape, (8, 64): the whole report in about a second.
+        quick: a small shape, (8, 64): 0.1 s for the whole report (1.1 s at the
+            full shape), measured on a loaded 2-core AMD EPYC.
         shape: (rows, cols) of the inputs; default (64, 512), or (8, 64) with ``quick``.
         dtypes_: dtypes to measure, a subset of ("float16", "bfloat16", "float32");
             bfloat16 is skipped (with a note) when ml_dtypes is missing.

@@ -3,7 +3,8 @@
 Runs ``mg.precision_report`` (every norm and implementation, float16 / bfloat16 / float32,
 five input families), prints the table, and writes ``precision.md`` and, with matplotlib,
 ``precision_heatmap.png`` into the output directory. ``--quick`` uses (8, 64) inputs and
-takes about a second; the full run (64, 512) a few seconds. docs/precision.md reads it.
+runs in 2.2 s wall, the full run (64, 512) in 2.5 s, both mostly imports and the PNG
+(loaded 2-core AMD EPYC). docs/precision.md reads it.
 """
 
 from pathlib import Path
@@ -57,12 +58,13 @@ def add_parser(commands):
     parser = commands.add_parser(
         "precision", help="accuracy vs float64 by dtype and input family: table, heatmap")
     parser.add_argument("--quick", action="store_true",
-                        help="small inputs (8, 64): about a second")
+                        help="small inputs, (8, 64) instead of (64, 512)")
     parser.add_argument("--out", default="microgradnorm-precision",
                         help="directory for precision.md and the heatmap (default %(default)s)")
     parser.add_argument("--dtype", dest="dtypes", action="append", choices=DTYPES,
                         help="a dtype to measure (repeatable; default all)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random inputs (default %(default)s)")
     parser.set_defaults(run=run)
 
 
