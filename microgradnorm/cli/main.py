@@ -3,9 +3,9 @@
 import argparse
 import sys
 
-from . import bench, compare, demo, graph, train
+from . import bench, compare, demo, graph, memory, train
 
-COMMANDS = (demo, graph, compare, bench, train)   # in the order ``--help`` lists them
+COMMANDS = (demo, graph, compare, bench, train, memory)   # in the order ``--help`` lists them
 
 
 def build_parser():
