@@ -3,9 +3,10 @@
 import argparse
 import sys
 
-from . import bench, compare, demo, graph, memory, train
+from . import bench, compare, demo, explain, graph, memory, train
 
-COMMANDS = (demo, graph, compare, bench, train, memory)   # in the order ``--help`` lists them
+# in the order ``--help`` lists them
+COMMANDS = (demo, graph, compare, bench, train, memory, explain)
 
 
 def build_parser():
