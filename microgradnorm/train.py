@@ -161,6 +161,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     losses, step_seconds, stats, start_step = [], [], None, 0
     if resume is not None:
         saved = load_checkpoint(resume, model, optimizer, scheduler=scheduler, rng=rng)
+        _check_same_run(resume, saved.extra.get("config", {}), config)
         start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
     config["start_step"] = start_step
     bar = tqdm(range(start_step, steps), desc=f"train {impl}", disable=not progress,
@@ -208,6 +209,26 @@ def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every):
                              ("checkpoint_every", checkpoint_every, 0)):
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"train_tiny_gpt: {name} must be an int >= {low}, got {value!r}")
+
+
+# What must not change between a run and its resumption (impl may: it changes rounding only)
+_RUN_KEYS = ("seed", "dtype", "norm", "placement", "d_model", "n_heads", "n_layers",
+             "context_length", "batch_size", "lr", "weight_decay", "grad_clip", "init",
+             "activation", "lr_schedule", "warmup_steps", "min_lr", "grad_accum_steps")
+
+
+def _check_same_run(path, saved, config):
+    """A resumed run must be the run that was saved, or it would not continue it."""
+    def decay_end(c):
+        return c.get("lr_decay_steps") or c.get("steps")
+    changed = [f"{key}={saved.get(key)!r} in the checkpoint, {config[key]!r} now"
+               for key in _RUN_KEYS if saved.get(key) != config[key]]
+    if config["lr_schedule"] == "cosine" and decay_end(saved) != decay_end(config):
+        changed.append(f"the cosine ends at step {decay_end(saved)} in the checkpoint, "
+                       f"{decay_end(config)} now (pass the same lr_decay_steps)")
+    if changed:
+        raise ValueError(f"train_tiny_gpt: resume={path} was saved by a different run: "
+                         + "; ".join(changed))
 
 
 def _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr, decay_steps):

@@ -243,6 +243,19 @@ def test_run_stopped_at_k_and_resumed_ends_bitwise_at_2k(impl, tmp_path):
         np.testing.assert_array_equal(resumed.model.state_dict()[key], value, err_msg=key)
 
 
+def test_resuming_a_different_run_is_a_clear_error(tmp_path):
+    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
+              "batch_size": 4, "lr_schedule": "cosine"}
+    path = tmp_path / "run.npz"
+    train.train_tiny_gpt(2, checkpoint=path, lr_decay_steps=4, **kwargs)
+    with pytest.raises(ValueError, match=r"lr=0.003 in the checkpoint, 0.01 now"):
+        train.train_tiny_gpt(4, resume=path, lr_decay_steps=4, **{**kwargs, "lr": 0.01})
+    with pytest.raises(ValueError, match="the cosine ends at step 4 in the checkpoint, 6 now"):
+        train.train_tiny_gpt(6, resume=path, **kwargs)
+    assert train.train_tiny_gpt(4, resume=path, lr_decay_steps=4, impl="composite",
+                                **kwargs).config["start_step"] == 2
+
+
 def test_checkpoint_restores_every_random_state_and_rejects_a_mismatch(tmp_path):
     import random
     np.random.seed(0)
