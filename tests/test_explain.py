@@ -76,3 +76,20 @@ def test_explain_command_prints_and_draws(topic, extra, tmp_path):
     assert out.returncode == 0, out.stderr
     assert (tmp_path / f"explain_{topic}.png").stat().st_size > 10_000
     assert ("singular values" if topic == "jacobian" else "train - y_eval") in out.stdout
+
+
+def test_placement_sweep_and_warmup_runs_small():
+    sweep = explain.placement_sweep(widths=(8,), depths=(2, 4), seeds=2, inits=("xavier",))
+    assert set(sweep.ratios) == {("xavier", 8, p, d) for p in ("pre", "post", "sandwich",
+                                                               "deepnorm") for d in (2, 4)}
+    assert all(len(r) == 2 and all(v > 0 for v in r) for r in sweep.ratios.values())
+    assert sweep.profiles["xavier", 8, "pre", 4].shape == (4,)
+    params, stream = explain.block_grad_norms(4, "layernorm", "pre", 8, "xavier", seed=0)
+    assert explain.early_late(params) == pytest.approx(params[0] / params[-1])  # 1 block each
+    assert "post per seed" in sweep.report()
+    runs = explain.warmup_runs(steps=3, depth=1, settings=[("post", 1e-2, 0), ("post", 1e-2, 2)],
+                               d_model=8)
+    assert all(len(losses) == 3 for losses in runs.values())
+    assert runs["post", 1e-2, 0][0] == runs["post", 1e-2, 2][0]       # same first batch
+    assert runs["post", 1e-2, 0][1] != runs["post", 1e-2, 2][1]       # lr/2 at step 0
+    assert "warmup" in explain.warmup_report(runs, 3, 1)

@@ -2,11 +2,13 @@
 
     microgradnorm explain jacobian     # LayerNorm and RMSNorm Jacobians: spectrum, null space
     microgradnorm explain batchnorm    # BatchNorm's train/eval gap vs batch size and momentum
+    microgradnorm explain placement    # gradient per block at init vs depth; warm-up runs
 
 Each topic prints its numbers and, with matplotlib, writes ``explain_<topic>.png`` into
 ``--out``. ``docs/explain.md`` shows the pictures and what they say.
 """
 
+import argparse
 import dataclasses
 
 import numpy as np
@@ -14,17 +16,19 @@ import numpy as np
 from .. import functional as F
 from .. import nn
 from ..autograd import no_grad
+from ..train import train_tiny_gpt
 from ..checks import jacobian as dense_jacobian
 from ..tensor import tensor
 from . import plotting
 
-TOPICS = ("jacobian", "batchnorm")
+TOPICS = ("jacobian", "batchnorm", "placement")
 
 
 def add_parser(commands):
     """Register the ``explain`` sub-command."""
     parser = commands.add_parser(
-        "explain", help="measured pictures: norm Jacobians, BatchNorm's train/eval gap")
+        "explain", help="measured pictures: norm Jacobians, BatchNorm's train/eval gap, "
+                        "norm placement")
     parser.add_argument("topic", choices=TOPICS, help="what to measure and draw")
     parser.add_argument("--dim", type=int, default=8,
                         help="jacobian: the row length D (default %(default)s)")
@@ -34,6 +38,17 @@ def add_parser(commands):
                         help="batchnorm: training batches before eval (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="random inputs (default "
                                                             "%(default)s)")
+    parser.add_argument("--widths", type=parse_ints, default=(16, 32, 64),
+                        help="placement: d_model values, comma-separated (default 16,32,64)")
+    parser.add_argument("--depths", type=parse_ints, default=(6, 12, 24, 48),
+                        help="placement: numbers of blocks (default 6,12,24,48)")
+    parser.add_argument("--seeds", type=int, default=3,
+                        help="placement: initialisations per setting (default %(default)s)")
+    parser.add_argument("--train-steps", type=int, default=150,
+                        help="placement: AdamW steps of each warm-up run; 0: none "
+                             "(default %(default)s)")
+    parser.add_argument("--train-depth", type=int, default=12,
+                        help="placement: blocks of the warm-up runs (default %(default)s)")
     parser.add_argument("--out", default="explain_out",
                         help="directory for the picture (default %(default)s)")
     parser.add_argument("--no-plot", action="store_true", help="print the numbers only")
@@ -52,6 +67,14 @@ def run(args):
         print(centering_identity(args.dim, args.eps, args.seed))
         if not args.no_plot:
             plot_jacobians(spectra, args.out)
+    elif args.topic == "placement":
+        sweep = placement_sweep(args.widths, args.depths, args.seeds)
+        print(sweep.report())
+        runs = warmup_runs(args.train_steps, args.train_depth) if args.train_steps else {}
+        if runs:
+            print(warmup_report(runs, args.train_steps, args.train_depth))
+        if not args.no_plot:
+            plot_placement(sweep, runs, args.out)
     else:
         gaps = batchnorm_gaps(steps=args.steps, seed=args.seed)
         print(gaps.report())
@@ -59,6 +82,18 @@ def run(args):
         print(batch_of_one(args.seed))
         if not args.no_plot:
             plot_batchnorm(gaps, args.out)
+
+
+def parse_ints(text):
+    """``"6,12"`` -> ``(6, 12)``; argparse reports a bad value with the option's name."""
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated ints, got {text!r}") \
+            from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"expected positive ints, got {text!r}")
+    return values
 
 
 # ----- Jacobians ------------------------------------------------------------------------
@@ -310,3 +345,149 @@ def plot_batchnorm(gaps, out_dir):
     error_ax.set_ylabel("|running mean − 3| + |running var − 4|")
     error_ax.set_title("error of the running statistics")
     return plotting.save(fig, out_dir, "explain_batchnorm.png")
+
+
+# ----- norm placement ---------------------------------------------------------------------
+PLACEMENT_VOCAB, PLACEMENT_CONTEXT, PLACEMENT_BATCH = 64, 16, 8
+
+
+def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
+    """(‖∂L/∂θ_l‖, ‖∂L/∂x_l‖) per block l of a freshly initialised ``nn.GPT`` (4 heads,
+    float64) on one cross-entropy loss over a random batch of 8 × 16 tokens (vocabulary 64):
+    the gradient of each block's parameters and of its input (the residual stream entering
+    it), as NumPy arrays."""
+    np.random.seed(seed)
+    model = nn.GPT(PLACEMENT_VOCAB, PLACEMENT_CONTEXT, d_model, 4, depth, norm=norm,
+                   placement=placement, init=init)
+    inputs = []
+    for block in model.blocks:                     # keep each block's input and its grad
+        def forward(x, block_forward=block.forward):
+            inputs.append(x.retain_grad())
+            return block_forward(x)
+        block.forward = forward
+    tokens = np.random.default_rng(seed).integers(
+        0, PLACEMENT_VOCAB, size=(PLACEMENT_BATCH, PLACEMENT_CONTEXT + 1))
+    F.cross_entropy(model(tokens[:, :-1]), tokens[:, 1:]).backward()
+    params = [np.sqrt(sum(float((p.grad ** 2).sum()) for p in block.parameters()))
+              for block in model.blocks]
+    stream = [float(np.linalg.norm(x.grad)) for x in inputs]
+    return np.array(params), np.array(stream)
+
+
+def early_late(values):
+    """Geometric mean over the first quarter of ``values`` / over the last quarter: < 1 when
+    gradients fade towards the input, > 1 when they grow."""
+    quarter = max(1, len(values) // 4)
+    log = np.log(values)
+    return float(np.exp(log[:quarter].mean() - log[-quarter:].mean()))
+
+
+@dataclasses.dataclass
+class PlacementSweep:
+    """Early/late gradient ratios at initialisation.
+
+    Attributes:
+        ratios: {(init, d_model, placement, depth): [early/late of ‖∂L/∂θ_l‖ per seed]}.
+        profiles: {(init, d_model, placement, depth): ‖∂L/∂θ_l‖ per block, geometric
+            mean over seeds}.
+    """
+
+    widths: tuple
+    depths: tuple
+    seeds: int
+    ratios: dict
+    profiles: dict
+
+    def report(self):
+        """One line per (init, width, depth): early/late for each placement, and post-norm's
+        seed-to-seed range."""
+        lines = [f"early/late of the blocks' parameter gradients at initialisation (LayerNorm, "
+                 f"geometric mean over {self.seeds} seeds; < 1: fading towards the input)",
+                 f"{'init':>6} {'d':>3} {'depth':>5} " + "".join(f"{p:>10}" for p in
+                                                              nn.PLACEMENTS)
+                 + "   post per seed"]
+        for init, width, depth in sorted({k[:2] + k[3:] for k in self.ratios}):
+            row = [_geomean(self.ratios[init, width, p, depth]) for p in nn.PLACEMENTS]
+            seeds = " ".join(f"{r:.2f}" for r in self.ratios[init, width, "post", depth])
+            lines.append(f"{init:>6} {width:>3} {depth:>5} " + "".join(f"{r:10.2f}" for r in row)
+                         + f"   {seeds}")
+        return "\n".join(lines)
+
+
+def _geomean(values):
+    return float(np.exp(np.mean(np.log(values))))
+
+
+def placement_sweep(widths=(16, 32, 64), depths=(6, 12, 24, 48), seeds=3,
+                    inits=("xavier", "gpt2"), norm="layernorm"):
+    """``block_grad_norms`` for every placement, width, depth and init, over ``seeds``."""
+    ratios, profiles = {}, {}
+    for init in inits:
+        for width in widths:
+            for placement in nn.PLACEMENTS:
+                for depth in depths:
+                    runs = [block_grad_norms(depth, norm, placement, width, init, seed)[0]
+                            for seed in range(seeds)]
+                    key = (init, width, placement, depth)
+                    ratios[key] = [early_late(r) for r in runs]
+                    profiles[key] = np.exp(np.mean(np.log(runs), axis=0))
+    return PlacementSweep(tuple(widths), tuple(depths), seeds, ratios, profiles)
+
+
+WARMUP_SETTINGS = [(placement, lr, warmup) for placement in ("post", "pre")
+                   for lr in (3e-3, 1e-2) for warmup in (0, 30)]
+
+
+def warmup_runs(steps=150, depth=12, settings=WARMUP_SETTINGS, d_model=32, init="xavier"):
+    """Train the tiny GPT (``train_tiny_gpt``, seed 0) for each (placement, lr, warmup
+    steps) of ``settings``; returns {setting: losses}."""
+    return {(placement, lr, warmup): train_tiny_gpt(
+                steps, placement=placement, n_layers=depth, d_model=d_model, init=init, lr=lr,
+                warmup_steps=warmup, progress=False).losses
+            for placement, lr, warmup in settings}
+
+
+def warmup_report(runs, steps, depth):
+    """Mean loss of the first 10 and last 20 steps of each run, as text."""
+    lines = [f"training, {depth} blocks, d_model 32, Xavier init, {steps} AdamW steps "
+             f"(uniform guessing: 3.81)",
+             f"{'placement':>9} {'lr':>7} {'warmup':>6} {'first 10':>9} {'last 20':>8}"]
+    for (placement, lr, warmup), losses in runs.items():
+        lines.append(f"{placement:>9} {lr:>7g} {warmup:>6} {np.mean(losses[:10]):9.3f} "
+                     f"{np.mean(losses[-20:]):8.3f}")
+    return "\n".join(lines)
+
+
+def plot_placement(sweep, runs, out_dir):
+    """Early/late against depth per placement (Xavier, GPT-2 init), post-norm's seeds, and
+    the warm-up runs' loss curves."""
+    plt = plotting.pyplot()
+    if plt is None:
+        return None
+    fig, axes = plt.subplots(1, 4 if runs else 3, figsize=(20 if runs else 15, 4))
+    width = 32 if 32 in sweep.widths else sweep.widths[0]
+    for ax, init in zip(axes[:2], ("xavier", "gpt2")):
+        for placement in nn.PLACEMENTS:
+            ax.semilogy(sweep.depths, [_geomean(sweep.ratios[init, width, placement, d])
+                                       for d in sweep.depths], "o-", label=placement)
+        ax.axhline(1, color="grey", linewidth=0.8)
+        ax.set(xlabel="blocks", ylabel="early/late ‖∂L/∂θ‖ at init",
+               title=f"init {init}, d_model {width}")
+        ax.legend(fontsize=8)
+    for w in sweep.widths:
+        for depth in sweep.depths:
+            values = sweep.ratios["xavier", w, "post", depth]
+            axes[2].semilogy([depth * (1 + 0.04 * (w // 16 - 2))] * len(values), values, "o",
+                             color=f"C{sweep.widths.index(w)}", alpha=0.7,
+                             label=f"d_model {w}" if depth == sweep.depths[0] else None)
+    axes[2].axhline(1, color="grey", linewidth=0.8)
+    axes[2].set(xlabel="blocks", ylabel="early/late, one point per seed",
+                title="post-norm, Xavier: seed to seed")
+    axes[2].legend(fontsize=8)
+    if runs:
+        for (placement, lr, warmup), losses in runs.items():
+            axes[3].plot(losses, label=f"{placement} lr {lr:g} warmup {warmup}",
+                         linestyle="-" if placement == "post" else ":")
+        axes[3].set(xlabel="step", ylabel="training loss", title="warm-up runs")
+        axes[3].legend(fontsize=7)
+    return plotting.save(fig, out_dir, "explain_placement.png")
