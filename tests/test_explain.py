@@ -87,9 +87,9 @@ def test_placement_sweep_and_warmup_runs_small():
     params, stream = explain.block_grad_norms(4, "layernorm", "pre", 8, "xavier", seed=0)
     assert explain.early_late(params) == pytest.approx(params[0] / params[-1])  # 1 block each
     assert "post per seed" in sweep.report()
-    runs = explain.warmup_runs(steps=3, depth=1, settings=[("post", 1e-2, 0), ("post", 1e-2, 2)],
-                               d_model=8)
+    settings = [("post", "xavier", 1e-2, 0), ("post", "xavier", 1e-2, 2)]
+    runs = explain.warmup_runs(steps=3, depth=1, settings=settings, d_model=8)
     assert all(len(losses) == 3 for losses in runs.values())
-    assert runs["post", 1e-2, 0][0] == runs["post", 1e-2, 2][0]       # same first batch
-    assert runs["post", 1e-2, 0][1] != runs["post", 1e-2, 2][1]       # lr/2 at step 0
+    assert runs[settings[0]][0] == runs[settings[1]][0]              # same first batch
+    assert runs[settings[0]][1] != runs[settings[1]][1]              # lr/2 at step 0
     assert "warmup" in explain.warmup_report(runs, 3, 1)

@@ -434,27 +434,30 @@ def placement_sweep(widths=(16, 32, 64), depths=(6, 12, 24, 48), seeds=3,
     return PlacementSweep(tuple(widths), tuple(depths), seeds, ratios, profiles)
 
 
-WARMUP_SETTINGS = [(placement, lr, warmup) for placement in ("post", "pre")
-                   for lr in (3e-3, 1e-2) for warmup in (0, 30)]
+# (placement, init, lr, warm-up steps) of the training runs
+WARMUP_SETTINGS = (("post", "xavier", 3e-3, 0), ("post", "xavier", 3e-3, 30),
+                   ("post", "xavier", 1e-3, 30), ("post", "gpt2", 3e-3, 0),
+                   ("pre", "xavier", 3e-3, 0), ("pre", "gpt2", 3e-3, 0))
 
 
-def warmup_runs(steps=150, depth=12, settings=WARMUP_SETTINGS, d_model=32, init="xavier"):
-    """Train the tiny GPT (``train_tiny_gpt``, seed 0) for each (placement, lr, warmup
-    steps) of ``settings``; returns {setting: losses}."""
-    return {(placement, lr, warmup): train_tiny_gpt(
+def warmup_runs(steps=150, depth=12, settings=WARMUP_SETTINGS, d_model=32):
+    """Train the tiny GPT (``train_tiny_gpt``, seed 0) for each (placement, init, lr,
+    warm-up steps) of ``settings``; returns {setting: losses}."""
+    return {(placement, init, lr, warmup): train_tiny_gpt(
                 steps, placement=placement, n_layers=depth, d_model=d_model, init=init, lr=lr,
                 warmup_steps=warmup, progress=False).losses
-            for placement, lr, warmup in settings}
+            for placement, init, lr, warmup in settings}
 
 
 def warmup_report(runs, steps, depth):
     """Mean loss of the first 10 and last 20 steps of each run, as text."""
-    lines = [f"training, {depth} blocks, d_model 32, Xavier init, {steps} AdamW steps "
+    lines = [f"training, {depth} blocks, d_model 32, {steps} AdamW steps, Zen of Python "
              f"(uniform guessing: 3.81)",
-             f"{'placement':>9} {'lr':>7} {'warmup':>6} {'first 10':>9} {'last 20':>8}"]
-    for (placement, lr, warmup), losses in runs.items():
-        lines.append(f"{placement:>9} {lr:>7g} {warmup:>6} {np.mean(losses[:10]):9.3f} "
-                     f"{np.mean(losses[-20:]):8.3f}")
+             f"{'placement':>9} {'init':>6} {'lr':>7} {'warmup':>6} {'first 10':>9} "
+             f"{'last 20':>8}"]
+    for (placement, init, lr, warmup), losses in runs.items():
+        lines.append(f"{placement:>9} {init:>6} {lr:>7g} {warmup:>6} "
+                     f"{np.mean(losses[:10]):9.3f} {np.mean(losses[-20:]):8.3f}")
     return "\n".join(lines)
 
 
@@ -485,8 +488,8 @@ def plot_placement(sweep, runs, out_dir):
                 title="post-norm, Xavier: seed to seed")
     axes[2].legend(fontsize=8)
     if runs:
-        for (placement, lr, warmup), losses in runs.items():
-            axes[3].plot(losses, label=f"{placement} lr {lr:g} warmup {warmup}",
+        for (placement, init, lr, warmup), losses in runs.items():
+            axes[3].plot(losses, label=f"{placement} {init} lr {lr:g} warmup {warmup}",
                          linestyle="-" if placement == "post" else ":")
         axes[3].set(xlabel="step", ylabel="training loss", title="warm-up runs")
         axes[3].legend(fontsize=7)
