@@ -180,10 +180,12 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
 
 def relu(x):
+    """max(x, 0) elementwise; ``x.relu()``. Shape: unchanged."""
     return x.relu()
 
 
 def tanh(x):
+    """tanh(x) elementwise; ``x.tanh()``. Shape: unchanged."""
     return x.tanh()
 
 
@@ -327,19 +329,32 @@ def _shifted(x, axis):
     return x - x.detach().max(axis, keepdims=True)
 
 
-def softmax(x, axis=-1):
-    r"""Numerically stable softmax along ``axis``:
+def _softmax_axis(fn, axis, dim):
+    if dim is None:
+        return axis
+    if axis != -1 and axis != dim:
+        raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+    return dim
+
+
+def softmax(x, axis=-1, *, dim=None):
+    r"""Numerically stable softmax along ``axis`` (``dim``: PyTorch's name for it):
     :math:`\mathrm{softmax}(x)_i = e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
+
+    Shape: the input's; slices along ``axis`` sum to 1.
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
+    axis = _softmax_axis("softmax", axis, dim)
     e = _shifted(x, axis).exp()
     return e / e.sum(axis, keepdims=True)
 
 
-def log_softmax(x, axis=-1):
-    r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}`."""
+def log_softmax(x, axis=-1, *, dim=None):
+    r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}` along
+    ``axis`` (``dim``: PyTorch's name). Shape: the input's."""
+    axis = _softmax_axis("log_softmax", axis, dim)
     z = _shifted(x, axis)
     return z - z.exp().sum(axis, keepdims=True).log()
 

@@ -6,6 +6,7 @@ NumPy and ``unbroadcast`` sums the gradient back to each input's shape.
 """
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -28,6 +29,19 @@ def unbroadcast(grad, shape):
         if stretched:
             grad = grad.sum(axis=stretched, keepdims=True)   # size-1 axes it stretched
     return grad
+
+
+def _broadcast(op, combine, a, b):
+    """``combine(a, b)``, with NumPy's broadcasting error replaced by one naming the op and
+    both shapes (a successful call pays nothing for the check)."""
+    try:
+        return combine(a, b)
+    except ValueError as error:
+        if "broadcast" not in str(error):
+            raise
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         "broadcast (compared from the last dim, each pair of sizes must be "
+                         "equal or one of them 1)") from None
 
 
 def normalize_axis(axis, ndim):
@@ -68,7 +82,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
-        return a + b
+        return _broadcast("add", operator.add, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -80,7 +94,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
-        return a - b
+        return _broadcast("sub", operator.sub, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -92,7 +106,7 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a * b
+        return _broadcast("mul", operator.mul, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -106,7 +120,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a / b
+        return _broadcast("div", operator.truediv, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -123,7 +137,7 @@ class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return backend.array_module(a).maximum(a, b)
+        return _broadcast("maximum", backend.array_module(a).maximum, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -301,7 +315,12 @@ class Reshape(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
-        return x.reshape(shape)
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise ValueError(f"reshape: cannot view a tensor of shape {tuple(x.shape)} "
+                             f"({x.size} elements) as shape {tuple(shape)}; the sizes must "
+                             "multiply to the same count (one -1 is inferred)") from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -390,6 +409,26 @@ class Stack(Function):
         return tuple(xp.take(grad, i, axis=ctx.axis) for i in range(ctx.count))
 
 
+def _check_matmul(a_shape, b_shape):
+    if not a_shape or not b_shape:
+        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes "
+                         f"{tuple(a_shape)} and {tuple(b_shape)}")
+    k_b = b_shape[0] if len(b_shape) == 1 else b_shape[-2]
+    if a_shape[-1] != k_b:
+        which = "only dim" if len(b_shape) == 1 else "dim -2"
+        raise ValueError(f"matmul: shapes {tuple(a_shape)} and {tuple(b_shape)} do not match: "
+                         f"a's last dim is {a_shape[-1]}, b's {which} is {k_b}")
+    batch_a, batch_b = a_shape[:-2], b_shape[:-2]
+    if not batch_a or not batch_b or batch_a == batch_b:
+        return                                   # the usual cases: nothing to broadcast
+    try:
+        np.broadcast_shapes(batch_a, batch_b)
+    except ValueError:
+        raise ValueError(f"matmul: the batch dims of shapes {tuple(a_shape)} and "
+                         f"{tuple(b_shape)}, {tuple(batch_a)} and {tuple(batch_b)}, do not "
+                         "broadcast") from None
+
+
 class MatMul(Function):
     """``a @ b`` with NumPy's rules: batched over leading dims (broadcast), 1-D operands
     promoted to a row (a) or column (b) vector and the added axis removed again."""
@@ -397,6 +436,7 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
+        _check_matmul(a.shape, b.shape)
         return a @ b
 
     @staticmethod
@@ -440,17 +480,24 @@ def pow(x, exponent):
 
 
 def maximum(a, b):
+    """Elementwise maximum of ``a`` and ``b`` (broadcast); tied elements share the
+    gradient (``torch.maximum``). Shape: the broadcast shape."""
     return Maximum.apply(a, b)
 
 
-def concatenate(tensors, axis=0):
+def concatenate(tensors, axis=0, *, dim=None):
+    """Join tensors along an existing ``axis`` (``dim``: PyTorch's name, as in
+    ``torch.cat``); their other dims must agree."""
+    axis = axis if dim is None else dim
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
     return Concatenate.apply(*tensors, axis=axis)
 
 
-def stack(tensors, axis=0):
+def stack(tensors, axis=0, *, dim=None):
+    """Join tensors of one shape along a new ``axis`` (``dim``: PyTorch's name)."""
+    axis = axis if dim is None else dim
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
@@ -458,6 +505,8 @@ def stack(tensors, axis=0):
 
 
 def matmul(a, b):
+    """``a @ b`` with NumPy's (and PyTorch's) rules: (..., n, k) @ (..., k, m) -> (..., n, m),
+    leading dims broadcast, a 1-D operand is a vector."""
     return MatMul.apply(a, b)
 
 

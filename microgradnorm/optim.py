@@ -24,8 +24,9 @@ __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
 
 
 class Optimizer:
-    """Base class: parameter groups, per-parameter state, ``step``, ``zero_grad``,
-    ``state_dict`` and ``load_state_dict``. Subclasses define ``_update``."""
+    """Base class of the optimizers: parameter groups (each a dict with ``"params"`` and
+    its options, missing ones from ``defaults``), ``zero_grad``, ``step``,
+    ``state_dict`` and ``load_state_dict``."""
 
     def __init__(self, params, defaults):
         for name, value in defaults.items():
@@ -53,8 +54,7 @@ class Optimizer:
         self.state = {}                      # id(param) -> {name: array}
 
     def zero_grad(self, set_to_none=True):
-        """Clear every parameter's ``.grad`` (to None, or to zeros with
-        ``set_to_none=False``)."""
+        """Clear the ``.grad`` of every parameter: None (default) or zeros."""
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None if set_to_none or p.grad is None else p.grad * 0

@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import io
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -26,8 +27,42 @@ from .checkpoint import load_checkpoint, save_checkpoint
 from .checks.stats import graph_stats
 from .lr_scheduler import LambdaLR, warmup_cosine
 
-__all__ = ["CharTokenizer", "ImplComparison", "TrainResult", "compare_impls", "sample",
-           "train_tiny_gpt", "zen_of_python"]
+__all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainResult", "compare_impls",
+           "sample", "train_tiny_gpt", "zen_of_python"]
+
+
+class Progress:
+    """A progress bar that stays out of logs: tqdm's bar when ``enabled`` and stderr is a
+    terminal (or in a notebook); otherwise no bar, and ``close(summary)`` writes one line,
+    ``"<desc>: <summary>"``, to stderr instead (nothing at all when not ``enabled``).
+
+    Example:
+        >>> bar = Progress(range(100), "train", enabled=True)
+        >>> for step in bar:
+        ...     bar.set_postfix(loss=f"{0.5:.4f}")
+        >>> bar.close("100 steps, loss 3.8 -> 0.5")     # in a log: "train: 100 steps, ..."
+    """
+
+    def __init__(self, iterable, desc, enabled=True):
+        from tqdm.auto import tqdm
+
+        self.desc = desc
+        # disable=None: tqdm turns itself off when its stream is not a terminal.
+        self.bar = tqdm(iterable, desc=desc, disable=None if enabled else True, leave=False)
+        self.summarize = bool(enabled and self.bar.disable)
+
+    def __iter__(self):
+        return iter(self.bar)
+
+    def set_postfix(self, **values):
+        """Show ``values`` after the bar (no effect without a bar)."""
+        self.bar.set_postfix(**values)
+
+    def close(self, summary):
+        """Remove the bar; without one, write ``summary`` as one line to stderr."""
+        self.bar.close()
+        if self.summarize:
+            print(f"{self.desc}: {summary}", file=sys.stderr, flush=True)
 
 
 def zen_of_python():
@@ -47,15 +82,19 @@ class CharTokenizer:
 
     @property
     def vocab_size(self):
+        """The number of distinct characters (ids are 0 .. vocab_size - 1)."""
         return len(self.chars)
 
     def encode(self, text):
+        """``text`` as an int64 array of ids, shape (len(text),); an unknown character is a
+        ValueError."""
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
             raise ValueError(f"encode: characters not in the vocabulary: {unknown}")
         return np.array([self.index[c] for c in text], dtype=np.int64)
 
     def decode(self, ids):
+        """The string of the characters with ids ``ids`` (any iterable of ints)."""
         return "".join(self.chars[int(i)] for i in ids)
 
 
@@ -83,9 +122,12 @@ class TrainResult:
 
     @property
     def seconds_per_step(self):
+        """The median wall time of one step (forward, backward, update), in seconds."""
         return statistics.median(self.step_seconds) if self.step_seconds else float("nan")
 
     def sample(self, prompt="", length=200, temperature=1.0, seed=0):
+        """``length`` characters sampled from the trained model after ``prompt``
+        (see the module-level ``sample``)."""
         return sample(self.model, self.tokenizer, prompt, length, temperature, seed)
 
 
@@ -103,7 +145,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         impl: ``"fused"`` or ``"composite"``, for every norm in the model.
         dtype: ``"float64"``, ``"float32"`` or ``"float16"`` parameters.
         seed: initial weights (via ``np.random.seed``, NumPy's global state) and batches.
-        progress: show a tqdm progress bar with the running loss.
+        progress: show a tqdm progress bar with the running loss when stderr is a
+            terminal; in a log, one summary line instead (see ``Progress``).
         norm, placement, d_model, n_heads, n_layers, context_length, init: the model
             (see ``nn.GPT``).
         batch_size, lr, weight_decay: the AdamW run; ``grad_clip``: max gradient norm
@@ -132,8 +175,6 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         >>> half = train_tiny_gpt(20, checkpoint="run.npz", lr_decay_steps=40)
         >>> full = train_tiny_gpt(40, resume="run.npz", lr_decay_steps=40)
     """
-    from tqdm.auto import tqdm
-
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"train_tiny_gpt: steps must be a non-negative int, got {steps!r}")
     config = {"steps": steps, "impl": impl, "dtype": dtype, "seed": seed, "norm": norm,
@@ -164,8 +205,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         _check_same_run(resume, saved.extra.get("config", {}), config)
         start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
     config["start_step"] = start_step
-    bar = tqdm(range(start_step, steps), desc=f"train {impl}", disable=not progress,
-               leave=False)
+    bar = Progress(range(start_step, steps), f"train {impl}", enabled=progress)
     for step in bar:
         start = time.perf_counter()
         optimizer.zero_grad()
@@ -193,7 +233,12 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
                 checkpoint_every and (step + 1) % checkpoint_every == 0)):
             save_checkpoint(checkpoint, model, optimizer, step + 1, scheduler, rng,
                             extra={"config": config, "losses": losses})
-    bar.close()
+    if len(losses) > start_step:
+        done = f"{steps} steps" if not start_step else f"steps {start_step + 1}-{steps}"
+        bar.close(f"{done}, loss {losses[start_step]:.4f} -> {losses[-1]:.4f}, "
+                  f"{sum(step_seconds):.1f} s")
+    else:
+        bar.close("0 steps")
     return TrainResult(losses, step_seconds, stats.nodes if stats else 0,
                        stats.saved_bytes if stats else 0, model, tokenizer, config)
 

@@ -121,12 +121,12 @@ print("LayerNorm x·dx per row:  ", (x * dx).sum(-1))
 print("RMSNorm   x·dx per row:  ", (x * dx_rms).sum(-1))
 
 # %% [markdown]
-# ## Seed 000, Part 4, end to end
-# The reference notebook's "Verify Against Implementation" cell, run on the seed-style
+# ## The source derivation's worked example, end to end
+# Its "Verify Against Implementation" cell, run on the seed-style
 # layers (`microgradnorm.layers`), `LayerNorm(d_model=8)` in float32:
 
 # %%
-from microgradnorm.layers import LayerNorm, RMSNorm  # noqa: E402 (the seed cell's import)
+from microgradnorm.layers import LayerNorm, RMSNorm  # noqa: E402 (the worked example's import)
 
 np.random.seed(123)
 x = np.random.randn(2, 4, 8).astype(np.float32)  # (batch, seq, dim)

@@ -485,7 +485,7 @@ def test_batch_norm_gradcheck_training_and_eval(impl, case):
     assert mg.gradcheck(fn, list(t.values()))
 
 
-# ----- 4. centering identity (seed 002, derivations.md §5) ----------------------------------
+# ----- 4. centering identity (derivations.md §5) ----------------------------------------------
 @pytest.mark.parametrize("impl", IMPLS)
 @pytest.mark.parametrize("shape, normalized_shape", [((5, 8), (8,)), ((2, 3, 4), (4,)),
                                                      ((2, 3, 4), (3, 4)), ((3, 1), (1,))],

@@ -7,7 +7,7 @@ from .common import add_compare_args
 def add_parser(commands):
     parser = commands.add_parser(
         "compare", help="one norm, composite vs fused: nodes, saved bytes, |diff|, time")
-    add_compare_args(parser, norms=True)
+    add_compare_args(parser, norms=True, repeat=True)
     parser.set_defaults(run=run)
 
 

@@ -164,15 +164,18 @@ def _picture(name, alt, rendered):
 def add_parser(commands):
     parser = commands.add_parser(
         "demo", help="the main job: every norm composite vs fused, twin graphs, report.md")
-    add_compare_args(parser, norms=False)
+    add_compare_args(parser, norms=False, repeat=True, affine=False)
     parser.add_argument("--out", default="microgradnorm-demo",
                         help="directory for the graphs and report.md (default %(default)s)")
     parser.add_argument("--train-steps", type=int, default=60,
                         help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (none is drawn when stderr is not a terminal)")
     parser.set_defaults(run=run)
 
 
 def run(args):
     print("microgradnorm demo: every norm as a composite graph and as one fused node, "
           f"written to {args.out}/\n")
-    run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps)
+    run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps,
+             progress=not args.no_progress)

@@ -48,6 +48,10 @@ class LayerNorm(Module):
         self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
 
     def forward(self, x, residual=None):
+        """LayerNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
+        *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
+        x = self._check_input(x, self.normalized_shape,
+                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
             return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
                                 self.impl)
@@ -82,6 +86,10 @@ class RMSNorm(Module):
                        if elementwise_affine else None)
 
     def forward(self, x, residual=None):
+        """RMSNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
+        *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
+        x = self._check_input(x, self.normalized_shape,
+                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
             return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl)
         return F.add_rms_norm(x, residual, self.normalized_shape, self.weight, self.eps,
@@ -136,6 +144,9 @@ class BatchNorm1d(Module):
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x):
+        """BatchNorm of ``x`` per channel (dim 1), with batch statistics in training
+        (updating the running ones) and running statistics in eval. Shape: (N, C) or
+        (N, C, L) -> the same."""
         if isinstance(x, Tensor) and x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: expected input of shape (N, C) or (N, C, L), "
                              f"got {x.shape}")

@@ -43,6 +43,12 @@ class CausalSelfAttention(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
+        """Causal multi-head self-attention of ``x``. Shape: (B, T, d_model) -> the same;
+        position t attends to positions 0..t only."""
+        x = self._check_input(x, (self.d_model,), f"d_model={self.d_model}")
+        if x.ndim != 3:
+            raise ValueError(f"{self._describe()}: input must have shape (B, T, d_model), "
+                             f"got {x.shape}")
         B, T, C = x.shape
         H, D = self.n_heads, C // self.n_heads
         q, k, v = (t.reshape(B, T, H, D).transpose(1, 2)           # each (B, H, T, D)
@@ -110,7 +116,8 @@ class FeedForward(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
-        """(..., d_model) -> (..., d_model)."""
+        """(..., d_model) -> (..., d_model): fc2(act(fc1(x))), or LLaMA's
+        fc2(SiLU(fc1(x)) * fc3(x)) for swiglu; then dropout."""
         if self.activation == "swiglu":
             return self.dropout(self.fc2(F.silu(self.fc1(x)) * self.fc3(x)))
         return self.dropout(self.fc2(self.act(self.fc1(x))))
@@ -155,13 +162,13 @@ class TransformerBlock(Module):
     weights of the value projection, the attention output projection and both
     feed-forward Linears are multiplied by β = (8N)^{-1/4}, N = ``n_layers`` of the
     whole stack. (The paper draws them Xavier-normal with gain β; here the default
-    initialisation is scaled by β.) Seed 003 (``shared/seeds/003_*.txt``) gives a
+    initialisation is scaled by β.) The source derivation gives a
     simplified form, x ← LN(x + F(x)/√L), which down-weights the branch instead and has
     no init scaling: a post-norm with a smaller branch, without DeepNet's bound on the
     size of the model update.
 
-    The "sandwich" of seed 003 is LN(x + F(LN(x))), a post-norm with an extra input norm;
-    this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
+    The source derivation's "sandwich" is LN(x + F(LN(x))), a post-norm with an extra
+    input norm; this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
     residual stream stays un-normalized like pre-norm's.
 
     Args:
@@ -210,6 +217,8 @@ class TransformerBlock(Module):
             linear.weight.data *= beta
 
     def forward(self, x):
+        """The block's two residual branches with the norms where ``placement`` puts them.
+        Shape: (B, T, d_model) -> (B, T, d_model)."""
         if self.placement == "pre":
             h, x = self.ln2(self.attn(self.ln1(x)), x)             # ln2(x + a), x + a
             return x + self.mlp(h)
@@ -280,6 +289,9 @@ class GPT(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Draw every Linear and Embedding weight again as ``init`` says ("gpt2": N(0, 0.02);
+        "xavier": Xavier-normal, embeddings N(0, 1)), zero the biases, and for DeepNorm
+        scale the branch weights by β."""
         for module in self.modules():
             if isinstance(module, (Linear, Embedding)):
                 std = 0.02
@@ -295,6 +307,8 @@ class GPT(Module):
                 block.scale_deepnorm_init()
 
     def forward(self, idx):
+        """Next-token logits for every position. Shape: integer ids (B, T), T <=
+        context_length -> logits (B, T, vocab_size)."""
         T = idx.shape[-1]
         if len(idx.shape) != 2 or T > self.context_length:
             raise ValueError(f"GPT: idx must have shape (B, T) with T <= context_length "
@@ -307,4 +321,5 @@ class GPT(Module):
         return self.lm_head(x)                                          # (B, T, vocab)
 
     def num_parameters(self):
+        """The number of scalars in all parameters."""
         return sum(p.size for p in self.parameters())
