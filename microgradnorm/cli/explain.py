@@ -184,9 +184,9 @@ def jacobian_spectrum(norm, dim=8, eps=1e-5, seed=0):
 
 
 def centering_identity(dim=8, eps=1e-5, seed=0):
-    """The source derivation's centering identity, measured: LayerNorm(x) = RMSNorm(Cx) with C = I − 11ᵀ/D the
-    centering matrix, so J_LN(x) = J_RMS(Cx)·C, and C's null space (the direction 1) is
-    LayerNorm's. Returns the report as text."""
+    """The source derivation's centering identity, measured: LayerNorm(x) = RMSNorm(Cx)
+    with C = I − 11ᵀ/D the centering matrix, so J_LN(x) = J_RMS(Cx)·C, and C's null space
+    (the direction 1) is LayerNorm's. Returns the report as text."""
     x = np.random.default_rng(seed).normal(1.0, 2.0, dim)
     centering = np.eye(dim) - np.ones((dim, dim)) / dim
     ln = F.layer_norm(tensor(x), dim, eps=eps).data

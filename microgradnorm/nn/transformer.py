@@ -116,8 +116,8 @@ class FeedForward(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
-        """(..., d_model) -> (..., d_model): fc2(act(fc1(x))), or LLaMA's
-        fc2(SiLU(fc1(x)) * fc3(x)) for swiglu; then dropout."""
+        """fc2(act(fc1(x))), or LLaMA's fc2(SiLU(fc1(x)) * fc3(x)) for swiglu; then dropout.
+        Shape: (*, d_model) -> (*, d_model)."""
         if self.activation == "swiglu":
             return self.dropout(self.fc2(F.silu(self.fc1(x)) * self.fc3(x)))
         return self.dropout(self.fc2(self.act(self.fc1(x))))
