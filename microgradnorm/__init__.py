@@ -11,12 +11,14 @@
 from . import nn, optim
 from .autograd import Function, grad, is_grad_enabled, no_grad
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
-                     jacobian, memory_timeline)
+                     jacobian, memory_timeline, precision_report)
+from .dtypes import bfloat16
 from .ops import concatenate, matmul, maximum, stack
 from .tensor import Tensor, tensor
 
 __version__ = "0.1.0"
 
-__all__ = ["Function", "GradcheckError", "GraphStats", "MemoryTimeline", "Tensor", "compare",
-           "concatenate", "grad", "gradcheck", "graph_stats", "is_grad_enabled", "jacobian",
-           "matmul", "maximum", "memory_timeline", "nn", "no_grad", "optim", "stack", "tensor"]
+__all__ = ["Function", "GradcheckError", "GraphStats", "MemoryTimeline", "Tensor", "bfloat16",
+           "compare", "concatenate", "grad", "gradcheck", "graph_stats", "is_grad_enabled",
+           "jacobian", "matmul", "maximum", "memory_timeline", "nn", "no_grad", "optim",
+           "precision_report", "stack", "tensor"]

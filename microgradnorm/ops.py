@@ -12,6 +12,7 @@ import numpy as np
 
 from . import backend
 from .autograd import Function
+from .dtypes import is_half
 
 
 # ----- shape helpers ------------------------------------------------------------------------
@@ -21,13 +22,13 @@ def unbroadcast(grad, shape):
         return grad                                # the usual case: nothing was broadcast
     extra = grad.ndim - len(shape)
     if not shape:                                  # keepdims: a 0-d array, not a scalar
-        return grad.sum(keepdims=True).reshape(())
+        return reduce_sum(grad, None, True).reshape(())
     if extra:
-        grad = grad.sum(axis=tuple(range(extra)))  # the leading axes broadcasting added
+        grad = reduce_sum(grad, tuple(range(extra)), False)  # leading axes broadcast added
     if 1 in shape:
         stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
         if stretched:
-            grad = grad.sum(axis=stretched, keepdims=True)   # size-1 axes it stretched
+            grad = reduce_sum(grad, stretched, True)           # size-1 axes it stretched
     return grad
 
 
@@ -42,6 +43,19 @@ def _broadcast(op, combine, a, b):
         raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
                          "broadcast (compared from the last dim, each pair of sizes must be "
                          "equal or one of them 1)") from None
+
+
+def reduce_sum(x, axis, keepdims, mean=False):
+    """Sum (or mean) of ``x`` over ``axis``; float16 and bfloat16 accumulate in float32 and
+    round once to their dtype, as torch does (a float16 sum of many terms would otherwise
+    lose every term below its running total's last place)."""
+    if not is_half(x.dtype):
+        return x.mean(axis=axis, keepdims=keepdims) if mean else x.sum(axis=axis,
+                                                                       keepdims=keepdims)
+    total = x.sum(axis=axis, keepdims=keepdims, dtype=np.float32)
+    if mean:
+        total /= reduced_size(x.shape, axis)
+    return total.astype(x.dtype)
 
 
 def normalize_axis(axis, ndim):
@@ -159,13 +173,14 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """``x ** exponent`` for a constant number ``exponent``."""
+    """``x ** exponent`` for a constant number ``exponent``. bfloat16 computes in float32
+    and rounds once (a float exponent would otherwise widen its result)."""
 
     @staticmethod
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return x ** exponent
+        return (x ** exponent).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -271,10 +286,12 @@ class ToDevice(Function):
 
 # ----- reductions ---------------------------------------------------------------------------
 class Sum(Function):
+    """Sum over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
+
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
-        return x.sum(axis=axis, keepdims=keepdims)
+        return reduce_sum(x, axis, keepdims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -282,10 +299,12 @@ class Sum(Function):
 
 
 class Mean(Function):
+    """Mean over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
+
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
-        return x.mean(axis=axis, keepdims=keepdims)
+        return reduce_sum(x, axis, keepdims, mean=True)
 
     @staticmethod
     def backward(ctx, grad):
@@ -431,13 +450,15 @@ def _check_matmul(a_shape, b_shape):
 
 class MatMul(Function):
     """``a @ b`` with NumPy's rules: batched over leading dims (broadcast), 1-D operands
-    promoted to a row (a) or column (b) vector and the added axis removed again."""
+    promoted to a row (a) or column (b) vector and the added axis removed again.
+    float16 and bfloat16 products accumulate in float32 and round once (as torch's; NumPy
+    has no bfloat16 matmul loop)."""
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         _check_matmul(a.shape, b.shape)
-        return a @ b
+        return _matmul(a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -448,12 +469,21 @@ class MatMul(Function):
         g2 = g2[..., None, :] if a.ndim == 1 else g2        # m first: (..., n, m)
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_a = g2 @ b2.swapaxes(-1, -2)               # (..., n, k)
+            grad_a = _matmul(g2, b2.swapaxes(-1, -2))       # (..., n, k)
             grad_a = unbroadcast(grad_a[..., 0, :] if a.ndim == 1 else grad_a, a.shape)
         if ctx.needs_input_grad[1]:
-            grad_b = a2.swapaxes(-1, -2) @ g2               # (..., k, m)
+            grad_b = _matmul(a2.swapaxes(-1, -2), g2)       # (..., k, m)
             grad_b = unbroadcast(grad_b[..., 0] if b.ndim == 1 else grad_b, b.shape)
         return grad_a, grad_b
+
+
+def _matmul(a, b):
+    if not (is_half(a.dtype) or is_half(b.dtype)):
+        return a @ b
+    dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
+    if not is_half(dtype):
+        return a @ b
+    return (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
 
 
 class Erf(Function):

@@ -2,25 +2,26 @@
 
 dtype rules (NumPy's, with PyTorch's restriction on gradients):
   * Python floats become float64, Python ints int64; arrays keep their dtype.
-  * float16, float32 and float64 tensors can require gradients; integer and bool tensors
-    cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for indices
-    (embeddings, targets) and take part in ops as constants.
+  * float16, bfloat16, float32 and float64 tensors can require gradients; integer and bool
+    tensors cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for
+    indices (embeddings, targets) and take part in ops as constants.
   * An op on two tensors promotes like NumPy (float32 with float64 gives float64); a Python
     number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
     dtype of its tensor.
+  * bfloat16 is ml_dtypes' NumPy dtype (optional: ``pip install ml_dtypes``); pass
+    ``dtype="bfloat16"``. A bfloat16 Tensor is CPU-only: on "cuda" the kernels take
+    bfloat16 as uint16 bits (``kernels.bfloat16``).
 """
 
 import warnings
 
 import numpy as np
 
-from . import autograd, backend
+from . import autograd, backend, dtypes
+from .dtypes import is_floating
 
-FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-
-
-def is_floating(dtype):
-    return np.dtype(dtype).kind == "f"
+FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)) + (
+    (dtypes.bfloat16,) if dtypes.has_bfloat16() else ())
 
 
 class Tensor:
@@ -31,8 +32,8 @@ class Tensor:
             always copied, as by ``torch.tensor``: an in-place update of the tensor (an
             optimizer step) never writes into the caller's array.
         requires_grad: record ops on this tensor so ``backward`` can fill ``.grad``.
-        dtype: NumPy dtype to convert to; by default the data's own (float64 for Python
-            floats).
+        dtype: NumPy dtype (or name: ``"bfloat16"`` too) to convert to; by default the
+            data's own (float64 for Python floats).
         device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
 
     Example:
@@ -49,8 +50,12 @@ class Tensor:
         backend.check_device(device)
         if isinstance(data, Tensor):
             data = data.data
+        dtype = dtypes.as_dtype(dtype)
+        if device == "cuda" and dtype is not None and dtype == dtypes.bfloat16:
+            raise TypeError('Tensor: bfloat16 tensors are CPU-only; on device "cuda" use '
+                            'float16 or float32')
         array = backend.new_array(data, dtype, device)
-        if array.dtype.kind not in "fiub":
+        if array.dtype.kind not in "fiub" and not is_floating(array.dtype):
             raise TypeError(f"Tensor: data must be numeric (float, int or bool), "
                             f"got dtype {array.dtype}")
         self._init(array, requires_grad)
@@ -191,13 +196,25 @@ class Tensor:
         """The data as nested Python lists (a number for a 0-d tensor)."""
         return self.numpy().tolist()
 
-    def to(self, device):
-        """A copy on ``device`` (the tensor itself when it is already there), keeping the
-        graph: gradients flow back to the original device."""
-        backend.check_device(device)
-        if device == self.device:
-            return self
-        return ops.ToDevice.apply(self, device=device)
+    def to(self, device=None, dtype=None):
+        """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes),
+        keeping the graph: gradients flow back to the original device and dtype.
+
+        Example:
+            >>> h = x.to(dtype="bfloat16")             # a Cast node; x.grad stays float64
+        """
+        if device is not None:
+            backend.check_device(device)
+        out = self
+        if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
+            out = out.astype(dtype)
+        if device is not None:
+            if device != out.device:
+                if device == "cuda" and out.dtype == dtypes.bfloat16:
+                    raise TypeError('to(): bfloat16 tensors are CPU-only; on "cuda" use '
+                                    'float16 or float32')
+                out = ops.ToDevice.apply(out, device=device)
+        return out
 
     def cpu(self):
         """``self.to("cpu")``: a NumPy-backed copy, in the graph."""
@@ -210,7 +227,7 @@ class Tensor:
     def astype(self, dtype):
         """A copy converted to ``dtype``, recorded in the graph: the gradient is converted
         back to this tensor's dtype. Shape: unchanged."""
-        return ops.Cast.apply(self, dtype=np.dtype(dtype))
+        return ops.Cast.apply(self, dtype=dtypes.as_dtype(dtype))
 
     def float(self):
         """``astype(float32)``. (To get a Python number use ``float(t)`` or ``t.item()``.)"""
@@ -223,6 +240,10 @@ class Tensor:
     def half(self):
         """``astype(float16)``."""
         return self.astype(np.float16)
+
+    def bfloat16(self):
+        """``self.astype("bfloat16")`` (needs ml_dtypes), as torch's ``Tensor.bfloat16``."""
+        return self.astype("bfloat16")
 
     def detach(self):
         """A new leaf that shares this tensor's data and version counter, outside the graph."""
@@ -521,8 +542,10 @@ def as_tensor(value, like=None):
         return Tensor(value)
     xp = like.xp
     if isinstance(value, (bool, int, float)):
-        return Tensor._from_op(xp.asarray(value, dtype=xp.result_type(like.data, value)),
-                               None, 0)
+        # A floating tensor keeps its dtype (NumPy does so for float16 by itself; ml_dtypes'
+        # bfloat16 would widen to float64 through result_type).
+        dtype = like.dtype if is_floating(like.dtype) else xp.result_type(like.data, value)
+        return Tensor._from_op(xp.asarray(value, dtype=dtype), None, 0)
     return Tensor._from_op(xp.asarray(value), None, 0)
 
 

@@ -7,7 +7,11 @@ import pytest
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm import ops
+from microgradnorm import dtypes, ops
+
+BFLOAT16 = pytest.param(dtypes.bfloat16, id="bfloat16",
+                        marks=pytest.mark.skipif(not dtypes.has_bfloat16(),
+                                                 reason="bfloat16 needs ml_dtypes"))
 
 
 def assert_close(actual, expected, rtol=1e-10, atol=1e-12):
@@ -325,7 +329,7 @@ def test_integer_tensor_is_a_constant_in_ops():
     assert ids.grad is None
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, BFLOAT16])
 def test_dtype_is_preserved_through_ops_and_grads_have_it(dtype):
     x = leaf(np.linspace(0.5, 1.5, 6).reshape(2, 3), dtype=dtype)
     w = leaf(np.linspace(-1.0, 1.0, 12).reshape(3, 4), dtype=dtype)

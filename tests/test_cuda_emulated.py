@@ -400,3 +400,39 @@ def test_rows_beyond_the_grid_limit_loop_in_the_kernel(emulated, monkeypatch, co
     check_kernel("add_layer_norm", "float32", cols, rows=13)
     forward = [grid for name, grid, _ in emulated if name.startswith("norm_forward<")]
     assert forward == [2]
+
+
+# ----- casting modes and offset on the CUDA path ----------------------------------------------
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("casting", ["llama", "gemma", "none"])
+def test_emulated_casting_modes_and_offset_match_the_reference(emulated, casting, residual):
+    """kernels.conventions composes the CUDA kernels with casts exactly as the reference:
+    float16 input, Gemma's offset 1, each casting mode, with and without the residual."""
+    from microgradnorm.kernels import conventions, reference
+    fake = kernel_checks.cp
+    rng = np.random.default_rng(5)
+    host = {"x": (0.5 + rng.standard_normal((12, 96))).astype(np.float16),
+            "r": rng.standard_normal((12, 96)).astype(np.float16) if residual else None,
+            "w": (0.3 * rng.standard_normal(96)).astype(np.float16),
+            "dy": rng.standard_normal((12, 96)).astype(np.float16),
+            "ds": rng.standard_normal((12, 96)).astype(np.float16) if residual else None}
+    dev = {k: None if v is None else fake.asarray(v) for k, v in host.items()}
+    results = []
+    for kernels, a in ((cuda, dev), (reference, host)):
+        y, s, rstd = conventions.rms_norm_forward(kernels, a["x"], a["r"], a["w"], 1e-6, 1.0,
+                                                  casting)
+        rows = a["x"] if s is None else s
+        dx, dw = conventions.rms_norm_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
+                                               1.0, casting)
+        results.append([np.asarray(v, np.float64) for v in (y, rstd, dx, dw)])
+    if residual:
+        np.testing.assert_array_equal(np.asarray(s), host["x"] + host["r"])
+    (y, rstd, dx, dw), (y_ref, rstd_ref, dx_ref, dw_ref) = results
+    assert np.asarray(y).dtype == np.float64 and np.isfinite(y).all()
+    np.testing.assert_allclose(rstd, rstd_ref, rtol=1e-6)
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(y_ref), 2.0 ** -14))) - 10)
+    assert (np.abs(y - y_ref) / ulp).max() <= (2 if casting == "none" else 1)
+    np.testing.assert_allclose(dx, dx_ref, atol=4e-3 * np.abs(dx_ref).max())
+    np.testing.assert_allclose(dw, dw_ref, atol=4e-3 * np.abs(dw_ref).max())
+    assert any(name.startswith("norm_forward<") for name, _, _ in emulated) or \
+        casting == "gemma"

@@ -487,3 +487,25 @@ def test_train_command_resumes_from_its_checkpoint(tmp_path):
     # "loss <first> -> <last> in 6 steps": the same numbers, printed to 4 decimals
     assert straight.split(" in 6 steps")[0].split("\n")[-1] == \
         resumed.split(" in 6 steps")[0].split("\n")[-1]
+
+
+def test_half_precision_optimizer_state_resumes_bitwise_in_float32():
+    """float16 parameters keep float32 moments and master copies; a resume keeps them."""
+    def make():
+        return [nn.Parameter(p.data.astype(np.float16)) for p in make_params()]
+    targets = [t.data.astype(np.float16) * 0.5 for t in make_params(1)]
+    straight = make()
+    opt = optim.AdamW(straight, lr=1e-2, master_weights=True)
+    run_steps(opt, straight, targets, 4)
+    first = make()
+    opt_first = optim.AdamW(first, lr=1e-2, master_weights=True)
+    run_steps(opt_first, first, targets, 2)
+    saved = opt_first.state_dict()
+    assert saved["state"][0]["exp_avg"].dtype == saved["state"][0]["master"].dtype == np.float32
+    resumed = [nn.Parameter(p.data.copy()) for p in first]
+    opt_resumed = optim.AdamW(resumed, lr=1e-2, master_weights=True)
+    opt_resumed.load_state_dict(saved)
+    assert opt_resumed.state[id(resumed[0])]["master"].dtype == np.float32
+    run_steps(opt_resumed, resumed, targets, 2)
+    for a, b in zip(straight, resumed):
+        np.testing.assert_array_equal(a.data, b.data)

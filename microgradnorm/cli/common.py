@@ -23,8 +23,9 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
     (``repeat``: only for a command that times something)."""
     parser.add_argument("--shape", type=parse_shape, default=(2, 4, 8),
                         help="input shape, comma-separated (default 2,4,8)")
-    parser.add_argument("--dtype", choices=("float64", "float32", "float16"), default="float64",
-                        help="dtype of inputs and parameters (default %(default)s)")
+    parser.add_argument("--dtype", choices=("float64", "float32", "float16", "bfloat16"),
+                        default="float64", help="dtype of inputs and parameters; bfloat16 "
+                                                "needs ml_dtypes (default %(default)s)")
     if affine:
         parser.add_argument("--no-affine", dest="affine", action="store_false",
                             help="without weight and bias")

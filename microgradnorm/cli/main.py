@@ -3,10 +3,10 @@
 import argparse
 import sys
 
-from . import bench, compare, demo, explain, graph, memory, train
+from . import bench, compare, demo, explain, graph, memory, precision, train
 
 # in the order ``--help`` lists them
-COMMANDS = (demo, graph, compare, bench, train, memory, explain)
+COMMANDS = (demo, graph, compare, bench, train, precision, memory, explain)
 
 
 def build_parser():

@@ -20,7 +20,7 @@ import weakref
 
 import numpy as np
 
-from .. import autograd, backend
+from .. import autograd, backend, dtypes
 from .. import functional as F
 from ..tensor import Tensor
 
@@ -175,11 +175,13 @@ class Module:
         """
         if device is not None:
             backend.check_device(device)
-        if dtype is not None and np.dtype(dtype).kind != "f":
-            raise TypeError(f"to(): dtype must be a floating dtype, got {np.dtype(dtype)}")
+        if dtype is not None:
+            dtype = dtypes.as_dtype(dtype)
+            if not dtypes.is_floating(dtype):
+                raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
         for tensor in self.parameters() + self.buffers():
             data = tensor.data
-            if dtype is not None and data.dtype.kind == "f":
+            if dtype is not None and dtypes.is_floating(data.dtype):
                 data = data.astype(dtype)
             if device is not None:
                 data = backend.to_device(data, device)
@@ -274,7 +276,7 @@ class Module:
                     problems.append(f"{key}: expected shape {target.shape}, got "
                                     f"{tuple(value.shape)}")
                     continue
-                if value.dtype.kind not in "biuf":
+                if value.dtype.kind not in "biuf" and not dtypes.is_floating(value.dtype):
                     raise TypeError(f"dtype {value.dtype}")
                 ready[key] = backend.to_device(value, target.device).astype(target.dtype)
             except (TypeError, ValueError) as error:
@@ -342,8 +344,8 @@ def _uniform(bound, shape, dtype):
 
 
 def _dtype(dtype):
-    dtype = np.dtype(np.float64 if dtype is None else dtype)
-    if dtype.kind != "f":
+    dtype = np.dtype(np.float64) if dtype is None else dtypes.as_dtype(dtype)
+    if not dtypes.is_floating(dtype):
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")
     return dtype
 
