@@ -5,6 +5,7 @@ import math
 import numpy as np
 
 from .. import backend
+from ..savefile import atomic_savez
 from ..tensor import Tensor
 from .module import Module
 
@@ -38,15 +39,17 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
 
 def save(module_or_state, path):
     """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` file (NumPy adds
-    the suffix if ``path`` lacks it). Arrays only: no pickled objects.
+    the suffix if ``path`` lacks it). Arrays only: no pickled objects. The file is written
+    atomically: an interrupted save leaves the previous file at ``path`` intact.
 
     Example:
         >>> nn.save(model, "gpt.npz"); model.load_state_dict(nn.load("gpt.npz"))
     """
     state = module_or_state.state_dict() if isinstance(module_or_state, Module) \
         else dict(module_or_state)
-    np.savez(path, **{key: backend.to_numpy(value.data if isinstance(value, Tensor) else value)
-                      for key, value in state.items()})
+    # through a temporary file and os.replace: an interrupted save keeps the previous file
+    atomic_savez(path, {key: backend.to_numpy(value.data if isinstance(value, Tensor) else value)
+                        for key, value in state.items()})
 
 
 def load(path):
