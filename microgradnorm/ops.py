@@ -514,6 +514,8 @@ class MatMul(Function):
 
 
 def _matmul(a, b):
+    if a.dtype.itemsize >= 4 and b.dtype.itemsize >= 4:
+        return a @ b                     # no half-precision operand (the usual case, cheap)
     if not (is_half(a.dtype) or is_half(b.dtype)):
         return a @ b
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
