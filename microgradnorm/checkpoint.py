@@ -15,7 +15,8 @@ previous checkpoint intact.
 Layout of the file: ``model/<name>`` (the state dict), ``optimizer/<index>/<name>`` (its
 per-parameter state), ``numpy_random_key`` (the MT19937 key) and ``meta``, a JSON string
 with the step, the optimizer's options, the scheduler's state, the rest of the random
-states and the caller's ``extra``.
+states and the caller's ``extra``. Arrays keep their dtype: bfloat16 (a model or its
+optimizer state in it) is stored as uint16 bits with a ``__dtypes__`` record.
 """
 
 import dataclasses
@@ -27,7 +28,7 @@ import numpy as np
 from . import backend
 from .nn import Module
 from .optim import Optimizer
-from .savefile import atomic_savez
+from .savefile import atomic_savez, load_npz
 
 __all__ = ["Checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -113,8 +114,7 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
         >>> start = load_checkpoint("run.npz", model, opt, rng=rng).step
     """
     _check_objects("load_checkpoint", model, optimizer, rng)
-    with np.load(path, allow_pickle=False) as archive:
-        arrays = {key: archive[key] for key in archive.files}
+    arrays = load_npz(path)
     if "meta" not in arrays:
         raise ValueError(f"load_checkpoint: {path} is not a checkpoint (no 'meta' entry; "
                          f"a model saved by nn.save loads with nn.load)")

@@ -5,15 +5,26 @@ a killed process in between leaves neither the old file nor the new one. Here th
 to a temporary file in the same directory, which is flushed to disk and then renamed over
 ``path`` with ``os.replace`` (atomic on POSIX and Windows when both are on one file
 system). A reader sees the old file or the complete new one, never a partial one.
+
+The ``.npz`` format has no bfloat16: ``np.savez`` writes ml_dtypes' bfloat16 as an
+untyped 2-byte void (``|V2``) that loads back as raw bytes. ``atomic_savez`` stores such an
+array as its uint16 bit pattern and records the dtype in a JSON entry ``__dtypes__``
+({name: "bfloat16"}); ``load_npz`` reads the file and restores the dtype, bit for bit.
+Every other dtype (float16 included) is native to the format and stored as is.
 """
 
 import contextlib
+import json
 import os
 import tempfile
 
 import numpy as np
 
-__all__ = ["atomic_savez", "npz_path"]
+from . import dtypes
+
+__all__ = ["DTYPES_KEY", "atomic_savez", "load_npz", "npz_path"]
+
+DTYPES_KEY = "__dtypes__"
 
 
 def npz_path(path):
@@ -37,6 +48,7 @@ def atomic_savez(path, arrays):
         'ckpt.npz'
     """
     final = npz_path(path)
+    arrays = encode_arrays(arrays)
     directory = os.path.dirname(os.path.abspath(final))
     fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.", suffix=".tmp",
                                      dir=directory)
@@ -53,6 +65,46 @@ def atomic_savez(path, arrays):
         raise
     _fsync_directory(directory)
     return final
+
+
+def encode_arrays(arrays):
+    """{name: array} ready for ``np.savez``: bfloat16 arrays as their uint16 bits, plus a
+    ``__dtypes__`` entry naming them (absent when there are none)."""
+    if DTYPES_KEY in arrays:
+        raise ValueError(f"atomic_savez: {DTYPES_KEY!r} is a reserved name")
+    encoded, recorded = {}, {}
+    for name, value in arrays.items():
+        array = np.asarray(value)
+        if dtypes.bfloat16 is not None and array.dtype == dtypes.bfloat16:
+            encoded[name] = array.view(np.uint16)
+            recorded[name] = "bfloat16"
+        else:
+            encoded[name] = value
+    if recorded:
+        encoded[DTYPES_KEY] = np.array(json.dumps(recorded))
+    return encoded
+
+
+def load_npz(path):
+    """Read every array of an ``.npz`` written by ``atomic_savez`` (``allow_pickle=False``),
+    bfloat16 restored from its recorded bits.
+
+    Returns:
+        {name: NumPy array}, without the ``__dtypes__`` record.
+
+    Raises:
+        TypeError: the file holds bfloat16 and ``ml_dtypes`` is not installed.
+
+    Example:
+        >>> load_npz(atomic_savez("w.npz", {"w": np.ones(2, dtypes.as_dtype("bfloat16"))}))
+        {'w': array([1, 1], dtype=bfloat16)}
+    """
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {key: archive[key] for key in archive.files}
+    recorded = json.loads(str(arrays.pop(DTYPES_KEY))) if DTYPES_KEY in arrays else {}
+    for name, dtype in recorded.items():
+        arrays[name] = arrays[name].view(dtypes.as_dtype(dtype))
+    return arrays
 
 
 def _umask():

@@ -509,3 +509,55 @@ def test_half_precision_optimizer_state_resumes_bitwise_in_float32():
     run_steps(opt_resumed, resumed, targets, 2)
     for a, b in zip(straight, resumed):
         np.testing.assert_array_equal(a.data, b.data)
+
+
+HALF_DTYPES = ["float16", pytest.param("bfloat16", marks=pytest.mark.skipif(
+    not mg.dtypes.has_bfloat16(), reason="bfloat16 needs ml_dtypes"))]
+
+
+@pytest.mark.parametrize("dtype", HALF_DTYPES)
+def test_half_precision_checkpoint_and_save_round_trip_bitwise(tmp_path, dtype):
+    dtype = mg.dtypes.as_dtype(dtype)
+
+    def make(seed):
+        np.random.seed(seed)
+        return nn.Sequential(nn.Linear(3, 4), nn.LayerNorm(4), nn.Linear(4, 2)).to(dtype=dtype)
+
+    model = make(0)
+    opt = optim.AdamW(model.parameters(), lr=0.1)
+    model(mg.tensor(np.ones((2, 3)), dtype=dtype)).sum().backward()
+    opt.step()
+    path = save_checkpoint(tmp_path / "c.npz", model, opt, step=1)
+    other = make(1)
+    other_opt = optim.AdamW(other.parameters(), lr=0.1)
+    load_checkpoint(path, other, other_opt)
+    for (key, want), got in zip(model.state_dict().items(), other.state_dict().values()):
+        assert got.dtype == want.dtype == dtype, key
+        np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))  # bitwise
+    want_state, got_state = opt.state_dict()["state"], other_opt.state_dict()["state"]
+    for index, entries in want_state.items():
+        for name, value in entries.items():
+            value, got = np.asarray(value), np.asarray(got_state[index][name])
+            assert got.dtype == value.dtype, (index, name)
+            assert got.tobytes() == value.tobytes(), (index, name)
+
+    saved = tmp_path / "m.npz"
+    nn.save(model, saved)
+    loaded = nn.load(saved)
+    assert all(loaded[key].dtype == dtype for key in model.state_dict())
+    with np.load(saved, allow_pickle=False) as raw:             # .npz itself: no void dtype
+        assert all(raw[key].dtype.kind != "V" for key in raw.files)
+        if dtype == mg.dtypes.bfloat16:
+            assert raw["0.weight"].dtype == np.uint16 and "__dtypes__" in raw.files
+        else:
+            assert "__dtypes__" not in raw.files
+    fresh = make(2)
+    fresh.load_state_dict(loaded)
+    for key, want in model.state_dict().items():
+        assert fresh.state_dict()[key].tobytes() == want.tobytes(), key
+
+
+def test_save_rejects_the_reserved_dtype_record_name(tmp_path):
+    with pytest.raises(ValueError, match="reserved"):
+        nn.save({"__dtypes__": np.ones(2)}, tmp_path / "x.npz")
+    assert not list(tmp_path.iterdir())

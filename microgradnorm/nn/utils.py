@@ -2,10 +2,9 @@
 
 import math
 
-import numpy as np
 
 from .. import backend
-from ..savefile import atomic_savez
+from ..savefile import atomic_savez, load_npz
 from ..tensor import Tensor
 from .module import Module
 
@@ -40,7 +39,9 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
 def save(module_or_state, path):
     """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` file (NumPy adds
     the suffix if ``path`` lacks it). Arrays only: no pickled objects. The file is written
-    atomically: an interrupted save leaves the previous file at ``path`` intact.
+    atomically: an interrupted save leaves the previous file at ``path`` intact. Every
+    dtype comes back as saved: bfloat16, which ``.npz`` lacks, is stored as its uint16 bits
+    with a dtype record (``savefile.load_npz``).
 
     Example:
         >>> nn.save(model, "gpt.npz"); model.load_state_dict(nn.load("gpt.npz"))
@@ -54,6 +55,6 @@ def save(module_or_state, path):
 
 def load(path):
     """Read a state dict saved by ``save``: {name: NumPy array}, with
-    ``allow_pickle=False``. Load it with ``model.load_state_dict(nn.load(path))``."""
-    with np.load(path, allow_pickle=False) as archive:
-        return {key: archive[key] for key in archive.files}
+    ``allow_pickle=False``, each in the dtype it was saved in (bfloat16 included). Load it
+    with ``model.load_state_dict(nn.load(path))``."""
+    return load_npz(path)
