@@ -136,7 +136,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
                    context_length=32, batch_size=16, lr=3e-3, weight_decay=0.0,
                    grad_clip=1.0, init="gpt2", text=None, device="cpu", activation="gelu",
                    lr_schedule="constant", warmup_steps=0, min_lr=0.0, lr_decay_steps=None,
-                   grad_accum_steps=1, checkpoint=None, checkpoint_every=0, resume=None):
+                   grad_accum_steps=1, checkpoint=None, checkpoint_every=0, resume=None,
+                   multiple_of=256):
     """Train a character-level ``nn.GPT`` on ``text`` (the Zen of Python by default) with
     AdamW and cross-entropy on next-character prediction.
 
@@ -154,6 +155,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         text: the training text (at least context_length + 2 characters).
         device: ``"cpu"`` or ``"cuda"``.
         activation: of the feed-forward, ``"gelu"`` or ``"swiglu"`` (LLaMA's), ...
+        multiple_of: swiglu only, the rounding of the inner width (``nn.swiglu_hidden``):
+            LLaMA's 256 by default, which gives d_model 32 an inner width of 256; 8 gives 88.
         lr_schedule: ``"constant"`` or ``"cosine"`` (decay to ``min_lr`` at
             ``lr_decay_steps``, default ``steps``), after a linear warmup over
             ``warmup_steps`` (``optim.lr_scheduler.warmup_cosine`` in a ``LambdaLR``).
@@ -183,7 +186,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
               "batch_size": batch_size, "lr": lr, "weight_decay": weight_decay,
               "grad_clip": grad_clip, "init": init, "device": device, "activation": activation,
               "lr_schedule": lr_schedule, "warmup_steps": warmup_steps, "min_lr": min_lr,
-              "lr_decay_steps": lr_decay_steps, "grad_accum_steps": grad_accum_steps}
+              "lr_decay_steps": lr_decay_steps, "grad_accum_steps": grad_accum_steps,
+              "multiple_of": multiple_of}
     _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every)
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
@@ -194,7 +198,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     np.random.seed(seed)
     model = nn.GPT(tokenizer.vocab_size, context_length, d_model, n_heads, n_layers, norm=norm,
                    placement=placement, impl=impl, init=init, dtype=dtype, device=device,
-                   activation=activation)
+                   activation=activation, multiple_of=multiple_of)
     optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     scheduler = _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr,
                                 lr_decay_steps or steps)
@@ -259,7 +263,11 @@ def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every):
 # What must not change between a run and its resumption (impl may: it changes rounding only)
 _RUN_KEYS = ("seed", "dtype", "norm", "placement", "d_model", "n_heads", "n_layers",
              "context_length", "batch_size", "lr", "weight_decay", "grad_clip", "init",
-             "activation", "lr_schedule", "warmup_steps", "min_lr", "grad_accum_steps")
+             "activation", "lr_schedule", "warmup_steps", "min_lr", "grad_accum_steps",
+             "multiple_of")
+
+# Keys a checkpoint written before they existed lacks: it ran with these values
+_RUN_DEFAULTS = {"multiple_of": 256}
 
 
 def _check_same_run(path, saved, config):
@@ -267,7 +275,7 @@ def _check_same_run(path, saved, config):
     def decay_end(c):
         return c.get("lr_decay_steps") or c.get("steps")
     changed = [f"{key}={saved.get(key)!r} in the checkpoint, {config[key]!r} now"
-               for key in _RUN_KEYS if saved.get(key) != config[key]]
+               for key in _RUN_KEYS if saved.get(key, _RUN_DEFAULTS.get(key)) != config[key]]
     if config["lr_schedule"] == "cosine" and decay_end(saved) != decay_end(config):
         changed.append(f"the cosine ends at step {decay_end(saved)} in the checkpoint, "
                        f"{decay_end(config)} now (pass the same lr_decay_steps)")

@@ -561,3 +561,47 @@ def test_save_rejects_the_reserved_dtype_record_name(tmp_path):
     with pytest.raises(ValueError, match="reserved"):
         nn.save({"__dtypes__": np.ones(2)}, tmp_path / "x.npz")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("d_model, hidden, multiple_of", [(32, None, 8), (32, None, 256),
+                                                          (24, 40, 16), (16, None, 1)])
+def test_multiple_of_reaches_every_block_of_gpt_as_in_llama(d_model, hidden, multiple_of):
+    want = TorchSwiGLU(d_model, 4 * d_model if hidden is None else hidden,
+                       multiple_of).w1.out_features                  # LLaMA's formula
+    model = nn.GPT(11, 4, d_model, 4, 3, hidden=hidden, activation="swiglu",
+                   multiple_of=multiple_of)
+    assert [block.mlp.hidden for block in model.blocks] == [want] * 3
+    assert [block.mlp.fc3.weight.shape for block in model.blocks] == [(want, d_model)] * 3
+    block = nn.TransformerBlock(d_model, 4, hidden=hidden, activation="swiglu",
+                                multiple_of=multiple_of)
+    assert block.mlp.fc2.weight.shape == (d_model, want)
+    gelu = nn.GPT(11, 4, d_model, 4, 1, hidden=hidden, multiple_of=multiple_of)
+    assert gelu.blocks[0].mlp.hidden == (4 * d_model if hidden is None else hidden)
+
+
+def test_multiple_of_in_train_and_its_command(tmp_path):
+    default = nn.GPT(11, 4, 32, 4, 1, activation="swiglu")
+    assert default.blocks[0].mlp.hidden == 256                   # LLaMA's rounding, unchanged
+    result = train.train_tiny_gpt(2, progress=False, d_model=32, n_layers=1, context_length=8,
+                                  activation="swiglu", multiple_of=8)
+    assert result.model.blocks[0].mlp.hidden == 88 and result.config["multiple_of"] == 8
+    for bad in (0, -8, 2.5, True):
+        with pytest.raises(ValueError, match="multiple_of must be a positive int"):
+            nn.GPT(11, 4, 32, 4, 1, activation="swiglu", multiple_of=bad)
+    path = str(tmp_path / "run.npz")
+    train.train_tiny_gpt(1, progress=False, d_model=8, n_layers=1, context_length=8,
+                         activation="swiglu", multiple_of=8, checkpoint=path)
+    with pytest.raises(ValueError, match="multiple_of=8 in the checkpoint, 4 now"):
+        train.train_tiny_gpt(2, progress=False, d_model=8, n_layers=1, context_length=8,
+                             activation="swiglu", multiple_of=4, resume=path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    counts = []
+    for multiple_of in ("8", "256"):
+        out = subprocess.run([sys.executable, "-m", "microgradnorm", "train", "--steps", "1",
+                              "--d-model", "32", "--layers", "1", "--context", "8",
+                              "--activation", "swiglu", "--multiple-of", multiple_of,
+                              "--no-progress", "--sample", "0"],
+                             capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        counts.append(int(out.stdout.split(" parameters")[0].split()[-1].replace(",", "")))
+    assert counts[1] - counts[0] == 3 * 32 * (256 - 88)          # three Linears, no bias

@@ -45,6 +45,9 @@ def add_parser(commands):
     parser.add_argument("--activation", choices=("gelu", "swiglu"), default="gelu",
                         help="feed-forward: GPT-2's GELU MLP or LLaMA's gated SwiGLU "
                              "(default %(default)s)")
+    parser.add_argument("--multiple-of", type=int, default=256,
+                        help="swiglu: round the inner width int(2/3 * 4 * d_model) up to a "
+                             "multiple of N (LLaMA: %(default)s; a tiny model wants e.g. 8)")
     parser.add_argument("--lr-schedule", choices=train.LR_SCHEDULES, default="constant",
                         help="learning rate after the warmup: constant, or a cosine decay "
                              "to --min-lr (default %(default)s)")
@@ -78,7 +81,8 @@ def run(args):
         progress=not args.no_progress, norm=args.norm, placement=args.placement,
         d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
         context_length=args.context, batch_size=args.batch_size, lr=args.lr,
-        activation=args.activation, lr_schedule=args.lr_schedule,
+        activation=args.activation, multiple_of=args.multiple_of,
+        lr_schedule=args.lr_schedule,
         warmup_steps=args.warmup_steps, min_lr=args.min_lr, lr_decay_steps=args.lr_decay_steps,
         grad_accum_steps=args.grad_accum_steps, checkpoint=args.checkpoint,
         checkpoint_every=args.checkpoint_every, resume=args.resume)

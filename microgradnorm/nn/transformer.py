@@ -178,6 +178,9 @@ class TransformerBlock(Module):
         impl: ``"fused"`` or ``"composite"`` for every norm in the block.
         n_layers: depth of the whole stack (sets DeepNorm's α and β; ignored otherwise).
         hidden, activation, dropout: of the feed-forward (and attention dropout).
+        multiple_of: swiglu only, the rounding of its inner width (see ``FeedForward``):
+            LLaMA's 256 by default; a small model passes a small one (d_model 32 with 8:
+            inner width 88 instead of 256).
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
@@ -189,7 +192,7 @@ class TransformerBlock(Module):
 
     def __init__(self, d_model, n_heads, norm="layernorm", placement="pre", impl="fused",
                  n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
-                 device="cpu"):
+                 device="cpu", multiple_of=256):
         super().__init__()
         _check_choice("TransformerBlock", "norm", norm, NORMS)
         _check_choice("TransformerBlock", "placement", placement, PLACEMENTS)
@@ -199,7 +202,8 @@ class TransformerBlock(Module):
         self.ln1 = make_norm(norm, d_model, impl, **kw)
         self.attn = CausalSelfAttention(d_model, n_heads, dropout=dropout, **kw)
         self.ln2 = make_norm(norm, d_model, impl, **kw)
-        self.mlp = FeedForward(d_model, hidden, activation, dropout, **kw)
+        self.mlp = FeedForward(d_model, hidden, activation, dropout, multiple_of=multiple_of,
+                               **kw)
         if placement == "sandwich":
             self.ln1_out = make_norm(norm, d_model, impl, **kw)
             self.ln2_out = make_norm(norm, d_model, impl, **kw)
@@ -257,6 +261,8 @@ class GPT(Module):
             reaches every norm; switch later with ``model.set_impl("composite")``.
         dropout: on embeddings, attention and feed-forward (0 by default).
         init: ``"gpt2"`` or ``"xavier"`` (above).
+        hidden, activation, multiple_of: of every block's feed-forward (``FeedForward``;
+            ``multiple_of`` rounds the SwiGLU inner width, 256 by default as in LLaMA).
 
     Shape:
         input idx: integer array or Tensor (B, T), T <= context_length;
@@ -269,7 +275,7 @@ class GPT(Module):
 
     def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
                  norm="layernorm", placement="pre", impl="fused", dropout=0.0, hidden=None,
-                 activation="gelu", init="gpt2", dtype=None, device="cpu"):
+                 activation="gelu", init="gpt2", dtype=None, device="cpu", multiple_of=256):
         super().__init__()
         _check_choice("GPT", "init", init, ("gpt2", "xavier"))
         _check_positive("GPT", vocab_size=vocab_size, context_length=context_length,
@@ -282,7 +288,8 @@ class GPT(Module):
         self.drop = Dropout(dropout)
         self.blocks = ModuleList(
             TransformerBlock(d_model, n_heads, norm, placement, impl, n_layers, hidden,
-                             activation, dropout, **kw) for _ in range(n_layers))
+                             activation, dropout, multiple_of=multiple_of, **kw)
+            for _ in range(n_layers))
         self.ln_f = make_norm(norm, d_model, impl, **kw) if placement in ("pre", "sandwich") \
             else None
         self.lm_head = Linear(d_model, vocab_size, bias=False, **kw)
