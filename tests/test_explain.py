@@ -93,3 +93,19 @@ def test_placement_sweep_and_warmup_runs_small():
     assert runs[settings[0]][0] == runs[settings[1]][0]              # same first batch
     assert runs[settings[0]][1] != runs[settings[1]][1]              # lr/2 at step 0
     assert "warmup" in explain.warmup_report(runs, 3, 1)
+
+
+def test_training_runs_cover_every_placement_and_are_drawn(tmp_path):
+    pytest.importorskip("matplotlib")
+    assert {s[0] for s in explain.WARMUP_SETTINGS} == set(mg.nn.PLACEMENTS)
+    for placement in mg.nn.PLACEMENTS:                       # the common setting, both inits
+        for init in ("xavier", "gpt2"):
+            assert (placement, init, 3e-3, 0) in explain.WARMUP_SETTINGS
+    settings = [(p, "xavier", 1e-2, 0) for p in ("sandwich", "deepnorm")]
+    runs = explain.warmup_runs(steps=3, depth=2, settings=settings, d_model=8)
+    assert runs[settings[0]] != runs[settings[1]]            # different models were trained
+    report = explain.warmup_report(runs, 3, 2)
+    assert "sandwich" in report and "deepnorm" in report
+    sweep = explain.placement_sweep(widths=(8,), depths=(2,), seeds=1, inits=("xavier", "gpt2"))
+    path = explain.plot_placement(sweep, runs, tmp_path)
+    assert Path(path).stat().st_size > 10_000

@@ -437,7 +437,11 @@ def placement_sweep(widths=(16, 32, 64), depths=(6, 12, 24, 48), seeds=3,
 # (placement, init, lr, warm-up steps) of the training runs
 WARMUP_SETTINGS = (("post", "xavier", 3e-3, 0), ("post", "xavier", 3e-3, 30),
                    ("post", "xavier", 1e-3, 30), ("post", "gpt2", 3e-3, 0),
-                   ("pre", "xavier", 3e-3, 0), ("pre", "gpt2", 3e-3, 0))
+                   ("pre", "xavier", 3e-3, 0), ("pre", "gpt2", 3e-3, 0),
+                   ("sandwich", "xavier", 3e-3, 0), ("sandwich", "gpt2", 3e-3, 0),
+                   ("deepnorm", "xavier", 3e-3, 0), ("deepnorm", "gpt2", 3e-3, 0))
+# line style of each placement's loss curves
+PLACEMENT_STYLES = {"pre": ":", "post": "-", "sandwich": "--", "deepnorm": "-."}
 
 
 def warmup_runs(steps=150, depth=12, settings=WARMUP_SETTINGS, d_model=32):
@@ -449,9 +453,9 @@ def warmup_runs(steps=150, depth=12, settings=WARMUP_SETTINGS, d_model=32):
             for placement, init, lr, warmup in settings}
 
 
-def warmup_report(runs, steps, depth):
+def warmup_report(runs, steps, depth, d_model=32):
     """Mean loss of the first 10 and last 20 steps of each run, as text."""
-    lines = [f"training, {depth} blocks, d_model 32, {steps} AdamW steps, Zen of Python "
+    lines = [f"training, {depth} blocks, d_model {d_model}, {steps} AdamW steps, Zen of Python "
              f"(uniform guessing: 3.81)",
              f"{'placement':>9} {'init':>6} {'lr':>7} {'warmup':>6} {'first 10':>9} "
              f"{'last 20':>8}"]
@@ -490,7 +494,8 @@ def plot_placement(sweep, runs, out_dir):
     if runs:
         for (placement, init, lr, warmup), losses in runs.items():
             axes[3].plot(losses, label=f"{placement} {init} lr {lr:g} warmup {warmup}",
-                         linestyle="-" if placement == "post" else ":")
-        axes[3].set(xlabel="step", ylabel="training loss", title="warm-up runs")
+                         linestyle=PLACEMENT_STYLES.get(placement, "-"), linewidth=1.2)
+        axes[3].set(xlabel="step", ylabel="training loss",
+                    title="training runs, the four placements")
         axes[3].legend(fontsize=7)
     return plotting.save(fig, out_dir, "explain_placement.png")
