@@ -9,7 +9,7 @@
 """
 
 from . import nn, optim
-from .autograd import Function, grad, is_grad_enabled, no_grad
+from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .checks import GradcheckError, GraphStats, compare, gradcheck, graph_stats, jacobian
 from .ops import concatenate, matmul, maximum, stack
 from .tensor import Tensor, tensor
@@ -17,5 +17,6 @@ from .tensor import Tensor, tensor
 __version__ = "0.1.0"
 
 __all__ = ["Function", "GradcheckError", "GraphStats", "Tensor", "compare", "concatenate",
-           "grad", "gradcheck", "graph_stats", "is_grad_enabled", "jacobian", "matmul",
-           "maximum", "nn", "no_grad", "optim", "stack", "tensor"]
+           "enable_grad", "grad", "gradcheck", "graph_stats", "is_grad_enabled", "jacobian",
+           "matmul", "maximum", "nn", "no_grad", "optim", "set_grad_enabled", "stack",
+           "tensor"]
