@@ -412,11 +412,22 @@ def _meta(shape, dtype):
 
 
 def _escape(text):
-    # Newlines become spaces: a label is one line per field, whatever a name contains. A
-    # backslash is doubled, else Graphviz reads \N, \G, \L... in a label as its own
-    # escapes (the node's name, the graph's name, ...); "\\" is its escape for "\".
-    text = html.escape(str(text).replace("\r", " ").replace("\n", " "), quote=True)
-    return text.replace("\\", "\\\\")
+    # Newlines become spaces: a label is one line per field, whatever a name contains. Every
+    # other character that is not allowed in XML (and so not in an HTML-like label: the C0
+    # controls, DEL, the C1 controls, lone surrogates, U+FFFE/U+FFFF) is shown as its code,
+    # \x1b for ESC. A backslash is doubled, else Graphviz reads \N, \G, \L... in a label as
+    # its own escapes (the node's name, the graph's name, ...); "\\" is its escape for "\".
+    text = str(text).replace("\r", " ").replace("\n", " ")
+    text = "".join(_visible(c) for c in text)
+    return html.escape(text, quote=True).replace("\\", "\\\\")
+
+
+def _visible(c):
+    code = ord(c)
+    if (code < 0x20 and c != "\t") or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF \
+            or code in (0xFFFE, 0xFFFF):
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    return c
 
 
 def _bold(text):
