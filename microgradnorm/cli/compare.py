@@ -1,7 +1,7 @@
 """``microgradnorm compare``: one norm, composite against fused, as one table."""
 
 from ..checks import comparison
-from .common import add_compare_args, positive_float
+from .common import add_compare_args, check_memory, positive_float
 
 
 def add_parser(commands):
@@ -15,6 +15,7 @@ def add_parser(commands):
 
 
 def run(args):
+    check_memory(args.shape, args.dtype)
     result = comparison.compare(args.norm, args.shape, args.dtype, args.affine, args.seed,
                                 args.repeat, scale=args.scale)
     print(result.table())

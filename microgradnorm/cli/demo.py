@@ -23,7 +23,7 @@ from .. import functional as F
 from .. import viz
 from ..checks.comparison import NORMS, compare, summary_table
 from ..train import compare_impls, zen_of_python
-from .common import add_compare_args
+from .common import add_compare_args, check_memory, check_out_dir, nonnegative_int
 
 
 @dataclasses.dataclass
@@ -167,12 +167,14 @@ def add_parser(commands):
     add_compare_args(parser, norms=False)
     parser.add_argument("--out", default="microgradnorm-demo",
                         help="directory for the graphs and report.md (default %(default)s)")
-    parser.add_argument("--train-steps", type=int, default=60,
+    parser.add_argument("--train-steps", type=nonnegative_int, default=60,
                         help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
     parser.set_defaults(run=run)
 
 
 def run(args):
+    check_memory(args.shape, args.dtype)
+    check_out_dir(args.out)
     print("microgradnorm demo: every norm as a composite graph and as one fused node, "
           f"written to {args.out}/\n")
     run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps)

@@ -7,24 +7,25 @@ module only turns command-line options into its arguments and prints the result.
 from .. import train
 from ..functional import IMPLS
 from ..nn import NORMS, PLACEMENTS
+from .common import nonnegative_int, positive_float, positive_int
 
 
 def add_parser(commands):
     parser = commands.add_parser(
         "train", help="train a tiny character-level GPT on the Zen of Python")
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=nonnegative_int, default=300)
     parser.add_argument("--impl", choices=IMPLS, default="fused")
     parser.add_argument("--norm", choices=NORMS, default="layernorm")
     parser.add_argument("--placement", choices=PLACEMENTS, default="pre")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64")
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--d-model", type=int, default=32)
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--context", type=int, default=32)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=3e-3)
+    parser.add_argument("--layers", type=positive_int, default=2)
+    parser.add_argument("--d-model", type=positive_int, default=32)
+    parser.add_argument("--heads", type=positive_int, default=4)
+    parser.add_argument("--context", type=positive_int, default=32)
+    parser.add_argument("--batch-size", type=positive_int, default=16)
+    parser.add_argument("--lr", type=positive_float, default=3e-3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--sample", type=int, default=200,
+    parser.add_argument("--sample", type=nonnegative_int, default=200,
                         help="characters to sample after training (0: none)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     parser.set_defaults(run=run)
