@@ -404,6 +404,19 @@ def _root_grad(root, grad, name):
                                f"output, got shape {root.shape}")
         return root.xp.ones(root.shape, dtype=root.dtype)
     grad = grad.data if isinstance(grad, Tensor) else grad
+    if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
+        try:
+            grad = root.xp.asarray(grad)
+        except (ValueError, TypeError):
+            grad = None
+        if grad is None or grad.dtype.kind not in "fiub":
+            raise TypeError(f"backward(): {name} must be an array, a Tensor or nested lists "
+                            f"of numbers of the output's shape {root.shape}")
+    if grad.dtype.kind == "c":
+        raise TypeError(f"backward(): {name} is complex ({grad.dtype}) but the output is "
+                        f"real ({root.dtype}); the imaginary part would be dropped")
+    if grad.dtype.kind not in "fiub":
+        raise TypeError(f"backward(): {name} must hold real numbers, got dtype {grad.dtype}")
     if tuple(grad.shape) != root.shape:
         raise ValueError(f"backward(): {name} has shape {tuple(grad.shape)}, expected the "
                          f"output's shape {root.shape}")

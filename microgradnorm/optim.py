@@ -60,6 +60,14 @@ class Optimizer:
                     if tuple(p.grad.shape) != p.shape:
                         raise ValueError(f"{type(self).__name__}.step: a gradient has shape "
                                          f"{tuple(p.grad.shape)}, its parameter {p.shape}")
+                    kind = getattr(getattr(p.grad, "dtype", None), "kind", None)
+                    if kind not in ("f", "i", "u"):
+                        raise TypeError(
+                            f"{type(self).__name__}.step: a gradient must be a real "
+                            f"floating-point array, got {getattr(p.grad, 'dtype', type(p.grad))}"
+                            f" for a parameter of shape {p.shape}"
+                            + (" (a complex gradient would lose its imaginary part)"
+                               if kind == "c" else ""))
                     state = dict(self.state.get(id(p), {}))
                     updates.append((p, self._update(p.data, p.grad, state, group), state))
         for p, new, state in updates:

@@ -120,8 +120,26 @@ class Tensor:
         return f"tensor({body}, {', '.join(extras)})"
 
     # ----- conversion -------------------------------------------------------------------
-    def numpy(self):
-        """The data as a NumPy array (copied from the GPU for a "cuda" tensor)."""
+    def numpy(self, force=False):
+        """The data as a NumPy array: the tensor's own memory on the CPU (a write through it
+        changes the tensor), a copy for a "cuda" tensor.
+
+        As in PyTorch, a tensor that requires grad refuses: a write through the array
+        would bypass the version counter and silently corrupt the gradients of the graph
+        that saved it. Call ``t.detach().numpy()`` for the shared memory (at your own risk)
+        or ``t.numpy(force=True)`` for a copy.
+
+        Args:
+            force: return a copy, also for a tensor that requires grad.
+        """
+        if force:
+            return backend.to_numpy(self.data).copy() if self.device == "cpu" \
+                else backend.to_numpy(self.data)
+        if self.requires_grad:
+            raise RuntimeError(
+                "numpy(): can't hand out the memory of a tensor that requires grad (writing "
+                "to it would corrupt the gradients); use t.detach().numpy(), or "
+                "t.numpy(force=True) for a copy")
         return backend.to_numpy(self.data)
 
     def item(self):
@@ -131,7 +149,8 @@ class Tensor:
         return self.data.reshape(()).item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
+        return backend.to_numpy(self.data).tolist()
 
     def to(self, device):
         """A copy on ``device`` (the tensor itself when it is already there), keeping the
