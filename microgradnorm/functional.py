@@ -158,6 +158,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         >>> y = F.batch_norm(x, rm, rv, training=True)     # x (32, 4), rm/rv arrays (4,)
     """
     _check_tensor("batch_norm", "x", x)
+    if x.ndim < 2 and x.size == 0:          # torch returns an empty 1-D input as it is
+        return x * 1.0
     if x.ndim < 2:
         raise ValueError(f"batch_norm: x must have shape (N, C) or (N, C, L), got {x.shape}")
     channels = (x.shape[1],)
@@ -368,6 +370,12 @@ def _shifted(x, axis):
     return x - x.detach().max(axis, keepdims=True)
 
 
+def _empty_softmax(x, axis):
+    # A zero-size x: the (log-)softmax is as empty as x, as in torch; the axis is checked.
+    ops.normalize_axis(axis, x.ndim)
+    return x * 1.0
+
+
 def softmax(x, axis=-1):
     r"""Numerically stable softmax along ``axis``:
     :math:`\mathrm{softmax}(x)_i = e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
@@ -375,12 +383,16 @@ def softmax(x, axis=-1):
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
+    if x.size == 0:
+        return _empty_softmax(x, axis)
     e = _shifted(x, axis).exp()
     return e / e.sum(axis, keepdims=True)
 
 
 def log_softmax(x, axis=-1):
     r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}`."""
+    if x.size == 0:
+        return _empty_softmax(x, axis)
     z = _shifted(x, axis)
     return z - z.exp().sum(axis, keepdims=True).log()
 

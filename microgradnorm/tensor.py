@@ -318,7 +318,12 @@ class Tensor:
         return ops.Mean.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
 
     def max(self, axis=None, keepdims=False):
-        return ops.Max.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+        axis = ops.normalize_axis(axis, self.ndim)
+        if self.size == 0 and (axis is None or any(self.shape[a] == 0 for a in axis)):
+            raise ValueError(f"max(): cannot reduce over an empty dim (the maximum of no "
+                             f"values is undefined); tensor of shape {self.shape}, "
+                             f"axis {axis}")
+        return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis=None, keepdims=False, correction=0):
         """Variance from the centred values (the stable two-pass formula)."""
@@ -340,8 +345,13 @@ class Tensor:
         return ops.Permute.apply(self, axes=tuple(axes))
 
     def transpose(self, axis0=-2, axis1=-1):
+        """Swap two dims; a 0-d tensor takes dims 0 and -1 (and stays as it is), as in
+        PyTorch."""
+        (a,) = ops.normalize_axis(axis0, self.ndim) or (0,)
+        (b,) = ops.normalize_axis(axis1, self.ndim) or (0,)
         axes = list(range(self.ndim))
-        axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
+        if self.ndim:
+            axes[a], axes[b] = axes[b], axes[a]
         return self.permute(axes)
 
     @property
@@ -356,11 +366,13 @@ class Tensor:
         axis = axis if axis >= 0 else axis + self.ndim + 1
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
-    def squeeze(self, axis):
-        axis = axis % self.ndim
-        if self.shape[axis] != 1:
-            return self
-        return self.reshape(self.shape[:axis] + self.shape[axis + 1:])
+    def squeeze(self, axis=None):
+        """Remove size-1 dims: all of them (``axis=None``), or those of ``axis`` (an int or
+        a tuple) that have size 1; a named dim of another size stays, as in PyTorch. A 0-d
+        tensor takes axis 0 and -1."""
+        axes = range(self.ndim) if axis is None else ops.normalize_axis(axis, self.ndim)
+        drop = {a for a in axes if self.shape[a] == 1}
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in drop))
 
     # ----- comparisons: constant boolean tensors, no gradient ---------------------------
     def _compare(self, other, op):
