@@ -143,6 +143,10 @@ class TwinStats:
 def render(dot, directory, name, formats=FORMATS):
     """Write ``name.dot`` and, when Graphviz's ``dot`` is installed, ``name.<format>`` for
     each format into ``directory``. Returns the paths written (the DOT source first)."""
+    formats = (formats,) if isinstance(formats, str) else tuple(formats)
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"render: formats must be some of {FORMATS}, got {unknown}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     source = directory / f"{name}.dot"
@@ -343,7 +347,10 @@ def _parent(path):
 def _collapse_items(collapse):
     if collapse is None:
         return ()
-    items = (collapse,) if isinstance(collapse, str) else tuple(collapse)
+    try:
+        items = (collapse,) if isinstance(collapse, str) else tuple(collapse)
+    except TypeError:
+        items = (collapse,)                  # not iterable: refused just below
     for item in items:
         if not isinstance(item, str) or not item:
             raise TypeError(f"draw: collapse must be a module name, a list of them or "
