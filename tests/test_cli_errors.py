@@ -83,3 +83,11 @@ def test_graph_draws_the_dtype_asked_for(capsys, tmp_path):
     assert code == 0, err
     source = (tmp_path / "rmsnorm_twin.dot").read_text()
     assert "float32" in source and "float64" not in source
+
+
+def test_compare_warns_in_words_when_float16_composite_overflows(capsys):
+    code, out, err = run_main(["compare", "--norm", "rmsnorm", "--dtype", "float16",
+                               "--scale", "0.001", "--repeat", "1"], capsys)
+    assert code == 0, err
+    assert "WARNING grad x: the composite result has" in out
+    assert "while the fused result is finite everywhere" in out
