@@ -216,10 +216,14 @@ def step_norm(p, x):
     kind = p.draw(st.sampled_from(["layer_norm", "rms_norm", "add_layer_norm",
                                    "add_rms_norm", "batch_norm"]), "norm")
     if kind == "batch_norm":
-        if m.ndim not in (2, 3) or m.size // m.shape[1] < 2:
-            kind = "layer_norm"
-        else:
+        if m.ndim == 1 and m.size >= 2:        # (N,) -> (N, 1): one channel
+            x = m, t = p.add((m.reshape(-1, 1), t.reshape(-1, 1)), "reshape(-1, 1)")
+        if m.ndim > 3:
+            x = m, t = p.add((m.reshape(m.shape[0], m.shape[1], -1),
+                              t.reshape(t.shape[0], t.shape[1], -1)), "reshape(N, C, -1)")
+        if m.ndim in (2, 3) and m.size // m.shape[1] >= 2:
             return batch_norm(p, x, impl)
+        kind = "layer_norm"
     d = m.shape[-1]
     affine = p.draw(st.booleans(), "affine")
     w = p.leaf((d,), ties=False) if affine else (None, None)
