@@ -132,6 +132,8 @@ def step_shape(p, x):
     choices = ["reshape_flat", "unsqueeze"]
     if m.ndim >= 2:
         choices += ["permute", "transpose"]
+    if m.ndim >= 3:
+        choices += ["permute"]                 # 3 dims: a cycle, not only swaps
     if 1 in m.shape:
         choices += ["squeeze", "expand"]
     if m.size and m.ndim:
