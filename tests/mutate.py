@@ -74,7 +74,8 @@ def run(name, path, old, new, profile):
             env={**os.environ, "CI": "true"})      # derandomized: CI's examples, reproducible
         seconds = time.perf_counter() - start
     caught = result.returncode != 0
-    program = re.search(r"^[E|\s]+.*?program: (.*)$", result.stdout, flags=re.M)
+    program = re.search(r"(?:value \d+|gradient of leaf \d+ \([^)]*\)|running statistic \d+); "
+                        r"program: (.*)$", result.stdout, flags=re.M)
     if program is None:                        # an exception other than a value mismatch
         program = re.search(r"^E\s+((?:RuntimeError|ValueError|IndexError): .*)$",
                             result.stdout, flags=re.M)

@@ -11,6 +11,7 @@ import pytest
 import microgradnorm as mg
 from microgradnorm import nn
 
+pytestmark = pytest.mark.slow          # torch's tables take seconds to import
 torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 from torch.testing._internal.common_modules import module_db  # noqa: E402

@@ -15,6 +15,7 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 
+pytestmark = pytest.mark.slow          # torch's tables take seconds to import
 torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
