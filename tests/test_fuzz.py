@@ -114,14 +114,14 @@ BINARY = {
 }
 
 
-def step_unary(p, x):
-    name = p.choice(sorted(UNARY), "unary")
+def step_unary(p, x, name=None):
+    name = name or p.choice(sorted(UNARY), "unary")
     fm, ft = UNARY[name]
     return p.add((fm(x[0]), ft(x[1])), name)
 
 
-def step_binary(p, x):
-    name = p.choice(sorted(BINARY), "binary")
+def step_binary(p, x, name=None):
+    name = name or p.choice(sorted(BINARY), "binary")
     other_shape = broadcast_partner(p, x[0].shape)
     y = p.leaf(other_shape)
     swap = p.flag("swap")
@@ -130,8 +130,8 @@ def step_binary(p, x):
     return p.add((fm(a[0], b[0]), ft(a[1], b[1])), f"{name} with {other_shape}, swap={swap}")
 
 
-def step_reduce(p, x):
-    name = p.choice(["sum", "mean", "max"], "reduction")
+def step_reduce(p, x, name=None):
+    name = name or p.choice(["sum", "mean", "max"], "reduction")
     ndim = x[0].ndim
     axes = [a for a in p.permutation(ndim, "axes order") if p.flag(f"reduce axis {a}")]
     axis = None if not axes else (axes[0] if len(axes) == 1 else tuple(axes))
@@ -284,6 +284,18 @@ STEPS = [step_unary, step_binary, step_binary, step_reduce, step_reduce, step_sh
          step_shape, step_index, step_matmul, step_join, step_softmax, step_norm, step_norm]
 
 
+# Ties: max, maximum and relu share a tie's gradient by convention (1/count, 1/2, 0); on
+# small integers ties are everywhere, and these steps keep the values integers.
+TIE_STEPS = [
+    lambda p, x: step_reduce(p, x, "max"),
+    lambda p, x: step_binary(p, x, "maximum"),
+    lambda p, x: step_binary(p, x, p.choice(["add", "sub"], "integer op")),
+    lambda p, x: step_unary(p, x, p.choice(["relu", "neg"], "integer op")),
+    lambda p, x: step_reduce(p, x, "sum"),
+    step_shape,
+]
+
+
 # ----- the test -------------------------------------------------------------------------------
 def assert_close(got, expected, dtype, what, log):
     rtol, atol = TOLERANCE[np.dtype(dtype).type]
@@ -301,11 +313,24 @@ def assert_close(got, expected, dtype, what, log):
 def test_random_graphs_match_pytorch(data, dtype, ties, seed):
     if dtype == np.float32 and ties:
         ties = False              # float32 with exact ties: norms of constant rows amplify noise
-    p = Program(data, dtype, ties, seed)
+    run_program(Program(data, dtype, ties, seed), STEPS)
+
+
+@pytest.mark.slow
+@settings(suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(data=st.data(), seed=st.integers(0, 2**16))
+def test_programs_with_ties_match_pytorch(data, seed):
+    """Integer-valued float64 programs of max, maximum, relu, sums and reshapes: every
+    gradient that a tie convention decides is compared with PyTorch's."""
+    run_program(Program(data, np.float64, True, seed), TIE_STEPS)
+
+
+def run_program(p, steps):
+    dtype = p.dtype
     shape = tuple(p.integer(1, MAX_SIDE, "side") for _ in range(p.integer(1, 3, "dims")))
     x = p.leaf(shape)
     for i in range(p.integer(1, MAX_STEPS, "steps")):
-        step = p.choice(STEPS, f"step {i}")
+        step = p.choice(steps, f"step {i}")
         if p.values and p.flag("reuse earlier value"):
             x = p.values[p.integer(0, len(p.values) - 1, "which")]
         x = step(p, x)
