@@ -7,7 +7,8 @@ reshapes, permutes, expands, indexing, matmul, concatenate/stack), softmaxes and
 (LayerNorm, RMSNorm, their residual forms and BatchNorm, composite and fused). Every step
 runs in both libraries on the same values; the objective Σ upstream·value over every
 intermediate value is back-propagated in both, and every value, every leaf's gradient
-and BatchNorm's running statistics must agree.
+and BatchNorm's running statistics must agree. A second property runs programs of the
+tie-sensitive ops alone (max, maximum, relu with sums and reshapes) on small integers.
 
 Default budget: the active hypothesis profile's ``max_examples`` (100, a few seconds).
 Long runs: ``python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz`` (5,000
