@@ -87,15 +87,15 @@ def main(argv=None):
     parser.add_argument("--profile", default="microgradnorm")
     parser.add_argument("--only", help="run the mutations whose name contains this")
     args = parser.parse_args(argv)
-    print("| mutation | file | caught | seconds | falsifying program (shrunk) |")
-    print("|---|---|---|---|---|")
+    print("| mutation | the bug | file | caught | seconds | failure reported (shrunk) |")
+    print("|---|---|---|---|---|---|")
     missed = 0
-    for name, path, old, new, _ in MUTATIONS:
+    for name, path, old, new, bug in MUTATIONS:
         if args.only and args.only not in name:
             continue
         caught, seconds, program = run(name, path, old, new, args.profile)
         missed += not caught
-        print(f"| {name} | `{path}` | {'yes' if caught else 'NO'} | {seconds:.0f} | "
+        print(f"| {name} | {bug} | `{path}` | {'yes' if caught else 'NO'} | {seconds:.0f} | "
               f"`{program}` |", flush=True)
     return 1 if missed else 0
 
