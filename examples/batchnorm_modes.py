@@ -79,7 +79,7 @@ def main(argv=None):
     print(f"3. after {args.steps} batches of {args.batch_size} from N({MEAN}, {STD}^2):")
     for name, values in history.items():
         mean, var = values[-1]
-        print(f"   {name:>13}: running_mean {mean:.3f} (data {MEAN}), running_var {var:.3f} "
+        print(f"   {name + ':':<14} running_mean {mean:.3f} (data {MEAN}), running_var {var:.3f} "
               f"(data {STD ** 2})")
     print(f"4. mean |train output - eval output| on a probe batch: step 1 {gap[0]:.3f}, "
           f"step {len(gap)} {gap[-1]:.3f}")

@@ -28,7 +28,8 @@ def main(argv=None):
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--out", default="out", help="directory for the plot")
     parser.add_argument("--quick", action="store_true", help="a small run for tests")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (none is drawn when stderr is not a terminal)")
     args = parser.parse_args(argv)
     if args.quick:
         args.steps = 50

@@ -10,12 +10,12 @@ script asserts it) and, with matplotlib, draws the decision boundary to OUT/mlp_
 import argparse
 
 import numpy as np
-from tqdm.auto import tqdm
 
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn, optim
 from microgradnorm.cli import plotting
+from microgradnorm.train import Progress
 
 
 def two_moons(n, noise=0.1, seed=0):
@@ -48,7 +48,8 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--out", default="out", help="directory for the plot")
     parser.add_argument("--quick", action="store_true", help="a small run for tests")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (none is drawn when stderr is not a terminal)")
     args = parser.parse_args(argv)
     if args.quick:
         args.points, args.steps = 200, 150
@@ -58,12 +59,14 @@ def main(argv=None):
     model = nn.MLP([2, 32, 32, 2], norm=args.norm, impl=args.impl)
     optimizer = optim.Adam(model.parameters(), lr=0.01)
     rng = np.random.default_rng(0)
-    for _ in tqdm(range(args.steps), disable=args.no_progress, desc="train"):
+    bar = Progress(range(args.steps), "train", enabled=not args.no_progress)
+    for _ in bar:
         batch = rng.choice(len(x), size=args.batch_size, replace=False)
         loss = F.cross_entropy(model(mg.tensor(x[batch])), y[batch])
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
+    bar.close(f"{args.steps} Adam steps")
     acc = accuracy(model, x, y)
     print(f"MLP 2-32-32-2 with {args.norm} ({args.impl}), {args.steps} Adam steps of "
           f"{args.batch_size}: train accuracy {acc:.1%} on {len(x)} points (eval mode)")

@@ -87,7 +87,7 @@ def main(argv=None):
     print("  early/late: ‖∂L/∂θ‖ of the first quarter of the blocks over the last quarter "
           "(param), the same for ‖∂L/∂x‖ of the block inputs (stream);")
     print("  last: ‖∂L/∂θ_L‖ of the last block; spread: max/min of ‖∂L/∂θ_l‖ over the blocks")
-    print(f"{'norm':>9} {'placement':>9} {'depth':>5} {'early/late param':>16} "
+    print(f"{'norm':<9} {'placement':<9} {'depth':>5} {'early/late param':>16} "
           f"{'early/late stream':>17} {'last':>9} {'spread':>7}")
     profiles = {}
     for norm in nn.NORMS:
@@ -98,7 +98,7 @@ def main(argv=None):
                 params = np.exp(np.mean([np.log(p) for p, _ in runs], axis=0))   # per block
                 stream = np.exp(np.mean([np.log(s) for _, s in runs], axis=0))
                 profiles[norm, placement, depth] = params
-                print(f"{norm:>9} {placement:>9} {depth:>5} {early_late(params):>16.3f} "
+                print(f"{norm:<9} {placement:<9} {depth:>5} {early_late(params):>16.3f} "
                       f"{early_late(stream):>17.3f} {params[-1]:>9.3f} "
                       f"{params.max() / params.min():>7.2f}")
 
@@ -106,7 +106,7 @@ def main(argv=None):
     print(f"\ntraining at depth {train_depth}, {args.train_steps} AdamW steps "
           f"(lr 3e-3, batch 16, context 32, init {args.init}), Zen of Python; "
           "loss = mean of the last 20 steps")
-    print(f"{'placement':>9} {'layernorm':>10} {'rmsnorm':>10}")
+    print(f"{'placement':<9} {'layernorm':>10} {'rmsnorm':>10}")
     final = {}
     for placement in nn.PLACEMENTS:
         row = []
@@ -115,7 +115,7 @@ def main(argv=None):
                                  n_layers=train_depth, init=args.init, progress=False)
             final[norm, placement] = float(np.mean(run.losses[-20:]))
             row.append(f"{final[norm, placement]:>10.4f}")
-        print(f"{placement:>9} " + " ".join(row))
+        print(f"{placement:<9} " + " ".join(row))
     print(f"composite graph nodes per norm (with affine): layernorm "
           f"{composite_nodes('layernorm')}, rmsnorm {composite_nodes('rmsnorm')}")
 

@@ -1,6 +1,7 @@
 """Quickstart: one LayerNorm as a composite graph and as a fused node.
 
 Run:  python examples/quickstart.py [--rows 64 --features 32]
+      python examples/quickstart.py --quick      (6 rows of 5 features)
 
 It builds both graphs on the same input, shows their size and what they keep for
 backward, checks that they agree and that the fused backward passes gradcheck.
@@ -16,9 +17,15 @@ import microgradnorm.functional as F
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=64)
-    parser.add_argument("--features", type=int, default=32)
+    parser.add_argument("--rows", type=int, default=64,
+                        help="rows of the input (default %(default)s)")
+    parser.add_argument("--features", type=int, default=32,
+                        help="features per row, the normalized size (default %(default)s)")
+    parser.add_argument("--quick", action="store_true",
+                        help="a small input (6 x 5), as the other examples' --quick")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.rows, args.features = 6, 5
 
     rng = np.random.default_rng(0)
     x_data = rng.standard_normal((args.rows, args.features))

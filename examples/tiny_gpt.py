@@ -1,7 +1,7 @@
 """A character-level GPT trained on the Zen of Python, then asked to write some.
 
 Run:  python examples/tiny_gpt.py [--steps 1500] [--norm rmsnorm] [--impl composite]
-      python examples/tiny_gpt.py --quick          # a few seconds
+      python examples/tiny_gpt.py --quick          # 40 steps of a 1-block model
 Same as `microgradnorm train`. Writes the loss curve to OUT/tiny_gpt_loss.png when
 matplotlib is installed.
 """
@@ -26,7 +26,8 @@ def main(argv=None):
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--out", default="out", help="directory for the plot")
     parser.add_argument("--quick", action="store_true", help="a small run for tests")
-    parser.add_argument("--no-progress", action="store_true")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (none is drawn when stderr is not a terminal)")
     args = parser.parse_args(argv)
     if args.quick:
         args.steps, args.d_model, args.layers = 40, 16, 1

@@ -12,6 +12,7 @@ import functools
 import itertools
 import threading
 
+from . import dtypes
 from .backend import array_module, device_of, memory_owner
 
 
@@ -234,14 +235,22 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **options):
+        """The op on plain arrays (NumPy or CuPy); save what backward needs with
+        ``ctx.save_for_backward(...)``. Returns an array or a tuple of arrays."""
         raise NotImplementedError
 
     @staticmethod
     def backward(ctx, *grads):
+        """Given dL/d(output) per output (arrays of the outputs' shapes), return
+        dL/d(input) per input, each of that input's shape (or None where
+        ``ctx.needs_input_grad`` is False)."""
         raise NotImplementedError
 
     @classmethod
     def apply(cls, *inputs, **options):
+        """Run ``forward`` on the inputs' arrays and return Tensor output(s); when grad
+        mode is on and an input requires grad, the outputs' ``grad_fn`` is a new graph node
+        (a ``Context``) that ``backward`` will call."""
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)
@@ -368,7 +377,7 @@ def backward(root, grad=None, retain_graph=False):
         tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=False):
+def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated:
     no ``.grad`` is touched (``torch.autograd.grad``).
 
@@ -378,9 +387,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False):
         grad_outputs: one gradient per output (arrays or Tensors); may be omitted for
             one-element outputs.
         retain_graph: keep the graph for another backward.
+        allow_unused: return None for an input the outputs do not depend on; by default
+            that is an error, as in PyTorch (it usually means the wrong tensor was passed).
 
     Returns:
-        a tuple of arrays, one per input (None for an input the outputs don't depend on).
+        a tuple of arrays, one per input.
+
+    Example:
+        >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
+        >>> mg.grad((x * x).sum(), [x])
+        (array([2., 4.]),)
     """
     from .tensor import Tensor
     if isinstance(outputs, Tensor):
@@ -392,7 +408,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False):
     grads = [_root_grad(o, g, f"grad_outputs[{i}]")
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
     wanted = {id(t) for t in inputs}
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs[{i}] must be a Tensor, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"grad(): inputs[{i}] (shape {t.shape}) does not require grad; "
+                               "create it with requires_grad=True")
     captured = run_backward(outputs, grads, retain_graph, capture=lambda t: id(t) in wanted)
+    unused = [i for i, t in enumerate(inputs) if id(t) not in captured]
+    if unused and not allow_unused:
+        shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)
+        raise RuntimeError(f"grad(): the outputs do not depend on {shown}; pass "
+                           "allow_unused=True to get None for it")
     return tuple(captured[id(t)][1] if id(t) in captured else None for t in inputs)
 
 
@@ -409,13 +436,13 @@ def _root_grad(root, grad, name):
             grad = root.xp.asarray(grad)
         except (ValueError, TypeError):
             grad = None
-        if grad is None or grad.dtype.kind not in "fiub":
+        if grad is None or not _is_real(grad.dtype):
             raise TypeError(f"backward(): {name} must be an array, a Tensor or nested lists "
                             f"of numbers of the output's shape {root.shape}")
     if grad.dtype.kind == "c":
         raise TypeError(f"backward(): {name} is complex ({grad.dtype}) but the output is "
                         f"real ({root.dtype}); the imaginary part would be dropped")
-    if grad.dtype.kind not in "fiub":
+    if not _is_real(grad.dtype):
         raise TypeError(f"backward(): {name} must hold real numbers, got dtype {grad.dtype}")
     if tuple(grad.shape) != root.shape:
         raise ValueError(f"backward(): {name} has shape {tuple(grad.shape)}, expected the "
@@ -424,6 +451,10 @@ def _root_grad(root, grad, name):
         raise ValueError(f"backward(): {name} is on {device_of(grad)}, the output on "
                          f"{root.device}")
     return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
+
+
+def _is_real(dtype):
+    return dtype.kind in "iub" or dtypes.is_floating(dtype)
 
 
 def run_backward(roots, root_grads, retain_graph, capture):

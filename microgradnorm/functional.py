@@ -13,6 +13,8 @@ import numpy as np
 from . import backend, ops
 from .autograd import op_group
 from .norms import composite, fused
+from .dtypes import is_half
+from .kernels.conventions import CASTINGS
 from .tensor import Tensor, is_floating
 
 IMPLS = ("fused", "composite")
@@ -54,14 +56,24 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
     return fused.LayerNorm.apply(x, weight, bias, normalized_shape=normalized_shape, eps=eps)
 
 
-def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused"):
+def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.0,
+             casting="llama"):
     r"""RMS normalization over the trailing ``normalized_shape`` dims of ``x``.
 
     .. math::
-        y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot \gamma
+        y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
     ``eps`` defaults to 1e-6 (LLaMA's value); ``torch.nn.functional.rms_norm`` defaults to
     ``torch.finfo(x.dtype).eps`` instead, so pass eps explicitly when comparing.
+
+    For float16/bfloat16 input, ``casting`` says where the casts go, as in Hugging Face's
+    models and Liger-Kernel's ``casting_mode``: ``"llama"`` (statistics in float32, x̂ cast
+    back to x's dtype, then multiplied by the weight: ``w * x̂.to(x.dtype)``), ``"gemma"``
+    (everything in float32, ``(x̂ · (offset + w.float())).to(x.dtype)``), ``"none"``
+    (everything in x's dtype; the composite graph's x² then overflows float16 past
+    |x| = 256, the fused node accumulates it in float32). float32 and float64 input gives
+    the same result in every mode. A float32 weight with float16/bfloat16 input is
+    accepted in "llama" (float32 result, as Hugging Face's) and "gemma" (x's dtype).
 
     Args:
         x: floating-point Tensor of shape (*, *normalized_shape).
@@ -69,20 +81,27 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused"):
         weight: γ of shape ``normalized_shape``, or None.
         eps: added to the mean square inside the square root.
         impl: ``"fused"`` or ``"composite"``.
+        offset: added to the weight, ``x̂ · (offset + γ)``: Gemma's 1 (with γ initialised
+            to 0). Needs a weight.
+        casting: ``"llama"`` (default, Liger's too), ``"gemma"`` or ``"none"``.
 
     Shape:
         output has the shape of ``x``.
 
     Example:
         >>> y = F.rms_norm(x, 8, weight=mg.tensor(np.ones(8)))
+        >>> h = mg.tensor(np.random.randn(2, 8), dtype="bfloat16")
+        >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
     """
-    normalized_shape = _check_row_norm("rms_norm", x, normalized_shape, eps, impl, weight=weight)
+    normalized_shape = _check_rms_norm("rms_norm", x, normalized_shape, weight, eps, impl,
+                                       offset, casting)
     if x.size == 0:
         return _empty_norm(x, weight, None)
     if impl == "composite":
         with op_group("rms_norm"):
-            return composite.rms_norm(x, normalized_shape, weight, eps)
-    return fused.RMSNorm.apply(x, weight, normalized_shape=normalized_shape, eps=eps)
+            return composite.rms_norm(x, normalized_shape, weight, eps, offset, casting)
+    return fused.RMSNorm.apply(x, weight, normalized_shape=normalized_shape, eps=eps,
+                               offset=offset, casting=casting)
 
 
 def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e-5,
@@ -112,22 +131,24 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
                                     normalized_shape=normalized_shape, eps=eps)
 
 
-def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fused"):
+def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fused",
+                 offset=0.0, casting="llama"):
     """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``.
 
-    Args: as in ``add_layer_norm`` (no bias).
+    Args: as in ``add_layer_norm`` (no bias); ``offset`` and ``casting`` as in ``rms_norm``.
     """
-    normalized_shape = _check_row_norm("add_rms_norm", x, normalized_shape, eps, impl,
-                                       weight=weight)
+    normalized_shape = _check_rms_norm("add_rms_norm", x, normalized_shape, weight, eps, impl,
+                                       offset, casting)
     _check_like("add_rms_norm", "residual", residual, x)
     if x.size == 0:
         s = x + residual
         return _empty_norm(s, weight, None), s
     if impl == "composite":
         with op_group("add_rms_norm"):
-            return composite.add_rms_norm(x, residual, normalized_shape, weight, eps)
+            return composite.add_rms_norm(x, residual, normalized_shape, weight, eps, offset,
+                                          casting)
     return fused.AddRMSNorm.apply(x, residual, weight, normalized_shape=normalized_shape,
-                                  eps=eps)
+                                  eps=eps, offset=offset, casting=casting)
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
@@ -212,10 +233,12 @@ def _empty_norm(x, weight, bias):
 
 
 def relu(x):
+    """max(x, 0) elementwise; ``x.relu()``. Shape: unchanged."""
     return x.relu()
 
 
 def tanh(x):
+    """tanh(x) elementwise; ``x.tanh()``. Shape: unchanged."""
     return x.tanh()
 
 
@@ -225,8 +248,8 @@ def _check_tensor(fn, name, value):
         raise TypeError(f"{fn}: {name} must be a microgradnorm Tensor, "
                         f"got {type(value).__name__}")
     if not is_floating(value.dtype):
-        raise TypeError(f"{fn}: {name} must be a floating-point tensor (float16, float32 or "
-                        f"float64), got dtype {value.dtype}")
+        raise TypeError(f"{fn}: {name} must be a floating-point tensor (float16, bfloat16, "
+                        f"float32 or float64), got dtype {value.dtype}")
 
 
 def _check_like(fn, name, value, x):
@@ -291,13 +314,40 @@ def _check_row_norm(fn, x, normalized_shape, eps, impl, **params):
     return normalized_shape
 
 
+def _check_rms_norm(fn, x, normalized_shape, weight, eps, impl, offset, casting):
+    """``_check_row_norm`` plus offset and casting; a float32 weight may go with
+    float16/bfloat16 x in the "llama" and "gemma" modes (Hugging Face's mixed precision)."""
+    if casting not in CASTINGS:
+        raise ValueError(f"{fn}: casting must be one of {CASTINGS}, got {casting!r}")
+    if isinstance(offset, bool) or not isinstance(offset, numbers.Real) or not np.isfinite(
+            offset):
+        raise ValueError(f"{fn}: offset must be a finite number, got {offset!r}")
+    if offset and weight is None:
+        raise ValueError(f"{fn}: offset {offset} needs a weight (y = x̂ · (offset + weight))")
+    if (casting == "none" and isinstance(x, Tensor) and isinstance(weight, Tensor)
+            and is_half(x.dtype) and weight.dtype == np.float32):
+        raise TypeError(f"{fn}: a float32 weight with {x.dtype} x needs casting 'llama' or "
+                        f"'gemma' (casting 'none' computes in x's dtype)")
+    mixed = (isinstance(x, Tensor) and isinstance(weight, Tensor) and casting != "none"
+             and is_half(x.dtype) and weight.dtype == np.float32)
+    normalized_shape = _check_row_norm(fn, x, normalized_shape, eps, impl,
+                                       **({} if mixed else {"weight": weight}))
+    if mixed:
+        _check_param(fn, "weight", weight, normalized_shape, weight)   # shape and device
+        if weight.device != x.device:
+            raise ValueError(f"{fn}: weight must be on x's device {x.device!r}, "
+                             f"got {weight.device!r}")
+    return normalized_shape
+
+
 def _running_stat(name, stat, shape, x, training):
     """(array, owning Tensor or None) for a running statistic, checked: everything that
     could make the in-place update fail is refused before either statistic is touched.
 
     dtype: the statistics must have x's dtype, as PyTorch's CPU kernels require ("mixed
-    dtype"), except that float16 x may keep float32 statistics (as mixed precision does on
-    a GPU): a float32 statistic with float64 x would silently lose the update's precision."""
+    dtype"), except that float16/bfloat16 x may keep float32 statistics (as mixed
+    precision does on a GPU): a float32 statistic with float64 x would silently lose the
+    update's precision."""
     if stat is None:
         return None, None
     owner = stat if isinstance(stat, Tensor) else None
@@ -307,11 +357,11 @@ def _running_stat(name, stat, shape, x, training):
                         f"got {type(stat).__name__}")
     if tuple(array.shape) != shape:
         raise ValueError(f"batch_norm: {name} must have shape {shape}, got {tuple(array.shape)}")
-    if np.dtype(array.dtype).kind != "f":
+    if not is_floating(array.dtype):
         raise TypeError(f"batch_norm: {name} must be floating point, got dtype {array.dtype}")
-    if array.dtype != x.dtype and not (x.dtype == np.float16 and array.dtype == np.float32):
+    if array.dtype != x.dtype and not (is_half(x.dtype) and array.dtype == np.float32):
         raise TypeError(f"batch_norm: {name} must have x's dtype {x.dtype} (or float32 for "
-                        f"float16 x), got {array.dtype}")
+                        f"float16/bfloat16 x), got {array.dtype}")
     if training and not getattr(getattr(array, "flags", None), "writeable", True):
         raise ValueError(f"batch_norm: {name} is read-only, but training=True updates it in "
                          "place; pass a writeable array (np.array(...) makes one)")
@@ -376,21 +426,34 @@ def _empty_softmax(x, axis):
     return x * 1.0
 
 
-def softmax(x, axis=-1):
-    r"""Numerically stable softmax along ``axis``:
+def _softmax_axis(fn, axis, dim):
+    if dim is None:
+        return axis
+    if axis != -1 and axis != dim:
+        raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+    return dim
+
+
+def softmax(x, axis=-1, *, dim=None):
+    r"""Numerically stable softmax along ``axis`` (``dim``: PyTorch's name for it):
     :math:`\mathrm{softmax}(x)_i = e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
+
+    Shape: the input's; slices along ``axis`` sum to 1.
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
+    axis = _softmax_axis("softmax", axis, dim)
     if x.size == 0:
         return _empty_softmax(x, axis)
     e = _shifted(x, axis).exp()
     return e / e.sum(axis, keepdims=True)
 
 
-def log_softmax(x, axis=-1):
-    r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}`."""
+def log_softmax(x, axis=-1, *, dim=None):
+    r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}` along
+    ``axis`` (``dim``: PyTorch's name). Shape: the input's."""
+    axis = _softmax_axis("log_softmax", axis, dim)
     if x.size == 0:
         return _empty_softmax(x, axis)
     z = _shifted(x, axis)

@@ -1,6 +1,6 @@
 """Seed-style layers: explicit ``forward(x)`` / ``backward(grad_output)`` on arrays.
 
-These are the classes of seed 001 ("What to implement"), with no autograd: ``forward``
+These are the classes of the source derivation, with no autograd: ``forward``
 caches what backward needs, ``backward`` returns dL/dx and stores the parameter gradients
 of that call in ``grad_gamma`` / ``grad_beta`` (overwritten, not accumulated, by each
 backward). The math is the reference kernels', shared with the fused graph nodes.
@@ -9,7 +9,7 @@ LayerNorm and RMSNorm normalize over the last dim and behave identically in trai
 inference (no running statistics) - one of their main advantages over BatchNorm, which
 uses batch statistics in training and running ones in inference (``train()``/``eval()``).
 
-Example (seed 000, Part 4)::
+Example (the source derivation's worked example)::
 
     ln = LayerNorm(d_model=8)
     y = ln.forward(x)            # x: (2, 4, 8) float32
@@ -173,6 +173,15 @@ class LayerNorm(_RowNorm):
         self.grad_beta = None
 
     def forward(self, x):
+        """y = γ·(x − mean)·rstd + β per row, rstd = 1/sqrt(var + eps) (biased variance).
+        Caches x, γ and the per-row mean and rstd for ``backward``.
+
+        Args:
+            x: NumPy (or CuPy) array, (B, D) or (B, L, D); float16/32/64.
+
+        Returns:
+            y, an array of x's shape and dtype.
+        """
         x, rows = self._rows(x)
         _check_params(self, (self.normalized_shape,), ("gamma", "beta"))
         xp = array_module(x)
@@ -185,6 +194,17 @@ class LayerNorm(_RowNorm):
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
+        """The closed-form backward of the latest ``forward``, with g = dy·γ and x̂
+        recomputed: dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per row; sets
+        ``grad_gamma`` = Σ dy·x̂ and ``grad_beta`` = Σ dy over the rows (this call's values,
+        not accumulated).
+
+        Args:
+            grad_output: dL/dy, an array of the forward input's shape.
+
+        Returns:
+            dx, an array of that shape.
+        """
         grad_output = _check_grad("LayerNorm", grad_output, self._cache)
         cache = self._cache
         rows = cache["x"].reshape(-1, self.normalized_shape)
@@ -210,6 +230,14 @@ class RMSNorm(_RowNorm):
         super().__init__(normalized_shape, eps, d_model)
 
     def forward(self, x):
+        """y = γ·x·rstd per row, rstd = 1/sqrt(mean(x²) + eps). Caches x, γ and rstd.
+
+        Args:
+            x: array (B, D) or (B, L, D).
+
+        Returns:
+            y, an array of x's shape and dtype.
+        """
         x, rows = self._rows(x)
         _check_params(self, (self.normalized_shape,), ("gamma",))
         gamma = array_module(x).asarray(self.gamma)
@@ -219,6 +247,15 @@ class RMSNorm(_RowNorm):
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
+        """dx = rstd·(g − x̂·mean(g·x̂)) per row with g = dy·γ and x̂ = x·rstd; sets
+        ``grad_gamma`` = Σ dy·x̂ over the rows.
+
+        Args:
+            grad_output: dL/dy, an array of the forward input's shape.
+
+        Returns:
+            dx, an array of that shape.
+        """
         grad_output = _check_grad("RMSNorm", grad_output, self._cache)
         cache = self._cache
         rows = cache["x"].reshape(-1, self.normalized_shape)
@@ -259,13 +296,25 @@ class BatchNorm:
         self._cache = None
 
     def train(self, mode=True):
+        """Use batch statistics (and update the running ones) when ``mode``; returns self."""
         self.training = mode
         return self
 
     def eval(self):
+        """``train(False)``: normalize with the running statistics; returns self."""
         return self.train(False)
 
     def forward(self, x):
+        """y = γ·(x − mean)·rstd + β per channel (dim 1), mean and variance over every
+        other dim: the batch's in training (updating ``running_mean``/``running_var``),
+        the running ones in eval. Caches x, γ, mean and rstd for ``backward``.
+
+        Args:
+            x: array (N, C) or (N, C, L); training needs more than one value per channel.
+
+        Returns:
+            y, an array of x's shape and dtype.
+        """
         x = _check_input("BatchNorm", x, (2, 3), 1, self.num_features)
         _check_params(self, (self.num_features,), ("gamma", "beta"))
         _check_momentum("BatchNorm", self.momentum)
@@ -291,6 +340,16 @@ class BatchNorm:
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
+        """dx of the latest ``forward``: in training rstd·(g − mean(g) − x̂·mean(g·x̂)) per
+        channel with g = dy·γ (the batch statistics depend on x); in eval just g·rstd.
+        Sets ``grad_gamma`` = Σ dy·x̂ and ``grad_beta`` = Σ dy per channel.
+
+        Args:
+            grad_output: dL/dy, an array of the forward input's shape.
+
+        Returns:
+            dx, an array of that shape.
+        """
         grad_output = _check_grad("BatchNorm", grad_output, self._cache)
         cache = self._cache
         x3 = cache["x"].reshape(cache["x"].shape[0], self.num_features, -1)

@@ -6,11 +6,13 @@ NumPy and ``unbroadcast`` sums the gradient back to each input's shape.
 """
 
 import numbers
+import operator
 
 import numpy as np
 
 from . import backend
 from .autograd import Function
+from .dtypes import is_half
 
 
 # ----- shape helpers ------------------------------------------------------------------------
@@ -20,14 +22,40 @@ def unbroadcast(grad, shape):
         return grad                                # the usual case: nothing was broadcast
     extra = grad.ndim - len(shape)
     if not shape:                                  # keepdims: a 0-d array, not a scalar
-        return grad.sum(keepdims=True).reshape(())
+        return reduce_sum(grad, None, True).reshape(())
     if extra:
-        grad = grad.sum(axis=tuple(range(extra)))  # the leading axes broadcasting added
+        grad = reduce_sum(grad, tuple(range(extra)), False)  # leading axes broadcast added
     if 1 in shape:
         stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
         if stretched:
-            grad = grad.sum(axis=stretched, keepdims=True)   # size-1 axes it stretched
+            grad = reduce_sum(grad, stretched, True)           # size-1 axes it stretched
     return grad
+
+
+def _broadcast(op, combine, a, b):
+    """``combine(a, b)``, with NumPy's broadcasting error replaced by one naming the op and
+    both shapes (a successful call pays nothing for the check)."""
+    try:
+        return combine(a, b)
+    except ValueError as error:
+        if "broadcast" not in str(error):
+            raise
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         "broadcast (compared from the last dim, each pair of sizes must be "
+                         "equal or one of them 1)") from None
+
+
+def reduce_sum(x, axis, keepdims, mean=False):
+    """Sum (or mean) of ``x`` over ``axis``; float16 and bfloat16 accumulate in float32 and
+    round once to their dtype, as torch does (a float16 sum of many terms would otherwise
+    lose every term below its running total's last place)."""
+    if not is_half(x.dtype):
+        return x.mean(axis=axis, keepdims=keepdims) if mean else x.sum(axis=axis,
+                                                                       keepdims=keepdims)
+    total = x.sum(axis=axis, keepdims=keepdims, dtype=np.float32)
+    if mean:
+        total /= reduced_size(x.shape, axis)
+    return total.astype(x.dtype)
 
 
 def normalize_axis(axis, ndim):
@@ -75,7 +103,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
-        return a + b
+        return _broadcast("add", operator.add, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -87,7 +115,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
-        return a - b
+        return _broadcast("sub", operator.sub, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -99,7 +127,7 @@ class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a * b
+        return _broadcast("mul", operator.mul, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -113,7 +141,7 @@ class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a / b
+        return _broadcast("div", operator.truediv, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -130,7 +158,7 @@ class Maximum(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return backend.array_module(a).maximum(a, b)
+        return _broadcast("maximum", backend.array_module(a).maximum, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -152,13 +180,14 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """``x ** exponent`` for a constant number ``exponent``."""
+    """``x ** exponent`` for a constant number ``exponent``. bfloat16 computes in float32
+    and rounds once (a float exponent would otherwise widen its result)."""
 
     @staticmethod
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return x ** exponent
+        return (x ** exponent).astype(x.dtype, copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -264,10 +293,12 @@ class ToDevice(Function):
 
 # ----- reductions ---------------------------------------------------------------------------
 class Sum(Function):
+    """Sum over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
+
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
-        return x.sum(axis=axis, keepdims=keepdims)
+        return reduce_sum(x, axis, keepdims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -275,10 +306,12 @@ class Sum(Function):
 
 
 class Mean(Function):
+    """Mean over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
+
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
-        return x.mean(axis=axis, keepdims=keepdims)
+        return reduce_sum(x, axis, keepdims, mean=True)
 
     @staticmethod
     def backward(ctx, grad):
@@ -308,7 +341,12 @@ class Reshape(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
-        return x.reshape(shape)
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise ValueError(f"reshape: cannot view a tensor of shape {tuple(x.shape)} "
+                             f"({x.size} elements) as shape {tuple(shape)}; the sizes must "
+                             "multiply to the same count (one -1 is inferred)") from None
 
     @staticmethod
     def backward(ctx, grad):
@@ -387,9 +425,7 @@ class Concatenate(Function):
         kept = [a for a, k in zip(arrays, ctx.kept) if k] or list(arrays)
         ctx.axis = axis
         ctx.splits = np.cumsum([a.shape[axis] for a in kept])[:-1]
-        ctx.dtype = np.result_type(*[a.dtype for a in arrays])
-        return backend.array_module(arrays[0]).concatenate(kept, axis=axis).astype(
-            ctx.dtype, copy=False)
+        return backend.array_module(arrays[0]).concatenate(kept, axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
@@ -412,14 +448,37 @@ class Stack(Function):
         return tuple(xp.take(grad, i, axis=ctx.axis) for i in range(ctx.count))
 
 
+def _check_matmul(a_shape, b_shape):
+    if not a_shape or not b_shape:
+        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes "
+                         f"{tuple(a_shape)} and {tuple(b_shape)}")
+    k_b = b_shape[0] if len(b_shape) == 1 else b_shape[-2]
+    if a_shape[-1] != k_b:
+        which = "only dim" if len(b_shape) == 1 else "dim -2"
+        raise ValueError(f"matmul: shapes {tuple(a_shape)} and {tuple(b_shape)} do not match: "
+                         f"a's last dim is {a_shape[-1]}, b's {which} is {k_b}")
+    batch_a, batch_b = a_shape[:-2], b_shape[:-2]
+    if not batch_a or not batch_b or batch_a == batch_b:
+        return                                   # the usual cases: nothing to broadcast
+    try:
+        np.broadcast_shapes(batch_a, batch_b)
+    except ValueError:
+        raise ValueError(f"matmul: the batch dims of shapes {tuple(a_shape)} and "
+                         f"{tuple(b_shape)}, {tuple(batch_a)} and {tuple(batch_b)}, do not "
+                         "broadcast") from None
+
+
 class MatMul(Function):
     """``a @ b`` with NumPy's rules: batched over leading dims (broadcast), 1-D operands
-    promoted to a row (a) or column (b) vector and the added axis removed again."""
+    promoted to a row (a) or column (b) vector and the added axis removed again.
+    float16 and bfloat16 products accumulate in float32 and round once (as torch's; NumPy
+    has no bfloat16 matmul loop)."""
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        return a @ b
+        _check_matmul(a.shape, b.shape)
+        return _matmul(a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -430,12 +489,21 @@ class MatMul(Function):
         g2 = g2[..., None, :] if a.ndim == 1 else g2        # m first: (..., n, m)
         grad_a = grad_b = None
         if ctx.needs_input_grad[0]:
-            grad_a = g2 @ b2.swapaxes(-1, -2)               # (..., n, k)
+            grad_a = _matmul(g2, b2.swapaxes(-1, -2))       # (..., n, k)
             grad_a = unbroadcast(grad_a[..., 0, :] if a.ndim == 1 else grad_a, a.shape)
         if ctx.needs_input_grad[1]:
-            grad_b = a2.swapaxes(-1, -2) @ g2               # (..., k, m)
+            grad_b = _matmul(a2.swapaxes(-1, -2), g2)       # (..., k, m)
             grad_b = unbroadcast(grad_b[..., 0] if b.ndim == 1 else grad_b, b.shape)
         return grad_a, grad_b
+
+
+def _matmul(a, b):
+    if not (is_half(a.dtype) or is_half(b.dtype)):
+        return a @ b
+    dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
+    if not is_half(dtype):
+        return a @ b
+    return (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
 
 
 class Erf(Function):
@@ -462,12 +530,16 @@ def pow(x, exponent):
 
 
 def maximum(a, b):
+    """Elementwise maximum of ``a`` and ``b`` (broadcast); tied elements share the
+    gradient (``torch.maximum``). Shape: the broadcast shape."""
     return Maximum.apply(a, b)
 
 
-def concatenate(tensors, axis=0):
-    """Join ``tensors`` along ``axis`` (``torch.cat``); all must have the same number of
-    dims and equal sizes except along ``axis``, but an empty 1-D tensor is skipped."""
+def concatenate(tensors, axis=0, *, dim=None):
+    """Join tensors along an existing ``axis`` (``dim``: PyTorch's name, as in
+    ``torch.cat``); their other dims must agree, and an empty 1-D tensor next to tensors of
+    more dims is skipped, as ``torch.cat`` does."""
+    axis = axis if dim is None else dim
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
@@ -484,7 +556,9 @@ def concatenate(tensors, axis=0):
     return Concatenate.apply(*tensors, axis=axis)
 
 
-def stack(tensors, axis=0):
+def stack(tensors, axis=0, *, dim=None):
+    """Join tensors of one shape along a new ``axis`` (``dim``: PyTorch's name)."""
+    axis = axis if dim is None else dim
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
@@ -492,6 +566,8 @@ def stack(tensors, axis=0):
 
 
 def matmul(a, b):
+    """``a @ b`` with NumPy's (and PyTorch's) rules: (..., n, k) @ (..., k, m) -> (..., n, m),
+    leading dims broadcast, a 1-D operand is a vector."""
     return MatMul.apply(a, b)
 
 

@@ -8,18 +8,37 @@ the parameter's version counter, so a graph that saved the old values refuses a 
 backward. Parameters whose ``.grad`` is None are skipped. ``params`` is an iterable of
 Parameters or of dicts ``{"params": [...], "lr": ...}`` (parameter groups with their own
 options, named as in PyTorch: ``betas``, ``nesterov``, ...; an unknown option is an error).
+
+Half-precision parameters (float16, bfloat16): the update and the optimizer states are
+float32, and the new value is rounded once into the parameter. A bfloat16 parameter has 8
+significant bits, so an update smaller than 1/256 of it rounds away; ``master_weights=True``
+keeps a float32 copy of each half-precision parameter in the optimizer state, updates that
+copy and rounds it into the parameter after every step (the usual mixed-precision recipe):
+
+    model.to(dtype="bfloat16")
+    opt = optim.AdamW(model.parameters(), lr=1e-3, master_weights=True)
 """
 
 import math
 import numbers
 
+import numpy as np
+
+from .dtypes import is_half
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
 
 
 class Optimizer:
-    def __init__(self, params, defaults):
+    """Base class of the optimizers: parameter groups (each a dict with ``"params"`` and
+    its options, missing ones from ``defaults``), ``zero_grad`` and ``step``."""
+
+    def __init__(self, params, defaults, master_weights=False):
+        if not isinstance(master_weights, bool):
+            raise ValueError(f"{type(self).__name__}: master_weights must be True or False, "
+                             f"got {master_weights!r}")
+        self.master_weights = master_weights
         for name, value in defaults.items():
             _check_option(type(self).__name__, name, value)
         self.defaults = defaults
@@ -45,6 +64,7 @@ class Optimizer:
         self.state = {}                      # id(param) -> {name: array}
 
     def zero_grad(self, set_to_none=True):
+        """Clear the ``.grad`` of every parameter: None (default) or zeros."""
         for group in self.param_groups:
             for p in group["params"]:
                 p.grad = None if set_to_none or p.grad is None else p.grad * 0
@@ -69,11 +89,24 @@ class Optimizer:
                             + (" (a complex gradient would lose its imaginary part)"
                                if kind == "c" else ""))
                     state = dict(self.state.get(id(p), {}))
-                    updates.append((p, self._update(p.data, p.grad, state, group), state))
+                    updates.append((p, self._half_aware_update(p, state, group), state))
         for p, new, state in updates:
-            p.data[...] = new
+            p.data[...] = new                  # half precision: rounded once, here
             p._version_box[0] += 1
             self.state[id(p)] = state
+
+    def _half_aware_update(self, p, state, group):
+        """The new value of ``p``; half-precision parameters update in float32 (from the
+        float32 master copy with ``master_weights``)."""
+        if not is_half(p.dtype):
+            return self._update(p.data, p.grad, state, group)
+        param = state.pop("master", None) if self.master_weights else None
+        if param is None:
+            param = p.data.astype(np.float32)
+        new = self._update(param, p.grad.astype(np.float32), state, group)
+        if self.master_weights:
+            state["master"] = new
+        return new
 
     def _check_group(self, group):
         """Checks that tie a group's options together (SGD's nesterov)."""
@@ -92,12 +125,14 @@ class SGD(Optimizer):
 
     Args:
         lr (η), momentum (μ), dampening (τ), weight_decay (λ), nesterov.
+        master_weights: keep float32 copies of half-precision parameters (module doc).
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False):
+                 nesterov=False, master_weights=False):
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
-                                  "weight_decay": weight_decay, "nesterov": nesterov})
+                                  "weight_decay": weight_decay, "nesterov": nesterov},
+                         master_weights)
 
     def _check_group(self, group):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
@@ -124,13 +159,16 @@ class Adam(Optimizer):
         m \leftarrow \beta_1 m + (1-\beta_1) g, \quad v \leftarrow \beta_2 v + (1-\beta_2) g^2,
         \quad \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}
         {\sqrt{v / (1-\beta_2^t)} + \epsilon}
+
+    ``master_weights=True`` keeps float32 copies of half-precision parameters (module doc).
     """
 
     decoupled = False
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+                 master_weights=False):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
-                                  "weight_decay": weight_decay})
+                                  "weight_decay": weight_decay}, master_weights)
 
     def _update(self, param, grad, state, group):
         lr, wd = group["lr"], group["weight_decay"]
@@ -157,8 +195,9 @@ class AdamW(Adam):
 
     decoupled = True
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
-        super().__init__(params, lr, betas, eps, weight_decay)
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
+                 master_weights=False):
+        super().__init__(params, lr, betas, eps, weight_decay, master_weights)
 
 
 def _check_option(optimizer, name, value):

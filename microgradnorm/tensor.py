@@ -2,23 +2,26 @@
 
 dtype rules (NumPy's, with PyTorch's restriction on gradients):
   * Python floats become float64, Python ints int64; arrays keep their dtype.
-  * float16, float32 and float64 tensors can require gradients; integer and bool tensors
-    cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for indices
-    (embeddings, targets) and take part in ops as constants.
+  * float16, bfloat16, float32 and float64 tensors can require gradients; integer and bool
+    tensors cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for
+    indices (embeddings, targets) and take part in ops as constants.
   * An op on two tensors promotes like NumPy (float32 with float64 gives float64); a Python
     number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
     dtype of its tensor.
+  * bfloat16 is ml_dtypes' NumPy dtype (optional: ``pip install ml_dtypes``); pass
+    ``dtype="bfloat16"``. A bfloat16 Tensor is CPU-only: on "cuda" the kernels take
+    bfloat16 as uint16 bits (``kernels.bfloat16``).
 """
+
+import warnings
 
 import numpy as np
 
-from . import autograd, backend
+from . import autograd, backend, dtypes
+from .dtypes import is_floating
 
-FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64))
-
-
-def is_floating(dtype):
-    return np.dtype(dtype).kind == "f"
+FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)) + (
+    (dtypes.bfloat16,) if dtypes.has_bfloat16() else ())
 
 
 class Tensor:
@@ -29,8 +32,8 @@ class Tensor:
             always copied, as by ``torch.tensor``: an in-place update of the tensor (an
             optimizer step) never writes into the caller's array.
         requires_grad: record ops on this tensor so ``backward`` can fill ``.grad``.
-        dtype: NumPy dtype to convert to; by default the data's own (float64 for Python
-            floats).
+        dtype: NumPy dtype (or name: ``"bfloat16"`` too) to convert to; by default the
+            data's own (float64 for Python floats).
         device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
 
     Example:
@@ -47,8 +50,12 @@ class Tensor:
         backend.check_device(device)
         if isinstance(data, Tensor):
             data = data.data
+        dtype = dtypes.as_dtype(dtype)
+        if device == "cuda" and dtype is not None and dtype == dtypes.bfloat16:
+            raise TypeError('Tensor: bfloat16 tensors are CPU-only; on device "cuda" use '
+                            'float16 or float32')
         array = backend.new_array(data, dtype, device)
-        if array.dtype.kind not in "fiub":
+        if array.dtype.kind not in "fiub" and not is_floating(array.dtype):
             raise TypeError(f"Tensor: data must be numeric (float, int or bool), "
                             f"got dtype {array.dtype}")
         self._init(array, requires_grad)
@@ -58,7 +65,7 @@ class Tensor:
 
     def _init(self, array, requires_grad, grad_fn=None, output_index=0):
         self.data = array
-        self.grad = None
+        self._grad = None
         self.requires_grad = requires_grad
         self.grad_fn = grad_fn            # the Context (graph node) that made this tensor
         self._output_index = output_index
@@ -75,26 +82,32 @@ class Tensor:
     # ----- properties -------------------------------------------------------------------
     @property
     def shape(self):
+        """The size of each dim, a tuple of ints (``x.shape == (2, 3)``)."""
         return tuple(self.data.shape)
 
     @property
     def dtype(self):
+        """The NumPy dtype of the data (float64, float32, int64, ...)."""
         return self.data.dtype
 
     @property
     def ndim(self):
+        """The number of dims, ``len(x.shape)``."""
         return self.data.ndim
 
     @property
     def size(self):
+        """The number of elements, an int (NumPy's ``size``; PyTorch's ``numel()``)."""
         return int(self.data.size)
 
     @property
     def device(self):
+        """``"cpu"`` (the data is a NumPy array) or ``"cuda"`` (a CuPy array)."""
         return backend.device_of(self.data)
 
     @property
     def xp(self):
+        """The array module of the data: ``numpy`` or ``cupy``."""
         return backend.array_module(self.data)
 
     @property
@@ -103,9 +116,30 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        """True for a tensor no recorded op made: created by the user, or a result computed
+        without grad. Only leaves (and tensors that ``retain_grad()``) get ``.grad``."""
         return self.grad_fn is None
 
+    @property
+    def grad(self):
+        """The gradient accumulated by ``backward()``: an array of this tensor's shape,
+        dtype and device, or None. Filled for leaves that require grad, and for non-leaves
+        only after ``retain_grad()``; reading it on another non-leaf warns, as in PyTorch."""
+        if self._grad is None and self.grad_fn is not None and not self._retains_grad:
+            warnings.warn(
+                f"reading .grad of a non-leaf tensor (made by {self.grad_fn.name}): backward() "
+                "does not fill it, so it stays None. Call .retain_grad() on the tensor before "
+                "backward(), or use mg.grad(output, [tensor]) to get the gradient.",
+                UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        self._grad = value
+
     def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
         return self.shape[0]
 
     def __repr__(self):
@@ -143,40 +177,91 @@ class Tensor:
         return backend.to_numpy(self.data)
 
     def item(self):
+        """The value of a one-element tensor as a Python number (float, int or bool)."""
         if self.size != 1:
             raise ValueError(f"item(): only a one-element tensor converts to a number, "
                              f"got shape {self.shape}")
         return self.data.reshape(()).item()
 
+    def _scalar(self, kind):
+        if self.size != 1:
+            raise ValueError(f"{kind}(): only a one-element tensor converts to a Python "
+                             f"number, got shape {self.shape}; use .numpy() or .tolist()")
+        return self.item()
+
+    def __float__(self):
+        return float(self._scalar("float"))
+
+    def __int__(self):
+        return int(self._scalar("int"))
+
+    def __array__(self, dtype=None, copy=None):
+        """``np.asarray(t)``: the data as a NumPy array. A tensor that requires grad gives a
+        copy, never its live buffer (an in-place change to the result must not bypass
+        autograd); other CPU tensors share memory, as ``torch.Tensor.__array__`` does."""
+        array = backend.to_numpy(self.data)              # a copy already for "cuda"
+        shared = array is self.data
+        if copy is False and (self.requires_grad or not shared):
+            raise ValueError("np.asarray(t, copy=False): this tensor can only be copied (it "
+                             "requires grad, or lives on the GPU); use t.detach().numpy()")
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)                   # a new array
+        if copy is True or (self.requires_grad and shared):
+            return array.copy()
+        return array
+
     def tolist(self):
         """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
         return backend.to_numpy(self.data).tolist()
 
-    def to(self, device):
-        """A copy on ``device`` (the tensor itself when it is already there), keeping the
-        graph: gradients flow back to the original device."""
-        backend.check_device(device)
-        if device == self.device:
-            return self
-        return ops.ToDevice.apply(self, device=device)
+    def to(self, device=None, dtype=None):
+        """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes),
+        keeping the graph: gradients flow back to the original device and dtype.
+
+        Example:
+            >>> h = x.to(dtype="bfloat16")             # a Cast node; x.grad stays float64
+        """
+        if device is not None:
+            backend.check_device(device)
+        out = self
+        if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
+            out = out.astype(dtype)
+        if device is not None:
+            if device != out.device:
+                if device == "cuda" and out.dtype == dtypes.bfloat16:
+                    raise TypeError('to(): bfloat16 tensors are CPU-only; on "cuda" use '
+                                    'float16 or float32')
+                out = ops.ToDevice.apply(out, device=device)
+        return out
 
     def cpu(self):
+        """``self.to("cpu")``: a NumPy-backed copy, in the graph."""
         return self.to("cpu")
 
     def cuda(self):
+        """``self.to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU)."""
         return self.to("cuda")
 
     def astype(self, dtype):
-        return ops.Cast.apply(self, dtype=np.dtype(dtype))
+        """A copy converted to ``dtype``, recorded in the graph: the gradient is converted
+        back to this tensor's dtype. Shape: unchanged."""
+        return ops.Cast.apply(self, dtype=dtypes.as_dtype(dtype))
 
     def float(self):
+        """``astype(float32)``. (To get a Python number use ``float(t)`` or ``t.item()``.)"""
         return self.astype(np.float32)
 
     def double(self):
+        """``astype(float64)``."""
         return self.astype(np.float64)
 
     def half(self):
+        """``astype(float16)``."""
         return self.astype(np.float16)
+
+    def bfloat16(self):
+        """``self.astype("bfloat16")`` (needs ml_dtypes), as torch's ``Tensor.bfloat16``."""
+        return self.astype("bfloat16")
 
     def detach(self):
         """A new leaf that shares this tensor's data and version counter, outside the graph."""
@@ -185,6 +270,8 @@ class Tensor:
         return detached
 
     def clone(self):
+        """A copy of the data in new memory, recorded in the graph (gradient passes through
+        unchanged). Shape: unchanged."""
         return ops.Clone.apply(self)
 
     # ----- autograd ---------------------------------------------------------------------
@@ -204,6 +291,7 @@ class Tensor:
         return self
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place (leaves only; floating dtypes only); returns self."""
         if requires_grad and not is_floating(self.dtype):
             raise TypeError(f"only floating-point tensors can require grad, got {self.dtype}")
         if self.grad_fn is not None and not requires_grad:
@@ -222,26 +310,35 @@ class Tensor:
         return self
 
     def add_(self, other, alpha=1.0):
+        """In place ``self += alpha * other`` (not recorded; bumps the version counter).
+        On a tensor that requires grad only under ``mg.no_grad()``."""
         other = _raw(other)
         return self._inplace(lambda d: d.__iadd__(other * alpha if alpha != 1.0 else other))
 
     def sub_(self, other):
+        """In place ``self -= other``; the rules of ``add_``."""
         return self._inplace(lambda d: d.__isub__(_raw(other)))
 
     def mul_(self, other):
+        """In place ``self *= other``; the rules of ``add_``."""
         return self._inplace(lambda d: d.__imul__(_raw(other)))
 
     def div_(self, other):
+        """In place ``self /= other``; the rules of ``add_``."""
         return self._inplace(lambda d: d.__itruediv__(_raw(other)))
 
     def copy_(self, other):
+        """In place: overwrite every element with ``other`` (broadcast to this shape); the
+        rules of ``add_``."""
         other = _raw(other)
         return self._inplace(lambda d: d.__setitem__(Ellipsis, other))
 
     def fill_(self, value):
+        """In place: set every element to ``value``; the rules of ``add_``."""
         return self._inplace(lambda d: d.fill(value))
 
     def zero_(self):
+        """In place: set every element to 0; the rules of ``add_``."""
         return self.fill_(0)
 
     __iadd__ = add_
@@ -294,30 +391,49 @@ class Tensor:
         return ops.GetItem.apply(self, index=_raw_index(index))
 
     def exp(self):
+        """Elementwise e**x. Shape: unchanged. Backward: grad * exp(x) (the output is saved)."""
         return ops.Exp.apply(self)
 
     def log(self):
+        """Elementwise natural logarithm. Shape: unchanged. Backward: grad / x."""
         return ops.Log.apply(self)
 
     def sqrt(self):
+        """Elementwise square root. Shape: unchanged. Backward: grad / (2 sqrt(x))."""
         return ops.Sqrt.apply(self)
 
     def tanh(self):
+        """Elementwise tanh. Shape: unchanged. Backward: grad * (1 - tanh(x)²)."""
         return ops.Tanh.apply(self)
 
     def relu(self):
+        """Elementwise max(x, 0). Shape: unchanged. Backward: grad where x > 0, else 0."""
         return ops.ReLU.apply(self)
 
     def maximum(self, other):
+        """Elementwise maximum with ``other`` (broadcast); ties split the gradient in half,
+        as ``torch.maximum``. Shape: the broadcast shape."""
         return ops.Maximum.apply(self, other)
 
-    def sum(self, axis=None, keepdims=False):
+    def sum(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Sum over ``axis`` (None: every element; an int or a tuple; negative counts from
+        the end). ``dim``/``keepdim`` are PyTorch's names for ``axis``/``keepdims``.
+
+        Shape: the input's, without the reduced dims (with size 1 there if ``keepdims``).
+        """
+        axis, keepdims = axis_args("sum", axis, keepdims, dim, keepdim)
         return ops.Sum.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
 
-    def mean(self, axis=None, keepdims=False):
+    def mean(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Arithmetic mean over ``axis``; arguments and shape as in ``sum``."""
+        axis, keepdims = axis_args("mean", axis, keepdims, dim, keepdim)
         return ops.Mean.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """Maximum over ``axis`` (values only, like ``torch.amax``; tied maxima share the
+        gradient); arguments and shape as in ``sum``. Reducing over an empty dim is a
+        ValueError (the maximum of no values is undefined), as in PyTorch."""
+        axis, keepdims = axis_args("max", axis, keepdims, dim, keepdim)
         axis = ops.normalize_axis(axis, self.ndim)
         if self.size == 0 and (axis is None or any(self.shape[a] == 0 for a in axis)):
             raise ValueError(f"max(): cannot reduce over an empty dim (the maximum of no "
@@ -325,28 +441,36 @@ class Tensor:
                              f"axis {axis}")
         return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis=None, keepdims=False, correction=0):
-        """Variance from the centred values (the stable two-pass formula)."""
+    def var(self, axis=None, keepdims=False, correction=0, *, dim=None, keepdim=None):
+        """Variance over ``axis``, sum((x - mean)²) / (n - correction), from the centred
+        values (the stable two-pass formula). ``correction=0`` is the biased variance the
+        norms use (PyTorch's default is 1). Arguments and shape as in ``sum``."""
+        axis, keepdims = axis_args("var", axis, keepdims, dim, keepdim)
         centered = self - self.mean(axis, keepdims=True)
         n = ops.reduced_size(self.shape, ops.normalize_axis(axis, self.ndim))
         return (centered * centered).sum(axis, keepdims=keepdims) / (n - correction)
 
     def reshape(self, *shape):
+        """The same elements in ``shape`` (ints or one tuple; one -1 is inferred), a view
+        when NumPy can make one. ``view`` is the same method. Shape: ``shape``."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return ops.Reshape.apply(self, shape=tuple(shape))
 
     view = reshape
 
     def flatten(self, start_dim=0):
+        """Merge the dims from ``start_dim`` on into one: (2, 3, 4) -> (24,), or
+        (2, 12) with ``start_dim=1``."""
         return self.reshape(self.shape[:start_dim] + (-1,))
 
     def permute(self, *axes):
+        """Reorder the dims (ints or one tuple): shape (s[axes[0]], s[axes[1]], ...)."""
         axes = axes[0] if len(axes) == 1 and isinstance(axes[0], (tuple, list)) else axes
         return ops.Permute.apply(self, axes=tuple(axes))
 
     def transpose(self, axis0=-2, axis1=-1):
-        """Swap two dims; a 0-d tensor takes dims 0 and -1 (and stays as it is), as in
-        PyTorch."""
+        """Swap two dims (by default the last two, as ``torch.transpose(x, -2, -1)``); a 0-d
+        tensor takes dims 0 and -1 (and stays as it is), as in PyTorch."""
         (a,) = ops.normalize_axis(axis0, self.ndim) or (0,)
         (b,) = ops.normalize_axis(axis1, self.ndim) or (0,)
         axes = list(range(self.ndim))
@@ -356,20 +480,32 @@ class Tensor:
 
     @property
     def T(self):
+        """All dims reversed: (a, b) -> (b, a), (a, b, c) -> (c, b, a)."""
         return self.permute(tuple(reversed(range(self.ndim))))
 
     def expand(self, *shape):
+        """Broadcast to ``shape`` without copying (-1 keeps a dim); backward sums the
+        gradient back over the broadcast dims."""
         shape = shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
         return ops.Expand.apply(self, shape=tuple(shape))
 
-    def unsqueeze(self, axis):
+    def unsqueeze(self, axis=None, *, dim=None):
+        """A view with a new dim of size 1 at ``axis`` (``dim``: PyTorch's name);
+        ``axis=-1`` appends one. Shape: (*s[:axis], 1, *s[axis:])."""
+        axis, _ = axis_args("unsqueeze", axis, False, dim, None)
+        if axis is None:
+            raise TypeError("unsqueeze() missing the axis (or dim) to insert")
+        if not -self.ndim - 1 <= axis <= self.ndim:
+            raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with "
+                             f"{self.ndim} dims (valid: {-self.ndim - 1} to {self.ndim})")
         axis = axis if axis >= 0 else axis + self.ndim + 1
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
-    def squeeze(self, axis=None):
-        """Remove size-1 dims: all of them (``axis=None``), or those of ``axis`` (an int or
-        a tuple) that have size 1; a named dim of another size stays, as in PyTorch. A 0-d
-        tensor takes axis 0 and -1."""
+    def squeeze(self, axis=None, *, dim=None):
+        """Remove size-1 dims: all of them with no axis, or those of ``axis`` (an int or a
+        tuple) that have size 1; a named dim of another size stays, as ``torch.squeeze``
+        does. A 0-d tensor takes axis 0 and -1."""
+        axis, _ = axis_args("squeeze", axis, False, dim, None)
         axes = range(self.ndim) if axis is None else ops.normalize_axis(axis, self.ndim)
         drop = {a for a in axes if self.shape[a] == 1}
         return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in drop))
@@ -405,6 +541,19 @@ class Tensor:
         return bool(self.item())
 
 
+def axis_args(fn, axis, keepdims, dim, keepdim):
+    """``axis``/``keepdims`` with PyTorch's ``dim``/``keepdim`` accepted as aliases."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+        axis = dim
+    if keepdim is not None:
+        if keepdims:
+            raise TypeError(f"{fn}(): got both keepdims and keepdim; pass one")
+        keepdims = keepdim
+    return axis, bool(keepdims)
+
+
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):
     """Create a Tensor; same arguments as ``Tensor``."""
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
@@ -419,8 +568,10 @@ def as_tensor(value, like=None):
         return Tensor(value)
     xp = like.xp
     if isinstance(value, (bool, int, float)):
-        return Tensor._from_op(xp.asarray(value, dtype=xp.result_type(like.data, value)),
-                               None, 0)
+        # A floating tensor keeps its dtype (NumPy does so for float16 by itself; ml_dtypes'
+        # bfloat16 would widen to float64 through result_type).
+        dtype = like.dtype if is_floating(like.dtype) else xp.result_type(like.data, value)
+        return Tensor._from_op(xp.asarray(value, dtype=dtype), None, 0)
     return Tensor._from_op(xp.asarray(value), None, 0)
 
 

@@ -15,6 +15,7 @@ import contextlib
 import dataclasses
 import io
 import statistics
+import sys
 import time
 
 import numpy as np
@@ -24,8 +25,42 @@ from . import nn, optim
 from .autograd import no_grad
 from .checks.stats import graph_stats
 
-__all__ = ["CharTokenizer", "ImplComparison", "TrainResult", "compare_impls", "sample",
-           "train_tiny_gpt", "zen_of_python"]
+__all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainResult", "compare_impls",
+           "sample", "train_tiny_gpt", "zen_of_python"]
+
+
+class Progress:
+    """A progress bar that stays out of logs: tqdm's bar when ``enabled`` and stderr is a
+    terminal (or in a notebook); otherwise no bar, and ``close(summary)`` writes one line,
+    ``"<desc>: <summary>"``, to stderr instead (nothing at all when not ``enabled``).
+
+    Example:
+        >>> bar = Progress(range(100), "train", enabled=True)
+        >>> for step in bar:
+        ...     bar.set_postfix(loss=f"{0.5:.4f}")
+        >>> bar.close("100 steps, loss 3.8 -> 0.5")     # in a log: "train: 100 steps, ..."
+    """
+
+    def __init__(self, iterable, desc, enabled=True):
+        from tqdm.auto import tqdm
+
+        self.desc = desc
+        # disable=None: tqdm turns itself off when its stream is not a terminal.
+        self.bar = tqdm(iterable, desc=desc, disable=None if enabled else True, leave=False)
+        self.summarize = bool(enabled and self.bar.disable)
+
+    def __iter__(self):
+        return iter(self.bar)
+
+    def set_postfix(self, **values):
+        """Show ``values`` after the bar (no effect without a bar)."""
+        self.bar.set_postfix(**values)
+
+    def close(self, summary):
+        """Remove the bar; without one, write ``summary`` as one line to stderr."""
+        self.bar.close()
+        if self.summarize:
+            print(f"{self.desc}: {summary}", file=sys.stderr, flush=True)
 
 
 def zen_of_python():
@@ -45,15 +80,19 @@ class CharTokenizer:
 
     @property
     def vocab_size(self):
+        """The number of distinct characters (ids are 0 .. vocab_size - 1)."""
         return len(self.chars)
 
     def encode(self, text):
+        """``text`` as an int64 array of ids, shape (len(text),); an unknown character is a
+        ValueError."""
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
             raise ValueError(f"encode: characters not in the vocabulary: {unknown}")
         return np.array([self.index[c] for c in text], dtype=np.int64)
 
     def decode(self, ids):
+        """The string of the characters with ids ``ids`` (any iterable of ints)."""
         return "".join(self.chars[int(i)] for i in ids)
 
 
@@ -81,9 +120,12 @@ class TrainResult:
 
     @property
     def seconds_per_step(self):
+        """The median wall time of one step (forward, backward, update), in seconds."""
         return statistics.median(self.step_seconds) if self.step_seconds else float("nan")
 
     def sample(self, prompt="", length=200, temperature=1.0, seed=0):
+        """``length`` characters sampled from the trained model after ``prompt``
+        (see the module-level ``sample``)."""
         return sample(self.model, self.tokenizer, prompt, length, temperature, seed)
 
 
@@ -99,7 +141,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         impl: ``"fused"`` or ``"composite"``, for every norm in the model.
         dtype: ``"float64"``, ``"float32"`` or ``"float16"`` parameters.
         seed: initial weights (via ``np.random.seed``, NumPy's global state) and batches.
-        progress: show a tqdm progress bar with the running loss.
+        progress: show a tqdm progress bar with the running loss when stderr is a
+            terminal; in a log, one summary line instead (see ``Progress``).
         norm, placement, d_model, n_heads, n_layers, context_length, init: the model
             (see ``nn.GPT``).
         batch_size, lr, weight_decay: the AdamW run; ``grad_clip``: max gradient norm
@@ -115,8 +158,6 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         >>> composite = train_tiny_gpt(50, impl="composite", progress=False)
         >>> max(abs(a - b) for a, b in zip(fused.losses, composite.losses))   # ~1e-15
     """
-    from tqdm.auto import tqdm
-
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"train_tiny_gpt: steps must be a non-negative int, got {steps!r}")
     config = {"steps": steps, "impl": impl, "dtype": dtype, "seed": seed, "norm": norm,
@@ -136,7 +177,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
     rng = np.random.default_rng(seed)
     losses, step_seconds, stats = [], [], None
-    bar = tqdm(range(steps), desc=f"train {impl}", disable=not progress, leave=False)
+    bar = Progress(range(steps), f"train {impl}", enabled=progress)
     for _ in bar:
         starts = rng.integers(0, len(data) - context_length - 1, size=batch_size)
         windows = np.stack([data[s:s + context_length + 1] for s in starts])   # (B, T+1)
@@ -153,7 +194,11 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         step_seconds.append(time.perf_counter() - start)
         losses.append(float(loss.item()))
         bar.set_postfix(loss=f"{losses[-1]:.4f}")
-    bar.close()
+    if losses:
+        bar.close(f"{steps} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}, "
+                  f"{sum(step_seconds):.1f} s")
+    else:
+        bar.close("0 steps")
     return TrainResult(losses, step_seconds, stats.nodes if stats else 0,
                        stats.saved_bytes if stats else 0, model, tokenizer, config)
 

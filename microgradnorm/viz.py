@@ -83,7 +83,7 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
 
     Example:
         >>> y = F.layer_norm(x, 8, w, b, impl="composite")
-        >>> viz.draw(y, show_saved=True).render("ln", format="svg")
+        >>> viz.draw(y, show_saved=True).render("ln", format="svg", cleanup=True)
     """
     dot = _new_digraph(title)
     _GraphDrawing(_as_roots(root), "", show_saved, cluster, _collapse_items(collapse)).emit(dot)
@@ -106,7 +106,8 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True
         a ``graphviz.Digraph``; its ``twin`` attribute holds the ``TwinStats``.
 
     Example:
-        >>> viz.compare("layernorm", (2, 4, 8)).render("layernorm_twin", format="png")
+        >>> twin = viz.compare("layernorm", (2, 4, 8))
+        >>> twin.render("layernorm_twin", format="png", cleanup=True)   # no DOT file left
     """
     arrays = make_inputs(norm, shape, dtype, affine, seed)
     dot = _new_digraph(f"{norm}  shape={tuple(shape)}  dtype={np.dtype(dtype)}  "

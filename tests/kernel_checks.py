@@ -190,3 +190,19 @@ def check_kernel(kernel, dtype, cols, rows):
             assert_close(from_device(got[name]), expected[name], PARAM_TOL[dtype], name)
         else:
             assert got[name] is None, name
+
+
+def check_denormals_flushed():
+    """CuPy compiles every RawModule with -ftz=true (test_cuda_compile.py checks it), so
+    float32 denormals are zero to the kernels. A row of denormals then has RMS 0: y = 0 and
+    rstd = 1/sqrt(eps), where the reference (no flushing) gives y = x·rstd, about 1e-36.
+    float16 denormals are normal float32 numbers once loaded: nothing of theirs is flushed."""
+    denormals = np.full((4, 64), 1e-40, np.float32) * np.arange(1, 65, dtype=np.float32)
+    y, rstd = cuda.rms_norm_forward(cp.asarray(denormals), None, 1e-6)
+    y_reference, _ = reference.rms_norm_forward(denormals, None, 1e-6)
+    assert (y_reference != 0).all()                   # the reference does not flush
+    np.testing.assert_array_equal(cp.asnumpy(y), 0.0)
+    np.testing.assert_array_equal(cp.asnumpy(rstd), np.float32(1) / np.sqrt(np.float32(1e-6)))
+    half = np.full((2, 64), 2.0**-20, np.float16)     # a float16 denormal
+    y_half, _ = cuda.rms_norm_forward(cp.asarray(half), None, 0.0)
+    np.testing.assert_array_equal(cp.asnumpy(y_half), 1.0)

@@ -1,17 +1,23 @@
 """The command line, run as a user runs it: in a subprocess."""
 
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from microgradnorm import cli
 
+ROOT = Path(__file__).parents[1]
+
 
 def run_cli(*args, cwd=None):
+    # PYTHONPATH: the package of this checkout, also when cwd is elsewhere
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     result = subprocess.run([sys.executable, "-m", "microgradnorm", *args], cwd=cwd,
-                            capture_output=True, text=True, timeout=120)
+                            capture_output=True, text=True, timeout=120, env=env)
     return result
 
 
@@ -65,3 +71,65 @@ def test_console_script_points_at_main():
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
     assert project["project"]["scripts"]["microgradnorm"] == "microgradnorm.cli:main"
     assert callable(cli.main)
+
+
+# ----- help texts, options that do something, logs without progress bars --------------------
+def subcommand_parsers():
+    import argparse
+
+    from microgradnorm.cli.main import build_parser
+
+    parser = build_parser()
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    return commands.choices
+
+
+def test_every_option_of_every_command_has_help_and_shows_its_default():
+    import argparse
+
+    for name, parser in subcommand_parsers().items():
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            option = f"microgradnorm {name} {action.option_strings[0]}"
+            assert action.help, f"{option} has no help text"
+            flag = isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
+            if not flag and action.default is not None:
+                assert "default" in action.help, f"{option} does not show its default"
+
+
+def test_train_help_lists_defaults():
+    result = run_cli("train", "--help")
+    assert result.returncode == 0
+    help_text = " ".join(result.stdout.split())
+    for text in ("AdamW steps (default 300)", "(default fused)", "(default layernorm)",
+                 "learning rate (default 0.003)", "(default 16)"):
+        assert text in help_text, text
+
+
+def test_only_commands_that_time_something_take_repeat():
+    takes_repeat = {name for name, parser in subcommand_parsers().items()
+                    if any("--repeat" in a.option_strings for a in parser._actions)}
+    assert takes_repeat == {"demo", "compare", "bench"}
+    result = run_cli("graph", "--repeat", "3")
+    assert result.returncode == 2 and "unrecognized arguments: --repeat" in result.stderr
+
+
+def test_demo_and_train_in_a_log_draw_no_bar_and_write_one_summary_line(tmp_path):
+    # stdout and stderr are pipes here, as in `microgradnorm demo > log 2>&1`
+    result = run_cli("demo", "--repeat", "1", "--train-steps", "3", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "\r" not in result.stderr and "it/s" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert [line.split(":")[0] for line in lines] == ["train composite", "train fused"]
+    assert re.fullmatch(r"train fused: 3 steps, loss [0-9.]+ -> [0-9.]+, [0-9.]+ s", lines[1])
+    quiet = run_cli("train", "--steps", "2", "--sample", "0", "--no-progress", cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_demo_no_progress_reaches_the_training_loop(monkeypatch, tmp_path):
+    from microgradnorm.cli import demo
+    seen = {}
+    monkeypatch.setattr(demo, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
+    assert cli.main(["demo", "--out", str(tmp_path), "--no-progress"]) == 0
+    assert seen["progress"] is False

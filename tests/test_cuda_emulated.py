@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 from kernel_checks import DTYPES, EPS, KERNELS, check_kernel, draw, run_backward, run_forward
 
-from microgradnorm.kernels import cuda
+from microgradnorm.kernels import cuda, reference
 
 EMULATION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emulation")
 
@@ -91,11 +91,11 @@ def _build(directory):
              '#include "launchers.h"', "static const Entry entries[] = {"]
     lines += [f'    {{"{name}", &run_{name}}},' for name in names]
     lines += ["};",
-              'extern "C" int emu_run(const char* name, unsigned grid, unsigned block, '
-              "void** args) {",
+              'extern "C" int emu_run(const char* name, unsigned gx, unsigned gy, unsigned gz, '
+              "unsigned block, void** args) {",
               "    for (const auto& e : entries) {",
-              "        if (std::string(e.name) == name) { e.launcher(grid, block, args); "
-              "return 0; }",
+              "        if (std::string(e.name) == name) { e.launcher(dim3{gx, gy, gz}, block, "
+              "args); return 0; }",
               "    }",
               "    return 1;",
               "}"]
@@ -124,6 +124,8 @@ def _argument(value):
         return ctypes.c_void_p(int(value) or None)             # the null pointer
     if isinstance(value, np.int32):
         return ctypes.c_int(int(value))
+    if isinstance(value, np.int64):
+        return ctypes.c_longlong(int(value))
     if isinstance(value, np.float32):
         return ctypes.c_float(float(value))
     raise TypeError(f"unexpected kernel argument {type(value).__name__}")
@@ -139,8 +141,9 @@ def emulated(library, monkeypatch):
             values = [_argument(a) for a in args]
             pointers = (ctypes.c_void_p * len(values))(
                 *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-            launches.append((name, grid[0], block[0]))
-            assert library.emu_run(name.encode(), grid[0], block[0], pointers) == 0, name
+            grid = tuple(grid) + (1,) * (3 - len(grid))
+            launches.append((name, grid[0] if grid[1:] == (1, 1) else grid, block[0]))
+            assert library.emu_run(name.encode(), *grid, block[0], pointers) == 0, name
         return launch
 
     fake = EmulatedCupy()
@@ -148,12 +151,15 @@ def emulated(library, monkeypatch):
     monkeypatch.setattr(cuda, "_cupy", lambda: fake)
     monkeypatch.setattr(cuda, "_function", function)
     monkeypatch.setattr(cuda, "_sm_count", lambda cp: 2)   # few backward blocks: many rows each
+    monkeypatch.setattr(cuda, "_blocks_per_sm", lambda cp, name, block: 2)
     kernel_checks.poison(monkeypatch)
     return launches
 
 
 # ----- the checks ---------------------------------------------------------------------------
-COLS = [1, 33, 1024, pytest.param(8191, marks=pytest.mark.slow)]
+# The GPU tests' row lengths; the longest are slow here (a fiber per thread).
+COLS = [1, 3, 31, 32, 33, 127, 1000, 1024] + [pytest.param(cols, marks=pytest.mark.slow)
+                                              for cols in (4096, 8191, 8192, 12288)]
 
 
 @pytest.mark.parametrize("cols", COLS)
@@ -172,7 +178,25 @@ def test_emulated_many_rows_per_group_and_partial_sums(emulated, dtype):
     check_kernel("add_layer_norm", dtype, 127, rows=96)
     backward = [(grid, block) for name, grid, block in emulated
                 if name.startswith("norm_backward<")]
-    assert backward and backward[0][0] <= cuda.BACKWARD_BLOCKS_PER_SM * 2
+    assert backward and backward[0][0] <= 2 * 2           # blocks per SM x SMs
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_emulated_warp_rows_fold_within_the_block(emulated, dtype):
+    """Rows of 512 elements: a warp per row, 4 rows per block, the warps' dweight/dbias sums
+    folded through shared memory into one partial row per block."""
+    check_kernel("layer_norm", dtype, 512, rows=40)
+    backward = [(grid, block) for name, grid, block in emulated
+                if name.startswith("norm_backward<")]
+    assert backward == [(4, 128)]                        # 2 SMs x 2 blocks, 4 warps each
+
+
+def test_emulated_second_stage_reduces_many_partial_rows_in_a_tree(emulated, monkeypatch):
+    """80 blocks' partial rows (40 SMs here): three chunks of 32, then one, two launches."""
+    monkeypatch.setattr(cuda, "_sm_count", lambda cp: 40)
+    check_kernel("add_layer_norm", "float32", 160, rows=400)
+    stages = [grid for name, grid, _ in emulated if name.startswith("sum_partials<")]
+    assert stages == [(2, 3, 2), (2, 1, 2)]
 
 
 def test_emulated_backward_is_deterministic(emulated):
@@ -195,6 +219,10 @@ def test_emulated_misaligned_view_gives_the_same_bits(emulated):
     np.testing.assert_array_equal(np.asarray(rstd), np.asarray(rstd_shifted))
 
 
+def test_emulated_kernels_flush_float32_denormals_as_the_gpu_build_does(emulated):
+    kernel_checks.check_denormals_flushed()
+
+
 @pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_benchmark_validation_passes_and_catches_a_wrong_kernel(emulated, monkeypatch, norm,
@@ -214,3 +242,197 @@ def test_benchmark_validation_passes_and_catches_a_wrong_kernel(emulated, monkey
     monkeypatch.setattr(cuda, wrong, off_by_a_bit)
     with pytest.raises(bench_cuda.ValidationError, match="y differs"):
         bench_cuda.validate(norm, 96, dtype, rows=16)
+
+
+# ----- the kernel API refuses what the kernels would read out of bounds -----------------------
+def _arguments(kernel, rows=6, cols=64, dtype="float32"):
+    """(function name, {argument: device array}) for ``kernel``'s forward and backward."""
+    data = draw(kernel, rows, cols, dtype, seed=5)
+    dev = {name: pair[0] for name, pair in data.items()}
+    saved = run_forward(kernel, data, EPS[kernel])
+    return dev, saved
+
+
+BAD_CALLS = [
+    # (function, argument, replaced by: f(dev, saved) -> wrong array, error, message)
+    ("layer_norm_forward", "weight", lambda d, s: d["weight"][:-1], ValueError, "weight"),
+    ("layer_norm_forward", "bias", lambda d, s: d["bias"][None], ValueError, "bias"),
+    ("layer_norm_forward", "x", lambda d, s: d["x"][0], ValueError, "2-D"),
+    ("rms_norm_forward", "weight", lambda d, s: d["weight"][:3], ValueError, "weight"),
+    ("add_layer_norm_forward", "residual", lambda d, s: d["residual"][:-1], ValueError,
+     "residual"),
+    ("add_rms_norm_forward", "residual", lambda d, s: d["residual"][:, :-1], ValueError,
+     "residual"),
+    ("layer_norm_backward", "dy", lambda d, s: d["dy"][:, :-1], ValueError, "dy"),
+    ("layer_norm_backward", "weight", lambda d, s: d["weight"][:-2], ValueError, "weight"),
+    ("layer_norm_backward", "mean", lambda d, s: s["mean"][:-1], ValueError, "mean"),
+    ("layer_norm_backward", "rstd", lambda d, s: s["rstd"].astype(np.float64), TypeError,
+     "rstd must be float32"),
+    ("layer_norm_backward", "mean", lambda d, s: s["mean"].astype(np.float16), TypeError,
+     "mean must be float32"),
+    ("rms_norm_backward", "rstd", lambda d, s: s["rstd"][:-1], ValueError, "rstd"),
+    ("rms_norm_backward", "dy", lambda d, s: d["dy"][:-1], ValueError, "dy"),
+    ("add_layer_norm_backward", "ds", lambda d, s: d["ds"][:, 1:], ValueError, "ds"),
+    ("add_layer_norm_backward", "rstd", lambda d, s: s["rstd"][None], ValueError, "rstd"),
+    ("add_rms_norm_backward", "ds", lambda d, s: d["ds"][:-1], ValueError, "ds"),
+    ("add_rms_norm_backward", "weight", lambda d, s: d["weight"][1:], ValueError, "weight"),
+    ("add_rms_norm_backward", "rstd", lambda d, s: s["rstd"].astype(np.float64), TypeError,
+     "rstd"),
+]
+
+
+def _call(function, dev, saved, **replaced):
+    """Calls ``cuda.<function>`` with the arguments of ``dev``/``saved``, some replaced."""
+    kernel = function.rsplit("_", 1)[0]
+    args = {**dev, **saved, **replaced}
+    weight, bias = args.get("weight"), args.get("bias")
+    calls = {
+        "layer_norm_forward": lambda: cuda.layer_norm_forward(args["x"], weight, bias, 1e-5),
+        "rms_norm_forward": lambda: cuda.rms_norm_forward(args["x"], weight, 1e-6),
+        "add_layer_norm_forward": lambda: cuda.add_layer_norm_forward(
+            args["x"], args["residual"], weight, bias, 1e-5),
+        "add_rms_norm_forward": lambda: cuda.add_rms_norm_forward(args["x"], args["residual"],
+                                                                  weight, 1e-6),
+        "layer_norm_backward": lambda: cuda.layer_norm_backward(
+            args["dy"], args["x"], weight, args["mean"], args["rstd"]),
+        "rms_norm_backward": lambda: cuda.rms_norm_backward(args["dy"], args["x"], weight,
+                                                            args["rstd"]),
+        "add_layer_norm_backward": lambda: cuda.add_layer_norm_backward(
+            args["dy"], args["ds"], args["s"], weight, args["mean"], args["rstd"]),
+        "add_rms_norm_backward": lambda: cuda.add_rms_norm_backward(
+            args["dy"], args["ds"], args["s"], weight, args["rstd"]),
+    }
+    assert kernel in KERNELS
+    return calls[function]()
+
+
+@pytest.mark.parametrize("function, argument, wrong, error, message", BAD_CALLS,
+                         ids=[f"{c[0]}-{c[1]}-{c[3].__name__}" for c in BAD_CALLS])
+def test_kernel_api_refuses_arguments_the_kernels_would_misread(emulated, function, argument,
+                                                                 wrong, error, message):
+    dev, saved = _arguments(function.rsplit("_", 1)[0])
+    launched = len(emulated)
+    bad = wrong(dev, saved)
+    with pytest.raises(error, match=message) as caught:
+        _call(function, dev, saved, **{argument: bad})
+    assert function in str(caught.value)
+    assert len(emulated) == launched                   # nothing ran
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_strided_statistics_are_read_as_their_values(emulated, kernel):
+    """A view of every other element of a longer rstd/mean is not what the kernel's index
+    reads: it is made contiguous first."""
+    dev, saved = _arguments(kernel, rows=8, cols=128)
+    function = kernel + "_backward"
+    expected = _call(function, dev, saved)
+    strided = {}
+    for name in ("mean", "rstd"):
+        if name in saved:
+            wide = kernel_checks.cp.full(2 * saved[name].size, np.nan, np.float32)
+            wide[::2] = saved[name]
+            strided[name] = wide[::2]
+    got = _call(function, dev, saved, **strided)
+    for e, g in zip(expected, got):
+        if e is not None:
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
+
+
+@pytest.mark.parametrize("shape", [(0, 64), (5, 0), (0, 0)])
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_no_rows_or_empty_rows_give_the_reference_results(emulated, kernel, dtype, shape):
+    """M = 0 and D = 0 launch nothing (a zero-sized grid is a CUDA error) and return what the
+    reference returns: empty outputs, zero parameter gradients, and for D = 0 the
+    reference's NaN statistics."""
+    rows, cols = shape
+    data = draw(kernel, rows, cols, dtype, seed=6)
+    with np.errstate(all="ignore"):                    # the reference's 0/0 for D = 0
+        saved = run_forward(kernel, data, EPS[kernel])
+        got = {**saved, **run_backward(kernel, data, saved)}
+        host = {name: np.asarray(pair[0]).view(np.ndarray) for name, pair in data.items()}
+        expected = {**_reference_forward(kernel, host), **_reference_backward(
+            kernel, host, {n: np.asarray(a).view(np.ndarray) for n, a in saved.items()})}
+    assert not emulated                                  # nothing launched
+    for name, value in expected.items():
+        if value is None:
+            assert got[name] is None, name
+            continue
+        assert got[name].shape == value.shape and got[name].dtype == value.dtype, name
+        np.testing.assert_array_equal(np.asarray(got[name]), value, err_msg=name)
+
+
+def _reference_forward(kernel, a):
+    weight, bias = a.get("weight"), a.get("bias")
+    if kernel == "layer_norm":
+        return dict(zip(("y", "mean", "rstd"),
+                        reference.layer_norm_forward(a["x"], weight, bias, EPS[kernel])))
+    if kernel == "rms_norm":
+        return dict(zip(("y", "rstd"), reference.rms_norm_forward(a["x"], weight, EPS[kernel])))
+    if kernel == "add_layer_norm":
+        return dict(zip(("y", "s", "mean", "rstd"), reference.add_layer_norm_forward(
+            a["x"], a["residual"], weight, bias, EPS[kernel])))
+    return dict(zip(("y", "s", "rstd"), reference.add_rms_norm_forward(
+        a["x"], a["residual"], weight, EPS[kernel])))
+
+
+def _reference_backward(kernel, a, saved):
+    weight = a.get("weight")
+    if kernel == "layer_norm":
+        out = reference.layer_norm_backward(a["dy"], a["x"], weight, saved["mean"],
+                                            saved["rstd"], "bias" in a)
+    elif kernel == "rms_norm":
+        out = (*reference.rms_norm_backward(a["dy"], a["x"], weight, saved["rstd"]), None)
+    elif kernel == "add_layer_norm":
+        out = reference.add_layer_norm_backward(a["dy"], a["ds"], saved["s"], weight,
+                                                saved["mean"], saved["rstd"], "bias" in a)
+    else:
+        out = (*reference.add_rms_norm_backward(a["dy"], a["ds"], saved["s"], weight,
+                                                saved["rstd"]), None)
+    return dict(zip(("dx", "dweight", "dbias"), out))
+
+
+@pytest.mark.parametrize("cols", [64, 1024])
+def test_rows_beyond_the_grid_limit_loop_in_the_kernel(emulated, monkeypatch, cols):
+    """More rows than CUDA's grid holds (2^31 - 1 blocks; here 2, to run it) are covered by
+    each group looping over rows group + k·groups; rows travel as 64-bit integers."""
+    monkeypatch.setattr(cuda, "MAX_GRID_BLOCKS", 2)
+    check_kernel("add_layer_norm", "float32", cols, rows=13)
+    forward = [grid for name, grid, _ in emulated if name.startswith("norm_forward<")]
+    assert forward == [2]
+
+
+# ----- casting modes and offset on the CUDA path ----------------------------------------------
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("casting", ["llama", "gemma", "none"])
+def test_emulated_casting_modes_and_offset_match_the_reference(emulated, casting, residual):
+    """kernels.conventions composes the CUDA kernels with casts exactly as the reference:
+    float16 input, Gemma's offset 1, each casting mode, with and without the residual."""
+    from microgradnorm.kernels import conventions, reference
+    fake = kernel_checks.cp
+    rng = np.random.default_rng(5)
+    host = {"x": (0.5 + rng.standard_normal((12, 96))).astype(np.float16),
+            "r": rng.standard_normal((12, 96)).astype(np.float16) if residual else None,
+            "w": (0.3 * rng.standard_normal(96)).astype(np.float16),
+            "dy": rng.standard_normal((12, 96)).astype(np.float16),
+            "ds": rng.standard_normal((12, 96)).astype(np.float16) if residual else None}
+    dev = {k: None if v is None else fake.asarray(v) for k, v in host.items()}
+    results = []
+    for kernels, a in ((cuda, dev), (reference, host)):
+        y, s, rstd = conventions.rms_norm_forward(kernels, a["x"], a["r"], a["w"], 1e-6, 1.0,
+                                                  casting)
+        rows = a["x"] if s is None else s
+        dx, dw = conventions.rms_norm_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
+                                               1.0, casting)
+        results.append([np.asarray(v, np.float64) for v in (y, rstd, dx, dw)])
+    if residual:
+        np.testing.assert_array_equal(np.asarray(s), host["x"] + host["r"])
+    (y, rstd, dx, dw), (y_ref, rstd_ref, dx_ref, dw_ref) = results
+    assert np.asarray(y).dtype == np.float64 and np.isfinite(y).all()
+    np.testing.assert_allclose(rstd, rstd_ref, rtol=1e-6)
+    ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(y_ref), 2.0 ** -14))) - 10)
+    assert (np.abs(y - y_ref) / ulp).max() <= (2 if casting == "none" else 1)
+    np.testing.assert_allclose(dx, dx_ref, atol=4e-3 * np.abs(dx_ref).max())
+    np.testing.assert_allclose(dw, dw_ref, atol=4e-3 * np.abs(dw_ref).max())
+    assert any(name.startswith("norm_forward<") for name, _, _ in emulated) or \
+        casting == "gemma"

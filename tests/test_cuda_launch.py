@@ -97,11 +97,12 @@ def test_every_tested_and_benchmarked_row_length_runs_a_kernel(dtype, cols):
     aligned buffers first, so the address is always aligned here.)"""
     names = set(cuda.name_expressions())
     vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
-    for kernel, target in (("norm_forward", cuda.FORWARD_TARGET_THREADS),
-                           ("norm_backward", cuda.BACKWARD_TARGET_THREADS)):
-        config = cuda.launch_config(cols, vec, target)
+    for kernel, pick in (("norm_forward", cuda.forward_config),
+                         ("norm_backward", cuda.backward_config)):
+        config = pick(cols, vec)
         assert config is not None
-        assert cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv) in names
+        assert cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv,
+                                cuda.launch_bound(config)) in names
 
 
 def test_only_misaligned_views_of_vectorizable_rows_are_realigned():
@@ -112,14 +113,55 @@ def test_only_misaligned_views_of_vectorizable_rows_are_realigned():
 
 
 @pytest.mark.parametrize("cols, vec, expected", [
-    (8192, 4, (4, 512)),                 # backward: more threads, fewer registers each
-    (8192, 8, (2, 512)),
-    (12288, 4, (8, 384)),
-    (1024, 4, (1, 256)),
+    (8192, 4, (4, 512, 512)),            # backward: more threads, fewer registers each
+    (8192, 8, (2, 512, 512)),
+    (4096, 8, (1, 512, 512)),
+    (1024, 8, (4, 32, 128)),             # 16-bit: a warp holding 32 (255 registers allowed)
+    (1024, 4, (1, 256, 256)),
+    (512, 4, (4, 32, 128)),              # a warp per row, 4 rows per block, 16 per thread
+    (512, 8, (2, 32, 128)),
+    (12288, 4, (8, 384, 384)),           # 16 per thread cannot hold it: 32, as forward
+    (16384, 8, (4, 512, 512)),
 ])
 def test_backward_launch_config_examples(cols, vec, expected):
-    config = cuda.launch_config(cols, vec, cuda.BACKWARD_TARGET_THREADS)
-    assert (config.nv, config.threads_per_row) == expected
+    config = cuda.backward_config(cols, vec)
+    assert (config.nv, config.threads_per_row, config.block) == expected
+
+
+@given(cols=st.integers(1, 16384), vec=st.sampled_from([1, 4, 8]))
+def test_backward_blocks_hold_at_most_16_per_thread_where_512_threads_can(cols, vec):
+    if cols % vec:
+        return
+    config = cuda.backward_config(cols, vec)
+    if config is None:
+        return
+    per_thread = config.nv * config.vec
+    if config.rows_per_block > 1:                # the warp mapping folds through shared memory
+        assert cols <= cuda.FOLD_COLS and config == cuda.forward_config(cols, vec)
+        assert cuda.launch_bound(config) == (256 if per_thread > 16 else 512)
+        return
+    fits = -(-cols // vec) <= 512 * max(cuda.nv_choices(vec, 16))
+    assert per_thread <= 16 if fits else per_thread > 16
+
+
+def test_launch_bounds_admit_every_block_and_hold_small_blocks_to_no_512_budget():
+    config = cuda.LaunchConfig
+    assert cuda.launch_bound(config(4, 8, 256, 256, 1)) == 256     # 32 values: 255 registers
+    assert cuda.launch_bound(config(8, 4, 32, 128, 4)) == 256
+    assert cuda.launch_bound(config(4, 8, 384, 384, 1)) == 512     # more than 256 threads
+    assert cuda.launch_bound(config(4, 4, 32, 128, 4)) == 512      # 16 values fit in 128
+    assert cuda.launch_bound(config(1, 16, 512, 512, 1)) == 512
+    for name in cuda.name_expressions():
+        if name.startswith("norm_"):
+            assert int(name[:-1].split(",")[-1]) in cuda.LAUNCH_BOUNDS
+
+
+def test_sum_partials_launches_reduce_to_one_chunk_in_a_fixed_tree():
+    assert cuda.sum_partials_launches(1, 1024) == [(8, 1, 2)]
+    assert cuda.sum_partials_launches(32, 1000) == [(8, 1, 2)]
+    assert cuda.sum_partials_launches(33, 129) == [(2, 2, 2), (2, 1, 2)]
+    assert cuda.sum_partials_launches(1056, 4096) == [(32, 33, 2), (32, 2, 2), (32, 1, 2)]
+    assert cuda.partial_stride(33) == 36 and cuda.partial_stride(1024) == 1024
 
 
 def test_too_long_rows_have_no_config():
@@ -136,16 +178,38 @@ def test_grids(rows):
     assert (cuda.forward_grid(rows, warp) - 1) * warp.rows_per_block < rows
     assert cuda.forward_grid(rows, block) == rows
     for config in (warp, block):
-        grid = cuda.backward_grid(rows, config, sm_count=132)
-        assert 1 <= grid <= cuda.BACKWARD_BLOCKS_PER_SM * 132
-        assert grid <= cuda.forward_grid(rows, config)   # no block without a row
+        for blocks_per_sm in (1, 2, 6):
+            grid = cuda.backward_grid(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
+            assert 1 <= grid <= blocks_per_sm * 132            # one wave
+            assert grid <= cuda.forward_grid(rows, config)    # no block without a row
+            wanted = -(-cuda.BACKWARD_RESIDENT_THREADS // config.block)   # 1024 threads an SM
+            if rows >= 10**6:
+                assert grid == min(blocks_per_sm, wanted) * 132
 
 
-def test_max_threads_matches_the_launch_bounds_of_the_kernels():
+def test_forward_grid_stays_within_cudas_limit_for_any_row_count():
+    block = cuda.launch_config(4096, 4)
+    for rows in (2**31 - 1, 2**31, 2**31 + 5, 2**40):
+        assert cuda.forward_grid(rows, block) == min(rows, cuda.MAX_GRID_BLOCKS)
+    assert cuda.MAX_GRID_BLOCKS == 2**31 - 1
+
+
+def test_row_counts_travel_as_64_bit_integers():
+    """rows >= 2^31 would wrap in a 32-bit int: the kernels take ``long long rows``."""
     with open(cuda.SOURCE, encoding="utf-8") as file:
         source = file.read()
-    assert f"#define NORM_MAX_THREADS {cuda.MAX_THREADS}" in source
-    assert source.count("__launch_bounds__(NORM_MAX_THREADS)") == 2
+    assert source.count("long long rows") == 2
+    assert not re.search(r"\bint rows\b", source)
+
+
+def test_constants_shared_with_the_source_match():
+    with open(cuda.SOURCE, encoding="utf-8") as file:
+        source = file.read()
+    assert f"#define NORM_FOLD_COLS {cuda.FOLD_COLS}" in source
+    assert f"#define SUM_WARPS {cuda.SUM_WARPS}" in source
+    assert f"#define SUM_CHUNK {cuda.SUM_CHUNK}" in source
+    assert cuda.SUM_COLS == 32 * 4                      # a warp of float4 loads
+    assert source.count("__launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))") == 2
 
 
 def test_name_expressions_name_kernels_of_the_source():

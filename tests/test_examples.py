@@ -28,14 +28,27 @@ def test_quickstart_shows_both_graphs_and_agreement():
     assert "gradcheck of the fused backward (3 x 5, float64): passed" in out
 
 
+def test_quickstart_quick_is_small():
+    out = run_example("quickstart.py", "--quick")
+    assert "fused: 1 op nodes" in out
+    assert "gradcheck of the fused backward (3 x 5, float64): passed" in out
+
+
+def test_readme_lists_every_example_and_each_has_quick():
+    readme = (EXAMPLES.parent / "README.md").read_text()
+    for script in sorted(EXAMPLES.glob("*.py")):
+        assert f"| `examples/{script.name}` |" in readme, f"README's table lacks {script.name}"
+        assert "--quick" in script.read_text(), f"{script.name} has no --quick"
+
+
 # ----- the training examples, each with --quick in a temporary directory --------------------
-def run_quick(name, tmp_path, *args):
+def run_quick(name, tmp_path, *args, stderr=False):
     env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
     result = subprocess.run([sys.executable, str(EXAMPLES / name), "--quick", "--out",
                              str(tmp_path / "plots"), *args], check=False, capture_output=True,
                             text=True, timeout=300, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
-    return result.stdout
+    return (result.stdout, result.stderr) if stderr else result.stdout
 
 
 def assert_plotted(out, tmp_path, filename):
@@ -66,7 +79,8 @@ def test_composite_vs_fused_quick_agree_to_1e_8(tmp_path):
 
 @pytest.mark.parametrize("norm", ["batchnorm", "layernorm"])
 def test_mlp_quick_reaches_95_percent(tmp_path, norm):
-    out = run_quick("mlp.py", tmp_path, "--no-progress", "--norm", norm)
+    out, err = run_quick("mlp.py", tmp_path, "--norm", norm, stderr=True)
+    assert err == "train: 150 Adam steps\n"        # in a log: no bar, one summary line
     assert float(re.search(r"train accuracy ([0-9.]+)%", out)[1]) >= 95
     assert_plotted(out, tmp_path, "mlp_moons.png")
 
@@ -77,7 +91,19 @@ def test_batchnorm_modes_quick(tmp_path):
     assert "2. batch size 1 in training: ValueError" in out
     means = [float(v) for v in re.findall(r"running_mean ([0-9.-]+) \(data 3.0\)", out)]
     assert len(means) == 2 and all(abs(m - 3.0) < 0.6 for m in means)
+    item3 = [line for line in out.splitlines() if "running_mean" in line]
+    assert all(line.startswith("   m") for line in item3)      # indented like the items
+    assert len({line.index("running_mean") for line in item3}) == 1
     assert_plotted(out, tmp_path, "batchnorm_modes.png")
+
+
+def assert_table_aligned(header, rows):
+    # text columns are left-aligned under their labels, the last (numeric) column ends
+    # where its label ends
+    for row in rows:
+        placement = re.search(r"\b(pre|post|sandwich|deepnorm)\b", row)
+        assert header.index("placement") == placement.start(), (header, row)
+        assert len(header) == len(row), (header, row)
 
 
 def test_norm_placement_quick(tmp_path):
@@ -85,6 +111,10 @@ def test_norm_placement_quick(tmp_path):
     rows = re.findall(r"^\s*(layernorm|rmsnorm)\s+(pre|post|sandwich|deepnorm)\s+(\d+)\s+"
                       r"([0-9.]+)\s+([0-9.]+)", out, flags=re.MULTILINE)
     assert len(rows) == 2 * 4 * 2                       # norms x placements x quick depths
+    lines = out.splitlines()
+    for head in (next(i for i, line in enumerate(lines) if "early/late param" in line),
+                 next(i for i, line in enumerate(lines) if line.split()[:1] == ["placement"])):
+        assert_table_aligned(lines[head], lines[head + 1:head + 4])
     assert "composite graph nodes per norm" in out
     assert_plotted(out, tmp_path, "norm_placement.png")
 

@@ -15,7 +15,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "microgradnorm"
 
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
-    ("backend", ("backend",)),
+    ("backend", ("backend", "dtypes")),
     ("core", ("tensor", "autograd", "ops", "kernels")),
     ("norms", ("norms",)),
     ("functional", ("functional",)),

@@ -1,9 +1,10 @@
 """The API contract of the seed-style layers (``microgradnorm.layers``).
 
-Construction, errors (and that a failed call changes nothing), dtypes, seed 000's Part 4
-code, agreement with the functional fused and composite graphs, BatchNorm's training/eval
-behaviour and running statistics against ``torch.nn.BatchNorm1d``, and ``x_hat``.
-The seed 001 checklist itself lives in test_seed_checklist.py.
+Construction, errors (and that a failed call changes nothing), dtypes, the
+source derivation's worked example, agreement with the functional fused and composite
+graphs, BatchNorm's training/eval behaviour and running statistics against
+``torch.nn.BatchNorm1d``, and ``x_hat``.
+The source derivation's checklist itself lives in test_seed_checklist.py.
 """
 
 import re
@@ -166,7 +167,7 @@ def test_float32_input_gives_float32_output_and_dx_with_float64_params(rng, kind
     np.testing.assert_allclose(dx, reference.backward(np.ones(x.shape)), atol=1e-4)
 
 
-# ----- seed 000, Part 4 ---------------------------------------------------------------------
+# ----- the source derivation's worked example -----------------------------------------------
 # The notebook's import cell and its "Part 4: Verify Against Implementation" cell, verbatim,
 # except the import line (`from ai_comps.normalization import LayerNorm, RMSNorm`); the import
 # cell's notebook-relative `sys.path.insert(0, '..')` is left out.

@@ -1,20 +1,21 @@
-"""Seed 001's "Test cases to cover", one test (or parametrized test) per checklist item.
+"""The source derivation's "Test cases to cover", one test (or parametrized test) per
+checklist item.
 
 Every test is named after its item: ``test_<section>_<item>``. The layers under test are the
 seed-style ``forward(x)`` / ``backward(grad_output)`` classes of ``microgradnorm.layers``;
 BatchNorm joins where an item applies to it (it normalizes each channel over the batch, so
 "a vector to normalize" is a column of its input rather than a row).
 
-Gradient checks follow the seed: central finite differences with h = 1e-5 in float64 on the
-loss L = sum(y * dy) for a random dy, and relative error < 1e-5. The relative error is taken
-element by element, |a - n| / max(|a| + |n|, 1e-12), and its maximum over the checked
+Gradient checks follow the source derivation: central finite differences with h = 1e-5 in
+float64 on the loss L = sum(y * dy) for a random dy, and relative error < 1e-5. The relative
+error is taken element by element, |a - n| / max(|a| + |n|, 1e-12), and its maximum over the checked
 elements must stay below 1e-5.
 
-Where the seed and PyTorch disagree, PyTorch's convention wins (DESIGN.md): the seed says
-PyTorch has no RMSNorm, but ``torch.nn.functional.rms_norm`` / ``torch.nn.RMSNorm`` exist
-since torch 2.4; the RMSNorm tests compare against it *and* against the seed's LLaMA-style
+Where the source derivation and PyTorch disagree, PyTorch's convention wins: the source
+says PyTorch has no RMSNorm, but ``torch.nn.functional.rms_norm`` / ``torch.nn.RMSNorm`` exist
+since torch 2.4; the RMSNorm tests compare against it *and* against the source's LLaMA-style
 reference class, always passing eps explicitly (torch's default is ``finfo(dtype).eps``,
-not the seed's 1e-6).
+not the source derivation's 1e-6).
 """
 
 import math
@@ -25,8 +26,8 @@ import torch
 
 from microgradnorm.layers import BatchNorm, LayerNorm, RMSNorm
 
-H = 1e-5            # the seed's finite-difference step
-GRAD_RTOL = 1e-5    # the seed's bound on the relative error
+H = 1e-5            # the source derivation's finite-difference step
+GRAD_RTOL = 1e-5    # the source derivation's bound on the relative error
 FULL_CHECK = 1024   # tensors up to this size are checked at every element; larger ones at
 SUBSET = 40         # a fixed random subset of this many elements (every element of a
                     # (8, 32, 256) input would take 2 · 65536 forwards: far too slow)
@@ -218,7 +219,7 @@ def test_basic_default_parameters_output_equals_xhat(rng, kind):
     shape = (6, 3, 16)
     x = 2.0 * rng.standard_normal(shape) + 1.0
     _, y, _ = run(kind, x)
-    # x̂ written out here from the seed's formulas, independently of the layer
+    # x̂ written out here from the source derivation's formulas, independently of the layer
     axes = (0, 2) if kind == "batchnorm" else -1
     if kind == "rmsnorm":
         x_hat = x / np.sqrt((x ** 2).mean(axis=axes, keepdims=True) + 1e-6)
@@ -412,7 +413,7 @@ def test_stability_mixed_scales(kind):
 @pytest.mark.parametrize("kind", ["layernorm", "batchnorm"])
 @pytest.mark.parametrize("offset, dtype", [(1e6, np.float32), (1e8, np.float64)])
 def test_stability_mixed_scales_no_catastrophic_cancellation(kind, offset, dtype):
-    # The seed's example: a large offset plus a small spread. E[x²] - mean² loses every
+    # The source derivation's example: a large offset plus a small spread. E[x²] - mean² loses every
     # digit of the variance here (x² needs more mantissa than the dtype has: 1e12 in float32,
     # 1e16 in float64); mean((x - mean)²) keeps it exact: x̂ equals that of x - offset.
     spread = np.array([[0.0, 1.0, 2.0, 3.0]])
@@ -443,7 +444,7 @@ def test_pytorch_layernorm_forward_matches_torch_nn_layernorm(rng, dtype, atol):
 
 @pytest.mark.parametrize("dtype, atol", [(np.float32, 1e-5), (np.float64, 1e-10)])
 def test_pytorch_layernorm_backward_matches_torch_autograd(rng, dtype, atol):
-    # the seed's example: dy = ones, plus a random dy (with ones, dx is ~0 and tests little)
+    # the source's example: dy = ones, plus a random dy (with ones, dx is ~0 and tests little)
     x = rng.standard_normal((2, 5, 64)).astype(dtype)
     torch_dtype = torch.float64 if dtype == np.float64 else torch.float32
     ln_torch = torch.nn.LayerNorm(64).to(torch_dtype)
@@ -466,7 +467,7 @@ def test_pytorch_layernorm_backward_matches_torch_autograd(rng, dtype, atol):
 
 
 class RMSNormReference(torch.nn.Module):
-    """The seed's LLaMA-style reference, verbatim."""
+    """The source derivation's LLaMA-style reference, verbatim."""
 
     def __init__(self, dim, eps=1e-6):
         super().__init__()
@@ -480,7 +481,7 @@ class RMSNormReference(torch.nn.Module):
 
 @pytest.mark.parametrize("dtype, atol", [(np.float32, 1e-5), (np.float64, 1e-10)])
 def test_pytorch_rmsnorm_forward_matches_reference_implementation(rng, dtype, atol):
-    # The seed says PyTorch has no RMSNorm; it has one since torch 2.4
+    # The source derivation says PyTorch has no RMSNorm; it has one since torch 2.4
     # (torch.nn.functional.rms_norm, torch.nn.RMSNorm), so compare with both it and the
     # seed's LLaMA reference. eps is passed explicitly: torch defaults to finfo(dtype).eps.
     torch_dtype = torch.float64 if dtype == np.float64 else torch.float32
@@ -507,7 +508,7 @@ def test_pytorch_rmsnorm_backward_matches_numerical_gradients(rng, shape):
     randomize_params(layer, rng)
     x, dy = rng.standard_normal(shape), rng.standard_normal(shape)
     assert_gradcheck(layer, x, dy, ["x", "gamma"], rng)
-    # and PyTorch's autograd through the seed's reference agrees
+    # and PyTorch's autograd through the source derivation's reference agrees
     reference = RMSNormReference(shape[-1]).double()
     with torch.no_grad():
         reference.weight.copy_(torch.tensor(layer.gamma))

@@ -4,6 +4,7 @@ import os
 import re
 import subprocess
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -211,7 +212,7 @@ def test_render_without_dot_writes_the_source_only(tmp_path, monkeypatch):
 
 def run_cli(*args, cwd, path=None):
     import sys
-    env = dict(os.environ)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}   # this checkout
     if path is not None:
         env["PATH"] = path
     return subprocess.run([sys.executable, "-m", "microgradnorm", *args], cwd=cwd, env=env,
@@ -235,6 +236,9 @@ def test_demo_end_to_end(tmp_path):
     report = (out / "report.md").read_text()
     assert all(f"]({norm}_twin.svg)" in report for norm in NORMS)
     assert "| norm | quantity |" in report and "](tiny_gpt_graph.svg)" in report
+    precision = report.split("## Low precision: where composite and fused part")[1]
+    assert "- layer_norm float16 'scale 300': composite" in precision
+    assert "Low precision against float64" in result.stdout
     table = result.stdout.split("Training the tiny GPT")[0]
     diffs = [float(v) for v in re.findall(r"\s(\d\.\de[+-]\d\d)", table)]
     assert len(diffs) >= 25 and max(diffs) < 1e-7      # |f-c| ~1e-16, FD ~1e-9 in float64

@@ -3,6 +3,7 @@
     gradcheck.py    gradcheck, jacobian: analytic against float64 central differences
     stats.py        graph_stats: op nodes behind a tensor and the bytes saved for backward
     comparison.py   compare: one norm, composite against fused, every output and gradient
+    precision.py    precision_report: every norm and impl against float64, by dtype and input
 
 They sit above ``nn`` and ``functional`` and below the programs (``microgradnorm.cli``);
 ``import microgradnorm as mg`` exposes each as ``mg.gradcheck``, ``mg.compare``, ...
@@ -10,7 +11,8 @@ They sit above ``nn`` and ``functional`` and below the programs (``microgradnorm
 
 from .comparison import NORMS, Comparison, compare
 from .gradcheck import GradcheckError, gradcheck, jacobian
+from .precision import PrecisionReport, precision_report
 from .stats import GraphStats, graph_stats
 
-__all__ = ["NORMS", "Comparison", "GradcheckError", "GraphStats", "compare", "gradcheck",
-           "graph_stats", "jacobian"]
+__all__ = ["NORMS", "Comparison", "GradcheckError", "GraphStats", "PrecisionReport", "compare",
+           "gradcheck", "graph_stats", "jacobian", "precision_report"]

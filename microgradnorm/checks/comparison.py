@@ -114,6 +114,7 @@ def run_norm(norm, impl, tensors, running=None, training=True):
 
 
 def output_names(norm):
+    """The names of ``norm``'s outputs: the residual forms also return x + residual."""
     return ("output", "sum x + residual") if norm.startswith("add_") else ("output",)
 
 

@@ -459,7 +459,8 @@ def _cpu_model():
 def add_parser(commands):
     parser = commands.add_parser(
         "bench", help="time composite vs fused vs PyTorch; the engine's cost per node")
-    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where to run; cuda needs CuPy and a GPU (default %(default)s)")
     parser.add_argument("--quick", action="store_true",
                         help="small shapes, few repeats: seconds, not minutes")
     parser.add_argument("--norm", nargs="+", choices=NORMS,
@@ -470,7 +471,9 @@ def add_parser(commands):
                              "bfloat16 (cuda)")
     parser.add_argument("--shape", nargs="+", type=parse_shape,
                         help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
-    parser.add_argument("--repeat", type=positive_int, help="timed calls per case (median)")
+    parser.add_argument("--repeat", type=positive_int,
+                        help="timed calls per case, the median is shown (default: 7, "
+                             "--quick 3)")
     parser.add_argument("--torch-threads", type=positive_int,
                         help="PyTorch's intra-op threads (default: PyTorch's choice)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")

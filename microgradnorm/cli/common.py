@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..checks.comparison import NORMS
+from ..dtypes import as_dtype
 
 
 def parse_shape(text):
@@ -72,11 +73,11 @@ ARRAYS_PER_RUN = 32
 def check_memory(shape, dtype, option="--shape", arrays=ARRAYS_PER_RUN):
     """Refuse a shape whose run cannot fit in memory, before allocating anything."""
     elements = int(np.prod(shape, dtype=object))
-    needed = elements * np.dtype(dtype).itemsize * arrays
+    needed = elements * as_dtype(dtype).itemsize * arrays
     available = available_memory()
     if available is not None and needed > available:
         shown = ",".join(map(str, shape))
-        raise ValueError(f"{option} {shown} in {np.dtype(dtype)} needs about "
+        raise ValueError(f"{option} {shown} in {as_dtype(dtype)} needs about "
                          f"{_bytes(needed)} ({arrays} arrays of {_bytes(needed // arrays)}), "
                          f"but only {_bytes(available)} of memory is available; "
                          "use a smaller shape")
@@ -105,16 +106,24 @@ def check_out_dir(path, option="--out"):
     return path
 
 
-def add_compare_args(parser, norms):
-    """The options of a composite-vs-fused run: shape, dtype, affine, repeat, seed (and
-    ``--norm`` when ``norms``)."""
+def add_compare_args(parser, norms, repeat=False, affine=True):
+    """The options of a composite-vs-fused run: shape, dtype, seed, and those a command
+    asks for: ``--norm`` (``norms``), ``--no-affine`` (``affine``), ``--repeat``
+    (``repeat``: only for a command that times something)."""
     parser.add_argument("--shape", type=parse_shape, default=(2, 4, 8),
                         help="input shape, comma-separated (default 2,4,8)")
-    parser.add_argument("--dtype", choices=("float64", "float32", "float16"), default="float64")
-    parser.add_argument("--no-affine", dest="affine", action="store_false",
-                        help="without weight and bias")
-    parser.add_argument("--repeat", type=positive_int, default=5,
-                        help="timing repetitions (median)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--dtype", choices=("float64", "float32", "float16", "bfloat16"),
+                        default="float64", help="dtype of inputs and parameters; bfloat16 "
+                                                "needs ml_dtypes (default %(default)s)")
+    if affine:
+        parser.add_argument("--no-affine", dest="affine", action="store_false",
+                            help="without weight and bias")
+    if repeat:
+        parser.add_argument("--repeat", type=positive_int, default=5,
+                            help="timed calls per measurement; the median is shown "
+                                 "(default %(default)s)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the random inputs (default %(default)s)")
     if norms:
-        parser.add_argument("--norm", choices=NORMS, default="layernorm")
+        parser.add_argument("--norm", choices=NORMS, default="layernorm",
+                            help="which norm (default %(default)s)")

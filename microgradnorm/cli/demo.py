@@ -7,7 +7,9 @@ For each norm in ``comparison.NORMS`` the demo writes ``<norm>_twin.svg`` and ``
 Then it trains the tiny GPT twice from the same seed, once with composite and once with
 fused norms, reports that the loss curves agree, and draws the model's backward graph
 with each composite norm, attention and MLP folded into one box (``tiny_gpt_graph``).
-``report.md`` puts the pictures, the table and the training run together. Without
+Last, a quick precision check (``mg.precision_report(quick=True)``, 0.1 s): the
+few lines of ``microgradnorm precision`` that show where low precision parts composite
+from fused. ``report.md`` puts the pictures, the tables and the training run together. Without
 Graphviz's ``dot`` program it still completes: it writes the ``.dot`` sources, the table
 and the report, and says how to install Graphviz.
 """
@@ -22,7 +24,9 @@ import numpy as np
 from .. import functional as F
 from .. import viz
 from ..checks.comparison import NORMS, compare, summary_table
+from ..checks.precision import precision_report
 from ..train import compare_impls, zen_of_python
+from . import precision as precision_command
 from .common import add_compare_args, check_memory, check_out_dir, nonnegative_int
 
 
@@ -32,6 +36,7 @@ class DemoResult:
 
     comparisons: list
     training: object         # train.ImplComparison, or None with train_steps=0
+    precision: object        # checks.precision.PrecisionReport (quick)
     files: list
     report: Path
     rendered: bool           # False when Graphviz's dot was missing (only .dot written)
@@ -65,13 +70,17 @@ def run_demo(out_dir, shape=(2, 4, 8), dtype="float64", repeat=5, seed=0, train_
         files += written
         echo("  backward graph, norms, attention and MLPs folded -> "
              + ", ".join(p.name for p in written))
+    precision = precision_report(quick=True, seed=seed)
+    echo("\nLow precision against float64 (quick; `microgradnorm precision` for all of it):")
+    for line in precision_command.summary(precision):
+        echo(f"  {line}")
     if not rendered:
         echo(viz.INSTALL_HINT)
     report = out_dir / "report.md"
-    report.write_text(report_markdown(comparisons, rendered, training))
+    report.write_text(report_markdown(comparisons, rendered, training, precision))
     files.append(report)
     echo(f"\nreport: {report}")
-    return DemoResult(comparisons, training, files, report, rendered)
+    return DemoResult(comparisons, training, precision, files, report, rendered)
 
 
 def training_summary(training):
@@ -105,8 +114,9 @@ def twin_name(norm):
     return f"{norm}_twin"
 
 
-def report_markdown(comparisons, rendered, training=None):
-    """The report: the table, each norm's twin graph with its numbers, the training run."""
+def report_markdown(comparisons, rendered, training=None, precision=None):
+    """The report: the table, each norm's twin graph with its numbers, the training run,
+    and a short precision section."""
     first = comparisons[0]
     lines = [
         "# microgradnorm demo: composite vs fused normalization",
@@ -151,7 +161,22 @@ def report_markdown(comparisons, rendered, training=None):
                   "folded into one grey box (`viz.draw(loss, cluster=True, "
                   "collapse=[\"norms\", \"attn\", \"mlp\"])`):", ""]
         lines += _picture("tiny_gpt_graph", "the tiny GPT's backward graph, folded", rendered)
+    if precision is not None:
+        lines += precision_section(precision)
     return "\n".join(lines)
+
+
+def precision_section(precision):
+    """Markdown lines: where float16/float32 part the implementations (quick run)."""
+    rows, cols = precision.shape
+    lines = ["## Low precision: where composite and fused part", "",
+             f"Each norm on ({rows}, {cols}) inputs rounded to the dtype, against PyTorch's "
+             "formula in float64 on the same values; the number is the largest "
+             "|error| / rms(truth) over the output and every gradient "
+             "(`mg.precision_report(quick=True)`; `microgradnorm precision` writes the "
+             "whole table and a heatmap, explained in docs/precision.md):", ""]
+    lines += [f"- {line}" for line in precision_command.summary(precision)]
+    return lines + [""]
 
 
 def _picture(name, alt, rendered):
@@ -164,11 +189,13 @@ def _picture(name, alt, rendered):
 def add_parser(commands):
     parser = commands.add_parser(
         "demo", help="the main job: every norm composite vs fused, twin graphs, report.md")
-    add_compare_args(parser, norms=False)
+    add_compare_args(parser, norms=False, repeat=True, affine=False)
     parser.add_argument("--out", default="microgradnorm-demo",
                         help="directory for the graphs and report.md (default %(default)s)")
     parser.add_argument("--train-steps", type=nonnegative_int, default=60,
                         help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (none is drawn when stderr is not a terminal)")
     parser.set_defaults(run=run)
 
 
@@ -177,4 +204,5 @@ def run(args):
     check_out_dir(args.out)
     print("microgradnorm demo: every norm as a composite graph and as one fused node, "
           f"written to {args.out}/\n")
-    run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps)
+    run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps,
+             progress=not args.no_progress)

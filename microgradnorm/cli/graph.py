@@ -10,9 +10,11 @@ def add_parser(commands):
     parser = commands.add_parser(
         "graph", help="draw one norm's composite and fused backward graphs side by side")
     add_compare_args(parser, norms=False)
-    parser.add_argument("--norm", choices=NORMS + ("all",), default="layernorm")
+    parser.add_argument("--norm", choices=NORMS + ("all",), default="layernorm",
+                        help="which norm, or all of them (default %(default)s)")
     parser.add_argument("--out", default=".", help="output directory (default: here)")
-    parser.add_argument("--format", choices=viz.FORMATS, default="svg")
+    parser.add_argument("--format", choices=viz.FORMATS, default="svg",
+                        help="picture format, besides the .dot source (default %(default)s)")
     parser.add_argument("--no-saved", dest="saved", action="store_false",
                         help="without the arrays saved for backward")
     parser.set_defaults(run=run)

@@ -3,9 +3,9 @@
 import argparse
 import sys
 
-from . import bench, compare, demo, graph, train
+from . import bench, compare, demo, graph, precision, train
 
-COMMANDS = (demo, graph, compare, bench, train)   # in the order ``--help`` lists them
+COMMANDS = (demo, graph, compare, bench, train, precision)   # in the order ``--help`` lists them
 
 
 def build_parser():

@@ -9,12 +9,15 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
   * float64 (and rows longer than the kernels hold in registers, see ``launch_config``)
     falls back to the reference functions, which run on CuPy through ``xp``.
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
+  * M = 0 or D = 0 launches nothing and returns the reference's results; every function
+    checks its arguments' shapes (and the statistics' dtype) before anything runs.
 
 The launch configuration (which row mapping, how many threads, the vector width) is plain
 Python below, testable without a GPU; ``norms.cu`` explains the kernels themselves.
 """
 
 import collections
+import functools
 import os
 
 import numpy as np
@@ -30,15 +33,22 @@ CXX_TYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 
 VECTOR_BYTES = 16                 # one 128-bit load/store
-MAX_ELEMENTS_PER_THREAD = 32      # registers: x and g (or y) plus two dweight/dbias sums
+MAX_ELEMENTS_PER_THREAD = 32      # the most elements of a row one thread holds
+BACKWARD_ELEMENTS_PER_THREAD = 16  # backward prefers at most this many (x, dy, weight and two
+                                  # dweight/dbias sums per element: no spills at 16)
 NV_CHOICES = (1, 2, 4, 8, 16)     # vectors per thread the kernels are instantiated for
 WARP_MAX_NV = 4                   # rows of up to 32 * 4 vectors get one warp each
 WARP_ROWS_PER_BLOCK = 4           # warps (rows) per block in the warp mapping
 FORWARD_TARGET_THREADS = 256      # a block per row: prefer at most this many threads ...
-BACKWARD_TARGET_THREADS = 512     # (backward holds twice the values: more threads, fewer each)
-MAX_THREADS = 512                 # ... and never more (NORM_MAX_THREADS in norms.cu)
-SUM_PARTIALS_THREADS = 256
-BACKWARD_BLOCKS_PER_SM = 2        # backward grid: enough blocks to fill the GPU, no more
+BACKWARD_TARGET_THREADS = 512     # (backward holds more values: more threads, fewer each)
+MAX_THREADS = 512                 # ... and never more
+LAUNCH_BOUNDS = (256, 512)        # the __launch_bounds__ an instantiation is compiled with:
+                                  # 256 admits 255 registers a thread, the most there are
+FOLD_COLS = 1024                  # widest backward row of the warp mapping (NORM_FOLD_COLS)
+BACKWARD_RESIDENT_THREADS = 1024  # backward grid: blocks enough for this many threads an SM
+SUM_WARPS, SUM_CHUNK, SUM_COLS = 8, 32, 128   # sum_partials: warps, rows and columns a block
+                                              # adds (SUM_WARPS, SUM_CHUNK in norms.cu)
+MAX_GRID_BLOCKS = 2**31 - 1       # CUDA's limit on gridDim.x; more rows loop in the kernel
 
 LaunchConfig = collections.namedtuple(
     "LaunchConfig", "vec nv threads_per_row block rows_per_block")
@@ -65,14 +75,16 @@ def needs_realignment(itemsize, cols, address):
     return cols % (VECTOR_BYTES // itemsize) == 0 and address % VECTOR_BYTES != 0
 
 
-def nv_choices(vec):
+def nv_choices(vec, max_elements=MAX_ELEMENTS_PER_THREAD):
     """The vectors-per-thread counts instantiated for vector width ``vec``."""
-    return tuple(nv for nv in NV_CHOICES if nv * vec <= MAX_ELEMENTS_PER_THREAD)
+    return tuple(nv for nv in NV_CHOICES if nv * vec <= max_elements)
 
 
-def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
-    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, or None when
-    a row does not fit in the registers of one block (the caller falls back).
+def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
+                  max_elements=MAX_ELEMENTS_PER_THREAD):
+    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, each thread
+    holding at most ``max_elements``, or None when a row does not fit in the registers of one
+    block (the caller falls back).
 
     Short rows (up to 32·4 vectors) get one warp each, 4 rows per block: no shared memory,
     no block-wide barrier. Longer rows get one block each, with the fewest vectors per
@@ -80,7 +92,7 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
     allowed and up to 512 threads. The block is a whole number of warps.
     """
     n_vec = -(-cols // vec)                              # vectors per row
-    choices = nv_choices(vec)
+    choices = nv_choices(vec, max_elements)
     warp_choices = [nv for nv in choices if nv <= WARP_MAX_NV and 32 * nv >= n_vec]
     if warp_choices:
         return LaunchConfig(vec, warp_choices[0], 32, 32 * WARP_ROWS_PER_BLOCK,
@@ -93,20 +105,77 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS):
     return LaunchConfig(vec, nv, threads, threads, 1)
 
 
+def backward_config(cols, vec):
+    """The backward's row mapping. Short rows (up to 32·4 vectors) get a warp each, as in the
+    forward: 4 rows a block, whose 128 threads may use 255 registers each (``launch_bound``),
+    enough for 32 values a thread. Longer rows get a block each with at most
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values a thread where 512 threads hold the row that way
+    (every row up to 8192 elements with vector loads: 128 registers suffice), else up to
+    32, as the forward."""
+    config = launch_config(cols, vec, BACKWARD_TARGET_THREADS)
+    if config is not None and config.threads_per_row == 32:
+        return config
+    return (launch_config(cols, vec, BACKWARD_TARGET_THREADS, BACKWARD_ELEMENTS_PER_THREAD)
+            or config)
+
+
+def forward_config(cols, vec):
+    return launch_config(cols, vec, FORWARD_TARGET_THREADS)
+
+
+def launch_bound(config):
+    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 (a budget of
+    65536 / 512 = 128 registers a thread) where a thread holds at most
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values, which fit (the resources test checks it) or the
+    block has more than 256 threads; else 256, which leaves a thread the most registers
+    there are (255), for the 32 values a thread of a 256-thread forward block or of the
+    backward's warp mapping holds. One bound for most (vec, nv) keeps the instantiations
+    few."""
+    if config.block > 256 or config.nv * config.vec <= BACKWARD_ELEMENTS_PER_THREAD:
+        return MAX_THREADS
+    return LAUNCH_BOUNDS[0]
+
+
 def forward_grid(rows, config):
-    """Blocks for a forward launch: every row group gets one row."""
-    return -(-rows // config.rows_per_block)
+    """Blocks for a forward launch: every row group gets one row, up to CUDA's grid limit
+    (``MAX_GRID_BLOCKS``); beyond it each group loops over rows ``group + k·groups``."""
+    return min(-(-rows // config.rows_per_block), MAX_GRID_BLOCKS)
 
 
-def backward_grid(rows, config, sm_count):
-    """Blocks for a backward launch: at most ``BACKWARD_BLOCKS_PER_SM`` per SM, each group
-    looping over rows, so the number of dweight/dbias partial rows stays small."""
-    return max(1, min(forward_grid(rows, config), BACKWARD_BLOCKS_PER_SM * sm_count))
+def backward_grid(rows, config, sm_count, blocks_per_sm):
+    """Blocks for a backward launch: one wave, each group looping over rows. Per SM, enough
+    blocks for ``BACKWARD_RESIDENT_THREADS`` threads (their loads keep 32 KB or more in flight
+    an SM, docs/gpu.md), but no more than fit at once (``blocks_per_sm``, the kernel's
+    occupancy at this block size): each block writes a row of dweight/dbias partials that
+    the second stage reads back, so blocks beyond what the bandwidth needs only cost. Never
+    more blocks than rows need."""
+    per_sm = max(1, min(blocks_per_sm, -(-BACKWARD_RESIDENT_THREADS // config.block)))
+    return max(1, min(forward_grid(rows, config), per_sm * sm_count))
 
 
-# norms.cu is compiled into two modules: float32 and float16, which need only cuda_fp16.h
-# (CuPy ships it), and bfloat16 with BFLOAT16_OPTION, which also needs the CUDA toolkit's
-# cuda_bf16.h. Without a toolkit the bfloat16 module fails to compile, the others still run.
+def partial_stride(cols):
+    """Row stride of the partial buffers: a multiple of 4 floats, for sum_partials' float4
+    loads."""
+    return -(-cols // 4) * 4
+
+
+def sum_partials_launches(num_partials, cols):
+    """The grids of the sum_partials launches that reduce ``num_partials`` rows: (strips,
+    chunks, 2) each, chunks of ``SUM_CHUNK`` rows, until one chunk is left."""
+    strips = -(-cols // SUM_COLS)
+    launches = []
+    while True:
+        chunks = -(-num_partials // SUM_CHUNK)
+        launches.append((strips, chunks, 2))
+        if chunks == 1:
+            return launches
+        num_partials = chunks
+
+
+# norms.cu is compiled into two modules: float32 and float16 (cuda_fp16.h), and bfloat16
+# with BFLOAT16_OPTION (also cuda_bf16.h). CuPy ships neither header: both come with the
+# "gpu" extra, cupy-cuda12x[ctk]. The split only spares a program that never uses bfloat16
+# the compile of its kernels. CuPy adds -ftz=true to every compile (docs/gpu.md, Denormals).
 MODULE_DTYPES = (("float32", "float16"), ("bfloat16",))
 BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
 
@@ -118,17 +187,29 @@ def compile_options(dtypes):
 
 def name_expressions(dtypes=tuple(CXX_TYPES)):
     """Every template instantiation the loader compiles for ``dtypes`` (all by default),
-    e.g. ``norm_forward<__half, 8, 4>`` (the nvcc compile test instantiates the same
+    e.g. ``norm_forward<__half, 8, 4, 256>``: each (vec, nv, launch bound) the launch
+    configuration picks for some row length (the nvcc compile test instantiates the same
     list)."""
     names = []
     for dtype in dtypes:
         cxx = CXX_TYPES[dtype]
-        for vec in sorted({VECTOR_BYTES // ITEMSIZE[dtype], 1}):
-            for nv in nv_choices(vec):
-                names.append(kernel_name("norm_forward", cxx, vec, nv))
-                names.append(kernel_name("norm_backward", cxx, vec, nv))
+        for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
+            names.append(kernel_name(kernel, cxx, vec, nv, bound))
         names.append(f"sum_partials<{cxx}>")
     return names
+
+
+@functools.lru_cache(maxsize=None)
+def _instantiations(itemsize):
+    found = set()
+    for vec in sorted({VECTOR_BYTES // itemsize, 1}):
+        for n_vec in range(1, MAX_THREADS * max(nv_choices(vec)) + 1):
+            for kernel, pick in (("norm_forward", forward_config),
+                                 ("norm_backward", backward_config)):
+                config = pick(n_vec * vec, vec)
+                if config is not None:
+                    found.add((kernel, vec, config.nv, launch_bound(config)))
+    return sorted(found, key=lambda k: (k[0] != "norm_forward", k[1:]))
 
 
 def module_dtypes(name):
@@ -139,8 +220,8 @@ def module_dtypes(name):
     return next(group for group in MODULE_DTYPES if dtype in group)
 
 
-def kernel_name(kernel, cxx, vec, nv):
-    return f"{kernel}<{cxx}, {vec}, {nv}>"
+def kernel_name(kernel, cxx, vec, nv, bound):
+    return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
 
 
 def storage_name(dtype):
@@ -156,6 +237,7 @@ def storage_name(dtype):
 _modules = {}     # (source path, device id, module dtypes) -> cupy.RawModule
 _functions = {}   # (device id, name expression) -> kernel, looked up once
 _sm_counts = {}   # device id -> number of SMs
+_occupancy = {}   # (device id, name expression, block) -> resident blocks per SM
 # A null pointer argument: an 8-byte zero. (CuPy passes None as a NULL *argument slot*, which
 # the driver would dereference, not as a NULL pointer value.)
 _NULL = np.uint64(0)
@@ -181,6 +263,16 @@ def _sm_count(cp):
     return _sm_counts[device.id]
 
 
+def _blocks_per_sm(cp, name, block):
+    """How many blocks of ``block`` threads of kernel ``name`` an SM holds at once (its
+    registers, shared memory and the SM's limits), from the driver's occupancy calculator."""
+    key = (cp.cuda.Device().id, name, block)
+    if key not in _occupancy:
+        _occupancy[key] = max(1, cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            _function(cp, name).kernel.ptr, block, 0))      # RawKernel -> driver function
+    return _occupancy[key]
+
+
 def _function(cp, name):
     key = (cp.cuda.Device().id, name)
     if key not in _functions:
@@ -201,10 +293,6 @@ def _pointer(array):
     return _NULL if array is None else array
 
 
-def _launch(cp, kernel, config, grid, args):
-    _function(cp, kernel)((grid,), (config.block,), args)
-
-
 # ----- row-norm launches --------------------------------------------------------------------
 def _kernels_take(*arrays):
     """True when the kernels take these arrays (None entries ignored): one kernel dtype.
@@ -217,10 +305,10 @@ def _kernels_take(*arrays):
     return len(dtypes) == 1 and storage_name(dtypes.pop()) is not None
 
 
-def _config(dtype, cols, arrays, target_threads):
+def _config(dtype, cols, arrays, pick):
     addresses = [a.data.ptr for a in arrays if a is not None]
     vec = vector_width(ITEMSIZE[storage_name(dtype)], cols, addresses)
-    return launch_config(cols, vec, target_threads)
+    return pick(cols, vec)
 
 
 def _contiguous(cp, array):
@@ -242,20 +330,18 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
         rows, cols = x.shape
         y = _empty(cp, x.shape, x.dtype)
         s = None if residual is None else _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s),
-                         FORWARD_TARGET_THREADS)
+        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s), forward_config)
         if config is None:
             return None
         mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
         rstd = _empty(cp, (rows,), np.float32)
-        if rows == 0:
-            return y, s, mean, rstd                 # nothing to launch
         cxx = CXX_TYPES[storage_name(x.dtype)]
         args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
-                _pointer(mean), rstd, np.int32(rows), np.int32(cols),
+                _pointer(mean), rstd, np.int64(rows), np.int32(cols),
                 np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean))
-        _launch(cp, kernel_name("norm_forward", cxx, config.vec, config.nv), config,
-                forward_grid(rows, config), args)
+        name = kernel_name("norm_forward", cxx, config.vec, config.nv,
+                           launch_bound(config))
+        _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
         return y, s, mean, rstd
 
 
@@ -264,40 +350,49 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
     when the row is too long for the kernels."""
     cp = _cupy()
     with x.device:
-        dy, dsum, x, weight = (_contiguous(cp, a) for a in (dy, dsum, x, weight))
+        dy, dsum, x, weight, mean, rstd = (_contiguous(cp, a)
+                                           for a in (dy, dsum, x, weight, mean, rstd))
         rows, cols = x.shape
         dx = _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), BACKWARD_TARGET_THREADS)
+        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), backward_config)
         if config is None:
             return None
-        if rows == 0:                               # no rows: zero parameter gradients
-            dweight = None if weight is None else cp.zeros((cols,), x.dtype)
-            return dx, dweight, cp.zeros((cols,), dy.dtype) if need_bias_grad else None
-        grid = backward_grid(rows, config, _sm_count(cp))
-        groups = grid * config.rows_per_block
-        dweight_partial = None if weight is None else _empty(cp, (groups, cols), np.float32)
-        dbias_partial = _empty(cp, (groups, cols), np.float32) if need_bias_grad else None
         cxx = CXX_TYPES[storage_name(x.dtype)]
+        name = kernel_name("norm_backward", cxx, config.vec, config.nv,
+                           launch_bound(config))
+        grid = backward_grid(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
+        stride = partial_stride(cols)
+        dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)
+        dbias_partial = _empty(cp, (grid, stride), np.float32) if need_bias_grad else None
         args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
-                _pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
-                np.int32(cols), np.int32(config.threads_per_row))
-        _launch(cp, kernel_name("norm_backward", cxx, config.vec, config.nv), config, grid,
-                args)
-        return (dx, _sum_partials(cp, dweight_partial, x.dtype),
-                _sum_partials(cp, dbias_partial, dy.dtype))
+                _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
+                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride))
+        _function(cp, name)((grid,), (config.block,), args)
+        dweight, dbias = _sum_partials(cp, dweight_partial, dbias_partial, cols, x.dtype)
+        return dx, dweight, dbias
 
 
-def _sum_partials(cp, partial, dtype):
-    """(groups, cols) float32 partial sums -> (cols,) in ``dtype``, added in row order."""
-    if partial is None:
-        return None
-    groups, cols = partial.shape
-    out = _empty(cp, (cols,), dtype)
-    kernel = f"sum_partials<{CXX_TYPES[storage_name(dtype)]}>"
-    blocks = -(-cols // SUM_PARTIALS_THREADS)
-    _function(cp, kernel)((blocks,), (SUM_PARTIALS_THREADS,),
-                          (partial, np.int32(groups), np.int32(cols), out))
-    return out
+def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype):
+    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype``, by a fixed
+    tree of ``sum_partials`` launches (``sum_partials_launches``); dweight and dbias in the
+    same launches. Either partial buffer may be None (its gradient is then None)."""
+    partials = dweight_partial if dweight_partial is not None else dbias_partial
+    if partials is None:
+        return None, None
+    rows, stride = partials.shape
+    out_dweight = None if dweight_partial is None else _empty(cp, (cols,), dtype)
+    out_dbias = None if dbias_partial is None else _empty(cp, (cols,), dtype)
+    kernel = _function(cp, f"sum_partials<{CXX_TYPES[storage_name(dtype)]}>")
+    for grid in sum_partials_launches(rows, cols):
+        chunks = grid[1]
+        nexts = [None if p is None else _empty(cp, (chunks, stride), np.float32)
+                 for p in (dweight_partial, dbias_partial)] if chunks > 1 else [None, None]
+        kernel(grid, (SUM_WARPS * 32,),
+               (_pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
+                np.int32(stride), np.int32(cols), _pointer(nexts[0]), _pointer(nexts[1]),
+                _pointer(out_dweight), _pointer(out_dbias)))
+        dweight_partial, dbias_partial, rows = nexts[0], nexts[1], chunks
+    return out_dweight, out_dbias
 
 
 def _too_long(name, x):
@@ -306,88 +401,170 @@ def _too_long(name, x):
                          f"kernels hold in registers; use float32 for such rows")
 
 
+# ----- input checks ---------------------------------------------------------------------------
+# The kernels trust their pointers: a weight of the wrong length, a dy of the wrong shape or a
+# strided rstd would be read out of bounds, silently. So every call checks its arguments first
+# (a few attribute reads, once per call) and raises before anything is allocated or launched.
+def _check_rows(function, name, x):
+    if getattr(x, "ndim", None) != 2:
+        raise ValueError(f"{function}: {name} must be a 2-D array of rows (M, D), got "
+                         f"shape {getattr(x, 'shape', type(x).__name__)}")
+
+
+def _check_like(function, x_name, x, **arrays):
+    """Each of ``arrays`` (None allowed) has x's shape."""
+    for name, array in arrays.items():
+        if array is not None and tuple(array.shape) != tuple(x.shape):
+            raise ValueError(f"{function}: {name} must have {x_name}'s shape "
+                             f"{tuple(x.shape)}, got {tuple(array.shape)}")
+
+
+def _check_parameters(function, x_name, x, **arrays):
+    """Each of ``arrays`` (None allowed) is a vector of x's row length."""
+    cols = x.shape[1]
+    for name, array in arrays.items():
+        if array is not None and tuple(array.shape) != (cols,):
+            raise ValueError(f"{function}: {name} must have shape ({cols},), the length of "
+                             f"{x_name}'s rows, got {tuple(array.shape)}")
+
+
+def _check_statistics(function, x_name, x, **arrays):
+    """Each of ``arrays`` (None allowed) holds one value per row of x, in float32 when the
+    kernels take x's dtype (as the forward returns them)."""
+    rows = x.shape[0]
+    for name, array in arrays.items():
+        if array is None:
+            continue
+        if tuple(array.shape) != (rows,):
+            raise ValueError(f"{function}: {name} must have shape ({rows},), one value per "
+                             f"row of {x_name}, got {tuple(array.shape)}")
+        if storage_name(x.dtype) is not None and array.dtype != np.float32:
+            raise TypeError(f"{function}: {name} must be float32 (as the forward returns "
+                            f"it) for {x_name} of dtype {x.dtype}, got {array.dtype}")
+
+
+def _empty_rows(x):
+    """No rows, or rows of no elements: nothing to launch (and a zero-sized grid is a CUDA
+    error); the reference's array code gives the results, on CuPy through ``xp``."""
+    return x.shape[0] == 0 or x.shape[1] == 0
+
+
 # ----- the reference's interface ------------------------------------------------------------
 accumulation_dtype = reference.accumulation_dtype
 
 
 def layer_norm_forward(x, weight, bias, eps):
     """As ``reference.layer_norm_forward``: returns y, mean (float32), rstd (float32)."""
-    if _kernels_take(x, weight, bias):
+    name = "layer_norm_forward"
+    _check_rows(name, "x", x)
+    _check_parameters(name, "x", x, weight=weight, bias=bias)
+    if _kernels_take(x, weight, bias) and not _empty_rows(x):
         out = _forward(x, None, weight, bias, eps, subtract_mean=True)
         if out is not None:
             y, _, mean, rstd = out
             return y, mean, rstd
-        _too_long("layer_norm_forward", x)
+        _too_long(name, x)
     return reference.layer_norm_forward(x, weight, bias, eps)
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
-    if _kernels_take(dy, x, weight) and mean.dtype == np.float32:
+    name = "layer_norm_backward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, dy=dy)
+    _check_parameters(name, "x", x, weight=weight)
+    _check_statistics(name, "x", x, mean=mean, rstd=rstd)
+    if _kernels_take(dy, x, weight) and not _empty_rows(x):
         out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long("layer_norm_backward", x)
+        _too_long(name, x)
     return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
 
 
 def rms_norm_forward(x, weight, eps):
     """As ``reference.rms_norm_forward``: returns y and rstd (float32)."""
-    if _kernels_take(x, weight):
+    name = "rms_norm_forward"
+    _check_rows(name, "x", x)
+    _check_parameters(name, "x", x, weight=weight)
+    if _kernels_take(x, weight) and not _empty_rows(x):
         out = _forward(x, None, weight, None, eps, subtract_mean=False)
         if out is not None:
             return out[0], out[3]
-        _too_long("rms_norm_forward", x)
+        _too_long(name, x)
     return reference.rms_norm_forward(x, weight, eps)
 
 
 def rms_norm_backward(dy, x, weight, rstd):
     """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
-    if _kernels_take(dy, x, weight) and rstd.dtype == np.float32:
+    name = "rms_norm_backward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, dy=dy)
+    _check_parameters(name, "x", x, weight=weight)
+    _check_statistics(name, "x", x, rstd=rstd)
+    if _kernels_take(dy, x, weight) and not _empty_rows(x):
         out = _backward(dy, None, x, weight, None, rstd, need_bias_grad=False)
         if out is not None:
             return out[0], out[1]
-        _too_long("rms_norm_backward", x)
+        _too_long(name, x)
     return reference.rms_norm_backward(dy, x, weight, rstd)
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
-    if _kernels_take(x, residual, weight, bias):
+    name = "add_layer_norm_forward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, residual=residual)
+    _check_parameters(name, "x", x, weight=weight, bias=bias)
+    if _kernels_take(x, residual, weight, bias) and not _empty_rows(x):
         out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
         if out is not None:
             return out
-        _too_long("add_layer_norm_forward", x)
+        _too_long(name, x)
     return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
-    if _kernels_take(dy, ds, s, weight) and mean.dtype == np.float32:
+    name = "add_layer_norm_backward"
+    _check_rows(name, "s", s)
+    _check_like(name, "s", s, dy=dy, ds=ds)
+    _check_parameters(name, "s", s, weight=weight)
+    _check_statistics(name, "s", s, mean=mean, rstd=rstd)
+    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
         out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long("add_layer_norm_backward", s)
+        _too_long(name, s)
     return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
 def add_rms_norm_forward(x, residual, weight, eps):
     """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
-    if _kernels_take(x, residual, weight):
+    name = "add_rms_norm_forward"
+    _check_rows(name, "x", x)
+    _check_like(name, "x", x, residual=residual)
+    _check_parameters(name, "x", x, weight=weight)
+    if _kernels_take(x, residual, weight) and not _empty_rows(x):
         out = _forward(x, residual, weight, None, eps, subtract_mean=False)
         if out is not None:
             return out[0], out[1], out[3]
-        _too_long("add_rms_norm_forward", x)
+        _too_long(name, x)
     return reference.add_rms_norm_forward(x, residual, weight, eps)
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd):
     """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
-    if _kernels_take(dy, ds, s, weight) and rstd.dtype == np.float32:
+    name = "add_rms_norm_backward"
+    _check_rows(name, "s", s)
+    _check_like(name, "s", s, dy=dy, ds=ds)
+    _check_parameters(name, "s", s, weight=weight)
+    _check_statistics(name, "s", s, rstd=rstd)
+    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
         out = _backward(dy, ds, s, weight, None, rstd, need_bias_grad=False)
         if out is not None:
             return out[0], out[1]
-        _too_long("add_rms_norm_backward", s)
+        _too_long(name, s)
     return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
 
 
@@ -406,7 +583,9 @@ __all__ = [
     "add_rms_norm_forward",
     "batch_norm_backward",
     "batch_norm_forward",
+    "backward_config",
     "batch_norm_statistics",
+    "forward_config",
     "launch_config",
     "layer_norm_backward",
     "layer_norm_forward",

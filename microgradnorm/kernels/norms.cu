@@ -14,6 +14,15 @@
 //        and every pointer allow it, else 1 (the scalar fallback for odd sizes).
 //   NV   vectors each thread keeps in registers: a row of D elements is spread over
 //        G threads x NV vectors x VEC elements, so it is read from memory exactly once.
+//   MAX_BLOCK  __launch_bounds__: 512 where the launcher may use a block of more than 256
+//        threads (the budget is then 65536 / 512 = 128 registers a thread), else 256 (255
+//        registers, the most a thread has): no small block is held to a large one's budget.
+//
+// Memory-level parallelism: every kernel first issues all the loads of a row (x, and the
+// residual, dy, dsum, weight, bias that go with it) into registers, and only then uses them,
+// so a thread has all of its NV vectors in flight at once instead of waiting for one 16-byte
+// load at a time. The per-vector bounds check (index < n_vec) stays: it is a compare, and
+// it only predicates the loads, it does not serialize them.
 //
 // Row mapping (G = threads_per_row, a runtime argument): G == 32 puts one warp on a row and
 // several rows in a block (short rows); G == blockDim.x puts one block on a row (long rows).
@@ -21,17 +30,24 @@
 // visits, and so always the same columns: that is what lets the backward kernel keep its
 // dweight / dbias partial sums in registers across rows.
 
+// Both headers come with the CUDA runtime headers (the "gpu" extra, cupy-cuda12x[ctk]); CuPy
+// itself ships neither. bfloat16 is compiled only into the module built with
+// -DMICROGRADNORM_BFLOAT16 (cuda.py), so a program that never uses it skips its compile.
+// CuPy compiles with -ftz=true: float32 denormals are flushed to zero (docs/gpu.md).
 #include <cuda_fp16.h>
-// bfloat16 is compiled only into the module built with -DMICROGRADNORM_BFLOAT16 (cuda.py):
-// CuPy ships cuda_fp16.h, but cuda_bf16.h comes with a CUDA toolkit, so a machine without
-// one still gets the float32 and float16 kernels.
 #ifdef MICROGRADNORM_BFLOAT16
 #include <cuda_bf16.h>
 #endif
 
-// The most threads a row-norm block has (cuda.py's MAX_THREADS). Telling the compiler lets it
-// budget registers so that such a block always launches (65536 registers / 512 threads).
-#define NORM_MAX_THREADS 512
+// Blocks an SM must hold at once, the second __launch_bounds__ argument: two 512-thread
+// blocks (64 registers a thread) where a thread holds at most 4 values, so the backward's
+// one-wave grid keeps 1024 threads an SM; else one, which leaves the register budget to
+// MAX_BLOCK alone (more than 4 values a thread spill at 64 registers).
+#define MIN_BLOCKS(max_block, values) (((max_block) == 512 && (values) <= 4) ? 2 : 1)
+
+// The widest row the backward kernel's warp mapping takes (cuda.py's FOLD_COLS): its groups
+// fold their dweight / dbias sums through shared memory of this many columns.
+#define NORM_FOLD_COLS 1024
 
 // ----- storage <-> float32 ------------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
@@ -78,19 +94,40 @@ __device__ __forceinline__ float warp_sum(float value) {
     return value;
 }
 
-// Sum of `value` over the G threads of a row group; every thread gets the total. A warp group
-// needs no shared memory (and no __syncthreads, so warps of one block may visit different
-// numbers of rows); a block group adds the warps' sums in warp order, the same on every thread.
-__device__ __forceinline__ float group_sum(float value, int threads_per_row, float* shared) {
-    value = warp_sum(value);
-    if (threads_per_row == 32) return value;
+// Shared slots of the block-wide sums: two sets, used in turn, of two values per warp.
+struct GroupSlots {
+    float value[2][2][32];
+};
+
+// Sums of `a` and `b` over the G threads of a row group; every thread gets both totals. A
+// warp group needs no shared memory (and no __syncthreads, so warps of one block may visit
+// different numbers of rows). A block group (G == blockDim.x) writes one pair per warp into
+// the slot set `parity` and adds the warps' pairs in warp order, the same on every thread.
+// One barrier per call: the next call writes the other set, and the call after it (this set
+// again) comes after the next call's barrier, which every reader of this set has passed.
+__device__ __forceinline__ float2 group_sum2(float a, float b, int G, GroupSlots& slots,
+                                             int& parity) {
+    a = warp_sum(a);
+    b = warp_sum(b);
+    if (G == 32) return make_float2(a, b);
     const int warp = threadIdx.x / 32;
-    __syncthreads();                      // the previous call's readers are done with `shared`
-    if (threadIdx.x % 32 == 0) shared[warp] = value;
+    float (*set)[32] = slots.value[parity];
+    parity ^= 1;
+    if (threadIdx.x % 32 == 0) {
+        set[0][warp] = a;
+        set[1][warp] = b;
+    }
     __syncthreads();
-    float total = 0.0f;
-    for (int w = 0; w < threads_per_row / 32; ++w) total += shared[w];
+    float2 total = make_float2(0.0f, 0.0f);
+    for (int w = 0; w < G / 32; ++w) {
+        total.x += set[0][w];
+        total.y += set[1][w];
+    }
     return total;
+}
+
+__device__ __forceinline__ float group_sum(float a, int G, GroupSlots& slots, int& parity) {
+    return group_sum2(a, 0.0f, G, slots, parity).x;
 }
 
 // ----- forward ------------------------------------------------------------------------------
@@ -100,60 +137,66 @@ __device__ __forceinline__ float group_sum(float value, int threads_per_row, flo
 // given. Nullable: residual/sum_out, weight, bias, mean_out.
 // Two passes over the row held in registers: mean first, then mean((s - mean)^2), the stable
 // form of the variance, as in the reference; rstd = 1 / sqrt(var + eps).
-template <typename T, int VEC, int NV>
-__global__ void __launch_bounds__(NORM_MAX_THREADS)
+template <typename T, int VEC, int NV, int MAX_BLOCK>
+__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
 norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
-                             const T* __restrict__ weight, const T* __restrict__ bias,
-                             T* __restrict__ y, T* __restrict__ sum_out,
-                             float* __restrict__ mean_out, float* __restrict__ rstd_out,
-                             int rows, int cols, int threads_per_row, float eps,
-                             int subtract_mean) {
-    __shared__ float shared[32];
+             const T* __restrict__ weight, const T* __restrict__ bias,
+             T* __restrict__ y, T* __restrict__ sum_out,
+             float* __restrict__ mean_out, float* __restrict__ rstd_out,
+             long long rows, int cols, int threads_per_row, float eps, int subtract_mean) {
+    __shared__ GroupSlots slots;
+    int parity = 0;
     const int G = threads_per_row;
     const int lane = threadIdx.x % G;
     const int groups_per_block = blockDim.x / G;
-    const int num_groups = gridDim.x * groups_per_block;
+    const long long num_groups = (long long)gridDim.x * groups_per_block;
     const int n_vec = cols / VEC;             // the host guarantees cols % VEC == 0
     const float inv_cols = 1.0f / cols;
 
-    for (long long row = blockIdx.x * groups_per_block + threadIdx.x / G; row < rows;
-         row += num_groups) {
+    const long long first_row = (long long)blockIdx.x * groups_per_block + threadIdx.x / G;
+    for (long long row = first_row; row < rows; row += num_groups) {
         const long long offset = row * cols;
-        float v[NV][VEC];                     // this thread's part of the row, as float32
+        // Issue every load of the row first: x, residual, weight and bias.
+        Pack<T, VEC> xs[NV], rs[NV], ws[NV], bs[NV];
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            const int index = i * G + lane;
+            if (index < n_vec) {
+                xs[i] = load_pack<T, VEC>(x + offset, index);
+                if (residual != nullptr) rs[i] = load_pack<T, VEC>(residual + offset, index);
+                if (weight != nullptr) ws[i] = load_pack<T, VEC>(weight, index);
+                if (bias != nullptr) bs[i] = load_pack<T, VEC>(bias, index);
+            }
+        }
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
-                Pack<T, VEC> p = load_pack<T, VEC>(x + offset, index);
                 if (residual != nullptr) {
-                    const Pack<T, VEC> r = load_pack<T, VEC>(residual + offset, index);
 #pragma unroll
                     for (int k = 0; k < VEC; ++k) {
-                        p.v[k] = from_float<T>(to_float(p.v[k]) + to_float(r.v[k]));
+                        xs[i].v[k] = from_float<T>(to_float(xs[i].v[k]) + to_float(rs[i].v[k]));
                     }
-                    store_pack<T, VEC>(sum_out + offset, index, p);
+                    store_pack<T, VEC>(sum_out + offset, index, xs[i]);
                 }
 #pragma unroll
-                for (int k = 0; k < VEC; ++k) {
-                    v[i][k] = to_float(p.v[k]);
-                    sum += v[i][k];
-                }
+                for (int k = 0; k < VEC; ++k) sum += to_float(xs[i].v[k]);
             }
         }
-        const float mean = subtract_mean ? group_sum(sum, G, shared) * inv_cols : 0.0f;
+        const float mean = subtract_mean ? group_sum(sum, G, slots, parity) * inv_cols : 0.0f;
         float squares = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             if (i * G + lane < n_vec) {
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
-                    const float centered = v[i][k] - mean;
+                    const float centered = to_float(xs[i].v[k]) - mean;
                     squares += centered * centered;
                 }
             }
         }
-        const float rstd = 1.0f / sqrtf(group_sum(squares, G, shared) * inv_cols + eps);
+        const float rstd = 1.0f / sqrtf(group_sum(squares, G, slots, parity) * inv_cols + eps);
         if (lane == 0) {
             if (mean_out != nullptr) mean_out[row] = mean;
             rstd_out[row] = rstd;
@@ -162,14 +205,12 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
-                Pack<T, VEC> w, b, out;
-                if (weight != nullptr) w = load_pack<T, VEC>(weight, index);
-                if (bias != nullptr) b = load_pack<T, VEC>(bias, index);
+                Pack<T, VEC> out;
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
-                    float value = (v[i][k] - mean) * rstd;              // x̂
-                    if (weight != nullptr) value *= to_float(w.v[k]);
-                    if (bias != nullptr) value += to_float(b.v[k]);
+                    float value = (to_float(xs[i].v[k]) - mean) * rstd;          // x̂
+                    if (weight != nullptr) value *= to_float(ws[i].v[k]);
+                    if (bias != nullptr) value += to_float(bs[i].v[k]);
                     out.v[k] = from_float<T>(value);
                 }
                 store_pack<T, VEC>(y + offset, index, out);
@@ -183,32 +224,40 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
 //   LayerNorm: dx = rstd * (g - mean(g) - x̂ * mean(g * x̂))
 //   RMSNorm:   dx = rstd * (g - x̂ * mean(g * x̂))          (mean == nullptr)
 //   plus dsum (the gradient of the returned residual stream) when given.
+// The weight is loaded once per thread and kept in registers for every row. x, dy and dsum
+// stay in registers as loaded (in T); x̂ and g are recomputed from them where needed, which
+// costs a few multiplies and halves the registers of 16-bit rows.
 // dweight = Σ_rows dy * x̂ and dbias = Σ_rows dy are summed per thread in registers over the
-// rows its group visits, then written once per group to row `group` of the partial buffers
-// (num_groups x cols, float32); sum_partials adds those rows in a fixed order. No atomics:
-// the same launch gives the same bits every time.
+// rows its group visits; then the groups of a block fold their sums into group 0's, in group
+// order, and each block writes one row of the partial buffers (gridDim.x x partial_stride,
+// float32), every column, zeros included. sum_partials adds those rows. No atomics: the same
+// launch gives the same bits every time.
 // Nullable: dsum, weight, mean, dweight_partial, dbias_partial.
-template <typename T, int VEC, int NV>
-__global__ void __launch_bounds__(NORM_MAX_THREADS)
+template <typename T, int VEC, int NV, int MAX_BLOCK>
+__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
 norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
-                              const T* __restrict__ x, const T* __restrict__ weight,
-                              const float* __restrict__ mean, const float* __restrict__ rstd,
-                              T* __restrict__ dx, float* __restrict__ dweight_partial,
-                              float* __restrict__ dbias_partial, int rows, int cols,
-                              int threads_per_row) {
-    __shared__ float shared[32];
+              const T* __restrict__ x, const T* __restrict__ weight,
+              const float* __restrict__ mean, const float* __restrict__ rstd,
+              T* __restrict__ dx, float* __restrict__ dweight_partial,
+              float* __restrict__ dbias_partial, long long rows, int cols,
+              int threads_per_row, int partial_stride) {
+    __shared__ GroupSlots slots;
+    int parity = 0;
     const int G = threads_per_row;
     const int lane = threadIdx.x % G;
+    const int group_in_block = threadIdx.x / G;
     const int groups_per_block = blockDim.x / G;
-    const int num_groups = gridDim.x * groups_per_block;
-    const int group = blockIdx.x * groups_per_block + threadIdx.x / G;
+    const int num_groups = gridDim.x * groups_per_block;   // a one-wave grid: small
     const int n_vec = cols / VEC;
     const float inv_cols = 1.0f / cols;
 
+    Pack<T, VEC> ws[NV];
     float dweight_sum[NV][VEC];
     float dbias_sum[NV][VEC];
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
+        if (weight != nullptr && i * G + lane < n_vec) ws[i] = load_pack<T, VEC>(weight,
+                                                                                 i * G + lane);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
             dweight_sum[i][k] = 0.0f;
@@ -216,44 +265,61 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
         }
     }
 
-    for (long long row = group; row < rows; row += num_groups) {
+    const int first_row = blockIdx.x * groups_per_block + group_in_block;
+    for (long long row = first_row; row < rows; row += num_groups) {
         const long long offset = row * cols;
         const float row_mean = mean != nullptr ? mean[row] : 0.0f;
         const float row_rstd = rstd[row];
-        float xhat[NV][VEC], g[NV][VEC];
+        // Issue every load of the row first: x and dy.
+        Pack<T, VEC> xs[NV], dys[NV], dss[NV];
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            const int index = i * G + lane;
+            if (index < n_vec) {
+                xs[i] = load_pack<T, VEC>(x + offset, index);
+                dys[i] = load_pack<T, VEC>(dy + offset, index);
+            }
+        }
         float sum_g = 0.0f, sum_g_xhat = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int index = i * G + lane;
-            if (index < n_vec) {
-                const Pack<T, VEC> xs = load_pack<T, VEC>(x + offset, index);
-                const Pack<T, VEC> dys = load_pack<T, VEC>(dy + offset, index);
-                Pack<T, VEC> w;
-                if (weight != nullptr) w = load_pack<T, VEC>(weight, index);
+            if (i * G + lane < n_vec) {
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
-                    const float d = to_float(dys.v[k]);
-                    xhat[i][k] = (to_float(xs.v[k]) - row_mean) * row_rstd;  // recomputed
-                    g[i][k] = weight != nullptr ? d * to_float(w.v[k]) : d;
-                    dweight_sum[i][k] += d * xhat[i][k];
+                    const float d = to_float(dys[i].v[k]);
+                    const float xhat = (to_float(xs[i].v[k]) - row_mean) * row_rstd;
+                    const float g = weight != nullptr ? d * to_float(ws[i].v[k]) : d;
+                    dweight_sum[i][k] += d * xhat;
                     dbias_sum[i][k] += d;
-                    sum_g += g[i][k];
-                    sum_g_xhat += g[i][k] * xhat[i][k];
+                    sum_g += g;
+                    sum_g_xhat += g * xhat;
                 }
             }
         }
-        const float mean_g_xhat = group_sum(sum_g_xhat, G, shared) * inv_cols;
-        const float mean_g = mean != nullptr ? group_sum(sum_g, G, shared) * inv_cols : 0.0f;
+        // One reduction (one barrier) for both sums; RMSNorm leaves mean(g) out.
+        const float2 sums = group_sum2(sum_g_xhat, sum_g, G, slots, parity);
+        const float mean_g_xhat = sums.x * inv_cols;
+        const float mean_g = mean != nullptr ? sums.y * inv_cols : 0.0f;
+        // dsum is only added at the end: its loads, all issued together, wait here rather
+        // than hold registers through the reduction.
+        if (dsum != nullptr) {
+#pragma unroll
+            for (int i = 0; i < NV; ++i) {
+                if (i * G + lane < n_vec) dss[i] = load_pack<T, VEC>(dsum + offset, i * G + lane);
+            }
+        }
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
-                Pack<T, VEC> ds, out;
-                if (dsum != nullptr) ds = load_pack<T, VEC>(dsum + offset, index);
+                Pack<T, VEC> out;
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
-                    float value = row_rstd * (g[i][k] - mean_g - xhat[i][k] * mean_g_xhat);
-                    if (dsum != nullptr) value += to_float(ds.v[k]);
+                    const float d = to_float(dys[i].v[k]);
+                    const float xhat = (to_float(xs[i].v[k]) - row_mean) * row_rstd;
+                    const float g = weight != nullptr ? d * to_float(ws[i].v[k]) : d;
+                    float value = row_rstd * (g - mean_g - xhat * mean_g_xhat);
+                    if (dsum != nullptr) value += to_float(dss[i].v[k]);
                     out.v[k] = from_float<T>(value);
                 }
                 store_pack<T, VEC>(dx + offset, index, out);
@@ -261,31 +327,124 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
         }
     }
 
-    // Every group writes its row of partials, zeros included, so no buffer needs clearing.
+    // Several groups per block (the warp mapping): fold groups 1, 2, ... into group 0, in
+    // that order, through shared memory (rows of such blocks are at most NORM_FOLD_COLS).
+    if (groups_per_block > 1) {
+        __shared__ float fold[2][NORM_FOLD_COLS];
+        for (int from = 1; from < groups_per_block; ++from) {
+            __syncthreads();                  // group 0 is done with the previous fold
+            if (group_in_block == from) {
 #pragma unroll
-    for (int i = 0; i < NV; ++i) {
-        const int index = i * G + lane;
-        if (index < n_vec) {
+                for (int i = 0; i < NV; ++i) {
+                    const int index = i * G + lane;
+                    if (index < n_vec) {
 #pragma unroll
-            for (int k = 0; k < VEC; ++k) {
-                const long long at = (long long)group * cols + (long long)index * VEC + k;
-                if (dweight_partial != nullptr) dweight_partial[at] = dweight_sum[i][k];
-                if (dbias_partial != nullptr) dbias_partial[at] = dbias_sum[i][k];
+                        for (int k = 0; k < VEC; ++k) {
+                            fold[0][index * VEC + k] = dweight_sum[i][k];
+                            fold[1][index * VEC + k] = dbias_sum[i][k];
+                        }
+                    }
+                }
+            }
+            __syncthreads();
+            if (group_in_block == 0) {
+#pragma unroll
+                for (int i = 0; i < NV; ++i) {
+                    const int index = i * G + lane;
+                    if (index < n_vec) {
+#pragma unroll
+                        for (int k = 0; k < VEC; ++k) {
+                            dweight_sum[i][k] += fold[0][index * VEC + k];
+                            dbias_sum[i][k] += fold[1][index * VEC + k];
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Group 0 of every block writes the block's row of partials, zeros included, so no
+    // buffer needs clearing.
+    if (group_in_block == 0) {
+        const long long at = (long long)blockIdx.x * partial_stride;
+#pragma unroll
+        for (int i = 0; i < NV; ++i) {
+            const int index = i * G + lane;
+            if (index < n_vec) {
+#pragma unroll
+                for (int k = 0; k < VEC; ++k) {
+                    if (dweight_partial != nullptr) {
+                        dweight_partial[at + index * VEC + k] = dweight_sum[i][k];
+                    }
+                    if (dbias_partial != nullptr) {
+                        dbias_partial[at + index * VEC + k] = dbias_sum[i][k];
+                    }
+                }
             }
         }
     }
 }
 
 // ----- second stage of dweight / dbias ------------------------------------------------------
-// out[c] = Σ_p partial[p, c], p = 0, 1, ... in order, in float32; one thread per column, so
-// neighbouring threads read neighbouring addresses.
+// Adds the rows of a partial buffer (num_partials x stride floats; stride a multiple of 4) in
+// chunks of SUM_CHUNK rows: block (x, y) adds rows y·SUM_CHUNK ... of the 128 columns of strip
+// x, blockIdx.z picks dweight (0) or dbias (1). Each of the 8 warps adds every 8th row of the
+// chunk, lane l holding columns 4l ... 4l + 3 (one float4 load per row, all of a warp's loads
+// issued before they are added); then warp 0 adds the 8 warps' sums in warp order. With one
+// chunk (gridDim.y == 1) the sums are the gradients and go to out_* in T; with more, each
+// chunk's sums go to row y of next_* (float32) and the host launches again on those rows.
+// A fixed tree: the same bits every time, no atomics.
+#define SUM_WARPS 8
+#define SUM_CHUNK 32
 template <typename T>
-__global__ void sum_partials(const float* __restrict__ partial, int num_partials, int cols,
-                             T* __restrict__ out) {
-    for (int col = blockIdx.x * blockDim.x + threadIdx.x; col < cols;
-         col += gridDim.x * blockDim.x) {
-        float total = 0.0f;
-        for (int p = 0; p < num_partials; ++p) total += partial[(long long)p * cols + col];
-        out[col] = from_float<T>(total);
+__global__ void __launch_bounds__(SUM_WARPS * 32)
+sum_partials(const float* __restrict__ dweight_partial, const float* __restrict__ dbias_partial,
+             int num_partials, int stride, int cols, float* __restrict__ next_dweight,
+             float* __restrict__ next_dbias, T* __restrict__ out_dweight,
+             T* __restrict__ out_dbias) {
+    const float* partial = blockIdx.z == 0 ? dweight_partial : dbias_partial;
+    if (partial == nullptr) return;
+    __shared__ float4 warp_sums[SUM_WARPS][32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int col = (blockIdx.x * 32 + lane) * 4;
+    const int first = blockIdx.y * SUM_CHUNK;
+    const int count = min(SUM_CHUNK, num_partials - first);
+    float4 loaded[SUM_CHUNK / SUM_WARPS];
+#pragma unroll
+    for (int j = 0; j < SUM_CHUNK / SUM_WARPS; ++j) {
+        const int p = j * SUM_WARPS + warp;
+        if (p < count && col < stride) {
+            loaded[j] = *reinterpret_cast<const float4*>(partial + (long long)(first + p)
+                                                         * stride + col);
+        }
+    }
+    float4 total = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+#pragma unroll
+    for (int j = 0; j < SUM_CHUNK / SUM_WARPS; ++j) {
+        if (j * SUM_WARPS + warp < count && col < stride) {
+            total.x += loaded[j].x;
+            total.y += loaded[j].y;
+            total.z += loaded[j].z;
+            total.w += loaded[j].w;
+        }
+    }
+    warp_sums[warp][lane] = total;
+    __syncthreads();
+    if (warp != 0 || col >= cols) return;
+    total = warp_sums[0][lane];
+    for (int w = 1; w < SUM_WARPS; ++w) {
+        total.x += warp_sums[w][lane].x;
+        total.y += warp_sums[w][lane].y;
+        total.z += warp_sums[w][lane].z;
+        total.w += warp_sums[w][lane].w;
+    }
+    const float values[4] = {total.x, total.y, total.z, total.w};
+    if (gridDim.y == 1) {
+        T* out = blockIdx.z == 0 ? out_dweight : out_dbias;
+        for (int k = 0; k < 4 && col + k < cols; ++k) out[col + k] = from_float<T>(values[k]);
+    } else {
+        float* next = (blockIdx.z == 0 ? next_dweight : next_dbias)
+                      + (long long)blockIdx.y * stride;
+        for (int k = 0; k < 4 && col + k < cols; ++k) next[col + k] = values[k];
     }
 }

@@ -5,7 +5,10 @@ from .module import Module, _check_choice
 
 
 class ReLU(Module):
+    """max(x, 0) elementwise. Shape: any, unchanged."""
+
     def forward(self, x):
+        """relu(x). Shape: (*) -> (*)."""
         return x.relu()
 
 
@@ -19,6 +22,7 @@ class GELU(Module):
         self.approximate = approximate
 
     def forward(self, x):
+        """gelu(x) in the chosen form. Shape: (*) -> (*)."""
         return F.gelu(x, self.approximate)
 
     def extra_repr(self):
@@ -26,12 +30,18 @@ class GELU(Module):
 
 
 class SiLU(Module):
+    """x · sigmoid(x) elementwise (swish). Shape: any, unchanged."""
+
     def forward(self, x):
+        """silu(x). Shape: (*) -> (*)."""
         return F.silu(x)
 
 
 class Tanh(Module):
+    """tanh(x) elementwise. Shape: any, unchanged."""
+
     def forward(self, x):
+        """tanh(x). Shape: (*) -> (*)."""
         return x.tanh()
 
 

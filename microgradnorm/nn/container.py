@@ -12,6 +12,7 @@ class ModuleList(Module):
             self.append(module)
 
     def append(self, module):
+        """Add ``module`` at the end, under the next index; returns the list."""
         if not isinstance(module, Module):
             raise TypeError(f"{type(self).__name__}.append: expected a Module, got "
                             f"{type(module).__name__}")
@@ -39,6 +40,8 @@ class Sequential(ModuleList):
         super().__init__(modules)
 
     def forward(self, x):
+        """Each module in turn on the previous one's output. Shape: what the first module
+        takes -> what the last returns."""
         for module in self:
             x = module(x)
         return x

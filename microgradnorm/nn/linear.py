@@ -39,6 +39,7 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Draw W and b again, uniform in ±1/√in_features (PyTorch's initialisation)."""
         bound = 1 / math.sqrt(self.in_features)
         self.weight.data[...] = backend.to_device(
             _uniform(bound, self.weight.shape, self.weight.dtype), self.weight.device)
@@ -47,6 +48,10 @@ class Linear(Module):
                 _uniform(bound, self.bias.shape, self.bias.dtype), self.bias.device)
 
     def forward(self, x):
+        """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features); x must have the
+        parameters' dtype (``model.to(dtype=...)`` casts a model)."""
+        x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
+                              self.weight)
         y = x @ self.weight.T                                 # (*, in) @ (in, out)
         return y + self.bias if self.bias is not None else y
 
@@ -75,10 +80,13 @@ class Embedding(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Draw the table again from N(0, 1), as PyTorch does."""
         values = np.random.standard_normal(self.weight.shape).astype(self.weight.dtype)
         self.weight.data[...] = backend.to_device(values, self.weight.device)
 
     def forward(self, idx):
+        """Rows of ``weight`` for the ids in ``idx``. Shape: integer (*) -> (*,
+        embedding_dim); ids must be in [0, num_embeddings)."""
         idx = idx.data if isinstance(idx, Tensor) else idx
         idx = backend.to_device(idx if backend.is_cupy_array(idx) else np.asarray(idx),
                                 self.weight.device)
@@ -104,6 +112,7 @@ class Dropout(Module):
         self.p = p
 
     def forward(self, x):
+        """Dropout in training, the identity in eval. Shape: (*) -> (*)."""
         return F.dropout(x, self.p, self.training)
 
     def extra_repr(self):

@@ -17,18 +17,35 @@ class MLP(Module):
     Linear(16,2). Layers live in ``self.layers`` (a Sequential).
 
     Args:
-        sizes: [in, hidden..., out], at least two.
-        activation: "relu", "gelu", "silu" or "tanh".
+        *sizes: [in, hidden..., out], at least two: one list or tuple (``MLP([2, 16, 2])``)
+            or the sizes themselves (``MLP(2, 16, 2)``).
+        activation: "relu", "gelu", "silu" or "tanh" (keyword only).
         norm: None, "batchnorm", "layernorm" or "rmsnorm" (after each hidden Linear).
         impl: of the norms.
+        dtype, device: of the parameters.
+
+    Shape:
+        input (*, sizes[0]) (BatchNorm: (N, sizes[0])), output (*, sizes[-1]).
+
+    Example:
+        >>> mlp = nn.MLP(2, 16, 2, norm="layernorm"); mlp(mg.tensor(np.ones((5, 2)))).shape
+        (5, 2)
     """
 
-    def __init__(self, sizes, activation="relu", norm=None, impl="fused", dtype=None,
+    def __init__(self, *sizes, activation="relu", norm=None, impl="fused", dtype=None,
                  device="cpu"):
         super().__init__()
+        if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
+            sizes = sizes[0]
         sizes = list(sizes)
-        if len(sizes) < 2 or any(not isinstance(n, numbers.Integral) or n < 1 for n in sizes):
-            raise ValueError(f"MLP: sizes must be at least two positive ints, got {sizes!r}")
+        if sizes and isinstance(sizes[-1], str):
+            raise TypeError(f"MLP: activation and norm are keyword arguments: "
+                            f"MLP({sizes[0]!r}, activation={sizes[-1]!r})")
+        if len(sizes) < 2 or any(isinstance(n, bool) or not isinstance(n, numbers.Integral)
+                                 or n < 1 for n in sizes):
+            raise ValueError(f"MLP: sizes must be at least two positive ints, given as a list "
+                             f"(MLP([2, 16, 2])) or as arguments (MLP(2, 16, 2)); got "
+                             f"{sizes!r}")
         _check_choice("MLP", "activation", activation, tuple(ACTIVATIONS))
         _check_choice("MLP", "norm", norm, (None, "batchnorm") + NORMS)
         layers = []
@@ -44,4 +61,5 @@ class MLP(Module):
         self.layers = Sequential(*layers)
 
     def forward(self, x):
+        """The layers in order. Shape: (*, sizes[0]) -> (*, sizes[-1])."""
         return self.layers(x)

@@ -21,7 +21,7 @@ import weakref
 
 import numpy as np
 
-from .. import autograd, backend
+from .. import autograd, backend, dtypes
 from .. import functional as F
 from ..tensor import Tensor
 
@@ -114,9 +114,11 @@ class Module:
                 yield from module.named_modules(f"{prefix}.{name}" if prefix else name)
 
     def modules(self):
+        """This module and every module below it, depth first (an iterator)."""
         return (module for _, module in self.named_modules())
 
     def children(self):
+        """The direct sub-modules, in registration order (an iterator)."""
         return (m for m in self._modules.values() if m is not None)
 
     def named_parameters(self, prefix=""):
@@ -129,15 +131,20 @@ class Module:
                     yield (f"{path}.{name}" if path else name), param
 
     def parameters(self):
+        """Every Parameter of this module and below, in ``named_parameters`` order (a list;
+        give it to an optimizer)."""
         return [param for _, param in self.named_parameters()]
 
     def named_buffers(self, prefix=""):
+        """(dotted name, Tensor) for every buffer (running statistics) of this module and
+        below."""
         for path, module in self.named_modules(prefix):
             for name, buf in module._buffers.items():
                 if buf is not None:
                     yield (f"{path}.{name}" if path else name), buf
 
     def buffers(self):
+        """Every buffer of this module and below (a list)."""
         return [buf for _, buf in self.named_buffers()]
 
     # ----- modes, gradients -------------------------------------------------------------
@@ -148,9 +155,11 @@ class Module:
         return self
 
     def eval(self):
+        """``train(False)``: norms use running statistics, dropout is off; returns self."""
         return self.train(False)
 
     def zero_grad(self, set_to_none=True):
+        """Clear every parameter's ``.grad``: None (default) or zeros of its shape."""
         for param in self.parameters():
             if set_to_none or param.grad is None:
                 param.grad = None
@@ -158,6 +167,7 @@ class Module:
                 param.grad = param.grad * 0
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self."""
         for param in self.parameters():
             param.requires_grad_(requires_grad)
         return self
@@ -173,11 +183,13 @@ class Module:
         """
         if device is not None:
             backend.check_device(device)
-        if dtype is not None and np.dtype(dtype).kind != "f":
-            raise TypeError(f"to(): dtype must be a floating dtype, got {np.dtype(dtype)}")
+        if dtype is not None:
+            dtype = dtypes.as_dtype(dtype)
+            if not dtypes.is_floating(dtype):
+                raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
         for tensor in self.parameters() + self.buffers():
             data = tensor.data
-            if dtype is not None and data.dtype.kind == "f":
+            if dtype is not None and dtypes.is_floating(data.dtype):
                 data = data.astype(dtype)
             if device is not None:
                 data = backend.to_device(data, device)
@@ -202,9 +214,13 @@ class Module:
 
     # ----- calling ----------------------------------------------------------------------
     def forward(self, *args, **kwargs):
+        """The computation; every subclass defines it. Call the module (``m(x)``) rather
+        than ``m.forward(x)``, so that the graph records which module made each node."""
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
+        """Run ``forward`` inside this module's scope (its dotted path in the outermost
+        module called), so that graph nodes and parameters carry names."""
         _call_paths = _call_paths_state.stack
         if _call_paths:                                   # inside an outer module's call
             paths = _call_paths[-1]
@@ -269,7 +285,7 @@ class Module:
                     problems.append(f"{key}: expected shape {target.shape}, got "
                                     f"{tuple(value.shape)}")
                     continue
-                if value.dtype.kind not in "biuf":
+                if value.dtype.kind not in "biuf" and not dtypes.is_floating(value.dtype):
                     raise TypeError(f"dtype {value.dtype}")
                 ready[key] = backend.to_device(value, target.device).astype(target.dtype)
             except (TypeError, ValueError) as error:
@@ -284,7 +300,43 @@ class Module:
 
     # ----- printing -----------------------------------------------------------------------
     def extra_repr(self):
+        """The configuration shown inside ``Name(...)`` by ``repr`` and by error messages;
+        subclasses return e.g. ``"in_features=3, out_features=4, bias=True"``."""
         return ""
+
+    def _describe(self):
+        # How an error names this module: its class and configuration, and its path when
+        # it runs inside a model ("Linear(in_features=3, ...) at 'blocks.0.mlp.fc1'").
+        path = autograd._module_path()
+        where = f" at {path!r}" if path else ""
+        return f"{type(self).__name__}({self.extra_repr()}){where}"
+
+    def _check_input(self, x, trailing=None, config=None, weight=None):
+        """``x`` as a Tensor (a NumPy or CuPy array becomes a constant one); raise naming
+        this module when it is neither, when its trailing dims are not ``trailing``
+        (``config`` names the constructor argument that set them, e.g.
+        ``"in_features=3"``), or when its dtype is not the parameters' (``weight``'s)."""
+        if not isinstance(x, Tensor):
+            if not (isinstance(x, np.ndarray) or backend.is_cupy_array(x)):
+                raise TypeError(f"{self._describe()}: input must be a Tensor or an array, "
+                                f"got {type(x).__name__}; wrap data with mg.tensor(...)")
+            x = Tensor(x, device=backend.device_of(x))
+        k = 0 if trailing is None else len(trailing)
+        if k and (x.ndim < k or x.shape[-k:] != tuple(trailing)):
+            if x.ndim < k:
+                got = f"input has {x.ndim} dims"
+            elif k == 1:
+                got = f"input's last dim is {x.shape[-1]}"
+            else:
+                got = f"input's last {k} dims are {x.shape[-k:]}"
+            raise ValueError(f"{self._describe()}: {got}, expected {config} "
+                             f"(input shape {x.shape})")
+        if weight is not None and x.dtype.kind == "f" and x.dtype != weight.dtype:
+            raise TypeError(f"{self._describe()}: input is {x.dtype} but the parameters are "
+                            f"{weight.dtype}; cast the model with "
+                            f"model.to(dtype=\"{x.dtype}\") or the input with "
+                            f"x.astype(\"{weight.dtype}\")")
+        return x
 
     def __repr__(self):
         lines = [f"({name}): " + repr(module).replace("\n", "\n  ")
@@ -295,15 +347,14 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-
 # ----- helpers for the layers ------------------------------------------------------------
 def _uniform(bound, shape, dtype):
     return np.random.uniform(-bound, bound, shape).astype(dtype)
 
 
 def _dtype(dtype):
-    dtype = np.dtype(np.float64 if dtype is None else dtype)
-    if dtype.kind != "f":
+    dtype = np.dtype(np.float64) if dtype is None else dtypes.as_dtype(dtype)
+    if not dtypes.is_floating(dtype):
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")
     return dtype
 

@@ -48,6 +48,10 @@ class LayerNorm(Module):
         self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
 
     def forward(self, x, residual=None):
+        """LayerNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
+        *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
+        x = self._check_input(x, self.normalized_shape,
+                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
             return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
                                 self.impl)
@@ -63,33 +67,63 @@ class RMSNorm(Module):
     r"""RMSNorm over the trailing dims (``torch.nn.RMSNorm`` with an explicit eps):
 
     .. math::
-        y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot \gamma
+        y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
     ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``).
     eps defaults to 1e-6; PyTorch's default is the dtype's machine epsilon.
 
+    Args:
+        normalized_shape: int or tuple.
+        eps: inside the square root.
+        elementwise_affine: learn γ (``weight``), initialised to ``1 - offset`` so that
+            offset + γ starts at 1 (zeros for Gemma's ``offset=1``).
+        impl: ``"fused"`` or ``"composite"``.
+        offset: added to γ in the forward (Gemma: 1.0).
+        casting: where float16/bfloat16 input is cast: ``"llama"`` (default), ``"gemma"``
+            or ``"none"`` (see ``F.rms_norm``).
+        dtype, device: of the weight. A float32 weight with bfloat16 input is the mixed
+            precision real checkpoints hold ("llama" returns float32, "gemma" bfloat16).
+
+    Shape:
+        input (*, *normalized_shape), output the same.
+
     Example:
         >>> rms = nn.RMSNorm(8); y = rms(mg.tensor(np.random.randn(2, 8)))
+        >>> gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")      # weight starts at 0
     """
 
     def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl="fused",
-                 dtype=None, device="cpu"):
+                 dtype=None, device="cpu", offset=0.0, casting="llama"):
         super().__init__()
         self.normalized_shape = F._normalized_shape("RMSNorm", normalized_shape)
         F._check_eps_impl("RMSNorm", eps, impl)
+        if casting not in F.CASTINGS:
+            raise ValueError(f"RMSNorm: casting must be one of {F.CASTINGS}, got {casting!r}")
+        if isinstance(offset, bool) or not isinstance(offset, numbers.Real):
+            raise ValueError(f"RMSNorm: offset must be a number, got {offset!r}")
+        if offset and not elementwise_affine:
+            raise ValueError("RMSNorm: offset needs elementwise_affine=True (a weight)")
         self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
-        self.weight = (Parameter(np.ones(self.normalized_shape, _dtype(dtype)), device=device)
-                       if elementwise_affine else None)
+        self.offset, self.casting = offset, casting
+        init = np.full(self.normalized_shape, 1.0 - offset).astype(_dtype(dtype))
+        self.weight = Parameter(init, device=device) if elementwise_affine else None
 
     def forward(self, x, residual=None):
+        """RMSNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
+        *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
+        x = self._check_input(x, self.normalized_shape,
+                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
-            return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl)
+            return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl,
+                              self.offset, self.casting)
         return F.add_rms_norm(x, residual, self.normalized_shape, self.weight, self.eps,
-                              self.impl)
+                              self.impl, self.offset, self.casting)
 
     def extra_repr(self):
+        extra = "" if not self.offset else f", offset={self.offset}"
+        extra += "" if self.casting == "llama" else f", casting={self.casting!r}"
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}")
+                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}{extra}")
 
 
 class BatchNorm1d(Module):
@@ -136,6 +170,9 @@ class BatchNorm1d(Module):
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x):
+        """BatchNorm of ``x`` per channel (dim 1), with batch statistics in training
+        (updating the running ones) and running statistics in eval. Shape: (N, C) or
+        (N, C, L) -> the same."""
         if isinstance(x, Tensor) and x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: expected input of shape (N, C) or (N, C, L), "
                              f"got {x.shape}")

@@ -43,6 +43,12 @@ class CausalSelfAttention(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
+        """Causal multi-head self-attention of ``x``. Shape: (B, T, d_model) -> the same;
+        position t attends to positions 0..t only."""
+        x = self._check_input(x, (self.d_model,), f"d_model={self.d_model}")
+        if x.ndim != 3:
+            raise ValueError(f"{self._describe()}: input must have shape (B, T, d_model), "
+                             f"got {x.shape}")
         B, T, C = x.shape
         H, D = self.n_heads, C // self.n_heads
         q, k, v = (t.reshape(B, T, H, D).transpose(1, 2)           # each (B, H, T, D)
@@ -72,6 +78,7 @@ class FeedForward(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
+        """fc2(act(fc1(x))), then dropout. Shape: (*, d_model) -> (*, d_model)."""
         return self.dropout(self.fc2(self.act(self.fc1(x))))
 
 
@@ -100,13 +107,13 @@ class TransformerBlock(Module):
     weights of the value projection, the attention output projection and both
     feed-forward Linears are multiplied by β = (8N)^{-1/4}, N = ``n_layers`` of the
     whole stack. (The paper draws them Xavier-normal with gain β; here the default
-    initialisation is scaled by β.) Seed 003 (``shared/seeds/003_*.txt``) gives a
+    initialisation is scaled by β.) The source derivation gives a
     simplified form, x ← LN(x + F(x)/√L), which down-weights the branch instead and has
     no init scaling: a post-norm with a smaller branch, without DeepNet's bound on the
     size of the model update.
 
-    The "sandwich" of seed 003 is LN(x + F(LN(x))), a post-norm with an extra input norm;
-    this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
+    The source derivation's "sandwich" is LN(x + F(LN(x))), a post-norm with an extra
+    input norm; this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
     residual stream stays un-normalized like pre-norm's.
 
     Args:
@@ -154,6 +161,8 @@ class TransformerBlock(Module):
             linear.weight.data *= beta
 
     def forward(self, x):
+        """The block's two residual branches with the norms where ``placement`` puts them.
+        Shape: (B, T, d_model) -> (B, T, d_model)."""
         if self.placement == "pre":
             h, x = self.ln2(self.attn(self.ln1(x)), x)             # ln2(x + a), x + a
             return x + self.mlp(h)
@@ -224,6 +233,9 @@ class GPT(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Draw every Linear and Embedding weight again as ``init`` says ("gpt2": N(0, 0.02);
+        "xavier": Xavier-normal, embeddings N(0, 1)), zero the biases, and for DeepNorm
+        scale the branch weights by β."""
         for module in self.modules():
             if isinstance(module, (Linear, Embedding)):
                 std = 0.02
@@ -239,6 +251,8 @@ class GPT(Module):
                 block.scale_deepnorm_init()
 
     def forward(self, idx):
+        """Next-token logits for every position. Shape: integer ids (B, T), T <=
+        context_length -> logits (B, T, vocab_size)."""
         T = idx.shape[-1]
         if len(idx.shape) != 2 or T > self.context_length:
             raise ValueError(f"GPT: idx must have shape (B, T) with T <= context_length "
@@ -251,4 +265,5 @@ class GPT(Module):
         return self.lm_head(x)                                          # (B, T, vocab)
 
     def num_parameters(self):
+        """The number of scalars in all parameters."""
         return sum(p.size for p in self.parameters())

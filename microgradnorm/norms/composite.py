@@ -5,6 +5,7 @@ so they share no backward code with ``fused``.
 """
 
 from ..autograd import no_grad
+from ..dtypes import accumulation_dtype
 from ..kernels import reference
 from ..tensor import Tensor
 
@@ -22,10 +23,27 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
     return _affine(xhat, weight, bias)
 
 
-def rms_norm(x, normalized_shape, weight=None, eps=1e-6):
+def rms_norm(x, normalized_shape, weight=None, eps=1e-6, offset=0.0, casting="llama"):
+    """RMSNorm with w' = offset + w and the casting modes of ``kernels.conventions``; each
+    cast is a visible ``Cast`` node (none at all for float32/float64 input)."""
     axes = _trailing_axes(x, normalized_shape)
-    xhat = x / ((x * x).mean(axes, keepdims=True) + eps).sqrt()
+    acc = accumulation_dtype(x.dtype)
+    h = x if casting == "none" else _cast(x, acc)             # llama, gemma: stats in float32
+    xhat = h / ((h * h).mean(axes, keepdims=True) + eps).sqrt()
+    if casting == "gemma":
+        weight = None if weight is None else _offset(_cast(weight, acc), offset)
+        return _cast(_affine(xhat, weight, None), x.dtype)    # (x̂·w') cast at the end
+    xhat = _cast(xhat, x.dtype)                               # llama: x̂ cast before w'
+    weight = None if weight is None else _offset(weight, offset)   # in the weight's dtype
     return _affine(xhat, weight, None)
+
+
+def _cast(t, dtype):
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+def _offset(weight, offset):
+    return weight + offset if offset else weight
 
 
 def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e-5):
@@ -33,9 +51,10 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
     return layer_norm(s, normalized_shape, weight, bias, eps), s
 
 
-def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6):
+def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, offset=0.0,
+                 casting="llama"):
     s = x + residual
-    return rms_norm(s, normalized_shape, weight, eps), s
+    return rms_norm(s, normalized_shape, weight, eps, offset, casting), s
 
 
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,

@@ -8,7 +8,7 @@ already keeps alive, the parameters, and a few numbers per row, never a full-siz
 """
 
 from ..autograd import Function
-from ..kernels import for_array
+from ..kernels import conventions, for_array
 
 
 def _rows(array, normalized_shape):
@@ -56,12 +56,16 @@ class LayerNorm(Function):
 
 
 class RMSNorm(Function):
+    """RMSNorm with w' = offset + w and a casting mode (``kernels.conventions``)."""
+
     saved_names = ("x", "weight", "rstd")    # what forward saves, in order
 
     @staticmethod
-    def forward(ctx, x, weight, normalized_shape, eps):
-        ctx.normalized_shape = normalized_shape
-        y, rstd = for_array(x).rms_norm_forward(_rows(x, normalized_shape), _flat(weight), eps)
+    def forward(ctx, x, weight, normalized_shape, eps, offset=0.0, casting="llama"):
+        ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
+        rows = _rows(x, normalized_shape)
+        y, _, rstd = conventions.rms_norm_forward(for_array(x), rows, None, _flat(weight), eps,
+                                                  offset, casting)
         # Saved: x, weight and rstd (1 number per row); x̂ = x·rstd is recomputed.
         ctx.save_for_backward(x, weight, rstd)
         return y.reshape(x.shape)
@@ -70,8 +74,9 @@ class RMSNorm(Function):
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved
         rows = _rows(x, ctx.normalized_shape)
-        dx, dweight = for_array(x).rms_norm_backward(
-            dy.reshape(rows.shape), rows, _flat(weight), rstd)
+        dx, dweight = conventions.rms_norm_backward(
+            for_array(x), dy.reshape(rows.shape), None, rows, _flat(weight), rstd, ctx.offset,
+            ctx.casting)
         return dx.reshape(x.shape), _shaped(dweight, weight)
 
 
@@ -110,10 +115,11 @@ class AddRMSNorm(Function):
     saved_names = ("x + residual", "weight", "rstd")    # what forward saves, in order
 
     @staticmethod
-    def forward(ctx, x, residual, weight, normalized_shape, eps):
-        ctx.normalized_shape = normalized_shape
-        y, s, rstd = for_array(x).add_rms_norm_forward(
-            _rows(x, normalized_shape), _rows(residual, normalized_shape), _flat(weight), eps)
+    def forward(ctx, x, residual, weight, normalized_shape, eps, offset=0.0, casting="llama"):
+        ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
+        y, s, rstd = conventions.rms_norm_forward(
+            for_array(x), _rows(x, normalized_shape), _rows(residual, normalized_shape),
+            _flat(weight), eps, offset, casting)
         s = s.reshape(x.shape)
         # Saved: the sum s (this node's own output), weight, rstd per row.
         ctx.save_for_backward(s, weight, rstd)
@@ -123,8 +129,9 @@ class AddRMSNorm(Function):
     def backward(ctx, dy, ds):
         s, weight, rstd = ctx.saved
         rows = _rows(s, ctx.normalized_shape)
-        dsum, dweight = for_array(s).add_rms_norm_backward(
-            dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight), rstd)
+        dsum, dweight = conventions.rms_norm_backward(
+            for_array(s), dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight),
+            rstd, ctx.offset, ctx.casting)
         dsum = dsum.reshape(s.shape)
         return dsum, dsum, _shaped(dweight, weight)
 

@@ -4,6 +4,8 @@
 // the two barriers inside each warp shuffle (the warp). Single-threaded and deterministic.
 // It checks what the kernels compute (indexing, reductions, partial sums, dtypes), not how
 // fast, and not what only hardware shows (alignment faults, races, register limits).
+// Like the GPU build (CuPy compiles every RawModule with -ftz=true), a launch flushes float32
+// denormals to zero, inputs and results of every operation alike.
 #pragma once
 #include <ucontext.h>
 
@@ -18,11 +20,17 @@
 #define __device__
 #define __forceinline__ inline
 #define __restrict__ __restrict
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static
 
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 inline dim3 threadIdx, blockIdx, blockDim, gridDim;
+
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+inline float2 make_float2(float x, float y) { return {x, y}; }
+inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+inline int min(int a, int b) { return a < b ? a : b; }
 
 struct EmuFiber {
     ucontext_t context;
@@ -80,19 +88,43 @@ struct EmuLaunch {
     }
 };
 
+// -ftz=true on the host: float32 denormal inputs read as zero (DAZ) and denormal results
+// become zero (FTZ), for the lifetime of this object.
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+struct EmuFlushDenormals {
+    unsigned saved = _mm_getcsr();
+    EmuFlushDenormals() { _mm_setcsr(saved | 0x8040u); }      // FTZ (bit 15) | DAZ (bit 6)
+    ~EmuFlushDenormals() { _mm_setcsr(saved); }
+};
+#elif defined(__aarch64__)
+struct EmuFlushDenormals {
+    unsigned long saved;
+    EmuFlushDenormals() {
+        asm volatile("mrs %0, fpcr" : "=r"(saved));
+        asm volatile("msr fpcr, %0" : : "r"(saved | (1ul << 24)));   // FZ: in and out
+    }
+    ~EmuFlushDenormals() { asm volatile("msr fpcr, %0" : : "r"(saved)); }
+};
+#else
+#error "the emulation flushes float32 denormals as -ftz=true does: x86 or aarch64 only"
+#endif
+
 template <typename Body>
-void emu_launch(unsigned grid, unsigned block, Body body) {
+void emu_launch(dim3 grid, unsigned block, Body body) {
     constexpr size_t stack_size = 256 * 1024;
+    const EmuFlushDenormals flush;
     EmuLaunch<Body>::body = &body;
-    for (unsigned b = 0; b < grid; ++b) {
+    const unsigned blocks = grid.x * grid.y * grid.z;
+    for (unsigned b = 0; b < blocks; ++b) {
         EmuBlock state;
         emu_block = &state;
         state.fibers = std::vector<EmuFiber>(block);
         state.warp_arrived.assign((block + 31) / 32, 0);
         state.shuffle.assign(block, 0.0f);
-        blockIdx = {b, 0, 0};
+        blockIdx = {b % grid.x, b / grid.x % grid.y, b / (grid.x * grid.y)};
         blockDim = {block, 1, 1};
-        gridDim = {grid, 1, 1};
+        gridDim = grid;
         for (unsigned t = 0; t < block; ++t) {
             EmuFiber& f = state.fibers[t];
             f.stack = static_cast<char*>(std::malloc(stack_size));

@@ -49,6 +49,10 @@ def test_kernel_matches_float64_reference(poisoned, kernel, dtype, cols, rows):
     check_kernel(kernel, dtype, cols, rows)
 
 
+def test_float32_denormals_are_flushed_as_compiled(poisoned):
+    kernel_checks.check_denormals_flushed()
+
+
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("affine", ["none", "weight", "bias"])
 @pytest.mark.parametrize("cols", [33, 1024, 8192])
@@ -131,6 +135,26 @@ def test_no_rows(dtype):
     grads = run_backward("add_layer_norm", data, saved)
     assert grads["dx"].shape == (0, 64)
     assert not from_device(grads["dweight"]).any() and not from_device(grads["dbias"]).any()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_of_no_elements_give_the_reference_results(dtype):
+    data = draw("layer_norm", 3, 0, dtype, seed=0)
+    with np.errstate(all="ignore"):
+        saved = run_forward("layer_norm", data, 1e-5)
+        grads = run_backward("layer_norm", data, saved)
+    assert saved["y"].shape == (3, 0) and grads["dx"].shape == (3, 0)
+    assert np.isnan(cp.asnumpy(saved["rstd"])).all()            # the reference's 0/0
+    assert grads["dweight"].shape == grads["dbias"].shape == (0,)
+
+
+def test_backward_grid_is_one_wave_of_the_kernels_occupancy():
+    name = "norm_backward<float, 4, 4, 512>"                  # float32 D = 8192
+    blocks = cuda._blocks_per_sm(cp, name, 512)
+    assert 1 <= blocks <= 4                                   # 2048 threads an SM at most
+    config = cuda.backward_config(8192, 4)
+    assert cuda.backward_grid(10**6, config, cuda._sm_count(cp), blocks) == \
+        blocks * cuda._sm_count(cp)
 
 
 def test_loader_compiles_once_per_device():

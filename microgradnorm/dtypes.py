@@ -1,0 +1,66 @@
+"""Floating dtypes, bfloat16 included.
+
+NumPy has no bfloat16. ``ml_dtypes`` (the NumPy extension JAX uses) adds one: a real NumPy
+dtype whose elementwise ufuncs compute in float32 and round once to bfloat16, as torch's
+CPU kernels do. It is an optional dependency (``pip install "microgradnorm[bf16]"``): the
+engine is NumPy-only, and everything but a bfloat16 tensor works without it. Asking for
+bfloat16 without it is a clear ``TypeError`` saying what to install.
+
+bfloat16 (1 sign, 8 exponent, 7 mantissa bits) has float32's range and 3 significant
+decimal digits; float16 (5 exponent, 10 mantissa bits) overflows past 65504. Both are
+*half precision* here: reductions, the norms' statistics and matrix products accumulate in
+float32 and round once, as torch does.
+"""
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:                       # optional: only bfloat16 needs it
+    ml_dtypes = None
+
+bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
+
+FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
+
+
+def has_bfloat16():
+    """True when ``ml_dtypes`` is installed, so bfloat16 tensors can be made."""
+    return bfloat16 is not None
+
+
+def as_dtype(dtype):
+    """``dtype`` (a NumPy dtype, a type, or a name such as ``"bfloat16"``) as a NumPy dtype;
+    None stays None."""
+    if dtype is None:
+        return None
+    if isinstance(dtype, str) and dtype == "bfloat16":
+        if bfloat16 is None:
+            raise TypeError('dtype "bfloat16" needs ml_dtypes: pip install ml_dtypes '
+                            '(or "microgradnorm[bf16]")')
+        return bfloat16
+    return np.dtype(dtype)
+
+
+def is_floating(dtype):
+    """float16, bfloat16, float32 or float64 (any NumPy float, and ml_dtypes' bfloat16)."""
+    dtype = np.dtype(dtype)
+    return dtype.kind == "f" or (bfloat16 is not None and dtype == bfloat16)
+
+
+def is_half(dtype):
+    """float16 or bfloat16: the dtypes that accumulate in float32."""
+    return is_floating(dtype) and np.dtype(dtype).itemsize < 4
+
+
+def accumulation_dtype(dtype):
+    """float32 for half precision, else the dtype itself."""
+    return np.dtype(np.float32) if is_half(dtype) else np.dtype(dtype)
+
+
+def finfo(dtype):
+    """``numpy.finfo`` that also knows bfloat16 (``ml_dtypes.finfo``)."""
+    dtype = np.dtype(dtype)
+    if bfloat16 is not None and dtype == bfloat16:
+        return ml_dtypes.finfo(dtype)
+    return np.finfo(dtype)

@@ -1,0 +1,230 @@
+"""What a PyTorch user types in the first hour works, or fails with a message that says
+what to do instead (docs/tutorial.md, "Differences from PyTorch")."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import microgradnorm as mg
+import microgradnorm.functional as F
+from microgradnorm import nn
+
+
+def leaf(shape=(2, 3, 4), seed=0):
+    data = np.random.default_rng(seed).standard_normal(shape)
+    return mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+
+
+# ----- dim= / keepdim= ----------------------------------------------------------------------
+@pytest.mark.parametrize("method", ["sum", "mean", "amax"])
+@pytest.mark.parametrize("dim, keepdim", [(1, False), (-1, True), ((0, 2), True)])
+def test_reductions_take_dim_and_keepdim(method, dim, keepdim):
+    x, tx = leaf()
+    mine = getattr(x, "max" if method == "amax" else method)(dim=dim, keepdim=keepdim)
+    theirs = getattr(tx, method)(dim=dim, keepdim=keepdim)
+    np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), rtol=1e-12)
+    mine.sum().backward()
+    theirs.sum().backward()
+    np.testing.assert_allclose(x.grad, tx.grad.numpy(), rtol=1e-12)
+
+
+def test_var_takes_dim_keepdim_and_correction():
+    x, tx = leaf()
+    mine = x.var(dim=1, keepdim=True, correction=1)
+    np.testing.assert_allclose(mine.numpy(), tx.var(dim=1, keepdim=True).detach().numpy())
+
+
+@pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
+                                          (F.log_softmax, torch.log_softmax)])
+def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
+    x, tx = leaf()
+    np.testing.assert_allclose(fn(x, dim=1).numpy(), torch_fn(tx, dim=1).detach().numpy(),
+                               rtol=1e-12)
+
+
+def test_shape_functions_take_dim():
+    x, _ = leaf((2, 1, 3))
+    assert mg.stack([x, x], dim=1).shape == (2, 2, 1, 3)
+    assert mg.concatenate([x, x], dim=2).shape == (2, 1, 6)
+    assert x.unsqueeze(dim=0).shape == (1, 2, 1, 3)
+    assert x.squeeze(dim=1).shape == (2, 3)
+    assert x.squeeze().shape == (2, 3)                  # every size-1 dim, as torch
+
+
+def test_axis_and_dim_together_is_a_type_error():
+    x, _ = leaf()
+    with pytest.raises(TypeError, match="both axis=1 and dim=2"):
+        x.sum(1, dim=2)
+    with pytest.raises(TypeError, match="keepdims and keepdim"):
+        x.mean(keepdims=True, keepdim=True)
+    with pytest.raises(TypeError, match="softmax"):
+        F.softmax(x, 0, dim=1)
+
+
+# ----- Python numbers and NumPy arrays from tensors -----------------------------------------
+def test_float_int_bool_of_one_element_tensors():
+    assert float(mg.tensor([[2.5]])) == 2.5
+    assert int(mg.tensor(7)) == 7 and isinstance(int(mg.tensor(7.9)), int)
+    assert bool(mg.tensor([0.0])) is False
+    loss = (leaf()[0] ** 2).mean()
+    assert isinstance(float(loss), float) and float(loss) == loss.item()
+    with pytest.raises(ValueError, match=r"float\(\): only a one-element tensor .* \(2,\)"):
+        float(mg.tensor([1.0, 2.0]))
+
+
+def test_np_asarray_of_a_tensor_that_requires_grad_is_a_copy():
+    x, _ = leaf((3,))
+    array = np.asarray(x)
+    np.testing.assert_array_equal(array, x.data)
+    array[0] = 1e9                                      # must not reach the tensor
+    assert x.data[0] != 1e9
+    assert np.asarray(x, dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="can only be copied"):
+        np.array(x, copy=False)
+
+
+def test_np_asarray_of_a_constant_tensor_shares_its_memory_like_torch():
+    t = mg.tensor([1.0, 2.0])
+    assert np.shares_memory(np.asarray(t), t.data)
+    assert not np.shares_memory(np.array(t, copy=True), t.data)
+    np.testing.assert_array_equal(np.exp(mg.tensor([0.0, 1.0])), np.exp([0.0, 1.0]))
+
+
+# ----- autograd habits ----------------------------------------------------------------------
+def test_grad_of_an_unused_input_raises_unless_allow_unused():
+    x, _ = leaf((3,))
+    unused = mg.tensor(np.ones(2), requires_grad=True)
+    out = (x * x).sum()
+    with pytest.raises(RuntimeError, match=r"do not depend on inputs\[1\] \(shape \(2,\)\).*"
+                                           "allow_unused=True"):
+        mg.grad(out, [x, unused], retain_graph=True)
+    gx, gu = mg.grad(out, [x, unused], allow_unused=True)
+    np.testing.assert_allclose(gx, 2 * x.data)
+    assert gu is None
+
+
+def test_grad_of_an_input_that_does_not_require_grad_raises():
+    x, _ = leaf((3,))
+    constant = mg.tensor(np.ones(3))
+    with pytest.raises(RuntimeError, match=r"inputs\[0\] .* does not require grad"):
+        mg.grad((x * constant).sum(), [constant])
+
+
+def test_reading_grad_of_a_non_leaf_warns_and_retain_grad_silences_it():
+    x, _ = leaf((3,))
+    hidden = x * 2.0
+    kept = (x * 3.0).retain_grad()
+    (hidden + kept).sum().backward()
+    with pytest.warns(UserWarning, match=r"non-leaf tensor \(made by Mul\).*retain_grad\(\)"):
+        assert hidden.grad is None
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_allclose(kept.grad, np.ones(3))
+        np.testing.assert_allclose(x.grad, 5 * np.ones(3))     # leaves never warn
+
+
+# ----- nn ---------------------------------------------------------------------------------
+def test_linear_with_float32_input_and_float64_weights_names_module_dtypes_and_fix():
+    fc = nn.Linear(3, 4)
+    with pytest.raises(TypeError) as error:
+        fc(mg.tensor(np.ones((2, 3), np.float32)))
+    message = str(error.value)
+    assert message.startswith("Linear(in_features=3, out_features=4")
+    assert "float32" in message and "float64" in message
+    assert 'model.to(dtype="float32")' in message
+    fc.to(dtype="float32")
+    assert fc(mg.tensor(np.ones((2, 3), np.float32))).dtype == np.float32
+
+
+def test_norm_modules_name_themselves_on_dtype_and_shape_mismatch():
+    with pytest.raises(TypeError, match=r"^RMSNorm\(\(4,\).*float32.*float64.*model\.to"):
+        nn.RMSNorm(4)(mg.tensor(np.ones((2, 4), np.float32)))
+    with pytest.raises(ValueError, match=r"^LayerNorm\(\(4,\).*last dim is 5, expected "
+                                         r"normalized_shape=\(4,\)"):
+        nn.LayerNorm(4)(mg.tensor(np.ones((2, 5))))
+
+
+@pytest.mark.parametrize("args", [(2, 16, 2), ([2, 16, 2],), ((2, 16, 2),)])
+def test_mlp_takes_sizes_as_arguments_or_a_list(args):
+    mlp = nn.MLP(*args, activation="tanh")
+    assert mlp.sizes == [2, 16, 2]
+    assert mlp(mg.tensor(np.ones((5, 2)))).shape == (5, 2)
+
+
+def test_mlp_bad_sizes_say_how_to_give_them():
+    with pytest.raises(ValueError, match=r"MLP\(\[2, 16, 2\]\).*MLP\(2, 16, 2\)"):
+        nn.MLP(2)
+    with pytest.raises(TypeError, match="keyword"):
+        nn.MLP([2, 16, 2], "relu")
+
+
+# ----- errors that name the op or the layer ---------------------------------------------------
+@pytest.mark.parametrize("op, name", [(lambda a, b: a + b, "add"), (lambda a, b: a - b, "sub"),
+                                      (lambda a, b: a * b, "mul"), (lambda a, b: a / b, "div"),
+                                      (mg.maximum, "maximum")])
+def test_broadcast_errors_name_the_op_and_both_shapes(op, name):
+    a, b = mg.tensor(np.ones((2, 3))), mg.tensor(np.ones(4))
+    with pytest.raises(ValueError, match=rf"^{name}: shapes \(2, 3\) and \(4,\) do not "
+                                         "broadcast"):
+        op(a, b)
+
+
+def test_reshape_error_gives_both_shapes_and_sizes():
+    with pytest.raises(ValueError, match=r"^reshape: .* shape \(2, 3\) \(6 elements\) as "
+                                         r"shape \(3, 3\)"):
+        mg.tensor(np.ones((2, 3))).reshape(3, 3)
+
+
+def test_matmul_errors_give_both_shapes_and_the_dims_that_differ():
+    a = mg.tensor(np.ones((2, 5)))
+    with pytest.raises(ValueError, match=r"^matmul: shapes \(2, 5\) and \(3, 4\) do not "
+                                         r"match: a's last dim is 5, b's dim -2 is 3"):
+        a @ mg.tensor(np.ones((3, 4)))
+    with pytest.raises(ValueError, match=r"batch dims .* \(2,\) and \(3,\)"):
+        mg.tensor(np.ones((2, 1, 3))) @ mg.tensor(np.ones((3, 3, 1)))
+
+
+def test_linear_shape_error_names_the_module_its_config_and_the_input_dim():
+    with pytest.raises(ValueError, match=r"^Linear\(in_features=3, out_features=4, bias=True\):"
+                                         r" input's last dim is 5, expected in_features=3"):
+        nn.Linear(3, 4)(mg.tensor(np.ones((2, 5))))
+
+
+def test_a_layer_inside_a_model_is_named_with_its_path():
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(4, 1))
+    with pytest.raises(ValueError, match=r"^Linear\(in_features=4, .*\) at '2': input's last "
+                                         "dim is 3"):
+        model(mg.tensor(np.ones((5, 2))))
+
+
+def test_a_failed_op_changes_nothing():
+    x, _ = leaf((2, 3))
+    before = x.data.copy()
+    with pytest.raises(ValueError):
+        (x * mg.tensor(np.ones(4))).sum().backward()
+    assert x.grad is None and np.array_equal(x.data, before)
+
+
+def test_attention_names_itself_and_d_model():
+    attn = nn.CausalSelfAttention(8, 2)
+    with pytest.raises(ValueError, match=r"^CausalSelfAttention\(d_model=8, n_heads=2\): "
+                                         "input's last dim is 6, expected d_model=8"):
+        attn(mg.tensor(np.ones((2, 3, 6))))
+    with pytest.raises(ValueError, match=r"shape \(B, T, d_model\), got \(3, 8\)"):
+        attn(mg.tensor(np.ones((3, 8))))
+
+
+def test_a_layer_takes_a_numpy_array_and_names_itself_for_anything_else():
+    fc = nn.Linear(3, 4)
+    assert fc(np.ones((2, 3))).shape == (2, 4)
+    with pytest.raises(TypeError, match=r"^Linear\(in_features=3.*got list; wrap data with "
+                                        r"mg.tensor"):
+        fc([[1.0, 2.0, 3.0]])
+
+
+def test_array_op_tensor_still_records_the_op_despite_array_protocol():
+    t = mg.tensor([1.0, 2.0], requires_grad=True)
+    for result in (np.ones(2) + t, np.ones(2) * t, np.ones((2, 2)) @ t, np.float64(2) * t):
+        assert isinstance(result, mg.Tensor) and result.grad_fn is not None
