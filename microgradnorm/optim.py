@@ -24,7 +24,7 @@ import numbers
 
 import numpy as np
 
-from .dtypes import is_half
+from .dtypes import is_floating, is_half
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
@@ -80,8 +80,9 @@ class Optimizer:
                     if tuple(p.grad.shape) != p.shape:
                         raise ValueError(f"{type(self).__name__}.step: a gradient has shape "
                                          f"{tuple(p.grad.shape)}, its parameter {p.shape}")
-                    kind = getattr(getattr(p.grad, "dtype", None), "kind", None)
-                    if kind not in ("f", "i", "u"):
+                    dtype = getattr(p.grad, "dtype", None)
+                    kind = getattr(dtype, "kind", None)
+                    if kind not in ("i", "u") and not (dtype is not None and is_floating(dtype)):
                         raise TypeError(
                             f"{type(self).__name__}.step: a gradient must be a real "
                             f"floating-point array, got {getattr(p.grad, 'dtype', type(p.grad))}"

@@ -239,7 +239,7 @@ MATRIX = [
          r"BatchNorm1d\(3\).*num_features=3.*got 5", "buffers, num_batches_tracked",
          module_state),
     Case("nn", "nn.LayerNorm(8) given D = 3", lambda e: nn.LayerNorm(8)(e["x"]), ValueError,
-         r"normalized_shape \(8,\)", "-"),
+         r"LayerNorm\(\(8,\).*normalized_shape=\(8,\)", "-"),
     Case("nn", "load_state_dict with a wrong shape",
          lambda e: e["model"].load_state_dict({**e["model"].state_dict(),
                                                "weight": np.ones(4)}),

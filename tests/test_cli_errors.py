@@ -86,7 +86,7 @@ def test_graph_draws_the_dtype_asked_for(capsys, tmp_path):
 
 
 def test_compare_warns_in_words_when_float16_composite_overflows(capsys):
-    code, out, err = run_main(["compare", "--norm", "rmsnorm", "--dtype", "float16",
+    code, out, err = run_main(["compare", "--norm", "layernorm", "--dtype", "float16",
                                "--scale", "0.001", "--repeat", "1"], capsys)
     assert code == 0, err
     assert "WARNING grad x: the composite result has" in out

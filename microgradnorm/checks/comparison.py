@@ -203,9 +203,9 @@ def compare_arrays(composite, fused):
     return float("inf"), (
         f"{side('composite', c_bad, f_bad)}, while {side('fused', f_bad, c_bad)}: the two "
         "implementations do not compute the same numbers here (in float16 an intermediate "
-        "value of the composite graph, such as x² for |x| >= 256 or the 1/rms³ of a row "
-        "with a small RMS, can overflow where the fused node, which computes in float32, "
-        "does not)")
+        "value of the composite graph, such as (x - mean)² for |x - mean| >= 256 or the "
+        "rstd³ of a row with a small spread, can overflow where the fused node, which "
+        "computes in float32, does not)")
 
 
 def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
