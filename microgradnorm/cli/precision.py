@@ -10,8 +10,8 @@ runs in 2.2 s wall, the full run (64, 512) in 2.5 s, both mostly imports and the
 from pathlib import Path
 
 from ..checks.precision import DTYPES, PrecisionReport, precision_report
-from .plotting import INSTALL_HINT
 from .common import check_out_dir
+from .plotting import INSTALL_HINT
 
 HEATMAP, REPORT = "precision_heatmap.png", "precision.md"
 
