@@ -12,7 +12,8 @@ gradients reach the early layers unchanged (≈ 1), fade on the way down (« 1) 
 the last block's gradient says how large the updates near the output are. Then, at
 depth 6, it trains each combination briefly on the Zen of Python and compares the losses:
 RMSNorm against LayerNorm, and the placements against one another. The conclusions are in
-docs/norm_placement.md.
+docs/norm_placement.md. (The measurement is ``microgradnorm.cli.explain.block_grad_norms``;
+``microgradnorm explain placement`` sweeps it over widths and initialisations.)
 """
 
 import argparse
@@ -23,37 +24,8 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
 from microgradnorm.cli import plotting
+from microgradnorm.cli.explain import block_grad_norms, early_late
 from microgradnorm.train import train_tiny_gpt
-
-VOCAB, CONTEXT, BATCH = 64, 16, 8
-
-
-def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
-    """(‖∂L/∂θ_l‖, ‖∂L/∂x_l‖) per block l of a freshly initialised GPT: the gradient of its
-    parameters and of its input (the residual stream entering it), as NumPy arrays."""
-    np.random.seed(seed)
-    model = nn.GPT(VOCAB, CONTEXT, d_model, 4, depth, norm=norm, placement=placement,
-                   init=init)
-    inputs = []
-    for block in model.blocks:                     # keep each block's input and its grad
-        def forward(x, block_forward=block.forward):
-            inputs.append(x.retain_grad())
-            return block_forward(x)
-        block.forward = forward
-    tokens = np.random.default_rng(seed).integers(0, VOCAB, size=(BATCH, CONTEXT + 1))
-    F.cross_entropy(model(tokens[:, :-1]), tokens[:, 1:]).backward()
-    params = [np.sqrt(sum(float((p.grad ** 2).sum()) for p in block.parameters()))
-              for block in model.blocks]
-    stream = [float(np.linalg.norm(x.grad)) for x in inputs]
-    return np.array(params), np.array(stream)
-
-
-def early_late(values):
-    """Geometric mean over the first quarter of ``values`` / over the last quarter."""
-    quarter = max(1, len(values) // 4)
-    log = np.log(values)
-    return float(np.exp(log[:quarter].mean() - log[-quarter:].mean()))
-
 
 def composite_nodes(norm):
     x = mg.tensor(np.ones((2, 8)), requires_grad=True)
@@ -82,7 +54,7 @@ def main(argv=None):
         depths, args.d_model, args.train_steps, args.seeds = [2, 6], 16, 5, 1
 
     print(f"gradient norms per block at initialisation: GPT d_model={args.d_model}, "
-          f"init={args.init}, float64, one batch of {BATCH}x{CONTEXT} random tokens per "
+          f"init={args.init}, float64, one batch of 8x16 random tokens per "
           f"seed, geometric means over seeds {list(range(args.seeds))}")
     print("  early/late: ‖∂L/∂θ‖ of the first quarter of the blocks over the last quarter "
           "(param), the same for ‖∂L/∂x‖ of the block inputs (stream);")

@@ -263,6 +263,8 @@ class Function:
         if record:
             ctx.outputs_meta = [(a.shape, a.dtype) for a in arrays]
             ctx._track_saved(tensors, outputs)
+            for observer in _observers:
+                observer.on_forward(ctx)
         return tuple(outputs) if isinstance(raw, tuple) else outputs[0]
 
 
@@ -300,6 +302,28 @@ def _check_same_device(op_name, tensors):
     if len(devices) > 1:
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
         raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
+
+
+# Observers of the graph (``checks.memory``'s timeline): each gets on_forward(node) when a
+# node is recorded, on_backward(node, pending output grads, captured grads) after a node's
+# backward, and on_free(nodes) when backward frees the graph. Empty: one test per call.
+_observers = []
+
+
+@contextlib.contextmanager
+def observe(observer):
+    """Call ``observer``'s ``on_forward``/``on_backward``/``on_free`` while in the block."""
+    _observers.append(observer)
+    try:
+        yield observer
+    finally:
+        _observers.remove(observer)
+
+
+def in_module_call():
+    """True while an ``nn.Module`` is running its forward (a node recorded now belongs to
+    a module; one recorded outside, such as a loss on the logits, does not)."""
+    return bool(_state.module_stack)
 
 
 # Module scopes: nn.Module pushes its path here while it runs, so nodes know who made them.
@@ -494,9 +518,13 @@ def run_backward(roots, root_grads, retain_graph, capture):
         for tensor, g in zip(node.inputs, input_grads):
             if g is not None and tensor is not None and tensor.requires_grad:
                 receive(tensor, _fit(g, tensor, node))
+        for observer in _observers:
+            observer.on_backward(node, output_grads, captured)
     if not retain_graph:
         for node in order:
             node.free()
+        for observer in _observers:
+            observer.on_free(order)
     return captured
 
 

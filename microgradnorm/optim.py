@@ -19,20 +19,23 @@ copy and rounds it into the parameter after every step (the usual mixed-precisio
     opt = optim.AdamW(model.parameters(), lr=1e-3, master_weights=True)
 """
 
+import copy
 import math
 import numbers
 
 import numpy as np
 
+from . import backend, lr_scheduler
 from .dtypes import is_floating, is_half
 from .tensor import Tensor
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
 
 
 class Optimizer:
     """Base class of the optimizers: parameter groups (each a dict with ``"params"`` and
-    its options, missing ones from ``defaults``), ``zero_grad`` and ``step``."""
+    its options, missing ones from ``defaults``), ``zero_grad``, ``step``,
+    ``state_dict`` and ``load_state_dict``."""
 
     def __init__(self, params, defaults, master_weights=False):
         if not isinstance(master_weights, bool):
@@ -95,6 +98,68 @@ class Optimizer:
             p.data[...] = new                  # half precision: rounded once, here
             p._version_box[0] += 1
             self.state[id(p)] = state
+
+    def state_dict(self):
+        """The optimizer's state as ``torch.optim.Optimizer.state_dict`` lays it out:
+        ``{"state": {index: {name: array or int}}, "param_groups": [{options...,
+        "params": [index, ...]}]}``, parameters numbered in group order. Arrays are copies.
+
+        Example:
+            >>> saved = opt.state_dict(); ...; opt.load_state_dict(saved)
+        """
+        index, groups = {}, []
+        for group in self.param_groups:
+            ids = [index.setdefault(id(p), len(index)) for p in group["params"]]
+            groups.append({**copy.deepcopy({k: v for k, v in group.items() if k != "params"}),
+                           "params": ids})
+        params = {id(p): p for group in self.param_groups for p in group["params"]}
+        state = {index[key]: {name: value if isinstance(value, numbers.Integral) else value.copy()
+                              for name, value in entries.items()}
+                 for key, entries in self.state.items() if key in params}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore a ``state_dict()`` of an optimizer over parameters of the same shapes, in
+        the same groups. Options (``lr``, ``betas``, ...) come from ``state_dict``; arrays
+        are copied onto each parameter's device and dtype. Everything is checked first: a
+        mismatch is a ValueError and the optimizer is left unchanged."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
+            raise ValueError(f"{name}.load_state_dict: expected a dict with keys 'state' and "
+                             f"'param_groups', got {_describe(state_dict)}")
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise ValueError(f"{name}.load_state_dict: state_dict has {len(saved_groups)} "
+                             f"parameter groups, the optimizer {len(self.param_groups)}")
+        by_index, new_groups = {}, []
+        for number, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
+            if len(saved["params"]) != len(group["params"]):
+                raise ValueError(f"{name}.load_state_dict: group {number} has "
+                                 f"{len(saved['params'])} parameters in state_dict, "
+                                 f"{len(group['params'])} in the optimizer")
+            options = {k: v for k, v in saved.items() if k != "params"}
+            # "initial_lr" is the base rate a learning-rate scheduler stores in each group
+            if not set(self.defaults) <= set(options) <= set(self.defaults) | {"initial_lr"}:
+                raise ValueError(f"{name}.load_state_dict: group {number} has options "
+                                 f"{sorted(options)}, expected {sorted(self.defaults)}")
+            if "betas" in options:
+                options["betas"] = tuple(options["betas"])
+            for option, value in options.items():
+                _check_option(name, option, value)     # initial_lr: a number >= 0 too
+            new_groups.append({**options, "params": group["params"]})
+            by_index.update(zip(saved["params"], group["params"]))
+        new_state = {}
+        for index, entries in state_dict["state"].items():
+            if int(index) not in by_index:
+                raise ValueError(f"{name}.load_state_dict: state for parameter {index}, "
+                                 f"which no group lists")
+            param = by_index[int(index)]
+            new_state[id(param)] = {key: _state_value(name, index, key, value, param)
+                                    for key, value in entries.items()}
+        for group in new_groups:
+            self._check_group(group)
+        self.param_groups = new_groups
+        self.state = new_state
 
     def _half_aware_update(self, p, state, group):
         """The new value of ``p``; half-precision parameters update in float32 (from the
@@ -214,6 +279,24 @@ def _check_option(optimizer, name, value):
         return
     if not _is_number(value) or not value >= 0:
         raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
+
+
+def _state_value(optimizer, index, key, value, param):
+    """A saved state entry, checked against its parameter and put on its device/dtype."""
+    if isinstance(value, numbers.Integral) or (np.ndim(value) == 0 and key == "step"):
+        return int(value)
+    value = value if backend.is_cupy_array(value) else np.asarray(value)
+    if tuple(value.shape) != param.shape or value.dtype.kind not in "biuf":
+        raise ValueError(f"{optimizer}.load_state_dict: state {key!r} of parameter {index} "
+                         f"has shape {tuple(value.shape)} and dtype {value.dtype}, expected "
+                         f"shape {param.shape} and a numeric dtype")
+    # half-precision parameters keep float32 states (and float32 master copies)
+    dtype = np.float32 if is_half(param.dtype) else param.dtype
+    return backend.to_device(value, param.device).astype(dtype, copy=True)
+
+
+def _describe(value):
+    return f"keys {sorted(value)}" if isinstance(value, dict) else type(value).__name__
 
 
 def _is_number(value):

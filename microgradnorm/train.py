@@ -23,7 +23,9 @@ import numpy as np
 from . import functional as F
 from . import nn, optim
 from .autograd import no_grad
+from .checkpoint import load_checkpoint, save_checkpoint
 from .checks.stats import graph_stats
+from .lr_scheduler import LambdaLR, warmup_cosine
 
 __all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainResult", "compare_impls",
            "sample", "train_tiny_gpt", "zen_of_python"]
@@ -132,7 +134,9 @@ class TrainResult:
 def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=True, *,
                    norm="layernorm", placement="pre", d_model=32, n_heads=4, n_layers=2,
                    context_length=32, batch_size=16, lr=3e-3, weight_decay=0.0,
-                   grad_clip=1.0, init="gpt2", text=None, device="cpu"):
+                   grad_clip=1.0, init="gpt2", text=None, device="cpu", activation="gelu",
+                   lr_schedule="constant", warmup_steps=0, min_lr=0.0, lr_decay_steps=None,
+                   grad_accum_steps=1, checkpoint=None, checkpoint_every=0, resume=None):
     """Train a character-level ``nn.GPT`` on ``text`` (the Zen of Python by default) with
     AdamW and cross-entropy on next-character prediction.
 
@@ -149,6 +153,17 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
             (None for no clipping).
         text: the training text (at least context_length + 2 characters).
         device: ``"cpu"`` or ``"cuda"``.
+        activation: of the feed-forward, ``"gelu"`` or ``"swiglu"`` (LLaMA's), ...
+        lr_schedule: ``"constant"`` or ``"cosine"`` (decay to ``min_lr`` at
+            ``lr_decay_steps``, default ``steps``), after a linear warmup over
+            ``warmup_steps`` (``optim.lr_scheduler.warmup_cosine`` in a ``LambdaLR``).
+        grad_accum_steps: micro-batches of ``batch_size`` per optimizer step; their
+            gradients add up (each loss scaled by 1/grad_accum_steps), so one step sees
+            ``grad_accum_steps * batch_size`` windows. The recorded loss is their mean.
+        checkpoint: a path; model, optimizer, scheduler, step and random states are saved
+            there (atomically) every ``checkpoint_every`` steps (0: only at the end).
+        resume: a checkpoint path to continue from: the run goes on from its step to
+            ``steps`` and ends with the weights an uninterrupted run would have, bitwise.
 
     Returns:
         a ``TrainResult`` (losses per step, time per step, the model, ...).
@@ -157,6 +172,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
         >>> fused = train_tiny_gpt(50, impl="fused", progress=False)
         >>> composite = train_tiny_gpt(50, impl="composite", progress=False)
         >>> max(abs(a - b) for a, b in zip(fused.losses, composite.losses))   # ~1e-15
+        >>> half = train_tiny_gpt(20, checkpoint="run.npz", lr_decay_steps=40)
+        >>> full = train_tiny_gpt(40, resume="run.npz", lr_decay_steps=40)
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
         raise ValueError(f"train_tiny_gpt: steps must be a non-negative int, got {steps!r}")
@@ -164,7 +181,10 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
               "placement": placement, "d_model": d_model, "n_heads": n_heads,
               "n_layers": n_layers, "context_length": context_length,
               "batch_size": batch_size, "lr": lr, "weight_decay": weight_decay,
-              "grad_clip": grad_clip, "init": init, "device": device}
+              "grad_clip": grad_clip, "init": init, "device": device, "activation": activation,
+              "lr_schedule": lr_schedule, "warmup_steps": warmup_steps, "min_lr": min_lr,
+              "lr_decay_steps": lr_decay_steps, "grad_accum_steps": grad_accum_steps}
+    _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every)
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
         raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "
@@ -173,34 +193,101 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     data = tokenizer.encode(text)
     np.random.seed(seed)
     model = nn.GPT(tokenizer.vocab_size, context_length, d_model, n_heads, n_layers, norm=norm,
-                   placement=placement, impl=impl, init=init, dtype=dtype, device=device)
+                   placement=placement, impl=impl, init=init, dtype=dtype, device=device,
+                   activation=activation)
     optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
+    scheduler = _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr,
+                                lr_decay_steps or steps)
     rng = np.random.default_rng(seed)
-    losses, step_seconds, stats = [], [], None
-    bar = Progress(range(steps), f"train {impl}", enabled=progress)
-    for _ in bar:
-        starts = rng.integers(0, len(data) - context_length - 1, size=batch_size)
-        windows = np.stack([data[s:s + context_length + 1] for s in starts])   # (B, T+1)
+    losses, step_seconds, stats, start_step = [], [], None, 0
+    if resume is not None:
+        saved = load_checkpoint(resume, model, optimizer, scheduler=scheduler, rng=rng)
+        _check_same_run(resume, saved.extra.get("config", {}), config)
+        start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
+    config["start_step"] = start_step
+    bar = Progress(range(start_step, steps), f"train {impl}", enabled=progress)
+    for step in bar:
         start = time.perf_counter()
-        logits = model(windows[:, :-1])                                        # (B, T, V)
-        loss = F.cross_entropy(logits, windows[:, 1:])
-        if stats is None:
-            stats = graph_stats(loss)
         optimizer.zero_grad()
-        loss.backward()
+        loss_sum = 0.0
+        for _ in range(grad_accum_steps):
+            starts = rng.integers(0, len(data) - context_length - 1, size=batch_size)
+            windows = np.stack([data[s:s + context_length + 1] for s in starts])  # (B, T+1)
+            logits = model(windows[:, :-1])                                      # (B, T, V)
+            loss = F.cross_entropy(logits, windows[:, 1:])
+            if stats is None:
+                stats = graph_stats(loss)
+            if grad_accum_steps > 1:
+                loss = loss * (1.0 / grad_accum_steps)    # the gradients add up to the mean
+            loss.backward()
+            loss_sum += float(loss.item())
         if grad_clip is not None:
             nn.clip_grad_norm_(model.parameters(), grad_clip)
         optimizer.step()
+        if scheduler is not None:
+            scheduler.step()
         step_seconds.append(time.perf_counter() - start)
-        losses.append(float(loss.item()))
+        losses.append(loss_sum)
         bar.set_postfix(loss=f"{losses[-1]:.4f}")
-    if losses:
-        bar.close(f"{steps} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}, "
+        if checkpoint is not None and (step + 1 == steps or (
+                checkpoint_every and (step + 1) % checkpoint_every == 0)):
+            save_checkpoint(checkpoint, model, optimizer, step + 1, scheduler, rng,
+                            extra={"config": config, "losses": losses})
+    if len(losses) > start_step:
+        done = f"{steps} steps" if not start_step else f"steps {start_step + 1}-{steps}"
+        bar.close(f"{done}, loss {losses[start_step]:.4f} -> {losses[-1]:.4f}, "
                   f"{sum(step_seconds):.1f} s")
     else:
         bar.close("0 steps")
     return TrainResult(losses, step_seconds, stats.nodes if stats else 0,
                        stats.saved_bytes if stats else 0, model, tokenizer, config)
+
+
+LR_SCHEDULES = ("constant", "cosine")
+
+
+def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every):
+    if lr_schedule not in LR_SCHEDULES:
+        raise ValueError(f"train_tiny_gpt: lr_schedule must be one of {LR_SCHEDULES}, got "
+                         f"{lr_schedule!r}")
+    for name, value, low in (("grad_accum_steps", grad_accum_steps, 1),
+                             ("checkpoint_every", checkpoint_every, 0)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"train_tiny_gpt: {name} must be an int >= {low}, got {value!r}")
+
+
+# What must not change between a run and its resumption (impl may: it changes rounding only)
+_RUN_KEYS = ("seed", "dtype", "norm", "placement", "d_model", "n_heads", "n_layers",
+             "context_length", "batch_size", "lr", "weight_decay", "grad_clip", "init",
+             "activation", "lr_schedule", "warmup_steps", "min_lr", "grad_accum_steps")
+
+
+def _check_same_run(path, saved, config):
+    """A resumed run must be the run that was saved, or it would not continue it."""
+    def decay_end(c):
+        return c.get("lr_decay_steps") or c.get("steps")
+    changed = [f"{key}={saved.get(key)!r} in the checkpoint, {config[key]!r} now"
+               for key in _RUN_KEYS if saved.get(key) != config[key]]
+    if config["lr_schedule"] == "cosine" and decay_end(saved) != decay_end(config):
+        changed.append(f"the cosine ends at step {decay_end(saved)} in the checkpoint, "
+                       f"{decay_end(config)} now (pass the same lr_decay_steps)")
+    if changed:
+        raise ValueError(f"train_tiny_gpt: resume={path} was saved by a different run: "
+                         + "; ".join(changed))
+
+
+def _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr, decay_steps):
+    """None for a constant rate without warmup (the plain AdamW run); else a LambdaLR."""
+    if lr_schedule == "constant" and not warmup_steps:
+        return None
+    if not 0 <= min_lr <= lr:
+        raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
+    if lr_schedule == "cosine":
+        return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, min_lr / lr))
+    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or warmup_steps < 0:
+        raise ValueError(f"train_tiny_gpt: warmup_steps must be a non-negative int, got "
+                         f"{warmup_steps!r}")
+    return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup_steps))
 
 
 @dataclasses.dataclass

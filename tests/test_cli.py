@@ -91,7 +91,8 @@ def test_every_option_of_every_command_has_help_and_shows_its_default():
         for action in parser._actions:
             if isinstance(action, argparse._HelpAction):
                 continue
-            option = f"microgradnorm {name} {action.option_strings[0]}"
+            option = f"microgradnorm {name} " + (action.option_strings[0]
+                                                 if action.option_strings else action.dest)
             assert action.help, f"{option} has no help text"
             flag = isinstance(action, (argparse._StoreTrueAction, argparse._StoreFalseAction))
             if not flag and action.default is not None:

@@ -15,12 +15,12 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "microgradnorm"
 
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
-    ("backend", ("backend", "dtypes")),
+    ("backend", ("backend", "dtypes", "savefile")),
     ("core", ("tensor", "autograd", "ops", "kernels")),
     ("norms", ("norms",)),
     ("functional", ("functional",)),
-    ("model", ("nn", "optim", "layers")),
-    ("look", ("checks", "viz", "train")),
+    ("model", ("nn", "optim", "lr_scheduler", "layers")),
+    ("look", ("checks", "viz", "train", "checkpoint")),
     ("apps", ("cli", "__main__")),
 )
 RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}

@@ -261,3 +261,12 @@ def test_graph_command_writes_the_requested_format(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "add_rms_norm_twin.png").read_bytes()[:4] == b"\x89PNG"
     assert not (tmp_path / "add_rms_norm_twin.svg").exists()
+
+
+@needs_dot
+def test_drawings_display_as_svg_in_a_notebook():
+    """Jupyter shows what draw and compare return through _repr_mimebundle_ (graphviz's)."""
+    x = mg.tensor(np.random.randn(2, 4), requires_grad=True)
+    for dot in (viz.draw(F.layer_norm(x, 4, impl="composite")), viz.compare("rmsnorm")):
+        svg = dot._repr_mimebundle_()["image/svg+xml"]
+        assert ET.fromstring(svg).tag.endswith("svg")

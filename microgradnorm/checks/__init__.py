@@ -3,6 +3,7 @@
     gradcheck.py    gradcheck, jacobian: analytic against float64 central differences
     stats.py        graph_stats: op nodes behind a tensor and the bytes saved for backward
     comparison.py   compare: one norm, composite against fused, every output and gradient
+    memory.py       memory_timeline: the bytes a training step holds, node by node
     precision.py    precision_report: every norm and impl against float64, by dtype and input
 
 They sit above ``nn`` and ``functional`` and below the programs (``microgradnorm.cli``);
@@ -11,8 +12,10 @@ They sit above ``nn`` and ``functional`` and below the programs (``microgradnorm
 
 from .comparison import NORMS, Comparison, compare
 from .gradcheck import GradcheckError, gradcheck, jacobian
+from .memory import MemoryTimeline, memory_timeline
 from .precision import PrecisionReport, precision_report
 from .stats import GraphStats, graph_stats
 
-__all__ = ["NORMS", "Comparison", "GradcheckError", "GraphStats", "PrecisionReport", "compare",
-           "gradcheck", "graph_stats", "jacobian", "precision_report"]
+__all__ = ["NORMS", "Comparison", "GradcheckError", "GraphStats", "MemoryTimeline",
+           "PrecisionReport", "compare", "gradcheck", "graph_stats", "jacobian",
+           "memory_timeline", "precision_report"]

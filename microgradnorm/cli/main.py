@@ -3,9 +3,10 @@
 import argparse
 import sys
 
-from . import bench, compare, demo, graph, precision, train
+from . import bench, compare, demo, explain, graph, memory, precision, train
 
-COMMANDS = (demo, graph, compare, bench, train, precision)   # in the order ``--help`` lists them
+# in the order ``--help`` lists them
+COMMANDS = (demo, graph, compare, bench, train, precision, memory, explain)
 
 
 def build_parser():

@@ -43,6 +43,33 @@ def add_parser(commands):
                              "(default %(default)s)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
+    parser.add_argument("--activation", choices=("gelu", "swiglu"), default="gelu",
+                        help="feed-forward: GPT-2's GELU MLP or LLaMA's gated SwiGLU "
+                             "(default %(default)s)")
+    parser.add_argument("--lr-schedule", choices=train.LR_SCHEDULES, default="constant",
+                        help="learning rate after the warmup: constant, or a cosine decay "
+                             "to --min-lr (default %(default)s)")
+    parser.add_argument("--warmup-steps", type=int, default=0,
+                        help="linear warmup over N steps: lr/N, 2lr/N, ..., lr "
+                             "(default %(default)s)")
+    parser.add_argument("--min-lr", type=float, default=0.0,
+                        help="learning rate at the end of the cosine decay "
+                             "(default %(default)s)")
+    parser.add_argument("--lr-decay-steps", type=int, default=None,
+                        help="step where the cosine reaches --min-lr (default: --steps; set "
+                             "it when a run is split and resumed)")
+    parser.add_argument("--grad-accum-steps", type=int, default=1,
+                        help="micro-batches of --batch-size whose gradients add up before "
+                             "each optimizer step (default %(default)s)")
+    parser.add_argument("--checkpoint", metavar="PATH", default=None,
+                        help="save model, optimizer, schedule, step and random state here, "
+                             "atomically (default: no checkpoint)")
+    parser.add_argument("--checkpoint-every", type=int, default=0,
+                        help="steps between checkpoints; 0: only at the end "
+                             "(default %(default)s)")
+    parser.add_argument("--resume", metavar="PATH", default=None,
+                        help="continue from this checkpoint up to --steps; the run ends "
+                             "bitwise where an uninterrupted one would (default: none)")
     parser.set_defaults(run=run)
 
 
@@ -51,12 +78,21 @@ def run(args):
         args.steps, impl=args.impl, dtype=args.dtype, seed=args.seed,
         progress=not args.no_progress, norm=args.norm, placement=args.placement,
         d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
-        context_length=args.context, batch_size=args.batch_size, lr=args.lr)
+        context_length=args.context, batch_size=args.batch_size, lr=args.lr,
+        activation=args.activation, lr_schedule=args.lr_schedule,
+        warmup_steps=args.warmup_steps, min_lr=args.min_lr, lr_decay_steps=args.lr_decay_steps,
+        grad_accum_steps=args.grad_accum_steps, checkpoint=args.checkpoint,
+        checkpoint_every=args.checkpoint_every, resume=args.resume)
     losses = result.losses
     print(f"tiny GPT on the Zen of Python: {result.model.num_parameters():,} parameters, "
           f"{args.norm} {args.placement}-norm, impl={args.impl}, {args.dtype}")
-    if losses:
+    start = result.config["start_step"]
+    if start:
+        print(f"resumed from {args.resume} at step {start}")
+    if len(losses) > start:
         print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {len(losses)} steps, "
               f"{1000 * result.seconds_per_step:.1f} ms/step (median)")
+    if args.checkpoint:
+        print(f"checkpoint: {args.checkpoint} (step {len(losses)})")
     if args.sample:
         print("sample:\n" + result.sample("Beautiful", length=args.sample, seed=args.seed))

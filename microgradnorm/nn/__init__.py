@@ -13,8 +13,9 @@ The package is split by subject, as ``torch.nn.modules`` is; every public name i
     activation.py      ReLU, GELU, SiLU, Tanh
     normalization.py   LayerNorm, RMSNorm, BatchNorm1d
     mlp.py             MLP
-    transformer.py     CausalSelfAttention, FeedForward, TransformerBlock, GPT, DeepNorm
-    utils.py           clip_grad_norm_, save, load
+    transformer.py     CausalSelfAttention, FeedForward (GELU or SwiGLU), TransformerBlock,
+                       GPT, DeepNorm
+    utils.py           clip_grad_norm_, save (atomic), load
 """
 
 from .activation import GELU, ReLU, SiLU, Tanh
@@ -24,7 +25,7 @@ from .mlp import MLP
 from .module import Module, Parameter
 from .normalization import NORMS, BatchNorm1d, LayerNorm, RMSNorm, make_norm
 from .transformer import (PLACEMENTS, GPT, CausalSelfAttention, FeedForward, TransformerBlock,
-                          deepnorm_constants)
+                          deepnorm_constants, swiglu_hidden)
 from .utils import clip_grad_norm_, load, save
 
 __all__ = [
@@ -54,4 +55,5 @@ __all__ = [
     "load",
     "make_norm",
     "save",
+    "swiglu_hidden",
 ]

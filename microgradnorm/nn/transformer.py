@@ -64,22 +64,77 @@ class CausalSelfAttention(Module):
 
 
 class FeedForward(Module):
-    """Position-wise MLP: ``fc2(act(fc1(x)))``, d_model → hidden → d_model (by default
-    GELU in GPT-2's tanh form, which is all elementwise NumPy; ``activation="silu"`` etc.)."""
+    r"""Position-wise MLP, d_model → hidden → d_model.
+
+    ``activation="gelu"`` (default; GPT-2's tanh form, all elementwise NumPy), ``"relu"``,
+    ``"silu"``, ``"tanh"``: :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`.
+
+    ``activation="swiglu"``: LLaMA's gated form, three Linears without bias,
+
+    .. math::
+        y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)
+
+    with LLaMA's hidden-size convention: ``hidden`` (default 4·d_model) becomes
+    ``int(2 * hidden / 3)`` rounded up to a multiple of ``multiple_of`` (256 as in LLaMA),
+    which keeps the parameter count of the 4·d_model two-matrix MLP with three matrices
+    (for d_model = 4096: 11008). Small models pass a small ``multiple_of``. ``fc1``,
+    ``fc3`` and ``fc2`` are LLaMA's ``w1`` (gate), ``w3`` (up) and ``w2`` (down).
+
+    Args:
+        d_model: input and output width.
+        hidden: the inner width (swiglu: before the 2/3 and rounding above).
+        activation: ``"gelu"``, ``"relu"``, ``"silu"``, ``"tanh"`` or ``"swiglu"``.
+        dropout: on the output.
+        multiple_of: swiglu only, the rounding of the inner width.
+
+    Shape:
+        input (..., d_model), output (..., d_model).
+
+    Example:
+        >>> ff = nn.FeedForward(64, activation="swiglu", multiple_of=32)   # hidden 192
+    """
 
     def __init__(self, d_model, hidden=None, activation="gelu", dropout=0.0, dtype=None,
-                 device="cpu"):
+                 device="cpu", multiple_of=256):
         super().__init__()
-        _check_choice("FeedForward", "activation", activation, tuple(ACTIVATIONS))
+        _check_choice("FeedForward", "activation", activation, FEEDFORWARD_ACTIVATIONS)
+        _check_positive("FeedForward", d_model=d_model, multiple_of=multiple_of)
         hidden = 4 * d_model if hidden is None else hidden
-        self.fc1 = Linear(d_model, hidden, dtype=dtype, device=device)
-        self.act = GELU("tanh") if activation == "gelu" else ACTIVATIONS[activation]()
-        self.fc2 = Linear(hidden, d_model, dtype=dtype, device=device)
+        _check_positive("FeedForward", hidden=hidden)
+        self.activation = activation
+        kw = {"dtype": dtype, "device": device}
+        if activation == "swiglu":
+            hidden = swiglu_hidden(hidden, multiple_of)
+            self.fc1 = Linear(d_model, hidden, bias=False, **kw)     # w1: gate
+            self.fc3 = Linear(d_model, hidden, bias=False, **kw)     # w3: up
+            self.fc2 = Linear(hidden, d_model, bias=False, **kw)     # w2: down
+        else:
+            self.fc1 = Linear(d_model, hidden, **kw)
+            self.act = GELU("tanh") if activation == "gelu" else ACTIVATIONS[activation]()
+            self.fc2 = Linear(hidden, d_model, **kw)
+        self.hidden = hidden
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
-        """fc2(act(fc1(x))), then dropout. Shape: (*, d_model) -> (*, d_model)."""
+        """fc2(act(fc1(x))), or LLaMA's fc2(SiLU(fc1(x)) * fc3(x)) for swiglu; then dropout.
+        Shape: (*, d_model) -> (*, d_model)."""
+        if self.activation == "swiglu":
+            return self.dropout(self.fc2(F.silu(self.fc1(x)) * self.fc3(x)))
         return self.dropout(self.fc2(self.act(self.fc1(x))))
+
+    def extra_repr(self):
+        """The activation and the inner width, for ``repr``."""
+        return f"activation={self.activation!r}, hidden={self.hidden}"
+
+
+FEEDFORWARD_ACTIVATIONS = (*ACTIVATIONS, "swiglu")
+
+
+def swiglu_hidden(hidden, multiple_of=256):
+    """LLaMA's SwiGLU inner width: ``int(2 * hidden / 3)`` rounded up to a multiple of
+    ``multiple_of``. ``swiglu_hidden(4 * 4096) == 11008``."""
+    hidden = int(2 * hidden / 3)
+    return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
 
 def deepnorm_constants(n_layers):
@@ -157,7 +212,8 @@ class TransformerBlock(Module):
         beta = deepnorm_constants(self.n_layers)[1]
         C = self.d_model
         self.attn.qkv.weight.data[2 * C:] *= beta                  # V rows of W_qkv
-        for linear in (self.attn.proj, self.mlp.fc1, self.mlp.fc2):
+        gate = (self.mlp.fc3,) if self.mlp.activation == "swiglu" else ()
+        for linear in (self.attn.proj, self.mlp.fc1, self.mlp.fc2, *gate):
             linear.weight.data *= beta
 
     def forward(self, x):

@@ -9,6 +9,8 @@ import numpy as np
 from numpy.lib import format as np_format
 
 from .. import backend
+from ..dtypes import is_floating
+from ..savefile import atomic_savez
 from ..tensor import Tensor
 from .module import Module
 
@@ -43,14 +45,16 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
 def save(module_or_state, path):
     """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` file (NumPy adds
     the suffix if ``path`` lacks it). Arrays only: no pickled objects; a value that is not a
-    numeric (bool, int or float) array is refused before anything is written.
+    numeric (bool, int or float) array is refused before anything is written. The file is
+    written atomically: an interrupted save leaves the previous file at ``path`` intact.
 
     Example:
         >>> nn.save(model, "gpt.npz"); model.load_state_dict(nn.load("gpt.npz"))
     """
     arrays = _numeric_arrays(module_or_state)
     try:
-        np.savez(path, **arrays)
+        # through a temporary file and os.replace: an interrupted save keeps the previous file
+        atomic_savez(path, arrays)
     except OSError as error:
         raise _path_error("save", "write", path, error) from None
 
@@ -70,6 +74,10 @@ def _numeric_arrays(module_or_state):
             raise TypeError(f"nn.save: state dict keys must be strings, got {key!r}")
         array = backend.to_numpy(value.data if isinstance(value, Tensor) else value)
         array = np.asarray(array)
+        if array.dtype.kind not in NUMERIC_KINDS and is_floating(array.dtype):
+            raise TypeError(f"nn.save: {key!r} is {array.dtype}, which a .npz file cannot "
+                            "hold as such (NumPy has no bfloat16); save a float32 copy "
+                            "(model.to(dtype='float32') or the state's arrays as float32)")
         if array.dtype.kind not in NUMERIC_KINDS:
             raise TypeError(f"nn.save: {key!r} must be a numeric (bool, int or float) array, "
                             f"got dtype {array.dtype} (state files hold numbers only: no pickles)")

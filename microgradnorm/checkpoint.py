@@ -1,0 +1,185 @@
+"""Checkpoints of a training run: model, optimizer, scheduler, step and random state.
+
+    from microgradnorm.checkpoint import load_checkpoint, save_checkpoint
+    save_checkpoint("run.npz", model, optimizer, step=step, scheduler=scheduler, rng=rng)
+    ...
+    step = load_checkpoint("run.npz", model, optimizer, scheduler=scheduler, rng=rng).step
+
+A run resumed from a checkpoint continues bitwise as if it had never stopped: the arrays are
+stored exactly (``.npz``, no pickles), and so is every random state the loop draws from
+(NumPy's global state, which initialisation and dropout use; Python's ``random``; and the
+``np.random.Generator`` passed as ``rng``, e.g. the one drawing batches). The file is
+written atomically (``savefile.atomic_savez``): a save interrupted at any point leaves the
+previous checkpoint intact.
+
+Layout of the file: ``model/<name>`` (the state dict), ``optimizer/<index>/<name>`` (its
+per-parameter state), ``numpy_random_key`` (the MT19937 key) and ``meta``, a JSON string
+with the step, the optimizer's options, the scheduler's state, the rest of the random
+states and the caller's ``extra``.
+"""
+
+import dataclasses
+import json
+import random
+
+import numpy as np
+
+from . import backend
+from .nn import Module
+from .optim import Optimizer
+from .savefile import atomic_savez
+
+__all__ = ["Checkpoint", "load_checkpoint", "save_checkpoint"]
+
+FORMAT = 1
+
+
+@dataclasses.dataclass
+class Checkpoint:
+    """What ``load_checkpoint`` returns.
+
+    Attributes:
+        step: the step stored with the checkpoint (steps done when it was saved).
+        extra: the JSON-compatible ``extra`` given to ``save_checkpoint`` (or ``{}``).
+        path: the file read.
+    """
+
+    step: int
+    extra: dict
+    path: str
+
+
+def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=None,
+                    extra=None):
+    """Write model + optimizer + scheduler + step + random states to ``path`` atomically.
+
+    Args:
+        path: the ``.npz`` file (the suffix is added when missing).
+        model: an ``nn.Module``.
+        optimizer: an ``optim.Optimizer`` or None.
+        step: a non-negative int, the steps done.
+        scheduler: an ``optim.lr_scheduler.LRScheduler`` or None.
+        rng: a ``np.random.Generator`` whose state to store, or None.
+        extra: a JSON-compatible dict (a run's configuration, its losses so far), or None.
+
+    Returns:
+        the path written.
+
+    Example:
+        >>> save_checkpoint("run.npz", model, opt, step=100, rng=rng, extra={"lr": 3e-3})
+    """
+    _check_objects("save_checkpoint", model, optimizer, rng)
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
+        raise ValueError(f"save_checkpoint: step must be a non-negative int, got {step!r}")
+    arrays = {f"model/{key}": backend.to_numpy(value)
+              for key, value in model.state_dict().items()}
+    meta = {"format": FORMAT, "step": int(step), "extra": extra or {}}
+    if optimizer is not None:
+        state = optimizer.state_dict()
+        meta["optimizer"] = {"type": type(optimizer).__name__,
+                             "param_groups": state["param_groups"]}
+        for index, entries in state["state"].items():
+            for name, value in entries.items():
+                arrays[f"optimizer/{index}/{name}"] = backend.to_numpy(value) \
+                    if backend.is_cupy_array(value) else np.asarray(value)
+    if scheduler is not None:
+        meta["scheduler"] = {"type": type(scheduler).__name__, **scheduler.state_dict()}
+    numpy_state = np.random.get_state(legacy=False)
+    arrays["numpy_random_key"] = numpy_state["state"]["key"]
+    meta["random"] = {
+        "numpy": {key: value for key, value in numpy_state.items() if key != "state"}
+        | {"pos": int(numpy_state["state"]["pos"])},
+        "python": _python_state_to_json(random.getstate()),
+        "generator": rng.bit_generator.state if rng is not None else None,
+    }
+    try:
+        arrays["meta"] = np.array(json.dumps(meta))
+    except TypeError as error:
+        raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
+    return atomic_savez(path, arrays)
+
+
+def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
+    """Restore what ``save_checkpoint`` wrote into ``model`` (and ``optimizer``,
+    ``scheduler``, ``rng`` when given), and NumPy's and Python's global random states.
+
+    Everything is checked before the random states change; a model, optimizer or scheduler
+    that does not match the file is a ValueError and the objects are left as they were.
+
+    Returns:
+        a ``Checkpoint`` (``.step``, ``.extra``, ``.path``).
+
+    Example:
+        >>> start = load_checkpoint("run.npz", model, opt, rng=rng).step
+    """
+    _check_objects("load_checkpoint", model, optimizer, rng)
+    with np.load(path, allow_pickle=False) as archive:
+        arrays = {key: archive[key] for key in archive.files}
+    if "meta" not in arrays:
+        raise ValueError(f"load_checkpoint: {path} is not a checkpoint (no 'meta' entry; "
+                         f"a model saved by nn.save loads with nn.load)")
+    meta = json.loads(str(arrays["meta"]))
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"load_checkpoint: {path} has format {meta.get('format')!r}, "
+                         f"expected {FORMAT}")
+    for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
+        saved = meta.get(name)
+        if obj is not None and (saved is None or saved["type"] != type(obj).__name__):
+            raise ValueError(f"load_checkpoint: {path} holds "
+                             f"{saved['type'] if saved else 'no ' + name}, got a "
+                             f"{type(obj).__name__}")
+    if rng is not None and meta["random"]["generator"] is None:
+        raise ValueError(f"load_checkpoint: {path} holds no generator state for rng")
+    model_state = {key[len("model/"):]: value for key, value in arrays.items()
+                   if key.startswith("model/")}
+    model_before = model.state_dict()
+    optimizer_before = optimizer.state_dict() if optimizer is not None else None
+    try:
+        model.load_state_dict(model_state)
+        if optimizer is not None:
+            optimizer.load_state_dict(_optimizer_state(arrays, meta["optimizer"]))
+        if scheduler is not None:
+            scheduler.load_state_dict({key: value for key, value in meta["scheduler"].items()
+                                       if key != "type"})
+    except (ValueError, TypeError):
+        model.load_state_dict(model_before)
+        if optimizer is not None:
+            optimizer.load_state_dict(optimizer_before)
+        raise
+    numpy_state = dict(meta["random"]["numpy"])
+    numpy_state["state"] = {"key": arrays["numpy_random_key"], "pos": numpy_state.pop("pos")}
+    np.random.set_state(numpy_state)
+    random.setstate(_python_state_from_json(meta["random"]["python"]))
+    if rng is not None:
+        rng.bit_generator.state = meta["random"]["generator"]
+    return Checkpoint(meta["step"], meta["extra"], str(path))
+
+
+def _optimizer_state(arrays, saved):
+    state = {}
+    for key, value in arrays.items():
+        if key.startswith("optimizer/"):
+            _, index, name = key.split("/", 2)
+            state.setdefault(int(index), {})[name] = value
+    return {"state": state, "param_groups": saved["param_groups"]}
+
+
+def _check_objects(where, model, optimizer, rng):
+    if not isinstance(model, Module):
+        raise TypeError(f"{where}: model must be an nn.Module, got {type(model).__name__}")
+    if optimizer is not None and not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{where}: optimizer must be an optim.Optimizer or None, got "
+                        f"{type(optimizer).__name__}")
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise TypeError(f"{where}: rng must be a np.random.Generator or None, got "
+                        f"{type(rng).__name__}")
+
+
+def _python_state_to_json(state):
+    version, internal, gauss_next = state
+    return [version, list(internal), gauss_next]
+
+
+def _python_state_from_json(state):
+    version, internal, gauss_next = state
+    return version, tuple(internal), gauss_next

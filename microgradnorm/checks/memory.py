@@ -1,0 +1,240 @@
+"""``memory_timeline``: the bytes a training step holds, node by node, forward and backward.
+
+    timeline = mg.memory_timeline(lambda: step(model, batch))
+    timeline.peak.total_bytes, timeline.peak_by_category()
+
+While ``step_fn`` runs, every array the graph holds is registered the moment it appears,
+with a weak reference whose callback subtracts its bytes when the array is freed: the
+timeline counts the arrays that are alive, not sizes computed from shapes. Three kinds:
+
+    saved       arrays a node saved for backward (``ctx.save_for_backward``)
+    held        other arrays the graph keeps alive: each node keeps its input tensors,
+                so every intermediate result stays until the graph is released
+    grad        gradients: those in flight in backward and those captured for leaves
+
+Views count as their base array, each base once; an array first held and later saved counts
+as saved. Parameters (leaf tensors that require grad) are not counted: the timeline is what
+the step adds (a constant the graph holds, such as the batch of token ids, is). One event per
+recorded node in forward, one per node in backward, one when backward frees the graph and
+one when ``step_fn`` returns. With ``trace=True`` each event also carries what
+``tracemalloc`` saw allocated since the start (NumPy reports its buffers to it), the
+independent cross-check of the count.
+"""
+
+import dataclasses
+import functools
+import tracemalloc
+import weakref
+from collections import Counter
+
+from .. import autograd
+from ..backend import memory_owner
+
+__all__ = ["CATEGORIES", "KINDS", "MemoryEvent", "MemoryTimeline", "memory_timeline"]
+
+KINDS = ("saved", "held", "grad")
+CATEGORIES = ("embeddings", "attention", "mlp", "norms", "residual", "head", "loss")
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryEvent:
+    """The bytes held at one point of the step.
+
+    Attributes:
+        index: position in the timeline.
+        phase: ``"forward"``, ``"backward"``, ``"freed"`` (backward released the saved
+            arrays) or ``"end"`` (``step_fn`` returned).
+        op, module: the node's op name and module path (empty for ``freed``/``end``).
+        held: {category: {kind: bytes}} for every category of ``CATEGORIES`` and kind of
+            ``KINDS``.
+        traced_bytes: bytes ``tracemalloc`` saw allocated since the start, or None.
+    """
+
+    index: int
+    phase: str
+    op: str
+    module: str
+    held: dict
+    traced_bytes: int = None
+
+    @property
+    def by_kind(self):
+        """{kind: bytes}, summed over categories."""
+        return {k: sum(row[k] for row in self.held.values()) for k in KINDS}
+
+    @property
+    def by_category(self):
+        """{category: bytes}, summed over kinds."""
+        return {c: sum(row.values()) for c, row in self.held.items()}
+
+    @property
+    def total_bytes(self):
+        """All counted bytes at this event."""
+        return sum(sum(row.values()) for row in self.held.values())
+
+
+@dataclasses.dataclass
+class MemoryTimeline:
+    """What ``memory_timeline`` returns: ``events`` in order, and summaries of them."""
+
+    events: list
+
+    @property
+    def peak(self):
+        """The first event with the largest ``total_bytes``."""
+        return max(self.events, key=lambda e: e.total_bytes)
+
+    def totals(self):
+        """``total_bytes`` of every event, a list."""
+        return [e.total_bytes for e in self.events]
+
+    def phase_bounds(self):
+        """{phase: (first index, last index)} of the phases present."""
+        bounds = {}
+        for e in self.events:
+            first, _ = bounds.get(e.phase, (e.index, e.index))
+            bounds[e.phase] = (first, e.index)
+        return bounds
+
+    def table(self):
+        """The peak split by category and kind, as text (one row per category)."""
+        peak = self.peak
+        lines = [f"peak {peak.total_bytes / 1e6:.3f} MB at event {peak.index} "
+                 f"({peak.phase} {peak.op} {peak.module})".rstrip(),
+                 f"{'category':<12}" + "".join(f"{k:>12}" for k in (*KINDS, "total", "share"))]
+        for category in CATEGORIES:
+            row = peak.held[category]
+            total = sum(row.values())
+            lines.append(f"{category:<12}" + "".join(f"{row[k] / 1e6:>10.3f}MB" for k in KINDS)
+                         + f"{total / 1e6:>10.3f}MB{100 * total / peak.total_bytes:>11.1f}%")
+        return "\n".join(lines)
+
+
+def memory_timeline(step_fn, trace=False):
+    """Run ``step_fn()`` (forward, backward, optionally the optimizer) once and record the
+    bytes held after every graph node (see the module docstring).
+
+    Args:
+        step_fn: a function of no arguments running one training step.
+        trace: also record ``tracemalloc``'s count at every event (slower; starts
+            tracemalloc for the call if it is not running).
+
+    Returns:
+        a ``MemoryTimeline``; ``.peak`` is the largest event and ``.table()`` splits it by
+        category (``CATEGORIES``: which module made the array) and kind (``KINDS``).
+
+    Example:
+        >>> def step():
+        ...     loss = F.cross_entropy(model(x), y); loss.backward()
+        >>> timeline = mg.memory_timeline(step)
+        >>> print(timeline.table())
+    """
+    if not callable(step_fn):
+        raise TypeError(f"memory_timeline: step_fn must be callable, got "
+                        f"{type(step_fn).__name__}")
+    started = trace and not tracemalloc.is_tracing()
+    if started:
+        tracemalloc.start()
+    try:
+        tracker = _Tracker(trace)
+        with autograd.observe(tracker):
+            step_fn()
+        tracker.record("end", "", "")
+    finally:
+        if started:
+            tracemalloc.stop()
+    return MemoryTimeline(tracker.events)
+
+
+def category_of(module, op="", in_module=True):
+    """The ``CATEGORIES`` entry of a node recorded in ``module`` (a dotted path): by the
+    path's names (``attn``, ``mlp``, ``ln*``/``norm``, ``*emb``, ``lm_head``); the
+    block's own adds and the model's top level are ``residual``; a node recorded outside
+    any module call (the loss on the logits) is ``loss``."""
+    if not in_module:
+        return "loss"
+    parts = module.split(".") if module else []
+    if any("attn" in p for p in parts):
+        return "attention"
+    if any(p in ("mlp", "ff", "feed_forward") for p in parts):
+        return "mlp"
+    if parts and (parts[-1].startswith("ln") or "norm" in parts[-1]):
+        return "norms"
+    if parts and "emb" in parts[-1]:
+        return "embeddings"
+    if parts and parts[-1] in ("lm_head", "head"):
+        return "head"
+    return "residual"
+
+
+class _Tracker:
+    """Registers arrays as they appear; weak-reference callbacks take them out again."""
+
+    def __init__(self, trace):
+        self.trace = trace
+        self.live = {}                    # id(base array) -> (weakref, nbytes, kind, category)
+        self.bytes = Counter()            # (kind, category) -> bytes alive
+        self.events = []
+        # node -> category, fixed when it is recorded; weak, or it would keep the graph alive
+        self.categories = weakref.WeakKeyDictionary()
+        self.parameters = set()           # ids of leaf tensors' arrays: not the step's
+        self.baseline = tracemalloc.get_traced_memory()[0] if trace else None
+
+    def add(self, array, kind, category):
+        base = memory_owner(array)
+        key = id(base)
+        if key in self.parameters:
+            return
+        if key in self.live:
+            ref, nbytes, old_kind, old_category = self.live[key]
+            if kind == "saved" and old_kind == "held":      # held first, then saved: saved
+                self.live[key] = (ref, nbytes, kind, old_category)
+                self.bytes[old_kind, old_category] -= nbytes
+                self.bytes[kind, old_category] += nbytes
+            return
+        try:
+            ref = weakref.ref(base, functools.partial(self._freed, key))
+        except TypeError:                 # a NumPy scalar, not an array: nothing to hold
+            return
+        self.live[key] = (ref, base.nbytes, kind, category)
+        self.bytes[kind, category] += base.nbytes
+
+    def _freed(self, key, _ref):
+        _, nbytes, kind, category = self.live.pop(key)
+        self.bytes[kind, category] -= nbytes
+
+    def on_forward(self, node):
+        category = category_of(node.module, node.name, autograd.in_module_call())
+        self.categories[node] = category
+        for tensor in node.inputs:
+            if tensor is not None and tensor.grad_fn is None and tensor.requires_grad:
+                self.parameters.add(id(memory_owner(tensor.data)))
+        for array in node.saved_arrays():
+            self.add(array, "saved", category)
+        for tensor in node.inputs:
+            if tensor is not None and (tensor.grad_fn is not None or not tensor.requires_grad):
+                producer = tensor.grad_fn
+                self.add(tensor.data, "held",
+                         self.categories.get(producer, category) if producer else category)
+        self.record("forward", node.name, node.module)
+
+    def on_backward(self, node, pending, captured):
+        for waiting, grads in pending.items():
+            category = self.categories.get(waiting, "residual")
+            for g in grads:
+                if g is not None:
+                    self.add(g, "grad", category)
+        for tensor, g in captured.values():
+            module = (tensor.name or "").rpartition(".")[0]
+            self.add(g, "grad", category_of(module) if tensor.name else "residual")
+        self.record("backward", node.name, node.module)
+
+    def on_free(self, nodes):
+        self.record("freed", "", "")
+
+    def record(self, phase, op, module):
+        held = {c: dict.fromkeys(KINDS, 0) for c in CATEGORIES}
+        for (kind, category), nbytes in self.bytes.items():
+            held[category][kind] += nbytes
+        traced = tracemalloc.get_traced_memory()[0] - self.baseline if self.trace else None
+        self.events.append(MemoryEvent(len(self.events), phase, op, module, held, traced))

@@ -1,0 +1,209 @@
+"""Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics.
+
+    opt = optim.AdamW(model.parameters(), lr=3e-3)
+    scheduler = optim.lr_scheduler.LambdaLR(opt, warmup_cosine(warmup_steps=10,
+                                                               total_steps=200))
+    for step in range(200):
+        ...; opt.step(); scheduler.step()
+
+As in PyTorch, building a scheduler stores each group's ``initial_lr`` (the base rate)
+and sets the rate of step 0 at once; each ``step()`` moves to the next step and writes
+``lr`` into every parameter group. Every schedule here is a closed form of the step
+number, ``lr = initial_lr * factor(step)``, so a scheduler restored from ``state_dict()``
+continues exactly where it stopped.
+"""
+
+import math
+import numbers
+
+__all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "warmup_cosine"]
+
+
+class LRScheduler:
+    """Base class: ``step()``, ``get_last_lr()``, ``state_dict()``, ``load_state_dict()``.
+    Subclasses define ``lr_at(step, base_lr, group_index)``, the learning rate at ``step``."""
+
+    def __init__(self, optimizer, last_epoch=-1):
+        _check_optimizer(type(self).__name__, optimizer)
+        if isinstance(last_epoch, bool) or not isinstance(last_epoch, int) or last_epoch < -1:
+            raise ValueError(f"{type(self).__name__}: last_epoch must be an int >= -1, got "
+                             f"{last_epoch!r}")
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        missing = [i for i, g in enumerate(optimizer.param_groups) if "initial_lr" not in g]
+        if missing:
+            raise ValueError(f"{type(self).__name__}: last_epoch={last_epoch} needs "
+                             f"'initial_lr' in every parameter group, missing in {missing}")
+        self.optimizer = optimizer
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self.step()
+
+    def lr_at(self, step, base_lr, group_index):
+        """The learning rate of group ``group_index`` at ``step`` (defined by subclasses)."""
+        raise NotImplementedError
+
+    def step(self):
+        """Advance one step and write the new learning rate into every parameter group."""
+        self.last_epoch += 1
+        lrs = [self.lr_at(self.last_epoch, base, i) for i, base in enumerate(self.base_lrs)]
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = lr
+        self._last_lr = lrs
+
+    def get_last_lr(self):
+        """The learning rates the latest ``step()`` set, one per parameter group."""
+        return list(self._last_lr)
+
+    def state_dict(self):
+        """``{"last_epoch": int, "base_lrs": [...]}``: enough to continue the schedule
+        (functions such as ``LambdaLR``'s ``lr_lambda`` are not saved, as in PyTorch)."""
+        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
+
+    def load_state_dict(self, state_dict):
+        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or set(state_dict) != {"last_epoch", "base_lrs"}:
+            raise ValueError(f"{name}.load_state_dict: expected keys ['base_lrs', "
+                             f"'last_epoch'], got {state_dict!r}")
+        base_lrs, last_epoch = list(state_dict["base_lrs"]), state_dict["last_epoch"]
+        if len(base_lrs) != len(self.optimizer.param_groups):
+            raise ValueError(f"{name}.load_state_dict: {len(base_lrs)} base_lrs for "
+                             f"{len(self.optimizer.param_groups)} parameter groups")
+        if not isinstance(last_epoch, numbers.Integral) or last_epoch < 0:
+            raise ValueError(f"{name}.load_state_dict: last_epoch must be an int >= 0, got "
+                             f"{last_epoch!r}")
+        self.base_lrs, self.last_epoch = base_lrs, int(last_epoch) - 1
+        self.step()
+
+
+class LambdaLR(LRScheduler):
+    r"""``lr = initial_lr * lr_lambda(step)`` (``torch.optim.lr_scheduler.LambdaLR``): the
+    hook for any schedule.
+
+    Args:
+        optimizer: an ``optim.Optimizer``.
+        lr_lambda: a function of the step (0, 1, 2, ...) returning a factor, or a list of
+            such functions, one per parameter group.
+        last_epoch: the last step done (-1 to start).
+
+    Example:
+        >>> scheduler = LambdaLR(opt, lambda step: 0.95 ** step)
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        _check_optimizer("LambdaLR", optimizer)
+        groups = len(optimizer.param_groups)
+        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
+            else [lr_lambda] * groups
+        if len(lambdas) != groups or not all(callable(f) for f in lambdas):
+            raise ValueError(f"LambdaLR: lr_lambda must be a function or a list of {groups} "
+                             f"functions (one per parameter group), got {lr_lambda!r}")
+        self.lr_lambdas = lambdas
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, step, base_lr, group_index):
+        """``base_lr * lr_lambda(step)``."""
+        return base_lr * self.lr_lambdas[group_index](step)
+
+
+class LinearLR(LRScheduler):
+    r"""Linear ramp of the factor from ``start_factor`` to ``end_factor`` over
+    ``total_iters`` steps, then constant (``torch.optim.lr_scheduler.LinearLR``; a linear
+    warmup with the defaults below and ``start_factor`` small):
+
+    .. math::
+        \eta_t = \eta_0 \Bigl(s + (e - s)\frac{\min(t, T)}{T}\Bigr)
+
+    Args:
+        start_factor (s): in (0, 1]; end_factor (e): in [0, 1]; total_iters (T): >= 1.
+    """
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
+                 last_epoch=-1):
+        if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
+            raise ValueError(f"LinearLR: start_factor must be in (0, 1] and end_factor in "
+                             f"[0, 1], got {start_factor!r} and {end_factor!r}")
+        _check_steps("LinearLR", total_iters=total_iters)
+        self.start_factor, self.end_factor = start_factor, end_factor
+        self.total_iters = total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, step, base_lr, group_index):
+        """The ramped rate at ``step``."""
+        progress = min(step, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * progress)
+
+
+class CosineAnnealingLR(LRScheduler):
+    r"""Cosine decay from the base rate to ``eta_min`` over ``T_max`` steps
+    (``torch.optim.lr_scheduler.CosineAnnealingLR``, in its closed form; PyTorch's recursive
+    update gives the same values up to rounding):
+
+    .. math::
+        \eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t / T_{max}))
+
+    Args:
+        T_max: steps of the half cosine (>= 1); eta_min: the final rate.
+    """
+
+    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        _check_steps("CosineAnnealingLR", T_max=T_max)
+        if not isinstance(eta_min, numbers.Real) or eta_min < 0:
+            raise ValueError(f"CosineAnnealingLR: eta_min must be a non-negative number, "
+                             f"got {eta_min!r}")
+        self.T_max, self.eta_min = T_max, eta_min
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, step, base_lr, group_index):
+        """The annealed rate at ``step``."""
+        cosine = 1 + math.cos(math.pi * step / self.T_max)
+        return self.eta_min + (base_lr - self.eta_min) * cosine / 2
+
+
+def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
+    r"""The factor of nanoGPT's schedule, for ``LambdaLR``: a linear warmup over
+    ``warmup_steps``, then a cosine decay to ``min_factor`` at ``total_steps``, constant
+    after:
+
+    .. math::
+        f(t) = \begin{cases} (t + 1) / W & t < W \\
+        m + \tfrac12 (1 - m)\bigl(1 + \cos(\pi \min(1, \frac{t - W}{S - W}))\bigr)
+        & t \ge W \end{cases}
+
+    Args:
+        warmup_steps (W): >= 0; total_steps (S): > W; min_factor (m): in [0, 1].
+
+    Example:
+        >>> scheduler = LambdaLR(opt, warmup_cosine(10, 200, min_factor=0.1))
+    """
+    _check_steps("warmup_cosine", total_steps=total_steps)
+    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) \
+            or not 0 <= warmup_steps < total_steps:
+        raise ValueError(f"warmup_cosine: warmup_steps must be an int in [0, total_steps="
+                         f"{total_steps}), got {warmup_steps!r}")
+    if not isinstance(min_factor, numbers.Real) or not 0 <= min_factor <= 1:
+        raise ValueError(f"warmup_cosine: min_factor must be in [0, 1], got {min_factor!r}")
+
+    def factor(step):
+        if step < warmup_steps:
+            return (step + 1) / warmup_steps
+        progress = min(1.0, (step - warmup_steps) / (total_steps - warmup_steps))
+        return min_factor + (1 - min_factor) * (1 + math.cos(math.pi * progress)) / 2
+
+    return factor
+
+
+def _check_optimizer(where, optimizer):
+    from .optim import Optimizer      # here: optim imports this module at its top
+
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{where}: optimizer must be an optim.Optimizer, got "
+                        f"{type(optimizer).__name__}")
+
+
+def _check_steps(where, **counts):
+    for name, value in counts.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")

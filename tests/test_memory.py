@@ -1,0 +1,122 @@
+"""mg.memory_timeline: the arrays a training step holds, checked against tracemalloc."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import microgradnorm as mg
+import microgradnorm.functional as F
+from microgradnorm import nn
+from microgradnorm.autograd import topological_order
+from microgradnorm.backend import memory_owner
+from microgradnorm.checks.memory import CATEGORIES, KINDS, category_of
+from microgradnorm.cli.memory import gpt_step_timeline
+
+ROOT = Path(__file__).parents[1]
+SMALL = {"d_model": 16, "n_layers": 2, "n_heads": 2, "context_length": 16, "batch_size": 8}
+
+
+@pytest.mark.parametrize("impl", ["fused", "composite"])
+def test_timeline_matches_tracemalloc_within_10_percent(impl):
+    timeline = gpt_step_timeline(impl, d_model=32, trace=True)
+    peak = timeline.peak
+    traced_peak = max(e.traced_bytes for e in timeline.events)
+    assert abs(traced_peak - peak.total_bytes) <= 0.10 * peak.total_bytes
+    for event in timeline.events:
+        assert abs(event.traced_bytes - event.total_bytes) <= 0.10 * peak.total_bytes, event
+    assert peak.total_bytes > 10e6                 # a real step: tens of MB in float64
+
+
+def test_timeline_phases_and_the_graph_released_at_the_end():
+    timeline = gpt_step_timeline("fused", **SMALL)
+    phases = [e.phase for e in timeline.events]
+    bounds = timeline.phase_bounds()
+    assert bounds["forward"][0] == 0 and bounds["forward"][1] + 1 == bounds["backward"][0]
+    assert phases[-2:] == ["freed", "end"]
+    assert timeline.events[-1].total_bytes == 0     # step returned: its graph is gone
+    forward_end = timeline.events[bounds["forward"][1]]
+    assert forward_end.by_kind["grad"] == 0 and timeline.peak.by_kind["grad"] > 0
+    assert [e.index for e in timeline.events] == list(range(len(timeline.events)))
+
+
+def test_a_graph_kept_by_the_caller_stays_counted():
+    kept = []
+    np.random.seed(0)
+    model = nn.Linear(64, 64)
+    x = np.random.randn(32, 64)
+
+    def step():
+        loss = model(x).tanh().sum()
+        loss.backward()
+        kept.append(loss)
+
+    timeline = mg.memory_timeline(step)
+    assert timeline.events[-1].total_bytes >= 32 * 64 * 8     # tanh's output, at least
+    kept.clear()
+
+
+def test_saved_bytes_at_the_end_of_forward_are_graph_stats_without_parameters():
+    np.random.seed(0)
+    model = nn.GPT(20, 8, 16, 2, 2, impl="composite")
+    idx = np.random.randint(0, 20, (4, 9))
+    seen = {}
+
+    def step():
+        loss = F.cross_entropy(model(idx[:, :-1]), idx[:, 1:])
+        params = {id(memory_owner(p.data)) for p in model.parameters()}
+        saved = {}
+        for node in topological_order([loss.grad_fn]):
+            for array in node.saved_arrays():
+                base = memory_owner(array)
+                if id(base) not in params:
+                    saved[id(base)] = base.nbytes
+        seen["saved"] = sum(saved.values())
+        loss.backward()
+
+    timeline = mg.memory_timeline(step)
+    last_forward = timeline.events[timeline.phase_bounds()["forward"][1]]
+    assert last_forward.by_kind["saved"] == seen["saved"]
+
+
+def test_fused_norms_hold_less_than_composite_and_nothing_else_changes():
+    fused = gpt_step_timeline("fused", **SMALL).peak
+    composite = gpt_step_timeline("composite", **SMALL).peak
+    assert fused.by_category["norms"] < composite.by_category["norms"] / 2
+    assert fused.by_category["attention"] == composite.by_category["attention"]
+    assert fused.total_bytes < composite.total_bytes
+    assert set(fused.held) == set(CATEGORIES)
+    assert all(set(row) == set(KINDS) for row in fused.held.values())
+    table = gpt_step_timeline("fused", **SMALL).table()
+    assert table.splitlines()[0].startswith("peak ") and "norms" in table
+
+
+@pytest.mark.parametrize("module, in_module, category", [
+    ("blocks.0.attn.qkv", True, "attention"), ("blocks.1.mlp.fc1", True, "mlp"),
+    ("blocks.0.ln2", True, "norms"), ("ln_f", True, "norms"), ("tok_emb", True, "embeddings"),
+    ("lm_head", True, "head"), ("blocks.0", True, "residual"), ("", True, "residual"),
+    ("", False, "loss"),
+])
+def test_category_of_a_module_path(module, in_module, category):
+    assert category_of(module, in_module=in_module) == category
+
+
+def test_memory_timeline_wants_a_function():
+    with pytest.raises(TypeError, match="step_fn must be callable"):
+        mg.memory_timeline(3)
+
+
+def test_memory_command_prints_both_peaks_and_plots(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = subprocess.run(
+        [sys.executable, "-m", "microgradnorm", "memory", "--d-model", "16", "--context", "8",
+         "--batch-size", "4", "--trace", "--out", str(tmp_path)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert out.returncode == 0, out.stderr
+    assert "impl=fused" in out.stdout and "impl=composite" in out.stdout
+    assert "peak composite" in out.stdout and "tracemalloc" in out.stdout
+    assert (tmp_path / "memory_timeline.png").stat().st_size > 10_000

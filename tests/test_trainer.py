@@ -1,0 +1,511 @@
+"""What a toy-transformer trainer expects: optimizer state dicts, learning-rate schedules
+against torch.optim.lr_scheduler, gradient accumulation, checkpoints that resume bitwise,
+saves that survive being killed, and LLaMA's SwiGLU feed-forward against torch."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import microgradnorm as mg
+from microgradnorm import nn, optim, train
+from microgradnorm.checkpoint import load_checkpoint, save_checkpoint
+from microgradnorm.lr_scheduler import warmup_cosine
+
+torch = pytest.importorskip("torch")
+
+ROOT = Path(__file__).parents[1]
+OPTIMIZERS = [
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
+    ("Adam", {"lr": 0.01, "betas": (0.8, 0.99), "weight_decay": 0.1}),
+    ("AdamW", {"lr": 0.02, "weight_decay": 0.3}),
+]
+
+
+def loss_of(params, targets):
+    return sum(((p - t) * (p - t) * (p * p + 1).sqrt()).sum() for p, t in zip(params, targets))
+
+
+def make_params(seed=0):
+    rng = np.random.default_rng(seed)
+    return [nn.Parameter(rng.standard_normal(s)) for s in [(3, 4), (4,), (2, 2, 2)]]
+
+
+def run_steps(opt, params, targets, steps):
+    for _ in range(steps):
+        opt.zero_grad()
+        loss_of(params, targets).backward()
+        opt.step()
+
+
+# ----- optimizer state_dict ---------------------------------------------------------------
+@pytest.mark.parametrize("name, options", OPTIMIZERS)
+def test_optimizer_resumed_from_state_dict_continues_bitwise(name, options):
+    targets = [t.data * 0.5 for t in make_params(1)]
+    params = make_params()
+    opt = getattr(optim, name)(params, **options)
+    run_steps(opt, params, targets, 6)
+
+    first = make_params()
+    opt_first = getattr(optim, name)(first, **options)
+    run_steps(opt_first, first, targets, 3)
+    saved = opt_first.state_dict()
+    resumed = [nn.Parameter(p.data.copy()) for p in first]
+    opt_resumed = getattr(optim, name)(resumed, lr=123.0)     # options come from the state
+    opt_resumed.load_state_dict(saved)
+    run_steps(opt_resumed, resumed, targets, 3)
+    for a, b in zip(params, resumed):
+        np.testing.assert_array_equal(a.data, b.data)
+
+
+@pytest.mark.parametrize("name, options", OPTIMIZERS)
+def test_optimizer_state_dict_matches_torch_layout_and_values(name, options):
+    targets = [t.data for t in make_params(1)]
+    params = make_params()
+    params_t = [torch.tensor(p.data, requires_grad=True) for p in params]
+    opt = getattr(optim, name)(params, **options)
+    opt_t = getattr(torch.optim, name)(params_t, **options)
+    run_steps(opt, params, targets, 3)
+    for _ in range(3):
+        opt_t.zero_grad()
+        loss_of(params_t, [torch.tensor(t) for t in targets]).backward()
+        opt_t.step()
+    ours, theirs = opt.state_dict(), opt_t.state_dict()
+    assert ours["param_groups"][0]["params"] == theirs["param_groups"][0]["params"]
+    assert set(ours["param_groups"][0]) <= set(theirs["param_groups"][0])
+    assert set(ours["state"]) == set(theirs["state"])
+    for index, entries in ours["state"].items():
+        assert set(entries) == set(theirs["state"][index])
+        for key, value in entries.items():
+            np.testing.assert_allclose(np.asarray(value), theirs["state"][index][key].numpy(),
+                                       rtol=0, atol=1e-12, err_msg=key)
+
+
+def test_optimizer_state_dict_is_a_copy():
+    params = make_params()
+    opt = optim.Adam(params)
+    run_steps(opt, params, [p.data for p in make_params(1)], 1)
+    saved = opt.state_dict()
+    saved["state"][0]["exp_avg"][...] = 99
+    saved["param_groups"][0]["betas"] = (0.1, 0.2)
+    assert not (opt.state[id(params[0])]["exp_avg"] == 99).any()
+    assert opt.param_groups[0]["betas"] == (0.9, 0.999)
+
+
+@pytest.mark.parametrize("change, match", [
+    (lambda s: s["param_groups"].append(dict(s["param_groups"][0])), "2 parameter groups"),
+    (lambda s: s["param_groups"][0]["params"].pop(), "2 parameters in state_dict, 3"),
+    (lambda s: s["state"][1].update(exp_avg=np.zeros(5)), r"'exp_avg' of parameter 1 has "
+                                                          r"shape \(5,\)"),
+    (lambda s: s["param_groups"][0].update(lr=-1.0), "lr must be a non-negative number"),
+    (lambda s: s["param_groups"][0].pop("eps"), "expected"),
+    (lambda s: s.pop("state"), "expected a dict with keys"),
+])
+def test_bad_optimizer_state_dict_is_a_clear_error_and_changes_nothing(change, match):
+    params = make_params()
+    opt = optim.Adam(params, lr=0.01)
+    run_steps(opt, params, [p.data for p in make_params(1)], 2)
+    before = opt.state_dict()
+    other = optim.Adam(make_params(), lr=0.5)
+    run_steps(other, other.param_groups[0]["params"], [p.data for p in make_params(2)], 1)
+    state = other.state_dict()
+    change(state)
+    with pytest.raises(ValueError, match=match):
+        opt.load_state_dict(state)
+    after = opt.state_dict()
+    assert after["param_groups"] == before["param_groups"]
+    for index, entries in before["state"].items():
+        for key, value in entries.items():
+            np.testing.assert_array_equal(after["state"][index][key], value)
+
+
+# ----- learning-rate schedules ------------------------------------------------------------
+SCHEDULERS = [
+    ("LambdaLR", {"lr_lambda": lambda step: 0.9 ** step + 0.01 * (step % 3)}),
+    ("LinearLR", {"start_factor": 0.1, "total_iters": 7}),
+    ("LinearLR", {"start_factor": 1.0, "end_factor": 0.2, "total_iters": 5}),
+    ("CosineAnnealingLR", {"T_max": 12, "eta_min": 0.001}),
+    ("CosineAnnealingLR", {"T_max": 5}),
+]
+
+
+@pytest.mark.parametrize("name, options", SCHEDULERS)
+def test_scheduler_matches_torch(name, options):
+    groups = [{"params": [nn.Parameter(np.zeros(2))]}, {"params": [nn.Parameter(np.zeros(1))],
+                                                         "lr": 0.3}]
+    groups_t = [{"params": [torch.zeros(2, requires_grad=True)]},
+                {"params": [torch.zeros(1, requires_grad=True)], "lr": 0.3}]
+    opt, opt_t = optim.SGD(groups, lr=0.1), torch.optim.SGD(groups_t, lr=0.1)
+    scheduler = getattr(optim.lr_scheduler, name)(opt, **options)
+    scheduler_t = getattr(torch.optim.lr_scheduler, name)(opt_t, **options)
+    steps = options.get("T_max", 20)            # torch's recursive cosine: one half period
+    for step in range(steps + 1):
+        ours = [g["lr"] for g in opt.param_groups]
+        theirs = [g["lr"] for g in opt_t.param_groups]
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-15, err_msg=f"step {step}")
+        assert scheduler.get_last_lr() == ours
+        opt.step()
+        opt_t.step()
+        scheduler.step()
+        scheduler_t.step()
+
+
+def test_lambda_lr_takes_one_function_per_group_and_resumes_from_state_dict():
+    groups = [{"params": [nn.Parameter(np.zeros(1))]}, {"params": [nn.Parameter(np.zeros(1))]}]
+    opt = optim.SGD(groups, lr=1.0)
+    lambdas = [lambda s: 1 / (s + 1), lambda s: 2.0 ** -s]
+    scheduler = optim.lr_scheduler.LambdaLR(opt, lambdas)
+    for _ in range(4):
+        scheduler.step()
+    assert scheduler.get_last_lr() == [1 / 5, 2.0 ** -4]
+    saved = scheduler.state_dict()
+    opt2 = optim.SGD([{"params": [nn.Parameter(np.zeros(1))]},
+                      {"params": [nn.Parameter(np.zeros(1))]}], lr=1.0)
+    resumed = optim.lr_scheduler.LambdaLR(opt2, lambdas)
+    resumed.load_state_dict(saved)
+    assert [g["lr"] for g in opt2.param_groups] == [1 / 5, 2.0 ** -4]
+    resumed.step()
+    scheduler.step()
+    assert resumed.get_last_lr() == scheduler.get_last_lr()
+    with pytest.raises(ValueError, match="list of 2 functions"):
+        optim.lr_scheduler.LambdaLR(opt, [lambdas[0]])
+    with pytest.raises(TypeError, match="optimizer must be an optim.Optimizer"):
+        optim.lr_scheduler.CosineAnnealingLR(object(), 3)
+    with pytest.raises(ValueError, match="T_max must be a positive int"):
+        optim.lr_scheduler.CosineAnnealingLR(opt, 0)
+
+
+def test_warmup_cosine_ramps_then_decays_to_the_floor():
+    f = warmup_cosine(warmup_steps=4, total_steps=14, min_factor=0.1)
+    assert [f(s) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
+    assert f(4) == 1.0
+    assert f(9) == pytest.approx(0.1 + 0.9 * 0.5)                     # half way: cos = 0
+    assert f(14) == pytest.approx(0.1) and f(100) == pytest.approx(0.1)
+    decay = [f(s) for s in range(4, 15)]
+    assert all(a > b for a, b in zip(decay, decay[1:]))
+    assert warmup_cosine(0, 10)(0) == 1.0
+    with pytest.raises(ValueError, match="warmup_steps must be an int in"):
+        warmup_cosine(10, 10)
+
+
+def test_the_training_loop_follows_its_schedule():
+    result = train.train_tiny_gpt(6, progress=False, d_model=8, n_layers=1, context_length=8,
+                                  lr=0.01, lr_schedule="cosine", warmup_steps=2, min_lr=0.001)
+    f = warmup_cosine(2, 6, 0.1)
+    model_lr = 0.01 * f(6)                      # the rate after the last scheduler.step()
+    assert result.config["lr_schedule"] == "cosine"
+    assert model_lr == pytest.approx(0.001)
+    with pytest.raises(ValueError, match="lr_schedule must be one of"):
+        train.train_tiny_gpt(1, progress=False, lr_schedule="step")
+    with pytest.raises(ValueError, match="grad_accum_steps must be an int >= 1"):
+        train.train_tiny_gpt(1, progress=False, grad_accum_steps=0)
+
+
+# ----- gradient accumulation --------------------------------------------------------------
+def test_gradient_accumulation_equals_one_large_batch():
+    """Two micro-batches of 4 with losses scaled by 1/2 give the gradient of the batch of 8:
+    the same windows, since drawing 4 + 4 start positions is the same stream as 8."""
+    kwargs = {"steps": 3, "progress": False, "d_model": 8, "n_layers": 1,
+              "context_length": 8, "seed": 2}
+    big = train.train_tiny_gpt(batch_size=8, **kwargs)
+    accumulated = train.train_tiny_gpt(batch_size=4, grad_accum_steps=2, **kwargs)
+    np.testing.assert_allclose(accumulated.losses, big.losses, rtol=1e-12)
+    for key, value in big.model.state_dict().items():
+        np.testing.assert_allclose(accumulated.model.state_dict()[key], value, rtol=1e-10,
+                                   atol=1e-12, err_msg=key)
+    single = train.train_tiny_gpt(batch_size=4, **kwargs)
+    assert single.losses[1] != accumulated.losses[1]        # it does see more windows
+
+
+# ----- checkpoints ------------------------------------------------------------------------
+@pytest.mark.parametrize("impl", ["fused", "composite"])
+def test_run_stopped_at_k_and_resumed_ends_bitwise_at_2k(impl, tmp_path):
+    k = 4
+    kwargs = {"impl": impl, "progress": False, "d_model": 16, "n_layers": 2,
+              "context_length": 8, "batch_size": 4, "seed": 5, "lr_schedule": "cosine",
+              "warmup_steps": 2, "min_lr": 3e-4, "lr_decay_steps": 2 * k,
+              "grad_accum_steps": 2, "weight_decay": 0.1}
+    straight = train.train_tiny_gpt(2 * k, **kwargs)
+    path = tmp_path / "run.npz"
+    first = train.train_tiny_gpt(k, checkpoint=path, **kwargs)
+    np.random.seed(999)                    # whatever runs in between moves the global state
+    resumed = train.train_tiny_gpt(2 * k, resume=path, **kwargs)
+    assert resumed.config["start_step"] == k
+    assert resumed.losses[:k] == first.losses
+    assert resumed.losses == straight.losses
+    for key, value in straight.model.state_dict().items():
+        np.testing.assert_array_equal(resumed.model.state_dict()[key], value, err_msg=key)
+
+
+def test_resuming_a_different_run_is_a_clear_error(tmp_path):
+    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
+              "batch_size": 4, "lr_schedule": "cosine"}
+    path = tmp_path / "run.npz"
+    train.train_tiny_gpt(2, checkpoint=path, lr_decay_steps=4, **kwargs)
+    with pytest.raises(ValueError, match=r"lr=0.003 in the checkpoint, 0.01 now"):
+        train.train_tiny_gpt(4, resume=path, lr_decay_steps=4, **{**kwargs, "lr": 0.01})
+    with pytest.raises(ValueError, match="the cosine ends at step 4 in the checkpoint, 6 now"):
+        train.train_tiny_gpt(6, resume=path, **kwargs)
+    assert train.train_tiny_gpt(4, resume=path, lr_decay_steps=4, impl="composite",
+                                **kwargs).config["start_step"] == 2
+
+
+def test_checkpoint_restores_every_random_state_and_rejects_a_mismatch(tmp_path):
+    import random
+    np.random.seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 2))
+    opt = optim.AdamW(model.parameters(), lr=0.1)
+    scheduler = optim.lr_scheduler.CosineAnnealingLR(opt, 10)
+    rng = np.random.default_rng(7)
+    model(mg.tensor(np.ones((2, 3)))).sum().backward()
+    opt.step()
+    scheduler.step()
+    path = save_checkpoint(tmp_path / "c", model, opt, step=1, scheduler=scheduler, rng=rng,
+                           extra={"note": "x"})
+    assert path.endswith("c.npz")
+    expected = (np.random.random(), random.random(), rng.random(),
+                model(mg.tensor(np.ones((2, 3)))).data.copy())    # dropout draws too
+
+    np.random.seed(1)
+    other = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5), nn.Linear(4, 2))
+    other_opt = optim.AdamW(other.parameters(), lr=0.5)
+    other_scheduler = optim.lr_scheduler.CosineAnnealingLR(other_opt, 10)
+    other_rng = np.random.default_rng(8)
+    loaded = load_checkpoint(path, other, other_opt, other_scheduler, other_rng)
+    assert loaded.step == 1 and loaded.extra == {"note": "x"}
+    assert other_opt.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
+    got = (np.random.random(), random.random(), other_rng.random(),
+           other(mg.tensor(np.ones((2, 3)))).data)
+    assert got[:3] == expected[:3]
+    np.testing.assert_array_equal(got[3], expected[3])
+
+    wrong = nn.Sequential(nn.Linear(3, 5), nn.Dropout(0.5), nn.Linear(5, 2))
+    before = wrong.state_dict()
+    state = np.random.get_state(legacy=False)
+    with pytest.raises(ValueError, match="expected shape"):
+        load_checkpoint(path, wrong, optim.AdamW(wrong.parameters()))
+    with pytest.raises(ValueError, match="holds AdamW, got a SGD"):
+        load_checkpoint(path, other, optim.SGD(other.parameters()))
+    for key, value in before.items():
+        np.testing.assert_array_equal(wrong.state_dict()[key], value)
+    assert np.random.get_state(legacy=False)["state"]["pos"] == state["state"]["pos"]
+
+
+def test_checkpoint_failing_optimizer_leaves_the_model_unchanged(tmp_path):
+    np.random.seed(0)
+    model = nn.Linear(2, 2)
+    opt = optim.Adam(model.parameters())
+    model(mg.tensor(np.ones((1, 2)))).sum().backward()
+    opt.step()
+    path = save_checkpoint(tmp_path / "c.npz", model, opt, step=1)
+    target = nn.Linear(2, 2)
+    before = target.state_dict()
+    bad_opt = optim.Adam([target.weight])            # one parameter fewer than saved
+    with pytest.raises(ValueError, match="parameters in state_dict"):
+        load_checkpoint(path, target, bad_opt)
+    for key, value in before.items():
+        np.testing.assert_array_equal(target.state_dict()[key], value)
+
+
+# ----- saving survives a kill -------------------------------------------------------------
+KILLED_SAVE = textwrap.dedent("""
+    import sys, time
+    import numpy as np
+    import numpy.lib.format as fmt
+    sys.path.insert(0, {root!r})
+    from microgradnorm import nn
+    from microgradnorm.checkpoint import save_checkpoint
+
+    write_array = fmt.write_array
+    def slow_write_array(*args, **kwargs):        # write the first array, then hang
+        write_array(*args, **kwargs)
+        args[0].flush() if hasattr(args[0], "flush") else None
+        print("writing", flush=True)
+        time.sleep(60)
+    fmt.write_array = slow_write_array
+    model = nn.Linear(300, 300)
+    if {how!r} == "checkpoint":
+        save_checkpoint({path!r}, model, step=2)
+    elif {how!r} == "nn.save":
+        nn.save(model, {path!r})
+    else:
+        np.savez({path!r}, **model.state_dict())  # what nn.save did before: in place
+""")
+
+
+def _kill_while_saving(path, how):
+    code = KILLED_SAVE.format(root=str(ROOT), path=str(path), how=how)
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert process.stdout.readline().strip() == "writing"
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.wait(timeout=30)
+    assert process.returncode == -signal.SIGKILL
+
+
+@pytest.mark.parametrize("how", ["checkpoint", "nn.save"])
+def test_a_save_killed_mid_write_leaves_the_previous_file_loadable(how, tmp_path):
+    np.random.seed(0)
+    model = nn.Linear(300, 300)
+    path = tmp_path / "last.npz"
+    if how == "checkpoint":
+        save_checkpoint(path, model, step=1)
+    else:
+        nn.save(model, path)
+    _kill_while_saving(path, how)
+    partial = [p for p in tmp_path.iterdir() if p.name != "last.npz"]
+    assert len(partial) == 1 and partial[0].name.startswith(".last.npz.")
+    assert partial[0].stat().st_size > 0                      # the kill hit a real write
+    restored = nn.Linear(300, 300)
+    if how == "checkpoint":
+        assert load_checkpoint(path, restored).step == 1
+    else:
+        restored.load_state_dict(nn.load(path))
+    np.testing.assert_array_equal(restored.weight.data, model.weight.data)
+
+
+def test_an_in_place_save_killed_mid_write_destroys_the_file(tmp_path):
+    """The failure the atomic save prevents: np.savez straight over the old file."""
+    np.random.seed(0)
+    path = tmp_path / "last.npz"
+    nn.save(nn.Linear(300, 300), path)
+    _kill_while_saving(path, "np.savez")
+    with pytest.raises(Exception):                           # noqa: B017 (zip or npy error)
+        nn.load(path)
+
+
+def test_an_interrupted_save_keeps_the_old_file_and_leaves_no_temporary(tmp_path,
+                                                                        monkeypatch):
+    import numpy.lib.format as fmt
+    path = tmp_path / "m.npz"
+    nn.save({"w": np.ones(3)}, path)
+    write_array = fmt.write_array
+    calls = []
+
+    def interrupted(*args, **kwargs):                       # Ctrl-C after the first array
+        if calls:
+            raise KeyboardInterrupt
+        calls.append(1)
+        write_array(*args, **kwargs)
+
+    monkeypatch.setattr(fmt, "write_array", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        nn.save({"w": np.zeros(3), "v": np.zeros(2)}, path)
+    assert calls and sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]
+    monkeypatch.undo()
+    np.testing.assert_array_equal(nn.load(path)["w"], np.ones(3))
+
+
+# ----- SwiGLU -----------------------------------------------------------------------------
+class TorchSwiGLU(torch.nn.Module):
+    """LLaMA's FeedForward, written from its definition."""
+
+    def __init__(self, dim, hidden_dim, multiple_of):
+        super().__init__()
+        hidden_dim = int(2 * hidden_dim / 3)
+        hidden_dim = multiple_of * ((hidden_dim + multiple_of - 1) // multiple_of)
+        self.w1 = torch.nn.Linear(dim, hidden_dim, bias=False)
+        self.w2 = torch.nn.Linear(hidden_dim, dim, bias=False)
+        self.w3 = torch.nn.Linear(dim, hidden_dim, bias=False)
+
+    def forward(self, x):
+        return self.w2(torch.nn.functional.silu(self.w1(x)) * self.w3(x))
+
+
+@pytest.mark.parametrize("d_model, hidden, multiple_of", [(16, None, 8), (12, 40, 16),
+                                                          (8, None, 256)])
+def test_swiglu_matches_llama_feedforward_in_torch(d_model, hidden, multiple_of):
+    np.random.seed(0)
+    ff = nn.FeedForward(d_model, hidden, activation="swiglu", multiple_of=multiple_of)
+    ref = TorchSwiGLU(d_model, 4 * d_model if hidden is None else hidden, multiple_of).double()
+    assert ff.hidden == ref.w1.out_features
+    assert [n for n, _ in ff.named_parameters()] == ["fc1.weight", "fc3.weight", "fc2.weight"]
+    with torch.no_grad():
+        for ours, theirs in ((ff.fc1, ref.w1), (ff.fc2, ref.w2), (ff.fc3, ref.w3)):
+            theirs.weight.copy_(torch.tensor(ours.weight.data))
+    x = np.random.randn(2, 5, d_model)
+    dy = np.random.randn(2, 5, d_model)
+    xm = mg.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    y, yt = ff(xm), ref(xt)
+    np.testing.assert_allclose(y.data, yt.detach().numpy(), rtol=1e-12, atol=1e-13)
+    y.backward(dy)
+    yt.backward(torch.tensor(dy))
+    np.testing.assert_allclose(xm.grad, xt.grad.numpy(), rtol=1e-12, atol=1e-13)
+    for ours, theirs in ((ff.fc1, ref.w1), (ff.fc2, ref.w2), (ff.fc3, ref.w3)):
+        np.testing.assert_allclose(ours.weight.grad, theirs.weight.grad.numpy(), rtol=1e-12,
+                                   atol=1e-13)
+
+
+def test_swiglu_hidden_follows_llama():
+    assert nn.swiglu_hidden(4 * 4096) == 11008                  # LLaMA-7B
+    assert nn.swiglu_hidden(4 * 5120) == 13824                  # LLaMA-13B
+    assert nn.swiglu_hidden(4 * 32, multiple_of=8) == 88
+    with pytest.raises(ValueError, match="activation"):
+        nn.FeedForward(8, activation="geglu")
+    with pytest.raises(ValueError, match="multiple_of"):
+        nn.FeedForward(8, activation="swiglu", multiple_of=0)
+
+
+def test_gpt_with_swiglu_trains_and_deepnorm_scales_the_gate():
+    result = train.train_tiny_gpt(15, progress=False, d_model=16, n_layers=1,
+                                  context_length=8, activation="swiglu", lr=1e-2)
+    assert result.losses[-1] < result.losses[0] - 0.3
+    assert "fc3" in dict(result.model.blocks[0].mlp.named_modules())
+    np.random.seed(0)
+    plain = nn.TransformerBlock(8, 2, activation="swiglu", n_layers=4)
+    np.random.seed(0)
+    deep = nn.TransformerBlock(8, 2, activation="swiglu", placement="deepnorm", n_layers=4)
+    beta = nn.deepnorm_constants(4)[1]
+    np.testing.assert_allclose(deep.mlp.fc3.weight.data, beta * plain.mlp.fc3.weight.data)
+
+
+def test_train_command_resumes_from_its_checkpoint(tmp_path):
+    common = ["--d-model", "8", "--layers", "1", "--context", "8", "--batch-size", "4",
+              "--lr-schedule", "cosine", "--warmup-steps", "2", "--lr-decay-steps", "6",
+              "--grad-accum-steps", "2", "--no-progress", "--sample", "0"]
+    path = str(tmp_path / "run.npz")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def run(*args):
+        out = subprocess.run([sys.executable, "-m", "microgradnorm", "train", *common, *args],
+                             capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        return out.stdout
+
+    straight = run("--steps", "6")
+    run("--steps", "3", "--checkpoint", path)
+    resumed = run("--steps", "6", "--resume", path)
+    assert "resumed from" in resumed and "at step 3" in resumed
+    # "loss <first> -> <last> in 6 steps": the same numbers, printed to 4 decimals
+    assert straight.split(" in 6 steps")[0].split("\n")[-1] == \
+        resumed.split(" in 6 steps")[0].split("\n")[-1]
+
+
+def test_half_precision_optimizer_state_resumes_bitwise_in_float32():
+    """float16 parameters keep float32 moments and master copies; a resume keeps them."""
+    def make():
+        return [nn.Parameter(p.data.astype(np.float16)) for p in make_params()]
+    targets = [t.data.astype(np.float16) * 0.5 for t in make_params(1)]
+    straight = make()
+    opt = optim.AdamW(straight, lr=1e-2, master_weights=True)
+    run_steps(opt, straight, targets, 4)
+    first = make()
+    opt_first = optim.AdamW(first, lr=1e-2, master_weights=True)
+    run_steps(opt_first, first, targets, 2)
+    saved = opt_first.state_dict()
+    assert saved["state"][0]["exp_avg"].dtype == saved["state"][0]["master"].dtype == np.float32
+    resumed = [nn.Parameter(p.data.copy()) for p in first]
+    opt_resumed = optim.AdamW(resumed, lr=1e-2, master_weights=True)
+    opt_resumed.load_state_dict(saved)
+    assert opt_resumed.state[id(resumed[0])]["master"].dtype == np.float32
+    run_steps(opt_resumed, resumed, targets, 2)
+    for a, b in zip(straight, resumed):
+        np.testing.assert_array_equal(a.data, b.data)
