@@ -149,8 +149,9 @@ class Context:
         self.function = function
         self.inputs = inputs
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
-        self.module = _module_path()
-        groups = _state.group_stack
+        state = _state                # per thread: grad mode and the scope stacks
+        modules, groups = state.module_stack, state.group_stack
+        self.module = modules[-1] if modules else ""                  # _module_path()
         self.group = groups[-1] if groups else None
 
     @property
@@ -254,18 +255,29 @@ class Function:
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)
-        record = _state.grad_enabled and any(ctx.needs_input_grad)
+        record = _state.grad_enabled and True in ctx.needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
-        arrays = raw if isinstance(raw, tuple) else (raw,)
+        make = _tensor.Tensor._from_op
         node = ctx if record else None
-        outputs = [_tensor.Tensor._from_op(a, node, i) for i, a in enumerate(arrays)]
+        if not isinstance(raw, tuple):                   # one output: the usual case
+            outputs = (make(raw, node, 0),)
+            if getattr(raw, "base", None) is not None:
+                _share_versions_with_bases(tensors, outputs)
+            if record:
+                ctx.outputs_meta = ((raw.shape, raw.dtype),)
+                if ctx._saved:
+                    ctx._track_saved(tensors, outputs)
+                for observer in _observers:
+                    observer.on_forward(ctx)
+            return outputs[0]
+        outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
         _share_versions_with_bases(tensors, outputs)
         if record:
-            ctx.outputs_meta = [(a.shape, a.dtype) for a in arrays]
+            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in raw])
             ctx._track_saved(tensors, outputs)
             for observer in _observers:
                 observer.on_forward(ctx)
-        return tuple(outputs) if isinstance(raw, tuple) else outputs[0]
+        return outputs
 
 
 def _as_tensors(inputs):
@@ -296,8 +308,13 @@ def _share_versions_with_bases(inputs, outputs):
 
 
 def _check_same_device(op_name, tensors):
-    if len(tensors) < 2 or len({type(t.data) for t in tensors if t is not None}) == 1:
-        return                            # one array type: one device (cheap, so first)
+    if len(tensors) < 2:
+        return
+    if len(tensors) == 2 and tensors[0] is not None and tensors[1] is not None:
+        if type(tensors[0].data) is type(tensors[1].data):
+            return                        # one array type: one device (the usual case)
+    elif len({type(t.data) for t in tensors if t is not None}) == 1:
+        return
     devices = {t.device for t in tensors if t is not None}
     if len(devices) > 1:
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
@@ -394,8 +411,7 @@ def backward(root, grad=None, retain_graph=False):
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "grad")
-    captured = run_backward([root], [grad], retain_graph,
-                            capture=lambda t: t.grad_fn is None or t._retains_grad)
+    captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
     for tensor, g in captured.values():
         tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
@@ -485,21 +501,35 @@ def run_backward(roots, root_grads, retain_graph, capture):
     """The engine: propagate ``root_grads`` from ``roots`` through the graph.
 
     Returns {id(tensor): (tensor, summed gradient)} for every tensor reached for which
-    ``capture(tensor)`` is true. Frees the saved arrays unless ``retain_graph``.
+    ``capture(tensor)`` is true (``capture=None``: the leaves and the tensors that retain
+    their gradient, as ``backward()`` fills ``.grad``). Frees the saved arrays unless
+    ``retain_graph``.
     """
     captured = {}
     output_grads = {}                     # node -> [gradient per output, or None]
+    summed = set()                        # id of each sum this loop made: its own to add to
 
     def receive(tensor, g):
-        if capture(tensor):
-            _accumulate(captured, tensor, g)
         node = tensor.grad_fn
+        if capture is None:
+            if node is None or tensor._retains_grad:
+                _accumulate(captured, tensor, g)
+        elif capture(tensor):
+            _accumulate(captured, tensor, g)
         if node is not None:
             slots = output_grads.get(node)
             if slots is None:
                 slots = output_grads[node] = [None] * len(node.outputs_meta)
             i = tensor._output_index
-            slots[i] = g if slots[i] is None else slots[i] + g
+            previous = slots[i]
+            if previous is None:
+                slots[i] = g
+            elif id(previous) in summed:
+                previous += g                 # a sum made here, held by no one else yet
+            else:
+                total = slots[i] = previous + g
+                if getattr(total, "ndim", 0):   # an array (a 0-d sum is a NumPy scalar)
+                    summed.add(id(total))
 
     for root, g in zip(roots, root_grads):
         if root.requires_grad:
@@ -509,7 +539,10 @@ def run_backward(roots, root_grads, retain_graph, capture):
         grads = output_grads.pop(node, None)
         if grads is None:
             continue
-        node.check_not_freed()        # also a node that saved nothing: the graph is gone
+        if summed:                    # the sums leave the loop's hands: no more in place
+            summed.difference_update(map(id, grads))
+        if node._freed:               # also a node that saved nothing: the graph is gone
+            node.check_not_freed()
         if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
             grads = _zeros_for_missing(grads, node.outputs_meta)
         input_grads = node.function.backward(node, *grads)
@@ -517,7 +550,10 @@ def run_backward(roots, root_grads, retain_graph, capture):
             input_grads = (input_grads,)
         for tensor, g in zip(node.inputs, input_grads):
             if g is not None and tensor is not None and tensor.requires_grad:
-                receive(tensor, _fit(g, tensor, node))
+                data = tensor.data
+                if g.shape != data.shape or g.dtype != data.dtype:
+                    g = _fit(g, tensor, node)
+                receive(tensor, g)
         for observer in _observers:
             observer.on_backward(node, output_grads, captured)
     if not retain_graph:

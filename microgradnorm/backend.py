@@ -115,3 +115,48 @@ def erf(array):
         return cupy_erf(array)
     # asarray: on a 0-d array frompyfunc returns a bare Python float
     return np.asarray(_math_erf(array.astype(np.float64)), dtype=array.dtype)
+
+
+# ----- the C allocator ------------------------------------------------------------------------
+KEEP_FREED_BYTES = 1 << 30        # freed heap memory kept for reuse, at most
+_MALLOC_TRIM_THRESHOLD, _MALLOC_MMAP_THRESHOLD = -1, -3    # mallopt parameters (malloc.h)
+_MMAP_THRESHOLD_MAX = 32 << 20    # glibc's largest mmap threshold on 64-bit systems
+
+
+def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
+    """Let glibc's ``malloc`` keep freed memory for the next arrays instead of returning it
+    to the operating system (``mallopt``), for the rest of the process.
+
+    A training step frees and re-creates the same large temporaries every step. By default
+    glibc hands much of that memory back and takes it again, and every 4 KiB page of it
+    taken again is a page fault with the page zeroed: at d_model 64 that was about 6,000
+    faults and a third of the CPU time of a tiny-GPT step. With this call arrays below
+    32 MiB come from the heap and up to ``trim_threshold`` bytes of freed heap stay with the
+    process. Memory is still reused, not leaked; the resident size stays near its peak.
+
+    Args:
+        trim_threshold: bytes of free memory at the top of the heap kept before any is
+            returned (``M_TRIM_THRESHOLD``).
+
+    Returns:
+        True when applied; False where the C library has no ``mallopt`` (not glibc:
+        macOS, Windows, musl), which changes nothing.
+
+    Example:
+        >>> mg.backend.keep_freed_memory()       # once, before training
+        True
+    """
+    import ctypes
+    import ctypes.util
+
+    if isinstance(trim_threshold, bool) or not isinstance(trim_threshold, int) \
+            or not 0 <= trim_threshold < 2**31:
+        raise ValueError(f"keep_freed_memory: trim_threshold must be an int in [0, 2**31), "
+                         f"got {trim_threshold!r}")
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_MALLOC_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
+                and mallopt(_MALLOC_TRIM_THRESHOLD, trim_threshold))

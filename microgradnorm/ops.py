@@ -108,7 +108,9 @@ class Add(Function):
     @staticmethod
     def backward(ctx, grad):
         a_shape, b_shape = ctx.shapes
-        return unbroadcast(grad, a_shape), unbroadcast(grad, b_shape)
+        need_a, need_b = ctx.needs_input_grad      # a constant (a mask) needs no sum
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(grad, b_shape) if need_b else None)
 
 
 class Sub(Function):
@@ -120,7 +122,9 @@ class Sub(Function):
     @staticmethod
     def backward(ctx, grad):
         a_shape, b_shape = ctx.shapes
-        return unbroadcast(grad, a_shape), unbroadcast(-grad, b_shape)
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(-grad, b_shape) if need_b else None)
 
 
 class Mul(Function):
@@ -448,6 +452,28 @@ class Stack(Function):
         return tuple(xp.take(grad, i, axis=ctx.axis) for i in range(ctx.count))
 
 
+class Split(Function):
+    """``x`` cut along ``axis`` into consecutive pieces of the given sizes: one node with one
+    output per piece, each a view of x (``torch.split``). Backward joins the pieces'
+    gradients into one array (a piece no path reached contributes zeros), instead of one
+    zero-filled full-size gradient per piece that the engine would then add up."""
+
+    @staticmethod
+    def forward(ctx, x, sizes, axis):
+        ctx.axis = axis
+        index = [slice(None)] * x.ndim
+        pieces, start = [], 0
+        for size in sizes:
+            index[axis] = slice(start, start + size)
+            pieces.append(x[tuple(index)])
+            start += size
+        return tuple(pieces)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return backend.array_module(grads[0]).concatenate(grads, axis=ctx.axis)
+
+
 def _check_matmul(a_shape, b_shape):
     if not a_shape or not b_shape:
         raise ValueError(f"matmul: both operands need at least 1 dim, got shapes "
@@ -472,17 +498,27 @@ class MatMul(Function):
     """``a @ b`` with NumPy's rules: batched over leading dims (broadcast), 1-D operands
     promoted to a row (a) or column (b) vector and the added axis removed again.
     float16 and bfloat16 products accumulate in float32 and round once (as torch's; NumPy
-    has no bfloat16 matmul loop)."""
+    has no bfloat16 matmul loop).
+
+    A batched ``a`` (..., n, k) times a matrix ``b`` (k, m), as a Linear layer on (B, T, C),
+    is one product of the stacked rows (B·T, k) @ (k, m), forward and for both gradients:
+    NumPy's batched matmul would run B small products, and b's gradient would be formed per
+    batch element and then summed.
+    """
 
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
         _check_matmul(a.shape, b.shape)
+        if a.ndim > 2 and b.ndim == 2:
+            return _matmul(_stacked_rows(a), b).reshape(*a.shape[:-1], b.shape[1])
         return _matmul(a, b)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
+        if b.ndim == 2 and a.ndim >= 2:
+            return _matmul_rows_backward(ctx, grad, a, b)
         a2 = a[None, :] if a.ndim == 1 else a              # (..., n, k)
         b2 = b[:, None] if b.ndim == 1 else b              # (..., k, m)
         g2 = grad[..., None] if b.ndim == 1 else grad       # put back the removed axes,
@@ -498,12 +534,32 @@ class MatMul(Function):
 
 
 def _matmul(a, b):
+    if a.dtype.itemsize >= 4 and b.dtype.itemsize >= 4:
+        return a @ b                     # no half-precision operand (the usual case, cheap)
     if not (is_half(a.dtype) or is_half(b.dtype)):
         return a @ b
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
     if not is_half(dtype):
         return a @ b
     return (a.astype(np.float32) @ b.astype(np.float32)).astype(dtype)
+
+
+def _stacked_rows(a):
+    """(..., n, k) -> (rows, k): a view when a's rows are contiguous, else one copy."""
+    return a.reshape(-1, a.shape[-1])
+
+
+def _matmul_rows_backward(ctx, grad, a, b):
+    # a (..., n, k) @ b (k, m): grad (..., n, m) as rows (R, m), R = prod(...)·n
+    grad_rows = grad if grad.ndim == 2 else _stacked_rows(grad)       # (R, m)
+    grad_a = grad_b = None
+    if ctx.needs_input_grad[0]:
+        grad_a = _matmul(grad_rows, b.T)                   # (R, k)
+        grad_a = grad_a if a.ndim == 2 else grad_a.reshape(a.shape)     # (..., n, k)
+    if ctx.needs_input_grad[1]:
+        rows = a if a.ndim == 2 else _stacked_rows(a)
+        grad_b = _matmul(rows.T, grad_rows)                # (k, R) @ (R, m): summed over R
+    return grad_a, grad_b
 
 
 class Erf(Function):
@@ -563,6 +619,38 @@ def stack(tensors, axis=0, *, dim=None):
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
     return Stack.apply(*tensors, axis=axis)
+
+
+def split(x, split_size_or_sections, axis=0, *, dim=None):
+    """Cut ``x`` along ``axis`` (``dim``: PyTorch's name) into pieces (``torch.split``): an
+    int gives pieces of that size (the last one smaller when the size does not divide the
+    dim), a sequence of ints gives each piece's size (they must add up to the dim). Returns
+    a tuple of Tensors, views of x.
+
+    Example:
+        >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
+    """
+    axis = axis if dim is None else dim
+    ndim = len(x.shape)
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) \
+            or not -ndim <= axis < ndim:
+        raise ValueError(f"split: axis must be an int in [{-ndim}, {ndim}) for a tensor with "
+                         f"{ndim} dims, got {axis!r}")
+    axis %= ndim
+    length = x.shape[axis]
+    if isinstance(split_size_or_sections, numbers.Integral) \
+            and not isinstance(split_size_or_sections, bool):
+        size = int(split_size_or_sections)
+        if size < 1:
+            raise ValueError(f"split: split_size must be a positive int, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if (not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0
+                    for n in sizes) or sum(sizes) != length):
+            raise ValueError(f"split: sections must be non-negative ints adding up to the "
+                             f"size {length} of axis {axis}, got {sizes}")
+    return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
 def matmul(a, b):

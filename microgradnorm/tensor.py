@@ -75,8 +75,16 @@ class Tensor:
 
     @classmethod
     def _from_op(cls, array, ctx, output_index):
+        # _init's fields, set directly: this runs once per op output
         tensor = cls.__new__(cls)
-        tensor._init(array, ctx is not None, ctx, output_index)
+        tensor.data = array
+        tensor._grad = None
+        tensor.requires_grad = ctx is not None
+        tensor.grad_fn = ctx
+        tensor._output_index = output_index
+        tensor._version_box = [0]
+        tensor._retains_grad = False
+        tensor.name = None
         return tensor
 
     # ----- properties -------------------------------------------------------------------
@@ -462,6 +470,10 @@ class Tensor:
         """Merge the dims from ``start_dim`` on into one: (2, 3, 4) -> (24,), or
         (2, 12) with ``start_dim=1``."""
         return self.reshape(self.shape[:start_dim] + (-1,))
+
+    def split(self, split_size_or_sections, axis=0, *, dim=None):
+        """Pieces along ``axis`` (``torch.Tensor.split``); see ``ops.split``."""
+        return ops.split(self, split_size_or_sections, axis, dim=dim)
 
     def permute(self, *axes):
         """Reorder the dims (ints or one tuple): shape (s[axes[0]], s[axes[1]], ...)."""

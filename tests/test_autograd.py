@@ -607,3 +607,38 @@ def test_a_scalar_leaf_broadcast_against_a_matrix_gets_an_array_gradient():
     x = mg.tensor(2.0, requires_grad=True)
     (x * mg.tensor(np.ones((3, 4)))).sum().backward()
     assert isinstance(x.grad, np.ndarray) and x.grad.shape == () and x.grad == 12.0
+
+
+def test_gradients_summed_from_many_consumers_are_right_and_never_aliased():
+    # h feeds five uses: h + h (one node returning the same array for both inputs), h * 2,
+    # h itself summed, and a retained h2 = h * h; the engine adds the third and later
+    # gradients of h in place into the sum it made for the first two.
+    x = mg.tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+    h = x * 3.0
+    h.retain_grad()
+    h2 = h * h
+    h2.retain_grad()
+    loss = ((h + h) + h * 2.0 + h + h2).sum()
+    loss.backward()
+    hv = 3.0 * x.data
+    np.testing.assert_allclose(h.grad, 2 + 2 + 1 + 2 * hv)
+    np.testing.assert_allclose(x.grad, 3 * (5 + 2 * hv))
+    np.testing.assert_allclose(h2.grad, np.ones(3))
+    before = x.grad.copy()
+    h.grad += 100.0                               # the gradients share no memory
+    np.testing.assert_array_equal(x.grad, before)
+    np.testing.assert_allclose(h2.grad, np.ones(3))
+
+
+def test_a_sum_passed_on_to_two_inputs_is_not_added_into_later():
+    # a = h + k is used three times, so its gradient is a sum the engine made; Add's
+    # backward hands that one array to h and to k, and k keeps it as its .grad. h then
+    # gets k's backward too: adding that to h's gradient must not change k.grad.
+    x = mg.tensor(np.array([1.0, 2.0]), requires_grad=True)
+    h = x * 3.0
+    k = h * 4.0
+    k.retain_grad()
+    a = h + k
+    (a + a * 2.0 + a).sum().backward()
+    np.testing.assert_allclose(k.grad, [4.0, 4.0])
+    np.testing.assert_allclose(x.grad, [3 * (4 + 4 * 4)] * 2)

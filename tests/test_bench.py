@@ -190,3 +190,16 @@ def test_bench_rejects_a_shape_that_is_not_2d():
     result = run_cli("bench", "--quick", "--shape", "4,8,16")
     assert result.returncode == 2
     assert "--shape takes 2-D shapes M,D" in result.stderr
+
+
+def test_cpu_timer_counts_this_process_cpu_time_not_sleep():
+    import time
+    slept = bench.cpu_timer(lambda: time.sleep(0.05))
+    assert slept < 0.02
+    busy = bench.cpu_timer(lambda: sum(range(300_000)))
+    assert busy > 0
+
+
+def test_bench_clock_cpu_is_refused_for_cuda():
+    result = run_cli("bench", "--device", "cuda", "--clock", "cpu", "--quick")
+    assert result.returncode == 2 and "--clock cpu" in result.stderr

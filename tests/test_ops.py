@@ -628,3 +628,47 @@ def test_float16_elementwise_ops(name):
     assert a.grad.dtype == np.float16 and b.grad.dtype == np.float16
     assert_close(a.grad, ta.grad.numpy(), rtol=1e-2, atol=1e-2)
     assert_close(b.grad, tb.grad.numpy(), rtol=1e-2, atol=2e-2)
+
+
+# ----- split --------------------------------------------------------------------------------
+@pytest.mark.parametrize("sections, axis", [(2, 0), (3, 1), ([1, 4, 2], -1), (7, 2), (4, -1)])
+def test_split_matches_torch_forward_and_backward(sections, axis):
+    x = seeded_normal((3, 5, 7), 4)
+    weights = [seeded_normal((3, 5, 7), 5 + i) for i in range(7)]
+
+    def joined(pieces, xp):
+        # every piece used, each weighted differently, so a mix-up of pieces shows
+        return sum((p * xp(w[tuple(slice(0, n) for n in p.shape)])).sum()
+                   for p, w in zip(pieces, weights))
+
+    check_against_torch(
+        lambda t: joined(t.split(sections, axis=axis), lambda a: a),
+        lambda t: joined(t.split(sections, dim=axis), torch.from_numpy), [x])
+
+
+def test_split_is_one_node_with_views_and_zero_gradient_for_an_unused_piece():
+    x = mg.tensor(np.arange(12.0).reshape(2, 6), requires_grad=True)
+    a, b, c = x.split(2, axis=1)
+    assert a.grad_fn is b.grad_fn is c.grad_fn
+    np.testing.assert_array_equal(b.data, [[2, 3], [8, 9]])
+    assert np.shares_memory(b.data, x.data)
+    (b * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad, [[0, 0, 3, 3, 0, 0]] * 2)
+
+
+def test_split_rejects_bad_sections_and_axis_naming_them():
+    x = mg.tensor(np.zeros((2, 6)))
+    with pytest.raises(ValueError, match="adding up to the size 6"):
+        x.split([2, 3], axis=1)
+    with pytest.raises(ValueError, match="split_size must be a positive int"):
+        x.split(0, axis=1)
+    with pytest.raises(ValueError, match="axis must be an int"):
+        x.split(2, axis=2)
+
+
+def test_attention_projects_qkv_once():
+    from microgradnorm import nn
+    attention = nn.CausalSelfAttention(8, 2)
+    y = attention(mg.tensor(seeded_normal((2, 3, 8), 0)))
+    # qkv and proj: two matrix products of the input rows, plus q @ k^T and att @ v
+    assert mg.graph_stats(y).by_op["MatMul"] == 4

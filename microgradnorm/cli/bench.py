@@ -83,6 +83,15 @@ def wall_timer(synchronize=None):
     return timer
 
 
+def cpu_timer(fn):
+    """A timer that reads this process's CPU time (user + system, every thread) around one
+    call of ``fn``: on a machine shared with other jobs, time spent waiting for a core is
+    not counted, so single-threaded code reads the same under load. Not for GPU work."""
+    start = time.process_time()
+    fn()
+    return time.process_time() - start
+
+
 def time_call(fn, repeat=5, warmup=1, synchronize=None, timer=None):
     """Run ``fn()`` ``warmup`` times untimed (caches, allocator, lazy compilation), then
     ``repeat`` times timed.
@@ -408,7 +417,7 @@ class StepResult:
 
 def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_length=32,
                      batch_size=16, vocab_size=64, dtype="float64", repeat=5, warmup=1,
-                     device="cpu", seed=0):
+                     device="cpu", seed=0, timer=None):
     """Time one training step of the tiny transformer: ``nn.GPT`` with the defaults of
     ``train_tiny_gpt`` (d_model 32, 4 heads, 2 blocks, context 32, batch 16, float64) on
     random tokens: forward, cross-entropy, ``zero_grad``, backward and an AdamW update.
@@ -430,7 +439,7 @@ def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_le
         optimizer.step()
 
     nodes = graph_stats(cross_entropy(model(inputs), targets)).nodes
-    return StepResult(impl, nodes, time_call(step, repeat, warmup))
+    return StepResult(impl, nodes, time_call(step, repeat, warmup, timer=timer))
 
 
 # ----- the whole run ------------------------------------------------------------------------
@@ -473,9 +482,21 @@ def add_parser(commands):
                         help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
     parser.add_argument("--repeat", type=positive_int,
                         help="timed calls per case, the median is shown (default: 7, "
-                             "--quick 3)")
+                             "--train 9, --quick 3)")
     parser.add_argument("--torch-threads", type=positive_int,
                         help="PyTorch's intra-op threads (default: PyTorch's choice)")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="NumPy's BLAS (through threadpoolctl) and PyTorch on one thread")
+    parser.add_argument("--train", action="store_true",
+                        help="instead of the norms: the tiny GPT's training step against "
+                             "the same model in PyTorch, one thread each, and its scaling "
+                             "with d_model and context (a PNG in --out)")
+    parser.add_argument("--out", default=".",
+                        help="--train: directory for train_step_scaling.png (default: here)")
+    parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                        help="cpu: time each call by this process's CPU time, not the wall "
+                             "clock: steadier on a machine shared with other jobs; CPU only "
+                             "(default %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=run)
 
@@ -489,8 +510,22 @@ def progress_printer(args):
 
 def run(args):
     if args.device == "cuda":
+        if args.train or args.clock == "cpu":
+            raise ValueError("--train and --clock cpu are for --device cpu")
         from . import bench_cuda
         return bench_cuda.run(args)
+    from . import bench_train
+    if args.repeat is not None and args.repeat < 1:
+        raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
+    if args.train:
+        return bench_train.run(args, progress_printer(args))
+    if not args.one_thread:
+        return run_norms(args, bench_train)
+    with bench_train.single_thread():
+        return run_norms(args, bench_train)
+
+
+def run_norms(args, bench_train):
     args.norm = args.norm or NORMS
     args.dtype = args.dtype or ("float32", "float64")
     if "bfloat16" in args.dtype:
@@ -505,21 +540,24 @@ def run(args):
         for dtype in args.dtype:
             check_memory(shape, dtype, arrays=24)
     repeat = args.repeat or (3 if args.quick else 7)
-    print("microgradnorm bench --device cpu: composite vs fused vs PyTorch, medians")
+    timer = cpu_timer if args.clock == "cpu" else None
+    print("microgradnorm bench --device cpu: composite vs fused vs PyTorch, medians"
+          + (" of process CPU time" if timer else ""))
     for line in machine_description(args.device):
         print(f"  {line}")
-    copy_gbps = copy_bandwidth(np, nbytes=(8 if args.quick else 64) * 2**20, repeat=repeat)
+    copy_gbps = copy_bandwidth(np, nbytes=(8 if args.quick else 64) * 2**20, repeat=repeat,
+                               timer=timer)
     print(f"  np.copyto bandwidth: {copy_gbps:.2f} GB/s (read + write)")
-    engine = engine_overhead(repeat=repeat * 3)
-    print(f"  engine: {engine.us_per_node:.1f} us per node, forward + backward "
-          f"({engine.nodes} nodes, tiny tensors)")
-    steps = [transformer_step(impl, repeat=repeat) for impl in ("composite", "fused")]
+    print(bench_train.format_engine(
+        bench_train.engine_comparison(repeat=max(9, repeat * 3), timer=timer)))
+    steps = [transformer_step(impl, repeat=repeat, timer=timer)
+             for impl in ("composite", "fused")]
     print("  tiny transformer training step (nn.GPT d_model 32, 2 blocks, batch 16 x 32, "
           "float64, AdamW):")
     print("    " + ", ".join(f"{s.impl} norms {s.timing.median * 1e3:.1f} ms ({s.nodes} nodes)"
                             for s in steps))
     rows = run_norm_bench(args.norm, shapes, args.dtype, device=args.device,
                           repeat=repeat, warmup=1, copy_gbps=copy_gbps,
-                          progress=progress_printer(args))
+                          progress=progress_printer(args), timer=timer)
     print()
     print(format_table(rows))

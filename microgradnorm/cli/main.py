@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from .. import backend
 from . import bench, compare, demo, explain, graph, memory, precision, train
 
 # in the order ``--help`` lists them
@@ -21,6 +22,7 @@ def build_parser():
 
 def main(argv=None):
     args = build_parser().parse_args(argv)
+    backend.keep_freed_memory()       # programs: reuse freed arrays' memory (no page faults)
     try:
         args.run(args)
     except (ValueError, TypeError) as error:

@@ -59,6 +59,17 @@ def _row_blocks(x):
     return [slice(start, start + step) for start in range(0, x.shape[0], step)]
 
 
+def _param_rows(param, x):
+    """A per-feature parameter (D,) repeated over a block's rows, (block rows, D), on the
+    CPU: NumPy multiplies two same-shape contiguous arrays about twice as fast as an array
+    by a broadcast row, and the copy is made once per call for all blocks. The products are
+    the same numbers. On a GPU (one block) and for None, the parameter itself."""
+    if param is None or device_of(x) != "cpu":
+        return param
+    rows = min(_block_rows(x), x.shape[0])
+    return array_module(x).broadcast_to(param, (rows, param.shape[-1])).copy()
+
+
 # ----- LayerNorm ----------------------------------------------------------------------------
 def layer_norm_forward(x, weight, bias, eps):
     """y = (x - mean) * rstd * weight + bias over each row.
@@ -72,9 +83,14 @@ def layer_norm_forward(x, weight, bias, eps):
 def _layer_norm_forward(x, residual, weight, bias, eps):
     """LayerNorm of x, or of s = x + residual when residual is given: each block then forms
     its rows of s and normalizes them while they are still in cache. Returns y, s, mean,
-    rstd (s is None without a residual)."""
+    rstd (s is None without a residual).
+
+    Passes. Main memory: x read once, y written once (+ residual read, s written). Per
+    block, in cache: 7 — row sum (BLAS), x - mean, square, row sum (BLAS), × rstd, × w,
+    + b (5 elementwise without weight and bias). Each pass stays: dropping one would change
+    the rounding, e.g. × (rstd·w) in one pass instead of × rstd then × w."""
     xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
-    weight, bias = _acc(weight, acc), _acc(bias, acc)
+    weight, bias = _param_rows(_acc(weight, acc), x), _param_rows(_acc(bias, acc), x)
     y = xp.empty_like(x)                                    # (M, D)
     s = None if residual is None else xp.empty_like(x)      # (M, D)
     mean, rstd = xp.empty(rows, acc), xp.empty(rows, acc)   # (M,)
@@ -91,7 +107,7 @@ def _layer_norm_forward(x, residual, weight, bias, eps):
         var /= size
         rb = 1 / xp.sqrt(var + eps)                         # (m,)  eps inside the sqrt
         yb *= rb[:, None]                                   # x̂
-        _affine_(yb, weight, bias)
+        _affine_(yb, _rows(weight, len(rb)), _rows(bias, len(rb)))
         if y.dtype != acc:
             y[block] = yb                                   # float32 -> float16 cast
         mean[block], rstd[block] = mb, rb
@@ -129,9 +145,12 @@ def rms_norm_forward(x, weight, eps):
 
 
 def _rms_norm_forward(x, residual, weight, eps):
-    """RMSNorm of x, or of s = x + residual (as in ``_layer_norm_forward``)."""
+    """RMSNorm of x, or of s = x + residual (as in ``_layer_norm_forward``).
+
+    Passes. Main memory: x read once, y written once. Per block, in cache: 4 — square
+    (into y's block), row sum (BLAS), x × rstd, × w."""
     xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
-    weight = _acc(weight, acc)
+    weight = _param_rows(_acc(weight, acc), x)              # (block rows, D)
     y = xp.empty_like(x)                                    # (M, D)
     s = None if residual is None else xp.empty_like(x)      # (M, D)
     rstd = xp.empty(rows, acc)                              # (M,)
@@ -144,7 +163,7 @@ def _rms_norm_forward(x, residual, weight, eps):
         rb /= size
         rb = 1 / xp.sqrt(rb + eps)                          # (m,)
         xp.multiply(xb, rb[:, None], out=yb)                # x̂
-        _affine_(yb, weight, None)
+        _affine_(yb, _rows(weight, len(rb)), None)
         if y.dtype != acc:
             y[block] = yb                                   # float32 -> float16 cast
         rstd[block] = rb
@@ -174,6 +193,11 @@ def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
     which BLAS computes from the one product dy·xc, and
         dx = rstd · (g - mean(g) - xc · rstd·mean(g·x̂))
     forms g = dy·w only at the end, where it is needed element by element.
+
+    Passes. Main memory: x and dy read once, dx written once (+ ds read). Per block, in
+    cache: LayerNorm 10 — x - mean, dy·xc, its column sum (BLAS, dweight), column sum of dy
+    (BLAS, dbias), its row product with w (BLAS), xc × coefficient, + mean(g), dy·w,
+    subtract, × rstd. RMSNorm 7 — the same without the centring, dbias and mean(g).
     """
     xp, acc, (rows, size) = array_module(x), rstd.dtype, x.shape
     w = xp.ones(size, acc) if weight is None else _acc(weight, acc)        # (D,)  1: no weight
@@ -181,6 +205,7 @@ def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
     dweight = xp.zeros(size, acc) if weight is not None else None
     dbias = xp.zeros(size, acc) if need_bias_grad else None
     block_rows = min(_block_rows(x), rows)
+    w_rows = None if weight is None else _param_rows(w, x)                  # (block rows, D)
     ones_rows = xp.ones(block_rows, acc)
     xc_buffer, product_buffer = xp.empty((2, block_rows, size), acc)
     for block in _row_blocks(x):
@@ -205,7 +230,7 @@ def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
         if weight is None:
             g = xp.subtract(dyb, taken, out=taken)          # (m, D)  g = dy: no pass for w = 1
         else:
-            g = xp.multiply(dyb, w, out=dy_xc)              # (m, D)  g = dy·w, reusing scratch
+            g = xp.multiply(dyb, _rows(w_rows, rows_here), out=dy_xc)   # (m, D)  g = dy·w
             g -= taken
         if dx.dtype == acc:
             xp.multiply(g, rb[:, None], out=dx[block])
@@ -317,6 +342,11 @@ def update_running_stats(running_mean, running_var, mean, var, count, momentum):
 # ----- helpers ------------------------------------------------------------------------------
 def _channel(param):
     return None if param is None else param[:, None]        # (C,) -> (C, 1) against (N, C, L)
+
+
+def _rows(param_rows, count):
+    """The first ``count`` rows of a ``_param_rows`` array (a 1-D parameter as it is)."""
+    return param_rows if param_rows is None or param_rows.ndim == 1 else param_rows[:count]
 
 
 def _affine_(xhat, weight, bias):

@@ -52,7 +52,7 @@ class CausalSelfAttention(Module):
         B, T, C = x.shape
         H, D = self.n_heads, C // self.n_heads
         q, k, v = (t.reshape(B, T, H, D).transpose(1, 2)           # each (B, H, T, D)
-                   for t in (self.qkv(x)[..., i * C:(i + 1) * C] for i in range(3)))
+                   for t in self.qkv(x).split(C, axis=-1))
         scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D))  # (B, H, T, T)
         mask = np.triu(np.full((T, T), -np.inf, dtype=x.dtype), k=1)
         att = F.softmax(scores + backend.to_device(mask, x.device), axis=-1)
