@@ -5,6 +5,7 @@ backward returns one gradient per input with that input's shape; binary ops broa
 NumPy and ``unbroadcast`` sums the gradient back to each input's shape.
 """
 
+import math
 import numbers
 import operator
 
@@ -545,8 +546,9 @@ def _matmul(a, b):
 
 
 def _stacked_rows(a):
-    """(..., n, k) -> (rows, k): a view when a's rows are contiguous, else one copy."""
-    return a.reshape(-1, a.shape[-1])
+    """(..., n, k) -> (rows, k): a view when a's rows are contiguous, else one copy. The
+    row count is spelled out: reshape(-1, 0) of a zero-size array is ambiguous to NumPy."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def _matmul_rows_backward(ctx, grad, a, b):
