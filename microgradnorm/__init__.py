@@ -9,7 +9,7 @@
 """
 
 from . import nn, optim
-from .autograd import Function, grad, is_grad_enabled, no_grad
+from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
                      jacobian, memory_timeline, precision_report)
 from .dtypes import bfloat16
@@ -19,6 +19,7 @@ from .tensor import Tensor, tensor
 __version__ = "0.1.0"
 
 __all__ = ["Function", "GradcheckError", "GraphStats", "MemoryTimeline", "Tensor", "bfloat16",
-           "compare", "concatenate", "grad", "gradcheck", "graph_stats", "is_grad_enabled",
-           "jacobian", "matmul", "maximum", "memory_timeline", "nn", "no_grad", "optim",
-           "precision_report", "split", "stack", "tensor"]
+           "compare", "concatenate", "enable_grad", "grad", "gradcheck", "graph_stats",
+           "is_grad_enabled", "jacobian", "matmul", "maximum", "memory_timeline", "nn",
+           "no_grad", "optim", "precision_report", "set_grad_enabled", "split", "stack",
+           "tensor"]

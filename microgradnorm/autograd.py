@@ -8,27 +8,123 @@ micrograd; gradients are summed per node output and accumulated into leaf ``.gra
 """
 
 import contextlib
+import functools
 import itertools
+import threading
 
+from . import dtypes
 from .backend import array_module, device_of, memory_owner
 
-_grad_enabled = True
+
+class _ThreadState(threading.local):
+    """Per-thread autograd state, as in PyTorch: grad mode and the scope stacks. A
+    ``no_grad`` block in one thread leaves recording on in every other thread, and two
+    threads calling different modules each label their own nodes."""
+
+    def __init__(self):
+        self.grad_enabled = True
+        self.module_stack = []          # module paths, innermost last (``module_scope``)
+        self.group_stack = []           # (name, call number) of open ``op_group``s
+
+
+_state = _ThreadState()
 
 
 def is_grad_enabled():
-    """False inside ``mg.no_grad()`` (nothing is recorded), True otherwise."""
-    return _grad_enabled
+    """Whether ops record the graph in this thread (True unless inside ``no_grad``)."""
+    return _state.grad_enabled
 
 
-@contextlib.contextmanager
-def no_grad():
-    """Inside this block ops record no graph and save nothing for backward."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, False
-    try:
-        yield
-    finally:
-        _grad_enabled = previous
+class set_grad_enabled:
+    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``).
+
+    Called, it sets the mode at once; used as a context manager it restores the previous
+    mode on exit; used as a decorator the function runs in that mode. Each thread has its
+    own mode (a new thread starts with recording on).
+
+    Args:
+        mode: True to record ops, False not to.
+
+    Example:
+        >>> with mg.set_grad_enabled(False):
+        ...     y = x * 2                      # y.requires_grad is False
+        >>> mg.set_grad_enabled(True)          # as a plain call: from here on
+    """
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, "
+                            f"got {type(mode).__name__}")
+        self.mode = mode
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _state.grad_enabled = self.previous
+        return False
+
+    def __call__(self, fn):
+        # As a decorator the mode applies to each call, not from the decoration on.
+        _state.grad_enabled = self.previous
+        return _grad_mode_decorator(fn, lambda: set_grad_enabled(self.mode))
+
+
+class _GradMode:
+    """A context manager and decorator that sets grad mode to ``MODE`` in this thread and
+    restores the previous mode on exit (also on an exception)."""
+
+    MODE = True
+
+    def __enter__(self):
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = self.MODE
+        return self
+
+    def __exit__(self, *exc):
+        _state.grad_enabled = self.previous
+        return False
+
+    def __call__(self, fn):
+        return _grad_mode_decorator(fn, type(self))
+
+
+def _grad_mode_decorator(fn, make):
+    if not callable(fn):
+        raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+class no_grad(_GradMode):
+    """Inside this block (or decorated function) ops record no graph and save nothing for
+    backward, in this thread only (``torch.no_grad``).
+
+    Example:
+        >>> with mg.no_grad():
+        ...     y = model(x)                  # no graph: evaluation, optimizer steps
+    """
+
+    MODE = False
+
+
+class enable_grad(_GradMode):
+    """Turn recording back on inside a ``no_grad`` block, in this thread only
+    (``torch.enable_grad``); a context manager and a decorator.
+
+    Example:
+        >>> with mg.no_grad():
+        ...     with mg.enable_grad():
+        ...         y = x * 2                  # recorded
+    """
+
+    MODE = True
 
 
 class Context:
@@ -53,8 +149,10 @@ class Context:
         self.function = function
         self.inputs = inputs
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
-        self.module = _module_stack[-1] if _module_stack else ""      # _module_path()
-        self.group = _group_stack[-1] if _group_stack else None
+        state = _state                # per thread: grad mode and the scope stacks
+        modules, groups = state.module_stack, state.group_stack
+        self.module = modules[-1] if modules else ""                  # _module_path()
+        self.group = groups[-1] if groups else None
 
     @property
     def name(self):
@@ -157,7 +255,7 @@ class Function:
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)
-        record = _grad_enabled and True in ctx.needs_input_grad
+        record = _state.grad_enabled and True in ctx.needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
         make = _tensor.Tensor._from_op
         node = ctx if record else None
@@ -242,39 +340,40 @@ def observe(observer):
 def in_module_call():
     """True while an ``nn.Module`` is running its forward (a node recorded now belongs to
     a module; one recorded outside, such as a loss on the logits, does not)."""
-    return bool(_module_stack)
+    return bool(_state.module_stack)
 
 
 # Module scopes: nn.Module pushes its path here while it runs, so nodes know who made them.
-_module_stack = []
-
-
+# The stack is per thread (``_state``), like grad mode.
 @contextlib.contextmanager
 def module_scope(path):
-    _module_stack.append(path)
+    stack = _state.module_stack
+    stack.append(path)
     try:
         yield
     finally:
-        _module_stack.pop()
+        stack.pop()
 
 
 def _module_path():
-    return _module_stack[-1] if _module_stack else ""
+    stack = _state.module_stack
+    return stack[-1] if stack else ""
 
 
 # Op groups: a functional norm marks the nodes of one call, so that the visualizer can fold
-# a composite norm's subgraph into one box. Each call gets its own number.
-_group_stack = []
+# a composite norm's subgraph into one box. Each call gets its own number (unique across
+# threads: itertools.count is atomic under the GIL).
 _group_calls = itertools.count()
 
 
 @contextlib.contextmanager
 def op_group(name):
-    _group_stack.append((name, next(_group_calls)))
+    stack = _state.group_stack
+    stack.append((name, next(_group_calls)))
     try:
         yield
     finally:
-        _group_stack.pop()
+        stack.pop()
 
 
 def topological_order(root_nodes):
@@ -372,6 +471,19 @@ def _root_grad(root, grad, name):
                                f"output, got shape {root.shape}")
         return root.xp.ones(root.shape, dtype=root.dtype)
     grad = grad.data if isinstance(grad, Tensor) else grad
+    if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
+        try:
+            grad = root.xp.asarray(grad)
+        except (ValueError, TypeError):
+            grad = None
+        if grad is None or not _is_real(grad.dtype):
+            raise TypeError(f"backward(): {name} must be an array, a Tensor or nested lists "
+                            f"of numbers of the output's shape {root.shape}")
+    if grad.dtype.kind == "c":
+        raise TypeError(f"backward(): {name} is complex ({grad.dtype}) but the output is "
+                        f"real ({root.dtype}); the imaginary part would be dropped")
+    if not _is_real(grad.dtype):
+        raise TypeError(f"backward(): {name} must hold real numbers, got dtype {grad.dtype}")
     if tuple(grad.shape) != root.shape:
         raise ValueError(f"backward(): {name} has shape {tuple(grad.shape)}, expected the "
                          f"output's shape {root.shape}")
@@ -379,6 +491,10 @@ def _root_grad(root, grad, name):
         raise ValueError(f"backward(): {name} is on {device_of(grad)}, the output on "
                          f"{root.device}")
     return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
+
+
+def _is_real(dtype):
+    return dtype.kind in "iub" or dtypes.is_floating(dtype)
 
 
 def run_backward(roots, root_grads, retain_graph, capture):

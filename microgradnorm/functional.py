@@ -48,6 +48,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
     """
     normalized_shape = _check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                        weight=weight, bias=bias)
+    if x.size == 0:
+        return _empty_norm(x, weight, bias)
     if impl == "composite":
         with op_group("layer_norm"):          # the visualizer can fold the call's nodes
             return composite.layer_norm(x, normalized_shape, weight, bias, eps)
@@ -93,6 +95,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
     """
     normalized_shape = _check_rms_norm("rms_norm", x, normalized_shape, weight, eps, impl,
                                        offset, casting)
+    if x.size == 0:
+        return _empty_norm(x, weight, None)
     if impl == "composite":
         with op_group("rms_norm"):
             return composite.rms_norm(x, normalized_shape, weight, eps, offset, casting)
@@ -117,6 +121,9 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
     normalized_shape = _check_row_norm("add_layer_norm", x, normalized_shape, eps, impl,
                                        weight=weight, bias=bias)
     _check_like("add_layer_norm", "residual", residual, x)
+    if x.size == 0:
+        s = x + residual
+        return _empty_norm(s, weight, bias), s
     if impl == "composite":
         with op_group("add_layer_norm"):
             return composite.add_layer_norm(x, residual, normalized_shape, weight, bias, eps)
@@ -133,6 +140,9 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fus
     normalized_shape = _check_rms_norm("add_rms_norm", x, normalized_shape, weight, eps, impl,
                                        offset, casting)
     _check_like("add_rms_norm", "residual", residual, x)
+    if x.size == 0:
+        s = x + residual
+        return _empty_norm(s, weight, None), s
     if impl == "composite":
         with op_group("add_rms_norm"):
             return composite.add_rms_norm(x, residual, normalized_shape, weight, eps, offset,
@@ -155,7 +165,10 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
     Args:
         x: floating-point Tensor of shape (N, C) or (N, C, L) (any (N, C, *) works).
-        running_mean, running_var: Tensors or arrays of shape (C,), or None (training only).
+        running_mean, running_var: Tensors or arrays of shape (C,), or None (training only),
+            in x's dtype (float16 x may keep float32 statistics); writeable when training.
+            As PyTorch's CPU kernels do, statistics of another dtype are refused rather
+            than updated at a lower precision.
         weight, bias: γ and β of shape (C,), or None.
         training: use (and update) batch statistics.
         momentum: weight of the new batch in the running statistics, in [0, 1].
@@ -166,16 +179,24 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         >>> y = F.batch_norm(x, rm, rv, training=True)     # x (32, 4), rm/rv arrays (4,)
     """
     _check_tensor("batch_norm", "x", x)
+    if x.ndim < 2 and x.size == 0:          # torch returns an empty 1-D input as it is
+        return x * 1.0
     if x.ndim < 2:
         raise ValueError(f"batch_norm: x must have shape (N, C) or (N, C, L), got {x.shape}")
     channels = (x.shape[1],)
     _check_param("batch_norm", "weight", weight, channels, x)
     _check_param("batch_norm", "bias", bias, channels, x)
     _check_eps_impl("batch_norm", eps, impl)
-    if not isinstance(momentum, numbers.Real) or not 0 <= momentum <= 1:
+    if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
+            or not 0 <= momentum <= 1):
         raise ValueError(f"batch_norm: momentum must be a number in [0, 1], got {momentum!r}")
-    stats = [_running_stat(name, stat, channels, x)
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"batch_norm: training must be a bool, got {type(training).__name__}")
+    stats = [_running_stat(name, stat, channels, x, training)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
+    if x.size == 0:                 # an empty batch (or no channels): torch returns an empty
+        return _empty_norm(x, *(None if p is None else p.reshape((1, -1) + (1,) * (x.ndim - 2))
+                                for p in (weight, bias)))      # result, stats unchanged
     if training:
         count = x.size // x.shape[1]
         if count < 2:
@@ -197,6 +218,17 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         for _, owner in stats:
             if owner is not None:
                 owner._version_box[0] += 1          # updated in place: a new version
+    return y
+
+
+def _empty_norm(x, weight, bias):
+    # A zero-size input: the output is as empty as x (torch returns it too), recorded in the
+    # graph so that backward gives x an empty gradient and weight and bias zero gradients.
+    y = x * 1.0
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
     return y
 
 
@@ -259,10 +291,10 @@ def _normalized_shape(fn, normalized_shape):
         shape = tuple(normalized_shape)
     except TypeError:
         shape = None
-    if (not shape or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 1
+    if (not shape or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0
                          for n in shape)):
-        raise ValueError(f"{fn}: normalized_shape must be a positive int or a non-empty tuple "
-                         f"of positive ints, got {normalized_shape!r}")
+        raise ValueError(f"{fn}: normalized_shape must be a non-negative int or a non-empty "
+                         f"tuple of non-negative ints, got {normalized_shape!r}")
     return tuple(int(n) for n in shape)
 
 
@@ -308,8 +340,14 @@ def _check_rms_norm(fn, x, normalized_shape, weight, eps, impl, offset, casting)
     return normalized_shape
 
 
-def _running_stat(name, stat, shape, x):
-    """(array, owning Tensor or None) for a running statistic, checked."""
+def _running_stat(name, stat, shape, x, training):
+    """(array, owning Tensor or None) for a running statistic, checked: everything that
+    could make the in-place update fail is refused before either statistic is touched.
+
+    dtype: the statistics must have x's dtype, as PyTorch's CPU kernels require ("mixed
+    dtype"), except that float16/bfloat16 x may keep float32 statistics (as mixed
+    precision does on a GPU): a float32 statistic with float64 x would silently lose the
+    update's precision."""
     if stat is None:
         return None, None
     owner = stat if isinstance(stat, Tensor) else None
@@ -321,6 +359,12 @@ def _running_stat(name, stat, shape, x):
         raise ValueError(f"batch_norm: {name} must have shape {shape}, got {tuple(array.shape)}")
     if not is_floating(array.dtype):
         raise TypeError(f"batch_norm: {name} must be floating point, got dtype {array.dtype}")
+    if array.dtype != x.dtype and not (is_half(x.dtype) and array.dtype == np.float32):
+        raise TypeError(f"batch_norm: {name} must have x's dtype {x.dtype} (or float32 for "
+                        f"float16/bfloat16 x), got {array.dtype}")
+    if training and not getattr(getattr(array, "flags", None), "writeable", True):
+        raise ValueError(f"batch_norm: {name} is read-only, but training=True updates it in "
+                         "place; pass a writeable array (np.array(...) makes one)")
     if backend.device_of(array) != x.device:
         raise ValueError(f"batch_norm: {name} must be on x's device {x.device!r}")
     return array, owner
@@ -376,6 +420,12 @@ def _shifted(x, axis):
     return x - x.detach().max(axis, keepdims=True)
 
 
+def _empty_softmax(x, axis):
+    # A zero-size x: the (log-)softmax is as empty as x, as in torch; the axis is checked.
+    ops.normalize_axis(axis, x.ndim)
+    return x * 1.0
+
+
 def _softmax_axis(fn, axis, dim):
     if dim is None:
         return axis
@@ -394,6 +444,8 @@ def softmax(x, axis=-1, *, dim=None):
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
     axis = _softmax_axis("softmax", axis, dim)
+    if x.size == 0:
+        return _empty_softmax(x, axis)
     e = _shifted(x, axis).exp()
     return e / e.sum(axis, keepdims=True)
 
@@ -402,6 +454,8 @@ def log_softmax(x, axis=-1, *, dim=None):
     r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}` along
     ``axis`` (``dim``: PyTorch's name). Shape: the input's."""
     axis = _softmax_axis("log_softmax", axis, dim)
+    if x.size == 0:
+        return _empty_softmax(x, axis)
     z = _shifted(x, axis)
     return z - z.exp().sum(axis, keepdims=True).log()
 

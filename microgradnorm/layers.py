@@ -41,6 +41,10 @@ def _features(cls_name, normalized_shape, d_model):
 
 
 def _check_input(cls_name, x, ndims, feature_axis, features):
+    if hasattr(x, "grad_fn") and hasattr(x, "data"):          # a microgradnorm Tensor
+        raise TypeError(f"{cls_name}.forward: x must be a NumPy (or CuPy) array, got a "
+                        "Tensor; the seed layers work on arrays without autograd: pass "
+                        "t.detach().numpy(), or use nn / functional for Tensors")
     xp = array_module(x)
     x = xp.asarray(x)
     if x.dtype.kind != "f":
@@ -56,12 +60,49 @@ def _check_input(cls_name, x, ndims, feature_axis, features):
 
 
 def _check_params(layer, shape, names):
-    """γ and β may be replaced by the user between calls; check them before use."""
+    """γ and β (and eps, momentum, the running statistics) may be replaced by the user
+    between calls; check them all before anything is computed or updated."""
+    cls_name = type(layer).__name__
     for name in names:
         value = getattr(layer, name)
         if tuple(getattr(value, "shape", ())) != shape:
-            raise ValueError(f"{type(layer).__name__}.forward: {name} must be an array of "
+            raise ValueError(f"{cls_name}.forward: {name} must be an array of "
                              f"shape {shape}, got {getattr(value, 'shape', type(value).__name__)}")
+        if getattr(getattr(value, "dtype", None), "kind", None) != "f":
+            raise TypeError(f"{cls_name}.forward: {name} must be a floating-point array, got "
+                            f"dtype {value.dtype} (its gradient would be truncated)")
+    _check_eps(cls_name, layer.eps)
+
+
+def _check_eps(cls_name, eps):
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < np.inf:
+        raise ValueError(f"{cls_name}: eps must be a finite number >= 0, got {eps!r}")
+
+
+def _check_momentum(cls_name, momentum):
+    if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
+            or not 0 <= momentum <= 1):
+        raise ValueError(f"{cls_name}: momentum must be a number in [0, 1], got {momentum!r}")
+
+
+def _check_running(layer, training):
+    """The running statistics: float arrays of shape (C,), writeable when training
+    updates them; checked together, so a bad running_var cannot leave running_mean
+    moved."""
+    for name in ("running_mean", "running_var"):
+        value = getattr(layer, name)
+        if value is None or not hasattr(value, "shape") or not hasattr(value, "dtype"):
+            raise TypeError(f"BatchNorm.forward: {name} must be an array of shape "
+                            f"({layer.num_features},), got {type(value).__name__}")
+        if tuple(value.shape) != (layer.num_features,):
+            raise ValueError(f"BatchNorm.forward: {name} must have shape "
+                             f"({layer.num_features},), got {tuple(value.shape)}")
+        if value.dtype.kind != "f":
+            raise TypeError(f"BatchNorm.forward: {name} must be a floating-point array, got "
+                            f"dtype {value.dtype}")
+        if training and not getattr(getattr(value, "flags", None), "writeable", True):
+            raise ValueError(f"BatchNorm.forward: {name} is read-only, but training updates "
+                             "it in place")
 
 
 def _normalized(x2, cache, shape):
@@ -88,6 +129,7 @@ class _RowNorm:
 
     def __init__(self, normalized_shape, eps, d_model):
         self.normalized_shape = _features(type(self).__name__, normalized_shape, d_model)
+        _check_eps(type(self).__name__, eps)
         self.eps = eps
         self.gamma = np.ones(self.normalized_shape)                 # (D,)
         self.grad_gamma = None
@@ -242,6 +284,8 @@ class BatchNorm:
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1):
         self.num_features = _features("BatchNorm", num_features, None)
+        _check_eps("BatchNorm", eps)
+        _check_momentum("BatchNorm", momentum)
         self.eps, self.momentum = eps, momentum
         self.gamma = np.ones(self.num_features)
         self.beta = np.zeros(self.num_features)
@@ -273,6 +317,8 @@ class BatchNorm:
         """
         x = _check_input("BatchNorm", x, (2, 3), 1, self.num_features)
         _check_params(self, (self.num_features,), ("gamma", "beta"))
+        _check_momentum("BatchNorm", self.momentum)
+        _check_running(self, self.training)
         x3 = x.reshape(x.shape[0], x.shape[1], -1)                   # (N, C, L)
         xp = array_module(x)
         gamma, beta = xp.asarray(self.gamma), xp.asarray(self.beta)

@@ -5,6 +5,7 @@ backward returns one gradient per input with that input's shape; binary ops broa
 NumPy and ``unbroadcast`` sums the gradient back to each input's shape.
 """
 
+import math
 import numbers
 import operator
 
@@ -63,10 +64,17 @@ def normalize_axis(axis, ndim):
     if axis is None:
         return None
     axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    span = max(ndim, 1)                  # a 0-d tensor takes axis 0 and -1, as in PyTorch
     for a in axes:
-        if not -ndim <= a < max(ndim, 1):
-            raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dims")
-    return tuple(sorted(a % max(ndim, 1) for a in axes))
+        if isinstance(a, bool) or not isinstance(a, numbers.Integral):
+            raise TypeError(f"axis must be an int or a sequence of ints, got {axis!r}")
+        if not -span <= a < span:
+            raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dims "
+                             f"(expected -{span} <= axis < {span})")
+    normalized = tuple(sorted(a % span for a in axes))
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"axis {axis!r} names a dim twice (tensor with {ndim} dims)")
+    return () if ndim == 0 else normalized     # reducing a 0-d tensor reduces nothing
 
 
 def reduced_size(shape, axis):
@@ -407,17 +415,30 @@ class GetItem(Function):
         return grad_x
 
 
+def _legacy_empty(array, others):
+    # torch.cat skips a 1-D tensor of shape (0,) next to tensors of more dims.
+    return array.ndim == 1 and array.shape[0] == 0 and any(a.ndim > 1 for a in others)
+
+
 class Concatenate(Function):
+    """Join along ``axis``; as in ``torch.cat``, an empty 1-D tensor next to tensors of
+    more dims is skipped (its gradient is empty)."""
+
     @staticmethod
     def forward(ctx, *arrays, axis):
+        ctx.kept = [not _legacy_empty(a, arrays) for a in arrays]
+        kept = [a for a, k in zip(arrays, ctx.kept) if k] or list(arrays)
         ctx.axis = axis
-        ctx.splits = np.cumsum([a.shape[axis] for a in arrays])[:-1]
-        return backend.array_module(arrays[0]).concatenate(arrays, axis=axis)
+        ctx.splits = np.cumsum([a.shape[axis] for a in kept])[:-1]
+        return backend.array_module(arrays[0]).concatenate(kept, axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
         xp = backend.array_module(grad)
-        return tuple(xp.split(grad, [int(s) for s in ctx.splits], axis=ctx.axis))
+        if all(ctx.kept):
+            return tuple(xp.split(grad, [int(s) for s in ctx.splits], axis=ctx.axis))
+        parts = iter(xp.split(grad, [int(s) for s in ctx.splits], axis=ctx.axis))
+        return tuple(next(parts) if k else xp.zeros((0,), grad.dtype) for k in ctx.kept)
 
 
 class Stack(Function):
@@ -525,8 +546,9 @@ def _matmul(a, b):
 
 
 def _stacked_rows(a):
-    """(..., n, k) -> (rows, k): a view when a's rows are contiguous, else one copy."""
-    return a.reshape(-1, a.shape[-1])
+    """(..., n, k) -> (rows, k): a view when a's rows are contiguous, else one copy. The
+    row count is spelled out: reshape(-1, 0) of a zero-size array is ambiguous to NumPy."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 def _matmul_rows_backward(ctx, grad, a, b):
@@ -573,11 +595,22 @@ def maximum(a, b):
 
 def concatenate(tensors, axis=0, *, dim=None):
     """Join tensors along an existing ``axis`` (``dim``: PyTorch's name, as in
-    ``torch.cat``); their other dims must agree."""
+    ``torch.cat``); their other dims must agree, and an empty 1-D tensor next to tensors of
+    more dims is skipped, as ``torch.cat`` does."""
     axis = axis if dim is None else dim
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
+    shapes = [tuple(getattr(t, "shape", np.shape(t))) for t in tensors]
+    kept = [s for s in shapes if not (s == (0,) and any(len(o) > 1 for o in shapes))] or shapes
+    ndim = len(kept[0])
+    if ndim == 0 or any(len(s) != ndim for s in kept):
+        raise ValueError(f"concatenate: tensors must have the same number of dims (at least "
+                         f"1), got shapes {shapes}")
+    (axis,) = normalize_axis(axis, ndim)
+    if any(s[:axis] + s[axis + 1:] != kept[0][:axis] + kept[0][axis + 1:] for s in kept):
+        raise ValueError(f"concatenate: sizes must match except along axis {axis}, got "
+                         f"shapes {shapes}")
     return Concatenate.apply(*tensors, axis=axis)
 
 

@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 
 from . import backend, lr_scheduler
-from .dtypes import is_half
+from .dtypes import is_floating, is_half
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
@@ -83,6 +83,15 @@ class Optimizer:
                     if tuple(p.grad.shape) != p.shape:
                         raise ValueError(f"{type(self).__name__}.step: a gradient has shape "
                                          f"{tuple(p.grad.shape)}, its parameter {p.shape}")
+                    dtype = getattr(p.grad, "dtype", None)
+                    kind = getattr(dtype, "kind", None)
+                    if kind not in ("i", "u") and not (dtype is not None and is_floating(dtype)):
+                        raise TypeError(
+                            f"{type(self).__name__}.step: a gradient must be a real "
+                            f"floating-point array, got {getattr(p.grad, 'dtype', type(p.grad))}"
+                            f" for a parameter of shape {p.shape}"
+                            + (" (a complex gradient would lose its imaginary part)"
+                               if kind == "c" else ""))
                     state = dict(self.state.get(id(p), {}))
                     updates.append((p, self._half_aware_update(p, state, group), state))
         for p, new, state in updates:

@@ -102,7 +102,12 @@ def load_npz(path):
     with np.load(path, allow_pickle=False) as archive:
         arrays = {key: archive[key] for key in archive.files}
     recorded = json.loads(str(arrays.pop(DTYPES_KEY))) if DTYPES_KEY in arrays else {}
+    if not isinstance(recorded, dict):
+        raise ValueError(f"load_npz: {path}: the {DTYPES_KEY} record is not a mapping")
     for name, dtype in recorded.items():
+        if dtype != "bfloat16" or arrays.get(name, np.empty(0)).dtype != np.uint16:
+            raise ValueError(f"load_npz: {path}: the {DTYPES_KEY} record names {name!r} as "
+                             f"{dtype!r}; only uint16 arrays recorded as 'bfloat16' are known")
         arrays[name] = arrays[name].view(dtypes.as_dtype(dtype))
     return arrays
 

@@ -162,8 +162,26 @@ class Tensor:
         return f"tensor({body}, {', '.join(extras)})"
 
     # ----- conversion -------------------------------------------------------------------
-    def numpy(self):
-        """The data as a NumPy array (copied from the GPU for a "cuda" tensor)."""
+    def numpy(self, force=False):
+        """The data as a NumPy array: the tensor's own memory on the CPU (a write through it
+        changes the tensor), a copy for a "cuda" tensor.
+
+        As in PyTorch, a tensor that requires grad refuses: a write through the array
+        would bypass the version counter and silently corrupt the gradients of the graph
+        that saved it. Call ``t.detach().numpy()`` for the shared memory (at your own risk)
+        or ``t.numpy(force=True)`` for a copy.
+
+        Args:
+            force: return a copy, also for a tensor that requires grad.
+        """
+        if force:
+            return backend.to_numpy(self.data).copy() if self.device == "cpu" \
+                else backend.to_numpy(self.data)
+        if self.requires_grad:
+            raise RuntimeError(
+                "numpy(): can't hand out the memory of a tensor that requires grad (writing "
+                "to it would corrupt the gradients); use t.detach().numpy(), or "
+                "t.numpy(force=True) for a copy")
         return backend.to_numpy(self.data)
 
     def item(self):
@@ -201,8 +219,8 @@ class Tensor:
         return array
 
     def tolist(self):
-        """The data as nested Python lists (a number for a 0-d tensor)."""
-        return self.numpy().tolist()
+        """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
+        return backend.to_numpy(self.data).tolist()
 
     def to(self, device=None, dtype=None):
         """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes),
@@ -421,9 +439,15 @@ class Tensor:
 
     def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """Maximum over ``axis`` (values only, like ``torch.amax``; tied maxima share the
-        gradient); arguments and shape as in ``sum``."""
+        gradient); arguments and shape as in ``sum``. Reducing over an empty dim is a
+        ValueError (the maximum of no values is undefined), as in PyTorch."""
         axis, keepdims = axis_args("max", axis, keepdims, dim, keepdim)
-        return ops.Max.apply(self, axis=ops.normalize_axis(axis, self.ndim), keepdims=keepdims)
+        axis = ops.normalize_axis(axis, self.ndim)
+        if self.size == 0 and (axis is None or any(self.shape[a] == 0 for a in axis)):
+            raise ValueError(f"max(): cannot reduce over an empty dim (the maximum of no "
+                             f"values is undefined); tensor of shape {self.shape}, "
+                             f"axis {axis}")
+        return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis=None, keepdims=False, correction=0, *, dim=None, keepdim=None):
         """Variance over ``axis``, sum((x - mean)²) / (n - correction), from the centred
@@ -457,9 +481,13 @@ class Tensor:
         return ops.Permute.apply(self, axes=tuple(axes))
 
     def transpose(self, axis0=-2, axis1=-1):
-        """Swap two dims (by default the last two, as ``torch.transpose(x, -2, -1)``)."""
+        """Swap two dims (by default the last two, as ``torch.transpose(x, -2, -1)``); a 0-d
+        tensor takes dims 0 and -1 (and stays as it is), as in PyTorch."""
+        (a,) = ops.normalize_axis(axis0, self.ndim) or (0,)
+        (b,) = ops.normalize_axis(axis1, self.ndim) or (0,)
         axes = list(range(self.ndim))
-        axes[axis0], axes[axis1] = axes[axis1], axes[axis0]
+        if self.ndim:
+            axes[a], axes[b] = axes[b], axes[a]
         return self.permute(axes)
 
     @property
@@ -486,15 +514,13 @@ class Tensor:
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
     def squeeze(self, axis=None, *, dim=None):
-        """Remove dim ``axis`` if its size is 1 (else return the tensor unchanged); with no
-        axis remove every size-1 dim, as ``torch.squeeze`` does."""
+        """Remove size-1 dims: all of them with no axis, or those of ``axis`` (an int or a
+        tuple) that have size 1; a named dim of another size stays, as ``torch.squeeze``
+        does. A 0-d tensor takes axis 0 and -1."""
         axis, _ = axis_args("squeeze", axis, False, dim, None)
-        if axis is None:
-            return self.reshape(tuple(n for n in self.shape if n != 1))
-        axis = ops.normalize_axis(axis, self.ndim)[0]
-        if self.shape[axis] != 1:
-            return self
-        return self.reshape(self.shape[:axis] + self.shape[axis + 1:])
+        axes = range(self.ndim) if axis is None else ops.normalize_axis(axis, self.ndim)
+        drop = {a for a in axes if self.shape[a] == 1}
+        return self.reshape(tuple(n for i, n in enumerate(self.shape) if i not in drop))
 
     # ----- comparisons: constant boolean tensors, no gradient ---------------------------
     def _compare(self, other, op):

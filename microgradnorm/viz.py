@@ -144,6 +144,10 @@ class TwinStats:
 def render(dot, directory, name, formats=FORMATS):
     """Write ``name.dot`` and, when Graphviz's ``dot`` is installed, ``name.<format>`` for
     each format into ``directory``. Returns the paths written (the DOT source first)."""
+    formats = (formats,) if isinstance(formats, str) else tuple(formats)
+    unknown = [f for f in formats if f not in FORMATS]
+    if unknown:
+        raise ValueError(f"render: formats must be some of {FORMATS}, got {unknown}")
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     source = directory / f"{name}.dot"
@@ -344,7 +348,10 @@ def _parent(path):
 def _collapse_items(collapse):
     if collapse is None:
         return ()
-    items = (collapse,) if isinstance(collapse, str) else tuple(collapse)
+    try:
+        items = (collapse,) if isinstance(collapse, str) else tuple(collapse)
+    except TypeError:
+        items = (collapse,)                  # not iterable: refused just below
     for item in items:
         if not isinstance(item, str) or not item:
             raise TypeError(f"draw: collapse must be a module name, a list of them or "
@@ -413,11 +420,22 @@ def _meta(shape, dtype):
 
 
 def _escape(text):
-    # Newlines become spaces: a label is one line per field, whatever a name contains. A
-    # backslash is doubled, else Graphviz reads \N, \G, \L... in a label as its own
-    # escapes (the node's name, the graph's name, ...); "\\" is its escape for "\".
-    text = html.escape(str(text).replace("\r", " ").replace("\n", " "), quote=True)
-    return text.replace("\\", "\\\\")
+    # Newlines become spaces: a label is one line per field, whatever a name contains. Every
+    # other character that is not allowed in XML (and so not in an HTML-like label: the C0
+    # controls, DEL, the C1 controls, lone surrogates, U+FFFE/U+FFFF) is shown as its code,
+    # \x1b for ESC. A backslash is doubled, else Graphviz reads \N, \G, \L... in a label as
+    # its own escapes (the node's name, the graph's name, ...); "\\" is its escape for "\".
+    text = str(text).replace("\r", " ").replace("\n", " ")
+    text = "".join(_visible(c) for c in text)
+    return html.escape(text, quote=True).replace("\\", "\\\\")
+
+
+def _visible(c):
+    code = ord(c)
+    if (code < 0x20 and c != "\t") or 0x7F <= code <= 0x9F or 0xD800 <= code <= 0xDFFF \
+            or code in (0xFFFE, 0xFFFF):
+        return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    return c
 
 
 def _bold(text):

@@ -24,7 +24,7 @@ def test_reductions_take_dim_and_keepdim(method, dim, keepdim):
     x, tx = leaf()
     mine = getattr(x, "max" if method == "amax" else method)(dim=dim, keepdim=keepdim)
     theirs = getattr(tx, method)(dim=dim, keepdim=keepdim)
-    np.testing.assert_allclose(mine.numpy(), theirs.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-12)
     mine.sum().backward()
     theirs.sum().backward()
     np.testing.assert_allclose(x.grad, tx.grad.numpy(), rtol=1e-12)
@@ -33,14 +33,16 @@ def test_reductions_take_dim_and_keepdim(method, dim, keepdim):
 def test_var_takes_dim_keepdim_and_correction():
     x, tx = leaf()
     mine = x.var(dim=1, keepdim=True, correction=1)
-    np.testing.assert_allclose(mine.numpy(), tx.var(dim=1, keepdim=True).detach().numpy())
+    np.testing.assert_allclose(mine.detach().numpy(),
+                               tx.var(dim=1, keepdim=True).detach().numpy())
 
 
 @pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
                                           (F.log_softmax, torch.log_softmax)])
 def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
     x, tx = leaf()
-    np.testing.assert_allclose(fn(x, dim=1).numpy(), torch_fn(tx, dim=1).detach().numpy(),
+    np.testing.assert_allclose(fn(x, dim=1).detach().numpy(),
+                               torch_fn(tx, dim=1).detach().numpy(),
                                rtol=1e-12)
 
 

@@ -92,7 +92,7 @@ def test_matches_hugging_face_formula_in_the_low_dtype(dtype, impl, casting, off
     assert y.dtype == dtypes.as_dtype(dtype) and str(ty.dtype).endswith(dtype)
     assert dx.dtype == x.dtype and dw.dtype == w.dtype
     # The forward rounds like the formula: at most 1 unit in the last place apart.
-    assert ulps(y.numpy(), from_torch(ty), dtype).max() <= ULPS[casting]
+    assert ulps(y.detach().numpy(), from_torch(ty), dtype).max() <= ULPS[casting]
     # Gradients: same formula, other rounding order; within a few units of the scale.
     for got, expected in ((dx, tdx), (dw, tdw)):
         expected = from_torch(expected)
@@ -107,7 +107,8 @@ def test_fused_and_composite_agree_within_an_ulp_or_two(dtype, casting):
     x, w, dy = draw(dtype, rows=32, cols=96, seed=1, offset=1.0)
     fused = mg_side("fused", x, w, dy, 1.0, casting)
     composite = mg_side("composite", x, w, dy, 1.0, casting)
-    assert ulps(fused[0].numpy(), composite[0].numpy(), dtype).max() <= ULPS[casting]
+    assert ulps(fused[0].detach().numpy(), composite[0].detach().numpy(),
+                dtype).max() <= ULPS[casting]
     assert fused[0].dtype == composite[0].dtype
 
 
@@ -118,7 +119,8 @@ def test_close_to_float64_formula(dtype, impl, casting):
     x, w, dy = draw(dtype, offset=1.0, seed=2)
     y, dx, dw = mg_side(impl, x, w, dy, 1.0, casting)
     ty, tdx, tdw = torch_side(x, w, dy, 1.0, casting, "float64")
-    rel = np.abs(y.numpy().astype(np.float64) - from_torch(ty)) / np.abs(from_torch(ty)).max()
+    rel = (np.abs(y.detach().numpy().astype(np.float64) - from_torch(ty))
+           / np.abs(from_torch(ty)).max())
     assert rel.max() <= 4 * 2.0 ** -MANTISSA_BITS[dtype]
 
 
@@ -133,9 +135,10 @@ def test_float32_weight_with_half_input_gives_hugging_faces_dtype(dtype, impl, c
     assert y.dtype == expected_dtype and str(ty.dtype).endswith(str(np.dtype(expected_dtype)))
     assert dx.dtype == x.dtype and dw.dtype == np.float32
     if casting == "gemma":                               # rounded once to x's dtype
-        assert ulps(y.numpy(), from_torch(ty), dtype).max() <= 1
+        assert ulps(y.detach().numpy(), from_torch(ty), dtype).max() <= 1
     else:                                                # w (float32) · x̂ rounded to x's dtype
-        np.testing.assert_allclose(y.numpy(), from_torch(ty), rtol=2 ** -MANTISSA_BITS[dtype])
+        np.testing.assert_allclose(y.detach().numpy(), from_torch(ty),
+                                   rtol=2 ** -MANTISSA_BITS[dtype])
     np.testing.assert_allclose(dw, from_torch(tdw),
                                atol=2.0 ** -MANTISSA_BITS[dtype] * 8 * np.abs(dw).max())
 
@@ -159,7 +162,7 @@ def test_float32_and_float64_results_are_bitwise_unchanged(dtype, casting):
     y_kernel, rstd = reference.rms_norm_forward(x, w, EPS)
     dx_kernel, dw_kernel = reference.rms_norm_backward(dy.astype(dtype), x, w, rstd)
     y, dx, dw = mg_side("fused", x, w, dy, 0.0, casting)
-    np.testing.assert_array_equal(y.numpy(), y_kernel)
+    np.testing.assert_array_equal(y.detach().numpy(), y_kernel)
     np.testing.assert_array_equal(dx, dx_kernel)
     np.testing.assert_array_equal(dw, dw_kernel)
     xt, wt = mg.tensor(x), mg.tensor(w)
@@ -207,9 +210,9 @@ def test_residual_form_takes_offset_and_casting(impl):
 def test_gemma_module_starts_at_identity_weight():
     gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")
     plain = nn.RMSNorm(8)
-    np.testing.assert_array_equal(gemma.weight.numpy(), np.zeros(8))
+    np.testing.assert_array_equal(gemma.weight.detach().numpy(), np.zeros(8))
     x = mg.tensor(np.random.default_rng(7).standard_normal((3, 8)))
-    np.testing.assert_array_equal(gemma(x).numpy(), plain(x).numpy())
+    np.testing.assert_array_equal(gemma(x).detach().numpy(), plain(x).detach().numpy())
     assert "offset=1.0" in repr(gemma) and "casting='gemma'" in repr(gemma)
 
 

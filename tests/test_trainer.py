@@ -605,3 +605,17 @@ def test_multiple_of_in_train_and_its_command(tmp_path):
         assert out.returncode == 0, out.stderr
         counts.append(int(out.stdout.split(" parameters")[0].split()[-1].replace(",", "")))
     assert counts[1] - counts[0] == 3 * 32 * (256 - 88)          # three Linears, no bias
+
+
+def test_a_lying_dtype_record_is_refused(tmp_path):
+    import json
+    import zipfile
+    path = tmp_path / "m.npz"
+    np.savez(path, w=np.ones(2), __dtypes__=np.array(json.dumps({"w": "bfloat16"})))
+    with pytest.raises(ValueError, match="only uint16 arrays recorded as 'bfloat16'"):
+        nn.load(path)
+    np.savez(path, w=np.ones(2, np.uint16), __dtypes__=np.array('["w"]'))
+    with pytest.raises(ValueError, match="not a mapping"):
+        nn.load(path)
+    with zipfile.ZipFile(path) as archive:
+        assert sorted(archive.namelist()) == ["__dtypes__.npy", "w.npy"]

@@ -44,6 +44,9 @@ class Comparison:
     # "grad x", ... -> (composite, fused) max |analytic - finite differences|; empty unless
     # compare(..., finite_differences=True)
     finite_difference: dict = dataclasses.field(default_factory=dict)
+    # "output", "grad x", ... -> a sentence, for each quantity where one implementation
+    # gives NaN or inf and the other a finite number (or both, at different places)
+    nonfinite: dict = dataclasses.field(default_factory=dict)
 
     def table(self):
         """The comparison as a text table."""
@@ -63,6 +66,7 @@ class Comparison:
             lines.append(f"  max |analytic - finite differences|:{'composite':>12}{'fused':>14}")
             lines += [f"    {name:<{width - 2}}{c_:>14.3e}{f_:>14.3e}" for name, (c_, f_) in
                       self.finite_difference.items()]
+        lines += [f"  WARNING {name}: {note}" for name, note in self.nonfinite.items()]
         return "\n".join(lines)
 
 
@@ -70,9 +74,10 @@ def _ms(seconds):
     return f"{seconds * 1e3:.3f} ms"
 
 
-def make_inputs(norm, shape, dtype="float64", affine=True, seed=0):
+def make_inputs(norm, shape, dtype="float64", affine=True, seed=0, scale=1.0):
     """Random inputs for ``norm``: {name: array}; the parameters have the normalized
-    (or channel) shape and are not all ones, so the affine path is exercised."""
+    (or channel) shape and are not all ones, so the affine path is exercised. ``x`` (and
+    ``residual``) are ``scale`` times standard normal draws."""
     if norm not in NORMS:
         raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
     rng = np.random.default_rng(seed)
@@ -81,9 +86,9 @@ def make_inputs(norm, shape, dtype="float64", affine=True, seed=0):
     if norm == "batchnorm" and len(shape) < 2:
         raise ValueError(f"batchnorm needs a shape (N, C) or (N, C, L), got {shape}")
     param_shape = (shape[1],) if norm == "batchnorm" else shape[-1:]
-    arrays = {"x": rng.standard_normal(shape)}
+    arrays = {"x": scale * rng.standard_normal(shape)}
     if norm.startswith("add_"):
-        arrays["residual"] = rng.standard_normal(shape)
+        arrays["residual"] = scale * rng.standard_normal(shape)
     if affine:
         arrays["weight"] = 1 + 0.5 * rng.standard_normal(param_shape)
         if norm not in ("rmsnorm", "add_rms_norm"):
@@ -114,7 +119,7 @@ def output_names(norm):
 
 
 def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=5,
-            finite_differences=False):
+            finite_differences=False, scale=1.0):
     """Composite vs fused for ``norm`` on random inputs of ``shape``.
 
     Args:
@@ -137,27 +142,70 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
         >>> r.fused.nodes, r.composite.nodes
         (1, 9)
     """
-    arrays = make_inputs(norm, shape, dtype, affine, seed)
+    if repeat < 1:
+        raise ValueError(f"compare: repeat must be at least 1, got {repeat}")
+    if not np.isfinite(scale) or scale <= 0:
+        raise ValueError(f"compare: scale must be a finite number > 0, got {scale!r}")
+    arrays = make_inputs(norm, shape, dtype, affine, seed, scale)
     rng = np.random.default_rng(seed + 1)
     upstream = [rng.standard_normal(arrays["x"].shape).astype(dtype)
                 for _ in output_names(norm)]
-    sides = {impl: _run_side(norm, impl, arrays, upstream, max(repeat, 1))
-             for impl in ("composite", "fused")}
-    diffs = {}
+    # Overflow and NaN are reported below in words (``nonfinite``), not as NumPy warnings.
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        sides = {impl: _run_side(norm, impl, arrays, upstream, repeat)
+                 for impl in ("composite", "fused")}
+    diffs, notes = {}, {}
     for kind in ("outputs", "grads"):
         for name, fused_value in getattr(sides["fused"], kind).items():
             composite_value = getattr(sides["composite"], kind)[name]
-            diffs[name] = float(np.max(np.abs(fused_value.astype(np.float64)
-                                              - composite_value.astype(np.float64)),
-                                       initial=0.0))
+            diffs[name], note = compare_arrays(composite_value, fused_value)
+            if note:
+                notes[name] = note
     result = Comparison(norm, tuple(shape), str(np.dtype(dtype)), sides["fused"],
-                        sides["composite"], diffs)
+                        sides["composite"], diffs, nonfinite=notes)
     if finite_differences:
         by_impl = {impl: _finite_difference_diffs(norm, impl, arrays, upstream, side.grads)
                    for impl, side in sides.items()}
         result.finite_difference = {name: (by_impl["composite"][name], by_impl["fused"][name])
                                     for name in by_impl["fused"]}
     return result
+
+
+def compare_arrays(composite, fused):
+    """(max |fused - composite|, note) for two arrays of one shape.
+
+    NaN and inf are never silently averaged away: where the two are non-finite at
+    different places the difference is inf and ``note`` says, in words, which side has how
+    many non-finite values; where both are non-finite at the same places the difference is
+    over the remaining (finite) elements and the note says so. ``note`` is "" when all is
+    finite."""
+    c = np.asarray(composite, dtype=np.float64)
+    f = np.asarray(fused, dtype=np.float64)
+    c_bad, f_bad = ~np.isfinite(c), ~np.isfinite(f)
+    finite = ~(c_bad | f_bad)
+    diff = float(np.max(np.abs(f[finite] - c[finite]), initial=0.0))
+    if not (c_bad.any() or f_bad.any()):
+        return diff, ""
+    if np.array_equal(c_bad, f_bad):
+        rest = ("the difference shown is over the others" if finite.any()
+                else "no finite value is left to compare")
+        return diff, (f"both implementations give NaN or inf at the same {int(c_bad.sum())} "
+                      f"of {c.size} places; {rest}")
+
+    def side(name, bad, other):
+        if not bad.any():
+            return f"the {name} result is finite everywhere"
+        only = bad & ~other
+        where = tuple(int(k) for k in np.argwhere(only if only.any() else bad)[0])
+        return (f"the {name} result has {int(bad.sum())} NaN/inf values of {bad.size} "
+                f"(first at index {where})")
+
+    return float("inf"), (
+        f"{side('composite', c_bad, f_bad)}, while {side('fused', f_bad, c_bad)}: the two "
+        "implementations do not compute the same numbers here (in float16 an intermediate "
+        "value of the composite graph, such as (x - mean)² for |x - mean| >= 256 or the "
+        "rstd³ of a row with a small spread, can overflow where the fused node, which "
+        "computes in float32, does not)")
 
 
 def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):

@@ -1,5 +1,8 @@
 """Finite-difference checks of the autograd: ``gradcheck`` and ``jacobian``."""
 
+import math
+import numbers
+
 import numpy as np
 
 from ..autograd import grad, no_grad
@@ -20,11 +23,14 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
         numerical[i] = (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
         pass if |analytical - numerical| <= atol + rtol·|numerical| everywhere
 
+    A NaN or an infinity in either gradient fails the check (a comparison with NaN is
+    never true, so it cannot hide in the maximum), as does an input that is not finite.
+
     Args:
         fn: callable taking the inputs, returning a Tensor or a tuple of Tensors.
         inputs: a Tensor or a sequence of them (float64 where they require grad); other
             values are passed to ``fn`` unchanged.
-        eps, atol, rtol: step and tolerances, as above.
+        eps, atol, rtol: step (> 0) and tolerances (>= 0), finite numbers, as above.
         seed: seeds the random directions v.
 
     Returns:
@@ -36,6 +42,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
         >>> mg.gradcheck(lambda t: F.layer_norm(t, 4), x)
         True
     """
+    _check_tolerances(eps, atol, rtol)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
@@ -86,11 +93,33 @@ def numerical_grad(objective, array, eps=1e-6):
     return numerical
 
 
+def _check_tolerances(eps, atol, rtol):
+    for name, value, low in (("eps", eps, "> 0"), ("atol", atol, ">= 0"),
+                             ("rtol", rtol, ">= 0")):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"gradcheck: {name} must be a real number, "
+                            f"got {type(value).__name__}")
+        if not math.isfinite(value) or not (value > 0 if name == "eps" else value >= 0):
+            raise ValueError(f"gradcheck: {name} must be a finite number {low}, got {value!r}")
+
+
 def _compare(i, tensor, analytic, numerical, atol, rtol):
+    name = f"input {i}" + (f" ({tensor.name})" if tensor.name else "")
+    data = _host(tensor.data)
+    for what, values in (("the input", data), ("the analytical gradient", analytic),
+                         ("the numerical gradient", numerical)):
+        bad = ~np.isfinite(values)
+        if bad.any():
+            where = tuple(int(k) for k in np.argwhere(bad)[0])
+            raise GradcheckError(
+                f"gradcheck: {what} of {name} with shape {tensor.shape} is not finite at "
+                f"index {where}: {values[where]} (analytical {analytic[where]:.10g}, "
+                f"numerical {numerical[where]:.10g}; {int(bad.sum())} of {bad.size} "
+                "elements are NaN or inf). A gradient check needs finite values; move the "
+                "point away from a singularity or fix the backward that produced it.")
     excess = np.abs(analytic - numerical) - (atol + rtol * np.abs(numerical))
     if excess.size and excess.max() > 0:
         worst = np.unravel_index(int(np.argmax(excess)), excess.shape)
-        name = f"input {i}" + (f" ({tensor.name})" if tensor.name else "")
         raise GradcheckError(
             f"gradcheck: the gradient of {name} with shape {tensor.shape} is wrong at index "
             f"{tuple(int(k) for k in worst)}: analytical {analytic[worst]:.10g}, numerical "
@@ -104,13 +133,19 @@ def jacobian(fn, x):
 
     Returns an array of shape ``fn(x).shape + x.shape`` with J[i..., j...] = d out[i...] /
     d x[j...]. ``x`` itself (and its ``.grad``) is not touched: ``fn`` runs on a copy.
+    ``x`` may also be an array or nested lists of floats. NaN and inf entries are returned
+    as computed (they are the Jacobian's true value there); ``gradcheck`` is the check that
+    fails on them.
 
     Example:
         >>> J = mg.jacobian(lambda t: F.layer_norm(t, 4), mg.tensor(np.random.randn(4)))
         >>> J.shape
         (4, 4)
     """
-    leaf = Tensor(x.data.copy(), requires_grad=True)
+    data = x.data if isinstance(x, Tensor) else np.asarray(x)
+    if np.dtype(data.dtype).kind != "f":
+        raise TypeError(f"jacobian: x must be a floating-point tensor, got dtype {data.dtype}")
+    leaf = Tensor(data.copy(), requires_grad=True)
     out = fn(leaf)
     xp = leaf.xp
     result = xp.zeros(out.shape + leaf.shape, dtype=np.result_type(out.dtype, leaf.dtype))

@@ -239,8 +239,7 @@ class PrecisionReport:
         values = np.array([[_log_error(self.cell(n, i, d, f)) for d, f in columns]
                            for n, i in rows])
         fig, ax = plt.subplots(figsize=(1.0 + 0.62 * len(columns), 1.2 + 0.42 * len(rows)))
-        cmap = plt.get_cmap("viridis").copy()
-        cmap.set_bad("#d62728")                          # inf / NaN: red
+        cmap = plt.get_cmap("viridis").with_extremes(bad="#d62728")   # inf / NaN: red
         image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-8, vmax=1,
                           aspect="auto")
         for r in range(len(rows)):

@@ -39,7 +39,7 @@ from ..autograd import grad
 from ..checks.comparison import NORMS, make_inputs, output_names, run_norm
 from ..checks.stats import graph_stats
 from ..tensor import Tensor
-from .common import parse_shape
+from .common import check_memory, parse_shape, positive_int
 
 SHAPES = ((4096, 1024), (1024, 4096), (16384, 256))
 QUICK_SHAPES = ((128, 256), (512, 64))
@@ -480,10 +480,10 @@ def add_parser(commands):
                              "bfloat16 (cuda)")
     parser.add_argument("--shape", nargs="+", type=parse_shape,
                         help="2-D shapes M,D (default 4096,1024 1024,4096 16384,256)")
-    parser.add_argument("--repeat", type=int,
+    parser.add_argument("--repeat", type=positive_int,
                         help="timed calls per case, the median is shown (default: 7, "
                              "--train 9, --quick 3)")
-    parser.add_argument("--torch-threads", type=int,
+    parser.add_argument("--torch-threads", type=positive_int,
                         help="PyTorch's intra-op threads (default: PyTorch's choice)")
     parser.add_argument("--one-thread", action="store_true",
                         help="NumPy's BLAS (through threadpoolctl) and PyTorch on one thread")
@@ -536,6 +536,9 @@ def run_norms(args, bench_train):
     if args.shape and any(len(shape) != 2 for shape in args.shape):
         raise ValueError(f"--shape takes 2-D shapes M,D, got {args.shape}")
     shapes = args.shape or (QUICK_SHAPES if args.quick else SHAPES)
+    for shape in shapes:
+        for dtype in args.dtype:
+            check_memory(shape, dtype, arrays=24)
     repeat = args.repeat or (3 if args.quick else 7)
     timer = cpu_timer if args.clock == "cpu" else None
     print("microgradnorm bench --device cpu: composite vs fused vs PyTorch, medians"

@@ -1,8 +1,14 @@
-"""Argument types and options that several commands share."""
+"""Argument types and options that several commands share, and the checks every command
+makes before it does any work or writes any file."""
 
 import argparse
+import os
+from pathlib import Path
+
+import numpy as np
 
 from ..checks.comparison import NORMS
+from ..dtypes import as_dtype
 
 
 def parse_shape(text):
@@ -15,6 +21,89 @@ def parse_shape(text):
     if not shape or min(shape) < 1:
         raise argparse.ArgumentTypeError(f"shape must be positive ints, got {text!r}")
     return shape
+
+
+def _number(text, kind, test, what):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+    if not test(value):
+        raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}")
+    return value
+
+
+def positive_int(text):
+    """An int >= 1 (argparse names the option in its error)."""
+    return _number(text, int, lambda v: v >= 1, "an integer >= 1")
+
+
+def nonnegative_int(text):
+    """An int >= 0."""
+    return _number(text, int, lambda v: v >= 0, "an integer >= 0")
+
+
+def positive_float(text):
+    """A finite float > 0."""
+    return _number(text, float, lambda v: np.isfinite(v) and v > 0, "a finite number > 0")
+
+
+def available_memory():
+    """Bytes of memory this process can use: MemAvailable from /proc/meminfo, else the
+    machine's physical memory."""
+    try:
+        with open("/proc/meminfo") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+# A composite-vs-fused run holds about this many arrays of the input's size at once: the
+# inputs and their copies, the composite graph's intermediates and saved arrays, the
+# upstream gradients and every gradient of both sides.
+ARRAYS_PER_RUN = 32
+
+
+def check_memory(shape, dtype, option="--shape", arrays=ARRAYS_PER_RUN):
+    """Refuse a shape whose run cannot fit in memory, before allocating anything."""
+    elements = int(np.prod(shape, dtype=object))
+    needed = elements * as_dtype(dtype).itemsize * arrays
+    available = available_memory()
+    if available is not None and needed > available:
+        shown = ",".join(map(str, shape))
+        raise ValueError(f"{option} {shown} in {as_dtype(dtype)} needs about "
+                         f"{_bytes(needed)} ({arrays} arrays of {_bytes(needed // arrays)}), "
+                         f"but only {_bytes(available)} of memory is available; "
+                         "use a smaller shape")
+
+
+def _bytes(n):
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+
+
+def check_out_dir(path, option="--out"):
+    """Make sure ``path`` is (or can be made) a writable directory, before any work.
+    Raises ValueError with one line naming the path."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{option} {path}: exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise ValueError(f"{option} {path}: cannot create the directory "
+                         f"({error.strerror or error})") from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ValueError(f"{option} {path}: the directory is not writable")
+    return path
 
 
 def add_compare_args(parser, norms, repeat=False, affine=True):
@@ -30,7 +119,7 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
         parser.add_argument("--no-affine", dest="affine", action="store_false",
                             help="without weight and bias")
     if repeat:
-        parser.add_argument("--repeat", type=int, default=5,
+        parser.add_argument("--repeat", type=positive_int, default=5,
                             help="timed calls per measurement; the median is shown "
                                  "(default %(default)s)")
     parser.add_argument("--seed", type=int, default=0,

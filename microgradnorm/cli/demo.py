@@ -27,7 +27,7 @@ from ..checks.comparison import NORMS, compare, summary_table
 from ..checks.precision import precision_report
 from ..train import compare_impls, zen_of_python
 from . import precision as precision_command
-from .common import add_compare_args
+from .common import add_compare_args, check_memory, check_out_dir, nonnegative_int
 
 
 @dataclasses.dataclass
@@ -192,7 +192,7 @@ def add_parser(commands):
     add_compare_args(parser, norms=False, repeat=True, affine=False)
     parser.add_argument("--out", default="microgradnorm-demo",
                         help="directory for the graphs and report.md (default %(default)s)")
-    parser.add_argument("--train-steps", type=int, default=60,
+    parser.add_argument("--train-steps", type=nonnegative_int, default=60,
                         help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
@@ -200,6 +200,8 @@ def add_parser(commands):
 
 
 def run(args):
+    check_memory(args.shape, args.dtype)
+    check_out_dir(args.out)
     print("microgradnorm demo: every norm as a composite graph and as one fused node, "
           f"written to {args.out}/\n")
     run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps,

@@ -2,7 +2,7 @@
 
 from .. import viz
 from ..checks.comparison import NORMS
-from .common import add_compare_args
+from .common import add_compare_args, check_memory, check_out_dir
 from .demo import twin_name
 
 
@@ -21,6 +21,8 @@ def add_parser(commands):
 
 
 def run(args):
+    check_memory(args.shape, args.dtype)
+    check_out_dir(args.out)
     norms = NORMS if args.norm == "all" else (args.norm,)
     for norm in norms:
         dot = viz.compare(norm, args.shape, args.dtype, show_saved=args.saved,

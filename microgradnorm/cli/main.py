@@ -28,6 +28,15 @@ def main(argv=None):
     except (ValueError, TypeError) as error:
         print(f"microgradnorm {args.command}: {error}", file=sys.stderr)
         return 2
+    except OSError as error:            # a file or directory it could not read or write
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"microgradnorm {args.command}: {where}{error.strerror or error}",
+              file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"microgradnorm {args.command}: out of memory; use a smaller --shape or "
+              "fewer steps", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -10,6 +10,7 @@ runs in 2.2 s wall, the full run (64, 512) in 2.5 s, both mostly imports and the
 from pathlib import Path
 
 from ..checks.precision import DTYPES, PrecisionReport, precision_report
+from .common import check_out_dir
 from .plotting import INSTALL_HINT
 
 HEATMAP, REPORT = "precision_heatmap.png", "precision.md"
@@ -69,4 +70,5 @@ def add_parser(commands):
 
 
 def run(args):
+    check_out_dir(args.out)
     run_precision(args.out, args.quick, args.seed, args.dtypes)

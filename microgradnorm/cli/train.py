@@ -7,12 +7,13 @@ module only turns command-line options into its arguments and prints the result.
 from .. import train
 from ..functional import IMPLS
 from ..nn import NORMS, PLACEMENTS
+from .common import nonnegative_int, positive_float, positive_int
 
 
 def add_parser(commands):
     parser = commands.add_parser(
         "train", help="train a tiny character-level GPT on the Zen of Python")
-    parser.add_argument("--steps", type=int, default=300,
+    parser.add_argument("--steps", type=nonnegative_int, default=300,
                         help="AdamW steps (default %(default)s)")
     parser.add_argument("--impl", choices=IMPLS, default="fused",
                         help="implementation of every norm (default %(default)s)")
@@ -22,22 +23,22 @@ def add_parser(commands):
                         help="where the norms sit in a block (default %(default)s)")
     parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
                         help="dtype of the parameters (default %(default)s)")
-    parser.add_argument("--layers", type=int, default=2,
+    parser.add_argument("--layers", type=positive_int, default=2,
                         help="transformer blocks (default %(default)s)")
-    parser.add_argument("--d-model", type=int, default=32,
+    parser.add_argument("--d-model", type=positive_int, default=32,
                         help="width of the residual stream (default %(default)s)")
-    parser.add_argument("--heads", type=int, default=4,
+    parser.add_argument("--heads", type=positive_int, default=4,
                         help="attention heads; must divide --d-model (default %(default)s)")
-    parser.add_argument("--context", type=int, default=32,
+    parser.add_argument("--context", type=positive_int, default=32,
                         help="characters per training window (default %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=16,
+    parser.add_argument("--batch-size", type=positive_int, default=16,
                         help="windows per step (default %(default)s)")
-    parser.add_argument("--lr", type=float, default=3e-3,
+    parser.add_argument("--lr", type=positive_float, default=3e-3,
                         help="AdamW learning rate (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the initial weights, batches and sampling "
                              "(default %(default)s)")
-    parser.add_argument("--sample", type=int, default=200,
+    parser.add_argument("--sample", type=nonnegative_int, default=200,
                         help="characters to sample after training, 0 for none "
                              "(default %(default)s)")
     parser.add_argument("--no-progress", action="store_true",

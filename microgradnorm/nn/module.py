@@ -16,6 +16,7 @@ Conventions:
 """
 
 import numbers
+import threading
 import weakref
 
 import numpy as np
@@ -41,7 +42,14 @@ class Parameter(Tensor):
 # A counter bumped whenever any module tree changes shape; roots compare it to know whether
 # their cached paths and parameter names are still right.
 _tree_version = [0]
-_call_paths = []          # stack of {id(module): dotted path} of the outermost module called
+class _CallPaths(threading.local):
+    # Per thread, as autograd's scope stacks: two threads calling two models each see
+    # their own outermost module's paths.
+    def __init__(self):
+        self.stack = []          # {id(module): dotted path} of the outermost module called
+
+
+_call_paths_state = _CallPaths()
 _last_named_root = [None]  # weak reference to the module that named the parameters last
 
 
@@ -213,6 +221,7 @@ class Module:
     def __call__(self, *args, **kwargs):
         """Run ``forward`` inside this module's scope (its dotted path in the outermost
         module called), so that graph nodes and parameters carry names."""
+        _call_paths = _call_paths_state.stack
         if _call_paths:                                   # inside an outer module's call
             paths = _call_paths[-1]
             path = paths.get(id(self), autograd._module_path())

@@ -176,6 +176,10 @@ class BatchNorm1d(Module):
         if isinstance(x, Tensor) and x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: expected input of shape (N, C) or (N, C, L), "
                              f"got {x.shape}")
+        if isinstance(x, Tensor) and x.shape[1] != self.num_features:
+            raise ValueError(f"BatchNorm1d({self.num_features}): expected input with "
+                             f"num_features={self.num_features} channels in dim 1, got "
+                             f"{x.shape[1]} (input of shape {x.shape})")
         use_batch_stats = self.training or not self.track_running_stats
         update = self.training and self.track_running_stats
         momentum = self.momentum

@@ -16,7 +16,7 @@ def _rows(array, normalized_shape):
     size = 1
     for n in normalized_shape:
         size *= n
-    return array.reshape(-1, size)
+    return array.reshape(array.size // size if size else 0, size)
 
 
 def _flat(param):

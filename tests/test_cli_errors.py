@@ -1,0 +1,93 @@
+"""User errors on the command line: one line on stderr naming the argument or path, a
+non-zero exit, no traceback, and nothing written. Run in-process (``cli.main``) for speed."""
+
+import os
+
+import pytest
+
+from microgradnorm import cli
+
+
+def run_main(argv, capsys):
+    try:
+        code = cli.main(argv)
+    except SystemExit as exit:                    # argparse's own errors
+        code = exit.code
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+CASES = [
+    # (argv, text the one-line error must contain)
+    (["demo", "--train-steps", "-1"], "--train-steps"),
+    (["demo", "--repeat", "0"], "--repeat"),
+    (["demo", "--shape", "100000,100000"], "--shape 100000,100000"),
+    (["graph", "--shape", "100000,100000", "--dtype", "float32"], "in float32 needs about"),
+    (["graph", "--shape", "0,4"], "--shape"),
+    (["compare", "--repeat", "0"], "--repeat"),
+    (["compare", "--scale", "nan"], "--scale"),
+    (["compare", "--shape", "100000,100000"], "memory is available"),
+    (["train", "--batch-size", "0"], "--batch-size"),
+    (["train", "--sample", "-3"], "--sample"),
+    (["train", "--steps", "-1"], "--steps"),
+    (["train", "--lr", "-0.1"], "--lr"),
+    (["train", "--heads", "0"], "--heads"),
+    (["bench", "--repeat", "-1"], "--repeat"),
+    (["bench", "--torch-threads", "0"], "--torch-threads"),
+    (["bench", "--shape", "100000,100000", "--quick"], "memory is available"),
+]
+
+
+@pytest.mark.parametrize("argv, needle", CASES, ids=[" ".join(c[0]) for c in CASES])
+def test_bad_arguments_are_one_line_and_write_nothing(argv, needle, capsys, tmp_path,
+                                                      monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    if argv[0] in ("demo", "graph"):
+        argv = argv + ["--out", str(tmp_path / "out")]
+    code, out, err = run_main(argv, capsys)
+    assert code == 2
+    assert needle in err
+    assert "Traceback" not in err + out
+    assert err.strip().splitlines()[-1].startswith("microgradnorm")
+    assert os.listdir(tmp_path) == []            # validated before any file or directory
+
+
+@pytest.mark.parametrize("command", ["demo", "graph"])
+def test_an_out_path_that_cannot_be_a_directory(command, capsys, tmp_path):
+    existing = tmp_path / "afile"
+    existing.write_text("keep")
+    for out_path, needle in (("/proc/x", "cannot create"), (str(existing), "not a directory")):
+        code, out, err = run_main([command, "--out", out_path, "--train-steps", "0"]
+                                  if command == "demo" else [command, "--out", out_path], capsys)
+        assert code == 2 and needle in err and out_path in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert existing.read_text() == "keep"
+    assert sorted(os.listdir(tmp_path)) == ["afile"]
+
+
+def test_an_oserror_during_the_run_is_one_line(capsys, monkeypatch, tmp_path):
+    from microgradnorm import viz
+
+    def fail(*args, **kwargs):
+        raise PermissionError(13, "Permission denied", str(tmp_path / "x.dot"))
+
+    monkeypatch.setattr(viz, "render", fail)
+    code, out, err = run_main(["graph", "--out", str(tmp_path)], capsys)
+    assert code == 1
+    assert err.strip() == f"microgradnorm graph: {tmp_path / 'x.dot'}: Permission denied"
+
+
+def test_graph_draws_the_dtype_asked_for(capsys, tmp_path):
+    code, out, err = run_main(["graph", "--norm", "rmsnorm", "--dtype", "float32",
+                               "--out", str(tmp_path)], capsys)
+    assert code == 0, err
+    source = (tmp_path / "rmsnorm_twin.dot").read_text()
+    assert "float32" in source and "float64" not in source
+
+
+def test_compare_warns_in_words_when_float16_composite_overflows(capsys):
+    code, out, err = run_main(["compare", "--norm", "layernorm", "--dtype", "float16",
+                               "--scale", "0.001", "--repeat", "1"], capsys)
+    assert code == 0, err
+    assert "WARNING grad x: the composite result has" in out
+    assert "while the fused result is finite everywhere" in out

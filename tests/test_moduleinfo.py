@@ -1,0 +1,109 @@
+"""PyTorch's ModuleInfo samples (``module_db``) for every ``torch.nn`` module this package
+has: the module is built in both libraries from the same constructor arguments, torch's
+parameters and buffers are copied in, and in training and in eval mode the output, the
+gradients of the input and of every parameter, and the buffers after the call must match
+(float64). A sample is skipped only for an argument this package does not have.
+"""
+
+import numpy as np
+import pytest
+
+import microgradnorm as mg
+from microgradnorm import nn
+
+pytestmark = pytest.mark.slow          # torch's tables take seconds to import
+torch = pytest.importorskip("torch")
+pytest.importorskip("expecttest")
+from torch.testing._internal.common_modules import module_db  # noqa: E402
+
+RTOL, ATOL = 1e-7, 1e-9
+
+# torch class name -> (microgradnorm class, constructor keywords it does not have)
+MODULES = {
+    "Linear": (nn.Linear, ()),
+    "Embedding": (nn.Embedding, ("padding_idx", "max_norm", "norm_type",
+                                 "scale_grad_by_freq", "sparse", "_weight", "_freeze")),
+    "LayerNorm": (nn.LayerNorm, ()),
+    "RMSNorm": (nn.RMSNorm, ()),
+    "BatchNorm1d": (nn.BatchNorm1d, ("bias",)),
+    "ReLU": (nn.ReLU, ("inplace",)),
+    "GELU": (nn.GELU, ()),
+    "Tanh": (nn.Tanh, ()),
+    "SiLU": (nn.SiLU, ("inplace",)),
+}
+INFOS = {info.module_cls.__name__: info for info in module_db
+         if info.module_cls.__name__ in MODULES}
+
+
+def test_every_module_has_its_moduleinfo():
+    assert sorted(INFOS) == sorted(MODULES)
+
+
+def to_numpy(t):
+    return t.detach().numpy().copy()
+
+
+def run_sample(name, sample, training):
+    """Compare one ModuleInput; returns None, or why it was skipped."""
+    cls, missing = MODULES[name]
+    args, kwargs = sample.constructor_input.args, dict(sample.constructor_input.kwargs)
+    unsupported = sorted(set(kwargs) & set(missing))
+    if unsupported:
+        return f"{name}: constructor argument(s) {unsupported}"
+    if name == "RMSNorm":
+        # torch's eps=None is the dtype's machine epsilon; ours defaults to 1e-6
+        if len(args) < 2 and "eps" not in kwargs or (len(args) >= 2 and args[1] is None):
+            args = (args[0], float(np.finfo(np.float64).eps)) + tuple(args[2:])
+    torch_module = INFOS[name].module_cls(*args, **kwargs).to(torch.float64)
+    ours = cls(*args, **kwargs) if cls is not nn.Embedding else cls(**kwargs)
+    state = {k: to_numpy(v) for k, v in torch_module.state_dict().items()}
+    if state:
+        ours.load_state_dict(state)
+    torch_module.train(training)
+    ours.train(training)
+    inputs = list(sample.forward_input.args) + list(sample.forward_input.kwargs.values())
+    if len(inputs) != 1:
+        return f"{name}: forward takes one input here, the sample gives {len(inputs)}"
+    (x,) = inputs
+    x_ours = mg.tensor(to_numpy(x), requires_grad=x.requires_grad and x.dtype.is_floating_point)
+    y_torch, y = torch_module(x), ours(x_ours)
+    np.testing.assert_allclose(y.detach().numpy(), to_numpy(y_torch), RTOL, ATOL,
+                               err_msg="output")
+    for key, value in torch_module.state_dict().items():
+        np.testing.assert_allclose(ours.state_dict()[key], to_numpy(value), RTOL, ATOL,
+                                   err_msg=f"buffer {key} after the call")
+    if not y_torch.requires_grad:
+        return None
+    upstream = np.random.default_rng(0).standard_normal(tuple(y_torch.shape))
+    torch_leaves = ([x] if x.requires_grad else []) + list(torch_module.parameters())
+    our_leaves = ([x_ours] if x_ours.requires_grad else []) + \
+        [dict(ours.named_parameters())[n] for n, _ in torch_module.named_parameters()]
+    expected = torch.autograd.grad(y_torch, torch_leaves, torch.tensor(upstream),
+                                   allow_unused=True)
+    got = mg.grad(y, our_leaves, upstream)
+    for i, (g, e, leaf) in enumerate(zip(got, expected, our_leaves)):
+        np.testing.assert_allclose(np.zeros(leaf.shape) if g is None else g,
+                                   np.zeros(leaf.shape) if e is None else e.numpy(),
+                                   RTOL, ATOL, err_msg=f"gradient {i}")
+    return None
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_moduleinfo_samples_match_pytorch(name, training):
+    info = INFOS[name]
+    samples = info.module_inputs_func(info, device="cpu", dtype=torch.float64,
+                                      requires_grad=True, training=training)
+    failures, skipped = [], []
+    for i, sample in enumerate(samples):
+        try:
+            reason = run_sample(name, sample, training)
+        except Exception as error:
+            failures.append(f"sample {i} {sample.constructor_input} "
+                            f"{[tuple(a.shape) for a in sample.forward_input.args]}: "
+                            f"{type(error).__name__}: {str(error)[:300]}")
+            continue
+        if reason:
+            skipped.append(reason)
+    assert not failures, "\n".join(failures)
+    assert len(skipped) < len(samples), f"every sample skipped: {set(skipped)}"

@@ -1,0 +1,115 @@
+"""nn.save refuses what is not a numeric array; nn.load refuses a truncated, corrupt,
+.npy, non-numeric or lying file with one error naming it, before allocating."""
+
+import io
+import zipfile
+
+import numpy as np
+import pytest
+from numpy.lib import format as np_format
+
+from microgradnorm import nn
+
+
+@pytest.fixture
+def saved(tmp_path):
+    path = tmp_path / "m.npz"
+    nn.save({"w": np.arange(64.0), "n": np.array(3)}, path)
+    return path
+
+
+def write_npz(path, name, header, payload):
+    buf = io.BytesIO()
+    np_format.write_array_header_1_0(buf, header)
+    buf.write(payload)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(name, buf.getvalue())
+    return path
+
+
+def test_round_trip(saved):
+    state = nn.load(saved)
+    assert state["w"].tolist() == list(np.arange(64.0)) and state["n"] == 3
+
+
+@pytest.mark.parametrize("value", [np.array([object(), 1]), np.array(["a"]),
+                                   np.array([1 + 1j]), [{"x": 1}]])
+def test_save_refuses_non_numeric_values_and_writes_nothing(tmp_path, value):
+    path = tmp_path / "o.npz"
+    with pytest.raises(TypeError, match="'bad' must be a numeric"):
+        nn.save({"ok": np.ones(2), "bad": value}, path)
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("state", [[1, 2], "weights", None])
+def test_save_refuses_what_is_not_a_state_dict(tmp_path, state):
+    with pytest.raises(TypeError, match="Module or a state dict"):
+        nn.save(state, tmp_path / "o.npz")
+    with pytest.raises(TypeError, match="keys must be strings"):
+        nn.save({1: np.ones(2)}, tmp_path / "o.npz")
+
+
+def test_save_to_an_unwritable_path_is_one_line_naming_it():
+    with pytest.raises(FileNotFoundError) as info:
+        nn.save({"w": np.ones(2)}, "/proc/x/y.npz")
+    assert str(info.value) == ("nn.save: cannot write /proc/x/y.npz: No such file or "
+                               "directory")
+
+
+def test_load_of_a_missing_file_or_directory_names_it(tmp_path):
+    with pytest.raises(FileNotFoundError, match=f"nn.load: cannot read {tmp_path}/no.npz"):
+        nn.load(tmp_path / "no.npz")
+    with pytest.raises(IsADirectoryError, match="nn.load: cannot read"):
+        nn.load(tmp_path)
+
+
+@pytest.mark.parametrize("keep", [0.2, 0.5, 0.9, 0.99])
+def test_load_of_a_truncated_file(saved, keep):
+    raw = saved.read_bytes()
+    saved.write_bytes(raw[:int(len(raw) * keep)])
+    with pytest.raises(ValueError, match=f"nn.load: {saved}.*(truncated|corrupt)"):
+        nn.load(saved)
+
+
+def test_load_of_a_corrupt_file(saved):
+    raw = bytearray(saved.read_bytes())
+    raw[150:160] = b"\xff" * 10                    # inside the array data: a CRC mismatch
+    saved.write_bytes(bytes(raw))
+    with pytest.raises(ValueError, match=f"nn.load: {saved}.*corrupt"):
+        nn.load(saved)
+
+
+def test_load_of_a_npy_file(tmp_path):
+    path = tmp_path / "a.npy"
+    np.save(path, np.ones(3))
+    with pytest.raises(ValueError, match=r"\.npy file \(one array\), not a \.npz"):
+        nn.load(path)
+
+
+def test_load_of_a_file_that_is_not_an_archive(tmp_path):
+    path = tmp_path / "x.npz"
+    path.write_text("hello")
+    with pytest.raises(ValueError, match="not a complete .npz archive"):
+        nn.load(path)
+
+
+def test_a_header_claiming_a_huge_array_is_refused_before_allocating(tmp_path):
+    path = write_npz(tmp_path / "h.npz", "a.npy", {"descr": "<f8", "fortran_order": False,
+                                                   "shape": (100000, 100000)}, b"\0" * 64)
+    with pytest.raises(ValueError, match=r"claims shape \(100000, 100000\).*stores 64 bytes"):
+        nn.load(path)
+
+
+def test_an_object_array_member_is_refused(tmp_path):
+    path = write_npz(tmp_path / "o.npz", "a.npy", {"descr": "|O", "fortran_order": False,
+                                                   "shape": (1,)}, b"\0" * 8)
+    with pytest.raises(ValueError, match="dtype object, not a numeric array"):
+        nn.load(path)
+
+
+def test_a_member_that_is_not_an_array_is_refused(tmp_path):
+    path = tmp_path / "z.npz"
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr("notes.txt", "hi")
+    with pytest.raises(ValueError, match="'notes.txt', which is not an array"):
+        nn.load(path)
