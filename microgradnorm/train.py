@@ -14,6 +14,7 @@ import codecs
 import contextlib
 import dataclasses
 import io
+import numbers
 import statistics
 import sys
 import time
@@ -188,7 +189,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
               "lr_schedule": lr_schedule, "warmup_steps": warmup_steps, "min_lr": min_lr,
               "lr_decay_steps": lr_decay_steps, "grad_accum_steps": grad_accum_steps,
               "multiple_of": multiple_of}
-    _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every)
+    _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
+                            min_lr, lr_decay_steps)
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
         raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "
@@ -250,14 +252,21 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
 LR_SCHEDULES = ("constant", "cosine")
 
 
-def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every):
+def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
+                            min_lr, lr_decay_steps):
+    """Every schedule option is checked, used or not: a bad value is never silently kept."""
     if lr_schedule not in LR_SCHEDULES:
         raise ValueError(f"train_tiny_gpt: lr_schedule must be one of {LR_SCHEDULES}, got "
                          f"{lr_schedule!r}")
-    for name, value, low in (("grad_accum_steps", grad_accum_steps, 1),
-                             ("checkpoint_every", checkpoint_every, 0)):
+    counts = (("grad_accum_steps", grad_accum_steps, 1), ("checkpoint_every", checkpoint_every, 0),
+              ("warmup_steps", warmup_steps, 0))
+    if lr_decay_steps is not None:
+        counts += (("lr_decay_steps", lr_decay_steps, 1),)
+    for name, value, low in counts:
         if isinstance(value, bool) or not isinstance(value, int) or value < low:
             raise ValueError(f"train_tiny_gpt: {name} must be an int >= {low}, got {value!r}")
+    if isinstance(min_lr, bool) or not isinstance(min_lr, numbers.Real) or not min_lr >= 0:
+        raise ValueError(f"train_tiny_gpt: min_lr must be a number >= 0, got {min_lr!r}")
 
 
 # What must not change between a run and its resumption (impl may: it changes rounding only)
@@ -292,9 +301,6 @@ def _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr, decay_step
         raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
     if lr_schedule == "cosine":
         return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, min_lr / lr))
-    if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) or warmup_steps < 0:
-        raise ValueError(f"train_tiny_gpt: warmup_steps must be a non-negative int, got "
-                         f"{warmup_steps!r}")
     return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup_steps))
 
 

@@ -207,6 +207,36 @@ def test_the_training_loop_follows_its_schedule():
         train.train_tiny_gpt(1, progress=False, grad_accum_steps=0)
 
 
+
+@pytest.mark.parametrize("option, value, message", [
+    ("warmup_steps", -1, "warmup_steps must be an int >= 0"),
+    ("lr_decay_steps", 0, "lr_decay_steps must be an int >= 1"),
+    ("min_lr", -1.0, "min_lr must be a number >= 0"),
+    ("min_lr", float("nan"), "min_lr must be a number >= 0"),
+])
+def test_schedule_options_are_checked_even_when_the_schedule_is_constant(option, value,
+                                                                         message):
+    """A value that the constant schedule would not use is still refused, not kept."""
+    with pytest.raises(ValueError, match=message):
+        train.train_tiny_gpt(1, progress=False, **{option: value})
+
+
+@pytest.mark.parametrize("command, option, value", [
+    ("train", "--warmup-steps", "-1"), ("train", "--lr-decay-steps", "0"),
+    ("train", "--min-lr", "-1"), ("train", "--grad-accum-steps", "0"),
+    ("train", "--checkpoint-every", "-2"), ("train", "--multiple-of", "0"),
+    ("memory", "--batch-size", "0"), ("memory", "--layers", "0"), ("memory", "--vocab", "0"),
+])
+def test_cli_refuses_bad_counts_before_any_work(command, option, value, tmp_path, capsys):
+    from microgradnorm import cli
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main([command, option, value, "--out" if command == "memory" else "--sample",
+                  str(tmp_path / "out") if command == "memory" else "0"])
+    assert exit_info.value.code == 2
+    assert option in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 # ----- gradient accumulation --------------------------------------------------------------
 def test_gradient_accumulation_equals_one_large_batch():
     """Two micro-batches of 4 with losses scaled by 1/2 give the gradient of the batch of 8:

@@ -415,16 +415,15 @@ class StepResult:
         return self.timing.median / self.nodes * 1e6
 
 
-def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_length=32,
-                     batch_size=16, vocab_size=64, dtype="float64", repeat=5, warmup=1,
-                     device="cpu", seed=0, timer=None):
-    """Time one training step of the tiny transformer: ``nn.GPT`` with the defaults of
-    ``train_tiny_gpt`` (d_model 32, 4 heads, 2 blocks, context 32, batch 16, float64) on
-    random tokens: forward, cross-entropy, ``zero_grad``, backward and an AdamW update.
-    ``impl`` picks the norms; at this size the step is mostly engine work."""
+def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_layers,
+                      batch_size, dtype="float64", seed=0, device="cpu"):
+    """One training step of ``nn.GPT`` on random tokens, ready to time: forward,
+    cross-entropy, ``zero_grad``, backward and an AdamW update. Weights and tokens come from
+    ``seed``. Returns ``(step, nodes)``: the callable and the op nodes behind its loss."""
     from .. import nn, optim
     from ..functional import cross_entropy
 
+    np.random.seed(seed)                                                 # the weights
     model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers, impl=impl,
                    dtype=dtype, device=device)
     optimizer = optim.AdamW(model.parameters(), lr=1e-3)
@@ -438,7 +437,18 @@ def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_le
         loss.backward()
         optimizer.step()
 
-    nodes = graph_stats(cross_entropy(model(inputs), targets)).nodes
+    return step, graph_stats(cross_entropy(model(inputs), targets)).nodes
+
+
+def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_length=32,
+                     batch_size=16, vocab_size=64, dtype="float64", repeat=5, warmup=1,
+                     device="cpu", seed=0, timer=None):
+    """Time one training step of the tiny transformer: ``nn.GPT`` with the defaults of
+    ``train_tiny_gpt`` (d_model 32, 4 heads, 2 blocks, context 32, batch 16, float64) on
+    random tokens (``gpt_training_step``). ``impl`` picks the norms; at this size the step
+    is mostly engine work."""
+    step, nodes = gpt_training_step(impl, vocab_size, context_length, d_model, n_heads,
+                                    n_layers, batch_size, dtype, seed, device)
     return StepResult(impl, nodes, time_call(step, repeat, warmup, timer=timer))
 
 

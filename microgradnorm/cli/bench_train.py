@@ -22,9 +22,8 @@ import math
 import numpy as np
 
 from .. import backend
-from ..checks.stats import graph_stats
 from ..tensor import Tensor
-from .bench import Timing, cpu_timer, time_interleaved
+from .bench import Timing, cpu_timer, gpt_training_step, time_interleaved
 
 TRAIN_SIZES = (                   # (d_model, n_layers, context_length, batch_size)
     (64, 2, 64, 16),
@@ -146,28 +145,6 @@ class TrainStepResult:
         return self.timings[impl].median / self.timings["torch"].median
 
 
-def _microgradnorm_step(impl, vocab_size, context_length, d_model, n_heads, n_layers,
-                        batch_size, dtype, seed):
-    from .. import nn, optim
-    from ..functional import cross_entropy
-
-    np.random.seed(seed)
-    model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers, impl=impl,
-                   dtype=dtype)
-    optimizer = optim.AdamW(model.parameters(), lr=1e-3)
-    tokens = np.random.default_rng(seed).integers(0, vocab_size,
-                                                  (batch_size, context_length + 1))
-    inputs, targets = tokens[:, :-1], tokens[:, 1:]                     # (B, T), (B, T)
-
-    def step():
-        loss = cross_entropy(model(inputs), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-
-    return step, graph_stats(cross_entropy(model(inputs), targets)).nodes
-
-
 def _torch_step(vocab_size, context_length, d_model, n_heads, n_layers, batch_size, dtype,
                 seed):
     import torch
@@ -214,7 +191,7 @@ def train_step_comparison(d_model=64, n_layers=2, context_length=64, batch_size=
         if impl == "torch":
             steps[impl] = _torch_step(*sizes)
         else:
-            steps[impl], nodes[impl] = _microgradnorm_step(impl, *sizes)
+            steps[impl], nodes[impl] = gpt_training_step(impl, *sizes)
     timings = time_interleaved(steps, repeat, warmup, timer=timer)
     return TrainStepResult(d_model, n_layers, context_length, batch_size, dtype, timings,
                            nodes)

@@ -48,6 +48,11 @@ def positive_float(text):
     return _number(text, float, lambda v: np.isfinite(v) and v > 0, "a finite number > 0")
 
 
+def nonnegative_float(text):
+    """A finite float >= 0."""
+    return _number(text, float, lambda v: np.isfinite(v) and v >= 0, "a finite number >= 0")
+
+
 def available_memory():
     """Bytes of memory this process can use: MemAvailable from /proc/meminfo, else the
     machine's physical memory."""

@@ -16,21 +16,24 @@ from ..checks.memory import CATEGORIES, memory_timeline
 from ..functional import IMPLS
 from ..nn import NORMS, PLACEMENTS
 from . import plotting
+from .common import positive_int
 
 
 def add_parser(commands):
     """Register the ``memory`` sub-command."""
     parser = commands.add_parser(
         "memory", help="bytes held at every node of one training step, composite vs fused")
-    parser.add_argument("--d-model", type=int, default=32, help="width (default %(default)s)")
-    parser.add_argument("--layers", type=int, default=2, help="blocks (default %(default)s)")
-    parser.add_argument("--heads", type=int, default=4,
+    parser.add_argument("--d-model", type=positive_int, default=32,
+                        help="width (default %(default)s)")
+    parser.add_argument("--layers", type=positive_int, default=2,
+                        help="blocks (default %(default)s)")
+    parser.add_argument("--heads", type=positive_int, default=4,
                         help="attention heads (default %(default)s)")
-    parser.add_argument("--context", type=int, default=32,
+    parser.add_argument("--context", type=positive_int, default=32,
                         help="sequence length T (default %(default)s)")
-    parser.add_argument("--batch-size", type=int, default=16,
+    parser.add_argument("--batch-size", type=positive_int, default=16,
                         help="batch size B (default %(default)s)")
-    parser.add_argument("--vocab", type=int, default=32,
+    parser.add_argument("--vocab", type=positive_int, default=32,
                         help="vocabulary size (default %(default)s)")
     parser.add_argument("--norm", choices=NORMS, default="layernorm",
                         help="norm of every block (default %(default)s)")

@@ -7,7 +7,7 @@ module only turns command-line options into its arguments and prints the result.
 from .. import train
 from ..functional import IMPLS
 from ..nn import NORMS, PLACEMENTS
-from .common import nonnegative_int, positive_float, positive_int
+from .common import nonnegative_float, nonnegative_int, positive_float, positive_int
 
 
 def add_parser(commands):
@@ -46,28 +46,28 @@ def add_parser(commands):
     parser.add_argument("--activation", choices=("gelu", "swiglu"), default="gelu",
                         help="feed-forward: GPT-2's GELU MLP or LLaMA's gated SwiGLU "
                              "(default %(default)s)")
-    parser.add_argument("--multiple-of", type=int, default=256,
+    parser.add_argument("--multiple-of", type=positive_int, default=256,
                         help="swiglu: round the inner width int(2/3 * 4 * d_model) up to a "
                              "multiple of N (LLaMA: %(default)s; a tiny model wants e.g. 8)")
     parser.add_argument("--lr-schedule", choices=train.LR_SCHEDULES, default="constant",
                         help="learning rate after the warmup: constant, or a cosine decay "
                              "to --min-lr (default %(default)s)")
-    parser.add_argument("--warmup-steps", type=int, default=0,
+    parser.add_argument("--warmup-steps", type=nonnegative_int, default=0,
                         help="linear warmup over N steps: lr/N, 2lr/N, ..., lr "
                              "(default %(default)s)")
-    parser.add_argument("--min-lr", type=float, default=0.0,
+    parser.add_argument("--min-lr", type=nonnegative_float, default=0.0,
                         help="learning rate at the end of the cosine decay "
                              "(default %(default)s)")
-    parser.add_argument("--lr-decay-steps", type=int, default=None,
+    parser.add_argument("--lr-decay-steps", type=positive_int, default=None,
                         help="step where the cosine reaches --min-lr (default: --steps; set "
                              "it when a run is split and resumed)")
-    parser.add_argument("--grad-accum-steps", type=int, default=1,
+    parser.add_argument("--grad-accum-steps", type=positive_int, default=1,
                         help="micro-batches of --batch-size whose gradients add up before "
                              "each optimizer step (default %(default)s)")
     parser.add_argument("--checkpoint", metavar="PATH", default=None,
                         help="save model, optimizer, schedule, step and random state here, "
                              "atomically (default: no checkpoint)")
-    parser.add_argument("--checkpoint-every", type=int, default=0,
+    parser.add_argument("--checkpoint-every", type=nonnegative_int, default=0,
                         help="steps between checkpoints; 0: only at the end "
                              "(default %(default)s)")
     parser.add_argument("--resume", metavar="PATH", default=None,
