@@ -65,6 +65,24 @@ def test_an_out_path_that_cannot_be_a_directory(command, capsys, tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["afile"]
 
 
+OUT_COMMANDS = [
+    ["memory", "--batch-size", "2", "--context", "4"],
+    ["explain", "jacobian"],
+    ["bench", "--train", "--quick", "--repeat", "1", "--quiet"],
+    ["precision", "--quick"],
+]
+
+
+@pytest.mark.parametrize("argv", OUT_COMMANDS, ids=[c[0] for c in OUT_COMMANDS])
+def test_an_out_file_is_refused_before_the_measurements(argv, capsys, tmp_path):
+    existing = tmp_path / "afile"
+    existing.write_text("keep")
+    code, out, err = run_main(argv + ["--out", str(existing)], capsys)
+    assert code == 2 and "not a directory" in err and str(existing) in err
+    assert out == "" and len(err.strip().splitlines()) == 1
+    assert existing.read_text() == "keep"
+
+
 def test_an_oserror_during_the_run_is_one_line(capsys, monkeypatch, tmp_path):
     from microgradnorm import viz
 

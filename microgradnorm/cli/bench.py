@@ -39,7 +39,7 @@ from ..autograd import grad
 from ..checks.comparison import NORMS, make_inputs, output_names, run_norm
 from ..checks.stats import graph_stats
 from ..tensor import Tensor
-from .common import check_memory, parse_shape, positive_int
+from .common import check_memory, check_out_dir, parse_shape, positive_int
 
 SHAPES = ((4096, 1024), (1024, 4096), (16384, 256))
 QUICK_SHAPES = ((128, 256), (512, 64))
@@ -528,6 +528,7 @@ def run(args):
     if args.repeat is not None and args.repeat < 1:
         raise ValueError(f"--repeat must be at least 1, got {args.repeat}")
     if args.train:
+        check_out_dir(args.out)
         return bench_train.run(args, progress_printer(args))
     if not args.one_thread:
         return run_norms(args, bench_train)

@@ -20,6 +20,7 @@ from ..train import train_tiny_gpt
 from ..checks import jacobian as dense_jacobian
 from ..tensor import tensor
 from . import plotting
+from .common import check_out_dir
 
 TOPICS = ("jacobian", "batchnorm", "placement")
 
@@ -57,9 +58,11 @@ def add_parser(commands):
 
 def run(args):
     """Measure the topic, print it, draw it."""
+    if args.topic == "jacobian" and args.dim < 2:
+        raise ValueError(f"explain jacobian: --dim must be at least 2, got {args.dim}")
+    if not args.no_plot:
+        check_out_dir(args.out)
     if args.topic == "jacobian":
-        if args.dim < 2:
-            raise ValueError(f"explain jacobian: --dim must be at least 2, got {args.dim}")
         spectra = [jacobian_spectrum(norm, args.dim, args.eps, args.seed)
                    for norm in ("layernorm", "rmsnorm")]
         for spectrum in spectra:

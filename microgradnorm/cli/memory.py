@@ -16,7 +16,7 @@ from ..checks.memory import CATEGORIES, memory_timeline
 from ..functional import IMPLS
 from ..nn import NORMS, PLACEMENTS
 from . import plotting
-from .common import positive_int
+from .common import check_out_dir, positive_int
 
 
 def add_parser(commands):
@@ -75,6 +75,8 @@ def gpt_step_timeline(impl, d_model=32, n_layers=2, n_heads=4, context_length=32
 
 def run(args):
     """Print the peak tables (and the tracemalloc check), then draw the plot."""
+    if not args.no_plot:
+        check_out_dir(args.out)
     timelines = {}
     for impl in IMPLS:
         timelines[impl] = timeline = gpt_step_timeline(
