@@ -24,6 +24,7 @@ CASES = [
     (["demo", "--shape", "100000,100000"], "--shape 100000,100000"),
     (["graph", "--shape", "100000,100000", "--dtype", "float32"], "in float32 needs about"),
     (["graph", "--shape", "0,4"], "--shape"),
+    (["graph", "--norm", "all", "--shape", "4"], "batchnorm needs a shape"),
     (["compare", "--repeat", "0"], "--repeat"),
     (["compare", "--scale", "nan"], "--scale"),
     (["compare", "--shape", "100000,100000"], "memory is available"),

@@ -22,11 +22,12 @@ def add_parser(commands):
 
 def run(args):
     check_memory(args.shape, args.dtype)
-    check_out_dir(args.out)
     norms = NORMS if args.norm == "all" else (args.norm,)
-    for norm in norms:
-        dot = viz.compare(norm, args.shape, args.dtype, show_saved=args.saved,
-                          affine=args.affine, seed=args.seed)
+    # every graph is built (and its shape checked) before the first file is written
+    dots = {norm: viz.compare(norm, args.shape, args.dtype, show_saved=args.saved,
+                              affine=args.affine, seed=args.seed) for norm in norms}
+    check_out_dir(args.out)
+    for norm, dot in dots.items():
         written = viz.render(dot, args.out, twin_name(norm), formats=(args.format,))
         print(f"{norm}: " + ", ".join(str(p) for p in written))
     if not viz.dot_available():
