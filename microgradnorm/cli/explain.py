@@ -20,7 +20,7 @@ from ..train import train_tiny_gpt
 from ..checks import jacobian as dense_jacobian
 from ..tensor import tensor
 from . import plotting
-from .common import check_out_dir
+from .common import check_out_dir, nonnegative_int, positive_int
 
 TOPICS = ("jacobian", "batchnorm", "placement")
 
@@ -35,7 +35,7 @@ def add_parser(commands):
                         help="jacobian: the row length D (default %(default)s)")
     parser.add_argument("--eps", type=float, default=1e-5,
                         help="jacobian: epsilon of both norms (default %(default)s)")
-    parser.add_argument("--steps", type=int, default=100,
+    parser.add_argument("--steps", type=nonnegative_int, default=100,
                         help="batchnorm: training batches before eval (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="random inputs (default "
                                                             "%(default)s)")
@@ -43,12 +43,12 @@ def add_parser(commands):
                         help="placement: d_model values, comma-separated (default 16,32,64)")
     parser.add_argument("--depths", type=parse_ints, default=(6, 12, 24, 48),
                         help="placement: numbers of blocks (default 6,12,24,48)")
-    parser.add_argument("--seeds", type=int, default=3,
+    parser.add_argument("--seeds", type=positive_int, default=3,
                         help="placement: initialisations per setting (default %(default)s)")
-    parser.add_argument("--train-steps", type=int, default=150,
+    parser.add_argument("--train-steps", type=nonnegative_int, default=150,
                         help="placement: AdamW steps of each warm-up run; 0: none "
                              "(default %(default)s)")
-    parser.add_argument("--train-depth", type=int, default=12,
+    parser.add_argument("--train-depth", type=positive_int, default=12,
                         help="placement: blocks of the warm-up runs (default %(default)s)")
     parser.add_argument("--out", default="explain_out",
                         help="directory for the picture (default %(default)s)")
