@@ -37,6 +37,8 @@ CASES = [
     (["explain", "placement", "--seeds", "0"], "--seeds"),
     (["explain", "placement", "--train-steps", "-1"], "--train-steps"),
     (["explain", "placement", "--train-depth", "0"], "--train-depth"),
+    (["bench", "--device", "cuda", "--clock", "cpu"], "--clock cpu is for --device cpu"),
+    (["bench", "--device", "cuda", "--train"], "--train is for --device cpu"),
     (["bench", "--repeat", "-1"], "--repeat"),
     (["bench", "--torch-threads", "0"], "--torch-threads"),
     (["bench", "--shape", "100000,100000", "--quick"], "memory is available"),

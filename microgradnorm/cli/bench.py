@@ -521,7 +521,8 @@ def progress_printer(args):
 def run(args):
     if args.device == "cuda":
         if args.train or args.clock == "cpu":
-            raise ValueError("--train and --clock cpu are for --device cpu")
+            given = "--train" if args.train else "--clock cpu"
+            raise ValueError(f"{given} is for --device cpu")
         from . import bench_cuda
         return bench_cuda.run(args)
     from . import bench_train
