@@ -94,9 +94,12 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         "generator": rng.bit_generator.state if rng is not None else None,
     }
     try:
-        arrays["meta"] = np.array(json.dumps(meta))
+        json.dumps(meta["extra"])
     except TypeError as error:
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
+    # NumPy values elsewhere (a float32 lr, the key array of an MT19937 or Philox state)
+    # as plain numbers and lists: bit generators and optimizers take them back as they are
+    arrays["meta"] = np.array(json.dumps(meta, default=_numpy_to_json))
     return atomic_savez(path, arrays)
 
 
@@ -173,6 +176,12 @@ def _check_objects(where, model, optimizer, rng):
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError(f"{where}: rng must be a np.random.Generator or None, got "
                         f"{type(rng).__name__}")
+
+
+def _numpy_to_json(value):
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _python_state_to_json(state):

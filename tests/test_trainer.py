@@ -343,6 +343,32 @@ def test_checkpoint_failing_optimizer_leaves_the_model_unchanged(tmp_path):
         np.testing.assert_array_equal(target.state_dict()[key], value)
 
 
+
+@pytest.mark.parametrize("bit_generator", [np.random.MT19937, np.random.Philox,
+                                           np.random.SFC64, np.random.PCG64DXSM])
+def test_checkpoint_stores_a_generator_of_any_bit_generator(bit_generator, tmp_path):
+    model = nn.Linear(2, 2)
+    rng = np.random.Generator(bit_generator(3))
+    rng.random(5)
+    path = save_checkpoint(tmp_path / "c.npz", model, rng=rng)
+    expected = rng.random(4)
+    other = np.random.Generator(bit_generator(4))
+    load_checkpoint(path, model, rng=other)
+    np.testing.assert_array_equal(other.random(4), expected)
+
+
+def test_checkpoint_of_numpy_scalar_options_saves_them_and_blames_only_extra(tmp_path):
+    model = nn.Linear(2, 2)
+    opt = optim.Adam(model.parameters(), lr=np.float32(0.01), betas=(np.float32(0.9), 0.99))
+    path = save_checkpoint(tmp_path / "c.npz", model, opt)
+    other = optim.Adam(model.parameters())
+    load_checkpoint(path, model, other)
+    assert other.param_groups[0]["lr"] == np.float32(0.01)
+    assert other.param_groups[0]["betas"] == (np.float32(0.9), 0.99)
+    with pytest.raises(TypeError, match="extra must be JSON-compatible"):
+        save_checkpoint(tmp_path / "d.npz", model, opt, extra={"loss": np.float32(1)})
+    assert not (tmp_path / "d.npz").exists()
+
 # ----- saving survives a kill -------------------------------------------------------------
 KILLED_SAVE = textwrap.dedent("""
     import sys, time
