@@ -118,13 +118,7 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     """
     _check_objects("load_checkpoint", model, optimizer, rng)
     arrays = load_npz(path)
-    if "meta" not in arrays:
-        raise ValueError(f"load_checkpoint: {path} is not a checkpoint (no 'meta' entry; "
-                         f"a model saved by nn.save loads with nn.load)")
-    meta = json.loads(str(arrays["meta"]))
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"load_checkpoint: {path} has format {meta.get('format')!r}, "
-                         f"expected {FORMAT}")
+    meta = _meta("load_checkpoint", path, arrays)
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         saved = meta.get(name)
         if obj is not None and (saved is None or saved["type"] != type(obj).__name__):
@@ -156,6 +150,25 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     if rng is not None:
         rng.bit_generator.state = meta["random"]["generator"]
     return Checkpoint(meta["step"], meta["extra"], str(path))
+
+
+def read_extra(path):
+    """The ``extra`` stored in the checkpoint at ``path``, read without touching any
+    object or random state (e.g. to check a run's configuration before resuming it)."""
+    with np.load(path, allow_pickle=False) as archive:
+        return _meta("read_extra", path, archive)["extra"]
+
+
+def _meta(where, path, arrays):
+    """The checked ``meta`` record of a checkpoint's ``arrays`` (a dict or an open npz)."""
+    if "meta" not in arrays:
+        raise ValueError(f"{where}: {path} is not a checkpoint (no 'meta' entry; "
+                         f"a model saved by nn.save loads with nn.load)")
+    meta = json.loads(str(arrays["meta"]))
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{where}: {path} has format {meta.get('format')!r}, "
+                         f"expected {FORMAT}")
+    return meta
 
 
 def _optimizer_state(arrays, saved):

@@ -24,7 +24,7 @@ import numpy as np
 from . import functional as F
 from . import nn, optim
 from .autograd import no_grad
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, read_extra, save_checkpoint
 from .checks.stats import graph_stats
 from .lr_scheduler import LambdaLR, warmup_cosine
 
@@ -207,8 +207,10 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     rng = np.random.default_rng(seed)
     losses, step_seconds, stats, start_step = [], [], None, 0
     if resume is not None:
+        # the run is compared first: a different one changes no state, and its error names
+        # the option that differs rather than a weight shape or a missing scheduler
+        _check_same_run(resume, read_extra(resume).get("config", {}), config)
         saved = load_checkpoint(resume, model, optimizer, scheduler=scheduler, rng=rng)
-        _check_same_run(resume, saved.extra.get("config", {}), config)
         start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
     config["start_step"] = start_step
     bar = Progress(range(start_step, steps), f"train {impl}", enabled=progress)

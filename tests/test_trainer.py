@@ -286,6 +286,22 @@ def test_resuming_a_different_run_is_a_clear_error(tmp_path):
                                 **kwargs).config["start_step"] == 2
 
 
+def test_resuming_a_different_run_names_the_option_and_changes_no_random_state(tmp_path):
+    import random
+    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
+              "batch_size": 4}
+    path = tmp_path / "run.npz"
+    train.train_tiny_gpt(2, checkpoint=path, **kwargs)
+    random.seed(5)
+    before = random.getstate()
+    with pytest.raises(ValueError, match="lr=0.003 in the checkpoint, 0.01 now"):
+        train.train_tiny_gpt(4, resume=path, **{**kwargs, "lr": 0.01})
+    assert random.getstate() == before
+    with pytest.raises(ValueError, match="d_model=8 in the checkpoint, 16 now"):
+        train.train_tiny_gpt(4, resume=path, **{**kwargs, "d_model": 16})
+    with pytest.raises(ValueError, match="warmup_steps=0 in the checkpoint, 2 now"):
+        train.train_tiny_gpt(4, resume=path, **{**kwargs, "warmup_steps": 2})
+
 def test_checkpoint_restores_every_random_state_and_rejects_a_mismatch(tmp_path):
     import random
     np.random.seed(0)
