@@ -181,6 +181,31 @@ def test_lambda_lr_takes_one_function_per_group_and_resumes_from_state_dict():
         optim.lr_scheduler.CosineAnnealingLR(opt, 0)
 
 
+
+@pytest.mark.parametrize("base_lrs", [["x"], [None], [-1.0], [True]])
+def test_scheduler_refuses_bad_base_lrs_and_changes_nothing(base_lrs):
+    opt = optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)
+    scheduler = optim.lr_scheduler.CosineAnnealingLR(opt, 10)
+    scheduler.step()
+    before = scheduler.state_dict(), opt.param_groups[0]["lr"], scheduler.get_last_lr()
+    with pytest.raises(ValueError, match="base_lrs must be numbers >= 0"):
+        scheduler.load_state_dict({"last_epoch": 3, "base_lrs": base_lrs})
+    assert (scheduler.state_dict(), opt.param_groups[0]["lr"],
+            scheduler.get_last_lr()) == before
+
+
+def test_a_schedule_function_that_raises_changes_nothing():
+    opt = optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)
+    scheduler = optim.lr_scheduler.LambdaLR(opt, lambda step: 1 / (2 - step))
+    scheduler.step()
+    with pytest.raises(ZeroDivisionError):
+        scheduler.step()
+    assert scheduler.last_epoch == 1 and opt.param_groups[0]["lr"] == 0.1
+    with pytest.raises(ZeroDivisionError):
+        scheduler.load_state_dict({"last_epoch": 2, "base_lrs": [0.2]})
+    assert scheduler.state_dict() == {"last_epoch": 1, "base_lrs": [0.1]}
+
+
 def test_warmup_cosine_ramps_then_decays_to_the_floor():
     f = warmup_cosine(warmup_steps=4, total_steps=14, min_factor=0.1)
     assert [f(s) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
