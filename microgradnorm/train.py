@@ -302,7 +302,8 @@ def _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr, decay_step
     if not 0 <= min_lr <= lr:
         raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
     if lr_schedule == "cosine":
-        return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, min_lr / lr))
+        floor = min_lr / lr if lr else 0.0          # lr = 0: every factor gives rate 0
+        return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, floor))
     return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup_steps))
 
 

@@ -232,6 +232,15 @@ def test_the_training_loop_follows_its_schedule():
         train.train_tiny_gpt(1, progress=False, grad_accum_steps=0)
 
 
+def test_a_cosine_schedule_with_lr_zero_trains_at_rate_zero():
+    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
+              "batch_size": 4, "lr": 0.0}
+    result = train.train_tiny_gpt(2, lr_schedule="cosine", **kwargs)
+    constant = train.train_tiny_gpt(2, **kwargs)
+    assert result.losses == constant.losses
+    for key, value in constant.model.state_dict().items():
+        np.testing.assert_array_equal(result.model.state_dict()[key], value)
+
 
 @pytest.mark.parametrize("option, value, message", [
     ("warmup_steps", -1, "warmup_steps must be an int >= 0"),
