@@ -190,7 +190,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
               "lr_decay_steps": lr_decay_steps, "grad_accum_steps": grad_accum_steps,
               "multiple_of": multiple_of}
     _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
-                            min_lr, lr_decay_steps)
+                            min_lr, lr_decay_steps, lr, steps)
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
         raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "
@@ -255,7 +255,7 @@ LR_SCHEDULES = ("constant", "cosine")
 
 
 def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
-                            min_lr, lr_decay_steps):
+                            min_lr, lr_decay_steps, lr, steps):
     """Every schedule option is checked, used or not: a bad value is never silently kept."""
     if lr_schedule not in LR_SCHEDULES:
         raise ValueError(f"train_tiny_gpt: lr_schedule must be one of {LR_SCHEDULES}, got "
@@ -269,6 +269,12 @@ def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, war
             raise ValueError(f"train_tiny_gpt: {name} must be an int >= {low}, got {value!r}")
     if isinstance(min_lr, bool) or not isinstance(min_lr, numbers.Real) or not min_lr >= 0:
         raise ValueError(f"train_tiny_gpt: min_lr must be a number >= 0, got {min_lr!r}")
+    if isinstance(lr, numbers.Real) and min_lr > lr:          # a bad lr: AdamW names it
+        raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
+    if lr_schedule == "cosine" and not warmup_steps < (lr_decay_steps or steps):
+        raise ValueError(f"train_tiny_gpt: the cosine schedule needs warmup_steps < "
+                         f"lr_decay_steps (default: steps), got warmup_steps={warmup_steps}, "
+                         f"lr_decay_steps={lr_decay_steps}, steps={steps}")
 
 
 # What must not change between a run and its resumption (impl may: it changes rounding only)
@@ -299,8 +305,6 @@ def _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr, decay_step
     """None for a constant rate without warmup (the plain AdamW run); else a LambdaLR."""
     if lr_schedule == "constant" and not warmup_steps:
         return None
-    if not 0 <= min_lr <= lr:
-        raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
     if lr_schedule == "cosine":
         floor = min_lr / lr if lr else 0.0          # lr = 0: every factor gives rate 0
         return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, floor))

@@ -242,11 +242,20 @@ def test_a_cosine_schedule_with_lr_zero_trains_at_rate_zero():
         np.testing.assert_array_equal(result.model.state_dict()[key], value)
 
 
+@pytest.mark.parametrize("steps, options", [(0, {}), (3, {"warmup_steps": 3}),
+                                            (9, {"warmup_steps": 4, "lr_decay_steps": 4})])
+def test_a_cosine_ending_before_its_warmup_names_the_options_of_train(steps, options):
+    with pytest.raises(ValueError, match="train_tiny_gpt: the cosine schedule needs "
+                                         "warmup_steps < lr_decay_steps"):
+        train.train_tiny_gpt(steps, progress=False, lr_schedule="cosine", **options)
+
+
 @pytest.mark.parametrize("option, value, message", [
     ("warmup_steps", -1, "warmup_steps must be an int >= 0"),
     ("lr_decay_steps", 0, "lr_decay_steps must be an int >= 1"),
     ("min_lr", -1.0, "min_lr must be a number >= 0"),
     ("min_lr", float("nan"), "min_lr must be a number >= 0"),
+    ("min_lr", 0.01, r"min_lr must be in \[0, lr=0.003\]"),
 ])
 def test_schedule_options_are_checked_even_when_the_schedule_is_constant(option, value,
                                                                          message):
