@@ -567,6 +567,11 @@ def test_swiglu_hidden_follows_llama():
         nn.FeedForward(8, activation="geglu")
     with pytest.raises(ValueError, match="multiple_of"):
         nn.FeedForward(8, activation="swiglu", multiple_of=0)
+    for bad in (0, -8, 2.5):
+        with pytest.raises(ValueError, match="swiglu_hidden: multiple_of must be a positive"):
+            nn.swiglu_hidden(128, multiple_of=bad)
+    with pytest.raises(ValueError, match="swiglu_hidden: hidden must be a positive int"):
+        nn.swiglu_hidden(0)
 
 
 def test_gpt_with_swiglu_trains_and_deepnorm_scales_the_gate():
