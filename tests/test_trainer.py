@@ -496,6 +496,22 @@ def test_an_in_place_save_killed_mid_write_destroys_the_file(tmp_path):
         nn.load(path)
 
 
+@pytest.mark.parametrize("how", ["checkpoint", "nn.save"])
+def test_a_failed_save_names_the_path_asked_for_not_the_temporary(how, tmp_path):
+    path = tmp_path / "missing" / "run.npz"
+    with pytest.raises(FileNotFoundError) as error:
+        if how == "checkpoint":
+            save_checkpoint(path, nn.Linear(2, 2))
+        else:
+            nn.save(nn.Linear(2, 2), path)
+    assert str(path) in str(error.value) and ".tmp" not in str(error.value)
+    (tmp_path / "dir.npz").mkdir()                  # os.replace onto a directory fails
+    with pytest.raises(OSError) as error:
+        save_checkpoint(tmp_path / "dir.npz", nn.Linear(2, 2))
+    assert "dir.npz" in str(error.value) and ".tmp" not in str(error.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.npz"]
+
+
 def test_an_interrupted_save_keeps_the_old_file_and_leaves_no_temporary(tmp_path,
                                                                         monkeypatch):
     import numpy.lib.format as fmt
