@@ -125,8 +125,14 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
             raise ValueError(f"load_checkpoint: {path} holds "
                              f"{saved['type'] if saved else 'no ' + name}, got a "
                              f"{type(obj).__name__}")
-    if rng is not None and meta["random"]["generator"] is None:
-        raise ValueError(f"load_checkpoint: {path} holds no generator state for rng")
+    if rng is not None:
+        saved = meta["random"]["generator"]
+        if saved is None:
+            raise ValueError(f"load_checkpoint: {path} holds no generator state for rng")
+        if saved.get("bit_generator") != type(rng.bit_generator).__name__:
+            raise ValueError(f"load_checkpoint: {path} holds the state of a "
+                             f"{saved.get('bit_generator')} generator, rng uses "
+                             f"{type(rng.bit_generator).__name__}")
     model_state = {key[len("model/"):]: value for key, value in arrays.items()
                    if key.startswith("model/")}
     model_before = model.state_dict()

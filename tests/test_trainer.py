@@ -416,6 +416,22 @@ def test_checkpoint_stores_a_generator_of_any_bit_generator(bit_generator, tmp_p
     np.testing.assert_array_equal(other.random(4), expected)
 
 
+def test_checkpoint_of_another_bit_generator_is_refused_before_anything_loads(tmp_path):
+    np.random.seed(0)
+    path = save_checkpoint(tmp_path / "c.npz", nn.Linear(2, 2), rng=np.random.default_rng(1))
+    np.random.seed(5)
+    other = nn.Linear(2, 2)
+    before, numpy_state = other.state_dict(), np.random.get_state(legacy=False)
+    rng = np.random.Generator(np.random.MT19937(0))
+    with pytest.raises(ValueError, match="holds the state of a PCG64 generator, rng uses "
+                                         "MT19937"):
+        load_checkpoint(path, other, rng=rng)
+    for key, value in before.items():
+        np.testing.assert_array_equal(other.state_dict()[key], value)
+    assert np.random.get_state(legacy=False)["state"]["pos"] == numpy_state["state"]["pos"]
+    assert rng.random() == np.random.Generator(np.random.MT19937(0)).random()
+
+
 def test_checkpoint_of_numpy_scalar_options_saves_them_and_blames_only_extra(tmp_path):
     model = nn.Linear(2, 2)
     opt = optim.Adam(model.parameters(), lr=np.float32(0.01), betas=(np.float32(0.9), 0.99))
