@@ -219,10 +219,18 @@ def test_warmup_cosine_ramps_then_decays_to_the_floor():
         warmup_cosine(10, 10)
 
 
-def test_the_training_loop_follows_its_schedule():
+def test_the_training_loop_follows_its_schedule(monkeypatch):
+    used, step = [], optim.AdamW.step
+
+    def recording_step(self):                   # the rate each optimizer step runs with
+        used.append(self.param_groups[0]["lr"])
+        step(self)
+
+    monkeypatch.setattr(optim.AdamW, "step", recording_step)
     result = train.train_tiny_gpt(6, progress=False, d_model=8, n_layers=1, context_length=8,
                                   lr=0.01, lr_schedule="cosine", warmup_steps=2, min_lr=0.001)
     f = warmup_cosine(2, 6, 0.1)
+    assert used == pytest.approx([0.01 * f(s) for s in range(6)])
     model_lr = 0.01 * f(6)                      # the rate after the last scheduler.step()
     assert result.config["lr_schedule"] == "cosine"
     assert model_lr == pytest.approx(0.001)
