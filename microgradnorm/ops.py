@@ -13,7 +13,7 @@ import numpy as np
 
 from . import backend
 from .autograd import Function
-from .dtypes import is_half
+from .dtypes import is_floating, is_half
 
 
 # ----- shape helpers ------------------------------------------------------------------------
@@ -186,13 +186,15 @@ class Neg(Function):
 
 class Pow(Function):
     """``x ** exponent`` for a constant number ``exponent``. bfloat16 computes in float32
-    and rounds once (a float exponent would otherwise widen its result)."""
+    and rounds once (a float exponent would otherwise widen its result); an integer tensor
+    with a float exponent gives a float result, as NumPy's and torch's do."""
 
     @staticmethod
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return (x ** exponent).astype(x.dtype, copy=False)
+        out = x ** exponent
+        return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
 
     @staticmethod
     def backward(ctx, grad):
