@@ -77,6 +77,16 @@ def normalize_axis(axis, ndim):
     return () if ndim == 0 else normalized     # reducing a 0-d tensor reduces nothing
 
 
+def dim_alias(fn, axis, dim, default):
+    """``axis``, or ``dim`` (PyTorch's name for it) when given; both given and different is
+    a TypeError (``axis`` left at its ``default`` counts as not given)."""
+    if dim is None:
+        return axis
+    if axis != default and axis != dim:
+        raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+    return dim
+
+
 def reduced_size(shape, axis):
     """How many elements a reduction over ``axis`` combines into one."""
     axes = range(len(shape)) if axis is None else axis
@@ -599,7 +609,7 @@ def concatenate(tensors, axis=0, *, dim=None):
     """Join tensors along an existing ``axis`` (``dim``: PyTorch's name, as in
     ``torch.cat``); their other dims must agree, and an empty 1-D tensor next to tensors of
     more dims is skipped, as ``torch.cat`` does."""
-    axis = axis if dim is None else dim
+    axis = dim_alias("concatenate", axis, dim, 0)
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
@@ -618,7 +628,7 @@ def concatenate(tensors, axis=0, *, dim=None):
 
 def stack(tensors, axis=0, *, dim=None):
     """Join tensors of one shape along a new ``axis`` (``dim``: PyTorch's name)."""
-    axis = axis if dim is None else dim
+    axis = dim_alias("stack", axis, dim, 0)
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
@@ -634,7 +644,7 @@ def split(x, split_size_or_sections, axis=0, *, dim=None):
     Example:
         >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
     """
-    axis = axis if dim is None else dim
+    axis = dim_alias("split", axis, dim, 0)
     ndim = len(x.shape)
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) \
             or not -ndim <= axis < ndim:

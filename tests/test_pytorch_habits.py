@@ -63,6 +63,12 @@ def test_axis_and_dim_together_is_a_type_error():
         x.mean(keepdims=True, keepdim=True)
     with pytest.raises(TypeError, match="softmax"):
         F.softmax(x, 0, dim=1)
+    # the joining functions too: before, dim silently won over a different axis
+    for join in (mg.concatenate, mg.stack):
+        with pytest.raises(TypeError, match="both axis=1 and dim=0"):
+            join([x, x], 1, dim=0)
+    with pytest.raises(TypeError, match="split.*both axis=1 and dim=0"):
+        x.split(1, 1, dim=0)
 
 
 # ----- Python numbers and NumPy arrays from tensors -----------------------------------------
