@@ -213,6 +213,9 @@ class Tensor:
             raise ValueError("np.asarray(t, copy=False): this tensor can only be copied (it "
                              "requires grad, or lives on the GPU); use t.detach().numpy()")
         if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError(f"np.asarray(t, dtype={np.dtype(dtype)}, copy=False): "
+                                 f"converting from {array.dtype} needs a copy")
             return array.astype(dtype)                   # a new array
         if copy is True or (self.requires_grad and shared):
             return array.copy()

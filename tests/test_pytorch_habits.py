@@ -97,6 +97,8 @@ def test_np_asarray_of_a_constant_tensor_shares_its_memory_like_torch():
     t = mg.tensor([1.0, 2.0])
     assert np.shares_memory(np.asarray(t), t.data)
     assert not np.shares_memory(np.array(t, copy=True), t.data)
+    with pytest.raises(ValueError, match="needs a copy"):     # NumPy's copy=False contract
+        np.asarray(t, dtype=np.float32, copy=False)
     np.testing.assert_array_equal(np.exp(mg.tensor([0.0, 1.0])), np.exp([0.0, 1.0]))
 
 
