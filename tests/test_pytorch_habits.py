@@ -55,6 +55,15 @@ def test_shape_functions_take_dim():
     assert x.squeeze().shape == (2, 3)                  # every size-1 dim, as torch
 
 
+def test_unsqueeze_checks_its_axis():
+    x, _ = leaf((2, 3))
+    with pytest.raises(TypeError, match="unsqueeze: axis must be an int, got 1.5"):
+        x.unsqueeze(1.5)                              # was a bare slice-index TypeError
+    with pytest.raises(ValueError, match=r"unsqueeze: axis 4 .* \(valid: -3 to 2\)"):
+        x.unsqueeze(4)
+    assert x.unsqueeze(-3).shape == (1, 2, 3) and x.unsqueeze(2).shape == (2, 3, 1)
+
+
 def test_axis_and_dim_together_is_a_type_error():
     x, _ = leaf()
     with pytest.raises(TypeError, match="both axis=1 and dim=2"):
