@@ -427,9 +427,9 @@ class GetItem(Function):
         return grad_x
 
 
-def _legacy_empty(array, others):
+def _legacy_empty(shape, shapes):
     # torch.cat skips a 1-D tensor of shape (0,) next to tensors of more dims.
-    return array.ndim == 1 and array.shape[0] == 0 and any(a.ndim > 1 for a in others)
+    return tuple(shape) == (0,) and any(len(s) > 1 for s in shapes)
 
 
 class Concatenate(Function):
@@ -438,7 +438,8 @@ class Concatenate(Function):
 
     @staticmethod
     def forward(ctx, *arrays, axis):
-        ctx.kept = [not _legacy_empty(a, arrays) for a in arrays]
+        shapes = [a.shape for a in arrays]
+        ctx.kept = [not _legacy_empty(a.shape, shapes) for a in arrays]
         kept = [a for a, k in zip(arrays, ctx.kept) if k] or list(arrays)
         ctx.axis = axis
         ctx.splits = np.cumsum([a.shape[axis] for a in kept])[:-1]
@@ -614,7 +615,7 @@ def concatenate(tensors, axis=0, *, dim=None):
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
     shapes = [tuple(getattr(t, "shape", np.shape(t))) for t in tensors]
-    kept = [s for s in shapes if not (s == (0,) and any(len(o) > 1 for o in shapes))] or shapes
+    kept = [s for s in shapes if not _legacy_empty(s, shapes)] or shapes
     ndim = len(kept[0])
     if ndim == 0 or any(len(s) != ndim for s in kept):
         raise ValueError(f"concatenate: tensors must have the same number of dims (at least "
