@@ -74,9 +74,14 @@ class set_grad_enabled:
 
 class _GradMode:
     """A context manager and decorator that sets grad mode to ``MODE`` in this thread and
-    restores the previous mode on exit (also on an exception)."""
+    restores the previous mode on exit (also on an exception). As in PyTorch it decorates
+    with or without parentheses: ``@mg.no_grad()`` and ``@mg.no_grad``."""
 
     MODE = True
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        return self if fn is None else self(fn)       # bare ``@no_grad``: the wrapper
 
     def __enter__(self):
         self.previous = _state.grad_enabled
