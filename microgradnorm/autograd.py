@@ -74,9 +74,14 @@ class set_grad_enabled:
 
 class _GradMode:
     """A context manager and decorator that sets grad mode to ``MODE`` in this thread and
-    restores the previous mode on exit (also on an exception)."""
+    restores the previous mode on exit (also on an exception). As in PyTorch it decorates
+    with or without parentheses: ``@mg.no_grad()`` and ``@mg.no_grad``."""
 
     MODE = True
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        return self if fn is None else self(fn)       # bare ``@no_grad``: the wrapper
 
     def __enter__(self):
         self.previous = _state.grad_enabled
@@ -410,7 +415,7 @@ def backward(root, grad=None, retain_graph=False):
     if not root.requires_grad:
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
-    grad = _root_grad(root, grad, "grad")
+    grad = _root_grad(root, grad, "backward(): grad")
     captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
     for tensor, g in captured.values():
@@ -445,7 +450,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    grads = [_root_grad(o, g, f"grad_outputs[{i}]")
+    grad_outputs = tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
+                         "grad_outputs; give one gradient (or None) per output")
+    grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]")
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
     wanted = {id(t) for t in inputs}
     for i, t in enumerate(inputs):
@@ -464,10 +473,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
 
 
 def _root_grad(root, grad, name):
+    # name: the function and the argument, for the messages ("grad(): grad_outputs[0]")
     from .tensor import Tensor
     if grad is None:
         if root.size != 1:
-            raise RuntimeError(f"backward(): {name} can be omitted only for a one-element "
+            raise RuntimeError(f"{name} can be omitted only for a one-element "
                                f"output, got shape {root.shape}")
         return root.xp.ones(root.shape, dtype=root.dtype)
     grad = grad.data if isinstance(grad, Tensor) else grad
@@ -477,18 +487,18 @@ def _root_grad(root, grad, name):
         except (ValueError, TypeError):
             grad = None
         if grad is None or not _is_real(grad.dtype):
-            raise TypeError(f"backward(): {name} must be an array, a Tensor or nested lists "
+            raise TypeError(f"{name} must be an array, a Tensor or nested lists "
                             f"of numbers of the output's shape {root.shape}")
     if grad.dtype.kind == "c":
-        raise TypeError(f"backward(): {name} is complex ({grad.dtype}) but the output is "
+        raise TypeError(f"{name} is complex ({grad.dtype}) but the output is "
                         f"real ({root.dtype}); the imaginary part would be dropped")
     if not _is_real(grad.dtype):
-        raise TypeError(f"backward(): {name} must hold real numbers, got dtype {grad.dtype}")
+        raise TypeError(f"{name} must hold real numbers, got dtype {grad.dtype}")
     if tuple(grad.shape) != root.shape:
-        raise ValueError(f"backward(): {name} has shape {tuple(grad.shape)}, expected the "
+        raise ValueError(f"{name} has shape {tuple(grad.shape)}, expected the "
                          f"output's shape {root.shape}")
     if device_of(grad) != root.device:
-        raise ValueError(f"backward(): {name} is on {device_of(grad)}, the output on "
+        raise ValueError(f"{name} is on {device_of(grad)}, the output on "
                          f"{root.device}")
     return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
 

@@ -94,9 +94,12 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         "generator": rng.bit_generator.state if rng is not None else None,
     }
     try:
-        arrays["meta"] = np.array(json.dumps(meta))
+        json.dumps(meta["extra"])
     except TypeError as error:
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
+    # NumPy values elsewhere (a float32 lr, the key array of an MT19937 or Philox state)
+    # as plain numbers and lists: bit generators and optimizers take them back as they are
+    arrays["meta"] = np.array(json.dumps(meta, default=_numpy_to_json))
     return atomic_savez(path, arrays)
 
 
@@ -115,21 +118,21 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     """
     _check_objects("load_checkpoint", model, optimizer, rng)
     arrays = load_npz(path)
-    if "meta" not in arrays:
-        raise ValueError(f"load_checkpoint: {path} is not a checkpoint (no 'meta' entry; "
-                         f"a model saved by nn.save loads with nn.load)")
-    meta = json.loads(str(arrays["meta"]))
-    if meta.get("format") != FORMAT:
-        raise ValueError(f"load_checkpoint: {path} has format {meta.get('format')!r}, "
-                         f"expected {FORMAT}")
+    meta = _meta("load_checkpoint", path, arrays)
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         saved = meta.get(name)
         if obj is not None and (saved is None or saved["type"] != type(obj).__name__):
             raise ValueError(f"load_checkpoint: {path} holds "
                              f"{saved['type'] if saved else 'no ' + name}, got a "
                              f"{type(obj).__name__}")
-    if rng is not None and meta["random"]["generator"] is None:
-        raise ValueError(f"load_checkpoint: {path} holds no generator state for rng")
+    if rng is not None:
+        saved = meta["random"]["generator"]
+        if saved is None:
+            raise ValueError(f"load_checkpoint: {path} holds no generator state for rng")
+        if saved.get("bit_generator") != type(rng.bit_generator).__name__:
+            raise ValueError(f"load_checkpoint: {path} holds the state of a "
+                             f"{saved.get('bit_generator')} generator, rng uses "
+                             f"{type(rng.bit_generator).__name__}")
     model_state = {key[len("model/"):]: value for key, value in arrays.items()
                    if key.startswith("model/")}
     model_before = model.state_dict()
@@ -155,6 +158,25 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     return Checkpoint(meta["step"], meta["extra"], str(path))
 
 
+def read_extra(path):
+    """The ``extra`` stored in the checkpoint at ``path``, read without touching any
+    object or random state (e.g. to check a run's configuration before resuming it)."""
+    with np.load(path, allow_pickle=False) as archive:
+        return _meta("read_extra", path, archive)["extra"]
+
+
+def _meta(where, path, arrays):
+    """The checked ``meta`` record of a checkpoint's ``arrays`` (a dict or an open npz)."""
+    if "meta" not in arrays:
+        raise ValueError(f"{where}: {path} is not a checkpoint (no 'meta' entry; "
+                         f"a model saved by nn.save loads with nn.load)")
+    meta = json.loads(str(arrays["meta"]))
+    if meta.get("format") != FORMAT:
+        raise ValueError(f"{where}: {path} has format {meta.get('format')!r}, "
+                         f"expected {FORMAT}")
+    return meta
+
+
 def _optimizer_state(arrays, saved):
     state = {}
     for key, value in arrays.items():
@@ -173,6 +195,12 @@ def _check_objects(where, model, optimizer, rng):
     if rng is not None and not isinstance(rng, np.random.Generator):
         raise TypeError(f"{where}: rng must be a np.random.Generator or None, got "
                         f"{type(rng).__name__}")
+
+
+def _numpy_to_json(value):
+    if isinstance(value, (np.ndarray, np.generic)):
+        return value.tolist()
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def _python_state_to_json(state):

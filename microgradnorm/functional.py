@@ -426,14 +426,6 @@ def _empty_softmax(x, axis):
     return x * 1.0
 
 
-def _softmax_axis(fn, axis, dim):
-    if dim is None:
-        return axis
-    if axis != -1 and axis != dim:
-        raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
-    return dim
-
-
 def softmax(x, axis=-1, *, dim=None):
     r"""Numerically stable softmax along ``axis`` (``dim``: PyTorch's name for it):
     :math:`\mathrm{softmax}(x)_i = e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
@@ -443,7 +435,7 @@ def softmax(x, axis=-1, *, dim=None):
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
-    axis = _softmax_axis("softmax", axis, dim)
+    axis = ops.dim_alias("softmax", axis, dim, -1)
     if x.size == 0:
         return _empty_softmax(x, axis)
     e = _shifted(x, axis).exp()
@@ -453,7 +445,7 @@ def softmax(x, axis=-1, *, dim=None):
 def log_softmax(x, axis=-1, *, dim=None):
     r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}` along
     ``axis`` (``dim``: PyTorch's name). Shape: the input's."""
-    axis = _softmax_axis("log_softmax", axis, dim)
+    axis = ops.dim_alias("log_softmax", axis, dim, -1)
     if x.size == 0:
         return _empty_softmax(x, axis)
     z = _shifted(x, axis)

@@ -46,8 +46,12 @@ class LRScheduler:
 
     def step(self):
         """Advance one step and write the new learning rate into every parameter group."""
-        self.last_epoch += 1
-        lrs = [self.lr_at(self.last_epoch, base, i) for i, base in enumerate(self.base_lrs)]
+        self._go_to(self.last_epoch + 1, self.base_lrs)
+
+    def _go_to(self, epoch, base_lrs):
+        # the rates first: a schedule function that raises leaves everything as it was
+        lrs = [self.lr_at(epoch, base, i) for i, base in enumerate(base_lrs)]
+        self.base_lrs, self.last_epoch = base_lrs, epoch
         for group, lr in zip(self.optimizer.param_groups, lrs):
             group["lr"] = lr
         self._last_lr = lrs
@@ -74,8 +78,11 @@ class LRScheduler:
         if not isinstance(last_epoch, numbers.Integral) or last_epoch < 0:
             raise ValueError(f"{name}.load_state_dict: last_epoch must be an int >= 0, got "
                              f"{last_epoch!r}")
-        self.base_lrs, self.last_epoch = base_lrs, int(last_epoch) - 1
-        self.step()
+        if not all(isinstance(lr, numbers.Real) and not isinstance(lr, bool) and lr >= 0
+                   for lr in base_lrs):
+            raise ValueError(f"{name}.load_state_dict: base_lrs must be numbers >= 0, got "
+                             f"{base_lrs!r}")
+        self._go_to(int(last_epoch), base_lrs)
 
 
 class LambdaLR(LRScheduler):

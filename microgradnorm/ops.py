@@ -13,7 +13,7 @@ import numpy as np
 
 from . import backend
 from .autograd import Function
-from .dtypes import is_half
+from .dtypes import is_floating, is_half
 
 
 # ----- shape helpers ------------------------------------------------------------------------
@@ -75,6 +75,16 @@ def normalize_axis(axis, ndim):
     if len(set(normalized)) != len(normalized):
         raise ValueError(f"axis {axis!r} names a dim twice (tensor with {ndim} dims)")
     return () if ndim == 0 else normalized     # reducing a 0-d tensor reduces nothing
+
+
+def dim_alias(fn, axis, dim, default):
+    """``axis``, or ``dim`` (PyTorch's name for it) when given; both given and different is
+    a TypeError (``axis`` left at its ``default`` counts as not given)."""
+    if dim is None:
+        return axis
+    if axis != default and axis != dim:
+        raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+    return dim
 
 
 def reduced_size(shape, axis):
@@ -186,13 +196,15 @@ class Neg(Function):
 
 class Pow(Function):
     """``x ** exponent`` for a constant number ``exponent``. bfloat16 computes in float32
-    and rounds once (a float exponent would otherwise widen its result)."""
+    and rounds once (a float exponent would otherwise widen its result); an integer tensor
+    with a float exponent gives a float result, as NumPy's and torch's do."""
 
     @staticmethod
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        return (x ** exponent).astype(x.dtype, copy=False)
+        out = x ** exponent
+        return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -415,9 +427,9 @@ class GetItem(Function):
         return grad_x
 
 
-def _legacy_empty(array, others):
+def _legacy_empty(shape, shapes):
     # torch.cat skips a 1-D tensor of shape (0,) next to tensors of more dims.
-    return array.ndim == 1 and array.shape[0] == 0 and any(a.ndim > 1 for a in others)
+    return tuple(shape) == (0,) and any(len(s) > 1 for s in shapes)
 
 
 class Concatenate(Function):
@@ -426,7 +438,8 @@ class Concatenate(Function):
 
     @staticmethod
     def forward(ctx, *arrays, axis):
-        ctx.kept = [not _legacy_empty(a, arrays) for a in arrays]
+        shapes = [a.shape for a in arrays]
+        ctx.kept = [not _legacy_empty(a.shape, shapes) for a in arrays]
         kept = [a for a, k in zip(arrays, ctx.kept) if k] or list(arrays)
         ctx.axis = axis
         ctx.splits = np.cumsum([a.shape[axis] for a in kept])[:-1]
@@ -597,12 +610,12 @@ def concatenate(tensors, axis=0, *, dim=None):
     """Join tensors along an existing ``axis`` (``dim``: PyTorch's name, as in
     ``torch.cat``); their other dims must agree, and an empty 1-D tensor next to tensors of
     more dims is skipped, as ``torch.cat`` does."""
-    axis = axis if dim is None else dim
+    axis = dim_alias("concatenate", axis, dim, 0)
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
     shapes = [tuple(getattr(t, "shape", np.shape(t))) for t in tensors]
-    kept = [s for s in shapes if not (s == (0,) and any(len(o) > 1 for o in shapes))] or shapes
+    kept = [s for s in shapes if not _legacy_empty(s, shapes)] or shapes
     ndim = len(kept[0])
     if ndim == 0 or any(len(s) != ndim for s in kept):
         raise ValueError(f"concatenate: tensors must have the same number of dims (at least "
@@ -616,7 +629,7 @@ def concatenate(tensors, axis=0, *, dim=None):
 
 def stack(tensors, axis=0, *, dim=None):
     """Join tensors of one shape along a new ``axis`` (``dim``: PyTorch's name)."""
-    axis = axis if dim is None else dim
+    axis = dim_alias("stack", axis, dim, 0)
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
@@ -632,7 +645,7 @@ def split(x, split_size_or_sections, axis=0, *, dim=None):
     Example:
         >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
     """
-    axis = axis if dim is None else dim
+    axis = dim_alias("split", axis, dim, 0)
     ndim = len(x.shape)
     if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) \
             or not -ndim <= axis < ndim:

@@ -50,8 +50,11 @@ def atomic_savez(path, arrays):
     final = npz_path(path)
     arrays = encode_arrays(arrays)
     directory = os.path.dirname(os.path.abspath(final))
-    fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.", suffix=".tmp",
-                                     dir=directory)
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.",
+                                         suffix=".tmp", dir=directory)
+    except OSError as error:
+        raise _naming(error, final) from None
     try:
         with os.fdopen(fd, "wb") as file:
             np.savez(file, **arrays)
@@ -59,12 +62,21 @@ def atomic_savez(path, arrays):
             os.fsync(file.fileno())
         os.chmod(temporary, 0o666 & ~_umask())     # mkstemp's 0600 -> what open() would give
         os.replace(temporary, final)
-    except BaseException:
+    except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
+        if isinstance(error, OSError):
+            raise _naming(error, final) from None
         raise
     _fsync_directory(directory)
     return final
+
+
+def _naming(error, path):
+    """``error`` (an OSError) naming ``path``, the file asked for, not the temporary one."""
+    if error.errno is None:
+        return error
+    return type(error)(error.errno, error.strerror, path)
 
 
 def encode_arrays(arrays):

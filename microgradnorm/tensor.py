@@ -13,6 +13,7 @@ dtype rules (NumPy's, with PyTorch's restriction on gradients):
     bfloat16 as uint16 bits (``kernels.bfloat16``).
 """
 
+import numbers
 import warnings
 
 import numpy as np
@@ -213,6 +214,9 @@ class Tensor:
             raise ValueError("np.asarray(t, copy=False): this tensor can only be copied (it "
                              "requires grad, or lives on the GPU); use t.detach().numpy()")
         if dtype is not None and np.dtype(dtype) != array.dtype:
+            if copy is False:
+                raise ValueError(f"np.asarray(t, dtype={np.dtype(dtype)}, copy=False): "
+                                 f"converting from {array.dtype} needs a copy")
             return array.astype(dtype)                   # a new array
         if copy is True or (self.requires_grad and shared):
             return array.copy()
@@ -507,6 +511,8 @@ class Tensor:
         axis, _ = axis_args("unsqueeze", axis, False, dim, None)
         if axis is None:
             raise TypeError("unsqueeze() missing the axis (or dim) to insert")
+        if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+            raise TypeError(f"unsqueeze: axis must be an int, got {axis!r}")
         if not -self.ndim - 1 <= axis <= self.ndim:
             raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with "
                              f"{self.ndim} dims (valid: {-self.ndim - 1} to {self.ndim})")

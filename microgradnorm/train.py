@@ -24,7 +24,7 @@ import numpy as np
 from . import functional as F
 from . import nn, optim
 from .autograd import no_grad
-from .checkpoint import load_checkpoint, save_checkpoint
+from .checkpoint import load_checkpoint, read_extra, save_checkpoint
 from .checks.stats import graph_stats
 from .lr_scheduler import LambdaLR, warmup_cosine
 
@@ -190,7 +190,7 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
               "lr_decay_steps": lr_decay_steps, "grad_accum_steps": grad_accum_steps,
               "multiple_of": multiple_of}
     _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
-                            min_lr, lr_decay_steps)
+                            min_lr, lr_decay_steps, lr, steps)
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
         raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "
@@ -207,8 +207,10 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     rng = np.random.default_rng(seed)
     losses, step_seconds, stats, start_step = [], [], None, 0
     if resume is not None:
+        # the run is compared first: a different one changes no state, and its error names
+        # the option that differs rather than a weight shape or a missing scheduler
+        _check_same_run(resume, read_extra(resume).get("config", {}), config)
         saved = load_checkpoint(resume, model, optimizer, scheduler=scheduler, rng=rng)
-        _check_same_run(resume, saved.extra.get("config", {}), config)
         start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
     config["start_step"] = start_step
     bar = Progress(range(start_step, steps), f"train {impl}", enabled=progress)
@@ -253,7 +255,7 @@ LR_SCHEDULES = ("constant", "cosine")
 
 
 def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
-                            min_lr, lr_decay_steps):
+                            min_lr, lr_decay_steps, lr, steps):
     """Every schedule option is checked, used or not: a bad value is never silently kept."""
     if lr_schedule not in LR_SCHEDULES:
         raise ValueError(f"train_tiny_gpt: lr_schedule must be one of {LR_SCHEDULES}, got "
@@ -267,6 +269,12 @@ def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, war
             raise ValueError(f"train_tiny_gpt: {name} must be an int >= {low}, got {value!r}")
     if isinstance(min_lr, bool) or not isinstance(min_lr, numbers.Real) or not min_lr >= 0:
         raise ValueError(f"train_tiny_gpt: min_lr must be a number >= 0, got {min_lr!r}")
+    if isinstance(lr, numbers.Real) and min_lr > lr:          # a bad lr: AdamW names it
+        raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
+    if lr_schedule == "cosine" and not warmup_steps < (lr_decay_steps or steps):
+        raise ValueError(f"train_tiny_gpt: the cosine schedule needs warmup_steps < "
+                         f"lr_decay_steps (default: steps), got warmup_steps={warmup_steps}, "
+                         f"lr_decay_steps={lr_decay_steps}, steps={steps}")
 
 
 # What must not change between a run and its resumption (impl may: it changes rounding only)
@@ -297,10 +305,9 @@ def _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr, decay_step
     """None for a constant rate without warmup (the plain AdamW run); else a LambdaLR."""
     if lr_schedule == "constant" and not warmup_steps:
         return None
-    if not 0 <= min_lr <= lr:
-        raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
     if lr_schedule == "cosine":
-        return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, min_lr / lr))
+        floor = min_lr / lr if lr else 0.0          # lr = 0: every factor gives rate 0
+        return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, floor))
     return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup_steps))
 
 

@@ -443,6 +443,17 @@ def test_grad_of_non_scalar_output_needs_grad_outputs():
     x = leaf([1.0, 2.0])
     with pytest.raises(RuntimeError):
         mg.grad(x * 2.0, x)
+    with pytest.raises(RuntimeError, match=r"^grad\(\): grad_outputs\[0\] can be omitted"):
+        mg.grad(x * 2.0, x)                    # the message names grad(), not backward()
+
+
+def test_grad_needs_one_grad_output_per_output():
+    x = leaf([1.0, 2.0])
+    first, second = x * 2.0, x * 3.0
+    with pytest.raises(ValueError, match="2 outputs but 1 grad_outputs"):
+        mg.grad([first, second], [x], grad_outputs=[np.ones(2)])   # was: second dropped
+    (g,) = mg.grad([first, second], [x], grad_outputs=[np.ones(2), np.ones(2)])
+    assert_close(g, [5.0, 5.0])
 
 
 # ----- deep graphs ----------------------------------------------------------------------

@@ -148,6 +148,24 @@ def test_decorators_set_the_mode_per_call():
     assert frozen.__name__ == "frozen"
 
 
+def test_decorators_without_parentheses_as_in_torch():
+    @mg.no_grad
+    def frozen(t):
+        return t * 2.0
+
+    @mg.enable_grad
+    def recorded(t):
+        return t * 2.0
+
+    x = mg.tensor([1.0], requires_grad=True)
+    assert frozen(x).grad_fn is None and mg.is_grad_enabled()
+    with mg.no_grad():
+        assert recorded(x).grad_fn is not None
+    assert frozen.__name__ == "frozen"
+    with pytest.raises(TypeError, match="expected a function to decorate, got int"):
+        mg.no_grad(3)
+
+
 def test_set_grad_enabled_as_call_context_and_decorator():
     x = mg.tensor([1.0], requires_grad=True)
     try:

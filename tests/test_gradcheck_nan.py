@@ -84,3 +84,16 @@ def test_jacobian_keeps_nan_and_rejects_integers():
     with pytest.raises(TypeError, match="floating-point"):
         mg.jacobian(lambda t: t, mg.tensor([1, 2]))
     assert mg.jacobian(lambda t: t * 2.0, [1.0, 2.0]).tolist() == [[2.0, 0.0], [0.0, 2.0]]
+
+
+def test_fn_raising_on_a_perturbed_point_leaves_the_input_as_it_was():
+    x = mg.tensor(np.array([1.0, 0.5]), requires_grad=True)
+
+    def fn(t):
+        if (t.data > 1.0).any():
+            raise ValueError("out of the domain")
+        return (t * t).sum()
+
+    with pytest.raises(ValueError, match="out of the domain"):
+        mg.gradcheck(fn, x)
+    np.testing.assert_array_equal(x.data, [1.0, 0.5])

@@ -180,6 +180,17 @@ def test_pow_rejects_a_tensor_exponent():
         x ** mg.tensor([2.0, 2.0])
 
 
+def test_pow_of_an_integer_tensor_by_a_float_is_float_like_torch():
+    # the result must not be cast back to the integer dtype: 9 ** 0.5 is 3.0, 2 ** 0.5 is
+    # not 1
+    x = np.array([4, 9, 2])
+    got = mg.tensor(x) ** 0.5
+    expected = torch.tensor(x) ** 0.5
+    assert got.dtype.kind == "f"
+    np.testing.assert_allclose(got.data, expected.numpy(), rtol=1e-6)
+    assert (mg.tensor(x) ** 2).dtype == np.int64          # an int exponent stays integral
+
+
 # ----- reductions -------------------------------------------------------------------------
 @st.composite
 def shape_and_axis(draw, min_dims=1):

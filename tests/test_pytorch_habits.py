@@ -55,6 +55,15 @@ def test_shape_functions_take_dim():
     assert x.squeeze().shape == (2, 3)                  # every size-1 dim, as torch
 
 
+def test_unsqueeze_checks_its_axis():
+    x, _ = leaf((2, 3))
+    with pytest.raises(TypeError, match="unsqueeze: axis must be an int, got 1.5"):
+        x.unsqueeze(1.5)                              # was a bare slice-index TypeError
+    with pytest.raises(ValueError, match=r"unsqueeze: axis 4 .* \(valid: -3 to 2\)"):
+        x.unsqueeze(4)
+    assert x.unsqueeze(-3).shape == (1, 2, 3) and x.unsqueeze(2).shape == (2, 3, 1)
+
+
 def test_axis_and_dim_together_is_a_type_error():
     x, _ = leaf()
     with pytest.raises(TypeError, match="both axis=1 and dim=2"):
@@ -63,6 +72,12 @@ def test_axis_and_dim_together_is_a_type_error():
         x.mean(keepdims=True, keepdim=True)
     with pytest.raises(TypeError, match="softmax"):
         F.softmax(x, 0, dim=1)
+    # the joining functions too: before, dim silently won over a different axis
+    for join in (mg.concatenate, mg.stack):
+        with pytest.raises(TypeError, match="both axis=1 and dim=0"):
+            join([x, x], 1, dim=0)
+    with pytest.raises(TypeError, match="split.*both axis=1 and dim=0"):
+        x.split(1, 1, dim=0)
 
 
 # ----- Python numbers and NumPy arrays from tensors -----------------------------------------
@@ -91,6 +106,8 @@ def test_np_asarray_of_a_constant_tensor_shares_its_memory_like_torch():
     t = mg.tensor([1.0, 2.0])
     assert np.shares_memory(np.asarray(t), t.data)
     assert not np.shares_memory(np.array(t, copy=True), t.data)
+    with pytest.raises(ValueError, match="needs a copy"):     # NumPy's copy=False contract
+        np.asarray(t, dtype=np.float32, copy=False)
     np.testing.assert_array_equal(np.exp(mg.tensor([0.0, 1.0])), np.exp([0.0, 1.0]))
 
 

@@ -181,6 +181,31 @@ def test_lambda_lr_takes_one_function_per_group_and_resumes_from_state_dict():
         optim.lr_scheduler.CosineAnnealingLR(opt, 0)
 
 
+
+@pytest.mark.parametrize("base_lrs", [["x"], [None], [-1.0], [True]])
+def test_scheduler_refuses_bad_base_lrs_and_changes_nothing(base_lrs):
+    opt = optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)
+    scheduler = optim.lr_scheduler.CosineAnnealingLR(opt, 10)
+    scheduler.step()
+    before = scheduler.state_dict(), opt.param_groups[0]["lr"], scheduler.get_last_lr()
+    with pytest.raises(ValueError, match="base_lrs must be numbers >= 0"):
+        scheduler.load_state_dict({"last_epoch": 3, "base_lrs": base_lrs})
+    assert (scheduler.state_dict(), opt.param_groups[0]["lr"],
+            scheduler.get_last_lr()) == before
+
+
+def test_a_schedule_function_that_raises_changes_nothing():
+    opt = optim.SGD(nn.Linear(2, 2).parameters(), lr=0.1)
+    scheduler = optim.lr_scheduler.LambdaLR(opt, lambda step: 1 / (2 - step))
+    scheduler.step()
+    with pytest.raises(ZeroDivisionError):
+        scheduler.step()
+    assert scheduler.last_epoch == 1 and opt.param_groups[0]["lr"] == 0.1
+    with pytest.raises(ZeroDivisionError):
+        scheduler.load_state_dict({"last_epoch": 2, "base_lrs": [0.2]})
+    assert scheduler.state_dict() == {"last_epoch": 1, "base_lrs": [0.1]}
+
+
 def test_warmup_cosine_ramps_then_decays_to_the_floor():
     f = warmup_cosine(warmup_steps=4, total_steps=14, min_factor=0.1)
     assert [f(s) for s in range(4)] == [0.25, 0.5, 0.75, 1.0]
@@ -194,10 +219,18 @@ def test_warmup_cosine_ramps_then_decays_to_the_floor():
         warmup_cosine(10, 10)
 
 
-def test_the_training_loop_follows_its_schedule():
+def test_the_training_loop_follows_its_schedule(monkeypatch):
+    used, step = [], optim.AdamW.step
+
+    def recording_step(self):                   # the rate each optimizer step runs with
+        used.append(self.param_groups[0]["lr"])
+        step(self)
+
+    monkeypatch.setattr(optim.AdamW, "step", recording_step)
     result = train.train_tiny_gpt(6, progress=False, d_model=8, n_layers=1, context_length=8,
                                   lr=0.01, lr_schedule="cosine", warmup_steps=2, min_lr=0.001)
     f = warmup_cosine(2, 6, 0.1)
+    assert used == pytest.approx([0.01 * f(s) for s in range(6)])
     model_lr = 0.01 * f(6)                      # the rate after the last scheduler.step()
     assert result.config["lr_schedule"] == "cosine"
     assert model_lr == pytest.approx(0.001)
@@ -207,12 +240,30 @@ def test_the_training_loop_follows_its_schedule():
         train.train_tiny_gpt(1, progress=False, grad_accum_steps=0)
 
 
+def test_a_cosine_schedule_with_lr_zero_trains_at_rate_zero():
+    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
+              "batch_size": 4, "lr": 0.0}
+    result = train.train_tiny_gpt(2, lr_schedule="cosine", **kwargs)
+    constant = train.train_tiny_gpt(2, **kwargs)
+    assert result.losses == constant.losses
+    for key, value in constant.model.state_dict().items():
+        np.testing.assert_array_equal(result.model.state_dict()[key], value)
+
+
+@pytest.mark.parametrize("steps, options", [(0, {}), (3, {"warmup_steps": 3}),
+                                            (9, {"warmup_steps": 4, "lr_decay_steps": 4})])
+def test_a_cosine_ending_before_its_warmup_names_the_options_of_train(steps, options):
+    with pytest.raises(ValueError, match="train_tiny_gpt: the cosine schedule needs "
+                                         "warmup_steps < lr_decay_steps"):
+        train.train_tiny_gpt(steps, progress=False, lr_schedule="cosine", **options)
+
 
 @pytest.mark.parametrize("option, value, message", [
     ("warmup_steps", -1, "warmup_steps must be an int >= 0"),
     ("lr_decay_steps", 0, "lr_decay_steps must be an int >= 1"),
     ("min_lr", -1.0, "min_lr must be a number >= 0"),
     ("min_lr", float("nan"), "min_lr must be a number >= 0"),
+    ("min_lr", 0.01, r"min_lr must be in \[0, lr=0.003\]"),
 ])
 def test_schedule_options_are_checked_even_when_the_schedule_is_constant(option, value,
                                                                          message):
@@ -286,6 +337,22 @@ def test_resuming_a_different_run_is_a_clear_error(tmp_path):
                                 **kwargs).config["start_step"] == 2
 
 
+def test_resuming_a_different_run_names_the_option_and_changes_no_random_state(tmp_path):
+    import random
+    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
+              "batch_size": 4}
+    path = tmp_path / "run.npz"
+    train.train_tiny_gpt(2, checkpoint=path, **kwargs)
+    random.seed(5)
+    before = random.getstate()
+    with pytest.raises(ValueError, match="lr=0.003 in the checkpoint, 0.01 now"):
+        train.train_tiny_gpt(4, resume=path, **{**kwargs, "lr": 0.01})
+    assert random.getstate() == before
+    with pytest.raises(ValueError, match="d_model=8 in the checkpoint, 16 now"):
+        train.train_tiny_gpt(4, resume=path, **{**kwargs, "d_model": 16})
+    with pytest.raises(ValueError, match="warmup_steps=0 in the checkpoint, 2 now"):
+        train.train_tiny_gpt(4, resume=path, **{**kwargs, "warmup_steps": 2})
+
 def test_checkpoint_restores_every_random_state_and_rejects_a_mismatch(tmp_path):
     import random
     np.random.seed(0)
@@ -342,6 +409,48 @@ def test_checkpoint_failing_optimizer_leaves_the_model_unchanged(tmp_path):
     for key, value in before.items():
         np.testing.assert_array_equal(target.state_dict()[key], value)
 
+
+
+@pytest.mark.parametrize("bit_generator", [np.random.MT19937, np.random.Philox,
+                                           np.random.SFC64, np.random.PCG64DXSM])
+def test_checkpoint_stores_a_generator_of_any_bit_generator(bit_generator, tmp_path):
+    model = nn.Linear(2, 2)
+    rng = np.random.Generator(bit_generator(3))
+    rng.random(5)
+    path = save_checkpoint(tmp_path / "c.npz", model, rng=rng)
+    expected = rng.random(4)
+    other = np.random.Generator(bit_generator(4))
+    load_checkpoint(path, model, rng=other)
+    np.testing.assert_array_equal(other.random(4), expected)
+
+
+def test_checkpoint_of_another_bit_generator_is_refused_before_anything_loads(tmp_path):
+    np.random.seed(0)
+    path = save_checkpoint(tmp_path / "c.npz", nn.Linear(2, 2), rng=np.random.default_rng(1))
+    np.random.seed(5)
+    other = nn.Linear(2, 2)
+    before, numpy_state = other.state_dict(), np.random.get_state(legacy=False)
+    rng = np.random.Generator(np.random.MT19937(0))
+    with pytest.raises(ValueError, match="holds the state of a PCG64 generator, rng uses "
+                                         "MT19937"):
+        load_checkpoint(path, other, rng=rng)
+    for key, value in before.items():
+        np.testing.assert_array_equal(other.state_dict()[key], value)
+    assert np.random.get_state(legacy=False)["state"]["pos"] == numpy_state["state"]["pos"]
+    assert rng.random() == np.random.Generator(np.random.MT19937(0)).random()
+
+
+def test_checkpoint_of_numpy_scalar_options_saves_them_and_blames_only_extra(tmp_path):
+    model = nn.Linear(2, 2)
+    opt = optim.Adam(model.parameters(), lr=np.float32(0.01), betas=(np.float32(0.9), 0.99))
+    path = save_checkpoint(tmp_path / "c.npz", model, opt)
+    other = optim.Adam(model.parameters())
+    load_checkpoint(path, model, other)
+    assert other.param_groups[0]["lr"] == np.float32(0.01)
+    assert other.param_groups[0]["betas"] == (np.float32(0.9), 0.99)
+    with pytest.raises(TypeError, match="extra must be JSON-compatible"):
+        save_checkpoint(tmp_path / "d.npz", model, opt, extra={"loss": np.float32(1)})
+    assert not (tmp_path / "d.npz").exists()
 
 # ----- saving survives a kill -------------------------------------------------------------
 KILLED_SAVE = textwrap.dedent("""
@@ -409,6 +518,22 @@ def test_an_in_place_save_killed_mid_write_destroys_the_file(tmp_path):
     _kill_while_saving(path, "np.savez")
     with pytest.raises(Exception):                           # noqa: B017 (zip or npy error)
         nn.load(path)
+
+
+@pytest.mark.parametrize("how", ["checkpoint", "nn.save"])
+def test_a_failed_save_names_the_path_asked_for_not_the_temporary(how, tmp_path):
+    path = tmp_path / "missing" / "run.npz"
+    with pytest.raises(FileNotFoundError) as error:
+        if how == "checkpoint":
+            save_checkpoint(path, nn.Linear(2, 2))
+        else:
+            nn.save(nn.Linear(2, 2), path)
+    assert str(path) in str(error.value) and ".tmp" not in str(error.value)
+    (tmp_path / "dir.npz").mkdir()                  # os.replace onto a directory fails
+    with pytest.raises(OSError) as error:
+        save_checkpoint(tmp_path / "dir.npz", nn.Linear(2, 2))
+    assert "dir.npz" in str(error.value) and ".tmp" not in str(error.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dir.npz"]
 
 
 def test_an_interrupted_save_keeps_the_old_file_and_leaves_no_temporary(tmp_path,
@@ -482,6 +607,11 @@ def test_swiglu_hidden_follows_llama():
         nn.FeedForward(8, activation="geglu")
     with pytest.raises(ValueError, match="multiple_of"):
         nn.FeedForward(8, activation="swiglu", multiple_of=0)
+    for bad in (0, -8, 2.5):
+        with pytest.raises(ValueError, match="swiglu_hidden: multiple_of must be a positive"):
+            nn.swiglu_hidden(128, multiple_of=bad)
+    with pytest.raises(ValueError, match="swiglu_hidden: hidden must be a positive int"):
+        nn.swiglu_hidden(0)
 
 
 def test_gpt_with_swiglu_trains_and_deepnorm_scales_the_gate():

@@ -133,6 +133,8 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
         finite_differences: also check every gradient of both sides against central
             differences of the same function in float64 (two forward calls per input
             element: keep the shape small).
+        scale: ``x`` (and ``residual``) are ``scale`` times standard normal draws (> 0,
+            finite); a large scale shows overflow, reported in ``Comparison.nonfinite``.
 
     Returns:
         a ``Comparison``; ``print(result.table())`` shows it.

@@ -79,16 +79,19 @@ def numerical_grad(objective, array, eps=1e-6):
 
         numerical[i] = (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
 
-    Returns a float64 NumPy array of ``array``'s shape.
+    Returns a float64 NumPy array of ``array``'s shape. ``array`` is restored even when
+    ``objective`` raises.
     """
     numerical = np.zeros(array.shape)
     for index in np.ndindex(array.shape):
         original = array[index].copy()
-        array[index] = original + eps
-        plus = objective()
-        array[index] = original - eps
-        minus = objective()
-        array[index] = original
+        try:
+            array[index] = original + eps
+            plus = objective()
+            array[index] = original - eps
+            minus = objective()
+        finally:
+            array[index] = original
         numerical[index] = (plus - minus) / (2 * eps)
     return numerical
 

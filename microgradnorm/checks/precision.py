@@ -15,8 +15,8 @@ Implementations (the ``impl`` column):
     (``composite[llama]``, ...).
   * ``one-pass``: LayerNorm with the naive variance E[x²] − E[x]² (deliberately wrong:
     catastrophic cancellation when |mean| ≫ std).
-  * ``eps-outside``: LayerNorm with x̂ = (x − μ) / (σ + eps), the placement seed 004 §10.2
-    calls right, against PyTorch's 1 / sqrt(σ² + eps) (derivations §8a).
+  * ``eps-outside``: LayerNorm with x̂ = (x − μ) / (σ + eps), the placement the source
+    derivation (§10.2) calls right, against PyTorch's 1 / sqrt(σ² + eps) (derivations §8a).
 
 Input families: ``normal`` N(0, 1); ``scale 300`` (300·N(0, 1): x² passes float16's
 65504); ``offset 1e4`` (mean 1e4, std 1e-3: E[x²] and E[x]² agree to 14 digits);

@@ -132,7 +132,8 @@ FEEDFORWARD_ACTIVATIONS = (*ACTIVATIONS, "swiglu")
 
 def swiglu_hidden(hidden, multiple_of=256):
     """LLaMA's SwiGLU inner width: ``int(2 * hidden / 3)`` rounded up to a multiple of
-    ``multiple_of``. ``swiglu_hidden(4 * 4096) == 11008``."""
+    ``multiple_of``. ``swiglu_hidden(4 * 4096) == 11008``. Both are positive ints."""
+    _check_positive("swiglu_hidden", hidden=hidden, multiple_of=multiple_of)
     hidden = int(2 * hidden / 3)
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
 
