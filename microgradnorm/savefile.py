@@ -33,6 +33,21 @@ def npz_path(path):
     return path if path.endswith(".npz") else path + ".npz"
 
 
+def check_writable(path):
+    """Raise a ValueError naming ``path`` unless a ``.npz`` can be written there: its
+    folder exists and is writable, and the path itself is not a folder. For a caller that
+    saves late (a training run) and must refuse a bad path before any work."""
+    final = npz_path(path)
+    directory = os.path.dirname(os.path.abspath(final))
+    if os.path.isdir(final):
+        raise ValueError(f"{final}: is a directory, not a file to save to")
+    if not os.path.isdir(directory):
+        raise ValueError(f"{final}: the folder {directory} does not exist or is not a folder")
+    if not os.access(directory, os.W_OK):
+        raise ValueError(f"{final}: the folder {directory} is not writable")
+    return final
+
+
 def atomic_savez(path, arrays):
     """Save ``arrays`` ({name: array}) as an uncompressed ``.npz`` at ``path`` atomically.
 

@@ -27,6 +27,7 @@ from .autograd import no_grad
 from .checkpoint import load_checkpoint, read_extra, save_checkpoint
 from .checks.stats import graph_stats
 from .lr_scheduler import LambdaLR, warmup_cosine
+from .savefile import check_writable
 
 __all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainResult", "compare_impls",
            "sample", "train_tiny_gpt", "zen_of_python"]
@@ -191,6 +192,8 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
               "multiple_of": multiple_of}
     _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
                             min_lr, lr_decay_steps, lr, steps)
+    if checkpoint is not None:
+        check_writable(checkpoint)          # before step 0, not after the whole run
     text = zen_of_python() if text is None else text
     if len(text) < context_length + 2:
         raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "

@@ -272,6 +272,18 @@ def test_schedule_options_are_checked_even_when_the_schedule_is_constant(option,
         train.train_tiny_gpt(1, progress=False, **{option: value})
 
 
+def test_a_checkpoint_path_that_cannot_be_written_is_refused_before_step_0(tmp_path):
+    afile = tmp_path / "afile"
+    afile.write_text("")
+    folder = tmp_path / "run.npz"
+    folder.mkdir()
+    for path, message in ((afile / "x.npz", "does not exist or is not a folder"),
+                          (folder, "is a directory")):
+        with pytest.raises(ValueError, match=message) as error:
+            train.train_tiny_gpt(1, progress=False, checkpoint=str(path))
+        assert str(path) in str(error.value)
+
+
 @pytest.mark.parametrize("command, option, value", [
     ("train", "--warmup-steps", "-1"), ("train", "--lr-decay-steps", "0"),
     ("train", "--min-lr", "-1"), ("train", "--grad-accum-steps", "0"),
