@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .. import nn
 from ..checks.comparison import NORMS
 from ..dtypes import as_dtype
 
@@ -132,3 +133,24 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
     if norms:
         parser.add_argument("--norm", choices=NORMS, default="layernorm",
                             help="which norm (default %(default)s)")
+
+
+def add_model_args(parser):
+    """The tiny GPT's options that ``train`` and ``memory`` share: norm, placement, dtype
+    and the sizes, each with its help and default."""
+    parser.add_argument("--norm", choices=nn.NORMS, default="layernorm",
+                        help="the norm in every block (default %(default)s)")
+    parser.add_argument("--placement", choices=nn.PLACEMENTS, default="pre",
+                        help="where the norms sit in a block (default %(default)s)")
+    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+                        help="dtype of the parameters (default %(default)s)")
+    parser.add_argument("--layers", type=positive_int, default=2,
+                        help="transformer blocks (default %(default)s)")
+    parser.add_argument("--d-model", type=positive_int, default=32,
+                        help="width of the residual stream (default %(default)s)")
+    parser.add_argument("--heads", type=positive_int, default=4,
+                        help="attention heads; must divide --d-model (default %(default)s)")
+    parser.add_argument("--context", type=positive_int, default=32,
+                        help="tokens per training window, T (default %(default)s)")
+    parser.add_argument("--batch-size", type=positive_int, default=16,
+                        help="windows per step, B (default %(default)s)")

@@ -14,33 +14,17 @@ from .. import functional as F
 from .. import nn, optim
 from ..checks.memory import CATEGORIES, memory_timeline
 from ..functional import IMPLS
-from ..nn import NORMS, PLACEMENTS
 from . import plotting
-from .common import check_out_dir, positive_int
+from .common import add_model_args, check_out_dir, positive_int
 
 
 def add_parser(commands):
     """Register the ``memory`` sub-command."""
     parser = commands.add_parser(
         "memory", help="bytes held at every node of one training step, composite vs fused")
-    parser.add_argument("--d-model", type=positive_int, default=32,
-                        help="width (default %(default)s)")
-    parser.add_argument("--layers", type=positive_int, default=2,
-                        help="blocks (default %(default)s)")
-    parser.add_argument("--heads", type=positive_int, default=4,
-                        help="attention heads (default %(default)s)")
-    parser.add_argument("--context", type=positive_int, default=32,
-                        help="sequence length T (default %(default)s)")
-    parser.add_argument("--batch-size", type=positive_int, default=16,
-                        help="batch size B (default %(default)s)")
+    add_model_args(parser)
     parser.add_argument("--vocab", type=positive_int, default=32,
                         help="vocabulary size (default %(default)s)")
-    parser.add_argument("--norm", choices=NORMS, default="layernorm",
-                        help="norm of every block (default %(default)s)")
-    parser.add_argument("--placement", choices=PLACEMENTS, default="pre",
-                        help="norm placement (default %(default)s)")
-    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                        help="parameter dtype (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="weights and batch "
                                                             "(default %(default)s)")
     parser.add_argument("--trace", action="store_true",

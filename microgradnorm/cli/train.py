@@ -6,8 +6,8 @@ module only turns command-line options into its arguments and prints the result.
 
 from .. import train
 from ..functional import IMPLS
-from ..nn import NORMS, PLACEMENTS
-from .common import nonnegative_float, nonnegative_int, positive_float, positive_int
+from .common import (add_model_args, nonnegative_float, nonnegative_int, positive_float,
+                     positive_int)
 
 
 def add_parser(commands):
@@ -17,22 +17,7 @@ def add_parser(commands):
                         help="AdamW steps (default %(default)s)")
     parser.add_argument("--impl", choices=IMPLS, default="fused",
                         help="implementation of every norm (default %(default)s)")
-    parser.add_argument("--norm", choices=NORMS, default="layernorm",
-                        help="the norm in every block (default %(default)s)")
-    parser.add_argument("--placement", choices=PLACEMENTS, default="pre",
-                        help="where the norms sit in a block (default %(default)s)")
-    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
-                        help="dtype of the parameters (default %(default)s)")
-    parser.add_argument("--layers", type=positive_int, default=2,
-                        help="transformer blocks (default %(default)s)")
-    parser.add_argument("--d-model", type=positive_int, default=32,
-                        help="width of the residual stream (default %(default)s)")
-    parser.add_argument("--heads", type=positive_int, default=4,
-                        help="attention heads; must divide --d-model (default %(default)s)")
-    parser.add_argument("--context", type=positive_int, default=32,
-                        help="characters per training window (default %(default)s)")
-    parser.add_argument("--batch-size", type=positive_int, default=16,
-                        help="windows per step (default %(default)s)")
+    add_model_args(parser)
     parser.add_argument("--lr", type=positive_float, default=3e-3,
                         help="AdamW learning rate (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0,
