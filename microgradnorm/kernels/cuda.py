@@ -6,6 +6,13 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
   * LayerNorm, RMSNorm and their residual-add forms, forward and backward, in float32,
     float16 and bfloat16 run the CUDA kernels. bfloat16 is a ``uint16`` CuPy array holding
     the bits (see ``kernels.bfloat16``); statistics and the accumulation are float32.
+  * The RMSNorm functions also take ``offset=`` and ``casting=`` (``kernels.conventions``:
+    Gemma's w' = offset + w, and the "llama" / "gemma" / "none" casting modes) and a float32
+    weight beside float16 or bfloat16 x (mixed precision), and do all of it in the same one
+    kernel launch, with the numbers ``conventions`` gives on the reference kernels
+    (``NATIVE_CONVENTIONS``: ``conventions`` hands such calls here as they are). The
+    defaults, offset 0 and "gemma" (float32 throughout, y rounded once), are the reference
+    functions' own arithmetic, so calls without them are what they always were.
   * float64 (and rows longer than the kernels hold in registers, see ``launch_config``)
     falls back to the reference functions, which run on CuPy through ``xp``.
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
@@ -18,12 +25,13 @@ Python below, testable without a GPU; ``norms.cu`` explains the kernels themselv
 
 import collections
 import functools
+import numbers
 import os
 
 import numpy as np
 
 from .. import backend
-from . import reference
+from . import bfloat16, conventions, reference
 
 SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 
@@ -31,6 +39,14 @@ SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 # nvcc compile test both derive their template lists from it (``name_expressions``).
 CXX_TYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16"}
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+# RMSNorm's weight may also be float32 beside 16-bit x: those dtypes' kernels are
+# instantiated a second time with W = float (the last template argument), and their
+# sum_partials with VIA (sum_partials<float, __half>: dweight through w''s 16-bit dtype).
+MIXED_WEIGHT = "float32"
+# The casting modes of kernels.conventions, as norms.cu's ``casting`` argument
+# (CASTING_FLOAT32, CASTING_LLAMA, CASTING_NONE). LayerNorm runs with 0.
+CASTINGS = {"gemma": 0, "llama": 1, "none": 2}
+NATIVE_CONVENTIONS = True         # the RMSNorm functions take offset= and casting=
 
 VECTOR_BYTES = 16                 # one 128-bit load/store
 MAX_ELEMENTS_PER_THREAD = 32      # the most elements of a row one thread holds
@@ -188,15 +204,32 @@ def compile_options(dtypes):
 def name_expressions(dtypes=tuple(CXX_TYPES)):
     """Every template instantiation the loader compiles for ``dtypes`` (all by default),
     e.g. ``norm_forward<__half, 8, 4, 256>``: each (vec, nv, launch bound) the launch
-    configuration picks for some row length (the nvcc compile test instantiates the same
-    list)."""
+    configuration picks for some row length, and for 16-bit dtypes each again with a
+    float32 weight (``norm_forward<__half, 8, 4, 256, float>``). The nvcc compile test
+    instantiates the same list."""
     names = []
     for dtype in dtypes:
         cxx = CXX_TYPES[dtype]
-        for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
-            names.append(kernel_name(kernel, cxx, vec, nv, bound))
+        for weight in weight_dtypes(dtype):
+            weight_cxx = None if weight == dtype else CXX_TYPES[weight]
+            for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
+                names.append(kernel_name(kernel, cxx, vec, nv, bound, weight_cxx))
         names.append(f"sum_partials<{cxx}>")
+        if dtype != MIXED_WEIGHT:
+            names.append(sum_partials_name(CXX_TYPES[MIXED_WEIGHT], cxx))
     return names
+
+
+def weight_dtypes(dtype):
+    """The weight dtypes the RMSNorm kernels take beside x of ``dtype``: its own, and
+    float32 beside a 16-bit dtype."""
+    return (dtype,) if dtype == MIXED_WEIGHT else (dtype, MIXED_WEIGHT)
+
+
+def sum_partials_name(cxx, via_cxx=None):
+    """``sum_partials<float>``, or ``sum_partials<float, __half>``: float32 gradients
+    rounded through float16 on the way."""
+    return f"sum_partials<{cxx}>" if via_cxx in (None, cxx) else f"sum_partials<{cxx}, {via_cxx}>"
 
 
 @functools.lru_cache(maxsize=None)
@@ -214,14 +247,20 @@ def _instantiations(itemsize):
 
 def module_dtypes(name):
     """The ``MODULE_DTYPES`` entry whose module holds the kernel ``name``, found from its
-    storage type, the first template argument: ``norm_forward<__half, 8, 4>`` -> float16's."""
-    cxx = name[name.index("<") + 1:].split(",")[0].rstrip(">").strip()
-    dtype = next(d for d, c in CXX_TYPES.items() if c == cxx)
+    type arguments: the first 16-bit one, else float32's. ``norm_forward<__half, 8, 4, 256,
+    float>`` and ``sum_partials<float, __half>`` -> float16's."""
+    arguments = (a.strip() for a in name[name.index("<") + 1:].rstrip(">").split(","))
+    dtypes = [d for a in arguments for d, c in CXX_TYPES.items() if c == a]
+    dtype = next((d for d in dtypes if ITEMSIZE[d] < 4), dtypes[0])
     return next(group for group in MODULE_DTYPES if dtype in group)
 
 
-def kernel_name(kernel, cxx, vec, nv, bound):
-    return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
+def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None):
+    """``norm_forward<__half, 8, 4, 256>``; with a weight type other than x's,
+    ``norm_forward<__half, 8, 4, 256, float>``."""
+    if weight_cxx in (None, cxx):
+        return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
+    return f"{kernel}<{cxx}, {vec}, {nv}, {bound}, {weight_cxx}>"
 
 
 def storage_name(dtype):
@@ -321,14 +360,16 @@ def _contiguous(cp, array):
     return array
 
 
-def _forward(x, residual, weight, bias, eps, subtract_mean):
+def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting="gemma"):
     """Runs ``norm_forward``; returns (y, s or None, mean or None, rstd), or None when the
-    row is too long for the kernels."""
+    row is too long for the kernels. ``offset`` and ``casting``: RMSNorm's conventions (a
+    float32 ``weight`` beside 16-bit x runs the W = float instantiation)."""
     cp = _cupy()
     with x.device:
         x, residual, weight, bias = (_contiguous(cp, a) for a in (x, residual, weight, bias))
         rows, cols = x.shape
-        y = _empty(cp, x.shape, x.dtype)
+        weight_dtype = None if weight is None else weight.dtype
+        y = _empty(cp, x.shape, output_dtype(x.dtype, weight_dtype, casting))
         s = None if residual is None else _empty(cp, x.shape, x.dtype)
         config = _config(x.dtype, cols, (x, residual, weight, bias, y, s), forward_config)
         if config is None:
@@ -338,16 +379,19 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
         cxx = CXX_TYPES[storage_name(x.dtype)]
         args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
                 _pointer(mean), rstd, np.int64(rows), np.int32(cols),
-                np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean))
+                np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean),
+                _kernel_offset(x.dtype, weight_dtype, offset, casting),
+                np.int32(CASTINGS[casting]))
         name = kernel_name("norm_forward", cxx, config.vec, config.nv,
-                           launch_bound(config))
+                           launch_bound(config), _weight_cxx(weight_dtype))
         _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
         return y, s, mean, rstd
 
 
-def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
+def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad, offset=0.0, casting="gemma"):
     """Runs ``norm_backward`` and ``sum_partials``; returns (dx, dweight, dbias), or None
-    when the row is too long for the kernels."""
+    when the row is too long for the kernels. ``offset``, ``casting`` as in ``_forward``;
+    dy has y's dtype (``output_dtype``), dweight the weight's."""
     cp = _cupy()
     with x.device:
         dy, dsum, x, weight, mean, rstd = (_contiguous(cp, a)
@@ -358,31 +402,40 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
         if config is None:
             return None
         cxx = CXX_TYPES[storage_name(x.dtype)]
+        weight_dtype = None if weight is None else weight.dtype
         name = kernel_name("norm_backward", cxx, config.vec, config.nv,
-                           launch_bound(config))
+                           launch_bound(config), _weight_cxx(weight_dtype))
         grid = backward_grid(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
         stride = partial_stride(cols)
         dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)
         dbias_partial = _empty(cp, (grid, stride), np.float32) if need_bias_grad else None
         args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
                 _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
-                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride))
+                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride),
+                _kernel_offset(x.dtype, weight_dtype, offset, casting),
+                np.int32(CASTINGS[casting]))
         _function(cp, name)((grid,), (config.block,), args)
-        dweight, dbias = _sum_partials(cp, dweight_partial, dbias_partial, cols, x.dtype)
+        via = None
+        if weight_dtype is not None and weight_dtype != x.dtype:      # a float32 weight
+            via = weight_compute_dtype(x.dtype, weight_dtype, casting)  # "none": x's
+        dweight, dbias = _sum_partials(cp, dweight_partial, dbias_partial, cols,
+                                       x.dtype if weight is None else weight_dtype, via)
         return dx, dweight, dbias
 
 
-def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype):
-    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype``, by a fixed
-    tree of ``sum_partials`` launches (``sum_partials_launches``); dweight and dbias in the
-    same launches. Either partial buffer may be None (its gradient is then None)."""
+def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None):
+    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype`` (rounded
+    through the dtype ``via`` first, if given), by a fixed tree of ``sum_partials`` launches
+    (``sum_partials_launches``); dweight and dbias in the same launches. Either partial
+    buffer may be None (its gradient is then None)."""
     partials = dweight_partial if dweight_partial is not None else dbias_partial
     if partials is None:
         return None, None
     rows, stride = partials.shape
     out_dweight = None if dweight_partial is None else _empty(cp, (cols,), dtype)
     out_dbias = None if dbias_partial is None else _empty(cp, (cols,), dtype)
-    kernel = _function(cp, f"sum_partials<{CXX_TYPES[storage_name(dtype)]}>")
+    kernel = _function(cp, sum_partials_name(
+        CXX_TYPES[storage_name(dtype)], None if via is None else CXX_TYPES[storage_name(via)]))
     for grid in sum_partials_launches(rows, cols):
         chunks = grid[1]
         nexts = [None if p is None else _empty(cp, (chunks, stride), np.float32)
@@ -393,6 +446,96 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype):
                 _pointer(out_dweight), _pointer(out_dbias)))
         dweight_partial, dbias_partial, rows = nexts[0], nexts[1], chunks
     return out_dweight, out_dbias
+
+
+# ----- RMSNorm conventions -------------------------------------------------------------------
+def is_half(dtype):
+    """True for the 16-bit kernel dtypes: float16, and bfloat16 bits (uint16)."""
+    name = storage_name(dtype)
+    return name is not None and ITEMSIZE[name] == 2
+
+
+def output_dtype(x_dtype, weight_dtype, casting):
+    """y's dtype, and so dy's: float32 for "llama" with a float32 weight beside 16-bit x
+    (Hugging Face's ``weight * x̂.to(input dtype)``), else x's."""
+    if (casting == "llama" and weight_dtype is not None and is_half(x_dtype)
+            and np.dtype(weight_dtype) == np.float32):
+        return np.dtype(np.float32)
+    return np.dtype(x_dtype)
+
+
+def weight_compute_dtype(x_dtype, weight_dtype, casting):
+    """The dtype w' = offset + w is formed in (``conventions.weight_dtype``): the weight's
+    for float32 x and for "llama", float32 for "gemma", x's for "none"."""
+    if not is_half(x_dtype) or casting == "llama":
+        return np.dtype(weight_dtype)
+    return np.dtype(np.float32) if casting == "gemma" else np.dtype(x_dtype)
+
+
+def _kernel_offset(x_dtype, weight_dtype, offset, casting):
+    """``offset`` rounded to w''s dtype, as the float32 the kernel adds (0 without a
+    weight). A float rounds to bfloat16 through float32: for the offsets of real models
+    (0, 1) that is exact."""
+    if weight_dtype is None or not offset:
+        return np.float32(0.0)
+    dtype = weight_compute_dtype(x_dtype, weight_dtype, casting)
+    if dtype == np.uint16:
+        return bfloat16.from_bfloat16(bfloat16.to_bfloat16(np.float32([offset])))[0]
+    return np.float32(np.asarray(offset, dtype))
+
+
+def _weight_cxx(weight_dtype):
+    """The W template argument: None (W = T) unless the weight is float32 beside 16-bit x;
+    the caller has checked the dtypes (``_rms_plan``)."""
+    return None if weight_dtype is None else CXX_TYPES[storage_name(weight_dtype)]
+
+
+def _check_conventions(function, offset, casting):
+    if casting not in CASTINGS:
+        raise ValueError(f"{function}: casting must be one of {', '.join(map(repr, CASTINGS))}, "
+                         f"got {casting!r}")
+    if not isinstance(offset, numbers.Real) or not np.isfinite(offset):
+        raise TypeError(f"{function}: offset must be a finite real number (Gemma's 1, or 0), "
+                        f"got {offset!r}")
+
+
+def _rms_plan(x, weight, casting, same=(), dy=None):
+    """True when the RMSNorm kernels take these arrays: x in a kernel dtype, the weight in
+    x's dtype or float32 beside 16-bit x, the arrays of ``same`` in x's dtype and dy in y's
+    (``output_dtype``). Else False, and the reference runs them; but bfloat16 bits (uint16)
+    in a combination the kernels refuse are an error, not a fallback: the reference would
+    read the bits as integers."""
+    weight_dtype = None if weight is None else weight.dtype
+    takes = (storage_name(x.dtype) is not None
+             and (weight is None or weight.dtype == x.dtype
+                  or (is_half(x.dtype) and weight.dtype == np.float32))
+             and all(a is None or a.dtype == x.dtype for a in same)
+             and (dy is None or dy.dtype == output_dtype(x.dtype, weight_dtype, casting)))
+    arrays = [a for a in (x, weight, *same, dy) if a is not None]
+    if not takes and any(a.dtype == np.uint16 for a in arrays):
+        raise TypeError(f"bfloat16 (uint16) arrays cannot be mixed with other dtypes, except a "
+                        f"float32 weight (and a float32 dy for casting 'llama' with it), got "
+                        f"{sorted(str(a.dtype) for a in arrays)}")
+    return takes
+
+
+def _rms_reference_forward(x, residual, weight, eps, offset, casting):
+    """The fallback: the reference kernels (through ``conventions`` where offset or casting
+    asks for more than their own arithmetic). Returns y, s or None, rstd."""
+    if casting == "gemma" and not offset:
+        if residual is None:
+            y, rstd = reference.rms_norm_forward(x, weight, eps)
+            return y, None, rstd
+        return reference.add_rms_norm_forward(x, residual, weight, eps)
+    return conventions.rms_norm_forward(reference, x, residual, weight, eps, offset, casting)
+
+
+def _rms_reference_backward(dy, ds, x, weight, rstd, offset, casting):
+    if casting == "gemma" and not offset:
+        if ds is None:
+            return reference.rms_norm_backward(dy, x, weight, rstd)
+        return reference.add_rms_norm_backward(dy, ds, x, weight, rstd)
+    return conventions.rms_norm_backward(reference, dy, ds, x, weight, rstd, offset, casting)
 
 
 def _too_long(name, x):
@@ -482,32 +625,41 @@ def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
 
 
-def rms_norm_forward(x, weight, eps):
-    """As ``reference.rms_norm_forward``: returns y and rstd (float32)."""
+def rms_norm_forward(x, weight, eps, offset=0.0, casting="gemma"):
+    """As ``reference.rms_norm_forward``, and with Gemma's w' = offset + w and a casting
+    mode as ``conventions.rms_norm_forward(reference, ...)`` computes them, in one launch.
+    ``weight`` may be float32 beside float16 / bfloat16 x. The defaults are the reference's
+    arithmetic. Returns y (x's dtype; float32 for "llama" with a float32 weight beside
+    16-bit x) and rstd (float32)."""
     name = "rms_norm_forward"
     _check_rows(name, "x", x)
     _check_parameters(name, "x", x, weight=weight)
-    if _kernels_take(x, weight) and not _empty_rows(x):
-        out = _forward(x, None, weight, None, eps, subtract_mean=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(x, weight, casting) and not _empty_rows(x):
+        out = _forward(x, None, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[3]
         _too_long(name, x)
-    return reference.rms_norm_forward(x, weight, eps)
+    y, _, rstd = _rms_reference_forward(x, None, weight, eps, offset, casting)
+    return y, rstd
 
 
-def rms_norm_backward(dy, x, weight, rstd):
-    """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
+def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="gemma"):
+    """As ``reference.rms_norm_backward`` (``conventions.rms_norm_backward`` for ``offset``
+    and ``casting``; dy in y's dtype): returns dx (x's dtype) and dweight (the weight's) or
+    None."""
     name = "rms_norm_backward"
     _check_rows(name, "x", x)
     _check_like(name, "x", x, dy=dy)
     _check_parameters(name, "x", x, weight=weight)
     _check_statistics(name, "x", x, rstd=rstd)
-    if _kernels_take(dy, x, weight) and not _empty_rows(x):
-        out = _backward(dy, None, x, weight, None, rstd, need_bias_grad=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(x, weight, casting, dy=dy) and not _empty_rows(x):
+        out = _backward(dy, None, x, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
         _too_long(name, x)
-    return reference.rms_norm_backward(dy, x, weight, rstd)
+    return _rms_reference_backward(dy, None, x, weight, rstd, offset, casting)
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
@@ -539,33 +691,37 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
-def add_rms_norm_forward(x, residual, weight, eps):
-    """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
+def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="gemma"):
+    """As ``reference.add_rms_norm_forward`` (``offset``, ``casting`` and a float32 weight
+    as in ``rms_norm_forward``): returns y, s = x + residual (x's dtype), rstd."""
     name = "add_rms_norm_forward"
     _check_rows(name, "x", x)
     _check_like(name, "x", x, residual=residual)
     _check_parameters(name, "x", x, weight=weight)
-    if _kernels_take(x, residual, weight) and not _empty_rows(x):
-        out = _forward(x, residual, weight, None, eps, subtract_mean=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(x, weight, casting, same=(residual,)) and not _empty_rows(x):
+        out = _forward(x, residual, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[1], out[3]
         _too_long(name, x)
-    return reference.add_rms_norm_forward(x, residual, weight, eps)
+    return _rms_reference_forward(x, residual, weight, eps, offset, casting)
 
 
-def add_rms_norm_backward(dy, ds, s, weight, rstd):
-    """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
+def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
+    """As ``reference.add_rms_norm_backward`` (``offset``, ``casting`` as in
+    ``rms_norm_backward``; ds in s's dtype): returns d_sum and dweight."""
     name = "add_rms_norm_backward"
     _check_rows(name, "s", s)
     _check_like(name, "s", s, dy=dy, ds=ds)
     _check_parameters(name, "s", s, weight=weight)
     _check_statistics(name, "s", s, rstd=rstd)
-    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
-        out = _backward(dy, ds, s, weight, None, rstd, need_bias_grad=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(s, weight, casting, same=(ds,), dy=dy) and not _empty_rows(s):
+        out = _backward(dy, ds, s, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
         _too_long(name, s)
-    return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
+    return _rms_reference_backward(dy, ds, s, weight, rstd, offset, casting)
 
 
 # BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs
