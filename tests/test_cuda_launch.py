@@ -334,3 +334,70 @@ def test_bfloat16_bits_mixed_with_another_dtype_are_a_type_error():
         cuda._kernels_take(x, np.ones(8, np.float32))
     assert cuda._kernels_take(x, np.ones(8, np.uint16))
     assert not cuda._kernels_take(np.zeros((2, 8)), None)      # float64: the reference
+
+
+# ----- RMSNorm conventions: the instantiation table and the host's share of the arithmetic ----
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_kernels_are_instantiated_again_with_a_float32_weight(dtype):
+    """Every (vec, nv, bound) of a 16-bit dtype also exists with W = float, in that dtype's
+    module, with the sum_partials that rounds dweight through it ("none" with a float32
+    weight): any row length that runs the kernels runs them for a mixed weight too."""
+    cxx = cuda.CXX_TYPES[dtype]
+    names = cuda.name_expressions((dtype,))
+    own = [n for n in names if n.startswith("norm_") and not n.endswith(", float>")]
+    mixed = [n for n in names if n.endswith(", float>")]
+    assert own and mixed == [n[:-1] + ", float>" for n in own]
+    assert f"sum_partials<float, {cxx}>" in names
+    for name in mixed + [f"sum_partials<float, {cxx}>"]:
+        assert cuda.module_dtypes(name) == next(g for g in cuda.MODULE_DTYPES if dtype in g)
+    assert not [n for n in cuda.name_expressions(("float32",)) if n.count(",") > 3]
+
+
+def test_kernel_name_spells_the_weight_type_only_when_it_differs():
+    assert cuda.kernel_name("norm_forward", "__half", 8, 4, 256) == \
+        "norm_forward<__half, 8, 4, 256>"
+    assert cuda.kernel_name("norm_forward", "__half", 8, 4, 256, "__half") == \
+        "norm_forward<__half, 8, 4, 256>"
+    assert cuda.kernel_name("norm_backward", "__half", 8, 4, 256, "float") == \
+        "norm_backward<__half, 8, 4, 256, float>"
+    assert cuda.sum_partials_name("float", "float") == "sum_partials<float>"
+
+
+@pytest.mark.parametrize("casting", ["llama", "gemma", "none"])
+@pytest.mark.parametrize("x_dtype, weight_dtype", [
+    (np.float16, np.float16), (np.float16, np.float32), (np.float32, np.float32)])
+def test_host_side_dtypes_follow_conventions(casting, x_dtype, weight_dtype):
+    """What the launcher decides (y's dtype, w''s dtype, the offset it passes) is what
+    kernels.conventions defines, on NumPy."""
+    from microgradnorm.kernels import conventions, reference
+    x = np.ones((2, 4), x_dtype)
+    weight = np.full(4, 0.1, weight_dtype)
+    y, _, _ = conventions.rms_norm_forward(reference, x, None, weight, 1e-6, 1.0, casting)
+    assert cuda.output_dtype(x.dtype, weight.dtype, casting) == y.dtype
+    compute = conventions.weight_dtype(reference, x, weight, casting)
+    assert cuda.weight_compute_dtype(x.dtype, weight.dtype, casting) == compute
+    offset = cuda._kernel_offset(x.dtype, weight.dtype, 0.1, casting)
+    assert offset.dtype == np.float32 and offset == np.float32(np.asarray(0.1, compute))
+
+
+def test_offset_is_rounded_to_bfloat16_when_w_prime_is_bfloat16():
+    bits = np.dtype(np.uint16)
+    assert cuda._kernel_offset(bits, bits, 0.1, "none") == np.float32(0.10009765625)
+    assert cuda._kernel_offset(bits, np.float32, 0.1, "gemma") == np.float32(0.1)
+    assert cuda._kernel_offset(bits, bits, 1.0, "llama") == np.float32(1.0)
+    assert cuda._kernel_offset(bits, None, 1.0, "llama") == np.float32(0.0)   # no weight
+
+
+def test_rms_plan_takes_a_float32_weight_and_refuses_bits_it_cannot():
+    bits, w32 = np.zeros((2, 8), np.uint16), np.ones(8, np.float32)
+    assert cuda._rms_plan(bits, w32, "gemma")
+    assert cuda._rms_plan(bits, w32, "llama", dy=np.zeros((2, 8), np.float32))
+    assert cuda._rms_plan(bits, w32, "none", dy=bits)
+    with pytest.raises(TypeError, match="float32 weight"):
+        cuda._rms_plan(bits, w32, "llama", dy=bits)          # llama's y, so dy, is float32
+    with pytest.raises(TypeError, match="cannot be mixed"):
+        cuda._rms_plan(bits, np.ones(8, np.float16), "gemma")
+    half = np.zeros((2, 8), np.float16)
+    assert not cuda._rms_plan(half, np.ones(8, np.float64), "gemma")   # the reference's
+    assert not cuda._rms_plan(np.zeros((2, 8), np.float32), np.ones(8, np.float16), "llama")
+    assert not cuda._rms_plan(half, w32, "llama", dy=half)
