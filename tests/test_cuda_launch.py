@@ -153,7 +153,7 @@ def test_launch_bounds_admit_every_block_and_hold_small_blocks_to_no_512_budget(
     assert cuda.launch_bound(config(1, 16, 512, 512, 1)) == 512
     for name in cuda.name_expressions():
         if name.startswith("norm_"):
-            assert int(name[:-1].split(",")[-1]) in cuda.LAUNCH_BOUNDS
+            assert int(name[:-1].split(",")[3]) in cuda.LAUNCH_BOUNDS
 
 
 def test_sum_partials_launches_reduce_to_one_chunk_in_a_fixed_tree():
@@ -276,8 +276,13 @@ def test_cuda_has_every_reference_function_with_its_signature():
               and value.__module__ == reference.__name__]
     assert "layer_norm_backward" in public and "batch_norm_forward" in public
     for name in public:
-        assert inspect.signature(getattr(cuda, name)) == \
-            inspect.signature(getattr(reference, name)), name
+        ours = list(inspect.signature(getattr(cuda, name)).parameters.values())
+        theirs = list(inspect.signature(getattr(reference, name)).parameters.values())
+        assert ours[:len(theirs)] == theirs, name
+        # The RMSNorm kernels also take the conventions; the defaults are the reference's
+        # own arithmetic (kernels.conventions).
+        extra = {p.name: p.default for p in ours[len(theirs):]}
+        assert extra == ({"offset": 0.0, "casting": "gemma"} if "rms_norm" in name else {}), name
 
 
 def test_importing_the_package_and_the_cuda_kernels_imports_no_cupy():
@@ -318,7 +323,8 @@ def test_cuda_without_a_usable_gpu_is_a_clear_runtime_error():
 
 def test_every_kernel_belongs_to_exactly_one_module():
     groups = cuda.MODULE_DTYPES
-    assert sorted(d for group in groups for d in group) == sorted(cuda.CXX_TYPES)
+    assert sorted(d for group in groups for d in group) == sorted(cuda.KINDS)
+    assert set(cuda.CXX_TYPES) < set(cuda.KINDS)
     for group in groups:
         for name in cuda.name_expressions(group):
             assert cuda.module_dtypes(name) == group, name
@@ -326,6 +332,8 @@ def test_every_kernel_belongs_to_exactly_one_module():
         cuda.name_expressions())
     assert cuda.compile_options(("bfloat16",)) == (cuda.BFLOAT16_OPTION,)
     assert cuda.compile_options(("float32", "float16")) == ()
+    assert cuda.compile_options(("bfloat16/float32",)) == (cuda.BFLOAT16_OPTION,)
+    assert cuda.compile_options(("float16/float32",)) == ()
 
 
 def test_bfloat16_bits_mixed_with_another_dtype_are_a_type_error():
@@ -339,17 +347,16 @@ def test_bfloat16_bits_mixed_with_another_dtype_are_a_type_error():
 # ----- RMSNorm conventions: the instantiation table and the host's share of the arithmetic ----
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_16_bit_kernels_are_instantiated_again_with_a_float32_weight(dtype):
-    """Every (vec, nv, bound) of a 16-bit dtype also exists with W = float, in that dtype's
-    module, with the sum_partials that rounds dweight through it ("none" with a float32
-    weight): any row length that runs the kernels runs them for a mixed weight too."""
+    """Every (vec, nv, bound) of a 16-bit dtype also exists with W = float, in a module of
+    its own (a program without mixed weights never compiles it), with the float32
+    sum_partials it needs: any row length that runs the kernels runs them for a float32
+    weight too."""
     cxx = cuda.CXX_TYPES[dtype]
-    names = cuda.name_expressions((dtype,))
-    own = [n for n in names if n.startswith("norm_") and not n.endswith(", float>")]
-    mixed = [n for n in names if n.endswith(", float>")]
-    assert own and mixed == [n[:-1] + ", float>" for n in own]
-    assert f"sum_partials<float, {cxx}>" in names
-    for name in mixed + [f"sum_partials<float, {cxx}>"]:
-        assert cuda.module_dtypes(name) == next(g for g in cuda.MODULE_DTYPES if dtype in g)
+    own = [n for n in cuda.name_expressions((dtype,)) if n.startswith("norm_")]
+    mixed = cuda.name_expressions((f"{dtype}/float32",))
+    assert own and mixed == [n[:-1] + ", float>" for n in own] + [f"sum_partials<float, {cxx}>"]
+    for name in mixed:
+        assert cuda.module_dtypes(name) == (f"{dtype}/float32",)
     assert not [n for n in cuda.name_expressions(("float32",)) if n.count(",") > 3]
 
 

@@ -56,11 +56,15 @@ def ptxas_report(output):
 
 def mangled(name):
     """The C++ mangling prefix of a name expression: norm_backward<__half, 8, 2, 512> ->
-    _Z13norm_backwardI6__halfLi8ELi2ELi512EE."""
+    _Z13norm_backwardI6__halfLi8ELi2ELi512ES0_E, norm_forward<__half, 8, 2, 512, float> ->
+    _Z12norm_forwardI6__halfLi8ELi2ELi512EfE."""
     kernel, args = name[:-1].split("<")
     cxx, *numbers = (a.strip() for a in args.split(","))
-    cxx = "f" if cxx == "float" else f"{len(cxx)}{cxx}"
-    return (f"_Z{len(kernel)}{kernel}I{cxx}" + "".join(f"Li{n}E" for n in numbers) + "E")
+    weight = numbers.pop() if len(numbers) > 3 else cxx        # W, defaulting to T
+    first = "f" if cxx == "float" else f"{len(cxx)}{cxx}"
+    # W: f for float, else T's type again, which mangles as the substitution S0_.
+    second = "f" if weight == "float" else "S0_" if weight == cxx else f"{len(weight)}{weight}"
+    return f"_Z{len(kernel)}{kernel}I{first}" + "".join(f"Li{n}E" for n in numbers) + second + "E"
 
 
 def test_the_launcher_picks_a_few_instantiations_for_the_benchmark_rows():

@@ -40,8 +40,8 @@ SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 CXX_TYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16"}
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 # RMSNorm's weight may also be float32 beside 16-bit x: those dtypes' kernels are
-# instantiated a second time with W = float (the last template argument), and their
-# sum_partials with VIA (sum_partials<float, __half>: dweight through w''s 16-bit dtype).
+# instantiated a second time with W = float (the last template argument), with their own
+# sum_partials<float, __half> (float32 dweight, rounded through float16 for "none").
 MIXED_WEIGHT = "float32"
 # The casting modes of kernels.conventions, as norms.cu's ``casting`` argument
 # (CASTING_FLOAT32, CASTING_LLAMA, CASTING_NONE). LayerNorm runs with 0.
@@ -188,47 +188,47 @@ def sum_partials_launches(num_partials, cols):
         num_partials = chunks
 
 
-# norms.cu is compiled into two modules: float32 and float16 (cuda_fp16.h), and bfloat16
-# with BFLOAT16_OPTION (also cuda_bf16.h). CuPy ships neither header: both come with the
-# "gpu" extra, cupy-cuda12x[ctk]. The split only spares a program that never uses bfloat16
-# the compile of its kernels. CuPy adds -ftz=true to every compile (docs/gpu.md, Denormals).
-MODULE_DTYPES = (("float32", "float16"), ("bfloat16",))
+# The kinds of kernels: a dtype's own ("float16": x, weight and y in float16), and 16-bit x
+# with a float32 weight ("float16/float32"), derived from CXX_TYPES and MIXED_WEIGHT.
+MIXED_KINDS = tuple(f"{dtype}/{MIXED_WEIGHT}" for dtype in CXX_TYPES if ITEMSIZE[dtype] == 2)
+KINDS = tuple(CXX_TYPES) + MIXED_KINDS
+
+# norms.cu is compiled into modules, each on first use: float32 and float16 (cuda_fp16.h),
+# bfloat16 with BFLOAT16_OPTION (also cuda_bf16.h), and each 16-bit dtype's kernels for a
+# float32 weight. CuPy ships neither header: both come with the "gpu" extra,
+# cupy-cuda12x[ctk]. The split spares a program that never uses bfloat16, or never a float32
+# weight beside 16-bit x, the compile of those kernels. CuPy adds -ftz=true to every compile
+# (docs/gpu.md, Denormals).
+MODULE_DTYPES = (("float32", "float16"), ("bfloat16",)) + tuple((k,) for k in MIXED_KINDS)
 BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
 
 
 def compile_options(dtypes):
-    """The preprocessor options of the module holding ``dtypes``' kernels."""
-    return (BFLOAT16_OPTION,) if "bfloat16" in dtypes else ()
+    """The preprocessor options of the module holding ``dtypes``' kernels (kinds)."""
+    return (BFLOAT16_OPTION,) if any(k.split("/")[0] == "bfloat16" for k in dtypes) else ()
 
 
-def name_expressions(dtypes=tuple(CXX_TYPES)):
-    """Every template instantiation the loader compiles for ``dtypes`` (all by default),
-    e.g. ``norm_forward<__half, 8, 4, 256>``: each (vec, nv, launch bound) the launch
-    configuration picks for some row length, and for 16-bit dtypes each again with a
-    float32 weight (``norm_forward<__half, 8, 4, 256, float>``). The nvcc compile test
-    instantiates the same list."""
+def name_expressions(dtypes=KINDS):
+    """Every template instantiation the loader compiles for ``dtypes``, kinds of
+    ``KINDS`` (all by default): for a dtype, e.g. ``norm_forward<__half, 8, 4, 256>``, each
+    (vec, nv, launch bound) the launch configuration picks for some row length, and its
+    ``sum_partials``; for "float16/float32" the same with a float32 weight
+    (``norm_forward<__half, 8, 4, 256, float>``) and ``sum_partials<float, __half>``. The
+    nvcc compile test instantiates the same list."""
     names = []
-    for dtype in dtypes:
+    for kind in dtypes:
+        dtype, _, weight = kind.partition("/")
         cxx = CXX_TYPES[dtype]
-        for weight in weight_dtypes(dtype):
-            weight_cxx = None if weight == dtype else CXX_TYPES[weight]
-            for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
-                names.append(kernel_name(kernel, cxx, vec, nv, bound, weight_cxx))
-        names.append(f"sum_partials<{cxx}>")
-        if dtype != MIXED_WEIGHT:
-            names.append(sum_partials_name(CXX_TYPES[MIXED_WEIGHT], cxx))
+        weight_cxx = CXX_TYPES[weight] if weight else None
+        for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
+            names.append(kernel_name(kernel, cxx, vec, nv, bound, weight_cxx))
+        names.append(sum_partials_name(weight_cxx or cxx, cxx))
     return names
-
-
-def weight_dtypes(dtype):
-    """The weight dtypes the RMSNorm kernels take beside x of ``dtype``: its own, and
-    float32 beside a 16-bit dtype."""
-    return (dtype,) if dtype == MIXED_WEIGHT else (dtype, MIXED_WEIGHT)
 
 
 def sum_partials_name(cxx, via_cxx=None):
     """``sum_partials<float>``, or ``sum_partials<float, __half>``: float32 gradients
-    rounded through float16 on the way."""
+    beside float16 x (rounded through float16 on the way if the launch asks)."""
     return f"sum_partials<{cxx}>" if via_cxx in (None, cxx) else f"sum_partials<{cxx}, {via_cxx}>"
 
 
@@ -247,12 +247,14 @@ def _instantiations(itemsize):
 
 def module_dtypes(name):
     """The ``MODULE_DTYPES`` entry whose module holds the kernel ``name``, found from its
-    type arguments: the first 16-bit one, else float32's. ``norm_forward<__half, 8, 4, 256,
-    float>`` and ``sum_partials<float, __half>`` -> float16's."""
+    type arguments: ``norm_forward<__half, 8, 4>`` -> float16's, ``norm_forward<__half, 8,
+    4, 256, float>`` and ``sum_partials<float, __half>`` -> "float16/float32"'s."""
     arguments = (a.strip() for a in name[name.index("<") + 1:].rstrip(">").split(","))
     dtypes = [d for a in arguments for d, c in CXX_TYPES.items() if c == a]
-    dtype = next((d for d in dtypes if ITEMSIZE[d] < 4), dtypes[0])
-    return next(group for group in MODULE_DTYPES if dtype in group)
+    if name.startswith("sum_partials"):
+        dtypes.reverse()                          # <float, __half>: x's type is VIA's
+    kind = "/".join(dict.fromkeys(dtypes))        # "float16", or "float16/float32"
+    return next(group for group in MODULE_DTYPES if kind in group)
 
 
 def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None):
@@ -415,17 +417,18 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad, offset=0.0, casti
                 _kernel_offset(x.dtype, weight_dtype, offset, casting),
                 np.int32(CASTINGS[casting]))
         _function(cp, name)((grid,), (config.block,), args)
-        via = None
-        if weight_dtype is not None and weight_dtype != x.dtype:      # a float32 weight
-            via = weight_compute_dtype(x.dtype, weight_dtype, casting)  # "none": x's
-        dweight, dbias = _sum_partials(cp, dweight_partial, dbias_partial, cols,
-                                       x.dtype if weight is None else weight_dtype, via)
+        mixed = weight_dtype is not None and weight_dtype != x.dtype   # a float32 weight
+        dweight, dbias = _sum_partials(
+            cp, dweight_partial, dbias_partial, cols,
+            x.dtype if weight is None else weight_dtype, x.dtype if mixed else None,
+            mixed and weight_compute_dtype(x.dtype, weight_dtype, casting) == x.dtype)
         return dx, dweight, dbias
 
 
-def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None):
-    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype`` (rounded
-    through the dtype ``via`` first, if given), by a fixed tree of ``sum_partials`` launches
+def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, round_via=False):
+    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype`` (x's dtype
+    ``via`` beside a float32 weight: rounded through it first with ``round_via``, for
+    casting "none"), by a fixed tree of ``sum_partials`` launches
     (``sum_partials_launches``); dweight and dbias in the same launches. Either partial
     buffer may be None (its gradient is then None)."""
     partials = dweight_partial if dweight_partial is not None else dbias_partial
@@ -443,7 +446,7 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None):
         kernel(grid, (SUM_WARPS * 32,),
                (_pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
                 np.int32(stride), np.int32(cols), _pointer(nexts[0]), _pointer(nexts[1]),
-                _pointer(out_dweight), _pointer(out_dbias)))
+                _pointer(out_dweight), _pointer(out_dbias), np.int32(round_via)))
         dweight_partial, dbias_partial, rows = nexts[0], nexts[1], chunks
     return out_dweight, out_dbias
 

@@ -499,8 +499,10 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
 // issued before they are added); then warp 0 adds the 8 warps' sums in warp order. With one
 // chunk (gridDim.y == 1) the sums are the gradients and go to out_* in T; with more, each
 // chunk's sums go to row y of next_* (float32) and the host launches again on those rows.
-// VIA (default T): the gradients are rounded to VIA on their way to T, for a float weight
-// whose w' was formed in 16-bit (CASTING_NONE): dweight in w''s dtype, then the weight's.
+// VIA (default T) is x's type beside a float weight (T = float): with `round_via` the
+// gradients are rounded to VIA on their way to T, for w' formed in 16-bit (CASTING_NONE):
+// dweight in w''s dtype, then the weight's. (One instantiation for both, in the module of
+// x's kernels for a float weight.)
 // A fixed tree: the same bits every time, no atomics.
 #define SUM_WARPS 8
 #define SUM_CHUNK 32
@@ -509,7 +511,7 @@ __global__ void __launch_bounds__(SUM_WARPS * 32)
 sum_partials(const float* __restrict__ dweight_partial, const float* __restrict__ dbias_partial,
              int num_partials, int stride, int cols, float* __restrict__ next_dweight,
              float* __restrict__ next_dbias, T* __restrict__ out_dweight,
-             T* __restrict__ out_dbias) {
+             T* __restrict__ out_dbias, int round_via) {
     const float* partial = blockIdx.z == 0 ? dweight_partial : dbias_partial;
     if (partial == nullptr) return;
     __shared__ float4 warp_sums[SUM_WARPS][32];
@@ -550,7 +552,7 @@ sum_partials(const float* __restrict__ dweight_partial, const float* __restrict_
     if (gridDim.y == 1) {
         T* out = blockIdx.z == 0 ? out_dweight : out_dbias;
         for (int k = 0; k < 4 && col + k < cols; ++k) {
-            out[col + k] = from_float<T>(round_to<VIA>(values[k]));
+            out[col + k] = from_float<T>(round_via ? round_to<VIA>(values[k]) : values[k]);
         }
     } else {
         float* next = (blockIdx.z == 0 ? next_dweight : next_dbias)

@@ -58,9 +58,10 @@ void run_sum_partials(dim3 grid, unsigned block, void** a) {
     auto count = arg<int>(a, 2), stride = arg<int>(a, 3), cols = arg<int>(a, 4);
     auto next_dweight = arg<float*>(a, 5), next_dbias = arg<float*>(a, 6);
     auto out_dweight = arg<T*>(a, 7), out_dbias = arg<T*>(a, 8);
+    auto round_via = arg<int>(a, 9);
     emu_launch(grid, block, [=] {
         sum_partials<T, VIA>(dweight, dbias, count, stride, cols, next_dweight, next_dbias,
-                        out_dweight, out_dbias);
+                        out_dweight, out_dbias, round_via);
     });
 }
 
