@@ -132,7 +132,9 @@ __device__ __forceinline__ Pack<R, VEC> load_pack_as(const S* row, int index) {
 template <typename T, typename W>
 __device__ __forceinline__ float effective_weight(W w, float offset, bool in_t) {
     float value = to_float(w);
-    if (in_t) value = round_to<T>(value);
+    if constexpr (!SameType<T, W>::value) {
+        if (in_t) value = round_to<T>(value);       // a W value is a T value already
+    }
     if (offset != 0.0f) {
         value += offset;
         if (in_t) value = round_to<T>(value);
