@@ -48,6 +48,13 @@ def is_floating(dtype):
     return dtype.kind == "f" or (bfloat16 is not None and dtype == bfloat16)
 
 
+def is_numeric(dtype):
+    """bool, integer or floating (bfloat16 included): what tensors, state dicts and saved
+    files may hold. Complex, object, string and structured dtypes are not."""
+    dtype = np.dtype(dtype)
+    return (dtype.kind in "biuf" and not dtype.hasobject) or is_floating(dtype)
+
+
 def is_half(dtype):
     """float16 or bfloat16: the dtypes that accumulate in float32."""
     return is_floating(dtype) and np.dtype(dtype).itemsize < 4

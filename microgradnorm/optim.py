@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 
 from . import backend, lr_scheduler
-from .dtypes import is_floating, is_half
+from .dtypes import is_floating, is_half, is_numeric
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
@@ -286,7 +286,7 @@ def _state_value(optimizer, index, key, value, param):
     if isinstance(value, numbers.Integral) or (np.ndim(value) == 0 and key == "step"):
         return int(value)
     value = value if backend.is_cupy_array(value) else np.asarray(value)
-    if tuple(value.shape) != param.shape or value.dtype.kind not in "biuf":
+    if tuple(value.shape) != param.shape or not is_numeric(value.dtype):
         raise ValueError(f"{optimizer}.load_state_dict: state {key!r} of parameter {index} "
                          f"has shape {tuple(value.shape)} and dtype {value.dtype}, expected "
                          f"shape {param.shape} and a numeric dtype")

@@ -247,3 +247,35 @@ def test_array_op_tensor_still_records_the_op_despite_array_protocol():
     t = mg.tensor([1.0, 2.0], requires_grad=True)
     for result in (np.ones(2) + t, np.ones(2) * t, np.ones((2, 2)) @ t, np.float64(2) * t):
         assert isinstance(result, mg.Tensor) and result.grad_fn is not None
+
+
+def test_to_takes_torchs_positional_forms():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    assert x.to("float32").dtype == np.float32                  # to(dtype)
+    assert x.to(np.float16).dtype == np.float16
+    assert x.to("cpu", "float32").dtype == np.float32           # to(device, dtype)
+    assert x.to("cpu") is x                                     # nothing changes: itself
+    like = mg.tensor([0.0], dtype="float32")
+    assert x.to(like).dtype == np.float32                       # to(other)
+    x.to("float32").sum().backward()
+    assert x.grad.dtype == np.float64                           # the graph is kept
+    model = nn.Linear(2, 2).to("float32")
+    assert model.weight.dtype == np.float32
+    assert nn.Linear(2, 2).to("cpu", np.float16).bias.dtype == np.float16
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    (("cdua",), {}, ValueError, "neither a device"),
+    (("float32", "cpu"), {}, TypeError, "device must come first"),
+    (("cpu", "float32", "x"), {}, TypeError, "at most 2 positional"),
+    (("float32",), {"dtype": "float16"}, TypeError, "dtype given twice"),
+    ((mg.tensor([1.0]),), {"dtype": "float16"}, TypeError, "takes its device and dtype"),
+])
+def test_to_rejects_ambiguous_arguments_and_changes_nothing(args, kwargs, error, match):
+    model = nn.Linear(2, 2)
+    before = model.weight.data.copy()
+    with pytest.raises(error, match=match):
+        mg.tensor([1.0]).to(*args, **kwargs)
+    with pytest.raises(error, match=match):
+        model.to(*args, **kwargs)
+    assert model.weight.dtype == np.float64 and np.array_equal(model.weight.data, before)

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.lib import format as np_format
 
 from .. import backend
-from ..dtypes import is_floating
+from ..dtypes import is_numeric
 from ..savefile import DTYPES_KEY, atomic_savez, load_npz
 from ..tensor import Tensor
 from .module import Module
@@ -76,7 +76,7 @@ def _numeric_arrays(module_or_state):
             raise TypeError(f"nn.save: state dict keys must be strings, got {key!r}")
         array = backend.to_numpy(value.data if isinstance(value, Tensor) else value)
         array = np.asarray(array)
-        if array.dtype.kind not in NUMERIC_KINDS and not is_floating(array.dtype):
+        if not is_numeric(array.dtype):
             raise TypeError(f"nn.save: {key!r} must be a numeric (bool, int or float) array, "
                             f"got dtype {array.dtype} (state files hold numbers only: no pickles)")
         arrays[key] = array
