@@ -519,8 +519,8 @@ class Tensor:
         if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
             raise TypeError(f"unsqueeze: axis must be an int, got {axis!r}")
         if not -self.ndim - 1 <= axis <= self.ndim:
-            raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with "
-                             f"{self.ndim} dims (valid: {-self.ndim - 1} to {self.ndim})")
+            raise ops.AxisError(f"unsqueeze: axis {axis} is out of range for a tensor with "
+                                f"{self.ndim} dims (valid: {-self.ndim - 1} to {self.ndim})")
         axis = axis if axis >= 0 else axis + self.ndim + 1
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 

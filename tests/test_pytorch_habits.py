@@ -279,3 +279,24 @@ def test_to_rejects_ambiguous_arguments_and_changes_nothing(args, kwargs, error,
     with pytest.raises(error, match=match):
         model.to(*args, **kwargs)
     assert model.weight.dtype == np.float64 and np.array_equal(model.weight.data, before)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.sum(axis=2), lambda t: t.mean(axis=-3), lambda t: t.max(axis=5),
+    lambda t: t.transpose(0, 2), lambda t: t.squeeze(2), lambda t: t.unsqueeze(4),
+    lambda t: t.split(1, axis=2), lambda t: mg.concatenate([t, t], axis=2),
+    lambda t: F.softmax(t, axis=2),
+])
+def test_an_axis_out_of_range_is_an_index_error_as_in_torch(call):
+    t = mg.tensor(np.ones((2, 3)))
+    with pytest.raises(IndexError, match="out of range|must be in"):
+        call(t)
+    with pytest.raises(ValueError):                 # and a ValueError, as NumPy's AxisError
+        call(t)
+
+
+@pytest.mark.parametrize("call", [lambda t: t.sum(axis=1.0), lambda t: t.split(1, axis=True),
+                                  lambda t: t.sum(axis=True), lambda t: t.unsqueeze(0.5)])
+def test_an_axis_of_the_wrong_type_is_a_type_error(call):
+    with pytest.raises(TypeError, match="axis must be an int"):
+        call(mg.tensor(np.ones((2, 3))))
