@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 
 from . import backend, lr_scheduler
-from .dtypes import is_floating, is_half, is_numeric
+from .dtypes import check_number, is_floating, is_half, is_numeric
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
@@ -272,12 +272,16 @@ def _check_option(optimizer, name, value):
             raise ValueError(f"{optimizer}: nesterov must be True or False, got {value!r}")
         return
     if name == "betas":
+        if isinstance(value, (tuple, list)) and len(value) == 2:
+            for b in value:
+                check_number(optimizer, "betas", b)
         if (not isinstance(value, (tuple, list)) or len(value) != 2
-                or not all(_is_number(b) and 0 <= b < 1 for b in value)):
+                or not all(0 <= b < 1 for b in value)):
             raise ValueError(f"{optimizer}: betas must be two numbers in [0, 1), got "
                              f"{value!r}")
         return
-    if not _is_number(value) or not value >= 0:
+    check_number(optimizer, name, value)
+    if not value >= 0:
         raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
 
 

@@ -108,10 +108,12 @@ def test_step_after_forward_invalidates_the_graph():
         y.backward()
 
 
-@pytest.mark.parametrize("bad", [{"lr": -1}, {"betas": (0.9, 1.0)}, {"eps": None}])
-def test_bad_options(bad):
-    with pytest.raises(ValueError):
-        optim.Adam([nn.Parameter(np.ones(1))], **bad)
+@pytest.mark.parametrize("bad, error", [
+    ({"lr": -1}, ValueError), ({"betas": (0.9, 1.0)}, ValueError), ({"eps": None}, TypeError),
+    ({"lr": "1e-3"}, TypeError), ({"betas": ("0.9", 0.99)}, TypeError)])
+def test_bad_options(bad, error):
+    with pytest.raises(error, match=next(iter(bad))):           # as torch: a string is a
+        optim.Adam([nn.Parameter(np.ones(1))], **bad)           # TypeError, -1 a ValueError
 
 
 def test_bad_params():

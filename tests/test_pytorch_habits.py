@@ -9,7 +9,7 @@ import torch
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm import nn
+from microgradnorm import nn, optim
 
 
 def leaf(shape=(2, 3, 4), seed=0):
@@ -300,3 +300,17 @@ def test_an_axis_out_of_range_is_an_index_error_as_in_torch(call):
 def test_an_axis_of_the_wrong_type_is_a_type_error(call):
     with pytest.raises(TypeError, match="axis must be an int"):
         call(mg.tensor(np.ones((2, 3))))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: F.layer_norm(mg.tensor(np.ones((2, 3))), 3, eps="1e-5"),
+    lambda: F.rms_norm(mg.tensor(np.ones((2, 3))), 3, mg.tensor(np.ones(3)), offset="1"),
+    lambda: F.batch_norm(mg.tensor(np.ones((2, 3))), None, None, training=True, momentum="0.1"),
+    lambda: F.dropout(mg.tensor(np.ones(3)), p="0.5"),
+    lambda: nn.Dropout(p=None), lambda: nn.Linear(2.0, 3), lambda: nn.LayerNorm(4, eps=None),
+    lambda: nn.BatchNorm1d(4, momentum="0.1"), lambda: nn.RMSNorm(4, offset=[1.0]),
+    lambda: optim.SGD([nn.Parameter(np.ones(1))], lr="0.1"),
+])
+def test_an_argument_that_is_not_a_number_is_a_type_error_as_in_torch(make):
+    with pytest.raises(TypeError, match="must be a real number|must be an int"):
+        make()

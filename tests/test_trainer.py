@@ -672,9 +672,11 @@ def test_swiglu_hidden_follows_llama():
         nn.FeedForward(8, activation="geglu")
     with pytest.raises(ValueError, match="multiple_of"):
         nn.FeedForward(8, activation="swiglu", multiple_of=0)
-    for bad in (0, -8, 2.5):
+    for bad in (0, -8):
         with pytest.raises(ValueError, match="swiglu_hidden: multiple_of must be a positive"):
             nn.swiglu_hidden(128, multiple_of=bad)
+    with pytest.raises(TypeError, match="swiglu_hidden: multiple_of must be an int"):
+        nn.swiglu_hidden(128, multiple_of=2.5)
     with pytest.raises(ValueError, match="swiglu_hidden: hidden must be a positive int"):
         nn.swiglu_hidden(0)
 
@@ -810,8 +812,8 @@ def test_multiple_of_in_train_and_its_command(tmp_path):
     result = train.train_tiny_gpt(2, progress=False, d_model=32, n_layers=1, context_length=8,
                                   activation="swiglu", multiple_of=8)
     assert result.model.blocks[0].mlp.hidden == 88 and result.config["multiple_of"] == 8
-    for bad in (0, -8, 2.5, True):
-        with pytest.raises(ValueError, match="multiple_of must be a positive int"):
+    for bad, error in ((0, ValueError), (-8, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="multiple_of must be a"):
             nn.GPT(11, 4, 32, 4, 1, activation="swiglu", multiple_of=bad)
     path = str(tmp_path / "run.npz")
     train.train_tiny_gpt(1, progress=False, d_model=8, n_layers=1, context_length=8,

@@ -15,7 +15,6 @@ Conventions:
     only after the tree changes (a module or parameter assigned) or another root is called.
 """
 
-import numbers
 import threading
 import weakref
 
@@ -23,6 +22,7 @@ import numpy as np
 
 from .. import autograd, backend, dtypes
 from .. import functional as F
+from ..dtypes import check_number
 from ..tensor import Tensor, to_arguments
 
 class Parameter(Tensor):
@@ -367,5 +367,6 @@ def _check_choice(fn, name, value, choices):
 
 def _check_positive(fn, **values):
     for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        check_number(fn, name, value, integer=True)
+        if value < 1:
             raise ValueError(f"{fn}: {name} must be a positive int, got {value!r}")
