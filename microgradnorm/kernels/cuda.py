@@ -14,7 +14,8 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
     defaults, offset 0 and "gemma" (float32 throughout, y rounded once), are the reference
     functions' own arithmetic, so calls without them are what they always were.
   * float64 (and rows longer than the kernels hold in registers, see ``launch_config``)
-    falls back to the reference functions, which run on CuPy through ``xp``.
+    falls back to the reference functions, which run on CuPy through ``xp`` (composed by
+    ``conventions`` where an offset or a casting mode asks for more).
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
   * M = 0 or D = 0 launches nothing and returns the reference's results; every function
     checks its arguments' shapes (and the statistics' dtype) before anything runs.
