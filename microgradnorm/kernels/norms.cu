@@ -142,6 +142,16 @@ __device__ __forceinline__ float effective_weight(W w, float offset, bool in_t) 
     return value;
 }
 
+// w' in the backward: a float weight was replaced by w' once, before the rows.
+template <typename T, typename W>
+__device__ __forceinline__ float backward_weight(W w, float offset, bool in_t) {
+    if constexpr (SameType<T, W>::value) {
+        return effective_weight<T, W>(w, offset, in_t);
+    } else {
+        return to_float(w);
+    }
+}
+
 // Whether w' is formed in T (see the conventions above).
 template <typename T, typename W>
 __device__ __forceinline__ bool weight_in_t(int casting) {
@@ -359,6 +369,10 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
                                                                                  i * G + lane);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
+            // A float weight holds w' itself: formed once, not once a row.
+            if constexpr (mixed) {
+                ws[i].v[k] = effective_weight<T, W>(ws[i].v[k], weight_offset, w_in_t);
+            }
             dweight_sum[i][k] = 0.0f;
             dbias_sum[i][k] = 0.0f;
         }
@@ -394,8 +408,8 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
                 for (int k = 0; k < VEC; ++k) {
                     const float d = to_float(dys[i].v[k]);
                     const float xhat = (to_float(xs[i].v[k]) - row_mean) * row_rstd;
-                    const float g = weight != nullptr
-                        ? d * effective_weight<T, W>(ws[i].v[k], weight_offset, w_in_t) : d;
+                    const float g = weight != nullptr ? d * backward_weight<T, W>(
+                        ws[i].v[k], weight_offset, w_in_t) : d;
                     dweight_sum[i][k] += d * xhat;
                     dbias_sum[i][k] += d;
                     sum_g += g;
@@ -424,8 +438,8 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
                 for (int k = 0; k < VEC; ++k) {
                     const float d = to_float(dys[i].v[k]);
                     const float xhat = (to_float(xs[i].v[k]) - row_mean) * row_rstd;
-                    const float g = weight != nullptr
-                        ? d * effective_weight<T, W>(ws[i].v[k], weight_offset, w_in_t) : d;
+                    const float g = weight != nullptr ? d * backward_weight<T, W>(
+                        ws[i].v[k], weight_offset, w_in_t) : d;
                     float value = row_rstd * (g - mean_g - xhat * mean_g_xhat);
                     if (dsum != nullptr) value += to_float(dss[i].v[k]);
                     out.v[k] = from_float<T>(value);
