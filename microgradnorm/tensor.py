@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import autograd, backend, dtypes
-from .dtypes import is_floating, is_numeric
+from .dtypes import is_floating, is_half, is_numeric
 
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)) + (
     (dtypes.bfloat16,) if dtypes.has_bfloat16() else ())
@@ -535,7 +535,10 @@ class Tensor:
 
     # ----- comparisons: constant boolean tensors, no gradient ---------------------------
     def _compare(self, other, op):
-        return Tensor._from_op(op(self.data, _raw(other)), None, 0)
+        # compared in the dtype PyTorch would compute in (float32 x == 0-d float64 0.1
+        # compares float32 values); a number takes x's dtype, as in arithmetic
+        a, b, _ = ops.promote(self.data, as_tensor(other, self).data)
+        return Tensor._from_op(op(a, b), None, 0)
 
     def __lt__(self, other):
         return self._compare(other, lambda a, b: a < b)
@@ -592,8 +595,11 @@ def as_tensor(value, like=None):
     xp = like.xp
     if isinstance(value, (bool, int, float)):
         # A floating tensor keeps its dtype (NumPy does so for float16 by itself; ml_dtypes'
-        # bfloat16 would widen to float64 through result_type).
-        dtype = like.dtype if is_floating(like.dtype) else xp.result_type(like.data, value)
+        # bfloat16 would widen to float64 through result_type). A half-precision one takes
+        # the number at float32, as PyTorch does: ops.promote then computes in float32 and
+        # rounds the result to half once (and a comparison rounds the number to half).
+        dtype = (np.float32 if is_half(like.dtype) else like.dtype) \
+            if is_floating(like.dtype) else xp.result_type(like.data, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None, 0)
     return Tensor._from_op(xp.asarray(value), None, 0)
 

@@ -1,6 +1,7 @@
 """What a PyTorch user types in the first hour works, or fails with a message that says
 what to do instead (docs/tutorial.md, "Differences from PyTorch")."""
 
+import operator
 import warnings
 
 import numpy as np
@@ -314,3 +315,48 @@ def test_an_axis_of_the_wrong_type_is_a_type_error(call):
 def test_an_argument_that_is_not_a_number_is_a_type_error_as_in_torch(make):
     with pytest.raises(TypeError, match="must be a real number|must be an int"):
         make()
+
+
+PROMOTION_DTYPES = ["bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+
+
+def _ones(shape, dtype):
+    if dtype == "bfloat16":
+        pytest.importorskip("ml_dtypes")
+    return mg.tensor(np.ones(shape, dtype=bool)) if dtype == "bool" \
+        else mg.tensor(np.ones(shape)).to(dtype=dtype)
+
+
+@pytest.mark.parametrize("shapes", [((2,), (2,)), ((), (2,)), ((2,), ()), ((), ())])
+@pytest.mark.parametrize("da", PROMOTION_DTYPES)
+def test_binary_ops_promote_as_torch_does(da, shapes):
+    sa, sb = shapes
+    for db in PROMOTION_DTYPES:
+        a, b = _ones(sa, da), _ones(sb, db)
+        ta, tb = (torch.ones(s, dtype=getattr(torch, d)) for s, d in ((sa, da), (sb, db)))
+        for op in (operator.mul, operator.add, operator.truediv, lambda x, y: x.maximum(y),
+                   operator.lt, operator.eq):
+            try:
+                expected = str(op(ta, tb).dtype).replace("torch.", "")
+            except RuntimeError:
+                continue                                  # bool - bool and the like
+            if op is operator.truediv and "float" not in da + db:
+                expected = "float64"        # int / int: the default float dtype, ours float64
+            assert str(op(a, b).dtype) == expected, (da, sa, db, sb, op)
+
+
+def test_a_zero_dim_operand_keeps_the_dimensioned_dtype_and_grads_come_back_in_their_own():
+    x = mg.tensor(np.arange(4.0), dtype="float16", requires_grad=True)
+    scale = mg.tensor(0.1, requires_grad=True)                       # 0-d float64
+    y = x * scale
+    assert y.dtype == np.float16
+    tx = torch.arange(4.0, dtype=torch.float16, requires_grad=True)
+    tscale = torch.tensor(0.1, dtype=torch.float64, requires_grad=True)
+    ty = tx * tscale
+    np.testing.assert_array_equal(y.data, ty.detach().numpy())      # computed in float16
+    y.sum().backward()
+    ty.sum().backward()
+    assert x.grad.dtype == np.float16 and scale.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+    np.testing.assert_array_equal(scale.grad, tscale.grad.numpy())
+    assert (mg.tensor([0.1], dtype="float32") == mg.tensor(0.1)).tolist() == [True]
