@@ -4,6 +4,7 @@ the kernels themselves are tested in tests/gpu/ and compiled by test_cuda_compil
 """
 
 import inspect
+import math
 import os
 import re
 import subprocess
@@ -362,3 +363,56 @@ def test_cupy_carries_ml_dtypes_bfloat16_with_loops_for_the_engines_ufuncs():
     assert sum_loops is None or any("bfloat16" in str(op) for op in sum_loops)
     from cupyx.scipy.special import erf
     assert not any("E" in t for t in erf.types if isinstance(t, str))
+
+
+class _RecordingCupy:
+    """Stands in for CuPy where only the calls matter: what reaches the device, in which
+    dtype."""
+
+    def __init__(self):
+        self.calls = []
+
+    def asarray(self, array):
+        self.calls.append(("asarray", array))
+        return array
+
+    def array(self, data, dtype=None, copy=True):
+        self.calls.append(("array", data, dtype))
+        return data
+
+
+@needs_bfloat16
+def test_bfloat16_data_for_cuda_is_rounded_on_the_host_then_copied(monkeypatch):
+    """mg.tensor(..., dtype="bfloat16", device="cuda") rounds with ml_dtypes on the host and
+    copies those bits: the same bits as a CPU tensor of the same numbers."""
+    fake = _RecordingCupy()
+    monkeypatch.setattr(backend, "_cupy_with_gpu", lambda: fake)
+    values = [[1.0 + 2.0**-8, -3.14159, 1e30], [0.1, 65504.0, -0.0]]   # a tie, pi, ...
+    backend.new_array(values, mg.bfloat16, "cuda")
+    [(call, uploaded)] = fake.calls
+    assert call == "asarray" and uploaded.dtype == mg.bfloat16
+    np.testing.assert_array_equal(uploaded.view(np.uint16),
+                                  np.array(values).astype(mg.bfloat16).view(np.uint16))
+
+
+def test_erf_of_half_precision_on_cuda_computes_in_float32(monkeypatch):
+    """cupyx's erf has no float16/bfloat16 loop (float16 would come back float64):
+    backend.erf hands it float32 and rounds the result to the input dtype."""
+    seen = []
+
+    def fake_erf(array):
+        seen.append(array.dtype)
+        return np.vectorize(math.erf, otypes=[array.dtype])(array)
+
+    import types
+    special = types.SimpleNamespace(erf=fake_erf)
+    monkeypatch.setitem(sys.modules, "cupyx.scipy.special", special)
+    monkeypatch.setattr(backend, "is_cupy_array", lambda array: True)
+    halves = [np.float16] + ([mg.bfloat16] if mg.dtypes.has_bfloat16() else [])
+    for dtype in halves + [np.float32]:
+        x = np.linspace(-2, 2, 9).astype(dtype)
+        y = backend.erf(x)
+        assert y.dtype == dtype
+        np.testing.assert_array_equal(
+            y, np.array([math.erf(v) for v in x.astype(np.float32)], np.float32).astype(dtype))
+    assert seen == [np.float32] * len(halves) + [np.float32]

@@ -303,7 +303,7 @@ def _kernels_take(*arrays):
     """True when the kernels take these arrays (None entries ignored): one kernel dtype.
     Other floating dtypes go to the reference; an integer array is an error, not a
     fallback: the reference would normalize the integers (and a uint16 array is most likely
-    bfloat16 bits, which are a bfloat16 array now)."""
+    bfloat16 bits, which the kernels take as a bfloat16 array)."""
     found = {a.dtype for a in arrays if a is not None}
     for dtype in found:
         if not dtypes.is_floating(dtype):
