@@ -9,8 +9,8 @@ dtype rules (NumPy's, with PyTorch's restriction on gradients):
     number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
     dtype of its tensor.
   * bfloat16 is ml_dtypes' NumPy dtype (optional: ``pip install ml_dtypes``); pass
-    ``dtype="bfloat16"``. A bfloat16 Tensor is CPU-only: on "cuda" the kernels take
-    bfloat16 as uint16 bits (``kernels.bfloat16``).
+    ``dtype="bfloat16"``. On "cuda" it is the same dtype on a CuPy array (CuPy 14 carries
+    ml_dtypes' bfloat16; the fused norms run the bfloat16 CUDA kernels on its memory).
 """
 
 import numbers
@@ -52,9 +52,6 @@ class Tensor:
         if isinstance(data, Tensor):
             data = data.data
         dtype = dtypes.as_dtype(dtype)
-        if device == "cuda" and dtype is not None and dtype == dtypes.bfloat16:
-            raise TypeError('Tensor: bfloat16 tensors are CPU-only; on device "cuda" use '
-                            'float16 or float32')
         array = backend.new_array(data, dtype, device)
         if not is_numeric(array.dtype):
             raise TypeError(f"Tensor: data must be numeric (float, int or bool), "
@@ -245,9 +242,6 @@ class Tensor:
             out = out.astype(dtype)
         if device is not None:
             if device != out.device:
-                if device == "cuda" and out.dtype == dtypes.bfloat16:
-                    raise TypeError('to(): bfloat16 tensors are CPU-only; on "cuda" use '
-                                    'float16 or float32')
                 out = ops.ToDevice.apply(out, device=device)
         return out
 
