@@ -364,6 +364,18 @@ class ReLU(Function):
         return grad * (out > 0)
 
 
+class Abs(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return backend.array_module(x).abs(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad * backend.array_module(x).sign(x).astype(grad.dtype, copy=False)
+
+
 class Cast(Function):
     @staticmethod
     def forward(ctx, x, dtype):

@@ -360,3 +360,30 @@ def test_a_zero_dim_operand_keeps_the_dimensioned_dtype_and_grads_come_back_in_t
     np.testing.assert_array_equal(x.grad, tx.grad.numpy())
     np.testing.assert_array_equal(scale.grad, tscale.grad.numpy())
     assert (mg.tensor([0.1], dtype="float32") == mg.tensor(0.1)).tolist() == [True]
+
+
+def test_var_and_std_are_unbiased_by_default_as_in_torch():
+    data = np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
+    x, t = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    for mine, theirs in [(x.var(), t.var()), (x.std(axis=1), t.std(1)),
+                         (x.var(unbiased=False), t.var(unbiased=False)),
+                         (x.var(dim=0, correction=0), t.var(0, correction=0))]:
+        np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # torch warns: no degrees of freedom
+        assert np.isnan(mg.tensor([1.0]).var().item()) and np.isnan(torch.tensor([1.0]).var())
+
+
+def test_argmax_argmin_abs_follow_torch():
+    data = np.array([[1.0, 5.0, np.nan, 5.0], [4.0, 2.0, 6.0, 6.0]])
+    x, t = mg.tensor(data), torch.tensor(data)
+    assert x.argmax().item() == t.argmax().item()                  # the first NaN
+    assert x.argmax(axis=1).tolist() == t.argmax(1).tolist()       # the first of ties
+    assert x.argmin(dim=1, keepdim=True).tolist() == t.argmin(1, keepdim=True).tolist()
+    assert x.argmax(keepdims=True).shape == tuple(t.argmax(keepdim=True).shape)
+    assert x.argmax().dtype == np.int64 and not x.argmax().requires_grad
+    with pytest.raises(ValueError, match="empty"):
+        mg.tensor(np.zeros((0, 3))).argmax(axis=0)
+    a = mg.tensor([0.0, -2.0, 3.0], requires_grad=True)
+    abs(a).sum().backward()
+    assert a.grad.tolist() == [0.0, -1.0, 1.0]                     # sign(0) = 0, as torch
