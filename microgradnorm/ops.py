@@ -123,6 +123,11 @@ def reduce_sum(x, axis, keepdims, mean=False):
     return total.astype(x.dtype)
 
 
+class OutOfRangeError(IndexError, ValueError):
+    """An index or class id out of range (an embedding id, a cross-entropy target): an
+    IndexError as in PyTorch, and a ValueError, so either ``except`` catches it."""
+
+
 class AxisError(np.exceptions.AxisError):
     """An axis out of range: both an IndexError (PyTorch's "Dimension out of range") and a
     ValueError (NumPy's ``AxisError`` is both), so either ``except`` catches it."""
