@@ -1,5 +1,7 @@
 """Optimizers and gradient clipping against torch.optim, step for step, in float64."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,28 @@ def test_load_state_dict_accepts_bfloat16_state_and_keeps_float32():
     again.load_state_dict(state)
     (loaded,) = again.state_dict()["state"].values()
     assert all(np.asarray(v).dtype == np.float32 for v in loaded.values() if np.ndim(v))
+
+
+@pytest.mark.parametrize("grad", [[np.nan, 1.0, 1.0], [np.inf, 1.0, 1.0], [3.0, 4.0, 0.0]])
+@pytest.mark.parametrize("norm_type", [2.0, math.inf])
+def test_clip_grad_norm_of_a_nonfinite_gradient_matches_torch(grad, norm_type):
+    torch = pytest.importorskip("torch")
+    p = nn.Parameter(np.ones(3))
+    p.grad = np.array(grad)
+    tp = torch.nn.Parameter(torch.ones(3, dtype=torch.float64))
+    tp.grad = torch.tensor(grad, dtype=torch.float64)
+    total = nn.clip_grad_norm_([p], 1.0, norm_type)
+    expected = torch.nn.utils.clip_grad_norm_([tp], 1.0, norm_type)
+    np.testing.assert_allclose(total, float(expected), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(p.grad, tp.grad.numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_clip_grad_norm_error_if_nonfinite_changes_nothing():
+    p = nn.Parameter(np.ones(3))
+    p.grad = np.array([np.nan, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match="error_if_nonfinite"):
+        nn.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+    assert np.isnan(p.grad[0]) and p.grad[1:].tolist() == [1.0, 1.0]
+    empty = nn.Parameter(np.ones((0, 3)))
+    empty.grad = np.ones((0, 3))
+    assert nn.clip_grad_norm_([empty], 1.0, norm_type=math.inf) == 0.0
