@@ -193,3 +193,35 @@ def test_clip_grad_norm_error_if_nonfinite_changes_nothing():
     empty = nn.Parameter(np.ones((0, 3)))
     empty.grad = np.ones((0, 3))
     assert nn.clip_grad_norm_([empty], 1.0, norm_type=math.inf) == 0.0
+
+
+@pytest.mark.parametrize("name, options", [
+    ("Adam", {"amsgrad": True}), ("AdamW", {"amsgrad": True, "weight_decay": 0.1}),
+    ("Adam", {"maximize": True, "weight_decay": 0.1}), ("AdamW", {"maximize": True}),
+    ("SGD", {"maximize": True, "momentum": 0.9, "weight_decay": 0.1}),
+])
+def test_amsgrad_and_maximize_follow_torch(name, options):
+    torch = pytest.importorskip("torch")
+    w = nn.Parameter(np.array([1.0, -2.0, 0.5]))
+    tw = torch.nn.Parameter(torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64))
+    mine = getattr(optim, name)([w], lr=0.1, **options)
+    theirs = getattr(torch.optim, name)([tw], lr=0.1, **options)
+    for step in range(5):                    # a shrinking gradient: amsgrad's max matters
+        g = np.array([0.5, 0.25, -1.0]) * (3 - step)
+        w.grad, tw.grad = g, torch.tensor(g)
+        mine.step()
+        theirs.step()
+    np.testing.assert_allclose(w.data, tw.detach().numpy(), rtol=1e-14, atol=1e-16)
+    assert sorted(mine.state_dict()["state"][0]) == sorted(theirs.state_dict()["state"][0])
+
+
+def test_a_state_dict_saved_without_the_new_flags_still_loads():
+    w = nn.Parameter(np.ones(2))
+    opt = optim.Adam([w], amsgrad=True)
+    saved = opt.state_dict()
+    for group in saved["param_groups"]:
+        del group["amsgrad"], group["maximize"]          # as written before they existed
+    opt.load_state_dict(saved)
+    assert opt.param_groups[0]["amsgrad"] is True
+    with pytest.raises(ValueError, match="amsgrad must be True or False"):
+        optim.Adam([w], amsgrad=1)
