@@ -109,19 +109,27 @@ def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bi
                 yi[j] = (row[j] - mi) * ri_
 
 
+COLUMN_BLOCK = 32     # rows whose dweight / dbias terms add up in x's dtype before float64
+
+
 @_jit
 def _layer_norm_rows_backward(dy, ds, has_ds, x, weight, mean, rstd, dx, dweight_sum,
-                              dbias_sum, need_column_sums, subtract_mean):
+                              dbias_sum, dweight_part, dbias_part, need_column_sums,
+                              subtract_mean):
     """Closed-form backward of LayerNorm (subtract_mean) or RMSNorm rows (mean all zeros),
     with x̂ = (x - mean)·rstd and g = dy·w (w all ones when there is no weight: exact):
 
         dx = rstd · (g - mean(g) - x̂ · mean(g·x̂))   (+ ds; RMSNorm has no mean(g) term)
 
     and, when need_column_sums, Σ dy·x̂ and Σ dy over rows added into dweight_sum and
-    dbias_sum (float64, (D,)).
+    dbias_sum (float64, (D,)): through dweight_part and dbias_part ((D,), x's dtype, zero
+    on entry), which collect COLUMN_BLOCK rows' terms and are then added to the float64
+    sums. Measured at (4096, 1024) float32, one thread: 3.0 ms for the kernel this way,
+    4.8 ms adding every row into the float64 sums (twice the bytes, a conversion each).
 
     Passes. Main memory: x and dy read once, dx written once (+ ds read). Per row, in
-    cache: 2 — the sums (row: g, g·x̂; column: dy·x̂, dy), then the write of dx (+ ds)."""
+    cache: 2 — the sums (row: g, g·x̂; column: dy·x̂, dy), then the write of dx (+ ds);
+    every COLUMN_BLOCK rows one more over the (D,) partial sums."""
     rows, size = x.shape
     for i in range(rows):
         xi, dyi, dxi = x[i], dy[i], dx[i]
@@ -134,8 +142,14 @@ def _layer_norm_rows_backward(dy, ds, has_ds, x, weight, mean, rstd, dx, dweight
                 g = dyi[j] * weight[j]
                 sum_g += g
                 sum_g_xhat += g * xhat
-                dweight_sum[j] += dyi[j] * xhat
-                dbias_sum[j] += dyi[j]
+                dweight_part[j] += dyi[j] * xhat
+                dbias_part[j] += dyi[j]
+            if (i + 1) % COLUMN_BLOCK == 0 or i == rows - 1:
+                for j in range(size):
+                    dweight_sum[j] += dweight_part[j]
+                    dbias_sum[j] += dbias_part[j]
+                    dweight_part[j] = 0
+                    dbias_part[j] = 0
         else:
             for j in range(size):
                 xhat = (xi[j] - mi) * ri
@@ -190,11 +204,12 @@ def _backward(dy, ds, x, weight, mean, rstd, need_bias_grad):
     need_sums = weight is not None or need_bias_grad
     dweight_sum = np.zeros(size if need_sums else 0)                # (D,) float64
     dbias_sum = np.zeros(size if need_sums else 0)                  # (D,) float64
+    dweight_part, dbias_part = np.zeros((2, size if need_sums else 0), x.dtype)  # (D,) each
     _layer_norm_rows_backward(
         dy, _or_empty(ds, x.dtype).reshape(-1, size), ds is not None, x,
         np.ones(size, x.dtype) if weight is None else weight,
         np.zeros(rows, x.dtype) if mean is None else mean, rstd, dx, dweight_sum,
-        dbias_sum, need_sums, mean is not None)
+        dbias_sum, dweight_part, dbias_part, need_sums, mean is not None)
     dweight = None if weight is None else dweight_sum.astype(weight.dtype)
     dbias = dbias_sum.astype(dy.dtype) if need_bias_grad else None
     return dx, dweight, dbias
