@@ -391,3 +391,19 @@ def test_the_bench_times_fused_numba_beside_the_others():
     assert [r.phase for r in numba_rows] == list(bench.PHASES)
     assert all(r.vs_composite > 0 and r.timing.median > 0 for r in numba_rows)
     assert mg.get_cpu_kernels() == "numpy"                    # the choice is left as it was
+
+
+def test_without_a_writable_cache_directory_the_kernels_compile_in_memory(monkeypatch):
+    """numba refuses cache=True at decoration time when no cache directory is writable;
+    the module then compiles without the disk cache."""
+    made, original = [], numba.njit
+
+    def njit(**options):
+        if options.get("cache"):
+            raise RuntimeError("cannot cache function: no locator available")
+        made.append(options)
+        return original(**options)
+
+    monkeypatch.setattr(numba_cpu.numba, "njit", njit)
+    square = numba_cpu._jit(lambda a: a * a)
+    assert square(3.0) == 9.0 and made == [{"fastmath": numba_cpu.FASTMATH}]
