@@ -272,15 +272,16 @@ class Function:
                 ctx.outputs_meta = ((raw.shape, raw.dtype),)
                 if ctx._saved:
                     ctx._track_saved(tensors, outputs)
-                for observer in _observers:
-                    observer.on_forward(ctx)
+                if _observers:
+                    for observer in _observers_here():
+                        observer.on_forward(ctx)
             return outputs[0]
         outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
         _share_versions_with_bases(tensors, outputs)
         if record:
             ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in raw])
             ctx._track_saved(tensors, outputs)
-            for observer in _observers:
+            for observer in _observers_here() if _observers else ():
                 observer.on_forward(ctx)
         return outputs
 
@@ -328,18 +329,27 @@ def _check_same_device(op_name, tensors):
 
 # Observers of the graph (``checks.memory``'s timeline): each gets on_forward(node) when a
 # node is recorded, on_backward(node, pending output grads, captured grads) after a node's
-# backward, and on_free(nodes) when backward frees the graph. Empty: one test per call.
+# backward, and on_free(nodes) when backward frees the graph, for the graphs of the thread
+# that registered it only (as grad mode, observation is per thread). Each entry is
+# (thread ident, observer); empty, it costs one test per op.
 _observers = []
 
 
 @contextlib.contextmanager
 def observe(observer):
-    """Call ``observer``'s ``on_forward``/``on_backward``/``on_free`` while in the block."""
-    _observers.append(observer)
+    """Call ``observer``'s ``on_forward``/``on_backward``/``on_free`` for the graphs this
+    thread records and back-propagates while in the block (other threads' are not seen)."""
+    entry = (threading.get_ident(), observer)
+    _observers.append(entry)
     try:
         yield observer
     finally:
-        _observers.remove(observer)
+        _observers.remove(entry)
+
+
+def _observers_here():
+    here = threading.get_ident()
+    return [observer for thread, observer in _observers if thread == here]
 
 
 def in_module_call():
@@ -545,6 +555,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
         if root.requires_grad:
             receive(root, g)
     order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
+    watching = _observers_here() if _observers else ()
     for node in reversed(order):
         grads = output_grads.pop(node, None)
         if grads is None:
@@ -564,12 +575,12 @@ def run_backward(roots, root_grads, retain_graph, capture):
                 if g.shape != data.shape or g.dtype != data.dtype:
                     g = _fit(g, tensor, node)
                 receive(tensor, g)
-        for observer in _observers:
+        for observer in watching:
             observer.on_backward(node, output_grads, captured)
     if not retain_graph:
         for node in order:
             node.free()
-        for observer in _observers:
+        for observer in watching:
             observer.on_free(order)
     return captured
 

@@ -28,7 +28,7 @@ import numpy as np
 from . import backend
 from .nn import Module
 from .optim import Optimizer
-from .savefile import atomic_savez, load_npz
+from .savefile import atomic_savez, read_npz
 
 __all__ = ["Checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -61,7 +61,8 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         step: a non-negative int, the steps done.
         scheduler: an ``optim.lr_scheduler.LRScheduler`` or None.
         rng: a ``np.random.Generator`` whose state to store, or None.
-        extra: a JSON-compatible dict (a run's configuration, its losses so far), or None.
+        extra: a JSON-compatible dict (a run's configuration, its losses so far), or None;
+            NumPy numbers and arrays in it are stored as numbers and lists.
 
     Returns:
         the path written.
@@ -94,7 +95,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         "generator": rng.bit_generator.state if rng is not None else None,
     }
     try:
-        json.dumps(meta["extra"])
+        json.dumps(meta["extra"], default=_numpy_to_json)    # NumPy numbers: as numbers
     except TypeError as error:
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
     # NumPy values elsewhere (a float32 lr, the key array of an MT19937 or Philox state)
@@ -117,7 +118,7 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
         >>> start = load_checkpoint("run.npz", model, opt, rng=rng).step
     """
     _check_objects("load_checkpoint", model, optimizer, rng)
-    arrays = load_npz(path)
+    arrays = read_npz(path, "load_checkpoint", text=("meta",))
     meta = _meta("load_checkpoint", path, arrays)
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         saved = meta.get(name)
@@ -161,8 +162,7 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
 def read_extra(path):
     """The ``extra`` stored in the checkpoint at ``path``, read without touching any
     object or random state (e.g. to check a run's configuration before resuming it)."""
-    with np.load(path, allow_pickle=False) as archive:
-        return _meta("read_extra", path, archive)["extra"]
+    return _meta("read_extra", path, read_npz(path, "read_extra", text=("meta",)))["extra"]
 
 
 def _meta(where, path, arrays):
@@ -170,8 +170,12 @@ def _meta(where, path, arrays):
     if "meta" not in arrays:
         raise ValueError(f"{where}: {path} is not a checkpoint (no 'meta' entry; "
                          f"a model saved by nn.save loads with nn.load)")
-    meta = json.loads(str(arrays["meta"]))
-    if meta.get("format") != FORMAT:
+    try:
+        meta = json.loads(str(arrays["meta"]))
+    except ValueError as error:
+        raise ValueError(f"{where}: {path} has a corrupt 'meta' record ({error})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        meta = meta if isinstance(meta, dict) else {}
         raise ValueError(f"{where}: {path} has format {meta.get('format')!r}, "
                          f"expected {FORMAT}")
     return meta

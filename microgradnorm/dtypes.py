@@ -12,6 +12,8 @@ decimal digits; float16 (5 exponent, 10 mantissa bits) overflows past 65504. Bot
 float32 and round once, as torch does.
 """
 
+import numbers
+
 import numpy as np
 
 try:
@@ -46,6 +48,24 @@ def is_floating(dtype):
     """float16, bfloat16, float32 or float64 (any NumPy float, and ml_dtypes' bfloat16)."""
     dtype = np.dtype(dtype)
     return dtype.kind == "f" or (bfloat16 is not None and dtype == bfloat16)
+
+
+def is_numeric(dtype):
+    """bool, integer or floating (bfloat16 included): what tensors, state dicts and saved
+    files may hold. Complex, object, string and structured dtypes are not."""
+    dtype = np.dtype(dtype)
+    return (dtype.kind in "biuf" and not dtype.hasobject) or is_floating(dtype)
+
+
+def check_number(where, name, value, integer=False):
+    """Raise a TypeError naming ``name`` unless ``value`` is a real number (with
+    ``integer``: an integer). A bool is neither, and a string is not a number, as in
+    PyTorch, where such arguments fail with a TypeError; the range is the caller's to check
+    (a ValueError)."""
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
+        raise TypeError(f"{where}: {name} must be {'an int' if integer else 'a real number'}, "
+                        f"got {type(value).__name__} {value!r}")
 
 
 def is_half(dtype):

@@ -13,7 +13,7 @@ import numpy as np
 from . import backend, ops
 from .autograd import op_group
 from .norms import composite, fused
-from .dtypes import is_half
+from .dtypes import check_number, is_half
 from .kernels.conventions import CASTINGS
 from .tensor import Tensor, is_floating
 
@@ -187,8 +187,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     _check_param("batch_norm", "weight", weight, channels, x)
     _check_param("batch_norm", "bias", bias, channels, x)
     _check_eps_impl("batch_norm", eps, impl)
-    if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
-            or not 0 <= momentum <= 1):
+    check_number("batch_norm", "momentum", momentum)
+    if not 0 <= momentum <= 1:
         raise ValueError(f"batch_norm: momentum must be a number in [0, 1], got {momentum!r}")
     if not isinstance(training, (bool, np.bool_)):
         raise TypeError(f"batch_norm: training must be a bool, got {type(training).__name__}")
@@ -278,7 +278,8 @@ def _check_param(fn, name, param, shape, x):
 
 
 def _check_eps_impl(fn, eps, impl):
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not eps >= 0:
+    check_number(fn, "eps", eps)
+    if not eps >= 0:
         raise ValueError(f"{fn}: eps must be a non-negative number, got {eps!r}")
     if impl not in IMPLS:
         raise ValueError(f"{fn}: impl must be one of {IMPLS}, got {impl!r}")
@@ -319,8 +320,8 @@ def _check_rms_norm(fn, x, normalized_shape, weight, eps, impl, offset, casting)
     float16/bfloat16 x in the "llama" and "gemma" modes (Hugging Face's mixed precision)."""
     if casting not in CASTINGS:
         raise ValueError(f"{fn}: casting must be one of {CASTINGS}, got {casting!r}")
-    if isinstance(offset, bool) or not isinstance(offset, numbers.Real) or not np.isfinite(
-            offset):
+    check_number(fn, "offset", offset)
+    if not np.isfinite(offset):
         raise ValueError(f"{fn}: offset must be a finite number, got {offset!r}")
     if offset and weight is None:
         raise ValueError(f"{fn}: offset {offset} needs a weight (y = x̂ · (offset + weight))")
@@ -521,7 +522,8 @@ def dropout(x, p=0.5, training=True, rng=None):
         rng: a ``numpy.random.Generator``; by default NumPy's global random state
             (seed it with ``np.random.seed``).
     """
-    if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p < 1:
+    check_number("dropout", "p", p)
+    if not 0 <= p < 1:
         raise ValueError(f"dropout: p must be a number in [0, 1), got {p!r}")
     if not training or p == 0:
         return x

@@ -22,6 +22,7 @@ import numbers
 import numpy as np
 
 from .backend import array_module
+from .dtypes import check_number
 from .kernels import reference
 
 __all__ = ["LayerNorm", "RMSNorm", "BatchNorm"]
@@ -75,13 +76,14 @@ def _check_params(layer, shape, names):
 
 
 def _check_eps(cls_name, eps):
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real) or not 0 <= eps < np.inf:
+    check_number(cls_name, "eps", eps)
+    if not 0 <= eps < np.inf:
         raise ValueError(f"{cls_name}: eps must be a finite number >= 0, got {eps!r}")
 
 
 def _check_momentum(cls_name, momentum):
-    if (isinstance(momentum, bool) or not isinstance(momentum, numbers.Real)
-            or not 0 <= momentum <= 1):
+    check_number(cls_name, "momentum", momentum)
+    if not 0 <= momentum <= 1:
         raise ValueError(f"{cls_name}: momentum must be a number in [0, 1], got {momentum!r}")
 
 

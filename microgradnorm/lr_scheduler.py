@@ -16,6 +16,8 @@ continues exactly where it stopped.
 import math
 import numbers
 
+from .dtypes import check_number
+
 __all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "warmup_cosine"]
 
 
@@ -157,7 +159,8 @@ class CosineAnnealingLR(LRScheduler):
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         _check_steps("CosineAnnealingLR", T_max=T_max)
-        if not isinstance(eta_min, numbers.Real) or eta_min < 0:
+        check_number("CosineAnnealingLR", "eta_min", eta_min)
+        if eta_min < 0:
             raise ValueError(f"CosineAnnealingLR: eta_min must be a non-negative number, "
                              f"got {eta_min!r}")
         self.T_max, self.eta_min = T_max, eta_min
@@ -190,7 +193,8 @@ def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
             or not 0 <= warmup_steps < total_steps:
         raise ValueError(f"warmup_cosine: warmup_steps must be an int in [0, total_steps="
                          f"{total_steps}), got {warmup_steps!r}")
-    if not isinstance(min_factor, numbers.Real) or not 0 <= min_factor <= 1:
+    check_number("warmup_cosine", "min_factor", min_factor)
+    if not 0 <= min_factor <= 1:
         raise ValueError(f"warmup_cosine: min_factor must be in [0, 1], got {min_factor!r}")
 
     def factor(step):
@@ -212,5 +216,6 @@ def _check_optimizer(where, optimizer):
 
 def _check_steps(where, **counts):
     for name, value in counts.items():
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        check_number(where, name, value, integer=True)
+        if value < 1:
             raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")

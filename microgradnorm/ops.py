@@ -59,18 +59,29 @@ def reduce_sum(x, axis, keepdims, mean=False):
     return total.astype(x.dtype)
 
 
+class AxisError(np.exceptions.AxisError):
+    """An axis out of range: both an IndexError (PyTorch's "Dimension out of range") and a
+    ValueError (NumPy's ``AxisError`` is both), so either ``except`` catches it."""
+
+    def __init__(self, message):
+        super().__init__(message)
+
+
 def normalize_axis(axis, ndim):
     """``axis`` (None, an int or a sequence, negative allowed) as None or a sorted tuple."""
     if axis is None:
         return None
-    axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    try:
+        axes = (axis,) if isinstance(axis, numbers.Integral) else tuple(axis)
+    except TypeError:
+        axes = (axis,)                   # not a sequence: refused just below
     span = max(ndim, 1)                  # a 0-d tensor takes axis 0 and -1, as in PyTorch
     for a in axes:
         if isinstance(a, bool) or not isinstance(a, numbers.Integral):
             raise TypeError(f"axis must be an int or a sequence of ints, got {axis!r}")
         if not -span <= a < span:
-            raise ValueError(f"axis {a} is out of range for a tensor with {ndim} dims "
-                             f"(expected -{span} <= axis < {span})")
+            raise AxisError(f"axis {a} is out of range for a tensor with {ndim} dims "
+                            f"(expected -{span} <= axis < {span})")
     normalized = tuple(sorted(a % span for a in axes))
     if len(set(normalized)) != len(normalized):
         raise ValueError(f"axis {axis!r} names a dim twice (tensor with {ndim} dims)")
@@ -647,10 +658,11 @@ def split(x, split_size_or_sections, axis=0, *, dim=None):
     """
     axis = dim_alias("split", axis, dim, 0)
     ndim = len(x.shape)
-    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral) \
-            or not -ndim <= axis < ndim:
-        raise ValueError(f"split: axis must be an int in [{-ndim}, {ndim}) for a tensor with "
-                         f"{ndim} dims, got {axis!r}")
+    if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+        raise TypeError(f"split: axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise AxisError(f"split: axis must be in [{-ndim}, {ndim}) for a tensor with "
+                        f"{ndim} dims, got {axis!r}")
     axis %= ndim
     length = x.shape[axis]
     if isinstance(split_size_or_sections, numbers.Integral) \

@@ -26,7 +26,7 @@ import numbers
 import numpy as np
 
 from . import backend, lr_scheduler
-from .dtypes import is_floating, is_half
+from .dtypes import check_number, is_floating, is_half, is_numeric
 from .tensor import Tensor
 
 __all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
@@ -272,12 +272,16 @@ def _check_option(optimizer, name, value):
             raise ValueError(f"{optimizer}: nesterov must be True or False, got {value!r}")
         return
     if name == "betas":
+        if isinstance(value, (tuple, list)) and len(value) == 2:
+            for b in value:
+                check_number(optimizer, "betas", b)
         if (not isinstance(value, (tuple, list)) or len(value) != 2
-                or not all(_is_number(b) and 0 <= b < 1 for b in value)):
+                or not all(0 <= b < 1 for b in value)):
             raise ValueError(f"{optimizer}: betas must be two numbers in [0, 1), got "
                              f"{value!r}")
         return
-    if not _is_number(value) or not value >= 0:
+    check_number(optimizer, name, value)
+    if not value >= 0:
         raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
 
 
@@ -286,7 +290,7 @@ def _state_value(optimizer, index, key, value, param):
     if isinstance(value, numbers.Integral) or (np.ndim(value) == 0 and key == "step"):
         return int(value)
     value = value if backend.is_cupy_array(value) else np.asarray(value)
-    if tuple(value.shape) != param.shape or value.dtype.kind not in "biuf":
+    if tuple(value.shape) != param.shape or not is_numeric(value.dtype):
         raise ValueError(f"{optimizer}.load_state_dict: state {key!r} of parameter {index} "
                          f"has shape {tuple(value.shape)} and dtype {value.dtype}, expected "
                          f"shape {param.shape} and a numeric dtype")

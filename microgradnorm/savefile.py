@@ -15,16 +15,22 @@ Every other dtype (float16 included) is native to the format and stored as is.
 
 import contextlib
 import json
+import math
 import os
 import tempfile
+import zipfile
+import zlib
 
 import numpy as np
+from numpy.lib import format as np_format
 
 from . import dtypes
 
-__all__ = ["DTYPES_KEY", "atomic_savez", "load_npz", "npz_path"]
+__all__ = ["DTYPES_KEY", "atomic_savez", "load_npz", "npz_path", "read_npz"]
 
 DTYPES_KEY = "__dtypes__"
+NUMERIC_KINDS = "biuf"
+_NPY_MAGIC = b"\x93NUMPY"
 
 
 def npz_path(path):
@@ -137,6 +143,79 @@ def load_npz(path):
                              f"{dtype!r}; only uint16 arrays recorded as 'bfloat16' are known")
         arrays[name] = arrays[name].view(dtypes.as_dtype(dtype))
     return arrays
+
+
+def read_npz(path, where, text=()):
+    """``load_npz`` for a file from outside: every member's header is checked before any
+    array is read, and every problem is one error that starts with ``where`` and names
+    ``path``.
+
+    The file must be a complete ``.npz`` archive of numeric arrays (and of the string
+    members named in ``text``, such as a checkpoint's JSON record) whose headers agree with
+    the bytes stored: a header that claims a 100000 x 100000 array in a small file is
+    refused before memory is allocated, and nothing is unpickled.
+
+    Args:
+        path: the file.
+        where: the public function reading it, for the messages (``"nn.load"``).
+        text: names of members allowed to hold a string.
+
+    Returns:
+        {name: NumPy array}, as ``load_npz``.
+
+    Raises:
+        ValueError: a truncated, corrupt or foreign file, naming ``path``.
+        OSError: (of the original class) the file cannot be opened, one line naming it.
+    """
+    try:
+        with open(path, "rb") as file:
+            start = file.read(len(_NPY_MAGIC))
+            file.seek(0)
+            if start == _NPY_MAGIC:
+                raise ValueError(f"{where}: {path} is a .npy file (one array), not a .npz "
+                                 "archive")
+            if not zipfile.is_zipfile(file):
+                raise ValueError(f"{where}: {path} is not a complete .npz archive (it is "
+                                 "truncated, corrupt or made by something else)")
+            _check_members(where, path, file, text)
+        return load_npz(path)
+    except OSError as error:
+        reason = error.strerror or str(error)
+        raise type(error)(f"{where}: cannot read {path}: {reason}") from None
+    except (zipfile.BadZipFile, EOFError, zlib.error, KeyError) as error:
+        raise ValueError(f"{where}: {path} is truncated or corrupt ({error})") from None
+    except ValueError as error:
+        if str(error).startswith(where):
+            raise
+        raise ValueError(f"{where}: {path} is truncated or corrupt ({error})") from None
+
+
+def _check_members(where, path, file, text):
+    # Every member's .npy header, read with numpy.lib.format from the archive without
+    # loading the array: numeric dtype, and no more data claimed than is stored.
+    with zipfile.ZipFile(file) as archive:
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                raise ValueError(f"{where}: {path} holds {info.filename!r}, which is not an "
+                                 "array")
+            with archive.open(info) as member:
+                version = np_format.read_magic(member)
+                if version == (1, 0):
+                    shape, _, dtype = np_format.read_array_header_1_0(member)
+                else:
+                    shape, _, dtype = np_format.read_array_header_2_0(member)
+                header = member.tell()
+            name = info.filename[:-4]
+            is_text = (name == DTYPES_KEY or name in text) and dtype.kind == "U"
+            if not is_text and (dtype.kind not in NUMERIC_KINDS or dtype.hasobject):
+                raise ValueError(f"{where}: {path}: {name!r} has dtype {dtype}, not a "
+                                 "numeric array")
+            claimed = math.prod(shape) * dtype.itemsize
+            stored = info.file_size - header
+            if claimed > stored:
+                raise ValueError(f"{where}: {path}: {name!r} claims shape {tuple(shape)} "
+                                 f"{dtype} ({claimed:,} bytes) but stores {max(stored, 0):,} "
+                                 "bytes; the file is truncated or corrupt")
 
 
 def _umask():

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import autograd, backend, dtypes
-from .dtypes import is_floating
+from .dtypes import is_floating, is_numeric
 
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)) + (
     (dtypes.bfloat16,) if dtypes.has_bfloat16() else ())
@@ -56,7 +56,7 @@ class Tensor:
             raise TypeError('Tensor: bfloat16 tensors are CPU-only; on device "cuda" use '
                             'float16 or float32')
         array = backend.new_array(data, dtype, device)
-        if array.dtype.kind not in "fiub" and not is_floating(array.dtype):
+        if not is_numeric(array.dtype):
             raise TypeError(f"Tensor: data must be numeric (float, int or bool), "
                             f"got dtype {array.dtype}")
         self._init(array, requires_grad)
@@ -169,20 +169,21 @@ class Tensor:
 
         As in PyTorch, a tensor that requires grad refuses: a write through the array
         would bypass the version counter and silently corrupt the gradients of the graph
-        that saved it. Call ``t.detach().numpy()`` for the shared memory (at your own risk)
-        or ``t.numpy(force=True)`` for a copy.
+        that saved it. Call ``t.detach().numpy()`` (or ``t.numpy(force=True)``, its
+        PyTorch spelling) for the shared memory at your own risk, or
+        ``t.detach().numpy().copy()`` for a copy.
 
         Args:
-            force: return a copy, also for a tensor that requires grad.
+            force: ``t.detach().numpy()``: hand out the memory (a copy for "cuda") also for
+                a tensor that requires grad, as ``torch.Tensor.numpy(force=True)`` does.
         """
         if force:
-            return backend.to_numpy(self.data).copy() if self.device == "cpu" \
-                else backend.to_numpy(self.data)
+            return backend.to_numpy(self.data)
         if self.requires_grad:
             raise RuntimeError(
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
-                "to it would corrupt the gradients); use t.detach().numpy(), or "
-                "t.numpy(force=True) for a copy")
+                "to it would corrupt the gradients); use t.detach().numpy() for the shared "
+                "memory, or t.detach().numpy().copy() for a copy")
         return backend.to_numpy(self.data)
 
     def item(self):
@@ -226,17 +227,21 @@ class Tensor:
         """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
         return backend.to_numpy(self.data).tolist()
 
-    def to(self, device=None, dtype=None):
+    def to(self, *args, device=None, dtype=None):
         """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes),
         keeping the graph: gradients flow back to the original device and dtype.
 
+        The positional forms are PyTorch's: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)`` and ``to(other)`` (other's device and dtype). A dtype is a
+        NumPy dtype, a type or a name (``"float32"``, ``"bfloat16"``).
+
         Example:
             >>> h = x.to(dtype="bfloat16")             # a Cast node; x.grad stays float64
+            >>> h = x.to("float32")                    # the same, positionally
         """
-        if device is not None:
-            backend.check_device(device)
+        device, dtype = to_arguments("to()", args, device, dtype)
         out = self
-        if dtype is not None and dtypes.as_dtype(dtype) != self.dtype:
+        if dtype is not None and dtype != self.dtype:
             out = out.astype(dtype)
         if device is not None:
             if device != out.device:
@@ -514,8 +519,8 @@ class Tensor:
         if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
             raise TypeError(f"unsqueeze: axis must be an int, got {axis!r}")
         if not -self.ndim - 1 <= axis <= self.ndim:
-            raise ValueError(f"unsqueeze: axis {axis} is out of range for a tensor with "
-                             f"{self.ndim} dims (valid: {-self.ndim - 1} to {self.ndim})")
+            raise ops.AxisError(f"unsqueeze: axis {axis} is out of range for a tensor with "
+                                f"{self.ndim} dims (valid: {-self.ndim - 1} to {self.ndim})")
         axis = axis if axis >= 0 else axis + self.ndim + 1
         return self.reshape(self.shape[:axis] + (1,) + self.shape[axis:])
 
@@ -604,3 +609,42 @@ def _raw_index(index):
 
 
 from . import ops  # noqa: E402  (ops builds on Tensor; Tensor's operators call ops)
+
+
+def to_arguments(name, args, device=None, dtype=None):
+    """``(device, dtype)`` from the arguments of a ``to`` call (``Tensor.to``,
+    ``nn.Module.to``), which accept PyTorch's positional forms: ``(device)``, ``(dtype)``,
+    ``(device, dtype)`` and ``(tensor)``, and the keywords. The device is checked and the
+    dtype is a NumPy dtype (or None); ``name`` starts the error messages."""
+    if len(args) > 2:
+        raise TypeError(f"{name} takes at most 2 positional arguments (device, dtype), "
+                        f"got {len(args)}")
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if device is not None or dtype is not None:
+            raise TypeError(f"{name} with a tensor takes its device and dtype; give no "
+                            "device= or dtype= beside it")
+        return args[0].device, args[0].dtype
+    for i, arg in enumerate(args):
+        if isinstance(arg, Tensor):
+            raise TypeError(f"{name}: a tensor argument must come alone, got it at "
+                            f"position {i} of {len(args)}")
+        if isinstance(arg, str) and arg in backend.DEVICES:
+            if device is not None or i > 0:
+                raise TypeError(f"{name}: the device must come first and once, got "
+                                f"{arg!r} at position {i}")
+            device = arg
+        else:
+            if dtype is not None:
+                raise TypeError(f"{name}: dtype given twice ({dtype!r} and {arg!r})")
+            dtype = arg
+    if device is not None:
+        backend.check_device(device)
+    if dtype is not None:
+        try:
+            dtype = dtypes.as_dtype(dtype)
+        except TypeError as error:
+            if isinstance(dtype, str):
+                raise ValueError(f"{name}: {dtype!r} is neither a device {backend.DEVICES} "
+                                 "nor a dtype") from error
+            raise
+    return device, dtype

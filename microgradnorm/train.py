@@ -26,6 +26,7 @@ from . import nn, optim
 from .autograd import no_grad
 from .checkpoint import load_checkpoint, read_extra, save_checkpoint
 from .checks.stats import graph_stats
+from .dtypes import check_number
 from .lr_scheduler import LambdaLR, warmup_cosine
 from .savefile import check_writable
 
@@ -268,9 +269,11 @@ def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, war
     if lr_decay_steps is not None:
         counts += (("lr_decay_steps", lr_decay_steps, 1),)
     for name, value, low in counts:
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        check_number("train_tiny_gpt", name, value, integer=True)
+        if value < low:
             raise ValueError(f"train_tiny_gpt: {name} must be an int >= {low}, got {value!r}")
-    if isinstance(min_lr, bool) or not isinstance(min_lr, numbers.Real) or not min_lr >= 0:
+    check_number("train_tiny_gpt", "min_lr", min_lr)
+    if not min_lr >= 0:
         raise ValueError(f"train_tiny_gpt: min_lr must be a number >= 0, got {min_lr!r}")
     if isinstance(lr, numbers.Real) and min_lr > lr:          # a bad lr: AdamW names it
         raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")

@@ -109,3 +109,11 @@ def test_training_runs_cover_every_placement_and_are_drawn(tmp_path):
     sweep = explain.placement_sweep(widths=(8,), depths=(2,), seeds=1, inits=("xavier", "gpt2"))
     path = explain.plot_placement(sweep, runs, tmp_path)
     assert Path(path).stat().st_size > 10_000
+
+
+def test_explain_jacobian_refuses_dim_1_in_one_line_before_writing(tmp_path, capsys):
+    from microgradnorm.cli.main import main
+    assert main(["explain", "jacobian", "--dim", "1", "--out", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "microgradnorm explain: --dim must be at least 2 for the jacobian, got 1"
+    assert not (tmp_path / "new").exists()

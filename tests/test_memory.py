@@ -120,3 +120,29 @@ def test_memory_command_prints_both_peaks_and_plots(tmp_path):
     assert "impl=fused" in out.stdout and "impl=composite" in out.stdout
     assert "peak composite" in out.stdout and "tracemalloc" in out.stdout
     assert (tmp_path / "memory_timeline.png").stat().st_size > 10_000
+
+
+def test_a_timeline_sees_only_its_own_threads_graphs():
+    import threading
+    started, release = threading.Event(), threading.Event()
+
+    def other_thread():                        # records and back-propagates while we watch
+        w = mg.tensor(np.ones((64, 64)), requires_grad=True)
+        started.set()
+        release.wait(5)
+        for _ in range(20):
+            (w * 2.0).tanh().sum().backward()
+
+    def step():
+        x = mg.tensor(np.ones(4), requires_grad=True)
+        release.set()
+        (x * 3.0).sum().backward()
+        worker.join(5)                           # the other thread's graphs happen now
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    started.wait(5)
+    timeline = mg.memory_timeline(step, trace=False)
+    alone = mg.memory_timeline(lambda: (mg.tensor(np.ones(4), requires_grad=True) * 3.0)
+                               .sum().backward(), trace=False)
+    assert len(timeline.events) == len(alone.events)

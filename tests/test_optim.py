@@ -108,10 +108,12 @@ def test_step_after_forward_invalidates_the_graph():
         y.backward()
 
 
-@pytest.mark.parametrize("bad", [{"lr": -1}, {"betas": (0.9, 1.0)}, {"eps": None}])
-def test_bad_options(bad):
-    with pytest.raises(ValueError):
-        optim.Adam([nn.Parameter(np.ones(1))], **bad)
+@pytest.mark.parametrize("bad, error", [
+    ({"lr": -1}, ValueError), ({"betas": (0.9, 1.0)}, ValueError), ({"eps": None}, TypeError),
+    ({"lr": "1e-3"}, TypeError), ({"betas": ("0.9", 0.99)}, TypeError)])
+def test_bad_options(bad, error):
+    with pytest.raises(error, match=next(iter(bad))):           # as torch: a string is a
+        optim.Adam([nn.Parameter(np.ones(1))], **bad)           # TypeError, -1 a ValueError
 
 
 def test_bad_params():
@@ -147,3 +149,20 @@ def test_failed_step_changes_nothing():
         opt.step()
     np.testing.assert_array_equal(a.data, 1)
     assert opt.state == {} and a._version == 0
+
+
+def test_load_state_dict_accepts_bfloat16_state_and_keeps_float32():
+    pytest.importorskip("ml_dtypes")
+    weight = mg.tensor(np.ones((2, 3)), dtype="bfloat16", requires_grad=True)
+    optimizer = optim.AdamW([weight])
+    weight.grad = np.full((2, 3), 0.5, dtype=weight.dtype)
+    optimizer.step()
+    state = optimizer.state_dict()
+    (entry,) = state["state"].values()
+    for key, value in entry.items():
+        if np.ndim(value):
+            entry[key] = np.asarray(value).astype(weight.dtype)   # as a bfloat16 checkpoint
+    again = optim.AdamW([weight])
+    again.load_state_dict(state)
+    (loaded,) = again.state_dict()["state"].values()
+    assert all(np.asarray(v).dtype == np.float32 for v in loaded.values() if np.ndim(v))

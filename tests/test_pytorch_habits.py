@@ -9,7 +9,7 @@ import torch
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm import nn
+from microgradnorm import nn, optim
 
 
 def leaf(shape=(2, 3, 4), seed=0):
@@ -247,3 +247,70 @@ def test_array_op_tensor_still_records_the_op_despite_array_protocol():
     t = mg.tensor([1.0, 2.0], requires_grad=True)
     for result in (np.ones(2) + t, np.ones(2) * t, np.ones((2, 2)) @ t, np.float64(2) * t):
         assert isinstance(result, mg.Tensor) and result.grad_fn is not None
+
+
+def test_to_takes_torchs_positional_forms():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    assert x.to("float32").dtype == np.float32                  # to(dtype)
+    assert x.to(np.float16).dtype == np.float16
+    assert x.to("cpu", "float32").dtype == np.float32           # to(device, dtype)
+    assert x.to("cpu") is x                                     # nothing changes: itself
+    like = mg.tensor([0.0], dtype="float32")
+    assert x.to(like).dtype == np.float32                       # to(other)
+    x.to("float32").sum().backward()
+    assert x.grad.dtype == np.float64                           # the graph is kept
+    model = nn.Linear(2, 2).to("float32")
+    assert model.weight.dtype == np.float32
+    assert nn.Linear(2, 2).to("cpu", np.float16).bias.dtype == np.float16
+
+
+@pytest.mark.parametrize("args, kwargs, error, match", [
+    (("cdua",), {}, ValueError, "neither a device"),
+    (("float32", "cpu"), {}, TypeError, "device must come first"),
+    (("cpu", "float32", "x"), {}, TypeError, "at most 2 positional"),
+    (("float32",), {"dtype": "float16"}, TypeError, "dtype given twice"),
+    ((mg.tensor([1.0]),), {"dtype": "float16"}, TypeError, "takes its device and dtype"),
+])
+def test_to_rejects_ambiguous_arguments_and_changes_nothing(args, kwargs, error, match):
+    model = nn.Linear(2, 2)
+    before = model.weight.data.copy()
+    with pytest.raises(error, match=match):
+        mg.tensor([1.0]).to(*args, **kwargs)
+    with pytest.raises(error, match=match):
+        model.to(*args, **kwargs)
+    assert model.weight.dtype == np.float64 and np.array_equal(model.weight.data, before)
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: t.sum(axis=2), lambda t: t.mean(axis=-3), lambda t: t.max(axis=5),
+    lambda t: t.transpose(0, 2), lambda t: t.squeeze(2), lambda t: t.unsqueeze(4),
+    lambda t: t.split(1, axis=2), lambda t: mg.concatenate([t, t], axis=2),
+    lambda t: F.softmax(t, axis=2),
+])
+def test_an_axis_out_of_range_is_an_index_error_as_in_torch(call):
+    t = mg.tensor(np.ones((2, 3)))
+    with pytest.raises(IndexError, match="out of range|must be in"):
+        call(t)
+    with pytest.raises(ValueError):                 # and a ValueError, as NumPy's AxisError
+        call(t)
+
+
+@pytest.mark.parametrize("call", [lambda t: t.sum(axis=1.0), lambda t: t.split(1, axis=True),
+                                  lambda t: t.sum(axis=True), lambda t: t.unsqueeze(0.5)])
+def test_an_axis_of_the_wrong_type_is_a_type_error(call):
+    with pytest.raises(TypeError, match="axis must be an int"):
+        call(mg.tensor(np.ones((2, 3))))
+
+
+@pytest.mark.parametrize("make", [
+    lambda: F.layer_norm(mg.tensor(np.ones((2, 3))), 3, eps="1e-5"),
+    lambda: F.rms_norm(mg.tensor(np.ones((2, 3))), 3, mg.tensor(np.ones(3)), offset="1"),
+    lambda: F.batch_norm(mg.tensor(np.ones((2, 3))), None, None, training=True, momentum="0.1"),
+    lambda: F.dropout(mg.tensor(np.ones(3)), p="0.5"),
+    lambda: nn.Dropout(p=None), lambda: nn.Linear(2.0, 3), lambda: nn.LayerNorm(4, eps=None),
+    lambda: nn.BatchNorm1d(4, momentum="0.1"), lambda: nn.RMSNorm(4, offset=[1.0]),
+    lambda: optim.SGD([nn.Parameter(np.ones(1))], lr="0.1"),
+])
+def test_an_argument_that_is_not_a_number_is_a_type_error_as_in_torch(make):
+    with pytest.raises(TypeError, match="must be a real number|must be an int"):
+        make()

@@ -218,7 +218,7 @@ def test_gemma_module_starts_at_identity_weight():
 
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"casting": "mistral"}, ValueError, "casting must be one of"),
-    ({"offset": "1"}, ValueError, "offset must be a finite number"),
+    ({"offset": "1"}, TypeError, "offset must be a real number"),
     ({"offset": float("nan")}, ValueError, "offset must be a finite number"),
 ])
 def test_bad_casting_or_offset_is_a_clear_error(kwargs, error, match):

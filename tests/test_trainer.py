@@ -2,19 +2,22 @@
 against torch.optim.lr_scheduler, gradient accumulation, checkpoints that resume bitwise,
 saves that survive being killed, and LLaMA's SwiGLU feed-forward against torch."""
 
+import io
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy.lib import format as np_format
 
 import microgradnorm as mg
 from microgradnorm import nn, optim, train
-from microgradnorm.checkpoint import load_checkpoint, save_checkpoint
+from microgradnorm.checkpoint import load_checkpoint, read_extra, save_checkpoint
 from microgradnorm.lr_scheduler import warmup_cosine
 
 torch = pytest.importorskip("torch")
@@ -460,9 +463,59 @@ def test_checkpoint_of_numpy_scalar_options_saves_them_and_blames_only_extra(tmp
     load_checkpoint(path, model, other)
     assert other.param_groups[0]["lr"] == np.float32(0.01)
     assert other.param_groups[0]["betas"] == (np.float32(0.9), 0.99)
+    path = save_checkpoint(tmp_path / "e.npz", model, opt,
+                           extra={"loss": np.float32(1.5), "seen": np.arange(2)})
+    assert load_checkpoint(path, model, opt).extra == {"loss": 1.5, "seen": [0, 1]}
     with pytest.raises(TypeError, match="extra must be JSON-compatible"):
-        save_checkpoint(tmp_path / "d.npz", model, opt, extra={"loss": np.float32(1)})
+        save_checkpoint(tmp_path / "d.npz", model, opt, extra={"loss": object()})
     assert not (tmp_path / "d.npz").exists()
+
+
+def test_train_saves_a_checkpoint_with_numpy_number_options(tmp_path):
+    path = tmp_path / "run.npz"
+    train.train_tiny_gpt(steps=1, lr=np.float32(1e-3), checkpoint=path, d_model=8,
+                         progress=False,
+                         n_layers=1, n_heads=2, context_length=4, batch_size=2)
+    assert read_extra(path)["config"]["lr"] == np.float32(1e-3)
+    train.train_tiny_gpt(steps=2, lr=np.float32(1e-3), resume=path, d_model=8,      # same run
+                         progress=False, n_layers=1, n_heads=2, context_length=4,
+                         batch_size=2)
+
+
+@pytest.mark.parametrize("damage", ["truncate", "not_a_zip", "npy", "huge_header",
+                                    "bad_meta"])
+def test_a_damaged_checkpoint_is_one_error_naming_the_file(damage, tmp_path):
+    model = nn.Linear(2, 2)
+    path = save_checkpoint(tmp_path / "c.npz", model, extra={"k": 1})
+    if damage == "truncate":
+        data = Path(path).read_bytes()
+        Path(path).write_bytes(data[: len(data) // 2])
+    elif damage == "not_a_zip":
+        Path(path).write_bytes(b"hello")
+    elif damage == "npy":
+        np.save(path, np.ones(2))
+        os.replace(path + ".npy" if not str(path).endswith(".npy") else path, path)
+    elif damage == "huge_header":
+        np.savez(path, meta=np.ones(2))
+        _claim_huge(path)
+    else:
+        np.savez(path, meta=np.array("{not json"))
+    before = model.weight.data.copy()
+    for read in (lambda: load_checkpoint(path, model), lambda: read_extra(path)):
+        with pytest.raises(ValueError, match=str(path).replace(".", r"\.")):
+            read()
+    assert np.array_equal(model.weight.data, before)
+
+
+def _claim_huge(path):
+    # rewrite the one member's header to claim 100000 x 100000 float64
+    with zipfile.ZipFile(path) as archive:
+        (name,) = archive.namelist()
+    header = {"descr": "<f8", "fortran_order": False, "shape": (100000, 100000)}
+    buffer = io.BytesIO()
+    np_format.write_array_header_1_0(buffer, header)
+    with zipfile.ZipFile(path, "w") as archive:
+        archive.writestr(name, buffer.getvalue() + b"\0" * 16)
 
 # ----- saving survives a kill -------------------------------------------------------------
 KILLED_SAVE = textwrap.dedent("""
@@ -619,9 +672,11 @@ def test_swiglu_hidden_follows_llama():
         nn.FeedForward(8, activation="geglu")
     with pytest.raises(ValueError, match="multiple_of"):
         nn.FeedForward(8, activation="swiglu", multiple_of=0)
-    for bad in (0, -8, 2.5):
+    for bad in (0, -8):
         with pytest.raises(ValueError, match="swiglu_hidden: multiple_of must be a positive"):
             nn.swiglu_hidden(128, multiple_of=bad)
+    with pytest.raises(TypeError, match="swiglu_hidden: multiple_of must be an int"):
+        nn.swiglu_hidden(128, multiple_of=2.5)
     with pytest.raises(ValueError, match="swiglu_hidden: hidden must be a positive int"):
         nn.swiglu_hidden(0)
 
@@ -757,8 +812,8 @@ def test_multiple_of_in_train_and_its_command(tmp_path):
     result = train.train_tiny_gpt(2, progress=False, d_model=32, n_layers=1, context_length=8,
                                   activation="swiglu", multiple_of=8)
     assert result.model.blocks[0].mlp.hidden == 88 and result.config["multiple_of"] == 8
-    for bad in (0, -8, 2.5, True):
-        with pytest.raises(ValueError, match="multiple_of must be a positive int"):
+    for bad, error in ((0, ValueError), (-8, ValueError), (2.5, TypeError), (True, TypeError)):
+        with pytest.raises(error, match="multiple_of must be a"):
             nn.GPT(11, 4, 32, 4, 1, activation="swiglu", multiple_of=bad)
     path = str(tmp_path / "run.npz")
     train.train_tiny_gpt(1, progress=False, d_model=8, n_layers=1, context_length=8,

@@ -59,7 +59,7 @@ def add_parser(commands):
 def run(args):
     """Measure the topic, print it, draw it."""
     if args.topic == "jacobian" and args.dim < 2:
-        raise ValueError(f"explain jacobian: --dim must be at least 2, got {args.dim}")
+        raise ValueError(f"--dim must be at least 2 for the jacobian, got {args.dim}")
     if not args.no_plot:
         check_out_dir(args.out)
     if args.topic == "jacobian":

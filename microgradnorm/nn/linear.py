@@ -1,11 +1,11 @@
 """Linear, Embedding and Dropout: the layers with weights that are not norms."""
 
 import math
-import numbers
 
 import numpy as np
 
 from .. import backend
+from ..dtypes import check_number
 from .. import functional as F
 from ..tensor import Tensor
 from .module import Module, Parameter, _check_positive, _dtype, _uniform
@@ -107,7 +107,8 @@ class Dropout(Module):
 
     def __init__(self, p=0.5):
         super().__init__()
-        if isinstance(p, bool) or not isinstance(p, numbers.Real) or not 0 <= p < 1:
+        check_number("Dropout", "p", p)
+        if not 0 <= p < 1:
             raise ValueError(f"Dropout: p must be a number in [0, 1), got {p!r}")
         self.p = p
 

@@ -15,7 +15,6 @@ Conventions:
     only after the tree changes (a module or parameter assigned) or another root is called.
 """
 
-import numbers
 import threading
 import weakref
 
@@ -23,7 +22,8 @@ import numpy as np
 
 from .. import autograd, backend, dtypes
 from .. import functional as F
-from ..tensor import Tensor
+from ..dtypes import check_number
+from ..tensor import Tensor, to_arguments
 
 class Parameter(Tensor):
     """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
@@ -173,18 +173,19 @@ class Module:
         return self
 
     # ----- devices, dtypes, implementations ---------------------------------------------
-    def to(self, device=None, dtype=None):
+    def to(self, *args, device=None, dtype=None):
         """Move (and/or cast) every parameter and buffer in place; the Parameter objects
         stay the same, so an optimizer built before keeps working. Returns self.
+
+        Takes PyTorch's positional forms too: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)``.
 
         Args:
             device: ``"cpu"`` or ``"cuda"``; anything else is a ValueError.
             dtype: a floating dtype for parameters and floating buffers, or None.
         """
-        if device is not None:
-            backend.check_device(device)
+        device, dtype = to_arguments("to()", args, device, dtype)
         if dtype is not None:
-            dtype = dtypes.as_dtype(dtype)
             if not dtypes.is_floating(dtype):
                 raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
         for tensor in self.parameters() + self.buffers():
@@ -285,7 +286,7 @@ class Module:
                     problems.append(f"{key}: expected shape {target.shape}, got "
                                     f"{tuple(value.shape)}")
                     continue
-                if value.dtype.kind not in "biuf" and not dtypes.is_floating(value.dtype):
+                if not dtypes.is_numeric(value.dtype):
                     raise TypeError(f"dtype {value.dtype}")
                 ready[key] = backend.to_device(value, target.device).astype(target.dtype)
             except (TypeError, ValueError) as error:
@@ -366,5 +367,6 @@ def _check_choice(fn, name, value, choices):
 
 def _check_positive(fn, **values):
     for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
+        check_number(fn, name, value, integer=True)
+        if value < 1:
             raise ValueError(f"{fn}: {name} must be a positive int, got {value!r}")

@@ -1,11 +1,11 @@
 """Normalization modules: LayerNorm, RMSNorm and BatchNorm1d, each with
 ``impl="fused" | "composite"``, and ``make_norm`` that picks one by name."""
 
-import numbers
 
 import numpy as np
 
 from .. import functional as F
+from ..dtypes import check_number
 from ..tensor import Tensor
 from .module import Module, Parameter, _check_choice, _check_positive, _dtype
 
@@ -99,8 +99,7 @@ class RMSNorm(Module):
         F._check_eps_impl("RMSNorm", eps, impl)
         if casting not in F.CASTINGS:
             raise ValueError(f"RMSNorm: casting must be one of {F.CASTINGS}, got {casting!r}")
-        if isinstance(offset, bool) or not isinstance(offset, numbers.Real):
-            raise ValueError(f"RMSNorm: offset must be a number, got {offset!r}")
+        check_number("RMSNorm", "offset", offset)
         if offset and not elementwise_affine:
             raise ValueError("RMSNorm: offset needs elementwise_affine=True (a weight)")
         self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
@@ -151,8 +150,9 @@ class BatchNorm1d(Module):
         super().__init__()
         _check_positive("BatchNorm1d", num_features=num_features)
         F._check_eps_impl("BatchNorm1d", eps, impl)
-        if momentum is not None and (isinstance(momentum, bool) or not isinstance(
-                momentum, numbers.Real) or not 0 <= momentum <= 1):
+        if momentum is not None:
+            check_number("BatchNorm1d", "momentum", momentum)
+        if momentum is not None and not 0 <= momentum <= 1:
             raise ValueError(f"BatchNorm1d: momentum must be in [0, 1] or None, got {momentum!r}")
         self.num_features, self.eps, self.momentum, self.impl = num_features, eps, momentum, impl
         self.affine, self.track_running_stats = affine, track_running_stats

@@ -1,16 +1,13 @@
 """Utilities on modules and parameters: gradient clipping, save and load."""
 
 import math
-import zipfile
-import zlib
 from collections.abc import Mapping
 
 import numpy as np
-from numpy.lib import format as np_format
 
 from .. import backend
-from ..dtypes import is_floating
-from ..savefile import DTYPES_KEY, atomic_savez, load_npz
+from ..dtypes import is_numeric
+from ..savefile import atomic_savez, read_npz
 from ..tensor import Tensor
 from .module import Module
 
@@ -76,15 +73,13 @@ def _numeric_arrays(module_or_state):
             raise TypeError(f"nn.save: state dict keys must be strings, got {key!r}")
         array = backend.to_numpy(value.data if isinstance(value, Tensor) else value)
         array = np.asarray(array)
-        if array.dtype.kind not in NUMERIC_KINDS and not is_floating(array.dtype):
+        if not is_numeric(array.dtype):
             raise TypeError(f"nn.save: {key!r} must be a numeric (bool, int or float) array, "
                             f"got dtype {array.dtype} (state files hold numbers only: no pickles)")
         arrays[key] = array
     return arrays
 
 
-NUMERIC_KINDS = "biuf"
-_NPY_MAGIC = b"\x93NUMPY"
 
 
 def load(path):
@@ -98,55 +93,7 @@ def load(path):
     problem is one ValueError naming the file; a file that cannot be opened is an OSError
     naming it.
     """
-    try:
-        with open(path, "rb") as file:
-            start = file.read(len(_NPY_MAGIC))
-            file.seek(0)
-            if start == _NPY_MAGIC:
-                raise ValueError(f"nn.load: {path} is a .npy file (one array), not a .npz "
-                                 "state dict; write state dicts with nn.save")
-            if not zipfile.is_zipfile(file):
-                raise ValueError(f"nn.load: {path} is not a complete .npz archive (it is "
-                                 "truncated, corrupt or not made by nn.save)")
-            _check_members(path, file)
-        return load_npz(path)
-    except OSError as error:
-        raise _path_error("load", "read", path, error) from None
-    except (zipfile.BadZipFile, EOFError, zlib.error, KeyError) as error:
-        raise ValueError(f"nn.load: {path} is truncated or corrupt ({error})") from None
-    except ValueError as error:
-        if str(error).startswith("nn.load"):
-            raise
-        raise ValueError(f"nn.load: {path} is truncated or corrupt ({error})") from None
-
-
-def _check_members(path, file):
-    # Every member's .npy header, read with numpy.lib.format from the archive without
-    # loading the array: numeric dtype, and no more data claimed than is stored.
-    with zipfile.ZipFile(file) as archive:
-        for info in archive.infolist():
-            if not info.filename.endswith(".npy"):
-                raise ValueError(f"nn.load: {path} holds {info.filename!r}, which is not an "
-                                 "array; not a state dict made by nn.save")
-            with archive.open(info) as member:
-                version = np_format.read_magic(member)
-                if version == (1, 0):
-                    shape, _, dtype = np_format.read_array_header_1_0(member)
-                else:
-                    shape, _, dtype = np_format.read_array_header_2_0(member)
-                header = member.tell()
-            name = info.filename[:-4]
-            if name == DTYPES_KEY and dtype.kind == "U":       # the bfloat16 record
-                continue
-            if dtype.kind not in NUMERIC_KINDS or dtype.hasobject:
-                raise ValueError(f"nn.load: {path}: {name!r} has dtype {dtype}, not a "
-                                 "numeric array (nn.save never writes one)")
-            claimed = math.prod(shape) * dtype.itemsize
-            stored = info.file_size - header
-            if claimed > stored:
-                raise ValueError(f"nn.load: {path}: {name!r} claims shape {tuple(shape)} "
-                                 f"{dtype} ({claimed:,} bytes) but stores {max(stored, 0):,} "
-                                 "bytes; the file is truncated or corrupt")
+    return read_npz(path, "nn.load")
 
 
 def _path_error(function, verb, path, error):
