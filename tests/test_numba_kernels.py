@@ -407,3 +407,9 @@ def test_without_a_writable_cache_directory_the_kernels_compile_in_memory(monkey
     monkeypatch.setattr(numba_cpu.numba, "njit", njit)
     square = numba_cpu._jit(lambda a: a * a)
     assert square(3.0) == 9.0 and made == [{"fastmath": numba_cpu.FASTMATH}]
+
+
+def test_bench_refuses_numba_kernels_on_cuda():
+    from test_bench import run_cli
+    result = run_cli("bench", "--device", "cuda", "--cpu-kernels", "numba", "--quick")
+    assert result.returncode == 2 and "--cpu-kernels numba" in result.stderr

@@ -71,42 +71,42 @@ def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bi
     """LayerNorm (subtract_mean) or RMSNorm rows of x, or of s = x + residual.
 
     Passes. Main memory: x read once, y written once (+ residual read, s written once).
-    Per row, in cache: LayerNorm 3 — row sum (+ forming s), centred square sum, write y;
-    RMSNorm 2 — square sum (+ forming s), write y."""
+    Per row, in cache: LayerNorm 3 — row sum (forming s on the way), centred square sum,
+    write y; RMSNorm 2 — square sum, write y (+ 1 forming s)."""
     rows, size = x.shape
     for i in range(rows):
         row = x[i]
+        total = 0.0                                     # float64 accumulators
         if has_residual:
-            row = s[i]
-            xi, ri = x[i], residual[i]
+            row, x_row, residual_row = s[i], x[i], residual[i]
             for j in range(size):
-                row[j] = xi[j] + ri[j]                  # s in x's dtype, as x + residual
-        m = 0.0                                         # float64 accumulators
-        if subtract_mean:
-            total = 0.0
+                value = x_row[j] + residual_row[j]      # s in x's dtype, as x + residual
+                row[j] = value
+                total += value
+        elif subtract_mean:
             for j in range(size):
                 total += row[j]
-            m = total / size
+        m = total / size if subtract_mean else 0.0
         square = 0.0
         for j in range(size):
             centred = row[j] - m
             square += centred * centred
         mean[i] = m
         rstd[i] = 1.0 / np.sqrt(square / size + eps)   # eps inside the sqrt
-        mi, ri_ = mean[i], rstd[i]                      # rounded to x's dtype, as saved
-        yi = y[i]
+        row_mean, row_rstd = mean[i], rstd[i]           # rounded to x's dtype, as saved
+        y_row = y[i]
         if has_weight and has_bias:
             for j in range(size):
-                yi[j] = (row[j] - mi) * ri_ * weight[j] + bias[j]
+                y_row[j] = (row[j] - row_mean) * row_rstd * weight[j] + bias[j]
         elif has_weight:
             for j in range(size):
-                yi[j] = (row[j] - mi) * ri_ * weight[j]
+                y_row[j] = (row[j] - row_mean) * row_rstd * weight[j]
         elif has_bias:
             for j in range(size):
-                yi[j] = (row[j] - mi) * ri_ + bias[j]
+                y_row[j] = (row[j] - row_mean) * row_rstd + bias[j]
         else:
             for j in range(size):
-                yi[j] = (row[j] - mi) * ri_
+                y_row[j] = (row[j] - row_mean) * row_rstd
 
 
 COLUMN_BLOCK = 32     # rows whose dweight / dbias terms add up in x's dtype before float64
