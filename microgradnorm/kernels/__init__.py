@@ -42,9 +42,10 @@ def set_cpu_kernels(name):
 
     "numpy" (the default) is ``kernels.reference``, the NumPy code every other kernel is
     checked against. "numba" is ``kernels.numba_cpu``: the same functions compiled with
-    numba, one pass over memory per row, 2-4x faster at large shapes (docs/benchmarks.md),
-    with results that agree with "numpy" to rounding (float64 about 1e-12 relative, float32
-    a few units in the last place), not bit for bit. CuPy arrays are not affected.
+    numba, one pass over memory per row, 1.4-4.4x faster at the bench's shapes
+    (docs/benchmarks.md). Its results agree with "numpy" to rounding, not bit for bit: a
+    few units in the last place of each output's scale, float32 and float64 alike. CuPy
+    arrays are not affected.
 
     Args:
         name (str): "numpy" or "numba".
