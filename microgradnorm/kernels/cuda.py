@@ -4,10 +4,15 @@ CuPy arrays, running the fused kernels of ``norms.cu``.
 Importing this module never imports CuPy; the first kernel call does. What runs where:
 
   * LayerNorm, RMSNorm and their residual-add forms, forward and backward, in float32,
-    float16 and bfloat16 run the CUDA kernels. bfloat16 is a ``uint16`` CuPy array holding
-    the bits (see ``kernels.bfloat16``); statistics and the accumulation are float32.
-  * float64 (and rows longer than the kernels hold in registers, see ``launch_config``)
-    falls back to the reference functions, which run on CuPy through ``xp``.
+    float16 and bfloat16 run the CUDA kernels; statistics and the accumulation are float32.
+    bfloat16 is a CuPy array of ``ml_dtypes.bfloat16`` (CuPy 14 carries that dtype): its
+    memory holds the bits the kernels read as ``__nv_bfloat16``, so the array itself is
+    passed, and outputs come back as bfloat16 arrays.
+  * float64, mixed dtypes (a float32 weight with bfloat16 x), and rows longer than the
+    kernels hold in registers (see ``launch_config``) fall back to the reference functions,
+    which run on CuPy through ``xp`` (bfloat16 computed in float32, rounded once).
+  * Integer arrays are a ``TypeError``: ``uint16`` is not bfloat16 bits here (view such bits
+    as ``bits.view(ml_dtypes.bfloat16)``).
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
   * M = 0 or D = 0 launches nothing and returns the reference's results; every function
     checks its arguments' shapes (and the statistics' dtype) before anything runs.
@@ -22,7 +27,7 @@ import os
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from . import reference
 
 SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
@@ -225,12 +230,12 @@ def kernel_name(kernel, cxx, vec, nv, bound):
 
 
 def storage_name(dtype):
-    """The kernel dtype name of an array dtype: uint16 is bfloat16 bits; None if the kernels
-    do not take it (float64 goes to the reference)."""
+    """The kernel dtype name of an array dtype ("float32", "float16", "bfloat16"); None if
+    the kernels do not take it (float64 goes to the reference)."""
     dtype = np.dtype(dtype)
-    if dtype == np.uint16:
+    if dtypes.bfloat16 is not None and dtype == dtypes.bfloat16:
         return "bfloat16"
-    return dtype.name if dtype.name in CXX_TYPES else None
+    return dtype.name if dtype.kind == "f" and dtype.name in CXX_TYPES else None
 
 
 # ----- loader -------------------------------------------------------------------------------
@@ -296,13 +301,17 @@ def _pointer(array):
 # ----- row-norm launches --------------------------------------------------------------------
 def _kernels_take(*arrays):
     """True when the kernels take these arrays (None entries ignored): one kernel dtype.
-    bfloat16 bits (uint16) mixed with another dtype are an error, not a fallback: the
-    reference would read the bits as integers."""
-    dtypes = {a.dtype for a in arrays if a is not None}
-    if np.dtype(np.uint16) in dtypes and len(dtypes) > 1:
-        raise TypeError(f"bfloat16 (uint16) arrays cannot be mixed with other dtypes, got "
-                        f"{sorted(str(d) for d in dtypes)}")
-    return len(dtypes) == 1 and storage_name(dtypes.pop()) is not None
+    Other floating dtypes go to the reference; an integer array is an error, not a
+    fallback: the reference would normalize the integers (and a uint16 array is most likely
+    bfloat16 bits, which the kernels take as a bfloat16 array)."""
+    found = {a.dtype for a in arrays if a is not None}
+    for dtype in found:
+        if not dtypes.is_floating(dtype):
+            hint = (" (bfloat16 bits held as uint16 are bits.view(ml_dtypes.bfloat16))"
+                    if dtype == np.uint16 else "")
+            raise TypeError(f"kernels.cuda: the norms take float16, bfloat16, float32 or "
+                            f"float64 arrays, got {dtype}{hint}")
+    return len(found) == 1 and storage_name(found.pop()) is not None
 
 
 def _config(dtype, cols, arrays, pick):
@@ -395,12 +404,6 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype):
     return out_dweight, out_dbias
 
 
-def _too_long(name, x):
-    if x.dtype == np.uint16:
-        raise ValueError(f"{name}: bfloat16 rows of {x.shape[1]} elements are longer than the "
-                         f"kernels hold in registers; use float32 for such rows")
-
-
 # ----- input checks ---------------------------------------------------------------------------
 # The kernels trust their pointers: a weight of the wrong length, a dy of the wrong shape or a
 # strided rstd would be read out of bounds, silently. So every call checks its arguments first
@@ -463,7 +466,6 @@ def layer_norm_forward(x, weight, bias, eps):
         if out is not None:
             y, _, mean, rstd = out
             return y, mean, rstd
-        _too_long(name, x)
     return reference.layer_norm_forward(x, weight, bias, eps)
 
 
@@ -478,7 +480,6 @@ def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
         out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long(name, x)
     return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
 
 
@@ -491,7 +492,6 @@ def rms_norm_forward(x, weight, eps):
         out = _forward(x, None, weight, None, eps, subtract_mean=False)
         if out is not None:
             return out[0], out[3]
-        _too_long(name, x)
     return reference.rms_norm_forward(x, weight, eps)
 
 
@@ -506,7 +506,6 @@ def rms_norm_backward(dy, x, weight, rstd):
         out = _backward(dy, None, x, weight, None, rstd, need_bias_grad=False)
         if out is not None:
             return out[0], out[1]
-        _too_long(name, x)
     return reference.rms_norm_backward(dy, x, weight, rstd)
 
 
@@ -520,7 +519,6 @@ def add_layer_norm_forward(x, residual, weight, bias, eps):
         out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
         if out is not None:
             return out
-        _too_long(name, x)
     return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
 
 
@@ -535,7 +533,6 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
         out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long(name, s)
     return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
@@ -549,7 +546,6 @@ def add_rms_norm_forward(x, residual, weight, eps):
         out = _forward(x, residual, weight, None, eps, subtract_mean=False)
         if out is not None:
             return out[0], out[1], out[3]
-        _too_long(name, x)
     return reference.add_rms_norm_forward(x, residual, weight, eps)
 
 
@@ -564,7 +560,6 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd):
         out = _backward(dy, ds, s, weight, None, rstd, need_bias_grad=False)
         if out is not None:
             return out[0], out[1]
-        _too_long(name, s)
     return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
 
 
