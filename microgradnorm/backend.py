@@ -86,7 +86,12 @@ def new_array(data, dtype=None, device="cpu"):
     or CuPy array): like ``torch.tensor``, it never shares memory with ``data``."""
     check_device(device)
     if device == "cuda":
-        return _cupy_with_gpu().array(data, dtype=dtype, copy=True)
+        cupy = _cupy_with_gpu()
+        if is_cupy_array(data):
+            return cupy.array(data, dtype=dtype, copy=True)
+        # Converted on the host first, then copied: the same rounding as on the CPU
+        # (ml_dtypes' for bfloat16), whatever CuPy's conversion of Python data would do.
+        return cupy.asarray(np.array(data, dtype=dtype, copy=True))
     if is_cupy_array(data):
         data = data.get()
     return np.array(data, dtype=dtype, copy=True)
@@ -109,9 +114,13 @@ _math_erf = np.frompyfunc(math.erf, 1, 1)
 def erf(array):
     """The error function, elementwise, in ``array``'s dtype. NumPy has none, so on the CPU
     each element goes through ``math.erf`` (C's erf, exact to the last bit or so, about
-    0.1 µs per element); on the GPU CuPy's ``cupyx.scipy.special.erf``."""
+    0.1 µs per element); on the GPU CuPy's ``cupyx.scipy.special.erf``, which has no
+    float16 or bfloat16 loop (float16 would widen to float64): those compute in float32
+    and round once."""
     if is_cupy_array(array):
         from cupyx.scipy.special import erf as cupy_erf
+        if array.dtype.itemsize < 4:
+            return cupy_erf(array.astype(np.float32)).astype(array.dtype)
         return cupy_erf(array)
     # asarray: on a 0-d array frompyfunc returns a bare Python float
     return np.asarray(_math_erf(array.astype(np.float64)), dtype=array.dtype)

@@ -7,10 +7,11 @@ Arguments are checked before anything runs, so a bad call raises a ``TypeError``
 """
 
 import numbers
+import warnings
 
 import numpy as np
 
-from . import backend, ops
+from . import backend, dtypes, ops
 from .autograd import op_group
 from .norms import composite, fused
 from .dtypes import check_number, is_half
@@ -65,6 +66,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
 
     ``eps`` defaults to 1e-6 (LLaMA's value); ``torch.nn.functional.rms_norm`` defaults to
     ``torch.finfo(x.dtype).eps`` instead, so pass eps explicitly when comparing.
+    ``eps=None`` is that: the machine epsilon of x's dtype, as in PyTorch.
 
     For float16/bfloat16 input, ``casting`` says where the casts go, as in Hugging Face's
     models and Liger-Kernel's ``casting_mode``: ``"llama"`` (statistics in float32, x̂ cast
@@ -79,7 +81,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
         x: floating-point Tensor of shape (*, *normalized_shape).
         normalized_shape: int or tuple of ints.
         weight: γ of shape ``normalized_shape``, or None.
-        eps: added to the mean square inside the square root.
+        eps: added to the mean square inside the square root; None: the machine epsilon
+            of x's dtype (``np.finfo(x.dtype).eps``), PyTorch's default.
         impl: ``"fused"`` or ``"composite"``.
         offset: added to the weight, ``x̂ · (offset + γ)``: Gemma's 1 (with γ initialised
             to 0). Needs a weight.
@@ -93,6 +96,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
         >>> h = mg.tensor(np.random.randn(2, 8), dtype="bfloat16")
         >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
     """
+    eps = _default_eps(x, eps)
     normalized_shape = _check_rms_norm("rms_norm", x, normalized_shape, weight, eps, impl,
                                        offset, casting)
     if x.size == 0:
@@ -137,6 +141,7 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fus
 
     Args: as in ``add_layer_norm`` (no bias); ``offset`` and ``casting`` as in ``rms_norm``.
     """
+    eps = _default_eps(x, eps)
     normalized_shape = _check_rms_norm("add_rms_norm", x, normalized_shape, weight, eps, impl,
                                        offset, casting)
     _check_like("add_rms_norm", "residual", residual, x)
@@ -315,6 +320,14 @@ def _check_row_norm(fn, x, normalized_shape, eps, impl, **params):
     return normalized_shape
 
 
+def _default_eps(x, eps):
+    """``eps`` itself, or for None the machine epsilon of x's dtype (PyTorch's RMSNorm
+    default); a non-floating x is refused later, by the usual checks."""
+    if eps is None and isinstance(x, Tensor) and is_floating(x.dtype):
+        return float(dtypes.finfo(x.dtype).eps)
+    return eps
+
+
 def _check_rms_norm(fn, x, normalized_shape, weight, eps, impl, offset, casting):
     """``_check_row_norm`` plus offset and casting; a float32 weight may go with
     float16/bfloat16 x in the "llama" and "gemma" modes (Hugging Face's mixed precision)."""
@@ -453,7 +466,7 @@ def log_softmax(x, axis=-1, *, dim=None):
     return z - z.exp().sum(axis, keepdims=True).log()
 
 
-def cross_entropy(logits, target, reduction="mean"):
+def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     r"""Cross-entropy of integer class targets under ``softmax(logits)``:
     :math:`\ell_n = -\log\mathrm{softmax}(\text{logits}_n)_{t_n}`, averaged (or summed).
 
@@ -464,8 +477,11 @@ def cross_entropy(logits, target, reduction="mean"):
     Args:
         logits: floating-point Tensor (N, C) or (B, T, C).
         target: integer Tensor or array of the logits' shape without the last dim, with
-            values in [0, C).
-        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+            values in [0, C) or ``ignore_index``.
+        reduction: ``"mean"`` (over the targets not ignored: NaN when all are, as in
+            PyTorch), ``"sum"`` or ``"none"`` (0 where ignored).
+        ignore_index: a target value that contributes no loss and no gradient (PyTorch's
+            default, -100: padding in a batch of sequences).
 
     Example:
         >>> loss = F.cross_entropy(model(idx), targets)      # (B, T, V), (B, T)
@@ -482,14 +498,27 @@ def cross_entropy(logits, target, reduction="mean"):
     if tuple(target_data.shape) != logits.shape[:-1]:
         raise ValueError(f"cross_entropy: target must have shape {logits.shape[:-1]} for "
                          f"logits {logits.shape}, got {tuple(target_data.shape)}")
+    check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
     classes = logits.shape[-1]
-    if target_data.size and (int(target_data.min()) < 0 or int(target_data.max()) >= classes):
-        raise ValueError(f"cross_entropy: target values must be in [0, {classes}), got "
-                         f"min {int(target_data.min())}, max {int(target_data.max())}")
+    flat = target_data.reshape(-1)
+    keep = flat != ignore_index
+    counted = flat[keep]
+    if counted.size and (int(counted.min()) < 0 or int(counted.max()) >= classes):
+        raise ops.OutOfRangeError(
+            f"cross_entropy: target values must be in [0, {classes}) or ignore_index "
+            f"{ignore_index}, got min {int(counted.min())}, max {int(counted.max())}")
     _check_reduction("cross_entropy", reduction)
     logp = log_softmax(logits.reshape(-1, classes))                  # (N, C)
     rows = logits.xp.arange(logp.shape[0])
-    picked = -logp[rows, target_data.reshape(-1)]                    # (N,)
+    if counted.size == flat.size:                     # nothing ignored: the plain mean
+        picked = -logp[rows, flat]                                   # (N,)
+        return _reduce(picked.reshape(logits.shape[:-1]), reduction)
+    mask = keep.astype(logits.dtype)                                 # 0 where ignored
+    picked = -logp[rows, logits.xp.where(keep, flat, 0)] * mask      # (N,)
+    if reduction == "mean":               # over the targets kept
+        if counted.size == 0:             # none: NaN, and zero gradients, as in PyTorch
+            return picked.sum() + logits.xp.asarray(np.nan, dtype=logits.dtype)
+        return picked.sum() / float(counted.size)
     return _reduce(picked.reshape(logits.shape[:-1]), reduction)
 
 
@@ -498,14 +527,21 @@ def mse_loss(input, target, reduction="mean"):
 
     Args:
         input: floating-point Tensor.
-        target: Tensor or array of the same shape.
+        target: Tensor or array of the same shape (another shape that broadcasts is
+            accepted with a warning, as in PyTorch).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
     """
     _check_tensor("mse_loss", "input", input)
-    target_shape = target.shape if isinstance(target, Tensor) else np.shape(target)
+    target_shape = tuple(target.shape if isinstance(target, Tensor) else np.shape(target))
     if target_shape != input.shape:
-        raise ValueError(f"mse_loss: target must have input's shape {input.shape}, "
-                         f"got {target_shape}")
+        try:
+            np.broadcast_shapes(target_shape, input.shape)
+        except ValueError:
+            raise ValueError(f"mse_loss: target of shape {target_shape} does not broadcast "
+                             f"with input of shape {input.shape}") from None
+        warnings.warn(f"mse_loss: target shape {target_shape} differs from input shape "
+                      f"{input.shape}; they are broadcast, which is likely not intended "
+                      "(PyTorch warns the same)", UserWarning, stacklevel=2)
     _check_reduction("mse_loss", reduction)
     diff = input - target
     return _reduce(diff * diff, reduction)
@@ -513,20 +549,23 @@ def mse_loss(input, target, reduction="mean"):
 
 def dropout(x, p=0.5, training=True, rng=None):
     r"""Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``, so the
-    expectation is unchanged; the identity when not ``training`` or ``p == 0``.
+    expectation is unchanged; the identity when not ``training`` or ``p == 0``, and zeros
+    (``x * 0``: NaN stays NaN) for ``p == 1``, as in PyTorch.
 
     Args:
         x: Tensor.
-        p: drop probability in [0, 1).
+        p: drop probability in [0, 1].
         training: apply dropout (True) or return ``x`` (False).
         rng: a ``numpy.random.Generator``; by default NumPy's global random state
             (seed it with ``np.random.seed``).
     """
     check_number("dropout", "p", p)
-    if not 0 <= p < 1:
-        raise ValueError(f"dropout: p must be a number in [0, 1), got {p!r}")
+    if not 0 <= p <= 1:
+        raise ValueError(f"dropout: p must be a number in [0, 1], got {p!r}")
     if not training or p == 0:
         return x
+    if p == 1:
+        return x * 0.0
     draws = rng.random(x.shape) if rng is not None else np.random.random_sample(x.shape)
     mask = (draws >= p).astype(x.dtype) / (1 - p)
     return x * backend.to_device(mask, x.device)

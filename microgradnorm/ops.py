@@ -33,6 +33,72 @@ def unbroadcast(grad, shape):
     return grad
 
 
+def _category(dtype):
+    """0 bool, 1 integer, 2 floating: PyTorch's type categories."""
+    return 0 if dtype.kind == "b" else 2 if is_floating(dtype) else 1
+
+
+def result_dtype(a, b):
+    """The dtype PyTorch gives a binary op on arrays ``a`` and ``b``; it differs from
+    NumPy's in two ways. A higher category wins outright: float16 with int64 is float16
+    (NumPy: float64). And a 0-d operand does not widen a dimensioned one of the same or a
+    higher category: float32 (n,) with a 0-d float64 is float32 (NumPy: float64), as a
+    Python number does not. Within a category the wider dtype wins (float16 with bfloat16:
+    float32)."""
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return da
+    ca, cb = _category(da), _category(db)
+    if (a.ndim == 0) != (b.ndim == 0):                 # one 0-d operand
+        (dims, dims_cat), (zero, zero_cat) = ((db, cb), (da, ca)) if a.ndim == 0 \
+            else ((da, ca), (db, cb))
+        return zero if zero_cat > dims_cat else dims
+    if ca != cb:
+        return da if ca > cb else db
+    if ca == 2 and is_half(da) and is_half(db):        # float16 with bfloat16
+        return np.dtype(np.float32)
+    return np.promote_types(da, db)
+
+
+def promote(a, b, opmath=False):
+    """``(a, b, dtype)``: the operands to compute with and the result's ``result_dtype``,
+    so that an op computes, and its backward saves, what PyTorch's does.
+
+    Operands are cast to ``dtype``, except with ``opmath`` (arithmetic) when the result is
+    float16 or bfloat16 and one operand is 0-d (a Python number or a 0-d tensor): PyTorch
+    then computes in float32, the 0-d operand kept at float32 rather than rounded to half
+    (``x * 0.1`` in float16 is float16(x · float32(0.1)), not x · float16(0.1)). That
+    operand is cast to float32 and the half one left as is (NumPy widens it as it goes);
+    the caller rounds the float32 result to ``dtype`` once."""
+    if a.dtype == b.dtype:
+        return a, b, a.dtype
+    dtype = result_dtype(a, b)
+    compute = dtype
+    if opmath and is_half(dtype) and (a.ndim == 0) != (b.ndim == 0):
+        compute = np.dtype(np.float32)
+    return (a if a.dtype in (dtype, compute) else a.astype(compute),
+            b if b.dtype in (dtype, compute) else b.astype(compute), dtype)
+
+
+def arithmetic(op, combine, a, b):
+    """``combine(a, b)`` for an arithmetic op on arrays with PyTorch's promotion (see
+    ``promote``): the result in ``result_dtype(a, b)`` (true division of integers: float64,
+    the default float dtype here). Backward formulas use it too, so that each intermediate
+    is rounded where PyTorch's is."""
+    if a.dtype == b.dtype:                       # the usual case: nothing to promote
+        return _broadcast(op, combine, a, b)
+    a, b, dtype = promote(a, b, opmath=True)
+    return _rounded(_broadcast(op, combine, a, b), dtype)
+
+
+def _rounded(out, dtype):
+    """``out`` in ``dtype``, a result computed in float32 for half precision rounded once;
+    a float quotient of integers stays float."""
+    if out.dtype == dtype or (out.dtype.kind == "f" and not is_floating(dtype)):
+        return out
+    return out.astype(dtype)
+
+
 def _broadcast(op, combine, a, b):
     """``combine(a, b)``, with NumPy's broadcasting error replaced by one naming the op and
     both shapes (a successful call pays nothing for the check)."""
@@ -57,6 +123,11 @@ def reduce_sum(x, axis, keepdims, mean=False):
     if mean:
         total /= reduced_size(x.shape, axis)
     return total.astype(x.dtype)
+
+
+class OutOfRangeError(IndexError, ValueError):
+    """An index or class id out of range (an embedding id, a cross-entropy target): an
+    IndexError as in PyTorch, and a ValueError, so either ``except`` catches it."""
 
 
 class AxisError(np.exceptions.AxisError):
@@ -125,7 +196,7 @@ class Add(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
-        return _broadcast("add", operator.add, a, b)
+        return arithmetic("add", operator.add, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -139,7 +210,7 @@ class Sub(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
-        return _broadcast("sub", operator.sub, a, b)
+        return arithmetic("sub", operator.sub, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -152,28 +223,46 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
+        if a.dtype == b.dtype:                      # the usual case: nothing to promote
+            ctx.save_for_backward(a, b)
+            return _broadcast("mul", operator.mul, a, b)
+        a, b, dtype = promote(a, b, opmath=True)
         ctx.save_for_backward(a, b)
-        return _broadcast("mul", operator.mul, a, b)
+        return _rounded(_broadcast("mul", operator.mul, a, b), dtype)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        grad_a = unbroadcast(grad * b, a.shape) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(grad * a, b.shape) if ctx.needs_input_grad[1] else None
+        mul = operator.mul
+        grad_a = unbroadcast(arithmetic("mul", mul, grad, b), a.shape) \
+            if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(arithmetic("mul", mul, grad, a), b.shape) \
+            if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
 
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
+        if a.dtype == b.dtype:                      # the usual case: nothing to promote
+            ctx.save_for_backward(a, b)
+            return _broadcast("div", operator.truediv, a, b)
+        a, b, dtype = promote(a, b, opmath=True)
         ctx.save_for_backward(a, b)
-        return _broadcast("div", operator.truediv, a, b)
+        return _rounded(_broadcast("div", operator.truediv, a, b), dtype)
 
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        grad_a = unbroadcast(grad / b, a.shape) if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(-grad * a / (b * b), b.shape) if ctx.needs_input_grad[1] else None
+        div, mul = operator.truediv, operator.mul
+        grad_a = unbroadcast(arithmetic("div", div, grad, b), a.shape) \
+            if ctx.needs_input_grad[0] else None
+        if ctx.needs_input_grad[1]:          # -grad·a / b², each step rounded as in torch
+            numerator = arithmetic("mul", mul, -grad, a)
+            grad_b = unbroadcast(arithmetic("div", div, numerator,
+                                            arithmetic("mul", mul, b, b)), b.shape)
+        else:
+            grad_b = None
         return grad_a, grad_b
 
 
@@ -183,6 +272,7 @@ class Maximum(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        a, b, _ = promote(a, b)
         ctx.save_for_backward(a, b)
         return _broadcast("maximum", backend.array_module(a).maximum, a, b)
 
@@ -285,6 +375,18 @@ class ReLU(Function):
     def backward(ctx, grad):
         (out,) = ctx.saved
         return grad * (out > 0)
+
+
+class Abs(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return backend.array_module(x).abs(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        return grad * backend.array_module(x).sign(x).astype(grad.dtype, copy=False)
 
 
 class Cast(Function):

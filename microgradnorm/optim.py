@@ -138,6 +138,8 @@ class Optimizer:
                                  f"{len(saved['params'])} parameters in state_dict, "
                                  f"{len(group['params'])} in the optimizer")
             options = {k: v for k, v in saved.items() if k != "params"}
+            for option in OPTIONAL & set(self.defaults) - set(options):
+                options[option] = group[option]     # saved before the option existed
             # "initial_lr" is the base rate a learning-rate scheduler stores in each group
             if not set(self.defaults) <= set(options) <= set(self.defaults) | {"initial_lr"}:
                 raise ValueError(f"{name}.load_state_dict: group {number} has options "
@@ -191,20 +193,23 @@ class SGD(Optimizer):
 
     Args:
         lr (η), momentum (μ), dampening (τ), weight_decay (λ), nesterov.
+        maximize: ascend instead (g is negated first), as in PyTorch.
         master_weights: keep float32 copies of half-precision parameters (module doc).
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, master_weights=False):
+                 nesterov=False, master_weights=False, *, maximize=False):
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
-                                  "weight_decay": weight_decay, "nesterov": nesterov},
-                         master_weights)
+                                  "weight_decay": weight_decay, "nesterov": nesterov,
+                                  "maximize": maximize}, master_weights)
 
     def _check_group(self, group):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
 
     def _update(self, param, grad, state, group):
+        if group["maximize"]:
+            grad = -grad
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
         if group["momentum"]:
@@ -226,31 +231,42 @@ class Adam(Optimizer):
         \quad \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}
         {\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
+    ``amsgrad=True`` divides by the largest v so far (state ``max_exp_avg_sq``) instead of
+    v; ``maximize=True`` ascends (g is negated first), both as in PyTorch.
     ``master_weights=True`` keeps float32 copies of half-precision parameters (module doc).
     """
 
     decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 master_weights=False):
+                 master_weights=False, *, amsgrad=False, maximize=False):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
-                                  "weight_decay": weight_decay}, master_weights)
+                                  "weight_decay": weight_decay, "amsgrad": amsgrad,
+                                  "maximize": maximize}, master_weights)
 
     def _update(self, param, grad, state, group):
         lr, wd = group["lr"], group["weight_decay"]
         beta1, beta2 = group["betas"]
+        if group["maximize"]:
+            grad = -grad
         if self.decoupled:
             param = param * (1 - lr * wd)          # AdamW: decay the weights themselves
         elif wd:
             grad = grad + wd * param               # Adam: L2 term in the gradient
         if not state:
             state.update(step=0, exp_avg=grad * 0, exp_avg_sq=grad * 0)
+        if group["amsgrad"] and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = state["exp_avg_sq"] * 0
         state["step"] += 1
         state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
         state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
         bias1 = 1 - beta1 ** state["step"]
         bias2 = 1 - beta2 ** state["step"]
-        denom = (state["exp_avg_sq"] ** 0.5) / math.sqrt(bias2) + group["eps"]
+        second = state["exp_avg_sq"]
+        if group["amsgrad"]:
+            second = state["max_exp_avg_sq"] = backend.array_module(second).maximum(
+                state["max_exp_avg_sq"], second)
+        denom = (second ** 0.5) / math.sqrt(bias2) + group["eps"]
         return param - (lr / bias1) * state["exp_avg"] / denom
 
 
@@ -262,14 +278,20 @@ class AdamW(Adam):
     decoupled = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 master_weights=False):
-        super().__init__(params, lr, betas, eps, weight_decay, master_weights)
+                 master_weights=False, *, amsgrad=False, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, master_weights,
+                         amsgrad=amsgrad, maximize=maximize)
+
+
+FLAGS = ("nesterov", "amsgrad", "maximize")
+# options an older state dict may lack: they load with the optimizer's own values
+OPTIONAL = frozenset({"amsgrad", "maximize"})
 
 
 def _check_option(optimizer, name, value):
-    if name == "nesterov":
+    if name in FLAGS:
         if not isinstance(value, bool):
-            raise ValueError(f"{optimizer}: nesterov must be True or False, got {value!r}")
+            raise ValueError(f"{optimizer}: {name} must be True or False, got {value!r}")
         return
     if name == "betas":
         if isinstance(value, (tuple, list)) and len(value) == 2:

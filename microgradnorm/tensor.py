@@ -9,8 +9,8 @@ dtype rules (NumPy's, with PyTorch's restriction on gradients):
     number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
     dtype of its tensor.
   * bfloat16 is ml_dtypes' NumPy dtype (optional: ``pip install ml_dtypes``); pass
-    ``dtype="bfloat16"``. A bfloat16 Tensor is CPU-only: on "cuda" the kernels take
-    bfloat16 as uint16 bits (``kernels.bfloat16``).
+    ``dtype="bfloat16"``. On "cuda" it is the same dtype on a CuPy array (CuPy 14 carries
+    ml_dtypes' bfloat16; the fused norms run the bfloat16 CUDA kernels on its memory).
 """
 
 import numbers
@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from . import autograd, backend, dtypes
-from .dtypes import is_floating, is_numeric
+from .dtypes import check_number, is_floating, is_half, is_numeric
 
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)) + (
     (dtypes.bfloat16,) if dtypes.has_bfloat16() else ())
@@ -52,9 +52,6 @@ class Tensor:
         if isinstance(data, Tensor):
             data = data.data
         dtype = dtypes.as_dtype(dtype)
-        if device == "cuda" and dtype is not None and dtype == dtypes.bfloat16:
-            raise TypeError('Tensor: bfloat16 tensors are CPU-only; on device "cuda" use '
-                            'float16 or float32')
         array = backend.new_array(data, dtype, device)
         if not is_numeric(array.dtype):
             raise TypeError(f"Tensor: data must be numeric (float, int or bool), "
@@ -245,9 +242,6 @@ class Tensor:
             out = out.astype(dtype)
         if device is not None:
             if device != out.device:
-                if device == "cuda" and out.dtype == dtypes.bfloat16:
-                    raise TypeError('to(): bfloat16 tensors are CPU-only; on "cuda" use '
-                                    'float16 or float32')
                 out = ops.ToDevice.apply(out, device=device)
         return out
 
@@ -458,14 +452,66 @@ class Tensor:
                              f"axis {axis}")
         return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
-    def var(self, axis=None, keepdims=False, correction=0, *, dim=None, keepdim=None):
+    def var(self, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
+            unbiased=None):
         """Variance over ``axis``, sum((x - mean)²) / (n - correction), from the centred
-        values (the stable two-pass formula). ``correction=0`` is the biased variance the
-        norms use (PyTorch's default is 1). Arguments and shape as in ``sum``."""
+        values (the stable two-pass formula). As in PyTorch, ``correction=1`` (the unbiased
+        estimate) is the default; ``correction=0`` is the biased variance the norms
+        normalize with. ``unbiased=True/False`` is PyTorch's older spelling of 1/0. With
+        n - correction <= 0 the result is NaN (inf for a nonzero sum), as in PyTorch.
+        Arguments and shape as in ``sum``."""
         axis, keepdims = axis_args("var", axis, keepdims, dim, keepdim)
+        if unbiased is not None:
+            if not isinstance(unbiased, bool):
+                raise TypeError(f"var: unbiased must be True or False, got {unbiased!r}")
+            correction = int(unbiased)
+        check_number("var", "correction", correction)
         centered = self - self.mean(axis, keepdims=True)
         n = ops.reduced_size(self.shape, ops.normalize_axis(axis, self.ndim))
-        return (centered * centered).sum(axis, keepdims=keepdims) / (n - correction)
+        with np.errstate(divide="ignore", invalid="ignore"):      # n <= correction: NaN
+            return (centered * centered).sum(axis, keepdims=keepdims) / max(n - correction, 0)
+
+    def std(self, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
+            unbiased=None):
+        """Standard deviation, ``sqrt(var(...))`` with the same arguments (unbiased by
+        default, as in PyTorch). Backward: grad / (2 std) · dvar, infinite (NaN) where the
+        standard deviation is 0, as in PyTorch."""
+        return self.var(axis, keepdims, correction, dim=dim, keepdim=keepdim,
+                        unbiased=unbiased).sqrt()
+
+    def abs(self):
+        """Elementwise |x|. Shape: unchanged. Backward: grad · sign(x) (0 at x = 0, as in
+        PyTorch)."""
+        return ops.Abs.apply(self)
+
+    __abs__ = abs
+
+    def argmax(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The index of the largest value over ``axis`` (None: of the flattened tensor), an
+        int64 tensor with no gradient; the first one of ties, and of NaNs, which count as
+        the largest, as in PyTorch. An empty reduced dim is a ValueError."""
+        return self._arg_reduce("argmax", axis, keepdims, dim, keepdim)
+
+    def argmin(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
+        """The index of the smallest value over ``axis``; the rules of ``argmax`` (NaN
+        counts as the smallest)."""
+        return self._arg_reduce("argmin", axis, keepdims, dim, keepdim)
+
+    def _arg_reduce(self, name, axis, keepdims, dim, keepdim):
+        axis, keepdims = axis_args(name, axis, keepdims, dim, keepdim)
+        if axis is not None:
+            if isinstance(axis, bool) or not isinstance(axis, numbers.Integral):
+                raise TypeError(f"{name}: axis must be an int or None, got {axis!r}")
+            axis = ops.normalize_axis(axis, self.ndim)
+            axis = axis[0] if axis else None
+        if self.size == 0 and (axis is None or self.shape[axis] == 0):
+            raise ValueError(f"{name}(): cannot reduce over an empty dim; tensor of shape "
+                             f"{self.shape}")
+        data = self.data if self.ndim else self.data.reshape(1)
+        index = getattr(data, name)(axis=axis, keepdims=keepdims and self.ndim > 0)
+        if axis is None and keepdims:
+            index = index.reshape((1,) * self.ndim)
+        return Tensor._from_op(self.xp.asarray(index, dtype=np.int64), None, 0)
 
     def reshape(self, *shape):
         """The same elements in ``shape`` (ints or one tuple; one -1 is inferred), a view
@@ -535,7 +581,10 @@ class Tensor:
 
     # ----- comparisons: constant boolean tensors, no gradient ---------------------------
     def _compare(self, other, op):
-        return Tensor._from_op(op(self.data, _raw(other)), None, 0)
+        # compared in the dtype PyTorch would compute in (float32 x == 0-d float64 0.1
+        # compares float32 values); a number takes x's dtype, as in arithmetic
+        a, b, _ = ops.promote(self.data, as_tensor(other, self).data)
+        return Tensor._from_op(op(a, b), None, 0)
 
     def __lt__(self, other):
         return self._compare(other, lambda a, b: a < b)
@@ -592,8 +641,11 @@ def as_tensor(value, like=None):
     xp = like.xp
     if isinstance(value, (bool, int, float)):
         # A floating tensor keeps its dtype (NumPy does so for float16 by itself; ml_dtypes'
-        # bfloat16 would widen to float64 through result_type).
-        dtype = like.dtype if is_floating(like.dtype) else xp.result_type(like.data, value)
+        # bfloat16 would widen to float64 through result_type). A half-precision one takes
+        # the number at float32, as PyTorch does: ops.promote then computes in float32 and
+        # rounds the result to half once (and a comparison rounds the number to half).
+        dtype = (np.float32 if is_half(like.dtype) else like.dtype) \
+            if is_floating(like.dtype) else xp.result_type(like.data, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None, 0)
     return Tensor._from_op(xp.asarray(value), None, 0)
 

@@ -10,7 +10,8 @@ functions run in float64 on the same rounded inputs.
 
 import numpy as np
 
-from microgradnorm.kernels import bfloat16, cuda, reference
+from microgradnorm import dtypes
+from microgradnorm.kernels import cuda, reference
 
 cp = None
 
@@ -22,14 +23,13 @@ def use(array_module):
 
 
 def poison(monkeypatch):
-    """Every output buffer ``kernels.cuda`` allocates starts as NaN (bfloat16: a quiet
-    NaN), so an element a kernel forgets to write fails the comparison."""
+    """Every output buffer ``kernels.cuda`` allocates starts as NaN, so an element a kernel
+    forgets to write fails the comparison."""
     def empty(cp_, shape, dtype):
-        fill = 0x7FC0 if np.dtype(dtype) == np.uint16 else np.nan
-        return cp_.full(shape, fill, dtype=dtype)
+        return cp_.full(shape, np.nan, dtype=dtype)
     monkeypatch.setattr(cuda, "_empty", empty)
 
-DTYPES = ("float32", "float16", "bfloat16")
+DTYPES = ("float32", "float16") + (("bfloat16",) if dtypes.has_bfloat16() else ())
 KERNELS = ("layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm")
 # |got - expected| <= TOL * (|expected| + rms(expected)): a few units in the last place of
 # the storage dtype (2^-24, 2^-11, 2^-8 relative), and float32 sums over 4096 rows for the
@@ -41,26 +41,19 @@ EPS = {"layer_norm": 1e-5, "add_layer_norm": 1e-5, "rms_norm": 1e-6, "add_rms_no
 
 # ----- storage dtypes -----------------------------------------------------------------------
 def to_device_storage(array64, dtype):
-    """float64 NumPy -> (CuPy array in the kernels' storage, the rounded values in float64)."""
-    if dtype == "bfloat16":
-        bits = bfloat16.to_bfloat16(array64.astype(np.float32))
-        return cp.asarray(bits), bfloat16.from_bfloat16(bits).astype(np.float64)
-    stored = array64.astype(dtype)
+    """float64 NumPy -> (CuPy array of ``dtype``, the rounded values in float64). bfloat16
+    is ml_dtypes' dtype, rounded on the host."""
+    stored = array64.astype(dtypes.as_dtype(dtype))
     return cp.asarray(stored), stored.astype(np.float64)
 
 
 def from_device(array):
-    """A kernel output (CuPy, storage dtype) -> float64 NumPy."""
-    host = cp.asnumpy(array)
-    if host.dtype == np.uint16:
-        host = bfloat16.from_bfloat16(host)
-    return host.astype(np.float64)
+    """A kernel output (CuPy, any float dtype, bfloat16 too) -> float64 NumPy."""
+    return cp.asnumpy(array).astype(np.float64)
 
 
 def round_to(array64, dtype):
-    if dtype == "bfloat16":
-        return bfloat16.from_bfloat16(bfloat16.to_bfloat16(array64)).astype(np.float64)
-    return array64.astype(dtype).astype(np.float64)
+    return array64.astype(dtypes.as_dtype(dtype)).astype(np.float64)
 
 
 def rms(array):
@@ -176,6 +169,9 @@ def check_kernel(kernel, dtype, cols, rows):
     grads = run_backward(kernel, data, saved)
     got = {**saved, **grads}
     assert got["rstd"].dtype == np.float32
+    for name in ("y", "s", "dx"):        # bfloat16 in, bfloat16 out: the dtype, not bits
+        if name in got:
+            assert got[name].dtype == data["x"][0].dtype, name
     if "s" in got:   # the stored sum is the rounded exact sum: equal, not close
         np.testing.assert_array_equal(from_device(got["s"]), expected["s"])
     for name in ("mean", "rstd"):
@@ -243,19 +239,14 @@ def host_dtype(name):
 
 
 def to_device(host):
-    """A reference-side array -> the kernels' storage on the device (bfloat16 as its bits)."""
-    if host is None:
-        return None
-    return cp.asarray(host.view(np.uint16) if host.dtype.name == "bfloat16" else host)
+    """A reference-side array -> the device (bfloat16 stays ml_dtypes' bfloat16)."""
+    return None if host is None else cp.asarray(host)
 
 
 def to_host(device, like):
-    """A kernel output -> NumPy in the dtype of the reference's ``like`` (bits reinterpreted
-    for bfloat16)."""
+    """A kernel output -> NumPy, of the dtype of the reference's ``like``."""
     host = cp.asnumpy(device)
-    if host.dtype == np.uint16:
-        assert like.dtype.name == "bfloat16", (host.dtype, like.dtype)
-        return host.view(like.dtype)
+    assert host.dtype == like.dtype, (host.dtype, like.dtype)
     return host
 
 

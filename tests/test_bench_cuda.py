@@ -1,7 +1,6 @@
 """The CPU side of ``bench --device cuda``: shapes, bytes, the CUDA-event timer and the
 command's errors. The timings themselves need a GPU (docs/gpu.md)."""
 
-import numpy as np
 import pytest
 
 from microgradnorm import backend, cli
@@ -74,5 +73,4 @@ def test_bfloat16_is_refused_on_the_cpu(capsys):
 
 
 def test_validation_tolerances_cover_every_dtype():
-    assert set(bench_cuda.VALIDATE_TOL) == set(bench_cuda.GPU_DTYPES) == set(bench_cuda.STORAGE)
-    assert np.dtype(bench_cuda.STORAGE["bfloat16"]) == np.uint16
+    assert set(bench_cuda.VALIDATE_TOL) == set(bench_cuda.GPU_DTYPES)

@@ -4,6 +4,7 @@ the kernels themselves are tested in tests/gpu/ and compiled by test_cuda_compil
 """
 
 import inspect
+import math
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 
 import microgradnorm as mg
 from microgradnorm import backend, kernels
-from microgradnorm.kernels import bfloat16, cuda, reference
+from microgradnorm.kernels import cuda, reference
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPU_TEST_COLS = (1, 3, 31, 32, 33, 127, 1000, 1024, 4096, 8191, 8192, 12288)
@@ -227,13 +228,21 @@ def test_name_expressions_name_kernels_of_the_source():
 
 
 @pytest.mark.parametrize("dtype, name", [(np.float32, "float32"), (np.float16, "float16"),
-                                         (np.uint16, "bfloat16"), (np.float64, None),
-                                         (np.int32, None)])
+                                         ("bfloat16", "bfloat16"), (np.uint16, None),
+                                         (np.float64, None), (np.int32, None)])
 def test_storage_name(dtype, name):
-    assert cuda.storage_name(dtype) == name
+    if dtype == "bfloat16" and not mg.dtypes.has_bfloat16():
+        pytest.skip("needs ml_dtypes")
+    assert cuda.storage_name(mg.dtypes.as_dtype(dtype)) == name
 
 
 # ----- bfloat16 storage -----------------------------------------------------------------------
+# A bfloat16 array (CPU or CuPy) is rounded on the host by ml_dtypes, and its memory is what
+# the kernels read as __nv_bfloat16: the rounding must be torch's (and __float2bfloat16_rn's).
+needs_bfloat16 = pytest.mark.skipif(not mg.dtypes.has_bfloat16(), reason="needs ml_dtypes")
+
+
+@needs_bfloat16
 def test_bfloat16_rounds_like_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(0)
@@ -243,25 +252,21 @@ def test_bfloat16_rounds_like_torch():
         # exact ties between two bfloat16 numbers: round to the even one
         (np.arange(1, 9, dtype=np.uint32) << 16 | 0x8000).view(np.float32),
     ]).astype(np.float32)
-    bits = bfloat16.to_bfloat16(values)
-    expected = torch.from_numpy(values).to(torch.bfloat16).view(torch.int16).numpy()
-    assert bits.dtype == np.uint16
-    np.testing.assert_array_equal(bits, expected.view(np.uint16))
-    np.testing.assert_array_equal(bfloat16.from_bfloat16(bits),
-                                  torch.from_numpy(values).to(torch.bfloat16).float().numpy())
+    ours = values.astype(mg.bfloat16)
+    expected = torch.from_numpy(values).to(torch.bfloat16)
+    np.testing.assert_array_equal(ours.view(np.uint16),
+                                  expected.view(torch.int16).numpy().view(np.uint16))
+    np.testing.assert_array_equal(ours.astype(np.float32), expected.float().numpy())
 
 
+@needs_bfloat16
 def test_bfloat16_keeps_nan_and_round_trips_exactly():
-    bits = bfloat16.to_bfloat16(np.array([np.nan, -np.nan, 1.5, -2.75], np.float32))
-    back = bfloat16.from_bfloat16(bits)
+    stored = np.array([np.nan, -np.nan, 1.5, -2.75], np.float32).astype(mg.bfloat16)
+    back = stored.astype(np.float32)
     assert np.isnan(back[:2]).all()
     np.testing.assert_array_equal(back[2:], [1.5, -2.75])
-    np.testing.assert_array_equal(bfloat16.to_bfloat16(back[2:]), bits[2:])
-
-
-def test_from_bfloat16_rejects_other_dtypes():
-    with pytest.raises(TypeError, match="uint16"):
-        bfloat16.from_bfloat16(np.zeros(3, np.float32))
+    np.testing.assert_array_equal(back[2:].astype(mg.bfloat16).view(np.uint16),
+                                  stored[2:].view(np.uint16))
 
 
 # ----- dispatch -------------------------------------------------------------------------------
@@ -336,12 +341,89 @@ def test_every_kernel_belongs_to_exactly_one_module():
     assert cuda.compile_options(("float16/float32",)) == ()
 
 
-def test_bfloat16_bits_mixed_with_another_dtype_are_a_type_error():
-    x = np.zeros((2, 8), np.uint16)
-    with pytest.raises(TypeError, match="cannot be mixed"):
-        cuda._kernels_take(x, np.ones(8, np.float32))
-    assert cuda._kernels_take(x, np.ones(8, np.uint16))
+@needs_bfloat16
+def test_kernels_take_one_floating_dtype_and_refuse_uint16_bits():
+    x = np.zeros((2, 8), mg.bfloat16)
+    assert cuda._kernels_take(x, np.ones(8, mg.bfloat16), None)
+    assert not cuda._kernels_take(x, np.ones(8, np.float32))   # mixed: the reference
     assert not cuda._kernels_take(np.zeros((2, 8)), None)      # float64: the reference
+    with pytest.raises(TypeError, match=r"got uint16 .*view\(ml_dtypes.bfloat16\)"):
+        cuda._kernels_take(x.view(np.uint16), None)
+    with pytest.raises(TypeError, match="got int32"):
+        cuda._kernels_take(np.zeros((2, 8), np.float32), np.ones(8, np.int32))
+
+
+@needs_bfloat16
+def test_cupy_carries_ml_dtypes_bfloat16_with_loops_for_the_engines_ufuncs():
+    """What a bfloat16 Tensor on "cuda" relies on, checked on the host (no GPU needed): CuPy
+    takes ml_dtypes' bfloat16 as a dtype and has bfloat16 loops ('E') for the elementwise
+    ops and the sums of the engine. ``erf`` has none (float16 would even widen to float64),
+    so ``backend.erf`` computes both in float32 and rounds once."""
+    cupy = pytest.importorskip("cupy")
+    bf16 = mg.bfloat16
+    assert cupy.dtype(bf16) == bf16 and cupy.dtype(bf16).itemsize == 2
+    for name in ("add", "subtract", "multiply", "true_divide", "negative", "power", "exp",
+                 "log", "sqrt", "tanh", "maximum", "greater", "absolute"):
+        signatures = [t for t in getattr(cupy, name).types if isinstance(t, str)]
+        assert any(t.startswith("E") for t in signatures), name
+    from cupy._core import _routines_math        # private: the sum's loop table
+    sum_loops = getattr(_routines_math, "_sumprod_types", None)
+    assert sum_loops is None or any("bfloat16" in str(op) for op in sum_loops)
+    from cupyx.scipy.special import erf
+    assert not any("E" in t for t in erf.types if isinstance(t, str))
+
+
+class _RecordingCupy:
+    """Stands in for CuPy where only the calls matter: what reaches the device, in which
+    dtype."""
+
+    def __init__(self):
+        self.calls = []
+
+    def asarray(self, array):
+        self.calls.append(("asarray", array))
+        return array
+
+    def array(self, data, dtype=None, copy=True):
+        self.calls.append(("array", data, dtype))
+        return data
+
+
+@needs_bfloat16
+def test_bfloat16_data_for_cuda_is_rounded_on_the_host_then_copied(monkeypatch):
+    """mg.tensor(..., dtype="bfloat16", device="cuda") rounds with ml_dtypes on the host and
+    copies those bits: the same bits as a CPU tensor of the same numbers."""
+    fake = _RecordingCupy()
+    monkeypatch.setattr(backend, "_cupy_with_gpu", lambda: fake)
+    values = [[1.0 + 2.0**-8, -3.14159, 1e30], [0.1, 65504.0, -0.0]]   # a tie, pi, ...
+    backend.new_array(values, mg.bfloat16, "cuda")
+    [(call, uploaded)] = fake.calls
+    assert call == "asarray" and uploaded.dtype == mg.bfloat16
+    np.testing.assert_array_equal(uploaded.view(np.uint16),
+                                  np.array(values).astype(mg.bfloat16).view(np.uint16))
+
+
+def test_erf_of_half_precision_on_cuda_computes_in_float32(monkeypatch):
+    """cupyx's erf has no float16/bfloat16 loop (float16 would come back float64):
+    backend.erf hands it float32 and rounds the result to the input dtype."""
+    seen = []
+
+    def fake_erf(array):
+        seen.append(array.dtype)
+        return np.vectorize(math.erf, otypes=[array.dtype])(array)
+
+    import types
+    special = types.SimpleNamespace(erf=fake_erf)
+    monkeypatch.setitem(sys.modules, "cupyx.scipy.special", special)
+    monkeypatch.setattr(backend, "is_cupy_array", lambda array: True)
+    halves = [np.float16] + ([mg.bfloat16] if mg.dtypes.has_bfloat16() else [])
+    for dtype in halves + [np.float32]:
+        x = np.linspace(-2, 2, 9).astype(dtype)
+        y = backend.erf(x)
+        assert y.dtype == dtype
+        np.testing.assert_array_equal(
+            y, np.array([math.erf(v) for v in x.astype(np.float32)], np.float32).astype(dtype))
+    assert seen == [np.float32] * len(halves) + [np.float32]
 
 
 # ----- RMSNorm conventions: the instantiation table and the host's share of the arithmetic ----
@@ -387,23 +469,25 @@ def test_host_side_dtypes_follow_conventions(casting, x_dtype, weight_dtype):
     assert offset.dtype == np.float32 and offset == np.float32(np.asarray(0.1, compute))
 
 
+@needs_bfloat16
 def test_offset_is_rounded_to_bfloat16_when_w_prime_is_bfloat16():
-    bits = np.dtype(np.uint16)
-    assert cuda._kernel_offset(bits, bits, 0.1, "none") == np.float32(0.10009765625)
-    assert cuda._kernel_offset(bits, np.float32, 0.1, "gemma") == np.float32(0.1)
-    assert cuda._kernel_offset(bits, bits, 1.0, "llama") == np.float32(1.0)
-    assert cuda._kernel_offset(bits, None, 1.0, "llama") == np.float32(0.0)   # no weight
+    bf16 = mg.bfloat16
+    assert cuda._kernel_offset(bf16, bf16, 0.1, "none") == np.float32(0.10009765625)
+    assert cuda._kernel_offset(bf16, np.float32, 0.1, "gemma") == np.float32(0.1)
+    assert cuda._kernel_offset(bf16, bf16, 1.0, "llama") == np.float32(1.0)
+    assert cuda._kernel_offset(bf16, None, 1.0, "llama") == np.float32(0.0)   # no weight
 
 
-def test_rms_plan_takes_a_float32_weight_and_refuses_bits_it_cannot():
-    bits, w32 = np.zeros((2, 8), np.uint16), np.ones(8, np.float32)
-    assert cuda._rms_plan(bits, w32, "gemma")
-    assert cuda._rms_plan(bits, w32, "llama", dy=np.zeros((2, 8), np.float32))
-    assert cuda._rms_plan(bits, w32, "none", dy=bits)
-    with pytest.raises(TypeError, match="float32 weight"):
-        cuda._rms_plan(bits, w32, "llama", dy=bits)          # llama's y, so dy, is float32
-    with pytest.raises(TypeError, match="cannot be mixed"):
-        cuda._rms_plan(bits, np.ones(8, np.float16), "gemma")
+@needs_bfloat16
+def test_rms_plan_takes_a_float32_weight_beside_16_bit_x():
+    x, w32 = np.zeros((2, 8), mg.bfloat16), np.ones(8, np.float32)
+    assert cuda._rms_plan(x, w32, "gemma")
+    assert cuda._rms_plan(x, w32, "llama", dy=np.zeros((2, 8), np.float32))
+    assert cuda._rms_plan(x, w32, "none", dy=x)
+    assert not cuda._rms_plan(x, w32, "llama", dy=x)       # llama's y, so dy, is float32
+    assert not cuda._rms_plan(x, np.ones(8, np.float16), "gemma")      # the reference's
+    with pytest.raises(TypeError, match="got uint16"):
+        cuda._rms_plan(x.view(np.uint16), w32, "gemma")
     half = np.zeros((2, 8), np.float16)
     assert not cuda._rms_plan(half, np.ones(8, np.float64), "gemma")   # the reference's
     assert not cuda._rms_plan(np.zeros((2, 8), np.float32), np.ones(8, np.float16), "llama")

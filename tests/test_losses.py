@@ -9,6 +9,7 @@ from strategies import shapes
 
 import microgradnorm as mg
 import microgradnorm.functional as F
+from microgradnorm import nn
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -151,3 +152,62 @@ def test_erf_gradcheck():
     x = mg.tensor(np.random.default_rng(2).standard_normal((3, 4)), requires_grad=True)
     assert mg.gradcheck(mg.ops.erf, x)
     assert mg.gradcheck(F.gelu, x)
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("target, ignore_index", [([0, 2, 1], -100), ([-100, 2, 1], -100),
+                                                  ([-100, -100, -100], -100),
+                                                  ([1, 2, 1], 1), ([1, 1, 1], 1)])
+def test_cross_entropy_ignore_index_matches_torch(reduction, target, ignore_index):
+    logits = np.random.default_rng(0).standard_normal((3, 4))
+    x, tx = mg.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    mine = F.cross_entropy(x, mg.tensor(target), reduction=reduction,
+                           ignore_index=ignore_index)
+    theirs = torch.nn.functional.cross_entropy(tx, torch.tensor(target), reduction=reduction,
+                                               ignore_index=ignore_index)
+    np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-12,
+                               equal_nan=True)
+    upstream = np.ones(mine.shape)
+    np.testing.assert_allclose(mg.grad(mine, [x], upstream)[0],
+                               torch.autograd.grad(theirs, [tx], torch.tensor(upstream))[0],
+                               rtol=1e-12, atol=1e-15)
+
+
+def test_cross_entropy_target_out_of_range_is_an_index_error_naming_it():
+    with pytest.raises(IndexError, match=r"\[0, 3\) or ignore_index -100, got min 0, max 3"):
+        F.cross_entropy(mg.tensor(np.zeros((2, 3))), mg.tensor([0, 3]))
+    with pytest.raises(ValueError):                    # and a ValueError, as it was
+        F.cross_entropy(mg.tensor(np.zeros((2, 3))), mg.tensor([-1, 0]))
+
+
+def test_mse_loss_broadcasts_with_a_warning_as_torch():
+    a = np.arange(6.0).reshape(2, 3)
+    with pytest.warns(UserWarning, match="broadcast"):
+        mine = F.mse_loss(mg.tensor(a), mg.tensor([1.0, 2.0, 3.0]))
+    with pytest.warns(UserWarning):
+        theirs = torch.nn.functional.mse_loss(torch.tensor(a), torch.tensor([1.0, 2.0, 3.0],
+                                                                            dtype=torch.float64))
+    assert mine.item() == pytest.approx(theirs.item())
+    with pytest.raises(ValueError, match="does not broadcast"):
+        F.mse_loss(mg.tensor(a), mg.tensor([1.0, 2.0]))
+
+
+def test_dropout_with_p_1_zeroes_everything_as_torch():
+    x = mg.tensor(np.ones((2, 3)), requires_grad=True)
+    y = F.dropout(x, p=1.0)
+    assert not y.data.any()
+    y.sum().backward()
+    assert not x.grad.any()
+    assert not nn.Dropout(1.0)(x).data.any()
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        F.dropout(x, p=1.5)
+
+
+def test_rms_norm_eps_none_is_the_dtypes_epsilon_as_torch():
+    data = np.random.default_rng(1).standard_normal((4, 8)).astype(np.float32)
+    expected = torch.nn.functional.rms_norm(torch.tensor(data), (8,), eps=None).numpy()
+    for impl in ("fused", "composite"):
+        np.testing.assert_allclose(F.rms_norm(mg.tensor(data), 8, eps=None, impl=impl).data,
+                                   expected, rtol=1e-6)
+    np.testing.assert_allclose(nn.RMSNorm(8, eps=None).to("float32")(mg.tensor(data)).data,
+                               expected, rtol=1e-6)

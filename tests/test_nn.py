@@ -457,7 +457,7 @@ def test_dropout_train_and_eval():
     assert 0.4 < (y == 0).mean() < 0.6
     assert drop.eval()(x) is x
     with pytest.raises(ValueError, match="p must be"):
-        nn.Dropout(1.0)
+        nn.Dropout(1.5)
 
 
 @pytest.mark.parametrize("norm", [None, "batchnorm", "layernorm", "rmsnorm"])
@@ -524,3 +524,47 @@ def test_names_follow_changes_to_the_module_tree():
     assert [name for name, _ in model.named_parameters()] == ["0.weight"]
     assert old_weight.name == "0.weight"                        # names only what it owns
     model(x)
+
+
+def test_forward_hooks_and_pre_hooks_run_and_remove_as_in_torch():
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    x = mg.tensor(np.ones((4, 2)))
+    plain = model(x).data
+    calls = []
+    pre = model.register_forward_pre_hook(lambda module, args: calls.append(args[0].shape))
+    doubled = model[2].register_forward_hook(lambda module, args, out: out + 1.0)
+    hooked = model(x)
+    assert calls == [(4, 2)]
+    assert not np.allclose(hooked.data, plain)
+    doubled.remove()
+    doubled.remove()                                   # a second remove does nothing
+    np.testing.assert_array_equal(model(x).data, plain)
+    with model.register_forward_pre_hook(lambda module, args: (args[0] * 0.0,)):
+        np.testing.assert_array_equal(model(x).data, model(mg.tensor(np.zeros((4, 2)))).data)
+    pre.remove()
+    assert len(calls) == 4                              # the block above called twice
+    with pytest.raises(TypeError, match="hook must be callable"):
+        model.register_forward_hook("not a function")
+
+
+def test_module_registration_and_lookup_helpers_match_torch_names():
+    model = nn.Sequential(nn.Linear(2, 3), nn.ReLU())
+    model.add_module("head", nn.Linear(3, 1))
+    model.register_parameter("scale", nn.Parameter(np.ones(1)))
+    assert [name for name, _ in model.named_children()] == ["0", "1", "head"]
+    assert [name for name, _ in model.named_parameters()] == [
+        "scale", "0.weight", "0.bias", "head.weight", "head.bias"]
+    assert model.get_submodule("head") is model.head
+    assert model.get_parameter("0.bias") is model[0].bias
+    with pytest.raises(AttributeError, match="no sub-module 'tail'"):
+        model.get_submodule("tail.weight")
+    with pytest.raises(TypeError):
+        model.register_parameter("w", np.ones(2))
+    with pytest.raises(KeyError):
+        model.add_module("a.b", nn.ReLU())
+    order = []
+    assert model.apply(lambda m: order.append(type(m).__name__)) is model
+    assert order == ["Linear", "ReLU", "Linear", "Sequential"]
+    assert model.float().head.weight.dtype == np.float32
+    assert model.double().head.weight.dtype == np.float64
+    assert model.half().scale.dtype == np.float16

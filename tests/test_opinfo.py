@@ -66,14 +66,27 @@ def max_with_dim(x, args, kwargs):
     return x.max(args[0], keepdims=args[1] if len(args) > 1 else False)
 
 
-def var(x, args, kwargs):
-    only(kwargs, ("dim", "keepdim", "unbiased", "correction"), "var")
+def var(x, args, kwargs, method="var"):
+    only(kwargs, ("dim", "keepdim", "unbiased", "correction"), method)
     unbiased = kwargs.get("unbiased", args[0] if args else True)
     correction = kwargs.get("correction")
     if correction is None:                      # torch: None means the default, 1
         correction = 1 if unbiased else 0
-    return x.var(dims(kwargs.get("dim")), keepdims=kwargs.get("keepdim", False),
-                 correction=correction)
+    return getattr(x, method)(dims(kwargs.get("dim")), keepdims=kwargs.get("keepdim", False),
+                              correction=correction)
+
+
+def std(x, args, kwargs):
+    return var(x, args, kwargs, "std")
+
+
+def arg_reduce(method):
+    def run(x, args, kwargs):
+        only(kwargs, ("dim", "keepdim"), method)
+        dim = args[0] if args else kwargs.get("dim")
+        keepdim = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+        return getattr(x, method)(dim, keepdims=keepdim)
+    return run
 
 
 def softmax(fn):
@@ -200,7 +213,9 @@ ADAPTERS = {
     ("sum", ""): reduction("sum"), ("mean", ""): reduction("mean"),
     ("amax", ""): reduction("max"), ("max", "reduction_no_dim"): reduction("max"),
     ("max", "reduction_with_dim"): max_with_dim, ("max", "binary"): binary(mg.maximum),
-    ("var", ""): var, ("var", "unbiased"): var,
+    ("var", ""): var, ("var", "unbiased"): var, ("std", ""): std, ("std", "unbiased"): std,
+    ("argmax", ""): arg_reduce("argmax"), ("argmin", ""): arg_reduce("argmin"),
+    ("abs", ""): unary("abs"),
     ("softmax", ""): softmax(F.softmax), ("log_softmax", ""): softmax(F.log_softmax),
     ("add", ""): binary(lambda a, b: a + b), ("sub", ""): binary(lambda a, b: a - b),
     ("mul", ""): binary(lambda a, b: a * b),

@@ -1,5 +1,7 @@
 """Optimizers and gradient clipping against torch.optim, step for step, in float64."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -166,3 +168,60 @@ def test_load_state_dict_accepts_bfloat16_state_and_keeps_float32():
     again.load_state_dict(state)
     (loaded,) = again.state_dict()["state"].values()
     assert all(np.asarray(v).dtype == np.float32 for v in loaded.values() if np.ndim(v))
+
+
+@pytest.mark.parametrize("grad", [[np.nan, 1.0, 1.0], [np.inf, 1.0, 1.0], [3.0, 4.0, 0.0]])
+@pytest.mark.parametrize("norm_type", [2.0, math.inf])
+def test_clip_grad_norm_of_a_nonfinite_gradient_matches_torch(grad, norm_type):
+    torch = pytest.importorskip("torch")
+    p = nn.Parameter(np.ones(3))
+    p.grad = np.array(grad)
+    tp = torch.nn.Parameter(torch.ones(3, dtype=torch.float64))
+    tp.grad = torch.tensor(grad, dtype=torch.float64)
+    total = nn.clip_grad_norm_([p], 1.0, norm_type)
+    expected = torch.nn.utils.clip_grad_norm_([tp], 1.0, norm_type)
+    np.testing.assert_allclose(total, float(expected), rtol=1e-12, equal_nan=True)
+    np.testing.assert_allclose(p.grad, tp.grad.numpy(), rtol=1e-12, equal_nan=True)
+
+
+def test_clip_grad_norm_error_if_nonfinite_changes_nothing():
+    p = nn.Parameter(np.ones(3))
+    p.grad = np.array([np.nan, 1.0, 1.0])
+    with pytest.raises(RuntimeError, match="error_if_nonfinite"):
+        nn.clip_grad_norm_([p], 1.0, error_if_nonfinite=True)
+    assert np.isnan(p.grad[0]) and p.grad[1:].tolist() == [1.0, 1.0]
+    empty = nn.Parameter(np.ones((0, 3)))
+    empty.grad = np.ones((0, 3))
+    assert nn.clip_grad_norm_([empty], 1.0, norm_type=math.inf) == 0.0
+
+
+@pytest.mark.parametrize("name, options", [
+    ("Adam", {"amsgrad": True}), ("AdamW", {"amsgrad": True, "weight_decay": 0.1}),
+    ("Adam", {"maximize": True, "weight_decay": 0.1}), ("AdamW", {"maximize": True}),
+    ("SGD", {"maximize": True, "momentum": 0.9, "weight_decay": 0.1}),
+])
+def test_amsgrad_and_maximize_follow_torch(name, options):
+    torch = pytest.importorskip("torch")
+    w = nn.Parameter(np.array([1.0, -2.0, 0.5]))
+    tw = torch.nn.Parameter(torch.tensor([1.0, -2.0, 0.5], dtype=torch.float64))
+    mine = getattr(optim, name)([w], lr=0.1, **options)
+    theirs = getattr(torch.optim, name)([tw], lr=0.1, **options)
+    for step in range(5):                    # a shrinking gradient: amsgrad's max matters
+        g = np.array([0.5, 0.25, -1.0]) * (3 - step)
+        w.grad, tw.grad = g, torch.tensor(g)
+        mine.step()
+        theirs.step()
+    np.testing.assert_allclose(w.data, tw.detach().numpy(), rtol=1e-14, atol=1e-16)
+    assert sorted(mine.state_dict()["state"][0]) == sorted(theirs.state_dict()["state"][0])
+
+
+def test_a_state_dict_saved_without_the_new_flags_still_loads():
+    w = nn.Parameter(np.ones(2))
+    opt = optim.Adam([w], amsgrad=True)
+    saved = opt.state_dict()
+    for group in saved["param_groups"]:
+        del group["amsgrad"], group["maximize"]          # as written before they existed
+    opt.load_state_dict(saved)
+    assert opt.param_groups[0]["amsgrad"] is True
+    with pytest.raises(ValueError, match="amsgrad must be True or False"):
+        optim.Adam([w], amsgrad=1)

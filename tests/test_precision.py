@@ -112,3 +112,42 @@ def test_without_ml_dtypes_bfloat16_is_skipped_with_a_note(monkeypatch):
 def test_bad_arguments_are_clear_errors(kwargs, match):
     with pytest.raises(ValueError, match=match):
         precision.precision_report(quick=True, **kwargs)
+
+
+# ----- BatchNorm ----------------------------------------------------------------------------
+def test_batch_norm_rows_are_in_the_report(report):
+    rows = report.rows()
+    for impl in ("composite", "fused", "one-pass"):
+        assert ("batch_norm", impl) in rows
+    assert "batch_norm" in report.table()
+    assert set(report.cell("batch_norm", "fused", "float32", "normal").errors) == {
+        "y", "dx", "dweight", "dbias"}
+
+
+@pytest.mark.parametrize("family", precision.FAMILIES)
+def test_families_land_on_what_each_norm_normalizes(family):
+    shape = (6, 10)
+    rows_x = precision.draw_input("layer_norm", family, shape, np.random.default_rng(1))
+    batch_x = precision.draw_input("batch_norm", family, shape, np.random.default_rng(1))
+    assert rows_x.shape == batch_x.shape == shape
+    channels = precision.draw_family(family, shape[::-1], np.random.default_rng(1))
+    np.testing.assert_array_equal(batch_x, channels.T)    # drawn as rows of channels
+    if family == "constant rows":     # LayerNorm's rows, BatchNorm's channels are constant
+        assert (np.ptp(rows_x, axis=1) == 0).all() and (np.ptp(rows_x, axis=0) > 0).all()
+        assert (np.ptp(batch_x, axis=0) == 0).all() and (np.ptp(batch_x, axis=1) > 0).all()
+
+
+def test_batch_norm_float16_composite_overflows_where_fused_does_not(report):
+    # (x − μ)² of the scale-300 family passes 65504 in the composite graph.
+    assert worst(report, "batch_norm", "composite", "float16", "scale 300") > 1
+    assert worst(report, "batch_norm", "fused", "float16", "scale 300") < 1e-2
+
+
+def test_batch_norm_one_pass_variance_fails_on_the_offset_family(report):
+    # E[x²] − E[x]² per channel: x² = 10⁸ overflows float16; in float32 the difference of
+    # two numbers agreeing to 14 digits goes negative, and its square root is NaN.
+    assert report.cell("batch_norm", "one-pass", "float16", "offset 1e4").nonfinite > 0
+    assert report.cell("batch_norm", "one-pass", "float32", "offset 1e4").nonfinite > 0
+    for dtype in report.dtypes:
+        assert report.cell("batch_norm", "fused", dtype, "offset 1e4").nonfinite == 0
+    assert worst(report, "batch_norm", "fused", "float16", "offset 1e4") < 1e-2

@@ -1,6 +1,7 @@
 """What a PyTorch user types in the first hour works, or fails with a message that says
 what to do instead (docs/tutorial.md, "Differences from PyTorch")."""
 
+import operator
 import warnings
 
 import numpy as np
@@ -314,3 +315,75 @@ def test_an_axis_of_the_wrong_type_is_a_type_error(call):
 def test_an_argument_that_is_not_a_number_is_a_type_error_as_in_torch(make):
     with pytest.raises(TypeError, match="must be a real number|must be an int"):
         make()
+
+
+PROMOTION_DTYPES = ["bool", "int32", "int64", "float16", "bfloat16", "float32", "float64"]
+
+
+def _ones(shape, dtype):
+    if dtype == "bfloat16":
+        pytest.importorskip("ml_dtypes")
+    return mg.tensor(np.ones(shape, dtype=bool)) if dtype == "bool" \
+        else mg.tensor(np.ones(shape)).to(dtype=dtype)
+
+
+@pytest.mark.parametrize("shapes", [((2,), (2,)), ((), (2,)), ((2,), ()), ((), ())])
+@pytest.mark.parametrize("da", PROMOTION_DTYPES)
+def test_binary_ops_promote_as_torch_does(da, shapes):
+    sa, sb = shapes
+    for db in PROMOTION_DTYPES:
+        a, b = _ones(sa, da), _ones(sb, db)
+        ta, tb = (torch.ones(s, dtype=getattr(torch, d)) for s, d in ((sa, da), (sb, db)))
+        for op in (operator.mul, operator.add, operator.truediv, lambda x, y: x.maximum(y),
+                   operator.lt, operator.eq):
+            try:
+                expected = str(op(ta, tb).dtype).replace("torch.", "")
+            except RuntimeError:
+                continue                                  # bool - bool and the like
+            if op is operator.truediv and "float" not in da + db:
+                expected = "float64"        # int / int: the default float dtype, ours float64
+            assert str(op(a, b).dtype) == expected, (da, sa, db, sb, op)
+
+
+def test_a_zero_dim_operand_keeps_the_dimensioned_dtype_and_grads_come_back_in_their_own():
+    x = mg.tensor(np.arange(4.0), dtype="float16", requires_grad=True)
+    scale = mg.tensor(0.1, requires_grad=True)                       # 0-d float64
+    y = x * scale
+    assert y.dtype == np.float16
+    tx = torch.arange(4.0, dtype=torch.float16, requires_grad=True)
+    tscale = torch.tensor(0.1, dtype=torch.float64, requires_grad=True)
+    ty = tx * tscale
+    np.testing.assert_array_equal(y.data, ty.detach().numpy())      # computed in float16
+    y.sum().backward()
+    ty.sum().backward()
+    assert x.grad.dtype == np.float16 and scale.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+    np.testing.assert_array_equal(scale.grad, tscale.grad.numpy())
+    assert (mg.tensor([0.1], dtype="float32") == mg.tensor(0.1)).tolist() == [True]
+
+
+def test_var_and_std_are_unbiased_by_default_as_in_torch():
+    data = np.array([[1.0, 5.0, 3.0], [4.0, 2.0, 6.0]])
+    x, t = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    for mine, theirs in [(x.var(), t.var()), (x.std(axis=1), t.std(1)),
+                         (x.var(unbiased=False), t.var(unbiased=False)),
+                         (x.var(dim=0, correction=0), t.var(0, correction=0))]:
+        np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-14)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # torch warns: no degrees of freedom
+        assert np.isnan(mg.tensor([1.0]).var().item()) and np.isnan(torch.tensor([1.0]).var())
+
+
+def test_argmax_argmin_abs_follow_torch():
+    data = np.array([[1.0, 5.0, np.nan, 5.0], [4.0, 2.0, 6.0, 6.0]])
+    x, t = mg.tensor(data), torch.tensor(data)
+    assert x.argmax().item() == t.argmax().item()                  # the first NaN
+    assert x.argmax(axis=1).tolist() == t.argmax(1).tolist()       # the first of ties
+    assert x.argmin(dim=1, keepdim=True).tolist() == t.argmin(1, keepdim=True).tolist()
+    assert x.argmax(keepdims=True).shape == tuple(t.argmax(keepdim=True).shape)
+    assert x.argmax().dtype == np.int64 and not x.argmax().requires_grad
+    with pytest.raises(ValueError, match="empty"):
+        mg.tensor(np.zeros((0, 3))).argmax(axis=0)
+    a = mg.tensor([0.0, -2.0, 3.0], requires_grad=True)
+    abs(a).sum().backward()
+    assert a.grad.tolist() == [0.0, -1.0, 1.0]                     # sign(0) = 0, as torch

@@ -10,17 +10,23 @@ evaluated in float64 on exactly the rounded values. Every output and gradient ge
 summarised as its max and median, and the count of inf/NaN elements in ``got``. Scaling by
 the RMS (not by |truth_i|) keeps elements that are nearly 0 from reading as huge errors.
 
+Norms: ``layer_norm`` and ``rms_norm`` normalize each row of the (rows, cols) input;
+``batch_norm`` (training mode, as a network trains) normalizes each column: the input is
+(N, C) = (rows, cols), and each channel is normalized over the batch.
+
 Implementations (the ``impl`` column):
   * ``composite`` / ``fused``: the library's two; RMSNorm once per casting mode
     (``composite[llama]``, ...).
-  * ``one-pass``: LayerNorm with the naive variance E[x²] − E[x]² (deliberately wrong:
-    catastrophic cancellation when |mean| ≫ std).
+  * ``one-pass``: LayerNorm and BatchNorm with the naive variance E[x²] − E[x]²
+    (deliberately wrong: catastrophic cancellation when |mean| ≫ std).
   * ``eps-outside``: LayerNorm with x̂ = (x − μ) / (σ + eps), the placement the source
     derivation (§10.2) calls right, against PyTorch's 1 / sqrt(σ² + eps) (derivations §8a).
 
 Input families: ``normal`` N(0, 1); ``scale 300`` (300·N(0, 1): x² passes float16's
 65504); ``offset 1e4`` (mean 1e4, std 1e-3: E[x²] and E[x]² agree to 14 digits);
 ``constant rows`` (variance exactly 0); ``heavy tails`` (Student's t, 2 degrees of freedom).
+Each family is drawn along what the norm normalizes over: for BatchNorm the "rows" of a
+family are its channels, so "constant rows" gives channels constant over the batch.
 """
 
 import dataclasses
@@ -36,7 +42,7 @@ from ..tensor import Tensor
 FAMILIES = ("normal", "scale 300", "offset 1e4", "constant rows", "heavy tails")
 DTYPES = ("float16", "bfloat16", "float32")
 CASTINGS = ("llama", "gemma", "none")
-EPS = {"layer_norm": 1e-5, "rms_norm": 1e-6}
+EPS = {"layer_norm": 1e-5, "rms_norm": 1e-6, "batch_norm": 1e-5}
 QUICK_SHAPE, FULL_SHAPE = (8, 64), (64, 512)
 
 
@@ -56,12 +62,34 @@ def draw_family(family, shape, rng):
     raise ValueError(f"precision: family must be one of {FAMILIES}, got {family!r}")
 
 
+def draw_input(norm, family, shape, rng):
+    """x (rows, cols) of ``family`` for ``norm``, the family's hard case on what the norm
+    normalizes over: rows for LayerNorm and RMSNorm, channels (columns of (N, C)) for
+    BatchNorm, so "constant rows" gives BatchNorm channels constant over the batch."""
+    if norm == "batch_norm":
+        return np.ascontiguousarray(draw_family(family, shape[::-1], rng).T)
+    return draw_family(family, shape, rng)
+
+
 # ----- the implementations ------------------------------------------------------------------
 def _one_pass_layer_norm(x, weight, bias, eps):
     # var = E[x²] − E[x]²: one pass over the row, and wrong when |mean| ≫ std.
     mean = x.mean(-1, keepdims=True)
     var = (x * x).mean(-1, keepdims=True) - mean * mean
     return (x - mean) / (var + eps).sqrt() * weight + bias
+
+
+def _one_pass_batch_norm(x, weight, bias, eps):
+    # The same naive variance per channel, over the batch (axis 0 of (N, C)).
+    mean = x.mean(0, keepdims=True)
+    var = (x * x).mean(0, keepdims=True) - mean * mean
+    return (x - mean) / (var + eps).sqrt() * weight + bias
+
+
+def _batch_norm(impl):
+    """BatchNorm in training mode on (N, C): batch statistics, no running statistics."""
+    return lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True,
+                                        eps=EPS["batch_norm"], impl=impl)
 
 
 def _eps_outside_layer_norm(x, weight, bias, eps):
@@ -88,11 +116,17 @@ def implementations():
     for casting in CASTINGS:
         for impl in ("composite", "fused"):
             table[("rms_norm", f"{impl}[{casting}]")] = rms(impl, casting)
+    for impl in ("composite", "fused"):
+        table[("batch_norm", impl)] = _batch_norm(impl)
+    table[("batch_norm", "one-pass")] = lambda x, w, b: _one_pass_batch_norm(
+        x, w, b, EPS["batch_norm"])
     return table
 
 
 def _truth(norm):
     """PyTorch's formula in float64 (the fused node: eps inside, two-pass variance)."""
+    if norm == "batch_norm":
+        return _batch_norm("fused")
     if norm == "layer_norm":
         return lambda x, w, b: F.layer_norm(x, x.shape[-1], w, b, EPS[norm])
     return lambda x, w, b: F.rms_norm(x, x.shape[-1], w, EPS[norm])
@@ -147,10 +181,10 @@ def measure(norm, impl, dtype, family, shape=QUICK_SHAPE, seed=0):
     fn = implementations()[(norm, impl)]
     rng = np.random.default_rng(seed)
     rows, cols = shape
-    arrays = {"x": draw_family(family, shape, rng),
+    arrays = {"x": draw_input(norm, family, shape, rng),
               "weight": 1 + 0.1 * rng.standard_normal(cols),
               "dy": rng.standard_normal(shape)}
-    if norm == "layer_norm":
+    if norm != "rms_norm":
         arrays["bias"] = 0.1 * rng.standard_normal(cols)
     low = dtypes.as_dtype(dtype)
     with np.errstate(all="ignore"):
@@ -288,9 +322,10 @@ def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=
     """Measure every norm/impl/dtype/family (see the module doc).
 
     Args:
-        quick: a small shape, (8, 64): 0.1 s for the whole report (1.1 s at the
+        quick: a small shape, (8, 64): 0.2 s for the whole report (1.6 s at the
             full shape), measured on a loaded 2-core AMD EPYC.
-        shape: (rows, cols) of the inputs; default (64, 512), or (8, 64) with ``quick``.
+        shape: (rows, cols) of the inputs, (N, C) for BatchNorm; default (64, 512), or
+            (8, 64) with ``quick``.
         dtypes_: dtypes to measure, a subset of ("float16", "bfloat16", "float32");
             bfloat16 is skipped (with a note) when ml_dtypes is missing.
         families: input families, a subset of ``FAMILIES``.

@@ -19,16 +19,16 @@ It extends the harness of ``bench`` (``time_call``, ``copy_bandwidth``, ``BenchR
 
 GB/s counts the minimal bytes (forward reads x and writes y: 2·M·D·itemsize; backward
 reads x and dy and writes dx: 3·M·D·itemsize); ``% copy`` divides by the device-to-device
-copy bandwidth measured in the same run. bfloat16 exists only at the kernel level and in
-PyTorch (see docs/gpu.md), so its ``fused`` and ``composite`` rows are absent.
+copy bandwidth measured in the same run. bfloat16 is ml_dtypes' dtype on CuPy arrays and
+tensors alike (docs/gpu.md), so every implementation has bfloat16 rows.
 """
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from ..autograd import grad
 from ..checks.comparison import make_inputs, run_norm
-from ..kernels import bfloat16, reference
+from ..kernels import reference
 from ..tensor import Tensor
 from .bench import BenchRow, copy_bandwidth, fill_ratios, minimal_bytes, time_call
 
@@ -39,7 +39,6 @@ GPU_IMPLS = ("kernel", "fused", "composite", "torch")
 GPU_PHASES = ("forward", "backward")
 MIN_INPUT_BYTES = 256 * 2**20          # x at least this large: far beyond any cache
 QUICK_INPUT_BYTES = 16 * 2**20
-STORAGE = {"float32": "float32", "float16": "float16", "bfloat16": "uint16"}
 EPS = {"layernorm": 1e-5, "rmsnorm": 1e-6}
 # validate(): |kernel - reference| <= tol·(|reference| + rms(reference)), per storage dtype
 VALIDATE_TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 4e-2}
@@ -47,7 +46,8 @@ VALIDATE_TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 4e-2}
 
 # ----- shapes and bytes (no GPU needed) -----------------------------------------------------
 def itemsize(dtype):
-    return np.dtype(STORAGE[dtype]).itemsize
+    """Bytes per element of ``dtype`` (a name): bfloat16 is 2, with or without ml_dtypes."""
+    return 2 if dtype == "bfloat16" else np.dtype(dtype).itemsize
 
 
 def rows_for(cols, dtype, min_bytes=MIN_INPUT_BYTES):
@@ -61,7 +61,7 @@ def gpu_shapes(dtype, cols=GPU_COLS, min_bytes=MIN_INPUT_BYTES):
 
 def phase_bytes(norm, shape, dtype, phase):
     """Minimal bytes of ``phase`` ("forward", "backward"), as ``bench.minimal_bytes``."""
-    return minimal_bytes(norm, shape, STORAGE[dtype], phase)
+    return minimal_bytes(norm, shape, np.uint8, phase) * itemsize(dtype)   # bytes x elements
 
 
 # ----- timing on the GPU --------------------------------------------------------------------
@@ -83,14 +83,13 @@ def cuda_synchronize(cp):
 
 # ----- inputs in a storage dtype ------------------------------------------------------------
 def _to_gpu(cp, array64, dtype):
-    if dtype == "bfloat16":
-        return cp.asarray(bfloat16.to_bfloat16(array64.astype(np.float32)))
-    return cp.asarray(array64.astype(dtype))
+    """Rounded once on the host (ml_dtypes for bfloat16), then copied: the bits the CPU
+    tensors would hold."""
+    return cp.asarray(array64.astype(dtypes.as_dtype(dtype)))
 
 
 def _to_float64(cp, array):
-    host = cp.asnumpy(array)
-    return (bfloat16.from_bfloat16(host) if host.dtype == np.uint16 else host).astype(np.float64)
+    return cp.asnumpy(array).astype(np.float64)
 
 
 def _inputs(norm, shape, seed=0):
@@ -158,7 +157,7 @@ def engine_calls(norm, impl, arrays, dtype):
     ``mg.grad`` through one retained graph, so only backward is timed."""
     tensors = {name: Tensor(a, requires_grad=True, dtype=dtype, device="cuda")
                for name, a in arrays.items() if name != "dy"}
-    dy = backend.to_device(arrays["dy"].astype(dtype), "cuda")
+    dy = backend.to_device(arrays["dy"].astype(dtypes.as_dtype(dtype)), "cuda")
     inputs = list(tensors.values())
 
     def forward():
@@ -222,8 +221,6 @@ def run_gpu_bench(norms=GPU_NORMS, cols=GPU_COLS, dtypes=GPU_DTYPES, impls=GPU_I
                 validate(norm, shape[1], dtype)
                 arrays = _inputs(norm, shape)
                 for impl in impls:
-                    if impl in ("fused", "composite") and dtype == "bfloat16":
-                        continue                  # not a Tensor dtype (docs/gpu.md)
                     if progress is not None:
                         progress(f"{norm} {shape} {dtype} {impl}")
                     calls = _calls(cp, norm, impl, arrays, dtype)

@@ -7,7 +7,7 @@ For each norm in ``comparison.NORMS`` the demo writes ``<norm>_twin.svg`` and ``
 Then it trains the tiny GPT twice from the same seed, once with composite and once with
 fused norms, reports that the loss curves agree, and draws the model's backward graph
 with each composite norm, attention and MLP folded into one box (``tiny_gpt_graph``).
-Last, a quick precision check (``mg.precision_report(quick=True)``, 0.1 s): the
+Last, a quick precision check (``mg.precision_report(quick=True)``, 0.2 s): the
 few lines of ``microgradnorm precision`` that show where low precision parts composite
 from fused. ``report.md`` puts the pictures, the tables and the training run together. Without
 Graphviz's ``dot`` program it still completes: it writes the ``.dot`` sources, the table

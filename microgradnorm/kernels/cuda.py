@@ -4,8 +4,10 @@ CuPy arrays, running the fused kernels of ``norms.cu``.
 Importing this module never imports CuPy; the first kernel call does. What runs where:
 
   * LayerNorm, RMSNorm and their residual-add forms, forward and backward, in float32,
-    float16 and bfloat16 run the CUDA kernels. bfloat16 is a ``uint16`` CuPy array holding
-    the bits (see ``kernels.bfloat16``); statistics and the accumulation are float32.
+    float16 and bfloat16 run the CUDA kernels; statistics and the accumulation are float32.
+    bfloat16 is a CuPy array of ``ml_dtypes.bfloat16`` (CuPy 14 carries that dtype): its
+    memory holds the bits the kernels read as ``__nv_bfloat16``, so the array itself is
+    passed, and outputs come back as bfloat16 arrays.
   * The RMSNorm functions also take ``offset=`` and ``casting=`` (``kernels.conventions``:
     Gemma's w' = offset + w, and the "llama" / "gemma" / "none" casting modes) and a float32
     weight beside float16 or bfloat16 x (mixed precision), and do all of it in the same one
@@ -13,9 +15,12 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
     (``NATIVE_CONVENTIONS``: ``conventions`` hands such calls here as they are). The
     defaults, offset 0 and "gemma" (float32 throughout, y rounded once), are the reference
     functions' own arithmetic, so calls without them are what they always were.
-  * float64 (and rows longer than the kernels hold in registers, see ``launch_config``)
-    falls back to the reference functions, which run on CuPy through ``xp`` (composed by
-    ``conventions`` where an offset or a casting mode asks for more).
+  * float64, other mixed dtypes (LayerNorm's float32 weight with bfloat16 x, say), and rows
+    longer than the kernels hold in registers (see ``launch_config``) fall back to the
+    reference functions, which run on CuPy through ``xp`` (bfloat16 computed in float32,
+    rounded once; composed by ``conventions`` where an offset or a casting mode asks).
+  * Integer arrays are a ``TypeError``: ``uint16`` is not bfloat16 bits here (view such bits
+    as ``bits.view(ml_dtypes.bfloat16)``).
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
   * M = 0 or D = 0 launches nothing and returns the reference's results; every function
     checks its arguments' shapes (and the statistics' dtype) before anything runs.
@@ -31,8 +36,8 @@ import os
 
 import numpy as np
 
-from .. import backend
-from . import bfloat16, conventions, reference
+from .. import backend, dtypes
+from . import conventions, reference
 
 SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 
@@ -267,12 +272,12 @@ def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None):
 
 
 def storage_name(dtype):
-    """The kernel dtype name of an array dtype: uint16 is bfloat16 bits; None if the kernels
-    do not take it (float64 goes to the reference)."""
+    """The kernel dtype name of an array dtype ("float32", "float16", "bfloat16"); None if
+    the kernels do not take it (float64 goes to the reference)."""
     dtype = np.dtype(dtype)
-    if dtype == np.uint16:
+    if dtypes.bfloat16 is not None and dtype == dtypes.bfloat16:
         return "bfloat16"
-    return dtype.name if dtype.name in CXX_TYPES else None
+    return dtype.name if dtype.kind == "f" and dtype.name in CXX_TYPES else None
 
 
 # ----- loader -------------------------------------------------------------------------------
@@ -338,13 +343,17 @@ def _pointer(array):
 # ----- row-norm launches --------------------------------------------------------------------
 def _kernels_take(*arrays):
     """True when the kernels take these arrays (None entries ignored): one kernel dtype.
-    bfloat16 bits (uint16) mixed with another dtype are an error, not a fallback: the
-    reference would read the bits as integers."""
-    dtypes = {a.dtype for a in arrays if a is not None}
-    if np.dtype(np.uint16) in dtypes and len(dtypes) > 1:
-        raise TypeError(f"bfloat16 (uint16) arrays cannot be mixed with other dtypes, got "
-                        f"{sorted(str(d) for d in dtypes)}")
-    return len(dtypes) == 1 and storage_name(dtypes.pop()) is not None
+    Other floating dtypes go to the reference; an integer array is an error, not a
+    fallback: the reference would normalize the integers (and a uint16 array is most likely
+    bfloat16 bits, which the kernels take as a bfloat16 array)."""
+    found = {a.dtype for a in arrays if a is not None}
+    for dtype in found:
+        if not dtypes.is_floating(dtype):
+            hint = (" (bfloat16 bits held as uint16 are bits.view(ml_dtypes.bfloat16))"
+                    if dtype == np.uint16 else "")
+            raise TypeError(f"kernels.cuda: the norms take float16, bfloat16, float32 or "
+                            f"float64 arrays, got {dtype}{hint}")
+    return len(found) == 1 and storage_name(found.pop()) is not None
 
 
 def _config(dtype, cols, arrays, pick):
@@ -454,7 +463,7 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, rou
 
 # ----- RMSNorm conventions -------------------------------------------------------------------
 def is_half(dtype):
-    """True for the 16-bit kernel dtypes: float16, and bfloat16 bits (uint16)."""
+    """True for the 16-bit kernel dtypes: float16 and bfloat16."""
     name = storage_name(dtype)
     return name is not None and ITEMSIZE[name] == 2
 
@@ -477,14 +486,12 @@ def weight_compute_dtype(x_dtype, weight_dtype, casting):
 
 
 def _kernel_offset(x_dtype, weight_dtype, offset, casting):
-    """``offset`` rounded to w''s dtype, as the float32 the kernel adds (0 without a
-    weight). A float rounds to bfloat16 through float32: for the offsets of real models
-    (0, 1) that is exact."""
+    """``offset`` rounded to w''s dtype as ``conventions.effective_weight`` rounds it, as the
+    float32 the kernel adds (exact: float16 and bfloat16 values are float32 values); 0
+    without a weight."""
     if weight_dtype is None or not offset:
         return np.float32(0.0)
     dtype = weight_compute_dtype(x_dtype, weight_dtype, casting)
-    if dtype == np.uint16:
-        return bfloat16.from_bfloat16(bfloat16.to_bfloat16(np.float32([offset])))[0]
     return np.float32(np.asarray(offset, dtype))
 
 
@@ -506,20 +513,15 @@ def _check_conventions(function, offset, casting):
 def _rms_plan(x, weight, casting, same=(), dy=None):
     """True when the RMSNorm kernels take these arrays: x in a kernel dtype, the weight in
     x's dtype or float32 beside 16-bit x, the arrays of ``same`` in x's dtype and dy in y's
-    (``output_dtype``). Else False, and the reference runs them; but bfloat16 bits (uint16)
-    in a combination the kernels refuse are an error, not a fallback: the reference would
-    read the bits as integers."""
+    (``output_dtype``). Else False, and the reference runs them; an integer array is a
+    TypeError (``_kernels_take``)."""
+    _kernels_take(*(a for a in (x, weight, *same, dy) if a is not None))   # integers refused
     weight_dtype = None if weight is None else weight.dtype
     takes = (storage_name(x.dtype) is not None
              and (weight is None or weight.dtype == x.dtype
                   or (is_half(x.dtype) and weight.dtype == np.float32))
              and all(a is None or a.dtype == x.dtype for a in same)
              and (dy is None or dy.dtype == output_dtype(x.dtype, weight_dtype, casting)))
-    arrays = [a for a in (x, weight, *same, dy) if a is not None]
-    if not takes and any(a.dtype == np.uint16 for a in arrays):
-        raise TypeError(f"bfloat16 (uint16) arrays cannot be mixed with other dtypes, except a "
-                        f"float32 weight (and a float32 dy for casting 'llama' with it), got "
-                        f"{sorted(str(a.dtype) for a in arrays)}")
     return takes
 
 
@@ -540,12 +542,6 @@ def _rms_reference_backward(dy, ds, x, weight, rstd, offset, casting):
             return reference.rms_norm_backward(dy, x, weight, rstd)
         return reference.add_rms_norm_backward(dy, ds, x, weight, rstd)
     return conventions.rms_norm_backward(reference, dy, ds, x, weight, rstd, offset, casting)
-
-
-def _too_long(name, x):
-    if x.dtype == np.uint16:
-        raise ValueError(f"{name}: bfloat16 rows of {x.shape[1]} elements are longer than the "
-                         f"kernels hold in registers; use float32 for such rows")
 
 
 # ----- input checks ---------------------------------------------------------------------------
@@ -610,7 +606,6 @@ def layer_norm_forward(x, weight, bias, eps):
         if out is not None:
             y, _, mean, rstd = out
             return y, mean, rstd
-        _too_long(name, x)
     return reference.layer_norm_forward(x, weight, bias, eps)
 
 
@@ -625,7 +620,6 @@ def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
         out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long(name, x)
     return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
 
 
@@ -643,7 +637,7 @@ def rms_norm_forward(x, weight, eps, offset=0.0, casting="gemma"):
         out = _forward(x, None, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[3]
-        _too_long(name, x)
+
     y, _, rstd = _rms_reference_forward(x, None, weight, eps, offset, casting)
     return y, rstd
 
@@ -662,7 +656,7 @@ def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="gemma"):
         out = _backward(dy, None, x, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
-        _too_long(name, x)
+
     return _rms_reference_backward(dy, None, x, weight, rstd, offset, casting)
 
 
@@ -676,7 +670,6 @@ def add_layer_norm_forward(x, residual, weight, bias, eps):
         out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
         if out is not None:
             return out
-        _too_long(name, x)
     return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
 
 
@@ -691,7 +684,6 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
         out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
         if out is not None:
             return out
-        _too_long(name, s)
     return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
@@ -707,7 +699,7 @@ def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="gemma"):
         out = _forward(x, residual, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[1], out[3]
-        _too_long(name, x)
+
     return _rms_reference_forward(x, residual, weight, eps, offset, casting)
 
 
@@ -724,7 +716,7 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
         out = _backward(dy, ds, s, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
-        _too_long(name, s)
+
     return _rms_reference_backward(dy, ds, s, weight, rstd, offset, casting)
 
 

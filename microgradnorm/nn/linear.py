@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, ops
 from ..dtypes import check_number
 from .. import functional as F
 from ..tensor import Tensor
@@ -93,8 +93,9 @@ class Embedding(Module):
         if idx.dtype.kind not in "iu":
             raise TypeError(f"Embedding: input must hold integer ids, got dtype {idx.dtype}")
         if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.num_embeddings):
-            raise ValueError(f"Embedding: ids must be in [0, {self.num_embeddings}), got min "
-                             f"{int(idx.min())}, max {int(idx.max())}")
+            raise ops.OutOfRangeError(
+                f"Embedding: ids must be in [0, {self.num_embeddings}), got min "
+                f"{int(idx.min())}, max {int(idx.max())}")
         return self.weight[idx]
 
     def extra_repr(self):
@@ -108,8 +109,8 @@ class Dropout(Module):
     def __init__(self, p=0.5):
         super().__init__()
         check_number("Dropout", "p", p)
-        if not 0 <= p < 1:
-            raise ValueError(f"Dropout: p must be a number in [0, 1), got {p!r}")
+        if not 0 <= p <= 1:
+            raise ValueError(f"Dropout: p must be a number in [0, 1], got {p!r}")
         self.p = p
 
     def forward(self, x):

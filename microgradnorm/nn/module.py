@@ -15,6 +15,7 @@ Conventions:
     only after the tree changes (a module or parameter assigned) or another root is called.
 """
 
+import itertools
 import threading
 import weakref
 
@@ -72,6 +73,8 @@ class Module:
         object.__setattr__(self, "_modules", {})
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_paths", None)          # (tree version, {id: path})
+        object.__setattr__(self, "_forward_pre_hooks", {})  # id -> hook(module, args)
+        object.__setattr__(self, "_forward_hooks", {})      # id -> hook(module, args, out)
 
     # ----- registration -----------------------------------------------------------------
     def __setattr__(self, name, value):
@@ -105,6 +108,50 @@ class Module:
         self.__setattr__(name, tensor)
         self._buffers[name] = tensor
 
+    def register_parameter(self, name, param):
+        """Add ``param`` (a Parameter, or None for an absent one) as ``name``, as assigning
+        it would (``torch.nn.Module.register_parameter``)."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter: {name} must be a Parameter or None, "
+                            f"got {type(param).__name__}")
+        _check_attribute_name("register_parameter", name)
+        self.__setattr__(name, param)
+        self._parameters[name] = param
+
+    def add_module(self, name, module):
+        """Add ``module`` (or None) as the sub-module ``name``, as assigning it would;
+        ``register_module`` is the same."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: {name} must be a Module or None, "
+                            f"got {type(module).__name__}")
+        _check_attribute_name("add_module", name)
+        self.__setattr__(name, module)
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        """The module at the dotted path ``target`` ("" is this module); an AttributeError
+        names the first part that is missing."""
+        module = self
+        for part in target.split(".") if target else ():
+            child = module._modules.get(part)
+            if child is None:
+                raise AttributeError(f"get_submodule: {type(module).__name__} has no "
+                                     f"sub-module {part!r} (looking for {target!r})")
+            module = child
+        return module
+
+    def get_parameter(self, target):
+        """The Parameter at the dotted path ``target`` (``"blocks.0.ln1.weight"``)."""
+        path, _, name = target.rpartition(".")
+        module = self.get_submodule(path)
+        param = module._parameters.get(name)
+        if param is None:
+            raise AttributeError(f"get_parameter: {type(module).__name__} has no parameter "
+                                 f"{name!r} (looking for {target!r})")
+        return param
+
     # ----- traversal --------------------------------------------------------------------
     def named_modules(self, prefix=""):
         """(dotted name, module) for this module ("" or ``prefix``) and every descendant."""
@@ -120,6 +167,18 @@ class Module:
     def children(self):
         """The direct sub-modules, in registration order (an iterator)."""
         return (m for m in self._modules.values() if m is not None)
+
+    def named_children(self):
+        """(name, module) for each direct sub-module, in registration order."""
+        return ((n, m) for n, m in self._modules.items() if m is not None)
+
+    def apply(self, fn):
+        """Call ``fn(module)`` on every sub-module, children first, then on this module
+        (as PyTorch, e.g. for custom initialisation); returns self."""
+        for child in self.children():
+            child.apply(fn)
+        fn(self)
+        return self
 
     def named_parameters(self, prefix=""):
         """(dotted name, Parameter), each Parameter once even if shared."""
@@ -202,6 +261,54 @@ class Module:
                     tensor.grad = backend.to_device(grad, tensor.device)
         return self
 
+    def cpu(self):
+        """``to("cpu")``."""
+        return self.to("cpu")
+
+    def cuda(self):
+        """``to("cuda")`` (needs CuPy and a GPU)."""
+        return self.to("cuda")
+
+    def float(self):
+        """``to(dtype="float32")``: floating parameters and buffers in float32."""
+        return self.to(dtype="float32")
+
+    def double(self):
+        """``to(dtype="float64")``."""
+        return self.to(dtype="float64")
+
+    def half(self):
+        """``to(dtype="float16")``."""
+        return self.to(dtype="float16")
+
+    def bfloat16(self):
+        """``to(dtype="bfloat16")`` (needs ml_dtypes)."""
+        return self.to(dtype="bfloat16")
+
+    # ----- hooks ------------------------------------------------------------------------
+    def register_forward_pre_hook(self, hook):
+        """Call ``hook(module, args)`` before each ``forward``; a non-None return value
+        replaces the positional arguments (a tuple, or one value). Returns a handle whose
+        ``remove()`` unregisters it (``torch.nn.Module.register_forward_pre_hook``)."""
+        return _register_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook")
+
+    def register_forward_hook(self, hook):
+        """Call ``hook(module, args, output)`` after each ``forward``; a non-None return
+        value replaces the output. Returns a handle with ``remove()``."""
+        return _register_hook(self._forward_hooks, hook, "register_forward_hook")
+
+    def _run_with_hooks(self, args, kwargs):
+        for hook in list(self._forward_pre_hooks.values()):
+            result = hook(self, args)
+            if result is not None:
+                args = result if isinstance(result, tuple) else (result,)
+        output = self.forward(*args, **kwargs)
+        for hook in list(self._forward_hooks.values()):
+            result = hook(self, args, output)
+            if result is not None:
+                output = result
+        return output
+
     def set_impl(self, impl):
         """Switch every norm in this module tree to ``impl`` ("fused" or "composite");
         returns self. Norm modules carry an ``impl`` attribute; this walks them all."""
@@ -222,16 +329,22 @@ class Module:
     def __call__(self, *args, **kwargs):
         """Run ``forward`` inside this module's scope (its dotted path in the outermost
         module called), so that graph nodes and parameters carry names."""
+        forward = self._run_with_hooks if self._forward_pre_hooks or self._forward_hooks \
+            else None
         _call_paths = _call_paths_state.stack
         if _call_paths:                                   # inside an outer module's call
             paths = _call_paths[-1]
             path = paths.get(id(self), autograd._module_path())
             with autograd.module_scope(path):
+                if forward is not None:
+                    return forward(args, kwargs)
                 return self.forward(*args, **kwargs)
         paths = self._root_paths()
         _call_paths.append(paths)
         try:
             with autograd.module_scope(""):
+                if forward is not None:
+                    return forward(args, kwargs)
                 return self.forward(*args, **kwargs)
         finally:
             _call_paths.pop()
@@ -349,6 +462,40 @@ class Module:
 
 
 # ----- helpers for the layers ------------------------------------------------------------
+class RemovableHandle:
+    """What ``register_forward_hook`` returns: ``remove()`` unregisters the hook (a second
+    call does nothing); also a context manager that removes it on exit."""
+
+    _next_id = itertools.count()
+
+    def __init__(self, hooks):
+        self._hooks = hooks
+        self.id = next(RemovableHandle._next_id)
+
+    def remove(self):
+        """Unregister the hook."""
+        self._hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _register_hook(hooks, hook, where):
+    if not callable(hook):
+        raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _check_attribute_name(where, name):
+    if not isinstance(name, str) or not name or "." in name:
+        raise KeyError(f"{where}: name must be a non-empty string without '.', got {name!r}")
+
+
 def _uniform(bound, shape, dtype):
     return np.random.uniform(-bound, bound, shape).astype(dtype)
 

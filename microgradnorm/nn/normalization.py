@@ -70,11 +70,12 @@ class RMSNorm(Module):
         y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
     ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``).
-    eps defaults to 1e-6; PyTorch's default is the dtype's machine epsilon.
+    eps defaults to 1e-6; PyTorch's default is the dtype's machine epsilon, which
+    ``eps=None`` gives.
 
     Args:
         normalized_shape: int or tuple.
-        eps: inside the square root.
+        eps: inside the square root; None: the machine epsilon of the input's dtype.
         elementwise_affine: learn γ (``weight``), initialised to ``1 - offset`` so that
             offset + γ starts at 1 (zeros for Gemma's ``offset=1``).
         impl: ``"fused"`` or ``"composite"``.
@@ -96,7 +97,7 @@ class RMSNorm(Module):
                  dtype=None, device="cpu", offset=0.0, casting="llama"):
         super().__init__()
         self.normalized_shape = F._normalized_shape("RMSNorm", normalized_shape)
-        F._check_eps_impl("RMSNorm", eps, impl)
+        F._check_eps_impl("RMSNorm", 0.0 if eps is None else eps, impl)
         if casting not in F.CASTINGS:
             raise ValueError(f"RMSNorm: casting must be one of {F.CASTINGS}, got {casting!r}")
         check_number("RMSNorm", "offset", offset)

@@ -6,24 +6,36 @@ from collections.abc import Mapping
 import numpy as np
 
 from .. import backend
-from ..dtypes import is_numeric
+from ..dtypes import check_number, is_numeric
 from ..savefile import atomic_savez, read_npz
 from ..tensor import Tensor
 from .module import Module
 
 
-def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
+def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
     r"""Scale the gradients of ``parameters`` in place so that their joint norm is at most
     ``max_norm`` (``torch.nn.utils.clip_grad_norm_``): with total norm
     :math:`n = \lVert (\lVert g_1\rVert, \lVert g_2\rVert, \dots)\rVert`, every gradient is
     multiplied by :math:`\min(1, \text{max\_norm} / (n + 10^{-6}))`.
 
+    As in PyTorch, a NaN or infinite total norm makes that factor NaN or 0, so the
+    gradients become NaN (or 0) rather than pass unclipped; ``error_if_nonfinite=True``
+    raises instead, before any gradient changes.
+
+    Args:
+        parameters: a Tensor or an iterable of Tensors; those without ``.grad`` are skipped.
+        max_norm: the largest total norm kept.
+        norm_type: p of the p-norm (``math.inf`` for the largest absolute value).
+        error_if_nonfinite: raise a RuntimeError for a NaN or infinite total norm.
+
     Returns:
         the total norm before clipping, a float.
     """
+    check_number("clip_grad_norm_", "max_norm", max_norm)
+    check_number("clip_grad_norm_", "norm_type", norm_type)
     # A list first: a generator would be used up by the norm and leave nothing to scale.
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    grads = [p.grad for p in parameters if p.grad is not None]
+    grads = [p.grad for p in parameters if p.grad is not None and p.grad.size]
     if not grads:
         return 0.0
     norm_type = float(norm_type)
@@ -31,11 +43,16 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0):
         total = max(float(abs(g).max()) for g in grads)
     else:
         total = sum(float((abs(g) ** norm_type).sum()) for g in grads) ** (1.0 / norm_type)
+    if error_if_nonfinite and not math.isfinite(total):
+        raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
+                           f"gradients is {total}; set error_if_nonfinite=False to clip anyway")
     scale = max_norm / (total + 1e-6)
-    if scale < 1:
+    if not scale < 1 and not math.isnan(scale):
+        return total                          # within max_norm: nothing to scale
+    with np.errstate(invalid="ignore"):         # inf · 0 = NaN is the intended result
         for p in parameters:
             if p.grad is not None:
-                p.grad = p.grad * scale
+                p.grad = p.grad * scale       # NaN for a NaN norm, 0 for an infinite one
     return total
 
 

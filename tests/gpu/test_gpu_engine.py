@@ -1,7 +1,8 @@
 """Tensors, norms and a small model on the GPU, against the same on the CPU (needs CuPy and a
-GPU; skips without). The fused row norms run the CUDA kernels in float32 / float16 and the
-reference functions through CuPy in float64; BatchNorm and the composite graphs are CuPy
-array code in every dtype.
+GPU; skips without). The fused row norms run the CUDA kernels in float32 / float16 /
+bfloat16 and the reference functions through CuPy in float64; BatchNorm and the composite
+graphs are CuPy array code in every dtype. bfloat16 is ml_dtypes' dtype on CuPy arrays
+(its cases skip without ml_dtypes).
 """
 
 import numpy as np
@@ -9,15 +10,18 @@ import pytest
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm import backend
+from microgradnorm import backend, dtypes
 from microgradnorm.checks.comparison import NORMS, make_inputs, run_norm
 
 cp = pytest.importorskip("cupy")
 if not backend.cuda_available():
     pytest.skip("CuPy is installed but reaches no GPU", allow_module_level=True)
 
-# max |gpu - cpu| allowed, relative to max(1, max |cpu|)
-DEVICE_TOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2}
+# max |gpu - cpu| allowed, relative to max(1, max |cpu|): about 20 units of the dtype
+DEVICE_TOL = {"float64": 1e-10, "float32": 1e-4, "float16": 1e-2, "bfloat16": 8e-2}
+BFLOAT16 = pytest.param("bfloat16", marks=pytest.mark.skipif(
+    not dtypes.has_bfloat16(), reason="bfloat16 needs ml_dtypes"))
+LOW_DTYPES = ["float64", "float32", "float16", BFLOAT16]
 
 
 def run(norm, impl, arrays, device, dtype, seed=3):
@@ -83,8 +87,92 @@ def test_mixing_devices_in_one_op_is_a_value_error():
         F.layer_norm(a, 3, weight=mg.tensor(np.ones(3)))
 
 
+# ----- bfloat16 on the GPU -------------------------------------------------------------------
+needs_bfloat16 = pytest.mark.skipif(not dtypes.has_bfloat16(), reason="needs ml_dtypes")
+
+
+@needs_bfloat16
+def test_bfloat16_tensor_on_cuda_holds_the_cpu_bits_and_carries_gradients():
+    values = np.random.default_rng(0).standard_normal((3, 5)) * 100
+    cpu = mg.tensor(values, dtype="bfloat16")
+    made = mg.tensor(values, dtype="bfloat16", device="cuda")
+    moved = cpu.to("cuda")
+    for t in (made, moved):
+        assert t.device == "cuda" and t.dtype == dtypes.bfloat16
+        assert isinstance(t.data, cp.ndarray) and t.data.dtype == dtypes.bfloat16
+        np.testing.assert_array_equal(t.data.get().view(np.uint16), cpu.data.view(np.uint16))
+    back = moved.cpu()
+    assert back.device == "cpu" and back.dtype == dtypes.bfloat16
+    np.testing.assert_array_equal(back.data.view(np.uint16), cpu.data.view(np.uint16))
+    # rounded on the device (CuPy's cast) as on the host (ml_dtypes): nearest, ties to even
+    on_device = mg.tensor(values, dtype=np.float32, device="cuda").to(dtype="bfloat16")
+    assert on_device.dtype == dtypes.bfloat16 and on_device.device == "cuda"
+    np.testing.assert_array_equal(on_device.data.get().view(np.uint16),
+                                  cpu.data.view(np.uint16))
+    x = mg.tensor(values, requires_grad=True)                  # float64 on the CPU
+    h = x.to("cuda", dtype="bfloat16")
+    (h * h).sum().backward()
+    assert x.grad.dtype == np.float64 and isinstance(x.grad, np.ndarray)
+    np.testing.assert_allclose(x.grad, 2 * cpu.data.astype(np.float64), rtol=2**-7)
+
+
+@needs_bfloat16
+@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm", "add_layer_norm", "add_rms_norm"])
+def test_fused_bfloat16_on_gpu_runs_the_kernels_and_matches_cpu_bfloat16(norm, monkeypatch):
+    from microgradnorm.kernels import cuda
+    launched = []
+    forward = cuda._forward
+    monkeypatch.setattr(cuda, "_forward", lambda *a, **k: launched.append(1) or forward(*a, **k))
+    arrays = make_inputs(norm, (4, 9, 1024), "float64", seed=4)
+    gpu = run(norm, "fused", arrays, "cuda", "bfloat16")
+    cpu = run(norm, "fused", arrays, "cpu", "bfloat16")
+    assert launched, "the bfloat16 CUDA kernels did not run"
+    assert_same(gpu, cpu, DEVICE_TOL["bfloat16"])
+
+
+@needs_bfloat16
+def test_nn_module_to_cuda_bfloat16_steps_like_cpu_bfloat16():
+    """Module.to(device="cuda", dtype="bfloat16") and an AdamW step with float32 master
+    weights, against the same model on the CPU in bfloat16."""
+    nn = pytest.importorskip("microgradnorm.nn")
+    optim = pytest.importorskip("microgradnorm.optim")
+    models = []
+    for _ in range(2):
+        model = nn.Sequential(nn.Linear(32, 64), nn.RMSNorm(64), nn.Linear(64, 32),
+                              nn.LayerNorm(32))
+        if models:
+            model.load_state_dict(models[0].state_dict())
+        models.append(model)
+    cpu_model = models[0].to(dtype="bfloat16")
+    gpu_model = models[1].to(device="cuda", dtype="bfloat16")
+    rng = np.random.default_rng(2)
+    x, target = rng.standard_normal((16, 32)), rng.standard_normal((16, 32))
+
+    def train(model, device):
+        optimizer = optim.AdamW(model.parameters(), lr=1e-2, master_weights=True)
+        inputs = mg.tensor(x, dtype="bfloat16", device=device)
+        targets = mg.tensor(target, dtype="bfloat16", device=device)
+        losses = []
+        for _ in range(3):
+            optimizer.zero_grad()
+            loss = ((model(inputs) - targets) ** 2).mean()
+            loss.backward()
+            optimizer.step()
+            losses.append(float(loss.item()))
+        return losses
+
+    gpu_losses, cpu_losses = train(gpu_model, "cuda"), train(cpu_model, "cpu")
+    np.testing.assert_allclose(gpu_losses, cpu_losses, rtol=3e-2)
+    for (name, p_cpu), (_, p_gpu) in zip(cpu_model.named_parameters(),
+                                         gpu_model.named_parameters()):
+        assert p_gpu.device == "cuda" and p_gpu.dtype == dtypes.bfloat16, name
+        assert p_gpu.grad.dtype == dtypes.bfloat16, name
+        np.testing.assert_allclose(p_gpu.numpy().astype(np.float64),
+                                   p_cpu.numpy().astype(np.float64), atol=3e-2, err_msg=name)
+
+
 # ----- norms: GPU equals CPU; composite equals fused on the GPU -------------------------------
-@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("dtype", LOW_DTYPES)
 @pytest.mark.parametrize("impl", ["fused", "composite"])
 @pytest.mark.parametrize("norm", NORMS)
 def test_norm_on_gpu_equals_cpu(norm, impl, dtype):
@@ -95,7 +183,7 @@ def test_norm_on_gpu_equals_cpu(norm, impl, dtype):
     assert_same(gpu, cpu, DEVICE_TOL[dtype])
 
 
-@pytest.mark.parametrize("dtype", ["float64", "float32", "float16"])
+@pytest.mark.parametrize("dtype", LOW_DTYPES)
 @pytest.mark.parametrize("norm", NORMS)
 def test_composite_equals_fused_on_gpu(norm, dtype):
     shape = (8, 6, 40) if norm == "batchnorm" else (4, 9, 1024)

@@ -116,15 +116,16 @@ def test_float64_falls_back_to_the_reference_on_the_gpu():
     np.testing.assert_allclose(cp.asnumpy(y), expected, rtol=1e-12, atol=1e-12)
 
 
-def test_rows_too_long_for_registers_fall_back_or_fail_clearly():
-    cols = cuda.MAX_THREADS * 16 + 1                  # odd: scalar loads, one more than fits
-    x = cp.asarray(np.random.default_rng(1).standard_normal((2, cols)), dtype=np.float32)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_rows_too_long_for_registers_fall_back_to_the_reference(dtype):
+    """bfloat16 included: the reference runs on the CuPy bfloat16 array in float32."""
+    cols = cuda.MAX_THREADS * 32 + 1                  # odd: scalar loads, one more than fits
+    x = kernel_checks.to_device_storage(
+        np.random.default_rng(1).standard_normal((2, cols)), dtype)[0]
     y, rstd = cuda.rms_norm_forward(x, None, 1e-6)
-    assert rstd.shape == (2,)
-    expected = reference.rms_norm_forward(cp.asnumpy(x).astype(np.float64), None, 1e-6)[0]
-    np.testing.assert_allclose(cp.asnumpy(y), expected, rtol=1e-5, atol=1e-5)
-    with pytest.raises(ValueError, match="bfloat16"):
-        cuda.rms_norm_forward(x.view(np.uint16)[:, :cols], None, 1e-6)
+    assert y.dtype == x.dtype and rstd.shape == (2,) and rstd.dtype == np.float32
+    expected = reference.rms_norm_forward(from_device(x), None, 1e-6)[0]
+    assert_close(from_device(y), expected, kernel_checks.TOL[dtype], "y")
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
