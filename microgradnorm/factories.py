@@ -69,11 +69,17 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
     """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``
     (``torch.arange``; ``arange(n)`` is 0 .. n-1). int64 when all three are ints, else
-    float64 (torch: float32), unless ``dtype`` is given. Shape: (ceil((end-start)/step),)."""
+    float64 (torch: float32), unless ``dtype`` is given. Shape: (ceil((end-start)/step),).
+
+    Example:
+        >>> mg.arange(5)                      # tensor([0, 1, 2, 3, 4], dtype=int64)
+    """
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
-        dtypes.check_number("arange", name, value)
+        if not isinstance(value, numbers.Real):        # bools count as ints, as in torch
+            raise TypeError(f"arange: {name} must be a real number, got "
+                            f"{type(value).__name__} {value!r}")
     if step == 0:
         raise ValueError("arange: step must be nonzero, got 0")
     if (end - start) * step < 0:

@@ -52,7 +52,8 @@ class AMin(Function):
         x, out = ctx.saved
         is_min = x == out                                          # (x.shape) bool
         count = is_min.sum(axis=ctx.axis, keepdims=True)           # (kept dims) ties per min
-        return is_min * (grad.reshape(out.shape) / count.astype(grad.dtype))
+        with np.errstate(divide="ignore", invalid="ignore"):       # a NaN minimum: NaN, torch's
+            return is_min * (grad.reshape(out.shape) / count.astype(grad.dtype))
 
 
 class Clamp(Function):
@@ -397,6 +398,9 @@ def gather(x, axis, index):
     dims, each dim but ``axis`` no larger than x's. Shape: index's. Backward: scatter-add."""
     axis = _int_axis("gather", axis, x.ndim)
     index = _index_array("gather", index, x)
+    if index.size == 0:                         # any shape of empty index, as in torch
+        flat = x.reshape(-1)
+        return IndexSelect.apply(flat, index=index.reshape(0), axis=0).reshape(index.shape)
     if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
         raise ValueError(f"gather: index must have as many dims as the tensor ({x.ndim}), "
                          f"got shape {tuple(index.shape)}")
