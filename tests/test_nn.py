@@ -532,7 +532,7 @@ def test_forward_hooks_and_pre_hooks_run_and_remove_as_in_torch():
     plain = model(x).data
     calls = []
     pre = model.register_forward_pre_hook(lambda module, args: calls.append(args[0].shape))
-    doubled = model[0].register_forward_hook(lambda module, args, out: out * 2.0)
+    doubled = model[2].register_forward_hook(lambda module, args, out: out + 1.0)
     hooked = model(x)
     assert calls == [(4, 2)]
     assert not np.allclose(hooked.data, plain)

@@ -26,6 +26,7 @@ residual and write y and s (4·M·D), and backward reads dy, ds and s and writes
 negligible and not counted.
 """
 
+import contextlib
 import dataclasses
 import platform
 import statistics
@@ -34,7 +35,7 @@ import time
 
 import numpy as np
 
-from .. import backend
+from .. import backend, kernels
 from ..autograd import grad
 from ..checks.comparison import NORMS, make_inputs, output_names, run_norm
 from ..checks.stats import graph_stats
@@ -45,6 +46,9 @@ SHAPES = ((4096, 1024), (1024, 4096), (16384, 256))
 QUICK_SHAPES = ((128, 256), (512, 64))
 DTYPES = ("float32", "float64")
 IMPLS = ("composite", "fused", "torch")
+# The fused norms on NumPy arrays run kernels.reference ("fused"); "fused-numba" is the same
+# graph with the numba CPU kernels selected (kernels.set_cpu_kernels), timed beside it.
+NUMBA_IMPL = "fused-numba"
 PHASES = ("forward", "forward+backward")
 
 # (forward, backward) count of full-size (M·D) arrays each norm must read or write once.
@@ -261,10 +265,21 @@ class Case:
     saved_bytes: int | None
 
 
+def kernel_choice(impl):
+    """A context in which ``impl`` runs: the numba CPU kernels for "fused-numba", the
+    current choice otherwise."""
+    return kernels.cpu_kernels("numba") if impl == NUMBA_IMPL else contextlib.nullcontext()
+
+
+def graph_impl(impl):
+    """The ``impl=`` of the graph: "fused-numba" is the fused graph."""
+    return "fused" if impl == NUMBA_IMPL else impl
+
+
 def microgradnorm_case(norm, impl, arrays, upstream, device="cpu"):
-    """``impl`` ("composite" or "fused") of ``norm`` on copies of ``arrays`` placed on
-    ``device``. The step computes gradients with ``mg.grad`` (no ``.grad`` accumulates);
-    BatchNorm runs in training mode with running statistics."""
+    """``impl`` ("composite", "fused" or "fused-numba") of ``norm`` on copies of ``arrays``
+    placed on ``device``. The step computes gradients with ``mg.grad`` (no ``.grad``
+    accumulates); BatchNorm runs in training mode with running statistics."""
     tensors = {name: Tensor(a, requires_grad=True, device=device) for name, a in arrays.items()}
     grads = [backend.to_device(g, device) for g in upstream]
     channels = arrays["x"].shape[1]
@@ -275,10 +290,12 @@ def microgradnorm_case(norm, impl, arrays, upstream, device="cpu"):
                    "running_var": xp.ones(channels, arrays["x"].dtype)}
 
     def forward():
-        return run_norm(norm, impl, tensors, running)
+        with kernel_choice(impl):
+            return run_norm(norm, graph_impl(impl), tensors, running)
 
     def step():
-        return grad(forward(), list(tensors.values()), grads)
+        with kernel_choice(impl):
+            return grad(forward(), list(tensors.values()), grads)
 
     return Case(forward, step, graph_stats(*forward()).saved_bytes)
 
@@ -424,18 +441,19 @@ def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_laye
     from ..functional import cross_entropy
 
     np.random.seed(seed)                                                 # the weights
-    model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers, impl=impl,
-                   dtype=dtype, device=device)
+    model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers,
+                   impl=graph_impl(impl), dtype=dtype, device=device)
     optimizer = optim.AdamW(model.parameters(), lr=1e-3)
     tokens = np.random.default_rng(seed).integers(0, vocab_size,
                                                   (batch_size, context_length + 1))
     inputs, targets = tokens[:, :-1], tokens[:, 1:]                     # (B, T), (B, T)
 
     def step():
-        loss = cross_entropy(model(inputs), targets)
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
+        with kernel_choice(impl):
+            loss = cross_entropy(model(inputs), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
 
     return step, graph_stats(cross_entropy(model(inputs), targets)).nodes
 
@@ -507,8 +525,22 @@ def add_parser(commands):
                         help="cpu: time each call by this process's CPU time, not the wall "
                              "clock: steadier on a machine shared with other jobs; CPU only "
                              "(default %(default)s)")
+    parser.add_argument("--cpu-kernels", nargs="+", choices=kernels.CPU_KERNELS,
+                        default=("numpy",),
+                        help="CPU kernels to time the fused norms with: numpy (the default "
+                             "kernels, impl fused), numba (impl fused-numba, needs numba); "
+                             "both: side by side (default: numpy)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=run)
+
+
+def fused_impls(args):
+    """The fused impls ``--cpu-kernels`` asks for: "fused" and/or "fused-numba" (checked:
+    numba must import)."""
+    if "numba" in args.cpu_kernels:
+        with kernels.cpu_kernels("numba"):     # a RuntimeError naming the extra without numba
+            pass
+    return tuple({"numpy": "fused", "numba": NUMBA_IMPL}[name] for name in args.cpu_kernels)
 
 
 def progress_printer(args):
@@ -520,8 +552,9 @@ def progress_printer(args):
 
 def run(args):
     if args.device == "cuda":
-        if args.train or args.clock == "cpu":
-            given = "--train" if args.train else "--clock cpu"
+        if args.train or args.clock == "cpu" or "numba" in args.cpu_kernels:
+            given = ("--train" if args.train else "--clock cpu" if args.clock == "cpu"
+                     else "--cpu-kernels numba")
             raise ValueError(f"{given} is for --device cpu")
         from . import bench_cuda
         return bench_cuda.run(args)
@@ -562,13 +595,15 @@ def run_norms(args, bench_train):
     print(f"  np.copyto bandwidth: {copy_gbps:.2f} GB/s (read + write)")
     print(bench_train.format_engine(
         bench_train.engine_comparison(repeat=max(9, repeat * 3), timer=timer)))
+    fused = fused_impls(args)
     steps = [transformer_step(impl, repeat=repeat, timer=timer)
-             for impl in ("composite", "fused")]
+             for impl in ("composite",) + fused]
     print("  tiny transformer training step (nn.GPT d_model 32, 2 blocks, batch 16 x 32, "
           "float64, AdamW):")
     print("    " + ", ".join(f"{s.impl} norms {s.timing.median * 1e3:.1f} ms ({s.nodes} nodes)"
                             for s in steps))
-    rows = run_norm_bench(args.norm, shapes, args.dtype, device=args.device,
+    rows = run_norm_bench(args.norm, shapes, args.dtype, ("composite",) + fused + ("torch",),
+                          device=args.device,
                           repeat=repeat, warmup=1, copy_gbps=copy_gbps,
                           progress=progress_printer(args), timer=timer)
     print()

@@ -339,9 +339,9 @@ def run(args, progress=None):
     import os
     import platform
 
-    from .bench import torch_available
+    from .bench import fused_impls, torch_available
 
-    impls = ("fused", "composite") + (("torch",) if torch_available() else ())
+    impls = fused_impls(args) + ("composite",) + (("torch",) if torch_available() else ())
     repeat = args.repeat or (3 if args.quick else 9)
     timer = cpu_timer if args.clock == "cpu" else None
     sizes = QUICK_SIZES if args.quick else TRAIN_SIZES

@@ -1,16 +1,121 @@
 """Array kernels, free of graphs: ``reference`` (NumPy/CuPy) is the one source of truth;
-``cuda`` (CuPy RawKernels from ``norms.cu``) has the same functions for CuPy arrays."""
+``cuda`` (CuPy RawKernels from ``norms.cu``) has the same functions for CuPy arrays, and
+``numba_cpu`` (numba-compiled loops, opt-in) the same functions for NumPy arrays.
+
+Which kernels NumPy arrays get is a process-wide choice: "numpy" (the reference, the
+default) or "numba", set by ``set_cpu_kernels``, the ``cpu_kernels`` context manager, or
+the environment variable ``MICROGRADNORM_CPU_KERNELS`` read on first use.
+"""
+
+import contextlib
+import os
 
 from ..backend import is_cupy_array
 from . import reference
 
-__all__ = ["for_array", "reference"]
+__all__ = ["CPU_KERNELS", "cpu_kernels", "for_array", "get_cpu_kernels", "reference",
+           "set_cpu_kernels"]
+
+CPU_KERNELS = ("numpy", "numba")
+ENVIRONMENT_VARIABLE = "MICROGRADNORM_CPU_KERNELS"
+_cpu = {}          # {"name": the selected CPU kernels, "module": their module}, once chosen
+
+
+def _module_named(name, argument):
+    """The kernel module for CPU kernels ``name``, checked: ValueError for an unknown
+    name (``argument`` says where it came from), RuntimeError when numba is missing."""
+    if name not in CPU_KERNELS:
+        raise ValueError(f"{argument} must be one of {', '.join(map(repr, CPU_KERNELS))}, "
+                         f"got {name!r}")
+    if name == "numpy":
+        return reference
+    try:
+        from . import numba_cpu
+    except ImportError as error:
+        raise RuntimeError(f'CPU kernels "numba" need numba: pip install '
+                           f'"microgradnorm[numba]" ({error.__cause__ or error})') from None
+    return numba_cpu
+
+
+def set_cpu_kernels(name):
+    """Choose the kernels the fused norms run on NumPy arrays, for the whole process.
+
+    "numpy" (the default) is ``kernels.reference``, the NumPy code every other kernel is
+    checked against. "numba" is ``kernels.numba_cpu``: the same functions compiled with
+    numba, one pass over memory per row, 1.4-4.4x faster at the bench's shapes
+    (docs/benchmarks.md). Its results agree with "numpy" to rounding, not bit for bit: a
+    few units in the last place of each output's scale, float32 and float64 alike. CuPy
+    arrays are not affected.
+
+    Args:
+        name (str): "numpy" or "numba".
+
+    Raises:
+        ValueError: ``name`` is not one of them (nothing changes).
+        RuntimeError: "numba" without numba installed (``pip install
+            "microgradnorm[numba]"``; nothing changes).
+
+    Example::
+
+        >>> import microgradnorm as mg
+        >>> mg.set_cpu_kernels("numba")        # doctest: +SKIP
+        >>> mg.get_cpu_kernels()               # doctest: +SKIP
+        'numba'
+    """
+    module = _module_named(name, "set_cpu_kernels: name")
+    _cpu.update(name=name, module=module)
+
+
+def get_cpu_kernels():
+    """The name of the kernels the fused norms run on NumPy arrays: "numpy" or "numba".
+
+    Until ``set_cpu_kernels`` is called this is ``$MICROGRADNORM_CPU_KERNELS`` if set,
+    else "numpy".
+
+    Example::
+
+        >>> import microgradnorm as mg
+        >>> mg.get_cpu_kernels() in ("numpy", "numba")
+        True
+    """
+    if not _cpu:
+        name = os.environ.get(ENVIRONMENT_VARIABLE, "").strip() or "numpy"
+        module = _module_named(name, f"the environment variable {ENVIRONMENT_VARIABLE}")
+        _cpu.update(name=name, module=module)
+    return _cpu["name"]
+
+
+@contextlib.contextmanager
+def cpu_kernels(name):
+    """Run the fused norms on NumPy arrays with kernels ``name`` inside the block; the
+    previous choice comes back on leaving it, also after an exception.
+
+    Args:
+        name (str): "numpy" or "numba" (as ``set_cpu_kernels``; a bad name raises before
+            the block runs and changes nothing).
+
+    Example::
+
+        >>> import microgradnorm as mg
+        >>> with mg.cpu_kernels("numpy"):
+        ...     mg.get_cpu_kernels()
+        'numpy'
+    """
+    previous = get_cpu_kernels()
+    set_cpu_kernels(name)
+    try:
+        yield
+    finally:
+        set_cpu_kernels(previous)
 
 
 def for_array(array):
-    """The kernel module for ``array``: ``reference`` for a NumPy array, ``cuda`` for a CuPy
-    one. Both have the same functions with the same signatures."""
+    """The kernel module for ``array``: ``cuda`` for a CuPy array; for a NumPy one
+    ``reference``, or ``numba_cpu`` when the CPU kernels "numba" are selected. All have the
+    same functions with the same signatures."""
     if is_cupy_array(array):
         from . import cuda  # imports no CuPy by itself, but keep it lazy
         return cuda
-    return reference
+    if not _cpu:
+        get_cpu_kernels()
+    return _cpu["module"]

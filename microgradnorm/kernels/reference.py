@@ -1,7 +1,8 @@
 """The reference kernels: forward and closed-form backward of every fused norm, on arrays.
 
-One implementation for every backend (``xp`` is NumPy or CuPy); the CUDA kernels are checked
-against these functions. Nothing here knows about Tensors or graphs.
+One implementation for every backend (``xp`` is NumPy or CuPy); the CUDA kernels and the
+optional numba CPU kernels (``numba_cpu``) are checked against these functions. Nothing
+here knows about Tensors or graphs.
 
 Conventions:
   * LayerNorm / RMSNorm rows: ``x`` is (M, D), one row per normalized vector; statistics

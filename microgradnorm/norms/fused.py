@@ -2,7 +2,8 @@
 
 Each node reshapes its input to rows (or channels) and calls the reference kernels; the
 shape bookkeeping lives here, the math in ``kernels.reference`` (NumPy) or ``kernels.cuda``
-(CuPy), picked by ``for_array`` from the input's array type. What each node saves is
+(CuPy), picked by ``for_array`` from the input's array type (or ``kernels.numba_cpu`` for
+NumPy arrays, when ``set_cpu_kernels("numba")`` chose it). What each node saves is
 chosen on purpose and written next to ``save_for_backward``: the input the previous op
 already keeps alive, the parameters, and a few numbers per row, never a full-size x̂.
 """

@@ -1,0 +1,297 @@
+"""The numba CPU kernels: the row-norm functions of ``kernels.reference``, same names and
+signatures, compiled with numba for float32 and float64 NumPy arrays. Opt-in
+(``microgradnorm.set_cpu_kernels("numba")``); the NumPy reference stays the default and the
+oracle these kernels are tested against.
+
+Why: a NumPy expression is one pass over memory per operation, so the reference's row
+norms make 7-10 passes over each block of rows (in cache, but each a separate loop). Here
+one loop nest visits a row: its reductions while the row is in L1/L2, then the write. Main
+memory sees each input read once and each output written once.
+
+What runs where:
+  * LayerNorm, RMSNorm and their residual-add forms, forward and backward, on C-contiguous
+    float32 or float64 arrays whose parameters (and dy, ds) share x's dtype, run the
+    compiled kernels, one thread.
+  * Everything else delegates to ``reference`` and returns exactly its results: float16
+    (and bfloat16 bits), mixed dtypes (e.g. a float32 weight on float64 rows),
+    non-contiguous views, M = 0 or D = 0, and BatchNorm (its statistics span the batch,
+    there are no independent rows to fuse).
+
+Numerics. Every row sum (mean, variance, the backward's two means) accumulates in float64,
+float32 input included, and so do the column sums (dweight, dbias), after partial sums of
+32 rows in the input dtype; the statistics are then
+rounded to the input dtype (the reference's statistics dtype) and the elementwise part runs
+in the input dtype with those rounded statistics, so forward and backward agree with each
+other as in the reference. Versus the reference: a few units in the last place of each
+output's scale (the tests allow 16; float64 differs by about 1e-15 at unit scale): sums in
+another order, fused multiply-adds, and for float32 sums in float64 where the reference
+sums in float32, so here the statistics are the more exact.
+The loops are compiled with ``fastmath={"reassoc", "contract", "nsz", "arcp"}``, which lets
+LLVM vectorize the reductions (several partial sums) and fuse multiply-adds; without it a
+numba row sum is a serial chain and slower than NumPy's. The flags never include "nnan" or
+"ninf": a NaN or inf in a row propagates as in the reference (a NaN makes its row's
+outputs NaN; an inf gives NaN and zeros where the reference gives them).
+
+Compilation: each kernel compiles for a dtype on its first call (about a second apiece, see
+docs/benchmarks.md); numba's on-disk cache (``cache=True``) keeps the machine code for later
+processes, next to this file or, where that is read-only, in the user's cache directory
+(``NUMBA_CACHE_DIR``). Where no cache directory is writable the kernels compile in memory.
+"""
+
+import numpy as np
+
+from . import reference
+
+try:
+    import numba
+except ImportError as error:          # the selection API turns this into its own message
+    raise ImportError('the numba CPU kernels need numba: pip install "microgradnorm[numba]"'
+                      ) from error
+
+FASTMATH = {"reassoc", "contract", "nsz", "arcp"}                # never "nnan" or "ninf"
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))           # what the kernels take
+
+
+def _jit(function):
+    """numba.njit with the flags above, cached on disk where a cache directory is writable
+    (numba raises at decoration time when none is)."""
+    try:
+        return numba.njit(fastmath=FASTMATH, cache=True)(function)
+    except RuntimeError:
+        return numba.njit(fastmath=FASTMATH)(function)
+
+
+# ----- the compiled loops -------------------------------------------------------------------
+# Arguments are C-contiguous arrays of one dtype; a parameter that is None arrives as an
+# empty array with its has_* flag False (one compiled version serves every combination).
+# Statistics arrays (mean, rstd) have x's dtype. s (the residual sum) is written only when
+# has_residual; otherwise residual and s are empty.
+
+@_jit
+def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bias, eps,
+                     subtract_mean, y, s, mean, rstd):
+    """LayerNorm (subtract_mean) or RMSNorm rows of x, or of s = x + residual.
+
+    Passes. Main memory: x read once, y written once (+ residual read, s written once).
+    Per row, in cache: LayerNorm 3 — row sum (forming s on the way), centred square sum,
+    write y; RMSNorm 2 — square sum, write y (+ 1 forming s)."""
+    rows, size = x.shape
+    for i in range(rows):
+        row = x[i]
+        total = 0.0                                     # float64 accumulators
+        if has_residual:
+            row, x_row, residual_row = s[i], x[i], residual[i]
+            for j in range(size):
+                value = x_row[j] + residual_row[j]      # s in x's dtype, as x + residual
+                row[j] = value
+                total += value
+        elif subtract_mean:
+            for j in range(size):
+                total += row[j]
+        m = total / size if subtract_mean else 0.0
+        square = 0.0
+        for j in range(size):
+            centred = row[j] - m
+            square += centred * centred
+        mean[i] = m
+        rstd[i] = 1.0 / np.sqrt(square / size + eps)   # eps inside the sqrt
+        row_mean, row_rstd = mean[i], rstd[i]           # rounded to x's dtype, as saved
+        y_row = y[i]
+        if has_weight and has_bias:
+            for j in range(size):
+                y_row[j] = (row[j] - row_mean) * row_rstd * weight[j] + bias[j]
+        elif has_weight:
+            for j in range(size):
+                y_row[j] = (row[j] - row_mean) * row_rstd * weight[j]
+        elif has_bias:
+            for j in range(size):
+                y_row[j] = (row[j] - row_mean) * row_rstd + bias[j]
+        else:
+            for j in range(size):
+                y_row[j] = (row[j] - row_mean) * row_rstd
+
+
+COLUMN_BLOCK = 32     # rows whose dweight / dbias terms add up in x's dtype before float64
+
+
+@_jit
+def _layer_norm_rows_backward(dy, ds, has_ds, x, weight, mean, rstd, dx, dweight_sum,
+                              dbias_sum, dweight_part, dbias_part, need_column_sums,
+                              subtract_mean):
+    """Closed-form backward of LayerNorm (subtract_mean) or RMSNorm rows (mean all zeros),
+    with x̂ = (x - mean)·rstd and g = dy·w (w all ones when there is no weight: exact):
+
+        dx = rstd · (g - mean(g) - x̂ · mean(g·x̂))   (+ ds; RMSNorm has no mean(g) term)
+
+    and, when need_column_sums, Σ dy·x̂ and Σ dy over rows added into dweight_sum and
+    dbias_sum (float64, (D,)): through dweight_part and dbias_part ((D,), x's dtype, zero
+    on entry), which collect COLUMN_BLOCK rows' terms and are then added to the float64
+    sums. Measured at (4096, 1024) float32, one thread: 3.0 ms for the kernel this way,
+    4.8 ms adding every row into the float64 sums (twice the bytes, a conversion each).
+
+    Passes. Main memory: x and dy read once, dx written once (+ ds read). Per row, in
+    cache: 2 — the sums (row: g, g·x̂; column: dy·x̂, dy), then the write of dx (+ ds);
+    every COLUMN_BLOCK rows one more over the (D,) partial sums."""
+    rows, size = x.shape
+    for i in range(rows):
+        xi, dyi, dxi = x[i], dy[i], dx[i]
+        mi, ri = mean[i], rstd[i]
+        sum_g = 0.0                                     # float64 accumulators
+        sum_g_xhat = 0.0
+        if need_column_sums:
+            for j in range(size):
+                xhat = (xi[j] - mi) * ri
+                g = dyi[j] * weight[j]
+                sum_g += g
+                sum_g_xhat += g * xhat
+                dweight_part[j] += dyi[j] * xhat
+                dbias_part[j] += dyi[j]
+            if (i + 1) % COLUMN_BLOCK == 0 or i == rows - 1:
+                for j in range(size):
+                    dweight_sum[j] += dweight_part[j]
+                    dbias_sum[j] += dbias_part[j]
+                    dweight_part[j] = 0
+                    dbias_part[j] = 0
+        else:
+            for j in range(size):
+                xhat = (xi[j] - mi) * ri
+                g = dyi[j] * weight[j]
+                sum_g += g
+                sum_g_xhat += g * xhat
+        mean_g = x.dtype.type(sum_g / size) if subtract_mean else x.dtype.type(0)
+        mean_g_xhat = x.dtype.type(sum_g_xhat / size)   # rounded to x's dtype
+        if has_ds:
+            dsi = ds[i]
+            for j in range(size):
+                xhat = (xi[j] - mi) * ri
+                dxi[j] = ri * (dyi[j] * weight[j] - mean_g - xhat * mean_g_xhat) + dsi[j]
+        else:
+            for j in range(size):
+                xhat = (xi[j] - mi) * ri
+                dxi[j] = ri * (dyi[j] * weight[j] - mean_g - xhat * mean_g_xhat)
+
+
+# ----- which calls the kernels take ---------------------------------------------------------
+def _takes(x, *arrays):
+    """True when the compiled kernels run this call: x is a 2-D C-contiguous float32/float64
+    NumPy array with rows and columns, and every other given array is C-contiguous NumPy of
+    x's dtype (None is fine)."""
+    if type(x) is not np.ndarray or x.ndim != 2 or x.dtype not in DTYPES or 0 in x.shape:
+        return False
+    if not x.flags.c_contiguous:
+        return False
+    return all(a is None or (type(a) is np.ndarray and a.dtype == x.dtype
+                             and a.flags.c_contiguous) for a in arrays)
+
+
+def _or_empty(array, dtype):
+    return np.empty(0, dtype) if array is None else array
+
+
+def _forward(x, residual, weight, bias, eps, subtract_mean):
+    y = np.empty_like(x)                                            # (M, D)
+    s = np.empty_like(x) if residual is not None else np.empty((0, 0), x.dtype)
+    mean, rstd = np.empty(x.shape[0], x.dtype), np.empty(x.shape[0], x.dtype)   # (M,)
+    _layer_norm_rows(x, _or_empty(residual, x.dtype).reshape(-1, x.shape[1]),
+                     residual is not None, _or_empty(weight, x.dtype), weight is not None,
+                     _or_empty(bias, x.dtype), bias is not None, float(eps), subtract_mean,
+                     y, s, mean, rstd)
+    return y, (s if residual is not None else None), mean, rstd
+
+
+def _backward(dy, ds, x, weight, mean, rstd, need_bias_grad):
+    """dx (M, D), dweight (D,) or None, dbias (D,) or None; mean None for RMSNorm."""
+    rows, size = x.shape
+    dx = np.empty_like(x)                                           # (M, D)
+    need_sums = weight is not None or need_bias_grad
+    dweight_sum = np.zeros(size if need_sums else 0)                # (D,) float64
+    dbias_sum = np.zeros(size if need_sums else 0)                  # (D,) float64
+    dweight_part, dbias_part = np.zeros((2, size if need_sums else 0), x.dtype)  # (D,) each
+    _layer_norm_rows_backward(
+        dy, _or_empty(ds, x.dtype).reshape(-1, size), ds is not None, x,
+        np.ones(size, x.dtype) if weight is None else weight,
+        np.zeros(rows, x.dtype) if mean is None else mean, rstd, dx, dweight_sum,
+        dbias_sum, dweight_part, dbias_part, need_sums, mean is not None)
+    dweight = None if weight is None else dweight_sum.astype(weight.dtype)
+    dbias = dbias_sum.astype(dy.dtype) if need_bias_grad else None
+    return dx, dweight, dbias
+
+
+def _stats_ok(x, *stats):
+    return all(stat.dtype == x.dtype and type(stat) is np.ndarray
+               and stat.shape == (x.shape[0],) and stat.flags.c_contiguous for stat in stats)
+
+
+# ----- the reference's functions ------------------------------------------------------------
+accumulation_dtype = reference.accumulation_dtype
+
+
+def layer_norm_forward(x, weight, bias, eps):
+    """As ``reference.layer_norm_forward``: returns y (M, D), mean (M,), rstd (M,)."""
+    if not _takes(x, weight, bias):
+        return reference.layer_norm_forward(x, weight, bias, eps)
+    y, _, mean, rstd = _forward(x, None, weight, bias, eps, True)
+    return y, mean, rstd
+
+
+def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
+    """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
+    if not (_takes(x, dy, weight) and dy.shape == x.shape and _stats_ok(x, mean, rstd)):
+        return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
+    return _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
+
+
+def rms_norm_forward(x, weight, eps):
+    """As ``reference.rms_norm_forward``: returns y (M, D) and rstd (M,)."""
+    if not _takes(x, weight):
+        return reference.rms_norm_forward(x, weight, eps)
+    y, _, _, rstd = _forward(x, None, weight, None, eps, False)
+    return y, rstd
+
+
+def rms_norm_backward(dy, x, weight, rstd):
+    """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
+    if not (_takes(x, dy, weight) and dy.shape == x.shape and _stats_ok(x, rstd)):
+        return reference.rms_norm_backward(dy, x, weight, rstd)
+    dx, dweight, _ = _backward(dy, None, x, weight, None, rstd, False)
+    return dx, dweight
+
+
+def add_layer_norm_forward(x, residual, weight, bias, eps):
+    """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
+    if not (_takes(x, residual, weight, bias) and residual.shape == x.shape):
+        return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
+    return _forward(x, residual, weight, bias, eps, True)
+
+
+def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
+    """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
+    if not (_takes(s, dy, ds, weight) and dy.shape == ds.shape == s.shape
+            and _stats_ok(s, mean, rstd)):
+        return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd,
+                                                 need_bias_grad)
+    return _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
+
+
+def add_rms_norm_forward(x, residual, weight, eps):
+    """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
+    if not (_takes(x, residual, weight) and residual.shape == x.shape):
+        return reference.add_rms_norm_forward(x, residual, weight, eps)
+    y, s, _, rstd = _forward(x, residual, weight, None, eps, False)
+    return y, s, rstd
+
+
+def add_rms_norm_backward(dy, ds, s, weight, rstd):
+    """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
+    if not (_takes(s, dy, ds, weight) and dy.shape == ds.shape == s.shape
+            and _stats_ok(s, rstd)):
+        return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
+    dsum, dweight, _ = _backward(dy, ds, s, weight, None, rstd, False)
+    return dsum, dweight
+
+
+# BatchNorm: the reference's NumPy code (no independent rows to fuse).
+batch_norm_statistics = reference.batch_norm_statistics
+batch_norm_forward = reference.batch_norm_forward
+batch_norm_backward = reference.batch_norm_backward
+update_running_stats = reference.update_running_stats
