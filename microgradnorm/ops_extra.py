@@ -12,7 +12,7 @@ import numpy as np
 
 from . import backend, ops
 from .autograd import Function
-from .dtypes import is_floating
+from .dtypes import is_floating, is_half
 
 
 # ----- elementwise ------------------------------------------------------------------------
@@ -94,14 +94,24 @@ class Clamp(Function):
         return grad_x, grad_low, grad_high
 
 
+def _in_opmath(x):
+    """x in the dtype torch computes a unary op in: float32 for float16 and bfloat16 (the
+    result is rounded once, at the end), x itself otherwise."""
+    return x.astype(np.float32) if is_half(x.dtype) else x
+
+
+def _rounded_to(out, x):
+    return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
+
+
 class Sigmoid(Function):
-    """σ(x) = 1 / (1 + e^(-x)), computed as (1 + tanh(x / 2)) / 2, which never overflows."""
+    """σ(x) = 1 / (1 + e^(-x)), computed as (1 + tanh(x / 2)) / 2, which never overflows;
+    float16 and bfloat16 compute in float32 and round once, as torch does."""
 
     @staticmethod
     def forward(ctx, x):
         xp = backend.array_module(x)
-        out = (0.5 * (1 + xp.tanh(x * 0.5)))
-        out = out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
+        out = _rounded_to(0.5 * (1 + xp.tanh(_in_opmath(x) * 0.5)), x)
         ctx.save_for_backward(out)                   # dσ = σ (1 - σ): keep the output
         return out
 
@@ -116,8 +126,7 @@ class Rsqrt(Function):
 
     @staticmethod
     def forward(ctx, x):
-        out = 1 / backend.array_module(x).sqrt(x)
-        out = out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
+        out = _rounded_to(1 / backend.array_module(x).sqrt(_in_opmath(x)), x)
         ctx.save_for_backward(out)
         return out
 
@@ -128,11 +137,14 @@ class Rsqrt(Function):
 
 
 class Sign(Function):
-    """-1, 0 or 1 by the sign of x; as torch, sign(NaN) is 0. The gradient is 0."""
+    """-1, 0 or 1 by the sign of x; as torch, sign(NaN) is 0 (and a bool x is itself). The
+    gradient is 0."""
 
     @staticmethod
     def forward(ctx, x):
         xp = backend.array_module(x)
+        if x.dtype == np.bool_:
+            return x.copy()
         out = xp.sign(x)
         if is_floating(x.dtype):
             out[xp.isnan(out)] = 0
