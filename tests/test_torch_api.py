@@ -47,11 +47,13 @@ def test_min_propagates_nan_and_splits_ties(method, dim, keepdim):
     check_against_torch(x.__getattribute__(method)(**kwargs), theirs, [x], [tx])
 
 
-def test_minimum_ties_and_nan_as_torch():
+def test_minimum_and_maximum_ties_and_nan_as_torch():
     a, ta = pair([1.0, 2.0, NAN, 3.0, 0.0])
     b, tb = pair([1.0, 5.0, 1.0, NAN, -1.0])
     check_against_torch(mg.minimum(a, b), torch.minimum(ta, tb), [a, b], [ta, tb])
     check_against_torch(a.minimum(b), torch.minimum(ta, tb), [a, b], [ta, tb])
+    # a NaN passes the whole gradient to both inputs, as in torch
+    check_against_torch(mg.maximum(a, b), torch.maximum(ta, tb), [a, b], [ta, tb])
 
 
 @pytest.mark.parametrize("low, high", [(-1.0, 1.0), (None, 0.5), (0.0, None), (1.0, -1.0),
