@@ -85,6 +85,8 @@ def arithmetic(op, combine, a, b):
     ``promote``): the result in ``result_dtype(a, b)`` (true division of integers: float64,
     the default float dtype here). Backward formulas use it too, so that each intermediate
     is rounded where PyTorch's is."""
+    if a.dtype == b.dtype:                       # the usual case: nothing to promote
+        return _broadcast(op, combine, a, b)
     a, b, dtype = promote(a, b, opmath=True)
     return _rounded(_broadcast(op, combine, a, b), dtype)
 
@@ -221,6 +223,9 @@ class Sub(Function):
 class Mul(Function):
     @staticmethod
     def forward(ctx, a, b):
+        if a.dtype == b.dtype:                      # the usual case: nothing to promote
+            ctx.save_for_backward(a, b)
+            return _broadcast("mul", operator.mul, a, b)
         a, b, dtype = promote(a, b, opmath=True)
         ctx.save_for_backward(a, b)
         return _rounded(_broadcast("mul", operator.mul, a, b), dtype)
@@ -239,6 +244,9 @@ class Mul(Function):
 class Div(Function):
     @staticmethod
     def forward(ctx, a, b):
+        if a.dtype == b.dtype:                      # the usual case: nothing to promote
+            ctx.save_for_backward(a, b)
+            return _broadcast("div", operator.truediv, a, b)
         a, b, dtype = promote(a, b, opmath=True)
         ctx.save_for_backward(a, b)
         return _rounded(_broadcast("div", operator.truediv, a, b), dtype)

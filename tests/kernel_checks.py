@@ -202,3 +202,161 @@ def check_denormals_flushed():
     half = np.full((2, 64), 2.0**-20, np.float16)     # a float16 denormal
     y_half, _ = cuda.rms_norm_forward(cp.asarray(half), None, 0.0)
     np.testing.assert_array_equal(cp.asnumpy(y_half), 1.0)
+
+
+# ----- RMSNorm conventions: offset, casting modes, a float32 weight -------------------------
+# The CUDA kernels do kernels/conventions.py's roundings in their one launch; the oracle is
+# conventions on the reference kernels (NumPy, bfloat16 through ml_dtypes).
+CASTINGS = ("llama", "gemma", "none")
+# (x dtype, weight dtype): each dtype with its own weight, and 16-bit x with a float32 one.
+CONVENTION_DTYPES = (("float16", "float16"), ("float16", "float32"), ("bfloat16", "bfloat16"),
+                     ("bfloat16", "float32"), ("float32", "float32"))
+MANTISSA_BITS = {"float16": 10, "bfloat16": 7, "float32": 23}
+# (casting, offset, x dtype, weight dtype, residual): every combination.
+CONVENTION_CASES = [(casting, offset, x_dtype, weight_dtype, residual)
+                    for casting in CASTINGS for offset in (0, 1)
+                    for x_dtype, weight_dtype in CONVENTION_DTYPES for residual in (False, True)]
+
+
+def convention_id(case):
+    casting, offset, x_dtype, weight_dtype, residual = case
+    return (f"{casting}-offset{offset}-{x_dtype}-w{weight_dtype}-"
+            f"{'add' if residual else 'plain'}")
+
+
+CONVENTION_IDS = [convention_id(case) for case in CONVENTION_CASES]
+
+
+def host_dtype(name):
+    """The NumPy dtype of the reference side: ml_dtypes' bfloat16 for "bfloat16"."""
+    if name == "bfloat16":
+        from microgradnorm import dtypes
+        if not dtypes.has_bfloat16():
+            import pytest
+            pytest.skip("bfloat16 on the reference side needs ml_dtypes")
+        return dtypes.bfloat16
+    return np.dtype(name)
+
+
+def to_device(host):
+    """A reference-side array -> the device (bfloat16 stays ml_dtypes' bfloat16)."""
+    return None if host is None else cp.asarray(host)
+
+
+def to_host(device, like):
+    """A kernel output -> NumPy, of the dtype of the reference's ``like``."""
+    host = cp.asnumpy(device)
+    assert host.dtype == like.dtype, (host.dtype, like.dtype)
+    return host
+
+
+def assert_same_bits(got, expected, what):
+    """Equal dtype and shape, and the same bits (so also the same signed zeros)."""
+    assert got.dtype == expected.dtype and got.shape == expected.shape, \
+        (what, got.dtype, expected.dtype, got.shape, expected.shape)
+    bits = np.dtype(f"u{expected.dtype.itemsize}")
+    different = got.view(bits) != expected.view(bits)
+    if different.any():
+        where = np.argwhere(different)[0]
+        raise AssertionError(f"{what}: {different.sum()} of {different.size} elements differ, "
+                             f"first at {tuple(where)}: got {got[tuple(where)]}, expected "
+                             f"{expected[tuple(where)]}")
+
+
+def ulps(got, expected, dtype_name):
+    """|got - expected| in units in the last place of ``dtype_name`` at |expected|."""
+    got, expected = (np.asarray(a, np.float64) for a in (got, expected))
+    tiny = 2.0 ** -14 if dtype_name == "float16" else 2.0 ** -126
+    exponent = np.floor(np.log2(np.maximum(np.abs(expected), tiny)))
+    return np.abs(got - expected) / 2.0 ** (exponent - MANTISSA_BITS[dtype_name])
+
+
+def convention_inputs(rows, cols, x_dtype, weight_dtype, residual, seed, exact):
+    """Reference-side inputs. ``exact``: x, residual, dy, ds are multiples of 1/8 in
+    [-4, 4], so every square and every partial sum of the mean square is exact in float32,
+    whatever the order of the sums: with a power-of-two row length (1/D exact too) the
+    kernels' rstd has the reference's bits. Otherwise standard normal (x with mean 0.5).
+    The weight (far from 1, with bits beyond 16-bit's when float32) is the same either
+    way."""
+    rng = np.random.default_rng(seed)
+    dtype = host_dtype(x_dtype)
+
+    def draw_rows(shift=0.0):
+        if exact:
+            return rng.integers(-32, 33, (rows, cols)) / 8.0
+        return shift + rng.standard_normal((rows, cols))
+
+    inputs = {"x": draw_rows(0.5).astype(dtype),
+              "residual": draw_rows().astype(dtype) if residual else None,
+              "weight": (0.3 * rng.standard_normal(cols) - 0.2).astype(host_dtype(weight_dtype)),
+              "dy": draw_rows(), "ds": draw_rows().astype(dtype) if residual else None}
+    return inputs
+
+
+def check_conventions(casting, offset, x_dtype, weight_dtype, residual, rows=12, cols=64,
+                      seed=0, exact=True):
+    """``conventions.rms_norm_forward/backward`` on the CUDA kernels against the same on the
+    reference kernels. Forward, with ``exact`` data and a power-of-two row length: y, s and
+    rstd bit for bit (the kernel's roundings are the reference's, one for one). Otherwise
+    the statistics' float32 sums run in another order (a warp tree against BLAS), rstd
+    differs in its last bits and y by at most 1 unit of x's dtype, the one x̂ or y is
+    rounded to (2 for "none", which rounds rstd to it too; 4 for float32 x, where rstd's
+    last bits reach y unrounded). Backward, on the reference forward's s and
+    rstd: mean(g·x̂) and Σ dy·x̂ are summed in another order and the reference factors rstd
+    out of its sums (rstd @ (dy·x)), so dx and dweight agree to the kernel checks'
+    tolerances (TOL, PARAM_TOL), not bit for bit. Returns the device outputs."""
+    from microgradnorm.kernels import conventions
+    host = convention_inputs(rows, cols, x_dtype, weight_dtype, residual, seed, exact)
+    dev = {name: to_device(a) for name, a in host.items() if name != "dy"}
+    eps = 1e-6
+    y_ref, s_ref, rstd_ref = conventions.rms_norm_forward(
+        reference, host["x"], host["residual"], host["weight"], eps, offset, casting)
+    y, s, rstd = conventions.rms_norm_forward(
+        cuda, dev["x"], dev["residual"], dev["weight"], eps, offset, casting)
+    y_host, rstd_host = to_host(y, y_ref), to_host(rstd, rstd_ref)
+    mixed = x_dtype != weight_dtype
+    assert y_ref.dtype == (np.float32 if mixed and casting == "llama" else host["x"].dtype)
+    if residual:
+        assert_same_bits(to_host(s, s_ref), s_ref, "s")
+    else:
+        assert s is None
+    if exact and cols & (cols - 1) == 0:
+        assert_same_bits(rstd_host, rstd_ref, "rstd")
+        assert_same_bits(y_host, y_ref, "y")
+    else:
+        assert rstd_host.dtype == np.float32
+        np.testing.assert_allclose(rstd_host, rstd_ref, rtol=2e-6)
+        assert y_host.dtype == y_ref.dtype
+        # float32 x: rstd's few last bits pass through x·rstd and ·w' unrounded to 16-bit.
+        allowed = 4 if x_dtype == "float32" else 2 if casting == "none" else 1
+        worst = ulps(y_host, y_ref, x_dtype).max()
+        assert worst <= allowed, f"y: {worst} units in the last place of {x_dtype}"
+    # Backward, on the reference's rows and rstd, dy in y's dtype.
+    rows_ref = host["x"] if s_ref is None else s_ref
+    dy_ref = host["dy"].astype(y_ref.dtype)
+    dx_ref, dw_ref = conventions.rms_norm_backward(
+        reference, dy_ref, host["ds"], rows_ref, host["weight"], rstd_ref, offset, casting)
+    dx, dw = conventions.rms_norm_backward(
+        cuda, to_device(dy_ref), dev["ds"], to_device(rows_ref), dev["weight"],
+        cp.asarray(rstd_ref), offset, casting)
+    dx_host, dw_host = to_host(dx, dx_ref), to_host(dw, dw_ref)
+    assert dx_host.dtype == dx_ref.dtype == host["x"].dtype
+    assert dw_host.dtype == dw_ref.dtype == host["weight"].dtype
+    assert_close(dx_host.astype(np.float64), dx_ref.astype(np.float64), TOL[x_dtype], "dx")
+    assert_close(dw_host.astype(np.float64), dw_ref.astype(np.float64), PARAM_TOL[x_dtype],
+                 "dweight")
+    if mixed and casting == "none":        # w' in x's dtype: dweight rounded through it
+        through = dw_host.astype(host["x"].dtype).astype(np.float32)
+        assert_same_bits(through, dw_host, "dweight rounded through x's dtype")
+    return {"y": y, "s": s, "rstd": rstd, "dx": dx, "dweight": dw}
+
+
+def assert_one_launch_each(names, mixed):
+    """The launches (kernel names, in order) of one forward and one backward: one
+    norm_forward, one norm_backward, then sum_partials; W = float exactly for a float32
+    weight beside 16-bit x. No composed multiplies and no reference fallback ran."""
+    norms = [name for name in names if name.startswith("norm_")]
+    assert [n.split("<")[0] for n in norms] == ["norm_forward", "norm_backward"], names
+    assert all(n.endswith(", float>") == mixed for n in norms), norms
+    assert all(n.startswith(("norm_", "sum_partials<")) for n in names), names
+

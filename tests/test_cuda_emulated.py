@@ -481,3 +481,95 @@ def test_emulated_casting_modes_and_offset_match_the_reference(emulated, casting
     np.testing.assert_allclose(dw, dw_ref, atol=4e-3 * np.abs(dw_ref).max())
     assert any(name.startswith("norm_forward<") for name, _, _ in emulated) or \
         casting == "gemma"
+
+
+# ----- the conventions, in the kernels: every mode, offset and dtype pairing ------------------
+def _one_launch_each(launches, mixed):
+    kernel_checks.assert_one_launch_each([name for name, _, _ in launches], mixed)
+
+
+@pytest.mark.parametrize("casting, offset, x_dtype, weight_dtype, residual",
+                         kernel_checks.CONVENTION_CASES, ids=kernel_checks.CONVENTION_IDS)
+def test_emulated_conventions_match_the_reference_bit_for_bit(emulated, casting, offset,
+                                                              x_dtype, weight_dtype,
+                                                              residual):
+    """Exact statistics (see kernel_checks.convention_inputs), so y, s and rstd must have the
+    reference's bits; dx and dweight its values to the kernel checks' tolerances."""
+    kernel_checks.check_conventions(casting, offset, x_dtype, weight_dtype, residual)
+    _one_launch_each(emulated, x_dtype != weight_dtype)
+
+
+@pytest.mark.parametrize("cols", [33, 40, 2048])
+@pytest.mark.parametrize("x_dtype, weight_dtype", kernel_checks.CONVENTION_DTYPES)
+@pytest.mark.parametrize("casting", kernel_checks.CASTINGS)
+def test_emulated_conventions_on_random_rows(emulated, casting, x_dtype, weight_dtype, cols):
+    """Random rows, Gemma's offset, the residual form: scalar loads (33), vector loads of a
+    row length that 1/D does not divide exactly (40), a block per row (2048). rstd's last
+    bit may differ (sums in another order): y within 1 unit (2 for "none")."""
+    kernel_checks.check_conventions(casting, 1.0, x_dtype, weight_dtype, True, rows=6,
+                                    cols=cols, seed=cols, exact=cols == 2048)
+    _one_launch_each(emulated, x_dtype != weight_dtype)
+
+
+@pytest.mark.parametrize("casting", kernel_checks.CASTINGS)
+def test_emulated_casting_modes_give_different_bits(emulated, casting):
+    """The check can fail: each mode's y differs from the other two somewhere (float16, a
+    float32 weight with bits beyond float16's), so a kernel doing another mode's roundings
+    fails the bitwise comparison above."""
+    from microgradnorm.kernels import conventions
+    host = kernel_checks.convention_inputs(12, 64, "float16", "float32", False, 0, True)
+    ys = {mode: np.asarray(conventions.rms_norm_forward(
+        reference, host["x"], None, host["weight"], 1e-6, 1.0, mode)[0], np.float64)
+        for mode in kernel_checks.CASTINGS}
+    for other in set(kernel_checks.CASTINGS) - {casting}:
+        assert (ys[casting] != ys[other]).any(), (casting, other)
+
+
+BAD_CONVENTIONS = [
+    ("rms_norm_forward", {"casting": "mistral"}, ValueError, "casting must be one of"),
+    ("add_rms_norm_forward", {"casting": None}, ValueError, "casting must be one of"),
+    ("rms_norm_backward", {"offset": "1"}, TypeError, "offset must be a finite real"),
+    ("add_rms_norm_backward", {"offset": float("nan")}, TypeError, "offset must be"),
+]
+
+
+@pytest.mark.parametrize("function, keywords, error, message", BAD_CONVENTIONS,
+                         ids=[f"{c[0]}-{next(iter(c[1]))}" for c in BAD_CONVENTIONS])
+def test_kernel_api_refuses_conventions_it_does_not_know(emulated, function, keywords, error,
+                                                         message):
+    dev, saved = _arguments(function.rsplit("_", 1)[0])
+    args = {**dev, **saved}
+    calls = {
+        "rms_norm_forward": lambda: cuda.rms_norm_forward(args["x"], args["weight"], 1e-6,
+                                                          **keywords),
+        "add_rms_norm_forward": lambda: cuda.add_rms_norm_forward(
+            args["x"], args["residual"], args["weight"], 1e-6, **keywords),
+        "rms_norm_backward": lambda: cuda.rms_norm_backward(
+            args["dy"], args["x"], args["weight"], args["rstd"], **keywords),
+        "add_rms_norm_backward": lambda: cuda.add_rms_norm_backward(
+            args["dy"], args["ds"], args["s"], args["weight"], args["rstd"], **keywords),
+    }
+    launched = len(emulated)
+    with pytest.raises(error, match=message) as caught:
+        calls[function]()
+    assert function in str(caught.value)
+    assert len(emulated) == launched                   # nothing ran
+
+
+def test_llama_with_a_float32_weight_and_a_16_bit_dy_falls_back(emulated):
+    """"llama" with a float32 weight gives float32 y, so the kernels read a float32 dy; a
+    bfloat16 dy is not what they read: the reference runs it (composed by conventions),
+    nothing is launched, and the numbers are the reference's."""
+    from microgradnorm.kernels import conventions
+    host = kernel_checks.convention_inputs(6, 64, "bfloat16", "float32", False, 1, True)
+    x, w = host["x"], host["weight"]
+    dy = host["dy"].astype(x.dtype)
+    rstd = reference.rms_norm_forward(x, None, 1e-6)[1]
+    fake = kernel_checks.cp
+    dx, dw = cuda.rms_norm_backward(fake.asarray(dy), fake.asarray(x), fake.asarray(w),
+                                    fake.asarray(rstd), offset=1.0, casting="llama")
+    dx_ref, dw_ref = conventions.rms_norm_backward(reference, dy, None, x, w, rstd, 1.0,
+                                                   "llama")
+    assert not [name for name, _, _ in emulated if name.startswith("norm_backward")]
+    kernel_checks.assert_same_bits(np.asarray(dx).view(np.ndarray), dx_ref, "dx")
+    kernel_checks.assert_same_bits(np.asarray(dw).view(np.ndarray), dw_ref, "dweight")

@@ -154,7 +154,7 @@ def test_launch_bounds_admit_every_block_and_hold_small_blocks_to_no_512_budget(
     assert cuda.launch_bound(config(1, 16, 512, 512, 1)) == 512
     for name in cuda.name_expressions():
         if name.startswith("norm_"):
-            assert int(name[:-1].split(",")[-1]) in cuda.LAUNCH_BOUNDS
+            assert int(name[:-1].split(",")[3]) in cuda.LAUNCH_BOUNDS
 
 
 def test_sum_partials_launches_reduce_to_one_chunk_in_a_fixed_tree():
@@ -281,8 +281,13 @@ def test_cuda_has_every_reference_function_with_its_signature():
               and value.__module__ == reference.__name__]
     assert "layer_norm_backward" in public and "batch_norm_forward" in public
     for name in public:
-        assert inspect.signature(getattr(cuda, name)) == \
-            inspect.signature(getattr(reference, name)), name
+        ours = list(inspect.signature(getattr(cuda, name)).parameters.values())
+        theirs = list(inspect.signature(getattr(reference, name)).parameters.values())
+        assert ours[:len(theirs)] == theirs, name
+        # The RMSNorm kernels also take the conventions; the defaults are the reference's
+        # own arithmetic (kernels.conventions).
+        extra = {p.name: p.default for p in ours[len(theirs):]}
+        assert extra == ({"offset": 0.0, "casting": "gemma"} if "rms_norm" in name else {}), name
 
 
 def test_importing_the_package_and_the_cuda_kernels_imports_no_cupy():
@@ -323,7 +328,8 @@ def test_cuda_without_a_usable_gpu_is_a_clear_runtime_error():
 
 def test_every_kernel_belongs_to_exactly_one_module():
     groups = cuda.MODULE_DTYPES
-    assert sorted(d for group in groups for d in group) == sorted(cuda.CXX_TYPES)
+    assert sorted(d for group in groups for d in group) == sorted(cuda.KINDS)
+    assert set(cuda.CXX_TYPES) < set(cuda.KINDS)
     for group in groups:
         for name in cuda.name_expressions(group):
             assert cuda.module_dtypes(name) == group, name
@@ -331,6 +337,8 @@ def test_every_kernel_belongs_to_exactly_one_module():
         cuda.name_expressions())
     assert cuda.compile_options(("bfloat16",)) == (cuda.BFLOAT16_OPTION,)
     assert cuda.compile_options(("float32", "float16")) == ()
+    assert cuda.compile_options(("bfloat16/float32",)) == (cuda.BFLOAT16_OPTION,)
+    assert cuda.compile_options(("float16/float32",)) == ()
 
 
 @needs_bfloat16
@@ -416,3 +424,71 @@ def test_erf_of_half_precision_on_cuda_computes_in_float32(monkeypatch):
         np.testing.assert_array_equal(
             y, np.array([math.erf(v) for v in x.astype(np.float32)], np.float32).astype(dtype))
     assert seen == [np.float32] * len(halves) + [np.float32]
+
+
+# ----- RMSNorm conventions: the instantiation table and the host's share of the arithmetic ----
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_kernels_are_instantiated_again_with_a_float32_weight(dtype):
+    """Every (vec, nv, bound) of a 16-bit dtype also exists with W = float, in a module of
+    its own (a program without mixed weights never compiles it), with the float32
+    sum_partials it needs: any row length that runs the kernels runs them for a float32
+    weight too."""
+    cxx = cuda.CXX_TYPES[dtype]
+    own = [n for n in cuda.name_expressions((dtype,)) if n.startswith("norm_")]
+    mixed = cuda.name_expressions((f"{dtype}/float32",))
+    assert own and mixed == [n[:-1] + ", float>" for n in own] + [f"sum_partials<float, {cxx}>"]
+    for name in mixed:
+        assert cuda.module_dtypes(name) == (f"{dtype}/float32",)
+    assert not [n for n in cuda.name_expressions(("float32",)) if n.count(",") > 3]
+
+
+def test_kernel_name_spells_the_weight_type_only_when_it_differs():
+    assert cuda.kernel_name("norm_forward", "__half", 8, 4, 256) == \
+        "norm_forward<__half, 8, 4, 256>"
+    assert cuda.kernel_name("norm_forward", "__half", 8, 4, 256, "__half") == \
+        "norm_forward<__half, 8, 4, 256>"
+    assert cuda.kernel_name("norm_backward", "__half", 8, 4, 256, "float") == \
+        "norm_backward<__half, 8, 4, 256, float>"
+    assert cuda.sum_partials_name("float", "float") == "sum_partials<float>"
+
+
+@pytest.mark.parametrize("casting", ["llama", "gemma", "none"])
+@pytest.mark.parametrize("x_dtype, weight_dtype", [
+    (np.float16, np.float16), (np.float16, np.float32), (np.float32, np.float32)])
+def test_host_side_dtypes_follow_conventions(casting, x_dtype, weight_dtype):
+    """What the launcher decides (y's dtype, w''s dtype, the offset it passes) is what
+    kernels.conventions defines, on NumPy."""
+    from microgradnorm.kernels import conventions, reference
+    x = np.ones((2, 4), x_dtype)
+    weight = np.full(4, 0.1, weight_dtype)
+    y, _, _ = conventions.rms_norm_forward(reference, x, None, weight, 1e-6, 1.0, casting)
+    assert cuda.output_dtype(x.dtype, weight.dtype, casting) == y.dtype
+    compute = conventions.weight_dtype(reference, x, weight, casting)
+    assert cuda.weight_compute_dtype(x.dtype, weight.dtype, casting) == compute
+    offset = cuda._kernel_offset(x.dtype, weight.dtype, 0.1, casting)
+    assert offset.dtype == np.float32 and offset == np.float32(np.asarray(0.1, compute))
+
+
+@needs_bfloat16
+def test_offset_is_rounded_to_bfloat16_when_w_prime_is_bfloat16():
+    bf16 = mg.bfloat16
+    assert cuda._kernel_offset(bf16, bf16, 0.1, "none") == np.float32(0.10009765625)
+    assert cuda._kernel_offset(bf16, np.float32, 0.1, "gemma") == np.float32(0.1)
+    assert cuda._kernel_offset(bf16, bf16, 1.0, "llama") == np.float32(1.0)
+    assert cuda._kernel_offset(bf16, None, 1.0, "llama") == np.float32(0.0)   # no weight
+
+
+@needs_bfloat16
+def test_rms_plan_takes_a_float32_weight_beside_16_bit_x():
+    x, w32 = np.zeros((2, 8), mg.bfloat16), np.ones(8, np.float32)
+    assert cuda._rms_plan(x, w32, "gemma")
+    assert cuda._rms_plan(x, w32, "llama", dy=np.zeros((2, 8), np.float32))
+    assert cuda._rms_plan(x, w32, "none", dy=x)
+    assert not cuda._rms_plan(x, w32, "llama", dy=x)       # llama's y, so dy, is float32
+    assert not cuda._rms_plan(x, np.ones(8, np.float16), "gemma")      # the reference's
+    with pytest.raises(TypeError, match="got uint16"):
+        cuda._rms_plan(x.view(np.uint16), w32, "gemma")
+    half = np.zeros((2, 8), np.float16)
+    assert not cuda._rms_plan(half, np.ones(8, np.float64), "gemma")   # the reference's
+    assert not cuda._rms_plan(np.zeros((2, 8), np.float32), np.ones(8, np.float16), "llama")
+    assert not cuda._rms_plan(half, w32, "llama", dy=half)

@@ -1,5 +1,6 @@
 """No register spills at the launch configurations the launcher picks for the benchmark's row
-lengths (D = 1024, 2048, 4096, 8192) in every dtype, forward and backward: each of those
+lengths (D = 1024, 2048, 4096, 8192) in every dtype (and with a float32 weight beside 16-bit
+x), forward and backward: each of those
 instantiations is compiled by nvcc with ``-Xptxas -v`` for sm_80 and sm_90, and ptxas's report
 must show 0 bytes of spill stores and loads. A spill sends registers to local memory inside
 the loop over rows: loads the bandwidth estimate in docs/gpu.md does not count.
@@ -21,19 +22,22 @@ ARCHS = ("sm_80", "sm_90")
 BENCH_COLS = (1024, 2048, 4096, 8192)
 
 
-def launcher_names():
-    """{name expression: [(dtype, D, pass)]} of the kernels the launcher runs at
-    ``BENCH_COLS`` (aligned arrays: vector loads)."""
+def launcher_names(kinds=tuple(cuda.CXX_TYPES)):
+    """{name expression: [(kind, D, pass)]} of the kernels the launcher runs at
+    ``BENCH_COLS`` (aligned arrays: vector loads) for ``kinds`` (``cuda.KINDS``; by default
+    each dtype with its own weight)."""
     names = {}
-    for dtype, cxx in cuda.CXX_TYPES.items():
+    for kind in kinds:
+        dtype, _, weight = kind.partition("/")
         for cols in BENCH_COLS:
             vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
             for kernel, pick in (("norm_forward", cuda.forward_config),
                                  ("norm_backward", cuda.backward_config)):
                 config = pick(cols, vec)
-                name = cuda.kernel_name(kernel, cxx, config.vec, config.nv,
-                                        cuda.launch_bound(config))
-                names.setdefault(name, []).append((dtype, cols, kernel))
+                name = cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv,
+                                        cuda.launch_bound(config),
+                                        cuda.CXX_TYPES[weight] if weight else None)
+                names.setdefault(name, []).append((kind, cols, kernel))
     return names
 
 
@@ -56,11 +60,15 @@ def ptxas_report(output):
 
 def mangled(name):
     """The C++ mangling prefix of a name expression: norm_backward<__half, 8, 2, 512> ->
-    _Z13norm_backwardI6__halfLi8ELi2ELi512EE."""
+    _Z13norm_backwardI6__halfLi8ELi2ELi512ES0_E, norm_forward<__half, 8, 2, 512, float> ->
+    _Z12norm_forwardI6__halfLi8ELi2ELi512EfE."""
     kernel, args = name[:-1].split("<")
     cxx, *numbers = (a.strip() for a in args.split(","))
-    cxx = "f" if cxx == "float" else f"{len(cxx)}{cxx}"
-    return (f"_Z{len(kernel)}{kernel}I{cxx}" + "".join(f"Li{n}E" for n in numbers) + "E")
+    weight = numbers.pop() if len(numbers) > 3 else cxx        # W, defaulting to T
+    first = "f" if cxx == "float" else f"{len(cxx)}{cxx}"
+    # W: f for float, else T's type again, which mangles as the substitution S0_.
+    second = "f" if weight == "float" else "S0_" if weight == cxx else f"{len(weight)}{weight}"
+    return f"_Z{len(kernel)}{kernel}I{first}" + "".join(f"Li{n}E" for n in numbers) + second + "E"
 
 
 def test_the_launcher_picks_a_few_instantiations_for_the_benchmark_rows():
@@ -70,8 +78,10 @@ def test_the_launcher_picks_a_few_instantiations_for_the_benchmark_rows():
 
 
 def test_no_spills_at_the_launchers_configurations(tmp_path):
+    """Every kind, the float32-weight kernels of 16-bit x included: their backward holds w'
+    (formed once, before the rows) and dy in float32 registers."""
     nvcc = nvcc_or_skip()
-    names = launcher_names()
+    names = launcher_names(cuda.KINDS)
     unit = tmp_path / "resources.cu"
     unit.write_text(instantiating_unit(cuda.SOURCE, sorted(names)))
     runs = {arch: subprocess.Popen(

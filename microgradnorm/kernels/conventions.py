@@ -11,14 +11,17 @@ RMSNorm three ways for half-precision input (float16, bfloat16), with w' = offse
   * ``"none"``: every step in the input dtype.
 
 These functions are thin wrappers around a kernel module's ``rms_norm_forward`` /
-``rms_norm_backward`` (and the residual forms): ``kernels`` is ``reference`` or ``cuda``,
-both of which compute the statistics in float32 and round y once. So "gemma" is the
-kernels' own arithmetic with w' in float32; "llama" asks the kernels for x̂ alone (weight
-None: x̂ rounded to the input dtype) and multiplies by w' afterwards; "none" rounds rstd
-to the input dtype and forms x̂ and y there. One difference from the "none" formula
-remains on purpose: the fused kernels accumulate the mean square in float32 from x, never
-forming x² in the input dtype, so float16 rows with |x| > 256 do not overflow as the
-composite graph (and Liger's "none" kernel) do.
+``rms_norm_backward`` (and the residual forms), which compute the statistics in float32
+and round y once. On ``reference`` (the definition, and the oracle of the CUDA kernels)
+they compose: "gemma" is the kernels' own arithmetic with w' in float32; "llama" asks the
+kernels for x̂ alone (weight None: x̂ rounded to the input dtype) and multiplies by w'
+afterwards; "none" rounds rstd to the input dtype and forms x̂ and y there. A kernel
+module with ``NATIVE_CONVENTIONS`` (``cuda``) takes ``offset=`` and ``casting=`` itself
+and does the same roundings inside its one kernel launch; the call is handed to it as
+it is. One difference from the "none" formula remains on purpose: the fused kernels
+accumulate the mean square in float32 from x, never forming x² in the input dtype, so
+float16 rows with |x| > 256 do not overflow as the composite graph (and Liger's "none"
+kernel) do.
 
 float32 and float64 input needs no cast in any mode: the kernels run as they always do,
 with w' in place of w. The backward is the kernels' closed form with w' (d/dw' = d/dw):
@@ -56,6 +59,12 @@ def effective_weight(weight, offset, dtype):
 def rms_norm_forward(kernels, x, residual, weight, eps, offset, casting):
     """y, s (None without ``residual``), rstd (float32 for half input) of RMSNorm(x [+
     residual]) with ``casting`` and w' = offset + w."""
+    if getattr(kernels, "NATIVE_CONVENTIONS", False):
+        if residual is None:
+            y, rstd = kernels.rms_norm_forward(x, weight, eps, offset=offset, casting=casting)
+            return y, None, rstd
+        return kernels.add_rms_norm_forward(x, residual, weight, eps, offset=offset,
+                                            casting=casting)
     w = effective_weight(weight, offset, weight_dtype(kernels, x, weight, casting))
     if kernels.accumulation_dtype(x.dtype) == x.dtype or casting == "gemma":
         return _kernel_forward(kernels, x, residual, w, eps)
@@ -73,6 +82,12 @@ def rms_norm_forward(kernels, x, residual, weight, eps, offset, casting):
 def rms_norm_backward(kernels, dy, ds, x, weight, rstd, offset, casting):
     """dx (dx + ds with a residual) and dweight, for the forward above; ``x`` is the
     normalized rows (s with a residual)."""
+    if getattr(kernels, "NATIVE_CONVENTIONS", False):
+        if ds is None:
+            return kernels.rms_norm_backward(dy, x, weight, rstd, offset=offset,
+                                             casting=casting)
+        return kernels.add_rms_norm_backward(dy, ds, x, weight, rstd, offset=offset,
+                                             casting=casting)
     w = effective_weight(weight, offset, weight_dtype(kernels, x, weight, casting))
     if ds is None:
         dx, dweight = kernels.rms_norm_backward(dy, x, w, rstd)

@@ -8,9 +8,17 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
     bfloat16 is a CuPy array of ``ml_dtypes.bfloat16`` (CuPy 14 carries that dtype): its
     memory holds the bits the kernels read as ``__nv_bfloat16``, so the array itself is
     passed, and outputs come back as bfloat16 arrays.
-  * float64, mixed dtypes (a float32 weight with bfloat16 x), and rows longer than the
-    kernels hold in registers (see ``launch_config``) fall back to the reference functions,
-    which run on CuPy through ``xp`` (bfloat16 computed in float32, rounded once).
+  * The RMSNorm functions also take ``offset=`` and ``casting=`` (``kernels.conventions``:
+    Gemma's w' = offset + w, and the "llama" / "gemma" / "none" casting modes) and a float32
+    weight beside float16 or bfloat16 x (mixed precision), and do all of it in the same one
+    kernel launch, with the numbers ``conventions`` gives on the reference kernels
+    (``NATIVE_CONVENTIONS``: ``conventions`` hands such calls here as they are). The
+    defaults, offset 0 and "gemma" (float32 throughout, y rounded once), are the reference
+    functions' own arithmetic, so calls without them are what they always were.
+  * float64, other mixed dtypes (LayerNorm's float32 weight with bfloat16 x, say), and rows
+    longer than the kernels hold in registers (see ``launch_config``) fall back to the
+    reference functions, which run on CuPy through ``xp`` (bfloat16 computed in float32,
+    rounded once; composed by ``conventions`` where an offset or a casting mode asks).
   * Integer arrays are a ``TypeError``: ``uint16`` is not bfloat16 bits here (view such bits
     as ``bits.view(ml_dtypes.bfloat16)``).
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
@@ -23,12 +31,13 @@ Python below, testable without a GPU; ``norms.cu`` explains the kernels themselv
 
 import collections
 import functools
+import numbers
 import os
 
 import numpy as np
 
 from .. import backend, dtypes
-from . import reference
+from . import conventions, reference
 
 SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 
@@ -36,6 +45,14 @@ SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 # nvcc compile test both derive their template lists from it (``name_expressions``).
 CXX_TYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16"}
 ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
+# RMSNorm's weight may also be float32 beside 16-bit x: those dtypes' kernels are
+# instantiated a second time with W = float (the last template argument), with their own
+# sum_partials<float, __half> (float32 dweight, rounded through float16 for "none").
+MIXED_WEIGHT = "float32"
+# The casting modes of kernels.conventions, as norms.cu's ``casting`` argument
+# (CASTING_FLOAT32, CASTING_LLAMA, CASTING_NONE). LayerNorm runs with 0.
+CASTINGS = {"gemma": 0, "llama": 1, "none": 2}
+NATIVE_CONVENTIONS = True         # the RMSNorm functions take offset= and casting=
 
 VECTOR_BYTES = 16                 # one 128-bit load/store
 MAX_ELEMENTS_PER_THREAD = 32      # the most elements of a row one thread holds
@@ -177,31 +194,48 @@ def sum_partials_launches(num_partials, cols):
         num_partials = chunks
 
 
-# norms.cu is compiled into two modules: float32 and float16 (cuda_fp16.h), and bfloat16
-# with BFLOAT16_OPTION (also cuda_bf16.h). CuPy ships neither header: both come with the
-# "gpu" extra, cupy-cuda12x[ctk]. The split only spares a program that never uses bfloat16
-# the compile of its kernels. CuPy adds -ftz=true to every compile (docs/gpu.md, Denormals).
-MODULE_DTYPES = (("float32", "float16"), ("bfloat16",))
+# The kinds of kernels: a dtype's own ("float16": x, weight and y in float16), and 16-bit x
+# with a float32 weight ("float16/float32"), derived from CXX_TYPES and MIXED_WEIGHT.
+MIXED_KINDS = tuple(f"{dtype}/{MIXED_WEIGHT}" for dtype in CXX_TYPES if ITEMSIZE[dtype] == 2)
+KINDS = tuple(CXX_TYPES) + MIXED_KINDS
+
+# norms.cu is compiled into modules, each on first use: float32 and float16 (cuda_fp16.h),
+# bfloat16 with BFLOAT16_OPTION (also cuda_bf16.h), and each 16-bit dtype's kernels for a
+# float32 weight. CuPy ships neither header: both come with the "gpu" extra,
+# cupy-cuda12x[ctk]. The split spares a program that never uses bfloat16, or never a float32
+# weight beside 16-bit x, the compile of those kernels. CuPy adds -ftz=true to every compile
+# (docs/gpu.md, Denormals).
+MODULE_DTYPES = (("float32", "float16"), ("bfloat16",)) + tuple((k,) for k in MIXED_KINDS)
 BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
 
 
 def compile_options(dtypes):
-    """The preprocessor options of the module holding ``dtypes``' kernels."""
-    return (BFLOAT16_OPTION,) if "bfloat16" in dtypes else ()
+    """The preprocessor options of the module holding ``dtypes``' kernels (kinds)."""
+    return (BFLOAT16_OPTION,) if any(k.split("/")[0] == "bfloat16" for k in dtypes) else ()
 
 
-def name_expressions(dtypes=tuple(CXX_TYPES)):
-    """Every template instantiation the loader compiles for ``dtypes`` (all by default),
-    e.g. ``norm_forward<__half, 8, 4, 256>``: each (vec, nv, launch bound) the launch
-    configuration picks for some row length (the nvcc compile test instantiates the same
-    list)."""
+def name_expressions(dtypes=KINDS):
+    """Every template instantiation the loader compiles for ``dtypes``, kinds of
+    ``KINDS`` (all by default): for a dtype, e.g. ``norm_forward<__half, 8, 4, 256>``, each
+    (vec, nv, launch bound) the launch configuration picks for some row length, and its
+    ``sum_partials``; for "float16/float32" the same with a float32 weight
+    (``norm_forward<__half, 8, 4, 256, float>``) and ``sum_partials<float, __half>``. The
+    nvcc compile test instantiates the same list."""
     names = []
-    for dtype in dtypes:
+    for kind in dtypes:
+        dtype, _, weight = kind.partition("/")
         cxx = CXX_TYPES[dtype]
+        weight_cxx = CXX_TYPES[weight] if weight else None
         for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
-            names.append(kernel_name(kernel, cxx, vec, nv, bound))
-        names.append(f"sum_partials<{cxx}>")
+            names.append(kernel_name(kernel, cxx, vec, nv, bound, weight_cxx))
+        names.append(sum_partials_name(weight_cxx or cxx, cxx))
     return names
+
+
+def sum_partials_name(cxx, via_cxx=None):
+    """``sum_partials<float>``, or ``sum_partials<float, __half>``: float32 gradients
+    beside float16 x (rounded through float16 on the way if the launch asks)."""
+    return f"sum_partials<{cxx}>" if via_cxx in (None, cxx) else f"sum_partials<{cxx}, {via_cxx}>"
 
 
 @functools.lru_cache(maxsize=None)
@@ -219,14 +253,22 @@ def _instantiations(itemsize):
 
 def module_dtypes(name):
     """The ``MODULE_DTYPES`` entry whose module holds the kernel ``name``, found from its
-    storage type, the first template argument: ``norm_forward<__half, 8, 4>`` -> float16's."""
-    cxx = name[name.index("<") + 1:].split(",")[0].rstrip(">").strip()
-    dtype = next(d for d, c in CXX_TYPES.items() if c == cxx)
-    return next(group for group in MODULE_DTYPES if dtype in group)
+    type arguments: ``norm_forward<__half, 8, 4>`` -> float16's, ``norm_forward<__half, 8,
+    4, 256, float>`` and ``sum_partials<float, __half>`` -> "float16/float32"'s."""
+    arguments = (a.strip() for a in name[name.index("<") + 1:].rstrip(">").split(","))
+    dtypes = [d for a in arguments for d, c in CXX_TYPES.items() if c == a]
+    if name.startswith("sum_partials"):
+        dtypes.reverse()                          # <float, __half>: x's type is VIA's
+    kind = "/".join(dict.fromkeys(dtypes))        # "float16", or "float16/float32"
+    return next(group for group in MODULE_DTYPES if kind in group)
 
 
-def kernel_name(kernel, cxx, vec, nv, bound):
-    return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
+def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None):
+    """``norm_forward<__half, 8, 4, 256>``; with a weight type other than x's,
+    ``norm_forward<__half, 8, 4, 256, float>``."""
+    if weight_cxx in (None, cxx):
+        return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
+    return f"{kernel}<{cxx}, {vec}, {nv}, {bound}, {weight_cxx}>"
 
 
 def storage_name(dtype):
@@ -330,14 +372,16 @@ def _contiguous(cp, array):
     return array
 
 
-def _forward(x, residual, weight, bias, eps, subtract_mean):
+def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting="gemma"):
     """Runs ``norm_forward``; returns (y, s or None, mean or None, rstd), or None when the
-    row is too long for the kernels."""
+    row is too long for the kernels. ``offset`` and ``casting``: RMSNorm's conventions (a
+    float32 ``weight`` beside 16-bit x runs the W = float instantiation)."""
     cp = _cupy()
     with x.device:
         x, residual, weight, bias = (_contiguous(cp, a) for a in (x, residual, weight, bias))
         rows, cols = x.shape
-        y = _empty(cp, x.shape, x.dtype)
+        weight_dtype = None if weight is None else weight.dtype
+        y = _empty(cp, x.shape, output_dtype(x.dtype, weight_dtype, casting))
         s = None if residual is None else _empty(cp, x.shape, x.dtype)
         config = _config(x.dtype, cols, (x, residual, weight, bias, y, s), forward_config)
         if config is None:
@@ -347,16 +391,19 @@ def _forward(x, residual, weight, bias, eps, subtract_mean):
         cxx = CXX_TYPES[storage_name(x.dtype)]
         args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
                 _pointer(mean), rstd, np.int64(rows), np.int32(cols),
-                np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean))
+                np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean),
+                _kernel_offset(x.dtype, weight_dtype, offset, casting),
+                np.int32(CASTINGS[casting]))
         name = kernel_name("norm_forward", cxx, config.vec, config.nv,
-                           launch_bound(config))
+                           launch_bound(config), _weight_cxx(weight_dtype))
         _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
         return y, s, mean, rstd
 
 
-def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
+def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad, offset=0.0, casting="gemma"):
     """Runs ``norm_backward`` and ``sum_partials``; returns (dx, dweight, dbias), or None
-    when the row is too long for the kernels."""
+    when the row is too long for the kernels. ``offset``, ``casting`` as in ``_forward``;
+    dy has y's dtype (``output_dtype``), dweight the weight's."""
     cp = _cupy()
     with x.device:
         dy, dsum, x, weight, mean, rstd = (_contiguous(cp, a)
@@ -367,31 +414,41 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad):
         if config is None:
             return None
         cxx = CXX_TYPES[storage_name(x.dtype)]
+        weight_dtype = None if weight is None else weight.dtype
         name = kernel_name("norm_backward", cxx, config.vec, config.nv,
-                           launch_bound(config))
+                           launch_bound(config), _weight_cxx(weight_dtype))
         grid = backward_grid(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
         stride = partial_stride(cols)
         dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)
         dbias_partial = _empty(cp, (grid, stride), np.float32) if need_bias_grad else None
         args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
                 _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
-                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride))
+                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride),
+                _kernel_offset(x.dtype, weight_dtype, offset, casting),
+                np.int32(CASTINGS[casting]))
         _function(cp, name)((grid,), (config.block,), args)
-        dweight, dbias = _sum_partials(cp, dweight_partial, dbias_partial, cols, x.dtype)
+        mixed = weight_dtype is not None and weight_dtype != x.dtype   # a float32 weight
+        dweight, dbias = _sum_partials(
+            cp, dweight_partial, dbias_partial, cols,
+            x.dtype if weight is None else weight_dtype, x.dtype if mixed else None,
+            mixed and weight_compute_dtype(x.dtype, weight_dtype, casting) == x.dtype)
         return dx, dweight, dbias
 
 
-def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype):
-    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype``, by a fixed
-    tree of ``sum_partials`` launches (``sum_partials_launches``); dweight and dbias in the
-    same launches. Either partial buffer may be None (its gradient is then None)."""
+def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, round_via=False):
+    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype`` (x's dtype
+    ``via`` beside a float32 weight: rounded through it first with ``round_via``, for
+    casting "none"), by a fixed tree of ``sum_partials`` launches
+    (``sum_partials_launches``); dweight and dbias in the same launches. Either partial
+    buffer may be None (its gradient is then None)."""
     partials = dweight_partial if dweight_partial is not None else dbias_partial
     if partials is None:
         return None, None
     rows, stride = partials.shape
     out_dweight = None if dweight_partial is None else _empty(cp, (cols,), dtype)
     out_dbias = None if dbias_partial is None else _empty(cp, (cols,), dtype)
-    kernel = _function(cp, f"sum_partials<{CXX_TYPES[storage_name(dtype)]}>")
+    kernel = _function(cp, sum_partials_name(
+        CXX_TYPES[storage_name(dtype)], None if via is None else CXX_TYPES[storage_name(via)]))
     for grid in sum_partials_launches(rows, cols):
         chunks = grid[1]
         nexts = [None if p is None else _empty(cp, (chunks, stride), np.float32)
@@ -399,9 +456,92 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype):
         kernel(grid, (SUM_WARPS * 32,),
                (_pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
                 np.int32(stride), np.int32(cols), _pointer(nexts[0]), _pointer(nexts[1]),
-                _pointer(out_dweight), _pointer(out_dbias)))
+                _pointer(out_dweight), _pointer(out_dbias), np.int32(round_via)))
         dweight_partial, dbias_partial, rows = nexts[0], nexts[1], chunks
     return out_dweight, out_dbias
+
+
+# ----- RMSNorm conventions -------------------------------------------------------------------
+def is_half(dtype):
+    """True for the 16-bit kernel dtypes: float16 and bfloat16."""
+    name = storage_name(dtype)
+    return name is not None and ITEMSIZE[name] == 2
+
+
+def output_dtype(x_dtype, weight_dtype, casting):
+    """y's dtype, and so dy's: float32 for "llama" with a float32 weight beside 16-bit x
+    (Hugging Face's ``weight * x̂.to(input dtype)``), else x's."""
+    if (casting == "llama" and weight_dtype is not None and is_half(x_dtype)
+            and np.dtype(weight_dtype) == np.float32):
+        return np.dtype(np.float32)
+    return np.dtype(x_dtype)
+
+
+def weight_compute_dtype(x_dtype, weight_dtype, casting):
+    """The dtype w' = offset + w is formed in (``conventions.weight_dtype``): the weight's
+    for float32 x and for "llama", float32 for "gemma", x's for "none"."""
+    if not is_half(x_dtype) or casting == "llama":
+        return np.dtype(weight_dtype)
+    return np.dtype(np.float32) if casting == "gemma" else np.dtype(x_dtype)
+
+
+def _kernel_offset(x_dtype, weight_dtype, offset, casting):
+    """``offset`` rounded to w''s dtype as ``conventions.effective_weight`` rounds it, as the
+    float32 the kernel adds (exact: float16 and bfloat16 values are float32 values); 0
+    without a weight."""
+    if weight_dtype is None or not offset:
+        return np.float32(0.0)
+    dtype = weight_compute_dtype(x_dtype, weight_dtype, casting)
+    return np.float32(np.asarray(offset, dtype))
+
+
+def _weight_cxx(weight_dtype):
+    """The W template argument: None (W = T) unless the weight is float32 beside 16-bit x;
+    the caller has checked the dtypes (``_rms_plan``)."""
+    return None if weight_dtype is None else CXX_TYPES[storage_name(weight_dtype)]
+
+
+def _check_conventions(function, offset, casting):
+    if casting not in CASTINGS:
+        raise ValueError(f"{function}: casting must be one of {', '.join(map(repr, CASTINGS))}, "
+                         f"got {casting!r}")
+    if not isinstance(offset, numbers.Real) or not np.isfinite(offset):
+        raise TypeError(f"{function}: offset must be a finite real number (Gemma's 1, or 0), "
+                        f"got {offset!r}")
+
+
+def _rms_plan(x, weight, casting, same=(), dy=None):
+    """True when the RMSNorm kernels take these arrays: x in a kernel dtype, the weight in
+    x's dtype or float32 beside 16-bit x, the arrays of ``same`` in x's dtype and dy in y's
+    (``output_dtype``). Else False, and the reference runs them; an integer array is a
+    TypeError (``_kernels_take``)."""
+    _kernels_take(*(a for a in (x, weight, *same, dy) if a is not None))   # integers refused
+    weight_dtype = None if weight is None else weight.dtype
+    takes = (storage_name(x.dtype) is not None
+             and (weight is None or weight.dtype == x.dtype
+                  or (is_half(x.dtype) and weight.dtype == np.float32))
+             and all(a is None or a.dtype == x.dtype for a in same)
+             and (dy is None or dy.dtype == output_dtype(x.dtype, weight_dtype, casting)))
+    return takes
+
+
+def _rms_reference_forward(x, residual, weight, eps, offset, casting):
+    """The fallback: the reference kernels (through ``conventions`` where offset or casting
+    asks for more than their own arithmetic). Returns y, s or None, rstd."""
+    if casting == "gemma" and not offset:
+        if residual is None:
+            y, rstd = reference.rms_norm_forward(x, weight, eps)
+            return y, None, rstd
+        return reference.add_rms_norm_forward(x, residual, weight, eps)
+    return conventions.rms_norm_forward(reference, x, residual, weight, eps, offset, casting)
+
+
+def _rms_reference_backward(dy, ds, x, weight, rstd, offset, casting):
+    if casting == "gemma" and not offset:
+        if ds is None:
+            return reference.rms_norm_backward(dy, x, weight, rstd)
+        return reference.add_rms_norm_backward(dy, ds, x, weight, rstd)
+    return conventions.rms_norm_backward(reference, dy, ds, x, weight, rstd, offset, casting)
 
 
 # ----- input checks ---------------------------------------------------------------------------
@@ -483,30 +623,41 @@ def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
 
 
-def rms_norm_forward(x, weight, eps):
-    """As ``reference.rms_norm_forward``: returns y and rstd (float32)."""
+def rms_norm_forward(x, weight, eps, offset=0.0, casting="gemma"):
+    """As ``reference.rms_norm_forward``, and with Gemma's w' = offset + w and a casting
+    mode as ``conventions.rms_norm_forward(reference, ...)`` computes them, in one launch.
+    ``weight`` may be float32 beside float16 / bfloat16 x. The defaults are the reference's
+    arithmetic. Returns y (x's dtype; float32 for "llama" with a float32 weight beside
+    16-bit x) and rstd (float32)."""
     name = "rms_norm_forward"
     _check_rows(name, "x", x)
     _check_parameters(name, "x", x, weight=weight)
-    if _kernels_take(x, weight) and not _empty_rows(x):
-        out = _forward(x, None, weight, None, eps, subtract_mean=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(x, weight, casting) and not _empty_rows(x):
+        out = _forward(x, None, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[3]
-    return reference.rms_norm_forward(x, weight, eps)
+
+    y, _, rstd = _rms_reference_forward(x, None, weight, eps, offset, casting)
+    return y, rstd
 
 
-def rms_norm_backward(dy, x, weight, rstd):
-    """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
+def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="gemma"):
+    """As ``reference.rms_norm_backward`` (``conventions.rms_norm_backward`` for ``offset``
+    and ``casting``; dy in y's dtype): returns dx (x's dtype) and dweight (the weight's) or
+    None."""
     name = "rms_norm_backward"
     _check_rows(name, "x", x)
     _check_like(name, "x", x, dy=dy)
     _check_parameters(name, "x", x, weight=weight)
     _check_statistics(name, "x", x, rstd=rstd)
-    if _kernels_take(dy, x, weight) and not _empty_rows(x):
-        out = _backward(dy, None, x, weight, None, rstd, need_bias_grad=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(x, weight, casting, dy=dy) and not _empty_rows(x):
+        out = _backward(dy, None, x, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
-    return reference.rms_norm_backward(dy, x, weight, rstd)
+
+    return _rms_reference_backward(dy, None, x, weight, rstd, offset, casting)
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
@@ -536,31 +687,37 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
-def add_rms_norm_forward(x, residual, weight, eps):
-    """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
+def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="gemma"):
+    """As ``reference.add_rms_norm_forward`` (``offset``, ``casting`` and a float32 weight
+    as in ``rms_norm_forward``): returns y, s = x + residual (x's dtype), rstd."""
     name = "add_rms_norm_forward"
     _check_rows(name, "x", x)
     _check_like(name, "x", x, residual=residual)
     _check_parameters(name, "x", x, weight=weight)
-    if _kernels_take(x, residual, weight) and not _empty_rows(x):
-        out = _forward(x, residual, weight, None, eps, subtract_mean=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(x, weight, casting, same=(residual,)) and not _empty_rows(x):
+        out = _forward(x, residual, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[1], out[3]
-    return reference.add_rms_norm_forward(x, residual, weight, eps)
+
+    return _rms_reference_forward(x, residual, weight, eps, offset, casting)
 
 
-def add_rms_norm_backward(dy, ds, s, weight, rstd):
-    """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
+def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
+    """As ``reference.add_rms_norm_backward`` (``offset``, ``casting`` as in
+    ``rms_norm_backward``; ds in s's dtype): returns d_sum and dweight."""
     name = "add_rms_norm_backward"
     _check_rows(name, "s", s)
     _check_like(name, "s", s, dy=dy, ds=ds)
     _check_parameters(name, "s", s, weight=weight)
     _check_statistics(name, "s", s, rstd=rstd)
-    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
-        out = _backward(dy, ds, s, weight, None, rstd, need_bias_grad=False)
+    _check_conventions(name, offset, casting)
+    if _rms_plan(s, weight, casting, same=(ds,), dy=dy) and not _empty_rows(s):
+        out = _backward(dy, ds, s, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
-    return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
+
+    return _rms_reference_backward(dy, ds, s, weight, rstd, offset, casting)
 
 
 # BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs

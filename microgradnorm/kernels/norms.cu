@@ -9,7 +9,11 @@
 //
 // Template parameters, chosen per call by the launch configuration in cuda.py:
 //   T    storage type of x, y, dy, dx, weight, bias: float, __half or __nv_bfloat16.
-//        Every sum and every formula runs in float32; T is only loaded and stored.
+//        Every sum and every formula runs in float32; T is only loaded and stored, and
+//        rounded to where a casting mode says so (below).
+//   W    storage type of the RMSNorm weight, last and defaulting to T: float with __half
+//        or __nv_bfloat16 input is the mixed precision of real checkpoints (a float32
+//        weight, half activations). LayerNorm runs with W = T only.
 //   VEC  elements per load/store: 16 / sizeof(T) (a 16-byte vector) when the row length
 //        and every pointer allow it, else 1 (the scalar fallback for odd sizes).
 //   NV   vectors each thread keeps in registers: a row of D elements is spread over
@@ -17,6 +21,19 @@
 //   MAX_BLOCK  __launch_bounds__: 512 where the launcher may use a block of more than 256
 //        threads (the budget is then 65536 / 512 = 128 registers a thread), else 256 (255
 //        registers, the most a thread has): no small block is held to a large one's budget.
+//
+// RMSNorm conventions (kernels/conventions.py defines them; runtime arguments
+// `weight_offset` and `casting`, one launch whatever they are). The weight used is
+// w' = offset + w, formed in the weight's compute dtype: float32 for CASTING_FLOAT32, T for
+// CASTING_NONE, W for CASTING_LLAMA (the host passes the offset already rounded to it). Then, with the
+// statistics always in float32 from the values of x:
+//   CASTING_FLOAT32 ("gemma", and every LayerNorm): y = (x̂ · w') rounded once to T.
+//   CASTING_LLAMA: x̂ = x · rstd rounded to T, y = x̂ · w' in W (float y for a float weight).
+//   CASTING_NONE:  rstd rounded to T, x̂ = x · rstd and y = x̂ · w' each rounded to T.
+// Each product of two values of T is exact in float32, so rounding it once to T is what an
+// operation in T gives. The backward is the same closed form in every mode, with w' for
+// the weight; its dy has y's dtype (float for CASTING_LLAMA with a float weight).
+// With T = float every rounding to T is the identity: the modes coincide, as they should.
 //
 // Memory-level parallelism: every kernel first issues all the loads of a row (x, and the
 // residual, dy, dsum, weight, bias that go with it) into registers, and only then uses them,
@@ -49,6 +66,17 @@
 // fold their dweight / dbias sums through shared memory of this many columns.
 #define NORM_FOLD_COLS 1024
 
+// The `casting` argument (cuda.py's CASTINGS).
+#define CASTING_FLOAT32 0
+#define CASTING_LLAMA 1
+#define CASTING_NONE 2
+
+// std::is_same and std::conditional, which NVRTC (no host C++ headers) does not provide.
+template <typename A, typename B> struct SameType { static constexpr bool value = false; };
+template <typename A> struct SameType<A, A> { static constexpr bool value = true; };
+template <bool C, typename A, typename B> struct Select { using type = A; };
+template <typename A, typename B> struct Select<false, A, B> { using type = B; };
+
 // ----- storage <-> float32 ------------------------------------------------------------------
 __device__ __forceinline__ float to_float(float v) { return v; }
 __device__ __forceinline__ float to_float(__half v) { return __half2float(v); }
@@ -67,15 +95,67 @@ template <> __device__ __forceinline__ __nv_bfloat16 from_float<__nv_bfloat16>(f
 }
 #endif
 
-// VEC elements that move as one load/store: 16 bytes -> one 128-bit memory instruction.
+// The value of v once rounded to T (the identity for float).
+template <typename T> __device__ __forceinline__ float round_to(float v) {
+    return to_float(from_float<T>(v));
+}
+
+// VEC elements that move as one load/store: 16 bytes -> one 128-bit memory instruction. A
+// float weight (or float y, dy) beside 16-bit x has VEC = 8: 32 bytes, two 128-bit accesses,
+// so a pack is aligned to at most 16 bytes, all the host guarantees.
 template <typename T, int VEC>
-struct alignas(sizeof(T) * VEC) Pack {
+struct alignas(sizeof(T) * VEC < 16 ? sizeof(T) * VEC : 16) Pack {
     T v[VEC];
 };
 
 template <typename T, int VEC>
 __device__ __forceinline__ Pack<T, VEC> load_pack(const T* row, int index) {
     return reinterpret_cast<const Pack<T, VEC>*>(row)[index];
+}
+
+// A pack of S loaded and converted to R (the same pack when R is S).
+template <typename R, typename S, int VEC>
+__device__ __forceinline__ Pack<R, VEC> load_pack_as(const S* row, int index) {
+    const Pack<S, VEC> loaded = load_pack<S, VEC>(row, index);
+    if constexpr (SameType<R, S>::value) {
+        return loaded;
+    } else {
+        Pack<R, VEC> out;
+#pragma unroll
+        for (int k = 0; k < VEC; ++k) out.v[k] = from_float<R>(to_float(loaded.v[k]));
+        return out;
+    }
+}
+
+// w' = offset + w in the weight's compute dtype: T when `in_t`, else float32 (or W, the
+// same numbers: W is T or float). `offset` comes rounded to that dtype already.
+template <typename T, typename W>
+__device__ __forceinline__ float effective_weight(W w, float offset, bool in_t) {
+    float value = to_float(w);
+    if constexpr (!SameType<T, W>::value) {
+        if (in_t) value = round_to<T>(value);       // a W value is a T value already
+    }
+    if (offset != 0.0f) {
+        value += offset;
+        if (in_t) value = round_to<T>(value);
+    }
+    return value;
+}
+
+// w' in the backward: a float weight was replaced by w' once, before the rows.
+template <typename T, typename W>
+__device__ __forceinline__ float backward_weight(W w, float offset, bool in_t) {
+    if constexpr (SameType<T, W>::value) {
+        return effective_weight<T, W>(w, offset, in_t);
+    } else {
+        return to_float(w);
+    }
+}
+
+// Whether w' is formed in T (see the conventions above).
+template <typename T, typename W>
+__device__ __forceinline__ bool weight_in_t(int casting) {
+    return casting == CASTING_NONE || (casting == CASTING_LLAMA && SameType<T, W>::value);
 }
 
 template <typename T, int VEC>
@@ -132,18 +212,24 @@ __device__ __forceinline__ float group_sum(float a, int G, GroupSlots& slots, in
 
 // ----- forward ------------------------------------------------------------------------------
 // y = (s - mean) * rstd * weight + bias   (LayerNorm, subtract_mean = 1)
-// y = s * rstd * weight                   (RMSNorm,   subtract_mean = 0, mean_out unused)
+// y = s * rstd * w'                       (RMSNorm,   subtract_mean = 0, mean_out unused)
 // with s = x, or s = x + residual (rounded to T, then written to sum_out) when residual is
-// given. Nullable: residual/sum_out, weight, bias, mean_out.
+// given, and w' = offset + weight with the rounding of `casting` (above). y is T, or float
+// for CASTING_LLAMA with a float weight beside 16-bit x. Nullable: residual/sum_out,
+// weight, bias, mean_out.
 // Two passes over the row held in registers: mean first, then mean((s - mean)^2), the stable
 // form of the variance, as in the reference; rstd = 1 / sqrt(var + eps).
-template <typename T, int VEC, int NV, int MAX_BLOCK>
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
 __global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
 norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
-             const T* __restrict__ weight, const T* __restrict__ bias,
-             T* __restrict__ y, T* __restrict__ sum_out,
+             const W* __restrict__ weight, const T* __restrict__ bias,
+             void* __restrict__ y, T* __restrict__ sum_out,
              float* __restrict__ mean_out, float* __restrict__ rstd_out,
-             long long rows, int cols, int threads_per_row, float eps, int subtract_mean) {
+             long long rows, int cols, int threads_per_row, float eps, int subtract_mean,
+             float weight_offset, int casting) {
+    constexpr bool mixed = !SameType<T, W>::value;
+    const bool float_y = mixed && casting == CASTING_LLAMA;
+    const bool w_in_t = weight_in_t<T, W>(casting);
     __shared__ GroupSlots slots;
     int parity = 0;
     const int G = threads_per_row;
@@ -157,14 +243,15 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
     for (long long row = first_row; row < rows; row += num_groups) {
         const long long offset = row * cols;
         // Issue every load of the row first: x, residual, weight and bias.
-        Pack<T, VEC> xs[NV], rs[NV], ws[NV], bs[NV];
+        Pack<T, VEC> xs[NV], rs[NV], bs[NV];
+        Pack<W, VEC> ws[NV];
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
                 xs[i] = load_pack<T, VEC>(x + offset, index);
                 if (residual != nullptr) rs[i] = load_pack<T, VEC>(residual + offset, index);
-                if (weight != nullptr) ws[i] = load_pack<T, VEC>(weight, index);
+                if (weight != nullptr) ws[i] = load_pack<W, VEC>(weight, index);
                 if (bias != nullptr) bs[i] = load_pack<T, VEC>(bias, index);
             }
         }
@@ -201,26 +288,41 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
             if (mean_out != nullptr) mean_out[row] = mean;
             rstd_out[row] = rstd;
         }
+        const float scale = casting == CASTING_NONE ? round_to<T>(rstd) : rstd;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
-                Pack<T, VEC> out;
+                float values[VEC];
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
-                    float value = (to_float(xs[i].v[k]) - mean) * rstd;          // x̂
-                    if (weight != nullptr) value *= to_float(ws[i].v[k]);
+                    float value = (to_float(xs[i].v[k]) - mean) * scale;         // x̂
+                    if (casting != CASTING_FLOAT32) value = round_to<T>(value);
+                    if (weight != nullptr) {
+                        value *= effective_weight<T, W>(ws[i].v[k], weight_offset, w_in_t);
+                    }
                     if (bias != nullptr) value += to_float(bs[i].v[k]);
-                    out.v[k] = from_float<T>(value);
+                    values[k] = value;
                 }
-                store_pack<T, VEC>(y + offset, index, out);
+                if (float_y) {
+                    Pack<float, VEC> out;
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) out.v[k] = values[k];
+                    store_pack<float, VEC>(static_cast<float*>(y) + offset, index, out);
+                } else {
+                    Pack<T, VEC> out;
+#pragma unroll
+                    for (int k = 0; k < VEC; ++k) out.v[k] = from_float<T>(values[k]);
+                    store_pack<T, VEC>(static_cast<T*>(y) + offset, index, out);
+                }
             }
         }
     }
 }
 
 // ----- backward -----------------------------------------------------------------------------
-// With x̂ = (s - mean) * rstd and g = dy * weight (means over the row):
+// With x̂ = (s - mean) * rstd and g = dy * w' (w' = offset + weight as in the forward's
+// `casting`; means over the row):
 //   LayerNorm: dx = rstd * (g - mean(g) - x̂ * mean(g * x̂))
 //   RMSNorm:   dx = rstd * (g - x̂ * mean(g * x̂))          (mean == nullptr)
 //   plus dsum (the gradient of the returned residual stream) when given.
@@ -232,15 +334,22 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
 // order, and each block writes one row of the partial buffers (gridDim.x x partial_stride,
 // float32), every column, zeros included. sum_partials adds those rows. No atomics: the same
 // launch gives the same bits every time.
+// dy has y's dtype: T, or float for CASTING_LLAMA with a float weight (held in float
+// registers then; so is a T dy beside a float weight, which costs that instantiation alone).
 // Nullable: dsum, weight, mean, dweight_partial, dbias_partial.
-template <typename T, int VEC, int NV, int MAX_BLOCK>
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
 __global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
-norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
-              const T* __restrict__ x, const T* __restrict__ weight,
+norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
+              const T* __restrict__ x, const W* __restrict__ weight,
               const float* __restrict__ mean, const float* __restrict__ rstd,
               T* __restrict__ dx, float* __restrict__ dweight_partial,
               float* __restrict__ dbias_partial, long long rows, int cols,
-              int threads_per_row, int partial_stride) {
+              int threads_per_row, int partial_stride, float weight_offset,
+              int casting) {
+    constexpr bool mixed = !SameType<T, W>::value;
+    using DY = typename Select<mixed, float, T>::type;      // dy's type in registers
+    const bool float_dy = mixed && casting == CASTING_LLAMA;
+    const bool w_in_t = weight_in_t<T, W>(casting);
     __shared__ GroupSlots slots;
     int parity = 0;
     const int G = threads_per_row;
@@ -251,15 +360,19 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
     const int n_vec = cols / VEC;
     const float inv_cols = 1.0f / cols;
 
-    Pack<T, VEC> ws[NV];
+    Pack<W, VEC> ws[NV];
     float dweight_sum[NV][VEC];
     float dbias_sum[NV][VEC];
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        if (weight != nullptr && i * G + lane < n_vec) ws[i] = load_pack<T, VEC>(weight,
+        if (weight != nullptr && i * G + lane < n_vec) ws[i] = load_pack<W, VEC>(weight,
                                                                                  i * G + lane);
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
+            // A float weight holds w' itself: formed once, not once a row.
+            if constexpr (mixed) {
+                ws[i].v[k] = effective_weight<T, W>(ws[i].v[k], weight_offset, w_in_t);
+            }
             dweight_sum[i][k] = 0.0f;
             dbias_sum[i][k] = 0.0f;
         }
@@ -271,13 +384,20 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
         const float row_mean = mean != nullptr ? mean[row] : 0.0f;
         const float row_rstd = rstd[row];
         // Issue every load of the row first: x and dy.
-        Pack<T, VEC> xs[NV], dys[NV], dss[NV];
+        Pack<T, VEC> xs[NV], dss[NV];
+        Pack<DY, VEC> dys[NV];
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
                 xs[i] = load_pack<T, VEC>(x + offset, index);
-                dys[i] = load_pack<T, VEC>(dy + offset, index);
+                if (float_dy) {
+                    dys[i] = load_pack_as<DY, float, VEC>(static_cast<const float*>(dy) + offset,
+                                                         index);
+                } else {
+                    dys[i] = load_pack_as<DY, T, VEC>(static_cast<const T*>(dy) + offset,
+                                                     index);
+                }
             }
         }
         float sum_g = 0.0f, sum_g_xhat = 0.0f;
@@ -288,7 +408,8 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
                 for (int k = 0; k < VEC; ++k) {
                     const float d = to_float(dys[i].v[k]);
                     const float xhat = (to_float(xs[i].v[k]) - row_mean) * row_rstd;
-                    const float g = weight != nullptr ? d * to_float(ws[i].v[k]) : d;
+                    const float g = weight != nullptr ? d * backward_weight<T, W>(
+                        ws[i].v[k], weight_offset, w_in_t) : d;
                     dweight_sum[i][k] += d * xhat;
                     dbias_sum[i][k] += d;
                     sum_g += g;
@@ -317,7 +438,8 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
                 for (int k = 0; k < VEC; ++k) {
                     const float d = to_float(dys[i].v[k]);
                     const float xhat = (to_float(xs[i].v[k]) - row_mean) * row_rstd;
-                    const float g = weight != nullptr ? d * to_float(ws[i].v[k]) : d;
+                    const float g = weight != nullptr ? d * backward_weight<T, W>(
+                        ws[i].v[k], weight_offset, w_in_t) : d;
                     float value = row_rstd * (g - mean_g - xhat * mean_g_xhat);
                     if (dsum != nullptr) value += to_float(dss[i].v[k]);
                     out.v[k] = from_float<T>(value);
@@ -393,15 +515,19 @@ norm_backward(const T* __restrict__ dy, const T* __restrict__ dsum,
 // issued before they are added); then warp 0 adds the 8 warps' sums in warp order. With one
 // chunk (gridDim.y == 1) the sums are the gradients and go to out_* in T; with more, each
 // chunk's sums go to row y of next_* (float32) and the host launches again on those rows.
+// VIA (default T) is x's type beside a float weight (T = float): with `round_via` the
+// gradients are rounded to VIA on their way to T, for w' formed in 16-bit (CASTING_NONE):
+// dweight in w''s dtype, then the weight's. (One instantiation for both, in the module of
+// x's kernels for a float weight.)
 // A fixed tree: the same bits every time, no atomics.
 #define SUM_WARPS 8
 #define SUM_CHUNK 32
-template <typename T>
+template <typename T, typename VIA = T>
 __global__ void __launch_bounds__(SUM_WARPS * 32)
 sum_partials(const float* __restrict__ dweight_partial, const float* __restrict__ dbias_partial,
              int num_partials, int stride, int cols, float* __restrict__ next_dweight,
              float* __restrict__ next_dbias, T* __restrict__ out_dweight,
-             T* __restrict__ out_dbias) {
+             T* __restrict__ out_dbias, int round_via) {
     const float* partial = blockIdx.z == 0 ? dweight_partial : dbias_partial;
     if (partial == nullptr) return;
     __shared__ float4 warp_sums[SUM_WARPS][32];
@@ -441,7 +567,9 @@ sum_partials(const float* __restrict__ dweight_partial, const float* __restrict_
     const float values[4] = {total.x, total.y, total.z, total.w};
     if (gridDim.y == 1) {
         T* out = blockIdx.z == 0 ? out_dweight : out_dbias;
-        for (int k = 0; k < 4 && col + k < cols; ++k) out[col + k] = from_float<T>(values[k]);
+        for (int k = 0; k < 4 && col + k < cols; ++k) {
+            out[col + k] = from_float<T>(round_via ? round_to<VIA>(values[k]) : values[k]);
+        }
     } else {
         float* next = (blockIdx.z == 0 ? next_dweight : next_dbias)
                       + (long long)blockIdx.y * stride;

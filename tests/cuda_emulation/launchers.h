@@ -12,46 +12,56 @@ A arg(void** args, int i) {
     return value;
 }
 
-template <typename T, int VEC, int NV, int MAX_BLOCK>
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
 void run_norm_forward(dim3 grid, unsigned block, void** a) {
     auto x = arg<const T*>(a, 0), residual = arg<const T*>(a, 1);
-    auto weight = arg<const T*>(a, 2), bias = arg<const T*>(a, 3);
-    auto y = arg<T*>(a, 4), sum = arg<T*>(a, 5);
+    auto weight = arg<const W*>(a, 2);
+    auto bias = arg<const T*>(a, 3);
+    auto y = arg<void*>(a, 4);
+    auto sum = arg<T*>(a, 5);
     auto mean = arg<float*>(a, 6), rstd = arg<float*>(a, 7);
     auto rows = arg<long long>(a, 8);
     auto cols = arg<int>(a, 9), group = arg<int>(a, 10);
     auto eps = arg<float>(a, 11);
     auto subtract_mean = arg<int>(a, 12);
+    auto offset = arg<float>(a, 13);
+    auto casting = arg<int>(a, 14);
     emu_launch(grid, block, [=] {
-        norm_forward<T, VEC, NV, MAX_BLOCK>(x, residual, weight, bias, y, sum, mean, rstd, rows,
-                                            cols, group, eps, subtract_mean);
+        norm_forward<T, VEC, NV, MAX_BLOCK, W>(x, residual, weight, bias, y, sum, mean, rstd,
+                                               rows, cols, group, eps, subtract_mean, offset,
+                                               casting);
     });
 }
 
-template <typename T, int VEC, int NV, int MAX_BLOCK>
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
 void run_norm_backward(dim3 grid, unsigned block, void** a) {
-    auto dy = arg<const T*>(a, 0), dsum = arg<const T*>(a, 1), x = arg<const T*>(a, 2);
-    auto weight = arg<const T*>(a, 3);
+    auto dy = arg<const void*>(a, 0);
+    auto dsum = arg<const T*>(a, 1), x = arg<const T*>(a, 2);
+    auto weight = arg<const W*>(a, 3);
     auto mean = arg<const float*>(a, 4), rstd = arg<const float*>(a, 5);
     auto dx = arg<T*>(a, 6);
     auto dweight = arg<float*>(a, 7), dbias = arg<float*>(a, 8);
     auto rows = arg<long long>(a, 9);
     auto cols = arg<int>(a, 10), group = arg<int>(a, 11), stride = arg<int>(a, 12);
+    auto offset = arg<float>(a, 13);
+    auto casting = arg<int>(a, 14);
     emu_launch(grid, block, [=] {
-        norm_backward<T, VEC, NV, MAX_BLOCK>(dy, dsum, x, weight, mean, rstd, dx, dweight, dbias,
-                                             rows, cols, group, stride);
+        norm_backward<T, VEC, NV, MAX_BLOCK, W>(dy, dsum, x, weight, mean, rstd, dx, dweight,
+                                                dbias, rows, cols, group, stride, offset,
+                                                casting);
     });
 }
 
-template <typename T>
+template <typename T, typename VIA = T>
 void run_sum_partials(dim3 grid, unsigned block, void** a) {
     auto dweight = arg<const float*>(a, 0), dbias = arg<const float*>(a, 1);
     auto count = arg<int>(a, 2), stride = arg<int>(a, 3), cols = arg<int>(a, 4);
     auto next_dweight = arg<float*>(a, 5), next_dbias = arg<float*>(a, 6);
     auto out_dweight = arg<T*>(a, 7), out_dbias = arg<T*>(a, 8);
+    auto round_via = arg<int>(a, 9);
     emu_launch(grid, block, [=] {
-        sum_partials<T>(dweight, dbias, count, stride, cols, next_dweight, next_dbias,
-                        out_dweight, out_dbias);
+        sum_partials<T, VIA>(dweight, dbias, count, stride, cols, next_dweight, next_dbias,
+                        out_dweight, out_dbias, round_via);
     });
 }
 

@@ -41,7 +41,7 @@ def run(norm, impl, arrays, device, dtype, seed=3):
         term = (out * upstream).sum()
         loss = term if loss is None else loss + term
     loss.backward()
-    result = {f"out{i}": out.numpy() for i, out in enumerate(outputs)}
+    result = {f"out{i}": out.detach().numpy() for i, out in enumerate(outputs)}
     result.update({f"grad {name}": t.grad.get() if device == "cuda" else t.grad
                    for name, t in tensors.items()})
     for name, t in (running or {}).items():
@@ -65,10 +65,10 @@ def test_tensor_to_cuda_and_back_carries_gradients():
     assert on_gpu.device == "cuda" and isinstance(on_gpu.data, cp.ndarray)
     (on_gpu * on_gpu).sum().backward()
     assert x.grad is not None and isinstance(x.grad, np.ndarray)
-    np.testing.assert_array_equal(x.grad, 2 * x.numpy())
+    np.testing.assert_array_equal(x.grad, 2 * x.detach().numpy())
     back = on_gpu.to("cpu")
     assert back.device == "cpu"
-    np.testing.assert_array_equal(back.numpy(), x.numpy())
+    np.testing.assert_array_equal(back.detach().numpy(), x.detach().numpy())
 
 
 def test_tensor_created_on_cuda_keeps_dtype_and_copies():
@@ -222,7 +222,7 @@ def train_functional_model(device, dtype, steps=4, lr=0.05):
             for p in params.values():
                 p.data -= lr * p.grad
         losses.append(float(loss.item()))
-    return np.array(losses), {name: p.numpy() for name, p in params.items()}
+    return np.array(losses), {name: p.detach().numpy() for name, p in params.items()}
 
 
 @pytest.mark.parametrize("dtype, tol", [("float64", 1e-10), ("float32", 1e-4)])
@@ -277,5 +277,46 @@ def test_nn_model_trains_the_same_on_gpu_and_cpu():
     for (name, p_cpu), (_, p_gpu) in zip(cpu_model.named_parameters(),
                                          gpu_model.named_parameters()):
         assert p_gpu.device == "cuda", name
-        np.testing.assert_allclose(p_gpu.numpy(), p_cpu.numpy(), rtol=tol, atol=tol,
-                                   err_msg=name)
+        np.testing.assert_allclose(p_gpu.detach().numpy(), p_cpu.detach().numpy(), rtol=tol,
+                                   atol=tol, err_msg=name)
+
+
+# ----- RMSNorm conventions through the fused node: the CUDA kernels against the CPU's --------
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("weight_dtype", ["float16", "float32"])
+@pytest.mark.parametrize("offset", [0.0, 1.0])
+@pytest.mark.parametrize("casting", ["llama", "gemma", "none"])
+def test_fused_rms_norm_conventions_on_gpu_match_cpu(casting, offset, weight_dtype, residual):
+    """float16 x, Gemma's offset or none, each casting mode, a float16 or float32 weight
+    (mixing is refused for "none", as on the CPU): y, dx, d(residual) and dweight from the
+    CUDA kernels (one launch each way) against the CPU's reference kernels. Both do the same
+    roundings; the statistics' sums run in another order, so rstd's last bit may move x̂ (and
+    "none"'s rounded rstd) by a unit: y within 2 units of float16, the gradients to
+    DEVICE_TOL."""
+    if casting == "none" and weight_dtype == "float32":
+        pytest.skip("a float32 weight with float16 x needs casting 'llama' or 'gemma'")
+    rng = np.random.default_rng(7)
+    arrays = {"x": 0.5 + rng.standard_normal((6, 64)), "w": 0.3 * rng.standard_normal(64),
+              "r": rng.standard_normal((6, 64)), "up": rng.standard_normal((6, 64))}
+    results = {}
+    for device in ("cpu", "cuda"):
+        x = mg.tensor(arrays["x"], dtype="float16", device=device, requires_grad=True)
+        r = mg.tensor(arrays["r"], dtype="float16", device=device, requires_grad=True)
+        w = mg.tensor(arrays["w"], dtype=weight_dtype, device=device, requires_grad=True)
+        if residual:
+            y, s = F.add_rms_norm(x, r, (64,), w, impl="fused", offset=offset, casting=casting)
+        else:
+            y = F.rms_norm(x, (64,), w, impl="fused", offset=offset, casting=casting)
+        up = mg.tensor(arrays["up"], dtype=y.dtype, device=device)
+        loss = (y * up).sum() + ((s * up).sum() if residual else 0)
+        loss.backward()
+        grads = {"dx": x.grad, "dw": w.grad, **({"dr": r.grad} if residual else {})}
+        results[device] = {"y": y.detach().numpy(), **{k: v.get() if device == "cuda" else v
+                                             for k, v in grads.items()}}
+    cpu, gpu = results["cpu"], results["cuda"]
+    assert gpu["y"].dtype == cpu["y"].dtype and gpu["dw"].dtype == cpu["dw"].dtype
+    y_cpu = cpu["y"].astype(np.float64)
+    unit = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(y_cpu), 2.0 ** -14))) - 10)
+    assert (np.abs(gpu["y"].astype(np.float64) - y_cpu) / unit).max() <= 2
+    assert_same({k: v for k, v in gpu.items() if k != "y"},
+                {k: v for k, v in cpu.items() if k != "y"}, DEVICE_TOL["float16"])

@@ -164,3 +164,49 @@ def test_loader_compiles_once_per_device():
     module = cuda._modules[key]
     cuda.rms_norm_forward(cp.ones((2, 8), np.float16), None, 1e-6)
     assert cuda._modules[key] is module                 # float16 is in the same module
+
+
+# ----- RMSNorm conventions in the kernels (the emulated tests run the same checks) -----------
+class _Logged:
+    """A kernel that records its name in ``names`` each time it is launched."""
+
+    def __init__(self, kernel, name, names):
+        self.kernel, self.name, self.names = kernel.kernel, name, names
+        self._launch = kernel
+
+    def __call__(self, grid, block, args):
+        self.names.append(self.name)
+        return self._launch(grid, block, args)
+
+
+@pytest.fixture
+def launched(monkeypatch):
+    """The names of the kernels launched during the test, in order."""
+    names, real = [], cuda._function
+    monkeypatch.setattr(cuda, "_function", lambda cp_, name: _Logged(real(cp_, name), name,
+                                                                     names))
+    return names
+
+
+@pytest.mark.parametrize("casting, offset, x_dtype, weight_dtype, residual",
+                         kernel_checks.CONVENTION_CASES, ids=kernel_checks.CONVENTION_IDS)
+def test_conventions_match_the_reference_bit_for_bit(poisoned, launched, casting, offset,
+                                                     x_dtype, weight_dtype, residual):
+    """Exact statistics: y, s and rstd with the reference's bits (no FMA can change them:
+    every product in the statistics is exact); dx, dweight to the kernel checks' tolerances;
+    one launch each."""
+    kernel_checks.check_conventions(casting, offset, x_dtype, weight_dtype, residual)
+    kernel_checks.assert_one_launch_each(launched, x_dtype != weight_dtype)
+
+
+@pytest.mark.parametrize("cols, rows", [(33, 7), (40, 7), (1024, 4096), (4096, 64),
+                                        (8192, 16)])
+@pytest.mark.parametrize("x_dtype, weight_dtype", kernel_checks.CONVENTION_DTYPES)
+@pytest.mark.parametrize("casting", kernel_checks.CASTINGS)
+def test_conventions_on_random_rows(poisoned, launched, casting, x_dtype, weight_dtype, cols,
+                                    rows):
+    """Random rows, Gemma's offset, the residual form, over the row mappings (scalar loads,
+    a warp per row with many rows per group, a block per row, the longest rows)."""
+    kernel_checks.check_conventions(casting, 1.0, x_dtype, weight_dtype, True, rows=rows,
+                                    cols=cols, seed=cols, exact=False)
+    kernel_checks.assert_one_launch_each(launched, x_dtype != weight_dtype)
