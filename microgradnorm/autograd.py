@@ -149,6 +149,7 @@ class Context:
     _saved_versions = ()
     _freed = False
     outputs_meta = ()               # (shape, dtype) of each output, to fill missing grads
+    tensor_hooks = None             # {output index: (id of the tensor, {handle id: hook})}
 
     def __init__(self, function, inputs):
         self.function = function
@@ -564,6 +565,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
             summed.difference_update(map(id, grads))
         if node._freed:               # also a node that saved nothing: the graph is gone
             node.check_not_freed()
+        if node.tensor_hooks is not None:     # the outputs' gradients are final here
+            grads = _run_output_hooks(node, grads, captured)
         if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
             grads = _zeros_for_missing(grads, node.outputs_meta)
         input_grads = node.function.backward(node, *grads)
@@ -577,12 +580,93 @@ def run_backward(roots, root_grads, retain_graph, capture):
                 receive(tensor, g)
         for observer in watching:
             observer.on_backward(node, output_grads, captured)
+    for key, (tensor, g) in captured.items():
+        if tensor._hooks is not None:         # a leaf's gradient is final after the loop
+            captured[key] = (tensor, _run_hooks(tensor._hooks, g, tensor.shape))
     if not retain_graph:
         for node in order:
             node.free()
         for observer in watching:
             observer.on_free(order)
     return captured
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` unregisters the hook (a second call
+    does nothing), as torch's ``RemovableHandle``; also a context manager that removes
+    the hook on exit."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        """Unregister the hook."""
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+def register_hook(tensor, hook):
+    """``Tensor.register_hook``: a leaf keeps its hooks itself (``tensor._hooks``); a
+    non-leaf's are kept by its node, per output, as torch keeps them on ``grad_fn``, so
+    that backward finds them where it has the output's total gradient."""
+    if not callable(hook):
+        raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't "
+                           "require grad")
+    node = tensor.grad_fn
+    if node is None:
+        if tensor._hooks is None:
+            tensor._hooks = {}
+        hooks = tensor._hooks
+    else:
+        if node.tensor_hooks is None:
+            node.tensor_hooks = {}
+        # keyed by output; the tensor's id lets a retained .grad see the hooked gradient
+        entry = node.tensor_hooks.setdefault(tensor._output_index, (id(tensor), {}))
+        hooks = entry[1]
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _run_hooks(hooks, g, shape):
+    from .tensor import Tensor
+    for hook in list(hooks.values()):
+        result = hook(g)
+        if result is None:
+            continue
+        result = result.data if isinstance(result, Tensor) else result
+        if tuple(getattr(result, "shape", ())) != tuple(shape) or not hasattr(result, "dtype"):
+            raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
+                               f"{tuple(getattr(result, 'shape', ()))}; a hook must return "
+                               f"None or an array of the gradient's shape {tuple(shape)}")
+        g = result if result.dtype == g.dtype else result.astype(g.dtype)
+    return g
+
+
+def _run_output_hooks(node, grads, captured):
+    # A hooked output's total gradient, replaced by its hooks before the node's backward
+    # uses it; a retained (or captured) gradient of that output is replaced too.
+    grads = list(grads)
+    for i, (tensor_id, hooks) in node.tensor_hooks.items():
+        if grads[i] is None or not hooks:
+            continue
+        shape = node.outputs_meta[i][0]
+        grads[i] = _run_hooks(hooks, grads[i], shape)
+        held = captured.get(tensor_id)
+        if held is not None and held[0].grad_fn is node and held[0]._output_index == i:
+            captured[tensor_id] = (held[0], grads[i])
+    return grads
 
 
 def _zeros_for_missing(grads, outputs_meta):

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from . import backend, dtypes, ops
+from . import backend, dtypes, ops, ops_extra
 from .autograd import op_group
 from .norms import composite, fused
 from .dtypes import check_number, is_half
@@ -428,18 +428,6 @@ def silu(x):
     return x * sigmoid(x)
 
 
-def _shifted(x, axis):
-    # Softmax is invariant to a per-row shift; subtracting the (constant, detached) row max
-    # keeps exp() <= 1, so it cannot overflow.
-    return x - x.detach().max(axis, keepdims=True)
-
-
-def _empty_softmax(x, axis):
-    # A zero-size x: the (log-)softmax is as empty as x, as in torch; the axis is checked.
-    ops.normalize_axis(axis, x.ndim)
-    return x * 1.0
-
-
 def softmax(x, axis=-1, *, dim=None):
     r"""Numerically stable softmax along ``axis`` (``dim``: PyTorch's name for it):
     :math:`\mathrm{softmax}(x)_i = e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
@@ -449,21 +437,13 @@ def softmax(x, axis=-1, *, dim=None):
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
-    axis = ops.dim_alias("softmax", axis, dim, -1)
-    if x.size == 0:
-        return _empty_softmax(x, axis)
-    e = _shifted(x, axis).exp()
-    return e / e.sum(axis, keepdims=True)
+    return ops_extra.softmax(x, ops.dim_alias("softmax", axis, dim, -1))
 
 
 def log_softmax(x, axis=-1, *, dim=None):
     r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}` along
     ``axis`` (``dim``: PyTorch's name). Shape: the input's."""
-    axis = ops.dim_alias("log_softmax", axis, dim, -1)
-    if x.size == 0:
-        return _empty_softmax(x, axis)
-    z = _shifted(x, axis)
-    return z - z.exp().sum(axis, keepdims=True).log()
+    return ops_extra.log_softmax(x, ops.dim_alias("log_softmax", axis, dim, -1))
 
 
 def cross_entropy(logits, target, reduction="mean", ignore_index=-100):

@@ -267,8 +267,8 @@ class Div(Function):
 
 
 class Maximum(Function):
-    """Elementwise maximum; where both inputs are equal the gradient is split in half
-    (PyTorch's ``torch.maximum`` convention)."""
+    """Elementwise maximum; where both inputs are equal the gradient is split in half, and
+    a NaN (which wins either way) passes the whole gradient to both, as in torch."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -279,9 +279,12 @@ class Maximum(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
-        share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)   # 1 a wins, 1/2 tie, 0
-        return (unbroadcast(grad * share_a, a.shape),
-                unbroadcast(grad * (1 - share_a), b.shape))
+        xp = backend.array_module(grad)
+        shared = xp.where(a == b, grad / 2, grad)                  # (broadcast shape)
+        return (unbroadcast(xp.where(a < b, 0, shared).astype(grad.dtype), a.shape)
+                if ctx.needs_input_grad[0] else None,
+                unbroadcast(xp.where(a > b, 0, shared).astype(grad.dtype), b.shape)
+                if ctx.needs_input_grad[1] else None)
 
 
 # ----- elementwise, unary -------------------------------------------------------------------

@@ -20,13 +20,18 @@ import numpy as np
 
 from . import autograd, backend, dtypes
 from .dtypes import check_number, is_floating, is_half, is_numeric
+from .tensor_methods import TorchMethods
 
 FLOAT_DTYPES = (np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)) + (
     (dtypes.bfloat16,) if dtypes.has_bfloat16() else ())
 
 
-class Tensor:
+class Tensor(TorchMethods):
     """An n-dimensional array that can record the ops applied to it.
+
+    Besides the methods below, it has the everyday ``torch.Tensor`` methods of
+    ``TorchMethods`` (tensor_methods.py): min, amin, clamp, sigmoid, softmax, where,
+    masked_fill, repeat, mm, gather, register_hook, ...
 
     Args:
         data: array_like (nested lists, numbers, a NumPy or CuPy array, or a Tensor). It is
@@ -46,6 +51,7 @@ class Tensor:
     """
 
     __array_priority__ = 100      # ndarray + Tensor calls Tensor.__radd__, not NumPy's add
+    _hooks = None                 # a leaf's gradient hooks, {handle id: hook} (register_hook)
 
     def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
         backend.check_device(device)
@@ -70,6 +76,22 @@ class Tensor:
         self._version_box = [0]           # bumped by every in-place op; shared by detach()
         self._retains_grad = False
         self.name = None                  # a parameter name, set by nn.Module (for viz)
+
+    @classmethod
+    def _new(cls, fn, array, requires_grad):
+        """A leaf holding ``array`` itself (not a copy), for the factories; ``fn`` names
+        the caller in the error for ``requires_grad`` on a non-floating dtype."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
+        if requires_grad and not is_floating(array.dtype):
+            raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
+                            f"{array.dtype}")
+        if not is_numeric(array.dtype):
+            raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
+                            f"{array.dtype}")
+        tensor = cls.__new__(cls)
+        tensor._init(array, requires_grad)
+        return tensor
 
     @classmethod
     def _from_op(cls, array, ctx, output_index):
@@ -255,8 +277,12 @@ class Tensor:
 
     def astype(self, dtype):
         """A copy converted to ``dtype``, recorded in the graph: the gradient is converted
-        back to this tensor's dtype. Shape: unchanged."""
-        return ops.Cast.apply(self, dtype=dtypes.as_dtype(dtype))
+        back to this tensor's dtype. An integer or bool result is outside the graph (it has
+        no gradient), as in PyTorch. Shape: unchanged."""
+        dtype = dtypes.as_dtype(dtype)
+        if not is_floating(dtype):
+            return Tensor._from_op(self.data.astype(dtype), None, 0)
+        return ops.Cast.apply(self, dtype=dtype)
 
     def float(self):
         """``astype(float32)``. (To get a Python number use ``float(t)`` or ``t.item()``.)"""

@@ -48,10 +48,10 @@ MUTATIONS = [
      "return grad.transpose(np.argsort([a % grad.ndim for a in ctx.axes]))",
      "return grad.transpose([a % grad.ndim for a in ctx.axes])",
      "permute's backward applies the permutation instead of its inverse"),
-    ("Maximum tie split 1/0", "microgradnorm/ops.py",
-     "share_a = ((a > b) + 0.5 * (a == b)).astype(grad.dtype)",
-     "share_a = (a >= b).astype(grad.dtype)",
-     "maximum gives a tie's whole gradient to a instead of half to each"),
+    ("Maximum tie split 1/½", "microgradnorm/ops.py",
+     "unbroadcast(xp.where(a < b, 0, shared).astype(grad.dtype), a.shape)",
+     "unbroadcast(xp.where(a < b, 0, grad).astype(grad.dtype), a.shape)",
+     "maximum gives a tie's whole gradient to a instead of half (b keeps its half)"),
 ]
 
 

@@ -18,7 +18,8 @@ import pytest
 
 PUBLIC_NAMESPACES = ["microgradnorm", "microgradnorm.functional", "microgradnorm.nn",
                      "microgradnorm.optim", "microgradnorm.layers", "microgradnorm.train",
-                     "microgradnorm.viz", "microgradnorm.checks"]
+                     "microgradnorm.viz", "microgradnorm.checks",
+                     "microgradnorm.tensor_methods"]   # the methods Tensor inherits
 DOCUMENTED_ON_THE_BASE_CLASS = {"extra_repr"}
 
 

@@ -16,7 +16,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "microgradnorm"
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
     ("backend", ("backend", "dtypes", "savefile")),
-    ("core", ("tensor", "autograd", "ops", "kernels")),
+    ("core", ("tensor", "tensor_methods", "autograd", "ops", "ops_extra", "factories",
+              "kernels")),
     ("norms", ("norms",)),
     ("functional", ("functional",)),
     ("model", ("nn", "optim", "lr_scheduler", "layers")),
@@ -24,7 +25,8 @@ LAYERS = (
     ("apps", ("cli", "__main__")),
 )
 RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}
-GRAPH, KERNELS = {"tensor", "autograd", "ops"}, {"kernels"}
+GRAPH = {"tensor", "tensor_methods", "autograd", "ops", "ops_extra", "factories"}
+KERNELS = {"kernels"}
 
 
 def layer_of(module):

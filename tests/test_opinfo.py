@@ -61,9 +61,13 @@ def reduction(method):
     return run
 
 
-def max_with_dim(x, args, kwargs):
-    only(kwargs, (), "max")
-    return x.max(args[0], keepdims=args[1] if len(args) > 1 else False)
+def max_with_dim(x, args, kwargs, method="max"):
+    only(kwargs, (), method)
+    return getattr(x, method)(args[0], keepdims=args[1] if len(args) > 1 else False)
+
+
+def min_with_dim(x, args, kwargs):
+    return max_with_dim(x, args, kwargs, "min")
 
 
 def var(x, args, kwargs, method="var"):
@@ -118,6 +122,64 @@ def unary(method):
         only(kwargs, (), method)
         if args:
             raise Unsupported(f"{method}: positional options")
+        return getattr(x, method)()
+    return run
+
+
+def clamp(x, args, kwargs):
+    only(kwargs, ("min", "max"), "clamp")
+    bounds = dict(zip(("min", "max"), args), **kwargs)
+    return x.clamp(bounds.get("min"), bounds.get("max"))
+
+
+def masked_fill(x, args, kwargs):
+    only(kwargs, (), "masked_fill")
+    mask, value = args
+    return x.masked_fill(mask, value)
+
+
+def index_op(method):
+    def run(x, args, kwargs):
+        only(kwargs, (), method)
+        return getattr(x, method)(*args)
+    return run
+
+
+def where(x, args, kwargs):
+    only(kwargs, (), "where")
+    condition, other = args
+    return mg.where(condition, x, other)
+
+
+def chunk(x, args, kwargs):
+    only(kwargs, ("dim",), "chunk")
+    return x.chunk(args[0], kwargs.get("dim", args[1] if len(args) > 1 else 0))
+
+
+def attribute(name):
+    def run(x, args, kwargs):
+        only(kwargs, (), name)
+        return getattr(x, name)
+    return run
+
+
+def np_dtype(dtype):
+    return None if dtype is None else np.dtype(str(dtype).replace("torch.", ""))
+
+
+def factory(make, extra=()):
+    def run(first, args, kwargs):
+        only(kwargs, ("dtype", "device", "requires_grad") + extra, "factory")
+        options = {"dtype": np_dtype(kwargs.get("dtype")), "device": kwargs.get("device"),
+                   "requires_grad": kwargs.get("requires_grad", False),
+                   **{k: kwargs[k] for k in extra if k in kwargs}}
+        return make(first, args, {k: v for k, v in options.items() if v is not None})
+    return run
+
+
+def conversion(method):
+    def run(x, args, kwargs):
+        only(kwargs, (), method)
         return getattr(x, method)()
     return run
 
@@ -225,7 +287,7 @@ ADAPTERS = {
     ("sqrt", ""): unary("sqrt"), ("tanh", ""): unary("tanh"), ("clone", ""): unary("clone"),
     ("nn.functional.relu", ""): unary("relu"),
     ("erf", ""): lambda x, a, k: mg.ops.erf(x),
-    ("sigmoid", ""): lambda x, a, k: F.sigmoid(x),
+    ("sigmoid", ""): unary("sigmoid"),
     ("nn.functional.silu", ""): lambda x, a, k: (only(k, (), "silu"), F.silu(x))[1],
     ("nn.functional.gelu", ""): gelu,
     ("cat", ""): cat, ("stack", ""): stack,
@@ -234,6 +296,25 @@ ADAPTERS = {
     ("unsqueeze", ""): shape_op("unsqueeze"), ("transpose", ""): shape_op("transpose"),
     ("squeeze", ""): squeeze, ("squeeze", "multiple"): squeeze, ("flatten", ""): flatten,
     ("__getitem__", ""): getitem,
+    ("amin", ""): reduction("amin"), ("min", "reduction_no_dim"): reduction("min"),
+    ("min", "reduction_with_dim"): min_with_dim, ("min", "binary"): binary(mg.minimum),
+    ("minimum", ""): binary(mg.minimum), ("clamp", ""): clamp,
+    ("clamp_min", ""): binary(lambda x, low: x.clamp(min=low)),
+    ("clamp_max", ""): binary(lambda x, high: x.clamp(max=high)),
+    ("rsqrt", ""): unary("rsqrt"), ("square", ""): unary("square"), ("sign", ""): unary("sign"),
+    ("repeat", ""): shape_op("repeat"), ("masked_fill", ""): masked_fill,
+    ("mm", ""): binary(lambda a, b: a.mm(b)), ("bmm", ""): binary(lambda a, b: a.bmm(b)),
+    ("t", ""): unary("t"), ("mT", ""): attribute("mT"), ("T", ""): attribute("T"),
+    ("chunk", ""): chunk, ("gather", ""): index_op("gather"),
+    ("index_select", ""): index_op("index_select"), ("where", ""): where,
+    ("contiguous", ""): unary("contiguous"), ("long", ""): conversion("long"),
+    ("int", ""): conversion("int"), ("bool", ""): conversion("bool"),
+    ("zeros_like", ""): factory(lambda x, a, k: mg.zeros_like(x, **k)),
+    ("ones_like", ""): factory(lambda x, a, k: mg.ones_like(x, **k)),
+    ("new_zeros", ""): factory(lambda x, a, k: x.new_zeros(*a, **k)),
+    ("new_ones", ""): factory(lambda x, a, k: x.new_ones(*a, **k)),
+    ("full", ""): factory(lambda size, a, k: mg.full(size, *a, **k)),
+    ("arange", ""): factory(lambda start, a, k: mg.arange(start, *a, **k), ("end",)),
     ("nn.functional.layer_norm", ""): layer_norm, ("nn.functional.rms_norm", ""): rms_norm,
     ("nn.functional.batch_norm", ""): batch_norm,
     ("nn.functional.mse_loss", ""): mse_loss,
@@ -280,12 +361,23 @@ def run_sample(key, sample):
     torch_leaves = [t for t in tensors_of((sample.input, sample.args, sample.kwargs))
                     if t.requires_grad]
     torch_out = op(sample.input, *sample.args, **sample.kwargs)
-    if key == ("max", "reduction_with_dim"):
+    if key in (("max", "reduction_with_dim"), ("min", "reduction_with_dim")):
         torch_out = torch_out[0]                    # values; indices have no gradient
     try:
         mg_out = ADAPTERS[key](mg_input, mg_args, mg_kwargs)
     except Unsupported as reason:
         return str(reason)
+    if isinstance(torch_out, (tuple, list)):        # chunk: one output per piece
+        assert len(mg_out) == len(torch_out), (len(mg_out), len(torch_out))
+        if torch_out and torch_out[0].requires_grad:
+            weights = [torch.tensor(np.random.default_rng(i).standard_normal(
+                tuple(t.shape))) for i, t in enumerate(torch_out)]
+            torch_out = sum((t * w).sum() for t, w in zip(torch_out, weights))
+            mg_out = sum((t * w.numpy()).sum() for t, w in zip(mg_out, weights))
+        else:
+            for got, want in zip(mg_out, torch_out):
+                np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+            return None
     stats = None
     if key == ("nn.functional.batch_norm", ""):
         mg_out, stats = mg_out
@@ -294,6 +386,7 @@ def run_sample(key, sample):
             if array is not None:
                 np.testing.assert_allclose(array, torch_stat.numpy(), RTOL, ATOL, err_msg=name)
     assert mg_out.shape == tuple(torch_out.shape), (mg_out.shape, torch_out.shape)
+    assert mg_out.dtype == np_dtype(torch_out.dtype), (mg_out.dtype, torch_out.dtype)
     np.testing.assert_allclose(mg_out.detach().numpy(), torch_out.detach().numpy(), RTOL, ATOL,
                                err_msg="forward")
     mg_leaves = [t for t in tensors_of((mg_input, mg_args, mg_kwargs))

@@ -1,0 +1,179 @@
+"""Tensor factories with PyTorch's names: zeros, ones, full, empty, arange, randn, rand,
+their ``*_like`` forms, ``from_numpy``, ``manual_seed``; and the functional forms of a
+few Tensor methods (``mg.exp``, ``mg.where``, ``mg.cat``, ...).
+
+One difference from PyTorch, by design: the default floating dtype is float64 (NumPy's),
+not float32; pass ``dtype="float32"`` for torch's. Random tensors draw from NumPy's global
+``RandomState`` (``np.random``), the generator the rest of the library uses, so
+``manual_seed(n)`` is ``np.random.seed(n)``.
+"""
+
+import numbers
+
+import numpy as np
+
+from . import backend, dtypes, ops, ops_extra
+from .tensor import Tensor
+from .tensor_methods import _size_args
+
+
+def _make(fn, array, dtype, device, requires_grad):
+    """A leaf of ``array`` (NumPy) converted to ``dtype`` and moved to ``device``."""
+    backend.check_device(device)
+    if dtype is not None:
+        array = array.astype(dtypes.as_dtype(dtype), copy=False)
+    return Tensor._new(fn, backend.to_device(array, device), requires_grad)
+
+
+def zeros(*size, dtype=None, device="cpu", requires_grad=False):
+    """A tensor of zeros of ``size`` (ints, or one tuple), float64 unless ``dtype`` is given
+    (``torch.zeros``; torch's default is float32).
+
+    Example:
+        >>> mg.zeros(2, 3).shape
+        (2, 3)
+    """
+    return _make("zeros", np.zeros(_size_args("zeros", size)), dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device="cpu", requires_grad=False):
+    """A tensor of ones of ``size`` (ints, or one tuple), float64 unless ``dtype`` is given
+    (``torch.ones``)."""
+    return _make("ones", np.ones(_size_args("ones", size)), dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device="cpu", requires_grad=False):
+    """An uninitialized tensor of ``size``, float64 unless ``dtype`` is given
+    (``torch.empty``): its values are whatever the memory held."""
+    return _make("empty", np.empty(_size_args("empty", size)), dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
+    """A tensor of ``size`` filled with ``fill_value`` (``torch.full``). Without ``dtype``
+    the dtype follows the value: bool for a bool, int64 for an int, float64 for a float."""
+    size = _size_args("full", (size,))
+    if isinstance(fill_value, Tensor):
+        if fill_value.size != 1:
+            raise ValueError(f"full: fill_value must be a number or a one-element tensor, "
+                             f"got shape {fill_value.shape}")
+        fill_value = fill_value.item()
+    if not isinstance(fill_value, numbers.Real):
+        raise TypeError(f"full: fill_value must be a real number, got "
+                        f"{type(fill_value).__name__} {fill_value!r}")
+    default = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else \
+        np.int64 if isinstance(fill_value, numbers.Integral) else np.float64
+    array = np.full(size, fill_value, dtype=dtypes.as_dtype(dtype) or default)
+    return _make("full", array, None, device, requires_grad)
+
+
+def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
+    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``
+    (``torch.arange``; ``arange(n)`` is 0 .. n-1). int64 when all three are ints, else
+    float64 (torch: float32), unless ``dtype`` is given. Shape: (ceil((end-start)/step),).
+
+    Example:
+        >>> mg.arange(5)                      # tensor([0, 1, 2, 3, 4], dtype=int64)
+    """
+    if end is None:
+        start, end = 0, start
+    for name, value in (("start", start), ("end", end), ("step", step)):
+        if not isinstance(value, numbers.Real):        # bools count as ints, as in torch
+            raise TypeError(f"arange: {name} must be a real number, got "
+                            f"{type(value).__name__} {value!r}")
+    if step == 0:
+        raise ValueError("arange: step must be nonzero, got 0")
+    if (end - start) * step < 0:
+        raise ValueError(f"arange: the range from start {start} to end {end} goes against "
+                         f"step {step}")
+    integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
+    array = np.arange(start, end, step, dtype=np.int64 if integral else np.float64)
+    return _make("arange", array, dtype, device, requires_grad)
+
+
+def randn(*size, dtype=None, device="cpu", requires_grad=False):
+    """Samples of the standard normal distribution, of ``size``, float64 unless ``dtype``
+    is given, from NumPy's global generator (``np.random.randn``; seed with
+    ``manual_seed``)."""
+    size = _size_args("randn", size)
+    return _make("randn", np.asarray(np.random.standard_normal(size)), dtype, device,
+                 requires_grad)
+
+
+def rand(*size, dtype=None, device="cpu", requires_grad=False):
+    """Samples uniform on [0, 1), of ``size``, float64 unless ``dtype`` is given, from
+    NumPy's global generator (``np.random.random_sample``; seed with ``manual_seed``)."""
+    size = _size_args("rand", size)
+    return _make("rand", np.asarray(np.random.random_sample(size)), dtype, device,
+                 requires_grad)
+
+
+def _like(fn, value, other, dtype, device, requires_grad):
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(other).__name__}")
+    dtype = other.dtype if dtype is None else dtype
+    device = other.device if device is None else device
+    return _make(fn, np.full(other.shape, value, dtype=dtypes.as_dtype(dtype)), None, device,
+                 requires_grad)
+
+
+def zeros_like(other, *, dtype=None, device=None, requires_grad=False):
+    """Zeros of ``other``'s shape, dtype and device unless given (``torch.zeros_like``)."""
+    return _like("zeros_like", 0, other, dtype, device, requires_grad)
+
+
+def ones_like(other, *, dtype=None, device=None, requires_grad=False):
+    """Ones of ``other``'s shape, dtype and device unless given (``torch.ones_like``)."""
+    return _like("ones_like", 1, other, dtype, device, requires_grad)
+
+
+def from_numpy(array):
+    """A CPU tensor sharing ``array``'s memory (``torch.from_numpy``): a write through
+    either one shows in the other. The dtype is the array's."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    return Tensor._new("from_numpy", array, False)
+
+
+def manual_seed(seed):
+    """Seed NumPy's global generator (``np.random.seed(seed)``), which ``randn``,
+    ``rand``, parameter initialization and dropout draw from (``torch.manual_seed``;
+    returns None here, not a Generator)."""
+    dtypes.check_number("manual_seed", "seed", seed, integer=True)
+    if not 0 <= seed < 2 ** 32:
+        raise ValueError(f"manual_seed: seed must be in [0, 2**32), got {seed}")
+    np.random.seed(int(seed))
+
+
+def _as_tensor(fn, x):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+def exp(x):
+    """Elementwise e**x (``torch.exp``; ``x.exp()``)."""
+    return _as_tensor("exp", x).exp()
+
+
+def log(x):
+    """Elementwise natural logarithm (``torch.log``; ``x.log()``)."""
+    return _as_tensor("log", x).log()
+
+
+def tanh(x):
+    """Elementwise tanh (``torch.tanh``; ``x.tanh()``)."""
+    return _as_tensor("tanh", x).tanh()
+
+
+def sigmoid(x):
+    r"""Elementwise :math:`\sigma(x) = 1/(1 + e^{-x})` (``torch.sigmoid``), one node."""
+    return ops_extra.Sigmoid.apply(_as_tensor("sigmoid", x))
+
+
+def cat(tensors, dim=0):
+    """``concatenate(tensors, dim)`` under torch's name (``torch.cat``)."""
+    return ops.concatenate(tensors, dim)
+
+
+minimum = ops_extra.minimum
+where = ops_extra.where
