@@ -52,13 +52,18 @@ FASTMATH = {"reassoc", "contract", "nsz", "arcp"}                # never "nnan" 
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))           # what the kernels take
 
 
+# error_model "numpy": a float division by zero is IEEE's (1/0 = inf, 0/0 = NaN), as in
+# the reference, not numba's default Python ZeroDivisionError (eps = 0 on a constant row).
+OPTIONS = {"fastmath": FASTMATH, "error_model": "numpy"}
+
+
 def _jit(function):
-    """numba.njit with the flags above, cached on disk where a cache directory is writable
-    (numba raises at decoration time when none is)."""
+    """numba.njit with the options above, cached on disk where a cache directory is
+    writable (numba raises at decoration time when none is)."""
     try:
-        return numba.njit(fastmath=FASTMATH, cache=True)(function)
+        return numba.njit(cache=True, **OPTIONS)(function)
     except RuntimeError:
-        return numba.njit(fastmath=FASTMATH)(function)
+        return numba.njit(**OPTIONS)(function)
 
 
 # ----- the compiled loops -------------------------------------------------------------------
