@@ -434,3 +434,27 @@ def test_bench_refuses_numba_kernels_on_cuda():
     from test_bench import run_cli
     result = run_cli("bench", "--device", "cuda", "--cpu-kernels", "numba", "--quick")
     assert result.returncode == 2 and "--cpu-kernels numba" in result.stderr
+
+
+@pytest.mark.parametrize("norm", ROW_NORMS)
+def test_backward_runs_the_kernels_its_forward_ran_whatever_is_selected_then(norm):
+    """A graph recorded under one choice and back-propagated under another: each node's
+    backward is the closed form of the forward that made it (as in PyTorch, where the
+    node recorded names its backward), so the gradients are those of a run entirely
+    under the forward's choice, bit for bit."""
+    arrays, upstream = norm_arrays(norm, np.float32, shape=(6, 40, 96), seed=2)
+
+    def mixed(forward_choice, backward_choice):
+        tensors = {k: mg.tensor(v, requires_grad=True) for k, v in arrays.items()}
+        with mg.cpu_kernels(forward_choice):
+            outputs = call_norm(norm, "fused", tensors["x"], tensors.get("residual"),
+                                tensors.get("weight"), tensors.get("bias"))
+        with mg.cpu_kernels(backward_choice):
+            return mg.grad(list(outputs), list(tensors.values()),
+                           [g.reshape(o.shape) for o, g in zip(outputs, upstream)])
+
+    for forward_choice, backward_choice in (("numba", "numpy"), ("numpy", "numba")):
+        expected = mixed(forward_choice, forward_choice)
+        actual = mixed(forward_choice, backward_choice)
+        for a, e in zip(actual, expected):
+            np.testing.assert_array_equal(a, e)

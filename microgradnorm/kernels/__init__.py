@@ -45,7 +45,8 @@ def set_cpu_kernels(name):
     numba, one pass over memory per row, 1.4-4.4x faster at the bench's shapes
     (docs/benchmarks.md). Its results agree with "numpy" to rounding, not bit for bit: a
     few units in the last place of each output's scale, float32 and float64 alike. CuPy
-    arrays are not affected.
+    arrays are not affected. A graph node's backward runs the kernels its forward ran,
+    whatever is selected by then.
 
     Args:
         name (str): "numpy" or "numba".

@@ -3,7 +3,9 @@
 Each node reshapes its input to rows (or channels) and calls the reference kernels; the
 shape bookkeeping lives here, the math in ``kernels.reference`` (NumPy) or ``kernels.cuda``
 (CuPy), picked by ``for_array`` from the input's array type (or ``kernels.numba_cpu`` for
-NumPy arrays, when ``set_cpu_kernels("numba")`` chose it). What each node saves is
+NumPy arrays, when ``set_cpu_kernels("numba")`` chose it). The forward keeps the module it
+picked (``ctx.kernels``) and the backward runs that one's closed form, whatever is selected
+by then. What each node saves is
 chosen on purpose and written next to ``save_for_backward``: the input the previous op
 already keeps alive, the parameters, and a few numbers per row, never a full-size x̂.
 """
@@ -37,8 +39,8 @@ class LayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_shape, eps):
-        ctx.normalized_shape = normalized_shape
-        y, mean, rstd = for_array(x).layer_norm_forward(
+        ctx.normalized_shape, ctx.kernels = normalized_shape, for_array(x)
+        y, mean, rstd = ctx.kernels.layer_norm_forward(
             _rows(x, normalized_shape), _flat(weight), _flat(bias), eps)
         # Saved: x (already alive as the previous op's output), weight, and mean and rstd,
         # 2 numbers per row. x̂ = (x - mean)·rstd is recomputed in backward: one extra pass
@@ -51,7 +53,7 @@ class LayerNorm(Function):
     def backward(ctx, dy):
         x, weight, mean, rstd = ctx.saved
         rows = _rows(x, ctx.normalized_shape)
-        dx, dweight, dbias = for_array(x).layer_norm_backward(
+        dx, dweight, dbias = ctx.kernels.layer_norm_backward(
             dy.reshape(rows.shape), rows, _flat(weight), mean, rstd, ctx.has_bias)
         return dx.reshape(x.shape), _shaped(dweight, weight), _reshaped(dbias, ctx)
 
@@ -64,8 +66,9 @@ class RMSNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, normalized_shape, eps, offset=0.0, casting="llama"):
         ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
+        ctx.kernels = for_array(x)
         rows = _rows(x, normalized_shape)
-        y, _, rstd = conventions.rms_norm_forward(for_array(x), rows, None, _flat(weight), eps,
+        y, _, rstd = conventions.rms_norm_forward(ctx.kernels, rows, None, _flat(weight), eps,
                                                   offset, casting)
         # Saved: x, weight and rstd (1 number per row); x̂ = x·rstd is recomputed.
         ctx.save_for_backward(x, weight, rstd)
@@ -76,7 +79,7 @@ class RMSNorm(Function):
         x, weight, rstd = ctx.saved
         rows = _rows(x, ctx.normalized_shape)
         dx, dweight = conventions.rms_norm_backward(
-            for_array(x), dy.reshape(rows.shape), None, rows, _flat(weight), rstd, ctx.offset,
+            ctx.kernels, dy.reshape(rows.shape), None, rows, _flat(weight), rstd, ctx.offset,
             ctx.casting)
         return dx.reshape(x.shape), _shaped(dweight, weight)
 
@@ -88,8 +91,8 @@ class AddLayerNorm(Function):
 
     @staticmethod
     def forward(ctx, x, residual, weight, bias, normalized_shape, eps):
-        ctx.normalized_shape = normalized_shape
-        y, s, mean, rstd = for_array(x).add_layer_norm_forward(
+        ctx.normalized_shape, ctx.kernels = normalized_shape, for_array(x)
+        y, s, mean, rstd = ctx.kernels.add_layer_norm_forward(
             _rows(x, normalized_shape), _rows(residual, normalized_shape),
             _flat(weight), _flat(bias), eps)
         s = s.reshape(x.shape)
@@ -103,7 +106,7 @@ class AddLayerNorm(Function):
     def backward(ctx, dy, ds):
         s, weight, mean, rstd = ctx.saved
         rows = _rows(s, ctx.normalized_shape)
-        dsum, dweight, dbias = for_array(s).add_layer_norm_backward(
+        dsum, dweight, dbias = ctx.kernels.add_layer_norm_backward(
             dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight), mean, rstd,
             ctx.has_bias)
         dsum = dsum.reshape(s.shape)
@@ -118,8 +121,9 @@ class AddRMSNorm(Function):
     @staticmethod
     def forward(ctx, x, residual, weight, normalized_shape, eps, offset=0.0, casting="llama"):
         ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
+        ctx.kernels = for_array(x)
         y, s, rstd = conventions.rms_norm_forward(
-            for_array(x), _rows(x, normalized_shape), _rows(residual, normalized_shape),
+            ctx.kernels, _rows(x, normalized_shape), _rows(residual, normalized_shape),
             _flat(weight), eps, offset, casting)
         s = s.reshape(x.shape)
         # Saved: the sum s (this node's own output), weight, rstd per row.
@@ -131,7 +135,7 @@ class AddRMSNorm(Function):
         s, weight, rstd = ctx.saved
         rows = _rows(s, ctx.normalized_shape)
         dsum, dweight = conventions.rms_norm_backward(
-            for_array(s), dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight),
+            ctx.kernels, dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight),
             rstd, ctx.offset, ctx.casting)
         dsum = dsum.reshape(s.shape)
         return dsum, dsum, _shaped(dweight, weight)
@@ -149,7 +153,7 @@ class BatchNorm(Function):
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
         x3 = x.reshape(x.shape[0], x.shape[1], -1)                  # (N, C, L)
-        kernels = for_array(x)
+        ctx.kernels = kernels = for_array(x)
         acc = kernels.accumulation_dtype(x.dtype)
         if training:
             mean, var = kernels.batch_norm_statistics(x3)         # (C,), (C,)
@@ -170,6 +174,6 @@ class BatchNorm(Function):
     def backward(ctx, dy):
         x, weight, mean, rstd = ctx.saved
         x3 = x.reshape(x.shape[0], x.shape[1], -1)
-        dx, dweight, dbias = for_array(x).batch_norm_backward(
+        dx, dweight, dbias = ctx.kernels.batch_norm_backward(
             dy.reshape(x3.shape), x3, weight, mean, rstd, ctx.training, ctx.has_bias)
         return dx.reshape(x.shape), dweight, dbias
