@@ -240,6 +240,46 @@ def test_other_inputs_delegate_to_the_reference_and_get_its_exact_results(case, 
         np.testing.assert_array_equal(a, e)
 
 
+def outcome(call):
+    """What ``call()`` gives: its arrays, or the type of the exception it raises."""
+    try:
+        return call()
+    except Exception as error:                              # noqa: BLE001
+        return type(error)
+
+
+@pytest.mark.parametrize("bad", ["short", "long", "2-D"])
+@pytest.mark.parametrize("param", ["weight", "bias"])
+@pytest.mark.parametrize("norm", ROW_NORMS)
+def test_a_parameter_of_another_shape_is_the_references_business(norm, param, bad):
+    """The compiled loops index weight[j] and bias[j] for j < D unchecked: a parameter of
+    another shape must go to the reference (an error, or its broadcast), never be read
+    past its end."""
+    if param == "bias" and "layer" not in norm:
+        pytest.skip("RMSNorm has no bias")
+    inputs = row_inputs(norm, 3, 8, np.float64, "both", seed=4)
+    good = inputs[param]
+    inputs[param] = {"short": good[:5], "long": np.concatenate([good, good]),
+                     "2-D": good[None, :]}[bad]
+    expected = outcome(lambda: run_forward(reference, norm, inputs))
+    actual = outcome(lambda: run_forward(numba_cpu, norm, inputs))
+    if isinstance(expected, type):
+        assert actual is expected
+    else:
+        for a, e in zip(actual, expected):
+            np.testing.assert_array_equal(a, e)
+    if param == "bias":
+        return                                      # backward takes no bias
+    forward = run_forward(reference, norm, dict(inputs, **{param: good}))
+    expected = outcome(lambda: run_backward(reference, norm, inputs, forward))
+    actual = outcome(lambda: run_backward(numba_cpu, norm, inputs, forward))
+    if isinstance(expected, type):
+        assert actual is expected
+    else:
+        for a, e in zip(actual, expected):
+            np.testing.assert_array_equal(a, e)
+
+
 def test_batch_norm_is_the_references():
     assert numba_cpu.batch_norm_forward is reference.batch_norm_forward
     assert numba_cpu.batch_norm_backward is reference.batch_norm_backward

@@ -177,16 +177,24 @@ def _layer_norm_rows_backward(dy, ds, has_ds, x, weight, mean, rstd, dx, dweight
 
 
 # ----- which calls the kernels take ---------------------------------------------------------
-def _takes(x, *arrays):
+def _takes(x, rows=(), columns=(), stats=()):
     """True when the compiled kernels run this call: x is a 2-D C-contiguous float32/float64
-    NumPy array with rows and columns, and every other given array is C-contiguous NumPy of
-    x's dtype (None is fine)."""
+    NumPy array (M, D) with rows and columns, and every other array is C-contiguous NumPy
+    of x's dtype and of the shape the loops index without bounds checks: ``rows`` (dy, ds,
+    residual) (M, D), ``columns`` (weight, bias) (D,) or None, ``stats`` (mean, rstd)
+    (M,)."""
     if type(x) is not np.ndarray or x.ndim != 2 or x.dtype not in DTYPES or 0 in x.shape:
         return False
     if not x.flags.c_contiguous:
         return False
-    return all(a is None or (type(a) is np.ndarray and a.dtype == x.dtype
-                             and a.flags.c_contiguous) for a in arrays)
+    return (all(_like(a, x, x.shape) for a in rows)
+            and all(a is None or _like(a, x, x.shape[1:]) for a in columns)
+            and all(_like(a, x, x.shape[:1]) for a in stats))
+
+
+def _like(array, x, shape):
+    return (type(array) is np.ndarray and array.dtype == x.dtype and array.shape == shape
+            and array.flags.c_contiguous)
 
 
 def _or_empty(array, dtype):
@@ -222,18 +230,13 @@ def _backward(dy, ds, x, weight, mean, rstd, need_bias_grad):
     return dx, dweight, dbias
 
 
-def _stats_ok(x, *stats):
-    return all(stat.dtype == x.dtype and type(stat) is np.ndarray
-               and stat.shape == (x.shape[0],) and stat.flags.c_contiguous for stat in stats)
-
-
 # ----- the reference's functions ------------------------------------------------------------
 accumulation_dtype = reference.accumulation_dtype
 
 
 def layer_norm_forward(x, weight, bias, eps):
     """As ``reference.layer_norm_forward``: returns y (M, D), mean (M,), rstd (M,)."""
-    if not _takes(x, weight, bias):
+    if not _takes(x, columns=(weight, bias)):
         return reference.layer_norm_forward(x, weight, bias, eps)
     y, _, mean, rstd = _forward(x, None, weight, bias, eps, True)
     return y, mean, rstd
@@ -241,14 +244,14 @@ def layer_norm_forward(x, weight, bias, eps):
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
-    if not (_takes(x, dy, weight) and dy.shape == x.shape and _stats_ok(x, mean, rstd)):
+    if not _takes(x, rows=(dy,), columns=(weight,), stats=(mean, rstd)):
         return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
     return _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
 
 
 def rms_norm_forward(x, weight, eps):
     """As ``reference.rms_norm_forward``: returns y (M, D) and rstd (M,)."""
-    if not _takes(x, weight):
+    if not _takes(x, columns=(weight,)):
         return reference.rms_norm_forward(x, weight, eps)
     y, _, _, rstd = _forward(x, None, weight, None, eps, False)
     return y, rstd
@@ -256,7 +259,7 @@ def rms_norm_forward(x, weight, eps):
 
 def rms_norm_backward(dy, x, weight, rstd):
     """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
-    if not (_takes(x, dy, weight) and dy.shape == x.shape and _stats_ok(x, rstd)):
+    if not _takes(x, rows=(dy,), columns=(weight,), stats=(rstd,)):
         return reference.rms_norm_backward(dy, x, weight, rstd)
     dx, dweight, _ = _backward(dy, None, x, weight, None, rstd, False)
     return dx, dweight
@@ -264,15 +267,14 @@ def rms_norm_backward(dy, x, weight, rstd):
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
-    if not (_takes(x, residual, weight, bias) and residual.shape == x.shape):
+    if not _takes(x, rows=(residual,), columns=(weight, bias)):
         return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
     return _forward(x, residual, weight, bias, eps, True)
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
-    if not (_takes(s, dy, ds, weight) and dy.shape == ds.shape == s.shape
-            and _stats_ok(s, mean, rstd)):
+    if not _takes(s, rows=(dy, ds), columns=(weight,), stats=(mean, rstd)):
         return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd,
                                                  need_bias_grad)
     return _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
@@ -280,7 +282,7 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
 
 def add_rms_norm_forward(x, residual, weight, eps):
     """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
-    if not (_takes(x, residual, weight) and residual.shape == x.shape):
+    if not _takes(x, rows=(residual,), columns=(weight,)):
         return reference.add_rms_norm_forward(x, residual, weight, eps)
     y, s, _, rstd = _forward(x, residual, weight, None, eps, False)
     return y, s, rstd
@@ -288,8 +290,7 @@ def add_rms_norm_forward(x, residual, weight, eps):
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd):
     """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
-    if not (_takes(s, dy, ds, weight) and dy.shape == ds.shape == s.shape
-            and _stats_ok(s, rstd)):
+    if not _takes(s, rows=(dy, ds), columns=(weight,), stats=(rstd,)):
         return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
     dsum, dweight, _ = _backward(dy, ds, s, weight, None, rstd, False)
     return dsum, dweight
