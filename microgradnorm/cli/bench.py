@@ -293,9 +293,8 @@ def microgradnorm_case(norm, impl, arrays, upstream, device="cpu"):
         with kernel_choice(impl):
             return run_norm(norm, graph_impl(impl), tensors, running)
 
-    def step():
-        with kernel_choice(impl):
-            return grad(forward(), list(tensors.values()), grads)
+    def step():                     # the nodes keep forward's kernels for their backward
+        return grad(forward(), list(tensors.values()), grads)
 
     return Case(forward, step, graph_stats(*forward()).saved_bytes)
 
