@@ -498,3 +498,20 @@ def test_backward_runs_the_kernels_its_forward_ran_whatever_is_selected_then(nor
         actual = mixed(forward_choice, backward_choice)
         for a, e in zip(actual, expected):
             np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("train", [False, True])
+def test_bench_without_numba_says_what_to_install_before_any_timing(train, monkeypatch,
+                                                                    capsys, tmp_path):
+    from microgradnorm.cli.main import main
+    monkeypatch.setitem(sys.modules, "numba", None)          # import numba -> ImportError
+    monkeypatch.delitem(sys.modules, "microgradnorm.kernels.numba_cpu")
+    monkeypatch.delattr(kernels, "numba_cpu", raising=False)
+    argv = ["bench", "--quick", "--cpu-kernels", "numpy", "numba", "--norm", "layernorm"]
+    argv += ["--train", "--out", str(tmp_path)] if train else []
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("microgradnorm bench: --cpu-kernels numba: ")
+    assert 'pip install "microgradnorm[numba]"' in err
+    assert mg.get_cpu_kernels() == "numpy"

@@ -535,10 +535,13 @@ def add_parser(commands):
 
 def fused_impls(args):
     """The fused impls ``--cpu-kernels`` asks for: "fused" and/or "fused-numba" (checked:
-    numba must import)."""
+    numba must import, else a ValueError naming the option and the extra to install)."""
     if "numba" in args.cpu_kernels:
-        with kernels.cpu_kernels("numba"):     # a RuntimeError naming the extra without numba
-            pass
+        try:
+            with kernels.cpu_kernels("numba"):
+                pass
+        except RuntimeError as error:          # numba missing: the message names the extra
+            raise ValueError(f"--cpu-kernels numba: {error}") from None
     return tuple({"numpy": "fused", "numba": NUMBA_IMPL}[name] for name in args.cpu_kernels)
 
 
@@ -570,6 +573,7 @@ def run(args):
 
 
 def run_norms(args, bench_train):
+    fused = fused_impls(args)
     args.norm = args.norm or NORMS
     args.dtype = args.dtype or ("float32", "float64")
     if "bfloat16" in args.dtype:
@@ -594,7 +598,6 @@ def run_norms(args, bench_train):
     print(f"  np.copyto bandwidth: {copy_gbps:.2f} GB/s (read + write)")
     print(bench_train.format_engine(
         bench_train.engine_comparison(repeat=max(9, repeat * 3), timer=timer)))
-    fused = fused_impls(args)
     steps = [transformer_step(impl, repeat=repeat, timer=timer)
              for impl in ("composite",) + fused]
     print("  tiny transformer training step (nn.GPT d_model 32, 2 blocks, batch 16 x 32, "
