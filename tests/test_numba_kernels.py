@@ -515,3 +515,11 @@ def test_bench_without_numba_says_what_to_install_before_any_timing(train, monke
     assert err.startswith("microgradnorm bench: --cpu-kernels numba: ")
     assert 'pip install "microgradnorm[numba]"' in err
     assert mg.get_cpu_kernels() == "numpy"
+
+
+def test_bench_times_each_cpu_kernels_choice_once():
+    import argparse
+
+    from microgradnorm.cli import bench
+    args = argparse.Namespace(cpu_kernels=["numba", "numpy", "numba", "numpy"])
+    assert bench.fused_impls(args) == (bench.NUMBA_IMPL, "fused")

@@ -542,7 +542,8 @@ def fused_impls(args):
                 pass
         except RuntimeError as error:          # numba missing: the message names the extra
             raise ValueError(f"--cpu-kernels numba: {error}") from None
-    return tuple({"numpy": "fused", "numba": NUMBA_IMPL}[name] for name in args.cpu_kernels)
+    return tuple({"numpy": "fused", "numba": NUMBA_IMPL}[name]          # each once, in order
+                 for name in dict.fromkeys(args.cpu_kernels))
 
 
 def progress_printer(args):
