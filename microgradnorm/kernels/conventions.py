@@ -49,11 +49,12 @@ def weight_dtype(kernels, x, weight, casting):
 
 
 def effective_weight(weight, offset, dtype):
-    """w' = offset + w in ``dtype`` (None for no weight)."""
+    """w' = offset + w in ``dtype`` (None for no weight). The offset is added as a NumPy
+    scalar of ``dtype``: CuPy's ufuncs take scalars but refuse NumPy arrays, 0-d ones too."""
     if weight is None:
         return None
     weight = weight.astype(dtype, copy=False)
-    return weight + np.asarray(offset, dtype) if offset else weight
+    return weight + np.asarray(offset, dtype)[()] if offset else weight
 
 
 def rms_norm_forward(kernels, x, residual, weight, eps, offset, casting):
