@@ -548,8 +548,12 @@ def test_emulated_casting_modes_give_different_bits(emulated, casting):
 BAD_CONVENTIONS = [
     ("rms_norm_forward", {"casting": "mistral"}, ValueError, "casting must be one of"),
     ("add_rms_norm_forward", {"casting": None}, ValueError, "casting must be one of"),
-    ("rms_norm_backward", {"offset": "1"}, TypeError, "offset must be a finite real"),
-    ("add_rms_norm_backward", {"offset": float("nan")}, TypeError, "offset must be"),
+    ("rms_norm_forward", {"casting": ["gemma"]}, ValueError, "casting must be one of"),
+    ("rms_norm_backward", {"offset": "1"}, TypeError, "offset must be a real number"),
+    ("rms_norm_forward", {"offset": True}, TypeError, "offset must be a real number"),
+    ("add_rms_norm_backward", {"offset": float("nan")}, ValueError,
+     "offset must be a finite number"),
+    ("add_rms_norm_forward", {"offset": float("inf")}, ValueError, "offset must be a finite"),
 ]
 
 

@@ -31,7 +31,6 @@ Python below, testable without a GPU; ``norms.cu`` explains the kernels themselv
 
 import collections
 import functools
-import numbers
 import os
 
 import numpy as np
@@ -502,12 +501,16 @@ def _weight_cxx(weight_dtype):
 
 
 def _check_conventions(function, offset, casting):
-    if casting not in CASTINGS:
+    """The errors of the functional layer (``functional._check_rms_norm``): a casting mode
+    it does not know is a ValueError, an offset that is not a number (a bool, a string) a
+    TypeError, a NaN or infinite one a ValueError."""
+    if not isinstance(casting, str) or casting not in CASTINGS:
         raise ValueError(f"{function}: casting must be one of {', '.join(map(repr, CASTINGS))}, "
                          f"got {casting!r}")
-    if not isinstance(offset, numbers.Real) or not np.isfinite(offset):
-        raise TypeError(f"{function}: offset must be a finite real number (Gemma's 1, or 0), "
-                        f"got {offset!r}")
+    dtypes.check_number(function, "offset", offset)
+    if not np.isfinite(offset):
+        raise ValueError(f"{function}: offset must be a finite number (Gemma's 1, or 0), "
+                         f"got {offset!r}")
 
 
 def _rms_plan(x, weight, casting, same=(), dy=None):
