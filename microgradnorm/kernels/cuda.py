@@ -461,16 +461,10 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, rou
 
 
 # ----- RMSNorm conventions -------------------------------------------------------------------
-def is_half(dtype):
-    """True for the 16-bit kernel dtypes: float16 and bfloat16."""
-    name = storage_name(dtype)
-    return name is not None and ITEMSIZE[name] == 2
-
-
 def output_dtype(x_dtype, weight_dtype, casting):
     """y's dtype, and so dy's: float32 for "llama" with a float32 weight beside 16-bit x
     (Hugging Face's ``weight * x̂.to(input dtype)``), else x's."""
-    if (casting == "llama" and weight_dtype is not None and is_half(x_dtype)
+    if (casting == "llama" and weight_dtype is not None and dtypes.is_half(x_dtype)
             and np.dtype(weight_dtype) == np.float32):
         return np.dtype(np.float32)
     return np.dtype(x_dtype)
@@ -479,7 +473,7 @@ def output_dtype(x_dtype, weight_dtype, casting):
 def weight_compute_dtype(x_dtype, weight_dtype, casting):
     """The dtype w' = offset + w is formed in (``conventions.weight_dtype``): the weight's
     for float32 x and for "llama", float32 for "gemma", x's for "none"."""
-    if not is_half(x_dtype) or casting == "llama":
+    if not dtypes.is_half(x_dtype) or casting == "llama":
         return np.dtype(weight_dtype)
     return np.dtype(np.float32) if casting == "gemma" else np.dtype(x_dtype)
 
@@ -522,7 +516,7 @@ def _rms_plan(x, weight, casting, same=(), dy=None):
     weight_dtype = None if weight is None else weight.dtype
     takes = (storage_name(x.dtype) is not None
              and (weight is None or weight.dtype == x.dtype
-                  or (is_half(x.dtype) and weight.dtype == np.float32))
+                  or (dtypes.is_half(x.dtype) and weight.dtype == np.float32))
              and all(a is None or a.dtype == x.dtype for a in same)
              and (dy is None or dy.dtype == output_dtype(x.dtype, weight_dtype, casting)))
     return takes
