@@ -522,25 +522,6 @@ def _rms_plan(x, weight, casting, same=(), dy=None):
     return takes
 
 
-def _rms_reference_forward(x, residual, weight, eps, offset, casting):
-    """The fallback: the reference kernels (through ``conventions`` where offset or casting
-    asks for more than their own arithmetic). Returns y, s or None, rstd."""
-    if casting == "gemma" and not offset:
-        if residual is None:
-            y, rstd = reference.rms_norm_forward(x, weight, eps)
-            return y, None, rstd
-        return reference.add_rms_norm_forward(x, residual, weight, eps)
-    return conventions.rms_norm_forward(reference, x, residual, weight, eps, offset, casting)
-
-
-def _rms_reference_backward(dy, ds, x, weight, rstd, offset, casting):
-    if casting == "gemma" and not offset:
-        if ds is None:
-            return reference.rms_norm_backward(dy, x, weight, rstd)
-        return reference.add_rms_norm_backward(dy, ds, x, weight, rstd)
-    return conventions.rms_norm_backward(reference, dy, ds, x, weight, rstd, offset, casting)
-
-
 # ----- input checks ---------------------------------------------------------------------------
 # The kernels trust their pointers: a weight of the wrong length, a dy of the wrong shape or a
 # strided rstd would be read out of bounds, silently. So every call checks its arguments first
@@ -635,7 +616,8 @@ def rms_norm_forward(x, weight, eps, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[3]
 
-    y, _, rstd = _rms_reference_forward(x, None, weight, eps, offset, casting)
+    y, _, rstd = conventions.rms_norm_forward(reference, x, None, weight, eps, offset,
+                                              casting)
     return y, rstd
 
 
@@ -654,7 +636,8 @@ def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[1]
 
-    return _rms_reference_backward(dy, None, x, weight, rstd, offset, casting)
+    return conventions.rms_norm_backward(reference, dy, None, x, weight, rstd, offset,
+                                         casting)
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
@@ -697,7 +680,8 @@ def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[1], out[3]
 
-    return _rms_reference_forward(x, residual, weight, eps, offset, casting)
+    return conventions.rms_norm_forward(reference, x, residual, weight, eps, offset,
+                                        casting)
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
@@ -714,7 +698,8 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[1]
 
-    return _rms_reference_backward(dy, ds, s, weight, rstd, offset, casting)
+    return conventions.rms_norm_backward(reference, dy, ds, s, weight, rstd, offset,
+                                         casting)
 
 
 # BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs
