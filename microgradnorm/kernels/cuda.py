@@ -18,7 +18,8 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
   * float64, other mixed dtypes (LayerNorm's float32 weight with bfloat16 x, say), and rows
     longer than the kernels hold in registers (see ``launch_config``) fall back to the
     reference functions, which run on CuPy through ``xp`` (bfloat16 computed in float32,
-    rounded once; composed by ``conventions`` where an offset or a casting mode asks).
+    rounded once; RMSNorm's through ``conventions`` on the reference, which for the
+    defaults is the reference's own arithmetic).
   * Integer arrays are a ``TypeError``: ``uint16`` is not bfloat16 bits here (view such bits
     as ``bits.view(ml_dtypes.bfloat16)``).
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
