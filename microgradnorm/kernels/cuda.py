@@ -474,9 +474,8 @@ def output_dtype(x_dtype, weight_dtype, casting):
 def weight_compute_dtype(x_dtype, weight_dtype, casting):
     """The dtype w' = offset + w is formed in (``conventions.weight_dtype``): the weight's
     for float32 x and for "llama", float32 for "gemma", x's for "none"."""
-    if not dtypes.is_half(x_dtype) or casting == "llama":
-        return np.dtype(weight_dtype)
-    return np.dtype(np.float32) if casting == "gemma" else np.dtype(x_dtype)
+    return conventions.weight_dtype_for(x_dtype, weight_dtype, accumulation_dtype(x_dtype),
+                                        casting)
 
 
 def _kernel_offset(x_dtype, weight_dtype, offset, casting):
