@@ -91,7 +91,8 @@ def new_array(data, dtype=None, device="cpu"):
             return cupy.array(data, dtype=dtype, copy=True)
         # Converted on the host first, then copied: the same rounding as on the CPU
         # (ml_dtypes' for bfloat16), whatever CuPy's conversion of Python data would do.
-        return cupy.asarray(np.array(data, dtype=dtype, copy=True))
+        # The upload is the copy: a NumPy array already in ``dtype`` is not copied twice.
+        return cupy.asarray(np.asarray(data, dtype=dtype))
     if is_cupy_array(data):
         data = data.get()
     return np.array(data, dtype=dtype, copy=True)

@@ -60,6 +60,26 @@ class EmulatedArray(np.ndarray):
     def get(self):
         return np.array(self.view(np.ndarray))
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """CuPy's ufuncs take device arrays and scalars (NumPy's too), never a NumPy array,
+        not even a 0-d one (``TypeError: Unsupported type <class 'numpy.ndarray'>``). The
+        emulation refuses 0-d NumPy arrays, ``np.asarray(number, dtype)``, so code that
+        would fail that way on a GPU fails here (larger NumPy arrays are allowed: the
+        reference's ``xp`` is NumPy here, and its arrays stand in for CuPy's)."""
+        outputs = kwargs.get("out") or ()
+        for value in (*inputs, *outputs):
+            if type(value) is np.ndarray and value.ndim == 0:
+                raise TypeError(f"Unsupported type {type(value)}")
+        plain = [v.view(np.ndarray) if isinstance(v, EmulatedArray) else v for v in inputs]
+        if outputs:
+            kwargs["out"] = tuple(o.view(np.ndarray) for o in outputs)
+        result = getattr(ufunc, method)(*plain, **kwargs)
+        if outputs:
+            return outputs[0] if len(outputs) == 1 else outputs
+        if isinstance(result, tuple):
+            return tuple(_dressed(r) for r in result)
+        return _dressed(result)
+
 
 def _dressed(value):
     if isinstance(value, np.ndarray) and not isinstance(value, EmulatedArray):
@@ -528,8 +548,12 @@ def test_emulated_casting_modes_give_different_bits(emulated, casting):
 BAD_CONVENTIONS = [
     ("rms_norm_forward", {"casting": "mistral"}, ValueError, "casting must be one of"),
     ("add_rms_norm_forward", {"casting": None}, ValueError, "casting must be one of"),
-    ("rms_norm_backward", {"offset": "1"}, TypeError, "offset must be a finite real"),
-    ("add_rms_norm_backward", {"offset": float("nan")}, TypeError, "offset must be"),
+    ("rms_norm_forward", {"casting": ["gemma"]}, ValueError, "casting must be one of"),
+    ("rms_norm_backward", {"offset": "1"}, TypeError, "offset must be a real number"),
+    ("rms_norm_forward", {"offset": True}, TypeError, "offset must be a real number"),
+    ("add_rms_norm_backward", {"offset": float("nan")}, ValueError,
+     "offset must be a finite number"),
+    ("add_rms_norm_forward", {"offset": float("inf")}, ValueError, "offset must be a finite"),
 ]
 
 
@@ -573,3 +597,32 @@ def test_llama_with_a_float32_weight_and_a_16_bit_dy_falls_back(emulated):
     assert not [name for name, _, _ in emulated if name.startswith("norm_backward")]
     kernel_checks.assert_same_bits(np.asarray(dx).view(np.ndarray), dx_ref, "dx")
     kernel_checks.assert_same_bits(np.asarray(dw).view(np.ndarray), dw_ref, "dweight")
+
+
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("casting", kernel_checks.CASTINGS)
+def test_float64_with_an_offset_runs_the_reference_on_device_arrays(emulated, casting,
+                                                                    residual):
+    """float64 is no kernel dtype: with Gemma's offset the reference runs it, composed by
+    conventions, on the device arrays (w' = offset + w formed there, with a scalar: CuPy
+    refuses a 0-d NumPy array), nothing is launched, and the numbers are the reference's."""
+    from microgradnorm.kernels import conventions
+    fake = kernel_checks.cp
+    rng = np.random.default_rng(11)
+    host = {"x": rng.standard_normal((5, 48)), "w": 0.1 * rng.standard_normal(48),
+            "r": rng.standard_normal((5, 48)) if residual else None,
+            "dy": rng.standard_normal((5, 48)),
+            "ds": rng.standard_normal((5, 48)) if residual else None}
+    dev = {k: None if v is None else fake.asarray(v) for k, v in host.items()}
+    results = []
+    for kernels, a in ((cuda, dev), (reference, host)):
+        y, s, rstd = conventions.rms_norm_forward(kernels, a["x"], a["r"], a["w"], 1e-6, 1.0,
+                                                  casting)
+        rows = a["x"] if s is None else s
+        dx, dw = conventions.rms_norm_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
+                                               1.0, casting)
+        results.append([np.asarray(v).view(np.ndarray) for v in (y, rstd, dx, dw)])
+    assert not emulated                                  # nothing launched
+    for name, got, want in zip(("y", "rstd", "dx", "dweight"), *results):
+        assert got.dtype == want.dtype == np.float64, name
+        np.testing.assert_array_equal(got, want, err_msg=name)

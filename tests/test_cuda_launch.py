@@ -403,6 +403,18 @@ def test_bfloat16_data_for_cuda_is_rounded_on_the_host_then_copied(monkeypatch):
                                   np.array(values).astype(mg.bfloat16).view(np.uint16))
 
 
+def test_a_numpy_array_for_cuda_is_uploaded_without_a_host_copy(monkeypatch):
+    """The upload (cupy.asarray of host memory) is the copy the new tensor owns: a NumPy
+    array already in the asked dtype goes to it as it is, not copied on the host first."""
+    fake = _RecordingCupy()
+    monkeypatch.setattr(backend, "_cupy_with_gpu", lambda: fake)
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    backend.new_array(data, None, "cuda")
+    backend.new_array(data, np.float32, "cuda")
+    assert [(call, uploaded is data) for call, uploaded in fake.calls] == \
+        [("asarray", True), ("asarray", True)]
+
+
 def test_erf_of_half_precision_on_cuda_computes_in_float32(monkeypatch):
     """cupyx's erf has no float16/bfloat16 loop (float16 would come back float64):
     backend.erf hands it float32 and rounds the result to the input dtype."""

@@ -43,17 +43,25 @@ def weight_dtype(kernels, x, weight, casting):
     dtype for "none", the weight's own otherwise (None for no weight)."""
     if weight is None:
         return None
-    if kernels.accumulation_dtype(x.dtype) == x.dtype or casting == "llama":
-        return weight.dtype
-    return kernels.accumulation_dtype(x.dtype) if casting == "gemma" else x.dtype
+    return weight_dtype_for(x.dtype, weight.dtype, kernels.accumulation_dtype(x.dtype),
+                            casting)
+
+
+def weight_dtype_for(x_dtype, weight_dtype, accumulation, casting):
+    """``weight_dtype`` from the dtypes alone (``accumulation``: the kernels' accumulation
+    dtype for x), for launchers that decide before any array exists (``kernels.cuda``)."""
+    if np.dtype(accumulation) == np.dtype(x_dtype) or casting == "llama":
+        return np.dtype(weight_dtype)
+    return np.dtype(accumulation) if casting == "gemma" else np.dtype(x_dtype)
 
 
 def effective_weight(weight, offset, dtype):
-    """w' = offset + w in ``dtype`` (None for no weight)."""
+    """w' = offset + w in ``dtype`` (None for no weight). The offset is added as a NumPy
+    scalar of ``dtype``: CuPy's ufuncs take scalars but refuse NumPy arrays, 0-d ones too."""
     if weight is None:
         return None
     weight = weight.astype(dtype, copy=False)
-    return weight + np.asarray(offset, dtype) if offset else weight
+    return weight + np.asarray(offset, dtype)[()] if offset else weight
 
 
 def rms_norm_forward(kernels, x, residual, weight, eps, offset, casting):

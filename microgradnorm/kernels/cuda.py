@@ -18,7 +18,8 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
   * float64, other mixed dtypes (LayerNorm's float32 weight with bfloat16 x, say), and rows
     longer than the kernels hold in registers (see ``launch_config``) fall back to the
     reference functions, which run on CuPy through ``xp`` (bfloat16 computed in float32,
-    rounded once; composed by ``conventions`` where an offset or a casting mode asks).
+    rounded once; RMSNorm's through ``conventions`` on the reference, which for the
+    defaults is the reference's own arithmetic).
   * Integer arrays are a ``TypeError``: ``uint16`` is not bfloat16 bits here (view such bits
     as ``bits.view(ml_dtypes.bfloat16)``).
   * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
@@ -31,7 +32,6 @@ Python below, testable without a GPU; ``norms.cu`` explains the kernels themselv
 
 import collections
 import functools
-import numbers
 import os
 
 import numpy as np
@@ -462,16 +462,10 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, rou
 
 
 # ----- RMSNorm conventions -------------------------------------------------------------------
-def is_half(dtype):
-    """True for the 16-bit kernel dtypes: float16 and bfloat16."""
-    name = storage_name(dtype)
-    return name is not None and ITEMSIZE[name] == 2
-
-
 def output_dtype(x_dtype, weight_dtype, casting):
     """y's dtype, and so dy's: float32 for "llama" with a float32 weight beside 16-bit x
     (Hugging Face's ``weight * x̂.to(input dtype)``), else x's."""
-    if (casting == "llama" and weight_dtype is not None and is_half(x_dtype)
+    if (casting == "llama" and weight_dtype is not None and dtypes.is_half(x_dtype)
             and np.dtype(weight_dtype) == np.float32):
         return np.dtype(np.float32)
     return np.dtype(x_dtype)
@@ -480,9 +474,8 @@ def output_dtype(x_dtype, weight_dtype, casting):
 def weight_compute_dtype(x_dtype, weight_dtype, casting):
     """The dtype w' = offset + w is formed in (``conventions.weight_dtype``): the weight's
     for float32 x and for "llama", float32 for "gemma", x's for "none"."""
-    if not is_half(x_dtype) or casting == "llama":
-        return np.dtype(weight_dtype)
-    return np.dtype(np.float32) if casting == "gemma" else np.dtype(x_dtype)
+    return conventions.weight_dtype_for(x_dtype, weight_dtype, accumulation_dtype(x_dtype),
+                                        casting)
 
 
 def _kernel_offset(x_dtype, weight_dtype, offset, casting):
@@ -502,12 +495,16 @@ def _weight_cxx(weight_dtype):
 
 
 def _check_conventions(function, offset, casting):
-    if casting not in CASTINGS:
+    """The errors of the functional layer (``functional._check_rms_norm``): a casting mode
+    it does not know is a ValueError, an offset that is not a number (a bool, a string) a
+    TypeError, a NaN or infinite one a ValueError."""
+    if not isinstance(casting, str) or casting not in CASTINGS:
         raise ValueError(f"{function}: casting must be one of {', '.join(map(repr, CASTINGS))}, "
                          f"got {casting!r}")
-    if not isinstance(offset, numbers.Real) or not np.isfinite(offset):
-        raise TypeError(f"{function}: offset must be a finite real number (Gemma's 1, or 0), "
-                        f"got {offset!r}")
+    dtypes.check_number(function, "offset", offset)
+    if not np.isfinite(offset):
+        raise ValueError(f"{function}: offset must be a finite number (Gemma's 1, or 0), "
+                         f"got {offset!r}")
 
 
 def _rms_plan(x, weight, casting, same=(), dy=None):
@@ -519,29 +516,10 @@ def _rms_plan(x, weight, casting, same=(), dy=None):
     weight_dtype = None if weight is None else weight.dtype
     takes = (storage_name(x.dtype) is not None
              and (weight is None or weight.dtype == x.dtype
-                  or (is_half(x.dtype) and weight.dtype == np.float32))
+                  or (dtypes.is_half(x.dtype) and weight.dtype == np.float32))
              and all(a is None or a.dtype == x.dtype for a in same)
              and (dy is None or dy.dtype == output_dtype(x.dtype, weight_dtype, casting)))
     return takes
-
-
-def _rms_reference_forward(x, residual, weight, eps, offset, casting):
-    """The fallback: the reference kernels (through ``conventions`` where offset or casting
-    asks for more than their own arithmetic). Returns y, s or None, rstd."""
-    if casting == "gemma" and not offset:
-        if residual is None:
-            y, rstd = reference.rms_norm_forward(x, weight, eps)
-            return y, None, rstd
-        return reference.add_rms_norm_forward(x, residual, weight, eps)
-    return conventions.rms_norm_forward(reference, x, residual, weight, eps, offset, casting)
-
-
-def _rms_reference_backward(dy, ds, x, weight, rstd, offset, casting):
-    if casting == "gemma" and not offset:
-        if ds is None:
-            return reference.rms_norm_backward(dy, x, weight, rstd)
-        return reference.add_rms_norm_backward(dy, ds, x, weight, rstd)
-    return conventions.rms_norm_backward(reference, dy, ds, x, weight, rstd, offset, casting)
 
 
 # ----- input checks ---------------------------------------------------------------------------
@@ -638,7 +616,8 @@ def rms_norm_forward(x, weight, eps, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[3]
 
-    y, _, rstd = _rms_reference_forward(x, None, weight, eps, offset, casting)
+    y, _, rstd = conventions.rms_norm_forward(reference, x, None, weight, eps, offset,
+                                              casting)
     return y, rstd
 
 
@@ -657,7 +636,8 @@ def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[1]
 
-    return _rms_reference_backward(dy, None, x, weight, rstd, offset, casting)
+    return conventions.rms_norm_backward(reference, dy, None, x, weight, rstd, offset,
+                                         casting)
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
@@ -700,7 +680,8 @@ def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[1], out[3]
 
-    return _rms_reference_forward(x, residual, weight, eps, offset, casting)
+    return conventions.rms_norm_forward(reference, x, residual, weight, eps, offset,
+                                        casting)
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
@@ -717,7 +698,8 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
         if out is not None:
             return out[0], out[1]
 
-    return _rms_reference_backward(dy, ds, s, weight, rstd, offset, casting)
+    return conventions.rms_norm_backward(reference, dy, ds, s, weight, rstd, offset,
+                                         casting)
 
 
 # BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs
