@@ -40,7 +40,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         return 0.0
     norm_type = float(norm_type)
     if norm_type == math.inf:
-        total = max(float(abs(g).max()) for g in grads)
+        total = float(np.max([float(abs(g).max()) for g in grads]))   # NaN wins, as in torch
     else:
         total = sum(float((abs(g) ** norm_type).sum()) for g in grads) ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
