@@ -15,7 +15,6 @@ Conventions:
     only after the tree changes (a module or parameter assigned) or another root is called.
 """
 
-import itertools
 import threading
 import weakref
 
@@ -462,31 +461,10 @@ class Module:
 
 
 # ----- helpers for the layers ------------------------------------------------------------
-class RemovableHandle:
-    """What ``register_forward_hook`` returns: ``remove()`` unregisters the hook (a second
-    call does nothing); also a context manager that removes it on exit."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks):
-        self._hooks = hooks
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self):
-        """Unregister the hook."""
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 def _register_hook(hooks, hook, where):
     if not callable(hook):
         raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
-    handle = RemovableHandle(hooks)
+    handle = autograd.RemovableHandle(hooks)     # the handle of Tensor.register_hook
     hooks[handle.id] = hook
     return handle
 
