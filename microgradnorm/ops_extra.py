@@ -136,6 +136,24 @@ class Rsqrt(Function):
         return grad * (-0.5 * out * out * out)
 
 
+class StdFromVar(Function):
+    """sqrt of a variance: the standard deviation. Backward: grad / (2 std), and 0 where
+    std is 0 (a constant slice), as torch's std backward, rather than 0 · inf = NaN."""
+
+    @staticmethod
+    def forward(ctx, var):
+        out = backend.array_module(var).sqrt(var)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved
+        xp = backend.array_module(grad)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.where(out == 0, xp.zeros((), dtype=grad.dtype), grad / (2 * out))
+
+
 class Sign(Function):
     """-1, 0 or 1 by the sign of x; as torch, sign(NaN) is 0 (and a bool x is itself). The
     gradient is 0."""

@@ -500,10 +500,10 @@ class Tensor(TorchMethods):
     def std(self, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
             unbiased=None):
         """Standard deviation, ``sqrt(var(...))`` with the same arguments (unbiased by
-        default, as in PyTorch). Backward: grad / (2 std) · dvar, infinite (NaN) where the
-        standard deviation is 0, as in PyTorch."""
-        return self.var(axis, keepdims, correction, dim=dim, keepdim=keepdim,
-                        unbiased=unbiased).sqrt()
+        default, as in PyTorch). Backward: grad / (2 std) · dvar, and 0 where the standard
+        deviation is 0 (a constant slice), as in PyTorch."""
+        return ops_extra.StdFromVar.apply(self.var(axis, keepdims, correction, dim=dim,
+                                                   keepdim=keepdim, unbiased=unbiased))
 
     def abs(self):
         """Elementwise |x|. Shape: unchanged. Backward: grad · sign(x) (0 at x = 0, as in
@@ -686,7 +686,7 @@ def _raw_index(index):
     return _raw(index)
 
 
-from . import ops  # noqa: E402  (ops builds on Tensor; Tensor's operators call ops)
+from . import ops, ops_extra  # noqa: E402  (they build on Tensor; Tensor's methods call them)
 
 
 def to_arguments(name, args, device=None, dtype=None):

@@ -38,6 +38,19 @@ def test_var_takes_dim_keepdim_and_correction():
                                tx.var(dim=1, keepdim=True).detach().numpy())
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_std_of_a_constant_slice_has_zero_gradient_as_torch(dtype):
+    # torch's std backward is 0 where std is 0; sqrt's grad / (2·0) · 0 would be NaN
+    data = np.array([[1.0, 1.0, 1.0], [0.5, 2.0, -1.0]], dtype=dtype)
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    mine, theirs = x.std(dim=1), tx.std(dim=1)
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+    mine.sum().backward()
+    theirs.sum().backward()
+    assert not np.isnan(x.grad).any() and x.grad.dtype == dtype
+    np.testing.assert_allclose(x.grad, tx.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
 @pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
                                           (F.log_softmax, torch.log_softmax)])
 def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
