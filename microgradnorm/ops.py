@@ -313,6 +313,8 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved
+        if ctx.exponent == 0:            # x⁰ is constant: 0, not 0 · 0⁻¹ = NaN at x = 0
+            return backend.array_module(grad).zeros_like(grad)
         return grad * ctx.exponent * x ** (ctx.exponent - 1)
 
 

@@ -51,6 +51,14 @@ def test_std_of_a_constant_slice_has_zero_gradient_as_torch(dtype):
     np.testing.assert_allclose(x.grad, tx.grad.numpy(), rtol=1e-5, atol=1e-7)
 
 
+def test_pow_0_has_zero_gradient_at_0_as_torch():
+    data = np.array([0.0, -0.0, 2.0])
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    (x ** 0).sum().backward()
+    (tx ** 0).sum().backward()
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+
+
 @pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
                                           (F.log_softmax, torch.log_softmax)])
 def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
