@@ -160,13 +160,7 @@ class Sign(Function):
 
     @staticmethod
     def forward(ctx, x):
-        xp = backend.array_module(x)
-        if x.dtype == np.bool_:
-            return x.copy()
-        out = xp.sign(x)
-        if is_floating(x.dtype):
-            out[xp.isnan(out)] = 0
-        return out
+        return ops.torch_sign(x)
 
     @staticmethod
     def backward(ctx, grad):

@@ -59,6 +59,16 @@ def test_pow_0_has_zero_gradient_at_0_as_torch():
     np.testing.assert_array_equal(x.grad, tx.grad.numpy())
 
 
+def test_abs_gradient_at_a_masked_nan_is_0_as_torch():
+    # torch's abs backward is grad · sign(x) with sign(NaN) = 0: a NaN that where() drops
+    # must not turn its gradient NaN (0 · NaN)
+    data, keep = np.array([np.nan, -2.0, 0.0, 3.0]), np.array([False, True, True, True])
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    mg.where(mg.tensor(keep), x.abs(), 0.0).sum().backward()
+    torch.where(torch.tensor(keep), tx.abs(), 0.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+
+
 @pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
                                           (F.log_softmax, torch.log_softmax)])
 def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
