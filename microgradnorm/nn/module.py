@@ -113,7 +113,7 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name} must be a Parameter or None, "
                             f"got {type(param).__name__}")
-        _check_attribute_name("register_parameter", name)
+        _check_attribute_name("register_parameter", name, self, self._parameters)
         self.__setattr__(name, param)
         self._parameters[name] = param
 
@@ -123,7 +123,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name} must be a Module or None, "
                             f"got {type(module).__name__}")
-        _check_attribute_name("add_module", name)
+        _check_attribute_name("add_module", name, self, self._modules)
         self.__setattr__(name, module)
         self._modules[name] = module
 
@@ -469,9 +469,14 @@ def _register_hook(hooks, hook, where):
     return handle
 
 
-def _check_attribute_name(where, name):
+def _check_attribute_name(where, name, module, registry):
+    # as torch: a new name, or one already in this registry (re-registering replaces it);
+    # a plain attribute, a method or an entry of another kind is never overwritten
     if not isinstance(name, str) or not name or "." in name:
         raise KeyError(f"{where}: name must be a non-empty string without '.', got {name!r}")
+    if name not in registry and hasattr(module, name):
+        raise KeyError(f"{where}: attribute {name!r} already exists on "
+                       f"{type(module).__name__}")
 
 
 def _uniform(bound, shape, dtype):
