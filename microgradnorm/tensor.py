@@ -1,13 +1,14 @@
 """``Tensor``: an array, its gradient, and the graph node that produced it.
 
-dtype rules (NumPy's, with PyTorch's restriction on gradients):
+dtype rules (PyTorch's, with NumPy's float64 as the default float):
   * Python floats become float64, Python ints int64; arrays keep their dtype.
   * float16, bfloat16, float32 and float64 tensors can require gradients; integer and bool
     tensors cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for
     indices (embeddings, targets) and take part in ops as constants.
-  * An op on two tensors promotes like NumPy (float32 with float64 gives float64); a Python
-    number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
-    dtype of its tensor.
+  * A binary op promotes as PyTorch does (``ops.result_dtype``): float32 with float64
+    gives float64, but a higher category wins outright (float16 with int64 is float16) and
+    a Python number or a 0-d tensor never widens a dimensioned tensor of its category
+    (float32 * 2.0 stays float32). A gradient always has the dtype of its tensor.
   * bfloat16 is ml_dtypes' NumPy dtype (optional: ``pip install ml_dtypes``); pass
     ``dtype="bfloat16"``. On "cuda" it is the same dtype on a CuPy array (CuPy 14 carries
     ml_dtypes' bfloat16; the fused norms run the bfloat16 CUDA kernels on its memory).
