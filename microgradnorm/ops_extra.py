@@ -64,12 +64,15 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, x, low, high):
         xp = backend.array_module(x)
-        out, dtype = x, x.dtype
+        out, dtype, used = x, x.dtype, []
         for bound, combine in ((low, xp.maximum), (high, xp.minimum)):
             if bound is not None:
                 out, bound, dtype = ops.promote(out, bound)
                 out = ops._broadcast("clamp", combine, out, bound)
-        ctx.save_for_backward(x, low, high)
+            used.append(bound)
+        # the bounds as compared (a number rounded to x's half dtype), so that backward's
+        # "min <= x <= max" agrees with the forward: x at a rounded bound passes, as in torch
+        ctx.save_for_backward(x, *used)
         return out.astype(dtype, copy=False)
 
     @staticmethod

@@ -69,6 +69,17 @@ def test_abs_gradient_at_a_masked_nan_is_0_as_torch():
     np.testing.assert_array_equal(x.grad, tx.grad.numpy())
 
 
+@pytest.mark.parametrize("bound", [0.1, "0-d float32"])
+def test_clamp_half_at_its_rounded_bound_passes_the_gradient_as_torch(bound):
+    # float16(0.1) is clamped to float16(0.1): inside [min, max], so its gradient is 1
+    data = np.array([0.1, 0.5, 0.05], dtype=np.float16)
+    low, tlow = (0.1, 0.1) if bound == 0.1 else (mg.tensor(np.float32(0.1)), torch.tensor(0.1))
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    x.clamp(low, 0.5).sum().backward()
+    tx.clamp(tlow, 0.5).sum().backward()
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+
+
 @pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
                                           (F.log_softmax, torch.log_softmax)])
 def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
