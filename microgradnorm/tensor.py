@@ -668,10 +668,12 @@ def as_tensor(value, like=None):
     xp = like.xp
     if isinstance(value, (bool, int, float)):
         # A floating tensor keeps its dtype (NumPy does so for float16 by itself; ml_dtypes'
-        # bfloat16 would widen to float64 through result_type). A half-precision one takes
-        # the number at float32, as PyTorch does: ops.promote then computes in float32 and
-        # rounds the result to half once (and a comparison rounds the number to half).
-        dtype = (np.float32 if is_half(like.dtype) else like.dtype) \
+        # bfloat16 would widen to float64 through result_type). A half-precision one with
+        # dims takes the number at float32, as PyTorch does: ops.promote then computes in
+        # float32 and rounds the result to half once (and a comparison rounds the number to
+        # half). A 0-d half one takes it at its own dtype: a float32 0-d stand-in would be
+        # a 0-d tensor of the same category and widen it (0-d float16 * 0.1 is float16).
+        dtype = (np.float32 if is_half(like.dtype) and like.ndim else like.dtype) \
             if is_floating(like.dtype) else xp.result_type(like.data, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None, 0)
     return Tensor._from_op(xp.asarray(value), None, 0)

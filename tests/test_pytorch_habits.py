@@ -80,6 +80,20 @@ def test_clamp_half_at_its_rounded_bound_passes_the_gradient_as_torch(bound):
     np.testing.assert_array_equal(x.grad, tx.grad.numpy())
 
 
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", [operator.mul, operator.add, operator.sub, operator.truediv,
+                                operator.eq, operator.lt])
+def test_a_0d_half_tensor_with_a_python_number_stays_half_as_torch(dtype, op):
+    # a 0-d loss times a scale: the number must not widen the 0-d tensor to float32
+    mine = op(mg.tensor(0.1, dtype=dtype), 0.1)
+    theirs = op(torch.tensor(0.1, dtype=getattr(torch, dtype)), 0.1)
+    assert str(mine.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert float(mine.item()) == float(theirs.item())
+    reverse = op(0.5, mg.tensor(3.0, dtype=dtype))
+    assert str(reverse.dtype) == str(op(0.5, torch.tensor(3.0, dtype=getattr(torch, dtype))).dtype
+                                     ).replace("torch.", "")
+
+
 @pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
                                           (F.log_softmax, torch.log_softmax)])
 def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
