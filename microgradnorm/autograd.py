@@ -592,7 +592,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
 
 
 class RemovableHandle:
-    """What ``register_hook`` returns: ``remove()`` unregisters the hook (a second call
+    """What ``register_hook`` (and ``nn.Module``'s ``register_forward_hook`` and
+    ``register_forward_pre_hook``) return: ``remove()`` unregisters the hook (a second call
     does nothing), as torch's ``RemovableHandle``; also a context manager that removes
     the hook on exit."""
 

@@ -493,8 +493,9 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     if counted.size == flat.size:                     # nothing ignored: the plain mean
         picked = -logp[rows, flat]                                   # (N,)
         return _reduce(picked.reshape(logits.shape[:-1]), reduction)
-    mask = keep.astype(logits.dtype)                                 # 0 where ignored
-    picked = -logp[rows, logits.xp.where(keep, flat, 0)] * mask      # (N,)
+    # 0 where ignored, selected rather than multiplied by a 0/1 mask: an ignored row's
+    # stand-in class 0 may have log-probability -inf (a masked logit), and -inf · 0 is NaN
+    picked = ops_extra.masked_fill(-logp[rows, logits.xp.where(keep, flat, 0)], ~keep, 0.0)
     if reduction == "mean":               # over the targets kept
         if counted.size == 0:             # none: NaN, and zero gradients, as in PyTorch
             return picked.sum() + logits.xp.asarray(np.nan, dtype=logits.dtype)

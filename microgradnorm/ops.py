@@ -313,6 +313,8 @@ class Pow(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved
+        if ctx.exponent == 0:            # x⁰ is constant: 0, not 0 · 0⁻¹ = NaN at x = 0
+            return backend.array_module(grad).zeros_like(grad)
         return grad * ctx.exponent * x ** (ctx.exponent - 1)
 
 
@@ -380,7 +382,22 @@ class ReLU(Function):
         return grad * (out > 0)
 
 
+def torch_sign(x):
+    """-1, 0 or 1 by the sign of array ``x``, with torch's sign(NaN) = 0 (NumPy's is NaN);
+    a bool x is itself. A new array."""
+    xp = backend.array_module(x)
+    if x.dtype == np.bool_:
+        return x.copy()
+    out = xp.sign(x)
+    if is_floating(x.dtype):
+        out[xp.isnan(out)] = 0
+    return out
+
+
 class Abs(Function):
+    """|x|. Backward: grad · sign(x), 0 at x = 0 and at a NaN x, as torch's (so a NaN
+    that a later op masks out does not leak into the gradient)."""
+
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -389,7 +406,7 @@ class Abs(Function):
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved
-        return grad * backend.array_module(x).sign(x).astype(grad.dtype, copy=False)
+        return grad * torch_sign(x).astype(grad.dtype, copy=False)
 
 
 class Cast(Function):

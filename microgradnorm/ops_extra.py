@@ -64,12 +64,15 @@ class Clamp(Function):
     @staticmethod
     def forward(ctx, x, low, high):
         xp = backend.array_module(x)
-        out, dtype = x, x.dtype
+        out, dtype, used = x, x.dtype, []
         for bound, combine in ((low, xp.maximum), (high, xp.minimum)):
             if bound is not None:
                 out, bound, dtype = ops.promote(out, bound)
                 out = ops._broadcast("clamp", combine, out, bound)
-        ctx.save_for_backward(x, low, high)
+            used.append(bound)
+        # the bounds as compared (a number rounded to x's half dtype), so that backward's
+        # "min <= x <= max" agrees with the forward: x at a rounded bound passes, as in torch
+        ctx.save_for_backward(x, *used)
         return out.astype(dtype, copy=False)
 
     @staticmethod
@@ -136,19 +139,31 @@ class Rsqrt(Function):
         return grad * (-0.5 * out * out * out)
 
 
+class StdFromVar(Function):
+    """sqrt of a variance: the standard deviation. Backward: grad / (2 std), and 0 where
+    std is 0 (a constant slice), as torch's std backward, rather than 0 · inf = NaN."""
+
+    @staticmethod
+    def forward(ctx, var):
+        out = backend.array_module(var).sqrt(var)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved
+        xp = backend.array_module(grad)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.where(out == 0, xp.zeros((), dtype=grad.dtype), grad / (2 * out))
+
+
 class Sign(Function):
     """-1, 0 or 1 by the sign of x; as torch, sign(NaN) is 0 (and a bool x is itself). The
     gradient is 0."""
 
     @staticmethod
     def forward(ctx, x):
-        xp = backend.array_module(x)
-        if x.dtype == np.bool_:
-            return x.copy()
-        out = xp.sign(x)
-        if is_floating(x.dtype):
-            out[xp.isnan(out)] = 0
-        return out
+        return ops.torch_sign(x)
 
     @staticmethod
     def backward(ctx, grad):

@@ -26,7 +26,7 @@ from numpy.lib import format as np_format
 
 from . import dtypes
 
-__all__ = ["DTYPES_KEY", "atomic_savez", "load_npz", "npz_path", "read_npz"]
+__all__ = ["DTYPES_KEY", "atomic_savez", "load_npz", "npz_path", "path_error", "read_npz"]
 
 DTYPES_KEY = "__dtypes__"
 NUMERIC_KINDS = "biuf"
@@ -180,14 +180,20 @@ def read_npz(path, where, text=()):
             _check_members(where, path, file, text)
         return load_npz(path)
     except OSError as error:
-        reason = error.strerror or str(error)
-        raise type(error)(f"{where}: cannot read {path}: {reason}") from None
+        raise path_error(where, "read", path, error) from None
     except (zipfile.BadZipFile, EOFError, zlib.error, KeyError) as error:
         raise ValueError(f"{where}: {path} is truncated or corrupt ({error})") from None
     except ValueError as error:
         if str(error).startswith(where):
             raise
         raise ValueError(f"{where}: {path} is truncated or corrupt ({error})") from None
+
+
+def path_error(where, verb, path, error):
+    """The OSError ``error`` as one line naming ``where`` and ``path``, of the same class
+    (``FileNotFoundError``, ``PermissionError``, ...), for ``raise ... from None``."""
+    reason = error.strerror or str(error)
+    return type(error)(f"{where}: cannot {verb} {path}: {reason}")
 
 
 def _check_members(where, path, file, text):

@@ -1,13 +1,14 @@
 """``Tensor``: an array, its gradient, and the graph node that produced it.
 
-dtype rules (NumPy's, with PyTorch's restriction on gradients):
+dtype rules (PyTorch's, with NumPy's float64 as the default float):
   * Python floats become float64, Python ints int64; arrays keep their dtype.
   * float16, bfloat16, float32 and float64 tensors can require gradients; integer and bool
     tensors cannot (``requires_grad=True`` on them is a TypeError). Integer tensors are for
     indices (embeddings, targets) and take part in ops as constants.
-  * An op on two tensors promotes like NumPy (float32 with float64 gives float64); a Python
-    number never widens a tensor (float32 * 2.0 stays float32). A gradient always has the
-    dtype of its tensor.
+  * A binary op promotes as PyTorch does (``ops.result_dtype``): float32 with float64
+    gives float64, but a higher category wins outright (float16 with int64 is float16) and
+    a Python number or a 0-d tensor never widens a dimensioned tensor of its category
+    (float32 * 2.0 stays float32). A gradient always has the dtype of its tensor.
   * bfloat16 is ml_dtypes' NumPy dtype (optional: ``pip install ml_dtypes``); pass
     ``dtype="bfloat16"``. On "cuda" it is the same dtype on a CuPy array (CuPy 14 carries
     ml_dtypes' bfloat16; the fused norms run the bfloat16 CUDA kernels on its memory).
@@ -500,10 +501,10 @@ class Tensor(TorchMethods):
     def std(self, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
             unbiased=None):
         """Standard deviation, ``sqrt(var(...))`` with the same arguments (unbiased by
-        default, as in PyTorch). Backward: grad / (2 std) · dvar, infinite (NaN) where the
-        standard deviation is 0, as in PyTorch."""
-        return self.var(axis, keepdims, correction, dim=dim, keepdim=keepdim,
-                        unbiased=unbiased).sqrt()
+        default, as in PyTorch). Backward: grad / (2 std) · dvar, and 0 where the standard
+        deviation is 0 (a constant slice), as in PyTorch."""
+        return ops_extra.StdFromVar.apply(self.var(axis, keepdims, correction, dim=dim,
+                                                   keepdim=keepdim, unbiased=unbiased))
 
     def abs(self):
         """Elementwise |x|. Shape: unchanged. Backward: grad · sign(x) (0 at x = 0, as in
@@ -667,10 +668,12 @@ def as_tensor(value, like=None):
     xp = like.xp
     if isinstance(value, (bool, int, float)):
         # A floating tensor keeps its dtype (NumPy does so for float16 by itself; ml_dtypes'
-        # bfloat16 would widen to float64 through result_type). A half-precision one takes
-        # the number at float32, as PyTorch does: ops.promote then computes in float32 and
-        # rounds the result to half once (and a comparison rounds the number to half).
-        dtype = (np.float32 if is_half(like.dtype) else like.dtype) \
+        # bfloat16 would widen to float64 through result_type). A half-precision one with
+        # dims takes the number at float32, as PyTorch does: ops.promote then computes in
+        # float32 and rounds the result to half once (and a comparison rounds the number to
+        # half). A 0-d half one takes it at its own dtype: a float32 0-d stand-in would be
+        # a 0-d tensor of the same category and widen it (0-d float16 * 0.1 is float16).
+        dtype = (np.float32 if is_half(like.dtype) and like.ndim else like.dtype) \
             if is_floating(like.dtype) else xp.result_type(like.data, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None, 0)
     return Tensor._from_op(xp.asarray(value), None, 0)
@@ -686,7 +689,7 @@ def _raw_index(index):
     return _raw(index)
 
 
-from . import ops  # noqa: E402  (ops builds on Tensor; Tensor's operators call ops)
+from . import ops, ops_extra  # noqa: E402  (they build on Tensor; Tensor's methods call them)
 
 
 def to_arguments(name, args, device=None, dtype=None):

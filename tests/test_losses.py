@@ -173,6 +173,22 @@ def test_cross_entropy_ignore_index_matches_torch(reduction, target, ignore_inde
                                rtol=1e-12, atol=1e-15)
 
 
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_cross_entropy_ignored_row_with_a_masked_logit_stays_finite(reduction):
+    # the ignored row's logit of class 0 is -inf (a masked vocabulary entry): torch ignores
+    # the row entirely, so neither the loss nor the gradient may turn NaN
+    logits = np.array([[-np.inf, 1.0, 2.0], [0.5, 1.0, -1.0]])
+    target = [-100, 1]
+    x, tx = mg.tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    mine = F.cross_entropy(x, mg.tensor(target), reduction=reduction)
+    theirs = torch.nn.functional.cross_entropy(tx, torch.tensor(target), reduction=reduction)
+    np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-12)
+    upstream = np.ones(mine.shape)
+    np.testing.assert_allclose(mg.grad(mine, [x], upstream)[0],
+                               torch.autograd.grad(theirs, [tx], torch.tensor(upstream))[0],
+                               rtol=1e-12, atol=1e-15)
+
+
 def test_cross_entropy_target_out_of_range_is_an_index_error_naming_it():
     with pytest.raises(IndexError, match=r"\[0, 3\) or ignore_index -100, got min 0, max 3"):
         F.cross_entropy(mg.tensor(np.zeros((2, 3))), mg.tensor([0, 3]))

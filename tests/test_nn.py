@@ -562,6 +562,17 @@ def test_module_registration_and_lookup_helpers_match_torch_names():
         model.register_parameter("w", np.ones(2))
     with pytest.raises(KeyError):
         model.add_module("a.b", nn.ReLU())
+    # as torch: never overwrite an attribute of another kind, and change nothing
+    with pytest.raises(KeyError, match="'head' already exists"):
+        model.register_parameter("head", nn.Parameter(np.ones(1)))
+    with pytest.raises(KeyError, match="'scale' already exists"):
+        model.add_module("scale", nn.ReLU())
+    with pytest.raises(KeyError, match="'forward' already exists"):
+        model.add_module("forward", nn.ReLU())
+    assert isinstance(model.head, nn.Linear) and isinstance(model.scale, nn.Parameter)
+    replacement = nn.Parameter(np.zeros(1))
+    model.register_parameter("scale", replacement)       # the same kind: replaced
+    assert model.scale is replacement
     order = []
     assert model.apply(lambda m: order.append(type(m).__name__)) is model
     assert order == ["Linear", "ReLU", "Linear", "Sequential"]

@@ -184,6 +184,26 @@ def test_clip_grad_norm_of_a_nonfinite_gradient_matches_torch(grad, norm_type):
     np.testing.assert_allclose(p.grad, tp.grad.numpy(), rtol=1e-12, equal_nan=True)
 
 
+def test_clip_grad_norm_inf_norm_keeps_a_nan_in_a_later_parameter():
+    # the largest absolute value over several parameters: a NaN in any of them (not only
+    # the first) makes the total NaN, as in torch, so the gradients are not clipped by 4
+    torch = pytest.importorskip("torch")
+    grads = [[3.0, 4.0], [np.nan]]
+    params, params_t = [], []
+    for g in grads:
+        params.append(nn.Parameter(np.ones(len(g))))
+        params[-1].grad = np.array(g)
+        params_t.append(torch.nn.Parameter(torch.ones(len(g), dtype=torch.float64)))
+        params_t[-1].grad = torch.tensor(g, dtype=torch.float64)
+    total = nn.clip_grad_norm_(params, 1.0, math.inf)
+    expected = torch.nn.utils.clip_grad_norm_(params_t, 1.0, math.inf)
+    np.testing.assert_allclose(total, float(expected), equal_nan=True)
+    for p, tp in zip(params, params_t):
+        np.testing.assert_allclose(p.grad, tp.grad.numpy(), equal_nan=True)
+    with pytest.raises(RuntimeError, match="error_if_nonfinite"):
+        nn.clip_grad_norm_(params, 1.0, math.inf, error_if_nonfinite=True)
+
+
 def test_clip_grad_norm_error_if_nonfinite_changes_nothing():
     p = nn.Parameter(np.ones(3))
     p.grad = np.array([np.nan, 1.0, 1.0])

@@ -38,6 +38,62 @@ def test_var_takes_dim_keepdim_and_correction():
                                tx.var(dim=1, keepdim=True).detach().numpy())
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_std_of_a_constant_slice_has_zero_gradient_as_torch(dtype):
+    # torch's std backward is 0 where std is 0; sqrt's grad / (2·0) · 0 would be NaN
+    data = np.array([[1.0, 1.0, 1.0], [0.5, 2.0, -1.0]], dtype=dtype)
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    mine, theirs = x.std(dim=1), tx.std(dim=1)
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+    mine.sum().backward()
+    theirs.sum().backward()
+    assert not np.isnan(x.grad).any() and x.grad.dtype == dtype
+    np.testing.assert_allclose(x.grad, tx.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_pow_0_has_zero_gradient_at_0_as_torch():
+    data = np.array([0.0, -0.0, 2.0])
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    (x ** 0).sum().backward()
+    (tx ** 0).sum().backward()
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+
+
+def test_abs_gradient_at_a_masked_nan_is_0_as_torch():
+    # torch's abs backward is grad · sign(x) with sign(NaN) = 0: a NaN that where() drops
+    # must not turn its gradient NaN (0 · NaN)
+    data, keep = np.array([np.nan, -2.0, 0.0, 3.0]), np.array([False, True, True, True])
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    mg.where(mg.tensor(keep), x.abs(), 0.0).sum().backward()
+    torch.where(torch.tensor(keep), tx.abs(), 0.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+
+
+@pytest.mark.parametrize("bound", [0.1, "0-d float32"])
+def test_clamp_half_at_its_rounded_bound_passes_the_gradient_as_torch(bound):
+    # float16(0.1) is clamped to float16(0.1): inside [min, max], so its gradient is 1
+    data = np.array([0.1, 0.5, 0.05], dtype=np.float16)
+    low, tlow = (0.1, 0.1) if bound == 0.1 else (mg.tensor(np.float32(0.1)), torch.tensor(0.1))
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    x.clamp(low, 0.5).sum().backward()
+    tx.clamp(tlow, 0.5).sum().backward()
+    np.testing.assert_array_equal(x.grad, tx.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("op", [operator.mul, operator.add, operator.sub, operator.truediv,
+                                operator.eq, operator.lt])
+def test_a_0d_half_tensor_with_a_python_number_stays_half_as_torch(dtype, op):
+    # a 0-d loss times a scale: the number must not widen the 0-d tensor to float32
+    mine = op(mg.tensor(0.1, dtype=dtype), 0.1)
+    theirs = op(torch.tensor(0.1, dtype=getattr(torch, dtype)), 0.1)
+    assert str(mine.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert float(mine.item()) == float(theirs.item())
+    reverse = op(0.5, mg.tensor(3.0, dtype=dtype))
+    assert str(reverse.dtype) == str(op(0.5, torch.tensor(3.0, dtype=getattr(torch, dtype))).dtype
+                                     ).replace("torch.", "")
+
+
 @pytest.mark.parametrize("fn, torch_fn", [(F.softmax, torch.softmax),
                                           (F.log_softmax, torch.log_softmax)])
 def test_softmax_and_log_softmax_take_dim(fn, torch_fn):

@@ -15,7 +15,6 @@ Conventions:
     only after the tree changes (a module or parameter assigned) or another root is called.
 """
 
-import itertools
 import threading
 import weakref
 
@@ -114,7 +113,7 @@ class Module:
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: {name} must be a Parameter or None, "
                             f"got {type(param).__name__}")
-        _check_attribute_name("register_parameter", name)
+        _check_attribute_name("register_parameter", name, self, self._parameters)
         self.__setattr__(name, param)
         self._parameters[name] = param
 
@@ -124,7 +123,7 @@ class Module:
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: {name} must be a Module or None, "
                             f"got {type(module).__name__}")
-        _check_attribute_name("add_module", name)
+        _check_attribute_name("add_module", name, self, self._modules)
         self.__setattr__(name, module)
         self._modules[name] = module
 
@@ -462,38 +461,22 @@ class Module:
 
 
 # ----- helpers for the layers ------------------------------------------------------------
-class RemovableHandle:
-    """What ``register_forward_hook`` returns: ``remove()`` unregisters the hook (a second
-    call does nothing); also a context manager that removes it on exit."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks):
-        self._hooks = hooks
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self):
-        """Unregister the hook."""
-        self._hooks.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
-
-
 def _register_hook(hooks, hook, where):
     if not callable(hook):
         raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
-    handle = RemovableHandle(hooks)
+    handle = autograd.RemovableHandle(hooks)     # the handle of Tensor.register_hook
     hooks[handle.id] = hook
     return handle
 
 
-def _check_attribute_name(where, name):
+def _check_attribute_name(where, name, module, registry):
+    # as torch: a new name, or one already in this registry (re-registering replaces it);
+    # a plain attribute, a method or an entry of another kind is never overwritten
     if not isinstance(name, str) or not name or "." in name:
         raise KeyError(f"{where}: name must be a non-empty string without '.', got {name!r}")
+    if name not in registry and hasattr(module, name):
+        raise KeyError(f"{where}: attribute {name!r} already exists on "
+                       f"{type(module).__name__}")
 
 
 def _uniform(bound, shape, dtype):

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backend
 from ..dtypes import check_number, is_numeric
-from ..savefile import atomic_savez, read_npz
+from ..savefile import atomic_savez, path_error, read_npz
 from ..tensor import Tensor
 from .module import Module
 
@@ -40,7 +40,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         return 0.0
     norm_type = float(norm_type)
     if norm_type == math.inf:
-        total = max(float(abs(g).max()) for g in grads)
+        total = float(np.max([float(abs(g).max()) for g in grads]))   # NaN wins, as in torch
     else:
         total = sum(float((abs(g) ** norm_type).sum()) for g in grads) ** (1.0 / norm_type)
     if error_if_nonfinite and not math.isfinite(total):
@@ -72,7 +72,7 @@ def save(module_or_state, path):
         # through a temporary file and os.replace: an interrupted save keeps the previous file
         atomic_savez(path, arrays)
     except OSError as error:
-        raise _path_error("save", "write", path, error) from None
+        raise path_error("nn.save", "write", path, error) from None
 
 
 def _numeric_arrays(module_or_state):
@@ -97,8 +97,6 @@ def _numeric_arrays(module_or_state):
     return arrays
 
 
-
-
 def load(path):
     """Read a state dict saved by ``save``: {name: NumPy array}, with
     ``allow_pickle=False``, each in the dtype it was saved in (bfloat16 included). Load it
@@ -111,9 +109,3 @@ def load(path):
     naming it.
     """
     return read_npz(path, "nn.load")
-
-
-def _path_error(function, verb, path, error):
-    """The OSError ``error`` as one line naming ``path``, of the same class."""
-    reason = error.strerror or str(error)
-    return type(error)(f"nn.{function}: cannot {verb} {path}: {reason}")
