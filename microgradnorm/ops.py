@@ -130,6 +130,11 @@ class OutOfRangeError(IndexError, ValueError):
     IndexError as in PyTorch, and a ValueError, so either ``except`` catches it."""
 
 
+class EmptyReductionError(IndexError, ValueError):
+    """A max, min or arg-reduction over an empty dim, which has no value to return: an
+    IndexError as PyTorch raises for ``amin``/``argmax``, and a ValueError as before."""
+
+
 class AxisError(np.exceptions.AxisError):
     """An axis out of range: both an IndexError (PyTorch's "Dimension out of range") and a
     ValueError (NumPy's ``AxisError`` is both), so either ``except`` catches it."""
@@ -318,9 +323,17 @@ class Pow(Function):
         return grad * ctx.exponent * x ** (ctx.exponent - 1)
 
 
+def float_input(x):
+    """``x`` itself when floating, else a float64 copy: exp, log, sqrt, tanh, erf and the
+    like of an integer or bool tensor give the default float dtype (float64 here), as in
+    PyTorch, whatever its width (NumPy would give float16 for int8, uint8 and bool)."""
+    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+
+
 class Exp(Function):
     @staticmethod
     def forward(ctx, x):
+        x = float_input(x)
         out = backend.array_module(x).exp(x)
         ctx.save_for_backward(out)                   # d exp(x) = exp(x): keep the output
         return out
@@ -334,6 +347,7 @@ class Exp(Function):
 class Log(Function):
     @staticmethod
     def forward(ctx, x):
+        x = float_input(x)
         ctx.save_for_backward(x)
         return backend.array_module(x).log(x)
 
@@ -346,6 +360,7 @@ class Log(Function):
 class Sqrt(Function):
     @staticmethod
     def forward(ctx, x):
+        x = float_input(x)
         out = backend.array_module(x).sqrt(x)
         ctx.save_for_backward(out)                   # d sqrt(x) = 1 / (2 sqrt(x))
         return out
@@ -359,6 +374,7 @@ class Sqrt(Function):
 class Tanh(Function):
     @staticmethod
     def forward(ctx, x):
+        x = float_input(x)
         out = backend.array_module(x).tanh(x)
         ctx.save_for_backward(out)                   # d tanh(x) = 1 - tanh(x)^2
         return out
@@ -715,6 +731,7 @@ class Erf(Function):
 
     @staticmethod
     def forward(ctx, x):
+        x = float_input(x)
         ctx.save_for_backward(x)
         return backend.erf(x)
 

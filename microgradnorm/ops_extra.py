@@ -100,7 +100,7 @@ class Clamp(Function):
 def _in_opmath(x):
     """x in the dtype torch computes a unary op in: float32 for float16 and bfloat16 (the
     result is rounded once, at the end), x itself otherwise."""
-    return x.astype(np.float32) if is_half(x.dtype) else x
+    return x.astype(np.float32) if is_half(x.dtype) else ops.float_input(x)
 
 
 def _rounded_to(out, x):
@@ -329,11 +329,13 @@ def minimum(a, b):
 
 def amin(x, axis=None, keepdims=False):
     """Minimum over ``axis`` (``torch.amin``): NaN propagates; tied minima share the
-    gradient. An empty reduced dim is a ValueError."""
+    gradient. An empty reduced dim is an ``ops.EmptyReductionError`` (IndexError, as in
+    PyTorch, and ValueError)."""
     axis = ops.normalize_axis(axis, x.ndim)
     if x.size == 0 and (axis is None or any(x.shape[a] == 0 for a in axis)):
-        raise ValueError(f"amin(): cannot reduce over an empty dim (the minimum of no values "
-                         f"is undefined); tensor of shape {x.shape}, axis {axis}")
+        raise ops.EmptyReductionError(
+            f"amin(): cannot reduce over an empty dim (the minimum of no values is "
+            f"undefined); tensor of shape {x.shape}, axis {axis}")
     return AMin.apply(x, axis=axis, keepdims=keepdims)
 
 

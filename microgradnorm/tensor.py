@@ -469,14 +469,15 @@ class Tensor(TorchMethods):
 
     def max(self, axis=None, keepdims=False, *, dim=None, keepdim=None):
         """Maximum over ``axis`` (values only, like ``torch.amax``; tied maxima share the
-        gradient); arguments and shape as in ``sum``. Reducing over an empty dim is a
-        ValueError (the maximum of no values is undefined), as in PyTorch."""
+        gradient); arguments and shape as in ``sum``. Reducing over an empty dim is an
+        error (``ops.EmptyReductionError``, an IndexError and a ValueError): the maximum of
+        no values is undefined, as in PyTorch."""
         axis, keepdims = axis_args("max", axis, keepdims, dim, keepdim)
         axis = ops.normalize_axis(axis, self.ndim)
         if self.size == 0 and (axis is None or any(self.shape[a] == 0 for a in axis)):
-            raise ValueError(f"max(): cannot reduce over an empty dim (the maximum of no "
-                             f"values is undefined); tensor of shape {self.shape}, "
-                             f"axis {axis}")
+            raise ops.EmptyReductionError(
+                f"max(): cannot reduce over an empty dim (the maximum of no values is "
+                f"undefined); tensor of shape {self.shape}, axis {axis}")
         return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
@@ -532,8 +533,8 @@ class Tensor(TorchMethods):
             axis = ops.normalize_axis(axis, self.ndim)
             axis = axis[0] if axis else None
         if self.size == 0 and (axis is None or self.shape[axis] == 0):
-            raise ValueError(f"{name}(): cannot reduce over an empty dim; tensor of shape "
-                             f"{self.shape}")
+            raise ops.EmptyReductionError(f"{name}(): cannot reduce over an empty dim; "
+                                          f"tensor of shape {self.shape}")
         data = self.data if self.ndim else self.data.reshape(1)
         index = getattr(data, name)(axis=axis, keepdims=keepdims and self.ndim > 0)
         if axis is None and keepdims:

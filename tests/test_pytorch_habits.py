@@ -443,3 +443,25 @@ def test_argmax_argmin_abs_follow_torch():
     a = mg.tensor([0.0, -2.0, 3.0], requires_grad=True)
     abs(a).sum().backward()
     assert a.grad.tolist() == [0.0, -1.0, 1.0]                     # sign(0) = 0, as torch
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint8", "int16", "int32", "int64"])
+@pytest.mark.parametrize("op", ["exp", "log", "sqrt", "tanh", "sigmoid", "rsqrt"])
+def test_unary_ops_of_integer_tensors_give_the_default_float_as_in_torch(op, dtype):
+    values = np.array([1, 2, 0]).astype(dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                 # log(0), rsqrt(0)
+        mine = getattr(mg.tensor(values), op)()
+        theirs = getattr(torch.tensor(values), op)()
+    assert mine.dtype == np.float64                      # torch: float32, its default float
+    np.testing.assert_allclose(mine.data, theirs.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [lambda t: t.max(axis=0), lambda t: t.amin(0),
+                                  lambda t: t.argmax(axis=0), lambda t: t.argmin(0),
+                                  lambda t: t.max()])
+def test_a_reduction_over_an_empty_dim_is_an_index_error_as_in_torch(call):
+    with pytest.raises(IndexError, match="empty dim"):
+        call(mg.tensor(np.zeros((0, 3))))
+    with pytest.raises(ValueError, match="empty dim"):           # and a ValueError, as before
+        call(mg.tensor(np.zeros((0, 3))))
