@@ -468,31 +468,37 @@ def test_rows_beyond_the_grid_limit_loop_in_the_kernel(emulated, monkeypatch, co
 
 
 # ----- casting modes and offset on the CUDA path ----------------------------------------------
+def _conventions_on_device_and_host(host, casting, offset=1.0):
+    """(y, s, rstd, dx, dweight) of ``conventions`` on the CUDA kernels (``host``'s arrays
+    moved to the fake device) and on the reference kernels, in that order."""
+    from microgradnorm.kernels import conventions, reference
+    fake = kernel_checks.cp
+    dev = {k: None if v is None else fake.asarray(v) for k, v in host.items()}
+    for kernels, a in ((cuda, dev), (reference, host)):
+        y, s, rstd = conventions.rms_norm_forward(kernels, a["x"], a["r"], a["w"], 1e-6,
+                                                  offset, casting)
+        rows = a["x"] if s is None else s
+        dx, dw = conventions.rms_norm_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
+                                               offset, casting)
+        yield y, s, rstd, dx, dw
+
+
 @pytest.mark.parametrize("residual", [False, True])
 @pytest.mark.parametrize("casting", ["llama", "gemma", "none"])
 def test_emulated_casting_modes_and_offset_match_the_reference(emulated, casting, residual):
     """kernels.conventions composes the CUDA kernels with casts exactly as the reference:
     float16 input, Gemma's offset 1, each casting mode, with and without the residual."""
-    from microgradnorm.kernels import conventions, reference
-    fake = kernel_checks.cp
     rng = np.random.default_rng(5)
     host = {"x": (0.5 + rng.standard_normal((12, 96))).astype(np.float16),
             "r": rng.standard_normal((12, 96)).astype(np.float16) if residual else None,
             "w": (0.3 * rng.standard_normal(96)).astype(np.float16),
             "dy": rng.standard_normal((12, 96)).astype(np.float16),
             "ds": rng.standard_normal((12, 96)).astype(np.float16) if residual else None}
-    dev = {k: None if v is None else fake.asarray(v) for k, v in host.items()}
-    results = []
-    for kernels, a in ((cuda, dev), (reference, host)):
-        y, s, rstd = conventions.rms_norm_forward(kernels, a["x"], a["r"], a["w"], 1e-6, 1.0,
-                                                  casting)
-        rows = a["x"] if s is None else s
-        dx, dw = conventions.rms_norm_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
-                                               1.0, casting)
-        results.append([np.asarray(v, np.float64) for v in (y, rstd, dx, dw)])
+    (y, s, rstd, dx, dw), (y_ref, _, rstd_ref, dx_ref, dw_ref) = (
+        [None if v is None else np.asarray(v, np.float64) for v in outputs]
+        for outputs in _conventions_on_device_and_host(host, casting))
     if residual:
-        np.testing.assert_array_equal(np.asarray(s), host["x"] + host["r"])
-    (y, rstd, dx, dw), (y_ref, rstd_ref, dx_ref, dw_ref) = results
+        np.testing.assert_array_equal(s, host["x"] + host["r"])
     assert np.asarray(y).dtype == np.float64 and np.isfinite(y).all()
     np.testing.assert_allclose(rstd, rstd_ref, rtol=1e-6)
     ulp = 2.0 ** (np.floor(np.log2(np.maximum(np.abs(y_ref), 2.0 ** -14))) - 10)
@@ -606,22 +612,13 @@ def test_float64_with_an_offset_runs_the_reference_on_device_arrays(emulated, ca
     """float64 is no kernel dtype: with Gemma's offset the reference runs it, composed by
     conventions, on the device arrays (w' = offset + w formed there, with a scalar: CuPy
     refuses a 0-d NumPy array), nothing is launched, and the numbers are the reference's."""
-    from microgradnorm.kernels import conventions
-    fake = kernel_checks.cp
     rng = np.random.default_rng(11)
     host = {"x": rng.standard_normal((5, 48)), "w": 0.1 * rng.standard_normal(48),
             "r": rng.standard_normal((5, 48)) if residual else None,
             "dy": rng.standard_normal((5, 48)),
             "ds": rng.standard_normal((5, 48)) if residual else None}
-    dev = {k: None if v is None else fake.asarray(v) for k, v in host.items()}
-    results = []
-    for kernels, a in ((cuda, dev), (reference, host)):
-        y, s, rstd = conventions.rms_norm_forward(kernels, a["x"], a["r"], a["w"], 1e-6, 1.0,
-                                                  casting)
-        rows = a["x"] if s is None else s
-        dx, dw = conventions.rms_norm_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
-                                               1.0, casting)
-        results.append([np.asarray(v).view(np.ndarray) for v in (y, rstd, dx, dw)])
+    results = [[np.asarray(v).view(np.ndarray) for i, v in enumerate(outputs) if i != 1]
+               for outputs in _conventions_on_device_and_host(host, casting)]
     assert not emulated                                  # nothing launched
     for name, got, want in zip(("y", "rstd", "dx", "dweight"), *results):
         assert got.dtype == want.dtype == np.float64, name
