@@ -135,6 +135,15 @@ class EmptyReductionError(IndexError, ValueError):
     IndexError as PyTorch raises for ``amin``/``argmax``, and a ValueError as before."""
 
 
+def check_reducible(name, shape, axis):
+    """Raise ``EmptyReductionError`` if a max/min-like reduction ``name`` over ``axis``
+    (None: every dim; else a tuple of non-negative dims) meets an empty dim."""
+    if 0 in shape and (axis is None or any(shape[a] == 0 for a in axis)):
+        raise EmptyReductionError(f"{name}(): cannot reduce over an empty dim (there is no "
+                                  f"value to return); tensor of shape {tuple(shape)}, "
+                                  f"axis {axis}")
+
+
 class AxisError(np.exceptions.AxisError):
     """An axis out of range: both an IndexError (PyTorch's "Dimension out of range") and a
     ValueError (NumPy's ``AxisError`` is both), so either ``except`` catches it."""

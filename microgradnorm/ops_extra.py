@@ -332,10 +332,7 @@ def amin(x, axis=None, keepdims=False):
     gradient. An empty reduced dim is an ``ops.EmptyReductionError`` (IndexError, as in
     PyTorch, and ValueError)."""
     axis = ops.normalize_axis(axis, x.ndim)
-    if x.size == 0 and (axis is None or any(x.shape[a] == 0 for a in axis)):
-        raise ops.EmptyReductionError(
-            f"amin(): cannot reduce over an empty dim (the minimum of no values is "
-            f"undefined); tensor of shape {x.shape}, axis {axis}")
+    ops.check_reducible("amin", x.shape, axis)
     return AMin.apply(x, axis=axis, keepdims=keepdims)
 
 

@@ -474,10 +474,7 @@ class Tensor(TorchMethods):
         no values is undefined, as in PyTorch."""
         axis, keepdims = axis_args("max", axis, keepdims, dim, keepdim)
         axis = ops.normalize_axis(axis, self.ndim)
-        if self.size == 0 and (axis is None or any(self.shape[a] == 0 for a in axis)):
-            raise ops.EmptyReductionError(
-                f"max(): cannot reduce over an empty dim (the maximum of no values is "
-                f"undefined); tensor of shape {self.shape}, axis {axis}")
+        ops.check_reducible("max", self.shape, axis)
         return ops.Max.apply(self, axis=axis, keepdims=keepdims)
 
     def var(self, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
@@ -532,9 +529,7 @@ class Tensor(TorchMethods):
                 raise TypeError(f"{name}: axis must be an int or None, got {axis!r}")
             axis = ops.normalize_axis(axis, self.ndim)
             axis = axis[0] if axis else None
-        if self.size == 0 and (axis is None or self.shape[axis] == 0):
-            raise ops.EmptyReductionError(f"{name}(): cannot reduce over an empty dim; "
-                                          f"tensor of shape {self.shape}")
+        ops.check_reducible(name, self.shape, None if axis is None else (axis,))
         data = self.data if self.ndim else self.data.reshape(1)
         index = getattr(data, name)(axis=axis, keepdims=keepdims and self.ndim > 0)
         if axis is None and keepdims:
