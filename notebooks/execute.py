@@ -5,7 +5,7 @@ fresh kernel and write it with its outputs, so that it reads on GitHub without r
     python notebooks/execute.py 02_norm_backward.py
 
 The ``.py`` files are the source (reviewable in diffs); edit them, then run this. The test
-(``tests/test_notebooks.py``) executes every notebook the same way and checks that each
+(``tests/programs/test_notebooks.py``) executes every notebook the same way and checks that each
 ``.ipynb`` has the cells of its ``.py``.
 """
 

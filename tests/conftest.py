@@ -6,7 +6,7 @@ Hypothesis runs without deadlines (timings on a loaded 2-core machine are noisy)
 Profiles (``python -m pytest --hypothesis-profile NAME``):
   * ``microgradnorm`` (default): 100 examples per property, a few seconds for the fuzzer.
   * ``fuzz``: 5,000 examples per property, for a longer search (minutes).
-  * ``fuzz-long``: 50,000 examples, e.g. overnight, with ``tests/test_fuzz.py`` alone.
+  * ``fuzz-long``: 50,000 examples, e.g. overnight, with ``tests/engine/test_fuzz.py`` alone.
 """
 
 import os
@@ -20,3 +20,10 @@ settings.register_profile("fuzz", parent=settings.get_profile("microgradnorm"),
 settings.register_profile("fuzz-long", parent=settings.get_profile("microgradnorm"),
                           max_examples=50_000, derandomize=False)
 settings.load_profile("microgradnorm")
+
+# The shared tables and strategies in tests/helpers/ import as top-level modules
+# (``from strategies import arrays``) from every test folder.
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent / "helpers"))

@@ -16,7 +16,7 @@ from microgradnorm.backend import memory_owner
 from microgradnorm.checks.memory import CATEGORIES, KINDS, category_of
 from microgradnorm.cli.memory import gpt_step_timeline
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 SMALL = {"d_model": 16, "n_layers": 2, "n_heads": 2, "context_length": 16, "batch_size": 8}
 
 

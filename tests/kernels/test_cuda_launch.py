@@ -1,6 +1,6 @@
 """The CPU side of the CUDA backend: launch configuration, the instantiation table, the
 bfloat16 storage, the kernel dispatch and the device errors. None of it needs a GPU or CuPy;
-the kernels themselves are tested in tests/gpu/ and compiled by test_cuda_compile.py.
+the kernels themselves are tested in tests/kernels/gpu/ and compiled by test_cuda_compile.py.
 """
 
 import inspect
@@ -19,7 +19,7 @@ import microgradnorm as mg
 from microgradnorm import backend, kernels
 from microgradnorm.kernels import cuda, reference
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPU_TEST_COLS = (1, 3, 31, 32, 33, 127, 1000, 1024, 4096, 8191, 8192, 12288)
 BENCH_COLS = (1024, 2048, 4096, 8192)
 

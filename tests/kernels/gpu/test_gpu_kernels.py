@@ -1,14 +1,14 @@
 """Every CUDA kernel against the float64 NumPy reference (needs CuPy and a GPU; skips without).
 
-    python -m pytest tests/gpu                  # all of it
-    python -m pytest tests/gpu -m "not slow"    # without the 4096-row cases of long rows
+    python -m pytest tests/kernels/gpu                  # all of it
+    python -m pytest tests/kernels/gpu -m "not slow"    # without the 4096-row cases of long rows
 
 Each case draws random non-zero data (x with a non-zero mean, weight far from 1, bias far
 from 0), rounds it to the storage dtype, and fills every output buffer with NaN before the
 launch (``cuda._empty`` is the one place outputs are allocated), so an element a kernel
 forgets to write fails the comparison. The expected values are the reference functions run
 in float64 on the same rounded inputs; tolerances are per storage dtype. The checks live in
-tests/kernel_checks.py, shared with the emulated run of the same kernels on the CPU.
+tests/helpers/kernel_checks.py, shared with the emulated run of the same kernels on the CPU.
 """
 
 import kernel_checks

@@ -22,7 +22,7 @@ from microgradnorm.lr_scheduler import warmup_cosine
 
 torch = pytest.importorskip("torch")
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 OPTIMIZERS = [
     ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}),
     ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),

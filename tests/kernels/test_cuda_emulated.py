@@ -1,12 +1,12 @@
 """The CUDA kernels of norms.cu, run on the CPU: no GPU needed.
 
-``tests/cuda_emulation/`` holds a host emulation of the few CUDA features the kernels use
+``tests/kernels/cuda_emulation/`` holds a host emulation of the few CUDA features the kernels use
 (block and thread indices, ``__syncthreads``, ``__shfl_xor_sync``, ``__half`` and
 ``__nv_bfloat16``): g++ compiles norms.cu unchanged against it, every instantiation of
 ``kernels.cuda.name_expressions()``, into a small library. ``kernels.cuda`` then runs its
 real launch path (launch configuration, realignment, partial buffers, ``sum_partials``)
 with CuPy replaced by NumPy arrays and each launch handed to the library, and the results
-go through the same checks as the GPU tests (tests/kernel_checks.py).
+go through the same checks as the GPU tests (tests/helpers/kernel_checks.py).
 
 What this shows: the kernels compute the right numbers for these shapes (indexing, the
 reductions, the dweight/dbias partial sums, the dtypes). What it cannot: speed, and what

@@ -10,7 +10,7 @@ import pytest
 
 from microgradnorm import cli
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def run_cli(*args, cwd=None):
@@ -68,7 +68,7 @@ def test_demo_compares_every_norm(tmp_path):
 def test_console_script_points_at_main():
     import tomllib
     from pathlib import Path
-    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    project = tomllib.loads((Path(__file__).parents[2] / "pyproject.toml").read_text())
     assert project["project"]["scripts"]["microgradnorm"] == "microgradnorm.cli:main"
     assert callable(cli.main)
 

@@ -11,7 +11,7 @@ import pytest
 
 from microgradnorm.cli import bench
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def fake_timer(samples):

@@ -11,7 +11,7 @@ import pathlib
 
 import pytest
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1] / "microgradnorm"
+PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (

@@ -212,7 +212,7 @@ def test_render_without_dot_writes_the_source_only(tmp_path, monkeypatch):
 
 def run_cli(*args, cwd, path=None):
     import sys
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}   # this checkout
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])}   # this checkout
     if path is not None:
         env["PATH"] = path
     return subprocess.run([sys.executable, "-m", "microgradnorm", *args], cwd=cwd, env=env,

@@ -1,6 +1,6 @@
 """Checks of the CUDA kernels against the float64 reference, shared by the GPU tests
-(tests/gpu/test_gpu_kernels.py, on CuPy) and the emulated ones
-(tests/test_cuda_emulated.py, the same kernels run on the CPU).
+(tests/kernels/gpu/test_gpu_kernels.py, on CuPy) and the emulated ones
+(tests/kernels/test_cuda_emulated.py, the same kernels run on the CPU).
 
 Call ``use(cp)`` first with the CuPy module (or its stand-in): the helpers move data
 with it. Inputs are random and non-zero (x with a non-zero mean, weight far from 1,

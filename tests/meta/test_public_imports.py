@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 TEXTS = sorted([ROOT / "README.md", ROOT / "CONTRIBUTING.md", *(ROOT / "docs").glob("*.md"),
                 *(ROOT / "examples").glob("*.py"), *(ROOT / "benchmarks").glob("*.py"),
                 *(ROOT / "notebooks").glob("*.py")])

@@ -12,9 +12,9 @@ tie-sensitive ops alone (max, maximum, relu with sums and reshapes) on small int
 
 Default budget: 400 general and 200 tie programs (about 20 s), or the active hypothesis
 profile's ``max_examples`` when that is larger.
-Long runs: ``python -m pytest tests/test_fuzz.py --hypothesis-profile fuzz`` (5,000
+Long runs: ``python -m pytest tests/engine/test_fuzz.py --hypothesis-profile fuzz`` (5,000
 examples) or ``fuzz-long`` (50,000). ``docs/testing.md`` lists the deliberate bugs it
-catches (``tests/mutate.py`` re-runs that table).
+catches (``tests/meta/mutate.py`` re-runs that table).
 """
 
 import numpy as np

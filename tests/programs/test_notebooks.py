@@ -13,7 +13,7 @@ pytest.importorskip("jupytext")
 pytest.importorskip("ipykernel")
 pytest.importorskip("matplotlib")
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 spec = importlib.util.spec_from_file_location("execute", ROOT / "notebooks" / "execute.py")
 execute = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(execute)

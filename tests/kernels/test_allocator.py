@@ -9,7 +9,7 @@ import pytest
 
 from microgradnorm import backend
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 # Rounds of ten 8 MiB arrays, created (and so touched) then all freed; prints the page
 # faults of the last five rounds. glibc's defaults hand the freed memory back to the

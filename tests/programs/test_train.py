@@ -12,7 +12,7 @@ import pytest
 
 from microgradnorm import train
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 def test_composite_and_fused_training_agree_in_float64():

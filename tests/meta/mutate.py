@@ -1,10 +1,10 @@
 """Seeded bugs for the differential fuzzer: each mutation is applied to a copy of the
-repository, ``tests/test_fuzz.py`` runs there, and the table says whether it caught the
+repository, ``tests/engine/test_fuzz.py`` runs there, and the table says whether it caught the
 bug, how long it took and the program it reported. The repository itself is never edited.
 
-    python tests/mutate.py                 # every mutation, the default profile, as CI runs it
+    python tests/meta/mutate.py                 # every mutation, the default profile, as CI runs it
                                            # (derandomized: the same examples every run)
-    python tests/mutate.py --profile fuzz  # a longer search per mutation
+    python tests/meta/mutate.py --profile fuzz  # a longer search per mutation
 
 docs/testing.md shows the table of the latest run.
 """
@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # (name, file, the exact text replaced, its replacement, what the bug is)
 MUTATIONS = [
@@ -69,7 +69,7 @@ def run(name, path, old, new, profile):
         start = time.perf_counter()
         result = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-             "tests/test_fuzz.py", f"--hypothesis-profile={profile}"],
+             "tests/engine/test_fuzz.py", f"--hypothesis-profile={profile}"],
             cwd=copy, capture_output=True, text=True, timeout=3600,
             env={**os.environ, "CI": "true"})      # derandomized: CI's examples, reproducible
         seconds = time.perf_counter() - start

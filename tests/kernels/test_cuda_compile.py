@@ -10,7 +10,7 @@ instantiation, which makes nvcc compile it. Without nvcc the test skips, except 
 The loader compiles with NVRTC through ``cupy.RawModule``, not with nvcc: where CuPy is
 installed (with its ``ctk`` extra or NVRTC and the CUDA runtime headers; .ci/run installs
 them, and there a missing CuPy is a failure) each module also goes through CuPy's own compile
-path, with the options CuPy itself adds (tests/cupy_compile.py).
+path, with the options CuPy itself adds (tests/helpers/cupy_compile.py).
 """
 
 import glob

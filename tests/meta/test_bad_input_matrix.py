@@ -4,7 +4,7 @@ give, the error class that must come out, and the state that must not change.
 Each row is one test: it builds fresh objects, snapshots the watched state, makes the bad
 call, checks the error class and message, and compares the state with its snapshot.
 ``docs/testing.md`` shows the same table (``test_docs_table_is_in_step`` keeps the two
-together; ``python tests/test_bad_input_matrix.py`` prints it).
+together; ``python tests/meta/test_bad_input_matrix.py`` prints it).
 """
 
 import dataclasses
@@ -421,8 +421,8 @@ def markdown_table():
 
 
 def test_docs_table_is_in_step():
-    doc = (Path(__file__).resolve().parent.parent / "docs" / "testing.md").read_text()
-    assert markdown_table() in doc, "regenerate with: python tests/test_bad_input_matrix.py"
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "testing.md").read_text()
+    assert markdown_table() in doc, "regenerate with: python tests/meta/test_bad_input_matrix.py"
 
 
 if __name__ == "__main__":

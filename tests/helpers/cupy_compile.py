@@ -47,7 +47,7 @@ def check_version(cupy):
     """None when this helper supports the installed CuPy, else the reason it does not."""
     major = int(cupy.__version__.split(".")[0])
     if major not in SUPPORTED_CUPY:
-        return (f"tests/cupy_compile.py drives CuPy's private compile path and was checked "
+        return (f"tests/helpers/cupy_compile.py drives CuPy's private compile path and was checked "
                 f"with CuPy {SUPPORTED_CUPY}; CuPy {cupy.__version__} is installed: re-check "
                 f"it against cupy/cuda/compiler.py and cupy/_core/raw.pyx")
     return None

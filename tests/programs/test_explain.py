@@ -13,7 +13,7 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm.cli import explain
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 
 
 @pytest.mark.parametrize("dim", [3, 8])
