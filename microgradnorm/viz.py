@@ -1,17 +1,9 @@
 """The graph visualizer: the backward graph behind a tensor, drawn with Graphviz.
 
-``draw(root)`` returns a ``graphviz.Digraph``. Data flows top to bottom: leaf tensors (the
-parameters and inputs that receive ``.grad``) at the top, one box per op node, the root
-output at the bottom. Backward runs the same edges upwards. Each op box gives the op's
-name, output shape and dtype; fused norm nodes are green. With ``show_saved=True`` every
-array an op saved for backward hangs off it as a small orange node with its shape and bytes.
-
-``compare(norm, shape)`` puts the composite and the fused graph of one norm side by side,
-each captioned with its node count and the bytes it saves for backward.
-
-Every label is an HTML-like Graphviz label built from escaped text, so a tensor or module
-name cannot break the DOT source or inject markup into it. See docs/visualizer.md for how
-to read the pictures.
+``draw(root)`` draws one graph, leaves on top and the root at the bottom; ``compare(norm,
+shape)`` puts the composite and the fused graph of one norm side by side. Labels are
+HTML-like and built from escaped text, so no name can break the DOT source. How to read the
+pictures: docs/visualizer.md.
 """
 
 import dataclasses
@@ -24,7 +16,7 @@ import numpy as np
 from .autograd import topological_order
 from .backend import memory_owner
 from .checks.comparison import make_inputs, output_names, run_norm, running_stats
-from .checks.stats import graph_stats
+from .checks.stats import graph_stats, saved_bytes
 from .tensor import Tensor
 
 FORMATS = ("svg", "png")
@@ -63,23 +55,19 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
     """Draw the backward graph behind ``root``.
 
     Args:
-        root: a Tensor, or a tuple of Tensors drawn as one graph (e.g. both outputs of
-            ``F.add_layer_norm``). Roots are highlighted in orange.
-        show_saved: draw each array saved for backward (shape, dtype, bytes), attached to
-            the op that saved it by a dashed line. One buffer saved by several ops, or a
-            view of it, is drawn once, as ``graph_stats`` counts it.
-        cluster: box the nodes of each module (``blocks.0.attn``) in a labelled cluster;
-            modules nest.
-        collapse: fold subgraphs into one grey box that says how many op nodes and saved
-            bytes it hides. A list of module names (``["ln1", "attn"]`` folds every
-            ``blocks.N.ln1`` and ``blocks.N.attn``, a dotted path like ``"blocks.0"`` folds
-            that module), and/or ``"norms"``, which folds each composite norm call (the
-            nodes one ``F.layer_norm(..., impl="composite")`` made). A string is one item.
+        root: a Tensor, or a tuple of Tensors drawn as one graph (both outputs of
+            ``F.add_layer_norm``).
+        show_saved: draw each array saved for backward (shape, dtype, bytes), dashed, each
+            buffer once, as ``graph_stats`` counts it.
+        cluster: box the nodes of each module (``blocks.0.attn``) in a labelled cluster.
+        collapse: fold subgraphs into one grey box: module names (``"ln1"`` folds every
+            ``blocks.N.ln1``; ``"blocks.0"`` that module) and/or ``"norms"`` (each composite
+            norm call). A string is one item.
         title: a caption above the graph.
 
     Returns:
-        a ``graphviz.Digraph``; ``.source`` is the DOT text, ``.render(...)`` draws it
-        (needs Graphviz's ``dot``), and in a notebook it displays itself.
+        a ``graphviz.Digraph``: ``.source`` is the DOT text, ``.render(...)`` draws it (needs
+        Graphviz's ``dot``).
 
     Example:
         >>> y = F.layer_norm(x, 8, w, b, impl="composite")
@@ -91,11 +79,8 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
 
 
 def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0):
-    """The composite and the fused backward graph of ``norm`` side by side, in one picture.
-
-    Both run on the same random inputs (``x``, ``residual``, ``weight``, ``bias``); each
-    side is captioned with its op-node count and the bytes it saves for backward, the
-    numbers of ``mg.graph_stats``.
+    """The composite and the fused backward graph of ``norm`` side by side, on the same
+    inputs, each captioned with its ``mg.graph_stats`` (op nodes, bytes saved).
 
     Args:
         norm: "layernorm", "rmsnorm", "batchnorm", "add_layer_norm" or "add_rms_norm".
@@ -168,12 +153,9 @@ INSTALL_HINT = ("Graphviz's `dot` was not found, so only .dot sources were writt
 # ----- the drawing -------------------------------------------------------------------------
 
 class _GraphDrawing:
-    """Turns the nodes behind ``roots`` into DOT statements, with ids that start with
-    ``prefix`` (so two graphs can share one picture). Op nodes get ids ``{prefix}op{i}``.
-
-    Nodes are placed in the cluster of their module path (when clustering); every edge is
-    written after all nodes, at the top level, so that no edge mentions a node before its
-    own cluster has declared it (Graphviz would put the node where it is first named)."""
+    """The nodes behind ``roots`` as DOT statements, ids starting with ``prefix`` (two graphs
+    can share one picture). Edges are written after all nodes, at the top level: an edge
+    that named a node before its cluster declared it would put the node outside."""
 
     def __init__(self, roots, prefix, show_saved, cluster, collapse):
         self.roots, self.prefix = roots, prefix
@@ -217,9 +199,8 @@ class _GraphDrawing:
         return members
 
     def _folded_leaves(self):
-        """{id(leaf): box key} for the parameters a box hides: leaves named inside the
-        folded module (``blocks.0.attn.qkv.weight`` in ``blocks.0.attn``) that feed only
-        that box. Inputs and parameters used elsewhere stay drawn."""
+        # {id(leaf): box key} for the parameters a box hides: leaves named inside the folded
+        # module (``blocks.0.attn.qkv.weight`` in ``blocks.0.attn``) that feed only that box
         consumers, leaves = {}, {}
         for node in self.order:
             for t in node.inputs:
@@ -242,7 +223,7 @@ class _GraphDrawing:
             head = f"{what[0]} (composite)" if kind == "group" else what
             details = [_plural(len(nodes), "op node")]
             details += [_plural(params, "parameter")] if params else []
-            details += [f"{_saved_bytes(nodes):,} B saved", "folded"]
+            details += [f"{saved_bytes(nodes):,} B saved", "folded"]
             label = _html(_bold(head) + _small(" · ".join(details)))
             path = nodes[0].module if kind == "group" else _parent(what)
             self.nodes.append((path, self.box_ids[key], label, _STYLE["folded"]))
@@ -393,22 +374,11 @@ def _matching_module(module, patterns):
     return None
 
 
-def _saved_bytes(nodes):
-    buffers = {}
-    for node in nodes:
-        for array in node.saved_arrays():
-            base = memory_owner(array)
-            buffers[id(base)] = base.nbytes
-    return sum(buffers.values())
-
-
 # ----- labels ------------------------------------------------------------------------------
 
 def _op_label(node):
     metas = node.outputs_meta or ()
-    shown = "<BR/>".join(_escape(_meta(shape, dtype)) for shape, dtype in metas)
-    return _html(_bold(node.name) + (f'<BR/><FONT POINT-SIZE="10">{shown}</FONT>'
-                                     if shown else ""))
+    return _html(_bold(node.name) + "".join(_small(_meta(*meta)) for meta in metas))
 
 
 def _is_fused(node):
