@@ -74,7 +74,9 @@ def atomic_savez(path, arrays, where=None):
             np.savez(file, **arrays)
             file.flush()
             os.fsync(file.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())     # mkstemp's 0600 -> what open() would give
+        umask = os.umask(0o022)                    # read it (the only way), and put it back
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)        # mkstemp's 0600 -> what open() would give
         os.replace(temporary, final)
     except BaseException as error:
         with contextlib.suppress(OSError):
@@ -96,8 +98,7 @@ def _naming(error, path, where):
 
 
 def encode_arrays(arrays):
-    """{name: array} ready for ``np.savez``: bfloat16 arrays as their uint16 bits, plus a
-    ``__dtypes__`` entry naming them (absent when there are none)."""
+    # {name: array} for ``np.savez``: bfloat16 as its uint16 bits, named in ``__dtypes__``
     if DTYPES_KEY in arrays:
         raise ValueError(f"atomic_savez: {DTYPES_KEY!r} is a reserved name")
     encoded, recorded = {}, {}
@@ -114,14 +115,8 @@ def encode_arrays(arrays):
 
 
 def load_npz(path):
-    """Read every array of an ``.npz`` written by ``atomic_savez`` (``allow_pickle=False``),
-    bfloat16 restored from its recorded bits.
-
-    Returns:
-        {name: NumPy array}, without the ``__dtypes__`` record.
-
-    Raises:
-        TypeError: the file holds bfloat16 and ``ml_dtypes`` is not installed.
+    """{name: NumPy array} of an ``.npz`` written by ``atomic_savez``, bfloat16 restored
+    from its recorded bits (a TypeError without ``ml_dtypes``); nothing is unpickled.
 
     Example:
         >>> load_npz(atomic_savez("w.npz", {"w": np.ones(2, dtypes.as_dtype("bfloat16"))}))
@@ -214,14 +209,8 @@ def _check_members(where, path, file, text):
                                  "bytes; the file is truncated or corrupt")
 
 
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _fsync_directory(directory):
-    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
+    # make the rename itself durable (POSIX); a no-op where folders cannot be opened
     with contextlib.suppress(OSError, AttributeError):
         fd = os.open(directory, os.O_RDONLY)
         try:

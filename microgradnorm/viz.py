@@ -19,6 +19,9 @@ from .checks.comparison import make_inputs, output_names, run_norm, running_stat
 from .checks.stats import graph_stats, saved_bytes
 from .tensor import Tensor
 
+__all__ = ["FORMATS", "INSTALL_HINT", "TwinStats", "compare", "dot_available", "draw",
+           "render"]
+
 FORMATS = ("svg", "png")
 
 # Colours: ops pale blue, fused norm nodes green, leaves yellow, root orange, saved peach,
@@ -186,10 +189,6 @@ class _GraphDrawing:
         key = self.folds.get(id(node))
         return self.op_ids[id(node)] if key is None else self.box_ids[key]
 
-    def _box_path(self, key, nodes):
-        kind, what = key
-        return what if kind == "module" else nodes[0].module
-
     def _members(self):
         members = {}
         for node in self.order:
@@ -207,7 +206,8 @@ class _GraphDrawing:
                 if t is not None and t.grad_fn is None and t.requires_grad:
                     consumers.setdefault(id(t), set()).add(self.folds.get(id(node), node))
                     leaves[id(t)] = t
-        paths = {key: self._box_path(key, nodes) for key, nodes in self._members().items()}
+        paths = {(kind, what): what if kind == "module" else nodes[0].module
+                 for (kind, what), nodes in self._members().items()}
         folded = {}
         for key_id, used_by in consumers.items():
             (only,) = used_by if len(used_by) == 1 else (None,)
@@ -252,9 +252,8 @@ class _GraphDrawing:
             return None                   # constants (eps, running stats) are not drawn
         if id(tensor) not in self.leaf_ids:
             leaf_id = self.leaf_ids[id(tensor)] = f"{self.prefix}leaf{len(self.leaf_ids)}"
-            label = _html(_bold(tensor.name or "leaf") + _small(_meta(tensor.shape,
-                                                                        tensor.dtype)))
-            self.nodes.append((_parent(tensor.name or ""), leaf_id, label, _STYLE["leaf"]))
+            self.nodes.append((_parent(tensor.name or ""), leaf_id,
+                               _tensor_label(tensor, "leaf"), _STYLE["leaf"]))
         return self.leaf_ids[id(tensor)]
 
     def _add_saved(self, node, target, drawn, named):
@@ -275,8 +274,7 @@ class _GraphDrawing:
     def _add_roots(self):
         for i, root in enumerate(self.roots):
             root_id = f"{self.prefix}root{i}"
-            label = _html(_bold(root.name or "output") + _small(_meta(root.shape, root.dtype)))
-            self.nodes.append(("", root_id, label, _STYLE["root"]))
+            self.nodes.append(("", root_id, _tensor_label(root, "output"), _STYLE["root"]))
             if root.grad_fn is not None:
                 self.edges.setdefault((self._target(root.grad_fn), root_id), {})
 
@@ -296,23 +294,21 @@ class _GraphDrawing:
 def _emit_clusters(graph, by_path, path, prefix):
     for node_id, label, style in by_path.get(path, ()):
         graph.node(node_id, label, **style)
-    children = sorted({_child(path, p) for p in by_path if _is_below(p, path)})
-    for child in children:
+    for child in _child_paths(by_path, path):
         with graph.subgraph(name=f"cluster_{prefix}{_cluster_name(child)}") as sub:
             sub.attr(label=_html(_escape(child)), style="rounded,dashed", color="#8c8c8c",
                      fontsize="12", labeljust="l")
             _emit_clusters(sub, by_path, child, prefix)
 
 
-def _is_below(p, path):
-    return p != path and (path == "" or p.startswith(path + "."))
-
-
-def _child(path, p):
-    # The module path one level below ``path`` on the way to ``p``.
-    rest = p[len(path) + 1:] if path else p
-    head = rest.split(".", 1)[0]
-    return f"{path}.{head}" if path else head
+def _child_paths(paths, path):
+    # the module paths one level below ``path`` on the way to each of ``paths``
+    children = set()
+    for p in paths:
+        if p != path and (path == "" or p.startswith(path + ".")):
+            head = (p[len(path) + 1:] if path else p).split(".", 1)[0]
+            children.add(f"{path}.{head}" if path else head)
+    return sorted(children)
 
 
 def _cluster_name(path):
@@ -375,6 +371,10 @@ def _matching_module(module, patterns):
 
 
 # ----- labels ------------------------------------------------------------------------------
+
+def _tensor_label(tensor, default_name):
+    return _html(_bold(tensor.name or default_name) + _small(_meta(tensor.shape, tensor.dtype)))
+
 
 def _op_label(node):
     metas = node.outputs_meta or ()

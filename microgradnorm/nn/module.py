@@ -1,9 +1,7 @@
 """``Parameter`` and ``Module``: registration, traversal, ``state_dict``, ``to``, modes, hooks.
 
-Calling a module runs its ``forward`` inside ``autograd.module_scope(path)``, ``path`` being
-its dotted name in the outermost module called (``"blocks.0.ln1"``; the outermost is
-``""``): every graph node records it as ``ctx.module``, and every Parameter's ``.name``
-becomes its ``named_parameters()`` key there. Both are cached until the tree changes.
+Calling a module runs ``forward`` in ``autograd.module_scope`` of its dotted path, which
+names graph nodes and Parameters (docs/architecture.md, "Module scopes").
 """
 
 import threading
@@ -15,6 +13,7 @@ from .. import autograd, backend, dtypes
 from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
 from ..tensor import Tensor, to_arguments
+
 
 class Parameter(Tensor):
     """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
@@ -91,8 +90,7 @@ class Module:
         object.__delattr__(self, name)
 
     def register_buffer(self, name, tensor):
-        """A non-trainable state Tensor (running statistics) saved in the state dict;
-        ``None`` registers an absent buffer."""
+        """Register a non-trainable Tensor (running statistics) kept in the state dict."""
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer: {name} must be a Tensor or None, "
                             f"got {type(tensor).__name__}")
@@ -128,8 +126,7 @@ class Module:
         registry[name] = value
 
     def get_submodule(self, target):
-        """The module at the dotted path ``target`` ("" is this module); an AttributeError
-        names the first part that is missing."""
+        """The module at the dotted path ``target`` ("" is this module)."""
         module = self
         for part in target.split(".") if target else ():
             child = module._modules.get(part)
@@ -170,8 +167,7 @@ class Module:
         return ((n, m) for n, m in self._modules.items() if m is not None)
 
     def apply(self, fn):
-        """Call ``fn(module)`` on every sub-module, children first, then on this module
-        (as PyTorch, e.g. for custom initialisation); returns self."""
+        """Call ``fn(module)`` on every sub-module, children first, then on self; returns self."""
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -187,13 +183,11 @@ class Module:
                     yield (f"{path}.{name}" if path else name), param
 
     def parameters(self):
-        """Every Parameter of this module and below, in ``named_parameters`` order (a list;
-        give it to an optimizer)."""
+        """Every Parameter of this module and below, a list in ``named_parameters`` order."""
         return [param for _, param in self.named_parameters()]
 
     def named_buffers(self, prefix=""):
-        """(dotted name, Tensor) for every buffer (running statistics) of this module and
-        below."""
+        """(dotted name, Tensor) for every buffer of this module and below."""
         for path, module in self.named_modules(prefix):
             for name, buf in module._buffers.items():
                 if buf is not None:
@@ -217,10 +211,7 @@ class Module:
     def zero_grad(self, set_to_none=True):
         """Clear every parameter's ``.grad``: None (default) or zeros of its shape."""
         for param in self.parameters():
-            if set_to_none or param.grad is None:
-                param.grad = None
-            else:
-                param.grad = param.grad * 0
+            param.grad = None if set_to_none or param.grad is None else param.grad * 0
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self."""
@@ -281,14 +272,13 @@ class Module:
 
     # ----- hooks ------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook):
-        """Call ``hook(module, args)`` before each ``forward``; a non-None return value
-        replaces the positional arguments (a tuple, or one value). Returns a handle with
-        ``remove()``."""
+        """Call ``hook(module, args)`` before each ``forward``; a non-None result replaces
+        ``args`` (a tuple, or one value). Returns a handle with ``remove()``."""
         return _register_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook")
 
     def register_forward_hook(self, hook):
-        """Call ``hook(module, args, output)`` after each ``forward``; a non-None return
-        value replaces the output. Returns a handle with ``remove()``."""
+        """Call ``hook(module, args, output)`` after each ``forward``; a non-None result
+        replaces the output. Returns a handle with ``remove()``."""
         return _register_hook(self._forward_hooks, hook, "register_forward_hook")
 
     def _run(self, args, kwargs):
@@ -318,13 +308,11 @@ class Module:
 
     # ----- calling ----------------------------------------------------------------------
     def forward(self, *args, **kwargs):
-        """The computation; every subclass defines it. Call the module (``m(x)``) rather
-        than ``m.forward(x)``, so that the graph records which module made each node."""
+        """The computation, defined by every subclass; call ``m(x)``, which names the nodes."""
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        """Run ``forward`` inside this module's scope (its dotted path in the outermost
-        module called), so that graph nodes and parameters carry names."""
+        """Run ``forward`` (and the hooks) inside this module's scope."""
         stack = _call_paths_state.stack
         if stack:                                         # inside an outer module's call
             with autograd.module_scope(stack[-1].get(id(self), autograd._module_path())):
@@ -351,8 +339,7 @@ class Module:
 
     # ----- state --------------------------------------------------------------------------
     def state_dict(self):
-        """{dotted name: array copy} of every parameter, then every buffer, each in
-        registration order."""
+        """{dotted name: array copy} of every parameter, then every buffer."""
         state = {name: param.data.copy() for name, param in self.named_parameters()}
         state.update((name, buf.data.copy()) for name, buf in self.named_buffers())
         return state
@@ -399,8 +386,7 @@ class Module:
 
     # ----- printing -----------------------------------------------------------------------
     def extra_repr(self):
-        """The configuration shown inside ``Name(...)`` by ``repr`` and by error messages;
-        subclasses return e.g. ``"in_features=3, out_features=4, bias=True"``."""
+        """The configuration shown inside ``Name(...)`` by ``repr`` and error messages."""
         return ""
 
     def _describe(self):
