@@ -1,7 +1,7 @@
 """``memory_timeline``: the bytes a training step holds, node by node, forward and backward.
 
     timeline = mg.memory_timeline(lambda: step(model, batch))
-    timeline.peak.total_bytes, timeline.peak_by_category()
+    timeline.peak.total_bytes, print(timeline.table())
 
 Every array the graph holds is registered when it appears, with a weak reference whose
 callback subtracts its bytes when it is freed: the count is of live arrays, each base buffer
