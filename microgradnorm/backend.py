@@ -1,8 +1,7 @@
-"""Array backends: NumPy on "cpu", CuPy on "cuda".
+"""Array backends: NumPy on "cpu", CuPy on "cuda" (imported lazily: optional).
 
-Every op in the house is written once against ``xp = array_module(array)``; this module
-is the only place that knows which array libraries exist. CuPy is imported lazily, so the
-package imports and runs on a machine without it.
+Every op is written once against ``xp = array_module(array)``; only this module knows which
+array libraries exist.
 """
 
 import math
@@ -113,11 +112,9 @@ _math_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def erf(array):
-    """The error function, elementwise, in ``array``'s dtype. NumPy has none, so on the CPU
-    each element goes through ``math.erf`` (C's erf, exact to the last bit or so, about
-    0.1 µs per element); on the GPU CuPy's ``cupyx.scipy.special.erf``, which has no
-    float16 or bfloat16 loop (float16 would widen to float64): those compute in float32
-    and round once."""
+    """The error function, elementwise, in ``array``'s dtype: ``math.erf`` per element on the
+    CPU (NumPy has none), ``cupyx.scipy.special.erf`` on the GPU (half precision computed
+    in float32, which it lacks, and rounded once)."""
     if is_cupy_array(array):
         from cupyx.scipy.special import erf as cupy_erf
         if array.dtype.itemsize < 4:
@@ -134,15 +131,10 @@ _MMAP_THRESHOLD_MAX = 32 << 20    # glibc's largest mmap threshold on 64-bit sys
 
 
 def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
-    """Let glibc's ``malloc`` keep freed memory for the next arrays instead of returning it
-    to the operating system (``mallopt``), for the rest of the process.
-
-    A training step frees and re-creates the same large temporaries every step. By default
-    glibc hands much of that memory back and takes it again, and every 4 KiB page of it
-    taken again is a page fault with the page zeroed: at d_model 64 that was about 6,000
-    faults and a third of the CPU time of a tiny-GPT step. With this call arrays below
-    32 MiB come from the heap and up to ``trim_threshold`` bytes of freed heap stay with the
-    process. Memory is still reused, not leaked; the resident size stays near its peak.
+    """Let glibc's ``malloc`` keep freed memory for the next arrays (``mallopt``) instead of
+    returning it to the system, for the rest of the process: a training step re-creates the
+    same temporaries every step, and each page taken back is a page fault. Arrays below
+    32 MiB then come from the heap; memory is reused, not leaked.
 
     Args:
         trim_threshold: bytes of free memory at the top of the heap kept before any is

@@ -1,15 +1,8 @@
-"""Floating dtypes, bfloat16 included.
+"""Floating dtypes, bfloat16 included (from the optional ``ml_dtypes``), and number checks.
 
-NumPy has no bfloat16. ``ml_dtypes`` (the NumPy extension JAX uses) adds one: a real NumPy
-dtype whose elementwise ufuncs compute in float32 and round once to bfloat16, as torch's
-CPU kernels do. It is an optional dependency (``pip install "microgradnorm[bf16]"``): the
-engine is NumPy-only, and everything but a bfloat16 tensor works without it. Asking for
-bfloat16 without it is a clear ``TypeError`` saying what to install.
-
-bfloat16 (1 sign, 8 exponent, 7 mantissa bits) has float32's range and 3 significant
-decimal digits; float16 (5 exponent, 10 mantissa bits) overflows past 65504. Both are
-*half precision* here: reductions, the norms' statistics and matrix products accumulate in
-float32 and round once, as torch does.
+float16 and bfloat16 are *half precision* here: reductions, the norms' statistics and matrix
+products accumulate in float32 and round once, as torch does. bfloat16 needs
+``pip install "microgradnorm[bf16]"``; asking for it without is a TypeError saying so.
 """
 
 import numbers
@@ -58,14 +51,20 @@ def is_numeric(dtype):
 
 
 def check_number(where, name, value, integer=False):
-    """Raise a TypeError naming ``name`` unless ``value`` is a real number (with
-    ``integer``: an integer). A bool is neither, and a string is not a number, as in
-    PyTorch, where such arguments fail with a TypeError; the range is the caller's to check
-    (a ValueError)."""
+    """Raise a TypeError naming ``name`` unless ``value`` is a real number (with ``integer``:
+    an int); a bool or a string is neither, as in PyTorch. The range is the caller's to check."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
         raise TypeError(f"{where}: {name} must be {'an int' if integer else 'a real number'}, "
                         f"got {type(value).__name__} {value!r}")
+
+
+def check_positive_ints(where, **values):
+    """Raise unless every value is an int (TypeError) >= 1 (ValueError), naming it."""
+    for name, value in values.items():
+        check_number(where, name, value, integer=True)
+        if value < 1:
+            raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")
 
 
 def is_half(dtype):

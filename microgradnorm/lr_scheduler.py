@@ -6,17 +6,15 @@
     for step in range(200):
         ...; opt.step(); scheduler.step()
 
-As in PyTorch, building a scheduler stores each group's ``initial_lr`` (the base rate)
-and sets the rate of step 0 at once; each ``step()`` moves to the next step and writes
-``lr`` into every parameter group. Every schedule here is a closed form of the step
-number, ``lr = initial_lr * factor(step)``, so a scheduler restored from ``state_dict()``
-continues exactly where it stopped.
+Building a scheduler stores each group's ``initial_lr`` and sets the rate of step 0; each
+``step()`` writes the next rate into every group. Every schedule is a closed form of the
+step, so a scheduler restored from ``state_dict()`` continues exactly where it stopped.
 """
 
 import math
 import numbers
 
-from .dtypes import check_number
+from .dtypes import check_number, check_positive_ints
 
 __all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "warmup_cosine"]
 
@@ -88,8 +86,7 @@ class LRScheduler:
 
 
 class LambdaLR(LRScheduler):
-    r"""``lr = initial_lr * lr_lambda(step)`` (``torch.optim.lr_scheduler.LambdaLR``): the
-    hook for any schedule.
+    r"""``lr = initial_lr * lr_lambda(step)``: the hook for any schedule.
 
     Args:
         optimizer: an ``optim.Optimizer``.
@@ -119,8 +116,7 @@ class LambdaLR(LRScheduler):
 
 class LinearLR(LRScheduler):
     r"""Linear ramp of the factor from ``start_factor`` to ``end_factor`` over
-    ``total_iters`` steps, then constant (``torch.optim.lr_scheduler.LinearLR``; a linear
-    warmup with the defaults below and ``start_factor`` small):
+    ``total_iters`` steps, then constant (a warmup when ``start_factor`` is small):
 
     .. math::
         \eta_t = \eta_0 \Bigl(s + (e - s)\frac{\min(t, T)}{T}\Bigr)
@@ -134,7 +130,7 @@ class LinearLR(LRScheduler):
         if not 0 < start_factor <= 1 or not 0 <= end_factor <= 1:
             raise ValueError(f"LinearLR: start_factor must be in (0, 1] and end_factor in "
                              f"[0, 1], got {start_factor!r} and {end_factor!r}")
-        _check_steps("LinearLR", total_iters=total_iters)
+        check_positive_ints("LinearLR", total_iters=total_iters)
         self.start_factor, self.end_factor = start_factor, end_factor
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
@@ -146,9 +142,7 @@ class LinearLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    r"""Cosine decay from the base rate to ``eta_min`` over ``T_max`` steps
-    (``torch.optim.lr_scheduler.CosineAnnealingLR``, in its closed form; PyTorch's recursive
-    update gives the same values up to rounding):
+    r"""Cosine decay from the base rate to ``eta_min`` over ``T_max`` steps (closed form):
 
     .. math::
         \eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t / T_{max}))
@@ -158,7 +152,7 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        _check_steps("CosineAnnealingLR", T_max=T_max)
+        check_positive_ints("CosineAnnealingLR", T_max=T_max)
         check_number("CosineAnnealingLR", "eta_min", eta_min)
         if eta_min < 0:
             raise ValueError(f"CosineAnnealingLR: eta_min must be a non-negative number, "
@@ -173,9 +167,8 @@ class CosineAnnealingLR(LRScheduler):
 
 
 def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
-    r"""The factor of nanoGPT's schedule, for ``LambdaLR``: a linear warmup over
-    ``warmup_steps``, then a cosine decay to ``min_factor`` at ``total_steps``, constant
-    after:
+    r"""nanoGPT's schedule as a factor for ``LambdaLR``: a linear warmup, then a cosine decay
+    to ``min_factor`` at ``total_steps``, constant after:
 
     .. math::
         f(t) = \begin{cases} (t + 1) / W & t < W \\
@@ -188,7 +181,7 @@ def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
     Example:
         >>> scheduler = LambdaLR(opt, warmup_cosine(10, 200, min_factor=0.1))
     """
-    _check_steps("warmup_cosine", total_steps=total_steps)
+    check_positive_ints("warmup_cosine", total_steps=total_steps)
     if isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int) \
             or not 0 <= warmup_steps < total_steps:
         raise ValueError(f"warmup_cosine: warmup_steps must be an int in [0, total_steps="
@@ -213,9 +206,3 @@ def _check_optimizer(where, optimizer):
         raise TypeError(f"{where}: optimizer must be an optim.Optimizer, got "
                         f"{type(optimizer).__name__}")
 
-
-def _check_steps(where, **counts):
-    for name, value in counts.items():
-        check_number(where, name, value, integer=True)
-        if value < 1:
-            raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")

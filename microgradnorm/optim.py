@@ -3,20 +3,10 @@
     opt = optim.AdamW(model.parameters(), lr=3e-3)
     loss.backward(); opt.step(); opt.zero_grad()
 
-Each optimizer updates ``p.data`` in place (the Parameter objects stay the same) and bumps
-the parameter's version counter, so a graph that saved the old values refuses a late
-backward. Parameters whose ``.grad`` is None are skipped. ``params`` is an iterable of
-Parameters or of dicts ``{"params": [...], "lr": ...}`` (parameter groups with their own
-options, named as in PyTorch: ``betas``, ``nesterov``, ...; an unknown option is an error).
-
-Half-precision parameters (float16, bfloat16): the update and the optimizer states are
-float32, and the new value is rounded once into the parameter. A bfloat16 parameter has 8
-significant bits, so an update smaller than 1/256 of it rounds away; ``master_weights=True``
-keeps a float32 copy of each half-precision parameter in the optimizer state, updates that
-copy and rounds it into the parameter after every step (the usual mixed-precision recipe):
-
-    model.to(dtype="bfloat16")
-    opt = optim.AdamW(model.parameters(), lr=1e-3, master_weights=True)
+``params`` is an iterable of Parameters or of dicts ``{"params": [...], "lr": ...}``
+(parameter groups). A step updates ``p.data`` in place and bumps its version counter;
+parameters without ``.grad`` are skipped. Half-precision parameters update in float32 and
+round once; ``master_weights=True`` keeps a float32 copy of each in the optimizer state.
 """
 
 import copy
@@ -73,25 +63,13 @@ class Optimizer:
                 p.grad = None if set_to_none or p.grad is None else p.grad * 0
 
     def step(self):
-        """One update of every parameter that has a ``.grad``. All new values (and optimizer
-        states) are computed before any parameter is written, so a failing step (a
-        gradient of the wrong shape) changes nothing."""
+        """One update of every parameter that has a ``.grad``; every new value is computed
+        before any is written, so a failing step changes nothing."""
         updates = []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    if tuple(p.grad.shape) != p.shape:
-                        raise ValueError(f"{type(self).__name__}.step: a gradient has shape "
-                                         f"{tuple(p.grad.shape)}, its parameter {p.shape}")
-                    dtype = getattr(p.grad, "dtype", None)
-                    kind = getattr(dtype, "kind", None)
-                    if kind not in ("i", "u") and not (dtype is not None and is_floating(dtype)):
-                        raise TypeError(
-                            f"{type(self).__name__}.step: a gradient must be a real "
-                            f"floating-point array, got {getattr(p.grad, 'dtype', type(p.grad))}"
-                            f" for a parameter of shape {p.shape}"
-                            + (" (a complex gradient would lose its imaginary part)"
-                               if kind == "c" else ""))
+                    _check_gradient(type(self).__name__, p)
                     state = dict(self.state.get(id(p), {}))
                     updates.append((p, self._half_aware_update(p, state, group), state))
         for p, new, state in updates:
@@ -100,9 +78,8 @@ class Optimizer:
             self.state[id(p)] = state
 
     def state_dict(self):
-        """The optimizer's state as ``torch.optim.Optimizer.state_dict`` lays it out:
-        ``{"state": {index: {name: array or int}}, "param_groups": [{options...,
-        "params": [index, ...]}]}``, parameters numbered in group order. Arrays are copies.
+        """``{"state": {index: {name: array or int}}, "param_groups": [{options...,
+        "params": [index, ...]}]}``, as torch lays it out; arrays are copies.
 
         Example:
             >>> saved = opt.state_dict(); ...; opt.load_state_dict(saved)
@@ -120,13 +97,14 @@ class Optimizer:
 
     def load_state_dict(self, state_dict):
         """Restore a ``state_dict()`` of an optimizer over parameters of the same shapes, in
-        the same groups. Options (``lr``, ``betas``, ...) come from ``state_dict``; arrays
-        are copied onto each parameter's device and dtype. Everything is checked first: a
-        mismatch is a ValueError and the optimizer is left unchanged."""
+        the same groups, options included; a mismatch is a ValueError raised before
+        anything changes."""
         name = type(self).__name__
         if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
             raise ValueError(f"{name}.load_state_dict: expected a dict with keys 'state' and "
-                             f"'param_groups', got {_describe(state_dict)}")
+                             f"'param_groups', got "
+                             + (f"keys {sorted(state_dict)}" if isinstance(state_dict, dict)
+                                else type(state_dict).__name__))
         saved_groups = state_dict["param_groups"]
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(f"{name}.load_state_dict: state_dict has {len(saved_groups)} "
@@ -164,8 +142,7 @@ class Optimizer:
         self.state = new_state
 
     def _half_aware_update(self, p, state, group):
-        """The new value of ``p``; half-precision parameters update in float32 (from the
-        float32 master copy with ``master_weights``)."""
+        # half-precision parameters update in float32 (from the master copy, if kept)
         if not is_half(p.dtype):
             return self._update(p.data, p.grad, state, group)
         param = state.pop("master", None) if self.master_weights else None
@@ -180,6 +157,7 @@ class Optimizer:
         """Checks that tie a group's options together (SGD's nesterov)."""
 
     def _update(self, param, grad, state, group):
+        # the new value of ``param`` from ``grad``; updates ``state`` (a dict) in place
         raise NotImplementedError
 
 
@@ -193,8 +171,8 @@ class SGD(Optimizer):
 
     Args:
         lr (η), momentum (μ), dampening (τ), weight_decay (λ), nesterov.
-        maximize: ascend instead (g is negated first), as in PyTorch.
-        master_weights: keep float32 copies of half-precision parameters (module doc).
+        maximize: ascend instead (g is negated first).
+        master_weights: keep float32 copies of half-precision parameters.
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
@@ -231,9 +209,8 @@ class Adam(Optimizer):
         \quad \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}
         {\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
-    ``amsgrad=True`` divides by the largest v so far (state ``max_exp_avg_sq``) instead of
-    v; ``maximize=True`` ascends (g is negated first), both as in PyTorch.
-    ``master_weights=True`` keeps float32 copies of half-precision parameters (module doc).
+    ``amsgrad=True`` divides by the largest v so far (``max_exp_avg_sq``); ``maximize=True``
+    ascends; ``master_weights=True`` keeps float32 copies of half-precision parameters.
     """
 
     decoupled = False
@@ -321,9 +298,14 @@ def _state_value(optimizer, index, key, value, param):
     return backend.to_device(value, param.device).astype(dtype, copy=True)
 
 
-def _describe(value):
-    return f"keys {sorted(value)}" if isinstance(value, dict) else type(value).__name__
-
-
-def _is_number(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+def _check_gradient(optimizer, p):
+    if tuple(p.grad.shape) != p.shape:
+        raise ValueError(f"{optimizer}.step: a gradient has shape {tuple(p.grad.shape)}, its "
+                         f"parameter {p.shape}")
+    dtype = getattr(p.grad, "dtype", None)
+    kind = getattr(dtype, "kind", None)
+    if kind not in ("i", "u") and not (dtype is not None and is_floating(dtype)):
+        lost = " (a complex gradient would lose its imaginary part)" if kind == "c" else ""
+        raise TypeError(f"{optimizer}.step: a gradient must be a real floating-point array, "
+                        f"got {getattr(p.grad, 'dtype', type(p.grad))} for a parameter of "
+                        f"shape {p.shape}{lost}")

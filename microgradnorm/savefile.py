@@ -1,16 +1,9 @@
-"""Write ``.npz`` files so that an interrupted save never destroys the previous file.
+"""``.npz`` files written atomically and read back with every header checked first.
 
-``np.savez(path, ...)`` truncates ``path`` and then writes into it: a Ctrl-C, a full disk or
-a killed process in between leaves neither the old file nor the new one. Here the arrays go
-to a temporary file in the same directory, which is flushed to disk and then renamed over
-``path`` with ``os.replace`` (atomic on POSIX and Windows when both are on one file
-system). A reader sees the old file or the complete new one, never a partial one.
-
-The ``.npz`` format has no bfloat16: ``np.savez`` writes ml_dtypes' bfloat16 as an
-untyped 2-byte void (``|V2``) that loads back as raw bytes. ``atomic_savez`` stores such an
-array as its uint16 bit pattern and records the dtype in a JSON entry ``__dtypes__``
-({name: "bfloat16"}); ``load_npz`` reads the file and restores the dtype, bit for bit.
-Every other dtype (float16 included) is native to the format and stored as is.
+A save goes to a temporary file in the same folder, flushed and renamed over ``path``
+(``os.replace``): a reader sees the old file or the complete new one, never a partial one.
+``.npz`` has no bfloat16, so such an array is stored as its uint16 bits with a JSON record
+``__dtypes__`` ({name: "bfloat16"}), and ``load_npz`` restores it bit for bit.
 """
 
 import contextlib
@@ -40,9 +33,8 @@ def npz_path(path):
 
 
 def check_writable(path):
-    """Raise a ValueError naming ``path`` unless a ``.npz`` can be written there: its
-    folder exists and is writable, and the path itself is not a folder. For a caller that
-    saves late (a training run) and must refuse a bad path before any work."""
+    """Raise a ValueError naming ``path`` unless a ``.npz`` can be written there (its folder
+    exists and is writable; it is not a folder): for a caller that saves late."""
     final = npz_path(path)
     directory = os.path.dirname(os.path.abspath(final))
     if os.path.isdir(final):
@@ -54,12 +46,13 @@ def check_writable(path):
     return final
 
 
-def atomic_savez(path, arrays):
-    """Save ``arrays`` ({name: array}) as an uncompressed ``.npz`` at ``path`` atomically.
+def atomic_savez(path, arrays, where=None):
+    """Save ``arrays`` ({name: array}) as an uncompressed ``.npz`` at ``path`` atomically,
+    through ``.<name>.<random>.tmp`` next to it (removed if the save raises).
 
-    The temporary file is named ``.<name>.<random>.tmp`` next to the target; it is removed
-    if the save fails or is interrupted by an exception (a SIGKILL leaves it behind, and
-    the previous file intact).
+    Args:
+        where: the public function saving, for errors: an OSError then becomes one line
+            ``"<where>: cannot write <path>: <reason>"`` of the same class (``path_error``).
 
     Returns:
         the path written (with ``.npz`` added when ``path`` lacks it).
@@ -75,34 +68,37 @@ def atomic_savez(path, arrays):
         fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(final)}.",
                                          suffix=".tmp", dir=directory)
     except OSError as error:
-        raise _naming(error, final) from None
+        raise _naming(error, final, where) from None
     try:
         with os.fdopen(fd, "wb") as file:
             np.savez(file, **arrays)
             file.flush()
             os.fsync(file.fileno())
-        os.chmod(temporary, 0o666 & ~_umask())     # mkstemp's 0600 -> what open() would give
+        umask = os.umask(0o022)                    # read it (the only way), and put it back
+        os.umask(umask)
+        os.chmod(temporary, 0o666 & ~umask)        # mkstemp's 0600 -> what open() would give
         os.replace(temporary, final)
     except BaseException as error:
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         if isinstance(error, OSError):
-            raise _naming(error, final) from None
+            raise _naming(error, final, where) from None
         raise
     _fsync_directory(directory)
     return final
 
 
-def _naming(error, path):
-    """``error`` (an OSError) naming ``path``, the file asked for, not the temporary one."""
+def _naming(error, path, where):
+    # the OSError naming ``path``, the file asked for, not the temporary one
+    if where is not None:
+        return path_error(where, "write", path, error)
     if error.errno is None:
         return error
     return type(error)(error.errno, error.strerror, path)
 
 
 def encode_arrays(arrays):
-    """{name: array} ready for ``np.savez``: bfloat16 arrays as their uint16 bits, plus a
-    ``__dtypes__`` entry naming them (absent when there are none)."""
+    # {name: array} for ``np.savez``: bfloat16 as its uint16 bits, named in ``__dtypes__``
     if DTYPES_KEY in arrays:
         raise ValueError(f"atomic_savez: {DTYPES_KEY!r} is a reserved name")
     encoded, recorded = {}, {}
@@ -119,14 +115,8 @@ def encode_arrays(arrays):
 
 
 def load_npz(path):
-    """Read every array of an ``.npz`` written by ``atomic_savez`` (``allow_pickle=False``),
-    bfloat16 restored from its recorded bits.
-
-    Returns:
-        {name: NumPy array}, without the ``__dtypes__`` record.
-
-    Raises:
-        TypeError: the file holds bfloat16 and ``ml_dtypes`` is not installed.
+    """{name: NumPy array} of an ``.npz`` written by ``atomic_savez``, bfloat16 restored
+    from its recorded bits (a TypeError without ``ml_dtypes``); nothing is unpickled.
 
     Example:
         >>> load_npz(atomic_savez("w.npz", {"w": np.ones(2, dtypes.as_dtype("bfloat16"))}))
@@ -146,14 +136,9 @@ def load_npz(path):
 
 
 def read_npz(path, where, text=()):
-    """``load_npz`` for a file from outside: every member's header is checked before any
-    array is read, and every problem is one error that starts with ``where`` and names
-    ``path``.
-
-    The file must be a complete ``.npz`` archive of numeric arrays (and of the string
-    members named in ``text``, such as a checkpoint's JSON record) whose headers agree with
-    the bytes stored: a header that claims a 100000 x 100000 array in a small file is
-    refused before memory is allocated, and nothing is unpickled.
+    """``load_npz`` for a file from outside, every member's header checked before any array
+    is read: a complete ``.npz`` of numeric arrays (and the string members named in
+    ``text``) whose headers claim no more bytes than are stored. Nothing is unpickled.
 
     Args:
         path: the file.
@@ -224,14 +209,8 @@ def _check_members(where, path, file, text):
                                  "bytes; the file is truncated or corrupt")
 
 
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
 def _fsync_directory(directory):
-    """Make the rename itself durable (POSIX); a no-op where directories cannot be opened."""
+    # make the rename itself durable (POSIX); a no-op where folders cannot be opened
     with contextlib.suppress(OSError, AttributeError):
         fd = os.open(directory, os.O_RDONLY)
         try:

@@ -1,17 +1,9 @@
 """The graph visualizer: the backward graph behind a tensor, drawn with Graphviz.
 
-``draw(root)`` returns a ``graphviz.Digraph``. Data flows top to bottom: leaf tensors (the
-parameters and inputs that receive ``.grad``) at the top, one box per op node, the root
-output at the bottom. Backward runs the same edges upwards. Each op box gives the op's
-name, output shape and dtype; fused norm nodes are green. With ``show_saved=True`` every
-array an op saved for backward hangs off it as a small orange node with its shape and bytes.
-
-``compare(norm, shape)`` puts the composite and the fused graph of one norm side by side,
-each captioned with its node count and the bytes it saves for backward.
-
-Every label is an HTML-like Graphviz label built from escaped text, so a tensor or module
-name cannot break the DOT source or inject markup into it. See docs/visualizer.md for how
-to read the pictures.
+``draw(root)`` draws one graph, leaves on top and the root at the bottom; ``compare(norm,
+shape)`` puts the composite and the fused graph of one norm side by side. Labels are
+HTML-like and built from escaped text, so no name can break the DOT source. How to read the
+pictures: docs/visualizer.md.
 """
 
 import dataclasses
@@ -24,8 +16,11 @@ import numpy as np
 from .autograd import topological_order
 from .backend import memory_owner
 from .checks.comparison import make_inputs, output_names, run_norm, running_stats
-from .checks.stats import graph_stats
+from .checks.stats import graph_stats, saved_bytes
 from .tensor import Tensor
+
+__all__ = ["FORMATS", "INSTALL_HINT", "TwinStats", "compare", "dot_available", "draw",
+           "render"]
 
 FORMATS = ("svg", "png")
 
@@ -63,23 +58,19 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
     """Draw the backward graph behind ``root``.
 
     Args:
-        root: a Tensor, or a tuple of Tensors drawn as one graph (e.g. both outputs of
-            ``F.add_layer_norm``). Roots are highlighted in orange.
-        show_saved: draw each array saved for backward (shape, dtype, bytes), attached to
-            the op that saved it by a dashed line. One buffer saved by several ops, or a
-            view of it, is drawn once, as ``graph_stats`` counts it.
-        cluster: box the nodes of each module (``blocks.0.attn``) in a labelled cluster;
-            modules nest.
-        collapse: fold subgraphs into one grey box that says how many op nodes and saved
-            bytes it hides. A list of module names (``["ln1", "attn"]`` folds every
-            ``blocks.N.ln1`` and ``blocks.N.attn``, a dotted path like ``"blocks.0"`` folds
-            that module), and/or ``"norms"``, which folds each composite norm call (the
-            nodes one ``F.layer_norm(..., impl="composite")`` made). A string is one item.
+        root: a Tensor, or a tuple of Tensors drawn as one graph (both outputs of
+            ``F.add_layer_norm``).
+        show_saved: draw each array saved for backward (shape, dtype, bytes), dashed, each
+            buffer once, as ``graph_stats`` counts it.
+        cluster: box the nodes of each module (``blocks.0.attn``) in a labelled cluster.
+        collapse: fold subgraphs into one grey box: module names (``"ln1"`` folds every
+            ``blocks.N.ln1``; ``"blocks.0"`` that module) and/or ``"norms"`` (each composite
+            norm call). A string is one item.
         title: a caption above the graph.
 
     Returns:
-        a ``graphviz.Digraph``; ``.source`` is the DOT text, ``.render(...)`` draws it
-        (needs Graphviz's ``dot``), and in a notebook it displays itself.
+        a ``graphviz.Digraph``: ``.source`` is the DOT text, ``.render(...)`` draws it (needs
+        Graphviz's ``dot``).
 
     Example:
         >>> y = F.layer_norm(x, 8, w, b, impl="composite")
@@ -91,11 +82,8 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
 
 
 def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0):
-    """The composite and the fused backward graph of ``norm`` side by side, in one picture.
-
-    Both run on the same random inputs (``x``, ``residual``, ``weight``, ``bias``); each
-    side is captioned with its op-node count and the bytes it saves for backward, the
-    numbers of ``mg.graph_stats``.
+    """The composite and the fused backward graph of ``norm`` side by side, on the same
+    inputs, each captioned with its ``mg.graph_stats`` (op nodes, bytes saved).
 
     Args:
         norm: "layernorm", "rmsnorm", "batchnorm", "add_layer_norm" or "add_rms_norm".
@@ -168,12 +156,9 @@ INSTALL_HINT = ("Graphviz's `dot` was not found, so only .dot sources were writt
 # ----- the drawing -------------------------------------------------------------------------
 
 class _GraphDrawing:
-    """Turns the nodes behind ``roots`` into DOT statements, with ids that start with
-    ``prefix`` (so two graphs can share one picture). Op nodes get ids ``{prefix}op{i}``.
-
-    Nodes are placed in the cluster of their module path (when clustering); every edge is
-    written after all nodes, at the top level, so that no edge mentions a node before its
-    own cluster has declared it (Graphviz would put the node where it is first named)."""
+    """The nodes behind ``roots`` as DOT statements, ids starting with ``prefix`` (two graphs
+    can share one picture). Edges are written after all nodes, at the top level: an edge
+    that named a node before its cluster declared it would put the node outside."""
 
     def __init__(self, roots, prefix, show_saved, cluster, collapse):
         self.roots, self.prefix = roots, prefix
@@ -204,10 +189,6 @@ class _GraphDrawing:
         key = self.folds.get(id(node))
         return self.op_ids[id(node)] if key is None else self.box_ids[key]
 
-    def _box_path(self, key, nodes):
-        kind, what = key
-        return what if kind == "module" else nodes[0].module
-
     def _members(self):
         members = {}
         for node in self.order:
@@ -217,16 +198,16 @@ class _GraphDrawing:
         return members
 
     def _folded_leaves(self):
-        """{id(leaf): box key} for the parameters a box hides: leaves named inside the
-        folded module (``blocks.0.attn.qkv.weight`` in ``blocks.0.attn``) that feed only
-        that box. Inputs and parameters used elsewhere stay drawn."""
+        # {id(leaf): box key} for the parameters a box hides: leaves named inside the folded
+        # module (``blocks.0.attn.qkv.weight`` in ``blocks.0.attn``) that feed only that box
         consumers, leaves = {}, {}
         for node in self.order:
             for t in node.inputs:
                 if t is not None and t.grad_fn is None and t.requires_grad:
                     consumers.setdefault(id(t), set()).add(self.folds.get(id(node), node))
                     leaves[id(t)] = t
-        paths = {key: self._box_path(key, nodes) for key, nodes in self._members().items()}
+        paths = {(kind, what): what if kind == "module" else nodes[0].module
+                 for (kind, what), nodes in self._members().items()}
         folded = {}
         for key_id, used_by in consumers.items():
             (only,) = used_by if len(used_by) == 1 else (None,)
@@ -242,7 +223,7 @@ class _GraphDrawing:
             head = f"{what[0]} (composite)" if kind == "group" else what
             details = [_plural(len(nodes), "op node")]
             details += [_plural(params, "parameter")] if params else []
-            details += [f"{_saved_bytes(nodes):,} B saved", "folded"]
+            details += [f"{saved_bytes(nodes):,} B saved", "folded"]
             label = _html(_bold(head) + _small(" · ".join(details)))
             path = nodes[0].module if kind == "group" else _parent(what)
             self.nodes.append((path, self.box_ids[key], label, _STYLE["folded"]))
@@ -271,9 +252,8 @@ class _GraphDrawing:
             return None                   # constants (eps, running stats) are not drawn
         if id(tensor) not in self.leaf_ids:
             leaf_id = self.leaf_ids[id(tensor)] = f"{self.prefix}leaf{len(self.leaf_ids)}"
-            label = _html(_bold(tensor.name or "leaf") + _small(_meta(tensor.shape,
-                                                                        tensor.dtype)))
-            self.nodes.append((_parent(tensor.name or ""), leaf_id, label, _STYLE["leaf"]))
+            self.nodes.append((_parent(tensor.name or ""), leaf_id,
+                               _tensor_label(tensor, "leaf"), _STYLE["leaf"]))
         return self.leaf_ids[id(tensor)]
 
     def _add_saved(self, node, target, drawn, named):
@@ -294,8 +274,7 @@ class _GraphDrawing:
     def _add_roots(self):
         for i, root in enumerate(self.roots):
             root_id = f"{self.prefix}root{i}"
-            label = _html(_bold(root.name or "output") + _small(_meta(root.shape, root.dtype)))
-            self.nodes.append(("", root_id, label, _STYLE["root"]))
+            self.nodes.append(("", root_id, _tensor_label(root, "output"), _STYLE["root"]))
             if root.grad_fn is not None:
                 self.edges.setdefault((self._target(root.grad_fn), root_id), {})
 
@@ -315,23 +294,21 @@ class _GraphDrawing:
 def _emit_clusters(graph, by_path, path, prefix):
     for node_id, label, style in by_path.get(path, ()):
         graph.node(node_id, label, **style)
-    children = sorted({_child(path, p) for p in by_path if _is_below(p, path)})
-    for child in children:
+    for child in _child_paths(by_path, path):
         with graph.subgraph(name=f"cluster_{prefix}{_cluster_name(child)}") as sub:
             sub.attr(label=_html(_escape(child)), style="rounded,dashed", color="#8c8c8c",
                      fontsize="12", labeljust="l")
             _emit_clusters(sub, by_path, child, prefix)
 
 
-def _is_below(p, path):
-    return p != path and (path == "" or p.startswith(path + "."))
-
-
-def _child(path, p):
-    # The module path one level below ``path`` on the way to ``p``.
-    rest = p[len(path) + 1:] if path else p
-    head = rest.split(".", 1)[0]
-    return f"{path}.{head}" if path else head
+def _child_paths(paths, path):
+    # the module paths one level below ``path`` on the way to each of ``paths``
+    children = set()
+    for p in paths:
+        if p != path and (path == "" or p.startswith(path + ".")):
+            head = (p[len(path) + 1:] if path else p).split(".", 1)[0]
+            children.add(f"{path}.{head}" if path else head)
+    return sorted(children)
 
 
 def _cluster_name(path):
@@ -393,22 +370,15 @@ def _matching_module(module, patterns):
     return None
 
 
-def _saved_bytes(nodes):
-    buffers = {}
-    for node in nodes:
-        for array in node.saved_arrays():
-            base = memory_owner(array)
-            buffers[id(base)] = base.nbytes
-    return sum(buffers.values())
-
-
 # ----- labels ------------------------------------------------------------------------------
+
+def _tensor_label(tensor, default_name):
+    return _html(_bold(tensor.name or default_name) + _small(_meta(tensor.shape, tensor.dtype)))
+
 
 def _op_label(node):
     metas = node.outputs_meta or ()
-    shown = "<BR/>".join(_escape(_meta(shape, dtype)) for shape, dtype in metas)
-    return _html(_bold(node.name) + (f'<BR/><FONT POINT-SIZE="10">{shown}</FONT>'
-                                     if shown else ""))
+    return _html(_bold(node.name) + "".join(_small(_meta(*meta)) for meta in metas))
 
 
 def _is_fused(node):

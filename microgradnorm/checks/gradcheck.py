@@ -1,11 +1,12 @@
 """Finite-difference checks of the autograd: ``gradcheck`` and ``jacobian``."""
 
 import math
-import numbers
 
 import numpy as np
 
 from ..autograd import grad, no_grad
+from ..backend import to_numpy
+from ..dtypes import check_number
 from ..tensor import Tensor
 
 
@@ -16,15 +17,10 @@ class GradcheckError(AssertionError):
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     """Check the gradients of ``fn`` at ``inputs`` against central differences in float64.
 
-    The outputs are projected on fixed random directions v (one per output), so the check
-    compares d(Σ v·fn)/d(input) computed by one backward with its finite-difference
-    estimate, element by element, for every input that requires grad:
-
-        numerical[i] = (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
-        pass if |analytical - numerical| <= atol + rtol·|numerical| everywhere
-
-    A NaN or an infinity in either gradient fails the check (a comparison with NaN is
-    never true, so it cannot hide in the maximum), as does an input that is not finite.
+    The outputs are projected on fixed random directions v, and d(Σ v·fn)/d(input) from
+    one backward is compared with ``numerical_grad`` for every input that requires grad:
+    it passes if |analytical - numerical| <= atol + rtol·|numerical| everywhere, and
+    fails on any NaN or infinity in an input or either gradient.
 
     Args:
         fn: callable taking the inputs, returning a Tensor or a tuple of Tensors.
@@ -34,8 +30,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
         seed: seeds the random directions v.
 
     Returns:
-        True. Raises ``GradcheckError`` naming the input and its worst element otherwise.
-        The inputs' data and ``.grad`` are left as they were.
+        True, leaving the inputs' data and ``.grad`` as they were; otherwise raises
+        ``GradcheckError`` naming the input and its worst element.
 
     Example:
         >>> x = mg.tensor(np.random.randn(3, 4), requires_grad=True)
@@ -68,7 +64,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
 
     for i, analytic in zip(checked, analytical):
         numerical = numerical_grad(objective, inputs[i].data, eps)
-        analytic = np.zeros(inputs[i].shape) if analytic is None else np.asarray(_host(analytic))
+        analytic = np.zeros(inputs[i].shape) if analytic is None else to_numpy(analytic)
         _compare(i, inputs[i], analytic, numerical, atol, rtol)
     return True
 
@@ -79,8 +75,7 @@ def numerical_grad(objective, array, eps=1e-6):
 
         numerical[i] = (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
 
-    Returns a float64 NumPy array of ``array``'s shape. ``array`` is restored even when
-    ``objective`` raises.
+    Returns a float64 NumPy array of ``array``'s shape.
     """
     numerical = np.zeros(array.shape)
     for index in np.ndindex(array.shape):
@@ -99,16 +94,14 @@ def numerical_grad(objective, array, eps=1e-6):
 def _check_tolerances(eps, atol, rtol):
     for name, value, low in (("eps", eps, "> 0"), ("atol", atol, ">= 0"),
                              ("rtol", rtol, ">= 0")):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"gradcheck: {name} must be a real number, "
-                            f"got {type(value).__name__}")
+        check_number("gradcheck", name, value)
         if not math.isfinite(value) or not (value > 0 if name == "eps" else value >= 0):
             raise ValueError(f"gradcheck: {name} must be a finite number {low}, got {value!r}")
 
 
 def _compare(i, tensor, analytic, numerical, atol, rtol):
     name = f"input {i}" + (f" ({tensor.name})" if tensor.name else "")
-    data = _host(tensor.data)
+    data = to_numpy(tensor.data)
     for what, values in (("the input", data), ("the analytical gradient", analytic),
                          ("the numerical gradient", numerical)):
         bad = ~np.isfinite(values)
@@ -132,13 +125,10 @@ def _compare(i, tensor, analytic, numerical, atol, rtol):
 
 
 def jacobian(fn, x):
-    """The dense Jacobian of ``fn`` at ``x``, one backward per output element.
-
-    Returns an array of shape ``fn(x).shape + x.shape`` with J[i..., j...] = d out[i...] /
-    d x[j...]. ``x`` itself (and its ``.grad``) is not touched: ``fn`` runs on a copy.
-    ``x`` may also be an array or nested lists of floats. NaN and inf entries are returned
-    as computed (they are the Jacobian's true value there); ``gradcheck`` is the check that
-    fails on them.
+    """The dense Jacobian of ``fn`` at ``x`` (a Tensor, an array or nested lists of floats),
+    one backward per output element, of shape ``fn(x).shape + x.shape``: J[i..., j...] =
+    d out[i...] / d x[j...]. ``fn`` runs on a copy of ``x``; NaN and inf are returned as
+    computed.
 
     Example:
         >>> J = mg.jacobian(lambda t: F.layer_norm(t, 4), mg.tensor(np.random.randn(4)))
@@ -163,8 +153,3 @@ def jacobian(fn, x):
 
 def _as_tuple(value):
     return value if isinstance(value, tuple) else (value,)
-
-
-def _host(array):
-    from ..backend import to_numpy
-    return to_numpy(array)

@@ -1,24 +1,13 @@
 """``memory_timeline``: the bytes a training step holds, node by node, forward and backward.
 
     timeline = mg.memory_timeline(lambda: step(model, batch))
-    timeline.peak.total_bytes, timeline.peak_by_category()
+    timeline.peak.total_bytes, print(timeline.table())
 
-While ``step_fn`` runs, every array the graph holds is registered the moment it appears,
-with a weak reference whose callback subtracts its bytes when the array is freed: the
-timeline counts the arrays that are alive, not sizes computed from shapes. Three kinds:
-
-    saved       arrays a node saved for backward (``ctx.save_for_backward``)
-    held        other arrays the graph keeps alive: each node keeps its input tensors,
-                so every intermediate result stays until the graph is released
-    grad        gradients: those in flight in backward and those captured for leaves
-
-Views count as their base array, each base once; an array first held and later saved counts
-as saved. Parameters (leaf tensors that require grad) are not counted: the timeline is what
-the step adds (a constant the graph holds, such as the batch of token ids, is). One event per
-recorded node in forward, one per node in backward, one when backward frees the graph and
-one when ``step_fn`` returns. With ``trace=True`` each event also carries what
-``tracemalloc`` saw allocated since the start (NumPy reports its buffers to it), the
-independent cross-check of the count.
+Every array the graph holds is registered when it appears, with a weak reference whose
+callback subtracts its bytes when it is freed: the count is of live arrays, each base buffer
+once. Kinds: ``saved`` for backward, ``held`` (other arrays the graph keeps alive: each node
+keeps its inputs), ``grad``. Parameters are not counted (the timeline is what the step
+adds). docs/memory.md explains the events and the ``tracemalloc`` cross-check.
 """
 
 import dataclasses
@@ -112,12 +101,13 @@ class MemoryTimeline:
 
 def memory_timeline(step_fn, trace=False):
     """Run ``step_fn()`` (forward, backward, optionally the optimizer) once and record the
-    bytes held after every graph node (see the module docstring).
+    bytes held after every graph node: one event per node in forward and in backward, one
+    when backward frees the graph (``"freed"``) and one at the ``"end"``.
 
     Args:
         step_fn: a function of no arguments running one training step.
-        trace: also record ``tracemalloc``'s count at every event (slower; starts
-            tracemalloc for the call if it is not running).
+        trace: also record what ``tracemalloc`` saw allocated since the start at every event
+            (slower; starts tracemalloc for the call if it is not running).
 
     Returns:
         a ``MemoryTimeline``; ``.peak`` is the largest event and ``.table()`` splits it by
@@ -147,10 +137,9 @@ def memory_timeline(step_fn, trace=False):
 
 
 def category_of(module, op="", in_module=True):
-    """The ``CATEGORIES`` entry of a node recorded in ``module`` (a dotted path): by the
-    path's names (``attn``, ``mlp``, ``ln*``/``norm``, ``*emb``, ``lm_head``); the
-    block's own adds and the model's top level are ``residual``; a node recorded outside
-    any module call (the loss on the logits) is ``loss``."""
+    """The ``CATEGORIES`` entry of a node recorded in ``module`` (a dotted path), by the
+    path's names (``attn``, ``mlp``, ``ln*``/``norm``, ``*emb``, ``lm_head``); otherwise
+    ``residual``, or ``loss`` outside any module call."""
     if not in_module:
         return "loss"
     parts = module.split(".") if module else []

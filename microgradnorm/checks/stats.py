@@ -30,10 +30,16 @@ def graph_stats(*tensors):
         9
     """
     order = topological_order([t.grad_fn for t in tensors if t.grad_fn is not None])
-    buffers = {}
-    for node in order:
-        for array in node.saved_arrays():
-            base = memory_owner(array)          # a view keeps its whole base alive
-            buffers[id(base)] = base.nbytes
     return GraphStats(nodes=len(order), by_op=dict(Counter(node.name for node in order)),
-                      saved_bytes=sum(buffers.values()))
+                      saved_bytes=saved_bytes(order))
+
+
+def saved_bytes(nodes):
+    """Bytes of the arrays ``nodes`` saved for backward, each buffer once (a view keeps its
+    whole base alive; one array saved by several nodes counts once)."""
+    buffers = {}
+    for node in nodes:
+        for array in node.saved_arrays():
+            base = memory_owner(array)
+            buffers[id(base)] = base.nbytes
+    return sum(buffers.values())

@@ -5,17 +5,8 @@
                    norm="rmsnorm", placement="pre", impl="fused")
     logits = model(idx)                      # idx: integer array (B, T) -> (B, T, vocab)
 
-The package is split by subject, as ``torch.nn.modules`` is; every public name is here:
-
-    module.py          Parameter, Module (registration, state_dict, to, train/eval, scopes)
-    container.py       ModuleList, Sequential
-    linear.py          Linear, Embedding, Dropout
-    activation.py      ReLU, GELU, SiLU, Tanh
-    normalization.py   LayerNorm, RMSNorm, BatchNorm1d
-    mlp.py             MLP
-    transformer.py     CausalSelfAttention, FeedForward (GELU or SwiGLU), TransformerBlock,
-                       GPT, DeepNorm
-    utils.py           clip_grad_norm_, save (atomic), load
+The package is split by subject, as ``torch.nn.modules`` is (docs/architecture.md lists
+the files); every public name is here.
 """
 
 from .activation import GELU, ReLU, SiLU, Tanh
@@ -28,32 +19,7 @@ from .transformer import (PLACEMENTS, GPT, CausalSelfAttention, FeedForward, Tra
                           deepnorm_constants, swiglu_hidden)
 from .utils import clip_grad_norm_, load, save
 
-__all__ = [
-    "GELU",
-    "GPT",
-    "MLP",
-    "NORMS",
-    "PLACEMENTS",
-    "BatchNorm1d",
-    "CausalSelfAttention",
-    "Dropout",
-    "Embedding",
-    "FeedForward",
-    "LayerNorm",
-    "Linear",
-    "Module",
-    "ModuleList",
-    "Parameter",
-    "RMSNorm",
-    "ReLU",
-    "Sequential",
-    "SiLU",
-    "Tanh",
-    "TransformerBlock",
-    "clip_grad_norm_",
-    "deepnorm_constants",
-    "load",
-    "make_norm",
-    "save",
-    "swiglu_hidden",
-]
+__all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSelfAttention",
+           "Dropout", "Embedding", "FeedForward", "LayerNorm", "Linear", "Module", "ModuleList",
+           "Parameter", "RMSNorm", "ReLU", "Sequential", "SiLU", "Tanh", "TransformerBlock",
+           "clip_grad_norm_", "deepnorm_constants", "load", "make_norm", "save", "swiglu_hidden"]

@@ -8,13 +8,11 @@ from .. import backend, ops
 from ..dtypes import check_number
 from .. import functional as F
 from ..tensor import Tensor
-from .module import Module, Parameter, _check_positive, _dtype, _uniform
+from .module import Module, Parameter, _check_positive, _dtype, _fill
 
 
 class Linear(Module):
-    r""":math:`y = x W^T + b`.
-
-    Initialised as PyTorch does: W and b uniform in :math:`\pm 1/\sqrt{\text{in\_features}}`.
+    r""":math:`y = x W^T + b`, W and b drawn uniform in :math:`\pm 1/\sqrt{\text{in\_features}}`.
 
     Args:
         in_features, out_features: sizes of the last dim of input and output.
@@ -41,15 +39,13 @@ class Linear(Module):
     def reset_parameters(self):
         """Draw W and b again, uniform in ±1/√in_features (PyTorch's initialisation)."""
         bound = 1 / math.sqrt(self.in_features)
-        self.weight.data[...] = backend.to_device(
-            _uniform(bound, self.weight.shape, self.weight.dtype), self.weight.device)
-        if self.bias is not None:
-            self.bias.data[...] = backend.to_device(
-                _uniform(bound, self.bias.shape, self.bias.dtype), self.bias.device)
+        for param in (self.weight, self.bias):
+            if param is not None:
+                _fill(param, np.random.uniform(-bound, bound, param.shape))
 
     def forward(self, x):
-        """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features); x must have the
-        parameters' dtype (``model.to(dtype=...)`` casts a model)."""
+        """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features), in the parameters'
+        dtype."""
         x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
                               self.weight)
         y = x @ self.weight.T                                 # (*, in) @ (in, out)
@@ -81,8 +77,7 @@ class Embedding(Module):
 
     def reset_parameters(self):
         """Draw the table again from N(0, 1), as PyTorch does."""
-        values = np.random.standard_normal(self.weight.shape).astype(self.weight.dtype)
-        self.weight.data[...] = backend.to_device(values, self.weight.device)
+        _fill(self.weight, np.random.standard_normal(self.weight.shape))
 
     def forward(self, idx):
         """Rows of ``weight`` for the ids in ``idx``. Shape: integer (*) -> (*,

@@ -1,18 +1,7 @@
-"""The module system: ``Parameter`` and ``Module`` (registration of parameters, buffers and
-sub-modules, ``state_dict``, ``to``, ``train``/``eval``, module scopes for the visualizer).
+"""``Parameter`` and ``Module``: registration, traversal, ``state_dict``, ``to``, modes, hooks.
 
-Conventions:
-  * Parameters are float64 by default (the house's default float, NumPy's); pass
-    ``dtype="float32"`` to a constructor or call ``model.to(dtype="float32")``.
-  * Random initialisation draws from NumPy's global random state: ``np.random.seed(0)``
-    before building a model makes it reproducible.
-  * Module scopes: calling a module runs its ``forward`` inside
-    ``autograd.module_scope(path)``, where ``path`` is the module's dotted name in the
-    OUTERMOST module being called (``"blocks.0.ln1"``; the outermost module itself is
-    ``""``). Every graph node records it as ``ctx.module``. At the same moment every
-    Parameter's ``.name`` is set to its ``named_parameters()`` key in that outermost module
-    (``"blocks.0.ln1.weight"``). The names are computed once per module tree and recomputed
-    only after the tree changes (a module or parameter assigned) or another root is called.
+Calling a module runs ``forward`` in ``autograd.module_scope`` of its dotted path, which
+names graph nodes and Parameters (docs/architecture.md, "Module scopes").
 """
 
 import threading
@@ -22,8 +11,9 @@ import numpy as np
 
 from .. import autograd, backend, dtypes
 from .. import functional as F
-from ..dtypes import check_number
+from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
 from ..tensor import Tensor, to_arguments
+
 
 class Parameter(Tensor):
     """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
@@ -42,6 +32,8 @@ class Parameter(Tensor):
 # A counter bumped whenever any module tree changes shape; roots compare it to know whether
 # their cached paths and parameter names are still right.
 _tree_version = [0]
+
+
 class _CallPaths(threading.local):
     # Per thread, as autograd's scope stacks: two threads calling two models each see
     # their own outermost module's paths.
@@ -98,8 +90,7 @@ class Module:
         object.__delattr__(self, name)
 
     def register_buffer(self, name, tensor):
-        """A non-trainable state Tensor (running statistics) saved in the state dict;
-        ``None`` registers an absent buffer."""
+        """Register a non-trainable Tensor (running statistics) kept in the state dict."""
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer: {name} must be a Tensor or None, "
                             f"got {type(tensor).__name__}")
@@ -109,29 +100,33 @@ class Module:
 
     def register_parameter(self, name, param):
         """Add ``param`` (a Parameter, or None for an absent one) as ``name``, as assigning
-        it would (``torch.nn.Module.register_parameter``)."""
-        if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"register_parameter: {name} must be a Parameter or None, "
-                            f"got {type(param).__name__}")
-        _check_attribute_name("register_parameter", name, self, self._parameters)
-        self.__setattr__(name, param)
-        self._parameters[name] = param
+        it would."""
+        self._register("register_parameter", name, param, Parameter, self._parameters)
 
     def add_module(self, name, module):
         """Add ``module`` (or None) as the sub-module ``name``, as assigning it would;
         ``register_module`` is the same."""
-        if module is not None and not isinstance(module, Module):
-            raise TypeError(f"add_module: {name} must be a Module or None, "
-                            f"got {type(module).__name__}")
-        _check_attribute_name("add_module", name, self, self._modules)
-        self.__setattr__(name, module)
-        self._modules[name] = module
+        self._register("add_module", name, module, Module, self._modules)
 
     register_module = add_module
 
+    def _register(self, where, name, value, cls, registry):
+        # as torch: a new name, or one already in this registry (re-registering replaces it);
+        # a plain attribute, a method or an entry of another kind is never overwritten
+        if value is not None and not isinstance(value, cls):
+            raise TypeError(f"{where}: {name} must be a {cls.__name__} or None, "
+                            f"got {type(value).__name__}")
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"{where}: name must be a non-empty string without '.', "
+                           f"got {name!r}")
+        if name not in registry and hasattr(self, name):
+            raise KeyError(f"{where}: attribute {name!r} already exists on "
+                           f"{type(self).__name__}")
+        self.__setattr__(name, value)
+        registry[name] = value
+
     def get_submodule(self, target):
-        """The module at the dotted path ``target`` ("" is this module); an AttributeError
-        names the first part that is missing."""
+        """The module at the dotted path ``target`` ("" is this module)."""
         module = self
         for part in target.split(".") if target else ():
             child = module._modules.get(part)
@@ -172,8 +167,7 @@ class Module:
         return ((n, m) for n, m in self._modules.items() if m is not None)
 
     def apply(self, fn):
-        """Call ``fn(module)`` on every sub-module, children first, then on this module
-        (as PyTorch, e.g. for custom initialisation); returns self."""
+        """Call ``fn(module)`` on every sub-module, children first, then on self; returns self."""
         for child in self.children():
             child.apply(fn)
         fn(self)
@@ -189,13 +183,11 @@ class Module:
                     yield (f"{path}.{name}" if path else name), param
 
     def parameters(self):
-        """Every Parameter of this module and below, in ``named_parameters`` order (a list;
-        give it to an optimizer)."""
+        """Every Parameter of this module and below, a list in ``named_parameters`` order."""
         return [param for _, param in self.named_parameters()]
 
     def named_buffers(self, prefix=""):
-        """(dotted name, Tensor) for every buffer (running statistics) of this module and
-        below."""
+        """(dotted name, Tensor) for every buffer of this module and below."""
         for path, module in self.named_modules(prefix):
             for name, buf in module._buffers.items():
                 if buf is not None:
@@ -219,10 +211,7 @@ class Module:
     def zero_grad(self, set_to_none=True):
         """Clear every parameter's ``.grad``: None (default) or zeros of its shape."""
         for param in self.parameters():
-            if set_to_none or param.grad is None:
-                param.grad = None
-            else:
-                param.grad = param.grad * 0
+            param.grad = None if set_to_none or param.grad is None else param.grad * 0
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self."""
@@ -232,20 +221,17 @@ class Module:
 
     # ----- devices, dtypes, implementations ---------------------------------------------
     def to(self, *args, device=None, dtype=None):
-        """Move (and/or cast) every parameter and buffer in place; the Parameter objects
-        stay the same, so an optimizer built before keeps working. Returns self.
-
-        Takes PyTorch's positional forms too: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(tensor)``.
+        """Move (and/or cast) every parameter and buffer in place, the Parameter objects kept
+        (an optimizer built before keeps working); returns self. Also ``to(device)``,
+        ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
 
         Args:
-            device: ``"cpu"`` or ``"cuda"``; anything else is a ValueError.
+            device: ``"cpu"`` or ``"cuda"``.
             dtype: a floating dtype for parameters and floating buffers, or None.
         """
         device, dtype = to_arguments("to()", args, device, dtype)
-        if dtype is not None:
-            if not dtypes.is_floating(dtype):
-                raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
+        if dtype is not None and not dtypes.is_floating(dtype):
+            raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
         for tensor in self.parameters() + self.buffers():
             data = tensor.data
             if dtype is not None and dtypes.is_floating(data.dtype):
@@ -269,7 +255,7 @@ class Module:
         return self.to("cuda")
 
     def float(self):
-        """``to(dtype="float32")``: floating parameters and buffers in float32."""
+        """``to(dtype="float32")``."""
         return self.to(dtype="float32")
 
     def double(self):
@@ -286,17 +272,18 @@ class Module:
 
     # ----- hooks ------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook):
-        """Call ``hook(module, args)`` before each ``forward``; a non-None return value
-        replaces the positional arguments (a tuple, or one value). Returns a handle whose
-        ``remove()`` unregisters it (``torch.nn.Module.register_forward_pre_hook``)."""
+        """Call ``hook(module, args)`` before each ``forward``; a non-None result replaces
+        ``args`` (a tuple, or one value). Returns a handle with ``remove()``."""
         return _register_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook")
 
     def register_forward_hook(self, hook):
-        """Call ``hook(module, args, output)`` after each ``forward``; a non-None return
-        value replaces the output. Returns a handle with ``remove()``."""
+        """Call ``hook(module, args, output)`` after each ``forward``; a non-None result
+        replaces the output. Returns a handle with ``remove()``."""
         return _register_hook(self._forward_hooks, hook, "register_forward_hook")
 
-    def _run_with_hooks(self, args, kwargs):
+    def _run(self, args, kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):
+            return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
             result = hook(self, args)
             if result is not None:
@@ -310,7 +297,7 @@ class Module:
 
     def set_impl(self, impl):
         """Switch every norm in this module tree to ``impl`` ("fused" or "composite");
-        returns self. Norm modules carry an ``impl`` attribute; this walks them all."""
+        returns self."""
         from .normalization import NORM_MODULES  # the norms subclass Module: import late
 
         _check_choice("set_impl", "impl", impl, F.IMPLS)
@@ -321,32 +308,21 @@ class Module:
 
     # ----- calling ----------------------------------------------------------------------
     def forward(self, *args, **kwargs):
-        """The computation; every subclass defines it. Call the module (``m(x)``) rather
-        than ``m.forward(x)``, so that the graph records which module made each node."""
+        """The computation, defined by every subclass; call ``m(x)``, which names the nodes."""
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
 
     def __call__(self, *args, **kwargs):
-        """Run ``forward`` inside this module's scope (its dotted path in the outermost
-        module called), so that graph nodes and parameters carry names."""
-        forward = self._run_with_hooks if self._forward_pre_hooks or self._forward_hooks \
-            else None
-        _call_paths = _call_paths_state.stack
-        if _call_paths:                                   # inside an outer module's call
-            paths = _call_paths[-1]
-            path = paths.get(id(self), autograd._module_path())
-            with autograd.module_scope(path):
-                if forward is not None:
-                    return forward(args, kwargs)
-                return self.forward(*args, **kwargs)
-        paths = self._root_paths()
-        _call_paths.append(paths)
+        """Run ``forward`` (and the hooks) inside this module's scope."""
+        stack = _call_paths_state.stack
+        if stack:                                         # inside an outer module's call
+            with autograd.module_scope(stack[-1].get(id(self), autograd._module_path())):
+                return self._run(args, kwargs)
+        stack.append(self._root_paths())
         try:
             with autograd.module_scope(""):
-                if forward is not None:
-                    return forward(args, kwargs)
-                return self.forward(*args, **kwargs)
+                return self._run(args, kwargs)
         finally:
-            _call_paths.pop()
+            stack.pop()
 
     def _root_paths(self):
         # Recomputed only when a module tree changed since, or another root named the
@@ -363,18 +339,15 @@ class Module:
 
     # ----- state --------------------------------------------------------------------------
     def state_dict(self):
-        """{dotted name: array copy} of every parameter, then every buffer, each in
-        registration order."""
+        """{dotted name: array copy} of every parameter, then every buffer."""
         state = {name: param.data.copy() for name, param in self.named_parameters()}
         state.update((name, buf.data.copy()) for name, buf in self.named_buffers())
         return state
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy ``state_dict`` (arrays or Tensors by name) into the parameters and buffers.
-
-        Everything is checked and converted before anything is written: a missing key, an
-        unexpected key (with ``strict``), a wrong shape or a non-numeric value is a
-        ValueError listing every problem, and the module is left unchanged.
+        A missing or (with ``strict``) unexpected key, a wrong shape or a non-numeric value
+        is one ValueError listing every problem, raised before anything is written.
 
         Returns:
             (missing_keys, unexpected_keys): lists, empty with ``strict=True``.
@@ -413,8 +386,7 @@ class Module:
 
     # ----- printing -----------------------------------------------------------------------
     def extra_repr(self):
-        """The configuration shown inside ``Name(...)`` by ``repr`` and by error messages;
-        subclasses return e.g. ``"in_features=3, out_features=4, bias=True"``."""
+        """The configuration shown inside ``Name(...)`` by ``repr`` and error messages."""
         return ""
 
     def _describe(self):
@@ -425,10 +397,9 @@ class Module:
         return f"{type(self).__name__}({self.extra_repr()}){where}"
 
     def _check_input(self, x, trailing=None, config=None, weight=None):
-        """``x`` as a Tensor (a NumPy or CuPy array becomes a constant one); raise naming
-        this module when it is neither, when its trailing dims are not ``trailing``
-        (``config`` names the constructor argument that set them, e.g.
-        ``"in_features=3"``), or when its dtype is not the parameters' (``weight``'s)."""
+        # ``x`` as a Tensor (an array becomes a constant one); raise naming this module when
+        # it is neither, when its trailing dims are not ``trailing`` (``config`` names the
+        # argument that set them: "in_features=3") or its dtype is not ``weight``'s.
         if not isinstance(x, Tensor):
             if not (isinstance(x, np.ndarray) or backend.is_cupy_array(x)):
                 raise TypeError(f"{self._describe()}: input must be a Tensor or an array, "
@@ -469,18 +440,9 @@ def _register_hook(hooks, hook, where):
     return handle
 
 
-def _check_attribute_name(where, name, module, registry):
-    # as torch: a new name, or one already in this registry (re-registering replaces it);
-    # a plain attribute, a method or an entry of another kind is never overwritten
-    if not isinstance(name, str) or not name or "." in name:
-        raise KeyError(f"{where}: name must be a non-empty string without '.', got {name!r}")
-    if name not in registry and hasattr(module, name):
-        raise KeyError(f"{where}: attribute {name!r} already exists on "
-                       f"{type(module).__name__}")
-
-
-def _uniform(bound, shape, dtype):
-    return np.random.uniform(-bound, bound, shape).astype(dtype)
+def _fill(param, values):
+    # draw -> the parameter, in place (an optimizer keeps the same object), on its device
+    param.data[...] = backend.to_device(np.asarray(values).astype(param.dtype), param.device)
 
 
 def _dtype(dtype):
@@ -495,8 +457,3 @@ def _check_choice(fn, name, value, choices):
         raise ValueError(f"{fn}: {name} must be one of {choices}, got {value!r}")
 
 
-def _check_positive(fn, **values):
-    for name, value in values.items():
-        check_number(fn, name, value, integer=True)
-        if value < 1:
-            raise ValueError(f"{fn}: {name} must be a positive int, got {value!r}")

@@ -10,7 +10,7 @@ from .. import functional as F
 from .activation import ACTIVATIONS, GELU
 from .container import ModuleList
 from .linear import Dropout, Embedding, Linear
-from .module import Module, _check_choice, _check_positive
+from .module import Module, _check_choice, _check_positive, _fill
 from .normalization import NORMS, make_norm
 
 PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
@@ -23,8 +23,7 @@ class CausalSelfAttention(Module):
         \mathrm{head}_h = \mathrm{softmax}\Bigl(\frac{Q_h K_h^T}{\sqrt{d_h}} + M\Bigr) V_h,
         \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o
 
-    with :math:`M_{ij} = -\infty` for :math:`j > i` (a position sees only itself and the
-    past) and a numerically stable softmax. Q, K, V come from one Linear ``qkv``
+    with :math:`M_{ij} = -\infty` for :math:`j > i`. Q, K, V come from one Linear ``qkv``
     (d_model → 3·d_model, in that order), the output from ``proj``.
 
     Shape:
@@ -64,28 +63,19 @@ class CausalSelfAttention(Module):
 
 
 class FeedForward(Module):
-    r"""Position-wise MLP, d_model → hidden → d_model.
-
-    ``activation="gelu"`` (default; GPT-2's tanh form, all elementwise NumPy), ``"relu"``,
-    ``"silu"``, ``"tanh"``: :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`.
-
-    ``activation="swiglu"``: LLaMA's gated form, three Linears without bias,
-
-    .. math::
-        y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)
-
-    with LLaMA's hidden-size convention: ``hidden`` (default 4·d_model) becomes
-    ``int(2 * hidden / 3)`` rounded up to a multiple of ``multiple_of`` (256 as in LLaMA),
-    which keeps the parameter count of the 4·d_model two-matrix MLP with three matrices
-    (for d_model = 4096: 11008). Small models pass a small ``multiple_of``. ``fc1``,
-    ``fc3`` and ``fc2`` are LLaMA's ``w1`` (gate), ``w3`` (up) and ``w2`` (down).
+    r"""Position-wise MLP, d_model → hidden → d_model:
+    :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`, or for ``"swiglu"`` LLaMA's gated
+    form without biases, :math:`y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)`
+    (``fc1``, ``fc3``, ``fc2`` are LLaMA's ``w1`` gate, ``w3`` up, ``w2`` down).
 
     Args:
         d_model: input and output width.
-        hidden: the inner width (swiglu: before the 2/3 and rounding above).
-        activation: ``"gelu"``, ``"relu"``, ``"silu"``, ``"tanh"`` or ``"swiglu"``.
+        hidden: the inner width, 4·d_model by default (swiglu: ``swiglu_hidden(hidden,
+            multiple_of)``, which keeps the two-matrix MLP's parameter count).
+        activation: ``"gelu"`` (GPT-2's tanh form), ``"relu"``, ``"silu"``, ``"tanh"`` or
+            ``"swiglu"``.
         dropout: on the output.
-        multiple_of: swiglu only, the rounding of the inner width.
+        multiple_of: swiglu only, the rounding of the inner width (LLaMA's 256).
 
     Shape:
         input (..., d_model), output (..., d_model).
@@ -123,7 +113,6 @@ class FeedForward(Module):
         return self.dropout(self.fc2(self.act(self.fc1(x))))
 
     def extra_repr(self):
-        """The activation and the inner width, for ``repr``."""
         return f"activation={self.activation!r}, hidden={self.hidden}"
 
 
@@ -146,7 +135,7 @@ def deepnorm_constants(n_layers):
 
 class TransformerBlock(Module):
     r"""One transformer block: causal self-attention and a feed-forward, each a residual
-    branch F, with the norms placed by ``placement``:
+    branch F, with the norms placed by ``placement`` (docs/norm_placement.md):
 
     ========== ==============================================================
     pre        x ← x + F(LN(x))                        (GPT-2, LLaMA)
@@ -155,22 +144,9 @@ class TransformerBlock(Module):
     deepnorm   x ← LN(α·x + F(x)), α = (2N)^{1/4}       (DeepNet)
     ========== ==============================================================
 
-    The residual add and the norm that follows it (post, deepnorm, and pre's second norm)
-    go through one fused residual-add node when ``impl="fused"`` (``F.add_layer_norm``).
-
-    DeepNorm follows the paper (Wang et al. 2022, "DeepNet: Scaling Transformers to 1,000
-    Layers"): the residual is *up*-weighted by α = (2N)^{1/4} and, at initialisation, the
-    weights of the value projection, the attention output projection and both
-    feed-forward Linears are multiplied by β = (8N)^{-1/4}, N = ``n_layers`` of the
-    whole stack. (The paper draws them Xavier-normal with gain β; here the default
-    initialisation is scaled by β.) The source derivation gives a
-    simplified form, x ← LN(x + F(x)/√L), which down-weights the branch instead and has
-    no init scaling: a post-norm with a smaller branch, without DeepNet's bound on the
-    size of the model update.
-
-    The source derivation's "sandwich" is LN(x + F(LN(x))), a post-norm with an extra
-    input norm; this block uses the sandwich-LN of CogView (Ding et al. 2021), whose
-    residual stream stays un-normalized like pre-norm's.
+    DeepNorm also multiplies the value, attention-output and feed-forward weights by
+    β = (8N)^{-1/4} at initialisation. A residual add and the norm after it go through one
+    fused node (``F.add_layer_norm``) when ``impl="fused"``.
 
     Args:
         d_model, n_heads: width and number of attention heads.
@@ -179,9 +155,7 @@ class TransformerBlock(Module):
         impl: ``"fused"`` or ``"composite"`` for every norm in the block.
         n_layers: depth of the whole stack (sets DeepNorm's α and β; ignored otherwise).
         hidden, activation, dropout: of the feed-forward (and attention dropout).
-        multiple_of: swiglu only, the rounding of its inner width (see ``FeedForward``):
-            LLaMA's 256 by default; a small model passes a small one (d_model 32 with 8:
-            inner width 88 instead of 256).
+        multiple_of: swiglu only, the rounding of its inner width (``FeedForward``).
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
@@ -244,16 +218,6 @@ class GPT(Module):
     """A small GPT: token + position embeddings, ``n_layers`` TransformerBlocks, a final
     norm (pre and sandwich placements, whose stream is not normalized) and a linear LM head.
 
-    Initialisation (``init``), biases 0 and norms γ = 1, β = 0 in both:
-      * ``"gpt2"`` (default): every Linear and Embedding weight N(0, 0.02²), as GPT-2
-        (without GPT-2's extra 1/√(2·n_layers) scaling of the residual projections).
-        The residual branches start tiny next to the stream, so every placement begins
-        close to the identity.
-      * ``"xavier"``: Linear weights Xavier-normal, N(0, 2 / (fan_in + fan_out)), and
-        embeddings N(0, 1): the setting of the placement analyses (Xiong et al. 2020;
-        Wang et al. 2022), where post-norm's gradient attenuation shows.
-    DeepNorm's β scaling is applied after either.
-
     Args:
         vocab_size, context_length: token ids in [0, vocab_size), at most context_length
             positions.
@@ -261,9 +225,10 @@ class GPT(Module):
         norm, placement, impl: for every block (see ``TransformerBlock``); ``impl``
             reaches every norm; switch later with ``model.set_impl("composite")``.
         dropout: on embeddings, attention and feed-forward (0 by default).
-        init: ``"gpt2"`` or ``"xavier"`` (above).
-        hidden, activation, multiple_of: of every block's feed-forward (``FeedForward``;
-            ``multiple_of`` rounds the SwiGLU inner width, 256 by default as in LLaMA).
+        init: ``"gpt2"``, every Linear and Embedding weight N(0, 0.02²) as GPT-2, or
+            ``"xavier"``, Linear weights N(0, 2 / (fan_in + fan_out)) and embeddings
+            N(0, 1), the setting of the placement analyses; biases 0, norms γ = 1, β = 0.
+        hidden, activation, multiple_of: of every block's feed-forward (``FeedForward``).
 
     Shape:
         input idx: integer array or Tensor (B, T), T <= context_length;
@@ -297,17 +262,15 @@ class GPT(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Draw every Linear and Embedding weight again as ``init`` says ("gpt2": N(0, 0.02);
-        "xavier": Xavier-normal, embeddings N(0, 1)), zero the biases, and for DeepNorm
-        scale the branch weights by β."""
+        """Draw every Linear and Embedding weight again as ``init`` says, zero the biases,
+        and for DeepNorm scale the branch weights by β."""
         for module in self.modules():
             if isinstance(module, (Linear, Embedding)):
                 std = 0.02
                 if self.init == "xavier":
                     std = 1.0 if isinstance(module, Embedding) else math.sqrt(
                         2 / (module.in_features + module.out_features))
-                values = np.random.normal(0.0, std, module.weight.shape)
-                module.weight.data[...] = backend.to_device(values, module.weight.device)
+                _fill(module.weight, np.random.normal(0.0, std, module.weight.shape))
                 if isinstance(module, Linear) and module.bias is not None:
                     module.bias.data[...] = 0
         if self.placement == "deepnorm":

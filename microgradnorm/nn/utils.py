@@ -7,26 +7,23 @@ import numpy as np
 
 from .. import backend
 from ..dtypes import check_number, is_numeric
-from ..savefile import atomic_savez, path_error, read_npz
+from ..savefile import atomic_savez, read_npz
 from ..tensor import Tensor
 from .module import Module
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
     r"""Scale the gradients of ``parameters`` in place so that their joint norm is at most
-    ``max_norm`` (``torch.nn.utils.clip_grad_norm_``): with total norm
-    :math:`n = \lVert (\lVert g_1\rVert, \lVert g_2\rVert, \dots)\rVert`, every gradient is
-    multiplied by :math:`\min(1, \text{max\_norm} / (n + 10^{-6}))`.
-
-    As in PyTorch, a NaN or infinite total norm makes that factor NaN or 0, so the
-    gradients become NaN (or 0) rather than pass unclipped; ``error_if_nonfinite=True``
-    raises instead, before any gradient changes.
+    ``max_norm``: with total norm :math:`n = \lVert (\lVert g_1\rVert, \lVert g_2\rVert,
+    \dots)\rVert`, every gradient is multiplied by :math:`\min(1, \text{max\_norm} /
+    (n + 10^{-6}))` (NaN or 0 for a NaN or infinite n, as in PyTorch).
 
     Args:
         parameters: a Tensor or an iterable of Tensors; those without ``.grad`` are skipped.
         max_norm: the largest total norm kept.
         norm_type: p of the p-norm (``math.inf`` for the largest absolute value).
-        error_if_nonfinite: raise a RuntimeError for a NaN or infinite total norm.
+        error_if_nonfinite: raise a RuntimeError for a NaN or infinite total norm, before
+            any gradient changes.
 
     Returns:
         the total norm before clipping, a float.
@@ -57,26 +54,17 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def save(module_or_state, path):
-    """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` file (NumPy adds
-    the suffix if ``path`` lacks it). Arrays only: no pickled objects; a value that is not a
-    numeric (bool, int or float) array is refused before anything is written. The file is
-    written atomically: an interrupted save leaves the previous file at ``path`` intact.
-    Every dtype comes back as saved: bfloat16, which ``.npz`` lacks, is stored as its
-    uint16 bits with a dtype record (``savefile.load_npz``).
+    """Write a module's ``state_dict()`` (or a state dict) of numeric arrays, no pickles, to
+    a ``.npz`` file, atomically (``savefile.atomic_savez``); bfloat16 included.
 
     Example:
         >>> nn.save(model, "gpt.npz"); model.load_state_dict(nn.load("gpt.npz"))
     """
-    arrays = _numeric_arrays(module_or_state)
-    try:
-        # through a temporary file and os.replace: an interrupted save keeps the previous file
-        atomic_savez(path, arrays)
-    except OSError as error:
-        raise path_error("nn.save", "write", path, error) from None
+    atomic_savez(path, _numeric_arrays(module_or_state), where="nn.save")
 
 
 def _numeric_arrays(module_or_state):
-    """{name: NumPy array} from a Module or a mapping, each checked to be numeric."""
+    # {name: NumPy array} from a Module or a mapping, each checked to be numeric
     if isinstance(module_or_state, Module):
         state = module_or_state.state_dict()
     elif isinstance(module_or_state, Mapping):
@@ -88,8 +76,7 @@ def _numeric_arrays(module_or_state):
     for key, value in state.items():
         if not isinstance(key, str):
             raise TypeError(f"nn.save: state dict keys must be strings, got {key!r}")
-        array = backend.to_numpy(value.data if isinstance(value, Tensor) else value)
-        array = np.asarray(array)
+        array = np.asarray(backend.to_numpy(value.data if isinstance(value, Tensor) else value))
         if not is_numeric(array.dtype):
             raise TypeError(f"nn.save: {key!r} must be a numeric (bool, int or float) array, "
                             f"got dtype {array.dtype} (state files hold numbers only: no pickles)")
@@ -98,14 +85,6 @@ def _numeric_arrays(module_or_state):
 
 
 def load(path):
-    """Read a state dict saved by ``save``: {name: NumPy array}, with
-    ``allow_pickle=False``, each in the dtype it was saved in (bfloat16 included). Load it
-    with ``model.load_state_dict(nn.load(path))``.
-
-    The file is checked before any array is read: it must be a complete ``.npz`` archive
-    of numeric arrays whose headers agree with the bytes stored (a header that claims a
-    100000 x 100000 array in a small file is refused before memory is allocated). Any
-    problem is one ValueError naming the file; a file that cannot be opened is an OSError
-    naming it.
-    """
+    """Read a state dict saved by ``save``: {name: NumPy array} in the saved dtypes, every
+    header checked first (``savefile.read_npz``: a ValueError or OSError naming the file)."""
     return read_npz(path, "nn.load")
