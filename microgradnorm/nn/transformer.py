@@ -11,6 +11,7 @@ from .activation import ACTIVATIONS, GELU
 from .container import ModuleList
 from .linear import Dropout, Embedding, Linear
 from .module import Module, _check_choice, _check_positive
+from ..norms import lookup
 from .normalization import NORMS, make_norm
 
 PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
@@ -195,7 +196,7 @@ class TransformerBlock(Module):
                  n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
                  device="cpu", multiple_of=256):
         super().__init__()
-        _check_choice("TransformerBlock", "norm", norm, NORMS)
+        norm = lookup(norm, "TransformerBlock: norm", NORMS).name
         _check_choice("TransformerBlock", "placement", placement, PLACEMENTS)
         _check_positive("TransformerBlock", n_layers=n_layers)
         self.d_model, self.norm, self.placement, self.n_layers = d_model, norm, placement, n_layers
