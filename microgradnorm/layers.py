@@ -22,8 +22,8 @@ import numbers
 import numpy as np
 
 from .backend import array_module
-from .dtypes import check_number
 from .kernels import reference
+from .norms.arguments import check_eps, check_momentum
 
 __all__ = ["LayerNorm", "RMSNorm", "BatchNorm"]
 
@@ -72,19 +72,7 @@ def _check_params(layer, shape, names):
         if getattr(getattr(value, "dtype", None), "kind", None) != "f":
             raise TypeError(f"{cls_name}.forward: {name} must be a floating-point array, got "
                             f"dtype {value.dtype} (its gradient would be truncated)")
-    _check_eps(cls_name, layer.eps)
-
-
-def _check_eps(cls_name, eps):
-    check_number(cls_name, "eps", eps)
-    if not 0 <= eps < np.inf:
-        raise ValueError(f"{cls_name}: eps must be a finite number >= 0, got {eps!r}")
-
-
-def _check_momentum(cls_name, momentum):
-    check_number(cls_name, "momentum", momentum)
-    if not 0 <= momentum <= 1:
-        raise ValueError(f"{cls_name}: momentum must be a number in [0, 1], got {momentum!r}")
+    check_eps(cls_name, layer.eps)
 
 
 def _check_running(layer, training):
@@ -131,7 +119,7 @@ class _RowNorm:
 
     def __init__(self, normalized_shape, eps, d_model):
         self.normalized_shape = _features(type(self).__name__, normalized_shape, d_model)
-        _check_eps(type(self).__name__, eps)
+        check_eps(type(self).__name__, eps)
         self.eps = eps
         self.gamma = np.ones(self.normalized_shape)                 # (D,)
         self.grad_gamma = None
@@ -286,8 +274,8 @@ class BatchNorm:
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1):
         self.num_features = _features("BatchNorm", num_features, None)
-        _check_eps("BatchNorm", eps)
-        _check_momentum("BatchNorm", momentum)
+        check_eps("BatchNorm", eps)
+        check_momentum("BatchNorm", momentum)
         self.eps, self.momentum = eps, momentum
         self.gamma = np.ones(self.num_features)
         self.beta = np.zeros(self.num_features)
@@ -319,7 +307,7 @@ class BatchNorm:
         """
         x = _check_input("BatchNorm", x, (2, 3), 1, self.num_features)
         _check_params(self, (self.num_features,), ("gamma", "beta"))
-        _check_momentum("BatchNorm", self.momentum)
+        check_momentum("BatchNorm", self.momentum)
         _check_running(self, self.training)
         x3 = x.reshape(x.shape[0], x.shape[1], -1)                   # (N, C, L)
         xp = array_module(x)

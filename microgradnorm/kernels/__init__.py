@@ -12,8 +12,9 @@ import os
 
 from ..backend import is_cupy_array
 from . import reference
+from .conventions import CASTINGS
 
-__all__ = ["CPU_KERNELS", "cpu_kernels", "for_array", "get_cpu_kernels", "reference",
+__all__ = ["CASTINGS", "CPU_KERNELS", "cpu_kernels", "for_array", "get_cpu_kernels", "reference",
            "set_cpu_kernels"]
 
 CPU_KERNELS = ("numpy", "numba")

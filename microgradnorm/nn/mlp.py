@@ -7,6 +7,7 @@ from .activation import ACTIVATIONS
 from .container import Sequential
 from .linear import Linear
 from .module import Module, _check_choice
+from ..norms import lookup
 from .normalization import NORMS, BatchNorm1d, make_norm
 
 
@@ -47,12 +48,12 @@ class MLP(Module):
                              f"(MLP([2, 16, 2])) or as arguments (MLP(2, 16, 2)); got "
                              f"{sizes!r}")
         _check_choice("MLP", "activation", activation, tuple(ACTIVATIONS))
-        _check_choice("MLP", "norm", norm, (None, "batchnorm") + NORMS)
+        norm = None if norm is None else lookup(norm, "MLP: norm", NORMS + ("batch_norm",)).name
         layers = []
         for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
             layers.append(Linear(n_in, n_out, dtype=dtype, device=device))
             if i < len(sizes) - 2:
-                if norm == "batchnorm":
+                if norm == "batch_norm":
                     layers.append(BatchNorm1d(n_out, impl=impl, dtype=dtype, device=device))
                 elif norm is not None:
                     layers.append(make_norm(norm, n_out, impl, dtype, device))

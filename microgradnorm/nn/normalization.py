@@ -1,15 +1,17 @@
 """Normalization modules: LayerNorm, RMSNorm and BatchNorm1d, each with
-``impl="fused" | "composite"``, and ``make_norm`` that picks one by name."""
+``impl="fused" | "composite"``, and ``make_norm`` that picks one by name.
 
+Each module holds its parameters and calls its functional norm in a one-line ``forward``,
+as PyTorch's do; the functional norm checks the input (``norms.arguments``)."""
 
 import numpy as np
 
 from .. import functional as F
-from ..dtypes import check_number
+from ..norms import arguments, lookup
 from ..tensor import Tensor
-from .module import Module, Parameter, _check_choice, _check_positive, _dtype
+from .module import Module, Parameter, _check_positive, _dtype
 
-NORMS = ("layernorm", "rmsnorm")
+NORMS = ("layer_norm", "rms_norm")       # the norms a block picks by name (``make_norm``)
 
 
 class LayerNorm(Module):
@@ -39,8 +41,9 @@ class LayerNorm(Module):
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  impl="fused", dtype=None, device="cpu"):
         super().__init__()
-        self.normalized_shape = F._normalized_shape("LayerNorm", normalized_shape)
-        F._check_eps_impl("LayerNorm", eps, impl)
+        self.normalized_shape = arguments.normalized_shape("LayerNorm", normalized_shape)
+        arguments.check_eps("LayerNorm", eps)
+        arguments.check_impl("LayerNorm", impl)
         self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
         dtype = _dtype(dtype)
         ones, zeros = np.ones(self.normalized_shape, dtype), np.zeros(self.normalized_shape, dtype)
@@ -50,8 +53,6 @@ class LayerNorm(Module):
     def forward(self, x, residual=None):
         """LayerNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
         *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
-        x = self._check_input(x, self.normalized_shape,
-                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
             return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
                                 self.impl)
@@ -96,13 +97,10 @@ class RMSNorm(Module):
     def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl="fused",
                  dtype=None, device="cpu", offset=0.0, casting="llama"):
         super().__init__()
-        self.normalized_shape = F._normalized_shape("RMSNorm", normalized_shape)
-        F._check_eps_impl("RMSNorm", 0.0 if eps is None else eps, impl)
-        if casting not in F.CASTINGS:
-            raise ValueError(f"RMSNorm: casting must be one of {F.CASTINGS}, got {casting!r}")
-        check_number("RMSNorm", "offset", offset)
-        if offset and not elementwise_affine:
-            raise ValueError("RMSNorm: offset needs elementwise_affine=True (a weight)")
+        self.normalized_shape = arguments.normalized_shape("RMSNorm", normalized_shape)
+        arguments.check_eps("RMSNorm", 0.0 if eps is None else eps)
+        arguments.check_impl("RMSNorm", impl)
+        arguments.check_rms_options("RMSNorm", offset, casting, elementwise_affine)
         self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
         self.offset, self.casting = offset, casting
         init = np.full(self.normalized_shape, 1.0 - offset).astype(_dtype(dtype))
@@ -111,8 +109,6 @@ class RMSNorm(Module):
     def forward(self, x, residual=None):
         """RMSNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
         *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
-        x = self._check_input(x, self.normalized_shape,
-                              f"normalized_shape={self.normalized_shape}", self.weight)
         if residual is None:
             return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl,
                               self.offset, self.casting)
@@ -150,11 +146,9 @@ class BatchNorm1d(Module):
                  track_running_stats=True, impl="fused", dtype=None, device="cpu"):
         super().__init__()
         _check_positive("BatchNorm1d", num_features=num_features)
-        F._check_eps_impl("BatchNorm1d", eps, impl)
-        if momentum is not None:
-            check_number("BatchNorm1d", "momentum", momentum)
-        if momentum is not None and not 0 <= momentum <= 1:
-            raise ValueError(f"BatchNorm1d: momentum must be in [0, 1] or None, got {momentum!r}")
+        arguments.check_eps("BatchNorm1d", eps)
+        arguments.check_impl("BatchNorm1d", impl)
+        arguments.check_momentum("BatchNorm1d", momentum, allow_none=True)
         self.num_features, self.eps, self.momentum, self.impl = num_features, eps, momentum, impl
         self.affine, self.track_running_stats = affine, track_running_stats
         dtype = _dtype(dtype)
@@ -201,11 +195,12 @@ class BatchNorm1d(Module):
                 f"impl={self.impl!r}")
 
 
-NORM_MODULES = (LayerNorm, RMSNorm, BatchNorm1d)
+MODULES = {"layer_norm": LayerNorm, "rms_norm": RMSNorm, "batch_norm": BatchNorm1d}
+NORM_MODULES = tuple(MODULES.values())
 
 
 def make_norm(norm, d_model, impl="fused", dtype=None, device="cpu"):
-    """``nn.LayerNorm`` or ``nn.RMSNorm`` of width ``d_model``, by name."""
-    _check_choice("make_norm", "norm", norm, NORMS)
-    cls = LayerNorm if norm == "layernorm" else RMSNorm
+    """``nn.LayerNorm`` or ``nn.RMSNorm`` of width ``d_model``, by its name in
+    ``norms.NORMS`` (``"layer_norm"``, ``"rms_norm"``, or an alias such as ``"layernorm"``)."""
+    cls = MODULES[lookup(norm, "make_norm: norm", among=NORMS).name]
     return cls(d_model, impl=impl, dtype=dtype, device=device)

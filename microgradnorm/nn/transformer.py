@@ -10,6 +10,7 @@ from .. import functional as F
 from .activation import ACTIVATIONS, GELU
 from .container import ModuleList
 from .linear import Dropout, Embedding, Linear
+from ..norms import lookup
 from .module import Module, _check_choice, _check_positive, _fill
 from .normalization import NORMS, make_norm
 
@@ -169,7 +170,7 @@ class TransformerBlock(Module):
                  n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
                  device="cpu", multiple_of=256):
         super().__init__()
-        _check_choice("TransformerBlock", "norm", norm, NORMS)
+        norm = lookup(norm, "TransformerBlock: norm", NORMS).name
         _check_choice("TransformerBlock", "placement", placement, PLACEMENTS)
         _check_positive("TransformerBlock", n_layers=n_layers)
         self.d_model, self.norm, self.placement, self.n_layers = d_model, norm, placement, n_layers

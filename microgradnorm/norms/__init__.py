@@ -1,5 +1,47 @@
-"""The same norms twice: ``composite`` (graphs of primitives) and ``fused`` (one node each)."""
+"""The norms, each twice: a composite graph of primitives and a fused node.
 
-from . import composite, fused
+``NORMS`` maps one spelling per norm to its ``Norm`` spec; every tool (compare, precision,
+bench, explain, the visualizer, the demo, ``set_impl``) and every generic test looks norms
+up here. One file per family holds a norm's composite graph, its fused Function(s), its
+public entry (re-exported as ``F.<name>``) and its spec; ``arguments`` holds every check.
 
-__all__ = ["composite", "fused"]
+Example::
+
+    >>> from microgradnorm.norms import NORMS, lookup
+    >>> list(NORMS)
+    ['layer_norm', 'rms_norm', 'batch_norm', 'add_layer_norm', 'add_rms_norm']
+    >>> lookup("layernorm").name                     # the old spelling is an alias
+    'layer_norm'
+"""
+
+from .arguments import CASTINGS, IMPLS
+from .batch_norm import BATCH_NORM, batch_norm
+from .layer_norm import ADD_LAYER_NORM, LAYER_NORM, add_layer_norm, layer_norm
+from .rms_norm import ADD_RMS_NORM, RMS_NORM, add_rms_norm, rms_norm
+from .spec import FusedNorm, Norm
+
+__all__ = ["CASTINGS", "IMPLS", "NORMS", "FusedNorm", "Norm", "add_layer_norm",
+           "add_rms_norm", "batch_norm", "layer_norm", "lookup", "rms_norm"]
+
+NORMS = {norm.name: norm for norm in (LAYER_NORM, RMS_NORM, BATCH_NORM, ADD_LAYER_NORM,
+                                      ADD_RMS_NORM)}
+_SPELLINGS = {alias: norm for norm in NORMS.values() for alias in (norm.name, *norm.aliases)}
+
+
+def lookup(name, argument="norm", among=None):
+    """The ``Norm`` spec called ``name`` (its name or an alias, e.g. ``"layernorm"``).
+
+    Args:
+        name: a norm's name.
+        argument: how the caller's error names the argument.
+        among: the names allowed here (default: every norm in ``NORMS``).
+
+    Raises:
+        ValueError: naming the argument and the allowed names.
+    """
+    among = tuple(NORMS) if among is None else tuple(among)
+    norm = _SPELLINGS.get(name) if isinstance(name, str) else None
+    if norm is None or norm.name not in among:
+        raise ValueError(f"{argument} must be one of {', '.join(map(repr, among))}, "
+                         f"got {name!r}")
+    return norm

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import autograd, nn
+from microgradnorm.norms import lookup
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -49,10 +50,10 @@ def t_linear(params, prefix, x):
 
 
 def t_norm(params, prefix, x, norm):
-    d = x.shape[-1]
-    if norm == "layernorm":
-        return TF.layer_norm(x, (d,), params[f"{prefix}.weight"], params[f"{prefix}.bias"], 1e-5)
-    return TF.rms_norm(x, (d,), params[f"{prefix}.weight"], 1e-6)
+    """PyTorch's twin of the registry's norm ``norm`` on x, with the module's parameters."""
+    spec = lookup(norm)
+    tensors = {"x": x, **{name: params[f"{prefix}.{name}"] for name in spec.params}}
+    return spec.run_torch(TF, tensors)[0]
 
 
 def t_attention(params, prefix, x, n_heads):

@@ -1,0 +1,201 @@
+"""Every argument check of every norm, in one place.
+
+The functional norms (``F.layer_norm``, ...), the nn modules' constructors and the
+seed-style layers call these, so one bad argument gets one wording everywhere: a
+``TypeError`` or ``ValueError`` that names the function, the argument, and what was
+expected against what was given, raised before anything is computed or updated.
+"""
+
+import numbers
+
+import numpy as np
+
+from .. import backend, dtypes
+from ..dtypes import check_number, is_half
+from ..kernels import CASTINGS
+from ..tensor import Tensor, is_floating
+
+IMPLS = ("fused", "composite")
+
+__all__ = ["CASTINGS", "IMPLS", "check_batch_norm", "check_eps", "check_impl", "check_like",
+           "check_momentum", "check_param", "check_rms_options", "check_row_norm",
+           "check_tensor", "default_eps", "normalized_shape"]
+
+
+def check_tensor(fn, name, value):
+    """``value`` is a floating-point Tensor."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}: {name} must be a microgradnorm Tensor, "
+                        f"got {type(value).__name__}")
+    if not is_floating(value.dtype):
+        raise TypeError(f"{fn}: {name} must be a floating-point tensor (float16, bfloat16, "
+                        f"float32 or float64), got dtype {value.dtype}")
+
+
+def check_like(fn, name, value, x):
+    """``value`` is a Tensor of x's shape, dtype and device."""
+    check_tensor(fn, name, value)
+    if value.shape != x.shape:
+        raise ValueError(f"{fn}: {name} must have the shape of x {x.shape}, got {value.shape}")
+    _check_dtype_device(fn, name, value, x)
+
+
+def _check_dtype_device(fn, name, value, x, dtype=None):
+    dtype = x.dtype if dtype is None else dtype
+    if value.dtype != dtype:
+        raise TypeError(f"{fn}: {name} must have x's dtype {x.dtype}, got {value.dtype}")
+    if value.device != x.device:
+        raise ValueError(f"{fn}: {name} must be on x's device {x.device!r}, "
+                         f"got {value.device!r}")
+
+
+def check_param(fn, name, param, shape, x, dtype=None):
+    """A weight or bias: None, or a Tensor of ``shape`` with x's device and x's dtype (or
+    ``dtype`` where a mixed precision is allowed)."""
+    if param is None:
+        return
+    check_tensor(fn, name, param)
+    if param.shape != shape:
+        raise ValueError(f"{fn}: {name} must have shape {shape}, got {param.shape}")
+    _check_dtype_device(fn, name, param, x, dtype)
+
+
+def check_eps(fn, eps):
+    """eps is a finite number >= 0 (NaN and inf are refused)."""
+    check_number(fn, "eps", eps)
+    if not 0 <= eps < np.inf:
+        raise ValueError(f"{fn}: eps must be a non-negative number, got {eps!r}")
+
+
+def check_impl(fn, impl):
+    """impl is "fused" or "composite"."""
+    if impl not in IMPLS:
+        raise ValueError(f"{fn}: impl must be one of {IMPLS}, got {impl!r}")
+
+
+def check_momentum(fn, momentum, allow_none=False):
+    """momentum is a number in [0, 1] (or None where the caller allows it)."""
+    if momentum is None and allow_none:
+        return
+    check_number(fn, "momentum", momentum)
+    if not 0 <= momentum <= 1:
+        none = " or None" if allow_none else ""
+        raise ValueError(f"{fn}: momentum must be a number in [0, 1]{none}, got {momentum!r}")
+
+
+def normalized_shape(fn, shape):
+    """``shape`` (an int or a non-empty sequence of ints >= 0) as a tuple of ints."""
+    given = shape
+    if isinstance(shape, numbers.Integral):
+        shape = (shape,)
+    try:
+        shape = tuple(shape)
+    except TypeError:
+        shape = None
+    if (not shape or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0
+                         for n in shape)):
+        raise ValueError(f"{fn}: normalized_shape must be a non-negative int or a non-empty "
+                         f"tuple of non-negative ints, got {given!r}")
+    return tuple(int(n) for n in shape)
+
+
+def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **params):
+    """Checks of LayerNorm/RMSNorm and their residual forms; returns normalized_shape as a
+    tuple. ``params`` are the weight and bias, which must have x's dtype (or
+    ``weight_dtype`` for the weight)."""
+    check_tensor(fn, "x", x)
+    shape = normalized_shape(fn, shape)
+    trailing = x.shape[max(x.ndim - len(shape), 0):]
+    if trailing != shape:
+        raise ValueError(f"{fn}: normalized_shape {shape} must equal the trailing dims of x; "
+                         f"x has shape {x.shape}, expected (*, {', '.join(map(str, shape))})")
+    for name, param in params.items():
+        check_param(fn, name, param, shape, x, weight_dtype if name == "weight" else None)
+    check_eps(fn, eps)
+    check_impl(fn, impl)
+    if residual is not None:
+        check_like(fn, "residual", residual, x)
+    return shape
+
+
+def default_eps(x, eps):
+    """``eps``, or for None the machine epsilon of x's dtype (PyTorch's RMSNorm default);
+    a non-floating x is refused later, by the usual checks."""
+    if eps is None and isinstance(x, Tensor) and is_floating(x.dtype):
+        return float(dtypes.finfo(x.dtype).eps)
+    return eps
+
+
+def check_rms_options(fn, offset, casting, has_weight):
+    """RMSNorm's Gemma offset (finite, needs a weight) and casting mode."""
+    if casting not in CASTINGS:
+        raise ValueError(f"{fn}: casting must be one of {CASTINGS}, got {casting!r}")
+    check_number(fn, "offset", offset)
+    if not np.isfinite(offset):
+        raise ValueError(f"{fn}: offset must be a finite number, got {offset!r}")
+    if offset and not has_weight:
+        raise ValueError(f"{fn}: offset {offset} needs a weight, y = x̂ · (offset + weight) "
+                         "(a module needs elementwise_affine=True)")
+
+
+def rms_weight_dtype(fn, x, weight, casting):
+    """The dtype RMSNorm's weight may have: x's, or float32 for float16/bfloat16 x in the
+    "llama" and "gemma" modes (Hugging Face's mixed precision)."""
+    if not (isinstance(x, Tensor) and isinstance(weight, Tensor) and is_half(x.dtype)
+            and weight.dtype == np.float32):
+        return None
+    if casting == "none":
+        raise TypeError(f"{fn}: a float32 weight with {x.dtype} x needs casting 'llama' or "
+                        f"'gemma' (casting 'none' computes in x's dtype)")
+    return weight.dtype
+
+
+def check_batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps,
+                     impl):
+    """Every check of ``batch_norm``; returns [(array or None, owning Tensor or None)] for
+    the running mean and variance, so a bad running_var cannot leave running_mean moved."""
+    fn = "batch_norm"
+    channels = (x.shape[1],)
+    check_param(fn, "weight", weight, channels, x)
+    check_param(fn, "bias", bias, channels, x)
+    check_eps(fn, eps)
+    check_impl(fn, impl)
+    check_momentum(fn, momentum)
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"{fn}: training must be a bool, got {type(training).__name__}")
+    stats = [_running_stat(name, stat, channels, x, training)
+             for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
+    if x.size and training and x.size // x.shape[1] < 2:
+        raise ValueError(f"{fn}: training needs more than 1 value per channel to compute a "
+                         f"variance, got x of shape {x.shape}")
+    if x.size and not training and (running_mean is None or running_var is None):
+        raise ValueError(f"{fn}: running_mean and running_var are required when "
+                         "training=False")
+    return stats
+
+
+def _running_stat(name, stat, shape, x, training):
+    """(array, owning Tensor or None) for a running statistic, checked. The statistics
+    must have x's dtype, as PyTorch's CPU kernels require, except that float16/bfloat16 x
+    may keep float32 statistics (mixed precision): a float32 statistic with float64 x
+    would silently lose the update's precision."""
+    if stat is None:
+        return None, None
+    owner = stat if isinstance(stat, Tensor) else None
+    array = stat.data if owner is not None else stat
+    if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
+        raise TypeError(f"batch_norm: {name} must be a Tensor or an array, "
+                        f"got {type(stat).__name__}")
+    if tuple(array.shape) != shape:
+        raise ValueError(f"batch_norm: {name} must have shape {shape}, got {tuple(array.shape)}")
+    if not is_floating(array.dtype):
+        raise TypeError(f"batch_norm: {name} must be floating point, got dtype {array.dtype}")
+    if array.dtype != x.dtype and not (is_half(x.dtype) and array.dtype == np.float32):
+        raise TypeError(f"batch_norm: {name} must have x's dtype {x.dtype} (or float32 for "
+                        f"float16/bfloat16 x), got {array.dtype}")
+    if training and not getattr(getattr(array, "flags", None), "writeable", True):
+        raise ValueError(f"batch_norm: {name} is read-only, but training=True updates it in "
+                         "place; pass a writeable array (np.array(...) makes one)")
+    if backend.device_of(array) != x.device:
+        raise ValueError(f"batch_norm: {name} must be on x's device {x.device!r}")
+    return array, owner

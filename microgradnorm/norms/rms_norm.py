@@ -1,0 +1,189 @@
+r"""RMSNorm and its residual form, twice: the textbook graph and one fused node.
+
+.. math::
+    y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
+
+over the trailing ``normalized_shape`` dims. ``offset`` is Gemma's (γ starts at 0 and
+offset is 1); ``casting`` says where float16/bfloat16 input is cast, as Hugging Face's
+models do: ``"llama"`` (statistics in float32, x̂ cast back to x's dtype, then times the
+weight), ``"gemma"`` (everything in float32, cast at the end), ``"none"`` (every step in x's
+dtype). docs/derivations.md derives the backward, docs/precision.md the casting modes.
+"""
+
+from ..autograd import op_group
+from ..dtypes import accumulation_dtype
+from ..kernels import conventions, for_array
+from . import arguments
+from .spec import FusedNorm, Norm, affine, empty_norm, flat, rows, shaped
+
+__all__ = ["rms_norm", "add_rms_norm", "RMS_NORM", "ADD_RMS_NORM"]
+
+
+# ----- composite: the textbook graph, every cast a visible Cast node ----------------------
+def composite_rms_norm(x, normalized_shape, weight=None, eps=1e-6, offset=0.0,
+                       casting="llama"):
+    axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
+    acc = accumulation_dtype(x.dtype)
+    h = x if casting == "none" else _cast(x, acc)             # llama, gemma: stats in float32
+    xhat = h / ((h * h).mean(axes, keepdims=True) + eps).sqrt()
+    if casting == "gemma":
+        weight = None if weight is None else _offset(_cast(weight, acc), offset)
+        return _cast(affine(xhat, weight, None), x.dtype)     # (x̂·w') cast at the end
+    xhat = _cast(xhat, x.dtype)                               # llama: x̂ cast before w'
+    weight = None if weight is None else _offset(weight, offset)   # in the weight's dtype
+    return affine(xhat, weight, None)
+
+
+def composite_add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, offset=0.0,
+                           casting="llama"):
+    s = x + residual
+    return composite_rms_norm(s, normalized_shape, weight, eps, offset, casting), s
+
+
+def _cast(t, dtype):
+    return t if t.dtype == dtype else t.astype(dtype)
+
+
+def _offset(weight, offset):
+    return weight + offset if offset else weight
+
+
+# ----- fused: one node, closed-form backward ----------------------------------------------
+class RMSNorm(FusedNorm):
+    saved_names = ("x", "weight", "rstd")    # what forward saves, in order
+
+    @staticmethod
+    def forward(ctx, x, weight, normalized_shape, eps, offset=0.0, casting="llama"):
+        ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
+        ctx.kernels = for_array(x)
+        y, _, rstd = conventions.rms_norm_forward(ctx.kernels, rows(x, normalized_shape), None,
+                                                  flat(weight), eps, offset, casting)
+        # Saved: x, weight and rstd (1 number per row); x̂ = x·rstd is recomputed.
+        ctx.save_for_backward(x, weight, rstd)
+        return y.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, weight, rstd = ctx.saved
+        x2 = rows(x, ctx.normalized_shape)                                  # (M, D)
+        dx, dweight = conventions.rms_norm_backward(
+            ctx.kernels, dy.reshape(x2.shape), None, x2, flat(weight), rstd, ctx.offset,
+            ctx.casting)
+        return dx.reshape(x.shape), shaped(dweight, weight)
+
+
+class AddRMSNorm(FusedNorm):
+    """(x, residual) -> (RMSNorm(x + residual), x + residual) in one node."""
+
+    saved_names = ("x + residual", "weight", "rstd")    # what forward saves, in order
+
+    @staticmethod
+    def forward(ctx, x, residual, weight, normalized_shape, eps, offset=0.0, casting="llama"):
+        ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
+        ctx.kernels = for_array(x)
+        y, s, rstd = conventions.rms_norm_forward(
+            ctx.kernels, rows(x, normalized_shape), rows(residual, normalized_shape),
+            flat(weight), eps, offset, casting)
+        s = s.reshape(x.shape)
+        # Saved: the sum s (this node's own output), weight, rstd per row.
+        ctx.save_for_backward(s, weight, rstd)
+        return y.reshape(x.shape), s
+
+    @staticmethod
+    def backward(ctx, dy, ds):
+        s, weight, rstd = ctx.saved
+        s2 = rows(s, ctx.normalized_shape)                                  # (M, D)
+        dsum, dweight = conventions.rms_norm_backward(
+            ctx.kernels, dy.reshape(s2.shape), ds.reshape(s2.shape), s2, flat(weight),
+            rstd, ctx.offset, ctx.casting)
+        dsum = dsum.reshape(s.shape)
+        return dsum, dsum, shaped(dweight, weight)
+
+
+# ----- the public entries -----------------------------------------------------------------
+def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.0,
+             casting="llama"):
+    r"""RMS normalization over the trailing ``normalized_shape`` dims of ``x``.
+
+    .. math::
+        y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
+
+    Args:
+        x: floating-point Tensor of shape (*, *normalized_shape).
+        normalized_shape: int or tuple of ints.
+        weight: γ of shape ``normalized_shape``, or None. With float16/bfloat16 x it may be
+            float32 in the "llama" (float32 result) and "gemma" (x's dtype) modes.
+        eps: added to the mean square inside the square root; None: the machine epsilon
+            of x's dtype (PyTorch's default; 1e-6 here is LLaMA's).
+        impl: ``"fused"`` or ``"composite"``.
+        offset: added to the weight, ``x̂ · (offset + γ)``: Gemma's 1. Needs a weight.
+        casting: ``"llama"`` (default), ``"gemma"`` or ``"none"`` (see the module doc).
+
+    Shape:
+        output has the shape of ``x``.
+
+    Example:
+        >>> y = F.rms_norm(x, 8, weight=mg.tensor(np.ones(8)))
+        >>> h = mg.tensor(np.random.randn(2, 8), dtype="bfloat16")
+        >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
+    """
+    eps = arguments.default_eps(x, eps)
+    normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
+                              casting)
+    if x.size == 0:
+        return empty_norm(x, weight, None)
+    if impl == "composite":
+        with op_group("rms_norm"):
+            return composite_rms_norm(x, normalized_shape, weight, eps, offset, casting)
+    return RMSNorm.apply(x, weight, normalized_shape=normalized_shape, eps=eps, offset=offset,
+                         casting=casting)
+
+
+def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fused",
+                 offset=0.0, casting="llama"):
+    """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``.
+
+    Args: as in ``F.add_layer_norm`` (no bias); ``offset`` and ``casting`` as in
+    ``rms_norm``.
+    """
+    eps = arguments.default_eps(x, eps)
+    normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
+                              impl, offset, casting)
+    if x.size == 0:
+        s = x + residual
+        return empty_norm(s, weight, None), s
+    if impl == "composite":
+        with op_group("add_rms_norm"):
+            return composite_add_rms_norm(x, residual, normalized_shape, weight, eps, offset,
+                                          casting)
+    return AddRMSNorm.apply(x, residual, weight, normalized_shape=normalized_shape, eps=eps,
+                            offset=offset, casting=casting)
+
+
+def _check(fn, x, residual, normalized_shape, weight, eps, impl, offset, casting):
+    arguments.check_rms_options(fn, offset, casting, weight is not None)
+    return arguments.check_row_norm(
+        fn, x, normalized_shape, eps, impl, residual=residual, weight=weight,
+        weight_dtype=arguments.rms_weight_dtype(fn, x, weight, casting))
+
+
+# ----- the specs --------------------------------------------------------------------------
+def _call(function, t, impl, running, training, **options):
+    size = t["x"].shape[-1:]
+    first = (t["x"], t["residual"]) if "residual" in t else (t["x"],)
+    return function(*first, size, t.get("weight"), impl=impl, **options)
+
+
+def _torch(tF, t, running, training):
+    size = t["x"].shape[-1:]
+    if "residual" not in t:
+        return tF.rms_norm(t["x"], size, t.get("weight"), 1e-6)
+    s = t["x"] + t["residual"]
+    return tF.rms_norm(s, size, t.get("weight"), 1e-6), s
+
+
+RMS_NORM = Norm("rms_norm", "RMSNorm", rms_norm, composite_rms_norm, RMSNorm, ("weight",),
+                1e-6, _call, _torch, aliases=("rmsnorm",))
+ADD_RMS_NORM = Norm("add_rms_norm", "Add + RMSNorm", add_rms_norm, composite_add_rms_norm,
+                    AddRMSNorm, ("weight",), 1e-6, _call, _torch, residual=True,
+                    aliases=("add_rmsnorm",))
