@@ -10,6 +10,8 @@ Profiles (``python -m pytest --hypothesis-profile NAME``):
 """
 
 import os
+import sys
+from pathlib import Path
 
 from hypothesis import settings
 
@@ -23,7 +25,4 @@ settings.load_profile("microgradnorm")
 
 # The shared tables and strategies in tests/helpers/ import as top-level modules
 # (``from strategies import arrays``) from every test folder.
-import sys
-from pathlib import Path
-
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))

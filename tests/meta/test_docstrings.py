@@ -18,7 +18,7 @@ import pytest
 
 PUBLIC_NAMESPACES = ["microgradnorm", "microgradnorm.functional", "microgradnorm.nn",
                      "microgradnorm.optim", "microgradnorm.layers", "microgradnorm.train",
-                     "microgradnorm.viz", "microgradnorm.checks",
+                     "microgradnorm.viz", "microgradnorm.checks", "microgradnorm.norms",
                      "microgradnorm.tensor_methods"]   # the methods Tensor inherits
 DOCUMENTED_ON_THE_BASE_CLASS = {"extra_repr"}
 
@@ -66,7 +66,7 @@ def test_scope_covers_the_api_people_use():
     for expected in ("microgradnorm.tensor.Tensor.sum", "microgradnorm.tensor.Tensor.shape",
                      "microgradnorm.nn.linear.Linear.forward", "microgradnorm.autograd.grad",
                      "microgradnorm.layers.LayerNorm.backward", "microgradnorm.viz.draw",
-                     "microgradnorm.functional.layer_norm", "microgradnorm.optim.AdamW"):
+                     "microgradnorm.norms.layer_norm.layer_norm", "microgradnorm.optim.AdamW"):
         assert expected in names
     assert len(names) > 150
 
