@@ -58,6 +58,8 @@ class Module:
         ...         return self.fc(x).relu()
     """
 
+    impl = None         # a norm module's "fused" | "composite"; ``set_impl`` switches it
+
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_buffers", {})
@@ -297,12 +299,10 @@ class Module:
 
     def set_impl(self, impl):
         """Switch every norm in this module tree to ``impl`` ("fused" or "composite");
-        returns self."""
-        from .normalization import NORM_MODULES  # the norms subclass Module: import late
-
+        returns self. A norm module is one whose ``impl`` is not None."""
         _check_choice("set_impl", "impl", impl, F.IMPLS)
         for module in self.modules():
-            if isinstance(module, NORM_MODULES):
+            if module.impl is not None:
                 module.impl = impl
         return self
 

@@ -196,7 +196,6 @@ class BatchNorm1d(Module):
 
 
 MODULES = {"layer_norm": LayerNorm, "rms_norm": RMSNorm, "batch_norm": BatchNorm1d}
-NORM_MODULES = tuple(MODULES.values())
 
 
 def make_norm(norm, d_model, impl="fused", dtype=None, device="cpu"):
