@@ -36,12 +36,12 @@ __all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainConfig", "TrainR
 
 
 class Progress:
-    """tqdm's bar when ``enabled`` and stderr is a terminal (or in a notebook); otherwise no
-    bar, and ``close(summary)`` writes one line, ``"<desc>: <summary>"``, to stderr instead
-    (nothing at all when not ``enabled``): a progress bar that stays out of logs.
+    """A progress bar that stays out of logs: tqdm's bar when ``enabled`` and stderr is a
+    terminal (or in a notebook); else ``close(summary)`` writes ``"<desc>: <summary>"`` to
+    stderr (nothing when not ``enabled``).
 
     Example:
-        >>> bar = Progress(range(100), "train", enabled=True)
+        >>> bar = Progress(range(100), "train")
         >>> for step in bar:
         ...     bar.set_postfix(loss=f"{0.5:.4f}")
         >>> bar.close("100 steps, loss 3.8 -> 0.5")     # in a log: "train: 100 steps, ..."
@@ -70,8 +70,8 @@ class Progress:
 
 
 def zen_of_python():
-    """The Zen of Python as a string (decoded from the ``this`` module, which prints it when
-    first imported; that print is swallowed)."""
+    """The Zen of Python as a string, decoded from the ``this`` module (whose print on
+    first import is swallowed)."""
     with contextlib.redirect_stdout(io.StringIO()):
         import this
     return codecs.decode(this.s, "rot13")
@@ -90,8 +90,7 @@ class CharTokenizer:
         return len(self.chars)
 
     def encode(self, text):
-        """``text`` as an int64 array of ids, shape (len(text),); an unknown character is a
-        ValueError."""
+        """``text`` as int64 ids, shape (len(text),); an unknown character: ValueError."""
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
             raise ValueError(f"encode: characters not in the vocabulary: {unknown}")
@@ -107,11 +106,9 @@ LR_SCHEDULES = ("constant", "cosine")
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TrainConfig:
-    """Every option of one ``train_tiny_gpt`` run, with its default.
-
-    The run's own options are checked when it is built (a ValueError or TypeError naming
-    the field, expected vs actual); the model's by ``nn.GPT``, ``lr`` and ``weight_decay``
-    by ``optim.AdamW``, before step 0.
+    """Every option of one ``train_tiny_gpt`` run, with its default. The run's own options
+    are checked when it is built, the model's by ``nn.GPT`` and the rates by ``optim.AdamW``
+    before step 0.
 
     Example:
         >>> config = TrainConfig(steps=200, norm="rmsnorm", lr_schedule="cosine")
@@ -133,7 +130,7 @@ class TrainConfig:
     init: str = "gpt2"
     activation: str = "gelu"
     multiple_of: int = 256
-    # the AdamW run; grad_clip: the largest gradient norm kept (None: no clipping)
+    # AdamW; grad_clip: the largest gradient norm kept (None: no clipping)
     batch_size: int = 16
     lr: float = 3e-3
     weight_decay: float = 0.0
@@ -144,14 +141,11 @@ class TrainConfig:
     warmup_steps: int = 0
     min_lr: float = 0.0
     lr_decay_steps: int | None = None
-    # micro-batches of batch_size per step, each loss scaled by 1/grad_accum_steps: the
-    # gradients add up to the mean over them all, and so does the recorded loss
-    grad_accum_steps: int = 1
+    grad_accum_steps: int = 1       # micro-batches per step, their gradients added up
     text: str | None = None         # at least context_length + 2 characters (None: the Zen)
     device: str = "cpu"             # "cpu" or "cuda"
-    # a path where model, optimizer, scheduler, step and random states are saved
-    # (atomically) every checkpoint_every steps (0: at the end only); resume: a checkpoint
-    # to go on from up to steps, ending bitwise where an uninterrupted run would
+    # where the run is saved (save_checkpoint) every checkpoint_every steps (0: at the end);
+    # resume: a checkpoint to go on from, ending bitwise where an unbroken run would
     checkpoint: str | None = None
     checkpoint_every: int = 0
     resume: str | None = None
@@ -181,7 +175,7 @@ class TrainConfig:
                              f"lr_decay_steps (default: steps), got warmup_steps="
                              f"{self.warmup_steps}, lr_decay_steps={self.lr_decay_steps}, "
                              f"steps={self.steps}")
-        if self.text is not None and not isinstance(self.text, str):
+        if not isinstance(self.training_text, str):
             raise TypeError(f"TrainConfig: text must be a str or None, got "
                             f"{type(self.text).__name__}")
         if len(self.training_text) < self.context_length + 2:
@@ -202,27 +196,16 @@ def _decay_end(config):
 
 @dataclasses.dataclass
 class TrainResult:
-    """What ``train_tiny_gpt`` returns.
+    """What ``train_tiny_gpt`` returns; ``seconds_per_step`` is the median step time."""
 
-    Attributes:
-        losses: training loss per step (floats), ``len(losses) == steps``.
-        step_seconds: wall time of each step run (forward, backward, optimizer).
-        seconds_per_step: median of ``step_seconds``.
-        graph_nodes, saved_bytes: op nodes behind the first step's loss and the bytes they
-            saved for backward (``mg.graph_stats``).
-        model, tokenizer: the trained model and its tokenizer.
-        config: the ``TrainConfig`` of the run.
-        start_step: the step it resumed from (0 for a run from scratch).
-    """
-
-    losses: list
-    step_seconds: list
-    graph_nodes: int
-    saved_bytes: int
-    model: nn.GPT
+    losses: list                # training loss per step, len(losses) == steps
+    step_seconds: list          # wall time of each step run (forward, backward, optimizer)
+    graph_nodes: int            # op nodes behind the first step's loss (mg.graph_stats)
+    saved_bytes: int            # the bytes those nodes saved for backward
+    model: nn.GPT               # the trained model
     tokenizer: CharTokenizer
     config: TrainConfig
-    start_step: int = 0
+    start_step: int = 0         # the step a resumed run started from
 
     @property
     def seconds_per_step(self):
@@ -236,16 +219,9 @@ class TrainResult:
 
 
 def train_tiny_gpt(config=None, progress=True):
-    """Train a character-level ``nn.GPT`` as ``config`` says, with AdamW and cross-entropy
-    on next-character prediction.
-
-    Args:
-        config: a ``TrainConfig`` (None: every default).
-        progress: show a tqdm progress bar with the running loss when stderr is a
-            terminal; in a log, one summary line instead (see ``Progress``).
-
-    Returns:
-        a ``TrainResult`` (losses per step, time per step, the model, ...).
+    """Train a character-level ``nn.GPT`` as ``config`` (a ``TrainConfig``; None: every
+    default) says, with AdamW and cross-entropy on next-character prediction; returns a
+    ``TrainResult``. ``progress``: a bar with the running loss, or one line in a log.
 
     Example:
         >>> fused = train_tiny_gpt(TrainConfig(steps=50), progress=False)
@@ -312,6 +288,7 @@ def train_tiny_gpt(config=None, progress=True):
 
 
 def _check_config(where, config):
+    """``config``, or the default ``TrainConfig`` for None."""
     if config is None:
         return TrainConfig()
     if not isinstance(config, TrainConfig):
@@ -328,8 +305,8 @@ def _model_and_optimizer(config, vocab_size):
                    impl=config.impl, init=config.init, dtype=config.dtype,
                    device=config.device, activation=config.activation,
                    multiple_of=config.multiple_of)
-    return model, optim.AdamW(model.parameters(), lr=config.lr,
-                              weight_decay=config.weight_decay)
+    optimizer = optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    return model, optimizer
 
 
 def _make_scheduler(optimizer, config):
@@ -366,16 +343,11 @@ def _check_same_run(path, saved, config):
 
 @dataclasses.dataclass
 class ImplComparison:
-    """Two runs of ``train_tiny_gpt`` that differ only in ``impl``.
-
-    Attributes:
-        composite, fused: the two ``TrainResult``s.
-        max_loss_diff: max over steps of |loss composite - loss fused|.
-    """
+    """Two runs of ``train_tiny_gpt`` that differ only in ``impl``."""
 
     composite: TrainResult
     fused: TrainResult
-    max_loss_diff: float
+    max_loss_diff: float        # max over steps of |loss composite - loss fused|
 
 
 def compare_impls(config=None, progress=True):
@@ -395,17 +367,16 @@ def compare_impls(config=None, progress=True):
 
 
 def gpt_step_timeline(config=None, vocab_size=32, trace=False):
-    """The ``MemoryTimeline`` (``mg.memory_timeline``) of one AdamW step of ``config``'s
-    model on a random batch of ``vocab_size`` token ids, after a first step that creates
-    the optimizer's state.
+    """The ``mg.memory_timeline`` of one AdamW step of ``config``'s model on random ids
+    below ``vocab_size``, after a first step that creates the optimizer's state.
 
     Example:
         >>> print(gpt_step_timeline(TrainConfig(impl="composite"), trace=True).table())
     """
     config = _check_config("gpt_step_timeline", config)
     model, optimizer = _model_and_optimizer(config, vocab_size)
-    batch = np.random.default_rng(config.seed).integers(
-        0, vocab_size, size=(config.batch_size, config.context_length + 1))
+    shape = (config.batch_size, config.context_length + 1)
+    batch = np.random.default_rng(config.seed).integers(0, vocab_size, size=shape)
 
     def step():
         optimizer.zero_grad()
