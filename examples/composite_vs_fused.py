@@ -15,7 +15,7 @@ import numpy as np
 
 from microgradnorm import nn
 from microgradnorm.cli import plotting
-from microgradnorm.train import compare_impls
+from microgradnorm.train import TrainConfig, compare_impls
 
 TOLERANCE = 1e-8          # float64, first 50 steps
 
@@ -34,9 +34,9 @@ def main(argv=None):
     if args.quick:
         args.steps = 50
 
-    result = compare_impls(args.steps, dtype="float64", seed=0, norm=args.norm,
-                           placement=args.placement, n_layers=args.layers,
-                           progress=not args.no_progress)
+    config = TrainConfig(steps=args.steps, dtype="float64", seed=0, norm=args.norm,
+                         placement=args.placement, n_layers=args.layers)
+    result = compare_impls(config, progress=not args.no_progress)
     composite, fused = result.composite, result.fused
     runs = {"composite": composite, "fused": fused}
     diffs = np.abs(np.array(composite.losses) - np.array(fused.losses))

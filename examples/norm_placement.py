@@ -25,7 +25,7 @@ import microgradnorm.functional as F
 from microgradnorm import nn
 from microgradnorm.cli import plotting
 from microgradnorm.cli.explain import block_grad_norms, early_late
-from microgradnorm.train import train_tiny_gpt
+from microgradnorm.train import TrainConfig, train_tiny_gpt
 
 def composite_nodes(norm):
     x = mg.tensor(np.ones((2, 8)), requires_grad=True)
@@ -83,8 +83,9 @@ def main(argv=None):
     for placement in nn.PLACEMENTS:
         row = []
         for norm in nn.NORMS:
-            run = train_tiny_gpt(args.train_steps, norm=norm, placement=placement,
-                                 n_layers=train_depth, init=args.init, progress=False)
+            run = train_tiny_gpt(TrainConfig(steps=args.train_steps, norm=norm,
+                                             placement=placement, n_layers=train_depth,
+                                             init=args.init), progress=False)
             final[norm, placement] = float(np.mean(run.losses[-20:]))
             row.append(f"{final[norm, placement]:>10.4f}")
         print(f"{placement:<9} " + " ".join(row))

@@ -13,7 +13,7 @@ import numpy as np
 from microgradnorm import nn
 from microgradnorm.cli import plotting
 from microgradnorm.functional import IMPLS
-from microgradnorm.train import train_tiny_gpt
+from microgradnorm.train import TrainConfig, train_tiny_gpt
 
 
 def main(argv=None):
@@ -32,9 +32,9 @@ def main(argv=None):
     if args.quick:
         args.steps, args.d_model, args.layers = 40, 16, 1
 
-    result = train_tiny_gpt(args.steps, impl=args.impl, norm=args.norm,
-                            placement=args.placement, d_model=args.d_model,
-                            n_layers=args.layers, progress=not args.no_progress)
+    config = TrainConfig(steps=args.steps, impl=args.impl, norm=args.norm,
+                         placement=args.placement, d_model=args.d_model, n_layers=args.layers)
+    result = train_tiny_gpt(config, progress=not args.no_progress)
     losses = result.losses
     chance = np.log(result.tokenizer.vocab_size)
     print(f"{result.model.num_parameters():,} parameters, vocabulary of "

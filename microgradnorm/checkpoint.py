@@ -5,18 +5,14 @@
     ...
     step = load_checkpoint("run.npz", model, optimizer, scheduler=scheduler, rng=rng).step
 
-A run resumed from a checkpoint continues bitwise as if it had never stopped: the arrays are
-stored exactly (``.npz``, no pickles), and so is every random state the loop draws from
-(NumPy's global state, which initialisation and dropout use; Python's ``random``; and the
-``np.random.Generator`` passed as ``rng``, e.g. the one drawing batches). The file is
-written atomically (``savefile.atomic_savez``): a save interrupted at any point leaves the
-previous checkpoint intact.
+A resumed run continues bitwise as if it had never stopped: the arrays are stored exactly
+(``.npz``, no pickles, every dtype kept), and so is every random state a loop draws from
+(NumPy's global state, Python's ``random``, and the ``np.random.Generator`` passed as
+``rng``). The file is written atomically (``savefile.atomic_savez``).
 
-Layout of the file: ``model/<name>`` (the state dict), ``optimizer/<index>/<name>`` (its
-per-parameter state), ``numpy_random_key`` (the MT19937 key) and ``meta``, a JSON string
-with the step, the optimizer's options, the scheduler's state, the rest of the random
-states and the caller's ``extra``. Arrays keep their dtype: bfloat16 (a model or its
-optimizer state in it) is stored as uint16 bits with a ``__dtypes__`` record.
+Layout: ``model/<name>`` (the state dict), ``optimizer/<index>/<name>`` (its per-parameter
+state), ``numpy_random_key`` (the MT19937 key) and ``meta``, a JSON string with the step,
+the optimizer's options, the scheduler's state, the other random states and ``extra``.
 """
 
 import dataclasses
@@ -37,35 +33,24 @@ FORMAT = 1
 
 @dataclasses.dataclass
 class Checkpoint:
-    """What ``load_checkpoint`` returns.
+    """What ``load_checkpoint`` returns."""
 
-    Attributes:
-        step: the step stored with the checkpoint (steps done when it was saved).
-        extra: the JSON-compatible ``extra`` given to ``save_checkpoint`` (or ``{}``).
-        path: the file read.
-    """
-
-    step: int
-    extra: dict
-    path: str
+    step: int           # the steps done when it was saved
+    extra: dict         # the ``extra`` given to ``save_checkpoint`` (or {})
+    path: str           # the file read
 
 
 def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=None,
                     extra=None):
-    """Write model + optimizer + scheduler + step + random states to ``path`` atomically.
+    """Write model + optimizer + scheduler + step + random states to ``path`` (``.npz``
+    added when missing) atomically; returns the path written.
 
     Args:
-        path: the ``.npz`` file (the suffix is added when missing).
-        model: an ``nn.Module``.
-        optimizer: an ``optim.Optimizer`` or None.
-        step: a non-negative int, the steps done.
-        scheduler: an ``optim.lr_scheduler.LRScheduler`` or None.
+        model: an ``nn.Module``; optimizer, scheduler: an ``optim.Optimizer``, an
+            ``lr_scheduler`` scheduler, or None; step: a non-negative int, the steps done.
         rng: a ``np.random.Generator`` whose state to store, or None.
         extra: a JSON-compatible dict (a run's configuration, its losses so far), or None;
             NumPy numbers and arrays in it are stored as numbers and lists.
-
-    Returns:
-        the path written.
 
     Example:
         >>> save_checkpoint("run.npz", model, opt, step=100, rng=rng, extra={"lr": 3e-3})
@@ -91,7 +76,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
     meta["random"] = {
         "numpy": {key: value for key, value in numpy_state.items() if key != "state"}
         | {"pos": int(numpy_state["state"]["pos"])},
-        "python": _python_state_to_json(random.getstate()),
+        "python": random.getstate(),            # its tuples become JSON lists
         "generator": rng.bit_generator.state if rng is not None else None,
     }
     try:
@@ -106,13 +91,9 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
 
 def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     """Restore what ``save_checkpoint`` wrote into ``model`` (and ``optimizer``,
-    ``scheduler``, ``rng`` when given), and NumPy's and Python's global random states.
-
-    Everything is checked before the random states change; a model, optimizer or scheduler
-    that does not match the file is a ValueError and the objects are left as they were.
-
-    Returns:
-        a ``Checkpoint`` (``.step``, ``.extra``, ``.path``).
+    ``scheduler``, ``rng`` when given), and NumPy's and Python's global random states;
+    returns a ``Checkpoint``. A model, optimizer or scheduler that does not match the file
+    is a ValueError, and every object and random state is left as it was.
 
     Example:
         >>> start = load_checkpoint("run.npz", model, opt, rng=rng).step
@@ -153,7 +134,8 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     numpy_state = dict(meta["random"]["numpy"])
     numpy_state["state"] = {"key": arrays["numpy_random_key"], "pos": numpy_state.pop("pos")}
     np.random.set_state(numpy_state)
-    random.setstate(_python_state_from_json(meta["random"]["python"]))
+    version, internal, gauss_next = meta["random"]["python"]
+    random.setstate((version, tuple(internal), gauss_next))
     if rng is not None:
         rng.bit_generator.state = meta["random"]["generator"]
     return Checkpoint(meta["step"], meta["extra"], str(path))
@@ -206,12 +188,3 @@ def _numpy_to_json(value):
         return value.tolist()
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
-
-def _python_state_to_json(state):
-    version, internal, gauss_next = state
-    return [version, list(internal), gauss_next]
-
-
-def _python_state_from_json(state):
-    version, internal, gauss_next = state
-    return version, tuple(internal), gauss_next

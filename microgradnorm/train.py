@@ -1,8 +1,8 @@
 """Train a tiny character-level GPT: the loop behind ``microgradnorm train``,
 ``examples/tiny_gpt.py``, ``examples/composite_vs_fused.py`` and the demo.
 
-    from microgradnorm.train import train_tiny_gpt
-    result = train_tiny_gpt(steps=200, impl="fused")
+    from microgradnorm.train import TrainConfig, train_tiny_gpt
+    result = train_tiny_gpt(TrainConfig(steps=200, impl="fused"))
     print(result.losses[-1], result.sample("Beautiful", length=80))
 
 The text is the Zen of Python (PEP 20), which ships with every Python as the ``this``
@@ -25,22 +25,23 @@ from . import functional as F
 from . import nn, optim
 from .autograd import no_grad
 from .checkpoint import load_checkpoint, read_extra, save_checkpoint
+from .checks.memory import memory_timeline
 from .checks.stats import graph_stats
 from .dtypes import check_number
 from .lr_scheduler import LambdaLR, warmup_cosine
 from .savefile import check_writable
 
-__all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainResult", "compare_impls",
-           "sample", "train_tiny_gpt", "zen_of_python"]
+__all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainConfig", "TrainResult",
+           "compare_impls", "gpt_step_timeline", "sample", "train_tiny_gpt", "zen_of_python"]
 
 
 class Progress:
     """A progress bar that stays out of logs: tqdm's bar when ``enabled`` and stderr is a
-    terminal (or in a notebook); otherwise no bar, and ``close(summary)`` writes one line,
-    ``"<desc>: <summary>"``, to stderr instead (nothing at all when not ``enabled``).
+    terminal (or in a notebook); else ``close(summary)`` writes ``"<desc>: <summary>"`` to
+    stderr (nothing when not ``enabled``).
 
     Example:
-        >>> bar = Progress(range(100), "train", enabled=True)
+        >>> bar = Progress(range(100), "train")
         >>> for step in bar:
         ...     bar.set_postfix(loss=f"{0.5:.4f}")
         >>> bar.close("100 steps, loss 3.8 -> 0.5")     # in a log: "train: 100 steps, ..."
@@ -69,8 +70,8 @@ class Progress:
 
 
 def zen_of_python():
-    """The Zen of Python as a string (decoded from the ``this`` module, which prints it when
-    first imported; that print is swallowed)."""
+    """The Zen of Python as a string, decoded from the ``this`` module (whose print on
+    first import is swallowed)."""
     with contextlib.redirect_stdout(io.StringIO()):
         import this
     return codecs.decode(this.s, "rot13")
@@ -89,8 +90,7 @@ class CharTokenizer:
         return len(self.chars)
 
     def encode(self, text):
-        """``text`` as an int64 array of ids, shape (len(text),); an unknown character is a
-        ValueError."""
+        """``text`` as int64 ids, shape (len(text),); an unknown character: ValueError."""
         unknown = sorted(set(text) - self.index.keys())
         if unknown:
             raise ValueError(f"encode: characters not in the vocabulary: {unknown}")
@@ -101,27 +101,111 @@ class CharTokenizer:
         return "".join(self.chars[int(i)] for i in ids)
 
 
-@dataclasses.dataclass
-class TrainResult:
-    """What ``train_tiny_gpt`` returns.
+LR_SCHEDULES = ("constant", "cosine")
 
-    Attributes:
-        losses: training loss per step (floats), ``len(losses) == steps``.
-        step_seconds: wall time of each step (forward, backward, optimizer).
-        seconds_per_step: median of ``step_seconds``.
-        graph_nodes, saved_bytes: op nodes behind the first step's loss and the bytes they
-            saved for backward (``mg.graph_stats``).
-        model, tokenizer: the trained model and its tokenizer.
-        config: the arguments of the run.
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class TrainConfig:
+    """Every option of one ``train_tiny_gpt`` run, with its default. The run's own options
+    are checked when it is built, the model's by ``nn.GPT`` and the rates by ``optim.AdamW``
+    before step 0.
+
+    Example:
+        >>> config = TrainConfig(steps=200, norm="rmsnorm", lr_schedule="cosine")
+        >>> composite = dataclasses.replace(config, impl="composite")   # checked again
     """
 
-    losses: list
-    step_seconds: list
-    graph_nodes: int
-    saved_bytes: int
-    model: nn.GPT
+    steps: int = 300                # optimizer steps
+    impl: str = "fused"             # "fused" or "composite", for every norm of the model
+    dtype: str = "float64"          # of the parameters: "float64", "float32", "float16"
+    seed: int = 0                   # initial weights (NumPy's global state) and batches
+    # the model (nn.GPT); activation: "gelu" or LLaMA's "swiglu", whose inner width is
+    # rounded to multiple_of (nn.swiglu_hidden: d_model 32 gets 256 with 256, 88 with 8)
+    norm: str = "layernorm"
+    placement: str = "pre"
+    d_model: int = 32
+    n_heads: int = 4
+    n_layers: int = 2
+    context_length: int = 32
+    init: str = "gpt2"
+    activation: str = "gelu"
+    multiple_of: int = 256
+    # AdamW; grad_clip: the largest gradient norm kept (None: no clipping)
+    batch_size: int = 16
+    lr: float = 3e-3
+    weight_decay: float = 0.0
+    grad_clip: float | None = 1.0
+    # "constant" or "cosine" (down to min_lr at lr_decay_steps, None: at steps), after a
+    # linear warmup over warmup_steps (lr_scheduler.warmup_cosine in a LambdaLR)
+    lr_schedule: str = "constant"
+    warmup_steps: int = 0
+    min_lr: float = 0.0
+    lr_decay_steps: int | None = None
+    grad_accum_steps: int = 1       # micro-batches per step, their gradients added up
+    text: str | None = None         # at least context_length + 2 characters (None: the Zen)
+    device: str = "cpu"             # "cpu" or "cuda"
+    # where the run is saved (save_checkpoint) every checkpoint_every steps (0: at the end);
+    # resume: a checkpoint to go on from, ending bitwise where an unbroken run would
+    checkpoint: str | None = None
+    checkpoint_every: int = 0
+    resume: str | None = None
+
+    def __post_init__(self):
+        # every option is checked, used or not: a bad value is never silently kept
+        counts = {"steps": 0, "context_length": 1, "batch_size": 1, "grad_accum_steps": 1,
+                  "checkpoint_every": 0, "warmup_steps": 0}
+        if self.lr_decay_steps is not None:
+            counts["lr_decay_steps"] = 1
+        for name, low in counts.items():
+            value = getattr(self, name)
+            check_number("TrainConfig", name, value, integer=True)
+            if value < low:
+                raise ValueError(f"TrainConfig: {name} must be an int >= {low}, got {value!r}")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"TrainConfig: lr_schedule must be one of {LR_SCHEDULES}, got "
+                             f"{self.lr_schedule!r}")
+        check_number("TrainConfig", "min_lr", self.min_lr)
+        if not self.min_lr >= 0:
+            raise ValueError(f"TrainConfig: min_lr must be a number >= 0, got {self.min_lr!r}")
+        if isinstance(self.lr, numbers.Real) and self.min_lr > self.lr:  # a bad lr: AdamW's
+            raise ValueError(f"TrainConfig: min_lr must be in [0, lr={self.lr}], got "
+                             f"{self.min_lr!r}")
+        if self.lr_schedule == "cosine" and not self.warmup_steps < _decay_end(vars(self)):
+            raise ValueError(f"TrainConfig: the cosine schedule needs warmup_steps < "
+                             f"lr_decay_steps (default: steps), got warmup_steps="
+                             f"{self.warmup_steps}, lr_decay_steps={self.lr_decay_steps}, "
+                             f"steps={self.steps}")
+        if not isinstance(self.training_text, str):
+            raise TypeError(f"TrainConfig: text must be a str or None, got "
+                            f"{type(self.text).__name__}")
+        if len(self.training_text) < self.context_length + 2:
+            raise ValueError(f"TrainConfig: text must have at least context_length + 2 = "
+                             f"{self.context_length + 2} characters, got "
+                             f"{len(self.training_text)}")
+
+    @property
+    def training_text(self):
+        """``text``, or the Zen of Python when it is None."""
+        return zen_of_python() if self.text is None else self.text
+
+
+def _decay_end(config):
+    """The step where the cosine ends, of a config's fields as a dict (or a saved one)."""
+    return config.get("lr_decay_steps") or config.get("steps")
+
+
+@dataclasses.dataclass
+class TrainResult:
+    """What ``train_tiny_gpt`` returns; ``seconds_per_step`` is the median step time."""
+
+    losses: list                # training loss per step, len(losses) == steps
+    step_seconds: list          # wall time of each step run (forward, backward, optimizer)
+    graph_nodes: int            # op nodes behind the first step's loss (mg.graph_stats)
+    saved_bytes: int            # the bytes those nodes saved for backward
+    model: nn.GPT               # the trained model
     tokenizer: CharTokenizer
-    config: dict
+    config: TrainConfig
+    start_step: int = 0         # the step a resumed run started from
 
     @property
     def seconds_per_step(self):
@@ -134,117 +218,65 @@ class TrainResult:
         return sample(self.model, self.tokenizer, prompt, length, temperature, seed)
 
 
-def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=True, *,
-                   norm="layernorm", placement="pre", d_model=32, n_heads=4, n_layers=2,
-                   context_length=32, batch_size=16, lr=3e-3, weight_decay=0.0,
-                   grad_clip=1.0, init="gpt2", text=None, device="cpu", activation="gelu",
-                   lr_schedule="constant", warmup_steps=0, min_lr=0.0, lr_decay_steps=None,
-                   grad_accum_steps=1, checkpoint=None, checkpoint_every=0, resume=None,
-                   multiple_of=256):
-    """Train a character-level ``nn.GPT`` on ``text`` (the Zen of Python by default) with
-    AdamW and cross-entropy on next-character prediction.
-
-    Args:
-        steps: optimizer steps.
-        impl: ``"fused"`` or ``"composite"``, for every norm in the model.
-        dtype: ``"float64"``, ``"float32"`` or ``"float16"`` parameters.
-        seed: initial weights (via ``np.random.seed``, NumPy's global state) and batches.
-        progress: show a tqdm progress bar with the running loss when stderr is a
-            terminal; in a log, one summary line instead (see ``Progress``).
-        norm, placement, d_model, n_heads, n_layers, context_length, init: the model
-            (see ``nn.GPT``).
-        batch_size, lr, weight_decay: the AdamW run; ``grad_clip``: max gradient norm
-            (None for no clipping).
-        text: the training text (at least context_length + 2 characters).
-        device: ``"cpu"`` or ``"cuda"``.
-        activation: of the feed-forward, ``"gelu"`` or ``"swiglu"`` (LLaMA's), ...
-        multiple_of: swiglu only, the rounding of the inner width (``nn.swiglu_hidden``):
-            LLaMA's 256 by default, which gives d_model 32 an inner width of 256; 8 gives 88.
-        lr_schedule: ``"constant"`` or ``"cosine"`` (decay to ``min_lr`` at
-            ``lr_decay_steps``, default ``steps``), after a linear warmup over
-            ``warmup_steps`` (``optim.lr_scheduler.warmup_cosine`` in a ``LambdaLR``).
-        grad_accum_steps: micro-batches of ``batch_size`` per optimizer step; their
-            gradients add up (each loss scaled by 1/grad_accum_steps), so one step sees
-            ``grad_accum_steps * batch_size`` windows. The recorded loss is their mean.
-        checkpoint: a path; model, optimizer, scheduler, step and random states are saved
-            there (atomically) every ``checkpoint_every`` steps (0: only at the end).
-        resume: a checkpoint path to continue from: the run goes on from its step to
-            ``steps`` and ends with the weights an uninterrupted run would have, bitwise.
-
-    Returns:
-        a ``TrainResult`` (losses per step, time per step, the model, ...).
+def train_tiny_gpt(config=None, progress=True):
+    """Train a character-level ``nn.GPT`` as ``config`` (a ``TrainConfig``; None: every
+    default) says, with AdamW and cross-entropy on next-character prediction; returns a
+    ``TrainResult``. ``progress``: a bar with the running loss, or one line in a log.
 
     Example:
-        >>> fused = train_tiny_gpt(50, impl="fused", progress=False)
-        >>> composite = train_tiny_gpt(50, impl="composite", progress=False)
+        >>> fused = train_tiny_gpt(TrainConfig(steps=50), progress=False)
+        >>> composite = train_tiny_gpt(TrainConfig(steps=50, impl="composite"))
         >>> max(abs(a - b) for a, b in zip(fused.losses, composite.losses))   # ~1e-15
-        >>> half = train_tiny_gpt(20, checkpoint="run.npz", lr_decay_steps=40)
-        >>> full = train_tiny_gpt(40, resume="run.npz", lr_decay_steps=40)
+        >>> train_tiny_gpt(TrainConfig(steps=20, checkpoint="run.npz", lr_decay_steps=40))
+        >>> train_tiny_gpt(TrainConfig(steps=40, resume="run.npz", lr_decay_steps=40))
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 0:
-        raise ValueError(f"train_tiny_gpt: steps must be a non-negative int, got {steps!r}")
-    config = {"steps": steps, "impl": impl, "dtype": dtype, "seed": seed, "norm": norm,
-              "placement": placement, "d_model": d_model, "n_heads": n_heads,
-              "n_layers": n_layers, "context_length": context_length,
-              "batch_size": batch_size, "lr": lr, "weight_decay": weight_decay,
-              "grad_clip": grad_clip, "init": init, "device": device, "activation": activation,
-              "lr_schedule": lr_schedule, "warmup_steps": warmup_steps, "min_lr": min_lr,
-              "lr_decay_steps": lr_decay_steps, "grad_accum_steps": grad_accum_steps,
-              "multiple_of": multiple_of}
-    _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
-                            min_lr, lr_decay_steps, lr, steps)
-    if checkpoint is not None:
-        check_writable(checkpoint)          # before step 0, not after the whole run
-    text = zen_of_python() if text is None else text
-    if len(text) < context_length + 2:
-        raise ValueError(f"train_tiny_gpt: text must have at least context_length + 2 = "
-                         f"{context_length + 2} characters, got {len(text)}")
-    tokenizer = CharTokenizer(text)
-    data = tokenizer.encode(text)
-    np.random.seed(seed)
-    model = nn.GPT(tokenizer.vocab_size, context_length, d_model, n_heads, n_layers, norm=norm,
-                   placement=placement, impl=impl, init=init, dtype=dtype, device=device,
-                   activation=activation, multiple_of=multiple_of)
-    optimizer = optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
-    scheduler = _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr,
-                                lr_decay_steps or steps)
-    rng = np.random.default_rng(seed)
+    config = _check_config("train_tiny_gpt", config)
+    if config.checkpoint is not None:
+        check_writable(config.checkpoint)          # before step 0, not after the whole run
+    tokenizer = CharTokenizer(config.training_text)
+    data = tokenizer.encode(config.training_text)
+    model, optimizer = _model_and_optimizer(config, tokenizer.vocab_size)
+    scheduler = _make_scheduler(optimizer, config)
+    rng = np.random.default_rng(config.seed)
     losses, step_seconds, stats, start_step = [], [], None, 0
-    if resume is not None:
+    if config.resume is not None:
         # the run is compared first: a different one changes no state, and its error names
         # the option that differs rather than a weight shape or a missing scheduler
-        _check_same_run(resume, read_extra(resume).get("config", {}), config)
-        saved = load_checkpoint(resume, model, optimizer, scheduler=scheduler, rng=rng)
+        _check_same_run(config.resume, read_extra(config.resume).get("config", {}), config)
+        saved = load_checkpoint(config.resume, model, optimizer, scheduler=scheduler, rng=rng)
         start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
-    config["start_step"] = start_step
-    bar = Progress(range(start_step, steps), f"train {impl}", enabled=progress)
+    steps, accum, T = config.steps, config.grad_accum_steps, config.context_length
+    # the run, for a resumption to compare with (not its text or where its files are)
+    saved_config = {k: v for k, v in vars(config).items()
+                    if k not in ("text", "checkpoint", "resume")}
+    bar = Progress(range(start_step, steps), f"train {config.impl}", enabled=progress)
     for step in bar:
         start = time.perf_counter()
         optimizer.zero_grad()
         loss_sum = 0.0
-        for _ in range(grad_accum_steps):
-            starts = rng.integers(0, len(data) - context_length - 1, size=batch_size)
-            windows = np.stack([data[s:s + context_length + 1] for s in starts])  # (B, T+1)
-            logits = model(windows[:, :-1])                                      # (B, T, V)
-            loss = F.cross_entropy(logits, windows[:, 1:])
+        for _ in range(accum):
+            starts = rng.integers(0, len(data) - T - 1, size=config.batch_size)
+            windows = np.stack([data[s:s + T + 1] for s in starts])     # (B, T+1)
+            loss = F.cross_entropy(model(windows[:, :-1]), windows[:, 1:])  # logits (B, T, V)
             if stats is None:
                 stats = graph_stats(loss)
-            if grad_accum_steps > 1:
-                loss = loss * (1.0 / grad_accum_steps)    # the gradients add up to the mean
+            if accum > 1:
+                loss = loss * (1.0 / accum)               # the gradients add up to the mean
             loss.backward()
             loss_sum += float(loss.item())
-        if grad_clip is not None:
-            nn.clip_grad_norm_(model.parameters(), grad_clip)
+        if config.grad_clip is not None:
+            nn.clip_grad_norm_(model.parameters(), config.grad_clip)
         optimizer.step()
         if scheduler is not None:
             scheduler.step()
         step_seconds.append(time.perf_counter() - start)
         losses.append(loss_sum)
         bar.set_postfix(loss=f"{losses[-1]:.4f}")
-        if checkpoint is not None and (step + 1 == steps or (
-                checkpoint_every and (step + 1) % checkpoint_every == 0)):
-            save_checkpoint(checkpoint, model, optimizer, step + 1, scheduler, rng,
-                            extra={"config": config, "losses": losses})
+        every = config.checkpoint_every
+        if config.checkpoint is not None and (step + 1 == steps or (
+                every and (step + 1) % every == 0)):
+            save_checkpoint(config.checkpoint, model, optimizer, step + 1, scheduler, rng,
+                            extra={"config": saved_config, "losses": losses})
     if len(losses) > start_step:
         done = f"{steps} steps" if not start_step else f"steps {start_step + 1}-{steps}"
         bar.close(f"{done}, loss {losses[start_step]:.4f} -> {losses[-1]:.4f}, "
@@ -252,98 +284,108 @@ def train_tiny_gpt(steps=300, impl="fused", dtype="float64", seed=0, progress=Tr
     else:
         bar.close("0 steps")
     return TrainResult(losses, step_seconds, stats.nodes if stats else 0,
-                       stats.saved_bytes if stats else 0, model, tokenizer, config)
+                       stats.saved_bytes if stats else 0, model, tokenizer, config, start_step)
 
 
-LR_SCHEDULES = ("constant", "cosine")
+def _check_config(where, config):
+    """``config``, or the default ``TrainConfig`` for None."""
+    if config is None:
+        return TrainConfig()
+    if not isinstance(config, TrainConfig):
+        raise TypeError(f"{where}: config must be a TrainConfig or None, got "
+                        f"{type(config).__name__}")
+    return config
 
 
-def _check_training_options(lr_schedule, grad_accum_steps, checkpoint_every, warmup_steps,
-                            min_lr, lr_decay_steps, lr, steps):
-    """Every schedule option is checked, used or not: a bad value is never silently kept."""
-    if lr_schedule not in LR_SCHEDULES:
-        raise ValueError(f"train_tiny_gpt: lr_schedule must be one of {LR_SCHEDULES}, got "
-                         f"{lr_schedule!r}")
-    counts = (("grad_accum_steps", grad_accum_steps, 1), ("checkpoint_every", checkpoint_every, 0),
-              ("warmup_steps", warmup_steps, 0))
-    if lr_decay_steps is not None:
-        counts += (("lr_decay_steps", lr_decay_steps, 1),)
-    for name, value, low in counts:
-        check_number("train_tiny_gpt", name, value, integer=True)
-        if value < low:
-            raise ValueError(f"train_tiny_gpt: {name} must be an int >= {low}, got {value!r}")
-    check_number("train_tiny_gpt", "min_lr", min_lr)
-    if not min_lr >= 0:
-        raise ValueError(f"train_tiny_gpt: min_lr must be a number >= 0, got {min_lr!r}")
-    if isinstance(lr, numbers.Real) and min_lr > lr:          # a bad lr: AdamW names it
-        raise ValueError(f"train_tiny_gpt: min_lr must be in [0, lr={lr}], got {min_lr!r}")
-    if lr_schedule == "cosine" and not warmup_steps < (lr_decay_steps or steps):
-        raise ValueError(f"train_tiny_gpt: the cosine schedule needs warmup_steps < "
-                         f"lr_decay_steps (default: steps), got warmup_steps={warmup_steps}, "
-                         f"lr_decay_steps={lr_decay_steps}, steps={steps}")
+def _model_and_optimizer(config, vocab_size):
+    """The run's ``nn.GPT`` (initial weights drawn from ``config.seed``) and its AdamW."""
+    np.random.seed(config.seed)
+    model = nn.GPT(vocab_size, config.context_length, config.d_model, config.n_heads,
+                   config.n_layers, norm=config.norm, placement=config.placement,
+                   impl=config.impl, init=config.init, dtype=config.dtype,
+                   device=config.device, activation=config.activation,
+                   multiple_of=config.multiple_of)
+    optimizer = optim.AdamW(model.parameters(), lr=config.lr, weight_decay=config.weight_decay)
+    return model, optimizer
 
 
-# What must not change between a run and its resumption (impl may: it changes rounding only)
-_RUN_KEYS = ("seed", "dtype", "norm", "placement", "d_model", "n_heads", "n_layers",
-             "context_length", "batch_size", "lr", "weight_decay", "grad_clip", "init",
-             "activation", "lr_schedule", "warmup_steps", "min_lr", "grad_accum_steps",
-             "multiple_of")
+def _make_scheduler(optimizer, config):
+    """None for a constant rate without warmup (the plain AdamW run); else a LambdaLR."""
+    warmup, lr = config.warmup_steps, config.lr
+    if config.lr_schedule == "constant" and not warmup:
+        return None
+    if config.lr_schedule == "cosine":
+        floor = config.min_lr / lr if lr else 0.0          # lr = 0: every factor gives 0
+        return LambdaLR(optimizer, warmup_cosine(warmup, _decay_end(vars(config)), floor))
+    return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
 
-# Keys a checkpoint written before they existed lacks: it ran with these values
-_RUN_DEFAULTS = {"multiple_of": 256}
+
+# May differ between a run and its resumption: impl and device change rounding only; the
+# cosine's end (lr_decay_steps or steps) is compared apart; the rest say where files go
+_FREE_ON_RESUME = ("steps", "impl", "device", "lr_decay_steps", "text", "checkpoint",
+                   "checkpoint_every", "resume")
 
 
 def _check_same_run(path, saved, config):
     """A resumed run must be the run that was saved, or it would not continue it."""
-    def decay_end(c):
-        return c.get("lr_decay_steps") or c.get("steps")
-    changed = [f"{key}={saved.get(key)!r} in the checkpoint, {config[key]!r} now"
-               for key in _RUN_KEYS if saved.get(key, _RUN_DEFAULTS.get(key)) != config[key]]
-    if config["lr_schedule"] == "cosine" and decay_end(saved) != decay_end(config):
-        changed.append(f"the cosine ends at step {decay_end(saved)} in the checkpoint, "
-                       f"{decay_end(config)} now (pass the same lr_decay_steps)")
+    # an option a checkpoint lacks was added after it was written: it ran with the default
+    defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
+    changed = [f"{key}={saved.get(key, defaults[key])!r} in the checkpoint, {value!r} now"
+               for key, value in vars(config).items()
+               if key not in _FREE_ON_RESUME and saved.get(key, defaults[key]) != value]
+    if config.lr_schedule == "cosine" and _decay_end(saved) != _decay_end(vars(config)):
+        changed.append(f"the cosine ends at step {_decay_end(saved)} in the checkpoint, "
+                       f"{_decay_end(vars(config))} now (pass the same lr_decay_steps)")
     if changed:
         raise ValueError(f"train_tiny_gpt: resume={path} was saved by a different run: "
                          + "; ".join(changed))
 
 
-def _make_scheduler(optimizer, lr, lr_schedule, warmup_steps, min_lr, decay_steps):
-    """None for a constant rate without warmup (the plain AdamW run); else a LambdaLR."""
-    if lr_schedule == "constant" and not warmup_steps:
-        return None
-    if lr_schedule == "cosine":
-        floor = min_lr / lr if lr else 0.0          # lr = 0: every factor gives rate 0
-        return LambdaLR(optimizer, warmup_cosine(warmup_steps, decay_steps, floor))
-    return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup_steps))
-
-
 @dataclasses.dataclass
 class ImplComparison:
-    """Two runs of ``train_tiny_gpt`` that differ only in ``impl``.
-
-    Attributes:
-        composite, fused: the two ``TrainResult``s.
-        max_loss_diff: max over steps of |loss composite - loss fused|.
-    """
+    """Two runs of ``train_tiny_gpt`` that differ only in ``impl``."""
 
     composite: TrainResult
     fused: TrainResult
-    max_loss_diff: float
+    max_loss_diff: float        # max over steps of |loss composite - loss fused|
 
 
-def compare_impls(steps=50, dtype="float64", seed=0, progress=True, **options):
-    """Train the same tiny GPT (same seed, weights and batches) with composite and with
-    fused norms; ``options`` go to ``train_tiny_gpt``. In float64 the loss curves agree to
-    about 1e-15 (the tests require <= 1e-8 over 50 steps).
+def compare_impls(config=None, progress=True):
+    """Train the same tiny GPT (``config``, same seed, weights and batches) with composite
+    and with fused norms. In float64 the loss curves agree to about 1e-15 (the tests
+    require <= 1e-8 over 50 steps).
 
     Example:
-        >>> result = compare_impls(50, progress=False)
+        >>> result = compare_impls(TrainConfig(steps=50), progress=False)
         >>> result.max_loss_diff <= 1e-8, result.fused.seconds_per_step
     """
-    runs = {impl: train_tiny_gpt(steps, impl=impl, dtype=dtype, seed=seed, progress=progress,
-                                 **options) for impl in ("composite", "fused")}
+    config = _check_config("compare_impls", config)
+    runs = {impl: train_tiny_gpt(dataclasses.replace(config, impl=impl), progress)
+            for impl in ("composite", "fused")}
     diffs = [abs(a - b) for a, b in zip(runs["composite"].losses, runs["fused"].losses)]
     return ImplComparison(runs["composite"], runs["fused"], max(diffs, default=0.0))
+
+
+def gpt_step_timeline(config=None, vocab_size=32, trace=False):
+    """The ``mg.memory_timeline`` of one AdamW step of ``config``'s model on random ids
+    below ``vocab_size``, after a first step that creates the optimizer's state.
+
+    Example:
+        >>> print(gpt_step_timeline(TrainConfig(impl="composite"), trace=True).table())
+    """
+    config = _check_config("gpt_step_timeline", config)
+    model, optimizer = _model_and_optimizer(config, vocab_size)
+    shape = (config.batch_size, config.context_length + 1)
+    batch = np.random.default_rng(config.seed).integers(0, vocab_size, size=shape)
+
+    def step():
+        optimizer.zero_grad()
+        loss = F.cross_entropy(model(batch[:, :-1]), batch[:, 1:])
+        loss.backward()
+        optimizer.step()
+
+    step()
+    return memory_timeline(step, trace=trace)
 
 
 def sample(model, tokenizer, prompt="", length=200, temperature=1.0, seed=0):

@@ -26,13 +26,12 @@ import numpy as np
 
 import microgradnorm.functional as F
 from microgradnorm import viz
-from microgradnorm.cli.memory import gpt_step_timeline
-from microgradnorm.train import compare_impls
+from microgradnorm.train import TrainConfig, compare_impls, gpt_step_timeline
 
 warnings.filterwarnings("ignore", message="IProgress not found")   # no widgets: no bar
 
 # %%
-runs = compare_impls(40, progress=False)
+runs = compare_impls(TrainConfig(steps=40), progress=False)
 print(f"max |loss composite - loss fused| over 40 steps: {runs.max_loss_diff:.1e}")
 for name, run in (("composite", runs.composite), ("fused", runs.fused)):
     print(f"{name:9}: loss {run.losses[0]:.3f} -> {run.losses[-1]:.3f}, {run.graph_nodes} nodes, "
@@ -64,7 +63,8 @@ viz.draw(loss, cluster=True, collapse=["norms", "attn", "mlp"], title="tiny GPT,
 # `docs/memory.md`); here with tracemalloc's count next to it.
 
 # %%
-timelines = {impl: gpt_step_timeline(impl, trace=True) for impl in ("composite", "fused")}
+timelines = {impl: gpt_step_timeline(TrainConfig(impl=impl), trace=True)
+             for impl in ("composite", "fused")}
 fig, ax = plt.subplots(figsize=(7, 3.5))
 for impl, timeline in timelines.items():
     peak = timeline.peak

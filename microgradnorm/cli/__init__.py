@@ -2,12 +2,16 @@
 command, and their shared helpers. Nothing in the library imports from here.
 
     main.py         the entry point (``microgradnorm``, ``python -m microgradnorm``)
-    common.py       argument types and options several commands share
+    common.py       argument types, the options several commands share, ``train_config``
     demo.py         ``demo``: every norm composite vs fused, twin graphs, report.md
     graph.py        ``graph``: one norm's twin graphs
     compare.py      ``compare``: one norm's table
     train.py        ``train``: the tiny GPT (the loop is ``microgradnorm.train``'s)
+    memory.py       ``memory``: one training step's memory, composite vs fused
+    precision.py    ``precision``: low precision against float64
+    explain.py      ``explain``: claims about normalization as measured pictures
     bench.py        ``bench``: the CPU harness and tables
+    bench_train.py  ``bench --train``: the tiny GPT's training step against PyTorch
     bench_cuda.py   ``bench --device cuda``: kernels validated, then timed on the GPU
     plotting.py     matplotlib when installed, for the examples' pictures
 """

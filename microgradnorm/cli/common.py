@@ -2,6 +2,7 @@
 makes before it does any work or writes any file."""
 
 import argparse
+import dataclasses
 import os
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import numpy as np
 from .. import nn
 from ..checks.comparison import NORMS
 from ..dtypes import as_dtype
+from ..train import TrainConfig
 
 
 def parse_shape(text):
@@ -135,22 +137,39 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
                             help="which norm (default %(default)s)")
 
 
+# TrainConfig's defaults, which the options of train and memory show and keep
+TRAIN_DEFAULTS = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
+
+
+def train_config(args, **overrides):
+    """The ``TrainConfig`` of the parsed options named as its fields, and ``overrides``."""
+    options = {name: value for name, value in vars(args).items() if name in TRAIN_DEFAULTS}
+    return TrainConfig(**{**options, **overrides})
+
+
 def add_model_args(parser):
     """The tiny GPT's options that ``train`` and ``memory`` share: norm, placement, dtype
-    and the sizes, each with its help and default."""
-    parser.add_argument("--norm", choices=nn.NORMS, default="layernorm",
+    and the sizes, each with its help and ``TrainConfig``'s default."""
+    defaults = TRAIN_DEFAULTS
+    parser.add_argument("--norm", choices=nn.NORMS, default=defaults["norm"],
                         help="the norm in every block (default %(default)s)")
-    parser.add_argument("--placement", choices=nn.PLACEMENTS, default="pre",
+    parser.add_argument("--placement", choices=nn.PLACEMENTS, default=defaults["placement"],
                         help="where the norms sit in a block (default %(default)s)")
-    parser.add_argument("--dtype", choices=("float64", "float32"), default="float64",
+    parser.add_argument("--dtype", choices=("float64", "float32"), default=defaults["dtype"],
                         help="dtype of the parameters (default %(default)s)")
-    parser.add_argument("--layers", type=positive_int, default=2,
+    parser.add_argument("--layers", dest="n_layers", metavar="N", type=positive_int,
+                        default=defaults["n_layers"],
                         help="transformer blocks (default %(default)s)")
-    parser.add_argument("--d-model", type=positive_int, default=32,
+    parser.add_argument("--d-model", type=positive_int, default=defaults["d_model"],
                         help="width of the residual stream (default %(default)s)")
-    parser.add_argument("--heads", type=positive_int, default=4,
+    parser.add_argument("--heads", dest="n_heads", metavar="N", type=positive_int,
+                        default=defaults["n_heads"],
                         help="attention heads; must divide --d-model (default %(default)s)")
-    parser.add_argument("--context", type=positive_int, default=32,
+    parser.add_argument("--context", dest="context_length", metavar="T", type=positive_int,
+                        default=defaults["context_length"],
                         help="tokens per training window, T (default %(default)s)")
-    parser.add_argument("--batch-size", type=positive_int, default=16,
+    parser.add_argument("--batch-size", type=positive_int, default=defaults["batch_size"],
                         help="windows per step, B (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=defaults["seed"],
+                        help="seed of the initial weights, the batches and train's sampling "
+                             "(default %(default)s)")

@@ -25,7 +25,7 @@ from .. import functional as F
 from .. import viz
 from ..checks.comparison import NORMS, compare, summary_table
 from ..checks.precision import precision_report
-from ..train import compare_impls, zen_of_python
+from ..train import TrainConfig, compare_impls, zen_of_python
 from . import precision as precision_command
 from .common import add_compare_args, check_memory, check_out_dir, nonnegative_int
 
@@ -64,7 +64,7 @@ def run_demo(out_dir, shape=(2, 4, 8), dtype="float64", repeat=5, seed=0, train_
     if train_steps:
         echo(f"\nTraining the tiny GPT ({train_steps} AdamW steps, float64) with composite "
              "and with fused norms, from one seed:")
-        training = compare_impls(train_steps, seed=seed, progress=progress)
+        training = compare_impls(TrainConfig(steps=train_steps, seed=seed), progress)
         echo(training_summary(training))
         written = viz.render(gpt_graph(training.composite), out_dir, "tiny_gpt_graph")
         files += written
@@ -103,11 +103,11 @@ def gpt_graph(run):
     """The backward graph of one training batch of ``run``'s model (a ``TrainResult``), with
     every composite norm call, attention and MLP folded, boxed by module."""
     model, config = run.model, run.config
-    ids = run.tokenizer.encode(zen_of_python()[:config["context_length"] + 1])
+    ids = run.tokenizer.encode(zen_of_python()[:config.context_length + 1])
     loss = F.cross_entropy(model(ids[None, :-1]), ids[None, 1:])
     return viz.draw(loss, cluster=True, collapse=["norms", "attn", "mlp"],
-                    title=f"tiny GPT, {config['impl']} norms: {config['n_layers']} blocks, "
-                          f"d_model {config['d_model']}")
+                    title=f"tiny GPT, {config.impl} norms: {config.n_layers} blocks, "
+                          f"d_model {config.d_model}")
 
 
 def twin_name(norm):

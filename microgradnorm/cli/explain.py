@@ -16,7 +16,7 @@ import numpy as np
 from .. import functional as F
 from .. import nn
 from ..autograd import no_grad
-from ..train import train_tiny_gpt
+from ..train import TrainConfig, train_tiny_gpt
 from ..checks import jacobian as dense_jacobian
 from ..tensor import tensor
 from . import plotting
@@ -450,9 +450,9 @@ PLACEMENT_STYLES = {"pre": ":", "post": "-", "sandwich": "--", "deepnorm": "-."}
 def warmup_runs(steps=150, depth=12, settings=WARMUP_SETTINGS, d_model=32):
     """Train the tiny GPT (``train_tiny_gpt``, seed 0) for each (placement, init, lr,
     warm-up steps) of ``settings``; returns {setting: losses}."""
-    return {(placement, init, lr, warmup): train_tiny_gpt(
-                steps, placement=placement, n_layers=depth, d_model=d_model, init=init, lr=lr,
-                warmup_steps=warmup, progress=False).losses
+    return {(placement, init, lr, warmup): train_tiny_gpt(TrainConfig(
+                steps=steps, placement=placement, n_layers=depth, d_model=d_model, init=init,
+                lr=lr, warmup_steps=warmup), progress=False).losses
             for placement, init, lr, warmup in settings}
 
 

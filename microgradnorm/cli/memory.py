@@ -1,22 +1,18 @@
 """``microgradnorm memory``: where the memory of one training step of the tiny GPT goes.
 
-For composite and for fused norms it builds the same model (same seed), runs one AdamW
-step to create the optimizer state, then records ``mg.memory_timeline`` of the next step
-(forward, backward, optimizer) and prints the peak split by module and kind. With
-``--trace`` every event is also checked against ``tracemalloc``. With matplotlib it draws
-``memory_timeline.png``: the bytes held after every node, one line per impl, each peak
-marked, and the peak by module as bars.
+For composite and for fused norms, ``train.gpt_step_timeline`` builds the same model (same
+seed), runs one AdamW step to create the optimizer state, then records
+``mg.memory_timeline`` of the next step (forward, backward, optimizer); this command prints
+the peak split by module and kind. With ``--trace`` every event is also checked against
+``tracemalloc``. With matplotlib it draws ``memory_timeline.png``: the bytes held after
+every node, one line per impl, each peak marked, and the peak by module as bars.
 """
 
-import numpy as np
-
-from .. import functional as F
-from .. import nn, optim
-from ..checks.memory import CATEGORIES, memory_timeline
+from ..checks.memory import CATEGORIES
 from ..functional import IMPLS
+from ..train import gpt_step_timeline
 from . import plotting
-from .common import add_model_args, check_out_dir, positive_int
-
+from .common import add_model_args, check_out_dir, positive_int, train_config
 
 def add_parser(commands):
     """Register the ``memory`` sub-command."""
@@ -25,8 +21,6 @@ def add_parser(commands):
     add_model_args(parser)
     parser.add_argument("--vocab", type=positive_int, default=32,
                         help="vocabulary size (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="weights and batch "
-                                                            "(default %(default)s)")
     parser.add_argument("--trace", action="store_true",
                         help="check every event against tracemalloc (slower)")
     parser.add_argument("--out", default="memory_out",
@@ -35,37 +29,14 @@ def add_parser(commands):
     parser.set_defaults(run=run)
 
 
-def gpt_step_timeline(impl, d_model=32, n_layers=2, n_heads=4, context_length=32,
-                      batch_size=16, vocab_size=32, norm="layernorm", placement="pre",
-                      dtype="float64", seed=0, trace=False):
-    """The ``MemoryTimeline`` of one AdamW step of a ``nn.GPT`` (after a first step that
-    creates the optimizer's state), with every norm ``impl``."""
-    np.random.seed(seed)
-    model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers, norm=norm,
-                   placement=placement, impl=impl, dtype=dtype)
-    optimizer = optim.AdamW(model.parameters(), lr=1e-3)
-    batch = np.random.default_rng(seed).integers(0, vocab_size,
-                                                 size=(batch_size, context_length + 1))
-
-    def step():
-        optimizer.zero_grad()
-        loss = F.cross_entropy(model(batch[:, :-1]), batch[:, 1:])
-        loss.backward()
-        optimizer.step()
-
-    step()
-    return memory_timeline(step, trace=trace)
-
-
 def run(args):
     """Print the peak tables (and the tracemalloc check), then draw the plot."""
     if not args.no_plot:
         check_out_dir(args.out)
     timelines = {}
     for impl in IMPLS:
-        timelines[impl] = timeline = gpt_step_timeline(
-            impl, args.d_model, args.layers, args.heads, args.context, args.batch_size,
-            args.vocab, args.norm, args.placement, args.dtype, args.seed, args.trace)
+        timelines[impl] = timeline = gpt_step_timeline(train_config(args, impl=impl),
+                                                       args.vocab, args.trace)
         print(f"impl={impl}: {len(timeline.events)} events; {timeline.table()}\n")
         if args.trace:
             worst = max(abs(e.traced_bytes - e.total_bytes) for e in timeline.events)
@@ -80,7 +51,7 @@ def run(args):
           f"{fused.by_category['norms'] / 1e6:.3f} MB")
     if not args.no_plot:
         plot_timelines(timelines, args.out, title=f"GPT d_model={args.d_model}, "
-                       f"{args.layers} blocks, B={args.batch_size}, T={args.context}, "
+                       f"{args.n_layers} blocks, B={args.batch_size}, T={args.context_length}, "
                        f"{args.norm} {args.placement}-norm, {args.dtype}")
 
 

@@ -23,6 +23,12 @@ from microgradnorm.lr_scheduler import warmup_cosine
 torch = pytest.importorskip("torch")
 
 ROOT = Path(__file__).parents[2]
+
+
+def tiny_gpt(steps, **options):
+    """``train_tiny_gpt`` of ``TrainConfig(steps=steps, **options)``, without a bar."""
+    return train.train_tiny_gpt(train.TrainConfig(steps=steps, **options), progress=False)
+
 OPTIMIZERS = [
     ("SGD", {"lr": 0.1, "momentum": 0.9, "weight_decay": 0.01}),
     ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True}),
@@ -230,24 +236,23 @@ def test_the_training_loop_follows_its_schedule(monkeypatch):
         step(self)
 
     monkeypatch.setattr(optim.AdamW, "step", recording_step)
-    result = train.train_tiny_gpt(6, progress=False, d_model=8, n_layers=1, context_length=8,
-                                  lr=0.01, lr_schedule="cosine", warmup_steps=2, min_lr=0.001)
+    result = tiny_gpt(6, d_model=8, n_layers=1, context_length=8, lr=0.01,
+                      lr_schedule="cosine", warmup_steps=2, min_lr=0.001)
     f = warmup_cosine(2, 6, 0.1)
     assert used == pytest.approx([0.01 * f(s) for s in range(6)])
     model_lr = 0.01 * f(6)                      # the rate after the last scheduler.step()
-    assert result.config["lr_schedule"] == "cosine"
+    assert result.config.lr_schedule == "cosine"
     assert model_lr == pytest.approx(0.001)
     with pytest.raises(ValueError, match="lr_schedule must be one of"):
-        train.train_tiny_gpt(1, progress=False, lr_schedule="step")
+        train.TrainConfig(steps=1, lr_schedule="step")
     with pytest.raises(ValueError, match="grad_accum_steps must be an int >= 1"):
-        train.train_tiny_gpt(1, progress=False, grad_accum_steps=0)
+        train.TrainConfig(steps=1, grad_accum_steps=0)
 
 
 def test_a_cosine_schedule_with_lr_zero_trains_at_rate_zero():
-    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
-              "batch_size": 4, "lr": 0.0}
-    result = train.train_tiny_gpt(2, lr_schedule="cosine", **kwargs)
-    constant = train.train_tiny_gpt(2, **kwargs)
+    kwargs = {"d_model": 8, "n_layers": 1, "context_length": 8, "batch_size": 4, "lr": 0.0}
+    result = tiny_gpt(2, lr_schedule="cosine", **kwargs)
+    constant = tiny_gpt(2, **kwargs)
     assert result.losses == constant.losses
     for key, value in constant.model.state_dict().items():
         np.testing.assert_array_equal(result.model.state_dict()[key], value)
@@ -256,9 +261,9 @@ def test_a_cosine_schedule_with_lr_zero_trains_at_rate_zero():
 @pytest.mark.parametrize("steps, options", [(0, {}), (3, {"warmup_steps": 3}),
                                             (9, {"warmup_steps": 4, "lr_decay_steps": 4})])
 def test_a_cosine_ending_before_its_warmup_names_the_options_of_train(steps, options):
-    with pytest.raises(ValueError, match="train_tiny_gpt: the cosine schedule needs "
+    with pytest.raises(ValueError, match="TrainConfig: the cosine schedule needs "
                                          "warmup_steps < lr_decay_steps"):
-        train.train_tiny_gpt(steps, progress=False, lr_schedule="cosine", **options)
+        train.TrainConfig(steps=steps, lr_schedule="cosine", **options)
 
 
 @pytest.mark.parametrize("option, value, message", [
@@ -272,7 +277,7 @@ def test_schedule_options_are_checked_even_when_the_schedule_is_constant(option,
                                                                          message):
     """A value that the constant schedule would not use is still refused, not kept."""
     with pytest.raises(ValueError, match=message):
-        train.train_tiny_gpt(1, progress=False, **{option: value})
+        train.TrainConfig(steps=1, **{option: value})
 
 
 def test_a_checkpoint_path_that_cannot_be_written_is_refused_before_step_0(tmp_path):
@@ -283,7 +288,7 @@ def test_a_checkpoint_path_that_cannot_be_written_is_refused_before_step_0(tmp_p
     for path, message in ((afile / "x.npz", "does not exist or is not a folder"),
                           (folder, "is a directory")):
         with pytest.raises(ValueError, match=message) as error:
-            train.train_tiny_gpt(1, progress=False, checkpoint=str(path))
+            tiny_gpt(1, checkpoint=str(path))
         assert str(path) in str(error.value)
 
 
@@ -307,15 +312,14 @@ def test_cli_refuses_bad_counts_before_any_work(command, option, value, tmp_path
 def test_gradient_accumulation_equals_one_large_batch():
     """Two micro-batches of 4 with losses scaled by 1/2 give the gradient of the batch of 8:
     the same windows, since drawing 4 + 4 start positions is the same stream as 8."""
-    kwargs = {"steps": 3, "progress": False, "d_model": 8, "n_layers": 1,
-              "context_length": 8, "seed": 2}
-    big = train.train_tiny_gpt(batch_size=8, **kwargs)
-    accumulated = train.train_tiny_gpt(batch_size=4, grad_accum_steps=2, **kwargs)
+    kwargs = {"d_model": 8, "n_layers": 1, "context_length": 8, "seed": 2}
+    big = tiny_gpt(3, batch_size=8, **kwargs)
+    accumulated = tiny_gpt(3, batch_size=4, grad_accum_steps=2, **kwargs)
     np.testing.assert_allclose(accumulated.losses, big.losses, rtol=1e-12)
     for key, value in big.model.state_dict().items():
         np.testing.assert_allclose(accumulated.model.state_dict()[key], value, rtol=1e-10,
                                    atol=1e-12, err_msg=key)
-    single = train.train_tiny_gpt(batch_size=4, **kwargs)
+    single = tiny_gpt(3, batch_size=4, **kwargs)
     assert single.losses[1] != accumulated.losses[1]        # it does see more windows
 
 
@@ -323,16 +327,16 @@ def test_gradient_accumulation_equals_one_large_batch():
 @pytest.mark.parametrize("impl", ["fused", "composite"])
 def test_run_stopped_at_k_and_resumed_ends_bitwise_at_2k(impl, tmp_path):
     k = 4
-    kwargs = {"impl": impl, "progress": False, "d_model": 16, "n_layers": 2,
+    kwargs = {"impl": impl, "d_model": 16, "n_layers": 2,
               "context_length": 8, "batch_size": 4, "seed": 5, "lr_schedule": "cosine",
               "warmup_steps": 2, "min_lr": 3e-4, "lr_decay_steps": 2 * k,
               "grad_accum_steps": 2, "weight_decay": 0.1}
-    straight = train.train_tiny_gpt(2 * k, **kwargs)
+    straight = tiny_gpt(2 * k, **kwargs)
     path = tmp_path / "run.npz"
-    first = train.train_tiny_gpt(k, checkpoint=path, **kwargs)
+    first = tiny_gpt(k, checkpoint=path, **kwargs)
     np.random.seed(999)                    # whatever runs in between moves the global state
-    resumed = train.train_tiny_gpt(2 * k, resume=path, **kwargs)
-    assert resumed.config["start_step"] == k
+    resumed = tiny_gpt(2 * k, resume=path, **kwargs)
+    assert resumed.start_step == k
     assert resumed.losses[:k] == first.losses
     assert resumed.losses == straight.losses
     for key, value in straight.model.state_dict().items():
@@ -340,33 +344,32 @@ def test_run_stopped_at_k_and_resumed_ends_bitwise_at_2k(impl, tmp_path):
 
 
 def test_resuming_a_different_run_is_a_clear_error(tmp_path):
-    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
-              "batch_size": 4, "lr_schedule": "cosine"}
+    kwargs = {"d_model": 8, "n_layers": 1, "context_length": 8, "batch_size": 4,
+              "lr_schedule": "cosine"}
     path = tmp_path / "run.npz"
-    train.train_tiny_gpt(2, checkpoint=path, lr_decay_steps=4, **kwargs)
+    tiny_gpt(2, checkpoint=path, lr_decay_steps=4, **kwargs)
     with pytest.raises(ValueError, match=r"lr=0.003 in the checkpoint, 0.01 now"):
-        train.train_tiny_gpt(4, resume=path, lr_decay_steps=4, **{**kwargs, "lr": 0.01})
+        tiny_gpt(4, resume=path, lr_decay_steps=4, **{**kwargs, "lr": 0.01})
     with pytest.raises(ValueError, match="the cosine ends at step 4 in the checkpoint, 6 now"):
-        train.train_tiny_gpt(6, resume=path, **kwargs)
-    assert train.train_tiny_gpt(4, resume=path, lr_decay_steps=4, impl="composite",
-                                **kwargs).config["start_step"] == 2
+        tiny_gpt(6, resume=path, **kwargs)
+    assert tiny_gpt(4, resume=path, lr_decay_steps=4, impl="composite",
+                    **kwargs).start_step == 2
 
 
 def test_resuming_a_different_run_names_the_option_and_changes_no_random_state(tmp_path):
     import random
-    kwargs = {"progress": False, "d_model": 8, "n_layers": 1, "context_length": 8,
-              "batch_size": 4}
+    kwargs = {"d_model": 8, "n_layers": 1, "context_length": 8, "batch_size": 4}
     path = tmp_path / "run.npz"
-    train.train_tiny_gpt(2, checkpoint=path, **kwargs)
+    tiny_gpt(2, checkpoint=path, **kwargs)
     random.seed(5)
     before = random.getstate()
     with pytest.raises(ValueError, match="lr=0.003 in the checkpoint, 0.01 now"):
-        train.train_tiny_gpt(4, resume=path, **{**kwargs, "lr": 0.01})
+        tiny_gpt(4, resume=path, **{**kwargs, "lr": 0.01})
     assert random.getstate() == before
     with pytest.raises(ValueError, match="d_model=8 in the checkpoint, 16 now"):
-        train.train_tiny_gpt(4, resume=path, **{**kwargs, "d_model": 16})
+        tiny_gpt(4, resume=path, **{**kwargs, "d_model": 16})
     with pytest.raises(ValueError, match="warmup_steps=0 in the checkpoint, 2 now"):
-        train.train_tiny_gpt(4, resume=path, **{**kwargs, "warmup_steps": 2})
+        tiny_gpt(4, resume=path, **{**kwargs, "warmup_steps": 2})
 
 def test_checkpoint_restores_every_random_state_and_rejects_a_mismatch(tmp_path):
     import random
@@ -473,13 +476,11 @@ def test_checkpoint_of_numpy_scalar_options_saves_them_and_blames_only_extra(tmp
 
 def test_train_saves_a_checkpoint_with_numpy_number_options(tmp_path):
     path = tmp_path / "run.npz"
-    train.train_tiny_gpt(steps=1, lr=np.float32(1e-3), checkpoint=path, d_model=8,
-                         progress=False,
-                         n_layers=1, n_heads=2, context_length=4, batch_size=2)
+    kwargs = {"lr": np.float32(1e-3), "d_model": 8, "n_layers": 1, "n_heads": 2,
+              "context_length": 4, "batch_size": 2}
+    tiny_gpt(1, checkpoint=path, **kwargs)
     assert read_extra(path)["config"]["lr"] == np.float32(1e-3)
-    train.train_tiny_gpt(steps=2, lr=np.float32(1e-3), resume=path, d_model=8,      # same run
-                         progress=False, n_layers=1, n_heads=2, context_length=4,
-                         batch_size=2)
+    tiny_gpt(2, resume=path, **kwargs)                                  # the same run
 
 
 @pytest.mark.parametrize("damage", ["truncate", "not_a_zip", "npy", "huge_header",
@@ -682,8 +683,8 @@ def test_swiglu_hidden_follows_llama():
 
 
 def test_gpt_with_swiglu_trains_and_deepnorm_scales_the_gate():
-    result = train.train_tiny_gpt(15, progress=False, d_model=16, n_layers=1,
-                                  context_length=8, activation="swiglu", lr=1e-2)
+    result = tiny_gpt(15, d_model=16, n_layers=1, context_length=8, activation="swiglu",
+                      lr=1e-2)
     assert result.losses[-1] < result.losses[0] - 0.3
     assert "fc3" in dict(result.model.blocks[0].mlp.named_modules())
     np.random.seed(0)
@@ -809,18 +810,18 @@ def test_multiple_of_reaches_every_block_of_gpt_as_in_llama(d_model, hidden, mul
 def test_multiple_of_in_train_and_its_command(tmp_path):
     default = nn.GPT(11, 4, 32, 4, 1, activation="swiglu")
     assert default.blocks[0].mlp.hidden == 256                   # LLaMA's rounding, unchanged
-    result = train.train_tiny_gpt(2, progress=False, d_model=32, n_layers=1, context_length=8,
-                                  activation="swiglu", multiple_of=8)
-    assert result.model.blocks[0].mlp.hidden == 88 and result.config["multiple_of"] == 8
+    result = tiny_gpt(2, d_model=32, n_layers=1, context_length=8, activation="swiglu",
+                      multiple_of=8)
+    assert result.model.blocks[0].mlp.hidden == 88 and result.config.multiple_of == 8
     for bad, error in ((0, ValueError), (-8, ValueError), (2.5, TypeError), (True, TypeError)):
         with pytest.raises(error, match="multiple_of must be a"):
             nn.GPT(11, 4, 32, 4, 1, activation="swiglu", multiple_of=bad)
     path = str(tmp_path / "run.npz")
-    train.train_tiny_gpt(1, progress=False, d_model=8, n_layers=1, context_length=8,
-                         activation="swiglu", multiple_of=8, checkpoint=path)
+    tiny_gpt(1, d_model=8, n_layers=1, context_length=8, activation="swiglu", multiple_of=8,
+             checkpoint=path)
     with pytest.raises(ValueError, match="multiple_of=8 in the checkpoint, 4 now"):
-        train.train_tiny_gpt(2, progress=False, d_model=8, n_layers=1, context_length=8,
-                             activation="swiglu", multiple_of=4, resume=path)
+        tiny_gpt(2, d_model=8, n_layers=1, context_length=8, activation="swiglu",
+                 multiple_of=4, resume=path)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     counts = []
     for multiple_of in ("8", "256"):

@@ -108,6 +108,24 @@ def test_train_help_lists_defaults():
         assert text in help_text, text
 
 
+@pytest.mark.parametrize("command, own_options", [
+    ("train", {"sample", "no_progress"}), ("memory", {"vocab", "trace", "out", "no_plot"})])
+def test_train_and_memory_options_are_train_config_fields(command, own_options):
+    import dataclasses
+
+    from microgradnorm.cli.common import train_config
+    from microgradnorm.train import TrainConfig
+    fields = {field.name for field in dataclasses.fields(TrainConfig)}
+    defaults = cli.build_parser().parse_args([command])
+    assert set(vars(defaults)) - {"command", "run"} - own_options <= fields   # none dropped
+    assert train_config(defaults, impl="fused") == TrainConfig()    # the same defaults
+    args = cli.build_parser().parse_args([command, "--heads", "2", "--layers", "3",
+                                          "--context", "8", "--d-model", "16"])
+    config = train_config(args)
+    assert (config.n_heads, config.n_layers, config.context_length, config.d_model) == \
+        (2, 3, 8, 16)
+
+
 def test_only_commands_that_time_something_take_repeat():
     takes_repeat = {name for name, parser in subcommand_parsers().items()
                     if any("--repeat" in a.option_strings for a in parser._actions)}

@@ -14,15 +14,20 @@ from microgradnorm import nn
 from microgradnorm.autograd import topological_order
 from microgradnorm.backend import memory_owner
 from microgradnorm.checks.memory import CATEGORIES, KINDS, category_of
-from microgradnorm.cli.memory import gpt_step_timeline
+from microgradnorm.train import TrainConfig, gpt_step_timeline
 
 ROOT = Path(__file__).parents[2]
 SMALL = {"d_model": 16, "n_layers": 2, "n_heads": 2, "context_length": 16, "batch_size": 8}
 
 
+def small_step(impl):
+    """The timeline of one training step of a small GPT with norms ``impl``."""
+    return gpt_step_timeline(TrainConfig(impl=impl, **SMALL))
+
+
 @pytest.mark.parametrize("impl", ["fused", "composite"])
 def test_timeline_matches_tracemalloc_within_10_percent(impl):
-    timeline = gpt_step_timeline(impl, d_model=32, trace=True)
+    timeline = gpt_step_timeline(TrainConfig(impl=impl, d_model=32), trace=True)
     peak = timeline.peak
     traced_peak = max(e.traced_bytes for e in timeline.events)
     assert abs(traced_peak - peak.total_bytes) <= 0.10 * peak.total_bytes
@@ -32,7 +37,7 @@ def test_timeline_matches_tracemalloc_within_10_percent(impl):
 
 
 def test_timeline_phases_and_the_graph_released_at_the_end():
-    timeline = gpt_step_timeline("fused", **SMALL)
+    timeline = small_step("fused")
     phases = [e.phase for e in timeline.events]
     bounds = timeline.phase_bounds()
     assert bounds["forward"][0] == 0 and bounds["forward"][1] + 1 == bounds["backward"][0]
@@ -83,14 +88,13 @@ def test_saved_bytes_at_the_end_of_forward_are_graph_stats_without_parameters():
 
 
 def test_fused_norms_hold_less_than_composite_and_nothing_else_changes():
-    fused = gpt_step_timeline("fused", **SMALL).peak
-    composite = gpt_step_timeline("composite", **SMALL).peak
+    fused, composite = small_step("fused").peak, small_step("composite").peak
     assert fused.by_category["norms"] < composite.by_category["norms"] / 2
     assert fused.by_category["attention"] == composite.by_category["attention"]
     assert fused.total_bytes < composite.total_bytes
     assert set(fused.held) == set(CATEGORIES)
     assert all(set(row) == set(KINDS) for row in fused.held.values())
-    table = gpt_step_timeline("fused", **SMALL).table()
+    table = small_step("fused").table()
     assert table.splitlines()[0].startswith("peak ") and "norms" in table
 
 
