@@ -29,6 +29,7 @@ from .checks.memory import memory_timeline
 from .checks.stats import graph_stats
 from .dtypes import check_number
 from .lr_scheduler import LambdaLR, warmup_cosine
+from .norms import lookup
 from .savefile import check_writable
 
 __all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainConfig", "TrainResult",
@@ -111,7 +112,7 @@ class TrainConfig:
     before step 0.
 
     Example:
-        >>> config = TrainConfig(steps=200, norm="rmsnorm", lr_schedule="cosine")
+        >>> config = TrainConfig(steps=200, norm="rms_norm", lr_schedule="cosine")
         >>> composite = dataclasses.replace(config, impl="composite")   # checked again
     """
 
@@ -121,7 +122,7 @@ class TrainConfig:
     seed: int = 0                   # initial weights (NumPy's global state) and batches
     # the model (nn.GPT); activation: "gelu" or LLaMA's "swiglu", whose inner width is
     # rounded to multiple_of (nn.swiglu_hidden: d_model 32 gets 256 with 256, 88 with 8)
-    norm: str = "layernorm"
+    norm: str = "layer_norm"
     placement: str = "pre"
     d_model: int = 32
     n_heads: int = 4
@@ -151,7 +152,9 @@ class TrainConfig:
     resume: str | None = None
 
     def __post_init__(self):
-        # every option is checked, used or not: a bad value is never silently kept
+        # every option is checked, used or not: a bad value is never silently kept; the norm
+        # is kept under its one name, so a checkpoint that says "layernorm" still resumes
+        object.__setattr__(self, "norm", lookup(self.norm, "TrainConfig: norm", nn.NORMS).name)
         counts = {"steps": 0, "context_length": 1, "batch_size": 1, "grad_accum_steps": 1,
                   "checkpoint_every": 0, "warmup_steps": 0}
         if self.lr_decay_steps is not None:

@@ -11,6 +11,7 @@ import numpy as np
 from .. import nn
 from ..checks.comparison import NORMS
 from ..dtypes import as_dtype
+from ..norms import lookup
 from ..train import TrainConfig
 
 
@@ -24,6 +25,17 @@ def parse_shape(text):
     if not shape or min(shape) < 1:
         raise argparse.ArgumentTypeError(f"shape must be positive ints, got {text!r}")
     return shape
+
+
+def norm_name(among):
+    """An argparse type: a norm's name in ``among`` or one of its aliases (``"layernorm"``
+    for ``"layer_norm"``), as the canonical name."""
+    def parse(text):
+        try:
+            return lookup(text, "norm", among).name
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return parse
 
 
 def _number(text, kind, test, what):
@@ -151,7 +163,8 @@ def add_model_args(parser):
     """The tiny GPT's options that ``train`` and ``memory`` share: norm, placement, dtype
     and the sizes, each with its help and ``TrainConfig``'s default."""
     defaults = TRAIN_DEFAULTS
-    parser.add_argument("--norm", choices=nn.NORMS, default=defaults["norm"],
+    parser.add_argument("--norm", type=norm_name(nn.NORMS), default=defaults["norm"],
+                        metavar="{" + ",".join(nn.NORMS) + "}",
                         help="the norm in every block (default %(default)s)")
     parser.add_argument("--placement", choices=nn.PLACEMENTS, default=defaults["placement"],
                         help="where the norms sit in a block (default %(default)s)")

@@ -103,7 +103,7 @@ def test_train_help_lists_defaults():
     result = run_cli("train", "--help")
     assert result.returncode == 0
     help_text = " ".join(result.stdout.split())
-    for text in ("AdamW steps (default 300)", "(default fused)", "(default layernorm)",
+    for text in ("AdamW steps (default 300)", "(default fused)", "(default layer_norm)",
                  "learning rate (default 0.003)", "(default 16)"):
         assert text in help_text, text
 

@@ -116,7 +116,7 @@ def test_cli_train():
     assert result.returncode == 0, result.stderr
     match = re.search(r"loss ([0-9.]+) -> ([0-9.]+) in 15 steps", result.stdout)
     assert match and float(match[2]) < float(match[1])
-    assert "rmsnorm pre-norm, impl=composite" in result.stdout
+    assert "rms_norm pre-norm, impl=composite" in result.stdout   # the alias, canonical
     assert "sample:" in result.stdout
 
 
