@@ -28,7 +28,7 @@ from .checkpoint import load_checkpoint, read_extra, save_checkpoint
 from .checks.memory import memory_timeline
 from .checks.stats import graph_stats
 from .dtypes import check_number
-from .lr_scheduler import LambdaLR, warmup_cosine
+from .optim.lr_scheduler import LambdaLR, warmup_cosine
 from .norms import lookup
 from .savefile import check_writable
 

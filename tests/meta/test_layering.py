@@ -20,7 +20,7 @@ LAYERS = (
               "kernels")),
     ("norms", ("norms",)),
     ("functional", ("functional",)),
-    ("model", ("nn", "optim", "lr_scheduler", "layers")),
+    ("model", ("nn", "optim", "layers")),
     ("look", ("checks", "viz", "train", "checkpoint")),
     ("apps", ("cli", "__main__")),
 )

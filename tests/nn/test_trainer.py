@@ -18,7 +18,7 @@ from numpy.lib import format as np_format
 import microgradnorm as mg
 from microgradnorm import nn, optim, train
 from microgradnorm.checkpoint import load_checkpoint, read_extra, save_checkpoint
-from microgradnorm.lr_scheduler import warmup_cosine
+from microgradnorm.optim.lr_scheduler import warmup_cosine
 
 torch = pytest.importorskip("torch")
 

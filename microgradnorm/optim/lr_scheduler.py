@@ -14,7 +14,8 @@ step, so a scheduler restored from ``state_dict()`` continues exactly where it s
 import math
 import numbers
 
-from .dtypes import check_number, check_positive_ints
+from ..dtypes import check_number, check_positive_ints
+from .optimizers import Optimizer
 
 __all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "warmup_cosine"]
 
@@ -200,8 +201,6 @@ def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
 
 
 def _check_optimizer(where, optimizer):
-    from .optim import Optimizer      # here: optim imports this module at its top
-
     if not isinstance(optimizer, Optimizer):
         raise TypeError(f"{where}: optimizer must be an optim.Optimizer, got "
                         f"{type(optimizer).__name__}")

@@ -15,11 +15,11 @@ import numbers
 
 import numpy as np
 
-from . import backend, lr_scheduler
-from .dtypes import check_number, is_floating, is_half, is_numeric
-from .tensor import Tensor
+from .. import backend
+from ..dtypes import check_number, is_floating, is_half, is_numeric
+from ..tensor import Tensor
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer", "lr_scheduler"]
+__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
 
 
 class Optimizer:
