@@ -66,7 +66,8 @@ def test_scope_covers_the_api_people_use():
     for expected in ("microgradnorm.tensor.Tensor.sum", "microgradnorm.tensor.Tensor.shape",
                      "microgradnorm.nn.linear.Linear.forward", "microgradnorm.autograd.grad",
                      "microgradnorm.layers.LayerNorm.backward", "microgradnorm.viz.draw",
-                     "microgradnorm.norms.layer_norm.layer_norm", "microgradnorm.optim.optimizers.AdamW"):
+                     "microgradnorm.norms.layer_norm.layer_norm",
+                     "microgradnorm.optim.optimizers.AdamW"):
         assert expected in names
     assert len(names) > 150
 
