@@ -19,6 +19,7 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import cli, layers, nn, optim, viz
+from microgradnorm.norms import NORMS
 
 
 @dataclasses.dataclass
@@ -130,10 +131,50 @@ def data(env):
     return env["x"].data.copy(), grads(env)
 
 
+def norm_setup(spec):
+    def setup(env):
+        env["arrays"] = spec.make_inputs((8, 3))
+        env["running"] = spec.running_stats(env["arrays"])
+    return setup
+
+
+def norm_call(spec, spoil=dict, **options):
+    """A call of ``spec`` through the registry, in training, with ``spoil(tensors)``'s
+    inputs replacing the good ones."""
+    def call(env):
+        tensors = {n: mg.tensor(a, requires_grad=True) for n, a in env["arrays"].items()}
+        spec.run(tensors | spoil(tensors), "fused", env["running"], True, **options)
+    return call
+
+
+def norm_state(env):
+    return [a.copy() for a in env["arrays"].values()], [
+        a.copy() for a in (env["running"] or {}).values()]
+
+
+def norm_rows(spec):
+    """The bad inputs every norm of the registry refuses (x (8, 3): 3 features or channels)."""
+    rows = [("of a NumPy array", norm_call(spec, lambda t: {"x": t["x"].data}), TypeError,
+             "x must be a microgradnorm Tensor")]
+    if "weight" in spec.params:
+        rows.append(("weight of shape (4,) for 3 features",
+                     norm_call(spec, lambda t: {"weight": mg.tensor(np.ones(4))}), ValueError,
+                     r"weight must have shape \(3,\)"))
+    if spec.eps is not None:
+        rows.append(("eps = -1", norm_call(spec, eps=-1.0), ValueError,
+                     "eps must be a non-negative number"))
+    if spec.residual:
+        rows.append(("residual of another shape",
+                     norm_call(spec, lambda t: {"residual": t["residual"][:2]}), ValueError,
+                     "residual must have the shape of x"))
+    keeps = "inputs, running statistics" if spec.per_channel else "inputs"
+    return [Case("functional", f"{spec.name} {what}", call, error, match, keeps, norm_state,
+                 norm_setup(spec)) for what, call, error, match in rows]
+
+
 MATRIX = [
     # ----- functional ---------------------------------------------------------------------
-    Case("functional", "layer_norm of a NumPy array", lambda e: F.layer_norm(np.ones((2, 3)), 3),
-         TypeError, "x must be a microgradnorm Tensor", "-"),
+    *(row for spec in NORMS.values() for row in norm_rows(spec)),
     Case("functional", "layer_norm of an int tensor",
          lambda e: F.layer_norm(mg.tensor([[1, 2, 3]]), 3), TypeError, "floating-point", "-"),
     Case("functional", "layer_norm normalized_shape ≠ trailing dims",
@@ -142,16 +183,8 @@ MATRIX = [
     Case("functional", "layer_norm float32 weight, float64 x",
          lambda e: F.layer_norm(e["x"], 3, mg.tensor(np.ones(3, np.float32))), TypeError,
          "weight must have x's dtype", "x", lambda e: e["x"].data.copy()),
-    Case("functional", "layer_norm eps = -1", lambda e: F.layer_norm(e["x"], 3, eps=-1.0),
-         ValueError, "eps must be a non-negative number", "-"),
     Case("functional", "layer_norm impl = 'fast'", lambda e: F.layer_norm(e["x"], 3, impl="fast"),
          ValueError, "impl must be one of", "-"),
-    Case("functional", "rms_norm weight of shape (4,) for D = 3",
-         lambda e: F.rms_norm(e["x"], 3, mg.tensor(np.ones(4))), ValueError,
-         r"weight must have shape \(3,\)", "-"),
-    Case("functional", "add_layer_norm residual of another shape",
-         lambda e: F.add_layer_norm(e["x"], x64((2, 3)), 3), ValueError,
-         "residual must have the shape of x", "-"),
     Case("functional", "batch_norm read-only running_var, training",
          lambda e: F.batch_norm(e["x"], e["rm"], e["rv"], training=True), ValueError,
          "running_var is read-only", "running_mean, running_var", stats),
