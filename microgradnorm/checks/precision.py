@@ -30,20 +30,23 @@ family are its channels, so "constant rows" gives channels constant over the bat
 """
 
 import dataclasses
+import inspect
 import math
 
 import numpy as np
 
 from .. import dtypes
-from .. import functional as F
 from ..autograd import grad
+from ..norms import CASTINGS, NORMS, lookup
 from ..tensor import Tensor
+
+__all__ = ["DTYPES", "FAMILIES", "Cell", "PrecisionReport", "draw_family", "draw_input",
+           "implementations", "measure", "precision_report"]
 
 FAMILIES = ("normal", "scale 300", "offset 1e4", "constant rows", "heavy tails")
 DTYPES = ("float16", "bfloat16", "float32")
-CASTINGS = ("llama", "gemma", "none")
-EPS = {"layer_norm": 1e-5, "rms_norm": 1e-6, "batch_norm": 1e-5}
 QUICK_SHAPE, FULL_SHAPE = (8, 64), (64, 512)
+MEASURED = [norm for norm in NORMS.values() if not norm.residual]    # x + residual: the same
 
 
 def draw_family(family, shape, rng):
@@ -66,70 +69,53 @@ def draw_input(norm, family, shape, rng):
     """x (rows, cols) of ``family`` for ``norm``, the family's hard case on what the norm
     normalizes over: rows for LayerNorm and RMSNorm, channels (columns of (N, C)) for
     BatchNorm, so "constant rows" gives BatchNorm channels constant over the batch."""
-    if norm == "batch_norm":
+    if lookup(norm, "precision: norm").per_channel:
         return np.ascontiguousarray(draw_family(family, shape[::-1], rng).T)
     return draw_family(family, shape, rng)
 
 
 # ----- the implementations ------------------------------------------------------------------
-def _one_pass_layer_norm(x, weight, bias, eps):
-    # var = E[x²] − E[x]²: one pass over the row, and wrong when |mean| ≫ std.
-    mean = x.mean(-1, keepdims=True)
-    var = (x * x).mean(-1, keepdims=True) - mean * mean
-    return (x - mean) / (var + eps).sqrt() * weight + bias
+def _one_pass(axis):
+    """The naive variance E[x²] − E[x]² over ``axis``: one pass, and wrong when |mean| ≫ std."""
+    def norm(x, weight, bias, eps):
+        mean = x.mean(axis, keepdims=True)
+        var = (x * x).mean(axis, keepdims=True) - mean * mean
+        return (x - mean) / (var + eps).sqrt() * weight + bias
+    return norm
 
 
-def _one_pass_batch_norm(x, weight, bias, eps):
-    # The same naive variance per channel, over the batch (axis 0 of (N, C)).
-    mean = x.mean(0, keepdims=True)
-    var = (x * x).mean(0, keepdims=True) - mean * mean
-    return (x - mean) / (var + eps).sqrt() * weight + bias
-
-
-def _batch_norm(impl):
-    """BatchNorm in training mode on (N, C): batch statistics, no running statistics."""
-    return lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True,
-                                        eps=EPS["batch_norm"], impl=impl)
-
-
-def _eps_outside_layer_norm(x, weight, bias, eps):
+def _eps_outside(x, weight, bias, eps):
     mean = x.mean(-1, keepdims=True)
     centered = x - mean
     std = (centered * centered).mean(-1, keepdims=True).sqrt()
     return centered / (std + eps) * weight + bias
 
 
+# The naive rows beside the library's two, by norm: impl -> fn(x, weight, bias, eps).
+NAIVE = {"layer_norm": {"one-pass": _one_pass(-1), "eps-outside": _eps_outside},
+         "batch_norm": {"one-pass": _one_pass(0)}}
+
+
+def _library(norm, impl="fused", **options):
+    """``fn(x, weight, bias) -> y``: the norm's ``impl`` with its default eps; BatchNorm in
+    training mode on (N, C), batch statistics, no running statistics."""
+    return lambda x, w, b: norm.run({"x": x, "weight": w, "bias": b}, impl, **options)[0]
+
+
 def implementations():
     """{(norm, impl): fn(x, weight, bias) -> y} for every row of the report."""
-    def layer(impl):
-        return lambda x, w, b: F.layer_norm(x, x.shape[-1], w, b, EPS["layer_norm"], impl)
-
-    def rms(impl, casting):
-        return lambda x, w, b: F.rms_norm(x, x.shape[-1], w, EPS["rms_norm"], impl,
-                                          casting=casting)
-
-    table = {("layer_norm", impl): layer(impl) for impl in ("composite", "fused")}
-    table[("layer_norm", "one-pass")] = lambda x, w, b: _one_pass_layer_norm(
-        x, w, b, EPS["layer_norm"])
-    table[("layer_norm", "eps-outside")] = lambda x, w, b: _eps_outside_layer_norm(
-        x, w, b, EPS["layer_norm"])
-    for casting in CASTINGS:
-        for impl in ("composite", "fused"):
-            table[("rms_norm", f"{impl}[{casting}]")] = rms(impl, casting)
-    for impl in ("composite", "fused"):
-        table[("batch_norm", impl)] = _batch_norm(impl)
-    table[("batch_norm", "one-pass")] = lambda x, w, b: _one_pass_batch_norm(
-        x, w, b, EPS["batch_norm"])
+    table = {}
+    for norm in MEASURED:
+        # a norm with casting modes (RMSNorm) once per mode: composite[llama], fused[llama], ...
+        has_casting = "casting" in inspect.signature(norm.function).parameters
+        variants = [(f"[{c}]", {"casting": c}) for c in CASTINGS] if has_casting else [("", {})]
+        for variant, options in variants:
+            for impl in ("composite", "fused"):
+                table[norm.name, impl + variant] = _library(norm, impl, **options)
+        for impl, naive in NAIVE.get(norm.name, {}).items():
+            table[norm.name, impl] = (lambda x, w, b, naive=naive, eps=norm.eps:
+                                      naive(x, w, b, eps))
     return table
-
-
-def _truth(norm):
-    """PyTorch's formula in float64 (the fused node: eps inside, two-pass variance)."""
-    if norm == "batch_norm":
-        return _batch_norm("fused")
-    if norm == "layer_norm":
-        return lambda x, w, b: F.layer_norm(x, x.shape[-1], w, b, EPS[norm])
-    return lambda x, w, b: F.rms_norm(x, x.shape[-1], w, EPS[norm])
 
 
 # ----- one cell -------------------------------------------------------------------------------
@@ -178,21 +164,23 @@ def _error(got, truth):
 
 def measure(norm, impl, dtype, family, shape=QUICK_SHAPE, seed=0):
     """The ``Cell`` of one norm/impl/dtype/family."""
-    fn = implementations()[(norm, impl)]
+    spec = lookup(norm, "precision: norm")
+    fn = implementations()[(spec.name, impl)]
     rng = np.random.default_rng(seed)
     rows, cols = shape
-    arrays = {"x": draw_input(norm, family, shape, rng),
+    arrays = {"x": draw_input(spec.name, family, shape, rng),
               "weight": 1 + 0.1 * rng.standard_normal(cols),
               "dy": rng.standard_normal(shape)}
-    if norm != "rms_norm":
+    if "bias" in spec.params:
         arrays["bias"] = 0.1 * rng.standard_normal(cols)
     low = dtypes.as_dtype(dtype)
     with np.errstate(all="ignore"):
         rounded = {n: a.astype(low).astype(np.float32).astype(np.float64)
                    for n, a in arrays.items()}
-        truth = _run(_truth(norm), rounded, np.float64)
+        # the truth: PyTorch's formula (the fused node: eps inside, two-pass variance)
+        truth = _run(_library(spec), rounded, np.float64)
         got = _run(fn, arrays, low)              # overflow and 0/0 are what we measure
-    return Cell(norm, impl, str(dtype), family,
+    return Cell(spec.name, impl, str(dtype), family,
                 {name: _error(got[name], truth[name]) for name in truth})
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import nn
-from ..checks.comparison import NORMS
 from ..dtypes import as_dtype
+from ..norms import NORMS, lookup
 
 
 def parse_shape(text):
@@ -22,6 +22,15 @@ def parse_shape(text):
     if not shape or min(shape) < 1:
         raise argparse.ArgumentTypeError(f"shape must be positive ints, got {text!r}")
     return shape
+
+
+def norm_name(text):
+    """A norm's name in ``NORMS`` for its name or an alias (``"layernorm"`` -> ``"layer_norm"``);
+    anything else is returned as given, for ``choices`` to refuse with the list of names."""
+    try:
+        return lookup(text).name
+    except ValueError:
+        return text
 
 
 def _number(text, kind, test, what):
@@ -131,8 +140,8 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random inputs (default %(default)s)")
     if norms:
-        parser.add_argument("--norm", choices=NORMS, default="layernorm",
-                            help="which norm (default %(default)s)")
+        parser.add_argument("--norm", type=norm_name, choices=tuple(NORMS),
+                            default="layer_norm", help="which norm (default %(default)s)")
 
 
 def add_model_args(parser):

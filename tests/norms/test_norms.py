@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import dtypes
-from microgradnorm.checks.comparison import NORMS
+from microgradnorm.norms import NORMS
 
 # bfloat16 (ml_dtypes, optional) joins every low-precision family when it is installed.
 BFLOAT16 = pytest.param(dtypes.bfloat16, id="bfloat16",

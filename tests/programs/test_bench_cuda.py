@@ -4,7 +4,7 @@ command's errors. The timings themselves need a GPU (docs/gpu.md)."""
 import pytest
 
 from microgradnorm import backend, cli
-from microgradnorm.cli import bench, bench_cuda
+from microgradnorm.cli import bench_cuda, bench_harness
 
 
 @pytest.mark.parametrize("dtype", bench_cuda.GPU_DTYPES)
@@ -56,7 +56,7 @@ class FakeCupy:
 def test_cuda_event_timer_reports_seconds_between_events_around_the_call():
     calls = []
     timer = bench_cuda.cuda_event_timer(FakeCupy)
-    timing = bench.time_call(lambda: calls.append(1), repeat=3, warmup=1, timer=timer)
+    timing = bench_harness.time_call(lambda: calls.append(1), repeat=3, warmup=1, timer=timer)
     assert len(calls) == 4 and timing.samples == (0.0025,) * 3
 
 
