@@ -167,7 +167,7 @@ def measure(norm, impl, dtype, family, shape=QUICK_SHAPE, seed=0):
     spec = lookup(norm, "precision: norm")
     fn = implementations()[(spec.name, impl)]
     rng = np.random.default_rng(seed)
-    rows, cols = shape
+    cols = shape[1]
     arrays = {"x": draw_input(spec.name, family, shape, rng),
               "weight": 1 + 0.1 * rng.standard_normal(cols),
               "dy": rng.standard_normal(shape)}
@@ -202,11 +202,7 @@ class PrecisionReport:
 
     def rows(self):
         """(norm, impl) pairs in report order."""
-        seen = []
-        for c in self.cells:
-            if (c.norm, c.impl) not in seen:
-                seen.append((c.norm, c.impl))
-        return seen
+        return list(dict.fromkeys((c.norm, c.impl) for c in self.cells))
 
     def table(self):
         """Plain text: one line per norm/impl/dtype, the worst max error per family."""
@@ -247,48 +243,12 @@ class PrecisionReport:
         out += [""] + [f"Note: {note}" for note in self.skipped]
         return "\n".join(out) + "\n"
 
-    def heatmap(self, path):
-        """Write a PNG heatmap of log10(worst error): rows norm/impl, columns dtype ×
-        family. Returns the path, or None when matplotlib is missing."""
-        try:
-            import matplotlib
-        except ImportError:
-            return None
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        rows = self.rows()
-        columns = [(d, f) for d in self.dtypes for f in self.families]
-        values = np.array([[_log_error(self.cell(n, i, d, f)) for d, f in columns]
-                           for n, i in rows])
-        fig, ax = plt.subplots(figsize=(1.0 + 0.62 * len(columns), 1.2 + 0.42 * len(rows)))
-        cmap = plt.get_cmap("viridis").with_extremes(bad="#d62728")   # inf / NaN: red
-        image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-8, vmax=1,
-                          aspect="auto")
-        for r in range(len(rows)):
-            for c in range(len(columns)):
-                v = values[r, c]
-                text = "inf" if not np.isfinite(v) else f"{v:.1f}"
-                ax.text(c, r, text, ha="center", va="center", fontsize=6,
-                        color="white" if not np.isfinite(v) or v < -3 else "black")
-        ax.set_xticks(range(len(columns)), [f"{d}\n{f}" for d, f in columns], fontsize=6,
-                      rotation=90)
-        ax.set_yticks(range(len(rows)), [f"{n} {i}" for n, i in rows], fontsize=7)
-        for boundary in range(1, len(self.dtypes)):
-            ax.axvline(boundary * len(self.families) - 0.5, color="white", linewidth=2)
-        fig.colorbar(image, ax=ax, label="log10 max |error| / rms(truth)  (red: inf/NaN)")
-        ax.set_title("composite vs fused vs naive, against float64", fontsize=9)
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        plt.close(fig)
-        return path
-
 
 _TENSORS = ("y", "dx", "dweight", "dbias")
 
 
 def _fmt(cell):
-    if cell.nonfinite:
-        return f"inf ({cell.nonfinite})"
-    return f"{cell.worst:.1e}"
+    return f"inf ({cell.nonfinite})" if cell.nonfinite else f"{cell.worst:.1e}"
 
 
 def _fmt_tensor(entry):
@@ -300,10 +260,11 @@ def _fmt_tensor(entry):
     return f"{worst:.1e} / {median:.1e}"
 
 
-def _log_error(cell):
-    if cell.nonfinite or not np.isfinite(cell.worst):
-        return np.nan
-    return math.log10(max(cell.worst, 1e-12))
+def _subset(name, given, allowed):
+    bad = [value for value in given if value not in allowed]
+    if bad:
+        raise ValueError(f"precision_report: {name} must be among {allowed}, got {bad}")
+    return tuple(given)
 
 
 def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=0):
@@ -320,7 +281,7 @@ def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=
         seed: of the random inputs.
 
     Returns:
-        ``PrecisionReport``: ``.table()``, ``.markdown()``, ``.heatmap(path)``, ``.cell()``.
+        ``PrecisionReport``: ``.table()``, ``.markdown()``, ``.cell()``.
 
     Example:
         >>> report = mg.precision_report(quick=True)
@@ -331,14 +292,8 @@ def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=
     if len(shape) != 2 or min(shape) < 2:
         raise ValueError(f"precision_report: shape must be (rows, cols) with both >= 2, "
                          f"got {shape}")
-    chosen = tuple(dtypes_ or DTYPES)
-    unknown = [d for d in chosen if d not in DTYPES]
-    if unknown:
-        raise ValueError(f"precision_report: dtypes must be among {DTYPES}, got {unknown}")
-    families = tuple(families or FAMILIES)
-    bad = [f for f in families if f not in FAMILIES]
-    if bad:
-        raise ValueError(f"precision_report: families must be among {FAMILIES}, got {bad}")
+    chosen = _subset("dtypes", dtypes_ or DTYPES, DTYPES)
+    families = _subset("families", families or FAMILIES, FAMILIES)
     skipped = []
     if "bfloat16" in chosen and not dtypes.has_bfloat16():
         chosen = tuple(d for d in chosen if d != "bfloat16")

@@ -9,6 +9,8 @@ command, and their shared helpers. Nothing in the library imports from here.
     train.py        ``train``: the tiny GPT (the loop is ``microgradnorm.train``'s)
     bench.py        ``bench``: the CPU harness and tables
     bench_cuda.py   ``bench --device cuda``: kernels validated, then timed on the GPU
+    bench_train.py  ``bench --train``: the tiny GPT's step against PyTorch
+    bench_harness.py  the timing, bytes and table the three bench modules share
     plotting.py     matplotlib when installed, for the examples' pictures
 """
 

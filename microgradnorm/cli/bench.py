@@ -109,7 +109,8 @@ def run_norm_bench(norms=tuple(NORMS), shapes=SHAPES, dtypes=DTYPES, impls=IMPLS
 
     Args:
         norms, shapes, dtypes, impls: what to run (norms by name or alias); "torch" is
-            skipped when PyTorch is not importable. Shapes are 2-D (M, D): M rows of D features (BatchNorm: N, C).
+            skipped when PyTorch is not importable. Shapes are 2-D (M, D): M rows of D
+            features (BatchNorm: N, C).
         device: where the tensors live ("cpu" or "cuda").
         repeat, warmup, synchronize, timer: as in ``time_call``.
         copy_gbps: the device's copy bandwidth for the % column (None: not shown).
@@ -133,7 +134,7 @@ def run_norm_bench(norms=tuple(NORMS), shapes=SHAPES, dtypes=DTYPES, impls=IMPLS
                         {impl: case.forward if phase == "forward" else case.step
                          for impl, case in cases.items()}, repeat, warmup, synchronize, timer)
                     rows += [BenchRow(device, norm.name, tuple(shape), dtype, impl, phase,
-                                      timings[impl], minimal_bytes(norm, shape, dtype, phase),
+                                      timings[impl], minimal_bytes(norm.name, shape, dtype, phase),
                                       copy_gbps, cases[impl].saved_bytes) for impl in impls]
     return fill_ratios(rows)
 
@@ -188,10 +189,11 @@ def transformer_step(impl="fused", d_model=32, n_heads=4, n_layers=2, context_le
                      device="cpu", seed=0, timer=None):
     """Time one training step of the tiny transformer: ``nn.GPT`` with the defaults of
     ``train_tiny_gpt`` (d_model 32, 4 heads, 2 blocks, context 32, batch 16, float64) on
-    random tokens (``bench_train.gpt_training_step``). ``impl`` picks the norms; at this size the step
-    is mostly engine work."""
-    step, nodes = bench_train.gpt_training_step(impl, vocab_size, context_length, d_model, n_heads,
-                                    n_layers, batch_size, dtype, seed, device)
+    random tokens (``bench_train.gpt_training_step``). ``impl`` picks the norms; at this
+    size the step is mostly engine work."""
+    step, nodes = bench_train.gpt_training_step(impl, vocab_size, context_length, d_model,
+                                                n_heads, n_layers, batch_size, dtype, seed,
+                                                device)
     return StepResult(impl, nodes, time_call(step, repeat, warmup, timer=timer))
 
 

@@ -1,10 +1,14 @@
 """The CPU side of ``bench --device cuda``: shapes, bytes, the CUDA-event timer and the
-command's errors. The timings themselves need a GPU (docs/gpu.md)."""
+command's errors, the kernel calls' wiring. The timings themselves need a GPU (docs/gpu.md)."""
 
+import numpy as np
 import pytest
 
+import microgradnorm as mg
 from microgradnorm import backend, cli
 from microgradnorm.cli import bench_cuda, bench_harness
+from microgradnorm.kernels import reference
+from microgradnorm.norms import NORMS
 
 
 @pytest.mark.parametrize("dtype", bench_cuda.GPU_DTYPES)
@@ -74,3 +78,19 @@ def test_bfloat16_is_refused_on_the_cpu(capsys):
 
 def test_validation_tolerances_cover_every_dtype():
     assert set(bench_cuda.VALIDATE_TOL) == set(bench_cuda.GPU_DTYPES)
+
+
+@pytest.mark.parametrize("norm", bench_cuda.GPU_NORMS)
+def test_kernel_calls_match_the_composite_graph(norm):
+    # The table of kernel calls, run with the NumPy reference kernels, against the composite
+    # graph: the arguments (eps, statistics, dy) reach the kernels in the right order.
+    arrays = bench_cuda._inputs(norm, (5, 16), seed=3)
+    forward, backward = bench_cuda.kernel_calls(norm, arrays, reference)
+    tensors = {name: mg.tensor(a, requires_grad=True) for name, a in arrays.items()
+               if name != "dy"}
+    (y,) = NORMS[norm].run(tensors, "composite")
+    grads = mg.grad([y], list(tensors.values()), [arrays["dy"]])
+    assert not NORMS[norm].residual and not NORMS[norm].per_channel
+    np.testing.assert_allclose(forward()[0], y.data, atol=1e-12)
+    for got, want in zip(backward(), grads):                 # dx, dweight (, dbias)
+        np.testing.assert_allclose(got, want, atol=1e-12)
