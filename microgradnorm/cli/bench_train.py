@@ -201,7 +201,7 @@ def train_step_comparison(d_model=64, n_layers=2, context_length=64, batch_size=
     of ``torch_gpt`` on the same sizes, in turns; run it inside ``single_thread()`` for
     the one-thread comparison.
 
-    ``timer``: as in ``bench.time_call`` (``bench.cpu_timer`` on a shared machine).
+    ``timer``: as in ``time_call`` (``cpu_timer`` on a shared machine).
 
     Returns:
         a ``TrainStepResult``.
