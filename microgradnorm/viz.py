@@ -93,9 +93,8 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
 def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0):
     """The composite and the fused backward graph of ``norm`` side by side, in one picture.
 
-    Both run on the same random inputs (``x``, ``residual``, ``weight``, ``bias``); each
-    side is captioned with its op-node count and the bytes it saves for backward, the
-    numbers of ``mg.graph_stats``.
+    Both run on the same random inputs (``Norm.make_inputs``); each side is captioned with
+    its op-node count and the bytes it saves for backward (``mg.graph_stats``).
 
     Args:
         norm: a name in ``norms.NORMS`` ("layer_norm", ...) or an alias ("layernorm").
