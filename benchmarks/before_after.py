@@ -22,8 +22,9 @@ import numpy as np
 
 import microgradnorm as after
 from microgradnorm import backend
-from microgradnorm.cli import bench_train
-from microgradnorm.cli.bench import cpu_timer, time_interleaved
+from microgradnorm.cli import bench_cuda, bench_train
+from microgradnorm.cli.bench_harness import cpu_timer, time_interleaved
+from microgradnorm.norms import NORMS
 
 SHAPES = ((4096, 1024), (1024, 4096), (16384, 256))
 
@@ -88,55 +89,42 @@ def train_table(before, repeat, timer):
                           for k, v in t.items()))
 
 
-def norm_cases(reference, norm, x, w, b, dy):
+def norm_cases(reference, norm, arrays):
     """(forward, forward + backward) of one reference-kernel module."""
-    if norm == "layernorm":
-        def forward():
-            return reference.layer_norm_forward(x, w, b, 1e-5)
-
-        def step():
-            _, mean, rstd = forward()
-            reference.layer_norm_backward(dy, x, w, mean, rstd)
-    else:
-        def forward():
-            return reference.rms_norm_forward(x, w, 1e-6)
-
-        def step():
-            _, rstd = forward()
-            reference.rms_norm_backward(dy, x, w, rstd)
-    return forward, step
+    forward, backward = bench_cuda.kernel_calls(norm, arrays, reference)
+    return forward, lambda: (forward(), backward())
 
 
-def torch_cases(torch, norm, x, w, b, dy):
+def torch_cases(torch, norm, arrays):
     import torch.nn.functional as TF
 
-    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (x, w, b))
-    tdy = torch.tensor(dy)
-    size = tuple(x.shape[-1:])
+    tensors = {name: torch.tensor(a, requires_grad=True) for name, a in arrays.items()
+               if name != "dy"}
+    tdy = torch.tensor(arrays["dy"])
 
     def forward():
-        if norm == "layernorm":
-            return TF.layer_norm(tx, size, tw, tb, 1e-5)
-        return TF.rms_norm(tx, size, tw, 1e-6)
+        return NORMS[norm].run_torch(TF, tensors)
 
     def step():
-        inputs = (tx, tw, tb) if norm == "layernorm" else (tx, tw)
-        return torch.autograd.grad(forward(), inputs, tdy)
+        return torch.autograd.grad(forward(), list(tensors.values()), [tdy])
     return forward, step
 
 
 def norms_table(before, torch, repeat, timer):
     ref_after = importlib.import_module("microgradnorm.kernels.reference")
     ref_before = importlib.import_module(before.__name__ + ".kernels.reference")
-    for norm in ("layernorm", "rmsnorm"):
+    for norm in bench_cuda.GPU_NORMS:                 # the row norms with their own kernels
         for dtype in ("float32", "float64"):
             for shape in SHAPES:
                 rng = np.random.default_rng(0)
                 x, dy = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
                 w, b = (rng.standard_normal(shape[1]).astype(dtype) for _ in range(2))
-                cases = {"before": norm_cases(ref_before, norm, x, w, b, dy),
-                         "after": norm_cases(ref_after, norm, x, w, b, dy),
-                         "torch": torch_cases(torch, norm, x, w, b, dy)}
+                arrays = {"x": x, "weight": w, "dy": dy}
+                if "bias" in NORMS[norm].params:
+                    arrays["bias"] = b
+                cases = {"before": norm_cases(ref_before, norm, arrays),
+                         "after": norm_cases(ref_after, norm, arrays),
+                         "torch": torch_cases(torch, norm, arrays)}
                 copy = np.empty_like(x)
                 for i, phase in enumerate(("forward", "forward+backward")):
                     fns = {k: v[i] for k, v in cases.items()}
@@ -145,7 +133,7 @@ def norms_table(before, torch, repeat, timer):
                           for k, v in time_interleaved(fns, repeat=repeat, warmup=1,
                                                             timer=timer).items()}
                     arrays = 2 if phase == "forward" else 5     # full-size reads + writes
-                    print(f"{norm:9} {shape[0]:>5}x{shape[1]:<5} {dtype} {phase:16} before "
+                    print(f"{norm:10} {shape[0]:>5}x{shape[1]:<5} {dtype} {phase:16} before "
                           f"{ms['before']:7.2f} after {ms['after']:7.2f} torch {ms['torch']:7.2f}"
                           f" ms | after/torch {ms['after'] / ms['torch']:.2f}, before/torch "
                           f"{ms['before'] / ms['torch']:.2f} | after "

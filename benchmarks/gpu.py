@@ -3,7 +3,7 @@ reference, then timed against the device's copy bandwidth, our composite graph a
 
     PYTHONPATH=. python benchmarks/gpu.py                      # the full table (needs a GPU)
     PYTHONPATH=. python benchmarks/gpu.py --quick              # small inputs, seconds
-    PYTHONPATH=. python benchmarks/gpu.py --norm rmsnorm --dtype bfloat16
+    PYTHONPATH=. python benchmarks/gpu.py --norm rms_norm --dtype bfloat16
 
 Arguments are those of ``microgradnorm bench`` (``--device cuda`` is implied).
 """

@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 
-from microgradnorm.cli import bench
+from microgradnorm.cli import bench_harness
 from microgradnorm.kernels import reference
 
 
@@ -45,8 +45,8 @@ def main(rows=4096, size=1024, dtype="float32", repeat=15):
         def blocked(name=name):
             for ops in parts:
                 ops[name]()
-        t_whole = bench.time_call(fn, repeat).median * 1e3
-        t_blocked = bench.time_call(blocked, repeat).median * 1e3
+        t_whole = bench_harness.time_call(fn, repeat).median * 1e3
+        t_blocked = bench_harness.time_call(blocked, repeat).median * 1e3
         print(f"  {name:<38} whole {t_whole:7.3f}   blocked {t_blocked:7.3f}")
 
 

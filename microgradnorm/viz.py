@@ -15,8 +15,8 @@ import numpy as np
 
 from .autograd import topological_order
 from .backend import memory_owner
-from .checks.comparison import make_inputs, output_names, run_norm, running_stats
 from .checks.stats import graph_stats, saved_bytes
+from .norms import FusedNorm, lookup
 from .tensor import Tensor
 
 __all__ = ["FORMATS", "INSTALL_HINT", "TwinStats", "compare", "dot_available", "draw",
@@ -82,11 +82,13 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
 
 
 def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0):
-    """The composite and the fused backward graph of ``norm`` side by side, on the same
-    inputs, each captioned with its ``mg.graph_stats`` (op nodes, bytes saved).
+    """The composite and the fused backward graph of ``norm`` side by side, in one picture.
+
+    Both run on the same random inputs (``Norm.make_inputs``); each side is captioned with
+    its op-node count and the bytes it saves for backward (``mg.graph_stats``).
 
     Args:
-        norm: "layernorm", "rmsnorm", "batchnorm", "add_layer_norm" or "add_rms_norm".
+        norm: a name in ``norms.NORMS`` ("layer_norm", ...) or an alias ("layernorm").
         shape, dtype, affine, seed: as in ``mg.compare``.
         show_saved: draw the arrays each side saves for backward.
 
@@ -94,17 +96,18 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True
         a ``graphviz.Digraph``; its ``twin`` attribute holds the ``TwinStats``.
 
     Example:
-        >>> twin = viz.compare("layernorm", (2, 4, 8))
-        >>> twin.render("layernorm_twin", format="png", cleanup=True)   # no DOT file left
+        >>> twin = viz.compare("layer_norm", (2, 4, 8))
+        >>> twin.render("layer_norm_twin", format="png", cleanup=True)   # no DOT file left
     """
-    arrays = make_inputs(norm, shape, dtype, affine, seed)
-    dot = _new_digraph(f"{norm}  shape={tuple(shape)}  dtype={np.dtype(dtype)}  "
+    norm = lookup(norm, "viz.compare: norm")
+    arrays = norm.make_inputs(shape, dtype, affine, seed)
+    dot = _new_digraph(f"{norm.name}  shape={tuple(shape)}  dtype={np.dtype(dtype)}  "
                        f"(composite | fused)")
     stats = {}
     for impl in ("composite", "fused"):
         tensors = {name: _named_leaf(a, name) for name, a in arrays.items()}
-        outputs = run_norm(norm, impl, tensors, running_stats(norm, arrays))
-        for out, name in zip(outputs, output_names(norm)):
+        outputs = norm.run(tensors, impl, norm.running_stats(arrays))
+        for out, name in zip(outputs, norm.outputs):
             out.name = name
         stats[impl] = graph_stats(*outputs)
         caption = (f"{impl}: {_plural(stats[impl].nodes, 'op node')} · "
@@ -113,7 +116,7 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True
             side.attr(label=_html(_bold(caption)), style="rounded", color="#999999",
                       fontsize="16")
             _GraphDrawing(outputs, f"{impl}_", show_saved, False, ()).emit(side)
-    dot.twin = TwinStats(norm, tuple(shape), str(np.dtype(dtype)), stats["composite"],
+    dot.twin = TwinStats(norm.name, tuple(shape), str(np.dtype(dtype)), stats["composite"],
                          stats["fused"])
     return dot
 
@@ -382,7 +385,7 @@ def _op_label(node):
 
 
 def _is_fused(node):
-    return node.function.__module__.endswith("norms.fused")
+    return issubclass(node.function, FusedNorm)
 
 
 def _meta(shape, dtype):

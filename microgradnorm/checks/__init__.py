@@ -10,7 +10,8 @@ They sit above ``nn`` and ``functional`` and below the programs (``microgradnorm
 ``import microgradnorm as mg`` exposes each as ``mg.gradcheck``, ``mg.compare``, ...
 """
 
-from .comparison import NORMS, Comparison, compare
+from ..norms import NORMS
+from .comparison import Comparison, compare
 from .gradcheck import GradcheckError, gradcheck, jacobian
 from .memory import MemoryTimeline, memory_timeline
 from .precision import PrecisionReport, precision_report

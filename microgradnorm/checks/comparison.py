@@ -11,13 +11,13 @@ import time
 
 import numpy as np
 
-from .. import functional as F
 from ..autograd import grad, no_grad
+from ..norms import lookup
 from ..tensor import Tensor
 from .gradcheck import numerical_grad
 from .stats import graph_stats
 
-NORMS = ("layernorm", "rmsnorm", "batchnorm", "add_layer_norm", "add_rms_norm")
+__all__ = ["Comparison", "ImplResult", "compare", "compare_arrays", "summary_table"]
 
 
 @dataclasses.dataclass
@@ -74,57 +74,13 @@ def _ms(seconds):
     return f"{seconds * 1e3:.3f} ms"
 
 
-def make_inputs(norm, shape, dtype="float64", affine=True, seed=0, scale=1.0):
-    """Random inputs for ``norm``: {name: array}; the parameters have the normalized
-    (or channel) shape and are not all ones, so the affine path is exercised. ``x`` (and
-    ``residual``) are ``scale`` times standard normal draws."""
-    if norm not in NORMS:
-        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-    rng = np.random.default_rng(seed)
-    dtype = np.dtype(dtype)
-    shape = tuple(shape)
-    if norm == "batchnorm" and len(shape) < 2:
-        raise ValueError(f"batchnorm needs a shape (N, C) or (N, C, L), got {shape}")
-    param_shape = (shape[1],) if norm == "batchnorm" else shape[-1:]
-    arrays = {"x": scale * rng.standard_normal(shape)}
-    if norm.startswith("add_"):
-        arrays["residual"] = scale * rng.standard_normal(shape)
-    if affine:
-        arrays["weight"] = 1 + 0.5 * rng.standard_normal(param_shape)
-        if norm not in ("rmsnorm", "add_rms_norm"):
-            arrays["bias"] = 0.5 * rng.standard_normal(param_shape)
-    return {name: a.astype(dtype) for name, a in arrays.items()}
-
-
-def run_norm(norm, impl, tensors, running=None, training=True):
-    """Call ``norm`` with ``impl`` on {name: Tensor}; returns a tuple of output Tensors."""
-    x, weight, bias = tensors["x"], tensors.get("weight"), tensors.get("bias")
-    size = x.shape[-1:]
-    if norm == "layernorm":
-        return (F.layer_norm(x, size, weight, bias, impl=impl),)
-    if norm == "rmsnorm":
-        return (F.rms_norm(x, size, weight, impl=impl),)
-    if norm == "add_layer_norm":
-        return F.add_layer_norm(x, tensors["residual"], size, weight, bias, impl=impl)
-    if norm == "add_rms_norm":
-        return F.add_rms_norm(x, tensors["residual"], size, weight, impl=impl)
-    running = running or {}
-    return (F.batch_norm(x, running.get("running_mean"), running.get("running_var"), weight,
-                         bias, training=training, impl=impl),)
-
-
-def output_names(norm):
-    """The names of ``norm``'s outputs: the residual forms also return x + residual."""
-    return ("output", "sum x + residual") if norm.startswith("add_") else ("output",)
-
-
 def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=5,
             finite_differences=False, scale=1.0):
     """Composite vs fused for ``norm`` on random inputs of ``shape``.
 
     Args:
-        norm: one of ``NORMS`` ("layernorm", "rmsnorm", "batchnorm", "add_layer_norm",
-            "add_rms_norm"); batchnorm runs in training mode with running statistics.
+        norm: a name in ``norms.NORMS`` (or an alias such as "layernorm"); batch_norm
+            runs in training mode with running statistics.
         shape: input shape; LayerNorm/RMSNorm normalize the last dim, BatchNorm dim 1.
         dtype: "float64", "float32" or "float16".
         affine: with weight (and bias) parameters.
@@ -140,18 +96,19 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
         a ``Comparison``; ``print(result.table())`` shows it.
 
     Example:
-        >>> r = mg.compare("layernorm", (2, 4, 8))
+        >>> r = mg.compare("layer_norm", (2, 4, 8))
         >>> r.fused.nodes, r.composite.nodes
         (1, 9)
     """
+    norm = lookup(norm, "compare: norm")
     if repeat < 1:
         raise ValueError(f"compare: repeat must be at least 1, got {repeat}")
     if not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"compare: scale must be a finite number > 0, got {scale!r}")
-    arrays = make_inputs(norm, shape, dtype, affine, seed, scale)
+    arrays = norm.make_inputs(shape, dtype, affine, seed, scale)
     rng = np.random.default_rng(seed + 1)
     upstream = [rng.standard_normal(arrays["x"].shape).astype(dtype)
-                for _ in output_names(norm)]
+                for _ in norm.outputs]
     # Overflow and NaN are reported below in words (``nonfinite``), not as NumPy warnings.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         sides = {impl: _run_side(norm, impl, arrays, upstream, repeat)
@@ -163,7 +120,7 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
             diffs[name], note = compare_arrays(composite_value, fused_value)
             if note:
                 notes[name] = note
-    result = Comparison(norm, tuple(shape), str(np.dtype(dtype)), sides["fused"],
+    result = Comparison(norm.name, tuple(shape), str(np.dtype(dtype)), sides["fused"],
                         sides["composite"], diffs, nonfinite=notes)
     if finite_differences:
         by_impl = {impl: _finite_difference_diffs(norm, impl, arrays, upstream, side.grads)
@@ -218,7 +175,7 @@ def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
 
     def objective():
         with no_grad():
-            outputs = run_norm(norm, impl, tensors)   # batchnorm: batch statistics only
+            outputs = norm.run(tensors, impl)   # batch_norm: batch statistics only
         return sum(float((o.data * u).sum()) for o, u in zip(outputs, upstream))
 
     return {f"grad {name}": float(np.max(np.abs(
@@ -230,29 +187,19 @@ def _run_side(norm, impl, arrays, upstream, repeat):
     forward_times, backward_times = [], []
     for _ in range(repeat):
         tensors = {name: Tensor(a.copy(), requires_grad=True) for name, a in arrays.items()}
-        running = running_stats(norm, arrays)
+        running = norm.running_stats(arrays)
         start = time.perf_counter()
-        outputs = run_norm(norm, impl, tensors, running)
+        outputs = norm.run(tensors, impl, running)
         forward_times.append(time.perf_counter() - start)
         stats = graph_stats(*outputs)
         start = time.perf_counter()
         grads = grad(outputs, list(tensors.values()), upstream)
         backward_times.append(time.perf_counter() - start)
-    values = {name: o.data for name, o in zip(output_names(norm), outputs)}
+    values = {name: o.data for name, o in zip(norm.outputs, outputs)}
     values.update({name: a for name, a in (running or {}).items()})
     return ImplResult(stats.nodes, stats.by_op, stats.saved_bytes,
                       statistics.median(forward_times), statistics.median(backward_times),
                       values, {f"grad {name}": g for name, g in zip(tensors, grads)})
-
-
-def running_stats(norm, arrays):
-    """Fresh running statistics (mean 0, variance 1) for ``norm`` if it is batchnorm, else
-    None."""
-    if norm != "batchnorm":
-        return None
-    channels = arrays["x"].shape[1]
-    return {"running_mean": np.zeros(channels, arrays["x"].dtype),
-            "running_var": np.ones(channels, arrays["x"].dtype)}
 
 
 SUMMARY_HEADER = ("norm", "quantity", "nodes c/f", "saved bytes c/f", "|fused - comp|",

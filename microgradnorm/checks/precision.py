@@ -30,20 +30,23 @@ family are its channels, so "constant rows" gives channels constant over the bat
 """
 
 import dataclasses
+import inspect
 import math
 
 import numpy as np
 
 from .. import dtypes
-from .. import functional as F
 from ..autograd import grad
+from ..norms import CASTINGS, NORMS, lookup
 from ..tensor import Tensor
+
+__all__ = ["DTYPES", "FAMILIES", "Cell", "PrecisionReport", "draw_family", "draw_input",
+           "implementations", "measure", "precision_report"]
 
 FAMILIES = ("normal", "scale 300", "offset 1e4", "constant rows", "heavy tails")
 DTYPES = ("float16", "bfloat16", "float32")
-CASTINGS = ("llama", "gemma", "none")
-EPS = {"layer_norm": 1e-5, "rms_norm": 1e-6, "batch_norm": 1e-5}
 QUICK_SHAPE, FULL_SHAPE = (8, 64), (64, 512)
+MEASURED = [norm for norm in NORMS.values() if not norm.residual]    # x + residual: the same
 
 
 def draw_family(family, shape, rng):
@@ -66,70 +69,53 @@ def draw_input(norm, family, shape, rng):
     """x (rows, cols) of ``family`` for ``norm``, the family's hard case on what the norm
     normalizes over: rows for LayerNorm and RMSNorm, channels (columns of (N, C)) for
     BatchNorm, so "constant rows" gives BatchNorm channels constant over the batch."""
-    if norm == "batch_norm":
+    if lookup(norm, "precision: norm").per_channel:
         return np.ascontiguousarray(draw_family(family, shape[::-1], rng).T)
     return draw_family(family, shape, rng)
 
 
 # ----- the implementations ------------------------------------------------------------------
-def _one_pass_layer_norm(x, weight, bias, eps):
-    # var = E[x²] − E[x]²: one pass over the row, and wrong when |mean| ≫ std.
-    mean = x.mean(-1, keepdims=True)
-    var = (x * x).mean(-1, keepdims=True) - mean * mean
-    return (x - mean) / (var + eps).sqrt() * weight + bias
+def _one_pass(axis):
+    """The naive variance E[x²] − E[x]² over ``axis``: one pass, and wrong when |mean| ≫ std."""
+    def norm(x, weight, bias, eps):
+        mean = x.mean(axis, keepdims=True)
+        var = (x * x).mean(axis, keepdims=True) - mean * mean
+        return (x - mean) / (var + eps).sqrt() * weight + bias
+    return norm
 
 
-def _one_pass_batch_norm(x, weight, bias, eps):
-    # The same naive variance per channel, over the batch (axis 0 of (N, C)).
-    mean = x.mean(0, keepdims=True)
-    var = (x * x).mean(0, keepdims=True) - mean * mean
-    return (x - mean) / (var + eps).sqrt() * weight + bias
-
-
-def _batch_norm(impl):
-    """BatchNorm in training mode on (N, C): batch statistics, no running statistics."""
-    return lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True,
-                                        eps=EPS["batch_norm"], impl=impl)
-
-
-def _eps_outside_layer_norm(x, weight, bias, eps):
+def _eps_outside(x, weight, bias, eps):
     mean = x.mean(-1, keepdims=True)
     centered = x - mean
     std = (centered * centered).mean(-1, keepdims=True).sqrt()
     return centered / (std + eps) * weight + bias
 
 
+# The naive rows beside the library's two, by norm: impl -> fn(x, weight, bias, eps).
+NAIVE = {"layer_norm": {"one-pass": _one_pass(-1), "eps-outside": _eps_outside},
+         "batch_norm": {"one-pass": _one_pass(0)}}
+
+
+def _library(norm, impl="fused", **options):
+    """``fn(x, weight, bias) -> y``: the norm's ``impl`` with its default eps; BatchNorm in
+    training mode on (N, C), batch statistics, no running statistics."""
+    return lambda x, w, b: norm.run({"x": x, "weight": w, "bias": b}, impl, **options)[0]
+
+
 def implementations():
     """{(norm, impl): fn(x, weight, bias) -> y} for every row of the report."""
-    def layer(impl):
-        return lambda x, w, b: F.layer_norm(x, x.shape[-1], w, b, EPS["layer_norm"], impl)
-
-    def rms(impl, casting):
-        return lambda x, w, b: F.rms_norm(x, x.shape[-1], w, EPS["rms_norm"], impl,
-                                          casting=casting)
-
-    table = {("layer_norm", impl): layer(impl) for impl in ("composite", "fused")}
-    table[("layer_norm", "one-pass")] = lambda x, w, b: _one_pass_layer_norm(
-        x, w, b, EPS["layer_norm"])
-    table[("layer_norm", "eps-outside")] = lambda x, w, b: _eps_outside_layer_norm(
-        x, w, b, EPS["layer_norm"])
-    for casting in CASTINGS:
-        for impl in ("composite", "fused"):
-            table[("rms_norm", f"{impl}[{casting}]")] = rms(impl, casting)
-    for impl in ("composite", "fused"):
-        table[("batch_norm", impl)] = _batch_norm(impl)
-    table[("batch_norm", "one-pass")] = lambda x, w, b: _one_pass_batch_norm(
-        x, w, b, EPS["batch_norm"])
+    table = {}
+    for norm in MEASURED:
+        # a norm with casting modes (RMSNorm) once per mode: composite[llama], fused[llama], ...
+        has_casting = "casting" in inspect.signature(norm.function).parameters
+        variants = [(f"[{c}]", {"casting": c}) for c in CASTINGS] if has_casting else [("", {})]
+        for variant, options in variants:
+            for impl in ("composite", "fused"):
+                table[norm.name, impl + variant] = _library(norm, impl, **options)
+        for impl, naive in NAIVE.get(norm.name, {}).items():
+            table[norm.name, impl] = (lambda x, w, b, naive=naive, eps=norm.eps:
+                                      naive(x, w, b, eps))
     return table
-
-
-def _truth(norm):
-    """PyTorch's formula in float64 (the fused node: eps inside, two-pass variance)."""
-    if norm == "batch_norm":
-        return _batch_norm("fused")
-    if norm == "layer_norm":
-        return lambda x, w, b: F.layer_norm(x, x.shape[-1], w, b, EPS[norm])
-    return lambda x, w, b: F.rms_norm(x, x.shape[-1], w, EPS[norm])
 
 
 # ----- one cell -------------------------------------------------------------------------------
@@ -178,21 +164,23 @@ def _error(got, truth):
 
 def measure(norm, impl, dtype, family, shape=QUICK_SHAPE, seed=0):
     """The ``Cell`` of one norm/impl/dtype/family."""
-    fn = implementations()[(norm, impl)]
+    spec = lookup(norm, "precision: norm")
+    fn = implementations()[(spec.name, impl)]
     rng = np.random.default_rng(seed)
-    rows, cols = shape
-    arrays = {"x": draw_input(norm, family, shape, rng),
+    cols = shape[1]
+    arrays = {"x": draw_input(spec.name, family, shape, rng),
               "weight": 1 + 0.1 * rng.standard_normal(cols),
               "dy": rng.standard_normal(shape)}
-    if norm != "rms_norm":
+    if "bias" in spec.params:
         arrays["bias"] = 0.1 * rng.standard_normal(cols)
     low = dtypes.as_dtype(dtype)
     with np.errstate(all="ignore"):
         rounded = {n: a.astype(low).astype(np.float32).astype(np.float64)
                    for n, a in arrays.items()}
-        truth = _run(_truth(norm), rounded, np.float64)
+        # the truth: PyTorch's formula (the fused node: eps inside, two-pass variance)
+        truth = _run(_library(spec), rounded, np.float64)
         got = _run(fn, arrays, low)              # overflow and 0/0 are what we measure
-    return Cell(norm, impl, str(dtype), family,
+    return Cell(spec.name, impl, str(dtype), family,
                 {name: _error(got[name], truth[name]) for name in truth})
 
 
@@ -214,11 +202,7 @@ class PrecisionReport:
 
     def rows(self):
         """(norm, impl) pairs in report order."""
-        seen = []
-        for c in self.cells:
-            if (c.norm, c.impl) not in seen:
-                seen.append((c.norm, c.impl))
-        return seen
+        return list(dict.fromkeys((c.norm, c.impl) for c in self.cells))
 
     def table(self):
         """Plain text: one line per norm/impl/dtype, the worst max error per family."""
@@ -259,48 +243,12 @@ class PrecisionReport:
         out += [""] + [f"Note: {note}" for note in self.skipped]
         return "\n".join(out) + "\n"
 
-    def heatmap(self, path):
-        """Write a PNG heatmap of log10(worst error): rows norm/impl, columns dtype ×
-        family. Returns the path, or None when matplotlib is missing."""
-        try:
-            import matplotlib
-        except ImportError:
-            return None
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        rows = self.rows()
-        columns = [(d, f) for d in self.dtypes for f in self.families]
-        values = np.array([[_log_error(self.cell(n, i, d, f)) for d, f in columns]
-                           for n, i in rows])
-        fig, ax = plt.subplots(figsize=(1.0 + 0.62 * len(columns), 1.2 + 0.42 * len(rows)))
-        cmap = plt.get_cmap("viridis").with_extremes(bad="#d62728")   # inf / NaN: red
-        image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-8, vmax=1,
-                          aspect="auto")
-        for r in range(len(rows)):
-            for c in range(len(columns)):
-                v = values[r, c]
-                text = "inf" if not np.isfinite(v) else f"{v:.1f}"
-                ax.text(c, r, text, ha="center", va="center", fontsize=6,
-                        color="white" if not np.isfinite(v) or v < -3 else "black")
-        ax.set_xticks(range(len(columns)), [f"{d}\n{f}" for d, f in columns], fontsize=6,
-                      rotation=90)
-        ax.set_yticks(range(len(rows)), [f"{n} {i}" for n, i in rows], fontsize=7)
-        for boundary in range(1, len(self.dtypes)):
-            ax.axvline(boundary * len(self.families) - 0.5, color="white", linewidth=2)
-        fig.colorbar(image, ax=ax, label="log10 max |error| / rms(truth)  (red: inf/NaN)")
-        ax.set_title("composite vs fused vs naive, against float64", fontsize=9)
-        fig.savefig(path, dpi=120, bbox_inches="tight")
-        plt.close(fig)
-        return path
-
 
 _TENSORS = ("y", "dx", "dweight", "dbias")
 
 
 def _fmt(cell):
-    if cell.nonfinite:
-        return f"inf ({cell.nonfinite})"
-    return f"{cell.worst:.1e}"
+    return f"inf ({cell.nonfinite})" if cell.nonfinite else f"{cell.worst:.1e}"
 
 
 def _fmt_tensor(entry):
@@ -312,10 +260,11 @@ def _fmt_tensor(entry):
     return f"{worst:.1e} / {median:.1e}"
 
 
-def _log_error(cell):
-    if cell.nonfinite or not np.isfinite(cell.worst):
-        return np.nan
-    return math.log10(max(cell.worst, 1e-12))
+def _subset(name, given, allowed):
+    bad = [value for value in given if value not in allowed]
+    if bad:
+        raise ValueError(f"precision_report: {name} must be among {allowed}, got {bad}")
+    return tuple(given)
 
 
 def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=0):
@@ -332,7 +281,7 @@ def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=
         seed: of the random inputs.
 
     Returns:
-        ``PrecisionReport``: ``.table()``, ``.markdown()``, ``.heatmap(path)``, ``.cell()``.
+        ``PrecisionReport``: ``.table()``, ``.markdown()``, ``.cell()``.
 
     Example:
         >>> report = mg.precision_report(quick=True)
@@ -343,14 +292,8 @@ def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=
     if len(shape) != 2 or min(shape) < 2:
         raise ValueError(f"precision_report: shape must be (rows, cols) with both >= 2, "
                          f"got {shape}")
-    chosen = tuple(dtypes_ or DTYPES)
-    unknown = [d for d in chosen if d not in DTYPES]
-    if unknown:
-        raise ValueError(f"precision_report: dtypes must be among {DTYPES}, got {unknown}")
-    families = tuple(families or FAMILIES)
-    bad = [f for f in families if f not in FAMILIES]
-    if bad:
-        raise ValueError(f"precision_report: families must be among {FAMILIES}, got {bad}")
+    chosen = _subset("dtypes", dtypes_ or DTYPES, DTYPES)
+    families = _subset("families", families or FAMILIES, FAMILIES)
     skipped = []
     if "bfloat16" in chosen and not dtypes.has_bfloat16():
         chosen = tuple(d for d in chosen if d != "bfloat16")

@@ -13,6 +13,8 @@ command, and their shared helpers. Nothing in the library imports from here.
     bench.py        ``bench``: the CPU harness and tables
     bench_train.py  ``bench --train``: the tiny GPT's training step against PyTorch
     bench_cuda.py   ``bench --device cuda``: kernels validated, then timed on the GPU
+    bench_train.py  ``bench --train``: the tiny GPT's step against PyTorch
+    bench_harness.py  the timing, bytes and table the three bench modules share
     plotting.py     matplotlib when installed, for the examples' pictures
 """
 

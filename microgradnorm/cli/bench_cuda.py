@@ -1,7 +1,7 @@
 """``bench --device cuda``: the CUDA kernels against the GPU's own copy bandwidth, our
 composite graph and PyTorch, after each kernel has been checked against the reference.
 
-It extends the harness of ``bench`` (``time_call``, ``copy_bandwidth``, ``BenchRow``,
+It extends the harness (``bench_harness``: ``time_call``, ``copy_bandwidth``, ``BenchRow``,
 ``format_table``) with what a GPU needs:
 
   * ``cuda_event_timer``: one call timed by two CUDA events on the stream, so the time is
@@ -27,19 +27,18 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd import grad
-from ..checks.comparison import make_inputs, run_norm
 from ..kernels import reference
+from ..norms import lookup
 from ..tensor import Tensor
-from .bench import BenchRow, copy_bandwidth, fill_ratios, minimal_bytes, time_call
+from .bench_harness import (BenchRow, copy_bandwidth, fill_ratios, format_table,
+                            machine_description, minimal_bytes, progress_printer, time_call)
 
-GPU_NORMS = ("layernorm", "rmsnorm")
 GPU_COLS = (1024, 2048, 4096, 8192)
 GPU_DTYPES = ("float32", "float16", "bfloat16")
 GPU_IMPLS = ("kernel", "fused", "composite", "torch")
 GPU_PHASES = ("forward", "backward")
 MIN_INPUT_BYTES = 256 * 2**20          # x at least this large: far beyond any cache
 QUICK_INPUT_BYTES = 16 * 2**20
-EPS = {"layernorm": 1e-5, "rmsnorm": 1e-6}
 # validate(): |kernel - reference| <= tol·(|reference| + rms(reference)), per storage dtype
 VALIDATE_TOL = {"float32": 1e-4, "float16": 1e-2, "bfloat16": 4e-2}
 
@@ -60,7 +59,7 @@ def gpu_shapes(dtype, cols=GPU_COLS, min_bytes=MIN_INPUT_BYTES):
 
 
 def phase_bytes(norm, shape, dtype, phase):
-    """Minimal bytes of ``phase`` ("forward", "backward"), as ``bench.minimal_bytes``."""
+    """Minimal bytes of ``phase`` ("forward", "backward"), as ``minimal_bytes``."""
     return minimal_bytes(norm, shape, np.uint8, phase) * itemsize(dtype)   # bytes x elements
 
 
@@ -94,24 +93,39 @@ def _to_float64(cp, array):
 
 def _inputs(norm, shape, seed=0):
     """float64 x, weight (and bias) and an upstream gradient dy, as NumPy arrays."""
-    arrays = make_inputs(norm, shape, "float64", seed=seed)
+    arrays = lookup(norm).make_inputs(shape, "float64", seed=seed)
     arrays["dy"] = np.random.default_rng(seed + 1).standard_normal(shape)
     return arrays
 
 
 # ----- the kernels, called directly ---------------------------------------------------------
-def kernel_calls(norm, dev, eps):
-    """(forward, backward) closures calling ``kernels.cuda`` on the device arrays ``dev``;
-    backward uses the statistics of one forward run here."""
-    from ..kernels import cuda
-    x, weight, bias, dy = dev["x"], dev.get("weight"), dev.get("bias"), dev["dy"]
-    if norm == "layernorm":
-        _, mean, rstd = cuda.layer_norm_forward(x, weight, bias, eps)
-        return (lambda: cuda.layer_norm_forward(x, weight, bias, eps),
-                lambda: cuda.layer_norm_backward(dy, x, weight, mean, rstd, bias is not None))
-    _, rstd = cuda.rms_norm_forward(x, weight, eps)
-    return (lambda: cuda.rms_norm_forward(x, weight, eps),
-            lambda: cuda.rms_norm_backward(dy, x, weight, rstd))
+def _layer_norm_calls(k, a, eps):
+    _, mean, rstd = k.layer_norm_forward(a["x"], a["weight"], a["bias"], eps)
+    return (lambda: k.layer_norm_forward(a["x"], a["weight"], a["bias"], eps),
+            lambda: k.layer_norm_backward(a["dy"], a["x"], a["weight"], mean, rstd, True))
+
+
+def _rms_norm_calls(k, a, eps):
+    _, rstd = k.rms_norm_forward(a["x"], a["weight"], eps)
+    return (lambda: k.rms_norm_forward(a["x"], a["weight"], eps),
+            lambda: k.rms_norm_backward(a["dy"], a["x"], a["weight"], rstd))
+
+
+# The norms the GPU table times: how to call each one's kernels, and what they return.
+KERNEL_CALLS = {"layer_norm": (_layer_norm_calls, ("y", "mean", "rstd", "dx", "dweight",
+                                                   "dbias")),
+                "rms_norm": (_rms_norm_calls, ("y", "rstd", "dx", "dweight"))}
+GPU_NORMS = tuple(KERNEL_CALLS)
+
+
+def kernel_calls(norm, arrays, kernels=None):
+    """(forward, backward) closures calling ``kernels`` (default ``kernels.cuda``) on
+    ``arrays`` (x, weight, bias, dy) with the norm's default eps; backward uses the
+    statistics of one forward run here."""
+    if kernels is None:
+        from ..kernels import cuda as kernels
+    norm = lookup(norm, "kernel_calls: norm", among=GPU_NORMS)
+    return KERNEL_CALLS[norm.name][0](kernels, arrays, norm.eps)
 
 
 class ValidationError(AssertionError):
@@ -126,19 +140,9 @@ def validate(norm, cols, dtype, rows=2048, seed=0):
     arrays = _inputs(norm, (rows, cols), seed)
     dev = {name: _to_gpu(cp, a, dtype) for name, a in arrays.items()}
     host = {name: _to_float64(cp, a) for name, a in dev.items()}   # the rounded inputs
-    forward, backward = kernel_calls(norm, dev, EPS[norm])
-    got = [*forward(), *backward()]
-    if norm == "layernorm":
-        y, mean, rstd = reference.layer_norm_forward(host["x"], host["weight"],
-                                                     host["bias"], EPS[norm])
-        expected = [y, mean, rstd, *reference.layer_norm_backward(
-            host["dy"], host["x"], host["weight"], mean, rstd, True)]
-        names = ("y", "mean", "rstd", "dx", "dweight", "dbias")
-    else:
-        y, rstd = reference.rms_norm_forward(host["x"], host["weight"], EPS[norm])
-        expected = [y, rstd, *reference.rms_norm_backward(host["dy"], host["x"],
-                                                          host["weight"], rstd)]
-        names = ("y", "rstd", "dx", "dweight")
+    got = [out for call in kernel_calls(norm, dev) for out in call()]
+    expected = [out for call in kernel_calls(norm, host, reference) for out in call()]
+    names = KERNEL_CALLS[lookup(norm).name][1]
     worst = 0.0
     for name, value, want in zip(names, got, expected):
         value = _to_float64(cp, value)
@@ -161,7 +165,7 @@ def engine_calls(norm, impl, arrays, dtype):
     inputs = list(tensors.values())
 
     def forward():
-        return run_norm(norm, impl, tensors)
+        return lookup(norm).run(tensors, impl)
 
     outputs = forward()
     return forward, lambda: grad(outputs, inputs, [dy], retain_graph=True)
@@ -176,7 +180,7 @@ def torch_cuda_available():
 
 
 def torch_calls(norm, arrays, dtype):
-    """(forward, backward) of ``torch.nn.functional.layer_norm`` / ``rms_norm`` on CUDA."""
+    """(forward, backward) of PyTorch's own norm (``Norm.run_torch``) on CUDA."""
     import torch
     import torch.nn.functional as TF
 
@@ -185,17 +189,13 @@ def torch_calls(norm, arrays, dtype):
     dy = tensors.pop("dy")
     for t in tensors.values():
         t.requires_grad_(True)
-    x, weight, bias = tensors["x"], tensors.get("weight"), tensors.get("bias")
-    size = tuple(x.shape[-1:])
 
     def forward():
-        if norm == "layernorm":
-            return TF.layer_norm(x, size, weight, bias, EPS[norm])
-        return TF.rms_norm(x, size, weight, EPS[norm])
+        return lookup(norm).run_torch(TF, tensors)
 
     out = forward()
     inputs = list(tensors.values())
-    return forward, lambda: torch.autograd.grad(out, inputs, dy, retain_graph=True)
+    return forward, lambda: torch.autograd.grad(out, inputs, [dy], retain_graph=True)
 
 
 # ----- the table ----------------------------------------------------------------------------
@@ -207,13 +207,13 @@ def run_gpu_bench(norms=GPU_NORMS, cols=GPU_COLS, dtypes=GPU_DTYPES, impls=GPU_I
 
     Args:
         shapes: explicit (M, D) shapes instead of ``gpu_shapes(dtype, cols, min_bytes)``.
-        Others as in ``bench.run_norm_bench``.
+        norms: of ``GPU_NORMS`` (or their aliases). Others as in ``bench.run_norm_bench``.
     """
     cp = backend._cupy_with_gpu()
     timer = cuda_event_timer(cp)
     impls = [i for i in impls if i != "torch" or torch_cuda_available()]
     rows = []
-    for norm in norms:
+    for norm in (lookup(name, "run_gpu_bench: norm", GPU_NORMS).name for name in norms):
         for dtype in dtypes:
             for shape in shapes or gpu_shapes(dtype, cols, min_bytes):
                 if progress is not None:
@@ -237,7 +237,7 @@ def run_gpu_bench(norms=GPU_NORMS, cols=GPU_COLS, dtypes=GPU_DTYPES, impls=GPU_I
 def _calls(cp, norm, impl, arrays, dtype):
     if impl == "kernel":
         dev = {name: _to_gpu(cp, a, dtype) for name, a in arrays.items()}
-        return kernel_calls(norm, dev, EPS[norm])
+        return kernel_calls(norm, dev)
     if impl == "torch":
         return torch_calls(norm, arrays, dtype)
     return engine_calls(norm, impl, arrays, dtype)
@@ -245,13 +245,13 @@ def _calls(cp, norm, impl, arrays, dtype):
 
 def device_copy_bandwidth(nbytes=MIN_INPUT_BYTES, repeat=10):
     """GB/s of a device-to-device copy of ``nbytes`` (read + write), timed by CUDA events:
-    ``bench.copy_bandwidth`` with CuPy as the array module."""
+    ``copy_bandwidth`` with CuPy as the array module."""
     cp = backend._cupy_with_gpu()
     return copy_bandwidth(cp, nbytes=nbytes, repeat=repeat, warmup=2,
                           timer=cuda_event_timer(cp))
 
 
-def host_overhead(norm="layernorm", shape=(8, 1024), dtype="float32", calls=2000):
+def host_overhead(norm="layer_norm", shape=(8, 1024), dtype="float32", calls=2000):
     """Host-side microseconds per fused forward call: ``calls`` calls in a row on a tiny
     input (the GPU finishes each faster than the host issues the next), synchronized once
     at the end. Returns {"kernel": µs, "fused": µs}: the kernel functions alone, and
@@ -260,7 +260,7 @@ def host_overhead(norm="layernorm", shape=(8, 1024), dtype="float32", calls=2000
     arrays = _inputs(norm, shape)
     dev = {name: _to_gpu(cp, a, dtype) for name, a in arrays.items()}
     results = {}
-    for impl, fn in (("kernel", kernel_calls(norm, dev, EPS[norm])[0]),
+    for impl, fn in (("kernel", kernel_calls(norm, dev)[0]),
                      ("fused", engine_calls(norm, "fused", arrays, dtype)[0])):
         timing = time_call(lambda fn=fn: [fn() for _ in range(calls)], repeat=5, warmup=1,
                            synchronize=cuda_synchronize(cp))
@@ -280,7 +280,6 @@ def device_description():
 def run(args):
     """``bench --device cuda``: validate each CUDA kernel against the float64 reference,
     then time kernel, fused, composite and PyTorch with CUDA events (docs/gpu.md)."""
-    from .bench import format_table, machine_description, progress_printer
     if not backend.cuda_available():
         raise ValueError("--device cuda needs CuPy and a GPU (pip install -e \".[gpu]\")")
     norms = args.norm or GPU_NORMS

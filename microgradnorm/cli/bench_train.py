@@ -21,9 +21,12 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, nn, optim
+from ..checks.stats import graph_stats
+from ..functional import cross_entropy
 from ..tensor import Tensor
-from .bench import Timing, cpu_timer, gpt_training_step, time_interleaved
+from .bench_harness import (cpu_timer, fused_impls, graph_impl, kernel_choice,
+                            time_interleaved, torch_available)
 
 TRAIN_SIZES = (                   # (d_model, n_layers, context_length, batch_size)
     (64, 2, 64, 16),
@@ -124,6 +127,29 @@ def torch_gpt(vocab_size, context_length, d_model, n_heads, n_layers, dtype="flo
 
 
 # ----- the training step --------------------------------------------------------------------
+def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_layers,
+                      batch_size, dtype="float64", seed=0, device="cpu"):
+    """One training step of ``nn.GPT`` on random tokens, ready to time: forward,
+    cross-entropy, ``zero_grad``, backward and an AdamW update. Weights and tokens come from
+    ``seed``. Returns ``(step, nodes)``: the callable and the op nodes behind its loss."""
+    np.random.seed(seed)                                                 # the weights
+    model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers,
+                   impl=graph_impl(impl), dtype=dtype, device=device)
+    optimizer = optim.AdamW(model.parameters(), lr=1e-3)
+    tokens = np.random.default_rng(seed).integers(0, vocab_size,
+                                                  (batch_size, context_length + 1))
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]                     # (B, T), (B, T)
+
+    def step():
+        with kernel_choice(impl):
+            loss = cross_entropy(model(inputs), targets)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+
+    return step, graph_stats(cross_entropy(model(inputs), targets)).nodes
+
+
 @dataclasses.dataclass(frozen=True)
 class TrainStepResult:
     """One configuration's step timings, {impl: Timing}, impl in "fused", "composite",
@@ -175,7 +201,7 @@ def train_step_comparison(d_model=64, n_layers=2, context_length=64, batch_size=
     of ``torch_gpt`` on the same sizes, in turns; run it inside ``single_thread()`` for
     the one-thread comparison.
 
-    ``timer``: as in ``bench.time_call`` (``bench.cpu_timer`` on a shared machine).
+    ``timer``: as in ``time_call`` (``cpu_timer`` on a shared machine).
 
     Returns:
         a ``TrainStepResult``.
@@ -339,8 +365,6 @@ def run(args, progress=None):
     import os
     import platform
 
-    from .bench import fused_impls, torch_available
-
     impls = fused_impls(args) + ("composite",) + (("torch",) if torch_available() else ())
     repeat = args.repeat or (3 if args.quick else 9)
     timer = cpu_timer if args.clock == "cpu" else None
@@ -383,6 +407,7 @@ def _torch_version():
     return torch.__version__
 
 
-__all__ = ["PLOT_NAME", "TRAIN_SIZES", "EngineComparison", "Timing", "TrainStepResult",
-           "engine_comparison", "format_engine", "format_train_steps", "plot_scaling", "run",
+__all__ = ["PLOT_NAME", "TRAIN_SIZES", "EngineComparison", "TrainStepResult",
+           "engine_comparison", "format_engine", "format_train_steps", "gpt_training_step",
+           "plot_scaling", "run",
            "scaling_sweep", "single_thread", "torch_gpt", "train_step_comparison"]

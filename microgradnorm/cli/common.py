@@ -9,9 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from .. import nn
-from ..checks.comparison import NORMS
 from ..dtypes import as_dtype
-from ..norms import lookup
+from ..norms import NORMS, lookup
 from ..train import TrainConfig
 
 
@@ -27,15 +26,13 @@ def parse_shape(text):
     return shape
 
 
-def norm_name(among):
-    """An argparse type: a norm's name in ``among`` or one of its aliases (``"layernorm"``
-    for ``"layer_norm"``), as the canonical name."""
-    def parse(text):
-        try:
-            return lookup(text, "norm", among).name
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
-    return parse
+def norm_name(text):
+    """A norm's name in ``NORMS`` for its name or an alias (``"layernorm"`` -> ``"layer_norm"``);
+    anything else is returned as given, for ``choices`` to refuse with the list of names."""
+    try:
+        return lookup(text).name
+    except ValueError:
+        return text
 
 
 def _number(text, kind, test, what):
@@ -145,8 +142,8 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the random inputs (default %(default)s)")
     if norms:
-        parser.add_argument("--norm", choices=NORMS, default="layernorm",
-                            help="which norm (default %(default)s)")
+        parser.add_argument("--norm", type=norm_name, choices=tuple(NORMS),
+                            default="layer_norm", help="which norm (default %(default)s)")
 
 
 # TrainConfig's defaults, which the options of train and memory show and keep
@@ -163,8 +160,7 @@ def add_model_args(parser):
     """The tiny GPT's options that ``train`` and ``memory`` share: norm, placement, dtype
     and the sizes, each with its help and ``TrainConfig``'s default."""
     defaults = TRAIN_DEFAULTS
-    parser.add_argument("--norm", type=norm_name(nn.NORMS), default=defaults["norm"],
-                        metavar="{" + ",".join(nn.NORMS) + "}",
+    parser.add_argument("--norm", type=norm_name, choices=nn.NORMS, default=defaults["norm"],
                         help="the norm in every block (default %(default)s)")
     parser.add_argument("--placement", choices=nn.PLACEMENTS, default=defaults["placement"],
                         help="where the norms sit in a block (default %(default)s)")

@@ -2,7 +2,7 @@
 node, drawn side by side, checked against each other and against finite differences, and
 gathered in a report.
 
-For each norm in ``comparison.NORMS`` the demo writes ``<norm>_twin.svg`` and ``.png``
+For each norm in ``norms.NORMS`` the demo writes ``<norm>_twin.svg`` and ``.png``
 (and the ``.dot`` source) into the output directory and prints one table for all norms.
 Then it trains the tiny GPT twice from the same seed, once with composite and once with
 fused norms, reports that the loss curves agree, and draws the model's backward graph
@@ -23,8 +23,9 @@ import numpy as np
 
 from .. import functional as F
 from .. import viz
-from ..checks.comparison import NORMS, compare, summary_table
+from ..checks.comparison import compare, summary_table
 from ..checks.precision import precision_report
+from ..norms import NORMS
 from ..train import TrainConfig, compare_impls, zen_of_python
 from . import precision as precision_command
 from .common import add_compare_args, check_memory, check_out_dir, nonnegative_int

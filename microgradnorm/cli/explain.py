@@ -18,11 +18,14 @@ from .. import nn
 from ..autograd import no_grad
 from ..train import TrainConfig, train_tiny_gpt
 from ..checks import jacobian as dense_jacobian
+from ..norms import lookup
 from ..tensor import tensor
 from . import plotting
 from .common import check_out_dir, nonnegative_int, positive_int
 
 TOPICS = ("jacobian", "batchnorm", "placement")
+# The norms of the Jacobian topic: does each centre the row (subtract its mean) first?
+CENTRES = {"layer_norm": True, "rms_norm": False}
 
 
 def add_parser(commands):
@@ -63,8 +66,7 @@ def run(args):
     if not args.no_plot:
         check_out_dir(args.out)
     if args.topic == "jacobian":
-        spectra = [jacobian_spectrum(norm, args.dim, args.eps, args.seed)
-                   for norm in ("layernorm", "rmsnorm")]
+        spectra = [jacobian_spectrum(norm, args.dim, args.eps, args.seed) for norm in CENTRES]
         for spectrum in spectra:
             print(spectrum.report())
         print(centering_identity(args.dim, args.eps, args.seed))
@@ -105,7 +107,7 @@ class JacobianSpectrum:
     """The Jacobian of one norm (no affine) at one row x, and what its SVD shows.
 
     Attributes:
-        norm, dim, eps, x: the norm, D, epsilon and the row.
+        norm, dim, eps, x: the norm's name, D, epsilon and the row.
         jacobian: (D, D), by ``mg.jacobian`` (one backward per output).
         closed_form: (D, D), rstd·(I − 11ᵀ/D − x̂x̂ᵀ/D) for LayerNorm, rstd·(I − x̂x̂ᵀ/D) for
             RMSNorm.
@@ -153,36 +155,34 @@ class JacobianSpectrum:
 
     def xhat(self):
         """The normalized row."""
-        centered = self.x - self.x.mean() if self.norm == "layernorm" else self.x
+        centered = self.x - self.x.mean() if CENTRES[self.norm] else self.x
         return centered / np.sqrt((centered ** 2).mean() + self.eps)
 
 
 def jacobian_spectrum(norm, dim=8, eps=1e-5, seed=0):
-    """Measure the Jacobian of ``F.layer_norm`` or ``F.rms_norm`` (no affine, fused) at a
-    random row of length ``dim`` (mean 1, std 2), and compare it with its closed form.
+    """Measure the Jacobian of ``F.layer_norm`` or ``F.rms_norm`` (``norm``, by name or
+    alias; no affine, fused) at a random row of length ``dim`` (mean 1, std 2), and compare
+    it with its closed form.
 
     Example:
-        >>> jacobian_spectrum("layernorm", 8).singular_values[-1]     # ~1e-16: along 1
+        >>> jacobian_spectrum("layer_norm", 8).singular_values[-1]     # ~1e-16: along 1
     """
+    norm = lookup(norm, "jacobian_spectrum: norm", among=CENTRES)
+    centres = CENTRES[norm.name]
     x = np.random.default_rng(seed).normal(1.0, 2.0, dim)
-    if norm == "layernorm":
-        fn = lambda t: F.layer_norm(t, dim, eps=eps)          # noqa: E731
-        centered, removed = x - x.mean(), 2
-    else:
-        fn = lambda t: F.rms_norm(t, dim, eps=eps)            # noqa: E731
-        centered, removed = x, 1
-    measured = dense_jacobian(fn, tensor(x))
+    centered, removed = (x - x.mean(), 2) if centres else (x, 1)
+    measured = dense_jacobian(lambda t: norm.function(t, dim, eps=eps), tensor(x))
     second_moment = (centered ** 2).mean()
     rstd = 1 / np.sqrt(second_moment + eps)
     xhat = centered * rstd
     eye = np.eye(dim)
     closed = rstd * (eye - np.outer(xhat, xhat) / dim)
-    if norm == "layernorm":
+    if centres:
         closed -= rstd * np.ones((dim, dim)) / dim
     _, singular_values, vt = np.linalg.svd(measured)
     predicted = [rstd] * (dim - removed) + [rstd * eps / (second_moment + eps)]
-    predicted += [0.0] if norm == "layernorm" else []
-    return JacobianSpectrum(norm, dim, eps, x, measured, closed, singular_values,
+    predicted += [0.0] if centres else []
+    return JacobianSpectrum(norm.name, dim, eps, x, measured, closed, singular_values,
                             np.array(predicted), vt[::-1][:removed])
 
 
@@ -422,7 +422,7 @@ def _geomean(values):
 
 
 def placement_sweep(widths=(16, 32, 64), depths=(6, 12, 24, 48), seeds=3,
-                    inits=("xavier", "gpt2"), norm="layernorm"):
+                    inits=("xavier", "gpt2"), norm="layer_norm"):
     """``block_grad_norms`` for every placement, width, depth and init, over ``seeds``."""
     ratios, profiles = {}, {}
     for init in inits:

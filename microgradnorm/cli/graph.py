@@ -1,8 +1,8 @@
 """``microgradnorm graph``: one norm's composite and fused backward graphs side by side."""
 
 from .. import viz
-from ..checks.comparison import NORMS
-from .common import add_compare_args, check_memory, check_out_dir
+from ..norms import NORMS
+from .common import add_compare_args, check_memory, check_out_dir, norm_name
 from .demo import twin_name
 
 
@@ -10,7 +10,7 @@ def add_parser(commands):
     parser = commands.add_parser(
         "graph", help="draw one norm's composite and fused backward graphs side by side")
     add_compare_args(parser, norms=False)
-    parser.add_argument("--norm", choices=NORMS + ("all",), default="layernorm",
+    parser.add_argument("--norm", type=norm_name, choices=(*NORMS, "all"), default="layer_norm",
                         help="which norm, or all of them (default %(default)s)")
     parser.add_argument("--out", default=".", help="output directory (default: here)")
     parser.add_argument("--format", choices=viz.FORMATS, default="svg",
@@ -22,7 +22,7 @@ def add_parser(commands):
 
 def run(args):
     check_memory(args.shape, args.dtype)
-    norms = NORMS if args.norm == "all" else (args.norm,)
+    norms = tuple(NORMS) if args.norm == "all" else (args.norm,)
     # every graph is built (and its shape checked) before the first file is written
     dots = {norm: viz.compare(norm, args.shape, args.dtype, show_saved=args.saved,
                               affine=args.affine, seed=args.seed) for norm in norms}

@@ -7,7 +7,10 @@ float16 / bfloat16 / float32, five input families), prints the table, and writes
 both mostly imports and the PNG (loaded 2-core AMD EPYC). docs/precision.md reads it.
 """
 
+import math
 from pathlib import Path
+
+import numpy as np
 
 from ..checks.precision import DTYPES, PrecisionReport, precision_report
 from .common import check_out_dir
@@ -24,7 +27,7 @@ def run_precision(out_dir, quick=False, seed=0, dtypes=None, echo=print):
     report = precision_report(quick=quick, seed=seed, dtypes_=dtypes)
     echo(report.table())
     files = []
-    heatmap = report.heatmap(out_dir / HEATMAP)
+    heatmap = draw_heatmap(report, out_dir / HEATMAP)
     if heatmap is None:
         echo(INSTALL_HINT)
     else:
@@ -34,6 +37,43 @@ def run_precision(out_dir, quick=False, seed=0, dtypes=None, echo=print):
     files.append(path)
     echo("\nwrote " + ", ".join(str(p) for p in files))
     return report, files
+
+
+def draw_heatmap(report, path):
+    """Write a PNG heatmap of log10(worst error) of ``report``: rows norm/impl, columns
+    dtype × family. Returns the path, or None when matplotlib is missing."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rows = report.rows()
+    columns = [(d, f) for d in report.dtypes for f in report.families]
+    values = np.array([[_log_error(report.cell(n, i, d, f)) for d, f in columns]
+                       for n, i in rows])
+    fig, ax = plt.subplots(figsize=(1.0 + 0.62 * len(columns), 1.2 + 0.42 * len(rows)))
+    cmap = plt.get_cmap("viridis").with_extremes(bad="#d62728")   # inf / NaN: red
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-8, vmax=1, aspect="auto")
+    for (r, c), v in np.ndenumerate(values):
+        ax.text(c, r, "inf" if not np.isfinite(v) else f"{v:.1f}", ha="center", va="center",
+                fontsize=6, color="white" if not np.isfinite(v) or v < -3 else "black")
+    ax.set_xticks(range(len(columns)), [f"{d}\n{f}" for d, f in columns], fontsize=6,
+                  rotation=90)
+    ax.set_yticks(range(len(rows)), [f"{n} {i}" for n, i in rows], fontsize=7)
+    for boundary in range(1, len(report.dtypes)):
+        ax.axvline(boundary * len(report.families) - 0.5, color="white", linewidth=2)
+    fig.colorbar(image, ax=ax, label="log10 max |error| / rms(truth)  (red: inf/NaN)")
+    ax.set_title("composite vs fused vs naive, against float64", fontsize=9)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return path
+
+
+def _log_error(cell):
+    if cell.nonfinite or not np.isfinite(cell.worst):
+        return np.nan
+    return math.log10(max(cell.worst, 1e-12))
 
 
 def summary(report: PrecisionReport):

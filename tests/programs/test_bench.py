@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from microgradnorm.cli import bench
+from microgradnorm.cli import bench, bench_harness
 
 ROOT = Path(__file__).parents[2]
 
@@ -26,7 +26,7 @@ def fake_timer(samples):
 
 def test_time_call_runs_warmup_untimed_and_keeps_every_sample():
     calls = []
-    timing = bench.time_call(lambda: calls.append(1), repeat=3, warmup=2,
+    timing = bench_harness.time_call(lambda: calls.append(1), repeat=3, warmup=2,
                              timer=fake_timer([0.3, 0.1, 0.2]))
     assert len(calls) == 5
     assert timing.samples == (0.3, 0.1, 0.2)
@@ -34,42 +34,46 @@ def test_time_call_runs_warmup_untimed_and_keeps_every_sample():
 
 
 def test_median_of_an_even_count_is_the_mean_of_the_middle_two():
-    assert bench.Timing((4.0, 1.0, 3.0, 2.0)).median == 2.5
+    assert bench_harness.Timing((4.0, 1.0, 3.0, 2.0)).median == 2.5
 
 
 def test_default_timer_synchronizes_before_and_after_each_timed_call():
     events = []
-    bench.time_call(lambda: events.append("call"), repeat=2, warmup=1,
+    bench_harness.time_call(lambda: events.append("call"), repeat=2, warmup=1,
                     synchronize=lambda: events.append("sync"))
     assert events == ["call"] + ["sync", "call", "sync"] * 2
 
 
 def test_time_call_rejects_zero_repeats():
     with pytest.raises(ValueError, match="repeat"):
-        bench.time_call(lambda: None, repeat=0)
+        bench_harness.time_call(lambda: None, repeat=0)
 
 
 def test_copy_bandwidth_counts_read_and_write_bytes():
-    gbps = bench.copy_bandwidth(np, nbytes=2**20, repeat=3, warmup=0,
+    gbps = bench_harness.copy_bandwidth(np, nbytes=2**20, repeat=3, warmup=0,
                                 timer=fake_timer([1e-3, 2e-3, 3e-3]))
     assert gbps == pytest.approx(2 * 2**20 / 2e-3 / 1e9)
 
 
 def test_minimal_bytes_per_norm_and_phase():
-    assert bench.minimal_bytes("layernorm", (4, 8), "float32", "forward") == 2 * 32 * 4
-    assert bench.minimal_bytes("rmsnorm", (4, 8), "float64", "forward+backward") == 5 * 32 * 8
-    assert bench.minimal_bytes("add_layer_norm", (4, 8), "float32", "backward") == 4 * 32 * 4
+    minimal_bytes = bench_harness.minimal_bytes
+    assert minimal_bytes("layer_norm", (4, 8), "float32", "forward") == 2 * 32 * 4
+    assert minimal_bytes("rms_norm", (4, 8), "float64", "forward+backward") == 5 * 32 * 8
+    assert minimal_bytes("batch_norm", (4, 8), "float32", "backward") == 3 * 32 * 4
+    assert minimal_bytes("add_layer_norm", (4, 8), "float32", "backward") == 4 * 32 * 4
+    assert minimal_bytes("add_rms_norm", (4, 8), "float32", "forward") == 4 * 32 * 4
+    assert minimal_bytes("layernorm", (4, 8), "float32", "forward") == 2 * 32 * 4   # an alias
     with pytest.raises(ValueError, match="norm"):
-        bench.minimal_bytes("groupnorm", (4, 8), "float32", "forward")
+        minimal_bytes("groupnorm", (4, 8), "float32", "forward")
     with pytest.raises(ValueError, match="phase"):
-        bench.minimal_bytes("layernorm", (4, 8), "float32", "backward only")
+        minimal_bytes("layer_norm", (4, 8), "float32", "backward only")
 
 
 def make_row(impl, median_s, phase="forward", **kwargs):
-    return bench.BenchRow("cpu", "layernorm", (1000, 1000), "float32", impl, phase,
-                          bench.Timing((median_s,)),
-                          bench.minimal_bytes("layernorm", (1000, 1000), "float32", phase),
-                          **kwargs)
+    return bench_harness.BenchRow(
+        "cpu", "layer_norm", (1000, 1000), "float32", impl, phase,
+        bench_harness.Timing((median_s,)),
+        bench_harness.minimal_bytes("layer_norm", (1000, 1000), "float32", phase), **kwargs)
 
 
 def test_row_derives_gbps_percent_of_copy_and_speedups():
@@ -78,7 +82,7 @@ def test_row_derives_gbps_percent_of_copy_and_speedups():
     assert row.gbps == pytest.approx(8e6 / 0.004 / 1e9)            # 2.0 GB/s
     assert row.pct_copy == pytest.approx(50.0)
     assert row.vs_composite is None and row.vs_torch is None
-    rows = bench.fill_ratios([make_row("composite", 0.012), row, make_row("torch", 0.002),
+    rows = bench_harness.fill_ratios([make_row("composite", 0.012), row, make_row("torch", 0.002),
                               make_row("fused", 0.001, phase="forward+backward")])
     assert row.vs_composite == pytest.approx(3.0)
     assert row.vs_torch == pytest.approx(0.5)
@@ -87,23 +91,23 @@ def test_row_derives_gbps_percent_of_copy_and_speedups():
 
 
 def test_table_has_a_header_and_one_line_per_row_with_dashes_for_missing_values():
-    rows = bench.fill_ratios([make_row("composite", 0.012), make_row("fused", 0.004)])
-    lines = bench.format_table(rows).splitlines()
+    rows = bench_harness.fill_ratios([make_row("composite", 0.012), make_row("fused", 0.004)])
+    lines = bench_harness.format_table(rows).splitlines()
     assert lines[0].split()[:3] == ["norm", "shape", "dtype"]
     assert set(lines[1]) == {"-", " "}
     assert len(lines) == 4
     fused = lines[3].split()
-    assert fused[:5] == ["layernorm", "1000x1000", "float32", "fused", "forward"]
+    assert fused[:5] == ["layer_norm", "1000x1000", "float32", "fused", "forward"]
     assert fused[5] == "4.000" and fused[-2] == "3.00" and fused[-1] == "-"
 
 
 def test_run_norm_bench_measures_every_impl_and_phase():
-    impls = ("composite", "fused") + (("torch",) if bench.torch_available() else ())
+    impls = ("composite", "fused") + (("torch",) if bench_harness.torch_available() else ())
     rows = bench.run_norm_bench(("layernorm", "add_rms_norm"), ((6, 8),), ("float64",),
-                                impls, repeat=1, warmup=0)
+                                impls, repeat=1, warmup=0)     # an alias is named as NORMS
     assert len(rows) == 2 * len(impls) * 2
     by_key = {(r.norm, r.impl, r.phase): r for r in rows}
-    for norm in ("layernorm", "add_rms_norm"):
+    for norm in ("layer_norm", "add_rms_norm"):
         fused = by_key[(norm, "fused", "forward+backward")]
         composite = by_key[(norm, "composite", "forward+backward")]
         assert fused.saved_bytes < composite.saved_bytes
@@ -146,9 +150,9 @@ def test_bench_quick_prints_the_machine_the_engine_and_the_table_last():
     table = out.strip().split("\n\n")[-1].splitlines()
     assert table[0].startswith("norm")
     rows = [line.split() for line in table[2:]]
-    impls = 3 if bench.torch_available() else 2
+    impls = 3 if bench_harness.torch_available() else 2
     assert len(rows) == 2 * len(bench.QUICK_SHAPES) * impls * 2
-    assert {r[0] for r in rows} == {"layernorm", "rmsnorm"}
+    assert {r[0] for r in rows} == {"layer_norm", "rms_norm"}      # the aliases' names
     assert all(float(r[5]) > 0 for r in rows)
 
 
@@ -163,13 +167,13 @@ def test_bench_on_cuda_without_a_gpu_says_what_it_needs():
 
 def test_time_interleaved_takes_turns_and_keeps_samples_per_callable():
     calls = []
-    timings = bench.time_interleaved({"a": lambda: calls.append("a"),
+    timings = bench_harness.time_interleaved({"a": lambda: calls.append("a"),
                                       "b": lambda: calls.append("b")}, repeat=2, warmup=1,
                                      timer=fake_timer([1.0, 2.0, 3.0, 4.0]))
     assert calls == ["a", "b", "a", "b", "a", "b"]
     assert timings["a"].samples == (1.0, 3.0) and timings["b"].samples == (2.0, 4.0)
     with pytest.raises(ValueError, match="repeat"):
-        bench.time_interleaved({"a": lambda: None}, repeat=0)
+        bench_harness.time_interleaved({"a": lambda: None}, repeat=0)
 
 
 def test_benchmark_scripts_run_from_a_checkout():
@@ -183,7 +187,7 @@ def test_benchmark_scripts_run_from_a_checkout():
                           "--norm", "rmsnorm", "--dtype", "float64", "--quiet"], check=False,
                          capture_output=True, text=True, timeout=300, env=env)
     assert cpu.returncode == 0, cpu.stderr
-    assert cpu.stdout.strip().splitlines()[-1].startswith("rmsnorm")
+    assert cpu.stdout.strip().splitlines()[-1].startswith("rms_norm")
 
 
 def test_bench_rejects_a_shape_that_is_not_2d():
@@ -194,9 +198,9 @@ def test_bench_rejects_a_shape_that_is_not_2d():
 
 def test_cpu_timer_counts_this_process_cpu_time_not_sleep():
     import time
-    slept = bench.cpu_timer(lambda: time.sleep(0.05))
+    slept = bench_harness.cpu_timer(lambda: time.sleep(0.05))
     assert slept < 0.02
-    busy = bench.cpu_timer(lambda: sum(range(300_000)))
+    busy = bench_harness.cpu_timer(lambda: sum(range(300_000)))
     assert busy > 0
 
 

@@ -1,10 +1,14 @@
 """The CPU side of ``bench --device cuda``: shapes, bytes, the CUDA-event timer and the
-command's errors. The timings themselves need a GPU (docs/gpu.md)."""
+command's errors, the kernel calls' wiring. The timings themselves need a GPU (docs/gpu.md)."""
 
+import numpy as np
 import pytest
 
+import microgradnorm as mg
 from microgradnorm import backend, cli
-from microgradnorm.cli import bench, bench_cuda
+from microgradnorm.cli import bench_cuda, bench_harness
+from microgradnorm.kernels import reference
+from microgradnorm.norms import NORMS
 
 
 @pytest.mark.parametrize("dtype", bench_cuda.GPU_DTYPES)
@@ -56,7 +60,7 @@ class FakeCupy:
 def test_cuda_event_timer_reports_seconds_between_events_around_the_call():
     calls = []
     timer = bench_cuda.cuda_event_timer(FakeCupy)
-    timing = bench.time_call(lambda: calls.append(1), repeat=3, warmup=1, timer=timer)
+    timing = bench_harness.time_call(lambda: calls.append(1), repeat=3, warmup=1, timer=timer)
     assert len(calls) == 4 and timing.samples == (0.0025,) * 3
 
 
@@ -74,3 +78,19 @@ def test_bfloat16_is_refused_on_the_cpu(capsys):
 
 def test_validation_tolerances_cover_every_dtype():
     assert set(bench_cuda.VALIDATE_TOL) == set(bench_cuda.GPU_DTYPES)
+
+
+@pytest.mark.parametrize("norm", bench_cuda.GPU_NORMS)
+def test_kernel_calls_match_the_composite_graph(norm):
+    # The table of kernel calls, run with the NumPy reference kernels, against the composite
+    # graph: the arguments (eps, statistics, dy) reach the kernels in the right order.
+    arrays = bench_cuda._inputs(norm, (5, 16), seed=3)
+    forward, backward = bench_cuda.kernel_calls(norm, arrays, reference)
+    tensors = {name: mg.tensor(a, requires_grad=True) for name, a in arrays.items()
+               if name != "dy"}
+    (y,) = NORMS[norm].run(tensors, "composite")
+    grads = mg.grad([y], list(tensors.values()), [arrays["dy"]])
+    assert not NORMS[norm].residual and not NORMS[norm].per_channel
+    np.testing.assert_allclose(forward()[0], y.data, atol=1e-12)
+    for got, want in zip(backward(), grads):                 # dx, dweight (, dbias)
+        np.testing.assert_allclose(got, want, atol=1e-12)

@@ -57,7 +57,7 @@ def test_demo_compares_every_norm(tmp_path):
     result = run_cli("demo", "--shape", "2,3,4", "--repeat", "1", "--train-steps", "0",
                      cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    for norm in ("layernorm", "rmsnorm", "batchnorm", "add_layer_norm", "add_rms_norm"):
+    for norm in ("layer_norm", "rms_norm", "batch_norm", "add_layer_norm", "add_rms_norm"):
         row = re.search(rf"^{norm}\s+output\s+(\d+) / 1\s.*\s(\S+)\s+-\s+-\s",
                         result.stdout, flags=re.M)
         assert row and int(row.group(1)) > 1, norm

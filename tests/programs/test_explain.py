@@ -17,7 +17,7 @@ ROOT = Path(__file__).parents[2]
 
 
 @pytest.mark.parametrize("dim", [3, 8])
-@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm"])
+@pytest.mark.parametrize("norm", ["layer_norm", "rms_norm"])
 def test_jacobian_spectrum_matches_the_closed_form(norm, dim):
     spectrum = explain.jacobian_spectrum(norm, dim, eps=1e-5, seed=1)
     np.testing.assert_allclose(spectrum.jacobian, spectrum.closed_form, atol=1e-13)
@@ -27,8 +27,8 @@ def test_jacobian_spectrum_matches_the_closed_form(norm, dim):
     assert np.all(spectrum.singular_values[~nonzero] < 1e-14)
     xhat, ones = spectrum.xhat(), np.ones(dim)
     # the smallest: 1 for LayerNorm (exactly 0), x_hat for RMSNorm (eps-sized)
-    assert spectrum.cosines(ones if norm == "layernorm" else xhat)[0] == pytest.approx(1, abs=1e-9)
-    if norm == "layernorm":
+    assert spectrum.cosines(ones if norm == "layer_norm" else xhat)[0] == pytest.approx(1, abs=1e-9)
+    if norm == "layer_norm":
         assert spectrum.cosines(xhat)[1] == pytest.approx(1, abs=1e-9)
         assert np.abs(spectrum.jacobian @ ones).max() < 1e-13
     else:

@@ -13,7 +13,7 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import viz
 from microgradnorm.autograd import module_scope
-from microgradnorm.checks.comparison import NORMS
+from microgradnorm.norms import NORMS
 
 # CI installs Graphviz (.ci/run): there a missing `dot` is a failure, not a skip.
 needs_dot = pytest.mark.skipif(not viz.dot_available() and os.environ.get("CI") != "true",
@@ -48,10 +48,9 @@ def small_model(impl="composite"):
 @pytest.mark.parametrize("impl", ["composite", "fused"])
 @pytest.mark.parametrize("norm", NORMS)
 def test_dot_has_one_op_node_per_graph_node(norm, impl):
-    from microgradnorm.checks.comparison import make_inputs, run_norm, running_stats
-    arrays = make_inputs(norm, (2, 3, 4))
+    arrays = NORMS[norm].make_inputs((2, 3, 4))
     tensors = {name: mg.tensor(a, requires_grad=True) for name, a in arrays.items()}
-    outputs = run_norm(norm, impl, tensors, running_stats(norm, arrays))
+    outputs = NORMS[norm].run(tensors, impl, NORMS[norm].running_stats(arrays))
     source = viz.draw(outputs, show_saved=True).source
     assert len(op_ids(source)) == mg.graph_stats(*outputs).nodes
 
@@ -76,6 +75,13 @@ def test_twin_graph_node_counts_match_graph_stats(norm):
             in dot.source
     assert twin.fused.saved_bytes < twin.composite.saved_bytes
     assert "saved: rstd" in dot.source                 # named by the fused Function
+    green = {op: "#c9ecc9" in attributes for op, attributes in
+             re.findall(r"^\s*((?:composite|fused)_op\d+) \[(.*)\]$", dot.source, flags=re.M)}
+    assert green and all(green[op] == op.startswith("fused_") for op in green)   # fused only
+
+
+def test_twin_graph_takes_an_alias_and_names_the_norm():
+    assert viz.compare("layernorm", (2, 3, 4)).twin.norm == "layer_norm"
 
 
 def test_saved_nodes_add_up_to_graph_stats_bytes():
@@ -251,7 +257,7 @@ def test_demo_without_graphviz_still_completes(tmp_path):
     assert "install" in result.stdout and "graphviz" in result.stdout
     out = tmp_path / "out"
     assert sorted(p.suffix for p in out.iterdir()) == [".dot"] * (len(NORMS) + 1) + [".md"]
-    assert "layernorm_twin.dot" in (out / "report.md").read_text()
+    assert "layer_norm_twin.dot" in (out / "report.md").read_text()
 
 
 @needs_dot

@@ -11,7 +11,7 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import backend, dtypes
-from microgradnorm.checks.comparison import NORMS, make_inputs, run_norm
+from microgradnorm.norms import NORMS
 
 cp = pytest.importorskip("cupy")
 if not backend.cuda_available():
@@ -28,12 +28,9 @@ def run(norm, impl, arrays, device, dtype, seed=3):
     """Outputs, input gradients and running statistics of ``norm`` on ``device``, as NumPy."""
     tensors = {name: mg.tensor(a, requires_grad=True, dtype=dtype, device=device)
                for name, a in arrays.items()}
-    running = None
-    if norm == "batchnorm":
-        channels = arrays["x"].shape[1]
-        running = {"running_mean": mg.tensor(np.zeros(channels), dtype=dtype, device=device),
-                   "running_var": mg.tensor(np.ones(channels), dtype=dtype, device=device)}
-    outputs = run_norm(norm, impl, tensors, running)
+    running = {name: mg.tensor(a, dtype=dtype, device=device)
+               for name, a in (NORMS[norm].running_stats(arrays) or {}).items()}
+    outputs = NORMS[norm].run(tensors, impl, running)
     rng = np.random.default_rng(seed)
     loss = None
     for out in outputs:
@@ -117,13 +114,13 @@ def test_bfloat16_tensor_on_cuda_holds_the_cpu_bits_and_carries_gradients():
 
 
 @needs_bfloat16
-@pytest.mark.parametrize("norm", ["layernorm", "rmsnorm", "add_layer_norm", "add_rms_norm"])
+@pytest.mark.parametrize("norm", ["layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm"])
 def test_fused_bfloat16_on_gpu_runs_the_kernels_and_matches_cpu_bfloat16(norm, monkeypatch):
     from microgradnorm.kernels import cuda
     launched = []
     forward = cuda._forward
     monkeypatch.setattr(cuda, "_forward", lambda *a, **k: launched.append(1) or forward(*a, **k))
-    arrays = make_inputs(norm, (4, 9, 1024), "float64", seed=4)
+    arrays = NORMS[norm].make_inputs((4, 9, 1024), "float64", seed=4)
     gpu = run(norm, "fused", arrays, "cuda", "bfloat16")
     cpu = run(norm, "fused", arrays, "cpu", "bfloat16")
     assert launched, "the bfloat16 CUDA kernels did not run"
@@ -176,8 +173,8 @@ def test_nn_module_to_cuda_bfloat16_steps_like_cpu_bfloat16():
 @pytest.mark.parametrize("impl", ["fused", "composite"])
 @pytest.mark.parametrize("norm", NORMS)
 def test_norm_on_gpu_equals_cpu(norm, impl, dtype):
-    shape = (8, 6, 40) if norm == "batchnorm" else (4, 9, 1000)
-    arrays = make_inputs(norm, shape, "float64", seed=1)
+    shape = (8, 6, 40) if NORMS[norm].per_channel else (4, 9, 1000)
+    arrays = NORMS[norm].make_inputs(shape, "float64", seed=1)
     gpu = run(norm, impl, arrays, "cuda", dtype)
     cpu = run(norm, impl, arrays, "cpu", dtype)
     assert_same(gpu, cpu, DEVICE_TOL[dtype])
@@ -186,8 +183,8 @@ def test_norm_on_gpu_equals_cpu(norm, impl, dtype):
 @pytest.mark.parametrize("dtype", LOW_DTYPES)
 @pytest.mark.parametrize("norm", NORMS)
 def test_composite_equals_fused_on_gpu(norm, dtype):
-    shape = (8, 6, 40) if norm == "batchnorm" else (4, 9, 1024)
-    arrays = make_inputs(norm, shape, "float64", seed=2)
+    shape = (8, 6, 40) if NORMS[norm].per_channel else (4, 9, 1024)
+    arrays = NORMS[norm].make_inputs(shape, "float64", seed=2)
     fused = run(norm, "fused", arrays, "cuda", dtype)
     composite = run(norm, "composite", arrays, "cuda", dtype)
     assert_same(fused, composite, DEVICE_TOL[dtype])
