@@ -59,7 +59,7 @@ def main(argv=None):
     print("  early/late: ‖∂L/∂θ‖ of the first quarter of the blocks over the last quarter "
           "(param), the same for ‖∂L/∂x‖ of the block inputs (stream);")
     print("  last: ‖∂L/∂θ_L‖ of the last block; spread: max/min of ‖∂L/∂θ_l‖ over the blocks")
-    print(f"{'norm':<9} {'placement':<9} {'depth':>5} {'early/late param':>16} "
+    print(f"{'norm':<10} {'placement':<9} {'depth':>5} {'early/late param':>16} "
           f"{'early/late stream':>17} {'last':>9} {'spread':>7}")
     profiles = {}
     for norm in nn.NORMS:
@@ -70,7 +70,7 @@ def main(argv=None):
                 params = np.exp(np.mean([np.log(p) for p, _ in runs], axis=0))   # per block
                 stream = np.exp(np.mean([np.log(s) for _, s in runs], axis=0))
                 profiles[norm, placement, depth] = params
-                print(f"{norm:<9} {placement:<9} {depth:>5} {early_late(params):>16.3f} "
+                print(f"{norm:<10} {placement:<9} {depth:>5} {early_late(params):>16.3f} "
                       f"{early_late(stream):>17.3f} {params[-1]:>9.3f} "
                       f"{params.max() / params.min():>7.2f}")
 
@@ -78,7 +78,7 @@ def main(argv=None):
     print(f"\ntraining at depth {train_depth}, {args.train_steps} AdamW steps "
           f"(lr 3e-3, batch 16, context 32, init {args.init}), Zen of Python; "
           "loss = mean of the last 20 steps")
-    print(f"{'placement':<9} {'layernorm':>10} {'rmsnorm':>10}")
+    print(f"{'placement':<9} {'layer_norm':>10} {'rms_norm':>10}")
     final = {}
     for placement in nn.PLACEMENTS:
         row = []
@@ -89,8 +89,8 @@ def main(argv=None):
             final[norm, placement] = float(np.mean(run.losses[-20:]))
             row.append(f"{final[norm, placement]:>10.4f}")
         print(f"{placement:<9} " + " ".join(row))
-    print(f"composite graph nodes per norm (with affine): layernorm "
-          f"{composite_nodes('layernorm')}, rmsnorm {composite_nodes('rmsnorm')}")
+    print("composite graph nodes per norm (with affine): "
+          + ", ".join(f"{norm} {composite_nodes(norm)}" for norm in nn.NORMS))
 
     plt = plotting.pyplot()
     if plt is not None:

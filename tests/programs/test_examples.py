@@ -108,7 +108,7 @@ def assert_table_aligned(header, rows):
 
 def test_norm_placement_quick(tmp_path):
     out = run_quick("norm_placement.py", tmp_path)
-    rows = re.findall(r"^\s*(layernorm|rmsnorm)\s+(pre|post|sandwich|deepnorm)\s+(\d+)\s+"
+    rows = re.findall(r"^\s*(layer_norm|rms_norm)\s+(pre|post|sandwich|deepnorm)\s+(\d+)\s+"
                       r"([0-9.]+)\s+([0-9.]+)", out, flags=re.MULTILINE)
     assert len(rows) == 2 * 4 * 2                       # norms x placements x quick depths
     lines = out.splitlines()
