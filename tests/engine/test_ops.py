@@ -673,7 +673,7 @@ def test_split_rejects_bad_sections_and_axis_naming_them():
         x.split([2, 3], axis=1)
     with pytest.raises(ValueError, match="split_size must be a positive int"):
         x.split(0, axis=1)
-    with pytest.raises(IndexError, match=r"axis must be in \[-2, 2\)"):
+    with pytest.raises(IndexError, match=r"axis 2 is out of range .* \(expected -2 <= axis < 2\)"):
         x.split(2, axis=2)
     with pytest.raises(TypeError, match="axis must be an int"):
         x.split(2, axis=True)

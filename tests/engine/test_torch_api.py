@@ -410,7 +410,7 @@ def test_bad_input_names_the_argument():
         x.index_select(0, [0.5])
     with pytest.raises(ValueError, match="as many dims"):
         x.gather(0, np.zeros(2, np.int64))
-    with pytest.raises(AxisError, match="dim 2 is out of range"):
+    with pytest.raises(AxisError, match="axis 2 is out of range"):
         x.gather(2, np.zeros((2, 3), np.int64))
     with pytest.raises(ValueError, match="chunks must be at least 1"):
         x.chunk(0)
