@@ -6,7 +6,9 @@ promote as PyTorch does (docs/architecture.md, "dtypes"). The ops are the functi
 ``ops`` family modules; ``Tensor`` binds them as its methods, section by section.
 """
 
+import operator
 import warnings
+from functools import partialmethod
 
 import numpy as np
 
@@ -235,13 +237,8 @@ class Tensor:
             out = ToDevice.apply(out, device=device)
         return out
 
-    def cpu(self):
-        """``self.to("cpu")``."""
-        return self.to("cpu")
-
-    def cuda(self):
-        """``self.to("cuda")`` (needs CuPy and a GPU)."""
-        return self.to("cuda")
+    cpu = partialmethod(to, "cpu")
+    cuda = partialmethod(to, "cuda")
 
     def astype(self, dtype):
         """A copy in ``dtype``, in the graph (the gradient is cast back); an integer or bool
@@ -251,33 +248,13 @@ class Tensor:
             return Tensor._from_op(self.data.astype(dtype), None)
         return Cast.apply(self, dtype=dtype)
 
-    def float(self):
-        """``astype(float32)`` (``float(t)`` gives a Python number)."""
-        return self.astype(np.float32)
-
-    def double(self):
-        """``astype(float64)``."""
-        return self.astype(np.float64)
-
-    def half(self):
-        """``astype(float16)``."""
-        return self.astype(np.float16)
-
-    def bfloat16(self):
-        """``astype("bfloat16")`` (needs ml_dtypes)."""
-        return self.astype("bfloat16")
-
-    def long(self):
-        """``astype(int64)``, a constant."""
-        return self.astype(np.int64)
-
-    def int(self):
-        """``astype(int32)``, a constant."""
-        return self.astype(np.int32)
-
-    def bool(self):
-        """``astype(bool)``: True where nonzero, a constant."""
-        return self.astype(np.bool_)
+    float = partialmethod(astype, np.float32)       # float(t) gives a Python number
+    double = partialmethod(astype, np.float64)
+    half = partialmethod(astype, np.float16)
+    bfloat16 = partialmethod(astype, "bfloat16")
+    long = partialmethod(astype, np.int64)             # integer and bool: constants
+    int = partialmethod(astype, np.int32)
+    bool = partialmethod(astype, np.bool_)
 
     def type_as(self, other):
         """``astype(other.dtype)``."""
@@ -295,22 +272,17 @@ class Tensor:
 
     contiguous = shape_ops.contiguous
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        """Zeros of ``size`` (ints or one tuple), this tensor's dtype and device unless
-        given (``torch.Tensor.new_zeros``)."""
-        return self._new_filled("new_zeros", size, 0, dtype, device, requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        """Ones of ``size``, this tensor's dtype and device unless given."""
-        return self._new_filled("new_ones", size, 1, dtype, device, requires_grad)
-
-    def _new_filled(self, fn, size, value, dtype, device, requires_grad):
+    def _new_filled(self, fn, value, *size, dtype=None, device=None, requires_grad=False):
+        # new_zeros, new_ones: this tensor's dtype and device unless given
         size = base.size_args(fn, size)
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = self.device if device is None else backend.check_device(device)
         array = self.xp.full(size, value, dtype=dtype) if device == self.device else \
             backend.to_device(np.full(size, value, dtype=dtype), device)
         return Tensor._leaf(fn, array, requires_grad)
+
+    new_zeros = partialmethod(_new_filled, "new_zeros", 0)
+    new_ones = partialmethod(_new_filled, "new_ones", 1)
 
     # ----- autograd -----------------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
@@ -438,24 +410,12 @@ class Tensor:
         a, b, _ = base.promote(self.data, as_tensor(other, self).data)
         return Tensor._from_op(op(a, b), None)
 
-    def __lt__(self, other):
-        return self._compare(other, lambda a, b: a < b)
-
-    def __le__(self, other):
-        return self._compare(other, lambda a, b: a <= b)
-
-    def __gt__(self, other):
-        return self._compare(other, lambda a, b: a > b)
-
-    def __ge__(self, other):
-        return self._compare(other, lambda a, b: a >= b)
-
-    def __eq__(self, other):
-        return self._compare(other, lambda a, b: a == b)
-
-    def __ne__(self, other):
-        return self._compare(other, lambda a, b: a != b)
-
+    __lt__ = partialmethod(_compare, op=operator.lt)
+    __le__ = partialmethod(_compare, op=operator.le)
+    __gt__ = partialmethod(_compare, op=operator.gt)
+    __ge__ = partialmethod(_compare, op=operator.ge)
+    __eq__ = partialmethod(_compare, op=operator.eq)
+    __ne__ = partialmethod(_compare, op=operator.ne)
     __hash__ = object.__hash__      # tensors are dict keys by identity, as in PyTorch
 
     def __bool__(self):

@@ -341,24 +341,6 @@ class Where(Function):
                 unbroadcast(xp.where(ctx.condition, zero, grad), b_shape) if need_b else None)
 
 
-class MaskedFill(Function):
-    """x with a 0-d ``value`` where the bool ``mask`` (broadcast) is True; x's gradient is 0
-    there, and the value gets the sum of the filled gradient."""
-
-    @staticmethod
-    def forward(ctx, x, value, mask):
-        ctx.mask, ctx.shape = mask, x.shape
-        return backend.array_module(x).where(mask, value.astype(x.dtype), x)
-
-    @staticmethod
-    def backward(ctx, grad):
-        xp = backend.array_module(grad)
-        zero = xp.zeros((), grad.dtype)
-        need_x, need_value = ctx.needs_input_grad
-        return (unbroadcast(xp.where(ctx.mask, zero, grad), ctx.shape) if need_x else None,
-                xp.where(ctx.mask, grad, zero).sum().reshape(()) if need_value else None)
-
-
 # ----- casts and copies -----------------------------------------------------------------------
 class Cast(Function):
     @staticmethod
@@ -521,5 +503,7 @@ def masked_fill(x, mask, value):
         raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__} {value!r}")
     else:
-        value = constant(x.xp.asarray(value))
-    return MaskedFill.apply(x, value, mask=mask)
+        value = constant(x.xp.asarray(value, dtype=x.dtype))
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype)
+    return Where.apply(value, x, condition=mask)

@@ -1,6 +1,6 @@
 """Indexing: ``x[index]`` (slices, ints, integer arrays: an embedding lookup is
-``weight[ids]``), gather and index_select. Backward adds each gradient into the element
-it came from, so an index that repeats accumulates."""
+``weight[ids]``), gather, and index_select as an ``x[index]``. Backward adds each gradient
+into the element it came from, so an index that repeats accumulates."""
 
 import numbers
 
@@ -62,26 +62,6 @@ class Gather(Function):
         return grad_x
 
 
-class IndexSelect(Function):
-    """The slices of x at ``index`` (a 1-D integer array) along ``axis``."""
-
-    @staticmethod
-    def forward(ctx, x, index, axis):
-        ctx.shape, ctx.index, ctx.axis = x.shape, index, axis
-        if not x.ndim:
-            return x.reshape(1)[index].reshape(())
-        return backend.array_module(x).take(x, index, axis=axis)
-
-    @staticmethod
-    def backward(ctx, grad):
-        xp = backend.array_module(grad)
-        if not ctx.shape:
-            return grad.reshape(())
-        grad_x = xp.zeros(ctx.shape, dtype=grad.dtype)
-        xp.add.at(grad_x, (slice(None),) * ctx.axis + (ctx.index,), grad)
-        return grad_x
-
-
 # ----- the functions ------------------------------------------------------------------------
 def _raw(value):
     return value.data if isinstance(value, _tensor.Tensor) else value
@@ -100,6 +80,11 @@ def _check_range(fn, index, size, axis):
                               f"size {size} (expected 0 <= index < {size})")
 
 
+def _flat_pick(x, index):
+    # the elements of x (at most 1-D) at ``index``, in index's shape
+    return getitem(x.reshape(-1), index.reshape(-1)).reshape(index.shape)
+
+
 def gather(x, dim, index):
     """Values along ``dim`` at ``index`` (``torch.gather``): for dim 0,
     ``out[i][j] = x[index[i][j]][j]``; index has x's number of dims, each but ``dim`` no
@@ -107,8 +92,7 @@ def gather(x, dim, index):
     axis = normalize_axis("gather", dim, x.ndim, single=True)
     index = as_array("gather", "index", index, x, "iu")
     if index.size == 0:                         # any shape of empty index, as in torch
-        flat = x.reshape(-1)
-        return IndexSelect.apply(flat, index=index.reshape(0), axis=0).reshape(index.shape)
+        return _flat_pick(x, index)
     if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
         raise ValueError(f"gather: index must have as many dims as the tensor ({x.ndim}), "
                          f"got shape {tuple(index.shape)}")
@@ -117,8 +101,7 @@ def gather(x, dim, index):
             raise ValueError(f"gather: a 0-d tensor takes a 0-d or one-element index, got "
                              f"shape {tuple(index.shape)}")
         _check_range("gather", index, max(x.size, 1) if x.ndim == 0 else x.shape[0], axis)
-        flat_index = index.reshape(-1) if x.ndim else index.reshape(1)
-        return IndexSelect.apply(x, index=flat_index, axis=0).reshape(index.shape)
+        return _flat_pick(x, index)
     for d, (n, m) in enumerate(zip(index.shape, x.shape)):
         if d != axis and n > m:
             raise ValueError(f"gather: index of shape {tuple(index.shape)} is larger than the "
@@ -136,4 +119,6 @@ def index_select(x, dim, index):
         raise ValueError(f"index_select: index must be 1-D or 0-d, got shape "
                          f"{tuple(index.shape)}")
     _check_range("index_select", index, x.shape[axis] if x.ndim else 1, axis)
-    return IndexSelect.apply(x, index=index.reshape(-1), axis=axis)
+    if x.ndim == 0:
+        return _flat_pick(x, index).reshape(())
+    return getitem(x, (slice(None),) * axis + (index.reshape(-1),))

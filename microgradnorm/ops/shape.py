@@ -1,6 +1,6 @@
-"""Shape ops: views (reshape, permute, expand, split) and copies (concatenate, stack,
-repeat), then the functions behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ... . A view's
-output shares its input's version counter (``autograd``), as in PyTorch."""
+"""Shape ops: views (reshape, permute, expand, split) and concatenate, then the functions
+behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are compositions.
+A view shares its input's version counter (``autograd``), as in PyTorch."""
 
 import math
 import numbers
@@ -88,18 +88,6 @@ class Concatenate(Function):
         return tuple(next(parts) if k else xp.zeros((0,), grad.dtype) for k in ctx.kept)
 
 
-class Stack(Function):
-    @staticmethod
-    def forward(ctx, *arrays, axis):
-        ctx.axis, ctx.count = axis, len(arrays)
-        return backend.array_module(arrays[0]).stack(arrays, axis=axis)
-
-    @staticmethod
-    def backward(ctx, grad):
-        xp = backend.array_module(grad)
-        return tuple(xp.take(grad, i, axis=ctx.axis) for i in range(ctx.count))
-
-
 class Split(Function):
     """``x`` cut along ``axis`` into consecutive pieces of the given sizes: one node with
     one output per piece, each a view of x. Backward joins the pieces' gradients into one
@@ -119,23 +107,6 @@ class Split(Function):
     @staticmethod
     def backward(ctx, *grads):
         return backend.array_module(grads[0]).concatenate(grads, axis=ctx.axis)
-
-
-class Repeat(Function):
-    """x tiled ``repeats`` times per dim, x first given leading dims of size 1 up to
-    ``len(repeats)``; backward sums the copies."""
-
-    @staticmethod
-    def forward(ctx, x, repeats):
-        shape = (1,) * (len(repeats) - x.ndim) + tuple(x.shape)
-        ctx.shape, ctx.padded, ctx.repeats = x.shape, shape, repeats
-        return backend.array_module(x).tile(x.reshape(shape), repeats)
-
-    @staticmethod
-    def backward(ctx, grad):
-        # (r0·s0, r1·s1, ...) -> (r0, s0, r1, s1, ...), summed over the r axes
-        split = [n for pair in zip(ctx.repeats, ctx.padded) for n in pair]
-        return grad.reshape(split).sum(axis=tuple(range(0, len(split), 2))).reshape(ctx.shape)
 
 
 # ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
@@ -248,9 +219,11 @@ def stack(tensors, axis=0, *, dim=None):
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
-    ndim = len(getattr(tensors[0], "shape", np.shape(tensors[0])))
-    axis = normalize_axis("stack", axis, ndim, dim=dim, default=0, single=True, insert=True)
-    return Stack.apply(*tensors, axis=axis)
+    shape = tuple(getattr(tensors[0], "shape", np.shape(tensors[0])))
+    axis = normalize_axis("stack", axis, len(shape), dim=dim, default=0, single=True,
+                          insert=True)
+    new_shape = shape[:axis] + (1,) + shape[axis:]
+    return concatenate([Reshape.apply(t, shape=new_shape) for t in tensors], axis)
 
 
 def _split_axis(fn, x, axis, dim):
@@ -309,4 +282,8 @@ def repeat(x, *sizes):
     if len(sizes) < x.ndim:
         raise ValueError(f"repeat: give at least one repeat per dim ({x.ndim}), got "
                          f"{len(sizes)}: {sizes}")
-    return Repeat.apply(x, repeats=tuple(int(r) for r in sizes))
+    padded = (1,) * (len(sizes) - x.ndim) + x.shape
+    # a copy of x for each repeat: (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...)
+    tiles = Expand.apply(reshape(x, tuple(n for s in padded for n in (1, s))),
+                         shape=tuple(n for pair in zip(sizes, padded) for n in pair))
+    return reshape(tiles, tuple(r * s for r, s in zip(sizes, padded)))
