@@ -99,10 +99,10 @@ def torch_sign(x):
     if x.dtype == np.bool_:
         return x.copy()
     xp = backend.array_module(x)
-    out = xp.sign(x)
+    out = xp.sign(x)                 # a NumPy scalar for a 0-d x: where() makes an array
     if is_floating(x.dtype):
-        out[xp.isnan(out)] = 0
-    return out
+        out = xp.where(xp.isnan(out), xp.zeros((), out.dtype), out)
+    return xp.asarray(out)
 
 
 # ----- shapes and reductions ------------------------------------------------------------------

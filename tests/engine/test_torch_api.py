@@ -1,6 +1,6 @@
 """torch's everyday Tensor methods and ``mg.*`` functions (ops/, factories.py): values and
-gradients against PyTorch at the corners (NaN, ties, bounds, repeated indices), gradchecks, the factories' dtype/shape/device/requires_grad, tensor
-gradient hooks, and bad input."""
+gradients against PyTorch at the corners (NaN, ties, bounds, repeated indices), gradchecks,
+the factories' dtype/shape/device/requires_grad, tensor gradient hooks, and bad input."""
 
 import numpy as np
 import pytest

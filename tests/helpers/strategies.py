@@ -1,4 +1,4 @@
-"""Hypothesis strategies shared by the test files (minitorch's ``tests/helpers/strategies.py`` habit).
+"""Hypothesis strategies shared by the test files (minitorch's ``tests/helpers`` habit).
 
     from strategies import arrays, broadcastable_pair, shapes
 
