@@ -25,12 +25,7 @@ def _make(fn, array, dtype, device, requires_grad):
 
 def zeros(*size, dtype=None, device="cpu", requires_grad=False):
     """A tensor of zeros of ``size`` (ints, or one tuple), float64 unless ``dtype`` is given
-    (``torch.zeros``; torch's default is float32).
-
-    Example:
-        >>> mg.zeros(2, 3).shape
-        (2, 3)
-    """
+    (``torch.zeros``)."""
     return _make("zeros", np.zeros(size_args("zeros", size)), dtype, device, requires_grad)
 
 
@@ -66,12 +61,7 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
     """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``
-    (``torch.arange``; ``arange(n)`` is 0 .. n-1). int64 when all three are ints, else
-    float64 (torch: float32), unless ``dtype`` is given. Shape: (ceil((end-start)/step),).
-
-    Example:
-        >>> mg.arange(5)                      # tensor([0, 1, 2, 3, 4], dtype=int64)
-    """
+    (``torch.arange``): int64 when all three are ints, else float64, unless ``dtype``."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):

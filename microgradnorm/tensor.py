@@ -35,18 +35,14 @@ class Tensor:
     """An n-dimensional array that can record the ops applied to it.
 
     Args:
-        data: array_like (nested lists, numbers, a NumPy or CuPy array, or a Tensor),
-            always copied, as by ``torch.tensor``.
+        data: array_like or a Tensor, always copied (``torch.tensor``).
         requires_grad: record ops on this tensor so ``backward`` can fill ``.grad``.
         dtype: NumPy dtype or name (``"bfloat16"`` too); by default the data's own.
         device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
 
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-        >>> (x * x).sum().backward()
-        >>> x.grad
-        array([[2., 4.],
-               [6., 8.]])
+        >>> (x * x).sum().backward()             # x.grad: 2 x
     """
 
     __array_priority__ = 100      # ndarray + Tensor calls Tensor.__radd__, not NumPy's add
@@ -109,13 +105,8 @@ class Tensor:
         """The number of elements, an int (NumPy's ``size``; PyTorch's ``numel()``)."""
         return int(self.data.size)
 
-    def numel(self):
-        """The number of elements, an int (``size``)."""
-        return self.size
-
-    def dim(self):
-        """The number of dims, an int (``ndim``)."""
-        return self.ndim
+    numel = size.fget                 # PyTorch's names, as methods
+    dim = ndim.fget
 
     @property
     def device(self):
@@ -223,12 +214,8 @@ class Tensor:
 
     def to(self, *args, device=None, dtype=None):
         """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing
-        changes), in the graph. PyTorch's forms: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(other)``.
-
-        Example:
-            >>> h = x.to(dtype="bfloat16")             # a Cast node; x.grad stays float64
-        """
+        changes), in the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
+        ``to(other)``."""
         device, dtype = to_arguments("to()", args, device, dtype)
         out = self
         if dtype is not None and dtype != self.dtype:
@@ -286,13 +273,9 @@ class Tensor:
 
     # ----- autograd -----------------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
-
-        Args:
-            grad: the gradient of some scalar with respect to this tensor (array or Tensor
-                of this tensor's shape); may be omitted for a one-element tensor.
-            retain_graph: keep the saved arrays so backward can run through the graph again.
-        """
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad;
+        ``grad``: d(scalar)/d(self), omitted for a one-element tensor; ``retain_graph``: keep
+        the saved arrays for another backward."""
         autograd.backward(self, grad, retain_graph)
 
     def retain_grad(self):
@@ -311,12 +294,7 @@ class Tensor:
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` on this tensor's total gradient each backward; a returned
-        array (same shape) replaces it, None keeps it. Returns a handle whose
-        ``remove()`` unregisters the hook.
-
-        Example:
-            >>> h = x.register_hook(lambda g: g * 0.5)     # halve x's gradient
-        """
+        array (same shape) replaces it. Returns a handle whose ``remove()`` unregisters it."""
         return autograd.register_hook(self, hook)
 
     # ----- in-place (not recorded; they bump the version counter) -------------------------

@@ -18,8 +18,7 @@ def _category(dtype):
 
 def result_dtype(a, b):
     """The dtype PyTorch gives a binary op on arrays ``a`` and ``b`` (docs/architecture.md,
-    "dtypes"): a higher category wins outright, a 0-d operand does not widen a dimensioned
-    one of its category, float16 with bfloat16 is float32, else NumPy's rule."""
+    "dtypes")."""
     da, db = a.dtype, b.dtype
     if da == db:
         return da
@@ -36,11 +35,9 @@ def result_dtype(a, b):
 
 
 def promote(a, b, opmath=False):
-    """``(a, b, dtype)``: the operands to compute with and ``result_dtype(a, b)``.
-
-    With ``opmath`` (arithmetic), a half-precision result with one 0-d operand is computed
-    in float32, that operand kept at float32 (``x * 0.1`` in float16 is
-    float16(x · float32(0.1)), as in PyTorch); the caller rounds to ``dtype`` once."""
+    """``(a, b, dtype)``: the operands to compute with and ``result_dtype(a, b)``. With
+    ``opmath`` (arithmetic), half precision with one 0-d operand computes in float32 (the
+    0-d one kept at float32, as in PyTorch); the caller rounds to ``dtype`` once."""
     if a.dtype == b.dtype:
         return a, b, a.dtype
     dtype = result_dtype(a, b)
@@ -152,27 +149,17 @@ class OutOfRangeError(IndexError, ValueError):
 
 
 class EmptyReductionError(IndexError, ValueError):
-    """A max, min or arg-reduction over an empty dim: an IndexError as in PyTorch, and a
-    ValueError."""
+    """A max, min or arg-reduction over an empty dim: an IndexError and a ValueError."""
 
 
 class AxisError(np.exceptions.AxisError):
-    """An axis out of range: an IndexError (PyTorch's "Dimension out of range") and a
-    ValueError (NumPy's ``AxisError`` is both)."""
-
-    def __init__(self, message):
-        super().__init__(message)
+    """An axis out of range: an IndexError, as in PyTorch, and a ValueError, as in NumPy."""
 
 
 def normalize_axis(fn, axis, ndim, *, dim=None, default=None, single=False, insert=False):
-    """The one reading of an ``axis`` argument; ``dim`` is PyTorch's name for it (both given,
-    and different, is a TypeError). Negative axes count from the end; a 0-d tensor takes
-    0 and -1, as in PyTorch.
-
-    Returns: with ``single``, one non-negative int; else None (every dim) or a sorted tuple
-    (from an int or a sequence; () for a 0-d tensor). ``insert``: an axis where a new dim
-    goes (``unsqueeze``), one of ndim + 1 places.
-    """
+    """The one reading of an ``axis`` (or ``dim``, PyTorch's name) argument, negative from
+    the end (a 0-d tensor takes 0 and -1): with ``single`` one non-negative int, else None
+    or a sorted tuple. ``insert``: a place for a new dim, one of ndim + 1."""
     if dim is not None:
         if axis != default and axis != dim:
             raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
