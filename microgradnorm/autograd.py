@@ -17,9 +17,7 @@ from .backend import array_module, device_of, memory_owner
 
 
 class _ThreadState(threading.local):
-    """Per-thread autograd state, as in PyTorch: grad mode and the scope stacks. A
-    ``no_grad`` block in one thread leaves recording on in every other thread, and two
-    threads calling different modules each label their own nodes."""
+    """Per-thread autograd state, as in PyTorch: grad mode and the scope stacks."""
 
     def __init__(self):
         self.grad_enabled = True
@@ -36,19 +34,13 @@ def is_grad_enabled():
 
 
 class set_grad_enabled:
-    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``).
-
-    Called, it sets the mode at once; used as a context manager it restores the previous
-    mode on exit; used as a decorator the function runs in that mode. Each thread has its
-    own mode (a new thread starts with recording on).
-
-    Args:
-        mode: True to record ops, False not to.
+    """Turn graph recording on (``mode=True``) or off in this thread
+    (``torch.set_grad_enabled``): at once when called, until the block ends as a context
+    manager, for each call as a decorator.
 
     Example:
         >>> with mg.set_grad_enabled(False):
         ...     y = x * 2                      # y.requires_grad is False
-        >>> mg.set_grad_enabled(True)          # as a plain call: from here on
     """
 
     def __init__(self, mode):
@@ -73,9 +65,8 @@ class set_grad_enabled:
 
 
 class _GradMode:
-    """A context manager and decorator that sets grad mode to ``MODE`` in this thread and
-    restores the previous mode on exit (also on an exception). As in PyTorch it decorates
-    with or without parentheses: ``@mg.no_grad()`` and ``@mg.no_grad``."""
+    """A context manager and decorator (``@mg.no_grad()`` or ``@mg.no_grad``) that sets
+    grad mode to ``MODE`` in this thread and restores the previous mode on exit."""
 
     MODE = True
 
@@ -108,8 +99,8 @@ def _grad_mode_decorator(fn, make):
 
 
 class no_grad(_GradMode):
-    """Inside this block (or decorated function) ops record no graph and save nothing for
-    backward, in this thread only (``torch.no_grad``).
+    """Inside this block (or decorated function) ops record no graph and save nothing,
+    in this thread (``torch.no_grad``).
 
     Example:
         >>> with mg.no_grad():
@@ -120,14 +111,8 @@ class no_grad(_GradMode):
 
 
 class enable_grad(_GradMode):
-    """Turn recording back on inside a ``no_grad`` block, in this thread only
-    (``torch.enable_grad``); a context manager and a decorator.
-
-    Example:
-        >>> with mg.no_grad():
-        ...     with mg.enable_grad():
-        ...         y = x * 2                  # recorded
-    """
+    """Turn recording back on inside a ``no_grad`` block, in this thread
+    (``torch.enable_grad``); a context manager and a decorator."""
 
     MODE = True
 
@@ -157,7 +142,7 @@ class Context:
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
         state = _state                # per thread: grad mode and the scope stacks
         modules, groups = state.module_stack, state.group_stack
-        self.module = modules[-1] if modules else ""                  # _module_path()
+        self.module = modules[-1] if modules else ""
         self.group = groups[-1] if groups else None
 
     @property
@@ -223,41 +208,28 @@ class Context:
 
 
 class Function:
-    """Base class of every differentiable op.
-
-    Subclasses define two static methods on plain arrays::
-
-        forward(ctx, *arrays, **options) -> array or tuple of arrays
-        backward(ctx, *output_grads)     -> one gradient (or None) per input array
-
-    and are called through ``apply(*inputs, **options)``, where inputs are Tensors (or
-    numbers and arrays, taken as constants; None stays None, for an absent optional input
-    such as a bias). ``options`` are passed to forward unchanged.
-
-    ``saved_names`` may name what forward saves, in ``save_for_backward``'s order; the
-    visualizer labels saved arrays with them.
-    """
+    """Base class of every differentiable op: ``forward(ctx, *arrays, **options)`` and
+    ``backward(ctx, *output_grads)`` on plain arrays, called through
+    ``apply(*inputs, **options)`` (numbers and arrays are constants, None stays None).
+    ``saved_names`` may name what forward saves, for the visualizer."""
 
     saved_names = ()
 
     @staticmethod
     def forward(ctx, *args, **options):
-        """The op on plain arrays (NumPy or CuPy); save what backward needs with
-        ``ctx.save_for_backward(...)``. Returns an array or a tuple of arrays."""
+        """The op on plain arrays; returns an array or a tuple of arrays."""
         raise NotImplementedError
 
     @staticmethod
     def backward(ctx, *grads):
-        """Given dL/d(output) per output (arrays of the outputs' shapes), return
-        dL/d(input) per input, each of that input's shape (or None where
-        ``ctx.needs_input_grad`` is False)."""
+        """dL/d(input) per input (or None where ``ctx.needs_input_grad`` is False), from
+        dL/d(output) per output."""
         raise NotImplementedError
 
     @classmethod
     def apply(cls, *inputs, **options):
-        """Run ``forward`` on the inputs' arrays and return Tensor output(s); when grad
-        mode is on and an input requires grad, the outputs' ``grad_fn`` is a new graph node
-        (a ``Context``) that ``backward`` will call."""
+        """Run ``forward`` on the inputs' arrays; the Tensor output(s) get a new node as
+        ``grad_fn`` when grad mode is on and an input requires grad."""
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)
@@ -393,10 +365,9 @@ def op_group(name):
 
 
 def topological_order(root_nodes):
-    """The nodes reachable from ``root_nodes``, each placed after every node it feeds, so
-    that the reversed list visits a node only once all its consumers are done. A depth-first
-    post-order kept on an explicit stack, so deep graphs don't hit Python's recursion limit.
-    Nodes hash by identity."""
+    """The nodes reachable from ``root_nodes``, each after every node it feeds (reversed, a
+    node comes after all its consumers): a depth-first post-order on an explicit stack, so
+    deep graphs don't hit Python's recursion limit."""
     order, visited = [], set()
     for root in root_nodes:
         if root in visited:
@@ -418,11 +389,8 @@ def topological_order(root_nodes):
 
 
 def backward(root, grad=None, retain_graph=False):
-    """Back-propagate from ``root`` into ``.grad``; see ``Tensor.backward``.
-
-    All gradients are computed first and written to ``.grad`` only at the end, so a failing
-    backward (a freed graph, an in-place change) leaves every ``.grad`` as it was.
-    """
+    """Back-propagate from ``root`` into ``.grad`` (``Tensor.backward``), written only at the
+    end, so a failing backward leaves every ``.grad`` as it was."""
     if not root.requires_grad:
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
@@ -434,20 +402,14 @@ def backward(root, grad=None, retain_graph=False):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated:
-    no ``.grad`` is touched (``torch.autograd.grad``).
+    """The gradients of ``outputs`` with respect to ``inputs`` as a tuple of arrays,
+    touching no ``.grad`` (``torch.autograd.grad``).
 
     Args:
-        outputs: a Tensor or a sequence of Tensors.
-        inputs: a Tensor or a sequence of Tensors that the outputs depend on.
-        grad_outputs: one gradient per output (arrays or Tensors); may be omitted for
-            one-element outputs.
+        outputs, inputs: a Tensor or a sequence of Tensors.
+        grad_outputs: one gradient per output; may be omitted for one-element outputs.
         retain_graph: keep the graph for another backward.
-        allow_unused: return None for an input the outputs do not depend on; by default
-            that is an error, as in PyTorch (it usually means the wrong tensor was passed).
-
-    Returns:
-        a tuple of arrays, one per input.
+        allow_unused: None for an input the outputs do not depend on (else an error).
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -592,10 +554,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
 
 
 class RemovableHandle:
-    """What ``register_hook`` (and ``nn.Module``'s ``register_forward_hook`` and
-    ``register_forward_pre_hook``) return: ``remove()`` unregisters the hook (a second call
-    does nothing), as torch's ``RemovableHandle``; also a context manager that removes
-    the hook on exit."""
+    """What ``register_hook`` and ``nn.Module``'s forward hooks return: ``remove()``
+    unregisters the hook; also a context manager that removes it on exit."""
 
     _ids = itertools.count()
 

@@ -1,20 +1,18 @@
 """Tensor factories with PyTorch's names: zeros, ones, full, empty, arange, randn, rand,
-their ``*_like`` forms, ``from_numpy``, ``manual_seed``; and the functional forms of a
-few Tensor methods (``mg.exp``, ``mg.where``, ``mg.cat``, ...).
-
-One difference from PyTorch, by design: the default floating dtype is float64 (NumPy's),
-not float32; pass ``dtype="float32"`` for torch's. Random tensors draw from NumPy's global
-``RandomState`` (``np.random``), the generator the rest of the library uses, so
-``manual_seed(n)`` is ``np.random.seed(n)``.
+their ``*_like`` forms, ``from_numpy``, ``manual_seed``. The default float dtype is float64
+(NumPy's); random tensors draw from NumPy's global generator, which ``manual_seed`` seeds.
 """
 
 import numbers
 
 import numpy as np
 
-from . import backend, dtypes, ops, ops_extra
+from . import backend, dtypes
+from .ops.base import size_args
 from .tensor import Tensor
-from .tensor_methods import _size_args
+
+__all__ = ["arange", "empty", "from_numpy", "full", "manual_seed", "ones", "ones_like", "rand",
+           "randn", "zeros", "zeros_like"]
 
 
 def _make(fn, array, dtype, device, requires_grad):
@@ -22,36 +20,31 @@ def _make(fn, array, dtype, device, requires_grad):
     backend.check_device(device)
     if dtype is not None:
         array = array.astype(dtypes.as_dtype(dtype), copy=False)
-    return Tensor._new(fn, backend.to_device(array, device), requires_grad)
+    return Tensor._leaf(fn, backend.to_device(array, device), requires_grad)
 
 
 def zeros(*size, dtype=None, device="cpu", requires_grad=False):
     """A tensor of zeros of ``size`` (ints, or one tuple), float64 unless ``dtype`` is given
-    (``torch.zeros``; torch's default is float32).
-
-    Example:
-        >>> mg.zeros(2, 3).shape
-        (2, 3)
-    """
-    return _make("zeros", np.zeros(_size_args("zeros", size)), dtype, device, requires_grad)
+    (``torch.zeros``)."""
+    return _make("zeros", np.zeros(size_args("zeros", size)), dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device="cpu", requires_grad=False):
     """A tensor of ones of ``size`` (ints, or one tuple), float64 unless ``dtype`` is given
     (``torch.ones``)."""
-    return _make("ones", np.ones(_size_args("ones", size)), dtype, device, requires_grad)
+    return _make("ones", np.ones(size_args("ones", size)), dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device="cpu", requires_grad=False):
     """An uninitialized tensor of ``size``, float64 unless ``dtype`` is given
     (``torch.empty``): its values are whatever the memory held."""
-    return _make("empty", np.empty(_size_args("empty", size)), dtype, device, requires_grad)
+    return _make("empty", np.empty(size_args("empty", size)), dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value`` (``torch.full``). Without ``dtype``
     the dtype follows the value: bool for a bool, int64 for an int, float64 for a float."""
-    size = _size_args("full", (size,))
+    size = size_args("full", (size,))
     if isinstance(fill_value, Tensor):
         if fill_value.size != 1:
             raise ValueError(f"full: fill_value must be a number or a one-element tensor, "
@@ -68,12 +61,7 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
     """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``
-    (``torch.arange``; ``arange(n)`` is 0 .. n-1). int64 when all three are ints, else
-    float64 (torch: float32), unless ``dtype`` is given. Shape: (ceil((end-start)/step),).
-
-    Example:
-        >>> mg.arange(5)                      # tensor([0, 1, 2, 3, 4], dtype=int64)
-    """
+    (``torch.arange``): int64 when all three are ints, else float64, unless ``dtype``."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
@@ -94,7 +82,7 @@ def randn(*size, dtype=None, device="cpu", requires_grad=False):
     """Samples of the standard normal distribution, of ``size``, float64 unless ``dtype``
     is given, from NumPy's global generator (``np.random.randn``; seed with
     ``manual_seed``)."""
-    size = _size_args("randn", size)
+    size = size_args("randn", size)
     return _make("randn", np.asarray(np.random.standard_normal(size)), dtype, device,
                  requires_grad)
 
@@ -102,7 +90,7 @@ def randn(*size, dtype=None, device="cpu", requires_grad=False):
 def rand(*size, dtype=None, device="cpu", requires_grad=False):
     """Samples uniform on [0, 1), of ``size``, float64 unless ``dtype`` is given, from
     NumPy's global generator (``np.random.random_sample``; seed with ``manual_seed``)."""
-    size = _size_args("rand", size)
+    size = size_args("rand", size)
     return _make("rand", np.asarray(np.random.random_sample(size)), dtype, device,
                  requires_grad)
 
@@ -131,7 +119,7 @@ def from_numpy(array):
     either one shows in the other. The dtype is the array's."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    return Tensor._new("from_numpy", array, False)
+    return Tensor._leaf("from_numpy", array, False)
 
 
 def manual_seed(seed):
@@ -142,38 +130,3 @@ def manual_seed(seed):
     if not 0 <= seed < 2 ** 32:
         raise ValueError(f"manual_seed: seed must be in [0, 2**32), got {seed}")
     np.random.seed(int(seed))
-
-
-def _as_tensor(fn, x):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
-    return x
-
-
-def exp(x):
-    """Elementwise e**x (``torch.exp``; ``x.exp()``)."""
-    return _as_tensor("exp", x).exp()
-
-
-def log(x):
-    """Elementwise natural logarithm (``torch.log``; ``x.log()``)."""
-    return _as_tensor("log", x).log()
-
-
-def tanh(x):
-    """Elementwise tanh (``torch.tanh``; ``x.tanh()``)."""
-    return _as_tensor("tanh", x).tanh()
-
-
-def sigmoid(x):
-    r"""Elementwise :math:`\sigma(x) = 1/(1 + e^{-x})` (``torch.sigmoid``), one node."""
-    return ops_extra.Sigmoid.apply(_as_tensor("sigmoid", x))
-
-
-def cat(tensors, dim=0):
-    """``concatenate(tensors, dim)`` under torch's name (``torch.cat``)."""
-    return ops.concatenate(tensors, dim)
-
-
-minimum = ops_extra.minimum
-where = ops_extra.where

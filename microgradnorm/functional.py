@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from . import backend, ops, ops_extra
+from . import backend, ops
 from .dtypes import check_number
 from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, layer_norm,
                     rms_norm)
@@ -37,10 +37,9 @@ __all__ += ["cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "sigm
             "softmax"]
 
 
-def sigmoid(x):
-    r""":math:`\sigma(x) = \tfrac12 (1 + \tanh(x / 2))`, which never overflows (unlike
-    ``1 / (1 + exp(-x))`` for very negative x)."""
-    return 0.5 * (1 + (x * 0.5).tanh())
+sigmoid = ops.sigmoid          # one home each: F.sigmoid is mg.sigmoid is Tensor.sigmoid
+softmax = ops.softmax
+log_softmax = ops.log_softmax
 
 
 def gelu(x, approximate="none"):
@@ -51,9 +50,7 @@ def gelu(x, approximate="none"):
         \qquad\text{approximate="tanh"}:\ \tfrac12 x \bigl(1 + \tanh(\sqrt{2/\pi}\,
         (x + 0.044715 x^3))\bigr)
 
-    The two differ by at most about 5e-4. The tanh form is all elementwise NumPy; the exact
-    form calls ``math.erf`` per element on the CPU (NumPy has no erf), so it is the slower
-    one there. ``nn.FeedForward`` uses the tanh form, as GPT-2 does.
+    The two differ by at most about 5e-4; ``nn.FeedForward`` uses the tanh form, as GPT-2.
 
     Args:
         x: Tensor.
@@ -73,24 +70,6 @@ def gelu(x, approximate="none"):
 def silu(x):
     r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish)."""
     return x * sigmoid(x)
-
-
-def softmax(x, axis=-1, *, dim=None):
-    r"""Numerically stable softmax along ``axis`` (``dim``: PyTorch's name for it):
-    :math:`\mathrm{softmax}(x)_i = e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
-
-    Shape: the input's; slices along ``axis`` sum to 1.
-
-    Example:
-        >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
-    """
-    return ops_extra.softmax(x, ops.dim_alias("softmax", axis, dim, -1))
-
-
-def log_softmax(x, axis=-1, *, dim=None):
-    r"""Stable :math:`\log\mathrm{softmax}(x)_i = (x_i - m) - \log\sum_j e^{x_j - m}` along
-    ``axis`` (``dim``: PyTorch's name). Shape: the input's."""
-    return ops_extra.log_softmax(x, ops.dim_alias("log_softmax", axis, dim, -1))
 
 
 def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
@@ -142,7 +121,7 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
         return _reduce(picked.reshape(logits.shape[:-1]), reduction)
     # 0 where ignored, selected rather than multiplied by a 0/1 mask: an ignored row's
     # stand-in class 0 may have log-probability -inf (a masked logit), and -inf · 0 is NaN
-    picked = ops_extra.masked_fill(-logp[rows, logits.xp.where(keep, flat, 0)], ~keep, 0.0)
+    picked = ops.masked_fill(-logp[rows, logits.xp.where(keep, flat, 0)], ~keep, 0.0)
     if reduction == "mean":               # over the targets kept
         if counted.size == 0:             # none: NaN, and zero gradients, as in PyTorch
             return picked.sum() + logits.xp.asarray(np.nan, dtype=logits.dtype)

@@ -7,6 +7,9 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import backend, dtypes, nn, optim
+from op_table import BINARY as BINARY_OPS
+from op_table import REDUCTIONS
+from op_table import UNARY as UNARY_OPS
 
 pytestmark = pytest.mark.skipif(not dtypes.has_bfloat16(), reason="bfloat16 needs ml_dtypes")
 torch = pytest.importorskip("torch")
@@ -35,24 +38,22 @@ def assert_bf16_close(got, expected, ulps=2, what=""):
     assert np.abs(got - expected).max(initial=0) <= ulps * ULP * scale, what
 
 
-UNARY = {
-    "exp": (lambda t: t.exp(), lambda t: t.exp()),
-    "log": (lambda t: (t * t + 0.5).log(), lambda t: (t * t + 0.5).log()),
-    "sqrt": (lambda t: (t * t + 0.1).sqrt(), lambda t: (t * t + 0.1).sqrt()),
-    "tanh": (lambda t: t.tanh(), lambda t: t.tanh()),
-    "relu": (lambda t: t.relu(), lambda t: t.relu()),
-    "pow": (lambda t: t ** 3, lambda t: t ** 3),
-    "scalar": (lambda t: t * 2.5 - 1.0, lambda t: t * 2.5 - 1.0),
-    "div": (lambda t: 1.0 / (t * t + 1.0), lambda t: 1.0 / (t * t + 1.0)),
-    "sum": (lambda t: t.sum(axis=1), lambda t: t.sum(dim=1)),
-    "mean": (lambda t: t.mean(axis=0), lambda t: t.mean(dim=0)),
-    "max": (lambda t: t.max(axis=1), lambda t: t.amax(dim=1)),
-    "softmax": (lambda t: F.softmax(t), lambda t: torch.softmax(t, -1)),
-    "gelu": (lambda t: F.gelu(t, "tanh"),
-             lambda t: torch.nn.functional.gelu(t, approximate="tanh")),
-    "layer_norm": (lambda t: F.layer_norm(t, 16),
-                   lambda t: torch.nn.functional.layer_norm(t, (16,))),
-}
+def _guarded(op, fn):
+    if op in BINARY_OPS.values():        # a second operand made from x, in the domain
+        return lambda t: fn(t, op.guard(t * 0.5 - 0.25))
+    return lambda t: fn(op.guard(t))
+
+
+# the op table's ops (each input guarded into its domain), reductions over one axis, and a
+# few compositions: (ours, torch)
+UNARY = {**{name: (_guarded(op, op.ours), _guarded(op, op.torch))
+            for name, op in {**UNARY_OPS, **BINARY_OPS}.items()},
+         **{name: ((lambda op, a: lambda t: op.ours(t, a, False))(op, axis),   # noqa: B023
+                   (lambda op, a: lambda t: op.torch(t, a, False))(op, axis))  # noqa: B023
+            for (name, op), axis in zip(REDUCTIONS.items(), (1, 0, 1))},
+         "scalar": (lambda t: t * 2.5 - 1.0,) * 2,
+         "layer_norm": (lambda t: F.layer_norm(t, 16),
+                        lambda t: torch.nn.functional.layer_norm(t, (16,)))}
 
 
 @pytest.mark.parametrize("name", UNARY)

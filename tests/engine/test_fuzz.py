@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 
 import microgradnorm as mg
 import microgradnorm.functional as F
+from op_table import BINARY as BINARY_OPS
+from op_table import REDUCTIONS, UNARY as UNARY_OPS
 
 torch = pytest.importorskip("torch")
 TF = torch.nn.functional
@@ -99,25 +101,13 @@ def broadcast_partner(p, shape):
     return tuple(1 if one else n for n, one in zip(tail, ones))
 
 
-UNARY = {
-    "tanh": (lambda m: m.tanh(), torch.tanh),
-    "relu": (lambda m: m.relu(), torch.relu),
-    "neg": (lambda m: -m, torch.neg),
-    "exp": (lambda m: m.tanh().exp(), lambda t: t.tanh().exp()),
-    "sqrt": (lambda m: (m * m + 1.0).sqrt(), lambda t: (t * t + 1.0).sqrt()),
-    "log": (lambda m: (m * m + 1.0).log(), lambda t: (t * t + 1.0).log()),
-    "sigmoid": (F.sigmoid, torch.sigmoid),
-    "gelu": (lambda m: F.gelu(m, "tanh"), lambda t: TF.gelu(t, approximate="tanh")),
-    "pow": (lambda m: m ** 3, lambda t: t ** 3),
-}
-
-BINARY = {
-    "add": (lambda a, b: a + b, lambda a, b: a + b),
-    "sub": (lambda a, b: a - b, lambda a, b: a - b),
-    "mul": (lambda a, b: a * b, lambda a, b: a * b),
-    "div": (lambda a, b: a / (b * b + 1.0), lambda a, b: a / (b * b + 1.0)),
-    "maximum": (mg.maximum, torch.maximum),
-}
+# The op table's ops, each input guarded into its domain: a step's input is whatever the
+# previous steps made (exp of tanh, log of x² + 0.5, a divisor b² + 0.5: Op.guard).
+UNARY = {name: (lambda m, op=op: op.ours(op.guard(m)), lambda t, op=op: op.torch(op.guard(t)))
+         for name, op in UNARY_OPS.items()}
+BINARY = {name: (lambda a, b, op=op: op.ours(a, op.guard(b)),
+                 lambda a, b, op=op: op.torch(a, op.guard(b)))
+          for name, op in BINARY_OPS.items()}
 
 
 def step_unary(p, x, name=None):
@@ -137,18 +127,13 @@ def step_binary(p, x, name=None):
 
 
 def step_reduce(p, x, name=None):
-    name = name or p.choice(["sum", "mean", "max"], "reduction")
+    name = name or p.choice(sorted(REDUCTIONS), "reduction")
     ndim = x[0].ndim
     axes = [a for a in p.permutation(ndim, "axes order") if p.flag(f"reduce axis {a}")]
     axis = None if not axes else (axes[0] if len(axes) == 1 else tuple(axes))
     keepdims = p.flag("keepdims")
-    m = getattr(x[0], name)(axis, keepdims=keepdims)
-    t_axis = tuple(range(ndim)) if axis is None else axis
-    if name == "max":
-        t = torch.amax(x[1], dim=t_axis, keepdim=keepdims)
-    else:
-        t = getattr(torch, name)(x[1], dim=t_axis, keepdim=keepdims) if ndim else \
-            getattr(torch, name)(x[1])
+    op = REDUCTIONS[name]
+    m, t = op.ours(x[0], axis, keepdims), op.torch(x[1], axis, keepdims)
     return p.add((m, t), f"{name}(axis={axis}, keepdims={keepdims})")
 
 

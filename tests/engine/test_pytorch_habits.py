@@ -116,7 +116,7 @@ def test_unsqueeze_checks_its_axis():
     x, _ = leaf((2, 3))
     with pytest.raises(TypeError, match="unsqueeze: axis must be an int, got 1.5"):
         x.unsqueeze(1.5)                              # was a bare slice-index TypeError
-    with pytest.raises(ValueError, match=r"unsqueeze: axis 4 .* \(valid: -3 to 2\)"):
+    with pytest.raises(ValueError, match=r"unsqueeze: axis 4 .* \(expected -3 <= axis < 3\)"):
         x.unsqueeze(4)
     assert x.unsqueeze(-3).shape == (1, 2, 3) and x.unsqueeze(2).shape == (2, 3, 1)
 
@@ -346,7 +346,7 @@ def test_to_rejects_ambiguous_arguments_and_changes_nothing(args, kwargs, error,
 ])
 def test_an_axis_out_of_range_is_an_index_error_as_in_torch(call):
     t = mg.tensor(np.ones((2, 3)))
-    with pytest.raises(IndexError, match="out of range|must be in"):
+    with pytest.raises(IndexError, match="out of range"):
         call(t)
     with pytest.raises(ValueError):                 # and a ValueError, as NumPy's AxisError
         call(t)

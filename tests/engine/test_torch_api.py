@@ -1,7 +1,6 @@
-"""torch's everyday Tensor methods and ``mg.*`` functions (tensor_methods.py, ops_extra.py,
-factories.py): values and gradients against PyTorch at the corners (NaN, ties, bounds,
-repeated indices), gradchecks, the factories' dtype/shape/device/requires_grad, tensor
-gradient hooks, and bad input."""
+"""torch's everyday Tensor methods and ``mg.*`` functions (ops/, factories.py): values and
+gradients against PyTorch at the corners (NaN, ties, bounds, repeated indices), gradchecks,
+the factories' dtype/shape/device/requires_grad, tensor gradient hooks, and bad input."""
 
 import numpy as np
 import pytest
@@ -410,7 +409,7 @@ def test_bad_input_names_the_argument():
         x.index_select(0, [0.5])
     with pytest.raises(ValueError, match="as many dims"):
         x.gather(0, np.zeros(2, np.int64))
-    with pytest.raises(AxisError, match="dim 2 is out of range"):
+    with pytest.raises(AxisError, match="axis 2 is out of range"):
         x.gather(2, np.zeros((2, 3), np.int64))
     with pytest.raises(ValueError, match="chunks must be at least 1"):
         x.chunk(0)

@@ -4,7 +4,7 @@ Scope (what "public" means here): the names a user reaches from the documented n
 listed in PUBLIC_NAMESPACES (their ``__all__``, or for a module without one its names that
 do not start with "_" and are defined in the package), and of each such class every method
 and property whose name does not start with "_", defined on the class itself. Internal
-modules (the primitive ``Function`` classes of ops.py and norms/, kernels, the cli
+modules (the primitive ``Function`` classes of ops/ and norms/, kernels, the cli
 programs) are not in scope. A new public function or class in one of these namespaces
 needs a docstring, or this test names it.
 
@@ -18,8 +18,7 @@ import pytest
 
 PUBLIC_NAMESPACES = ["microgradnorm", "microgradnorm.functional", "microgradnorm.nn",
                      "microgradnorm.optim", "microgradnorm.layers", "microgradnorm.train",
-                     "microgradnorm.viz", "microgradnorm.checks", "microgradnorm.norms",
-                     "microgradnorm.tensor_methods"]   # the methods Tensor inherits
+                     "microgradnorm.viz", "microgradnorm.checks", "microgradnorm.norms"]
 DOCUMENTED_ON_THE_BASE_CLASS = {"extra_repr"}
 
 

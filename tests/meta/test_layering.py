@@ -16,8 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
     ("backend", ("backend", "dtypes", "savefile")),
-    ("core", ("tensor", "tensor_methods", "autograd", "ops", "ops_extra", "factories",
-              "kernels")),
+    ("core", ("tensor", "autograd", "ops", "factories", "kernels")),
     ("norms", ("norms",)),
     ("functional", ("functional",)),
     ("model", ("nn", "optim", "layers")),
@@ -25,7 +24,7 @@ LAYERS = (
     ("apps", ("cli", "__main__")),
 )
 RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}
-GRAPH = {"tensor", "tensor_methods", "autograd", "ops", "ops_extra", "factories"}
+GRAPH = {"tensor", "autograd", "ops", "factories"}
 KERNELS = {"kernels"}
 
 

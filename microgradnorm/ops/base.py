@@ -1,0 +1,231 @@
+"""What every op family shares: PyTorch's dtype promotion, ``unbroadcast``, the float32
+accumulation of half-precision sums, the errors, and the one reading of an ``axis``."""
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from .. import tensor as _tensor
+from ..dtypes import is_floating, is_half
+
+
+# ----- dtypes ---------------------------------------------------------------------------------
+def _category(dtype):
+    """0 bool, 1 integer, 2 floating: PyTorch's type categories."""
+    return 0 if dtype.kind == "b" else 2 if is_floating(dtype) else 1
+
+
+def result_dtype(a, b):
+    """The dtype PyTorch gives a binary op on arrays ``a`` and ``b`` (docs/architecture.md,
+    "dtypes")."""
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return da
+    ca, cb = _category(da), _category(db)
+    if (a.ndim == 0) != (b.ndim == 0):                 # one 0-d operand
+        (dims, dims_cat), (zero, zero_cat) = ((db, cb), (da, ca)) if a.ndim == 0 \
+            else ((da, ca), (db, cb))
+        return zero if zero_cat > dims_cat else dims
+    if ca != cb:
+        return da if ca > cb else db
+    if ca == 2 and is_half(da) and is_half(db):        # float16 with bfloat16
+        return np.dtype(np.float32)
+    return np.promote_types(da, db)
+
+
+def promote(a, b, opmath=False):
+    """``(a, b, dtype)``: the operands to compute with and ``result_dtype(a, b)``. With
+    ``opmath`` (arithmetic), half precision with one 0-d operand computes in float32 (the
+    0-d one kept at float32, as in PyTorch); the caller rounds to ``dtype`` once."""
+    if a.dtype == b.dtype:
+        return a, b, a.dtype
+    dtype = result_dtype(a, b)
+    compute = dtype
+    if opmath and is_half(dtype) and (a.ndim == 0) != (b.ndim == 0):
+        compute = np.dtype(np.float32)
+    return (a if a.dtype in (dtype, compute) else a.astype(compute),
+            b if b.dtype in (dtype, compute) else b.astype(compute), dtype)
+
+
+def rounded(out, dtype):
+    """``out`` in ``dtype`` (a float32 result of half operands rounded once); a float
+    quotient of integers stays float."""
+    if out.dtype == dtype or (out.dtype.kind == "f" and not is_floating(dtype)):
+        return out
+    return out.astype(dtype)
+
+
+def broadcast(op, combine, a, b):
+    """``combine(a, b)``, with NumPy's broadcasting error replaced by one naming the op and
+    both shapes."""
+    try:
+        return combine(a, b)
+    except ValueError as error:
+        if "broadcast" not in str(error):
+            raise
+        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                         "broadcast (compared from the last dim, each pair of sizes must be "
+                         "equal or one of them 1)") from None
+
+
+def arithmetic(op, combine, a, b):
+    """``combine(a, b)`` with PyTorch's promotion, in ``result_dtype(a, b)``. Backward
+    formulas use it too, so each intermediate is rounded where PyTorch's is."""
+    if a.dtype == b.dtype:                       # the usual case: nothing to promote
+        return broadcast(op, combine, a, b)
+    a, b, dtype = promote(a, b, opmath=True)
+    return rounded(broadcast(op, combine, a, b), dtype)
+
+
+def float_input(x):
+    """``x``, or a float64 copy of an integer or bool ``x``: exp, log, sqrt and the like of
+    integers give the default float dtype, as in PyTorch (NumPy: float16 for int8)."""
+    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+
+
+def in_opmath(x):
+    """``x`` in the dtype torch computes a unary op in: float32 for half precision (the
+    result is rounded once), else ``float_input(x)``."""
+    return x.astype(np.float32) if is_half(x.dtype) else float_input(x)
+
+
+def torch_sign(x):
+    """-1, 0 or 1 by the sign of array ``x``, with torch's sign(NaN) = 0 (NumPy's is NaN);
+    a bool x is itself. A new array."""
+    if x.dtype == np.bool_:
+        return x.copy()
+    xp = backend.array_module(x)
+    out = xp.sign(x)                 # a NumPy scalar for a 0-d x: where() makes an array
+    if is_floating(x.dtype):
+        out = xp.where(xp.isnan(out), xp.zeros((), out.dtype), out)
+    return xp.asarray(out)
+
+
+# ----- shapes and reductions ------------------------------------------------------------------
+def unbroadcast(grad, shape):
+    """Sum ``grad`` over the axes that broadcasting added or stretched to reach its shape."""
+    if grad.shape == tuple(shape):
+        return grad                                # the usual case: nothing was broadcast
+    extra = grad.ndim - len(shape)
+    if not shape:                                  # keepdims: a 0-d array, not a scalar
+        return reduce_sum(grad, None, True).reshape(())
+    if extra:
+        grad = reduce_sum(grad, tuple(range(extra)), False)  # leading axes broadcast added
+    if 1 in shape:
+        stretched = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+        if stretched:
+            grad = reduce_sum(grad, stretched, True)           # size-1 axes it stretched
+    return grad
+
+
+def reduce_sum(x, axis, keepdims, mean=False):
+    """Sum (or mean) of ``x`` over ``axis``; float16 and bfloat16 accumulate in float32 and
+    round once, as torch does (a float16 running total would drop every small term)."""
+    if not is_half(x.dtype):
+        return x.mean(axis=axis, keepdims=keepdims) if mean else \
+            x.sum(axis=axis, keepdims=keepdims)
+    total = x.sum(axis=axis, keepdims=keepdims, dtype=np.float32)
+    if mean:
+        total /= reduced_size(x.shape, axis)
+    return total.astype(x.dtype)
+
+
+def reduced_size(shape, axis):
+    """How many elements a reduction over ``axis`` (None or a tuple) combines into one."""
+    axes = range(len(shape)) if axis is None else axis
+    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+
+
+def keepdims_shape(shape, axis):
+    """``shape`` with size 1 at the reduced axes."""
+    axes = range(len(shape)) if axis is None else axis
+    return tuple(1 if i in axes else n for i, n in enumerate(shape))
+
+
+# ----- errors and arguments -------------------------------------------------------------------
+class OutOfRangeError(IndexError, ValueError):
+    """An index or class id out of range: an IndexError as in PyTorch, and a ValueError."""
+
+
+class EmptyReductionError(IndexError, ValueError):
+    """A max, min or arg-reduction over an empty dim: an IndexError and a ValueError."""
+
+
+class AxisError(np.exceptions.AxisError):
+    """An axis out of range: an IndexError, as in PyTorch, and a ValueError, as in NumPy."""
+
+
+def normalize_axis(fn, axis, ndim, *, dim=None, default=None, single=False, insert=False):
+    """The one reading of an ``axis`` (or ``dim``, PyTorch's name) argument, negative from
+    the end (a 0-d tensor takes 0 and -1): with ``single`` one non-negative int, else None
+    or a sorted tuple. ``insert``: a place for a new dim, one of ndim + 1."""
+    if dim is not None:
+        if axis != default and axis != dim:
+            raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+        axis = dim
+    if axis is None and not single:
+        return None
+    axes = (axis,)
+    if not single and not isinstance(axis, numbers.Integral):
+        try:
+            axes = tuple(axis)
+        except TypeError:
+            pass                         # not a sequence: refused just below
+    span = ndim + 1 if insert else max(ndim, 1)
+    for a in axes:
+        if isinstance(a, bool) or not isinstance(a, numbers.Integral):
+            kind = "an int" if single else "an int or a sequence of ints"
+            raise TypeError(f"{fn}: axis must be {kind}, got {axis!r}")
+        if not -span <= a < span:
+            raise AxisError(f"{fn}: axis {a} is out of range for a tensor with {ndim} dims "
+                            f"(expected -{span} <= axis < {span})")
+    if single:
+        return int(axis) % span
+    normalized = tuple(sorted(int(a) % span for a in axes))
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"{fn}: axis {axis!r} names a dim twice (tensor with {ndim} dims)")
+    return () if ndim == 0 else normalized     # reducing a 0-d tensor reduces nothing
+
+
+def check_reducible(fn, shape, axis):
+    """Raise ``EmptyReductionError`` if a max/min-like reduction over ``axis`` (None or a
+    tuple of non-negative dims) meets an empty dim: there is no value to return."""
+    if 0 in shape and (axis is None or any(shape[a] == 0 for a in axis)):
+        raise EmptyReductionError(f"{fn}(): cannot reduce over an empty dim (there is no "
+                                  f"value to return); tensor of shape {tuple(shape)}, "
+                                  f"axis {axis}")
+
+
+def size_args(fn, size):
+    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)``: ints only, none negative."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    for n in size:
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"{fn}: size must be ints, got {n!r} in {size}")
+        if n < 0:
+            raise ValueError(f"{fn}: size must be non-negative, got {tuple(size)}")
+    return tuple(int(n) for n in size)
+
+
+def check_tensor(fn, x):
+    """``x`` itself if it is a Tensor, else a TypeError naming ``fn``."""
+    if not isinstance(x, _tensor.Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(x).__name__}")
+    return x
+
+
+def as_array(fn, name, value, like, kind):
+    """``value`` (a Tensor, an array or nested lists) as an array on ``like``'s device, whose
+    dtype kind must be in ``kind`` ("b": a mask, "iu": indices)."""
+    data = value.data if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
+    if data.dtype.kind not in kind:
+        what = "be a bool tensor" if kind == "b" else "hold integers"
+        raise TypeError(f"{fn}: {name} must {what}, got dtype {data.dtype}")
+    return data
+
+
+def constant(array):
+    """A Tensor of ``array`` outside the graph."""
+    return _tensor.Tensor._from_op(array, None, 0)

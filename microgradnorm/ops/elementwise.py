@@ -1,0 +1,509 @@
+"""Elementwise ops: arithmetic with broadcasting, maximum/minimum, the unary functions,
+clamp, where and masked_fill, casts and copies. One ``Function`` per primitive, forward and
+backward side by side on plain arrays (``xp`` is NumPy or CuPy); then the functions that
+check their arguments and apply them (``Tensor``'s methods and ``mg.*``)."""
+
+import numbers
+import operator
+
+import numpy as np
+
+from .. import backend
+from .. import tensor as _tensor
+from ..autograd import Function
+from ..dtypes import is_floating
+from .base import (arithmetic, as_array, broadcast, check_tensor, constant, float_input,
+                   in_opmath, promote, rounded, torch_sign, unbroadcast)
+
+
+# ----- binary arithmetic ----------------------------------------------------------------------
+class Add(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = a.shape, b.shape
+        return arithmetic("add", operator.add, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_shape, b_shape = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad      # a constant (a mask) needs no sum
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(grad, b_shape) if need_b else None)
+
+
+class Sub(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.shapes = a.shape, b.shape
+        return arithmetic("sub", operator.sub, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_shape, b_shape = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(grad, a_shape) if need_a else None,
+                unbroadcast(-grad, b_shape) if need_b else None)
+
+
+def _promoted_operands(ctx, name, combine, a, b):
+    # Mul and Div save the operands as computed (promoted), so backward rounds as torch's
+    if a.dtype == b.dtype:                          # the usual case: nothing to promote
+        ctx.save_for_backward(a, b)
+        return broadcast(name, combine, a, b)
+    a, b, dtype = promote(a, b, opmath=True)
+    ctx.save_for_backward(a, b)
+    return rounded(broadcast(name, combine, a, b), dtype)
+
+
+class Mul(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return _promoted_operands(ctx, "mul", operator.mul, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        mul = operator.mul
+        grad_a = unbroadcast(arithmetic("mul", mul, grad, b), a.shape) \
+            if ctx.needs_input_grad[0] else None
+        grad_b = unbroadcast(arithmetic("mul", mul, grad, a), b.shape) \
+            if ctx.needs_input_grad[1] else None
+        return grad_a, grad_b
+
+
+class Div(Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return _promoted_operands(ctx, "div", operator.truediv, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        div, mul = operator.truediv, operator.mul
+        grad_a = unbroadcast(arithmetic("div", div, grad, b), a.shape) \
+            if ctx.needs_input_grad[0] else None
+        grad_b = None
+        if ctx.needs_input_grad[1]:          # -grad·a / b², each step rounded as in torch
+            numerator = arithmetic("mul", mul, -grad, a)
+            grad_b = unbroadcast(arithmetic("div", div, numerator,
+                                            arithmetic("mul", mul, b, b)), b.shape)
+        return grad_a, grad_b
+
+
+class Extremum(Function):
+    """Elementwise maximum or minimum (``pick``); each input of a tie gets half the
+    gradient, and a NaN (which wins either way) passes the whole gradient to both."""
+
+    pick = beats = None             # the NumPy function; where an operand strictly wins
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b, _ = promote(a, b)
+        ctx.save_for_backward(a, b)
+        pick = ctx.function.pick
+        return broadcast(pick, getattr(backend.array_module(a), pick), a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        xp, beats = backend.array_module(grad), ctx.function.beats
+        shared = xp.where(a == b, grad / 2, grad)                  # (broadcast shape)
+        return (unbroadcast(xp.where(beats(b, a), 0, shared).astype(grad.dtype), a.shape)
+                if ctx.needs_input_grad[0] else None,
+                unbroadcast(xp.where(beats(a, b), 0, shared).astype(grad.dtype), b.shape)
+                if ctx.needs_input_grad[1] else None)
+
+
+class Maximum(Extremum):
+    pick, beats = "maximum", operator.gt
+
+
+class Minimum(Extremum):
+    pick, beats = "minimum", operator.lt
+
+
+# ----- unary ----------------------------------------------------------------------------------
+class Neg(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return -x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad
+
+
+class Pow(Function):
+    """``x ** exponent`` for a number ``exponent``; a float result keeps x's float dtype,
+    an integer x with a float exponent gives a float, as in NumPy and torch."""
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        ctx.save_for_backward(x)
+        ctx.exponent = exponent
+        out = x ** exponent
+        return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        if ctx.exponent == 0:            # x⁰ is constant: 0, not 0 · 0⁻¹ = NaN at x = 0
+            return backend.array_module(grad).zeros_like(grad)
+        return grad * ctx.exponent * x ** (ctx.exponent - 1)
+
+
+class Unary(Function):
+    """An elementwise ``f(x)`` whose derivative ``df`` needs only the input or only the
+    output, which is all it saves (``saves``). Subclasses define ``f(xp, x)`` and
+    ``df(xp, grad, kept)``, called on the class."""
+
+    saves = "out"                   # "out" or "x"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = ctx.function.f(backend.array_module(x), x)
+        ctx.save_for_backward(out if ctx.function.saves == "out" else x)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (kept,) = ctx.saved
+        return ctx.function.df(backend.array_module(grad), grad, kept)
+
+
+def _in_opmath(xp_function, x):
+    # half precision computed in float32 and rounded once, as torch's
+    out = xp_function(in_opmath(x))
+    return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
+
+
+class Exp(Unary):
+    def f(xp, x):
+        return xp.exp(float_input(x))
+
+    def df(xp, grad, out):                       # d exp(x) = exp(x)
+        return grad * out
+
+
+class Log(Unary):
+    saves = "x"
+
+    def f(xp, x):
+        return xp.log(float_input(x))
+
+    def df(xp, grad, x):
+        return grad / x
+
+
+class Sqrt(Unary):
+    def f(xp, x):
+        return xp.sqrt(float_input(x))
+
+    def df(xp, grad, out):                       # d sqrt(x) = 1 / (2 sqrt(x))
+        return grad / (2 * out)
+
+
+class Rsqrt(Unary):
+    """1 / sqrt(x), one node (the norms' rstd), rounded once in half precision."""
+
+    def f(xp, x):
+        return _in_opmath(lambda x32: 1 / xp.sqrt(x32), x)
+
+    def df(xp, grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2
+        return grad * (-0.5 * out * out * out)
+
+
+class Tanh(Unary):
+    def f(xp, x):
+        return xp.tanh(float_input(x))
+
+    def df(xp, grad, out):                       # d tanh(x) = 1 - tanh(x)²
+        return grad * (1 - out * out)
+
+
+class Sigmoid(Unary):
+    """σ(x) = (1 + tanh(x / 2)) / 2, which never overflows. A primitive rather than that
+    composite: one node saving only σ instead of four nodes, and rounded once in half
+    precision, as torch's."""
+
+    def f(xp, x):
+        return _in_opmath(lambda x32: 0.5 * (1 + xp.tanh(x32 * 0.5)), x)
+
+    def df(xp, grad, out):                       # dσ = σ (1 - σ)
+        return grad * out * (1 - out)
+
+
+class ReLU(Unary):
+    def f(xp, x):
+        return xp.maximum(x, 0)
+
+    def df(xp, grad, out):                       # the gradient passes where out > 0
+        return grad * (out > 0)
+
+
+class Abs(Unary):
+    """|x|; its gradient is 0 at x = 0 and at a NaN x, as torch's."""
+
+    saves = "x"
+
+    def f(xp, x):
+        return xp.abs(x)
+
+    def df(xp, grad, x):
+        return grad * torch_sign(x).astype(grad.dtype, copy=False)
+
+
+class Erf(Unary):
+    """erf(x) = 2/√π ∫₀ˣ exp(-t²) dt (the exact GELU)."""
+
+    saves = "x"
+
+    def f(xp, x):
+        return backend.erf(float_input(x))
+
+    def df(xp, grad, x):
+        return grad * (2 / np.sqrt(np.pi)) * xp.exp(-x * x)
+
+
+class Sign(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch_sign(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return backend.array_module(grad).zeros_like(grad)
+
+
+# ----- selections: clamp, where, masked_fill --------------------------------------------------
+class Clamp(Function):
+    """``min(max(x, low), high)``, each bound an array or None. x gets the gradient where
+    low <= x <= high (never at a NaN x), low where x < low < high, high where x > high or
+    high < low, as in torch."""
+
+    @staticmethod
+    def forward(ctx, x, low, high):
+        xp = backend.array_module(x)
+        out, dtype, used = x, x.dtype, []
+        for bound, combine in ((low, xp.maximum), (high, xp.minimum)):
+            if bound is not None:
+                out, bound, dtype = promote(out, bound)
+                out = broadcast("clamp", combine, out, bound)
+            used.append(bound)
+        # the bounds as compared (a number rounded to x's half dtype), so that backward's
+        # low <= x <= high agrees with the forward
+        ctx.save_for_backward(x, *used)
+        return out.astype(dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, low, high = ctx.saved
+        xp = backend.array_module(grad)
+        zero = xp.zeros((), grad.dtype)
+        inside = xp.ones(x.shape, bool)
+        if low is not None:
+            inside = inside & (x >= low)
+        if high is not None:
+            inside = inside & (x <= high)
+        need_x, need_low, need_high = ctx.needs_input_grad
+        grad_x = unbroadcast(xp.where(inside, grad, zero), x.shape) if need_x else None
+        grad_low = grad_high = None
+        if need_low:
+            below = x < low if high is None else (x < low) & (low < high)
+            grad_low = unbroadcast(xp.where(below, grad, zero), low.shape)
+        if need_high:
+            above = x > high if low is None else (x > high) | (high < low)
+            grad_high = unbroadcast(xp.where(above, grad, zero), high.shape)
+        return grad_x, grad_low, grad_high
+
+
+class Where(Function):
+    """``condition ? a : b`` (all three broadcast); the condition is a constant bool array,
+    a and b get the gradient where they were chosen."""
+
+    @staticmethod
+    def forward(ctx, a, b, condition):
+        a, b, dtype = promote(a, b)
+        ctx.condition, ctx.shapes = condition, (a.shape, b.shape)
+        try:
+            return backend.array_module(a).where(condition, a, b).astype(dtype, copy=False)
+        except ValueError:
+            raise ValueError(f"where: shapes {tuple(condition.shape)} (condition), "
+                             f"{tuple(a.shape)} and {tuple(b.shape)} do not broadcast") from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        zero = xp.zeros((), grad.dtype)
+        a_shape, b_shape = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(xp.where(ctx.condition, grad, zero), a_shape) if need_a else None,
+                unbroadcast(xp.where(ctx.condition, zero, grad), b_shape) if need_b else None)
+
+
+# ----- casts and copies -----------------------------------------------------------------------
+class Cast(Function):
+    @staticmethod
+    def forward(ctx, x, dtype):
+        ctx.input_dtype = x.dtype
+        return x.astype(dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.astype(ctx.input_dtype)
+
+
+class Clone(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToDevice(Function):
+    @staticmethod
+    def forward(ctx, x, device):
+        ctx.input_device = backend.device_of(x)
+        return backend.to_device(x, device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return backend.to_device(grad, ctx.input_device)
+
+
+# ----- the functions: mg.exp, x.exp(), ... ----------------------------------------------------
+def exp(x):
+    """Elementwise e**x (``torch.exp``); an integer x gives float64."""
+    return Exp.apply(check_tensor("exp", x))
+
+
+def log(x):
+    """Elementwise natural logarithm (``torch.log``). Backward: grad / x."""
+    return Log.apply(check_tensor("log", x))
+
+
+def sqrt(x):
+    """Elementwise square root (``torch.sqrt``). Backward: grad / (2 sqrt(x))."""
+    return Sqrt.apply(check_tensor("sqrt", x))
+
+
+def rsqrt(x):
+    """Elementwise 1 / sqrt(x) (``torch.rsqrt``). Backward: -grad / (2 x^(3/2))."""
+    return Rsqrt.apply(check_tensor("rsqrt", x))
+
+
+def tanh(x):
+    """Elementwise tanh (``torch.tanh``). Backward: grad · (1 - tanh(x)²)."""
+    return Tanh.apply(check_tensor("tanh", x))
+
+
+def sigmoid(x):
+    r"""Elementwise :math:`\sigma(x) = 1 / (1 + e^{-x})` (``torch.sigmoid``), one node.
+    Backward: grad · σ (1 - σ)."""
+    return Sigmoid.apply(check_tensor("sigmoid", x))
+
+
+def relu(x):
+    """Elementwise max(x, 0) (``torch.relu``); the gradient at 0 is 0."""
+    return ReLU.apply(check_tensor("relu", x))
+
+
+def abs(x):
+    """Elementwise |x| (``torch.abs``). Backward: grad · sign(x), 0 at 0."""
+    return Abs.apply(check_tensor("abs", x))
+
+
+def sign(x):
+    """Elementwise -1, 0 or 1 (0 for NaN, as torch's); the gradient is 0."""
+    return Sign.apply(check_tensor("sign", x))
+
+
+def erf(x):
+    """The error function, elementwise (``torch.erf``)."""
+    return Erf.apply(check_tensor("erf", x))
+
+
+def neg(x):
+    """Elementwise -x."""
+    return Neg.apply(x)
+
+
+def pow(x, exponent):
+    """``x ** exponent`` for a number ``exponent`` (a Tensor exponent is not supported).
+    Backward: grad · p · x^(p-1)."""
+    if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
+        raise TypeError(f"pow: exponent must be a real number, got {type(exponent).__name__}")
+    return Pow.apply(x, exponent=exponent)
+
+
+def square(x):
+    """Elementwise x² (an integer dtype stays integral, as torch's)."""
+    return pow(x, 2)
+
+
+def maximum(a, b):
+    """Elementwise maximum of ``a`` and ``b`` (``torch.maximum``): broadcast, NaN
+    propagates, each side of a tie gets half the gradient."""
+    return Maximum.apply(a, b)
+
+
+def minimum(a, b):
+    """Elementwise minimum of ``a`` and ``b`` (``torch.minimum``); the rules of
+    ``maximum``."""
+    return Minimum.apply(a, b)
+
+
+def clamp(x, min=None, max=None):
+    """Each element limited to [min, max] (``torch.clamp``): ``minimum(maximum(x, min),
+    max)``, so min > max gives max; NaN stays NaN. Bounds: numbers or tensors (broadcast),
+    one may be None. Backward: x's gradient passes where min <= x <= max."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of min and max must be given, got both None")
+    for name, bound in (("min", min), ("max", max)):
+        if bound is not None and not isinstance(bound, _tensor.Tensor) and (
+                not isinstance(bound, numbers.Real) or isinstance(bound, bool)):
+            raise TypeError(f"clamp: {name} must be a number, a Tensor or None, "
+                            f"got {type(bound).__name__} {bound!r}")
+    return Clamp.apply(x, min, max)
+
+
+def where(condition, a, b):
+    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); the three
+    broadcast, a and b may be numbers, and each gets the gradient where it was chosen."""
+    Tensor = _tensor.Tensor
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    if like is None:
+        a = like = Tensor(a)
+    condition = as_array("where", "condition", condition, like, "b")
+    return Where.apply(a, b, condition=condition)
+
+
+def masked_fill(x, mask, value):
+    """A copy of x with ``value`` where the bool ``mask`` (broadcast with x) is True
+    (``torch.Tensor.masked_fill``); the gradient is 0 there. ``value``: a number, or a
+    0-d tensor, which gets the summed gradient of the filled places.
+
+    Example:
+        >>> scores.masked_fill(~causal, float("-inf"))       # an attention mask
+    """
+    mask = as_array("masked_fill", "mask", mask, x, "b")
+    try:
+        np.broadcast_shapes(tuple(mask.shape), x.shape)
+    except ValueError:
+        raise ValueError(f"masked_fill: mask of shape {tuple(mask.shape)} does not broadcast "
+                         f"with the tensor's shape {x.shape}") from None
+    if isinstance(value, _tensor.Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got a "
+                             f"tensor of shape {value.shape}")
+    elif not isinstance(value, numbers.Number) or isinstance(value, complex):
+        raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
+                        f"{type(value).__name__} {value!r}")
+    else:
+        value = constant(x.xp.asarray(value, dtype=x.dtype))
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype)
+    return Where.apply(value, x, condition=mask)

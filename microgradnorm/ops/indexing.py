@@ -1,0 +1,124 @@
+"""Indexing: ``x[index]`` (slices, ints, integer arrays: an embedding lookup is
+``weight[ids]``), gather, and index_select as an ``x[index]``. Backward adds each gradient
+into the element it came from, so an index that repeats accumulates."""
+
+import numbers
+
+from .. import backend
+from .. import tensor as _tensor
+from ..autograd import Function
+from .base import OutOfRangeError, as_array, normalize_axis
+
+
+def _is_basic_index(index):
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (slice, numbers.Integral))
+               for p in parts)
+
+
+class GetItem(Function):
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
+        return x[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        grad_x = xp.zeros(ctx.shape, dtype=ctx.dtype)
+        if _is_basic_index(ctx.index):
+            grad_x[ctx.index] = grad                 # a basic index never repeats an element
+        else:
+            xp.add.at(grad_x, ctx.index, grad)       # integer arrays may repeat rows
+        return grad_x
+
+
+def _grid(index, axis):
+    """Index arrays that pick, at each position of ``index``, the element of x whose
+    ``axis`` coordinate is the index there and whose other coordinates are the position's
+    (``torch.gather``'s rule); they broadcast to index's shape."""
+    xp = backend.array_module(index)
+    parts = []
+    for d, n in enumerate(index.shape):
+        shape = [1] * index.ndim
+        shape[d] = n
+        parts.append(index if d == axis else xp.arange(n).reshape(shape))
+    return tuple(parts)
+
+
+class Gather(Function):
+    """``out[i][j] = x[index[i][j]][j]`` along ``axis`` 0, and likewise for the others."""
+
+    @staticmethod
+    def forward(ctx, x, index, axis):
+        ctx.shape, ctx.where = x.shape, _grid(index, axis)
+        return x[ctx.where]
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        grad_x = xp.zeros(ctx.shape, dtype=grad.dtype)
+        xp.add.at(grad_x, ctx.where, grad)           # repeated picks accumulate
+        return grad_x
+
+
+# ----- the functions ------------------------------------------------------------------------
+def _raw(value):
+    return value.data if isinstance(value, _tensor.Tensor) else value
+
+
+def getitem(x, index):
+    """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors)."""
+    index = tuple(_raw(i) for i in index) if isinstance(index, tuple) else _raw(index)
+    return GetItem.apply(x, index=index)
+
+
+def _check_range(fn, index, size, axis):
+    if index.size and (int(index.min()) < 0 or int(index.max()) >= size):
+        bad = int(index.min()) if int(index.min()) < 0 else int(index.max())
+        raise OutOfRangeError(f"{fn}: index {bad} is out of bounds for dim {axis} with "
+                              f"size {size} (expected 0 <= index < {size})")
+
+
+def _flat_pick(x, index):
+    # the elements of x (at most 1-D) at ``index``, in index's shape
+    return getitem(x.reshape(-1), index.reshape(-1)).reshape(index.shape)
+
+
+def gather(x, dim, index):
+    """Values along ``dim`` at ``index`` (``torch.gather``): for dim 0,
+    ``out[i][j] = x[index[i][j]][j]``; index has x's number of dims, each but ``dim`` no
+    larger than x's. Shape: index's. Backward: scatter-add."""
+    axis = normalize_axis("gather", dim, x.ndim, single=True)
+    index = as_array("gather", "index", index, x, "iu")
+    if index.size == 0:                         # any shape of empty index, as in torch
+        return _flat_pick(x, index)
+    if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
+        raise ValueError(f"gather: index must have as many dims as the tensor ({x.ndim}), "
+                         f"got shape {tuple(index.shape)}")
+    if x.ndim == 0 or index.ndim == 0:
+        if index.size != 1 and x.ndim == 0 or index.ndim > 1:
+            raise ValueError(f"gather: a 0-d tensor takes a 0-d or one-element index, got "
+                             f"shape {tuple(index.shape)}")
+        _check_range("gather", index, max(x.size, 1) if x.ndim == 0 else x.shape[0], axis)
+        return _flat_pick(x, index)
+    for d, (n, m) in enumerate(zip(index.shape, x.shape)):
+        if d != axis and n > m:
+            raise ValueError(f"gather: index of shape {tuple(index.shape)} is larger than the "
+                             f"tensor's {x.shape} in dim {d}")
+    _check_range("gather", index, x.shape[axis], axis)
+    return Gather.apply(x, index=index, axis=axis)
+
+
+def index_select(x, dim, index):
+    """The slices of x at ``index`` (1-D or 0-d integers; repeats accumulate their
+    gradients) along ``dim`` (``torch.index_select``). Shape: x's with len(index) at dim."""
+    axis = normalize_axis("index_select", dim, x.ndim, single=True)
+    index = as_array("index_select", "index", index, x, "iu")
+    if index.ndim > 1:
+        raise ValueError(f"index_select: index must be 1-D or 0-d, got shape "
+                         f"{tuple(index.shape)}")
+    _check_range("index_select", index, x.shape[axis] if x.ndim else 1, axis)
+    if x.ndim == 0:
+        return _flat_pick(x, index).reshape(())
+    return getitem(x, (slice(None),) * axis + (index.reshape(-1),))

@@ -1,0 +1,220 @@
+"""Reductions: sum, mean, max/min (values), var and std, argmax/argmin, and softmax and
+log_softmax written with the primitives. ``dim``/``keepdim`` (PyTorch's names) are
+accepted beside ``axis``/``keepdims`` everywhere."""
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from ..dtypes import check_number
+from .base import (check_reducible, constant, keepdims_shape, normalize_axis, reduce_sum,
+                   reduced_size)
+
+
+def _expand_reduced(grad, shape, axis):
+    # (reduced shape) -> (input shape): put back the reduced axes, then broadcast.
+    xp = backend.array_module(grad)
+    return xp.broadcast_to(grad.reshape(keepdims_shape(shape, axis)), shape)
+
+
+class Sum(Function):
+    """Sum over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        ctx.shape, ctx.axis = x.shape, axis
+        return reduce_sum(x, axis, keepdims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _expand_reduced(grad, ctx.shape, ctx.axis)
+
+
+class Mean(Function):
+    """Mean over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        ctx.shape, ctx.axis = x.shape, axis
+        return reduce_sum(x, axis, keepdims, mean=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _expand_reduced(grad / reduced_size(ctx.shape, ctx.axis), ctx.shape, ctx.axis)
+
+
+class Extreme(Function):
+    """Maximum or minimum over ``axis`` (``pick``), values only; tied extremes share the
+    gradient evenly and a NaN extreme gives NaN gradients, as ``torch.amax``/``amin``."""
+
+    pick = None                     # the array method: "max" or "min"
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        out = getattr(x, ctx.function.pick)(axis=axis, keepdims=True)
+        ctx.save_for_backward(x, out)                              # to find the extremes
+        ctx.axis = axis
+        return out if keepdims else out.reshape(()) if axis is None else out.squeeze(axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved
+        is_extreme = x == out                                          # (x.shape) bool
+        count = is_extreme.sum(axis=ctx.axis, keepdims=True)           # (kept dims) ties
+        with np.errstate(divide="ignore", invalid="ignore"):       # a NaN extreme: NaN
+            return is_extreme * (grad.reshape(out.shape) / count.astype(grad.dtype))
+
+
+class Max(Extreme):
+    pick = "max"
+
+
+class AMin(Extreme):
+    pick = "min"
+
+
+class StdFromVar(Function):
+    """sqrt of a variance. A primitive for its backward: grad / (2 std), and 0 where std is
+    0 (a constant slice), as torch's std, where Sqrt's would give 0 · inf = NaN."""
+
+    @staticmethod
+    def forward(ctx, var):
+        out = backend.array_module(var).sqrt(var)
+        ctx.save_for_backward(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (out,) = ctx.saved
+        xp = backend.array_module(grad)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.where(out == 0, xp.zeros((), dtype=grad.dtype), grad / (2 * out))
+
+
+# ----- the functions: x.sum(), x.max(), ... --------------------------------------------------
+def _keepdims(fn, keepdims, keepdim):
+    if keepdim is None:
+        return bool(keepdims)
+    if keepdims:
+        raise TypeError(f"{fn}(): got both keepdims and keepdim; pass one")
+    return bool(keepdim)
+
+
+def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Sum over ``axis`` (None: every element; an int or a tuple; negative counts from the
+    end). ``dim``/``keepdim`` are PyTorch's names for ``axis``/``keepdims``.
+
+    Shape: x's without the reduced dims (size 1 there with ``keepdims``).
+    """
+    axis = normalize_axis("sum", axis, x.ndim, dim=dim)
+    return Sum.apply(x, axis=axis, keepdims=_keepdims("sum", keepdims, keepdim))
+
+
+def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Arithmetic mean over ``axis``; arguments and shape as in ``sum``."""
+    axis = normalize_axis("mean", axis, x.ndim, dim=dim)
+    return Mean.apply(x, axis=axis, keepdims=_keepdims("mean", keepdims, keepdim))
+
+
+def _extreme(fn, function, x, axis, keepdims, dim, keepdim):
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim)
+    check_reducible(fn, x.shape, axis)
+    return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
+
+
+def amax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Maximum over ``axis``, values only (``torch.amax``; ``x.max()`` too): NaN
+    propagates, tied maxima share the gradient; arguments and shape as in ``sum``. An
+    empty reduced dim is an ``EmptyReductionError`` (IndexError and ValueError)."""
+    return _extreme("max", Max, x, axis, keepdims, dim, keepdim)
+
+
+def amin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Minimum over ``axis``, values only (``torch.amin``; ``x.min()`` too); the rules of
+    ``amax``."""
+    return _extreme("amin", AMin, x, axis, keepdims, dim, keepdim)
+
+
+def var(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
+        unbiased=None):
+    """Variance over ``axis``, sum((x - mean)²) / (n - correction), from the centred values
+    (two passes). ``correction=1`` (unbiased) is the default, as in PyTorch; ``unbiased``
+    is its older spelling of 1/0; n <= correction gives NaN (inf for a nonzero sum).
+    Arguments and shape as in ``sum``."""
+    axis = normalize_axis("var", axis, x.ndim, dim=dim)
+    keepdims = _keepdims("var", keepdims, keepdim)
+    if unbiased is not None:
+        if not isinstance(unbiased, bool):
+            raise TypeError(f"var: unbiased must be True or False, got {unbiased!r}")
+        correction = int(unbiased)
+    check_number("var", "correction", correction)
+    centered = x - mean(x, axis, keepdims=True)
+    n = reduced_size(x.shape, axis)
+    with np.errstate(divide="ignore", invalid="ignore"):      # n <= correction: NaN
+        return sum(centered * centered, axis, keepdims) / max(n - correction, 0)
+
+
+def std(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
+        unbiased=None):
+    """Standard deviation, ``sqrt(var(...))`` with the same arguments; the gradient is 0
+    where it is 0 (a constant slice), as in PyTorch."""
+    return StdFromVar.apply(var(x, axis, keepdims, correction, dim=dim, keepdim=keepdim,
+                                unbiased=unbiased))
+
+
+def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
+    keepdims = _keepdims(fn, keepdims, keepdim)
+    if dim is not None or axis is not None:
+        axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
+    check_reducible(fn, x.shape, None if axis is None else (axis,))
+    data = x.data if x.ndim else x.data.reshape(1)
+    index = getattr(data, fn)(axis=axis, keepdims=keepdims and x.ndim > 0)
+    if axis is None and keepdims:
+        index = index.reshape((1,) * x.ndim)
+    return constant(x.xp.asarray(index, dtype=np.int64))
+
+
+def argmax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """The index of the largest value over ``axis`` (None: of the flattened tensor), an
+    int64 tensor outside the graph; the first of ties and of NaNs (the largest), as in
+    PyTorch. An empty reduced dim is an ``EmptyReductionError``."""
+    return _arg_extreme("argmax", x, axis, keepdims, dim, keepdim)
+
+
+def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """The index of the smallest value over ``axis``; the rules of ``argmax`` (NaN counts
+    as the smallest)."""
+    return _arg_extreme("argmin", x, axis, keepdims, dim, keepdim)
+
+
+# ----- softmax, from the primitives -----------------------------------------------------------
+def _shifted(x, axis):
+    # Softmax is invariant to a per-row shift; subtracting the (constant, detached) row max
+    # keeps exp() <= 1, so it cannot overflow.
+    return x - amax(x.detach(), axis, keepdims=True)
+
+
+def softmax(x, axis=-1, *, dim=None):
+    r"""Softmax along ``axis`` (``dim``: PyTorch's name), stable:
+    :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
+
+    Shape: x's; slices along ``axis`` sum to 1.
+
+    Example:
+        >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
+    """
+    axis = normalize_axis("softmax", axis, x.ndim, dim=dim, default=-1, single=True)
+    if x.size == 0:
+        return x * 1.0                   # as empty as x, as in torch
+    e = _shifted(x, axis).exp()
+    return e / sum(e, axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1, *, dim=None):
+    r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis`` (``dim``).
+    Shape: x's."""
+    axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, default=-1, single=True)
+    if x.size == 0:
+        return x * 1.0
+    z = _shifted(x, axis)
+    return z - sum(z.exp(), axis, keepdims=True).log()

@@ -1,0 +1,289 @@
+"""Shape ops: views (reshape, permute, expand, split) and concatenate, then the functions
+behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are compositions.
+A view shares its input's version counter (``autograd``), as in PyTorch."""
+
+import math
+import numbers
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from .base import normalize_axis, unbroadcast
+from .elementwise import Clone
+
+
+class Reshape(Function):
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x.shape
+        try:
+            return x.reshape(shape)
+        except ValueError:
+            raise ValueError(f"reshape: cannot view a tensor of shape {tuple(x.shape)} "
+                             f"({x.size} elements) as shape {tuple(shape)}; the sizes must "
+                             "multiply to the same count (one -1 is inferred)") from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.reshape(ctx.shape)
+
+
+class Permute(Function):
+    """Reorder the dims by ``axes``, a permutation of non-negative dims."""
+
+    @staticmethod
+    def forward(ctx, x, axes):
+        ctx.axes = axes
+        return x.transpose(axes)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.transpose(np.argsort(ctx.axes))        # the inverse permutation
+
+
+class Expand(Function):
+    """Broadcast to ``shape`` (-1 keeps a dim) without copying; backward sums back."""
+
+    @staticmethod
+    def forward(ctx, x, shape):
+        ctx.shape = x.shape
+        lead = len(shape) - x.ndim
+        if lead < 0 or any(n == -1 for n in shape[:lead]):
+            raise ValueError(f"expand: shape {shape} must have at least x's {x.ndim} dims and "
+                             f"no -1 in a new leading dim; x has shape {x.shape}")
+        shape = tuple(x.shape[i - lead] if n == -1 else n for i, n in enumerate(shape))
+        return backend.array_module(x).broadcast_to(x, shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return unbroadcast(grad, ctx.shape)
+
+
+def _legacy_empty(shape, shapes):
+    # torch.cat skips a 1-D tensor of shape (0,) next to tensors of more dims.
+    return tuple(shape) == (0,) and any(len(s) > 1 for s in shapes)
+
+
+class Concatenate(Function):
+    """Join along ``axis``; an empty 1-D tensor next to tensors of more dims is skipped (its
+    gradient is empty), as in ``torch.cat``."""
+
+    @staticmethod
+    def forward(ctx, *arrays, axis):
+        shapes = [a.shape for a in arrays]
+        ctx.kept = [not _legacy_empty(a.shape, shapes) for a in arrays]
+        kept = [a for a, k in zip(arrays, ctx.kept) if k] or list(arrays)
+        ctx.axis = axis
+        ctx.splits = [int(s) for s in np.cumsum([a.shape[axis] for a in kept])[:-1]]
+        return backend.array_module(arrays[0]).concatenate(kept, axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        parts = xp.split(grad, ctx.splits, axis=ctx.axis)
+        if all(ctx.kept):
+            return tuple(parts)
+        parts = iter(parts)
+        return tuple(next(parts) if k else xp.zeros((0,), grad.dtype) for k in ctx.kept)
+
+
+class Split(Function):
+    """``x`` cut along ``axis`` into consecutive pieces of the given sizes: one node with
+    one output per piece, each a view of x. Backward joins the pieces' gradients into one
+    array, instead of one zero-filled full-size gradient per piece."""
+
+    @staticmethod
+    def forward(ctx, x, sizes, axis):
+        ctx.axis = axis
+        index = [slice(None)] * x.ndim
+        pieces, start = [], 0
+        for size in sizes:
+            index[axis] = slice(start, start + size)
+            pieces.append(x[tuple(index)])
+            start += size
+        return tuple(pieces)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return backend.array_module(grads[0]).concatenate(grads, axis=ctx.axis)
+
+
+# ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
+def _sizes(args):
+    # f(2, 3) or f((2, 3)): PyTorch takes both
+    return tuple(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
+
+
+def reshape(x, *shape):
+    """The same elements in ``shape`` (ints or one tuple; one -1 is inferred), a view when
+    NumPy can make one (``view`` is the same method)."""
+    return Reshape.apply(x, shape=_sizes(shape))
+
+
+def flatten(x, start_dim=0):
+    """The dims from ``start_dim`` on merged into one: (2, 3, 4) -> (24,), or (2, 12) with
+    ``start_dim=1``."""
+    return reshape(x, x.shape[:start_dim] + (-1,))
+
+
+def permute(x, *axes):
+    """The dims reordered (ints or one tuple): shape (s[axes[0]], s[axes[1]], ...)."""
+    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in _sizes(axes))
+    if sorted(order) != list(range(x.ndim)):
+        raise ValueError(f"permute: axes {_sizes(axes)} are not a permutation of {x.ndim} dims")
+    return Permute.apply(x, axes=order)
+
+
+def transpose(x, axis0=-2, axis1=-1):
+    """Two dims swapped (by default the last two, ``torch.transpose(x, -2, -1)``); a 0-d
+    tensor takes dims 0 and -1 and stays as it is."""
+    a = normalize_axis("transpose", axis0, x.ndim, single=True)
+    b = normalize_axis("transpose", axis1, x.ndim, single=True)
+    axes = list(range(x.ndim))
+    if x.ndim:
+        axes[a], axes[b] = axes[b], axes[a]
+    return Permute.apply(x, axes=tuple(axes))
+
+
+def reversed_dims(x):
+    """All dims reversed (``x.T``): (a, b) -> (b, a), (a, b, c) -> (c, b, a)."""
+    return Permute.apply(x, axes=tuple(reversed(range(x.ndim))))
+
+
+def t(x):
+    """The transpose of a tensor with at most 2 dims (``torch.Tensor.t``); 0-d and 1-D
+    tensors come back as they are."""
+    if x.ndim > 2:
+        raise ValueError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; "
+                         "use transpose(dim0, dim1) or .mT")
+    return reversed_dims(x)
+
+
+def matrix_transpose(x):
+    """The last two dims swapped (``x.mT``: a batch of transposed matrices)."""
+    if x.ndim < 2:
+        raise ValueError(f"mT needs a tensor with at least 2 dims, got shape {x.shape}")
+    return transpose(x, -2, -1)
+
+
+def expand(x, *shape):
+    """A broadcast view of ``shape`` (-1 keeps a dim); backward sums the gradient back."""
+    return Expand.apply(x, shape=_sizes(shape))
+
+
+def unsqueeze(x, axis=None, *, dim=None):
+    """A view with a new dim of size 1 at ``axis`` (``dim``); -1 appends one.
+    Shape: (*s[:axis], 1, *s[axis:])."""
+    axis = normalize_axis("unsqueeze", axis, x.ndim, dim=dim, single=True, insert=True)
+    return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
+
+
+def squeeze(x, axis=None, *, dim=None):
+    """Size-1 dims removed: all of them, or those of ``axis`` (an int or a tuple) that have
+    size 1 (a named dim of another size stays, as in ``torch.squeeze``)."""
+    axes = normalize_axis("squeeze", axis, x.ndim, dim=dim)
+    axes = range(x.ndim) if axes is None else axes
+    return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes or n != 1))
+
+
+def contiguous(x):
+    """x itself when its memory is in C order, else a C-ordered copy in the graph."""
+    return x if x.data.flags.c_contiguous else Clone.apply(x)
+
+
+def concatenate(tensors, axis=0, *, dim=None):
+    """Tensors joined along an existing ``axis`` (``dim``; ``torch.cat``): their other dims
+    must agree; an empty 1-D tensor next to tensors of more dims is skipped, as torch does."""
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("concatenate: expected at least one tensor")
+    shapes = [tuple(getattr(t, "shape", np.shape(t))) for t in tensors]
+    kept = [s for s in shapes if not _legacy_empty(s, shapes)] or shapes
+    ndim = len(kept[0])
+    if ndim == 0 or any(len(s) != ndim for s in kept):
+        raise ValueError(f"concatenate: tensors must have the same number of dims (at least "
+                         f"1), got shapes {shapes}")
+    axis = normalize_axis("concatenate", axis, ndim, dim=dim, default=0, single=True)
+    if any(s[:axis] + s[axis + 1:] != kept[0][:axis] + kept[0][axis + 1:] for s in kept):
+        raise ValueError(f"concatenate: sizes must match except along axis {axis}, got "
+                         f"shapes {shapes}")
+    return Concatenate.apply(*tensors, axis=axis)
+
+
+cat = concatenate
+
+
+def stack(tensors, axis=0, *, dim=None):
+    """Tensors of one shape joined along a new ``axis`` (``dim``; ``torch.stack``)."""
+    tensors = tuple(tensors)
+    if not tensors:
+        raise ValueError("stack: expected at least one tensor")
+    shape = tuple(getattr(tensors[0], "shape", np.shape(tensors[0])))
+    axis = normalize_axis("stack", axis, len(shape), dim=dim, default=0, single=True,
+                          insert=True)
+    new_shape = shape[:axis] + (1,) + shape[axis:]
+    return concatenate([Reshape.apply(t, shape=new_shape) for t in tensors], axis)
+
+
+def _split_axis(fn, x, axis, dim):
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim, default=0, single=True)
+    if x.ndim == 0:
+        raise ValueError(f"{fn}: a 0-d tensor has no dim to cut")
+    return axis
+
+
+def split(x, split_size_or_sections, axis=0, *, dim=None):
+    """x cut along ``axis`` (``dim``) into views (``torch.split``): an int gives pieces of
+    that size (the last one smaller), a sequence gives each piece's size (adding up to
+    the dim). Returns a tuple.
+
+    Example:
+        >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
+    """
+    axis = _split_axis("split", x, axis, dim)
+    length = x.shape[axis]
+    if isinstance(split_size_or_sections, numbers.Integral) \
+            and not isinstance(split_size_or_sections, bool):
+        size = int(split_size_or_sections)
+        if size < 1:
+            raise ValueError(f"split: split_size must be a positive int, got {size}")
+        sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
+    else:
+        sizes = list(split_size_or_sections)
+        if (not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0
+                    for n in sizes) or sum(sizes) != length):
+            raise ValueError(f"split: sections must be non-negative ints adding up to the "
+                             f"size {length} of axis {axis}, got {sizes}")
+    return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
+
+
+def chunk(x, chunks, axis=0, *, dim=None):
+    """At most ``chunks`` views along ``axis`` (``dim``; ``torch.chunk``), each
+    ceil(n / chunks) long, the last smaller (6 in 4 chunks: three of 2); a dim of size 0
+    gives ``chunks`` empty pieces."""
+    if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
+        raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
+    if chunks < 1:
+        raise ValueError(f"chunk: chunks must be at least 1, got {chunks}")
+    axis = _split_axis("chunk", x, axis, dim)
+    if x.shape[axis] == 0:
+        return Split.apply(x, sizes=(0,) * int(chunks), axis=axis)
+    return split(x, math.ceil(x.shape[axis] / chunks), axis)
+
+
+def repeat(x, *sizes):
+    """x tiled ``sizes[d]`` times along dim d (ints or one tuple; ``torch.Tensor.repeat``);
+    more sizes than dims add leading dims. Shape: (sizes[0]·s0, sizes[1]·s1, ...)."""
+    sizes = _sizes(sizes)
+    if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) and r >= 0
+               for r in sizes):
+        raise ValueError(f"repeat: repeats must be non-negative ints, got {sizes}")
+    if len(sizes) < x.ndim:
+        raise ValueError(f"repeat: give at least one repeat per dim ({x.ndim}), got "
+                         f"{len(sizes)}: {sizes}")
+    padded = (1,) * (len(sizes) - x.ndim) + x.shape
+    # a copy of x for each repeat: (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...)
+    tiles = Expand.apply(reshape(x, tuple(n for s in padded for n in (1, s))),
+                         shape=tuple(n for pair in zip(sizes, padded) for n in pair))
+    return reshape(tiles, tuple(r * s for r, s in zip(sizes, padded)))
