@@ -43,7 +43,9 @@ def check_like(fn, name, value, x):
 def _check_dtype_device(fn, name, value, x, dtype=None):
     dtype = x.dtype if dtype is None else dtype
     if value.dtype != dtype:
-        raise TypeError(f"{fn}: {name} must have x's dtype {x.dtype}, got {value.dtype}")
+        hint = (f"; cast the model with model.to(dtype=\"{dtype}\") or the input with "
+                f"x.astype(\"{value.dtype}\")" if name in ("weight", "bias") else "")
+        raise TypeError(f"{fn}: {name} must have x's dtype {dtype}, got {value.dtype}{hint}")
     if value.device != x.device:
         raise ValueError(f"{fn}: {name} must be on x's device {x.device!r}, "
                          f"got {value.device!r}")

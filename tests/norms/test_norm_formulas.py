@@ -14,6 +14,7 @@ from norm_cases import (FLOAT64_TOL, IMPLS, assert_close, inputs, run, spec_id, 
 
 import microgradnorm as mg
 import microgradnorm.functional as F
+from microgradnorm import nn
 from microgradnorm.norms import NORMS
 
 ROW_NORMS = [NORMS[name] for name in ("layer_norm", "rms_norm", "add_layer_norm",
@@ -445,3 +446,12 @@ def test_rms_norm_of_zeros_is_zero_with_grad_rstd_times_g(spec, impl):
     assert np.array_equal(named["output"], arrays["x"])
     extra = grads[1] if spec.residual else 0
     np.testing.assert_allclose(named["grad x"], grads[0] / np.sqrt(1e-6) + extra, rtol=1e-12)
+
+
+def test_float16_input_with_a_float32_weight_is_the_same_through_nn_and_functional():
+    # one check for both doors: nn.RMSNorm's forward is F.rms_norm's one line
+    x = mg.tensor(np.random.default_rng(0).standard_normal((3, 8)), dtype="float16")
+    rms = nn.RMSNorm(8, dtype="float32")
+    y, ref = rms(x), F.rms_norm(x, 8, rms.weight)
+    assert y.dtype == ref.dtype == np.float32          # "llama": Hugging Face's float32 result
+    np.testing.assert_array_equal(y.detach().numpy(), ref.detach().numpy())
