@@ -9,12 +9,8 @@ from ..backend import memory_owner
 
 @dataclasses.dataclass(frozen=True)
 class GraphStats:
-    """Attributes:
-        nodes: op nodes in the backward graph (leaves are not nodes).
-        by_op: {op name: count}.
-        saved_bytes: bytes of the arrays saved for backward, each buffer counted once
-            (views of one array, or one array saved by several nodes, count once).
-    """
+    """Op nodes behind a tensor (leaves are not nodes), {op name: count}, and the bytes
+    saved for backward, each buffer once."""
 
     nodes: int
     by_op: dict
