@@ -122,7 +122,7 @@ def memory_timeline(step_fn, trace=False):
     return MemoryTimeline(tracker.events)
 
 
-def category_of(module, op="", in_module=True):
+def category_of(module, in_module=True):
     """The ``CATEGORIES`` entry of a node recorded in ``module`` (a dotted path), by its
     names; ``loss`` outside any module call."""
     if not in_module:
@@ -178,7 +178,7 @@ class _Tracker:
         self.bytes[kind, category] -= nbytes
 
     def on_forward(self, node):
-        category = category_of(node.module, node.name, autograd.in_module_call())
+        category = category_of(node.module, autograd.in_module_call())
         self.categories[node] = category
         for tensor in node.inputs:
             if tensor is not None and tensor.grad_fn is None and tensor.requires_grad:

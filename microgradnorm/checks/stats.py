@@ -31,8 +31,7 @@ def graph_stats(*tensors):
 
 
 def saved_bytes(nodes):
-    """Bytes of the arrays ``nodes`` saved for backward, each buffer once (a view keeps its
-    whole base alive; one array saved by several nodes counts once)."""
+    """Bytes of the arrays ``nodes`` saved for backward, each base buffer once."""
     buffers = {}
     for node in nodes:
         for array in node.saved_arrays():
