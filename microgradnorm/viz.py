@@ -1,9 +1,8 @@
 """The graph visualizer: the backward graph behind a tensor, drawn with Graphviz.
 
-``draw(root)`` draws one graph, leaves on top and the root at the bottom; ``compare(norm,
-shape)`` puts the composite and the fused graph of one norm side by side. Labels are
-HTML-like and built from escaped text, so no name can break the DOT source. How to read the
-pictures: docs/visualizer.md.
+``draw(root)`` draws one graph; ``compare(norm, shape)`` puts the composite and the fused
+graph of one norm side by side. Labels are HTML-like, built from escaped text, so no name
+can break the DOT source. How to read the pictures: docs/visualizer.md.
 """
 
 import dataclasses
@@ -24,8 +23,6 @@ __all__ = ["FORMATS", "INSTALL_HINT", "TwinStats", "compare", "dot_available", "
 
 FORMATS = ("svg", "png")
 
-# Colours: ops pale blue, fused norm nodes green, leaves yellow, root orange, saved peach,
-# folded subgraphs grey.
 _STYLE = {
     "op": dict(shape="box", style="rounded,filled", fillcolor="#dbe8f6", color="#5b7fa8"),
     "fused": dict(shape="box", style="rounded,filled,bold", fillcolor="#c9ecc9",
@@ -58,19 +55,14 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
     """Draw the backward graph behind ``root``.
 
     Args:
-        root: a Tensor, or a tuple of Tensors drawn as one graph (both outputs of
-            ``F.add_layer_norm``).
-        show_saved: draw each array saved for backward (shape, dtype, bytes), dashed, each
-            buffer once, as ``graph_stats`` counts it.
+        root: a Tensor, or a tuple of Tensors drawn as one graph.
+        show_saved: draw each buffer saved for backward, dashed, once.
         cluster: box the nodes of each module (``blocks.0.attn``) in a labelled cluster.
-        collapse: fold subgraphs into one grey box: module names (``"ln1"`` folds every
-            ``blocks.N.ln1``; ``"blocks.0"`` that module) and/or ``"norms"`` (each composite
-            norm call). A string is one item.
-        title: a caption above the graph.
+        collapse: module names (``"ln1"`` folds every ``blocks.N.ln1``) and/or ``"norms"``
+            (each composite norm call) to fold into one grey box each.
 
     Returns:
-        a ``graphviz.Digraph``: ``.source`` is the DOT text, ``.render(...)`` draws it (needs
-        Graphviz's ``dot``).
+        a ``graphviz.Digraph``: ``.source`` is the DOT text, ``.render(...)`` draws it.
 
     Example:
         >>> y = F.layer_norm(x, 8, w, b, impl="composite")
@@ -82,15 +74,12 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
 
 
 def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0):
-    """The composite and the fused backward graph of ``norm`` side by side, in one picture.
-
-    Both run on the same random inputs (``Norm.make_inputs``); each side is captioned with
-    its op-node count and the bytes it saves for backward (``mg.graph_stats``).
+    """The composite and the fused backward graph of ``norm`` side by side, on the same
+    inputs, each captioned with its op nodes and saved bytes.
 
     Args:
-        norm: a name in ``norms.NORMS`` ("layer_norm", ...) or an alias ("layernorm").
+        norm: a name in ``norms.NORMS`` or an alias.
         shape, dtype, affine, seed: as in ``mg.compare``.
-        show_saved: draw the arrays each side saves for backward.
 
     Returns:
         a ``graphviz.Digraph``; its ``twin`` attribute holds the ``TwinStats``.
@@ -157,11 +146,9 @@ INSTALL_HINT = ("Graphviz's `dot` was not found, so only .dot sources were writt
 
 
 # ----- the drawing -------------------------------------------------------------------------
-
 class _GraphDrawing:
-    """The nodes behind ``roots`` as DOT statements, ids starting with ``prefix`` (two graphs
-    can share one picture). Edges are written after all nodes, at the top level: an edge
-    that named a node before its cluster declared it would put the node outside."""
+    """The nodes behind ``roots`` as DOT statements, ids starting with ``prefix``. Edges go
+    after all nodes: one naming a node before its cluster declared it would put it outside."""
 
     def __init__(self, roots, prefix, show_saved, cluster, collapse):
         self.roots, self.prefix = roots, prefix
@@ -201,8 +188,7 @@ class _GraphDrawing:
         return members
 
     def _folded_leaves(self):
-        # {id(leaf): box key} for the parameters a box hides: leaves named inside the folded
-        # module (``blocks.0.attn.qkv.weight`` in ``blocks.0.attn``) that feed only that box
+        # {id(leaf): box key}: leaves named inside a folded module that feed only its box
         consumers, leaves = {}, {}
         for node in self.order:
             for t in node.inputs:
@@ -282,9 +268,8 @@ class _GraphDrawing:
                 self.edges.setdefault((self._target(root.grad_fn), root_id), {})
 
     def _tensor_names(self):
-        # What a saved buffer is, when a tensor of the graph holds it: a leaf's name or
-        # "<Op> output". Buffers no tensor holds (a fused node's mean, rstd) take the name
-        # the op gives them (``Function.saved_names``), if any.
+        # A saved buffer's name when a tensor holds it: a leaf's name or "<Op> output";
+        # others (a fused node's mean, rstd) take the op's ``saved_names``.
         names = {}
         for t in [t for node in self.order for t in node.inputs] + list(self.roots):
             if t is not None:
@@ -324,7 +309,6 @@ def _parent(path):
 
 
 # ----- folding -----------------------------------------------------------------------------
-
 def _collapse_items(collapse):
     if collapse is None:
         return ()
@@ -374,7 +358,6 @@ def _matching_module(module, patterns):
 
 
 # ----- labels ------------------------------------------------------------------------------
-
 def _tensor_label(tensor, default_name):
     return _html(_bold(tensor.name or default_name) + _small(_meta(tensor.shape, tensor.dtype)))
 
@@ -393,11 +376,8 @@ def _meta(shape, dtype):
 
 
 def _escape(text):
-    # Newlines become spaces: a label is one line per field, whatever a name contains. Every
-    # other character that is not allowed in XML (and so not in an HTML-like label: the C0
-    # controls, DEL, the C1 controls, lone surrogates, U+FFFE/U+FFFF) is shown as its code,
-    # \x1b for ESC. A backslash is doubled, else Graphviz reads \N, \G, \L... in a label as
-    # its own escapes (the node's name, the graph's name, ...); "\\" is its escape for "\".
+    # Newlines become spaces (one line per field); characters XML forbids are shown as
+    # their code (\x1b); a backslash is doubled, else Graphviz reads \N, \G... as escapes.
     text = str(text).replace("\r", " ").replace("\n", " ")
     text = "".join(_visible(c) for c in text)
     return html.escape(text, quote=True).replace("\\", "\\\\")

@@ -6,8 +6,7 @@
     memory.py       memory_timeline: the bytes a training step holds, node by node
     precision.py    precision_report: every norm and impl against float64, by dtype and input
 
-They sit above ``nn`` and ``functional`` and below the programs (``microgradnorm.cli``);
-``import microgradnorm as mg`` exposes each as ``mg.gradcheck``, ``mg.compare``, ...
+Each is also ``mg.<name>`` (``mg.gradcheck``, ``mg.compare``, ...).
 """
 
 from ..norms import NORMS

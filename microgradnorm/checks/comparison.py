@@ -1,9 +1,5 @@
-"""``compare``: one norm as a composite graph and as a fused node, side by side.
-
-Both implementations run on the same inputs and upstream gradients; the result holds, for
-each, the op nodes and bytes saved for backward, the median forward and backward times,
-and the largest |fused − composite| of every output and every gradient.
-"""
+"""``compare``: one norm as a composite graph and as a fused node, side by side, on the
+same inputs and upstream gradients: graph size, saved bytes, times and differences."""
 
 import dataclasses
 import statistics
@@ -35,17 +31,17 @@ class ImplResult:
 
 @dataclasses.dataclass
 class Comparison:
+    """What ``compare`` returns: both sides and how far apart they are."""
+
     norm: str
     shape: tuple
     dtype: str
     fused: ImplResult
     composite: ImplResult
     max_abs_diff: dict       # "output", "grad x", ... -> max |fused - composite|
-    # "grad x", ... -> (composite, fused) max |analytic - finite differences|; empty unless
-    # compare(..., finite_differences=True)
+    # "grad x", ... -> (composite, fused) max |analytic - finite differences|
     finite_difference: dict = dataclasses.field(default_factory=dict)
-    # "output", "grad x", ... -> a sentence, for each quantity where one implementation
-    # gives NaN or inf and the other a finite number (or both, at different places)
+    # "output", "grad x", ... -> a sentence where the two differ in NaN/inf
     nonfinite: dict = dataclasses.field(default_factory=dict)
 
     def table(self):
@@ -79,18 +75,12 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
     """Composite vs fused for ``norm`` on random inputs of ``shape``.
 
     Args:
-        norm: a name in ``norms.NORMS`` (or an alias such as "layernorm"); batch_norm
-            runs in training mode with running statistics.
+        norm: a name in ``norms.NORMS`` or an alias; batch_norm runs in training mode.
         shape: input shape; LayerNorm/RMSNorm normalize the last dim, BatchNorm dim 1.
-        dtype: "float64", "float32" or "float16".
-        affine: with weight (and bias) parameters.
-        seed: seeds inputs and upstream gradients.
         repeat: timing repetitions (the median is kept).
-        finite_differences: also check every gradient of both sides against central
-            differences of the same function in float64 (two forward calls per input
-            element: keep the shape small).
-        scale: ``x`` (and ``residual``) are ``scale`` times standard normal draws (> 0,
-            finite); a large scale shows overflow, reported in ``Comparison.nonfinite``.
+        finite_differences: also check both sides' gradients against float64 central
+            differences (two forward calls per input element: keep the shape small).
+        scale: of the standard normal x (and residual); a large one shows overflow.
 
     Returns:
         a ``Comparison``; ``print(result.table())`` shows it.
@@ -133,11 +123,8 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
 def compare_arrays(composite, fused):
     """(max |fused - composite|, note) for two arrays of one shape.
 
-    NaN and inf are never silently averaged away: where the two are non-finite at
-    different places the difference is inf and ``note`` says, in words, which side has how
-    many non-finite values; where both are non-finite at the same places the difference is
-    over the remaining (finite) elements and the note says so. ``note`` is "" when all is
-    finite."""
+    NaN/inf at different places make the difference inf; at the same places it is over
+    the finite rest. ``note`` says which in words, or is "" when all is finite."""
     c = np.asarray(composite, dtype=np.float64)
     f = np.asarray(fused, dtype=np.float64)
     c_bad, f_bad = ~np.isfinite(c), ~np.isfinite(f)
@@ -168,8 +155,7 @@ def compare_arrays(composite, fused):
 
 
 def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
-    # The objective is Σ upstream·outputs, whose gradient is what backward computed; it is
-    # evaluated in float64 whatever the dtype of the analytic side.
+    # Σ upstream·outputs, whose gradient backward computed, in float64 whatever the dtype
     tensors = {name: Tensor(a.astype(np.float64)) for name, a in arrays.items()}
     upstream = [u.astype(np.float64) for u in upstream]
 
@@ -207,13 +193,8 @@ SUMMARY_HEADER = ("norm", "quantity", "nodes c/f", "saved bytes c/f", "|fused - 
 
 
 def summary_table(results, markdown=False):
-    """One table for several ``Comparison`` results: per norm, a row for each output and
-    gradient with max |fused - composite| and, when computed, max |analytic - finite
-    differences| of each side; the first row of a norm also has its op nodes, bytes saved
-    for backward and median forward + backward time, composite / fused.
-
-    ``markdown=True`` gives a Markdown table, else aligned text.
-    """
+    """One table (Markdown, or aligned text) for several ``Comparison`` results: a row per
+    output and gradient; each norm's first row also has its nodes, bytes and times."""
     rows = []
     for r in results:
         c, f = r.composite, r.fused

@@ -17,21 +17,17 @@ class GradcheckError(AssertionError):
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     """Check the gradients of ``fn`` at ``inputs`` against central differences in float64.
 
-    The outputs are projected on fixed random directions v, and d(Σ v·fn)/d(input) from
-    one backward is compared with ``numerical_grad`` for every input that requires grad:
-    it passes if |analytical - numerical| <= atol + rtol·|numerical| everywhere, and
-    fails on any NaN or infinity in an input or either gradient.
+    d(Σ v·fn)/d(input), for fixed random directions v, must satisfy |analytical -
+    numerical| <= atol + rtol·|numerical| everywhere, with no NaN or inf anywhere.
 
     Args:
-        fn: callable taking the inputs, returning a Tensor or a tuple of Tensors.
-        inputs: a Tensor or a sequence of them (float64 where they require grad); other
-            values are passed to ``fn`` unchanged.
-        eps, atol, rtol: step (> 0) and tolerances (>= 0), finite numbers, as above.
-        seed: seeds the random directions v.
+        fn: takes the inputs, returns a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a sequence (float64 where they require grad; other values are
+            passed through).
+        eps: the finite-difference step.
 
     Returns:
-        True, leaving the inputs' data and ``.grad`` as they were; otherwise raises
-        ``GradcheckError`` naming the input and its worst element.
+        True, the inputs unchanged; else raises ``GradcheckError`` naming the worst element.
 
     Example:
         >>> x = mg.tensor(np.random.randn(3, 4), requires_grad=True)
@@ -70,13 +66,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
 
 
 def numerical_grad(objective, array, eps=1e-6):
-    """Central differences of the scalar ``objective()`` with respect to ``array``, which
-    is perturbed in place one element at a time and restored:
-
-        numerical[i] = (f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps)
-
-    Returns a float64 NumPy array of ``array``'s shape.
-    """
+    """(f(x + eps·e_i) - f(x - eps·e_i)) / (2·eps) for f = ``objective()``, perturbing
+    ``array`` in place one element at a time; a float64 array of its shape."""
     numerical = np.zeros(array.shape)
     for index in np.ndindex(array.shape):
         original = array[index].copy()
@@ -125,10 +116,8 @@ def _compare(i, tensor, analytic, numerical, atol, rtol):
 
 
 def jacobian(fn, x):
-    """The dense Jacobian of ``fn`` at ``x`` (a Tensor, an array or nested lists of floats),
-    one backward per output element, of shape ``fn(x).shape + x.shape``: J[i..., j...] =
-    d out[i...] / d x[j...]. ``fn`` runs on a copy of ``x``; NaN and inf are returned as
-    computed.
+    """The dense Jacobian of ``fn`` at ``x`` (a Tensor or array), one backward per output
+    element: J[i..., j...] = d out[i...] / d x[j...], of shape ``fn(x).shape + x.shape``.
 
     Example:
         >>> J = mg.jacobian(lambda t: F.layer_norm(t, 4), mg.tensor(np.random.randn(4)))

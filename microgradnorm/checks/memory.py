@@ -1,13 +1,8 @@
 """``memory_timeline``: the bytes a training step holds, node by node, forward and backward.
 
-    timeline = mg.memory_timeline(lambda: step(model, batch))
-    timeline.peak.total_bytes, print(timeline.table())
-
-Every array the graph holds is registered when it appears, with a weak reference whose
-callback subtracts its bytes when it is freed: the count is of live arrays, each base buffer
-once. Kinds: ``saved`` for backward, ``held`` (other arrays the graph keeps alive: each node
-keeps its inputs), ``grad``. Parameters are not counted (the timeline is what the step
-adds). docs/memory.md explains the events and the ``tracemalloc`` cross-check.
+Each array the graph holds is counted while it lives (a weak reference's callback takes it
+out), each base buffer once, by kind (``KINDS``) and module category (``CATEGORIES``);
+parameters are not counted. docs/memory.md explains what is counted and the tracemalloc check.
 """
 
 import dataclasses
@@ -29,14 +24,9 @@ CATEGORIES = ("embeddings", "attention", "mlp", "norms", "residual", "head", "lo
 class MemoryEvent:
     """The bytes held at one point of the step.
 
-    Attributes:
-        index: position in the timeline.
-        phase: ``"forward"``, ``"backward"``, ``"freed"`` (backward released the saved
-            arrays) or ``"end"`` (``step_fn`` returned).
-        op, module: the node's op name and module path (empty for ``freed``/``end``).
-        held: {category: {kind: bytes}} for every category of ``CATEGORIES`` and kind of
-            ``KINDS``.
-        traced_bytes: bytes ``tracemalloc`` saw allocated since the start, or None.
+    ``phase`` is "forward", "backward", "freed" (backward released the graph) or "end";
+    ``held`` is {category: {kind: bytes}}; ``traced_bytes`` is what tracemalloc saw
+    allocated since the start (None without ``trace``).
     """
 
     index: int
@@ -100,18 +90,14 @@ class MemoryTimeline:
 
 
 def memory_timeline(step_fn, trace=False):
-    """Run ``step_fn()`` (forward, backward, optionally the optimizer) once and record the
-    bytes held after every graph node: one event per node in forward and in backward, one
-    when backward frees the graph (``"freed"``) and one at the ``"end"``.
+    """Run ``step_fn()``, one training step, and record the bytes held after every node.
 
     Args:
-        step_fn: a function of no arguments running one training step.
-        trace: also record what ``tracemalloc`` saw allocated since the start at every event
-            (slower; starts tracemalloc for the call if it is not running).
+        step_fn: a function of no arguments.
+        trace: also record ``tracemalloc``'s count at every event (slower).
 
     Returns:
-        a ``MemoryTimeline``; ``.peak`` is the largest event and ``.table()`` splits it by
-        category (``CATEGORIES``: which module made the array) and kind (``KINDS``).
+        a ``MemoryTimeline``; ``.peak`` is its largest event, ``.table()`` splits it.
 
     Example:
         >>> def step():
@@ -136,10 +122,9 @@ def memory_timeline(step_fn, trace=False):
     return MemoryTimeline(tracker.events)
 
 
-def category_of(module, op="", in_module=True):
-    """The ``CATEGORIES`` entry of a node recorded in ``module`` (a dotted path), by the
-    path's names (``attn``, ``mlp``, ``ln*``/``norm``, ``*emb``, ``lm_head``); otherwise
-    ``residual``, or ``loss`` outside any module call."""
+def category_of(module, in_module=True):
+    """The ``CATEGORIES`` entry of a node recorded in ``module`` (a dotted path), by its
+    names; ``loss`` outside any module call."""
     if not in_module:
         return "loss"
     parts = module.split(".") if module else []
@@ -193,7 +178,7 @@ class _Tracker:
         self.bytes[kind, category] -= nbytes
 
     def on_forward(self, node):
-        category = category_of(node.module, node.name, autograd.in_module_call())
+        category = category_of(node.module, autograd.in_module_call())
         self.categories[node] = category
         for tensor in node.inputs:
             if tensor is not None and tensor.grad_fn is None and tensor.requires_grad:

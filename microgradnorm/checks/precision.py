@@ -1,32 +1,8 @@
-"""``precision_report``: where composite and fused part in low precision, and why.
+"""``precision_report``: every norm and impl against float64, by dtype and input family.
 
-For each norm and implementation, each dtype (float16, bfloat16, float32) and each input
-family, the inputs are drawn in float64, rounded to the dtype, and run forward and
-backward; the *truth* is PyTorch's formula (two-pass variance, eps inside the square root)
-evaluated in float64 on exactly the rounded values. Every output and gradient gets
-
-    error_i = |got_i - truth_i| / rms(truth)       (elementwise, scaled by the tensor's RMS)
-
-summarised as its max and median, and the count of inf/NaN elements in ``got``. Scaling by
-the RMS (not by |truth_i|) keeps elements that are nearly 0 from reading as huge errors.
-
-Norms: ``layer_norm`` and ``rms_norm`` normalize each row of the (rows, cols) input;
-``batch_norm`` (training mode, as a network trains) normalizes each column: the input is
-(N, C) = (rows, cols), and each channel is normalized over the batch.
-
-Implementations (the ``impl`` column):
-  * ``composite`` / ``fused``: the library's two; RMSNorm once per casting mode
-    (``composite[llama]``, ...).
-  * ``one-pass``: LayerNorm and BatchNorm with the naive variance E[x²] − E[x]²
-    (deliberately wrong: catastrophic cancellation when |mean| ≫ std).
-  * ``eps-outside``: LayerNorm with x̂ = (x − μ) / (σ + eps), the placement the source
-    derivation (§10.2) calls right, against PyTorch's 1 / sqrt(σ² + eps) (derivations §8a).
-
-Input families: ``normal`` N(0, 1); ``scale 300`` (300·N(0, 1): x² passes float16's
-65504); ``offset 1e4`` (mean 1e4, std 1e-3: E[x²] and E[x]² agree to 14 digits);
-``constant rows`` (variance exactly 0); ``heavy tails`` (Student's t, 2 degrees of freedom).
-Each family is drawn along what the norm normalizes over: for BatchNorm the "rows" of a
-family are its channels, so "constant rows" gives channels constant over the batch.
+The truth is PyTorch's formula (two-pass variance, eps inside the square root) in float64
+on the same rounded inputs; each output and gradient is scored by |got − truth| / rms(truth).
+docs/precision.md explains the families, the deliberately naive impls and the results.
 """
 
 import dataclasses
@@ -50,7 +26,7 @@ MEASURED = [norm for norm in NORMS.values() if not norm.residual]    # x + resid
 
 
 def draw_family(family, shape, rng):
-    """float64 rows of ``family`` (see the module doc)."""
+    """float64 rows of ``family`` (docs/precision.md describes each)."""
     rows, cols = shape
     if family == "normal":
         return rng.standard_normal(shape)
@@ -66,9 +42,8 @@ def draw_family(family, shape, rng):
 
 
 def draw_input(norm, family, shape, rng):
-    """x (rows, cols) of ``family`` for ``norm``, the family's hard case on what the norm
-    normalizes over: rows for LayerNorm and RMSNorm, channels (columns of (N, C)) for
-    BatchNorm, so "constant rows" gives BatchNorm channels constant over the batch."""
+    """x (rows, cols) of ``family`` drawn along what ``norm`` normalizes over (BatchNorm:
+    the channels, the columns of (N, C))."""
     if lookup(norm, "precision: norm").per_channel:
         return np.ascontiguousarray(draw_family(family, shape[::-1], rng).T)
     return draw_family(family, shape, rng)
@@ -76,7 +51,7 @@ def draw_input(norm, family, shape, rng):
 
 # ----- the implementations ------------------------------------------------------------------
 def _one_pass(axis):
-    """The naive variance E[x²] − E[x]² over ``axis``: one pass, and wrong when |mean| ≫ std."""
+    # the naive variance E[x²] − E[x]²: wrong when |mean| ≫ std
     def norm(x, weight, bias, eps):
         mean = x.mean(axis, keepdims=True)
         var = (x * x).mean(axis, keepdims=True) - mean * mean
@@ -91,14 +66,13 @@ def _eps_outside(x, weight, bias, eps):
     return centered / (std + eps) * weight + bias
 
 
-# The naive rows beside the library's two, by norm: impl -> fn(x, weight, bias, eps).
+# impl -> fn(x, weight, bias, eps): the naive rows beside the library's two
 NAIVE = {"layer_norm": {"one-pass": _one_pass(-1), "eps-outside": _eps_outside},
          "batch_norm": {"one-pass": _one_pass(0)}}
 
 
 def _library(norm, impl="fused", **options):
-    """``fn(x, weight, bias) -> y``: the norm's ``impl`` with its default eps; BatchNorm in
-    training mode on (N, C), batch statistics, no running statistics."""
+    # fn(x, weight, bias) -> y with the default eps; BatchNorm trains on batch statistics
     return lambda x, w, b: norm.run({"x": x, "weight": w, "bias": b}, impl, **options)[0]
 
 
@@ -106,7 +80,7 @@ def implementations():
     """{(norm, impl): fn(x, weight, bias) -> y} for every row of the report."""
     table = {}
     for norm in MEASURED:
-        # a norm with casting modes (RMSNorm) once per mode: composite[llama], fused[llama], ...
+        # RMSNorm once per casting mode: composite[llama], fused[llama], ...
         has_casting = "casting" in inspect.signature(norm.function).parameters
         variants = [(f"[{c}]", {"casting": c}) for c in CASTINGS] if has_casting else [("", {})]
         for variant, options in variants:
@@ -140,7 +114,7 @@ class Cell:
 
 
 def _run(fn, arrays, dtype):
-    """Forward and backward of ``fn`` on ``arrays`` cast to ``dtype``: float64 results."""
+    # forward and backward of fn on arrays cast to dtype; float64 results
     leaves = {name: Tensor(a, requires_grad=name != "dy", dtype=dtype)
               for name, a in arrays.items()}
     y = fn(leaves["x"], leaves["weight"], leaves.get("bias"))
@@ -268,17 +242,13 @@ def _subset(name, given, allowed):
 
 
 def precision_report(quick=False, shape=None, dtypes_=None, families=None, seed=0):
-    """Measure every norm/impl/dtype/family (see the module doc).
+    """Measure every norm/impl/dtype/family (docs/precision.md).
 
     Args:
-        quick: a small shape, (8, 64): 0.2 s for the whole report (1.6 s at the
-            full shape), measured on a loaded 2-core AMD EPYC.
-        shape: (rows, cols) of the inputs, (N, C) for BatchNorm; default (64, 512), or
-            (8, 64) with ``quick``.
-        dtypes_: dtypes to measure, a subset of ("float16", "bfloat16", "float32");
-            bfloat16 is skipped (with a note) when ml_dtypes is missing.
-        families: input families, a subset of ``FAMILIES``.
-        seed: of the random inputs.
+        quick: the small shape (8, 64) instead of (64, 512).
+        shape: (rows, cols) of the inputs, (N, C) for BatchNorm.
+        dtypes_: a subset of ``DTYPES``; bfloat16 is skipped, with a note, without ml_dtypes.
+        families: a subset of ``FAMILIES``.
 
     Returns:
         ``PrecisionReport``: ``.table()``, ``.markdown()``, ``.cell()``.

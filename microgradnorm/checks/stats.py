@@ -9,12 +9,8 @@ from ..backend import memory_owner
 
 @dataclasses.dataclass(frozen=True)
 class GraphStats:
-    """Attributes:
-        nodes: op nodes in the backward graph (leaves are not nodes).
-        by_op: {op name: count}.
-        saved_bytes: bytes of the arrays saved for backward, each buffer counted once
-            (views of one array, or one array saved by several nodes, count once).
-    """
+    """Op nodes behind a tensor (leaves are not nodes), {op name: count}, and the bytes
+    saved for backward, each buffer once."""
 
     nodes: int
     by_op: dict
@@ -35,8 +31,7 @@ def graph_stats(*tensors):
 
 
 def saved_bytes(nodes):
-    """Bytes of the arrays ``nodes`` saved for backward, each buffer once (a view keeps its
-    whole base alive; one array saved by several nodes counts once)."""
+    """Bytes of the arrays ``nodes`` saved for backward, each base buffer once."""
     buffers = {}
     for node in nodes:
         for array in node.saved_arrays():

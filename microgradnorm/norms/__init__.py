@@ -1,9 +1,8 @@
 """The norms, each twice: a composite graph of primitives and a fused node.
 
-``NORMS`` maps one spelling per norm to its ``Norm`` spec; every tool (compare, precision,
-bench, explain, the visualizer, the demo, ``set_impl``) and every generic test looks norms
-up here. One file per family holds a norm's composite graph, its fused Function(s), its
-public entry (re-exported as ``F.<name>``) and its spec; ``arguments`` holds every check.
+``NORMS`` maps one spelling per norm to its ``Norm`` spec, where every tool and generic test
+looks norms up. One file per family holds its graphs, its public entry (``F.<name>``) and
+its spec; ``arguments`` holds every check.
 
 Example::
 
@@ -29,16 +28,8 @@ _SPELLINGS = {alias: norm for norm in NORMS.values() for alias in (norm.name, *n
 
 
 def lookup(name, argument="norm", among=None):
-    """The ``Norm`` spec called ``name`` (its name or an alias, e.g. ``"layernorm"``).
-
-    Args:
-        name: a norm's name.
-        argument: how the caller's error names the argument.
-        among: the names allowed here (default: every norm in ``NORMS``).
-
-    Raises:
-        ValueError: naming the argument and the allowed names.
-    """
+    """The ``Norm`` spec called ``name`` (or an alias, ``"layernorm"``), one of ``among``
+    (default: all); a ValueError naming ``argument`` and the allowed names otherwise."""
     among = tuple(NORMS) if among is None else tuple(among)
     norm = _SPELLINGS.get(name) if isinstance(name, str) else None
     if norm is None or norm.name not in among:

@@ -1,10 +1,5 @@
-"""Every argument check of every norm, in one place.
-
-The functional norms (``F.layer_norm``, ...), the nn modules' constructors and the
-seed-style layers call these, so one bad argument gets one wording everywhere: a
-``TypeError`` or ``ValueError`` that names the function, the argument, and what was
-expected against what was given, raised before anything is computed or updated.
-"""
+"""Every argument check of every norm, in one place: ``F``, the nn modules and the
+seed-style layers share one wording, naming the function, the argument, expected and got."""
 
 import numbers
 
@@ -103,8 +98,7 @@ def normalized_shape(fn, shape):
 
 def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **params):
     """Checks of LayerNorm/RMSNorm and their residual forms; returns normalized_shape as a
-    tuple. ``params`` are the weight and bias, which must have x's dtype (or
-    ``weight_dtype`` for the weight)."""
+    tuple. ``params``: weight and bias, in x's dtype (or ``weight_dtype`` for the weight)."""
     check_tensor(fn, "x", x)
     shape = normalized_shape(fn, shape)
     trailing = x.shape[max(x.ndim - len(shape), 0):]
@@ -121,8 +115,7 @@ def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **
 
 
 def default_eps(x, eps):
-    """``eps``, or for None the machine epsilon of x's dtype (PyTorch's RMSNorm default);
-    a non-floating x is refused later, by the usual checks."""
+    """``eps``, or for None x's machine epsilon (a non-floating x is refused later)."""
     if eps is None and isinstance(x, Tensor) and is_floating(x.dtype):
         return float(dtypes.finfo(x.dtype).eps)
     return eps
@@ -177,10 +170,8 @@ def check_batch_norm(x, running_mean, running_var, weight, bias, training, momen
 
 
 def _running_stat(name, stat, shape, x, training):
-    """(array, owning Tensor or None) for a running statistic, checked. The statistics
-    must have x's dtype, as PyTorch's CPU kernels require, except that float16/bfloat16 x
-    may keep float32 statistics (mixed precision): a float32 statistic with float64 x
-    would silently lose the update's precision."""
+    """(array, owning Tensor or None) for a running statistic, checked: x's dtype (float32
+    allowed for half-precision x; float32 beside float64 x would lose the update)."""
     if stat is None:
         return None, None
     owner = stat if isinstance(stat, Tensor) else None

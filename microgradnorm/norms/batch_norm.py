@@ -1,12 +1,4 @@
-r"""BatchNorm, twice: the textbook graph and one fused node.
-
-.. math::
-    y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
-
-per channel (dim 1 of x (N, C, *)), over every other dim. In training the batch's mean and
-biased variance normalize x and the running statistics move towards the batch's, with the
-*unbiased* variance, as PyTorch does; in eval the running statistics normalize x.
-"""
+"""BatchNorm, twice: the textbook graph and one fused node."""
 
 from ..autograd import no_grad, op_group
 from ..kernels import for_array, reference
@@ -20,7 +12,7 @@ __all__ = ["batch_norm", "BATCH_NORM"]
 # ----- composite: the textbook graph, one node per primitive ------------------------------
 def composite_batch_norm(x, running_mean, running_var, weight=None, bias=None,
                          training=False, momentum=0.1, eps=1e-5):
-    """BatchNorm of x (N, C, *) per channel; running statistics are arrays (or None)."""
+    """BatchNorm of x (N, C, *) per channel; running statistics are arrays or None."""
     axes = (0,) + tuple(range(2, x.ndim))                     # every dim but the channels
     channel_shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)     # (C,) -> (1, C, 1, ...)
     if training:
@@ -44,8 +36,8 @@ def _channels(param, shape):
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
 class BatchNorm(FusedNorm):
-    """Per-channel norm of x (N, C, *) over every dim but 1; in training it also updates
-    ``running_mean`` and ``running_var`` (arrays, or None) in place."""
+    """Per-channel norm of x (N, C, *); in training it updates the running statistics in
+    place."""
 
     saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
 
@@ -85,18 +77,15 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     .. math::
         y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
 
-    In training the running statistics (if given) are updated in place:
-    ``running = (1 - momentum)·running + momentum·batch``, with the unbiased batch variance
-    for ``running_var``. In eval the running statistics normalize ``x``.
+    In training the batch normalizes x and the running statistics move in place:
+    ``running = (1 - momentum)·running + momentum·batch`` (unbiased variance for
+    ``running_var``); in eval the running statistics normalize x.
 
     Args:
-        x: floating-point Tensor of shape (N, C) or (N, C, L) (any (N, C, *) works).
-        running_mean, running_var: Tensors or arrays of shape (C,) in x's dtype (float32
-            for float16/bfloat16 x too), writeable when training; or None (training only).
+        x: floating-point Tensor of shape (N, C, *).
+        running_mean, running_var: Tensors or arrays of shape (C,) in x's dtype (or float32
+            for half-precision x); None only when training.
         weight, bias: γ and β of shape (C,), or None.
-        training: use (and update) batch statistics.
-        momentum: weight of the new batch in the running statistics, in [0, 1].
-        eps: added to the variance inside the square root.
         impl: ``"fused"`` or ``"composite"``.
 
     Example:

@@ -1,16 +1,11 @@
-r"""LayerNorm and its residual form, twice: the textbook graph and one fused node.
-
-.. math::
-    y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
-
-over the trailing ``normalized_shape`` dims (biased variance, eps inside the square root,
-as PyTorch). docs/derivations.md derives the fused node's backward.
-"""
+"""LayerNorm and its residual form, twice: the textbook graph and one fused node.
+docs/derivations.md derives the fused node's backward."""
 
 from ..autograd import op_group
 from ..kernels import for_array
 from . import arguments
-from .spec import FusedNorm, Norm, affine, empty_norm, flat, rows, shaped
+from .spec import (FusedNorm, Norm, affine, empty_norm, flat, row_norm_call, row_norm_torch,
+                   rows, shaped)
 
 __all__ = ["layer_norm", "add_layer_norm", "LAYER_NORM", "ADD_LAYER_NORM"]
 
@@ -39,9 +34,8 @@ class LayerNorm(FusedNorm):
         ctx.normalized_shape, ctx.kernels = normalized_shape, for_array(x)
         y, mean, rstd = ctx.kernels.layer_norm_forward(
             rows(x, normalized_shape), flat(weight), flat(bias), eps)
-        # Saved: x (already alive as the previous op's output), weight, and mean and rstd,
-        # 2 numbers per row. x̂ = (x - mean)·rstd is recomputed in backward: one extra pass
-        # over x instead of keeping M·D more values alive until backward.
+        # Saved: x (alive anyway as the previous op's output), weight, mean and rstd per
+        # row; x̂ is recomputed in backward, one pass over x instead of M·D more values kept.
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.has_bias = bias is not None
         return y.reshape(x.shape)
@@ -68,8 +62,8 @@ class AddLayerNorm(FusedNorm):
             rows(x, normalized_shape), rows(residual, normalized_shape),
             flat(weight), flat(bias), eps)
         s = s.reshape(x.shape)
-        # Saved: the sum s (this node's own second output, which the next residual add
-        # keeps alive anyway) instead of x and residual; weight; mean and rstd per row.
+        # Saved: the sum s (our second output, alive anyway as the residual stream)
+        # instead of x and residual; weight; mean and rstd per row.
         ctx.save_for_backward(s, weight, mean, rstd)
         ctx.has_bias = bias is not None
         return y.reshape(x.shape), s
@@ -94,16 +88,13 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
         y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
 
     Args:
-        x: floating-point Tensor of shape (*, *normalized_shape).
         normalized_shape: int or tuple of ints, the trailing dims to normalize over.
-        weight: γ, a Tensor of shape ``normalized_shape``, or None for γ = 1.
-        bias: β, a Tensor of shape ``normalized_shape``, or None for β = 0.
+        weight, bias: γ and β of shape ``normalized_shape``, or None (γ = 1, β = 0).
         eps: added to the biased variance inside the square root.
-        impl: ``"fused"`` (one node, closed-form backward) or ``"composite"`` (the
-            textbook graph of primitives).
+        impl: ``"fused"`` (one node) or ``"composite"`` (the textbook graph of primitives).
 
     Shape:
-        output has the shape of ``x``.
+        x: (*, *normalized_shape), floating point; output: x's shape.
 
     Example:
         >>> x = mg.tensor(np.random.randn(2, 5, 8), requires_grad=True)
@@ -121,8 +112,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
 
 def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e-5,
                    impl="fused"):
-    """Residual add fused with LayerNorm: ``s = x + residual``; returns
-    ``(layer_norm(s), s)``, ``s`` being the new residual stream of a pre-norm block.
+    """Residual add fused with LayerNorm: returns ``(layer_norm(s), s)`` for
+    ``s = x + residual``, the new residual stream of a pre-norm block.
 
     Args:
         x, residual: Tensors of one shape (*, *normalized_shape), dtype and device.
@@ -145,22 +136,9 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
 
 
 # ----- the specs --------------------------------------------------------------------------
-def _call(function, t, impl, running, training, **options):
-    size = t["x"].shape[-1:]
-    first = (t["x"], t["residual"]) if "residual" in t else (t["x"],)
-    return function(*first, size, t.get("weight"), t.get("bias"), impl=impl, **options)
-
-
-def _torch(tF, t, running, training):
-    size = t["x"].shape[-1:]
-    if "residual" not in t:
-        return tF.layer_norm(t["x"], size, t.get("weight"), t.get("bias"), 1e-5)
-    s = t["x"] + t["residual"]
-    return tF.layer_norm(s, size, t.get("weight"), t.get("bias"), 1e-5), s
-
-
+_torch = row_norm_torch("layer_norm", 1e-5)
 LAYER_NORM = Norm("layer_norm", "LayerNorm", layer_norm, composite_layer_norm, LayerNorm,
-                  ("weight", "bias"), 1e-5, _call, _torch, aliases=("layernorm",))
+                  ("weight", "bias"), 1e-5, row_norm_call, _torch, aliases=("layernorm",))
 ADD_LAYER_NORM = Norm("add_layer_norm", "Add + LayerNorm", add_layer_norm,
                       composite_add_layer_norm, AddLayerNorm, ("weight", "bias"), 1e-5,
-                      _call, _torch, residual=True, aliases=("add_layernorm",))
+                      row_norm_call, _torch, residual=True, aliases=("add_layernorm",))

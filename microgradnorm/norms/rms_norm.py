@@ -1,20 +1,13 @@
-r"""RMSNorm and its residual form, twice: the textbook graph and one fused node.
-
-.. math::
-    y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
-
-over the trailing ``normalized_shape`` dims. ``offset`` is Gemma's (γ starts at 0 and
-offset is 1); ``casting`` says where float16/bfloat16 input is cast, as Hugging Face's
-models do: ``"llama"`` (statistics in float32, x̂ cast back to x's dtype, then times the
-weight), ``"gemma"`` (everything in float32, cast at the end), ``"none"`` (every step in x's
-dtype). docs/derivations.md derives the backward, docs/precision.md the casting modes.
-"""
+"""RMSNorm and its residual form, twice: the textbook graph and one fused node.
+docs/derivations.md derives the backward; docs/precision.md explains ``offset`` and
+``casting`` (Hugging Face's LLaMA and Gemma conventions)."""
 
 from ..autograd import op_group
 from ..dtypes import accumulation_dtype
 from ..kernels import conventions, for_array
 from . import arguments
-from .spec import FusedNorm, Norm, affine, empty_norm, flat, rows, shaped
+from .spec import (FusedNorm, Norm, affine, empty_norm, flat, row_norm_call, row_norm_torch,
+                   rows, shaped)
 
 __all__ = ["rms_norm", "add_rms_norm", "RMS_NORM", "ADD_RMS_NORM"]
 
@@ -109,18 +102,16 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
         y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
     Args:
-        x: floating-point Tensor of shape (*, *normalized_shape).
-        normalized_shape: int or tuple of ints.
-        weight: γ of shape ``normalized_shape``, or None. With float16/bfloat16 x it may be
-            float32 in the "llama" (float32 result) and "gemma" (x's dtype) modes.
-        eps: added to the mean square inside the square root; None: the machine epsilon
-            of x's dtype (PyTorch's default; 1e-6 here is LLaMA's).
+        normalized_shape: int or tuple of ints, the trailing dims to normalize over.
+        weight: γ of shape ``normalized_shape``, or None; float32 beside float16/bfloat16
+            x in the "llama" and "gemma" modes.
+        eps: added to the mean square inside the square root; None: x's machine epsilon.
         impl: ``"fused"`` or ``"composite"``.
-        offset: added to the weight, ``x̂ · (offset + γ)``: Gemma's 1. Needs a weight.
-        casting: ``"llama"`` (default), ``"gemma"`` or ``"none"`` (see the module doc).
+        offset: added to the weight (Gemma's 1); needs a weight.
+        casting: where half-precision x is cast: ``"llama"``, ``"gemma"`` or ``"none"``.
 
     Shape:
-        output has the shape of ``x``.
+        x: (*, *normalized_shape), floating point; output: x's shape.
 
     Example:
         >>> y = F.rms_norm(x, 8, weight=mg.tensor(np.ones(8)))
@@ -141,11 +132,8 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
 
 def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fused",
                  offset=0.0, casting="llama"):
-    """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``.
-
-    Args: as in ``F.add_layer_norm`` (no bias); ``offset`` and ``casting`` as in
-    ``rms_norm``.
-    """
+    """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``;
+    arguments as in ``add_layer_norm`` (no bias) and ``rms_norm``."""
     eps = arguments.default_eps(x, eps)
     normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
                               impl, offset, casting)
@@ -168,22 +156,9 @@ def _check(fn, x, residual, normalized_shape, weight, eps, impl, offset, casting
 
 
 # ----- the specs --------------------------------------------------------------------------
-def _call(function, t, impl, running, training, **options):
-    size = t["x"].shape[-1:]
-    first = (t["x"], t["residual"]) if "residual" in t else (t["x"],)
-    return function(*first, size, t.get("weight"), impl=impl, **options)
-
-
-def _torch(tF, t, running, training):
-    size = t["x"].shape[-1:]
-    if "residual" not in t:
-        return tF.rms_norm(t["x"], size, t.get("weight"), 1e-6)
-    s = t["x"] + t["residual"]
-    return tF.rms_norm(s, size, t.get("weight"), 1e-6), s
-
-
+_torch = row_norm_torch("rms_norm", 1e-6)
 RMS_NORM = Norm("rms_norm", "RMSNorm", rms_norm, composite_rms_norm, RMSNorm, ("weight",),
-                1e-6, _call, _torch, aliases=("rmsnorm",))
+                1e-6, row_norm_call, _torch, aliases=("rmsnorm",))
 ADD_RMS_NORM = Norm("add_rms_norm", "Add + RMSNorm", add_rms_norm, composite_add_rms_norm,
-                    AddRMSNorm, ("weight",), 1e-6, _call, _torch, residual=True,
+                    AddRMSNorm, ("weight",), 1e-6, row_norm_call, _torch, residual=True,
                     aliases=("add_rmsnorm",))

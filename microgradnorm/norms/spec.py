@@ -1,5 +1,5 @@
-"""What a norm is: ``Norm``, the spec every tool and generic test looks up in ``NORMS``,
-and the small array helpers the norm families share."""
+"""``Norm``, the spec every tool and generic test looks up in ``NORMS``, and the helpers
+the norm families share."""
 
 import dataclasses
 from typing import Callable
@@ -13,24 +13,17 @@ __all__ = ["FusedNorm", "Norm"]
 
 @dataclasses.dataclass(frozen=True)
 class Norm:
-    """One normalization, both ways: its composite graph, its fused node and what a tool
-    needs to call it generically.
+    """One normalization, both ways, and what a tool needs to call it generically.
 
     Attributes:
-        name: the one spelling (``"layer_norm"``): ``F``'s name, the CLI's and the tools'.
-        title: for tables and drawings (``"LayerNorm"``).
-        function: the public, checked entry (``F.layer_norm``); ``impl`` picks the graph.
-        composite: the textbook graph of primitives (unchecked; ``function`` checks).
-        fused: the ``Function`` (or Functions) of the fused node.
-        params: the learned parameters' names, ``("weight", "bias")``.
-        eps: the default eps.
-        residual: a residual form: takes ``(x, residual, ...)``, returns ``(y, x + residual)``.
+        name: the one spelling (``"layer_norm"``), ``F``'s and the tools'; ``title`` is for
+            tables (``"LayerNorm"``); ``aliases`` are other spellings ``lookup`` accepts.
+        function: the public, checked entry (``F.layer_norm``); ``composite`` the unchecked
+            textbook graph; ``fused`` the ``Function`` of the fused node.
+        residual: takes ``(x, residual, ...)`` and returns ``(y, x + residual)``.
         per_channel: statistics per channel (dim 1, BatchNorm) instead of per row.
-        aliases: other spellings ``lookup`` accepts (``"layernorm"``).
-        call: ``call(function, tensors, impl, running, training, **options)`` -> output
-            Tensor or tuple, for {name: Tensor} inputs (see ``run``).
-        torch: ``torch(torch_functional, tensors, running, training)`` -> PyTorch's result
-            for the same inputs as torch tensors: the twin tests and benchmarks compare with.
+        call, torch: run ``function`` / PyTorch's functional on {name: tensor} (``run``,
+            ``run_torch``).
     """
 
     name: str
@@ -57,10 +50,8 @@ class Norm:
         return ("x",) + (("residual",) if self.residual else ()) + self.params
 
     def run(self, tensors, impl="fused", running=None, training=True, **options):
-        """Call the norm on {name: Tensor} (``x``, ``residual``, ``weight``, ``bias``;
-        missing parameters are None) with ``impl``; ``running`` holds BatchNorm's running
-        statistics ({"running_mean": array, "running_var": array}) or is None. Returns a
-        tuple of output Tensors (``outputs`` names them)."""
+        """The norm on {name: Tensor} with ``impl``, as a tuple (``outputs`` names it);
+        ``running`` is BatchNorm's {"running_mean": array, "running_var": array} or None."""
         out = self.call(self.function, tensors, impl, running or {}, training, **options)
         return out if isinstance(out, tuple) else (out,)
 
@@ -71,8 +62,7 @@ class Norm:
 
     def make_inputs(self, shape, dtype="float64", affine=True, seed=0, scale=1.0):
         """Random {name: array} for ``shape``: x (and residual) ``scale`` times standard
-        normal draws; the parameters have the normalized (or channel) shape and are not
-        all ones, so the affine path is exercised."""
+        normal; parameters not all ones, so the affine path is exercised."""
         shape = tuple(shape)
         if self.per_channel and len(shape) < 2:
             raise ValueError(f"{self.name} needs a shape (N, C) or (N, C, L), got {shape}")
@@ -97,6 +87,26 @@ class Norm:
 
 
 # ----- helpers shared by the norm families ------------------------------------------------
+def row_norm_call(function, t, impl, running, training, **options):
+    """``Norm.call`` of a row norm: x (and residual), the last dim, the parameters given."""
+    first = (t["x"], t["residual"]) if "residual" in t else (t["x"],)
+    return function(*first, t["x"].shape[-1:], impl=impl, **_given_params(t), **options)
+
+
+def row_norm_torch(name, eps):
+    """``Norm.torch`` of a row norm: PyTorch's ``F.<name>`` with ``eps``, after the residual
+    add if there is one."""
+    def run(tF, t, running, training):
+        s = t["x"] + t["residual"] if "residual" in t else t["x"]
+        y = getattr(tF, name)(s, s.shape[-1:], eps=eps, **_given_params(t))
+        return (y, s) if "residual" in t else y
+    return run
+
+
+def _given_params(t):
+    return {name: t[name] for name in ("weight", "bias") if t.get(name) is not None}
+
+
 def rows(array, normalized_shape):
     """(..., *normalized_shape) -> (M, D)."""
     size = int(np.prod(normalized_shape))
@@ -123,13 +133,13 @@ def affine(xhat, weight, bias):
 
 
 def empty_norm(x, weight, bias):
-    """A zero-size input's output: as empty as x (PyTorch returns it too), recorded in the
-    graph so that backward gives x an empty gradient and weight and bias zero ones."""
+    """A zero-size input's empty output, in the graph so that backward gives weight and bias
+    zero gradients."""
     return affine(x * 1.0, weight, bias)
 
 
 class FusedNorm(Function):
-    """The base of every fused norm node: one graph node whose backward is a closed form
-    (the visualizer labels these as norms). ``saved_names`` lists what forward saves."""
+    """The base of every fused norm node (the visualizer colours these); ``saved_names``
+    lists what forward saves."""
 
     saved_names = ()
