@@ -40,8 +40,7 @@ class Sequential(ModuleList):
         super().__init__(modules)
 
     def forward(self, x):
-        """Each module in turn on the previous one's output. Shape: what the first module
-        takes -> what the last returns."""
+        """Each module on the previous one's output. Shape: the first's input -> the last's."""
         for module in self:
             x = module(x)
         return x

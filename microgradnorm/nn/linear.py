@@ -14,11 +14,6 @@ from .module import Module, Parameter, _check_positive, _dtype, _fill
 class Linear(Module):
     r""":math:`y = x W^T + b`, W and b drawn uniform in :math:`\pm 1/\sqrt{\text{in\_features}}`.
 
-    Args:
-        in_features, out_features: sizes of the last dim of input and output.
-        bias: add a learned bias (``self.bias is None`` when False).
-        dtype, device: of the parameters.
-
     Shape:
         input (*, in_features), output (*, out_features).
 
@@ -44,8 +39,7 @@ class Linear(Module):
                 _fill(param, np.random.uniform(-bound, bound, param.shape))
 
     def forward(self, x):
-        """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features), in the parameters'
-        dtype."""
+        """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features)."""
         x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
                               self.weight)
         y = x @ self.weight.T                                 # (*, in) @ (in, out)
@@ -80,8 +74,7 @@ class Embedding(Module):
         _fill(self.weight, np.random.standard_normal(self.weight.shape))
 
     def forward(self, idx):
-        """Rows of ``weight`` for the ids in ``idx``. Shape: integer (*) -> (*,
-        embedding_dim); ids must be in [0, num_embeddings)."""
+        """Rows of ``weight`` for the ids. Shape: integer (*) -> (*, embedding_dim)."""
         idx = idx.data if isinstance(idx, Tensor) else idx
         idx = backend.to_device(idx if backend.is_cupy_array(idx) else np.asarray(idx),
                                 self.weight.device)

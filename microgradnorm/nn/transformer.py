@@ -1,5 +1,4 @@
-"""The transformer pieces: causal self-attention, the feed-forward MLP, the block with its
-four norm placements (pre, post, sandwich, DeepNorm) and a small GPT built from them."""
+"""Causal self-attention, the feed-forward, the block's four norm placements and a small GPT."""
 
 import math
 
@@ -24,8 +23,7 @@ class CausalSelfAttention(Module):
         \mathrm{head}_h = \mathrm{softmax}\Bigl(\frac{Q_h K_h^T}{\sqrt{d_h}} + M\Bigr) V_h,
         \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o
 
-    with :math:`M_{ij} = -\infty` for :math:`j > i`. Q, K, V come from one Linear ``qkv``
-    (d_model → 3·d_model, in that order), the output from ``proj``.
+    with :math:`M_{ij} = -\infty` for :math:`j > i`; Q, K, V from one Linear ``qkv``.
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
@@ -43,8 +41,7 @@ class CausalSelfAttention(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
-        """Causal multi-head self-attention of ``x``. Shape: (B, T, d_model) -> the same;
-        position t attends to positions 0..t only."""
+        """Position t attends to positions 0..t. Shape: (B, T, d_model) -> the same."""
         x = self._check_input(x, (self.d_model,), f"d_model={self.d_model}")
         if x.ndim != 3:
             raise ValueError(f"{self._describe()}: input must have shape (B, T, d_model), "
@@ -64,19 +61,14 @@ class CausalSelfAttention(Module):
 
 
 class FeedForward(Module):
-    r"""Position-wise MLP, d_model → hidden → d_model:
-    :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`, or for ``"swiglu"`` LLaMA's gated
-    form without biases, :math:`y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)`
-    (``fc1``, ``fc3``, ``fc2`` are LLaMA's ``w1`` gate, ``w3`` up, ``w2`` down).
+    r"""Position-wise MLP: :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`, or for
+    ``"swiglu"`` LLaMA's bias-free :math:`y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)`
+    (``fc1``, ``fc3``, ``fc2``).
 
     Args:
-        d_model: input and output width.
         hidden: the inner width, 4·d_model by default (swiglu: ``swiglu_hidden(hidden,
-            multiple_of)``, which keeps the two-matrix MLP's parameter count).
-        activation: ``"gelu"`` (GPT-2's tanh form), ``"relu"``, ``"silu"``, ``"tanh"`` or
-            ``"swiglu"``.
-        dropout: on the output.
-        multiple_of: swiglu only, the rounding of the inner width (LLaMA's 256).
+            multiple_of)``).
+        activation: ``"gelu"`` (tanh form), ``"relu"``, ``"silu"``, ``"tanh"`` or ``"swiglu"``.
 
     Shape:
         input (..., d_model), output (..., d_model).
@@ -107,8 +99,7 @@ class FeedForward(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
-        """fc2(act(fc1(x))), or LLaMA's fc2(SiLU(fc1(x)) * fc3(x)) for swiglu; then dropout.
-        Shape: (*, d_model) -> (*, d_model)."""
+        """The MLP, then dropout. Shape: (*, d_model) -> (*, d_model)."""
         if self.activation == "swiglu":
             return self.dropout(self.fc2(F.silu(self.fc1(x)) * self.fc3(x)))
         return self.dropout(self.fc2(self.act(self.fc1(x))))
@@ -121,8 +112,7 @@ FEEDFORWARD_ACTIVATIONS = (*ACTIVATIONS, "swiglu")
 
 
 def swiglu_hidden(hidden, multiple_of=256):
-    """LLaMA's SwiGLU inner width: ``int(2 * hidden / 3)`` rounded up to a multiple of
-    ``multiple_of``. ``swiglu_hidden(4 * 4096) == 11008``. Both are positive ints."""
+    """LLaMA's SwiGLU inner width: ``int(2 * hidden / 3)`` rounded up to ``multiple_of``."""
     _check_positive("swiglu_hidden", hidden=hidden, multiple_of=multiple_of)
     hidden = int(2 * hidden / 3)
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
@@ -145,18 +135,11 @@ class TransformerBlock(Module):
     deepnorm   x ← LN(α·x + F(x)), α = (2N)^{1/4}       (DeepNet)
     ========== ==============================================================
 
-    DeepNorm also multiplies the value, attention-output and feed-forward weights by
-    β = (8N)^{-1/4} at initialisation. A residual add and the norm after it go through one
-    fused node (``F.add_layer_norm``) when ``impl="fused"``.
+    DeepNorm also scales the value, output and feed-forward weights by β = (8N)^{-1/4}.
 
     Args:
-        d_model, n_heads: width and number of attention heads.
-        norm: ``"layernorm"`` or ``"rmsnorm"``.
-        placement: ``"pre"``, ``"post"``, ``"sandwich"`` or ``"deepnorm"``.
-        impl: ``"fused"`` or ``"composite"`` for every norm in the block.
-        n_layers: depth of the whole stack (sets DeepNorm's α and β; ignored otherwise).
-        hidden, activation, dropout: of the feed-forward (and attention dropout).
-        multiple_of: swiglu only, the rounding of its inner width (``FeedForward``).
+        n_layers: depth of the whole stack (DeepNorm's α and β).
+        hidden, activation, multiple_of: of the feed-forward (``FeedForward``).
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
@@ -197,8 +180,7 @@ class TransformerBlock(Module):
             linear.weight.data *= beta
 
     def forward(self, x):
-        """The block's two residual branches with the norms where ``placement`` puts them.
-        Shape: (B, T, d_model) -> (B, T, d_model)."""
+        """The two residual branches and norms. Shape: (B, T, d_model) -> the same."""
         if self.placement == "pre":
             h, x = self.ln2(self.attn(self.ln1(x)), x)             # ln2(x + a), x + a
             return x + self.mlp(h)
@@ -217,19 +199,12 @@ class TransformerBlock(Module):
 
 class GPT(Module):
     """A small GPT: token + position embeddings, ``n_layers`` TransformerBlocks, a final
-    norm (pre and sandwich placements, whose stream is not normalized) and a linear LM head.
+    norm (pre and sandwich placements) and a linear LM head.
 
     Args:
-        vocab_size, context_length: token ids in [0, vocab_size), at most context_length
-            positions.
-        d_model, n_heads, n_layers: width, heads per block, blocks.
-        norm, placement, impl: for every block (see ``TransformerBlock``); ``impl``
-            reaches every norm; switch later with ``model.set_impl("composite")``.
-        dropout: on embeddings, attention and feed-forward (0 by default).
-        init: ``"gpt2"``, every Linear and Embedding weight N(0, 0.02²) as GPT-2, or
-            ``"xavier"``, Linear weights N(0, 2 / (fan_in + fan_out)) and embeddings
-            N(0, 1), the setting of the placement analyses; biases 0, norms γ = 1, β = 0.
-        hidden, activation, multiple_of: of every block's feed-forward (``FeedForward``).
+        norm, placement, impl, hidden, activation, multiple_of: of every block.
+        init: ``"gpt2"`` (weights N(0, 0.02²)) or ``"xavier"`` (Linear N(0, 2 / (fan_in +
+            fan_out)), embeddings N(0, 1)); biases 0.
 
     Shape:
         input idx: integer array or Tensor (B, T), T <= context_length;
@@ -263,8 +238,7 @@ class GPT(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Draw every Linear and Embedding weight again as ``init`` says, zero the biases,
-        and for DeepNorm scale the branch weights by β."""
+        """Draw the weights again as ``init`` says, zero the biases, apply DeepNorm's β."""
         for module in self.modules():
             if isinstance(module, (Linear, Embedding)):
                 std = 0.02
@@ -279,8 +253,7 @@ class GPT(Module):
                 block.scale_deepnorm_init()
 
     def forward(self, idx):
-        """Next-token logits for every position. Shape: integer ids (B, T), T <=
-        context_length -> logits (B, T, vocab_size)."""
+        """Next-token logits. Shape: integer ids (B, T) -> logits (B, T, vocab_size)."""
         T = idx.shape[-1]
         if len(idx.shape) != 2 or T > self.context_length:
             raise ValueError(f"GPT: idx must have shape (B, T) with T <= context_length "
