@@ -70,8 +70,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         json.dumps(meta["extra"], default=_numpy_to_json)    # NumPy numbers: as numbers
     except TypeError as error:
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
-    # NumPy values elsewhere (a float32 lr, the key array of an MT19937 or Philox state)
-    # as plain numbers and lists: bit generators and optimizers take them back as they are
+    # NumPy values elsewhere (a float32 lr, a Philox key) become numbers and lists
     arrays["meta"] = np.array(json.dumps(meta, default=_numpy_to_json))
     return atomic_savez(path, arrays)
 

@@ -79,8 +79,7 @@ def _check_running(layer, training):
 
 
 def _normalized(x2, cache, shape):
-    # x̂ = (x - mean)·rstd (RMSNorm: x·rstd); statistics per row of (M, D) or channel of
-    # (N, C, L), broadcast as (K, 1)
+    # x̂ = (x - mean)·rstd (RMSNorm: x·rstd); statistics per row or channel, as (K, 1)
     stats = (slice(None), None)
     centered = x2 if "mean" not in cache else x2 - cache["mean"][stats]
     return (centered * cache["rstd"][stats]).reshape(shape)
@@ -125,10 +124,8 @@ class _RowNorm:
 
 
 class LayerNorm(_RowNorm):
-    """Seed-style LayerNorm over the last dim: y = γ·(x − mean)/sqrt(var + eps) + β.
-
-    ``normalized_shape`` is D (or ``d_model=D``); ``gamma``, ``beta`` are float64 (D,)
-    arrays the user may replace (cast to x's dtype in the forward).
+    """Seed-style LayerNorm over the last dim D (``normalized_shape`` or ``d_model``):
+    y = γ·(x − mean)/sqrt(var + eps) + β; γ, β are float64 arrays the user may replace.
 
     Shape:
         x: (B, D) or (B, L, D); output and dx the same; γ, β, grad_gamma, grad_beta (D,).
@@ -223,10 +220,8 @@ class RMSNorm(_RowNorm):
 
 
 class BatchNorm:
-    """Seed-style BatchNorm per channel (dim 1): y = γ·(x − mean)/sqrt(var + eps) + β.
-
-    Batch statistics in training, updating ``running_mean`` / ``running_var`` as PyTorch
-    does; the running statistics after ``eval()``.
+    """Seed-style BatchNorm per channel (dim 1): y = γ·(x − mean)/sqrt(var + eps) + β, with
+    batch statistics (updating the running ones) in training, the running ones in eval.
 
     Shape:
         x: (N, C) or (N, C, L); output and dx the same; γ, β and running stats (C,).

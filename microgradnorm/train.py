@@ -289,8 +289,7 @@ def _make_scheduler(optimizer, config):
     return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
 
 
-# may differ on resumption: impl and device change rounding only; the cosine's end is
-# compared apart; the rest say where files go
+# may differ on resumption: impl and device change rounding only; the rest say where files go
 _FREE_ON_RESUME = ("steps", "impl", "device", "lr_decay_steps", "text", "checkpoint",
                    "checkpoint_every", "resume")
 

@@ -18,8 +18,7 @@ class Linear(Module):
         input (*, in_features), output (*, out_features).
 
     Example:
-        >>> fc = nn.Linear(4, 2); fc(mg.tensor(np.ones((3, 4)))).shape
-        (3, 2)
+        >>> y = nn.Linear(4, 2)(mg.tensor(np.ones((3, 4))))      # (3, 2)
     """
 
     def __init__(self, in_features, out_features, bias=True, dtype=None, device="cpu"):
@@ -57,8 +56,7 @@ class Embedding(Module):
         input: integer array or Tensor (*), output (*, embedding_dim).
 
     Example:
-        >>> emb = nn.Embedding(10, 4); emb(np.array([[1, 2, 1]])).shape
-        (1, 3, 4)
+        >>> y = nn.Embedding(10, 4)(np.array([[1, 2, 1]]))         # (1, 3, 4)
     """
 
     def __init__(self, num_embeddings, embedding_dim, dtype=None, device="cpu"):

@@ -60,7 +60,6 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", {})  # id -> hook(module, args)
         object.__setattr__(self, "_forward_hooks", {})      # id -> hook(module, args, out)
 
-    # ----- registration -----------------------------------------------------------------
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError("call super().__init__() before assigning attributes")
@@ -136,7 +135,6 @@ class Module:
                                  f"{name!r} (looking for {target!r})")
         return param
 
-    # ----- traversal --------------------------------------------------------------------
     def named_modules(self, prefix=""):
         """(dotted name, module) for this module ("" or ``prefix``) and every descendant."""
         yield prefix, self
@@ -187,7 +185,6 @@ class Module:
         """Every buffer of this module and below (a list)."""
         return [buf for _, buf in self.named_buffers()]
 
-    # ----- modes, gradients -------------------------------------------------------------
     def train(self, mode=True):
         """Training mode (dropout on, BatchNorm uses batch statistics); returns self."""
         for module in self.modules():
@@ -209,7 +206,6 @@ class Module:
             param.requires_grad_(requires_grad)
         return self
 
-    # ----- devices, dtypes, implementations ---------------------------------------------
     def to(self, *args, device=None, dtype=None):
         """Move and/or cast (floating dtype) every parameter and buffer in place, keeping the
         Parameter objects; returns self. Also ``to(device, dtype)`` and ``to(tensor)``."""
@@ -254,7 +250,6 @@ class Module:
         """``to(dtype="bfloat16")`` (needs ml_dtypes)."""
         return self.to(dtype="bfloat16")
 
-    # ----- hooks ------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook):
         """Call ``hook(module, args)`` before each ``forward``; a non-None result replaces
         ``args``. Returns a handle with ``remove()``."""
@@ -287,7 +282,6 @@ class Module:
                 module.impl = impl
         return self
 
-    # ----- calling ----------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         """The computation, defined by every subclass; call ``m(x)``, which names the nodes."""
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
@@ -317,7 +311,6 @@ class Module:
             _last_named_root[0] = weakref.ref(self)
         return self._paths[1]
 
-    # ----- state --------------------------------------------------------------------------
     def state_dict(self):
         """{dotted name: array copy} of every parameter, then every buffer."""
         state = {name: param.data.copy() for name, param in self.named_parameters()}
@@ -360,7 +353,6 @@ class Module:
             targets[key]._version_box[0] += 1
         return missing, unexpected
 
-    # ----- printing -----------------------------------------------------------------------
     def extra_repr(self):
         """The configuration shown inside ``Name(...)`` by ``repr`` and error messages."""
         return ""

@@ -17,10 +17,8 @@ class LayerNorm(Module):
     .. math::
         y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
 
-    ``ln(x, residual)`` returns ``(ln(x + residual), x + residual)`` (``F.add_layer_norm``).
-
-    Args:
-        impl: ``"fused"`` (one node) or ``"composite"`` (the textbook graph).
+    ``ln(x, residual)`` returns ``(ln(x + residual), x + residual)`` (``F.add_layer_norm``);
+    ``impl``: ``"fused"`` (one node) or ``"composite"`` (the textbook graph).
 
     Shape:
         input (*, *normalized_shape), output the same.

@@ -17,13 +17,12 @@ PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
 
 
 class CausalSelfAttention(Module):
-    r"""Multi-head causal self-attention:
+    r"""Multi-head causal self-attention, Q, K, V from one Linear ``qkv``:
 
     .. math::
         \mathrm{head}_h = \mathrm{softmax}\Bigl(\frac{Q_h K_h^T}{\sqrt{d_h}} + M\Bigr) V_h,
-        \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o
-
-    with :math:`M_{ij} = -\infty` for :math:`j > i`; Q, K, V from one Linear ``qkv``.
+        \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o,
+        \quad M_{ij} = -\infty \text{ for } j > i
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
@@ -125,28 +124,19 @@ def deepnorm_constants(n_layers):
 
 
 class TransformerBlock(Module):
-    r"""One transformer block: causal self-attention and a feed-forward, each a residual
-    branch F, with the norms placed by ``placement`` (docs/norm_placement.md):
+    r"""Attention and a feed-forward, each a residual branch F, with the norms placed by
+    ``placement`` (docs/norm_placement.md)::
 
-    ========== ==============================================================
-    pre        x ← x + F(LN(x))                        (GPT-2, LLaMA)
-    post       x ← LN(x + F(x))                        (the original Transformer)
-    sandwich   x ← x + LN_out(F(LN_in(x)))             (CogView's sandwich-LN)
-    deepnorm   x ← LN(α·x + F(x)), α = (2N)^{1/4}       (DeepNet)
-    ========== ==============================================================
-
-    DeepNorm also scales the value, output and feed-forward weights by β = (8N)^{-1/4}.
-
-    Args:
-        n_layers: depth of the whole stack (DeepNorm's α and β).
-        hidden, activation, multiple_of: of the feed-forward (``FeedForward``).
+        pre       x ← x + F(LN(x))                 (GPT-2, LLaMA)
+        post      x ← LN(x + F(x))                 (the original Transformer)
+        sandwich  x ← x + LN_out(F(LN_in(x)))      (CogView)
+        deepnorm  x ← LN(α·x + F(x)), branch weights × β at init (DeepNet; ``n_layers``)
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
 
     Example:
         >>> block = nn.TransformerBlock(32, 4, norm="rmsnorm", placement="pre")
-        >>> y = block(mg.tensor(np.random.randn(2, 5, 32)))
     """
 
     def __init__(self, d_model, n_heads, norm="layernorm", placement="pre", impl="fused",
@@ -207,12 +197,10 @@ class GPT(Module):
             fan_out)), embeddings N(0, 1)); biases 0.
 
     Shape:
-        input idx: integer array or Tensor (B, T), T <= context_length;
-        output logits (B, T, vocab_size).
+        input integer ids (B, T), T <= context_length; output logits (B, T, vocab_size).
 
     Example:
-        >>> model = nn.GPT(vocab_size=50, context_length=16, d_model=32, n_heads=4, n_layers=2)
-        >>> logits = model(np.zeros((2, 16), dtype=np.int64))
+        >>> logits = nn.GPT(50, 16, d_model=32)(np.zeros((2, 16), dtype=np.int64))
     """
 
     def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
