@@ -2,8 +2,7 @@
 one ``.npz`` (docs/training.md, "Checkpoints that resume bitwise").
 
 Layout: ``model/<name>``, ``optimizer/<index>/<name>``, ``numpy_random_key`` and ``meta``,
-a JSON string with the step, the options, the scheduler, the other random states, ``extra``.
-"""
+a JSON string with the step, the options, the scheduler, the other random states, ``extra``."""
 
 import dataclasses
 import json
@@ -35,9 +34,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
     """Write model, optimizer, scheduler, step and random states to ``path`` atomically;
     returns the path written (``.npz`` added when missing).
 
-    Args:
-        rng: a ``np.random.Generator`` whose state to store, or None.
-        extra: a JSON-compatible dict (NumPy numbers and arrays become numbers and lists).
+    ``rng``: a ``np.random.Generator`` whose state to store; ``extra``: a JSON-compatible dict.
 
     Example:
         >>> save_checkpoint("run.npz", model, opt, step=100, rng=rng, extra={"lr": 3e-3})
@@ -77,11 +74,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
 
 def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     """Restore what ``save_checkpoint`` wrote into the objects given and the global random
-    states; returns a ``Checkpoint``. A mismatch is a ValueError that changes nothing.
-
-    Example:
-        >>> start = load_checkpoint("run.npz", model, opt, rng=rng).step
-    """
+    states; returns a ``Checkpoint``. A mismatch is a ValueError that changes nothing."""
     _check_objects("load_checkpoint", model, optimizer, rng)
     arrays = read_npz(path, "load_checkpoint", text=("meta",))
     meta = _meta("load_checkpoint", path, arrays)

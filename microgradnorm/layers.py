@@ -1,7 +1,6 @@
 """Seed-style layers: explicit ``forward(x)`` / ``backward(grad_output)`` on arrays, no
 autograd; ``backward`` overwrites ``grad_gamma`` / ``grad_beta`` with that call's gradients.
-The math is the reference kernels' (docs/architecture.md, "Seed-style layers").
-"""
+The math is the reference kernels' (docs/architecture.md, "Seed-style layers")."""
 
 import numbers
 
@@ -141,7 +140,6 @@ class LayerNorm(_RowNorm):
 
         Args:
             x: NumPy (or CuPy) float array, (B, D) or (B, L, D).
-
         Returns:
             y, of x's shape and dtype.
         """
@@ -161,7 +159,6 @@ class LayerNorm(_RowNorm):
 
         Args:
             grad_output: dL/dy, of the forward input's shape.
-
         Returns:
             dx, of that shape.
         """
@@ -190,7 +187,6 @@ class RMSNorm(_RowNorm):
 
         Args:
             x: array (B, D) or (B, L, D).
-
         Returns:
             y, of x's shape and dtype.
         """
@@ -206,7 +202,6 @@ class RMSNorm(_RowNorm):
 
         Args:
             grad_output: dL/dy, of the forward input's shape.
-
         Returns:
             dx, of that shape.
         """
@@ -254,7 +249,6 @@ class BatchNorm:
 
         Args:
             x: array (N, C) or (N, C, L); training needs more than one value per channel.
-
         Returns:
             y, of x's shape and dtype.
         """
@@ -287,7 +281,6 @@ class BatchNorm:
 
         Args:
             grad_output: dL/dy, of the forward input's shape.
-
         Returns:
             dx, of that shape.
         """

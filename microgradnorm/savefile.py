@@ -1,7 +1,6 @@
 """``.npz`` files written atomically (temporary file + ``os.replace``) and read back with
 every header checked first; bfloat16 stored as uint16 bits named in ``__dtypes__``
-(docs/training.md, "Saves that survive being killed").
-"""
+(docs/training.md, "Saves that survive being killed")."""
 
 import contextlib
 import json

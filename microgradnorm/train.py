@@ -1,6 +1,5 @@
 """Train a tiny character-level GPT on the Zen of Python: the loop behind ``microgradnorm
-train`` and the examples (docs/training.md).
-"""
+train`` and the examples (docs/training.md)."""
 
 import codecs
 import contextlib

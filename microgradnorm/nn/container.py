@@ -30,11 +30,7 @@ class ModuleList(Module):
 
 
 class Sequential(ModuleList):
-    """Modules applied in order; their names are "0", "1", ...
-
-    Example:
-        >>> net = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
-    """
+    """Modules applied in order: ``nn.Sequential(nn.Linear(2, 8), nn.ReLU())``."""
 
     def __init__(self, *modules):
         super().__init__(modules)

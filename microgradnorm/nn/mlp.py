@@ -18,9 +18,6 @@ class MLP(Module):
 
     Shape:
         input (*, sizes[0]) (BatchNorm: (N, sizes[0])), output (*, sizes[-1]).
-
-    Example:
-        >>> y = nn.MLP(2, 16, 2, norm="layernorm")(mg.tensor(np.ones((5, 2))))    # (5, 2)
     """
 
     def __init__(self, *sizes, activation="relu", norm=None, impl="fused", dtype=None,

@@ -58,19 +58,13 @@ class RMSNorm(Module):
     .. math::
         y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
-    ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``).
-
-    Args:
-        eps: None: the machine epsilon of the input's dtype.
-        offset: added to γ (Gemma: 1.0); γ starts at ``1 - offset``.
-        casting: where half-precision input is cast: ``"llama"``, ``"gemma"`` or ``"none"``
-            (``F.rms_norm``).
+    ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``);
+    γ starts at ``1 - offset``; ``casting`` as ``F.rms_norm``; ``eps=None``: machine epsilon.
 
     Shape:
         input (*, *normalized_shape), output the same.
 
     Example:
-        >>> rms = nn.RMSNorm(8); y = rms(mg.tensor(np.random.randn(2, 8)))
         >>> gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")      # weight starts at 0
     """
 

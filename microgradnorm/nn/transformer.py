@@ -62,12 +62,8 @@ class CausalSelfAttention(Module):
 class FeedForward(Module):
     r"""Position-wise MLP: :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`, or for
     ``"swiglu"`` LLaMA's bias-free :math:`y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)`
-    (``fc1``, ``fc3``, ``fc2``).
-
-    Args:
-        hidden: the inner width, 4·d_model by default (swiglu: ``swiglu_hidden(hidden,
-            multiple_of)``).
-        activation: ``"gelu"`` (tanh form), ``"relu"``, ``"silu"``, ``"tanh"`` or ``"swiglu"``.
+    (``fc1``, ``fc3``, ``fc2``). ``hidden``: 4·d_model by default, for swiglu rounded by
+    ``swiglu_hidden(hidden, multiple_of)``; ``"gelu"`` is GPT-2's tanh form.
 
     Shape:
         input (..., d_model), output (..., d_model).
@@ -189,12 +185,8 @@ class TransformerBlock(Module):
 
 class GPT(Module):
     """A small GPT: token + position embeddings, ``n_layers`` TransformerBlocks, a final
-    norm (pre and sandwich placements) and a linear LM head.
-
-    Args:
-        norm, placement, impl, hidden, activation, multiple_of: of every block.
-        init: ``"gpt2"`` (weights N(0, 0.02²)) or ``"xavier"`` (Linear N(0, 2 / (fan_in +
-            fan_out)), embeddings N(0, 1)); biases 0.
+    norm (pre and sandwich placements) and a linear LM head. ``init``: ``"gpt2"`` (weights
+    N(0, 0.02²)) or ``"xavier"`` (Linear N(0, 2 / (fan_in + fan_out)), embeddings N(0, 1)).
 
     Shape:
         input integer ids (B, T), T <= context_length; output logits (B, T, vocab_size).

@@ -44,11 +44,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def save(module_or_state, path):
-    """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` atomically; no pickles.
-
-    Example:
-        >>> nn.save(model, "gpt.npz"); model.load_state_dict(nn.load("gpt.npz"))
-    """
+    """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` atomically; no pickles."""
     atomic_savez(path, _numeric_arrays(module_or_state), where="nn.save")
 
 

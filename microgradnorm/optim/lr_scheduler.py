@@ -1,6 +1,5 @@
 """Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics, each a
-closed form of the step (docs/training.md, "Learning-rate schedules").
-"""
+closed form of the step (docs/training.md, "Learning-rate schedules")."""
 
 import math
 import numbers
@@ -79,7 +78,7 @@ class LRScheduler:
 class LambdaLR(LRScheduler):
     r"""``lr = initial_lr * lr_lambda(step)``: the hook for any schedule.
 
-    ``lr_lambda``: a function of the step returning a factor, or one per parameter group.
+    ``lr_lambda``: a function of the step, or one per parameter group.
 
     Example:
         >>> scheduler = LambdaLR(opt, lambda step: 0.95 ** step)

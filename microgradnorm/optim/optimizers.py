@@ -154,8 +154,7 @@ class SGD(Optimizer):
         \theta \leftarrow \theta - \eta\,(g + \mu b \text{ if nesterov else } b)
 
     ``maximize=True`` ascends; ``master_weights=True`` keeps float32 copies of
-    half-precision parameters.
-    """
+    half-precision parameters."""
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, master_weights=False, *, maximize=False):
@@ -191,8 +190,7 @@ class Adam(Optimizer):
         \quad \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}
         {\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
-    ``amsgrad=True`` divides by the largest v so far; ``maximize``, ``master_weights`` as SGD.
-    """
+    ``amsgrad=True`` divides by the largest v so far; ``maximize``, ``master_weights``: SGD's."""
 
     decoupled = False
 
