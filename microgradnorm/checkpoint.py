@@ -1,19 +1,8 @@
-"""Checkpoints of a training run: model, optimizer, scheduler, step and random state.
+"""Checkpoints that resume bitwise: model, optimizer, scheduler, step and random states in
+one ``.npz`` (docs/training.md, "Checkpoints that resume bitwise").
 
-    from microgradnorm.checkpoint import load_checkpoint, save_checkpoint
-    save_checkpoint("run.npz", model, optimizer, step=step, scheduler=scheduler, rng=rng)
-    ...
-    step = load_checkpoint("run.npz", model, optimizer, scheduler=scheduler, rng=rng).step
-
-A resumed run continues bitwise as if it had never stopped: the arrays are stored exactly
-(``.npz``, no pickles, every dtype kept), and so is every random state a loop draws from
-(NumPy's global state, Python's ``random``, and the ``np.random.Generator`` passed as
-``rng``). The file is written atomically (``savefile.atomic_savez``).
-
-Layout: ``model/<name>`` (the state dict), ``optimizer/<index>/<name>`` (its per-parameter
-state), ``numpy_random_key`` (the MT19937 key) and ``meta``, a JSON string with the step,
-the optimizer's options, the scheduler's state, the other random states and ``extra``.
-"""
+Layout: ``model/<name>``, ``optimizer/<index>/<name>``, ``numpy_random_key`` and ``meta``,
+a JSON string with the step, the options, the scheduler, the other random states, ``extra``."""
 
 import dataclasses
 import json
@@ -42,15 +31,10 @@ class Checkpoint:
 
 def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=None,
                     extra=None):
-    """Write model + optimizer + scheduler + step + random states to ``path`` (``.npz``
-    added when missing) atomically; returns the path written.
+    """Write model, optimizer, scheduler, step and random states to ``path`` atomically;
+    returns the path written (``.npz`` added when missing).
 
-    Args:
-        model: an ``nn.Module``; optimizer, scheduler: an ``optim.Optimizer``, an
-            ``lr_scheduler`` scheduler, or None; step: a non-negative int, the steps done.
-        rng: a ``np.random.Generator`` whose state to store, or None.
-        extra: a JSON-compatible dict (a run's configuration, its losses so far), or None;
-            NumPy numbers and arrays in it are stored as numbers and lists.
+    ``rng``: a ``np.random.Generator`` whose state to store; ``extra``: a JSON-compatible dict.
 
     Example:
         >>> save_checkpoint("run.npz", model, opt, step=100, rng=rng, extra={"lr": 3e-3})
@@ -83,21 +67,14 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         json.dumps(meta["extra"], default=_numpy_to_json)    # NumPy numbers: as numbers
     except TypeError as error:
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
-    # NumPy values elsewhere (a float32 lr, the key array of an MT19937 or Philox state)
-    # as plain numbers and lists: bit generators and optimizers take them back as they are
+    # NumPy values elsewhere (a float32 lr, a Philox key) become numbers and lists
     arrays["meta"] = np.array(json.dumps(meta, default=_numpy_to_json))
     return atomic_savez(path, arrays)
 
 
 def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
-    """Restore what ``save_checkpoint`` wrote into ``model`` (and ``optimizer``,
-    ``scheduler``, ``rng`` when given), and NumPy's and Python's global random states;
-    returns a ``Checkpoint``. A model, optimizer or scheduler that does not match the file
-    is a ValueError, and every object and random state is left as it was.
-
-    Example:
-        >>> start = load_checkpoint("run.npz", model, opt, rng=rng).step
-    """
+    """Restore what ``save_checkpoint`` wrote into the objects given and the global random
+    states; returns a ``Checkpoint``. A mismatch is a ValueError that changes nothing."""
     _check_objects("load_checkpoint", model, optimizer, rng)
     arrays = read_npz(path, "load_checkpoint", text=("meta",))
     meta = _meta("load_checkpoint", path, arrays)
@@ -142,13 +119,11 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
 
 
 def read_extra(path):
-    """The ``extra`` stored in the checkpoint at ``path``, read without touching any
-    object or random state (e.g. to check a run's configuration before resuming it)."""
+    """The ``extra`` stored in the checkpoint at ``path``, touching no other state."""
     return _meta("read_extra", path, read_npz(path, "read_extra", text=("meta",)))["extra"]
 
 
 def _meta(where, path, arrays):
-    """The checked ``meta`` record of a checkpoint's ``arrays`` (a dict or an open npz)."""
     if "meta" not in arrays:
         raise ValueError(f"{where}: {path} is not a checkpoint (no 'meta' entry; "
                          f"a model saved by nn.save loads with nn.load)")

@@ -1,21 +1,6 @@
-"""Seed-style layers: explicit ``forward(x)`` / ``backward(grad_output)`` on arrays.
-
-These are the classes of the source derivation, with no autograd: ``forward``
-caches what backward needs, ``backward`` returns dL/dx and stores the parameter gradients
-of that call in ``grad_gamma`` / ``grad_beta`` (overwritten, not accumulated, by each
-backward). The math is the reference kernels', shared with the fused graph nodes.
-
-LayerNorm and RMSNorm normalize over the last dim and behave identically in training and
-inference (no running statistics) - one of their main advantages over BatchNorm, which
-uses batch statistics in training and running ones in inference (``train()``/``eval()``).
-
-Example (the source derivation's worked example)::
-
-    ln = LayerNorm(d_model=8)
-    y = ln.forward(x)            # x: (2, 4, 8) float32
-    dx = ln.backward(dy)
-    ln.grad_gamma.shape          # (8,)
-"""
+"""Seed-style layers: explicit ``forward(x)`` / ``backward(grad_output)`` on arrays, no
+autograd; ``backward`` overwrites ``grad_gamma`` / ``grad_beta`` with that call's gradients.
+The math is the reference kernels' (docs/architecture.md, "Seed-style layers")."""
 
 import numbers
 
@@ -61,8 +46,7 @@ def _check_input(cls_name, x, ndims, feature_axis, features):
 
 
 def _check_params(layer, shape, names):
-    """γ and β (and eps, momentum, the running statistics) may be replaced by the user
-    between calls; check them all before anything is computed or updated."""
+    # the user may replace γ, β and eps between calls: checked before anything is computed
     cls_name = type(layer).__name__
     for name in names:
         value = getattr(layer, name)
@@ -76,9 +60,7 @@ def _check_params(layer, shape, names):
 
 
 def _check_running(layer, training):
-    """The running statistics: float arrays of shape (C,), writeable when training
-    updates them; checked together, so a bad running_var cannot leave running_mean
-    moved."""
+    # both checked first, so a bad running_var cannot leave running_mean moved
     for name in ("running_mean", "running_var"):
         value = getattr(layer, name)
         if value is None or not hasattr(value, "shape") or not hasattr(value, "dtype"):
@@ -96,8 +78,7 @@ def _check_running(layer, training):
 
 
 def _normalized(x2, cache, shape):
-    """x̂ = (x - mean)·rstd (RMSNorm: x·rstd) from a cache whose statistics have one value
-    per row of x2 (M, D) or per channel of x2 (N, C, L): they broadcast as (K, 1)."""
+    # x̂ = (x - mean)·rstd (RMSNorm: x·rstd); statistics per row or channel, as (K, 1)
     stats = (slice(None), None)
     centered = x2 if "mean" not in cache else x2 - cache["mean"][stats]
     return (centered * cache["rstd"][stats]).reshape(shape)
@@ -115,7 +96,7 @@ def _check_grad(cls_name, grad_output, cache):
 
 
 class _RowNorm:
-    """Shared by LayerNorm and RMSNorm: (B, D) or (B, L, D) input, stats over the last dim."""
+    # LayerNorm and RMSNorm: (B, D) or (B, L, D) input, statistics over the last dim
 
     def __init__(self, normalized_shape, eps, d_model):
         self.normalized_shape = _features(type(self).__name__, normalized_shape, d_model)
@@ -131,7 +112,7 @@ class _RowNorm:
 
     @property
     def x_hat(self):
-        """x̂ of the latest forward, recomputed from the cache (x and per-row statistics)."""
+        """x̂ of the latest forward, recomputed from the cache."""
         if self._cache is None:
             return None
         rows = self._cache["x"].reshape(-1, self.normalized_shape)
@@ -142,19 +123,11 @@ class _RowNorm:
 
 
 class LayerNorm(_RowNorm):
-    """Seed-style LayerNorm over the last dim: y = γ·(x − mean)/sqrt(var + eps) + β.
-
-    Args:
-        normalized_shape: D, the size of the last dim (or give it as ``d_model=D``).
-        eps: added to the biased variance inside the square root.
+    """Seed-style LayerNorm over the last dim D (``normalized_shape`` or ``d_model``):
+    y = γ·(x − mean)/sqrt(var + eps) + β; γ, β are float64 arrays the user may replace.
 
     Shape:
         x: (B, D) or (B, L, D); output and dx the same; γ, β, grad_gamma, grad_beta (D,).
-
-    Attributes:
-        gamma (ones), beta (zeros): NumPy float64 arrays of shape (D,); replace or update
-        them freely (the forward casts them to x's dtype).
-        grad_gamma, grad_beta: the parameter gradients of the latest backward.
     """
 
     def __init__(self, normalized_shape=None, eps=1e-5, *, d_model=None):
@@ -163,37 +136,31 @@ class LayerNorm(_RowNorm):
         self.grad_beta = None
 
     def forward(self, x):
-        """y = γ·(x − mean)·rstd + β per row, rstd = 1/sqrt(var + eps) (biased variance).
-        Caches x, γ and the per-row mean and rstd for ``backward``.
+        """y = γ·(x − mean)·rstd + β per row, rstd = 1/sqrt(var + eps); caches for backward.
 
         Args:
-            x: NumPy (or CuPy) array, (B, D) or (B, L, D); float16/32/64.
-
+            x: NumPy (or CuPy) float array, (B, D) or (B, L, D).
         Returns:
-            y, an array of x's shape and dtype.
+            y, of x's shape and dtype.
         """
         x, rows = self._rows(x)
         _check_params(self, (self.normalized_shape,), ("gamma", "beta"))
         xp = array_module(x)
         gamma, beta = xp.asarray(self.gamma), xp.asarray(self.beta)
         y, mean, rstd = reference.layer_norm_forward(rows, gamma, beta, self.eps)
-        # Cache: copies of x and of the γ used (with no version counter here, a later
-        # in-place change of the caller's arrays must not change this backward) and
-        # 2 numbers per row; backward recomputes x̂ from them.
+        # copies of x and γ: without version counters, a later in-place change by the
+        # caller must not change this backward; x̂ is recomputed from x, mean, rstd
         self._cache = {"x": x.copy(), "mean": mean, "rstd": rstd, "gamma": gamma.copy()}
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
-        """The closed-form backward of the latest ``forward``, with g = dy·γ and x̂
-        recomputed: dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per row; sets
-        ``grad_gamma`` = Σ dy·x̂ and ``grad_beta`` = Σ dy over the rows (this call's values,
-        not accumulated).
+        """dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per row, g = dy·γ; sets ``grad_gamma`` =
+        Σ dy·x̂ and ``grad_beta`` = Σ dy.
 
         Args:
-            grad_output: dL/dy, an array of the forward input's shape.
-
+            grad_output: dL/dy, of the forward input's shape.
         Returns:
-            dx, an array of that shape.
+            dx, of that shape.
         """
         grad_output = _check_grad("LayerNorm", grad_output, self._cache)
         cache = self._cache
@@ -208,10 +175,6 @@ class LayerNorm(_RowNorm):
 class RMSNorm(_RowNorm):
     """Seed-style RMSNorm over the last dim: y = γ·x/sqrt(mean(x²) + eps); no β.
 
-    Args:
-        normalized_shape: D (or ``d_model=D``).
-        eps: added to the mean square inside the square root.
-
     Shape:
         x: (B, D) or (B, L, D); output and dx the same; γ and grad_gamma (D,).
     """
@@ -220,31 +183,27 @@ class RMSNorm(_RowNorm):
         super().__init__(normalized_shape, eps, d_model)
 
     def forward(self, x):
-        """y = γ·x·rstd per row, rstd = 1/sqrt(mean(x²) + eps). Caches x, γ and rstd.
+        """y = γ·x·rstd per row, rstd = 1/sqrt(mean(x²) + eps); caches x, γ and rstd.
 
         Args:
             x: array (B, D) or (B, L, D).
-
         Returns:
-            y, an array of x's shape and dtype.
+            y, of x's shape and dtype.
         """
         x, rows = self._rows(x)
         _check_params(self, (self.normalized_shape,), ("gamma",))
         gamma = array_module(x).asarray(self.gamma)
         y, rstd = reference.rms_norm_forward(rows, gamma, self.eps)
-        # Cache: copies of x and γ, 1 number per row (see LayerNorm.forward).
         self._cache = {"x": x.copy(), "rstd": rstd, "gamma": gamma.copy()}
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
-        """dx = rstd·(g − x̂·mean(g·x̂)) per row with g = dy·γ and x̂ = x·rstd; sets
-        ``grad_gamma`` = Σ dy·x̂ over the rows.
+        """dx = rstd·(g − x̂·mean(g·x̂)) per row, g = dy·γ; sets ``grad_gamma`` = Σ dy·x̂.
 
         Args:
-            grad_output: dL/dy, an array of the forward input's shape.
-
+            grad_output: dL/dy, of the forward input's shape.
         Returns:
-            dx, an array of that shape.
+            dx, of that shape.
         """
         grad_output = _check_grad("RMSNorm", grad_output, self._cache)
         cache = self._cache
@@ -256,17 +215,8 @@ class RMSNorm(_RowNorm):
 
 
 class BatchNorm:
-    """Seed-style BatchNorm per channel: y = γ·(x − mean)/sqrt(var + eps) + β.
-
-    In training (the default; ``train()``) the batch mean and biased variance over every
-    dim but the channel dim 1 normalize x, and ``running_mean`` / ``running_var`` move
-    towards them (PyTorch's update, unbiased variance). In ``eval()`` the running
-    statistics normalize x, so the output of a sample no longer depends on its batch.
-
-    Args:
-        num_features: C.
-        eps: added to the variance inside the square root.
-        momentum: weight of each new batch in the running statistics.
+    """Seed-style BatchNorm per channel (dim 1): y = γ·(x − mean)/sqrt(var + eps) + β, with
+    batch statistics (updating the running ones) in training, the running ones in eval.
 
     Shape:
         x: (N, C) or (N, C, L); output and dx the same; γ, β and running stats (C,).
@@ -295,15 +245,12 @@ class BatchNorm:
         return self.train(False)
 
     def forward(self, x):
-        """y = γ·(x − mean)·rstd + β per channel (dim 1), mean and variance over every
-        other dim: the batch's in training (updating ``running_mean``/``running_var``),
-        the running ones in eval. Caches x, γ, mean and rstd for ``backward``.
+        """y = γ·(x − mean)·rstd + β per channel, batch or running statistics.
 
         Args:
             x: array (N, C) or (N, C, L); training needs more than one value per channel.
-
         Returns:
-            y, an array of x's shape and dtype.
+            y, of x's shape and dtype.
         """
         x = _check_input("BatchNorm", x, (2, 3), 1, self.num_features)
         _check_params(self, (self.num_features,), ("gamma", "beta"))
@@ -324,21 +271,18 @@ class BatchNorm:
             mean = xp.asarray(self.running_mean).astype(acc)
             var = xp.asarray(self.running_var).astype(acc)
         y, rstd = reference.batch_norm_forward(x3, mean, var, gamma, beta, self.eps)
-        # Cache: copies of x and γ, mean and rstd per channel (see LayerNorm.forward).
         self._cache = {"x": x.copy(), "mean": mean, "rstd": rstd, "gamma": gamma.copy(),
                        "training": self.training}
         return y.reshape(x.shape)
 
     def backward(self, grad_output):
-        """dx of the latest ``forward``: in training rstd·(g − mean(g) − x̂·mean(g·x̂)) per
-        channel with g = dy·γ (the batch statistics depend on x); in eval just g·rstd.
-        Sets ``grad_gamma`` = Σ dy·x̂ and ``grad_beta`` = Σ dy per channel.
+        """dx = rstd·(g − mean(g) − x̂·mean(g·x̂)) per channel in training, g·rstd in eval
+        (g = dy·γ); sets ``grad_gamma`` and ``grad_beta``.
 
         Args:
-            grad_output: dL/dy, an array of the forward input's shape.
-
+            grad_output: dL/dy, of the forward input's shape.
         Returns:
-            dx, an array of that shape.
+            dx, of that shape.
         """
         grad_output = _check_grad("BatchNorm", grad_output, self._cache)
         cache = self._cache
@@ -352,7 +296,7 @@ class BatchNorm:
 
     @property
     def x_hat(self):
-        """x̂ of the latest forward, recomputed from the cache (x and per-channel stats)."""
+        """x̂ of the latest forward, recomputed from the cache."""
         if self._cache is None:
             return None
         x = self._cache["x"]

@@ -1,10 +1,6 @@
-"""``.npz`` files written atomically and read back with every header checked first.
-
-A save goes to a temporary file in the same folder, flushed and renamed over ``path``
-(``os.replace``): a reader sees the old file or the complete new one, never a partial one.
-``.npz`` has no bfloat16, so such an array is stored as its uint16 bits with a JSON record
-``__dtypes__`` ({name: "bfloat16"}), and ``load_npz`` restores it bit for bit.
-"""
+"""``.npz`` files written atomically (temporary file + ``os.replace``) and read back with
+every header checked first; bfloat16 stored as uint16 bits named in ``__dtypes__``
+(docs/training.md, "Saves that survive being killed")."""
 
 import contextlib
 import json
@@ -33,8 +29,7 @@ def npz_path(path):
 
 
 def check_writable(path):
-    """Raise a ValueError naming ``path`` unless a ``.npz`` can be written there (its folder
-    exists and is writable; it is not a folder): for a caller that saves late."""
+    """Raise a ValueError naming ``path`` unless a ``.npz`` can be written there."""
     final = npz_path(path)
     directory = os.path.dirname(os.path.abspath(final))
     if os.path.isdir(final):
@@ -47,20 +42,8 @@ def check_writable(path):
 
 
 def atomic_savez(path, arrays, where=None):
-    """Save ``arrays`` ({name: array}) as an uncompressed ``.npz`` at ``path`` atomically,
-    through ``.<name>.<random>.tmp`` next to it (removed if the save raises).
-
-    Args:
-        where: the public function saving, for errors: an OSError then becomes one line
-            ``"<where>: cannot write <path>: <reason>"`` of the same class (``path_error``).
-
-    Returns:
-        the path written (with ``.npz`` added when ``path`` lacks it).
-
-    Example:
-        >>> atomic_savez("ckpt.npz", {"w": np.ones(3)})
-        'ckpt.npz'
-    """
+    """Save ``arrays`` ({name: array}) as an uncompressed ``.npz`` at ``path`` atomically;
+    returns the path written. ``where``: the caller, named in an OSError (``path_error``)."""
     final = npz_path(path)
     arrays = encode_arrays(arrays)
     directory = os.path.dirname(os.path.abspath(final))
@@ -115,13 +98,7 @@ def encode_arrays(arrays):
 
 
 def load_npz(path):
-    """{name: NumPy array} of an ``.npz`` written by ``atomic_savez``, bfloat16 restored
-    from its recorded bits (a TypeError without ``ml_dtypes``); nothing is unpickled.
-
-    Example:
-        >>> load_npz(atomic_savez("w.npz", {"w": np.ones(2, dtypes.as_dtype("bfloat16"))}))
-        {'w': array([1, 1], dtype=bfloat16)}
-    """
+    """{name: NumPy array} of an ``.npz`` by ``atomic_savez``, bfloat16 restored; no pickles."""
     with np.load(path, allow_pickle=False) as archive:
         arrays = {key: archive[key] for key in archive.files}
     recorded = json.loads(str(arrays.pop(DTYPES_KEY))) if DTYPES_KEY in arrays else {}
@@ -136,21 +113,11 @@ def load_npz(path):
 
 
 def read_npz(path, where, text=()):
-    """``load_npz`` for a file from outside, every member's header checked before any array
-    is read: a complete ``.npz`` of numeric arrays (and the string members named in
-    ``text``) whose headers claim no more bytes than are stored. Nothing is unpickled.
-
-    Args:
-        path: the file.
-        where: the public function reading it, for the messages (``"nn.load"``).
-        text: names of members allowed to hold a string.
-
-    Returns:
-        {name: NumPy array}, as ``load_npz``.
+    """``load_npz`` for a file from outside, every member's header checked first (numeric,
+    or a string member named in ``text``; no more bytes claimed than stored).
 
     Raises:
-        ValueError: a truncated, corrupt or foreign file, naming ``path``.
-        OSError: (of the original class) the file cannot be opened, one line naming it.
+        ValueError: a truncated, corrupt or foreign file; OSError: one line naming ``path``.
     """
     try:
         with open(path, "rb") as file:
@@ -175,15 +142,13 @@ def read_npz(path, where, text=()):
 
 
 def path_error(where, verb, path, error):
-    """The OSError ``error`` as one line naming ``where`` and ``path``, of the same class
-    (``FileNotFoundError``, ``PermissionError``, ...), for ``raise ... from None``."""
+    """The OSError ``error`` as one line naming ``where`` and ``path``, of the same class."""
     reason = error.strerror or str(error)
     return type(error)(f"{where}: cannot {verb} {path}: {reason}")
 
 
 def _check_members(where, path, file, text):
-    # Every member's .npy header, read with numpy.lib.format from the archive without
-    # loading the array: numeric dtype, and no more data claimed than is stored.
+    # each member's .npy header, read without loading the array
     with zipfile.ZipFile(file) as archive:
         for info in archive.infolist():
             if not info.filename.endswith(".npy"):

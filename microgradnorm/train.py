@@ -1,14 +1,5 @@
-"""Train a tiny character-level GPT: the loop behind ``microgradnorm train``,
-``examples/tiny_gpt.py``, ``examples/composite_vs_fused.py`` and the demo.
-
-    from microgradnorm.train import TrainConfig, train_tiny_gpt
-    result = train_tiny_gpt(TrainConfig(steps=200, impl="fused"))
-    print(result.losses[-1], result.sample("Beautiful", length=80))
-
-The text is the Zen of Python (PEP 20), which ships with every Python as the ``this``
-module. Same ``seed`` ⇒ same initial weights and same batches, so two runs that differ only
-in ``impl`` differ only by floating-point rounding.
-"""
+"""Train a tiny character-level GPT on the Zen of Python: the loop behind ``microgradnorm
+train`` and the examples (docs/training.md)."""
 
 import codecs
 import contextlib
@@ -37,16 +28,8 @@ __all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainConfig", "TrainR
 
 
 class Progress:
-    """A progress bar that stays out of logs: tqdm's bar when ``enabled`` and stderr is a
-    terminal (or in a notebook); else ``close(summary)`` writes ``"<desc>: <summary>"`` to
-    stderr (nothing when not ``enabled``).
-
-    Example:
-        >>> bar = Progress(range(100), "train")
-        >>> for step in bar:
-        ...     bar.set_postfix(loss=f"{0.5:.4f}")
-        >>> bar.close("100 steps, loss 3.8 -> 0.5")     # in a log: "train: 100 steps, ..."
-    """
+    """tqdm's bar on a terminal or notebook; in a log, one line ``"<desc>: <summary>"`` at
+    ``close(summary)``; nothing when not ``enabled``."""
 
     def __init__(self, iterable, desc, enabled=True):
         from tqdm.auto import tqdm
@@ -71,8 +54,7 @@ class Progress:
 
 
 def zen_of_python():
-    """The Zen of Python as a string, decoded from the ``this`` module (whose print on
-    first import is swallowed)."""
+    """The Zen of Python (PEP 20) as a string, from the standard library's ``this``."""
     with contextlib.redirect_stdout(io.StringIO()):
         import this
     return codecs.decode(this.s, "rot13")
@@ -107,53 +89,42 @@ LR_SCHEDULES = ("constant", "cosine")
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class TrainConfig:
-    """Every option of one ``train_tiny_gpt`` run, with its default. The run's own options
-    are checked when it is built, the model's by ``nn.GPT`` and the rates by ``optim.AdamW``
-    before step 0.
+    """Every option of one ``train_tiny_gpt`` run, checked when it is built.
 
     Example:
         >>> config = TrainConfig(steps=200, norm="rms_norm", lr_schedule="cosine")
-        >>> composite = dataclasses.replace(config, impl="composite")   # checked again
     """
 
     steps: int = 300                # optimizer steps
     impl: str = "fused"             # "fused" or "composite", for every norm of the model
     dtype: str = "float64"          # of the parameters: "float64", "float32", "float16"
     seed: int = 0                   # initial weights (NumPy's global state) and batches
-    # the model (nn.GPT); activation: "gelu" or LLaMA's "swiglu", whose inner width is
-    # rounded to multiple_of (nn.swiglu_hidden: d_model 32 gets 256 with 256, 88 with 8)
-    norm: str = "layer_norm"
-    placement: str = "pre"
-    d_model: int = 32
-    n_heads: int = 4
-    n_layers: int = 2
-    context_length: int = 32
-    init: str = "gpt2"
-    activation: str = "gelu"
-    multiple_of: int = 256
-    # AdamW; grad_clip: the largest gradient norm kept (None: no clipping)
-    batch_size: int = 16
-    lr: float = 3e-3
-    weight_decay: float = 0.0
-    grad_clip: float | None = 1.0
-    # "constant" or "cosine" (down to min_lr at lr_decay_steps, None: at steps), after a
-    # linear warmup over warmup_steps (lr_scheduler.warmup_cosine in a LambdaLR)
-    lr_schedule: str = "constant"
-    warmup_steps: int = 0
-    min_lr: float = 0.0
-    lr_decay_steps: int | None = None
+    norm: str = "layer_norm"        # nn.GPT's norm, placement, sizes and init
+    placement: str = "pre"          # "pre", "post", "sandwich" or "deepnorm"
+    d_model: int = 32               # model width
+    n_heads: int = 4                # attention heads per block
+    n_layers: int = 2               # transformer blocks
+    context_length: int = 32        # characters per training window
+    init: str = "gpt2"              # "gpt2" or "xavier"
+    activation: str = "gelu"        # "gelu" or LLaMA's "swiglu"
+    multiple_of: int = 256          # swiglu's inner width rounding (nn.swiglu_hidden)
+    batch_size: int = 16            # windows per micro-batch
+    lr: float = 3e-3                # AdamW's learning rate
+    weight_decay: float = 0.0       # AdamW's decoupled weight decay
+    grad_clip: float | None = 1.0   # the largest gradient norm kept (None: no clipping)
+    lr_schedule: str = "constant"   # "constant" or "cosine" (warmup_cosine in a LambdaLR)
+    warmup_steps: int = 0           # linear warmup steps
+    min_lr: float = 0.0             # the cosine's final rate
+    lr_decay_steps: int | None = None   # where the cosine ends (None: at steps)
     grad_accum_steps: int = 1       # micro-batches per step, their gradients added up
     text: str | None = None         # at least context_length + 2 characters (None: the Zen)
     device: str = "cpu"             # "cpu" or "cuda"
-    # where the run is saved (save_checkpoint) every checkpoint_every steps (0: at the end);
-    # resume: a checkpoint to go on from, ending bitwise where an unbroken run would
-    checkpoint: str | None = None
-    checkpoint_every: int = 0
-    resume: str | None = None
+    checkpoint: str | None = None   # where the run is saved (save_checkpoint)
+    checkpoint_every: int = 0       # save every this many steps (0: at the end only)
+    resume: str | None = None       # a checkpoint to go on from, bitwise as an unbroken run
 
     def __post_init__(self):
-        # every option is checked, used or not: a bad value is never silently kept; the norm
-        # is kept under its one name, so a checkpoint that says "layernorm" still resumes
+        # every option is checked, used or not; the norm is kept under its canonical name
         object.__setattr__(self, "norm", lookup(self.norm, "TrainConfig: norm", nn.NORMS).name)
         counts = {"steps": 0, "context_length": 1, "batch_size": 1, "grad_accum_steps": 1,
                   "checkpoint_every": 0, "warmup_steps": 0}
@@ -222,16 +193,11 @@ class TrainResult:
 
 
 def train_tiny_gpt(config=None, progress=True):
-    """Train a character-level ``nn.GPT`` as ``config`` (a ``TrainConfig``; None: every
-    default) says, with AdamW and cross-entropy on next-character prediction; returns a
-    ``TrainResult``. ``progress``: a bar with the running loss, or one line in a log.
+    """Train a character-level ``nn.GPT`` with AdamW as ``config`` (None: the defaults)
+    says; returns a ``TrainResult``. ``progress``: a bar, or one line in a log.
 
     Example:
-        >>> fused = train_tiny_gpt(TrainConfig(steps=50), progress=False)
-        >>> composite = train_tiny_gpt(TrainConfig(steps=50, impl="composite"))
-        >>> max(abs(a - b) for a, b in zip(fused.losses, composite.losses))   # ~1e-15
-        >>> train_tiny_gpt(TrainConfig(steps=20, checkpoint="run.npz", lr_decay_steps=40))
-        >>> train_tiny_gpt(TrainConfig(steps=40, resume="run.npz", lr_decay_steps=40))
+        >>> result = train_tiny_gpt(TrainConfig(steps=50), progress=False)
     """
     config = _check_config("train_tiny_gpt", config)
     if config.checkpoint is not None:
@@ -243,8 +209,7 @@ def train_tiny_gpt(config=None, progress=True):
     rng = np.random.default_rng(config.seed)
     losses, step_seconds, stats, start_step = [], [], None, 0
     if config.resume is not None:
-        # the run is compared first: a different one changes no state, and its error names
-        # the option that differs rather than a weight shape or a missing scheduler
+        # compared first, so the error names the option that differs, not a weight shape
         _check_same_run(config.resume, read_extra(config.resume).get("config", {}), config)
         saved = load_checkpoint(config.resume, model, optimizer, scheduler=scheduler, rng=rng)
         start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
@@ -323,15 +288,14 @@ def _make_scheduler(optimizer, config):
     return LambdaLR(optimizer, lambda step: min(1.0, (step + 1) / warmup))
 
 
-# May differ between a run and its resumption: impl and device change rounding only; the
-# cosine's end (lr_decay_steps or steps) is compared apart; the rest say where files go
+# may differ on resumption: impl and device change rounding only; the rest say where files go
 _FREE_ON_RESUME = ("steps", "impl", "device", "lr_decay_steps", "text", "checkpoint",
                    "checkpoint_every", "resume")
 
 
 def _check_same_run(path, saved, config):
     """A resumed run must be the run that was saved, or it would not continue it."""
-    # an option a checkpoint lacks was added after it was written: it ran with the default
+    # an option a checkpoint lacks was added later: that run had its default
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
     changed = [f"{key}={saved.get(key, defaults[key])!r} in the checkpoint, {value!r} now"
                for key, value in vars(config).items()
@@ -354,14 +318,8 @@ class ImplComparison:
 
 
 def compare_impls(config=None, progress=True):
-    """Train the same tiny GPT (``config``, same seed, weights and batches) with composite
-    and with fused norms. In float64 the loss curves agree to about 1e-15 (the tests
-    require <= 1e-8 over 50 steps).
-
-    Example:
-        >>> result = compare_impls(TrainConfig(steps=50), progress=False)
-        >>> result.max_loss_diff <= 1e-8, result.fused.seconds_per_step
-    """
+    """Train ``config``'s run (same seed, weights and batches) with composite and with fused
+    norms; in float64 the loss curves agree to rounding."""
     config = _check_config("compare_impls", config)
     runs = {impl: train_tiny_gpt(dataclasses.replace(config, impl=impl), progress)
             for impl in ("composite", "fused")}
@@ -370,12 +328,8 @@ def compare_impls(config=None, progress=True):
 
 
 def gpt_step_timeline(config=None, vocab_size=32, trace=False):
-    """The ``mg.memory_timeline`` of one AdamW step of ``config``'s model on random ids
-    below ``vocab_size``, after a first step that creates the optimizer's state.
-
-    Example:
-        >>> print(gpt_step_timeline(TrainConfig(impl="composite"), trace=True).table())
-    """
+    """The ``mg.memory_timeline`` of one AdamW step of ``config``'s model on random ids,
+    after a first step that creates the optimizer's state."""
     config = _check_config("gpt_step_timeline", config)
     model, optimizer = _model_and_optimizer(config, vocab_size)
     shape = (config.batch_size, config.context_length + 1)
@@ -392,8 +346,7 @@ def gpt_step_timeline(config=None, vocab_size=32, trace=False):
 
 
 def sample(model, tokenizer, prompt="", length=200, temperature=1.0, seed=0):
-    """Generate ``length`` characters after ``prompt`` from ``model`` (in eval mode, no
-    graph), drawing each next character from softmax(logits / temperature)."""
+    """``length`` characters after ``prompt``, each drawn from softmax(logits / temperature)."""
     if temperature <= 0:
         raise ValueError(f"sample: temperature must be positive, got {temperature!r}")
     rng = np.random.default_rng(seed)

@@ -1,13 +1,5 @@
-"""Modules and Parameters with PyTorch's names, defaults and initialisation.
-
-    from microgradnorm import nn
-    model = nn.GPT(vocab_size=65, context_length=32, d_model=64, n_heads=4, n_layers=2,
-                   norm="rmsnorm", placement="pre", impl="fused")
-    logits = model(idx)                      # idx: integer array (B, T) -> (B, T, vocab)
-
-The package is split by subject, as ``torch.nn.modules`` is (docs/architecture.md lists
-the files); every public name is here.
-"""
+"""Modules and Parameters with PyTorch's names, defaults and initialisation; split by
+subject as ``torch.nn.modules`` is (docs/architecture.md lists the files)."""
 
 from .activation import GELU, ReLU, SiLU, Tanh
 from .container import ModuleList, Sequential

@@ -30,18 +30,13 @@ class ModuleList(Module):
 
 
 class Sequential(ModuleList):
-    """Modules applied in order; their names are "0", "1", ...
-
-    Example:
-        >>> net = nn.Sequential(nn.Linear(2, 8), nn.ReLU(), nn.Linear(8, 1))
-    """
+    """Modules applied in order: ``nn.Sequential(nn.Linear(2, 8), nn.ReLU())``."""
 
     def __init__(self, *modules):
         super().__init__(modules)
 
     def forward(self, x):
-        """Each module in turn on the previous one's output. Shape: what the first module
-        takes -> what the last returns."""
+        """Each module on the previous one's output. Shape: the first's input -> the last's."""
         for module in self:
             x = module(x)
         return x

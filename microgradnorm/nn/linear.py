@@ -14,17 +14,11 @@ from .module import Module, Parameter, _check_positive, _dtype, _fill
 class Linear(Module):
     r""":math:`y = x W^T + b`, W and b drawn uniform in :math:`\pm 1/\sqrt{\text{in\_features}}`.
 
-    Args:
-        in_features, out_features: sizes of the last dim of input and output.
-        bias: add a learned bias (``self.bias is None`` when False).
-        dtype, device: of the parameters.
-
     Shape:
         input (*, in_features), output (*, out_features).
 
     Example:
-        >>> fc = nn.Linear(4, 2); fc(mg.tensor(np.ones((3, 4)))).shape
-        (3, 2)
+        >>> y = nn.Linear(4, 2)(mg.tensor(np.ones((3, 4))))      # (3, 2)
     """
 
     def __init__(self, in_features, out_features, bias=True, dtype=None, device="cpu"):
@@ -44,8 +38,7 @@ class Linear(Module):
                 _fill(param, np.random.uniform(-bound, bound, param.shape))
 
     def forward(self, x):
-        """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features), in the parameters'
-        dtype."""
+        """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features)."""
         x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
                               self.weight)
         y = x @ self.weight.T                                 # (*, in) @ (in, out)
@@ -63,8 +56,7 @@ class Embedding(Module):
         input: integer array or Tensor (*), output (*, embedding_dim).
 
     Example:
-        >>> emb = nn.Embedding(10, 4); emb(np.array([[1, 2, 1]])).shape
-        (1, 3, 4)
+        >>> y = nn.Embedding(10, 4)(np.array([[1, 2, 1]]))         # (1, 3, 4)
     """
 
     def __init__(self, num_embeddings, embedding_dim, dtype=None, device="cpu"):
@@ -80,8 +72,7 @@ class Embedding(Module):
         _fill(self.weight, np.random.standard_normal(self.weight.shape))
 
     def forward(self, idx):
-        """Rows of ``weight`` for the ids in ``idx``. Shape: integer (*) -> (*,
-        embedding_dim); ids must be in [0, num_embeddings)."""
+        """Rows of ``weight`` for the ids. Shape: integer (*) -> (*, embedding_dim)."""
         idx = idx.data if isinstance(idx, Tensor) else idx
         idx = backend.to_device(idx if backend.is_cupy_array(idx) else np.asarray(idx),
                                 self.weight.device)

@@ -12,25 +12,12 @@ from .normalization import NORMS, BatchNorm1d, make_norm
 
 
 class MLP(Module):
-    """Linear layers of the given sizes with an activation (and optionally a norm) between
-    them: ``MLP([2, 16, 16, 2], norm="batchnorm")`` is
-    Linear(2,16) → BatchNorm1d(16) → ReLU → Linear(16,16) → BatchNorm1d(16) → ReLU →
-    Linear(16,2). Layers live in ``self.layers`` (a Sequential).
-
-    Args:
-        *sizes: [in, hidden..., out], at least two: one list or tuple (``MLP([2, 16, 2])``)
-            or the sizes themselves (``MLP(2, 16, 2)``).
-        activation: "relu", "gelu", "silu" or "tanh" (keyword only).
-        norm: None, "batchnorm", "layernorm" or "rmsnorm" (after each hidden Linear).
-        impl: of the norms.
-        dtype, device: of the parameters.
+    """Linear layers of ``sizes`` (a list, or the sizes themselves) with a norm (optional)
+    and an activation after each hidden one, in ``self.layers``: ``MLP(2, 16, 2,
+    norm="batchnorm")`` is Linear(2,16) → BatchNorm1d(16) → ReLU → Linear(16,2).
 
     Shape:
         input (*, sizes[0]) (BatchNorm: (N, sizes[0])), output (*, sizes[-1]).
-
-    Example:
-        >>> mlp = nn.MLP(2, 16, 2, norm="layernorm"); mlp(mg.tensor(np.ones((5, 2)))).shape
-        (5, 2)
     """
 
     def __init__(self, *sizes, activation="relu", norm=None, impl="fused", dtype=None,

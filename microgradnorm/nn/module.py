@@ -1,8 +1,5 @@
-"""``Parameter`` and ``Module``: registration, traversal, ``state_dict``, ``to``, modes, hooks.
-
-Calling a module runs ``forward`` in ``autograd.module_scope`` of its dotted path, which
-names graph nodes and Parameters (docs/architecture.md, "Module scopes").
-"""
+"""``Parameter`` and ``Module``; calling a module names its graph nodes and Parameters by
+dotted path (docs/architecture.md, "Module scopes")."""
 
 import threading
 import weakref
@@ -16,11 +13,7 @@ from ..tensor import Tensor, to_arguments
 
 
 class Parameter(Tensor):
-    """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
-
-    Example:
-        >>> w = nn.Parameter(np.zeros(3))
-    """
+    """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``."""
 
     def __init__(self, data, requires_grad=True, dtype=None, device="cpu"):
         super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
@@ -29,14 +22,12 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-# A counter bumped whenever any module tree changes shape; roots compare it to know whether
-# their cached paths and parameter names are still right.
+# bumped whenever any module tree changes: roots compare it to their cached paths and names
 _tree_version = [0]
 
 
 class _CallPaths(threading.local):
-    # Per thread, as autograd's scope stacks: two threads calling two models each see
-    # their own outermost module's paths.
+    # per thread, as autograd's scope stacks: each thread sees its own outermost module
     def __init__(self):
         self.stack = []          # {id(module): dotted path} of the outermost module called
 
@@ -69,7 +60,6 @@ class Module:
         object.__setattr__(self, "_forward_pre_hooks", {})  # id -> hook(module, args)
         object.__setattr__(self, "_forward_hooks", {})      # id -> hook(module, args, out)
 
-    # ----- registration -----------------------------------------------------------------
     def __setattr__(self, name, value):
         if "_parameters" not in self.__dict__:
             raise AttributeError("call super().__init__() before assigning attributes")
@@ -101,20 +91,17 @@ class Module:
         self._buffers[name] = tensor
 
     def register_parameter(self, name, param):
-        """Add ``param`` (a Parameter, or None for an absent one) as ``name``, as assigning
-        it would."""
+        """Add ``param`` (a Parameter or None) as ``name``, as assigning it would."""
         self._register("register_parameter", name, param, Parameter, self._parameters)
 
     def add_module(self, name, module):
-        """Add ``module`` (or None) as the sub-module ``name``, as assigning it would;
-        ``register_module`` is the same."""
+        """Add ``module`` (or None) as the sub-module ``name``; ``register_module`` too."""
         self._register("add_module", name, module, Module, self._modules)
 
     register_module = add_module
 
     def _register(self, where, name, value, cls, registry):
-        # as torch: a new name, or one already in this registry (re-registering replaces it);
-        # a plain attribute, a method or an entry of another kind is never overwritten
+        # as torch: a new name or one of this registry; other attributes are never replaced
         if value is not None and not isinstance(value, cls):
             raise TypeError(f"{where}: {name} must be a {cls.__name__} or None, "
                             f"got {type(value).__name__}")
@@ -148,7 +135,6 @@ class Module:
                                  f"{name!r} (looking for {target!r})")
         return param
 
-    # ----- traversal --------------------------------------------------------------------
     def named_modules(self, prefix=""):
         """(dotted name, module) for this module ("" or ``prefix``) and every descendant."""
         yield prefix, self
@@ -199,7 +185,6 @@ class Module:
         """Every buffer of this module and below (a list)."""
         return [buf for _, buf in self.named_buffers()]
 
-    # ----- modes, gradients -------------------------------------------------------------
     def train(self, mode=True):
         """Training mode (dropout on, BatchNorm uses batch statistics); returns self."""
         for module in self.modules():
@@ -221,16 +206,9 @@ class Module:
             param.requires_grad_(requires_grad)
         return self
 
-    # ----- devices, dtypes, implementations ---------------------------------------------
     def to(self, *args, device=None, dtype=None):
-        """Move (and/or cast) every parameter and buffer in place, the Parameter objects kept
-        (an optimizer built before keeps working); returns self. Also ``to(device)``,
-        ``to(dtype)``, ``to(device, dtype)``, ``to(tensor)``.
-
-        Args:
-            device: ``"cpu"`` or ``"cuda"``.
-            dtype: a floating dtype for parameters and floating buffers, or None.
-        """
+        """Move and/or cast (floating dtype) every parameter and buffer in place, keeping the
+        Parameter objects; returns self. Also ``to(device, dtype)`` and ``to(tensor)``."""
         device, dtype = to_arguments("to()", args, device, dtype)
         if dtype is not None and not dtypes.is_floating(dtype):
             raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
@@ -272,10 +250,9 @@ class Module:
         """``to(dtype="bfloat16")`` (needs ml_dtypes)."""
         return self.to(dtype="bfloat16")
 
-    # ----- hooks ------------------------------------------------------------------------
     def register_forward_pre_hook(self, hook):
         """Call ``hook(module, args)`` before each ``forward``; a non-None result replaces
-        ``args`` (a tuple, or one value). Returns a handle with ``remove()``."""
+        ``args``. Returns a handle with ``remove()``."""
         return _register_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook")
 
     def register_forward_hook(self, hook):
@@ -298,15 +275,13 @@ class Module:
         return output
 
     def set_impl(self, impl):
-        """Switch every norm in this module tree to ``impl`` ("fused" or "composite");
-        returns self. A norm module is one whose ``impl`` is not None."""
+        """Switch every norm (``impl`` not None) below to "fused" or "composite"; returns self."""
         _check_choice("set_impl", "impl", impl, F.IMPLS)
         for module in self.modules():
             if module.impl is not None:
                 module.impl = impl
         return self
 
-    # ----- calling ----------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         """The computation, defined by every subclass; call ``m(x)``, which names the nodes."""
         raise NotImplementedError(f"{type(self).__name__} has no forward()")
@@ -325,8 +300,7 @@ class Module:
             stack.pop()
 
     def _root_paths(self):
-        # Recomputed only when a module tree changed since, or another root named the
-        # parameters last (a module shared by two models).
+        # recomputed when a tree changed or another root named the parameters last
         cached = self._paths
         last = _last_named_root[0]
         if cached is None or cached[0] != _tree_version[0] or last is None or last() is not self:
@@ -337,7 +311,6 @@ class Module:
             _last_named_root[0] = weakref.ref(self)
         return self._paths[1]
 
-    # ----- state --------------------------------------------------------------------------
     def state_dict(self):
         """{dotted name: array copy} of every parameter, then every buffer."""
         state = {name: param.data.copy() for name, param in self.named_parameters()}
@@ -345,13 +318,9 @@ class Module:
         return state
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy ``state_dict`` (arrays or Tensors by name) into the parameters and buffers.
-        A missing or (with ``strict``) unexpected key, a wrong shape or a non-numeric value
-        is one ValueError listing every problem, raised before anything is written.
-
-        Returns:
-            (missing_keys, unexpected_keys): lists, empty with ``strict=True``.
-        """
+        """Copy ``state_dict`` (arrays or Tensors by name) into the parameters and buffers;
+        returns (missing_keys, unexpected_keys). Every problem is one ValueError, raised
+        before anything is written."""
         targets = dict(self.named_parameters())
         targets.update(self.named_buffers())
         values = {key: (v.data if isinstance(v, Tensor) else v) for key, v in state_dict.items()}
@@ -384,22 +353,19 @@ class Module:
             targets[key]._version_box[0] += 1
         return missing, unexpected
 
-    # ----- printing -----------------------------------------------------------------------
     def extra_repr(self):
         """The configuration shown inside ``Name(...)`` by ``repr`` and error messages."""
         return ""
 
     def _describe(self):
-        # How an error names this module: its class and configuration, and its path when
-        # it runs inside a model ("Linear(in_features=3, ...) at 'blocks.0.mlp.fc1'").
+        # for errors: "Linear(in_features=3, ...) at 'blocks.0.mlp.fc1'"
         path = autograd._module_path()
         where = f" at {path!r}" if path else ""
         return f"{type(self).__name__}({self.extra_repr()}){where}"
 
     def _check_input(self, x, trailing=None, config=None, weight=None):
-        # ``x`` as a Tensor (an array becomes a constant one); raise naming this module when
-        # it is neither, when its trailing dims are not ``trailing`` (``config`` names the
-        # argument that set them: "in_features=3") or its dtype is not ``weight``'s.
+        # ``x`` as a Tensor, its trailing dims ``trailing`` (set by ``config``, e.g.
+        # "in_features=3") and its dtype ``weight``'s; errors name this module
         if not isinstance(x, Tensor):
             if not (isinstance(x, np.ndarray) or backend.is_cupy_array(x)):
                 raise TypeError(f"{self._describe()}: input must be a Tensor or an array, "
@@ -431,7 +397,6 @@ class Module:
         return head + "\n  " + "\n  ".join(lines) + "\n)"
 
 
-# ----- helpers for the layers ------------------------------------------------------------
 def _register_hook(hooks, hook, where):
     if not callable(hook):
         raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
@@ -441,7 +406,7 @@ def _register_hook(hooks, hook, where):
 
 
 def _fill(param, values):
-    # draw -> the parameter, in place (an optimizer keeps the same object), on its device
+    # in place: an optimizer holds the same object
     param.data[...] = backend.to_device(np.asarray(values).astype(param.dtype), param.device)
 
 

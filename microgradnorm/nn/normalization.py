@@ -1,8 +1,5 @@
-"""Normalization modules: LayerNorm, RMSNorm and BatchNorm1d, each with
-``impl="fused" | "composite"``, and ``make_norm`` that picks one by name.
-
-Each module holds its parameters and calls its functional norm in a one-line ``forward``,
-as PyTorch's do; the functional norm checks the input (``norms.arguments``)."""
+"""LayerNorm, RMSNorm and BatchNorm1d (``impl="fused" | "composite"``), and ``make_norm``.
+Each holds its parameters and forwards to its functional norm, which checks the input."""
 
 import numpy as np
 
@@ -20,16 +17,8 @@ class LayerNorm(Module):
     .. math::
         y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
 
-    Called with a second argument, ``ln(x, residual)`` returns
-    ``(ln(x + residual), x + residual)`` through the fused residual-add node
-    (``F.add_layer_norm``), as transformer blocks use it.
-
-    Args:
-        normalized_shape: int or tuple.
-        eps: inside the square root.
-        elementwise_affine: learn γ (``weight``, ones) and β (``bias``, zeros).
-        bias: learn β (only with ``elementwise_affine``).
-        impl: ``"fused"`` (one node) or ``"composite"`` (the textbook graph).
+    ``ln(x, residual)`` returns ``(ln(x + residual), x + residual)`` (``F.add_layer_norm``);
+    ``impl``: ``"fused"`` (one node) or ``"composite"`` (the textbook graph).
 
     Shape:
         input (*, *normalized_shape), output the same.
@@ -51,8 +40,7 @@ class LayerNorm(Module):
         self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
 
     def forward(self, x, residual=None):
-        """LayerNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
-        *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
+        """LayerNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
         if residual is None:
             return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
                                 self.impl)
@@ -70,27 +58,13 @@ class RMSNorm(Module):
     .. math::
         y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
-    ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``).
-    eps defaults to 1e-6; PyTorch's default is the dtype's machine epsilon, which
-    ``eps=None`` gives.
-
-    Args:
-        normalized_shape: int or tuple.
-        eps: inside the square root; None: the machine epsilon of the input's dtype.
-        elementwise_affine: learn γ (``weight``), initialised to ``1 - offset`` so that
-            offset + γ starts at 1 (zeros for Gemma's ``offset=1``).
-        impl: ``"fused"`` or ``"composite"``.
-        offset: added to γ in the forward (Gemma: 1.0).
-        casting: where float16/bfloat16 input is cast: ``"llama"`` (default), ``"gemma"``
-            or ``"none"`` (see ``F.rms_norm``).
-        dtype, device: of the weight. A float32 weight with bfloat16 input is the mixed
-            precision real checkpoints hold ("llama" returns float32, "gemma" bfloat16).
+    ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``);
+    γ starts at ``1 - offset``; ``casting`` as ``F.rms_norm``; ``eps=None``: machine epsilon.
 
     Shape:
         input (*, *normalized_shape), output the same.
 
     Example:
-        >>> rms = nn.RMSNorm(8); y = rms(mg.tensor(np.random.randn(2, 8)))
         >>> gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")      # weight starts at 0
     """
 
@@ -107,8 +81,7 @@ class RMSNorm(Module):
         self.weight = Parameter(init, device=device) if elementwise_affine else None
 
     def forward(self, x, residual=None):
-        """RMSNorm of ``x`` (or of ``x + residual``, returning it too). Shape: (*,
-        *normalized_shape) -> the same; with ``residual``, a pair of that shape."""
+        """RMSNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
         if residual is None:
             return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl,
                               self.offset, self.casting)
@@ -125,18 +98,8 @@ class RMSNorm(Module):
 class BatchNorm1d(Module):
     r"""BatchNorm over (N, C) or (N, C, L) per channel (``torch.nn.BatchNorm1d``).
 
-    In training the batch mean and biased variance normalize the input and the running
-    statistics are updated (unbiased variance, ``momentum``; ``momentum=None`` is the
-    cumulative average over ``num_batches_tracked`` batches). In eval the running
-    statistics normalize; without ``track_running_stats`` batch statistics are used always.
-
-    Args:
-        num_features: C.
-        eps, momentum: as in ``F.batch_norm``.
-        affine: learn γ (``weight``) and β (``bias``).
-        track_running_stats: keep ``running_mean``, ``running_var`` and
-            ``num_batches_tracked`` buffers.
-        impl: ``"fused"`` or ``"composite"``.
+    Batch statistics in training (updating the running ones; ``momentum=None``: the
+    cumulative average), running statistics in eval unless ``track_running_stats=False``.
 
     Example:
         >>> bn = nn.BatchNorm1d(4); y = bn(mg.tensor(np.random.randn(32, 4)))
@@ -165,9 +128,7 @@ class BatchNorm1d(Module):
             self.running_mean = self.running_var = self.num_batches_tracked = None
 
     def forward(self, x):
-        """BatchNorm of ``x`` per channel (dim 1), with batch statistics in training
-        (updating the running ones) and running statistics in eval. Shape: (N, C) or
-        (N, C, L) -> the same."""
+        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C) or (N, C, L) -> the same."""
         if isinstance(x, Tensor) and x.ndim not in (2, 3):
             raise ValueError(f"BatchNorm1d: expected input of shape (N, C) or (N, C, L), "
                              f"got {x.shape}")
@@ -199,7 +160,6 @@ MODULES = {"layer_norm": LayerNorm, "rms_norm": RMSNorm, "batch_norm": BatchNorm
 
 
 def make_norm(norm, d_model, impl="fused", dtype=None, device="cpu"):
-    """``nn.LayerNorm`` or ``nn.RMSNorm`` of width ``d_model``, by its name in
-    ``norms.NORMS`` (``"layer_norm"``, ``"rms_norm"``, or an alias such as ``"layernorm"``)."""
+    """``nn.LayerNorm`` or ``nn.RMSNorm`` of width ``d_model``, by name or alias."""
     cls = MODULES[lookup(norm, "make_norm: norm", among=NORMS).name]
     return cls(d_model, impl=impl, dtype=dtype, device=device)

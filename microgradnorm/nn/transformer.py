@@ -1,5 +1,4 @@
-"""The transformer pieces: causal self-attention, the feed-forward MLP, the block with its
-four norm placements (pre, post, sandwich, DeepNorm) and a small GPT built from them."""
+"""Causal self-attention, the feed-forward, the block's four norm placements and a small GPT."""
 
 import math
 
@@ -18,14 +17,12 @@ PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
 
 
 class CausalSelfAttention(Module):
-    r"""Multi-head causal self-attention:
+    r"""Multi-head causal self-attention, Q, K, V from one Linear ``qkv``:
 
     .. math::
         \mathrm{head}_h = \mathrm{softmax}\Bigl(\frac{Q_h K_h^T}{\sqrt{d_h}} + M\Bigr) V_h,
-        \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o
-
-    with :math:`M_{ij} = -\infty` for :math:`j > i`. Q, K, V come from one Linear ``qkv``
-    (d_model → 3·d_model, in that order), the output from ``proj``.
+        \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o,
+        \quad M_{ij} = -\infty \text{ for } j > i
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
@@ -43,8 +40,7 @@ class CausalSelfAttention(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
-        """Causal multi-head self-attention of ``x``. Shape: (B, T, d_model) -> the same;
-        position t attends to positions 0..t only."""
+        """Position t attends to positions 0..t. Shape: (B, T, d_model) -> the same."""
         x = self._check_input(x, (self.d_model,), f"d_model={self.d_model}")
         if x.ndim != 3:
             raise ValueError(f"{self._describe()}: input must have shape (B, T, d_model), "
@@ -64,19 +60,10 @@ class CausalSelfAttention(Module):
 
 
 class FeedForward(Module):
-    r"""Position-wise MLP, d_model → hidden → d_model:
-    :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`, or for ``"swiglu"`` LLaMA's gated
-    form without biases, :math:`y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)`
-    (``fc1``, ``fc3``, ``fc2`` are LLaMA's ``w1`` gate, ``w3`` up, ``w2`` down).
-
-    Args:
-        d_model: input and output width.
-        hidden: the inner width, 4·d_model by default (swiglu: ``swiglu_hidden(hidden,
-            multiple_of)``, which keeps the two-matrix MLP's parameter count).
-        activation: ``"gelu"`` (GPT-2's tanh form), ``"relu"``, ``"silu"``, ``"tanh"`` or
-            ``"swiglu"``.
-        dropout: on the output.
-        multiple_of: swiglu only, the rounding of the inner width (LLaMA's 256).
+    r"""Position-wise MLP: :math:`y = W_2\,\mathrm{act}(W_1 x + b_1) + b_2`, or for
+    ``"swiglu"`` LLaMA's bias-free :math:`y = W_2\bigl(\mathrm{SiLU}(W_1 x) \odot W_3 x\bigr)`
+    (``fc1``, ``fc3``, ``fc2``). ``hidden``: 4·d_model by default, for swiglu rounded by
+    ``swiglu_hidden(hidden, multiple_of)``; ``"gelu"`` is GPT-2's tanh form.
 
     Shape:
         input (..., d_model), output (..., d_model).
@@ -107,8 +94,7 @@ class FeedForward(Module):
         self.dropout = Dropout(dropout)
 
     def forward(self, x):
-        """fc2(act(fc1(x))), or LLaMA's fc2(SiLU(fc1(x)) * fc3(x)) for swiglu; then dropout.
-        Shape: (*, d_model) -> (*, d_model)."""
+        """The MLP, then dropout. Shape: (*, d_model) -> (*, d_model)."""
         if self.activation == "swiglu":
             return self.dropout(self.fc2(F.silu(self.fc1(x)) * self.fc3(x)))
         return self.dropout(self.fc2(self.act(self.fc1(x))))
@@ -121,8 +107,7 @@ FEEDFORWARD_ACTIVATIONS = (*ACTIVATIONS, "swiglu")
 
 
 def swiglu_hidden(hidden, multiple_of=256):
-    """LLaMA's SwiGLU inner width: ``int(2 * hidden / 3)`` rounded up to a multiple of
-    ``multiple_of``. ``swiglu_hidden(4 * 4096) == 11008``. Both are positive ints."""
+    """LLaMA's SwiGLU inner width: ``int(2 * hidden / 3)`` rounded up to ``multiple_of``."""
     _check_positive("swiglu_hidden", hidden=hidden, multiple_of=multiple_of)
     hidden = int(2 * hidden / 3)
     return multiple_of * ((hidden + multiple_of - 1) // multiple_of)
@@ -135,35 +120,19 @@ def deepnorm_constants(n_layers):
 
 
 class TransformerBlock(Module):
-    r"""One transformer block: causal self-attention and a feed-forward, each a residual
-    branch F, with the norms placed by ``placement`` (docs/norm_placement.md):
+    r"""Attention and a feed-forward, each a residual branch F, with the norms placed by
+    ``placement`` (docs/norm_placement.md)::
 
-    ========== ==============================================================
-    pre        x ← x + F(LN(x))                        (GPT-2, LLaMA)
-    post       x ← LN(x + F(x))                        (the original Transformer)
-    sandwich   x ← x + LN_out(F(LN_in(x)))             (CogView's sandwich-LN)
-    deepnorm   x ← LN(α·x + F(x)), α = (2N)^{1/4}       (DeepNet)
-    ========== ==============================================================
-
-    DeepNorm also multiplies the value, attention-output and feed-forward weights by
-    β = (8N)^{-1/4} at initialisation. A residual add and the norm after it go through one
-    fused node (``F.add_layer_norm``) when ``impl="fused"``.
-
-    Args:
-        d_model, n_heads: width and number of attention heads.
-        norm: ``"layernorm"`` or ``"rmsnorm"``.
-        placement: ``"pre"``, ``"post"``, ``"sandwich"`` or ``"deepnorm"``.
-        impl: ``"fused"`` or ``"composite"`` for every norm in the block.
-        n_layers: depth of the whole stack (sets DeepNorm's α and β; ignored otherwise).
-        hidden, activation, dropout: of the feed-forward (and attention dropout).
-        multiple_of: swiglu only, the rounding of its inner width (``FeedForward``).
+        pre       x ← x + F(LN(x))                 (GPT-2, LLaMA)
+        post      x ← LN(x + F(x))                 (the original Transformer)
+        sandwich  x ← x + LN_out(F(LN_in(x)))      (CogView)
+        deepnorm  x ← LN(α·x + F(x)), branch weights × β at init (DeepNet; ``n_layers``)
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
 
     Example:
         >>> block = nn.TransformerBlock(32, 4, norm="rmsnorm", placement="pre")
-        >>> y = block(mg.tensor(np.random.randn(2, 5, 32)))
     """
 
     def __init__(self, d_model, n_heads, norm="layernorm", placement="pre", impl="fused",
@@ -197,8 +166,7 @@ class TransformerBlock(Module):
             linear.weight.data *= beta
 
     def forward(self, x):
-        """The block's two residual branches with the norms where ``placement`` puts them.
-        Shape: (B, T, d_model) -> (B, T, d_model)."""
+        """The two residual branches and norms. Shape: (B, T, d_model) -> the same."""
         if self.placement == "pre":
             h, x = self.ln2(self.attn(self.ln1(x)), x)             # ln2(x + a), x + a
             return x + self.mlp(h)
@@ -217,27 +185,14 @@ class TransformerBlock(Module):
 
 class GPT(Module):
     """A small GPT: token + position embeddings, ``n_layers`` TransformerBlocks, a final
-    norm (pre and sandwich placements, whose stream is not normalized) and a linear LM head.
-
-    Args:
-        vocab_size, context_length: token ids in [0, vocab_size), at most context_length
-            positions.
-        d_model, n_heads, n_layers: width, heads per block, blocks.
-        norm, placement, impl: for every block (see ``TransformerBlock``); ``impl``
-            reaches every norm; switch later with ``model.set_impl("composite")``.
-        dropout: on embeddings, attention and feed-forward (0 by default).
-        init: ``"gpt2"``, every Linear and Embedding weight N(0, 0.02²) as GPT-2, or
-            ``"xavier"``, Linear weights N(0, 2 / (fan_in + fan_out)) and embeddings
-            N(0, 1), the setting of the placement analyses; biases 0, norms γ = 1, β = 0.
-        hidden, activation, multiple_of: of every block's feed-forward (``FeedForward``).
+    norm (pre and sandwich placements) and a linear LM head. ``init``: ``"gpt2"`` (weights
+    N(0, 0.02²)) or ``"xavier"`` (Linear N(0, 2 / (fan_in + fan_out)), embeddings N(0, 1)).
 
     Shape:
-        input idx: integer array or Tensor (B, T), T <= context_length;
-        output logits (B, T, vocab_size).
+        input integer ids (B, T), T <= context_length; output logits (B, T, vocab_size).
 
     Example:
-        >>> model = nn.GPT(vocab_size=50, context_length=16, d_model=32, n_heads=4, n_layers=2)
-        >>> logits = model(np.zeros((2, 16), dtype=np.int64))
+        >>> logits = nn.GPT(50, 16, d_model=32)(np.zeros((2, 16), dtype=np.int64))
     """
 
     def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
@@ -263,8 +218,7 @@ class GPT(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Draw every Linear and Embedding weight again as ``init`` says, zero the biases,
-        and for DeepNorm scale the branch weights by β."""
+        """Draw the weights again as ``init`` says, zero the biases, apply DeepNorm's β."""
         for module in self.modules():
             if isinstance(module, (Linear, Embedding)):
                 std = 0.02
@@ -279,8 +233,7 @@ class GPT(Module):
                 block.scale_deepnorm_init()
 
     def forward(self, idx):
-        """Next-token logits for every position. Shape: integer ids (B, T), T <=
-        context_length -> logits (B, T, vocab_size)."""
+        """Next-token logits. Shape: integer ids (B, T) -> logits (B, T, vocab_size)."""
         T = idx.shape[-1]
         if len(idx.shape) != 2 or T > self.context_length:
             raise ValueError(f"GPT: idx must have shape (B, T) with T <= context_length "

@@ -13,20 +13,10 @@ from .module import Module
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
-    r"""Scale the gradients of ``parameters`` in place so that their joint norm is at most
-    ``max_norm``: with total norm :math:`n = \lVert (\lVert g_1\rVert, \lVert g_2\rVert,
-    \dots)\rVert`, every gradient is multiplied by :math:`\min(1, \text{max\_norm} /
-    (n + 10^{-6}))` (NaN or 0 for a NaN or infinite n, as in PyTorch).
+    r"""Scale the gradients in place by :math:`\min(1, \text{max\_norm} / (n + 10^{-6}))`,
+    n their joint ``norm_type``-norm; returns n (a float) before clipping.
 
-    Args:
-        parameters: a Tensor or an iterable of Tensors; those without ``.grad`` are skipped.
-        max_norm: the largest total norm kept.
-        norm_type: p of the p-norm (``math.inf`` for the largest absolute value).
-        error_if_nonfinite: raise a RuntimeError for a NaN or infinite total norm, before
-            any gradient changes.
-
-    Returns:
-        the total norm before clipping, a float.
+    ``error_if_nonfinite``: raise a RuntimeError for a NaN or infinite n, changing nothing.
     """
     check_number("clip_grad_norm_", "max_norm", max_norm)
     check_number("clip_grad_norm_", "norm_type", norm_type)
@@ -54,12 +44,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def save(module_or_state, path):
-    """Write a module's ``state_dict()`` (or a state dict) of numeric arrays, no pickles, to
-    a ``.npz`` file, atomically (``savefile.atomic_savez``); bfloat16 included.
-
-    Example:
-        >>> nn.save(model, "gpt.npz"); model.load_state_dict(nn.load("gpt.npz"))
-    """
+    """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` atomically; no pickles."""
     atomic_savez(path, _numeric_arrays(module_or_state), where="nn.save")
 
 
@@ -85,6 +70,5 @@ def _numeric_arrays(module_or_state):
 
 
 def load(path):
-    """Read a state dict saved by ``save``: {name: NumPy array} in the saved dtypes, every
-    header checked first (``savefile.read_npz``: a ValueError or OSError naming the file)."""
+    """Read a state dict saved by ``save``, every header checked first (``read_npz``)."""
     return read_npz(path, "nn.load")

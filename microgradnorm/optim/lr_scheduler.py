@@ -1,15 +1,5 @@
-"""Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics.
-
-    opt = optim.AdamW(model.parameters(), lr=3e-3)
-    scheduler = optim.lr_scheduler.LambdaLR(opt, warmup_cosine(warmup_steps=10,
-                                                               total_steps=200))
-    for step in range(200):
-        ...; opt.step(); scheduler.step()
-
-Building a scheduler stores each group's ``initial_lr`` and sets the rate of step 0; each
-``step()`` writes the next rate into every group. Every schedule is a closed form of the
-step, so a scheduler restored from ``state_dict()`` continues exactly where it stopped.
-"""
+"""Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics, each a
+closed form of the step (docs/training.md, "Learning-rate schedules")."""
 
 import math
 import numbers
@@ -62,8 +52,7 @@ class LRScheduler:
         return list(self._last_lr)
 
     def state_dict(self):
-        """``{"last_epoch": int, "base_lrs": [...]}``: enough to continue the schedule
-        (functions such as ``LambdaLR``'s ``lr_lambda`` are not saved, as in PyTorch)."""
+        """``{"last_epoch": int, "base_lrs": [...]}``; ``lr_lambda`` is not saved."""
         return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
 
     def load_state_dict(self, state_dict):
@@ -89,11 +78,7 @@ class LRScheduler:
 class LambdaLR(LRScheduler):
     r"""``lr = initial_lr * lr_lambda(step)``: the hook for any schedule.
 
-    Args:
-        optimizer: an ``optim.Optimizer``.
-        lr_lambda: a function of the step (0, 1, 2, ...) returning a factor, or a list of
-            such functions, one per parameter group.
-        last_epoch: the last step done (-1 to start).
+    ``lr_lambda``: a function of the step, or one per parameter group.
 
     Example:
         >>> scheduler = LambdaLR(opt, lambda step: 0.95 ** step)
@@ -116,15 +101,8 @@ class LambdaLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
-    r"""Linear ramp of the factor from ``start_factor`` to ``end_factor`` over
-    ``total_iters`` steps, then constant (a warmup when ``start_factor`` is small):
-
-    .. math::
-        \eta_t = \eta_0 \Bigl(s + (e - s)\frac{\min(t, T)}{T}\Bigr)
-
-    Args:
-        start_factor (s): in (0, 1]; end_factor (e): in [0, 1]; total_iters (T): >= 1.
-    """
+    r"""Linear ramp of the factor, then constant: :math:`\eta_t = \eta_0 (s + (e - s)
+    \min(t, T) / T)` with s = ``start_factor``, e = ``end_factor``, T = ``total_iters``."""
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
                  last_epoch=-1):
@@ -143,14 +121,8 @@ class LinearLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    r"""Cosine decay from the base rate to ``eta_min`` over ``T_max`` steps (closed form):
-
-    .. math::
-        \eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t / T_{max}))
-
-    Args:
-        T_max: steps of the half cosine (>= 1); eta_min: the final rate.
-    """
+    r"""Cosine decay to ``eta_min`` over ``T_max`` steps:
+    :math:`\eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t / T_{max}))`."""
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         check_positive_ints("CosineAnnealingLR", T_max=T_max)
@@ -168,16 +140,8 @@ class CosineAnnealingLR(LRScheduler):
 
 
 def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
-    r"""nanoGPT's schedule as a factor for ``LambdaLR``: a linear warmup, then a cosine decay
-    to ``min_factor`` at ``total_steps``, constant after:
-
-    .. math::
-        f(t) = \begin{cases} (t + 1) / W & t < W \\
-        m + \tfrac12 (1 - m)\bigl(1 + \cos(\pi \min(1, \frac{t - W}{S - W}))\bigr)
-        & t \ge W \end{cases}
-
-    Args:
-        warmup_steps (W): >= 0; total_steps (S): > W; min_factor (m): in [0, 1].
+    """nanoGPT's schedule as a ``LambdaLR`` factor: linear warmup (t + 1)/W over
+    ``warmup_steps``, then a cosine from 1 to ``min_factor`` at ``total_steps``.
 
     Example:
         >>> scheduler = LambdaLR(opt, warmup_cosine(10, 200, min_factor=0.1))

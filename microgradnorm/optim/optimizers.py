@@ -1,13 +1,5 @@
-"""Optimizers with ``torch.optim``'s update rules, names and defaults, step for step.
-
-    opt = optim.AdamW(model.parameters(), lr=3e-3)
-    loss.backward(); opt.step(); opt.zero_grad()
-
-``params`` is an iterable of Parameters or of dicts ``{"params": [...], "lr": ...}``
-(parameter groups). A step updates ``p.data`` in place and bumps its version counter;
-parameters without ``.grad`` are skipped. Half-precision parameters update in float32 and
-round once; ``master_weights=True`` keeps a float32 copy of each in the optimizer state.
-"""
+"""SGD, Adam and AdamW with ``torch.optim``'s update rules, names, defaults and parameter
+groups; half-precision parameters update in float32 (docs/pytorch.md)."""
 
 import copy
 import math
@@ -23,9 +15,8 @@ __all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
 
 
 class Optimizer:
-    """Base class of the optimizers: parameter groups (each a dict with ``"params"`` and
-    its options, missing ones from ``defaults``), ``zero_grad``, ``step``,
-    ``state_dict`` and ``load_state_dict``."""
+    """Base class: parameter groups (missing options from ``defaults``), ``zero_grad``,
+    ``step``, ``state_dict`` and ``load_state_dict``."""
 
     def __init__(self, params, defaults, master_weights=False):
         if not isinstance(master_weights, bool):
@@ -63,8 +54,7 @@ class Optimizer:
                 p.grad = None if set_to_none or p.grad is None else p.grad * 0
 
     def step(self):
-        """One update of every parameter that has a ``.grad``; every new value is computed
-        before any is written, so a failing step changes nothing."""
+        """Update every parameter that has a ``.grad``; a failing step changes nothing."""
         updates = []
         for group in self.param_groups:
             for p in group["params"]:
@@ -78,12 +68,8 @@ class Optimizer:
             self.state[id(p)] = state
 
     def state_dict(self):
-        """``{"state": {index: {name: array or int}}, "param_groups": [{options...,
-        "params": [index, ...]}]}``, as torch lays it out; arrays are copies.
-
-        Example:
-            >>> saved = opt.state_dict(); ...; opt.load_state_dict(saved)
-        """
+        """``{"state": {index: {name: value}}, "param_groups": [...]}`` as torch lays it out;
+        arrays are copies."""
         index, groups = {}, []
         for group in self.param_groups:
             ids = [index.setdefault(id(p), len(index)) for p in group["params"]]
@@ -96,9 +82,7 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
-        """Restore a ``state_dict()`` of an optimizer over parameters of the same shapes, in
-        the same groups, options included; a mismatch is a ValueError raised before
-        anything changes."""
+        """Restore a ``state_dict()``; a mismatch is a ValueError before anything changes."""
         name = type(self).__name__
         if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
             raise ValueError(f"{name}.load_state_dict: expected a dict with keys 'state' and "
@@ -157,7 +141,7 @@ class Optimizer:
         """Checks that tie a group's options together (SGD's nesterov)."""
 
     def _update(self, param, grad, state, group):
-        # the new value of ``param`` from ``grad``; updates ``state`` (a dict) in place
+        # the new value of ``param``; updates ``state`` in place
         raise NotImplementedError
 
 
@@ -169,11 +153,8 @@ class SGD(Optimizer):
         b \leftarrow \mu b + (1 - \tau) g \ (b = g \text{ at the first step}), \quad
         \theta \leftarrow \theta - \eta\,(g + \mu b \text{ if nesterov else } b)
 
-    Args:
-        lr (η), momentum (μ), dampening (τ), weight_decay (λ), nesterov.
-        maximize: ascend instead (g is negated first).
-        master_weights: keep float32 copies of half-precision parameters.
-    """
+    ``maximize=True`` ascends; ``master_weights=True`` keeps float32 copies of
+    half-precision parameters."""
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, master_weights=False, *, maximize=False):
@@ -209,9 +190,7 @@ class Adam(Optimizer):
         \quad \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}
         {\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
-    ``amsgrad=True`` divides by the largest v so far (``max_exp_avg_sq``); ``maximize=True``
-    ascends; ``master_weights=True`` keeps float32 copies of half-precision parameters.
-    """
+    ``amsgrad=True`` divides by the largest v so far; ``maximize``, ``master_weights``: SGD's."""
 
     decoupled = False
 
@@ -285,7 +264,7 @@ def _check_option(optimizer, name, value):
 
 
 def _state_value(optimizer, index, key, value, param):
-    """A saved state entry, checked against its parameter and put on its device/dtype."""
+    # a saved state entry, checked against its parameter and put on its device and dtype
     if isinstance(value, numbers.Integral) or (np.ndim(value) == 0 and key == "step"):
         return int(value)
     value = value if backend.is_cupy_array(value) else np.asarray(value)
