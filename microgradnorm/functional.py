@@ -15,7 +15,7 @@ from . import backend, dtypes, ops, ops_extra
 from .autograd import op_group
 from .norms import composite, fused
 from .dtypes import check_number, is_half
-from .kernels.conventions import CASTINGS
+from .kernels import CASTINGS
 from .tensor import Tensor, is_floating
 
 IMPLS = ("fused", "composite")

@@ -24,7 +24,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
 
 
 def rms_norm(x, normalized_shape, weight=None, eps=1e-6, offset=0.0, casting="llama"):
-    """RMSNorm with w' = offset + w and the casting modes of ``kernels.conventions``; each
+    """RMSNorm with w' = offset + w and the casting modes of ``kernels.reference``; each
     cast is a visible ``Cast`` node (none at all for float32/float64 input)."""
     axes = _trailing_axes(x, normalized_shape)
     acc = accumulation_dtype(x.dtype)

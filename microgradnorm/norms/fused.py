@@ -1,9 +1,9 @@
 """Fused norms: one graph node each, whose backward is the closed form.
 
-Each node reshapes its input to rows (or channels) and calls the reference kernels; the
-shape bookkeeping lives here, the math in ``kernels.reference`` (NumPy) or ``kernels.cuda``
-(CuPy), picked by ``for_array`` from the input's array type (or ``kernels.numba_cpu`` for
-NumPy arrays, when ``set_cpu_kernels("numba")`` chose it). The forward keeps the module it
+Each node reshapes its input to rows (or channels) and calls a kernel module; the shape
+bookkeeping lives here, the math in ``kernels.blocked`` (NumPy) or ``kernels.cuda`` (CuPy),
+picked by ``for_array`` from the input's array type (or the CPU kernels that
+``set_cpu_kernels`` chose for NumPy arrays). The forward keeps the module it
 picked (``ctx.kernels``) and the backward runs that one's closed form, whatever is selected
 by then. What each node saves is
 chosen on purpose and written next to ``save_for_backward``: the input the previous op
@@ -11,7 +11,7 @@ already keeps alive, the parameters, and a few numbers per row, never a full-siz
 """
 
 from ..autograd import Function
-from ..kernels import conventions, for_array
+from ..kernels import for_array
 
 
 def _rows(array, normalized_shape):
@@ -59,7 +59,7 @@ class LayerNorm(Function):
 
 
 class RMSNorm(Function):
-    """RMSNorm with w' = offset + w and a casting mode (``kernels.conventions``)."""
+    """RMSNorm with w' = offset + w and a casting mode (``kernels.reference``)."""
 
     saved_names = ("x", "weight", "rstd")    # what forward saves, in order
 
@@ -68,8 +68,8 @@ class RMSNorm(Function):
         ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
         ctx.kernels = for_array(x)
         rows = _rows(x, normalized_shape)
-        y, _, rstd = conventions.rms_norm_forward(ctx.kernels, rows, None, _flat(weight), eps,
-                                                  offset, casting)
+        y, rstd = ctx.kernels.rms_norm_forward(rows, _flat(weight), eps, offset=offset,
+                                               casting=casting)
         # Saved: x, weight and rstd (1 number per row); x̂ = x·rstd is recomputed.
         ctx.save_for_backward(x, weight, rstd)
         return y.reshape(x.shape)
@@ -78,9 +78,9 @@ class RMSNorm(Function):
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved
         rows = _rows(x, ctx.normalized_shape)
-        dx, dweight = conventions.rms_norm_backward(
-            ctx.kernels, dy.reshape(rows.shape), None, rows, _flat(weight), rstd, ctx.offset,
-            ctx.casting)
+        dx, dweight = ctx.kernels.rms_norm_backward(
+            dy.reshape(rows.shape), rows, _flat(weight), rstd, offset=ctx.offset,
+            casting=ctx.casting)
         return dx.reshape(x.shape), _shaped(dweight, weight)
 
 
@@ -122,9 +122,9 @@ class AddRMSNorm(Function):
     def forward(ctx, x, residual, weight, normalized_shape, eps, offset=0.0, casting="llama"):
         ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
         ctx.kernels = for_array(x)
-        y, s, rstd = conventions.rms_norm_forward(
-            ctx.kernels, _rows(x, normalized_shape), _rows(residual, normalized_shape),
-            _flat(weight), eps, offset, casting)
+        y, s, rstd = ctx.kernels.add_rms_norm_forward(
+            _rows(x, normalized_shape), _rows(residual, normalized_shape), _flat(weight), eps,
+            offset=offset, casting=casting)
         s = s.reshape(x.shape)
         # Saved: the sum s (this node's own output), weight, rstd per row.
         ctx.save_for_backward(s, weight, rstd)
@@ -134,9 +134,9 @@ class AddRMSNorm(Function):
     def backward(ctx, dy, ds):
         s, weight, rstd = ctx.saved
         rows = _rows(s, ctx.normalized_shape)
-        dsum, dweight = conventions.rms_norm_backward(
-            ctx.kernels, dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight),
-            rstd, ctx.offset, ctx.casting)
+        dsum, dweight = ctx.kernels.add_rms_norm_backward(
+            dy.reshape(rows.shape), ds.reshape(rows.shape), rows, _flat(weight), rstd,
+            offset=ctx.offset, casting=ctx.casting)
         dsum = dsum.reshape(s.shape)
         return dsum, dsum, _shaped(dweight, weight)
 
