@@ -37,11 +37,11 @@ import numpy as np
 from .. import dtypes
 from .. import functional as F
 from ..autograd import grad
+from ..kernels import CASTINGS
 from ..tensor import Tensor
 
 FAMILIES = ("normal", "scale 300", "offset 1e4", "constant rows", "heavy tails")
 DTYPES = ("float16", "bfloat16", "float32")
-CASTINGS = ("llama", "gemma", "none")
 EPS = {"layer_norm": 1e-5, "rms_norm": 1e-6, "batch_norm": 1e-5}
 QUICK_SHAPE, FULL_SHAPE = (8, 64), (64, 512)
 

@@ -46,9 +46,11 @@ SHAPES = ((4096, 1024), (1024, 4096), (16384, 256))
 QUICK_SHAPES = ((128, 256), (512, 64))
 DTYPES = ("float32", "float64")
 IMPLS = ("composite", "fused", "torch")
-# The fused norms on NumPy arrays run kernels.reference ("fused"); "fused-numba" is the same
-# graph with the numba CPU kernels selected (kernels.set_cpu_kernels), timed beside it.
+# The fused norms on NumPy arrays run the default CPU kernels, kernels.blocked ("fused");
+# "fused-numba" and "fused-reference" are the same graph with the numba or the reference CPU
+# kernels selected (kernels.set_cpu_kernels), timed beside it.
 NUMBA_IMPL = "fused-numba"
+KERNEL_IMPLS = {"numpy": "fused", "numba": NUMBA_IMPL, "reference": "fused-reference"}
 PHASES = ("forward", "forward+backward")
 
 # (forward, backward) count of full-size (M·D) arrays each norm must read or write once.
@@ -266,14 +268,15 @@ class Case:
 
 
 def kernel_choice(impl):
-    """A context in which ``impl`` runs: the numba CPU kernels for "fused-numba", the
-    current choice otherwise."""
-    return kernels.cpu_kernels("numba") if impl == NUMBA_IMPL else contextlib.nullcontext()
+    """A context in which ``impl`` runs: the numba (reference) CPU kernels for
+    "fused-numba" ("fused-reference"), the current choice otherwise."""
+    names = {value: name for name, value in KERNEL_IMPLS.items() if name != "numpy"}
+    return kernels.cpu_kernels(names[impl]) if impl in names else contextlib.nullcontext()
 
 
 def graph_impl(impl):
-    """The ``impl=`` of the graph: "fused-numba" is the fused graph."""
-    return "fused" if impl == NUMBA_IMPL else impl
+    """The ``impl=`` of the graph: "fused-numba" and "fused-reference" are the fused graph."""
+    return "fused" if impl in KERNEL_IMPLS.values() else impl
 
 
 def microgradnorm_case(norm, impl, arrays, upstream, device="cpu"):
@@ -527,14 +530,15 @@ def add_parser(commands):
     parser.add_argument("--cpu-kernels", nargs="+", choices=kernels.CPU_KERNELS,
                         default=("numpy",),
                         help="CPU kernels to time the fused norms with: numpy (the default "
-                             "kernels, impl fused), numba (impl fused-numba, needs numba); "
-                             "both: side by side (default: numpy)")
+                             "kernels, impl fused), numba (impl fused-numba, needs numba), "
+                             "reference (impl fused-reference); several: side by side "
+                             "(default: numpy)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=run)
 
 
 def fused_impls(args):
-    """The fused impls ``--cpu-kernels`` asks for: "fused" and/or "fused-numba" (checked:
+    """The fused impls ``--cpu-kernels`` asks for ("fused", "fused-numba", "fused-reference";
     numba must import, else a ValueError naming the option and the extra to install)."""
     if "numba" in args.cpu_kernels:
         try:
@@ -542,8 +546,7 @@ def fused_impls(args):
                 pass
         except RuntimeError as error:          # numba missing: the message names the extra
             raise ValueError(f"--cpu-kernels numba: {error}") from None
-    return tuple({"numpy": "fused", "numba": NUMBA_IMPL}[name]          # each once, in order
-                 for name in dict.fromkeys(args.cpu_kernels))
+    return tuple(KERNEL_IMPLS[name] for name in dict.fromkeys(args.cpu_kernels))   # each once
 
 
 def progress_printer(args):
@@ -555,9 +558,10 @@ def progress_printer(args):
 
 def run(args):
     if args.device == "cuda":
-        if args.train or args.clock == "cpu" or "numba" in args.cpu_kernels:
+        other = [name for name in args.cpu_kernels if name != "numpy"]
+        if args.train or args.clock == "cpu" or other:
             given = ("--train" if args.train else "--clock cpu" if args.clock == "cpu"
-                     else "--cpu-kernels numba")
+                     else f"--cpu-kernels {other[0]}")
             raise ValueError(f"{given} is for --device cpu")
         from . import bench_cuda
         return bench_cuda.run(args)

@@ -11,7 +11,7 @@ functions run in float64 on the same rounded inputs.
 import numpy as np
 
 from microgradnorm import dtypes
-from microgradnorm.kernels import cuda, reference
+from microgradnorm.kernels import CASTINGS, cuda, reference
 
 cp = None
 
@@ -207,7 +207,6 @@ def check_denormals_flushed():
 # ----- RMSNorm conventions: offset, casting modes, a float32 weight -------------------------
 # The CUDA kernels do the reference's roundings in their one launch; the oracle is the
 # reference kernels (NumPy, bfloat16 through ml_dtypes).
-CASTINGS = ("llama", "gemma", "none")
 
 
 def rms_forward(kernels, x, residual, weight, eps, offset, casting):

@@ -11,11 +11,10 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import dtypes, nn
-from microgradnorm.kernels import blocked, reference
+from microgradnorm.kernels import CASTINGS, blocked, reference
 
 torch = pytest.importorskip("torch")
 
-CASTINGS = ("llama", "gemma", "none")
 IMPLS = ("fused", "composite")
 EPS = 1e-6
 LOW = [pytest.param("float16", id="float16"),
