@@ -43,13 +43,11 @@ def _module_named(name, argument):
 def set_cpu_kernels(name):
     """Choose the kernels the fused norms run on NumPy arrays, for the whole process.
 
-    "numpy" (the default) is ``kernels.blocked``: the reference's formulas over cache-sized
-    blocks of rows, in place. "reference" is ``kernels.reference``, the textbook formulas
-    every other kernel is checked against (slower). "numba" is ``kernels.numba_cpu``: the
-    row norms compiled with numba, one pass over memory per row (docs/benchmarks.md). All
-    agree to rounding, not bit for bit: a few units in the last place of each output's
-    scale. CuPy arrays are not affected. A graph node's backward runs the kernels its
-    forward ran, whatever is selected by then.
+    "numpy" (the default) is ``kernels.blocked``, "reference" the slower textbook formulas
+    every other kernel is checked against, "numba" the row norms compiled with numba
+    (docs/benchmarks.md). They agree to rounding, a few units in the last place of each
+    output's scale. CuPy arrays are not affected. A graph node's backward runs the kernels
+    its forward ran, whatever is selected by then.
 
     Args:
         name (str): "numpy", "numba" or "reference".
@@ -93,8 +91,7 @@ def get_cpu_kernels():
 def cpu_kernels(name):
     """Run the fused norms on NumPy arrays with kernels ``name`` inside the block; the
     previous choice comes back on leaving it, also after an exception. The choice is the
-    process's (``set_cpu_kernels``), not the thread's: other threads see it while the block
-    runs, and blocks overlapping in two threads may restore out of order.
+    process's, not the thread's: other threads see it while the block runs.
 
     Args:
         name (str): as ``set_cpu_kernels`` (a bad name raises before the block runs and

@@ -1,15 +1,13 @@
 """The blocked NumPy kernels, the default for NumPy arrays: the functions of ``reference``,
-same names and signatures, arranged for speed on the CPU.
+same names, signatures and results to rounding, arranged for speed on the CPU.
 
 A NumPy expression makes one pass over memory per operation and a full-size temporary per
 intermediate. So the row norms here run over blocks of rows small enough to stay in the
 CPU's cache, with a block's temporaries in reused scratch buffers and the arithmetic in
 place (out=): main memory sees little more than each input read once and each output
 written once. Row and column sums go through BLAS (rows @ ones), which reads a block once
-at full speed. The results are the reference's to rounding (sums in another order).
-
-RMSNorm's offset and casting modes are ``reference``'s helpers around the blocked loops;
-BatchNorm (statistics over the whole batch: no independent rows) is the reference's.
+at full speed. RMSNorm's offset and casting modes are ``reference``'s helpers around the
+blocked loops; BatchNorm (statistics over the whole batch: no row blocks) is the reference's.
 """
 
 import numpy as np
@@ -37,10 +35,9 @@ def _row_blocks(x):
 
 
 def _param_rows(param, x, dtype):
-    """A per-feature parameter (D,) in ``dtype``, repeated over a block's rows (block rows,
-    D): NumPy multiplies two same-shape contiguous arrays about twice as fast as an array
-    by a broadcast row, and the copy is made once per call for all blocks. The products are
-    the same numbers. None stays None."""
+    """A per-feature parameter (D,) in ``dtype`` (or None), repeated over a block's rows:
+    (block rows, D), once per call. NumPy multiplies two same-shape contiguous arrays about
+    twice as fast as an array by a broadcast row, to the same numbers."""
     if param is None:
         return None
     rows = min(_block_rows(x), x.shape[0])
@@ -251,7 +248,7 @@ def _affine_(xhat, weight, bias):
         xhat += bias
 
 
-# BatchNorm: the reference's (its statistics span the batch: no row blocks).
+# BatchNorm: the reference's.
 batch_norm_statistics = reference.batch_norm_statistics
 batch_norm_forward = reference.batch_norm_forward
 batch_norm_backward = reference.batch_norm_backward

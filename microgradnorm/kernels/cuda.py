@@ -135,13 +135,11 @@ def forward_config(cols, vec):
 
 
 def launch_bound(config):
-    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 (a budget of
-    65536 / 512 = 128 registers a thread) where a thread holds at most
-    ``BACKWARD_ELEMENTS_PER_THREAD`` values, which fit (the resources test checks it) or the
-    block has more than 256 threads; else 256, which leaves a thread the most registers
-    there are (255), for the 32 values a thread of a 256-thread forward block or of the
-    backward's warp mapping holds. One bound for most (vec, nv) keeps the instantiations
-    few."""
+    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 (128
+    registers a thread) for blocks of more than 256 threads or threads holding at most
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values (the resources test checks they fit); else 256,
+    which leaves a thread all 255 registers for its 32 values. One bound for most (vec, nv)
+    keeps the instantiations few."""
     if config.block > 256 or config.nv * config.vec <= BACKWARD_ELEMENTS_PER_THREAD:
         return MAX_THREADS
     return LAUNCH_BOUNDS[0]
@@ -204,12 +202,10 @@ def compile_options(dtypes):
 
 
 def name_expressions(dtypes=KINDS):
-    """Every template instantiation the loader compiles for ``dtypes``, kinds of
-    ``KINDS`` (all by default): for a dtype, e.g. ``norm_forward<__half, 8, 4, 256>``, each
-    (vec, nv, launch bound) the launch configuration picks for some row length, and its
-    ``sum_partials``; for "float16/float32" the same with a float32 weight
-    (``norm_forward<__half, 8, 4, 256, float>``) and ``sum_partials<float, __half>``. The
-    nvcc compile test instantiates the same list."""
+    """Every template instantiation the loader (and the nvcc compile test) compiles for
+    ``dtypes``, kinds of ``KINDS``: each (vec, nv, launch bound) the launch configuration
+    picks for some row length, e.g. ``norm_forward<__half, 8, 4, 256>`` (with ``, float>``
+    for "float16/float32"), and the kind's ``sum_partials``."""
     names = []
     for kind in dtypes:
         dtype, _, weight = kind.partition("/")
@@ -533,8 +529,8 @@ def _empty_rows(x):
 
 
 # ----- the reference's interface ------------------------------------------------------------
-# Each function checks its arrays, runs the kernels when they take them (None when a row is
-# too long for them), and otherwise the reference, which runs on CuPy through ``xp``.
+# Each function checks its arrays, then runs the kernels when they take them (a row too long
+# for them gives None) and otherwise the reference.
 accumulation_dtype = reference.accumulation_dtype
 
 

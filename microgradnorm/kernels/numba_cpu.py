@@ -18,23 +18,17 @@ What runs where:
 
 Numerics. Every row sum (mean, variance, the backward's two means) accumulates in float64,
 float32 input included, and so do the column sums (dweight, dbias), after partial sums of
-32 rows in the input dtype; the statistics are then
-rounded to the input dtype (the reference's statistics dtype) and the elementwise part runs
-in the input dtype with those rounded statistics, so forward and backward agree with each
-other as in the reference. Versus the reference: a few units in the last place of each
-output's scale (the tests allow 16; float64 differs by about 1e-15 at unit scale): sums in
-another order, fused multiply-adds, and for float32 sums in float64 where the others sum in
-float32, so here the statistics are the more exact.
-The loops are compiled with ``fastmath={"reassoc", "contract", "nsz", "arcp"}``, which lets
-LLVM vectorize the reductions (several partial sums) and fuse multiply-adds; without it a
-numba row sum is a serial chain and slower than NumPy's. The flags never include "nnan" or
-"ninf": a NaN or inf in a row propagates as in the reference (a NaN makes its row's
-outputs NaN; an inf gives NaN and zeros where the reference gives them).
+32 rows in the input dtype; the statistics are then rounded to the input dtype and the
+elementwise part runs there with them, so forward and backward agree with each other.
+Versus the reference: a few units in the last place of each output's scale (the tests
+allow 16; float64 differs by about 1e-15 at unit scale). The loops are compiled with
+``fastmath={"reassoc", "contract", "nsz", "arcp"}``, which lets LLVM vectorize the
+reductions and fuse multiply-adds (without it a numba row sum is a serial chain, slower
+than NumPy's); never "nnan" or "ninf": a NaN or inf propagates as in the reference.
 
-Compilation: each kernel compiles for a dtype on its first call (about a second apiece, see
-docs/benchmarks.md); numba's on-disk cache (``cache=True``) keeps the machine code for later
-processes, next to this file or, where that is read-only, in the user's cache directory
-(``NUMBA_CACHE_DIR``). Where no cache directory is writable the kernels compile in memory.
+Compilation: each kernel compiles for a dtype on its first call (about a second apiece);
+numba's on-disk cache (``cache=True``, ``NUMBA_CACHE_DIR``) keeps the machine code for
+later processes; where no cache directory is writable the kernels compile in memory.
 """
 
 import numpy as np

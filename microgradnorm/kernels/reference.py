@@ -148,7 +148,8 @@ def rms_weighted(x, xhat, rstd, weight, offset, casting):
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """s = x + residual (x's dtype); y = LayerNorm(s). Returns y, s, mean, rstd."""
     s = x + residual                                        # (M, D)
-    return _with_sum(layer_norm_forward(s, weight, bias, eps), s)
+    y, mean, rstd = layer_norm_forward(s, weight, bias, eps)
+    return y, s, mean, rstd
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
@@ -160,18 +161,14 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
 def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="llama"):
     """s = x + residual (x's dtype); y = RMSNorm(s). Returns y, s, rstd."""
     s = x + residual                                        # (M, D)
-    return _with_sum(rms_norm_forward(s, weight, eps, offset, casting), s)
+    y, rstd = rms_norm_forward(s, weight, eps, offset, casting)
+    return y, s, rstd
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
     """d(x) = d(residual) = RMSNorm's dx + ds. Returns d_sum (M, D) and dweight."""
     dx, dweight = rms_norm_backward(dy, s, weight, rstd, offset, casting)
     return dx + ds, dweight
-
-
-def _with_sum(outputs, s):
-    """(y, *statistics) -> (y, s, *statistics)."""
-    return (outputs[0], s, *outputs[1:])
 
 
 # ----- BatchNorm (derivations §2.3, §3.4, §3.5) ---------------------------------------------

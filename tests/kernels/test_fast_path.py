@@ -1,7 +1,8 @@
 """The blocked NumPy kernels (``kernels.blocked``, the CPU default): row blocks, scratch
-buffers, in-place arithmetic. Blocks are forced small here so that every test crosses block boundaries
-(uneven last block, one row per block), and the results are held to the textbook formulas
-written out plainly below. In-place work must never touch an input or a saved array."""
+buffers, in-place arithmetic. Blocks are forced small here so that every test crosses block
+boundaries (uneven last block, one row per block), and the results are held to the
+textbook formulas written out plainly below. In-place work must never touch an input or a
+saved array."""
 
 import numpy as np
 import pytest

@@ -413,7 +413,8 @@ def test_a_bad_environment_variable_is_a_value_error_naming_it(fresh_choice, mon
 
 def test_a_bad_name_is_a_value_error_naming_the_argument_and_changes_nothing():
     mg.set_cpu_kernels("numba")
-    with pytest.raises(ValueError, match=r"name must be one of 'numpy', 'numba', 'reference', got 'NUMBA'"):
+    with pytest.raises(ValueError,
+                       match=r"name must be one of 'numpy', 'numba', 'reference', got 'NUMBA'"):
         mg.set_cpu_kernels("NUMBA")
     with pytest.raises(ValueError, match="got 'c'"):
         with mg.cpu_kernels("c"):
