@@ -251,9 +251,10 @@ def _ordered(bits):
 def test_emulated_bfloat16_arrays_come_back_bfloat16_with_the_reference_bits(emulated, kernel):
     """A bfloat16 array goes into the kernel entry as it is (its memory is the
     __nv_bfloat16 bits) and y, s, dx, dweight, dbias come back as bfloat16 arrays. The
-    kernels and the CPU reference both compute in float32 and round once, so y and s are
-    the reference's bits, but where the two float32 results (summed in different orders)
-    fall on either side of a rounding boundary: one unit apart. The gradients' float32 sums
+    kernels and the CPU reference both compute in float32 and round at the same steps
+    (once; RMSNorm's default "llama" rounds x̂, then y), so y and s are the reference's
+    bits, but where the two float32 results (summed in different orders) fall on either
+    side of a rounding boundary: one unit apart. The gradients' float32 sums
     cancel (dx = rstd·(g - mean(g) - x̂·mean(g·x̂))) and the residual forms add ds in
     another order, so they agree to a few units of the row's scale instead (the
     float64 checks above bound each against the truth)."""
