@@ -110,9 +110,17 @@ def torch_cases(torch, norm, arrays):
     return forward, step
 
 
+def default_cpu_kernels(package):
+    """``package``'s default kernels for NumPy arrays: ``kernels.blocked``, or in versions
+    before that module, ``kernels.reference`` (which then held the same code)."""
+    try:
+        return importlib.import_module(package.__name__ + ".kernels.blocked")
+    except ImportError:
+        return importlib.import_module(package.__name__ + ".kernels.reference")
+
+
 def norms_table(before, torch, repeat, timer):
-    ref_after = importlib.import_module("microgradnorm.kernels.reference")
-    ref_before = importlib.import_module(before.__name__ + ".kernels.reference")
+    ref_after, ref_before = default_cpu_kernels(after), default_cpu_kernels(before)
     for norm in bench_cuda.GPU_NORMS:                 # the row norms with their own kernels
         for dtype in ("float32", "float64"):
             for shape in SHAPES:

@@ -1,6 +1,6 @@
 """Where the time of a fused row norm goes: the cost of the elementary operations that the
-lean reference kernels are built from, at one shape, over the whole array and over the
-cache-sized row blocks the kernels use.
+blocked NumPy kernels (``kernels.blocked``) are built from, at one shape, over the whole
+array and over the cache-sized row blocks the kernels use.
 
     PYTHONPATH=. python benchmarks/passes.py [M D] [float32|float64]
 
@@ -13,7 +13,7 @@ import sys
 import numpy as np
 
 from microgradnorm.cli import bench_harness
-from microgradnorm.kernels import reference
+from microgradnorm.kernels import blocked as blocked_kernels
 
 
 def operations(x, other, w, r, ones, out):
@@ -36,7 +36,7 @@ def main(rows=4096, size=1024, dtype="float32", repeat=15):
     w, ones = np.ones(size, dtype), np.ones(size, dtype)     # w = 1: repeats stay finite
     r = rng.standard_normal(rows).astype(dtype)
     out = np.empty_like(x)
-    blocks = reference._row_blocks(x)
+    blocks = blocked_kernels._row_blocks(x)
     print(f"{rows}x{size} {dtype}: median ms per full-array pass; blocked = the same work "
           f"done in {len(blocks)} blocks of {blocks[0].stop} rows, as the kernels do")
     whole = operations(x, other, w, r, ones, out)

@@ -234,17 +234,19 @@ def add_parser(commands):
     parser.add_argument("--cpu-kernels", nargs="+", choices=kernels.CPU_KERNELS,
                         default=("numpy",),
                         help="CPU kernels to time the fused norms with: numpy (the default "
-                             "kernels, impl fused), numba (impl fused-numba, needs numba); "
-                             "both: side by side (default: numpy)")
+                             "kernels, impl fused), numba (impl fused-numba, needs numba), "
+                             "reference (impl fused-reference); several: side by side "
+                             "(default: numpy)")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=run)
 
 
 def run(args):
     if args.device == "cuda":
-        if args.train or args.clock == "cpu" or "numba" in args.cpu_kernels:
+        other = [name for name in args.cpu_kernels if name != "numpy"]
+        if args.train or args.clock == "cpu" or other:
             given = ("--train" if args.train else "--clock cpu" if args.clock == "cpu"
-                     else "--cpu-kernels numba")
+                     else f"--cpu-kernels {other[0]}")
             raise ValueError(f"{given} is for --device cpu")
         return bench_cuda.run(args)
     if args.repeat is not None and args.repeat < 1:

@@ -37,12 +37,16 @@ import numpy as np
 from .. import kernels
 from ..norms import lookup
 
-__all__ = ["COLUMNS", "NUMBA_IMPL", "BenchRow", "Timing", "copy_bandwidth", "cpu_timer",
-           "fill_ratios", "format_table", "fused_impls", "graph_impl", "kernel_choice",
-           "machine_description", "minimal_bytes", "progress_printer", "time_call",
+__all__ = ["COLUMNS", "KERNEL_IMPLS", "NUMBA_IMPL", "BenchRow", "Timing", "copy_bandwidth",
+           "cpu_timer", "fill_ratios", "format_table", "fused_impls", "graph_impl",
+           "kernel_choice", "machine_description", "minimal_bytes", "progress_printer", "time_call",
            "time_interleaved", "torch_available", "wall_timer"]
 
+# The fused norms on NumPy arrays run the default CPU kernels, kernels.blocked ("fused");
+# "fused-numba" and "fused-reference" are the same graph with the numba or the reference CPU
+# kernels selected (kernels.set_cpu_kernels), timed beside it.
 NUMBA_IMPL = "fused-numba"
+KERNEL_IMPLS = {"numpy": "fused", "numba": NUMBA_IMPL, "reference": "fused-reference"}
 
 
 # ----- timing -------------------------------------------------------------------------------
@@ -235,18 +239,19 @@ def format_table(rows):
 
 # ----- impls, the machine, progress ---------------------------------------------------------
 def kernel_choice(impl):
-    """A context in which ``impl`` runs: the numba CPU kernels for "fused-numba", the
-    current choice otherwise."""
-    return kernels.cpu_kernels("numba") if impl == NUMBA_IMPL else contextlib.nullcontext()
+    """A context in which ``impl`` runs: the numba (reference) CPU kernels for
+    "fused-numba" ("fused-reference"), the current choice otherwise."""
+    names = {value: name for name, value in KERNEL_IMPLS.items() if name != "numpy"}
+    return kernels.cpu_kernels(names[impl]) if impl in names else contextlib.nullcontext()
 
 
 def graph_impl(impl):
-    """The ``impl=`` of the graph: "fused-numba" is the fused graph."""
-    return "fused" if impl == NUMBA_IMPL else impl
+    """The ``impl=`` of the graph: "fused-numba" and "fused-reference" are the fused graph."""
+    return "fused" if impl in KERNEL_IMPLS.values() else impl
 
 
 def fused_impls(args):
-    """The fused impls ``--cpu-kernels`` asks for: "fused" and/or "fused-numba" (checked:
+    """The fused impls ``--cpu-kernels`` asks for ("fused", "fused-numba", "fused-reference";
     numba must import, else a ValueError naming the option and the extra to install)."""
     if "numba" in args.cpu_kernels:
         try:
@@ -254,8 +259,7 @@ def fused_impls(args):
                 pass
         except RuntimeError as error:          # numba missing: the message names the extra
             raise ValueError(f"--cpu-kernels numba: {error}") from None
-    return tuple({"numpy": "fused", "numba": NUMBA_IMPL}[name]          # each once, in order
-                 for name in dict.fromkeys(args.cpu_kernels))
+    return tuple(KERNEL_IMPLS[name] for name in dict.fromkeys(args.cpu_kernels))   # each once
 
 
 def torch_available():

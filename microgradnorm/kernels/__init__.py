@@ -1,23 +1,25 @@
-"""Array kernels, free of graphs: ``reference`` (NumPy/CuPy) is the one source of truth;
-``cuda`` (CuPy RawKernels from ``norms.cu``) has the same functions for CuPy arrays, and
-``numba_cpu`` (numba-compiled loops, opt-in) the same functions for NumPy arrays.
+"""Array kernels, free of graphs. Every module has the same functions with the same
+signatures: ``reference`` (NumPy/CuPy, the textbook formulas) is the oracle; ``blocked``
+(NumPy over cache-sized row blocks) is the default for NumPy arrays; ``numba_cpu``
+(numba-compiled loops, opt-in) is the other CPU choice; ``cuda`` (CuPy RawKernels from
+``norms.cu``) runs CuPy arrays.
 
-Which kernels NumPy arrays get is a process-wide choice: "numpy" (the reference, the
-default) or "numba", set by ``set_cpu_kernels``, the ``cpu_kernels`` context manager, or
-the environment variable ``MICROGRADNORM_CPU_KERNELS`` read on first use.
+Which kernels NumPy arrays get is a process-wide choice: "numpy" (``blocked``, the
+default), "reference" or "numba", set by ``set_cpu_kernels``, the ``cpu_kernels`` context
+manager, or the environment variable ``MICROGRADNORM_CPU_KERNELS`` read on first use.
 """
 
 import contextlib
 import os
 
 from ..backend import is_cupy_array
-from . import reference
-from .conventions import CASTINGS
+from . import blocked, reference
 
-__all__ = ["CASTINGS", "CPU_KERNELS", "cpu_kernels", "for_array", "get_cpu_kernels", "reference",
-           "set_cpu_kernels"]
+__all__ = ["CASTINGS", "CPU_KERNELS", "blocked", "cpu_kernels", "for_array",
+           "get_cpu_kernels", "reference", "set_cpu_kernels"]
 
-CPU_KERNELS = ("numpy", "numba")
+CASTINGS = ("llama", "gemma", "none")   # RMSNorm's casting modes (``reference``'s docstring)
+CPU_KERNELS = ("numpy", "numba", "reference")
 ENVIRONMENT_VARIABLE = "MICROGRADNORM_CPU_KERNELS"
 _cpu = {}          # {"name": the selected CPU kernels, "module": their module}, once chosen
 
@@ -28,8 +30,8 @@ def _module_named(name, argument):
     if name not in CPU_KERNELS:
         raise ValueError(f"{argument} must be one of {', '.join(map(repr, CPU_KERNELS))}, "
                          f"got {name!r}")
-    if name == "numpy":
-        return reference
+    if name != "numba":
+        return blocked if name == "numpy" else reference
     try:
         from . import numba_cpu
     except ImportError as error:
@@ -41,16 +43,14 @@ def _module_named(name, argument):
 def set_cpu_kernels(name):
     """Choose the kernels the fused norms run on NumPy arrays, for the whole process.
 
-    "numpy" (the default) is ``kernels.reference``, the NumPy code every other kernel is
-    checked against. "numba" is ``kernels.numba_cpu``: the same functions compiled with
-    numba, one pass over memory per row: in one run at the bench's shapes, LayerNorm and
-    RMSNorm 1.4-4.4x faster, their residual-add forms 1.3-2.7x (docs/benchmarks.md). Its
-    results agree with "numpy" to rounding, not bit for bit: a few units in the last place
-    of each output's scale, float32 and float64 alike. CuPy arrays are not affected. A
-    graph node's backward runs the kernels its forward ran, whatever is selected by then.
+    "numpy" (the default) is ``kernels.blocked``, "reference" the slower textbook formulas
+    every other kernel is checked against, "numba" the row norms compiled with numba
+    (docs/benchmarks.md). They agree to rounding, a few units in the last place of each
+    output's scale. CuPy arrays are not affected. A graph node's backward runs the kernels
+    its forward ran, whatever is selected by then.
 
     Args:
-        name (str): "numpy" or "numba".
+        name (str): "numpy", "numba" or "reference".
 
     Raises:
         ValueError: ``name`` is not one of them (nothing changes).
@@ -69,7 +69,7 @@ def set_cpu_kernels(name):
 
 
 def get_cpu_kernels():
-    """The name of the kernels the fused norms run on NumPy arrays: "numpy" or "numba".
+    """The name of the kernels the fused norms run on NumPy arrays (``CPU_KERNELS``).
 
     Until ``set_cpu_kernels`` is called this is ``$MICROGRADNORM_CPU_KERNELS`` if set,
     else "numpy".
@@ -77,7 +77,7 @@ def get_cpu_kernels():
     Example::
 
         >>> import microgradnorm as mg
-        >>> mg.get_cpu_kernels() in ("numpy", "numba")
+        >>> mg.get_cpu_kernels() in mg.kernels.CPU_KERNELS
         True
     """
     if not _cpu:
@@ -91,19 +91,18 @@ def get_cpu_kernels():
 def cpu_kernels(name):
     """Run the fused norms on NumPy arrays with kernels ``name`` inside the block; the
     previous choice comes back on leaving it, also after an exception. The choice is the
-    process's (``set_cpu_kernels``), not the thread's: other threads see it while the block
-    runs, and blocks overlapping in two threads may restore out of order.
+    process's, not the thread's: other threads see it while the block runs.
 
     Args:
-        name (str): "numpy" or "numba" (as ``set_cpu_kernels``; a bad name raises before
-            the block runs and changes nothing).
+        name (str): as ``set_cpu_kernels`` (a bad name raises before the block runs and
+            changes nothing).
 
     Example::
 
         >>> import microgradnorm as mg
-        >>> with mg.cpu_kernels("numpy"):
+        >>> with mg.cpu_kernels("reference"):
         ...     mg.get_cpu_kernels()
-        'numpy'
+        'reference'
     """
     previous = get_cpu_kernels()
     set_cpu_kernels(name)
@@ -114,9 +113,8 @@ def cpu_kernels(name):
 
 
 def for_array(array):
-    """The kernel module for ``array``: ``cuda`` for a CuPy array; for a NumPy one
-    ``reference``, or ``numba_cpu`` when the CPU kernels "numba" are selected. All have the
-    same functions with the same signatures."""
+    """The kernel module for ``array``: ``cuda`` for a CuPy array; for a NumPy one the
+    selected CPU kernels' (``blocked`` by default)."""
     if is_cupy_array(array):
         from . import cuda  # imports no CuPy by itself, but keep it lazy
         return cuda

@@ -5,26 +5,16 @@ Importing this module never imports CuPy; the first kernel call does. What runs 
 
   * LayerNorm, RMSNorm and their residual-add forms, forward and backward, in float32,
     float16 and bfloat16 run the CUDA kernels; statistics and the accumulation are float32.
-    bfloat16 is a CuPy array of ``ml_dtypes.bfloat16`` (CuPy 14 carries that dtype): its
-    memory holds the bits the kernels read as ``__nv_bfloat16``, so the array itself is
-    passed, and outputs come back as bfloat16 arrays.
-  * The RMSNorm functions also take ``offset=`` and ``casting=`` (``kernels.conventions``:
-    Gemma's w' = offset + w, and the "llama" / "gemma" / "none" casting modes) and a float32
-    weight beside float16 or bfloat16 x (mixed precision), and do all of it in the same one
-    kernel launch, with the numbers ``conventions`` gives on the reference kernels
-    (``NATIVE_CONVENTIONS``: ``conventions`` hands such calls here as they are). The
-    defaults, offset 0 and "gemma" (float32 throughout, y rounded once), are the reference
-    functions' own arithmetic, so calls without them are what they always were.
-  * float64, other mixed dtypes (LayerNorm's float32 weight with bfloat16 x, say), and rows
-    longer than the kernels hold in registers (see ``launch_config``) fall back to the
-    reference functions, which run on CuPy through ``xp`` (bfloat16 computed in float32,
-    rounded once; RMSNorm's through ``conventions`` on the reference, which for the
-    defaults is the reference's own arithmetic).
+    bfloat16 is a CuPy array of ``ml_dtypes.bfloat16``: its memory holds the bits the
+    kernels read as ``__nv_bfloat16``, and outputs come back as bfloat16 arrays.
+  * RMSNorm's ``offset`` and ``casting`` (``reference``'s docstring), and a float32 weight
+    beside float16 / bfloat16 x, are done inside the same one launch, with the reference's
+    roundings.
+  * float64, other mixed dtypes, M = 0 or D = 0, and rows longer than the kernels hold in
+    registers (see ``launch_config``) run the reference functions, on CuPy through ``xp``.
+    BatchNorm is the reference's too (CuPy's reductions).
   * Integer arrays are a ``TypeError``: ``uint16`` is not bfloat16 bits here (view such bits
     as ``bits.view(ml_dtypes.bfloat16)``).
-  * BatchNorm is the reference's CuPy array code (its reductions are CuPy's).
-  * M = 0 or D = 0 launches nothing and returns the reference's results; every function
-    checks its arguments' shapes (and the statistics' dtype) before anything runs.
 
 The launch configuration (which row mapping, how many threads, the vector width) is plain
 Python below, testable without a GPU; ``norms.cu`` explains the kernels themselves.
@@ -37,7 +27,7 @@ import os
 import numpy as np
 
 from .. import backend, dtypes
-from . import conventions, reference
+from . import reference
 
 SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 
@@ -49,10 +39,9 @@ ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
 # instantiated a second time with W = float (the last template argument), with their own
 # sum_partials<float, __half> (float32 dweight, rounded through float16 for "none").
 MIXED_WEIGHT = "float32"
-# The casting modes of kernels.conventions, as norms.cu's ``casting`` argument
+# RMSNorm's casting modes (``reference``) as norms.cu's ``casting`` argument
 # (CASTING_FLOAT32, CASTING_LLAMA, CASTING_NONE). LayerNorm runs with 0.
-CASTINGS = {"gemma": 0, "llama": 1, "none": 2}
-NATIVE_CONVENTIONS = True         # the RMSNorm functions take offset= and casting=
+CASTING_CODES = {"gemma": 0, "llama": 1, "none": 2}
 
 VECTOR_BYTES = 16                 # one 128-bit load/store
 MAX_ELEMENTS_PER_THREAD = 32      # the most elements of a row one thread holds
@@ -146,13 +135,11 @@ def forward_config(cols, vec):
 
 
 def launch_bound(config):
-    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 (a budget of
-    65536 / 512 = 128 registers a thread) where a thread holds at most
-    ``BACKWARD_ELEMENTS_PER_THREAD`` values, which fit (the resources test checks it) or the
-    block has more than 256 threads; else 256, which leaves a thread the most registers
-    there are (255), for the 32 values a thread of a 256-thread forward block or of the
-    backward's warp mapping holds. One bound for most (vec, nv) keeps the instantiations
-    few."""
+    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 (128
+    registers a thread) for blocks of more than 256 threads or threads holding at most
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values (the resources test checks they fit); else 256,
+    which leaves a thread all 255 registers for its 32 values. One bound for most (vec, nv)
+    keeps the instantiations few."""
     if config.block > 256 or config.nv * config.vec <= BACKWARD_ELEMENTS_PER_THREAD:
         return MAX_THREADS
     return LAUNCH_BOUNDS[0]
@@ -215,12 +202,10 @@ def compile_options(dtypes):
 
 
 def name_expressions(dtypes=KINDS):
-    """Every template instantiation the loader compiles for ``dtypes``, kinds of
-    ``KINDS`` (all by default): for a dtype, e.g. ``norm_forward<__half, 8, 4, 256>``, each
-    (vec, nv, launch bound) the launch configuration picks for some row length, and its
-    ``sum_partials``; for "float16/float32" the same with a float32 weight
-    (``norm_forward<__half, 8, 4, 256, float>``) and ``sum_partials<float, __half>``. The
-    nvcc compile test instantiates the same list."""
+    """Every template instantiation the loader (and the nvcc compile test) compiles for
+    ``dtypes``, kinds of ``KINDS``: each (vec, nv, launch bound) the launch configuration
+    picks for some row length, e.g. ``norm_forward<__half, 8, 4, 256>`` (with ``, float>``
+    for "float16/float32"), and the kind's ``sum_partials``."""
     names = []
     for kind in dtypes:
         dtype, _, weight = kind.partition("/")
@@ -374,8 +359,8 @@ def _contiguous(cp, array):
 
 def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting="gemma"):
     """Runs ``norm_forward``; returns (y, s or None, mean or None, rstd), or None when the
-    row is too long for the kernels. ``offset`` and ``casting``: RMSNorm's conventions (a
-    float32 ``weight`` beside 16-bit x runs the W = float instantiation)."""
+    row is too long for the kernels. ``offset`` and ``casting``: RMSNorm's (a float32
+    ``weight`` beside 16-bit x runs the W = float instantiation)."""
     cp = _cupy()
     with x.device:
         x, residual, weight, bias = (_contiguous(cp, a) for a in (x, residual, weight, bias))
@@ -393,7 +378,7 @@ def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting=
                 _pointer(mean), rstd, np.int64(rows), np.int32(cols),
                 np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean),
                 _kernel_offset(x.dtype, weight_dtype, offset, casting),
-                np.int32(CASTINGS[casting]))
+                np.int32(CASTING_CODES[casting]))
         name = kernel_name("norm_forward", cxx, config.vec, config.nv,
                            launch_bound(config), _weight_cxx(weight_dtype))
         _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
@@ -425,7 +410,7 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad, offset=0.0, casti
                 _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
                 np.int32(cols), np.int32(config.threads_per_row), np.int32(stride),
                 _kernel_offset(x.dtype, weight_dtype, offset, casting),
-                np.int32(CASTINGS[casting]))
+                np.int32(CASTING_CODES[casting]))
         _function(cp, name)((grid,), (config.block,), args)
         mixed = weight_dtype is not None and weight_dtype != x.dtype   # a float32 weight
         dweight, dbias = _sum_partials(
@@ -461,7 +446,7 @@ def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, rou
     return out_dweight, out_dbias
 
 
-# ----- RMSNorm conventions -------------------------------------------------------------------
+# ----- RMSNorm's offset, casting mode and weight dtype ----------------------------------------
 def output_dtype(x_dtype, weight_dtype, casting):
     """y's dtype, and so dy's: float32 for "llama" with a float32 weight beside 16-bit x
     (Hugging Face's ``weight * x̂.to(input dtype)``), else x's."""
@@ -472,14 +457,12 @@ def output_dtype(x_dtype, weight_dtype, casting):
 
 
 def weight_compute_dtype(x_dtype, weight_dtype, casting):
-    """The dtype w' = offset + w is formed in (``conventions.weight_dtype``): the weight's
-    for float32 x and for "llama", float32 for "gemma", x's for "none"."""
-    return conventions.weight_dtype_for(x_dtype, weight_dtype, accumulation_dtype(x_dtype),
-                                        casting)
+    """The dtype w' = offset + w is formed in (``reference.weight_dtype_for``)."""
+    return reference.weight_dtype_for(x_dtype, weight_dtype, casting)
 
 
 def _kernel_offset(x_dtype, weight_dtype, offset, casting):
-    """``offset`` rounded to w''s dtype as ``conventions.effective_weight`` rounds it, as the
+    """``offset`` rounded to w''s dtype as ``reference.effective_weight`` rounds it, as the
     float32 the kernel adds (exact: float16 and bfloat16 values are float32 values); 0
     without a weight."""
     if weight_dtype is None or not offset:
@@ -492,19 +475,6 @@ def _weight_cxx(weight_dtype):
     """The W template argument: None (W = T) unless the weight is float32 beside 16-bit x;
     the caller has checked the dtypes (``_rms_plan``)."""
     return None if weight_dtype is None else CXX_TYPES[storage_name(weight_dtype)]
-
-
-def _check_conventions(function, offset, casting):
-    """The errors of the functional layer (``functional._check_rms_norm``): a casting mode
-    it does not know is a ValueError, an offset that is not a number (a bool, a string) a
-    TypeError, a NaN or infinite one a ValueError."""
-    if not isinstance(casting, str) or casting not in CASTINGS:
-        raise ValueError(f"{function}: casting must be one of {', '.join(map(repr, CASTINGS))}, "
-                         f"got {casting!r}")
-    dtypes.check_number(function, "offset", offset)
-    if not np.isfinite(offset):
-        raise ValueError(f"{function}: offset must be a finite number (Gemma's 1, or 0), "
-                         f"got {offset!r}")
 
 
 def _rms_plan(x, weight, casting, same=(), dy=None):
@@ -524,76 +494,60 @@ def _rms_plan(x, weight, casting, same=(), dy=None):
 
 # ----- input checks ---------------------------------------------------------------------------
 # The kernels trust their pointers: a weight of the wrong length, a dy of the wrong shape or a
-# strided rstd would be read out of bounds, silently. So every call checks its arguments first
-# (a few attribute reads, once per call) and raises before anything is allocated or launched.
-def _check_rows(function, name, x):
+# statistic of another dtype would be read out of bounds, silently. So every call checks the
+# shapes (and the statistics' dtype) first and raises before anything is allocated or
+# launched. The other argument checks belong to the public functions (``functional``).
+def _check(function, x_name, x, like=None, parameters=None, statistics=None):
+    """x is 2-D (M, D); each array of ``like`` (None allowed) has x's shape, each of
+    ``parameters`` (D,), each of ``statistics`` (M,) and float32 when the kernels take x's
+    dtype (as the forward returns them)."""
     if getattr(x, "ndim", None) != 2:
-        raise ValueError(f"{function}: {name} must be a 2-D array of rows (M, D), got "
+        raise ValueError(f"{function}: {x_name} must be a 2-D array of rows (M, D), got "
                          f"shape {getattr(x, 'shape', type(x).__name__)}")
-
-
-def _check_like(function, x_name, x, **arrays):
-    """Each of ``arrays`` (None allowed) has x's shape."""
-    for name, array in arrays.items():
-        if array is not None and tuple(array.shape) != tuple(x.shape):
-            raise ValueError(f"{function}: {name} must have {x_name}'s shape "
-                             f"{tuple(x.shape)}, got {tuple(array.shape)}")
-
-
-def _check_parameters(function, x_name, x, **arrays):
-    """Each of ``arrays`` (None allowed) is a vector of x's row length."""
-    cols = x.shape[1]
-    for name, array in arrays.items():
-        if array is not None and tuple(array.shape) != (cols,):
-            raise ValueError(f"{function}: {name} must have shape ({cols},), the length of "
-                             f"{x_name}'s rows, got {tuple(array.shape)}")
-
-
-def _check_statistics(function, x_name, x, **arrays):
-    """Each of ``arrays`` (None allowed) holds one value per row of x, in float32 when the
-    kernels take x's dtype (as the forward returns them)."""
-    rows = x.shape[0]
-    for name, array in arrays.items():
-        if array is None:
-            continue
-        if tuple(array.shape) != (rows,):
-            raise ValueError(f"{function}: {name} must have shape ({rows},), one value per "
-                             f"row of {x_name}, got {tuple(array.shape)}")
-        if storage_name(x.dtype) is not None and array.dtype != np.float32:
+    rows, cols = x.shape
+    expected = [(name, a, tuple(x.shape), f"{x_name}'s shape")
+                for name, a in (like or {}).items()]
+    expected += [(name, a, (cols,), f"the length of {x_name}'s rows")
+                 for name, a in (parameters or {}).items()]
+    expected += [(name, a, (rows,), f"one value per row of {x_name}")
+                 for name, a in (statistics or {}).items()]
+    for name, array, shape, meaning in expected:
+        if array is not None and tuple(array.shape) != shape:
+            raise ValueError(f"{function}: {name} must have shape {shape}, {meaning}, got "
+                             f"{tuple(array.shape)}")
+    for name, array in (statistics or {}).items():
+        if (array is not None and storage_name(x.dtype) is not None
+                and array.dtype != np.float32):
             raise TypeError(f"{function}: {name} must be float32 (as the forward returns "
                             f"it) for {x_name} of dtype {x.dtype}, got {array.dtype}")
 
 
 def _empty_rows(x):
-    """No rows, or rows of no elements: nothing to launch (and a zero-sized grid is a CUDA
-    error); the reference's array code gives the results, on CuPy through ``xp``."""
+    """No rows, or rows of no elements: nothing to launch (a zero-sized grid is a CUDA
+    error); the reference gives the results, on CuPy through ``xp``."""
     return x.shape[0] == 0 or x.shape[1] == 0
 
 
 # ----- the reference's interface ------------------------------------------------------------
+# Each function checks its arrays, then runs the kernels when they take them (a row too long
+# for them gives None) and otherwise the reference.
 accumulation_dtype = reference.accumulation_dtype
 
 
 def layer_norm_forward(x, weight, bias, eps):
     """As ``reference.layer_norm_forward``: returns y, mean (float32), rstd (float32)."""
-    name = "layer_norm_forward"
-    _check_rows(name, "x", x)
-    _check_parameters(name, "x", x, weight=weight, bias=bias)
+    _check("layer_norm_forward", "x", x, parameters={"weight": weight, "bias": bias})
     if _kernels_take(x, weight, bias) and not _empty_rows(x):
         out = _forward(x, None, weight, bias, eps, subtract_mean=True)
         if out is not None:
-            y, _, mean, rstd = out
-            return y, mean, rstd
+            return out[0], out[2], out[3]
     return reference.layer_norm_forward(x, weight, bias, eps)
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
-    name = "layer_norm_backward"
-    _check_rows(name, "x", x)
-    _check_like(name, "x", x, dy=dy)
-    _check_parameters(name, "x", x, weight=weight)
-    _check_statistics(name, "x", x, mean=mean, rstd=rstd)
+    _check("layer_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
+           statistics={"mean": mean, "rstd": rstd})
     if _kernels_take(dy, x, weight) and not _empty_rows(x):
         out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
         if out is not None:
@@ -601,51 +555,34 @@ def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
 
 
-def rms_norm_forward(x, weight, eps, offset=0.0, casting="gemma"):
-    """As ``reference.rms_norm_forward``, and with Gemma's w' = offset + w and a casting
-    mode as ``conventions.rms_norm_forward(reference, ...)`` computes them, in one launch.
-    ``weight`` may be float32 beside float16 / bfloat16 x. The defaults are the reference's
-    arithmetic. Returns y (x's dtype; float32 for "llama" with a float32 weight beside
-    16-bit x) and rstd (float32)."""
-    name = "rms_norm_forward"
-    _check_rows(name, "x", x)
-    _check_parameters(name, "x", x, weight=weight)
-    _check_conventions(name, offset, casting)
+def rms_norm_forward(x, weight, eps, offset=0.0, casting="llama"):
+    """As ``reference.rms_norm_forward`` (w' = offset + w and ``casting`` in the one
+    launch; ``weight`` may be float32 beside float16 / bfloat16 x): returns y (x's dtype;
+    float32 for "llama" with a float32 weight beside 16-bit x) and rstd (float32)."""
+    _check("rms_norm_forward", "x", x, parameters={"weight": weight})
     if _rms_plan(x, weight, casting) and not _empty_rows(x):
         out = _forward(x, None, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[3]
-
-    y, _, rstd = conventions.rms_norm_forward(reference, x, None, weight, eps, offset,
-                                              casting)
-    return y, rstd
+    return reference.rms_norm_forward(x, weight, eps, offset, casting)
 
 
-def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="gemma"):
-    """As ``reference.rms_norm_backward`` (``conventions.rms_norm_backward`` for ``offset``
-    and ``casting``; dy in y's dtype): returns dx (x's dtype) and dweight (the weight's) or
-    None."""
-    name = "rms_norm_backward"
-    _check_rows(name, "x", x)
-    _check_like(name, "x", x, dy=dy)
-    _check_parameters(name, "x", x, weight=weight)
-    _check_statistics(name, "x", x, rstd=rstd)
-    _check_conventions(name, offset, casting)
+def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="llama"):
+    """As ``reference.rms_norm_backward`` (dy in y's dtype): returns dx (x's dtype) and
+    dweight (the weight's) or None."""
+    _check("rms_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
+           statistics={"rstd": rstd})
     if _rms_plan(x, weight, casting, dy=dy) and not _empty_rows(x):
         out = _backward(dy, None, x, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
-
-    return conventions.rms_norm_backward(reference, dy, None, x, weight, rstd, offset,
-                                         casting)
+    return reference.rms_norm_backward(dy, x, weight, rstd, offset, casting)
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
-    name = "add_layer_norm_forward"
-    _check_rows(name, "x", x)
-    _check_like(name, "x", x, residual=residual)
-    _check_parameters(name, "x", x, weight=weight, bias=bias)
+    _check("add_layer_norm_forward", "x", x, like={"residual": residual},
+           parameters={"weight": weight, "bias": bias})
     if _kernels_take(x, residual, weight, bias) and not _empty_rows(x):
         out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
         if out is not None:
@@ -655,11 +592,8 @@ def add_layer_norm_forward(x, residual, weight, bias, eps):
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
-    name = "add_layer_norm_backward"
-    _check_rows(name, "s", s)
-    _check_like(name, "s", s, dy=dy, ds=ds)
-    _check_parameters(name, "s", s, weight=weight)
-    _check_statistics(name, "s", s, mean=mean, rstd=rstd)
+    _check("add_layer_norm_backward", "s", s, like={"dy": dy, "ds": ds},
+           parameters={"weight": weight}, statistics={"mean": mean, "rstd": rstd})
     if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
         out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
         if out is not None:
@@ -667,39 +601,28 @@ def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
-def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="gemma"):
+def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_forward`` (``offset``, ``casting`` and a float32 weight
     as in ``rms_norm_forward``): returns y, s = x + residual (x's dtype), rstd."""
-    name = "add_rms_norm_forward"
-    _check_rows(name, "x", x)
-    _check_like(name, "x", x, residual=residual)
-    _check_parameters(name, "x", x, weight=weight)
-    _check_conventions(name, offset, casting)
+    _check("add_rms_norm_forward", "x", x, like={"residual": residual},
+           parameters={"weight": weight})
     if _rms_plan(x, weight, casting, same=(residual,)) and not _empty_rows(x):
         out = _forward(x, residual, weight, None, eps, False, offset, casting)
         if out is not None:
             return out[0], out[1], out[3]
-
-    return conventions.rms_norm_forward(reference, x, residual, weight, eps, offset,
-                                        casting)
+    return reference.add_rms_norm_forward(x, residual, weight, eps, offset, casting)
 
 
-def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="gemma"):
-    """As ``reference.add_rms_norm_backward`` (``offset``, ``casting`` as in
-    ``rms_norm_backward``; ds in s's dtype): returns d_sum and dweight."""
-    name = "add_rms_norm_backward"
-    _check_rows(name, "s", s)
-    _check_like(name, "s", s, dy=dy, ds=ds)
-    _check_parameters(name, "s", s, weight=weight)
-    _check_statistics(name, "s", s, rstd=rstd)
-    _check_conventions(name, offset, casting)
+def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
+    """As ``reference.add_rms_norm_backward`` (ds in s's dtype): returns d_sum and
+    dweight."""
+    _check("add_rms_norm_backward", "s", s, like={"dy": dy, "ds": ds},
+           parameters={"weight": weight}, statistics={"rstd": rstd})
     if _rms_plan(s, weight, casting, same=(ds,), dy=dy) and not _empty_rows(s):
         out = _backward(dy, ds, s, weight, None, rstd, False, offset, casting)
         if out is not None:
             return out[0], out[1]
-
-    return conventions.rms_norm_backward(reference, dy, ds, s, weight, rstd, offset,
-                                         casting)
+    return reference.add_rms_norm_backward(dy, ds, s, weight, rstd, offset, casting)
 
 
 # BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs
@@ -709,23 +632,9 @@ batch_norm_forward = reference.batch_norm_forward
 batch_norm_backward = reference.batch_norm_backward
 update_running_stats = reference.update_running_stats
 
-__all__ = [
-    "accumulation_dtype",
-    "add_layer_norm_backward",
-    "add_layer_norm_forward",
-    "add_rms_norm_backward",
-    "add_rms_norm_forward",
-    "batch_norm_backward",
-    "batch_norm_forward",
-    "backward_config",
-    "batch_norm_statistics",
-    "forward_config",
-    "launch_config",
-    "layer_norm_backward",
-    "layer_norm_forward",
-    "name_expressions",
-    "rms_norm_backward",
-    "rms_norm_forward",
-    "update_running_stats",
-    "vector_width",
-]
+__all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
+           "add_rms_norm_backward", "add_rms_norm_forward", "backward_config",
+           "batch_norm_backward", "batch_norm_forward", "batch_norm_statistics",
+           "forward_config", "launch_config", "layer_norm_backward", "layer_norm_forward",
+           "name_expressions", "rms_norm_backward", "rms_norm_forward",
+           "update_running_stats", "vector_width"]

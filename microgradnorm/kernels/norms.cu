@@ -22,7 +22,7 @@
 //        threads (the budget is then 65536 / 512 = 128 registers a thread), else 256 (255
 //        registers, the most a thread has): no small block is held to a large one's budget.
 //
-// RMSNorm conventions (kernels/conventions.py defines them; runtime arguments
+// RMSNorm conventions (kernels/reference.py defines them; runtime arguments
 // `weight_offset` and `casting`, one launch whatever they are). The weight used is
 // w' = offset + w, formed in the weight's compute dtype: float32 for CASTING_FLOAT32, T for
 // CASTING_NONE, W for CASTING_LLAMA (the host passes the offset already rounded to it). Then, with the
@@ -66,7 +66,7 @@
 // fold their dweight / dbias sums through shared memory of this many columns.
 #define NORM_FOLD_COLS 1024
 
-// The `casting` argument (cuda.py's CASTINGS).
+// The `casting` argument (cuda.py's CASTING_CODES).
 #define CASTING_FLOAT32 0
 #define CASTING_LLAMA 1
 #define CASTING_NONE 2

@@ -1,46 +1,39 @@
 """The numba CPU kernels: the row-norm functions of ``kernels.reference``, same names and
 signatures, compiled with numba for float32 and float64 NumPy arrays. Opt-in
-(``microgradnorm.set_cpu_kernels("numba")``); the NumPy reference stays the default and the
-oracle these kernels are tested against.
+(``microgradnorm.set_cpu_kernels("numba")``); tested against the reference.
 
-Why: a NumPy expression is one pass over memory per operation, so the reference's row
-norms make 7-10 passes over each block of rows (in cache, but each a separate loop). Here
-one loop nest visits a row: its reductions while the row is in L1/L2, then the write. Main
-memory sees each input read once and each output written once.
+Why: a NumPy expression is one pass over memory per operation, so the blocked kernels'
+row norms make 7-10 passes over each block of rows (in cache, but each a separate loop).
+Here one loop nest visits a row: its reductions while the row is in L1/L2, then the write.
+Main memory sees each input read once and each output written once.
 
 What runs where:
   * LayerNorm, RMSNorm and their residual-add forms, forward and backward, on C-contiguous
     float32 or float64 arrays whose parameters (and dy, ds) share x's dtype, run the
     compiled kernels, one thread.
-  * Everything else delegates to ``reference`` and returns exactly its results: float16
-    (and bfloat16 bits), mixed dtypes (e.g. a float32 weight on float64 rows),
-    non-contiguous views, M = 0 or D = 0, and BatchNorm (its statistics span the batch,
-    there are no independent rows to fuse).
+  * Everything else delegates to ``blocked`` (the default CPU kernels) and returns exactly
+    its results: float16 (and bfloat16), mixed dtypes (e.g. a float32 weight on float64
+    rows), non-contiguous views, M = 0 or D = 0; BatchNorm (its statistics span the
+    batch, there are no independent rows to fuse) is the reference's.
 
 Numerics. Every row sum (mean, variance, the backward's two means) accumulates in float64,
 float32 input included, and so do the column sums (dweight, dbias), after partial sums of
-32 rows in the input dtype; the statistics are then
-rounded to the input dtype (the reference's statistics dtype) and the elementwise part runs
-in the input dtype with those rounded statistics, so forward and backward agree with each
-other as in the reference. Versus the reference: a few units in the last place of each
-output's scale (the tests allow 16; float64 differs by about 1e-15 at unit scale): sums in
-another order, fused multiply-adds, and for float32 sums in float64 where the reference
-sums in float32, so here the statistics are the more exact.
-The loops are compiled with ``fastmath={"reassoc", "contract", "nsz", "arcp"}``, which lets
-LLVM vectorize the reductions (several partial sums) and fuse multiply-adds; without it a
-numba row sum is a serial chain and slower than NumPy's. The flags never include "nnan" or
-"ninf": a NaN or inf in a row propagates as in the reference (a NaN makes its row's
-outputs NaN; an inf gives NaN and zeros where the reference gives them).
+32 rows in the input dtype; the statistics are then rounded to the input dtype and the
+elementwise part runs there with them, so forward and backward agree with each other.
+Versus the reference: a few units in the last place of each output's scale (the tests
+allow 16; float64 differs by about 1e-15 at unit scale). The loops are compiled with
+``fastmath={"reassoc", "contract", "nsz", "arcp"}``, which lets LLVM vectorize the
+reductions and fuse multiply-adds (without it a numba row sum is a serial chain, slower
+than NumPy's); never "nnan" or "ninf": a NaN or inf propagates as in the reference.
 
-Compilation: each kernel compiles for a dtype on its first call (about a second apiece, see
-docs/benchmarks.md); numba's on-disk cache (``cache=True``) keeps the machine code for later
-processes, next to this file or, where that is read-only, in the user's cache directory
-(``NUMBA_CACHE_DIR``). Where no cache directory is writable the kernels compile in memory.
+Compilation: each kernel compiles for a dtype on its first call (about a second apiece);
+numba's on-disk cache (``cache=True``, ``NUMBA_CACHE_DIR``) keeps the machine code for
+later processes; where no cache directory is writable the kernels compile in memory.
 """
 
 import numpy as np
 
-from . import reference
+from . import blocked, reference
 
 try:
     import numba
@@ -237,7 +230,7 @@ accumulation_dtype = reference.accumulation_dtype
 def layer_norm_forward(x, weight, bias, eps):
     """As ``reference.layer_norm_forward``: returns y (M, D), mean (M,), rstd (M,)."""
     if not _takes(x, columns=(weight, bias)):
-        return reference.layer_norm_forward(x, weight, bias, eps)
+        return blocked.layer_norm_forward(x, weight, bias, eps)
     y, _, mean, rstd = _forward(x, None, weight, bias, eps, True)
     return y, mean, rstd
 
@@ -245,54 +238,59 @@ def layer_norm_forward(x, weight, bias, eps):
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
     if not _takes(x, rows=(dy,), columns=(weight,), stats=(mean, rstd)):
-        return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
+        return blocked.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
     return _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
 
 
-def rms_norm_forward(x, weight, eps):
+# RMSNorm: the kernels take float32 and float64 x, which every casting mode computes alike,
+# with w' = offset + w in the weight's dtype (``reference.effective_weight``).
+def rms_norm_forward(x, weight, eps, offset=0.0, casting="llama"):
     """As ``reference.rms_norm_forward``: returns y (M, D) and rstd (M,)."""
-    if not _takes(x, columns=(weight,)):
-        return reference.rms_norm_forward(x, weight, eps)
-    y, _, _, rstd = _forward(x, None, weight, None, eps, False)
+    w = reference.effective_weight(weight, offset, x.dtype, casting)
+    if not _takes(x, columns=(w,)):
+        return blocked.rms_norm_forward(x, weight, eps, offset, casting)
+    y, _, _, rstd = _forward(x, None, w, None, eps, False)
     return y, rstd
 
 
-def rms_norm_backward(dy, x, weight, rstd):
+def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
-    if not _takes(x, rows=(dy,), columns=(weight,), stats=(rstd,)):
-        return reference.rms_norm_backward(dy, x, weight, rstd)
-    dx, dweight, _ = _backward(dy, None, x, weight, None, rstd, False)
+    w = reference.effective_weight(weight, offset, x.dtype, casting)
+    if not _takes(x, rows=(dy,), columns=(w,), stats=(rstd,)):
+        return blocked.rms_norm_backward(dy, x, weight, rstd, offset, casting)
+    dx, dweight, _ = _backward(dy, None, x, w, None, rstd, False)
     return dx, dweight
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
     if not _takes(x, rows=(residual,), columns=(weight, bias)):
-        return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
+        return blocked.add_layer_norm_forward(x, residual, weight, bias, eps)
     return _forward(x, residual, weight, bias, eps, True)
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
     if not _takes(s, rows=(dy, ds), columns=(weight,), stats=(mean, rstd)):
-        return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd,
-                                                 need_bias_grad)
+        return blocked.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
     return _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
 
 
-def add_rms_norm_forward(x, residual, weight, eps):
+def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_forward``: returns y, s = x + residual, rstd."""
-    if not _takes(x, rows=(residual,), columns=(weight,)):
-        return reference.add_rms_norm_forward(x, residual, weight, eps)
-    y, s, _, rstd = _forward(x, residual, weight, None, eps, False)
+    w = reference.effective_weight(weight, offset, x.dtype, casting)
+    if not _takes(x, rows=(residual,), columns=(w,)):
+        return blocked.add_rms_norm_forward(x, residual, weight, eps, offset, casting)
+    y, s, _, rstd = _forward(x, residual, w, None, eps, False)
     return y, s, rstd
 
 
-def add_rms_norm_backward(dy, ds, s, weight, rstd):
+def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
-    if not _takes(s, rows=(dy, ds), columns=(weight,), stats=(rstd,)):
-        return reference.add_rms_norm_backward(dy, ds, s, weight, rstd)
-    dsum, dweight, _ = _backward(dy, ds, s, weight, None, rstd, False)
+    w = reference.effective_weight(weight, offset, s.dtype, casting)
+    if not _takes(s, rows=(dy, ds), columns=(w,), stats=(rstd,)):
+        return blocked.add_rms_norm_backward(dy, ds, s, weight, rstd, offset, casting)
+    dsum, dweight, _ = _backward(dy, ds, s, w, None, rstd, False)
     return dsum, dweight
 
 

@@ -1,336 +1,229 @@
-"""The reference kernels: forward and closed-form backward of every fused norm, on arrays.
+"""The reference kernels: every fused norm's forward and closed-form backward, on arrays,
+written as the formulas of docs/derivations.md, one NumPy expression per formula.
 
-One implementation for every backend (``xp`` is NumPy or CuPy); the CUDA kernels and the
-optional numba CPU kernels (``numba_cpu``) are checked against these functions. Nothing
-here knows about Tensors or graphs.
+This is the oracle: the blocked NumPy kernels (``blocked``, the CPU default), the numba
+kernels (``numba_cpu``) and the CUDA kernels (``cuda``) are tested against it. It runs on
+NumPy and CuPy arrays alike (``xp``) and knows nothing about Tensors or graphs.
 
 Conventions:
-  * LayerNorm / RMSNorm rows: ``x`` is (M, D), one row per normalized vector; statistics
-    ``mean`` and ``rstd`` are (M,).
-  * BatchNorm: ``x`` is (N, C, L), normalized per channel over the N·L values of axes
-    (0, 2); statistics are (C,).
-  * ``weight`` / ``bias`` may be None (no affine transform); their gradients are then None.
-  * float16 input is computed in float32 ("accumulate in float32") and the results are cast
-    back: outputs and dx take x's dtype, dweight the weight's, dbias dy's (the same dtype in
-    the engine), statistics stay in the accumulation dtype.
-  * Variance is the stable two-pass form mean((x - mean)^2), never E[x^2] - mean^2, and eps
-    sits inside the square root: rstd = 1 / sqrt(var + eps) (PyTorch's convention).
+  * LayerNorm / RMSNorm: x is (M, D), one row per normalized vector; mean and rstd (M,).
+  * BatchNorm: x is (N, C, L), normalized per channel over axes (0, 2); statistics (C,).
+  * weight / bias may be None (no affine transform); their gradients are then None.
+  * float16 and bfloat16 are computed in float32 (the accumulation dtype): y and dx take
+    x's dtype, dweight the weight's, dbias dy's; the statistics stay in float32.
+  * The variance is the two-pass mean((x - mean)²), and eps sits inside the square root.
+
+RMSNorm also takes Gemma's weight offset, w' = offset + w, and the casting modes in which
+Hugging Face's models (and Liger-Kernel's ``casting_mode``) round half-precision x:
+  * "llama" (LlamaRMSNorm): statistics in float32, x̂ rounded to x's dtype, then w'·x̂ in
+    the weight's dtype (a float32 weight gives float32 y).
+  * "gemma" (GemmaRMSNorm): everything in float32, w' too; y rounded once at the end.
+  * "none": rstd rounded to x's dtype, x̂ and y formed there. The mean square is still
+    accumulated in float32 from x, so float16 rows with |x| > 256 do not overflow.
+float32 and float64 x need no cast: every mode is the same arithmetic. The backward treats
+each cast as the identity, as autograd does, with w' in place of w (d/dw' = d/dw).
 """
 
 import numpy as np
 
-from ..backend import array_module, device_of
+from ..backend import array_module
+from ..dtypes import accumulation_dtype
+
+__all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
+           "add_rms_norm_backward", "add_rms_norm_forward", "batch_norm_backward",
+           "batch_norm_forward", "batch_norm_statistics", "effective_weight",
+           "layer_norm_backward", "layer_norm_forward", "rms_norm_backward",
+           "rms_norm_forward", "rms_weighted", "rounds_before_weight",
+           "update_running_stats", "weight_dtype_for"]
 
 
-def accumulation_dtype(dtype):
-    """float32 for half precision, else the dtype itself (float32 or float64)."""
-    return np.dtype(np.float32) if np.dtype(dtype).itemsize < 4 else np.dtype(dtype)
-
-
-def _acc(array, dtype):
-    return None if array is None else array.astype(dtype, copy=False)
-
-
-def _cast_grad(grad, like):
-    return None if like is None else grad.astype(like.dtype, copy=False)
-
-
-# ----- how the CPU path stays fast ----------------------------------------------------------
-# A NumPy expression makes one pass over memory per operation and a full-size temporary per
-# intermediate; at (4096, 1024) float32 each such pass costs about a millisecond. So the
-# row norms run over blocks of rows small enough to stay in the CPU's cache, with the
-# temporaries of a block in two reused scratch buffers and the arithmetic in place (out=):
-# main memory then sees little more than each input read once and each output written once.
-# Row sums go through BLAS (rows @ ones), which reads a block once at full speed.
-BLOCK_ELEMENTS = 2**17            # 512 KiB of float32 per block buffer, about L2-sized; the
-                                  # 3-4 buffers a kernel keeps live fit in L3
-
-
-def _block_rows(x):
-    """Rows per block of x (M, D): about BLOCK_ELEMENTS values. On a GPU all rows are one
-    block: one kernel launch over the whole array beats many small ones."""
-    if device_of(x) != "cpu":
-        return max(x.shape[0], 1)
-    return max(1, BLOCK_ELEMENTS // max(x.shape[1], 1))
-
-
-def _row_blocks(x):
-    """Slices of x's rows, ``_block_rows(x)`` each."""
-    step = _block_rows(x)
-    return [slice(start, start + step) for start in range(0, x.shape[0], step)]
-
-
-def _param_rows(param, x):
-    """A per-feature parameter (D,) repeated over a block's rows, (block rows, D), on the
-    CPU: NumPy multiplies two same-shape contiguous arrays about twice as fast as an array
-    by a broadcast row, and the copy is made once per call for all blocks. The products are
-    the same numbers. On a GPU (one block) and for None, the parameter itself."""
-    if param is None or device_of(x) != "cpu":
-        return param
-    rows = min(_block_rows(x), x.shape[0])
-    return array_module(x).broadcast_to(param, (rows, param.shape[-1])).copy()
-
-
-# ----- LayerNorm ----------------------------------------------------------------------------
+# ----- LayerNorm (derivations §2.1, §3.2) ---------------------------------------------------
 def layer_norm_forward(x, weight, bias, eps):
-    """y = (x - mean) * rstd * weight + bias over each row.
+    """y = (x - mean)·rstd·w + b over each row, rstd = 1 / sqrt(var + eps).
 
     Returns y (M, D) in x's dtype, mean (M,) and rstd (M,) in the accumulation dtype.
     """
-    y, _, mean, rstd = _layer_norm_forward(x, None, weight, bias, eps)
-    return y, mean, rstd
-
-
-def _layer_norm_forward(x, residual, weight, bias, eps):
-    """LayerNorm of x, or of s = x + residual when residual is given: each block then forms
-    its rows of s and normalizes them while they are still in cache. Returns y, s, mean,
-    rstd (s is None without a residual).
-
-    Passes. Main memory: x read once, y written once (+ residual read, s written). Per
-    block, in cache: 7 — row sum (BLAS), x - mean, square, row sum (BLAS), × rstd, × w,
-    + b (5 elementwise without weight and bias). Each pass stays: dropping one would change
-    the rounding, e.g. × (rstd·w) in one pass instead of × rstd then × w."""
-    xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
-    weight, bias = _param_rows(_acc(weight, acc), x), _param_rows(_acc(bias, acc), x)
-    y = xp.empty_like(x)                                    # (M, D)
-    s = None if residual is None else xp.empty_like(x)      # (M, D)
-    mean, rstd = xp.empty(rows, acc), xp.empty(rows, acc)   # (M,)
-    ones = xp.ones(size, acc)                               # (D,)  row sums as x @ ones
-    square = xp.empty((min(_block_rows(x), rows), size), acc)
-    for block in _row_blocks(x):
-        xb = _input_rows(x, residual, s, block, acc)        # (m, D)
-        yb = y[block] if y.dtype == acc else xp.empty_like(xb)   # where the block is built
-        mb = xb @ ones                                      # (m,)
-        mb /= size
-        xp.subtract(xb, mb[:, None], out=yb)                # (m, D) centred, in y itself
-        sq = xp.multiply(yb, yb, out=square[:len(mb)])      # (m, D) scratch, stays in cache
-        var = sq @ ones                                     # (m,)  stable: of centred values
-        var /= size
-        rb = 1 / xp.sqrt(var + eps)                         # (m,)  eps inside the sqrt
-        yb *= rb[:, None]                                   # x̂
-        _affine_(yb, _rows(weight, len(rb)), _rows(bias, len(rb)))
-        if y.dtype != acc:
-            y[block] = yb                                   # float32 -> float16 cast
-        mean[block], rstd[block] = mb, rb
-    return y, s, mean, rstd
-
-
-def _input_rows(x, residual, s, block, acc):
-    """The block's rows to normalize, in the accumulation dtype: x's, or those of
-    s = x + residual, written into s on the way (in x's dtype, as x + residual would be)."""
-    if residual is None:
-        return x[block].astype(acc, copy=False)
-    sb = array_module(x).add(x[block], residual[block], out=s[block])
-    return sb.astype(acc, copy=False)
+    xp, size = array_module(x), x.shape[1]
+    xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (M, D)
+    mean = xa.sum(axis=1) / size                            # (M,)
+    xc = xa - mean[:, None]                                 # (M, D) centred
+    var = (xc * xc).sum(axis=1) / size                      # (M,)  biased, from centred values
+    rstd = 1 / xp.sqrt(var + eps)                           # (M,)
+    xhat = xc * rstd[:, None]                               # (M, D)
+    y = _affine(xhat, weight, bias)
+    return y.astype(x.dtype, copy=False), mean, rstd
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
-    """Closed-form backward: with x̂ = (x - mean)·rstd and g = dy·weight,
+    """With x̂ = (x - mean)·rstd and g = dy·w:
 
-        dx      = rstd · (g - mean(g) - x̂ · mean(g·x̂))     (means over each row)
-        dweight = Σ_rows dy · x̂,     dbias = Σ_rows dy
+        dx = rstd·(g - mean(g) - x̂·mean(g·x̂)),  dweight = Σ_rows dy·x̂,  dbias = Σ_rows dy
 
     Returns dx (M, D), dweight (D,) or None, dbias (D,) in dy's dtype or None.
     """
-    return _layer_norm_backward(dy, None, x, weight, mean, rstd, need_bias_grad, rms=False)
+    acc, size = rstd.dtype, x.shape[1]
+    dya = dy.astype(acc, copy=False)                                    # (M, D)
+    xhat = (x.astype(acc, copy=False) - mean[:, None]) * rstd[:, None]   # (M, D)
+    g = _affine(dya, weight, None)                                      # (M, D)  dy·w
+    mean_g = g.sum(axis=1, keepdims=True) / size                        # (M, 1)
+    mean_g_xhat = (g * xhat).sum(axis=1, keepdims=True) / size          # (M, 1)
+    dx = rstd[:, None] * (g - mean_g - xhat * mean_g_xhat)              # (M, D)
+    dbias = dya.sum(axis=0).astype(dy.dtype, copy=False) if need_bias_grad else None
+    return dx.astype(x.dtype, copy=False), _weight_grad(dya, xhat, weight), dbias
 
 
-# ----- RMSNorm ------------------------------------------------------------------------------
-def rms_norm_forward(x, weight, eps):
-    """y = x * rstd * weight with rstd = 1 / sqrt(mean(x^2) + eps) over each row.
+# ----- RMSNorm (derivations §2.2, §3.3), with Gemma's offset and the casting modes -----------
+def rms_norm_forward(x, weight, eps, offset=0.0, casting="llama"):
+    """y = x·rstd·w' over each row, rstd = 1 / sqrt(mean(x²) + eps), w' = offset + w.
 
-    Returns y (M, D) in x's dtype and rstd (M,) in the accumulation dtype.
+    Returns y (M, D) in x's dtype (float32 for "llama" with a float32 weight beside half x)
+    and rstd (M,) in the accumulation dtype.
     """
-    y, _, rstd = _rms_norm_forward(x, None, weight, eps)
-    return y, rstd
+    xp = array_module(x)
+    xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (M, D)
+    ms = (xa * xa).sum(axis=1) / x.shape[1]                 # (M,)  mean square
+    rstd = 1 / xp.sqrt(ms + eps)                            # (M,)
+    xhat = xa * rstd[:, None]                               # (M, D)
+    return rms_weighted(x, xhat, rstd, weight, offset, casting), rstd
 
 
-def _rms_norm_forward(x, residual, weight, eps):
-    """RMSNorm of x, or of s = x + residual (as in ``_layer_norm_forward``).
+def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="llama"):
+    """With x̂ = x·rstd and g = dy·w' (dy in y's dtype):
 
-    Passes. Main memory: x read once, y written once. Per block, in cache: 4 — square
-    (into y's block), row sum (BLAS), x × rstd, × w."""
-    xp, acc, (rows, size) = array_module(x), accumulation_dtype(x.dtype), x.shape
-    weight = _param_rows(_acc(weight, acc), x)              # (block rows, D)
-    y = xp.empty_like(x)                                    # (M, D)
-    s = None if residual is None else xp.empty_like(x)      # (M, D)
-    rstd = xp.empty(rows, acc)                              # (M,)
-    ones = xp.ones(size, acc)
-    for block in _row_blocks(x):
-        xb = _input_rows(x, residual, s, block, acc)        # (m, D)
-        yb = y[block] if y.dtype == acc else xp.empty_like(xb)
-        xp.multiply(xb, xb, out=yb)                         # x², built where y goes
-        rb = yb @ ones                                      # (m,)
-        rb /= size
-        rb = 1 / xp.sqrt(rb + eps)                          # (m,)
-        xp.multiply(xb, rb[:, None], out=yb)                # x̂
-        _affine_(yb, _rows(weight, len(rb)), None)
-        if y.dtype != acc:
-            y[block] = yb                                   # float32 -> float16 cast
-        rstd[block] = rb
-    return y, s, rstd
-
-
-def rms_norm_backward(dy, x, weight, rstd):
-    """Closed-form backward: with x̂ = x·rstd and g = dy·weight,
-
-        dx = rstd · (g - x̂ · mean(g·x̂)),     dweight = Σ_rows dy · x̂
+        dx = rstd·(g - x̂·mean(g·x̂)),  dweight = Σ_rows dy·x̂  (rounded to w''s dtype)
 
     Returns dx (M, D) and dweight (D,) or None.
     """
-    dx, dweight, _ = _layer_norm_backward(dy, None, x, weight, None, rstd, False, rms=True)
-    return dx, dweight
+    acc, size = rstd.dtype, x.shape[1]
+    w = effective_weight(weight, offset, x.dtype, casting)             # (D,)  w'
+    dya = dy.astype(acc, copy=False)                                    # (M, D)
+    xhat = x.astype(acc, copy=False) * rstd[:, None]                    # (M, D)
+    g = _affine(dya, w, None)                                           # (M, D)  dy·w'
+    mean_g_xhat = (g * xhat).sum(axis=1, keepdims=True) / size          # (M, 1)
+    dx = rstd[:, None] * (g - xhat * mean_g_xhat)                       # (M, D)
+    dweight = _weight_grad(dya, xhat, w)                                # (D,)  in w''s dtype
+    return dx.astype(x.dtype, copy=False), _cast(dweight, weight)
 
 
-def _layer_norm_backward(dy, ds, x, weight, mean, rstd, need_bias_grad, rms):
-    """The backward of both row norms, block by block. RMSNorm is LayerNorm without the
-    centring (mean is None), so its dx also lacks the mean(g) term. ``ds`` (or None) is
-    added to each block of dx while it is in cache: the residual forms' gradient of s.
-
-    x̂ = rstd·xc with xc = x - mean (LayerNorm) or x (RMSNorm), and rstd is one number per
-    row, so it leaves every row sum and every column sum:
-        dweight = Σ_rows dy·x̂ = rstd @ (dy·xc),     dbias = Σ_rows dy = ones @ dy
-        mean(g·x̂) = rstd · ((dy·xc) @ w) / D,       mean(g) = (dy @ w) / D
-    which BLAS computes from the one product dy·xc, and
-        dx = rstd · (g - mean(g) - xc · rstd·mean(g·x̂))
-    forms g = dy·w only at the end, where it is needed element by element.
-
-    Passes. Main memory: x and dy read once, dx written once (+ ds read). Per block, in
-    cache: LayerNorm 10 — x - mean, dy·xc, its column sum (BLAS, dweight), column sum of dy
-    (BLAS, dbias), its row product with w (BLAS), xc × coefficient, + mean(g), dy·w,
-    subtract, × rstd. RMSNorm 7 — the same without the centring, dbias and mean(g).
-    """
-    xp, acc, (rows, size) = array_module(x), rstd.dtype, x.shape
-    w = xp.ones(size, acc) if weight is None else _acc(weight, acc)        # (D,)  1: no weight
-    dx = xp.empty_like(x)                                   # (M, D)
-    dweight = xp.zeros(size, acc) if weight is not None else None
-    dbias = xp.zeros(size, acc) if need_bias_grad else None
-    block_rows = min(_block_rows(x), rows)
-    w_rows = None if weight is None else _param_rows(w, x)                  # (block rows, D)
-    ones_rows = xp.ones(block_rows, acc)
-    xc_buffer, product_buffer = xp.empty((2, block_rows, size), acc)
-    for block in _row_blocks(x):
-        xb = x[block].astype(acc, copy=False)               # (m, D)  never written to
-        dyb = dy[block].astype(acc, copy=False)             # (m, D)  never written to
-        rows_here = xb.shape[0]
-        rb = rstd[block]                                    # (m,)
-        if rms:
-            xc = xb
-        else:
-            xc = xp.subtract(xb, mean[block][:, None], out=xc_buffer[:rows_here])
-        dy_xc = xp.multiply(dyb, xc, out=product_buffer[:rows_here])      # (m, D)
-        if dweight is not None:
-            dweight += rb @ dy_xc                           # (D,)
-        if dbias is not None:
-            dbias += ones_rows[:rows_here] @ dyb            # (D,)
-        mean_g_xhat = rb * (dy_xc @ w) / size               # (m,)
-        # The part of g the statistics take back: xc·rstd·mean(g·x̂) (+ mean(g)).
-        taken = xp.multiply(xc, (rb * mean_g_xhat)[:, None], out=xc_buffer[:rows_here])
-        if not rms:
-            taken += (dyb @ w / size)[:, None]
-        if weight is None:
-            g = xp.subtract(dyb, taken, out=taken)          # (m, D)  g = dy: no pass for w = 1
-        else:
-            g = xp.multiply(dyb, _rows(w_rows, rows_here), out=dy_xc)   # (m, D)  g = dy·w
-            g -= taken
-        if dx.dtype == acc:
-            xp.multiply(g, rb[:, None], out=dx[block])
-        else:
-            dx[block] = g * rb[:, None]                     # float32 -> float16 cast
-        if ds is not None:
-            dx[block] += ds[block]
-    return (dx, _cast_grad(dweight, weight),
-            None if dbias is None else dbias.astype(dy.dtype, copy=False))
+def weight_dtype_for(x_dtype, weight_dtype, casting):
+    """The dtype w' = offset + w is formed in: the weight's for float32 / float64 x and for
+    "llama"; on half x, float32 for "gemma" and x's own for "none"."""
+    acc = accumulation_dtype(x_dtype)
+    if acc == np.dtype(x_dtype) or casting == "llama":
+        return np.dtype(weight_dtype)
+    return acc if casting == "gemma" else np.dtype(x_dtype)
 
 
-# ----- residual add + norm ------------------------------------------------------------------
+def effective_weight(weight, offset, x_dtype, casting):
+    """w' = offset + w in ``weight_dtype_for``'s dtype (None for no weight). The offset is
+    a scalar of that dtype: CuPy's ufuncs refuse NumPy arrays, 0-d ones too."""
+    if weight is None:
+        return None
+    w = weight.astype(weight_dtype_for(x_dtype, weight.dtype, casting), copy=False)
+    return w + np.asarray(offset, w.dtype)[()] if offset else w
+
+
+def rounds_before_weight(x_dtype, casting):
+    """True where x̂ is rounded to x's dtype before w' multiplies it: "llama" and "none" on
+    half-precision x. Elsewhere y = w'·x̂ is formed in the accumulation dtype."""
+    return casting != "gemma" and accumulation_dtype(x_dtype) != np.dtype(x_dtype)
+
+
+def rms_weighted(x, xhat, rstd, weight, offset, casting):
+    """RMSNorm's y = w'·x̂, rounded as ``casting`` says, from x (M, D), rstd (M,) and
+    x̂ = x·rstd (M, D) in the accumulation dtype (or already rounded to x's dtype where
+    ``rounds_before_weight``)."""
+    w = effective_weight(weight, offset, x.dtype, casting)
+    if not rounds_before_weight(x.dtype, casting):
+        y = xhat if w is None else xhat * w.astype(xhat.dtype, copy=False)
+        return y.astype(x.dtype, copy=False)                # rounded once
+    if casting == "llama":
+        xhat = xhat.astype(x.dtype, copy=False)             # x̂ rounded to x's dtype
+    else:
+        xhat = x * rstd.astype(x.dtype)[:, None]            # "none": x̂ formed in x's dtype
+    return xhat if w is None else xhat * w                  # in w''s dtype
+
+
+# ----- residual add + norm (derivations §2.4, §3.6) -----------------------------------------
 def add_layer_norm_forward(x, residual, weight, bias, eps):
-    """s = x + residual; y = LayerNorm(s). Returns y, s, mean, rstd."""
-    return _layer_norm_forward(x, residual, weight, bias, eps)
+    """s = x + residual (x's dtype); y = LayerNorm(s). Returns y, s, mean, rstd."""
+    s = x + residual                                        # (M, D)
+    y, mean, rstd = layer_norm_forward(s, weight, bias, eps)
+    return y, s, mean, rstd
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
-    """d(x) = d(residual) = LayerNorm backward of dy + ds, the gradient of the returned s.
-
-    Returns d_sum (M, D), dweight, dbias.
-    """
-    return _layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad, rms=False)
+    """d(x) = d(residual) = LayerNorm's dx + ds. Returns d_sum (M, D), dweight, dbias."""
+    dx, dweight, dbias = layer_norm_backward(dy, s, weight, mean, rstd, need_bias_grad)
+    return dx + ds, dweight, dbias
 
 
-def add_rms_norm_forward(x, residual, weight, eps):
-    """s = x + residual; y = RMSNorm(s). Returns y, s, rstd."""
-    return _rms_norm_forward(x, residual, weight, eps)
+def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="llama"):
+    """s = x + residual (x's dtype); y = RMSNorm(s). Returns y, s, rstd."""
+    s = x + residual                                        # (M, D)
+    y, rstd = rms_norm_forward(s, weight, eps, offset, casting)
+    return y, s, rstd
 
 
-def add_rms_norm_backward(dy, ds, s, weight, rstd):
-    """Returns d_sum = RMSNorm backward of dy + ds (M, D), and dweight."""
-    dsum, dweight, _ = _layer_norm_backward(dy, ds, s, weight, None, rstd, False, rms=True)
-    return dsum, dweight
+def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
+    """d(x) = d(residual) = RMSNorm's dx + ds. Returns d_sum (M, D) and dweight."""
+    dx, dweight = rms_norm_backward(dy, s, weight, rstd, offset, casting)
+    return dx + ds, dweight
 
 
-# ----- BatchNorm ----------------------------------------------------------------------------
-# Statistics span the whole batch, so there are no independent row blocks here; the passes
-# are still kept few, with temporaries of our own updated in place.
+# ----- BatchNorm (derivations §2.3, §3.4, §3.5) ---------------------------------------------
 def batch_norm_statistics(x):
-    """Per-channel mean and biased variance of x (N, C, L) over axes (0, 2), stable form."""
-    acc = accumulation_dtype(x.dtype)
-    xa = x.astype(acc, copy=False)
+    """Per-channel mean and biased variance of x (N, C, L) over axes (0, 2), two-pass."""
+    xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (N, C, L)
     count = x.shape[0] * x.shape[2]
     mean = xa.sum(axis=(0, 2)) / count                      # (C,)
-    centered = xa - mean[:, None]                           # (N, C, L) our own temporary
-    centered *= centered
-    var = centered.sum(axis=(0, 2)) / count                 # (C,) biased: divides by N·L
+    xc = xa - mean[:, None]                                 # (N, C, L)
+    var = (xc * xc).sum(axis=(0, 2)) / count                # (C,)  biased: divides by N·L
     return mean, var
 
 
 def batch_norm_forward(x, mean, var, weight, bias, eps):
-    """y = (x - mean) * rstd * weight + bias per channel, for given statistics (the batch's
-    in training, the running ones in eval). Returns y (N, C, L) and rstd (C,)."""
+    """y = (x - mean)·rstd·w + b per channel, for given statistics (the batch's in training,
+    the running ones in eval). Returns y (N, C, L) and rstd (C,).
+
+    rstd·w is one per-channel scale; centring first (not x·scale + (b - mean·scale)) keeps
+    the precision when |mean| is large against the spread."""
     acc = mean.dtype
     rstd = 1 / array_module(x).sqrt(var + eps)              # (C,)
-    # rstd and weight fold into one per-channel scale. Centring first, not x·scale +
-    # (bias - mean·scale), keeps the precision when |mean| is large against the spread.
-    scale = rstd if weight is None else rstd * _acc(weight, acc)          # (C,)
-    y = x.astype(acc, copy=False) - mean[:, None]           # (N, C, L) our own array
-    y *= scale[:, None]
-    _affine_(y, None, _channel(_acc(bias, acc)))
+    scale = rstd if weight is None else rstd * weight.astype(acc)       # (C,)
+    y = (x.astype(acc, copy=False) - mean[:, None]) * scale[:, None]   # (N, C, L)
+    if bias is not None:
+        y = y + bias.astype(acc)[:, None]
     return y.astype(x.dtype, copy=False), rstd
 
 
 def batch_norm_backward(dy, x, weight, mean, rstd, training, need_bias_grad=True):
-    """Closed-form backward, g = dy·weight, x̂ = (x - mean)·rstd, means over axes (0, 2):
+    """With x̂ = (x - mean)·rstd and means over axes (0, 2); weight is per channel, so it
+    leaves the means (g = dy·w):
 
-        training: dx = rstd · (g - mean(g) - x̂ · mean(g·x̂))   (the statistics depend on x)
-        eval:     dx = rstd · g                              (running statistics are constant)
-        dweight = Σ dy · x̂,   dbias = Σ dy                  (sums over axes (0, 2))
-
-    weight is per channel, so it leaves the means: mean(g) = weight·mean(dy) and
-    mean(g·x̂) = weight·mean(dy·x̂); dx = rstd·weight · (dy - mean(dy) - x̂·mean(dy·x̂)).
+        training: dx = rstd·w·(dy - mean(dy) - x̂·mean(dy·x̂))   (the statistics depend on x)
+        eval:     dx = rstd·w·dy                                (running statistics: constants)
+        dweight = Σ dy·x̂,   dbias = Σ dy
     """
-    acc = mean.dtype
-    count = x.shape[0] * x.shape[2]
-    dya = dy.astype(acc, copy=False)                        # (N, C, L)  never written to
-    xhat = x.astype(acc, copy=False) - mean[:, None]        # (N, C, L)  recomputed, ours
-    xhat *= rstd[:, None]
-    product = dya * xhat                                    # (N, C, L)  ours
-    sum_dy_xhat = product.sum(axis=(0, 2))                  # (C,)
+    acc, count = mean.dtype, x.shape[0] * x.shape[2]
+    dya = dy.astype(acc, copy=False)                        # (N, C, L)
+    xhat = (x.astype(acc, copy=False) - mean[:, None]) * rstd[:, None]   # (N, C, L)
+    sum_dy_xhat = (dya * xhat).sum(axis=(0, 2))             # (C,)
     sum_dy = dya.sum(axis=(0, 2))                           # (C,)
-    scale = rstd if weight is None else rstd * _acc(weight, acc)          # (C,)
+    scale = rstd if weight is None else rstd * weight.astype(acc)       # (C,)
     if training:
-        xhat *= (sum_dy_xhat / count)[:, None]              # x̂·mean(dy·x̂)
-        xhat += (sum_dy / count)[:, None]                   # + mean(dy)
-        dx = array_module(x).subtract(dya, xhat, out=product)
-        dx *= scale[:, None]
+        taken = xhat * (sum_dy_xhat / count)[:, None] + (sum_dy / count)[:, None]
+        dx = (dya - taken) * scale[:, None]                 # (N, C, L)
     else:
         dx = dya * scale[:, None]
-    dweight = None if weight is None else _cast_grad(sum_dy_xhat, weight)
+    dweight = None if weight is None else sum_dy_xhat.astype(weight.dtype, copy=False)
     dbias = sum_dy.astype(dy.dtype, copy=False) if need_bias_grad else None
     return dx.astype(x.dtype, copy=False), dweight, dbias
 
 
 def update_running_stats(running_mean, running_var, mean, var, count, momentum):
-    """PyTorch's update, in place: running = (1 - momentum)·running + momentum·batch, with the
-    unbiased variance var·n/(n-1) for running_var (the biased one normalizes the batch)."""
+    """PyTorch's update, in place: running = (1 - momentum)·running + momentum·batch, with
+    the unbiased variance var·n/(n-1) for running_var (the biased one normalizes)."""
     unbiased = var * (count / (count - 1))
     if running_mean is not None:
         running_mean *= 1 - momentum
@@ -340,20 +233,19 @@ def update_running_stats(running_mean, running_var, mean, var, count, momentum):
         running_var += momentum * unbiased.astype(running_var.dtype, copy=False)
 
 
-# ----- helpers ------------------------------------------------------------------------------
-def _channel(param):
-    return None if param is None else param[:, None]        # (C,) -> (C, 1) against (N, C, L)
+def _weight_grad(dy, xhat, weight):
+    """Σ_rows dy·x̂ in the weight's dtype; None without a weight."""
+    return None if weight is None else (dy * xhat).sum(axis=0).astype(weight.dtype, copy=False)
 
 
-def _rows(param_rows, count):
-    """The first ``count`` rows of a ``_param_rows`` array (a 1-D parameter as it is)."""
-    return param_rows if param_rows is None or param_rows.ndim == 1 else param_rows[:count]
+def _cast(grad, like):
+    return None if like is None else grad.astype(like.dtype, copy=False)
 
 
-def _affine_(xhat, weight, bias):
-    """x̂·weight + bias, in place, on an array this module owns (either may be None)."""
+def _affine(xhat, weight, bias):
+    """x̂·w + b, the parameters in x̂'s dtype (either may be None)."""
     if weight is not None:
-        xhat *= weight
+        xhat = xhat * weight.astype(xhat.dtype, copy=False)
     if bias is not None:
-        xhat += bias
-
+        xhat = xhat + bias.astype(xhat.dtype, copy=False)
+    return xhat

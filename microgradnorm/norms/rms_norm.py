@@ -4,7 +4,7 @@ docs/derivations.md derives the backward; docs/precision.md explains ``offset`` 
 
 from ..autograd import op_group
 from ..dtypes import accumulation_dtype
-from ..kernels import conventions, for_array
+from ..kernels import for_array
 from . import arguments
 from .spec import (FusedNorm, Norm, affine, empty_norm, flat, row_norm_call, row_norm_torch,
                    rows, shaped)
@@ -49,8 +49,8 @@ class RMSNorm(FusedNorm):
     def forward(ctx, x, weight, normalized_shape, eps, offset=0.0, casting="llama"):
         ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
         ctx.kernels = for_array(x)
-        y, _, rstd = conventions.rms_norm_forward(ctx.kernels, rows(x, normalized_shape), None,
-                                                  flat(weight), eps, offset, casting)
+        y, rstd = ctx.kernels.rms_norm_forward(rows(x, normalized_shape), flat(weight), eps,
+                                               offset=offset, casting=casting)
         # Saved: x, weight and rstd (1 number per row); x̂ = x·rstd is recomputed.
         ctx.save_for_backward(x, weight, rstd)
         return y.reshape(x.shape)
@@ -59,9 +59,8 @@ class RMSNorm(FusedNorm):
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved
         x2 = rows(x, ctx.normalized_shape)                                  # (M, D)
-        dx, dweight = conventions.rms_norm_backward(
-            ctx.kernels, dy.reshape(x2.shape), None, x2, flat(weight), rstd, ctx.offset,
-            ctx.casting)
+        dx, dweight = ctx.kernels.rms_norm_backward(
+            dy.reshape(x2.shape), x2, flat(weight), rstd, offset=ctx.offset, casting=ctx.casting)
         return dx.reshape(x.shape), shaped(dweight, weight)
 
 
@@ -74,9 +73,9 @@ class AddRMSNorm(FusedNorm):
     def forward(ctx, x, residual, weight, normalized_shape, eps, offset=0.0, casting="llama"):
         ctx.normalized_shape, ctx.offset, ctx.casting = normalized_shape, offset, casting
         ctx.kernels = for_array(x)
-        y, s, rstd = conventions.rms_norm_forward(
-            ctx.kernels, rows(x, normalized_shape), rows(residual, normalized_shape),
-            flat(weight), eps, offset, casting)
+        y, s, rstd = ctx.kernels.add_rms_norm_forward(
+            rows(x, normalized_shape), rows(residual, normalized_shape), flat(weight), eps,
+            offset=offset, casting=casting)
         s = s.reshape(x.shape)
         # Saved: the sum s (this node's own output), weight, rstd per row.
         ctx.save_for_backward(s, weight, rstd)
@@ -86,9 +85,9 @@ class AddRMSNorm(FusedNorm):
     def backward(ctx, dy, ds):
         s, weight, rstd = ctx.saved
         s2 = rows(s, ctx.normalized_shape)                                  # (M, D)
-        dsum, dweight = conventions.rms_norm_backward(
-            ctx.kernels, dy.reshape(s2.shape), ds.reshape(s2.shape), s2, flat(weight),
-            rstd, ctx.offset, ctx.casting)
+        dsum, dweight = ctx.kernels.add_rms_norm_backward(
+            dy.reshape(s2.shape), ds.reshape(s2.shape), s2, flat(weight), rstd,
+            offset=ctx.offset, casting=ctx.casting)
         dsum = dsum.reshape(s.shape)
         return dsum, dsum, shaped(dweight, weight)
 

@@ -11,7 +11,7 @@ functions run in float64 on the same rounded inputs.
 import numpy as np
 
 from microgradnorm import dtypes
-from microgradnorm.kernels import cuda, reference
+from microgradnorm.kernels import CASTINGS, cuda, reference
 
 cp = None
 
@@ -205,9 +205,26 @@ def check_denormals_flushed():
 
 
 # ----- RMSNorm conventions: offset, casting modes, a float32 weight -------------------------
-# The CUDA kernels do kernels/conventions.py's roundings in their one launch; the oracle is
-# conventions on the reference kernels (NumPy, bfloat16 through ml_dtypes).
-CASTINGS = ("llama", "gemma", "none")
+# The CUDA kernels do the reference's roundings in their one launch; the oracle is the
+# reference kernels (NumPy, bfloat16 through ml_dtypes).
+
+
+def rms_forward(kernels, x, residual, weight, eps, offset, casting):
+    """y, s (None without ``residual``), rstd of ``kernels``' RMSNorm or its residual form."""
+    if residual is None:
+        y, rstd = kernels.rms_norm_forward(x, weight, eps, offset=offset, casting=casting)
+        return y, None, rstd
+    return kernels.add_rms_norm_forward(x, residual, weight, eps, offset=offset,
+                                        casting=casting)
+
+
+def rms_backward(kernels, dy, ds, rows, weight, rstd, offset, casting):
+    """dx (+ ds with a residual) and dweight of ``kernels``' RMSNorm backward."""
+    if ds is None:
+        return kernels.rms_norm_backward(dy, rows, weight, rstd, offset=offset,
+                                         casting=casting)
+    return kernels.add_rms_norm_backward(dy, ds, rows, weight, rstd, offset=offset,
+                                         casting=casting)
 # (x dtype, weight dtype): each dtype with its own weight, and 16-bit x with a float32 one.
 CONVENTION_DTYPES = (("float16", "float16"), ("float16", "float32"), ("bfloat16", "bfloat16"),
                      ("bfloat16", "float32"), ("float32", "float32"))
@@ -295,23 +312,22 @@ def convention_inputs(rows, cols, x_dtype, weight_dtype, residual, seed, exact):
 
 def check_conventions(casting, offset, x_dtype, weight_dtype, residual, rows=12, cols=64,
                       seed=0, exact=True):
-    """``conventions.rms_norm_forward/backward`` on the CUDA kernels against the same on the
-    reference kernels. Forward, with ``exact`` data and a power-of-two row length: y, s and
+    """RMSNorm with ``offset`` and ``casting`` on the CUDA kernels against the reference
+    kernels. Forward, with ``exact`` data and a power-of-two row length: y, s and
     rstd bit for bit (the kernel's roundings are the reference's, one for one). Otherwise
     the statistics' float32 sums run in another order (a warp tree against BLAS), rstd
     differs in its last bits and y by at most 1 unit of x's dtype, the one x̂ or y is
     rounded to (2 for "none", which rounds rstd to it too; 4 for float32 x, where rstd's
-    last bits reach y unrounded). Backward, on the reference forward's s and
-    rstd: mean(g·x̂) and Σ dy·x̂ are summed in another order and the reference factors rstd
-    out of its sums (rstd @ (dy·x)), so dx and dweight agree to the kernel checks'
-    tolerances (TOL, PARAM_TOL), not bit for bit. Returns the device outputs."""
-    from microgradnorm.kernels import conventions
+    last bits reach y unrounded). Backward, on the reference forward's s and rstd:
+    mean(g·x̂) and Σ dy·x̂ are summed in another order, so dx and dweight agree to the
+    kernel checks' tolerances (TOL, PARAM_TOL), not bit for bit. Returns the device
+    outputs."""
     host = convention_inputs(rows, cols, x_dtype, weight_dtype, residual, seed, exact)
     dev = {name: to_device(a) for name, a in host.items() if name != "dy"}
     eps = 1e-6
-    y_ref, s_ref, rstd_ref = conventions.rms_norm_forward(
+    y_ref, s_ref, rstd_ref = rms_forward(
         reference, host["x"], host["residual"], host["weight"], eps, offset, casting)
-    y, s, rstd = conventions.rms_norm_forward(
+    y, s, rstd = rms_forward(
         cuda, dev["x"], dev["residual"], dev["weight"], eps, offset, casting)
     y_host, rstd_host = to_host(y, y_ref), to_host(rstd, rstd_ref)
     mixed = x_dtype != weight_dtype
@@ -334,9 +350,9 @@ def check_conventions(casting, offset, x_dtype, weight_dtype, residual, rows=12,
     # Backward, on the reference's rows and rstd, dy in y's dtype.
     rows_ref = host["x"] if s_ref is None else s_ref
     dy_ref = host["dy"].astype(y_ref.dtype)
-    dx_ref, dw_ref = conventions.rms_norm_backward(
+    dx_ref, dw_ref = rms_backward(
         reference, dy_ref, host["ds"], rows_ref, host["weight"], rstd_ref, offset, casting)
-    dx, dw = conventions.rms_norm_backward(
+    dx, dw = rms_backward(
         cuda, to_device(dy_ref), dev["ds"], to_device(rows_ref), dev["weight"],
         cp.asarray(rstd_ref), offset, casting)
     dx_host, dw_host = to_host(dx, dx_ref), to_host(dw, dw_ref)

@@ -251,9 +251,10 @@ def _ordered(bits):
 def test_emulated_bfloat16_arrays_come_back_bfloat16_with_the_reference_bits(emulated, kernel):
     """A bfloat16 array goes into the kernel entry as it is (its memory is the
     __nv_bfloat16 bits) and y, s, dx, dweight, dbias come back as bfloat16 arrays. The
-    kernels and the CPU reference both compute in float32 and round once, so y and s are
-    the reference's bits, but where the two float32 results (summed in different orders)
-    fall on either side of a rounding boundary: one unit apart. The gradients' float32 sums
+    kernels and the CPU reference both compute in float32 and round at the same steps
+    (once; RMSNorm's default "llama" rounds x̂, then y), so y and s are the reference's
+    bits, but where the two float32 results (summed in different orders) fall on either
+    side of a rounding boundary: one unit apart. The gradients' float32 sums
     cancel (dx = rstd·(g - mean(g) - x̂·mean(g·x̂))) and the residual forms add ds in
     another order, so they agree to a few units of the row's scale instead (the
     float64 checks above bound each against the truth)."""
@@ -469,25 +470,25 @@ def test_rows_beyond_the_grid_limit_loop_in_the_kernel(emulated, monkeypatch, co
 
 # ----- casting modes and offset on the CUDA path ----------------------------------------------
 def _conventions_on_device_and_host(host, casting, offset=1.0):
-    """(y, s, rstd, dx, dweight) of ``conventions`` on the CUDA kernels (``host``'s arrays
-    moved to the fake device) and on the reference kernels, in that order."""
-    from microgradnorm.kernels import conventions, reference
+    """(y, s, rstd, dx, dweight) of RMSNorm with ``offset`` and ``casting`` on the CUDA
+    kernels (``host``'s arrays moved to the fake device) and on the reference kernels, in
+    that order."""
     fake = kernel_checks.cp
     dev = {k: None if v is None else fake.asarray(v) for k, v in host.items()}
     for kernels, a in ((cuda, dev), (reference, host)):
-        y, s, rstd = conventions.rms_norm_forward(kernels, a["x"], a["r"], a["w"], 1e-6,
-                                                  offset, casting)
+        y, s, rstd = kernel_checks.rms_forward(kernels, a["x"], a["r"], a["w"], 1e-6, offset,
+                                               casting)
         rows = a["x"] if s is None else s
-        dx, dw = conventions.rms_norm_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
-                                               offset, casting)
+        dx, dw = kernel_checks.rms_backward(kernels, a["dy"], a["ds"], rows, a["w"], rstd,
+                                            offset, casting)
         yield y, s, rstd, dx, dw
 
 
 @pytest.mark.parametrize("residual", [False, True])
 @pytest.mark.parametrize("casting", ["llama", "gemma", "none"])
 def test_emulated_casting_modes_and_offset_match_the_reference(emulated, casting, residual):
-    """kernels.conventions composes the CUDA kernels with casts exactly as the reference:
-    float16 input, Gemma's offset 1, each casting mode, with and without the residual."""
+    """The CUDA kernels round as the reference does: float16 input, Gemma's offset 1, each
+    casting mode, with and without the residual."""
     rng = np.random.default_rng(5)
     host = {"x": (0.5 + rng.standard_normal((12, 96))).astype(np.float16),
             "r": rng.standard_normal((12, 96)).astype(np.float16) if residual else None,
@@ -542,55 +543,18 @@ def test_emulated_casting_modes_give_different_bits(emulated, casting):
     """The check can fail: each mode's y differs from the other two somewhere (float16, a
     float32 weight with bits beyond float16's), so a kernel doing another mode's roundings
     fails the bitwise comparison above."""
-    from microgradnorm.kernels import conventions
     host = kernel_checks.convention_inputs(12, 64, "float16", "float32", False, 0, True)
-    ys = {mode: np.asarray(conventions.rms_norm_forward(
-        reference, host["x"], None, host["weight"], 1e-6, 1.0, mode)[0], np.float64)
+    ys = {mode: np.asarray(reference.rms_norm_forward(
+        host["x"], host["weight"], 1e-6, offset=1.0, casting=mode)[0], np.float64)
         for mode in kernel_checks.CASTINGS}
     for other in set(kernel_checks.CASTINGS) - {casting}:
         assert (ys[casting] != ys[other]).any(), (casting, other)
 
 
-BAD_CONVENTIONS = [
-    ("rms_norm_forward", {"casting": "mistral"}, ValueError, "casting must be one of"),
-    ("add_rms_norm_forward", {"casting": None}, ValueError, "casting must be one of"),
-    ("rms_norm_forward", {"casting": ["gemma"]}, ValueError, "casting must be one of"),
-    ("rms_norm_backward", {"offset": "1"}, TypeError, "offset must be a real number"),
-    ("rms_norm_forward", {"offset": True}, TypeError, "offset must be a real number"),
-    ("add_rms_norm_backward", {"offset": float("nan")}, ValueError,
-     "offset must be a finite number"),
-    ("add_rms_norm_forward", {"offset": float("inf")}, ValueError, "offset must be a finite"),
-]
-
-
-@pytest.mark.parametrize("function, keywords, error, message", BAD_CONVENTIONS,
-                         ids=[f"{c[0]}-{next(iter(c[1]))}" for c in BAD_CONVENTIONS])
-def test_kernel_api_refuses_conventions_it_does_not_know(emulated, function, keywords, error,
-                                                         message):
-    dev, saved = _arguments(function.rsplit("_", 1)[0])
-    args = {**dev, **saved}
-    calls = {
-        "rms_norm_forward": lambda: cuda.rms_norm_forward(args["x"], args["weight"], 1e-6,
-                                                          **keywords),
-        "add_rms_norm_forward": lambda: cuda.add_rms_norm_forward(
-            args["x"], args["residual"], args["weight"], 1e-6, **keywords),
-        "rms_norm_backward": lambda: cuda.rms_norm_backward(
-            args["dy"], args["x"], args["weight"], args["rstd"], **keywords),
-        "add_rms_norm_backward": lambda: cuda.add_rms_norm_backward(
-            args["dy"], args["ds"], args["s"], args["weight"], args["rstd"], **keywords),
-    }
-    launched = len(emulated)
-    with pytest.raises(error, match=message) as caught:
-        calls[function]()
-    assert function in str(caught.value)
-    assert len(emulated) == launched                   # nothing ran
-
-
 def test_llama_with_a_float32_weight_and_a_16_bit_dy_falls_back(emulated):
     """"llama" with a float32 weight gives float32 y, so the kernels read a float32 dy; a
-    bfloat16 dy is not what they read: the reference runs it (composed by conventions),
-    nothing is launched, and the numbers are the reference's."""
-    from microgradnorm.kernels import conventions
+    bfloat16 dy is not what they read: the reference runs it, nothing is launched, and the
+    numbers are the reference's."""
     host = kernel_checks.convention_inputs(6, 64, "bfloat16", "float32", False, 1, True)
     x, w = host["x"], host["weight"]
     dy = host["dy"].astype(x.dtype)
@@ -598,8 +562,7 @@ def test_llama_with_a_float32_weight_and_a_16_bit_dy_falls_back(emulated):
     fake = kernel_checks.cp
     dx, dw = cuda.rms_norm_backward(fake.asarray(dy), fake.asarray(x), fake.asarray(w),
                                     fake.asarray(rstd), offset=1.0, casting="llama")
-    dx_ref, dw_ref = conventions.rms_norm_backward(reference, dy, None, x, w, rstd, 1.0,
-                                                   "llama")
+    dx_ref, dw_ref = reference.rms_norm_backward(dy, x, w, rstd, offset=1.0, casting="llama")
     assert not [name for name, _, _ in emulated if name.startswith("norm_backward")]
     kernel_checks.assert_same_bits(np.asarray(dx).view(np.ndarray), dx_ref, "dx")
     kernel_checks.assert_same_bits(np.asarray(dw).view(np.ndarray), dw_ref, "dweight")
@@ -609,8 +572,8 @@ def test_llama_with_a_float32_weight_and_a_16_bit_dy_falls_back(emulated):
 @pytest.mark.parametrize("casting", kernel_checks.CASTINGS)
 def test_float64_with_an_offset_runs_the_reference_on_device_arrays(emulated, casting,
                                                                     residual):
-    """float64 is no kernel dtype: with Gemma's offset the reference runs it, composed by
-    conventions, on the device arrays (w' = offset + w formed there, with a scalar: CuPy
+    """float64 is no kernel dtype: with Gemma's offset the reference runs it on the device
+    arrays (w' = offset + w formed there, with a scalar: CuPy
     refuses a 0-d NumPy array), nothing is launched, and the numbers are the reference's."""
     rng = np.random.default_rng(11)
     host = {"x": rng.standard_normal((5, 48)), "w": 0.1 * rng.standard_normal(48),

@@ -269,25 +269,24 @@ def test_bfloat16_keeps_nan_and_round_trips_exactly():
                                   stored[2:].view(np.uint16))
 
 
+KERNEL_SUFFIXES = ("_forward", "_backward", "_statistics", "_stats")   # the kernel interface
+
+
 # ----- dispatch -------------------------------------------------------------------------------
-def test_for_array_picks_reference_for_numpy_and_cuda_for_cupy():
-    assert kernels.for_array(np.zeros(3)) is reference
+def test_for_array_picks_blocked_for_numpy_and_cuda_for_cupy():
+    assert kernels.for_array(np.zeros(3)) is kernels.blocked
     assert kernels.for_array(fake_cupy_array()) is cuda
 
 
 def test_cuda_has_every_reference_function_with_its_signature():
     public = [name for name, value in vars(reference).items()
-              if inspect.isfunction(value) and not name.startswith("_")
-              and value.__module__ == reference.__name__]
+              if inspect.isfunction(value) and name.endswith(KERNEL_SUFFIXES)]
     assert "layer_norm_backward" in public and "batch_norm_forward" in public
     for name in public:
         ours = list(inspect.signature(getattr(cuda, name)).parameters.values())
         theirs = list(inspect.signature(getattr(reference, name)).parameters.values())
         assert ours[:len(theirs)] == theirs, name
-        # The RMSNorm kernels also take the conventions; the defaults are the reference's
-        # own arithmetic (kernels.conventions).
-        extra = {p.name: p.default for p in ours[len(theirs):]}
-        assert extra == ({"offset": 0.0, "casting": "gemma"} if "rms_norm" in name else {}), name
+        assert len(ours) == len(theirs), name
 
 
 def test_importing_the_package_and_the_cuda_kernels_imports_no_cupy():
@@ -469,13 +468,12 @@ def test_kernel_name_spells_the_weight_type_only_when_it_differs():
     (np.float16, np.float16), (np.float16, np.float32), (np.float32, np.float32)])
 def test_host_side_dtypes_follow_conventions(casting, x_dtype, weight_dtype):
     """What the launcher decides (y's dtype, w''s dtype, the offset it passes) is what
-    kernels.conventions defines, on NumPy."""
-    from microgradnorm.kernels import conventions, reference
+    the reference does, on NumPy."""
     x = np.ones((2, 4), x_dtype)
     weight = np.full(4, 0.1, weight_dtype)
-    y, _, _ = conventions.rms_norm_forward(reference, x, None, weight, 1e-6, 1.0, casting)
+    y, _ = reference.rms_norm_forward(x, weight, 1e-6, offset=1.0, casting=casting)
     assert cuda.output_dtype(x.dtype, weight.dtype, casting) == y.dtype
-    compute = conventions.weight_dtype(reference, x, weight, casting)
+    compute = reference.effective_weight(weight, 1.0, x.dtype, casting).dtype
     assert cuda.weight_compute_dtype(x.dtype, weight.dtype, casting) == compute
     offset = cuda._kernel_offset(x.dtype, weight.dtype, 0.1, casting)
     assert offset.dtype == np.float32 and offset == np.float32(np.asarray(0.1, compute))

@@ -1,14 +1,15 @@
-"""The lean CPU path of the reference kernels: row blocks, scratch buffers, in-place
-arithmetic. Blocks are forced small here so that every test crosses block boundaries
-(uneven last block, one row per block), and the results are held to the textbook formulas
-written out plainly below. In-place work must never touch an input or a saved array."""
+"""The blocked NumPy kernels (``kernels.blocked``, the CPU default): row blocks, scratch
+buffers, in-place arithmetic. Blocks are forced small here so that every test crosses block
+boundaries (uneven last block, one row per block), and the results are held to the
+textbook formulas written out plainly below. In-place work must never touch an input or a
+saved array."""
 
 import numpy as np
 import pytest
 
 import microgradnorm as mg
 import microgradnorm.functional as F
-from microgradnorm.kernels import reference
+from microgradnorm.kernels import blocked
 
 ROW_NORMS = ("layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm")
 
@@ -16,7 +17,7 @@ ROW_NORMS = ("layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm")
 @pytest.fixture(params=[24, 8, 1], ids=["3-rows-per-block", "1-row-per-block", "tiny"])
 def small_blocks(request, monkeypatch):
     """D = 8 features: 24 values is 3 rows per block, 8 and 1 are one row per block."""
-    monkeypatch.setattr(reference, "BLOCK_ELEMENTS", request.param)
+    monkeypatch.setattr(blocked, "BLOCK_ELEMENTS", request.param)
     return request.param
 
 
@@ -49,12 +50,12 @@ def arrays(rows, size=8, seed=0, dtype=np.float64):
 def test_layer_norm_blocks_match_the_textbook(small_blocks, rows, affine):
     x, dy, w, b = arrays(rows)
     w, b = (None, None) if affine == "none" else (w, b if affine == "both" else None)
-    y, mean, rstd = reference.layer_norm_forward(x, w, b, 1e-5)
+    y, mean, rstd = blocked.layer_norm_forward(x, w, b, 1e-5)
     y_ref, xhat, rstd_ref = plain_layer_norm(x, w, b, 1e-5)
     np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-12)
     np.testing.assert_allclose(mean, x.mean(axis=1), rtol=0, atol=1e-12)
     np.testing.assert_allclose(rstd, rstd_ref[:, 0], rtol=1e-12)
-    dx, dw, db = reference.layer_norm_backward(dy, x, w, mean, rstd, b is not None)
+    dx, dw, db = blocked.layer_norm_backward(dy, x, w, mean, rstd, b is not None)
     dx_ref, dw_ref, db_ref = plain_layer_norm_backward(dy, xhat, rstd_ref, w)
     np.testing.assert_allclose(dx, dx_ref, rtol=0, atol=1e-12)
     assert (dw is None) == (w is None) and (db is None) == (b is None)
@@ -69,10 +70,10 @@ def test_layer_norm_blocks_match_the_textbook(small_blocks, rows, affine):
 def test_rms_norm_blocks_match_the_textbook(small_blocks, rows, with_weight):
     x, dy, w, _ = arrays(rows, seed=1)
     w = w if with_weight else None
-    y, rstd = reference.rms_norm_forward(x, w, 1e-6)
+    y, rstd = blocked.rms_norm_forward(x, w, 1e-6)
     y_ref, xhat, rstd_ref = plain_layer_norm(x, w, None, 1e-6, rms=True)
     np.testing.assert_allclose(y, y_ref, rtol=0, atol=1e-12)
-    dx, dw = reference.rms_norm_backward(dy, x, w, rstd)
+    dx, dw = blocked.rms_norm_backward(dy, x, w, rstd)
     dx_ref, dw_ref, _ = plain_layer_norm_backward(dy, xhat, rstd_ref, w, rms=True)
     np.testing.assert_allclose(dx, dx_ref, rtol=0, atol=1e-12)
     if with_weight:
@@ -84,9 +85,9 @@ def test_rms_norm_blocks_match_the_textbook(small_blocks, rows, with_weight):
 @pytest.mark.parametrize("rows", [3, 10])
 def test_float16_blocks_accumulate_in_float32(small_blocks, rows):
     x, dy, w, b = arrays(rows, seed=2, dtype=np.float16)
-    y, mean, rstd = reference.layer_norm_forward(x, w, b, 1e-5)
+    y, mean, rstd = blocked.layer_norm_forward(x, w, b, 1e-5)
     assert y.dtype == np.float16 and mean.dtype == rstd.dtype == np.float32
-    dx, dw, db = reference.layer_norm_backward(dy, x, w, mean, rstd)
+    dx, dw, db = blocked.layer_norm_backward(dy, x, w, mean, rstd)
     assert dx.dtype == dw.dtype == db.dtype == np.float16
     as64 = [a.astype(np.float64) for a in (x, dy, w, b)]
     y_ref, xhat, rstd_ref = plain_layer_norm(as64[0], as64[2], as64[3], 1e-5)
@@ -100,27 +101,27 @@ def test_float16_blocks_accumulate_in_float32(small_blocks, rows):
 def test_residual_forms_add_ds_to_the_norm_gradient(small_blocks):
     x, dy, w, b = arrays(7, seed=3)
     residual, ds = arrays(7, seed=4)[:2]
-    y, s, mean, rstd = reference.add_layer_norm_forward(x, residual, w, b, 1e-5)
+    y, s, mean, rstd = blocked.add_layer_norm_forward(x, residual, w, b, 1e-5)
     np.testing.assert_array_equal(s, x + residual)
-    np.testing.assert_array_equal(y, reference.layer_norm_forward(s, w, b, 1e-5)[0])
-    dsum, _, _ = reference.add_layer_norm_backward(dy, ds, s, w, mean, rstd)
-    dx, _, _ = reference.layer_norm_backward(dy, s, w, mean, rstd)
+    np.testing.assert_array_equal(y, blocked.layer_norm_forward(s, w, b, 1e-5)[0])
+    dsum, _, _ = blocked.add_layer_norm_backward(dy, ds, s, w, mean, rstd)
+    dx, _, _ = blocked.layer_norm_backward(dy, s, w, mean, rstd)
     np.testing.assert_allclose(dsum, dx + ds, rtol=0, atol=1e-14)
-    y, s, rstd = reference.add_rms_norm_forward(x, residual, w, 1e-6)
-    np.testing.assert_array_equal(y, reference.rms_norm_forward(s, w, 1e-6)[0])
-    dsum, _ = reference.add_rms_norm_backward(dy, ds, s, w, rstd)
-    np.testing.assert_allclose(dsum, reference.rms_norm_backward(dy, s, w, rstd)[0] + ds,
+    y, s, rstd = blocked.add_rms_norm_forward(x, residual, w, 1e-6)
+    np.testing.assert_array_equal(y, blocked.rms_norm_forward(s, w, 1e-6)[0])
+    dsum, _ = blocked.add_rms_norm_backward(dy, ds, s, w, rstd)
+    np.testing.assert_allclose(dsum, blocked.rms_norm_backward(dy, s, w, rstd)[0] + ds,
                                rtol=0, atol=1e-14)
 
 
 def test_blocked_and_unblocked_agree_on_a_large_array(monkeypatch):
     x, dy, w, b = arrays(300, size=64, seed=5)
-    whole = reference.layer_norm_forward(x, w, b, 1e-5)
-    whole_dx = reference.layer_norm_backward(dy, x, w, *whole[1:])
-    monkeypatch.setattr(reference, "BLOCK_ELEMENTS", 64 * 7)        # 43 blocks, last of 6
-    blocked = reference.layer_norm_forward(x, w, b, 1e-5)
-    blocked_dx = reference.layer_norm_backward(dy, x, w, *blocked[1:])
-    for a, c in zip(whole + whole_dx, blocked + blocked_dx):
+    whole = blocked.layer_norm_forward(x, w, b, 1e-5)
+    whole_dx = blocked.layer_norm_backward(dy, x, w, *whole[1:])
+    monkeypatch.setattr(blocked, "BLOCK_ELEMENTS", 64 * 7)        # 43 blocks, last of 6
+    small = blocked.layer_norm_forward(x, w, b, 1e-5)
+    small_dx = blocked.layer_norm_backward(dy, x, w, *small[1:])
+    for a, c in zip(whole + whole_dx, small + small_dx):
         np.testing.assert_allclose(a, c, rtol=0, atol=1e-12)
 
 

@@ -5,7 +5,9 @@ every gradient over hypothesis-drawn shapes (1 row, 1 column, D not a multiple o
 float32 and float64, with and without weight, bias and residual; NaN and inf rows; the
 cases that delegate to the reference. Then the fused norms end to end with the numba
 kernels selected: against the composite graph, against PyTorch, and gradcheck. Then the
-selection API (``set_cpu_kernels``, ``cpu_kernels``, ``MICROGRADNORM_CPU_KERNELS``).
+selection API (``set_cpu_kernels``, ``cpu_kernels``, ``MICROGRADNORM_CPU_KERNELS``). What the
+numba kernels do not take they hand to the blocked kernels (the default), whose results
+they then return exactly.
 
 Tolerances (docs/benchmarks.md): both sides round differently (sums in another order, and
 here in float64), so agreement is to a few units in the last place of each output's
@@ -30,7 +32,7 @@ from hypothesis import strategies as st
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import kernels
-from microgradnorm.kernels import reference
+from microgradnorm.kernels import blocked, reference
 
 numba = pytest.importorskip("numba")
 from microgradnorm.kernels import numba_cpu  # noqa: E402  (after the skip)
@@ -188,18 +190,18 @@ def test_a_zero_variance_row_with_eps_0_divides_as_numpy_does(norm, dtype):
     assert all(close(a, e, dtype) for a, e in zip(actual_grads, expected_grads))
 
 
-def spy_on_the_reference(monkeypatch):
-    """Record every call the numba module makes to a reference row-norm function."""
+def spy_on_blocked(monkeypatch):
+    """Record every call the numba module makes to a blocked row-norm function."""
     calls = []
     for name in ("layer_norm_forward", "layer_norm_backward", "rms_norm_forward",
                  "rms_norm_backward", "add_layer_norm_forward", "add_layer_norm_backward",
                  "add_rms_norm_forward", "add_rms_norm_backward"):
-        original = getattr(reference, name)
+        original = getattr(blocked, name)
 
         def spy(*args, _name=name, _original=original):
             calls.append(_name)
             return _original(*args)
-        monkeypatch.setattr(reference, name, spy)
+        monkeypatch.setattr(blocked, name, spy)
     return calls
 
 
@@ -208,14 +210,14 @@ def spy_on_the_reference(monkeypatch):
 def test_float32_and_float64_contiguous_rows_run_compiled(norm, dtype, monkeypatch):
     inputs = row_inputs(norm, 3, 5, dtype, "both", seed=0)
     forward = run_forward(reference, norm, inputs)
-    calls = spy_on_the_reference(monkeypatch)
+    calls = spy_on_blocked(monkeypatch)
     run_forward(numba_cpu, norm, inputs)
     run_backward(numba_cpu, norm, inputs, forward)
     assert calls == []
 
 
 def delegated_cases():
-    """(description, norm, inputs) the numba module hands to the reference."""
+    """(description, norm, inputs) the numba module hands to the blocked kernels."""
     base = lambda dtype=np.float32: row_inputs("layer_norm", 4, 6, dtype, "both", 1)  # noqa
     half = {k: None if v is None else v.astype(np.float16) for k, v in base().items()}
     mixed = dict(base(np.float64), weight=base()["weight"])          # float32 weight
@@ -227,12 +229,12 @@ def delegated_cases():
 
 
 @pytest.mark.parametrize("case", delegated_cases(), ids=lambda case: case[0])
-def test_other_inputs_delegate_to_the_reference_and_get_its_exact_results(case, monkeypatch):
+def test_other_inputs_delegate_to_blocked_and_get_its_exact_results(case, monkeypatch):
     _, inputs = case
     with np.errstate(all="ignore"):
-        expected = run_forward(reference, "layer_norm", inputs)
-        expected_grads = run_backward(reference, "layer_norm", inputs, expected)
-        calls = spy_on_the_reference(monkeypatch)
+        expected = run_forward(blocked, "layer_norm", inputs)
+        expected_grads = run_backward(blocked, "layer_norm", inputs, expected)
+        calls = spy_on_blocked(monkeypatch)
         actual = run_forward(numba_cpu, "layer_norm", inputs)
         actual_grads = run_backward(numba_cpu, "layer_norm", inputs, expected)
     assert calls == ["layer_norm_forward", "layer_norm_backward"]
@@ -251,17 +253,17 @@ def outcome(call):
 @pytest.mark.parametrize("bad", ["short", "long", "2-D"])
 @pytest.mark.parametrize("param", ["weight", "bias"])
 @pytest.mark.parametrize("norm", ROW_NORMS)
-def test_a_parameter_of_another_shape_is_the_references_business(norm, param, bad):
+def test_a_parameter_of_another_shape_is_the_blocked_kernels_business(norm, param, bad):
     """The compiled loops index weight[j] and bias[j] for j < D unchecked: a parameter of
-    another shape must go to the reference (an error, or its broadcast), never be read
-    past its end."""
+    another shape must go to the blocked kernels (an error, or their broadcast), never be
+    read past its end."""
     if param == "bias" and "layer" not in norm:
         pytest.skip("RMSNorm has no bias")
     inputs = row_inputs(norm, 3, 8, np.float64, "both", seed=4)
     good = inputs[param]
     inputs[param] = {"short": good[:5], "long": np.concatenate([good, good]),
                      "2-D": good[None, :]}[bad]
-    expected = outcome(lambda: run_forward(reference, norm, inputs))
+    expected = outcome(lambda: run_forward(blocked, norm, inputs))
     actual = outcome(lambda: run_forward(numba_cpu, norm, inputs))
     if isinstance(expected, type):
         assert actual is expected
@@ -270,8 +272,8 @@ def test_a_parameter_of_another_shape_is_the_references_business(norm, param, ba
             np.testing.assert_array_equal(a, e)
     if param == "bias":
         return                                      # backward takes no bias
-    forward = run_forward(reference, norm, dict(inputs, **{param: good}))
-    expected = outcome(lambda: run_backward(reference, norm, inputs, forward))
+    forward = run_forward(blocked, norm, dict(inputs, **{param: good}))
+    expected = outcome(lambda: run_backward(blocked, norm, inputs, forward))
     actual = outcome(lambda: run_backward(numba_cpu, norm, inputs, forward))
     if isinstance(expected, type):
         assert actual is expected
@@ -381,18 +383,20 @@ def fresh_choice(monkeypatch):
     kernels._cpu.update(saved)
 
 
-def test_the_default_is_numpy_and_for_array_gives_the_reference(fresh_choice):
+def test_the_default_is_numpy_and_for_array_gives_the_blocked_kernels(fresh_choice):
     x = np.ones((2, 3), np.float32)
     assert mg.get_cpu_kernels() == "numpy"
-    assert kernels.for_array(x) is reference
+    assert kernels.for_array(x) is blocked
 
 
 def test_set_cpu_kernels_switches_what_for_array_gives():
     x = np.ones((2, 3))
     mg.set_cpu_kernels("numba")
     assert mg.get_cpu_kernels() == "numba" and kernels.for_array(x) is numba_cpu
+    mg.set_cpu_kernels("reference")
+    assert mg.get_cpu_kernels() == "reference" and kernels.for_array(x) is reference
     mg.set_cpu_kernels("numpy")
-    assert kernels.for_array(x) is reference
+    assert kernels.for_array(x) is blocked
 
 
 def test_the_environment_variable_picks_the_kernels_on_first_use(fresh_choice, monkeypatch):
@@ -409,7 +413,8 @@ def test_a_bad_environment_variable_is_a_value_error_naming_it(fresh_choice, mon
 
 def test_a_bad_name_is_a_value_error_naming_the_argument_and_changes_nothing():
     mg.set_cpu_kernels("numba")
-    with pytest.raises(ValueError, match=r"name must be one of 'numpy', 'numba', got 'NUMBA'"):
+    with pytest.raises(ValueError,
+                       match=r"name must be one of 'numpy', 'numba', 'reference', got 'NUMBA'"):
         mg.set_cpu_kernels("NUMBA")
     with pytest.raises(ValueError, match="got 'c'"):
         with mg.cpu_kernels("c"):
@@ -470,10 +475,10 @@ def test_without_a_writable_cache_directory_the_kernels_compile_in_memory(monkey
     assert square(3.0) == 9.0 and made == [numba_cpu.OPTIONS]
 
 
-def test_bench_refuses_numba_kernels_on_cuda():
-    from test_bench import run_cli
-    result = run_cli("bench", "--device", "cuda", "--cpu-kernels", "numba", "--quick")
-    assert result.returncode == 2 and "--cpu-kernels numba" in result.stderr
+def test_bench_refuses_numba_kernels_on_cuda(capsys):
+    from microgradnorm.cli.main import main
+    assert main(["bench", "--device", "cuda", "--cpu-kernels", "numba", "--quick"]) == 2
+    assert "--cpu-kernels numba" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("norm", ROW_NORMS)

@@ -38,7 +38,7 @@ MUTATIONS = [
      "count = is_extreme.sum(axis=ctx.axis, keepdims=True)",
      "count = (lambda c: c - (c > 1))(is_extreme.sum(axis=ctx.axis, keepdims=True))",
      "the tie count is one short when there is a tie"),
-    ("fused dweight without rstd", "microgradnorm/kernels/reference.py",
+    ("fused dweight without rstd", "microgradnorm/kernels/blocked.py",
      "dweight += rb @ dy_xc", "dweight += ones_rows[:rows_here] @ dy_xc",
      "the fused LayerNorm/RMSNorm weight gradient uses x - mean instead of x̂"),
     ("running_var updated with the biased variance", "microgradnorm/kernels/reference.py",

@@ -11,11 +11,10 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import dtypes, nn
-from microgradnorm.kernels import conventions, reference
+from microgradnorm.kernels import CASTINGS, blocked, reference
 
 torch = pytest.importorskip("torch")
 
-CASTINGS = ("llama", "gemma", "none")
 IMPLS = ("fused", "composite")
 EPS = 1e-6
 LOW = [pytest.param("float16", id="float16"),
@@ -159,8 +158,8 @@ def test_mixing_where_hugging_face_defines_nothing_is_an_error(dtype):
 @pytest.mark.parametrize("casting", CASTINGS)
 def test_float32_and_float64_results_are_bitwise_unchanged(dtype, casting):
     x, w, dy = draw(dtype, rows=9, cols=40, seed=4)
-    y_kernel, rstd = reference.rms_norm_forward(x, w, EPS)
-    dx_kernel, dw_kernel = reference.rms_norm_backward(dy.astype(dtype), x, w, rstd)
+    y_kernel, rstd = blocked.rms_norm_forward(x, w, EPS)            # the default CPU kernels
+    dx_kernel, dw_kernel = blocked.rms_norm_backward(dy.astype(dtype), x, w, rstd)
     y, dx, dw = mg_side("fused", x, w, dy, 0.0, casting)
     np.testing.assert_array_equal(y.detach().numpy(), y_kernel)
     np.testing.assert_array_equal(dx, dx_kernel)
@@ -218,13 +217,20 @@ def test_gemma_module_starts_at_identity_weight():
 
 @pytest.mark.parametrize("kwargs, error, match", [
     ({"casting": "mistral"}, ValueError, "casting must be one of"),
+    ({"casting": None}, ValueError, "casting must be one of"),
+    ({"casting": ["gemma"]}, ValueError, "casting must be one of"),
     ({"offset": "1"}, TypeError, "offset must be a real number"),
+    ({"offset": True}, TypeError, "offset must be a real number"),
     ({"offset": float("nan")}, ValueError, "offset must be a finite number"),
+    ({"offset": float("inf")}, ValueError, "offset must be a finite number"),
 ])
 def test_bad_casting_or_offset_is_a_clear_error(kwargs, error, match):
+    """The public functions check the conventions: the kernels take them as given."""
     x = mg.tensor(np.ones((2, 4)))
     with pytest.raises(error, match=match):
         F.rms_norm(x, 4, mg.tensor(np.ones(4)), **kwargs)
+    with pytest.raises(error, match=match):
+        F.add_rms_norm(x, x, 4, mg.tensor(np.ones(4)), **kwargs)
 
 
 def test_offset_without_weight_is_an_error():
@@ -234,13 +240,19 @@ def test_offset_without_weight_is_an_error():
         nn.RMSNorm(4, offset=1.0, elementwise_affine=False)
 
 
-def test_conventions_wrapper_is_the_reference_kernels_for_wide_dtypes():
-    x, w, _ = draw("float32", seed=8)
-    y, s, rstd = conventions.rms_norm_forward(reference, x, None, w, EPS, 0.0, "gemma")
-    y_kernel, rstd_kernel = reference.rms_norm_forward(x, w, EPS)
-    assert s is None
-    np.testing.assert_array_equal(y, y_kernel)
-    np.testing.assert_array_equal(rstd, rstd_kernel)
+@pytest.mark.parametrize("module", [reference, blocked], ids=["reference", "blocked"])
+def test_every_casting_mode_is_the_same_arithmetic_for_wide_dtypes(module):
+    x, w, dy = draw("float32", seed=8)
+    y, rstd = module.rms_norm_forward(x, w, EPS, offset=0.5, casting="gemma")
+    dx, dw = module.rms_norm_backward(dy.astype(np.float32), x, w, rstd, offset=0.5,
+                                      casting="gemma")
+    for casting in ("llama", "none"):
+        y_other, rstd_other = module.rms_norm_forward(x, w, EPS, offset=0.5, casting=casting)
+        grads = module.rms_norm_backward(dy.astype(np.float32), x, w, rstd, offset=0.5,
+                                         casting=casting)
+        for a, b in zip((y_other, rstd_other, *grads), (y, rstd, dx, dw)):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(y, module.rms_norm_forward(x, w + np.float32(0.5), EPS)[0])
 
 
 @pytest.mark.parametrize("casting", CASTINGS)
