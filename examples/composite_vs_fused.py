@@ -1,6 +1,6 @@
 """The same tiny GPT, same seed, trained with composite and with fused norms.
 
-Run:  python examples/composite_vs_fused.py [--steps 200] [--norm rmsnorm]
+Run:  python examples/composite_vs_fused.py [--steps 200] [--norm rms_norm]
       python examples/composite_vs_fused.py --quick
 
 The two runs differ only in how every norm is computed: the textbook graph of primitive
@@ -15,6 +15,7 @@ import numpy as np
 
 from microgradnorm import nn
 from microgradnorm.cli import plotting
+from microgradnorm.cli.common import norm_name
 from microgradnorm.train import TrainConfig, compare_impls
 
 TOLERANCE = 1e-8          # float64, first 50 steps
@@ -23,7 +24,7 @@ TOLERANCE = 1e-8          # float64, first 50 steps
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
-    parser.add_argument("--norm", choices=nn.NORMS, default="layernorm")
+    parser.add_argument("--norm", type=norm_name, choices=nn.NORMS, default="layer_norm")
     parser.add_argument("--placement", choices=nn.PLACEMENTS, default="pre")
     parser.add_argument("--layers", type=int, default=2)
     parser.add_argument("--out", default="out", help="directory for the plot")

@@ -1,6 +1,6 @@
 """An MLP with BatchNorm or LayerNorm learns two interleaved half-moons.
 
-Run:  python examples/mlp.py [--norm layernorm] [--impl composite] [--steps 500]
+Run:  python examples/mlp.py [--norm layer_norm] [--impl composite] [--steps 500]
       python examples/mlp.py --quick
 
 The data is made with NumPy (no scikit-learn). Training reaches >= 95 % accuracy (the
@@ -15,6 +15,7 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn, optim
 from microgradnorm.cli import plotting
+from microgradnorm.cli.common import norm_name
 from microgradnorm.train import Progress
 
 
@@ -40,8 +41,8 @@ def accuracy(model, x, y):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--norm", choices=("batchnorm", "layernorm", "rmsnorm"),
-                        default="batchnorm")
+    parser.add_argument("--norm", type=norm_name, choices=("batch_norm", "layer_norm", "rms_norm"),
+                        default="batch_norm")
     parser.add_argument("--impl", choices=F.IMPLS, default="fused")
     parser.add_argument("--points", type=int, default=400)
     parser.add_argument("--steps", type=int, default=500)

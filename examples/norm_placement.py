@@ -21,21 +21,18 @@ import argparse
 import numpy as np
 
 import microgradnorm as mg
-import microgradnorm.functional as F
 from microgradnorm import nn
 from microgradnorm.cli import plotting
 from microgradnorm.cli.explain import block_grad_norms, early_late
+from microgradnorm.norms import NORMS
 from microgradnorm.train import TrainConfig, train_tiny_gpt
 
 def composite_nodes(norm):
-    x = mg.tensor(np.ones((2, 8)), requires_grad=True)
-    weight = mg.tensor(np.ones(8), requires_grad=True)
-    if norm == "layernorm":
-        y = F.layer_norm(x, 8, weight, mg.tensor(np.zeros(8), requires_grad=True),
-                         impl="composite")
-    else:
-        y = F.rms_norm(x, 8, weight, impl="composite")
-    return mg.graph_stats(y).nodes
+    """Op nodes of ``norm``'s composite graph, with weight (and bias), on a (2, 8) input."""
+    spec = NORMS[norm]
+    tensors = {name: mg.tensor(array, requires_grad=True)
+               for name, array in spec.make_inputs((2, 8)).items()}
+    return mg.graph_stats(*spec.run(tensors, "composite")).nodes
 
 
 def main(argv=None):

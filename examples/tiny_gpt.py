@@ -1,6 +1,6 @@
 """A character-level GPT trained on the Zen of Python, then asked to write some.
 
-Run:  python examples/tiny_gpt.py [--steps 1500] [--norm rmsnorm] [--impl composite]
+Run:  python examples/tiny_gpt.py [--steps 1500] [--norm rms_norm] [--impl composite]
       python examples/tiny_gpt.py --quick          # 40 steps of a 1-block model
 Same as `microgradnorm train`. Writes the loss curve to OUT/tiny_gpt_loss.png when
 matplotlib is installed.
@@ -12,6 +12,7 @@ import numpy as np
 
 from microgradnorm import nn
 from microgradnorm.cli import plotting
+from microgradnorm.cli.common import norm_name
 from microgradnorm.functional import IMPLS
 from microgradnorm.train import TrainConfig, train_tiny_gpt
 
@@ -20,7 +21,7 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=1500)
     parser.add_argument("--impl", choices=IMPLS, default="fused")
-    parser.add_argument("--norm", choices=nn.NORMS, default="layernorm")
+    parser.add_argument("--norm", type=norm_name, choices=nn.NORMS, default="layer_norm")
     parser.add_argument("--placement", choices=nn.PLACEMENTS, default="pre")
     parser.add_argument("--d-model", type=int, default=64)
     parser.add_argument("--layers", type=int, default=2)

@@ -6,15 +6,15 @@ import numbers
 from .activation import ACTIVATIONS
 from .container import Sequential
 from .linear import Linear
-from .module import Module, _check_choice
 from ..norms import lookup
-from .normalization import NORMS, BatchNorm1d, make_norm
+from .module import Module, _check_choice
+from .normalization import MODULES
 
 
 class MLP(Module):
     """Linear layers of ``sizes`` (a list, or the sizes themselves) with a norm (optional)
     and an activation after each hidden one, in ``self.layers``: ``MLP(2, 16, 2,
-    norm="batchnorm")`` is Linear(2,16) → BatchNorm1d(16) → ReLU → Linear(16,2).
+    norm="batch_norm")`` is Linear(2,16) → BatchNorm1d(16) → ReLU → Linear(16,2).
 
     Shape:
         input (*, sizes[0]) (BatchNorm: (N, sizes[0])), output (*, sizes[-1]).
@@ -35,15 +35,13 @@ class MLP(Module):
                              f"(MLP([2, 16, 2])) or as arguments (MLP(2, 16, 2)); got "
                              f"{sizes!r}")
         _check_choice("MLP", "activation", activation, tuple(ACTIVATIONS))
-        norm = None if norm is None else lookup(norm, "MLP: norm", NORMS + ("batch_norm",)).name
+        norm = None if norm is None else lookup(norm, "MLP: norm", MODULES).name
         layers = []
         for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
             layers.append(Linear(n_in, n_out, dtype=dtype, device=device))
             if i < len(sizes) - 2:
-                if norm == "batch_norm":
-                    layers.append(BatchNorm1d(n_out, impl=impl, dtype=dtype, device=device))
-                elif norm is not None:
-                    layers.append(make_norm(norm, n_out, impl, dtype, device))
+                if norm is not None:
+                    layers.append(MODULES[norm](n_out, impl=impl, dtype=dtype, device=device))
                 layers.append(ACTIVATIONS[activation]())
         self.sizes = sizes
         self.layers = Sequential(*layers)

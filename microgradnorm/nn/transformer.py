@@ -132,10 +132,10 @@ class TransformerBlock(Module):
         input (B, T, d_model), output (B, T, d_model).
 
     Example:
-        >>> block = nn.TransformerBlock(32, 4, norm="rmsnorm", placement="pre")
+        >>> block = nn.TransformerBlock(32, 4, norm="rms_norm", placement="pre")
     """
 
-    def __init__(self, d_model, n_heads, norm="layernorm", placement="pre", impl="fused",
+    def __init__(self, d_model, n_heads, norm="layer_norm", placement="pre", impl="fused",
                  n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
                  device="cpu", multiple_of=256):
         super().__init__()
@@ -196,7 +196,7 @@ class GPT(Module):
     """
 
     def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
-                 norm="layernorm", placement="pre", impl="fused", dropout=0.0, hidden=None,
+                 norm="layer_norm", placement="pre", impl="fused", dropout=0.0, hidden=None,
                  activation="gelu", init="gpt2", dtype=None, device="cpu", multiple_of=256):
         super().__init__()
         _check_choice("GPT", "init", init, ("gpt2", "xavier"))
