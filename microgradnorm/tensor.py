@@ -303,24 +303,24 @@ class Tensor:
 
     def add_(self, other, alpha=1.0):
         """In place ``self += alpha * other`` (requiring grad: only under ``mg.no_grad()``)."""
-        other = _raw(other)
+        other = base.raw(other)
         return self._inplace(lambda d: d.__iadd__(other * alpha if alpha != 1.0 else other))
 
     def sub_(self, other):
         """In place ``self -= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__isub__(_raw(other)))
+        return self._inplace(lambda d: d.__isub__(base.raw(other)))
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__imul__(_raw(other)))
+        return self._inplace(lambda d: d.__imul__(base.raw(other)))
 
     def div_(self, other):
         """In place ``self /= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__itruediv__(_raw(other)))
+        return self._inplace(lambda d: d.__itruediv__(base.raw(other)))
 
     def copy_(self, other):
         """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
-        other = _raw(other)
+        other = base.raw(other)
         return self._inplace(lambda d: d.__setitem__(Ellipsis, other))
 
     def fill_(self, value):
@@ -337,8 +337,7 @@ class Tensor:
     __itruediv__ = div_
 
     def __setitem__(self, index, value):
-        value = _raw(value)
-        index = tuple(_raw(i) for i in index) if isinstance(index, tuple) else _raw(index)
+        value, index = base.raw(value), base.raw_index(index)
         self._inplace(lambda d: d.__setitem__(index, value))
 
     # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
@@ -449,10 +448,6 @@ def as_tensor(value, like=None):
             if is_floating(like.dtype) else xp.result_type(like.data, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
     return Tensor._from_op(xp.asarray(value), None)
-
-
-def _raw(value):
-    return value.data if isinstance(value, Tensor) else value
 
 
 def to_arguments(name, args, device=None, dtype=None):
