@@ -211,28 +211,16 @@ class Function:
         ctx = Context(cls, tensors)
         record = _state.grad_enabled and True in ctx.needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
-        make = _tensor.Tensor._from_op
-        node = ctx if record else None
-        if not isinstance(raw, tuple):                   # one output: the usual case
-            outputs = (make(raw, node, 0),)
-            if getattr(raw, "base", None) is not None:
-                _share_versions_with_bases(tensors, outputs)
-            if record:
-                ctx.outputs_meta = ((raw.shape, raw.dtype),)
-                if ctx._saved:
-                    ctx._track_saved(tensors, outputs)
-                if _observers:
-                    for observer in _observers_here():
-                        observer.on_forward(ctx)
-            return outputs[0]
-        outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
+        make, node = _tensor.Tensor._from_op, ctx if record else None
+        arrays = raw if isinstance(raw, tuple) else (raw,)
+        outputs = tuple([make(a, node, i) for i, a in enumerate(arrays)])
         _share_versions_with_bases(tensors, outputs)
         if record:
-            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in raw])
+            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in arrays])
             ctx._track_saved(tensors, outputs)
             for observer in _observers_here() if _observers else ():
                 observer.on_forward(ctx)
-        return outputs
+        return outputs if isinstance(raw, tuple) else outputs[0]
 
 
 def _as_tensors(inputs):
@@ -361,7 +349,8 @@ def backward(root, grad=None, retain_graph=False):
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
-    captured = run_backward([root], [grad], retain_graph, capture=None)
+    captured = run_backward([root], [grad], retain_graph,
+                            capture=lambda t: t.grad_fn is None or t._retains_grad)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
     for tensor, g in captured.values():
         tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
@@ -445,18 +434,16 @@ def _is_real(dtype):
 
 def run_backward(roots, root_grads, retain_graph, capture):
     """Propagate ``root_grads`` from ``roots``; {id(tensor): (tensor, summed gradient)} for
-    each tensor reached that ``capture`` accepts (None: leaves and retained)."""
+    each tensor reached that ``capture`` accepts."""
     captured = {}
     output_grads = {}                     # node -> [gradient per output, or None]
     summed = set()                        # id of each sum this loop made: its own to add to
 
     def receive(tensor, g):
         node = tensor.grad_fn
-        if capture is None:
-            if node is None or tensor._retains_grad:
-                _accumulate(captured, tensor, g)
-        elif capture(tensor):
-            _accumulate(captured, tensor, g)
+        if capture(tensor):
+            key = id(tensor)
+            captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
         if node is not None:
             slots = output_grads.get(node)
             if slots is None:
@@ -596,11 +583,6 @@ def _fit(g, tensor, node):
         raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
                            f"{tuple(g.shape)} for an input of shape {tensor.shape}")
     return g if g.dtype == tensor.data.dtype else g.astype(tensor.data.dtype)
-
-
-def _accumulate(captured, tensor, g):
-    key = id(tensor)
-    captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
 
 
 # tensor imports this module; importing it last lets either be imported first

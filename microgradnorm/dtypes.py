@@ -12,8 +12,6 @@ except ImportError:                       # optional: only bfloat16 needs it
 
 bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
 
-FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
-
 
 def has_bfloat16():
     """True when ``ml_dtypes`` is installed, so bfloat16 tensors can be made."""

@@ -17,22 +17,14 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
            "add_rms_norm", "relu", "tanh"]
 
 
-def relu(x):
-    """max(x, 0) elementwise; ``x.relu()``. Shape: unchanged."""
-    return x.relu()
-
-
-def tanh(x):
-    """tanh(x) elementwise; ``x.tanh()``. Shape: unchanged."""
-    return x.tanh()
-
-
 # ----- activations, softmax, losses, dropout: composites of primitive ops -----------------
 __all__ += ["cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "sigmoid", "silu",
             "softmax"]
 
 
-sigmoid = ops.sigmoid          # one home each: F.sigmoid is mg.sigmoid is Tensor.sigmoid
+relu = ops.relu                # one home each: F.relu is ops.relu is Tensor.relu
+tanh = ops.tanh
+sigmoid = ops.sigmoid
 softmax = ops.softmax
 log_softmax = ops.log_softmax
 

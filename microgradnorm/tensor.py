@@ -172,16 +172,13 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number (float, int or bool)."""
-        if self.size != 1:
-            raise ValueError(f"item(): only a one-element tensor converts to a number, "
-                             f"got shape {self.shape}")
-        return self.data.reshape(()).item()
+        return self._scalar("item")
 
     def _scalar(self, kind):
         if self.size != 1:
             raise ValueError(f"{kind}(): only a one-element tensor converts to a Python "
                              f"number, got shape {self.shape}; use .numpy() or .tolist()")
-        return self.item()
+        return self.data.reshape(()).item()
 
     def __float__(self):
         return float(self._scalar("float"))

@@ -36,20 +36,14 @@ class Sub(Add):
     name, combine = "sub", operator.sub
 
 
-def _promoted_operands(ctx, name, combine, a, b):
-    # Mul and Div save the operands as computed (promoted), so backward rounds as torch's
-    if a.dtype == b.dtype:                          # the usual case: nothing to promote
-        ctx.save_for_backward(a, b)
-        return broadcast(name, combine, a, b)
-    a, b, dtype = promote(a, b, opmath=True)
-    ctx.save_for_backward(a, b)
-    return rounded(broadcast(name, combine, a, b), dtype)
-
-
 class Mul(Function):
+    name, combine = "mul", operator.mul
+
     @staticmethod
     def forward(ctx, a, b):
-        return _promoted_operands(ctx, "mul", operator.mul, a, b)
+        a, b, dtype = promote(a, b, opmath=True)
+        ctx.save_for_backward(a, b)                 # as computed, so backward rounds as torch
+        return rounded(broadcast(ctx.function.name, ctx.function.combine, a, b), dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -62,10 +56,8 @@ class Mul(Function):
         return grad_a, grad_b
 
 
-class Div(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        return _promoted_operands(ctx, "div", operator.truediv, a, b)
+class Div(Mul):
+    name, combine = "div", operator.truediv
 
     @staticmethod
     def backward(ctx, grad):
