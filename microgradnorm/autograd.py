@@ -28,36 +28,6 @@ def is_grad_enabled():
     return _state.grad_enabled
 
 
-class set_grad_enabled:
-    """Turn graph recording on or off in this thread: at once, until the block ends, or for
-    each call as a decorator (``torch.set_grad_enabled``).
-
-    Example:
-        >>> with mg.set_grad_enabled(False):
-        ...     y = x * 2                      # y.requires_grad is False
-    """
-
-    def __init__(self, mode):
-        if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled: mode must be a bool, "
-                            f"got {type(mode).__name__}")
-        self.mode = mode
-        self.previous = _state.grad_enabled
-        _state.grad_enabled = mode
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _state.grad_enabled = self.previous
-        return False
-
-    def __call__(self, fn):
-        # As a decorator the mode applies to each call, not from the decoration on.
-        _state.grad_enabled = self.previous
-        return _grad_mode_decorator(fn, lambda: set_grad_enabled(self.mode))
-
-
 class _GradMode:
     """Grad mode ``MODE`` in this thread for a block or a decorated function."""
 
@@ -77,18 +47,43 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        return _grad_mode_decorator(fn, type(self))
+        if not callable(fn):
+            raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self._renewed():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def _renewed(self):
+        return type(self)()
 
 
-def _grad_mode_decorator(fn, make):
-    if not callable(fn):
-        raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+class set_grad_enabled(_GradMode):
+    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``)."""
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with make():
-            return fn(*args, **kwargs)
-    return wrapper
+    def __new__(cls, mode):
+        return object.__new__(cls)
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, "
+                            f"got {type(mode).__name__}")
+        self.MODE = mode
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = mode
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        # As a decorator the mode applies to each call, not from the decoration on.
+        _state.grad_enabled = self.previous
+        return super().__call__(fn)
+
+    def _renewed(self):
+        return set_grad_enabled(self.MODE)
 
 
 class no_grad(_GradMode):
@@ -187,8 +182,7 @@ class Context:
 
 
 class Function:
-    """Base class of every differentiable op: ``forward`` and ``backward`` on plain arrays,
-    called through ``apply(*inputs, **options)``; ``saved_names`` name the saved arrays."""
+    """Base class of every differentiable op: ``forward`` and ``backward`` on plain arrays."""
 
     saved_names = ()
 
@@ -204,8 +198,7 @@ class Function:
 
     @classmethod
     def apply(cls, *inputs, **options):
-        """Run ``forward`` on the inputs' arrays; the outputs get a node as ``grad_fn`` when
-        recording (grad mode on, an input requiring grad)."""
+        """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)
@@ -321,8 +314,7 @@ def op_group(name):
 
 
 def topological_order(root_nodes):
-    """The nodes reachable from ``root_nodes``, each after its inputs' nodes: a depth-first
-    post-order on an explicit stack (no recursion limit)."""
+    """The nodes reachable from ``root_nodes``, each after its inputs' nodes (no recursion)."""
     order, visited = [], set()
     for root in root_nodes:
         if root in visited:
@@ -520,8 +512,7 @@ class RemovableHandle:
 
 
 def register_hook(tensor, hook):
-    """``Tensor.register_hook``: a leaf keeps its hooks; a non-leaf's node keeps them per
-    output, where backward has the output's total gradient."""
+    """``Tensor.register_hook``: kept by a leaf, or by a non-leaf's node per output."""
     if not callable(hook):
         raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
     if not tensor.requires_grad:

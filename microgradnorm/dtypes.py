@@ -43,8 +43,7 @@ def is_numeric(dtype):
 
 
 def check_number(where, name, value, integer=False):
-    """Raise a TypeError naming ``name`` unless ``value`` is a real number (or an int); a
-    bool is neither."""
+    """Raise a TypeError naming ``name`` unless ``value`` is a real number (or an int)."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
         raise TypeError(f"{where}: {name} must be {'an int' if integer else 'a real number'}, "

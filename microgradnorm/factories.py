@@ -36,8 +36,7 @@ def empty(*size, dtype=None, device="cpu", requires_grad=False):
 
 
 def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
-    """A tensor of ``size`` filled with ``fill_value`` (``torch.full``), by default of the
-    value's kind: bool, int64 or float64."""
+    """A tensor of ``size`` filled with ``fill_value``, by default of its kind (``torch.full``)."""
     size = size_args("full", (size,))
     if isinstance(fill_value, Tensor):
         if fill_value.size != 1:
@@ -54,8 +53,7 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``), int64
-    when all three are ints."""
+    """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``)."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):

@@ -35,12 +35,8 @@ def _operator(function, reflected=False):
 
 
 class Tensor:
-    """An n-dimensional array that can record the ops applied to it.
-
-    Args:
-        data: array_like or a Tensor, always copied (``torch.tensor``).
-        dtype: NumPy dtype or name (``"bfloat16"`` too); by default the data's own.
-        device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+    """An n-dimensional array that can record the ops applied to it; ``data`` (array_like)
+    is copied to ``device``, ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
 
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -81,9 +77,7 @@ class Tensor:
         if not isinstance(requires_grad, bool):
             raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
         _check_leaf(fn, array, requires_grad)
-        tensor = cls.__new__(cls)
-        tensor._setup(array, requires_grad, None, 0)
-        return tensor
+        return cls._from_op(array, None).requires_grad_(requires_grad)
 
     # ----- properties ---------------------------------------------------------------------
     @property
@@ -161,8 +155,7 @@ class Tensor:
 
     # ----- conversion ---------------------------------------------------------------------
     def numpy(self, force=False):
-        """The data as a NumPy array (the tensor's memory on the CPU); a tensor that requires
-        grad refuses unless ``force``, as ``torch.Tensor.numpy``."""
+        """The data as a NumPy array (shared on the CPU); refused if it requires grad."""
         if self.requires_grad and not force:
             raise RuntimeError(
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
@@ -265,8 +258,7 @@ class Tensor:
 
     # ----- autograd -----------------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into ``leaf.grad``; ``grad`` (d(loss)/d(self)) may be
-        omitted for a one-element tensor."""
+        """Accumulate d(self)/d(leaf) into ``leaf.grad``; ``grad``: d(loss)/d(self)."""
         autograd.backward(self, grad, retain_graph)
 
     def retain_grad(self):
@@ -284,8 +276,7 @@ class Tensor:
         return self
 
     def register_hook(self, hook):
-        """Call ``hook(grad)`` on this tensor's total gradient each backward; a returned array
-        replaces it. Returns a ``RemovableHandle``."""
+        """Call ``hook(grad)``, which may return a replacement, on its gradient each backward."""
         return autograd.register_hook(self, hook)
 
     # ----- in-place (not recorded; they bump the version counter) -------------------------

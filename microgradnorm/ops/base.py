@@ -17,8 +17,7 @@ def _category(dtype):
 
 
 def result_dtype(a, b):
-    """The dtype PyTorch gives a binary op on arrays ``a`` and ``b`` (docs/architecture.md,
-    "dtypes")."""
+    """The dtype PyTorch gives a binary op on arrays ``a`` and ``b``."""
     da, db = a.dtype, b.dtype
     if da == db:
         return da
@@ -130,12 +129,6 @@ def reduced_size(shape, axis):
     return int(np.prod([shape[a] for a in axes], dtype=np.int64))
 
 
-def keepdims_shape(shape, axis):
-    """``shape`` with size 1 at the reduced axes."""
-    axes = range(len(shape)) if axis is None else axis
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
-
-
 # ----- errors and arguments -------------------------------------------------------------------
 class OutOfRangeError(IndexError, ValueError):
     """An index or class id out of range: an IndexError as in PyTorch, and a ValueError."""
@@ -181,18 +174,21 @@ def normalize_axis(fn, axis, ndim, *, dim=None, default=None, single=False, inse
 
 
 def check_reducible(fn, shape, axis):
-    """Raise ``EmptyReductionError`` if a max/min-like reduction over ``axis`` meets an
-    empty dim."""
+    """Raise ``EmptyReductionError`` if a max/min over ``axis`` meets an empty dim."""
     if 0 in shape and (axis is None or any(shape[a] == 0 for a in axis)):
         raise EmptyReductionError(f"{fn}(): cannot reduce over an empty dim (there is no "
                                   f"value to return); tensor of shape {tuple(shape)}, "
                                   f"axis {axis}")
 
 
+def sizes_of(args):
+    """``(2, 3)`` from the arguments of ``f(2, 3)`` or ``f((2, 3))``: PyTorch takes both."""
+    return tuple(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
+
+
 def size_args(fn, size):
-    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)``: ints only, none negative."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
+    """``sizes_of(size)``: ints only, none negative."""
+    size = sizes_of(size)
     for n in size:
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
             raise TypeError(f"{fn}: size must be ints, got {n!r} in {size}")

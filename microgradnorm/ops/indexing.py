@@ -77,8 +77,7 @@ def _flat_pick(x, index):
 
 
 def gather(x, dim, index):
-    """Values along ``dim`` at ``index`` (``torch.gather``): for dim 0,
-    ``out[i][j] = x[index[i][j]][j]``. Shape: index's."""
+    """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0."""
     axis = normalize_axis("gather", dim, x.ndim, single=True)
     index = as_array("gather", "index", index, x, "iu")
     if index.size == 0:                         # any shape of empty index, as in torch

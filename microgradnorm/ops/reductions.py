@@ -6,14 +6,14 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..dtypes import check_number
-from .base import (check_reducible, constant, keepdims_shape, normalize_axis, reduce_sum,
-                   reduced_size)
+from .base import check_reducible, constant, normalize_axis, reduce_sum, reduced_size
 
 
 def _expand_reduced(grad, shape, axis):
-    # (reduced shape) -> (input shape): put back the reduced axes, then broadcast.
-    xp = backend.array_module(grad)
-    return xp.broadcast_to(grad.reshape(keepdims_shape(shape, axis)), shape)
+    # (reduced shape) -> (input shape): size 1 at the reduced axes, then broadcast
+    axes = range(len(shape)) if axis is None else axis
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return backend.array_module(grad).broadcast_to(grad.reshape(kept), shape)
 
 
 class Sum(Function):

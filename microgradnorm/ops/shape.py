@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from .base import normalize_axis, unbroadcast
+from .base import normalize_axis, sizes_of, unbroadcast
 from .elementwise import Clone
 
 
@@ -29,7 +29,6 @@ class Reshape(Function):
 
 
 class Permute(Function):
-
     @staticmethod
     def forward(ctx, x, axes):
         ctx.axes = axes
@@ -41,7 +40,6 @@ class Permute(Function):
 
 
 class Expand(Function):
-
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
@@ -63,7 +61,6 @@ def _legacy_empty(shape, shapes):
 
 
 class Concatenate(Function):
-
     @staticmethod
     def forward(ctx, *arrays, axis):
         shapes = [a.shape for a in arrays]
@@ -76,10 +73,7 @@ class Concatenate(Function):
     @staticmethod
     def backward(ctx, grad):
         xp = backend.array_module(grad)
-        parts = xp.split(grad, ctx.splits, axis=ctx.axis)
-        if all(ctx.kept):
-            return tuple(parts)
-        parts = iter(parts)
+        parts = iter(xp.split(grad, ctx.splits, axis=ctx.axis))
         return tuple(next(parts) if k else xp.zeros((0,), grad.dtype) for k in ctx.kept)
 
 
@@ -104,14 +98,9 @@ class Split(Function):
 
 
 # ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
-def _sizes(args):
-    # f(2, 3) or f((2, 3)): PyTorch takes both
-    return tuple(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
-
-
 def reshape(x, *shape):
     """The same elements in ``shape`` (ints or one tuple; one -1 is inferred)."""
-    return Reshape.apply(x, shape=_sizes(shape))
+    return Reshape.apply(x, shape=sizes_of(shape))
 
 
 def flatten(x, start_dim=0):
@@ -121,9 +110,9 @@ def flatten(x, start_dim=0):
 
 def permute(x, *axes):
     """The dims reordered (ints or one tuple)."""
-    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in _sizes(axes))
+    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in sizes_of(axes))
     if sorted(order) != list(range(x.ndim)):
-        raise ValueError(f"permute: axes {_sizes(axes)} are not a permutation of {x.ndim} dims")
+        raise ValueError(f"permute: axes {sizes_of(axes)} are not a permutation of {x.ndim} dims")
     return Permute.apply(x, axes=order)
 
 
@@ -159,7 +148,7 @@ def matrix_transpose(x):
 
 def expand(x, *shape):
     """A broadcast view of ``shape`` (-1 keeps a dim)."""
-    return Expand.apply(x, shape=_sizes(shape))
+    return Expand.apply(x, shape=sizes_of(shape))
 
 
 def unsqueeze(x, axis=None, *, dim=None):
@@ -258,9 +247,8 @@ def chunk(x, chunks, axis=0, *, dim=None):
 
 
 def repeat(x, *sizes):
-    """x tiled ``sizes[d]`` times along dim d (``torch.Tensor.repeat``); more sizes than dims
-    add leading dims."""
-    sizes = _sizes(sizes)
+    """x tiled ``sizes[d]`` times along dim d (``torch.Tensor.repeat``)."""
+    sizes = sizes_of(sizes)
     if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) and r >= 0
                for r in sizes):
         raise ValueError(f"repeat: repeats must be non-negative ints, got {sizes}")
