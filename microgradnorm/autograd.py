@@ -107,7 +107,6 @@ class Context:
     """A graph node: one ``Function`` call's inputs, saved arrays, and, for the visualizer,
     its module path and innermost ``op_group`` (name, call number) or None."""
 
-    # Until set on the node: nothing saved, the graph not freed, no outputs recorded.
     _saved = ()
     _saved_versions = ()
     _freed = False
@@ -282,15 +281,18 @@ def in_module_call():
     return bool(_state.module_stack)
 
 
-# nn.Module pushes its path while it runs, so nodes know which module made them.
 @contextlib.contextmanager
-def module_scope(path):
-    stack = _state.module_stack
-    stack.append(path)
+def _pushed(stack, entry):
+    stack.append(entry)
     try:
         yield
     finally:
         stack.pop()
+
+
+def module_scope(path):
+    # nn.Module pushes its path while it runs, so nodes know which module made them
+    return _pushed(_state.module_stack, path)
 
 
 def _module_path():
@@ -303,14 +305,8 @@ def _module_path():
 _group_calls = itertools.count()
 
 
-@contextlib.contextmanager
 def op_group(name):
-    stack = _state.group_stack
-    stack.append((name, next(_group_calls)))
-    try:
-        yield
-    finally:
-        stack.pop()
+    return _pushed(_state.group_stack, (name, next(_group_calls)))
 
 
 def topological_order(root_nodes):
@@ -349,11 +345,8 @@ def backward(root, grad=None, retain_graph=False):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
-    """The gradients of ``outputs`` (Tensors) with respect to ``inputs`` as a tuple of
-    arrays, touching no ``.grad`` (``torch.autograd.grad``).
-
-    Args:
-        allow_unused: None for an input the outputs do not depend on (else an error).
+    """The gradients of ``outputs`` with respect to ``inputs`` as a tuple of arrays, touching
+    no ``.grad`` (``torch.autograd.grad``); ``allow_unused``: None for an unused input.
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -365,9 +358,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
         outputs, grad_outputs = (outputs,), (grad_outputs,)
     outputs = tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    grad_outputs = tuple(grad_outputs)
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
                          "grad_outputs; give one gradient (or None) per output")

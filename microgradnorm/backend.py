@@ -124,14 +124,9 @@ _MMAP_THRESHOLD_MAX = 32 << 20    # glibc's largest mmap threshold on 64-bit sys
 
 
 def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
-    """Let glibc's ``malloc`` keep freed memory (up to ``trim_threshold`` bytes) for the next
-    arrays instead of returning it, so each step's temporaries cause no page faults
-    (docs/architecture.md). Returns False where there is no ``mallopt`` (not glibc).
-
-    Example:
-        >>> mg.backend.keep_freed_memory()       # once, before training
-        True
-    """
+    """Let glibc's ``malloc`` keep up to ``trim_threshold`` freed bytes for the next arrays,
+    so each step's temporaries cause no page faults (docs/architecture.md); call it once,
+    before training. Returns False without glibc's ``mallopt``."""
     import ctypes
     import ctypes.util
 

@@ -14,14 +14,10 @@ from .norms.arguments import check_tensor
 from .tensor import Tensor
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
-           "add_rms_norm", "relu", "tanh"]
-
+           "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss",
+           "relu", "sigmoid", "silu", "softmax", "tanh"]
 
 # ----- activations, softmax, losses, dropout: composites of primitive ops -----------------
-__all__ += ["cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "sigmoid", "silu",
-            "softmax"]
-
-
 relu = ops.relu                # one home each: F.relu is ops.relu is Tensor.relu
 tanh = ops.tanh
 sigmoid = ops.sigmoid
@@ -51,10 +47,6 @@ def silu(x):
 
 def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     r"""Cross-entropy :math:`-\log\mathrm{softmax}(\text{logits}_n)_{t_n}` of integer targets.
-
-    Args:
-        reduction: ``"mean"`` (over the targets not ignored), ``"sum"`` or ``"none"``.
-        ignore_index: a target value with no loss and no gradient (padding).
 
     Shape: logits (N, C) or (B, T, C), the class dim last; target (N,) or (B, T).
 

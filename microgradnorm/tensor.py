@@ -249,8 +249,7 @@ class Tensor:
         size = base.size_args(fn, size)
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = self.device if device is None else backend.check_device(device)
-        array = self.xp.full(size, value, dtype=dtype) if device == self.device else \
-            backend.to_device(np.full(size, value, dtype=dtype), device)
+        array = backend.to_device(self.xp.full(size, value, dtype=dtype), device)
         return Tensor._leaf(fn, array, requires_grad)
 
     new_zeros = partialmethod(_new_filled, "new_zeros", 0)

@@ -79,11 +79,6 @@ def float_input(x):
     return x.astype(np.float64) if x.dtype.kind in "biu" else x
 
 
-def in_opmath(x):
-    """``x`` in float32 for half precision, else ``float_input(x)``: torch's unary opmath."""
-    return x.astype(np.float32) if is_half(x.dtype) else float_input(x)
-
-
 def torch_sign(x):
     """A new array of -1, 0 or 1 by the sign of ``x``, 0 for NaN (torch's)."""
     if x.dtype == np.bool_:

@@ -9,9 +9,9 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
-from ..dtypes import is_floating
+from ..dtypes import is_floating, is_half
 from .base import (arithmetic, as_array, broadcast, check_tensor, constant, float_input,
-                   in_opmath, promote, rounded, torch_sign, unbroadcast)
+                   promote, rounded, torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -153,7 +153,7 @@ class Unary(Function):
 
 def _in_opmath(xp_function, x):
     # half precision computed in float32 and rounded once, as torch's
-    out = xp_function(in_opmath(x))
+    out = xp_function(x.astype(np.float32) if is_half(x.dtype) else float_input(x))
     return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
 
 

@@ -92,36 +92,34 @@ def _keepdims(fn, keepdims, keepdim):
     return bool(keepdim)
 
 
+def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim)
+    if issubclass(function, Extreme):            # a max of nothing has no value
+        check_reducible(fn, x.shape, axis)
+    return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
+
+
 def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """Sum over ``axis`` (None: every element; an int or a tuple).
 
-    Shape: x's without the reduced dims (size 1 there with ``keepdims``).
-    """
-    axis = normalize_axis("sum", axis, x.ndim, dim=dim)
-    return Sum.apply(x, axis=axis, keepdims=_keepdims("sum", keepdims, keepdim))
+    Shape: x's without the reduced dims (size 1 there with ``keepdims``)."""
+    return _reduce("sum", Sum, x, axis, keepdims, dim, keepdim)
 
 
 def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """Arithmetic mean over ``axis``; arguments and shape as in ``sum``."""
-    axis = normalize_axis("mean", axis, x.ndim, dim=dim)
-    return Mean.apply(x, axis=axis, keepdims=_keepdims("mean", keepdims, keepdim))
-
-
-def _extreme(fn, function, x, axis, keepdims, dim, keepdim):
-    axis = normalize_axis(fn, axis, x.ndim, dim=dim)
-    check_reducible(fn, x.shape, axis)
-    return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
+    return _reduce("mean", Mean, x, axis, keepdims, dim, keepdim)
 
 
 def amax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """Maximum over ``axis``, values only (``torch.amax``, ``x.max()``); ties share the
     gradient. An empty reduced dim is an ``EmptyReductionError``."""
-    return _extreme("max", Max, x, axis, keepdims, dim, keepdim)
+    return _reduce("max", Max, x, axis, keepdims, dim, keepdim)
 
 
 def amin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """Minimum over ``axis``, values only (``torch.amin``, ``x.min()``); as ``amax``."""
-    return _extreme("amin", AMin, x, axis, keepdims, dim, keepdim)
+    return _reduce("amin", AMin, x, axis, keepdims, dim, keepdim)
 
 
 def var(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
