@@ -1,12 +1,4 @@
-"""microgradnorm: a miniature autograd engine whose subject is normalization.
-
-    import microgradnorm as mg
-    import microgradnorm.functional as F
-
-    x = mg.tensor(np.random.randn(4, 8), requires_grad=True)
-    y = F.layer_norm(x, 8, impl="fused")       # or impl="composite": the textbook graph
-    y.sum().backward()
-"""
+"""microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
 from . import nn, optim
 from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled

@@ -1,11 +1,6 @@
-"""The autograd core: ``Function`` records one graph node per call; ``backward`` walks it.
-
-A forward call ``Mul.apply(a, b)`` runs ``Mul.forward(ctx, a.data, b.data)`` on plain arrays
-and returns a Tensor whose ``grad_fn`` is ``ctx``, the node. The node remembers its inputs,
-the arrays saved for backward, and the version of every tensor those arrays belong to.
-``backward`` is a topological sort of the nodes followed by one reversed loop, as in
-micrograd; gradients are summed per node output and accumulated into leaf ``.grad``.
-"""
+"""The autograd core: ``Function`` records one graph node (a ``Context``) per call;
+``backward`` sorts the nodes topologically and runs one reversed loop, as micrograd
+(docs/architecture.md)."""
 
 import contextlib
 import functools
@@ -17,7 +12,7 @@ from .backend import array_module, device_of, memory_owner
 
 
 class _ThreadState(threading.local):
-    """Per-thread autograd state, as in PyTorch: grad mode and the scope stacks."""
+    """Per-thread grad mode and scope stacks, as in PyTorch."""
 
     def __init__(self):
         self.grad_enabled = True
@@ -33,40 +28,8 @@ def is_grad_enabled():
     return _state.grad_enabled
 
 
-class set_grad_enabled:
-    """Turn graph recording on (``mode=True``) or off in this thread
-    (``torch.set_grad_enabled``): at once when called, until the block ends as a context
-    manager, for each call as a decorator.
-
-    Example:
-        >>> with mg.set_grad_enabled(False):
-        ...     y = x * 2                      # y.requires_grad is False
-    """
-
-    def __init__(self, mode):
-        if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled: mode must be a bool, "
-                            f"got {type(mode).__name__}")
-        self.mode = mode
-        self.previous = _state.grad_enabled
-        _state.grad_enabled = mode
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        _state.grad_enabled = self.previous
-        return False
-
-    def __call__(self, fn):
-        # As a decorator the mode applies to each call, not from the decoration on.
-        _state.grad_enabled = self.previous
-        return _grad_mode_decorator(fn, lambda: set_grad_enabled(self.mode))
-
-
 class _GradMode:
-    """A context manager and decorator (``@mg.no_grad()`` or ``@mg.no_grad``) that sets
-    grad mode to ``MODE`` in this thread and restores the previous mode on exit."""
+    """Grad mode ``MODE`` in this thread for a block or a decorated function."""
 
     MODE = True
 
@@ -84,23 +47,47 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        return _grad_mode_decorator(fn, type(self))
+        if not callable(fn):
+            raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with self._renewed():
+                return fn(*args, **kwargs)
+        return wrapper
+
+    def _renewed(self):
+        return type(self)()
 
 
-def _grad_mode_decorator(fn, make):
-    if not callable(fn):
-        raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+class set_grad_enabled(_GradMode):
+    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``)."""
 
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with make():
-            return fn(*args, **kwargs)
-    return wrapper
+    def __new__(cls, mode):
+        return object.__new__(cls)
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, "
+                            f"got {type(mode).__name__}")
+        self.MODE = mode
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = mode
+
+    def __enter__(self):
+        return self
+
+    def __call__(self, fn):
+        # As a decorator the mode applies to each call, not from the decoration on.
+        _state.grad_enabled = self.previous
+        return super().__call__(fn)
+
+    def _renewed(self):
+        return set_grad_enabled(self.MODE)
 
 
 class no_grad(_GradMode):
-    """Inside this block (or decorated function) ops record no graph and save nothing,
-    in this thread (``torch.no_grad``).
+    """Record no graph in this block or decorated function (``torch.no_grad``).
 
     Example:
         >>> with mg.no_grad():
@@ -111,25 +98,15 @@ class no_grad(_GradMode):
 
 
 class enable_grad(_GradMode):
-    """Turn recording back on inside a ``no_grad`` block, in this thread
-    (``torch.enable_grad``); a context manager and a decorator."""
+    """Record the graph again inside a ``no_grad`` block (``torch.enable_grad``)."""
 
     MODE = True
 
 
 class Context:
-    """A graph node: what one ``Function`` call needs to run its backward.
+    """A graph node: one ``Function`` call's inputs, saved arrays, and, for the visualizer,
+    its module path and innermost ``op_group`` (name, call number) or None."""
 
-    Attributes:
-        function: the ``Function`` subclass that made the node.
-        inputs: the input Tensors, in call order (also those that need no gradient).
-        needs_input_grad: one bool per input; backward may return None where it is False.
-        module: the module path active when the node was recorded (for the visualizer).
-        group: the innermost ``op_group`` the node was recorded in, as (name, call number),
-            or None: it tells which nodes one composite norm call made (for the visualizer).
-    """
-
-    # Until set on the node: nothing saved, the graph not freed, no outputs recorded.
     _saved = ()
     _saved_versions = ()
     _freed = False
@@ -140,8 +117,7 @@ class Context:
         self.function = function
         self.inputs = inputs
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
-        state = _state                # per thread: grad mode and the scope stacks
-        modules, groups = state.module_stack, state.group_stack
+        modules, groups = _state.module_stack, _state.group_stack
         self.module = modules[-1] if modules else ""
         self.group = groups[-1] if groups else None
 
@@ -174,23 +150,20 @@ class Context:
         return self._saved
 
     def saved_arrays(self):
-        """The saved arrays without checks (for accounting, e.g. ``graph_stats``)."""
+        """The saved arrays without checks (``graph_stats``)."""
         return () if self._freed else tuple(a for a in self._saved if a is not None)
 
     def named_saved_arrays(self):
-        """(name or None, array) for each saved array, names from the Function's
-        ``saved_names`` (for the visualizer)."""
+        """(name from ``saved_names`` or None, array) for each saved array (the visualizer)."""
         if self._freed:
             return ()
         names = self.function.saved_names or (None,) * len(self._saved)
         return tuple((n, a) for n, a in zip(names, self._saved) if a is not None)
 
     def _track_saved(self, inputs, outputs):
-        # A saved array that *is* the data of an input or output tensor gets that tensor's
-        # version recorded, so an in-place op on the tensor before backward is detected.
-        # The node keeps the version counter, not the tensor: an output that held its own
-        # node would make a reference cycle, and a graph that is never back-propagated
-        # would then stay in memory until the cyclic garbage collector ran.
+        # A saved array that is an input's or output's data records that tensor's version,
+        # so an in-place change before backward is caught. The node keeps the counter, not
+        # the tensor: an output holding its own node would be a reference cycle.
         if not self._saved:
             return
         versions = []
@@ -208,10 +181,7 @@ class Context:
 
 
 class Function:
-    """Base class of every differentiable op: ``forward(ctx, *arrays, **options)`` and
-    ``backward(ctx, *output_grads)`` on plain arrays, called through
-    ``apply(*inputs, **options)`` (numbers and arrays are constants, None stays None).
-    ``saved_names`` may name what forward saves, for the visualizer."""
+    """Base class of every differentiable op: ``forward`` and ``backward`` on plain arrays."""
 
     saved_names = ()
 
@@ -222,41 +192,27 @@ class Function:
 
     @staticmethod
     def backward(ctx, *grads):
-        """dL/d(input) per input (or None where ``ctx.needs_input_grad`` is False), from
-        dL/d(output) per output."""
+        """dL/d(input) per input (None where not ``ctx.needs_input_grad``) from dL/d(output)."""
         raise NotImplementedError
 
     @classmethod
     def apply(cls, *inputs, **options):
-        """Run ``forward`` on the inputs' arrays; the Tensor output(s) get a new node as
-        ``grad_fn`` when grad mode is on and an input requires grad."""
+        """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
         ctx = Context(cls, tensors)
         record = _state.grad_enabled and True in ctx.needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
-        make = _tensor.Tensor._from_op
-        node = ctx if record else None
-        if not isinstance(raw, tuple):                   # one output: the usual case
-            outputs = (make(raw, node, 0),)
-            if getattr(raw, "base", None) is not None:
-                _share_versions_with_bases(tensors, outputs)
-            if record:
-                ctx.outputs_meta = ((raw.shape, raw.dtype),)
-                if ctx._saved:
-                    ctx._track_saved(tensors, outputs)
-                if _observers:
-                    for observer in _observers_here():
-                        observer.on_forward(ctx)
-            return outputs[0]
-        outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
+        make, node = _tensor.Tensor._from_op, ctx if record else None
+        arrays = raw if isinstance(raw, tuple) else (raw,)
+        outputs = tuple([make(a, node, i) for i, a in enumerate(arrays)])
         _share_versions_with_bases(tensors, outputs)
         if record:
-            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in raw])
+            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in arrays])
             ctx._track_saved(tensors, outputs)
             for observer in _observers_here() if _observers else ():
                 observer.on_forward(ctx)
-        return outputs
+        return outputs if isinstance(raw, tuple) else outputs[0]
 
 
 def _as_tensors(inputs):
@@ -272,9 +228,8 @@ def _as_tensors(inputs):
 
 
 def _share_versions_with_bases(inputs, outputs):
-    # An output that is a view of an input's memory (reshape, slice, transpose, expand)
-    # shares that input's version counter, as in PyTorch: an in-place change through either
-    # one changes what the other holds, so it must invalidate what was saved of both.
+    # A view output shares its input's version counter, as in PyTorch: an in-place change
+    # through either one invalidates what was saved of both.
     owners = None
     for out in outputs:
         if getattr(out.data, "base", None) is None:
@@ -300,18 +255,14 @@ def _check_same_device(op_name, tensors):
         raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
 
 
-# Observers of the graph (``checks.memory``'s timeline): each gets on_forward(node) when a
-# node is recorded, on_backward(node, pending output grads, captured grads) after a node's
-# backward, and on_free(nodes) when backward frees the graph, for the graphs of the thread
-# that registered it only (as grad mode, observation is per thread). Each entry is
-# (thread ident, observer); empty, it costs one test per op.
+# (thread ident, observer) for ``checks.memory``'s timeline; empty, it costs one test per op.
 _observers = []
 
 
 @contextlib.contextmanager
 def observe(observer):
-    """Call ``observer``'s ``on_forward``/``on_backward``/``on_free`` for the graphs this
-    thread records and back-propagates while in the block (other threads' are not seen)."""
+    """Call ``observer.on_forward(node)``, ``on_backward(node, pending grads, captured)`` and
+    ``on_free(nodes)`` for the graphs this thread records and back-propagates in the block."""
     entry = (threading.get_ident(), observer)
     _observers.append(entry)
     try:
@@ -326,21 +277,22 @@ def _observers_here():
 
 
 def in_module_call():
-    """True while an ``nn.Module`` is running its forward (a node recorded now belongs to
-    a module; one recorded outside, such as a loss on the logits, does not)."""
+    """True while an ``nn.Module`` is running its forward."""
     return bool(_state.module_stack)
 
 
-# Module scopes: nn.Module pushes its path here while it runs, so nodes know who made them.
-# The stack is per thread (``_state``), like grad mode.
 @contextlib.contextmanager
-def module_scope(path):
-    stack = _state.module_stack
-    stack.append(path)
+def _pushed(stack, entry):
+    stack.append(entry)
     try:
         yield
     finally:
         stack.pop()
+
+
+def module_scope(path):
+    # nn.Module pushes its path while it runs, so nodes know which module made them
+    return _pushed(_state.module_stack, path)
 
 
 def _module_path():
@@ -348,26 +300,17 @@ def _module_path():
     return stack[-1] if stack else ""
 
 
-# Op groups: a functional norm marks the nodes of one call, so that the visualizer can fold
-# a composite norm's subgraph into one box. Each call gets its own number (unique across
-# threads: itertools.count is atomic under the GIL).
+# A functional norm marks the nodes of one call, so the visualizer can fold a composite norm
+# into one box; numbers are unique across threads (itertools.count is atomic under the GIL).
 _group_calls = itertools.count()
 
 
-@contextlib.contextmanager
 def op_group(name):
-    stack = _state.group_stack
-    stack.append((name, next(_group_calls)))
-    try:
-        yield
-    finally:
-        stack.pop()
+    return _pushed(_state.group_stack, (name, next(_group_calls)))
 
 
 def topological_order(root_nodes):
-    """The nodes reachable from ``root_nodes``, each after every node it feeds (reversed, a
-    node comes after all its consumers): a depth-first post-order on an explicit stack, so
-    deep graphs don't hit Python's recursion limit."""
+    """The nodes reachable from ``root_nodes``, each after its inputs' nodes (no recursion)."""
     order, visited = [], set()
     for root in root_nodes:
         if root in visited:
@@ -389,27 +332,21 @@ def topological_order(root_nodes):
 
 
 def backward(root, grad=None, retain_graph=False):
-    """Back-propagate from ``root`` into ``.grad`` (``Tensor.backward``), written only at the
-    end, so a failing backward leaves every ``.grad`` as it was."""
+    """``Tensor.backward``: ``.grad`` is written only at the end, so a failure changes none."""
     if not root.requires_grad:
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
-    captured = run_backward([root], [grad], retain_graph, capture=None)
+    captured = run_backward([root], [grad], retain_graph,
+                            capture=lambda t: t.grad_fn is None or t._retains_grad)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
     for tensor, g in captured.values():
         tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
-    """The gradients of ``outputs`` with respect to ``inputs`` as a tuple of arrays,
-    touching no ``.grad`` (``torch.autograd.grad``).
-
-    Args:
-        outputs, inputs: a Tensor or a sequence of Tensors.
-        grad_outputs: one gradient per output; may be omitted for one-element outputs.
-        retain_graph: keep the graph for another backward.
-        allow_unused: None for an input the outputs do not depend on (else an error).
+    """The gradients of ``outputs`` with respect to ``inputs`` as a tuple of arrays, touching
+    no ``.grad`` (``torch.autograd.grad``); ``allow_unused``: None for an unused input.
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -421,9 +358,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
         outputs, grad_outputs = (outputs,), (grad_outputs,)
     outputs = tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    grad_outputs = tuple(grad_outputs)
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
                          "grad_outputs; give one gradient (or None) per output")
@@ -446,7 +381,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
 
 
 def _root_grad(root, grad, name):
-    # name: the function and the argument, for the messages ("grad(): grad_outputs[0]")
+    # name starts the messages: "grad(): grad_outputs[0]"
     from .tensor import Tensor
     if grad is None:
         if root.size != 1:
@@ -481,24 +416,17 @@ def _is_real(dtype):
 
 
 def run_backward(roots, root_grads, retain_graph, capture):
-    """The engine: propagate ``root_grads`` from ``roots`` through the graph.
-
-    Returns {id(tensor): (tensor, summed gradient)} for every tensor reached for which
-    ``capture(tensor)`` is true (``capture=None``: the leaves and the tensors that retain
-    their gradient, as ``backward()`` fills ``.grad``). Frees the saved arrays unless
-    ``retain_graph``.
-    """
+    """Propagate ``root_grads`` from ``roots``; {id(tensor): (tensor, summed gradient)} for
+    each tensor reached that ``capture`` accepts."""
     captured = {}
     output_grads = {}                     # node -> [gradient per output, or None]
     summed = set()                        # id of each sum this loop made: its own to add to
 
     def receive(tensor, g):
         node = tensor.grad_fn
-        if capture is None:
-            if node is None or tensor._retains_grad:
-                _accumulate(captured, tensor, g)
-        elif capture(tensor):
-            _accumulate(captured, tensor, g)
+        if capture(tensor):
+            key = id(tensor)
+            captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
         if node is not None:
             slots = output_grads.get(node)
             if slots is None:
@@ -554,8 +482,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
 
 
 class RemovableHandle:
-    """What ``register_hook`` and ``nn.Module``'s forward hooks return: ``remove()``
-    unregisters the hook; also a context manager that removes it on exit."""
+    """A hook's handle: ``remove()`` unregisters it, as does leaving it as a context manager."""
 
     _ids = itertools.count()
 
@@ -576,9 +503,7 @@ class RemovableHandle:
 
 
 def register_hook(tensor, hook):
-    """``Tensor.register_hook``: a leaf keeps its hooks itself (``tensor._hooks``); a
-    non-leaf's are kept by its node, per output, as torch keeps them on ``grad_fn``, so
-    that backward finds them where it has the output's total gradient."""
+    """``Tensor.register_hook``: kept by a leaf, or by a non-leaf's node per output."""
     if not callable(hook):
         raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
     if not tensor.requires_grad:
@@ -616,8 +541,7 @@ def _run_hooks(hooks, g, shape):
 
 
 def _run_output_hooks(node, grads, captured):
-    # A hooked output's total gradient, replaced by its hooks before the node's backward
-    # uses it; a retained (or captured) gradient of that output is replaced too.
+    # hooks replace an output's total gradient, its retained (captured) copy too
     grads = list(grads)
     for i, (tensor_id, hooks) in node.tensor_hooks.items():
         if grads[i] is None or not hooks:
@@ -631,7 +555,6 @@ def _run_output_hooks(node, grads, captured):
 
 
 def _zeros_for_missing(grads, outputs_meta):
-    # An output that no path from the roots reaches gets a zero gradient.
     xp = array_module(next(g for g in grads if g is not None))
     return [g if g is not None else xp.zeros(shape, dtype=dtype)
             for g, (shape, dtype) in zip(grads, outputs_meta)]
@@ -644,11 +567,5 @@ def _fit(g, tensor, node):
     return g if g.dtype == tensor.data.dtype else g.astype(tensor.data.dtype)
 
 
-def _accumulate(captured, tensor, g):
-    key = id(tensor)
-    captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
-
-
-# tensor builds on this module (Tensor.backward, Function.apply makes Tensors); importing the
-# module object last lets either module be imported first.
+# tensor imports this module; importing it last lets either be imported first
 from . import tensor as _tensor  # noqa: E402  (tensor imports this module)

@@ -1,8 +1,5 @@
-"""Array backends: NumPy on "cpu", CuPy on "cuda" (imported lazily: optional).
-
-Every op is written once against ``xp = array_module(array)``; only this module knows which
-array libraries exist.
-"""
+"""Array backends: NumPy on "cpu", CuPy on "cuda" (optional, imported lazily). Every op is
+written once against ``xp = array_module(array)``; only this module knows the libraries."""
 
 import math
 
@@ -25,8 +22,7 @@ _gpu_found = []    # [True] once CuPy has been seen to reach a GPU
 
 
 def _cupy_with_gpu():
-    """CuPy, after checking once that it reaches a GPU: with CuPy installed but no GPU or
-    driver, creating a "cuda" tensor is a RuntimeError that says so, not a CUDA error code."""
+    """CuPy, checked once to reach a GPU (else a RuntimeError that says so)."""
     cupy = _cupy()
     if not _gpu_found:
         try:
@@ -55,7 +51,7 @@ def is_cupy_array(array):
 
 
 def array_module(array):
-    """Return the array library (``numpy`` or ``cupy``) that owns ``array``."""
+    """``numpy`` or ``cupy``, whichever owns ``array``."""
     return _cupy() if is_cupy_array(array) else np
 
 
@@ -81,16 +77,14 @@ def to_device(array, device):
 
 
 def new_array(data, dtype=None, device="cpu"):
-    """A new array of ``dtype`` on ``device`` holding a copy of ``data`` (array_like, NumPy
-    or CuPy array): like ``torch.tensor``, it never shares memory with ``data``."""
+    """A copy of ``data`` (array_like) in ``dtype`` on ``device``, as ``torch.tensor``."""
     check_device(device)
     if device == "cuda":
         cupy = _cupy_with_gpu()
         if is_cupy_array(data):
             return cupy.array(data, dtype=dtype, copy=True)
-        # Converted on the host first, then copied: the same rounding as on the CPU
-        # (ml_dtypes' for bfloat16), whatever CuPy's conversion of Python data would do.
-        # The upload is the copy: a NumPy array already in ``dtype`` is not copied twice.
+        # converted on the host, so rounding is the CPU's (ml_dtypes' for bfloat16); the
+        # upload is the copy
         return cupy.asarray(np.asarray(data, dtype=dtype))
     if is_cupy_array(data):
         data = data.get()
@@ -112,9 +106,8 @@ _math_erf = np.frompyfunc(math.erf, 1, 1)
 
 
 def erf(array):
-    """The error function, elementwise, in ``array``'s dtype: ``math.erf`` per element on the
-    CPU (NumPy has none), ``cupyx.scipy.special.erf`` on the GPU (half precision computed
-    in float32, which it lacks, and rounded once)."""
+    """The error function in ``array``'s dtype: ``math.erf`` per element on the CPU (NumPy
+    has none), ``cupyx.scipy.special.erf`` on the GPU (half precision via float32)."""
     if is_cupy_array(array):
         from cupyx.scipy.special import erf as cupy_erf
         if array.dtype.itemsize < 4:
@@ -131,23 +124,9 @@ _MMAP_THRESHOLD_MAX = 32 << 20    # glibc's largest mmap threshold on 64-bit sys
 
 
 def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
-    """Let glibc's ``malloc`` keep freed memory for the next arrays (``mallopt``) instead of
-    returning it to the system, for the rest of the process: a training step re-creates the
-    same temporaries every step, and each page taken back is a page fault. Arrays below
-    32 MiB then come from the heap; memory is reused, not leaked.
-
-    Args:
-        trim_threshold: bytes of free memory at the top of the heap kept before any is
-            returned (``M_TRIM_THRESHOLD``).
-
-    Returns:
-        True when applied; False where the C library has no ``mallopt`` (not glibc:
-        macOS, Windows, musl), which changes nothing.
-
-    Example:
-        >>> mg.backend.keep_freed_memory()       # once, before training
-        True
-    """
+    """Let glibc's ``malloc`` keep up to ``trim_threshold`` freed bytes for the next arrays,
+    so each step's temporaries cause no page faults (docs/architecture.md); call it once,
+    before training. Returns False without glibc's ``mallopt``."""
     import ctypes
     import ctypes.util
 

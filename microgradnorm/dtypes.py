@@ -1,9 +1,5 @@
-"""Floating dtypes, bfloat16 included (from the optional ``ml_dtypes``), and number checks.
-
-float16 and bfloat16 are *half precision* here: reductions, the norms' statistics and matrix
-products accumulate in float32 and round once, as torch does. bfloat16 needs
-``pip install "microgradnorm[bf16]"``; asking for it without is a TypeError saying so.
-"""
+"""Floating dtypes, bfloat16 included (optional ``ml_dtypes``), and number checks. Half
+precision (float16, bfloat16) accumulates in float32 and rounds once (docs/precision.md)."""
 
 import numbers
 
@@ -16,8 +12,6 @@ except ImportError:                       # optional: only bfloat16 needs it
 
 bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
 
-FLOAT_NAMES = ("float16", "bfloat16", "float32", "float64")
-
 
 def has_bfloat16():
     """True when ``ml_dtypes`` is installed, so bfloat16 tensors can be made."""
@@ -25,8 +19,7 @@ def has_bfloat16():
 
 
 def as_dtype(dtype):
-    """``dtype`` (a NumPy dtype, a type, or a name such as ``"bfloat16"``) as a NumPy dtype;
-    None stays None."""
+    """``dtype`` (a NumPy dtype, a type, or a name such as ``"bfloat16"``) as a NumPy dtype."""
     if dtype is None:
         return None
     if isinstance(dtype, str) and dtype == "bfloat16":
@@ -44,15 +37,13 @@ def is_floating(dtype):
 
 
 def is_numeric(dtype):
-    """bool, integer or floating (bfloat16 included): what tensors, state dicts and saved
-    files may hold. Complex, object, string and structured dtypes are not."""
+    """bool, integer or floating: what tensors, state dicts and saved files may hold."""
     dtype = np.dtype(dtype)
     return (dtype.kind in "biuf" and not dtype.hasobject) or is_floating(dtype)
 
 
 def check_number(where, name, value, integer=False):
-    """Raise a TypeError naming ``name`` unless ``value`` is a real number (with ``integer``:
-    an int); a bool or a string is neither, as in PyTorch. The range is the caller's to check."""
+    """Raise a TypeError naming ``name`` unless ``value`` is a real number (or an int)."""
     kind = numbers.Integral if integer else numbers.Real
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, kind):
         raise TypeError(f"{where}: {name} must be {'an int' if integer else 'a real number'}, "

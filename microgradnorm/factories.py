@@ -1,7 +1,5 @@
-"""Tensor factories with PyTorch's names: zeros, ones, full, empty, arange, randn, rand,
-their ``*_like`` forms, ``from_numpy``, ``manual_seed``. The default float dtype is float64
-(NumPy's); random tensors draw from NumPy's global generator, which ``manual_seed`` seeds.
-"""
+"""Tensor factories with PyTorch's names; float64 by default (docs/pytorch.md), random
+tensors from NumPy's global generator, which ``manual_seed`` seeds."""
 
 import numbers
 
@@ -16,7 +14,6 @@ __all__ = ["arange", "empty", "from_numpy", "full", "manual_seed", "ones", "ones
 
 
 def _make(fn, array, dtype, device, requires_grad):
-    """A leaf of ``array`` (NumPy) converted to ``dtype`` and moved to ``device``."""
     backend.check_device(device)
     if dtype is not None:
         array = array.astype(dtypes.as_dtype(dtype), copy=False)
@@ -24,26 +21,22 @@ def _make(fn, array, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device="cpu", requires_grad=False):
-    """A tensor of zeros of ``size`` (ints, or one tuple), float64 unless ``dtype`` is given
-    (``torch.zeros``)."""
+    """A tensor of zeros of ``size`` (ints, or one tuple) (``torch.zeros``)."""
     return _make("zeros", np.zeros(size_args("zeros", size)), dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device="cpu", requires_grad=False):
-    """A tensor of ones of ``size`` (ints, or one tuple), float64 unless ``dtype`` is given
-    (``torch.ones``)."""
+    """A tensor of ones of ``size`` (ints, or one tuple) (``torch.ones``)."""
     return _make("ones", np.ones(size_args("ones", size)), dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device="cpu", requires_grad=False):
-    """An uninitialized tensor of ``size``, float64 unless ``dtype`` is given
-    (``torch.empty``): its values are whatever the memory held."""
+    """An uninitialized tensor of ``size`` (``torch.empty``)."""
     return _make("empty", np.empty(size_args("empty", size)), dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
-    """A tensor of ``size`` filled with ``fill_value`` (``torch.full``). Without ``dtype``
-    the dtype follows the value: bool for a bool, int64 for an int, float64 for a float."""
+    """A tensor of ``size`` filled with ``fill_value``, by default of its kind (``torch.full``)."""
     size = size_args("full", (size,))
     if isinstance(fill_value, Tensor):
         if fill_value.size != 1:
@@ -60,8 +53,7 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
-    """Values from ``start`` (inclusive) to ``end`` (exclusive) by ``step``
-    (``torch.arange``): int64 when all three are ints, else float64, unless ``dtype``."""
+    """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``)."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
@@ -79,17 +71,14 @@ def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=F
 
 
 def randn(*size, dtype=None, device="cpu", requires_grad=False):
-    """Samples of the standard normal distribution, of ``size``, float64 unless ``dtype``
-    is given, from NumPy's global generator (``np.random.randn``; seed with
-    ``manual_seed``)."""
+    """Standard normal samples of ``size`` (``torch.randn``)."""
     size = size_args("randn", size)
     return _make("randn", np.asarray(np.random.standard_normal(size)), dtype, device,
                  requires_grad)
 
 
 def rand(*size, dtype=None, device="cpu", requires_grad=False):
-    """Samples uniform on [0, 1), of ``size``, float64 unless ``dtype`` is given, from
-    NumPy's global generator (``np.random.random_sample``; seed with ``manual_seed``)."""
+    """Samples uniform on [0, 1) of ``size`` (``torch.rand``)."""
     size = size_args("rand", size)
     return _make("rand", np.asarray(np.random.random_sample(size)), dtype, device,
                  requires_grad)
@@ -105,27 +94,24 @@ def _like(fn, value, other, dtype, device, requires_grad):
 
 
 def zeros_like(other, *, dtype=None, device=None, requires_grad=False):
-    """Zeros of ``other``'s shape, dtype and device unless given (``torch.zeros_like``)."""
+    """Zeros of ``other``'s shape, dtype and device (``torch.zeros_like``)."""
     return _like("zeros_like", 0, other, dtype, device, requires_grad)
 
 
 def ones_like(other, *, dtype=None, device=None, requires_grad=False):
-    """Ones of ``other``'s shape, dtype and device unless given (``torch.ones_like``)."""
+    """Ones of ``other``'s shape, dtype and device (``torch.ones_like``)."""
     return _like("ones_like", 1, other, dtype, device, requires_grad)
 
 
 def from_numpy(array):
-    """A CPU tensor sharing ``array``'s memory (``torch.from_numpy``): a write through
-    either one shows in the other. The dtype is the array's."""
+    """A CPU tensor sharing ``array``'s memory (``torch.from_numpy``)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
     return Tensor._leaf("from_numpy", array, False)
 
 
 def manual_seed(seed):
-    """Seed NumPy's global generator (``np.random.seed(seed)``), which ``randn``,
-    ``rand``, parameter initialization and dropout draw from (``torch.manual_seed``;
-    returns None here, not a Generator)."""
+    """Seed NumPy's global generator, which every random draw uses (``torch.manual_seed``)."""
     dtypes.check_number("manual_seed", "seed", seed, integer=True)
     if not 0 <= seed < 2 ** 32:
         raise ValueError(f"manual_seed: seed must be in [0, 2**32), got {seed}")

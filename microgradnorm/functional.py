@@ -1,10 +1,6 @@
-"""Functional ops with the semantics of ``torch.nn.functional``.
-
-Every norm takes ``impl="fused"`` (one graph node with a closed-form backward) or
-``impl="composite"`` (the textbook graph of primitive ops); both compute the same function.
-Arguments are checked before anything runs, so a bad call raises a ``TypeError`` or
-``ValueError`` naming the argument and changes nothing (running statistics included).
-"""
+"""Functional ops with the semantics of ``torch.nn.functional``: the norms (``impl="fused"``
+or ``"composite"``, docs/architecture.md), activations, losses and dropout. Arguments are
+checked before anything runs, running statistics included."""
 
 import warnings
 
@@ -18,43 +14,20 @@ from .norms.arguments import check_tensor
 from .tensor import Tensor
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
-           "add_rms_norm", "relu", "tanh"]
+           "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss",
+           "relu", "sigmoid", "silu", "softmax", "tanh"]
 
-
-def relu(x):
-    """max(x, 0) elementwise; ``x.relu()``. Shape: unchanged."""
-    return x.relu()
-
-
-def tanh(x):
-    """tanh(x) elementwise; ``x.tanh()``. Shape: unchanged."""
-    return x.tanh()
-
-
-# ----- activations, softmax, losses, dropout ------------------------------------------------
-# Composites of primitive ops: autograd differentiates them op by op.
-__all__ += ["cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "sigmoid", "silu",
-            "softmax"]
-
-
-sigmoid = ops.sigmoid          # one home each: F.sigmoid is mg.sigmoid is Tensor.sigmoid
+# ----- activations, softmax, losses, dropout: composites of primitive ops -----------------
+relu = ops.relu                # one home each: F.relu is ops.relu is Tensor.relu
+tanh = ops.tanh
+sigmoid = ops.sigmoid
 softmax = ops.softmax
 log_softmax = ops.log_softmax
 
 
 def gelu(x, approximate="none"):
-    r"""GELU, exact (PyTorch's default) or with GPT-2's tanh approximation:
-
-    .. math::
-        \mathrm{GELU}(x) = x\,\Phi(x) = \tfrac12 x \bigl(1 + \mathrm{erf}(x/\sqrt2)\bigr)
-        \qquad\text{approximate="tanh"}:\ \tfrac12 x \bigl(1 + \tanh(\sqrt{2/\pi}\,
-        (x + 0.044715 x^3))\bigr)
-
-    The two differ by at most about 5e-4; ``nn.FeedForward`` uses the tanh form, as GPT-2.
-
-    Args:
-        x: Tensor.
-        approximate: ``"none"`` (exact) or ``"tanh"``.
+    r"""GELU :math:`x\,\Phi(x) = \tfrac12 x (1 + \mathrm{erf}(x/\sqrt2))`; with
+    ``approximate="tanh"``, GPT-2's :math:`\tfrac12 x (1 + \tanh(\sqrt{2/\pi}(x + 0.044715 x^3)))`.
 
     Example:
         >>> F.gelu(mg.tensor([-1.0, 0.0, 1.0]))           # [-0.1587, 0, 0.8413]
@@ -73,21 +46,9 @@ def silu(x):
 
 
 def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
-    r"""Cross-entropy of integer class targets under ``softmax(logits)``:
-    :math:`\ell_n = -\log\mathrm{softmax}(\text{logits}_n)_{t_n}`, averaged (or summed).
+    r"""Cross-entropy :math:`-\log\mathrm{softmax}(\text{logits}_n)_{t_n}` of integer targets.
 
-    The class dim is the LAST dim, for language models: logits (N, C) with target (N,), or
-    (B, T, C) with target (B, T). (``torch.nn.functional.cross_entropy`` wants the class dim
-    second, (B, C, T); for (N, C) the two agree.)
-
-    Args:
-        logits: floating-point Tensor (N, C) or (B, T, C).
-        target: integer Tensor or array of the logits' shape without the last dim, with
-            values in [0, C) or ``ignore_index``.
-        reduction: ``"mean"`` (over the targets not ignored: NaN when all are, as in
-            PyTorch), ``"sum"`` or ``"none"`` (0 where ignored).
-        ignore_index: a target value that contributes no loss and no gradient (PyTorch's
-            default, -100: padding in a batch of sequences).
+    Shape: logits (N, C) or (B, T, C), the class dim last; target (N,) or (B, T).
 
     Example:
         >>> loss = F.cross_entropy(model(idx), targets)      # (B, T, V), (B, T)
@@ -119,8 +80,8 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     if counted.size == flat.size:                     # nothing ignored: the plain mean
         picked = -logp[rows, flat]                                   # (N,)
         return _reduce(picked.reshape(logits.shape[:-1]), reduction)
-    # 0 where ignored, selected rather than multiplied by a 0/1 mask: an ignored row's
-    # stand-in class 0 may have log-probability -inf (a masked logit), and -inf · 0 is NaN
+    # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may have
+    # log-probability -inf (a masked logit), and -inf · 0 is NaN
     picked = ops.masked_fill(-logp[rows, logits.xp.where(keep, flat, 0)], ~keep, 0.0)
     if reduction == "mean":               # over the targets kept
         if counted.size == 0:             # none: NaN, and zero gradients, as in PyTorch
@@ -130,14 +91,8 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
 
 
 def mse_loss(input, target, reduction="mean"):
-    r"""Mean squared error :math:`\mathrm{mean}((\text{input} - \text{target})^2)`.
-
-    Args:
-        input: floating-point Tensor.
-        target: Tensor or array of the same shape (another shape that broadcasts is
-            accepted with a warning, as in PyTorch).
-        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
-    """
+    r"""Mean squared error :math:`\mathrm{mean}((\text{input} - \text{target})^2)`; a target
+    of another shape is broadcast with a warning, as in PyTorch."""
     check_tensor("mse_loss", "input", input)
     target_shape = tuple(target.shape if isinstance(target, Tensor) else np.shape(target))
     if target_shape != input.shape:
@@ -155,17 +110,9 @@ def mse_loss(input, target, reduction="mean"):
 
 
 def dropout(x, p=0.5, training=True, rng=None):
-    r"""Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``, so the
-    expectation is unchanged; the identity when not ``training`` or ``p == 0``, and zeros
-    (``x * 0``: NaN stays NaN) for ``p == 1``, as in PyTorch.
-
-    Args:
-        x: Tensor.
-        p: drop probability in [0, 1].
-        training: apply dropout (True) or return ``x`` (False).
-        rng: a ``numpy.random.Generator``; by default NumPy's global random state
-            (seed it with ``np.random.seed``).
-    """
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``;
+    ``x`` itself when not ``training``. ``rng``: a ``numpy.random.Generator``, by default
+    NumPy's global state."""
     check_number("dropout", "p", p)
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be a number in [0, 1], got {p!r}")

@@ -1,10 +1,6 @@
-"""``Tensor``: an array, its gradient, and the graph node that produced it.
-
-Python floats become float64 and ints int64; only floating tensors (float16, bfloat16,
-float32, float64) can require gradients, and a gradient has its tensor's dtype. Binary ops
-promote as PyTorch does (docs/architecture.md, "dtypes"). The ops are the functions of the
-``ops`` family modules; ``Tensor`` binds them as its methods, section by section.
-"""
+"""``Tensor``: an array, its gradient, and the graph node that produced it. Its methods are
+the functions of the ``ops`` family modules; dtypes promote as PyTorch's
+(docs/architecture.md, "dtypes")."""
 
 import operator
 import warnings
@@ -31,14 +27,16 @@ def _check_leaf(fn, array, requires_grad):
                         f"{array.dtype}")
 
 
-class Tensor:
-    """An n-dimensional array that can record the ops applied to it.
+def _operator(function, reflected=False):
+    # x + y is Add(x, y); the reflected 2 - x is Sub(2, x)
+    if reflected:
+        return lambda self, other: function.apply(other, self)
+    return lambda self, other: function.apply(self, other)
 
-    Args:
-        data: array_like or a Tensor, always copied (``torch.tensor``).
-        requires_grad: record ops on this tensor so ``backward`` can fill ``.grad``.
-        dtype: NumPy dtype or name (``"bfloat16"`` too); by default the data's own.
-        device: ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+
+class Tensor:
+    """An n-dimensional array that can record the ops applied to it; ``data`` (array_like)
+    is copied to ``device``, ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
 
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -68,31 +66,28 @@ class Tensor:
 
     @classmethod
     def _from_op(cls, array, ctx, output_index=0):
-        """A Tensor of ``array`` itself (no copy): output ``output_index`` of the node
-        ``ctx``, or a constant outside the graph when ``ctx`` is None."""
+        """A Tensor of ``array`` itself: output ``output_index`` of ``ctx``, or a constant."""
         tensor = cls.__new__(cls)
         tensor._setup(array, ctx is not None, ctx, output_index)
         return tensor
 
     @classmethod
     def _leaf(cls, fn, array, requires_grad):
-        """A leaf of ``array`` itself (the factories'); ``fn`` names the caller in errors."""
+        """A leaf of ``array`` itself (the factories'); ``fn`` starts the errors."""
         if not isinstance(requires_grad, bool):
             raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
         _check_leaf(fn, array, requires_grad)
-        tensor = cls.__new__(cls)
-        tensor._setup(array, requires_grad, None, 0)
-        return tensor
+        return cls._from_op(array, None).requires_grad_(requires_grad)
 
     # ----- properties ---------------------------------------------------------------------
     @property
     def shape(self):
-        """The size of each dim, a tuple of ints (``x.shape == (2, 3)``)."""
+        """The size of each dim, a tuple of ints."""
         return tuple(self.data.shape)
 
     @property
     def dtype(self):
-        """The NumPy dtype of the data (float64, float32, int64, ...)."""
+        """The NumPy dtype of the data."""
         return self.data.dtype
 
     @property
@@ -102,7 +97,7 @@ class Tensor:
 
     @property
     def size(self):
-        """The number of elements, an int (NumPy's ``size``; PyTorch's ``numel()``)."""
+        """The number of elements (PyTorch's ``numel()``)."""
         return int(self.data.size)
 
     numel = size.fget                 # PyTorch's names, as methods
@@ -124,14 +119,12 @@ class Tensor:
 
     @property
     def is_leaf(self):
-        """True for a tensor no recorded op made; only leaves (and tensors that
-        ``retain_grad()``) get ``.grad``."""
+        """True for a tensor no recorded op made; only leaves get ``.grad``."""
         return self.grad_fn is None
 
     @property
     def grad(self):
-        """The gradient accumulated by ``backward()`` (an array of this tensor's shape, dtype
-        and device) or None; reading it on a non-leaf that does not retain it warns."""
+        """The gradient accumulated by ``backward()`` (an array) or None; a non-leaf's warns."""
         if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             warnings.warn(
                 f"reading .grad of a non-leaf tensor (made by {self.grad_fn.name}): backward() "
@@ -162,9 +155,7 @@ class Tensor:
 
     # ----- conversion ---------------------------------------------------------------------
     def numpy(self, force=False):
-        """The data as a NumPy array: the tensor's own memory on the CPU, a copy from "cuda".
-        A tensor that requires grad refuses (a write through the array would corrupt its
-        graph's gradients) unless ``force``, as ``torch.Tensor.numpy(force=True)``."""
+        """The data as a NumPy array (shared on the CPU); refused if it requires grad."""
         if self.requires_grad and not force:
             raise RuntimeError(
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
@@ -174,16 +165,13 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number (float, int or bool)."""
-        if self.size != 1:
-            raise ValueError(f"item(): only a one-element tensor converts to a number, "
-                             f"got shape {self.shape}")
-        return self.data.reshape(()).item()
+        return self._scalar("item")
 
     def _scalar(self, kind):
         if self.size != 1:
             raise ValueError(f"{kind}(): only a one-element tensor converts to a Python "
                              f"number, got shape {self.shape}; use .numpy() or .tolist()")
-        return self.item()
+        return self.data.reshape(()).item()
 
     def __float__(self):
         return float(self._scalar("float"))
@@ -192,8 +180,7 @@ class Tensor:
         return int(self._scalar("int"))
 
     def __array__(self, dtype=None, copy=None):
-        """``np.asarray(t)``: shares a CPU tensor's memory, except that a tensor that
-        requires grad gives a copy, never its live buffer."""
+        # np.asarray(t) shares a CPU tensor's memory, unless it requires grad
         array = backend.to_numpy(self.data)              # a copy already for "cuda"
         shared = array is self.data
         if copy is False and (self.requires_grad or not shared):
@@ -213,9 +200,8 @@ class Tensor:
         return backend.to_numpy(self.data).tolist()
 
     def to(self, *args, device=None, dtype=None):
-        """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing
-        changes), in the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``,
-        ``to(other)``."""
+        """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes), in
+        the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``."""
         device, dtype = to_arguments("to()", args, device, dtype)
         out = self
         if dtype is not None and dtype != self.dtype:
@@ -228,8 +214,7 @@ class Tensor:
     cuda = partialmethod(to, "cuda")
 
     def astype(self, dtype):
-        """A copy in ``dtype``, in the graph (the gradient is cast back); an integer or bool
-        result is a constant, as in PyTorch."""
+        """A copy in ``dtype``, in the graph; an integer or bool result is a constant."""
         dtype = dtypes.as_dtype(dtype)
         if not is_floating(dtype):
             return Tensor._from_op(self.data.astype(dtype), None)
@@ -264,8 +249,7 @@ class Tensor:
         size = base.size_args(fn, size)
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = self.device if device is None else backend.check_device(device)
-        array = self.xp.full(size, value, dtype=dtype) if device == self.device else \
-            backend.to_device(np.full(size, value, dtype=dtype), device)
+        array = backend.to_device(self.xp.full(size, value, dtype=dtype), device)
         return Tensor._leaf(fn, array, requires_grad)
 
     new_zeros = partialmethod(_new_filled, "new_zeros", 0)
@@ -273,9 +257,7 @@ class Tensor:
 
     # ----- autograd -----------------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad;
-        ``grad``: d(scalar)/d(self), omitted for a one-element tensor; ``retain_graph``: keep
-        the saved arrays for another backward."""
+        """Accumulate d(self)/d(leaf) into ``leaf.grad``; ``grad``: d(loss)/d(self)."""
         autograd.backward(self, grad, retain_graph)
 
     def retain_grad(self):
@@ -284,7 +266,7 @@ class Tensor:
         return self
 
     def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` in place (leaves only; floating dtypes only); returns self."""
+        """Set ``requires_grad`` in place (floating leaves only); returns self."""
         if requires_grad and not is_floating(self.dtype):
             raise TypeError(f"only floating-point tensors can require grad, got {self.dtype}")
         if self.grad_fn is not None and not requires_grad:
@@ -293,8 +275,7 @@ class Tensor:
         return self
 
     def register_hook(self, hook):
-        """Call ``hook(grad)`` on this tensor's total gradient each backward; a returned
-        array (same shape) replaces it. Returns a handle whose ``remove()`` unregisters it."""
+        """Call ``hook(grad)``, which may return a replacement, on its gradient each backward."""
         return autograd.register_hook(self, hook)
 
     # ----- in-place (not recorded; they bump the version counter) -------------------------
@@ -308,26 +289,25 @@ class Tensor:
         return self
 
     def add_(self, other, alpha=1.0):
-        """In place ``self += alpha * other``; on a tensor that requires grad only under
-        ``mg.no_grad()``."""
-        other = _raw(other)
+        """In place ``self += alpha * other`` (requiring grad: only under ``mg.no_grad()``)."""
+        other = base.raw(other)
         return self._inplace(lambda d: d.__iadd__(other * alpha if alpha != 1.0 else other))
 
     def sub_(self, other):
         """In place ``self -= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__isub__(_raw(other)))
+        return self._inplace(lambda d: d.__isub__(base.raw(other)))
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__imul__(_raw(other)))
+        return self._inplace(lambda d: d.__imul__(base.raw(other)))
 
     def div_(self, other):
         """In place ``self /= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__itruediv__(_raw(other)))
+        return self._inplace(lambda d: d.__itruediv__(base.raw(other)))
 
     def copy_(self, other):
         """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
-        other = _raw(other)
+        other = base.raw(other)
         return self._inplace(lambda d: d.__setitem__(Ellipsis, other))
 
     def fill_(self, value):
@@ -344,46 +324,22 @@ class Tensor:
     __itruediv__ = div_
 
     def __setitem__(self, index, value):
-        value = _raw(value)
-        index = tuple(_raw(i) for i in index) if isinstance(index, tuple) else _raw(index)
+        value, index = base.raw(value), base.raw_index(index)
         self._inplace(lambda d: d.__setitem__(index, value))
 
     # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
-    def __add__(self, other):
-        return Add.apply(self, other)
-
-    def __radd__(self, other):
-        return Add.apply(other, self)
-
-    def __sub__(self, other):
-        return Sub.apply(self, other)
-
-    def __rsub__(self, other):
-        return Sub.apply(other, self)
-
-    def __mul__(self, other):
-        return Mul.apply(self, other)
-
-    def __rmul__(self, other):
-        return Mul.apply(other, self)
-
-    def __truediv__(self, other):
-        return Div.apply(self, other)
-
-    def __rtruediv__(self, other):
-        return Div.apply(other, self)
-
-    def __rmatmul__(self, other):
-        return MatMul.apply(other, self)
-
+    __add__, __radd__ = _operator(Add), _operator(Add, reflected=True)
+    __sub__, __rsub__ = _operator(Sub), _operator(Sub, reflected=True)
+    __mul__, __rmul__ = _operator(Mul), _operator(Mul, reflected=True)
+    __truediv__, __rtruediv__ = _operator(Div), _operator(Div, reflected=True)
+    __rmatmul__ = _operator(MatMul, reflected=True)
     __neg__ = elementwise.neg
     __pow__ = elementwise.pow
     __abs__ = elementwise.abs
     __matmul__ = linalg.matmul
     __getitem__ = indexing.getitem
 
-    # comparisons: constant bool tensors, computed in the dtype PyTorch would compute in
-    # (a number takes x's dtype, as in arithmetic)
+    # comparisons: constant bool tensors, compared in the dtype PyTorch promotes to
     def _compare(self, other, op):
         a, b, _ = base.promote(self.data, as_tensor(other, self).data)
         return Tensor._from_op(op(a, b), None)
@@ -421,8 +377,7 @@ class Tensor:
     masked_fill = elementwise.masked_fill
 
     def where(self, condition, other):
-        """``self`` where ``condition`` is True, else ``other``: ``mg.where(condition,
-        self, other)``."""
+        """``mg.where(condition, self, other)``."""
         return elementwise.where(condition, self, other)
 
     # ----- reductions (ops/reductions.py) -------------------------------------------------
@@ -466,31 +421,25 @@ def tensor(data, requires_grad=False, dtype=None, device="cpu"):
 
 
 def as_tensor(value, like=None):
-    """``value`` as a Tensor: tensors pass through; numbers and arrays become constants on
-    ``like``'s device, a Python number in ``like``'s dtype as PyTorch takes it."""
+    """``value`` as a Tensor: numbers and arrays become constants on ``like``'s device, a
+    Python number in the dtype PyTorch gives it beside ``like``."""
     if isinstance(value, Tensor):
         return value
     if like is None:
         return Tensor(value)
     xp = like.xp
     if isinstance(value, (bool, int, float)):
-        # A floating tensor keeps its dtype. A half one with dims takes the number at
-        # float32, as PyTorch does (``promote`` computes in float32 and rounds once); a 0-d
-        # half one takes it at its own dtype, so that the result stays half.
+        # A floating tensor keeps its dtype, except that a half one with dims takes the
+        # number at float32 (``promote`` computes in float32 and rounds once).
         dtype = (np.float32 if is_half(like.dtype) and like.ndim else like.dtype) \
             if is_floating(like.dtype) else xp.result_type(like.data, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
     return Tensor._from_op(xp.asarray(value), None)
 
 
-def _raw(value):
-    return value.data if isinstance(value, Tensor) else value
-
-
 def to_arguments(name, args, device=None, dtype=None):
-    """``(device, dtype)`` from the arguments of a ``to`` call (``Tensor.to``,
-    ``nn.Module.to``): PyTorch's positional forms ``(device)``, ``(dtype)``,
-    ``(device, dtype)`` and ``(tensor)``, and the keywords; ``name`` starts the errors."""
+    """``(device, dtype)`` from the arguments of ``Tensor.to`` or ``nn.Module.to``: PyTorch's
+    forms ``(device)``, ``(dtype)``, ``(device, dtype)``, ``(tensor)`` and the keywords."""
     if len(args) > 2:
         raise TypeError(f"{name} takes at most 2 positional arguments (device, dtype), "
                         f"got {len(args)}")

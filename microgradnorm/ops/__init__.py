@@ -1,11 +1,7 @@
-"""The primitive ops, one family per module: ``elementwise``, ``reductions``, ``shape``,
-``indexing``, ``linalg``, over ``base`` (dtype promotion, ``unbroadcast``, the axis
-argument, the errors). Each module holds its ``Function``s (forward and backward on plain
-arrays) and the functions that check arguments and apply them, which are also
-``Tensor``'s methods (``x.exp()`` is ``ops.exp(x)``) and the ``mg.*`` names."""
+"""The primitive ops, one family per module over ``base``: each holds its ``Function``s and
+the functions that apply them, which are also ``Tensor``'s methods and ``mg.*`` names."""
 
-# tensor.py imports the family modules and binds their functions as Tensor's methods, so
-# it is loaded first; the family modules reach Tensor at call time, as ``_tensor.Tensor``.
+# tensor.py binds the families' functions as methods, so it loads first
 from .. import tensor  # noqa: F401  (isort: skip)
 from .base import (AxisError, EmptyReductionError, OutOfRangeError, arithmetic,
                    check_reducible, float_input, normalize_axis, promote, reduce_sum,

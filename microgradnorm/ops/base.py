@@ -1,5 +1,5 @@
-"""What every op family shares: PyTorch's dtype promotion, ``unbroadcast``, the float32
-accumulation of half-precision sums, the errors, and the one reading of an ``axis``."""
+"""What every op family shares: PyTorch's dtype promotion, ``unbroadcast``, half-precision
+sums, the errors, and the one reading of an ``axis``."""
 
 import numbers
 
@@ -17,8 +17,7 @@ def _category(dtype):
 
 
 def result_dtype(a, b):
-    """The dtype PyTorch gives a binary op on arrays ``a`` and ``b`` (docs/architecture.md,
-    "dtypes")."""
+    """The dtype PyTorch gives a binary op on arrays ``a`` and ``b``."""
     da, db = a.dtype, b.dtype
     if da == db:
         return da
@@ -35,9 +34,8 @@ def result_dtype(a, b):
 
 
 def promote(a, b, opmath=False):
-    """``(a, b, dtype)``: the operands to compute with and ``result_dtype(a, b)``. With
-    ``opmath`` (arithmetic), half precision with one 0-d operand computes in float32 (the
-    0-d one kept at float32, as in PyTorch); the caller rounds to ``dtype`` once."""
+    """``(a, b, dtype)``: the operands to compute with and ``result_dtype(a, b)``; with
+    ``opmath``, half precision beside a 0-d operand computes in float32 (the caller rounds)."""
     if a.dtype == b.dtype:
         return a, b, a.dtype
     dtype = result_dtype(a, b)
@@ -49,16 +47,14 @@ def promote(a, b, opmath=False):
 
 
 def rounded(out, dtype):
-    """``out`` in ``dtype`` (a float32 result of half operands rounded once); a float
-    quotient of integers stays float."""
+    """``out`` rounded to ``dtype``; a float quotient of integers stays float."""
     if out.dtype == dtype or (out.dtype.kind == "f" and not is_floating(dtype)):
         return out
     return out.astype(dtype)
 
 
 def broadcast(op, combine, a, b):
-    """``combine(a, b)``, with NumPy's broadcasting error replaced by one naming the op and
-    both shapes."""
+    """``combine(a, b)``; a broadcasting error names the op and both shapes."""
     try:
         return combine(a, b)
     except ValueError as error:
@@ -70,8 +66,8 @@ def broadcast(op, combine, a, b):
 
 
 def arithmetic(op, combine, a, b):
-    """``combine(a, b)`` with PyTorch's promotion, in ``result_dtype(a, b)``. Backward
-    formulas use it too, so each intermediate is rounded where PyTorch's is."""
+    """``combine(a, b)`` in ``result_dtype(a, b)``; backward formulas use it too, so each
+    intermediate is rounded where PyTorch's is."""
     if a.dtype == b.dtype:                       # the usual case: nothing to promote
         return broadcast(op, combine, a, b)
     a, b, dtype = promote(a, b, opmath=True)
@@ -79,20 +75,12 @@ def arithmetic(op, combine, a, b):
 
 
 def float_input(x):
-    """``x``, or a float64 copy of an integer or bool ``x``: exp, log, sqrt and the like of
-    integers give the default float dtype, as in PyTorch (NumPy: float16 for int8)."""
+    """``x``, or a float64 copy of an integer or bool ``x`` (exp of an int8 is not float16)."""
     return x.astype(np.float64) if x.dtype.kind in "biu" else x
 
 
-def in_opmath(x):
-    """``x`` in the dtype torch computes a unary op in: float32 for half precision (the
-    result is rounded once), else ``float_input(x)``."""
-    return x.astype(np.float32) if is_half(x.dtype) else float_input(x)
-
-
 def torch_sign(x):
-    """-1, 0 or 1 by the sign of array ``x``, with torch's sign(NaN) = 0 (NumPy's is NaN);
-    a bool x is itself. A new array."""
+    """A new array of -1, 0 or 1 by the sign of ``x``, 0 for NaN (torch's)."""
     if x.dtype == np.bool_:
         return x.copy()
     xp = backend.array_module(x)
@@ -120,8 +108,7 @@ def unbroadcast(grad, shape):
 
 
 def reduce_sum(x, axis, keepdims, mean=False):
-    """Sum (or mean) of ``x`` over ``axis``; float16 and bfloat16 accumulate in float32 and
-    round once, as torch does (a float16 running total would drop every small term)."""
+    """Sum (or mean) of ``x`` over ``axis``; half precision accumulates in float32."""
     if not is_half(x.dtype):
         return x.mean(axis=axis, keepdims=keepdims) if mean else \
             x.sum(axis=axis, keepdims=keepdims)
@@ -135,12 +122,6 @@ def reduced_size(shape, axis):
     """How many elements a reduction over ``axis`` (None or a tuple) combines into one."""
     axes = range(len(shape)) if axis is None else axis
     return int(np.prod([shape[a] for a in axes], dtype=np.int64))
-
-
-def keepdims_shape(shape, axis):
-    """``shape`` with size 1 at the reduced axes."""
-    axes = range(len(shape)) if axis is None else axis
-    return tuple(1 if i in axes else n for i, n in enumerate(shape))
 
 
 # ----- errors and arguments -------------------------------------------------------------------
@@ -157,9 +138,8 @@ class AxisError(np.exceptions.AxisError):
 
 
 def normalize_axis(fn, axis, ndim, *, dim=None, default=None, single=False, insert=False):
-    """The one reading of an ``axis`` (or ``dim``, PyTorch's name) argument, negative from
-    the end (a 0-d tensor takes 0 and -1): with ``single`` one non-negative int, else None
-    or a sorted tuple. ``insert``: a place for a new dim, one of ndim + 1."""
+    """The one reading of an ``axis`` (or ``dim``) argument: with ``single`` one non-negative
+    int, else None or a sorted tuple. ``insert``: a place for a new dim, one of ndim + 1."""
     if dim is not None:
         if axis != default and axis != dim:
             raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
@@ -189,18 +169,21 @@ def normalize_axis(fn, axis, ndim, *, dim=None, default=None, single=False, inse
 
 
 def check_reducible(fn, shape, axis):
-    """Raise ``EmptyReductionError`` if a max/min-like reduction over ``axis`` (None or a
-    tuple of non-negative dims) meets an empty dim: there is no value to return."""
+    """Raise ``EmptyReductionError`` if a max/min over ``axis`` meets an empty dim."""
     if 0 in shape and (axis is None or any(shape[a] == 0 for a in axis)):
         raise EmptyReductionError(f"{fn}(): cannot reduce over an empty dim (there is no "
                                   f"value to return); tensor of shape {tuple(shape)}, "
                                   f"axis {axis}")
 
 
+def sizes_of(args):
+    """``(2, 3)`` from the arguments of ``f(2, 3)`` or ``f((2, 3))``: PyTorch takes both."""
+    return tuple(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
+
+
 def size_args(fn, size):
-    """``(2, 3)`` from ``(2, 3)`` or ``((2, 3),)``: ints only, none negative."""
-    if len(size) == 1 and isinstance(size[0], (tuple, list)):
-        size = tuple(size[0])
+    """``sizes_of(size)``: ints only, none negative."""
+    size = sizes_of(size)
     for n in size:
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
             raise TypeError(f"{fn}: size must be ints, got {n!r} in {size}")
@@ -217,13 +200,22 @@ def check_tensor(fn, x):
 
 
 def as_array(fn, name, value, like, kind):
-    """``value`` (a Tensor, an array or nested lists) as an array on ``like``'s device, whose
-    dtype kind must be in ``kind`` ("b": a mask, "iu": indices)."""
+    """``value`` as an array on ``like``'s device, of a dtype kind in ``kind`` ("b", "iu")."""
     data = value.data if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
     if data.dtype.kind not in kind:
         what = "be a bool tensor" if kind == "b" else "hold integers"
         raise TypeError(f"{fn}: {name} must {what}, got dtype {data.dtype}")
     return data
+
+
+def raw(value):
+    """A Tensor's array; anything else as it is."""
+    return value.data if isinstance(value, _tensor.Tensor) else value
+
+
+def raw_index(index):
+    """An index with its Tensors replaced by their arrays."""
+    return tuple(raw(i) for i in index) if isinstance(index, tuple) else raw(index)
 
 
 def constant(array):

@@ -1,7 +1,5 @@
-"""Elementwise ops: arithmetic with broadcasting, maximum/minimum, the unary functions,
-clamp, where and masked_fill, casts and copies. One ``Function`` per primitive, forward and
-backward side by side on plain arrays (``xp`` is NumPy or CuPy); then the functions that
-check their arguments and apply them (``Tensor``'s methods and ``mg.*``)."""
+"""Elementwise ops: arithmetic, maximum/minimum, the unary functions, clamp, where,
+masked_fill, casts and copies; their ``Function``s, then the functions that apply them."""
 
 import numbers
 import operator
@@ -11,54 +9,41 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
-from ..dtypes import is_floating
+from ..dtypes import is_floating, is_half
 from .base import (arithmetic, as_array, broadcast, check_tensor, constant, float_input,
-                   in_opmath, promote, rounded, torch_sign, unbroadcast)
+                   promote, rounded, torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
 class Add(Function):
+    name, combine = "add", operator.add
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
-        return arithmetic("add", operator.add, a, b)
+        return arithmetic(ctx.function.name, ctx.function.combine, a, b)
 
     @staticmethod
     def backward(ctx, grad):
         a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad      # a constant (a mask) needs no sum
+        grad_b = -grad if need_b and ctx.function is Sub else grad
         return (unbroadcast(grad, a_shape) if need_a else None,
-                unbroadcast(grad, b_shape) if need_b else None)
+                unbroadcast(grad_b, b_shape) if need_b else None)
 
 
-class Sub(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        ctx.shapes = a.shape, b.shape
-        return arithmetic("sub", operator.sub, a, b)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a_shape, b_shape = ctx.shapes
-        need_a, need_b = ctx.needs_input_grad
-        return (unbroadcast(grad, a_shape) if need_a else None,
-                unbroadcast(-grad, b_shape) if need_b else None)
-
-
-def _promoted_operands(ctx, name, combine, a, b):
-    # Mul and Div save the operands as computed (promoted), so backward rounds as torch's
-    if a.dtype == b.dtype:                          # the usual case: nothing to promote
-        ctx.save_for_backward(a, b)
-        return broadcast(name, combine, a, b)
-    a, b, dtype = promote(a, b, opmath=True)
-    ctx.save_for_backward(a, b)
-    return rounded(broadcast(name, combine, a, b), dtype)
+class Sub(Add):
+    name, combine = "sub", operator.sub
 
 
 class Mul(Function):
+    name, combine = "mul", operator.mul
+
     @staticmethod
     def forward(ctx, a, b):
-        return _promoted_operands(ctx, "mul", operator.mul, a, b)
+        a, b, dtype = promote(a, b, opmath=True)
+        ctx.save_for_backward(a, b)                 # as computed, so backward rounds as torch
+        return rounded(broadcast(ctx.function.name, ctx.function.combine, a, b), dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -71,10 +56,8 @@ class Mul(Function):
         return grad_a, grad_b
 
 
-class Div(Function):
-    @staticmethod
-    def forward(ctx, a, b):
-        return _promoted_operands(ctx, "div", operator.truediv, a, b)
+class Div(Mul):
+    name, combine = "div", operator.truediv
 
     @staticmethod
     def backward(ctx, grad):
@@ -91,8 +74,7 @@ class Div(Function):
 
 
 class Extremum(Function):
-    """Elementwise maximum or minimum (``pick``); each input of a tie gets half the
-    gradient, and a NaN (which wins either way) passes the whole gradient to both."""
+    """Elementwise maximum or minimum: a tie halves the gradient; a NaN passes it to both."""
 
     pick = beats = None             # the NumPy function; where an operand strictly wins
 
@@ -134,8 +116,7 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """``x ** exponent`` for a number ``exponent``; a float result keeps x's float dtype,
-    an integer x with a float exponent gives a float, as in NumPy and torch."""
+    """``x ** exponent`` for a number; a floating x keeps its dtype."""
 
     @staticmethod
     def forward(ctx, x, exponent):
@@ -153,9 +134,8 @@ class Pow(Function):
 
 
 class Unary(Function):
-    """An elementwise ``f(x)`` whose derivative ``df`` needs only the input or only the
-    output, which is all it saves (``saves``). Subclasses define ``f(xp, x)`` and
-    ``df(xp, grad, kept)``, called on the class."""
+    """An elementwise ``f(xp, x)`` whose derivative ``df(xp, grad, kept)`` needs only the
+    input or only the output, which is all it saves (``saves``)."""
 
     saves = "out"                   # "out" or "x"
 
@@ -173,7 +153,7 @@ class Unary(Function):
 
 def _in_opmath(xp_function, x):
     # half precision computed in float32 and rounded once, as torch's
-    out = xp_function(in_opmath(x))
+    out = xp_function(x.astype(np.float32) if is_half(x.dtype) else float_input(x))
     return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
 
 
@@ -222,9 +202,7 @@ class Tanh(Unary):
 
 
 class Sigmoid(Unary):
-    """σ(x) = (1 + tanh(x / 2)) / 2, which never overflows. A primitive rather than that
-    composite: one node saving only σ instead of four nodes, and rounded once in half
-    precision, as torch's."""
+    """σ(x) = (1 + tanh(x / 2)) / 2, which never overflows: one node saving only σ."""
 
     def f(xp, x):
         return _in_opmath(lambda x32: 0.5 * (1 + xp.tanh(x32 * 0.5)), x)
@@ -277,9 +255,8 @@ class Sign(Function):
 
 # ----- selections: clamp, where, masked_fill --------------------------------------------------
 class Clamp(Function):
-    """``min(max(x, low), high)``, each bound an array or None. x gets the gradient where
-    low <= x <= high (never at a NaN x), low where x < low < high, high where x > high or
-    high < low, as in torch."""
+    """``min(max(x, low), high)``, each bound an array or None. The gradient goes to x where
+    low <= x <= high, to low where x < low < high, to high where x > high or high < low."""
 
     @staticmethod
     def forward(ctx, x, low, high):
@@ -290,8 +267,7 @@ class Clamp(Function):
                 out, bound, dtype = promote(out, bound)
                 out = broadcast("clamp", combine, out, bound)
             used.append(bound)
-        # the bounds as compared (a number rounded to x's half dtype), so that backward's
-        # low <= x <= high agrees with the forward
+        # the bounds as compared (rounded to x's half dtype): backward agrees with forward
         ctx.save_for_backward(x, *used)
         return out.astype(dtype, copy=False)
 
@@ -318,8 +294,7 @@ class Clamp(Function):
 
 
 class Where(Function):
-    """``condition ? a : b`` (all three broadcast); the condition is a constant bool array,
-    a and b get the gradient where they were chosen."""
+    """``condition ? a : b``, broadcast; the condition is a constant bool array."""
 
     @staticmethod
     def forward(ctx, a, b, condition):
@@ -375,55 +350,25 @@ class ToDevice(Function):
 
 
 # ----- the functions: mg.exp, x.exp(), ... ----------------------------------------------------
-def exp(x):
-    """Elementwise e**x (``torch.exp``); an integer x gives float64."""
-    return Exp.apply(check_tensor("exp", x))
+def _unary(name, function, doc):
+    # the function of a Unary: a Tensor in, one node out
+    def apply(x):
+        return function.apply(check_tensor(name, x))
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = doc
+    return apply
 
 
-def log(x):
-    """Elementwise natural logarithm (``torch.log``). Backward: grad / x."""
-    return Log.apply(check_tensor("log", x))
-
-
-def sqrt(x):
-    """Elementwise square root (``torch.sqrt``). Backward: grad / (2 sqrt(x))."""
-    return Sqrt.apply(check_tensor("sqrt", x))
-
-
-def rsqrt(x):
-    """Elementwise 1 / sqrt(x) (``torch.rsqrt``). Backward: -grad / (2 x^(3/2))."""
-    return Rsqrt.apply(check_tensor("rsqrt", x))
-
-
-def tanh(x):
-    """Elementwise tanh (``torch.tanh``). Backward: grad · (1 - tanh(x)²)."""
-    return Tanh.apply(check_tensor("tanh", x))
-
-
-def sigmoid(x):
-    r"""Elementwise :math:`\sigma(x) = 1 / (1 + e^{-x})` (``torch.sigmoid``), one node.
-    Backward: grad · σ (1 - σ)."""
-    return Sigmoid.apply(check_tensor("sigmoid", x))
-
-
-def relu(x):
-    """Elementwise max(x, 0) (``torch.relu``); the gradient at 0 is 0."""
-    return ReLU.apply(check_tensor("relu", x))
-
-
-def abs(x):
-    """Elementwise |x| (``torch.abs``). Backward: grad · sign(x), 0 at 0."""
-    return Abs.apply(check_tensor("abs", x))
-
-
-def sign(x):
-    """Elementwise -1, 0 or 1 (0 for NaN, as torch's); the gradient is 0."""
-    return Sign.apply(check_tensor("sign", x))
-
-
-def erf(x):
-    """The error function, elementwise (``torch.erf``)."""
-    return Erf.apply(check_tensor("erf", x))
+exp = _unary("exp", Exp, "Elementwise e**x (``torch.exp``); an integer x gives float64.")
+log = _unary("log", Log, "Elementwise natural logarithm (``torch.log``).")
+sqrt = _unary("sqrt", Sqrt, "Elementwise square root (``torch.sqrt``).")
+rsqrt = _unary("rsqrt", Rsqrt, "Elementwise 1 / sqrt(x) (``torch.rsqrt``), one node.")
+tanh = _unary("tanh", Tanh, "Elementwise tanh (``torch.tanh``).")
+sigmoid = _unary("sigmoid", Sigmoid, "Elementwise 1 / (1 + e**-x) (``torch.sigmoid``).")
+relu = _unary("relu", ReLU, "Elementwise max(x, 0) (``torch.relu``); the gradient at 0 is 0.")
+abs = _unary("abs", Abs, "Elementwise |x| (``torch.abs``); the gradient at 0 is 0.")
+sign = _unary("sign", Sign, "Elementwise -1, 0 or 1 (0 for NaN); the gradient is 0.")
+erf = _unary("erf", Erf, "The error function, elementwise (``torch.erf``).")
 
 
 def neg(x):
@@ -432,8 +377,7 @@ def neg(x):
 
 
 def pow(x, exponent):
-    """``x ** exponent`` for a number ``exponent`` (a Tensor exponent is not supported).
-    Backward: grad · p · x^(p-1)."""
+    """``x ** exponent`` for a number ``exponent``."""
     if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
         raise TypeError(f"pow: exponent must be a real number, got {type(exponent).__name__}")
     return Pow.apply(x, exponent=exponent)
@@ -445,21 +389,18 @@ def square(x):
 
 
 def maximum(a, b):
-    """Elementwise maximum of ``a`` and ``b`` (``torch.maximum``): broadcast, NaN
-    propagates, each side of a tie gets half the gradient."""
+    """Elementwise maximum (``torch.maximum``); a tie halves the gradient."""
     return Maximum.apply(a, b)
 
 
 def minimum(a, b):
-    """Elementwise minimum of ``a`` and ``b`` (``torch.minimum``); the rules of
-    ``maximum``."""
+    """Elementwise minimum (``torch.minimum``); a tie halves the gradient."""
     return Minimum.apply(a, b)
 
 
 def clamp(x, min=None, max=None):
-    """Each element limited to [min, max] (``torch.clamp``): ``minimum(maximum(x, min),
-    max)``, so min > max gives max; NaN stays NaN. Bounds: numbers or tensors (broadcast),
-    one may be None. Backward: x's gradient passes where min <= x <= max."""
+    """Each element limited to [min, max] (``torch.clamp``), each bound a number, a tensor
+    (broadcast) or None; min > max gives max."""
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given, got both None")
     for name, bound in (("min", min), ("max", max)):
@@ -471,8 +412,7 @@ def clamp(x, min=None, max=None):
 
 
 def where(condition, a, b):
-    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); the three
-    broadcast, a and b may be numbers, and each gets the gradient where it was chosen."""
+    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); broadcast."""
     Tensor = _tensor.Tensor
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     if like is None:
@@ -482,9 +422,8 @@ def where(condition, a, b):
 
 
 def masked_fill(x, mask, value):
-    """A copy of x with ``value`` where the bool ``mask`` (broadcast with x) is True
-    (``torch.Tensor.masked_fill``); the gradient is 0 there. ``value``: a number, or a
-    0-d tensor, which gets the summed gradient of the filled places.
+    """A copy of x with ``value`` (a number or a 0-d tensor) where the bool ``mask`` is True
+    (``torch.Tensor.masked_fill``).
 
     Example:
         >>> scores.masked_fill(~causal, float("-inf"))       # an attention mask

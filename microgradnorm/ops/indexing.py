@@ -1,13 +1,11 @@
-"""Indexing: ``x[index]`` (slices, ints, integer arrays: an embedding lookup is
-``weight[ids]``), gather, and index_select as an ``x[index]``. Backward adds each gradient
-into the element it came from, so an index that repeats accumulates."""
+"""Indexing: ``x[index]`` (an embedding lookup is ``weight[ids]``), gather and index_select;
+backward adds each gradient into the element it came from, so repeats accumulate."""
 
 import numbers
 
 from .. import backend
-from .. import tensor as _tensor
 from ..autograd import Function
-from .base import OutOfRangeError, as_array, normalize_axis
+from .base import OutOfRangeError, as_array, normalize_axis, raw_index
 
 
 def _is_basic_index(index):
@@ -34,9 +32,8 @@ class GetItem(Function):
 
 
 def _grid(index, axis):
-    """Index arrays that pick, at each position of ``index``, the element of x whose
-    ``axis`` coordinate is the index there and whose other coordinates are the position's
-    (``torch.gather``'s rule); they broadcast to index's shape."""
+    """Index arrays that pick, at each position of ``index``, x's element at the index along
+    ``axis`` and at the position elsewhere (``torch.gather``'s rule)."""
     xp = backend.array_module(index)
     parts = []
     for d, n in enumerate(index.shape):
@@ -47,7 +44,6 @@ def _grid(index, axis):
 
 
 class Gather(Function):
-    """``out[i][j] = x[index[i][j]][j]`` along ``axis`` 0, and likewise for the others."""
 
     @staticmethod
     def forward(ctx, x, index, axis):
@@ -63,14 +59,9 @@ class Gather(Function):
 
 
 # ----- the functions ------------------------------------------------------------------------
-def _raw(value):
-    return value.data if isinstance(value, _tensor.Tensor) else value
-
-
 def getitem(x, index):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors)."""
-    index = tuple(_raw(i) for i in index) if isinstance(index, tuple) else _raw(index)
-    return GetItem.apply(x, index=index)
+    return GetItem.apply(x, index=raw_index(index))
 
 
 def _check_range(fn, index, size, axis):
@@ -86,9 +77,7 @@ def _flat_pick(x, index):
 
 
 def gather(x, dim, index):
-    """Values along ``dim`` at ``index`` (``torch.gather``): for dim 0,
-    ``out[i][j] = x[index[i][j]][j]``; index has x's number of dims, each but ``dim`` no
-    larger than x's. Shape: index's. Backward: scatter-add."""
+    """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0."""
     axis = normalize_axis("gather", dim, x.ndim, single=True)
     index = as_array("gather", "index", index, x, "iu")
     if index.size == 0:                         # any shape of empty index, as in torch
@@ -111,8 +100,7 @@ def gather(x, dim, index):
 
 
 def index_select(x, dim, index):
-    """The slices of x at ``index`` (1-D or 0-d integers; repeats accumulate their
-    gradients) along ``dim`` (``torch.index_select``). Shape: x's with len(index) at dim."""
+    """The slices of x at ``index`` (1-D or 0-d) along ``dim`` (``torch.index_select``)."""
     axis = normalize_axis("index_select", dim, x.ndim, single=True)
     index = as_array("index_select", "index", index, x, "iu")
     if index.ndim > 1:

@@ -30,11 +30,7 @@ def _check_matmul(a_shape, b_shape):
 
 
 def _matmul(a, b):
-    # half precision accumulates in float32 and rounds once, as torch's (NumPy has no
-    # bfloat16 matmul loop)
-    if (a.dtype.itemsize >= 4 and b.dtype.itemsize >= 4) or not (is_half(a.dtype)
-                                                                  or is_half(b.dtype)):
-        return a @ b
+    # half precision accumulates in float32 (NumPy has no bfloat16 matmul loop)
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
     if not is_half(dtype):
         return a @ b
@@ -42,19 +38,13 @@ def _matmul(a, b):
 
 
 def _stacked_rows(a):
-    """(..., n, k) -> (rows, k): a view when a's rows are contiguous, else one copy. The
-    row count is spelled out: reshape(-1, 0) of a zero-size array is ambiguous to NumPy."""
+    # (..., n, k) -> (rows, k); not reshape(-1, k): ambiguous for a zero-size array
     return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
 
 
 class MatMul(Function):
-    """``a @ b``: batched over broadcast leading dims; a 1-D operand is a row (a) or column
-    (b) vector whose added axis is removed again.
-
-    A batched ``a`` (..., n, k) times a matrix ``b`` (k, m), as a Linear layer on (B, T, C),
-    is one product of the stacked rows (B·T, k) @ (k, m), forward and for both gradients,
-    instead of B small products and a gradient of b formed per batch element and summed.
-    """
+    """``a @ b``, batched; (..., n, k) @ (k, m) is one product of the stacked rows, forward
+    and backward (docs/architecture.md)."""
 
     @staticmethod
     def forward(ctx, a, b):
@@ -90,8 +80,7 @@ class MatMul(Function):
 
 
 def matmul(a, b):
-    """``a @ b`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), leading dims
-    broadcast, a 1-D operand is a vector."""
+    """``a @ b`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), broadcast."""
     return MatMul.apply(a, b)
 
 
@@ -100,8 +89,7 @@ def _shapes(a, b):
 
 
 def mm(a, b):
-    """The product of two 2-D tensors, (n, k) @ (k, m) -> (n, m), no broadcasting
-    (``torch.mm``)."""
+    """The product of two 2-D tensors (``torch.mm``)."""
     a_shape, b_shape = _shapes(a, b)
     if len(a_shape) != 2 or len(b_shape) != 2:
         raise ValueError(f"mm: both operands must be 2-D, got shapes {a_shape} and {b_shape}")
@@ -109,8 +97,7 @@ def mm(a, b):
 
 
 def bmm(a, b):
-    """The batched product of two 3-D tensors of one batch size, (b, n, k) @ (b, k, m) ->
-    (b, n, m), no broadcasting (``torch.bmm``)."""
+    """The batched product of two 3-D tensors of one batch size (``torch.bmm``)."""
     a_shape, b_shape = _shapes(a, b)
     if len(a_shape) != 3 or len(b_shape) != 3 or a_shape[0] != b_shape[0]:
         raise ValueError(f"bmm: both operands must be 3-D with the same batch size, got "

@@ -1,51 +1,44 @@
-"""Reductions: sum, mean, max/min (values), var and std, argmax/argmin, and softmax and
-log_softmax written with the primitives. ``dim``/``keepdim`` (PyTorch's names) are
-accepted beside ``axis``/``keepdims`` everywhere."""
+"""Reductions: sum, mean, max/min, var and std, argmax/argmin, and softmax and log_softmax
+from the primitives. ``dim``/``keepdim``, PyTorch's names, are accepted everywhere."""
 
 import numpy as np
 
 from .. import backend
 from ..autograd import Function
 from ..dtypes import check_number
-from .base import (check_reducible, constant, keepdims_shape, normalize_axis, reduce_sum,
-                   reduced_size)
+from .base import check_reducible, constant, normalize_axis, reduce_sum, reduced_size
 
 
 def _expand_reduced(grad, shape, axis):
-    # (reduced shape) -> (input shape): put back the reduced axes, then broadcast.
-    xp = backend.array_module(grad)
-    return xp.broadcast_to(grad.reshape(keepdims_shape(shape, axis)), shape)
+    # (reduced shape) -> (input shape): size 1 at the reduced axes, then broadcast
+    axes = range(len(shape)) if axis is None else axis
+    kept = tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return backend.array_module(grad).broadcast_to(grad.reshape(kept), shape)
 
 
 class Sum(Function):
-    """Sum over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
+    """Sum (``Mean``: mean) over ``axis``; half precision accumulates in float32."""
+
+    mean = False
 
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
-        return reduce_sum(x, axis, keepdims)
+        return reduce_sum(x, axis, keepdims, mean=ctx.function.mean)
 
     @staticmethod
     def backward(ctx, grad):
+        if ctx.function.mean:
+            grad = grad / reduced_size(ctx.shape, ctx.axis)
         return _expand_reduced(grad, ctx.shape, ctx.axis)
 
 
-class Mean(Function):
-    """Mean over ``axis``; float16 and bfloat16 accumulate in float32 and round once."""
-
-    @staticmethod
-    def forward(ctx, x, axis, keepdims):
-        ctx.shape, ctx.axis = x.shape, axis
-        return reduce_sum(x, axis, keepdims, mean=True)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return _expand_reduced(grad / reduced_size(ctx.shape, ctx.axis), ctx.shape, ctx.axis)
+class Mean(Sum):
+    mean = True
 
 
 class Extreme(Function):
-    """Maximum or minimum over ``axis`` (``pick``), values only; tied extremes share the
-    gradient evenly and a NaN extreme gives NaN gradients, as ``torch.amax``/``amin``."""
+    """Maximum or minimum over ``axis``, values only; ties share the gradient evenly."""
 
     pick = None                     # the array method: "max" or "min"
 
@@ -74,8 +67,7 @@ class AMin(Extreme):
 
 
 class StdFromVar(Function):
-    """sqrt of a variance. A primitive for its backward: grad / (2 std), and 0 where std is
-    0 (a constant slice), as torch's std, where Sqrt's would give 0 · inf = NaN."""
+    """sqrt of a variance, whose gradient is 0 where std is 0 (Sqrt's would be NaN)."""
 
     @staticmethod
     def forward(ctx, var):
@@ -100,47 +92,40 @@ def _keepdims(fn, keepdims, keepdim):
     return bool(keepdim)
 
 
-def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """Sum over ``axis`` (None: every element; an int or a tuple; negative counts from the
-    end). ``dim``/``keepdim`` are PyTorch's names for ``axis``/``keepdims``.
+def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim)
+    if issubclass(function, Extreme):            # a max of nothing has no value
+        check_reducible(fn, x.shape, axis)
+    return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
 
-    Shape: x's without the reduced dims (size 1 there with ``keepdims``).
-    """
-    axis = normalize_axis("sum", axis, x.ndim, dim=dim)
-    return Sum.apply(x, axis=axis, keepdims=_keepdims("sum", keepdims, keepdim))
+
+def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+    """Sum over ``axis`` (None: every element; an int or a tuple).
+
+    Shape: x's without the reduced dims (size 1 there with ``keepdims``)."""
+    return _reduce("sum", Sum, x, axis, keepdims, dim, keepdim)
 
 
 def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
     """Arithmetic mean over ``axis``; arguments and shape as in ``sum``."""
-    axis = normalize_axis("mean", axis, x.ndim, dim=dim)
-    return Mean.apply(x, axis=axis, keepdims=_keepdims("mean", keepdims, keepdim))
-
-
-def _extreme(fn, function, x, axis, keepdims, dim, keepdim):
-    axis = normalize_axis(fn, axis, x.ndim, dim=dim)
-    check_reducible(fn, x.shape, axis)
-    return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
+    return _reduce("mean", Mean, x, axis, keepdims, dim, keepdim)
 
 
 def amax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """Maximum over ``axis``, values only (``torch.amax``; ``x.max()`` too): NaN
-    propagates, tied maxima share the gradient; arguments and shape as in ``sum``. An
-    empty reduced dim is an ``EmptyReductionError`` (IndexError and ValueError)."""
-    return _extreme("max", Max, x, axis, keepdims, dim, keepdim)
+    """Maximum over ``axis``, values only (``torch.amax``, ``x.max()``); ties share the
+    gradient. An empty reduced dim is an ``EmptyReductionError``."""
+    return _reduce("max", Max, x, axis, keepdims, dim, keepdim)
 
 
 def amin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """Minimum over ``axis``, values only (``torch.amin``; ``x.min()`` too); the rules of
-    ``amax``."""
-    return _extreme("amin", AMin, x, axis, keepdims, dim, keepdim)
+    """Minimum over ``axis``, values only (``torch.amin``, ``x.min()``); as ``amax``."""
+    return _reduce("amin", AMin, x, axis, keepdims, dim, keepdim)
 
 
 def var(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
         unbiased=None):
-    """Variance over ``axis``, sum((x - mean)²) / (n - correction), from the centred values
-    (two passes). ``correction=1`` (unbiased) is the default, as in PyTorch; ``unbiased``
-    is its older spelling of 1/0; n <= correction gives NaN (inf for a nonzero sum).
-    Arguments and shape as in ``sum``."""
+    """Variance over ``axis``, sum((x - mean)²) / (n - correction), in two passes;
+    ``unbiased`` is PyTorch's older spelling of correction 1/0."""
     axis = normalize_axis("var", axis, x.ndim, dim=dim)
     keepdims = _keepdims("var", keepdims, keepdim)
     if unbiased is not None:
@@ -156,8 +141,7 @@ def var(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
 
 def std(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
         unbiased=None):
-    """Standard deviation, ``sqrt(var(...))`` with the same arguments; the gradient is 0
-    where it is 0 (a constant slice), as in PyTorch."""
+    """Standard deviation, ``sqrt(var(...))``; the gradient is 0 where it is 0."""
     return StdFromVar.apply(var(x, axis, keepdims, correction, dim=dim, keepdim=keepdim,
                                 unbiased=unbiased))
 
@@ -175,30 +159,24 @@ def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
 
 
 def argmax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """The index of the largest value over ``axis`` (None: of the flattened tensor), an
-    int64 tensor outside the graph; the first of ties and of NaNs (the largest), as in
-    PyTorch. An empty reduced dim is an ``EmptyReductionError``."""
+    """The int64 index of the largest value over ``axis`` (None: flattened), the first of
+    ties; NaN counts as the largest. A constant."""
     return _arg_extreme("argmax", x, axis, keepdims, dim, keepdim)
 
 
 def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """The index of the smallest value over ``axis``; the rules of ``argmax`` (NaN counts
-    as the smallest)."""
+    """The int64 index of the smallest value over ``axis``; as ``argmax``."""
     return _arg_extreme("argmin", x, axis, keepdims, dim, keepdim)
 
 
 # ----- softmax, from the primitives -----------------------------------------------------------
 def _shifted(x, axis):
-    # Softmax is invariant to a per-row shift; subtracting the (constant, detached) row max
-    # keeps exp() <= 1, so it cannot overflow.
+    # minus the (detached) row max: exp() <= 1 cannot overflow, softmax is unchanged
     return x - amax(x.detach(), axis, keepdims=True)
 
 
 def softmax(x, axis=-1, *, dim=None):
-    r"""Softmax along ``axis`` (``dim``: PyTorch's name), stable:
-    :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
-
-    Shape: x's; slices along ``axis`` sum to 1.
+    r"""Softmax along ``axis``: :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
@@ -211,8 +189,7 @@ def softmax(x, axis=-1, *, dim=None):
 
 
 def log_softmax(x, axis=-1, *, dim=None):
-    r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis`` (``dim``).
-    Shape: x's."""
+    r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``."""
     axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, default=-1, single=True)
     if x.size == 0:
         return x * 1.0

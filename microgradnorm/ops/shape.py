@@ -1,6 +1,5 @@
 """Shape ops: views (reshape, permute, expand, split) and concatenate, then the functions
-behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are compositions.
-A view shares its input's version counter (``autograd``), as in PyTorch."""
+behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are compositions."""
 
 import math
 import numbers
@@ -9,7 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from .base import normalize_axis, unbroadcast
+from .base import normalize_axis, sizes_of, unbroadcast
 from .elementwise import Clone
 
 
@@ -30,8 +29,6 @@ class Reshape(Function):
 
 
 class Permute(Function):
-    """Reorder the dims by ``axes``, a permutation of non-negative dims."""
-
     @staticmethod
     def forward(ctx, x, axes):
         ctx.axes = axes
@@ -43,8 +40,6 @@ class Permute(Function):
 
 
 class Expand(Function):
-    """Broadcast to ``shape`` (-1 keeps a dim) without copying; backward sums back."""
-
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
@@ -66,9 +61,6 @@ def _legacy_empty(shape, shapes):
 
 
 class Concatenate(Function):
-    """Join along ``axis``; an empty 1-D tensor next to tensors of more dims is skipped (its
-    gradient is empty), as in ``torch.cat``."""
-
     @staticmethod
     def forward(ctx, *arrays, axis):
         shapes = [a.shape for a in arrays]
@@ -81,17 +73,13 @@ class Concatenate(Function):
     @staticmethod
     def backward(ctx, grad):
         xp = backend.array_module(grad)
-        parts = xp.split(grad, ctx.splits, axis=ctx.axis)
-        if all(ctx.kept):
-            return tuple(parts)
-        parts = iter(parts)
+        parts = iter(xp.split(grad, ctx.splits, axis=ctx.axis))
         return tuple(next(parts) if k else xp.zeros((0,), grad.dtype) for k in ctx.kept)
 
 
 class Split(Function):
-    """``x`` cut along ``axis`` into consecutive pieces of the given sizes: one node with
-    one output per piece, each a view of x. Backward joins the pieces' gradients into one
-    array, instead of one zero-filled full-size gradient per piece."""
+    """Views of consecutive pieces along ``axis``: one node, one output per piece, so
+    backward joins the pieces' gradients instead of adding a full-size one per piece."""
 
     @staticmethod
     def forward(ctx, x, sizes, axis):
@@ -110,34 +98,26 @@ class Split(Function):
 
 
 # ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
-def _sizes(args):
-    # f(2, 3) or f((2, 3)): PyTorch takes both
-    return tuple(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
-
-
 def reshape(x, *shape):
-    """The same elements in ``shape`` (ints or one tuple; one -1 is inferred), a view when
-    NumPy can make one (``view`` is the same method)."""
-    return Reshape.apply(x, shape=_sizes(shape))
+    """The same elements in ``shape`` (ints or one tuple; one -1 is inferred)."""
+    return Reshape.apply(x, shape=sizes_of(shape))
 
 
 def flatten(x, start_dim=0):
-    """The dims from ``start_dim`` on merged into one: (2, 3, 4) -> (24,), or (2, 12) with
-    ``start_dim=1``."""
+    """The dims from ``start_dim`` on merged into one."""
     return reshape(x, x.shape[:start_dim] + (-1,))
 
 
 def permute(x, *axes):
-    """The dims reordered (ints or one tuple): shape (s[axes[0]], s[axes[1]], ...)."""
-    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in _sizes(axes))
+    """The dims reordered (ints or one tuple)."""
+    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in sizes_of(axes))
     if sorted(order) != list(range(x.ndim)):
-        raise ValueError(f"permute: axes {_sizes(axes)} are not a permutation of {x.ndim} dims")
+        raise ValueError(f"permute: axes {sizes_of(axes)} are not a permutation of {x.ndim} dims")
     return Permute.apply(x, axes=order)
 
 
 def transpose(x, axis0=-2, axis1=-1):
-    """Two dims swapped (by default the last two, ``torch.transpose(x, -2, -1)``); a 0-d
-    tensor takes dims 0 and -1 and stays as it is."""
+    """Two dims swapped, by default the last two."""
     a = normalize_axis("transpose", axis0, x.ndim, single=True)
     b = normalize_axis("transpose", axis1, x.ndim, single=True)
     axes = list(range(x.ndim))
@@ -147,13 +127,12 @@ def transpose(x, axis0=-2, axis1=-1):
 
 
 def reversed_dims(x):
-    """All dims reversed (``x.T``): (a, b) -> (b, a), (a, b, c) -> (c, b, a)."""
+    """All dims reversed (``x.T``)."""
     return Permute.apply(x, axes=tuple(reversed(range(x.ndim))))
 
 
 def t(x):
-    """The transpose of a tensor with at most 2 dims (``torch.Tensor.t``); 0-d and 1-D
-    tensors come back as they are."""
+    """The transpose of a tensor with at most 2 dims (``torch.Tensor.t``)."""
     if x.ndim > 2:
         raise ValueError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; "
                          "use transpose(dim0, dim1) or .mT")
@@ -161,27 +140,25 @@ def t(x):
 
 
 def matrix_transpose(x):
-    """The last two dims swapped (``x.mT``: a batch of transposed matrices)."""
+    """The last two dims swapped (``x.mT``)."""
     if x.ndim < 2:
         raise ValueError(f"mT needs a tensor with at least 2 dims, got shape {x.shape}")
     return transpose(x, -2, -1)
 
 
 def expand(x, *shape):
-    """A broadcast view of ``shape`` (-1 keeps a dim); backward sums the gradient back."""
-    return Expand.apply(x, shape=_sizes(shape))
+    """A broadcast view of ``shape`` (-1 keeps a dim)."""
+    return Expand.apply(x, shape=sizes_of(shape))
 
 
 def unsqueeze(x, axis=None, *, dim=None):
-    """A view with a new dim of size 1 at ``axis`` (``dim``); -1 appends one.
-    Shape: (*s[:axis], 1, *s[axis:])."""
+    """A view with a new dim of size 1 at ``axis``; -1 appends one."""
     axis = normalize_axis("unsqueeze", axis, x.ndim, dim=dim, single=True, insert=True)
     return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
 
 
 def squeeze(x, axis=None, *, dim=None):
-    """Size-1 dims removed: all of them, or those of ``axis`` (an int or a tuple) that have
-    size 1 (a named dim of another size stays, as in ``torch.squeeze``)."""
+    """Size-1 dims removed: all, or those of ``axis`` (a named dim of another size stays)."""
     axes = normalize_axis("squeeze", axis, x.ndim, dim=dim)
     axes = range(x.ndim) if axes is None else axes
     return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes or n != 1))
@@ -193,8 +170,8 @@ def contiguous(x):
 
 
 def concatenate(tensors, axis=0, *, dim=None):
-    """Tensors joined along an existing ``axis`` (``dim``; ``torch.cat``): their other dims
-    must agree; an empty 1-D tensor next to tensors of more dims is skipped, as torch does."""
+    """Tensors joined along an existing ``axis`` (``torch.cat``); as torch, an empty 1-D
+    tensor beside tensors of more dims is skipped."""
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
@@ -215,7 +192,7 @@ cat = concatenate
 
 
 def stack(tensors, axis=0, *, dim=None):
-    """Tensors of one shape joined along a new ``axis`` (``dim``; ``torch.stack``)."""
+    """Tensors of one shape joined along a new ``axis`` (``torch.stack``)."""
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
@@ -234,9 +211,8 @@ def _split_axis(fn, x, axis, dim):
 
 
 def split(x, split_size_or_sections, axis=0, *, dim=None):
-    """x cut along ``axis`` (``dim``) into views (``torch.split``): an int gives pieces of
-    that size (the last one smaller), a sequence gives each piece's size (adding up to
-    the dim). Returns a tuple.
+    """A tuple of views along ``axis`` (``torch.split``): pieces of an int size (the last
+    smaller), or of each size of a sequence.
 
     Example:
         >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
@@ -259,9 +235,7 @@ def split(x, split_size_or_sections, axis=0, *, dim=None):
 
 
 def chunk(x, chunks, axis=0, *, dim=None):
-    """At most ``chunks`` views along ``axis`` (``dim``; ``torch.chunk``), each
-    ceil(n / chunks) long, the last smaller (6 in 4 chunks: three of 2); a dim of size 0
-    gives ``chunks`` empty pieces."""
+    """At most ``chunks`` views along ``axis``, each ceil(n / chunks) long (``torch.chunk``)."""
     if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
         raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
     if chunks < 1:
@@ -273,9 +247,8 @@ def chunk(x, chunks, axis=0, *, dim=None):
 
 
 def repeat(x, *sizes):
-    """x tiled ``sizes[d]`` times along dim d (ints or one tuple; ``torch.Tensor.repeat``);
-    more sizes than dims add leading dims. Shape: (sizes[0]·s0, sizes[1]·s1, ...)."""
-    sizes = _sizes(sizes)
+    """x tiled ``sizes[d]`` times along dim d (``torch.Tensor.repeat``)."""
+    sizes = sizes_of(sizes)
     if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) and r >= 0
                for r in sizes):
         raise ValueError(f"repeat: repeats must be non-negative ints, got {sizes}")
