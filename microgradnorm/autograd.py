@@ -204,15 +204,29 @@ class Function:
         record = _state.grad_enabled and True in ctx.needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
-        arrays = raw if isinstance(raw, tuple) else (raw,)
-        outputs = tuple([make(a, node, i) for i, a in enumerate(arrays)])
+        if not isinstance(raw, tuple):          # one output, the usual case: no loops
+            output = make(raw, node, 0)
+            if getattr(raw, "base", None) is not None:
+                _share_versions_with_bases(tensors, (output,))
+            if record:
+                ctx.outputs_meta = ((raw.shape, raw.dtype),)
+                _recorded(ctx, tensors, (output,))
+            return output
+        outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
         _share_versions_with_bases(tensors, outputs)
         if record:
-            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in arrays])
-            ctx._track_saved(tensors, outputs)
-            for observer in _observers_here() if _observers else ():
-                observer.on_forward(ctx)
-        return outputs if isinstance(raw, tuple) else outputs[0]
+            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in raw])
+            _recorded(ctx, tensors, outputs)
+        return outputs
+
+
+def _recorded(ctx, inputs, outputs):
+    # a node was recorded: pair what it saved with versions, and tell the observers
+    if ctx._saved:
+        ctx._track_saved(inputs, outputs)
+    if _observers:
+        for observer in _observers_here():
+            observer.on_forward(ctx)
 
 
 def _as_tensors(inputs):
