@@ -117,9 +117,9 @@ def test_the_checker_sees_a_violation():
     programs, and a kernel that reaches for the graph are each reported."""
     source = ("from ..nn import Linear\n"
               "def f():\n    from ..cli import main\n")
-    imported = imports_of(source, "norms.fused", is_package=False)
+    imported = imports_of(source, "norms.layer_norm", is_package=False)
     assert imported == {"nn", "cli"}
-    problems = violations("norms.fused", imported)
+    problems = violations("norms.layer_norm", imported)
     assert any("higher layer" in p for p in problems)
     assert any("program package" in p for p in problems)
     kernel = imports_of("from ..tensor import Tensor\n", "kernels.cuda", is_package=False)
