@@ -253,7 +253,7 @@ def test_graph_stats_fused_is_one_node_and_saves_no_more(spec):
 def test_compare_reports_one_fused_node_and_tiny_differences(spec):
     result = mg.compare(spec.name, (4, 6, 8), repeat=1)
     assert result.fused.nodes == 1
-    assert result.composite.nodes >= 6
-    assert result.fused.saved_bytes < result.composite.saved_bytes
+    assert result.composite.nodes > 1                 # the graph of primitives
+    assert result.fused.saved_bytes <= result.composite.saved_bytes
     assert result.max_abs_diff
     assert all(diff <= FLOAT64_TOL for diff in result.max_abs_diff.values()), result.table()
