@@ -295,8 +295,11 @@ _FREE_ON_RESUME = ("steps", "impl", "device", "lr_decay_steps", "text", "checkpo
 
 def _check_same_run(path, saved, config):
     """A resumed run must be the run that was saved, or it would not continue it."""
-    # an option a checkpoint lacks was added later: that run had its default
+    # an option a checkpoint lacks was added later: that run had its default; a norm saved
+    # under an older spelling ("layernorm") is the same norm
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
+    if isinstance(saved.get("norm"), str):
+        saved = {**saved, "norm": lookup(saved["norm"], f"{path}: the checkpoint's norm").name}
     changed = [f"{key}={saved.get(key, defaults[key])!r} in the checkpoint, {value!r} now"
                for key, value in vars(config).items()
                if key not in _FREE_ON_RESUME and saved.get(key, defaults[key]) != value]

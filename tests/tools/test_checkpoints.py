@@ -62,6 +62,21 @@ def test_resuming_a_different_run_is_a_clear_error(tmp_path):
                     **kwargs).start_step == 2
 
 
+def test_a_checkpoint_that_names_its_norm_by_the_older_spelling_resumes(tmp_path):
+    # checkpoints written before the registry say "layernorm": the same norm as "layer_norm"
+    kwargs = {"d_model": 8, "n_layers": 1, "context_length": 8, "batch_size": 4}
+    path = tmp_path / "run.npz"
+    tiny_gpt(2, checkpoint=path, **kwargs)
+    arrays = dict(np.load(path))
+    assert '"norm": "layer_norm"' in str(arrays["meta"])
+    arrays["meta"] = np.array(str(arrays["meta"]).replace('"norm": "layer_norm"',
+                                                          '"norm": "layernorm"'))
+    np.savez(path, **arrays)
+    assert tiny_gpt(4, resume=path, **kwargs).start_step == 2
+    with pytest.raises(ValueError, match=r"norm='layer_norm' in the checkpoint, 'rms_norm' now"):
+        tiny_gpt(4, resume=path, **{**kwargs, "norm": "rms_norm"})
+
+
 def test_resuming_a_different_run_names_the_option_and_changes_no_random_state(tmp_path):
     import random
     kwargs = {"d_model": 8, "n_layers": 1, "context_length": 8, "batch_size": 4}
