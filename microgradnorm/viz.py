@@ -90,8 +90,8 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True
     """
     norm = lookup(norm, "viz.compare: norm")
     arrays = norm.make_inputs(shape, dtype, affine, seed)
-    dot = _new_digraph(f"{norm.name}  shape={tuple(shape)}  dtype={np.dtype(dtype)}  "
-                       f"(composite | fused)")
+    dot = _new_digraph(f"{norm.title} ({norm.name})  shape={tuple(shape)}  "
+                       f"dtype={np.dtype(dtype)}  (composite | fused)")
     stats = {}
     for impl in ("composite", "fused"):
         tensors = {name: _named_leaf(a, name) for name, a in arrays.items()}

@@ -42,10 +42,10 @@ class LayerNorm(Module):
     def forward(self, x, residual=None):
         """LayerNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
         if residual is None:
-            return F.layer_norm(x, self.normalized_shape, self.weight, self.bias, self.eps,
-                                self.impl)
-        return F.add_layer_norm(x, residual, self.normalized_shape, self.weight, self.bias,
-                                self.eps, self.impl)
+            return F.layer_norm(self._check_input(x), self.normalized_shape, self.weight,
+                                self.bias, self.eps, self.impl)
+        return F.add_layer_norm(self._check_input(x), residual, self.normalized_shape,
+                                self.weight, self.bias, self.eps, self.impl)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -83,10 +83,10 @@ class RMSNorm(Module):
     def forward(self, x, residual=None):
         """RMSNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
         if residual is None:
-            return F.rms_norm(x, self.normalized_shape, self.weight, self.eps, self.impl,
-                              self.offset, self.casting)
-        return F.add_rms_norm(x, residual, self.normalized_shape, self.weight, self.eps,
-                              self.impl, self.offset, self.casting)
+            return F.rms_norm(self._check_input(x), self.normalized_shape, self.weight,
+                              self.eps, self.impl, self.offset, self.casting)
+        return F.add_rms_norm(self._check_input(x), residual, self.normalized_shape,
+                              self.weight, self.eps, self.impl, self.offset, self.casting)
 
     def extra_repr(self):
         extra = "" if not self.offset else f", offset={self.offset}"

@@ -58,9 +58,9 @@ def check_param(fn, name, param, shape, x, dtype=None):
 
 
 def check_eps(fn, eps):
-    """eps is a finite number >= 0 (NaN and inf are refused)."""
+    """eps is a number >= 0: NaN and negatives are refused, inf is taken as PyTorch does."""
     check_number(fn, "eps", eps)
-    if not 0 <= eps < np.inf:
+    if not eps >= 0:
         raise ValueError(f"{fn}: eps must be a non-negative number, got {eps!r}")
 
 

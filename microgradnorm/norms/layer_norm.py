@@ -141,4 +141,4 @@ LAYER_NORM = Norm("layer_norm", "LayerNorm", layer_norm, composite_layer_norm, L
                   ("weight", "bias"), 1e-5, row_norm_call, _torch, aliases=("layernorm",))
 ADD_LAYER_NORM = Norm("add_layer_norm", "Add + LayerNorm", add_layer_norm,
                       composite_add_layer_norm, AddLayerNorm, ("weight", "bias"), 1e-5,
-                      row_norm_call, _torch, residual=True, aliases=("add_layernorm",))
+                      row_norm_call, _torch, residual=True)

@@ -159,5 +159,4 @@ _torch = row_norm_torch("rms_norm", 1e-6)
 RMS_NORM = Norm("rms_norm", "RMSNorm", rms_norm, composite_rms_norm, RMSNorm, ("weight",),
                 1e-6, row_norm_call, _torch, aliases=("rmsnorm",))
 ADD_RMS_NORM = Norm("add_rms_norm", "Add + RMSNorm", add_rms_norm, composite_add_rms_norm,
-                    AddRMSNorm, ("weight",), 1e-6, row_norm_call, _torch, residual=True,
-                    aliases=("add_rmsnorm",))
+                    AddRMSNorm, ("weight",), 1e-6, row_norm_call, _torch, residual=True)

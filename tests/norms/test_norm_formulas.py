@@ -455,3 +455,25 @@ def test_float16_input_with_a_float32_weight_is_the_same_through_nn_and_function
     y, ref = rms(x), F.rms_norm(x, 8, rms.weight)
     assert y.dtype == ref.dtype == np.float32          # "llama": Hugging Face's float32 result
     np.testing.assert_array_equal(y.detach().numpy(), ref.detach().numpy())
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_eps_inf_is_taken_as_pytorch_takes_it(impl, torch):
+    # PyTorch refuses no eps >= 0: with eps = inf every output is its bias, every dx zero
+    x = np.random.default_rng(3).standard_normal((3, 4))
+    for name in ("layer_norm", "rms_norm"):
+        t, tt = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        y = getattr(F, name)(t, 4, eps=float("inf"), impl=impl)
+        ty = getattr(torch.nn.functional, name)(tt, (4,), eps=float("inf"))
+        y.sum().backward()
+        ty.sum().backward()
+        np.testing.assert_array_equal(y.detach().numpy(), ty.detach().numpy())
+        np.testing.assert_array_equal(t.grad, tt.grad.numpy())
+
+
+@pytest.mark.parametrize("module", [nn.LayerNorm(4), nn.RMSNorm(4)], ids=["LayerNorm", "RMSNorm"])
+def test_row_norm_modules_take_an_array_as_linear_does(module):
+    x = np.random.default_rng(4).standard_normal((3, 4))
+    np.testing.assert_array_equal(module(x).detach().numpy(),
+                                  module(mg.tensor(x)).detach().numpy())
+    assert nn.Sequential(module, nn.Linear(4, 2))(x).shape == (3, 2)
