@@ -6,6 +6,7 @@ import contextlib
 import dataclasses
 import io
 import numbers
+import os
 import statistics
 import sys
 import time
@@ -152,6 +153,19 @@ class TrainConfig:
         if not isinstance(self.training_text, str):
             raise TypeError(f"TrainConfig: text must be a str or None, got "
                             f"{type(self.text).__name__}")
+        if self.grad_clip is not None:
+            check_number("TrainConfig", "grad_clip", self.grad_clip)
+            if not self.grad_clip >= 0:
+                raise ValueError(f"TrainConfig: grad_clip must be a number >= 0 or None, got "
+                                 f"{self.grad_clip!r}")
+        for name in ("checkpoint", "resume"):
+            if not isinstance(getattr(self, name), (str, os.PathLike, type(None))):
+                raise TypeError(f"TrainConfig: {name} must be a path (str) or None, got "
+                                f"{type(getattr(self, name)).__name__}")
+
+    def check_text(self):
+        """The text is long enough for one window of ``context_length + 1`` characters and
+        its next one; checked by the loop that trains on it (``memory`` uses no text)."""
         if len(self.training_text) < self.context_length + 2:
             raise ValueError(f"TrainConfig: text must have at least context_length + 2 = "
                              f"{self.context_length + 2} characters, got "
@@ -200,6 +214,7 @@ def train_tiny_gpt(config=None, progress=True):
         >>> result = train_tiny_gpt(TrainConfig(steps=50), progress=False)
     """
     config = _check_config("train_tiny_gpt", config)
+    config.check_text()
     if config.checkpoint is not None:
         check_writable(config.checkpoint)          # before step 0, not after the whole run
     tokenizer = CharTokenizer(config.training_text)

@@ -10,8 +10,7 @@ command, and their shared helpers. Nothing in the library imports from here.
     memory.py       ``memory``: one training step's memory, composite vs fused
     precision.py    ``precision``: low precision against float64
     explain.py      ``explain``: claims about normalization as measured pictures
-    bench.py        ``bench``: the CPU harness and tables
-    bench_train.py  ``bench --train``: the tiny GPT's training step against PyTorch
+    bench.py        ``bench``: composite vs fused vs PyTorch per norm, on the CPU
     bench_cuda.py   ``bench --device cuda``: kernels validated, then timed on the GPU
     bench_train.py  ``bench --train``: the tiny GPT's step against PyTorch
     bench_harness.py  the timing, bytes and table the three bench modules share

@@ -14,8 +14,9 @@ read a clock:
     bytes that phase must move, bytes saved for backward); its GB/s, % of copy bandwidth
     and speed-ups over the composite graph and over PyTorch derive from it.
     ``format_table(rows)`` prints them.
-  * the impls beside "composite" and "fused": "fused-numba" is the fused graph with the
-    numba CPU kernels selected (``kernel_choice``, ``graph_impl``, ``fused_impls``).
+  * the impls beside "composite" and "fused": "fused-numba" and "fused-reference" are the
+    fused graph with the numba or the reference CPU kernels selected (``kernel_choice``,
+    ``graph_impl``, ``fused_impls``).
 
 Minimal bytes: a norm must at least read its full-size inputs and write its full-size
 outputs once. LayerNorm, RMSNorm, BatchNorm: forward reads x and writes y (2·M·D·itemsize),

@@ -180,5 +180,5 @@ def add_model_args(parser):
     parser.add_argument("--batch-size", type=positive_int, default=defaults["batch_size"],
                         help="windows per step, B (default %(default)s)")
     parser.add_argument("--seed", type=int, default=defaults["seed"],
-                        help="seed of the initial weights, the batches and train's sampling "
+                        help="seed of the initial weights, the batches (and train's sampling) "
                              "(default %(default)s)")

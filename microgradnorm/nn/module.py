@@ -49,7 +49,7 @@ class Module:
         ...         return self.fc(x).relu()
     """
 
-    impl = None         # a norm module's "fused" | "composite"; ``set_impl`` switches it
+    switches_impl = False     # True on the norm modules, whose ``impl`` set_impl switches
 
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
@@ -275,10 +275,10 @@ class Module:
         return output
 
     def set_impl(self, impl):
-        """Switch every norm (``impl`` not None) below to "fused" or "composite"; returns self."""
+        """Switch every norm module below to "fused" or "composite"; returns self."""
         _check_choice("set_impl", "impl", impl, F.IMPLS)
         for module in self.modules():
-            if module.impl is not None:
+            if module.switches_impl:
                 module.impl = impl
         return self
 

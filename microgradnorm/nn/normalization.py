@@ -27,6 +27,8 @@ class LayerNorm(Module):
         >>> ln = nn.LayerNorm(8, impl="composite"); y = ln(mg.tensor(np.random.randn(2, 8)))
     """
 
+    switches_impl = True
+
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  impl="fused", dtype=None, device="cpu"):
         super().__init__()
@@ -68,6 +70,8 @@ class RMSNorm(Module):
         >>> gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")      # weight starts at 0
     """
 
+    switches_impl = True
+
     def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl="fused",
                  dtype=None, device="cpu", offset=0.0, casting="llama"):
         super().__init__()
@@ -104,6 +108,8 @@ class BatchNorm1d(Module):
     Example:
         >>> bn = nn.BatchNorm1d(4); y = bn(mg.tensor(np.random.randn(32, 4)))
     """
+
+    switches_impl = True
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, impl="fused", dtype=None, device="cpu"):

@@ -580,3 +580,14 @@ def test_module_registration_and_lookup_helpers_match_torch_names():
     assert model.float().head.weight.dtype == np.float32
     assert model.double().head.weight.dtype == np.float64
     assert model.half().scale.dtype == np.float16
+
+
+def test_set_impl_switches_the_norm_modules_and_leaves_a_users_impl_alone():
+    class Attention(nn.Module):                 # a user's module with an impl of its own
+        def __init__(self):
+            super().__init__()
+            self.impl, self.norm = "flash", nn.LayerNorm(4)
+
+    model = nn.Sequential(Attention(), nn.RMSNorm(4)).set_impl("composite")
+    assert [model[0].impl, model[0].norm.impl, model[1].impl] == ["flash", "composite",
+                                                                  "composite"]

@@ -125,3 +125,18 @@ def test_cli_train_bad_argument():
                             check=False,
                             capture_output=True, text=True, timeout=60, env=cli_env())
     assert result.returncode == 2 and "steps" in result.stderr
+
+
+def test_a_context_longer_than_the_text_is_refused_by_the_loop_not_by_the_config():
+    # memory builds a TrainConfig but trains on random ids: only the loop needs the text
+    config = TrainConfig(context_length=900, text="abc" * 10)
+    with pytest.raises(ValueError, match=r"text must have at least context_length \+ 2 = 902"):
+        train.train_tiny_gpt(config, progress=False)
+
+
+@pytest.mark.parametrize("field, value, error", [("grad_clip", -1.0, ValueError),
+                                                 ("checkpoint", 5, TypeError),
+                                                 ("resume", 5, TypeError)])
+def test_train_config_refuses_what_would_train_wrong_or_fail_late(field, value, error):
+    with pytest.raises(error, match=f"TrainConfig: {field} must be"):
+        TrainConfig(**{field: value})
