@@ -90,7 +90,7 @@ def test_defaults_and_bad_arguments():
     with pytest.raises(TypeError, match="TrainConfig: text must be a str or None, got list"):
         TrainConfig(text=["a"])
     with pytest.raises(ValueError, match="context_length \\+ 2 = 34 characters, got 5"):
-        TrainConfig(text="short")
+        TrainConfig(text="short").check_text()
     with pytest.raises(ValueError, match="steps must be an int >= 0"):
         dataclasses.replace(TrainConfig(), steps=-1)      # a changed copy is checked again
     with pytest.raises(dataclasses.FrozenInstanceError):
