@@ -1,5 +1,6 @@
-"""Every argument check of every norm, in one place: ``F``, the nn modules and the
-seed-style layers share one wording, naming the function, the argument, expected and got."""
+"""Every argument check of the norms, in one place: ``F`` checks its Tensors here, and the
+nn modules and the seed-style layers their constructor options (the seed layers check
+their own arrays), with one wording naming the function, the argument, expected and got."""
 
 import numbers
 
