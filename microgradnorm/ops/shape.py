@@ -196,7 +196,11 @@ def stack(tensors, axis=0, *, dim=None):
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
-    shape = tuple(getattr(tensors[0], "shape", np.shape(tensors[0])))
+    shape = np.shape(tensors[0])
+    for i, t in enumerate(tensors):
+        if np.shape(t) != shape:
+            raise ValueError(f"stack expects each tensor to be equal size, but got shape "
+                             f"{shape} at entry 0 and {np.shape(t)} at entry {i}")
     axis = normalize_axis("stack", axis, len(shape), dim=dim, default=0, single=True,
                           insert=True)
     new_shape = shape[:axis] + (1,) + shape[axis:]
