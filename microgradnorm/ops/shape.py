@@ -263,4 +263,8 @@ def repeat(x, *sizes):
     # a copy of x for each repeat: (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...)
     tiles = Expand.apply(reshape(x, tuple(n for s in padded for n in (1, s))),
                          shape=tuple(n for pair in zip(sizes, padded) for n in pair))
-    return reshape(tiles, tuple(r * s for r, s in zip(sizes, padded)))
+    tiled = reshape(tiles, tuple(r * s for r, s in zip(sizes, padded)))
+    # Still a read-only view of x when nothing needed copying (every repeat 1, or only
+    # size-1 dims repeated); torch's repeat always copies, so the result shares nothing.
+    same_memory = backend.memory_owner(tiled.data) is backend.memory_owner(x.data)
+    return Clone.apply(tiled) if same_memory else tiled

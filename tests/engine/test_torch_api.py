@@ -124,6 +124,32 @@ def test_repeat_backward_sums_the_copies(sizes):
     check_against_torch(x.repeat(sizes), tx.repeat(sizes), [x], [tx])
 
 
+@pytest.mark.parametrize("shape, sizes", [((1, 3), (2, 1)), ((2, 3), (1, 1)), ((2, 3), (3, 1, 1)),
+                                          ((2, 3), (2, 2))])
+def test_repeat_copies_as_torch_even_when_a_view_would_do(shape, sizes):
+    # repeating only size-1 dims (or nothing) once gave a read-only view of x sharing its
+    # memory and version counter
+    for change_input in (True, False):
+        x, tx = mg.ones(shape), torch.ones(shape)
+        y, ty = x.repeat(*sizes), tx.repeat(*sizes)
+        (x if change_input else y).add_(1.0)
+        (tx if change_input else ty).add_(1.0)
+        assert x.tolist() == tx.tolist() and y.tolist() == ty.tolist()
+
+
+def test_repeat_saves_nothing_of_its_input_as_torch():
+    # the input changed in place (an optimizer step) before backward: torch's repeat saved
+    # nothing of it, and the product saved the copy, so backward goes through
+    w, tw = pair(np.ones((1, 3)))
+    losses = [(y * y).sum() for y in (w.repeat(4, 1), tw.repeat(4, 1))]
+    with mg.no_grad(), torch.no_grad():
+        w.mul_(2.0)
+        tw.mul_(2.0)
+    for loss in losses:
+        loss.backward()
+    np.testing.assert_array_equal(w.grad, tw.grad.numpy())
+
+
 def test_gather_and_index_select_accumulate_repeated_indices():
     x, tx = pair(np.arange(12.0).reshape(3, 4))
     index = np.array([[0, 0, 2, 1], [2, 2, 2, 0]])
