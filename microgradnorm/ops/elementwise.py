@@ -16,7 +16,7 @@ from .base import (arithmetic, as_array, broadcast, check_tensor, constant, floa
 
 # ----- binary arithmetic ----------------------------------------------------------------------
 class Add(Function):
-    name, combine = "add", operator.add
+    name, combine, sign = "add", operator.add, 1          # sign: of b's gradient
 
     @staticmethod
     def forward(ctx, a, b):
@@ -27,13 +27,13 @@ class Add(Function):
     def backward(ctx, grad):
         a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad      # a constant (a mask) needs no sum
-        grad_b = -grad if need_b and ctx.function is Sub else grad
+        grad_b = -grad if need_b and ctx.function.sign < 0 else grad
         return (unbroadcast(grad, a_shape) if need_a else None,
                 unbroadcast(grad_b, b_shape) if need_b else None)
 
 
 class Sub(Add):
-    name, combine = "sub", operator.sub
+    name, combine, sign = "sub", operator.sub, -1
 
 
 class Mul(Function):
