@@ -138,13 +138,16 @@ class AxisError(np.exceptions.AxisError):
 
 
 class Default:
-    """A default value (``axis=Default(0)``) that ``dim_alias`` tells from the value given."""
+    """A default value (``axis=DIM_0``) that ``dim_alias`` tells from the same value given."""
 
     def __init__(self, value):
         self.value = value
 
     def __repr__(self):
         return repr(self.value)
+
+
+ALL_DIMS, DIM_0, LAST_DIM = Default(None), Default(0), Default(-1)     # axis defaults
 
 
 def dim_alias(fn, axis, dim):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from .base import Default, normalize_axis, sizes_of, unbroadcast
+from .base import ALL_DIMS, DIM_0, normalize_axis, sizes_of, unbroadcast
 from .elementwise import Clone
 
 
@@ -151,13 +151,13 @@ def expand(x, *shape):
     return Expand.apply(x, shape=sizes_of(shape))
 
 
-def unsqueeze(x, axis=Default(None), *, dim=None):
+def unsqueeze(x, axis=ALL_DIMS, *, dim=None):
     """A view with a new dim of size 1 at ``axis``; -1 appends one."""
     axis = normalize_axis("unsqueeze", axis, x.ndim, dim=dim, single=True, insert=True)
     return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
 
 
-def squeeze(x, axis=Default(None), *, dim=None):
+def squeeze(x, axis=ALL_DIMS, *, dim=None):
     """Size-1 dims removed: all, or those of ``axis`` (a named dim of another size stays)."""
     axes = normalize_axis("squeeze", axis, x.ndim, dim=dim)
     axes = range(x.ndim) if axes is None else axes
@@ -169,7 +169,7 @@ def contiguous(x):
     return x if x.data.flags.c_contiguous else Clone.apply(x)
 
 
-def concatenate(tensors, axis=Default(0), *, dim=None):
+def concatenate(tensors, axis=DIM_0, *, dim=None):
     """Tensors joined along an existing ``axis`` (``torch.cat``); as torch, an empty 1-D
     tensor beside tensors of more dims is skipped."""
     tensors = tuple(tensors)
@@ -191,7 +191,7 @@ def concatenate(tensors, axis=Default(0), *, dim=None):
 cat = concatenate
 
 
-def stack(tensors, axis=Default(0), *, dim=None):
+def stack(tensors, axis=DIM_0, *, dim=None):
     """Tensors of one shape joined along a new ``axis`` (``torch.stack``)."""
     tensors = tuple(tensors)
     if not tensors:
@@ -214,7 +214,7 @@ def _split_axis(fn, x, axis, dim):
     return axis
 
 
-def split(x, split_size_or_sections, axis=Default(0), *, dim=None):
+def split(x, split_size_or_sections, axis=DIM_0, *, dim=None):
     """A tuple of views along ``axis`` (``torch.split``): pieces of an int size (the last
     smaller), or of each size of a sequence.
 
@@ -238,7 +238,7 @@ def split(x, split_size_or_sections, axis=Default(0), *, dim=None):
     return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
-def chunk(x, chunks, axis=Default(0), *, dim=None):
+def chunk(x, chunks, axis=DIM_0, *, dim=None):
     """At most ``chunks`` views along ``axis``, each ceil(n / chunks) long (``torch.chunk``)."""
     if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
         raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
