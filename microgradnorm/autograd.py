@@ -28,8 +28,39 @@ def is_grad_enabled():
     return _state.grad_enabled
 
 
+class set_grad_enabled:
+    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``): called,
+    from then on; as a context manager, until the block ends; as a decorator, in each call.
+
+    Example:
+        >>> with mg.set_grad_enabled(False):
+        ...     y = x * 2                      # y.requires_grad is False
+    """
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, "
+                            f"got {type(mode).__name__}")
+        self.mode = mode
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _state.grad_enabled = self.previous
+        return False
+
+    def __call__(self, fn):
+        # As a decorator the mode applies to each call, not from the decoration on.
+        _state.grad_enabled = self.previous
+        return _grad_mode_decorator(fn, lambda: set_grad_enabled(self.mode))
+
+
 class _GradMode:
-    """Grad mode ``MODE`` in this thread for a block or a decorated function."""
+    """Grad mode ``MODE`` in this thread for a block or a decorated function; decorates with
+    or without parentheses, as torch's (``@mg.no_grad()``, ``@mg.no_grad``)."""
 
     MODE = True
 
@@ -47,43 +78,19 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        if not callable(fn):
-            raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self._renewed():
-                return fn(*args, **kwargs)
-        return wrapper
-
-    def _renewed(self):
-        return type(self)()
+        return _grad_mode_decorator(fn, type(self))
 
 
-class set_grad_enabled(_GradMode):
-    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``)."""
+def _grad_mode_decorator(fn, make):
+    # fn runs inside a fresh make() each call
+    if not callable(fn):
+        raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
 
-    def __new__(cls, mode):
-        return object.__new__(cls)
-
-    def __init__(self, mode):
-        if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled: mode must be a bool, "
-                            f"got {type(mode).__name__}")
-        self.MODE = mode
-        self.previous = _state.grad_enabled
-        _state.grad_enabled = mode
-
-    def __enter__(self):
-        return self
-
-    def __call__(self, fn):
-        # As a decorator the mode applies to each call, not from the decoration on.
-        _state.grad_enabled = self.previous
-        return super().__call__(fn)
-
-    def _renewed(self):
-        return set_grad_enabled(self.MODE)
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make():
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 class no_grad(_GradMode):
