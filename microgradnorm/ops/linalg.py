@@ -31,6 +31,8 @@ def _check_matmul(a_shape, b_shape):
 
 def _matmul(a, b):
     # half precision accumulates in float32 (NumPy has no bfloat16 matmul loop)
+    if a.dtype.itemsize >= 4 and b.dtype.itemsize >= 4:
+        return a @ b                     # no half-precision operand: the usual case
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
     if not is_half(dtype):
         return a @ b
