@@ -358,8 +358,7 @@ def backward(root, grad=None, retain_graph=False):
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
-    captured = run_backward([root], [grad], retain_graph,
-                            capture=lambda t: t.grad_fn is None or t._retains_grad)
+    captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
     for tensor, g in captured.values():
         tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
@@ -438,14 +437,15 @@ def _is_real(dtype):
 
 def run_backward(roots, root_grads, retain_graph, capture):
     """Propagate ``root_grads`` from ``roots``; {id(tensor): (tensor, summed gradient)} for
-    each tensor reached that ``capture`` accepts."""
+    each tensor reached that ``capture`` accepts (None: the leaves and the tensors that
+    retain their gradient, which ``backward()`` fills)."""
     captured = {}
     output_grads = {}                     # node -> [gradient per output, or None]
     summed = set()                        # id of each sum this loop made: its own to add to
 
     def receive(tensor, g):
         node = tensor.grad_fn
-        if capture(tensor):
+        if (node is None or tensor._retains_grad) if capture is None else capture(tensor):
             key = id(tensor)
             captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
         if node is not None:
