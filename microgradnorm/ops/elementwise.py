@@ -41,6 +41,9 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if a.dtype == b.dtype:                      # the usual case: nothing to promote
+            ctx.save_for_backward(a, b)
+            return broadcast(ctx.function.name, ctx.function.combine, a, b)
         a, b, dtype = promote(a, b, opmath=True)
         ctx.save_for_backward(a, b)                 # as computed, so backward rounds as torch
         return rounded(broadcast(ctx.function.name, ctx.function.combine, a, b), dtype)
