@@ -34,6 +34,14 @@ def _operator(function, reflected=False):
     return lambda self, other: function.apply(self, other)
 
 
+def _comparison(op):
+    # x < y: a constant bool tensor, compared in the dtype PyTorch promotes to
+    def compare(self, other):
+        a, b, _ = base.promote(self.data, as_tensor(other, self).data)
+        return Tensor._from_op(op(a, b), None)
+    return compare
+
+
 class Tensor:
     """An n-dimensional array that can record the ops applied to it; ``data`` (array_like)
     is copied to ``device``, ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
@@ -51,24 +59,22 @@ class Tensor:
         data = data.data if isinstance(data, Tensor) else data
         array = backend.new_array(data, dtypes.as_dtype(dtype), device)
         _check_leaf("Tensor", array, requires_grad)
-        self._setup(array, requires_grad, None, 0)
-
-    def _setup(self, array, requires_grad, grad_fn, output_index):
-        # every Tensor's fields, set here only
-        self.data = array
-        self._grad = None
+        vars(self).update(vars(Tensor._from_op(array, None)))     # the fields: _from_op's
         self.requires_grad = requires_grad
-        self.grad_fn = grad_fn            # the Context (graph node) that made this tensor
-        self._output_index = output_index
-        self._version_box = [0]           # bumped by every in-place op; shared by detach()
-        self._retains_grad = False
-        self.name = None                  # a parameter name, set by nn.Module (for viz)
 
     @classmethod
     def _from_op(cls, array, ctx, output_index=0):
         """A Tensor of ``array`` itself: output ``output_index`` of ``ctx``, or a constant."""
+        # every Tensor's fields, set here only (directly: this runs once per op output)
         tensor = cls.__new__(cls)
-        tensor._setup(array, ctx is not None, ctx, output_index)
+        tensor.data = array
+        tensor._grad = None
+        tensor.requires_grad = ctx is not None
+        tensor.grad_fn = ctx              # the Context (graph node) that made this tensor
+        tensor._output_index = output_index
+        tensor._version_box = [0]         # bumped by every in-place op; shared by detach()
+        tensor._retains_grad = False
+        tensor.name = None                # a parameter name, set by nn.Module (for viz)
         return tensor
 
     @classmethod
@@ -335,21 +341,13 @@ class Tensor:
     __rmatmul__ = _operator(MatMul, reflected=True)
     __neg__ = elementwise.neg
     __pow__ = elementwise.pow
-    __abs__ = elementwise.abs
+    __abs__ = elementwise.abs.method
     __matmul__ = linalg.matmul
     __getitem__ = indexing.getitem
 
-    # comparisons: constant bool tensors, compared in the dtype PyTorch promotes to
-    def _compare(self, other, op):
-        a, b, _ = base.promote(self.data, as_tensor(other, self).data)
-        return Tensor._from_op(op(a, b), None)
-
-    __lt__ = partialmethod(_compare, op=operator.lt)
-    __le__ = partialmethod(_compare, op=operator.le)
-    __gt__ = partialmethod(_compare, op=operator.gt)
-    __ge__ = partialmethod(_compare, op=operator.ge)
-    __eq__ = partialmethod(_compare, op=operator.eq)
-    __ne__ = partialmethod(_compare, op=operator.ne)
+    __lt__, __le__ = _comparison(operator.lt), _comparison(operator.le)
+    __gt__, __ge__ = _comparison(operator.gt), _comparison(operator.ge)
+    __eq__, __ne__ = _comparison(operator.eq), _comparison(operator.ne)
     __hash__ = object.__hash__      # tensors are dict keys by identity, as in PyTorch
 
     def __bool__(self):
@@ -359,15 +357,15 @@ class Tensor:
         return bool(self.item())
 
     # ----- elementwise (ops/elementwise.py) -----------------------------------------------
-    exp = elementwise.exp
-    log = elementwise.log
-    sqrt = elementwise.sqrt
-    rsqrt = elementwise.rsqrt
-    tanh = elementwise.tanh
-    sigmoid = elementwise.sigmoid
-    relu = elementwise.relu
-    abs = elementwise.abs
-    sign = elementwise.sign
+    exp = elementwise.exp.method           # .method: self is a Tensor, nothing to check
+    log = elementwise.log.method
+    sqrt = elementwise.sqrt.method
+    rsqrt = elementwise.rsqrt.method
+    tanh = elementwise.tanh.method
+    sigmoid = elementwise.sigmoid.method
+    relu = elementwise.relu.method
+    abs = elementwise.abs.method
+    sign = elementwise.sign.method
     neg = elementwise.neg
     pow = elementwise.pow
     square = elementwise.square

@@ -354,12 +354,16 @@ class ToDevice(Function):
 
 # ----- the functions: mg.exp, x.exp(), ... ----------------------------------------------------
 def _unary(name, function, doc):
-    # the function of a Unary: a Tensor in, one node out
-    def apply(x):
+    # mg.exp(x), which checks that x is a Tensor; as Tensor.exp, ``.method`` needs no check
+    def checked(x):
         return function.apply(check_tensor(name, x))
-    apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = doc
-    return apply
+
+    def method(x):
+        return function.apply(x)
+    for f in (checked, method):
+        f.__name__, f.__qualname__, f.__doc__ = name, name, doc
+    checked.method = method
+    return checked
 
 
 exp = _unary("exp", Exp, "Elementwise e**x (``torch.exp``); an integer x gives float64.")
