@@ -124,8 +124,9 @@ class Context:
         self.function = function
         self.inputs = inputs
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
-        modules, groups = _state.module_stack, _state.group_stack
-        self.module = modules[-1] if modules else ""
+        state = _state
+        modules, groups = state.module_stack, state.group_stack
+        self.module = modules[-1] if modules else ""          # _module_path(), inline
         self.group = groups[-1] if groups else None
 
     @property
@@ -171,8 +172,6 @@ class Context:
         # A saved array that is an input's or output's data records that tensor's version,
         # so an in-place change before backward is caught. The node keeps the counter, not
         # the tensor: an output holding its own node would be a reference cycle.
-        if not self._saved:
-            return
         versions = []
         for t in (*inputs, *outputs):
             for a in self._saved:
@@ -211,29 +210,23 @@ class Function:
         record = _state.grad_enabled and True in ctx.needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
-        if not isinstance(raw, tuple):          # one output, the usual case: no loops
-            output = make(raw, node, 0)
+        single = not isinstance(raw, tuple)
+        if single:                              # one output, the usual case: no loops
+            outputs = (make(raw, node, 0),)
             if getattr(raw, "base", None) is not None:
-                _share_versions_with_bases(tensors, (output,))
-            if record:
-                ctx.outputs_meta = ((raw.shape, raw.dtype),)
-                _recorded(ctx, tensors, (output,))
-            return output
-        outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
-        _share_versions_with_bases(tensors, outputs)
+                _share_versions_with_bases(tensors, outputs)
+        else:
+            outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
+            _share_versions_with_bases(tensors, outputs)
         if record:
-            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in raw])
-            _recorded(ctx, tensors, outputs)
-        return outputs
-
-
-def _recorded(ctx, inputs, outputs):
-    # a node was recorded: pair what it saved with versions, and tell the observers
-    if ctx._saved:
-        ctx._track_saved(inputs, outputs)
-    if _observers:
-        for observer in _observers_here():
-            observer.on_forward(ctx)
+            ctx.outputs_meta = ((raw.shape, raw.dtype),) if single else \
+                tuple([(a.shape, a.dtype) for a in raw])
+            if ctx._saved:
+                ctx._track_saved(tensors, outputs)
+            if _observers:
+                for observer in _observers_here():
+                    observer.on_forward(ctx)
+        return outputs[0] if single else outputs
 
 
 def _as_tensors(inputs):
