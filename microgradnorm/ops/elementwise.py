@@ -137,21 +137,22 @@ class Pow(Function):
 
 
 class Unary(Function):
-    """An elementwise ``f(xp, x)`` whose derivative ``df(xp, grad, kept)`` needs only the
-    input or only the output, which is all it saves (``saves``)."""
+    """An elementwise ``f(xp, x)`` whose derivative ``df(grad, kept)`` needs only the input
+    or only the output, which is all it saves (``saves``)."""
 
     saves = "out"                   # "out" or "x"
 
     @staticmethod
     def forward(ctx, x):
-        out = ctx.function.f(backend.array_module(x), x)
-        ctx.save_for_backward(out if ctx.function.saves == "out" else x)
+        function = ctx.function
+        out = function.f(backend.array_module(x), x)
+        ctx.save_for_backward(out if function.saves == "out" else x)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (kept,) = ctx.saved
-        return ctx.function.df(backend.array_module(grad), grad, kept)
+        return ctx.function.df(grad, kept)
 
 
 def _in_opmath(xp_function, x):
@@ -164,7 +165,7 @@ class Exp(Unary):
     def f(xp, x):
         return xp.exp(float_input(x))
 
-    def df(xp, grad, out):                       # d exp(x) = exp(x)
+    def df(grad, out):                       # d exp(x) = exp(x)
         return grad * out
 
 
@@ -174,7 +175,7 @@ class Log(Unary):
     def f(xp, x):
         return xp.log(float_input(x))
 
-    def df(xp, grad, x):
+    def df(grad, x):
         return grad / x
 
 
@@ -182,7 +183,7 @@ class Sqrt(Unary):
     def f(xp, x):
         return xp.sqrt(float_input(x))
 
-    def df(xp, grad, out):                       # d sqrt(x) = 1 / (2 sqrt(x))
+    def df(grad, out):                       # d sqrt(x) = 1 / (2 sqrt(x))
         return grad / (2 * out)
 
 
@@ -192,7 +193,7 @@ class Rsqrt(Unary):
     def f(xp, x):
         return _in_opmath(lambda x32: 1 / xp.sqrt(x32), x)
 
-    def df(xp, grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2
+    def df(grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2
         return grad * (-0.5 * out * out * out)
 
 
@@ -200,7 +201,7 @@ class Tanh(Unary):
     def f(xp, x):
         return xp.tanh(float_input(x))
 
-    def df(xp, grad, out):                       # d tanh(x) = 1 - tanh(x)²
+    def df(grad, out):                       # d tanh(x) = 1 - tanh(x)²
         return grad * (1 - out * out)
 
 
@@ -210,7 +211,7 @@ class Sigmoid(Unary):
     def f(xp, x):
         return _in_opmath(lambda x32: 0.5 * (1 + xp.tanh(x32 * 0.5)), x)
 
-    def df(xp, grad, out):                       # dσ = σ (1 - σ)
+    def df(grad, out):                       # dσ = σ (1 - σ)
         return grad * out * (1 - out)
 
 
@@ -218,7 +219,7 @@ class ReLU(Unary):
     def f(xp, x):
         return xp.maximum(x, 0)
 
-    def df(xp, grad, out):                       # the gradient passes where out > 0
+    def df(grad, out):                       # the gradient passes where out > 0
         return grad * (out > 0)
 
 
@@ -230,7 +231,7 @@ class Abs(Unary):
     def f(xp, x):
         return xp.abs(x)
 
-    def df(xp, grad, x):
+    def df(grad, x):
         return grad * torch_sign(x).astype(grad.dtype, copy=False)
 
 
@@ -242,8 +243,8 @@ class Erf(Unary):
     def f(xp, x):
         return backend.erf(float_input(x))
 
-    def df(xp, grad, x):
-        return grad * (2 / np.sqrt(np.pi)) * xp.exp(-x * x)
+    def df(grad, x):
+        return grad * (2 / np.sqrt(np.pi)) * backend.array_module(x).exp(-x * x)
 
 
 class Sign(Function):
