@@ -4,7 +4,6 @@ the functions of the ``ops`` family modules; dtypes promote as PyTorch's
 
 import operator
 import warnings
-from functools import partialmethod
 
 import numpy as np
 
@@ -16,15 +15,6 @@ from .ops.elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
 from .ops.linalg import MatMul
 
 __all__ = ["Tensor", "as_tensor", "tensor", "to_arguments"]
-
-
-def _check_leaf(fn, array, requires_grad):
-    if not is_numeric(array.dtype):
-        raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
-                        f"{array.dtype}")
-    if requires_grad and not is_floating(array.dtype):
-        raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
-                        f"{array.dtype}")
 
 
 def _operator(function, reflected=False):
@@ -58,9 +48,7 @@ class Tensor:
         backend.check_device(device)
         data = data.data if isinstance(data, Tensor) else data
         array = backend.new_array(data, dtypes.as_dtype(dtype), device)
-        _check_leaf("Tensor", array, requires_grad)
-        vars(self).update(vars(Tensor._from_op(array, None)))     # the fields: _from_op's
-        self.requires_grad = requires_grad
+        vars(self).update(vars(Tensor._leaf("Tensor", array, requires_grad)))  # _from_op's fields
 
     @classmethod
     def _from_op(cls, array, ctx, output_index=0):
@@ -79,11 +67,19 @@ class Tensor:
 
     @classmethod
     def _leaf(cls, fn, array, requires_grad):
-        """A leaf of ``array`` itself (the factories'); ``fn`` starts the errors."""
+        """A leaf of ``array`` itself (the constructor's, the factories'); ``fn`` starts the
+        errors."""
         if not isinstance(requires_grad, bool):
             raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
-        _check_leaf(fn, array, requires_grad)
-        return cls._from_op(array, None).requires_grad_(requires_grad)
+        if not is_numeric(array.dtype):
+            raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
+                            f"{array.dtype}")
+        if requires_grad and not is_floating(array.dtype):
+            raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
+                            f"{array.dtype}")
+        leaf = cls._from_op(array, None)
+        leaf.requires_grad = requires_grad
+        return leaf
 
     # ----- properties ---------------------------------------------------------------------
     @property
@@ -161,7 +157,8 @@ class Tensor:
 
     # ----- conversion ---------------------------------------------------------------------
     def numpy(self, force=False):
-        """The data as a NumPy array (shared on the CPU); refused if it requires grad."""
+        """The data as a NumPy array (shared on the CPU); refused if it requires grad, unless
+        ``force`` (then shared all the same, as ``detach().numpy()``)."""
         if self.requires_grad and not force:
             raise RuntimeError(
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
@@ -216,8 +213,13 @@ class Tensor:
             out = ToDevice.apply(out, device=device)
         return out
 
-    cpu = partialmethod(to, "cpu")
-    cuda = partialmethod(to, "cuda")
+    def cpu(self):
+        """``to("cpu")``: a NumPy-backed copy, in the graph (the tensor itself if on the CPU)."""
+        return self.to("cpu")
+
+    def cuda(self):
+        """``to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU)."""
+        return self.to("cuda")
 
     def astype(self, dtype):
         """A copy in ``dtype``, in the graph; an integer or bool result is a constant."""
@@ -226,13 +228,33 @@ class Tensor:
             return Tensor._from_op(self.data.astype(dtype), None)
         return Cast.apply(self, dtype=dtype)
 
-    float = partialmethod(astype, np.float32)       # float(t) gives a Python number
-    double = partialmethod(astype, np.float64)
-    half = partialmethod(astype, np.float16)
-    bfloat16 = partialmethod(astype, "bfloat16")
-    long = partialmethod(astype, np.int64)             # integer and bool: constants
-    int = partialmethod(astype, np.int32)
-    bool = partialmethod(astype, np.bool_)
+    def float(self):
+        """``astype(float32)`` (``float(t)`` gives a Python number)."""
+        return self.astype(np.float32)
+
+    def double(self):
+        """``astype(float64)``."""
+        return self.astype(np.float64)
+
+    def half(self):
+        """``astype(float16)``."""
+        return self.astype(np.float16)
+
+    def bfloat16(self):
+        """``astype("bfloat16")`` (needs ml_dtypes)."""
+        return self.astype("bfloat16")
+
+    def long(self):
+        """``astype(int64)``: a constant, outside the graph."""
+        return self.astype(np.int64)
+
+    def int(self):
+        """``astype(int32)``: a constant, outside the graph."""
+        return self.astype(np.int32)
+
+    def bool(self):
+        """``astype(bool)``, True where nonzero: a constant, outside the graph."""
+        return self.astype(np.bool_)
 
     def type_as(self, other):
         """``astype(other.dtype)``."""
@@ -250,20 +272,29 @@ class Tensor:
 
     contiguous = shape_ops.contiguous
 
-    def _new_filled(self, fn, value, *size, dtype=None, device=None, requires_grad=False):
-        # new_zeros, new_ones: this tensor's dtype and device unless given
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of ``size`` (ints or one tuple), of this tensor's dtype and device unless given."""
+        return self._new_filled("new_zeros", 0, size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Ones of ``size``, of this tensor's dtype and device unless given."""
+        return self._new_filled("new_ones", 1, size, dtype, device, requires_grad)
+
+    def _new_filled(self, fn, value, size, dtype, device, requires_grad):
         size = base.size_args(fn, size)
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = self.device if device is None else backend.check_device(device)
         array = backend.to_device(self.xp.full(size, value, dtype=dtype), device)
         return Tensor._leaf(fn, array, requires_grad)
 
-    new_zeros = partialmethod(_new_filled, "new_zeros", 0)
-    new_ones = partialmethod(_new_filled, "new_ones", 1)
-
     # ----- autograd -----------------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into ``leaf.grad``; ``grad``: d(loss)/d(self)."""
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
+
+        Args:
+            grad: d(loss)/d(self), of self's shape; None for a one-element tensor.
+            retain_graph: keep the saved arrays, to backward through the graph again.
+        """
         autograd.backward(self, grad, retain_graph)
 
     def retain_grad(self):
@@ -281,7 +312,9 @@ class Tensor:
         return self
 
     def register_hook(self, hook):
-        """Call ``hook(grad)``, which may return a replacement, on its gradient each backward."""
+        """Call ``hook(grad)`` on this tensor's total gradient each backward; hooks run in
+        registration order, each may return a replacement (not modify grad in place).
+        Returns a handle whose ``remove()`` unregisters the hook."""
         return autograd.register_hook(self, hook)
 
     # ----- in-place (not recorded; they bump the version counter) -------------------------

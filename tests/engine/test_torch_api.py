@@ -266,6 +266,22 @@ def test_zeros_ones_values():
     assert mg.zeros(2).tolist() == [0.0, 0.0] and mg.ones(1, 2).tolist() == [[1.0, 1.0]]
 
 
+def test_requires_grad_must_be_a_bool_as_in_torch():
+    with pytest.raises(TypeError):
+        torch.tensor([1.0], requires_grad=1)
+    for make in (lambda: mg.tensor([1.0], requires_grad=1), lambda: mg.zeros(2, requires_grad=1)):
+        with pytest.raises(TypeError, match="requires_grad must be True or False, got 1"):
+            make()
+
+
+@pytest.mark.parametrize("name", ["float", "double", "half", "bfloat16", "long", "int", "bool",
+                                  "cpu", "cuda", "new_zeros", "new_ones"])
+def test_conversions_and_new_tensors_have_their_own_help(name):
+    # as partialmethods they showed functools.partial's name and docstring in help()
+    method = getattr(mg.Tensor, name)
+    assert method.__name__ == name and method.__doc__ and "\n" not in method.__doc__.strip()
+
+
 def test_random_factories_follow_manual_seed():
     assert mg.manual_seed(5) is None
     a, u = mg.randn(3), mg.rand(3)
