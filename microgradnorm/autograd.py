@@ -111,8 +111,10 @@ class enable_grad(_GradMode):
 
 
 class Context:
-    """A graph node: one ``Function`` call's inputs, saved arrays, and, for the visualizer,
-    its module path and innermost ``op_group`` (name, call number) or None."""
+    """A graph node, ``ctx`` in forward and backward: ``ctx.save_for_backward(*arrays)``
+    keeps arrays that ``ctx.saved`` returns; ``ctx.needs_input_grad``, one bool per input,
+    says which gradients backward may leave None. Any other attribute set in forward (an
+    option, a shape) is there in backward. ``module`` and ``group`` serve the visualizer."""
 
     _saved = ()
     _saved_versions = ()
@@ -187,7 +189,16 @@ class Context:
 
 
 class Function:
-    """Base class of every differentiable op: ``forward`` and ``backward`` on plain arrays."""
+    """Base class of every differentiable op; subclass it with two static methods on plain
+    arrays (NumPy or CuPy) and call ``apply``::
+
+        forward(ctx, *arrays, **options) -> array or tuple of arrays
+        backward(ctx, *output_grads)     -> one gradient (or None) per input
+
+    ``apply(*inputs, **options)`` takes Tensors; numbers and arrays become constants and
+    None stays None (an absent bias); ``options`` (keywords) reach forward unchanged.
+    ``saved_names`` names the saved arrays, in ``save_for_backward``'s order (visualizer).
+    """
 
     saved_names = ()
 
@@ -358,15 +369,25 @@ def backward(root, grad=None, retain_graph=False):
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
-    """The gradients of ``outputs`` with respect to ``inputs`` as a tuple of arrays, touching
-    no ``.grad`` (``torch.autograd.grad``); ``allow_unused``: None for an unused input.
+    """The gradients of ``outputs`` with respect to ``inputs``, touching no ``.grad``
+    (``torch.autograd.grad``).
+
+    Args:
+        outputs, inputs: a Tensor or a sequence of Tensors each.
+        grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
+            one-element output.
+        retain_graph: keep the saved arrays for another backward through the graph.
+        allow_unused: None for an input the outputs do not depend on, instead of an error.
+
+    Returns:
+        a tuple of arrays, one per input.
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
         >>> mg.grad((x * x).sum(), [x])
         (array([2., 4.]),)
     """
-    from .tensor import Tensor
+    Tensor = _tensor.Tensor
     if isinstance(outputs, Tensor):
         outputs, grad_outputs = (outputs,), (grad_outputs,)
     outputs = tuple(outputs)
@@ -395,13 +416,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
 
 def _root_grad(root, grad, name):
     # name starts the messages: "grad(): grad_outputs[0]"
-    from .tensor import Tensor
     if grad is None:
         if root.size != 1:
             raise RuntimeError(f"{name} can be omitted only for a one-element "
                                f"output, got shape {root.shape}")
         return root.xp.ones(root.shape, dtype=root.dtype)
-    grad = grad.data if isinstance(grad, Tensor) else grad
+    grad = grad.data if isinstance(grad, _tensor.Tensor) else grad
     if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
         try:
             grad = root.xp.asarray(grad)
@@ -540,12 +560,11 @@ def register_hook(tensor, hook):
 
 
 def _run_hooks(hooks, g, shape):
-    from .tensor import Tensor
     for hook in list(hooks.values()):
         result = hook(g)
         if result is None:
             continue
-        result = result.data if isinstance(result, Tensor) else result
+        result = result.data if isinstance(result, _tensor.Tensor) else result
         if tuple(getattr(result, "shape", ())) != tuple(shape) or not hasattr(result, "dtype"):
             raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
                                f"{tuple(getattr(result, 'shape', ()))}; a hook must return "

@@ -125,8 +125,8 @@ def amin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
 
 def var(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
         unbiased=None):
-    """Variance over ``axis``, sum((x - mean)²) / (n - correction), in two passes;
-    ``unbiased`` is PyTorch's older spelling of correction 1/0."""
+    """Variance over ``axis``, sum((x - mean)²) / (n - correction), in two passes; n <=
+    correction gives inf (NaN for a constant x), as torch. ``unbiased``: correction 1/0."""
     axis = normalize_axis("var", axis, x.ndim, dim=dim)
     keepdims = _keepdims("var", keepdims, keepdim)
     if unbiased is not None:
@@ -167,7 +167,8 @@ def argmax(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
 
 
 def argmin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
-    """The int64 index of the smallest value over ``axis``; as ``argmax``."""
+    """The int64 index of the smallest value over ``axis``; NaN counts as the smallest, as
+    in torch. Otherwise as ``argmax``."""
     return _arg_extreme("argmin", x, axis, keepdims, dim, keepdim)
 
 

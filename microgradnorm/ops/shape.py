@@ -175,7 +175,7 @@ def concatenate(tensors, axis=DIM_0, *, dim=None):
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
-    shapes = [tuple(getattr(t, "shape", np.shape(t))) for t in tensors]
+    shapes = [np.shape(t) for t in tensors]
     kept = [s for s in shapes if not _legacy_empty(s, shapes)] or shapes
     ndim = len(kept[0])
     if ndim == 0 or any(len(s) != ndim for s in kept):
