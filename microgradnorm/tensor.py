@@ -24,6 +24,15 @@ def _operator(function, reflected=False):
     return lambda self, other: function.apply(self, other)
 
 
+def _cast(name, dtype, note=""):
+    # x.float(), x.long(), ...: astype(dtype) under torch's name, with its own help()
+    def cast(self):
+        return self.astype(dtype)
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"``astype({dtype})``{note}."
+    return cast
+
+
 def _comparison(op):
     # x < y: a constant bool tensor, compared in the dtype PyTorch promotes to
     def compare(self, other):
@@ -228,33 +237,13 @@ class Tensor:
             return Tensor._from_op(self.data.astype(dtype), None)
         return Cast.apply(self, dtype=dtype)
 
-    def float(self):
-        """``astype(float32)`` (``float(t)`` gives a Python number)."""
-        return self.astype(np.float32)
-
-    def double(self):
-        """``astype(float64)``."""
-        return self.astype(np.float64)
-
-    def half(self):
-        """``astype(float16)``."""
-        return self.astype(np.float16)
-
-    def bfloat16(self):
-        """``astype("bfloat16")`` (needs ml_dtypes)."""
-        return self.astype("bfloat16")
-
-    def long(self):
-        """``astype(int64)``: a constant, outside the graph."""
-        return self.astype(np.int64)
-
-    def int(self):
-        """``astype(int32)``: a constant, outside the graph."""
-        return self.astype(np.int32)
-
-    def bool(self):
-        """``astype(bool)``, True where nonzero: a constant, outside the graph."""
-        return self.astype(np.bool_)
+    float = _cast("float", "float32", " (``float(t)`` gives a Python number)")
+    double = _cast("double", "float64")
+    half = _cast("half", "float16")
+    bfloat16 = _cast("bfloat16", "bfloat16", " (needs ml_dtypes)")
+    long = _cast("long", "int64", ": a constant, outside the graph")
+    int = _cast("int", "int32", ": a constant, outside the graph")
+    bool = _cast("bool", "bool", ", True where nonzero: a constant, outside the graph")
 
     def type_as(self, other):
         """``astype(other.dtype)``."""
