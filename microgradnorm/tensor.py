@@ -57,7 +57,9 @@ class Tensor:
         backend.check_device(device)
         data = data.data if isinstance(data, Tensor) else data
         array = backend.new_array(data, dtypes.as_dtype(dtype), device)
-        vars(self).update(vars(Tensor._leaf("Tensor", array, requires_grad)))  # _from_op's fields
+        # _from_op's fields (listed there only), one by one: vars(self).update() slows reads
+        for field, value in vars(Tensor._leaf("Tensor", array, requires_grad)).items():
+            setattr(self, field, value)
 
     @classmethod
     def _from_op(cls, array, ctx, output_index=0):
