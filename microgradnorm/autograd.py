@@ -28,8 +28,39 @@ def is_grad_enabled():
     return _state.grad_enabled
 
 
+class set_grad_enabled:
+    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``): called,
+    from then on; as a context manager, until the block ends; as a decorator, in each call.
+
+    Example:
+        >>> with mg.set_grad_enabled(False):
+        ...     y = x * 2                      # y.requires_grad is False
+    """
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, "
+                            f"got {type(mode).__name__}")
+        self.mode = mode
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _state.grad_enabled = self.previous
+        return False
+
+    def __call__(self, fn):
+        # As a decorator the mode applies to each call, not from the decoration on.
+        _state.grad_enabled = self.previous
+        return _grad_mode_decorator(fn, lambda: set_grad_enabled(self.mode))
+
+
 class _GradMode:
-    """Grad mode ``MODE`` in this thread for a block or a decorated function."""
+    """Grad mode ``MODE`` in this thread for a block or a decorated function; decorates with
+    or without parentheses, as torch's (``@mg.no_grad()``, ``@mg.no_grad``)."""
 
     MODE = True
 
@@ -47,43 +78,19 @@ class _GradMode:
         return False
 
     def __call__(self, fn):
-        if not callable(fn):
-            raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
-
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self._renewed():
-                return fn(*args, **kwargs)
-        return wrapper
-
-    def _renewed(self):
-        return type(self)()
+        return _grad_mode_decorator(fn, type(self))
 
 
-class set_grad_enabled(_GradMode):
-    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``)."""
+def _grad_mode_decorator(fn, make):
+    # fn runs inside a fresh make() each call
+    if not callable(fn):
+        raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
 
-    def __new__(cls, mode):
-        return object.__new__(cls)
-
-    def __init__(self, mode):
-        if not isinstance(mode, bool):
-            raise TypeError(f"set_grad_enabled: mode must be a bool, "
-                            f"got {type(mode).__name__}")
-        self.MODE = mode
-        self.previous = _state.grad_enabled
-        _state.grad_enabled = mode
-
-    def __enter__(self):
-        return self
-
-    def __call__(self, fn):
-        # As a decorator the mode applies to each call, not from the decoration on.
-        _state.grad_enabled = self.previous
-        return super().__call__(fn)
-
-    def _renewed(self):
-        return set_grad_enabled(self.MODE)
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make():
+            return fn(*args, **kwargs)
+    return wrapper
 
 
 class no_grad(_GradMode):
@@ -104,8 +111,10 @@ class enable_grad(_GradMode):
 
 
 class Context:
-    """A graph node: one ``Function`` call's inputs, saved arrays, and, for the visualizer,
-    its module path and innermost ``op_group`` (name, call number) or None."""
+    """A graph node, ``ctx`` in forward and backward: ``ctx.save_for_backward(*arrays)``
+    keeps arrays that ``ctx.saved`` returns; ``ctx.needs_input_grad``, one bool per input,
+    says which gradients backward may leave None. Any other attribute set in forward (an
+    option, a shape) is there in backward. ``module`` and ``group`` serve the visualizer."""
 
     _saved = ()
     _saved_versions = ()
@@ -117,8 +126,9 @@ class Context:
         self.function = function
         self.inputs = inputs
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
-        modules, groups = _state.module_stack, _state.group_stack
-        self.module = modules[-1] if modules else ""
+        state = _state
+        modules, groups = state.module_stack, state.group_stack
+        self.module = modules[-1] if modules else ""          # _module_path(), inline
         self.group = groups[-1] if groups else None
 
     @property
@@ -164,8 +174,6 @@ class Context:
         # A saved array that is an input's or output's data records that tensor's version,
         # so an in-place change before backward is caught. The node keeps the counter, not
         # the tensor: an output holding its own node would be a reference cycle.
-        if not self._saved:
-            return
         versions = []
         for t in (*inputs, *outputs):
             for a in self._saved:
@@ -181,7 +189,16 @@ class Context:
 
 
 class Function:
-    """Base class of every differentiable op: ``forward`` and ``backward`` on plain arrays."""
+    """Base class of every differentiable op; subclass it with two static methods on plain
+    arrays (NumPy or CuPy) and call ``apply``::
+
+        forward(ctx, *arrays, **options) -> array or tuple of arrays
+        backward(ctx, *output_grads)     -> one gradient (or None) per input
+
+    ``apply(*inputs, **options)`` takes Tensors; numbers and arrays become constants and
+    None stays None (an absent bias); ``options`` (keywords) reach forward unchanged.
+    ``saved_names`` names the saved arrays, in ``save_for_backward``'s order (visualizer).
+    """
 
     saved_names = ()
 
@@ -204,29 +221,23 @@ class Function:
         record = _state.grad_enabled and True in ctx.needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
-        if not isinstance(raw, tuple):          # one output, the usual case: no loops
-            output = make(raw, node, 0)
+        single = not isinstance(raw, tuple)
+        if single:                              # one output, the usual case: no loops
+            outputs = (make(raw, node, 0),)
             if getattr(raw, "base", None) is not None:
-                _share_versions_with_bases(tensors, (output,))
-            if record:
-                ctx.outputs_meta = ((raw.shape, raw.dtype),)
-                _recorded(ctx, tensors, (output,))
-            return output
-        outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
-        _share_versions_with_bases(tensors, outputs)
+                _share_versions_with_bases(tensors, outputs)
+        else:
+            outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
+            _share_versions_with_bases(tensors, outputs)
         if record:
-            ctx.outputs_meta = tuple([(a.shape, a.dtype) for a in raw])
-            _recorded(ctx, tensors, outputs)
-        return outputs
-
-
-def _recorded(ctx, inputs, outputs):
-    # a node was recorded: pair what it saved with versions, and tell the observers
-    if ctx._saved:
-        ctx._track_saved(inputs, outputs)
-    if _observers:
-        for observer in _observers_here():
-            observer.on_forward(ctx)
+            ctx.outputs_meta = ((raw.shape, raw.dtype),) if single else \
+                tuple([(a.shape, a.dtype) for a in raw])
+            if ctx._saved:
+                ctx._track_saved(tensors, outputs)
+            if _observers:
+                for observer in _observers_here():
+                    observer.on_forward(ctx)
+        return outputs[0] if single else outputs
 
 
 def _as_tensors(inputs):
@@ -351,23 +362,32 @@ def backward(root, grad=None, retain_graph=False):
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
-    captured = run_backward([root], [grad], retain_graph,
-                            capture=lambda t: t.grad_fn is None or t._retains_grad)
+    captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
     for tensor, g in captured.values():
         tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
-    """The gradients of ``outputs`` with respect to ``inputs`` as a tuple of arrays, touching
-    no ``.grad`` (``torch.autograd.grad``); ``allow_unused``: None for an unused input.
+    """The gradients of ``outputs`` with respect to ``inputs``, touching no ``.grad``
+    (``torch.autograd.grad``).
+
+    Args:
+        outputs, inputs: a Tensor or a sequence of Tensors each.
+        grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
+            one-element output.
+        retain_graph: keep the saved arrays for another backward through the graph.
+        allow_unused: None for an input the outputs do not depend on, instead of an error.
+
+    Returns:
+        a tuple of arrays, one per input.
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
         >>> mg.grad((x * x).sum(), [x])
         (array([2., 4.]),)
     """
-    from .tensor import Tensor
+    Tensor = _tensor.Tensor
     if isinstance(outputs, Tensor):
         outputs, grad_outputs = (outputs,), (grad_outputs,)
     outputs = tuple(outputs)
@@ -396,13 +416,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
 
 def _root_grad(root, grad, name):
     # name starts the messages: "grad(): grad_outputs[0]"
-    from .tensor import Tensor
     if grad is None:
         if root.size != 1:
             raise RuntimeError(f"{name} can be omitted only for a one-element "
                                f"output, got shape {root.shape}")
         return root.xp.ones(root.shape, dtype=root.dtype)
-    grad = grad.data if isinstance(grad, Tensor) else grad
+    grad = grad.data if isinstance(grad, _tensor.Tensor) else grad
     if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
         try:
             grad = root.xp.asarray(grad)
@@ -431,14 +450,15 @@ def _is_real(dtype):
 
 def run_backward(roots, root_grads, retain_graph, capture):
     """Propagate ``root_grads`` from ``roots``; {id(tensor): (tensor, summed gradient)} for
-    each tensor reached that ``capture`` accepts."""
+    each tensor reached that ``capture`` accepts (None: the leaves and the tensors that
+    retain their gradient, which ``backward()`` fills)."""
     captured = {}
     output_grads = {}                     # node -> [gradient per output, or None]
     summed = set()                        # id of each sum this loop made: its own to add to
 
     def receive(tensor, g):
         node = tensor.grad_fn
-        if capture(tensor):
+        if (node is None or tensor._retains_grad) if capture is None else capture(tensor):
             key = id(tensor)
             captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
         if node is not None:
@@ -540,12 +560,11 @@ def register_hook(tensor, hook):
 
 
 def _run_hooks(hooks, g, shape):
-    from .tensor import Tensor
     for hook in list(hooks.values()):
         result = hook(g)
         if result is None:
             continue
-        result = result.data if isinstance(result, Tensor) else result
+        result = result.data if isinstance(result, _tensor.Tensor) else result
         if tuple(getattr(result, "shape", ())) != tuple(shape) or not hasattr(result, "dtype"):
             raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
                                f"{tuple(getattr(result, 'shape', ()))}; a hook must return "

@@ -1,5 +1,5 @@
-"""Tensor factories with PyTorch's names; float64 by default (docs/pytorch.md), random
-tensors from NumPy's global generator, which ``manual_seed`` seeds."""
+"""Tensor factories with PyTorch's names: float64 unless dtype is given (torch's default is
+float32), random tensors from NumPy's global generator, which ``manual_seed`` seeds."""
 
 import numbers
 
@@ -21,17 +21,17 @@ def _make(fn, array, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device="cpu", requires_grad=False):
-    """A tensor of zeros of ``size`` (ints, or one tuple) (``torch.zeros``)."""
+    """Zeros of ``size`` (ints or one tuple), float64 unless dtype is given (torch: float32)."""
     return _make("zeros", np.zeros(size_args("zeros", size)), dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device="cpu", requires_grad=False):
-    """A tensor of ones of ``size`` (ints, or one tuple) (``torch.ones``)."""
+    """Ones of ``size`` (ints or one tuple), float64 unless dtype is given (torch: float32)."""
     return _make("ones", np.ones(size_args("ones", size)), dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device="cpu", requires_grad=False):
-    """An uninitialized tensor of ``size`` (``torch.empty``)."""
+    """Uninitialized values of ``size``, float64 unless dtype is given (torch: float32)."""
     return _make("empty", np.empty(size_args("empty", size)), dtype, device, requires_grad)
 
 
@@ -53,7 +53,8 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``)."""
+    """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
+    all three are ints, else float64, unless dtype is given."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
@@ -71,17 +72,15 @@ def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=F
 
 
 def randn(*size, dtype=None, device="cpu", requires_grad=False):
-    """Standard normal samples of ``size`` (``torch.randn``)."""
-    size = size_args("randn", size)
-    return _make("randn", np.asarray(np.random.standard_normal(size)), dtype, device,
-                 requires_grad)
+    """Standard normal samples of ``size``, float64 unless dtype is given (torch: float32)."""
+    array = np.asarray(np.random.standard_normal(size_args("randn", size)))
+    return _make("randn", array, dtype, device, requires_grad)
 
 
 def rand(*size, dtype=None, device="cpu", requires_grad=False):
-    """Samples uniform on [0, 1) of ``size`` (``torch.rand``)."""
-    size = size_args("rand", size)
-    return _make("rand", np.asarray(np.random.random_sample(size)), dtype, device,
-                 requires_grad)
+    """Uniform samples on [0, 1) of ``size``, float64 unless dtype is given (torch: float32)."""
+    array = np.asarray(np.random.random_sample(size_args("rand", size)))
+    return _make("rand", array, dtype, device, requires_grad)
 
 
 def _like(fn, value, other, dtype, device, requires_grad):

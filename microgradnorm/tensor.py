@@ -4,7 +4,6 @@ the functions of the ``ops`` family modules; dtypes promote as PyTorch's
 
 import operator
 import warnings
-from functools import partialmethod
 
 import numpy as np
 
@@ -18,20 +17,28 @@ from .ops.linalg import MatMul
 __all__ = ["Tensor", "as_tensor", "tensor", "to_arguments"]
 
 
-def _check_leaf(fn, array, requires_grad):
-    if not is_numeric(array.dtype):
-        raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
-                        f"{array.dtype}")
-    if requires_grad and not is_floating(array.dtype):
-        raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
-                        f"{array.dtype}")
-
-
 def _operator(function, reflected=False):
     # x + y is Add(x, y); the reflected 2 - x is Sub(2, x)
     if reflected:
         return lambda self, other: function.apply(other, self)
     return lambda self, other: function.apply(self, other)
+
+
+def _cast(name, dtype, note=""):
+    # x.float(), x.long(), ...: astype(dtype) under torch's name, with its own help()
+    def cast(self):
+        return self.astype(dtype)
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"``astype({dtype})``{note}."
+    return cast
+
+
+def _comparison(op):
+    # x < y: a constant bool tensor, compared in the dtype PyTorch promotes to
+    def compare(self, other):
+        a, b, _ = base.promote(self.data, as_tensor(other, self).data)
+        return Tensor._from_op(op(a, b), None)
+    return compare
 
 
 class Tensor:
@@ -50,34 +57,40 @@ class Tensor:
         backend.check_device(device)
         data = data.data if isinstance(data, Tensor) else data
         array = backend.new_array(data, dtypes.as_dtype(dtype), device)
-        _check_leaf("Tensor", array, requires_grad)
-        self._setup(array, requires_grad, None, 0)
-
-    def _setup(self, array, requires_grad, grad_fn, output_index):
-        # every Tensor's fields, set here only
-        self.data = array
-        self._grad = None
-        self.requires_grad = requires_grad
-        self.grad_fn = grad_fn            # the Context (graph node) that made this tensor
-        self._output_index = output_index
-        self._version_box = [0]           # bumped by every in-place op; shared by detach()
-        self._retains_grad = False
-        self.name = None                  # a parameter name, set by nn.Module (for viz)
+        # _from_op's fields (listed there only), one by one: vars(self).update() slows reads
+        for field, value in vars(Tensor._leaf("Tensor", array, requires_grad)).items():
+            setattr(self, field, value)
 
     @classmethod
     def _from_op(cls, array, ctx, output_index=0):
         """A Tensor of ``array`` itself: output ``output_index`` of ``ctx``, or a constant."""
+        # every Tensor's fields, set here only (directly: this runs once per op output)
         tensor = cls.__new__(cls)
-        tensor._setup(array, ctx is not None, ctx, output_index)
+        tensor.data = array
+        tensor._grad = None
+        tensor.requires_grad = ctx is not None
+        tensor.grad_fn = ctx              # the Context (graph node) that made this tensor
+        tensor._output_index = output_index
+        tensor._version_box = [0]         # bumped by every in-place op; shared by detach()
+        tensor._retains_grad = False
+        tensor.name = None                # a parameter name, set by nn.Module (for viz)
         return tensor
 
     @classmethod
     def _leaf(cls, fn, array, requires_grad):
-        """A leaf of ``array`` itself (the factories'); ``fn`` starts the errors."""
+        """A leaf of ``array`` itself (the constructor's, the factories'); ``fn`` starts the
+        errors."""
         if not isinstance(requires_grad, bool):
             raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
-        _check_leaf(fn, array, requires_grad)
-        return cls._from_op(array, None).requires_grad_(requires_grad)
+        if not is_numeric(array.dtype):
+            raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
+                            f"{array.dtype}")
+        if requires_grad and not is_floating(array.dtype):
+            raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
+                            f"{array.dtype}")
+        leaf = cls._from_op(array, None)
+        leaf.requires_grad = requires_grad
+        return leaf
 
     # ----- properties ---------------------------------------------------------------------
     @property
@@ -155,7 +168,8 @@ class Tensor:
 
     # ----- conversion ---------------------------------------------------------------------
     def numpy(self, force=False):
-        """The data as a NumPy array (shared on the CPU); refused if it requires grad."""
+        """The data as a NumPy array (shared on the CPU); refused if it requires grad, unless
+        ``force`` (then shared all the same, as ``detach().numpy()``)."""
         if self.requires_grad and not force:
             raise RuntimeError(
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
@@ -210,8 +224,13 @@ class Tensor:
             out = ToDevice.apply(out, device=device)
         return out
 
-    cpu = partialmethod(to, "cpu")
-    cuda = partialmethod(to, "cuda")
+    def cpu(self):
+        """``to("cpu")``: a NumPy-backed copy, in the graph (the tensor itself if on the CPU)."""
+        return self.to("cpu")
+
+    def cuda(self):
+        """``to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU)."""
+        return self.to("cuda")
 
     def astype(self, dtype):
         """A copy in ``dtype``, in the graph; an integer or bool result is a constant."""
@@ -220,13 +239,13 @@ class Tensor:
             return Tensor._from_op(self.data.astype(dtype), None)
         return Cast.apply(self, dtype=dtype)
 
-    float = partialmethod(astype, np.float32)       # float(t) gives a Python number
-    double = partialmethod(astype, np.float64)
-    half = partialmethod(astype, np.float16)
-    bfloat16 = partialmethod(astype, "bfloat16")
-    long = partialmethod(astype, np.int64)             # integer and bool: constants
-    int = partialmethod(astype, np.int32)
-    bool = partialmethod(astype, np.bool_)
+    float = _cast("float", "float32", " (``float(t)`` gives a Python number)")
+    double = _cast("double", "float64")
+    half = _cast("half", "float16")
+    bfloat16 = _cast("bfloat16", "bfloat16", " (needs ml_dtypes)")
+    long = _cast("long", "int64", ": a constant, outside the graph")
+    int = _cast("int", "int32", ": a constant, outside the graph")
+    bool = _cast("bool", "bool", ", True where nonzero: a constant, outside the graph")
 
     def type_as(self, other):
         """``astype(other.dtype)``."""
@@ -244,20 +263,29 @@ class Tensor:
 
     contiguous = shape_ops.contiguous
 
-    def _new_filled(self, fn, value, *size, dtype=None, device=None, requires_grad=False):
-        # new_zeros, new_ones: this tensor's dtype and device unless given
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        """Zeros of ``size`` (ints or one tuple), of this tensor's dtype and device unless given."""
+        return self._new_filled("new_zeros", 0, size, dtype, device, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        """Ones of ``size``, of this tensor's dtype and device unless given."""
+        return self._new_filled("new_ones", 1, size, dtype, device, requires_grad)
+
+    def _new_filled(self, fn, value, size, dtype, device, requires_grad):
         size = base.size_args(fn, size)
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = self.device if device is None else backend.check_device(device)
         array = backend.to_device(self.xp.full(size, value, dtype=dtype), device)
         return Tensor._leaf(fn, array, requires_grad)
 
-    new_zeros = partialmethod(_new_filled, "new_zeros", 0)
-    new_ones = partialmethod(_new_filled, "new_ones", 1)
-
     # ----- autograd -----------------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
-        """Accumulate d(self)/d(leaf) into ``leaf.grad``; ``grad``: d(loss)/d(self)."""
+        """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
+
+        Args:
+            grad: d(loss)/d(self), of self's shape; None for a one-element tensor.
+            retain_graph: keep the saved arrays, to backward through the graph again.
+        """
         autograd.backward(self, grad, retain_graph)
 
     def retain_grad(self):
@@ -275,7 +303,9 @@ class Tensor:
         return self
 
     def register_hook(self, hook):
-        """Call ``hook(grad)``, which may return a replacement, on its gradient each backward."""
+        """Call ``hook(grad)`` on this tensor's total gradient each backward; hooks run in
+        registration order, each may return a replacement (not modify grad in place).
+        Returns a handle whose ``remove()`` unregisters the hook."""
         return autograd.register_hook(self, hook)
 
     # ----- in-place (not recorded; they bump the version counter) -------------------------
@@ -335,21 +365,13 @@ class Tensor:
     __rmatmul__ = _operator(MatMul, reflected=True)
     __neg__ = elementwise.neg
     __pow__ = elementwise.pow
-    __abs__ = elementwise.abs
+    __abs__ = elementwise.abs.method
     __matmul__ = linalg.matmul
     __getitem__ = indexing.getitem
 
-    # comparisons: constant bool tensors, compared in the dtype PyTorch promotes to
-    def _compare(self, other, op):
-        a, b, _ = base.promote(self.data, as_tensor(other, self).data)
-        return Tensor._from_op(op(a, b), None)
-
-    __lt__ = partialmethod(_compare, op=operator.lt)
-    __le__ = partialmethod(_compare, op=operator.le)
-    __gt__ = partialmethod(_compare, op=operator.gt)
-    __ge__ = partialmethod(_compare, op=operator.ge)
-    __eq__ = partialmethod(_compare, op=operator.eq)
-    __ne__ = partialmethod(_compare, op=operator.ne)
+    __lt__, __le__ = _comparison(operator.lt), _comparison(operator.le)
+    __gt__, __ge__ = _comparison(operator.gt), _comparison(operator.ge)
+    __eq__, __ne__ = _comparison(operator.eq), _comparison(operator.ne)
     __hash__ = object.__hash__      # tensors are dict keys by identity, as in PyTorch
 
     def __bool__(self):
@@ -359,15 +381,15 @@ class Tensor:
         return bool(self.item())
 
     # ----- elementwise (ops/elementwise.py) -----------------------------------------------
-    exp = elementwise.exp
-    log = elementwise.log
-    sqrt = elementwise.sqrt
-    rsqrt = elementwise.rsqrt
-    tanh = elementwise.tanh
-    sigmoid = elementwise.sigmoid
-    relu = elementwise.relu
-    abs = elementwise.abs
-    sign = elementwise.sign
+    exp = elementwise.exp.method           # .method: self is a Tensor, nothing to check
+    log = elementwise.log.method
+    sqrt = elementwise.sqrt.method
+    rsqrt = elementwise.rsqrt.method
+    tanh = elementwise.tanh.method
+    sigmoid = elementwise.sigmoid.method
+    relu = elementwise.relu.method
+    abs = elementwise.abs.method
+    sign = elementwise.sign.method
     neg = elementwise.neg
     pow = elementwise.pow
     square = elementwise.square

@@ -137,13 +137,32 @@ class AxisError(np.exceptions.AxisError):
     """An axis out of range: an IndexError, as in PyTorch, and a ValueError, as in NumPy."""
 
 
-def normalize_axis(fn, axis, ndim, *, dim=None, default=None, single=False, insert=False):
+class Default:
+    """A default value (``axis=DIM_0``) that ``dim_alias`` tells from the same value given."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+ALL_DIMS, DIM_0, LAST_DIM = Default(None), Default(0), Default(-1)     # axis defaults
+
+
+def dim_alias(fn, axis, dim):
+    """``axis``, or ``dim`` (PyTorch's name) instead; both given is a TypeError, as torch's."""
+    if isinstance(axis, Default):
+        return axis.value if dim is None else dim
+    if dim is not None:
+        raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+    return axis
+
+
+def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False):
     """The one reading of an ``axis`` (or ``dim``) argument: with ``single`` one non-negative
     int, else None or a sorted tuple. ``insert``: a place for a new dim, one of ndim + 1."""
-    if dim is not None:
-        if axis != default and axis != dim:
-            raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
-        axis = dim
+    axis = dim_alias(fn, axis, dim)
     if axis is None and not single:
         return None
     axes = (axis,)

@@ -16,7 +16,7 @@ from .base import (arithmetic, as_array, broadcast, check_tensor, constant, floa
 
 # ----- binary arithmetic ----------------------------------------------------------------------
 class Add(Function):
-    name, combine = "add", operator.add
+    name, combine, sign = "add", operator.add, 1          # sign: of b's gradient
 
     @staticmethod
     def forward(ctx, a, b):
@@ -27,13 +27,13 @@ class Add(Function):
     def backward(ctx, grad):
         a_shape, b_shape = ctx.shapes
         need_a, need_b = ctx.needs_input_grad      # a constant (a mask) needs no sum
-        grad_b = -grad if need_b and ctx.function is Sub else grad
+        grad_b = -grad if need_b and ctx.function.sign < 0 else grad
         return (unbroadcast(grad, a_shape) if need_a else None,
                 unbroadcast(grad_b, b_shape) if need_b else None)
 
 
 class Sub(Add):
-    name, combine = "sub", operator.sub
+    name, combine, sign = "sub", operator.sub, -1
 
 
 class Mul(Function):
@@ -41,6 +41,9 @@ class Mul(Function):
 
     @staticmethod
     def forward(ctx, a, b):
+        if a.dtype == b.dtype:                      # the usual case: nothing to promote
+            ctx.save_for_backward(a, b)
+            return broadcast(ctx.function.name, ctx.function.combine, a, b)
         a, b, dtype = promote(a, b, opmath=True)
         ctx.save_for_backward(a, b)                 # as computed, so backward rounds as torch
         return rounded(broadcast(ctx.function.name, ctx.function.combine, a, b), dtype)
@@ -134,21 +137,22 @@ class Pow(Function):
 
 
 class Unary(Function):
-    """An elementwise ``f(xp, x)`` whose derivative ``df(xp, grad, kept)`` needs only the
-    input or only the output, which is all it saves (``saves``)."""
+    """An elementwise ``f(xp, x)`` whose derivative ``df(grad, kept)`` needs only the input
+    or only the output, which is all it saves (``saves``)."""
 
     saves = "out"                   # "out" or "x"
 
     @staticmethod
     def forward(ctx, x):
-        out = ctx.function.f(backend.array_module(x), x)
-        ctx.save_for_backward(out if ctx.function.saves == "out" else x)
+        function = ctx.function
+        out = function.f(backend.array_module(x), x)
+        ctx.save_for_backward(out if function.saves == "out" else x)
         return out
 
     @staticmethod
     def backward(ctx, grad):
         (kept,) = ctx.saved
-        return ctx.function.df(backend.array_module(grad), grad, kept)
+        return ctx.function.df(grad, kept)
 
 
 def _in_opmath(xp_function, x):
@@ -161,7 +165,7 @@ class Exp(Unary):
     def f(xp, x):
         return xp.exp(float_input(x))
 
-    def df(xp, grad, out):                       # d exp(x) = exp(x)
+    def df(grad, out):                       # d exp(x) = exp(x)
         return grad * out
 
 
@@ -171,7 +175,7 @@ class Log(Unary):
     def f(xp, x):
         return xp.log(float_input(x))
 
-    def df(xp, grad, x):
+    def df(grad, x):
         return grad / x
 
 
@@ -179,7 +183,7 @@ class Sqrt(Unary):
     def f(xp, x):
         return xp.sqrt(float_input(x))
 
-    def df(xp, grad, out):                       # d sqrt(x) = 1 / (2 sqrt(x))
+    def df(grad, out):                       # d sqrt(x) = 1 / (2 sqrt(x))
         return grad / (2 * out)
 
 
@@ -189,7 +193,7 @@ class Rsqrt(Unary):
     def f(xp, x):
         return _in_opmath(lambda x32: 1 / xp.sqrt(x32), x)
 
-    def df(xp, grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2
+    def df(grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2
         return grad * (-0.5 * out * out * out)
 
 
@@ -197,7 +201,7 @@ class Tanh(Unary):
     def f(xp, x):
         return xp.tanh(float_input(x))
 
-    def df(xp, grad, out):                       # d tanh(x) = 1 - tanh(x)²
+    def df(grad, out):                       # d tanh(x) = 1 - tanh(x)²
         return grad * (1 - out * out)
 
 
@@ -207,7 +211,7 @@ class Sigmoid(Unary):
     def f(xp, x):
         return _in_opmath(lambda x32: 0.5 * (1 + xp.tanh(x32 * 0.5)), x)
 
-    def df(xp, grad, out):                       # dσ = σ (1 - σ)
+    def df(grad, out):                       # dσ = σ (1 - σ)
         return grad * out * (1 - out)
 
 
@@ -215,7 +219,7 @@ class ReLU(Unary):
     def f(xp, x):
         return xp.maximum(x, 0)
 
-    def df(xp, grad, out):                       # the gradient passes where out > 0
+    def df(grad, out):                       # the gradient passes where out > 0
         return grad * (out > 0)
 
 
@@ -227,7 +231,7 @@ class Abs(Unary):
     def f(xp, x):
         return xp.abs(x)
 
-    def df(xp, grad, x):
+    def df(grad, x):
         return grad * torch_sign(x).astype(grad.dtype, copy=False)
 
 
@@ -239,8 +243,8 @@ class Erf(Unary):
     def f(xp, x):
         return backend.erf(float_input(x))
 
-    def df(xp, grad, x):
-        return grad * (2 / np.sqrt(np.pi)) * xp.exp(-x * x)
+    def df(grad, x):
+        return grad * (2 / np.sqrt(np.pi)) * backend.array_module(x).exp(-x * x)
 
 
 class Sign(Function):
@@ -351,12 +355,16 @@ class ToDevice(Function):
 
 # ----- the functions: mg.exp, x.exp(), ... ----------------------------------------------------
 def _unary(name, function, doc):
-    # the function of a Unary: a Tensor in, one node out
-    def apply(x):
+    # mg.exp(x), which checks that x is a Tensor; as Tensor.exp, ``.method`` needs no check
+    def checked(x):
         return function.apply(check_tensor(name, x))
-    apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = doc
-    return apply
+
+    def method(x):
+        return function.apply(x)
+    for f in (checked, method):
+        f.__name__, f.__qualname__, f.__doc__ = name, name, doc
+    checked.method = method
+    return checked
 
 
 exp = _unary("exp", Exp, "Elementwise e**x (``torch.exp``); an integer x gives float64.")

@@ -77,7 +77,8 @@ def _flat_pick(x, index):
 
 
 def gather(x, dim, index):
-    """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0."""
+    """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
+    ``index`` has x's number of dims, each but ``dim`` no larger than x's; shape: index's."""
     axis = normalize_axis("gather", dim, x.ndim, single=True)
     index = as_array("gather", "index", index, x, "iu")
     if index.size == 0:                         # any shape of empty index, as in torch

@@ -31,6 +31,8 @@ def _check_matmul(a_shape, b_shape):
 
 def _matmul(a, b):
     # half precision accumulates in float32 (NumPy has no bfloat16 matmul loop)
+    if a.dtype.itemsize >= 4 and b.dtype.itemsize >= 4:
+        return a @ b                     # no half-precision operand: the usual case
     dtype = a.dtype if a.dtype == b.dtype else np.result_type(a.dtype, b.dtype)
     if not is_half(dtype):
         return a @ b
@@ -84,13 +86,9 @@ def matmul(a, b):
     return MatMul.apply(a, b)
 
 
-def _shapes(a, b):
-    return tuple(getattr(a, "shape", np.shape(a))), tuple(getattr(b, "shape", np.shape(b)))
-
-
 def mm(a, b):
     """The product of two 2-D tensors (``torch.mm``)."""
-    a_shape, b_shape = _shapes(a, b)
+    a_shape, b_shape = np.shape(a), np.shape(b)
     if len(a_shape) != 2 or len(b_shape) != 2:
         raise ValueError(f"mm: both operands must be 2-D, got shapes {a_shape} and {b_shape}")
     return MatMul.apply(a, b)
@@ -98,7 +96,7 @@ def mm(a, b):
 
 def bmm(a, b):
     """The batched product of two 3-D tensors of one batch size (``torch.bmm``)."""
-    a_shape, b_shape = _shapes(a, b)
+    a_shape, b_shape = np.shape(a), np.shape(b)
     if len(a_shape) != 3 or len(b_shape) != 3 or a_shape[0] != b_shape[0]:
         raise ValueError(f"bmm: both operands must be 3-D with the same batch size, got "
                          f"shapes {a_shape} and {b_shape}")

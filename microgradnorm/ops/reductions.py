@@ -6,7 +6,8 @@ import numpy as np
 from .. import backend
 from ..autograd import Function
 from ..dtypes import check_number
-from .base import check_reducible, constant, normalize_axis, reduce_sum, reduced_size
+from .base import (ALL_DIMS, LAST_DIM, check_reducible, constant, dim_alias, normalize_axis,
+                   reduce_sum, reduced_size)
 
 
 def _expand_reduced(grad, shape, axis):
@@ -99,33 +100,33 @@ def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
     return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
 
 
-def sum(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+def sum(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Sum over ``axis`` (None: every element; an int or a tuple).
 
     Shape: x's without the reduced dims (size 1 there with ``keepdims``)."""
     return _reduce("sum", Sum, x, axis, keepdims, dim, keepdim)
 
 
-def mean(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+def mean(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Arithmetic mean over ``axis``; arguments and shape as in ``sum``."""
     return _reduce("mean", Mean, x, axis, keepdims, dim, keepdim)
 
 
-def amax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+def amax(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Maximum over ``axis``, values only (``torch.amax``, ``x.max()``); ties share the
     gradient. An empty reduced dim is an ``EmptyReductionError``."""
     return _reduce("max", Max, x, axis, keepdims, dim, keepdim)
 
 
-def amin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+def amin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Minimum over ``axis``, values only (``torch.amin``, ``x.min()``); as ``amax``."""
     return _reduce("amin", AMin, x, axis, keepdims, dim, keepdim)
 
 
-def var(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
+def var(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
         unbiased=None):
-    """Variance over ``axis``, sum((x - mean)²) / (n - correction), in two passes;
-    ``unbiased`` is PyTorch's older spelling of correction 1/0."""
+    """Variance over ``axis``, sum((x - mean)²) / (n - correction), in two passes; n <=
+    correction gives inf (NaN for a constant x), as torch. ``unbiased``: correction 1/0."""
     axis = normalize_axis("var", axis, x.ndim, dim=dim)
     keepdims = _keepdims("var", keepdims, keepdim)
     if unbiased is not None:
@@ -139,7 +140,7 @@ def var(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
         return sum(centered * centered, axis, keepdims) / max(n - correction, 0)
 
 
-def std(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
+def std(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
         unbiased=None):
     """Standard deviation, ``sqrt(var(...))``; the gradient is 0 where it is 0."""
     return StdFromVar.apply(var(x, axis, keepdims, correction, dim=dim, keepdim=keepdim,
@@ -148,8 +149,9 @@ def std(x, axis=None, keepdims=False, correction=1, *, dim=None, keepdim=None,
 
 def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
     keepdims = _keepdims(fn, keepdims, keepdim)
-    if dim is not None or axis is not None:
-        axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
+    axis = dim_alias(fn, axis, dim)
+    if axis is not None:
+        axis = normalize_axis(fn, axis, x.ndim, single=True)
     check_reducible(fn, x.shape, None if axis is None else (axis,))
     data = x.data if x.ndim else x.data.reshape(1)
     index = getattr(data, fn)(axis=axis, keepdims=keepdims and x.ndim > 0)
@@ -158,14 +160,15 @@ def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
     return constant(x.xp.asarray(index, dtype=np.int64))
 
 
-def argmax(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
+def argmax(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """The int64 index of the largest value over ``axis`` (None: flattened), the first of
     ties; NaN counts as the largest. A constant."""
     return _arg_extreme("argmax", x, axis, keepdims, dim, keepdim)
 
 
-def argmin(x, axis=None, keepdims=False, *, dim=None, keepdim=None):
-    """The int64 index of the smallest value over ``axis``; as ``argmax``."""
+def argmin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
+    """The int64 index of the smallest value over ``axis``; NaN counts as the smallest, as
+    in torch. Otherwise as ``argmax``."""
     return _arg_extreme("argmin", x, axis, keepdims, dim, keepdim)
 
 
@@ -175,22 +178,22 @@ def _shifted(x, axis):
     return x - amax(x.detach(), axis, keepdims=True)
 
 
-def softmax(x, axis=-1, *, dim=None):
+def softmax(x, axis=LAST_DIM, *, dim=None):
     r"""Softmax along ``axis``: :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
-    axis = normalize_axis("softmax", axis, x.ndim, dim=dim, default=-1, single=True)
+    axis = normalize_axis("softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
         return x * 1.0                   # as empty as x, as in torch
     e = _shifted(x, axis).exp()
     return e / sum(e, axis, keepdims=True)
 
 
-def log_softmax(x, axis=-1, *, dim=None):
+def log_softmax(x, axis=LAST_DIM, *, dim=None):
     r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``."""
-    axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, default=-1, single=True)
+    axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
         return x * 1.0
     z = _shifted(x, axis)

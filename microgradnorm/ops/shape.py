@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from .base import normalize_axis, sizes_of, unbroadcast
+from .base import ALL_DIMS, DIM_0, normalize_axis, sizes_of, unbroadcast
 from .elementwise import Clone
 
 
@@ -151,13 +151,13 @@ def expand(x, *shape):
     return Expand.apply(x, shape=sizes_of(shape))
 
 
-def unsqueeze(x, axis=None, *, dim=None):
+def unsqueeze(x, axis=ALL_DIMS, *, dim=None):
     """A view with a new dim of size 1 at ``axis``; -1 appends one."""
     axis = normalize_axis("unsqueeze", axis, x.ndim, dim=dim, single=True, insert=True)
     return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
 
 
-def squeeze(x, axis=None, *, dim=None):
+def squeeze(x, axis=ALL_DIMS, *, dim=None):
     """Size-1 dims removed: all, or those of ``axis`` (a named dim of another size stays)."""
     axes = normalize_axis("squeeze", axis, x.ndim, dim=dim)
     axes = range(x.ndim) if axes is None else axes
@@ -169,19 +169,19 @@ def contiguous(x):
     return x if x.data.flags.c_contiguous else Clone.apply(x)
 
 
-def concatenate(tensors, axis=0, *, dim=None):
+def concatenate(tensors, axis=DIM_0, *, dim=None):
     """Tensors joined along an existing ``axis`` (``torch.cat``); as torch, an empty 1-D
     tensor beside tensors of more dims is skipped."""
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("concatenate: expected at least one tensor")
-    shapes = [tuple(getattr(t, "shape", np.shape(t))) for t in tensors]
+    shapes = [np.shape(t) for t in tensors]
     kept = [s for s in shapes if not _legacy_empty(s, shapes)] or shapes
     ndim = len(kept[0])
     if ndim == 0 or any(len(s) != ndim for s in kept):
         raise ValueError(f"concatenate: tensors must have the same number of dims (at least "
                          f"1), got shapes {shapes}")
-    axis = normalize_axis("concatenate", axis, ndim, dim=dim, default=0, single=True)
+    axis = normalize_axis("concatenate", axis, ndim, dim=dim, single=True)
     if any(s[:axis] + s[axis + 1:] != kept[0][:axis] + kept[0][axis + 1:] for s in kept):
         raise ValueError(f"concatenate: sizes must match except along axis {axis}, got "
                          f"shapes {shapes}")
@@ -191,26 +191,30 @@ def concatenate(tensors, axis=0, *, dim=None):
 cat = concatenate
 
 
-def stack(tensors, axis=0, *, dim=None):
+def stack(tensors, axis=DIM_0, *, dim=None):
     """Tensors of one shape joined along a new ``axis`` (``torch.stack``)."""
     tensors = tuple(tensors)
     if not tensors:
         raise ValueError("stack: expected at least one tensor")
-    shape = tuple(getattr(tensors[0], "shape", np.shape(tensors[0])))
-    axis = normalize_axis("stack", axis, len(shape), dim=dim, default=0, single=True,
+    shape = np.shape(tensors[0])
+    for i, t in enumerate(tensors):
+        if np.shape(t) != shape:
+            raise ValueError(f"stack expects each tensor to be equal size, but got shape "
+                             f"{shape} at entry 0 and {np.shape(t)} at entry {i}")
+    axis = normalize_axis("stack", axis, len(shape), dim=dim, single=True,
                           insert=True)
     new_shape = shape[:axis] + (1,) + shape[axis:]
     return concatenate([Reshape.apply(t, shape=new_shape) for t in tensors], axis)
 
 
 def _split_axis(fn, x, axis, dim):
-    axis = normalize_axis(fn, axis, x.ndim, dim=dim, default=0, single=True)
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
     if x.ndim == 0:
         raise ValueError(f"{fn}: a 0-d tensor has no dim to cut")
     return axis
 
 
-def split(x, split_size_or_sections, axis=0, *, dim=None):
+def split(x, split_size_or_sections, axis=DIM_0, *, dim=None):
     """A tuple of views along ``axis`` (``torch.split``): pieces of an int size (the last
     smaller), or of each size of a sequence.
 
@@ -234,7 +238,7 @@ def split(x, split_size_or_sections, axis=0, *, dim=None):
     return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
-def chunk(x, chunks, axis=0, *, dim=None):
+def chunk(x, chunks, axis=DIM_0, *, dim=None):
     """At most ``chunks`` views along ``axis``, each ceil(n / chunks) long (``torch.chunk``)."""
     if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
         raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
@@ -259,4 +263,8 @@ def repeat(x, *sizes):
     # a copy of x for each repeat: (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...)
     tiles = Expand.apply(reshape(x, tuple(n for s in padded for n in (1, s))),
                          shape=tuple(n for pair in zip(sizes, padded) for n in pair))
-    return reshape(tiles, tuple(r * s for r, s in zip(sizes, padded)))
+    tiled = reshape(tiles, tuple(r * s for r, s in zip(sizes, padded)))
+    # Still a read-only view of x when nothing needed copying (every repeat 1, or only
+    # size-1 dims repeated); torch's repeat always copies, so the result shares nothing.
+    same_memory = backend.memory_owner(tiled.data) is backend.memory_owner(x.data)
+    return Clone.apply(tiled) if same_memory else tiled

@@ -496,6 +496,18 @@ def test_custom_cube_function_passes_gradcheck_and_matches_the_formula():
     assert mg.gradcheck(lambda t: Cube.apply(t.tanh()).sum(), leaf(values))
 
 
+class LoggedSub(ops.Sub):
+    """A subclass of a library op, as users extend one: it must keep the op's gradient."""
+
+
+def test_a_subclass_of_sub_keeps_the_sign_of_its_gradient():
+    # Add.backward once told Sub apart by identity, so a subclass got +grad for b
+    a, b = leaf([1.0, 2.0]), leaf([3.0, 5.0])
+    LoggedSub.apply(a, b).sum().backward()
+    assert a.grad.tolist() == [1.0, 1.0] and b.grad.tolist() == [-1.0, -1.0]
+    assert mg.gradcheck(LoggedSub.apply, [leaf([1.0, 2.0]), leaf([3.0, 5.0])])
+
+
 class WrongAtOneElement(mg.Function):
     """a * b with a backward that is wrong for a at element (1, 2) only."""
 

@@ -174,9 +174,10 @@ def test_set_grad_enabled_as_call_context_and_decorator():
         assert (x * 2.0).grad_fn is None
     finally:
         mg.set_grad_enabled(True)
-    with mg.set_grad_enabled(False):
-        assert not mg.is_grad_enabled()
-    assert mg.is_grad_enabled()
+    mode = mg.set_grad_enabled(False)
+    with mode:
+        assert not mg.is_grad_enabled() and mode.mode is False     # torch's attribute
+    assert mg.is_grad_enabled() and mg.set_grad_enabled(True).mode is True
 
     @mg.set_grad_enabled(False)
     def f():

@@ -451,6 +451,16 @@ def test_stack_matches_torch(joined):
                         lambda *ts: torch.stack(ts, dim=axis), pieces, needs_grad)
 
 
+@pytest.mark.parametrize("shapes", [[(2, 3), (3, 2)], [(6,), (2, 3)], [(2, 3), (2, 3), (2,)]])
+def test_stack_refuses_tensors_of_different_shapes_as_torch(shapes):
+    # reshaping each to the first's shape once let (2, 3) and (3, 2) stack into (2, 2, 3)
+    with pytest.raises(RuntimeError, match="stack expects each tensor to be equal size"):
+        torch.stack([torch.ones(s) for s in shapes])
+    with pytest.raises(ValueError, match=r"equal size, but got shape \(2, 3\) at entry 0|"
+                                         r"equal size, but got shape \(6,\) at entry 0"):
+        ops.stack([mg.ones(s, requires_grad=True) for s in shapes])
+
+
 @GRADCHECK
 @given(data=st.data())
 def test_concatenate_and_stack_gradcheck(data):

@@ -137,6 +137,21 @@ def test_axis_and_dim_together_is_a_type_error():
         x.split(1, 1, dim=0)
 
 
+
+@pytest.mark.parametrize("call", [
+    lambda x, m: m.cat([x, x], 0, dim=1), lambda x, m: m.stack([x, x], 0, dim=1),
+    lambda x, m: x.sum(1, dim=1), lambda x, m: x.sum(None, dim=1),
+    lambda x, m: x.softmax(-1, dim=0), lambda x, m: x.argmax(None, dim=0),
+    lambda x, m: x.split(1, 0, dim=1), lambda x, m: x.squeeze(None, dim=1)],
+    ids=["cat", "stack", "sum", "sum None", "softmax", "argmax", "split", "squeeze"])
+def test_axis_and_dim_both_given_is_a_type_error_even_at_the_default(call):
+    # an axis equal to the default (or to dim) once let dim win silently
+    x, tx = leaf()
+    with pytest.raises(TypeError):
+        call(tx, torch)
+    with pytest.raises(TypeError, match="got both axis=.* and dim=.*; pass one"):
+        call(x, mg)
+
 # ----- Python numbers and NumPy arrays from tensors -----------------------------------------
 def test_float_int_bool_of_one_element_tensors():
     assert float(mg.tensor([[2.5]])) == 2.5

@@ -124,6 +124,32 @@ def test_repeat_backward_sums_the_copies(sizes):
     check_against_torch(x.repeat(sizes), tx.repeat(sizes), [x], [tx])
 
 
+@pytest.mark.parametrize("shape, sizes", [((1, 3), (2, 1)), ((2, 3), (1, 1)), ((2, 3), (3, 1, 1)),
+                                          ((2, 3), (2, 2))])
+def test_repeat_copies_as_torch_even_when_a_view_would_do(shape, sizes):
+    # repeating only size-1 dims (or nothing) once gave a read-only view of x sharing its
+    # memory and version counter
+    for change_input in (True, False):
+        x, tx = mg.ones(shape), torch.ones(shape)
+        y, ty = x.repeat(*sizes), tx.repeat(*sizes)
+        (x if change_input else y).add_(1.0)
+        (tx if change_input else ty).add_(1.0)
+        assert x.tolist() == tx.tolist() and y.tolist() == ty.tolist()
+
+
+def test_repeat_saves_nothing_of_its_input_as_torch():
+    # the input changed in place (an optimizer step) before backward: torch's repeat saved
+    # nothing of it, and the product saved the copy, so backward goes through
+    w, tw = pair(np.ones((1, 3)))
+    losses = [(y * y).sum() for y in (w.repeat(4, 1), tw.repeat(4, 1))]
+    with mg.no_grad(), torch.no_grad():
+        w.mul_(2.0)
+        tw.mul_(2.0)
+    for loss in losses:
+        loss.backward()
+    np.testing.assert_array_equal(w.grad, tw.grad.numpy())
+
+
 def test_gather_and_index_select_accumulate_repeated_indices():
     x, tx = pair(np.arange(12.0).reshape(3, 4))
     index = np.array([[0, 0, 2, 1], [2, 2, 2, 0]])
@@ -238,6 +264,22 @@ def test_size_factories(name):
 
 def test_zeros_ones_values():
     assert mg.zeros(2).tolist() == [0.0, 0.0] and mg.ones(1, 2).tolist() == [[1.0, 1.0]]
+
+
+def test_requires_grad_must_be_a_bool_as_in_torch():
+    with pytest.raises(TypeError):
+        torch.tensor([1.0], requires_grad=1)
+    for make in (lambda: mg.tensor([1.0], requires_grad=1), lambda: mg.zeros(2, requires_grad=1)):
+        with pytest.raises(TypeError, match="requires_grad must be True or False, got 1"):
+            make()
+
+
+@pytest.mark.parametrize("name", ["float", "double", "half", "bfloat16", "long", "int", "bool",
+                                  "cpu", "cuda", "new_zeros", "new_ones"])
+def test_conversions_and_new_tensors_have_their_own_help(name):
+    # as partialmethods they showed functools.partial's name and docstring in help()
+    method = getattr(mg.Tensor, name)
+    assert method.__name__ == name and method.__doc__ and "\n" not in method.__doc__.strip()
 
 
 def test_random_factories_follow_manual_seed():
