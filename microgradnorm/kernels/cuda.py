@@ -1,23 +1,12 @@
 """The CUDA kernels: the functions of ``kernels.reference``, same names and signatures, on
 CuPy arrays, running the fused kernels of ``norms.cu``.
 
-Importing this module never imports CuPy; the first kernel call does. What runs where:
-
-  * LayerNorm, RMSNorm and their residual-add forms, forward and backward, in float32,
-    float16 and bfloat16 run the CUDA kernels; statistics and the accumulation are float32.
-    bfloat16 is a CuPy array of ``ml_dtypes.bfloat16``: its memory holds the bits the
-    kernels read as ``__nv_bfloat16``, and outputs come back as bfloat16 arrays.
-  * RMSNorm's ``offset`` and ``casting`` (``reference``'s docstring), and a float32 weight
-    beside float16 / bfloat16 x, are done inside the same one launch, with the reference's
-    roundings.
-  * float64, other mixed dtypes, M = 0 or D = 0, and rows longer than the kernels hold in
-    registers (see ``launch_config``) run the reference functions, on CuPy through ``xp``.
-    BatchNorm is the reference's too (CuPy's reductions).
-  * Integer arrays are a ``TypeError``: ``uint16`` is not bfloat16 bits here (view such bits
-    as ``bits.view(ml_dtypes.bfloat16)``).
-
-The launch configuration (which row mapping, how many threads, the vector width) is plain
-Python below, testable without a GPU; ``norms.cu`` explains the kernels themselves.
+Importing this module never imports CuPy; the first kernel call does. The row norms in
+float32, float16 and bfloat16 (``ml_dtypes.bfloat16`` arrays, read as ``__nv_bfloat16``)
+run one launch each, RMSNorm's offset and casting included; float64, other mixed dtypes,
+empty arrays, rows too long for the registers and BatchNorm run the reference on CuPy;
+integer arrays are a TypeError. The launch configuration is plain Python below, testable
+without a GPU; docs/gpu.md explains it and ``norms.cu`` the kernels.
 """
 
 import collections
@@ -93,15 +82,9 @@ def nv_choices(vec, max_elements=MAX_ELEMENTS_PER_THREAD):
 
 def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
                   max_elements=MAX_ELEMENTS_PER_THREAD):
-    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, each thread
-    holding at most ``max_elements``, or None when a row does not fit in the registers of one
-    block (the caller falls back).
-
-    Short rows (up to 32·4 vectors) get one warp each, 4 rows per block: no shared memory,
-    no block-wide barrier. Longer rows get one block each, with the fewest vectors per
-    thread that keeps the block at most ``target_threads`` threads, else as many vectors as
-    allowed and up to 512 threads. The block is a whole number of warps.
-    """
+    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, at most
+    ``max_elements`` a thread, or None when a row does not fit one block (the caller falls
+    back): a warp a row for short rows, else a block a row (docs/gpu.md, "Row mapping")."""
     n_vec = -(-cols // vec)                              # vectors per row
     choices = nv_choices(vec, max_elements)
     warp_choices = [nv for nv in choices if nv <= WARP_MAX_NV and 32 * nv >= n_vec]
@@ -117,12 +100,8 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
 
 
 def backward_config(cols, vec):
-    """The backward's row mapping. Short rows (up to 32·4 vectors) get a warp each, as in the
-    forward: 4 rows a block, whose 128 threads may use 255 registers each (``launch_bound``),
-    enough for 32 values a thread. Longer rows get a block each with at most
-    ``BACKWARD_ELEMENTS_PER_THREAD`` values a thread where 512 threads hold the row that way
-    (every row up to 8192 elements with vector loads: 128 registers suffice), else up to
-    32, as the forward."""
+    """The backward's row mapping: the forward's for short rows; for long ones at most
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values a thread where 512 threads hold the row."""
     config = launch_config(cols, vec, BACKWARD_TARGET_THREADS)
     if config is not None and config.threads_per_row == 32:
         return config
@@ -135,11 +114,8 @@ def forward_config(cols, vec):
 
 
 def launch_bound(config):
-    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 (128
-    registers a thread) for blocks of more than 256 threads or threads holding at most
-    ``BACKWARD_ELEMENTS_PER_THREAD`` values (the resources test checks they fit); else 256,
-    which leaves a thread all 255 registers for its 32 values. One bound for most (vec, nv)
-    keeps the instantiations few."""
+    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 for big
+    blocks or few values a thread, else 256 (all 255 registers for 32 values a thread)."""
     if config.block > 256 or config.nv * config.vec <= BACKWARD_ELEMENTS_PER_THREAD:
         return MAX_THREADS
     return LAUNCH_BOUNDS[0]
@@ -152,12 +128,9 @@ def forward_grid(rows, config):
 
 
 def backward_grid(rows, config, sm_count, blocks_per_sm):
-    """Blocks for a backward launch: one wave, each group looping over rows. Per SM, enough
-    blocks for ``BACKWARD_RESIDENT_THREADS`` threads (their loads keep 32 KB or more in flight
-    an SM, docs/gpu.md), but no more than fit at once (``blocks_per_sm``, the kernel's
-    occupancy at this block size): each block writes a row of dweight/dbias partials that
-    the second stage reads back, so blocks beyond what the bandwidth needs only cost. Never
-    more blocks than rows need."""
+    """Blocks for a backward launch: one wave of groups looping over rows, per SM enough for
+    ``BACKWARD_RESIDENT_THREADS`` threads but no more than fit (``blocks_per_sm``): each block
+    writes a row of partials the second stage reads back (docs/gpu.md)."""
     per_sm = max(1, min(blocks_per_sm, -(-BACKWARD_RESIDENT_THREADS // config.block)))
     return max(1, min(forward_grid(rows, config), per_sm * sm_count))
 

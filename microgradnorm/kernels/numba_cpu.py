@@ -2,33 +2,13 @@
 signatures, compiled with numba for float32 and float64 NumPy arrays. Opt-in
 (``microgradnorm.set_cpu_kernels("numba")``); tested against the reference.
 
-Why: a NumPy expression is one pass over memory per operation, so the blocked kernels'
-row norms make 7-10 passes over each block of rows (in cache, but each a separate loop).
-Here one loop nest visits a row: its reductions while the row is in L1/L2, then the write.
-Main memory sees each input read once and each output written once.
-
-What runs where:
-  * LayerNorm, RMSNorm and their residual-add forms, forward and backward, on C-contiguous
-    float32 or float64 arrays whose parameters (and dy, ds) share x's dtype, run the
-    compiled kernels, one thread.
-  * Everything else delegates to ``blocked`` (the default CPU kernels) and returns exactly
-    its results: float16 (and bfloat16), mixed dtypes (e.g. a float32 weight on float64
-    rows), non-contiguous views, M = 0 or D = 0; BatchNorm (its statistics span the
-    batch, there are no independent rows to fuse) is the reference's.
-
-Numerics. Every row sum (mean, variance, the backward's two means) accumulates in float64,
-float32 input included, and so do the column sums (dweight, dbias), after partial sums of
-32 rows in the input dtype; the statistics are then rounded to the input dtype and the
-elementwise part runs there with them, so forward and backward agree with each other.
-Versus the reference: a few units in the last place of each output's scale (the tests
-allow 16; float64 differs by about 1e-15 at unit scale). The loops are compiled with
-``fastmath={"reassoc", "contract", "nsz", "arcp"}``, which lets LLVM vectorize the
-reductions and fuse multiply-adds (without it a numba row sum is a serial chain, slower
-than NumPy's); never "nnan" or "ninf": a NaN or inf propagates as in the reference.
-
-Compilation: each kernel compiles for a dtype on its first call (about a second apiece);
-numba's on-disk cache (``cache=True``, ``NUMBA_CACHE_DIR``) keeps the machine code for
-later processes; where no cache directory is writable the kernels compile in memory.
+One loop nest visits a row: its reductions while the row is in cache, then the write, so
+main memory sees each input read once and each output written once. C-contiguous float32
+and float64 rows with parameters of x's dtype run compiled, one thread; everything else
+(half precision, mixed dtypes, views, empty arrays) is ``blocked``'s, exactly, and
+BatchNorm the reference's. Sums accumulate in float64; the loops use fastmath without
+"nnan"/"ninf", so NaN and inf propagate; each kernel compiles on its first call and is
+cached on disk. docs/benchmarks.md ("The norm kernels") gives the numerics and timings.
 """
 
 import numpy as np
