@@ -44,11 +44,6 @@ class Norm:
         """The names of the outputs: a residual form also returns x + residual."""
         return ("output", "sum x + residual") if self.residual else ("output",)
 
-    @property
-    def inputs(self):
-        """The names of the Tensor inputs, in call order."""
-        return ("x",) + (("residual",) if self.residual else ()) + self.params
-
     def run(self, tensors, impl="fused", running=None, training=True, **options):
         """The norm on {name: Tensor} with ``impl``, as a tuple (``outputs`` names it);
         ``running`` is BatchNorm's {"running_mean": array, "running_var": array} or None."""
