@@ -105,6 +105,20 @@ def to_numpy(array):
 _math_erf = np.frompyfunc(math.erf, 1, 1)
 
 
+def corrected_mean(array, axis, keepdims=False):
+    """Mean over ``axis`` (None: all), sum/count plus one correction step, mean(x - that).
+
+    The step lands a constant row's mean exactly, so its x - mean is 0, as torch's Welford
+    mean does (sum/count of 0.1 three times is 0.1 + 1.4e-17); elsewhere it only refines.
+    A row holding inf or NaN keeps its plain mean (its correction is NaN).
+    """
+    xp = array_module(array)
+    mean = array.mean(axis=axis, keepdims=True)
+    correction = (array - mean).mean(axis=axis, keepdims=True)
+    mean = mean + xp.where(xp.isfinite(correction), correction, 0)
+    return mean if keepdims else mean.squeeze(axis)
+
+
 def erf(array):
     """The error function in ``array``'s dtype: ``math.erf`` per element on the CPU (NumPy
     has none), ``cupyx.scipy.special.erf`` on the GPU (half precision via float32)."""

@@ -89,6 +89,7 @@ def _layer_norm_forward(x, residual, weight, bias, eps):
         sq = np.multiply(yb, yb, out=square[:len(mb)])      # (m, D) scratch, stays in cache
         var = sq @ ones                                     # (m,)  stable: of centred values
         var /= size
+        _correct_flat_rows(yb, mb, var, ones)
         rb = 1 / np.sqrt(var + eps)                         # (m,)  eps inside the sqrt
         yb *= rb[:, None]                                   # x̂
         _affine_(yb, _rows(weight, len(rb)), _rows(bias, len(rb)))
@@ -96,6 +97,21 @@ def _layer_norm_forward(x, residual, weight, bias, eps):
             y[block] = yb                                   # float32 -> float16 cast
         mean[block], rstd[block] = mb, rb
     return y, s, mean, rstd
+
+
+def _correct_flat_rows(xc, mean, var, ones):
+    """reference.corrected_mean's step, in place, for the rows whose spread is within the
+    mean's rounding (sum/D of a constant row is a few ulps off, and x - mean not 0): a
+    constant row's mean becomes exact, its xc and var 0. Other rows keep the plain mean,
+    which the step would move by far less than their spread, and pay one comparison."""
+    rounding = xc.shape[1] * np.finfo(xc.dtype).eps * np.abs(mean)            # (m,)
+    flat = np.flatnonzero(var <= rounding * rounding)
+    if flat.size:
+        correction = xc[flat] @ ones / xc.shape[1]                             # (k,)
+        correction[~np.isfinite(correction)] = 0        # a row with inf or NaN keeps its mean
+        xc[flat] -= correction[:, None]
+        mean[flat] += correction
+        var[flat] = (xc[flat] * xc[flat]) @ ones / xc.shape[1]
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):

@@ -51,8 +51,9 @@ def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bi
     """LayerNorm (subtract_mean) or RMSNorm rows of x, or of s = x + residual.
 
     Passes. Main memory: x read once, y written once (+ residual read, s written once).
-    Per row, in cache: LayerNorm 3 — row sum (forming s on the way), centred square sum,
-    write y; RMSNorm 2 — square sum, write y (+ 1 forming s)."""
+    Per row, in cache: LayerNorm 3 — row sum (forming s on the way), centred square and
+    plain sums (the mean's correction step), write y; RMSNorm 2 — square sum, write y
+    (+ 1 forming s)."""
     rows, size = x.shape
     for i in range(rows):
         row = x[i]
@@ -67,12 +68,16 @@ def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bi
             for j in range(size):
                 total += row[j]
         m = total / size if subtract_mean else 0.0
-        square = 0.0
+        square, drift = 0.0, 0.0
         for j in range(size):
             centred = row[j] - m
             square += centred * centred
-        mean[i] = m
-        rstd[i] = 1.0 / np.sqrt(square / size + eps)   # eps inside the sqrt
+            drift += centred
+        drift = drift / size if subtract_mean and np.isfinite(drift) else 0.0
+        # the mean's correction step (reference.corrected_mean), and the variance about the
+        # corrected mean: mean((x - m)²) - drift²
+        mean[i] = m + drift
+        rstd[i] = 1.0 / np.sqrt(square / size - drift * drift + eps)   # eps inside the sqrt
         row_mean, row_rstd = mean[i], rstd[i]           # rounded to x's dtype, as saved
         y_row = y[i]
         if has_weight and has_bias:

@@ -11,6 +11,9 @@ Conventions:
   * weight / bias may be None (no affine transform); their gradients are then None.
   * float16 and bfloat16 are computed in float32 (the accumulation dtype): y and dx take
     x's dtype, dweight the weight's, dbias dy's; the statistics stay in float32.
+  * The mean is sum/count plus one correction step, mean(x - mean): that lands a constant
+    row's mean exactly, so its x - mean is 0 (and its y is b, or NaN with eps = 0) as in
+    PyTorch, whose running (Welford) mean is exact there too.
   * The variance is the two-pass mean((x - mean)²), and eps sits inside the square root.
 
 RMSNorm also takes Gemma's weight offset, w' = offset + w, and the casting modes in which
@@ -26,7 +29,7 @@ each cast as the identity, as autograd does, with w' in place of w (d/dw' = d/dw
 
 import numpy as np
 
-from ..backend import array_module
+from ..backend import array_module, corrected_mean
 from ..dtypes import accumulation_dtype
 
 __all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
@@ -45,7 +48,7 @@ def layer_norm_forward(x, weight, bias, eps):
     """
     xp, size = array_module(x), x.shape[1]
     xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (M, D)
-    mean = xa.sum(axis=1) / size                            # (M,)
+    mean = corrected_mean(xa, axis=1)                       # (M,)
     xc = xa - mean[:, None]                                 # (M, D) centred
     var = (xc * xc).sum(axis=1) / size                      # (M,)  biased, from centred values
     rstd = 1 / xp.sqrt(var + eps)                           # (M,)
@@ -176,7 +179,7 @@ def batch_norm_statistics(x):
     """Per-channel mean and biased variance of x (N, C, L) over axes (0, 2), two-pass."""
     xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (N, C, L)
     count = x.shape[0] * x.shape[2]
-    mean = xa.sum(axis=(0, 2)) / count                      # (C,)
+    mean = corrected_mean(xa, axis=(0, 2))                  # (C,)
     xc = xa - mean[:, None]                                 # (N, C, L)
     var = (xc * xc).sum(axis=(0, 2)) / count                # (C,)  biased: divides by N·L
     return mean, var

@@ -26,10 +26,10 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     if not grads:
         return 0.0
     norm_type = float(norm_type)
-    if norm_type == math.inf:
-        total = float(np.max([float(abs(g).max()) for g in grads]))   # NaN wins, as in torch
-    else:
-        total = sum(float((abs(g) ** norm_type).sum()) for g in grads) ** (1.0 / norm_type)
+    # As torch: the norm of the per-tensor norms (the same number as one joint norm for
+    # every order but 0, where it counts the tensors holding a nonzero)
+    total = float(_vector_norm(np.array([float(_vector_norm(g, norm_type)) for g in grads]),
+                               norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"clip_grad_norm_: the total norm of order {norm_type} of the "
                            f"gradients is {total}; set error_if_nonfinite=False to clip anyway")
@@ -41,6 +41,19 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
             if p.grad is not None:
                 p.grad = p.grad * scale       # NaN for a NaN norm, 0 for an infinite one
     return total
+
+
+def _vector_norm(values, order):
+    # torch.linalg.vector_norm of an array of any shape: inf, -inf and 0 by their limits
+    magnitudes = abs(values)
+    if order == math.inf:
+        return magnitudes.max()                      # NaN wins, as in torch
+    if order == -math.inf:
+        return magnitudes.min()
+    if order == 0:
+        return (magnitudes != 0).sum()               # NaN counts as nonzero, as in torch
+    with np.errstate(divide="ignore", over="ignore"):   # 0 ** negative order: inf, as torch
+        return (magnitudes ** order).sum() ** (1.0 / order)
 
 
 def save(module_or_state, path):

@@ -7,6 +7,7 @@ import numbers
 import numpy as np
 
 from .. import backend, dtypes
+from ..autograd import is_grad_enabled
 from ..dtypes import check_number, is_half
 from ..kernels import CASTINGS
 from ..tensor import Tensor, is_floating
@@ -159,6 +160,8 @@ def check_batch_norm(x, running_mean, running_var, weight, bias, training, momen
     check_momentum(fn, momentum)
     if not isinstance(training, (bool, np.bool_)):
         raise TypeError(f"{fn}: training must be a bool, got {type(training).__name__}")
+    if training and eps == 0:           # as torch: a constant channel would give 0 · inf
+        raise ValueError(f"{fn}: eps must be positive during training, got {eps!r}")
     stats = [_running_stat(name, stat, channels, x, training)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
     if x.size and training and x.size // x.shape[1] < 2:
@@ -176,6 +179,10 @@ def _running_stat(name, stat, shape, x, training):
     if stat is None:
         return None, None
     owner = stat if isinstance(stat, Tensor) else None
+    if owner is not None and owner.requires_grad and is_grad_enabled():
+        # torch's error class: the statistics are state, updated in place, not an input
+        raise RuntimeError(f"batch_norm: {name} requires grad, but batch_norm is not "
+                           f"differentiable with respect to it; pass {name}.detach()")
     array = stat.data if owner is not None else stat
     if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
         raise TypeError(f"batch_norm: {name} must be a Tensor or an array, "

@@ -123,10 +123,10 @@ def _call(function, t, impl, running, training, **options):
                     t.get("weight"), t.get("bias"), training=training, impl=impl, **options)
 
 
-def _torch(tF, t, running, training):
+def _torch(tF, t, running, training, eps=1e-5):
     stats = [running.get(name) for name in ("running_mean", "running_var")]
     return tF.batch_norm(t["x"], *stats, t.get("weight"), t.get("bias"), training=training,
-                         eps=1e-5)
+                         eps=eps)
 
 
 BATCH_NORM = Norm("batch_norm", "BatchNorm", batch_norm, composite_batch_norm, BatchNorm,

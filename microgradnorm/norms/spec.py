@@ -50,9 +50,10 @@ class Norm:
         out = self.call(self.function, tensors, impl, running or {}, training, **options)
         return out if isinstance(out, tuple) else (out,)
 
-    def run_torch(self, torch_functional, tensors, running=None, training=True):
-        """PyTorch's result for {name: torch.Tensor}, as a tuple (``outputs`` names it)."""
-        out = self.torch(torch_functional, tensors, running or {}, training)
+    def run_torch(self, torch_functional, tensors, running=None, training=True, **options):
+        """PyTorch's result for {name: torch.Tensor}, as a tuple (``outputs`` names it);
+        ``options``: ``eps``."""
+        out = self.torch(torch_functional, tensors, running or {}, training, **options)
         return out if isinstance(out, tuple) else (out,)
 
     def make_inputs(self, shape, dtype="float64", affine=True, seed=0, scale=1.0):
@@ -89,9 +90,9 @@ def row_norm_call(function, t, impl, running, training, **options):
 
 
 def row_norm_torch(name, eps):
-    """``Norm.torch`` of a row norm: PyTorch's ``F.<name>`` with ``eps``, after the residual
-    add if there is one."""
-    def run(tF, t, running, training):
+    """``Norm.torch`` of a row norm: PyTorch's ``F.<name>`` with ``eps`` (by default),
+    after the residual add if there is one."""
+    def run(tF, t, running, training, eps=eps):
         s = t["x"] + t["residual"] if "residual" in t else t["x"]
         y = getattr(tF, name)(s, s.shape[-1:], eps=eps, **_given_params(t))
         return (y, s) if "residual" in t else y

@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from ..dtypes import check_number
+from ..dtypes import check_number, is_floating, is_half
 from .base import (ALL_DIMS, LAST_DIM, check_reducible, constant, dim_alias, normalize_axis,
                    reduce_sum, reduced_size)
 
@@ -25,6 +25,8 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
+        if ctx.function.mean and x.size and is_floating(x.dtype) and not is_half(x.dtype):
+            return backend.corrected_mean(x, axis, keepdims)   # exact on a constant slice
         return reduce_sum(x, axis, keepdims, mean=ctx.function.mean)
 
     @staticmethod

@@ -90,12 +90,13 @@ def run(spec, impl, arrays, running=None, training=True, grads=None, **options):
     return named | (running or {})
 
 
-def run_torch(torch, spec, arrays, running=None, training=True, grads=None):
-    """``run``'s dict from PyTorch (``spec.run_torch``) on the same float64 values."""
+def run_torch(torch, spec, arrays, running=None, training=True, grads=None, **options):
+    """``run``'s dict from PyTorch (``spec.run_torch``) on the same values; ``options``:
+    ``eps``."""
     t = {name: torch.tensor(a, requires_grad=True) for name, a in arrays.items()}
     running = None if running is None else {n: torch.tensor(a.copy()) for n, a in
                                             running.items()}
-    outputs = spec.run_torch(torch.nn.functional, t, running, training)
+    outputs = spec.run_torch(torch.nn.functional, t, running, training, **options)
     named = {name: o.detach().numpy() for name, o in zip(spec.outputs, outputs)}
     if grads is not None:
         torch_grads = torch.autograd.grad(outputs, list(t.values()),

@@ -128,10 +128,18 @@ def test_bad_params():
 
 
 @pytest.mark.parametrize("max_norm, norm_type", [(0.5, 2.0), (100.0, 2.0), (0.3, 1.0),
-                                                 (0.1, float("inf"))])
-def test_clip_grad_norm_matches_torch(max_norm, norm_type):
+                                                 (0.1, float("inf")), (0.1, -float("inf")),
+                                                 (0.5, 0.0), (1.5, 0), (0.2, -1.0),
+                                                 (3.0, 0.5), (0.4, 3)])
+@pytest.mark.parametrize("zeros", [False, True])
+def test_clip_grad_norm_matches_torch(max_norm, norm_type, zeros):
+    # the total is torch's norm of the per-tensor norms: for order 0 the number of tensors
+    # holding a nonzero, for negative orders 0 once any gradient entry is 0
     rng = np.random.default_rng(0)
-    grads = [rng.standard_normal((3, 2)), rng.standard_normal(5)]
+    grads = [rng.standard_normal((3, 2)), rng.standard_normal(5), rng.standard_normal(2)]
+    if zeros:
+        grads[0][1] = 0.0
+        grads[2][:] = 0.0
     params = [nn.Parameter(np.zeros(g.shape)) for g in grads]
     params_t = [torch.zeros(g.shape, dtype=torch.float64, requires_grad=True) for g in grads]
     for p, pt, g in zip(params, params_t, grads):
