@@ -125,6 +125,7 @@ class Context:
     def __init__(self, function, inputs):
         self.function = function
         self.inputs = inputs
+        self.seq = _next_seq()      # creation order: which in-place writes came after it
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
         state = _state
         modules, groups = state.module_stack, state.group_stack
@@ -183,9 +184,43 @@ class Context:
         self._saved_versions = tuple(versions)
 
     def free(self):
-        self._saved = ()
-        self._saved_versions = ()
+        """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
+        data: a kept output holds the graph's structure, not its activations."""
+        for key in [k for k in vars(self) if k not in _STRUCTURE]:
+            delattr(self, key)
+        self.inputs = tuple([t if t is None or (t.grad_fn is None and t.requires_grad)
+                             else FreedInput(_as_seen_by(t, self)) for t in self.inputs])
         self._freed = True
+
+
+# what a freed node keeps: enough to walk and draw the graph
+_STRUCTURE = {"function", "inputs", "needs_input_grad", "module", "group", "seq",
+              "outputs_meta", "tensor_hooks"}
+_next_seq = itertools.count().__next__
+
+
+class FreedInput:
+    """A freed node's input that is not a leaf requiring grad: where its gradient went, its
+    name, shape and dtype; no data (``data`` is None)."""
+
+    __slots__ = ("grad_fn", "_output_index", "requires_grad", "name", "shape", "dtype")
+    data = _history = None
+    _retains_grad = False
+
+    def __init__(self, tensor):
+        self.grad_fn, self._output_index = tensor.grad_fn, tensor._output_index
+        self.requires_grad, self.name = tensor.requires_grad, tensor.name
+        self.shape, self.dtype = tensor.shape, tensor.dtype
+
+
+def _as_seen_by(tensor, node):
+    # ``tensor`` as ``node`` recorded it: the snapshot before the first in-place op recorded
+    # after the node (``record_inplace``), else the tensor itself
+    if tensor._history is not None:
+        for stamp, before in tensor._history:
+            if node.seq < stamp:
+                return before
+    return tensor
 
 
 class Function:
@@ -230,6 +265,9 @@ class Function:
             outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
             _share_versions_with_bases(tensors, outputs)
         if record:
+            for t in tensors:
+                if t is not None and t._view_version not in (None, t._version_box[0]):
+                    _refuse_stale_view(cls.__name__, t)
             ctx.outputs_meta = ((raw.shape, raw.dtype),) if single else \
                 tuple([(a.shape, a.dtype) for a in raw])
             if ctx._saved:
@@ -238,6 +276,64 @@ class Function:
                 for observer in _observers_here():
                     observer.on_forward(ctx)
         return outputs[0] if single else outputs
+
+
+def record_inplace(target, compute, value):
+    """An in-place op the graph must record (PyTorch's rules): ``compute(before, value)``
+    makes the result out of place from a snapshot of the target; the target keeps its
+    memory, takes the result's values and node, and the node's input is the snapshot."""
+    if target.requires_grad and target.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation: "
+            "in-place ops on a tensor that requires grad and is a leaf are allowed only "
+            "under mg.no_grad() (as optimizers do); write x = x + y otherwise")
+    if target._view_version is not None:
+        raise RuntimeError(
+            f"in-place op on a view (shape {target.shape}) while the graph records it: not "
+            "supported, the base would not see the write in its graph; write into the base "
+            "(x[index] = value), or clone() the view first")
+    before = _snapshot(target, [0])     # its own counter: the write below is not its change
+    if value is target:                 # x.mul_(x): the old x, saved and then overwritten
+        value = _snapshot(target, target._version_box)
+    result = compute(before, value)
+    if result.shape != target.shape:
+        raise RuntimeError(f"in-place op: output with shape {target.shape} doesn't match "
+                           f"the broadcast shape {result.shape}")
+    if not _can_cast(result.dtype, target.dtype):
+        raise RuntimeError(f"in-place op: result type {result.dtype} can't be cast to the "
+                           f"desired output type {target.dtype}")
+    node = result.grad_fn
+    if any(a is target.data for a in node._saved):      # the old values, about to go
+        node._saved = tuple(a.copy() if a is target.data else a for a in node._saved)
+    if result.dtype != target.dtype:
+        result = result.astype(target.dtype)
+    target.data[...] = result.data
+    target._version_box[0] += 1
+    target._history = (target._history or ()) + ((node.seq, before),)
+    target.grad_fn, target._output_index = result.grad_fn, result._output_index
+    target.requires_grad = True
+    return target
+
+
+def _snapshot(tensor, version_box):
+    # the tensor's state now (data, node, output index) as a tensor of its own
+    before = _tensor.Tensor._from_op(tensor.data, tensor.grad_fn, tensor._output_index)
+    before.requires_grad, before.name = tensor.requires_grad, tensor.name
+    before._version_box = version_box
+    return before
+
+
+def _can_cast(source, target):
+    # PyTorch's in-place rule: no float result into an integer tensor, no int into bool
+    return dtypes.is_floating(target) or source.kind in "iub" and (
+        target.kind != "b" or source.kind == "b")
+
+
+def _refuse_stale_view(op_name, view):
+    raise RuntimeError(
+        f"{op_name}: an input (shape {view.shape}) is a view whose base was written in place "
+        "after the view was made; its grad_fn no longer matches its values. Take the view "
+        "again after the in-place op (or clone() it before).")
 
 
 def _as_tensors(inputs):
@@ -264,6 +360,7 @@ def _share_versions_with_bases(inputs, outputs):
         base = owners.get(id(memory_owner(out.data)))
         if base is not None:
             out._version_box = base._version_box
+            out._view_version = base._version      # a later write makes its grad_fn stale
 
 
 def _check_same_device(op_name, tensors):
@@ -345,7 +442,9 @@ def topological_order(root_nodes):
         while stack:
             node, inputs = stack[-1]
             for t in inputs:
-                parent = None if t is None else t.grad_fn
+                if t is None:
+                    continue
+                parent = t.grad_fn if t._history is None else _as_seen_by(t, node).grad_fn
                 if parent is not None and parent not in visited:
                     visited.add(parent)
                     stack.append((parent, iter(parent.inputs)))
@@ -364,8 +463,9 @@ def backward(root, grad=None, retain_graph=False):
     grad = _root_grad(root, grad, "backward(): grad")
     captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
-    for tensor, g in captured.values():
-        tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
+    for tensor, g in captured.values():           # arrays (a 0-d sum is a NumPy scalar)
+        xp = array_module(g)
+        tensor._grad = xp.array(g) if tensor._grad is None else xp.asarray(tensor._grad + g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
@@ -497,7 +597,11 @@ def run_backward(roots, root_grads, retain_graph, capture):
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
         for tensor, g in zip(node.inputs, input_grads):
-            if g is not None and tensor is not None and tensor.requires_grad:
+            if g is None or tensor is None:
+                continue
+            if tensor._history is not None:           # written in place since the node
+                tensor = _as_seen_by(tensor, node)
+            if tensor.requires_grad:
                 data = tensor.data
                 if g.shape != data.shape or g.dtype != data.dtype:
                     g = _fit(g, tensor, node)

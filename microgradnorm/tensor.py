@@ -14,6 +14,8 @@ from .ops import shape as shape_ops          # not `shape`: that is a Tensor pro
 from .ops.elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
 from .ops.linalg import MatMul
 
+_grad_enabled = autograd.is_grad_enabled
+
 __all__ = ["Tensor", "as_tensor", "tensor", "to_arguments"]
 
 
@@ -52,6 +54,8 @@ class Tensor:
 
     __array_priority__ = 100      # ndarray + Tensor calls Tensor.__radd__, not NumPy's add
     _hooks = None                 # a leaf's gradient hooks, {handle id: hook} (register_hook)
+    _history = None               # ((node seq, snapshot), ...): in-place writes recorded
+    _view_version = None          # a view's version when made (autograd.record_inplace)
 
     def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
         backend.check_device(device)
@@ -148,6 +152,18 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        # PyTorch's rules: None, or an array (a Tensor's data) of this shape, dtype and device
+        if value is not None:
+            value = value.data if isinstance(value, Tensor) else value
+            if type(value) is not type(self.data):
+                raise TypeError(f"assigned grad expected to be an array or a Tensor on "
+                                f"{self.device} (or None), got {type(value).__name__}")
+            if value.shape != self.data.shape:
+                raise RuntimeError(f"attempting to assign a gradient of shape "
+                                   f"{tuple(value.shape)} to a tensor of shape {self.shape}")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient of dtype {value.dtype} "
+                                   f"to a tensor of dtype {self.dtype}")
         self._grad = value
 
     def __len__(self):
@@ -308,45 +324,55 @@ class Tensor:
         Returns a handle whose ``remove()`` unregisters the hook."""
         return autograd.register_hook(self, hook)
 
-    # ----- in-place (not recorded; they bump the version counter) -------------------------
-    def _inplace(self, update):
-        if self.requires_grad and autograd.is_grad_enabled():
-            raise RuntimeError(
-                "in-place ops on a tensor that requires grad are not recorded in the graph; "
-                "do them under mg.no_grad() (as optimizers do), or write x = x + y")
-        update(self.data)
+    # ----- in-place: a plain write, or recorded as PyTorch does (autograd.record_inplace) ----
+    def _inplace(self, write, compute, value=None):
+        # write(data) when no graph is involved (the fast path); else compute(before, value),
+        # out of place from a snapshot of this tensor, and this tensor takes the result
+        if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
+            return autograd.record_inplace(self, compute, value)
+        write(self.data)
         self._version_box[0] += 1
         return self
 
     def add_(self, other, alpha=1.0):
-        """In place ``self += alpha * other`` (requiring grad: only under ``mg.no_grad()``)."""
-        other = base.raw(other)
-        return self._inplace(lambda d: d.__iadd__(other * alpha if alpha != 1.0 else other))
+        """In place ``self += alpha * other``, recorded when a graph needs it (a leaf that
+        requires grad: only under ``mg.no_grad()``, as optimizers do)."""
+        if alpha != 1.0:
+            other = other * alpha
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__iadd__(raw), Add.apply, other)
 
     def sub_(self, other):
         """In place ``self -= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__isub__(base.raw(other)))
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__isub__(raw), Sub.apply, other)
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__imul__(base.raw(other)))
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__imul__(raw), Mul.apply, other)
 
     def div_(self, other):
         """In place ``self /= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__itruediv__(base.raw(other)))
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__itruediv__(raw), Div.apply, other)
 
     def copy_(self, other):
         """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
-        other = base.raw(other)
-        return self._inplace(lambda d: d.__setitem__(Ellipsis, other))
+        return self.__setitem__(Ellipsis, other)
 
     def fill_(self, value):
         """In place: every element set to ``value``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.fill(value))
+        return self.__setitem__(Ellipsis, value)
 
     def zero_(self):
         """In place: every element set to 0; the rules of ``add_``."""
-        return self.fill_(0)
+        return self.__setitem__(Ellipsis, 0)
+
+    def masked_fill_(self, mask, value):
+        """In place ``masked_fill``; the rules of ``add_``."""
+        return self._inplace(lambda d: d.__setitem__(Ellipsis, self.masked_fill(mask, value).data),
+                             lambda before, v: before.masked_fill(mask, v), value)
 
     __iadd__ = add_
     __isub__ = sub_
@@ -354,8 +380,9 @@ class Tensor:
     __itruediv__ = div_
 
     def __setitem__(self, index, value):
-        value, index = base.raw(value), base.raw_index(index)
-        self._inplace(lambda d: d.__setitem__(index, value))
+        raw, raw_index = base.raw(value), base.raw_index(index)
+        return self._inplace(lambda d: d.__setitem__(raw_index, raw),
+                             lambda before, v: indexing.index_put(before, index, v), value)
 
     # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
     __add__, __radd__ = _operator(Add), _operator(Add, reflected=True)
