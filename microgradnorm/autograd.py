@@ -186,11 +186,21 @@ class Context:
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
         data: a kept output holds the graph's structure, not its activations."""
-        for key in [k for k in vars(self) if k not in _STRUCTURE]:
-            delattr(self, key)
-        self.inputs = tuple([t if t is None or (t.grad_fn is None and t.requires_grad)
-                             else FreedInput(_as_seen_by(t, self)) for t in self.inputs])
+        fields = self.__dict__
+        self.__dict__ = {key: fields[key] for key in _STRUCTURE if key in fields}
+        self.inputs = tuple([_freed_input(t, self) for t in fields["inputs"]])
         self._freed = True
+
+
+def _freed_input(t, node):
+    # a leaf that requires grad stays (a parameter, not an activation); a constant goes
+    if t is None or not t.requires_grad:
+        return None
+    if t.grad_fn is None:
+        return t
+    if t._history is not None:
+        t = _as_seen_by(t, node)
+    return FreedInput(t.grad_fn, t._output_index)
 
 
 # what a freed node keeps: enough to walk and draw the graph
@@ -200,22 +210,19 @@ _next_seq = itertools.count().__next__
 
 
 class FreedInput:
-    """A freed node's input that is not a leaf requiring grad: where its gradient went, its
-    name, shape and dtype; no data (``data`` is None)."""
+    """A freed node's input that an op made: where its gradient went, no data."""
 
-    __slots__ = ("grad_fn", "_output_index", "requires_grad", "name", "shape", "dtype")
-    data = _history = None
-    _retains_grad = False
+    __slots__ = ("grad_fn", "_output_index")
+    data = name = _history = None
+    requires_grad, _retains_grad = True, False
 
-    def __init__(self, tensor):
-        self.grad_fn, self._output_index = tensor.grad_fn, tensor._output_index
-        self.requires_grad, self.name = tensor.requires_grad, tensor.name
-        self.shape, self.dtype = tensor.shape, tensor.dtype
+    def __init__(self, grad_fn, output_index):
+        self.grad_fn, self._output_index = grad_fn, output_index
 
 
 def _as_seen_by(tensor, node):
     # ``tensor`` as ``node`` recorded it: the snapshot before the first in-place op recorded
-    # after the node (``record_inplace``), else the tensor itself
+    # after the node (``tensor._record_inplace``), else the tensor itself
     if tensor._history is not None:
         for stamp, before in tensor._history:
             if node.seq < stamp:
@@ -276,57 +283,6 @@ class Function:
                 for observer in _observers_here():
                     observer.on_forward(ctx)
         return outputs[0] if single else outputs
-
-
-def record_inplace(target, compute, value):
-    """An in-place op the graph must record (PyTorch's rules): ``compute(before, value)``
-    makes the result out of place from a snapshot of the target; the target keeps its
-    memory, takes the result's values and node, and the node's input is the snapshot."""
-    if target.requires_grad and target.grad_fn is None:
-        raise RuntimeError(
-            "a leaf Variable that requires grad is being used in an in-place operation: "
-            "in-place ops on a tensor that requires grad and is a leaf are allowed only "
-            "under mg.no_grad() (as optimizers do); write x = x + y otherwise")
-    if target._view_version is not None:
-        raise RuntimeError(
-            f"in-place op on a view (shape {target.shape}) while the graph records it: not "
-            "supported, the base would not see the write in its graph; write into the base "
-            "(x[index] = value), or clone() the view first")
-    before = _snapshot(target, [0])     # its own counter: the write below is not its change
-    if value is target:                 # x.mul_(x): the old x, saved and then overwritten
-        value = _snapshot(target, target._version_box)
-    result = compute(before, value)
-    if result.shape != target.shape:
-        raise RuntimeError(f"in-place op: output with shape {target.shape} doesn't match "
-                           f"the broadcast shape {result.shape}")
-    if not _can_cast(result.dtype, target.dtype):
-        raise RuntimeError(f"in-place op: result type {result.dtype} can't be cast to the "
-                           f"desired output type {target.dtype}")
-    node = result.grad_fn
-    if any(a is target.data for a in node._saved):      # the old values, about to go
-        node._saved = tuple(a.copy() if a is target.data else a for a in node._saved)
-    if result.dtype != target.dtype:
-        result = result.astype(target.dtype)
-    target.data[...] = result.data
-    target._version_box[0] += 1
-    target._history = (target._history or ()) + ((node.seq, before),)
-    target.grad_fn, target._output_index = result.grad_fn, result._output_index
-    target.requires_grad = True
-    return target
-
-
-def _snapshot(tensor, version_box):
-    # the tensor's state now (data, node, output index) as a tensor of its own
-    before = _tensor.Tensor._from_op(tensor.data, tensor.grad_fn, tensor._output_index)
-    before.requires_grad, before.name = tensor.requires_grad, tensor.name
-    before._version_box = version_box
-    return before
-
-
-def _can_cast(source, target):
-    # PyTorch's in-place rule: no float result into an integer tensor, no int into bool
-    return dtypes.is_floating(target) or source.kind in "iub" and (
-        target.kind != "b" or source.kind == "b")
 
 
 def _refuse_stale_view(op_name, view):

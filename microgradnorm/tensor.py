@@ -55,7 +55,7 @@ class Tensor:
     __array_priority__ = 100      # ndarray + Tensor calls Tensor.__radd__, not NumPy's add
     _hooks = None                 # a leaf's gradient hooks, {handle id: hook} (register_hook)
     _history = None               # ((node seq, snapshot), ...): in-place writes recorded
-    _view_version = None          # a view's version when made (autograd.record_inplace)
+    _view_version = None          # a view's version when made (_record_inplace)
 
     def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
         backend.check_device(device)
@@ -324,12 +324,12 @@ class Tensor:
         Returns a handle whose ``remove()`` unregisters the hook."""
         return autograd.register_hook(self, hook)
 
-    # ----- in-place: a plain write, or recorded as PyTorch does (autograd.record_inplace) ----
+    # ----- in-place: a plain write, or recorded as PyTorch does (_record_inplace) ----------
     def _inplace(self, write, compute, value=None):
         # write(data) when no graph is involved (the fast path); else compute(before, value),
         # out of place from a snapshot of this tensor, and this tensor takes the result
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
-            return autograd.record_inplace(self, compute, value)
+            return _record_inplace(self, compute, value)
         write(self.data)
         self._version_box[0] += 1
         return self
@@ -462,6 +462,57 @@ class Tensor:
     matmul = linalg.matmul
     mm = linalg.mm
     bmm = linalg.bmm
+
+
+def _record_inplace(target, compute, value):
+    """An in-place op the graph must record (PyTorch's rules): ``compute(before, value)``
+    makes the result out of place from a snapshot of the target; the target keeps its
+    memory, takes the result's values and node, and the node's input is the snapshot."""
+    if target.requires_grad and target.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation: "
+            "in-place ops on a tensor that requires grad and is a leaf are allowed only "
+            "under mg.no_grad() (as optimizers do); write x = x + y otherwise")
+    if target._view_version is not None:
+        raise RuntimeError(
+            f"in-place op on a view (shape {target.shape}) while the graph records it: not "
+            "supported, the base would not see the write in its graph; write into the base "
+            "(x[index] = value), or clone() the view first")
+    before = _snapshot(target, [0])     # its own counter: the write below is not its change
+    if value is target:                 # x.mul_(x): the old x, saved and then overwritten
+        value = _snapshot(target, target._version_box)
+    result = compute(before, value)
+    if result.shape != target.shape:
+        raise RuntimeError(f"in-place op: output with shape {target.shape} doesn't match "
+                           f"the broadcast shape {result.shape}")
+    if not _can_cast(result.dtype, target.dtype):
+        raise RuntimeError(f"in-place op: result type {result.dtype} can't be cast to the "
+                           f"desired output type {target.dtype}")
+    node = result.grad_fn
+    if any(a is target.data for a in node._saved):      # the old values, about to go
+        node._saved = tuple(a.copy() if a is target.data else a for a in node._saved)
+    if result.dtype != target.dtype:
+        result = result.astype(target.dtype)
+    target.data[...] = result.data
+    target._version_box[0] += 1
+    target._history = (target._history or ()) + ((node.seq, before),)
+    target.grad_fn, target._output_index = result.grad_fn, result._output_index
+    target.requires_grad = True
+    return target
+
+
+def _snapshot(tensor, version_box):
+    # the tensor's state now (data, node, output index) as a tensor of its own
+    before = Tensor._from_op(tensor.data, tensor.grad_fn, tensor._output_index)
+    before.requires_grad, before.name = tensor.requires_grad, tensor.name
+    before._version_box = version_box
+    return before
+
+
+def _can_cast(source, target):
+    # PyTorch's in-place rule: no float result into an integer tensor, no int into bool
+    return is_floating(target) or source.kind in "iub" and (
+        target.kind != "b" or source.kind == "b")
 
 
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):
