@@ -292,10 +292,10 @@ MATRIX = [
          "empty parameter list", "-"),
     Case("optim", "a parameter that does not require grad",
          lambda e: optim.SGD([mg.tensor([1.0])], lr=0.1), TypeError, "require grad", "-"),
-    Case("optim", "a complex gradient (refused by the .grad setter)",
+    Case("optim", "step with a complex gradient",
          lambda e: (setattr(e["params"][0], "grad", np.ones(3, complex)), e["opt"].step()),
          RuntimeError, "gradient of dtype complex128", "parameters, optimizer state", params),
-    Case("optim", "a gradient of the wrong shape (refused by the .grad setter)",
+    Case("optim", "step with a gradient of the wrong shape",
          lambda e: (setattr(e["params"][0], "grad", np.ones(4)), e["opt"].step()),
          RuntimeError, "gradient of shape", "parameters, optimizer state", params),
     # ----- serialization ----------------------------------------------------------------
