@@ -125,6 +125,7 @@ class Context:
     def __init__(self, function, inputs):
         self.function = function
         self.inputs = inputs
+        self.seq = _next_seq()      # creation order: which in-place writes came after it
         self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
         state = _state
         modules, groups = state.module_stack, state.group_stack
@@ -183,9 +184,50 @@ class Context:
         self._saved_versions = tuple(versions)
 
     def free(self):
-        self._saved = ()
-        self._saved_versions = ()
+        """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
+        data: a kept output holds the graph's structure, not its activations."""
+        fields = self.__dict__
+        self.__dict__ = {key: fields[key] for key in _STRUCTURE if key in fields}
+        self.inputs = tuple([_freed_input(t, self) for t in fields["inputs"]])
         self._freed = True
+
+
+def _freed_input(t, node):
+    # a leaf that requires grad stays (a parameter, not an activation); a constant goes
+    if t is None or not t.requires_grad:
+        return None
+    if t.grad_fn is None:
+        return t
+    if t._history is not None:
+        t = _as_seen_by(t, node)
+    return FreedInput(t.grad_fn, t._output_index)
+
+
+# what a freed node keeps: enough to walk and draw the graph
+_STRUCTURE = {"function", "inputs", "needs_input_grad", "module", "group", "seq",
+              "outputs_meta", "tensor_hooks"}
+_next_seq = itertools.count().__next__
+
+
+class FreedInput:
+    """A freed node's input that an op made: where its gradient went, no data."""
+
+    __slots__ = ("grad_fn", "_output_index")
+    data = name = _history = None
+    requires_grad, _retains_grad = True, False
+
+    def __init__(self, grad_fn, output_index):
+        self.grad_fn, self._output_index = grad_fn, output_index
+
+
+def _as_seen_by(tensor, node):
+    # ``tensor`` as ``node`` recorded it: the snapshot before the first in-place op recorded
+    # after the node (``tensor._record_inplace``), else the tensor itself
+    if tensor._history is not None:
+        for stamp, before in tensor._history:
+            if node.seq < stamp:
+                return before
+    return tensor
 
 
 class Function:
@@ -230,6 +272,9 @@ class Function:
             outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
             _share_versions_with_bases(tensors, outputs)
         if record:
+            for t in tensors:
+                if t is not None and t._view_version not in (None, t._version_box[0]):
+                    _refuse_stale_view(cls.__name__, t)
             ctx.outputs_meta = ((raw.shape, raw.dtype),) if single else \
                 tuple([(a.shape, a.dtype) for a in raw])
             if ctx._saved:
@@ -238,6 +283,13 @@ class Function:
                 for observer in _observers_here():
                     observer.on_forward(ctx)
         return outputs[0] if single else outputs
+
+
+def _refuse_stale_view(op_name, view):
+    raise RuntimeError(
+        f"{op_name}: an input (shape {view.shape}) is a view whose base was written in place "
+        "after the view was made; its grad_fn no longer matches its values. Take the view "
+        "again after the in-place op (or clone() it before).")
 
 
 def _as_tensors(inputs):
@@ -264,6 +316,7 @@ def _share_versions_with_bases(inputs, outputs):
         base = owners.get(id(memory_owner(out.data)))
         if base is not None:
             out._version_box = base._version_box
+            out._view_version = base._version      # a later write makes its grad_fn stale
 
 
 def _check_same_device(op_name, tensors):
@@ -345,7 +398,9 @@ def topological_order(root_nodes):
         while stack:
             node, inputs = stack[-1]
             for t in inputs:
-                parent = None if t is None else t.grad_fn
+                if t is None:
+                    continue
+                parent = t.grad_fn if t._history is None else _as_seen_by(t, node).grad_fn
                 if parent is not None and parent not in visited:
                     visited.add(parent)
                     stack.append((parent, iter(parent.inputs)))
@@ -364,8 +419,9 @@ def backward(root, grad=None, retain_graph=False):
     grad = _root_grad(root, grad, "backward(): grad")
     captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
-    for tensor, g in captured.values():
-        tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
+    for tensor, g in captured.values():           # arrays (a 0-d sum is a NumPy scalar)
+        xp = array_module(g)
+        tensor._grad = xp.array(g) if tensor._grad is None else xp.asarray(tensor._grad + g)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
@@ -497,7 +553,11 @@ def run_backward(roots, root_grads, retain_graph, capture):
         if not isinstance(input_grads, tuple):
             input_grads = (input_grads,)
         for tensor, g in zip(node.inputs, input_grads):
-            if g is not None and tensor is not None and tensor.requires_grad:
+            if g is None or tensor is None:
+                continue
+            if tensor._history is not None:           # written in place since the node
+                tensor = _as_seen_by(tensor, node)
+            if tensor.requires_grad:
                 data = tensor.data
                 if g.shape != data.shape or g.dtype != data.dtype:
                     g = _fit(g, tensor, node)

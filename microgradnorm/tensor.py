@@ -14,6 +14,8 @@ from .ops import shape as shape_ops          # not `shape`: that is a Tensor pro
 from .ops.elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
 from .ops.linalg import MatMul
 
+_grad_enabled = autograd.is_grad_enabled
+
 __all__ = ["Tensor", "as_tensor", "tensor", "to_arguments"]
 
 
@@ -52,6 +54,8 @@ class Tensor:
 
     __array_priority__ = 100      # ndarray + Tensor calls Tensor.__radd__, not NumPy's add
     _hooks = None                 # a leaf's gradient hooks, {handle id: hook} (register_hook)
+    _history = None               # ((node seq, snapshot), ...): in-place writes recorded
+    _view_version = None          # a view's version when made (_record_inplace)
 
     def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
         backend.check_device(device)
@@ -148,6 +152,18 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
+        # PyTorch's rules: None, or an array (a Tensor's data) of this shape, dtype and device
+        if value is not None:
+            value = value.data if isinstance(value, Tensor) else value
+            if type(value) is not type(self.data):
+                raise TypeError(f"assigned grad expected to be an array or a Tensor on "
+                                f"{self.device} (or None), got {type(value).__name__}")
+            if value.shape != self.data.shape:
+                raise RuntimeError(f"attempting to assign a gradient of shape "
+                                   f"{tuple(value.shape)} to a tensor of shape {self.shape}")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient of dtype {value.dtype} "
+                                   f"to a tensor of dtype {self.dtype}")
         self._grad = value
 
     def __len__(self):
@@ -308,45 +324,55 @@ class Tensor:
         Returns a handle whose ``remove()`` unregisters the hook."""
         return autograd.register_hook(self, hook)
 
-    # ----- in-place (not recorded; they bump the version counter) -------------------------
-    def _inplace(self, update):
-        if self.requires_grad and autograd.is_grad_enabled():
-            raise RuntimeError(
-                "in-place ops on a tensor that requires grad are not recorded in the graph; "
-                "do them under mg.no_grad() (as optimizers do), or write x = x + y")
-        update(self.data)
+    # ----- in-place: a plain write, or recorded as PyTorch does (_record_inplace) ----------
+    def _inplace(self, write, compute, value=None):
+        # write(data) when no graph is involved (the fast path); else compute(before, value),
+        # out of place from a snapshot of this tensor, and this tensor takes the result
+        if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
+            return _record_inplace(self, compute, value)
+        write(self.data)
         self._version_box[0] += 1
         return self
 
     def add_(self, other, alpha=1.0):
-        """In place ``self += alpha * other`` (requiring grad: only under ``mg.no_grad()``)."""
-        other = base.raw(other)
-        return self._inplace(lambda d: d.__iadd__(other * alpha if alpha != 1.0 else other))
+        """In place ``self += alpha * other``, recorded when a graph needs it (a leaf that
+        requires grad: only under ``mg.no_grad()``, as optimizers do)."""
+        if alpha != 1.0:
+            other = other * alpha
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__iadd__(raw), Add.apply, other)
 
     def sub_(self, other):
         """In place ``self -= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__isub__(base.raw(other)))
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__isub__(raw), Sub.apply, other)
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__imul__(base.raw(other)))
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__imul__(raw), Mul.apply, other)
 
     def div_(self, other):
         """In place ``self /= other``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__itruediv__(base.raw(other)))
+        raw = base.raw(other)
+        return self._inplace(lambda d: d.__itruediv__(raw), Div.apply, other)
 
     def copy_(self, other):
         """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
-        other = base.raw(other)
-        return self._inplace(lambda d: d.__setitem__(Ellipsis, other))
+        return self.__setitem__(Ellipsis, other)
 
     def fill_(self, value):
         """In place: every element set to ``value``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.fill(value))
+        return self.__setitem__(Ellipsis, value)
 
     def zero_(self):
         """In place: every element set to 0; the rules of ``add_``."""
-        return self.fill_(0)
+        return self.__setitem__(Ellipsis, 0)
+
+    def masked_fill_(self, mask, value):
+        """In place ``masked_fill``; the rules of ``add_``."""
+        return self._inplace(lambda d: d.__setitem__(Ellipsis, self.masked_fill(mask, value).data),
+                             lambda before, v: before.masked_fill(mask, v), value)
 
     __iadd__ = add_
     __isub__ = sub_
@@ -354,8 +380,9 @@ class Tensor:
     __itruediv__ = div_
 
     def __setitem__(self, index, value):
-        value, index = base.raw(value), base.raw_index(index)
-        self._inplace(lambda d: d.__setitem__(index, value))
+        raw, raw_index = base.raw(value), base.raw_index(index)
+        return self._inplace(lambda d: d.__setitem__(raw_index, raw),
+                             lambda before, v: indexing.index_put(before, index, v), value)
 
     # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
     __add__, __radd__ = _operator(Add), _operator(Add, reflected=True)
@@ -435,6 +462,57 @@ class Tensor:
     matmul = linalg.matmul
     mm = linalg.mm
     bmm = linalg.bmm
+
+
+def _record_inplace(target, compute, value):
+    """An in-place op the graph must record (PyTorch's rules): ``compute(before, value)``
+    makes the result out of place from a snapshot of the target; the target keeps its
+    memory, takes the result's values and node, and the node's input is the snapshot."""
+    if target.requires_grad and target.grad_fn is None:
+        raise RuntimeError(
+            "a leaf Variable that requires grad is being used in an in-place operation: "
+            "in-place ops on a tensor that requires grad and is a leaf are allowed only "
+            "under mg.no_grad() (as optimizers do); write x = x + y otherwise")
+    if target._view_version is not None:
+        raise RuntimeError(
+            f"in-place op on a view (shape {target.shape}) while the graph records it: not "
+            "supported, the base would not see the write in its graph; write into the base "
+            "(x[index] = value), or clone() the view first")
+    before = _snapshot(target, [0])     # its own counter: the write below is not its change
+    if value is target:                 # x.mul_(x): the old x, saved and then overwritten
+        value = _snapshot(target, target._version_box)
+    result = compute(before, value)
+    if result.shape != target.shape:
+        raise RuntimeError(f"in-place op: output with shape {target.shape} doesn't match "
+                           f"the broadcast shape {result.shape}")
+    if not _can_cast(result.dtype, target.dtype):
+        raise RuntimeError(f"in-place op: result type {result.dtype} can't be cast to the "
+                           f"desired output type {target.dtype}")
+    node = result.grad_fn
+    if any(a is target.data for a in node._saved):      # the old values, about to go
+        node._saved = tuple(a.copy() if a is target.data else a for a in node._saved)
+    if result.dtype != target.dtype:
+        result = result.astype(target.dtype)
+    target.data[...] = result.data
+    target._version_box[0] += 1
+    target._history = (target._history or ()) + ((node.seq, before),)
+    target.grad_fn, target._output_index = result.grad_fn, result._output_index
+    target.requires_grad = True
+    return target
+
+
+def _snapshot(tensor, version_box):
+    # the tensor's state now (data, node, output index) as a tensor of its own
+    before = Tensor._from_op(tensor.data, tensor.grad_fn, tensor._output_index)
+    before.requires_grad, before.name = tensor.requires_grad, tensor.name
+    before._version_box = version_box
+    return before
+
+
+def _can_cast(source, target):
+    # PyTorch's in-place rule: no float result into an integer tensor, no int into bool
+    return is_floating(target) or source.kind in "iub" and (
+        target.kind != "b" or source.kind == "b")
 
 
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):

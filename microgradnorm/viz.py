@@ -272,7 +272,7 @@ class _GraphDrawing:
         # others (a fused node's mean, rstd) take the op's ``saved_names``.
         names = {}
         for t in [t for node in self.order for t in node.inputs] + list(self.roots):
-            if t is not None:
+            if t is not None and t.data is not None:        # a freed node keeps no data
                 what = t.name or (f"{t.grad_fn.name} output" if t.grad_fn else None)
                 if what:
                     names.setdefault(id(memory_owner(t.data)), what)
@@ -364,7 +364,8 @@ def _tensor_label(tensor, default_name):
 
 def _op_label(node):
     metas = node.outputs_meta or ()
-    return _html(_bold(node.name) + "".join(_small(_meta(*meta)) for meta in metas))
+    freed = _small("freed by backward()") if node._freed else ""
+    return _html(_bold(node.name) + "".join(_small(_meta(*meta)) for meta in metas) + freed)
 
 
 def _is_fused(node):

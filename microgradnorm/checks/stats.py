@@ -10,11 +10,13 @@ from ..backend import memory_owner
 @dataclasses.dataclass(frozen=True)
 class GraphStats:
     """Op nodes behind a tensor (leaves are not nodes), {op name: count}, and the bytes
-    saved for backward, each buffer once."""
+    saved for backward, each buffer once; ``freed``: the nodes a backward() has freed
+    (they save nothing any more)."""
 
     nodes: int
     by_op: dict
     saved_bytes: int
+    freed: int = 0
 
 
 def graph_stats(*tensors):
@@ -27,7 +29,8 @@ def graph_stats(*tensors):
     """
     order = topological_order([t.grad_fn for t in tensors if t.grad_fn is not None])
     return GraphStats(nodes=len(order), by_op=dict(Counter(node.name for node in order)),
-                      saved_bytes=saved_bytes(order))
+                      saved_bytes=saved_bytes(order),
+                      freed=sum(1 for node in order if node._freed))
 
 
 def saved_bytes(nodes):

@@ -198,7 +198,10 @@ class Module:
     def zero_grad(self, set_to_none=True):
         """Clear every parameter's ``.grad``: None (default) or zeros of its shape."""
         for param in self.parameters():
-            param.grad = None if set_to_none or param.grad is None else param.grad * 0
+            if set_to_none:
+                param.grad = None
+            elif param.grad is not None:
+                param.grad[...] = 0           # in place, as torch: NaN and inf go too
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self."""

@@ -5,7 +5,7 @@ import numbers
 
 from .. import backend
 from ..autograd import Function
-from .base import OutOfRangeError, as_array, normalize_axis, raw_index
+from .base import OutOfRangeError, as_array, normalize_axis, raw_index, unbroadcast
 
 
 def _is_basic_index(index):
@@ -29,6 +29,29 @@ class GetItem(Function):
         else:
             xp.add.at(grad_x, ctx.index, grad)       # integer arrays may repeat rows
         return grad_x
+
+
+class IndexPut(Function):
+    """``x[index] = value`` out of place (in-place writes under autograd record this): the
+    gradient goes to x where nothing was written, to value from where it was written."""
+
+    @staticmethod
+    def forward(ctx, x, value, index):
+        ctx.index, ctx.value_shape = index, value.shape
+        out = x.copy()
+        out[index] = value                           # broadcast, cast to x's dtype
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_x, need_value = ctx.needs_input_grad
+        grad_x = grad_value = None
+        if need_x:
+            grad_x = grad.copy()
+            grad_x[ctx.index] = 0                    # overwritten: no gradient to the old x
+        if need_value:                               # a repeated index sends each copy back
+            grad_value = unbroadcast(grad[ctx.index], ctx.value_shape)
+        return grad_x, grad_value
 
 
 def _grid(index, axis):
@@ -62,6 +85,12 @@ class Gather(Function):
 def getitem(x, index):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors)."""
     return GetItem.apply(x, index=raw_index(index))
+
+
+def index_put(x, index, value):
+    """``x`` with ``value`` written at ``index``, a new tensor in the graph (``x[index] = value``
+    out of place; ``torch.index_put`` for the array indices)."""
+    return IndexPut.apply(x, value, index=raw_index(index))
 
 
 def _check_range(fn, index, size, axis):

@@ -51,7 +51,10 @@ class Optimizer:
         """Clear the ``.grad`` of every parameter: None (default) or zeros."""
         for group in self.param_groups:
             for p in group["params"]:
-                p.grad = None if set_to_none or p.grad is None else p.grad * 0
+                if set_to_none:
+                    p.grad = None
+                elif p.grad is not None:
+                    p.grad[...] = 0           # in place, as torch: NaN and inf go too
 
     def step(self):
         """Update every parameter that has a ``.grad``; a failing step changes nothing."""
