@@ -51,10 +51,12 @@ def draw_input(norm, family, shape, rng):
 
 # ----- the implementations ------------------------------------------------------------------
 def _one_pass(axis):
-    # the naive variance E[x²] − E[x]²: wrong when |mean| ≫ std
+    # the naive variance Σx²/n − (Σx/n)²: wrong when |mean| ≫ std. Plain sums: the mean
+    # primitive's correction step would make it exact on constant rows
     def norm(x, weight, bias, eps):
-        mean = x.mean(axis, keepdims=True)
-        var = (x * x).mean(axis, keepdims=True) - mean * mean
+        n = x.shape[axis]
+        mean = x.sum(axis, keepdims=True) / n
+        var = (x * x).sum(axis, keepdims=True) / n - mean * mean
         return (x - mean) / (var + eps).sqrt() * weight + bias
     return norm
 
