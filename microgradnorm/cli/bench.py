@@ -225,8 +225,9 @@ def add_parser(commands):
                         help="instead of the norms: the tiny GPT's training step against "
                              "the same model in PyTorch, one thread each, and its scaling "
                              "with d_model and context (a PNG in --out)")
-    parser.add_argument("--out", default=".",
-                        help="--train: directory for train_step_scaling.png (default: here)")
+    parser.add_argument("--out", default="out/bench",
+                        help="--train: directory for train_step_scaling.png "
+                             "(default %(default)s)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="cpu: time each call by this process's CPU time, not the wall "
                              "clock: steadier on a machine shared with other jobs; CPU only "

@@ -42,6 +42,10 @@ CASES = [
     (["bench", "--repeat", "-1"], "--repeat"),
     (["bench", "--torch-threads", "0"], "--torch-threads"),
     (["bench", "--shape", "100000,100000", "--quick"], "memory is available"),
+    (["demo", "--shape", "3", "--train-steps", "0"], "batch_norm needs a shape"),
+    (["memory", "--heads", "3"], "--heads 3 must divide --d-model 32"),
+    (["explain", "jacobian", "--eps", "-1"], "--eps"),
+    (["explain", "placement", "--widths", "6", "--seeds", "1"], "--widths"),
 ]
 
 
