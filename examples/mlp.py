@@ -79,8 +79,11 @@ def main(argv=None):
             probs = F.softmax(model(mg.tensor(grid.reshape(-1, 2)))).numpy()[:, 1]
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.contourf(grid[..., 0], grid[..., 1], probs.reshape(grid.shape[:2]), levels=20,
-                    cmap="RdBu", alpha=0.6)
-        ax.scatter(x[:, 0], x[:, 1], c=y, cmap="RdBu", edgecolors="k", s=12)
+                    cmap="RdBu", alpha=0.35)
+        for label, colour in ((0, "tab:red"), (1, "tab:blue")):   # RdBu's ends, solid
+            ax.scatter(*x[y == label].T, color=colour, edgecolors="k", linewidths=0.4, s=14,
+                       label=f"class {label}")
+        ax.legend(loc="upper right", fontsize=8)
         ax.set(title=f"two moons, MLP with {args.norm}: accuracy {acc:.1%}")
         plotting.save(fig, args.out, "mlp_moons.png")
 

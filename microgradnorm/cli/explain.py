@@ -219,7 +219,7 @@ def plot_jacobians(spectra, out_dir):
         axes[0].semilogy(index, np.maximum(spectrum.predicted, floor), "k+", markersize=10)
     axes[0].plot([], [], "k+", label="closed form")
     axes[0].set_xlabel("index (descending)")
-    axes[0].set_ylabel("singular value of dy/dx")
+    axes[0].set_ylabel(f"singular value of dy/dx (exact zeros drawn at {floor:g})")
     axes[0].set_title(f"D = {spectra[0].dim}: rstd, then x̂'s ε-sized one,\n"
                       "then LayerNorm's exact zero along 1")
     axes[0].legend(fontsize=8)
