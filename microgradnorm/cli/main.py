@@ -4,7 +4,7 @@ import argparse
 import re
 import sys
 
-from .. import __version__, backend
+from .. import backend
 from . import bench, compare, demo, explain, graph, memory, precision, train
 
 # in the order ``--help`` lists them
@@ -15,7 +15,8 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="microgradnorm",
         description="A miniature autograd engine whose subject is normalization.")
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    package = sys.modules[__name__.partition(".")[0]]      # imported before any of its modules
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands)
