@@ -39,7 +39,8 @@ class BatchNorm(FusedNorm):
     """Per-channel norm of x (N, C, *); in training it updates the running statistics in
     place."""
 
-    saved_names = ("x", "weight", "mean per channel", "rstd per channel")  # saved, in order
+    saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
+    statistics_of = "channel"
 
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):

@@ -27,7 +27,7 @@ def composite_add_layer_norm(x, residual, normalized_shape, weight=None, bias=No
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
 class LayerNorm(FusedNorm):
-    saved_names = ("x", "weight", "mean per row", "rstd per row")    # what forward saves
+    saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
 
     @staticmethod
     def forward(ctx, x, weight, bias, normalized_shape, eps):
@@ -53,7 +53,7 @@ class LayerNorm(FusedNorm):
 class AddLayerNorm(FusedNorm):
     """(x, residual) -> (LayerNorm(x + residual), x + residual) in one node."""
 
-    saved_names = ("x + residual", "weight", "mean per row", "rstd per row")  # saved, in order
+    saved_names = ("x + residual", "weight", "mean", "rstd")    # what forward saves, in order
 
     @staticmethod
     def forward(ctx, x, residual, weight, bias, normalized_shape, eps):

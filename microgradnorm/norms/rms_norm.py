@@ -43,7 +43,7 @@ def _offset(weight, offset):
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
 class RMSNorm(FusedNorm):
-    saved_names = ("x", "weight", "rstd per row")    # what forward saves, in order
+    saved_names = ("x", "weight", "rstd")    # what forward saves, in order
 
     @staticmethod
     def forward(ctx, x, weight, normalized_shape, eps, offset=0.0, casting="llama"):
@@ -67,7 +67,7 @@ class RMSNorm(FusedNorm):
 class AddRMSNorm(FusedNorm):
     """(x, residual) -> (RMSNorm(x + residual), x + residual) in one node."""
 
-    saved_names = ("x + residual", "weight", "rstd per row")    # saved, in order
+    saved_names = ("x + residual", "weight", "rstd")    # what forward saves, in order
 
     @staticmethod
     def forward(ctx, x, residual, weight, normalized_shape, eps, offset=0.0, casting="llama"):
