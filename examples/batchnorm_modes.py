@@ -12,27 +12,25 @@ Four things to see, each printed (and plotted with matplotlib):
   4. Eval output approaches training output as the running statistics converge.
 """
 
-import argparse
-
 import numpy as np
 
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
 from microgradnorm.cli import plotting
+from microgradnorm.cli.common import positive_int
+from microgradnorm.cli.script import ScriptParser, parse_args
 
 MEAN, STD = 3.0, 2.0          # the data distribution, per feature
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=100, help="training batches")
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--out", default="out", help="directory for the plot")
-    parser.add_argument("--quick", action="store_true", help="a small run for tests")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps = 30
+    parser = ScriptParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=positive_int, default=100, help="training batches")
+    parser.add_argument("--batch-size", type=positive_int, default=32)
+    parser.add_argument("--out", default="out/batchnorm_modes", help="directory for the plot")
+    parser.add_argument("--quick", action="store_true", help="30 steps (unless given)")
+    args = parse_args(parser, argv, quick={"steps": 30})
     rng = np.random.default_rng(0)
 
     # 1. batch dependence

@@ -7,15 +7,14 @@ The data is made with NumPy (no scikit-learn). Training reaches >= 95 % accuracy
 script asserts it) and, with matplotlib, draws the decision boundary to OUT/mlp_moons.png.
 """
 
-import argparse
-
 import numpy as np
 
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn, optim
 from microgradnorm.cli import plotting
-from microgradnorm.cli.common import norm_name
+from microgradnorm.cli.common import norm_name, positive_int
+from microgradnorm.cli.script import ScriptParser, parse_args
 from microgradnorm.train import Progress
 
 
@@ -40,20 +39,19 @@ def accuracy(model, x, y):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ScriptParser(description=__doc__.splitlines()[0])
     parser.add_argument("--norm", type=norm_name, choices=("batch_norm", "layer_norm", "rms_norm"),
                         default="batch_norm")
     parser.add_argument("--impl", choices=F.IMPLS, default="fused")
-    parser.add_argument("--points", type=int, default=400)
-    parser.add_argument("--steps", type=int, default=500)
-    parser.add_argument("--batch-size", type=int, default=64)
-    parser.add_argument("--out", default="out", help="directory for the plot")
-    parser.add_argument("--quick", action="store_true", help="a small run for tests")
+    parser.add_argument("--points", type=positive_int, default=400)
+    parser.add_argument("--steps", type=positive_int, default=500)
+    parser.add_argument("--batch-size", type=positive_int, default=64)
+    parser.add_argument("--out", default="out/mlp", help="directory for the plot")
+    parser.add_argument("--quick", action="store_true",
+                        help="200 points, 150 steps (unless given)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.points, args.steps = 200, 150
+    args = parse_args(parser, argv, quick={"points": 200, "steps": 150})
 
     x, y = two_moons(args.points)
     np.random.seed(0)
@@ -81,8 +79,11 @@ def main(argv=None):
             probs = F.softmax(model(mg.tensor(grid.reshape(-1, 2)))).numpy()[:, 1]
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.contourf(grid[..., 0], grid[..., 1], probs.reshape(grid.shape[:2]), levels=20,
-                    cmap="RdBu", alpha=0.6)
-        ax.scatter(x[:, 0], x[:, 1], c=y, cmap="RdBu", edgecolors="k", s=12)
+                    cmap="RdBu", alpha=0.35)
+        for label, colour in ((0, "tab:red"), (1, "tab:blue")):   # RdBu's ends, solid
+            ax.scatter(*x[y == label].T, color=colour, edgecolors="k", linewidths=0.4, s=14,
+                       label=f"class {label}")
+        ax.legend(loc="upper right", fontsize=8)
         ax.set(title=f"two moons, MLP with {args.norm}: accuracy {acc:.1%}")
         plotting.save(fig, args.out, "mlp_moons.png")
 

@@ -16,16 +16,19 @@ docs/norm_placement.md. (The measurement is ``microgradnorm.cli.explain.block_gr
 ``microgradnorm explain placement`` sweeps it over widths and initialisations.)
 """
 
-import argparse
+import sys
 
 import numpy as np
+from tqdm import tqdm
 
 import microgradnorm as mg
 from microgradnorm import nn
 from microgradnorm.cli import plotting
+from microgradnorm.cli.common import positive_int
 from microgradnorm.cli.explain import block_grad_norms, early_late
+from microgradnorm.cli.script import ScriptParser, parse_args, positive_ints
 from microgradnorm.norms import NORMS
-from microgradnorm.train import TrainConfig, train_tiny_gpt
+from microgradnorm.train import Progress, TrainConfig, train_tiny_gpt
 
 def composite_nodes(norm):
     """Op nodes of ``norm``'s composite graph, with weight (and bias), on a (2, 8) input."""
@@ -36,19 +39,23 @@ def composite_nodes(norm):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--depths", default="6,12,24,48")
-    parser.add_argument("--d-model", type=int, default=32)
+    parser = ScriptParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--depths", type=positive_ints, default=[6, 12, 24, 48],
+                        help="comma-separated depths (default 6,12,24,48)")
+    parser.add_argument("--d-model", type=positive_int, default=32)
     parser.add_argument("--init", choices=("xavier", "gpt2"), default="xavier",
                         help="weight initialisation (see nn.GPT)")
-    parser.add_argument("--seeds", type=int, default=3, help="initialisations to average")
-    parser.add_argument("--train-steps", type=int, default=200)
-    parser.add_argument("--out", default="out", help="directory for the plot")
-    parser.add_argument("--quick", action="store_true", help="a small run for tests")
-    args = parser.parse_args(argv)
-    depths = [int(d) for d in args.depths.split(",")]
-    if args.quick:
-        depths, args.d_model, args.train_steps, args.seeds = [2, 6], 16, 5, 1
+    parser.add_argument("--seeds", type=positive_int, default=3,
+                        help="initialisations to average")
+    parser.add_argument("--train-steps", type=positive_int, default=200)
+    parser.add_argument("--out", default="out/norm_placement", help="directory for the plot")
+    parser.add_argument("--quick", action="store_true",
+                        help="depths 2,6, d_model 16, 5 training steps, 1 seed (unless given)")
+    parser.add_argument("--no-progress", action="store_true",
+                        help="no progress bar (none is drawn when stderr is not a terminal)")
+    args = parse_args(parser, argv, quick={"depths": [2, 6], "d_model": 16,
+                                          "train_steps": 5, "seeds": 1})
+    depths = args.depths
 
     print(f"gradient norms per block at initialisation: GPT d_model={args.d_model}, "
           f"init={args.init}, float64, one batch of 8x16 random tokens per "
@@ -59,17 +66,18 @@ def main(argv=None):
     print(f"{'norm':<10} {'placement':<9} {'depth':>5} {'early/late param':>16} "
           f"{'early/late stream':>17} {'last':>9} {'spread':>7}")
     profiles = {}
-    for norm in nn.NORMS:
-        for placement in nn.PLACEMENTS:
-            for depth in depths:
-                runs = [block_grad_norms(depth, norm, placement, args.d_model, args.init, seed)
-                        for seed in range(args.seeds)]
-                params = np.exp(np.mean([np.log(p) for p, _ in runs], axis=0))   # per block
-                stream = np.exp(np.mean([np.log(s) for _, s in runs], axis=0))
-                profiles[norm, placement, depth] = params
-                print(f"{norm:<10} {placement:<9} {depth:>5} {early_late(params):>16.3f} "
-                      f"{early_late(stream):>17.3f} {params[-1]:>9.3f} "
-                      f"{params.max() / params.min():>7.2f}")
+    cells = [(n, p, d) for n in nn.NORMS for p in nn.PLACEMENTS for d in depths]
+    bar = Progress(cells, "gradient norms", enabled=not args.no_progress)
+    for norm, placement, depth in bar:
+        runs = [block_grad_norms(depth, norm, placement, args.d_model, args.init, seed)
+                for seed in range(args.seeds)]
+        params = np.exp(np.mean([np.log(p) for p, _ in runs], axis=0))   # per block
+        stream = np.exp(np.mean([np.log(s) for _, s in runs], axis=0))
+        profiles[norm, placement, depth] = params
+        tqdm.write(f"{norm:<10} {placement:<9} {depth:>5} {early_late(params):>16.3f} "
+                   f"{early_late(stream):>17.3f} {params[-1]:>9.3f} "
+                   f"{params.max() / params.min():>7.2f}", file=sys.stdout)
+    bar.close(f"{len(cells)} models, {args.seeds} seeds each")
 
     train_depth = min(6, max(depths))
     print(f"\ntraining at depth {train_depth}, {args.train_steps} AdamW steps "
@@ -82,10 +90,10 @@ def main(argv=None):
         for norm in nn.NORMS:
             run = train_tiny_gpt(TrainConfig(steps=args.train_steps, norm=norm,
                                              placement=placement, n_layers=train_depth,
-                                             init=args.init), progress=False)
+                                             init=args.init), progress=not args.no_progress)
             final[norm, placement] = float(np.mean(run.losses[-20:]))
             row.append(f"{final[norm, placement]:>10.4f}")
-        print(f"{placement:<9} " + " ".join(row))
+        print(f"{placement:<9} " + " ".join(row), flush=True)
     print("composite graph nodes per norm (with affine): "
           + ", ".join(f"{norm} {composite_nodes(norm)}" for norm in nn.NORMS))
 

@@ -7,25 +7,23 @@ It builds both graphs on the same input, shows their size and what they keep for
 backward, checks that they agree and that the fused backward passes gradcheck.
 """
 
-import argparse
-
 import numpy as np
 
 import microgradnorm as mg
 import microgradnorm.functional as F
+from microgradnorm.cli.common import positive_int
+from microgradnorm.cli.script import ScriptParser, parse_args
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=64,
+    parser = ScriptParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=positive_int, default=64,
                         help="rows of the input (default %(default)s)")
-    parser.add_argument("--features", type=int, default=32,
+    parser.add_argument("--features", type=positive_int, default=32,
                         help="features per row, the normalized size (default %(default)s)")
     parser.add_argument("--quick", action="store_true",
-                        help="a small input (6 x 5), as the other examples' --quick")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.rows, args.features = 6, 5
+                        help="a small input (6 x 5) unless --rows/--features say otherwise")
+    args = parse_args(parser, argv, quick={"rows": 6, "features": 5})
 
     rng = np.random.default_rng(0)
     x_data = rng.standard_normal((args.rows, args.features))

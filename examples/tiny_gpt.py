@@ -6,32 +6,30 @@ Same as `microgradnorm train`. Writes the loss curve to OUT/tiny_gpt_loss.png wh
 matplotlib is installed.
 """
 
-import argparse
-
 import numpy as np
 
 from microgradnorm import nn
 from microgradnorm.cli import plotting
-from microgradnorm.cli.common import norm_name
+from microgradnorm.cli.common import norm_name, positive_int
+from microgradnorm.cli.script import ScriptParser, parse_args
 from microgradnorm.functional import IMPLS
 from microgradnorm.train import TrainConfig, train_tiny_gpt
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=1500)
+    parser = ScriptParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=positive_int, default=1500)
     parser.add_argument("--impl", choices=IMPLS, default="fused")
     parser.add_argument("--norm", type=norm_name, choices=nn.NORMS, default="layer_norm")
     parser.add_argument("--placement", choices=nn.PLACEMENTS, default="pre")
-    parser.add_argument("--d-model", type=int, default=64)
-    parser.add_argument("--layers", type=int, default=2)
-    parser.add_argument("--out", default="out", help="directory for the plot")
-    parser.add_argument("--quick", action="store_true", help="a small run for tests")
+    parser.add_argument("--d-model", type=positive_int, default=64)
+    parser.add_argument("--layers", type=positive_int, default=2)
+    parser.add_argument("--out", default="out/tiny_gpt", help="directory for the plot")
+    parser.add_argument("--quick", action="store_true",
+                        help="40 steps of a 1-block model of width 16 (unless given)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
-    args = parser.parse_args(argv)
-    if args.quick:
-        args.steps, args.d_model, args.layers = 40, 16, 1
+    args = parse_args(parser, argv, quick={"steps": 40, "d_model": 16, "layers": 1})
 
     config = TrainConfig(steps=args.steps, impl=args.impl, norm=args.norm,
                          placement=args.placement, d_model=args.d_model, n_layers=args.layers)

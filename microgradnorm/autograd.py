@@ -136,6 +136,9 @@ class Context:
     def name(self):
         return self.function.__name__
 
+    def __repr__(self):              # PyTorch's grad_fn reads <MulBackward0 object at ...>
+        return f"<{self.name}Backward object at {id(self):#x}>"
+
     def save_for_backward(self, *arrays):
         """Keep ``arrays`` (and None placeholders) until backward; see ``saved``."""
         self._saved = arrays

@@ -255,6 +255,8 @@ class _GraphDrawing:
                 drawn.add(saved_id)
                 name = named.get(id(owner), saved_name)   # the tensor's name, else the op's
                 what = f"saved: {name}" if name else "saved"
+                if name in ("mean", "rstd"):     # a fused norm's statistics, not x-sized
+                    what += f" per {node.function.statistics_of}"
                 label = _html(_escape(what) + _small(
                     f"{_meta(owner.shape, owner.dtype)} · {owner.nbytes:,} B"))
                 self.nodes.append((node.module, saved_id, label, _STYLE["saved"]))

@@ -29,9 +29,10 @@ class ImplResult:
     grads: dict              # name -> array
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class Comparison:
-    """What ``compare`` returns: both sides and how far apart they are."""
+    """What ``compare`` returns: both sides and how far apart they are. It prints as
+    ``table()``; the arrays are ``fused.outputs``, ``fused.grads`` (and ``composite.``)."""
 
     norm: str
     shape: tuple
@@ -43,6 +44,9 @@ class Comparison:
     finite_difference: dict = dataclasses.field(default_factory=dict)
     # "output", "grad x", ... -> a sentence where the two differ in NaN/inf
     nonfinite: dict = dataclasses.field(default_factory=dict)
+
+    def __repr__(self):
+        return self.table()
 
     def table(self):
         """The comparison as a text table."""

@@ -19,8 +19,9 @@ from ..tensor import Tensor
 from . import bench_cuda, bench_train
 from .bench_harness import (NUMBA_IMPL, BenchRow, Timing, copy_bandwidth, cpu_timer,
                             fill_ratios, format_table, fused_impls, graph_impl, kernel_choice,
-                            machine_description, minimal_bytes, progress_printer, time_call,
-                            time_interleaved, torch_available)
+                            load_warning, machine_description, minimal_bytes,
+                            progress_printer, steadiness_note, time_call, time_interleaved,
+                            torch_available)
 from .common import check_memory, check_out_dir, norm_name, parse_shape, positive_int
 
 __all__ = ["DTYPES", "IMPLS", "NUMBA_IMPL", "PHASES", "QUICK_SHAPES", "SHAPES", "Case",
@@ -225,8 +226,9 @@ def add_parser(commands):
                         help="instead of the norms: the tiny GPT's training step against "
                              "the same model in PyTorch, one thread each, and its scaling "
                              "with d_model and context (a PNG in --out)")
-    parser.add_argument("--out", default=".",
-                        help="--train: directory for train_step_scaling.png (default: here)")
+    parser.add_argument("--out", default="out/bench",
+                        help="--train: directory for train_step_scaling.png "
+                             "(default %(default)s)")
     parser.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                         help="cpu: time each call by this process's CPU time, not the wall "
                              "clock: steadier on a machine shared with other jobs; CPU only "
@@ -281,6 +283,9 @@ def run_norms(args):
           + (" of process CPU time" if timer else ""))
     for line in machine_description(args.device):
         print(f"  {line}")
+    busy = load_warning()
+    if busy:
+        print(f"  {busy}")
     copy_gbps = copy_bandwidth(np, nbytes=(8 if args.quick else 64) * 2**20, repeat=repeat,
                                timer=timer)
     print(f"  np.copyto bandwidth: {copy_gbps:.2f} GB/s (read + write)")
@@ -296,5 +301,8 @@ def run_norms(args):
                           device=args.device,
                           repeat=repeat, warmup=1, copy_gbps=copy_gbps,
                           progress=progress_printer(args), timer=timer)
+    for note in (load_warning() if not busy else None, steadiness_note(rows)):
+        if note:
+            print(f"  {note}")
     print()
     print(format_table(rows))

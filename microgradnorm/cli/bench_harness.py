@@ -28,6 +28,7 @@ negligible and not counted.
 
 import contextlib
 import dataclasses
+import os
 import platform
 import statistics
 import sys
@@ -38,10 +39,11 @@ import numpy as np
 from .. import kernels
 from ..norms import lookup
 
-__all__ = ["COLUMNS", "KERNEL_IMPLS", "NUMBA_IMPL", "BenchRow", "Timing", "copy_bandwidth",
-           "cpu_timer", "fill_ratios", "format_table", "fused_impls", "graph_impl",
-           "kernel_choice", "machine_description", "minimal_bytes", "progress_printer", "time_call",
-           "time_interleaved", "torch_available", "wall_timer"]
+__all__ = ["COLUMNS", "KERNEL_IMPLS", "NUMBA_IMPL", "STEADY_FLAGS", "UNSTEADY", "BenchRow",
+           "Timing", "copy_bandwidth", "cpu_timer", "fill_ratios", "format_table",
+           "fused_impls", "graph_impl", "kernel_choice", "load_warning", "machine_description",
+           "minimal_bytes", "progress_printer", "steadiness_note", "time_call",
+           "time_interleaved", "torch_available", "unsteady", "wall_timer"]
 
 # The fused norms on NumPy arrays run the default CPU kernels, kernels.blocked ("fused");
 # "fused-numba" and "fused-reference" are the same graph with the numba or the reference CPU
@@ -64,6 +66,31 @@ class Timing:
     @property
     def min(self):
         return min(self.samples)
+
+    @property
+    def spread(self):
+        """Interquartile range over median: 0 for steady samples; above ``UNSTEADY`` the
+        median is not worth a ratio."""
+        if len(self.samples) < 2:
+            return 0.0
+        low, _, high = statistics.quantiles(self.samples, n=4, method="inclusive")
+        return (high - low) / self.median
+
+
+# A cell whose samples spread more than this (IQR / median), or a machine loaded above its
+# core count, gives ratios that another run would not repeat.
+UNSTEADY = 0.2
+STEADY_FLAGS = "--clock cpu, --torch-threads 1 and a larger --repeat"
+
+
+def load_warning(load=None, cores=None):
+    """A line when the 1-minute load average is above the core count, else None."""
+    load = os.getloadavg()[0] if load is None else load
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if load <= cores:
+        return None
+    return (f"WARNING: load average {load:.1f} on {cores} cores: other jobs share this "
+            f"machine and the times move with them; {STEADY_FLAGS} give steadier ratios")
 
 
 def wall_timer(synchronize=None):
@@ -179,6 +206,8 @@ class BenchRow:
     saved_bytes: int | None = None     # bytes kept for backward (None: not measured)
     composite_s: float | None = None
     torch_s: float | None = None
+    composite_spread: float = 0.0      # the compared rows' Timing.spread
+    torch_spread: float = 0.0
 
     @property
     def median_ms(self):
@@ -202,16 +231,31 @@ class BenchRow:
         """Speed-up over PyTorch: torch time / this time (< 1 is slower than PyTorch)."""
         return None if self.torch_s is None else self.torch_s / self.timing.median
 
+    def unsteady_vs(self, other):
+        """Whether the ratio to ``other`` ("composite" or "torch") rests on samples that
+        spread too much (``unsteady``); a row's ratio to itself is always 1."""
+        spread = {"composite": self.composite_spread, "torch": self.torch_spread}[other]
+        return self.impl != other and unsteady(self.timing.spread, spread)
+
 
 def fill_ratios(rows):
     """Set ``composite_s`` and ``torch_s`` of every row from the rows it is compared with."""
     medians = {(r.device, r.norm, r.shape, r.dtype, r.phase, r.impl): r.timing.median
                for r in rows}
+    spreads = {(r.device, r.norm, r.shape, r.dtype, r.phase, r.impl): r.timing.spread
+               for r in rows}
     for r in rows:
         key = (r.device, r.norm, r.shape, r.dtype, r.phase)
         r.composite_s = medians.get(key + ("composite",))
         r.torch_s = medians.get(key + ("torch",))
+        r.composite_spread = spreads.get(key + ("composite",), 0.0)
+        r.torch_spread = spreads.get(key + ("torch",), 0.0)
     return rows
+
+
+def unsteady(spread, *others):
+    """Whether a ratio of timings with these spreads is not worth printing as it is."""
+    return max((spread, *others)) > UNSTEADY
 
 
 COLUMNS = ("norm", "shape", "dtype", "impl", "phase", "median ms", "GB/s", "% copy",
@@ -220,22 +264,36 @@ COLUMNS = ("norm", "shape", "dtype", "impl", "phase", "median ms", "GB/s", "% co
 
 def format_table(rows):
     """The rows as an aligned text table, one line per row. ``x composite`` and ``x torch``
-    are speed-ups (the other's median / this median); "-" where a value is missing."""
-    def number(value, digits):
-        return "-" if value is None else f"{value:.{digits}f}"
+    are speed-ups (the other's median / this median); "-" where a value is missing, "?"
+    after a ratio whose samples spread too much (``unsteady``) to stand behind."""
+    def number(value, digits, mark=False):
+        return "-" if value is None else f"{value:.{digits}f}" + ("?" if mark else "")
 
     cells = [COLUMNS]
     for r in rows:
         saved = None if r.saved_bytes is None else r.saved_bytes / 2**20
         cells.append((r.norm, "x".join(map(str, r.shape)), r.dtype, r.impl, r.phase,
                       number(r.median_ms, 3), number(r.gbps, 2), number(r.pct_copy, 1),
-                      number(saved, 1), number(r.vs_composite, 2), number(r.vs_torch, 2)))
+                      number(saved, 1),
+                      number(r.vs_composite, 2, r.unsteady_vs("composite")),
+                      number(r.vs_torch, 2, r.unsteady_vs("torch"))))
     widths = [max(len(row[i]) for row in cells) for i in range(len(COLUMNS))]
     text_columns = 5                      # left-aligned names, right-aligned numbers
     lines = ["  ".join(c.ljust(w) if i < text_columns else c.rjust(w)
                        for i, (c, w) in enumerate(zip(row, widths))) for row in cells]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines)
+
+
+def steadiness_note(rows):
+    """A line on the ratios marked "?" in ``format_table(rows)``, or None when none is."""
+    marked = sum(r.composite_s is not None and r.unsteady_vs("composite")
+                 or r.torch_s is not None and r.unsteady_vs("torch") for r in rows)
+    if not marked:
+        return None
+    return (f"note: {marked} of {len(rows)} rows have a ratio marked ? (its samples spread "
+            f"more than {UNSTEADY:.0%} of the median, IQR/median): do not quote it; "
+            f"{STEADY_FLAGS} give steadier ratios")
 
 
 # ----- impls, the machine, progress ---------------------------------------------------------

@@ -191,7 +191,7 @@ def add_parser(commands):
     parser = commands.add_parser(
         "demo", help="the main job: every norm composite vs fused, twin graphs, report.md")
     add_compare_args(parser, norms=False, repeat=True, affine=False)
-    parser.add_argument("--out", default="microgradnorm-demo",
+    parser.add_argument("--out", default="out/demo",
                         help="directory for the graphs and report.md (default %(default)s)")
     parser.add_argument("--train-steps", type=nonnegative_int, default=60,
                         help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
@@ -202,6 +202,8 @@ def add_parser(commands):
 
 def run(args):
     check_memory(args.shape, args.dtype)
+    for spec in NORMS.values():              # every norm takes the shape, before any file
+        spec.make_inputs(args.shape, args.dtype)
     check_out_dir(args.out)
     print("microgradnorm demo: every norm as a composite graph and as one fused node, "
           f"written to {args.out}/\n")

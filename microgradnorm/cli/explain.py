@@ -21,7 +21,7 @@ from ..checks import jacobian as dense_jacobian
 from ..norms import lookup
 from ..tensor import tensor
 from . import plotting
-from .common import check_out_dir, nonnegative_int, positive_int
+from .common import check_out_dir, nonnegative_float, nonnegative_int, positive_int
 
 TOPICS = ("jacobian", "batchnorm", "placement")
 # The norms of the Jacobian topic: does each centre the row (subtract its mean) first?
@@ -36,7 +36,7 @@ def add_parser(commands):
     parser.add_argument("topic", choices=TOPICS, help="what to measure and draw")
     parser.add_argument("--dim", type=int, default=8,
                         help="jacobian: the row length D (default %(default)s)")
-    parser.add_argument("--eps", type=float, default=1e-5,
+    parser.add_argument("--eps", type=nonnegative_float, default=1e-5,
                         help="jacobian: epsilon of both norms (default %(default)s)")
     parser.add_argument("--steps", type=nonnegative_int, default=100,
                         help="batchnorm: training batches before eval (default %(default)s)")
@@ -53,7 +53,7 @@ def add_parser(commands):
                              "(default %(default)s)")
     parser.add_argument("--train-depth", type=positive_int, default=12,
                         help="placement: blocks of the warm-up runs (default %(default)s)")
-    parser.add_argument("--out", default="explain_out",
+    parser.add_argument("--out", default="out/explain",
                         help="directory for the picture (default %(default)s)")
     parser.add_argument("--no-plot", action="store_true", help="print the numbers only")
     parser.set_defaults(run=run)
@@ -63,6 +63,9 @@ def run(args):
     """Measure the topic, print it, draw it."""
     if args.topic == "jacobian" and args.dim < 2:
         raise ValueError(f"--dim must be at least 2 for the jacobian, got {args.dim}")
+    if args.topic == "placement" and any(width % PLACEMENT_HEADS for width in args.widths):
+        raise ValueError(f"--widths must be multiples of {PLACEMENT_HEADS} (the attention "
+                         f"heads), got {','.join(map(str, args.widths))}")
     if not args.no_plot:
         check_out_dir(args.out)
     if args.topic == "jacobian":
@@ -216,7 +219,7 @@ def plot_jacobians(spectra, out_dir):
         axes[0].semilogy(index, np.maximum(spectrum.predicted, floor), "k+", markersize=10)
     axes[0].plot([], [], "k+", label="closed form")
     axes[0].set_xlabel("index (descending)")
-    axes[0].set_ylabel("singular value of dy/dx")
+    axes[0].set_ylabel(f"singular value of dy/dx (exact zeros drawn at {floor:g})")
     axes[0].set_title(f"D = {spectra[0].dim}: rstd, then x̂'s ε-sized one,\n"
                       "then LayerNorm's exact zero along 1")
     axes[0].legend(fontsize=8)
@@ -351,7 +354,7 @@ def plot_batchnorm(gaps, out_dir):
 
 
 # ----- norm placement ---------------------------------------------------------------------
-PLACEMENT_VOCAB, PLACEMENT_CONTEXT, PLACEMENT_BATCH = 64, 16, 8
+PLACEMENT_VOCAB, PLACEMENT_CONTEXT, PLACEMENT_BATCH, PLACEMENT_HEADS = 64, 16, 8, 4
 
 
 def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
@@ -360,7 +363,7 @@ def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
     the gradient of each block's parameters and of its input (the residual stream entering
     it), as NumPy arrays."""
     np.random.seed(seed)
-    model = nn.GPT(PLACEMENT_VOCAB, PLACEMENT_CONTEXT, d_model, 4, depth, norm=norm,
+    model = nn.GPT(PLACEMENT_VOCAB, PLACEMENT_CONTEXT, d_model, PLACEMENT_HEADS, depth, norm=norm,
                    placement=placement, init=init)
     inputs = []
     for block in model.blocks:                     # keep each block's input and its grad

@@ -12,7 +12,8 @@ def add_parser(commands):
     add_compare_args(parser, norms=False)
     parser.add_argument("--norm", type=norm_name, choices=(*NORMS, "all"), default="layer_norm",
                         help="which norm, or all of them (default %(default)s)")
-    parser.add_argument("--out", default=".", help="output directory (default: here)")
+    parser.add_argument("--out", default="out/graph",
+                        help="output directory (default %(default)s)")
     parser.add_argument("--format", choices=viz.FORMATS, default="svg",
                         help="picture format, besides the .dot source (default %(default)s)")
     parser.add_argument("--no-saved", dest="saved", action="store_false",

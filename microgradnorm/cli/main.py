@@ -1,6 +1,7 @@
 """The ``microgradnorm`` command line: one sub-command per module of this package."""
 
 import argparse
+import re
 import sys
 
 from .. import backend
@@ -14,13 +15,29 @@ def build_parser():
     parser = argparse.ArgumentParser(
         prog="microgradnorm",
         description="A miniature autograd engine whose subject is normalization.")
+    package = sys.modules[__name__.partition(".")[0]]      # imported before any of its modules
+    parser.add_argument("--version", action="version", version=f"%(prog)s {package.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(commands)
     return parser
 
 
+def join_negative_values(argv):
+    """``--shape -3,4`` -> ``--shape=-3,4``: argparse takes a value that starts with ``-``
+    and is not a plain number for an option, and would not say which value was wrong."""
+    joined = []
+    for arg in argv:
+        if joined and joined[-1].startswith("--") and "=" not in joined[-1] \
+                and re.match(r"-[0-9.]", arg):
+            joined[-1] = f"{joined[-1]}={arg}"
+        else:
+            joined.append(arg)
+    return joined
+
+
 def main(argv=None):
+    argv = join_negative_values(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
     backend.keep_freed_memory()       # programs: reuse freed arrays' memory (no page faults)
     try:

@@ -23,7 +23,7 @@ def add_parser(commands):
                         help="vocabulary size (default %(default)s)")
     parser.add_argument("--trace", action="store_true",
                         help="check every event against tracemalloc (slower)")
-    parser.add_argument("--out", default="memory_out",
+    parser.add_argument("--out", default="out/memory",
                         help="directory for memory_timeline.png (default %(default)s)")
     parser.add_argument("--no-plot", action="store_true", help="print the tables only")
     parser.set_defaults(run=run)
@@ -31,6 +31,8 @@ def add_parser(commands):
 
 def run(args):
     """Print the peak tables (and the tracemalloc check), then draw the plot."""
+    if args.d_model % args.n_heads:
+        raise ValueError(f"--heads {args.n_heads} must divide --d-model {args.d_model}")
     if not args.no_plot:
         check_out_dir(args.out)
     timelines = {}

@@ -102,7 +102,7 @@ def add_parser(commands):
         "precision", help="accuracy vs float64 by dtype and input family: table, heatmap")
     parser.add_argument("--quick", action="store_true",
                         help="small inputs, (8, 64) instead of (64, 512)")
-    parser.add_argument("--out", default="microgradnorm-precision",
+    parser.add_argument("--out", default="out/precision",
                         help="directory for precision.md and the heatmap (default %(default)s)")
     parser.add_argument("--dtype", dest="dtypes", action="append", choices=DTYPES,
                         help="a dtype to measure (repeatable; default all)")

@@ -40,6 +40,7 @@ class BatchNorm(FusedNorm):
     place."""
 
     saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
+    statistics_of = "channel"
 
     @staticmethod
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):

@@ -136,6 +136,7 @@ def empty_norm(x, weight, bias):
 
 class FusedNorm(Function):
     """The base of every fused norm node (the visualizer colours these); ``saved_names``
-    lists what forward saves."""
+    lists what forward saves; its ``mean`` and ``rstd`` hold one value per ``statistics_of``."""
 
     saved_names = ()
+    statistics_of = "row"

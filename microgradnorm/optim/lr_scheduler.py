@@ -51,6 +51,10 @@ class LRScheduler:
         """The learning rates the latest ``step()`` set, one per parameter group."""
         return list(self._last_lr)
 
+    def __repr__(self):
+        return (f"{type(self).__name__}(last_epoch={self.last_epoch}, "
+                f"last_lr={self.get_last_lr()}, optimizer={type(self.optimizer).__name__})")
+
     def state_dict(self):
         """``{"last_epoch": int, "base_lrs": [...]}``; ``lr_lambda`` is not saved."""
         return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}

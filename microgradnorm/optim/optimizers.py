@@ -18,6 +18,14 @@ class Optimizer:
     """Base class: parameter groups (missing options from ``defaults``), ``zero_grad``,
     ``step``, ``state_dict`` and ``load_state_dict``."""
 
+    def __repr__(self):
+        """PyTorch's form: the class, then each group's options, sorted."""
+        lines = [f"{type(self).__name__} ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {v}" for k, v in sorted(group.items()) if k != "params"]
+        return "\n".join(lines + [")"])
+
     def __init__(self, params, defaults, master_weights=False):
         if not isinstance(master_weights, bool):
             raise ValueError(f"{type(self).__name__}: master_weights must be True or False, "

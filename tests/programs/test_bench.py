@@ -207,3 +207,37 @@ def test_cpu_timer_counts_this_process_cpu_time_not_sleep():
 def test_bench_clock_cpu_is_refused_for_cuda():
     result = run_cli("bench", "--device", "cuda", "--clock", "cpu", "--quick")
     assert result.returncode == 2 and "--clock cpu" in result.stderr
+
+
+# ----- a busy machine: unsteady samples and load are said, not hidden ---------------------
+def test_spread_is_the_interquartile_range_over_the_median():
+    samples = (1.0, 1.1, 1.2, 1.5, 3.0)
+    q1, median, q3 = np.percentile(samples, [25, 50, 75])      # NumPy's linear = inclusive
+    assert bench_harness.Timing(samples).spread == pytest.approx((q3 - q1) / median)
+    assert bench_harness.Timing((2.0,)).spread == 0.0
+
+
+def test_a_ratio_on_unsteady_samples_is_marked_and_explained():
+    steady = [0.010, 0.010, 0.0101, 0.0099, 0.010]
+    noisy = [0.004, 0.002, 0.009, 0.004, 0.012]                 # IQR/median 1.75
+    rows = [make_row("composite", 0.0), make_row("fused", 0.0), make_row("torch", 0.0)]
+    for row, samples in zip(rows, (steady, noisy, steady)):
+        row.timing = bench_harness.Timing(tuple(samples))
+    bench_harness.fill_ratios(rows)
+    table = [line.split() for line in bench_harness.format_table(rows).splitlines()[2:]]
+    composite, fused, torch_row = table
+    assert fused[-2] == "2.50?" and fused[-1] == "2.50?"         # noisy vs steady
+    assert composite[-2:] == torch_row[-2:] == ["1.00", "1.00"]  # steady vs steady, itself
+    note = bench_harness.steadiness_note(rows)
+    assert "1 of 3 rows" in note and "--clock cpu" in note and "--torch-threads 1" in note
+    steady_rows = bench_harness.fill_ratios([make_row("composite", 0.01),
+                                             make_row("fused", 0.004)])
+    assert bench_harness.steadiness_note(steady_rows) is None
+    assert "?" not in bench_harness.format_table(steady_rows)
+
+
+def test_a_load_above_the_core_count_is_a_warning_naming_the_steady_flags():
+    assert bench_harness.load_warning(load=1.5, cores=2) is None
+    warning = bench_harness.load_warning(load=5.0, cores=2)
+    assert "load average 5.0 on 2 cores" in warning
+    assert all(flag in warning for flag in ("--clock cpu", "--torch-threads 1", "--repeat"))

@@ -62,7 +62,7 @@ def test_demo_compares_every_norm(tmp_path):
                         result.stdout, flags=re.M)
         assert row and int(row.group(1)) > 1, norm
         assert float(row.group(2)) <= 1e-10            # |fused - composite| of the output
-    assert (tmp_path / "microgradnorm-demo" / "report.md").exists()
+    assert (tmp_path / "out" / "demo" / "report.md").exists()
 
 
 def test_console_script_points_at_main():
@@ -152,3 +152,17 @@ def test_demo_no_progress_reaches_the_training_loop(monkeypatch, tmp_path):
     monkeypatch.setattr(demo, "run_demo", lambda *args, **kwargs: seen.update(kwargs))
     assert cli.main(["demo", "--out", str(tmp_path), "--no-progress"]) == 0
     assert seen["progress"] is False
+
+
+def test_every_command_and_example_writes_under_out_by_default():
+    from microgradnorm.cli.main import build_parser
+    examples = Path(__file__).parents[2] / "examples"
+    for argv in (["demo"], ["graph"], ["bench"], ["memory"], ["explain", "jacobian"],
+                 ["precision"]):
+        assert build_parser().parse_args(argv).out == f"out/{argv[0]}", argv
+    for script in examples.glob("*.py"):
+        source = script.read_text()
+        if '"--out"' in source:
+            assert f'default="out/{script.stem}"' in source, script.name
+    ignored = (examples.parent / ".gitignore").read_text().splitlines()
+    assert "out/" in ignored

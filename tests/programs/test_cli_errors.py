@@ -42,6 +42,12 @@ CASES = [
     (["bench", "--repeat", "-1"], "--repeat"),
     (["bench", "--torch-threads", "0"], "--torch-threads"),
     (["bench", "--shape", "100000,100000", "--quick"], "memory is available"),
+    (["demo", "--shape", "3", "--train-steps", "0"], "batch_norm needs a shape"),
+    (["demo", "--shape", "-3,4"], "--shape: shape must be positive ints, got '-3,4'"),
+    (["graph", "--shape", "-3"], "--shape: shape must be positive ints, got '-3'"),
+    (["memory", "--heads", "3"], "--heads 3 must divide --d-model 32"),
+    (["explain", "jacobian", "--eps", "-1"], "--eps"),
+    (["explain", "placement", "--widths", "6", "--seeds", "1"], "--widths"),
 ]
 
 
@@ -116,3 +122,9 @@ def test_compare_warns_in_words_when_float16_composite_overflows(capsys):
     assert code == 0, err
     assert "WARNING grad x: the composite result has" in out
     assert "while the fused result is finite everywhere" in out
+
+
+def test_version(capsys):
+    from microgradnorm import __version__
+    code, out, err = run_main(["--version"], capsys)
+    assert code == 0 and out.strip() == f"microgradnorm {__version__}"

@@ -124,3 +124,48 @@ def test_plots_are_skipped_with_a_hint_without_matplotlib(monkeypatch, capsys):
     monkeypatch.setitem(sys.modules, "matplotlib", None)       # import matplotlib fails
     assert plotting.pyplot() is None
     assert 'pip install "microgradnorm[plot]"' in capsys.readouterr().out
+
+
+# ----- arguments: checked before any work, one line, exit code 2; --quick yields to flags --
+BAD_ARGUMENTS = [
+    ("quickstart.py", ["--rows", "0"], "--rows"),
+    ("quickstart.py", ["--features", "x"], "--features"),
+    ("norm_placement.py", ["--depths", "2,x"], "--depths"),
+    ("norm_placement.py", ["--out", "/proc/nope"], "/proc/nope"),
+    ("mlp.py", ["--out", "/proc/nope"], "/proc/nope"),
+    ("mlp.py", ["--steps", "-1"], "--steps"),
+    ("composite_vs_fused.py", ["--steps", "0"], "--steps"),
+    ("tiny_gpt.py", ["--layers", "0", "--quick"], "--layers"),
+    ("batchnorm_modes.py", ["--batch-size", "0"], "--batch-size"),
+]
+
+
+@pytest.mark.parametrize("name, args, needle", BAD_ARGUMENTS,
+                         ids=[f"{n} {' '.join(a)}" for n, a, _ in BAD_ARGUMENTS])
+def test_bad_arguments_are_one_line_exit_2_and_write_nothing(tmp_path, name, args, needle):
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLES.parent)}
+    result = subprocess.run([sys.executable, str(EXAMPLES / name), *args], capture_output=True,
+                            text=True, timeout=60, cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and needle in result.stderr
+    assert os.listdir(tmp_path) == []
+
+
+def test_quick_fills_only_the_options_not_given():
+    from microgradnorm.cli.script import ScriptParser, parse_args
+    parser = ScriptParser()
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--width", type=int, default=64)
+    parser.add_argument("--quick", action="store_true")
+    quick = {"steps": 5, "width": 8}
+    assert vars(parse_args(parser, ["--quick"], quick)) == {"steps": 5, "width": 8,
+                                                            "quick": True}
+    assert vars(parse_args(parser, ["--quick", "--steps", "7"], quick))["steps"] == 7
+    assert vars(parse_args(parser, ["--steps", "7", "--quick"], quick))["width"] == 8
+    assert vars(parse_args(parser, [], quick)) == {"steps": 200, "width": 64, "quick": False}
+
+
+def test_composite_vs_fused_quick_keeps_the_steps_given(tmp_path):
+    out = run_quick("composite_vs_fused.py", tmp_path, "--no-progress", "--steps", "6")
+    assert "6 steps, seed 0" in out
