@@ -172,7 +172,7 @@ CLAIMS = [
     ("docs/memory.md", "Attention is next ({attention_low}–{attention_high} %)", memory_prose),
     ("docs/memory.md", "the peak is the forward's {c_forward_end} MB (composite) plus the "
      "gradients in flight", memory),
-    ("docs/memory.md", "releases almost nothing by itself ({f_backward_end} → {f_freed} MB, "
+    ("docs/memory.md", "releases the activations at once ({f_backward_end} → {f_freed} MB, "
      "fused)", memory),
     ("docs/memory.md", 'The demo\'s "saved bytes" ({composite_saved_mb} MB composite, '
      "{fused_saved_mb} MB fused,", tiny_gpt),
