@@ -378,28 +378,50 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
         }
     }
 
-    const int first_row = blockIdx.x * groups_per_block + group_in_block;
-    for (long long row = first_row; row < rows; row += num_groups) {
-        const long long offset = row * cols;
-        const float row_mean = mean != nullptr ? mean[row] : 0.0f;
-        const float row_rstd = rstd[row];
-        // Issue every load of the row first: x and dy.
-        Pack<T, VEC> xs[NV], dss[NV];
+    // Every load of a row (its statistics, x and dy), issued before any of them is used.
+    struct RowLoads {
+        float mean, rstd;
+        Pack<T, VEC> xs[NV];
         Pack<DY, VEC> dys[NV];
+    };
+    auto load_row = [&](long long row, RowLoads& to) {
+        const long long offset = row * cols;
+        to.mean = mean != nullptr ? mean[row] : 0.0f;
+        to.rstd = rstd[row];
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
-                xs[i] = load_pack<T, VEC>(x + offset, index);
+                to.xs[i] = load_pack<T, VEC>(x + offset, index);
                 if (float_dy) {
-                    dys[i] = load_pack_as<DY, float, VEC>(static_cast<const float*>(dy) + offset,
-                                                         index);
+                    to.dys[i] = load_pack_as<DY, float, VEC>(
+                        static_cast<const float*>(dy) + offset, index);
                 } else {
-                    dys[i] = load_pack_as<DY, T, VEC>(static_cast<const T*>(dy) + offset,
-                                                     index);
+                    to.dys[i] = load_pack_as<DY, T, VEC>(static_cast<const T*>(dy) + offset,
+                                                        index);
                 }
             }
         }
+    };
+    // With one vector a thread (NV == 1), the next row's loads are issued before this row is
+    // reduced, so they are in flight through its reduction and stores (double buffering);
+    // with more, a second buffer would cost the registers of a resident block.
+    constexpr bool prefetch = NV == 1;
+    const int first_row = blockIdx.x * groups_per_block + group_in_block;
+    RowLoads current, next;
+    if (prefetch && first_row < rows) load_row(first_row, current);
+    for (long long row = first_row; row < rows; row += num_groups) {
+        const long long offset = row * cols;
+        const bool has_next = row + num_groups < rows;
+        if (!prefetch) {
+            load_row(row, current);
+        } else if (has_next) {
+            load_row(row + num_groups, next);
+        }
+        const float row_mean = current.mean, row_rstd = current.rstd;
+        const Pack<T, VEC>* xs = current.xs;
+        const Pack<DY, VEC>* dys = current.dys;
+        Pack<T, VEC> dss[NV];
         float sum_g = 0.0f, sum_g_xhat = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
@@ -447,6 +469,7 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
                 store_pack<T, VEC>(dx + offset, index, out);
             }
         }
+        if (prefetch && has_next) current = next;
     }
 
     // Several groups per block (the warp mapping): fold groups 1, 2, ... into group 0, in
