@@ -509,9 +509,14 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
     }
 
     // Group 0 of every block writes the block's row of partials, zeros included, so no
-    // buffer needs clearing.
+    // buffer needs clearing: the padding columns up to partial_stride too (zeros), which
+    // sum_partials' float4 loads read.
     if (group_in_block == 0) {
         const long long at = (long long)blockIdx.x * partial_stride;
+        if (lane < partial_stride - cols) {
+            if (dweight_partial != nullptr) dweight_partial[at + cols + lane] = 0.0f;
+            if (dbias_partial != nullptr) dbias_partial[at + cols + lane] = 0.0f;
+        }
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
@@ -579,7 +584,7 @@ sum_partials(const float* __restrict__ dweight_partial, const float* __restrict_
     }
     warp_sums[warp][lane] = total;
     __syncthreads();
-    if (warp != 0 || col >= cols) return;
+    if (warp != 0 || col >= stride) return;
     total = warp_sums[0][lane];
     for (int w = 1; w < SUM_WARPS; ++w) {
         total.x += warp_sums[w][lane].x;
@@ -596,6 +601,7 @@ sum_partials(const float* __restrict__ dweight_partial, const float* __restrict_
     } else {
         float* next = (blockIdx.z == 0 ? next_dweight : next_dbias)
                       + (long long)blockIdx.y * stride;
-        for (int k = 0; k < 4 && col + k < cols; ++k) next[col + k] = values[k];
+        // The padding columns too (sums of zeros): the next launch's float4 loads read them.
+        for (int k = 0; k < 4; ++k) next[col + k] = values[k];
     }
 }

@@ -586,3 +586,24 @@ def test_float64_with_an_offset_runs_the_reference_on_device_arrays(emulated, ca
     for name, got, want in zip(("y", "rstd", "dx", "dweight"), *results):
         assert got.dtype == want.dtype == np.float64, name
         np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def test_partial_buffers_are_written_padding_columns_included(emulated, monkeypatch):
+    """D = 3: rows of 4 floats in the partial buffers (sum_partials loads float4s). The
+    backward and the first sum_partials stage write every column, the padding as zeros, so
+    no load reads memory nothing wrote (the buffers start as NaN here)."""
+    monkeypatch.setattr(cuda, "_sm_count", lambda cp: 40)        # 80 partial rows: two stages
+    buffers = []
+    poisoned = cuda._empty
+
+    def recording(cp_, shape, dtype):
+        array = poisoned(cp_, shape, dtype)
+        if len(shape) == 2 and shape[1] == cuda.partial_stride(3):
+            buffers.append(array)
+        return array
+
+    monkeypatch.setattr(cuda, "_empty", recording)
+    check_kernel("add_layer_norm", "float32", 3, rows=400)
+    assert len(buffers) == 4                       # dweight, dbias; then the chunks' sums
+    for array in buffers:
+        assert np.isfinite(np.asarray(array)).all()
