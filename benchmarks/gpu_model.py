@@ -88,10 +88,10 @@ def configurations(dtype, cols):
 
 
 def prefetches(source):
-    """The nv whose backward prefetches the next row (``prefetch = NV == n`` in the source),
-    or None."""
+    """The nv whose kernels prefetch the next row (NORM_PREFETCH_NV in the source), or
+    None."""
     with open(source, encoding="utf-8") as file:
-        match = re.search(r"constexpr bool prefetch = NV == (\d+);", file.read())
+        match = re.search(r"#define NORM_PREFETCH_NV (\d+)", file.read())
     return int(match.group(1)) if match else None
 
 
@@ -160,7 +160,7 @@ def table(source, before=None):
                 for s in sources:
                     registers, spills, _ = resources[s][name]
                     resident = resident_blocks(kernel, config, resources[s][name])
-                    prefetch = kernel == "norm_backward" and config.nv == prefetches(s)
+                    prefetch = config.nv == prefetches(s)
                     in_flight, share = predict(kernel, dtype, cols, config, resident, prefetch)
                     spilled = f" ({spills} B spilled)" if spills else ""
                     cells += [f"{registers}{spilled}", f"{resident} × {config.block}",

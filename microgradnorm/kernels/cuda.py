@@ -49,6 +49,7 @@ BACKWARD_RESIDENT_THREADS = 1024  # backward grid: blocks enough for this many t
 SUM_WARPS, SUM_CHUNK, SUM_COLS = 8, 32, 128   # sum_partials: warps, rows and columns a block
                                               # adds (SUM_WARPS, SUM_CHUNK in norms.cu)
 MAX_GRID_BLOCKS = 2**31 - 1       # CUDA's limit on gridDim.x; more rows loop in the kernel
+PREFETCH_NV = 1                   # kernels with this nv prefetch the next row (norms.cu)
 
 LaunchConfig = collections.namedtuple(
     "LaunchConfig", "vec nv threads_per_row block rows_per_block")
@@ -125,6 +126,18 @@ def forward_grid(rows, config):
     """Blocks for a forward launch: every row group gets one row, up to CUDA's grid limit
     (``MAX_GRID_BLOCKS``); beyond it each group loops over rows ``group + k·groups``."""
     return min(-(-rows // config.rows_per_block), MAX_GRID_BLOCKS)
+
+
+def prefetches(config):
+    """True when the kernels of ``config`` prefetch the next row (one vector a thread,
+    ``PREFETCH_NV``): their groups should loop over rows (``forward_wave``)."""
+    return config.nv == PREFETCH_NV
+
+
+def forward_wave(rows, config, sm_count, blocks_per_sm):
+    """Blocks for a prefetching forward: one wave, as many as the SMs hold, each group
+    looping over rows with weight and bias loaded once."""
+    return max(1, min(forward_grid(rows, config), blocks_per_sm * sm_count))
 
 
 def backward_grid(rows, config, sm_count, blocks_per_sm):
@@ -354,7 +367,9 @@ def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting=
                 np.int32(CASTING_CODES[casting]))
         name = kernel_name("norm_forward", cxx, config.vec, config.nv,
                            launch_bound(config), _weight_cxx(weight_dtype))
-        _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
+        grid = (forward_wave(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
+                if prefetches(config) else forward_grid(rows, config))
+        _function(cp, name)((grid,), (config.block,), args)
         return y, s, mean, rstd
 
 

@@ -66,6 +66,11 @@
 // fold their dweight / dbias sums through shared memory of this many columns.
 #define NORM_FOLD_COLS 1024
 
+// Kernels whose threads hold this many vectors of a row prefetch the next row (cuda.py's
+// PREFETCH_NV, which gives those forwards a one-wave grid): a second buffer of one vector
+// costs few registers; of more, it would cost a resident block.
+#define NORM_PREFETCH_NV 1
+
 // The `casting` argument (cuda.py's CASTING_CODES).
 #define CASTING_FLOAT32 0
 #define CASTING_LLAMA 1
@@ -239,22 +244,44 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
     const int n_vec = cols / VEC;             // the host guarantees cols % VEC == 0
     const float inv_cols = 1.0f / cols;
 
-    const long long first_row = (long long)blockIdx.x * groups_per_block + threadIdx.x / G;
-    for (long long row = first_row; row < rows; row += num_groups) {
-        const long long offset = row * cols;
-        // Issue every load of the row first: x, residual, weight and bias.
-        Pack<T, VEC> xs[NV], rs[NV], bs[NV];
-        Pack<W, VEC> ws[NV];
+    // With one vector a thread (NORM_PREFETCH_NV) the launcher gives a one-wave grid whose
+    // groups loop over rows: weight and bias are loaded once, and the next row's loads are
+    // issued before this row is reduced, so they are in flight through its reductions and
+    // stores.
+    constexpr bool prefetch = NV == NORM_PREFETCH_NV;
+    // Every load of a row (x and the residual; weight and bias too without prefetch),
+    // issued before any of them is used.
+    struct RowLoads {
+        Pack<T, VEC> xs[NV], rs[NV];
+    };
+    Pack<W, VEC> ws[NV];
+    Pack<T, VEC> bs[NV];
+    auto load_row = [&](long long row, RowLoads& to, bool parameters) {
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int index = i * G + lane;
             if (index < n_vec) {
-                xs[i] = load_pack<T, VEC>(x + offset, index);
-                if (residual != nullptr) rs[i] = load_pack<T, VEC>(residual + offset, index);
-                if (weight != nullptr) ws[i] = load_pack<W, VEC>(weight, index);
-                if (bias != nullptr) bs[i] = load_pack<T, VEC>(bias, index);
+                to.xs[i] = load_pack<T, VEC>(x + row * cols, index);
+                if (residual != nullptr) to.rs[i] = load_pack<T, VEC>(residual + row * cols,
+                                                                      index);
+                if (parameters && weight != nullptr) ws[i] = load_pack<W, VEC>(weight, index);
+                if (parameters && bias != nullptr) bs[i] = load_pack<T, VEC>(bias, index);
             }
         }
+    };
+    const long long first_row = (long long)blockIdx.x * groups_per_block + threadIdx.x / G;
+    RowLoads current, next;
+    if (prefetch && first_row < rows) load_row(first_row, current, true);
+    for (long long row = first_row; row < rows; row += num_groups) {
+        const long long offset = row * cols;
+        const bool has_next = row + num_groups < rows;
+        if (!prefetch) {
+            load_row(row, current, true);
+        } else if (has_next) {
+            load_row(row + num_groups, next, false);
+        }
+        Pack<T, VEC>* xs = current.xs;
+        const Pack<T, VEC>* rs = current.rs;
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
@@ -317,6 +344,7 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
                 }
             }
         }
+        if (prefetch && has_next) current = next;
     }
 }
 
@@ -403,10 +431,9 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
             }
         }
     };
-    // With one vector a thread (NV == 1), the next row's loads are issued before this row is
-    // reduced, so they are in flight through its reduction and stores (double buffering);
-    // with more, a second buffer would cost the registers of a resident block.
-    constexpr bool prefetch = NV == 1;
+    // With one vector a thread (NORM_PREFETCH_NV), the next row's loads are issued before
+    // this row is reduced, so they are in flight through its reduction and stores.
+    constexpr bool prefetch = NV == NORM_PREFETCH_NV;
     const int first_row = blockIdx.x * groups_per_block + group_in_block;
     RowLoads current, next;
     if (prefetch && first_row < rows) load_row(first_row, current);

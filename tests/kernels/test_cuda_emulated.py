@@ -607,3 +607,15 @@ def test_partial_buffers_are_written_padding_columns_included(emulated, monkeypa
     assert len(buffers) == 4                       # dweight, dbias; then the chunks' sums
     for array in buffers:
         assert np.isfinite(np.asarray(array)).all()
+
+
+@pytest.mark.parametrize("cols", [32, 2048])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_emulated_prefetching_kernels_loop_over_rows(emulated, dtype, cols):
+    """One vector a thread: one wave of blocks (4 on the emulated 2 SMs), each group looping
+    over rows with the next row's loads issued before the current one is reduced."""
+    check_kernel("add_layer_norm", dtype, cols, rows=50)
+    prefetching = {name.split("<")[0]: grid for name, grid, _ in emulated
+                   if name.startswith("norm_") and int(name.split(",")[2]) == cuda.PREFETCH_NV}
+    assert "norm_backward" in prefetching
+    assert all(grid <= 2 * 2 for grid in prefetching.values())   # 16 groups at most: < 50

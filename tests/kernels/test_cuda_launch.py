@@ -186,6 +186,17 @@ def test_grids(rows):
             wanted = -(-cuda.BACKWARD_RESIDENT_THREADS // config.block)   # 1024 threads an SM
             if rows >= 10**6:
                 assert grid == min(blocks_per_sm, wanted) * 132
+            wave = cuda.forward_wave(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
+            assert wave == min(cuda.forward_grid(rows, config), blocks_per_sm * 132)
+
+
+def test_only_one_vector_a_thread_prefetches():
+    """The kernels prefetch the next row where a thread holds one vector (norms.cu's
+    NORM_PREFETCH_NV): those forwards get a one-wave grid."""
+    with open(cuda.SOURCE, encoding="utf-8") as file:
+        assert f"#define NORM_PREFETCH_NV {cuda.PREFETCH_NV}\n" in file.read()
+    assert cuda.prefetches(cuda.forward_config(2048, 8))          # 16-bit: 256 x 1
+    assert not cuda.prefetches(cuda.forward_config(8192, 8))      # 256 x 4
 
 
 def test_forward_grid_stays_within_cudas_limit_for_any_row_count():

@@ -40,7 +40,7 @@ def test_the_after_columns_follow_from_the_model(row):
     resident, block = (int(v) for v in row[9].split(" × "))
     assert block == config.block
     assert resident <= gpu_model.resident_blocks(kernel, config, (registers, 0, 0))
-    prefetch = kernel == "norm_backward" and config.nv == gpu_model.prefetches(cuda.SOURCE)
+    prefetch = config.nv == gpu_model.prefetches(cuda.SOURCE)
     in_flight, share = gpu_model.predict(kernel, dtype, cols, config, resident, prefetch)
     assert row[10] == f"{in_flight:.1f}"
     assert row[11] == f"{int(100 * share)} %"
