@@ -83,7 +83,8 @@ def configurations(dtype, cols):
                          ("norm_backward", cuda.backward_config)):
         config = pick(cols, vec)
         out.append((kernel, config, cuda.kernel_name(
-            kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv, cuda.launch_bound(config))))
+            kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv, cuda.launch_bound(config),
+            uneven=cols % config.vec != 0)))
     return out
 
 

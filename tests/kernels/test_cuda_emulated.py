@@ -178,8 +178,8 @@ def emulated(library, monkeypatch):
 
 # ----- the checks ---------------------------------------------------------------------------
 # The GPU tests' row lengths; the longest are slow here (a fiber per thread).
-COLS = [1, 3, 31, 32, 33, 127, 1000, 1024] + [pytest.param(cols, marks=pytest.mark.slow)
-                                              for cols in (4096, 8191, 8192, 12288)]
+COLS = [1, 3, 31, 32, 33, 127, 1000, 1024, 1025] + [
+    pytest.param(cols, marks=pytest.mark.slow) for cols in (4096, 4100, 8191, 8192, 12288)]
 
 
 @pytest.mark.parametrize("cols", COLS)
@@ -619,3 +619,14 @@ def test_emulated_prefetching_kernels_loop_over_rows(emulated, dtype, cols):
                    if name.startswith("norm_") and int(name.split(",")[2]) == cuda.PREFETCH_NV}
     assert "norm_backward" in prefetching
     assert all(grid <= 2 * 2 for grid in prefetching.values())   # 16 groups at most: < 50
+
+
+@pytest.mark.parametrize("cols", [33, 1025, 2050])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_emulated_uneven_rows_move_vectors_with_partial_end_packs(emulated, dtype, cols):
+    """Rows that 16 bytes do not divide: vector loads with the partial packs at each row's
+    ends element by element, over many rows per group (the rows of a group start at the same
+    place in their pack: ``uniform_heads``)."""
+    check_kernel("add_layer_norm", dtype, cols, rows=50)
+    norms = [name for name, _, _ in emulated if name.startswith("norm_")]
+    assert norms and all(name.endswith(", true>") for name in norms), norms
