@@ -1,15 +1,16 @@
 """The bandwidth model of docs/gpu.md ("Predicted bandwidth"): a model, not a measurement.
 
-    PYTHONPATH=. python benchmarks/gpu_model.py               # the table, this norms.cu
-    PYTHONPATH=. python benchmarks/gpu_model.py --before main # with a git ref's columns too
+    PYTHONPATH=. python benchmarks/gpu_model.py                  # this tree's columns
+    PYTHONPATH=. python benchmarks/gpu_model.py --before 29f31b2  # a git ref's columns first
 
 For every row length and dtype of the table it compiles the launcher's instantiations with
 ``nvcc -Xptxas -v`` (sm_90), reads registers and shared memory from ptxas, derives the
-blocks an H100 SM holds, and applies Little's law over a row's whole iteration (below).
-Needs nvcc; no GPU.
+blocks an H100 SM holds, and applies Little's law over a row's whole iteration
+(``predict``). Needs nvcc; no GPU.
 """
 
 import argparse
+import importlib.util
 import math
 import os
 import re
@@ -62,7 +63,11 @@ def ptxas_resources(source, names):
         match = re.search(r"Used (\d+) registers.*?(\d+) bytes smem", line)
         if match and current:
             found[current][0], found[current][2] = int(match.group(1)), int(match.group(2))
-    return {name: next(tuple(v) for k, v in found.items() if k.startswith(mangled(name)))
+    def prefixes(name):       # without the UNEVEN argument too: older sources lack it
+        prefix = mangled(name)
+        return (prefix, prefix[:-len("Lb0EE")] + "E") if prefix.endswith("Lb0EE") else (prefix,)
+
+    return {name: next(tuple(v) for k, v in found.items() if k.startswith(prefixes(name)))
             for name in names}
 
 
@@ -75,16 +80,18 @@ def blocks_per_sm(registers, shared, block):
                SM_SHARED // (shared + 1024))
 
 
-def configurations(dtype, cols):
-    """(pass, config, name expression) of the launcher's forward and backward."""
-    vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
+def configurations(dtype, cols, launcher=cuda):
+    """(pass, config, name expression) of the forward and backward that ``launcher`` (the
+    module ``kernels.cuda``, or an older one) runs."""
+    vec = launcher.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
     out = []
-    for kernel, pick in (("norm_forward", cuda.forward_config),
-                         ("norm_backward", cuda.backward_config)):
+    for kernel, pick in (("norm_forward", launcher.forward_config),
+                         ("norm_backward", launcher.backward_config)):
         config = pick(cols, vec)
-        out.append((kernel, config, cuda.kernel_name(
-            kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv, cuda.launch_bound(config),
-            uneven=cols % config.vec != 0)))
+        uneven = {"uneven": True} if cols % config.vec else {}
+        out.append((kernel, config, launcher.kernel_name(
+            kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv, launcher.launch_bound(config),
+            **uneven)))
     return out
 
 
@@ -146,43 +153,59 @@ def mapping(config):
     return f"{threads} × {config.nv}" + (" (vec 1)" if config.vec == 1 else "")
 
 
-def table(source, before=None):
-    """The markdown rows of docs/gpu.md's table; ``before``: an older norms.cu's path."""
-    sources = [s for s in (before, source) if s]
-    plans = {(d, c): configurations(d, c) for d in DTYPES for c in COLS}
-    names = {n for plan in plans.values() for _, _, n in plan}
-    resources = {s: ptxas_resources(s, names) for s in sources}
+def table(columns):
+    """The markdown rows of docs/gpu.md's table: for each (norms.cu path, launcher module)
+    of ``columns`` (before, after), the mapping, ptxas' registers and the model's figures."""
     lines = []
+    plans = [{(d, c): configurations(d, c, launcher) for d in DTYPES for c in COLS}
+             for _, launcher in columns]
+    resources = [ptxas_resources(source, {n for plan in plans[i].values() for _, _, n in plan})
+                 for i, (source, _) in enumerate(columns)]
     for cols in COLS:
         for dtype in DTYPES:
-            for kernel, config, name in plans[dtype, cols]:
-                cells = [str(cols), dtype, "fwd" if kernel == "norm_forward" else "bwd",
-                         mapping(config)]
-                for s in sources:
-                    registers, spills, _ = resources[s][name]
-                    resident = resident_blocks(kernel, config, resources[s][name])
-                    prefetch = config.nv == prefetches(s)
+            for step, kernel in enumerate(("norm_forward", "norm_backward")):
+                cells = [str(cols), dtype, "fwd" if kernel == "norm_forward" else "bwd"]
+                for i, (source, _) in enumerate(columns):
+                    _, config, name = plans[i][dtype, cols][step]
+                    registers, spills, _ = resources[i][name]
+                    resident = resident_blocks(kernel, config, resources[i][name])
+                    prefetch = config.nv == prefetches(source)
                     in_flight, share = predict(kernel, dtype, cols, config, resident, prefetch)
                     spilled = f" ({spills} B spilled)" if spills else ""
-                    cells += [f"{registers}{spilled}", f"{resident} × {config.block}",
-                              f"{in_flight:.1f}", f"{math.floor(100 * share)} %"]
+                    cells += [mapping(config), f"{registers}{spilled}",
+                              f"{resident} × {config.block}", f"{in_flight:.1f}",
+                              f"{math.floor(100 * share)} %"]
                 lines.append("| " + " | ".join(cells) + " |")
     return lines
 
 
+def older_launcher(ref, directory):
+    """(norms.cu path, kernels.cuda module) as they were at git ``ref``."""
+    root = os.path.join(os.path.dirname(__file__), "..")
+    files = []
+    for path in (cuda.SOURCE, cuda.__file__):
+        relative = os.path.relpath(path, root)
+        files.append(os.path.join(directory, os.path.basename(path)))
+        with open(files[-1], "w", encoding="utf-8") as file:
+            file.write(subprocess.run(["git", "show", f"{ref}:{relative}"], cwd=root,
+                                      capture_output=True, text=True, check=True).stdout)
+    spec = importlib.util.spec_from_file_location("microgradnorm.kernels.cuda_before",
+                                                  files[1])
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return files[0], module
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--before", help="a git ref whose norms.cu gives the first columns")
+    parser.add_argument("--before", help="a git ref whose norms.cu and launcher give the "
+                                         "first columns")
     args = parser.parse_args(argv)
-    before = None
     with tempfile.TemporaryDirectory() as directory:
+        columns = [(cuda.SOURCE, cuda)]
         if args.before:
-            before = os.path.join(directory, "norms.cu")
-            path = os.path.relpath(cuda.SOURCE, os.path.join(os.path.dirname(__file__), ".."))
-            with open(before, "w", encoding="utf-8") as file:
-                file.write(subprocess.run(["git", "show", f"{args.before}:{path}"],
-                                          capture_output=True, text=True, check=True).stdout)
-        print("\n".join(table(cuda.SOURCE, before)))
+            columns.insert(0, older_launcher(args.before, directory))
+        print("\n".join(table(columns)))
 
 
 if __name__ == "__main__":

@@ -35,12 +35,12 @@ def test_the_after_columns_follow_from_the_model(row):
     cols, dtype, kind = int(row[0]), row[1], row[2]
     kernel = "norm_forward" if kind == "fwd" else "norm_backward"
     config = next(c for k, c, _ in gpu_model.configurations(dtype, cols) if k == kernel)
-    assert row[3] == gpu_model.mapping(config)
-    registers = int(row[8].split()[0])
-    resident, block = (int(v) for v in row[9].split(" × "))
+    assert row[8] == gpu_model.mapping(config)
+    registers = int(row[9].split()[0])
+    resident, block = (int(v) for v in row[10].split(" × "))
     assert block == config.block
     assert resident <= gpu_model.resident_blocks(kernel, config, (registers, 0, 0))
     prefetch = config.nv == gpu_model.prefetches(cuda.SOURCE)
     in_flight, share = gpu_model.predict(kernel, dtype, cols, config, resident, prefetch)
-    assert row[10] == f"{in_flight:.1f}"
-    assert row[11] == f"{int(100 * share)} %"
+    assert row[11] == f"{in_flight:.1f}"
+    assert row[12] == f"{int(100 * share)} %"
