@@ -36,11 +36,9 @@
 // the weight; its dy has y's dtype (float for CASTING_LLAMA with a float weight).
 // With T = float every rounding to T is the identity: the modes coincide, as they should.
 //
-// Memory-level parallelism: every kernel first issues all the loads of a row (x, and the
-// residual, dy, dsum, weight, bias that go with it) into registers, and only then uses them,
-// so a thread has all of its NV vectors in flight at once instead of waiting for one 16-byte
-// load at a time. The per-vector bounds check (j < n_packs) stays: it is a compare, and
-// it only predicates the loads, it does not serialize them.
+// Memory-level parallelism: every kernel issues all the loads of a row before it uses any
+// (all NV vectors of a thread in flight at once), and those with one vector a thread issue
+// the next row's too (NORM_PREFETCH_NV); docs/gpu.md, "All loads of a row first".
 //
 // Row mapping (G = threads_per_row, a runtime argument): G == 32 puts one warp on a row and
 // several rows in a block (short rows); G == blockDim.x puts one block on a row (long rows).
@@ -70,8 +68,7 @@
 #define NORM_FOLD_COLS 1024
 
 // Kernels whose threads hold this many vectors of a row prefetch the next row (cuda.py's
-// PREFETCH_NV, which gives those forwards a one-wave grid): a second buffer of one vector
-// costs few registers; of more, it would cost a resident block.
+// PREFETCH_NV): a second buffer of one vector costs few registers, of more a resident block.
 #define NORM_PREFETCH_NV 1
 
 // The `casting` argument (cuda.py's CASTING_CODES).
