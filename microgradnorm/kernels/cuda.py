@@ -11,6 +11,7 @@ without a GPU; docs/gpu.md explains it and ``norms.cu`` the kernels.
 
 import collections
 import functools
+import math
 import os
 
 import numpy as np
@@ -36,6 +37,7 @@ VECTOR_BYTES = 16                 # one 128-bit load/store
 MAX_ELEMENTS_PER_THREAD = 32      # the most elements of a row one thread holds
 BACKWARD_ELEMENTS_PER_THREAD = 16  # backward prefers at most this many (x, dy, weight and two
                                   # dweight/dbias sums per element: no spills at 16)
+UNEVEN_BACKWARD_ELEMENTS = 8      # ... and of a row its vec does not divide (partial packs)
 NV_CHOICES = (1, 2, 4, 8, 16)     # vectors per thread the kernels are instantiated for
 WARP_MAX_NV = 4                   # rows of up to 32 * 4 vectors get one warp each
 WARP_ROWS_PER_BLOCK = 4           # warps (rows) per block in the warp mapping
@@ -49,6 +51,7 @@ BACKWARD_RESIDENT_THREADS = 1024  # backward grid: blocks enough for this many t
 SUM_WARPS, SUM_CHUNK, SUM_COLS = 8, 32, 128   # sum_partials: warps, rows and columns a block
                                               # adds (SUM_WARPS, SUM_CHUNK in norms.cu)
 MAX_GRID_BLOCKS = 2**31 - 1       # CUDA's limit on gridDim.x; more rows loop in the kernel
+PREFETCH_NV = 1                   # kernels with this nv prefetch the next row (norms.cu)
 
 LaunchConfig = collections.namedtuple(
     "LaunchConfig", "vec nv threads_per_row block rows_per_block")
@@ -61,18 +64,24 @@ block: threads per block; rows_per_block: rows a block works on at once."""
 
 # ----- launch configuration (no CuPy needed) ------------------------------------------------
 def vector_width(itemsize, cols, addresses):
-    """Elements per load: 16 bytes' worth when the row length is a multiple of it and every
-    address is 16-byte aligned (so every row start is too), else 1 (scalar loads)."""
-    vec = VECTOR_BYTES // itemsize
-    if cols % vec == 0 and all(address % VECTOR_BYTES == 0 for address in addresses):
-        return vec
+    """Elements per load: 16 bytes' worth when every address is 16-byte aligned, else 1
+    (scalar loads). A row length it does not divide moves the partial packs at the row's
+    ends element by element (norms.cu's row_head)."""
+    if all(address % VECTOR_BYTES == 0 for address in addresses):
+        return VECTOR_BYTES // itemsize
     return 1
 
 
 def needs_realignment(itemsize, cols, address):
-    """True when only the address of an array stops vector loads (a view that starts
-    mid-vector): such an array is copied to a fresh, aligned buffer first."""
-    return cols % (VECTOR_BYTES // itemsize) == 0 and address % VECTOR_BYTES != 0
+    """True when the address of an array stops vector loads (a view that starts mid-vector):
+    such an array is copied to a fresh, aligned buffer first."""
+    return address % VECTOR_BYTES != 0
+
+
+def row_packs(cols, vec):
+    """The most aligned packs of ``vec`` elements a row of ``cols`` covers: one more than
+    ``cols / vec`` where rows start inside a pack."""
+    return cols // vec if cols % vec == 0 else (cols + 2 * vec - 2) // vec
 
 
 def nv_choices(vec, max_elements=MAX_ELEMENTS_PER_THREAD):
@@ -85,7 +94,7 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
     """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, at most
     ``max_elements`` a thread, or None when a row does not fit one block (the caller falls
     back): a warp a row for short rows, else a block a row (docs/gpu.md, "Row mapping")."""
-    n_vec = -(-cols // vec)                              # vectors per row
+    n_vec = row_packs(cols, vec)                         # vectors per row
     choices = nv_choices(vec, max_elements)
     warp_choices = [nv for nv in choices if nv <= WARP_MAX_NV and 32 * nv >= n_vec]
     if warp_choices:
@@ -101,16 +110,35 @@ def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
 
 def backward_config(cols, vec):
     """The backward's row mapping: the forward's for short rows; for long ones at most
-    ``BACKWARD_ELEMENTS_PER_THREAD`` values a thread where 512 threads hold the row."""
+    ``BACKWARD_ELEMENTS_PER_THREAD`` values a thread where 512 threads hold the row. Rows
+    ``vec`` does not divide (their partial packs cost registers): at most 8 values a thread
+    in 512 threads, else the most values a thread in at most 256 threads (all 255 registers),
+    else scalar loads."""
     config = launch_config(cols, vec, BACKWARD_TARGET_THREADS)
     if config is not None and config.threads_per_row == 32:
         return config
+    if cols % vec:
+        config = launch_config(cols, vec, BACKWARD_TARGET_THREADS, UNEVEN_BACKWARD_ELEMENTS)
+        if config is None:
+            config = launch_config(cols, vec, 32)           # 32 threads each: the most nv
+            config = config if config is not None and config.block <= 256 else None
+        return config or backward_config(cols, 1)
     return (launch_config(cols, vec, BACKWARD_TARGET_THREADS, BACKWARD_ELEMENTS_PER_THREAD)
             or config)
 
 
 def forward_config(cols, vec):
-    return launch_config(cols, vec, FORWARD_TARGET_THREADS)
+    config = launch_config(cols, vec, FORWARD_TARGET_THREADS)
+    return _uneven_or_scalar(cols, config, forward_config) if cols % vec else config
+
+
+def _uneven_or_scalar(cols, config, pick):
+    """``config`` for a row that its vec does not divide, unless it needs more than 256
+    threads with more than 16 values each (a row just past 256 · nv packs: the 128-register
+    budget of such blocks would spill): then scalar loads, ``pick(cols, 1)``."""
+    if config is not None and config.block > 256 and config.nv * config.vec > 16:
+        return pick(cols, 1)
+    return config
 
 
 def launch_bound(config):
@@ -125,6 +153,30 @@ def forward_grid(rows, config):
     """Blocks for a forward launch: every row group gets one row, up to CUDA's grid limit
     (``MAX_GRID_BLOCKS``); beyond it each group loops over rows ``group + k·groups``."""
     return min(-(-rows // config.rows_per_block), MAX_GRID_BLOCKS)
+
+
+def prefetches(config):
+    """True when the kernels of ``config`` prefetch the next row (one vector a thread,
+    ``PREFETCH_NV``): their groups should loop over rows (``forward_wave``)."""
+    return config.nv == PREFETCH_NV
+
+
+def forward_wave(rows, config, sm_count, blocks_per_sm):
+    """Blocks for a prefetching forward: one wave, as many as the SMs hold, each group
+    looping over rows with weight and bias loaded once."""
+    return max(1, min(forward_grid(rows, config), blocks_per_sm * sm_count))
+
+
+def uniform_heads(grid, rows, cols, config):
+    """``grid`` made such that every row a group visits starts at the same place in its
+    first pack (groups · cols a multiple of vec), which lets a thread keep its columns' weight
+    and dweight across rows: rounded down to that step, but never below it, nor above
+    ``forward_grid`` (where every group gets one row at most)."""
+    step = config.vec // math.gcd(config.vec, config.rows_per_block * cols)
+    full = forward_grid(rows, config)
+    if grid >= full:
+        return full
+    return min(full, max(step, grid - grid % step))
 
 
 def backward_grid(rows, config, sm_count, blocks_per_sm):
@@ -184,8 +236,8 @@ def name_expressions(dtypes=KINDS):
         dtype, _, weight = kind.partition("/")
         cxx = CXX_TYPES[dtype]
         weight_cxx = CXX_TYPES[weight] if weight else None
-        for kernel, vec, nv, bound in _instantiations(ITEMSIZE[dtype]):
-            names.append(kernel_name(kernel, cxx, vec, nv, bound, weight_cxx))
+        for kernel, vec, nv, bound, uneven in _instantiations(ITEMSIZE[dtype]):
+            names.append(kernel_name(kernel, cxx, vec, nv, bound, weight_cxx, uneven))
         names.append(sum_partials_name(weight_cxx or cxx, cxx))
     return names
 
@@ -201,11 +253,14 @@ def _instantiations(itemsize):
     found = set()
     for vec in sorted({VECTOR_BYTES // itemsize, 1}):
         for n_vec in range(1, MAX_THREADS * max(nv_choices(vec)) + 1):
-            for kernel, pick in (("norm_forward", forward_config),
-                                 ("norm_backward", backward_config)):
-                config = pick(n_vec * vec, vec)
-                if config is not None:
-                    found.add((kernel, vec, config.nv, launch_bound(config)))
+            # a row of n_vec packs, and (vec > 1) one that vec does not divide
+            for cols in {n_vec * vec, n_vec * vec + 1 if vec > 1 else n_vec}:
+                for kernel, pick in (("norm_forward", forward_config),
+                                     ("norm_backward", backward_config)):
+                    config = pick(cols, vec)
+                    if config is not None:
+                        found.add((kernel, config.vec, config.nv, launch_bound(config),
+                                   cols % config.vec != 0))
     return sorted(found, key=lambda k: (k[0] != "norm_forward", k[1:]))
 
 
@@ -221,9 +276,12 @@ def module_dtypes(name):
     return next(group for group in MODULE_DTYPES if kind in group)
 
 
-def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None):
+def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None, uneven=False):
     """``norm_forward<__half, 8, 4, 256>``; with a weight type other than x's,
-    ``norm_forward<__half, 8, 4, 256, float>``."""
+    ``norm_forward<__half, 8, 4, 256, float>``; for rows ``vec`` does not divide
+    (``uneven``), ``norm_forward<__half, 8, 4, 256, __half, true>``."""
+    if uneven:
+        return f"{kernel}<{cxx}, {vec}, {nv}, {bound}, {weight_cxx or cxx}, true>"
     if weight_cxx in (None, cxx):
         return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
     return f"{kernel}<{cxx}, {vec}, {nv}, {bound}, {weight_cxx}>"
@@ -352,9 +410,14 @@ def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting=
                 np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean),
                 _kernel_offset(x.dtype, weight_dtype, offset, casting),
                 np.int32(CASTING_CODES[casting]))
-        name = kernel_name("norm_forward", cxx, config.vec, config.nv,
-                           launch_bound(config), _weight_cxx(weight_dtype))
-        _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
+        name = kernel_name("norm_forward", cxx, config.vec, config.nv, launch_bound(config),
+                           _weight_cxx(weight_dtype), cols % config.vec != 0)
+        grid = forward_grid(rows, config)
+        if prefetches(config):
+            grid = uniform_heads(forward_wave(rows, config, _sm_count(cp),
+                                              _blocks_per_sm(cp, name, config.block)),
+                                 rows, cols, config)
+        _function(cp, name)((grid,), (config.block,), args)
         return y, s, mean, rstd
 
 
@@ -373,9 +436,11 @@ def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad, offset=0.0, casti
             return None
         cxx = CXX_TYPES[storage_name(x.dtype)]
         weight_dtype = None if weight is None else weight.dtype
-        name = kernel_name("norm_backward", cxx, config.vec, config.nv,
-                           launch_bound(config), _weight_cxx(weight_dtype))
-        grid = backward_grid(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
+        name = kernel_name("norm_backward", cxx, config.vec, config.nv, launch_bound(config),
+                           _weight_cxx(weight_dtype), cols % config.vec != 0)
+        grid = uniform_heads(backward_grid(rows, config, _sm_count(cp),
+                                           _blocks_per_sm(cp, name, config.block)),
+                             rows, cols, config)
         stride = partial_stride(cols)
         dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)
         dbias_partial = _empty(cp, (grid, stride), np.float32) if need_bias_grad else None

@@ -14,8 +14,9 @@
 //   W    storage type of the RMSNorm weight, last and defaulting to T: float with __half
 //        or __nv_bfloat16 input is the mixed precision of real checkpoints (a float32
 //        weight, half activations). LayerNorm runs with W = T only.
-//   VEC  elements per load/store: 16 / sizeof(T) (a 16-byte vector) when the row length
-//        and every pointer allow it, else 1 (the scalar fallback for odd sizes).
+//   VEC  elements per load/store: 16 / sizeof(T) (a 16-byte vector) when every pointer is
+//        16-byte aligned, else 1. A row length that VEC does not divide moves its partial
+//        first and last packs element by element (RowSpan below).
 //   NV   vectors each thread keeps in registers: a row of D elements is spread over
 //        G threads x NV vectors x VEC elements, so it is read from memory exactly once.
 //   MAX_BLOCK  __launch_bounds__: 512 where the launcher may use a block of more than 256
@@ -35,11 +36,9 @@
 // the weight; its dy has y's dtype (float for CASTING_LLAMA with a float weight).
 // With T = float every rounding to T is the identity: the modes coincide, as they should.
 //
-// Memory-level parallelism: every kernel first issues all the loads of a row (x, and the
-// residual, dy, dsum, weight, bias that go with it) into registers, and only then uses them,
-// so a thread has all of its NV vectors in flight at once instead of waiting for one 16-byte
-// load at a time. The per-vector bounds check (index < n_vec) stays: it is a compare, and
-// it only predicates the loads, it does not serialize them.
+// Memory-level parallelism: every kernel issues all the loads of a row before it uses any
+// (all NV vectors of a thread in flight at once), and those with one vector a thread issue
+// the next row's too (NORM_PREFETCH_NV); docs/gpu.md, "All loads of a row first".
 //
 // Row mapping (G = threads_per_row, a runtime argument): G == 32 puts one warp on a row and
 // several rows in a block (short rows); G == blockDim.x puts one block on a row (long rows).
@@ -59,12 +58,18 @@
 // Blocks an SM must hold at once, the second __launch_bounds__ argument: two 512-thread
 // blocks (64 registers a thread) where a thread holds at most 4 values, so the backward's
 // one-wave grid keeps 1024 threads an SM; else one, which leaves the register budget to
-// MAX_BLOCK alone (more than 4 values a thread spill at 64 registers).
-#define MIN_BLOCKS(max_block, values) (((max_block) == 512 && (values) <= 4) ? 2 : 1)
+// MAX_BLOCK alone (more than 4 values a thread spill at 64 registers; so do 4 of an
+// UNEVEN row).
+#define MIN_BLOCKS(max_block, values, uneven) \
+    (((max_block) == 512 && (values) <= 4 && !(uneven)) ? 2 : 1)
 
 // The widest row the backward kernel's warp mapping takes (cuda.py's FOLD_COLS): its groups
 // fold their dweight / dbias sums through shared memory of this many columns.
 #define NORM_FOLD_COLS 1024
+
+// Kernels whose threads hold this many vectors of a row prefetch the next row (cuda.py's
+// PREFETCH_NV): a second buffer of one vector costs few registers, of more a resident block.
+#define NORM_PREFETCH_NV 1
 
 // The `casting` argument (cuda.py's CASTING_CODES).
 #define CASTING_FLOAT32 0
@@ -108,15 +113,65 @@ struct alignas(sizeof(T) * VEC < 16 ? sizeof(T) * VEC : 16) Pack {
     T v[VEC];
 };
 
-template <typename T, int VEC>
-__device__ __forceinline__ Pack<T, VEC> load_pack(const T* row, int index) {
-    return reinterpret_cast<const Pack<T, VEC>*>(row)[index];
+// A row whose length VEC does not divide (UNEVEN) may start inside an aligned pack, `head`
+// elements into it (row * cols % VEC). The row is seen as the aligned packs that cover it:
+// element k of pack j is column j * VEC + k - head. Whole packs move as one vector; the
+// partial first and last packs element by element, their elements outside the row read as
+// 0 and never written. With UNEVEN false (VEC divides cols) head is 0 and every pack whole,
+// at compile time: those instantiations carry none of it.
+template <int VEC, bool UNEVEN>
+struct RowSpan {
+    int head, cols;
+    __device__ __forceinline__ RowSpan(long long row, int cols_)
+        : head(UNEVEN ? (int)((row * cols_) % VEC) : 0), cols(cols_) {}
+    __device__ __forceinline__ int packs() const {
+        return UNEVEN ? (head + cols + VEC - 1) / VEC : cols / VEC;
+    }
+    __device__ __forceinline__ int first(int j) const { return j * VEC - head; }
+    __device__ __forceinline__ bool holds(int j, int k) const {
+        return !UNEVEN || (first(j) + k >= 0 && first(j) + k < cols);
+    }
+    __device__ __forceinline__ bool whole(int j) const {
+        return !UNEVEN || (first(j) >= 0 && first(j) + VEC <= cols);
+    }
+};
+
+template <typename T, int VEC, bool UNEVEN>
+__device__ __forceinline__ Pack<T, VEC> load_elements(const T* row, int j,
+                                                      const RowSpan<VEC, UNEVEN>& span) {
+    Pack<T, VEC> pack;
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+        pack.v[k] = span.holds(j, k) ? row[span.first(j) + k] : from_float<T>(0.0f);
+    }
+    return pack;
+}
+
+// Pack j of a row (`row` points at its first element, span.head elements past an aligned
+// address).
+template <typename T, int VEC, bool UNEVEN>
+__device__ __forceinline__ Pack<T, VEC> load_pack(const T* row, int j,
+                                                  const RowSpan<VEC, UNEVEN>& span) {
+    if (span.whole(j)) return reinterpret_cast<const Pack<T, VEC>*>(row - span.head)[j];
+    return load_elements<T>(row, j, span);
+}
+
+// The columns of a row's pack j from weight or bias, aligned at column 0: one vector where
+// the row's packs line up with theirs (head 0).
+template <typename T, int VEC, bool UNEVEN>
+__device__ __forceinline__ Pack<T, VEC> load_columns(const T* columns, int j,
+                                                     const RowSpan<VEC, UNEVEN>& span) {
+    if (span.head == 0 && span.whole(j)) {
+        return reinterpret_cast<const Pack<T, VEC>*>(columns)[j];
+    }
+    return load_elements<T>(columns, j, span);
 }
 
 // A pack of S loaded and converted to R (the same pack when R is S).
-template <typename R, typename S, int VEC>
-__device__ __forceinline__ Pack<R, VEC> load_pack_as(const S* row, int index) {
-    const Pack<S, VEC> loaded = load_pack<S, VEC>(row, index);
+template <typename R, typename S, int VEC, bool UNEVEN>
+__device__ __forceinline__ Pack<R, VEC> load_pack_as(const S* row, int j,
+                                                     const RowSpan<VEC, UNEVEN>& span) {
+    const Pack<S, VEC> loaded = load_pack<S>(row, j, span);
     if constexpr (SameType<R, S>::value) {
         return loaded;
     } else {
@@ -158,9 +213,17 @@ __device__ __forceinline__ bool weight_in_t(int casting) {
     return casting == CASTING_NONE || (casting == CASTING_LLAMA && SameType<T, W>::value);
 }
 
-template <typename T, int VEC>
-__device__ __forceinline__ void store_pack(T* row, int index, const Pack<T, VEC>& pack) {
-    reinterpret_cast<Pack<T, VEC>*>(row)[index] = pack;
+template <typename T, int VEC, bool UNEVEN>
+__device__ __forceinline__ void store_pack(T* row, int j, const RowSpan<VEC, UNEVEN>& span,
+                                           const Pack<T, VEC>& pack) {
+    if (span.whole(j)) {
+        reinterpret_cast<Pack<T, VEC>*>(row - span.head)[j] = pack;
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < VEC; ++k) {
+        if (span.holds(j, k)) row[span.first(j) + k] = pack.v[k];
+    }
 }
 
 // ----- reductions over a row group ----------------------------------------------------------
@@ -219,8 +282,8 @@ __device__ __forceinline__ float group_sum(float a, int G, GroupSlots& slots, in
 // weight, bias, mean_out.
 // Two passes over the row held in registers: mean first, then mean((s - mean)^2), the stable
 // form of the variance, as in the reference; rstd = 1 / sqrt(var + eps).
-template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
-__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T, bool UNEVEN = false>
+__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC, UNEVEN))
 norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
              const W* __restrict__ weight, const T* __restrict__ bias,
              void* __restrict__ y, T* __restrict__ sum_out,
@@ -236,36 +299,61 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
     const int lane = threadIdx.x % G;
     const int groups_per_block = blockDim.x / G;
     const long long num_groups = (long long)gridDim.x * groups_per_block;
-    const int n_vec = cols / VEC;             // the host guarantees cols % VEC == 0
     const float inv_cols = 1.0f / cols;
 
-    const long long first_row = (long long)blockIdx.x * groups_per_block + threadIdx.x / G;
-    for (long long row = first_row; row < rows; row += num_groups) {
+    // With one vector a thread (NORM_PREFETCH_NV) the launcher gives a one-wave grid whose
+    // groups loop over rows: weight and bias are loaded once, and the next row's loads are
+    // issued before this row is reduced, so they are in flight through its reductions and
+    // stores.
+    constexpr bool prefetch = NV == NORM_PREFETCH_NV;
+    // Every load of a row (x and the residual; weight and bias too without prefetch),
+    // issued before any of them is used.
+    struct RowLoads {
+        Pack<T, VEC> xs[NV], rs[NV];
+    };
+    Pack<W, VEC> ws[NV];
+    Pack<T, VEC> bs[NV];
+    // With prefetch every row of a group has the same head (the launcher's grid).
+    auto load_row = [&](long long row, RowLoads& to, bool parameters) {
         const long long offset = row * cols;
-        // Issue every load of the row first: x, residual, weight and bias.
-        Pack<T, VEC> xs[NV], rs[NV], bs[NV];
-        Pack<W, VEC> ws[NV];
+        const RowSpan<VEC, UNEVEN> span(row, cols);
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int index = i * G + lane;
-            if (index < n_vec) {
-                xs[i] = load_pack<T, VEC>(x + offset, index);
-                if (residual != nullptr) rs[i] = load_pack<T, VEC>(residual + offset, index);
-                if (weight != nullptr) ws[i] = load_pack<W, VEC>(weight, index);
-                if (bias != nullptr) bs[i] = load_pack<T, VEC>(bias, index);
+            const int j = i * G + lane;
+            if (j < span.packs()) {
+                to.xs[i] = load_pack<T>(x + offset, j, span);
+                if (residual != nullptr) to.rs[i] = load_pack<T>(residual + offset, j, span);
+                if (parameters && weight != nullptr) ws[i] = load_columns<W>(weight, j, span);
+                if (parameters && bias != nullptr) bs[i] = load_columns<T>(bias, j, span);
             }
         }
+    };
+    const long long first_row = (long long)blockIdx.x * groups_per_block + threadIdx.x / G;
+    RowLoads current, next;
+    if (prefetch && first_row < rows) load_row(first_row, current, true);
+    for (long long row = first_row; row < rows; row += num_groups) {
+        const long long offset = row * cols;
+        const RowSpan<VEC, UNEVEN> span(row, cols);
+        const int n_packs = span.packs();
+        const bool has_next = row + num_groups < rows;
+        if (!prefetch) {
+            load_row(row, current, true);
+        } else if (has_next) {
+            load_row(row + num_groups, next, false);
+        }
+        Pack<T, VEC>* xs = current.xs;
+        const Pack<T, VEC>* rs = current.rs;
         float sum = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int index = i * G + lane;
-            if (index < n_vec) {
+            const int j = i * G + lane;
+            if (j < n_packs) {
                 if (residual != nullptr) {
 #pragma unroll
                     for (int k = 0; k < VEC; ++k) {
                         xs[i].v[k] = from_float<T>(to_float(xs[i].v[k]) + to_float(rs[i].v[k]));
                     }
-                    store_pack<T, VEC>(sum_out + offset, index, xs[i]);
+                    store_pack<T>(sum_out + offset, j, span, xs[i]);
                 }
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) sum += to_float(xs[i].v[k]);
@@ -275,11 +363,12 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
         float squares = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            if (i * G + lane < n_vec) {
+            const int j = i * G + lane;
+            if (j < n_packs) {
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
                     const float centered = to_float(xs[i].v[k]) - mean;
-                    squares += centered * centered;
+                    if (span.holds(j, k)) squares += centered * centered;
                 }
             }
         }
@@ -291,8 +380,8 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
         const float scale = casting == CASTING_NONE ? round_to<T>(rstd) : rstd;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int index = i * G + lane;
-            if (index < n_vec) {
+            const int j = i * G + lane;
+            if (j < n_packs) {
                 float values[VEC];
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
@@ -308,15 +397,16 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
                     Pack<float, VEC> out;
 #pragma unroll
                     for (int k = 0; k < VEC; ++k) out.v[k] = values[k];
-                    store_pack<float, VEC>(static_cast<float*>(y) + offset, index, out);
+                    store_pack<float>(static_cast<float*>(y) + offset, j, span, out);
                 } else {
                     Pack<T, VEC> out;
 #pragma unroll
                     for (int k = 0; k < VEC; ++k) out.v[k] = from_float<T>(values[k]);
-                    store_pack<T, VEC>(static_cast<T*>(y) + offset, index, out);
+                    store_pack<T>(static_cast<T*>(y) + offset, j, span, out);
                 }
             }
         }
+        if (prefetch && has_next) current = next;
     }
 }
 
@@ -337,8 +427,8 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
 // dy has y's dtype: T, or float for CASTING_LLAMA with a float weight (held in float
 // registers then; so is a T dy beside a float weight, which costs that instantiation alone).
 // Nullable: dsum, weight, mean, dweight_partial, dbias_partial.
-template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
-__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T, bool UNEVEN = false>
+__global__ void __launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC, UNEVEN))
 norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
               const T* __restrict__ x, const W* __restrict__ weight,
               const float* __restrict__ mean, const float* __restrict__ rstd,
@@ -357,16 +447,21 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
     const int group_in_block = threadIdx.x / G;
     const int groups_per_block = blockDim.x / G;
     const int num_groups = gridDim.x * groups_per_block;   // a one-wave grid: small
-    const int n_vec = cols / VEC;
     const float inv_cols = 1.0f / cols;
+    // Every row of a group has the same head (the launcher's grid: num_groups * cols is a
+    // multiple of VEC), so a thread keeps the same columns: its weight and its dweight sums.
+    const int first_row = blockIdx.x * groups_per_block + group_in_block;
+    const RowSpan<VEC, UNEVEN> span(first_row, cols);
+    const int n_packs = span.packs();
 
     Pack<W, VEC> ws[NV];
     float dweight_sum[NV][VEC];
     float dbias_sum[NV][VEC];
 #pragma unroll
     for (int i = 0; i < NV; ++i) {
-        if (weight != nullptr && i * G + lane < n_vec) ws[i] = load_pack<W, VEC>(weight,
-                                                                                 i * G + lane);
+        if (weight != nullptr && i * G + lane < n_packs) {
+            ws[i] = load_columns<W>(weight, i * G + lane, span);
+        }
 #pragma unroll
         for (int k = 0; k < VEC; ++k) {
             // A float weight holds w' itself: formed once, not once a row.
@@ -378,32 +473,51 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
         }
     }
 
-    const int first_row = blockIdx.x * groups_per_block + group_in_block;
-    for (long long row = first_row; row < rows; row += num_groups) {
-        const long long offset = row * cols;
-        const float row_mean = mean != nullptr ? mean[row] : 0.0f;
-        const float row_rstd = rstd[row];
-        // Issue every load of the row first: x and dy.
-        Pack<T, VEC> xs[NV], dss[NV];
+    // Every load of a row (its statistics, x and dy), issued before any of them is used.
+    struct RowLoads {
+        float mean, rstd;
+        Pack<T, VEC> xs[NV];
         Pack<DY, VEC> dys[NV];
+    };
+    auto load_row = [&](long long row, RowLoads& to) {
+        const long long offset = row * cols;
+        to.mean = mean != nullptr ? mean[row] : 0.0f;
+        to.rstd = rstd[row];
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int index = i * G + lane;
-            if (index < n_vec) {
-                xs[i] = load_pack<T, VEC>(x + offset, index);
+            const int j = i * G + lane;
+            if (j < n_packs) {
+                to.xs[i] = load_pack<T>(x + offset, j, span);
                 if (float_dy) {
-                    dys[i] = load_pack_as<DY, float, VEC>(static_cast<const float*>(dy) + offset,
-                                                         index);
+                    to.dys[i] = load_pack_as<DY, float>(static_cast<const float*>(dy) + offset,
+                                                        j, span);
                 } else {
-                    dys[i] = load_pack_as<DY, T, VEC>(static_cast<const T*>(dy) + offset,
-                                                     index);
+                    to.dys[i] = load_pack_as<DY, T>(static_cast<const T*>(dy) + offset, j, span);
                 }
             }
         }
+    };
+    // With one vector a thread (NORM_PREFETCH_NV), the next row's loads are issued before
+    // this row is reduced, so they are in flight through its reduction and stores.
+    constexpr bool prefetch = NV == NORM_PREFETCH_NV;
+    RowLoads current, next;
+    if (prefetch && first_row < rows) load_row(first_row, current);
+    for (long long row = first_row; row < rows; row += num_groups) {
+        const long long offset = row * cols;
+        const bool has_next = row + num_groups < rows;
+        if (!prefetch) {
+            load_row(row, current);
+        } else if (has_next) {
+            load_row(row + num_groups, next);
+        }
+        const float row_mean = current.mean, row_rstd = current.rstd;
+        const Pack<T, VEC>* xs = current.xs;
+        const Pack<DY, VEC>* dys = current.dys;
+        Pack<T, VEC> dss[NV];
         float sum_g = 0.0f, sum_g_xhat = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            if (i * G + lane < n_vec) {
+            if (i * G + lane < n_packs) {             // outside the row: d = 0, adds 0
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
                     const float d = to_float(dys[i].v[k]);
@@ -426,13 +540,14 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
         if (dsum != nullptr) {
 #pragma unroll
             for (int i = 0; i < NV; ++i) {
-                if (i * G + lane < n_vec) dss[i] = load_pack<T, VEC>(dsum + offset, i * G + lane);
+                const int j = i * G + lane;
+                if (j < n_packs) dss[i] = load_pack<T>(dsum + offset, j, span);
             }
         }
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int index = i * G + lane;
-            if (index < n_vec) {
+            const int j = i * G + lane;
+            if (j < n_packs) {
                 Pack<T, VEC> out;
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
@@ -444,9 +559,10 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
                     if (dsum != nullptr) value += to_float(dss[i].v[k]);
                     out.v[k] = from_float<T>(value);
                 }
-                store_pack<T, VEC>(dx + offset, index, out);
+                store_pack<T>(dx + offset, j, span, out);
             }
         }
+        if (prefetch && has_next) current = next;
     }
 
     // Several groups per block (the warp mapping): fold groups 1, 2, ... into group 0, in
@@ -458,12 +574,12 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
             if (group_in_block == from) {
 #pragma unroll
                 for (int i = 0; i < NV; ++i) {
-                    const int index = i * G + lane;
-                    if (index < n_vec) {
 #pragma unroll
-                        for (int k = 0; k < VEC; ++k) {
-                            fold[0][index * VEC + k] = dweight_sum[i][k];
-                            fold[1][index * VEC + k] = dbias_sum[i][k];
+                    for (int k = 0; k < VEC; ++k) {
+                        const int column = span.first(i * G + lane) + k;
+                        if (i * G + lane < n_packs && span.holds(i * G + lane, k)) {
+                            fold[0][column] = dweight_sum[i][k];
+                            fold[1][column] = dbias_sum[i][k];
                         }
                     }
                 }
@@ -472,12 +588,12 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
             if (group_in_block == 0) {
 #pragma unroll
                 for (int i = 0; i < NV; ++i) {
-                    const int index = i * G + lane;
-                    if (index < n_vec) {
 #pragma unroll
-                        for (int k = 0; k < VEC; ++k) {
-                            dweight_sum[i][k] += fold[0][index * VEC + k];
-                            dbias_sum[i][k] += fold[1][index * VEC + k];
+                    for (int k = 0; k < VEC; ++k) {
+                        const int column = span.first(i * G + lane) + k;
+                        if (i * G + lane < n_packs && span.holds(i * G + lane, k)) {
+                            dweight_sum[i][k] += fold[0][column];
+                            dbias_sum[i][k] += fold[1][column];
                         }
                     }
                 }
@@ -486,21 +602,24 @@ norm_backward(const void* __restrict__ dy, const T* __restrict__ dsum,
     }
 
     // Group 0 of every block writes the block's row of partials, zeros included, so no
-    // buffer needs clearing.
+    // buffer needs clearing: the padding columns up to partial_stride too (zeros), which
+    // sum_partials' float4 loads read.
     if (group_in_block == 0) {
         const long long at = (long long)blockIdx.x * partial_stride;
+        if (lane < partial_stride - cols) {
+            if (dweight_partial != nullptr) dweight_partial[at + cols + lane] = 0.0f;
+            if (dbias_partial != nullptr) dbias_partial[at + cols + lane] = 0.0f;
+        }
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
-            const int index = i * G + lane;
-            if (index < n_vec) {
 #pragma unroll
-                for (int k = 0; k < VEC; ++k) {
+            for (int k = 0; k < VEC; ++k) {
+                const int column = span.first(i * G + lane) + k;
+                if (i * G + lane < n_packs && span.holds(i * G + lane, k)) {
                     if (dweight_partial != nullptr) {
-                        dweight_partial[at + index * VEC + k] = dweight_sum[i][k];
+                        dweight_partial[at + column] = dweight_sum[i][k];
                     }
-                    if (dbias_partial != nullptr) {
-                        dbias_partial[at + index * VEC + k] = dbias_sum[i][k];
-                    }
+                    if (dbias_partial != nullptr) dbias_partial[at + column] = dbias_sum[i][k];
                 }
             }
         }
@@ -556,7 +675,7 @@ sum_partials(const float* __restrict__ dweight_partial, const float* __restrict_
     }
     warp_sums[warp][lane] = total;
     __syncthreads();
-    if (warp != 0 || col >= cols) return;
+    if (warp != 0 || col >= stride) return;
     total = warp_sums[0][lane];
     for (int w = 1; w < SUM_WARPS; ++w) {
         total.x += warp_sums[w][lane].x;
@@ -573,6 +692,7 @@ sum_partials(const float* __restrict__ dweight_partial, const float* __restrict_
     } else {
         float* next = (blockIdx.z == 0 ? next_dweight : next_dbias)
                       + (long long)blockIdx.y * stride;
-        for (int k = 0; k < 4 && col + k < cols; ++k) next[col + k] = values[k];
+        // The padding columns too (sums of zeros): the next launch's float4 loads read them.
+        for (int k = 0; k < 4; ++k) next[col + k] = values[k];
     }
 }

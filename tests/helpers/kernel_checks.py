@@ -373,6 +373,8 @@ def assert_one_launch_each(names, mixed):
     weight beside 16-bit x. No composed multiplies and no reference fallback ran."""
     norms = [name for name in names if name.startswith("norm_")]
     assert [n.split("<")[0] for n in norms] == ["norm_forward", "norm_backward"], names
-    assert all(n.endswith(", float>") == mixed for n in norms), norms
+    # <T, VEC, NV, MAX_BLOCK[, W[, UNEVEN]]>: W is the fifth argument, T's by default
+    arguments = [n[n.index("<") + 1:-1].split(", ") for n in norms]
+    assert all((a[4:5] == ["float"] and a[0] != "float") == mixed for a in arguments), norms
     assert all(n.startswith(("norm_", "sum_partials<")) for n in names), names
 

@@ -178,8 +178,8 @@ def emulated(library, monkeypatch):
 
 # ----- the checks ---------------------------------------------------------------------------
 # The GPU tests' row lengths; the longest are slow here (a fiber per thread).
-COLS = [1, 3, 31, 32, 33, 127, 1000, 1024] + [pytest.param(cols, marks=pytest.mark.slow)
-                                              for cols in (4096, 8191, 8192, 12288)]
+COLS = [1, 3, 31, 32, 33, 127, 1000, 1024, 1025] + [
+    pytest.param(cols, marks=pytest.mark.slow) for cols in (4096, 4100, 8191, 8192, 12288)]
 
 
 @pytest.mark.parametrize("cols", COLS)
@@ -586,3 +586,47 @@ def test_float64_with_an_offset_runs_the_reference_on_device_arrays(emulated, ca
     for name, got, want in zip(("y", "rstd", "dx", "dweight"), *results):
         assert got.dtype == want.dtype == np.float64, name
         np.testing.assert_array_equal(got, want, err_msg=name)
+
+
+def test_partial_buffers_are_written_padding_columns_included(emulated, monkeypatch):
+    """D = 3: rows of 4 floats in the partial buffers (sum_partials loads float4s). The
+    backward and the first sum_partials stage write every column, the padding as zeros, so
+    no load reads memory nothing wrote (the buffers start as NaN here)."""
+    monkeypatch.setattr(cuda, "_sm_count", lambda cp: 40)        # 80 partial rows: two stages
+    buffers = []
+    poisoned = cuda._empty
+
+    def recording(cp_, shape, dtype):
+        array = poisoned(cp_, shape, dtype)
+        if len(shape) == 2 and shape[1] == cuda.partial_stride(3):
+            buffers.append(array)
+        return array
+
+    monkeypatch.setattr(cuda, "_empty", recording)
+    check_kernel("add_layer_norm", "float32", 3, rows=400)
+    assert len(buffers) == 4                       # dweight, dbias; then the chunks' sums
+    for array in buffers:
+        assert np.isfinite(np.asarray(array)).all()
+
+
+@pytest.mark.parametrize("cols", [32, 2048])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_emulated_prefetching_kernels_loop_over_rows(emulated, dtype, cols):
+    """One vector a thread: one wave of blocks (4 on the emulated 2 SMs), each group looping
+    over rows with the next row's loads issued before the current one is reduced."""
+    check_kernel("add_layer_norm", dtype, cols, rows=50)
+    prefetching = {name.split("<")[0]: grid for name, grid, _ in emulated
+                   if name.startswith("norm_") and int(name.split(",")[2]) == cuda.PREFETCH_NV}
+    assert "norm_backward" in prefetching
+    assert all(grid <= 2 * 2 for grid in prefetching.values())   # 16 groups at most: < 50
+
+
+@pytest.mark.parametrize("cols", [33, 1025, 2050])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_emulated_uneven_rows_move_vectors_with_partial_end_packs(emulated, dtype, cols):
+    """Rows that 16 bytes do not divide: vector loads with the partial packs at each row's
+    ends element by element, over many rows per group (the rows of a group start at the same
+    place in their pack: ``uniform_heads``)."""
+    check_kernel("add_layer_norm", dtype, cols, rows=50)
+    norms = [name for name, _, _ in emulated if name.startswith("norm_")]
+    assert norms and all(name.endswith(", true>") for name in norms), norms

@@ -38,25 +38,46 @@ def test_vector_width_is_16_bytes_when_rows_and_pointers_allow(itemsize, vec):
 
 
 @pytest.mark.parametrize("itemsize", [4, 2])
-def test_vector_width_falls_back_to_scalar(itemsize):
+def test_vector_width_falls_back_to_scalar_only_for_a_misaligned_address(itemsize):
     vec = 16 // itemsize
-    assert cuda.vector_width(itemsize, 64 * vec + 1, [0]) == 1          # odd row length
-    assert cuda.vector_width(itemsize, vec + vec // 2, [0]) == 1        # rows break alignment
+    assert cuda.vector_width(itemsize, 64 * vec + 1, [0]) == vec        # odd row length
+    assert cuda.vector_width(itemsize, vec + vec // 2, [0]) == vec      # rows start mid-pack
     assert cuda.vector_width(itemsize, 64 * vec, [0, 256 + itemsize]) == 1   # a shifted view
+
+
+@pytest.mark.parametrize("cols, vec, packs", [(8, 8, 1), (1, 8, 1), (9, 8, 2), (10, 8, 3),
+                                              (1025, 4, 257), (4100, 8, 514)])
+def test_rows_vec_does_not_divide_cover_one_pack_more(cols, vec, packs):
+    """A row starting `head` elements into a pack covers ceil((head + cols) / vec) packs."""
+    assert cuda.row_packs(cols, vec) == packs
+    assert packs == max(-(-(head + cols) // vec) for head in range(vec if cols % vec else 1))
+
+
+@pytest.mark.parametrize("rows", [1, 7, 50, 10**6])
+@pytest.mark.parametrize("cols, vec, rows_per_block", [(1025, 8, 1), (33, 8, 4), (4100, 8, 1),
+                                                       (1025, 4, 1), (2048, 8, 1)])
+def test_uniform_heads_give_every_row_of_a_group_the_same_head(rows, cols, vec, rows_per_block):
+    config = cuda.LaunchConfig(vec, 1, 32 if rows_per_block > 1 else 256,
+                               32 * rows_per_block if rows_per_block > 1 else 256,
+                               rows_per_block)
+    for grid in (1, 3, 4, 132, 264):
+        fixed = cuda.uniform_heads(grid, rows, cols, config)
+        groups = fixed * rows_per_block
+        assert 1 <= fixed <= cuda.forward_grid(rows, config)
+        if groups < rows:                            # groups loop over rows
+            assert groups * cols % vec == 0
+            assert fixed <= max(grid, vec)
 
 
 # ----- launch configuration -------------------------------------------------------------------
 @given(cols=st.integers(1, 20000), vec=st.sampled_from([1, 4, 8]),
        target=st.sampled_from([cuda.FORWARD_TARGET_THREADS, cuda.BACKWARD_TARGET_THREADS]))
 def test_launch_config_covers_each_row_once_with_an_instantiated_kernel(cols, vec, target):
-    if cols % vec:
-        return                                   # vector_width never picks such a vec
     config = cuda.launch_config(cols, vec, target)
-    capacity = cuda.MAX_THREADS * max(cuda.nv_choices(vec)) * vec
+    n_vec = cuda.row_packs(cols, vec)          # one more where rows start inside a pack
     if config is None:
-        assert cols > capacity
+        assert n_vec > cuda.MAX_THREADS * max(cuda.nv_choices(vec))
         return
-    n_vec = cols // vec
     # Thread `lane` of a group holds vectors lane + i·G for i < nv: all of them cover the row.
     assert config.nv * config.threads_per_row >= n_vec
     assert config.nv in cuda.nv_choices(vec)
@@ -103,14 +124,14 @@ def test_every_tested_and_benchmarked_row_length_runs_a_kernel(dtype, cols):
         config = pick(cols, vec)
         assert config is not None
         assert cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv,
-                                cuda.launch_bound(config)) in names
+                                cuda.launch_bound(config), None, cols % config.vec != 0) in names
 
 
-def test_only_misaligned_views_of_vectorizable_rows_are_realigned():
+def test_only_misaligned_views_are_realigned():
     assert cuda.needs_realignment(4, 1024, 256 + 4)
     assert not cuda.needs_realignment(4, 1024, 256)
-    assert not cuda.needs_realignment(4, 1023, 256 + 4)      # scalar loads anyway
-    assert cuda.needs_realignment(2, 8, 2) and not cuda.needs_realignment(2, 12, 2)
+    assert cuda.needs_realignment(4, 1023, 256 + 4)          # vectors for uneven rows too
+    assert cuda.needs_realignment(2, 8, 2) and cuda.needs_realignment(2, 12, 2)
 
 
 @pytest.mark.parametrize("cols, vec, expected", [
@@ -186,6 +207,17 @@ def test_grids(rows):
             wanted = -(-cuda.BACKWARD_RESIDENT_THREADS // config.block)   # 1024 threads an SM
             if rows >= 10**6:
                 assert grid == min(blocks_per_sm, wanted) * 132
+            wave = cuda.forward_wave(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
+            assert wave == min(cuda.forward_grid(rows, config), blocks_per_sm * 132)
+
+
+def test_only_one_vector_a_thread_prefetches():
+    """The kernels prefetch the next row where a thread holds one vector (norms.cu's
+    NORM_PREFETCH_NV): those forwards get a one-wave grid."""
+    with open(cuda.SOURCE, encoding="utf-8") as file:
+        assert f"#define NORM_PREFETCH_NV {cuda.PREFETCH_NV}\n" in file.read()
+    assert cuda.prefetches(cuda.forward_config(2048, 8))          # 16-bit: 256 x 1
+    assert not cuda.prefetches(cuda.forward_config(8192, 8))      # 256 x 4
 
 
 def test_forward_grid_stays_within_cudas_limit_for_any_row_count():
@@ -210,7 +242,8 @@ def test_constants_shared_with_the_source_match():
     assert f"#define SUM_WARPS {cuda.SUM_WARPS}" in source
     assert f"#define SUM_CHUNK {cuda.SUM_CHUNK}" in source
     assert cuda.SUM_COLS == 32 * 4                      # a warp of float4 loads
-    assert source.count("__launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC))") == 2
+    bounds = "__launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC, UNEVEN))"
+    assert source.count(bounds) == 2
 
 
 def test_name_expressions_name_kernels_of_the_source():
@@ -447,10 +480,12 @@ def test_16_bit_kernels_are_instantiated_again_with_a_float32_weight(dtype):
     cxx = cuda.CXX_TYPES[dtype]
     own = [n for n in cuda.name_expressions((dtype,)) if n.startswith("norm_")]
     mixed = cuda.name_expressions((f"{dtype}/float32",))
-    assert own and mixed == [n[:-1] + ", float>" for n in own] + [f"sum_partials<float, {cxx}>"]
+    with_float = [n.replace(f", {cxx}, true>", ", float, true>") if n.endswith("true>")
+                  else n[:-1] + ", float>" for n in own]
+    assert own and mixed == with_float + [f"sum_partials<float, {cxx}>"]
     for name in mixed:
         assert cuda.module_dtypes(name) == (f"{dtype}/float32",)
-    assert not [n for n in cuda.name_expressions(("float32",)) if n.count(",") > 3]
+    assert not [n for n in cuda.name_expressions(("float32",)) if "__" in n]
 
 
 def test_kernel_name_spells_the_weight_type_only_when_it_differs():

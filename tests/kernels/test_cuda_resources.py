@@ -60,15 +60,17 @@ def ptxas_report(output):
 
 def mangled(name):
     """The C++ mangling prefix of a name expression: norm_backward<__half, 8, 2, 512> ->
-    _Z13norm_backwardI6__halfLi8ELi2ELi512ES0_E, norm_forward<__half, 8, 2, 512, float> ->
-    _Z12norm_forwardI6__halfLi8ELi2ELi512EfE."""
+    _Z13norm_backwardI6__halfLi8ELi2ELi512ES0_Lb0EE, norm_forward<__half, 8, 2, 512, float>
+    -> _Z12norm_forwardI6__halfLi8ELi2ELi512EfLb0EE (W defaults to T, UNEVEN to false)."""
     kernel, args = name[:-1].split("<")
-    cxx, *numbers = (a.strip() for a in args.split(","))
-    weight = numbers.pop() if len(numbers) > 3 else cxx        # W, defaulting to T
+    cxx, *rest = (a.strip() for a in args.split(","))
+    numbers, weight, uneven = rest[:3], (rest[3:4] or [cxx])[0], (rest[4:5] or ["false"])[0]
     first = "f" if cxx == "float" else f"{len(cxx)}{cxx}"
     # W: f for float, else T's type again, which mangles as the substitution S0_.
     second = "f" if weight == "float" else "S0_" if weight == cxx else f"{len(weight)}{weight}"
-    return f"_Z{len(kernel)}{kernel}I{first}" + "".join(f"Li{n}E" for n in numbers) + second + "E"
+    flag = f"Lb{int(uneven == 'true')}E"
+    return (f"_Z{len(kernel)}{kernel}I{first}" + "".join(f"Li{n}E" for n in numbers) + second
+            + flag + "E")
 
 
 def test_the_launcher_picks_a_few_instantiations_for_the_benchmark_rows():

@@ -12,7 +12,7 @@ A arg(void** args, int i) {
     return value;
 }
 
-template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T, bool UNEVEN = false>
 void run_norm_forward(dim3 grid, unsigned block, void** a) {
     auto x = arg<const T*>(a, 0), residual = arg<const T*>(a, 1);
     auto weight = arg<const W*>(a, 2);
@@ -27,13 +27,13 @@ void run_norm_forward(dim3 grid, unsigned block, void** a) {
     auto offset = arg<float>(a, 13);
     auto casting = arg<int>(a, 14);
     emu_launch(grid, block, [=] {
-        norm_forward<T, VEC, NV, MAX_BLOCK, W>(x, residual, weight, bias, y, sum, mean, rstd,
+        norm_forward<T, VEC, NV, MAX_BLOCK, W, UNEVEN>(x, residual, weight, bias, y, sum, mean, rstd,
                                                rows, cols, group, eps, subtract_mean, offset,
                                                casting);
     });
 }
 
-template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T>
+template <typename T, int VEC, int NV, int MAX_BLOCK, typename W = T, bool UNEVEN = false>
 void run_norm_backward(dim3 grid, unsigned block, void** a) {
     auto dy = arg<const void*>(a, 0);
     auto dsum = arg<const T*>(a, 1), x = arg<const T*>(a, 2);
@@ -46,7 +46,7 @@ void run_norm_backward(dim3 grid, unsigned block, void** a) {
     auto offset = arg<float>(a, 13);
     auto casting = arg<int>(a, 14);
     emu_launch(grid, block, [=] {
-        norm_backward<T, VEC, NV, MAX_BLOCK, W>(dy, dsum, x, weight, mean, rstd, dx, dweight,
+        norm_backward<T, VEC, NV, MAX_BLOCK, W, UNEVEN>(dy, dsum, x, weight, mean, rstd, dx, dweight,
                                                 dbias, rows, cols, group, stride, offset,
                                                 casting);
     });
