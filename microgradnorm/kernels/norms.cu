@@ -1,11 +1,9 @@
 // Fused row norms: LayerNorm and RMSNorm, each optionally fused with a residual add,
 // forward and closed-form backward, plus the second-stage reduction of dweight / dbias.
 //
-// The math is that of kernels/reference.py (docs/derivations.md); docs/gpu.md walks through
-// this file. Loaded by kernels/cuda.py as one cupy.RawModule, compiled with NVRTC; the
-// templates are instantiated through name_expressions from the table in cuda.py, which the
-// nvcc compile test (tests/test_cuda_compile.py) also reads. NVRTC has no host C++ headers:
-// include only what it provides.
+// The math is kernels/reference.py's (docs/derivations.md); docs/gpu.md walks through it.
+// kernels/cuda.py compiles it with NVRTC (no host C++ headers: include only what NVRTC has)
+// and instantiates the templates from its table, which tests/test_cuda_compile.py reads too.
 //
 // Template parameters, chosen per call by the launch configuration in cuda.py:
 //   T    storage type of x, y, dy, dx, weight, bias: float, __half or __nv_bfloat16.
@@ -26,8 +24,8 @@
 // RMSNorm conventions (kernels/reference.py defines them; runtime arguments
 // `weight_offset` and `casting`, one launch whatever they are). The weight used is
 // w' = offset + w, formed in the weight's compute dtype: float32 for CASTING_FLOAT32, T for
-// CASTING_NONE, W for CASTING_LLAMA (the host passes the offset already rounded to it). Then, with the
-// statistics always in float32 from the values of x:
+// CASTING_NONE, W for CASTING_LLAMA (the host passes the offset rounded to it). Then, with
+// the statistics always in float32 from the values of x:
 //   CASTING_FLOAT32 ("gemma", and every LayerNorm): y = (x̂ · w') rounded once to T.
 //   CASTING_LLAMA: x̂ = x · rstd rounded to T, y = x̂ · w' in W (float y for a float weight).
 //   CASTING_NONE:  rstd rounded to T, x̂ = x · rstd and y = x̂ · w' each rounded to T.
@@ -359,20 +357,24 @@ norm_forward(const T* __restrict__ x, const T* __restrict__ residual,
                 for (int k = 0; k < VEC; ++k) sum += to_float(xs[i].v[k]);
             }
         }
-        const float mean = subtract_mean ? group_sum(sum, G, slots, parity) * inv_cols : 0.0f;
-        float squares = 0.0f;
+        const float sum_mean = subtract_mean ? group_sum(sum, G, slots, parity) * inv_cols : 0.0f;
+        float squares = 0.0f, drift = 0.0f;
 #pragma unroll
         for (int i = 0; i < NV; ++i) {
             const int j = i * G + lane;
             if (j < n_packs) {
 #pragma unroll
                 for (int k = 0; k < VEC; ++k) {
-                    const float centered = to_float(xs[i].v[k]) - mean;
-                    if (span.holds(j, k)) squares += centered * centered;
+                    const float centered = to_float(xs[i].v[k]) - sum_mean;
+                    if (span.holds(j, k)) { squares += centered * centered; drift += centered; }
                 }
             }
         }
-        const float rstd = 1.0f / sqrtf(group_sum(squares, G, slots, parity) * inv_cols + eps);
+        // The mean's correction step (exact on a constant row, as on the CPU), with the squares
+        const float2 moments = group_sum2(squares, drift, G, slots, parity);
+        const float shift = subtract_mean && isfinite(moments.y) ? moments.y * inv_cols : 0.0f;
+        const float mean = sum_mean + shift;
+        const float rstd = 1.0f / sqrtf(fmaxf(moments.x * inv_cols - shift * shift, 0.f) + eps);
         if (lane == 0) {
             if (mean_out != nullptr) mean_out[row] = mean;
             rstd_out[row] = rstd;

@@ -77,7 +77,8 @@ def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bi
         # the mean's correction step (reference.corrected_mean), and the variance about the
         # corrected mean: mean((x - m)²) - drift²
         mean[i] = m + drift
-        rstd[i] = 1.0 / np.sqrt(square / size - drift * drift + eps)   # eps inside the sqrt
+        variance = max(square / size - drift * drift, 0.0)             # >= 0 as rounded
+        rstd[i] = 1.0 / np.sqrt(variance + eps)         # eps inside the sqrt
         row_mean, row_rstd = mean[i], rstd[i]           # rounded to x's dtype, as saved
         y_row = y[i]
         if has_weight and has_bias:

@@ -630,3 +630,20 @@ def test_emulated_uneven_rows_move_vectors_with_partial_end_packs(emulated, dtyp
     check_kernel("add_layer_norm", dtype, cols, rows=50)
     norms = [name for name, _, _ in emulated if name.startswith("norm_")]
     assert norms and all(name.endswith(", true>") for name in norms), norms
+
+
+@pytest.mark.parametrize("cols", [3, 7, 100, 1025])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_emulated_constant_rows_have_an_exact_mean(emulated, dtype, cols):
+    # sum/D of 0.1 seven times is off by a rounding in float32; the correction step makes it
+    # exact, so x - mean is 0: y is exactly b, and with eps = 0 NaN, as on the CPU and in torch
+    data = draw("layer_norm", 4, cols, dtype, seed=3)
+    values = np.repeat(np.array([0.1, 1 / 3, -7.7, 0.0])[:, None], cols, axis=1)
+    data["x"] = kernel_checks.to_device_storage(values, dtype)
+    x = data["x"][1]                                     # the stored values, in float64
+    for eps, expected_y in ((1e-5, np.broadcast_to(data["bias"][1], x.shape)), (0.0, np.nan)):
+        saved = run_forward("layer_norm", data, eps)
+        np.testing.assert_array_equal(kernel_checks.from_device(saved["mean"]),
+                                      x[:, 0].astype(np.float32))
+        np.testing.assert_array_equal(kernel_checks.from_device(saved["y"]),
+                                      np.broadcast_to(expected_y, x.shape))

@@ -22,6 +22,7 @@
 #define __restrict__ __restrict
 #define __launch_bounds__(...)
 #define __shared__ static
+using std::isfinite;          // a CUDA device function; <cmath> has it in std only
 
 struct dim3 { unsigned x = 1, y = 1, z = 1; };
 inline dim3 threadIdx, blockIdx, blockDim, gridDim;
