@@ -223,4 +223,4 @@ ATTENTION = Norm(
                                             is_causal=True, impl=impl),
     lambda tF, t, running, training: tF.scaled_dot_product_attention(
         t["query"], t["key"], t["value"], is_causal=True),
-    aliases=("attention", "sdpa"), inputs=_qkv)
+    aliases=("attention", "sdpa"), random_inputs=_qkv)

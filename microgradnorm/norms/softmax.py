@@ -185,14 +185,15 @@ def _logits_and_target(shape, dtype, seed, scale):
 
 SOFTMAX = Norm("softmax", "Softmax", softmax, ops.softmax, Softmax, (), None,
                lambda f, t, impl, running, training: f(t["x"], impl=impl),
-               lambda tF, t, running, training: tF.softmax(t["x"], -1), inputs=_x_only)
+               lambda tF, t, running, training: tF.softmax(t["x"], -1),
+               random_inputs=_x_only)
 LOG_SOFTMAX = Norm("log_softmax", "LogSoftmax", log_softmax, ops.log_softmax, LogSoftmax,
                    (), None, lambda f, t, impl, running, training: f(t["x"], impl=impl),
                    lambda tF, t, running, training: tF.log_softmax(t["x"], -1),
-                   inputs=_x_only)
+                   random_inputs=_x_only)
 CROSS_ENTROPY = Norm(
     "cross_entropy", "CrossEntropy", cross_entropy_rows, composite_cross_entropy,
     CrossEntropy, (), None,
     lambda f, t, impl, running, training: f(t["x"], t["target"].data, impl=impl),
     lambda tF, t, running, training: tF.cross_entropy(t["x"], t["target"]),
-    inputs=_logits_and_target, constants=("target",))
+    random_inputs=_logits_and_target, constants=("target",))

@@ -24,9 +24,9 @@ class Norm:
         per_channel: statistics per channel (dim 1, BatchNorm) instead of per row.
         call, torch: run ``function`` / PyTorch's functional on {name: tensor} (``run``,
             ``run_torch``).
-        inputs: ``(shape, dtype, seed, scale) -> {name: array}`` where the inputs are not a
-            norm's x and parameters (softmax, attention: ``FUSED_OPS``); ``constants`` names
-            those that take no gradient (a cross-entropy's targets).
+        random_inputs: ``(shape, dtype, seed, scale) -> {name: array}``, where the inputs
+            are not a norm's x and parameters (``FUSED_OPS``: softmax, attention, ...);
+            ``constants`` names those that take no gradient (cross-entropy's targets).
     """
 
     name: str
@@ -41,7 +41,7 @@ class Norm:
     residual: bool = False
     per_channel: bool = False
     aliases: tuple = ()
-    inputs: Callable = None
+    random_inputs: Callable = None
     constants: tuple = ()
 
     @property
@@ -64,8 +64,8 @@ class Norm:
         """Random {name: array} for ``shape``: x (and residual) ``scale`` times standard
         normal; parameters not all ones, so the affine path is exercised."""
         shape = tuple(shape)
-        if self.inputs is not None:
-            return self.inputs(shape, dtype, seed, scale)
+        if self.random_inputs is not None:
+            return self.random_inputs(shape, dtype, seed, scale)
         if self.per_channel and len(shape) < 2:
             raise ValueError(f"{self.name} needs a shape (N, C) or (N, C, L), got {shape}")
         rng = np.random.default_rng(seed)
