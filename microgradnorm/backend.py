@@ -120,7 +120,7 @@ def erf(array):
     for where, centre, erfcx in ((near, 2.75, _ERFCX_NEAR), (far, 4.75, _ERFCX_FAR)):
         t = a[where]                        # erf = 1 - exp(-x²)·erfcx(x), erfcx smooth
         out[where] = 1 - np.exp(-t * t) * _polynomial(erfcx, t - centre)
-    return np.copysign(out, x).astype(array.dtype, copy=False)
+    return np.asarray(np.copysign(out, x), dtype=array.dtype)   # 0-d stays an array
 
 
 def _polynomial(coefficients, t):
