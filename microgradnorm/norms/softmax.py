@@ -18,7 +18,7 @@ def logsumexp(x, axis):
     """log Σ exp(x) over ``axis`` (kept), shifted by the max; a row of -inf gives -inf, a
     row holding +inf or NaN gives NaN (as in torch, the whole row's softmax is NaN)."""
     xp = backend.array_module(x)
-    if x.shape[axis] == 0:                           # log of an empty sum
+    if x.ndim and x.shape[axis] == 0:                # log of an empty sum
         return xp.full(x.shape[:axis] + (1,) + x.shape[axis:][1:], -np.inf, x.dtype)
     top = x.max(axis=axis, keepdims=True)
     top = xp.where(top == -np.inf, 0, top)           # -inf - -inf would be NaN
