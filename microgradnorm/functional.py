@@ -1,6 +1,7 @@
-"""Functional ops with the semantics of ``torch.nn.functional``: the norms (``impl="fused"``
-or ``"composite"``, docs/architecture.md), activations, losses and dropout. Arguments are
-checked before anything runs, running statistics included."""
+"""Functional ops with the semantics of ``torch.nn.functional``: the norms, softmax,
+log_softmax, cross_entropy and attention (``impl="fused"`` or ``"composite"``,
+docs/architecture.md), activations, losses and dropout. Arguments are checked before
+anything runs, running statistics included."""
 
 import warnings
 
@@ -8,21 +9,20 @@ import numpy as np
 
 from . import backend, ops
 from .dtypes import check_number
-from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, layer_norm,
-                    rms_norm)
-from .norms.arguments import check_tensor
+from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm,
+                    cross_entropy_rows, layer_norm, log_softmax, rms_norm,
+                    scaled_dot_product_attention, softmax)
+from .norms.arguments import check_impl, check_tensor
 from .tensor import Tensor
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
            "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss",
-           "relu", "sigmoid", "silu", "softmax", "tanh"]
+           "relu", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "tanh"]
 
-# ----- activations, softmax, losses, dropout: composites of primitive ops -----------------
+# ----- activations, losses, dropout: composites of primitive ops -------------------------
 relu = ops.relu                # one home each: F.relu is ops.relu is Tensor.relu
 tanh = ops.tanh
 sigmoid = ops.sigmoid
-softmax = ops.softmax
-log_softmax = ops.log_softmax
 
 
 def gelu(x, approximate="none"):
@@ -45,8 +45,11 @@ def silu(x):
     return x * sigmoid(x)
 
 
-def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
+def cross_entropy(logits, target, reduction="mean", ignore_index=-100, impl="fused"):
     r"""Cross-entropy :math:`-\log\mathrm{softmax}(\text{logits}_n)_{t_n}` of integer targets.
+
+    ``impl="fused"`` is one node saving the logits and a logsumexp per row;
+    ``"composite"`` the graph of log_softmax, indexing and the reduction.
 
     Shape: logits (N, C) or (B, T, C), the class dim last; target (N,) or (B, T).
 
@@ -68,26 +71,15 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
     check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
     classes = logits.shape[-1]
     flat = target_data.reshape(-1)
-    keep = flat != ignore_index
-    counted = flat[keep]
+    counted = flat[flat != ignore_index]
     if counted.size and (int(counted.min()) < 0 or int(counted.max()) >= classes):
         raise ops.OutOfRangeError(
             f"cross_entropy: target values must be in [0, {classes}) or ignore_index "
             f"{ignore_index}, got min {int(counted.min())}, max {int(counted.max())}")
     _check_reduction("cross_entropy", reduction)
-    logp = log_softmax(logits.reshape(-1, classes))                  # (N, C)
-    rows = logits.xp.arange(logp.shape[0])
-    if counted.size == flat.size:                     # nothing ignored: the plain mean
-        picked = -logp[rows, flat]                                   # (N,)
-        return _reduce(picked.reshape(logits.shape[:-1]), reduction)
-    # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may have
-    # log-probability -inf (a masked logit), and -inf · 0 is NaN
-    picked = ops.masked_fill(-logp[rows, logits.xp.where(keep, flat, 0)], ~keep, 0.0)
-    if reduction == "mean":               # over the targets kept
-        if counted.size == 0:             # none: NaN, and zero gradients, as in PyTorch
-            return picked.sum() + logits.xp.asarray(np.nan, dtype=logits.dtype)
-        return picked.sum() / float(counted.size)
-    return _reduce(picked.reshape(logits.shape[:-1]), reduction)
+    check_impl("cross_entropy", impl)
+    loss = cross_entropy_rows(logits.reshape(-1, classes), flat, ignore_index, reduction, impl)
+    return loss.reshape(logits.shape[:-1]) if reduction == "none" else loss
 
 
 def mse_loss(input, target, reduction="mean"):

@@ -14,8 +14,9 @@ import numpy as np
 
 from .autograd import topological_order
 from .backend import memory_owner
+from .checks.comparison import make_leaves
 from .checks.stats import graph_stats, saved_bytes
-from .norms import FusedNorm, lookup
+from .norms import SPECS, FusedNorm, lookup
 from .tensor import Tensor
 
 __all__ = ["FORMATS", "INSTALL_HINT", "TwinStats", "compare", "dot_available", "draw",
@@ -78,7 +79,8 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True
     inputs, each captioned with its op nodes and saved bytes.
 
     Args:
-        norm: a name in ``norms.NORMS`` or an alias.
+        norm: a name in ``norms.SPECS`` (a norm, softmax, cross_entropy, attention) or an
+            alias.
         shape, dtype, affine, seed: as in ``mg.compare``.
 
     Returns:
@@ -88,13 +90,15 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True
         >>> twin = viz.compare("layer_norm", (2, 4, 8))
         >>> twin.render("layer_norm_twin", format="png", cleanup=True)   # no DOT file left
     """
-    norm = lookup(norm, "viz.compare: norm")
+    norm = lookup(norm, "viz.compare: norm", SPECS)
     arrays = norm.make_inputs(shape, dtype, affine, seed)
     dot = _new_digraph(f"{norm.title} ({norm.name})  shape={tuple(shape)}  "
                        f"dtype={np.dtype(dtype)}  (composite | fused)")
     stats = {}
     for impl in ("composite", "fused"):
-        tensors = {name: _named_leaf(a, name) for name, a in arrays.items()}
+        tensors = make_leaves(norm, arrays)
+        for name, tensor in tensors.items():
+            tensor.name = name
         outputs = norm.run(tensors, impl, norm.running_stats(arrays))
         for out, name in zip(outputs, norm.outputs):
             out.name = name
@@ -416,12 +420,6 @@ def _as_roots(root):
         raise TypeError(f"draw: root must be a Tensor or a sequence of Tensors, got "
                         f"{type(root).__name__}")
     return roots
-
-
-def _named_leaf(array, name):
-    tensor = Tensor(array, requires_grad=True)
-    tensor.name = name
-    return tensor
 
 
 def _new_digraph(title):

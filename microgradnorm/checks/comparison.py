@@ -1,5 +1,6 @@
-"""``compare``: one norm as a composite graph and as a fused node, side by side, on the
-same inputs and upstream gradients: graph size, saved bytes, times and differences."""
+"""``compare``: one norm (or softmax, cross-entropy, attention: ``norms.SPECS``) as a
+composite graph and as a fused node, side by side, on the same inputs and upstream
+gradients: graph size, saved bytes, times and differences."""
 
 import dataclasses
 import statistics
@@ -8,12 +9,13 @@ import time
 import numpy as np
 
 from ..autograd import grad, no_grad
-from ..norms import lookup
+from ..norms import SPECS, lookup
 from ..tensor import Tensor
 from .gradcheck import numerical_grad
 from .stats import graph_stats
 
-__all__ = ["Comparison", "ImplResult", "compare", "compare_arrays", "summary_table"]
+__all__ = ["Comparison", "ImplResult", "compare", "compare_arrays", "make_leaves",
+           "summary_table"]
 
 
 @dataclasses.dataclass
@@ -79,8 +81,9 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
     """Composite vs fused for ``norm`` on random inputs of ``shape``.
 
     Args:
-        norm: a name in ``norms.NORMS`` or an alias; batch_norm runs in training mode.
-        shape: input shape; LayerNorm/RMSNorm normalize the last dim, BatchNorm dim 1.
+        norm: a name in ``norms.SPECS`` or an alias; batch_norm runs in training mode.
+        shape: input shape; LayerNorm/RMSNorm/softmax normalize the last dim, BatchNorm
+            dim 1; cross_entropy's logits (N, C); attention's query, key and value.
         repeat: timing repetitions (the median is kept).
         finite_differences: also check both sides' gradients against float64 central
             differences (two forward calls per input element: keep the shape small).
@@ -94,15 +97,17 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", affine=True, seed=0, repeat=
         >>> r.fused.nodes, r.composite.nodes
         (1, 9)
     """
-    norm = lookup(norm, "compare: norm")
+    norm = lookup(norm, "compare: norm", SPECS)
     if repeat < 1:
         raise ValueError(f"compare: repeat must be at least 1, got {repeat}")
     if not np.isfinite(scale) or scale <= 0:
         raise ValueError(f"compare: scale must be a finite number > 0, got {scale!r}")
     arrays = norm.make_inputs(shape, dtype, affine, seed, scale)
     rng = np.random.default_rng(seed + 1)
-    upstream = [rng.standard_normal(arrays["x"].shape).astype(dtype)
-                for _ in norm.outputs]
+    with no_grad():
+        shapes = [o.shape for o in norm.run(make_leaves(norm, arrays), "fused",
+                                            norm.running_stats(arrays))]
+    upstream = [rng.standard_normal(s).astype(dtype) for s in shapes]
     # Overflow and NaN are reported below in words (``nonfinite``), not as NumPy warnings.
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         sides = {impl: _run_side(norm, impl, arrays, upstream, repeat)
@@ -160,7 +165,8 @@ def compare_arrays(composite, fused):
 
 def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
     # Σ upstream·outputs, whose gradient backward computed, in float64 whatever the dtype
-    tensors = {name: Tensor(a.astype(np.float64)) for name, a in arrays.items()}
+    tensors = {name: Tensor(a if name in norm.constants else a.astype(np.float64))
+               for name, a in arrays.items()}
     upstream = [u.astype(np.float64) for u in upstream]
 
     def objective():
@@ -170,26 +176,35 @@ def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
 
     return {f"grad {name}": float(np.max(np.abs(
                 analytic[f"grad {name}"].astype(np.float64) - numerical_grad(objective, t.data))))
-            for name, t in tensors.items()}
+            for name, t in tensors.items() if name not in norm.constants}
 
 
 def _run_side(norm, impl, arrays, upstream, repeat):
     forward_times, backward_times = [], []
     for _ in range(repeat):
-        tensors = {name: Tensor(a.copy(), requires_grad=True) for name, a in arrays.items()}
+        tensors = make_leaves(norm, arrays)
         running = norm.running_stats(arrays)
         start = time.perf_counter()
         outputs = norm.run(tensors, impl, running)
         forward_times.append(time.perf_counter() - start)
         stats = graph_stats(*outputs)
         start = time.perf_counter()
-        grads = grad(outputs, list(tensors.values()), upstream)
+        differentiated = [t for t in tensors.values() if t.requires_grad]
+        grads = grad(outputs, differentiated, upstream)
         backward_times.append(time.perf_counter() - start)
     values = {name: o.data for name, o in zip(norm.outputs, outputs)}
     values.update({name: a for name, a in (running or {}).items()})
     return ImplResult(stats.nodes, stats.by_op, stats.saved_bytes,
                       statistics.median(forward_times), statistics.median(backward_times),
-                      values, {f"grad {name}": g for name, g in zip(tensors, grads)})
+                      values, {f"grad {name}": g for name, g in
+                               zip([n for n, t in tensors.items() if t.requires_grad], grads)})
+
+
+def make_leaves(norm, arrays):
+    """{name: a fresh Tensor of a copy of the array}, requiring grad but for the spec's
+    ``constants``."""
+    return {name: Tensor(a.copy(), requires_grad=name not in norm.constants)
+            for name, a in arrays.items()}
 
 
 SUMMARY_HEADER = ("norm", "quantity", "nodes c/f", "saved bytes c/f", "|fused - comp|",

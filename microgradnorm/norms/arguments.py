@@ -2,6 +2,7 @@
 nn modules and the seed-style layers their constructor options (the seed layers check
 their own arrays), with one wording naming the function, the argument, expected and got."""
 
+import math
 import numbers
 
 import numpy as np
@@ -10,13 +11,14 @@ from .. import backend, dtypes
 from ..autograd import is_grad_enabled
 from ..dtypes import check_number, is_half
 from ..kernels import CASTINGS
+from ..ops.base import constant
 from ..tensor import Tensor, is_floating
 
 IMPLS = ("fused", "composite")
 
 __all__ = ["CASTINGS", "IMPLS", "check_batch_norm", "check_eps", "check_impl", "check_like",
            "check_momentum", "check_param", "check_rms_options", "check_row_norm",
-           "check_tensor", "default_eps", "normalized_shape"]
+           "check_tensor", "check_attention", "default_eps", "normalized_shape"]
 
 
 def check_tensor(fn, name, value):
@@ -200,3 +202,60 @@ def _running_stat(name, stat, shape, x, training):
     if backend.device_of(array) != x.device:
         raise ValueError(f"batch_norm: {name} must be on x's device {x.device!r}")
     return array, owner
+
+
+def check_attention(fn, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa, impl):
+    """scaled_dot_product_attention's arguments; returns the mask as a Tensor (or None) and
+    the scale as a float (1/√E by default)."""
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        check_tensor(fn, name, t)
+        if t.ndim < 2:
+            raise ValueError(f"{fn}: {name} must have at least 2 dims (..., length, "
+                             f"features), got shape {t.shape}")
+        if t.dtype != q.dtype or t.device != q.device:
+            raise TypeError(f"{fn}: {name} must have query's dtype {q.dtype} and device "
+                            f"{q.device!r}, got {t.dtype} on {t.device!r}")
+    if k.shape[-1] != q.shape[-1] or v.shape[-2] != k.shape[-2]:
+        raise ValueError(f"{fn}: key must be (..., S, E) for query (..., L, E) and value "
+                         f"(..., S, Ev), got query {q.shape}, key {k.shape}, value {v.shape}")
+    heads = q.shape[-3] if q.ndim >= 3 else 1
+    kv_heads = k.shape[-3] if k.ndim >= 3 else 1
+    if enable_gqa and heads % kv_heads:
+        raise ValueError(f"{fn}: with enable_gqa, key's heads (dim -3) must divide query's "
+                         f"{heads}, got {kv_heads}")
+    groups = heads // kv_heads if enable_gqa else 1
+    batch = [t.shape[:-2] for t in (q, k, v)]
+    batch[1:] = [s[:-1] + (s[-1] * groups,) if enable_gqa and s else s for s in batch[1:]]
+    try:
+        scores_shape = np.broadcast_shapes(*batch) + (q.shape[-2], k.shape[-2])
+    except ValueError:
+        raise ValueError(f"{fn}: the batch dims of query {q.shape}, key {k.shape} and value "
+                         f"{v.shape} do not broadcast") from None
+    check_number(fn, "dropout_p", dropout_p)
+    if not 0 <= dropout_p < 1:
+        raise ValueError(f"{fn}: dropout_p must be a number in [0, 1), got {dropout_p!r}")
+    if scale is not None:
+        check_number(fn, "scale", scale)
+    if not isinstance(is_causal, bool) or not isinstance(enable_gqa, bool):
+        raise TypeError(f"{fn}: is_causal and enable_gqa must be True or False, got "
+                        f"{is_causal!r}, {enable_gqa!r}")
+    check_impl(fn, impl)
+    if mask is not None:
+        mask = _check_mask(fn, mask, q, scores_shape, is_causal)
+    return mask, 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+
+
+def _check_mask(fn, mask, q, scores_shape, is_causal):
+    if is_causal:
+        raise ValueError(f"{fn}: pass attn_mask or is_causal=True, not both")
+    if not isinstance(mask, Tensor):
+        mask = constant(backend.to_device(q.xp.asarray(mask), q.device))
+    if mask.dtype != bool and mask.dtype != q.dtype:
+        raise TypeError(f"{fn}: attn_mask must be bool or query's dtype {q.dtype}, got "
+                        f"{mask.dtype}")
+    try:
+        np.broadcast_shapes(mask.shape, scores_shape)
+    except ValueError:
+        raise ValueError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast with "
+                         f"the scores' shape {scores_shape}") from None
+    return mask

@@ -24,6 +24,9 @@ class Norm:
         per_channel: statistics per channel (dim 1, BatchNorm) instead of per row.
         call, torch: run ``function`` / PyTorch's functional on {name: tensor} (``run``,
             ``run_torch``).
+        random_inputs: ``(shape, dtype, seed, scale) -> {name: array}``, where the inputs
+            are not a norm's x and parameters (``FUSED_OPS``: softmax, attention, ...);
+            ``constants`` names those that take no gradient (cross-entropy's targets).
     """
 
     name: str
@@ -38,6 +41,8 @@ class Norm:
     residual: bool = False
     per_channel: bool = False
     aliases: tuple = ()
+    random_inputs: Callable = None
+    constants: tuple = ()
 
     @property
     def outputs(self):
@@ -60,6 +65,8 @@ class Norm:
         """Random {name: array} for ``shape``: x (and residual) ``scale`` times standard
         normal; parameters not all ones, so the affine path is exercised."""
         shape = tuple(shape)
+        if self.random_inputs is not None:
+            return self.random_inputs(shape, dtype, seed, scale)
         if self.per_channel and len(shape) < 2:
             raise ValueError(f"{self.name} needs a shape (N, C) or (N, C, L), got {shape}")
         rng = np.random.default_rng(seed)
@@ -135,8 +142,9 @@ def empty_norm(x, weight, bias):
 
 
 class FusedNorm(Function):
-    """The base of every fused norm node (the visualizer colours these); ``saved_names``
-    lists what forward saves; its ``mean`` and ``rstd`` hold one value per ``statistics_of``."""
+    """The base of every fused node, the norms' and softmax's and attention's (the
+    visualizer colours these); ``saved_names`` lists what forward saves; its ``mean`` and
+    ``rstd`` (a norm's) hold one value per ``statistics_of``."""
 
     saved_names = ()
     statistics_of = "row"

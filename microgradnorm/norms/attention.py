@@ -1,0 +1,170 @@
+"""Scaled dot-product attention, softmax normalization of the scores q·kᵀ, twice: the
+textbook graph, which keeps the L×S probabilities for backward, and one fused node that
+keeps q, k, v, the output and a log-sum-exp per row and recomputes the probabilities in
+backward, as FlashAttention does. docs/derivations.md derives the backward."""
+
+import math
+
+import numpy as np
+
+from .. import backend
+from ..autograd import op_group
+from ..ops.base import unbroadcast
+from ..tensor import Tensor
+from . import arguments
+from .softmax import logsumexp
+from .spec import FusedNorm, Norm
+
+__all__ = ["ATTENTION", "scaled_dot_product_attention"]
+
+
+def _scores(q, k, mask, is_causal, scale):
+    """q·kᵀ·scale with the mask applied: (..., L, S)."""
+    xp = backend.array_module(q)
+    s = (q @ xp.swapaxes(k, -1, -2)) * scale
+    if is_causal:
+        mask = xp.tril(xp.ones(s.shape[-2:], dtype=bool))   # top left aligned, as torch
+    if mask is None:
+        return s
+    if mask.dtype == bool:
+        return xp.where(mask, s, -np.inf)
+    return s + mask
+
+
+def _probabilities(s, lse):
+    # exp(s - lse); a row with nothing to attend to (lse = -inf) attends to nothing: zeros,
+    # where the softmax would be 0/0, as torch's CPU attention does
+    xp = backend.array_module(s)
+    with np.errstate(invalid="ignore"):
+        return xp.where(lse == -np.inf, 0, xp.exp(s - lse)).astype(s.dtype, copy=False)
+
+
+def _kept(seed, shape, dropout_p, xp):
+    """The dropout mask scaled by 1 / (1 - p), drawn again from ``seed`` whenever needed."""
+    keep = np.random.default_rng(seed).random(shape) >= dropout_p
+    return xp.asarray(keep / (1 - dropout_p))
+
+
+# ----- fused: one node, closed-form backward ----------------------------------------------
+class ScaledDotProductAttention(FusedNorm):
+    saved_names = ("query", "key", "value", "output", "logsumexp", "attn_mask")
+
+    @staticmethod
+    def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, seed):
+        s = _scores(q, k, mask, is_causal, scale)                          # (..., L, S)
+        lse = logsumexp(s, -1)                                             # (..., L, 1)
+        p = _probabilities(s, lse)
+        if dropout_p:
+            p = p * _kept(seed, p.shape, dropout_p, backend.array_module(p)).astype(p.dtype)
+        out = p @ v                                                        # (..., L, Ev)
+        # Saved: the inputs (alive anyway), the output and one log-sum-exp per row; the
+        # L×S probabilities and the dropout mask are recomputed in backward (the mask from
+        # its seed), never kept.
+        ctx.save_for_backward(q, k, v, out, lse, mask)
+        ctx.dropout_p, ctx.is_causal, ctx.scale, ctx.seed = dropout_p, is_causal, scale, seed
+        return out
+
+    @staticmethod
+    def backward(ctx, dout):
+        q, k, v, out, lse, mask = ctx.saved
+        xp = backend.array_module(q)
+        p = _probabilities(_scores(q, k, mask, ctx.is_causal, ctx.scale), lse)
+        dp = dout @ xp.swapaxes(v, -1, -2)                                 # dL/d(dropped P)
+        if ctx.dropout_p:
+            kept = _kept(ctx.seed, p.shape, ctx.dropout_p, xp).astype(p.dtype)
+            dv = xp.swapaxes(p * kept, -1, -2) @ dout
+            dp = dp * kept
+        else:
+            dv = xp.swapaxes(p, -1, -2) @ dout
+        # dS = P∘(dP − rowsum(dO∘O)): rowsum(dO∘O) = rowsum(P∘dP), without P·dP's L×S
+        ds = p * (dp - (dout * out).sum(axis=-1, keepdims=True))
+        dq = (ds @ k) * ctx.scale
+        dk = (xp.swapaxes(ds, -1, -2) @ q) * ctx.scale
+        dmask = (unbroadcast(ds, mask.shape) if ctx.needs_input_grad[3] else None)
+        return (unbroadcast(dq, q.shape), unbroadcast(dk, k.shape), unbroadcast(dv, v.shape),
+                dmask)
+
+
+# ----- composite: the textbook graph ------------------------------------------------------
+def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                        seed=0):
+    """softmax(q·kᵀ·scale + mask), dropped out, times v; each step a node."""
+    scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
+    scores = (q @ k.mT) * scale                                            # (..., L, S)
+    if is_causal:
+        attn_mask = q.xp.tril(q.xp.ones(scores.shape[-2:], dtype=bool))
+    if attn_mask is not None and attn_mask.dtype == bool:
+        keep = attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask
+        scores = scores.masked_fill(~keep, -np.inf)
+    elif attn_mask is not None:
+        scores = scores + attn_mask
+    with np.errstate(invalid="ignore"):              # a dead row's -inf - -inf
+        probs = scores.softmax(-1)
+    dead = q.xp.isneginf(scores.data).all(axis=-1, keepdims=True)        # nothing to attend
+    if dead.any():
+        probs = probs.masked_fill(dead, 0.0)
+    if dropout_p:
+        probs = probs * _kept(seed, probs.shape, dropout_p, q.xp).astype(probs.dtype)
+    return probs @ v
+
+
+# ----- the public entry -------------------------------------------------------------------
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
+                                 is_causal=False, scale=None, enable_gqa=False, impl="fused"):
+    r"""Attention :math:`\mathrm{softmax}(QK^T \cdot \mathrm{scale} + M)\,V`, PyTorch's
+    signature; ``impl="fused"`` (one node) or ``"composite"`` (the textbook graph).
+
+    Args:
+        attn_mask: bool (True: takes part) or floating (added to the scores), broadcast to
+            (..., L, S); not together with ``is_causal`` (the top-left lower triangle).
+        scale: default 1/√E. dropout_p: probabilities zeroed, the rest scaled by 1/(1 - p).
+        enable_gqa: key and value may have fewer heads (dim -3) that divide query's.
+
+    Shape:
+        query (..., L, E), key (..., S, E), value (..., S, Ev); output (..., L, Ev).
+
+    Example:
+        >>> y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    """
+    fn = "scaled_dot_product_attention"
+    attn_mask, scale = arguments.check_attention(fn, query, key, value, attn_mask, dropout_p,
+                                                 is_causal, scale, enable_gqa, impl)
+    if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
+        key, value = (_repeat_heads(t, query.shape[-3]) for t in (key, value))
+    # Dropout draws its mask from a seed taken from NumPy's global state, so the two
+    # implementations and the fused backward draw the same mask.
+    seed = int(np.random.randint(2**63)) if dropout_p else 0
+    if impl == "composite":
+        with op_group(fn):
+            return composite_attention(query, key, value, attn_mask, dropout_p, is_causal,
+                                       scale, seed)
+    return ScaledDotProductAttention.apply(query, key, value, attn_mask, dropout_p=dropout_p,
+                                           is_causal=is_causal, scale=scale, seed=seed)
+
+
+def _repeat_heads(t, heads):
+    # (..., Hkv, S, E) -> (..., heads, S, E), each head repeated in place (repeat_interleave)
+    *batch, kv_heads, length, dim = t.shape
+    wide = t.reshape(*batch, kv_heads, 1, length, dim)
+    return wide.expand(*batch, kv_heads, heads // kv_heads, length, dim).reshape(
+        *batch, heads, length, dim)
+
+
+# ----- the spec ---------------------------------------------------------------------------
+def _qkv(shape, dtype, seed, scale):
+    if len(shape) < 2:
+        raise ValueError(f"scaled_dot_product_attention needs a shape (..., L, E), got "
+                         f"{tuple(shape)}")
+    rng = np.random.default_rng(seed)
+    return {name: (scale * rng.standard_normal(shape)).astype(dtype)
+            for name in ("query", "key", "value")}
+
+
+ATTENTION = Norm(
+    "scaled_dot_product_attention", "Attention", scaled_dot_product_attention,
+    composite_attention, ScaledDotProductAttention, (), None,
+    lambda f, t, impl, running, training: f(t["query"], t["key"], t["value"],
+                                            is_causal=True, impl=impl),
+    lambda tF, t, running, training: tF.scaled_dot_product_attention(
+        t["query"], t["key"], t["value"], is_causal=True),
+    aliases=("attention", "sdpa"), random_inputs=_qkv)

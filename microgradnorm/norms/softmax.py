@@ -1,0 +1,199 @@
+"""Softmax, log_softmax and cross-entropy, twice: the composite graphs of ``ops`` and one
+fused node each that saves only what its closed-form backward reads. Softmax normalizes
+exp(x) by its row sum; docs/derivations.md derives the backward passes."""
+
+import numpy as np
+
+from .. import backend, dtypes, ops
+from ..autograd import op_group
+from ..ops.base import LAST_DIM, normalize_axis
+from . import arguments
+from .spec import FusedNorm, Norm
+
+__all__ = ["CROSS_ENTROPY", "LOG_SOFTMAX", "SOFTMAX", "cross_entropy_rows", "log_softmax",
+           "logsumexp", "softmax"]
+
+
+def logsumexp(x, axis):
+    """log Σ exp(x) over ``axis`` (kept), shifted by the max; a row of -inf gives -inf, a
+    row holding +inf or NaN gives NaN (as in torch, the whole row's softmax is NaN)."""
+    xp = backend.array_module(x)
+    if x.ndim and x.shape[axis] == 0:                # log of an empty sum
+        return xp.full(x.shape[:axis] + (1,) + x.shape[axis:][1:], -np.inf, x.dtype)
+    top = x.max(axis=axis, keepdims=True)
+    top = xp.where(top == -np.inf, 0, top)           # -inf - -inf would be NaN
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return top + xp.log(xp.exp(x - top).sum(axis=axis, keepdims=True))
+
+
+def _computed(x):
+    # half precision is computed in float32, as the composite's sums accumulate
+    return x.astype(np.float32) if dtypes.is_half(x.dtype) else x
+
+
+# ----- fused: one node each, closed-form backward ----------------------------------------
+class Softmax(FusedNorm):
+    saved_names = ("output",)
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        with np.errstate(invalid="ignore", over="ignore"):    # +inf or NaN in a row: NaN
+            y = backend.array_module(x).exp(_computed(x) - logsumexp(_computed(x), axis))
+        ctx.axis = axis
+        y = y.astype(x.dtype, copy=False)
+        ctx.save_for_backward(y)                     # y·(g − Σ g·y) reads y alone
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved
+        return y * (g - (g * y).sum(axis=ctx.axis, keepdims=True))
+
+
+class LogSoftmax(FusedNorm):
+    saved_names = ("output",)
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = (_computed(x) - logsumexp(_computed(x), axis)).astype(x.dtype, copy=False)
+        ctx.axis = axis
+        ctx.save_for_backward(y)                     # g − exp(y)·Σ g reads y alone
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved
+        xp = backend.array_module(y)
+        return g - xp.exp(y) * g.sum(axis=ctx.axis, keepdims=True)
+
+
+class CrossEntropy(FusedNorm):
+    """(N, C) logits and (N,) class indices -> the reduced -log softmax(logits)[target]."""
+
+    saved_names = ("logits", "logsumexp")
+
+    @staticmethod
+    def forward(ctx, logits, target, ignore_index, reduction):
+        xp = backend.array_module(logits)
+        lse = logsumexp(_computed(logits), 1)                           # (N, 1)
+        keep = target != ignore_index
+        picked = logits[xp.arange(len(target)), xp.where(keep, target, 0)]
+        with np.errstate(invalid="ignore"):
+            losses = xp.where(keep, lse[:, 0] - picked, 0).astype(logits.dtype, copy=False)
+        # Saved: logits and one logsumexp per row; the probabilities are recomputed in
+        # backward, never kept (the targets stay on ctx, as an indexing node's index does)
+        ctx.save_for_backward(logits, lse)
+        ctx.target, ctx.ignore_index = target, ignore_index
+        ctx.reduction, ctx.count = reduction, int(keep.sum())
+        if reduction == "none":
+            return losses
+        with np.errstate(divide="ignore", invalid="ignore"):   # nothing counted: NaN
+            total = losses.sum(dtype=lse.dtype)
+            return xp.asarray(total / ctx.count if reduction == "mean" else total,
+                              dtype=logits.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        logits, lse = ctx.saved
+        xp, target = backend.array_module(logits), ctx.target
+        keep = target != ctx.ignore_index
+        with np.errstate(invalid="ignore"):
+            dx = xp.exp(_computed(logits) - lse)                         # softmax (N, C)
+        dx[xp.arange(len(target)), xp.where(keep, target, 0)] -= 1
+        if ctx.reduction == "mean":
+            g = g / max(ctx.count, 1)
+        weight = xp.where(keep, g, 0).astype(dx.dtype, copy=False)      # (N,)
+        return (dx * weight[:, None]).astype(logits.dtype, copy=False), None
+
+
+# ----- composite: today's graphs of primitives --------------------------------------------
+def composite_cross_entropy(logits, target, ignore_index=-100, reduction="mean"):
+    """The graph: log_softmax, pick each row's target, mask the ignored, reduce."""
+    xp = logits.xp
+    logp = ops.log_softmax(logits, 1)                                   # (N, C)
+    keep = target != ignore_index
+    count = int(keep.sum())
+    rows = xp.arange(len(target))
+    if count == len(target):                          # nothing ignored: the plain graph
+        picked = -logp[rows, target]                                    # (N,)
+    else:
+        # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may
+        # have log-probability -inf (a masked logit), and -inf · 0 is NaN
+        picked = ops.masked_fill(-logp[rows, xp.where(keep, target, 0)], ~keep, 0.0)
+    if reduction == "none":
+        return picked
+    if reduction == "sum":
+        return picked.sum()
+    if count == 0:                     # nothing counted: NaN, and zero gradients, as torch
+        return picked.sum() + xp.asarray(np.nan, dtype=logits.dtype)
+    return picked.mean() if count == len(target) else picked.sum() / float(count)
+
+
+# ----- the public entries -----------------------------------------------------------------
+def softmax(x, axis=LAST_DIM, *, dim=None, impl="fused"):
+    r"""Softmax along ``axis``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed shifted by the max.
+
+    ``impl="fused"`` is one node saving only the output; ``"composite"`` the graph of
+    primitives (``Tensor.softmax``).
+
+    Example:
+        >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
+    """
+    return _row_op("softmax", ops.softmax, Softmax, x, axis, dim, impl)
+
+
+def log_softmax(x, axis=LAST_DIM, *, dim=None, impl="fused"):
+    r"""Stable :math:`x_i - \log\sum_j e^{x_j}` along ``axis``; ``impl`` as in ``softmax``."""
+    return _row_op("log_softmax", ops.log_softmax, LogSoftmax, x, axis, dim, impl)
+
+
+def _row_op(fn, composite, fused, x, axis, dim, impl):
+    arguments.check_tensor(fn, "x", x)
+    arguments.check_impl(fn, impl)
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
+    if x.size == 0:
+        return x * 1.0                   # as empty as x, as in torch
+    if impl == "composite":
+        with op_group(fn):
+            return composite(x, axis)
+    return fused.apply(x, axis=axis)
+
+
+def cross_entropy_rows(logits, target, ignore_index=-100, reduction="mean", impl="fused"):
+    """Cross-entropy of (N, C) logits and an (N,) integer array of classes, unchecked:
+    ``F.cross_entropy`` checks, reshapes to rows and calls this."""
+    if impl == "composite":
+        with op_group("cross_entropy"):
+            return composite_cross_entropy(logits, target, ignore_index, reduction)
+    return CrossEntropy.apply(logits, target=target, ignore_index=ignore_index,
+                              reduction=reduction)
+
+
+# ----- the specs --------------------------------------------------------------------------
+def _x_only(shape, dtype, seed, scale):
+    return {"x": (scale * np.random.default_rng(seed).standard_normal(shape)).astype(dtype)}
+
+
+def _logits_and_target(shape, dtype, seed, scale):
+    if len(shape) != 2:
+        raise ValueError(f"cross_entropy needs a shape (N, C), got {tuple(shape)}")
+    rng = np.random.default_rng(seed)
+    return {"x": (scale * rng.standard_normal(shape)).astype(dtype),
+            "target": rng.integers(0, shape[1], shape[0])}
+
+
+SOFTMAX = Norm("softmax", "Softmax", softmax, ops.softmax, Softmax, (), None,
+               lambda f, t, impl, running, training: f(t["x"], impl=impl),
+               lambda tF, t, running, training: tF.softmax(t["x"], -1),
+               random_inputs=_x_only)
+LOG_SOFTMAX = Norm("log_softmax", "LogSoftmax", log_softmax, ops.log_softmax, LogSoftmax,
+                   (), None, lambda f, t, impl, running, training: f(t["x"], impl=impl),
+                   lambda tF, t, running, training: tF.log_softmax(t["x"], -1),
+                   random_inputs=_x_only)
+CROSS_ENTROPY = Norm(
+    "cross_entropy", "CrossEntropy", cross_entropy_rows, composite_cross_entropy,
+    CrossEntropy, (), None,
+    lambda f, t, impl, running, training: f(t["x"], t["target"].data, impl=impl),
+    lambda tF, t, running, training: tF.cross_entropy(t["x"], t["target"]),
+    random_inputs=_logits_and_target, constants=("target",))
