@@ -21,7 +21,9 @@ except ImportError as error:          # the selection API turns this into its ow
     raise ImportError('the numba CPU kernels need numba: pip install "microgradnorm[numba]"'
                       ) from error
 
-FASTMATH = {"reassoc", "contract", "nsz", "arcp"}                # never "nnan" or "ninf"
+# never "nnan" or "ninf"; nor "arcp": a row's few divisions by D must round as IEEE's, so
+# that a constant row's mean correction and variance come out exactly 0 (no loop divides)
+FASTMATH = {"reassoc", "contract", "nsz"}
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))           # what the kernels take
 
 
