@@ -13,13 +13,14 @@ Example::
     'layer_norm'
 """
 
-from .arguments import CASTINGS, IMPLS
+from .arguments import CASTINGS, IMPLS, get_norm_impl, norm_impl
 from .batch_norm import BATCH_NORM, batch_norm
 from .layer_norm import ADD_LAYER_NORM, LAYER_NORM, add_layer_norm, layer_norm
 from .rms_norm import ADD_RMS_NORM, RMS_NORM, add_rms_norm, rms_norm
 from .spec import FusedNorm, Norm
 
-__all__ = ["CASTINGS", "IMPLS", "NORMS", "FusedNorm", "Norm", "add_layer_norm",
+__all__ = ["CASTINGS", "IMPLS", "NORMS", "FusedNorm", "Norm", "get_norm_impl", "norm_impl",
+           "add_layer_norm",
            "add_rms_norm", "batch_norm", "layer_norm", "lookup", "rms_norm"]
 
 NORMS = {norm.name: norm for norm in (LAYER_NORM, RMS_NORM, BATCH_NORM, ADD_LAYER_NORM,

@@ -198,3 +198,16 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None):
         return x * 1.0
     z = _shifted(x, axis)
     return z - sum(z.exp(), axis, keepdims=True).log()
+
+
+def norm(x, p=2, dim=None, keepdim=False):
+    """The ``p``-norm over ``dim`` (None: every element), ``(Σ|x|^p)^(1/p)``; ``p`` may be
+    ``inf`` (``torch.Tensor.norm``). Example: ``x.norm(2, dim=-1, keepdim=True)``."""
+    check_number("norm", "p", p)
+    if p == np.inf:
+        return amax(abs(x), dim, keepdim)
+    if p == 2:                                # the common case, without abs() and pow
+        return sum(x * x, dim, keepdim).sqrt()
+    if p <= 0:
+        raise ValueError(f"norm: p must be positive (or inf), got {p!r}")
+    return sum(abs(x) ** p, dim, keepdim) ** (1.0 / p)
