@@ -45,28 +45,51 @@ def silu(x):
     return x * sigmoid(x)
 
 
-def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
-    r"""Cross-entropy :math:`-\log\mathrm{softmax}(\text{logits}_n)_{t_n}` of integer targets.
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    r"""Cross-entropy :math:`-w_{t_n} \log\mathrm{softmax}(\text{input}_n)_{t_n}` of integer
+    targets, the class dim second as in PyTorch; the mean is over the targets kept (weighted
+    by ``weight`` when given).
 
-    Shape: logits (N, C) or (B, T, C), the class dim last; target (N,) or (B, T).
+    Args:
+        weight: a rescaling weight per class (C,), or None.
+        ignore_index: the target value that adds nothing (and is left out of the mean).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        label_smoothing: ε in [0, 1]: the target is (1 - ε) one-hot plus ε/C uniform.
+
+    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
 
     Example:
-        >>> loss = F.cross_entropy(model(idx), targets)      # (B, T, V), (B, T)
+        >>> loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))   # (B·T, V)
     """
-    check_tensor("cross_entropy", "logits", logits)
-    if logits.ndim not in (2, 3):
-        raise ValueError(f"cross_entropy: logits must have shape (N, C) or (B, T, C), "
-                         f"got {logits.shape}")
+    check_tensor("cross_entropy", "input", input)
+    if input.ndim == 0:
+        raise ValueError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "
+                         "got a 0-d tensor")
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    target_shape = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
+    xp = input.xp
     target_data = target.data if isinstance(target, Tensor) else target
-    target_data = backend.to_device(logits.xp.asarray(target_data), logits.device)
+    target_data = backend.to_device(xp.asarray(target_data), input.device)
     if target_data.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: target must hold integer class indices, "
                         f"got dtype {target_data.dtype}")
-    if tuple(target_data.shape) != logits.shape[:-1]:
-        raise ValueError(f"cross_entropy: target must have shape {logits.shape[:-1]} for "
-                         f"logits {logits.shape}, got {tuple(target_data.shape)}")
+    if tuple(target_data.shape) != target_shape:
+        raise ValueError(f"cross_entropy: target must have shape {target_shape} for input "
+                         f"{input.shape} (the class dim is dim 1), got "
+                         f"{tuple(target_data.shape)}")
     check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
-    classes = logits.shape[-1]
+    check_number("cross_entropy", "label_smoothing", label_smoothing)
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], "
+                         f"got {label_smoothing!r}")
+    if weight is not None:
+        weight = backend.to_device(xp.asarray(weight.data if isinstance(weight, Tensor)
+                                              else weight), input.device)
+        if weight.shape != (classes,) or weight.dtype.kind != "f":
+            raise ValueError(f"cross_entropy: weight must be a floating tensor of shape "
+                             f"({classes},), got shape {tuple(weight.shape)}, dtype "
+                             f"{weight.dtype}")
     flat = target_data.reshape(-1)
     keep = flat != ignore_index
     counted = flat[keep]
@@ -75,19 +98,31 @@ def cross_entropy(logits, target, reduction="mean", ignore_index=-100):
             f"cross_entropy: target values must be in [0, {classes}) or ignore_index "
             f"{ignore_index}, got min {int(counted.min())}, max {int(counted.max())}")
     _check_reduction("cross_entropy", reduction)
-    logp = log_softmax(logits.reshape(-1, classes))                  # (N, C)
-    rows = logits.xp.arange(logp.shape[0])
-    if counted.size == flat.size:                     # nothing ignored: the plain mean
-        picked = -logp[rows, flat]                                   # (N,)
-        return _reduce(picked.reshape(logits.shape[:-1]), reduction)
-    # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may have
-    # log-probability -inf (a masked logit), and -inf · 0 is NaN
-    picked = ops.masked_fill(-logp[rows, logits.xp.where(keep, flat, 0)], ~keep, 0.0)
-    if reduction == "mean":               # over the targets kept
-        if counted.size == 0:             # none: NaN, and zero gradients, as in PyTorch
-            return picked.sum() + logits.xp.asarray(np.nan, dtype=logits.dtype)
-        return picked.sum() / float(counted.size)
-    return _reduce(picked.reshape(logits.shape[:-1]), reduction)
+    rows = input.reshape(-1, classes) if input.ndim <= 2 else \
+        input.permute(0, *range(2, input.ndim), 1).reshape(-1, classes)      # (M, C)
+    logp = log_softmax(rows)                                                 # (M, C)
+    safe = xp.where(keep, flat, 0)      # an ignored row's stand-in class, selected away
+    losses = -logp[xp.arange(logp.shape[0]), safe]                           # (M,)
+    if counted.size != flat.size:
+        # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may have
+        # log-probability -inf (a masked logit), and -inf · 0 is NaN
+        losses = ops.masked_fill(losses, ~keep, 0.0)
+    per_row = keep.astype(input.dtype) if weight is None else \
+        xp.where(keep, weight[safe], 0).astype(input.dtype)                  # (M,)
+    if weight is not None:
+        losses = losses * per_row
+    if label_smoothing:
+        smooth = -(logp if weight is None else logp * weight.astype(input.dtype)).sum(-1)
+        smooth = ops.masked_fill(smooth, ~keep, 0.0) if counted.size != flat.size else smooth
+        losses = (1 - label_smoothing) * losses + (label_smoothing / classes) * smooth
+    if reduction == "none":
+        return losses.reshape(target_shape)
+    if reduction == "sum":
+        return losses.sum()
+    total = float(per_row.sum())        # the targets kept, or their weights
+    if total == 0:                      # none: NaN, and zero gradients, as in PyTorch
+        return losses.sum() + xp.asarray(np.nan, dtype=input.dtype)
+    return losses.sum() / total
 
 
 def mse_loss(input, target, reduction="mean"):

@@ -71,7 +71,8 @@ def check_eps(fn, eps):
 def check_impl(fn, impl):
     """impl is "fused", "composite" or None (the thread's default, ``norm_impl``)."""
     if impl is not None and impl not in IMPLS:
-        raise ValueError(f"{fn}: impl must be one of {IMPLS} or None, got {impl!r}")
+        raise ValueError(f"{fn}: impl must be one of {IMPLS}, got {impl!r} (or None: "
+                         "the thread's default, mg.norm_impl)")
 
 
 class _ImplState(threading.local):
