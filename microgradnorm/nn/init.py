@@ -66,7 +66,8 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with draws from N(mean, std²). Example: ``nn.init.normal_(w, std=0.02)``."""
     check_number("normal_", "mean", mean)
     check_number("normal_", "std", std)
-    return _fill("normal_", tensor, lambda shape: mean + std * _rng(generator).standard_normal(shape))
+    return _fill("normal_", tensor,
+                 lambda shape: mean + std * _rng(generator).standard_normal(shape))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
