@@ -14,7 +14,7 @@ from .norms.arguments import check_tensor
 from .tensor import Tensor
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
-           "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss",
+           "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "pad",
            "relu", "sigmoid", "silu", "softmax", "tanh"]
 
 # ----- activations, softmax, losses, dropout: composites of primitive ops -----------------
@@ -158,6 +158,39 @@ def dropout(x, p=0.5, training=True, rng=None):
     draws = rng.random(x.shape) if rng is not None else np.random.random_sample(x.shape)
     mask = (draws >= p).astype(x.dtype) / (1 - p)
     return x * backend.to_device(mask, x.device)
+
+
+def pad(input, pad, mode="constant", value=0.0):
+    """``input`` with ``value`` added around its last ``len(pad) // 2`` dims (``F.pad``):
+    ``pad = (left, right)`` of the last dim, then ``(top, bottom)`` of the one before, ...;
+    a negative amount crops. Constant mode only; a composition of slicing and ``cat``.
+
+    Example:
+        >>> F.pad(x, (1, 2))            # x (N, L) -> (N, 1 + L + 2)
+    """
+    check_tensor("pad", "input", input)
+    if mode != "constant":
+        raise ValueError(f"pad: only mode='constant' is implemented, got {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: pad must hold an even number of ints, at most 2 per dim of "
+                         f"input ({input.ndim} dims), got {tuple(pad)}")
+    for amount in pad:
+        check_number("pad", "pad", amount, integer=True)
+    out = input
+    for i in range(len(pad) // 2):
+        axis, before, after = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        index = [slice(None)] * out.ndim
+        index[axis] = slice(max(-before, 0), out.shape[axis] - max(-after, 0))
+        out = out[tuple(index)]                    # negative amounts crop
+        pieces = []
+        for amount in (before, None, after):
+            if amount is None:
+                pieces.append(out)
+            elif amount > 0:
+                shape = out.shape[:axis] + (amount,) + out.shape[axis + 1:]
+                pieces.append(ops.base.constant(input.xp.full(shape, value, input.dtype)))
+        out = ops.cat(pieces, dim=axis) if len(pieces) > 1 else out
+    return out
 
 
 def _check_reduction(fn, reduction):

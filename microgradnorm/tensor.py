@@ -240,9 +240,10 @@ class Tensor:
         """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
         return backend.to_numpy(self.data).tolist()
 
-    def to(self, *args, device=None, dtype=None):
+    def to(self, *args, device=None, dtype=None, non_blocking=False):
         """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes), in
-        the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``."""
+        the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``.
+        ``non_blocking`` is taken for PyTorch's code: every copy here is synchronous."""
         device, dtype = to_arguments("to()", args, device, dtype)
         out = self
         if dtype is not None and dtype != self.dtype:

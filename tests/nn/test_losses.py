@@ -252,3 +252,15 @@ def test_rms_norm_eps_none_is_the_dtypes_epsilon_as_torch():
                                    expected, rtol=1e-6)
     np.testing.assert_allclose(nn.RMSNorm(8, eps=None).to("float32")(mg.tensor(data)).data,
                                expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("pad", [(1, 2), (0, 1, 2, 0), (-1, 2, 1, -1), (1, 1, 0, 0, 1, 0)])
+def test_pad_matches_torch(pad):
+    data = np.random.default_rng(0).standard_normal((2, 3, 4))
+    x, xt = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    y, yt = F.pad(x, pad, value=0.5), TF.pad(xt, pad, value=0.5)
+    np.testing.assert_array_equal(y.data, yt.detach().numpy())
+    upstream = np.random.default_rng(1).standard_normal(y.shape)
+    y.backward(upstream)
+    yt.backward(torch.tensor(upstream))
+    np.testing.assert_array_equal(x.grad, xt.grad.numpy())
