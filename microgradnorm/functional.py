@@ -119,6 +119,8 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
         return losses.reshape(target_shape)
     if reduction == "sum":
         return losses.sum()
+    if weight is None and counted.size == flat.size:
+        return losses.mean()            # every target kept, unweighted: the plain mean
     total = float(per_row.sum())        # the targets kept, or their weights
     if total == 0:                      # none: NaN, and zero gradients, as in PyTorch
         return losses.sum() + xp.asarray(np.nan, dtype=input.dtype)
