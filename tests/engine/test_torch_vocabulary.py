@@ -100,6 +100,19 @@ def test_norm_outer_pow_rsqrt_match_torch():
           [(x, xt)])
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 4), (5,), ()])
+@pytest.mark.parametrize("dims", [(0, -1), (0, 1), (1, 2), (-2, -1), (0, 0), (2, 1)])
+def test_flatten_start_and_end_dims_match_torch(shape, dims):
+    try:
+        expected = tuple(torch.zeros(shape).flatten(*dims).shape)
+    except (IndexError, RuntimeError) as error:
+        with pytest.raises((IndexError, ValueError)):
+            mg.zeros(*shape).flatten(*dims)
+        assert error
+        return
+    assert mg.zeros(*shape).flatten(*dims).shape == expected
+
+
 def test_function_forms_are_the_methods():
     x = mg.tensor(np.arange(6.0).reshape(2, 3))
     assert mg.flatten(x).shape == (6,) and mg.numel(x) == 6
