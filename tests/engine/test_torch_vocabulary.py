@@ -91,6 +91,8 @@ def test_norm_outer_pow_rsqrt_match_torch():
     for p in (2, 1, 3.0, np.inf):
         x, xt = both(data)
         check(x.norm(p, dim=-1, keepdim=True), xt.norm(p, dim=-1, keepdim=True), [(x, xt)])
+    x, xt = both(np.zeros((2, 3)))                       # a zero norm: gradient 0, not NaN
+    check(x.norm(dim=1), xt.norm(dim=1), [(x, xt)])
     (a, at), (b, bt) = both(data[0]), both(data[1, :3])
     check(mg.outer(a, b), torch.outer(at, bt), [(a, at), (b, bt)])
     x, xt = both(data)
