@@ -6,7 +6,7 @@ from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradch
                      jacobian, memory_timeline, precision_report)
 from .dtypes import (bfloat16, finfo, float16, float32, float64, iinfo, int8, int16, int32,
                      int64, uint8)
-from .dtypes import bool_ as bool  # noqa: A001  (torch.bool, and torch's aliases below)
+from .dtypes import bool_ as bool      # torch.bool; torch's other aliases below
 from .dtypes import float16 as half
 from .dtypes import float32 as float
 from .dtypes import float64 as double
