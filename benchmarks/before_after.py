@@ -39,7 +39,7 @@ def gpt_step(package, impl, d_model, n_layers, context, batch, vocab=64, heads=4
     cross_entropy = package.functional.cross_entropy
 
     def step():
-        loss = cross_entropy(model(tokens[:, :-1]), tokens[:, 1:])
+        loss = cross_entropy(model(tokens[:, :-1]).reshape(-1, vocab), tokens[:, 1:].reshape(-1))
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()

@@ -4,20 +4,45 @@ from . import nn, optim
 from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
                      jacobian, memory_timeline, precision_report)
-from .dtypes import bfloat16
-from .factories import (arange, empty, from_numpy, full, manual_seed, ones, ones_like, rand,
-                        randn, zeros, zeros_like)
+from .dtypes import (bfloat16, finfo, float16, float32, float64, iinfo, int8, int16, int32,
+                     int64, uint8)
+from .dtypes import bool_ as bool      # torch.bool; torch's other aliases below
+from .dtypes import float16 as half
+from .dtypes import float32 as float
+from .dtypes import float64 as double
+from .dtypes import int16 as short
+from .dtypes import int32 as int
+from .dtypes import int64 as long
+from .factories import (arange, empty, from_numpy, full, manual_seed, multinomial, ones,
+                        ones_like, rand, randint, randn, randperm, zeros, zeros_like)
 from .kernels import cpu_kernels, get_cpu_kernels, set_cpu_kernels
-from .ops import (cat, concatenate, exp, log, log_softmax, matmul, maximum, minimum, sigmoid,
-                  softmax, split, stack, tanh, where)
-from .tensor import Tensor, tensor
+from .norms import get_norm_impl, norm_impl
+from .nn.utils import load, save
+from .ops import (amax, amin, argmax, argmin, argsort, cat, chunk, clamp, concatenate, exp,
+                  flatten, gather, index_select, log, log_softmax, masked_fill, matmul, maximum,
+                  mean, minimum, norm, outer, permute, pow, relu, reshape, rsqrt, sigmoid,
+                  softmax, sort, split, sqrt, squeeze, stack, std, sum, tanh, topk, transpose,
+                  tril, triu, unsqueeze, var, where)
+from .tensor import Size, Tensor, tensor
+
+inference_mode = no_grad          # no inference tensors here: a block that records no graph
+is_floating_point = Tensor.is_floating_point
+numel = Tensor.numel
 
 __version__ = "0.1.0"
 
-__all__ = ["Function", "GradcheckError", "GraphStats", "MemoryTimeline", "Tensor", "arange",
-           "bfloat16", "cat", "compare", "concatenate", "cpu_kernels", "empty", "enable_grad",
-           "exp", "from_numpy", "full", "get_cpu_kernels", "grad", "gradcheck", "graph_stats",
-           "is_grad_enabled", "jacobian", "log", "log_softmax", "manual_seed", "matmul", "maximum",
-           "memory_timeline", "minimum", "nn", "no_grad", "ones", "ones_like", "optim",
-           "precision_report", "rand", "randn", "set_cpu_kernels", "set_grad_enabled",
-           "sigmoid", "softmax", "split", "stack", "tanh", "tensor", "where", "zeros", "zeros_like"]
+__all__ = ["Function", "GradcheckError", "GraphStats", "MemoryTimeline", "Size", "Tensor",
+           "amax", "amin", "arange", "argmax", "argmin", "argsort", "bfloat16", "bool", "cat",
+           "chunk", "clamp", "compare", "concatenate", "cpu_kernels", "double", "empty",
+           "enable_grad", "exp", "finfo", "flatten", "float", "float16", "float32", "float64",
+           "from_numpy", "full", "gather", "get_cpu_kernels", "get_norm_impl", "grad",
+           "gradcheck", "graph_stats", "half", "iinfo", "index_select", "inference_mode",
+           "int", "int8", "int16", "int32", "int64", "is_floating_point", "is_grad_enabled",
+           "jacobian", "load", "log", "log_softmax", "long", "manual_seed", "masked_fill",
+           "matmul", "maximum", "mean", "memory_timeline", "minimum", "multinomial", "nn",
+           "no_grad", "norm", "norm_impl", "numel", "ones", "ones_like", "optim", "outer",
+           "permute", "pow", "precision_report", "rand", "randint", "randn", "randperm",
+           "relu", "reshape", "rsqrt", "save", "set_cpu_kernels", "set_grad_enabled", "short",
+           "sigmoid", "softmax", "sort", "split", "sqrt", "squeeze", "stack", "std", "sum",
+           "tanh", "tensor", "topk", "transpose", "tril", "triu", "uint8", "unsqueeze", "var",
+           "where", "zeros", "zeros_like"]

@@ -12,6 +12,14 @@ except ImportError:                       # optional: only bfloat16 needs it
 
 bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
 
+# PyTorch's dtype names as NumPy dtypes, so ``t.dtype == mg.float32`` and ``dtype=mg.long``
+# work anywhere a dtype is taken; ``mg.float``, ``mg.long``, ... are ``TORCH_ALIASES``
+float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
+uint8, int8, int16 = np.dtype("uint8"), np.dtype("int8"), np.dtype("int16")
+int32, int64, bool_ = np.dtype("int32"), np.dtype("int64"), np.dtype("bool")
+TORCH_ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
+                 "int": int32, "long": int64, "bool": bool_}
+
 
 def has_bfloat16():
     """True when ``ml_dtypes`` is installed, so bfloat16 tensors can be made."""
@@ -68,8 +76,14 @@ def accumulation_dtype(dtype):
     return np.dtype(np.float32) if is_half(dtype) else np.dtype(dtype)
 
 
+def iinfo(dtype):
+    """The limits of an integer dtype (``torch.iinfo``: ``bits``, ``min``, ``max``)."""
+    return np.iinfo(np.dtype(dtype))
+
+
 def finfo(dtype):
-    """``numpy.finfo`` that also knows bfloat16 (``ml_dtypes.finfo``)."""
+    """``numpy.finfo`` that also knows bfloat16 (``ml_dtypes.finfo``): ``torch.finfo``'s
+    ``eps``, ``max``, ``min``, ``tiny``, ``bits``, ``resolution``."""
     dtype = np.dtype(dtype)
     if bfloat16 is not None and dtype == bfloat16:
         return ml_dtypes.finfo(dtype)

@@ -9,8 +9,8 @@ from . import backend, dtypes
 from .ops.base import size_args
 from .tensor import Tensor
 
-__all__ = ["arange", "empty", "from_numpy", "full", "manual_seed", "ones", "ones_like", "rand",
-           "randn", "zeros", "zeros_like"]
+__all__ = ["arange", "empty", "from_numpy", "full", "manual_seed", "multinomial", "ones",
+           "ones_like", "rand", "randint", "randn", "randperm", "zeros", "zeros_like"]
 
 
 def _make(fn, array, dtype, device, requires_grad):
@@ -81,6 +81,57 @@ def rand(*size, dtype=None, device="cpu", requires_grad=False):
     """Uniform samples on [0, 1) of ``size``, float64 unless dtype is given (torch: float32)."""
     array = np.asarray(np.random.random_sample(size_args("rand", size)))
     return _make("rand", array, dtype, device, requires_grad)
+
+
+def randint(*args, size=None, dtype=None, device="cpu", requires_grad=False):
+    """Integers drawn uniformly from [low, high) (``torch.randint(high, size)`` or
+    ``randint(low, high, size)``), int64 unless dtype is given."""
+    if size is not None:
+        args = (*args, size)
+    if len(args) not in (2, 3):
+        raise TypeError(f"randint: expected (high, size) or (low, high, size), got "
+                        f"{len(args)} arguments")
+    *bounds, size = args
+    low, high = (0, *bounds) if len(bounds) == 1 else bounds
+    for name, value in (("low", low), ("high", high)):
+        dtypes.check_number("randint", name, value, integer=True)
+    if low >= high:
+        raise ValueError(f"randint: low must be below high, got low {low}, high {high}")
+    array = np.random.randint(low, high, size_args("randint", (size,)), dtype=np.int64)
+    return _make("randint", array, dtype, device, requires_grad)
+
+
+def randperm(n, *, dtype=None, device="cpu", requires_grad=False):
+    """A random permutation of ``0 .. n-1``, int64 unless dtype is given (``torch.randperm``)."""
+    dtypes.check_number("randperm", "n", n, integer=True)
+    if n < 0:
+        raise ValueError(f"randperm: n must be non-negative, got {n}")
+    return _make("randperm", np.random.permutation(int(n)), dtype, device, requires_grad)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """``num_samples`` int64 class indices per row, drawn with probabilities proportional
+    to the row of ``input``'s non-negative weights (1-D (C,) or 2-D (N, C))
+    (``torch.multinomial``). ``generator``: a ``numpy.random.Generator``, by default NumPy's
+    global state. Example: ``idx_next = mg.multinomial(probs, num_samples=1)``."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
+    dtypes.check_positive_ints("multinomial", num_samples=num_samples)
+    if input.ndim not in (1, 2) or input.shape[-1] == 0:
+        raise ValueError(f"multinomial: input must be 1-D or 2-D with at least one category, "
+                         f"got shape {input.shape}")
+    weights = np.asarray(backend.to_numpy(input.data), dtype=np.float64).reshape(-1,
+                                                                              input.shape[-1])
+    if not np.isfinite(weights).all() or (weights < 0).any() or (weights.sum(1) <= 0).any():
+        raise ValueError("multinomial: every row of input must hold finite, non-negative "
+                         "weights with a positive sum")
+    if not replacement and num_samples > (weights > 0).sum(1).min():
+        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
+                         f"from a row with only {(weights > 0).sum(1).min()} nonzero weights")
+    choice = np.random.choice if generator is None else generator.choice
+    rows = [choice(len(w), num_samples, replace=replacement, p=w / w.sum()) for w in weights]
+    samples = np.asarray(rows, dtype=np.int64).reshape(*input.shape[:-1], num_samples)
+    return _make("multinomial", samples, None, input.device, False)
 
 
 def _like(fn, value, other, dtype, device, requires_grad):

@@ -12,11 +12,11 @@ from .dtypes import check_number
 from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm,
                     cross_entropy_rows, layer_norm, log_softmax, rms_norm,
                     scaled_dot_product_attention, softmax)
-from .norms.arguments import check_impl, check_tensor
+from .norms.arguments import check_tensor, resolve_impl
 from .tensor import Tensor
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
-           "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss",
+           "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "pad",
            "relu", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "tanh"]
 
 # ----- activations, losses, dropout: composites of primitive ops -------------------------
@@ -45,41 +45,93 @@ def silu(x):
     return x * sigmoid(x)
 
 
-def cross_entropy(logits, target, reduction="mean", ignore_index=-100, impl="fused"):
-    r"""Cross-entropy :math:`-\log\mathrm{softmax}(\text{logits}_n)_{t_n}` of integer targets.
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0, impl=None):
+    r"""Cross-entropy :math:`-w_{t_n} \log\mathrm{softmax}(\text{input}_n)_{t_n}` of integer
+    targets, the class dim second as in PyTorch; the mean is over the targets kept (weighted
+    by ``weight`` when given).
 
-    ``impl="fused"`` is one node saving the logits and a logsumexp per row;
-    ``"composite"`` the graph of log_softmax, indexing and the reduction.
+    Args:
+        weight: a rescaling weight per class (C,), or None.
+        ignore_index: the target value that adds nothing (and is left out of the mean).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        label_smoothing: ε in [0, 1]: the target is (1 - ε) one-hot plus ε/C uniform.
+        impl: ``"fused"``, one node saving the logits and a logsumexp per row, or
+            ``"composite"``, the graph of log_softmax, indexing and the reduction; None
+            follows ``mg.norm_impl`` (fused by default).
 
-    Shape: logits (N, C) or (B, T, C), the class dim last; target (N,) or (B, T).
+    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
 
     Example:
-        >>> loss = F.cross_entropy(model(idx), targets)      # (B, T, V), (B, T)
+        >>> loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))   # (B·T, V)
     """
-    check_tensor("cross_entropy", "logits", logits)
-    if logits.ndim not in (2, 3):
-        raise ValueError(f"cross_entropy: logits must have shape (N, C) or (B, T, C), "
-                         f"got {logits.shape}")
+    check_tensor("cross_entropy", "input", input)
+    if input.ndim == 0:
+        raise ValueError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "
+                         "got a 0-d tensor")
+    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
+    target_shape = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
+    xp = input.xp
     target_data = target.data if isinstance(target, Tensor) else target
-    target_data = backend.to_device(logits.xp.asarray(target_data), logits.device)
+    target_data = backend.to_device(xp.asarray(target_data), input.device)
     if target_data.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: target must hold integer class indices, "
                         f"got dtype {target_data.dtype}")
-    if tuple(target_data.shape) != logits.shape[:-1]:
-        raise ValueError(f"cross_entropy: target must have shape {logits.shape[:-1]} for "
-                         f"logits {logits.shape}, got {tuple(target_data.shape)}")
+    if tuple(target_data.shape) != target_shape:
+        raise ValueError(f"cross_entropy: target must have shape {target_shape} for input "
+                         f"{input.shape} (the class dim is dim 1), got "
+                         f"{tuple(target_data.shape)}")
     check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
-    classes = logits.shape[-1]
+    check_number("cross_entropy", "label_smoothing", label_smoothing)
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], "
+                         f"got {label_smoothing!r}")
+    if weight is not None:
+        weight = backend.to_device(xp.asarray(weight.data if isinstance(weight, Tensor)
+                                              else weight), input.device)
+        if weight.shape != (classes,) or weight.dtype.kind != "f":
+            raise ValueError(f"cross_entropy: weight must be a floating tensor of shape "
+                             f"({classes},), got shape {tuple(weight.shape)}, dtype "
+                             f"{weight.dtype}")
     flat = target_data.reshape(-1)
-    counted = flat[flat != ignore_index]
+    keep = flat != ignore_index
+    counted = flat[keep]
     if counted.size and (int(counted.min()) < 0 or int(counted.max()) >= classes):
         raise ops.OutOfRangeError(
             f"cross_entropy: target values must be in [0, {classes}) or ignore_index "
             f"{ignore_index}, got min {int(counted.min())}, max {int(counted.max())}")
     _check_reduction("cross_entropy", reduction)
-    check_impl("cross_entropy", impl)
-    loss = cross_entropy_rows(logits.reshape(-1, classes), flat, ignore_index, reduction, impl)
-    return loss.reshape(logits.shape[:-1]) if reduction == "none" else loss
+    impl = resolve_impl("cross_entropy", impl)
+    rows = input.reshape(-1, classes) if input.ndim <= 2 else \
+        input.permute(0, *range(2, input.ndim), 1).reshape(-1, classes)      # (M, C)
+    if weight is None and not label_smoothing:      # one node (or its twin graph) of rows
+        loss = cross_entropy_rows(rows, flat, ignore_index, reduction, impl)
+        return loss.reshape(target_shape) if reduction == "none" else loss
+    logp = log_softmax(rows, impl=impl)                                      # (M, C)
+    safe = xp.where(keep, flat, 0)      # an ignored row's stand-in class, selected away
+    losses = -logp[xp.arange(logp.shape[0]), safe]                           # (M,)
+    if counted.size != flat.size:
+        # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may have
+        # log-probability -inf (a masked logit), and -inf · 0 is NaN
+        losses = ops.masked_fill(losses, ~keep, 0.0)
+    per_row = keep.astype(input.dtype) if weight is None else \
+        xp.where(keep, weight[safe], 0).astype(input.dtype)                  # (M,)
+    if weight is not None:
+        losses = losses * per_row
+    if label_smoothing:
+        smooth = -(logp if weight is None else logp * weight.astype(input.dtype)).sum(-1)
+        smooth = ops.masked_fill(smooth, ~keep, 0.0) if counted.size != flat.size else smooth
+        losses = (1 - label_smoothing) * losses + (label_smoothing / classes) * smooth
+    if reduction == "none":
+        return losses.reshape(target_shape)
+    if reduction == "sum":
+        return losses.sum()
+    if weight is None and counted.size == flat.size:
+        return losses.mean()            # every target kept, unweighted: the plain mean
+    total = float(per_row.sum())        # the targets kept, or their weights
+    if total == 0:                      # none: NaN, and zero gradients, as in PyTorch
+        return losses.sum() + xp.asarray(np.nan, dtype=input.dtype)
+    return losses.sum() / total
 
 
 def mse_loss(input, target, reduction="mean"):
@@ -115,6 +167,39 @@ def dropout(x, p=0.5, training=True, rng=None):
     draws = rng.random(x.shape) if rng is not None else np.random.random_sample(x.shape)
     mask = (draws >= p).astype(x.dtype) / (1 - p)
     return x * backend.to_device(mask, x.device)
+
+
+def pad(input, pad, mode="constant", value=0.0):
+    """``input`` with ``value`` added around its last ``len(pad) // 2`` dims (``F.pad``):
+    ``pad = (left, right)`` of the last dim, then ``(top, bottom)`` of the one before, ...;
+    a negative amount crops. Constant mode only; a composition of slicing and ``cat``.
+
+    Example:
+        >>> F.pad(x, (1, 2))            # x (N, L) -> (N, 1 + L + 2)
+    """
+    check_tensor("pad", "input", input)
+    if mode != "constant":
+        raise ValueError(f"pad: only mode='constant' is implemented, got {mode!r}")
+    if len(pad) % 2 or len(pad) // 2 > input.ndim:
+        raise ValueError(f"pad: pad must hold an even number of ints, at most 2 per dim of "
+                         f"input ({input.ndim} dims), got {tuple(pad)}")
+    for amount in pad:
+        check_number("pad", "pad", amount, integer=True)
+    out = input
+    for i in range(len(pad) // 2):
+        axis, before, after = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        index = [slice(None)] * out.ndim
+        index[axis] = slice(max(-before, 0), out.shape[axis] - max(-after, 0))
+        out = out[tuple(index)]                    # negative amounts crop
+        pieces = []
+        for amount in (before, None, after):
+            if amount is None:
+                pieces.append(out)
+            elif amount > 0:
+                shape = out.shape[:axis] + (amount,) + out.shape[axis + 1:]
+                pieces.append(ops.base.constant(input.xp.full(shape, value, input.dtype)))
+        out = ops.cat(pieces, dim=axis) if len(pieces) > 1 else out
+    return out
 
 
 def _check_reduction(fn, reduction):

@@ -16,7 +16,24 @@ from .ops.linalg import MatMul
 
 _grad_enabled = autograd.is_grad_enabled
 
-__all__ = ["Tensor", "as_tensor", "tensor", "to_arguments"]
+__all__ = ["Size", "Tensor", "as_tensor", "tensor", "to_arguments"]
+
+
+class Size(tuple):
+    """A shape, as ``x.size()`` returns it: a tuple of ints (``torch.Size``)."""
+
+    def numel(self):
+        """The number of elements of a tensor of this shape."""
+        return int(np.prod(self, dtype=np.int64))
+
+
+class _Numel(int):
+    # ``x.size``: the element count (an int, as NumPy's ``size``) that is also PyTorch's
+    # method: ``x.size()`` is the shape, ``x.size(d)`` the size of dim d
+    def __call__(self, dim=None):
+        if dim is None:
+            return Size(self.shape)
+        return self.shape[base.normalize_axis("size", dim, len(self.shape), single=True)]
 
 
 def _operator(function, reflected=False):
@@ -114,11 +131,21 @@ class Tensor:
 
     @property
     def size(self):
-        """The number of elements (PyTorch's ``numel()``)."""
+        """The number of elements, an int (NumPy's ``size``); called, PyTorch's ``size()``:
+        ``x.size()`` is the shape (a ``Size``), ``x.size(d)`` the size of dim ``d``."""
+        size = _Numel(self.data.size)
+        size.shape = tuple(self.data.shape)
+        return size
+
+    def numel(self):
+        """The number of elements, an int."""
         return int(self.data.size)
 
-    numel = size.fget                 # PyTorch's names, as methods
-    dim = ndim.fget
+    dim = ndim.fget                   # PyTorch's name, as a method
+
+    def is_floating_point(self):
+        """True for float16, bfloat16, float32 and float64 tensors."""
+        return is_floating(self.dtype)
 
     @property
     def device(self):
@@ -229,9 +256,10 @@ class Tensor:
         """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
         return backend.to_numpy(self.data).tolist()
 
-    def to(self, *args, device=None, dtype=None):
+    def to(self, *args, device=None, dtype=None, non_blocking=False):
         """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes), in
-        the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``."""
+        the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``.
+        ``non_blocking`` is taken for PyTorch's code: every copy here is synchronous."""
         device, dtype = to_arguments("to()", args, device, dtype)
         out = self
         if dtype is not None and dtype != self.dtype:
@@ -424,6 +452,8 @@ class Tensor:
     minimum = elementwise.minimum
     clamp = clip = elementwise.clamp
     masked_fill = elementwise.masked_fill
+    tril = elementwise.tril
+    triu = elementwise.triu
 
     def where(self, condition, other):
         """``mg.where(condition, self, other)``."""
@@ -440,6 +470,7 @@ class Tensor:
     argmin = reductions.argmin
     softmax = reductions.softmax
     log_softmax = reductions.log_softmax
+    norm = reductions.norm
 
     # ----- shape (ops/shape.py) -----------------------------------------------------------
     reshape = view = shape_ops.reshape
@@ -459,6 +490,9 @@ class Tensor:
     # ----- indexing and matrix products (ops/indexing.py, ops/linalg.py) ------------------
     gather = indexing.gather
     index_select = indexing.index_select
+    sort = indexing.sort
+    argsort = indexing.argsort
+    topk = indexing.topk
     matmul = linalg.matmul
     mm = linalg.mm
     bmm = linalg.bmm

@@ -240,7 +240,9 @@ def train_tiny_gpt(config=None, progress=True):
         for _ in range(accum):
             starts = rng.integers(0, len(data) - T - 1, size=config.batch_size)
             windows = np.stack([data[s:s + T + 1] for s in starts])     # (B, T+1)
-            loss = F.cross_entropy(model(windows[:, :-1]), windows[:, 1:])  # logits (B, T, V)
+            logits = model(windows[:, :-1])                                 # (B, T, V)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),   # (B·T, V)
+                                   windows[:, 1:].reshape(-1))
             if stats is None:
                 stats = graph_stats(loss)
             if accum > 1:
@@ -355,7 +357,8 @@ def gpt_step_timeline(config=None, vocab_size=32, trace=False):
 
     def step():
         optimizer.zero_grad()
-        loss = F.cross_entropy(model(batch[:, :-1]), batch[:, 1:])
+        logits = model(batch[:, :-1])                                       # (B, T, V)
+        loss = F.cross_entropy(logits.reshape(-1, vocab_size), batch[:, 1:].reshape(-1))
         loss.backward()
         optimizer.step()
 

@@ -54,7 +54,8 @@ plt.show()
 # %%
 model = runs.composite.model
 batch = np.random.default_rng(0).integers(0, model.vocab_size, size=(2, 9))
-loss = F.cross_entropy(model(batch[:, :-1]), batch[:, 1:])
+logits = model(batch[:, :-1])                           # (B, T, V)
+loss = F.cross_entropy(logits.reshape(-1, model.vocab_size), batch[:, 1:].reshape(-1))
 viz.draw(loss, cluster=True, collapse=["norms", "attn", "mlp"], title="tiny GPT, composite")
 
 # %% [markdown]

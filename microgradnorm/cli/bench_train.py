@@ -138,16 +138,17 @@ def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_laye
     optimizer = optim.AdamW(model.parameters(), lr=1e-3)
     tokens = np.random.default_rng(seed).integers(0, vocab_size,
                                                   (batch_size, context_length + 1))
-    inputs, targets = tokens[:, :-1], tokens[:, 1:]                     # (B, T), (B, T)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:].reshape(-1)         # (B, T), (B·T,)
 
     def step():
         with kernel_choice(impl):
-            loss = cross_entropy(model(inputs), targets)
+            loss = cross_entropy(model(inputs).reshape(-1, vocab_size), targets)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
 
-    return step, graph_stats(cross_entropy(model(inputs), targets)).nodes
+    return step, graph_stats(cross_entropy(model(inputs).reshape(-1, vocab_size),
+                                           targets)).nodes
 
 
 @dataclasses.dataclass(frozen=True)

@@ -373,7 +373,8 @@ def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
         block.forward = forward
     tokens = np.random.default_rng(seed).integers(
         0, PLACEMENT_VOCAB, size=(PLACEMENT_BATCH, PLACEMENT_CONTEXT + 1))
-    F.cross_entropy(model(tokens[:, :-1]), tokens[:, 1:]).backward()
+    logits = model(tokens[:, :-1])                                          # (B, T, V)
+    F.cross_entropy(logits.reshape(-1, PLACEMENT_VOCAB), tokens[:, 1:].reshape(-1)).backward()
     params = [np.sqrt(sum(float((p.grad ** 2).sum()) for p in block.parameters()))
               for block in model.blocks]
     stream = [float(np.linalg.norm(x.grad)) for x in inputs]

@@ -20,7 +20,7 @@ class MLP(Module):
         input (*, sizes[0]) (BatchNorm: (N, sizes[0])), output (*, sizes[-1]).
     """
 
-    def __init__(self, *sizes, activation="relu", norm=None, impl="fused", dtype=None,
+    def __init__(self, *sizes, activation="relu", norm=None, impl=None, dtype=None,
                  device="cpu"):
         super().__init__()
         if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):

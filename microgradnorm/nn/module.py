@@ -9,6 +9,7 @@ import numpy as np
 from .. import autograd, backend, dtypes
 from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
+from ..norms import norm_impl
 from ..tensor import Tensor, to_arguments
 
 
@@ -50,6 +51,7 @@ class Module:
     """
 
     switches_impl = False     # True on the norm modules, whose ``impl`` set_impl switches
+    _norm_impl = None         # set_impl's choice: forward runs inside norms.norm_impl(it)
 
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
@@ -264,6 +266,12 @@ class Module:
         return _register_hook(self._forward_hooks, hook, "register_forward_hook")
 
     def _run(self, args, kwargs):
+        if self._norm_impl is not None:           # every norm call inside, F's included
+            with norm_impl(self._norm_impl):
+                return self._run_hooks(args, kwargs)
+        return self._run_hooks(args, kwargs)
+
+    def _run_hooks(self, args, kwargs):
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
         for hook in list(self._forward_pre_hooks.values()):
@@ -278,11 +286,15 @@ class Module:
         return output
 
     def set_impl(self, impl):
-        """Switch every norm module below to "fused" or "composite"; returns self."""
+        """Switch every norm below to "fused" or "composite": the norm modules' ``impl``, and
+        every norm called without ``impl=`` inside any of these modules' forward (a user's
+        module calling ``F.layer_norm``), which runs in a ``mg.norm_impl(impl)`` block; a
+        call with another explicit ``impl=`` keeps it and warns. Returns self."""
         _check_choice("set_impl", "impl", impl, F.IMPLS)
         for module in self.modules():
             if module.switches_impl:
                 module.impl = impl
+            object.__setattr__(module, "_norm_impl", impl)
         return self
 
     def forward(self, *args, **kwargs):

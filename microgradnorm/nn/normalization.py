@@ -18,7 +18,8 @@ class LayerNorm(Module):
         y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
 
     ``ln(x, residual)`` returns ``(ln(x + residual), x + residual)`` (``F.add_layer_norm``);
-    ``impl``: ``"fused"`` (one node) or ``"composite"`` (the textbook graph).
+    ``impl``: ``"fused"`` (one node), ``"composite"`` (the textbook graph) or None, the
+    default: the thread's choice (``mg.norm_impl``, "fused" outside a block).
 
     Shape:
         input (*, *normalized_shape), output the same.
@@ -30,7 +31,7 @@ class LayerNorm(Module):
     switches_impl = True
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 impl="fused", dtype=None, device="cpu"):
+                 impl=None, dtype=None, device="cpu"):
         super().__init__()
         self.normalized_shape = arguments.normalized_shape("LayerNorm", normalized_shape)
         arguments.check_eps("LayerNorm", eps)
@@ -72,7 +73,7 @@ class RMSNorm(Module):
 
     switches_impl = True
 
-    def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl="fused",
+    def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl=None,
                  dtype=None, device="cpu", offset=0.0, casting="llama"):
         super().__init__()
         self.normalized_shape = arguments.normalized_shape("RMSNorm", normalized_shape)
@@ -112,7 +113,7 @@ class BatchNorm1d(Module):
     switches_impl = True
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, impl="fused", dtype=None, device="cpu"):
+                 track_running_stats=True, impl=None, dtype=None, device="cpu"):
         super().__init__()
         _check_positive("BatchNorm1d", num_features=num_features)
         arguments.check_eps("BatchNorm1d", eps)
@@ -165,7 +166,7 @@ class BatchNorm1d(Module):
 MODULES = {"layer_norm": LayerNorm, "rms_norm": RMSNorm, "batch_norm": BatchNorm1d}
 
 
-def make_norm(norm, d_model, impl="fused", dtype=None, device="cpu"):
+def make_norm(norm, d_model, impl=None, dtype=None, device="cpu"):
     """``nn.LayerNorm`` or ``nn.RMSNorm`` of width ``d_model``, by name or alias."""
     cls = MODULES[lookup(norm, "make_norm: norm", among=NORMS).name]
     return cls(d_model, impl=impl, dtype=dtype, device=device)

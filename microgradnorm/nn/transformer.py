@@ -135,7 +135,7 @@ class TransformerBlock(Module):
         >>> block = nn.TransformerBlock(32, 4, norm="rms_norm", placement="pre")
     """
 
-    def __init__(self, d_model, n_heads, norm="layer_norm", placement="pre", impl="fused",
+    def __init__(self, d_model, n_heads, norm="layer_norm", placement="pre", impl=None,
                  n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
                  device="cpu", multiple_of=256):
         super().__init__()
@@ -196,7 +196,7 @@ class GPT(Module):
     """
 
     def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
-                 norm="layer_norm", placement="pre", impl="fused", dropout=0.0, hidden=None,
+                 norm="layer_norm", placement="pre", impl=None, dropout=0.0, hidden=None,
                  activation="gelu", init="gpt2", dtype=None, device="cpu", multiple_of=256):
         super().__init__()
         _check_choice("GPT", "init", init, ("gpt2", "xavier"))

@@ -15,7 +15,7 @@ Example::
     'layer_norm'
 """
 
-from .arguments import CASTINGS, IMPLS
+from .arguments import CASTINGS, IMPLS, get_norm_impl, norm_impl
 from .attention import ATTENTION, scaled_dot_product_attention
 from .batch_norm import BATCH_NORM, batch_norm
 from .layer_norm import ADD_LAYER_NORM, LAYER_NORM, add_layer_norm, layer_norm
@@ -24,8 +24,9 @@ from .softmax import CROSS_ENTROPY, LOG_SOFTMAX, SOFTMAX, cross_entropy_rows, lo
 from .spec import FusedNorm, Norm
 
 __all__ = ["CASTINGS", "FUSED_OPS", "IMPLS", "NORMS", "SPECS", "FusedNorm", "Norm",
-           "add_layer_norm", "add_rms_norm", "batch_norm", "cross_entropy_rows", "layer_norm",
-           "log_softmax", "lookup", "rms_norm", "scaled_dot_product_attention", "softmax"]
+           "add_layer_norm", "add_rms_norm", "batch_norm", "cross_entropy_rows",
+           "get_norm_impl", "layer_norm", "log_softmax", "lookup", "norm_impl", "rms_norm",
+           "scaled_dot_product_attention", "softmax"]
 
 NORMS = {norm.name: norm for norm in (LAYER_NORM, RMS_NORM, BATCH_NORM, ADD_LAYER_NORM,
                                       ADD_RMS_NORM)}

@@ -4,6 +4,8 @@ their own arrays), with one wording naming the function, the argument, expected 
 
 import math
 import numbers
+import threading
+import warnings
 
 import numpy as np
 
@@ -18,7 +20,8 @@ IMPLS = ("fused", "composite")
 
 __all__ = ["CASTINGS", "IMPLS", "check_batch_norm", "check_eps", "check_impl", "check_like",
            "check_momentum", "check_param", "check_rms_options", "check_row_norm",
-           "check_tensor", "check_attention", "default_eps", "normalized_shape"]
+           "check_tensor", "check_attention", "default_eps", "get_norm_impl", "norm_impl",
+           "normalized_shape", "resolve_impl"]
 
 
 def check_tensor(fn, name, value):
@@ -69,9 +72,65 @@ def check_eps(fn, eps):
 
 
 def check_impl(fn, impl):
-    """impl is "fused" or "composite"."""
-    if impl not in IMPLS:
-        raise ValueError(f"{fn}: impl must be one of {IMPLS}, got {impl!r}")
+    """impl is "fused", "composite" or None (the thread's default, ``norm_impl``)."""
+    if impl is not None and impl not in IMPLS:
+        raise ValueError(f"{fn}: impl must be one of {IMPLS}, got {impl!r} (or None: "
+                         "the thread's default, mg.norm_impl)")
+
+
+class _ImplState(threading.local):
+    # per thread, as grad mode: the impl of a norm call made without impl=
+    def __init__(self):
+        self.impl, self.blocks = "fused", 0
+
+
+_impl_state = _ImplState()
+
+
+def get_norm_impl():
+    """The impl of a norm called without ``impl=`` in this thread: "fused" outside any
+    ``norm_impl`` block."""
+    return _impl_state.impl
+
+
+class norm_impl:
+    """Run every norm called without ``impl=`` (``F.layer_norm`` in a user's own module
+    included) as ``impl`` in this thread, until the block ends; ``Module.set_impl`` runs
+    each forward inside one. An explicit ``impl=`` that differs wins and warns.
+
+    Example:
+        >>> with mg.norm_impl("composite"):
+        ...     y = F.layer_norm(x, (8,))              # the graph of primitives
+    """
+
+    def __init__(self, impl):
+        if impl not in IMPLS:
+            raise ValueError(f"norm_impl: impl must be one of {IMPLS}, got {impl!r}")
+        self.impl = impl
+
+    def __enter__(self):
+        self.previous = _impl_state.impl
+        _impl_state.impl = self.impl
+        _impl_state.blocks += 1
+        return self
+
+    def __exit__(self, *exc):
+        _impl_state.impl = self.previous
+        _impl_state.blocks -= 1
+        return False
+
+
+def resolve_impl(fn, impl):
+    """``impl`` checked, or the thread's default for None; an explicit impl that differs
+    from an enclosing ``norm_impl`` block's warns (that block's choice cannot reach it)."""
+    check_impl(fn, impl)
+    if impl is None:
+        return _impl_state.impl
+    if _impl_state.blocks and impl != _impl_state.impl:
+        warnings.warn(f"{fn}: impl={impl!r} given explicitly runs {impl!r} inside a "
+                      f"norm_impl({_impl_state.impl!r}) block (or a module's set_impl); "
+                      f"leave impl out (None) to follow the block", UserWarning, stacklevel=3)
+    return impl
 
 
 def check_momentum(fn, momentum, allow_none=False):

@@ -110,9 +110,10 @@ def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
 
 # ----- the public entry -------------------------------------------------------------------
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False, impl="fused"):
+                                 is_causal=False, scale=None, enable_gqa=False, impl=None):
     r"""Attention :math:`\mathrm{softmax}(QK^T \cdot \mathrm{scale} + M)\,V`, PyTorch's
-    signature; ``impl="fused"`` (one node) or ``"composite"`` (the textbook graph).
+    signature; ``impl="fused"`` (one node) or ``"composite"`` (the textbook graph), None
+    following ``mg.norm_impl`` (fused by default).
 
     Args:
         attn_mask: bool (True: takes part) or floating (added to the scores), broadcast to
@@ -129,6 +130,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     fn = "scaled_dot_product_attention"
     attn_mask, scale = arguments.check_attention(fn, query, key, value, attn_mask, dropout_p,
                                                  is_causal, scale, enable_gqa, impl)
+    impl = arguments.resolve_impl(fn, impl)
     if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         key, value = (_repeat_heads(t, query.shape[-3]) for t in (key, value))
     # Dropout draws its mask from a seed taken from NumPy's global state, so the two

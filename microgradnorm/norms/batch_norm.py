@@ -72,7 +72,7 @@ class BatchNorm(FusedNorm):
 
 # ----- the public entry -------------------------------------------------------------------
 def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-5, impl="fused"):
+               momentum=0.1, eps=1e-5, impl=None):
     r"""Batch normalization per channel (dim 1) over every other dim.
 
     .. math::
@@ -87,11 +87,12 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         running_mean, running_var: Tensors or arrays of shape (C,) in x's dtype (or float32
             for half-precision x); None only when training.
         weight, bias: γ and β of shape (C,), or None.
-        impl: ``"fused"`` or ``"composite"``.
+        impl: ``"fused"`` or ``"composite"``; None: as in ``layer_norm``.
 
     Example:
         >>> y = F.batch_norm(x, rm, rv, training=True)     # x (32, 4), rm/rv arrays (4,)
     """
+    impl = arguments.resolve_impl("batch_norm", impl)
     arguments.check_tensor("batch_norm", "x", x)
     if x.ndim < 2 and x.size == 0:          # torch returns an empty 1-D input as it is
         return x * 1.0

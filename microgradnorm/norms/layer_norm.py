@@ -81,7 +81,7 @@ class AddLayerNorm(FusedNorm):
 
 
 # ----- the public entries -----------------------------------------------------------------
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fused"):
+def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl=None):
     r"""Layer normalization over the trailing ``normalized_shape`` dims of ``x``.
 
     .. math::
@@ -91,7 +91,8 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
         normalized_shape: int or tuple of ints, the trailing dims to normalize over.
         weight, bias: γ and β of shape ``normalized_shape``, or None (γ = 1, β = 0).
         eps: added to the biased variance inside the square root.
-        impl: ``"fused"`` (one node) or ``"composite"`` (the textbook graph of primitives).
+        impl: ``"fused"`` (one node) or ``"composite"`` (the textbook graph of primitives);
+            None: this thread's default, ``"fused"`` unless a ``mg.norm_impl`` block says.
 
     Shape:
         x: (*, *normalized_shape), floating point; output: x's shape.
@@ -100,6 +101,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
         >>> x = mg.tensor(np.random.randn(2, 5, 8), requires_grad=True)
         >>> y = F.layer_norm(x, 8)                 # each of the 2·5 rows: mean 0, variance ≈ 1
     """
+    impl = arguments.resolve_impl("layer_norm", impl)
     normalized_shape = arguments.check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                                 weight=weight, bias=bias)
     if x.size == 0:
@@ -111,7 +113,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl="fuse
 
 
 def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e-5,
-                   impl="fused"):
+                   impl=None):
     """Residual add fused with LayerNorm: returns ``(layer_norm(s), s)`` for
     ``s = x + residual``, the new residual stream of a pre-norm block.
 
@@ -122,6 +124,7 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
     Example:
         >>> h, stream = F.add_layer_norm(attn_out, stream, 64, ln.weight, ln.bias)
     """
+    impl = arguments.resolve_impl("add_layer_norm", impl)
     normalized_shape = arguments.check_row_norm("add_layer_norm", x, normalized_shape, eps,
                                                 impl, residual=residual, weight=weight,
                                                 bias=bias)

@@ -93,7 +93,7 @@ class AddRMSNorm(FusedNorm):
 
 
 # ----- the public entries -----------------------------------------------------------------
-def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.0,
+def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
              casting="llama"):
     r"""RMS normalization over the trailing ``normalized_shape`` dims of ``x``.
 
@@ -105,7 +105,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
         weight: γ of shape ``normalized_shape``, or None; float32 beside float16/bfloat16
             x in the "llama" and "gemma" modes.
         eps: added to the mean square inside the square root; None: x's machine epsilon.
-        impl: ``"fused"`` or ``"composite"``.
+        impl: ``"fused"`` or ``"composite"``; None: as in ``layer_norm``.
         offset: added to the weight (Gemma's 1); needs a weight.
         casting: where half-precision x is cast: ``"llama"``, ``"gemma"`` or ``"none"``.
 
@@ -117,6 +117,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
         >>> h = mg.tensor(np.random.randn(2, 8), dtype="bfloat16")
         >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
     """
+    impl = arguments.resolve_impl("rms_norm", impl)
     eps = arguments.default_eps(x, eps)
     normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
                               casting)
@@ -129,10 +130,11 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
                          casting=casting)
 
 
-def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fused",
+def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl=None,
                  offset=0.0, casting="llama"):
     """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``;
     arguments as in ``add_layer_norm`` (no bias) and ``rms_norm``."""
+    impl = arguments.resolve_impl("add_rms_norm", impl)
     eps = arguments.default_eps(x, eps)
     normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
                               impl, offset, casting)

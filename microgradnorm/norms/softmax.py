@@ -131,11 +131,11 @@ def composite_cross_entropy(logits, target, ignore_index=-100, reduction="mean")
 
 
 # ----- the public entries -----------------------------------------------------------------
-def softmax(x, axis=LAST_DIM, *, dim=None, impl="fused"):
+def softmax(x, axis=LAST_DIM, *, dim=None, impl=None):
     r"""Softmax along ``axis``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed shifted by the max.
 
     ``impl="fused"`` is one node saving only the output; ``"composite"`` the graph of
-    primitives (``Tensor.softmax``).
+    primitives (``Tensor.softmax``); None follows ``mg.norm_impl`` (fused by default).
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
@@ -143,14 +143,14 @@ def softmax(x, axis=LAST_DIM, *, dim=None, impl="fused"):
     return _row_op("softmax", ops.softmax, Softmax, x, axis, dim, impl)
 
 
-def log_softmax(x, axis=LAST_DIM, *, dim=None, impl="fused"):
+def log_softmax(x, axis=LAST_DIM, *, dim=None, impl=None):
     r"""Stable :math:`x_i - \log\sum_j e^{x_j}` along ``axis``; ``impl`` as in ``softmax``."""
     return _row_op("log_softmax", ops.log_softmax, LogSoftmax, x, axis, dim, impl)
 
 
 def _row_op(fn, composite, fused, x, axis, dim, impl):
     arguments.check_tensor(fn, "x", x)
-    arguments.check_impl(fn, impl)
+    impl = arguments.resolve_impl(fn, impl)
     axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
         return x * 1.0                   # as empty as x, as in torch

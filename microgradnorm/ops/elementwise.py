@@ -385,7 +385,13 @@ def neg(x):
 
 
 def pow(x, exponent):
-    """``x ** exponent`` for a number ``exponent``."""
+    """``x ** exponent`` for a number ``exponent``; ``mg.pow(2.0, x)``, a positive number
+    to a tensor's power, is ``exp(x · log 2)``."""
+    if isinstance(exponent, _tensor.Tensor) and isinstance(x, numbers.Real) \
+            and not isinstance(x, bool):
+        if x <= 0:
+            raise ValueError(f"pow: a number base must be positive, got {x!r}")
+        return exp(exponent * float(np.log(x)))
     if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
         raise TypeError(f"pow: exponent must be a real number, got {type(exponent).__name__}")
     return Pow.apply(x, exponent=exponent)
@@ -454,3 +460,26 @@ def masked_fill(x, mask, value):
     if value.dtype != x.dtype:
         value = value.astype(x.dtype)
     return Where.apply(value, x, condition=mask)
+
+
+def _triangle(fn, x, diagonal):
+    check_tensor(fn, x)
+    if x.ndim < 2:
+        raise ValueError(f"{fn}: x must have at least 2 dims, got shape {x.shape}")
+    if isinstance(diagonal, bool) or not isinstance(diagonal, numbers.Integral):
+        raise TypeError(f"{fn}: diagonal must be an int, got {diagonal!r}")
+    rows, cols = x.shape[-2:]
+    keep = getattr(x.xp, fn)(x.xp.ones((rows, cols), dtype=bool), int(diagonal))  # (rows, cols)
+    return masked_fill(x, ~keep, 0)        # 0, not x · 0: an inf or NaN above stays out
+
+
+def tril(x, diagonal=0):
+    """The lower triangle of the last two dims, the rest 0 (``torch.tril``): the elements
+    with ``col - row <= diagonal``. Example: ``mg.tril(mg.ones(T, T))``, a causal mask."""
+    return _triangle("tril", x, diagonal)
+
+
+def triu(x, diagonal=0):
+    """The upper triangle of the last two dims (``col - row >= diagonal``), the rest 0
+    (``torch.triu``)."""
+    return _triangle("triu", x, diagonal)

@@ -1,11 +1,17 @@
-"""Indexing: ``x[index]`` (an embedding lookup is ``weight[ids]``), gather and index_select;
+"""Indexing: ``x[index]`` (an embedding lookup is ``weight[ids]``), gather, index_select,
+and sort/argsort/topk (gathers of the sorted order);
 backward adds each gradient into the element it came from, so repeats accumulate."""
 
 import numbers
+from collections import namedtuple
 
 from .. import backend
 from ..autograd import Function
-from .base import OutOfRangeError, as_array, normalize_axis, raw_index, unbroadcast
+from .base import (OutOfRangeError, as_array, check_tensor, constant, normalize_axis,
+                   raw_index, unbroadcast)
+
+# what torch.sort and torch.topk return: unpacks as (values, indices)
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
 def _is_basic_index(index):
@@ -140,3 +146,42 @@ def index_select(x, dim, index):
     if x.ndim == 0:
         return _flat_pick(x, index).reshape(())
     return getitem(x, (slice(None),) * axis + (index.reshape(-1),))
+
+
+def argsort(x, dim=-1, descending=False, stable=False):
+    """The int64 indices that sort x along ``dim`` (``torch.argsort``), a constant; equal
+    values keep their order (``stable`` is always true here), NaN counts as the largest."""
+    check_tensor("argsort", x)
+    axis = normalize_axis("argsort", dim, x.ndim, single=True)
+    if not isinstance(descending, bool) or not isinstance(stable, bool):
+        raise TypeError(f"argsort: descending and stable must be True or False, got "
+                        f"{descending!r} and {stable!r}")
+    xp, data = x.xp, (x.data if x.ndim else x.data.reshape(1))
+    if descending:        # ascending over the reversed dim, read backwards: ties keep order
+        last = data.shape[axis] - 1
+        order = last - xp.flip(xp.argsort(xp.flip(data, axis), axis, kind="stable"), axis)
+    else:
+        order = xp.argsort(data, axis, kind="stable")
+    return constant(order.reshape(x.shape).astype(xp.int64))
+
+
+def sort(x, dim=-1, descending=False, stable=False):
+    """``(values, indices)`` of x sorted along ``dim`` (``torch.sort``); the values are
+    ``gather(x, dim, indices)``, so the gradient goes back to each value's place."""
+    indices = argsort(x, dim, descending, stable)
+    return ValuesIndices(gather(x, dim, indices), indices)
+
+
+def topk(x, k, dim=-1, largest=True, sorted=True):
+    """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
+    along ``dim``, in sorted order (``torch.topk``); the gradient goes to the picked ones."""
+    check_tensor("topk", x)
+    axis = normalize_axis("topk", dim, x.ndim, single=True)
+    size = x.shape[axis] if x.ndim else 1
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 0 <= k <= size:
+        raise ValueError(f"topk: k must be an int in [0, {size}] (the size of dim {axis}), "
+                         f"got {k!r}")
+    indices = argsort(x, dim, descending=bool(largest))
+    if x.ndim:
+        indices = indices[(slice(None),) * axis + (slice(0, int(k)),)]
+    return ValuesIndices(gather(x, dim, indices), indices)

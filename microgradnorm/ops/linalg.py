@@ -101,3 +101,11 @@ def bmm(a, b):
         raise ValueError(f"bmm: both operands must be 3-D with the same batch size, got "
                          f"shapes {a_shape} and {b_shape}")
     return MatMul.apply(a, b)
+
+
+def outer(a, b):
+    """The outer product of two 1-D tensors, (n,) and (m,) -> (n, m) (``torch.outer``)."""
+    a_shape, b_shape = np.shape(a), np.shape(b)
+    if len(a_shape) != 1 or len(b_shape) != 1:
+        raise ValueError(f"outer: both operands must be 1-D, got shapes {a_shape} and {b_shape}")
+    return a.reshape(-1, 1) * b.reshape(1, -1)

@@ -70,7 +70,8 @@ class AMin(Extreme):
 
 
 class StdFromVar(Function):
-    """sqrt of a variance, whose gradient is 0 where std is 0 (Sqrt's would be NaN)."""
+    """sqrt of a variance (or of a sum of squares: the 2-norm), whose gradient is 0 where the
+    result is 0 (Sqrt's would be NaN)."""
 
     @staticmethod
     def forward(ctx, var):
@@ -200,3 +201,16 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None):
         return x * 1.0
     z = _shifted(x, axis)
     return z - sum(z.exp(), axis, keepdims=True).log()
+
+
+def norm(x, p=2, dim=None, keepdim=False):
+    """The ``p``-norm over ``dim`` (None: every element), ``(Σ|x|^p)^(1/p)``; ``p`` may be
+    ``inf`` (``torch.Tensor.norm``). Example: ``x.norm(2, dim=-1, keepdim=True)``."""
+    check_number("norm", "p", p)
+    if p == np.inf:
+        return amax(abs(x), dim, keepdim)
+    if p == 2:              # without abs() and pow; the gradient at a zero norm is 0, as torch's
+        return StdFromVar.apply(sum(x * x, dim, keepdim))
+    if p <= 0:
+        raise ValueError(f"norm: p must be positive (or inf), got {p!r}")
+    return sum(abs(x) ** p, dim, keepdim) ** (1.0 / p)

@@ -103,9 +103,17 @@ def reshape(x, *shape):
     return Reshape.apply(x, shape=sizes_of(shape))
 
 
-def flatten(x, start_dim=0):
-    """The dims from ``start_dim`` on merged into one."""
-    return reshape(x, x.shape[:start_dim] + (-1,))
+def flatten(x, start_dim=0, end_dim=-1):
+    """The dims from ``start_dim`` to ``end_dim`` (inclusive) merged into one
+    (``torch.flatten``): ``logits.flatten(0, 1)`` is (B·T, V) of (B, T, V)."""
+    start = normalize_axis("flatten", start_dim, x.ndim, single=True)
+    end = normalize_axis("flatten", end_dim, x.ndim, single=True)
+    if x.ndim == 0:
+        return reshape(x, 1)
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+    merged = int(np.prod(x.shape[start:end + 1], dtype=np.int64))
+    return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
 def permute(x, *axes):

@@ -60,6 +60,7 @@ UNARY = _table(
     Op("pow_0.5", lambda t: t ** 0.5, domain="positive"),
     Op("pow_-1", lambda t: t ** -1, domain="positive"),
     Op("ops.pow_3", lambda t: mg.ops.pow(t, 3), lambda t: torch.pow(t, 3)),
+    Op("pow_base_2", lambda t: mg.pow(2.0, t), lambda t: torch.pow(2.0, t), domain="bounded"),
     Op("gelu_tanh", lambda t: F.gelu(t, "tanh"),
        lambda t: torch.nn.functional.gelu(t, approximate="tanh")),
     Op("softmax", lambda t: F.softmax(t, -1), lambda t: torch.softmax(t, -1)),

@@ -64,18 +64,25 @@ def test_sigmoid_does_not_overflow():
     np.testing.assert_allclose(y.data, [0.0, 0.5, 1.0])
 
 
-@pytest.mark.parametrize("shape", [(5, 4), (2, 3, 4)])
+@pytest.mark.parametrize("shape", [(4,), (5, 4), (2, 4, 3), (2, 4, 3, 2)])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_cross_entropy_matches_torch(shape, reduction):
+@pytest.mark.parametrize("weighted, label_smoothing, ignored", [
+    (False, 0.0, False), (True, 0.0, True), (False, 0.3, True), (True, 0.1, False)])
+def test_cross_entropy_matches_torch(shape, reduction, weighted, label_smoothing, ignored):
     rng = np.random.default_rng(0)
     logits_data = 4 * rng.standard_normal(shape)
-    target = rng.integers(0, shape[-1], size=shape[:-1])
+    classes = shape[1] if len(shape) > 1 else shape[0]        # the class dim is dim 1
+    target = rng.integers(0, classes, size=shape[:1] + shape[2:] if len(shape) > 1 else ())
+    if ignored and target.ndim:
+        target.reshape(-1)[0] = -100
+    weight = rng.random(classes) + 0.1 if weighted else None
     logits = mg.tensor(logits_data, requires_grad=True)
     logits_t = torch.tensor(logits_data, requires_grad=True)
-    loss = F.cross_entropy(logits, target, reduction=reduction)
-    # PyTorch wants the class dim second: (B, T, C) -> (B, C, T)
-    arg = logits_t if len(shape) == 2 else logits_t.transpose(1, 2)
-    loss_t = TF.cross_entropy(arg, torch.as_tensor(target), reduction=reduction)
+    loss = F.cross_entropy(logits, target, weight, reduction=reduction,
+                           label_smoothing=label_smoothing)
+    loss_t = TF.cross_entropy(logits_t, torch.as_tensor(target),
+                              None if weight is None else torch.tensor(weight),
+                              reduction=reduction, label_smoothing=label_smoothing)
     assert loss.shape == tuple(loss_t.shape)
     np.testing.assert_allclose(loss.data, loss_t.detach().numpy(), rtol=0, atol=1e-12)
     upstream = rng.standard_normal(loss.shape)
@@ -89,8 +96,26 @@ def test_cross_entropy_matches_torch(shape, reduction):
 def test_cross_entropy_gradcheck(n, classes, seed):
     rng = np.random.default_rng(seed)
     target = rng.integers(0, classes, size=(n, 2))
-    logits = mg.tensor(rng.standard_normal((n, 2, classes)), requires_grad=True)
+    logits = mg.tensor(rng.standard_normal((n, classes, 2)), requires_grad=True)
     assert mg.gradcheck(lambda t: F.cross_entropy(t, target), logits)
+
+
+def test_cross_entropy_takes_the_class_dim_second_even_when_it_equals_the_length():
+    # (B, C, T) with C == T: the class dim last would read the same array the other way
+    # round and give another number without an error
+    rng = np.random.default_rng(1)
+    logits, target = rng.standard_normal((2, 3, 3)), rng.integers(0, 3, (2, 3))
+    mine = F.cross_entropy(mg.tensor(logits), target)
+    theirs = TF.cross_entropy(torch.tensor(logits), torch.tensor(target))
+    assert abs(mine.item() - theirs.item()) < 1e-12
+
+
+def test_cross_entropy_bad_weight_and_label_smoothing():
+    logits = mg.tensor(np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="weight must be a floating tensor of shape"):
+        F.cross_entropy(logits, np.array([0, 1]), np.ones(2))
+    with pytest.raises(ValueError, match="label_smoothing must be in"):
+        F.cross_entropy(logits, np.array([0, 1]), label_smoothing=1.5)
 
 
 def test_cross_entropy_bad_targets():
@@ -227,3 +252,15 @@ def test_rms_norm_eps_none_is_the_dtypes_epsilon_as_torch():
                                    expected, rtol=1e-6)
     np.testing.assert_allclose(nn.RMSNorm(8, eps=None).to("float32")(mg.tensor(data)).data,
                                expected, rtol=1e-6)
+
+
+@pytest.mark.parametrize("pad", [(1, 2), (0, 1, 2, 0), (-1, 2, 1, -1), (1, 1, 0, 0, 1, 0)])
+def test_pad_matches_torch(pad):
+    data = np.random.default_rng(0).standard_normal((2, 3, 4))
+    x, xt = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    y, yt = F.pad(x, pad, value=0.5), TF.pad(xt, pad, value=0.5)
+    np.testing.assert_array_equal(y.data, yt.detach().numpy())
+    upstream = np.random.default_rng(1).standard_normal(y.shape)
+    y.backward(upstream)
+    yt.backward(torch.tensor(upstream))
+    np.testing.assert_array_equal(x.grad, xt.grad.numpy())
