@@ -11,6 +11,7 @@ import numpy as np
 from .. import nn
 from ..dtypes import as_dtype
 from ..norms import NORMS, lookup
+from ..savefile import available_memory
 from ..train import TrainConfig
 
 
@@ -63,22 +64,6 @@ def positive_float(text):
 def nonnegative_float(text):
     """A finite float >= 0."""
     return _number(text, float, lambda v: np.isfinite(v) and v >= 0, "a finite number >= 0")
-
-
-def available_memory():
-    """Bytes of memory this process can use: MemAvailable from /proc/meminfo, else the
-    machine's physical memory."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 # A composite-vs-fused run holds about this many arrays of the input's size at once: the
