@@ -69,7 +69,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
     # NumPy values elsewhere (a float32 lr, a Philox key) become numbers and lists
     arrays["meta"] = np.array(json.dumps(meta, default=_numpy_to_json))
-    return atomic_savez(path, arrays)
+    return atomic_savez(path, arrays, where="save_checkpoint")
 
 
 def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):

@@ -18,18 +18,27 @@ from numpy.lib import format as np_format
 
 from . import dtypes
 
-__all__ = ["DTYPES_KEY", "atomic_savez", "available_memory", "load_npz", "npz_path", "path_error",
-           "read_npz"]
+__all__ = ["DTYPES_KEY", "as_path", "atomic_savez", "available_memory", "load_npz", "npz_path",
+           "path_error", "read_npz"]
 
 DTYPES_KEY = "__dtypes__"
 NUMERIC_KINDS = "biuf"
 _NPY_MAGIC = b"\x93NUMPY"
 
 
-def npz_path(path):
+def npz_path(path, where="save"):
     """``path`` as a string with the ``.npz`` suffix that ``np.savez`` would add."""
-    path = os.fspath(path)
+    path = as_path(path, where)
     return path if path.endswith(".npz") else path + ".npz"
+
+
+def as_path(path, where):
+    """``path`` (str, bytes or os.PathLike) as a str; anything else, an int file descriptor
+    included, is a TypeError naming ``where``."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise TypeError(f"{where}: the path must be a str or os.PathLike, got "
+                        f"{type(path).__name__}")
+    return os.fsdecode(path)
 
 
 def check_writable(path):
@@ -53,7 +62,7 @@ def atomic_savez(path, arrays, where=None):
     target is replaced (atomically), a file with other hard links is rewritten in place so
     that every link sees it, and an existing file keeps its permission bits. An OSError
     keeps its class and errno and names ``path`` (``where``, the caller, in its note)."""
-    final = npz_path(path)
+    final = npz_path(path, where or "atomic_savez")
     arrays = encode_arrays(arrays)
     target = os.path.realpath(final) if os.path.islink(final) else final
     directory = os.path.dirname(os.path.abspath(target))
@@ -163,6 +172,7 @@ def read_npz(path, where, text=()):
     Raises:
         ValueError: a truncated, corrupt or foreign file; OSError: one line naming ``path``.
     """
+    path = as_path(path, where)
     try:
         _check_regular(where, path)
         with open(path, "rb") as file:

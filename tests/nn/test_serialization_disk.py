@@ -258,3 +258,20 @@ def test_a_member_name_held_twice_is_refused(tmp_path):
             archive.writestr("w.npy", buffer.getvalue())
     with pytest.raises(ValueError, match="holds a member name twice"):
         nn.load(path)
+
+
+@pytest.mark.parametrize("path", [3, None, 1.5])
+def test_a_path_that_is_not_a_path_is_a_type_error_touching_no_descriptor(path, tmp_path):
+    # nn.load(3) must not read file descriptor 3, nor the save write to it
+    with pytest.raises(TypeError, match="nn.load: the path must be a str or os.PathLike"):
+        nn.load(path)
+    with pytest.raises(TypeError, match="nn.save: the path must be a str or os.PathLike"):
+        nn.save({"w": np.ones(2)}, path)
+    with pytest.raises(TypeError, match="save_checkpoint: the path must be a str"):
+        save_checkpoint(path, nn.Linear(2, 2))
+
+
+def test_a_bytes_path_saves_and_loads_as_open_takes_it(tmp_path):
+    path = os.fsencode(tmp_path / "m.npz")
+    nn.save({"w": np.ones(2)}, path)
+    np.testing.assert_array_equal(nn.load(path)["w"], np.ones(2))
