@@ -51,6 +51,8 @@ def check_writable(path):
         raise ValueError(f"{final}: the folder {directory} does not exist or is not a folder")
     if not os.access(directory, os.W_OK):
         raise ValueError(f"{final}: the folder {directory} is not writable")
+    if os.path.exists(final) and not os.access(final, os.W_OK):
+        raise ValueError(f"{final}: the file is read-only")
     return final
 
 
@@ -70,6 +72,9 @@ def atomic_savez(path, arrays, where=None):
         existing = os.stat(target)
     except OSError:
         existing = None
+    if existing is not None and not os.access(target, os.W_OK):   # as open(target, "wb")
+        raise path_error(PermissionError(errno.EACCES, os.strerror(errno.EACCES)), final,
+                         where)
     try:
         fd, temporary = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.",
                                          suffix=".tmp", dir=directory)

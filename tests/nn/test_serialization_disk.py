@@ -275,3 +275,18 @@ def test_a_bytes_path_saves_and_loads_as_open_takes_it(tmp_path):
     path = os.fsencode(tmp_path / "m.npz")
     nn.save({"w": np.ones(2)}, path)
     np.testing.assert_array_equal(nn.load(path)["w"], np.ones(2))
+
+
+def test_a_read_only_file_is_not_replaced(tmp_path, monkeypatch):
+    # np.save and torch.save open it for writing and fail; the rename must not get round that
+    path = tmp_path / "m.npz"
+    nn.save({"w": np.ones(2)}, path)
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(path)
+                        and mode & os.W_OK else access(p, mode, **kw))
+    with pytest.raises(PermissionError) as info:
+        nn.save({"w": np.zeros(2)}, path)
+    monkeypatch.undo()
+    assert info.value.errno == errno.EACCES and info.value.filename == str(path)
+    np.testing.assert_array_equal(nn.load(path)["w"], np.ones(2))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.npz"]

@@ -103,3 +103,17 @@ def test_train_config_refuses_a_seed_numpy_would_refuse(seed):
     if seed in (-1, 2**32):
         with pytest.raises(ValueError):
             np.random.seed(seed)                                # what it would meet later
+
+
+def test_a_read_only_checkpoint_is_refused_before_step_0(capsys, tmp_path, monkeypatch):
+    import os
+    path = tmp_path / "ck.npz"
+    path.write_bytes(b"keep")
+    access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode, **kw: False if os.fspath(p) == str(path)
+                        and mode & os.W_OK else access(p, mode, **kw))
+    code, out, err = run_main(["train", "--steps", "1", "--checkpoint", str(path)]
+                              + SMALL_ARGS, capsys)
+    assert code == 2 and err.strip() == (f"microgradnorm train: --checkpoint {path}: the "
+                                         "file is read-only")
+    assert out == "" and path.read_bytes() == b"keep"
