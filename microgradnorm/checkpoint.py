@@ -69,58 +69,101 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
     # NumPy values elsewhere (a float32 lr, a Philox key) become numbers and lists
     arrays["meta"] = np.array(json.dumps(meta, default=_numpy_to_json))
-    return atomic_savez(path, arrays)
+    return atomic_savez(path, arrays, where="save_checkpoint")
 
 
 def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     """Restore what ``save_checkpoint`` wrote into the objects given and the global random
-    states; returns a ``Checkpoint``. A mismatch is a ValueError that changes nothing."""
+    states; returns a ``Checkpoint``. Every field is checked before anything changes: a
+    mismatch or a damaged field is a ValueError naming the file and the field."""
     _check_objects("load_checkpoint", model, optimizer, rng)
     arrays = read_npz(path, "load_checkpoint", text=("meta",))
     meta = _meta("load_checkpoint", path, arrays)
+
+    def bad(field, why):
+        return ValueError(f"load_checkpoint: {path}: {field}: {why}")
+
+    step, extra = meta.get("step"), meta.get("extra", {})
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise bad("step", f"expected an int >= 0, got {step!r}")
+    if not isinstance(extra, dict):
+        raise bad("extra", f"expected a JSON object, got {type(extra).__name__}")
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
         saved = meta.get(name)
-        if obj is not None and (saved is None or saved["type"] != type(obj).__name__):
+        saved_type = saved.get("type") if isinstance(saved, dict) else None
+        if obj is not None and saved_type != type(obj).__name__:
             raise ValueError(f"load_checkpoint: {path} holds "
-                             f"{saved['type'] if saved else 'no ' + name}, got a "
-                             f"{type(obj).__name__}")
-    if rng is not None:
-        saved = meta["random"]["generator"]
-        if saved is None:
-            raise ValueError(f"load_checkpoint: {path} holds no generator state for rng")
-        if saved.get("bit_generator") != type(rng.bit_generator).__name__:
-            raise ValueError(f"load_checkpoint: {path} holds the state of a "
-                             f"{saved.get('bit_generator')} generator, rng uses "
-                             f"{type(rng.bit_generator).__name__}")
-    model_state = {key[len("model/"):]: value for key, value in arrays.items()
-                   if key.startswith("model/")}
-    model_before = model.state_dict()
-    optimizer_before = optimizer.state_dict() if optimizer is not None else None
+                             f"{saved_type or 'no ' + name}, got a {type(obj).__name__}")
+    random_states = _random_states(arrays, meta, rng, bad)
+    # the model, optimizer and scheduler check their own state before changing; whichever
+    # fails, the ones already loaded go back, so that nothing has changed
+    before = [(obj, obj.state_dict()) for obj in (model, optimizer, scheduler)
+              if obj is not None]
+    field = "model"
     try:
-        model.load_state_dict(model_state)
+        model.load_state_dict({key[len("model/"):]: value for key, value in arrays.items()
+                               if key.startswith("model/")})
         if optimizer is not None:
+            field = "optimizer"
             optimizer.load_state_dict(_optimizer_state(arrays, meta["optimizer"]))
         if scheduler is not None:
+            field = "scheduler"
             scheduler.load_state_dict({key: value for key, value in meta["scheduler"].items()
                                        if key != "type"})
-    except (ValueError, TypeError):
-        model.load_state_dict(model_before)
-        if optimizer is not None:
-            optimizer.load_state_dict(optimizer_before)
-        raise
-    numpy_state = dict(meta["random"]["numpy"])
-    numpy_state["state"] = {"key": arrays["numpy_random_key"], "pos": numpy_state.pop("pos")}
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+        for obj, state in reversed(before):
+            obj.load_state_dict(state)
+        raise bad(field, error) from None
+    numpy_state, python_state, generator_state = random_states
     np.random.set_state(numpy_state)
-    version, internal, gauss_next = meta["random"]["python"]
-    random.setstate((version, tuple(internal), gauss_next))
+    random.setstate(python_state)
     if rng is not None:
-        rng.bit_generator.state = meta["random"]["generator"]
-    return Checkpoint(meta["step"], meta["extra"], str(path))
+        rng.bit_generator.state = generator_state
+    return Checkpoint(step, extra, str(path))
 
 
-def read_extra(path):
-    """The ``extra`` stored in the checkpoint at ``path``, touching no other state."""
-    return _meta("read_extra", path, read_npz(path, "read_extra", text=("meta",)))["extra"]
+def _random_states(arrays, meta, rng, bad):
+    # (NumPy's, Python's, rng's) states, each tried on a fresh generator first
+    saved = meta.get("random")
+    if not isinstance(saved, dict):
+        raise bad("random", f"expected the random states, got {saved!r}")
+    try:
+        numpy_state = dict(saved["numpy"])
+        numpy_state["state"] = {"key": arrays["numpy_random_key"],
+                                "pos": numpy_state.pop("pos")}
+        np.random.RandomState().set_state(numpy_state)
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+        raise bad("random.numpy", f"not a NumPy random state ({error!r})") from None
+    try:
+        version, internal, gauss_next = saved["python"]
+        python_state = (version, tuple(internal), gauss_next)
+        random.Random().setstate(python_state)
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as error:
+        raise bad("random.python", f"not a state of Python's random ({error!r})") from None
+    if rng is None:
+        return numpy_state, python_state, None
+    generator = saved.get("generator")
+    if not isinstance(generator, dict):
+        raise bad("random.generator", "holds no generator state for rng")
+    if generator.get("bit_generator") != type(rng.bit_generator).__name__:
+        raise bad("random.generator", f"holds the state of a {generator.get('bit_generator')}"
+                                      f" generator, rng uses {type(rng.bit_generator).__name__}")
+    try:
+        type(rng.bit_generator)().state = generator
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError) as error:
+        raise bad("random.generator", f"not a {generator['bit_generator']} state "
+                                      f"({error!r})") from None
+    return numpy_state, python_state, generator
+
+
+def read_extra(path, where="read_extra"):
+    """The ``extra`` stored in the checkpoint at ``path``, touching no other state; errors
+    begin with ``where``."""
+    extra = _meta(where, path, read_npz(path, where, text=("meta",))).get("extra", {})
+    if not isinstance(extra, dict):
+        raise ValueError(f"{where}: {path}: extra: expected a JSON object, got "
+                         f"{type(extra).__name__}")
+    return extra
 
 
 def _meta(where, path, arrays):

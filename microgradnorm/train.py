@@ -5,6 +5,7 @@ import codecs
 import contextlib
 import dataclasses
 import io
+import math
 import numbers
 import os
 import statistics
@@ -16,6 +17,7 @@ import numpy as np
 from . import functional as F
 from . import nn, optim
 from .autograd import no_grad
+from .backend import array_module
 from .checkpoint import load_checkpoint, read_extra, save_checkpoint
 from .checks.memory import memory_timeline
 from .checks.stats import graph_stats
@@ -24,8 +26,9 @@ from .optim.lr_scheduler import LambdaLR, warmup_cosine
 from .norms import lookup
 from .savefile import check_writable
 
-__all__ = ["CharTokenizer", "ImplComparison", "Progress", "TrainConfig", "TrainResult",
-           "compare_impls", "gpt_step_timeline", "sample", "train_tiny_gpt", "zen_of_python"]
+__all__ = ["CharTokenizer", "Diverged", "ImplComparison", "Progress", "TrainConfig",
+           "TrainResult", "compare_impls", "gpt_step_timeline", "sample", "train_tiny_gpt",
+           "zen_of_python"]
 
 
 class Progress:
@@ -127,8 +130,8 @@ class TrainConfig:
     def __post_init__(self):
         # every option is checked, used or not; the norm is kept under its canonical name
         object.__setattr__(self, "norm", lookup(self.norm, "TrainConfig: norm", nn.NORMS).name)
-        counts = {"steps": 0, "context_length": 1, "batch_size": 1, "grad_accum_steps": 1,
-                  "checkpoint_every": 0, "warmup_steps": 0}
+        counts = {"steps": 0, "seed": 0, "context_length": 1, "batch_size": 1,
+                  "grad_accum_steps": 1, "checkpoint_every": 0, "warmup_steps": 0}
         if self.lr_decay_steps is not None:
             counts["lr_decay_steps"] = 1
         for name, low in counts.items():
@@ -158,6 +161,9 @@ class TrainConfig:
             if not self.grad_clip >= 0:
                 raise ValueError(f"TrainConfig: grad_clip must be a number >= 0 or None, got "
                                  f"{self.grad_clip!r}")
+        if not 0 <= self.seed < 2**32:                # NumPy's seeds: 0 .. 2**32 - 1
+            raise ValueError(f"TrainConfig: seed must be an int in [0, 2**32 - 1], got "
+                             f"{self.seed!r}")
         for name in ("checkpoint", "resume"):
             if not isinstance(getattr(self, name), (str, os.PathLike, type(None))):
                 raise TypeError(f"TrainConfig: {name} must be a path (str) or None, got "
@@ -194,6 +200,7 @@ class TrainResult:
     tokenizer: CharTokenizer
     config: TrainConfig
     start_step: int = 0         # the step a resumed run started from
+    saved_step: int | None = None   # the step of the last checkpoint this run wrote
 
     @property
     def seconds_per_step(self):
@@ -204,6 +211,11 @@ class TrainResult:
         """``length`` characters sampled from the trained model after ``prompt``
         (see the module-level ``sample``)."""
         return sample(self.model, self.tokenizer, prompt, length, temperature, seed)
+
+
+class Diverged(FloatingPointError):
+    """The loss or the weights of a training step became NaN or infinite; the step was not
+    saved, so the last checkpoint holds the last finite weights."""
 
 
 def train_tiny_gpt(config=None, progress=True):
@@ -222,11 +234,14 @@ def train_tiny_gpt(config=None, progress=True):
     model, optimizer = _model_and_optimizer(config, tokenizer.vocab_size)
     scheduler = _make_scheduler(optimizer, config)
     rng = np.random.default_rng(config.seed)
-    losses, step_seconds, stats, start_step = [], [], None, 0
+    losses, step_seconds, stats, start_step, saved_step = [], [], None, 0, None
     if config.resume is not None:
         # compared first, so the error names the option that differs, not a weight shape
         _check_same_run(config.resume, read_extra(config.resume).get("config", {}), config)
         saved = load_checkpoint(config.resume, model, optimizer, scheduler=scheduler, rng=rng)
+        if saved.step > config.steps:
+            raise ValueError(f"train_tiny_gpt: resume={config.resume} is at step {saved.step}, "
+                             f"past steps={config.steps}")
         start_step, losses = saved.step, list(saved.extra.get("losses", []))[:saved.step]
     steps, accum, T = config.steps, config.grad_accum_steps, config.context_length
     # the run, for a resumption to compare with (not its text or where its files are)
@@ -249,6 +264,9 @@ def train_tiny_gpt(config=None, progress=True):
                 loss = loss * (1.0 / accum)               # the gradients add up to the mean
             loss.backward()
             loss_sum += float(loss.item())
+        if not math.isfinite(loss_sum):               # before the update: keep finite weights
+            raise Diverged(f"train_tiny_gpt: the loss at step {step + 1} is {loss_sum}; "
+                           f"stopped before updating{_kept(config, saved_step)} (lower lr?)")
         if config.grad_clip is not None:
             nn.clip_grad_norm_(model.parameters(), config.grad_clip)
         optimizer.step()
@@ -260,8 +278,12 @@ def train_tiny_gpt(config=None, progress=True):
         every = config.checkpoint_every
         if config.checkpoint is not None and (step + 1 == steps or (
                 every and (step + 1) % every == 0)):
+            if not all(array_module(p.data).isfinite(p.data).all() for p in model.parameters()):
+                raise Diverged(f"train_tiny_gpt: step {step + 1} made the weights NaN or "
+                               f"infinite; not saved{_kept(config, saved_step)} (lower lr?)")
             save_checkpoint(config.checkpoint, model, optimizer, step + 1, scheduler, rng,
                             extra={"config": saved_config, "losses": losses})
+            saved_step = step + 1
     if len(losses) > start_step:
         done = f"{steps} steps" if not start_step else f"steps {start_step + 1}-{steps}"
         bar.close(f"{done}, loss {losses[start_step]:.4f} -> {losses[-1]:.4f}, "
@@ -269,7 +291,17 @@ def train_tiny_gpt(config=None, progress=True):
     else:
         bar.close("0 steps")
     return TrainResult(losses, step_seconds, stats.nodes if stats else 0,
-                       stats.saved_bytes if stats else 0, model, tokenizer, config, start_step)
+                       stats.saved_bytes if stats else 0, model, tokenizer, config, start_step,
+                       saved_step)
+
+
+def _kept(config, saved_step):
+    """What a diverged run leaves on disk, for its error."""
+    if config.checkpoint is None:
+        return ""
+    if saved_step is None:
+        return f"; {config.checkpoint} was not written by this run"
+    return f"; {config.checkpoint} keeps step {saved_step}"
 
 
 def _check_config(where, config):

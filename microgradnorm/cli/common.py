@@ -11,6 +11,7 @@ import numpy as np
 from .. import nn
 from ..dtypes import as_dtype
 from ..norms import NORMS, lookup
+from ..savefile import available_memory
 from ..train import TrainConfig
 
 
@@ -55,6 +56,11 @@ def nonnegative_int(text):
     return _number(text, int, lambda v: v >= 0, "an integer >= 0")
 
 
+def seed(text):
+    """A NumPy seed: an int in [0, 2**32 - 1]."""
+    return _number(text, int, lambda v: 0 <= v < 2**32, "an integer in [0, 2**32 - 1]")
+
+
 def positive_float(text):
     """A finite float > 0."""
     return _number(text, float, lambda v: np.isfinite(v) and v > 0, "a finite number > 0")
@@ -63,22 +69,6 @@ def positive_float(text):
 def nonnegative_float(text):
     """A finite float >= 0."""
     return _number(text, float, lambda v: np.isfinite(v) and v >= 0, "a finite number >= 0")
-
-
-def available_memory():
-    """Bytes of memory this process can use: MemAvailable from /proc/meminfo, else the
-    machine's physical memory."""
-    try:
-        with open("/proc/meminfo") as meminfo:
-            for line in meminfo:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    try:
-        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    except (ValueError, OSError, AttributeError):
-        return None
 
 
 # A composite-vs-fused run holds about this many arrays of the input's size at once: the
@@ -91,13 +81,40 @@ def check_memory(shape, dtype, option="--shape", arrays=ARRAYS_PER_RUN):
     """Refuse a shape whose run cannot fit in memory, before allocating anything."""
     elements = int(np.prod(shape, dtype=object))
     needed = elements * as_dtype(dtype).itemsize * arrays
+    shown = ",".join(map(str, shape))
+    check_fits(needed, f"{option} {shown} in {as_dtype(dtype)}",
+               f"{arrays} arrays of {_bytes(needed // arrays)}", "use a smaller shape")
+
+
+def check_fits(needed, what, parts, advice):
+    """The one memory check of every command: a ValueError ``"<what> needs about N (<parts>),
+    but only M of memory is available; <advice>"`` when ``needed`` bytes do not fit."""
     available = available_memory()
     if available is not None and needed > available:
-        shown = ",".join(map(str, shape))
-        raise ValueError(f"{option} {shown} in {as_dtype(dtype)} needs about "
-                         f"{_bytes(needed)} ({arrays} arrays of {_bytes(needed // arrays)}), "
-                         f"but only {_bytes(available)} of memory is available; "
-                         "use a smaller shape")
+        raise ValueError(f"{what} needs about {_bytes(needed)} ({parts}), but only "
+                         f"{_bytes(available)} of memory is available; {advice}")
+
+
+def check_gpt_memory(config, vocab_size):
+    """Refuse a tiny-GPT run (``train``, ``memory``; a ``TrainConfig``) whose weights, AdamW
+    state and one step's activations cannot fit in memory, naming the options; before
+    building it."""
+    d, layers, heads = config.d_model, config.n_layers, config.n_heads
+    tokens, context = config.batch_size * config.context_length, config.context_length
+    swiglu = config.activation == "swiglu"
+    hidden = nn.swiglu_hidden(4 * d, config.multiple_of) if swiglu else 4 * d
+    ffn = 3 * d * hidden if swiglu else 2 * d * hidden + hidden + d
+    parameters = 2 * vocab_size * d + context * d + layers * (4 * d * d + 4 * d + ffn + 4 * d)
+    # what one step holds per token (saved for backward, and the gradients): per block ~48
+    # arrays of width d, 6 of the inner width, 6 of the attention's (heads, T); 6 of the
+    # logits' width. The default GPT: 27 MB, where `microgradnorm memory` measures 28 MB
+    activations = tokens * (layers * (48 * d + 6 * hidden + 6 * heads * context)
+                            + 6 * vocab_size)
+    check_fits((4 * parameters + activations) * as_dtype(config.dtype).itemsize,
+               f"--d-model {d} --layers {layers} --heads {heads} --context {context} "
+               f"--batch-size {config.batch_size} in {config.dtype}",
+               f"{parameters:,} parameters with gradients and AdamW state, and one step's "
+               "activations", "use a smaller --d-model, --layers, --context or --batch-size")
 
 
 def _bytes(n):
@@ -139,7 +156,7 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
         parser.add_argument("--repeat", type=positive_int, default=5,
                             help="timed calls per measurement; the median is shown "
                                  "(default %(default)s)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed, default=0,
                         help="seed of the random inputs (default %(default)s)")
     if norms:
         parser.add_argument("--norm", type=norm_name, choices=tuple(NORMS),
@@ -179,6 +196,6 @@ def add_model_args(parser):
                         help="tokens per training window, T (default %(default)s)")
     parser.add_argument("--batch-size", type=positive_int, default=defaults["batch_size"],
                         help="windows per step, B (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=defaults["seed"],
+    parser.add_argument("--seed", type=seed, default=defaults["seed"],
                         help="seed of the initial weights, the batches (and train's sampling) "
                              "(default %(default)s)")

@@ -51,8 +51,8 @@ def main(argv=None):
               file=sys.stderr)
         return 1
     except MemoryError:
-        print(f"microgradnorm {args.command}: out of memory; use a smaller --shape or "
-              "fewer steps", file=sys.stderr)
+        print(f"microgradnorm {args.command}: out of memory; use smaller sizes (see "
+              f"microgradnorm {args.command} --help)", file=sys.stderr)
         return 1
     return 0
 

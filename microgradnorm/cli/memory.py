@@ -12,7 +12,9 @@ from ..checks.memory import CATEGORIES
 from ..functional import IMPLS
 from ..train import gpt_step_timeline
 from . import plotting
-from .common import add_model_args, check_out_dir, positive_int, train_config
+from .common import (add_model_args, check_gpt_memory, check_out_dir, positive_int,
+                     train_config)
+
 
 def add_parser(commands):
     """Register the ``memory`` sub-command."""
@@ -33,6 +35,7 @@ def run(args):
     """Print the peak tables (and the tracemalloc check), then draw the plot."""
     if args.d_model % args.n_heads:
         raise ValueError(f"--heads {args.n_heads} must divide --d-model {args.d_model}")
+    check_gpt_memory(train_config(args), args.vocab)
     if not args.no_plot:
         check_out_dir(args.out)
     timelines = {}

@@ -5,16 +5,27 @@ turns the options into a ``TrainConfig`` (each option's name is its field's, and
 default the field's) and prints the result.
 """
 
+import sys
+
+import numpy as np
+
 from .. import train
+from ..checkpoint import read_extra
 from ..functional import IMPLS
-from .common import (TRAIN_DEFAULTS, add_model_args, nonnegative_float, nonnegative_int,
-                     positive_float, positive_int, train_config)
+from ..savefile import check_writable
+from .common import (TRAIN_DEFAULTS, add_model_args, check_gpt_memory, nonnegative_float,
+                     nonnegative_int, positive_float, positive_int, train_config)
+
+DIVERGED = 3        # the exit status of a run whose loss or weights became NaN or infinite
 
 
 def add_parser(commands):
     defaults = TRAIN_DEFAULTS
     parser = commands.add_parser(
-        "train", help="train a tiny character-level GPT on the Zen of Python")
+        "train", help="train a tiny character-level GPT on the Zen of Python",
+        epilog=f"exit status: 0 done; 1 a file could not be read or written; 2 bad options; "
+               f"{DIVERGED} the loss or the weights became NaN or infinite (the run stops "
+               "before saving them: --checkpoint keeps the last finite step)")
     parser.add_argument("--steps", type=nonnegative_int, default=defaults["steps"],
                         help="AdamW steps (default %(default)s)")
     parser.add_argument("--impl", choices=IMPLS, default=defaults["impl"],
@@ -68,7 +79,15 @@ def add_parser(commands):
 
 def run(args):
     config = train_config(args)
-    result = train.train_tiny_gpt(config, progress=not args.no_progress)
+    check_options(config)
+    try:
+        # a diverging run overflows on its way to the NaN that stops it: one line says it
+        with np.errstate(over="ignore", invalid="ignore"):
+            result = train.train_tiny_gpt(config, progress=not args.no_progress)
+    except train.Diverged as error:
+        print(f"microgradnorm train: diverged: {str(error).removeprefix('train_tiny_gpt: ')}",
+              file=sys.stderr)
+        raise SystemExit(DIVERGED) from None
     losses, start = result.losses, result.start_step
     print(f"tiny GPT on the Zen of Python: {result.model.num_parameters():,} parameters, "
           f"{config.norm} {config.placement}-norm, impl={config.impl}, {config.dtype}")
@@ -77,7 +96,24 @@ def run(args):
     if len(losses) > start:
         print(f"loss {losses[0]:.4f} -> {losses[-1]:.4f} in {len(losses)} steps, "
               f"{1000 * result.seconds_per_step:.1f} ms/step (median)")
-    if config.checkpoint:
-        print(f"checkpoint: {config.checkpoint} (step {len(losses)})")
+    else:
+        print(f"nothing to train: already at --steps {config.steps}")
+    if result.saved_step is not None:
+        print(f"checkpoint: {config.checkpoint} (step {result.saved_step})")
     if args.sample:
         print("sample:\n" + result.sample("Beautiful", length=args.sample, seed=config.seed))
+
+
+def check_options(config):
+    """What the options name on disk and the memory the run needs, before step 0."""
+    if config.resume is not None:
+        try:
+            read_extra(config.resume, where=f"--resume {config.resume}")
+        except OSError as error:
+            raise ValueError(f"--resume {config.resume}: {error.strerror}") from None
+    if config.checkpoint is not None:
+        try:
+            check_writable(config.checkpoint)
+        except ValueError as error:
+            raise ValueError(f"--checkpoint {error}") from None
+    check_gpt_memory(config, len(set(config.training_text)))
