@@ -157,6 +157,11 @@ CONTROLS = {
         "kernel:layer_norm:float32:1000:7",
         r"barrier divergence in block \d+ .*threads \d+-\d+ wait at line \d+ "
         r"\(__syncthreads\); threads \d+-\d+ returned"),
+    "blocks write one partial row": (
+        "racecheck", "const long long at = (long long)blockIdx.x * partial_stride;",
+        "const long long at = 0;", "kernel:layer_norm:float32:1025:7",
+        r"write-after-write hazard at argument 7 byte \d+: written by block 0 thread \d+ "
+        r"\(norms\.cu:\d+\), written by block 1"),
     "partial shuffle mask": (
         "racecheck", "__shfl_xor_sync(0xffffffffu,", "__shfl_xor_sync(0x0000ffffu,",
         "kernel:rms_norm:float32:127:7", r"__shfl_xor_sync at line \d+ with the partial mask"),

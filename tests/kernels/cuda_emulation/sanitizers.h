@@ -9,8 +9,9 @@
 // its runtime): GCC calls __tsan_read4(address), __tsan_write16, ... before every memory
 // access of the kernels, and this file implements them. Accesses to shared memory (the
 // library's .bss, where the __shared__ statics are; the emulation's own zero-initialised
-// globals there are only touched by code the instrumentation skips, EMU_UNCHECKED, or with
-// emu_inside_checks set) and to the array arguments are recorded per barrier interval:
+// globals there are touched only by the scheduler, by code the instrumentation skips
+// (EMU_UNCHECKED) or with emu_inside_checks set) and to the array arguments are recorded per
+// barrier interval of the block:
 //   - two threads of a block touching the same shared byte between two barriers, at least one
 //     writing, is a hazard (the GPU runs them in any order);
 //   - a shared byte read that no thread of the block wrote is uninitialised (the GPU gives
