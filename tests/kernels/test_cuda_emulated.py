@@ -3,21 +3,20 @@
 ``tests/kernels/cuda_emulation/`` holds a host emulation of the few CUDA features the kernels use
 (block and thread indices, ``__syncthreads``, ``__shfl_xor_sync``, ``__half`` and
 ``__nv_bfloat16``): g++ compiles norms.cu unchanged against it, every instantiation of
-``kernels.cuda.name_expressions()``, into a small library. ``kernels.cuda`` then runs its
-real launch path (launch configuration, realignment, partial buffers, ``sum_partials``)
-with CuPy replaced by NumPy arrays and each launch handed to the library, and the results
-go through the same checks as the GPU tests (tests/helpers/kernel_checks.py).
+``kernels.cuda.name_expressions()``, into a small library (``emulation.build``).
+``kernels.cuda`` then runs its real launch path (launch configuration, realignment, partial
+buffers, ``sum_partials``) with CuPy replaced by NumPy arrays and each launch handed to the
+library, and the results go through the same checks as the GPU tests
+(tests/helpers/kernel_checks.py).
 
 What this shows: the kernels compute the right numbers for these shapes (indexing, the
-reductions, the dweight/dbias partial sums, the dtypes). What it cannot: speed, and what
-only hardware shows (misaligned vector loads faulting, races between warps, register
-limits). Skips without g++ (C++20) or ucontext.
+reductions, the dweight/dbias partial sums, the dtypes), and every launch passes the
+emulation's own checks (barriers every thread reaches, whole-warp shuffles, aligned vector
+types, inputs unchanged). What it cannot: speed and register limits; out-of-bounds reads and
+races are test_cuda_sanitizers.py's. Skips without g++ (C++20) or ucontext.
 """
 
-import ctypes
 import os
-import shutil
-import subprocess
 import sys
 
 import kernel_checks
@@ -27,153 +26,22 @@ from kernel_checks import DTYPES, EPS, KERNELS, check_kernel, draw, run_backward
 
 from microgradnorm.kernels import cuda, reference
 
-EMULATION = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emulation")
-
-
-# ----- NumPy dressed as the part of CuPy that kernels.cuda uses -------------------------------
-class _Memory:
-    def __init__(self, ptr):
-        self.ptr = ptr
-
-
-class _Device:
-    id = 0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-
-class EmulatedArray(np.ndarray):
-    """A NumPy array with CuPy's ``.data.ptr``, ``.device`` and ``.get()``."""
-
-    @property
-    def data(self):
-        return _Memory(self.ctypes.data)
-
-    @property
-    def device(self):
-        return _Device()
-
-    def get(self):
-        return np.array(self.view(np.ndarray))
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """CuPy's ufuncs take device arrays and scalars (NumPy's too), never a NumPy array,
-        not even a 0-d one (``TypeError: Unsupported type <class 'numpy.ndarray'>``). The
-        emulation refuses 0-d NumPy arrays, ``np.asarray(number, dtype)``, so code that
-        would fail that way on a GPU fails here (larger NumPy arrays are allowed: the
-        reference's ``xp`` is NumPy here, and its arrays stand in for CuPy's)."""
-        outputs = kwargs.get("out") or ()
-        for value in (*inputs, *outputs):
-            if type(value) is np.ndarray and value.ndim == 0:
-                raise TypeError(f"Unsupported type {type(value)}")
-        plain = [v.view(np.ndarray) if isinstance(v, EmulatedArray) else v for v in inputs]
-        if outputs:
-            kwargs["out"] = tuple(o.view(np.ndarray) for o in outputs)
-        result = getattr(ufunc, method)(*plain, **kwargs)
-        if outputs:
-            return outputs[0] if len(outputs) == 1 else outputs
-        if isinstance(result, tuple):
-            return tuple(_dressed(r) for r in result)
-        return _dressed(result)
-
-
-def _dressed(value):
-    if isinstance(value, np.ndarray) and not isinstance(value, EmulatedArray):
-        return value.view(EmulatedArray)
-    return value
-
-
-class EmulatedCupy:
-    """``cp.empty``, ``cp.full``, ... are NumPy's, returning ``EmulatedArray``s."""
-
-    ndarray = EmulatedArray
-
-    def __getattr__(self, name):
-        function = getattr(np, name)
-        return lambda *args, **kwargs: _dressed(function(*args, **kwargs))
-
-    @staticmethod
-    def asnumpy(array):
-        return np.array(np.asarray(array).view(np.ndarray))
-
-
-# ----- the emulated kernels -------------------------------------------------------------------
-def _build(directory):
-    if sys.platform != "linux" or shutil.which("g++") is None:
-        pytest.skip("the CUDA emulation needs g++ and ucontext (Linux)")
-    names = cuda.name_expressions()
-    lines = [f"#define {cuda.BFLOAT16_OPTION[2:]}", '#include "cuda_fp16.h"',
-             '#include "cuda_bf16.h"', f'#include "{cuda.SOURCE}"',
-             '#include "launchers.h"', "static const Entry entries[] = {"]
-    lines += [f'    {{"{name}", &run_{name}}},' for name in names]
-    lines += ["};",
-              'extern "C" int emu_run(const char* name, unsigned gx, unsigned gy, unsigned gz, '
-              "unsigned block, void** args) {",
-              "    for (const auto& e : entries) {",
-              "        if (std::string(e.name) == name) { e.launcher(dim3{gx, gy, gz}, block, "
-              "args); return 0; }",
-              "    }",
-              "    return 1;",
-              "}"]
-    unit = os.path.join(directory, "emulated_kernels.cpp")
-    with open(unit, "w", encoding="utf-8") as file:
-        file.write("\n".join(lines) + "\n")
-    library = os.path.join(directory, "libemulated_kernels.so")
-    result = subprocess.run(["g++", "-O1", "-std=c++20", "-shared", "-fPIC",
-                             "-Wno-unknown-pragmas", f"-I{EMULATION}", "-o", library, unit],
-                            capture_output=True, text=True, timeout=300)
-    if result.returncode != 0 and "c++20" in result.stderr:
-        pytest.skip(f"g++ without C++20: {result.stderr[:200]}")
-    assert result.returncode == 0, result.stderr
-    return ctypes.CDLL(library)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emulation"))
+import emulation  # noqa: E402  (lives beside the emulation's headers)
 
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    return _build(str(tmp_path_factory.mktemp("cuda_emulation")))
-
-
-def _argument(value):
-    if isinstance(value, np.ndarray):
-        return ctypes.c_void_p(value.ctypes.data)
-    if isinstance(value, np.uint64):
-        return ctypes.c_void_p(int(value) or None)             # the null pointer
-    if isinstance(value, np.int32):
-        return ctypes.c_int(int(value))
-    if isinstance(value, np.int64):
-        return ctypes.c_longlong(int(value))
-    if isinstance(value, np.float32):
-        return ctypes.c_float(float(value))
-    raise TypeError(f"unexpected kernel argument {type(value).__name__}")
+    try:
+        return emulation.build(str(tmp_path_factory.mktemp("cuda_emulation")))
+    except emulation.ToolchainMissing as error:
+        pytest.skip(str(error))
 
 
 @pytest.fixture
 def emulated(library, monkeypatch):
     """kernels.cuda with its launches run by the emulation; returns the launch log."""
-    launches = []
-
-    def function(cp, name):
-        def launch(grid, block, args):
-            values = [_argument(a) for a in args]
-            pointers = (ctypes.c_void_p * len(values))(
-                *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
-            grid = tuple(grid) + (1,) * (3 - len(grid))
-            launches.append((name, grid[0] if grid[1:] == (1, 1) else grid, block[0]))
-            assert library.emu_run(name.encode(), *grid, block[0], pointers) == 0, name
-        return launch
-
-    fake = EmulatedCupy()
-    monkeypatch.setattr(kernel_checks, "cp", fake)     # restored after the test
-    monkeypatch.setattr(cuda, "_cupy", lambda: fake)
-    monkeypatch.setattr(cuda, "_function", function)
-    monkeypatch.setattr(cuda, "_sm_count", lambda cp: 2)   # few backward blocks: many rows each
-    monkeypatch.setattr(cuda, "_blocks_per_sm", lambda cp, name, block: 2)
-    kernel_checks.poison(monkeypatch)
-    return launches
+    return emulation.install(library, monkeypatch.setattr)
 
 
 # ----- the checks ---------------------------------------------------------------------------

@@ -1,12 +1,20 @@
 // Launchers for the emulated kernels, with cuLaunchKernel's convention: args[i] points at the
-// value of argument i. tests/test_cuda_emulated.py generates the table of one launcher per
-// name in kernels.cuda.name_expressions().
+// value of argument i. tests/kernels/cuda_emulation/emulation.py generates the table
+// (emu_entries) of one launcher per name in kernels.cuda.name_expressions().
 #pragma once
 #include <cstring>
 #include <string>
+#include <type_traits>
 
+#include "sanitizers.h"
+
+// Argument i as an A; a pointer to const is recorded as such (checked unchanged after the
+// launch), so the launchers' types below must be the kernels' parameter types.
 template <typename A>
 A arg(void** args, int i) {
+    if constexpr (std::is_pointer_v<A> && std::is_const_v<std::remove_pointer_t<A>>) {
+        emu_const_args |= 1ull << i;
+    }
     A value;
     std::memcpy(&value, args[i], sizeof(A));
     return value;
@@ -70,3 +78,18 @@ struct Entry {
     const char* name;
     Launcher launcher;
 };
+extern const Entry emu_entries[];
+extern const int emu_entry_count;
+
+// Launches kernel `name` (bytes: as emu_run_checked); returns its findings, "" for none, or
+// null for a name not in the table.
+extern "C" const char* emu_run(const char* name, unsigned gx, unsigned gy, unsigned gz,
+                               unsigned block, void** args, const long long* bytes, int count) {
+    for (int e = 0; e < emu_entry_count; ++e) {
+        if (std::string(emu_entries[e].name) == name) {
+            return emu_run_checked(emu_entries[e].launcher, dim3{gx, gy, gz}, block, args, bytes,
+                                   count);
+        }
+    }
+    return nullptr;
+}
