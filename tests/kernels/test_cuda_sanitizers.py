@@ -139,14 +139,14 @@ def test_sanitizers_find_nothing_in_the_full_matrix(libraries):
 CONTROLS = {
     # (build, text of norms.cu, replaced by, case, what the report says)
     "off-by-one load": (
-        "memcheck", "if (index < n_vec) {\n                xs[i] = load_pack<T, VEC>(x + offset, "
-        "index);\n                if (residual",
-        "if (index <= n_vec) {\n                xs[i] = load_pack<T, VEC>(x + offset, "
-        "index);\n                if (residual",
-        "kernel:layer_norm:float32:127:7", r"AddressSanitizer: heap-buffer-overflow"),
+        "memcheck", "if (j < span.packs()) {\n                to.xs[i] = load_pack<T>(x + offset, "
+        "j, span);\n                if (residual",
+        "if (j <= span.packs()) {\n                to.xs[i] = load_pack<T>(x + offset, "
+        "j, span);\n                if (residual",      # an even row: whole vector packs
+        "kernel:layer_norm:float32:1000:7", r"AddressSanitizer: heap-buffer-overflow"),
     "misaligned pack": (
-        "racecheck", "store_pack<T, VEC>(dx + offset, index, out);",
-        "store_pack<T, VEC>(dx + offset - (row > 0), index, out);",
+        "racecheck", "store_pack<T>(dx + offset, j, span, out);",
+        "store_pack<T>(dx + offset - (row > 0), j, span, out);",
         "kernel:layer_norm:float32:1000:7",
         r"misaligned 16-byte access .* \(a multiple of 16 assumed\).*norms\.cu:\d+"),
     "misaligned float4": (
@@ -172,8 +172,8 @@ CONTROLS = {
         "racecheck", "__shfl_xor_sync(0xffffffffu,", "__shfl_xor_sync(0x0000ffffu,",
         "kernel:rms_norm:float32:127:7", r"__shfl_xor_sync at line \d+ with the partial mask"),
     "write to a const input": (
-        "memcheck", "store_pack<T, VEC>(sum_out + offset, index, xs[i]);",
-        "store_pack<T, VEC>(const_cast<T*>(residual) + offset, index, xs[i]);",
+        "memcheck", "store_pack<T>(sum_out + offset, j, span, xs[i]);",
+        "store_pack<T>(const_cast<T*>(residual) + offset, j, span, xs[i]);",
         "kernel:add_layer_norm:float32:1000:7",
         r"argument 1 points to const, and the launch changed it"),
 }
