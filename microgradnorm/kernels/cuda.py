@@ -159,18 +159,18 @@ def sum_partials_launches(num_partials, cols):
 MIXED_KINDS = tuple(f"{dtype}/{MIXED_WEIGHT}" for dtype in CXX_TYPES if ITEMSIZE[dtype] == 2)
 KINDS = tuple(CXX_TYPES) + MIXED_KINDS
 
-# norms.cu is compiled into modules, each on first use: float32 and float16 (cuda_fp16.h),
-# bfloat16 with BFLOAT16_OPTION (also cuda_bf16.h), and each 16-bit dtype's kernels for a
-# float32 weight. CuPy ships neither header: both come with the "gpu" extra,
-# cupy-cuda12x[ctk]. The split spares a program that never uses bfloat16, or never a float32
-# weight beside 16-bit x, the compile of those kernels. CuPy adds -ftz=true to every compile
-# (docs/gpu.md, Denormals).
+# The loader compiles each instantiation on first use, in a module of its own (a few seconds
+# instead of a minute for all of them); MODULE_DTYPES groups the kinds by compile options:
+# float32 and float16 (cuda_fp16.h), bfloat16 with BFLOAT16_OPTION (also cuda_bf16.h), and
+# each 16-bit dtype's kernels for a float32 weight. CuPy ships neither header: both come with
+# the "gpu" extra, cupy-cuda12x[ctk]. CuPy adds -ftz=true to every compile (docs/gpu.md,
+# Denormals).
 MODULE_DTYPES = (("float32", "float16"), ("bfloat16",)) + tuple((k,) for k in MIXED_KINDS)
 BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
 
 
 def compile_options(dtypes):
-    """The preprocessor options of the module holding ``dtypes``' kernels (kinds)."""
+    """The preprocessor options of a module holding ``dtypes``' kernels (kinds)."""
     return (BFLOAT16_OPTION,) if any(k.split("/")[0] == "bfloat16" for k in dtypes) else ()
 
 
@@ -229,17 +229,21 @@ def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None):
     return f"{kernel}<{cxx}, {vec}, {nv}, {bound}, {weight_cxx}>"
 
 
+# The kernel dtype name of each dtype the kernels take: a lookup, as dtype.name is a
+# Python-level property that costs more than a launch's other host work.
+_STORAGE_NAMES = {np.dtype(name): name for name in ("float32", "float16")}
+if dtypes.bfloat16 is not None:
+    _STORAGE_NAMES[np.dtype(dtypes.bfloat16)] = "bfloat16"
+
+
 def storage_name(dtype):
     """The kernel dtype name of an array dtype ("float32", "float16", "bfloat16"); None if
     the kernels do not take it (float64 goes to the reference)."""
-    dtype = np.dtype(dtype)
-    if dtypes.bfloat16 is not None and dtype == dtypes.bfloat16:
-        return "bfloat16"
-    return dtype.name if dtype.kind == "f" and dtype.name in CXX_TYPES else None
+    return _STORAGE_NAMES.get(np.dtype(dtype))
 
 
 # ----- loader -------------------------------------------------------------------------------
-_modules = {}     # (source path, device id, module dtypes) -> cupy.RawModule
+_modules = {}     # (source path, device id, name expression) -> cupy.RawModule
 _functions = {}   # (device id, name expression) -> kernel, looked up once
 _sm_counts = {}   # device id -> number of SMs
 _occupancy = {}   # (device id, name expression, block) -> resident blocks per SM
@@ -248,16 +252,21 @@ _occupancy = {}   # (device id, name expression, block) -> resident blocks per S
 _NULL = np.uint64(0)
 
 
-def _module(cp, dtypes):
-    """The compiled ``norms.cu`` holding ``dtypes``' kernels (one of ``MODULE_DTYPES``) for
-    the current device, built once (CuPy caches the binary on disk too, so later processes
-    skip the compile)."""
-    key = (SOURCE, cp.cuda.Device().id, dtypes)
+@functools.lru_cache(maxsize=None)
+def _source():
+    with open(SOURCE, encoding="utf-8") as file:
+        return file.read()
+
+
+def _module(cp, name):
+    """``norms.cu`` compiled with the one instantiation ``name`` for the current device, once:
+    the first call of a (norm, dtype, row length class) pays seconds, not the minute all of
+    them take (CuPy caches the binary on disk too, so later processes skip the compile)."""
+    key = (SOURCE, cp.cuda.Device().id, name)
     if key not in _modules:
-        with open(SOURCE, encoding="utf-8") as file:
-            code = file.read()
-        _modules[key] = cp.RawModule(code=code, options=compile_options(dtypes),
-                                     name_expressions=name_expressions(dtypes))
+        _modules[key] = cp.RawModule(code=_source(),
+                                     options=compile_options(module_dtypes(name)),
+                                     name_expressions=(name,))
     return _modules[key]
 
 
@@ -281,7 +290,7 @@ def _blocks_per_sm(cp, name, block):
 def _function(cp, name):
     key = (cp.cuda.Device().id, name)
     if key not in _functions:
-        _functions[key] = _module(cp, module_dtypes(name)).get_function(name)
+        _functions[key] = _module(cp, name).get_function(name)
     return _functions[key]
 
 
@@ -291,11 +300,7 @@ def _cupy():
 
 def _empty(cp, shape, dtype):
     """Every output buffer is allocated here (the GPU tests fill them with NaN first)."""
-    return cp.empty(shape, dtype=dtype)
-
-
-def _pointer(array):
-    return _NULL if array is None else array
+    return cp.ndarray(shape, dtype)           # cupy.empty, less a Python call
 
 
 # ----- row-norm launches --------------------------------------------------------------------
@@ -330,93 +335,159 @@ def _contiguous(cp, array):
     return array
 
 
-def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting="gemma"):
-    """Runs ``norm_forward``; returns (y, s or None, mean or None, rstd), or None when the
-    row is too long for the kernels. ``offset`` and ``casting``: RMSNorm's (a float32
-    ``weight`` beside 16-bit x runs the W = float instantiation)."""
+# ----- launch plans -------------------------------------------------------------------------
+# What a launch needs besides its arrays (configuration, grids, kernel handles, the constant
+# arguments) depends only on the arrays' shapes, dtypes, device and layout and on the call's
+# options: it is worked out once and kept, so a call like one seen before costs a lookup, its
+# allocations and its launches, a few dozen Python calls (docs/gpu.md, "Host cost").
+ForwardPlan = collections.namedtuple(
+    "ForwardPlan", "cp kernel grid block stat_shape y_dtype subtract_mean head tail")
+BackwardPlan = collections.namedtuple(
+    "BackwardPlan", "cp kernel grid block partial_shape bias_grad arguments sum_kernel "
+                    "sum_steps grad_shape grad_dtype sum_tail round_via")
+_plans = {}          # _key(options, *arrays) -> ForwardPlan or BackwardPlan
+MAX_PLANS = 4096     # a process of ever new shapes starts the cache again rather than grow
+
+
+def _key(options, *arrays):
+    """The plan key of a call: its options, and each array's (shape, dtype, device,
+    C-contiguous, 16-byte aligned); None for an absent array. Plans are kept under the key of
+    the arrays as launched, so a call whose arrays would be copied first never finds one."""
+    return (options, *[None if a is None else (a.shape, a.dtype, a.device.id,
+                                               a.flags.c_contiguous, a.data.ptr % VECTOR_BYTES)
+                        for a in arrays])
+
+
+def _keep(key, plan):
+    if len(_plans) >= MAX_PLANS:
+        _plans.clear()
+    _plans[key] = plan
+
+
+def _forward_plan(options, x, residual, weight, bias):
+    """(plan, x, residual, weight, bias): the arrays as the launch takes them (C-contiguous,
+    aligned where rows allow vector loads) and their plan, or None when the row is too long
+    for the kernels. ``options``: (pass, subtract_mean, RMSNorm's offset, casting)."""
+    _, subtract_mean, offset, casting = options
     cp = _cupy()
     with x.device:
         x, residual, weight, bias = (_contiguous(cp, a) for a in (x, residual, weight, bias))
         rows, cols = x.shape
-        weight_dtype = None if weight is None else weight.dtype
-        y = _empty(cp, x.shape, output_dtype(x.dtype, weight_dtype, casting))
-        s = None if residual is None else _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s), forward_config)
+        # the outputs are fresh, aligned buffers: the inputs decide the vector width
+        config = _config(x.dtype, cols, (x, residual, weight, bias), forward_config)
         if config is None:
-            return None
-        mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
-        rstd = _empty(cp, (rows,), np.float32)
-        cxx = CXX_TYPES[storage_name(x.dtype)]
-        args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
-                _pointer(mean), rstd, np.int64(rows), np.int32(cols),
-                np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean),
-                _kernel_offset(x.dtype, weight_dtype, offset, casting),
-                np.int32(CASTING_CODES[casting]))
-        name = kernel_name("norm_forward", cxx, config.vec, config.nv,
-                           launch_bound(config), _weight_cxx(weight_dtype))
-        _function(cp, name)((forward_grid(rows, config),), (config.block,), args)
-        return y, s, mean, rstd
+            return None, x, residual, weight, bias
+        weight_dtype = None if weight is None else weight.dtype
+        name = kernel_name("norm_forward", CXX_TYPES[storage_name(x.dtype)], config.vec,
+                           config.nv, launch_bound(config), _weight_cxx(weight_dtype))
+        plan = ForwardPlan(
+            cp, _function(cp, name), (forward_grid(rows, config),), (config.block,), (rows,),
+            output_dtype(x.dtype, weight_dtype, casting), subtract_mean,
+            (np.int64(rows), np.int32(cols), np.int32(config.threads_per_row)),
+            (np.int32(subtract_mean), _kernel_offset(x.dtype, weight_dtype, offset, casting),
+             np.int32(CASTING_CODES[casting])))
+    _keep(_key(options, x, residual, weight, bias), plan)
+    return plan, x, residual, weight, bias
 
 
-def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad, offset=0.0, casting="gemma"):
-    """Runs ``norm_backward`` and ``sum_partials``; returns (dx, dweight, dbias), or None
-    when the row is too long for the kernels. ``offset``, ``casting`` as in ``_forward``;
-    dy has y's dtype (``output_dtype``), dweight the weight's."""
+def _forward(plan, x, residual, weight, bias, eps):
+    """Runs ``norm_forward`` as ``plan`` says; returns (y, s or None, mean or None, rstd)."""
+    cp = plan.cp
+    with x.device:
+        y = _empty(cp, x.shape, plan.y_dtype)
+        s = None if residual is None else _empty(cp, x.shape, x.dtype)
+        mean = _empty(cp, plan.stat_shape, np.float32) if plan.subtract_mean else None
+        rstd = _empty(cp, plan.stat_shape, np.float32)
+        # _NULL for an absent array, written out: this is the path every call takes
+        plan.kernel(plan.grid, plan.block, (
+            x, _NULL if residual is None else residual, _NULL if weight is None else weight,
+            _NULL if bias is None else bias, y, _NULL if s is None else s,
+            _NULL if mean is None else mean, rstd, *plan.head, np.float32(eps), *plan.tail))
+    return y, s, mean, rstd
+
+
+def _backward_plan(options, dy, dsum, x, weight, mean, rstd):
+    """(plan, dy, dsum, x, weight, mean, rstd) as ``_forward_plan``; ``options``: (pass,
+    need_bias_grad, offset, casting). dy has y's dtype (``output_dtype``), dweight the
+    weight's."""
+    _, need_bias_grad, offset, casting = options
     cp = _cupy()
     with x.device:
-        dy, dsum, x, weight, mean, rstd = (_contiguous(cp, a)
-                                           for a in (dy, dsum, x, weight, mean, rstd))
+        arrays = [_contiguous(cp, a) for a in (dy, dsum, x, weight, mean, rstd)]
+        dy, dsum, x, weight, mean, rstd = arrays
         rows, cols = x.shape
-        dx = _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), backward_config)
+        config = _config(x.dtype, cols, (dy, dsum, x, weight), backward_config)
         if config is None:
-            return None
-        cxx = CXX_TYPES[storage_name(x.dtype)]
+            return (None, *arrays)
         weight_dtype = None if weight is None else weight.dtype
-        name = kernel_name("norm_backward", cxx, config.vec, config.nv,
-                           launch_bound(config), _weight_cxx(weight_dtype))
+        name = kernel_name("norm_backward", CXX_TYPES[storage_name(x.dtype)], config.vec,
+                           config.nv, launch_bound(config), _weight_cxx(weight_dtype))
         grid = backward_grid(rows, config, _sm_count(cp), _blocks_per_sm(cp, name, config.block))
         stride = partial_stride(cols)
-        dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)
-        dbias_partial = _empty(cp, (grid, stride), np.float32) if need_bias_grad else None
-        args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
-                _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
-                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride),
-                _kernel_offset(x.dtype, weight_dtype, offset, casting),
-                np.int32(CASTING_CODES[casting]))
-        _function(cp, name)((grid,), (config.block,), args)
         mixed = weight_dtype is not None and weight_dtype != x.dtype   # a float32 weight
-        dweight, dbias = _sum_partials(
-            cp, dweight_partial, dbias_partial, cols,
-            x.dtype if weight is None else weight_dtype, x.dtype if mixed else None,
-            mixed and weight_compute_dtype(x.dtype, weight_dtype, casting) == x.dtype)
-        return dx, dweight, dbias
+        grad_dtype = x.dtype if weight is None else weight_dtype
+        sum_kernel, sum_steps = None, ()
+        if weight is not None or need_bias_grad:
+            # (grid, stride) float32 partial sums -> (cols,) gradients in grad_dtype (x's
+            # dtype beside a float32 weight: rounded through it for casting "none"), by a
+            # fixed tree of launches: (launch grid, rows read, rows written) each
+            sum_kernel = _function(cp, sum_partials_name(
+                CXX_TYPES[storage_name(grad_dtype)],
+                CXX_TYPES[storage_name(x.dtype)] if mixed else None))
+            launches = sum_partials_launches(grid, cols)
+            reads = [grid] + [chunks for _, chunks, _ in launches[:-1]]
+            sum_steps = tuple((g, np.int32(n), g[1]) for g, n in zip(launches, reads))
+        round_via = mixed and weight_compute_dtype(x.dtype, weight_dtype, casting) == x.dtype
+        plan = BackwardPlan(
+            cp, _function(cp, name), (grid,), (config.block,), (grid, stride), need_bias_grad,
+            (np.int64(rows), np.int32(cols), np.int32(config.threads_per_row),
+             np.int32(stride), _kernel_offset(x.dtype, weight_dtype, offset, casting),
+             np.int32(CASTING_CODES[casting])),
+            sum_kernel, sum_steps, (cols,), grad_dtype, (np.int32(stride), np.int32(cols)),
+            np.int32(round_via))
+    _keep(_key(options, *arrays), plan)
+    return (plan, *arrays)
 
 
-def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, round_via=False):
-    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype`` (x's dtype
-    ``via`` beside a float32 weight: rounded through it first with ``round_via``, for
-    casting "none"), by a fixed tree of ``sum_partials`` launches
-    (``sum_partials_launches``); dweight and dbias in the same launches. Either partial
-    buffer may be None (its gradient is then None)."""
-    partials = dweight_partial if dweight_partial is not None else dbias_partial
-    if partials is None:
-        return None, None
-    rows, stride = partials.shape
-    out_dweight = None if dweight_partial is None else _empty(cp, (cols,), dtype)
-    out_dbias = None if dbias_partial is None else _empty(cp, (cols,), dtype)
-    kernel = _function(cp, sum_partials_name(
-        CXX_TYPES[storage_name(dtype)], None if via is None else CXX_TYPES[storage_name(via)]))
-    for grid in sum_partials_launches(rows, cols):
-        chunks = grid[1]
-        nexts = [None if p is None else _empty(cp, (chunks, stride), np.float32)
-                 for p in (dweight_partial, dbias_partial)] if chunks > 1 else [None, None]
-        kernel(grid, (SUM_WARPS * 32,),
-               (_pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
-                np.int32(stride), np.int32(cols), _pointer(nexts[0]), _pointer(nexts[1]),
-                _pointer(out_dweight), _pointer(out_dbias), np.int32(round_via)))
-        dweight_partial, dbias_partial, rows = nexts[0], nexts[1], chunks
-    return out_dweight, out_dbias
+def _backward(plan, dy, dsum, x, weight, mean, rstd):
+    """Runs ``norm_backward`` and ``sum_partials`` as ``plan`` says; returns (dx, dweight or
+    None, dbias or None)."""
+    cp = plan.cp
+    with x.device:
+        dx = _empty(cp, x.shape, x.dtype)
+        dweight = None if weight is None else _empty(cp, plan.partial_shape, np.float32)
+        dbias = _empty(cp, plan.partial_shape, np.float32) if plan.bias_grad else None
+        plan.kernel(plan.grid, plan.block, (
+            dy, _NULL if dsum is None else dsum, x, _NULL if weight is None else weight,
+            _NULL if mean is None else mean, rstd, dx, _NULL if dweight is None else dweight,
+            _NULL if dbias is None else dbias, *plan.arguments))
+        if plan.sum_kernel is not None:
+            dweight, dbias = _sum_partials(plan, dweight, dbias)
+    return dx, dweight, dbias
+
+
+def _sum_partials(plan, dweight_partial, dbias_partial):
+    """(rows, stride) float32 partial sums -> (cols,) gradients, by ``plan``'s tree of
+    ``sum_partials`` launches; dweight and dbias in the same launches. Either partial buffer
+    may be None (its gradient is then None)."""
+    cp, (_, stride) = plan.cp, plan.partial_shape
+    dweight = None if dweight_partial is None else _empty(cp, plan.grad_shape, plan.grad_dtype)
+    dbias = None if dbias_partial is None else _empty(cp, plan.grad_shape, plan.grad_dtype)
+    for grid, rows, chunks in plan.sum_steps:
+        next_dweight = next_dbias = None
+        if chunks > 1:                       # another level of the tree reads these
+            if dweight_partial is not None:
+                next_dweight = _empty(cp, (chunks, stride), np.float32)
+            if dbias_partial is not None:
+                next_dbias = _empty(cp, (chunks, stride), np.float32)
+        plan.sum_kernel(grid, (SUM_WARPS * 32,), (
+            _NULL if dweight_partial is None else dweight_partial,
+            _NULL if dbias_partial is None else dbias_partial, rows, *plan.sum_tail,
+            _NULL if next_dweight is None else next_dweight,
+            _NULL if next_dbias is None else next_dbias, _NULL if dweight is None else dweight,
+            _NULL if dbias is None else dbias, plan.round_via))
+        dweight_partial, dbias_partial = next_dweight, next_dbias
+    return dweight, dbias
 
 
 # ----- RMSNorm's offset, casting mode and weight dtype ----------------------------------------
@@ -502,100 +573,133 @@ def _empty_rows(x):
 
 
 # ----- the reference's interface ------------------------------------------------------------
-# Each function checks its arrays, then runs the kernels when they take them (a row too long
-# for them gives None) and otherwise the reference.
+# Each function first looks for the plan of a call like this one (checked when the plan was
+# made); else it checks its arrays, and runs the kernels when they take them (a row too long
+# for them has no plan) and otherwise the reference.
 accumulation_dtype = reference.accumulation_dtype
+_LAYER_NORM = ("forward", True, 0.0, "gemma")       # _forward_plan's options for LayerNorm
 
 
 def layer_norm_forward(x, weight, bias, eps):
     """As ``reference.layer_norm_forward``: returns y, mean (float32), rstd (float32)."""
-    _check("layer_norm_forward", "x", x, parameters={"weight": weight, "bias": bias})
-    if _kernels_take(x, weight, bias) and not _empty_rows(x):
-        out = _forward(x, None, weight, bias, eps, subtract_mean=True)
-        if out is not None:
-            return out[0], out[2], out[3]
-    return reference.layer_norm_forward(x, weight, bias, eps)
+    plan = _plans.get(_key(_LAYER_NORM, x, None, weight, bias))
+    if plan is None:
+        _check("layer_norm_forward", "x", x, parameters={"weight": weight, "bias": bias})
+        if _kernels_take(x, weight, bias) and not _empty_rows(x):
+            plan, x, _, weight, bias = _forward_plan(_LAYER_NORM, x, None, weight, bias)
+        if plan is None:
+            return reference.layer_norm_forward(x, weight, bias, eps)
+    y, _, mean, rstd = _forward(plan, x, None, weight, bias, eps)
+    return y, mean, rstd
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
-    _check("layer_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
-           statistics={"mean": mean, "rstd": rstd})
-    if _kernels_take(dy, x, weight) and not _empty_rows(x):
-        out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
-        if out is not None:
-            return out
-    return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
+    options = ("backward", need_bias_grad, 0.0, "gemma")
+    plan = _plans.get(_key(options, dy, None, x, weight, mean, rstd))
+    if plan is None:
+        _check("layer_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
+               statistics={"mean": mean, "rstd": rstd})
+        if _kernels_take(dy, x, weight) and not _empty_rows(x):
+            plan, dy, _, x, weight, mean, rstd = _backward_plan(options, dy, None, x, weight,
+                                                                mean, rstd)
+        if plan is None:
+            return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
+    return _backward(plan, dy, None, x, weight, mean, rstd)
 
 
 def rms_norm_forward(x, weight, eps, offset=0.0, casting="llama"):
     """As ``reference.rms_norm_forward`` (w' = offset + w and ``casting`` in the one
     launch; ``weight`` may be float32 beside float16 / bfloat16 x): returns y (x's dtype;
     float32 for "llama" with a float32 weight beside 16-bit x) and rstd (float32)."""
-    _check("rms_norm_forward", "x", x, parameters={"weight": weight})
-    if _rms_plan(x, weight, casting) and not _empty_rows(x):
-        out = _forward(x, None, weight, None, eps, False, offset, casting)
-        if out is not None:
-            return out[0], out[3]
-    return reference.rms_norm_forward(x, weight, eps, offset, casting)
+    options = ("forward", False, offset, casting)
+    plan = _plans.get(_key(options, x, None, weight, None))
+    if plan is None:
+        _check("rms_norm_forward", "x", x, parameters={"weight": weight})
+        if _rms_plan(x, weight, casting) and not _empty_rows(x):
+            plan, x, _, weight, _ = _forward_plan(options, x, None, weight, None)
+        if plan is None:
+            return reference.rms_norm_forward(x, weight, eps, offset, casting)
+    y, _, _, rstd = _forward(plan, x, None, weight, None, eps)
+    return y, rstd
 
 
 def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.rms_norm_backward`` (dy in y's dtype): returns dx (x's dtype) and
     dweight (the weight's) or None."""
-    _check("rms_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
-           statistics={"rstd": rstd})
-    if _rms_plan(x, weight, casting, dy=dy) and not _empty_rows(x):
-        out = _backward(dy, None, x, weight, None, rstd, False, offset, casting)
-        if out is not None:
-            return out[0], out[1]
-    return reference.rms_norm_backward(dy, x, weight, rstd, offset, casting)
+    options = ("backward", False, offset, casting)
+    plan = _plans.get(_key(options, dy, None, x, weight, None, rstd))
+    if plan is None:
+        _check("rms_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
+               statistics={"rstd": rstd})
+        if _rms_plan(x, weight, casting, dy=dy) and not _empty_rows(x):
+            plan, dy, _, x, weight, _, rstd = _backward_plan(options, dy, None, x, weight,
+                                                             None, rstd)
+        if plan is None:
+            return reference.rms_norm_backward(dy, x, weight, rstd, offset, casting)
+    return _backward(plan, dy, None, x, weight, None, rstd)[:2]
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
-    _check("add_layer_norm_forward", "x", x, like={"residual": residual},
-           parameters={"weight": weight, "bias": bias})
-    if _kernels_take(x, residual, weight, bias) and not _empty_rows(x):
-        out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
-        if out is not None:
-            return out
-    return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
+    plan = _plans.get(_key(_LAYER_NORM, x, residual, weight, bias))
+    if plan is None:
+        _check("add_layer_norm_forward", "x", x, like={"residual": residual},
+               parameters={"weight": weight, "bias": bias})
+        if _kernels_take(x, residual, weight, bias) and not _empty_rows(x):
+            plan, x, residual, weight, bias = _forward_plan(_LAYER_NORM, x, residual, weight,
+                                                            bias)
+        if plan is None:
+            return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
+    return _forward(plan, x, residual, weight, bias, eps)
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
-    _check("add_layer_norm_backward", "s", s, like={"dy": dy, "ds": ds},
-           parameters={"weight": weight}, statistics={"mean": mean, "rstd": rstd})
-    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
-        out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
-        if out is not None:
-            return out
-    return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
+    options = ("backward", need_bias_grad, 0.0, "gemma")
+    plan = _plans.get(_key(options, dy, ds, s, weight, mean, rstd))
+    if plan is None:
+        _check("add_layer_norm_backward", "s", s, like={"dy": dy, "ds": ds},
+               parameters={"weight": weight}, statistics={"mean": mean, "rstd": rstd})
+        if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
+            plan, dy, ds, s, weight, mean, rstd = _backward_plan(options, dy, ds, s, weight,
+                                                                 mean, rstd)
+        if plan is None:
+            return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd,
+                                                     need_bias_grad)
+    return _backward(plan, dy, ds, s, weight, mean, rstd)
 
 
 def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_forward`` (``offset``, ``casting`` and a float32 weight
     as in ``rms_norm_forward``): returns y, s = x + residual (x's dtype), rstd."""
-    _check("add_rms_norm_forward", "x", x, like={"residual": residual},
-           parameters={"weight": weight})
-    if _rms_plan(x, weight, casting, same=(residual,)) and not _empty_rows(x):
-        out = _forward(x, residual, weight, None, eps, False, offset, casting)
-        if out is not None:
-            return out[0], out[1], out[3]
-    return reference.add_rms_norm_forward(x, residual, weight, eps, offset, casting)
+    options = ("forward", False, offset, casting)
+    plan = _plans.get(_key(options, x, residual, weight, None))
+    if plan is None:
+        _check("add_rms_norm_forward", "x", x, like={"residual": residual},
+               parameters={"weight": weight})
+        if _rms_plan(x, weight, casting, same=(residual,)) and not _empty_rows(x):
+            plan, x, residual, weight, _ = _forward_plan(options, x, residual, weight, None)
+        if plan is None:
+            return reference.add_rms_norm_forward(x, residual, weight, eps, offset, casting)
+    y, s, _, rstd = _forward(plan, x, residual, weight, None, eps)
+    return y, s, rstd
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_backward`` (ds in s's dtype): returns d_sum and
     dweight."""
-    _check("add_rms_norm_backward", "s", s, like={"dy": dy, "ds": ds},
-           parameters={"weight": weight}, statistics={"rstd": rstd})
-    if _rms_plan(s, weight, casting, same=(ds,), dy=dy) and not _empty_rows(s):
-        out = _backward(dy, ds, s, weight, None, rstd, False, offset, casting)
-        if out is not None:
-            return out[0], out[1]
-    return reference.add_rms_norm_backward(dy, ds, s, weight, rstd, offset, casting)
+    options = ("backward", False, offset, casting)
+    plan = _plans.get(_key(options, dy, ds, s, weight, None, rstd))
+    if plan is None:
+        _check("add_rms_norm_backward", "s", s, like={"dy": dy, "ds": ds},
+               parameters={"weight": weight}, statistics={"rstd": rstd})
+        if _rms_plan(s, weight, casting, same=(ds,), dy=dy) and not _empty_rows(s):
+            plan, dy, ds, s, weight, _, rstd = _backward_plan(options, dy, ds, s, weight,
+                                                              None, rstd)
+        if plan is None:
+            return reference.add_rms_norm_backward(dy, ds, s, weight, rstd, offset, casting)
+    return _backward(plan, dy, ds, s, weight, None, rstd)[:2]
 
 
 # BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs
