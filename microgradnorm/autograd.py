@@ -177,8 +177,8 @@ class Context:
         versions = []
         for t in (*inputs, *outputs):
             for a in self._saved:
-                if t is not None and t.data is a:
-                    versions.append((t._version_box, t._version, t.shape))
+                if t is not None and t.data is a:      # (no property calls: every op)
+                    versions.append((t._version_box, t._version_box[0], tuple(a.shape)))
                     break
         self._saved_versions = tuple(versions)
 
@@ -244,7 +244,7 @@ def _as_tensors(inputs):
     """Tensors pass through; numbers and arrays become constants like the first Tensor."""
     Tensor = _tensor.Tensor
     for t in inputs:
-        if t is not None and not isinstance(t, Tensor):
+        if t is not None and type(t) is not Tensor and not isinstance(t, Tensor):
             break
     else:
         return inputs                     # the usual case: nothing to convert
@@ -255,24 +255,28 @@ def _as_tensors(inputs):
 def _share_versions_with_bases(inputs, outputs):
     # A view output shares its input's version counter, as in PyTorch: an in-place change
     # through either one invalidates what was saved of both.
-    owners = None
     for out in outputs:
         if getattr(out.data, "base", None) is None:
             continue                  # most ops make new arrays: nothing to look up
-        if owners is None:
-            owners = {id(memory_owner(t.data)): t for t in inputs if t is not None}
-        base = owners.get(id(memory_owner(out.data)))
-        if base is not None:
-            out._version_box = base._version_box
+        owner = memory_owner(out.data)
+        for t in inputs:              # a loop, not a dict of owners: a fused norm's view of
+            data = None if t is None else t.data
+            if data is owner or (data is not None and data.base is not None
+                                 and memory_owner(data) is owner):
+                out._version_box = t._version_box     # its own output matches no input
 
 
 def _check_same_device(op_name, tensors):
     if len(tensors) < 2:
         return
-    if len(tensors) == 2 and tensors[0] is not None and tensors[1] is not None:
-        if type(tensors[0].data) is type(tensors[1].data):
-            return                        # one array type: one device (the usual case)
-    elif len({type(t.data) for t in tensors if t is not None}) == 1:
+    kind = None
+    for t in tensors:                     # one array type: one device (the usual case)
+        if t is not None:
+            if kind is None:
+                kind = type(t.data)
+            elif type(t.data) is not kind:
+                break
+    else:
         return
     devices = {t.device for t in tensors if t is not None}
     if len(devices) > 1:
@@ -364,8 +368,8 @@ def backward(root, grad=None, retain_graph=False):
     grad = _root_grad(root, grad, "backward(): grad")
     captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
-    for tensor, g in captured.values():
-        tensor.grad = g.copy() if tensor.grad is None else tensor.grad + g
+    for tensor, g in captured.values():       # (_grad: no property calls per tensor)
+        tensor._grad = g.copy() if tensor._grad is None else tensor._grad + g
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
@@ -416,6 +420,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
 
 def _root_grad(root, grad, name):
     # name starts the messages: "grad(): grad_outputs[0]"
+    data = root.data
+    if type(grad) is type(data) and grad.dtype == data.dtype and grad.shape == data.shape:
+        return grad                           # the usual case: an array like the output's
     if grad is None:
         if root.size != 1:
             raise RuntimeError(f"{name} can be omitted only for a one-element "

@@ -100,6 +100,9 @@ def normalized_shape(fn, shape):
 def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **params):
     """Checks of LayerNorm/RMSNorm and their residual forms; returns normalized_shape as a
     tuple. ``params``: weight and bias, in x's dtype (or ``weight_dtype`` for the weight)."""
+    usual = _usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params)
+    if usual is not None:
+        return usual
     check_tensor(fn, "x", x)
     shape = normalized_shape(fn, shape)
     trailing = x.shape[max(x.ndim - len(shape), 0):]
@@ -113,6 +116,38 @@ def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **
     if residual is not None:
         check_like(fn, "residual", residual, x)
     return shape
+
+
+def _usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
+    """normalized_shape for the usual, valid call (Tensors like x in a common float dtype, a
+    shape of Python ints, a float eps), checked without a call per argument, else None: a
+    norm on a GPU is host-bound (docs/gpu.md, "Host cost"). ``check_row_norm`` checks the
+    others one by one."""
+    if type(x) is not Tensor or x.data.dtype not in _COMMON_FLOATS:
+        return None
+    data = x.data
+    shape = (shape,) if type(shape) is int else shape
+    if (type(shape) is not tuple or not shape or set(map(type, shape)) != {int}
+            or data.shape[data.ndim - len(shape):] != shape or type(eps) is not float
+            or not eps >= 0 or impl not in IMPLS):
+        return None
+    if residual is not None and not (type(residual) is Tensor
+                                     and residual.data.shape == data.shape
+                                     and residual.data.dtype == data.dtype
+                                     and type(residual.data) is type(data)):
+        return None
+    for name, param in params.items():
+        dtype = weight_dtype if name == "weight" and weight_dtype else data.dtype
+        if param is not None and not ((type(param) is Tensor or isinstance(param, Tensor))
+                                      and param.data.shape == shape
+                                      and param.data.dtype == dtype
+                                      and type(param.data) is type(data)):
+            return None
+    return shape
+
+
+_COMMON_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
+    {np.dtype(dtypes.bfloat16)} if dtypes.bfloat16 is not None else set())
 
 
 def default_eps(x, eps):

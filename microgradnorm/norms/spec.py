@@ -2,6 +2,7 @@
 the norm families share."""
 
 import dataclasses
+import math
 from typing import Callable
 
 import numpy as np
@@ -104,7 +105,7 @@ def _given_params(t):
 
 def rows(array, normalized_shape):
     """(..., *normalized_shape) -> (M, D)."""
-    size = int(np.prod(normalized_shape))
+    size = math.prod(normalized_shape)
     return array.reshape(array.size // size if size else 0, size)
 
 
