@@ -177,8 +177,8 @@ class Context:
         versions = []
         for t in (*inputs, *outputs):
             for a in self._saved:
-                if t is not None and t.data is a:      # (no property calls: every op)
-                    versions.append((t._version_box, t._version_box[0], tuple(a.shape)))
+                if t is not None and t.data is a:      # (no method or property calls)
+                    versions += [(t._version_box, t._version_box[0], tuple(a.shape))]
                     break
         self._saved_versions = tuple(versions)
 
@@ -256,9 +256,10 @@ def _share_versions_with_bases(inputs, outputs):
     # A view output shares its input's version counter, as in PyTorch: an in-place change
     # through either one invalidates what was saved of both.
     for out in outputs:
-        if getattr(out.data, "base", None) is None:
+        base = getattr(out.data, "base", None)
+        if base is None:
             continue                  # most ops make new arrays: nothing to look up
-        owner = memory_owner(out.data)
+        owner = memory_owner(base)
         for t in inputs:              # a loop, not a dict of owners: a fused norm's view of
             data = None if t is None else t.data
             if data is owner or (data is not None and data.base is not None
@@ -267,8 +268,6 @@ def _share_versions_with_bases(inputs, outputs):
 
 
 def _check_same_device(op_name, tensors):
-    if len(tensors) < 2:
-        return
     kind = None
     for t in tensors:                     # one array type: one device (the usual case)
         if t is not None:

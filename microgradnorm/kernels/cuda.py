@@ -159,12 +159,11 @@ def sum_partials_launches(num_partials, cols):
 MIXED_KINDS = tuple(f"{dtype}/{MIXED_WEIGHT}" for dtype in CXX_TYPES if ITEMSIZE[dtype] == 2)
 KINDS = tuple(CXX_TYPES) + MIXED_KINDS
 
-# The loader compiles each instantiation on first use, in a module of its own (a few seconds
-# instead of a minute for all of them); MODULE_DTYPES groups the kinds by compile options:
-# float32 and float16 (cuda_fp16.h), bfloat16 with BFLOAT16_OPTION (also cuda_bf16.h), and
-# each 16-bit dtype's kernels for a float32 weight. CuPy ships neither header: both come with
-# the "gpu" extra, cupy-cuda12x[ctk]. CuPy adds -ftz=true to every compile (docs/gpu.md,
-# Denormals).
+# The loader compiles each instantiation on first use, alone (seconds, not a minute for all);
+# MODULE_DTYPES groups the kinds by compile options: float32 and float16 (cuda_fp16.h),
+# bfloat16 with BFLOAT16_OPTION (also cuda_bf16.h), each 16-bit dtype for a float32 weight.
+# CuPy ships neither header: both come with the "gpu" extra, cupy-cuda12x[ctk]. CuPy adds
+# -ftz=true to every compile (docs/gpu.md, Denormals).
 MODULE_DTYPES = (("float32", "float16"), ("bfloat16",)) + tuple((k,) for k in MIXED_KINDS)
 BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
 
@@ -252,19 +251,15 @@ _occupancy = {}   # (device id, name expression, block) -> resident blocks per S
 _NULL = np.uint64(0)
 
 
-@functools.lru_cache(maxsize=None)
-def _source():
-    with open(SOURCE, encoding="utf-8") as file:
-        return file.read()
-
-
 def _module(cp, name):
     """``norms.cu`` compiled with the one instantiation ``name`` for the current device, once:
     the first call of a (norm, dtype, row length class) pays seconds, not the minute all of
     them take (CuPy caches the binary on disk too, so later processes skip the compile)."""
     key = (SOURCE, cp.cuda.Device().id, name)
     if key not in _modules:
-        _modules[key] = cp.RawModule(code=_source(),
+        with open(SOURCE, encoding="utf-8") as file:
+            code = file.read()
+        _modules[key] = cp.RawModule(code=code,
                                      options=compile_options(module_dtypes(name)),
                                      name_expressions=(name,))
     return _modules[key]
@@ -319,12 +314,6 @@ def _kernels_take(*arrays):
     return len(found) == 1 and storage_name(found.pop()) is not None
 
 
-def _config(dtype, cols, arrays, pick):
-    addresses = [a.data.ptr for a in arrays if a is not None]
-    vec = vector_width(ITEMSIZE[storage_name(dtype)], cols, addresses)
-    return pick(cols, vec)
-
-
 def _contiguous(cp, array):
     """``array`` as a C-contiguous array whose rows allow vector loads if its length does."""
     if array is None:
@@ -336,10 +325,9 @@ def _contiguous(cp, array):
 
 
 # ----- launch plans -------------------------------------------------------------------------
-# What a launch needs besides its arrays (configuration, grids, kernel handles, the constant
-# arguments) depends only on the arrays' shapes, dtypes, device and layout and on the call's
-# options: it is worked out once and kept, so a call like one seen before costs a lookup, its
-# allocations and its launches, a few dozen Python calls (docs/gpu.md, "Host cost").
+# What a launch needs besides its arrays (configuration, grids, kernel handles, constant
+# arguments) is worked out once per key (_key) and kept: a call like one seen before costs a
+# lookup, its allocations and its launches (docs/gpu.md, "Host cost").
 ForwardPlan = collections.namedtuple(
     "ForwardPlan", "cp kernel grid block stat_shape y_dtype subtract_mean head tail")
 BackwardPlan = collections.namedtuple(
@@ -350,9 +338,8 @@ MAX_PLANS = 4096     # a process of ever new shapes starts the cache again rathe
 
 
 def _key(options, *arrays):
-    """The plan key of a call: its options, and each array's (shape, dtype, device,
-    C-contiguous, 16-byte aligned); None for an absent array. Plans are kept under the key of
-    the arrays as launched, so a call whose arrays would be copied first never finds one."""
+    """A call's options and each array's (shape, dtype, device, C-contiguous, address mod 16)
+    or None. Plans are kept under the key of the arrays as launched (copied if need be)."""
     return (options, *[None if a is None else (a.shape, a.dtype, a.device.id,
                                                a.flags.c_contiguous, a.data.ptr % VECTOR_BYTES)
                         for a in arrays])
@@ -365,16 +352,16 @@ def _keep(key, plan):
 
 
 def _forward_plan(options, x, residual, weight, bias):
-    """(plan, x, residual, weight, bias): the arrays as the launch takes them (C-contiguous,
-    aligned where rows allow vector loads) and their plan, or None when the row is too long
-    for the kernels. ``options``: (pass, subtract_mean, RMSNorm's offset, casting)."""
+    """(plan or None for rows too long, and x, residual, weight, bias as launched: contiguous,
+    aligned for vector loads). ``options``: (pass, subtract_mean, offset, casting)."""
     _, subtract_mean, offset, casting = options
     cp = _cupy()
     with x.device:
         x, residual, weight, bias = (_contiguous(cp, a) for a in (x, residual, weight, bias))
         rows, cols = x.shape
         # the outputs are fresh, aligned buffers: the inputs decide the vector width
-        config = _config(x.dtype, cols, (x, residual, weight, bias), forward_config)
+        config = forward_config(cols, vector_width(ITEMSIZE[storage_name(x.dtype)], cols, [
+            a.data.ptr for a in (x, residual, weight, bias) if a is not None]))
         if config is None:
             return None, x, residual, weight, bias
         weight_dtype = None if weight is None else weight.dtype
@@ -407,16 +394,16 @@ def _forward(plan, x, residual, weight, bias, eps):
 
 
 def _backward_plan(options, dy, dsum, x, weight, mean, rstd):
-    """(plan, dy, dsum, x, weight, mean, rstd) as ``_forward_plan``; ``options``: (pass,
-    need_bias_grad, offset, casting). dy has y's dtype (``output_dtype``), dweight the
-    weight's."""
+    """(plan, dy, dsum, x, weight, mean, rstd) as ``_forward_plan``'s; ``options``: (pass,
+    need_bias_grad, offset, casting). dy has y's dtype, dweight the weight's."""
     _, need_bias_grad, offset, casting = options
     cp = _cupy()
     with x.device:
         arrays = [_contiguous(cp, a) for a in (dy, dsum, x, weight, mean, rstd)]
         dy, dsum, x, weight, mean, rstd = arrays
         rows, cols = x.shape
-        config = _config(x.dtype, cols, (dy, dsum, x, weight), backward_config)
+        config = backward_config(cols, vector_width(ITEMSIZE[storage_name(x.dtype)], cols, [
+            a.data.ptr for a in (dy, dsum, x, weight) if a is not None]))
         if config is None:
             return (None, *arrays)
         weight_dtype = None if weight is None else weight.dtype
@@ -450,8 +437,7 @@ def _backward_plan(options, dy, dsum, x, weight, mean, rstd):
 
 
 def _backward(plan, dy, dsum, x, weight, mean, rstd):
-    """Runs ``norm_backward`` and ``sum_partials`` as ``plan`` says; returns (dx, dweight or
-    None, dbias or None)."""
+    """Runs ``norm_backward`` and ``sum_partials`` per ``plan``: (dx, dweight, dbias)."""
     cp = plan.cp
     with x.device:
         dx = _empty(cp, x.shape, x.dtype)
@@ -467,19 +453,17 @@ def _backward(plan, dy, dsum, x, weight, mean, rstd):
 
 
 def _sum_partials(plan, dweight_partial, dbias_partial):
-    """(rows, stride) float32 partial sums -> (cols,) gradients, by ``plan``'s tree of
-    ``sum_partials`` launches; dweight and dbias in the same launches. Either partial buffer
-    may be None (its gradient is then None)."""
+    """(rows, stride) float32 partial sums -> (cols,) gradients by ``plan``'s tree of launches,
+    dweight and dbias in the same ones; a None partial buffer gives a None gradient."""
     cp, (_, stride) = plan.cp, plan.partial_shape
     dweight = None if dweight_partial is None else _empty(cp, plan.grad_shape, plan.grad_dtype)
     dbias = None if dbias_partial is None else _empty(cp, plan.grad_shape, plan.grad_dtype)
     for grid, rows, chunks in plan.sum_steps:
-        next_dweight = next_dbias = None
-        if chunks > 1:                       # another level of the tree reads these
-            if dweight_partial is not None:
-                next_dweight = _empty(cp, (chunks, stride), np.float32)
-            if dbias_partial is not None:
-                next_dbias = _empty(cp, (chunks, stride), np.float32)
+        more = chunks > 1                    # another level of the tree reads these
+        next_dweight = _empty(cp, (chunks, stride), np.float32) if (
+            more and dweight_partial is not None) else None
+        next_dbias = _empty(cp, (chunks, stride), np.float32) if (
+            more and dbias_partial is not None) else None
         plan.sum_kernel(grid, (SUM_WARPS * 32,), (
             _NULL if dweight_partial is None else dweight_partial,
             _NULL if dbias_partial is None else dbias_partial, rows, *plan.sum_tail,
@@ -573,9 +557,8 @@ def _empty_rows(x):
 
 
 # ----- the reference's interface ------------------------------------------------------------
-# Each function first looks for the plan of a call like this one (checked when the plan was
-# made); else it checks its arrays, and runs the kernels when they take them (a row too long
-# for them has no plan) and otherwise the reference.
+# Each function takes the plan of a call like this one (checked when it was made), else
+# checks its arrays and plans the kernels when they take them, else runs the reference.
 accumulation_dtype = reference.accumulation_dtype
 _LAYER_NORM = ("forward", True, 0.0, "gemma")       # _forward_plan's options for LayerNorm
 

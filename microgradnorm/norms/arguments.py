@@ -100,9 +100,8 @@ def normalized_shape(fn, shape):
 def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **params):
     """Checks of LayerNorm/RMSNorm and their residual forms; returns normalized_shape as a
     tuple. ``params``: weight and bias, in x's dtype (or ``weight_dtype`` for the weight)."""
-    usual = _usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params)
-    if usual is not None:
-        return usual
+    if _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
+        return (shape,) if type(shape) is int else shape
     check_tensor(fn, "x", x)
     shape = normalized_shape(fn, shape)
     trailing = x.shape[max(x.ndim - len(shape), 0):]
@@ -118,32 +117,32 @@ def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **
     return shape
 
 
-def _usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
-    """normalized_shape for the usual, valid call (Tensors like x in a common float dtype, a
-    shape of Python ints, a float eps), checked without a call per argument, else None: a
-    norm on a GPU is host-bound (docs/gpu.md, "Host cost"). ``check_row_norm`` checks the
-    others one by one."""
+def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
+    """True for the usual, valid call (Tensors like x in a common float dtype, a shape of
+    Python ints, a float eps), checked without a call per argument: a norm on a GPU is
+    host-bound (docs/gpu.md, "Host cost"). ``check_row_norm`` checks the others one by one."""
     if type(x) is not Tensor or x.data.dtype not in _COMMON_FLOATS:
-        return None
+        return False
     data = x.data
     shape = (shape,) if type(shape) is int else shape
     if (type(shape) is not tuple or not shape or set(map(type, shape)) != {int}
             or data.shape[data.ndim - len(shape):] != shape or type(eps) is not float
             or not eps >= 0 or impl not in IMPLS):
-        return None
+        return False
     if residual is not None and not (type(residual) is Tensor
                                      and residual.data.shape == data.shape
                                      and residual.data.dtype == data.dtype
                                      and type(residual.data) is type(data)):
-        return None
-    for name, param in params.items():
+        return False
+    for name in params:
+        param = params[name]
         dtype = weight_dtype if name == "weight" and weight_dtype else data.dtype
         if param is not None and not ((type(param) is Tensor or isinstance(param, Tensor))
                                       and param.data.shape == shape
                                       and param.data.dtype == dtype
                                       and type(param.data) is type(data)):
-            return None
-    return shape
+            return False
+    return True
 
 
 _COMMON_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
@@ -159,6 +158,9 @@ def default_eps(x, eps):
 
 def check_rms_options(fn, offset, casting, has_weight):
     """RMSNorm's Gemma offset (finite, needs a weight) and casting mode."""
+    if type(offset) is float and offset - offset == 0 and casting in CASTINGS and (
+            has_weight or not offset):
+        return                        # the usual call, with no call per check (x - x: finite)
     if casting not in CASTINGS:
         raise ValueError(f"{fn}: casting must be one of {CASTINGS}, got {casting!r}")
     check_number(fn, "offset", offset)
@@ -172,8 +174,10 @@ def check_rms_options(fn, offset, casting, has_weight):
 def rms_weight_dtype(fn, x, weight, casting):
     """The dtype RMSNorm's weight may have: x's, or float32 for float16/bfloat16 x in the
     "llama" and "gemma" modes (Hugging Face's mixed precision)."""
-    if not (isinstance(x, Tensor) and isinstance(weight, Tensor) and is_half(x.dtype)
-            and weight.dtype == np.float32):
+    if (weight is None or type(weight) is not Tensor and not isinstance(weight, Tensor)
+            or weight.data.dtype != np.float32
+            or type(x) is not Tensor and not isinstance(x, Tensor)
+            or x.data.dtype.itemsize > 2 or not is_half(x.dtype)):
         return None
     if casting == "none":
         raise TypeError(f"{fn}: a float32 weight with {x.dtype} x needs casting 'llama' or "

@@ -117,10 +117,10 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl="fused", offset=0.
         >>> h = mg.tensor(np.random.randn(2, 8), dtype="bfloat16")
         >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
     """
-    eps = arguments.default_eps(x, eps)
+    eps = arguments.default_eps(x, eps) if eps is None else eps
     normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
                               casting)
-    if x.size == 0:
+    if x.data.size == 0:
         return empty_norm(x, weight, None)
     if impl == "composite":
         with op_group("rms_norm"):
@@ -133,10 +133,10 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl="fus
                  offset=0.0, casting="llama"):
     """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``;
     arguments as in ``add_layer_norm`` (no bias) and ``rms_norm``."""
-    eps = arguments.default_eps(x, eps)
+    eps = arguments.default_eps(x, eps) if eps is None else eps
     normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
                               impl, offset, casting)
-    if x.size == 0:
+    if x.data.size == 0:
         s = x + residual
         return empty_norm(s, weight, None), s
     if impl == "composite":

@@ -111,7 +111,7 @@ def rows(array, normalized_shape):
 
 def flat(param):
     """A parameter of the normalized shape as (D,), or None."""
-    return None if param is None else param.reshape(-1)
+    return param if param is None or param.ndim == 1 else param.reshape(-1)
 
 
 def shaped(grad, like):
