@@ -136,7 +136,7 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
         return False
     for name in params:
         param = params[name]
-        dtype = weight_dtype if name == "weight" and weight_dtype else data.dtype
+        dtype = weight_dtype if name == "weight" and weight_dtype is not None else data.dtype
         if param is not None and not ((type(param) is Tensor or isinstance(param, Tensor))
                                       and param.data.shape == shape
                                       and param.data.dtype == dtype
