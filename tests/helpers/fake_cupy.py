@@ -107,12 +107,21 @@ def ascontiguousarray(array):
     return array
 
 
+def array(data, dtype=None, copy=True):
+    return ndarray(data.shape, dtype or data.dtype)
+
+
+def asarray(data, dtype=None):
+    return data if dtype is None or np.dtype(dtype) == data.dtype else array(data, dtype)
+
+
 def _blocks_per_sm(function, block, shared):
     return 2
 
 
 FAKE = types.SimpleNamespace(
     __name__="cupy", ndarray=ndarray, empty=empty, ascontiguousarray=ascontiguousarray,
+    array=array, asarray=asarray,
     RawModule=RawModule, float32=np.float32, launches=[], compiled=[],
     cuda=types.SimpleNamespace(Device=_Device, driver=types.SimpleNamespace(
         occupancyMaxActiveBlocksPerMultiprocessor=_blocks_per_sm)))
