@@ -5,7 +5,7 @@ A translation unit includes the ``.cu`` file and takes the address of each insta
 which makes nvcc compile it. nvcc compiles one unit on one core, and ptxas's time grows with
 the kernels in it, so ``build`` splits the names into one unit per core and runs them at
 once. ``TIMEOUT`` is sized for a machine four times slower than a loaded 2-core one: the
-whole sm_90 build took 248 s there in one unit (121 s quiet).
+whole sm_90 build took 126 s there in one unit at load average 6 (20 s quiet).
 """
 
 import os
