@@ -24,7 +24,7 @@ sys.path[:0] = [os.path.join(os.path.dirname(__file__), "..", "tests", d)
 from test_cuda_compile import instantiating_unit  # noqa: E402
 from test_cuda_resources import mangled  # noqa: E402
 
-from microgradnorm.kernels import cuda  # noqa: E402
+from microgradnorm.kernels import cuda, launch  # noqa: E402
 
 # H100 SXM (assumed, not measured): copy bandwidth, loaded DRAM latency, SMs, clock, and an
 # SM's registers, threads, blocks and shared memory.
@@ -49,7 +49,7 @@ def ptxas_resources(source, names):
         with open(unit, "w", encoding="utf-8") as file:
             file.write(instantiating_unit(os.path.abspath(source), sorted(names)))
         run = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-Xptxas", "-v",
-                              cuda.BFLOAT16_OPTION, "-o", os.path.join(directory, "m.cubin"),
+                              launch.BFLOAT16_OPTION, "-o", os.path.join(directory, "m.cubin"),
                               unit], capture_output=True, text=True, check=True)
     found, current = {}, None
     for line in (run.stdout + run.stderr).splitlines():
@@ -80,17 +80,17 @@ def blocks_per_sm(registers, shared, block):
                SM_SHARED // (shared + 1024))
 
 
-def configurations(dtype, cols, launcher=cuda):
+def configurations(dtype, cols, launcher=launch):
     """(pass, config, name expression) of the forward and backward that ``launcher`` (the
     module ``kernels.cuda``, or an older one) runs."""
-    vec = launcher.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
+    vec = launcher.vector_width(launch.ITEMSIZE[dtype], cols, [256])
     out = []
     for kernel, pick in (("norm_forward", launcher.forward_config),
                          ("norm_backward", launcher.backward_config)):
         config = pick(cols, vec)
         uneven = {"uneven": True} if cols % config.vec else {}
         out.append((kernel, config, launcher.kernel_name(
-            kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv, launcher.launch_bound(config),
+            kernel, launch.CXX_TYPES[dtype], config.vec, config.nv, launcher.launch_bound(config),
             **uneven)))
     return out
 
@@ -109,7 +109,7 @@ def resident_blocks(kernel, config, resources):
     registers, _, shared = resources
     resident = blocks_per_sm(registers, shared, config.block)
     if kernel == "norm_backward":
-        resident = min(resident, -(-cuda.BACKWARD_RESIDENT_THREADS // config.block))
+        resident = min(resident, -(-launch.BACKWARD_RESIDENT_THREADS // config.block))
     return resident
 
 
@@ -119,7 +119,7 @@ def predict(kernel, dtype, cols, config, resident, prefetch):
     iteration of a row group (docs/gpu.md). ``prefetch``: the next row's loads are issued
     before this row's work."""
     backward = kernel == "norm_backward"
-    itemsize = cuda.ITEMSIZE[dtype]
+    itemsize = launch.ITEMSIZE[dtype]
     row_bytes = cols * itemsize
     reads, writes = (2, 1) if backward else (1, 1)                # x (and dy); y or dx
     values = config.nv * config.vec                               # a thread's, of a row
@@ -141,8 +141,8 @@ def predict(kernel, dtype, cols, config, resident, prefetch):
     if backward:      # the dweight/dbias partials: written once and read once, at copy speed
         grid = min(SMS * resident, -(-ROWS // config.rows_per_block))
         main = ROWS * (reads + writes) * row_bytes
-        extra = 2 * 2 * grid * cuda.partial_stride(cols) * 4
-        launches = len(cuda.sum_partials_launches(grid, cols))
+        extra = 2 * 2 * grid * launch.partial_stride(cols) * 4
+        launches = len(launch.sum_partials_launches(grid, cols))
         seconds = main / (share * BANDWIDTH) + extra / BANDWIDTH + launches * 2 * LATENCY
         share = main / BANDWIDTH / seconds
     return in_flight / 1024, share

@@ -7,6 +7,8 @@ import functools
 import itertools
 import threading
 
+import numpy as np
+
 from . import dtypes
 from .backend import array_module, device_of, memory_owner
 
@@ -181,8 +183,8 @@ class Context:
         versions = []
         for t in (*inputs, *outputs):
             for a in self._saved:
-                if t is not None and t.data is a:
-                    versions.append((t._version_box, t._version, t.shape))
+                if t is not None and t.data is a:      # (no method or property calls)
+                    versions += [(t._version_box, t._version_box[0], tuple(a.shape))]
                     break
         self._saved_versions = tuple(versions)
 
@@ -191,7 +193,8 @@ class Context:
         data: a kept output holds the graph's structure, not its activations."""
         fields = self.__dict__
         self.__dict__ = {key: fields[key] for key in _STRUCTURE if key in fields}
-        self.inputs = tuple([_freed_input(t, self) for t in fields["inputs"]])
+        self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
+                             else _freed_input(t, self) for t in fields["inputs"]])
         self._freed = True
 
 
@@ -299,7 +302,7 @@ def _as_tensors(inputs):
     """Tensors pass through; numbers and arrays become constants like the first Tensor."""
     Tensor = _tensor.Tensor
     for t in inputs:
-        if t is not None and not isinstance(t, Tensor):
+        if t is not None and type(t) is not Tensor and not isinstance(t, Tensor):
             break
     else:
         return inputs                     # the usual case: nothing to convert
@@ -310,25 +313,28 @@ def _as_tensors(inputs):
 def _share_versions_with_bases(inputs, outputs):
     # A view output shares its input's version counter, as in PyTorch: an in-place change
     # through either one invalidates what was saved of both.
-    owners = None
     for out in outputs:
-        if getattr(out.data, "base", None) is None:
+        base = getattr(out.data, "base", None)
+        if base is None:
             continue                  # most ops make new arrays: nothing to look up
-        if owners is None:
-            owners = {id(memory_owner(t.data)): t for t in inputs if t is not None}
-        base = owners.get(id(memory_owner(out.data)))
-        if base is not None:
-            out._version_box = base._version_box
-            out._view_version = base._version      # a later write makes its grad_fn stale
+        owner = memory_owner(base)
+        for t in inputs:              # a loop, not a dict of owners: a fused norm's view of
+            data = None if t is None else t.data
+            if data is owner or (data is not None and data.base is not None
+                                 and memory_owner(data) is owner):
+                out._version_box = t._version_box     # its own output matches no input
+                out._view_version = t._version        # a later write makes its grad_fn stale
 
 
 def _check_same_device(op_name, tensors):
-    if len(tensors) < 2:
-        return
-    if len(tensors) == 2 and tensors[0] is not None and tensors[1] is not None:
-        if type(tensors[0].data) is type(tensors[1].data):
-            return                        # one array type: one device (the usual case)
-    elif len({type(t.data) for t in tensors if t is not None}) == 1:
+    kind = None
+    for t in tensors:                     # one array type: one device (the usual case)
+        if t is not None:
+            if kind is None:
+                kind = type(t.data)
+            elif type(t.data) is not kind:
+                break
+    else:
         return
     devices = {t.device for t in tensors if t is not None}
     if len(devices) > 1:
@@ -422,9 +428,11 @@ def backward(root, grad=None, retain_graph=False):
     grad = _root_grad(root, grad, "backward(): grad")
     captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
-    for tensor, g in captured.values():           # arrays (a 0-d sum is a NumPy scalar)
-        xp = array_module(g)
-        tensor._grad = xp.array(g) if tensor._grad is None else xp.asarray(tensor._grad + g)
+    for tensor, g in captured.values():       # (_grad: no property calls per tensor)
+        total = g.copy() if tensor._grad is None else tensor._grad + g
+        # an array, also where a 0-d sum came out a NumPy scalar
+        tensor._grad = np.asarray(total) if not total.ndim and isinstance(
+            total, np.generic) else total
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
@@ -475,6 +483,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
 
 def _root_grad(root, grad, name):
     # name starts the messages: "grad(): grad_outputs[0]"
+    data = root.data
+    if type(grad) is type(data) and grad.dtype == data.dtype and grad.shape == data.shape:
+        return grad                           # the usual case: an array like the output's
     if grad is None:
         if root.size != 1:
             raise RuntimeError(f"{name} can be omitted only for a one-element "

@@ -12,7 +12,6 @@ manager, or the environment variable ``MICROGRADNORM_CPU_KERNELS`` read on first
 import contextlib
 import os
 
-from ..backend import is_cupy_array
 from . import blocked, reference
 
 __all__ = ["CASTINGS", "CPU_KERNELS", "blocked", "cpu_kernels", "for_array",
@@ -22,6 +21,7 @@ CASTINGS = ("llama", "gemma", "none")   # RMSNorm's casting modes (``reference``
 CPU_KERNELS = ("numpy", "numba", "reference")
 ENVIRONMENT_VARIABLE = "MICROGRADNORM_CPU_KERNELS"
 _cpu = {}          # {"name": the selected CPU kernels, "module": their module}, once chosen
+_cuda = []         # [kernels.cuda] once a CuPy array has asked for it
 
 
 def _module_named(name, argument):
@@ -115,9 +115,11 @@ def cpu_kernels(name):
 def for_array(array):
     """The kernel module for ``array``: ``cuda`` for a CuPy array; for a NumPy one the
     selected CPU kernels' (``blocked`` by default)."""
-    if is_cupy_array(array):
-        from . import cuda  # imports no CuPy by itself, but keep it lazy
-        return cuda
+    if type(array).__module__.startswith("cupy"):      # is_cupy_array, inlined: every call
+        if not _cuda:
+            from . import cuda  # imports no CuPy by itself, but keep it lazy
+            _cuda.append(cuda)
+        return _cuda[0]
     if not _cpu:
         get_cpu_kernels()
     return _cpu["module"]

@@ -5,299 +5,29 @@ Importing this module never imports CuPy; the first kernel call does. The row no
 float32, float16 and bfloat16 (``ml_dtypes.bfloat16`` arrays, read as ``__nv_bfloat16``)
 run one launch each, RMSNorm's offset and casting included; float64, other mixed dtypes,
 empty arrays, rows too long for the registers and BatchNorm run the reference on CuPy;
-integer arrays are a TypeError. The launch configuration is plain Python below, testable
-without a GPU; docs/gpu.md explains it and ``norms.cu`` the kernels.
+integer arrays are a TypeError. The launch configuration is ``kernels.launch``, plain
+Python testable without a GPU; docs/gpu.md explains it and ``norms.cu`` the kernels.
 """
 
 import collections
-import functools
-import math
 import os
 
 import numpy as np
 
 from .. import backend, dtypes
 from . import reference
+from .launch import (CASTING_CODES, CXX_TYPES, ITEMSIZE, SUM_WARPS, VECTOR_BYTES,
+                     backward_config, backward_grid, compile_options, forward_config,
+                     forward_grid, forward_wave, kernel_name, launch_bound, launch_config,
+                     module_dtypes, name_expressions, needs_realignment, partial_stride,
+                     prefetches, storage_name, sum_partials_launches, sum_partials_name,
+                     uniform_heads, vector_width)
 
 SOURCE = os.path.join(os.path.dirname(__file__), "norms.cu")
 
-# The one table of kernel instantiations: storage dtype name -> C++ type. The loader and the
-# nvcc compile test both derive their template lists from it (``name_expressions``).
-CXX_TYPES = {"float32": "float", "float16": "__half", "bfloat16": "__nv_bfloat16"}
-ITEMSIZE = {"float32": 4, "float16": 2, "bfloat16": 2}
-# RMSNorm's weight may also be float32 beside 16-bit x: those dtypes' kernels are
-# instantiated a second time with W = float (the last template argument), with their own
-# sum_partials<float, __half> (float32 dweight, rounded through float16 for "none").
-MIXED_WEIGHT = "float32"
-# RMSNorm's casting modes (``reference``) as norms.cu's ``casting`` argument
-# (CASTING_FLOAT32, CASTING_LLAMA, CASTING_NONE). LayerNorm runs with 0.
-CASTING_CODES = {"gemma": 0, "llama": 1, "none": 2}
-
-VECTOR_BYTES = 16                 # one 128-bit load/store
-MAX_ELEMENTS_PER_THREAD = 32      # the most elements of a row one thread holds
-BACKWARD_ELEMENTS_PER_THREAD = 16  # backward prefers at most this many (x, dy, weight and two
-                                  # dweight/dbias sums per element: no spills at 16)
-UNEVEN_BACKWARD_ELEMENTS = 8      # ... and of a row its vec does not divide (partial packs)
-NV_CHOICES = (1, 2, 4, 8, 16)     # vectors per thread the kernels are instantiated for
-WARP_MAX_NV = 4                   # rows of up to 32 * 4 vectors get one warp each
-WARP_ROWS_PER_BLOCK = 4           # warps (rows) per block in the warp mapping
-FORWARD_TARGET_THREADS = 256      # a block per row: prefer at most this many threads ...
-BACKWARD_TARGET_THREADS = 512     # (backward holds more values: more threads, fewer each)
-MAX_THREADS = 512                 # ... and never more
-LAUNCH_BOUNDS = (256, 512)        # the __launch_bounds__ an instantiation is compiled with:
-                                  # 256 admits 255 registers a thread, the most there are
-FOLD_COLS = 1024                  # widest backward row of the warp mapping (NORM_FOLD_COLS)
-BACKWARD_RESIDENT_THREADS = 1024  # backward grid: blocks enough for this many threads an SM
-SUM_WARPS, SUM_CHUNK, SUM_COLS = 8, 32, 128   # sum_partials: warps, rows and columns a block
-                                              # adds (SUM_WARPS, SUM_CHUNK in norms.cu)
-MAX_GRID_BLOCKS = 2**31 - 1       # CUDA's limit on gridDim.x; more rows loop in the kernel
-PREFETCH_NV = 1                   # kernels with this nv prefetch the next row (norms.cu)
-
-LaunchConfig = collections.namedtuple(
-    "LaunchConfig", "vec nv threads_per_row block rows_per_block")
-LaunchConfig.__doc__ = """How one row-norm launch maps rows onto threads.
-
-vec: elements per load (16 bytes' worth, or 1); nv: vectors each thread holds;
-threads_per_row: 32 (a warp per row) or ``block`` (a block per row);
-block: threads per block; rows_per_block: rows a block works on at once."""
-
-
-# ----- launch configuration (no CuPy needed) ------------------------------------------------
-def vector_width(itemsize, cols, addresses):
-    """Elements per load: 16 bytes' worth when every address is 16-byte aligned, else 1
-    (scalar loads). A row length it does not divide moves the partial packs at the row's
-    ends element by element (norms.cu's row_head)."""
-    if all(address % VECTOR_BYTES == 0 for address in addresses):
-        return VECTOR_BYTES // itemsize
-    return 1
-
-
-def needs_realignment(itemsize, cols, address):
-    """True when the address of an array stops vector loads (a view that starts mid-vector):
-    such an array is copied to a fresh, aligned buffer first."""
-    return address % VECTOR_BYTES != 0
-
-
-def row_packs(cols, vec):
-    """The most aligned packs of ``vec`` elements a row of ``cols`` covers: one more than
-    ``cols / vec`` where rows start inside a pack."""
-    return cols // vec if cols % vec == 0 else (cols + 2 * vec - 2) // vec
-
-
-def nv_choices(vec, max_elements=MAX_ELEMENTS_PER_THREAD):
-    """The vectors-per-thread counts instantiated for vector width ``vec``."""
-    return tuple(nv for nv in NV_CHOICES if nv * vec <= max_elements)
-
-
-def launch_config(cols, vec, target_threads=FORWARD_TARGET_THREADS,
-                  max_elements=MAX_ELEMENTS_PER_THREAD):
-    """The row mapping for rows of ``cols`` elements loaded ``vec`` at a time, at most
-    ``max_elements`` a thread, or None when a row does not fit one block (the caller falls
-    back): a warp a row for short rows, else a block a row (docs/gpu.md, "Row mapping")."""
-    n_vec = row_packs(cols, vec)                         # vectors per row
-    choices = nv_choices(vec, max_elements)
-    warp_choices = [nv for nv in choices if nv <= WARP_MAX_NV and 32 * nv >= n_vec]
-    if warp_choices:
-        return LaunchConfig(vec, warp_choices[0], 32, 32 * WARP_ROWS_PER_BLOCK,
-                            WARP_ROWS_PER_BLOCK)
-    fitting = [nv for nv in choices if n_vec <= nv * target_threads]
-    nv = fitting[0] if fitting else choices[-1]
-    threads = 32 * -(-n_vec // (32 * nv))                # round up to whole warps
-    if threads > MAX_THREADS:
-        return None
-    return LaunchConfig(vec, nv, threads, threads, 1)
-
-
-def backward_config(cols, vec):
-    """The backward's row mapping: the forward's for short rows; for long ones at most
-    ``BACKWARD_ELEMENTS_PER_THREAD`` values a thread where 512 threads hold the row. Rows
-    ``vec`` does not divide (their partial packs cost registers): at most 8 values a thread
-    in 512 threads, else the most values a thread in at most 256 threads (all 255 registers),
-    else scalar loads."""
-    config = launch_config(cols, vec, BACKWARD_TARGET_THREADS)
-    if config is not None and config.threads_per_row == 32:
-        return config
-    if cols % vec:
-        config = launch_config(cols, vec, BACKWARD_TARGET_THREADS, UNEVEN_BACKWARD_ELEMENTS)
-        if config is None:
-            config = launch_config(cols, vec, 32)           # 32 threads each: the most nv
-            config = config if config is not None and config.block <= 256 else None
-        return config or backward_config(cols, 1)
-    return (launch_config(cols, vec, BACKWARD_TARGET_THREADS, BACKWARD_ELEMENTS_PER_THREAD)
-            or config)
-
-
-def forward_config(cols, vec):
-    config = launch_config(cols, vec, FORWARD_TARGET_THREADS)
-    return _uneven_or_scalar(cols, config, forward_config) if cols % vec else config
-
-
-def _uneven_or_scalar(cols, config, pick):
-    """``config`` for a row that its vec does not divide, unless it needs more than 256
-    threads with more than 16 values each (a row just past 256 · nv packs: the 128-register
-    budget of such blocks would spill): then scalar loads, ``pick(cols, 1)``."""
-    if config is not None and config.block > 256 and config.nv * config.vec > 16:
-        return pick(cols, 1)
-    return config
-
-
-def launch_bound(config):
-    """The ``__launch_bounds__`` of the instantiation that runs ``config``: 512 for big
-    blocks or few values a thread, else 256 (all 255 registers for 32 values a thread)."""
-    if config.block > 256 or config.nv * config.vec <= BACKWARD_ELEMENTS_PER_THREAD:
-        return MAX_THREADS
-    return LAUNCH_BOUNDS[0]
-
-
-def forward_grid(rows, config):
-    """Blocks for a forward launch: every row group gets one row, up to CUDA's grid limit
-    (``MAX_GRID_BLOCKS``); beyond it each group loops over rows ``group + k·groups``."""
-    return min(-(-rows // config.rows_per_block), MAX_GRID_BLOCKS)
-
-
-def prefetches(config):
-    """True when the kernels of ``config`` prefetch the next row (one vector a thread,
-    ``PREFETCH_NV``): their groups should loop over rows (``forward_wave``)."""
-    return config.nv == PREFETCH_NV
-
-
-def forward_wave(rows, config, sm_count, blocks_per_sm):
-    """Blocks for a prefetching forward: one wave, as many as the SMs hold, each group
-    looping over rows with weight and bias loaded once."""
-    return max(1, min(forward_grid(rows, config), blocks_per_sm * sm_count))
-
-
-def uniform_heads(grid, rows, cols, config):
-    """``grid`` made such that every row a group visits starts at the same place in its
-    first pack (groups · cols a multiple of vec), which lets a thread keep its columns' weight
-    and dweight across rows: rounded down to that step, but never below it, nor above
-    ``forward_grid`` (where every group gets one row at most)."""
-    step = config.vec // math.gcd(config.vec, config.rows_per_block * cols)
-    full = forward_grid(rows, config)
-    if grid >= full:
-        return full
-    return min(full, max(step, grid - grid % step))
-
-
-def backward_grid(rows, config, sm_count, blocks_per_sm):
-    """Blocks for a backward launch: one wave of groups looping over rows, per SM enough for
-    ``BACKWARD_RESIDENT_THREADS`` threads but no more than fit (``blocks_per_sm``): each block
-    writes a row of partials the second stage reads back (docs/gpu.md)."""
-    per_sm = max(1, min(blocks_per_sm, -(-BACKWARD_RESIDENT_THREADS // config.block)))
-    return max(1, min(forward_grid(rows, config), per_sm * sm_count))
-
-
-def partial_stride(cols):
-    """Row stride of the partial buffers: a multiple of 4 floats, for sum_partials' float4
-    loads."""
-    return -(-cols // 4) * 4
-
-
-def sum_partials_launches(num_partials, cols):
-    """The grids of the sum_partials launches that reduce ``num_partials`` rows: (strips,
-    chunks, 2) each, chunks of ``SUM_CHUNK`` rows, until one chunk is left."""
-    strips = -(-cols // SUM_COLS)
-    launches = []
-    while True:
-        chunks = -(-num_partials // SUM_CHUNK)
-        launches.append((strips, chunks, 2))
-        if chunks == 1:
-            return launches
-        num_partials = chunks
-
-
-# The kinds of kernels: a dtype's own ("float16": x, weight and y in float16), and 16-bit x
-# with a float32 weight ("float16/float32"), derived from CXX_TYPES and MIXED_WEIGHT.
-MIXED_KINDS = tuple(f"{dtype}/{MIXED_WEIGHT}" for dtype in CXX_TYPES if ITEMSIZE[dtype] == 2)
-KINDS = tuple(CXX_TYPES) + MIXED_KINDS
-
-# norms.cu is compiled into modules, each on first use: float32 and float16 (cuda_fp16.h),
-# bfloat16 with BFLOAT16_OPTION (also cuda_bf16.h), and each 16-bit dtype's kernels for a
-# float32 weight. CuPy ships neither header: both come with the "gpu" extra,
-# cupy-cuda12x[ctk]. The split spares a program that never uses bfloat16, or never a float32
-# weight beside 16-bit x, the compile of those kernels. CuPy adds -ftz=true to every compile
-# (docs/gpu.md, Denormals).
-MODULE_DTYPES = (("float32", "float16"), ("bfloat16",)) + tuple((k,) for k in MIXED_KINDS)
-BFLOAT16_OPTION = "-DMICROGRADNORM_BFLOAT16"
-
-
-def compile_options(dtypes):
-    """The preprocessor options of the module holding ``dtypes``' kernels (kinds)."""
-    return (BFLOAT16_OPTION,) if any(k.split("/")[0] == "bfloat16" for k in dtypes) else ()
-
-
-def name_expressions(dtypes=KINDS):
-    """Every template instantiation the loader (and the nvcc compile test) compiles for
-    ``dtypes``, kinds of ``KINDS``: each (vec, nv, launch bound) the launch configuration
-    picks for some row length, e.g. ``norm_forward<__half, 8, 4, 256>`` (with ``, float>``
-    for "float16/float32"), and the kind's ``sum_partials``."""
-    names = []
-    for kind in dtypes:
-        dtype, _, weight = kind.partition("/")
-        cxx = CXX_TYPES[dtype]
-        weight_cxx = CXX_TYPES[weight] if weight else None
-        for kernel, vec, nv, bound, uneven in _instantiations(ITEMSIZE[dtype]):
-            names.append(kernel_name(kernel, cxx, vec, nv, bound, weight_cxx, uneven))
-        names.append(sum_partials_name(weight_cxx or cxx, cxx))
-    return names
-
-
-def sum_partials_name(cxx, via_cxx=None):
-    """``sum_partials<float>``, or ``sum_partials<float, __half>``: float32 gradients
-    beside float16 x (rounded through float16 on the way if the launch asks)."""
-    return f"sum_partials<{cxx}>" if via_cxx in (None, cxx) else f"sum_partials<{cxx}, {via_cxx}>"
-
-
-@functools.lru_cache(maxsize=None)
-def _instantiations(itemsize):
-    found = set()
-    for vec in sorted({VECTOR_BYTES // itemsize, 1}):
-        for n_vec in range(1, MAX_THREADS * max(nv_choices(vec)) + 1):
-            # a row of n_vec packs, and (vec > 1) one that vec does not divide
-            for cols in {n_vec * vec, n_vec * vec + 1 if vec > 1 else n_vec}:
-                for kernel, pick in (("norm_forward", forward_config),
-                                     ("norm_backward", backward_config)):
-                    config = pick(cols, vec)
-                    if config is not None:
-                        found.add((kernel, config.vec, config.nv, launch_bound(config),
-                                   cols % config.vec != 0))
-    return sorted(found, key=lambda k: (k[0] != "norm_forward", k[1:]))
-
-
-def module_dtypes(name):
-    """The ``MODULE_DTYPES`` entry whose module holds the kernel ``name``, found from its
-    type arguments: ``norm_forward<__half, 8, 4>`` -> float16's, ``norm_forward<__half, 8,
-    4, 256, float>`` and ``sum_partials<float, __half>`` -> "float16/float32"'s."""
-    arguments = (a.strip() for a in name[name.index("<") + 1:].rstrip(">").split(","))
-    dtypes = [d for a in arguments for d, c in CXX_TYPES.items() if c == a]
-    if name.startswith("sum_partials"):
-        dtypes.reverse()                          # <float, __half>: x's type is VIA's
-    kind = "/".join(dict.fromkeys(dtypes))        # "float16", or "float16/float32"
-    return next(group for group in MODULE_DTYPES if kind in group)
-
-
-def kernel_name(kernel, cxx, vec, nv, bound, weight_cxx=None, uneven=False):
-    """``norm_forward<__half, 8, 4, 256>``; with a weight type other than x's,
-    ``norm_forward<__half, 8, 4, 256, float>``; for rows ``vec`` does not divide
-    (``uneven``), ``norm_forward<__half, 8, 4, 256, __half, true>``."""
-    if uneven:
-        return f"{kernel}<{cxx}, {vec}, {nv}, {bound}, {weight_cxx or cxx}, true>"
-    if weight_cxx in (None, cxx):
-        return f"{kernel}<{cxx}, {vec}, {nv}, {bound}>"
-    return f"{kernel}<{cxx}, {vec}, {nv}, {bound}, {weight_cxx}>"
-
-
-def storage_name(dtype):
-    """The kernel dtype name of an array dtype ("float32", "float16", "bfloat16"); None if
-    the kernels do not take it (float64 goes to the reference)."""
-    dtype = np.dtype(dtype)
-    if dtypes.bfloat16 is not None and dtype == dtypes.bfloat16:
-        return "bfloat16"
-    return dtype.name if dtype.kind == "f" and dtype.name in CXX_TYPES else None
-
 
 # ----- loader -------------------------------------------------------------------------------
-_modules = {}     # (source path, device id, module dtypes) -> cupy.RawModule
+_modules = {}     # (source path, device id, name expression) -> cupy.RawModule
 _functions = {}   # (device id, name expression) -> kernel, looked up once
 _sm_counts = {}   # device id -> number of SMs
 _occupancy = {}   # (device id, name expression, block) -> resident blocks per SM
@@ -306,16 +36,17 @@ _occupancy = {}   # (device id, name expression, block) -> resident blocks per S
 _NULL = np.uint64(0)
 
 
-def _module(cp, dtypes):
-    """The compiled ``norms.cu`` holding ``dtypes``' kernels (one of ``MODULE_DTYPES``) for
-    the current device, built once (CuPy caches the binary on disk too, so later processes
-    skip the compile)."""
-    key = (SOURCE, cp.cuda.Device().id, dtypes)
+def _module(cp, name):
+    """``norms.cu`` compiled with the one instantiation ``name`` for the current device, once:
+    the first call of a (norm, dtype, row length class) pays seconds, not the minute all of
+    them take (CuPy caches the binary on disk too, so later processes skip the compile)."""
+    key = (SOURCE, cp.cuda.Device().id, name)
     if key not in _modules:
         with open(SOURCE, encoding="utf-8") as file:
             code = file.read()
-        _modules[key] = cp.RawModule(code=code, options=compile_options(dtypes),
-                                     name_expressions=name_expressions(dtypes))
+        _modules[key] = cp.RawModule(code=code,
+                                     options=compile_options(module_dtypes(name)),
+                                     name_expressions=(name,))
     return _modules[key]
 
 
@@ -339,7 +70,7 @@ def _blocks_per_sm(cp, name, block):
 def _function(cp, name):
     key = (cp.cuda.Device().id, name)
     if key not in _functions:
-        _functions[key] = _module(cp, module_dtypes(name)).get_function(name)
+        _functions[key] = _module(cp, name).get_function(name)
     return _functions[key]
 
 
@@ -349,11 +80,7 @@ def _cupy():
 
 def _empty(cp, shape, dtype):
     """Every output buffer is allocated here (the GPU tests fill them with NaN first)."""
-    return cp.empty(shape, dtype=dtype)
-
-
-def _pointer(array):
-    return _NULL if array is None else array
+    return cp.ndarray(shape, dtype)           # cupy.empty, less a Python call
 
 
 # ----- row-norm launches --------------------------------------------------------------------
@@ -372,12 +99,6 @@ def _kernels_take(*arrays):
     return len(found) == 1 and storage_name(found.pop()) is not None
 
 
-def _config(dtype, cols, arrays, pick):
-    addresses = [a.data.ptr for a in arrays if a is not None]
-    vec = vector_width(ITEMSIZE[storage_name(dtype)], cols, addresses)
-    return pick(cols, vec)
-
-
 def _contiguous(cp, array):
     """``array`` as a C-contiguous array whose rows allow vector loads if its length does."""
     if array is None:
@@ -388,100 +109,163 @@ def _contiguous(cp, array):
     return array
 
 
-def _forward(x, residual, weight, bias, eps, subtract_mean, offset=0.0, casting="gemma"):
-    """Runs ``norm_forward``; returns (y, s or None, mean or None, rstd), or None when the
-    row is too long for the kernels. ``offset`` and ``casting``: RMSNorm's (a float32
-    ``weight`` beside 16-bit x runs the W = float instantiation)."""
+# ----- launch plans -------------------------------------------------------------------------
+# What a launch needs besides its arrays (configuration, grids, kernel handles, constant
+# arguments) is worked out once per key (_key) and kept: a call like one seen before costs a
+# lookup, its allocations and its launches (docs/gpu.md, "Host cost").
+ForwardPlan = collections.namedtuple(
+    "ForwardPlan", "cp kernel grid block stat_shape y_dtype subtract_mean head tail")
+BackwardPlan = collections.namedtuple(
+    "BackwardPlan", "cp kernel grid block partial_shape bias_grad arguments sum_kernel "
+                    "sum_steps grad_shape grad_dtype sum_tail round_via")
+_plans = {}          # _key(options, *arrays) -> ForwardPlan or BackwardPlan
+MAX_PLANS = 4096     # a process of ever new shapes starts the cache again rather than grow
+
+
+def _key(options, *arrays):
+    """A call's options and each array's (shape, dtype, device, C-contiguous, address mod 16)
+    or None. Plans are kept under the key of the arrays as launched (copied if need be)."""
+    return (options, *[None if a is None else (a.shape, a.dtype, a.device.id,
+                                               a.flags.c_contiguous, a.data.ptr % VECTOR_BYTES)
+                        for a in arrays])
+
+
+def _keep(key, plan):
+    if len(_plans) >= MAX_PLANS:
+        _plans.clear()
+    _plans[key] = plan
+
+
+def _forward_plan(options, x, residual, weight, bias):
+    """(plan or None for rows too long, and x, residual, weight, bias as launched: contiguous,
+    aligned for vector loads). ``options``: (pass, subtract_mean, offset, casting)."""
+    _, subtract_mean, offset, casting = options
     cp = _cupy()
     with x.device:
         x, residual, weight, bias = (_contiguous(cp, a) for a in (x, residual, weight, bias))
         rows, cols = x.shape
-        weight_dtype = None if weight is None else weight.dtype
-        y = _empty(cp, x.shape, output_dtype(x.dtype, weight_dtype, casting))
-        s = None if residual is None else _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (x, residual, weight, bias, y, s), forward_config)
+        # the outputs are fresh, aligned buffers: the inputs decide the vector width
+        config = forward_config(cols, vector_width(ITEMSIZE[storage_name(x.dtype)], cols, [
+            a.data.ptr for a in (x, residual, weight, bias) if a is not None]))
         if config is None:
-            return None
-        mean = _empty(cp, (rows,), np.float32) if subtract_mean else None
-        rstd = _empty(cp, (rows,), np.float32)
-        cxx = CXX_TYPES[storage_name(x.dtype)]
-        args = (x, _pointer(residual), _pointer(weight), _pointer(bias), y, _pointer(s),
-                _pointer(mean), rstd, np.int64(rows), np.int32(cols),
-                np.int32(config.threads_per_row), np.float32(eps), np.int32(subtract_mean),
-                _kernel_offset(x.dtype, weight_dtype, offset, casting),
-                np.int32(CASTING_CODES[casting]))
-        name = kernel_name("norm_forward", cxx, config.vec, config.nv, launch_bound(config),
-                           _weight_cxx(weight_dtype), cols % config.vec != 0)
+            return None, x, residual, weight, bias
+        weight_dtype = None if weight is None else weight.dtype
+        name = kernel_name("norm_forward", CXX_TYPES[storage_name(x.dtype)], config.vec,
+                           config.nv, launch_bound(config), _weight_cxx(weight_dtype),
+                           cols % config.vec != 0)
         grid = forward_grid(rows, config)
-        if prefetches(config):
+        if prefetches(config):          # one wave of blocks looping over the rows
             grid = uniform_heads(forward_wave(rows, config, _sm_count(cp),
                                               _blocks_per_sm(cp, name, config.block)),
                                  rows, cols, config)
-        _function(cp, name)((grid,), (config.block,), args)
-        return y, s, mean, rstd
+        plan = ForwardPlan(
+            cp, _function(cp, name), (grid,), (config.block,), (rows,),
+            output_dtype(x.dtype, weight_dtype, casting), subtract_mean,
+            (np.int64(rows), np.int32(cols), np.int32(config.threads_per_row)),
+            (np.int32(subtract_mean), _kernel_offset(x.dtype, weight_dtype, offset, casting),
+             np.int32(CASTING_CODES[casting])))
+    _keep(_key(options, x, residual, weight, bias), plan)
+    return plan, x, residual, weight, bias
 
 
-def _backward(dy, dsum, x, weight, mean, rstd, need_bias_grad, offset=0.0, casting="gemma"):
-    """Runs ``norm_backward`` and ``sum_partials``; returns (dx, dweight, dbias), or None
-    when the row is too long for the kernels. ``offset``, ``casting`` as in ``_forward``;
-    dy has y's dtype (``output_dtype``), dweight the weight's."""
+def _forward(plan, x, residual, weight, bias, eps):
+    """Runs ``norm_forward`` as ``plan`` says; returns (y, s or None, mean or None, rstd)."""
+    cp = plan.cp
+    with x.device:
+        y = _empty(cp, x.shape, plan.y_dtype)
+        s = None if residual is None else _empty(cp, x.shape, x.dtype)
+        mean = _empty(cp, plan.stat_shape, np.float32) if plan.subtract_mean else None
+        rstd = _empty(cp, plan.stat_shape, np.float32)
+        # _NULL for an absent array, written out: this is the path every call takes
+        plan.kernel(plan.grid, plan.block, (
+            x, _NULL if residual is None else residual, _NULL if weight is None else weight,
+            _NULL if bias is None else bias, y, _NULL if s is None else s,
+            _NULL if mean is None else mean, rstd, *plan.head, np.float32(eps), *plan.tail))
+    return y, s, mean, rstd
+
+
+def _backward_plan(options, dy, dsum, x, weight, mean, rstd):
+    """(plan, dy, dsum, x, weight, mean, rstd) as ``_forward_plan``'s; ``options``: (pass,
+    need_bias_grad, offset, casting). dy has y's dtype, dweight the weight's."""
+    _, need_bias_grad, offset, casting = options
     cp = _cupy()
     with x.device:
-        dy, dsum, x, weight, mean, rstd = (_contiguous(cp, a)
-                                           for a in (dy, dsum, x, weight, mean, rstd))
+        arrays = [_contiguous(cp, a) for a in (dy, dsum, x, weight, mean, rstd)]
+        dy, dsum, x, weight, mean, rstd = arrays
         rows, cols = x.shape
-        dx = _empty(cp, x.shape, x.dtype)
-        config = _config(x.dtype, cols, (dy, dsum, x, weight, dx), backward_config)
+        config = backward_config(cols, vector_width(ITEMSIZE[storage_name(x.dtype)], cols, [
+            a.data.ptr for a in (dy, dsum, x, weight) if a is not None]))
         if config is None:
-            return None
-        cxx = CXX_TYPES[storage_name(x.dtype)]
+            return (None, *arrays)
         weight_dtype = None if weight is None else weight.dtype
-        name = kernel_name("norm_backward", cxx, config.vec, config.nv, launch_bound(config),
-                           _weight_cxx(weight_dtype), cols % config.vec != 0)
+        name = kernel_name("norm_backward", CXX_TYPES[storage_name(x.dtype)], config.vec,
+                           config.nv, launch_bound(config), _weight_cxx(weight_dtype),
+                           cols % config.vec != 0)
         grid = uniform_heads(backward_grid(rows, config, _sm_count(cp),
                                            _blocks_per_sm(cp, name, config.block)),
                              rows, cols, config)
         stride = partial_stride(cols)
-        dweight_partial = None if weight is None else _empty(cp, (grid, stride), np.float32)
-        dbias_partial = _empty(cp, (grid, stride), np.float32) if need_bias_grad else None
-        args = (dy, _pointer(dsum), x, _pointer(weight), _pointer(mean), rstd, dx,
-                _pointer(dweight_partial), _pointer(dbias_partial), np.int64(rows),
-                np.int32(cols), np.int32(config.threads_per_row), np.int32(stride),
-                _kernel_offset(x.dtype, weight_dtype, offset, casting),
-                np.int32(CASTING_CODES[casting]))
-        _function(cp, name)((grid,), (config.block,), args)
         mixed = weight_dtype is not None and weight_dtype != x.dtype   # a float32 weight
-        dweight, dbias = _sum_partials(
-            cp, dweight_partial, dbias_partial, cols,
-            x.dtype if weight is None else weight_dtype, x.dtype if mixed else None,
-            mixed and weight_compute_dtype(x.dtype, weight_dtype, casting) == x.dtype)
-        return dx, dweight, dbias
+        grad_dtype = x.dtype if weight is None else weight_dtype
+        sum_kernel, sum_steps = None, ()
+        if weight is not None or need_bias_grad:
+            # (grid, stride) float32 partial sums -> (cols,) gradients in grad_dtype (x's
+            # dtype beside a float32 weight: rounded through it for casting "none"), by a
+            # fixed tree of launches: (launch grid, rows read, rows written) each
+            sum_kernel = _function(cp, sum_partials_name(
+                CXX_TYPES[storage_name(grad_dtype)],
+                CXX_TYPES[storage_name(x.dtype)] if mixed else None))
+            launches = sum_partials_launches(grid, cols)
+            reads = [grid] + [chunks for _, chunks, _ in launches[:-1]]
+            sum_steps = tuple((g, np.int32(n), g[1]) for g, n in zip(launches, reads))
+        round_via = mixed and weight_compute_dtype(x.dtype, weight_dtype, casting) == x.dtype
+        plan = BackwardPlan(
+            cp, _function(cp, name), (grid,), (config.block,), (grid, stride), need_bias_grad,
+            (np.int64(rows), np.int32(cols), np.int32(config.threads_per_row),
+             np.int32(stride), _kernel_offset(x.dtype, weight_dtype, offset, casting),
+             np.int32(CASTING_CODES[casting])),
+            sum_kernel, sum_steps, (cols,), grad_dtype, (np.int32(stride), np.int32(cols)),
+            np.int32(round_via))
+    _keep(_key(options, *arrays), plan)
+    return (plan, *arrays)
 
 
-def _sum_partials(cp, dweight_partial, dbias_partial, cols, dtype, via=None, round_via=False):
-    """(blocks, stride) float32 partial sums -> (cols,) gradients in ``dtype`` (x's dtype
-    ``via`` beside a float32 weight: rounded through it first with ``round_via``, for
-    casting "none"), by a fixed tree of ``sum_partials`` launches
-    (``sum_partials_launches``); dweight and dbias in the same launches. Either partial
-    buffer may be None (its gradient is then None)."""
-    partials = dweight_partial if dweight_partial is not None else dbias_partial
-    if partials is None:
-        return None, None
-    rows, stride = partials.shape
-    out_dweight = None if dweight_partial is None else _empty(cp, (cols,), dtype)
-    out_dbias = None if dbias_partial is None else _empty(cp, (cols,), dtype)
-    kernel = _function(cp, sum_partials_name(
-        CXX_TYPES[storage_name(dtype)], None if via is None else CXX_TYPES[storage_name(via)]))
-    for grid in sum_partials_launches(rows, cols):
-        chunks = grid[1]
-        nexts = [None if p is None else _empty(cp, (chunks, stride), np.float32)
-                 for p in (dweight_partial, dbias_partial)] if chunks > 1 else [None, None]
-        kernel(grid, (SUM_WARPS * 32,),
-               (_pointer(dweight_partial), _pointer(dbias_partial), np.int32(rows),
-                np.int32(stride), np.int32(cols), _pointer(nexts[0]), _pointer(nexts[1]),
-                _pointer(out_dweight), _pointer(out_dbias), np.int32(round_via)))
-        dweight_partial, dbias_partial, rows = nexts[0], nexts[1], chunks
-    return out_dweight, out_dbias
+def _backward(plan, dy, dsum, x, weight, mean, rstd):
+    """Runs ``norm_backward`` and ``sum_partials`` per ``plan``: (dx, dweight, dbias)."""
+    cp = plan.cp
+    with x.device:
+        dx = _empty(cp, x.shape, x.dtype)
+        dweight = None if weight is None else _empty(cp, plan.partial_shape, np.float32)
+        dbias = _empty(cp, plan.partial_shape, np.float32) if plan.bias_grad else None
+        plan.kernel(plan.grid, plan.block, (
+            dy, _NULL if dsum is None else dsum, x, _NULL if weight is None else weight,
+            _NULL if mean is None else mean, rstd, dx, _NULL if dweight is None else dweight,
+            _NULL if dbias is None else dbias, *plan.arguments))
+        if plan.sum_kernel is not None:
+            dweight, dbias = _sum_partials(plan, dweight, dbias)
+    return dx, dweight, dbias
+
+
+def _sum_partials(plan, dweight_partial, dbias_partial):
+    """(rows, stride) float32 partial sums -> (cols,) gradients by ``plan``'s tree of launches,
+    dweight and dbias in the same ones; a None partial buffer gives a None gradient."""
+    cp, (_, stride) = plan.cp, plan.partial_shape
+    dweight = None if dweight_partial is None else _empty(cp, plan.grad_shape, plan.grad_dtype)
+    dbias = None if dbias_partial is None else _empty(cp, plan.grad_shape, plan.grad_dtype)
+    for grid, rows, chunks in plan.sum_steps:
+        more = chunks > 1                    # another level of the tree reads these
+        next_dweight = _empty(cp, (chunks, stride), np.float32) if (
+            more and dweight_partial is not None) else None
+        next_dbias = _empty(cp, (chunks, stride), np.float32) if (
+            more and dbias_partial is not None) else None
+        plan.sum_kernel(grid, (SUM_WARPS * 32,), (
+            _NULL if dweight_partial is None else dweight_partial,
+            _NULL if dbias_partial is None else dbias_partial, rows, *plan.sum_tail,
+            _NULL if next_dweight is None else next_dweight,
+            _NULL if next_dbias is None else next_dbias, _NULL if dweight is None else dweight,
+            _NULL if dbias is None else dbias, plan.round_via))
+        dweight_partial, dbias_partial = next_dweight, next_dbias
+    return dweight, dbias
 
 
 # ----- RMSNorm's offset, casting mode and weight dtype ----------------------------------------
@@ -567,100 +351,132 @@ def _empty_rows(x):
 
 
 # ----- the reference's interface ------------------------------------------------------------
-# Each function checks its arrays, then runs the kernels when they take them (a row too long
-# for them gives None) and otherwise the reference.
+# Each function takes the plan of a call like this one (checked when it was made), else
+# checks its arrays and plans the kernels when they take them, else runs the reference.
 accumulation_dtype = reference.accumulation_dtype
+_LAYER_NORM = ("forward", True, 0.0, "gemma")       # _forward_plan's options for LayerNorm
 
 
 def layer_norm_forward(x, weight, bias, eps):
     """As ``reference.layer_norm_forward``: returns y, mean (float32), rstd (float32)."""
-    _check("layer_norm_forward", "x", x, parameters={"weight": weight, "bias": bias})
-    if _kernels_take(x, weight, bias) and not _empty_rows(x):
-        out = _forward(x, None, weight, bias, eps, subtract_mean=True)
-        if out is not None:
-            return out[0], out[2], out[3]
-    return reference.layer_norm_forward(x, weight, bias, eps)
+    plan = _plans.get(_key(_LAYER_NORM, x, None, weight, bias))
+    if plan is None:
+        _check("layer_norm_forward", "x", x, parameters={"weight": weight, "bias": bias})
+        if _kernels_take(x, weight, bias) and not _empty_rows(x):
+            plan, x, _, weight, bias = _forward_plan(_LAYER_NORM, x, None, weight, bias)
+        if plan is None:
+            return reference.layer_norm_forward(x, weight, bias, eps)
+    y, _, mean, rstd = _forward(plan, x, None, weight, bias, eps)
+    return y, mean, rstd
 
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
-    _check("layer_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
-           statistics={"mean": mean, "rstd": rstd})
-    if _kernels_take(dy, x, weight) and not _empty_rows(x):
-        out = _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
-        if out is not None:
-            return out
-    return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
+    options = ("backward", need_bias_grad, 0.0, "gemma")
+    plan = _plans.get(_key(options, dy, None, x, weight, mean, rstd))
+    if plan is None:
+        _check("layer_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
+               statistics={"mean": mean, "rstd": rstd})
+        if _kernels_take(dy, x, weight) and not _empty_rows(x):
+            plan, dy, _, x, weight, mean, rstd = _backward_plan(options, dy, None, x, weight,
+                                                                mean, rstd)
+        if plan is None:
+            return reference.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
+    return _backward(plan, dy, None, x, weight, mean, rstd)
 
 
 def rms_norm_forward(x, weight, eps, offset=0.0, casting="llama"):
     """As ``reference.rms_norm_forward`` (w' = offset + w and ``casting`` in the one
     launch; ``weight`` may be float32 beside float16 / bfloat16 x): returns y (x's dtype;
     float32 for "llama" with a float32 weight beside 16-bit x) and rstd (float32)."""
-    _check("rms_norm_forward", "x", x, parameters={"weight": weight})
-    if _rms_plan(x, weight, casting) and not _empty_rows(x):
-        out = _forward(x, None, weight, None, eps, False, offset, casting)
-        if out is not None:
-            return out[0], out[3]
-    return reference.rms_norm_forward(x, weight, eps, offset, casting)
+    options = ("forward", False, offset, casting)
+    plan = _plans.get(_key(options, x, None, weight, None))
+    if plan is None:
+        _check("rms_norm_forward", "x", x, parameters={"weight": weight})
+        if _rms_plan(x, weight, casting) and not _empty_rows(x):
+            plan, x, _, weight, _ = _forward_plan(options, x, None, weight, None)
+        if plan is None:
+            return reference.rms_norm_forward(x, weight, eps, offset, casting)
+    y, _, _, rstd = _forward(plan, x, None, weight, None, eps)
+    return y, rstd
 
 
 def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.rms_norm_backward`` (dy in y's dtype): returns dx (x's dtype) and
     dweight (the weight's) or None."""
-    _check("rms_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
-           statistics={"rstd": rstd})
-    if _rms_plan(x, weight, casting, dy=dy) and not _empty_rows(x):
-        out = _backward(dy, None, x, weight, None, rstd, False, offset, casting)
-        if out is not None:
-            return out[0], out[1]
-    return reference.rms_norm_backward(dy, x, weight, rstd, offset, casting)
+    options = ("backward", False, offset, casting)
+    plan = _plans.get(_key(options, dy, None, x, weight, None, rstd))
+    if plan is None:
+        _check("rms_norm_backward", "x", x, like={"dy": dy}, parameters={"weight": weight},
+               statistics={"rstd": rstd})
+        if _rms_plan(x, weight, casting, dy=dy) and not _empty_rows(x):
+            plan, dy, _, x, weight, _, rstd = _backward_plan(options, dy, None, x, weight,
+                                                             None, rstd)
+        if plan is None:
+            return reference.rms_norm_backward(dy, x, weight, rstd, offset, casting)
+    return _backward(plan, dy, None, x, weight, None, rstd)[:2]
 
 
 def add_layer_norm_forward(x, residual, weight, bias, eps):
     """As ``reference.add_layer_norm_forward``: returns y, s = x + residual, mean, rstd."""
-    _check("add_layer_norm_forward", "x", x, like={"residual": residual},
-           parameters={"weight": weight, "bias": bias})
-    if _kernels_take(x, residual, weight, bias) and not _empty_rows(x):
-        out = _forward(x, residual, weight, bias, eps, subtract_mean=True)
-        if out is not None:
-            return out
-    return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
+    plan = _plans.get(_key(_LAYER_NORM, x, residual, weight, bias))
+    if plan is None:
+        _check("add_layer_norm_forward", "x", x, like={"residual": residual},
+               parameters={"weight": weight, "bias": bias})
+        if _kernels_take(x, residual, weight, bias) and not _empty_rows(x):
+            plan, x, residual, weight, bias = _forward_plan(_LAYER_NORM, x, residual, weight,
+                                                            bias)
+        if plan is None:
+            return reference.add_layer_norm_forward(x, residual, weight, bias, eps)
+    return _forward(plan, x, residual, weight, bias, eps)
 
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
-    _check("add_layer_norm_backward", "s", s, like={"dy": dy, "ds": ds},
-           parameters={"weight": weight}, statistics={"mean": mean, "rstd": rstd})
-    if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
-        out = _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
-        if out is not None:
-            return out
-    return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
+    options = ("backward", need_bias_grad, 0.0, "gemma")
+    plan = _plans.get(_key(options, dy, ds, s, weight, mean, rstd))
+    if plan is None:
+        _check("add_layer_norm_backward", "s", s, like={"dy": dy, "ds": ds},
+               parameters={"weight": weight}, statistics={"mean": mean, "rstd": rstd})
+        if _kernels_take(dy, ds, s, weight) and not _empty_rows(s):
+            plan, dy, ds, s, weight, mean, rstd = _backward_plan(options, dy, ds, s, weight,
+                                                                 mean, rstd)
+        if plan is None:
+            return reference.add_layer_norm_backward(dy, ds, s, weight, mean, rstd,
+                                                     need_bias_grad)
+    return _backward(plan, dy, ds, s, weight, mean, rstd)
 
 
 def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_forward`` (``offset``, ``casting`` and a float32 weight
     as in ``rms_norm_forward``): returns y, s = x + residual (x's dtype), rstd."""
-    _check("add_rms_norm_forward", "x", x, like={"residual": residual},
-           parameters={"weight": weight})
-    if _rms_plan(x, weight, casting, same=(residual,)) and not _empty_rows(x):
-        out = _forward(x, residual, weight, None, eps, False, offset, casting)
-        if out is not None:
-            return out[0], out[1], out[3]
-    return reference.add_rms_norm_forward(x, residual, weight, eps, offset, casting)
+    options = ("forward", False, offset, casting)
+    plan = _plans.get(_key(options, x, residual, weight, None))
+    if plan is None:
+        _check("add_rms_norm_forward", "x", x, like={"residual": residual},
+               parameters={"weight": weight})
+        if _rms_plan(x, weight, casting, same=(residual,)) and not _empty_rows(x):
+            plan, x, residual, weight, _ = _forward_plan(options, x, residual, weight, None)
+        if plan is None:
+            return reference.add_rms_norm_forward(x, residual, weight, eps, offset, casting)
+    y, s, _, rstd = _forward(plan, x, residual, weight, None, eps)
+    return y, s, rstd
 
 
 def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_backward`` (ds in s's dtype): returns d_sum and
     dweight."""
-    _check("add_rms_norm_backward", "s", s, like={"dy": dy, "ds": ds},
-           parameters={"weight": weight}, statistics={"rstd": rstd})
-    if _rms_plan(s, weight, casting, same=(ds,), dy=dy) and not _empty_rows(s):
-        out = _backward(dy, ds, s, weight, None, rstd, False, offset, casting)
-        if out is not None:
-            return out[0], out[1]
-    return reference.add_rms_norm_backward(dy, ds, s, weight, rstd, offset, casting)
+    options = ("backward", False, offset, casting)
+    plan = _plans.get(_key(options, dy, ds, s, weight, None, rstd))
+    if plan is None:
+        _check("add_rms_norm_backward", "s", s, like={"dy": dy, "ds": ds},
+               parameters={"weight": weight}, statistics={"rstd": rstd})
+        if _rms_plan(s, weight, casting, same=(ds,), dy=dy) and not _empty_rows(s):
+            plan, dy, ds, s, weight, _, rstd = _backward_plan(options, dy, ds, s, weight,
+                                                              None, rstd)
+        if plan is None:
+            return reference.add_rms_norm_backward(dy, ds, s, weight, rstd, offset, casting)
+    return _backward(plan, dy, ds, s, weight, None, rstd)[:2]
 
 
 # BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs

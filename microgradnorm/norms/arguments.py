@@ -123,9 +123,9 @@ class norm_impl:
 def resolve_impl(fn, impl):
     """``impl`` checked, or the thread's default for None; an explicit impl that differs
     from an enclosing ``norm_impl`` block's warns (that block's choice cannot reach it)."""
-    check_impl(fn, impl)
-    if impl is None:
+    if impl is None:                    # the usual call: no check to make
         return _impl_state.impl
+    check_impl(fn, impl)
     if _impl_state.blocks and impl != _impl_state.impl:
         warnings.warn(f"{fn}: impl={impl!r} given explicitly runs {impl!r} inside a "
                       f"norm_impl({_impl_state.impl!r}) block (or a module's set_impl); "
@@ -162,6 +162,8 @@ def normalized_shape(fn, shape):
 def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **params):
     """Checks of LayerNorm/RMSNorm and their residual forms; returns normalized_shape as a
     tuple. ``params``: weight and bias, in x's dtype (or ``weight_dtype`` for the weight)."""
+    if _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
+        return (shape,) if type(shape) is int else shape
     check_tensor(fn, "x", x)
     shape = normalized_shape(fn, shape)
     trailing = x.shape[max(x.ndim - len(shape), 0):]
@@ -177,6 +179,38 @@ def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **
     return shape
 
 
+def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
+    """True for the usual, valid call (Tensors like x in a common float dtype, a shape of
+    Python ints, a float eps), checked without a call per argument: a norm on a GPU is
+    host-bound (docs/gpu.md, "Host cost"). ``check_row_norm`` checks the others one by one."""
+    if type(x) is not Tensor or x.data.dtype not in _COMMON_FLOATS:
+        return False
+    data = x.data
+    shape = (shape,) if type(shape) is int else shape
+    if (type(shape) is not tuple or not shape or set(map(type, shape)) != {int}
+            or data.shape[data.ndim - len(shape):] != shape or type(eps) is not float
+            or not eps >= 0 or impl not in IMPLS):
+        return False
+    if residual is not None and not (type(residual) is Tensor
+                                     and residual.data.shape == data.shape
+                                     and residual.data.dtype == data.dtype
+                                     and type(residual.data) is type(data)):
+        return False
+    for name in params:
+        param = params[name]
+        dtype = weight_dtype if name == "weight" and weight_dtype is not None else data.dtype
+        if param is not None and not ((type(param) is Tensor or isinstance(param, Tensor))
+                                      and param.data.shape == shape
+                                      and param.data.dtype == dtype
+                                      and type(param.data) is type(data)):
+            return False
+    return True
+
+
+_COMMON_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
+    {np.dtype(dtypes.bfloat16)} if dtypes.bfloat16 is not None else set())
+
+
 def default_eps(x, eps):
     """``eps``, or for None x's machine epsilon (a non-floating x is refused later)."""
     if eps is None and isinstance(x, Tensor) and is_floating(x.dtype):
@@ -186,6 +220,9 @@ def default_eps(x, eps):
 
 def check_rms_options(fn, offset, casting, has_weight):
     """RMSNorm's Gemma offset (finite, needs a weight) and casting mode."""
+    if type(offset) is float and offset - offset == 0 and casting in CASTINGS and (
+            has_weight or not offset):
+        return                        # the usual call, with no call per check (x - x: finite)
     if casting not in CASTINGS:
         raise ValueError(f"{fn}: casting must be one of {CASTINGS}, got {casting!r}")
     check_number(fn, "offset", offset)
@@ -196,11 +233,17 @@ def check_rms_options(fn, offset, casting, has_weight):
                          "(a module needs elementwise_affine=True)")
 
 
-def rms_weight_dtype(fn, x, weight, casting):
-    """The dtype RMSNorm's weight may have: x's, or float32 for float16/bfloat16 x in the
-    "llama" and "gemma" modes (Hugging Face's mixed precision)."""
-    if not (isinstance(x, Tensor) and isinstance(weight, Tensor) and is_half(x.dtype)
-            and weight.dtype == np.float32):
+def rms_weight_dtype(fn, x, weight, offset, casting):
+    """``check_rms_options``, then the dtype RMSNorm's weight may have: x's (None), or
+    float32 for float16/bfloat16 x in the "llama" and "gemma" modes (Hugging Face's mixed
+    precision). One call for both: it is on every call's path."""
+    if type(offset) is not float or offset - offset != 0 or casting not in CASTINGS or (
+            offset and weight is None):
+        check_rms_options(fn, offset, casting, weight is not None)   # raises
+    if (weight is None or type(weight) is not Tensor and not isinstance(weight, Tensor)
+            or weight.data.dtype != np.float32
+            or type(x) is not Tensor and not isinstance(x, Tensor)
+            or x.data.dtype.itemsize > 2 or not is_half(x.dtype)):
         return None
     if casting == "none":
         raise TypeError(f"{fn}: a float32 weight with {x.dtype} x needs casting 'llama' or "

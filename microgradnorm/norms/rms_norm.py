@@ -118,10 +118,10 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
         >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
     """
     impl = arguments.resolve_impl("rms_norm", impl)
-    eps = arguments.default_eps(x, eps)
+    eps = arguments.default_eps(x, eps) if eps is None else eps
     normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
                               casting)
-    if x.size == 0:
+    if x.data.size == 0:
         return empty_norm(x, weight, None)
     if impl == "composite":
         with op_group("rms_norm"):
@@ -135,10 +135,10 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl=None
     """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``;
     arguments as in ``add_layer_norm`` (no bias) and ``rms_norm``."""
     impl = arguments.resolve_impl("add_rms_norm", impl)
-    eps = arguments.default_eps(x, eps)
+    eps = arguments.default_eps(x, eps) if eps is None else eps
     normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
                               impl, offset, casting)
-    if x.size == 0:
+    if x.data.size == 0:
         s = x + residual
         return empty_norm(s, weight, None), s
     if impl == "composite":
@@ -150,10 +150,9 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl=None
 
 
 def _check(fn, x, residual, normalized_shape, weight, eps, impl, offset, casting):
-    arguments.check_rms_options(fn, offset, casting, weight is not None)
     return arguments.check_row_norm(
         fn, x, normalized_shape, eps, impl, residual=residual, weight=weight,
-        weight_dtype=arguments.rms_weight_dtype(fn, x, weight, casting))
+        weight_dtype=arguments.rms_weight_dtype(fn, x, weight, offset, casting))
 
 
 # ----- the specs --------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 the norm families share."""
 
 import dataclasses
+import math
 from typing import Callable
 
 import numpy as np
@@ -112,13 +113,13 @@ def _given_params(t):
 
 def rows(array, normalized_shape):
     """(..., *normalized_shape) -> (M, D)."""
-    size = int(np.prod(normalized_shape))
+    size = math.prod(normalized_shape)
     return array.reshape(array.size // size if size else 0, size)
 
 
 def flat(param):
     """A parameter of the normalized shape as (D,), or None."""
-    return None if param is None else param.reshape(-1)
+    return param if param is None or param.ndim == 1 else param.reshape(-1)
 
 
 def shaped(grad, like):

@@ -2,73 +2,48 @@
 nvcc for sm_90, warnings as errors, and through CuPy's NVRTC path for sm_80 and sm_90. Runs on
 machines without a GPU (CI has nvcc and CuPy, not a GPU).
 
-The instantiation list comes from ``cuda.name_expressions()``, the table the loader hands to
-``cupy.RawModule``: a translation unit includes the ``.cu`` file and takes the address of each
-instantiation, which makes nvcc compile it. Without nvcc the test skips, except in CI
-(``CI=true``), where a missing nvcc is a failure.
+The instantiation list comes from ``launch.name_expressions()``, the table the loader compiles
+from: nvcc builds it once per test run, split over the cores (tests/helpers/nvcc_build.py),
+and test_cuda_resources.py reads ptxas's report of the same build. Without nvcc the test
+skips, except in CI (``CI=true``), where a missing nvcc is a failure.
 
 The loader compiles with NVRTC through ``cupy.RawModule``, not with nvcc: where CuPy is
 installed (with its ``ctk`` extra or NVRTC and the CUDA runtime headers; .ci/run installs
 them, and there a missing CuPy is a failure) each module also goes through CuPy's own compile
-path, with the options CuPy itself adds (tests/helpers/cupy_compile.py).
+path, with the options CuPy itself adds (tests/helpers/cupy_compile.py): by default a kernel
+of each kind alone, as the loader compiles it; every kernel in the slow test.
 """
 
 import glob
 import os
 import re
-import shutil
 import subprocess
 
 import cupy_compile
 import pytest
+from nvcc_build import instantiating_unit, nvcc_or_skip
 
-from microgradnorm.kernels import cuda
+from microgradnorm.kernels import cuda, launch
 
-# One architecture for nvcc's warnings-as-errors build: the CuPy tests below build both
-# sm_80 and sm_90, and test_cuda_resources.py runs ptxas for both (each build costs seconds).
-ARCHS = ("sm_90",)
+ARCH = "sm_90"        # conftest.py's sm90_build: the one nvcc build of every instantiation
 SOURCES = sorted(glob.glob(os.path.join(os.path.dirname(cuda.SOURCE), "*.cu")))
-
-
-def nvcc_or_skip():
-    nvcc = shutil.which("nvcc")
-    if nvcc is None:
-        if os.environ.get("CI") == "true":
-            pytest.fail("nvcc is not on PATH in CI: the CUDA sources cannot be checked")
-        pytest.skip("nvcc is not on PATH")
-    return nvcc
-
-
-def instantiating_unit(source, names):
-    """A translation unit that compiles ``source`` and each of the template ``names``."""
-    lines = [f'#include "{source}"', "", "// Taking an address instantiates the template.",
-             "void* microgradnorm_instances[] = {"]
-    lines += [f"    (void*)&{name}," for name in names]
-    return "\n".join(lines + ["};", ""])
 
 
 def test_the_loader_compiles_one_source():
     assert SOURCES == [cuda.SOURCE]       # a new .cu needs its own name table here and there
 
 
-def test_every_cu_file_compiles_with_nvcc_warnings_as_errors(tmp_path):
-    nvcc = nvcc_or_skip()
-    names = cuda.name_expressions()
-    unit = tmp_path / "instances.cu"
-    unit.write_text(instantiating_unit(cuda.SOURCE, names))
-    # One nvcc call per architecture, all at once (device code only: -cubin).
-    runs = {arch: subprocess.Popen(
-        [nvcc, "-cubin", f"-arch={arch}", "-Werror", "all-warnings", cuda.BFLOAT16_OPTION,
-         "-o", str(tmp_path / f"{arch}.cubin"), str(unit)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for arch in ARCHS}
-    for arch, run in runs.items():
-        output, _ = run.communicate(timeout=300)
-        assert run.returncode == 0, f"nvcc -arch={arch} failed:\n{output}"
-        binary = (tmp_path / f"{arch}.cubin").read_bytes()
-        for kernel in ("norm_forward", "norm_backward", "sum_partials"):
-            wanted = sum(name.startswith(kernel + "<") for name in names)
-            symbols = set(re.findall(rb"_Z\d+" + kernel.encode() + rb"I\w+", binary))
-            assert len(symbols) == wanted, (arch, kernel, sorted(symbols))
+def test_every_cu_file_compiles_with_nvcc_warnings_as_errors(sm90_build):
+    names = launch.name_expressions()
+    symbols = set()
+    for unit_names, returncode, output, binary in sm90_build:
+        assert returncode == 0, f"nvcc -arch={ARCH} failed for {unit_names}:\n{output}"
+        symbols |= set(re.findall(rb"_Z\d+(?:norm_forward|norm_backward|sum_partials)I\w+",
+                                  binary))
+    for kernel in ("norm_forward", "norm_backward", "sum_partials"):
+        wanted = sum(name.startswith(kernel + "<") for name in names)
+        found = {s for s in symbols if re.match(rb"_Z\d+" + kernel.encode() + rb"I", s)}
+        assert len(found) == wanted, (kernel, sorted(found))
 
 
 def test_the_float32_float16_module_does_not_include_cuda_bf16(tmp_path):
@@ -76,7 +51,7 @@ def test_the_float32_float16_module_does_not_include_cuda_bf16(tmp_path):
     # compile is test_cupy_compiles_every_module_as_rawmodule_would's).
     nvcc = nvcc_or_skip()
     unit = tmp_path / "fp.cu"
-    unit.write_text(instantiating_unit(cuda.SOURCE, cuda.name_expressions(("float32",
+    unit.write_text(instantiating_unit(cuda.SOURCE, launch.name_expressions(("float32",
                                                                            "float16"))))
     run = subprocess.run([nvcc, "-E", str(unit)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
@@ -98,26 +73,59 @@ def cupy_or_skip():
     return cupy
 
 
-@pytest.mark.parametrize("dtypes", cuda.MODULE_DTYPES, ids="+".join)
-@pytest.mark.parametrize("arch", ["80", "90"])
-def test_cupy_compiles_every_module_as_rawmodule_would(arch, dtypes):
-    """The loader's modules, built by CuPy's RawModule compile path with the loader's options
-    and name expressions: every name expression lowers to a kernel present in the binary."""
-    cupy_or_skip()
-    with open(cuda.SOURCE, encoding="utf-8") as file:
-        code = file.read()
-    names = cuda.name_expressions(dtypes)
+def _cupy_compile_and_check(names, options, arch):
+    """Compile ``names`` through CuPy's RawModule path; every name lowers to a kernel in the
+    binary, with CuPy's own options (the loader's, the architecture, the headers)."""
     options, binary, mapping = cupy_compile.rawmodule_compile(
-        code, cuda.compile_options(dtypes), names, arch)
+        _source(), options, names, arch)
     missing = sorted(set(names) - set(mapping or {}))
     assert not missing, f"name expressions CuPy did not lower: {missing}"
     absent = [name for name in names if mapping[name].encode() not in binary]
     assert not absent, f"kernels missing from the sm_{arch} binary: {absent}"
-    # The options are CuPy's own: the loader's, the architecture, and the headers directory.
     assert f"-arch=sm_{arch}" in options
-    assert all(option in options for option in cuda.compile_options(dtypes))
     includes = [o[2:] for o in options if o.startswith("-I")]
     assert any(os.path.exists(os.path.join(d, "cuda_fp16.h")) for d in includes), includes
+    return options
+
+
+def _source():
+    with open(cuda.SOURCE, encoding="utf-8") as file:
+        return file.read()
+
+
+@pytest.mark.parametrize("kind", launch.KINDS)
+def test_cupy_compiles_each_kernel_alone_as_the_loader_does(kind):
+    """The loader compiles one instantiation a module (``cuda._module``): here the forward
+    and backward kernels a D = 1024 row takes and the kind's sum_partials, each alone, with
+    the loader's options, for sm_90 (the full set is the slow test below)."""
+    cupy_or_skip()
+    dtype, _, weight = kind.partition("/")
+    weight_cxx = launch.CXX_TYPES[weight] if weight else None
+    vec = launch.vector_width(launch.ITEMSIZE[dtype], 1024, [256])
+    names = [launch.kernel_name(kernel, launch.CXX_TYPES[dtype], config.vec, config.nv,
+                              launch.launch_bound(config), weight_cxx)
+             for kernel, config in (("norm_forward", launch.forward_config(1024, vec)),
+                                    ("norm_backward", launch.backward_config(1024, vec)))]
+    names.append(launch.sum_partials_name(weight_cxx or launch.CXX_TYPES[dtype],
+                                        launch.CXX_TYPES[dtype]))
+    assert set(names) <= set(launch.name_expressions((kind,)))
+    for name in names:
+        options = launch.compile_options(launch.module_dtypes(name))
+        used = _cupy_compile_and_check([name], options, "90")
+        assert all(option in used for option in options)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("dtypes", launch.MODULE_DTYPES, ids="+".join)
+@pytest.mark.parametrize("arch", ["80", "90"])
+def test_cupy_compiles_every_module_as_rawmodule_would(arch, dtypes):
+    """Every instantiation of ``dtypes`` through CuPy's RawModule compile path with the
+    loader's options (one module per group of options: the loader's one-kernel modules
+    are these kernels, compiled more often): every name expression lowers to a kernel."""
+    cupy_or_skip()
+    options = launch.compile_options(dtypes)
+    used = _cupy_compile_and_check(launch.name_expressions(dtypes), options, arch)
+    assert all(option in used for option in options)
 
 
 def test_cupy_flushes_float32_denormals_whatever_the_caller_asks():

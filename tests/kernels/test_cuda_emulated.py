@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 from kernel_checks import DTYPES, EPS, KERNELS, check_kernel, draw, run_backward, run_forward
 
-from microgradnorm.kernels import cuda, reference
+from microgradnorm.kernels import cuda, launch, reference
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emulation"))
 import emulation  # noqa: E402  (lives beside the emulation's headers)
@@ -330,7 +330,7 @@ def _reference_backward(kernel, a, saved):
 def test_rows_beyond_the_grid_limit_loop_in_the_kernel(emulated, monkeypatch, cols):
     """More rows than CUDA's grid holds (2^31 - 1 blocks; here 2, to run it) are covered by
     each group looping over rows group + k·groups; rows travel as 64-bit integers."""
-    monkeypatch.setattr(cuda, "MAX_GRID_BLOCKS", 2)
+    monkeypatch.setattr(launch, "MAX_GRID_BLOCKS", 2)
     check_kernel("add_layer_norm", "float32", cols, rows=13)
     forward = [grid for name, grid, _ in emulated if name.startswith("norm_forward<")]
     assert forward == [2]
@@ -466,7 +466,7 @@ def test_partial_buffers_are_written_padding_columns_included(emulated, monkeypa
 
     def recording(cp_, shape, dtype):
         array = poisoned(cp_, shape, dtype)
-        if len(shape) == 2 and shape[1] == cuda.partial_stride(3):
+        if len(shape) == 2 and shape[1] == launch.partial_stride(3):
             buffers.append(array)
         return array
 
@@ -484,7 +484,7 @@ def test_emulated_prefetching_kernels_loop_over_rows(emulated, dtype, cols):
     over rows with the next row's loads issued before the current one is reduced."""
     check_kernel("add_layer_norm", dtype, cols, rows=50)
     prefetching = {name.split("<")[0]: grid for name, grid, _ in emulated
-                   if name.startswith("norm_") and int(name.split(",")[2]) == cuda.PREFETCH_NV}
+                   if name.startswith("norm_") and int(name.split(",")[2]) == launch.PREFETCH_NV}
     assert "norm_backward" in prefetching
     assert all(grid <= 2 * 2 for grid in prefetching.values())   # 16 groups at most: < 50
 

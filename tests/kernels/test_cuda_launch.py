@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 import microgradnorm as mg
 from microgradnorm import backend, kernels
-from microgradnorm.kernels import cuda, reference
+from microgradnorm.kernels import cuda, launch, reference
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 GPU_TEST_COLS = (1, 3, 31, 32, 33, 127, 1000, 1024, 4096, 8191, 8192, 12288)
@@ -34,22 +34,22 @@ def fake_cupy_array(shape=(2, 3), dtype=np.float32):
 # ----- vector width ---------------------------------------------------------------------------
 @pytest.mark.parametrize("itemsize, vec", [(4, 4), (2, 8)])
 def test_vector_width_is_16_bytes_when_rows_and_pointers_allow(itemsize, vec):
-    assert cuda.vector_width(itemsize, 64 * vec, [0, 256, 4096]) == vec
+    assert launch.vector_width(itemsize, 64 * vec, [0, 256, 4096]) == vec
 
 
 @pytest.mark.parametrize("itemsize", [4, 2])
 def test_vector_width_falls_back_to_scalar_only_for_a_misaligned_address(itemsize):
     vec = 16 // itemsize
-    assert cuda.vector_width(itemsize, 64 * vec + 1, [0]) == vec        # odd row length
-    assert cuda.vector_width(itemsize, vec + vec // 2, [0]) == vec      # rows start mid-pack
-    assert cuda.vector_width(itemsize, 64 * vec, [0, 256 + itemsize]) == 1   # a shifted view
+    assert launch.vector_width(itemsize, 64 * vec + 1, [0]) == vec        # odd row length
+    assert launch.vector_width(itemsize, vec + vec // 2, [0]) == vec      # rows start mid-pack
+    assert launch.vector_width(itemsize, 64 * vec, [0, 256 + itemsize]) == 1   # a shifted view
 
 
 @pytest.mark.parametrize("cols, vec, packs", [(8, 8, 1), (1, 8, 1), (9, 8, 2), (10, 8, 3),
                                               (1025, 4, 257), (4100, 8, 514)])
 def test_rows_vec_does_not_divide_cover_one_pack_more(cols, vec, packs):
     """A row starting `head` elements into a pack covers ceil((head + cols) / vec) packs."""
-    assert cuda.row_packs(cols, vec) == packs
+    assert launch.row_packs(cols, vec) == packs
     assert packs == max(-(-(head + cols) // vec) for head in range(vec if cols % vec else 1))
 
 
@@ -57,13 +57,13 @@ def test_rows_vec_does_not_divide_cover_one_pack_more(cols, vec, packs):
 @pytest.mark.parametrize("cols, vec, rows_per_block", [(1025, 8, 1), (33, 8, 4), (4100, 8, 1),
                                                        (1025, 4, 1), (2048, 8, 1)])
 def test_uniform_heads_give_every_row_of_a_group_the_same_head(rows, cols, vec, rows_per_block):
-    config = cuda.LaunchConfig(vec, 1, 32 if rows_per_block > 1 else 256,
+    config = launch.LaunchConfig(vec, 1, 32 if rows_per_block > 1 else 256,
                                32 * rows_per_block if rows_per_block > 1 else 256,
                                rows_per_block)
     for grid in (1, 3, 4, 132, 264):
-        fixed = cuda.uniform_heads(grid, rows, cols, config)
+        fixed = launch.uniform_heads(grid, rows, cols, config)
         groups = fixed * rows_per_block
-        assert 1 <= fixed <= cuda.forward_grid(rows, config)
+        assert 1 <= fixed <= launch.forward_grid(rows, config)
         if groups < rows:                            # groups loop over rows
             assert groups * cols % vec == 0
             assert fixed <= max(grid, vec)
@@ -71,24 +71,24 @@ def test_uniform_heads_give_every_row_of_a_group_the_same_head(rows, cols, vec, 
 
 # ----- launch configuration -------------------------------------------------------------------
 @given(cols=st.integers(1, 20000), vec=st.sampled_from([1, 4, 8]),
-       target=st.sampled_from([cuda.FORWARD_TARGET_THREADS, cuda.BACKWARD_TARGET_THREADS]))
+       target=st.sampled_from([launch.FORWARD_TARGET_THREADS, launch.BACKWARD_TARGET_THREADS]))
 def test_launch_config_covers_each_row_once_with_an_instantiated_kernel(cols, vec, target):
-    config = cuda.launch_config(cols, vec, target)
-    n_vec = cuda.row_packs(cols, vec)          # one more where rows start inside a pack
+    config = launch.launch_config(cols, vec, target)
+    n_vec = launch.row_packs(cols, vec)          # one more where rows start inside a pack
     if config is None:
-        assert n_vec > cuda.MAX_THREADS * max(cuda.nv_choices(vec))
+        assert n_vec > launch.MAX_THREADS * max(launch.nv_choices(vec))
         return
     # Thread `lane` of a group holds vectors lane + i·G for i < nv: all of them cover the row.
     assert config.nv * config.threads_per_row >= n_vec
-    assert config.nv in cuda.nv_choices(vec)
+    assert config.nv in launch.nv_choices(vec)
     assert config.threads_per_row % 32 == 0 and config.block % config.threads_per_row == 0
     assert config.block == config.threads_per_row * config.rows_per_block
-    assert config.block <= cuda.MAX_THREADS
-    assert config.nv * config.vec <= cuda.MAX_ELEMENTS_PER_THREAD
+    assert config.block <= launch.MAX_THREADS
+    assert config.nv * config.vec <= launch.MAX_ELEMENTS_PER_THREAD
     if config.threads_per_row == 32:
-        assert n_vec <= 32 * cuda.WARP_MAX_NV and config.rows_per_block > 1
+        assert n_vec <= 32 * launch.WARP_MAX_NV and config.rows_per_block > 1
     else:
-        assert n_vec > 32 * cuda.WARP_MAX_NV and config.rows_per_block == 1
+        assert n_vec > 32 * launch.WARP_MAX_NV and config.rows_per_block == 1
         # no whole warp idle: fewer threads would not hold the row
         assert (config.threads_per_row - 32) * config.nv < n_vec
 
@@ -104,34 +104,34 @@ def test_launch_config_covers_each_row_once_with_an_instantiated_kernel(cols, ve
     (8191, 1, (16, 512, 512)),           # odd: scalar loads, the most a block holds
 ])
 def test_launch_config_examples(cols, vec, expected):
-    config = cuda.launch_config(cols, vec, cuda.FORWARD_TARGET_THREADS)
+    config = launch.launch_config(cols, vec, launch.FORWARD_TARGET_THREADS)
     if len(expected) == 5:
         assert tuple(config) == expected
     else:
         assert (config.nv, config.threads_per_row, config.block) == expected
 
 
-@pytest.mark.parametrize("dtype", sorted(cuda.CXX_TYPES))
+@pytest.mark.parametrize("dtype", sorted(launch.CXX_TYPES))
 @pytest.mark.parametrize("cols", GPU_TEST_COLS + BENCH_COLS)
 def test_every_tested_and_benchmarked_row_length_runs_a_kernel(dtype, cols):
     """No row length of the GPU tests or benchmark falls back to the reference, and every
     kernel it needs is in the loader's name_expressions. (Misaligned views are copied to
     aligned buffers first, so the address is always aligned here.)"""
-    names = set(cuda.name_expressions())
-    vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
-    for kernel, pick in (("norm_forward", cuda.forward_config),
-                         ("norm_backward", cuda.backward_config)):
+    names = set(launch.name_expressions())
+    vec = launch.vector_width(launch.ITEMSIZE[dtype], cols, [256])
+    for kernel, pick in (("norm_forward", launch.forward_config),
+                         ("norm_backward", launch.backward_config)):
         config = pick(cols, vec)
         assert config is not None
-        assert cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv,
-                                cuda.launch_bound(config), None, cols % config.vec != 0) in names
+        assert launch.kernel_name(kernel, launch.CXX_TYPES[dtype], config.vec, config.nv,
+                                launch.launch_bound(config), None, cols % config.vec != 0) in names
 
 
 def test_only_misaligned_views_are_realigned():
-    assert cuda.needs_realignment(4, 1024, 256 + 4)
-    assert not cuda.needs_realignment(4, 1024, 256)
-    assert cuda.needs_realignment(4, 1023, 256 + 4)          # vectors for uneven rows too
-    assert cuda.needs_realignment(2, 8, 2) and cuda.needs_realignment(2, 12, 2)
+    assert launch.needs_realignment(4, 1024, 256 + 4)
+    assert not launch.needs_realignment(4, 1024, 256)
+    assert launch.needs_realignment(4, 1023, 256 + 4)          # vectors for uneven rows too
+    assert launch.needs_realignment(2, 8, 2) and launch.needs_realignment(2, 12, 2)
 
 
 @pytest.mark.parametrize("cols, vec, expected", [
@@ -146,7 +146,7 @@ def test_only_misaligned_views_are_realigned():
     (16384, 8, (4, 512, 512)),
 ])
 def test_backward_launch_config_examples(cols, vec, expected):
-    config = cuda.backward_config(cols, vec)
+    config = launch.backward_config(cols, vec)
     assert (config.nv, config.threads_per_row, config.block) == expected
 
 
@@ -154,77 +154,77 @@ def test_backward_launch_config_examples(cols, vec, expected):
 def test_backward_blocks_hold_at_most_16_per_thread_where_512_threads_can(cols, vec):
     if cols % vec:
         return
-    config = cuda.backward_config(cols, vec)
+    config = launch.backward_config(cols, vec)
     if config is None:
         return
     per_thread = config.nv * config.vec
     if config.rows_per_block > 1:                # the warp mapping folds through shared memory
-        assert cols <= cuda.FOLD_COLS and config == cuda.forward_config(cols, vec)
-        assert cuda.launch_bound(config) == (256 if per_thread > 16 else 512)
+        assert cols <= launch.FOLD_COLS and config == launch.forward_config(cols, vec)
+        assert launch.launch_bound(config) == (256 if per_thread > 16 else 512)
         return
-    fits = -(-cols // vec) <= 512 * max(cuda.nv_choices(vec, 16))
+    fits = -(-cols // vec) <= 512 * max(launch.nv_choices(vec, 16))
     assert per_thread <= 16 if fits else per_thread > 16
 
 
 def test_launch_bounds_admit_every_block_and_hold_small_blocks_to_no_512_budget():
-    config = cuda.LaunchConfig
-    assert cuda.launch_bound(config(4, 8, 256, 256, 1)) == 256     # 32 values: 255 registers
-    assert cuda.launch_bound(config(8, 4, 32, 128, 4)) == 256
-    assert cuda.launch_bound(config(4, 8, 384, 384, 1)) == 512     # more than 256 threads
-    assert cuda.launch_bound(config(4, 4, 32, 128, 4)) == 512      # 16 values fit in 128
-    assert cuda.launch_bound(config(1, 16, 512, 512, 1)) == 512
-    for name in cuda.name_expressions():
+    config = launch.LaunchConfig
+    assert launch.launch_bound(config(4, 8, 256, 256, 1)) == 256     # 32 values: 255 registers
+    assert launch.launch_bound(config(8, 4, 32, 128, 4)) == 256
+    assert launch.launch_bound(config(4, 8, 384, 384, 1)) == 512     # more than 256 threads
+    assert launch.launch_bound(config(4, 4, 32, 128, 4)) == 512      # 16 values fit in 128
+    assert launch.launch_bound(config(1, 16, 512, 512, 1)) == 512
+    for name in launch.name_expressions():
         if name.startswith("norm_"):
-            assert int(name[:-1].split(",")[3]) in cuda.LAUNCH_BOUNDS
+            assert int(name[:-1].split(",")[3]) in launch.LAUNCH_BOUNDS
 
 
 def test_sum_partials_launches_reduce_to_one_chunk_in_a_fixed_tree():
-    assert cuda.sum_partials_launches(1, 1024) == [(8, 1, 2)]
-    assert cuda.sum_partials_launches(32, 1000) == [(8, 1, 2)]
-    assert cuda.sum_partials_launches(33, 129) == [(2, 2, 2), (2, 1, 2)]
-    assert cuda.sum_partials_launches(1056, 4096) == [(32, 33, 2), (32, 2, 2), (32, 1, 2)]
-    assert cuda.partial_stride(33) == 36 and cuda.partial_stride(1024) == 1024
+    assert launch.sum_partials_launches(1, 1024) == [(8, 1, 2)]
+    assert launch.sum_partials_launches(32, 1000) == [(8, 1, 2)]
+    assert launch.sum_partials_launches(33, 129) == [(2, 2, 2), (2, 1, 2)]
+    assert launch.sum_partials_launches(1056, 4096) == [(32, 33, 2), (32, 2, 2), (32, 1, 2)]
+    assert launch.partial_stride(33) == 36 and launch.partial_stride(1024) == 1024
 
 
 def test_too_long_rows_have_no_config():
-    assert cuda.launch_config(cuda.MAX_THREADS * 16 + 1, 1) is None
-    assert cuda.launch_config(cuda.MAX_THREADS * 32 + 4, 4) is None
-    assert cuda.launch_config(cuda.MAX_THREADS * 32, 4) is not None
+    assert launch.launch_config(launch.MAX_THREADS * 16 + 1, 1) is None
+    assert launch.launch_config(launch.MAX_THREADS * 32 + 4, 4) is None
+    assert launch.launch_config(launch.MAX_THREADS * 32, 4) is not None
 
 
 @pytest.mark.parametrize("rows", [1, 3, 4, 5, 4096, 10**6])
 def test_grids(rows):
-    warp = cuda.launch_config(64, 4)
-    block = cuda.launch_config(4096, 4)
-    assert cuda.forward_grid(rows, warp) * warp.rows_per_block >= rows
-    assert (cuda.forward_grid(rows, warp) - 1) * warp.rows_per_block < rows
-    assert cuda.forward_grid(rows, block) == rows
+    warp = launch.launch_config(64, 4)
+    block = launch.launch_config(4096, 4)
+    assert launch.forward_grid(rows, warp) * warp.rows_per_block >= rows
+    assert (launch.forward_grid(rows, warp) - 1) * warp.rows_per_block < rows
+    assert launch.forward_grid(rows, block) == rows
     for config in (warp, block):
         for blocks_per_sm in (1, 2, 6):
-            grid = cuda.backward_grid(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
+            grid = launch.backward_grid(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
             assert 1 <= grid <= blocks_per_sm * 132            # one wave
-            assert grid <= cuda.forward_grid(rows, config)    # no block without a row
-            wanted = -(-cuda.BACKWARD_RESIDENT_THREADS // config.block)   # 1024 threads an SM
+            assert grid <= launch.forward_grid(rows, config)    # no block without a row
+            wanted = -(-launch.BACKWARD_RESIDENT_THREADS // config.block)   # 1024 threads an SM
             if rows >= 10**6:
                 assert grid == min(blocks_per_sm, wanted) * 132
-            wave = cuda.forward_wave(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
-            assert wave == min(cuda.forward_grid(rows, config), blocks_per_sm * 132)
+            wave = launch.forward_wave(rows, config, sm_count=132, blocks_per_sm=blocks_per_sm)
+            assert wave == min(launch.forward_grid(rows, config), blocks_per_sm * 132)
 
 
 def test_only_one_vector_a_thread_prefetches():
     """The kernels prefetch the next row where a thread holds one vector (norms.cu's
     NORM_PREFETCH_NV): those forwards get a one-wave grid."""
     with open(cuda.SOURCE, encoding="utf-8") as file:
-        assert f"#define NORM_PREFETCH_NV {cuda.PREFETCH_NV}\n" in file.read()
-    assert cuda.prefetches(cuda.forward_config(2048, 8))          # 16-bit: 256 x 1
-    assert not cuda.prefetches(cuda.forward_config(8192, 8))      # 256 x 4
+        assert f"#define NORM_PREFETCH_NV {launch.PREFETCH_NV}\n" in file.read()
+    assert launch.prefetches(launch.forward_config(2048, 8))          # 16-bit: 256 x 1
+    assert not launch.prefetches(launch.forward_config(8192, 8))      # 256 x 4
 
 
 def test_forward_grid_stays_within_cudas_limit_for_any_row_count():
-    block = cuda.launch_config(4096, 4)
+    block = launch.launch_config(4096, 4)
     for rows in (2**31 - 1, 2**31, 2**31 + 5, 2**40):
-        assert cuda.forward_grid(rows, block) == min(rows, cuda.MAX_GRID_BLOCKS)
-    assert cuda.MAX_GRID_BLOCKS == 2**31 - 1
+        assert launch.forward_grid(rows, block) == min(rows, launch.MAX_GRID_BLOCKS)
+    assert launch.MAX_GRID_BLOCKS == 2**31 - 1
 
 
 def test_row_counts_travel_as_64_bit_integers():
@@ -238,10 +238,10 @@ def test_row_counts_travel_as_64_bit_integers():
 def test_constants_shared_with_the_source_match():
     with open(cuda.SOURCE, encoding="utf-8") as file:
         source = file.read()
-    assert f"#define NORM_FOLD_COLS {cuda.FOLD_COLS}" in source
-    assert f"#define SUM_WARPS {cuda.SUM_WARPS}" in source
-    assert f"#define SUM_CHUNK {cuda.SUM_CHUNK}" in source
-    assert cuda.SUM_COLS == 32 * 4                      # a warp of float4 loads
+    assert f"#define NORM_FOLD_COLS {launch.FOLD_COLS}" in source
+    assert f"#define SUM_WARPS {launch.SUM_WARPS}" in source
+    assert f"#define SUM_CHUNK {launch.SUM_CHUNK}" in source
+    assert launch.SUM_COLS == 32 * 4                      # a warp of float4 loads
     bounds = "__launch_bounds__(MAX_BLOCK, MIN_BLOCKS(MAX_BLOCK, NV * VEC, UNEVEN))"
     assert source.count(bounds) == 2
 
@@ -249,14 +249,14 @@ def test_constants_shared_with_the_source_match():
 def test_name_expressions_name_kernels_of_the_source():
     with open(cuda.SOURCE, encoding="utf-8") as file:
         source = file.read()
-    names = cuda.name_expressions()
+    names = launch.name_expressions()
     assert len(names) == len(set(names))
     for name in names:
         kernel = name.split("<")[0]
         assert re.search(rf"__global__ void[^;{{]*\b{kernel}\(", source), kernel
         cxx = re.search(r"<([^,>]+)", name).group(1)
-        assert cxx in cuda.CXX_TYPES.values()
-    for cxx in cuda.CXX_TYPES.values():
+        assert cxx in launch.CXX_TYPES.values()
+    for cxx in launch.CXX_TYPES.values():
         assert f"sum_partials<{cxx}>" in names
 
 
@@ -266,7 +266,7 @@ def test_name_expressions_name_kernels_of_the_source():
 def test_storage_name(dtype, name):
     if dtype == "bfloat16" and not mg.dtypes.has_bfloat16():
         pytest.skip("needs ml_dtypes")
-    assert cuda.storage_name(mg.dtypes.as_dtype(dtype)) == name
+    assert launch.storage_name(mg.dtypes.as_dtype(dtype)) == name
 
 
 # ----- bfloat16 storage -----------------------------------------------------------------------
@@ -359,18 +359,18 @@ def test_cuda_without_a_usable_gpu_is_a_clear_runtime_error():
 
 
 def test_every_kernel_belongs_to_exactly_one_module():
-    groups = cuda.MODULE_DTYPES
-    assert sorted(d for group in groups for d in group) == sorted(cuda.KINDS)
-    assert set(cuda.CXX_TYPES) < set(cuda.KINDS)
+    groups = launch.MODULE_DTYPES
+    assert sorted(d for group in groups for d in group) == sorted(launch.KINDS)
+    assert set(launch.CXX_TYPES) < set(launch.KINDS)
     for group in groups:
-        for name in cuda.name_expressions(group):
-            assert cuda.module_dtypes(name) == group, name
-    assert sorted(n for g in groups for n in cuda.name_expressions(g)) == sorted(
-        cuda.name_expressions())
-    assert cuda.compile_options(("bfloat16",)) == (cuda.BFLOAT16_OPTION,)
-    assert cuda.compile_options(("float32", "float16")) == ()
-    assert cuda.compile_options(("bfloat16/float32",)) == (cuda.BFLOAT16_OPTION,)
-    assert cuda.compile_options(("float16/float32",)) == ()
+        for name in launch.name_expressions(group):
+            assert launch.module_dtypes(name) == group, name
+    assert sorted(n for g in groups for n in launch.name_expressions(g)) == sorted(
+        launch.name_expressions())
+    assert launch.compile_options(("bfloat16",)) == (launch.BFLOAT16_OPTION,)
+    assert launch.compile_options(("float32", "float16")) == ()
+    assert launch.compile_options(("bfloat16/float32",)) == (launch.BFLOAT16_OPTION,)
+    assert launch.compile_options(("float16/float32",)) == ()
 
 
 @needs_bfloat16
@@ -477,25 +477,25 @@ def test_16_bit_kernels_are_instantiated_again_with_a_float32_weight(dtype):
     its own (a program without mixed weights never compiles it), with the float32
     sum_partials it needs: any row length that runs the kernels runs them for a float32
     weight too."""
-    cxx = cuda.CXX_TYPES[dtype]
-    own = [n for n in cuda.name_expressions((dtype,)) if n.startswith("norm_")]
-    mixed = cuda.name_expressions((f"{dtype}/float32",))
+    cxx = launch.CXX_TYPES[dtype]
+    own = [n for n in launch.name_expressions((dtype,)) if n.startswith("norm_")]
+    mixed = launch.name_expressions((f"{dtype}/float32",))
     with_float = [n.replace(f", {cxx}, true>", ", float, true>") if n.endswith("true>")
                   else n[:-1] + ", float>" for n in own]
     assert own and mixed == with_float + [f"sum_partials<float, {cxx}>"]
     for name in mixed:
-        assert cuda.module_dtypes(name) == (f"{dtype}/float32",)
-    assert not [n for n in cuda.name_expressions(("float32",)) if "__" in n]
+        assert launch.module_dtypes(name) == (f"{dtype}/float32",)
+    assert not [n for n in launch.name_expressions(("float32",)) if "__" in n]
 
 
 def test_kernel_name_spells_the_weight_type_only_when_it_differs():
-    assert cuda.kernel_name("norm_forward", "__half", 8, 4, 256) == \
+    assert launch.kernel_name("norm_forward", "__half", 8, 4, 256) == \
         "norm_forward<__half, 8, 4, 256>"
-    assert cuda.kernel_name("norm_forward", "__half", 8, 4, 256, "__half") == \
+    assert launch.kernel_name("norm_forward", "__half", 8, 4, 256, "__half") == \
         "norm_forward<__half, 8, 4, 256>"
-    assert cuda.kernel_name("norm_backward", "__half", 8, 4, 256, "float") == \
+    assert launch.kernel_name("norm_backward", "__half", 8, 4, 256, "float") == \
         "norm_backward<__half, 8, 4, 256, float>"
-    assert cuda.sum_partials_name("float", "float") == "sum_partials<float>"
+    assert launch.sum_partials_name("float", "float") == "sum_partials<float>"
 
 
 @pytest.mark.parametrize("casting", ["llama", "gemma", "none"])

@@ -12,31 +12,30 @@ Without nvcc the tests skip, except in CI (``CI=true``), where they fail.
 """
 
 import re
-import subprocess
 
-from test_cuda_compile import instantiating_unit, nvcc_or_skip
+from nvcc_build import build, nvcc_or_skip
 
-from microgradnorm.kernels import cuda
+from microgradnorm.kernels import cuda, launch
 
 ARCHS = ("sm_80", "sm_90")
 BENCH_COLS = (1024, 2048, 4096, 8192)
 
 
-def launcher_names(kinds=tuple(cuda.CXX_TYPES)):
+def launcher_names(kinds=tuple(launch.CXX_TYPES)):
     """{name expression: [(kind, D, pass)]} of the kernels the launcher runs at
-    ``BENCH_COLS`` (aligned arrays: vector loads) for ``kinds`` (``cuda.KINDS``; by default
+    ``BENCH_COLS`` (aligned arrays: vector loads) for ``kinds`` (``launch.KINDS``; by default
     each dtype with its own weight)."""
     names = {}
     for kind in kinds:
         dtype, _, weight = kind.partition("/")
         for cols in BENCH_COLS:
-            vec = cuda.vector_width(cuda.ITEMSIZE[dtype], cols, [256])
-            for kernel, pick in (("norm_forward", cuda.forward_config),
-                                 ("norm_backward", cuda.backward_config)):
+            vec = launch.vector_width(launch.ITEMSIZE[dtype], cols, [256])
+            for kernel, pick in (("norm_forward", launch.forward_config),
+                                 ("norm_backward", launch.backward_config)):
                 config = pick(cols, vec)
-                name = cuda.kernel_name(kernel, cuda.CXX_TYPES[dtype], config.vec, config.nv,
-                                        cuda.launch_bound(config),
-                                        cuda.CXX_TYPES[weight] if weight else None)
+                name = launch.kernel_name(kernel, launch.CXX_TYPES[dtype], config.vec, config.nv,
+                                        launch.launch_bound(config),
+                                        launch.CXX_TYPES[weight] if weight else None)
                 names.setdefault(name, []).append((kind, cols, kernel))
     return names
 
@@ -76,25 +75,24 @@ def mangled(name):
 def test_the_launcher_picks_a_few_instantiations_for_the_benchmark_rows():
     names = launcher_names()
     assert 6 <= len(names) <= 24
-    assert all(name in cuda.name_expressions() for name in names)
+    assert all(name in launch.name_expressions() for name in names)
 
 
-def test_no_spills_at_the_launchers_configurations(tmp_path):
+def test_no_spills_at_the_launchers_configurations(tmp_path, sm90_build):
     """Every kind, the float32-weight kernels of 16-bit x included: their backward holds w'
-    (formed once, before the rows) and dy in float32 registers."""
+    (formed once, before the rows) and dy in float32 registers. sm_90's report is the one of
+    the shared build of every kernel (conftest.py); sm_80 builds these kernels alone."""
     nvcc = nvcc_or_skip()
-    names = launcher_names(cuda.KINDS)
-    unit = tmp_path / "resources.cu"
-    unit.write_text(instantiating_unit(cuda.SOURCE, sorted(names)))
-    runs = {arch: subprocess.Popen(
-        [nvcc, "-cubin", f"-arch={arch}", "-Xptxas", "-v", cuda.BFLOAT16_OPTION, "-o",
-         str(tmp_path / f"{arch}.cubin"), str(unit)],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for arch in ARCHS}
+    names = launcher_names(launch.KINDS)
+    builds = {"sm_90": sm90_build,
+              "sm_80": build(nvcc, cuda.SOURCE, sorted(names),
+                             ["-arch=sm_80", "-Xptxas", "-v", launch.BFLOAT16_OPTION],
+                             str(tmp_path))}
     spilling = []
-    for arch, run in runs.items():
-        output, _ = run.communicate(timeout=300)
-        assert run.returncode == 0, f"nvcc -arch={arch} failed:\n{output}"
-        report = ptxas_report(output)
+    for arch in ARCHS:
+        for unit_names, returncode, output, _ in builds[arch]:
+            assert returncode == 0, f"nvcc -arch={arch} failed for {unit_names}:\n{output}"
+        report = ptxas_report("\n".join(output for _, _, output, _ in builds[arch]))
         for name, uses in names.items():
             found = [v for k, v in report.items() if k.startswith(mangled(name))]
             assert len(found) == 1, (arch, name, sorted(report))
@@ -129,14 +127,13 @@ def test_every_load_of_a_row_is_issued_before_the_first_use(tmp_path):
     reorder; no SASS tool is at hand here.)"""
     nvcc = nvcc_or_skip()
     names = launcher_names()
-    unit = tmp_path / "loads.cu"
-    unit.write_text(instantiating_unit(cuda.SOURCE, sorted(names)))
-    run = subprocess.run([nvcc, "-ptx", "-arch=sm_90", cuda.BFLOAT16_OPTION, "-o",
-                          str(tmp_path / "loads.ptx"), str(unit)],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    kernels = {body.split("(")[0]: body for body in
-               re.split(r"\.visible \.entry ", (tmp_path / "loads.ptx").read_text())[1:]}
+    ptx = ""
+    for unit_names, returncode, output, text in build(
+            nvcc, cuda.SOURCE, sorted(names), ["-arch=sm_90", launch.BFLOAT16_OPTION],
+            str(tmp_path), output="-ptx", jobs=1):      # no ptxas: one front end is enough
+        assert returncode == 0, f"nvcc -ptx failed for {unit_names}:\n{output}"
+        ptx += text.decode()
+    kernels = {body.split("(")[0]: body for body in re.split(r"\.visible \.entry ", ptx)[1:]}
     short = []
     for name in names:
         body = next(b for k, b in kernels.items() if k.startswith(mangled(name)))

@@ -19,7 +19,7 @@ import types
 import numpy as np
 
 import kernel_checks
-from microgradnorm.kernels import cuda
+from microgradnorm.kernels import cuda, launch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 _COMMON = ["-std=c++20", "-fPIC", "-g", "-Wno-unknown-pragmas", f"-I{HERE}"]
@@ -116,14 +116,14 @@ class EmulatedCupy:
 
 
 # ----- the emulated kernels -------------------------------------------------------------------
-def build(directory, kind="plain", source=cuda.SOURCE, dtypes=cuda.KINDS):
+def build(directory, kind="plain", source=cuda.SOURCE, dtypes=launch.KINDS):
     """Compiles ``source`` (norms.cu or a copy) in build ``kind``, with the kernels of
     ``dtypes`` (kinds of ``kernels.cuda.KINDS``), into a library in ``directory``; returns
     its path."""
     if sys.platform != "linux" or shutil.which("g++") is None:
         raise ToolchainMissing("the CUDA emulation needs g++ and ucontext (Linux)")
-    names = cuda.name_expressions(dtypes)
-    lines = [f"#define {cuda.BFLOAT16_OPTION[2:]}", '#include "cuda_fp16.h"',
+    names = launch.name_expressions(dtypes)
+    lines = [f"#define {launch.BFLOAT16_OPTION[2:]}", '#include "cuda_fp16.h"',
              '#include "cuda_bf16.h"', f'#include "{source}"', '#include "launchers.h"',
              "extern const Entry emu_entries[] = {"]
     lines += [f'    {{"{name}", &run_{name}}},' for name in names]
