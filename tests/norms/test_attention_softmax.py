@@ -211,7 +211,7 @@ def test_softmax_family_gradcheck_over_drawn_shapes(data):
     for reduction in ("mean", "sum", "none"):
         for impl in IMPLS:
             assert mg.gradcheck(lambda t, r=reduction, impl=impl: F.cross_entropy(
-                t, np.array(target), r, impl=impl), leaves(logits))
+                t, np.array(target), reduction=r, impl=impl), leaves(logits))
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -237,7 +237,8 @@ def test_cross_entropy_ignore_index_and_masked_logits_as_torch(impl, reduction):
     target = rng.integers(1, 5, (2, 4))
     target[1, 2] = -100
     ours, theirs = leaves(logits), torch_leaves(logits)
-    out = F.cross_entropy(ours[0], target, reduction, impl=impl)
+    out = F.cross_entropy(ours[0].reshape(-1, 5), target.reshape(-1), reduction=reduction,
+                          impl=impl)
     t_out = TF.cross_entropy(theirs[0].reshape(-1, 5), torch.tensor(target.reshape(-1)),
                              reduction=reduction)
     assert_close(out.data.reshape(-1), t_out.reshape(-1))
