@@ -46,50 +46,67 @@ class Sequential(ModuleList):
         return x
 
 
-class ModuleDict(Module):
-    """Modules by name, registered under their keys (``transformer.h.0.attn``), in the order
-    added. Example: ``nn.ModuleDict(dict(wte=nn.Embedding(V, C), h=nn.ModuleList(blocks)))``."""
+class _Named(Module):
+    """What ModuleDict and ParameterDict share: a mapping view of one registry of the
+    module (``_store``: "_modules" or "_parameters"), in the order added."""
 
-    def __init__(self, modules=None):
+    _store = None
+
+    def __init__(self, items=None):
         super().__init__()
-        if modules is not None:
-            self.update(modules)
+        if items is not None:
+            self.update(items)
 
-    def update(self, modules):
-        """Add each (name, module) of a mapping or an iterable of pairs."""
-        items = modules.items() if isinstance(modules, Mapping) else modules
-        for name, module in items:
-            self[name] = module
-
-    def __setitem__(self, name, module):
-        self.add_module(name, module)
+    def update(self, items):
+        """Add each (name, value) of a mapping or an iterable of pairs."""
+        for name, value in (items.items() if isinstance(items, Mapping) else items):
+            self[name] = value
 
     def __getitem__(self, name):
-        return self._modules[name]
+        return getattr(self, self._store)[name]
 
     def __delitem__(self, name):
         delattr(self, name)
 
     def __contains__(self, name):
-        return name in self._modules
+        return name in getattr(self, self._store)
 
     def __len__(self):
-        return len(self._modules)
+        return len(getattr(self, self._store))
 
     def __iter__(self):
-        return iter(self._modules)
+        return iter(getattr(self, self._store))
 
     def keys(self):
         """The names, in order."""
-        return self._modules.keys()
+        return getattr(self, self._store).keys()
 
     def values(self):
-        """The modules, in order."""
-        return self._modules.values()
+        """The items, in order."""
+        return getattr(self, self._store).values()
 
     def items(self):
-        """(name, module) pairs, in order."""
-        return self._modules.items()
+        """(name, item) pairs, in order."""
+        return getattr(self, self._store).items()
+
+
+class ModuleDict(_Named):
+    """Modules by name, registered under their keys (``transformer.h.0.attn``), in the order
+    added. Example: ``nn.ModuleDict(dict(wte=nn.Embedding(V, C), h=nn.ModuleList(blocks)))``."""
+
+    _store = "_modules"
+
+    def __setitem__(self, name, module):
+        self.add_module(name, module)
+
+
+class ParameterDict(_Named):
+    """Parameters by name, registered under their keys (a Tensor becomes a Parameter)."""
+
+    _store = "_parameters"
+
+    def __setitem__(self, name, value):
+        self.register_parameter(name, _as_parameter(value))
 
 
 def _as_parameter(value):
@@ -122,41 +139,3 @@ class ParameterList(Module):
 
     def __iter__(self):
         return iter(self._parameters.values())
-
-
-class ParameterDict(Module):
-    """Parameters by name, registered under their keys (a Tensor becomes a Parameter)."""
-
-    def __init__(self, parameters=None):
-        super().__init__()
-        items = () if parameters is None else \
-            parameters.items() if isinstance(parameters, Mapping) else parameters
-        for name, value in items:
-            self[name] = value
-
-    def __setitem__(self, name, value):
-        self.register_parameter(name, _as_parameter(value))
-
-    def __getitem__(self, name):
-        return self._parameters[name]
-
-    def __contains__(self, name):
-        return name in self._parameters
-
-    def __len__(self):
-        return len(self._parameters)
-
-    def __iter__(self):
-        return iter(self._parameters)
-
-    def keys(self):
-        """The names, in order."""
-        return self._parameters.keys()
-
-    def values(self):
-        """The parameters, in order."""
-        return self._parameters.values()
-
-    def items(self):
-        """(name, parameter) pairs, in order."""
-        return self._parameters.items()
