@@ -21,9 +21,9 @@ __all__ = ["backward_config", "BACKWARD_ELEMENTS_PER_THREAD", "backward_grid",
            "MIXED_KINDS", "MIXED_WEIGHT", "MODULE_DTYPES", "module_dtypes",
            "name_expressions", "needs_realignment", "NV_CHOICES", "nv_choices",
            "partial_stride", "PREFETCH_NV", "prefetches", "row_packs", "storage_name",
-           "sum_partials_launches", "sum_partials_name", "UNEVEN_BACKWARD_ELEMENTS",
-           "uniform_heads", "VECTOR_BYTES", "vector_width", "WARP_MAX_NV",
-           "WARP_ROWS_PER_BLOCK"]
+           "SUM_CHUNK", "SUM_COLS", "SUM_WARPS", "sum_partials_launches", "sum_partials_name",
+           "UNEVEN_BACKWARD_ELEMENTS", "uniform_heads", "VECTOR_BYTES", "vector_width",
+           "WARP_MAX_NV", "WARP_ROWS_PER_BLOCK"]
 
 # The one table of kernel instantiations: storage dtype name -> C++ type. The loader and the
 # nvcc compile test both derive their template lists from it (``name_expressions``).
