@@ -257,7 +257,7 @@ def train_tiny_gpt(config=None, progress=True):
             windows = np.stack([data[s:s + T + 1] for s in starts])     # (B, T+1)
             logits = model(windows[:, :-1])                                 # (B, T, V)
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),   # (B·T, V)
-                                   windows[:, 1:].reshape(-1))
+                                   windows[:, 1:].reshape(-1), impl=config.impl)
             if stats is None:
                 stats = graph_stats(loss)
             if accum > 1:
@@ -390,7 +390,8 @@ def gpt_step_timeline(config=None, vocab_size=32, trace=False):
     def step():
         optimizer.zero_grad()
         logits = model(batch[:, :-1])                                       # (B, T, V)
-        loss = F.cross_entropy(logits.reshape(-1, vocab_size), batch[:, 1:].reshape(-1))
+        loss = F.cross_entropy(logits.reshape(-1, vocab_size), batch[:, 1:].reshape(-1),
+                               impl=config.impl)
         loss.backward()
         optimizer.step()
 

@@ -142,13 +142,14 @@ def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_laye
 
     def step():
         with kernel_choice(impl):
-            loss = cross_entropy(model(inputs).reshape(-1, vocab_size), targets)
+            loss = cross_entropy(model(inputs).reshape(-1, vocab_size), targets,
+                                 impl=graph_impl(impl))
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
 
-    return step, graph_stats(cross_entropy(model(inputs).reshape(-1, vocab_size),
-                                           targets)).nodes
+    return step, graph_stats(cross_entropy(model(inputs).reshape(-1, vocab_size), targets,
+                                           impl=graph_impl(impl))).nodes
 
 
 @dataclasses.dataclass(frozen=True)

@@ -107,7 +107,7 @@ def check_gpt_memory(config, vocab_size):
     parameters = 2 * vocab_size * d + context * d + layers * (4 * d * d + 4 * d + ffn + 4 * d)
     # what one step holds per token (saved for backward, and the gradients): per block ~48
     # arrays of width d, 6 of the inner width, 6 of the attention's (heads, T); 6 of the
-    # logits' width. The default GPT: 27 MB, where `microgradnorm memory` measures 26 MB
+    # logits' width. The default GPT: 27 MB, where `microgradnorm memory` measures 28 MB
     activations = tokens * (layers * (48 * d + 6 * hidden + 6 * heads * context)
                             + 6 * vocab_size)
     check_fits((4 * parameters + activations) * as_dtype(config.dtype).itemsize,

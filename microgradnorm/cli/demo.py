@@ -105,7 +105,7 @@ def gpt_graph(run):
     every composite norm call, attention and MLP folded, boxed by module."""
     model, config = run.model, run.config
     ids = run.tokenizer.encode(zen_of_python()[:config.context_length + 1])
-    loss = F.cross_entropy(model(ids[None, :-1])[0], ids[1:])        # (T, V), (T,)
+    loss = F.cross_entropy(model(ids[None, :-1])[0], ids[1:], impl=config.impl)   # (T, V), (T,)
     return viz.draw(loss, cluster=True, collapse=["norms", "attn", "mlp"],
                     title=f"tiny GPT, {config.impl} norms: {config.n_layers} blocks, "
                           f"d_model {config.d_model}")

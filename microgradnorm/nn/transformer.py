@@ -155,6 +155,8 @@ class TransformerBlock(Module):
         self.alpha = deepnorm_constants(n_layers)[0] if placement == "deepnorm" else 1.0
         if placement == "deepnorm":
             self.scale_deepnorm_init()
+        if impl is not None:        # the softmax in attention too: as set_impl(impl)
+            self.set_impl(impl)
 
     def scale_deepnorm_init(self):
         """Multiply the value, output and feed-forward weights by DeepNet's β."""
@@ -216,6 +218,8 @@ class GPT(Module):
             else None
         self.lm_head = Linear(d_model, vocab_size, bias=False, **kw)
         self.reset_parameters()
+        if impl is not None:        # every registered op of the model: as set_impl(impl)
+            self.set_impl(impl)
 
     def reset_parameters(self):
         """Draw the weights again as ``init`` says, zero the biases, apply DeepNorm's β."""
