@@ -109,6 +109,7 @@ class GPT(nn.Module):
             ln_f=LayerNorm(config.n_embd, bias=config.bias),
         ))
         self.lm_head = nn.Linear(config.n_embd, config.vocab_size, bias=False)
+        self.transformer.wte.weight = self.lm_head.weight  # weight tying, as nanoGPT
         self.apply(self._init_weights)
         for name, p in self.named_parameters():           # GPT-2's scaled residual init
             if name.endswith("c_proj.weight"):
