@@ -42,7 +42,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
     _check_objects("save_checkpoint", model, optimizer, rng)
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
         raise ValueError(f"save_checkpoint: step must be a non-negative int, got {step!r}")
-    arrays = {f"model/{key}": backend.to_numpy(value)
+    arrays = {f"model/{key}": backend.to_numpy(value.data)
               for key, value in model.state_dict().items()}
     meta = {"format": FORMAT, "step": int(step), "extra": extra or {}}
     if optimizer is not None:
@@ -97,8 +97,9 @@ def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     random_states = _random_states(arrays, meta, rng, bad)
     # the model, optimizer and scheduler check their own state before changing; whichever
     # fails, the ones already loaded go back, so that nothing has changed
-    before = [(obj, obj.state_dict()) for obj in (model, optimizer, scheduler)
-              if obj is not None]
+    before = [(model, {key: value.data.copy()           # the model's state_dict() is its memory
+                       for key, value in model.state_dict().items()})]
+    before += [(obj, obj.state_dict()) for obj in (optimizer, scheduler) if obj is not None]
     field = "model"
     try:
         model.load_state_dict({key[len("model/"):]: value for key, value in arrays.items()

@@ -74,14 +74,17 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
     return dot
 
 
-def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0):
+def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True, seed=0,
+            collapse=None):
     """The composite and the fused backward graph of ``norm`` side by side, on the same
     inputs, each captioned with its op nodes and saved bytes.
 
     Args:
         norm: a name in ``norms.SPECS`` (a norm, softmax, cross_entropy, attention) or an
-            alias.
-        shape, dtype, affine, seed: as in ``mg.compare``.
+            alias; or a function ``run(impl)`` returning the output Tensor(s) computed with
+            ``impl`` (a model's loss after ``model.set_impl(impl)``), titled by its name.
+        shape, dtype, affine, seed: as in ``mg.compare`` (a name only).
+        collapse: as in ``draw``: modules and/or ``"norms"`` folded into one box each.
 
     Returns:
         a ``graphviz.Digraph``; its ``twin`` attribute holds the ``TwinStats``.
@@ -90,28 +93,40 @@ def compare(norm, shape=(2, 4, 8), dtype="float64", show_saved=True, affine=True
         >>> twin = viz.compare("layer_norm", (2, 4, 8))
         >>> twin.render("layer_norm_twin", format="png", cleanup=True)   # no DOT file left
     """
-    norm = lookup(norm, "viz.compare: norm", SPECS)
-    arrays = norm.make_inputs(shape, dtype, affine, seed)
-    dot = _new_digraph(f"{norm.title} ({norm.name})  shape={tuple(shape)}  "
-                       f"dtype={np.dtype(dtype)}  (composite | fused)")
+    if callable(norm):
+        run, name, shape, dtype = norm, norm.__name__, None, None
+        title = f"{name}  (composite | fused)"
+    else:
+        spec = lookup(norm, "viz.compare: norm", SPECS)
+        arrays = spec.make_inputs(shape, dtype, affine, seed)
+        run, name, shape, dtype = (lambda impl: _run_spec(spec, arrays, impl)), spec.name, \
+            tuple(shape), str(np.dtype(dtype))
+        title = f"{spec.title} ({name})  shape={shape}  dtype={dtype}  (composite | fused)"
+    dot = _new_digraph(title)
     stats = {}
     for impl in ("composite", "fused"):
-        tensors = make_leaves(norm, arrays)
-        for name, tensor in tensors.items():
-            tensor.name = name
-        outputs = norm.run(tensors, impl, norm.running_stats(arrays))
-        for out, name in zip(outputs, norm.outputs):
-            out.name = name
+        outputs = _as_roots(run(impl))
         stats[impl] = graph_stats(*outputs)
         caption = (f"{impl}: {_plural(stats[impl].nodes, 'op node')} · "
                    f"{stats[impl].saved_bytes:,} bytes saved for backward")
         with dot.subgraph(name=f"cluster_{impl}") as side:
             side.attr(label=_html(_bold(caption)), style="rounded", color="#999999",
                       fontsize="16")
-            _GraphDrawing(outputs, f"{impl}_", show_saved, False, ()).emit(side)
-    dot.twin = TwinStats(norm.name, tuple(shape), str(np.dtype(dtype)), stats["composite"],
-                         stats["fused"])
+            _GraphDrawing(outputs, f"{impl}_", show_saved, False,
+                          _collapse_items(collapse)).emit(side)
+    dot.twin = TwinStats(name, shape, dtype, stats["composite"], stats["fused"])
     return dot
+
+
+def _run_spec(spec, arrays, impl):
+    # one side of a norm's twin: named leaves in, named outputs out
+    tensors = make_leaves(spec, arrays)
+    for name, tensor in tensors.items():
+        tensor.name = name
+    outputs = spec.run(tensors, impl, spec.running_stats(arrays))
+    for out, name in zip(outputs, spec.outputs):
+        out.name = name
+    return outputs
 
 
 @dataclasses.dataclass(frozen=True)

@@ -326,18 +326,27 @@ class Module:
             _last_named_root[0] = weakref.ref(self)
         return self._paths[1]
 
+    def _named_state(self, prefix=""):
+        # (dotted name, Tensor) as torch's state dict: each module's parameters, then its
+        # buffers, then its children; a shared (tied) parameter under every one of its names
+        for name, tensor in (*self._parameters.items(), *self._buffers.items()):
+            if tensor is not None:
+                yield prefix + name, tensor
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module._named_state(f"{prefix}{name}.")
+
     def state_dict(self):
-        """{dotted name: array copy} of every parameter, then every buffer."""
-        state = {name: param.data.copy() for name, param in self.named_parameters()}
-        state.update((name, buf.data.copy()) for name, buf in self.named_buffers())
-        return state
+        """{dotted name: Tensor} of every parameter and buffer, module by module, detached and
+        sharing their memory: ``sd[k].copy_(v)`` under ``mg.no_grad()`` writes into the model.
+        A tied parameter is listed under each of its names."""
+        return {name: tensor.detach() for name, tensor in self._named_state()}
 
     def load_state_dict(self, state_dict, strict=True):
-        """Copy ``state_dict`` (arrays or Tensors by name) into the parameters and buffers;
-        returns (missing_keys, unexpected_keys). Every problem is one ValueError, raised
-        before anything is written."""
-        targets = dict(self.named_parameters())
-        targets.update(self.named_buffers())
+        """Copy ``state_dict`` (Tensors or arrays by name, a tied parameter under any of its
+        names) into the parameters and buffers; returns (missing_keys, unexpected_keys). Every
+        problem is one ValueError, raised before anything is written."""
+        targets = dict(self._named_state())
         values = {key: (v.data if isinstance(v, Tensor) else v) for key, v in state_dict.items()}
         missing = [key for key in targets if key not in values]
         unexpected = [key for key in values if key not in targets]

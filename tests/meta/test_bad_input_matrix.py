@@ -57,7 +57,7 @@ def seed_bn(env):
 
 
 def module_state(env):
-    return {k: v.copy() for k, v in env["model"].state_dict().items()}
+    return {k: v.numpy().copy() for k, v in env["model"].state_dict().items()}
 
 
 def params(env):

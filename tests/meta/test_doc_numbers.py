@@ -12,8 +12,10 @@ import functools
 import json
 import os
 import re
+import types
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import microgradnorm as mg
@@ -131,12 +133,34 @@ def rms_norm_graphs():
     return norm_graphs("rms_norm")
 
 
+@functools.cache
+def nanogpt_idiom_twin():
+    """docs/porting.md's twin: tests/models/pytorch_style_gpt.py (nanoGPT's idiom, flash
+    attention) at the doc's config, op nodes and saved bytes behind the loss per impl."""
+    source = (ROOT / "tests" / "models" / "pytorch_style_gpt.py").read_text()
+    module = types.ModuleType("pytorch_style_gpt")
+    exec(compile(source, "pytorch_style_gpt.py", "exec"), module.__dict__)
+    model = module.GPT(module.GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=16,
+                                        vocab_size=50, dropout=0.0, bias=True, flash=True))
+    rng = np.random.default_rng(0)
+    idx, targets = rng.integers(0, 50, (4, 16)), rng.integers(0, 50, (4, 16))
+    values = {}
+    for impl in ("composite", "fused"):
+        model.set_impl(impl)
+        stats = mg.graph_stats(model(mg.tensor(idx), mg.tensor(targets))[1])
+        values.update({f"{impl}_nodes": stats.nodes, f"{impl}_saved": f"{stats.saved_bytes:,}"})
+    return values
+
+
 def with_commas(values):
     return {k: f"{v:,}" for k, v in values.items()}
 
 
 # (file, sentence with {placeholders}, function giving the values)
 CLAIMS = [
+    ("docs/porting.md", 'The captions read "composite: {composite_nodes} op nodes · '
+     '{composite_saved} bytes saved for backward" and "fused: {fused_nodes} op nodes · '
+     '{fused_saved} bytes saved for backward"', nanogpt_idiom_twin),
     ("README.md", "the composite graph ({composite_nodes} nodes, {composite_saved} B saved) "
      "and the fused node ({fused_nodes} node, {fused_saved} B)",
      lambda: with_commas(layer_norm_graphs())),

@@ -30,20 +30,21 @@ def load(under_torch):
     return module
 
 
-@pytest.fixture
-def twins():
-    """(our model, PyTorch's model) with PyTorch's initial weights in both, float64."""
+@pytest.fixture(params=[False, True], ids=["manual_attention", "flash"])
+def twins(request):
+    """(our model, PyTorch's model) with PyTorch's initial weights in both, float64; the
+    attention written out, or nanoGPT's F.scaled_dot_product_attention."""
     ours_file, torch_file = load(False), load(True)
     previous = torch.get_default_dtype()
     torch.set_default_dtype(torch.float64)
     try:
         torch.manual_seed(0)
-        theirs = torch_file.GPT(torch_file.GPTConfig())
+        theirs = torch_file.GPT(torch_file.GPTConfig(flash=request.param))
     finally:
         torch.set_default_dtype(previous)
-    ours = ours_file.GPT(ours_file.GPTConfig())
+    ours = ours_file.GPT(ours_file.GPTConfig(flash=request.param))
     state = {name: value.detach().numpy() for name, value in theirs.state_dict().items()}
-    assert sorted(ours.state_dict()) == sorted(state)    # PyTorch's names
+    assert list(ours.state_dict()) == list(state)        # PyTorch's names, tied ones too
     ours.load_state_dict(state)
     return ours, theirs
 

@@ -199,7 +199,7 @@ def test_batchnorm1d_train_eval_and_running_stats_match_torch(impl, momentum, sh
     ref = torch.nn.BatchNorm1d(3, momentum=momentum, dtype=torch.float64)
     bn.weight.data[...] = 1 + 0.3 * rng.standard_normal(3)
     bn.bias.data[...] = 0.3 * rng.standard_normal(3)
-    ref.load_state_dict({k: torch.as_tensor(v) for k, v in bn.state_dict().items()})
+    ref.load_state_dict({k: torch.as_tensor(v.numpy()) for k, v in bn.state_dict().items()})
     for step in range(3):                                        # three training batches
         x_data = 2 + 3 * rng.standard_normal(shape)
         x, xt = mg.tensor(x_data, requires_grad=True), to_torch(x_data, True)
@@ -231,7 +231,7 @@ def test_batchnorm1d_without_running_stats_uses_batch_stats_in_eval():
 
 def test_batchnorm1d_failed_call_changes_nothing():
     bn = nn.BatchNorm1d(3)
-    before = bn.state_dict()
+    before = {key: value.numpy().copy() for key, value in bn.state_dict().items()}
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         bn(mg.tensor(np.ones((1, 3))))                           # batch 1 in training
     with pytest.raises(ValueError, match="shape"):

@@ -12,13 +12,51 @@ def make_model(seed):
     return nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.ReLU(), nn.Linear(4, 2))
 
 
-def test_state_dict_has_parameters_and_buffers_as_copies():
+def torch_twin():
+    torch = pytest.importorskip("torch")
+    return torch, torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4),
+                                      torch.nn.ReLU(), torch.nn.Linear(4, 2))
+
+
+def test_state_dict_shares_memory_module_by_module_as_torch():
+    torch, theirs = torch_twin()
     model = make_model(0)
     state = model.state_dict()
-    assert list(state) == ["0.weight", "0.bias", "1.weight", "1.bias", "3.weight", "3.bias",
-                           "1.running_mean", "1.running_var", "1.num_batches_tracked"]
-    state["0.weight"][...] = 7
-    assert not (model[0].weight.data == 7).any()
+    assert list(state) == list(theirs.state_dict())      # each module's params, then buffers
+    assert not any(value.requires_grad for value in state.values())
+    with mg.no_grad():
+        state["0.weight"].copy_(mg.ones((4, 3)))         # nanoGPT's from_pretrained idiom
+        state["1.running_mean"].fill_(2.0)
+    assert (model[0].weight.data == 1).all() and (model[1].running_mean.data == 2).all()
+    assert model[0].weight._version == 1                 # the write is seen by autograd
+    with torch.no_grad():                                # the behaviour copied
+        theirs.state_dict()["0.weight"].copy_(torch.ones(4, 3))
+    assert (theirs[0].weight == 1).all()
+
+
+def tied(nn):
+    """nanoGPT's weight tying (the embedding's weight is the head's), built from ``nn``."""
+    model = nn.Module()
+    model.wte = nn.Embedding(5, 3)
+    model.ln = nn.LayerNorm(3)
+    model.head = nn.Linear(3, 5, bias=False)
+    model.wte.weight = model.head.weight
+    return model
+
+
+def test_tied_weight_is_in_the_state_dict_under_each_name_and_loads_from_torch():
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    theirs, ours = tied(torch.nn), tied(nn)
+    torch_state = theirs.state_dict()
+    assert list(ours.state_dict()) == list(torch_state) == [
+        "wte.weight", "ln.weight", "ln.bias", "head.weight"]
+    assert [n for n, _ in ours.named_parameters()] == [n for n, _ in theirs.named_parameters()]
+    assert len(ours.parameters()) == 3
+    ours.load_state_dict({key: value.numpy() for key, value in torch_state.items()})
+    np.testing.assert_array_equal(ours.wte.weight.data, theirs.head.weight.detach().numpy())
+    assert ours.wte.weight is ours.head.weight
+    ours.load_state_dict({key: mg.tensor(value.numpy()) for key, value in torch_state.items()})
 
 
 def test_save_load_round_trip(tmp_path):
@@ -55,7 +93,7 @@ def test_saved_file_is_plain_arrays(tmp_path):
 ])
 def test_bad_state_dict_is_a_clear_error_and_changes_nothing(change, match):
     model = make_model(0)
-    before = model.state_dict()
+    before = {key: value.numpy().copy() for key, value in model.state_dict().items()}
     state = make_model(1).state_dict()
     change(state)
     with pytest.raises(ValueError, match=match):

@@ -122,7 +122,7 @@ def test_checkpoint_restores_every_random_state_and_rejects_a_mismatch(tmp_path)
     np.testing.assert_array_equal(got[3], expected[3])
 
     wrong = nn.Sequential(nn.Linear(3, 5), nn.Dropout(0.5), nn.Linear(5, 2))
-    before = wrong.state_dict()
+    before = {key: value.numpy().copy() for key, value in wrong.state_dict().items()}
     state = np.random.get_state(legacy=False)
     with pytest.raises(ValueError, match="expected shape"):
         load_checkpoint(path, wrong, optim.AdamW(wrong.parameters()))
@@ -141,7 +141,7 @@ def test_checkpoint_failing_optimizer_leaves_the_model_unchanged(tmp_path):
     opt.step()
     path = save_checkpoint(tmp_path / "c.npz", model, opt, step=1)
     target = nn.Linear(2, 2)
-    before = target.state_dict()
+    before = {key: value.numpy().copy() for key, value in target.state_dict().items()}
     bad_opt = optim.Adam([target.weight])            # one parameter fewer than saved
     with pytest.raises(ValueError, match="parameters in state_dict"):
         load_checkpoint(path, target, bad_opt)
@@ -168,7 +168,8 @@ def test_checkpoint_of_another_bit_generator_is_refused_before_anything_loads(tm
     path = save_checkpoint(tmp_path / "c.npz", nn.Linear(2, 2), rng=np.random.default_rng(1))
     np.random.seed(5)
     other = nn.Linear(2, 2)
-    before, numpy_state = other.state_dict(), np.random.get_state(legacy=False)
+    before = {key: value.numpy().copy() for key, value in other.state_dict().items()}
+    numpy_state = np.random.get_state(legacy=False)
     rng = np.random.Generator(np.random.MT19937(0))
     with pytest.raises(ValueError, match="holds the state of a PCG64 generator, rng uses "
                                          "MT19937"):

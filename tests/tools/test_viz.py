@@ -85,6 +85,19 @@ def test_twin_graph_takes_an_alias_and_names_the_norm():
     assert viz.compare("layernorm", (2, 3, 4)).twin.norm == "layer_norm"
 
 
+def test_twin_graph_of_a_model_function_folds_and_counts_each_side():
+    def two_blocks(impl):
+        return small_model(impl)
+    dot = viz.compare(two_blocks, collapse=["blocks.1"])
+    twin = dot.twin
+    assert twin.norm == "two_blocks" and "two_blocks  (composite | fused)" in dot.source
+    for side, stats in (("composite", twin.composite), ("fused", twin.fused)):
+        assert stats.nodes == mg.graph_stats(small_model(side)).nodes
+        assert f"{side}: {stats.nodes} op nodes · {stats.saved_bytes:,} bytes saved" \
+            in dot.source
+    assert re.findall(r"^\s*(\w+)_fold\d+ \[", dot.source, flags=re.M) == ["composite", "fused"]
+
+
 def test_saved_nodes_add_up_to_graph_stats_bytes():
     loss = small_model()
     source = viz.draw(loss, show_saved=True).source
