@@ -12,7 +12,6 @@ import functools
 import json
 import os
 import re
-import types
 from pathlib import Path
 
 import numpy as np
@@ -135,11 +134,9 @@ def rms_norm_graphs():
 
 @functools.cache
 def nanogpt_idiom_twin():
-    """docs/porting.md's twin: tests/models/pytorch_style_gpt.py (nanoGPT's idiom, flash
-    attention) at the doc's config, op nodes and saved bytes behind the loss per impl."""
-    source = (ROOT / "tests" / "models" / "pytorch_style_gpt.py").read_text()
-    module = types.ModuleType("pytorch_style_gpt")
-    exec(compile(source, "pytorch_style_gpt.py", "exec"), module.__dict__)
+    """docs/porting.md's twin: microgradnorm/cli/pytorch_style_gpt.py (nanoGPT's idiom,
+    flash attention) at the doc's config, op nodes and saved bytes behind the loss per impl."""
+    from microgradnorm.cli import pytorch_style_gpt as module
     model = module.GPT(module.GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=16,
                                         vocab_size=50, dropout=0.0, bias=True, flash=True))
     rng = np.random.default_rng(0)
