@@ -10,7 +10,7 @@ import numpy as np
 from . import backend, ops
 from .dtypes import check_number
 from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm,
-                    cross_entropy_rows, layer_norm, log_softmax, rms_norm,
+                    cross_entropy_rows, gelu, layer_norm, log_softmax, rms_norm,
                     scaled_dot_product_attention, softmax)
 from .norms.arguments import check_tensor, resolve_impl
 from .tensor import Tensor
@@ -23,21 +23,6 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
 relu = ops.relu                # one home each: F.relu is ops.relu is Tensor.relu
 tanh = ops.tanh
 sigmoid = ops.sigmoid
-
-
-def gelu(x, approximate="none"):
-    r"""GELU :math:`x\,\Phi(x) = \tfrac12 x (1 + \mathrm{erf}(x/\sqrt2))`; with
-    ``approximate="tanh"``, GPT-2's :math:`\tfrac12 x (1 + \tanh(\sqrt{2/\pi}(x + 0.044715 x^3)))`.
-
-    Example:
-        >>> F.gelu(mg.tensor([-1.0, 0.0, 1.0]))           # [-0.1587, 0, 0.8413]
-    """
-    if approximate == "none":
-        return 0.5 * x * (1 + ops.erf(x * float(1 / np.sqrt(2.0))))
-    if approximate != "tanh":
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    inner = (x + 0.044715 * x * x * x) * float(np.sqrt(2.0 / np.pi))
-    return 0.5 * x * (1 + inner.tanh())
 
 
 def silu(x):

@@ -6,6 +6,9 @@ the engine's cost per node against PyTorch's per op, both on one thread.
     of ``TorchGPT``, the same architecture written in PyTorch, in turns.
   * ``engine_comparison(...)`` times a chain of tiny ops (forward + backward) in both
     engines and divides by the node count.
+  * ``model_file_comparison(...)`` times a model file written for PyTorch
+    (``pytorch_style_gpt.py``, nanoGPT's idiom) run here with only its imports changed and
+    under PyTorch, next to ``nn.GPT`` and ``torch_gpt``, in float64 and float32.
   * ``scaling_sweep(...)`` repeats the step comparison over d_model and context length;
     ``plot_scaling`` draws it.
   * ``single_thread()`` pins NumPy's BLAS (through ``threadpoolctl`` when it is installed)
@@ -18,6 +21,8 @@ use every core unless told otherwise, so a fair comparison pins both.
 import contextlib
 import dataclasses
 import math
+import pathlib
+import types
 
 import numpy as np
 
@@ -25,8 +30,8 @@ from .. import backend, nn, optim
 from ..checks.stats import graph_stats
 from ..functional import cross_entropy
 from ..tensor import Tensor
-from .bench_harness import (cpu_timer, fused_impls, graph_impl, kernel_choice,
-                            time_interleaved, torch_available)
+from .bench_harness import (UNSTEADY, cpu_timer, fused_impls, graph_impl, kernel_choice,
+                            time_interleaved, torch_available, unsteady)
 
 TRAIN_SIZES = (                   # (d_model, n_layers, context_length, batch_size)
     (64, 2, 64, 16),
@@ -225,6 +230,89 @@ def train_step_comparison(d_model=64, n_layers=2, context_length=64, batch_size=
                            nodes)
 
 
+# ----- a PyTorch model file, run here and under PyTorch -----------------------------------
+MODEL_FILE = pathlib.Path(__file__).with_name("pytorch_style_gpt.py")
+TORCH_IMPORTS = {"import microgradnorm as torch": "import torch",
+                 "import microgradnorm.nn as nn": "import torch.nn as nn",
+                 "from microgradnorm.nn import functional as F":
+                     "from torch.nn import functional as F"}
+FILE_DTYPES = ("float64", "float32")
+
+
+def load_model_file(under_torch):
+    """``pytorch_style_gpt.py`` as a fresh module: as it is, or with PyTorch's three imports
+    in place of ours (``under_torch``); nothing else in the file changes."""
+    source = MODEL_FILE.read_text()
+    if under_torch:
+        for ours, theirs in TORCH_IMPORTS.items():
+            assert source.count(ours) == 1, ours
+            source = source.replace(ours, theirs)
+    module = types.ModuleType("pytorch_style_gpt_torch" if under_torch else "pytorch_style_gpt")
+    exec(compile(source, str(MODEL_FILE), "exec"), module.__dict__)
+    return module
+
+
+def model_file_step(under_torch, vocab_size, context_length, d_model, n_heads, n_layers,
+                    batch_size, dtype="float32", seed=0):
+    """One training step of the model file's GPT (nanoGPT's flash attention path, its
+    AdamW parameter groups), here or under PyTorch: forward with the loss, backward, step."""
+    module = load_model_file(under_torch)
+    lib = module.torch                          # microgradnorm or torch, as the file sees it
+    if under_torch:
+        lib.manual_seed(seed)
+    else:
+        np.random.seed(seed)
+    config = module.GPTConfig(block_size=context_length, vocab_size=vocab_size,
+                              n_layer=n_layers, n_head=n_heads, n_embd=d_model, flash=True)
+    model = module.GPT(config).to(getattr(lib, dtype))
+    optimizer = model.configure_optimizers(0.1, 1e-3, (0.9, 0.95))
+    tokens = np.random.default_rng(seed).integers(0, vocab_size,
+                                                  (batch_size, context_length + 1))
+    idx, targets = lib.tensor(tokens[:, :-1]), lib.tensor(tokens[:, 1:])
+
+    def step():
+        _, loss = model(idx, targets)
+        optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        optimizer.step()
+
+    return step
+
+
+def model_file_comparison(d_model=64, n_layers=2, context_length=64, batch_size=16,
+                          n_heads=4, vocab_size=64, dtypes=FILE_DTYPES, repeat=9, warmup=2,
+                          seed=0, timer=None):
+    """Time, per dtype and in turns, the model file's step here ("file") and under PyTorch
+    ("file torch"), and ``nn.GPT`` ("gpt", fused) and ``torch_gpt`` ("gpt torch"); run it
+    inside ``single_thread()``. Returns {dtype: {name: Timing}}."""
+    sizes = (vocab_size, context_length, d_model, n_heads, n_layers, batch_size)
+    timings = {}
+    for dtype in dtypes:
+        steps = {"file": model_file_step(False, *sizes, dtype, seed),
+                 "file torch": model_file_step(True, *sizes, dtype, seed),
+                 "gpt": gpt_training_step("fused", *sizes, dtype, seed)[0],
+                 "gpt torch": _torch_step(*sizes, dtype, seed)}
+        timings[dtype] = time_interleaved(steps, repeat, warmup, timer=timer)
+    return timings
+
+
+def format_model_files(timings):
+    """One line per model and dtype: our ms, PyTorch's ms and the ratio (ours / PyTorch's),
+    marked "?" when either side's samples spread more than ``UNSTEADY``."""
+    lines = []
+    for dtype, t in timings.items():
+        for name, title in (("file", "nanoGPT-style file"), ("gpt", "nn.GPT (fused)")):
+            ours, theirs = t[name], t[name + " torch"]
+            mark = "?" if unsteady(ours.spread, theirs.spread) else ""
+            lines.append(f"  {title:18} {dtype}: ours {ours.median * 1e3:8.2f} ms, "
+                         f"torch {theirs.median * 1e3:8.2f} ms, "
+                         f"ratio {ours.median / theirs.median:.2f}{mark}")
+    if any("?" in line for line in lines):
+        lines.append(f"  (? : samples spread more than {UNSTEADY:.0%} of the median: "
+                     "do not quote it)")
+    return "\n".join(lines)
+
+
 def format_train_steps(results):
     """One line per configuration: ms per step of each impl and the ratio to PyTorch."""
     lines = []
@@ -388,6 +476,11 @@ def run(args, progress=None):
         results = [train_step_comparison(*size, impls=impls, repeat=repeat, timer=timer)
                    for size in sizes]
         print(format_train_steps(results))
+        if "torch" in impls:
+            print("  a PyTorch model file (pytorch_style_gpt.py) run here with its imports "
+                  "changed, and nn.GPT, each against PyTorch (ratio: ours / PyTorch's):")
+            print(format_model_files(model_file_comparison(*sizes[0], repeat=repeat,
+                                                           timer=timer)))
         options = {"d_models": sweep_points, "contexts": sweep_points,
                    "base": 16} if sweep_points else {}
         sweep = scaling_sweep(impls=impls, repeat=repeat, progress=progress, timer=timer,
@@ -410,6 +503,7 @@ def _torch_version():
 
 
 __all__ = ["PLOT_NAME", "TRAIN_SIZES", "EngineComparison", "TrainStepResult",
-           "engine_comparison", "format_engine", "format_train_steps", "gpt_training_step",
+           "engine_comparison", "format_engine", "format_model_files", "format_train_steps",
+           "gpt_training_step", "load_model_file", "model_file_comparison", "model_file_step",
            "plot_scaling", "run",
            "scaling_sweep", "single_thread", "torch_gpt", "train_step_comparison"]

@@ -12,7 +12,6 @@ import functools
 import json
 import os
 import re
-import types
 from pathlib import Path
 
 import numpy as np
@@ -135,11 +134,9 @@ def rms_norm_graphs():
 
 @functools.cache
 def nanogpt_idiom_twin():
-    """docs/porting.md's twin: tests/models/pytorch_style_gpt.py (nanoGPT's idiom, flash
-    attention) at the doc's config, op nodes and saved bytes behind the loss per impl."""
-    source = (ROOT / "tests" / "models" / "pytorch_style_gpt.py").read_text()
-    module = types.ModuleType("pytorch_style_gpt")
-    exec(compile(source, "pytorch_style_gpt.py", "exec"), module.__dict__)
+    """docs/porting.md's twin: microgradnorm/cli/pytorch_style_gpt.py (nanoGPT's idiom,
+    flash attention) at the doc's config, op nodes and saved bytes behind the loss per impl."""
+    from microgradnorm.cli import pytorch_style_gpt as module
     model = module.GPT(module.GPTConfig(n_layer=1, n_head=2, n_embd=32, block_size=16,
                                         vocab_size=50, dropout=0.0, bias=True, flash=True))
     rng = np.random.default_rng(0)
@@ -175,8 +172,8 @@ CLAIMS = [
     ("docs/visualizer.md", "* **composite, {composite_nodes} nodes**", layer_norm_graphs),
     ("docs/precision.md", "the composite graph rounds after every primitive "
      "({composite_nodes} nodes for", layer_norm_graphs),
-    ("docs/visualizer.md", "same graph has {composite_nodes} op nodes; with fused norms "
-     "{fused_nodes}.", tiny_gpt),
+    ("docs/visualizer.md", "same graph has {composite_nodes} op nodes; with fused nodes (norms, "
+     "attention, GELU, loss) {fused_nodes}.", tiny_gpt),
     ("docs/training.md", "Saving the tiny GPT's checkpoint ({parameters} parameters, AdamW "
      "state, {kb} kB)", lambda: {**tiny_gpt(), **checkpoint_size()}),
     ("docs/memory.md", "**d_model 32, 2 blocks** (the demo's tiny GPT):\n\n"
@@ -191,9 +188,10 @@ CLAIMS = [
      "{f_norms_32} MB, {c_norms_64} → {f_norms_64} MB)", memory_prose),
     ("docs/memory.md", "The step as a whole shrinks by {shrink_32} % and {shrink_64} %",
      memory_prose),
-    ("docs/memory.md", "**The feed-forward is half of the step** ({mlp_low}–{mlp_high} %)",
+    ("docs/memory.md", "**The feed-forward is the largest part of the composite step, and "
+     "GELU most of it** ({mlp_low}–{mlp_high} %)", memory_prose),
+    ("docs/memory.md", "Attention is the other large part ({attention_low}–{attention_high} %",
      memory_prose),
-    ("docs/memory.md", "Attention is next ({attention_low}–{attention_high} %)", memory_prose),
     ("docs/memory.md", "the peak is the forward's {c_forward_end} MB (composite) plus the "
      "gradients in flight", memory),
     ("docs/memory.md", "releases the activations at once ({f_backward_end} → {f_freed} MB, "

@@ -3,31 +3,18 @@ PyTorch computes: the same file is loaded twice, as it is and with PyTorch's imp
 PyTorch model's initial weights are loaded into ours through state_dict, and forward,
 backward, AdamW steps and greedy generation are compared in float64."""
 
-import pathlib
-import types
-
 import numpy as np
 import pytest
 import torch
 
 import microgradnorm as mg
+from microgradnorm.cli.bench_train import load_model_file
 
-SOURCE = pathlib.Path(__file__).with_name("pytorch_style_gpt.py").read_text()
-IMPORTS = {"import microgradnorm as torch": "import torch",
-           "import microgradnorm.nn as nn": "import torch.nn as nn",
-           "from microgradnorm.nn import functional as F": "from torch.nn import functional as F"}
 
 
 def load(under_torch):
     """The model file as a module, with PyTorch's imports if ``under_torch``."""
-    source = SOURCE
-    if under_torch:
-        for ours, theirs in IMPORTS.items():
-            assert source.count(ours) == 1
-            source = source.replace(ours, theirs)
-    module = types.ModuleType("pytorch_style_gpt_torch" if under_torch else "pytorch_style_gpt")
-    exec(compile(source, "pytorch_style_gpt.py", "exec"), module.__dict__)
-    return module
+    return load_model_file(under_torch)
 
 
 @pytest.fixture(params=[False, True], ids=["manual_attention", "flash"])

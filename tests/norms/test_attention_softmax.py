@@ -17,7 +17,7 @@ from microgradnorm import backend, viz
 from microgradnorm.norms import FUSED_OPS
 
 IMPLS = ("composite", "fused")
-SHAPES = {"softmax": (3, 4, 7), "log_softmax": (5, 6), "cross_entropy": (6, 5),
+SHAPES = {"softmax": (3, 4, 7), "log_softmax": (5, 6), "cross_entropy": (6, 5), "gelu": (4, 6),
           "scaled_dot_product_attention": (2, 3, 4, 5)}
 
 

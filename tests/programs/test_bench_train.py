@@ -84,6 +84,9 @@ def test_bench_train_quick_prints_steps_and_writes_the_plot(tmp_path):
                        out)
     assert len(steps) == 1 + 2 * len(bench_train.QUICK_SWEEP)
     assert all(float(ms) > 0 for step in steps for ms in step)
+    files = re.findall(r"(nanoGPT-style file|nn.GPT \(fused\)) +(float64|float32): ours +"
+                       r"[0-9.]+ ms, torch +[0-9.]+ ms, ratio [0-9.]+\??", out)
+    assert len(files) == 4
     png = tmp_path / bench_train.PLOT_NAME
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
@@ -93,3 +96,22 @@ def test_bench_train_refuses_cuda_and_a_zero_repeat():
     result = run_cli("bench", "--train", "--quick", "--repeat", "0")
     assert result.returncode == 2 and "--repeat" in result.stderr
 
+
+
+def test_model_file_runs_here_with_only_its_imports_changed():
+    """The file under PyTorch is the file here with three import lines swapped."""
+    ours, theirs = bench_train.load_model_file(False), bench_train.load_model_file(True)
+    assert ours.torch.__name__ == "microgradnorm" and theirs.torch.__name__ == "torch"
+    source = bench_train.MODEL_FILE.read_text()
+    assert all(source.count(line) == 1 for line in bench_train.TORCH_IMPORTS)
+
+
+def test_model_file_comparison_times_both_models_in_both_dtypes():
+    timings = bench_train.model_file_comparison(8, 1, 8, 2, n_heads=2, vocab_size=11,
+                                                repeat=2, warmup=0)
+    assert list(timings) == ["float64", "float32"]
+    for cells in timings.values():
+        assert set(cells) == {"file", "file torch", "gpt", "gpt torch"}
+        assert all(len(t.samples) == 2 and t.median > 0 for t in cells.values())
+    lines = bench_train.format_model_files(timings).splitlines()
+    assert sum("ratio" in line for line in lines) == 4

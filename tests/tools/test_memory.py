@@ -88,11 +88,12 @@ def test_saved_bytes_at_the_end_of_forward_are_graph_stats_without_parameters():
 
 
 def test_fused_ops_hold_less_than_composite_and_nothing_else_changes():
-    # the model's impl reaches the norms and attention's softmax; the MLP is the same graph
+    # the model's impl reaches the norms, attention's softmax and the MLP's GELU (one node
+    # saving x where the tanh graph keeps nine (B, T, 4·d_model) arrays)
     fused, composite = small_step("fused").peak, small_step("composite").peak
     assert fused.by_category["norms"] < composite.by_category["norms"] / 2
     assert fused.by_category["attention"] < composite.by_category["attention"]
-    assert fused.by_category["mlp"] == composite.by_category["mlp"]
+    assert fused.by_category["mlp"] < composite.by_category["mlp"] / 2
     assert fused.total_bytes < composite.total_bytes
     assert set(fused.held) == set(CATEGORIES)
     assert all(set(row) == set(KINDS) for row in fused.held.values())

@@ -1,8 +1,9 @@
 """A small GPT written the way PyTorch model files are (nanoGPT's idiom: a LayerNorm module
 calling F.layer_norm, ModuleDict + ModuleList, nn.init, x.size(), view/transpose/split,
 a causal mask buffer, AdamW parameter groups, top-k sampling), running here with only the
-three imports changed. tests/models/test_pytorch_style_gpt.py runs this file as it is and,
-with the imports swapped back, under PyTorch, and compares the two."""
+three imports changed. ``bench --train`` times it as it is and, with the imports swapped
+back (``bench_train.load_model_file``), under PyTorch; tests/models/test_pytorch_style_gpt.py
+compares the two."""
 
 import math
 from dataclasses import dataclass
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 import microgradnorm as torch
 import microgradnorm.nn as nn
 from microgradnorm.nn import functional as F
+
+__all__ = ["GPT", "GPTConfig"]
 
 
 @dataclass
