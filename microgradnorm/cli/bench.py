@@ -47,7 +47,7 @@ class Case:
 
 
 def microgradnorm_case(norm, impl, arrays, upstream, device="cpu"):
-    """``impl`` ("composite", "fused" or "fused-numba") of ``norm`` (a ``Norm``) on copies
+    """``impl`` ("composite", "fused", "fused-numpy", ...) of ``norm`` (a ``Norm``) on copies
     of ``arrays`` placed on ``device``. The step computes gradients with ``mg.grad`` (no
     ``.grad`` accumulates); BatchNorm runs in training mode with running statistics."""
     tensors = {name: Tensor(a, requires_grad=True, device=device) for name, a in arrays.items()}
@@ -234,11 +234,11 @@ def add_parser(commands):
                              "clock: steadier on a machine shared with other jobs; CPU only "
                              "(default %(default)s)")
     parser.add_argument("--cpu-kernels", nargs="+", choices=kernels.CPU_KERNELS,
-                        default=("numpy",),
-                        help="CPU kernels to time the fused norms with: numpy (the default "
-                             "kernels, impl fused), numba (impl fused-numba, needs numba), "
-                             "reference (impl fused-reference); several: side by side "
-                             "(default: numpy)")
+                        default=(),
+                        help="CPU kernels to time the fused norms with beside the default "
+                             "ones (impl fused): numpy (impl fused-numpy), numba (impl "
+                             "fused-numba, needs numba), reference (impl fused-reference); "
+                             "several: side by side")
     parser.add_argument("--quiet", action="store_true", help="no progress on stderr")
     parser.set_defaults(run=run)
 

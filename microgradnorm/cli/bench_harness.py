@@ -14,9 +14,10 @@ read a clock:
     bytes that phase must move, bytes saved for backward); its GB/s, % of copy bandwidth
     and speed-ups over the composite graph and over PyTorch derive from it.
     ``format_table(rows)`` prints them.
-  * the impls beside "composite" and "fused": "fused-numba" and "fused-reference" are the
-    fused graph with the numba or the reference CPU kernels selected (``kernel_choice``,
-    ``graph_impl``, ``fused_impls``).
+  * the impls beside "composite" and "fused" (the default CPU kernels): "fused-numpy",
+    "fused-numba" and "fused-reference" are the fused graph with the blocked NumPy, the
+    numba or the reference CPU kernels selected (``kernel_choice``, ``graph_impl``,
+    ``fused_impls``).
 
 Minimal bytes: a norm must at least read its full-size inputs and write its full-size
 outputs once. LayerNorm, RMSNorm, BatchNorm: forward reads x and writes y (2·M·D·itemsize),
@@ -45,11 +46,11 @@ __all__ = ["COLUMNS", "KERNEL_IMPLS", "NUMBA_IMPL", "STEADY_FLAGS", "UNSTEADY", 
            "minimal_bytes", "progress_printer", "steadiness_note", "time_call",
            "time_interleaved", "torch_available", "unsteady", "wall_timer"]
 
-# The fused norms on NumPy arrays run the default CPU kernels, kernels.blocked ("fused");
-# "fused-numba" and "fused-reference" are the same graph with the numba or the reference CPU
-# kernels selected (kernels.set_cpu_kernels), timed beside it.
+# The fused norms on NumPy arrays run the default CPU kernels ("fused": numba's when numba
+# is installed, else kernels.blocked); the other impls here are the same graph with other
+# CPU kernels selected (kernels.set_cpu_kernels), timed beside it.
 NUMBA_IMPL = "fused-numba"
-KERNEL_IMPLS = {"numpy": "fused", "numba": NUMBA_IMPL, "reference": "fused-reference"}
+KERNEL_IMPLS = {"numpy": "fused-numpy", "numba": NUMBA_IMPL, "reference": "fused-reference"}
 
 
 # ----- timing -------------------------------------------------------------------------------
@@ -298,27 +299,31 @@ def steadiness_note(rows):
 
 # ----- impls, the machine, progress ---------------------------------------------------------
 def kernel_choice(impl):
-    """A context in which ``impl`` runs: the numba (reference) CPU kernels for
-    "fused-numba" ("fused-reference"), the current choice otherwise."""
-    names = {value: name for name, value in KERNEL_IMPLS.items() if name != "numpy"}
+    """A context in which ``impl`` runs: the NumPy (numba, reference) CPU kernels for
+    "fused-numpy" ("fused-numba", "fused-reference"), the current choice otherwise."""
+    names = {value: name for name, value in KERNEL_IMPLS.items()}
     return kernels.cpu_kernels(names[impl]) if impl in names else contextlib.nullcontext()
 
 
 def graph_impl(impl):
-    """The ``impl=`` of the graph: "fused-numba" and "fused-reference" are the fused graph."""
+    """The ``impl=`` of the graph: "fused-numpy", "fused-numba" and "fused-reference" are the
+    fused graph."""
     return "fused" if impl in KERNEL_IMPLS.values() else impl
 
 
 def fused_impls(args):
-    """The fused impls ``--cpu-kernels`` asks for ("fused", "fused-numba", "fused-reference";
-    numba must import, else a ValueError naming the option and the extra to install)."""
+    """The fused impls to time: "fused" (the default CPU kernels), then one for each other
+    kernels ``--cpu-kernels`` names ("fused-numpy", "fused-numba", "fused-reference"; numba
+    must import, else a ValueError naming the option and the extra to install)."""
     if "numba" in args.cpu_kernels:
         try:
             with kernels.cpu_kernels("numba"):
                 pass
         except RuntimeError as error:          # numba missing: the message names the extra
             raise ValueError(f"--cpu-kernels numba: {error}") from None
-    return tuple(KERNEL_IMPLS[name] for name in dict.fromkeys(args.cpu_kernels))   # each once
+    others = dict.fromkeys(name for name in args.cpu_kernels          # each once
+                           if name != kernels.get_cpu_kernels())
+    return ("fused",) + tuple(KERNEL_IMPLS[name] for name in others)
 
 
 def torch_available():
@@ -337,6 +342,11 @@ def machine_description(device="cpu"):
         lines[0] += f", torch {torch.__version__} ({torch.get_num_threads()} threads)"
     if device == "cpu":
         lines.append(f"cpu: {_cpu_model()}")
+        name = kernels.get_cpu_kernels()
+        if name == "numba":
+            import numba
+            name += f" {numba.__version__}"
+        lines.append(f"fused: the default CPU kernels, {name}")
     return lines
 
 

@@ -1,12 +1,14 @@
 """Array kernels, free of graphs. Every module has the same functions with the same
-signatures: ``reference`` (NumPy/CuPy, the textbook formulas) is the oracle; ``blocked``
-(NumPy over cache-sized row blocks) is the default for NumPy arrays; ``numba_cpu``
-(numba-compiled loops, opt-in) is the other CPU choice; ``cuda`` (CuPy RawKernels from
-``norms.cu``) runs CuPy arrays.
+signatures: ``reference`` (NumPy/CuPy, the textbook formulas) is the oracle; ``numba_cpu``
+(numba-compiled loops, the fastest) runs NumPy arrays by default when numba is installed;
+``blocked`` (NumPy over cache-sized row blocks) runs them otherwise, and takes what
+``numba_cpu`` does not (half precision, mixed dtypes, views); ``cuda`` (CuPy RawKernels
+from ``norms.cu``) runs CuPy arrays.
 
-Which kernels NumPy arrays get is a process-wide choice: "numpy" (``blocked``, the
-default), "reference" or "numba", set by ``set_cpu_kernels``, the ``cpu_kernels`` context
-manager, or the environment variable ``MICROGRADNORM_CPU_KERNELS`` read on first use.
+Which kernels NumPy arrays get is a process-wide choice: "numba" (``numba_cpu``) or
+"numpy" (``blocked``), whichever ``default_cpu_kernels`` finds, or "reference", set by
+``set_cpu_kernels``, the ``cpu_kernels`` context manager, or the environment variable
+``MICROGRADNORM_CPU_KERNELS`` read on first use.
 """
 
 import contextlib
@@ -14,8 +16,8 @@ import os
 
 from . import blocked, reference
 
-__all__ = ["CASTINGS", "CPU_KERNELS", "blocked", "cpu_kernels", "for_array",
-           "get_cpu_kernels", "reference", "set_cpu_kernels"]
+__all__ = ["CASTINGS", "CPU_KERNELS", "blocked", "cpu_kernels", "default_cpu_kernels",
+           "for_array", "get_cpu_kernels", "reference", "set_cpu_kernels"]
 
 CASTINGS = ("llama", "gemma", "none")   # RMSNorm's casting modes (``reference``'s docstring)
 CPU_KERNELS = ("numpy", "numba", "reference")
@@ -40,14 +42,25 @@ def _module_named(name, argument):
     return numba_cpu
 
 
+def default_cpu_kernels():
+    """The CPU kernels used until one is chosen: "numba" when numba imports (the compiled
+    kernels, 2-4x the NumPy ones' speed for LayerNorm, docs/benchmarks.md), else "numpy"."""
+    try:
+        _module_named("numba", "")
+    except RuntimeError:
+        return "numpy"
+    return "numba"
+
+
 def set_cpu_kernels(name):
     """Choose the kernels the fused norms run on NumPy arrays, for the whole process.
 
-    "numpy" (the default) is ``kernels.blocked``, "reference" the slower textbook formulas
-    every other kernel is checked against, "numba" the row norms compiled with numba
-    (docs/benchmarks.md). They agree to rounding, a few units in the last place of each
-    output's scale. CuPy arrays are not affected. A graph node's backward runs the kernels
-    its forward ran, whatever is selected by then.
+    "numba" (the default when numba is installed) is the row norms compiled with numba,
+    "numpy" (the default without it) ``kernels.blocked``, "reference" the slower textbook
+    formulas every other kernel is checked against (docs/benchmarks.md). They agree to
+    rounding, a few units in the last place of each output's scale. CuPy arrays are not
+    affected. A graph node's backward runs the kernels its forward ran, whatever is
+    selected by then.
 
     Args:
         name (str): "numpy", "numba" or "reference".
@@ -72,7 +85,7 @@ def get_cpu_kernels():
     """The name of the kernels the fused norms run on NumPy arrays (``CPU_KERNELS``).
 
     Until ``set_cpu_kernels`` is called this is ``$MICROGRADNORM_CPU_KERNELS`` if set,
-    else "numpy".
+    else ``default_cpu_kernels()``.
 
     Example::
 
@@ -81,7 +94,7 @@ def get_cpu_kernels():
         True
     """
     if not _cpu:
-        name = os.environ.get(ENVIRONMENT_VARIABLE, "").strip() or "numpy"
+        name = os.environ.get(ENVIRONMENT_VARIABLE, "").strip() or default_cpu_kernels()
         module = _module_named(name, f"the environment variable {ENVIRONMENT_VARIABLE}")
         _cpu.update(name=name, module=module)
     return _cpu["name"]
@@ -114,7 +127,7 @@ def cpu_kernels(name):
 
 def for_array(array):
     """The kernel module for ``array``: ``cuda`` for a CuPy array; for a NumPy one the
-    selected CPU kernels' (``blocked`` by default)."""
+    selected CPU kernels' (``numba_cpu`` or ``blocked`` by default)."""
     if type(array).__module__.startswith("cupy"):      # is_cupy_array, inlined: every call
         if not _cuda:
             from . import cuda  # imports no CuPy by itself, but keep it lazy

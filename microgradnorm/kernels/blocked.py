@@ -1,4 +1,5 @@
-"""The blocked NumPy kernels, the default for NumPy arrays: the functions of ``reference``,
+"""The blocked NumPy kernels, the default for NumPy arrays without numba (and what the numba
+kernels hand on: half precision, mixed dtypes, views): the functions of ``reference``,
 same names, signatures and results to rounding, arranged for speed on the CPU.
 
 A NumPy expression makes one pass over memory per operation and a full-size temporary per

@@ -1,6 +1,6 @@
 """The numba CPU kernels: the row-norm functions of ``kernels.reference``, same names and
-signatures, compiled with numba for float32 and float64 NumPy arrays. Opt-in
-(``microgradnorm.set_cpu_kernels("numba")``); tested against the reference.
+signatures, compiled with numba for float32 and float64 NumPy arrays. The default CPU
+kernels where numba imports (``kernels.default_cpu_kernels``); tested against the reference.
 
 One loop nest visits a row: its reductions while the row is in cache, then the write, so
 main memory sees each input read once and each output written once. C-contiguous float32

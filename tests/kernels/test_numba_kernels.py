@@ -5,9 +5,9 @@ every gradient over hypothesis-drawn shapes (1 row, 1 column, D not a multiple o
 float32 and float64, with and without weight, bias and residual; NaN and inf rows; the
 cases that delegate to the reference. Then the fused norms end to end with the numba
 kernels selected: against the composite graph, against PyTorch, and gradcheck. Then the
-selection API (``set_cpu_kernels``, ``cpu_kernels``, ``MICROGRADNORM_CPU_KERNELS``). What the
-numba kernels do not take they hand to the blocked kernels (the default), whose results
-they then return exactly.
+selection API (``set_cpu_kernels``, ``cpu_kernels``, ``MICROGRADNORM_CPU_KERNELS``; numba's
+kernels are the default where numba imports). What the numba kernels do not take they hand
+to the blocked kernels (the default without numba), whose results they then return exactly.
 
 Tolerances (docs/benchmarks.md): both sides round differently (sums in another order, and
 here in float64), so agreement is to a few units in the last place of each output's
@@ -44,9 +44,13 @@ ROW_NORMS = ("layer_norm", "rms_norm", "add_layer_norm", "add_rms_norm")
 
 @pytest.fixture(autouse=True)
 def numpy_kernels_around_each_test():
-    """Every test starts and ends with the default CPU kernels, whatever it selects."""
-    with kernels.cpu_kernels("numpy"):
-        yield
+    """Every test starts with the NumPy CPU kernels; the choice before it comes back after
+    it, whatever it selects (also where the test hid numba: the state, not set_cpu_kernels)."""
+    saved = dict(kernels._cpu)
+    kernels.set_cpu_kernels("numpy")
+    yield
+    kernels._cpu.clear()
+    kernels._cpu.update(saved)
 
 
 def close(actual, expected, dtype, ulps=ULPS, scale=1.0):
@@ -383,10 +387,20 @@ def fresh_choice(monkeypatch):
     kernels._cpu.update(saved)
 
 
-def test_the_default_is_numpy_and_for_array_gives_the_blocked_kernels(fresh_choice):
+def test_the_default_is_numba_where_it_imports_and_for_array_gives_its_kernels(fresh_choice):
     x = np.ones((2, 3), np.float32)
+    assert kernels.default_cpu_kernels() == "numba"
+    assert mg.get_cpu_kernels() == "numba"
+    assert kernels.for_array(x) is numba_cpu
+
+
+def test_without_numba_the_default_is_numpy_and_for_array_gives_blocked(fresh_choice,
+                                                                         monkeypatch):
+    monkeypatch.setitem(sys.modules, "numba", None)          # import numba -> ImportError
+    monkeypatch.delitem(sys.modules, "microgradnorm.kernels.numba_cpu")
+    monkeypatch.delattr(kernels, "numba_cpu", raising=False)
     assert mg.get_cpu_kernels() == "numpy"
-    assert kernels.for_array(x) is blocked
+    assert kernels.for_array(np.ones((2, 3))) is blocked
 
 
 def test_set_cpu_kernels_switches_what_for_array_gives():
@@ -527,4 +541,7 @@ def test_bench_times_each_cpu_kernels_choice_once():
 
     from microgradnorm.cli import bench
     args = argparse.Namespace(cpu_kernels=["numba", "numpy", "numba", "numpy"])
-    assert bench.fused_impls(args) == (bench.NUMBA_IMPL, "fused")
+    assert bench.fused_impls(args) == ("fused", bench.NUMBA_IMPL)      # "fused": numpy here
+    with mg.cpu_kernels("numba"):
+        assert bench.fused_impls(args) == ("fused", "fused-numpy")
+    assert bench.fused_impls(argparse.Namespace(cpu_kernels=())) == ("fused",)
