@@ -118,21 +118,25 @@ class Context:
     says which gradients backward may leave None. Any other attribute set in forward (an
     option, a shape) is there in backward. ``module`` and ``group`` serve the visualizer."""
 
-    _saved = ()
-    _saved_versions = ()
-    _freed = False
-    outputs_meta = ()               # (shape, dtype) of each output, to fill missing grads
-    tensor_hooks = None             # {output index: (id of the tensor, {handle id: hook})}
+    # the node's structure in slots, which ``free`` keeps; what forward sets besides (an
+    # option, a shape) goes to the instance dict, which ``free`` empties
+    __slots__ = ("function", "inputs", "needs_input_grad", "seq", "module", "group",
+                 "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_freed",
+                 "__dict__", "__weakref__")
 
-    def __init__(self, function, inputs):
+    def __init__(self, function, inputs, needs_input_grad):
         self.function = function
         self.inputs = inputs
+        self.needs_input_grad = needs_input_grad
         self.seq = _next_seq()      # creation order: which in-place writes came after it
-        self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
         state = _state
         modules, groups = state.module_stack, state.group_stack
         self.module = modules[-1] if modules else ""          # _module_path(), inline
         self.group = groups[-1] if groups else None
+        self.outputs_meta = ()      # (shape, dtype) of each output, to fill missing grads
+        self.tensor_hooks = None    # {output index: (id of the tensor, {handle id: hook})}
+        self._saved = self._saved_versions = ()
+        self._freed = False
 
     @property
     def name(self):
@@ -155,7 +159,8 @@ class Context:
     @property
     def saved(self):
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
-        self.check_not_freed()
+        if self._freed:
+            self.check_not_freed()
         for box, version, shape in self._saved_versions:
             if box[0] != version:
                 raise RuntimeError(
@@ -181,20 +186,23 @@ class Context:
         # so an in-place change before backward is caught. The node keeps the counter, not
         # the tensor: an output holding its own node would be a reference cycle.
         versions = []
-        for t in (*inputs, *outputs):
-            for a in self._saved:
-                if t is not None and t.data is a:      # (no method or property calls)
-                    versions += [(t._version_box, t._version_box[0], tuple(a.shape))]
-                    break
-        self._saved_versions = tuple(versions)
+        for tensors in (inputs, outputs):
+            for t in tensors:
+                data = None if t is None else t.data
+                for a in self._saved:
+                    if a is data and a is not None:    # (no method or property calls)
+                        versions.append((t._version_box, t._version_box[0], a.shape))
+                        break
+        if versions:
+            self._saved_versions = tuple(versions)
 
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
         data: a kept output holds the graph's structure, not its activations."""
-        fields = self.__dict__
-        self.__dict__ = {key: fields[key] for key in _STRUCTURE if key in fields}
+        self._saved = self._saved_versions = ()
+        self.__dict__.clear()
         self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
-                             else _freed_input(t, self) for t in fields["inputs"]])
+                             else _freed_input(t, self) for t in self.inputs])
         self._freed = True
 
 
@@ -209,9 +217,6 @@ def _freed_input(t, node):
     return FreedInput(t.grad_fn, t._output_index)
 
 
-# what a freed node keeps: enough to walk and draw the graph
-_STRUCTURE = {"function", "inputs", "needs_input_grad", "module", "group", "seq",
-              "outputs_meta", "tensor_hooks"}
 _next_seq = itertools.count().__next__
 
 
@@ -265,8 +270,9 @@ class Function:
         """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
         tensors = _as_tensors(inputs)
         _check_same_device(cls.__name__, tensors)
-        ctx = Context(cls, tensors)
-        record = _state.grad_enabled and True in ctx.needs_input_grad
+        needs_input_grad = tuple([t is not None and t.requires_grad for t in tensors])
+        ctx = Context(cls, tensors, needs_input_grad)
+        record = _state.grad_enabled and True in needs_input_grad
         raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
         single = not isinstance(raw, tuple)
@@ -279,7 +285,8 @@ class Function:
             _share_versions_with_bases(tensors, outputs)
         if record:
             for t in tensors:
-                if t is not None and t._view_version not in (None, t._version_box[0]):
+                if t is not None and t._view_version is not None \
+                        and t._view_version != t._version_box[0]:
                     _refuse_stale_view(cls.__name__, t)
             ctx.outputs_meta = ((raw.shape, raw.dtype),) if single else \
                 tuple([(a.shape, a.dtype) for a in raw])
@@ -564,7 +571,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
         if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
             grads = _zeros_for_missing(grads, node.outputs_meta)
         input_grads = node.function.backward(node, *grads)
-        if not isinstance(input_grads, tuple):
+        if type(input_grads) is not tuple:
             input_grads = (input_grads,)
         for tensor, g in zip(node.inputs, input_grads):
             if g is None or tensor is None:
@@ -572,8 +579,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
             if tensor._history is not None:           # written in place since the node
                 tensor = _as_seen_by(tensor, node)
             if tensor.requires_grad:
-                data = tensor.data
-                if g.shape != data.shape or g.dtype != data.dtype:
+                data = tensor.data          # (dtypes are mostly one object: `is` first)
+                if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
                     g = _fit(g, tensor, node)
                 receive(tensor, g)
         for observer in watching:
