@@ -268,12 +268,10 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
-        tensors = _as_tensors(inputs)
-        _check_same_device(cls.__name__, tensors)
-        needs_input_grad = tuple([t is not None and t.requires_grad for t in tensors])
+        tensors, arrays, needs_input_grad = _unpack(cls.__name__, inputs)
         ctx = Context(cls, tensors, needs_input_grad)
         record = _state.grad_enabled and True in needs_input_grad
-        raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
+        raw = cls.forward(ctx, *arrays, **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
         single = not isinstance(raw, tuple)
         if single:                              # one output, the usual case: no loops
@@ -305,16 +303,36 @@ def _refuse_stale_view(op_name, view):
         "again after the in-place op (or clone() it before).")
 
 
-def _as_tensors(inputs):
-    """Tensors pass through; numbers and arrays become constants like the first Tensor."""
+def _unpack(op_name, inputs):
+    """(Tensors, their arrays, which require grad); numbers and arrays become constants like
+    the first Tensor, None stays None; every array must be on one device."""
     Tensor = _tensor.Tensor
-    for t in inputs:
-        if t is not None and type(t) is not Tensor and not isinstance(t, Tensor):
-            break
-    else:
-        return inputs                     # the usual case: nothing to convert
+    arrays, needs_input_grad, kind = [], [], None
+    for t in inputs:                      # the usual case: Tensors of one array type
+        if type(t) is not Tensor and not isinstance(t, Tensor):        # (a Parameter is)
+            return _unpack_mixed(op_name, inputs)
+        data = t.data
+        if type(data) is not kind:
+            if kind is not None:
+                return _unpack_mixed(op_name, inputs)
+            kind = type(data)
+        arrays.append(data)
+        needs_input_grad.append(t.requires_grad)
+    return inputs, arrays, tuple(needs_input_grad)
+
+
+def _unpack_mixed(op_name, inputs):
+    # None, numbers, arrays, or arrays of two types: the checked path
+    Tensor = _tensor.Tensor
     like = next((t for t in inputs if isinstance(t, Tensor)), None)
-    return tuple(None if t is None else _tensor.as_tensor(t, like) for t in inputs)
+    tensors = tuple(t if t is None or isinstance(t, Tensor) else _tensor.as_tensor(t, like)
+                    for t in inputs)
+    devices = {t.device for t in tensors if t is not None}
+    if len(devices) > 1:
+        shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
+        raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
+    return (tensors, [None if t is None else t.data for t in tensors],
+            tuple([t is not None and t.requires_grad for t in tensors]))
 
 
 def _share_versions_with_bases(inputs, outputs):
@@ -331,22 +349,6 @@ def _share_versions_with_bases(inputs, outputs):
                                  and memory_owner(data) is owner):
                 out._version_box = t._version_box     # its own output matches no input
                 out._view_version = t._version        # a later write makes its grad_fn stale
-
-
-def _check_same_device(op_name, tensors):
-    kind = None
-    for t in tensors:                     # one array type: one device (the usual case)
-        if t is not None:
-            if kind is None:
-                kind = type(t.data)
-            elif type(t.data) is not kind:
-                break
-    else:
-        return
-    devices = {t.device for t in tensors if t is not None}
-    if len(devices) > 1:
-        shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
-        raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
 
 
 # (thread ident, observer) for ``checks.memory``'s timeline; empty, it costs one test per op.
