@@ -377,13 +377,21 @@ def in_module_call():
     return bool(_state.module_stack)
 
 
-@contextlib.contextmanager
-def _pushed(stack, entry):
-    stack.append(entry)
-    try:
-        yield
-    finally:
-        stack.pop()
+class _pushed:
+    """``entry`` on top of ``stack`` for a block (a class: cheaper than a generator's
+    context manager, once per module call)."""
+
+    __slots__ = ("stack", "entry")
+
+    def __init__(self, stack, entry):
+        self.stack, self.entry = stack, entry
+
+    def __enter__(self):
+        self.stack.append(self.entry)
+
+    def __exit__(self, *exc):
+        self.stack.pop()
+        return False
 
 
 def module_scope(path):
