@@ -51,10 +51,13 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        _check_matmul(a.shape, b.shape)
-        if a.ndim > 2 and b.ndim == 2:
-            return _matmul(_stacked_rows(a), b).reshape(*a.shape[:-1], b.shape[1])
-        return _matmul(a, b)
+        try:
+            if a.ndim > 2 and b.ndim == 2:
+                return _matmul(_stacked_rows(a), b).reshape(*a.shape[:-1], b.shape[1])
+            return _matmul(a, b)
+        except ValueError:            # the shapes, checked only when the product failed
+            _check_matmul(a.shape, b.shape)
+            raise
 
     @staticmethod
     def backward(ctx, grad):

@@ -70,3 +70,19 @@ def test_a_freed_node_keeps_its_structure_and_nothing_forward_stored():
     assert mg.graph_stats(y).nodes == 2        # the graph can still be walked
     with pytest.raises(RuntimeError, match="second time"):
         y.sum().backward()
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [
+    ((), (3,)), ((3,), ()), ((2, 5), (3, 4)), ((5,), (4,)), ((2, 3), (4,)), ((4,), (3, 2)),
+    ((2, 2, 3), (4, 5)), ((2, 2, 3), (3, 3, 4)), ((3, 1, 2), (2, 3, 4)),
+])
+@pytest.mark.parametrize("dtype", ["float64", "float16"])
+def test_a_matmul_that_torch_refuses_is_a_value_error_naming_both_shapes(a_shape, b_shape,
+                                                                         dtype):
+    a, b = np.ones(a_shape, dtype), np.ones(b_shape, dtype)
+    with pytest.raises(RuntimeError):
+        torch.from_numpy(a).float() @ torch.from_numpy(b).float()
+    ta = mg.tensor(a, requires_grad=True)
+    with pytest.raises(ValueError, match=r"^matmul: .*shapes? "):
+        ta @ mg.tensor(b)
+    assert ta.grad is None
