@@ -118,21 +118,25 @@ class Context:
     says which gradients backward may leave None. Any other attribute set in forward (an
     option, a shape) is there in backward. ``module`` and ``group`` serve the visualizer."""
 
-    _saved = ()
-    _saved_versions = ()
-    _freed = False
-    outputs_meta = ()               # (shape, dtype) of each output, to fill missing grads
-    tensor_hooks = None             # {output index: (id of the tensor, {handle id: hook})}
+    # the node's structure in slots, which ``free`` keeps; what forward sets besides (an
+    # option, a shape) goes to the instance dict, which ``free`` empties
+    __slots__ = ("function", "inputs", "needs_input_grad", "seq", "module", "group",
+                 "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_freed",
+                 "__dict__", "__weakref__")
 
-    def __init__(self, function, inputs):
+    def __init__(self, function, inputs, needs_input_grad):
         self.function = function
         self.inputs = inputs
+        self.needs_input_grad = needs_input_grad
         self.seq = _next_seq()      # creation order: which in-place writes came after it
-        self.needs_input_grad = tuple([t is not None and t.requires_grad for t in inputs])
         state = _state
         modules, groups = state.module_stack, state.group_stack
         self.module = modules[-1] if modules else ""          # _module_path(), inline
         self.group = groups[-1] if groups else None
+        self.outputs_meta = ()      # (shape, dtype) of each output, to fill missing grads
+        self.tensor_hooks = None    # {output index: (id of the tensor, {handle id: hook})}
+        self._saved = self._saved_versions = ()
+        self._freed = False
 
     @property
     def name(self):
@@ -155,7 +159,8 @@ class Context:
     @property
     def saved(self):
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
-        self.check_not_freed()
+        if self._freed:
+            self.check_not_freed()
         for box, version, shape in self._saved_versions:
             if box[0] != version:
                 raise RuntimeError(
@@ -179,22 +184,26 @@ class Context:
     def _track_saved(self, inputs, outputs):
         # A saved array that is an input's or output's data records that tensor's version,
         # so an in-place change before backward is caught. The node keeps the counter, not
-        # the tensor: an output holding its own node would be a reference cycle.
+        # the tensor: an output holding its own node would be a reference cycle. Every
+        # tensor holding the array counts (two tensors may share one array, not a counter).
         versions = []
-        for t in (*inputs, *outputs):
-            for a in self._saved:
+        for a in self._saved:
+            for t in inputs:
                 if t is not None and t.data is a:      # (no method or property calls)
-                    versions += [(t._version_box, t._version_box[0], tuple(a.shape))]
-                    break
-        self._saved_versions = tuple(versions)
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
+            for t in outputs:
+                if t.data is a:
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
+        if versions:
+            self._saved_versions = versions
 
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
         data: a kept output holds the graph's structure, not its activations."""
-        fields = self.__dict__
-        self.__dict__ = {key: fields[key] for key in _STRUCTURE if key in fields}
+        self._saved = self._saved_versions = ()
+        self.__dict__.clear()
         self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
-                             else _freed_input(t, self) for t in fields["inputs"]])
+                             else _freed_input(t, self) for t in self.inputs])
         self._freed = True
 
 
@@ -209,9 +218,6 @@ def _freed_input(t, node):
     return FreedInput(t.grad_fn, t._output_index)
 
 
-# what a freed node keeps: enough to walk and draw the graph
-_STRUCTURE = {"function", "inputs", "needs_input_grad", "module", "group", "seq",
-              "outputs_meta", "tensor_hooks"}
 _next_seq = itertools.count().__next__
 
 
@@ -263,11 +269,10 @@ class Function:
     @classmethod
     def apply(cls, *inputs, **options):
         """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
-        tensors = _as_tensors(inputs)
-        _check_same_device(cls.__name__, tensors)
-        ctx = Context(cls, tensors)
-        record = _state.grad_enabled and True in ctx.needs_input_grad
-        raw = cls.forward(ctx, *[None if t is None else t.data for t in tensors], **options)
+        tensors, arrays, needs_input_grad = _unpack(cls.__name__, inputs)
+        ctx = Context(cls, tensors, needs_input_grad)
+        record = _state.grad_enabled and True in needs_input_grad
+        raw = cls.forward(ctx, *arrays, **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
         single = not isinstance(raw, tuple)
         if single:                              # one output, the usual case: no loops
@@ -279,7 +284,8 @@ class Function:
             _share_versions_with_bases(tensors, outputs)
         if record:
             for t in tensors:
-                if t is not None and t._view_version not in (None, t._version_box[0]):
+                if t is not None and t._view_version is not None \
+                        and t._view_version != t._version_box[0]:
                     _refuse_stale_view(cls.__name__, t)
             ctx.outputs_meta = ((raw.shape, raw.dtype),) if single else \
                 tuple([(a.shape, a.dtype) for a in raw])
@@ -298,16 +304,36 @@ def _refuse_stale_view(op_name, view):
         "again after the in-place op (or clone() it before).")
 
 
-def _as_tensors(inputs):
-    """Tensors pass through; numbers and arrays become constants like the first Tensor."""
+def _unpack(op_name, inputs):
+    """(Tensors, their arrays, which require grad); numbers and arrays become constants like
+    the first Tensor, None stays None; every array must be on one device."""
     Tensor = _tensor.Tensor
-    for t in inputs:
-        if t is not None and type(t) is not Tensor and not isinstance(t, Tensor):
-            break
-    else:
-        return inputs                     # the usual case: nothing to convert
+    arrays, needs_input_grad, kind = [], [], None
+    for t in inputs:                      # the usual case: Tensors of one array type
+        if type(t) is not Tensor and not isinstance(t, Tensor):        # (a Parameter is)
+            return _unpack_mixed(op_name, inputs)
+        data = t.data
+        if type(data) is not kind:
+            if kind is not None:
+                return _unpack_mixed(op_name, inputs)
+            kind = type(data)
+        arrays += [data]                  # (+=, not append: no call, as counted in tests)
+        needs_input_grad += [t.requires_grad]
+    return inputs, arrays, tuple(needs_input_grad)
+
+
+def _unpack_mixed(op_name, inputs):
+    # None, numbers, arrays, or arrays of two types: the checked path
+    Tensor = _tensor.Tensor
     like = next((t for t in inputs if isinstance(t, Tensor)), None)
-    return tuple(None if t is None else _tensor.as_tensor(t, like) for t in inputs)
+    tensors = tuple(t if t is None or isinstance(t, Tensor) else _tensor.as_tensor(t, like)
+                    for t in inputs)
+    devices = {t.device for t in tensors if t is not None}
+    if len(devices) > 1:
+        shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
+        raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
+    return (tensors, [None if t is None else t.data for t in tensors],
+            tuple([t is not None and t.requires_grad for t in tensors]))
 
 
 def _share_versions_with_bases(inputs, outputs):
@@ -324,22 +350,6 @@ def _share_versions_with_bases(inputs, outputs):
                                  and memory_owner(data) is owner):
                 out._version_box = t._version_box     # its own output matches no input
                 out._view_version = t._version        # a later write makes its grad_fn stale
-
-
-def _check_same_device(op_name, tensors):
-    kind = None
-    for t in tensors:                     # one array type: one device (the usual case)
-        if t is not None:
-            if kind is None:
-                kind = type(t.data)
-            elif type(t.data) is not kind:
-                break
-    else:
-        return
-    devices = {t.device for t in tensors if t is not None}
-    if len(devices) > 1:
-        shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
-        raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
 
 
 # (thread ident, observer) for ``checks.memory``'s timeline; empty, it costs one test per op.
@@ -368,13 +378,21 @@ def in_module_call():
     return bool(_state.module_stack)
 
 
-@contextlib.contextmanager
-def _pushed(stack, entry):
-    stack.append(entry)
-    try:
-        yield
-    finally:
-        stack.pop()
+class _pushed:
+    """``entry`` on top of ``stack`` for a block (a class: cheaper than a generator's
+    context manager, once per module call)."""
+
+    __slots__ = ("stack", "entry")
+
+    def __init__(self, stack, entry):
+        self.stack, self.entry = stack, entry
+
+    def __enter__(self):
+        self.stack.append(self.entry)
+
+    def __exit__(self, *exc):
+        self.stack.pop()
+        return False
 
 
 def module_scope(path):
@@ -564,7 +582,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
         if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
             grads = _zeros_for_missing(grads, node.outputs_meta)
         input_grads = node.function.backward(node, *grads)
-        if not isinstance(input_grads, tuple):
+        if type(input_grads) is not tuple:
             input_grads = (input_grads,)
         for tensor, g in zip(node.inputs, input_grads):
             if g is None or tensor is None:
@@ -572,8 +590,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
             if tensor._history is not None:           # written in place since the node
                 tensor = _as_seen_by(tensor, node)
             if tensor.requires_grad:
-                data = tensor.data
-                if g.shape != data.shape or g.dtype != data.dtype:
+                data = tensor.data          # (dtypes are mostly one object: `is` first)
+                if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
                     g = _fit(g, tensor, node)
                 receive(tensor, g)
         for observer in watching:

@@ -145,7 +145,7 @@ class Unary(Function):
     @staticmethod
     def forward(ctx, x):
         function = ctx.function
-        out = function.f(backend.array_module(x), x)
+        out = function.f(np if type(x) is np.ndarray else backend.array_module(x), x)
         ctx.save_for_backward(out if function.saves == "out" else x)
         return out
 

@@ -51,10 +51,13 @@ class MatMul(Function):
     @staticmethod
     def forward(ctx, a, b):
         ctx.save_for_backward(a, b)
-        _check_matmul(a.shape, b.shape)
-        if a.ndim > 2 and b.ndim == 2:
-            return _matmul(_stacked_rows(a), b).reshape(*a.shape[:-1], b.shape[1])
-        return _matmul(a, b)
+        try:
+            if a.ndim > 2 and b.ndim == 2:
+                return _matmul(_stacked_rows(a), b).reshape(*a.shape[:-1], b.shape[1])
+            return _matmul(a, b)
+        except ValueError:            # the shapes, checked only when the product failed
+            _check_matmul(a.shape, b.shape)
+            raise
 
     @staticmethod
     def backward(ctx, grad):
@@ -63,7 +66,8 @@ class MatMul(Function):
         if b.ndim == 2 and a.ndim >= 2:        # rows (R, k) @ (k, m), R = prod(...)·n
             grad_rows = grad if grad.ndim == 2 else _stacked_rows(grad)         # (R, m)
             if ctx.needs_input_grad[0]:
-                grad_a = _matmul(grad_rows, b.T).reshape(a.shape)               # (..., n, k)
+                grad_a = _matmul(grad_rows, b.T)                                # (R, k)
+                grad_a = grad_a if a.ndim == 2 else grad_a.reshape(a.shape)     # (..., n, k)
             if ctx.needs_input_grad[1]:
                 rows = a if a.ndim == 2 else _stacked_rows(a)
                 grad_b = _matmul(rows.T, grad_rows)          # (k, R) @ (R, m): summed over R
