@@ -6,10 +6,10 @@ import math
 
 import numpy as np
 
-from .. import backend, dtypes, ops
+from .. import backend, ops
 from ..autograd import op_group
 from . import arguments
-from .softmax import _x_only
+from .softmax import _computed, _x_only   # half precision computed in float32
 from .spec import FusedNorm, Norm
 
 __all__ = ["APPROXIMATIONS", "GELU", "gelu"]
@@ -19,11 +19,6 @@ _SQRT_HALF = math.sqrt(0.5)                        # torch's M_SQRT1_2
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)         # φ(0)
 _KAPPA = 0.044715
-
-
-def _computed(x):
-    # half precision is computed in float32 and rounded once, as torch's
-    return x.astype(np.float32) if dtypes.is_half(x.dtype) else x
 
 
 # ----- fused: one node, closed-form backward ----------------------------------------------

@@ -38,7 +38,8 @@ class Softmax(FusedNorm):
     @staticmethod
     def forward(ctx, x, axis):
         with np.errstate(invalid="ignore", over="ignore"):    # +inf or NaN in a row: NaN
-            y = backend.array_module(x).exp(_computed(x) - logsumexp(_computed(x), axis))
+            xa = _computed(x)
+            y = backend.array_module(x).exp(xa - logsumexp(xa, axis))
         ctx.axis = axis
         y = y.astype(x.dtype, copy=False)
         ctx.save_for_backward(y)                     # y·(g − Σ g·y) reads y alone
@@ -56,7 +57,8 @@ class LogSoftmax(FusedNorm):
     @staticmethod
     def forward(ctx, x, axis):
         with np.errstate(invalid="ignore", over="ignore"):
-            y = (_computed(x) - logsumexp(_computed(x), axis)).astype(x.dtype, copy=False)
+            xa = _computed(x)
+            y = (xa - logsumexp(xa, axis)).astype(x.dtype, copy=False)
         ctx.axis = axis
         ctx.save_for_backward(y)                     # g − exp(y)·Σ g reads y alone
         return y
