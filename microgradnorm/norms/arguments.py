@@ -220,9 +220,6 @@ def default_eps(x, eps):
 
 def check_rms_options(fn, offset, casting, has_weight):
     """RMSNorm's Gemma offset (finite, needs a weight) and casting mode."""
-    if type(offset) is float and offset - offset == 0 and casting in CASTINGS and (
-            has_weight or not offset):
-        return                        # the usual call, with no call per check (x - x: finite)
     if casting not in CASTINGS:
         raise ValueError(f"{fn}: casting must be one of {CASTINGS}, got {casting!r}")
     check_number(fn, "offset", offset)
@@ -237,9 +234,10 @@ def rms_weight_dtype(fn, x, weight, offset, casting):
     """``check_rms_options``, then the dtype RMSNorm's weight may have: x's (None), or
     float32 for float16/bfloat16 x in the "llama" and "gemma" modes (Hugging Face's mixed
     precision). One call for both: it is on every call's path."""
+    # the usual call passes without a call (x - x == 0: finite); anything else is checked
     if type(offset) is not float or offset - offset != 0 or casting not in CASTINGS or (
             offset and weight is None):
-        check_rms_options(fn, offset, casting, weight is not None)   # raises
+        check_rms_options(fn, offset, casting, weight is not None)
     if (weight is None or type(weight) is not Tensor and not isinstance(weight, Tensor)
             or weight.data.dtype != np.float32
             or type(x) is not Tensor and not isinstance(x, Tensor)
