@@ -76,6 +76,12 @@ def accumulation_dtype(dtype):
     return np.dtype(np.float32) if is_half(dtype) else np.dtype(dtype)
 
 
+def upcast_half(array):
+    """``array`` in its accumulation dtype: half precision cast to float32 (where the fused
+    nodes compute it), anything else as it is, not copied."""
+    return array.astype(np.float32) if is_half(array.dtype) else array
+
+
 def iinfo(dtype):
     """The limits of an integer dtype (``torch.iinfo``: ``bits``, ``min``, ``max``)."""
     return np.iinfo(np.dtype(dtype))

@@ -485,10 +485,13 @@ batch_norm_statistics = reference.batch_norm_statistics
 batch_norm_forward = reference.batch_norm_forward
 batch_norm_backward = reference.batch_norm_backward
 update_running_stats = reference.update_running_stats
+# GELU: the reference's CuPy expressions (cupyx's erf), elementwise kernels of their own.
+gelu_forward = reference.gelu_forward
+gelu_backward = reference.gelu_backward
 
 __all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
            "add_rms_norm_backward", "add_rms_norm_forward", "backward_config",
            "batch_norm_backward", "batch_norm_forward", "batch_norm_statistics",
-           "forward_config", "launch_config", "layer_norm_backward", "layer_norm_forward",
-           "name_expressions", "rms_norm_backward", "rms_norm_forward",
+           "forward_config", "gelu_backward", "gelu_forward", "launch_config",
+           "layer_norm_backward", "layer_norm_forward", "name_expressions", "rms_norm_backward", "rms_norm_forward",
            "update_running_stats", "vector_width"]

@@ -1,5 +1,5 @@
-"""The reference kernels: every fused norm's forward and closed-form backward, on arrays,
-written as the formulas of docs/derivations.md, one NumPy expression per formula.
+"""The reference kernels: every fused norm's forward and closed-form backward, and GELU's,
+on arrays, written as the formulas of docs/derivations.md, one NumPy expression per formula.
 
 This is the oracle: the blocked NumPy kernels (``blocked``, the CPU default), the numba
 kernels (``numba_cpu``) and the CUDA kernels (``cuda``) are tested against it. It runs on
@@ -27,15 +27,17 @@ float32 and float64 x need no cast: every mode is the same arithmetic. The backw
 each cast as the identity, as autograd does, with w' in place of w (d/dw' = d/dw).
 """
 
+import math
+
 import numpy as np
 
-from ..backend import array_module, corrected_mean
-from ..dtypes import accumulation_dtype
+from ..backend import array_module, corrected_mean, erf
+from ..dtypes import accumulation_dtype, upcast_half
 
 __all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
            "add_rms_norm_backward", "add_rms_norm_forward", "batch_norm_backward",
            "batch_norm_forward", "batch_norm_statistics", "effective_weight",
-           "layer_norm_backward", "layer_norm_forward", "rms_norm_backward",
+           "gelu_backward", "gelu_forward", "layer_norm_backward", "layer_norm_forward", "rms_norm_backward",
            "rms_norm_forward", "rms_weighted", "rounds_before_weight",
            "update_running_stats", "weight_dtype_for"]
 
@@ -234,6 +236,41 @@ def update_running_stats(running_mean, running_var, mean, var, count, momentum):
     if running_var is not None:
         running_var *= 1 - momentum
         running_var += momentum * unbiased.astype(running_var.dtype, copy=False)
+
+
+# ----- GELU, exact and tanh (derivations §11) ----------------------------------------------
+SQRT_HALF = math.sqrt(0.5)                         # torch's M_SQRT1_2
+SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)          # φ(0)
+KAPPA = 0.044715                                   # the tanh form's cubic coefficient
+
+
+def gelu_forward(x, approximate="none"):
+    """y = ½x(1 + erf(x/√2)), or with approximate "tanh" ½x(1 + tanh(√(2/π)(x + κx³))),
+    κ = 0.044715; half precision is computed in float32; y has x's dtype. -inf gives NaN
+    (-inf·0), as in PyTorch."""
+    xp, x32 = array_module(x), upcast_half(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if approximate == "tanh":
+            y = 0.5 * x32 * (1 + xp.tanh(SQRT_2_OVER_PI * (x32 + KAPPA * (x32 * x32 * x32))))
+        else:
+            y = 0.5 * x32 * (1 + erf(x32 * SQRT_HALF))
+    return xp.asarray(y).astype(x.dtype, copy=False)
+
+
+def gelu_backward(dy, x, approximate="none"):
+    """dx = dy·(Φ(x) + x·φ(x)); with "tanh", t = tanh(u), u = √(2/π)(x + κx³):
+    dy·(½(1 + t) + ½x(1 - t²)·√(2/π)(1 + 3κx²)). dx has dy's dtype."""
+    xp, x = array_module(x), upcast_half(x)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if approximate == "tanh":
+            t = xp.tanh(SQRT_2_OVER_PI * (x + KAPPA * (x * x * x)))
+            slope = 0.5 * (1 + t) + (0.5 * x) * (1 - t * t) * (
+                SQRT_2_OVER_PI * (1 + 3 * KAPPA * (x * x)))
+        else:
+            slope = (0.5 * (1 + erf(x * SQRT_HALF))
+                     + x * (INV_SQRT_2PI * xp.exp(-0.5 * x * x)))
+    return xp.asarray(dy * slope).astype(dy.dtype, copy=False)
 
 
 def _weight_grad(dy, xhat, weight):

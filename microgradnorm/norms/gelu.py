@@ -2,66 +2,44 @@
 products around them) and one fused node that saves only x and computes the closed-form
 derivative in backward, as PyTorch's GELU does."""
 
-import math
-
-import numpy as np
-
-from .. import backend, ops
+from .. import ops
 from ..autograd import op_group
+from ..kernels import for_array
+from ..kernels.reference import KAPPA, SQRT_2_OVER_PI, SQRT_HALF
 from . import arguments
-from .softmax import _computed, _x_only   # half precision computed in float32
+from .softmax import _x_only
 from .spec import FusedNorm, Norm
 
 __all__ = ["APPROXIMATIONS", "GELU", "gelu"]
 
 APPROXIMATIONS = ("none", "tanh")
-_SQRT_HALF = math.sqrt(0.5)                        # torch's M_SQRT1_2
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)         # φ(0)
-_KAPPA = 0.044715
 
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
 class Gelu(FusedNorm):
+    """The kernels' ``gelu_forward`` and ``gelu_backward`` (numba's compiled loops by
+    default where numba imports, ``kernels.reference`` the oracle)."""
     saved_names = ("x",)
 
     @staticmethod
     def forward(ctx, x, approximate):
-        xp, x32 = backend.array_module(x), _computed(x)
-        with np.errstate(invalid="ignore", over="ignore"):    # -inf · 0 is NaN, as in torch
-            if approximate == "tanh":
-                inner = _SQRT_2_OVER_PI * (x32 + _KAPPA * (x32 * x32 * x32))
-                y = 0.5 * x32 * (1 + xp.tanh(inner))
-            else:
-                y = 0.5 * x32 * (1 + backend.erf(x32 * _SQRT_HALF))
-        ctx.approximate = approximate
+        ctx.approximate, ctx.kernels = approximate, for_array(x)
         ctx.save_for_backward(x)                     # the derivative reads x alone
-        return xp.asarray(y).astype(x.dtype, copy=False)
+        return ctx.kernels.gelu_forward(x, approximate)
 
     @staticmethod
     def backward(ctx, g):
         (x,) = ctx.saved
-        xp, x = backend.array_module(x), _computed(x)
-        with np.errstate(invalid="ignore", over="ignore"):
-            if ctx.approximate == "tanh":
-                # d/dx ½x(1 + t), t = tanh(u), u = √(2/π)(x + κx³):
-                # ½(1 + t) + ½x(1 - t²)·√(2/π)(1 + 3κx²)
-                t = xp.tanh(_SQRT_2_OVER_PI * (x + _KAPPA * (x * x * x)))
-                slope = 0.5 * (1 + t) + (0.5 * x) * (1 - t * t) * (
-                    _SQRT_2_OVER_PI * (1 + 3 * _KAPPA * (x * x)))
-            else:                                    # Φ(x) + x·φ(x)
-                slope = (0.5 * (1 + backend.erf(x * _SQRT_HALF))
-                         + x * (_INV_SQRT_2PI * xp.exp(-0.5 * x * x)))
-        return xp.asarray(g * slope).astype(g.dtype, copy=False)
+        return ctx.kernels.gelu_backward(g, x, ctx.approximate)
 
 
 # ----- composite: the graph of primitives -------------------------------------------------
 def composite_gelu(x, approximate="none"):
     """The graph: ½x(1 + erf(x/√2)), or ½x(1 + tanh(√(2/π)(x + 0.044715x³)))."""
     if approximate == "tanh":
-        inner = (x + _KAPPA * x * x * x) * _SQRT_2_OVER_PI
+        inner = (x + KAPPA * x * x * x) * SQRT_2_OVER_PI
         return 0.5 * x * (1 + inner.tanh())
-    return 0.5 * x * (1 + ops.erf(x * _SQRT_HALF))
+    return 0.5 * x * (1 + ops.erf(x * SQRT_HALF))
 
 
 # ----- the public entry -------------------------------------------------------------------

@@ -26,11 +26,6 @@ def logsumexp(x, axis):
         return top + xp.log(xp.exp(x - top).sum(axis=axis, keepdims=True))
 
 
-def _computed(x):
-    # half precision is computed in float32, as the composite's sums accumulate
-    return x.astype(np.float32) if dtypes.is_half(x.dtype) else x
-
-
 # ----- fused: one node each, closed-form backward ----------------------------------------
 class Softmax(FusedNorm):
     saved_names = ("output",)
@@ -38,7 +33,7 @@ class Softmax(FusedNorm):
     @staticmethod
     def forward(ctx, x, axis):
         with np.errstate(invalid="ignore", over="ignore"):    # +inf or NaN in a row: NaN
-            xa = _computed(x)
+            xa = dtypes.upcast_half(x)
             y = backend.array_module(x).exp(xa - logsumexp(xa, axis))
         ctx.axis = axis
         y = y.astype(x.dtype, copy=False)
@@ -57,7 +52,7 @@ class LogSoftmax(FusedNorm):
     @staticmethod
     def forward(ctx, x, axis):
         with np.errstate(invalid="ignore", over="ignore"):
-            xa = _computed(x)
+            xa = dtypes.upcast_half(x)
             y = (xa - logsumexp(xa, axis)).astype(x.dtype, copy=False)
         ctx.axis = axis
         ctx.save_for_backward(y)                     # g − exp(y)·Σ g reads y alone
@@ -78,7 +73,7 @@ class CrossEntropy(FusedNorm):
     @staticmethod
     def forward(ctx, logits, target, ignore_index, reduction):
         xp = backend.array_module(logits)
-        lse = logsumexp(_computed(logits), 1)                           # (N, 1)
+        lse = logsumexp(dtypes.upcast_half(logits), 1)              # (N, 1)
         keep = target != ignore_index
         picked = logits[xp.arange(len(target)), xp.where(keep, target, 0)]
         with np.errstate(invalid="ignore"):
@@ -101,7 +96,7 @@ class CrossEntropy(FusedNorm):
         xp, target = backend.array_module(logits), ctx.target
         keep = target != ctx.ignore_index
         with np.errstate(invalid="ignore"):
-            dx = xp.exp(_computed(logits) - lse)                         # softmax (N, C)
+            dx = xp.exp(dtypes.upcast_half(logits) - lse)            # softmax (N, C)
         dx[xp.arange(len(target)), xp.where(keep, target, 0)] -= 1
         if ctx.reduction == "mean":
             g = g / max(ctx.count, 1)

@@ -1,0 +1,98 @@
+"""The numba GELU kernels (``numba_cpu.gelu_forward`` / ``gelu_backward``) against the
+reference kernels: float64 (libm's erf and exp) to a few ulps, float32 (vectorized
+polynomials computed in float64) within 0.6 float32 eps of the float64 result at the scale
+max(1, |x|) over a dense sweep, non-finite inputs as the reference, and what they hand to
+the blocked kernels (the tanh form, half precision, views, mixed dtypes), exactly."""
+
+import numpy as np
+import pytest
+
+from microgradnorm.kernels import blocked, reference
+
+pytest.importorskip("numba")
+from microgradnorm.kernels import numba_cpu  # noqa: E402  (after the skip)
+
+SPECIAL = [0.0, -0.0, 1e-30, -1e-30, 5e-324, 1.0, -1.0, 1.41421, -1.41421, 6.36, -6.37,
+           30.0, -30.0, 1e10, -1e10, 3e38, -3e38, np.inf, -np.inf, np.nan]
+
+
+def sweep(dtype, count=400_001, end=12.0):
+    """A dense sweep of [-end, end] and the special values, in ``dtype``."""
+    with np.errstate(over="ignore"):
+        return np.concatenate([np.linspace(-end, end, count), SPECIAL]).astype(dtype)
+
+
+def both(x, dy):
+    """(y, dx) from the numba kernels and (y, dx) from the reference in float64."""
+    ours = numba_cpu.gelu_forward(x, "none"), numba_cpu.gelu_backward(dy, x, "none")
+    x64, dy64 = x.astype(np.float64), dy.astype(np.float64)
+    exact = reference.gelu_forward(x64, "none"), reference.gelu_backward(dy64, x64, "none")
+    return ours, exact
+
+
+def assert_within(actual, expected, x, bound):
+    """NaN and inf where the reference has them; elsewhere |actual - expected| <= bound ·
+    max(1, |x|) (float32's eps or float64's, by the caller)."""
+    finite = np.isfinite(expected)
+    np.testing.assert_array_equal(np.isnan(actual), np.isnan(expected))
+    np.testing.assert_array_equal(actual[np.isinf(expected)], expected[np.isinf(expected)])
+    scale = np.maximum(1.0, np.abs(x.astype(np.float64)))[finite]
+    error = np.abs(actual[finite].astype(np.float64) - expected[finite]) / scale
+    assert error.max() <= bound, (error.max(), x[finite][np.argmax(error)])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")          # -inf · 0 in the reference
+@pytest.mark.parametrize("dtype, bound", [(np.float64, 4 * np.finfo(np.float64).eps),
+                                          (np.float32, 0.6 * np.finfo(np.float32).eps)])
+def test_the_numba_gelu_is_within_bound_of_the_float64_reference(dtype, bound):
+    x = sweep(dtype)
+    dy = np.ones_like(x)
+    (y, dx), (y64, dx64) = both(x, dy)
+    assert y.dtype == dx.dtype == dtype
+    assert_within(y, y64, x, bound)
+    assert_within(dx, dx64, x, bound)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_signs_of_zero_and_the_gradient_are_the_references(dtype):
+    x = np.array([-0.0, 0.0, -3.0, 2.0], dtype)
+    dy = np.array([1.0, -1.0, 2.5, -0.5], dtype)
+    (y, dx), (y64, dx64) = both(x, dy)
+    np.testing.assert_array_equal(np.signbit(y), np.signbit(y64))
+    np.testing.assert_allclose(dx, dx64, rtol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(), (0,), (3, 0), (2, 3, 4)])
+def test_any_contiguous_shape_runs_compiled(shape, monkeypatch):
+    monkeypatch.setattr(blocked, "gelu_forward", None)          # a delegation would fail
+    monkeypatch.setattr(blocked, "gelu_backward", None)
+    x = np.random.default_rng(0).standard_normal(shape)
+    y, dx = numba_cpu.gelu_forward(x), numba_cpu.gelu_backward(np.ones_like(x), x)
+    assert y.shape == dx.shape == x.shape
+    np.testing.assert_allclose(y, reference.gelu_forward(x), rtol=1e-14, atol=1e-300)
+
+
+def delegated():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 6))
+    return {"tanh form": (x, np.ones_like(x), "tanh"),
+            "float16": (x.astype(np.float16), np.ones((4, 6), np.float16), "none"),
+            "a view": (x[:, ::2], np.ones((4, 3)), "none"),
+            "dy of another dtype": (x, np.ones((4, 6), np.float32), "none")}
+
+
+@pytest.mark.parametrize("case", list(delegated()))
+def test_the_rest_is_the_blocked_kernels_exactly(case, monkeypatch):
+    x, dy, approximate = delegated()[case]
+    expected = blocked.gelu_forward(x, approximate), blocked.gelu_backward(dy, x, approximate)
+    calls = []
+    for name in ("gelu_forward", "gelu_backward"):
+        original = getattr(blocked, name)
+        monkeypatch.setattr(blocked, name, lambda *a, _o=original, _n=name:
+                            calls.append(_n) or _o(*a))
+    actual = numba_cpu.gelu_forward(x, approximate), numba_cpu.gelu_backward(dy, x, approximate)
+    first = int(case == "dy of another dtype")          # x alone: its forward runs compiled
+    assert calls == ["gelu_forward", "gelu_backward"][first:]
+    for a, e in zip(actual[first:], expected[first:]):
+        assert a.dtype == e.dtype
+        np.testing.assert_array_equal(a, e)
