@@ -19,24 +19,51 @@ __all__ = ["ATTENTION", "scaled_dot_product_attention"]
 
 
 def _scores(q, k, mask, is_causal, scale):
-    """q·kᵀ·scale with the mask applied: (..., L, S)."""
+    """q·kᵀ·scale with the mask applied: (..., L, S), a fresh array, so that the callers
+    (and this) work in place: every pass over L×S values counts here."""
     xp = backend.array_module(q)
-    s = (q @ xp.swapaxes(k, -1, -2)) * scale
+    s = q @ xp.swapaxes(k, -1, -2)
+    s *= scale
     if is_causal:
         mask = xp.tril(xp.ones(s.shape[-2:], dtype=bool))   # top left aligned, as torch
     if mask is None:
         return s
+    if np.broadcast_shapes(s.shape, mask.shape) != s.shape:  # the mask adds batch dims
+        return xp.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
     if mask.dtype == bool:
-        return xp.where(mask, s, -np.inf)
-    return s + mask
+        xp.copyto(s, -np.inf, where=~mask)
+    else:
+        s += mask
+    return s
+
+
+def _softmax_in_place(s):
+    """Turn the scores s into the probabilities P in place; returns ℓ = log Σ exp (..., L, 1).
+    A row with nothing to attend to (every score -inf, ℓ = -inf) attends to nothing: zeros,
+    where the softmax would be 0/0, as torch's CPU attention does; +inf or NaN give NaN."""
+    xp = backend.array_module(s)
+    if s.shape[-1] == 0:
+        return logsumexp(s, -1)
+    top = s.max(axis=-1, keepdims=True)
+    top[top == -np.inf] = 0                          # -inf - -inf would be NaN
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s -= top
+        xp.exp(s, out=s)
+        total = s.sum(axis=-1, keepdims=True)
+        s /= total
+        lse = top + xp.log(total)
+    xp.copyto(s, 0, where=total == 0)
+    return lse
 
 
 def _probabilities(s, lse):
-    # exp(s - lse); a row with nothing to attend to (lse = -inf) attends to nothing: zeros,
-    # where the softmax would be 0/0, as torch's CPU attention does
+    """P = exp(s - ℓ) in place of the scores s (backward's recomputation); dead rows 0."""
     xp = backend.array_module(s)
-    with np.errstate(invalid="ignore"):
-        return xp.where(lse == -np.inf, 0, xp.exp(s - lse)).astype(s.dtype, copy=False)
+    with np.errstate(invalid="ignore", over="ignore"):
+        s -= lse
+        xp.exp(s, out=s)
+    xp.copyto(s, 0, where=lse == -np.inf)
+    return s
 
 
 def _kept(seed, shape, dropout_p, xp):
@@ -51,9 +78,8 @@ class ScaledDotProductAttention(FusedNorm):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, seed):
-        s = _scores(q, k, mask, is_causal, scale)                          # (..., L, S)
-        lse = logsumexp(s, -1)                                             # (..., L, 1)
-        p = _probabilities(s, lse)
+        p = _scores(q, k, mask, is_causal, scale)                          # (..., L, S)
+        lse = _softmax_in_place(p)                                         # (..., L, 1)
         if dropout_p:
             p = p * _kept(seed, p.shape, dropout_p, backend.array_module(p)).astype(p.dtype)
         out = p @ v                                                        # (..., L, Ev)
@@ -77,9 +103,13 @@ class ScaledDotProductAttention(FusedNorm):
         else:
             dv = xp.swapaxes(p, -1, -2) @ dout
         # dS = P∘(dP − rowsum(dO∘O)): rowsum(dO∘O) = rowsum(P∘dP), without P·dP's L×S
-        ds = p * (dp - (dout * out).sum(axis=-1, keepdims=True))
-        dq = (ds @ k) * ctx.scale
-        dk = (xp.swapaxes(ds, -1, -2) @ q) * ctx.scale
+        ds = dp
+        ds -= (dout * out).sum(axis=-1, keepdims=True)
+        ds *= p
+        dq = ds @ k
+        dq *= ctx.scale
+        dk = xp.swapaxes(ds, -1, -2) @ q
+        dk *= ctx.scale
         dmask = (unbroadcast(ds, mask.shape) if ctx.needs_input_grad[3] else None)
         return (unbroadcast(dq, q.shape), unbroadcast(dk, k.shape), unbroadcast(dv, v.shape),
                 dmask)
