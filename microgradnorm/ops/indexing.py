@@ -5,6 +5,8 @@ backward adds each gradient into the element it came from, so repeats accumulate
 import numbers
 from collections import namedtuple
 
+import numpy as np
+
 from .. import backend
 from ..autograd import Function
 from .base import (OutOfRangeError, as_array, check_tensor, constant, normalize_axis,
@@ -30,11 +32,28 @@ class GetItem(Function):
     def backward(ctx, grad):
         xp = backend.array_module(grad)
         grad_x = xp.zeros(ctx.shape, dtype=ctx.dtype)
-        if _is_basic_index(ctx.index):
-            grad_x[ctx.index] = grad                 # a basic index never repeats an element
+        index = ctx.index
+        if _is_basic_index(index):
+            grad_x[index] = grad                     # a basic index never repeats an element
+        elif type(index) is np.ndarray and index.dtype.kind in "iu" and index.size >= 256:
+            _add_rows(grad_x, index, grad)           # an embedding's backward, batched
         else:
-            xp.add.at(grad_x, ctx.index, grad)       # integer arrays may repeat rows
+            xp.add.at(grad_x, index, grad)           # integer arrays may repeat rows
         return grad_x
+
+
+def _add_rows(out, index, grad):
+    """``np.add.at(out, index, grad)`` for one integer array indexing out's rows: the rows
+    sorted by target (stably) and summed with one ``add.reduceat``, 5x faster for 1,024
+    rows of 64 (slower below a few hundred rows). The sums round in another order than
+    ``add.at``'s, to the last bit."""
+    rows = index.reshape(-1)
+    rows = np.where(rows < 0, rows + out.shape[0], rows)       # -1 is the last row
+    order = np.argsort(rows, kind="stable")
+    targets = rows[order]
+    starts = np.flatnonzero(np.concatenate(([True], targets[1:] != targets[:-1])))
+    sums = np.add.reduceat(grad.reshape(rows.size, -1)[order], starts, axis=0)
+    out.reshape(out.shape[0], -1)[targets[starts]] += sums
 
 
 class IndexPut(Function):

@@ -405,6 +405,23 @@ def test_embedding_lookup_repeated_ids_sum_their_gradients():
     assert_close(weight.grad, [[3.0, 3.0], [1.0, 1.0], [2.0, 2.0]])
 
 
+@pytest.mark.parametrize("row_shape", [(), (7,), (2, 3)])
+def test_a_batch_of_ids_sums_like_add_at_and_torch(row_shape):
+    """640 ids (past the sorted-sum path's threshold), repeated and negative, into weights
+    of 1-D, 2-D and 3-D rows: the same gradient as np.add.at and torch."""
+    rng = np.random.default_rng(3)
+    ids = rng.integers(-11, 11, (16, 40))
+    weight, g = rng.standard_normal((11, *row_shape)), rng.standard_normal((16, 40, *row_shape))
+    ours = mg.tensor(weight, requires_grad=True)
+    ours[ids].backward(g)
+    expected = np.zeros_like(weight)
+    np.add.at(expected, ids, g)
+    theirs = torch.tensor(weight, requires_grad=True)
+    theirs[torch.from_numpy(ids)].backward(torch.from_numpy(g))
+    np.testing.assert_allclose(ours.grad, expected, rtol=1e-13, atol=1e-13)
+    np.testing.assert_allclose(ours.grad, theirs.grad.numpy(), rtol=1e-13, atol=1e-13)
+
+
 @GRADCHECK
 @given(data=st.data())
 def test_getitem_gradcheck(data):
