@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from ..autograd import op_group
 from ..ops.base import unbroadcast
 from ..tensor import Tensor
@@ -78,11 +78,12 @@ class ScaledDotProductAttention(FusedNorm):
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, seed):
-        p = _scores(q, k, mask, is_causal, scale)                          # (..., L, S)
+        qc, kc, vc, maskc = _upcast(q, k, v, mask)          # half precision: in float32
+        p = _scores(qc, kc, maskc, is_causal, scale)                       # (..., L, S)
         lse = _softmax_in_place(p)                                         # (..., L, 1)
         if dropout_p:
             p = p * _kept(seed, p.shape, dropout_p, backend.array_module(p)).astype(p.dtype)
-        out = p @ v                                                        # (..., L, Ev)
+        out = (p @ vc).astype(q.dtype, copy=False)                         # (..., L, Ev)
         # Saved: the inputs (alive anyway), the output and one log-sum-exp per row; the
         # L×S probabilities and the dropout mask are recomputed in backward (the mask from
         # its seed), never kept.
@@ -92,7 +93,9 @@ class ScaledDotProductAttention(FusedNorm):
 
     @staticmethod
     def backward(ctx, dout):
-        q, k, v, out, lse, mask = ctx.saved
+        inputs = ctx.saved[:3]                               # their dtypes, for the grads
+        q, k, v, out, lse, mask = _upcast(*ctx.saved)
+        dout = dtypes.upcast_half(dout)
         xp = backend.array_module(q)
         p = _probabilities(_scores(q, k, mask, ctx.is_causal, ctx.scale), lse)
         dp = dout @ xp.swapaxes(v, -1, -2)                                 # dL/d(dropped P)
@@ -110,9 +113,15 @@ class ScaledDotProductAttention(FusedNorm):
         dq *= ctx.scale
         dk = xp.swapaxes(ds, -1, -2) @ q
         dk *= ctx.scale
-        dmask = (unbroadcast(ds, mask.shape) if ctx.needs_input_grad[3] else None)
-        return (unbroadcast(dq, q.shape), unbroadcast(dk, k.shape), unbroadcast(dv, v.shape),
-                dmask)
+        dmask = (unbroadcast(ds, mask.shape).astype(ctx.saved[5].dtype, copy=False)
+                 if ctx.needs_input_grad[3] else None)
+        return tuple(unbroadcast(g, t.shape).astype(t.dtype, copy=False)
+                     for g, t in zip((dq, dk, dv), inputs)) + (dmask,)
+
+
+def _upcast(*arrays):
+    # half precision to float32, as every fused node computes it; None and bool masks stay
+    return tuple(a if a is None else dtypes.upcast_half(a) for a in arrays)
 
 
 # ----- composite: the textbook graph ------------------------------------------------------

@@ -178,6 +178,34 @@ def test_attention_zero_size(impl):
             assert_close(a.grad, b.grad)
 
 
+@pytest.mark.parametrize("mask", ["causal", "float"])
+@pytest.mark.parametrize("dtype, tol", [("float16", 4e-3), ("bfloat16", 3e-2),
+                                        ("float32", 1e-5)])
+@pytest.mark.parametrize("impl", IMPLS)
+def test_attention_keeps_a_low_precision_dtype_and_matches_torch(impl, dtype, tol, mask):
+    """Output and every gradient (the float mask's too) in the inputs' dtype; the fused
+    node computes half precision in float32, the composite graph in the dtype."""
+    rng = np.random.default_rng(5)
+    data = [rng.standard_normal(s) for s in ((2, 2, 5, 4), (2, 2, 6, 4), (2, 2, 6, 3))]
+    extra = {"is_causal": True} if mask == "causal" else {}
+    if mask == "float":
+        data.append(rng.standard_normal((5, 6)))
+    ours = [mg.tensor(a, dtype=dtype, requires_grad=True) for a in data]
+    theirs = [torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True) for a in data]
+    out = F.scaled_dot_product_attention(*ours[:3], *ours[3:], impl=impl, **extra)
+    t_out = TF.scaled_dot_product_attention(*theirs[:3], *theirs[3:], **extra)
+    g = rng.standard_normal(out.shape)
+    out.backward(mg.tensor(g, dtype=dtype))
+    t_out.backward(torch.tensor(g, dtype=getattr(torch, dtype)))
+    assert str(out.dtype) == dtype
+    np.testing.assert_allclose(np.asarray(out.data, np.float64), t_out.double().detach(),
+                               rtol=tol, atol=tol)
+    for a, b in zip(ours, theirs):
+        assert str(a.grad.dtype) == dtype
+        np.testing.assert_allclose(np.asarray(a.grad, np.float64), b.grad.double(),
+                                   rtol=4 * tol, atol=4 * tol)
+
+
 @pytest.mark.parametrize("call, words", [
     (lambda q: F.scaled_dot_product_attention(q, q[:, :2, :3], q), "key must be"),
     (lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=1.0), "dropout_p"),
