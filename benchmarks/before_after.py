@@ -111,8 +111,12 @@ def torch_cases(torch, norm, arrays):
 
 
 def default_cpu_kernels(package):
-    """``package``'s default kernels for NumPy arrays: ``kernels.blocked``, or in versions
-    before that module, ``kernels.reference`` (which then held the same code)."""
+    """The kernels ``package`` runs NumPy arrays on by default: what its
+    ``kernels.for_array`` gives (numba's where numba imports, in versions that choose), else
+    ``kernels.blocked``, or before that module ``kernels.reference`` (then the same code)."""
+    kernels = importlib.import_module(package.__name__ + ".kernels")
+    if hasattr(kernels, "default_cpu_kernels"):
+        return kernels.for_array(np.empty(0))
     try:
         return importlib.import_module(package.__name__ + ".kernels.blocked")
     except ImportError:
