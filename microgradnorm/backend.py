@@ -1,6 +1,8 @@
 """Array backends: NumPy on "cpu", CuPy on "cuda" (optional, imported lazily). Every op is
 written once against ``xp = array_module(array)``; only this module knows the libraries."""
 
+import os
+
 import numpy as np
 
 DEVICES = ("cpu", "cuda")
@@ -183,8 +185,9 @@ _MMAP_THRESHOLD_MAX = 32 << 20    # glibc's largest mmap threshold on 64-bit sys
 
 def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
     """Let glibc's ``malloc`` keep up to ``trim_threshold`` freed bytes for the next arrays,
-    so each step's temporaries cause no page faults (docs/architecture.md); call it once,
-    before training. Returns False without glibc's ``mallopt``."""
+    so each step's temporaries cause no page faults (docs/architecture.md). The first
+    ``backward()`` calls it (``keep_freed_memory_by_default``); call it yourself to change
+    the threshold. Returns False without glibc's ``mallopt``."""
     import ctypes
     import ctypes.util
 
@@ -192,10 +195,33 @@ def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
             or not 0 <= trim_threshold < 2**31:
         raise ValueError(f"keep_freed_memory: trim_threshold must be an int in [0, 2**31), "
                          f"got {trim_threshold!r}")
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    mallopt = None
+    for name in (None, ctypes.util.find_library("c") or "libc.so.6"):
+        try:               # None: the process's own symbols, glibc's among them on Linux
+            mallopt = ctypes.CDLL(name).mallopt
+            break
+        except (OSError, AttributeError):
+            continue
+    if mallopt is None:
         return False
+    _allocator.append("kept")
     return bool(mallopt(_MALLOC_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
                 and mallopt(_MALLOC_TRIM_THRESHOLD, trim_threshold))
+
+
+KEEP_FREED_MEMORY_VARIABLE = "MICROGRADNORM_KEEP_FREED_MEMORY"
+_allocator = []       # not empty once chosen: "kept", "left" (the variable) or "no mallopt"
+
+
+def keep_freed_memory_by_default():
+    """The first ``backward()``'s call: ``keep_freed_memory()`` once per process, unless it
+    ran already or ``$MICROGRADNORM_KEEP_FREED_MEMORY`` is "0". Without it a training step
+    faults every temporary's pages in again, 1.4-2.3x the step's time (docs/benchmarks.md);
+    the process's freed memory then stays with it (up to 1 GiB) instead of going back to
+    the system, as PyTorch's caching allocator keeps GPU memory."""
+    if _allocator:
+        return
+    if os.environ.get(KEEP_FREED_MEMORY_VARIABLE, "").strip() == "0":
+        _allocator.append("left")
+    elif not keep_freed_memory():
+        _allocator.append("no mallopt")

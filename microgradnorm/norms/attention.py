@@ -52,7 +52,8 @@ def _softmax_in_place(s):
         total = s.sum(axis=-1, keepdims=True)
         s /= total
         lse = top + xp.log(total)
-    xp.copyto(s, 0, where=total == 0)
+    if not total.all():                              # (L×S work only where a row is dead)
+        xp.copyto(s, 0, where=total == 0)
     return lse
 
 
@@ -62,7 +63,9 @@ def _probabilities(s, lse):
     with np.errstate(invalid="ignore", over="ignore"):
         s -= lse
         xp.exp(s, out=s)
-    xp.copyto(s, 0, where=lse == -np.inf)
+    dead = lse == -np.inf
+    if dead.any():
+        xp.copyto(s, 0, where=dead)
     return s
 
 

@@ -1,4 +1,5 @@
-"""``backend.keep_freed_memory``: freed arrays' memory is reused without page faults."""
+"""``backend.keep_freed_memory``: freed arrays' memory is reused without page faults, from
+the first ``backward()`` on unless ``$MICROGRADNORM_KEEP_FREED_MEMORY`` is 0."""
 
 import os
 import subprocess
@@ -20,6 +21,10 @@ import numpy as np
 from microgradnorm import backend
 if sys.argv[1] == "keep":
     assert backend.keep_freed_memory()
+if sys.argv[1] == "backward":                      # the library's default, on first use
+    import microgradnorm as mg
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    (x * x).sum().backward()
 def one_round():
     arrays = [np.ones(2**20) for _ in range(10)]
     del arrays
@@ -32,8 +37,8 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 
-def page_faults(mode):
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def page_faults(mode, **variables):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **variables}
     result = subprocess.run([sys.executable, "-c", SCRIPT, mode], capture_output=True,
                             text=True, timeout=120, env=env, check=False)
     assert result.returncode == 0, result.stderr
@@ -46,6 +51,13 @@ def test_kept_memory_is_reused_without_page_faults():
     default = page_faults("default")
     # 5 rounds x 80 MiB = 102,400 pages of 4 KiB if all were faulted in again
     assert kept < 1000 and default > 10 * max(kept, 100), (kept, default)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's mallopt")
+def test_the_first_backward_keeps_freed_memory_unless_the_variable_says_0():
+    kept = page_faults("backward")
+    left = page_faults("backward", MICROGRADNORM_KEEP_FREED_MEMORY="0")
+    assert kept < 1000 and left > 10 * max(kept, 100), (kept, left)
 
 
 def test_keep_freed_memory_rejects_a_bad_threshold():
