@@ -12,7 +12,7 @@ from ..autograd import op_group
 from ..ops.base import unbroadcast
 from ..tensor import Tensor
 from . import arguments
-from .softmax import logsumexp
+from .softmax import softmax_with_logsumexp
 from .spec import FusedNorm, Norm
 
 __all__ = ["ATTENTION", "scaled_dot_product_attention"]
@@ -38,23 +38,14 @@ def _scores(q, k, mask, is_causal, scale):
 
 
 def _softmax_in_place(s):
-    """Turn the scores s into the probabilities P in place; returns ℓ = log Σ exp (..., L, 1).
+    """(P, ℓ = log Σ exp (..., L, 1)) from the scores s, P written over s.
     A row with nothing to attend to (every score -inf, ℓ = -inf) attends to nothing: zeros,
     where the softmax would be 0/0, as torch's CPU attention does; +inf or NaN give NaN."""
-    xp = backend.array_module(s)
-    if s.shape[-1] == 0:
-        return logsumexp(s, -1)
-    top = s.max(axis=-1, keepdims=True)
-    top[top == -np.inf] = 0                          # -inf - -inf would be NaN
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        s -= top
-        xp.exp(s, out=s)
-        total = s.sum(axis=-1, keepdims=True)
-        s /= total
-        lse = top + xp.log(total)
-    if not total.all():                              # (L×S work only where a row is dead)
-        xp.copyto(s, 0, where=total == 0)
-    return lse
+    p, lse = softmax_with_logsumexp(s, -1, scratch=True)
+    dead = lse == -np.inf
+    if dead.any():                                   # (L×S work only where a row is dead)
+        backend.array_module(s).copyto(p, 0, where=dead)
+    return p, lse
 
 
 def _probabilities(s, lse):
@@ -82,8 +73,8 @@ class ScaledDotProductAttention(FusedNorm):
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, seed):
         qc, kc, vc, maskc = _upcast(q, k, v, mask)          # half precision: in float32
-        p = _scores(qc, kc, maskc, is_causal, scale)                       # (..., L, S)
-        lse = _softmax_in_place(p)                                         # (..., L, 1)
+        s = _scores(qc, kc, maskc, is_causal, scale)                       # (..., L, S)
+        p, lse = _softmax_in_place(s)                             # P (..., L, S), ℓ (..., L, 1)
         if dropout_p:
             p = p * _kept(seed, p.shape, dropout_p, backend.array_module(p)).astype(p.dtype)
         out = (p @ vc).astype(q.dtype, copy=False)                         # (..., L, Ev)

@@ -11,7 +11,7 @@ from . import arguments
 from .spec import FusedNorm, Norm
 
 __all__ = ["CROSS_ENTROPY", "LOG_SOFTMAX", "SOFTMAX", "cross_entropy_rows", "log_softmax",
-           "logsumexp", "softmax"]
+           "logsumexp", "softmax", "softmax_with_logsumexp"]
 
 
 def logsumexp(x, axis):
@@ -26,15 +26,37 @@ def logsumexp(x, axis):
         return top + xp.log(xp.exp(x - top).sum(axis=axis, keepdims=True))
 
 
+def softmax_with_logsumexp(x, axis, scratch=False):
+    """(softmax(x), log Σ exp(x)) over ``axis`` (kept in the second), with one exp: the
+    max-shifted exponentials divided by their sum. ``scratch``: x is the caller's own
+    temporary, overwritten by the softmax. A row of -inf gives NaN (0/0) and -inf; a row
+    holding +inf or NaN gives NaN, as in torch."""
+    xp = backend.array_module(x)
+    if not x.ndim or x.shape[axis] == 0:
+        lse = logsumexp(x, axis)
+        with np.errstate(invalid="ignore"):
+            return xp.exp(x - lse), lse
+    top = x.max(axis=axis, keepdims=True)
+    top[top == -np.inf] = 0                          # -inf - -inf would be NaN
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if scratch:
+            x -= top
+        else:
+            x = x - top
+        xp.exp(x, out=x)
+        total = x.sum(axis=axis, keepdims=True)
+        x /= total
+        return x, top + xp.log(total)
+
+
 # ----- fused: one node each, closed-form backward ----------------------------------------
 class Softmax(FusedNorm):
     saved_names = ("output",)
 
     @staticmethod
     def forward(ctx, x, axis):
-        with np.errstate(invalid="ignore", over="ignore"):    # +inf or NaN in a row: NaN
-            xa = dtypes.upcast_half(x)
-            y = backend.array_module(x).exp(xa - logsumexp(xa, axis))
+        xa = dtypes.upcast_half(x)                   # a copy for half precision: scratch
+        y, _ = softmax_with_logsumexp(xa, axis, scratch=xa is not x)
         ctx.axis = axis
         y = y.astype(x.dtype, copy=False)
         ctx.save_for_backward(y)                     # y·(g − Σ g·y) reads y alone
