@@ -10,7 +10,8 @@ import threading
 import numpy as np
 
 from . import dtypes
-from .backend import array_module, device_of, keep_freed_memory_by_default, memory_owner
+from .backend import (allocator_setting, array_module, device_of,
+                      keep_freed_memory_by_default, memory_owner)
 
 
 class _ThreadState(threading.local):
@@ -540,7 +541,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
     """Propagate ``root_grads`` from ``roots``; {id(tensor): (tensor, summed gradient)} for
     each tensor reached that ``capture`` accepts (None: the leaves and the tensors that
     retain their gradient, which ``backward()`` fills)."""
-    keep_freed_memory_by_default()        # once: a step's temporaries reuse freed memory
+    if not allocator_setting:             # once: a step's temporaries reuse freed memory
+        keep_freed_memory_by_default()
     captured = {}
     output_grads = {}                     # node -> [gradient per output, or None]
     summed = set()                        # id of each sum this loop made: its own to add to

@@ -204,13 +204,13 @@ def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
             continue
     if mallopt is None:
         return False
-    _allocator.append("kept")
+    allocator_setting.append("kept")
     return bool(mallopt(_MALLOC_MMAP_THRESHOLD, _MMAP_THRESHOLD_MAX)
                 and mallopt(_MALLOC_TRIM_THRESHOLD, trim_threshold))
 
 
 KEEP_FREED_MEMORY_VARIABLE = "MICROGRADNORM_KEEP_FREED_MEMORY"
-_allocator = []       # not empty once chosen: "kept", "left" (the variable) or "no mallopt"
+allocator_setting = []    # empty until chosen: then "kept", "left" (the variable) or "no mallopt"
 
 
 def keep_freed_memory_by_default():
@@ -219,9 +219,9 @@ def keep_freed_memory_by_default():
     faults every temporary's pages in again, 1.4-2.3x the step's time (docs/benchmarks.md);
     the process's freed memory then stays with it (up to 1 GiB) instead of going back to
     the system, as PyTorch's caching allocator keeps GPU memory."""
-    if _allocator:
+    if allocator_setting:
         return
     if os.environ.get(KEEP_FREED_MEMORY_VARIABLE, "").strip() == "0":
-        _allocator.append("left")
+        allocator_setting.append("left")
     elif not keep_freed_memory():
-        _allocator.append("no mallopt")
+        allocator_setting.append("no mallopt")

@@ -493,5 +493,5 @@ __all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forw
            "add_rms_norm_backward", "add_rms_norm_forward", "backward_config",
            "batch_norm_backward", "batch_norm_forward", "batch_norm_statistics",
            "forward_config", "gelu_backward", "gelu_forward", "launch_config",
-           "layer_norm_backward", "layer_norm_forward", "name_expressions", "rms_norm_backward", "rms_norm_forward",
-           "update_running_stats", "vector_width"]
+           "layer_norm_backward", "layer_norm_forward", "name_expressions",
+           "rms_norm_backward", "rms_norm_forward", "update_running_stats", "vector_width"]

@@ -37,8 +37,8 @@ from ..dtypes import accumulation_dtype, upcast_half
 __all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
            "add_rms_norm_backward", "add_rms_norm_forward", "batch_norm_backward",
            "batch_norm_forward", "batch_norm_statistics", "effective_weight",
-           "gelu_backward", "gelu_forward", "layer_norm_backward", "layer_norm_forward", "rms_norm_backward",
-           "rms_norm_forward", "rms_weighted", "rounds_before_weight",
+           "gelu_backward", "gelu_forward", "layer_norm_backward", "layer_norm_forward",
+           "rms_norm_backward", "rms_norm_forward", "rms_weighted", "rounds_before_weight",
            "update_running_stats", "weight_dtype_for"]
 
 
