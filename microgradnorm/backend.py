@@ -200,7 +200,7 @@ def keep_freed_memory(trim_threshold=KEEP_FREED_BYTES):
         try:               # None: the process's own symbols, glibc's among them on Linux
             mallopt = ctypes.CDLL(name).mallopt
             break
-        except (OSError, AttributeError):
+        except (OSError, AttributeError, TypeError):     # no such library, or no mallopt
             continue
     if mallopt is None:
         return False

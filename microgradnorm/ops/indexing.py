@@ -35,7 +35,8 @@ class GetItem(Function):
         index = ctx.index
         if _is_basic_index(index):
             grad_x[index] = grad                     # a basic index never repeats an element
-        elif type(index) is np.ndarray and index.dtype.kind in "iu" and index.size >= 256:
+        elif xp is np and type(index) is np.ndarray and index.dtype.kind in "iu" \
+                and index.size >= 256:
             _add_rows(grad_x, index, grad)           # an embedding's backward, batched
         else:
             xp.add.at(grad_x, index, grad)           # integer arrays may repeat rows
