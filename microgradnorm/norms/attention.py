@@ -87,8 +87,8 @@ class ScaledDotProductAttention(FusedNorm):
 
     @staticmethod
     def backward(ctx, dout):
-        inputs = ctx.saved[:3]                               # their dtypes, for the grads
-        q, k, v, out, lse, mask = _upcast(*ctx.saved)
+        saved = ctx.saved                          # as given: their dtypes are the grads'
+        q, k, v, out, lse, mask = _upcast(*saved)
         dout = dtypes.upcast_half(dout)
         xp = backend.array_module(q)
         p = _probabilities(_scores(q, k, mask, ctx.is_causal, ctx.scale), lse)
@@ -107,10 +107,10 @@ class ScaledDotProductAttention(FusedNorm):
         dq *= ctx.scale
         dk = xp.swapaxes(ds, -1, -2) @ q
         dk *= ctx.scale
-        dmask = (unbroadcast(ds, mask.shape).astype(ctx.saved[5].dtype, copy=False)
+        dmask = (unbroadcast(ds, mask.shape).astype(saved[5].dtype, copy=False)
                  if ctx.needs_input_grad[3] else None)
         return tuple(unbroadcast(g, t.shape).astype(t.dtype, copy=False)
-                     for g, t in zip((dq, dk, dv), inputs)) + (dmask,)
+                     for g, t in zip((dq, dk, dv), saved[:3])) + (dmask,)
 
 
 def _upcast(*arrays):
