@@ -292,7 +292,8 @@ update_running_stats = reference.update_running_stats
 
 
 # ----- GELU ---------------------------------------------------------------------------------
-# One pass over x: float64 calls libm's erf and exp (1 ulp), as PyTorch's float64 does.
+# One pass over x: float64 calls libm's erf (1 ulp), as PyTorch's float64 does; its exp is
+# NumPy's, vectorized, in a pass before.
 # float32 evaluates erf(a) and exp(-a²), a = |x|/√2, in float64 from Chebyshev fits
 # (mpmath.chebyfit; absolute error 3e-11 below a = 1, 4.5e-9 on [1, 4.5]; erf = 1 and
 # exp(-a²) = 0 beyond, where they round so in float32), branch-free, so that LLVM
@@ -369,11 +370,11 @@ def _gelu_float64(x, y):
 
 
 @_jit
-def _gelu_float64_backward(x, dy, dx):
+def _gelu_float64_backward(x, gaussian, dy, dx):
     for i in range(x.size):
         v = x[i]
         dx[i] = dy[i] * (0.5 * (1.0 + math.erf(v * reference.SQRT_HALF))
-                         + v * (reference.INV_SQRT_2PI * math.exp(-0.5 * v * v)))
+                         + v * (reference.INV_SQRT_2PI * gaussian[i]))
 
 
 def _gelu_takes(*arrays):
@@ -396,6 +397,13 @@ def gelu_backward(dy, x, approximate="none"):
     if approximate == "tanh" or not _gelu_takes(x, dy):
         return blocked.gelu_backward(dy, x, approximate)
     dx = np.empty_like(dy)
-    (_gelu_float32_backward if x.dtype == np.float32 else _gelu_float64_backward)(
-        x.reshape(-1), dy.reshape(-1), dx.reshape(-1))
+    if x.dtype == np.float32:
+        _gelu_float32_backward(x.reshape(-1), dy.reshape(-1), dx.reshape(-1))
+        return dx
+    flat = x.reshape(-1)                # (0-d: an array still)
+    with np.errstate(over="ignore"):    # |x| > 1e154: x² = inf, exp(-inf) = 0
+        gaussian = np.multiply(flat, flat)  # exp(-x²/2) by NumPy's vectorized exp: libm's,
+        gaussian *= -0.5                    # per element in the loop, took 0.6 ms more of
+        np.exp(gaussian, out=gaussian)      # 2.1 at 16 x 64 x 256
+    _gelu_float64_backward(flat, gaussian, dy.reshape(-1), dx.reshape(-1))
     return dx

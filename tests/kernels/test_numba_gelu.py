@@ -96,3 +96,15 @@ def test_the_rest_is_the_blocked_kernels_exactly(case, monkeypatch):
     for a, e in zip(actual[first:], expected[first:]):
         assert a.dtype == e.dtype
         np.testing.assert_array_equal(a, e)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_huge_and_infinite_inputs_raise_no_warning(dtype):
+    import warnings
+    big = np.finfo(dtype).max / 2                      # x² overflows, in the dtype
+    x = np.array([big, -big, np.inf, -np.inf, np.nan, 0.0], dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, dx = numba_cpu.gelu_forward(x), numba_cpu.gelu_backward(np.ones_like(x), x)
+    np.testing.assert_array_equal(np.isnan(dx), [False, False, True, True, True, False])
+    assert y[0] == x[0] and dx[0] == 1
