@@ -354,8 +354,10 @@ def _check_mask(fn, mask, q, scores_shape, is_causal):
         raise TypeError(f"{fn}: attn_mask must be bool or query's dtype {q.dtype}, got "
                         f"{mask.dtype}")
     try:
-        np.broadcast_shapes(mask.shape, scores_shape)
+        fits = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
     except ValueError:
-        raise ValueError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast with "
-                         f"the scores' shape {scores_shape}") from None
+        fits = False
+    if not fits:                        # (as torch: a mask never adds dims to the output)
+        raise ValueError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast to "
+                         f"the scores' shape {scores_shape}")
     return mask

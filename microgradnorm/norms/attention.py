@@ -28,7 +28,7 @@ def _scores(q, k, mask, is_causal, scale):
         mask = xp.tril(xp.ones(s.shape[-2:], dtype=bool))   # top left aligned, as torch
     if mask is None:
         return s
-    if np.broadcast_shapes(s.shape, mask.shape) != s.shape:  # the mask adds batch dims
+    if np.broadcast_shapes(s.shape, mask.shape) != s.shape:  # v's batch dims, not q·kᵀ's
         return xp.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
     if mask.dtype == bool:
         xp.copyto(s, -np.inf, where=~mask)
@@ -131,9 +131,10 @@ def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
         scores = scores.masked_fill(~keep, -np.inf)
     elif attn_mask is not None:
         scores = scores + attn_mask
-    with np.errstate(invalid="ignore"):              # a dead row's -inf - -inf
-        probs = scores.softmax(-1)
     dead = q.xp.isneginf(scores.data).all(axis=-1, keepdims=True)        # nothing to attend
+    if dead.any():             # softmax of 0s there (finite, also backward), then zeroed
+        scores = scores.masked_fill(dead, 0.0)
+    probs = scores.softmax(-1)
     if dead.any():
         probs = probs.masked_fill(dead, 0.0)
     if dropout_p:

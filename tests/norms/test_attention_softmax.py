@@ -87,7 +87,8 @@ def test_visualizer_colours_the_fused_nodes():
 
 # ----- attention --------------------------------------------------------------------------
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("mask_kind", ["none", "bool", "float", "causal", "dead rows"])
+@pytest.mark.parametrize("mask_kind", ["none", "bool", "float", "causal", "dead rows",
+                                       "float dead rows"])
 def test_attention_matches_torch(impl, mask_kind):
     rng = np.random.default_rng(0)
     q, k, v = (rng.standard_normal(s) for s in [(2, 3, 4, 5), (2, 3, 6, 5), (2, 3, 6, 7)])
@@ -97,8 +98,10 @@ def test_attention_matches_torch(impl, mask_kind):
         if mask_kind == "dead rows":
             mask[1] = False                      # a query that may attend to nothing
         options["attn_mask"] = mask
-    elif mask_kind == "float":
+    elif mask_kind in ("float", "float dead rows"):
         options["attn_mask"] = rng.standard_normal((3, 4, 6))
+        if mask_kind == "float dead rows":       # -inf everywhere: zeros, zero gradients
+            options["attn_mask"][1, 2] = -np.inf
     elif mask_kind == "causal":
         options["is_causal"] = True
     ours, theirs = leaves(q, k, v), torch_leaves(q, k, v)
@@ -213,6 +216,8 @@ def test_attention_keeps_a_low_precision_dtype_and_matches_torch(impl, dtype, to
                                               is_causal=True), "not both"),
     (lambda q: F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), bool)),
      "attn_mask of shape"),
+    (lambda q: F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((5, 2, 3, 3), bool)),
+     r"attn_mask of shape \(5, 2, 3, 3\) does not broadcast to the scores' shape \(2, 3, 3\)"),
     (lambda q: F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((3, 3), np.int64)),
      "attn_mask must be bool"),
     (lambda q: F.scaled_dot_product_attention(q, q, q, impl="flash"), "impl"),
