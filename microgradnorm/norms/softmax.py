@@ -14,16 +14,31 @@ __all__ = ["CROSS_ENTROPY", "LOG_SOFTMAX", "SOFTMAX", "cross_entropy_rows", "log
            "logsumexp", "softmax", "softmax_with_logsumexp"]
 
 
+def _shifted_exponentials(x, axis, scratch=False):
+    """(e = exp(x - m), Σ e over ``axis`` (kept), m): m is the max over ``axis``, or 0 for a
+    row of -inf (-inf - -inf would be NaN). ``scratch``: x is the caller's own temporary
+    and becomes e. x is not empty along ``axis``."""
+    xp = backend.array_module(x)
+    top = x.max(axis=axis, keepdims=True)
+    top = xp.where(top == -np.inf, 0, top)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if scratch:
+            x -= top
+        else:
+            x = xp.asarray(x - top)                  # (0-d: an array still, for out=)
+        xp.exp(x, out=x)
+    return x, x.sum(axis=axis, keepdims=True), top
+
+
 def logsumexp(x, axis):
     """log Σ exp(x) over ``axis`` (kept), shifted by the max; a row of -inf gives -inf, a
     row holding +inf or NaN gives NaN (as in torch, the whole row's softmax is NaN)."""
     xp = backend.array_module(x)
     if x.ndim and x.shape[axis] == 0:                # log of an empty sum
         return xp.full(x.shape[:axis] + (1,) + x.shape[axis:][1:], -np.inf, x.dtype)
-    top = x.max(axis=axis, keepdims=True)
-    top = xp.where(top == -np.inf, 0, top)           # -inf - -inf would be NaN
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return top + xp.log(xp.exp(x - top).sum(axis=axis, keepdims=True))
+    _, total, top = _shifted_exponentials(x, axis)
+    with np.errstate(divide="ignore"):
+        return top + xp.log(total)
 
 
 def softmax_with_logsumexp(x, axis, scratch=False):
@@ -36,17 +51,10 @@ def softmax_with_logsumexp(x, axis, scratch=False):
         lse = logsumexp(x, axis)
         with np.errstate(invalid="ignore"):
             return xp.exp(x - lse), lse
-    top = x.max(axis=axis, keepdims=True)
-    top[top == -np.inf] = 0                          # -inf - -inf would be NaN
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if scratch:
-            x -= top
-        else:
-            x = x - top
-        xp.exp(x, out=x)
-        total = x.sum(axis=axis, keepdims=True)
-        x /= total
-        return x, top + xp.log(total)
+    e, total, top = _shifted_exponentials(x, axis, scratch)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e /= total
+        return e, top + xp.log(total)
 
 
 # ----- fused: one node each, closed-form backward ----------------------------------------
