@@ -103,14 +103,15 @@ def assert_low_precision_close(spec, named, reference, dtype, tol, what):
 
 
 def spread(spec, arrays):
-    """x plus a fixed ramp along the statistics' axis (the last, or N for a per-channel
-    norm), so no row or channel is (nearly) constant: a float16 row whose variance is ~eps
-    is ill-conditioned for any implementation that computes in float16."""
+    """x plus a fixed ramp over every position one statistic reduces (a row's last axis,
+    or a channel's N and L together), so no row or channel is (nearly) constant: a float16
+    row whose variance is ~eps is ill-conditioned for any implementation that computes in
+    float16. (A ramp along N alone left a BatchNorm channel with N = 1 unspread.)"""
     x = arrays["x"]
-    axis = statistics_axes(spec, x.ndim)[0]
-    ramp = np.linspace(-2, 2, x.shape[axis]).reshape([-1 if a == axis else 1
-                                                      for a in range(x.ndim)])
-    return arrays | {"x": x + ramp}
+    axes = statistics_axes(spec, x.ndim)
+    reduced = [x.shape[a] for a in axes]
+    ramp = np.linspace(-2, 2, int(np.prod(reduced))).reshape(reduced)
+    return arrays | {"x": x + np.expand_dims(ramp, [a for a in range(x.ndim) if a not in axes])}
 
 
 def largest_rstd(spec, arrays, running, training):
