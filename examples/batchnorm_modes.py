@@ -33,17 +33,21 @@ def main(argv=None):
     args = parse_args(parser, argv, quick={"steps": 30})
     rng = np.random.default_rng(0)
 
+    def normal(*shape):
+        """Draws from the data distribution as float32, the default dtype (as torch's)."""
+        return rng.normal(MEAN, STD, shape).astype(np.float32)
+
     # 1. batch dependence
     bn = nn.BatchNorm1d(4)
-    sample = rng.normal(MEAN, STD, (1, 4))
-    outputs = [bn(mg.tensor(np.concatenate([sample, rng.normal(MEAN, STD, (7, 4))]))).data[0]
+    sample = normal(1, 4)
+    outputs = [bn(mg.tensor(np.concatenate([sample, normal(7, 4)]))).detach().numpy()[0]
                for _ in range(2)]
     print("1. the same sample in two different training batches -> first output row:")
     for out in outputs:
         print("   ", np.array2string(out, precision=4))
     bn.eval()
-    eval_outputs = [bn(mg.tensor(np.concatenate([sample, rng.normal(MEAN, STD, (7, 4))])))
-                    .data[0] for _ in range(2)]
+    eval_outputs = [bn(mg.tensor(np.concatenate([sample, normal(7, 4)]))).detach().numpy()[0]
+                    for _ in range(2)]
     print(f"   in eval the two batches give the same row: "
           f"{np.array_equal(eval_outputs[0], eval_outputs[1])}")
 
@@ -53,26 +57,27 @@ def main(argv=None):
         bn(mg.tensor(sample))
     except ValueError as error:
         print(f"2. batch size 1 in training: ValueError: {error}")
-    print(f"   in eval: {np.array2string(bn.eval()(mg.tensor(sample)).data[0], precision=4)}")
-    print(f"   LayerNorm on that one sample: "
-          f"{np.array2string(nn.LayerNorm(4)(mg.tensor(sample)).data[0], precision=4)}")
+    in_eval = bn.eval()(mg.tensor(sample)).detach().numpy()[0]
+    print(f"   in eval: {np.array2string(in_eval, precision=4)}")
+    layer_norm = nn.LayerNorm(4)(mg.tensor(sample)).detach().numpy()[0]
+    print(f"   LayerNorm on that one sample: {np.array2string(layer_norm, precision=4)}")
 
     # 3. and 4. running statistics over training
     models = {"momentum 0.1": nn.BatchNorm1d(4), "momentum None": nn.BatchNorm1d(4,
                                                                                  momentum=None)}
     history = {name: [] for name in models}
     gap = []
-    probe = rng.normal(MEAN, STD, (256, 4))
+    probe = normal(256, 4)
     for _ in range(args.steps):
-        batch = rng.normal(MEAN, STD, (args.batch_size, 4))
+        batch = normal(args.batch_size, 4)
         for name, model in models.items():
             model.train()(mg.tensor(batch))
             history[name].append((model.running_mean.numpy()[0], model.running_var.numpy()[0]))
         model = models["momentum 0.1"]
         # Training-mode output of the probe without updating the running statistics:
         train_out = F.batch_norm(mg.tensor(probe), None, None, model.weight, model.bias,
-                                 training=True).data
-        eval_out = model.eval()(mg.tensor(probe)).data
+                                 training=True).detach().numpy()
+        eval_out = model.eval()(mg.tensor(probe)).detach().numpy()
         gap.append(np.abs(train_out - eval_out).mean())
     print(f"3. after {args.steps} batches of {args.batch_size} from N({MEAN}, {STD}^2):")
     for name, values in history.items():

@@ -48,8 +48,8 @@ def main(argv=None):
     first = diffs[:50]
     print(f"max |loss composite - loss fused|: first {len(first)} steps {first.max():.2e}, "
           f"all {len(diffs)} steps {diffs.max():.2e}")
-    params = {name: p.data for name, p in fused.model.named_parameters()}
-    weight_diff = max(np.abs(p.data - params[name]).max()
+    params = {name: p.detach().numpy() for name, p in fused.model.named_parameters()}
+    weight_diff = max(np.abs(p.detach().numpy() - params[name]).max()
                       for name, p in composite.model.named_parameters())
     print(f"max |weight composite - weight fused| after training: {weight_diff:.2e}")
     print(f"fused saves {1 - fused.saved_bytes / composite.saved_bytes:.0%} of the bytes "

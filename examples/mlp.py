@@ -20,14 +20,14 @@ from microgradnorm.train import Progress
 
 def two_moons(n, noise=0.1, seed=0):
     """``n`` points on two interleaved half circles, labels 0 and 1 (scikit-learn's
-    make_moons): returns x (n, 2) float64, y (n,) int64."""
+    make_moons): returns x (n, 2) float32 (the models' default dtype), y (n,) int64."""
     rng = np.random.default_rng(seed)
     angle = rng.uniform(0, np.pi, n)
     label = rng.integers(0, 2, n)
     x = np.where(label[:, None] == 0,
                  np.stack([np.cos(angle), np.sin(angle)], 1),
                  np.stack([1 - np.cos(angle), 0.5 - np.sin(angle)], 1))
-    return x + noise * rng.standard_normal((n, 2)), label
+    return (x + noise * rng.standard_normal((n, 2))).astype(np.float32), label
 
 
 def accuracy(model, x, y):
@@ -76,7 +76,8 @@ def main(argv=None):
         grid = np.stack(np.meshgrid(np.linspace(-1.5, 2.5, 200), np.linspace(-1, 1.5, 150)), -1)
         model.eval()
         with mg.no_grad():
-            probs = F.softmax(model(mg.tensor(grid.reshape(-1, 2)))).numpy()[:, 1]
+            probs = F.softmax(model(mg.tensor(grid.reshape(-1, 2), dtype=mg.float32)))
+            probs = probs.numpy()[:, 1]
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.contourf(grid[..., 0], grid[..., 1], probs.reshape(grid.shape[:2]), levels=20,
                     cmap="RdBu", alpha=0.35)

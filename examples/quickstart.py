@@ -39,7 +39,8 @@ def main(argv=None):
         y = F.layer_norm(x, args.features, weight, bias, impl=impl)
         stats = mg.graph_stats(y)
         y.backward(upstream)
-        results[impl] = (y.data, x.grad, weight.grad, bias.grad)
+        results[impl] = (y.detach().numpy(), x.grad.numpy(), weight.grad.numpy(),
+                         bias.grad.numpy())
         print(f"{impl:>9}: {stats.nodes} op nodes {stats.by_op}, "
               f"{stats.saved_bytes:,} bytes saved for backward")
 

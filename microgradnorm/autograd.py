@@ -190,10 +190,10 @@ class Context:
         versions = []
         for a in self._saved:
             for t in inputs:
-                if t is not None and t.data is a:      # (no method or property calls)
+                if t is not None and t._array is a:      # (no method or property calls)
                     versions += [(t._version_box, t._version_box[0], a.shape)]
             for t in outputs:
-                if t.data is a:
+                if t._array is a:
                     versions += [(t._version_box, t._version_box[0], a.shape)]
         if versions:
             self._saved_versions = versions
@@ -226,7 +226,7 @@ class FreedInput:
     """A freed node's input that an op made: where its gradient went, no data."""
 
     __slots__ = ("grad_fn", "_output_index")
-    data = name = _history = None
+    _array = name = _history = None
     requires_grad, _retains_grad = True, False
 
     def __init__(self, grad_fn, output_index):
@@ -313,7 +313,7 @@ def _unpack(op_name, inputs):
     for t in inputs:                      # the usual case: Tensors of one array type
         if type(t) is not Tensor and not isinstance(t, Tensor):        # (a Parameter is)
             return _unpack_mixed(op_name, inputs)
-        data = t.data
+        data = t._array
         if type(data) is not kind:
             if kind is not None:
                 return _unpack_mixed(op_name, inputs)
@@ -333,7 +333,7 @@ def _unpack_mixed(op_name, inputs):
     if len(devices) > 1:
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
         raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
-    return (tensors, [None if t is None else t.data for t in tensors],
+    return (tensors, [None if t is None else t._array for t in tensors],
             tuple([t is not None and t.requires_grad for t in tensors]))
 
 
@@ -341,12 +341,12 @@ def _share_versions_with_bases(inputs, outputs):
     # A view output shares its input's version counter, as in PyTorch: an in-place change
     # through either one invalidates what was saved of both.
     for out in outputs:
-        base = getattr(out.data, "base", None)
+        base = getattr(out._array, "base", None)
         if base is None:
             continue                  # most ops make new arrays: nothing to look up
         owner = memory_owner(base)
         for t in inputs:              # a loop, not a dict of owners: a fused norm's view of
-            data = None if t is None else t.data
+            data = None if t is None else t._array
             if data is owner or (data is not None and data.base is not None
                                  and memory_owner(data) is owner):
                 out._version_box = t._version_box     # its own output matches no input
@@ -446,12 +446,16 @@ def backward(root, grad=None, retain_graph=False):
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
     captured = run_backward([root], [grad], retain_graph, capture=None)
-    # Gradients accumulate across backward() calls, as in PyTorch; zero them with zero_grad().
+    # Gradients accumulate across backward() calls, as PyTorch's AccumulateGrad: the first
+    # becomes a Tensor of its own, later ones add into its memory; zero_grad() clears them.
     for tensor, g in captured.values():       # (_grad: no property calls per tensor)
-        total = g.copy() if tensor._grad is None else tensor._grad + g
-        # an array, also where a 0-d sum came out a NumPy scalar
-        tensor._grad = np.asarray(total) if not total.ndim and isinstance(
-            total, np.generic) else total
+        held = tensor._grad
+        if held is None or held.requires_grad:    # (a grad set with history: out of place)
+            total = _own(g.copy()) if held is None else held._array + g
+            tensor._grad = _tensor.Tensor._from_op(total, None)
+        else:
+            held._array += g
+            held._version_box[0] += 1
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
@@ -466,12 +470,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
         allow_unused: None for an input the outputs do not depend on, instead of an error.
 
     Returns:
-        a tuple of arrays, one per input.
+        a tuple of Tensors without history (None for an unused input), one per input.
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
         >>> mg.grad((x * x).sum(), [x])
-        (array([2., 4.]),)
+        (tensor([2., 4.]),)
     """
     Tensor = _tensor.Tensor
     if isinstance(outputs, Tensor):
@@ -497,12 +501,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
         shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)
         raise RuntimeError(f"grad(): the outputs do not depend on {shown}; pass "
                            "allow_unused=True to get None for it")
-    return tuple(captured[id(t)][1] if id(t) in captured else None for t in inputs)
+    return tuple(Tensor._from_op(_own(captured[id(t)][1]), None) if id(t) in captured else None
+                 for t in inputs)
+
+
+def _own(g):
+    # a gradient as an array of its own (a 0-d sum can come out a NumPy scalar)
+    return np.array(g) if isinstance(g, np.generic) else g
 
 
 def _root_grad(root, grad, name):
     # name starts the messages: "grad(): grad_outputs[0]"
-    data = root.data
+    data = root._array
     if type(grad) is type(data) and grad.dtype == data.dtype and grad.shape == data.shape:
         return grad                           # the usual case: an array like the output's
     if grad is None:
@@ -510,7 +520,7 @@ def _root_grad(root, grad, name):
             raise RuntimeError(f"{name} can be omitted only for a one-element "
                                f"output, got shape {root.shape}")
         return root.xp.ones(root.shape, dtype=root.dtype)
-    grad = grad.data if isinstance(grad, _tensor.Tensor) else grad
+    grad = grad._array if isinstance(grad, _tensor.Tensor) else grad
     if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
         try:
             grad = root.xp.asarray(grad)
@@ -593,7 +603,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
             if tensor._history is not None:           # written in place since the node
                 tensor = _as_seen_by(tensor, node)
             if tensor.requires_grad:
-                data = tensor.data          # (dtypes are mostly one object: `is` first)
+                data = tensor._array          # (dtypes are mostly one object: `is` first)
                 if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
                     g = _fit(g, tensor, node)
                 receive(tensor, g)
@@ -656,10 +666,10 @@ def register_hook(tensor, hook):
 
 def _run_hooks(hooks, g, shape):
     for hook in list(hooks.values()):
-        result = hook(g)
+        result = hook(_tensor.Tensor._from_op(_own(g), None))    # a Tensor, as torch's
         if result is None:
             continue
-        result = result.data if isinstance(result, _tensor.Tensor) else result
+        result = result._array if isinstance(result, _tensor.Tensor) else result
         if tuple(getattr(result, "shape", ())) != tuple(shape) or not hasattr(result, "dtype"):
             raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
                                f"{tuple(getattr(result, 'shape', ()))}; a hook must return "
@@ -689,10 +699,10 @@ def _zeros_for_missing(grads, outputs_meta):
 
 
 def _fit(g, tensor, node):
-    if g.shape != tensor.data.shape:
+    if g.shape != tensor._array.shape:
         raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
                            f"{tuple(g.shape)} for an input of shape {tensor.shape}")
-    return g if g.dtype == tensor.data.dtype else g.astype(tensor.data.dtype)
+    return g if g.dtype == tensor._array.dtype else g.astype(tensor._array.dtype)
 
 
 # tensor imports this module; importing it last lets either be imported first

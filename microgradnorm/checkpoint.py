@@ -1,8 +1,14 @@
 """Checkpoints that resume bitwise: model, optimizer, scheduler, step and random states in
-one ``.npz`` (docs/training.md, "Checkpoints that resume bitwise").
+one file of ``mg.save``'s format (docs/training.md, "Checkpoints that resume bitwise").
 
-Layout: ``model/<name>``, ``optimizer/<index>/<name>``, ``numpy_random_key`` and ``meta``,
-a JSON string with the step, the options, the scheduler, the other random states, ``extra``."""
+``mg.load(path)`` of one is a dict: ``checkpoint_version`` (2), ``step``, ``model`` (the
+state dict), ``optimizer`` and ``scheduler`` (their ``state_dict()``, or None) with
+``optimizer_type`` and ``scheduler_type`` (class names), ``random`` (``numpy``:
+``np.random.get_state(legacy=False)``; ``python``: ``random.getstate()``;
+``default_generator``: ``mg.default_generator.get_state()``; ``generator``: the ``rng``'s
+``bit_generator.state``, or None) and ``extra``. Checkpoints of the layout before
+(version 1: ``model/<name>``, ``optimizer/<index>/<name>``, ``numpy_random_key`` and a JSON
+string ``meta``) still load, read into this one."""
 
 import dataclasses
 import json
@@ -10,14 +16,16 @@ import random
 
 import numpy as np
 
-from . import backend
+from . import generator as streams
 from .nn import Module
+from .nn.serialization import load_file, save_file
 from .optim import Optimizer
-from .savefile import atomic_savez, read_npz
+from .savefile import as_path, parse_json
 
 __all__ = ["Checkpoint", "load_checkpoint", "save_checkpoint"]
 
-FORMAT = 1
+FORMAT = 2            # checkpoint_version of the dict written
+LEGACY_FORMAT = 1     # the "format" of the "meta" record of the layout before
 
 
 @dataclasses.dataclass
@@ -31,107 +39,112 @@ class Checkpoint:
 
 def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=None,
                     extra=None):
-    """Write model, optimizer, scheduler, step and random states to ``path`` atomically;
-    returns the path written (``.npz`` added when missing).
+    """Write model, optimizer, scheduler, step and random states to ``path`` atomically, in
+    ``mg.save``'s format; returns the path written (as given: no suffix is added).
 
-    ``rng``: a ``np.random.Generator`` whose state to store; ``extra``: a JSON-compatible dict.
+    Args:
+        path: str, bytes or os.PathLike.
+        model: the nn.Module; optimizer, scheduler: theirs, or None.
+        step: the steps done, an int >= 0.
+        rng: a ``np.random.Generator`` whose state to store, or None.
+        extra: a JSON-compatible dict (NumPy numbers and arrays become numbers and lists).
 
     Example:
         >>> save_checkpoint("run.npz", model, opt, step=100, rng=rng, extra={"lr": 3e-3})
+        'run.npz'
     """
     _check_objects("save_checkpoint", model, optimizer, rng)
+    path = as_path(path, "save_checkpoint")
     if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step < 0:
         raise ValueError(f"save_checkpoint: step must be a non-negative int, got {step!r}")
-    arrays = {f"model/{key}": backend.to_numpy(value.data)
-              for key, value in model.state_dict().items()}
-    meta = {"format": FORMAT, "step": int(step), "extra": extra or {}}
-    if optimizer is not None:
-        state = optimizer.state_dict()
-        meta["optimizer"] = {"type": type(optimizer).__name__,
-                             "param_groups": state["param_groups"]}
-        for index, entries in state["state"].items():
-            for name, value in entries.items():
-                arrays[f"optimizer/{index}/{name}"] = backend.to_numpy(value) \
-                    if backend.is_cupy_array(value) else np.asarray(value)
-    if scheduler is not None:
-        meta["scheduler"] = {"type": type(scheduler).__name__, **scheduler.state_dict()}
-    numpy_state = np.random.get_state(legacy=False)
-    arrays["numpy_random_key"] = numpy_state["state"]["key"]
-    meta["random"] = {
-        "numpy": {key: value for key, value in numpy_state.items() if key != "state"}
-        | {"pos": int(numpy_state["state"]["pos"])},
-        "python": random.getstate(),            # its tuples become JSON lists
-        "generator": rng.bit_generator.state if rng is not None else None,
-    }
-    try:
-        json.dumps(meta["extra"], default=_numpy_to_json)    # NumPy numbers: as numbers
-    except TypeError as error:
+    try:           # NumPy numbers as numbers, arrays as lists: extra stays plain JSON data
+        extra = json.loads(json.dumps(extra or {}, default=_numpy_to_json))
+    except (TypeError, ValueError) as error:
         raise TypeError(f"save_checkpoint: extra must be JSON-compatible ({error})") from None
-    # NumPy values elsewhere (a float32 lr, a Philox key) become numbers and lists
-    arrays["meta"] = np.array(json.dumps(meta, default=_numpy_to_json))
-    return atomic_savez(path, arrays, where="save_checkpoint")
+    checkpoint = {
+        "checkpoint_version": FORMAT,
+        "step": int(step),
+        "model": model.state_dict(),
+        "optimizer": None if optimizer is None else optimizer.state_dict(),
+        "optimizer_type": None if optimizer is None else type(optimizer).__name__,
+        "scheduler": None if scheduler is None else scheduler.state_dict(),
+        "scheduler_type": None if scheduler is None else type(scheduler).__name__,
+        # every stream a loop draws from: initialisation, dropout (mg.default_generator),
+        # batches (rng), Python's random
+        "random": {"numpy": np.random.get_state(legacy=False), "python": random.getstate(),
+                   "default_generator": streams.default_generator.get_state(),
+                   "generator": None if rng is None else rng.bit_generator.state},
+        "extra": extra,
+    }
+    return save_file(checkpoint, path, "save_checkpoint")
 
 
 def load_checkpoint(path, model, optimizer=None, scheduler=None, rng=None):
     """Restore what ``save_checkpoint`` wrote into the objects given and the global random
     states; returns a ``Checkpoint``. Every field is checked before anything changes: a
-    mismatch or a damaged field is a ValueError naming the file and the field."""
+    mismatch or a damaged field is a ValueError naming the file and the field. Reads this
+    format and the one before it (version 1).
+
+    Args:
+        path: the file; model, optimizer, scheduler, rng: as given to ``save_checkpoint``.
+
+    Example:
+        >>> load_checkpoint("run.npz", model, opt, rng=rng).step
+        100
+    """
     _check_objects("load_checkpoint", model, optimizer, rng)
-    arrays = read_npz(path, "load_checkpoint", text=("meta",))
-    meta = _meta("load_checkpoint", path, arrays)
+    checkpoint = _read("load_checkpoint", path)
 
     def bad(field, why):
         return ValueError(f"load_checkpoint: {path}: {field}: {why}")
 
-    step, extra = meta.get("step"), meta.get("extra", {})
+    step, extra = checkpoint.get("step"), checkpoint.get("extra", {})
     if isinstance(step, bool) or not isinstance(step, int) or step < 0:
         raise bad("step", f"expected an int >= 0, got {step!r}")
     if not isinstance(extra, dict):
         raise bad("extra", f"expected a JSON object, got {type(extra).__name__}")
     for name, obj in (("optimizer", optimizer), ("scheduler", scheduler)):
-        saved = meta.get(name)
-        saved_type = saved.get("type") if isinstance(saved, dict) else None
+        saved_type = checkpoint.get(f"{name}_type")
         if obj is not None and saved_type != type(obj).__name__:
             raise ValueError(f"load_checkpoint: {path} holds "
                              f"{saved_type or 'no ' + name}, got a {type(obj).__name__}")
-    random_states = _random_states(arrays, meta, rng, bad)
+    random_states = _random_states(checkpoint, rng, bad)
     # the model, optimizer and scheduler check their own state before changing; whichever
     # fails, the ones already loaded go back, so that nothing has changed
-    before = [(model, {key: value.data.copy()           # the model's state_dict() is its memory
+    before = [(model, {key: value._array.copy()           # the model's state_dict() is its memory
                        for key, value in model.state_dict().items()})]
     before += [(obj, obj.state_dict()) for obj in (optimizer, scheduler) if obj is not None]
     field = "model"
     try:
-        model.load_state_dict({key[len("model/"):]: value for key, value in arrays.items()
-                               if key.startswith("model/")})
+        model.load_state_dict(checkpoint.get("model"))
         if optimizer is not None:
             field = "optimizer"
-            optimizer.load_state_dict(_optimizer_state(arrays, meta["optimizer"]))
+            optimizer.load_state_dict(checkpoint.get("optimizer"))
         if scheduler is not None:
             field = "scheduler"
-            scheduler.load_state_dict({key: value for key, value in meta["scheduler"].items()
-                                       if key != "type"})
+            scheduler.load_state_dict(checkpoint.get("scheduler"))
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
         for obj, state in reversed(before):
             obj.load_state_dict(state)
         raise bad(field, error) from None
-    numpy_state, python_state, generator_state = random_states
+    numpy_state, python_state, generator_state, default_state = random_states
     np.random.set_state(numpy_state)
     random.setstate(python_state)
+    if default_state is not None:
+        streams.default_generator.set_state(default_state)
     if rng is not None:
         rng.bit_generator.state = generator_state
     return Checkpoint(step, extra, str(path))
 
 
-def _random_states(arrays, meta, rng, bad):
-    # (NumPy's, Python's, rng's) states, each tried on a fresh generator first
-    saved = meta.get("random")
+def _random_states(checkpoint, rng, bad):
+    # (NumPy's, Python's, rng's, mg.default_generator's) states, each tried on a fresh
+    # generator first
+    saved = checkpoint.get("random")
     if not isinstance(saved, dict):
         raise bad("random", f"expected the random states, got {saved!r}")
     try:
-        numpy_state = dict(saved["numpy"])
-        numpy_state["state"] = {"key": arrays["numpy_random_key"],
-                                "pos": numpy_state.pop("pos")}
+        numpy_state = saved["numpy"]
         np.random.RandomState().set_state(numpy_state)
     except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
         raise bad("random.numpy", f"not a NumPy random state ({error!r})") from None
@@ -141,8 +154,15 @@ def _random_states(arrays, meta, rng, bad):
         random.Random().setstate(python_state)
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as error:
         raise bad("random.python", f"not a state of Python's random ({error!r})") from None
+    default_state = saved.get("default_generator")     # None: a checkpoint of version 1
+    if default_state is not None:
+        try:
+            streams.Generator().set_state(default_state)
+        except (ValueError, TypeError) as error:
+            raise bad("random.default_generator", f"not a state of mg.Generator "
+                                                  f"({error})") from None
     if rng is None:
-        return numpy_state, python_state, None
+        return numpy_state, python_state, None, default_state
     generator = saved.get("generator")
     if not isinstance(generator, dict):
         raise bad("random.generator", "holds no generator state for rng")
@@ -154,41 +174,79 @@ def _random_states(arrays, meta, rng, bad):
     except (ValueError, TypeError, KeyError, IndexError, OverflowError) as error:
         raise bad("random.generator", f"not a {generator['bit_generator']} state "
                                       f"({error!r})") from None
-    return numpy_state, python_state, generator
+    return numpy_state, python_state, generator, default_state
 
 
 def read_extra(path, where="read_extra"):
     """The ``extra`` stored in the checkpoint at ``path``, touching no other state; errors
-    begin with ``where``."""
-    extra = _meta(where, path, read_npz(path, where, text=("meta",))).get("extra", {})
+    begin with ``where``.
+
+    Example:
+        >>> read_extra("run.npz")["losses"][:2]
+        [4.17, 3.98]
+    """
+    extra = _read(where, path).get("extra", {})
     if not isinstance(extra, dict):
         raise ValueError(f"{where}: {path}: extra: expected a JSON object, got "
                          f"{type(extra).__name__}")
     return extra
 
 
-def _meta(where, path, arrays):
+def _read(where, path):
+    # the checkpoint dict, of a file of either layout (arrays on the CPU: the model and the
+    # optimizer put them on their devices); fields are checked by the caller
+    checkpoint = load_file(path, where, "cpu", text=("meta",), legacy=_from_legacy)
+    version = checkpoint.get("checkpoint_version") if isinstance(checkpoint, dict) else None
+    if version != FORMAT:
+        raise ValueError(f"{where}: {path} is not a checkpoint of checkpoint_version {FORMAT} "
+                         f"(it has {version!r}; a file saved by mg.save loads with mg.load)")
+    return checkpoint
+
+
+def _from_legacy(arrays, label, where, place):
+    # the layout before (version 1) as this one; a damaged field is carried over as it is,
+    # for load_checkpoint to name
+    meta = _legacy_meta(where, label, arrays)
+    checkpoint = {key: meta[key] for key in ("step", "extra") if key in meta}
+    checkpoint["checkpoint_version"] = FORMAT
+    checkpoint["model"] = {key[len("model/"):]: value for key, value in arrays.items()
+                           if key.startswith("model/")}
+    saved = meta.get("random")
+    if isinstance(saved, dict) and isinstance(saved.get("numpy"), dict):
+        numpy_state = {key: value for key, value in saved["numpy"].items() if key != "pos"}
+        numpy_state["state"] = {key: value for key, value in
+                                (("key", arrays.get("numpy_random_key")),
+                                 ("pos", saved["numpy"].get("pos"))) if value is not None}
+        saved = {**saved, "numpy": numpy_state}
+    if "random" in meta:
+        checkpoint["random"] = saved
+    for name in ("optimizer", "scheduler"):
+        entry = meta.get(name)
+        checkpoint[f"{name}_type"] = entry.get("type") if isinstance(entry, dict) else None
+        checkpoint[name] = ({key: value for key, value in entry.items() if key != "type"}
+                            if isinstance(entry, dict) else entry)
+    if isinstance(checkpoint["optimizer"], dict):
+        state = {}
+        for key, value in arrays.items():
+            if key.startswith("optimizer/"):
+                parts = key.split("/", 2)
+                index, name = parts[1], parts[2] if len(parts) == 3 else ""
+                # a saved index that is not a number stays a str: the optimizer refuses it
+                state.setdefault(int(index) if index.isdecimal() else index, {})[name] = value
+        checkpoint["optimizer"]["state"] = state
+    return checkpoint
+
+
+def _legacy_meta(where, path, arrays):
     if "meta" not in arrays:
-        raise ValueError(f"{where}: {path} is not a checkpoint (no 'meta' entry; "
-                         f"a model saved by nn.save loads with nn.load)")
-    try:
-        meta = json.loads(str(arrays["meta"]))
-    except ValueError as error:
-        raise ValueError(f"{where}: {path} has a corrupt 'meta' record ({error})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ValueError(f"{where}: {path} is not a checkpoint (no 'meta' entry; a state "
+                         "dict saved by nn.save loads with mg.load)")
+    meta = parse_json(str(arrays["meta"]), where, path, "'meta' record")
+    if not isinstance(meta, dict) or meta.get("format") != LEGACY_FORMAT:
         meta = meta if isinstance(meta, dict) else {}
         raise ValueError(f"{where}: {path} has format {meta.get('format')!r}, "
-                         f"expected {FORMAT}")
+                         f"expected {LEGACY_FORMAT}")
     return meta
-
-
-def _optimizer_state(arrays, saved):
-    state = {}
-    for key, value in arrays.items():
-        if key.startswith("optimizer/"):
-            _, index, name = key.split("/", 2)
-            state.setdefault(int(index), {})[name] = value
-    return {"state": state, "param_groups": saved["param_groups"]}
 
 
 def _check_objects(where, model, optimizer, rng):

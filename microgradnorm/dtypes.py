@@ -21,6 +21,41 @@ TORCH_ALIASES = {"half": float16, "float": float32, "double": float64, "short": 
                  "int": int32, "long": int64, "bool": bool_}
 
 
+_default_dtype = float32                   # torch's default floating dtype
+
+
+def get_default_dtype():
+    """The floating dtype of Python floats, lists and factories without ``dtype=``
+    (``torch.get_default_dtype``): float32 unless ``set_default_dtype`` changed it."""
+    return _default_dtype
+
+
+def set_default_dtype(dtype):
+    """Make ``dtype`` (float16, bfloat16, float32 or float64) the default floating dtype, for
+    the whole process, as ``torch.set_default_dtype``. NumPy arrays keep their own dtype.
+
+    Example:
+        >>> mg.set_default_dtype(mg.float64)      # teach in float64
+        >>> mg.tensor([1.0]).dtype
+        dtype('float64')
+    """
+    global _default_dtype
+    try:
+        resolved = as_dtype(dtype)
+    except TypeError as error:
+        raise TypeError(f"set_default_dtype: dtype must be a floating dtype (float16, bfloat16, "
+                        f"float32 or float64), got {dtype!r}") from error
+    if not is_floating(resolved):
+        raise TypeError(f"set_default_dtype: only floating-point types are supported as the "
+                        f"default type, got {resolved}")
+    _default_dtype = resolved
+
+
+def default_float(dtype=None):
+    """``dtype`` as a NumPy dtype, or the default floating dtype when it is None."""
+    return _default_dtype if dtype is None else as_dtype(dtype)
+
+
 def has_bfloat16():
     """True when ``ml_dtypes`` is installed, so bfloat16 tensors can be made."""
     return bfloat16 is not None

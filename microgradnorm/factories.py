@@ -1,16 +1,22 @@
-"""Tensor factories with PyTorch's names: float64 unless dtype is given (torch's default is
-float32), random tensors from NumPy's global generator, which ``manual_seed`` seeds."""
+"""Tensor factories with PyTorch's names: floating ones in the default dtype (float32 unless
+``mg.set_default_dtype`` changed it) when dtype is not given; random ones drawn from a
+``Generator`` (generator.py: PyTorch's CPU streams, so ``mg.manual_seed(s)`` then
+``mg.randn(...)`` gives ``torch.manual_seed(s)`` then ``torch.randn(...)``'s values)."""
 
 import numbers
 
 import numpy as np
 
 from . import backend, dtypes
+from . import generator as streams
+from . import sampling
 from .ops.base import size_args
 from .tensor import Tensor
 
-__all__ = ["arange", "empty", "from_numpy", "full", "manual_seed", "multinomial", "ones",
-           "ones_like", "rand", "randint", "randn", "randperm", "zeros", "zeros_like"]
+__all__ = ["arange", "bernoulli", "empty", "from_numpy", "full", "get_rng_state",
+           "initial_seed", "linspace", "manual_seed", "multinomial", "normal", "ones",
+           "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
+           "randperm", "seed", "set_rng_state", "zeros", "zeros_like"]
 
 
 def _make(fn, array, dtype, device, requires_grad):
@@ -20,23 +26,40 @@ def _make(fn, array, dtype, device, requires_grad):
     return Tensor._leaf(fn, backend.to_device(array, device), requires_grad)
 
 
+def _check(fn, device, requires_grad, dtype=None):
+    # before any draw: a failed call leaves the generator where it was
+    backend.check_device(device)
+    if not isinstance(requires_grad, bool):
+        raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
+    if requires_grad and dtype is not None and not dtypes.is_floating(dtype):
+        raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
+                        f"{dtype}")
+
+
 def zeros(*size, dtype=None, device="cpu", requires_grad=False):
-    """Zeros of ``size`` (ints or one tuple), float64 unless dtype is given (torch: float32)."""
-    return _make("zeros", np.zeros(size_args("zeros", size)), dtype, device, requires_grad)
+    """Zeros of ``size`` (ints or one tuple), in the default float dtype unless dtype is
+    given (``torch.zeros``)."""
+    array = np.zeros(size_args("zeros", size), dtypes.default_float(dtype))
+    return _make("zeros", array, None, device, requires_grad)
 
 
 def ones(*size, dtype=None, device="cpu", requires_grad=False):
-    """Ones of ``size`` (ints or one tuple), float64 unless dtype is given (torch: float32)."""
-    return _make("ones", np.ones(size_args("ones", size)), dtype, device, requires_grad)
+    """Ones of ``size`` (ints or one tuple), in the default float dtype unless dtype is
+    given (``torch.ones``)."""
+    array = np.ones(size_args("ones", size), dtypes.default_float(dtype))
+    return _make("ones", array, None, device, requires_grad)
 
 
 def empty(*size, dtype=None, device="cpu", requires_grad=False):
-    """Uninitialized values of ``size``, float64 unless dtype is given (torch: float32)."""
-    return _make("empty", np.empty(size_args("empty", size)), dtype, device, requires_grad)
+    """Uninitialized values of ``size``, in the default float dtype unless dtype is given
+    (``torch.empty``)."""
+    array = np.empty(size_args("empty", size), dtypes.default_float(dtype))
+    return _make("empty", array, None, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
-    """A tensor of ``size`` filled with ``fill_value``, by default of its kind (``torch.full``)."""
+    """A tensor of ``size`` filled with ``fill_value``, by default of its kind: bool, int64,
+    or the default float dtype for a float (``torch.full``)."""
     size = size_args("full", (size,))
     if isinstance(fill_value, Tensor):
         if fill_value.size != 1:
@@ -47,14 +70,15 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
         raise TypeError(f"full: fill_value must be a real number, got "
                         f"{type(fill_value).__name__} {fill_value!r}")
     default = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else \
-        np.int64 if isinstance(fill_value, numbers.Integral) else np.float64
+        np.int64 if isinstance(fill_value, numbers.Integral) else dtypes.get_default_dtype()
     array = np.full(size, fill_value, dtype=dtypes.as_dtype(dtype) or default)
     return _make("full", array, None, device, requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
-    all three are ints, else float64, unless dtype is given."""
+    all three are ints, else the default float dtype, unless dtype is given (the values are
+    computed in float64, then rounded)."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
@@ -68,24 +92,110 @@ def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=F
                          f"step {step}")
     integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
     array = np.arange(start, end, step, dtype=np.int64 if integral else np.float64)
+    if dtype is None and not integral:
+        dtype = dtypes.get_default_dtype()
     return _make("arange", array, dtype, device, requires_grad)
 
 
-def randn(*size, dtype=None, device="cpu", requires_grad=False):
-    """Standard normal samples of ``size``, float64 unless dtype is given (torch: float32)."""
-    array = np.asarray(np.random.standard_normal(size_args("randn", size)))
-    return _make("randn", array, dtype, device, requires_grad)
+def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False):
+    r"""``steps`` evenly spaced values from ``start`` to ``end``, both included
+    (``torch.linspace``), in the default float dtype unless dtype is given.
+
+    Formula:
+        :math:`h = (\text{end} - \text{start}) / (\text{steps} - 1)`; element i is
+        :math:`\text{start} + h\,i` in the first half and :math:`\text{end} - h\,(\text{steps}
+        - 1 - i)` in the second (torch's split, so both ends are exact), in the dtype.
+
+    Args:
+        start, end: real numbers. steps: an int >= 0.
+
+    Example:
+        >>> mg.linspace(0, 1, 5)
+        tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
+    """
+    for name, value in (("start", start), ("end", end)):
+        dtypes.check_number("linspace", name, value)
+    dtypes.check_number("linspace", "steps", steps, integer=True)
+    if steps < 0:
+        raise ValueError(f"linspace: steps must be non-negative, got {steps}")
+    dtype = dtypes.default_float(dtype)
+    work = dtype if dtypes.is_floating(dtype) else np.dtype(np.float64)    # ints: via float64
+    first, last = np.asarray(start).astype(work), np.asarray(end).astype(work)
+    index = np.arange(steps)
+    step = (last - first) / work.type(max(steps - 1, 1))
+    half = steps // 2
+    values = np.where(index < half, first + step * index.astype(work),
+                      last - step * (steps - 1 - index).astype(work))
+    return _make("linspace", values.astype(dtype), None, device, requires_grad)
 
 
-def rand(*size, dtype=None, device="cpu", requires_grad=False):
-    """Uniform samples on [0, 1) of ``size``, float64 unless dtype is given (torch: float32)."""
-    array = np.asarray(np.random.random_sample(size_args("rand", size)))
-    return _make("rand", array, dtype, device, requires_grad)
+def _sample(fn, size, dtype, device, requires_grad, draw):
+    # draw(n) fills a fresh array of ``size`` in ``dtype`` (checked first: no draw on error)
+    size = size_args(fn, size)
+    _check(fn, device, requires_grad, dtype)
+    array = np.empty(size, dtype)
+    streams.fill(array, lambda n, contiguous: draw(n))
+    return _make(fn, array, None, device, requires_grad)
 
 
-def randint(*args, size=None, dtype=None, device="cpu", requires_grad=False):
-    """Integers drawn uniformly from [low, high) (``torch.randint(high, size)`` or
-    ``randint(low, high, size)``), int64 unless dtype is given."""
+def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False):
+    r"""Samples of N(0, 1) of ``size`` (ints or one tuple), in the default float dtype
+    unless dtype is given (``torch.randn``).
+
+    Formula:
+        Box-Muller on ``generator``'s uniforms, PyTorch's CPU algorithm (generator.py): the
+        same seed gives torch's values bit for bit.
+
+    Args:
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Example:
+        >>> mg.manual_seed(0); mg.randn(3)       # torch.manual_seed(0); torch.randn(3)
+        tensor([ 1.5410, -0.2934, -2.1788])
+    """
+    gen = streams.check_generator("randn", generator)
+    dtype = dtypes.default_float(dtype)
+    return _sample("randn", size, dtype, device, requires_grad,
+                   lambda n: sampling.normal(gen, n, dtype))
+
+
+def rand(*size, generator=None, dtype=None, device="cpu", requires_grad=False):
+    r"""Samples of U[0, 1) of ``size`` (ints or one tuple), in the default float dtype
+    unless dtype is given (``torch.rand``).
+
+    Formula:
+        :math:`(w \bmod 2^{24})\,2^{-24}` of one 32-bit word (float64: 53 bits of two),
+        PyTorch's CPU algorithm (generator.py).
+
+    Args:
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Example:
+        >>> mg.manual_seed(0); mg.rand(3)        # torch.manual_seed(0); torch.rand(3)
+        tensor([0.4963, 0.7682, 0.0885])
+    """
+    gen = streams.check_generator("rand", generator)
+    dtype = dtypes.default_float(dtype)
+    return _sample("rand", size, dtype, device, requires_grad,
+                   lambda n: sampling.uniform(gen, n, dtype))
+
+
+def randint(*args, size=None, generator=None, dtype=None, device="cpu", requires_grad=False):
+    r"""Integers drawn uniformly from [low, high) (``torch.randint(high, size)`` or
+    ``randint(low, high, size)``), int64 unless dtype is given.
+
+    Formula:
+        :math:`(w \bmod (\text{high} - \text{low})) + \text{low}`, w a 32-bit word (a 64-bit
+        draw for a range of :math:`2^{28}` or more), as PyTorch's CPU ``random_``.
+
+    Args:
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Example:
+        >>> mg.manual_seed(0); mg.randint(10, (4,))
+        tensor([4, 9, 3, 0])
+    """
+    gen = streams.check_generator("randint", generator)
     if size is not None:
         args = (*args, size)
     if len(args) not in (2, 3):
@@ -97,41 +207,204 @@ def randint(*args, size=None, dtype=None, device="cpu", requires_grad=False):
         dtypes.check_number("randint", name, value, integer=True)
     if low >= high:
         raise ValueError(f"randint: low must be below high, got low {low}, high {high}")
-    array = np.random.randint(low, high, size_args("randint", (size,)), dtype=np.int64)
-    return _make("randint", array, dtype, device, requires_grad)
+    dtype = dtypes.as_dtype(dtype) or np.dtype(np.int64)
+    return _sample("randint", (size,), dtype, device, requires_grad,
+                   lambda n: sampling.random_integers(gen, n, dtype, low, high))
 
 
-def randperm(n, *, dtype=None, device="cpu", requires_grad=False):
-    """A random permutation of ``0 .. n-1``, int64 unless dtype is given (``torch.randperm``)."""
+def randperm(n, *, generator=None, dtype=None, device="cpu", requires_grad=False):
+    """A random permutation of ``0 .. n-1``, int64 unless dtype is given (``torch.randperm``,
+    its CPU swaps: the same seed gives the same permutation).
+
+    Args:
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Example:
+        >>> mg.manual_seed(0); mg.randperm(5)
+        tensor([4, 0, 1, 3, 2])
+    """
+    gen = streams.check_generator("randperm", generator)
     dtypes.check_number("randperm", "n", n, integer=True)
     if n < 0:
         raise ValueError(f"randperm: n must be non-negative, got {n}")
-    return _make("randperm", np.random.permutation(int(n)), dtype, device, requires_grad)
+    dtype = dtypes.as_dtype(dtype) or np.dtype(np.int64)
+    return _sample("randperm", (n,), dtype, device, requires_grad,
+                   lambda count: sampling.randperm(gen, count))
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
     """``num_samples`` int64 class indices per row, drawn with probabilities proportional
-    to the row of ``input``'s non-negative weights (1-D (C,) or 2-D (N, C))
-    (``torch.multinomial``). ``generator``: a ``numpy.random.Generator``, by default NumPy's
-    global state. Example: ``idx_next = mg.multinomial(probs, num_samples=1)``."""
+    to the row of ``input``'s non-negative weights (1-D (C,) or 2-D (N, C), floating)
+    (``torch.multinomial``, its CPU algorithm: the same seed gives the same indices).
+
+    Args:
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Example:
+        >>> idx_next = mg.multinomial(probs, num_samples=1)
+    """
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
+    gen = streams.check_generator("multinomial", generator)
     dtypes.check_positive_ints("multinomial", num_samples=num_samples)
+    if not dtypes.is_floating(input.dtype):
+        raise TypeError(f"multinomial: input must be a floating tensor, got dtype "
+                        f"{input.dtype}")
     if input.ndim not in (1, 2) or input.shape[-1] == 0:
         raise ValueError(f"multinomial: input must be 1-D or 2-D with at least one category, "
                          f"got shape {input.shape}")
-    weights = np.asarray(backend.to_numpy(input.data), dtype=np.float64).reshape(-1,
-                                                                              input.shape[-1])
+    probs = np.asarray(backend.to_numpy(input._array)).reshape(-1, input.shape[-1])
+    weights = probs.astype(np.float64)
     if not np.isfinite(weights).all() or (weights < 0).any() or (weights.sum(1) <= 0).any():
         raise ValueError("multinomial: every row of input must hold finite, non-negative "
                          "weights with a positive sum")
     if not replacement and num_samples > (weights > 0).sum(1).min():
         raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
                          f"from a row with only {(weights > 0).sum(1).min()} nonzero weights")
-    choice = np.random.choice if generator is None else generator.choice
-    rows = [choice(len(w), num_samples, replace=replacement, p=w / w.sum()) for w in weights]
-    samples = np.asarray(rows, dtype=np.int64).reshape(*input.shape[:-1], num_samples)
+    samples = sampling.multinomial(gen, probs, num_samples, replacement)
+    samples = samples.reshape(*input.shape[:-1], num_samples)
     return _make("multinomial", samples, None, input.device, False)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device="cpu",
+           requires_grad=False):
+    r"""Samples of N(mean, std²) (``torch.normal``): numbers with a ``size``, or a Tensor
+    ``mean`` and/or ``std`` (then the result has their broadcast shape and mean's dtype, or
+    std's, and no ``size``).
+
+    Formula:
+        numbers: ``empty(size).normal_(mean, std)``; Tensor mean: N(0, std) draws plus
+        mean; Tensor std: N(0, 1) draws times std plus mean (torch's order of operations).
+
+    Args:
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Example:
+        >>> mg.normal(0.0, 0.02, (768, 768))          # a weight matrix
+        >>> mg.normal(mg.zeros(3), mg.tensor([1.0, 2.0, 3.0]))
+    """
+    gen = streams.check_generator("normal", generator)
+    if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
+        dtypes.check_number("normal", "mean", mean)
+        dtypes.check_number("normal", "std", std)
+        if size is None:
+            raise TypeError("normal: size is required when mean and std are numbers")
+        if not std >= 0:
+            raise ValueError(f"normal: expects std >= 0.0, got std={std}")
+        dtype = dtypes.default_float(dtype)
+        return _sample("normal", (size,), dtype, device, requires_grad,
+                       lambda n: sampling.normal(gen, n, dtype, mean, std))
+    if size is not None:
+        raise TypeError("normal: size goes with numbers; with a Tensor mean or std the shape "
+                        "is theirs")
+    like = mean if isinstance(mean, Tensor) else std
+    for name, value in (("mean", mean), ("std", std)):
+        if isinstance(value, Tensor):
+            if not dtypes.is_floating(value.dtype):
+                raise TypeError(f"normal: {name} must be a floating tensor, got dtype "
+                                f"{value.dtype}")
+        else:
+            dtypes.check_number("normal", name, value)
+    std_array = np.asarray(backend.to_numpy(std._array)) if isinstance(std, Tensor) else std
+    if not (np.asarray(std_array) >= 0).all():
+        raise ValueError("normal: expects every std >= 0.0")
+    mean_array = np.asarray(backend.to_numpy(mean._array)) if isinstance(mean, Tensor) \
+        else mean
+    dtype = like.dtype
+    shape = np.broadcast_shapes(np.shape(mean_array), np.shape(std_array))
+    if isinstance(std, Tensor):
+        z = sampling.normal(gen, int(np.prod(shape, dtype=np.int64)), dtype).reshape(shape)
+        array = z * std_array.astype(dtype) + np.asarray(mean_array).astype(dtype)
+    else:
+        z = sampling.normal(gen, int(np.prod(shape, dtype=np.int64)), dtype, 0.0, std)
+        array = z.reshape(shape) + mean_array.astype(dtype)
+    return _make("normal", np.asarray(array, dtype), None, like.device, False)
+
+
+def bernoulli(input, p=None, *, generator=None):
+    """Draws of 1 with probability ``input`` (each element, in [0, 1]) else 0, in input's
+    dtype and shape (``torch.bernoulli``); with ``p`` given, every element has
+    probability ``p`` instead.
+
+    Formula:
+        ``u < p``: u a float32 uniform for float32 (float16, bfloat16) probabilities, a
+        float64 uniform for float64 ones or a number ``p`` (torch's CPU kernel).
+
+    Args:
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Example:
+        >>> mask = mg.bernoulli(mg.full((4,), 0.9))       # keep each with probability 0.9
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"bernoulli: input must be a Tensor, got {type(input).__name__}")
+    gen = streams.check_generator("bernoulli", generator)
+    if p is None and not dtypes.is_floating(input.dtype):
+        raise TypeError(f"bernoulli: input holds the probabilities and must be floating, got "
+                        f"dtype {input.dtype}")
+    source = np.asarray(backend.to_numpy(input._array))
+    array = np.empty_like(source)            # torch's empty_like keeps input's layout
+    if p is None:
+        probs = streams.fill_order(array, source)
+        streams.fill(array, lambda n, c: sampling.bernoulli(gen, n, array.dtype, probs))
+    else:
+        streams.fill(array, lambda n, c: sampling.bernoulli(gen, n, array.dtype, p))
+    return _make("bernoulli", array, None, input.device, False)
+
+
+def _random_like(fn, other, dtype, device, requires_grad, draw):
+    # torch's empty_like(other) then the sampler: other's layout, dtype and device
+    if not isinstance(other, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(other).__name__}")
+    device = other.device if device is None else device
+    dtype = other.dtype if dtype is None else dtypes.as_dtype(dtype)
+    _check(fn, device, requires_grad, dtype)
+    source = other._array
+    array = np.empty_like(source, dtype) if isinstance(source, np.ndarray) else \
+        np.empty(other.shape, dtype)
+    streams.fill(array, lambda n, contiguous: draw(n, dtype, contiguous))
+    return _make(fn, array, None, device, requires_grad)
+
+
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """U[0, 1) samples of ``input``'s shape, dtype and device (``torch.rand_like``).
+
+    Example:
+        >>> noise = mg.rand_like(x)
+    """
+    gen = streams.check_generator("rand_like", generator)
+    return _random_like("rand_like", input, dtype, device, requires_grad,
+                        lambda n, dtype, c: sampling.uniform(gen, n, dtype))
+
+
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
+    """N(0, 1) samples of ``input``'s shape, dtype and device (``torch.randn_like``).
+
+    Example:
+        >>> noise = mg.randn_like(x)
+    """
+    gen = streams.check_generator("randn_like", generator)
+    return _random_like("randn_like", input, dtype, device, requires_grad,
+                        lambda n, dtype, c: sampling.normal(gen, n, dtype, contiguous=c))
+
+
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
+                 requires_grad=False):
+    """Integers from [low, high) of ``input``'s shape, dtype and device
+    (``torch.randint_like(input, high)`` or ``randint_like(input, low, high)``).
+
+    Example:
+        >>> ids = mg.randint_like(targets, 100)
+    """
+    gen = streams.check_generator("randint_like", generator)
+    if high is None:
+        low, high = 0, low
+    for name, value in (("low", low), ("high", high)):
+        dtypes.check_number("randint_like", name, value, integer=True)
+    if low >= high:
+        raise ValueError(f"randint_like: low must be below high, got low {low}, high {high}")
+    return _random_like("randint_like", input, dtype, device, requires_grad,
+                        lambda n, dtype, c: sampling.random_integers(gen, n, dtype, low, high))
 
 
 def _like(fn, value, other, dtype, device, requires_grad):
@@ -161,8 +434,43 @@ def from_numpy(array):
 
 
 def manual_seed(seed):
-    """Seed NumPy's global generator, which every random draw uses (``torch.manual_seed``)."""
-    dtypes.check_number("manual_seed", "seed", seed, integer=True)
-    if not 0 <= seed < 2 ** 32:
-        raise ValueError(f"manual_seed: seed must be in [0, 2**32), got {seed}")
-    np.random.seed(int(seed))
+    """Seed the default generator (``torch.manual_seed``); returns it. As torch's, it leaves
+    NumPy's global state (``np.random``) alone: seed that with ``np.random.seed``.
+
+    Args:
+        seed: an int in [-2**63, 2**64); a negative one counts modulo 2**64, as in torch.
+
+    Example:
+        >>> mg.manual_seed(0); x = mg.randn(3)       # torch.manual_seed(0); torch.randn(3)
+    """
+    return streams.default_generator.manual_seed(seed)          # checks the seed first
+
+
+def seed():
+    """Seed the default generator from the operating system's entropy and return the seed
+    (``torch.seed``)."""
+    return streams.default_generator.seed()
+
+
+def initial_seed():
+    """The default generator's seed (``torch.initial_seed``)."""
+    return streams.default_generator.initial_seed()
+
+
+def get_rng_state():
+    """The default generator's state as a uint8 Tensor of 5056 bytes, torch's layout
+    (``torch.get_rng_state``): ``torch.set_rng_state`` accepts it, and the reverse.
+
+    Example:
+        >>> state = mg.get_rng_state(); a = mg.rand(2)
+        >>> mg.set_rng_state(state); b = mg.rand(2)      # a == b
+    """
+    return Tensor._leaf("get_rng_state", streams.default_generator.get_state(), False)
+
+
+def set_rng_state(new_state):
+    """Restore the default generator's state from ``get_rng_state`` (a uint8 Tensor, array
+    or bytes; torch's states too) (``torch.set_rng_state``)."""
+    state = new_state._array if isinstance(new_state, Tensor) else new_state
+    streams.default_generator.set_state(backend.to_numpy(state) if backend.is_cupy_array(
+        state) else state)

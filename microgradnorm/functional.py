@@ -7,7 +7,9 @@ import warnings
 
 import numpy as np
 
-from . import backend, ops
+from . import backend, dtypes, ops
+from . import generator as streams
+from . import sampling
 from .dtypes import check_number
 from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm,
                     cross_entropy_rows, gelu, layer_norm, log_softmax, rms_norm,
@@ -57,7 +59,7 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     classes = input.shape[1] if input.ndim > 1 else input.shape[0]
     target_shape = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
     xp = input.xp
-    target_data = target.data if isinstance(target, Tensor) else target
+    target_data = target._array if isinstance(target, Tensor) else target
     target_data = backend.to_device(xp.asarray(target_data), input.device)
     if target_data.dtype.kind not in "iu":
         raise TypeError(f"cross_entropy: target must hold integer class indices, "
@@ -72,7 +74,7 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], "
                          f"got {label_smoothing!r}")
     if weight is not None:
-        weight = backend.to_device(xp.asarray(weight.data if isinstance(weight, Tensor)
+        weight = backend.to_device(xp.asarray(weight._array if isinstance(weight, Tensor)
                                               else weight), input.device)
         if weight.shape != (classes,) or weight.dtype.kind != "f":
             raise ValueError(f"cross_entropy: weight must be a floating tensor of shape "
@@ -138,20 +140,42 @@ def mse_loss(input, target, reduction="mean"):
     return _reduce(diff * diff, reduction)
 
 
-def dropout(x, p=0.5, training=True, rng=None):
-    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``;
-    ``x`` itself when not ``training``. ``rng``: a ``numpy.random.Generator``, by default
-    NumPy's global state."""
+def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None):
+    r"""Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``;
+    ``x`` itself when not ``training`` (or p = 0) (``F.dropout``).
+
+    Formula:
+        :math:`y = x \cdot m / (1 - p)`, :math:`m_i \sim \mathrm{Bernoulli}(1 - p)`: the
+        mask is ``empty_like(x).bernoulli_(1 - p)`` then divided by 1 - p in x's dtype,
+        torch's CPU steps, so the same seed gives torch's mask.
+
+    Args:
+        p: the probability of zeroing, in [0, 1]. inplace: multiply ``x`` in place.
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+        rng: legacy: a ``numpy.random.Generator`` whose uniforms make the mask instead.
+
+    Example:
+        >>> y = F.dropout(h, 0.1, training=model.training)
+    """
     check_number("dropout", "p", p)
     if not 0 <= p <= 1:
         raise ValueError(f"dropout: p must be a number in [0, 1], got {p!r}")
-    if not training or p == 0:
+    gen = streams.check_generator("dropout", generator)
+    if not training or p == 0 or x.size == 0:
         return x
     if p == 1:
-        return x * 0.0
-    draws = rng.random(x.shape) if rng is not None else np.random.random_sample(x.shape)
-    mask = (draws >= p).astype(x.dtype) / (1 - p)
-    return x * backend.to_device(mask, x.device)
+        return x.mul_(0.0) if inplace else x * 0.0
+    if rng is not None:
+        keep = (rng.random(x.shape) >= p).astype(x.dtype)
+    else:
+        keep = np.empty(x.shape, x.dtype)
+        streams.fill(keep, lambda n, c: sampling.bernoulli(gen, n, x.dtype, 1 - p))
+    if dtypes.is_half(x.dtype):        # torch: times 1 / (1 - p) in float32, then rounded
+        mask = (keep.astype(np.float32) * (np.float32(1) / np.float32(1 - p))).astype(x.dtype)
+    else:
+        mask = keep / np.asarray(1 - p).astype(x.dtype)
+    mask = backend.to_device(mask, x.device)
+    return x.mul_(mask) if inplace else x * mask
 
 
 def pad(input, pad, mode="constant", value=0.0):

@@ -2,14 +2,16 @@
 the functions of the ``ops`` family modules; dtypes promote as PyTorch's
 (docs/architecture.md, "dtypes")."""
 
+import numbers
 import operator
 import warnings
 
 import numpy as np
 
-from . import autograd, backend, dtypes
+from . import autograd, backend, dtypes, printing
 from .dtypes import is_floating, is_half, is_numeric
 from .ops import base, elementwise, indexing, linalg, reductions
+from .ops import random as random_ops
 from .ops import shape as shape_ops          # not `shape`: that is a Tensor property
 from .ops.elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
 from .ops.linalg import MatMul
@@ -44,18 +46,22 @@ def _operator(function, reflected=False):
 
 
 def _cast(name, dtype, note=""):
-    # x.float(), x.long(), ...: astype(dtype) under torch's name, with its own help()
+    # x.float(), x.long(), ...: astype(dtype) under torch's name, with its own help(); as
+    # torch's, the tensor itself when it already has the dtype (same memory, same node)
     def cast(self):
-        return self.astype(dtype)
+        return self.astype(dtype, copy=False)
     cast.__name__ = cast.__qualname__ = name
-    cast.__doc__ = f"``astype({dtype})``{note}."
+    cast.__doc__ = f"``astype({dtype}, copy=False)``{note}; the tensor itself if {dtype}."
     return cast
 
 
 def _comparison(op):
     # x < y: a constant bool tensor, compared in the dtype PyTorch promotes to
     def compare(self, other):
-        a, b, _ = base.promote(self.data, as_tensor(other, self).data)
+        if not isinstance(other, (Tensor, numbers.Number, np.ndarray, np.generic, list, tuple)) \
+                and not backend.is_cupy_array(other):
+            return NotImplemented       # as torch: pytest.approx(...) == t, and the like
+        a, b, _ = base.promote(self._array, as_tensor(other, self)._array)
         return Tensor._from_op(op(a, b), None)
     return compare
 
@@ -76,8 +82,14 @@ class Tensor:
 
     def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
         backend.check_device(device)
-        data = data.data if isinstance(data, Tensor) else data
-        array = backend.new_array(data, dtypes.as_dtype(dtype), device)
+        data = data._array if isinstance(data, Tensor) else data
+        dtype = dtypes.as_dtype(dtype)
+        if dtype is None and not isinstance(data, (np.ndarray, np.generic)) \
+                and not backend.is_cupy_array(data):
+            data = np.asarray(data)             # Python numbers and lists: torch's defaults,
+            if data.dtype.kind == "f":          # floats in the default dtype (float32)
+                dtype = dtypes.get_default_dtype()
+        array = backend.new_array(data, dtype, device)
         # _from_op's fields (listed there only), one by one: vars(self).update() slows reads
         for field, value in vars(Tensor._leaf("Tensor", array, requires_grad)).items():
             setattr(self, field, value)
@@ -87,7 +99,7 @@ class Tensor:
         """A Tensor of ``array`` itself: output ``output_index`` of ``ctx``, or a constant."""
         # every Tensor's fields, set here only (directly: this runs once per op output)
         tensor = cls.__new__(cls)
-        tensor.data = array
+        tensor._array = array
         tensor._grad = None
         tensor.requires_grad = ctx is not None
         tensor.grad_fn = ctx              # the Context (graph node) that made this tensor
@@ -117,29 +129,29 @@ class Tensor:
     @property
     def shape(self):
         """The size of each dim, a tuple of ints."""
-        return tuple(self.data.shape)
+        return tuple(self._array.shape)
 
     @property
     def dtype(self):
         """The NumPy dtype of the data."""
-        return self.data.dtype
+        return self._array.dtype
 
     @property
     def ndim(self):
         """The number of dims, ``len(x.shape)``."""
-        return self.data.ndim
+        return self._array.ndim
 
     @property
     def size(self):
         """The number of elements, an int (NumPy's ``size``); called, PyTorch's ``size()``:
         ``x.size()`` is the shape (a ``Size``), ``x.size(d)`` the size of dim ``d``."""
-        size = _Numel(self.data.size)
-        size.shape = tuple(self.data.shape)
+        size = _Numel(self._array.size)
+        size.shape = tuple(self._array.shape)
         return size
 
     def numel(self):
         """The number of elements, an int."""
-        return int(self.data.size)
+        return int(self._array.size)
 
     dim = ndim.fget                   # PyTorch's name, as a method
 
@@ -150,12 +162,12 @@ class Tensor:
     @property
     def device(self):
         """``"cpu"`` (the data is a NumPy array) or ``"cuda"`` (a CuPy array)."""
-        return backend.device_of(self.data)
+        return backend.device_of(self._array)
 
     @property
     def xp(self):
         """The array module of the data: ``numpy`` or ``cupy``."""
-        return backend.array_module(self.data)
+        return backend.array_module(self._array)
 
     @property
     def _version(self):
@@ -167,8 +179,27 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def data(self):
+        """This tensor's memory as a new Tensor outside the graph (PyTorch's ``.data``): what
+        is written through it shows here. Unlike ``detach()``, its in-place writes are not
+        seen by the graph's version checks, so they can corrupt a gradient; PyTorch code
+        uses it for updates such as ``p.data += -lr * p.grad``. ``.numpy()`` gives the array.
+        Assigning a Tensor (``p.data = t``) makes this tensor share ``t``'s memory."""
+        return Tensor._from_op(self._array, None)
+
+    @data.setter
+    def data(self, value):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        if type(value._array) is not type(self._array):
+            raise TypeError(f"data: can't set the data of a tensor on {self.device} to a "
+                            f"tensor on {value.device}")
+        self._array = value._array
+
+    @property
     def grad(self):
-        """The gradient accumulated by ``backward()`` (an array) or None; a non-leaf's warns."""
+        """The gradient ``backward()`` accumulated, a Tensor without history of this tensor's
+        shape, dtype and device, or None; a non-leaf's warns (use ``retain_grad()``)."""
         if self._grad is None and self.grad_fn is not None and not self._retains_grad:
             warnings.warn(
                 f"reading .grad of a non-leaf tensor (made by {self.grad_fn.name}): backward() "
@@ -179,18 +210,20 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        # PyTorch's rules: None, or an array (a Tensor's data) of this shape, dtype and device
+        # PyTorch's rules: None, or a Tensor of this shape, dtype and device (kept as it is)
         if value is not None:
-            value = value.data if isinstance(value, Tensor) else value
-            if type(value) is not type(self.data):
-                raise TypeError(f"assigned grad expected to be an array or a Tensor on "
-                                f"{self.device} (or None), got {type(value).__name__}")
-            if value.shape != self.data.shape:
-                raise RuntimeError(f"attempting to assign a gradient of shape "
-                                   f"{tuple(value.shape)} to a tensor of shape {self.shape}")
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
+            if value.device != self.device:
+                raise RuntimeError(f"assigned grad has data located on {value.device}, "
+                                   f"different from the tensor's device {self.device}")
+            if value.shape != self.shape:
+                raise RuntimeError(f"assigned grad has data of shape {value.shape}, "
+                                   f"different from the tensor's shape {self.shape}")
             if value.dtype != self.dtype:
-                raise RuntimeError(f"attempting to assign a gradient of dtype {value.dtype} "
-                                   f"to a tensor of dtype {self.dtype}")
+                raise RuntimeError(f"assigned grad has data of dtype {value.dtype}, "
+                                   f"different from the tensor's dtype {self.dtype}")
         self._grad = value
 
     def __len__(self):
@@ -199,15 +232,10 @@ class Tensor:
         return self.shape[0]
 
     def __repr__(self):
-        body = np.array2string(backend.to_numpy(self.data), separator=", ", prefix="tensor(")
-        extras = [f"dtype={self.dtype}"]
-        if self.device != "cpu":
-            extras.append(f"device={self.device!r}")
-        if self.grad_fn is not None:
-            extras.append(f"grad_fn=<{self.grad_fn.name}>")
-        elif self.requires_grad:
-            extras.append("requires_grad=True")
-        return f"tensor({body}, {', '.join(extras)})"
+        # torch's text (printing.py): str() falls back to it, and a Parameter prefixes it
+        grad_fn = None if self.grad_fn is None else f"{self.grad_fn.name}Backward"
+        return printing.tensor_repr(self._array, grad_fn=grad_fn,
+                                    requires_grad=self.requires_grad)
 
     # ----- conversion ---------------------------------------------------------------------
     def numpy(self, force=False):
@@ -218,7 +246,8 @@ class Tensor:
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
                 "to it would corrupt the gradients); use t.detach().numpy() for the shared "
                 "memory, or t.detach().numpy().copy() for a copy")
-        return backend.to_numpy(self.data)
+        array = backend.to_numpy(self._array)
+        return np.asarray(array) if isinstance(array, np.generic) else array
 
     def item(self):
         """The value of a one-element tensor as a Python number (float, int or bool)."""
@@ -228,7 +257,13 @@ class Tensor:
         if self.size != 1:
             raise ValueError(f"{kind}(): only a one-element tensor converts to a Python "
                              f"number, got shape {self.shape}; use .numpy() or .tolist()")
-        return self.data.reshape(()).item()
+        return self._array.reshape(()).item()
+
+    def __format__(self, spec):
+        # f"{loss:.3f}": a one-element 0-d tensor formats as its number, as torch's
+        if self.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
 
     def __float__(self):
         return float(self._scalar("float"))
@@ -238,8 +273,10 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         # np.asarray(t) shares a CPU tensor's memory, unless it requires grad
-        array = backend.to_numpy(self.data)              # a copy already for "cuda"
-        shared = array is self.data
+        array = backend.to_numpy(self._array)              # a copy already for "cuda"
+        shared = array is self._array
+        if isinstance(array, np.generic):       # a 0-d op result can be a NumPy scalar
+            array = np.asarray(array)
         if copy is False and (self.requires_grad or not shared):
             raise ValueError("np.asarray(t, copy=False): this tensor can only be copied (it "
                              "requires grad, or lives on the GPU); use t.detach().numpy()")
@@ -254,7 +291,7 @@ class Tensor:
 
     def tolist(self):
         """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
-        return backend.to_numpy(self.data).tolist()
+        return backend.to_numpy(self._array).tolist()
 
     def to(self, *args, device=None, dtype=None, non_blocking=False):
         """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes), in
@@ -276,11 +313,22 @@ class Tensor:
         """``to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU)."""
         return self.to("cuda")
 
-    def astype(self, dtype):
-        """A copy in ``dtype``, in the graph; an integer or bool result is a constant."""
+    def astype(self, dtype, copy=True):
+        """A copy in ``dtype``, in the graph; an integer or bool result is a constant.
+
+        Args:
+            dtype: the result's dtype.
+            copy: as NumPy's: False returns the tensor itself when it already has ``dtype``
+                (torch's ``x.to(dtype)``, ``x.float()``); True always copies.
+
+        Example:
+            >>> x.astype("float64", copy=False) is x        # True for a float64 x
+        """
         dtype = dtypes.as_dtype(dtype)
+        if not copy and dtype == self.dtype:
+            return self
         if not is_floating(dtype):
-            return Tensor._from_op(self.data.astype(dtype), None)
+            return Tensor._from_op(self._array.astype(dtype), None)
         return Cast.apply(self, dtype=dtype)
 
     float = _cast("float", "float32", " (``float(t)`` gives a Python number)")
@@ -292,12 +340,12 @@ class Tensor:
     bool = _cast("bool", "bool", ", True where nonzero: a constant, outside the graph")
 
     def type_as(self, other):
-        """``astype(other.dtype)``."""
-        return self.astype(other.dtype)
+        """``astype(other.dtype, copy=False)``: the tensor itself if the dtypes match."""
+        return self.astype(other.dtype, copy=False)
 
     def detach(self):
         """A new leaf that shares this tensor's data and version counter, outside the graph."""
-        detached = Tensor._from_op(self.data, None)
+        detached = Tensor._from_op(self._array, None)
         detached._version_box = self._version_box
         return detached
 
@@ -358,7 +406,7 @@ class Tensor:
         # out of place from a snapshot of this tensor, and this tensor takes the result
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
-        write(self.data)
+        write(self._array)
         self._version_box[0] += 1
         return self
 
@@ -399,8 +447,15 @@ class Tensor:
 
     def masked_fill_(self, mask, value):
         """In place ``masked_fill``; the rules of ``add_``."""
-        return self._inplace(lambda d: d.__setitem__(Ellipsis, self.masked_fill(mask, value).data),
-                             lambda before, v: before.masked_fill(mask, v), value)
+        filled = lambda d: d.__setitem__(Ellipsis, self.masked_fill(mask, value)._array)  # noqa: E731
+        return self._inplace(filled, lambda before, v: before.masked_fill(mask, v), value)
+
+    # ----- random fills in place (ops/random.py): torch's CPU streams -------------------
+    uniform_ = random_ops.uniform_
+    normal_ = random_ops.normal_
+    random_ = random_ops.random_
+    bernoulli_ = random_ops.bernoulli_
+    exponential_ = random_ops.exponential_
 
     __iadd__ = add_
     __isub__ = sub_
@@ -462,8 +517,12 @@ class Tensor:
     # ----- reductions (ops/reductions.py) -------------------------------------------------
     sum = reductions.sum
     mean = reductions.mean
-    max = amax = reductions.amax
-    min = amin = reductions.amin
+    max = reductions.max              # x.max(dim): (values, indices), as torch's
+    min = reductions.min
+    amax = reductions.amax
+    amin = reductions.amin
+    aminmax = reductions.aminmax
+    median = reductions.median
     var = reductions.var
     std = reductions.std
     argmax = reductions.argmax
@@ -493,6 +552,8 @@ class Tensor:
     sort = indexing.sort
     argsort = indexing.argsort
     topk = indexing.topk
+    kthvalue = indexing.kthvalue
+    mode = indexing.mode
     matmul = linalg.matmul
     mm = linalg.mm
     bmm = linalg.bmm
@@ -523,11 +584,11 @@ def _record_inplace(target, compute, value):
         raise RuntimeError(f"in-place op: result type {result.dtype} can't be cast to the "
                            f"desired output type {target.dtype}")
     node = result.grad_fn
-    if any(a is target.data for a in node._saved):      # the old values, about to go
-        node._saved = tuple(a.copy() if a is target.data else a for a in node._saved)
+    if any(a is target._array for a in node._saved):      # the old values, about to go
+        node._saved = tuple(a.copy() if a is target._array else a for a in node._saved)
     if result.dtype != target.dtype:
         result = result.astype(target.dtype)
-    target.data[...] = result.data
+    target._array[...] = result._array
     target._version_box[0] += 1
     target._history = (target._history or ()) + ((node.seq, before),)
     target.grad_fn, target._output_index = result.grad_fn, result._output_index
@@ -537,7 +598,7 @@ def _record_inplace(target, compute, value):
 
 def _snapshot(tensor, version_box):
     # the tensor's state now (data, node, output index) as a tensor of its own
-    before = Tensor._from_op(tensor.data, tensor.grad_fn, tensor._output_index)
+    before = Tensor._from_op(tensor._array, tensor.grad_fn, tensor._output_index)
     before.requires_grad, before.name = tensor.requires_grad, tensor.name
     before._version_box = version_box
     return before
@@ -565,8 +626,12 @@ def as_tensor(value, like=None):
     if isinstance(value, (bool, int, float)):
         # A floating tensor keeps its dtype, except that a half one with dims takes the
         # number at float32 (``promote`` computes in float32 and rounds once).
-        dtype = (np.float32 if is_half(like.dtype) and like.ndim else like.dtype) \
-            if is_floating(like.dtype) else xp.result_type(like.data, value)
+        if is_floating(like.dtype):
+            dtype = np.float32 if is_half(like.dtype) and like.ndim else like.dtype
+        elif isinstance(value, float):              # beside an integer tensor: the default
+            dtype = dtypes.get_default_dtype()
+        else:
+            dtype = xp.result_type(like._array, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
     return Tensor._from_op(xp.asarray(value), None)
 

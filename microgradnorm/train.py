@@ -17,11 +17,11 @@ import numpy as np
 from . import functional as F
 from . import nn, optim
 from .autograd import no_grad
-from .backend import array_module
 from .checkpoint import load_checkpoint, read_extra, save_checkpoint
 from .checks.memory import memory_timeline
 from .checks.stats import graph_stats
 from .dtypes import check_number
+from .factories import manual_seed
 from .optim.lr_scheduler import LambdaLR, warmup_cosine
 from .norms import lookup
 from .savefile import check_writable
@@ -102,7 +102,7 @@ class TrainConfig:
     steps: int = 300                # optimizer steps
     impl: str = "fused"             # "fused" or "composite", for every norm of the model
     dtype: str = "float64"          # of the parameters: "float64", "float32", "float16"
-    seed: int = 0                   # initial weights (NumPy's global state) and batches
+    seed: int = 0                   # initial weights (mg.manual_seed) and batches
     norm: str = "layer_norm"        # nn.GPT's norm, placement, sizes and init
     placement: str = "pre"          # "pre", "post", "sandwich" or "deepnorm"
     d_model: int = 32               # model width
@@ -278,7 +278,7 @@ def train_tiny_gpt(config=None, progress=True):
         every = config.checkpoint_every
         if config.checkpoint is not None and (step + 1 == steps or (
                 every and (step + 1) % every == 0)):
-            if not all(array_module(p.data).isfinite(p.data).all() for p in model.parameters()):
+            if not all(np.isfinite(p.detach().numpy()).all() for p in model.parameters()):
                 raise Diverged(f"train_tiny_gpt: step {step + 1} made the weights NaN or "
                                f"infinite; not saved{_kept(config, saved_step)} (lower lr?)")
             save_checkpoint(config.checkpoint, model, optimizer, step + 1, scheduler, rng,
@@ -316,7 +316,7 @@ def _check_config(where, config):
 
 def _model_and_optimizer(config, vocab_size):
     """The run's ``nn.GPT`` (initial weights drawn from ``config.seed``) and its AdamW."""
-    np.random.seed(config.seed)
+    manual_seed(config.seed)                      # the default generator: the weights
     model = nn.GPT(vocab_size, config.context_length, config.d_model, config.n_heads,
                    config.n_layers, norm=config.norm, placement=config.placement,
                    impl=config.impl, init=config.init, dtype=config.dtype,

@@ -293,10 +293,10 @@ class _GraphDrawing:
         # others (a fused node's mean, rstd) take the op's ``saved_names``.
         names = {}
         for t in [t for node in self.order for t in node.inputs] + list(self.roots):
-            if t is not None and t.data is not None:        # a freed node keeps no data
+            if t is not None and t._array is not None:        # a freed node keeps no data
                 what = t.name or (f"{t.grad_fn.name} output" if t.grad_fn else None)
                 if what:
-                    names.setdefault(id(memory_owner(t.data)), what)
+                    names.setdefault(id(memory_owner(t._array)), what)
         return names
 
 

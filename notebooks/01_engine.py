@@ -18,12 +18,17 @@
 # `backward()` walks that graph in reverse topological order and adds each node's
 # gradient contribution into `.grad`. This notebook starts from three scalars, as
 # micrograd's demo does, and ends with a tensor graph of one neural-network layer.
+#
+# As in PyTorch, Python numbers become float32 tensors by default; this notebook works in
+# float64, where finite differences are meaningful, and says so once.
 
 # %%
 import numpy as np
 
 import microgradnorm as mg
 from microgradnorm import viz
+
+mg.set_default_dtype(mg.float64)      # torch.set_default_dtype(torch.float64)
 
 # %% [markdown]
 # ## Scalars
@@ -39,8 +44,8 @@ d = e + c
 out = d.tanh()
 out.backward()
 print(out)
-print("a.grad", a.grad, " expected", (1 - np.tanh(4.0) ** 2) * -3.0)
-print("b.grad", b.grad, " expected", (1 - np.tanh(4.0) ** 2) * 2.0)
+print("a.grad", a.grad.item(), " expected", (1 - np.tanh(4.0) ** 2) * -3.0)
+print("b.grad", b.grad.item(), " expected", (1 - np.tanh(4.0) ** 2) * 2.0)
 
 # %% [markdown]
 # The backward graph: one box per node (its op), the leaves in blue, the root in orange.

@@ -26,3 +26,26 @@ settings.load_profile("microgradnorm")
 # The shared tables and strategies in tests/helpers/ import as top-level modules
 # (``from strategies import arrays``) from every test folder.
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))
+
+import pytest  # noqa: E402
+
+import microgradnorm as mg  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _default_dtype_restored():
+    """Every test starts with PyTorch's default dtype, float32, and leaves it so, and with the
+    default generator seeded (as PyTorch's own test cases seed it), so a run repeats."""
+    mg.set_default_dtype(mg.float32)
+    mg.manual_seed(0)
+    yield
+    mg.set_default_dtype(mg.float32)
+
+
+@pytest.fixture
+def float64_default():
+    """The default dtype float64 for a test whose oracle is float64 arithmetic (PyTorch's own
+    suites do the same with ``torch.set_default_dtype``); float32 again afterwards."""
+    mg.set_default_dtype(mg.float64)
+    yield
+    mg.set_default_dtype(mg.float32)

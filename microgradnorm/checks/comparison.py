@@ -172,10 +172,10 @@ def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
     def objective():
         with no_grad():
             outputs = norm.run(tensors, impl)   # batch_norm: batch statistics only
-        return sum(float((o.data * u).sum()) for o, u in zip(outputs, upstream))
+        return sum(float((o._array * u).sum()) for o, u in zip(outputs, upstream))
 
     return {f"grad {name}": float(np.max(np.abs(
-                analytic[f"grad {name}"].astype(np.float64) - numerical_grad(objective, t.data))))
+                analytic[f"grad {name}"].astype(np.float64) - numerical_grad(objective, t._array))))
             for name, t in tensors.items() if name not in norm.constants}
 
 
@@ -192,11 +192,11 @@ def _run_side(norm, impl, arrays, upstream, repeat):
         differentiated = [t for t in tensors.values() if t.requires_grad]
         grads = grad(outputs, differentiated, upstream)
         backward_times.append(time.perf_counter() - start)
-    values = {name: o.data for name, o in zip(norm.outputs, outputs)}
+    values = {name: o._array for name, o in zip(norm.outputs, outputs)}
     values.update({name: a for name, a in (running or {}).items()})
     return ImplResult(stats.nodes, stats.by_op, stats.saved_bytes,
                       statistics.median(forward_times), statistics.median(backward_times),
-                      values, {f"grad {name}": g for name, g in
+                      values, {f"grad {name}": g._array for name, g in
                                zip([n for n, t in tensors.items() if t.requires_grad], grads)})
 
 

@@ -1,6 +1,7 @@
 """Finite-difference checks of the autograd: ``gradcheck`` and ``jacobian``."""
 
 import math
+import warnings
 
 import numpy as np
 
@@ -22,8 +23,8 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
 
     Args:
         fn: takes the inputs, returns a Tensor or a tuple of Tensors.
-        inputs: a Tensor or a sequence (float64 where they require grad; other values are
-            passed through).
+        inputs: a Tensor or a sequence (float64 where they require grad, else a warning, as
+            torch's; other values are passed through).
         eps: the finite-difference step.
 
     Returns:
@@ -39,10 +40,11 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     checked = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not checked:
         raise ValueError("gradcheck: no input requires grad")
-    for i in checked:
+    for i in checked:          # as torch's: a warning, and the check runs in that dtype
         if inputs[i].dtype != np.float64:
-            raise TypeError(f"gradcheck: input {i} must be float64 for finite differences "
-                            f"to be meaningful, got {inputs[i].dtype}")
+            warnings.warn(f"gradcheck: input {i} requires grad and is {inputs[i].dtype}, not "
+                          "float64; finite differences in it will likely fail the check. "
+                          "Create the inputs with dtype=mg.float64.", UserWarning, stacklevel=2)
 
     outputs = _as_tuple(fn(*inputs))
     used = [k for k, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
@@ -56,11 +58,11 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     def objective():
         with no_grad():
             outs = _as_tuple(fn(*inputs))
-        return sum(float((outs[k].data * v).sum()) for k, v in zip(used, directions))
+        return sum(float((outs[k]._array * v).sum()) for k, v in zip(used, directions))
 
     for i, analytic in zip(checked, analytical):
-        numerical = numerical_grad(objective, inputs[i].data, eps)
-        analytic = np.zeros(inputs[i].shape) if analytic is None else to_numpy(analytic)
+        numerical = numerical_grad(objective, inputs[i]._array, eps)
+        analytic = np.zeros(inputs[i].shape) if analytic is None else to_numpy(analytic._array)
         _compare(i, inputs[i], analytic, numerical, atol, rtol)
     return True
 
@@ -92,7 +94,7 @@ def _check_tolerances(eps, atol, rtol):
 
 def _compare(i, tensor, analytic, numerical, atol, rtol):
     name = f"input {i}" + (f" ({tensor.name})" if tensor.name else "")
-    data = to_numpy(tensor.data)
+    data = to_numpy(tensor._array)
     for what, values in (("the input", data), ("the analytical gradient", analytic),
                          ("the numerical gradient", numerical)):
         bad = ~np.isfinite(values)
@@ -124,7 +126,7 @@ def jacobian(fn, x):
         >>> J.shape
         (4, 4)
     """
-    data = x.data if isinstance(x, Tensor) else np.asarray(x)
+    data = x._array if isinstance(x, Tensor) else np.asarray(x)
     if np.dtype(data.dtype).kind != "f":
         raise TypeError(f"jacobian: x must be a floating-point tensor, got dtype {data.dtype}")
     leaf = Tensor(data.copy(), requires_grad=True)
@@ -136,7 +138,7 @@ def jacobian(fn, x):
         direction[index] = 1
         (row,) = grad(out, leaf, direction, retain_graph=True, allow_unused=True)
         if row is not None:
-            result[index] = row
+            result[index] = row._array
     return result
 
 

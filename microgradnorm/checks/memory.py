@@ -182,13 +182,13 @@ class _Tracker:
         self.categories[node] = category
         for tensor in node.inputs:
             if tensor is not None and tensor.grad_fn is None and tensor.requires_grad:
-                self.parameters.add(id(memory_owner(tensor.data)))
+                self.parameters.add(id(memory_owner(tensor._array)))
         for array in node.saved_arrays():
             self.add(array, "saved", category)
         for tensor in node.inputs:
             if tensor is not None and (tensor.grad_fn is not None or not tensor.requires_grad):
                 producer = tensor.grad_fn
-                self.add(tensor.data, "held",
+                self.add(tensor._array, "held",
                          self.categories.get(producer, category) if producer else category)
         self.record("forward", node.name, node.module)
 

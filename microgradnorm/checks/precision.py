@@ -121,9 +121,9 @@ def _run(fn, arrays, dtype):
               for name, a in arrays.items()}
     y = fn(leaves["x"], leaves["weight"], leaves.get("bias"))
     params = [leaves[n] for n in ("x", "weight", "bias") if n in leaves]
-    grads = grad([y], params, [leaves["dy"].data.astype(y.dtype)])
-    out = {"y": y.data}
-    out.update({f"d{n}": g for n, g in zip(("x", "weight", "bias"), grads)})
+    grads = grad([y], params, [leaves["dy"]._array.astype(y.dtype)])
+    out = {"y": y._array}
+    out.update({f"d{n}": g._array for n, g in zip(("x", "weight", "bias"), grads)})
     with np.errstate(all="ignore"):
         return {name: np.asarray(a, np.float32).astype(np.float64) if a.dtype.itemsize == 2
                 else np.asarray(a, np.float64) for name, a in out.items()}

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import backend, nn, optim
 from ..checks.stats import graph_stats
+from ..factories import manual_seed
 from ..functional import cross_entropy
 from ..tensor import Tensor
 from .bench_harness import (UNSTEADY, cpu_timer, fused_impls, graph_impl, kernel_choice,
@@ -137,7 +138,7 @@ def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_laye
     """One training step of ``nn.GPT`` on random tokens, ready to time: forward,
     cross-entropy, ``zero_grad``, backward and an AdamW update. Weights and tokens come from
     ``seed``. Returns ``(step, nodes)``: the callable and the op nodes behind its loss."""
-    np.random.seed(seed)                                                 # the weights
+    manual_seed(seed)                                                    # the weights
     model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers,
                    impl=graph_impl(impl), dtype=dtype, device=device)
     optimizer = optim.AdamW(model.parameters(), lr=1e-3)
@@ -258,10 +259,7 @@ def model_file_step(under_torch, vocab_size, context_length, d_model, n_heads, n
     AdamW parameter groups), here or under PyTorch: forward with the loss, backward, step."""
     module = load_model_file(under_torch)
     lib = module.torch                          # microgradnorm or torch, as the file sees it
-    if under_torch:
-        lib.manual_seed(seed)
-    else:
-        np.random.seed(seed)
+    lib.manual_seed(seed)                       # torch's, or ours: the same CPU stream
     config = module.GPTConfig(block_size=context_length, vocab_size=vocab_size,
                               n_layer=n_layers, n_head=n_heads, n_embd=d_model, flash=True)
     model = module.GPT(config).to(getattr(lib, dtype))

@@ -18,6 +18,7 @@ from .. import nn
 from ..autograd import no_grad
 from ..train import TrainConfig, train_tiny_gpt
 from ..checks import jacobian as dense_jacobian
+from ..factories import manual_seed
 from ..norms import lookup
 from ..tensor import tensor
 from . import plotting
@@ -195,8 +196,8 @@ def centering_identity(dim=8, eps=1e-5, seed=0):
     (the direction 1) is LayerNorm's. Returns the report as text."""
     x = np.random.default_rng(seed).normal(1.0, 2.0, dim)
     centering = np.eye(dim) - np.ones((dim, dim)) / dim
-    ln = F.layer_norm(tensor(x), dim, eps=eps).data
-    rms_of_centered = F.rms_norm(tensor(centering @ x), dim, eps=eps).data
+    ln = F.layer_norm(tensor(x), dim, eps=eps).detach().numpy()
+    rms_of_centered = F.rms_norm(tensor(centering @ x), dim, eps=eps).detach().numpy()
     j_ln = dense_jacobian(lambda t: F.layer_norm(t, dim, eps=eps), tensor(x))
     j_rms = dense_jacobian(lambda t: F.rms_norm(t, dim, eps=eps), tensor(centering @ x))
     return (f"centering identity, D={dim}: max |LN(x) - RMS(Cx)| = "
@@ -280,7 +281,7 @@ def batchnorm_gaps(batch_sizes=BATCH_SIZES, momenta=MOMENTA, steps=100, features
     for momentum in momenta:
         for batch_size in batch_sizes:
             rng = np.random.default_rng(seed)
-            bn = nn.BatchNorm1d(features, momentum=momentum)
+            bn = nn.BatchNorm1d(features, momentum=momentum, dtype="float64")   # as the data
             with no_grad():
                 for _ in range(steps):
                     bn(tensor(rng.normal(MEAN, STD, (batch_size, features))))
@@ -288,23 +289,25 @@ def batchnorm_gaps(batch_sizes=BATCH_SIZES, momenta=MOMENTA, steps=100, features
                 diffs = []
                 for _ in range(eval_batches):
                     x = tensor(rng.normal(MEAN, STD, (batch_size, features)))
-                    diffs.append(np.abs(_train_output(bn, x) - bn(x).data).mean())
+                    diffs.append(np.abs(_train_output(bn, x) - bn(x).detach().numpy()).mean())
             gap[momentum].append(float(np.mean(diffs)))
-            error = np.abs(bn.running_mean.data - MEAN) + np.abs(bn.running_var.data - STD ** 2)
+            error = (np.abs(bn.running_mean.numpy() - MEAN)
+                     + np.abs(bn.running_var.numpy() - STD ** 2))
             running_error[momentum].append(float(error.max()))
     return BatchNormGaps(tuple(batch_sizes), tuple(momenta), steps, gap, running_error)
 
 
 def _train_output(bn, x):
     """BatchNorm's training-mode output on ``x`` without moving its running statistics."""
-    return F.batch_norm(x, None, None, bn.weight, bn.bias, training=True, eps=bn.eps).data
+    y = F.batch_norm(x, None, None, bn.weight, bn.bias, training=True, eps=bn.eps)
+    return y.detach().numpy()
 
 
 def batch_of_two(seed=0):
     """With two samples per batch, training-mode BatchNorm maps every feature to ±1 (up to
     eps) whatever the inputs: (x₁ − μ)/σ = ±1 when μ and σ come from x₁ and x₂ alone."""
     x = np.random.default_rng(seed).normal(MEAN, STD, (2, 6))
-    y = nn.BatchNorm1d(6)(tensor(x)).data
+    y = nn.BatchNorm1d(6, dtype="float64")(tensor(x)).detach().numpy()
     return (f"batch of 2 in training: |y| = {np.array2string(np.abs(y).ravel(), precision=5)}"
             f" -> every output is +-1; the values of x are gone")
 
@@ -314,7 +317,7 @@ def batch_of_one(seed=0):
     PyTorch); eval (after training on larger batches) and LayerNorm handle it."""
     rng = np.random.default_rng(seed)
     x = tensor(rng.normal(MEAN, STD, (1, 6)))
-    bn = nn.BatchNorm1d(6, momentum=None)
+    bn = nn.BatchNorm1d(6, momentum=None, dtype="float64")
     with no_grad():
         for _ in range(100):                      # running statistics from 100 batches of 32
             bn(tensor(rng.normal(MEAN, STD, (32, 6))))
@@ -324,11 +327,11 @@ def batch_of_one(seed=0):
     except ValueError as error:
         trained = f"ValueError: {error}"
     bn.eval()
+    layer_norm = nn.LayerNorm(6, dtype="float64")(x).detach().numpy()[0]
     return (f"batch of 1 in training: {trained}\n"
             f"  in eval, with running statistics of 100 batches of 32: "
-            f"{np.array2string(bn(x).data[0], precision=4)}\n"
-            f"  LayerNorm(6) on the same sample: "
-            f"{np.array2string(nn.LayerNorm(6)(x).data[0], precision=4)}")
+            f"{np.array2string(bn(x).detach().numpy()[0], precision=4)}\n"
+            f"  LayerNorm(6) on the same sample: {np.array2string(layer_norm, precision=4)}")
 
 
 def plot_batchnorm(gaps, out_dir):
@@ -362,9 +365,9 @@ def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
     float64) on one cross-entropy loss over a random batch of 8 × 16 tokens (vocabulary 64):
     the gradient of each block's parameters and of its input (the residual stream entering
     it), as NumPy arrays."""
-    np.random.seed(seed)
+    manual_seed(seed)
     model = nn.GPT(PLACEMENT_VOCAB, PLACEMENT_CONTEXT, d_model, PLACEMENT_HEADS, depth, norm=norm,
-                   placement=placement, init=init)
+                   placement=placement, init=init, dtype="float64")
     inputs = []
     for block in model.blocks:                     # keep each block's input and its grad
         def forward(x, block_forward=block.forward):
@@ -377,7 +380,7 @@ def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
     F.cross_entropy(logits.reshape(-1, PLACEMENT_VOCAB), tokens[:, 1:].reshape(-1)).backward()
     params = [np.sqrt(sum(float((p.grad ** 2).sum()) for p in block.parameters()))
               for block in model.blocks]
-    stream = [float(np.linalg.norm(x.grad)) for x in inputs]
+    stream = [float(np.linalg.norm(x.grad.numpy())) for x in inputs]
     return np.array(params), np.array(stream)
 
 

@@ -65,8 +65,9 @@ def add_parser(commands):
                         help="micro-batches of --batch-size whose gradients add up before "
                              "each optimizer step (default %(default)s)")
     parser.add_argument("--checkpoint", metavar="PATH", default=defaults["checkpoint"],
-                        help="save model, optimizer, schedule, step and random state here, "
-                             "atomically (default: no checkpoint)")
+                        help="save model, optimizer, schedule, step and random state to "
+                             "this exact path (no suffix added), atomically, in mg.save's "
+                             "format: mg.load reads it (default: no checkpoint)")
     parser.add_argument("--checkpoint-every", type=nonnegative_int,
                         default=defaults["checkpoint_every"],
                         help="steps between checkpoints; 0: only at the end "

@@ -1,14 +1,19 @@
 """Initialisers with ``torch.nn.init``'s names and formulas: each fills a tensor's data in
 place outside the graph (``torch.no_grad``), bumps its version counter and returns it.
-Draws come from NumPy's global generator (``mg.manual_seed``) unless ``generator``, a
-``numpy.random.Generator``, is given."""
+Draws come from the tensor's in-place samplers (``uniform_``, ``normal_``) and so from
+``mg.default_generator`` unless ``generator`` (a ``mg.Generator``) is given, as torch's do:
+after the same seed, the same calls give torch's weights."""
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from .. import backend
+from .. import generator as streams
+from .. import sampling
+from ..autograd import no_grad
 from ..dtypes import check_number
 from ..tensor import Tensor
 
@@ -45,46 +50,100 @@ def _fill(fn, tensor, values):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(tensor).__name__}")
     values = values(tensor.shape) if callable(values) else values
-    tensor.data[...] = backend.to_device(np.asarray(values), tensor.device).astype(tensor.dtype)
+    tensor._array[...] = backend.to_device(np.asarray(values), tensor.device).astype(tensor.dtype)
     tensor._version_box[0] += 1
     return tensor
 
 
-def _rng(generator):
-    # NumPy's global generator (np.random) or a numpy.random.Generator: both draw alike
-    return np.random if generator is None else generator
+def _check_tensor(fn, tensor):
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(tensor).__name__}")
+    return tensor
 
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
-    """Fill with draws from U(a, b)."""
+    """Fill with draws from U(a, b): ``tensor.uniform_(a, b)`` under no_grad, as torch."""
     check_number("uniform_", "a", a)
     check_number("uniform_", "b", b)
-    return _fill("uniform_", tensor, lambda shape: _rng(generator).uniform(a, b, shape))
+    with no_grad():
+        return _check_tensor("uniform_", tensor).uniform_(a, b, generator=generator)
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
-    """Fill with draws from N(mean, std²). Example: ``nn.init.normal_(w, std=0.02)``."""
+    """Fill with draws from N(mean, std²): ``tensor.normal_`` under no_grad, as torch.
+    Example: ``nn.init.normal_(w, std=0.02)``."""
     check_number("normal_", "mean", mean)
     check_number("normal_", "std", std)
-    return _fill("normal_", tensor,
-                 lambda shape: mean + std * _rng(generator).standard_normal(shape))
+    with no_grad():
+        return _check_tensor("normal_", tensor).normal_(mean, std, generator=generator)
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with draws from N(mean, std²) kept within [a, b] (redrawn until they are)."""
+    r"""Fill with draws from N(mean, std²) truncated to [a, b], by rejection as torch does.
+
+    Formula:
+        with :math:`P = \Phi(\beta) - \Phi(\alpha)` (α, β: a and b standardised): if
+        P > 0.3, ``normal_(mean, std)`` then, while any value lies outside [a, b], a fresh
+        ``normal_`` of the whole tensor replaces the ones outside; else uniforms on [a, b]
+        kept when :math:`\ln u \le -\frac12((x - \text{mean})/\text{std})^2 -
+        \ln\text{peak}`, a fresh uniform pair for every rejected element each round.
+
+    The draws are torch's, so the wide case (``std=0.02, a=-2, b=2``: ViT's) gives torch's
+    values bit for bit; the narrow case compares with ``log u`` rounded from float64, where
+    torch's vectorised log may differ in the last bit and flip an acceptance at the edge.
+
+    Example:
+        >>> nn.init.trunc_normal_(w, std=0.02)            # ViT's weights
+    """
     for name, value in (("mean", mean), ("std", std), ("a", a), ("b", b)):
         check_number("trunc_normal_", name, value)
     if not a < b:
         raise ValueError(f"trunc_normal_: a must be below b, got a {a}, b {b}")
+    _check_tensor("trunc_normal_", tensor)
+    if mean < a - 2 * std or mean > b + 2 * std:
+        warnings.warn("trunc_normal_: mean is more than 2 std from [a, b]; the distribution "
+                      "of values may be incorrect (PyTorch warns the same)", stacklevel=2)
 
-    def draw(shape):
-        values = mean + std * _rng(generator).standard_normal(shape)
-        outside = (values < a) | (values > b)
-        while outside.any():                   # redraw the rejects only
-            values[outside] = mean + std * _rng(generator).standard_normal(int(outside.sum()))
-            outside = (values < a) | (values > b)
-        return values
-    return _fill("trunc_normal_", tensor, draw)
+    def cdf(x):                                  # the standard normal's CDF
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+    dtype = tensor.dtype
+    gen = streams.check_generator("trunc_normal_", generator)
+    cast = np.asarray(0, dtype).dtype.type
+
+    def fresh(draw):
+        # torch's tensor.<sampler>_() or empty_like(tensor).<sampler>_(): the tensor's
+        # layout; drawn aside, so the tensor is written (and its version bumped) once
+        layout = tensor._array if isinstance(tensor._array, np.ndarray) else \
+            np.empty(tensor.shape)
+        return streams.fill(np.empty_like(layout, dtype), draw)
+    with no_grad():
+        if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+            low, high = float(cast(a)), float(cast(b))            # the bounds in the dtype
+            values = fresh(lambda n, c: sampling.normal(gen, n, dtype, mean, std, c))
+            outside = (values < low) | (values > high)
+            while outside.any():
+                redraw = fresh(lambda n, c: sampling.normal(gen, n, dtype, mean, std, c))
+                values = np.where(outside, redraw, values)
+                outside = (values < low) | (values > high)
+        else:
+            mode = max(a, min(mean, b))
+            log_peak = -0.5 * ((mode - mean) / std) ** 2
+
+            def rejected(x):                     # torch's in-place float steps, then log u
+                scaled = (x - cast(mean)) / cast(std)
+                log_density = scaled * scaled * cast(-0.5) - cast(log_peak)
+                u = fresh(lambda n, c: sampling.uniform(gen, n, dtype))
+                with np.errstate(divide="ignore"):
+                    return np.log(u.astype(np.float64)).astype(dtype) > log_density
+            values = fresh(lambda n, c: sampling.uniform(gen, n, dtype, a, b))
+            pending = rejected(values)
+            while pending.any():
+                candidates = fresh(lambda n, c: sampling.uniform(gen, n, dtype, a, b))
+                values = np.where(pending, candidates, values)
+                pending = pending & rejected(candidates)
+        tensor._array[...] = backend.to_device(values.astype(dtype), tensor.device)
+        tensor._version_box[0] += 1
+    return tensor
 
 
 def constant_(tensor, val):
@@ -121,16 +180,18 @@ def _fans(fn, tensor):
 
 
 def xavier_uniform_(tensor, gain=1.0, generator=None):
-    """Fill with U(-a, a), a = gain · √(6 / (fan_in + fan_out)) (Glorot & Bengio)."""
+    """Fill with U(-a, a), a = √3 · gain · √(2 / (fan_in + fan_out)) (Glorot & Bengio;
+    torch's order of operations, so the bound rounds as torch's)."""
     fan_in, fan_out = _fans("xavier_uniform_", tensor)
-    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
+    bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     """Fill with N(0, std²), std = gain · √(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _fans("xavier_normal_", tensor)
-    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), generator)
+    return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
 def _kaiming_std(fn, tensor, a, mode, nonlinearity):
@@ -158,13 +219,19 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
 
 def orthogonal_(tensor, gain=1.0, generator=None):
     """Fill with a (semi-)orthogonal matrix times ``gain``, the dims after the first
-    flattened (Saxe et al.): the Q of a QR of normal draws, signs fixed by R's diagonal."""
+    flattened (Saxe et al.): the Q of a QR of normal draws, signs fixed by R's diagonal.
+    The draws are torch's (``normal_`` of a rows x cols tensor); the QR is NumPy's LAPACK,
+    so Q agrees with torch's to rounding, not bit for bit."""
     if not isinstance(tensor, Tensor) or tensor.ndim < 2:
         raise ValueError(f"orthogonal_: expected a Tensor of at least 2 dims, got "
                          f"{getattr(tensor, 'shape', type(tensor).__name__)}")
+    if tensor.size == 0:                       # nothing to fill, nothing drawn (torch)
+        return tensor
     rows = tensor.shape[0]
-    cols = tensor.size // rows if rows else 0
-    flat = _rng(generator).standard_normal((rows, cols))
+    cols = tensor.size // rows
+    # torch's draws (new_empty((rows, cols)).normal_()), then the QR in float64
+    flat = Tensor(np.empty((rows, cols), tensor.dtype)).normal_(generator=generator)
+    flat = backend.to_numpy(flat._array).astype(np.float64)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)

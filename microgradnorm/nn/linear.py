@@ -8,7 +8,8 @@ from .. import backend, ops
 from ..dtypes import check_number
 from .. import functional as F
 from ..tensor import Tensor
-from .module import Module, Parameter, _check_positive, _dtype, _fill
+from . import init
+from .module import Module, Parameter, _check_positive, _dtype
 
 
 class Linear(Module):
@@ -31,11 +32,13 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Draw W and b again, uniform in ±1/√in_features (PyTorch's initialisation)."""
-        bound = 1 / math.sqrt(self.in_features)
-        for param in (self.weight, self.bias):
-            if param is not None:
-                _fill(param, np.random.uniform(-bound, bound, param.shape))
+        """Draw W and b again as PyTorch does, in its order: W by ``kaiming_uniform_(a=√5)``
+        (uniform in ±√3 · gain/√in_features, gain = √(1/3): ±1/√in_features up to rounding),
+        then b uniform in ±1/√in_features; the same seed gives torch's Linear."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
+            init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x):
         """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features)."""
@@ -68,12 +71,12 @@ class Embedding(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Draw the table again from N(0, 1), as PyTorch does."""
-        _fill(self.weight, np.random.standard_normal(self.weight.shape))
+        """Draw the table again from N(0, 1), as PyTorch does (``init.normal_``)."""
+        init.normal_(self.weight)
 
     def forward(self, idx):
         """Rows of ``weight`` for the ids. Shape: integer (*) -> (*, embedding_dim)."""
-        idx = idx.data if isinstance(idx, Tensor) else idx
+        idx = idx._array if isinstance(idx, Tensor) else idx
         idx = backend.to_device(idx if backend.is_cupy_array(idx) else np.asarray(idx),
                                 self.weight.device)
         if idx.dtype.kind not in "iu":

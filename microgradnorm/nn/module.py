@@ -3,6 +3,7 @@ dotted path (docs/architecture.md, "Module scopes")."""
 
 import threading
 import weakref
+from collections import namedtuple
 
 import numpy as np
 
@@ -14,13 +15,64 @@ from ..tensor import Tensor, to_arguments
 
 
 class Parameter(Tensor):
-    """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``."""
+    """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
 
-    def __init__(self, data, requires_grad=True, dtype=None, device="cpu"):
-        super().__init__(data, requires_grad=requires_grad, dtype=dtype, device=device)
+    As torch's, ``Parameter(t)`` shares ``t``'s memory and version counter (a write to one
+    shows in the other) and is a leaf even if ``t`` is not; a writeable NumPy array is shared
+    as ``torch.from_numpy(a)`` would be. A ``dtype`` or ``device`` that differs from the
+    data's, a read-only array, a list or a number is copied.
+
+    Args:
+        data: a Tensor, an array or array_like; None: an empty tensor of the default dtype.
+        requires_grad: floating data only.
+        dtype: None keeps the data's (a list of floats: the default dtype).
+        device: None keeps the data's ("cpu" for a list or a number).
+
+    Example:
+        >>> w = mg.zeros(3); p = nn.Parameter(w); w[0] = 1.0       # p[0] is 1.0 too
+    """
+
+    def __init__(self, data=None, requires_grad=True, dtype=None, device=None):
+        if data is None:
+            data = np.empty(0, dtypes.get_default_dtype())
+        array = data._array if isinstance(data, Tensor) else data
+        dtype = dtypes.as_dtype(dtype)
+        if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
+            super().__init__(data, requires_grad=requires_grad, dtype=dtype,
+                             device="cpu" if device is None else device)
+            return
+        here = backend.device_of(array)
+        writeable = isinstance(data, Tensor) or backend.is_cupy_array(array) \
+            or array.flags.writeable                  # torch only warns; a copy can be written
+        if dtype not in (None, array.dtype) or device not in (None, here) or not writeable:
+            super().__init__(data, requires_grad=requires_grad, dtype=dtype,
+                             device=here if device is None else device)
+            return
+        for field, value in vars(Tensor._leaf("Parameter", array, requires_grad)).items():
+            setattr(self, field, value)
+        if isinstance(data, Tensor):                  # as torch's detach(): one counter
+            self._version_box = data._version_box
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    """What ``load_state_dict`` returns (torch's): the model's keys the state dict lacked and
+    the state dict's keys the model has not; unpacks as ``missing, unexpected``.
+
+    Example:
+        >>> model.load_state_dict(model.state_dict())      # <All keys matched successfully>
+    """
+
+    __slots__ = ()
+
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
 
 
 # bumped whenever any module tree changes: roots compare it to their cached paths and names
@@ -52,45 +104,86 @@ class Module:
 
     switches_impl = False     # True on the norm modules, whose ``impl`` set_impl switches
     _norm_impl = None         # set_impl's choice: forward runs inside norms.norm_impl(it)
+    # state names that a loaded state dict may lack, the current value staying (BatchNorm's
+    # num_batches_tracked, which older torch state dicts lack; torch's _load_from_state_dict)
+    _optional_state = ()
 
     def __init__(self):
         object.__setattr__(self, "_parameters", {})
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_non_persistent_buffers_set", set())   # not in state_dict
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_paths", None)          # (tree version, {id: path})
         object.__setattr__(self, "_forward_pre_hooks", {})  # id -> hook(module, args)
         object.__setattr__(self, "_forward_hooks", {})      # id -> hook(module, args, out)
 
     def __setattr__(self, name, value):
+        # torch's rules: a Parameter or Module (re)registers the name; a name registered as a
+        # parameter or sub-module takes only its kind or None (a plain Tensor would silently
+        # drop out of parameters(), and so out of the optimizer); a buffer takes a Tensor
         if "_parameters" not in self.__dict__:
             raise AttributeError("call super().__init__() before assigning attributes")
-        removed = [table.pop(name, None) for table in (self._parameters, self._modules)]
-        self._buffers.pop(name, None)
-        if isinstance(value, Parameter):
-            self._parameters[name] = value
-        elif isinstance(value, Module):
-            self._modules[name] = value
-        elif name in self.__dict__.get("_buffer_names", ()):
-            self._buffers[name] = value
-        if isinstance(value, (Parameter, Module)) or any(r is not None for r in removed):
-            _tree_version[0] += 1                 # cached paths and names are stale
+        params, modules, buffers = self._parameters, self._modules, self._buffers
+        tree_changes = name in params or name in modules
+        if isinstance(value, (Parameter, Module)):
+            table = params if isinstance(value, Parameter) else modules
+            for other in (params, modules, buffers):
+                if other is not table:                # its own keeps the name's place
+                    other.pop(name, None)
+            self._non_persistent_buffers_set.discard(name)
+            table[name] = value
+            tree_changes = True
+        elif value is not None and (name in params or name in modules or name in buffers):
+            kind, expected = (("parameter", "torch.nn.Parameter") if name in params else
+                              ("child module", "torch.nn.Module") if name in modules else
+                              ("buffer", "torch.Tensor"))
+            if kind != "buffer" or not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{type(value).__name__}' as {kind} '{name}' "
+                                f"({expected} or None expected)")
+            buffers[name] = value
+        else:
+            for table in (params, modules, buffers):
+                if name in table:
+                    table[name] = None                # still registered, as torch
+        if tree_changes:
+            _tree_version[0] += 1                     # cached paths and names are stale
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
         for table in (self._parameters, self._buffers, self._modules):
             table.pop(name, None)
+        self._non_persistent_buffers_set.discard(name)
         _tree_version[0] += 1
         object.__delattr__(self, name)
 
-    def register_buffer(self, name, tensor):
-        """Register a non-trainable Tensor (running statistics) kept in the state dict."""
+    def register_buffer(self, name, tensor, persistent=True):
+        """Register a non-trainable Tensor (running statistics) as ``name``.
+
+        Args:
+            name: a non-empty string without ".", not another attribute's.
+            tensor: a Tensor or None (registered, left out of ``buffers()``).
+            persistent: False keeps it out of ``state_dict()`` and out of what
+                ``load_state_dict`` expects (a causal mask, a cache); ``to()`` still moves it.
+
+        Example:
+            >>> self.register_buffer("mask", mg.ones(8, 8).tril(), persistent=False)
+        """
+        if not isinstance(name, str) or not name or "." in name:
+            raise KeyError(f"register_buffer: name must be a non-empty string without '.', "
+                           f"got {name!r}")
+        if hasattr(self, name) and name not in self._buffers:
+            raise KeyError(f"register_buffer: attribute {name!r} already exists on "
+                           f"{type(self).__name__}")
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer: {name} must be a Tensor or None, "
                             f"got {type(tensor).__name__}")
-        self.__dict__.setdefault("_buffer_names", set()).add(name)
-        self.__setattr__(name, tensor)
         self._buffers[name] = tensor
+        self.__setattr__(name, tensor)
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
         """Add ``param`` (a Parameter or None) as ``name``, as assigning it would."""
@@ -203,7 +296,7 @@ class Module:
             if set_to_none:
                 param.grad = None
             elif param.grad is not None:
-                param.grad[...] = 0           # in place, as torch: NaN and inf go too
+                param.grad.zero_()            # in place, as torch: NaN and inf go too
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self."""
@@ -218,17 +311,18 @@ class Module:
         if dtype is not None and not dtypes.is_floating(dtype):
             raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
         for tensor in self.parameters() + self.buffers():
-            data = tensor.data
-            if dtype is not None and dtypes.is_floating(data.dtype):
-                data = data.astype(dtype)
+            data = tensor._array
+            if dtype is not None and dtypes.is_floating(data.dtype) and data.dtype != dtype:
+                data = data.astype(dtype)     # only a real change: the same array stays shared
             if device is not None:
                 data = backend.to_device(data, device)
-            if data is not tensor.data:
-                tensor.data = data
+            if data is not tensor._array:
+                tensor._array = data
                 tensor._version_box[0] += 1
-                if tensor.grad is not None:
-                    grad = tensor.grad.astype(data.dtype) if dtype is not None else tensor.grad
-                    tensor.grad = backend.to_device(grad, tensor.device)
+                if tensor._grad is not None:
+                    grad = tensor._grad._array
+                    grad = grad.astype(data.dtype) if dtype is not None else grad
+                    tensor._grad = Tensor._from_op(backend.to_device(grad, tensor.device), None)
         return self
 
     def cpu(self):
@@ -328,27 +422,43 @@ class Module:
 
     def _named_state(self, prefix=""):
         # (dotted name, Tensor) as torch's state dict: each module's parameters, then its
-        # buffers, then its children; a shared (tied) parameter under every one of its names
+        # buffers, then its children; a shared (tied) parameter under every one of its names;
+        # no non-persistent buffer
+        skip = self._non_persistent_buffers_set
         for name, tensor in (*self._parameters.items(), *self._buffers.items()):
-            if tensor is not None:
+            if tensor is not None and name not in skip:
                 yield prefix + name, tensor
         for name, module in self._modules.items():
             if module is not None:
                 yield from module._named_state(f"{prefix}{name}.")
 
     def state_dict(self):
-        """{dotted name: Tensor} of every parameter and buffer, module by module, detached and
-        sharing their memory: ``sd[k].copy_(v)`` under ``mg.no_grad()`` writes into the model.
-        A tied parameter is listed under each of its names."""
+        """{dotted name: Tensor} of every parameter and persistent buffer, module by module,
+        detached and sharing their memory: ``sd[k].copy_(v)`` under ``mg.no_grad()`` writes
+        into the model. A tied parameter is listed under each of its names."""
         return {name: tensor.detach() for name, tensor in self._named_state()}
 
     def load_state_dict(self, state_dict, strict=True):
         """Copy ``state_dict`` (Tensors or arrays by name, a tied parameter under any of its
-        names) into the parameters and buffers; returns (missing_keys, unexpected_keys). Every
-        problem is one ValueError, raised before anything is written."""
+        names) into the parameters and persistent buffers.
+
+        Args:
+            state_dict: {dotted name: Tensor or array}, as ``state_dict()`` gives.
+            strict: a missing or unexpected key is an error (the keys a module declares
+                optional, BatchNorm's ``num_batches_tracked``, may be missing).
+
+        Returns torch's ``_IncompatibleKeys``: ``.missing_keys``, ``.unexpected_keys`` (it
+        unpacks as the two lists). Every problem is one ValueError, raised before anything
+        is written.
+
+        Example:
+            >>> model.load_state_dict(model.state_dict())      # <All keys matched successfully>
+        """
         targets = dict(self._named_state())
-        values = {key: (v.data if isinstance(v, Tensor) else v) for key, v in state_dict.items()}
-        missing = [key for key in targets if key not in values]
+        values = {key: (v._array if isinstance(v, Tensor) else v) for key, v in state_dict.items()}
+        optional = {(f"{path}." if path else "") + name
+                    for path, module in self.named_modules() for name in module._optional_state}
+        missing = [key for key in targets if key not in values and key not in optional]
         unexpected = [key for key in values if key not in targets]
         problems = []
         if strict and missing:
@@ -373,9 +483,9 @@ class Module:
             raise ValueError(f"load_state_dict for {type(self).__name__}: "
                              + "; ".join(sorted(problems)) + ". Nothing was loaded.")
         for key, array in ready.items():
-            targets[key].data[...] = array
+            targets[key]._array[...] = array
             targets[key]._version_box[0] += 1
-        return missing, unexpected
+        return _IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self):
         """The configuration shown inside ``Name(...)`` by ``repr`` and error messages."""
@@ -431,11 +541,11 @@ def _register_hook(hooks, hook, where):
 
 def _fill(param, values):
     # in place: an optimizer holds the same object
-    param.data[...] = backend.to_device(np.asarray(values).astype(param.dtype), param.device)
+    param._array[...] = backend.to_device(np.asarray(values).astype(param.dtype), param.device)
 
 
 def _dtype(dtype):
-    dtype = np.dtype(np.float64) if dtype is None else dtypes.as_dtype(dtype)
+    dtype = dtypes.default_float(dtype)           # None: the default dtype, float32
     if not dtypes.is_floating(dtype):
         raise TypeError(f"dtype must be a floating dtype, got {dtype}")
     return dtype

@@ -111,6 +111,8 @@ class BatchNorm1d(Module):
     """
 
     switches_impl = True
+    # a state dict without the counter loads, leaving it as it is (torch's BatchNorm does)
+    _optional_state = ("num_batches_tracked",)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
                  track_running_stats=True, impl=None, dtype=None, device="cpu"):
@@ -153,7 +155,7 @@ class BatchNorm1d(Module):
                          momentum=0.0 if momentum is None else momentum, eps=self.eps,
                          impl=self.impl)
         if update:                               # counted only after a successful call
-            self.num_batches_tracked.data[...] += 1
+            self.num_batches_tracked._array[...] += 1
             self.num_batches_tracked._version_box[0] += 1
         return y
 

@@ -6,11 +6,12 @@ import numpy as np
 
 from .. import backend
 from .. import functional as F
+from . import init
 from .activation import ACTIVATIONS, GELU
 from .container import ModuleList
 from .linear import Dropout, Embedding, Linear
 from ..norms import lookup
-from .module import Module, _check_choice, _check_positive, _fill
+from .module import Module, _check_choice, _check_positive
 from .normalization import NORMS, make_norm
 
 PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
@@ -162,10 +163,10 @@ class TransformerBlock(Module):
         """Multiply the value, output and feed-forward weights by DeepNet's β."""
         beta = deepnorm_constants(self.n_layers)[1]
         C = self.d_model
-        self.attn.qkv.weight.data[2 * C:] *= beta                  # V rows of W_qkv
+        self.attn.qkv.weight._array[2 * C:] *= beta                  # V rows of W_qkv
         gate = (self.mlp.fc3,) if self.mlp.activation == "swiglu" else ()
         for linear in (self.attn.proj, self.mlp.fc1, self.mlp.fc2, *gate):
-            linear.weight.data *= beta
+            linear.weight._array *= beta
 
     def forward(self, x):
         """The two residual branches and norms. Shape: (B, T, d_model) -> the same."""
@@ -229,9 +230,9 @@ class GPT(Module):
                 if self.init == "xavier":
                     std = 1.0 if isinstance(module, Embedding) else math.sqrt(
                         2 / (module.in_features + module.out_features))
-                _fill(module.weight, np.random.normal(0.0, std, module.weight.shape))
+                init.normal_(module.weight, 0.0, std)   # the default generator, as torch
                 if isinstance(module, Linear) and module.bias is not None:
-                    module.bias.data[...] = 0
+                    module.bias._array[...] = 0
         if self.placement == "deepnorm":
             for block in self.blocks:
                 block.scale_deepnorm_init()

@@ -1,15 +1,15 @@
-"""Utilities on modules and parameters: gradient clipping, save and load."""
+"""Utilities on modules and parameters: gradient clipping; save and load (``mg.save`` and
+``mg.load``, whose one home is ``nn.serialization``)."""
 
 import math
-from collections.abc import Mapping
 
 import numpy as np
 
-from .. import backend
-from ..dtypes import check_number, is_numeric
-from ..savefile import atomic_savez, read_npz
+from ..dtypes import check_number
 from ..tensor import Tensor
-from .module import Module
+from .serialization import load, save
+
+__all__ = ["clip_grad_norm_", "load", "save"]
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False):
@@ -22,7 +22,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     check_number("clip_grad_norm_", "norm_type", norm_type)
     # A list first: a generator would be used up by the norm and leave nothing to scale.
     parameters = [parameters] if isinstance(parameters, Tensor) else list(parameters)
-    grads = [p.grad for p in parameters if p.grad is not None and p.grad.size]
+    grads = [p.grad._array for p in parameters if p.grad is not None and p.grad.numel()]
     if not grads:
         return 0.0
     norm_type = float(norm_type)
@@ -39,7 +39,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     with np.errstate(invalid="ignore"):         # inf · 0 = NaN is the intended result
         for p in parameters:
             if p.grad is not None:
-                p.grad = p.grad * scale       # NaN for a NaN norm, 0 for an infinite one
+                p.grad._array *= scale        # NaN for a NaN norm, 0 for an infinite one
     return total
 
 
@@ -54,34 +54,3 @@ def _vector_norm(values, order):
         return (magnitudes != 0).sum()               # NaN counts as nonzero, as in torch
     with np.errstate(divide="ignore", over="ignore"):   # 0 ** negative order: inf, as torch
         return (magnitudes ** order).sum() ** (1.0 / order)
-
-
-def save(module_or_state, path):
-    """Write a module's ``state_dict()`` (or a state dict) to a ``.npz`` atomically; no pickles."""
-    atomic_savez(path, _numeric_arrays(module_or_state), where="nn.save")
-
-
-def _numeric_arrays(module_or_state):
-    # {name: NumPy array} from a Module or a mapping, each checked to be numeric
-    if isinstance(module_or_state, Module):
-        state = module_or_state.state_dict()
-    elif isinstance(module_or_state, Mapping):
-        state = dict(module_or_state)
-    else:
-        raise TypeError(f"nn.save: expected a Module or a state dict (a mapping of names to "
-                        f"arrays), got {type(module_or_state).__name__}")
-    arrays = {}
-    for key, value in state.items():
-        if not isinstance(key, str):
-            raise TypeError(f"nn.save: state dict keys must be strings, got {key!r}")
-        array = np.asarray(backend.to_numpy(value.data if isinstance(value, Tensor) else value))
-        if not is_numeric(array.dtype):
-            raise TypeError(f"nn.save: {key!r} must be a numeric (bool, int or float) array, "
-                            f"got dtype {array.dtype} (state files hold numbers only: no pickles)")
-        arrays[key] = array
-    return arrays
-
-
-def load(path):
-    """Read a state dict saved by ``save``, every header checked first (``read_npz``)."""
-    return read_npz(path, "nn.load")

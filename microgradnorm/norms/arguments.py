@@ -183,26 +183,26 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
     """True for the usual, valid call (Tensors like x in a common float dtype, a shape of
     Python ints, a float eps), checked without a call per argument: a norm on a GPU is
     host-bound (docs/gpu.md, "Host cost"). ``check_row_norm`` checks the others one by one."""
-    if type(x) is not Tensor or x.data.dtype not in _COMMON_FLOATS:
+    if type(x) is not Tensor or x._array.dtype not in _COMMON_FLOATS:
         return False
-    data = x.data
+    data = x._array
     shape = (shape,) if type(shape) is int else shape
     if (type(shape) is not tuple or not shape or set(map(type, shape)) != {int}
             or data.shape[data.ndim - len(shape):] != shape or type(eps) is not float
             or not eps >= 0 or impl not in IMPLS):
         return False
     if residual is not None and not (type(residual) is Tensor
-                                     and residual.data.shape == data.shape
-                                     and residual.data.dtype == data.dtype
-                                     and type(residual.data) is type(data)):
+                                     and residual._array.shape == data.shape
+                                     and residual._array.dtype == data.dtype
+                                     and type(residual._array) is type(data)):
         return False
     for name in params:
         param = params[name]
         dtype = weight_dtype if name == "weight" and weight_dtype is not None else data.dtype
         if param is not None and not ((type(param) is Tensor or isinstance(param, Tensor))
-                                      and param.data.shape == shape
-                                      and param.data.dtype == dtype
-                                      and type(param.data) is type(data)):
+                                      and param._array.shape == shape
+                                      and param._array.dtype == dtype
+                                      and type(param._array) is type(data)):
             return False
     return True
 
@@ -239,9 +239,9 @@ def rms_weight_dtype(fn, x, weight, offset, casting):
             offset and weight is None):
         check_rms_options(fn, offset, casting, weight is not None)
     if (weight is None or type(weight) is not Tensor and not isinstance(weight, Tensor)
-            or weight.data.dtype != np.float32
+            or weight._array.dtype != np.float32
             or type(x) is not Tensor and not isinstance(x, Tensor)
-            or x.data.dtype.itemsize > 2 or not is_half(x.dtype)):
+            or x._array.dtype.itemsize > 2 or not is_half(x.dtype)):
         return None
     if casting == "none":
         raise TypeError(f"{fn}: a float32 weight with {x.dtype} x needs casting 'llama' or "
@@ -285,7 +285,7 @@ def _running_stat(name, stat, shape, x, training):
         # torch's error class: the statistics are state, updated in place, not an input
         raise RuntimeError(f"batch_norm: {name} requires grad, but batch_norm is not "
                            f"differentiable with respect to it; pass {name}.detach()")
-    array = stat.data if owner is not None else stat
+    array = stat._array if owner is not None else stat
     if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
         raise TypeError(f"batch_norm: {name} must be a Tensor or an array, "
                         f"got {type(stat).__name__}")

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd import op_group
+from ..generator import default_generator
 from ..ops.base import unbroadcast
 from ..tensor import Tensor
 from . import arguments
@@ -127,11 +128,11 @@ def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     if is_causal:
         attn_mask = q.xp.tril(q.xp.ones(scores.shape[-2:], dtype=bool))
     if attn_mask is not None and attn_mask.dtype == bool:
-        keep = attn_mask.data if isinstance(attn_mask, Tensor) else attn_mask
+        keep = attn_mask._array if isinstance(attn_mask, Tensor) else attn_mask
         scores = scores.masked_fill(~keep, -np.inf)
     elif attn_mask is not None:
         scores = scores + attn_mask
-    dead = q.xp.isneginf(scores.data).all(axis=-1, keepdims=True)        # nothing to attend
+    dead = q.xp.isneginf(scores._array).all(axis=-1, keepdims=True)        # nothing to attend
     if dead.any():             # softmax of 0s there (finite, also backward), then zeroed
         scores = scores.masked_fill(dead, 0.0)
     probs = scores.softmax(-1)
@@ -167,9 +168,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     impl = arguments.resolve_impl(fn, impl)
     if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
         key, value = (_repeat_heads(t, query.shape[-3]) for t in (key, value))
-    # Dropout draws its mask from a seed taken from NumPy's global state, so the two
-    # implementations and the fused backward draw the same mask.
-    seed = int(np.random.randint(2**63)) if dropout_p else 0
+    # Dropout draws its mask from a seed taken from the default generator (mg.manual_seed),
+    # so the two implementations and the fused backward draw the same mask.
+    seed = default_generator.random64() >> 1 if dropout_p else 0
     if impl == "composite":
         with op_group(fn):
             return composite_attention(query, key, value, attn_mask, dropout_p, is_causal,

@@ -20,8 +20,8 @@ def composite_batch_norm(x, running_mean, running_var, weight=None, bias=None,
         centered = x - mean
         var = (centered * centered).mean(axes, keepdims=True)
         with no_grad():
-            reference.update_running_stats(running_mean, running_var, mean.data.reshape(-1),
-                                           var.data.reshape(-1), x.size // x.shape[1], momentum)
+            reference.update_running_stats(running_mean, running_var, mean._array.reshape(-1),
+                                           var._array.reshape(-1), x.size // x.shape[1], momentum)
     else:
         # Constants in x's dtype: in eval the statistics do not depend on x.
         centered = x - Tensor(running_mean.reshape(channel_shape), dtype=x.dtype, device=x.device)

@@ -104,7 +104,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl=None)
     impl = arguments.resolve_impl("layer_norm", impl)
     normalized_shape = arguments.check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                                 weight=weight, bias=bias)
-    if x.data.size == 0:
+    if x._array.size == 0:
         return empty_norm(x, weight, bias)
     if impl == "composite":
         with op_group("layer_norm"):          # the visualizer can fold the call's nodes
@@ -128,7 +128,7 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
     normalized_shape = arguments.check_row_norm("add_layer_norm", x, normalized_shape, eps,
                                                 impl, residual=residual, weight=weight,
                                                 bias=bias)
-    if x.data.size == 0:
+    if x._array.size == 0:
         s = x + residual
         return empty_norm(s, weight, bias), s
     if impl == "composite":

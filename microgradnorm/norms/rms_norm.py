@@ -121,7 +121,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
     eps = arguments.default_eps(x, eps) if eps is None else eps
     normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
                               casting)
-    if x.data.size == 0:
+    if x._array.size == 0:
         return empty_norm(x, weight, None)
     if impl == "composite":
         with op_group("rms_norm"):
@@ -138,7 +138,7 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl=None
     eps = arguments.default_eps(x, eps) if eps is None else eps
     normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
                               impl, offset, casting)
-    if x.data.size == 0:
+    if x._array.size == 0:
         s = x + residual
         return empty_norm(s, weight, None), s
     if impl == "composite":

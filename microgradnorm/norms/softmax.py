@@ -221,6 +221,6 @@ LOG_SOFTMAX = Norm("log_softmax", "LogSoftmax", log_softmax, ops.log_softmax, Lo
 CROSS_ENTROPY = Norm(
     "cross_entropy", "CrossEntropy", cross_entropy_rows, composite_cross_entropy,
     CrossEntropy, (), None,
-    lambda f, t, impl, running, training: f(t["x"], t["target"].data, impl=impl),
+    lambda f, t, impl, running, training: f(t["x"], t["target"]._array, impl=impl),
     lambda tF, t, running, training: tF.cross_entropy(t["x"], t["target"]),
     random_inputs=_logits_and_target, constants=("target",))

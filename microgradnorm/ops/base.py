@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..dtypes import is_floating, is_half
+from ..dtypes import get_default_dtype, is_floating, is_half
 
 
 # ----- dtypes ---------------------------------------------------------------------------------
@@ -75,8 +75,8 @@ def arithmetic(op, combine, a, b):
 
 
 def float_input(x):
-    """``x``, or a float64 copy of an integer or bool ``x`` (exp of an int8 is not float16)."""
-    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+    """``x``, or a copy in the default dtype of an integer or bool ``x`` (torch's rule)."""
+    return x.astype(get_default_dtype()) if x.dtype.kind in "biu" else x
 
 
 def torch_sign(x):
@@ -220,7 +220,7 @@ def check_tensor(fn, x):
 
 def as_array(fn, name, value, like, kind):
     """``value`` as an array on ``like``'s device, of a dtype kind in ``kind`` ("b", "iu")."""
-    data = value.data if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
+    data = value._array if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
     if data.dtype.kind not in kind:
         what = "be a bool tensor" if kind == "b" else "hold integers"
         raise TypeError(f"{fn}: {name} must {what}, got dtype {data.dtype}")
@@ -229,7 +229,7 @@ def as_array(fn, name, value, like, kind):
 
 def raw(value):
     """A Tensor's array; anything else as it is."""
-    return value.data if isinstance(value, _tensor.Tensor) else value
+    return value._array if isinstance(value, _tensor.Tensor) else value
 
 
 def raw_index(index):

@@ -9,7 +9,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
-from ..dtypes import is_floating, is_half
+from ..dtypes import get_default_dtype, is_floating, is_half
 from .base import (arithmetic, as_array, broadcast, check_tensor, constant, float_input,
                    promote, rounded, torch_sign, unbroadcast)
 
@@ -59,8 +59,16 @@ class Mul(Function):
         return grad_a, grad_b
 
 
+def _true_divide(a, b):
+    # integers and bools divide into the default dtype (float32), as torch's
+    out = a / b
+    if out.dtype.kind == "f" and not is_floating(a.dtype) and not is_floating(b.dtype):
+        out = out.astype(get_default_dtype())
+    return out
+
+
 class Div(Mul):
-    name, combine = "div", operator.truediv
+    name, combine = "div", staticmethod(_true_divide)
 
     @staticmethod
     def backward(ctx, grad):
@@ -367,7 +375,7 @@ def _unary(name, function, doc):
     return checked
 
 
-exp = _unary("exp", Exp, "Elementwise e**x (``torch.exp``); an integer x gives float64.")
+exp = _unary("exp", Exp, "Elementwise e**x (``torch.exp``); an integer x gives the default dtype.")
 log = _unary("log", Log, "Elementwise natural logarithm (``torch.log``).")
 sqrt = _unary("sqrt", Sqrt, "Elementwise square root (``torch.sqrt``).")
 rsqrt = _unary("rsqrt", Rsqrt, "Elementwise 1 / sqrt(x) (``torch.rsqrt``), one node.")

@@ -1,6 +1,7 @@
 """Indexing: ``x[index]`` (an embedding lookup is ``weight[ids]``), gather, index_select,
-and sort/argsort/topk (gathers of the sorted order);
-backward adds each gradient into the element it came from, so repeats accumulate."""
+sort/argsort/topk/kthvalue/mode (gathers of the sorted order), and ``pick_along``, which the
+(values, indices) reductions share; backward adds each gradient into the element it came
+from, so repeats accumulate."""
 
 import numbers
 from collections import namedtuple
@@ -9,10 +10,12 @@ import numpy as np
 
 from .. import backend
 from ..autograd import Function
-from .base import (OutOfRangeError, as_array, check_tensor, constant, normalize_axis,
-                   raw_index, unbroadcast)
+from ..dtypes import is_floating
+from . import return_types
+from .base import (OutOfRangeError, as_array, check_reducible, check_tensor, constant,
+                   normalize_axis, raw_index, unbroadcast)
 
-# what torch.sort and torch.topk return: unpacks as (values, indices)
+# (values, indices) before the per-op classes of ``return_types``; kept for code naming it
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 
@@ -176,7 +179,7 @@ def argsort(x, dim=-1, descending=False, stable=False):
     if not isinstance(descending, bool) or not isinstance(stable, bool):
         raise TypeError(f"argsort: descending and stable must be True or False, got "
                         f"{descending!r} and {stable!r}")
-    xp, data = x.xp, (x.data if x.ndim else x.data.reshape(1))
+    xp, data = x.xp, (x._array if x.ndim else x._array.reshape(1))
     if descending:        # ascending over the reversed dim, read backwards: ties keep order
         last = data.shape[axis] - 1
         order = last - xp.flip(xp.argsort(xp.flip(data, axis), axis, kind="stable"), axis)
@@ -186,10 +189,11 @@ def argsort(x, dim=-1, descending=False, stable=False):
 
 
 def sort(x, dim=-1, descending=False, stable=False):
-    """``(values, indices)`` of x sorted along ``dim`` (``torch.sort``); the values are
-    ``gather(x, dim, indices)``, so the gradient goes back to each value's place."""
+    """``(values, indices)`` of x sorted along ``dim`` (``torch.sort``), the named tuple
+    ``return_types.sort``; the values are ``gather(x, dim, indices)``, so the gradient goes
+    back to each value's place."""
     indices = argsort(x, dim, descending, stable)
-    return ValuesIndices(gather(x, dim, indices), indices)
+    return return_types.sort(gather(x, dim, indices), indices)
 
 
 def topk(x, k, dim=-1, largest=True, sorted=True):
@@ -204,4 +208,111 @@ def topk(x, k, dim=-1, largest=True, sorted=True):
     indices = argsort(x, dim, descending=bool(largest))
     if x.ndim:
         indices = indices[(slice(None),) * axis + (slice(0, int(k)),)]
-    return ValuesIndices(gather(x, dim, indices), indices)
+    return return_types.topk(gather(x, dim, indices), indices)
+
+
+def pick_along(fn, result, x, dim, keepdim, choose):
+    """``result(values, indices)``: one element of each slice of x along ``dim``, torch's
+    shape for ``max(dim)``, ``median(dim)``, ``kthvalue``, ``mode``.
+
+    Args:
+        fn: the op's name, for errors.
+        result: the named tuple class (``return_types.max``).
+        x: the tensor; 0-d counts as one element along dim 0 or -1.
+        dim: the int dim to reduce; an empty one is an ``EmptyReductionError``.
+        keepdim: keep ``dim`` as size 1.
+        choose: ``choose(array, axis)``, the index of the chosen element of each slice,
+            with ``axis`` kept as size 1 (``argmax(axis=axis, keepdims=True)``).
+
+    The values are ``gather(x, dim, indices)``: the gradient goes to the chosen element
+    alone, as torch's value-selecting backward; ``indices`` is int64, outside the graph.
+
+    Example:
+        >>> pick_along("max", return_types.max, x, 1, False,
+        ...            lambda a, axis: a.argmax(axis=axis, keepdims=True))
+    """
+    check_tensor(fn, x)
+    axis = normalize_axis(fn, dim, x.ndim, single=True)
+    check_reducible(fn, x.shape, (axis,) if x.ndim else ())
+    data = x._array if x.ndim else x._array.reshape(1)
+    index = x.xp.asarray(choose(data, axis), dtype=np.int64)
+    if x.ndim == 0:
+        index = index.reshape(())
+        return result(gather(x, 0, index), constant(index))
+    values = gather(x, axis, index)
+    if not keepdim:
+        shape = index.shape[:axis] + index.shape[axis + 1:]
+        values, index = values.reshape(shape), index.reshape(shape)
+    return result(values, constant(index))
+
+
+def kthvalue(x, k, dim=-1, keepdim=False):
+    """``torch.kthvalue``: the named tuple ``(values, indices)`` of the ``k``-th smallest
+    element (1-based) of each slice along ``dim``; NaN counts as the largest.
+
+    Args:
+        x: the tensor.
+        k: an int in [1, size of ``dim``].
+        dim: the dim to reduce (last by default).
+        keepdim: keep ``dim`` as size 1.
+
+    Of equal values the index is the one at place k of a stable sort (torch leaves it
+    unspecified); the gradient of ``values`` goes to the indexed element.
+
+    Example:
+        >>> mg.tensor([[3.0, 1.0, 2.0]]).kthvalue(2)      # values tensor([2.]), indices [2]
+    """
+    check_tensor("kthvalue", x)
+    axis = normalize_axis("kthvalue", dim, x.ndim, single=True)
+    check_reducible("kthvalue", x.shape, (axis,) if x.ndim else ())   # before k, as torch
+    size = x.shape[axis] if x.ndim else 1
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= size:
+        raise ValueError(f"kthvalue(): k must be an int in [1, {size}] (the size of dim "
+                         f"{axis}), got {k!r}")
+
+    def kth(data, axis):
+        order = backend.array_module(data).argsort(data, axis=axis, kind="stable")
+        return backend.array_module(data).take(order, [int(k) - 1], axis=axis)
+
+    return pick_along("kthvalue", return_types.kthvalue, x, dim, keepdim, kth)
+
+
+def mode(x, dim=-1, keepdim=False):
+    """``torch.mode``: the named tuple ``(values, indices)`` of the most frequent value of
+    each slice along ``dim``; of equally frequent values the smallest, and its last
+    occurrence as the index (what torch's CPU kernel gives for slices of up to 16).
+
+    Args:
+        x: the tensor.
+        dim: the dim to reduce (last by default).
+        keepdim: keep ``dim`` as size 1.
+
+    NaNs count as one value, the largest (torch's NaN result is unspecified). The gradient
+    of ``values`` goes to the indexed element.
+
+    Example:
+        >>> mg.tensor([[1.0, 2.0, 1.0, 2.0]]).mode()      # values tensor([1.]), indices [2]
+    """
+    return pick_along("mode", return_types.mode, x, dim, keepdim, _mode_index)
+
+
+def _mode_index(data, axis):
+    # Sorted stably, each slice's equal values form runs; every run gets a global id
+    # (slice * n + run) so one bincount counts all of them; the first longest run holds the
+    # smallest most frequent value, and its last place in the stable order its last index.
+    xp = backend.array_module(data)
+    rows = xp.moveaxis(data, axis, -1)
+    n = rows.shape[-1]
+    flat = rows.reshape(-1, n)
+    order = xp.argsort(flat, axis=-1, kind="stable")
+    ordered = xp.take_along_axis(flat, order, axis=-1)
+    same = ordered[:, 1:] == ordered[:, :-1]
+    if is_floating(data.dtype):                   # NaNs are one value here
+        same |= xp.isnan(ordered[:, 1:]) & xp.isnan(ordered[:, :-1])
+    starts = xp.concatenate([xp.ones((len(flat), 1), bool), ~same], axis=-1)
+    run = xp.cumsum(starts, axis=-1) - 1 + n * xp.arange(len(flat))[:, None]
+    lengths = xp.bincount(run.reshape(-1), minlength=flat.size).reshape(flat.shape)
+    best = lengths.argmax(axis=-1)[:, None]
+    last = xp.take_along_axis(xp.cumsum(lengths, axis=-1), best, axis=-1) - 1
+    index = xp.take_along_axis(order, last, axis=-1)
+    return xp.moveaxis(index.reshape(rows.shape[:-1] + (1,)), -1, axis)

@@ -1,13 +1,19 @@
-"""Reductions: sum, mean, max/min, var and std, argmax/argmin, and softmax and log_softmax
-from the primitives. ``dim``/``keepdim``, PyTorch's names, are accepted everywhere."""
+"""Reductions: sum, mean, max/min (``x.max(dim)``: values and indices), amax/amin, aminmax,
+median, var and std, argmax/argmin, and softmax and log_softmax from the primitives.
+``dim``/``keepdim``, PyTorch's names, are accepted everywhere."""
+
+import builtins
 
 import numpy as np
 
 from .. import backend
+from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import check_number, is_floating, is_half
-from .base import (ALL_DIMS, LAST_DIM, check_reducible, constant, dim_alias, normalize_axis,
-                   reduce_sum, reduced_size)
+from . import elementwise, return_types
+from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_reducible, check_tensor,
+                   constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
+from .indexing import pick_along
 
 
 def _expand_reduced(grad, shape, axis):
@@ -41,13 +47,21 @@ class Mean(Sum):
 
 
 class Extreme(Function):
-    """Maximum or minimum over ``axis``, values only; ties share the gradient evenly."""
+    """Maximum or minimum over ``axis``, values only; ties share the gradient evenly. A NaN
+    result's gradient is NaN everywhere (``torch.amax``'s), or with ``nan_ties`` shared by
+    the NaNs (``x.max()``, ``x.median()``: torch's evenly_distribute_backward)."""
 
     pick = None                     # the array method: "max" or "min"
+    nan_ties = False
+
+    @classmethod
+    def reduce(cls, x, axis):
+        """The result with the reduced dims kept (size 1)."""
+        return getattr(x, cls.pick)(axis=axis, keepdims=True)
 
     @staticmethod
     def forward(ctx, x, axis, keepdims):
-        out = getattr(x, ctx.function.pick)(axis=axis, keepdims=True)
+        out = ctx.function.reduce(x, axis)
         ctx.save_for_backward(x, out)                              # to find the extremes
         ctx.axis = axis
         return out if keepdims else out.reshape(()) if axis is None else out.squeeze(axis)
@@ -56,6 +70,9 @@ class Extreme(Function):
     def backward(ctx, grad):
         x, out = ctx.saved
         is_extreme = x == out                                          # (x.shape) bool
+        if ctx.function.nan_ties:                                      # NaN == NaN here
+            xp = backend.array_module(x)
+            is_extreme = is_extreme | (xp.isnan(x) & xp.isnan(out))
         count = is_extreme.sum(axis=ctx.axis, keepdims=True)           # (kept dims) ties
         with np.errstate(divide="ignore", invalid="ignore"):       # a NaN extreme: NaN
             return is_extreme * (grad.reshape(out.shape) / count.astype(grad.dtype))
@@ -67,6 +84,36 @@ class Max(Extreme):
 
 class AMin(Extreme):
     pick = "min"
+
+
+class MaxAll(Max):
+    """``x.max()``: the largest element; a NaN result's gradient goes to the NaNs."""
+
+    nan_ties = True
+
+
+class MinAll(AMin):
+    """``x.min()``: the smallest element; a NaN result's gradient goes to the NaNs."""
+
+    nan_ties = True
+
+
+class MedianAll(Extreme):
+    """``x.median()``: the lower median of every element (NaN if any is NaN, or if there is
+    none, as torch); the gradient is shared by the elements equal to it."""
+
+    nan_ties = True
+
+    @classmethod
+    def reduce(cls, x, axis):
+        xp, kept = backend.array_module(x), (1,) * x.ndim
+        if x.size == 0:
+            return xp.full(kept, np.nan, dtype=x.dtype)
+        ordered = xp.sort(x.reshape(-1))                    # NaN sorts last
+        if is_floating(x.dtype) and xp.isnan(ordered[-1]):
+            return ordered[-1:].reshape(kept)
+        middle = (x.size - 1) // 2                          # the lower of two middles
+        return ordered[middle:middle + 1].reshape(kept)
 
 
 class StdFromVar(Function):
@@ -126,6 +173,126 @@ def amin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     return _reduce("amin", AMin, x, axis, keepdims, dim, keepdim)
 
 
+def _extreme(fn, x, dim, keepdim, axis, keepdims):
+    """``x.max(...)`` and ``x.min(...)``, by torch's overloads: no dim, the value; an int dim,
+    (values, indices); a Tensor, the elementwise maximum or minimum."""
+    check_tensor(fn, x)
+    if isinstance(dim, _tensor.Tensor):
+        if axis is not None or keepdim or keepdims:
+            raise TypeError(f"{fn}(other): an elementwise {fn} takes no dim or keepdim")
+        return (elementwise.maximum if fn == "max" else elementwise.minimum)(x, dim)
+    if axis is not None:
+        if dim is not None:
+            raise TypeError(f"{fn}(): got both dim={dim!r} and axis={axis!r}; pass one")
+        dim = axis
+    keepdim = _keepdims(fn, keepdim, keepdims)
+    if dim is None:
+        if keepdim:     # torch has no such overload: the value of every element is 0-d
+            raise TypeError(f"{fn}(): keepdim needs a dim; for the value with every dim kept "
+                            f"use a{fn}(keepdim=True)")
+        check_reducible(fn, x.shape, None)
+        return (MaxAll if fn == "max" else MinAll).apply(x, axis=None, keepdims=False)
+    if isinstance(dim, (tuple, list)):
+        raise TypeError(f"{fn}(): dim must be an int (the result is values and indices), "
+                        f"got {dim!r}; for the values over several dims use a{fn}(dim=...)")
+    # NumPy's argmax/argmin: the first of ties, and the first NaN (NaN propagates), as torch
+    return pick_along(fn, getattr(return_types, fn), x, dim, keepdim,
+                      lambda data, a: getattr(data, "arg" + fn)(axis=a, keepdims=True))
+
+
+def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """``torch.max``: ``x.max()`` is the largest element (a 0-d tensor; its gradient shared
+    by ties); ``x.max(dim)`` the named tuple ``(values, indices)`` over ``dim``; ``x.max(y)``
+    (y a Tensor) the elementwise ``maximum``.
+
+    Args:
+        x: the tensor.
+        dim: an int (``axis`` is its NumPy name), None, or a Tensor ``other``.
+        keepdim: keep ``dim`` as size 1 (``keepdims`` too).
+
+    With a dim, ``indices`` (int64) holds the first of equal maxima, or the first NaN (NaN
+    wins, as in torch); the gradient of ``values`` goes to that element alone. An empty
+    ``dim`` is an ``EmptyReductionError`` (an IndexError, as torch's).
+
+    Example:
+        >>> values, indices = mg.tensor([[1.0, 3.0], [4.0, 2.0]]).max(dim=1)
+        >>> values, indices                           # tensor([3., 4.]), tensor([1, 0])
+    """
+    return _extreme("max", x, dim, keepdim, axis, keepdims)
+
+
+def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+    """``torch.min``: the smallest element, ``(values, indices)`` over ``dim``, or the
+    elementwise ``minimum`` with a Tensor; as ``max`` (NaN counts as the smallest).
+
+    Args:
+        x: the tensor.
+        dim: an int (``axis`` too), None, or a Tensor ``other``.
+        keepdim: keep ``dim`` as size 1 (``keepdims`` too).
+
+    Example:
+        >>> mg.tensor([[1.0, 3.0], [4.0, 2.0]]).min(0).indices          # tensor([0, 1])
+    """
+    return _extreme("min", x, dim, keepdim, axis, keepdims)
+
+
+def aminmax(x, *, dim=None, keepdim=False):
+    """``torch.aminmax``: the named tuple ``(min, max)``, ``amin`` and ``amax`` over ``dim``
+    (None: every element); ties share each gradient, as theirs.
+
+    Args:
+        x: the tensor.
+        dim: an int or None (keyword only, as torch's).
+        keepdim: keep the reduced dims as size 1.
+
+    Example:
+        >>> lo, hi = mg.tensor([[1.0, 5.0], [3.0, 2.0]]).aminmax(dim=0)
+        >>> lo, hi                                    # tensor([1., 2.]), tensor([3., 5.])
+    """
+    if dim is not None:
+        dim = normalize_axis("aminmax", dim, x.ndim, single=True)
+    check_reducible("aminmax", x.shape, None if dim is None else (dim,))
+    return return_types.aminmax(amin(x, dim=dim, keepdim=keepdim),
+                                amax(x, dim=dim, keepdim=keepdim))
+
+
+def median(x, dim=None, keepdim=False):
+    """``torch.median``: the lower of the two middle values when their count is even.
+
+    Args:
+        x: the tensor.
+        dim: None, the median of every element as a 0-d tensor (NaN if any element is NaN,
+            or if x is empty; the gradient shared by the elements equal to it, as torch's);
+            an int, the named tuple ``(values, indices)`` over ``dim``.
+        keepdim: keep ``dim`` as size 1 (needs a dim).
+
+    Over a dim, a NaN in a slice gives NaN and the index of its first NaN; otherwise the
+    index is that of the median in a stable sort (torch leaves which of equal values
+    unspecified). The gradient of ``values`` goes to the indexed element.
+
+    Example:
+        >>> mg.tensor([[2.0, 1.0, 4.0, 3.0]]).median(1)   # values tensor([2.]), indices [0]
+    """
+    if dim is None:
+        if keepdim:
+            raise TypeError("median(): keepdim needs a dim")
+        if x.size == 0 and not is_floating(x.dtype):
+            raise EmptyReductionError(f"median(): an empty {x.dtype} tensor has no median")
+        return MedianAll.apply(x, axis=None, keepdims=False)
+
+    def lower_median(data, axis):
+        xp = backend.array_module(data)
+        order = xp.argsort(data, axis=axis, kind="stable")           # NaN sorts last
+        index = xp.take(order, [(data.shape[axis] - 1) // 2], axis=axis)
+        if is_floating(data.dtype):                                  # torch: the first NaN
+            nan = xp.isnan(data)
+            index = xp.where(nan.any(axis=axis, keepdims=True),
+                             nan.argmax(axis=axis, keepdims=True), index)
+        return index
+
+    return pick_along("median", return_types.median, x, dim, keepdim, lower_median)
+
+
 def var(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
         unbiased=None):
     """Variance over ``axis``, sum((x - mean)²) / (n - correction), in two passes; n <=
@@ -140,7 +307,7 @@ def var(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=Non
     centered = x - mean(x, axis, keepdims=True)
     n = reduced_size(x.shape, axis)
     with np.errstate(divide="ignore", invalid="ignore"):      # n <= correction: NaN
-        return sum(centered * centered, axis, keepdims) / max(n - correction, 0)
+        return sum(centered * centered, axis, keepdims) / builtins.max(n - correction, 0)
 
 
 def std(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
@@ -156,7 +323,7 @@ def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
     if axis is not None:
         axis = normalize_axis(fn, axis, x.ndim, single=True)
     check_reducible(fn, x.shape, None if axis is None else (axis,))
-    data = x.data if x.ndim else x.data.reshape(1)
+    data = x._array if x.ndim else x._array.reshape(1)
     index = getattr(data, fn)(axis=axis, keepdims=keepdims and x.ndim > 0)
     if axis is None and keepdims:
         index = index.reshape((1,) * x.ndim)

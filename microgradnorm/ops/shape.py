@@ -174,7 +174,7 @@ def squeeze(x, axis=ALL_DIMS, *, dim=None):
 
 def contiguous(x):
     """x itself when its memory is in C order, else a C-ordered copy in the graph."""
-    return x if x.data.flags.c_contiguous else Clone.apply(x)
+    return x if x._array.flags.c_contiguous else Clone.apply(x)
 
 
 def concatenate(tensors, axis=DIM_0, *, dim=None):
@@ -274,5 +274,5 @@ def repeat(x, *sizes):
     tiled = reshape(tiles, tuple(r * s for r, s in zip(sizes, padded)))
     # Still a read-only view of x when nothing needed copying (every repeat 1, or only
     # size-1 dims repeated); torch's repeat always copies, so the result shares nothing.
-    same_memory = backend.memory_owner(tiled.data) is backend.memory_owner(x.data)
+    same_memory = backend.memory_owner(tiled._array) is backend.memory_owner(x._array)
     return Clone.apply(tiled) if same_memory else tiled

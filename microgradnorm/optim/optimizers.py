@@ -62,7 +62,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 elif p.grad is not None:
-                    p.grad[...] = 0           # in place, as torch: NaN and inf go too
+                    p.grad.zero_()            # in place, as torch: NaN and inf go too
 
     def step(self):
         """Update every parameter that has a ``.grad``; a failing step changes nothing."""
@@ -74,7 +74,7 @@ class Optimizer:
                     state = dict(self.state.get(id(p), {}))
                     updates.append((p, self._half_aware_update(p, state, group), state))
         for p, new, state in updates:
-            p.data[...] = new                  # half precision: rounded once, here
+            p._array[...] = new                  # half precision: rounded once, here
             p._version_box[0] += 1
             self.state[id(p)] = state
 
@@ -139,11 +139,11 @@ class Optimizer:
     def _half_aware_update(self, p, state, group):
         # half-precision parameters update in float32 (from the master copy, if kept)
         if not is_half(p.dtype):
-            return self._update(p.data, p.grad, state, group)
+            return self._update(p._array, p.grad._array, state, group)
         param = state.pop("master", None) if self.master_weights else None
         if param is None:
-            param = p.data.astype(np.float32)
-        new = self._update(param, p.grad.astype(np.float32), state, group)
+            param = p._array.astype(np.float32)
+        new = self._update(param, p.grad._array.astype(np.float32), state, group)
         if self.master_weights:
             state["master"] = new
         return new

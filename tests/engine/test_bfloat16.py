@@ -101,7 +101,7 @@ def test_creation_casts_and_device_rules():
     x = mg.tensor([1.0, 2.0, 3.0], dtype="bfloat16", requires_grad=True)
     assert x.dtype == BF16 == mg.bfloat16 and "bfloat16" in repr(x)
     assert mg.tensor([1.0], dtype=mg.bfloat16).dtype == BF16
-    w = mg.tensor([0.1, 0.2, 0.3], requires_grad=True)              # float64 master
+    w = mg.tensor([0.1, 0.2, 0.3], dtype=mg.float64, requires_grad=True)   # float64 master
     h = w.to(dtype="bfloat16")
     assert h.dtype == BF16 and mg.graph_stats(h).by_op == {"Cast": 1}
     (h * x).sum().backward()
@@ -144,7 +144,7 @@ def test_module_to_bfloat16_trains_and_master_weights_keep_small_updates():
         p = nn.Parameter(np.ones(3), dtype="bfloat16")
         opt = optim.SGD([p], lr=1e-3, master_weights=master)
         for _ in range(10):
-            p.grad = np.ones(3, BF16)
+            p.grad = mg.tensor(np.ones(3, BF16))
             opt.step()
         assert np.all(f64(p.data) == expected), master
         if master:

@@ -83,7 +83,7 @@ def test_module_scopes_are_per_thread():
 
     def run(name):
         model = nn.Sequential(Waits(name))
-        y = model(mg.tensor(np.ones((2, 3)), requires_grad=True))
+        y = model(mg.ones(2, 3, requires_grad=True))
         paths[name] = (y.grad_fn.module, y.grad_fn.inputs[0].grad_fn.module)
 
     threads = [threading.Thread(target=run, args=(n,)) for n in ("a", "b")]

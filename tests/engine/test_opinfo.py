@@ -228,7 +228,7 @@ def getitem(x, args, kwargs):
 
 
 def _raw(part):
-    return part.data if isinstance(part, mg.Tensor) else part
+    return part.numpy() if isinstance(part, mg.Tensor) else part
 
 
 def layer_norm(x, args, kwargs):
@@ -273,7 +273,7 @@ def mse_loss(x, args, kwargs):
 
 ADAPTERS = {
     ("sum", ""): reduction("sum"), ("mean", ""): reduction("mean"),
-    ("amax", ""): reduction("max"), ("max", "reduction_no_dim"): reduction("max"),
+    ("amax", ""): reduction("amax"), ("max", "reduction_no_dim"): reduction("max"),
     ("max", "reduction_with_dim"): max_with_dim, ("max", "binary"): binary(mg.maximum),
     ("var", ""): var, ("var", "unbiased"): var, ("std", ""): std, ("std", "unbiased"): std,
     ("argmax", ""): arg_reduce("argmax"), ("argmin", ""): arg_reduce("argmin"),
@@ -361,12 +361,15 @@ def run_sample(key, sample):
     torch_leaves = [t for t in tensors_of((sample.input, sample.args, sample.kwargs))
                     if t.requires_grad]
     torch_out = op(sample.input, *sample.args, **sample.kwargs)
-    if key in (("max", "reduction_with_dim"), ("min", "reduction_with_dim")):
-        torch_out = torch_out[0]                    # values; indices have no gradient
     try:
         mg_out = ADAPTERS[key](mg_input, mg_args, mg_kwargs)
     except Unsupported as reason:
         return str(reason)
+    if key in (("max", "reduction_with_dim"), ("min", "reduction_with_dim")):
+        # both return (values, indices); the indices (no gradient) must match exactly
+        np.testing.assert_array_equal(mg_out.indices.numpy(), torch_out.indices.numpy())
+        assert mg_out.indices.dtype == np.int64
+        mg_out, torch_out = mg_out.values, torch_out.values
     if isinstance(torch_out, (tuple, list)):        # chunk: one output per piece
         assert len(mg_out) == len(torch_out), (len(mg_out), len(torch_out))
         if torch_out and torch_out[0].requires_grad:

@@ -83,10 +83,10 @@ def run(spec, impl, arrays, running=None, training=True, grads=None, **options):
     t = tensors_of(arrays)
     running = None if running is None else {n: a.copy() for n, a in running.items()}
     outputs = spec.run(t, impl, running, training, **options)
-    named = {name: o.data for name, o in zip(spec.outputs, outputs)}
+    named = {name: o.detach().numpy() for name, o in zip(spec.outputs, outputs)}
     if grads is not None:
-        named.update({f"grad {n}": g for n, g in zip(t, mg.grad(outputs, list(t.values()),
-                                                                  grads))})
+        named.update({f"grad {n}": g.numpy() for n, g in zip(t, mg.grad(outputs, list(t.values()),
+                                                                          grads))})
     return named | (running or {})
 
 

@@ -86,6 +86,8 @@ REDUCTIONS = _table(
        lambda t, axis, keep: torch.sum(t, dim=_torch_dim(axis, t), keepdim=keep)),
     Op("mean", lambda t, axis, keep: t.mean(axis=axis, keepdims=keep),
        lambda t, axis, keep: torch.mean(t, dim=_torch_dim(axis, t), keepdim=keep)),
-    Op("max", lambda t, axis, keep: t.max(axis=axis, keepdims=keep),
+    # values only over any dims: amax (x.max(dim) is (values, indices), tests/engine/
+    # test_result_types.py)
+    Op("max", lambda t, axis, keep: t.amax(axis=axis, keepdims=keep),
        lambda t, axis, keep: torch.amax(t, dim=_torch_dim(axis, t), keepdim=keep), ties=True),
 )

@@ -150,7 +150,7 @@ def test_inputs_and_upstream_grads_are_unchanged_and_a_second_backward_agrees(
                   bias=rng.standard_normal(8).astype(dtype))
     t = {name: mg.tensor(a, requires_grad=True) for name, a in values.items()}
     t.update(running_mean=np.zeros(8, dtype), running_var=np.ones(8, dtype))
-    before = {name: tensor.data.copy() for name, tensor in t.items()
+    before = {name: tensor.detach().clone() for name, tensor in t.items()
               if isinstance(tensor, mg.Tensor)}
     outputs = call(norm, t, 8)
     upstream = [rng.standard_normal((10, 8)).astype(dtype) for _ in outputs]

@@ -22,14 +22,16 @@ def twins(request):
     """(our model, PyTorch's model) with PyTorch's initial weights in both, float64; the
     attention written out, or nanoGPT's F.scaled_dot_product_attention."""
     ours_file, torch_file = load(False), load(True)
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
+    previous = torch.get_default_dtype(), mg.get_default_dtype()
+    torch.set_default_dtype(torch.float64)              # both built as float64 models
+    mg.set_default_dtype(mg.float64)
     try:
         torch.manual_seed(0)
         theirs = torch_file.GPT(torch_file.GPTConfig(flash=request.param))
+        ours = ours_file.GPT(ours_file.GPTConfig(flash=request.param))
     finally:
-        torch.set_default_dtype(previous)
-    ours = ours_file.GPT(ours_file.GPTConfig(flash=request.param))
+        torch.set_default_dtype(previous[0])
+        mg.set_default_dtype(previous[1])
     state = {name: value.detach().numpy() for name, value in theirs.state_dict().items()}
     assert list(ours.state_dict()) == list(state)        # PyTorch's names, tied ones too
     ours.load_state_dict(state)

@@ -55,7 +55,7 @@ def run_sample(name, sample, training):
         if len(args) < 2 and "eps" not in kwargs or (len(args) >= 2 and args[1] is None):
             args = (args[0], float(np.finfo(np.float64).eps)) + tuple(args[2:])
     torch_module = INFOS[name].module_cls(*args, **kwargs).to(torch.float64)
-    ours = cls(*args, **kwargs) if cls is not nn.Embedding else cls(**kwargs)
+    ours = (cls(*args, **kwargs) if cls is not nn.Embedding else cls(**kwargs)).to(mg.float64)
     state = {k: to_numpy(v) for k, v in torch_module.state_dict().items()}
     if state:
         ours.load_state_dict(state)

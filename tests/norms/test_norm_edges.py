@@ -89,25 +89,27 @@ def test_batch_norm_refuses_eps_zero_in_training_as_torch(eps):
         mg.functional.batch_norm(x, running_mean, running_var, training=True, eps=eps)
     np.testing.assert_array_equal(running_mean, 0)        # nothing changed
     with pytest.raises(ValueError, match="eps must be positive during training"):
-        mg.nn.BatchNorm1d(3, eps=eps)(x)
+        mg.nn.BatchNorm1d(3, eps=eps)(x.float())     # the module's dtype, float32
 
 
 @pytest.mark.parametrize("training", [True, False])
 @pytest.mark.parametrize("which", ["running_mean", "running_var"])
 def test_batch_norm_refuses_running_stats_that_require_grad(torch, training, which):
-    x = mg.tensor(np.random.default_rng(0).standard_normal((4, 3)), requires_grad=True)
+    x = mg.tensor(np.random.default_rng(0).standard_normal((4, 3)), dtype=mg.float32,
+                  requires_grad=True)                 # the statistics' (default) dtype
     stats = {"running_mean": mg.zeros(3), "running_var": mg.ones(3)}
     stats[which].requires_grad_()
-    before = {name: s.data.copy() for name, s in stats.items()}
+    before = {name: s.detach().clone() for name, s in stats.items()}
     with pytest.raises(RuntimeError, match=f"{which} requires grad"):
         mg.functional.batch_norm(x, stats["running_mean"], stats["running_var"],
                                  training=training)
     for name, s in stats.items():
         np.testing.assert_array_equal(s.data, before[name])
     # torch refuses the same call
-    t = {name: torch.tensor(s.data, requires_grad=name == which) for name, s in stats.items()}
+    t = {name: torch.tensor(s.detach().numpy(), requires_grad=name == which)
+         for name, s in stats.items()}
     with pytest.raises(RuntimeError, match="requires_grad"):
-        torch.nn.functional.batch_norm(torch.tensor(x.data), t["running_mean"],
+        torch.nn.functional.batch_norm(torch.tensor(x.detach().numpy()), t["running_mean"],
                                        t["running_var"], training=training)
     with mg.no_grad():          # no graph, no gradient to lose: allowed, as in torch
         mg.functional.batch_norm(x, stats["running_mean"], stats["running_var"],
@@ -120,7 +122,7 @@ def test_corrected_mean_is_exact_on_constant_slices_and_keeps_inf_and_nan():
         for width in WIDTHS:
             row = np.full((2, width), value)
             assert (corrected_mean(row, axis=1) == value).all()
-            assert (mg.tensor(row).mean(1).data == value).all()     # the composite's mean
+            assert (mg.tensor(row).mean(1).numpy() == value).all()  # the composite's mean
     x = np.array([[np.inf, 1.0], [np.nan, 1.0], [-np.inf, np.inf]])
     np.testing.assert_array_equal(corrected_mean(x, axis=1), np.mean(x, axis=1))
     rng = np.random.default_rng(0)
@@ -134,7 +136,7 @@ def test_corrected_mean_is_exact_on_constant_slices_and_keeps_inf_and_nan():
 def test_batch_norm_module_with_a_buffer_that_requires_grad_changes_nothing():
     bn = mg.nn.BatchNorm1d(3)
     bn.running_var.requires_grad_()
-    x = mg.tensor(np.random.default_rng(1).standard_normal((5, 3)))
+    x = mg.tensor(np.random.default_rng(1).standard_normal((5, 3)), dtype=mg.float32)
     with pytest.raises(RuntimeError, match="running_var requires grad"):
         bn(x)
     assert int(bn.num_batches_tracked.item()) == 0

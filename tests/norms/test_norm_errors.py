@@ -13,7 +13,7 @@ import microgradnorm.functional as F
 
 
 def snapshot(s):
-    return {name: (t.data.copy(), None if t.grad is None else t.grad.copy(), t._version)
+    return {name: (t.detach().clone(), None if t.grad is None else t.grad.clone(), t._version)
             for name, t in s.items()}
 
 
@@ -27,7 +27,7 @@ def assert_unchanged(s, before):
 
 
 def f32(t):
-    return mg.tensor(t.data.astype(np.float32), requires_grad=True)
+    return t.detach().float().requires_grad_()
 
 
 # ----- every norm of the registry -----------------------------------------------------------
@@ -37,13 +37,13 @@ def registry_state(spec):
     arrays, running = inputs(spec, (4, 3, 8))
     s = {name: mg.tensor(a, requires_grad=True) for name, a in arrays.items()}
     for t in s.values():
-        t.grad = np.random.default_rng(1).standard_normal(t.shape)
+        t.grad = mg.tensor(np.random.default_rng(1).standard_normal(t.shape))
     return s, {name: mg.tensor(a) for name, a in (running or {}).items()}
 
 
 def bad_inputs(spec):
     """(id, {input: spoil(Tensor)}, options, error, message pattern after "<name>: ")."""
-    cases = [("x a NumPy array", {"x": lambda t: t.data}, {}, TypeError,
+    cases = [("x a NumPy array", {"x": lambda t: t.detach().numpy()}, {}, TypeError,
               "x must be a microgradnorm Tensor, got ndarray"),
              ("x of int64", {"x": lambda t: mg.tensor(t.data.astype(np.int64))}, {}, TypeError,
               "x must be a floating-point tensor .*got dtype int64"),
@@ -60,7 +60,7 @@ def bad_inputs(spec):
                    rf"{name} must have {shape} \(.*\), got \("),
                   (f"{name} float32", {name: f32}, {}, TypeError,
                    rf"{name} must have x's dtype float64, got float32"),
-                  (f"{name} a NumPy array", {name: lambda t: t.data}, {}, TypeError,
+                  (f"{name} a NumPy array", {name: lambda t: t.detach().numpy()}, {}, TypeError,
                    rf"{name} must be a microgradnorm Tensor, got ndarray")]
     return cases
 
@@ -106,7 +106,7 @@ def state():
     s = {"x": mg.tensor(rng.standard_normal((4, 3, 8)), requires_grad=True),
          "running_mean": mg.tensor(rng.standard_normal(3)),
          "running_var": mg.tensor(1 + rng.random(3))}
-    s["x"].grad = rng.standard_normal((4, 3, 8))
+    s["x"].grad = mg.tensor(rng.standard_normal((4, 3, 8)))
     return s
 
 

@@ -180,24 +180,28 @@ def test_batch_norm_running_stat_kinds_and_momentum_match_torch(torch, shape, tr
 def test_batch_norm_running_stats_match_worked_example(impl):
     # derivations.md §9: [1, 2, 3, 4] as a (4, 1) batch, one step with momentum 0.1.
     running_mean, running_var = np.zeros(1), np.ones(1)
-    x = mg.tensor([[1.0], [2.0], [3.0], [4.0]], requires_grad=True)
+    x = mg.tensor([[1.0], [2.0], [3.0], [4.0]], dtype=mg.float64, requires_grad=True)
     y = F.batch_norm(x, running_mean, running_var, training=True, impl=impl)
     np.testing.assert_allclose(running_mean, [0.25], rtol=0, atol=1e-15)
     np.testing.assert_allclose(running_var, [0.9 + 0.1 * 5 / 3], rtol=0, atol=1e-15)
-    np.testing.assert_allclose(y.data.ravel(), [-1.3416354200, -0.4472118067, 0.4472118067,
-                                                1.3416354200], rtol=0, atol=1e-9)
+    np.testing.assert_allclose(y.detach().numpy().ravel(), [-1.3416354200, -0.4472118067,
+                                                            0.4472118067, 1.3416354200],
+                               rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("impl", IMPLS)
 def test_batch_norm_running_stat_tensor_is_updated_in_place(impl):
     running_mean = mg.tensor(np.zeros(3))
     running_var = mg.tensor(np.ones(3))
-    buffers = running_mean.data, running_var.data
+    buffers = running_mean.numpy(), running_var.numpy()
     x = mg.tensor(np.random.default_rng(1).standard_normal((6, 3)), requires_grad=True)
     F.batch_norm(x, running_mean, running_var, training=True, impl=impl)
-    assert running_mean.data is buffers[0] and running_var.data is buffers[1]
-    np.testing.assert_allclose(running_mean.data, 0.1 * x.data.mean(0), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(running_var.data, 0.9 + 0.1 * x.data.var(0, ddof=1), rtol=0,
+    # the same memory, updated: a view taken before the call sees the new values
+    assert np.shares_memory(running_mean.numpy(), buffers[0])
+    assert np.shares_memory(running_var.numpy(), buffers[1])
+    xs = x.detach().numpy()
+    np.testing.assert_allclose(buffers[0], 0.1 * xs.mean(0), rtol=0, atol=1e-15)
+    np.testing.assert_allclose(buffers[1], 0.9 + 0.1 * xs.var(0, ddof=1), rtol=0,
                                atol=1e-15)
 
 
@@ -328,7 +332,8 @@ def test_layer_norm_jacobian_of_single_value_is_zero(impl):
 @pytest.mark.parametrize("impl", IMPLS)
 def test_layer_norm_jacobian_worked_example(impl):
     # derivations.md §9: x = [1, 2, 3, 4]; diagonal and first column (= dx for dy = e1).
-    J = mg.jacobian(lambda t: F.layer_norm(t, 4, impl=impl), mg.tensor([1.0, 2.0, 3.0, 4.0]))
+    J = mg.jacobian(lambda t: F.layer_norm(t, 4, impl=impl),
+                    mg.tensor([1.0, 2.0, 3.0, 4.0], dtype=mg.float64))
     np.testing.assert_allclose(np.diag(J), [0.2683, 0.6261, 0.6261, 0.2683], atol=5e-5)
     np.testing.assert_allclose(J[:, 0], [0.2683303039, -0.3577683720, -0.0894434346,
                                          0.1788815028], atol=1e-10)
@@ -430,7 +435,7 @@ def test_large_offset_float32_uses_stable_two_pass_variance(spec, impl):
     t = {"x": mg.tensor(x, requires_grad=True)}
     if spec.residual:
         t["residual"] = mg.tensor(np.zeros_like(x))
-    y = spec.run(t, impl, running if spec.per_channel else None)[0].data.ravel()
+    y = spec.run(t, impl, running if spec.per_channel else None)[0].detach().numpy().ravel()
     assert y.dtype == np.float32
     np.testing.assert_allclose(y, [-1, 1], atol=1e-4)
     if spec.per_channel:
@@ -473,7 +478,8 @@ def test_eps_inf_is_taken_as_pytorch_takes_it(impl, torch):
 
 @pytest.mark.parametrize("module", [nn.LayerNorm(4), nn.RMSNorm(4)], ids=["LayerNorm", "RMSNorm"])
 def test_row_norm_modules_take_an_array_as_linear_does(module):
-    x = np.random.default_rng(4).standard_normal((3, 4))
+    # float32, the modules' (default) dtype: an array keeps its dtype, as mg.tensor does
+    x = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
     np.testing.assert_array_equal(module(x).detach().numpy(),
                                   module(mg.tensor(x)).detach().numpy())
     assert nn.Sequential(module, nn.Linear(4, 2))(x).shape == (3, 2)

@@ -211,7 +211,7 @@ def test_gemma_module_starts_at_identity_weight():
     gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")
     plain = nn.RMSNorm(8)
     np.testing.assert_array_equal(gemma.weight.detach().numpy(), np.zeros(8))
-    x = mg.tensor(np.random.default_rng(7).standard_normal((3, 8)))
+    x = mg.tensor(np.random.default_rng(7).standard_normal((3, 8)), dtype=mg.float32)
     np.testing.assert_array_equal(gemma(x).detach().numpy(), plain(x).detach().numpy())
     assert "offset=1.0" in repr(gemma) and "casting='gemma'" in repr(gemma)
 

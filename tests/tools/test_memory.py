@@ -51,8 +51,8 @@ def test_timeline_phases_and_the_graph_released_at_the_end():
 def test_a_loss_kept_by_the_caller_keeps_no_activations_after_backward():
     kept = []
     np.random.seed(0)
-    model = nn.Linear(64, 64)
-    x = np.random.randn(32, 64)
+    model = nn.Linear(64, 64, dtype=mg.float64)
+    x = np.random.randn(32, 64)                            # float64, 8 bytes an element
 
     def step():
         loss = model(x).tanh().sum()
@@ -72,7 +72,7 @@ def test_saved_bytes_at_the_end_of_forward_are_graph_stats_without_parameters():
 
     def step():
         loss = F.cross_entropy(model(idx[:, :-1]).reshape(-1, 20), idx[:, 1:].reshape(-1))
-        params = {id(memory_owner(p.data)) for p in model.parameters()}
+        params = {id(memory_owner(p.detach().numpy())) for p in model.parameters()}
         saved = {}
         for node in topological_order([loss.grad_fn]):
             for array in node.saved_arrays():

@@ -1,0 +1,116 @@
+"""Random fills in place, ``Tensor.uniform_``, ``normal_``, ``random_``, ``bernoulli_`` and
+``exponential_``: the values of PyTorch's CPU generator for the same seed (generator.py
+draws them, in torch's element order). In a graph a fill is recorded as a constant: the
+gradient through it is zero, as in torch."""
+
+import numpy as np
+
+from .. import backend
+from .. import generator as streams
+from .. import sampling
+from .. import tensor as _tensor
+from . import elementwise
+
+
+def _fill_random(x, fn, generator, draw):
+    # draw(generator, n, contiguous) -> the n values in PyTorch's element order
+    # (generator.py); recorded in a graph as a constant (zero gradient), as in torch
+    gen = streams.check_generator(fn, generator)
+
+    def fresh(before, _):
+        values = streams.fill(np.empty(x.shape, x.dtype), lambda n, c: draw(gen, n, c))
+        return elementwise.where(True, _tensor.Tensor._from_op(x.xp.asarray(values), None),
+                                 before)
+    return x._inplace(lambda d: streams.fill(d, lambda n, c: draw(gen, n, c)), fresh)
+
+
+def uniform_(x, a=0.0, b=1.0, *, generator=None):
+    r"""Fill in place with draws from U[a, b) (``torch.Tensor.uniform_``; the values of
+    torch's CPU generator for the same seed).
+
+    Formula:
+        :math:`\mathrm{fma}(x, b - a, a)`, x a float32 (or float64) uniform of the
+        generator's words (generator.py).
+
+    Args:
+        a, b: the bounds, a <= b. generator: a ``mg.Generator`` (default: the global).
+
+    Example:
+        >>> w = mg.empty(4, 3); w.uniform_(-0.5, 0.5)
+    """
+    return _fill_random(x, "uniform_", generator,
+                             lambda g, n, c: sampling.uniform(g, n, x.dtype, a, b))
+
+
+def normal_(x, mean=0.0, std=1.0, *, generator=None):
+    r"""Fill in place with draws from N(mean, std²) (``torch.Tensor.normal_``, its CPU
+    algorithm: Box-Muller by blocks of 16 for 16 elements or more of a contiguous
+    tensor, cached pairs otherwise).
+
+    Args:
+        mean, std: the distribution, std >= 0. generator: a ``mg.Generator``.
+
+    Example:
+        >>> w = mg.empty(768, 768); w.normal_(0.0, 0.02)
+    """
+    return _fill_random(x, "normal_", generator, lambda g, n, c: sampling.normal(
+        g, n, x.dtype, mean, std, contiguous=c))
+
+
+def random_(x, *bounds, generator=None, **names):
+    r"""Fill in place with random integers (``torch.Tensor.random_``): ``random_()``
+    any value the dtype holds exactly, ``random_(to)`` [0, to), ``random_(from, to)``
+    [from, to), ``random_(from, None)`` [from, the dtype's max]; ``from`` and ``to``
+    may also be keywords.
+
+    Formula:
+        :math:`(w \bmod (\text{to} - \text{from})) + \text{from}`, w one 32-bit word
+        (a 64-bit draw for a range of :math:`2^{28}` or more).
+
+    Example:
+        >>> ids = mg.empty(8, dtype=mg.int64).random_(0, 100)
+    """
+    if len(bounds) > 2 or set(names) - {"from", "to"}:
+        raise TypeError(f"random_: expected random_(), random_(to) or random_(from, to), "
+                        f"got {len(bounds)} positional arguments and {sorted(names)}")
+    if len(bounds) == 2:
+        low, high = bounds
+    elif len(bounds) == 1 and "to" in names:
+        low, high = bounds[0], names["to"]
+    elif len(bounds) == 1:
+        low, high = names.get("from", 0), bounds[0]
+    else:
+        low, high = names.get("from"), names.get("to")
+        low = 0 if low is None and high is not None else low
+    return _fill_random(x, "random_", generator, lambda g, n, c: sampling.random_integers(
+        g, n, x.dtype, low, high))
+
+
+def bernoulli_(x, p=0.5, *, generator=None):
+    """Fill in place with 1 with probability ``p`` (a number, or a floating Tensor
+    broadcast to this shape), else 0 (``torch.Tensor.bernoulli_``).
+
+    Formula:
+        ``u < p``: u a float64 uniform for a number or float64 p, a float32 uniform for
+        float32 (float16, bfloat16) p, as torch's CPU kernel.
+
+    Example:
+        >>> mask = mg.empty(4, 4).bernoulli_(0.9)
+    """
+    probs = streams.fill_order(x._array, backend.to_numpy(p._array)) \
+        if isinstance(p, _tensor.Tensor) else p
+    return _fill_random(x, "bernoulli_", generator,
+                             lambda g, n, c: sampling.bernoulli(g, n, x.dtype, probs))
+
+
+def exponential_(x, lambd=1.0, *, generator=None):
+    r"""Fill in place with draws from Exp(lambd) (``torch.Tensor.exponential_``).
+
+    Formula:
+        :math:`-\mathrm{log1p}(-u) / \lambda`, u a float64 uniform.
+
+    Example:
+        >>> waits = mg.empty(5).exponential_(2.0)
+    """
+    return _fill_random(x, "exponential_", generator, lambda g, n, c: sampling.exponential(
+        g, n, x.dtype, lambd))
