@@ -539,11 +539,6 @@ def _register_hook(hooks, hook, where):
     return handle
 
 
-def _fill(param, values):
-    # in place: an optimizer holds the same object
-    param._array[...] = backend.to_device(np.asarray(values).astype(param.dtype), param.device)
-
-
 def _dtype(dtype):
     dtype = dtypes.default_float(dtype)           # None: the default dtype, float32
     if not dtypes.is_floating(dtype):

@@ -11,7 +11,7 @@ from .elementwise import (Abs, Add, Cast, Clamp, Clone, Div, Erf, Exp, Log,
                           Sub, Tanh, ToDevice, Where, clamp, erf, exp, log, masked_fill,
                           maximum, minimum, pow, relu, rsqrt, sigmoid, sqrt, tanh, tril, triu,
                           where)
-from .indexing import (Gather, GetItem, ValuesIndices, argsort, gather, index_select, sort,
+from .indexing import (Gather, GetItem, argsort, gather, index_select, sort,
                        topk)
 from .linalg import MatMul, matmul, outer
 from .reductions import (AMin, Max, Mean, StdFromVar, Sum, amax, amin, argmax, argmin,
@@ -24,7 +24,7 @@ __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concate
            "EmptyReductionError", "Erf", "Exp", "Expand", "Gather", "GetItem", "Log", "MatMul",
            "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "OutOfRangeError", "Permute", "Pow",
            "ReLU", "Reshape", "Rsqrt", "Sigmoid", "Sign", "Split", "Sqrt", "StdFromVar", "Sub",
-           "Sum", "Tanh", "ToDevice", "ValuesIndices", "Where", "amax", "amin", "argmax", "argmin",
+           "Sum", "Tanh", "ToDevice", "Where", "amax", "amin", "argmax", "argmin",
            "argsort", "arithmetic", "cat", "check_reducible", "chunk", "clamp", "concatenate",
            "erf", "exp", "flatten", "float_input", "gather", "index_select", "log", "log_softmax",
            "masked_fill", "matmul", "maximum", "mean", "minimum", "norm", "normalize_axis", "outer",

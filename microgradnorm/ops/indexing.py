@@ -4,7 +4,6 @@ sort/argsort/topk/kthvalue/mode (gathers of the sorted order), and ``pick_along`
 from, so repeats accumulate."""
 
 import numbers
-from collections import namedtuple
 
 import numpy as np
 
@@ -14,10 +13,6 @@ from ..dtypes import is_floating
 from . import return_types
 from .base import (OutOfRangeError, as_array, check_reducible, check_tensor, constant,
                    normalize_axis, raw_index, unbroadcast)
-
-# (values, indices) before the per-op classes of ``return_types``; kept for code naming it
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
-
 
 def _is_basic_index(index):
     parts = index if isinstance(index, tuple) else (index,)
