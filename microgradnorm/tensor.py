@@ -184,16 +184,14 @@ class Tensor:
         is written through it shows here. Unlike ``detach()``, its in-place writes are not
         seen by the graph's version checks, so they can corrupt a gradient; PyTorch code
         uses it for updates such as ``p.data += -lr * p.grad``. ``.numpy()`` gives the array.
-        Assigning a Tensor (``p.data = t``) makes this tensor share ``t``'s memory."""
+        Assigning a Tensor (``p.data = t``) makes this tensor share ``t``'s memory, whatever
+        its shape, dtype or device, as torch's (``p.data = p.data.half()``)."""
         return Tensor._from_op(self._array, None)
 
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
-        if type(value._array) is not type(self._array):
-            raise TypeError(f"data: can't set the data of a tensor on {self.device} to a "
-                            f"tensor on {value.device}")
         self._array = value._array
 
     @property
@@ -447,8 +445,9 @@ class Tensor:
 
     def masked_fill_(self, mask, value):
         """In place ``masked_fill``; the rules of ``add_``."""
-        filled = lambda d: d.__setitem__(Ellipsis, self.masked_fill(mask, value)._array)  # noqa: E731
-        return self._inplace(filled, lambda before, v: before.masked_fill(mask, v), value)
+        def write(data):
+            data[...] = self.masked_fill(mask, value)._array
+        return self._inplace(write, lambda before, v: before.masked_fill(mask, v), value)
 
     # ----- random fills in place (ops/random.py): torch's CPU streams -------------------
     uniform_ = random_ops.uniform_

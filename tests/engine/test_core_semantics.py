@@ -153,6 +153,9 @@ def test_assigning_data_swaps_the_memory():
     with pytest.raises(TypeError, match="data"):
         x.data = np.zeros(3)
     assert x.tolist() == [5.0, 6.0, 7.0]
+    x.data, tx.data = x.data.float(), tx.data.float()         # another dtype, as torch allows
+    assert str(x.dtype) == str(tx.dtype).removeprefix("torch.") == "float32"
+    assert x.requires_grad and tx.requires_grad
 
 
 # ----- the default dtype ----------------------------------------------------------------------
