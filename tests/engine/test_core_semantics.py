@@ -237,3 +237,19 @@ def test_manual_seed_leaves_numpys_global_state_alone_as_torch():
     mg.manual_seed(0)
     torch.manual_seed(0)
     np.testing.assert_array_equal(np.random.random(3), expected)
+
+
+def test_clip_grad_norm_returns_the_norm_as_torch_a_0_d_tensor():
+    for dtype in ("float32", "float64"):
+        p = mg.zeros(3, dtype=dtype, requires_grad=True)
+        tp = torch.zeros(3, dtype=getattr(torch, dtype), requires_grad=True)
+        p.grad, tp.grad = mg.full((3,), 2.0, dtype=dtype), torch.full((3,), 2.0,
+                                                                       dtype=tp.dtype)
+        norm = nn.utils.clip_grad_norm_([p], 1.0)
+        tnorm = torch.nn.utils.clip_grad_norm_([tp], 1.0)
+        assert isinstance(norm, mg.Tensor) and norm.shape == ()
+        assert str(norm.dtype) == str(tnorm.dtype).removeprefix("torch.")
+        assert norm.item() == pytest.approx(tnorm.item(), rel=1e-6)
+        np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-6)
+    empty, tempty = nn.utils.clip_grad_norm_([], 1.0), torch.nn.utils.clip_grad_norm_([], 1.0)
+    assert empty.item() == tempty.item() == 0.0 and str(empty.dtype) == "float32"
