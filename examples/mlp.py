@@ -54,7 +54,7 @@ def main(argv=None):
     args = parse_args(parser, argv, quick={"points": 200, "steps": 150})
 
     x, y = two_moons(args.points)
-    np.random.seed(0)
+    mg.manual_seed(0)                                  # the weights
     model = nn.MLP([2, 32, 32, 2], norm=args.norm, impl=args.impl)
     optimizer = optim.Adam(model.parameters(), lr=0.01)
     rng = np.random.default_rng(0)
