@@ -20,6 +20,7 @@ import microgradnorm as mg
 from microgradnorm import cli, nn, optim
 from microgradnorm.checkpoint import load_checkpoint, read_extra, save_checkpoint
 from microgradnorm.nn import serialization
+from checkpoint_cases import trained
 
 torch = pytest.importorskip("torch")
 
@@ -574,17 +575,6 @@ def legacy_save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, 
     }
     arrays["meta"] = np.array(json.dumps(meta, default=lambda value: value.tolist()))
     np.savez(path, **arrays)
-
-
-def trained():
-    np.random.seed(0)
-    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
-    opt = optim.AdamW(model.parameters(), lr=0.1)
-    scheduler = optim.lr_scheduler.CosineAnnealingLR(opt, 10)
-    model(mg.ones((2, 3))).sum().backward()
-    opt.step()
-    scheduler.step()
-    return model, opt, scheduler, np.random.default_rng(3)
 
 
 def test_a_checkpoint_written_before_loads_every_field(tmp_path):

@@ -9,20 +9,8 @@ import numpy as np
 import pytest
 
 import microgradnorm as mg
-from microgradnorm import nn, optim
+from checkpoint_cases import trained
 from microgradnorm.checkpoint import load_checkpoint, save_checkpoint
-
-
-def trained():
-    """A model, AdamW, scheduler and rng after one step."""
-    np.random.seed(0)
-    model = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
-    optimizer = optim.AdamW(model.parameters(), lr=0.1)
-    scheduler = optim.lr_scheduler.CosineAnnealingLR(optimizer, 10)
-    model(mg.ones((2, 3))).sum().backward()
-    optimizer.step()
-    scheduler.step()
-    return model, optimizer, scheduler, np.random.default_rng(3)
 
 
 def rewrite(path, meta=None, arrays=None):
