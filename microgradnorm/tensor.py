@@ -86,9 +86,9 @@ class Tensor:
         dtype = dtypes.as_dtype(dtype)
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) \
                 and not backend.is_cupy_array(data):
-            data = np.asarray(data)             # Python numbers and lists: torch's defaults,
-            if data.dtype.kind == "f":          # floats in the default dtype (float32)
-                dtype = dtypes.get_default_dtype()
+            given, data = data, np.asarray(data)  # Python numbers and lists: torch's
+            if data.dtype.kind == "f":            # defaults, floats in the default dtype
+                dtype = _inferred_float(given)
         array = backend.new_array(data, dtype, device)
         # _from_op's fields (listed there only), one by one: vars(self).update() slows reads
         for field, value in vars(Tensor._leaf("Tensor", array, requires_grad)).items():
@@ -607,6 +607,23 @@ def _can_cast(source, target):
     # PyTorch's in-place rule: no float result into an integer tensor, no int into bool
     return is_floating(target) or source.kind in "iub" and (
         target.kind != "b" or source.kind == "b")
+
+
+def _inferred_float(data):
+    # torch's dtype for numbers and nested lists holding floats: a Python float counts as
+    # the default dtype, a NumPy floating scalar as its own (``[np.float64(1.0)]`` is float64)
+    kinds, pending = set(), [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        else:
+            kinds.add(type(item))
+    found = [np.dtype(k) for k in kinds if issubclass(k, np.floating)]
+    if not found or any(issubclass(k, float) and not issubclass(k, np.floating)
+                        for k in kinds):
+        found.append(dtypes.get_default_dtype())
+    return np.result_type(*found)
 
 
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):

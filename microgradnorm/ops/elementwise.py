@@ -127,14 +127,16 @@ class Neg(Function):
 
 
 class Pow(Function):
-    """``x ** exponent`` for a number; a floating x keeps its dtype."""
+    """``x ** exponent`` for a number; a floating x keeps its dtype, an integer one to a
+    float power gives the default dtype (torch's)."""
 
     @staticmethod
     def forward(ctx, x, exponent):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
-        out = x ** exponent
-        return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
+        if is_floating(x.dtype):
+            return (x ** exponent).astype(x.dtype, copy=False)
+        return float_input(x) ** exponent if isinstance(exponent, float) else x ** exponent
 
     @staticmethod
     def backward(ctx, grad):

@@ -165,9 +165,13 @@ def test_assigning_data_swaps_the_memory():
     lambda m: m.tensor([1, 2]) / 2, lambda m: m.tensor([1, 2]) * 1.5,
     lambda m: m.tensor([1, 2]).exp(), lambda m: m.tensor(True), lambda m: m.tensor(3),
     lambda m: m.tensor(np.zeros(2)), lambda m: m.tensor(np.zeros(2, np.float16)),
-    lambda m: m.tensor([1.0, 2.0]) + np.float64(1.0)],
+    lambda m: m.tensor([1.0, 2.0]) + np.float64(1.0), lambda m: m.tensor([np.float64(1.0)]),
+    lambda m: m.tensor([np.float32(1.0), 2.0]), lambda m: m.tensor([[np.float16(1.0)], [2]]),
+    lambda m: m.tensor(2) ** 0.5, lambda m: m.tensor([True, False]) ** 1.5],
     ids=["float", "mixed_list", "nested", "empty", "zeros", "ones", "int_div", "int_times_float",
-         "int_exp", "bool", "int", "numpy_float64", "numpy_float16", "numpy_scalar"])
+         "int_exp", "bool", "int", "numpy_float64", "numpy_float16", "numpy_scalar",
+         "list_of_numpy_float64", "numpy_float32_and_float", "nested_numpy_float16",
+         "int_to_a_float_power", "bool_to_a_float_power"])
 @pytest.mark.parametrize("default", ["float32", "float64"])
 def test_dtypes_follow_torchs_default(make, default):
     torch_default = torch.get_default_dtype()
