@@ -89,9 +89,12 @@ class Tensor:
             given, data = data, np.asarray(data)  # Python numbers and lists: torch's
             if data.dtype.kind == "f":            # defaults, floats in the default dtype
                 dtype = _inferred_float(given)
-        array = backend.new_array(data, dtype, device)
-        # _from_op's fields (listed there only), one by one: vars(self).update() slows reads
-        for field, value in vars(Tensor._leaf("Tensor", array, requires_grad)).items():
+        self._become_leaf("Tensor", backend.new_array(data, dtype, device), requires_grad)
+
+    def _become_leaf(self, fn, array, requires_grad):
+        # this object takes _from_op's fields (listed there only) for a leaf of ``array``
+        # itself, one by one: vars(self).update() slows reads
+        for field, value in vars(Tensor._leaf(fn, array, requires_grad)).items():
             setattr(self, field, value)
 
     @classmethod

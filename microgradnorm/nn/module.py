@@ -48,8 +48,7 @@ class Parameter(Tensor):
             super().__init__(data, requires_grad=requires_grad, dtype=dtype,
                              device=here if device is None else device)
             return
-        for field, value in vars(Tensor._leaf("Parameter", array, requires_grad)).items():
-            setattr(self, field, value)
+        self._become_leaf("Parameter", array, requires_grad)      # the array itself: shared
         if isinstance(data, Tensor):                  # as torch's detach(): one counter
             self._version_box = data._version_box
 
