@@ -10,7 +10,7 @@ import numpy as np
 
 from . import autograd, backend, dtypes, printing
 from .dtypes import is_floating, is_half, is_numeric
-from .ops import base, elementwise, indexing, linalg, reductions
+from .ops import base, elementwise, indexing, linalg, logical, pointwise, reductions
 from .ops import random as random_ops
 from .ops import shape as shape_ops          # not `shape`: that is a Tensor property
 from .ops.elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
@@ -559,6 +559,18 @@ class Tensor:
     matmul = linalg.matmul
     mm = linalg.mm
     bmm = linalg.bmm
+
+
+def _bind_methods(*families):
+    # the newer families list their methods (``METHODS``); a checked function's ``.method``
+    # is its unchecked twin for ``self``
+    for family in families:
+        for name in family.METHODS:
+            function = getattr(family, name)
+            setattr(Tensor, name, getattr(function, "method", function))
+
+
+_bind_methods(pointwise, logical)
 
 
 def _record_inplace(target, compute, value):
