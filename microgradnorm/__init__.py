@@ -1,7 +1,8 @@
 """microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
 from . import nn, optim
-from .autograd import Function, enable_grad, grad, is_grad_enabled, no_grad, set_grad_enabled
+from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
+                       set_grad_enabled)
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
                      jacobian, memory_timeline, precision_report)
 from .dtypes import (bfloat16, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
@@ -32,7 +33,6 @@ from .ops.reductions import aminmax, max, median, min  # torch.max: value or (va
 from .printing import get_printoptions, set_printoptions
 from .tensor import Size, Tensor, tensor
 
-inference_mode = no_grad          # no inference tensors here: a block that records no graph
 is_floating_point = Tensor.is_floating_point
 numel = Tensor.numel
 

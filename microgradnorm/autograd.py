@@ -4,6 +4,7 @@
 
 import contextlib
 import functools
+import inspect
 import itertools
 import threading
 
@@ -85,15 +86,43 @@ class _GradMode:
 
 
 def _grad_mode_decorator(fn, make):
-    # fn runs inside a fresh make() each call
+    # fn runs inside a fresh make() each call; a generator function inside one at each
+    # resumption, with the caller's mode back between them (torch's _wrap_generator)
     if not callable(fn):
         raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            return (yield from _each_resumption_in(make, fn(*args, **kwargs)))
+        return generator
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         with make():
             return fn(*args, **kwargs)
     return wrapper
+
+
+def _each_resumption_in(make, gen):
+    # drives ``gen`` as ``yield from`` would, each step of it inside a fresh make()
+    try:
+        with make():
+            response = gen.send(None)
+        while True:
+            try:
+                request = yield response
+            except GeneratorExit:
+                with make():
+                    gen.close()
+                raise
+            except BaseException as error:
+                with make():
+                    response = gen.throw(error)
+            else:
+                with make():
+                    response = gen.send(request)
+    except StopIteration as stop:
+        return stop.value
 
 
 class no_grad(_GradMode):
@@ -111,6 +140,27 @@ class enable_grad(_GradMode):
     """Record the graph again inside a ``no_grad`` block (``torch.enable_grad``)."""
 
     MODE = True
+
+
+class inference_mode(_GradMode):
+    """``no_grad`` under torch's other name (``torch.inference_mode``); here there are no
+    inference tensors, only a block or decorated function that records no graph.
+    ``inference_mode(False)`` changes nothing, as torch's."""
+
+    def __new__(cls, mode=True):
+        if not isinstance(mode, bool):                   # bare ``@inference_mode``
+            return cls()(mode)
+        self = super().__new__(cls)
+        self.enabled = mode
+        return self
+
+    def __enter__(self):
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = self.previous and not self.enabled
+        return self
+
+    def __call__(self, fn):
+        return _grad_mode_decorator(fn, lambda: inference_mode(self.enabled))
 
 
 class Context:
@@ -448,14 +498,20 @@ def backward(root, grad=None, retain_graph=False):
     captured = run_backward([root], [grad], retain_graph, capture=None)
     # Gradients accumulate across backward() calls, as PyTorch's AccumulateGrad: the first
     # becomes a Tensor of its own, later ones add into its memory; zero_grad() clears them.
-    for tensor, g in captured.values():       # (_grad: no property calls per tensor)
-        held = tensor._grad
-        if held is None or held.requires_grad:    # (a grad set with history: out of place)
-            total = _own(g.copy()) if held is None else held._array + g
-            tensor._grad = _tensor.Tensor._from_op(total, None)
-        else:
-            held._array += g
-            held._version_box[0] += 1
+    # Under one lock: NumPy lets go of the GIL inside +=, so two threads backpropagating into
+    # one shared leaf would otherwise each read the old sum and one contribution would be lost.
+    with _accumulate_lock:
+        for tensor, g in captured.values():       # (_grad: no property calls per tensor)
+            held = tensor._grad
+            if held is None or held.requires_grad:    # (a grad set with history: out of place)
+                total = _own(g.copy()) if held is None else held._array + g
+                tensor._grad = _tensor.Tensor._from_op(total, None)
+            else:
+                held._array += g
+                held._version_box[0] += 1
+
+
+_accumulate_lock = threading.Lock()
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
