@@ -98,11 +98,22 @@ def _libm(function, values):
         np.shape(values))
 
 
+# ----- the errors: torch's classes, and the classes this library raised before -------------
+class DistributionRangeError(RuntimeError, ValueError):
+    """A parameter outside its distribution's range (std < 0, from > to, p outside [0, 1]):
+    torch's RuntimeError, and a ValueError."""
+
+
+class NotFloatingError(NotImplementedError, TypeError):
+    """A continuous distribution asked for an integer or bool dtype: torch's
+    NotImplementedError (a RuntimeError), and a TypeError."""
+
+
 # ----- dtypes ------------------------------------------------------------------------------
 def _float_dtype(where, dtype):
     dtype = dtypes.as_dtype(dtype)
     if not dtypes.is_floating(dtype):
-        raise TypeError(f"{where}: needs a floating dtype (float16, bfloat16, float32, "
+        raise NotFloatingError(f"{where}: needs a floating dtype (float16, bfloat16, float32, "
                         f"float64), got {dtype}")
     return dtype
 
@@ -145,7 +156,8 @@ def uniform(generator, n, dtype, low=0.0, high=1.0):
     dtypes.check_number("uniform_", "to", high)
     limit = float(dtypes.finfo(dtype).max)
     if not low <= high:
-        raise ValueError(f"uniform_: expects from <= to, got from={low} > to={high}")
+        raise DistributionRangeError(f"uniform_: expects from <= to, got from={low} > "
+                                     f"to={high}")
     if not (-limit <= low <= limit and -limit <= high <= limit) or high - low > limit:
         raise ValueError(f"uniform_: from={low} and to={high} must lie within the range of "
                          f"{dtype}, and to - from within its largest value")
@@ -291,7 +303,7 @@ def normal(generator, n, dtype, mean=0.0, std=1.0, contiguous=True):
     dtypes.check_number("normal_", "mean", mean)
     dtypes.check_number("normal_", "std", std)
     if not std >= 0:
-        raise ValueError(f"normal_: expects std >= 0.0, got std={std}")
+        raise DistributionRangeError(f"normal_: expects std >= 0.0, got std={std}")
     if n == 0:
         return np.empty(0, dtype)
     if n < 16 or not contiguous:
@@ -391,7 +403,8 @@ def random_integers(generator, n, dtype, low=None, high=None):
     else:
         high = int(high)
         if not low < high:
-            raise ValueError(f"random_: expects from < to, got from={low} >= to={high}")
+            raise DistributionRangeError(f"random_: expects from < to, got from={low} >= "
+                                         f"to={high}")
         if floating:
             low, high = _update_from(low, dtype), _update_to(high, dtype)
             if not low < high:
@@ -454,12 +467,12 @@ def bernoulli(generator, n, dtype, p):
         if not dtypes.is_floating(p.dtype):
             raise TypeError(f"bernoulli_: p must be a floating tensor, got dtype {p.dtype}")
         if not ((p >= 0) & (p <= 1)).all():
-            raise ValueError("bernoulli_: every p must be in [0, 1]")
+            raise DistributionRangeError("bernoulli_: every p must be in [0, 1]")
         u = _uniform53(generator, n) if p.dtype == np.float64 else _uniform24(generator, n)
         return (u < p.astype(u.dtype).ravel()).astype(dtype)
     dtypes.check_number("bernoulli_", "p", p)
     if not 0 <= p <= 1:
-        raise ValueError(f"bernoulli_: expects p in [0, 1], got p={p}")
+        raise DistributionRangeError(f"bernoulli_: expects p in [0, 1], got p={p}")
     return (_uniform53(generator, n) < p).astype(dtype)
 
 
@@ -477,7 +490,7 @@ def exponential(generator, n, dtype, lambd=1.0):
     dtype = _float_dtype("exponential_", dtype)
     dtypes.check_number("exponential_", "lambd", lambd)
     if not lambd > 0:
-        raise ValueError(f"exponential_: expects lambd > 0.0, got lambd={lambd}")
+        raise DistributionRangeError(f"exponential_: expects lambd > 0.0, got lambd={lambd}")
     scale = -1.0 / lambd
     return (scale * _libm(math.log1p, -_uniform53(generator, n))).astype(dtype)
 
