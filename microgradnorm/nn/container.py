@@ -1,6 +1,7 @@
 """Containers: ``ModuleList`` (registered "0", "1", ...), ``Sequential``, ``ModuleDict``,
 ``ParameterList`` and ``ParameterDict``, registering their items under PyTorch's names."""
 
+from collections import OrderedDict
 from collections.abc import Mapping
 
 from ..tensor import Tensor
@@ -107,6 +108,14 @@ class ParameterDict(_Named):
 
     def __setitem__(self, name, value):
         self.register_parameter(name, _as_parameter(value))
+
+    def update(self, items):
+        """Add each (name, value) of a mapping or an iterable of pairs; a plain dict's in
+        sorted name order, an OrderedDict's, a ParameterDict's and pairs' in theirs (torch's
+        rule)."""
+        if isinstance(items, Mapping) and not isinstance(items, (OrderedDict, ParameterDict)):
+            items = sorted(items.items())
+        super().update(items)
 
 
 def _as_parameter(value):
