@@ -1,6 +1,7 @@
 """microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
-from . import nn, optim
+from . import nn, optim, utils
+from . import cuda  # torch.cuda: is_available, device_count, synchronize, ...
 from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
@@ -14,10 +15,15 @@ from .dtypes import float64 as double
 from .dtypes import int16 as short
 from .dtypes import int32 as int
 from .dtypes import int64 as long
+from .dtypes import complex64, complex128
+from .dtypes import complex64 as cfloat
+from .dtypes import complex128 as cdouble
 from .factories import (arange, bernoulli, empty, from_numpy, full, get_rng_state, initial_seed,
                         linspace, manual_seed, multinomial, normal, ones, ones_like, rand,
                         rand_like, randint, randint_like, randn, randn_like, randperm, seed,
                         set_rng_state, zeros, zeros_like)
+from .backend import Device as device  # torch.device
+from .factories import as_tensor, empty_like, eye, full_like, is_tensor
 from .generator import Generator, default_generator
 from .kernels import cpu_kernels, get_cpu_kernels, set_cpu_kernels
 from .norms import get_norm_impl, norm_impl
@@ -29,7 +35,18 @@ from .ops import (amax, amin, argmax, argmin, argsort, cat, chunk, clamp, concat
                   tril, triu, unsqueeze, var, where)
 from .ops import return_types  # torch.return_types: the (values, indices) named tuples
 from .ops.indexing import kthvalue, mode
+from .ops.logical import (all, allclose, any, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
+                          eq, equal, floor_divide, fmod, ge, gt, isclose, isfinite, isinf, isnan,
+                          le, logical_and, logical_not, logical_or, logical_xor, lt, ne, nonzero,
+                          remainder)
+from .ops.pointwise import (ceil, clamp_max, clamp_min, cos, cumprod, cumsum, diff, expm1, floor,
+                            frac, log1p, log2, log10, prod, reciprocal, round, sin, trunc)
+from .ops.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, mm, mv
 from .ops.reductions import aminmax, max, median, min  # torch.max: value or (values, indices)
+from .ops.shape import (flip, movedim, moveaxis, narrow, ravel, repeat_interleave, roll, unbind,
+                        unflatten)
+from .ops.complex import (angle, complex, conj, imag, is_complex, polar, real, view_as_complex,
+                          view_as_real)
 from .printing import get_printoptions, set_printoptions
 from .tensor import Size, Tensor, tensor
 
@@ -64,5 +81,20 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "set_printoptions",
            "set_grad_enabled", "set_rng_state", "short",
            "sigmoid", "softmax", "sort", "split", "sqrt", "squeeze", "stack", "std", "sum",
-           "tanh", "tensor", "topk", "transpose", "tril", "triu", "uint8", "unsqueeze", "var",
-           "where", "zeros", "zeros_like"]
+           "tanh", "tensor", "topk", "transpose", "tril", "triu", "uint8", "unsqueeze", "utils",
+           "var", "where", "zeros", "zeros_like",
+           # ops/pointwise.py, ops/logical.py
+           "all", "allclose", "any", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
+           "ceil", "clamp_max", "clamp_min", "cos", "cumprod", "cumsum", "diff", "eq", "equal",
+           "expm1", "floor", "floor_divide", "fmod", "frac", "ge", "gt", "isclose", "isfinite",
+           "isinf", "isnan", "le", "log10", "log1p", "log2", "logical_and", "logical_not",
+           "logical_or", "logical_xor", "lt", "ne", "nonzero", "prod", "reciprocal",
+           "remainder", "round", "sin", "trunc",
+           # ops/shape.py, ops/linalg.py, factories.py, backend.py, cuda.py
+           "addmm", "addmv", "as_tensor", "baddbmm", "bmm", "cuda", "device", "dot",
+           "einsum", "empty_like", "eye", "flip", "full_like", "is_tensor", "mm",
+           "moveaxis", "movedim", "mv", "narrow", "ravel", "repeat_interleave", "roll",
+           "unbind", "unflatten",
+           # ops/complex.py, dtypes.py: complex tensors
+           "angle", "cdouble", "cfloat", "complex", "complex64", "complex128", "conj", "imag",
+           "is_complex", "polar", "real", "view_as_complex", "view_as_real"]

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 
 from . import dtypes
-from .backend import (allocator_setting, array_module, device_of,
+from .backend import (allocator_setting, array_module, device_of, is_cupy_array,
                       keep_freed_memory_by_default, memory_owner)
 
 
@@ -212,6 +212,11 @@ class Context:
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
         if self._freed:
             self.check_not_freed()
+        self.check_versions()
+        return self._saved
+
+    def check_versions(self):
+        """Raise if a tensor whose array this node keeps was changed in place since."""
         for box, version, shape in self._saved_versions:
             if box[0] != version:
                 raise RuntimeError(
@@ -219,7 +224,6 @@ class Context:
                     f"tensor of shape {shape} is at version {box[0]}, expected "
                     f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
                     "after backward().")
-        return self._saved
 
     def saved_arrays(self):
         """The saved arrays without checks (``graph_stats``)."""
@@ -246,7 +250,7 @@ class Context:
                 if t._array is a:
                     versions += [(t._version_box, t._version_box[0], a.shape)]
         if versions:
-            self._saved_versions = versions
+            self._saved_versions += tuple(versions)
 
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
@@ -301,11 +305,15 @@ class Function:
         backward(ctx, *output_grads)     -> one gradient (or None) per input
 
     ``apply(*inputs, **options)`` takes Tensors; numbers and arrays become constants and
-    None stays None (an absent bias); ``options`` (keywords) reach forward unchanged.
-    ``saved_names`` names the saved arrays, in ``save_for_backward``'s order (visualizer).
+    None stays None (an absent bias); ``options`` (keywords) reach forward unchanged, but
+    for those named in ``kept_options``: arrays the node keeps for backward (an index, a
+    mask), which reach forward as arrays, a tensor's version checked at backward and any
+    other array copied. ``saved_names`` names the saved arrays, in ``save_for_backward``'s
+    order (visualizer).
     """
 
     saved_names = ()
+    kept_options = ()
 
     @staticmethod
     def forward(ctx, *args, **options):
@@ -323,6 +331,8 @@ class Function:
         tensors, arrays, needs_input_grad = _unpack(cls.__name__, inputs)
         ctx = Context(cls, tensors, needs_input_grad)
         record = _state.grad_enabled and True in needs_input_grad
+        if cls.kept_options:
+            options = _kept_constants(ctx, options, cls.kept_options, record)
         raw = cls.forward(ctx, *arrays, **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
         single = not isinstance(raw, tuple)
@@ -346,6 +356,36 @@ class Function:
                 for observer in _observers_here():
                     observer.on_forward(ctx)
         return outputs[0] if single else outputs
+
+
+def _kept_constants(ctx, options, names, record):
+    # The arrays a node keeps besides its inputs (an index, a mask, a target: the options
+    # its Function names in ``kept_options``): a tensor is handed over as its array with
+    # its version recorded, so that an in-place change before backward raises, as torch's;
+    # an array or a list is copied, so that its owner may reuse it (the next micro-batch's
+    # ids) without re-routing this node's gradient.
+    Tensor = _tensor.Tensor
+    options = dict(options)
+    for name in names:
+        value = options.get(name)
+        if isinstance(value, tuple):
+            options[name] = tuple([_kept(ctx, v, record, Tensor) for v in value])
+        elif value is not None:
+            options[name] = _kept(ctx, value, record, Tensor)
+    return options
+
+
+def _kept(ctx, value, record, Tensor):
+    if isinstance(value, Tensor):
+        if record:
+            ctx._saved_versions += ((value._version_box, value._version_box[0], value.shape),)
+        return value._array
+    if record:
+        if isinstance(value, np.ndarray) or is_cupy_array(value):
+            return value.copy()
+        if isinstance(value, list):
+            return np.array(value)
+    return value
 
 
 def _refuse_stale_view(op_name, view):
@@ -650,6 +690,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
             grads = _run_output_hooks(node, grads, captured)
         if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
             grads = _zeros_for_missing(grads, node.outputs_meta)
+        if node._saved_versions:      # (also what backward reads without ctx.saved)
+            node.check_versions()
         input_grads = node.function.backward(node, *grads)
         if type(input_grads) is not tuple:
             input_grads = (input_grads,)
@@ -758,7 +800,7 @@ def _fit(g, tensor, node):
     if g.shape != tensor._array.shape:
         raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
                            f"{tuple(g.shape)} for an input of shape {tensor.shape}")
-    return g if g.dtype == tensor._array.dtype else g.astype(tensor._array.dtype)
+    return g if g.dtype == tensor._array.dtype else dtypes.cast_gradient(g, tensor._array.dtype)
 
 
 # tensor imports this module; importing it last lets either be imported first

@@ -1,6 +1,7 @@
 """Array backends: NumPy on "cpu", CuPy on "cuda" (optional, imported lazily). Every op is
 written once against ``xp = array_module(array)``; only this module knows the libraries."""
 
+import builtins
 import os
 
 import numpy as np
@@ -8,11 +9,102 @@ import numpy as np
 DEVICES = ("cpu", "cuda")
 
 
+class DeviceError(RuntimeError, ValueError):
+    """A device that cannot be named or reached: torch's RuntimeError, and a ValueError, the
+    class this library raised for a bad device name before."""
+
+
+class Device:
+    """Where a tensor lives, as ``torch.device``: a ``type`` ("cpu" or "cuda") and an
+    ``index`` (None: the current one). ``Tensor.device`` is one; every ``device=`` argument
+    takes one or its string.
+
+    Unlike torch's, a device also equals its strings, so ``x.device == "cuda"`` holds on
+    cuda:0 (a string without an index names any index); as a dict key it finds only the
+    string ``str(device)``.
+
+    Args:
+        type: "cpu", "cuda", "cuda:0" (type and index), another Device, or an int (a GPU's
+            index, as torch's ``device(0)``).
+        index: the GPU's index (an int >= 0), when ``type`` does not hold one.
+
+    Example:
+        >>> mg.device("cuda", 0) == mg.device("cuda:0"), str(mg.device("cuda", 0))
+        (True, 'cuda:0')
+    """
+
+    __slots__ = ("_type", "_index")
+
+    def __init__(self, type, index=None):
+        if index is not None and (isinstance(index, bool) or not isinstance(index, int)):
+            raise TypeError(f"device(): index must be an int, got "
+                            f"{builtins.type(index).__name__} {index!r}")
+        if isinstance(type, Device) and index is None:
+            type, index = type.type, type.index
+        elif isinstance(type, int) and not isinstance(type, bool) and index is None:
+            type, index = "cuda", type
+        elif not isinstance(type, str):
+            raise TypeError(f"device(): type must be a str, a device or an int, got "
+                            f"{builtins.type(type).__name__} {type!r}")
+        elif ":" in type:
+            if index is not None:
+                raise DeviceError(f"device(): type (string) must not include an index "
+                                  f"because index was passed explicitly: {type}")
+            name, _, digits = type.partition(":")
+            if not (digits.isascii() and digits.isdigit()) or name not in DEVICES:
+                raise DeviceError(f"device(): invalid device string: {type!r}")
+            type, index = name, int(digits)
+        if type not in DEVICES:
+            raise DeviceError(f"device(): expected one of {', '.join(DEVICES)} device type "
+                              f"at start of device string: {type}")
+        if index is not None and index < 0:
+            raise DeviceError(f"device(): device index must not be negative, got {index}")
+        self._type, self._index = type, index
+
+    @property
+    def type(self):
+        """"cpu" or "cuda"."""
+        return self._type
+
+    @property
+    def index(self):
+        """The device's index, an int, or None."""
+        return self._index
+
+    def __eq__(self, other):
+        if isinstance(other, Device):
+            return (self._type, self._index) == (other._type, other._index)
+        if not isinstance(other, str):
+            return NotImplemented
+        try:
+            other = Device(other)
+        except DeviceError:
+            return False
+        same_index = self._index == other._index or None in (self._index, other._index)
+        return self._type == other._type and same_index
+
+    def __hash__(self):
+        return hash(str(self))
+
+    def __str__(self):
+        return self._type if self._index is None else f"{self._type}:{self._index}"
+
+    def __repr__(self):
+        index = "" if self._index is None else f", index={self._index}"
+        return f"device(type='{self._type}'{index})"
+
+    def __reduce__(self):
+        return Device, (self._type, self._index)
+
+
+CPU, CUDA = Device("cpu"), Device("cuda", 0)      # what Tensor.device answers: torch's names
+
+
 def _cupy():
     try:
         import cupy
     except ImportError as error:
-        raise RuntimeError(
+        raise DeviceError(
             'device "cuda" needs CuPy: pip install "microgradnorm[gpu]" (cupy-cuda12x)'
         ) from error
     return cupy
@@ -28,10 +120,10 @@ def _cupy_with_gpu():
         try:
             count = cupy.cuda.runtime.getDeviceCount()
         except cupy.cuda.runtime.CUDARuntimeError as error:
-            raise RuntimeError(f'device "cuda": CuPy is installed but reaches no GPU '
-                               f'({error})') from None
+            raise DeviceError(f'device "cuda": CuPy is installed but reaches no GPU '
+                              f'({error})') from None
         if count == 0:
-            raise RuntimeError('device "cuda": CuPy is installed but sees no GPU')
+            raise DeviceError('device "cuda": CuPy is installed but sees no GPU')
         _gpu_found.append(True)
     return cupy
 
@@ -60,15 +152,37 @@ def device_of(array):
     return "cuda" if is_cupy_array(array) else "cpu"
 
 
+def torch_device(array):
+    """The ``Device`` of ``array`` as torch names a tensor's: cpu, or cuda:0."""
+    return CUDA if is_cupy_array(array) else CPU
+
+
+def is_device(value):
+    """True for a ``Device`` and a string that starts as one ("cuda:1" too)."""
+    return isinstance(value, Device) or isinstance(value, str) \
+        and value.partition(":")[0] in DEVICES
+
+
 def check_device(device):
-    if device not in DEVICES:
-        raise ValueError(f'device must be one of {DEVICES}, got {device!r}')
-    return device
+    """``device`` (a string or a ``Device``) as "cpu" or "cuda", the names the array
+    functions take; a GPU index other than 0 is refused, as torch refuses a device ordinal
+    that a one-GPU machine lacks (this library drives one GPU)."""
+    if type(device) is str and device in DEVICES:
+        return device                             # the usual case: nothing to parse
+    if not isinstance(device, Device):
+        if not isinstance(device, str):
+            raise DeviceError(f"device must be a str or a device ({', '.join(DEVICES)}), "
+                              f"got {type(device).__name__} {device!r}")
+        device = Device(device)
+    if device.type == "cuda" and device.index not in (None, 0):
+        raise DeviceError(f"device {str(device)!r}: CUDA error: invalid device ordinal "
+                          "(microgradnorm drives one GPU, cuda:0)")
+    return device.type
 
 
 def to_device(array, device):
     """Move ``array`` to ``device``; returns ``array`` itself when it is already there."""
-    check_device(device)
+    device = check_device(device)
     if device_of(array) == device:
         return array
     if device == "cuda":
@@ -78,7 +192,7 @@ def to_device(array, device):
 
 def new_array(data, dtype=None, device="cpu"):
     """A copy of ``data`` (array_like) in ``dtype`` on ``device``, as ``torch.tensor``."""
-    check_device(device)
+    device = check_device(device)
     if device == "cuda":
         cupy = _cupy_with_gpu()
         if is_cupy_array(data):

@@ -1,5 +1,6 @@
-"""Floating dtypes, bfloat16 included (optional ``ml_dtypes``), and number checks. Half
-precision (float16, bfloat16) accumulates in float32 and rounds once (docs/precision.md)."""
+"""Floating dtypes, bfloat16 included (optional ``ml_dtypes``), the complex dtypes, and number
+checks. Half precision (float16, bfloat16) accumulates in float32 and rounds once
+(docs/precision.md)."""
 
 import numbers
 
@@ -17,8 +18,10 @@ bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 uint8, int8, int16 = np.dtype("uint8"), np.dtype("int8"), np.dtype("int16")
 int32, int64, bool_ = np.dtype("int32"), np.dtype("int64"), np.dtype("bool")
+complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
 TORCH_ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
-                 "int": int32, "long": int64, "bool": bool_}
+                 "int": int32, "long": int64, "bool": bool_, "cfloat": complex64,
+                 "cdouble": complex128}
 
 
 _default_dtype = float32                   # torch's default floating dtype
@@ -77,6 +80,50 @@ def is_floating(dtype):
     """float16, bfloat16, float32 or float64 (any NumPy float, and ml_dtypes' bfloat16)."""
     dtype = np.dtype(dtype)
     return dtype.kind == "f" or (bfloat16 is not None and dtype == bfloat16)
+
+
+def is_complex(dtype):
+    """complex64 or complex128 (torch's complex dtypes; its complex32 has no NumPy twin)."""
+    return np.dtype(dtype).kind == "c"
+
+
+def complex_of(dtype):
+    """The complex dtype whose parts are as precise as ``dtype``'s: complex128 for float64
+    and complex128, complex64 for any other (torch's ``toComplexType``, except that float16
+    and bfloat16 get complex64: NumPy has no complex32). ``complex_of(get_default_dtype())``
+    is torch's default complex dtype.
+
+    Example:
+        >>> complex_of(float64)
+        dtype('complex128')
+    """
+    return complex128 if np.dtype(dtype) in (float64, complex128) else complex64
+
+
+def real_of(dtype):
+    """The dtype of a complex dtype's parts (float32 for complex64, float64 for complex128);
+    any other dtype as it is (``x.real.dtype``)."""
+    dtype = np.dtype(dtype)
+    return {complex64: float32, complex128: float64}.get(dtype, dtype)
+
+
+def scalar_dtype(value, beside):
+    """The dtype torch gives a Python number ``value`` beside a tensor of dtype ``beside``
+    where NumPy's differs: for a complex number (``x * 1j``), the complex of a floating or
+    complex ``beside``, else the default complex dtype; None for any other value (NumPy's
+    dtype is torch's)."""
+    if not isinstance(value, complex):
+        return None
+    beside = np.dtype(beside)
+    return complex_of(beside if beside.kind in "fc" else _default_dtype)
+
+
+def cast_gradient(grad, dtype):
+    """``grad`` (an array) cast to its input's ``dtype``: a real input takes the real part of
+    a complex gradient, as torch's engine hands it (without NumPy's ComplexWarning)."""
+    if grad.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        grad = grad.real
+    return grad.astype(dtype)
 
 
 def is_numeric(dtype):

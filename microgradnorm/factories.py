@@ -10,13 +10,15 @@ import numpy as np
 from . import backend, dtypes
 from . import generator as streams
 from . import sampling
+from .ops import shape as shape_ops
 from .ops.base import size_args
 from .tensor import Tensor
 
-__all__ = ["arange", "bernoulli", "empty", "from_numpy", "full", "get_rng_state",
-           "initial_seed", "linspace", "manual_seed", "multinomial", "normal", "ones",
-           "ones_like", "rand", "rand_like", "randint", "randint_like", "randn", "randn_like",
-           "randperm", "seed", "set_rng_state", "zeros", "zeros_like"]
+__all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy",
+           "full", "full_like", "get_rng_state", "initial_seed", "is_tensor", "linspace",
+           "manual_seed", "multinomial", "normal", "ones", "ones_like", "rand", "rand_like",
+           "randint", "randint_like", "randn", "randn_like", "randperm", "seed",
+           "set_rng_state", "zeros", "zeros_like"]
 
 
 def _make(fn, array, dtype, device, requires_grad):
@@ -290,7 +292,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device="
         if size is None:
             raise TypeError("normal: size is required when mean and std are numbers")
         if not std >= 0:
-            raise ValueError(f"normal: expects std >= 0.0, got std={std}")
+            raise sampling.DistributionRangeError(f"normal: expects std >= 0.0, got "
+                                                  f"std={std}")
         dtype = dtypes.default_float(dtype)
         return _sample("normal", (size,), dtype, device, requires_grad,
                        lambda n: sampling.normal(gen, n, dtype, mean, std))
@@ -307,7 +310,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device="
             dtypes.check_number("normal", name, value)
     std_array = np.asarray(backend.to_numpy(std._array)) if isinstance(std, Tensor) else std
     if not (np.asarray(std_array) >= 0).all():
-        raise ValueError("normal: expects every std >= 0.0")
+        raise sampling.DistributionRangeError("normal: expects every std >= 0.0")
     mean_array = np.asarray(backend.to_numpy(mean._array)) if isinstance(mean, Tensor) \
         else mean
     dtype = like.dtype
@@ -424,6 +427,60 @@ def zeros_like(other, *, dtype=None, device=None, requires_grad=False):
 def ones_like(other, *, dtype=None, device=None, requires_grad=False):
     """Ones of ``other``'s shape, dtype and device (``torch.ones_like``)."""
     return _like("ones_like", 1, other, dtype, device, requires_grad)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """``fill_value`` in ``input``'s shape, dtype and device unless given
+    (``torch.full_like``); a value the dtype cannot hold (NaN or 300 in int8) is refused as
+    torch refuses it, a float in an integer dtype is truncated."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"full_like: input must be a Tensor, got {type(input).__name__}")
+    dtype = input.dtype if dtype is None else dtypes.as_dtype(dtype)
+    array = shape_ops.filled("full_like", input.shape, fill_value, dtype)
+    return _make("full_like", array, None, input.device if device is None else device,
+                 requires_grad)
+
+
+def empty_like(input, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``input``'s shape, dtype and device unless given (``torch.empty_like``);
+    its values are zeros here."""
+    return _like("empty_like", 0, input, dtype, device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False):
+    """The (n, m) matrix with ones on the diagonal, zeros elsewhere (``torch.eye``); m is n
+    unless given; the default float dtype unless dtype is given."""
+    for name, value in (("n", n), ("m", n if m is None else m)):
+        dtypes.check_number("eye", name, value, integer=True)
+        if value < 0:
+            raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
+    array = np.eye(n, n if m is None else m, dtype=dtypes.default_float(dtype))
+    return _make("eye", array, None, device, requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None):
+    """``data`` as a tensor, sharing its memory where it can (``torch.as_tensor``): a Tensor
+    of that dtype and device is returned itself (else ``data.to(device, dtype)``, in the
+    graph); a NumPy (CuPy) array of that dtype on that device is wrapped, not copied; other
+    data (numbers, lists) is copied as ``mg.tensor`` does.
+
+    Example:
+        >>> a = np.zeros(3); t = mg.as_tensor(a); a[0] = 1    # t[0] is 1 too
+    """
+    if isinstance(data, Tensor):
+        return data.to(device=device, dtype=dtype)
+    if isinstance(data, np.ndarray) or backend.is_cupy_array(data):
+        dtype = data.dtype if dtype is None else dtypes.as_dtype(dtype)
+        device = backend.device_of(data) if device is None else backend.check_device(device)
+        if dtype == data.dtype and device == backend.device_of(data):
+            return Tensor._leaf("as_tensor", data, False)
+        return Tensor._leaf("as_tensor", backend.new_array(data, dtype, device), False)
+    return Tensor(data, dtype=dtype, device="cpu" if device is None else device)
+
+
+def is_tensor(obj):
+    """True when ``obj`` is a Tensor (a Parameter too) (``torch.is_tensor``)."""
+    return isinstance(obj, Tensor)
 
 
 def from_numpy(array):

@@ -1,30 +1,69 @@
 """Functional ops with the semantics of ``torch.nn.functional``: the norms, softmax,
 log_softmax, cross_entropy and attention (``impl="fused"`` or ``"composite"``,
-docs/architecture.md), activations, losses and dropout. Arguments are checked before
-anything runs, running statistics included."""
-
-import warnings
+docs/architecture.md), activations, the losses (from ``losses.py``), linear, embedding,
+one_hot, normalize, cosine_similarity and dropout. Arguments are checked before anything
+runs, running statistics included."""
 
 import numpy as np
 
 from . import backend, dtypes, ops
 from . import generator as streams
 from . import sampling
-from .dtypes import check_number
-from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm,
-                    cross_entropy_rows, gelu, layer_norm, log_softmax, rms_norm,
-                    scaled_dot_product_attention, softmax)
-from .norms.arguments import check_tensor, resolve_impl
+from .autograd import no_grad
+from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
+                          max_pool1d, max_pool2d, unfold)
+from .dtypes import check_number, is_floating
+from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, check_floating,
+                     cross_entropy, huber_loss, kl_div, l1_loss, logsigmoid, mse_loss,
+                     nll_loss, smooth_l1_loss)
+from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, gelu,
+                    layer_norm, log_softmax, rms_norm, scaled_dot_product_attention, softmax)
+from .norms.arguments import check_tensor
 from .tensor import Tensor
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
+           "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "max_pool1d",
+           "max_pool2d", "unfold",
            "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "pad",
-           "relu", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "tanh"]
+           "relu", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "tanh",
+           "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
+           "elu", "embedding", "hardtanh", "huber_loss", "kl_div", "l1_loss", "leaky_relu",
+           "linear", "log_sigmoid", "logsigmoid", "mish", "nll_loss", "normalize", "one_hot",
+           "smooth_l1_loss", "softplus"]
 
-# ----- activations, losses, dropout: composites of primitive ops -------------------------
-relu = ops.relu                # one home each: F.relu is ops.relu is Tensor.relu
-tanh = ops.tanh
+
+class AssertionValueError(ValueError, AssertionError):
+    """A bad argument that PyTorch refuses with an ``assert`` (padding_idx out of range,
+    Hardtanh's bounds): a ValueError here, and an AssertionError as PyTorch's."""
+
+
+# ----- activations, dropout: composites of primitive ops ---------------------------------
+tanh = ops.tanh                # one home each: F.tanh is ops.tanh is Tensor.tanh
 sigmoid = ops.sigmoid
+log_sigmoid = logsigmoid       # PyTorch's F.logsigmoid, from losses.py (the logistic losses')
+
+
+def _activation(fn, input, inplace, compute):
+    """``compute(input)``, or with ``inplace`` written into ``input`` (recorded when a graph
+    needs it, by the rules of ``Tensor.add_``)."""
+    if not inplace:
+        return compute(input)
+    ops.base.check_tensor(fn, input)
+    # computed from a copy when recorded: the nodes must not save the memory written next
+    return input.copy_(compute(input.clone() if input.requires_grad else input))
+
+
+def _not_bool(fn, input):
+    # PyTorch has no bool kernel for these, though it has integer ones
+    if isinstance(input, Tensor) and input.dtype == np.bool_:
+        raise RuntimeError(f"{fn}: bool inputs are not supported")
+
+
+def relu(input, inplace=False):
+    r""":math:`\max(x, 0)` elementwise (``F.relu``, ``ops.relu``); the gradient at 0 is 0.
+    ``inplace``: the result written into ``input``."""
+    _not_bool("relu", input)
+    return _activation("relu", input, inplace, ops.relu)
 
 
 def silu(x):
@@ -32,112 +71,79 @@ def silu(x):
     return x * sigmoid(x)
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0, impl=None):
-    r"""Cross-entropy :math:`-w_{t_n} \log\mathrm{softmax}(\text{input}_n)_{t_n}` of integer
-    targets, the class dim second as in PyTorch; the mean is over the targets kept (weighted
-    by ``weight`` when given).
-
-    Args:
-        weight: a rescaling weight per class (C,), or None.
-        ignore_index: the target value that adds nothing (and is left out of the mean).
-        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
-        label_smoothing: ε in [0, 1]: the target is (1 - ε) one-hot plus ε/C uniform.
-        impl: ``"fused"``, one node saving the logits and a logsumexp per row, or
-            ``"composite"``, the graph of log_softmax, indexing and the reduction; None
-            follows ``mg.norm_impl`` (fused by default).
-
-    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    r""":math:`x` where :math:`x > 0`, else :math:`s\,x` with :math:`s` = ``negative_slope``
+    (``F.leaky_relu``); the gradient at 0 is :math:`s`, as PyTorch's.
 
     Example:
-        >>> loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))   # (B·T, V)
+        >>> F.leaky_relu(mg.tensor([-2.0, 3.0]), 0.1)          # [-0.2, 3.0]
     """
-    check_tensor("cross_entropy", "input", input)
-    if input.ndim == 0:
-        raise ValueError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "
-                         "got a 0-d tensor")
-    classes = input.shape[1] if input.ndim > 1 else input.shape[0]
-    target_shape = input.shape[:1] + input.shape[2:] if input.ndim > 1 else ()
-    xp = input.xp
-    target_data = target._array if isinstance(target, Tensor) else target
-    target_data = backend.to_device(xp.asarray(target_data), input.device)
-    if target_data.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: target must hold integer class indices, "
-                        f"got dtype {target_data.dtype}")
-    if tuple(target_data.shape) != target_shape:
-        raise ValueError(f"cross_entropy: target must have shape {target_shape} for input "
-                         f"{input.shape} (the class dim is dim 1), got "
-                         f"{tuple(target_data.shape)}")
-    check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
-    check_number("cross_entropy", "label_smoothing", label_smoothing)
-    if not 0 <= label_smoothing <= 1:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], "
-                         f"got {label_smoothing!r}")
-    if weight is not None:
-        weight = backend.to_device(xp.asarray(weight._array if isinstance(weight, Tensor)
-                                              else weight), input.device)
-        if weight.shape != (classes,) or weight.dtype.kind != "f":
-            raise ValueError(f"cross_entropy: weight must be a floating tensor of shape "
-                             f"({classes},), got shape {tuple(weight.shape)}, dtype "
-                             f"{weight.dtype}")
-    flat = target_data.reshape(-1)
-    keep = flat != ignore_index
-    counted = flat[keep]
-    if counted.size and (int(counted.min()) < 0 or int(counted.max()) >= classes):
-        raise ops.OutOfRangeError(
-            f"cross_entropy: target values must be in [0, {classes}) or ignore_index "
-            f"{ignore_index}, got min {int(counted.min())}, max {int(counted.max())}")
-    _check_reduction("cross_entropy", reduction)
-    impl = resolve_impl("cross_entropy", impl)
-    rows = input.reshape(-1, classes) if input.ndim <= 2 else \
-        input.permute(0, *range(2, input.ndim), 1).reshape(-1, classes)      # (M, C)
-    if weight is None and not label_smoothing:      # one node (or its twin graph) of rows
-        loss = cross_entropy_rows(rows, flat, ignore_index, reduction, impl)
-        return loss.reshape(target_shape) if reduction == "none" else loss
-    logp = log_softmax(rows, impl=impl)                                      # (M, C)
-    safe = xp.where(keep, flat, 0)      # an ignored row's stand-in class, selected away
-    losses = -logp[xp.arange(logp.shape[0]), safe]                           # (M,)
-    if counted.size != flat.size:
-        # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may have
-        # log-probability -inf (a masked logit), and -inf · 0 is NaN
-        losses = ops.masked_fill(losses, ~keep, 0.0)
-    per_row = keep.astype(input.dtype) if weight is None else \
-        xp.where(keep, weight[safe], 0).astype(input.dtype)                  # (M,)
-    if weight is not None:
-        losses = losses * per_row
-    if label_smoothing:
-        smooth = -(logp if weight is None else logp * weight.astype(input.dtype)).sum(-1)
-        smooth = ops.masked_fill(smooth, ~keep, 0.0) if counted.size != flat.size else smooth
-        losses = (1 - label_smoothing) * losses + (label_smoothing / classes) * smooth
-    if reduction == "none":
-        return losses.reshape(target_shape)
-    if reduction == "sum":
-        return losses.sum()
-    if weight is None and counted.size == flat.size:
-        return losses.mean()            # every target kept, unweighted: the plain mean
-    total = float(per_row.sum())        # the targets kept, or their weights
-    if total == 0:                      # none: NaN, and zero gradients, as in PyTorch
-        return losses.sum() + xp.asarray(np.nan, dtype=input.dtype)
-    return losses.sum() / total
+    check_floating("leaky_relu", "input", input)
+    check_number("leaky_relu", "negative_slope", negative_slope)
+    return _activation("leaky_relu", input, inplace,
+                       lambda x: ops.where(x._array > 0, x, x * negative_slope))
 
 
-def mse_loss(input, target, reduction="mean"):
-    r"""Mean squared error :math:`\mathrm{mean}((\text{input} - \text{target})^2)`; a target
-    of another shape is broadcast with a warning, as in PyTorch."""
-    check_tensor("mse_loss", "input", input)
-    target_shape = tuple(target.shape if isinstance(target, Tensor) else np.shape(target))
-    if target_shape != input.shape:
-        try:
-            np.broadcast_shapes(target_shape, input.shape)
-        except ValueError:
-            raise ValueError(f"mse_loss: target of shape {target_shape} does not broadcast "
-                             f"with input of shape {input.shape}") from None
-        warnings.warn(f"mse_loss: target shape {target_shape} differs from input shape "
-                      f"{input.shape}; they are broadcast, which is likely not intended "
-                      "(PyTorch warns the same)", UserWarning, stacklevel=2)
-    _check_reduction("mse_loss", reduction)
-    diff = input - target
-    return _reduce(diff * diff, reduction)
+def elu(input, alpha=1.0, inplace=False):
+    r""":math:`x` where :math:`x > 0`, else :math:`\alpha\,\mathrm{expm1}(x)` (``F.elu``).
+
+    Example:
+        >>> F.elu(mg.tensor([-1.0, 2.0]))                      # [e⁻¹ - 1, 2]
+    """
+    check_floating("elu", "input", input)
+    check_number("elu", "alpha", alpha)
+
+    def compute(x):
+        # of min(x, 0): the branch where() leaves out cannot overflow into inf · 0 = NaN
+        return ops.where(x._array > 0, x, ops.expm1(ops.clamp(x, max=0.0)) * alpha)
+    return _activation("elu", input, inplace, compute)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    r""":math:`\frac{1}{\beta}\log(1 + e^{\beta x})`, and :math:`x` itself where
+    :math:`\beta x >` ``threshold`` (``F.softplus``); stable, as
+    :math:`-\log\sigma(-\beta x) / \beta`.
+
+    Example:
+        >>> F.softplus(mg.tensor([0.0, 100.0]))                # [log 2, 100]
+    """
+    check_floating("softplus", "input", input)
+    check_number("softplus", "beta", beta)
+    check_number("softplus", "threshold", threshold)
+    scaled = input * beta
+    return ops.where(scaled._array > threshold, input, -logsigmoid(-scaled) / beta)
+
+
+def mish(input, inplace=False):
+    r""":math:`x \tanh(\mathrm{softplus}(x))` elementwise (``F.mish``).
+
+    Example:
+        >>> F.mish(mg.tensor([0.0, 1.0]))                      # [0, 0.8651]
+    """
+    check_floating("mish", "input", input)
+    return _activation("mish", input, inplace, lambda x: x * (-logsigmoid(-x)).tanh())
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    r"""``input`` clipped to [min_val, max_val] (``F.hardtanh``); the gradient passes only
+    strictly inside, as PyTorch's (0 at the bounds). An integer input stays integral.
+
+    Example:
+        >>> F.hardtanh(mg.tensor([-3.0, 0.5, 3.0]))            # [-1, 0.5, 1]
+    """
+    ops.base.check_tensor("hardtanh", input)
+    _not_bool("hardtanh", input)
+    check_number("hardtanh", "min_val", min_val)
+    check_number("hardtanh", "max_val", max_val)
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
+                         f"({max_val})")
+
+    def compute(x):
+        data = x._array
+        clipped = x.xp.clip(data, min_val, max_val).astype(x.dtype, copy=False)
+        return ops.where((data > min_val) & (data < max_val), x, ops.base.constant(clipped))
+    return _activation("hardtanh", input, inplace, compute)
 
 
 def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None):
@@ -211,14 +217,220 @@ def pad(input, pad, mode="constant", value=0.0):
     return out
 
 
-def _check_reduction(fn, reduction):
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"{fn}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+# ----- layers as functions: linear, embedding, one_hot ------------------------------------
+def linear(input, weight, bias=None):
+    r""":math:`y = x W^T + b` (``F.linear``); ``nn.Linear`` calls it.
+
+    Args:
+        input: (*, in_features). weight: (out_features, in_features), or (in_features,)
+            for one output without a dim. bias: (out_features,) (anything that broadcasts
+            to the output's shape) or None. All three of one dtype.
+
+    Shape: input (*, in_features), output (*, out_features) ((*) for a 1-D weight).
+
+    Example:
+        >>> F.linear(x, w, b)                # x (N, 4), w (2, 4), b (2,) -> (N, 2)
+    """
+    for name, value in (("input", input), ("weight", weight), ("bias", bias)):
+        if value is not None and not isinstance(value, Tensor):
+            raise TypeError(f"linear: {name} must be a Tensor, got {type(value).__name__}")
+    if input.ndim == 0 or weight.ndim not in (1, 2) or (weight.ndim == 1 and bias is not None):
+        raise RuntimeError(f"linear: input must have 1 or more dims and weight 2 (or 1, "
+                           f"without a bias), got input {input.shape}, weight {weight.shape}")
+    if input.shape[-1] != weight.shape[-1]:
+        raise RuntimeError(f"linear: input's last dim {input.shape[-1]} must match weight's "
+                           f"in_features {weight.shape[-1]} (input {input.shape}, weight "
+                           f"{weight.shape})")
+    for name, value in (("weight", weight), ("bias", bias)):
+        if value is not None and value.dtype != input.dtype:
+            raise RuntimeError(f"linear: {name} must have the input's dtype {input.dtype}, "
+                               f"got {value.dtype}")
+    out = input @ (weight.T if weight.ndim == 2 else weight)      # (*, in) @ (in, out)
+    if bias is None:
+        return out
+    try:
+        fits = np.broadcast_shapes(out.shape, bias.shape) == out.shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"linear: bias of shape {bias.shape} does not broadcast to the "
+                           f"output's shape {out.shape}")
+    return out + bias
 
 
-def _reduce(losses, reduction):
-    if reduction == "mean":
-        return losses.mean()
-    if reduction == "sum":
-        return losses.sum()
-    return losses
+def embedding_padding_idx(fn, padding_idx, num_embeddings):
+    """``padding_idx`` in [0, num_embeddings) (a negative one counts from the end), or None;
+    PyTorch's assert as an ``AssertionValueError`` naming ``fn``."""
+    if padding_idx is None:
+        return None
+    check_number(fn, "padding_idx", padding_idx, integer=True)
+    if not -num_embeddings <= padding_idx < num_embeddings:
+        raise AssertionValueError(f"{fn}: padding_idx must be within num_embeddings, in "
+                                  f"[-{num_embeddings}, {num_embeddings}), got {padding_idx}")
+    return int(padding_idx) % num_embeddings
+
+
+def _ids(fn, input, weight):
+    """The integer ids of ``input`` (a Tensor or an array) on weight's device, in range."""
+    ids = input._array if isinstance(input, Tensor) else input
+    ids = backend.to_device(ids if backend.is_cupy_array(ids) else np.asarray(ids),
+                            weight.device)
+    if ids.dtype.kind not in "iu":
+        raise TypeError(f"{fn}: input must hold integer ids, got dtype {ids.dtype}")
+    rows = weight.shape[0]
+    if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= rows):
+        raise ops.OutOfRangeError(f"{fn}: ids must be in [0, {rows}), got min "
+                                  f"{int(ids.min())}, max {int(ids.max())}")
+    return ids
+
+
+def _renorm_rows(weight, ids, max_norm, norm_type):
+    # PyTorch's embedding_renorm_: each row looked up whose norm exceeds max_norm is scaled,
+    # in place and outside the graph, to max_norm / (norm + 1e-7) of itself
+    rows = weight.xp.unique(ids)
+    data = weight._array[rows]                                          # (R, D)
+    norms = weight.xp.linalg.norm(data, ord=norm_type, axis=1)           # (R,)
+    too_long = norms > max_norm
+    if too_long.any():
+        scale = (max_norm / (norms[too_long] + 1e-7))[:, None]
+        with no_grad():
+            weight.detach()[rows[too_long]] = (data[too_long] * scale).astype(weight.dtype)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    """Rows of ``weight`` for the ids in ``input`` (``F.embedding``); ``nn.Embedding`` calls
+    it.
+
+    Args:
+        input: integer ids, a Tensor or an array, each in [0, num_embeddings).
+        weight: the table (num_embeddings, embedding_dim).
+        padding_idx: an id whose row is read as it is but gets no gradient, as PyTorch's;
+            a negative one counts from the end.
+        max_norm: if given, each row looked up whose ``norm_type``-norm exceeds it is
+            scaled down to it first, in place in ``weight`` (PyTorch's renorm).
+        scale_grad_by_freq, sparse: PyTorch's options, not implemented: False only.
+
+    Shape: input (*), output (*, embedding_dim).
+
+    Example:
+        >>> F.embedding(mg.tensor([[1, 0]]), table)      # (1, 2, embedding_dim)
+    """
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"embedding: weight must be a Tensor, got {type(weight).__name__}")
+    if weight.ndim != 2:
+        raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
+                           f"got shape {weight.shape}")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not "
+                                  "implemented; pass False")
+    padding_idx = embedding_padding_idx("embedding", padding_idx, weight.shape[0])
+    ids = _ids("embedding", input, weight)
+    if max_norm is not None:
+        check_number("embedding", "max_norm", max_norm)
+        check_number("embedding", "norm_type", norm_type)
+        _renorm_rows(weight, ids, max_norm, norm_type)
+    rows = weight[ops.base.kept(input, ids)]      # (*, D); ids changed in place raise
+    if padding_idx is None:
+        return rows
+    # the padding rows are read, but their gradient is not passed back to the table
+    return ops.where((ids == padding_idx)[..., None], rows.detach(), rows)
+
+
+def one_hot(tensor, num_classes=-1):
+    """An int64 tensor (*, num_classes) with 1 at each class index of ``tensor`` (*) and 0
+    elsewhere (``F.one_hot``); ``num_classes=-1`` is the largest index + 1.
+
+    Args:
+        tensor: int64 class indices, each in [0, num_classes).
+        num_classes: the size of the new last dim, or -1 to infer it (not from an empty
+            tensor).
+
+    Example:
+        >>> F.one_hot(mg.tensor([0, 2]))        # [[1, 0, 0], [0, 0, 1]]
+    """
+    ops.base.check_tensor("one_hot", tensor)
+    check_number("one_hot", "num_classes", num_classes, integer=True)
+    if tensor.dtype != np.int64:
+        raise RuntimeError(f"one_hot: tensor must hold int64 class indices, got dtype "
+                           f"{tensor.dtype}")
+    data, xp = tensor._array, tensor.xp
+    if data.size == 0:
+        if num_classes <= 0:
+            raise RuntimeError("one_hot: cannot infer the number of classes from an empty "
+                               f"tensor; pass num_classes > 0, got {num_classes}")
+        return ops.base.constant(xp.zeros(data.shape + (num_classes,), np.int64))
+    if int(data.min()) < 0:
+        raise RuntimeError(f"one_hot: class values must be non-negative, got {int(data.min())}")
+    if num_classes == -1:
+        num_classes = int(data.max()) + 1
+    elif int(data.max()) >= num_classes:
+        raise RuntimeError(f"one_hot: class values must be smaller than num_classes "
+                           f"{num_classes}, got {int(data.max())}")
+    return ops.base.constant((data[..., None] == xp.arange(num_classes)).astype(np.int64))
+
+
+# ----- normalize, cosine_similarity ---------------------------------------------------------
+def normalize(input, p=2.0, dim=1, eps=1e-12):
+    r""":math:`x / \max(\lVert x \rVert_p, \epsilon)` along ``dim`` (``F.normalize``); a norm
+    below eps passes no gradient, as PyTorch's ``clamp_min``.
+
+    Args:
+        p: the norm's exponent, > 0 or ``inf``. dim: the dim normalized. eps: the smallest
+            divisor.
+
+    Example:
+        >>> F.normalize(mg.tensor([[3.0, 4.0]]))               # [[0.6, 0.8]]
+    """
+    ops.base.check_tensor("normalize", input)
+    if not is_floating(input.dtype):
+        raise RuntimeError(f"normalize: input must be a floating tensor, got {input.dtype}")
+    check_number("normalize", "p", p)
+    check_number("normalize", "eps", eps)
+    if not p > 0:
+        raise ValueError(f"normalize: p must be positive (or inf), got {p!r}")
+    axis = ops.normalize_axis("normalize", dim, input.ndim, single=True)
+    return input / ops.clamp(input.norm(p, dim=axis, keepdim=True), min=eps)
+
+
+def _norm_at_least(x, axis, eps):
+    # PyTorch clamps the norms in place outside the graph: the value is max(norm, eps), the
+    # gradient the norm's own
+    norm = x.norm(2, dim=axis, keepdim=True)
+    return norm + ops.base.constant(x.xp.maximum(norm._array, eps) - norm._array)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    r""":math:`\sum x_1 x_2 / (\max(\lVert x_1 \rVert, \epsilon) \max(\lVert x_2 \rVert,
+    \epsilon))` along ``dim`` of x1 and x2 broadcast together (``F.cosine_similarity``).
+
+    Args:
+        dim: the dim reduced, of the broadcast shape. eps: the smallest norm, >= 0.
+
+    Shape: x1 and x2 broadcast to (*, D, *) (D at ``dim``); output (*, *).
+
+    Example:
+        >>> F.cosine_similarity(a, b, dim=-1)                  # (N, D), (N, D) -> (N,)
+    """
+    for name, value in (("x1", x1), ("x2", x2)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"cosine_similarity: {name} must be a Tensor, got "
+                            f"{type(value).__name__}")
+    check_number("cosine_similarity", "eps", eps)
+    if eps < 0:
+        raise RuntimeError(f"cosine_similarity: eps must be non-negative, got {eps!r}")
+    dtype = ops.result_dtype(x1._array, x2._array)
+    if not is_floating(dtype):
+        raise RuntimeError(f"cosine_similarity: x1 and x2 must promote to a floating dtype, "
+                           f"got {x1.dtype} and {x2.dtype}")
+    try:
+        shape = np.broadcast_shapes(x1.shape, x2.shape)
+    except ValueError:
+        raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not "
+                         "broadcast") from None
+    axis = ops.normalize_axis("cosine_similarity", dim, len(shape), single=True)
+    # the norms are of the broadcast operands, in the common dtype, as PyTorch's
+    x1, x2 = (x if x.dtype == dtype else x.astype(dtype) for x in (x1, x2))
+    x1, x2 = (x if x.shape == shape else x.expand(*shape) for x in (x1, x2))
+    return ((x1 / _norm_at_least(x1, axis, eps)) * (x2 / _norm_at_least(x2, axis, eps))).sum(
+        axis)

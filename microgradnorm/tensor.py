@@ -2,7 +2,6 @@
 the functions of the ``ops`` family modules; dtypes promote as PyTorch's
 (docs/architecture.md, "dtypes")."""
 
-import numbers
 import operator
 import warnings
 
@@ -11,7 +10,7 @@ import numpy as np
 from . import autograd, backend, dtypes, printing
 from .dtypes import is_floating, is_half, is_numeric
 from .ops import base, elementwise, indexing, linalg, logical, pointwise, reductions
-from .ops import random as random_ops
+from .ops import complex as complex_ops, random as random_ops
 from .ops import shape as shape_ops          # not `shape`: that is a Tensor property
 from .ops.elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
 from .ops.linalg import MatMul
@@ -55,17 +54,6 @@ def _cast(name, dtype, note=""):
     return cast
 
 
-def _comparison(op):
-    # x < y: a constant bool tensor, compared in the dtype PyTorch promotes to
-    def compare(self, other):
-        if not isinstance(other, (Tensor, numbers.Number, np.ndarray, np.generic, list, tuple)) \
-                and not backend.is_cupy_array(other):
-            return NotImplemented       # as torch: pytest.approx(...) == t, and the like
-        a, b, _ = base.promote(self._array, as_tensor(other, self)._array)
-        return Tensor._from_op(op(a, b), None)
-    return compare
-
-
 class Tensor:
     """An n-dimensional array that can record the ops applied to it; ``data`` (array_like)
     is copied to ``device``, ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
@@ -87,7 +75,7 @@ class Tensor:
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) \
                 and not backend.is_cupy_array(data):
             given, data = data, np.asarray(data)  # Python numbers and lists: torch's
-            if data.dtype.kind == "f":            # defaults, floats in the default dtype
+            if data.dtype.kind in "fc":           # defaults, floats in the default dtype
                 dtype = _inferred_float(given)
         self._become_leaf("Tensor", backend.new_array(data, dtype, device), requires_grad)
 
@@ -118,10 +106,10 @@ class Tensor:
         errors."""
         if not isinstance(requires_grad, bool):
             raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
-        if not is_numeric(array.dtype):
+        if not (is_numeric(array.dtype) or dtypes.is_complex(array.dtype)):
             raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
                             f"{array.dtype}")
-        if requires_grad and not is_floating(array.dtype):
+        if requires_grad and not (is_floating(array.dtype) or dtypes.is_complex(array.dtype)):
             raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
                             f"{array.dtype}")
         leaf = cls._from_op(array, None)
@@ -164,8 +152,8 @@ class Tensor:
 
     @property
     def device(self):
-        """``"cpu"`` (the data is a NumPy array) or ``"cuda"`` (a CuPy array)."""
-        return backend.device_of(self._array)
+        """A ``mg.device``: cpu (NumPy data) or cuda:0 (CuPy); equal to "cpu" or "cuda"."""
+        return backend.torch_device(self._array)
 
     @property
     def xp(self):
@@ -328,7 +316,7 @@ class Tensor:
         dtype = dtypes.as_dtype(dtype)
         if not copy and dtype == self.dtype:
             return self
-        if not is_floating(dtype):
+        if not (is_floating(dtype) or dtypes.is_complex(dtype)):
             return Tensor._from_op(self._array.astype(dtype), None)
         return Cast.apply(self, dtype=dtype)
 
@@ -388,7 +376,7 @@ class Tensor:
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place (floating leaves only); returns self."""
-        if requires_grad and not is_floating(self.dtype):
+        if requires_grad and not (is_floating(self.dtype) or dtypes.is_complex(self.dtype)):
             raise TypeError(f"only floating-point tensors can require grad, got {self.dtype}")
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach()")
@@ -476,14 +464,20 @@ class Tensor:
     __truediv__, __rtruediv__ = _operator(Div), _operator(Div, reflected=True)
     __rmatmul__ = _operator(MatMul, reflected=True)
     __neg__ = elementwise.neg
-    __pow__ = elementwise.pow
+    __pow__, __rpow__ = elementwise.pow, elementwise.rpow
+    __floordiv__, __rfloordiv__ = logical.operators(logical.floor_divide)     # ops/logical.py
+    __mod__, __rmod__ = logical.operators(logical.remainder)
+    __and__, __rand__ = logical.operators(logical.bitwise_and)
+    __or__, __ror__ = logical.operators(logical.bitwise_or)
+    __xor__, __rxor__ = logical.operators(logical.bitwise_xor)
+    __invert__ = logical.invert
     __abs__ = elementwise.abs.method
     __matmul__ = linalg.matmul
     __getitem__ = indexing.getitem
 
-    __lt__, __le__ = _comparison(operator.lt), _comparison(operator.le)
-    __gt__, __ge__ = _comparison(operator.gt), _comparison(operator.ge)
-    __eq__, __ne__ = _comparison(operator.eq), _comparison(operator.ne)
+    __lt__, __le__ = logical.comparison(operator.lt), logical.comparison(operator.le)
+    __gt__, __ge__ = logical.comparison(operator.gt), logical.comparison(operator.ge)
+    __eq__, __ne__ = logical.comparison(operator.eq), logical.comparison(operator.ne)
     __hash__ = object.__hash__      # tensors are dict keys by identity, as in PyTorch
 
     def __bool__(self):
@@ -570,7 +564,7 @@ def _bind_methods(*families):
             setattr(Tensor, name, getattr(function, "method", function))
 
 
-_bind_methods(pointwise, logical)
+_bind_methods(pointwise, logical, shape_ops, linalg, complex_ops)
 
 
 def _record_inplace(target, compute, value):
@@ -625,8 +619,8 @@ def _can_cast(source, target):
 
 
 def _inferred_float(data):
-    # torch's dtype for numbers and nested lists holding floats: a Python float counts as
-    # the default dtype, a NumPy floating scalar as its own (``[np.float64(1.0)]`` is float64)
+    # torch's dtype for numbers and nested lists holding floats or complex numbers: a Python
+    # float counts as the default dtype, a NumPy scalar as its own; a Python complex, complex
     kinds, pending = set(), [data]
     while pending:
         item = pending.pop()
@@ -634,11 +628,11 @@ def _inferred_float(data):
             pending.extend(item)
         else:
             kinds.add(type(item))
-    found = [np.dtype(k) for k in kinds if issubclass(k, np.floating)]
-    if not found or any(issubclass(k, float) and not issubclass(k, np.floating)
+    found = [np.dtype(k) for k in kinds if issubclass(k, np.inexact)]
+    if not found or any(issubclass(k, (float, complex)) and not issubclass(k, np.inexact)
                         for k in kinds):
         found.append(dtypes.get_default_dtype())
-    return np.result_type(*found)
+    return np.result_type(*found, *{dtypes.complex64 for k in kinds if issubclass(k, complex)})
 
 
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):
@@ -664,7 +658,7 @@ def as_tensor(value, like=None):
         else:
             dtype = xp.result_type(like._array, value)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
-    return Tensor._from_op(xp.asarray(value), None)
+    return Tensor._from_op(xp.asarray(value, dtype=dtypes.scalar_dtype(value, like.dtype)), None)
 
 
 def to_arguments(name, args, device=None, dtype=None):
@@ -682,7 +676,7 @@ def to_arguments(name, args, device=None, dtype=None):
         if isinstance(arg, Tensor):
             raise TypeError(f"{name}: a tensor argument must come alone, got it at "
                             f"position {i} of {len(args)}")
-        if isinstance(arg, str) and arg in backend.DEVICES:
+        if backend.is_device(arg):
             if device is not None or i > 0:
                 raise TypeError(f"{name}: the device must come first and once, got "
                                 f"{arg!r} at position {i}")

@@ -5,12 +5,19 @@ import sys
 
 from .. import functional
 from . import init
-from .activation import GELU, ReLU, SiLU, Tanh
+from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU, Sigmoid, SiLU,
+                         Softmax, Softplus, Tanh)
+from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .conv import Conv1d, Conv2d
+from .flatten import Flatten, Identity, Unflatten
 from .linear import Dropout, Embedding, Linear
+from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
+                   MSELoss, NLLLoss, SmoothL1Loss)
 from .mlp import MLP
 from .module import Module, Parameter
 from .normalization import NORMS, BatchNorm1d, LayerNorm, RMSNorm, make_norm
+from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .transformer import (PLACEMENTS, GPT, CausalSelfAttention, FeedForward, TransformerBlock,
                           deepnorm_constants, swiglu_hidden)
 from .utils import clip_grad_norm_, load, save
@@ -19,6 +26,11 @@ from .utils import clip_grad_norm_, load, save
 sys.modules[__name__ + ".functional"] = functional
 
 __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSelfAttention",
+           "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool1d",
+           "MaxPool2d", "MultiheadAttention",
+           "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "ELU", "Flatten", "Hardtanh",
+           "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LeakyReLU", "LogSoftmax", "MSELoss",
+           "Mish", "NLLLoss", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Unflatten",
            "Dropout", "Embedding", "FeedForward", "LayerNorm", "Linear", "Module", "ModuleDict",
            "ModuleList", "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU",
            "Sequential", "SiLU", "Tanh", "TransformerBlock", "clip_grad_norm_",

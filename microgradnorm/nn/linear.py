@@ -4,10 +4,9 @@ import math
 
 import numpy as np
 
-from .. import backend, ops
+from ..autograd import no_grad
 from ..dtypes import check_number
 from .. import functional as F
-from ..tensor import Tensor
 from . import init
 from .module import Module, Parameter, _check_positive, _dtype
 
@@ -44,8 +43,7 @@ class Linear(Module):
         """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features)."""
         x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
                               self.weight)
-        y = x @ self.weight.T                                 # (*, in) @ (in, out)
-        return y + self.bias if self.bias is not None else y
+        return F.linear(x, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -53,42 +51,91 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A lookup table: row ``i`` of ``weight`` for token id ``i``; initialised N(0, 1).
+    """A lookup table: row ``i`` of ``weight`` for token id ``i``; initialised N(0, 1), the
+    ``padding_idx`` row zeros, as PyTorch's. ``forward`` is ``F.embedding``.
+
+    Args:
+        num_embeddings, embedding_dim: the table's shape.
+        padding_idx: an id whose row starts at zero and never receives a gradient; a
+            negative one counts from the end.
+        max_norm, norm_type: rows looked up whose ``norm_type``-norm exceeds ``max_norm`` are
+            scaled down to it in place first.
+        scale_grad_by_freq, sparse: PyTorch's options, not implemented: False only.
+        _weight, _freeze: a table to use instead of drawing one (``from_pretrained``), and
+            whether it is frozen.
 
     Shape:
         input: integer array or Tensor (*), output (*, embedding_dim).
 
     Example:
-        >>> y = nn.Embedding(10, 4)(np.array([[1, 2, 1]]))         # (1, 3, 4)
+        >>> y = nn.Embedding(10, 4, padding_idx=0)(np.array([[1, 2, 0]]))     # (1, 3, 4)
     """
 
-    def __init__(self, num_embeddings, embedding_dim, dtype=None, device="cpu"):
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
+                 _freeze=False, device="cpu", dtype=None):
         super().__init__()
         _check_positive("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse gradients are "
+                                      "not implemented; pass False")
+        if max_norm is not None:
+            check_number("Embedding", "max_norm", max_norm)
+        check_number("Embedding", "norm_type", norm_type)
+        self.padding_idx = F.embedding_padding_idx("Embedding", padding_idx, num_embeddings)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.weight = Parameter(np.zeros((num_embeddings, embedding_dim), _dtype(dtype)),
-                                device=device)
-        self.reset_parameters()
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        if _weight is None:
+            self.weight = Parameter(np.zeros((num_embeddings, embedding_dim), _dtype(dtype)),
+                                    device=device)
+            self.reset_parameters()
+            return
+        if tuple(_weight.shape) != (num_embeddings, embedding_dim):
+            raise F.AssertionValueError(
+                f"Embedding: _weight's shape must be (num_embeddings, embedding_dim) = "
+                f"({num_embeddings}, {embedding_dim}), got {tuple(_weight.shape)}")
+        self.weight = Parameter(_weight, requires_grad=not _freeze)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
+                        norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+        """An Embedding whose table is ``embeddings`` (num_embeddings, embedding_dim),
+        sharing its memory as PyTorch's, frozen (``requires_grad=False``) unless ``freeze``
+        is False; the padding row is kept as given.
+
+        Example:
+            >>> emb = nn.Embedding.from_pretrained(mg.tensor([[0.0, 1.0], [2.0, 3.0]]))
+        """
+        if len(np.shape(embeddings)) != 2:
+            raise F.AssertionValueError(f"Embedding.from_pretrained: embeddings must be 2-D "
+                                        f"(num_embeddings, embedding_dim), got shape "
+                                        f"{tuple(np.shape(embeddings))}")
+        rows, cols = np.shape(embeddings)
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   _weight=embeddings, _freeze=freeze)
 
     def reset_parameters(self):
-        """Draw the table again from N(0, 1), as PyTorch does (``init.normal_``)."""
+        """Draw the table again from N(0, 1), then zero the padding row, as PyTorch does."""
         init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
 
     def forward(self, idx):
         """Rows of ``weight`` for the ids. Shape: integer (*) -> (*, embedding_dim)."""
-        idx = idx._array if isinstance(idx, Tensor) else idx
-        idx = backend.to_device(idx if backend.is_cupy_array(idx) else np.asarray(idx),
-                                self.weight.device)
-        if idx.dtype.kind not in "iu":
-            raise TypeError(f"Embedding: input must hold integer ids, got dtype {idx.dtype}")
-        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= self.num_embeddings):
-            raise ops.OutOfRangeError(
-                f"Embedding: ids must be in [0, {self.num_embeddings}), got min "
-                f"{int(idx.min())}, max {int(idx.max())}")
-        return self.weight[idx]
+        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type}"
+        return text
 
 
 class Dropout(Module):

@@ -99,6 +99,7 @@ class CrossEntropy(FusedNorm):
     """(N, C) logits and (N,) class indices -> the reduced -log softmax(logits)[target]."""
 
     saved_names = ("logits", "logsumexp")
+    kept_options = ("target",)
 
     @staticmethod
     def forward(ctx, logits, target, ignore_index, reduction):

@@ -7,13 +7,14 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..dtypes import get_default_dtype, is_floating, is_half
+from ..dtypes import complex_of, get_default_dtype, is_floating, is_half
 
 
 # ----- dtypes ---------------------------------------------------------------------------------
 def _category(dtype):
-    """0 bool, 1 integer, 2 floating: PyTorch's type categories."""
-    return 0 if dtype.kind == "b" else 2 if is_floating(dtype) else 1
+    """0 bool, 1 integer, 2 floating, 3 complex: PyTorch's type categories."""
+    kind = dtype.kind
+    return 0 if kind == "b" else 3 if kind == "c" else 2 if is_floating(dtype) else 1
 
 
 def result_dtype(a, b):
@@ -25,9 +26,15 @@ def result_dtype(a, b):
     if (a.ndim == 0) != (b.ndim == 0):                 # one 0-d operand
         (dims, dims_cat), (zero, zero_cat) = ((db, cb), (da, ca)) if a.ndim == 0 \
             else ((da, ca), (db, cb))
-        return zero if zero_cat > dims_cat else dims
+        if zero_cat <= dims_cat:
+            return dims
+        # a complex 0-d operand beside floating dims: complex at the dims' precision
+        return complex_of(dims) if zero_cat == 3 and dims_cat == 2 else zero
     if ca != cb:
-        return da if ca > cb else db
+        high, low = (da, db) if ca > cb else (db, da)
+        if {ca, cb} == {2, 3}:                         # float64 with complex64: complex128
+            return np.promote_types(high, complex_of(low))
+        return high
     if ca == 2 and is_half(da) and is_half(db):        # float16 with bfloat16
         return np.dtype(np.float32)
     return np.promote_types(da, db)
@@ -79,8 +86,17 @@ def float_input(x):
     return x.astype(get_default_dtype()) if x.dtype.kind in "biu" else x
 
 
+def check_orderable(fn, x):
+    """Raise torch's error (NotImplementedError, a RuntimeError) for a complex array ``x``:
+    ``fn`` orders values (a comparison, max, relu, sort, ...), and complex numbers have none."""
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"{fn}: not implemented for complex tensors (dtype {x.dtype}): "
+                                  "complex numbers have no order; compare x.abs() or x.real")
+
+
 def torch_sign(x):
     """A new array of -1, 0 or 1 by the sign of ``x``, 0 for NaN (torch's)."""
+    check_orderable("sign", x)           # torch.sgn is the complex one
     if x.dtype == np.bool_:
         return x.copy()
     xp = backend.array_module(x)
@@ -88,6 +104,20 @@ def torch_sign(x):
     if is_floating(x.dtype):
         out = xp.where(xp.isnan(out), xp.zeros((), out.dtype), out)
     return xp.asarray(out)
+
+
+def conj(*arrays):
+    """The complex conjugate of each array, real arrays and None as they are. A backward
+    formula reads conj(b) where it reads b: torch's gradient of a real loss through complex
+    operands (``a * b`` hands a ``grad · conj(b)``; ops/complex.py)."""
+    return tuple(a.conj() if a is not None and a.dtype.kind == "c" else a for a in arrays)
+
+
+def complex_sign(z):
+    """z / |z| for a complex array ``z``, 0 where z is 0 (``torch.sgn``)."""
+    xp = backend.array_module(z)
+    magnitude = xp.abs(z)
+    return xp.where(magnitude == 0, 0, z / xp.where(magnitude == 0, 1, magnitude))
 
 
 # ----- shapes and reductions ------------------------------------------------------------------
@@ -225,6 +255,14 @@ def as_array(fn, name, value, like, kind):
         what = "be a bool tensor" if kind == "b" else "hold integers"
         raise TypeError(f"{fn}: {name} must {what}, got dtype {data.dtype}")
     return data
+
+
+def kept(value, array):
+    """What an op hands ``Function.apply`` for a non-differentiable ``array`` its node keeps
+    (a mask, an index): ``value`` itself when it is the Tensor of that array, so that apply
+    records its version (an in-place change before backward raises), else the array, which
+    apply copies."""
+    return value if isinstance(value, _tensor.Tensor) and value._array is array else array
 
 
 def raw(value):

@@ -9,9 +9,10 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
-from ..dtypes import get_default_dtype, is_floating, is_half
-from .base import (arithmetic, as_array, broadcast, check_tensor, constant, float_input,
-                   promote, rounded, torch_sign, unbroadcast)
+from ..dtypes import cast_gradient, get_default_dtype, is_floating, is_half
+from . import logical
+from .base import (arithmetic, as_array, broadcast, check_orderable, check_tensor, complex_sign,
+                   conj, constant, float_input, kept, promote, rounded, torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -35,26 +36,45 @@ class Add(Function):
 class Sub(Add):
     name, combine, sign = "sub", operator.sub, -1
 
+    @staticmethod
+    def forward(ctx, a, b):
+        if a.dtype == np.bool_ or b.dtype == np.bool_:          # torch's rule
+            raise RuntimeError("sub: subtraction, the `-` operator, with a bool tensor is not "
+                               "supported; to invert a mask use `~` or logical_not()")
+        return Add.forward(ctx, a, b)
+
 
 class Mul(Function):
     name, combine = "mul", operator.mul
 
     @staticmethod
     def forward(ctx, a, b):
+        ctx.shapes = a.shape, b.shape
         if a.dtype == b.dtype:                      # the usual case: nothing to promote
-            ctx.save_for_backward(a, b)
+            Mul.save_what_backward_reads(ctx, a, b)
             return broadcast(ctx.function.name, ctx.function.combine, a, b)
         a, b, dtype = promote(a, b, opmath=True)
-        ctx.save_for_backward(a, b)                 # as computed, so backward rounds as torch
+        Mul.save_what_backward_reads(ctx, a, b)     # as computed: backward rounds as torch
         return rounded(broadcast(ctx.function.name, ctx.function.combine, a, b), dtype)
+
+    b_read_by_its_own_gradient = False       # Div's is: -grad·a / b²
+
+    @staticmethod
+    def save_what_backward_reads(ctx, a, b):
+        # a's gradient reads b, b's reads a: x * 2.0 keeps only the 2.0, so x may change
+        # in place before backward, as in torch
+        need_a, need_b = ctx.needs_input_grad
+        keep_b = need_a or need_b and ctx.function.b_read_by_its_own_gradient
+        ctx.save_for_backward(a if need_b else None, b if keep_b else None)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved
+        a, b = conj(*ctx.saved)            # complex: grad · conj(b), as torch's
+        a_shape, b_shape = ctx.shapes
         mul = operator.mul
-        grad_a = unbroadcast(arithmetic("mul", mul, grad, b), a.shape) \
+        grad_a = unbroadcast(arithmetic("mul", mul, grad, b), a_shape) \
             if ctx.needs_input_grad[0] else None
-        grad_b = unbroadcast(arithmetic("mul", mul, grad, a), b.shape) \
+        grad_b = unbroadcast(arithmetic("mul", mul, grad, a), b_shape) \
             if ctx.needs_input_grad[1] else None
         return grad_a, grad_b
 
@@ -69,18 +89,20 @@ def _true_divide(a, b):
 
 class Div(Mul):
     name, combine = "div", staticmethod(_true_divide)
+    b_read_by_its_own_gradient = True
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved
+        a, b = conj(*ctx.saved)            # complex: grad / conj(b), as torch's
+        a_shape, b_shape = ctx.shapes
         div, mul = operator.truediv, operator.mul
-        grad_a = unbroadcast(arithmetic("div", div, grad, b), a.shape) \
+        grad_a = unbroadcast(arithmetic("div", div, grad, b), a_shape) \
             if ctx.needs_input_grad[0] else None
         grad_b = None
         if ctx.needs_input_grad[1]:          # -grad·a / b², each step rounded as in torch
             numerator = arithmetic("mul", mul, -grad, a)
             grad_b = unbroadcast(arithmetic("div", div, numerator,
-                                            arithmetic("mul", mul, b, b)), b.shape)
+                                            arithmetic("mul", mul, b, b)), b_shape)
         return grad_a, grad_b
 
 
@@ -92,8 +114,9 @@ class Extremum(Function):
     @staticmethod
     def forward(ctx, a, b):
         a, b, _ = promote(a, b)
-        ctx.save_for_backward(a, b)
         pick = ctx.function.pick
+        check_orderable(pick, a)
+        ctx.save_for_backward(a, b)
         return broadcast(pick, getattr(backend.array_module(a), pick), a, b)
 
     @staticmethod
@@ -144,6 +167,52 @@ class Pow(Function):
         if ctx.exponent == 0:            # x⁰ is constant: 0, not 0 · 0⁻¹ = NaN at x = 0
             return backend.array_module(grad).zeros_like(grad)
         return grad * ctx.exponent * x ** (ctx.exponent - 1)
+
+
+class PowOfNumber(Function):
+    """``base ** x`` for a number ``base`` (``2 ** x``), in the dtype torch gives the number
+    beside x. d/dx = base**x · log(base): NaN for a negative base, and 0 where base is 0
+    and x >= 0 (torch's: 0 ** x is flat there, not 0 · -inf)."""
+
+    @staticmethod
+    def forward(ctx, x, base):
+        number = _tensor.as_tensor(base, constant(x))._array       # torch's dtype for it
+        base_array, x_wide, dtype = promote(number, x, opmath=True)
+        if dtype == np.bool_:
+            raise NotImplementedError("pow: not implemented for bool tensors")
+        xp = backend.array_module(x)
+        if is_floating(dtype):
+            with np.errstate(all="ignore"):              # (-2) ** 0.5 is NaN, 0 ** -1 inf
+                out = xp.power(base_array, x_wide).astype(dtype, copy=False)
+        else:
+            out = _integer_power(xp, base_array, x_wide)
+        ctx.base_is_zero = base == 0
+        ctx.save_for_backward(out, *([x] if ctx.base_is_zero else []))    # x: where x >= 0
+        with np.errstate(all="ignore"):
+            ctx.log_base = float(np.log(np.float64(base)))                # NaN if base < 0
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = ctx.saved[0]
+        with np.errstate(all="ignore"):
+            grad_x = grad * (out * ctx.log_base)
+        if ctx.base_is_zero:
+            xp = backend.array_module(grad)
+            grad_x = xp.where(ctx.saved[1] >= 0, xp.zeros((), grad.dtype), grad_x)
+        return grad_x
+
+
+def _integer_power(xp, base, exponent):
+    # torch's integer pow: wraps on overflow, and a negative exponent gives 1 for base 1,
+    # ±1 for base -1 and 0 for any other base (NumPy refuses negative exponents)
+    negative = exponent < 0
+    out = xp.power(base, xp.where(negative, 0, exponent).astype(exponent.dtype, copy=False))
+    if negative.any():
+        odd = exponent % 2 != 0
+        by_base = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0))
+        out = xp.where(negative, by_base, out).astype(out.dtype, copy=False)
+    return out
 
 
 class Unary(Function):
@@ -227,6 +296,7 @@ class Sigmoid(Unary):
 
 class ReLU(Unary):
     def f(xp, x):
+        check_orderable("relu", x)
         return xp.maximum(x, 0)
 
     def df(grad, out):                       # the gradient passes where out > 0
@@ -242,6 +312,8 @@ class Abs(Unary):
         return xp.abs(x)
 
     def df(grad, x):
+        if x.dtype.kind == "c":            # d|z| = z / |z|, 0 at 0 (torch's)
+            return grad * complex_sign(x)
         return grad * torch_sign(x).astype(grad.dtype, copy=False)
 
 
@@ -274,6 +346,7 @@ class Clamp(Function):
 
     @staticmethod
     def forward(ctx, x, low, high):
+        check_orderable("clamp", x)
         xp = backend.array_module(x)
         out, dtype, used = x, x.dtype, []
         for bound, combine in ((low, xp.maximum), (high, xp.minimum)):
@@ -310,6 +383,8 @@ class Clamp(Function):
 class Where(Function):
     """``condition ? a : b``, broadcast; the condition is a constant bool array."""
 
+    kept_options = ("condition",)
+
     @staticmethod
     def forward(ctx, a, b, condition):
         a, b, dtype = promote(a, b)
@@ -339,7 +414,7 @@ class Cast(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad.astype(ctx.input_dtype)
+        return cast_gradient(grad, ctx.input_dtype)      # complex to real: the real part
 
 
 class Clone(Function):
@@ -395,16 +470,23 @@ def neg(x):
 
 
 def pow(x, exponent):
-    """``x ** exponent`` for a number ``exponent``; ``mg.pow(2.0, x)``, a positive number
-    to a tensor's power, is ``exp(x · log 2)``."""
-    if isinstance(exponent, _tensor.Tensor) and isinstance(x, numbers.Real) \
-            and not isinstance(x, bool):
-        if x <= 0:
-            raise ValueError(f"pow: a number base must be positive, got {x!r}")
-        return exp(exponent * float(np.log(x)))
+    """``x ** exponent`` for a number ``exponent``; ``mg.pow(number, x)`` (``number ** x``)
+    is any real number to a tensor's power (``PowOfNumber``), an integer x with an integer
+    number staying integral, as torch's."""
+    if isinstance(exponent, _tensor.Tensor) and _is_real(x):
+        return PowOfNumber.apply(exponent, base=x)
     if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
         raise TypeError(f"pow: exponent must be a real number, got {type(exponent).__name__}")
     return Pow.apply(x, exponent=exponent)
+
+
+def rpow(x, base):
+    """``base ** x`` (``Tensor.__rpow__``): ``pow(base, x)`` for a real number ``base``."""
+    return pow(base, x) if _is_real(base) else NotImplemented
+
+
+def _is_real(value):
+    return isinstance(value, numbers.Number) and not isinstance(value, complex)
 
 
 def square(x):
@@ -435,14 +517,19 @@ def clamp(x, min=None, max=None):
     return Clamp.apply(x, min, max)
 
 
-def where(condition, a, b):
-    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); broadcast."""
+def where(condition, a=None, b=None):
+    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); broadcast.
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
+    if a is None and b is None:
+        return logical.nonzero(check_tensor("where", condition), as_tuple=True)
+    if a is None or b is None:
+        raise TypeError("where: give both a and b, or neither (where(condition))")
     Tensor = _tensor.Tensor
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     if like is None:
         a = like = Tensor(a)
-    condition = as_array("where", "condition", condition, like, "b")
-    return Where.apply(a, b, condition=condition)
+    array = as_array("where", "condition", condition, like, "b")
+    return Where.apply(a, b, condition=kept(condition, array))
 
 
 def masked_fill(x, mask, value):
@@ -452,7 +539,7 @@ def masked_fill(x, mask, value):
     Example:
         >>> scores.masked_fill(~causal, float("-inf"))       # an attention mask
     """
-    mask = as_array("masked_fill", "mask", mask, x, "b")
+    given, mask = mask, as_array("masked_fill", "mask", mask, x, "b")
     try:
         np.broadcast_shapes(tuple(mask.shape), x.shape)
     except ValueError:
@@ -469,7 +556,7 @@ def masked_fill(x, mask, value):
         value = constant(x.xp.asarray(value, dtype=x.dtype))
     if value.dtype != x.dtype:
         value = value.astype(x.dtype)
-    return Where.apply(value, x, condition=mask)
+    return Where.apply(value, x, condition=kept(given, mask))
 
 
 def _triangle(fn, x, diagonal):

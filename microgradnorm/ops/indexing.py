@@ -11,8 +11,8 @@ from .. import backend
 from ..autograd import Function
 from ..dtypes import is_floating
 from . import return_types
-from .base import (OutOfRangeError, as_array, check_reducible, check_tensor, constant,
-                   normalize_axis, raw_index, unbroadcast)
+from .base import (OutOfRangeError, as_array, check_orderable, check_reducible, check_tensor,
+                   constant, kept, normalize_axis, unbroadcast)
 
 def _is_basic_index(index):
     parts = index if isinstance(index, tuple) else (index,)
@@ -21,6 +21,8 @@ def _is_basic_index(index):
 
 
 class GetItem(Function):
+    kept_options = ("index",)
+
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
@@ -59,6 +61,8 @@ class IndexPut(Function):
     """``x[index] = value`` out of place (in-place writes under autograd record this): the
     gradient goes to x where nothing was written, to value from where it was written."""
 
+    kept_options = ("index",)
+
     @staticmethod
     def forward(ctx, x, value, index):
         ctx.index, ctx.value_shape = index, value.shape
@@ -91,6 +95,7 @@ def _grid(index, axis):
 
 
 class Gather(Function):
+    kept_options = ("index",)
 
     @staticmethod
     def forward(ctx, x, index, axis):
@@ -108,13 +113,13 @@ class Gather(Function):
 # ----- the functions ------------------------------------------------------------------------
 def getitem(x, index):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors)."""
-    return GetItem.apply(x, index=raw_index(index))
+    return GetItem.apply(x, index=index)          # apply keeps the index's tensors checked
 
 
 def index_put(x, index, value):
     """``x`` with ``value`` written at ``index``, a new tensor in the graph (``x[index] = value``
     out of place; ``torch.index_put`` for the array indices)."""
-    return IndexPut.apply(x, value, index=raw_index(index))
+    return IndexPut.apply(x, value, index=index)
 
 
 def _check_range(fn, index, size, axis):
@@ -133,7 +138,7 @@ def gather(x, dim, index):
     """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
     ``index`` has x's number of dims, each but ``dim`` no larger than x's; shape: index's."""
     axis = normalize_axis("gather", dim, x.ndim, single=True)
-    index = as_array("gather", "index", index, x, "iu")
+    given, index = index, as_array("gather", "index", index, x, "iu")
     if index.size == 0:                         # any shape of empty index, as in torch
         return _flat_pick(x, index)
     if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
@@ -150,7 +155,7 @@ def gather(x, dim, index):
             raise ValueError(f"gather: index of shape {tuple(index.shape)} is larger than the "
                              f"tensor's {x.shape} in dim {d}")
     _check_range("gather", index, x.shape[axis], axis)
-    return Gather.apply(x, index=index, axis=axis)
+    return Gather.apply(x, index=kept(given, index), axis=axis)
 
 
 def index_select(x, dim, index):
@@ -169,7 +174,7 @@ def index_select(x, dim, index):
 def argsort(x, dim=-1, descending=False, stable=False):
     """The int64 indices that sort x along ``dim`` (``torch.argsort``), a constant; equal
     values keep their order (``stable`` is always true here), NaN counts as the largest."""
-    check_tensor("argsort", x)
+    check_orderable("sort", check_tensor("argsort", x)._array)
     axis = normalize_axis("argsort", dim, x.ndim, single=True)
     if not isinstance(descending, bool) or not isinstance(stable, bool):
         raise TypeError(f"argsort: descending and stable must be True or False, got "
@@ -226,7 +231,7 @@ def pick_along(fn, result, x, dim, keepdim, choose):
         >>> pick_along("max", return_types.max, x, 1, False,
         ...            lambda a, axis: a.argmax(axis=axis, keepdims=True))
     """
-    check_tensor(fn, x)
+    check_orderable(fn, check_tensor(fn, x)._array)
     axis = normalize_axis(fn, dim, x.ndim, single=True)
     check_reducible(fn, x.shape, (axis,) if x.ndim else ())
     data = x._array if x.ndim else x._array.reshape(1)

@@ -1,12 +1,28 @@
-"""Matrix products: ``a @ b`` with NumPy's (and PyTorch's) rules, and ``mm``/``bmm``."""
+"""Matrix products: ``a @ b`` with NumPy's (and PyTorch's) rules; ``mm``, ``bmm``, ``mv``,
+``dot`` and the scaled sums ``addmm``, ``baddbmm``, ``addmv`` over it; ``einsum``.
 
+``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods."""
+
+import collections
 import math
+import numbers
+import string
 
 import numpy as np
 
+from .. import backend
+from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import is_half
-from .base import unbroadcast
+from .base import reduce_sum, unbroadcast
+
+METHODS = ("mv", "dot", "addmm", "baddbmm", "addmv")
+SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation may use
+
+
+class MatrixShapeError(RuntimeError, ValueError):
+    """Operands a product cannot take: torch's RuntimeError, and the ValueError this library
+    raised for them before."""
 
 
 def _check_matmul(a_shape, b_shape):
@@ -90,21 +106,109 @@ def matmul(a, b):
     return MatMul.apply(a, b)
 
 
+def _check_operands(fn, ndims, **operands):
+    # Tensors of ``ndims`` dims (None: any) and one dtype, not bool: torch has no bool kernel
+    for name, t in operands.items():
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
+    named = [(name, t, n) for (name, t), n in zip(operands.items(), ndims) if n is not None]
+    if any(t.ndim != n for _, t, n in named):
+        wanted = {n for _, _, n in named}
+        wanted = f"both operands must be {wanted.pop()}-D" if len(wanted) == 1 \
+            else ", ".join(f"{name} must be {n}-D" for name, _, n in named)
+        raise MatrixShapeError(f"{fn}: {wanted}, got shapes "
+                               f"{' and '.join(str(t.shape) for _, t, _ in named)}")
+    kinds = {t.dtype for t in operands.values()}
+    if len(kinds) > 1:
+        raise RuntimeError(f"{fn}: expected {', '.join(operands)} to have the same dtype, "
+                           f"got {', '.join(str(t.dtype) for t in operands.values())}")
+    if kinds.pop().kind == "b":
+        raise NotImplementedError(f"{fn}: bool operands are not supported (torch has no bool "
+                                  "kernel for them either)")
+
+
 def mm(a, b):
-    """The product of two 2-D tensors (``torch.mm``)."""
-    a_shape, b_shape = np.shape(a), np.shape(b)
-    if len(a_shape) != 2 or len(b_shape) != 2:
-        raise ValueError(f"mm: both operands must be 2-D, got shapes {a_shape} and {b_shape}")
+    """The product of two matrices of one dtype, (n, k) @ (k, m) -> (n, m) (``torch.mm``)."""
+    _check_operands("mm", (2, 2), mat1=a, mat2=b)
+    if a.shape[1] != b.shape[0]:
+        raise MatrixShapeError(f"mm: mat1 and mat2 shapes cannot be multiplied "
+                               f"({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
     return MatMul.apply(a, b)
 
 
 def bmm(a, b):
-    """The batched product of two 3-D tensors of one batch size (``torch.bmm``)."""
-    a_shape, b_shape = np.shape(a), np.shape(b)
-    if len(a_shape) != 3 or len(b_shape) != 3 or a_shape[0] != b_shape[0]:
-        raise ValueError(f"bmm: both operands must be 3-D with the same batch size, got "
-                         f"shapes {a_shape} and {b_shape}")
+    """The batched product of two 3-D tensors of one batch size and dtype,
+    (B, n, k) @ (B, k, m) -> (B, n, m) (``torch.bmm``)."""
+    _check_operands("bmm", (3, 3), batch1=a, batch2=b)
+    if b.shape[:2] != (a.shape[0], a.shape[2]):
+        raise MatrixShapeError(f"bmm: batch2 must have shape ({a.shape[0]}, {a.shape[2]}, m) "
+                               f"for batch1 of shape {a.shape}, got {b.shape}")
     return MatMul.apply(a, b)
+
+
+def mv(mat, vec):
+    """The product of a matrix and a vector of one dtype, (n, k) @ (k,) -> (n,)
+    (``torch.mv``)."""
+    _check_operands("mv", (2, 1), mat=mat, vec=vec)
+    if mat.shape[1] != vec.shape[0]:
+        raise MatrixShapeError(f"mv: size mismatch, mat {mat.shape[0]}x{mat.shape[1]} and vec "
+                               f"({vec.shape[0]})")
+    return MatMul.apply(mat, vec)
+
+
+def dot(a, b):
+    """The inner product of two 1-D tensors of one size and dtype, a 0-d tensor
+    (``torch.dot``): the sum of ``a * b``."""
+    _check_operands("dot", (1, 1), input=a, tensor=b)
+    if a.shape != b.shape:
+        raise MatrixShapeError(f"dot: inconsistent tensor size, expected the same number of "
+                               f"elements, got {a.shape[0]} and {b.shape[0]}")
+    return MatMul.apply(a, b)
+
+
+def _scaled_sum(fn, input, product, beta, alpha):
+    """``beta * input + alpha * product``, input broadcast to the product's shape (torch's
+    rule: only input broadcasts); with beta 0 input's values are ignored, NaN included."""
+    for name, value in (("beta", beta), ("alpha", alpha)):
+        if not isinstance(value, (numbers.Real, np.bool_)):
+            raise TypeError(f"{fn}: {name} must be a real number, got "
+                            f"{type(value).__name__} {value!r}")
+    if product.dtype.kind in "iu":               # torch truncates the scales of integers
+        beta, alpha = int(beta), int(alpha)
+    shape, lead = product.shape, product.ndim - input.ndim
+    if lead < 0 or any(n not in (1, shape[lead + i]) for i, n in enumerate(input.shape)):
+        raise MatrixShapeError(f"{fn}: input of shape {input.shape} does not broadcast to the "
+                               f"product's shape {shape}")
+    if alpha != 1:
+        product = product * alpha
+    if beta == 0:                                # input still gets its (zero) gradient
+        return product + input.masked_fill(True, 0)
+    return product + (input if beta == 1 else input * beta)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat1 @ mat2)`` (``torch.addmm``): mat1 (n, k), mat2 (k, m),
+    input broadcast to (n, m), one dtype; beta 0 ignores input's values, NaN included.
+
+    Example:
+        >>> y = mg.addmm(bias, x, weight.t())            # a linear layer, (N, out)
+    """
+    _check_operands("addmm", (None, 2, 2), input=input, mat1=mat1, mat2=mat2)
+    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+
+
+def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * (batch1 @ batch2)``, batched (``torch.baddbmm``): batch1
+    (B, n, k), batch2 (B, k, m), input broadcast to (B, n, m), one dtype."""
+    _check_operands("baddbmm", (None, 3, 3), input=input, batch1=batch1, batch2=batch2)
+    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+
+
+def addmv(input, mat, vec, *, beta=1, alpha=1):
+    """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``): mat (n, k), vec (k,), input
+    broadcast to (n,), one dtype."""
+    _check_operands("addmv", (None, 2, 1), input=input, mat=mat, vec=vec)
+    return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
 
 
 def outer(a, b):
@@ -113,3 +217,156 @@ def outer(a, b):
     if len(a_shape) != 1 or len(b_shape) != 1:
         raise ValueError(f"outer: both operands must be 1-D, got shapes {a_shape} and {b_shape}")
     return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+# ----- einsum ---------------------------------------------------------------------------------
+def _contract(arrays, inputs, output, sizes):
+    """NumPy's (CuPy's) einsum of ``arrays``, each broadcast to its labels' sizes first, in
+    their dtype (half precision summed in float32), always in new memory."""
+    xp = backend.array_module(arrays[0])
+    dtype = arrays[0].dtype
+    full = [xp.broadcast_to(a, tuple(sizes[c] for c in subs)) for a, subs in zip(arrays, inputs)]
+    if is_half(dtype):
+        full = [a.astype(np.float32) for a in full]
+    out = xp.einsum(",".join(inputs) + "->" + output, *full, optimize=len(full) > 1)
+    out = xp.asarray(out, dtype=dtype)              # a 0-d result can be a NumPy scalar
+    return out if backend.memory_owner(out) is out else out.copy()   # 'ij->ji' is a view
+
+
+class Einsum(Function):
+    """``einsum`` of arrays whose subscripts are letters only (the ellipsis spelled out).
+
+    A closed form earns the node: the gradient of operand k is the einsum of the output's
+    gradient with the other operands, to k's subscripts, where a composition would take a
+    permute, reshape and matmul per pair. A subscript only k has (summed inside it) gets
+    the gradient broadcast along it; a repeated one (k's diagonal) gets it on the diagonal,
+    zeros elsewhere; a size-1 dim that broadcast gets the sum.
+    """
+
+    @staticmethod
+    def forward(ctx, *arrays, subscripts, output, sizes):
+        ctx.subscripts, ctx.output_subscripts, ctx.sizes = subscripts, output, sizes
+        ctx.save_for_backward(*arrays)           # each operand's gradient reads the others
+        return _contract(arrays, subscripts, output, sizes)
+
+    @staticmethod
+    def backward(ctx, grad):
+        arrays = ctx.saved
+        return tuple(_operand_grad(ctx, arrays, grad, k) if needed else None
+                     for k, needed in enumerate(ctx.needs_input_grad))
+
+
+def _operand_grad(ctx, arrays, grad, k):
+    subs, sizes = ctx.subscripts[k], ctx.sizes
+    unique = "".join(dict.fromkeys(subs))        # k's labels, each once, in order
+    others = [i for i in range(len(arrays)) if i != k]
+    reachable = set(ctx.output_subscripts).union(*(ctx.subscripts[i] for i in others))
+    kept = "".join(c for c in unique if c in reachable)
+    g = _contract([grad] + [arrays[i] for i in others],
+                  [ctx.output_subscripts] + [ctx.subscripts[i] for i in others], kept, sizes)
+    xp = backend.array_module(g)
+    if kept != unique:                           # summed inside k alone: the same all along
+        g = g.reshape(tuple(sizes[c] if c in reachable else 1 for c in unique))
+        g = xp.broadcast_to(g, tuple(sizes[c] for c in unique)).copy()
+    if unique != subs:                           # a diagonal of k: back onto it, zeros around
+        diagonal = xp.zeros(tuple(sizes[c] for c in subs), g.dtype)
+        diagonal[tuple(xp.arange(sizes[c]).reshape([-1 if u == c else 1 for u in unique])
+                       for c in subs)] = g
+        g = diagonal
+    stretched = tuple(d for d, (c, n) in enumerate(zip(subs, arrays[k].shape))
+                      if n == 1 and sizes[c] != 1)
+    return reduce_sum(g, stretched, True) if stretched else g
+
+
+def _spelled_out(equation, shapes):
+    """(each operand's subscripts, the output's): spaces dropped, each ellipsis written as
+    letters the equation does not use, right-aligned as broadcasting aligns dims, and the
+    implicit output (no "->") made explicit: the ellipsis, then the labels used once, sorted.
+    """
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    for where, text, allowed in (("inputs", lhs, SUBSCRIPTS + ",."), ("output", rhs,
+                                                                       SUBSCRIPTS + ".")):
+        bad = [c for c in text if c not in allowed]
+        if bad:
+            raise RuntimeError(f"einsum(): invalid subscript {bad[0]!r} in the {where} of "
+                               f"{equation!r}: subscripts must be in [a-zA-Z]")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        more = "more" if len(shapes) > len(terms) else "fewer"
+        raise RuntimeError(f"einsum(): {more} operands were provided ({len(shapes)}) than "
+                           f"specified in the equation {equation!r} ({len(terms)})")
+    under_ellipsis = []                          # each operand's dims under its ellipsis
+    for i, (term, shape) in enumerate(zip(terms + [rhs], shapes + [None])):
+        letters = term.replace("...", "", 1)
+        if "." in letters:
+            raise RuntimeError(f"einsum(): a '.' of {term!r} is not part of one ellipsis "
+                               f"'...' ({equation!r})")
+        if shape is None:
+            break
+        if "..." not in term and len(letters) != len(shape):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation "
+                               f"({len(letters)}) does not match the number of dimensions "
+                               f"({len(shape)}) for operand {i} and no ellipsis was given")
+        if len(letters) > len(shape):
+            raise RuntimeError(f"einsum(): operand {i} has {len(shape)} dims, fewer than the "
+                               f"{len(letters)} subscripts beside its ellipsis")
+        under_ellipsis.append(len(shape) - len(letters))
+    free = [c for c in SUBSCRIPTS if c not in equation]
+    ellipsis = "".join(free[:max(under_ellipsis)])
+    inputs = [t.replace("...", ellipsis[len(ellipsis) - n:]) for t, n in zip(terms, under_ellipsis)]
+    if not arrow:
+        counts = collections.Counter(lhs.replace("...", "").replace(",", ""))
+        return inputs, ellipsis + "".join(sorted(c for c, n in counts.items() if n == 1))
+    output = rhs.replace("...", ellipsis)
+    for c in output:
+        if output.count(c) > 1:
+            raise RuntimeError(f"einsum(): output subscript {c} appears more than once in "
+                               f"the output of {equation!r}")
+        if not any(c in subs for subs in inputs):
+            raise RuntimeError(f"einsum(): output subscript {c} does not appear in the "
+                               f"equation {equation!r} for any input operand")
+    return inputs, output
+
+
+def _label_sizes(inputs, shapes, ellipsis_labels):
+    """The size of each label: one size within an operand, broadcast (1 or equal) across."""
+    sizes = {}
+    for i, (subs, shape) in enumerate(zip(inputs, shapes)):
+        own = {}
+        for c, n in zip(subs, shape):
+            if own.setdefault(c, n) != n:
+                raise RuntimeError(f"einsum(): subscript {c} is repeated for operand {i} but "
+                                   f"the sizes don't match, {own[c]} != {n}")
+        for c, n in own.items():
+            seen = sizes.setdefault(c, n)
+            if seen != n and 1 not in (seen, n):
+                what = "a dim under the ellipsis" if c in ellipsis_labels else f"subscript {c}"
+                raise RuntimeError(f"einsum(): {what} has size {n} for operand {i} which "
+                                   f"does not broadcast with previously seen size {seen}")
+            sizes[c] = n if seen == 1 else seen
+    return sizes
+
+
+def einsum(equation, *operands):
+    """The sum of products of ``operands``' elements that ``equation`` names
+    (``torch.einsum``): "ij,jk->ik" is a matrix product, "bij->bji" a transpose, "ii" a
+    trace; without "->", the output is the labels used once, sorted. An ellipsis "..."
+    stands for the dims the subscripts leave, broadcast across operands; so does a size-1
+    dim. The operands are tensors of one dtype, or one list of them.
+
+    Example:
+        >>> scores = mg.einsum("bhqd,bhkd->bhqk", q, k)   # attention scores, (B, H, T, T)
+    """
+    if not isinstance(equation, str):
+        raise TypeError(f"einsum(): equation must be a str, got {type(equation).__name__}")
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    if not operands:
+        raise ValueError("einsum(): must specify the equation string and at least one operand")
+    _check_operands("einsum", (None,) * len(operands),
+                    **{f"operand {i}": t for i, t in enumerate(operands)})
+    shapes = [t.shape for t in operands]
+    inputs, output = _spelled_out(equation, shapes)
+    ellipsis = set("".join(inputs)) - set(equation)
+    sizes = _label_sizes(inputs, shapes, ellipsis)
+    return Einsum.apply(*operands, subscripts=tuple(inputs), output=output, sizes=sizes)

@@ -1,7 +1,382 @@
-"""Tests and logic: ``isnan``/``isinf``/``isfinite``, ``any``/``all``, ``allclose``/``equal``,
-``nonzero``, the logical and bitwise operators and integer division, as PyTorch defines them;
-their results are constants (no gradient flows through a comparison).
+"""Tests and logic: ``isnan``/``isinf``/``isfinite``, ``any``/``all``, ``isclose``/
+``allclose``/``equal``, ``nonzero``, the comparisons by name (``eq``, ``lt``, ...), the
+logical and bitwise operators, and integer division (``//``, ``%``, ``fmod``), as PyTorch
+defines them. Tests, comparisons and bitwise results are constants (no gradient flows
+through them); ``remainder`` and ``fmod`` carry torch's gradient, and ``floor_divide``, as
+torch's, has none to give.
 
-``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods."""
+``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods; ``operators``
+makes the pairs of dunders (``__and__``, ``__rand__``) for ``Tensor``."""
 
-METHODS = ()
+import numbers
+import operator
+
+import numpy as np
+
+from .. import backend
+from .. import tensor as _tensor
+from ..autograd import Function
+from ..dtypes import get_default_dtype, is_floating, is_half
+from .base import (broadcast, check_orderable, check_tensor, constant, normalize_axis, promote,
+                   unbroadcast)
+
+
+def _is_operand(value):
+    # a Tensor or a real number (bool included): what PyTorch's binary ops take
+    return isinstance(value, (_tensor.Tensor, numbers.Number)) and not isinstance(value, complex)
+
+
+def _binary_operands(fn, input, other):
+    """``(input, other)`` as Tensors, a number beside the other's dtype as torch types it;
+    one of them must be a Tensor, the other a Tensor or a number."""
+    Tensor = _tensor.Tensor
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise TypeError(f"{fn}: expected a Tensor, got {type(input).__name__} and "
+                        f"{type(other).__name__}")
+    for name, value in (("input", input), ("other", other)):
+        if not _is_operand(value):
+            raise TypeError(f"{fn}: {name} must be a Tensor or a number, got "
+                            f"{type(value).__name__}")
+    like = input if isinstance(input, Tensor) else other
+    return _tensor.as_tensor(input, like), _tensor.as_tensor(other, like)
+
+
+# ----- tests: isnan, isinf, isfinite ----------------------------------------------------------
+def _classify(fn, xp_name, x):
+    check_tensor(fn, x)
+    xp = x.xp
+    return constant(xp.asarray(getattr(xp, xp_name)(x._array)))
+
+
+def isnan(x):
+    """True where x is NaN (``torch.isnan``); never for integer and bool x."""
+    return _classify("isnan", "isnan", x)
+
+
+def isinf(x):
+    """True where x is +inf or -inf (``torch.isinf``)."""
+    return _classify("isinf", "isinf", x)
+
+
+def isfinite(x):
+    """True where x is neither NaN nor infinite (``torch.isfinite``); always for integer x."""
+    return _classify("isfinite", "isfinite", x)
+
+
+# ----- any, all -------------------------------------------------------------------------------
+def _truth(fn, x, dim, keepdim):
+    # bool results, except uint8 in, uint8 out (torch's legacy rule)
+    check_tensor(fn, x)
+    axis = normalize_axis(fn, dim, x.ndim)
+    out = getattr(x._array != 0, fn)(axis=axis, keepdims=bool(keepdim))   # NaN is true
+    dtype = np.uint8 if x.dtype == np.uint8 else np.bool_
+    return constant(x.xp.asarray(out, dtype=dtype))
+
+
+def any(x, dim=None, keepdim=False):
+    """True if any element over ``dim`` (None: every element; an int or a tuple) is nonzero
+    (``torch.any``); False over nothing. A bool tensor, uint8 for a uint8 x (torch's)."""
+    return _truth("any", x, dim, keepdim)
+
+
+def all(x, dim=None, keepdim=False):
+    """True if every element over ``dim`` is nonzero (``torch.all``); True over nothing.
+    Arguments and result dtype as ``any``."""
+    return _truth("all", x, dim, keepdim)
+
+
+# ----- closeness and equality -----------------------------------------------------------------
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True where ``|input - other| <= atol + rtol · |other|``, or where they are equal (so
+    inf matches inf), broadcast (``torch.isclose``). Both must have one dtype, as torch's;
+    integer tensors compare in the default dtype, as theirs.
+
+    Args:
+        input, other: the tensors.
+        rtol, atol: the relative and absolute tolerances, each >= 0.
+        equal_nan: count NaN beside NaN as close.
+    """
+    check_tensor("isclose", input)
+    check_tensor("isclose", other)
+    if input.dtype != other.dtype:
+        raise RuntimeError(f"isclose: {input.dtype} did not match {other.dtype} (input and "
+                           "other must have one dtype)")
+    for name, value in (("rtol", rtol), ("atol", atol)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"isclose: {name} must be a number, got {value!r}")
+        if value < 0:
+            raise RuntimeError(f"isclose: {name} must be greater than or equal to zero, but "
+                               f"got {value}")
+    a, b = input._array, other._array
+    close = broadcast("isclose", operator.eq, a, b)
+    if equal_nan and is_floating(a.dtype):
+        close = close | (input.xp.isnan(a) & input.xp.isnan(b))
+    if rtol == 0 and atol == 0:
+        return constant(input.xp.asarray(close))
+    # the errors by the tensor ops: torch's dtypes for each step (ints beside a float: the
+    # default dtype; float16 computed in float32 and rounded)
+    if a.dtype == np.bool_:
+        a, b = a.astype(get_default_dtype()), b.astype(get_default_dtype())
+    a, b = constant(a), constant(b)
+    with np.errstate(invalid="ignore", over="ignore"):      # inf - inf: NaN, not close
+        allowed = (b * rtol).abs() + atol
+        actual = (a - b).abs()
+    return constant(close | (isfinite(actual)._array & (actual <= allowed)._array))
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True if every element is close, ``isclose(...).all()``, as a Python bool
+    (``torch.allclose``); one dtype for both, as torch's."""
+    check_tensor("allclose", input)
+    return bool(isclose(input, other, rtol, atol, equal_nan)._array.all())
+
+
+def equal(input, other):
+    """True if both have one shape and equal elements, as a Python bool (``torch.equal``);
+    the dtypes may differ (compared as promoted), a NaN is never equal."""
+    check_tensor("equal", input)
+    check_tensor("equal", other)
+    if input.shape != other.shape:
+        return False
+    a, b, _ = promote(input._array, other._array)
+    return bool((a == b).all())
+
+
+# ----- nonzero ------------------------------------------------------------------------------
+def nonzero(x, *, as_tuple=False):
+    """The int64 indices of the nonzero elements of x (NaN counts), in row-major order
+    (``torch.nonzero``).
+
+    Args:
+        x: the tensor.
+        as_tuple: False, one (n, x.ndim) tensor, a row per element; True, a tuple of x.ndim
+            1-D tensors, one per dim (one for a 0-d x), as ``x[...]`` takes them.
+
+    Example:
+        >>> mg.tensor([[1, 0], [0, 2]]).nonzero()                # tensor([[0, 0], [1, 1]])
+    """
+    check_tensor("nonzero", x)
+    xp = x.xp
+    found = xp.nonzero(x._array.reshape(-1) if x.ndim == 0 else x._array)
+    found = [index.astype(np.int64, copy=False) for index in found]
+    if as_tuple:
+        return tuple(constant(index) for index in found)
+    if x.ndim == 0:
+        return constant(xp.zeros((found[0].size, 0), dtype=np.int64))
+    return constant(xp.stack(found, axis=1))
+
+
+# ----- comparisons by name --------------------------------------------------------------------
+def _comparison(fn, dunder, symbol):
+    # mg.eq(x, y) is x == y: Tensor's operator, once it knows both are operands
+    def compare(input, other):
+        check_tensor(fn, input)
+        if not _is_operand(other):
+            raise TypeError(f"{fn}: other must be a Tensor or a number, got "
+                            f"{type(other).__name__}")
+        return getattr(input, dunder)(other)
+    compare.__name__ = compare.__qualname__ = fn
+    compare.__doc__ = (f"``input {symbol} other``, elementwise, broadcast (``torch.{fn}``): a "
+                       "bool tensor, compared in the dtype PyTorch promotes to.")
+    return compare
+
+
+eq = _comparison("eq", "__eq__", "==")
+ne = _comparison("ne", "__ne__", "!=")
+lt = _comparison("lt", "__lt__", "<")
+le = _comparison("le", "__le__", "<=")
+gt = _comparison("gt", "__gt__", ">")
+ge = _comparison("ge", "__ge__", ">=")
+
+
+# ----- logical and bitwise --------------------------------------------------------------------
+def _logical(fn, combine):
+    # any dtypes, each element read as nonzero or not; a bool result, broadcast
+    def logical(input, other):
+        for value in (input, other):
+            check_tensor(fn, value)
+        truth = broadcast(fn, combine, input._array != 0, other._array != 0)
+        return constant(input.xp.asarray(truth))
+    logical.__name__ = logical.__qualname__ = fn
+    logical.__doc__ = (f"Elementwise {fn.removeprefix('logical_')} of ``input != 0`` and "
+                       f"``other != 0`` (``torch.{fn}``), broadcast: a bool tensor.")
+    return logical
+
+
+logical_and = _logical("logical_and", np.logical_and)
+logical_or = _logical("logical_or", np.logical_or)
+logical_xor = _logical("logical_xor", np.logical_xor)
+
+
+def logical_not(x):
+    """True where x is zero (``torch.logical_not``): a bool tensor of any x."""
+    check_tensor("logical_not", x)
+    return constant(x.xp.asarray(x._array == 0))
+
+
+def _integral(fn, dtype):
+    # PyTorch's bitwise kernels exist for integers and bool only
+    if dtype.kind not in "biu":
+        raise NotImplementedError(f"{fn}: not implemented for {dtype} tensors (integer and "
+                                  "bool only)")
+
+
+def _bitwise(fn, combine, symbol):
+    def bitwise(input, other):
+        input, other = _binary_operands(fn, input, other)
+        a, b, dtype = promote(input._array, other._array)
+        _integral(fn, dtype)
+        return constant(input.xp.asarray(broadcast(fn, combine, a, b)))
+    bitwise.__name__ = bitwise.__qualname__ = fn
+    bitwise.__doc__ = (f"Elementwise ``input {symbol} other`` (``torch.{fn}``) of integer or "
+                       "bool tensors (or a number), broadcast, in the promoted dtype.")
+    return bitwise
+
+
+bitwise_and = _bitwise("bitwise_and", operator.and_, "&")
+bitwise_or = _bitwise("bitwise_or", operator.or_, "|")
+bitwise_xor = _bitwise("bitwise_xor", operator.xor, "^")
+
+
+def bitwise_not(x):
+    """Elementwise ``~x`` (``torch.bitwise_not``): each bit flipped for integers, ``not``
+    for bools."""
+    check_tensor("bitwise_not", x)
+    _integral("bitwise_not", x.dtype)
+    return constant(x.xp.asarray(~x._array))
+
+
+def invert(x):
+    """``~x`` (``Tensor.__invert__``): ``bitwise_not`` of an integer or bool tensor; a
+    floating one is a TypeError, as torch's."""
+    if is_floating(x.dtype):
+        raise TypeError(f"~ (operator.invert) is only implemented on integer and bool "
+                        f"tensors, got {x.dtype}")
+    return bitwise_not(x)
+
+
+# ----- integer division: floor_divide, remainder, fmod ----------------------------------------
+def _divided(xp_function, a, b):
+    # one dtype for both; half precision computed in float32 and rounded once
+    if is_half(a.dtype):
+        return xp_function(a.astype(np.float32), b.astype(np.float32)).astype(a.dtype)
+    return xp_function(a, b)
+
+
+class FloorDivide(Function):
+    """``floor(a / b)`` (``//``); PyTorch defines no derivative for it: backward raises."""
+
+    name, divide = "floor_divide", "floor_divide"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        function = ctx.function
+        ctx.shapes = a.shape, b.shape
+        # unlike add and mul, a number beside a half tensor rounds to half first (torch's)
+        a, b, dtype = promote(a, b)
+        if dtype == np.bool_:
+            raise NotImplementedError(f"{function.name}: not implemented for bool tensors")
+        if dtype.kind in "iu" and a.size and (b == 0).any():
+            raise RuntimeError(f"{function.name}: ZeroDivisionError (an integer divided by 0)")
+        ctx.save_for_backward(a, b)              # as divided: backward's quotient is forward's
+        divide = getattr(backend.array_module(a), function.divide)
+        with np.errstate(divide="ignore", invalid="ignore"):       # float x / 0: inf, NaN
+            return broadcast(function.name, lambda a, b: _divided(divide, a, b), a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("the derivative for floor_divide is not implemented (as in "
+                           "PyTorch); detach() its inputs, or use remainder's")
+
+
+class Remainder(FloorDivide):
+    """``a - b · floor(a / b)``, the sign of b (``%``). d/da = 1, d/db = -floor(a / b)."""
+
+    name, divide = "remainder", "remainder"
+
+    @staticmethod
+    def quotient(xp, a, b):
+        """The rounded quotient whose negation is d/db."""
+        return _divided(xp.floor_divide, a, b)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved
+        a_shape, b_shape = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        grad_b = None
+        if need_b:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                quotient = ctx.function.quotient(backend.array_module(grad), a, b)
+            grad_b = unbroadcast(-grad * quotient, b_shape)
+        return unbroadcast(grad, a_shape) if need_a else None, grad_b
+
+
+class Fmod(Remainder):
+    """``a - b · trunc(a / b)``, the sign of a (C's fmod). d/da = 1, d/db = -trunc(a / b)."""
+
+    name, divide = "fmod", "fmod"
+
+    @staticmethod
+    def quotient(xp, a, b):
+        """The rounded quotient whose negation is d/db."""
+        return _divided(lambda a, b: xp.trunc(a / b), a, b)
+
+
+def _division(function, input, other):
+    input, other = _binary_operands(function.name, input, other)
+    return function.apply(input, other)
+
+
+def floor_divide(input, other):
+    """``input // other``, rounded toward -inf, broadcast (``torch.floor_divide``);
+    integer inputs stay integral (dividing by 0 is an error), floats give ±inf at 0. Its
+    derivative is undefined in PyTorch: a backward through it raises."""
+    return _division(FloorDivide, input, other)
+
+
+def remainder(input, other):
+    """``input % other``, Python's modulus: the sign of ``other`` (``torch.remainder``);
+    the gradient is 1 for input and ``-floor(input / other)`` for other."""
+    return _division(Remainder, input, other)
+
+
+def fmod(input, other):
+    """C's remainder, the sign of ``input`` (``torch.fmod``); ``input`` must be a Tensor.
+    The gradient is 1 for input and ``-trunc(input / other)`` for other."""
+    check_tensor("fmod", input)
+    return _division(Fmod, input, other)
+
+
+# ----- Tensor's operators ---------------------------------------------------------------------
+def comparison(op):
+    """``x < y`` for Tensor's dunders: a constant bool tensor, compared in the dtype PyTorch
+    promotes to; NotImplemented beside an object that is no operand (as torch, so that
+    ``pytest.approx(...) == t`` and the like ask the other side)."""
+    def compare(self, other):
+        if not isinstance(other, (_tensor.Tensor, numbers.Number, np.ndarray, np.generic,
+                                  list, tuple)) and not backend.is_cupy_array(other):
+            return NotImplemented
+        a, b, _ = promote(self._array, _tensor.as_tensor(other, self)._array)
+        if op not in (operator.eq, operator.ne):
+            check_orderable(op.__name__, a)
+        return _tensor.Tensor._from_op(op(a, b), None)
+    return compare
+
+
+def operators(function):
+    """``(x op y, y op x)``: ``function(x, y)`` and ``function(y, x)`` as Tensor's dunders,
+    NotImplemented beside an operand that is neither a Tensor nor a number (Python then
+    raises its TypeError, as for torch)."""
+    def forward(self, other):
+        return function(self, other) if _is_operand(other) else NotImplemented
+
+    def reflected(self, other):
+        return function(other, self) if _is_operand(other) else NotImplemented
+    return forward, reflected
+
+
+METHODS = ("isnan", "isinf", "isfinite", "any", "all", "isclose", "allclose", "equal",
+           "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+           "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
+           "bitwise_not", "floor_divide", "remainder", "fmod")

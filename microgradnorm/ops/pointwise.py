@@ -1,6 +1,471 @@
-"""PyTorch's wider pointwise and scan vocabulary as compositions of the primitives: the
-trigonometric and logarithmic functions, rounding, products and cumulative sums.
+"""PyTorch's wider pointwise and scan vocabulary: the trigonometric and logarithmic
+functions, rounding, products, cumulative sums and products, ``diff``, one-sided clamps and
+the in-place forms (``x.exp_()``, ``x.clamp_(0, 1)``).
 
-``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods."""
+Each function with a closed-form derivative is a ``Unary`` node (one node, one saved
+array); rounding is a step function whose gradient is 0, as torch's; ``frac`` and ``diff``
+are compositions. ``METHODS`` names the functions ``tensor.py`` binds as ``Tensor``
+methods."""
 
-METHODS = ()
+import math
+import numbers
+
+import numpy as np
+
+from .. import backend, dtypes
+from .. import tensor as _tensor
+from ..autograd import Function
+from ..dtypes import is_floating, is_half
+from . import elementwise
+from .base import check_tensor, constant, float_input, normalize_axis, result_dtype
+from .elementwise import Unary, _unary
+from .shape import cat
+
+LN_2, LN_10 = math.log(2), math.log(10)
+
+
+# ----- unary functions with a closed-form derivative ------------------------------------------
+class Sin(Unary):
+    saves = "x"
+
+    def f(xp, x):
+        return xp.sin(float_input(x))
+
+    def df(grad, x):                         # d sin(x) = cos(x)
+        return grad * backend.array_module(x).cos(x)
+
+
+class Cos(Unary):
+    saves = "x"
+
+    def f(xp, x):
+        return xp.cos(float_input(x))
+
+    def df(grad, x):                         # d cos(x) = -sin(x)
+        return grad * -backend.array_module(x).sin(x)
+
+
+class Log10(Unary):
+    saves = "x"
+
+    def f(xp, x):
+        with np.errstate(divide="ignore", invalid="ignore"):       # log 0 = -inf, as torch
+            return xp.log10(float_input(x))
+
+    def df(grad, x):                         # d log10(x) = 1 / (x ln 10)
+        return grad / (x * LN_10)
+
+
+class Log2(Unary):
+    saves = "x"
+
+    def f(xp, x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.log2(float_input(x))
+
+    def df(grad, x):                         # d log2(x) = 1 / (x ln 2)
+        return grad / (x * LN_2)
+
+
+class Log1p(Unary):
+    """log(1 + x), exact for small x (where 1 + x would round x away)."""
+
+    saves = "x"
+
+    def f(xp, x):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return xp.log1p(float_input(x))
+
+    def df(grad, x):                         # d log(1 + x) = 1 / (1 + x)
+        return grad / (x + 1)
+
+
+class Expm1(Unary):
+    """exp(x) - 1, exact for small x."""
+
+    def f(xp, x):
+        return xp.expm1(float_input(x))
+
+    def df(grad, out):                       # d (e^x - 1) = e^x = out + 1
+        return grad * (out + 1)
+
+
+class Reciprocal(Unary):
+    def f(xp, x):
+        with np.errstate(divide="ignore"):                          # 1 / 0 = inf, as torch
+            return 1 / float_input(x)
+
+    def df(grad, out):                       # d (1 / x) = -1 / x² = -out²
+        return -grad * (out * out)
+
+
+sin = _unary("sin", Sin, "Elementwise sine (``torch.sin``); an integer x gives the default "
+             "dtype.")
+cos = _unary("cos", Cos, "Elementwise cosine (``torch.cos``).")
+log10 = _unary("log10", Log10, "Elementwise base-10 logarithm (``torch.log10``).")
+log2 = _unary("log2", Log2, "Elementwise base-2 logarithm (``torch.log2``).")
+log1p = _unary("log1p", Log1p, "Elementwise log(1 + x), exact for small x (``torch.log1p``).")
+expm1 = _unary("expm1", Expm1, "Elementwise exp(x) - 1, exact for small x (``torch.expm1``).")
+reciprocal = _unary("reciprocal", Reciprocal, "Elementwise 1 / x (``torch.reciprocal``); an "
+                    "integer x gives the default dtype, 1 / 0 is inf.")
+
+
+# ----- rounding: step functions, gradient 0 ---------------------------------------------------
+class Floor(Function):
+    """A rounding of a floating x by the array function named ``op``; its gradient is 0
+    everywhere, as torch's (the steps' derivative where it exists)."""
+
+    op = "floor"
+
+    @staticmethod
+    def forward(ctx, x):
+        return getattr(backend.array_module(x), ctx.function.op)(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return backend.array_module(grad).zeros_like(grad)
+
+
+class Ceil(Floor):
+    op = "ceil"
+
+
+class Trunc(Floor):
+    op = "trunc"
+
+
+class Round(Floor):
+    """Half to even (``rint``); ``decimals`` scales by 10**decimals first, in float32 for half
+    precision, and rounds once to x's dtype, as torch's kernel."""
+
+    @staticmethod
+    def forward(ctx, x, decimals):
+        xp = backend.array_module(x)
+        if decimals == 0:
+            return xp.rint(x)
+        wide = x.astype(np.float32) if is_half(x.dtype) else x
+        scale = np.asarray(10.0 ** abs(decimals), dtype=wide.dtype)
+        out = xp.rint(wide * scale) / scale if decimals > 0 else xp.rint(wide / scale) * scale
+        return out.astype(x.dtype, copy=False)
+
+
+def _step(fn, function, x, **options):
+    # an integer x is already whole: a copy, as torch's; bool has no rounding in torch
+    check_tensor(fn, x)
+    if x.dtype == np.bool_:
+        raise NotImplementedError(f"{fn}: not implemented for bool tensors")
+    if not is_floating(x.dtype):
+        return constant(x._array.copy())
+    return function.apply(x, **options)
+
+
+def floor(x):
+    """The largest integer <= x, elementwise (``torch.floor``); the gradient is 0."""
+    return _step("floor", Floor, x)
+
+
+def ceil(x):
+    """The smallest integer >= x, elementwise (``torch.ceil``); the gradient is 0."""
+    return _step("ceil", Ceil, x)
+
+
+def trunc(x):
+    """x rounded toward 0, elementwise (``torch.trunc``); the gradient is 0."""
+    return _step("trunc", Trunc, x)
+
+
+def round(x, *, decimals=0):
+    """x rounded to ``decimals`` decimal places, halves to even (``torch.round``: 2.5 -> 2,
+    0.125 -> 0.12 with ``decimals=2``); the gradient is 0.
+
+    Args:
+        x: the tensor; integer tensors are returned as a copy (``decimals=0`` only).
+        decimals: the number of decimal places; negative rounds to tens, hundreds, ...
+    """
+    if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
+        raise TypeError(f"round: decimals must be an int, got {decimals!r}")
+    check_tensor("round", x)
+    if decimals and not is_floating(x.dtype):
+        raise NotImplementedError(f"round: decimals={decimals} is not implemented for "
+                                  f"{x.dtype} tensors (floating point only)")
+    return _step("round", Round, x, decimals=int(decimals))
+
+
+def frac(x):
+    """The fractional part x - trunc(x), with x's sign (``torch.frac``); its gradient is 1.
+    Floating x only, as torch's."""
+    check_tensor("frac", x)
+    if not is_floating(x.dtype):
+        raise NotImplementedError(f"frac: not implemented for {x.dtype} tensors (floating "
+                                  "point only)")
+    with np.errstate(invalid="ignore"):             # inf - inf: NaN, as torch's
+        return x - trunc(x)
+
+
+# ----- products and scans ---------------------------------------------------------------------
+def _along(xp_function, x, axis):
+    # a scan along axis; half precision accumulates in float32, as torch's CPU kernels
+    if is_half(x.dtype):
+        return xp_function(x, axis=axis, dtype=np.float32).astype(x.dtype)
+    return xp_function(x, axis=axis)
+
+
+def _exclusive_cumprod(x, axis, reverse=False):
+    # the product of the elements before each one along axis (after it, with reverse): 1 first
+    xp = backend.array_module(x)
+    if reverse:
+        x = xp.flip(x, axis)
+    out = xp.ones_like(x)
+    leading = (slice(None),) * axis
+    out[leading + (slice(1, None),)] = xp.cumprod(x, axis=axis)[leading + (slice(None, -1),)]
+    return xp.flip(out, axis) if reverse else out
+
+
+def _reversed_cumsum(x, axis):
+    # out[i] = sum of x[k] for k >= i along axis
+    xp = backend.array_module(x)
+    return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis), axis)
+
+
+class Prod(Function):
+    """The product over ``axis`` (None: every element). The gradient of x_i is the product of
+    the other elements, built from exclusive products on each side: exact with one or many
+    zeros, where out / x_i would divide by zero."""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        ctx.save_for_backward(x)                 # the products of the others come from x
+        ctx.axis = axis
+        if is_half(x.dtype):
+            return x.prod(axis=axis, keepdims=keepdims, dtype=np.float32).astype(x.dtype)
+        return x.prod(axis=axis, keepdims=keepdims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        axis = ctx.axis
+        rows = x.reshape(-1) if axis is None else x            # one slice along axis 0
+        along = 0 if axis is None else axis
+        others = _exclusive_cumprod(rows, along) * _exclusive_cumprod(rows, along, True)
+        kept = tuple(1 if axis is None or i == axis else n for i, n in enumerate(x.shape))
+        return grad.reshape(kept) * others.reshape(x.shape)
+
+
+class CumSum(Function):
+    """Running sums along ``axis``; the gradient is the reversed running sum of grad."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        ctx.axis = axis
+        return _along(backend.array_module(x).cumsum, x, axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _reversed_cumsum(grad, ctx.axis)
+
+
+class CumProd(Function):
+    r"""Running products along ``axis``. d out_k / d x_i is the product of x_j, j <= k,
+    j != i. Before the first zero of a slice that is out_k / x_i, so the gradient is
+    :math:`\sum_{k \ge i} g_k out_k / x_i`; at the first zero it is
+    :math:`\sum_{k \ge z} g_k c_k` with c the running product where that zero counts as 1;
+    after it, 0 (a zero is among the factors). Exact with any number of zeros."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        out = _along(backend.array_module(x).cumprod, x, axis)
+        ctx.save_for_backward(x, out)
+        ctx.axis = axis
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved
+        xp, axis = backend.array_module(x), ctx.axis
+        zeros_so_far = xp.cumsum(x == 0, axis=axis)
+        before = zeros_so_far == 0                                 # before the first zero
+        first = (x == 0) & (zeros_so_far == 1)                     # the first zero itself
+        one = xp.ones((), x.dtype)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            grad_before = _reversed_cumsum(grad * out, axis) / xp.where(before, x, one)
+        skipped = xp.cumprod(xp.where(first, one, x), axis=axis)   # that zero taken as 1
+        grad_first = _reversed_cumsum(grad * skipped, axis)
+        zero = xp.zeros((), grad.dtype)
+        return xp.where(before, grad_before, xp.where(first, grad_first, zero))
+
+
+def _scan_input(fn, x, dtype):
+    # x in ``dtype`` (cast first, as torch's), else an integer or bool x as int64 (torch's)
+    check_tensor(fn, x)
+    if dtype is not None:
+        return x.astype(dtypes.as_dtype(dtype), copy=False)
+    return x if is_floating(x.dtype) else x.astype(np.int64, copy=False)
+
+
+def prod(x, dim=None, keepdim=False, *, dtype=None):
+    """The product of the elements over ``dim`` (``torch.prod``); its gradient is exact with
+    zeros in x (the product of the other elements).
+
+    Args:
+        x: the tensor; an integer or bool x gives int64.
+        dim: one int, or None for every element (then ``keepdim`` is refused, as torch's).
+        keepdim: keep ``dim`` as size 1.
+        dtype: cast x to this dtype first.
+
+    Shape: x's without ``dim`` (size 1 there with ``keepdim``); 0-d without a dim.
+
+    Example:
+        >>> mg.tensor([[1.0, 2.0], [3.0, 4.0]]).prod(1)          # tensor([ 2., 12.])
+    """
+    x = _scan_input("prod", x, dtype)
+    if dim is None:
+        if keepdim:
+            raise TypeError("prod: keepdim needs a dim (torch has no prod(x, keepdim=True))")
+        return Prod.apply(x, axis=None, keepdims=False)
+    axis = normalize_axis("prod", dim, x.ndim, single=True)
+    if x.ndim == 0:                        # dim 0 or -1 of a 0-d tensor: the element itself
+        return Prod.apply(x, axis=None, keepdims=False)
+    return Prod.apply(x, axis=axis, keepdims=bool(keepdim))
+
+
+def _scan(fn, function, x, dim, dtype):
+    x = _scan_input(fn, x, dtype)
+    axis = normalize_axis(fn, dim, x.ndim, single=True)
+    if x.ndim == 0:                        # one element: the running result is itself
+        return function.apply(x.reshape(1), axis=0).reshape(())
+    return function.apply(x, axis=axis)
+
+
+def cumsum(x, dim, *, dtype=None):
+    """Running sums along ``dim``: ``out[i] = x[0] + ... + x[i]`` (``torch.cumsum``).
+
+    Args:
+        x: the tensor; an integer or bool x gives int64.
+        dim: the dim to sum along (an int).
+        dtype: cast x to this dtype first.
+
+    Example:
+        >>> mg.tensor([1, 2, 3]).cumsum(0)                       # tensor([1, 3, 6])
+    """
+    return _scan("cumsum", CumSum, x, dim, dtype)
+
+
+def cumprod(x, dim, *, dtype=None):
+    """Running products along ``dim``: ``out[i] = x[0] · ... · x[i]`` (``torch.cumprod``);
+    the gradient is exact with zeros in x. An integer or bool x gives int64; ``dtype``
+    casts x first."""
+    return _scan("cumprod", CumProd, x, dim, dtype)
+
+
+def diff(x, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim``, ``x[i + 1] - x[i]`` applied n times
+    (``torch.diff``); a bool x gives ``x[i + 1] != x[i]``.
+
+    Args:
+        x: the tensor, at least 1-D.
+        n: how many times to difference (0: x itself).
+        dim: the dim along which to take it.
+        prepend, append: tensors of x's number of dims joined to x along ``dim`` first.
+
+    Shape: x's, with ``dim`` shorter by n (after ``prepend``/``append``), at least 0.
+    """
+    check_tensor("diff", x)
+    if x.ndim == 0:
+        raise RuntimeError("diff: expects input to be at least one-dimensional, got a 0-d "
+                           "tensor")
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"diff: n must be an int, got {n!r}")
+    if n < 0:
+        raise RuntimeError(f"diff: order must be non-negative but got {n}")
+    axis = normalize_axis("diff", dim, x.ndim, single=True)
+    x = _joined(x, prepend, append, axis)
+    leading = (slice(None),) * axis
+    for _ in range(n):
+        later, earlier = x[leading + (slice(1, None),)], x[leading + (slice(None, -1),)]
+        x = later != earlier if x.dtype == np.bool_ else later - earlier
+    return x
+
+
+def _joined(x, prepend, append, axis):
+    # [prepend, x, append] along axis, in the dtype torch's cat gives them
+    parts = [t for t in (prepend, x, append) if t is not None]
+    if len(parts) == 1:
+        return x
+    for name, part in (("prepend", prepend), ("append", append)):
+        if part is not None and not isinstance(part, _tensor.Tensor):
+            raise TypeError(f"diff: {name} must be a Tensor, got {type(part).__name__}")
+        if part is not None and part.ndim != x.ndim:
+            raise RuntimeError(f"diff: {name} must have as many dims as the input "
+                               f"({x.ndim}), got shape {part.shape}")
+        if part is not None and any(a != b for i, (a, b) in enumerate(zip(part.shape, x.shape))
+                                    if i != axis):
+            raise RuntimeError(f"diff: {name} of shape {part.shape} must match the input's "
+                               f"shape {x.shape} except along dim {axis}")
+    dtype = parts[0].dtype
+    for part in parts[1:]:                  # all have dims: torch's rule for cat's inputs
+        dtype = result_dtype(np.empty(0, dtype), np.empty(0, part.dtype))
+    return cat([p.astype(dtype, copy=False) for p in parts], axis)
+
+
+# ----- one-sided clamps and the in-place forms ------------------------------------------------
+def clamp_min(x, min):
+    """``clamp(x, min=min)`` (``torch.clamp_min``): each element at least ``min``."""
+    return elementwise.clamp(x, min=min)
+
+
+def clamp_max(x, max):
+    """``clamp(x, max=max)`` (``torch.clamp_max``): each element at most ``max``."""
+    return elementwise.clamp(x, max=max)
+
+
+def _in_place(name, function):
+    # x.<name>_(...): function's result written into x, by Tensor._inplace's rules; the
+    # result is computed and checked before anything is written, so a refused call changes
+    # nothing
+    def method(self, *args, **kwargs):
+        def compute(before, _value):
+            return function(before, *args, **kwargs)
+
+        def write(data):
+            out = compute(constant(data), None)._array
+            if out.shape != data.shape:
+                raise RuntimeError(f"{name}_: output with shape {data.shape} doesn't match "
+                                   f"the broadcast shape {out.shape}")
+            if not _tensor._can_cast(out.dtype, data.dtype):
+                raise RuntimeError(f"{name}_: result type {out.dtype} can't be cast to the "
+                                   f"desired output type {data.dtype}")
+            data[...] = out
+
+        needs_grad = [v for v in (*args, *kwargs.values())
+                      if isinstance(v, _tensor.Tensor) and v.requires_grad]
+        return self._inplace(write, compute, needs_grad[0] if needs_grad else None)
+    method.__name__ = method.__qualname__ = name + "_"
+    method.__doc__ = (f"In place ``{name}``: x takes its result (x's dtype and shape), "
+                      "recorded when a graph needs it, as ``add_``.")
+    return method
+
+
+clamp_ = clip_ = _in_place("clamp", elementwise.clamp)
+clamp_min_ = _in_place("clamp_min", clamp_min)
+clamp_max_ = _in_place("clamp_max", clamp_max)
+exp_ = _in_place("exp", elementwise.exp)
+log_ = _in_place("log", elementwise.log)
+sqrt_ = _in_place("sqrt", elementwise.sqrt)
+abs_ = _in_place("abs", elementwise.abs)
+sigmoid_ = _in_place("sigmoid", elementwise.sigmoid)
+tanh_ = _in_place("tanh", elementwise.tanh)
+relu_ = _in_place("relu", elementwise.relu)
+sin_ = _in_place("sin", sin)
+cos_ = _in_place("cos", cos)
+floor_ = _in_place("floor", floor)
+ceil_ = _in_place("ceil", ceil)
+round_ = _in_place("round", round)
+trunc_ = _in_place("trunc", trunc)
+frac_ = _in_place("frac", frac)
+reciprocal_ = _in_place("reciprocal", reciprocal)
+
+METHODS = ("sin", "cos", "log10", "log2", "log1p", "expm1", "reciprocal", "floor", "ceil",
+           "round", "trunc", "frac", "prod", "cumsum", "cumprod", "diff", "clamp_min",
+           "clamp_max", "clamp_", "clip_", "clamp_min_", "clamp_max_", "exp_", "log_", "sqrt_",
+           "abs_", "sigmoid_", "tanh_", "relu_", "sin_", "cos_", "floor_", "ceil_", "round_",
+           "trunc_", "frac_", "reciprocal_")

@@ -11,8 +11,8 @@ from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import check_number, is_floating, is_half
 from . import elementwise, return_types
-from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_reducible, check_tensor,
-                   constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
+from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, check_reducible,
+                   check_tensor, constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
 from .indexing import pick_along
 
 
@@ -61,6 +61,7 @@ class Extreme(Function):
 
     @staticmethod
     def forward(ctx, x, axis, keepdims):
+        check_orderable(ctx.function.pick or "median", x)
         out = ctx.function.reduce(x, axis)
         ctx.save_for_backward(x, out)                              # to find the extremes
         ctx.axis = axis
@@ -323,6 +324,7 @@ def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
     if axis is not None:
         axis = normalize_axis(fn, axis, x.ndim, single=True)
     check_reducible(fn, x.shape, None if axis is None else (axis,))
+    check_orderable(fn, x._array)
     data = x._array if x.ndim else x._array.reshape(1)
     index = getattr(data, fn)(axis=axis, keepdims=keepdims and x.ndim > 0)
     if axis is None and keepdims:

@@ -1,15 +1,26 @@
 """Shape ops: views (reshape, permute, expand, split) and concatenate, then the functions
-behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are compositions."""
+behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are compositions,
+and so is the rest of PyTorch's shape vocabulary (unbind, movedim, flip, roll, ...), with
+the ``Tensor.new_*`` factories.
+
+``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods."""
 
 import math
 import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
+from .. import tensor as _tensor
 from ..autograd import Function
-from .base import ALL_DIMS, DIM_0, normalize_axis, sizes_of, unbroadcast
+from .base import (ALL_DIMS, DIM_0, AxisError, OutOfRangeError, check_tensor, normalize_axis,
+                   size_args, sizes_of, unbroadcast)
 from .elementwise import Clone
+from .indexing import GetItem
+
+METHODS = ("unbind", "unflatten", "movedim", "moveaxis", "repeat_interleave", "narrow", "flip",
+           "roll", "expand_as", "ravel", "is_contiguous", "nelement", "element_size", "nbytes",
+           "data_ptr", "new_full", "new_tensor", "new_empty")
 
 
 class Reshape(Function):
@@ -276,3 +287,375 @@ def repeat(x, *sizes):
     # size-1 dims repeated); torch's repeat always copies, so the result shares nothing.
     same_memory = backend.memory_owner(tiled._array) is backend.memory_owner(x._array)
     return Clone.apply(tiled) if same_memory else tiled
+
+
+# ----- more of PyTorch's vocabulary, composed of the ops above --------------------------------
+def _int(fn, name, value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__} {value!r}")
+    return int(value)
+
+
+def _ints(fn, name, value):
+    # an int or a sequence of ints, as a tuple
+    if isinstance(value, (tuple, list)):
+        return tuple(_int(fn, name, v) for v in value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{fn}: {name} must be an int or a tuple of ints, got "
+                        f"{type(value).__name__} {value!r}")
+    return (int(value),)
+
+
+def _dim(fn, x, dim):
+    # one dim of x, which must have dims: torch refuses dim 0 of a 0-d tensor here
+    axis = normalize_axis(fn, dim, x.ndim, single=True)
+    if x.ndim == 0:
+        raise AxisError(f"{fn}: dim {dim} given, but the tensor is 0-d and has no dims")
+    return axis
+
+
+def unbind(x, dim=0):
+    """The slices of x along ``dim``, a tuple of views without that dim (``torch.unbind``).
+
+    Example:
+        >>> q, k, v = qkv.unbind(0)              # (3, B, T, C) -> 3 x (B, T, C)
+    """
+    axis = _dim("unbind", check_tensor("unbind", x), dim)
+    if x.shape[axis] == 0:
+        return ()
+    shape = x.shape[:axis] + x.shape[axis + 1:]
+    pieces = Split.apply(x, sizes=(1,) * x.shape[axis], axis=axis)       # one node
+    return tuple(Reshape.apply(piece, shape=shape) for piece in pieces)
+
+
+def unflatten(x, dim, sizes):
+    """Dim ``dim`` of x split into dims of ``sizes``, a tuple of ints of which one may be -1
+    (inferred) (``torch.unflatten``); the inverse of ``flatten``.
+
+    Example:
+        >>> x.unflatten(-1, (heads, -1))         # (B, T, C) -> (B, T, heads, C // heads)
+    """
+    check_tensor("unflatten", x)
+    if not isinstance(sizes, (tuple, list)):
+        raise TypeError(f"unflatten: sizes must be a tuple of ints, got "
+                        f"{type(sizes).__name__} {sizes!r}")
+    sizes = tuple(_int("unflatten", "sizes", n) for n in sizes)
+    axis = normalize_axis("unflatten", dim, x.ndim, single=True)
+    if x.ndim == 0:
+        raise RuntimeError("unflatten: a 0-d tensor has no dim to unflatten")
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    if sizes.count(-1) > 1 or any(n < -1 for n in sizes):
+        raise RuntimeError(f"unflatten: sizes must be >= 0, with at most one -1 (inferred), "
+                           f"got {sizes}")
+    size, known = x.shape[axis], math.prod(n for n in sizes if n != -1)
+    shape = sizes
+    if -1 in sizes:
+        if known == 0:
+            raise RuntimeError(f"unflatten: the -1 of sizes {sizes} is ambiguous: the other "
+                               "sizes multiply to 0, so any size fits")
+        shape = tuple(size // known if n == -1 else n for n in sizes)
+    if math.prod(shape) != size:
+        raise RuntimeError(f"unflatten: sizes {sizes} don't multiply up to the size of dim "
+                           f"{axis} ({size}) of the tensor of shape {x.shape}")
+    return reshape(x, x.shape[:axis] + shape + x.shape[axis + 1:])
+
+
+def movedim(x, source, destination):
+    """x with its dims ``source`` moved to the places ``destination`` (two ints or two
+    sequences of one length), the other dims kept in order: a view (``torch.movedim``;
+    ``moveaxis`` is the same).
+
+    Example:
+        >>> images.movedim(-1, 1)                # (N, H, W, C) -> (N, C, H, W)
+    """
+    check_tensor("movedim", x)
+    given = {"source": _ints("movedim", "source", source),
+             "destination": _ints("movedim", "destination", destination)}
+    if len(given["source"]) != len(given["destination"]):
+        raise RuntimeError(f"movedim: source {list(given['source'])} and destination "
+                           f"{list(given['destination'])} must hold the same number of dims")
+    dims = {}
+    for name, values in given.items():
+        dims[name] = [normalize_axis("movedim", d, x.ndim, single=True) for d in values]
+        if len(set(dims[name])) != len(values):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(values)})")
+    order = [None] * x.ndim
+    for src, dst in zip(dims["source"], dims["destination"]):
+        if x.ndim:                               # a 0-d tensor's dim 0 moves nowhere
+            order[dst] = src
+    rest = iter(d for d in range(x.ndim) if d not in dims["source"])
+    return Permute.apply(x, axes=tuple(next(rest) if d is None else d for d in order))
+
+
+moveaxis = movedim
+
+
+def _repeat_counts(fn, repeats, size):
+    # the repeat of each of ``size`` slices, as a NumPy array (or an int for all)
+    if not isinstance(repeats, _tensor.Tensor):
+        if isinstance(repeats, (bool, np.bool_)) or not isinstance(repeats, numbers.Integral):
+            raise TypeError(f"{fn}: repeats must be an int or an integer tensor, got "
+                            f"{type(repeats).__name__} {repeats!r}")
+        counts = int(repeats)
+        if counts < 0:
+            raise RuntimeError(f"{fn}: repeats must be non-negative, got {counts}")
+        return counts
+    counts = backend.to_numpy(repeats._array)
+    if counts.dtype.kind not in "iu":
+        raise NotImplementedError(f"{fn}: repeats must hold integers, got dtype {counts.dtype} "
+                                  "(torch has no kernel for it either)")
+    if counts.ndim > 1:
+        raise RuntimeError(f"{fn}: repeats must be a 0-d or 1-D tensor, got shape "
+                           f"{tuple(counts.shape)}")
+    if counts.size != 1 and counts.size != size:
+        raise RuntimeError(f"{fn}: repeats must have the same size as input along dim, but "
+                           f"got {counts.size} repeats for {size} slices")
+    if (counts < 0).any():
+        raise RuntimeError(f"{fn}: repeats can not be negative, got {counts.tolist()}")
+    return counts.reshape(()) if counts.size == 1 else counts
+
+
+def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
+    """Each slice of x along ``dim`` repeated ``repeats`` times in place, as NumPy's
+    ``repeat`` (``torch.repeat_interleave``); without ``dim``, each element of the
+    flattened x. ``repeats`` is an int, or an integer tensor of one count per slice (or one
+    for all). ``repeat_interleave(counts)`` alone gives the int64 indices 0..n-1, each
+    ``counts[i]`` times. ``output_size``, the result's length along ``dim``, is checked.
+
+    Example:
+        >>> mg.tensor([1, 2]).repeat_interleave(2)                # [1, 1, 2, 2]
+        >>> kv.repeat_interleave(heads // kv_heads, dim=1)        # grouped-query attention
+    """
+    fn = "repeat_interleave"
+    check_tensor(fn, x)
+    if repeats is None:                          # x holds the counts: their indices
+        counts = _repeat_counts(fn, x, x.size)
+        out = np.repeat(np.arange(x.size), counts)
+        result = _tensor.Tensor._from_op(backend.to_device(out, x.device), None)
+        axis = 0
+    else:
+        axis = 0 if dim is None else _dim(fn, x, dim)
+        x = reshape(x, -1) if dim is None else x
+        counts = _repeat_counts(fn, repeats, x.shape[axis])
+        index = np.repeat(np.arange(x.shape[axis]), counts)
+        index = backend.to_device(index, x.device)
+        result = GetItem.apply(x, index=(slice(None),) * axis + (index,))
+    if output_size is not None and _int(fn, "output_size", output_size) != result.shape[axis]:
+        raise RuntimeError(f"{fn}: output_size {output_size} does not match the result's "
+                           f"size {result.shape[axis]} along dim {axis}")
+    return result
+
+
+def narrow(x, dim, start, length):
+    """The view of ``length`` elements of dim ``dim`` from ``start`` (negative: from the
+    end) (``torch.narrow``): ``x.narrow(1, start, length)`` is ``x[:, start:start + length]``.
+    """
+    check_tensor("narrow", x)
+    if isinstance(start, _tensor.Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
+        start = start.item()                     # torch takes a 0-d integer tensor too
+    start, length = _int("narrow", "start", start), _int("narrow", "length", length)
+    if x.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor")
+    axis = normalize_axis("narrow", dim, x.ndim, single=True)
+    size = x.shape[axis]
+    if not -size <= start <= size:
+        raise OutOfRangeError(f"narrow: start {start} is out of range for dim {axis} of size "
+                              f"{size} (expected {-size} <= start <= {size})")
+    if length < 0:
+        raise RuntimeError(f"narrow: length must be non-negative, got {length}")
+    start = start + size if start < 0 else start
+    if start + length > size:
+        raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension "
+                           f"size ({size}) of dim {axis}")
+    return GetItem.apply(x, index=(slice(None),) * axis + (slice(start, start + length),))
+
+
+def _flipped(x, dims):
+    axes = [normalize_axis("flip", _int("flip", "dims", d), x.ndim, single=True)
+            for d in dims]
+    for axis in axes:
+        if axes.count(axis) > 1:
+            raise RuntimeError(f"flip: dim {axis} appears multiple times in the list of dims "
+                               f"{list(dims)}")
+    if x.ndim == 0 or not axes:
+        return Clone.apply(x)
+    index = tuple(slice(None, None, -1) if a in axes else slice(None) for a in range(x.ndim))
+    return Clone.apply(GetItem.apply(x, index=index))     # torch's flip copies: no view
+
+
+def flip(x, dims):
+    """x with the order of the elements along each dim of ``dims`` (a sequence of ints)
+    reversed, in new memory (``torch.flip``); the method also takes the dims one by one:
+    ``x.flip(0, 1)``."""
+    check_tensor("flip", x)
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"flip: dims must be a tuple of ints, got {type(dims).__name__} "
+                        f"{dims!r}; x.flip(d) takes a single int")
+    return _flipped(x, dims)
+
+
+def _flip_method(x, *dims):
+    return _flipped(x, sizes_of(dims))
+
+
+_flip_method.__name__ = _flip_method.__qualname__ = "flip"
+_flip_method.__doc__ = flip.__doc__
+flip.method = _flip_method
+
+
+def _rolled(x, shift, axis):
+    # x[-s:] then x[:-s] along axis, s = shift mod n; x itself when nothing moves
+    size = x.shape[axis]
+    if size == 0 or shift % size == 0:
+        return x
+    split_at = size - shift % size
+    return concatenate([narrow(x, axis, split_at, size - split_at),
+                        narrow(x, axis, 0, split_at)], axis)
+
+
+def roll(x, shifts, dims=None):
+    """x rotated by ``shifts`` along ``dims`` (ints, or sequences of one length): elements
+    pushed past the end come back at the start (``torch.roll``); without ``dims``, the
+    flattened x rotated, in x's shape. A new tensor.
+
+    Example:
+        >>> mg.arange(5).roll(2)                 # [3, 4, 0, 1, 2]
+    """
+    check_tensor("roll", x)
+    shifts = _ints("roll", "shifts", shifts)
+    if not shifts:
+        raise RuntimeError("roll: `shifts` required, got none")
+    if dims is None:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll: without dims, shifts must be one int, got {shifts}")
+        flat = reshape(x, -1)
+        out = _rolled(flat, shifts[0], 0)
+        return Clone.apply(x) if out is flat else reshape(out, x.shape)
+    dims = _ints("roll", "dims", dims)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: shifts and dims must align, got {len(shifts)} shifts "
+                           f"{shifts} and {len(dims)} dims {dims}")
+    axes = [_dim("roll", x, d) for d in dims]
+    out = x
+    for shift, axis in zip(shifts, axes):
+        out = _rolled(out, shift, axis)
+    return Clone.apply(x) if out is x else out
+
+
+def expand_as(x, other):
+    """``x.expand(other.shape)``: a broadcast view of x in ``other``'s shape
+    (``torch.Tensor.expand_as``)."""
+    check_tensor("expand_as", x)
+    if not isinstance(other, _tensor.Tensor):
+        raise TypeError(f"expand_as: other must be a Tensor, got {type(other).__name__}")
+    shape, lead = other.shape, other.ndim - x.ndim
+    if lead < 0:
+        raise RuntimeError(f"expand_as: other's shape {shape} has fewer dims than x's "
+                           f"{x.shape}")
+    for i, n in enumerate(x.shape):
+        if n != 1 and n != shape[lead + i]:
+            raise RuntimeError(f"expand_as: the expanded size of the tensor "
+                               f"({shape[lead + i]}) must match the existing size ({n}) at "
+                               f"non-singleton dimension {lead + i}; target sizes "
+                               f"{list(shape)}, tensor sizes {list(x.shape)}")
+    return Expand.apply(x, shape=shape)
+
+
+def ravel(x):
+    """x as one contiguous dim (``torch.ravel``): a view of a contiguous x, else a copy."""
+    return reshape(contiguous(check_tensor("ravel", x)), -1)
+
+
+def is_contiguous(x):
+    """True when x's memory is in C (row-major) order, as torch reads strides: a transpose
+    or an expanded view is not; the stride of a size-1 dim does not count."""
+    return bool(x._array.flags.c_contiguous)
+
+
+def nelement(x):
+    """The number of elements, an int (``numel``)."""
+    return int(x._array.size)
+
+
+def element_size(x):
+    """The bytes of one element, an int (4 for float32)."""
+    return int(x._array.dtype.itemsize)
+
+
+def _nbytes(x):
+    """The bytes of the elements, ``numel() * element_size()``, an int (an expanded view
+    counts each element it shows, as torch's)."""
+    return int(x._array.size) * int(x._array.dtype.itemsize)
+
+
+nbytes = property(_nbytes)
+
+
+def data_ptr(x):
+    """The address of x's first element, an int (a view's is inside its base's memory); 0
+    for an empty tensor, as torch's."""
+    array = x._array
+    if array.size == 0:
+        return 0
+    if backend.is_cupy_array(array):
+        return int(array.data.ptr)
+    return int(array.__array_interface__["data"][0])
+
+
+# ----- new tensors of x's dtype and device: x.new_full(...) ----------------------------------
+def filled(fn, shape, value, dtype):
+    """A NumPy array of ``shape`` holding ``value`` (a real number, or a one-element tensor)
+    in ``dtype``; refused with torch's error when the dtype cannot hold it (an unsigned
+    dtype takes a negative value modulo 2**bits, as torch's)."""
+    if isinstance(value, _tensor.Tensor):
+        if value.size != 1:
+            raise TypeError(f"{fn}: fill_value must be a number or a one-element tensor, got "
+                            f"a tensor of shape {value.shape}")
+        value = value.item()
+    if not isinstance(value, (numbers.Real, np.bool_)):
+        raise TypeError(f"{fn}: fill_value must be a real number, got "
+                        f"{type(value).__name__} {value!r}")
+    dtype = np.dtype(dtype)
+    finite = isinstance(value, numbers.Integral) or math.isfinite(value)
+    if dtype.kind in "iu":
+        info = dtypes.iinfo(dtype)
+        low = -info.max if dtype.kind == "u" else info.min
+        if not finite or not low <= int(value) <= info.max:
+            raise RuntimeError(f"{fn}: value {value!r} cannot be converted to type {dtype} "
+                               "without overflow")
+        value = int(value) % (info.max + 1) if dtype.kind == "u" else int(value)
+    elif dtype.kind != "b" and finite and abs(value) > float(dtypes.finfo(dtype).max):
+        raise RuntimeError(f"{fn}: value {value!r} cannot be converted to type {dtype} "
+                           "without overflow")
+    return np.full(shape, value, dtype=dtype)
+
+
+def new_full(x, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` (a tuple of ints) filled with ``fill_value``, of x's dtype and
+    device unless given (``torch.Tensor.new_full``)."""
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full: size must be a tuple of ints, got {type(size).__name__} "
+                        f"{size!r}")
+    size = size_args("new_full", (size,))
+    dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)
+    array = filled("new_full", size, fill_value, dtype)
+    device = x.device if device is None else device
+    return _tensor.Tensor._leaf("new_full", backend.to_device(array, device), requires_grad)
+
+
+def new_tensor(x, data, *, dtype=None, device=None, requires_grad=False):
+    """A copy of ``data`` (numbers, nested lists, an array or a tensor, taken outside the
+    graph) in x's dtype and on x's device unless given (``torch.Tensor.new_tensor``; a float
+    given to an integer x is truncated, as torch's)."""
+    data = data.detach()._array if isinstance(data, _tensor.Tensor) else data
+    dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)
+    device = x.device if device is None else device
+    array = backend.new_array(data, dtype, device)
+    return _tensor.Tensor._leaf("new_tensor", array, requires_grad)
+
+
+def new_empty(x, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` (ints or one tuple) of x's dtype and device unless given
+    (``torch.Tensor.new_empty``); its values are zeros here."""
+    return x._new_filled("new_empty", 0, size, dtype, device, requires_grad)

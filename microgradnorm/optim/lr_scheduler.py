@@ -1,13 +1,18 @@
-"""Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics, each a
-closed form of the step (docs/training.md, "Learning-rate schedules")."""
+"""Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics: each a
+function of the step (docs/training.md, "Learning-rate schedules"), the multiplicative ones
+(StepLR, MultiStepLR, ExponentialLR) computed as torch's chains of products, bit for bit;
+ReduceLROnPlateau follows a metric instead."""
 
+import bisect
 import math
 import numbers
 
 from ..dtypes import check_number, check_positive_ints
 from .optimizers import Optimizer
 
-__all__ = ["CosineAnnealingLR", "LRScheduler", "LambdaLR", "LinearLR", "warmup_cosine"]
+__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
+           "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "StepLR",
+           "warmup_cosine"]
 
 
 class LRScheduler:
@@ -143,6 +148,335 @@ class CosineAnnealingLR(LRScheduler):
         return self.eta_min + (base_lr - self.eta_min) * cosine / 2
 
 
+class _Multiplicative(LRScheduler):
+    # A schedule torch writes as a chain, lr_t = lr_{t-1} * factor(t): multiplied here the
+    # same way, in the same order, so the rates agree with torch's bit for bit (a closed
+    # form gamma ** k differs in the last bits). The latest rates are the chain's last link,
+    # so a step costs one product; a jump (load_state_dict) walks the chain from the base.
+
+    def factor(self, step):
+        """The multiplier applied at ``step``, or None where the rate stays."""
+        raise NotImplementedError
+
+    def lr_at(self, step, base_lr, group_index):
+        """The rate at ``step``: ``base_lr`` times every factor up to it, in order."""
+        first, lr = 1, base_lr
+        last = getattr(self, "_last_lr", None)
+        if last is not None and step == self.last_epoch + 1 \
+                and base_lr == self.base_lrs[group_index]:
+            first, lr = step, last[group_index]
+        for at in range(first, step + 1):
+            factor = self.factor(at)
+            if factor is not None:
+                lr = lr * factor
+        return lr
+
+
+class StepLR(_Multiplicative):
+    r"""Decay by ``gamma`` every ``step_size`` steps:
+    :math:`\eta_t = \eta_0\, \gamma^{\lfloor t / \text{step\_size} \rfloor}`
+    (one product per decay, as torch computes it).
+
+    Example:
+        >>> scheduler = StepLR(opt, step_size=30, gamma=0.1)
+    """
+
+    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        check_positive_ints("StepLR", step_size=step_size)
+        check_number("StepLR", "gamma", gamma)
+        self.step_size, self.gamma = step_size, gamma
+        super().__init__(optimizer, last_epoch)
+
+    def factor(self, step):
+        """``gamma`` at each multiple of ``step_size``."""
+        return self.gamma if step % self.step_size == 0 else None
+
+
+class MultiStepLR(_Multiplicative):
+    r"""Decay by ``gamma`` at each milestone: :math:`\eta_t = \eta_0\,\gamma^{k}`, k the
+    number of milestones at or before t (a milestone listed twice counts twice, as in torch).
+
+    Example:
+        >>> scheduler = MultiStepLR(opt, milestones=[30, 80], gamma=0.1)
+    """
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        milestones = _int_list("MultiStepLR", "milestones", milestones)
+        check_number("MultiStepLR", "gamma", gamma)
+        self.milestones, self.gamma = sorted(milestones), gamma
+        super().__init__(optimizer, last_epoch)
+
+    def factor(self, step):
+        """``gamma ** n`` at a milestone listed n times."""
+        count = self.milestones.count(step)
+        return self.gamma ** count if count else None
+
+
+class ExponentialLR(_Multiplicative):
+    r"""Decay by ``gamma`` every step: :math:`\eta_t = \eta_0\, \gamma^t` (t products).
+
+    Example:
+        >>> scheduler = ExponentialLR(opt, gamma=0.95)
+    """
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        check_number("ExponentialLR", "gamma", gamma)
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def factor(self, step):
+        """``gamma``, every step."""
+        return self.gamma
+
+
+class OneCycleLR(LRScheduler):
+    r"""The one-cycle policy (``torch.optim.lr_scheduler.OneCycleLR``): the rate rises from
+    ``max_lr / div_factor`` to ``max_lr`` over the first ``pct_start`` of ``total_steps``,
+    then anneals to ``initial_lr / final_div_factor``; ``three_phase=True`` comes back down to
+    the initial rate symmetrically before the final annealing. Each phase interpolates
+
+    .. math::
+        \text{cos: } e + \tfrac{s - e}{2}(1 + \cos \pi p), \qquad
+        \text{linear: } s + (e - s)\,p
+
+    from its start s to its end e as p runs from 0 to 1. With ``cycle_momentum`` (the
+    default) the momentum (SGD, RMSprop) or Adam's beta1 moves the opposite way between
+    ``max_momentum`` and ``base_momentum``. As torch, it writes ``initial_lr``, ``max_lr``,
+    ``min_lr`` (and ``max_momentum``, ``base_momentum``) into every parameter group, and
+    stepping past ``total_steps`` is a ValueError.
+
+    Args:
+        max_lr: the peak rate, or one per parameter group.
+        total_steps: the cycle's length; or give ``epochs`` and ``steps_per_epoch``.
+
+    Example:
+        >>> scheduler = OneCycleLR(opt, max_lr=0.1, total_steps=1000)
+    """
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
+                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
+                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
+                 last_epoch=-1):
+        name = "OneCycleLR"
+        _check_optimizer(name, optimizer)
+        if total_steps is None:
+            if epochs is None or steps_per_epoch is None:
+                raise ValueError(f"{name}: give total_steps, or epochs and steps_per_epoch")
+            check_positive_ints(name, epochs=epochs, steps_per_epoch=steps_per_epoch)
+            total_steps = epochs * steps_per_epoch
+        check_positive_ints(name, total_steps=total_steps)
+        check_number(name, "pct_start", pct_start)
+        if not 0 <= pct_start <= 1:
+            raise ValueError(f"{name}: pct_start must be in [0, 1], got {pct_start!r}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ValueError(f"{name}: anneal_strategy must be 'cos' or 'linear', got "
+                             f"{anneal_strategy!r}")
+        for option, value in (("div_factor", div_factor), ("final_div_factor", final_div_factor)):
+            check_number(name, option, value)
+            if not value > 0:
+                raise ValueError(f"{name}: {option} must be positive, got {value!r}")
+        if not isinstance(cycle_momentum, bool) or not isinstance(three_phase, bool):
+            raise ValueError(f"{name}: cycle_momentum and three_phase must be True or False, "
+                             f"got {cycle_momentum!r} and {three_phase!r}")
+        groups = optimizer.param_groups
+        max_lrs = _per_group(name, "max_lr", max_lr, len(groups))
+        self.use_beta1 = "betas" in optimizer.defaults
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and not self.use_beta1:
+                raise ValueError(f"{name}: cycle_momentum=True needs an optimizer with "
+                                 f"momentum or betas, got {type(optimizer).__name__}")
+            momenta = list(zip(_per_group(name, "max_momentum", max_momentum, len(groups)),
+                               _per_group(name, "base_momentum", base_momentum, len(groups))))
+        self.total_steps, self.anneal_strategy = total_steps, anneal_strategy
+        self.cycle_momentum = cycle_momentum
+        self.phases = _one_cycle_phases(total_steps, pct_start, three_phase)
+        if last_epoch == -1:
+            for group, peak in zip(groups, max_lrs):
+                group.update(initial_lr=peak / div_factor, max_lr=peak,
+                             min_lr=peak / div_factor / final_div_factor)
+            if cycle_momentum:
+                for group, (top, bottom) in zip(groups, momenta):
+                    group.update(max_momentum=top, base_momentum=bottom)
+        super().__init__(optimizer, last_epoch)
+
+    def _position(self, step):
+        # (phase, fraction of it done) at ``step``; the last phase takes any later step
+        if step > self.total_steps:
+            raise ValueError(f"OneCycleLR: tried to step {step} times; total_steps is "
+                             f"{self.total_steps}")
+        start = 0.0
+        for number, phase in enumerate(self.phases):
+            end = phase[0]
+            if step <= end or number == len(self.phases) - 1:
+                return phase, (step - start) / (end - start)
+            start = end
+
+    def _anneal(self, start, end, pct):
+        if self.anneal_strategy == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def lr_at(self, step, base_lr, group_index):
+        """The rate of the phase ``step`` falls in (``base_lr`` is the initial rate)."""
+        (_, lr_from, lr_to, _, _), pct = self._position(step)
+        values = {**self.optimizer.param_groups[group_index], "initial_lr": base_lr}
+        return self._anneal(values[lr_from], values[lr_to], pct)
+
+    def _go_to(self, epoch, base_lrs):
+        super()._go_to(epoch, base_lrs)                  # raises before changing anything
+        if not self.cycle_momentum:
+            return
+        (_, _, _, momentum_from, momentum_to), pct = self._position(epoch)
+        for group in self.optimizer.param_groups:
+            momentum = self._anneal(group[momentum_from], group[momentum_to], pct)
+            if self.use_beta1:
+                group["betas"] = (momentum, *group["betas"][1:])
+            else:
+                group["momentum"] = momentum
+
+
+class SequentialLR(LRScheduler):
+    r"""Run ``schedulers`` one after another: the i-th from ``milestones[i - 1]`` on, counting
+    its own steps from 0 there, from its own base rates (``initial_lr`` when it was made),
+    as torch's milestones do (``torch.optim.lr_scheduler.SequentialLR``).
+
+    Example:
+        >>> warmup = LinearLR(opt, start_factor=0.1, total_iters=5)
+        >>> decay = ExponentialLR(opt, gamma=0.9)
+        >>> scheduler = SequentialLR(opt, [warmup, decay], milestones=[5])
+    """
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        name = "SequentialLR"
+        _check_optimizer(name, optimizer)
+        schedulers = list(schedulers) if isinstance(schedulers, (list, tuple)) else schedulers
+        if not isinstance(schedulers, list) or not schedulers:
+            raise ValueError(f"{name}: schedulers must be a non-empty list, got {schedulers!r}")
+        for index, scheduler in enumerate(schedulers):
+            if not isinstance(scheduler, LRScheduler):
+                raise TypeError(f"{name}: schedulers[{index}] must be an LRScheduler, got "
+                                f"{type(scheduler).__name__}")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"{name}: schedulers[{index}] is a ReduceLROnPlateau, whose "
+                                 f"step needs a metric")
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(f"{name}: schedulers[{index}] ({type(scheduler).__name__}) "
+                                 f"belongs to another optimizer")
+        milestones = _int_list(name, "milestones", milestones)
+        if len(milestones) != len(schedulers) - 1:
+            raise ValueError(f"{name}: expected {len(schedulers) - 1} milestones for "
+                             f"{len(schedulers)} schedulers, got {len(milestones)}")
+        self.schedulers, self.milestones = schedulers, milestones
+        super().__init__(optimizer, last_epoch)
+
+    def _current(self, step):
+        # the scheduler that runs at ``step``, and its own step count there
+        index = bisect.bisect_right(self.milestones, step)
+        return self.schedulers[index], step - (self.milestones[index - 1] if index else 0)
+
+    def lr_at(self, step, base_lr, group_index):
+        """The rate the scheduler running at ``step`` gives at its own step, from its own
+        base rate."""
+        scheduler, own_step = self._current(step)
+        return scheduler.lr_at(own_step, scheduler.base_lrs[group_index], group_index)
+
+    def _go_to(self, epoch, base_lrs):
+        scheduler, own_step = self._current(epoch)
+        # its own extras too (OneCycleLR's momentum); raises before anything changes
+        scheduler._go_to(own_step, scheduler.base_lrs)
+        self.base_lrs, self.last_epoch = base_lrs, epoch
+        self._last_lr = scheduler.get_last_lr()
+
+
+class ReduceLROnPlateau(LRScheduler):
+    r"""Multiply the rate by ``factor`` when a metric has not improved for more than
+    ``patience`` steps (``torch.optim.lr_scheduler.ReduceLROnPlateau``): call
+    ``step(metric)``. Improving means below :math:`b (1 - \text{threshold})` (mode "min",
+    threshold_mode "rel"), :math:`b - \text{threshold}` ("abs"), or above
+    :math:`b (1 + \text{threshold})`, :math:`b + \text{threshold}` (mode "max"), b the best
+    so far. After a reduction, ``cooldown`` steps count no bad steps; a rate never goes below
+    ``min_lr`` (one per group, or one for all), and a change smaller than ``eps`` is skipped.
+
+    Example:
+        >>> scheduler = ReduceLROnPlateau(opt, patience=3)
+        >>> for epoch in range(50):
+        ...     scheduler.step(validation_loss(model))
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
+                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+        name = "ReduceLROnPlateau"
+        _check_optimizer(name, optimizer)
+        check_number(name, "factor", factor)
+        if not factor < 1.0:
+            raise ValueError(f"{name}: factor must be below 1.0, got {factor!r}")
+        if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"{name}: mode must be 'min' or 'max' and threshold_mode 'rel' or "
+                             f"'abs', got {mode!r} and {threshold_mode!r}")
+        for option, value in (("patience", patience), ("cooldown", cooldown)):
+            check_number(name, option, value, integer=True)
+        for option, value in (("threshold", threshold), ("eps", eps)):
+            check_number(name, option, value)
+        self.min_lrs = _per_group(name, "min_lr", min_lr, len(optimizer.param_groups))
+        self.optimizer, self.mode, self.factor = optimizer, mode, factor
+        self.patience, self.threshold, self.threshold_mode = patience, threshold, threshold_mode
+        self.cooldown, self.eps = cooldown, eps
+        self.last_epoch, self.best = 0, math.inf if mode == "min" else -math.inf
+        self.num_bad_epochs, self.cooldown_counter = 0, 0
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def is_better(self, metric, best):
+        """Whether ``metric`` improves on ``best`` by more than the threshold."""
+        if self.threshold_mode == "rel":
+            scale = 1 - self.threshold if self.mode == "min" else 1 + self.threshold
+            return metric < best * scale if self.mode == "min" else metric > best * scale
+        if self.mode == "min":
+            return metric < best - self.threshold
+        return metric > best + self.threshold
+
+    def step(self, metrics):
+        """Count one step with the metric's value (a number or a one-element Tensor)."""
+        current = float(metrics)
+        self.last_epoch += 1
+        if self.is_better(current, self.best):
+            self.best, self.num_bad_epochs = current, 0
+        else:
+            self.num_bad_epochs += 1
+        if self.cooldown_counter > 0:               # bad steps in a cooldown do not count
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0
+        if self.num_bad_epochs > self.patience:
+            for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
+                reduced = max(float(group["lr"]) * self.factor, floor)
+                if float(group["lr"]) - reduced > self.eps:
+                    group["lr"] = reduced
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+    def lr_at(self, step, base_lr, group_index):
+        """Not a function of the step: the rate depends on the metrics seen."""
+        raise TypeError("ReduceLROnPlateau: the rate depends on the metrics, not the step")
+
+    def state_dict(self):
+        """The counters and the best metric (the rates are in the optimizer's state)."""
+        return {"last_epoch": self.last_epoch, "best": self.best,
+                "num_bad_epochs": self.num_bad_epochs, "cooldown_counter": self.cooldown_counter}
+
+    def load_state_dict(self, state_dict):
+        """Continue from a ``state_dict()``."""
+        keys = {"last_epoch", "best", "num_bad_epochs", "cooldown_counter"}
+        if not isinstance(state_dict, dict) or set(state_dict) != keys:
+            raise ValueError(f"ReduceLROnPlateau.load_state_dict: expected keys "
+                             f"{sorted(keys)}, got {state_dict!r}")
+        for key in keys - {"best"}:
+            check_number("ReduceLROnPlateau.load_state_dict", key, state_dict[key], integer=True)
+        check_number("ReduceLROnPlateau.load_state_dict", "best", state_dict["best"])
+        self.last_epoch, self.best = int(state_dict["last_epoch"]), float(state_dict["best"])
+        self.num_bad_epochs = int(state_dict["num_bad_epochs"])
+        self.cooldown_counter = int(state_dict["cooldown_counter"])
+        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+
+
 def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
     """nanoGPT's schedule as a ``LambdaLR`` factor: linear warmup (t + 1)/W over
     ``warmup_steps``, then a cosine from 1 to ``min_factor`` at ``total_steps``.
@@ -173,3 +507,35 @@ def _check_optimizer(where, optimizer):
         raise TypeError(f"{where}: optimizer must be an optim.Optimizer, got "
                         f"{type(optimizer).__name__}")
 
+
+
+def _one_cycle_phases(total_steps, pct_start, three_phase):
+    # (last step, lr from, lr to, momentum from, momentum to), the ends as group keys: torch's
+    rise = float(pct_start * total_steps) - 1
+    if not three_phase:
+        return [(rise, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+    return [(rise, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+            (float(2 * pct_start * total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+             "max_momentum"),
+            (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+
+
+def _per_group(where, name, value, groups):
+    # one number for every parameter group, or a list of one per group (torch's _format_param)
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * groups
+    if len(values) != groups:
+        raise ValueError(f"{where}: expected {groups} values of {name} (one per parameter "
+                         f"group), got {len(values)}")
+    for item in values:
+        check_number(where, name, item)
+    return values
+
+
+def _int_list(where, name, values):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{where}: {name} must be a list of ints, got {type(values).__name__}")
+    values = list(values)
+    for item in values:
+        check_number(where, name, item, integer=True)
+    return list(values)

@@ -1,5 +1,5 @@
-"""SGD, Adam and AdamW with ``torch.optim``'s update rules, names, defaults and parameter
-groups; half-precision parameters update in float32 (docs/pytorch.md)."""
+"""SGD, Adam, AdamW, RMSprop and Adagrad with ``torch.optim``'s update rules, names, defaults
+and parameter groups; half-precision parameters update in float32 (docs/pytorch.md)."""
 
 import copy
 import math
@@ -11,7 +11,7 @@ from .. import backend
 from ..dtypes import check_number, is_floating, is_half, is_numeric
 from ..tensor import Tensor
 
-__all__ = ["SGD", "Adam", "AdamW", "Optimizer"]
+__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop"]
 
 
 class Optimizer:
@@ -113,14 +113,13 @@ class Optimizer:
             options = {k: v for k, v in saved.items() if k != "params"}
             for option in OPTIONAL & set(self.defaults) - set(options):
                 options[option] = group[option]     # saved before the option existed
-            # "initial_lr" is the base rate a learning-rate scheduler stores in each group
-            if not set(self.defaults) <= set(options) <= set(self.defaults) | {"initial_lr"}:
+            if not set(self.defaults) <= set(options) <= set(self.defaults) | SCHEDULER_KEYS:
                 raise ValueError(f"{name}.load_state_dict: group {number} has options "
                                  f"{sorted(options)}, expected {sorted(self.defaults)}")
             if "betas" in options:
                 options["betas"] = tuple(options["betas"])
             for option, value in options.items():
-                _check_option(name, option, value)     # initial_lr: a number >= 0 too
+                _check_option(name, option, value)     # scheduler keys: numbers >= 0 too
             new_groups.append({**options, "params": group["params"]})
             by_index.update(zip(saved["params"], group["params"]))
         new_state = {}
@@ -250,9 +249,107 @@ class AdamW(Adam):
                          amsgrad=amsgrad, maximize=maximize)
 
 
-FLAGS = ("nesterov", "amsgrad", "maximize")
+class RMSprop(Optimizer):
+    r"""RMSprop (``torch.optim.RMSprop``): divide the gradient by a running root mean square,
+
+    .. math::
+        g \leftarrow g + \lambda\theta, \quad v \leftarrow \alpha v + (1 - \alpha) g^2, \quad
+        \bar g \leftarrow \bar g + (1 - \alpha)(g - \bar g), \quad
+        d = \sqrt{v - \bar g^2 \text{ if centered else } v} + \epsilon,
+
+    then :math:`\theta \leftarrow \theta - \eta\, g / d`, or with momentum
+    :math:`b \leftarrow \mu b + g / d,\ \theta \leftarrow \theta - \eta b`.
+
+    ``maximize``, ``master_weights``: SGD's.
+
+    Example:
+        >>> opt = RMSprop(model.parameters(), lr=0.01, momentum=0.9, centered=True)
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+                 centered=False, *, maximize=False, master_weights=False):
+        super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps,
+                                  "weight_decay": weight_decay, "momentum": momentum,
+                                  "centered": centered, "maximize": maximize}, master_weights)
+
+    def _update(self, param, grad, state, group):
+        alpha, momentum = group["alpha"], group["momentum"]
+        xp = backend.array_module(param)
+        if group["maximize"]:
+            grad = -grad
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param
+        if not state:
+            state.update(step=0, square_avg=xp.zeros_like(param))
+        # created when first needed: a schedule may switch momentum on after the first step
+        if momentum > 0 and "momentum_buffer" not in state:
+            state["momentum_buffer"] = xp.zeros_like(param)
+        if group["centered"] and "grad_avg" not in state:
+            state["grad_avg"] = xp.zeros_like(param)
+        state["step"] += 1
+        state["square_avg"] = alpha * state["square_avg"] + (1 - alpha) * grad * grad
+        second = state["square_avg"]
+        if group["centered"]:                      # the variance instead of the raw moment
+            state["grad_avg"] = state["grad_avg"] + (1 - alpha) * (grad - state["grad_avg"])
+            second = second - state["grad_avg"] * state["grad_avg"]
+        denom = second ** 0.5 + group["eps"]
+        if momentum > 0:
+            state["momentum_buffer"] = momentum * state["momentum_buffer"] + grad / denom
+            return param - group["lr"] * state["momentum_buffer"]
+        return param - group["lr"] * grad / denom
+
+
+class Adagrad(Optimizer):
+    r"""Adagrad (``torch.optim.Adagrad``): each coordinate's step shrinks with the sum of its
+    squared gradients,
+
+    .. math::
+        g \leftarrow g + \lambda\theta, \quad s \leftarrow s + g^2, \quad
+        \theta \leftarrow \theta - \frac{\eta}{1 + (t - 1)\,\delta}\,
+        \frac{g}{\sqrt{s} + \epsilon}
+
+    with :math:`\delta` = ``lr_decay`` and s starting at ``initial_accumulator_value``.
+    As in torch, every parameter has its state (step 0, the filled sum) from the start.
+    ``maximize``, ``master_weights``: SGD's.
+
+    Example:
+        >>> opt = Adagrad(model.parameters(), lr=0.1, lr_decay=1e-3)
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
+                 initial_accumulator_value=0.0, eps=1e-10, *, maximize=False,
+                 master_weights=False):
+        super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
+                                  "initial_accumulator_value": initial_accumulator_value,
+                                  "eps": eps, "maximize": maximize}, master_weights)
+        for group in self.param_groups:
+            for p in group["params"]:
+                # half-precision parameters keep float32 states
+                dtype = np.float32 if is_half(p.dtype) else p.dtype
+                xp = backend.array_module(p._array)
+                self.state[id(p)] = {"step": 0, "sum": xp.full(
+                    p.shape, group["initial_accumulator_value"], dtype)}
+
+    def _update(self, param, grad, state, group):
+        if group["maximize"]:
+            grad = -grad
+        if group["weight_decay"]:
+            grad = grad + group["weight_decay"] * param
+        if "sum" not in state:                     # a state dict saved without it
+            state.update(step=0, sum=backend.array_module(param).full_like(
+                param, group["initial_accumulator_value"]))
+        state["step"] += 1
+        rate = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
+        state["sum"] = state["sum"] + grad * grad
+        return param - rate * grad / (state["sum"] ** 0.5 + group["eps"])
+
+
+FLAGS = ("nesterov", "amsgrad", "maximize", "centered")
 # options an older state dict may lack: they load with the optimizer's own values
 OPTIONAL = frozenset({"amsgrad", "maximize"})
+# what learning-rate schedulers store in a group, as torch's do: the base rate of every
+# schedule, and OneCycleLR's peak and floor rates and momentum bounds
+SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
 
 
 def _check_option(optimizer, name, value):

@@ -18,7 +18,9 @@ import pytest
 
 PUBLIC_NAMESPACES = ["microgradnorm", "microgradnorm.functional", "microgradnorm.nn",
                      "microgradnorm.optim", "microgradnorm.layers", "microgradnorm.train",
-                     "microgradnorm.viz", "microgradnorm.checks", "microgradnorm.norms"]
+                     "microgradnorm.viz", "microgradnorm.checks", "microgradnorm.norms",
+                     "microgradnorm.optim.lr_scheduler", "microgradnorm.utils.data",
+                     "microgradnorm.utils.tensorboard", "microgradnorm.cuda"]
 DOCUMENTED_ON_THE_BASE_CLASS = {"extra_repr"}
 
 

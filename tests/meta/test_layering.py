@@ -15,11 +15,12 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
-    ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing")),
+    ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
+                 "cuda")),
     ("core", ("tensor", "autograd", "ops", "factories", "kernels")),
     ("norms", ("norms",)),
-    ("functional", ("functional",)),
-    ("model", ("nn", "optim", "layers")),
+    ("functional", ("functional", "convolution", "losses")),
+    ("model", ("nn", "optim", "layers", "utils")),
     ("look", ("checks", "viz", "train", "checkpoint")),
     ("apps", ("cli", "__main__")),
 )

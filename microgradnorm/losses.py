@@ -1,0 +1,514 @@
+"""The losses of ``F``, with ``torch.nn.functional``'s names, defaults, reductions
+("mean", "sum", "none") and errors: class-index losses (cross-entropy, negative
+log-likelihood), logistic losses (binary cross-entropy on probabilities or logits),
+pointwise regression losses (L1, MSE, smooth L1, Huber) and the KL divergence.
+
+Each is a composition of primitive ops, so autograd comes for free; binary cross-entropy
+is the one ``Function``, for its closed-form backward (see ``BinaryCrossEntropy``).
+``functional`` re-exports every name here."""
+
+import warnings
+
+import numpy as np
+
+from . import backend, ops
+from .autograd import Function
+from .dtypes import check_number, is_floating
+from .norms import cross_entropy_rows, log_softmax
+from .norms.arguments import check_tensor, resolve_impl
+from .tensor import Tensor
+
+__all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
+           "huber_loss", "kl_div", "l1_loss", "logsigmoid", "mse_loss", "nll_loss",
+           "smooth_l1_loss"]
+
+REDUCTIONS = ("mean", "sum", "none")
+
+
+# ----- arguments ----------------------------------------------------------------------------
+def check_reduction(fn, reduction, extra=()):
+    """Raise a ValueError naming ``fn`` unless ``reduction`` is one of ``REDUCTIONS + extra``."""
+    choices = REDUCTIONS + tuple(extra)
+    if reduction not in choices:
+        names = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"{fn}: reduction must be one of {names}, got {reduction!r}")
+
+
+def check_floating(fn, name, value):
+    """``value`` if it is a floating Tensor: a TypeError for anything but a Tensor, and
+    NotImplementedError for an integer or bool one, as PyTorch's floating-only kernels."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}: {name} must be a Tensor, got {type(value).__name__}")
+    if not is_floating(value.dtype):
+        raise NotImplementedError(f"{fn}: {name} must be a floating tensor, got dtype "
+                                  f"{value.dtype}")
+    return value
+
+
+def _tensor(fn, name, value):
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}: {name} must be a Tensor, got {type(value).__name__}")
+    return value
+
+
+def _same_shape(fn, name, value, input):
+    if value.shape != input.shape:
+        raise ValueError(f"{fn}: {name} must have the input's shape {input.shape}, got "
+                         f"{value.shape}")
+
+
+def _broadcasts_to(fn, name, value, shape):
+    """A weight that broadcasts to the input's ``shape`` without growing it."""
+    _tensor(fn, name, value)
+    try:
+        fits = np.broadcast_shapes(value.shape, shape) == tuple(shape)
+    except ValueError:
+        fits = False
+    if not fits:
+        raise RuntimeError(f"{fn}: {name} of shape {value.shape} must broadcast to the "
+                           f"input's shape {tuple(shape)}")
+
+
+def _paired(fn, input, target):
+    """The target's shape checked against the input's: broadcast with a warning, as PyTorch."""
+    target_shape = tuple(target.shape if isinstance(target, Tensor) else np.shape(target))
+    if target_shape != input.shape:
+        try:
+            np.broadcast_shapes(target_shape, input.shape)
+        except ValueError:
+            raise ValueError(f"{fn}: target of shape {target_shape} does not broadcast "
+                             f"with input of shape {input.shape}") from None
+        warnings.warn(f"{fn}: target shape {target_shape} differs from input shape "
+                      f"{input.shape}; they are broadcast, which is likely not intended "
+                      "(PyTorch warns the same)", UserWarning, stacklevel=4)
+
+
+def _common_dtype(input, target):
+    """The dtype of ``input - target`` (PyTorch's promotion)."""
+    other = target._array if isinstance(target, Tensor) else np.asarray(target)
+    return ops.result_dtype(input._array, other)
+
+
+def _pointwise(fn, input, target, integers=False):
+    """``input - target`` after the checks the pointwise losses share: floating unless
+    ``integers``."""
+    _tensor(fn, "input", input)
+    _paired(fn, input, target)
+    if not integers and not is_floating(_common_dtype(input, target)):
+        raise NotImplementedError(f"{fn}: input and target must not both be integer or bool "
+                                  f"tensors, got {input.dtype}")
+    return input - target
+
+
+def _reduce(losses, reduction):
+    if reduction == "mean":
+        return losses.mean()
+    if reduction == "sum":
+        return losses.sum()
+    return losses
+
+
+# ----- class-index losses: cross_entropy, nll_loss -----------------------------------------
+def _class_layout(input):
+    """(classes, target shape) of an input (C,), (N, C) or (N, C, d1, ...)."""
+    if input.ndim == 1:
+        return input.shape[0], ()
+    return input.shape[1], input.shape[:1] + input.shape[2:]
+
+
+def _class_rows(input, classes):
+    """The input with the class dim last, as rows (M, C)."""
+    if input.ndim <= 2:
+        return input.reshape(-1, classes)
+    return input.permute(0, *range(2, input.ndim), 1).reshape(-1, classes)
+
+
+def _picked(logp, flat, keep, weight):
+    """``-w[t] · logp[t]`` per row (M,), 0 on ignored rows, and the per-row weight the mean
+    divides by: None when every row counts once (no weight, nothing ignored)."""
+    xp = logp.xp
+    safe = xp.where(keep, flat, 0)      # an ignored row's stand-in class, selected away
+    losses = -logp[xp.arange(logp.shape[0]), safe]                           # (M,)
+    if not keep.all():
+        # selected, not multiplied by a 0/1 mask: an ignored row's stand-in class 0 may have
+        # log-probability -inf (a masked logit), and -inf · 0 is NaN
+        losses = ops.masked_fill(losses, ~keep, 0.0)
+    if weight is None:
+        return losses, None if keep.all() else keep.astype(logp.dtype)
+    per_row = xp.where(keep, weight[safe], 0).astype(logp.dtype)             # (M,)
+    return losses * per_row, per_row
+
+
+def _reduce_kept(losses, per_row, reduction, target_shape):
+    """The reduction of per-row losses: the mean is over the targets kept, weighted."""
+    if reduction == "none":
+        return losses.reshape(target_shape)
+    if reduction == "sum":
+        return losses.sum()
+    if per_row is None:
+        return losses.mean()            # every target kept, unweighted: the plain mean
+    total = float(per_row.sum())        # the targets kept, or their weights
+    if total == 0:                      # none: NaN, and zero gradients, as in PyTorch
+        return losses.sum() + losses.xp.asarray(np.nan, dtype=losses.dtype)
+    return losses.sum() / total
+
+
+def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0, impl=None):
+    r"""Cross-entropy :math:`-w_{t_n} \log\mathrm{softmax}(\text{input}_n)_{t_n}` of integer
+    targets, the class dim second as in PyTorch; the mean is over the targets kept (weighted
+    by ``weight`` when given).
+
+    Args:
+        weight: a rescaling weight per class (C,), or None.
+        ignore_index: the target value that adds nothing (and is left out of the mean).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        label_smoothing: ε in [0, 1]: the target is (1 - ε) one-hot plus ε/C uniform.
+        impl: ``"fused"``, one node saving the logits and a logsumexp per row, or
+            ``"composite"``, the graph of log_softmax, indexing and the reduction; None
+            follows ``mg.norm_impl`` (fused by default).
+
+    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
+
+    Example:
+        >>> loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))   # (B·T, V)
+    """
+    check_tensor("cross_entropy", "input", input)
+    if input.ndim == 0:
+        raise ValueError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "
+                         "got a 0-d tensor")
+    classes, target_shape = _class_layout(input)
+    xp = input.xp
+    target_data = target._array if isinstance(target, Tensor) else target
+    target_data = backend.to_device(xp.asarray(target_data), input.device)
+    if target_data.dtype.kind not in "iu":
+        raise TypeError(f"cross_entropy: target must hold integer class indices, "
+                        f"got dtype {target_data.dtype}")
+    if tuple(target_data.shape) != target_shape:
+        raise ValueError(f"cross_entropy: target must have shape {target_shape} for input "
+                         f"{input.shape} (the class dim is dim 1), got "
+                         f"{tuple(target_data.shape)}")
+    check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
+    check_number("cross_entropy", "label_smoothing", label_smoothing)
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], "
+                         f"got {label_smoothing!r}")
+    if weight is not None:
+        weight = backend.to_device(xp.asarray(weight._array if isinstance(weight, Tensor)
+                                              else weight), input.device)
+        if weight.shape != (classes,) or weight.dtype.kind != "f":
+            raise ValueError(f"cross_entropy: weight must be a floating tensor of shape "
+                             f"({classes},), got shape {tuple(weight.shape)}, dtype "
+                             f"{weight.dtype}")
+    flat = target_data.reshape(-1)
+    keep = flat != ignore_index
+    counted = flat[keep]
+    if counted.size and (int(counted.min()) < 0 or int(counted.max()) >= classes):
+        raise ops.OutOfRangeError(
+            f"cross_entropy: target values must be in [0, {classes}) or ignore_index "
+            f"{ignore_index}, got min {int(counted.min())}, max {int(counted.max())}")
+    check_reduction("cross_entropy", reduction)
+    impl = resolve_impl("cross_entropy", impl)
+    rows = _class_rows(input, classes)                                       # (M, C)
+    if weight is None and not label_smoothing:      # one node (or its twin graph) of rows
+        loss = cross_entropy_rows(rows, flat, ignore_index, reduction, impl)
+        return loss.reshape(target_shape) if reduction == "none" else loss
+    logp = log_softmax(rows, impl=impl)                                      # (M, C)
+    losses, per_row = _picked(logp, flat, keep, weight)
+    if label_smoothing:
+        smooth = -(logp if weight is None else logp * weight.astype(input.dtype)).sum(-1)
+        smooth = smooth if keep.all() else ops.masked_fill(smooth, ~keep, 0.0)
+        losses = (1 - label_smoothing) * losses + (label_smoothing / classes) * smooth
+    return _reduce_kept(losses, per_row, reduction, target_shape)
+
+
+def _nll_target(input, target, target_shape):
+    """The target as a flat int64/uint8 array on input's device, its shape checked."""
+    data = target._array if isinstance(target, Tensor) else input.xp.asarray(target)
+    data = backend.to_device(data, input.device)
+    if data.dtype not in (np.int64, np.uint8):
+        raise RuntimeError(f"nll_loss: target must hold int64 (or uint8) class indices, got "
+                           f"dtype {data.dtype}")
+    if tuple(data.shape) != target_shape:
+        if input.ndim > 1 and tuple(data.shape[:1]) != target_shape[:1]:
+            raise ValueError(f"nll_loss: input batch size {input.shape[0]} must match target "
+                             f"batch size {data.shape[0] if data.ndim else 0}")
+        raise RuntimeError(f"nll_loss: target must have shape {target_shape} for input "
+                           f"{input.shape} (the class dim is dim 1), got {tuple(data.shape)}")
+    return data.reshape(-1)
+
+
+def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+    r"""Negative log-likelihood :math:`-w_{t_n}\,\text{input}_{n, t_n}` of log-probabilities
+    and integer targets (``F.nll_loss``); the mean is over the targets kept, weighted:
+    :math:`\sum_n \ell_n / \sum_n w_{t_n}`. ``nll_loss(log_softmax(x, 1), t)`` is
+    ``cross_entropy(x, t)``.
+
+    Args:
+        input: log-probabilities, the class dim second.
+        target: int64 (or uint8) class indices, a Tensor or an array.
+        weight: a floating (C,) Tensor of input's dtype, a weight per class, or None.
+        ignore_index: the target value that adds nothing (and is left out of the mean).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+
+    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
+
+    Example:
+        >>> F.nll_loss(F.log_softmax(logits, dim=1), targets)
+    """
+    check_floating("nll_loss", "input", input)
+    if input.ndim == 0:
+        raise ValueError("nll_loss: input must have 1 or more dims ((C,), (N, C) or "
+                         "(N, C, d1, ...)), got a 0-d tensor")
+    classes, target_shape = _class_layout(input)
+    flat = _nll_target(input, target, target_shape)
+    check_number("nll_loss", "ignore_index", ignore_index, integer=True)
+    if weight is not None:
+        _tensor("nll_loss", "weight", weight)
+        if weight.shape != (classes,) or weight.dtype != input.dtype:
+            raise RuntimeError(f"nll_loss: weight must have shape ({classes},) and the "
+                               f"input's dtype {input.dtype}, got shape {weight.shape}, "
+                               f"dtype {weight.dtype}")
+    keep = flat != ignore_index
+    outside = keep & ((flat < 0) | (flat >= classes))
+    if outside.any():
+        raise ops.OutOfRangeError(f"nll_loss: target {int(flat[outside][0])} is out of "
+                                  f"bounds: must be in [0, {classes}) or ignore_index "
+                                  f"{ignore_index}")
+    check_reduction("nll_loss", reduction)
+    losses, per_row = _picked(_class_rows(input, classes), flat, keep,
+                              None if weight is None else weight._array)
+    return _reduce_kept(losses, per_row, reduction, target_shape)
+
+
+# ----- logistic losses: binary_cross_entropy (with logits) ----------------------------------
+def logsigmoid(input):
+    r""":math:`\log\sigma(x) = \min(x, 0) - \mathrm{log1p}(e^{-|x|})` elementwise
+    (``F.logsigmoid``), stable for any x: the exponent is never positive.
+
+    Example:
+        >>> F.logsigmoid(mg.tensor([-1000.0, 0.0]))       # [-1000, -log 2]
+    """
+    check_floating("logsigmoid", "input", input)
+    # the tie of minimum at 0 halves its gradient, and |x|'s gradient there is 0: σ(0) = 1/2
+    return ops.minimum(input, 0.0) - ops.log1p((-input.abs()).exp())
+
+
+class BinaryCrossEntropy(Function):
+    r""":math:`-(t \log x + (1 - t) \log(1 - x))` elementwise, each log clamped at -100 as in
+    PyTorch. One node for its closed-form backward, PyTorch's: the derivative of the clamped
+    logs is 0/0 at x = 0 or 1, while :math:`(x - t) / \max(x (1 - x), 10^{-12})` stays
+    finite."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        xp = backend.array_module(x)
+        ctx.save_for_backward(x, t)                  # the backward reads both, nothing else
+        with np.errstate(divide="ignore"):           # log 0 = -inf, clamped just below
+            log_x, log_rest = xp.log(x), xp.log1p(-x)
+        return -(t * xp.maximum(log_x, -100) + (1 - t) * xp.maximum(log_rest, -100))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, t = ctx.saved
+        xp = backend.array_module(x)
+        need_x, need_t = ctx.needs_input_grad
+        grad_x = grad * (x - t) / xp.maximum(x * (1 - x), 1e-12) if need_x else None
+        with np.errstate(divide="ignore"):
+            grad_t = grad * (xp.log1p(-x) - xp.log(x)) if need_t else None      # -logit(x)
+        return grad_x, grad_t
+
+
+def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
+    r"""Binary cross-entropy of probabilities :math:`-w (t \log x + (1 - t) \log(1 - x))`,
+    each log clamped at -100 as in PyTorch (``F.binary_cross_entropy``).
+
+    Args:
+        input: probabilities in [0, 1]. target: in [0, 1], input's shape and dtype.
+        weight: a rescaling weight that broadcasts to input's shape, or None.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+
+    Shape: input (*), target (*), output () or (*) with ``"none"``.
+
+    Example:
+        >>> F.binary_cross_entropy(F.sigmoid(logits), labels)
+    """
+    fn = "binary_cross_entropy"
+    check_floating(fn, "input", input)
+    _tensor(fn, "target", target)
+    _same_shape(fn, "target", target, input)
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"{fn}: target must have the input's dtype {input.dtype}, got "
+                           f"{target.dtype}")
+    for name, value in (("input", input), ("target", target)):
+        if not ((value._array >= 0) & (value._array <= 1)).all():    # NaN fails too
+            raise RuntimeError(f"{fn}: all elements of {name} must be in [0, 1]")
+    if weight is not None:
+        _broadcasts_to(fn, "weight", weight, input.shape)
+    check_reduction(fn, reduction)
+    losses = BinaryCrossEntropy.apply(input, target)
+    if weight is not None:
+        losses = losses * weight.astype(input.dtype)    # PyTorch: in the input's dtype
+    return _reduce(losses, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, *, reduction="mean",
+                                     pos_weight=None):
+    r"""Binary cross-entropy of logits, :math:`-w (p\,t \log\sigma(x) + (1 - t)
+    \log(1 - \sigma(x)))` with :math:`p` = ``pos_weight``, in the stable form
+    :math:`(1 - t)\,x - (1 + (p - 1)\,t) \log\sigma(x)`
+    (``F.binary_cross_entropy_with_logits``). The result has target's dtype, as PyTorch's.
+
+    Args:
+        input: logits. target: input's shape, floating.
+        weight: a rescaling weight that broadcasts to input's shape, or None.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        pos_weight: a weight of the positive targets, broadcast over input (a weight per
+            class as the last dim), or None.
+
+    Shape: input (*), target (*), output () or (*) with ``"none"``.
+
+    Example:
+        >>> F.binary_cross_entropy_with_logits(logits, labels, pos_weight=mg.full((C,), 3.0))
+    """
+    fn = "binary_cross_entropy_with_logits"
+    check_floating(fn, "input", input)
+    _tensor(fn, "target", target)
+    _same_shape(fn, "target", target, input)
+    if not is_floating(target.dtype):
+        raise RuntimeError(f"{fn}: target must be a floating tensor (the result takes its "
+                           f"dtype), got {target.dtype}")
+    for name, value in (("weight", weight), ("pos_weight", pos_weight)):
+        if value is not None:
+            _broadcasts_to(fn, name, value, input.shape)
+    check_reduction(fn, reduction)
+    log_sigmoid = logsigmoid(input)
+    if pos_weight is not None:
+        log_sigmoid = log_sigmoid * ((pos_weight - 1) * target + 1)
+    losses = (1 - target) * input - log_sigmoid
+    if weight is not None:
+        losses = losses * weight
+    if losses.dtype != target.dtype:
+        losses = losses.astype(target.dtype)
+    return _reduce(losses, reduction)
+
+
+# ----- pointwise regression losses ---------------------------------------------------------
+def mse_loss(input, target, reduction="mean"):
+    r"""Mean squared error :math:`\mathrm{mean}((\text{input} - \text{target})^2)`; a target
+    of another shape is broadcast with a warning, as in PyTorch."""
+    check_reduction("mse_loss", reduction)
+    diff = _pointwise("mse_loss", input, target)
+    return _reduce(diff * diff, reduction)
+
+
+def l1_loss(input, target, *, reduction="mean"):
+    r"""Mean absolute error :math:`\mathrm{mean}|\text{input} - \text{target}|`
+    (``F.l1_loss``); the gradient at a tie is 0. A target of another shape is broadcast
+    with a warning, as in PyTorch; integer tensors give an integer ``"sum"`` or ``"none"``.
+
+    Example:
+        >>> F.l1_loss(prediction, target, reduction="sum")
+    """
+    _tensor("l1_loss", "input", input)
+    check_reduction("l1_loss", reduction)
+    if reduction == "mean" and not is_floating(_common_dtype(input, target)):
+        raise RuntimeError(f"l1_loss: the mean of integer differences has no dtype; input "
+                           f"is {input.dtype}: pass floating tensors or reduction='sum'")
+    return _reduce(_pointwise("l1_loss", input, target, integers=True).abs(), reduction)
+
+
+def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
+    r"""Smooth L1 (``F.smooth_l1_loss``): :math:`0.5\,d^2/\beta` where :math:`|d| < \beta`,
+    else :math:`|d| - 0.5\,\beta`, with :math:`d` = input - target; ``beta=0`` is
+    ``l1_loss``.
+
+    Args:
+        beta: where the quadratic turns linear, >= 0.
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+
+    Example:
+        >>> F.smooth_l1_loss(boxes, target_boxes, beta=0.5)
+    """
+    check_number("smooth_l1_loss", "beta", beta)
+    if beta < 0:
+        raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta!r}")
+    check_reduction("smooth_l1_loss", reduction)
+    diff = _pointwise("smooth_l1_loss", input, target)
+    if beta == 0:
+        return _reduce(diff.abs(), reduction)
+    size = diff.abs()
+    return _reduce(ops.where(size._array < beta, 0.5 * diff * diff / beta, size - 0.5 * beta),
+                   reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0):
+    r"""Huber (``F.huber_loss``): :math:`0.5\,d^2` where :math:`|d| \le \delta`, else
+    :math:`\delta (|d| - 0.5\,\delta)`, with :math:`d` = input - target: smooth L1 times
+    δ. The result has input's dtype, as PyTorch's.
+
+    Args:
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        delta: where the quadratic turns linear, > 0.
+
+    Example:
+        >>> F.huber_loss(prediction, target, delta=2.0)
+    """
+    check_number("huber_loss", "delta", delta)
+    if delta <= 0:
+        raise RuntimeError(f"huber_loss: delta must be positive, got {delta!r}")
+    check_reduction("huber_loss", reduction)
+    _tensor("huber_loss", "input", input)
+    if not is_floating(input.dtype) and is_floating(_common_dtype(input, target)):
+        raise RuntimeError(f"huber_loss: the result takes input's dtype {input.dtype}, which "
+                           "cannot hold a floating loss")
+    diff = _pointwise("huber_loss", input, target)
+    size = diff.abs()
+    losses = ops.where(size._array <= delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
+    return _reduce(losses if losses.dtype == input.dtype else losses.astype(input.dtype),
+                   reduction)
+
+
+# ----- divergence --------------------------------------------------------------------------
+def kl_div(input, target, *, reduction="mean", log_target=False):
+    r"""Kullback-Leibler divergence of log-probabilities ``input`` from ``target``
+    (``F.kl_div``): :math:`t (\log t - x)` elementwise (0 where t = 0), or
+    :math:`e^t (t - x)` with ``log_target``.
+
+    Args:
+        reduction: ``"mean"`` (every element, with PyTorch's warning), ``"batchmean"`` (the
+            sum over the batch size, the divergence's definition), ``"sum"`` or ``"none"``.
+        log_target: whether ``target`` holds log-probabilities too.
+
+    Example:
+        >>> F.kl_div(F.log_softmax(student, 1), F.softmax(teacher, 1), reduction="batchmean")
+    """
+    fn = "kl_div"
+    _tensor(fn, "input", input)
+    _tensor(fn, "target", target)
+    if not isinstance(log_target, bool):
+        raise TypeError(f"{fn}: log_target must be a bool, got {type(log_target).__name__}")
+    if not (is_floating(input.dtype) and is_floating(target.dtype)):
+        raise RuntimeError(f"{fn}: integer inputs are not supported, got input {input.dtype}, "
+                           f"target {target.dtype}")
+    check_reduction(fn, reduction, ("batchmean",))
+    try:
+        np.broadcast_shapes(input.shape, target.shape)
+    except ValueError:
+        raise ValueError(f"{fn}: target of shape {target.shape} does not broadcast with "
+                         f"input of shape {input.shape}") from None
+    if log_target:
+        losses = target.exp() * (target - input)
+    else:
+        with np.errstate(invalid="ignore"):      # t log t: NaN for a negative t, as PyTorch's
+            losses = target * target.masked_fill(target._array == 0, 1.0).log() \
+                - target * input
+    if reduction == "mean":
+        warnings.warn("kl_div: reduction='mean' divides the total loss by both the batch size "
+                      "and the support size; 'batchmean' divides only by the batch size, "
+                      "which is the KL divergence (PyTorch warns the same)", UserWarning,
+                      stacklevel=2)
+    if reduction == "batchmean":
+        total = losses.sum()
+        return total / input.shape[0] if input.ndim else total
+    return _reduce(losses, reduction)

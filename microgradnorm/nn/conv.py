@@ -1,0 +1,144 @@
+"""Conv1d and Conv2d: torch's parameters, defaults, initialisation and repr over
+``F.conv1d``/``F.conv2d``."""
+
+import math
+
+import numpy as np
+
+from .. import functional as F
+from . import init
+from .module import Module, Parameter, _check_positive, _dtype
+
+PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+
+
+class _ConvNd(Module):
+    """What Conv1d and Conv2d share: the arguments, parameters and repr of ``dims``
+    spatial dims."""
+
+    dims = 0
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device="cpu",
+                 dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        _check_positive(name, in_channels=in_channels, out_channels=out_channels)
+        if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+            raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+        for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+            if channels % groups:
+                raise ValueError(f"{name}: {what} must be divisible by groups, got "
+                                 f"{what}={channels}, groups={groups}")
+        self.kernel_size = self._tuple("kernel_size", kernel_size, 1)
+        self.stride = self._tuple("stride", stride, 1)
+        self.dilation = self._tuple("dilation", dilation, 1)
+        if isinstance(padding, str):
+            if padding not in ("same", "valid"):
+                raise ValueError(f"{name}: invalid padding string {padding!r}, should be one "
+                                 f"of 'same', 'valid'")
+            if padding == "same" and any(s != 1 for s in self.stride):
+                raise ValueError(f"{name}: padding='same' is not supported for strided "
+                                 f"convolutions, got stride={self.stride}")
+            self.padding = padding
+        else:
+            self.padding = self._tuple("padding", padding, 0)
+        if padding_mode not in PADDING_MODES:
+            raise ValueError(f"{name}: padding_mode must be one of {PADDING_MODES}, but got "
+                             f"padding_mode={padding_mode!r}")
+        if padding_mode != "zeros":
+            raise NotImplementedError(f"{name}: padding_mode={padding_mode!r} is not "
+                                      "implemented; only 'zeros' is")
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.padding_mode = padding_mode
+        dtype = _dtype(dtype)
+        shape = (out_channels, in_channels // groups) + self.kernel_size
+        self.weight = Parameter(np.zeros(shape, dtype), device=device)
+        self.bias = Parameter(np.zeros(out_channels, dtype), device=device) if bias else None
+        self.reset_parameters()
+
+    def _tuple(self, what, value, minimum):
+        # an int or a sequence of ``dims`` ints, each at least ``minimum`` (torch's _pair)
+        values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * self.dims
+        if len(values) != self.dims or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in values):
+            raise ValueError(f"{type(self).__name__}: {what} must be an int or {self.dims} "
+                             f"ints >= {minimum}, got {value!r}")
+        return values
+
+    def reset_parameters(self):
+        """Draw weight and bias again as torch does, in its order: the weight by
+        ``kaiming_uniform_(a=√5)`` (uniform in ±1/√fan_in, fan_in = in_channels / groups ·
+        ∏kernel_size), then the bias uniform in ±1/√fan_in; the same seed gives torch's."""
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        if self.bias is not None:
+            fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            bound = 1 / math.sqrt(fan_in)
+            init.uniform_(self.bias, -bound, bound)
+
+    def extra_repr(self):
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        if self.padding != (0,) * self.dims:
+            text += f", padding={self.padding}"
+        if self.dilation != (1,) * self.dims:
+            text += f", dilation={self.dilation}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class Conv1d(_ConvNd):
+    r"""1-D convolution over (N, C_in, L) (``torch.nn.Conv1d``), see ``F.conv1d``.
+
+    Args:
+        in_channels, out_channels: channel counts, each divisible by ``groups``.
+        kernel_size, stride, padding, dilation: an int or (int,); padding also ``"same"``
+            or ``"valid"``.
+        groups: independent channel groups. bias: learn a bias per output channel.
+        padding_mode: ``"zeros"`` only (the others raise NotImplementedError).
+
+    Parameters: weight (out_channels, in_channels / groups, k), bias (out_channels,).
+
+    Shape: (N, C_in, L) or (C_in, L) -> (N, C_out, L_out).
+
+    Example:
+        >>> nn.Conv1d(3, 8, 5, padding="same")(x)        # x (4, 3, 20) -> (4, 8, 20)
+    """
+
+    dims = 1
+
+    def forward(self, x):
+        """``F.conv1d`` with this module's weight, bias and options.
+        Shape: (N, C_in, L) or (C_in, L) -> (N, C_out, L_out)."""
+        return F.conv1d(self._check_input(x), self.weight, self.bias, self.stride,
+                        self.padding, self.dilation, self.groups)
+
+
+class Conv2d(_ConvNd):
+    r"""2-D convolution over (N, C_in, H, W) (``torch.nn.Conv2d``), see ``F.conv2d``.
+
+    Args:
+        in_channels, out_channels: channel counts, each divisible by ``groups``.
+        kernel_size, stride, padding, dilation: an int or a pair; padding also ``"same"``
+            or ``"valid"``.
+        groups: independent channel groups. bias: learn a bias per output channel.
+        padding_mode: ``"zeros"`` only (the others raise NotImplementedError).
+
+    Parameters: weight (out_channels, in_channels / groups, k_h, k_w), bias (out_channels,).
+
+    Shape: (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out).
+
+    Example:
+        >>> nn.Conv2d(1, 4, 3, padding=1)(x)             # x (8, 1, 12, 12) -> (8, 4, 12, 12)
+    """
+
+    dims = 2
+
+    def forward(self, x):
+        """``F.conv2d`` with this module's weight, bias and options.
+        Shape: (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out)."""
+        return F.conv2d(self._check_input(x), self.weight, self.bias, self.stride,
+                        self.padding, self.dilation, self.groups)

@@ -1,0 +1,230 @@
+"""Loss Modules with ``torch.nn``'s names and defaults, each ``forward`` the ``F`` function
+of its name with the module's options. A class weight (``weight``, ``pos_weight``) is a
+buffer, as in PyTorch: it moves with ``.to()`` and is saved in the state dict. Options are
+checked when the module is built; an array input or target becomes a Tensor first.
+
+PyTorch's deprecated ``size_average`` and ``reduce`` are not taken: the options after
+``weight`` are keyword-only, so a call that passed them by position fails loudly."""
+
+from .. import functional as F
+from ..dtypes import check_number
+from ..losses import check_reduction
+from .module import Module
+
+
+class _Loss(Module):
+    """A loss's ``reduction``, checked: "mean", "sum", "none" (and ``extra_reductions``)."""
+
+    extra_reductions = ()
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        check_reduction(type(self).__name__, reduction, self.extra_reductions)
+        self.reduction = reduction
+
+    def _tensors(self, input, target):
+        return self._check_input(input), self._check_input(target)
+
+
+class _WeightedLoss(_Loss):
+    """A loss with a weight per class (or element), registered as the buffer ``weight``."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        super().__init__(reduction)
+        self.register_buffer("weight", weight)
+
+
+def _check_class_options(name, ignore_index, label_smoothing=0.0):
+    check_number(name, "ignore_index", ignore_index, integer=True)
+    check_number(name, "label_smoothing", label_smoothing)
+    if not 0 <= label_smoothing <= 1:
+        raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+
+
+class CrossEntropyLoss(_WeightedLoss):
+    r"""Cross-entropy of logits and integer targets (``F.cross_entropy``):
+    :math:`-w_t \log\mathrm{softmax}(x)_t`, the mean over the targets kept.
+
+    Args:
+        weight: a floating (C,) Tensor, a weight per class, or None.
+        ignore_index: the target value that adds nothing. reduction: "mean", "sum", "none".
+        label_smoothing: ε in [0, 1].
+
+    Shape:
+        input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
+
+    Example:
+        >>> nn.CrossEntropyLoss(label_smoothing=0.1)(logits, targets)
+    """
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean",
+                 label_smoothing=0.0):
+        super().__init__(weight, reduction)
+        _check_class_options("CrossEntropyLoss", ignore_index, label_smoothing)
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+
+    def forward(self, input, target):
+        """The loss. Shape: (N, C), (N,) -> () ("none": (N,))."""
+        input, target = self._tensors(input, target)
+        return F.cross_entropy(input, target, self.weight, ignore_index=self.ignore_index,
+                               reduction=self.reduction, label_smoothing=self.label_smoothing)
+
+
+class NLLLoss(_WeightedLoss):
+    r"""Negative log-likelihood of log-probabilities and integer targets (``F.nll_loss``):
+    :math:`-w_t x_t`, the mean over the targets kept. ``NLLLoss()(LogSoftmax(1)(x), t)`` is
+    ``CrossEntropyLoss()(x, t)``.
+
+    Shape:
+        input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
+    """
+
+    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
+        super().__init__(weight, reduction)
+        _check_class_options("NLLLoss", ignore_index)
+        self.ignore_index = ignore_index
+
+    def forward(self, input, target):
+        """The loss. Shape: (N, C), (N,) -> () ("none": (N,))."""
+        input, target = self._tensors(input, target)
+        return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+
+class BCELoss(_WeightedLoss):
+    r"""Binary cross-entropy of probabilities (``F.binary_cross_entropy``):
+    :math:`-w (t \log x + (1 - t) \log(1 - x))`, logs clamped at -100.
+
+    Shape:
+        input (*), target (*) of the same shape; output () ("none": (*)).
+    """
+
+    def __init__(self, weight=None, *, reduction="mean"):
+        super().__init__(weight, reduction)
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.binary_cross_entropy(input, target, self.weight, reduction=self.reduction)
+
+
+class BCEWithLogitsLoss(_WeightedLoss):
+    r"""Binary cross-entropy of logits, stable (``F.binary_cross_entropy_with_logits``);
+    ``pos_weight`` (a buffer) weights the positive targets.
+
+    Shape:
+        input (*), target (*) of the same shape; output () ("none": (*)).
+
+    Example:
+        >>> nn.BCEWithLogitsLoss(pos_weight=mg.full((C,), 3.0))(logits, labels)
+    """
+
+    def __init__(self, weight=None, *, reduction="mean", pos_weight=None):
+        super().__init__(weight, reduction)
+        self.register_buffer("pos_weight", pos_weight)
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  reduction=self.reduction,
+                                                  pos_weight=self.pos_weight)
+
+
+class MSELoss(_Loss):
+    r"""Mean squared error :math:`(x - t)^2` (``F.mse_loss``).
+
+    Shape:
+        input (*), target (*); output () ("none": (*)).
+    """
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.mse_loss(input, target, self.reduction)
+
+
+class L1Loss(_Loss):
+    r"""Mean absolute error :math:`|x - t|` (``F.l1_loss``).
+
+    Shape:
+        input (*), target (*); output () ("none": (*)).
+    """
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+
+class SmoothL1Loss(_Loss):
+    r"""Smooth L1 (``F.smooth_l1_loss``): :math:`0.5 d^2 / \beta` where :math:`|d| < \beta`,
+    else :math:`|d| - 0.5 \beta`.
+
+    Shape:
+        input (*), target (*); output () ("none": (*)).
+    """
+
+    def __init__(self, *, reduction="mean", beta=1.0):
+        super().__init__(reduction)
+        check_number("SmoothL1Loss", "beta", beta)
+        if beta < 0:
+            raise RuntimeError(f"SmoothL1Loss: beta must be non-negative, got {beta!r}")
+        self.beta = beta
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+
+class HuberLoss(_Loss):
+    r"""Huber (``F.huber_loss``): :math:`0.5 d^2` where :math:`|d| \le \delta`, else
+    :math:`\delta (|d| - 0.5 \delta)`.
+
+    Shape:
+        input (*), target (*); output () ("none": (*)).
+    """
+
+    def __init__(self, reduction="mean", delta=1.0):
+        super().__init__(reduction)
+        check_number("HuberLoss", "delta", delta)
+        if delta <= 0:
+            raise RuntimeError(f"HuberLoss: delta must be positive, got {delta!r}")
+        self.delta = delta
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.huber_loss(input, target, self.reduction, self.delta)
+
+
+class KLDivLoss(_Loss):
+    r"""KL divergence of log-probabilities from a target (``F.kl_div``):
+    :math:`t (\log t - x)`; ``reduction="batchmean"`` is the divergence's definition.
+
+    Shape:
+        input (*), target (*); output () ("none": (*)).
+
+    Example:
+        >>> nn.KLDivLoss(reduction="batchmean")(F.log_softmax(x, 1), F.softmax(y, 1))
+    """
+
+    extra_reductions = ("batchmean",)
+
+    def __init__(self, *, reduction="mean", log_target=False):
+        super().__init__(reduction)
+        if not isinstance(log_target, bool):
+            raise TypeError(f"KLDivLoss: log_target must be a bool, got {log_target!r}")
+        self.log_target = log_target
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)

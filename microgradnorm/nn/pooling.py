@@ -1,0 +1,157 @@
+"""Pooling Modules with torch's arguments and repr: MaxPool1d, MaxPool2d, AvgPool1d,
+AvgPool2d, AdaptiveAvgPool2d, each a one-line forward over its ``F`` function (whose
+checks apply when it is called, as torch's)."""
+
+from .. import functional as F
+from .module import Module
+
+
+class _MaxPoolNd(Module):
+    """What MaxPool1d and MaxPool2d share: the arguments and the repr."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+                 ceil_mode=False):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.dilation = padding, dilation
+        self.return_indices, self.ceil_mode = return_indices, ceil_mode
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"padding={self.padding}, dilation={self.dilation}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class MaxPool1d(_MaxPoolNd):
+    """The maximum of each window along L (``torch.nn.MaxPool1d``), see ``F.max_pool1d``.
+
+    Args:
+        kernel_size: the window. stride: default ``kernel_size``. padding, dilation: as
+            ``F.max_pool1d``. return_indices: also return the maxima's indices.
+        ceil_mode: round the output size up.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_out).
+
+    Example:
+        >>> nn.MaxPool1d(2)(x)                   # (8, 4, 10) -> (8, 4, 5)
+    """
+
+    def forward(self, x):
+        """The window maxima (and their indices when ``return_indices``).
+        Shape: (N, C, L) or (C, L) -> (N, C, L_out)."""
+        return F.max_pool1d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+                            self.dilation, self.ceil_mode, self.return_indices)
+
+
+class MaxPool2d(_MaxPoolNd):
+    """The maximum of each window over H, W (``torch.nn.MaxPool2d``), see ``F.max_pool2d``.
+
+    Args:
+        kernel_size: an int or a pair. stride: default ``kernel_size``. padding, dilation:
+            as ``F.max_pool2d``. return_indices: also return the maxima's flat indices.
+        ceil_mode: round the output size up.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out).
+
+    Example:
+        >>> nn.MaxPool2d(2)(x)                   # (8, 4, 12, 12) -> (8, 4, 6, 6)
+    """
+
+    def forward(self, x):
+        """The window maxima (and their flat indices when ``return_indices``).
+        Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out)."""
+        return F.max_pool2d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+                            self.dilation, self.ceil_mode, self.return_indices)
+
+
+class AvgPool1d(Module):
+    """The mean of each window along L (``torch.nn.AvgPool1d``), see ``F.avg_pool1d``;
+    sizes kept as 1-tuples, as torch's.
+
+    Args:
+        kernel_size: the window. stride: default ``kernel_size``. padding: zeros each side.
+        ceil_mode: round the output size up. count_include_pad: divide by the padded count.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_out).
+
+    Example:
+        >>> nn.AvgPool1d(3, stride=1, padding=1)(x)      # (8, 4, 10) -> (8, 4, 10)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True):
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(kernel_size if stride is None else stride)
+        self.padding = _single(padding)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, x):
+        """The window means. Shape: (N, C, L) -> (N, C, L_out)."""
+        return F.avg_pool1d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(Module):
+    """The mean of each window over H, W (``torch.nn.AvgPool2d``), see ``F.avg_pool2d``.
+
+    Args:
+        kernel_size: an int or a pair. stride: default ``kernel_size``. padding: zeros each
+            side. ceil_mode: round the output size up. count_include_pad: divide by the
+            padded count. divisor_override: divide every window's sum by this instead.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out).
+
+    Example:
+        >>> nn.AvgPool2d(2)(x)                   # (8, 4, 12, 12) -> (8, 4, 6, 6)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward(self, x):
+        """The window means. Shape: (N, C, H, W) -> (N, C, H_out, W_out)."""
+        return F.avg_pool2d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad, self.divisor_override)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool2d(Module):
+    """Average pooling to a fixed output size (``torch.nn.AdaptiveAvgPool2d``), see
+    ``F.adaptive_avg_pool2d``.
+
+    Args:
+        output_size: an int or a pair (H_o, W_o); None keeps that input size.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_o, W_o).
+
+    Example:
+        >>> nn.AdaptiveAvgPool2d(1)(x)           # (8, 64, 7, 7) -> (8, 64, 1, 1)
+    """
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, x):
+        """The adaptive window means. Shape: (N, C, H, W) -> (N, C, H_o, W_o)."""
+        return F.adaptive_avg_pool2d(self._check_input(x), self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+def _single(value):
+    # torch's _single: an int as a 1-tuple, a sequence as a tuple
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)

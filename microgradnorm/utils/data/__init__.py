@@ -1,0 +1,13 @@
+"""Datasets, samplers and the DataLoader with ``torch.utils.data``'s names and semantics: the
+same seed gives the same shuffles and splits as torch's (``mg.manual_seed`` or a
+``mg.Generator``)."""
+
+from .dataloader import DataLoader, default_collate, default_convert
+from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
+                      random_split)
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
+                      SubsetRandomSampler)
+
+__all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
+           "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
+           "TensorDataset", "default_collate", "default_convert", "random_split"]

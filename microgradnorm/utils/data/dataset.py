@@ -1,0 +1,178 @@
+"""Datasets (``torch.utils.data``): the map-style ``Dataset`` and its ``TensorDataset``,
+``ConcatDataset`` and ``Subset``, the ``IterableDataset``, and ``random_split``."""
+
+import bisect
+import collections.abc
+import itertools
+import math
+import numbers
+import warnings
+
+from ...dtypes import check_number
+from ...factories import randperm
+from ...generator import default_generator
+from ...tensor import Tensor
+
+__all__ = ["ConcatDataset", "Dataset", "IterableDataset", "Subset", "TensorDataset",
+           "random_split"]
+
+
+class Dataset:
+    """A map-style dataset: subclasses define ``__getitem__(index)`` and usually ``__len__``;
+    ``a + b`` is their ``ConcatDataset``.
+
+    Example:
+        >>> class Squares(Dataset):
+        ...     def __len__(self):
+        ...         return 10
+        ...     def __getitem__(self, i):
+        ...         return i * i
+    """
+
+    def __getitem__(self, index):
+        raise NotImplementedError(f"{type(self).__name__}: subclasses of Dataset must define "
+                                  f"__getitem__")
+
+    def __add__(self, other):
+        return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset, collections.abc.Iterable):
+    """A dataset that is a stream: subclasses define ``__iter__`` (abstract, as in torch: a
+    class without it cannot be instantiated); a DataLoader batches what it yields, in order
+    (no sampler, no shuffle)."""
+
+
+class TensorDataset(Dataset):
+    """Samples are the tensors' rows: ``dataset[i]`` is ``(t[i] for t in tensors)``.
+
+    Args:
+        *tensors: Tensors with the same first dimension (else an AssertionError, as torch's).
+
+    Example:
+        >>> data = TensorDataset(mg.randn(100, 3), mg.arange(100))
+        >>> x, y = data[0]
+    """
+
+    def __init__(self, *tensors):
+        if not tensors:
+            raise IndexError("TensorDataset: expected at least one tensor, got none")
+        for i, tensor in enumerate(tensors):
+            if not isinstance(tensor, Tensor):
+                raise TypeError(f"TensorDataset: tensors[{i}] must be a Tensor, got "
+                                f"{type(tensor).__name__}")
+            if tensor.ndim == 0:
+                raise IndexError(f"TensorDataset: tensors[{i}] is 0-d; every tensor needs a "
+                                 f"first dimension to index")
+        sizes = [tensor.shape[0] for tensor in tensors]
+        if any(size != sizes[0] for size in sizes):
+            raise AssertionError(f"TensorDataset: size mismatch between tensors: first "
+                                 f"dimensions {sizes}")
+        self.tensors = tensors
+
+    def __getitem__(self, index):
+        return tuple(tensor[index] for tensor in self.tensors)
+
+    def __len__(self):
+        return self.tensors[0].shape[0]
+
+
+class ConcatDataset(Dataset):
+    """The datasets one after another: index ``i`` runs through the first, then the next.
+
+    Args:
+        datasets: a non-empty iterable of map-style datasets.
+    """
+
+    def __init__(self, datasets):
+        self.datasets = list(datasets)
+        if not self.datasets:
+            raise AssertionError("ConcatDataset: datasets should not be an empty iterable")
+        if any(isinstance(d, IterableDataset) for d in self.datasets):
+            raise AssertionError("ConcatDataset: does not support IterableDataset")
+        self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
+
+    def __len__(self):
+        return self.cumulative_sizes[-1]
+
+    def __getitem__(self, index):
+        if index < 0:
+            if -index > len(self):
+                raise ValueError(f"ConcatDataset: absolute value of index {index} exceeds "
+                                 f"the dataset length {len(self)}")
+            index += len(self)
+        which = bisect.bisect_right(self.cumulative_sizes, index)
+        if which == len(self.datasets):
+            raise IndexError(f"ConcatDataset: index {index} is out of range for length "
+                             f"{len(self)}")
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][index - start]
+
+
+class Subset(Dataset):
+    """The samples of ``dataset`` at ``indices``, in that order.
+
+    Args:
+        dataset: a map-style dataset. indices: a sequence of its indices.
+    """
+
+    def __init__(self, dataset, indices):
+        self.dataset, self.indices = dataset, indices
+
+    def __getitem__(self, index):
+        if isinstance(index, list):
+            return self.dataset[[self.indices[i] for i in index]]
+        return self.dataset[self.indices[index]]
+
+    def __getitems__(self, indices):
+        # a batch at once: through the dataset's own __getitems__ where it has one
+        if callable(getattr(self.dataset, "__getitems__", None)):
+            return self.dataset.__getitems__([self.indices[i] for i in indices])
+        return [self.dataset[self.indices[i]] for i in indices]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+def random_split(dataset, lengths, generator=default_generator):
+    """Split ``dataset`` into non-overlapping ``Subset``s of the given lengths, shuffled by
+    ``randperm(len(dataset), generator=generator)``: the same seed gives torch's split.
+
+    Fractions summing to 1 give ``floor(fraction * len(dataset))`` each, the remainder handed
+    out one by one from the first split on (a split of length 0 warns).
+
+    Args:
+        dataset: a map-style dataset with ``len``.
+        lengths: ints summing to ``len(dataset)``, or fractions summing to 1.
+        generator: a ``mg.Generator`` (default: the default generator).
+
+    Example:
+        >>> train, test = random_split(range(10), [0.8, 0.2],
+        ...                            generator=mg.Generator().manual_seed(42))
+    """
+    lengths = list(lengths)
+    for length in lengths:
+        check_number("random_split", "lengths", length)
+    size = len(dataset)
+    if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
+        for i, fraction in enumerate(lengths):
+            if not 0 <= fraction <= 1:
+                raise ValueError(f"random_split: fraction at index {i} is not between 0 and "
+                                 f"1: {fraction!r}")
+        counts = [math.floor(size * fraction) for fraction in lengths]
+        for i in range(size - sum(counts)):
+            counts[i % len(counts)] += 1
+        for i, count in enumerate(counts):
+            if count == 0:
+                warnings.warn(f"random_split: the split at index {i} has length 0",
+                              stacklevel=2)
+        lengths = counts
+    if not all(isinstance(length, numbers.Integral) and length >= 0 for length in lengths):
+        raise ValueError(f"random_split: lengths must be non-negative ints or fractions "
+                         f"summing to 1, got {lengths}")
+    if sum(lengths) != size:
+        raise ValueError(f"random_split: the lengths sum to {sum(lengths)}, the dataset has "
+                         f"{size} samples")
+    order = randperm(size, generator=generator).tolist()
+    ends = itertools.accumulate(lengths)
+    return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]

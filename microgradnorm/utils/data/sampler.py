@@ -1,0 +1,134 @@
+"""Samplers (``torch.utils.data``): the orders in which a DataLoader visits a map-style
+dataset. The random ones draw exactly what torch's draw, so the same seed gives the same
+order."""
+
+import itertools
+
+from ...dtypes import int64
+from ...factories import empty, randint, randperm
+from ...generator import Generator, check_generator
+
+__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
+           "SubsetRandomSampler"]
+
+
+class Sampler:
+    """Base class: an iterable of indices (or of lists of indices, for a batch sampler)."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__}: subclasses of Sampler must define "
+                                  f"__iter__")
+
+
+class SequentialSampler(Sampler):
+    """``0, 1, ..., len(data_source) - 1``."""
+
+    def __init__(self, data_source):
+        self.data_source = data_source
+
+    def __iter__(self):
+        return iter(range(len(self.data_source)))
+
+    def __len__(self):
+        return len(self.data_source)
+
+
+def _fresh_generator():
+    # torch's RandomSampler without a generator: a seed drawn from the default generator
+    # (a 64-bit random_() of an int64 scalar), then a generator of its own with that seed
+    seed = int(empty((), dtype=int64).random_().item())
+    return Generator().manual_seed(seed)
+
+
+class RandomSampler(Sampler):
+    """Indices in a random order: a permutation per pass of the dataset (the last pass cut
+    to ``num_samples``), or ``num_samples`` draws with replacement, in chunks of 32 as torch
+    draws them.
+
+    Args:
+        data_source: a dataset with ``len``.
+        replacement: draw with replacement.
+        num_samples: how many indices (default ``len(data_source)``).
+        generator: a ``mg.Generator``; without one, each pass seeds a generator of its own
+            from the default generator, as torch's does (``mg.manual_seed(s)`` then gives
+            the order ``torch.manual_seed(s)`` gives).
+    """
+
+    def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
+        if not isinstance(replacement, bool):
+            raise TypeError(f"RandomSampler: replacement should be a boolean value, got "
+                            f"{replacement!r}")
+        check_generator("RandomSampler", generator)
+        self.data_source, self.replacement = data_source, replacement
+        self._num_samples, self.generator = num_samples, generator
+        count = self.num_samples
+        if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+            raise ValueError(f"RandomSampler: num_samples should be a positive integer value, "
+                             f"got num_samples={count!r}")
+
+    @property
+    def num_samples(self):
+        """How many indices a pass yields (the dataset's length unless given)."""
+        return len(self.data_source) if self._num_samples is None else self._num_samples
+
+    def __iter__(self):
+        n, count = len(self.data_source), self.num_samples
+        generator = self.generator if self.generator is not None else _fresh_generator()
+        if self.replacement:
+            for size in [32] * (count // 32) + [count % 32]:
+                yield from randint(n, (size,), generator=generator).tolist()
+            return
+        for _ in range(count // n):
+            yield from randperm(n, generator=generator).tolist()
+        # drawn even when nothing of it is kept: the generator moves as torch's does
+        yield from randperm(n, generator=generator).tolist()[:count % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """``indices`` in a random order (``randperm`` of their count from ``generator``, by
+    default the default generator)."""
+
+    def __init__(self, indices, generator=None):
+        check_generator("SubsetRandomSampler", generator)
+        self.indices, self.generator = indices, generator
+
+    def __iter__(self):
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class BatchSampler(Sampler):
+    """Lists of ``batch_size`` indices from ``sampler``; the last one shorter unless
+    ``drop_last``.
+
+    Example:
+        >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+        [[0, 1], [2, 3], [4]]
+    """
+
+    def __init__(self, sampler, batch_size, drop_last):
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"BatchSampler: batch_size should be a positive integer value, "
+                             f"got batch_size={batch_size!r}")
+        if not isinstance(drop_last, bool):
+            raise ValueError(f"BatchSampler: drop_last should be a boolean value, got "
+                             f"drop_last={drop_last!r}")
+        self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
+
+    def __iter__(self):
+        indices = iter(self.sampler)
+        while batch := list(itertools.islice(indices, self.batch_size)):
+            if len(batch) < self.batch_size and self.drop_last:
+                return
+            yield batch
+
+    def __len__(self):
+        if self.drop_last:
+            return len(self.sampler) // self.batch_size
+        return -(-len(self.sampler) // self.batch_size)
