@@ -3,6 +3,7 @@ and parameter groups; half-precision parameters update in float32 (docs/pytorch.
 
 import copy
 import math
+import warnings
 import numbers
 
 import numpy as np
@@ -37,23 +38,42 @@ class Optimizer:
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
-        groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.param_groups = []
-        for group in groups:
-            unknown = sorted(set(group) - set(defaults) - {"params"})
-            if unknown:
-                raise ValueError(f"{type(self).__name__}: unknown options in a parameter "
-                                 f"group: {unknown}; expected some of {sorted(defaults)}")
-            group = {**defaults, **group, "params": list(group["params"])}
-            for p in group["params"]:
-                if not isinstance(p, Tensor) or not p.requires_grad:
-                    raise TypeError(f"{type(self).__name__}: params must be Tensors that "
-                                    f"require grad, got {type(p).__name__}")
-            for name in defaults:
-                _check_option(type(self).__name__, name, group[name])
-            self._check_group(group)
-            self.param_groups.append(group)
         self.state = {}                      # id(param) -> {name: array}
+        for group in params if isinstance(params[0], dict) else [{"params": params}]:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group):
+        """Add a group of parameters with options of its own (``torch.optim``'s); a missing
+        option takes the optimizer's default. A parameter already in a group is a
+        ValueError, and one listed twice in the group a warning, as in torch."""
+        name = type(self).__name__
+        if not isinstance(param_group, dict) or "params" not in param_group:
+            raise TypeError(f"{name}: a parameter group must be a dict with 'params', got "
+                            f"{type(param_group).__name__}")
+        unknown = sorted(set(param_group) - set(self.defaults) - {"params"})
+        if unknown:
+            raise ValueError(f"{name}: unknown options in a parameter group: {unknown}; "
+                             f"expected some of {sorted(self.defaults)}")
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        group = {**self.defaults, **param_group, "params": params}
+        for p in params:
+            if not isinstance(p, Tensor) or not p.requires_grad:
+                raise TypeError(f"{name}: params must be Tensors that require grad, got "
+                                f"{type(p).__name__}")
+        for option in self.defaults:
+            _check_option(name, option, group[option])
+        self._check_group(group)
+        if len({id(p) for p in params}) < len(params):
+            warnings.warn(f"{name}: a parameter group lists a parameter more than once "
+                          "(torch warns the same, and will refuse it)", UserWarning,
+                          stacklevel=2)
+        held = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in held for p in params):
+            raise ValueError(f"{name}: some parameters appear in more than one parameter "
+                             "group")
+        self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
         """Clear the ``.grad`` of every parameter: None (default) or zeros."""
@@ -73,6 +93,10 @@ class Optimizer:
                     _check_gradient(type(self).__name__, p)
                     state = dict(self.state.get(id(p), {}))
                     updates.append((p, self._half_aware_update(p, state, group), state))
+        for p, _, _ in updates:                  # all or none: no write fails half-way
+            if not getattr(p._array.flags, "writeable", True):
+                raise ValueError(f"{type(self).__name__}.step: a parameter of shape "
+                                 f"{p.shape} is read-only; nothing was updated")
         for p, new, state in updates:
             p._array[...] = new                  # half precision: rounded once, here
             p._version_box[0] += 1

@@ -56,3 +56,32 @@ def test_an_array_assigned_to_a_buffer_name_is_a_type_error_and_changes_nothing(
         with pytest.raises(TypeError, match="buffer 'b'"):
             module.b = np.ones(2)
         assert (module.b == 0).all()
+
+
+def test_a_parameter_in_two_optimizer_groups_is_a_value_error():
+    for lib in (torch, mg):
+        p, q = lib.nn.Parameter(lib.ones(1)), lib.nn.Parameter(lib.ones(1))
+        with pytest.raises(ValueError, match="more than one parameter group"):
+            lib.optim.SGD([{"params": [p]}, {"params": [q, p]}], lr=0.1)
+        optimizer = lib.optim.SGD([p], lr=0.1)
+        with pytest.raises(ValueError, match="more than one parameter group"):
+            optimizer.add_param_group({"params": [p]})
+        optimizer.add_param_group({"params": q, "lr": 0.5})
+        assert [g["lr"] for g in optimizer.param_groups] == [0.1, 0.5]
+
+
+def test_a_parameter_listed_twice_in_a_group_warns_as_torch():
+    for lib in (torch, mg):
+        p = lib.nn.Parameter(lib.ones(1))
+        with pytest.warns(UserWarning, match="more than once|duplicate"):
+            lib.optim.SGD([p, p], lr=0.1)
+
+
+def test_an_optimizer_step_that_cannot_write_every_parameter_writes_none():
+    a, b = mg.nn.Parameter(mg.ones(2)), mg.nn.Parameter(mg.ones(2))
+    optimizer = mg.optim.SGD([a, b], lr=0.1)
+    (a.sum() + b.sum()).backward()
+    b._array.flags.writeable = False            # a parameter over read-only memory
+    with pytest.raises(ValueError, match="read-only"):
+        optimizer.step()
+    assert (a == 1).all() and (b == 1).all()
