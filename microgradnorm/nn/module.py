@@ -475,6 +475,9 @@ class Module:
                     continue
                 if not dtypes.is_numeric(value.dtype):
                     raise TypeError(f"dtype {value.dtype}")
+                if not getattr(target._array.flags, "writeable", True):
+                    problems.append(f"{key}: the tensor it loads into is read-only")
+                    continue
                 ready[key] = backend.to_device(value, target.device).astype(target.dtype)
             except (TypeError, ValueError) as error:
                 problems.append(f"{key}: cannot be loaded into {target.dtype} ({error})")

@@ -85,3 +85,15 @@ def test_an_optimizer_step_that_cannot_write_every_parameter_writes_none():
     with pytest.raises(ValueError, match="read-only"):
         optimizer.step()
     assert (a == 1).all() and (b == 1).all()
+
+
+def test_load_state_dict_into_a_read_only_buffer_loads_nothing():
+    module = mg.nn.Linear(2, 2)
+    frozen = np.zeros(2, np.float32)
+    frozen.flags.writeable = False
+    module.register_buffer("frozen", mg.from_numpy(frozen))
+    state = {name: value + 1 for name, value in module.state_dict().items()}
+    before = module.weight.detach().numpy().copy()
+    with pytest.raises(ValueError, match="frozen: .*read-only"):
+        module.load_state_dict(state)
+    np.testing.assert_array_equal(module.weight.detach().numpy(), before)
