@@ -139,7 +139,7 @@ def _picked(logp, flat, keep, weight):
     return losses * per_row, per_row
 
 
-def _reduce_kept(losses, per_row, reduction, target_shape):
+def _reduce_kept(losses, per_row, reduction, target_shape, keep):
     """The reduction of per-row losses: the mean is over the targets kept, weighted."""
     if reduction == "none":
         return losses.reshape(target_shape)
@@ -148,8 +148,12 @@ def _reduce_kept(losses, per_row, reduction, target_shape):
     if per_row is None:
         return losses.mean()            # every target kept, unweighted: the plain mean
     total = float(per_row.sum())        # the targets kept, or their weights
-    if total == 0:                      # none: NaN, and zero gradients, as in PyTorch
-        return losses.sum() + losses.xp.asarray(np.nan, dtype=losses.dtype)
+    if total == 0:
+        # 0 / 0, as torch: the loss is NaN, a kept row's gradient (its weight over a total
+        # of 0) NaN, an ignored row's 0
+        xp = losses.xp
+        scale = xp.where(keep, np.nan, 0.0).astype(losses.dtype)
+        return (losses * scale).sum() + xp.asarray(np.nan, dtype=losses.dtype)
     return losses.sum() / total
 
 
@@ -219,7 +223,7 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
         smooth = -(logp if weight is None else logp * weight.astype(input.dtype)).sum(-1)
         smooth = smooth if keep.all() else ops.masked_fill(smooth, ~keep, 0.0)
         losses = (1 - label_smoothing) * losses + (label_smoothing / classes) * smooth
-    return _reduce_kept(losses, per_row, reduction, target_shape)
+    return _reduce_kept(losses, per_row, reduction, target_shape, keep)
 
 
 def _nll_target(input, target, target_shape):
@@ -278,7 +282,7 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     check_reduction("nll_loss", reduction)
     losses, per_row = _picked(_class_rows(input, classes), flat, keep,
                               None if weight is None else weight._array)
-    return _reduce_kept(losses, per_row, reduction, target_shape)
+    return _reduce_kept(losses, per_row, reduction, target_shape, keep)
 
 
 # ----- logistic losses: binary_cross_entropy (with logits) ----------------------------------

@@ -159,6 +159,24 @@ class _Formatter:
         return " " * (self.max_width - len(text)) + text
 
 
+class _ComplexFormatter:
+    """A complex element's text as torch writes it: the real part at the width of the real
+    parts, then the imaginary part signed, unpadded, with ``j`` (``1.5000+2.j``)."""
+
+    def __init__(self, values):
+        self.real, self.imag = _Formatter(values.real, True), _Formatter(values.imag, True)
+        self.max_width = self.real.max_width + self.imag.max_width + 1
+
+    def texts(self, array):
+        """Each element of ``array`` formatted, in order."""
+        texts = []
+        for value in array.astype(np.complex128).tolist():
+            imag = (self.imag.format(value.imag) + "j").lstrip()
+            sign = "" if imag[0] in "+-" else "+"
+            texts.append(self.real.format(value.real) + sign + imag)
+        return texts
+
+
 def _shown_values(array):
     """The values a summarized print shows, flat: what sets the width (and the notation)."""
     edge = _options["edgeitems"]
@@ -211,8 +229,9 @@ def _body(array, indent):
     # only the elements shown are converted to Python numbers: a summarized print of a
     # large tensor costs what it shows
     summarize = array.size > _options["threshold"]
-    formatter = _Formatter(_shown_values(array) if summarize else array,
-                           dtypes.is_floating(array.dtype))
+    values = _shown_values(array) if summarize else array
+    formatter = _ComplexFormatter(values) if dtypes.is_complex(array.dtype) else \
+        _Formatter(values, dtypes.is_floating(array.dtype))
     return _nested(array, indent, summarize, formatter)
 
 
@@ -276,7 +295,7 @@ def tensor_repr(array, grad_fn=None, requires_grad=False, prefix="tensor("):
     else:
         if not _options["edgeitems"]:
             suffixes.append(_suffix(f"size={tuple(host.shape)}"))
-        if host.dtype not in (default, dtypes.int64, dtypes.bool_):
+        if host.dtype not in (default, dtypes.complex_of(default), dtypes.int64, dtypes.bool_):
             suffixes.append(_dtype_suffix(host.dtype))
         body = _body(host, indent)
     if grad_fn is not None:
