@@ -17,8 +17,8 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import get_default_dtype, is_floating, is_half
-from .base import (broadcast, check_orderable, check_tensor, constant, normalize_axis, promote,
-                   unbroadcast)
+from .base import (ALL_DIMS, broadcast, check_orderable, check_tensor, constant, normalize_axis,
+                   promote, unbroadcast)
 
 
 def _is_operand(value):
@@ -64,25 +64,30 @@ def isfinite(x):
 
 
 # ----- any, all -------------------------------------------------------------------------------
-def _truth(fn, x, dim, keepdim):
-    # bool results, except uint8 in, uint8 out (torch's legacy rule)
+def _truth(fn, x, dim, keepdim, axis, out, keepdims):
+    # bool results, except uint8 in, uint8 out (torch's legacy rule); ``axis``, ``keepdims``
+    # and ``out=None`` are NumPy's spellings, which np.all(t) passes
     check_tensor(fn, x)
-    axis = normalize_axis(fn, dim, x.ndim)
+    if out is not None:
+        raise TypeError(f"{fn}: out= is not supported; use the returned tensor")
+    axis = normalize_axis(fn, ALL_DIMS if axis is None else axis, x.ndim, dim=dim)
+    keepdim = keepdim if keepdims is None else keepdims
     out = getattr(x._array != 0, fn)(axis=axis, keepdims=bool(keepdim))   # NaN is true
     dtype = np.uint8 if x.dtype == np.uint8 else np.bool_
     return constant(x.xp.asarray(out, dtype=dtype))
 
 
-def any(x, dim=None, keepdim=False):
+def any(x, dim=None, keepdim=False, *, axis=None, out=None, keepdims=None):
     """True if any element over ``dim`` (None: every element; an int or a tuple) is nonzero
-    (``torch.any``); False over nothing. A bool tensor, uint8 for a uint8 x (torch's)."""
-    return _truth("any", x, dim, keepdim)
+    (``torch.any``); False over nothing. A bool tensor, uint8 for a uint8 x (torch's).
+    NumPy's ``axis``/``keepdims`` are taken too, so ``np.any(t)`` works."""
+    return _truth("any", x, dim, keepdim, axis, out, keepdims)
 
 
-def all(x, dim=None, keepdim=False):
+def all(x, dim=None, keepdim=False, *, axis=None, out=None, keepdims=None):
     """True if every element over ``dim`` is nonzero (``torch.all``); True over nothing.
     Arguments and result dtype as ``any``."""
-    return _truth("all", x, dim, keepdim)
+    return _truth("all", x, dim, keepdim, axis, out, keepdims)
 
 
 # ----- closeness and equality -----------------------------------------------------------------

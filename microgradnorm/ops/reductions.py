@@ -63,13 +63,16 @@ class Extreme(Function):
     def forward(ctx, x, axis, keepdims):
         check_orderable(ctx.function.pick or "median", x)
         out = ctx.function.reduce(x, axis)
-        ctx.save_for_backward(x, out)                              # to find the extremes
-        ctx.axis = axis
-        return out if keepdims else out.reshape(()) if axis is None else out.squeeze(axis)
+        returned = out if keepdims else out.reshape(()) if axis is None else out.squeeze(axis)
+        # the output itself, to find the extremes: an in-place change of it is caught
+        ctx.save_for_backward(x, returned)
+        ctx.axis, ctx.kept_shape = axis, out.shape
+        return returned
 
     @staticmethod
     def backward(ctx, grad):
-        x, out = ctx.saved
+        x, returned = ctx.saved
+        out = returned.reshape(ctx.kept_shape)
         is_extreme = x == out                                          # (x.shape) bool
         if ctx.function.nan_ties:                                      # NaN == NaN here
             xp = backend.array_module(x)

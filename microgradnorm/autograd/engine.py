@@ -1,0 +1,236 @@
+"""Backward: the nodes in topological order and one reversed loop, as micrograd; ``grad``
+returns gradients without touching ``.grad``."""
+
+import threading
+
+
+from .. import dtypes
+from ..backend import allocator_setting, array_module, device_of, keep_freed_memory_by_default
+from .function import _as_seen_by
+from .hooks import _own, _run_hooks, _run_output_hooks
+from .scopes import _observers, _observers_here
+
+
+def topological_order(root_nodes):
+    """The nodes reachable from ``root_nodes``, each after its inputs' nodes (no recursion)."""
+    order, visited = [], set()
+    for root in root_nodes:
+        if root in visited:
+            continue
+        visited.add(root)
+        stack = [(root, iter(root.inputs))]          # (node, its inputs not yet visited)
+        while stack:
+            node, inputs = stack[-1]
+            for t in inputs:
+                if t is None:
+                    continue
+                parent = t.grad_fn if t._history is None else _as_seen_by(t, node).grad_fn
+                if parent is not None and parent not in visited:
+                    visited.add(parent)
+                    stack.append((parent, iter(parent.inputs)))
+                    break
+            else:                                    # every input done: the node follows
+                stack.pop()
+                order.append(node)
+    return order
+
+
+def backward(root, grad=None, retain_graph=False):
+    """``Tensor.backward``: ``.grad`` is written only at the end, so a failure changes none."""
+    if not root.requires_grad:
+        raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
+                           "create its inputs with requires_grad=True")
+    grad = _root_grad(root, grad, "backward(): grad")
+    captured = run_backward([root], [grad], retain_graph, capture=None)
+    # Gradients accumulate across backward() calls, as PyTorch's AccumulateGrad: the first
+    # becomes a Tensor of its own, later ones add into its memory; zero_grad() clears them.
+    # Under one lock: NumPy lets go of the GIL inside +=, so two threads backpropagating into
+    # one shared leaf would otherwise each read the old sum and one contribution would be lost.
+    with _accumulate_lock:
+        for tensor, g in captured.values():       # (_grad: no property calls per tensor)
+            held = tensor._grad
+            if held is None or held.requires_grad:    # (a grad set with history: out of place)
+                total = _own(g.copy()) if held is None else held._array + g
+                tensor._grad = _tensor.Tensor._from_op(total, None)
+            else:
+                held._array += g
+                held._version_box[0] += 1
+
+
+_accumulate_lock = threading.Lock()
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, touching no ``.grad``
+    (``torch.autograd.grad``).
+
+    Args:
+        outputs, inputs: a Tensor or a sequence of Tensors each.
+        grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
+            one-element output.
+        retain_graph: keep the saved arrays for another backward through the graph.
+        allow_unused: None for an input the outputs do not depend on, instead of an error.
+
+    Returns:
+        a tuple of Tensors without history (None for an unused input), one per input.
+
+    Example:
+        >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
+        >>> mg.grad((x * x).sum(), [x])
+        (tensor([2., 4.]),)
+    """
+    Tensor = _tensor.Tensor
+    if isinstance(outputs, Tensor):
+        outputs, grad_outputs = (outputs,), (grad_outputs,)
+    outputs = tuple(outputs)
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else tuple(grad_outputs)
+    if len(grad_outputs) != len(outputs):
+        raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
+                         "grad_outputs; give one gradient (or None) per output")
+    grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]")
+             for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
+    wanted = {id(t) for t in inputs}
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"grad(): inputs[{i}] must be a Tensor, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"grad(): inputs[{i}] (shape {t.shape}) does not require grad; "
+                               "create it with requires_grad=True")
+    captured = run_backward(outputs, grads, retain_graph, capture=lambda t: id(t) in wanted)
+    unused = [i for i, t in enumerate(inputs) if id(t) not in captured]
+    if unused and not allow_unused:
+        shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)
+        raise RuntimeError(f"grad(): the outputs do not depend on {shown}; pass "
+                           "allow_unused=True to get None for it")
+    return tuple(Tensor._from_op(_own(captured[id(t)][1]), None) if id(t) in captured else None
+                 for t in inputs)
+
+
+def _root_grad(root, grad, name):
+    # name starts the messages: "grad(): grad_outputs[0]"
+    data = root._array
+    if type(grad) is type(data) and grad.dtype == data.dtype and grad.shape == data.shape:
+        return grad                           # the usual case: an array like the output's
+    if grad is None:
+        if root.size != 1:
+            raise RuntimeError(f"{name} can be omitted only for a one-element "
+                               f"output, got shape {root.shape}")
+        return root.xp.ones(root.shape, dtype=root.dtype)
+    grad = grad._array if isinstance(grad, _tensor.Tensor) else grad
+    if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
+        try:
+            grad = root.xp.asarray(grad)
+        except (ValueError, TypeError):
+            grad = None
+        if grad is None or not _is_real(grad.dtype):
+            raise TypeError(f"{name} must be an array, a Tensor or nested lists "
+                            f"of numbers of the output's shape {root.shape}")
+    if grad.dtype.kind == "c":
+        raise TypeError(f"{name} is complex ({grad.dtype}) but the output is "
+                        f"real ({root.dtype}); the imaginary part would be dropped")
+    if not _is_real(grad.dtype):
+        raise TypeError(f"{name} must hold real numbers, got dtype {grad.dtype}")
+    if tuple(grad.shape) != root.shape:
+        raise ValueError(f"{name} has shape {tuple(grad.shape)}, expected the "
+                         f"output's shape {root.shape}")
+    if device_of(grad) != root.device:
+        raise ValueError(f"{name} is on {device_of(grad)}, the output on "
+                         f"{root.device}")
+    return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
+
+
+def _is_real(dtype):
+    return dtype.kind in "iub" or dtypes.is_floating(dtype)
+
+
+def run_backward(roots, root_grads, retain_graph, capture):
+    """Propagate ``root_grads`` from ``roots``; {id(tensor): (tensor, summed gradient)} for
+    each tensor reached that ``capture`` accepts (None: the leaves and the tensors that
+    retain their gradient, which ``backward()`` fills)."""
+    if not allocator_setting:             # once: a step's temporaries reuse freed memory
+        keep_freed_memory_by_default()
+    captured = {}
+    output_grads = {}                     # node -> [gradient per output, or None]
+    summed = set()                        # id of each sum this loop made: its own to add to
+
+    def receive(tensor, g):
+        node = tensor.grad_fn
+        if (node is None or tensor._retains_grad) if capture is None else capture(tensor):
+            key = id(tensor)
+            captured[key] = (tensor, g if key not in captured else captured[key][1] + g)
+        if node is not None:
+            slots = output_grads.get(node)
+            if slots is None:
+                slots = output_grads[node] = [None] * len(node.outputs_meta)
+            i = tensor._output_index
+            previous = slots[i]
+            if previous is None:
+                slots[i] = g
+            elif id(previous) in summed:
+                previous += g                 # a sum made here, held by no one else yet
+            else:
+                total = slots[i] = previous + g
+                if getattr(total, "ndim", 0):   # an array (a 0-d sum is a NumPy scalar)
+                    summed.add(id(total))
+
+    for root, g in zip(roots, root_grads):
+        if root.requires_grad:
+            receive(root, g)
+    order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
+    watching = _observers_here() if _observers else ()
+    for node in reversed(order):
+        grads = output_grads.pop(node, None)
+        if grads is None:
+            continue
+        if summed:                    # the sums leave the loop's hands: no more in place
+            summed.difference_update(map(id, grads))
+        if node._freed:               # also a node that saved nothing: the graph is gone
+            node.check_not_freed()
+        if node.tensor_hooks is not None:     # the outputs' gradients are final here
+            grads = _run_output_hooks(node, grads, captured)
+        if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
+            grads = _zeros_for_missing(grads, node.outputs_meta)
+        if node._saved_versions:      # (also what backward reads without ctx.saved)
+            node.check_versions()
+        input_grads = node.function.backward(node, *grads)
+        if type(input_grads) is not tuple:
+            input_grads = (input_grads,)
+        for tensor, g in zip(node.inputs, input_grads):
+            if g is None or tensor is None:
+                continue
+            if tensor._history is not None:           # written in place since the node
+                tensor = _as_seen_by(tensor, node)
+            if tensor.requires_grad:
+                data = tensor._array          # (dtypes are mostly one object: `is` first)
+                if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
+                    g = _fit(g, tensor, node)
+                receive(tensor, g)
+        for observer in watching:
+            observer.on_backward(node, output_grads, captured)
+    for key, (tensor, g) in captured.items():
+        if tensor._hooks is not None:         # a leaf's gradient is final after the loop
+            captured[key] = (tensor, _run_hooks(tensor._hooks, g, tensor.shape))
+    if not retain_graph:
+        for node in order:
+            node.free()
+        for observer in watching:
+            observer.on_free(order)
+    return captured
+
+
+def _zeros_for_missing(grads, outputs_meta):
+    xp = array_module(next(g for g in grads if g is not None))
+    return [g if g is not None else xp.zeros(shape, dtype=dtype)
+            for g, (shape, dtype) in zip(grads, outputs_meta)]
+
+
+def _fit(g, tensor, node):
+    if g.shape != tensor._array.shape:
+        raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
+                           f"{tuple(g.shape)} for an input of shape {tensor.shape}")
+    return g if g.dtype == tensor._array.dtype else dtypes.cast_gradient(g, tensor._array.dtype)
+
+
+# tensor imports this package; importing it last lets either be imported first
+from .. import tensor as _tensor  # noqa: E402

@@ -1,0 +1,212 @@
+"""``Function`` records one graph node, a ``Context``, per call; ``FreedInput`` is what a
+node keeps of an input once backward has freed it."""
+
+import itertools
+
+import numpy as np
+
+from .grad_mode import _state
+from .inputs import _kept_constants, _refuse_stale_view, _share_versions_with_bases, _unpack
+from .scopes import _observers, _observers_here
+
+
+class Context:
+    """A graph node, ``ctx`` in forward and backward: ``ctx.save_for_backward(*arrays)``
+    keeps arrays that ``ctx.saved`` returns; ``ctx.needs_input_grad``, one bool per input,
+    says which gradients backward may leave None. Any other attribute set in forward (an
+    option, a shape) is there in backward. ``module`` and ``group`` serve the visualizer."""
+
+    # the node's structure in slots, which ``free`` keeps; what forward sets besides (an
+    # option, a shape) goes to the instance dict, which ``free`` empties
+    __slots__ = ("function", "inputs", "needs_input_grad", "seq", "module", "group",
+                 "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_freed",
+                 "__dict__", "__weakref__")
+
+    def __init__(self, function, inputs, needs_input_grad):
+        self.function = function
+        self.inputs = inputs
+        self.needs_input_grad = needs_input_grad
+        self.seq = _next_seq()      # creation order: which in-place writes came after it
+        state = _state
+        modules, groups = state.module_stack, state.group_stack
+        self.module = modules[-1] if modules else ""          # _module_path(), inline
+        self.group = groups[-1] if groups else None
+        self.outputs_meta = ()      # (shape, dtype) of each output, to fill missing grads
+        self.tensor_hooks = None    # {output index: (id of the tensor, {handle id: hook})}
+        self._saved = self._saved_versions = ()
+        self._freed = False
+
+    @property
+    def name(self):
+        return self.function.__name__
+
+    def __repr__(self):              # PyTorch's grad_fn reads <MulBackward0 object at ...>
+        return f"<{self.name}Backward object at {id(self):#x}>"
+
+    def save_for_backward(self, *arrays):
+        """Keep ``arrays`` (and None placeholders) until backward; see ``saved``."""
+        self._saved = arrays
+
+    def check_not_freed(self):
+        if self._freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time: {self.name} and the "
+                "arrays it saved for backward were freed after the first backward(). Call "
+                "backward(retain_graph=True) the first time if you need to backward twice.")
+
+    @property
+    def saved(self):
+        """The arrays given to ``save_for_backward``, checked against in-place changes."""
+        if self._freed:
+            self.check_not_freed()
+        self.check_versions()
+        return self._saved
+
+    def check_versions(self):
+        """Raise if a tensor whose array this node keeps was changed in place since."""
+        for box, version, shape in self._saved_versions:
+            if box[0] != version:
+                raise RuntimeError(
+                    f"An array that {self.name} saved for backward was modified in place: the "
+                    f"tensor of shape {shape} is at version {box[0]}, expected "
+                    f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
+                    "after backward().")
+
+    def saved_arrays(self):
+        """The saved arrays without checks (``graph_stats``)."""
+        return () if self._freed else tuple(a for a in self._saved if a is not None)
+
+    def named_saved_arrays(self):
+        """(name from ``saved_names`` or None, array) for each saved array (the visualizer)."""
+        if self._freed:
+            return ()
+        names = self.function.saved_names or (None,) * len(self._saved)
+        return tuple((n, a) for n, a in zip(names, self._saved) if a is not None)
+
+    def _track_saved(self, inputs, outputs):
+        # A saved array that is an input's or output's data records that tensor's version,
+        # so an in-place change before backward is caught. The node keeps the counter, not
+        # the tensor: an output holding its own node would be a reference cycle. Every
+        # tensor holding the array counts (two tensors may share one array, not a counter).
+        versions = []
+        for a in self._saved:
+            for t in inputs:
+                if t is not None and t._array is a:      # (no method or property calls)
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
+            for t in outputs:
+                if t._array is a:
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
+        if versions:
+            self._saved_versions += tuple(versions)
+
+    def free(self):
+        """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
+        data: a kept output holds the graph's structure, not its activations."""
+        self._saved = self._saved_versions = ()
+        self.__dict__.clear()
+        self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
+                             else _freed_input(t, self) for t in self.inputs])
+        self._freed = True
+
+
+def _freed_input(t, node):
+    # a leaf that requires grad stays (a parameter, not an activation); a constant goes
+    if t is None or not t.requires_grad:
+        return None
+    if t.grad_fn is None:
+        return t
+    if t._history is not None:
+        t = _as_seen_by(t, node)
+    return FreedInput(t.grad_fn, t._output_index)
+
+
+_next_seq = itertools.count().__next__
+
+
+class FreedInput:
+    """A freed node's input that an op made: where its gradient went, no data."""
+
+    __slots__ = ("grad_fn", "_output_index")
+    _array = name = _history = None
+    requires_grad, _retains_grad = True, False
+
+    def __init__(self, grad_fn, output_index):
+        self.grad_fn, self._output_index = grad_fn, output_index
+
+
+def _as_seen_by(tensor, node):
+    # ``tensor`` as ``node`` recorded it: the snapshot before the first in-place op recorded
+    # after the node (``tensor._record_inplace``), else the tensor itself
+    if tensor._history is not None:
+        for stamp, before in tensor._history:
+            if node.seq < stamp:
+                return before
+    return tensor
+
+
+class Function:
+    """Base class of every differentiable op; subclass it with two static methods on plain
+    arrays (NumPy or CuPy) and call ``apply``::
+
+        forward(ctx, *arrays, **options) -> array or tuple of arrays
+        backward(ctx, *output_grads)     -> one gradient (or None) per input
+
+    ``apply(*inputs, **options)`` takes Tensors; numbers and arrays become constants and
+    None stays None (an absent bias); ``options`` (keywords) reach forward unchanged, but
+    for those named in ``kept_options``: arrays the node keeps for backward (an index, a
+    mask), which reach forward as arrays, a tensor's version checked at backward and any
+    other array copied. ``saved_names`` names the saved arrays, in ``save_for_backward``'s
+    order (visualizer).
+    """
+
+    saved_names = ()
+    kept_options = ()
+
+    @staticmethod
+    def forward(ctx, *args, **options):
+        """The op on plain arrays; returns an array or a tuple of arrays."""
+        raise NotImplementedError
+
+    @staticmethod
+    def backward(ctx, *grads):
+        """dL/d(input) per input (None where not ``ctx.needs_input_grad``) from dL/d(output)."""
+        raise NotImplementedError
+
+    @classmethod
+    def apply(cls, *inputs, **options):
+        """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
+        tensors, arrays, needs_input_grad = _unpack(cls.__name__, inputs)
+        ctx = Context(cls, tensors, needs_input_grad)
+        record = _state.grad_enabled and True in needs_input_grad
+        if cls.kept_options:
+            options = _kept_constants(ctx, options, cls.kept_options, record)
+        raw = cls.forward(ctx, *arrays, **options)
+        make, node = _tensor.Tensor._from_op, ctx if record else None
+        single = not isinstance(raw, tuple)
+        if single and isinstance(raw, np.generic):   # NumPy's 0-d results are scalars: a
+            raw = np.asarray(raw)                    # tensor's memory must take writes
+        if single:                              # one output, the usual case: no loops
+            outputs = (make(raw, node, 0),)
+            if getattr(raw, "base", None) is not None:
+                _share_versions_with_bases(tensors, outputs)
+        else:
+            raw = tuple([np.asarray(a) if isinstance(a, np.generic) else a for a in raw])
+            outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
+            _share_versions_with_bases(tensors, outputs)
+        if record:
+            for t in tensors:
+                if t is not None and t._view_version is not None \
+                        and t._view_version != t._version_box[0]:
+                    _refuse_stale_view(cls.__name__, t)
+            ctx.outputs_meta = ((raw.shape, raw.dtype),) if single else \
+                tuple([(a.shape, a.dtype) for a in raw])
+            if ctx._saved:
+                ctx._track_saved(tensors, outputs)
+            if _observers:
+                for observer in _observers_here():
+                    observer.on_forward(ctx)
+        return outputs[0] if single else outputs
+
+
+# tensor imports this package; importing it last lets either be imported first
+from .. import tensor as _tensor  # noqa: E402

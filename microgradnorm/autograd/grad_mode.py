@@ -1,0 +1,155 @@
+"""Grad mode, per thread as in PyTorch: ``no_grad``, ``enable_grad``, ``inference_mode``
+and ``set_grad_enabled`` as blocks, calls and decorators (a decorated generator holds the
+mode at each resumption); the thread's state also carries the stacks that label nodes."""
+
+import functools
+import inspect
+import threading
+
+
+class _ThreadState(threading.local):
+    """Per-thread grad mode and scope stacks, as in PyTorch."""
+
+    def __init__(self):
+        self.grad_enabled = True
+        self.module_stack = []          # module paths, innermost last (``module_scope``)
+        self.group_stack = []           # (name, call number) of open ``op_group``s
+
+
+_state = _ThreadState()
+
+
+def is_grad_enabled():
+    """Whether ops record the graph in this thread (True unless inside ``no_grad``)."""
+    return _state.grad_enabled
+
+
+class set_grad_enabled:
+    """Turn graph recording on or off in this thread (``torch.set_grad_enabled``): called,
+    from then on; as a context manager, until the block ends; as a decorator, in each call.
+
+    Example:
+        >>> with mg.set_grad_enabled(False):
+        ...     y = x * 2                      # y.requires_grad is False
+    """
+
+    def __init__(self, mode):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled: mode must be a bool, "
+                            f"got {type(mode).__name__}")
+        self.mode = mode
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _state.grad_enabled = self.previous
+        return False
+
+    def __call__(self, fn):
+        # As a decorator the mode applies to each call, not from the decoration on.
+        _state.grad_enabled = self.previous
+        return _grad_mode_decorator(fn, lambda: set_grad_enabled(self.mode))
+
+
+class _GradMode:
+    """Grad mode ``MODE`` in this thread for a block or a decorated function; decorates with
+    or without parentheses, as torch's (``@mg.no_grad()``, ``@mg.no_grad``)."""
+
+    MODE = True
+
+    def __new__(cls, fn=None):
+        self = super().__new__(cls)
+        return self if fn is None else self(fn)       # bare ``@no_grad``: the wrapper
+
+    def __enter__(self):
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = self.MODE
+        return self
+
+    def __exit__(self, *exc):
+        _state.grad_enabled = self.previous
+        return False
+
+    def __call__(self, fn):
+        return _grad_mode_decorator(fn, type(self))
+
+
+def _grad_mode_decorator(fn, make):
+    # fn runs inside a fresh make() each call; a generator function inside one at each
+    # resumption, with the caller's mode back between them (torch's _wrap_generator)
+    if not callable(fn):
+        raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+    if inspect.isgeneratorfunction(fn):
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            return (yield from _each_resumption_in(make, fn(*args, **kwargs)))
+        return generator
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with make():
+            return fn(*args, **kwargs)
+    return wrapper
+
+
+def _each_resumption_in(make, gen):
+    # drives ``gen`` as ``yield from`` would, each step of it inside a fresh make()
+    try:
+        with make():
+            response = gen.send(None)
+        while True:
+            try:
+                request = yield response
+            except GeneratorExit:
+                with make():
+                    gen.close()
+                raise
+            except BaseException as error:
+                with make():
+                    response = gen.throw(error)
+            else:
+                with make():
+                    response = gen.send(request)
+    except StopIteration as stop:
+        return stop.value
+
+
+class no_grad(_GradMode):
+    """Record no graph in this block or decorated function (``torch.no_grad``).
+
+    Example:
+        >>> with mg.no_grad():
+        ...     y = model(x)                  # no graph: evaluation, optimizer steps
+    """
+
+    MODE = False
+
+
+class enable_grad(_GradMode):
+    """Record the graph again inside a ``no_grad`` block (``torch.enable_grad``)."""
+
+    MODE = True
+
+
+class inference_mode(_GradMode):
+    """``no_grad`` under torch's other name (``torch.inference_mode``); here there are no
+    inference tensors, only a block or decorated function that records no graph.
+    ``inference_mode(False)`` changes nothing, as torch's."""
+
+    def __new__(cls, mode=True):
+        if not isinstance(mode, bool):                   # bare ``@inference_mode``
+            return cls()(mode)
+        self = super().__new__(cls)
+        self.enabled = mode
+        return self
+
+    def __enter__(self):
+        self.previous = _state.grad_enabled
+        _state.grad_enabled = self.previous and not self.enabled
+        return self
+
+    def __call__(self, fn):
+        return _grad_mode_decorator(fn, lambda: inference_mode(self.enabled))

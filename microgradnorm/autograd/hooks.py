@@ -1,0 +1,87 @@
+"""Tensor hooks: a leaf keeps its own, a non-leaf's node keeps them per output; each sees
+the gradient as a Tensor and may return a replacement."""
+
+import itertools
+
+import numpy as np
+
+
+class RemovableHandle:
+    """A hook's handle: ``remove()`` unregisters it, as does leaving it as a context manager."""
+
+    _ids = itertools.count()
+
+    def __init__(self, hooks):
+        self.hooks = hooks
+        self.id = next(RemovableHandle._ids)
+
+    def remove(self):
+        """Unregister the hook."""
+        self.hooks.pop(self.id, None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+        return False
+
+
+def register_hook(tensor, hook):
+    """``Tensor.register_hook``: kept by a leaf, or by a non-leaf's node per output."""
+    if not callable(hook):
+        raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't "
+                           "require grad")
+    node = tensor.grad_fn
+    if node is None:
+        if tensor._hooks is None:
+            tensor._hooks = {}
+        hooks = tensor._hooks
+    else:
+        if node.tensor_hooks is None:
+            node.tensor_hooks = {}
+        # keyed by output; the tensor's id lets a retained .grad see the hooked gradient
+        entry = node.tensor_hooks.setdefault(tensor._output_index, (id(tensor), {}))
+        hooks = entry[1]
+    handle = RemovableHandle(hooks)
+    hooks[handle.id] = hook
+    return handle
+
+
+def _run_hooks(hooks, g, shape):
+    for hook in list(hooks.values()):
+        result = hook(_tensor.Tensor._from_op(_own(g), None))    # a Tensor, as torch's
+        if result is None:
+            continue
+        result = result._array if isinstance(result, _tensor.Tensor) else result
+        if tuple(getattr(result, "shape", ())) != tuple(shape) or not hasattr(result, "dtype"):
+            raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
+                               f"{tuple(getattr(result, 'shape', ()))}; a hook must return "
+                               f"None or an array of the gradient's shape {tuple(shape)}")
+        g = result if result.dtype == g.dtype else result.astype(g.dtype)
+    return g
+
+
+def _run_output_hooks(node, grads, captured):
+    # hooks replace an output's total gradient, its retained (captured) copy too
+    grads = list(grads)
+    for i, (tensor_id, hooks) in node.tensor_hooks.items():
+        if grads[i] is None or not hooks:
+            continue
+        shape = node.outputs_meta[i][0]
+        grads[i] = _run_hooks(hooks, grads[i], shape)
+        held = captured.get(tensor_id)
+        if held is not None and held[0].grad_fn is node and held[0]._output_index == i:
+            captured[tensor_id] = (held[0], grads[i])
+    return grads
+
+
+def _own(g):
+    # a gradient as an array of its own (a 0-d sum can come out a NumPy scalar)
+    return np.array(g) if isinstance(g, np.generic) else g
+
+
+# tensor imports this package; importing it last lets either be imported first
+from .. import tensor as _tensor  # noqa: E402

@@ -1,0 +1,95 @@
+"""What ``Function.apply`` takes: tensors, numbers and arrays as constants, the arrays a
+node keeps (checked or copied), and the views whose version counter an output shares."""
+
+import numpy as np
+
+from ..backend import is_cupy_array, memory_owner
+
+
+def _kept_constants(ctx, options, names, record):
+    # The arrays a node keeps besides its inputs (an index, a mask, a target: the options
+    # its Function names in ``kept_options``): a tensor is handed over as its array with
+    # its version recorded, so that an in-place change before backward raises, as torch's;
+    # an array or a list is copied, so that its owner may reuse it (the next micro-batch's
+    # ids) without re-routing this node's gradient.
+    Tensor = _tensor.Tensor
+    options = dict(options)
+    for name in names:
+        value = options.get(name)
+        if isinstance(value, tuple):
+            options[name] = tuple([_kept(ctx, v, record, Tensor) for v in value])
+        elif value is not None:
+            options[name] = _kept(ctx, value, record, Tensor)
+    return options
+
+
+def _kept(ctx, value, record, Tensor):
+    if isinstance(value, Tensor):
+        if record:
+            ctx._saved_versions += ((value._version_box, value._version_box[0], value.shape),)
+        return value._array
+    if record:
+        if isinstance(value, np.ndarray) or is_cupy_array(value):
+            return value.copy()
+        if isinstance(value, list):
+            return np.array(value)
+    return value
+
+
+def _refuse_stale_view(op_name, view):
+    raise RuntimeError(
+        f"{op_name}: an input (shape {view.shape}) is a view whose base was written in place "
+        "after the view was made; its grad_fn no longer matches its values. Take the view "
+        "again after the in-place op (or clone() it before).")
+
+
+def _unpack(op_name, inputs):
+    """(Tensors, their arrays, which require grad); numbers and arrays become constants like
+    the first Tensor, None stays None; every array must be on one device."""
+    Tensor = _tensor.Tensor
+    arrays, needs_input_grad, kind = [], [], None
+    for t in inputs:                      # the usual case: Tensors of one array type
+        if type(t) is not Tensor and not isinstance(t, Tensor):        # (a Parameter is)
+            return _unpack_mixed(op_name, inputs)
+        data = t._array
+        if type(data) is not kind:
+            if kind is not None:
+                return _unpack_mixed(op_name, inputs)
+            kind = type(data)
+        arrays += [data]                  # (+=, not append: no call, as counted in tests)
+        needs_input_grad += [t.requires_grad]
+    return inputs, arrays, tuple(needs_input_grad)
+
+
+def _unpack_mixed(op_name, inputs):
+    # None, numbers, arrays, or arrays of two types: the checked path
+    Tensor = _tensor.Tensor
+    like = next((t for t in inputs if isinstance(t, Tensor)), None)
+    tensors = tuple(t if t is None or isinstance(t, Tensor) else _tensor.as_tensor(t, like)
+                    for t in inputs)
+    devices = {t.device for t in tensors if t is not None}
+    if len(devices) > 1:
+        shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
+        raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
+    return (tensors, [None if t is None else t._array for t in tensors],
+            tuple([t is not None and t.requires_grad for t in tensors]))
+
+
+def _share_versions_with_bases(inputs, outputs):
+    # A view output shares its input's version counter, as in PyTorch: an in-place change
+    # through either one invalidates what was saved of both.
+    for out in outputs:
+        base = getattr(out._array, "base", None)
+        if base is None:
+            continue                  # most ops make new arrays: nothing to look up
+        owner = memory_owner(base)
+        for t in inputs:              # a loop, not a dict of owners: a fused norm's view of
+            data = None if t is None else t._array
+            if data is owner or (data is not None and data.base is not None
+                                 and memory_owner(data) is owner):
+                out._version_box = t._version_box     # its own output matches no input
+                out._view_version = t._version        # a later write makes its grad_fn stale
+
+
+# tensor imports this package; importing it last lets either be imported first
+from .. import tensor as _tensor  # noqa: E402
