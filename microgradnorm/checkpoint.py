@@ -146,7 +146,8 @@ def _random_states(checkpoint, rng, bad):
     try:
         numpy_state = saved["numpy"]
         np.random.RandomState().set_state(numpy_state)
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError) as error:
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError,
+            OverflowError) as error:
         raise bad("random.numpy", f"not a NumPy random state ({error!r})") from None
     try:
         version, internal, gauss_next = saved["python"]
@@ -158,7 +159,7 @@ def _random_states(checkpoint, rng, bad):
     if default_state is not None:
         try:
             streams.Generator().set_state(default_state)
-        except (ValueError, TypeError) as error:
+        except (ValueError, TypeError, OverflowError) as error:
             raise bad("random.default_generator", f"not a state of mg.Generator "
                                                   f"({error})") from None
     if rng is None:
