@@ -346,6 +346,9 @@ def _check_same_run(path, saved, config):
     """A resumed run must be the run that was saved, or it would not continue it."""
     # an option a checkpoint lacks was added later: that run had its default; a norm saved
     # under an older spelling ("layernorm") is the same norm
+    if not isinstance(saved, dict):
+        raise ValueError(f"train_tiny_gpt: resume={path}: its extra field 'config' must be "
+                         f"a JSON object, got {type(saved).__name__}")
     defaults = {field.name: field.default for field in dataclasses.fields(TrainConfig)}
     if isinstance(saved.get("norm"), str):
         saved = {**saved, "norm": lookup(saved["norm"], f"{path}: the checkpoint's norm").name}

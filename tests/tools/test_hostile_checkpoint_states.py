@@ -32,3 +32,10 @@ def test_huge_integers_in_a_saved_random_state_are_a_value_error(field, tmp_path
     with pytest.raises(ValueError, match=f"{path}: {field.split()[0]}"):
         load_checkpoint(path, model)
     assert (model.weight.detach().numpy() == before).all()
+
+
+@pytest.mark.parametrize("config", [[], "abc", 3])
+def test_a_resumed_checkpoint_whose_config_is_not_an_object_is_a_value_error(config):
+    from microgradnorm import train
+    with pytest.raises(ValueError, match="run.npz: its extra field 'config' must be a JSON"):
+        train._check_same_run("run.npz", config, train.TrainConfig(steps=5))
