@@ -39,7 +39,8 @@ def join_negative_values(argv):
 def main(argv=None):
     argv = join_negative_values(sys.argv[1:] if argv is None else list(argv))
     args = build_parser().parse_args(argv)
-    backend.keep_freed_memory()       # programs: reuse freed arrays' memory (no page faults)
+    # programs reuse freed arrays' memory (no page faults), unless the environment says no
+    backend.keep_freed_memory_by_default()
     try:
         args.run(args)
     except (ValueError, TypeError) as error:

@@ -12,6 +12,7 @@ cached on disk. docs/benchmarks.md ("The norm kernels") gives the numerics and t
 """
 
 import math
+import warnings
 
 import numpy as np
 
@@ -36,11 +37,38 @@ OPTIONS = {"fastmath": FASTMATH, "error_model": "numpy"}
 
 def _jit(function):
     """numba.njit with the options above, cached on disk where a cache directory is
-    writable (numba raises at decoration time when none is)."""
+    writable (numba raises at decoration time when none is); a cache file that cannot be
+    read is dropped and the kernel compiled afresh (``_recover_from_a_bad_cache``)."""
     try:
-        return numba.njit(cache=True, **OPTIONS)(function)
+        dispatcher = numba.njit(cache=True, **OPTIONS)(function)
     except RuntimeError:
         return numba.njit(**OPTIONS)(function)
+    _recover_from_a_bad_cache(dispatcher)
+    return dispatcher
+
+
+def _recover_from_a_bad_cache(dispatcher):
+    # A corrupt or truncated cache file makes numba's load raise on every call of the
+    # kernel; read as a cache miss instead (numba then compiles and writes a fresh entry),
+    # with one warning. numba's cache object is internal: without it, nothing is changed.
+    cache = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    if load is None:
+        return
+
+    def load_or_recompile(*args, **kwargs):
+        try:
+            return load(*args, **kwargs)
+        except Exception as error:          # what a damaged file raises varies: any of them
+            warnings.warn(f"numba's on-disk cache of {dispatcher.__name__} could not be read "
+                          f"({type(error).__name__}: {error}); compiling it afresh",
+                          RuntimeWarning, stacklevel=2)
+            try:
+                cache.flush()               # the index goes; the fresh compile writes anew
+            except OSError:
+                pass
+            return None
+    cache.load_overload = load_or_recompile
 
 
 # ----- the compiled loops -------------------------------------------------------------------
