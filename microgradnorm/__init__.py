@@ -1,7 +1,9 @@
 """microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
 from . import nn, optim, utils
-from . import cuda  # torch.cuda: is_available, device_count, synchronize, ...
+from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
+from .amp import autocast
+from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
 from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
@@ -43,8 +45,8 @@ from .ops.pointwise import (ceil, clamp_max, clamp_min, cos, cumprod, cumsum, di
                             frac, log1p, log2, log10, prod, reciprocal, round, sin, trunc)
 from .ops.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, mm, mv
 from .ops.reductions import aminmax, max, median, min  # torch.max: value or (values, indices)
-from .ops.shape import (flip, movedim, moveaxis, narrow, ravel, repeat_interleave, roll, unbind,
-                        unflatten)
+from .ops.shape import (flip, meshgrid, movedim, moveaxis, narrow, ravel, repeat_interleave,
+                        roll, unbind, unflatten)
 from .ops.complex import (angle, complex, conj, imag, is_complex, polar, real, view_as_complex,
                           view_as_real)
 from .printing import get_printoptions, set_printoptions
@@ -91,7 +93,8 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "logical_or", "logical_xor", "lt", "ne", "nonzero", "prod", "reciprocal",
            "remainder", "round", "sin", "trunc",
            # ops/shape.py, ops/linalg.py, factories.py, backend.py, cuda.py
-           "addmm", "addmv", "as_tensor", "baddbmm", "bmm", "cuda", "device", "dot",
+           "addmm", "addmv", "amp", "as_tensor", "autocast", "backends", "dtype", "meshgrid",
+           "baddbmm", "bmm", "cuda", "device", "dot",
            "einsum", "empty_like", "eye", "flip", "full_like", "is_tensor", "mm",
            "moveaxis", "movedim", "mv", "narrow", "ravel", "repeat_interleave", "roll",
            "unbind", "unflatten",

@@ -176,3 +176,22 @@ def finfo(dtype):
     if bfloat16 is not None and dtype == bfloat16:
         return ml_dtypes.finfo(dtype)
     return np.finfo(dtype)
+
+
+def inferred_float(data):
+    """torch's dtype for a Python number or nested lists holding floats or complex numbers:
+    a Python float counts as the default dtype, a NumPy scalar as its own, and a Python
+    complex as complex64 beside them (``[np.float64(1.0)]`` is float64, ``[1.0]`` float32,
+    ``[1j]`` complex64)."""
+    kinds, pending = set(), [data]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        else:
+            kinds.add(type(item))
+    found = [np.dtype(k) for k in kinds if issubclass(k, np.inexact)]
+    if not found or any(issubclass(k, (float, complex)) and not issubclass(k, np.inexact)
+                        for k in kinds):
+        found.append(get_default_dtype())
+    return np.result_type(*found, *{complex64 for k in kinds if issubclass(k, complex)})

@@ -24,7 +24,8 @@ from .tensor import Tensor
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
            "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "max_pool1d",
            "max_pool2d", "unfold",
-           "add_rms_norm", "cross_entropy", "dropout", "gelu", "log_softmax", "mse_loss", "pad",
+           "add_rms_norm", "cross_entropy", "dropout", "dropout2d", "gelu", "log_softmax",
+           "mse_loss", "pad",
            "relu", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "tanh",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
            "elu", "embedding", "hardtanh", "huber_loss", "kl_div", "l1_loss", "leaky_relu",
@@ -163,18 +164,40 @@ def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None)
     Example:
         >>> y = F.dropout(h, 0.1, training=model.training)
     """
-    check_number("dropout", "p", p)
+    return _dropout("dropout", x, p, training, inplace, generator, x.shape, rng)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
+    r"""Zero whole channels with probability ``p`` and scale the rest by ``1 / (1 - p)``
+    (``F.dropout2d``): one draw per (sample, channel), torch's, from the same generator.
+
+    Shape: (N, C, H, W), or (N, C, L) as torch reads a 3-D input, unchanged.
+
+    Example:
+        >>> h = F.dropout2d(F.relu(conv(x)), 0.25, training=model.training)
+    """
+    check_tensor("dropout2d", "input", input)
+    if input.ndim not in (3, 4):
+        raise ValueError(f"dropout2d: input must have shape (N, C, H, W) or (N, C, L), got "
+                         f"{input.shape}")
+    noise = input.shape[:2] + (1,) * (input.ndim - 2)
+    return _dropout("dropout2d", input, p, training, inplace, generator, noise)
+
+
+def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
+    # a Bernoulli(1 - p) mask of noise_shape (x's, or one per channel), over 1 - p
+    check_number(fn, "p", p)
     if not 0 <= p <= 1:
-        raise ValueError(f"dropout: p must be a number in [0, 1], got {p!r}")
-    gen = streams.check_generator("dropout", generator)
+        raise ValueError(f"{fn}: p must be a number in [0, 1], got {p!r}")
+    gen = streams.check_generator(fn, generator)
     if not training or p == 0 or x.size == 0:
         return x
     if p == 1:
         return x.mul_(0.0) if inplace else x * 0.0
     if rng is not None:
-        keep = (rng.random(x.shape) >= p).astype(x.dtype)
+        keep = (rng.random(noise_shape) >= p).astype(x.dtype)
     else:
-        keep = np.empty(x.shape, x.dtype)
+        keep = np.empty(noise_shape, x.dtype)
         streams.fill(keep, lambda n, c: sampling.bernoulli(gen, n, x.dtype, 1 - p))
     if dtypes.is_half(x.dtype):        # torch: times 1 / (1 - p) in float32, then rounded
         mask = (keep.astype(np.float32) * (np.float32(1) / np.float32(1 - p))).astype(x.dtype)

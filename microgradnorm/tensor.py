@@ -76,7 +76,7 @@ class Tensor:
                 and not backend.is_cupy_array(data):
             given, data = data, np.asarray(data)  # Python numbers and lists: torch's
             if data.dtype.kind in "fc":           # defaults, floats in the default dtype
-                dtype = _inferred_float(given)
+                dtype = dtypes.inferred_float(given)
         self._become_leaf("Tensor", backend.new_array(data, dtype, device), requires_grad)
 
     def _become_leaf(self, fn, array, requires_grad):
@@ -259,6 +259,12 @@ class Tensor:
 
     def __int__(self):
         return int(self._scalar("int"))
+
+    def __index__(self):        # data[i:i + T] for i in ix: an integer tensor as an index
+        if self.size != 1 or self.dtype.kind not in "biu":
+            raise TypeError("only integer tensors of a single element can be converted to "
+                            "an index")
+        return int(self._array.reshape(()).item())
 
     def __array__(self, dtype=None, copy=None):
         # np.asarray(t) shares a CPU tensor's memory, unless it requires grad
@@ -616,23 +622,6 @@ def _can_cast(source, target):
     # PyTorch's in-place rule: no float result into an integer tensor, no int into bool
     return is_floating(target) or source.kind in "iub" and (
         target.kind != "b" or source.kind == "b")
-
-
-def _inferred_float(data):
-    # torch's dtype for numbers and nested lists holding floats or complex numbers: a Python
-    # float counts as the default dtype, a NumPy scalar as its own; a Python complex, complex
-    kinds, pending = set(), [data]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, (list, tuple)):
-            pending.extend(item)
-        else:
-            kinds.add(type(item))
-    found = [np.dtype(k) for k in kinds if issubclass(k, np.inexact)]
-    if not found or any(issubclass(k, (float, complex)) and not issubclass(k, np.inexact)
-                        for k in kinds):
-        found.append(dtypes.get_default_dtype())
-    return np.result_type(*found, *{dtypes.complex64 for k in kinds if issubclass(k, complex)})
 
 
 def tensor(data, requires_grad=False, dtype=None, device="cpu"):

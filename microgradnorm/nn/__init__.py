@@ -11,7 +11,7 @@ from .attention import MultiheadAttention
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .flatten import Flatten, Identity, Unflatten
-from .linear import Dropout, Embedding, Linear
+from .linear import Dropout, Dropout2d, Embedding, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .mlp import MLP
@@ -31,7 +31,8 @@ __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSe
            "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "ELU", "Flatten", "Hardtanh",
            "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LeakyReLU", "LogSoftmax", "MSELoss",
            "Mish", "NLLLoss", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Unflatten",
-           "Dropout", "Embedding", "FeedForward", "LayerNorm", "Linear", "Module", "ModuleDict",
+           "Dropout", "Dropout2d", "Embedding", "FeedForward", "LayerNorm", "Linear", "Module",
+           "ModuleDict",
            "ModuleList", "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU",
            "Sequential", "SiLU", "Tanh", "TransformerBlock", "clip_grad_norm_",
            "deepnorm_constants", "functional", "init", "load", "make_norm", "save",

@@ -142,16 +142,27 @@ class Dropout(Module):
     """Zero elements with probability ``p`` in training (scaling the rest by 1/(1-p));
     the identity in eval."""
 
-    def __init__(self, p=0.5):
+    def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        check_number("Dropout", "p", p)
+        name = type(self).__name__
+        check_number(name, "p", p)
         if not 0 <= p <= 1:
-            raise ValueError(f"Dropout: p must be a number in [0, 1], got {p!r}")
-        self.p = p
+            raise ValueError(f"{name}: p must be a number in [0, 1], got {p!r}")
+        self.p, self.inplace = p, bool(inplace)
 
     def forward(self, x):
         """Dropout in training, the identity in eval. Shape: (*) -> (*)."""
-        return F.dropout(x, self.p, self.training)
+        return F.dropout(x, self.p, self.training, self.inplace)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout2d(Dropout):
+    """Zero whole channels with probability ``p`` in training (``F.dropout2d``: one draw per
+    sample and channel, torch's), scaling the rest by 1/(1-p); the identity in eval."""
+
+    def forward(self, x):
+        """Channel dropout in training, the identity in eval. Shape: (N, C, H, W) or
+        (N, C, L), unchanged."""
+        return F.dropout2d(x, self.p, self.training, self.inplace)

@@ -7,6 +7,7 @@ the ``Tensor.new_*`` factories.
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
@@ -312,6 +313,44 @@ def _dim(fn, x, dim):
     if x.ndim == 0:
         raise AxisError(f"{fn}: dim {dim} given, but the tensor is 0-d and has no dims")
     return axis
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids of 1-D tensors (``torch.meshgrid``): output i holds tensors[i]'s
+    values along dim i (``indexing="ij"``, torch's default, which warns when it is not
+    given) or with the first two dims swapped (``"xy"``); each is an expansion of its input,
+    so gradients sum back into it.
+
+    Example:
+        >>> ys, xs = mg.meshgrid(mg.arange(3), mg.arange(4), indexing="ij")   # (3, 4) each
+    """
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if not tensors:
+        raise RuntimeError("meshgrid: expects a non-empty list of tensors")
+    for i, t in enumerate(tensors):
+        check_tensor("meshgrid", t)
+        if t.ndim > 1:
+            raise RuntimeError(f"meshgrid: expects 0-d or 1-d tensors, got tensors[{i}] of "
+                               f"shape {t.shape}")
+    if indexing is None:
+        warnings.warn("meshgrid: the indexing argument will be required; pass "
+                      "indexing='ij' for this default (torch warns the same)", UserWarning,
+                      stacklevel=2)
+        indexing = "ij"
+    if indexing not in ("ij", "xy"):
+        raise ValueError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
+    sizes = [t.size for t in tensors]               # a 0-d tensor counts as one value
+    order = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) > 1:
+        order[0], order[1] = 1, 0                   # x along columns, y along rows
+    shape = tuple(sizes[k] for k in order)
+    grids = []
+    for i, t in enumerate(tensors):
+        place = [1] * len(tensors)
+        place[order.index(i)] = sizes[i]
+        grids.append(expand(reshape(t, tuple(place)), *shape))
+    return tuple(grids)
 
 
 def unbind(x, dim=0):

@@ -16,7 +16,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
     ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
-                 "cuda")),
+                 "cuda", "amp", "backends")),
     ("core", ("tensor", "autograd", "ops", "factories", "kernels")),
     ("norms", ("norms",)),
     ("functional", ("functional", "convolution", "losses")),

@@ -270,3 +270,17 @@ def test_public_names_have_docstrings():
         for member, value in vars(obj).items() if inspect.isclass(obj) else ():
             if not member.startswith("_") and callable(value):
                 assert inspect.getdoc(value), f"{name}.{member}"
+
+
+def test_random_sampler_with_replacement_draws_lazily_as_torch():
+    # makemore's InfiniteDataLoader: 1e10 samples; the first batch must not build them all
+    import itertools
+    import time
+    start = time.perf_counter()
+    ours = mg.utils.data.RandomSampler(range(5), replacement=True, num_samples=int(1e10),
+                                       generator=mg.Generator().manual_seed(3))
+    theirs = torch.utils.data.RandomSampler(range(5), replacement=True,
+                                            num_samples=int(1e10),
+                                            generator=torch.Generator().manual_seed(3))
+    assert list(itertools.islice(iter(ours), 70)) == list(itertools.islice(iter(theirs), 70))
+    assert time.perf_counter() - start < 5

@@ -74,9 +74,10 @@ class RandomSampler(Sampler):
     def __iter__(self):
         n, count = len(self.data_source), self.num_samples
         generator = self.generator if self.generator is not None else _fresh_generator()
-        if self.replacement:
-            for size in [32] * (count // 32) + [count % 32]:
-                yield from randint(n, (size,), generator=generator).tolist()
+        if self.replacement:            # lazily: makemore asks for 1e10 draws
+            for _ in range(count // 32):
+                yield from randint(n, (32,), generator=generator).tolist()
+            yield from randint(n, (count % 32,), generator=generator).tolist()
             return
         for _ in range(count // n):
             yield from randperm(n, generator=generator).tolist()
