@@ -19,9 +19,16 @@ import microgradnorm.functional as F
 from microgradnorm import nn
 from microgradnorm.cli import plotting
 from microgradnorm.cli.common import positive_int
-from microgradnorm.cli.script import ScriptParser, parse_args
+from microgradnorm.cli.script import ScriptParser, parse_args, run_script
 
 MEAN, STD = 3.0, 2.0          # the data distribution, per feature
+
+
+def check_batch(args):
+    """Training batches need 2 samples for a variance."""
+    if args.batch_size < 2:
+        raise ValueError("--batch-size must be at least 2 (BatchNorm's variance over the "
+                         f"batch), got {args.batch_size}")
 
 
 def main(argv=None):
@@ -30,7 +37,7 @@ def main(argv=None):
     parser.add_argument("--batch-size", type=positive_int, default=32)
     parser.add_argument("--out", default="out/batchnorm_modes", help="directory for the plot")
     parser.add_argument("--quick", action="store_true", help="30 steps (unless given)")
-    args = parse_args(parser, argv, quick={"steps": 30})
+    args = parse_args(parser, argv, quick={"steps": 30}, check=check_batch)
     rng = np.random.default_rng(0)
 
     def normal(*shape):
@@ -105,4 +112,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

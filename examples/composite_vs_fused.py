@@ -1,7 +1,7 @@
 """The same tiny GPT, same seed, trained with composite and with fused norms.
 
 Run:  python examples/composite_vs_fused.py [--steps 200] [--norm rms_norm]
-      python examples/composite_vs_fused.py --quick
+      python examples/composite_vs_fused.py --quick            # 30 steps
 
 The two runs differ only in how every norm is computed: the textbook graph of primitive
 ops or one node with a closed-form backward. In float64 their loss curves agree to
@@ -14,7 +14,7 @@ import numpy as np
 from microgradnorm import nn
 from microgradnorm.cli import plotting
 from microgradnorm.cli.common import norm_name, positive_int
-from microgradnorm.cli.script import ScriptParser, parse_args
+from microgradnorm.cli.script import ScriptParser, parse_args, run_script
 from microgradnorm.train import TrainConfig, compare_impls
 
 TOLERANCE = 1e-8          # float64, first 50 steps
@@ -27,10 +27,10 @@ def main(argv=None):
     parser.add_argument("--placement", choices=nn.PLACEMENTS, default="pre")
     parser.add_argument("--layers", type=positive_int, default=2)
     parser.add_argument("--out", default="out/composite_vs_fused", help="directory for the plot")
-    parser.add_argument("--quick", action="store_true", help="50 steps (unless given)")
+    parser.add_argument("--quick", action="store_true", help="30 steps (unless given)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
-    args = parse_args(parser, argv, quick={"steps": 50})
+    args = parse_args(parser, argv, quick={"steps": 30})
 
     config = TrainConfig(steps=args.steps, dtype="float64", seed=0, norm=args.norm,
                          placement=args.placement, n_layers=args.layers)
@@ -74,4 +74,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

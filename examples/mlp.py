@@ -14,7 +14,7 @@ import microgradnorm.functional as F
 from microgradnorm import nn, optim
 from microgradnorm.cli import plotting
 from microgradnorm.cli.common import norm_name, positive_int
-from microgradnorm.cli.script import ScriptParser, parse_args
+from microgradnorm.cli.script import ScriptParser, parse_args, run_script
 from microgradnorm.train import Progress
 
 
@@ -38,6 +38,16 @@ def accuracy(model, x, y):
     return float((predicted == y).mean())
 
 
+def check_batch(args):
+    """A batch is drawn without replacement from the points; BatchNorm needs 2 of them."""
+    if args.batch_size > args.points:
+        raise ValueError(f"--batch-size {args.batch_size} is more than the {args.points} "
+                         "--points it is drawn from")
+    if args.norm == "batch_norm" and args.batch_size < 2:
+        raise ValueError("--batch-size must be at least 2 for batch_norm (a variance over "
+                         f"the batch), got {args.batch_size}")
+
+
 def main(argv=None):
     parser = ScriptParser(description=__doc__.splitlines()[0])
     parser.add_argument("--norm", type=norm_name, choices=("batch_norm", "layer_norm", "rms_norm"),
@@ -51,7 +61,7 @@ def main(argv=None):
                         help="200 points, 150 steps (unless given)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
-    args = parse_args(parser, argv, quick={"points": 200, "steps": 150})
+    args = parse_args(parser, argv, quick={"points": 200, "steps": 150}, check=check_batch)
 
     x, y = two_moons(args.points)
     mg.manual_seed(0)                                  # the weights
@@ -90,4 +100,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -3,14 +3,15 @@
 Run:  python examples/norm_placement.py [--depths 6,12,24,48] [--train-steps 300]
       python examples/norm_placement.py --quick
 
-For every placement (pre, post, sandwich, deepnorm) and norm (LayerNorm, RMSNorm) it
+For every placement (pre, post, sandwich, deepnorm) and row norm (``nn.NORMS``) it
 builds a GPT of each depth (d_model 32, 4 heads, float64; Xavier init as in the placement
 papers, or --init gpt2), takes one cross-entropy loss on a fixed random batch of tokens,
 and measures ‖∂L/∂θ_l‖ for the parameters θ_l of each block l and ‖∂L/∂x_l‖ for its input,
 averaged over a few initialisations. The ratio early blocks / late blocks says whether
 gradients reach the early layers unchanged (≈ 1), fade on the way down (« 1) or grow (» 1);
 the last block's gradient says how large the updates near the output are. Then, at
-depth 6, it trains each combination briefly on the Zen of Python and compares the losses:
+depth 6 (or the largest depth below it) and the same width, it trains each combination
+briefly on the Zen of Python and compares the losses:
 RMSNorm against LayerNorm, and the placements against one another. The conclusions are in
 docs/norm_placement.md. (The measurement is ``microgradnorm.cli.explain.block_grad_norms``;
 ``microgradnorm explain placement`` sweeps it over widths and initialisations.)
@@ -25,10 +26,11 @@ import microgradnorm as mg
 from microgradnorm import nn
 from microgradnorm.cli import plotting
 from microgradnorm.cli.common import positive_int
-from microgradnorm.cli.explain import block_grad_norms, early_late
-from microgradnorm.cli.script import ScriptParser, parse_args, positive_ints
+from microgradnorm.cli.explain import PLACEMENT_HEADS, block_grad_norms, early_late
+from microgradnorm.cli.script import ScriptParser, parse_args, positive_ints, run_script
 from microgradnorm.norms import NORMS
 from microgradnorm.train import Progress, TrainConfig, train_tiny_gpt
+
 
 def composite_nodes(norm):
     """Op nodes of ``norm``'s composite graph, with weight (and bias), on a (2, 8) input."""
@@ -36,6 +38,13 @@ def composite_nodes(norm):
     tensors = {name: mg.tensor(array, requires_grad=True)
                for name, array in spec.make_inputs((2, 8)).items()}
     return mg.graph_stats(*spec.run(tensors, "composite")).nodes
+
+
+def check_width(args):
+    """The models' attention heads must divide their width."""
+    if args.d_model % PLACEMENT_HEADS:
+        raise ValueError(f"--d-model must be a multiple of the {PLACEMENT_HEADS} attention "
+                         f"heads, got {args.d_model}")
 
 
 def main(argv=None):
@@ -50,11 +59,11 @@ def main(argv=None):
     parser.add_argument("--train-steps", type=positive_int, default=200)
     parser.add_argument("--out", default="out/norm_placement", help="directory for the plot")
     parser.add_argument("--quick", action="store_true",
-                        help="depths 2,6, d_model 16, 5 training steps, 1 seed (unless given)")
+                        help="depths 2,3, d_model 16, 5 training steps, 1 seed (unless given)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
-    args = parse_args(parser, argv, quick={"depths": [2, 6], "d_model": 16,
-                                          "train_steps": 5, "seeds": 1})
+    args = parse_args(parser, argv, quick={"depths": [2, 3], "d_model": 16,
+                                          "train_steps": 5, "seeds": 1}, check=check_width)
     depths = args.depths
 
     print(f"gradient norms per block at initialisation: GPT d_model={args.d_model}, "
@@ -80,19 +89,21 @@ def main(argv=None):
     bar.close(f"{len(cells)} models, {args.seeds} seeds each")
 
     train_depth = min(6, max(depths))
-    print(f"\ntraining at depth {train_depth}, {args.train_steps} AdamW steps "
-          f"(lr 3e-3, batch 16, context 32, init {args.init}), Zen of Python; "
+    print(f"\ntraining at depth {train_depth}, d_model {args.d_model}, {args.train_steps} "
+          f"AdamW steps (lr 3e-3, batch 16, context 32, init {args.init}), Zen of Python; "
           "loss = mean of the last 20 steps")
-    print(f"{'placement':<9} {'layer_norm':>10} {'rms_norm':>10}")
+    width = max(10, *map(len, nn.NORMS))                   # a column per norm
+    print(f"{'placement':<9} " + " ".join(f"{norm:>{width}}" for norm in nn.NORMS))
     final = {}
     for placement in nn.PLACEMENTS:
         row = []
         for norm in nn.NORMS:
             run = train_tiny_gpt(TrainConfig(steps=args.train_steps, norm=norm,
                                              placement=placement, n_layers=train_depth,
-                                             init=args.init), progress=not args.no_progress)
+                                             d_model=args.d_model, init=args.init),
+                                 progress=not args.no_progress)
             final[norm, placement] = float(np.mean(run.losses[-20:]))
-            row.append(f"{final[norm, placement]:>10.4f}")
+            row.append(f"{final[norm, placement]:>{width}.4f}")
         print(f"{placement:<9} " + " ".join(row), flush=True)
     print("composite graph nodes per norm (with affine): "
           + ", ".join(f"{norm} {composite_nodes(norm)}" for norm in nn.NORMS))
@@ -100,17 +111,18 @@ def main(argv=None):
     plt = plotting.pyplot()
     if plt is not None:
         deepest = max(depths)
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)
-        for ax, norm in zip(axes, nn.NORMS):
+        fig, axes = plt.subplots(1, len(nn.NORMS), figsize=(5.5 * len(nn.NORMS), 4),
+                                 sharey=True, squeeze=False)
+        for ax, norm in zip(axes[0], nn.NORMS):
             for placement in nn.PLACEMENTS:
                 g = profiles[norm, placement, deepest]
                 ax.semilogy(np.arange(1, deepest + 1), g, marker=".", label=placement)
             ax.set(xlabel="block (1 = next to the embeddings)",
                    title=f"{norm}, depth {deepest}, init {args.init}, {args.seeds} seeds")
             ax.legend()
-        axes[0].set_ylabel("‖∂L/∂θ_block‖ at init (geometric mean over seeds)")
+        axes[0, 0].set_ylabel("‖∂L/∂θ_block‖ at init (geometric mean over seeds)")
         plotting.save(fig, args.out, "norm_placement.png")
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

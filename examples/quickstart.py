@@ -12,7 +12,7 @@ import numpy as np
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm.cli.common import positive_int
-from microgradnorm.cli.script import ScriptParser, parse_args
+from microgradnorm.cli.script import ScriptParser, parse_args, run_script
 
 
 def main(argv=None):
@@ -57,4 +57,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

@@ -10,10 +10,18 @@ import numpy as np
 
 from microgradnorm import nn
 from microgradnorm.cli import plotting
-from microgradnorm.cli.common import norm_name, positive_int
-from microgradnorm.cli.script import ScriptParser, parse_args
+from microgradnorm.cli.common import TRAIN_DEFAULTS, norm_name, positive_int
+from microgradnorm.cli.script import ScriptParser, parse_args, run_script
 from microgradnorm.functional import IMPLS
 from microgradnorm.train import TrainConfig, train_tiny_gpt
+
+
+def check_heads(args):
+    """The model's attention heads must divide its width."""
+    heads = TRAIN_DEFAULTS["n_heads"]
+    if args.d_model % heads:
+        raise ValueError(f"--d-model must be a multiple of the {heads} attention heads, "
+                         f"got {args.d_model}")
 
 
 def main(argv=None):
@@ -29,7 +37,8 @@ def main(argv=None):
                         help="40 steps of a 1-block model of width 16 (unless given)")
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bar (none is drawn when stderr is not a terminal)")
-    args = parse_args(parser, argv, quick={"steps": 40, "d_model": 16, "layers": 1})
+    args = parse_args(parser, argv, quick={"steps": 40, "d_model": 16, "layers": 1},
+                      check=check_heads)
 
     config = TrainConfig(steps=args.steps, impl=args.impl, norm=args.norm,
                          placement=args.placement, d_model=args.d_model, n_layers=args.layers)
@@ -55,4 +64,4 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    run_script(main)

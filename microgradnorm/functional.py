@@ -16,12 +16,14 @@ from .dtypes import check_number, is_floating
 from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, check_floating,
                      cross_entropy, huber_loss, kl_div, l1_loss, logsigmoid, mse_loss,
                      nll_loss, smooth_l1_loss)
-from .norms import (CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, gelu,
-                    layer_norm, log_softmax, rms_norm, scaled_dot_product_attention, softmax)
-from .norms.arguments import check_tensor
+from .fused import gelu, log_softmax, scaled_dot_product_attention, softmax
+from .fused.arguments import check_tensor
+from .norms import CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, layer_norm, rms_norm
+from .norms import dyt, group_norm, instance_norm
 from .tensor import Tensor
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
+           "group_norm", "instance_norm", "dyt",
            "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "max_pool1d",
            "max_pool2d", "unfold",
            "add_rms_norm", "cross_entropy", "dropout", "dropout2d", "gelu", "log_softmax",

@@ -14,8 +14,8 @@ import numpy as np
 from . import backend, ops
 from .autograd import Function
 from .dtypes import check_number, is_floating
-from .norms import cross_entropy_rows, log_softmax
-from .norms.arguments import check_tensor, resolve_impl
+from .fused import cross_entropy_rows, log_softmax
+from .fused.arguments import check_tensor, resolve_impl
 from .tensor import Tensor
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",

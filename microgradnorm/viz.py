@@ -16,7 +16,8 @@ from .autograd import topological_order
 from .backend import memory_owner
 from .checks.comparison import make_leaves
 from .checks.stats import graph_stats, saved_bytes
-from .norms import SPECS, FusedNorm, lookup
+from .fused import FusedFunction
+from .norms import SPECS, lookup
 from .tensor import Tensor
 
 __all__ = ["FORMATS", "INSTALL_HINT", "TwinStats", "compare", "dot_available", "draw",
@@ -390,7 +391,7 @@ def _op_label(node):
 
 
 def _is_fused(node):
-    return issubclass(node.function, FusedNorm)
+    return issubclass(node.function, FusedFunction)
 
 
 def _meta(shape, dtype):

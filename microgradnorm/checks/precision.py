@@ -2,18 +2,20 @@
 
 The truth is PyTorch's formula (two-pass variance, eps inside the square root) in float64
 on the same rounded inputs; each output and gradient is scored by |got − truth| / rms(truth).
-docs/precision.md explains the families, the deliberately naive impls and the results.
+Every norm of ``NORMS`` but the residual forms is measured through its declaration: its
+learned inputs, the variants of its options (RMSNorm's casting modes) and its naive rows
+(``Norm.naive``). docs/precision.md explains the families, the naive impls and the results.
 """
 
 import dataclasses
-import inspect
 import math
 
 import numpy as np
 
 from .. import dtypes
 from ..autograd import grad
-from ..norms import CASTINGS, NORMS, lookup
+from ..fused.twin import LEARNED
+from ..norms import NORMS, lookup
 from ..tensor import Tensor
 
 __all__ = ["DTYPES", "FAMILIES", "Cell", "PrecisionReport", "draw_family", "draw_input",
@@ -22,7 +24,8 @@ __all__ = ["DTYPES", "FAMILIES", "Cell", "PrecisionReport", "draw_family", "draw
 FAMILIES = ("normal", "scale 300", "offset 1e4", "constant rows", "heavy tails")
 DTYPES = ("float16", "bfloat16", "float32")
 QUICK_SHAPE, FULL_SHAPE = (8, 64), (64, 512)
-MEASURED = [norm for norm in NORMS.values() if not norm.residual]    # x + residual: the same
+# the norms of a 2-D (rows, cols) x, but for the residual forms (x + residual: the same)
+MEASURED = [norm for norm in NORMS.values() if not norm.residual and norm.ndim[0] <= 2]
 
 
 def draw_family(family, shape, rng):
@@ -50,48 +53,24 @@ def draw_input(norm, family, shape, rng):
 
 
 # ----- the implementations ------------------------------------------------------------------
-def _one_pass(axis):
-    # the naive variance Σx²/n − (Σx/n)²: wrong when |mean| ≫ std. Plain sums: the mean
-    # primitive's correction step would make it exact on constant rows
-    def norm(x, weight, bias, eps):
-        n = x.shape[axis]
-        mean = x.sum(axis, keepdims=True) / n
-        var = (x * x).sum(axis, keepdims=True) / n - mean * mean
-        return (x - mean) / (var + eps).sqrt() * weight + bias
-    return norm
-
-
-def _eps_outside(x, weight, bias, eps):
-    mean = x.mean(-1, keepdims=True)
-    centered = x - mean
-    std = (centered * centered).mean(-1, keepdims=True).sqrt()
-    return centered / (std + eps) * weight + bias
-
-
-# impl -> fn(x, weight, bias, eps): the naive rows beside the library's two
-NAIVE = {"layer_norm": {"one-pass": _one_pass(-1), "eps-outside": _eps_outside},
-         "batch_norm": {"one-pass": _one_pass(0)}}
+def implementations():
+    """{(norm, impl): fn({name: Tensor}) -> y} for every row of the report: each norm's
+    composite and fused (once per variant of its options, RMSNorm's casting modes:
+    ``composite[llama]``, ...) and its naive rows (``Norm.naive``)."""
+    table = {}
+    for norm in MEASURED:
+        for variant, options in norm.variants():
+            for impl in ("composite", "fused"):
+                table[norm.name, impl + variant] = _library(norm, impl, **options)
+        for impl, naive in norm.naive.items():
+            table[norm.name, impl] = (lambda given, fn=naive.function, defaults=norm.defaults:
+                                      fn(given, **defaults))
+    return table
 
 
 def _library(norm, impl="fused", **options):
-    # fn(x, weight, bias) -> y with the default eps; BatchNorm trains on batch statistics
-    return lambda x, w, b: norm.run({"x": x, "weight": w, "bias": b}, impl, **options)[0]
-
-
-def implementations():
-    """{(norm, impl): fn(x, weight, bias) -> y} for every row of the report."""
-    table = {}
-    for norm in MEASURED:
-        # RMSNorm once per casting mode: composite[llama], fused[llama], ...
-        has_casting = "casting" in inspect.signature(norm.function).parameters
-        variants = [(f"[{c}]", {"casting": c}) for c in CASTINGS] if has_casting else [("", {})]
-        for variant, options in variants:
-            for impl in ("composite", "fused"):
-                table[norm.name, impl + variant] = _library(norm, impl, **options)
-        for impl, naive in NAIVE.get(norm.name, {}).items():
-            table[norm.name, impl] = (lambda x, w, b, naive=naive, eps=norm.eps:
-                                      naive(x, w, b, eps))
-    return table
+    # the norm's output with its default options; BatchNorm trains on batch statistics
+    return lambda given: norm.run(given, impl, **options)[0]
 
 
 # ----- one cell -------------------------------------------------------------------------------
@@ -116,14 +95,15 @@ class Cell:
 
 
 def _run(fn, arrays, dtype):
-    # forward and backward of fn on arrays cast to dtype; float64 results
-    leaves = {name: Tensor(a, requires_grad=name != "dy", dtype=dtype)
-              for name, a in arrays.items()}
-    y = fn(leaves["x"], leaves["weight"], leaves.get("bias"))
-    params = [leaves[n] for n in ("x", "weight", "bias") if n in leaves]
-    grads = grad([y], params, [leaves["dy"]._array.astype(y.dtype)])
+    # forward and backward of fn on arrays cast to dtype (dy: the upstream gradient);
+    # float64 results, "y" and "d<input>"
+    leaves = {name: Tensor(a, requires_grad=True, dtype=dtype)
+              for name, a in arrays.items() if name != "dy"}
+    y = fn(leaves)
+    dy = Tensor(arrays["dy"], dtype=dtype)._array.astype(y.dtype)
+    grads = grad([y], list(leaves.values()), [dy])
     out = {"y": y._array}
-    out.update({f"d{n}": g._array for n, g in zip(("x", "weight", "bias"), grads)})
+    out.update({f"d{name}": g._array for name, g in zip(leaves, grads)})
     with np.errstate(all="ignore"):
         return {name: np.asarray(a, np.float32).astype(np.float64) if a.dtype.itemsize == 2
                 else np.asarray(a, np.float64) for name, a in out.items()}
@@ -139,16 +119,19 @@ def _error(got, truth):
 
 
 def measure(norm, impl, dtype, family, shape=QUICK_SHAPE, seed=0):
-    """The ``Cell`` of one norm/impl/dtype/family."""
+    """The ``Cell`` of one norm/impl/dtype/family: x of ``family``, every learned input the
+    norm declares (its ``init`` + 0.1·N(0, 1)) and the upstream gradient dy."""
     spec = lookup(norm, "precision: norm")
     fn = implementations()[(spec.name, impl)]
     rng = np.random.default_rng(seed)
-    cols = shape[1]
-    arrays = {"x": draw_input(spec.name, family, shape, rng),
-              "weight": 1 + 0.1 * rng.standard_normal(cols),
-              "dy": rng.standard_normal(shape)}
-    if "bias" in spec.params:
-        arrays["bias"] = 0.1 * rng.standard_normal(cols)
+    arrays = {spec.x: draw_input(spec.name, family, shape, rng)}
+    for i, learned in enumerate(spec.inputs_of(*LEARNED)):
+        size = learned.shape_for(shape)
+        arrays[learned.name] = learned.init + 0.1 * rng.standard_normal(size)
+        if i == 0:      # dy after the first: the order of every earlier report, whose
+            arrays["dy"] = rng.standard_normal(shape)      # numbers docs/precision.md quotes
+    if "dy" not in arrays:                                  # a norm that learns nothing
+        arrays["dy"] = rng.standard_normal(shape)
     low = dtypes.as_dtype(dtype)
     with np.errstate(all="ignore"):
         rounded = {n: a.astype(low).astype(np.float32).astype(np.float64)
@@ -209,18 +192,16 @@ class PrecisionReport:
                 cells = [self.cell(norm, impl, dtype, f) for f in self.families]
                 out.append(f"| {norm} | {impl} | {dtype} | "
                            + " | ".join(_fmt(c) for c in cells) + " |")
+        tensors = list(dict.fromkeys(name for c in self.cells for name in c.errors))  # y, dx, ...
         out += ["", "## Per tensor (max / median error, inf+NaN count)", "",
-                "| norm | impl | dtype | family | " + " | ".join(_TENSORS) + " |",
-                "|---|---|---|---|" + "---|" * len(_TENSORS)]
+                "| norm | impl | dtype | family | " + " | ".join(tensors) + " |",
+                "|---|---|---|---|" + "---|" * len(tensors)]
         for c in self.cells:
-            parts = [_fmt_tensor(c.errors.get(name)) for name in _TENSORS]
+            parts = [_fmt_tensor(c.errors.get(name)) for name in tensors]
             out.append(f"| {c.norm} | {c.impl} | {c.dtype} | {c.family} | "
                        + " | ".join(parts) + " |")
         out += [""] + [f"Note: {note}" for note in self.skipped]
         return "\n".join(out) + "\n"
-
-
-_TENSORS = ("y", "dx", "dweight", "dbias")
 
 
 def _fmt(cell):

@@ -27,8 +27,9 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd import grad
-from ..kernels import reference
-from ..norms import lookup
+from ..kernels import cuda as cuda_kernels
+from ..kernels import defines, reference
+from ..norms import NORMS, lookup
 from ..tensor import Tensor
 from .bench_harness import (BenchRow, copy_bandwidth, fill_ratios, format_table,
                             machine_description, minimal_bytes, progress_printer, time_call)
@@ -99,33 +100,19 @@ def _inputs(norm, shape, seed=0):
 
 
 # ----- the kernels, called directly ---------------------------------------------------------
-def _layer_norm_calls(k, a, eps):
-    _, mean, rstd = k.layer_norm_forward(a["x"], a["weight"], a["bias"], eps)
-    return (lambda: k.layer_norm_forward(a["x"], a["weight"], a["bias"], eps),
-            lambda: k.layer_norm_backward(a["dy"], a["x"], a["weight"], mean, rstd, True))
-
-
-def _rms_norm_calls(k, a, eps):
-    _, rstd = k.rms_norm_forward(a["x"], a["weight"], eps)
-    return (lambda: k.rms_norm_forward(a["x"], a["weight"], eps),
-            lambda: k.rms_norm_backward(a["dy"], a["x"], a["weight"], rstd))
-
-
-# The norms the GPU table times: how to call each one's kernels, and what they return.
-KERNEL_CALLS = {"layer_norm": (_layer_norm_calls, ("y", "mean", "rstd", "dx", "dweight",
-                                                   "dbias")),
-                "rms_norm": (_rms_norm_calls, ("y", "rstd", "dx", "dweight"))}
-GPU_NORMS = tuple(KERNEL_CALLS)
+# The norms the GPU table times: those whose spec says how to call its kernels
+# (``Norm.kernel_calls``) and whose kernels ``kernels.cuda`` defines (not the reference's).
+GPU_NORMS = tuple(name for name, norm in NORMS.items()
+                  if norm.kernel_calls is not None and defines(cuda_kernels, norm.kernels))
 
 
 def kernel_calls(norm, arrays, kernels=None):
     """(forward, backward) closures calling ``kernels`` (default ``kernels.cuda``) on
-    ``arrays`` (x, weight, bias, dy) with the norm's default eps; backward uses the
-    statistics of one forward run here."""
-    if kernels is None:
-        from ..kernels import cuda as kernels
+    ``arrays`` (x, weight, bias, dy) with the norm's default options; backward uses the
+    statistics of one forward run here (``Norm.kernel_calls``)."""
     norm = lookup(norm, "kernel_calls: norm", among=GPU_NORMS)
-    return KERNEL_CALLS[norm.name][0](kernels, arrays, norm.eps)
+    return norm.kernel_calls(cuda_kernels if kernels is None else kernels, arrays,
+                             **norm.defaults)
 
 
 class ValidationError(AssertionError):
@@ -142,7 +129,7 @@ def validate(norm, cols, dtype, rows=2048, seed=0):
     host = {name: _to_float64(cp, a) for name, a in dev.items()}   # the rounded inputs
     got = [out for call in kernel_calls(norm, dev) for out in call()]
     expected = [out for call in kernel_calls(norm, host, reference) for out in call()]
-    names = KERNEL_CALLS[lookup(norm).name][1]
+    names = lookup(norm).kernel_outputs
     worst = 0.0
     for name, value, want in zip(names, got, expected):
         value = _to_float64(cp, value)

@@ -1,7 +1,9 @@
-"""Argument types and options that several commands share, and the checks every command
-makes before it does any work or writes any file."""
+"""Argument types and options that several commands share, the checks every command
+makes before it does any work or writes any file, the one-line error of every rejection,
+and the one BLAS thread the programs run on."""
 
 import argparse
+import contextlib
 import dataclasses
 import os
 from pathlib import Path
@@ -15,6 +17,57 @@ from ..savefile import available_memory
 from ..train import TrainConfig
 
 
+# ----- rejections: one line, exit code 2 ------------------------------------------------------
+def error_line(prog, message):
+    """The one line that rejects a call: ``"<prog>: error: <message> (see <prog> --help)"``
+    (a message of several lines is joined into one)."""
+    message = " ".join(str(message).splitlines())
+    return f"{prog}: error: {message} (see {prog} --help)"
+
+
+class CliParser(argparse.ArgumentParser):
+    """An ``ArgumentParser`` whose errors are one line on stderr (``error_line``, no usage
+    block) and exit code 2. Its sub-command parsers are of the same class; ``commands`` is
+    the sub-parsers action once ``add_subparsers`` has made one."""
+
+    commands = None
+
+    def add_subparsers(self, **kwargs):
+        """``ArgumentParser.add_subparsers``, kept as ``self.commands``."""
+        self.commands = super().add_subparsers(**kwargs)
+        return self.commands
+
+    def error(self, message):
+        """Print ``error_line(self.prog, message)`` to stderr and exit with code 2."""
+        self.exit(2, error_line(self.prog, message) + "\n")
+
+
+# ----- threads ------------------------------------------------------------------------------
+# A user's own choice of BLAS threads, which the programs leave as it is
+BLAS_THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+@contextlib.contextmanager
+def one_blas_thread():
+    """Run the block with NumPy's BLAS on one thread, restored after (``threadpoolctl``).
+
+    The programs multiply small matrices (the tiny GPT's activations are 512 x 32), where a
+    second BLAS thread only waits and, on a machine busy with other work, spins for a core:
+    pinned, the demo takes under a quarter of the CPU time (the README's set-up has the
+    figures). Nothing is changed without threadpoolctl, or when one of
+    ``BLAS_THREAD_VARIABLES`` is set."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        threadpool_limits = None
+    if threadpool_limits is None or any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
+        yield
+        return
+    with threadpool_limits(1, user_api="blas"):
+        yield
+
+
+# ----- argument types -----------------------------------------------------------------------
 def parse_shape(text):
     """``"2,4,8"`` -> ``(2, 4, 8)``; argparse reports the error with the option's name."""
     try:
@@ -151,7 +204,8 @@ def add_compare_args(parser, norms, repeat=False, affine=True):
                                                 "needs ml_dtypes (default %(default)s)")
     if affine:
         parser.add_argument("--no-affine", dest="affine", action="store_false",
-                            help="without weight and bias")
+                            help="without the norm's optional learned inputs (its "
+                                 "weight and bias)")
     if repeat:
         parser.add_argument("--repeat", type=positive_int, default=5,
                             help="timed calls per measurement; the median is shown "

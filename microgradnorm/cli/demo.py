@@ -12,23 +12,36 @@ few lines of ``microgradnorm precision`` that show where low precision parts com
 from fused. ``report.md`` puts the pictures, the tables and the training run together. Without
 Graphviz's ``dot`` program it still completes: it writes the ``.dot`` sources, the table
 and the report, and says how to install Graphviz.
+
+Each line is flushed as it is made; in a log (stdout not a terminal) each phase also ends
+with one line on stderr, its name and its time. ``--quick`` (one timed call, 5 training
+steps: under 3 s of CPU time) is for tests and a first look.
 """
 
+import contextlib
 import dataclasses
 import datetime
+import functools
+import os
 import platform
+import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 from .. import functional as F
-from .. import viz
+from .. import kernels, viz
 from ..checks.comparison import compare, summary_table
 from ..checks.precision import precision_report
 from ..norms import NORMS
 from ..train import TrainConfig, compare_impls, zen_of_python
 from . import precision as precision_command
-from .common import add_compare_args, check_memory, check_out_dir, nonnegative_int
+from .common import add_compare_args, check_memory, check_out_dir, nonnegative_int, positive_int
+
+# the options --quick changes, at their plain and their quick values
+DEFAULTS = {"repeat": 5, "train_steps": 60}
+QUICK = {"repeat": 1, "train_steps": 5}
 
 
 @dataclasses.dataclass
@@ -44,44 +57,71 @@ class DemoResult:
 
 
 def run_demo(out_dir, shape=(2, 4, 8), dtype="float64", repeat=5, seed=0, train_steps=60,
-             progress=True, echo=print):
-    """Run the demo into ``out_dir`` (created if needed); ``echo`` receives the progress
-    lines and the tables. ``train_steps=0`` skips the training run. Returns a
-    ``DemoResult``."""
+             progress=True, echo=None):
+    """Run the demo into ``out_dir`` (created if needed); ``echo`` receives the lines and
+    the tables. ``train_steps=0`` skips the training run. ``progress``: the training's bars
+    when stderr is a terminal, and one line per phase on stderr when stdout is not one (a
+    log); False: neither. Returns a ``DemoResult``."""
+    echo = echo or functools.partial(print, flush=True)     # a log shows each line at once
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     rendered = viz.dot_available()
+    phase = Phases(4 if train_steps else 2, enabled=progress and not sys.stdout.isatty())
     comparisons, files = [], []
-    for norm in NORMS:
-        comparisons.append(compare(norm, shape, dtype, seed=seed, repeat=repeat,
-                                   finite_differences=True))
-        written = viz.render(viz.compare(norm, shape, dtype, seed=seed), out_dir,
-                             twin_name(norm))
-        files += written
-        echo(f"  {norm:<15} twin graph -> " + ", ".join(p.name for p in written))
-    echo("")
-    echo(summary_table(comparisons))
+    with phase("every norm compared and drawn"):
+        for norm in NORMS:
+            comparisons.append(compare(norm, shape, dtype, seed=seed, repeat=repeat,
+                                       finite_differences=True))
+            written = viz.render(viz.compare(norm, shape, dtype, seed=seed), out_dir,
+                                 twin_name(norm))
+            files += written
+            echo(f"  {norm:<15} twin graph -> " + ", ".join(p.name for p in written))
+        echo("")
+        echo(summary_table(comparisons))
     training = None
     if train_steps:
         echo(f"\nTraining the tiny GPT ({train_steps} AdamW steps, float64) with composite "
              "and with fused norms, from one seed:")
-        training = compare_impls(TrainConfig(steps=train_steps, seed=seed), progress)
-        echo(training_summary(training))
-        written = viz.render(gpt_graph(training.composite), out_dir, "tiny_gpt_graph")
-        files += written
-        echo("  backward graph, norms, attention and MLPs folded -> "
-             + ", ".join(p.name for p in written))
-    precision = precision_report(quick=True, seed=seed)
-    echo("\nLow precision against float64 (quick; `microgradnorm precision` for all of it):")
-    for line in precision_command.summary(precision):
-        echo(f"  {line}")
-    if not rendered:
-        echo(viz.INSTALL_HINT)
-    report = out_dir / "report.md"
-    report.write_text(report_markdown(comparisons, rendered, training, precision))
-    files.append(report)
-    echo(f"\nreport: {report}")
+        with phase(f"tiny GPT trained, {train_steps} steps composite and fused"):
+            # the bars only: in a log the phase's line says it
+            training = compare_impls(TrainConfig(steps=train_steps, seed=seed),
+                                     progress and sys.stderr.isatty())
+            echo(training_summary(training))
+        with phase("its backward graph drawn"):
+            written = viz.render(gpt_graph(training.composite), out_dir, "tiny_gpt_graph")
+            files += written
+            echo("  backward graph, norms, attention and MLPs folded -> "
+                 + ", ".join(p.name for p in written))
+    with phase("precision checked, report written"):
+        precision = precision_report(quick=True, seed=seed)
+        echo("\nLow precision against float64 (quick; `microgradnorm precision` for all of it):")
+        for line in precision_command.summary(precision):
+            echo(f"  {line}")
+        if not rendered:
+            echo(viz.INSTALL_HINT)
+        report = out_dir / "report.md"
+        report.write_text(report_markdown(comparisons, rendered, training, precision))
+        files.append(report)
+        echo(f"\nreport: {report}")
     return DemoResult(comparisons, training, precision, files, report, rendered)
+
+
+class Phases:
+    """The demo's phases, each ending with one line on stderr when ``enabled``:
+    ``"demo 2/4: tiny GPT trained, ...: 3.1 s"`` (flushed, wall time)."""
+
+    def __init__(self, count, enabled):
+        self.count, self.enabled, self.done = count, enabled, 0
+
+    @contextlib.contextmanager
+    def __call__(self, name):
+        """Time the block as the next phase, called ``name``."""
+        start = time.perf_counter()
+        yield
+        self.done += 1
+        if self.enabled:
+            print(f"demo {self.done}/{self.count}: {name}: {time.perf_counter() - start:.1f} s",
+                  file=sys.stderr, flush=True)
 
 
 def training_summary(training):
@@ -190,22 +230,48 @@ def _picture(name, alt, rendered):
 def add_parser(commands):
     parser = commands.add_parser(
         "demo", help="the main job: every norm composite vs fused, twin graphs, report.md")
-    add_compare_args(parser, norms=False, repeat=True, affine=False)
+    add_compare_args(parser, norms=False, affine=False)
+    # --quick's options default to None: a value given wins over --quick's
+    parser.add_argument("--repeat", type=positive_int,
+                        help="timed calls per measurement; the median is shown (default "
+                             f"{DEFAULTS['repeat']}, --quick {QUICK['repeat']})")
     parser.add_argument("--out", default="out/demo",
                         help="directory for the graphs and report.md (default %(default)s)")
-    parser.add_argument("--train-steps", type=nonnegative_int, default=60,
-                        help="tiny-GPT training steps per impl, 0 to skip (default %(default)s)")
+    parser.add_argument("--train-steps", type=nonnegative_int,
+                        help="tiny-GPT training steps per impl, 0 to skip (default "
+                             f"{DEFAULTS['train_steps']}, --quick {QUICK['train_steps']})")
+    parser.add_argument("--quick", action="store_true",
+                        help="a first look, for tests: "
+                             + ", ".join(f"--{name.replace('_', '-')} {value}"
+                                         for name, value in QUICK.items()))
     parser.add_argument("--no-progress", action="store_true",
-                        help="no progress bar (none is drawn when stderr is not a terminal)")
+                        help="no progress bars, and in a log no line per phase")
     parser.set_defaults(run=run)
 
 
 def run(args):
+    for name, value in (QUICK if args.quick else DEFAULTS).items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     check_memory(args.shape, args.dtype)
     for spec in NORMS.values():              # every norm takes the shape, before any file
         spec.make_inputs(args.shape, args.dtype)
     check_out_dir(args.out)
-    print("microgradnorm demo: every norm as a composite graph and as one fused node, "
-          f"written to {args.out}/\n")
-    run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps,
-             progress=not args.no_progress)
+    with demo_kernels() as chosen:
+        print("microgradnorm demo: every norm as a composite graph and as one fused node "
+              f"({chosen} kernels), written to {args.out}/\n", flush=True)
+        run_demo(args.out, args.shape, args.dtype, args.repeat, args.seed, args.train_steps,
+                 progress=not args.no_progress)
+
+
+@contextlib.contextmanager
+def demo_kernels():
+    """The fused norms' CPU kernels for the demo, yielding their name: the NumPy kernels,
+    unless ``MICROGRADNORM_CPU_KERNELS`` names others. At the demo's sizes numba's kernels
+    are no faster, and a first run would spend 5 s of CPU time compiling their versions
+    (one per kernel and dtype)."""
+    if os.environ.get(kernels.ENVIRONMENT_VARIABLE, "").strip():
+        yield kernels.get_cpu_kernels()
+        return
+    with kernels.cpu_kernels("numpy"):
+        yield "numpy"

@@ -19,14 +19,16 @@ from ..autograd import no_grad
 from ..train import TrainConfig, train_tiny_gpt
 from ..checks import jacobian as dense_jacobian
 from ..factories import manual_seed
-from ..norms import lookup
+from ..norms import NORMS, lookup
 from ..tensor import tensor
 from . import plotting
 from .common import check_out_dir, nonnegative_float, nonnegative_int, positive_int
 
 TOPICS = ("jacobian", "batchnorm", "placement")
-# The norms of the Jacobian topic: does each centre the row (subtract its mean) first?
-CENTRES = {"layer_norm": True, "rms_norm": False}
+# The norms of the Jacobian topic: those that scale each row by its statistics, centred
+# first or not (``Norm.centres``): LayerNorm and RMSNorm
+JACOBIAN_NORMS = tuple(name for name, norm in NORMS.items()
+                       if norm.statistics == "row" and not norm.residual)
 
 
 def add_parser(commands):
@@ -70,7 +72,8 @@ def run(args):
     if not args.no_plot:
         check_out_dir(args.out)
     if args.topic == "jacobian":
-        spectra = [jacobian_spectrum(norm, args.dim, args.eps, args.seed) for norm in CENTRES]
+        spectra = [jacobian_spectrum(norm, args.dim, args.eps, args.seed)
+                   for norm in JACOBIAN_NORMS]
         for spectrum in spectra:
             print(spectrum.report())
         print(centering_identity(args.dim, args.eps, args.seed))
@@ -159,7 +162,7 @@ class JacobianSpectrum:
 
     def xhat(self):
         """The normalized row."""
-        centered = self.x - self.x.mean() if CENTRES[self.norm] else self.x
+        centered = self.x - self.x.mean() if NORMS[self.norm].centres else self.x
         return centered / np.sqrt((centered ** 2).mean() + self.eps)
 
 
@@ -171,8 +174,8 @@ def jacobian_spectrum(norm, dim=8, eps=1e-5, seed=0):
     Example:
         >>> jacobian_spectrum("layer_norm", 8).singular_values[-1]     # ~1e-16: along 1
     """
-    norm = lookup(norm, "jacobian_spectrum: norm", among=CENTRES)
-    centres = CENTRES[norm.name]
+    norm = lookup(norm, "jacobian_spectrum: norm", among=JACOBIAN_NORMS)
+    centres = norm.centres
     x = np.random.default_rng(seed).normal(1.0, 2.0, dim)
     centered, removed = (x - x.mean(), 2) if centres else (x, 1)
     measured = dense_jacobian(lambda t: norm.function(t, dim, eps=eps), tensor(x))

@@ -1,5 +1,7 @@
-"""Array kernels, free of graphs. Every module has the same functions with the same
-signatures: ``reference`` (NumPy/CuPy, the textbook formulas) is the oracle; ``numba_cpu``
+"""Array kernels, free of graphs. Every module has every kernel of ``reference`` with its
+signature: a kernel a backend does not define itself is the reference's (``__getattr__ =
+reference.fallback(__name__)``, no alias lines). ``reference`` (NumPy/CuPy, the textbook
+formulas) is the oracle; ``numba_cpu``
 (numba-compiled loops, the fastest) runs NumPy arrays by default when numba is installed;
 ``blocked`` (NumPy over cache-sized row blocks) runs them otherwise, and takes what
 ``numba_cpu`` does not (half precision, mixed dtypes, views); ``cuda`` (CuPy RawKernels
@@ -17,7 +19,7 @@ import os
 from . import blocked, reference
 
 __all__ = ["CASTINGS", "CPU_KERNELS", "blocked", "cpu_kernels", "default_cpu_kernels",
-           "for_array", "get_cpu_kernels", "reference", "set_cpu_kernels"]
+           "defines", "for_array", "get_cpu_kernels", "reference", "set_cpu_kernels"]
 
 CASTINGS = ("llama", "gemma", "none")   # RMSNorm's casting modes (``reference``'s docstring)
 CPU_KERNELS = ("numpy", "numba", "reference")
@@ -125,9 +127,16 @@ def cpu_kernels(name):
         set_cpu_kernels(previous)
 
 
+def defines(module, names):
+    """Whether the kernel ``module`` has its own version of each kernel in ``names``, not
+    the reference's it falls back to (``defines(cuda, ("layer_norm_forward",))``)."""
+    return all(name in vars(module) for name in names)
+
+
 def for_array(array):
     """The kernel module for ``array``: ``cuda`` for a CuPy array; for a NumPy one the
-    selected CPU kernels' (``numba_cpu`` or ``blocked`` by default)."""
+    selected CPU kernels' (``numba_cpu`` or ``blocked`` by default). Every module has every
+    kernel: one it does not define is the reference's."""
     if type(array).__module__.startswith("cupy"):      # is_cupy_array, inlined: every call
         if not _cuda:
             from . import cuda  # imports no CuPy by itself, but keep it lazy

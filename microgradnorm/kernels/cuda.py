@@ -353,7 +353,6 @@ def _empty_rows(x):
 # ----- the reference's interface ------------------------------------------------------------
 # Each function takes the plan of a call like this one (checked when it was made), else
 # checks its arrays and plans the kernels when they take them, else runs the reference.
-accumulation_dtype = reference.accumulation_dtype
 _LAYER_NORM = ("forward", True, 0.0, "gemma")       # _forward_plan's options for LayerNorm
 
 
@@ -479,19 +478,12 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
     return _backward(plan, dy, ds, s, weight, None, rstd)[:2]
 
 
-# BatchNorm reduces over (N, L) per channel, not over rows: the reference's array code runs
-# on CuPy unchanged (CuPy's own reduction kernels).
-batch_norm_statistics = reference.batch_norm_statistics
-batch_norm_forward = reference.batch_norm_forward
-batch_norm_backward = reference.batch_norm_backward
-update_running_stats = reference.update_running_stats
-# GELU: the reference's CuPy expressions (cupyx's erf), elementwise kernels of their own.
-gelu_forward = reference.gelu_forward
-gelu_backward = reference.gelu_backward
+# Every other kernel is the reference's, whose array code runs on CuPy unchanged: BatchNorm
+# (it reduces over (N, L) per channel, not over rows: CuPy's own reduction kernels), and
+# the elementwise DyT and GELU (CuPy's expressions, cupyx's erf).
+__getattr__ = reference.fallback(__name__)
 
-__all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
-           "add_rms_norm_backward", "add_rms_norm_forward", "backward_config",
-           "batch_norm_backward", "batch_norm_forward", "batch_norm_statistics",
-           "forward_config", "gelu_backward", "gelu_forward", "launch_config",
+__all__ = ["add_layer_norm_backward", "add_layer_norm_forward", "add_rms_norm_backward",
+           "add_rms_norm_forward", "backward_config", "forward_config", "launch_config",
            "layer_norm_backward", "layer_norm_forward", "name_expressions",
-           "rms_norm_backward", "rms_norm_forward", "update_running_stats", "vector_width"]
+           "rms_norm_backward", "rms_norm_forward", "vector_width"]

@@ -8,6 +8,9 @@ NumPy and CuPy arrays alike (``xp``) and knows nothing about Tensors or graphs.
 Conventions:
   * LayerNorm / RMSNorm: x is (M, D), one row per normalized vector; mean and rstd (M,).
   * BatchNorm: x is (N, C, L), normalized per channel over axes (0, 2); statistics (C,).
+  * DyT: x is (M, D) as LayerNorm's, with the scalar α as an array of one element.
+  * GroupNorm / InstanceNorm: x is (N, C, S), normalized per sample over each group of C/G
+    channels and all S positions; statistics (N, G); weight and bias per channel (C,).
   * weight / bias may be None (no affine transform); their gradients are then None.
   * float16 and bfloat16 are computed in float32 (the accumulation dtype): y and dx take
     x's dtype, dweight the weight's, dbias dy's; the statistics stay in float32.
@@ -36,10 +39,23 @@ from ..dtypes import accumulation_dtype, upcast_half
 
 __all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
            "add_rms_norm_backward", "add_rms_norm_forward", "batch_norm_backward",
-           "batch_norm_forward", "batch_norm_statistics", "effective_weight",
-           "gelu_backward", "gelu_forward", "layer_norm_backward", "layer_norm_forward",
-           "rms_norm_backward", "rms_norm_forward", "rms_weighted", "rounds_before_weight",
-           "update_running_stats", "weight_dtype_for"]
+           "batch_norm_forward", "batch_norm_statistics", "dyt_backward", "dyt_forward",
+           "effective_weight", "gelu_backward", "gelu_forward", "group_norm_backward",
+           "group_norm_forward", "group_norm_statistics", "layer_norm_backward",
+           "layer_norm_forward", "rms_norm_backward", "rms_norm_forward", "rms_weighted",
+           "rounds_before_weight", "update_running_stats", "weight_dtype_for"]
+
+
+def fallback(module_name):
+    """A kernel module's ``__getattr__`` (PEP 562, asked only for a name the module lacks):
+    a kernel of this module's ``__all__`` that the backend does not define is this one, so
+    every backend has every kernel without alias lines, and a new norm runs everywhere
+    from its reference kernels alone."""
+    def missing(name):
+        if name in __all__:
+            return globals()[name]
+        raise AttributeError(f"module {module_name!r} has no attribute {name!r}")
+    return missing
 
 
 # ----- LayerNorm (derivations §2.1, §3.2) ---------------------------------------------------
@@ -236,6 +252,96 @@ def update_running_stats(running_mean, running_var, mean, var, count, momentum):
     if running_var is not None:
         running_var *= 1 - momentum
         running_var += momentum * unbiased.astype(running_var.dtype, copy=False)
+
+
+# ----- DyT, Dynamic Tanh (derivations §12) ---------------------------------------------------
+def dyt_forward(x, alpha, weight, bias):
+    """y = tanh(α·x)·w + b, elementwise: α one number, w and b per column. No statistics.
+
+    Returns y (M, D) in x's dtype.
+    """
+    acc = accumulation_dtype(x.dtype)
+    a = alpha.astype(acc).reshape(())                       # ()    the scalar α
+    t = array_module(x).tanh(a * x.astype(acc, copy=False))     # (M, D)
+    return _affine(t, weight, bias).astype(x.dtype, copy=False)
+
+
+def dyt_backward(dy, x, alpha, weight, need_bias_grad=True):
+    """With t = tanh(α·x) and u = dy·w·(1 - t²), the gradient reaching α·x:
+
+        dx = α·u,  dalpha = Σ u·x,  dweight = Σ_rows dy·t,  dbias = Σ_rows dy
+
+    Returns dx (M, D), dalpha (alpha's shape and dtype), dweight (D,) or None, dbias (D,)
+    in dy's dtype or None.
+    """
+    acc = accumulation_dtype(x.dtype)
+    a = alpha.astype(acc).reshape(())                       # ()
+    xa, dya = x.astype(acc, copy=False), dy.astype(acc, copy=False)      # (M, D)
+    t = array_module(x).tanh(a * xa)                        # (M, D)  recomputed from x
+    u = _affine(dya, weight, None) * (1 - t * t)            # (M, D)  dy·w·tanh'(α·x)
+    dalpha = (u * xa).sum().reshape(alpha.shape).astype(alpha.dtype)     # alpha's shape
+    dbias = dya.sum(axis=0).astype(dy.dtype, copy=False) if need_bias_grad else None
+    return (a * u).astype(x.dtype, copy=False), dalpha, _weight_grad(dya, t, weight), dbias
+
+
+# ----- GroupNorm and InstanceNorm (derivations §13) -----------------------------------------
+# x is (N, C, S), S the positions (H·W, or L) flattened; G groups of C/G channels. A group
+# of one sample, its C/G channels at every position, is one row of (C/G)·S values: the
+# statistics are LayerNorm's over rows (N·G, (C/G)·S), the affine parameters BatchNorm's,
+# per channel. InstanceNorm is G = C; LayerNorm over (C, *) is G = 1.
+def group_norm_statistics(x, num_groups):
+    """Mean and biased variance of each sample's group of x (N, C, S), two-pass: BatchNorm's
+    statistics of the (1, N·G, (C/G)·S) view, whose "channels" are the groups.
+    Returns mean and var (N, G) in the accumulation dtype."""
+    mean, var = batch_norm_statistics(x.reshape(1, x.shape[0] * num_groups, -1))
+    return mean.reshape(-1, num_groups), var.reshape(-1, num_groups)
+
+
+def group_norm_forward(x, num_groups, mean, var, weight, bias, eps):
+    """y = (x - mean)·rstd·w + b: mean and rstd = 1/sqrt(var + eps) per sample and group,
+    w and b per channel, for given statistics (the groups' own, or for InstanceNorm in eval
+    the running ones, one per sample and channel). Returns y (N, C, S) and rstd (N, G)."""
+    n, c, s = x.shape
+    rstd = 1 / array_module(x).sqrt(var + eps)                          # (N, G)
+    groups = x.astype(mean.dtype, copy=False).reshape(n, num_groups, -1)  # (N, G, C/G·S)
+    xhat = ((groups - mean[:, :, None]) * rstd[:, :, None]).reshape(n, c, s)
+    return _channel_affine(xhat, weight, bias).astype(x.dtype, copy=False), rstd
+
+
+def group_norm_backward(dy, x, num_groups, weight, mean, rstd, training, need_bias_grad=True):
+    """With x̂ = (x - mean)·rstd, g = dy·w (w per channel, so unlike LayerNorm's it stays
+    inside the group means) and means over each sample's group:
+
+        training: dx = rstd·(g - mean(g) - x̂·mean(g·x̂))   (LayerNorm's rows, dy·w as dy)
+        eval:     dx = rstd·g                                (given statistics: constants)
+        dweight = Σ_{N,S} dy·x̂,   dbias = Σ_{N,S} dy        (per channel)
+
+    Returns dx (N, C, S), dweight (C,) or None, dbias (C,) or None."""
+    n, c, s = x.shape
+    acc = rstd.dtype
+    dya = dy.astype(acc, copy=False)                                    # (N, C, S)
+    g = _channel_affine(dya, weight, None)                              # (N, C, S)  dy·w
+    if training:
+        rows = (n * num_groups, -1)                                     # (N·G, C/G·S)
+        dx, _, _ = layer_norm_backward(g.reshape(rows), x.reshape(rows), None,
+                                       mean.reshape(-1), rstd.reshape(-1), False)
+    else:
+        dx = (g.reshape(n, num_groups, -1) * rstd[:, :, None]).astype(x.dtype, copy=False)
+    groups = x.astype(acc, copy=False).reshape(n, num_groups, -1)
+    xhat = ((groups - mean[:, :, None]) * rstd[:, :, None]).reshape(n, c, s)   # (N, C, S)
+    dweight = None if weight is None else (
+        (dya * xhat).sum(axis=(0, 2)).astype(weight.dtype, copy=False))
+    dbias = dya.sum(axis=(0, 2)).astype(dy.dtype, copy=False) if need_bias_grad else None
+    return dx.reshape(x.shape), dweight, dbias
+
+
+def _channel_affine(xhat, weight, bias):
+    """x̂·w + b for x̂ (N, C, S) and per-channel w, b (C,), in x̂'s dtype (either None)."""
+    if weight is not None:
+        xhat = xhat * weight.astype(xhat.dtype, copy=False)[:, None]
+    if bias is not None:
+        xhat = xhat + bias.astype(xhat.dtype, copy=False)[:, None]
+    return xhat
 
 
 # ----- GELU, exact and tanh (derivations §11) ----------------------------------------------

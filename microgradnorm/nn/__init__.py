@@ -8,6 +8,7 @@ from . import init
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU, Sigmoid, SiLU,
                          Softmax, Softplus, Tanh)
 from .attention import MultiheadAttention
+from .channel_norms import BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .flatten import Flatten, Identity, Unflatten
@@ -16,7 +17,8 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .mlp import MLP
 from .module import Module, Parameter
-from .normalization import NORMS, BatchNorm1d, LayerNorm, RMSNorm, make_norm
+from .normalization import (NORMS, BatchNorm1d, DynamicTanh, DyT, LayerNorm, RMSNorm,
+                            make_norm, module_for)
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .transformer import (PLACEMENTS, GPT, CausalSelfAttention, FeedForward, TransformerBlock,
                           deepnorm_constants, swiglu_hidden)
@@ -26,6 +28,7 @@ from .utils import clip_grad_norm_, load, save
 sys.modules[__name__ + ".functional"] = functional
 
 __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSelfAttention",
+           "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "DyT", "DynamicTanh",
            "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "Conv1d", "Conv2d", "MaxPool1d",
            "MaxPool2d", "MultiheadAttention",
            "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "ELU", "Flatten", "Hardtanh",
@@ -35,5 +38,5 @@ __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSe
            "ModuleDict",
            "ModuleList", "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU",
            "Sequential", "SiLU", "Tanh", "TransformerBlock", "clip_grad_norm_",
-           "deepnorm_constants", "functional", "init", "load", "make_norm", "save",
-           "swiglu_hidden"]
+           "deepnorm_constants", "functional", "init", "load", "make_norm", "module_for",
+           "save", "swiglu_hidden"]

@@ -6,15 +6,16 @@ import numbers
 from .activation import ACTIVATIONS
 from .container import Sequential
 from .linear import Linear
-from ..norms import lookup
+from ..norms import fitting, lookup
 from .module import Module, _check_choice
-from .normalization import MODULES
+from .normalization import make_norm
 
 
 class MLP(Module):
     """Linear layers of ``sizes`` (a list, or the sizes themselves) with a norm (optional)
     and an activation after each hidden one, in ``self.layers``: ``MLP(2, 16, 2,
-    norm="batch_norm")`` is Linear(2,16) → BatchNorm1d(16) → ReLU → Linear(16,2).
+    norm="batch_norm")`` is Linear(2,16) → BatchNorm1d(16) → ReLU → Linear(16,2); ``norm``
+    is any registered norm that fits an MLP (``norms.fitting("mlp")``), built by its module.
 
     Shape:
         input (*, sizes[0]) (BatchNorm: (N, sizes[0])), output (*, sizes[-1]).
@@ -35,13 +36,13 @@ class MLP(Module):
                              f"(MLP([2, 16, 2])) or as arguments (MLP(2, 16, 2)); got "
                              f"{sizes!r}")
         _check_choice("MLP", "activation", activation, tuple(ACTIVATIONS))
-        norm = None if norm is None else lookup(norm, "MLP: norm", MODULES).name
+        norm = None if norm is None else lookup(norm, "MLP: norm", fitting("mlp")).name
         layers = []
         for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
             layers.append(Linear(n_in, n_out, dtype=dtype, device=device))
             if i < len(sizes) - 2:
                 if norm is not None:
-                    layers.append(MODULES[norm](n_out, impl=impl, dtype=dtype, device=device))
+                    layers.append(make_norm(norm, n_out, impl, dtype, device, place="mlp"))
                 layers.append(ACTIVATIONS[activation]())
         self.sizes = sizes
         self.layers = Sequential(*layers)

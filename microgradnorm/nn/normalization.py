@@ -1,17 +1,58 @@
-"""LayerNorm, RMSNorm and BatchNorm1d (``impl="fused" | "composite"``), and ``make_norm``.
-Each holds its parameters and forwards to its functional norm, which checks the input."""
+"""The norms' modules: LayerNorm, RMSNorm, DyT and BatchNorm1d (``impl="fused" |
+"composite"``), and what a model builds a norm with: ``module_for``, ``make_norm``.
+
+Each module holds its parameters and forwards to its functional norm, which checks the
+input. A module declares the norm it computes (``LayerNorm.norm = "layer_norm"``, a name of
+``norms.NORMS``); that declaration fills ``MODULES``, so a model takes any registered norm
+that fits its place (``norms.fitting``) without a list of names here.
+"""
 
 import numpy as np
 
 from .. import functional as F
-from ..norms import arguments, lookup
+from ..dtypes import check_number
+from ..norms import arguments, fitting, lookup
+from ..norms.group_norm import ChannelNormError
+from ..norms.rms_norm import check_rms_options
 from ..tensor import Tensor
 from .module import Module, Parameter, _check_positive, _dtype
 
-NORMS = ("layer_norm", "rms_norm")       # the norms a block picks by name (``make_norm``)
+MODULES = {}        # (norm name, place) -> the module class; filled by ``NormModule``s
+
+# the norms a Transformer block (``TrainConfig``, ``train --norm``) takes: a view of the
+# registry, every norm whose spec lists the place "row"
+NORMS = fitting("row")
 
 
-class LayerNorm(Module):
+class NormModule(Module):
+    """The base of a norm's module. A subclass that declares ``norm = "<name>"`` is the
+    module models build for that norm, in each of its places (``places``: default, every
+    place the norm's spec lists; two modules may not claim one place of one norm).
+    ``for_width`` builds it for a width (``Module(width)`` unless a module says otherwise);
+    ``set_impl`` reaches it (``switches_impl``)."""
+
+    norm = None
+    places = None
+    switches_impl = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "norm" not in vars(cls):
+            return
+        spec = lookup(cls.norm, f"{cls.__name__}.norm")
+        for place in cls.places or spec.places:
+            taken = MODULES.setdefault((spec.name, place), cls)
+            if taken is not cls:
+                raise TypeError(f"{cls.__name__}: {spec.name!r} in place {place!r} is "
+                                f"already {taken.__name__}'s; declare places = (...)")
+
+    @classmethod
+    def for_width(cls, width, impl=None, dtype=None, device="cpu"):
+        """The module for ``width`` features (or channels), with its defaults otherwise."""
+        return cls(width, impl=impl, dtype=dtype, device=device)
+
+
+class LayerNorm(NormModule):
     r"""LayerNorm over the trailing ``normalized_shape`` dims (``torch.nn.LayerNorm``):
 
     .. math::
@@ -28,7 +69,7 @@ class LayerNorm(Module):
         >>> ln = nn.LayerNorm(8, impl="composite"); y = ln(mg.tensor(np.random.randn(2, 8)))
     """
 
-    switches_impl = True
+    norm = "layer_norm"
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
                  impl=None, dtype=None, device="cpu"):
@@ -55,7 +96,7 @@ class LayerNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}")
 
 
-class RMSNorm(Module):
+class RMSNorm(NormModule):
     r"""RMSNorm over the trailing dims (``torch.nn.RMSNorm`` with an explicit eps):
 
     .. math::
@@ -71,7 +112,7 @@ class RMSNorm(Module):
         >>> gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")      # weight starts at 0
     """
 
-    switches_impl = True
+    norm = "rms_norm"
 
     def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl=None,
                  dtype=None, device="cpu", offset=0.0, casting="llama"):
@@ -79,7 +120,7 @@ class RMSNorm(Module):
         self.normalized_shape = arguments.normalized_shape("RMSNorm", normalized_shape)
         arguments.check_eps("RMSNorm", 0.0 if eps is None else eps)
         arguments.check_impl("RMSNorm", impl)
-        arguments.check_rms_options("RMSNorm", offset, casting, elementwise_affine)
+        check_rms_options("RMSNorm", offset, casting, elementwise_affine)
         self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
         self.offset, self.casting = offset, casting
         init = np.full(self.normalized_shape, 1.0 - offset).astype(_dtype(dtype))
@@ -100,7 +141,7 @@ class RMSNorm(Module):
                 f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}{extra}")
 
 
-class BatchNorm1d(Module):
+class BatchNorm1d(NormModule):
     r"""BatchNorm over (N, C) or (N, C, L) per channel (``torch.nn.BatchNorm1d``).
 
     Batch statistics in training (updating the running ones; ``momentum=None``: the
@@ -110,12 +151,14 @@ class BatchNorm1d(Module):
         >>> bn = nn.BatchNorm1d(4); y = bn(mg.tensor(np.random.randn(32, 4)))
     """
 
-    switches_impl = True
+    norm = "batch_norm"
+    places = ("mlp",)                            # BatchNorm2d's is "channel"
+    input_dims, input_shape = (2, 3), "(N, C) or (N, C, L)"
     # a state dict without the counter loads, leaving it as it is (torch's BatchNorm does)
     _optional_state = ("num_batches_tracked",)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, impl=None, dtype=None, device="cpu"):
+                 track_running_stats=True, impl=None, dtype=None, device="cpu", *, bias=True):
         super().__init__()
         _check_positive("BatchNorm1d", num_features=num_features)
         arguments.check_eps("BatchNorm1d", eps)
@@ -125,7 +168,8 @@ class BatchNorm1d(Module):
         self.affine, self.track_running_stats = affine, track_running_stats
         dtype = _dtype(dtype)
         self.weight = Parameter(np.ones(num_features, dtype), device=device) if affine else None
-        self.bias = Parameter(np.zeros(num_features, dtype), device=device) if affine else None
+        self.bias = (Parameter(np.zeros(num_features, dtype), device=device)
+                     if affine and bias else None)
         if track_running_stats:
             self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype),
                                                         device=device))
@@ -138,13 +182,14 @@ class BatchNorm1d(Module):
 
     def forward(self, x):
         """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C) or (N, C, L) -> the same."""
-        if isinstance(x, Tensor) and x.ndim not in (2, 3):
-            raise ValueError(f"BatchNorm1d: expected input of shape (N, C) or (N, C, L), "
+        name = type(self).__name__
+        if isinstance(x, Tensor) and x.ndim not in self.input_dims:
+            raise ValueError(f"{name}: expected input of shape {self.input_shape}, "
                              f"got {x.shape}")
         if isinstance(x, Tensor) and x.shape[1] != self.num_features:
-            raise ValueError(f"BatchNorm1d({self.num_features}): expected input with "
-                             f"num_features={self.num_features} channels in dim 1, got "
-                             f"{x.shape[1]} (input of shape {x.shape})")
+            raise ChannelNormError(f"{name}({self.num_features}): expected input with "
+                                   f"num_features={self.num_features} channels in dim 1, "
+                                   f"got {x.shape[1]} (input of shape {x.shape})")
         use_batch_stats = self.training or not self.track_running_stats
         update = self.training and self.track_running_stats
         momentum = self.momentum
@@ -165,10 +210,74 @@ class BatchNorm1d(Module):
                 f"impl={self.impl!r}")
 
 
-MODULES = {"layer_norm": LayerNorm, "rms_norm": RMSNorm, "batch_norm": BatchNorm1d}
+class DyT(NormModule):
+    r"""Dynamic Tanh (Zhu et al. 2025), LayerNorm's replacement without statistics:
+
+    .. math::
+        y = \gamma \odot \tanh(\alpha x) + \beta
+
+    ``alpha`` is one learned number (shape (1,), ``alpha_init_value`` to start), ``weight``
+    γ (ones) and ``bias`` β (zeros) have ``normalized_shape``, as in the paper's module;
+    ``dyt(x, residual)`` returns ``(dyt(x + residual), x + residual)`` as a block's norm
+    does; ``impl`` as ``nn.LayerNorm``'s. ``nn.DynamicTanh`` is the same class.
+
+    Shape:
+        input (*, *normalized_shape), output the same.
+
+    Example:
+        >>> dyt = nn.DyT(8); y = dyt(mg.tensor(np.random.randn(2, 8)))      # in (-1, 1)
+    """
+
+    norm = "dyt"
+
+    def __init__(self, normalized_shape, alpha_init_value=0.5, elementwise_affine=True,
+                 bias=True, impl=None, dtype=None, device="cpu"):
+        super().__init__()
+        self.normalized_shape = arguments.normalized_shape("DyT", normalized_shape)
+        check_number("DyT", "alpha_init_value", alpha_init_value)
+        arguments.check_impl("DyT", impl)
+        self.alpha_init_value, self.impl = alpha_init_value, impl
+        self.elementwise_affine = elementwise_affine
+        dtype = _dtype(dtype)
+        ones, zeros = np.ones(self.normalized_shape, dtype), np.zeros(self.normalized_shape, dtype)
+        self.alpha = Parameter(np.full(1, alpha_init_value, dtype), device=device)
+        self.weight = Parameter(ones, device=device) if elementwise_affine else None
+        self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
+
+    def forward(self, x, residual=None):
+        """DyT of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
+        x = self._check_input(x, self.normalized_shape,
+                              f"normalized_shape={self.normalized_shape}", self.alpha)
+        if residual is None:
+            return F.dyt(x, self.alpha, self.weight, self.bias, self.impl)
+        arguments.check_like("DyT", "residual", residual, x)
+        s = x + residual
+        return F.dyt(s, self.alpha, self.weight, self.bias, self.impl), s
+
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, alpha_init_value={self.alpha_init_value}, "
+                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}")
 
 
-def make_norm(norm, d_model, impl=None, dtype=None, device="cpu"):
-    """``nn.LayerNorm`` or ``nn.RMSNorm`` of width ``d_model``, by name or alias."""
-    cls = MODULES[lookup(norm, "make_norm: norm", among=NORMS).name]
-    return cls(d_model, impl=impl, dtype=dtype, device=device)
+DynamicTanh = DyT
+
+
+def module_for(norm, place):
+    """The module class of ``norm`` (a name or alias) in ``place``; a ValueError when no
+    module declares it."""
+    spec = lookup(norm, "module_for: norm")
+    if (spec.name, place) not in MODULES:
+        raise ValueError(f"module_for: no nn module declares norm = {spec.name!r} for place "
+                         f"{place!r}")
+    return MODULES[spec.name, place]
+
+
+def make_norm(norm, width, impl=None, dtype=None, device="cpu", place="row"):
+    """The module of ``norm`` (by name or alias, one that fits ``place``: "row", a
+    Transformer block's, by default; "mlp"; "channel") for ``width`` features.
+
+    Example:
+        >>> make_norm("rms_norm", 64)                     # nn.RMSNorm(64)
+    """
+    spec = lookup(norm, "make_norm: norm", fitting(place))
+    return module_for(spec.name, place).for_width(width, impl=impl, dtype=dtype, device=device)

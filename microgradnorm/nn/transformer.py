@@ -10,9 +10,9 @@ from . import init
 from .activation import ACTIVATIONS, GELU
 from .container import ModuleList
 from .linear import Dropout, Embedding, Linear
-from ..norms import lookup
+from ..norms import fitting, lookup
 from .module import Module, _check_choice, _check_positive
-from .normalization import NORMS, make_norm
+from .normalization import make_norm
 
 PLACEMENTS = ("pre", "post", "sandwich", "deepnorm")
 
@@ -140,7 +140,7 @@ class TransformerBlock(Module):
                  n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
                  device="cpu", multiple_of=256):
         super().__init__()
-        norm = lookup(norm, "TransformerBlock: norm", NORMS).name
+        norm = lookup(norm, "TransformerBlock: norm", fitting("row")).name
         _check_choice("TransformerBlock", "placement", placement, PLACEMENTS)
         _check_positive("TransformerBlock", n_layers=n_layers)
         self.d_model, self.norm, self.placement, self.n_layers = d_model, norm, placement, n_layers

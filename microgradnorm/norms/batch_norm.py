@@ -1,12 +1,16 @@
 """BatchNorm, twice: the textbook graph and one fused node."""
 
-from ..autograd import no_grad, op_group
-from ..kernels import for_array, reference
-from ..tensor import Tensor
-from . import arguments
-from .spec import FusedNorm, Norm, affine, empty_norm
+import numpy as np
 
-__all__ = ["batch_norm", "BATCH_NORM"]
+from .. import backend
+from ..autograd import is_grad_enabled, no_grad, op_group
+from ..dtypes import is_half
+from ..kernels import for_array, reference
+from ..tensor import Tensor, is_floating
+from . import arguments
+from .spec import FusedFunction, Input, Naive, Norm, Option, affine, one_pass_norm
+
+__all__ = ["BATCH_NORM", "batch_norm", "check_batch_norm"]
 
 
 # ----- composite: the textbook graph, one node per primitive ------------------------------
@@ -35,7 +39,7 @@ def _channels(param, shape):
 
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
-class BatchNorm(FusedNorm):
+class BatchNorm(FusedFunction):
     """Per-channel norm of x (N, C, *); in training it updates the running statistics in
     place."""
 
@@ -98,11 +102,10 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
         return x * 1.0
     if x.ndim < 2:
         raise ValueError(f"batch_norm: x must have shape (N, C) or (N, C, L), got {x.shape}")
-    stats = arguments.check_batch_norm(x, running_mean, running_var, weight, bias, training,
+    stats = check_batch_norm(x, running_mean, running_var, weight, bias, training,
                                        momentum, eps, impl)
     if x.size == 0:                 # an empty batch (or no channels): an empty result,
-        shape = (1, -1) + (1,) * (x.ndim - 2)                  # the statistics unchanged
-        return empty_norm(x, *(None if p is None else p.reshape(shape) for p in (weight, bias)))
+        return BATCH_NORM.empty_output(x, weight=weight, bias=bias)   # the statistics unchanged
     running_mean, running_var = (array for array, _ in stats)
     if impl == "composite":
         with op_group("batch_norm"):
@@ -119,18 +122,78 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     return y
 
 
+# ----- the checks -------------------------------------------------------------------------
+def check_batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps,
+                     impl):
+    """Every check of ``batch_norm``; returns [(array or None, owning Tensor or None)] for
+    the running mean and variance, so a bad running_var cannot leave running_mean moved."""
+    fn = "batch_norm"
+    channels = (x.shape[1],)
+    arguments.check_param(fn, "weight", weight, channels, x)
+    arguments.check_param(fn, "bias", bias, channels, x)
+    arguments.check_eps(fn, eps)
+    arguments.check_impl(fn, impl)
+    arguments.check_momentum(fn, momentum)
+    if not isinstance(training, (bool, np.bool_)):
+        raise TypeError(f"{fn}: training must be a bool, got {type(training).__name__}")
+    if training and eps == 0:           # as torch: a constant channel would give 0 · inf
+        raise ValueError(f"{fn}: eps must be positive during training, got {eps!r}")
+    stats = [_running_stat(name, stat, channels, x, training)
+             for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
+    if x.size and training and x.size // x.shape[1] < 2:
+        raise ValueError(f"{fn}: training needs more than 1 value per channel to compute a "
+                         f"variance, got x of shape {x.shape}")
+    if x.size and not training and (running_mean is None or running_var is None):
+        raise ValueError(f"{fn}: running_mean and running_var are required when "
+                         "training=False")
+    return stats
+
+
+def _running_stat(name, stat, shape, x, training):
+    """(array, owning Tensor or None) for a running statistic, checked: x's dtype (float32
+    allowed for half-precision x; float32 beside float64 x would lose the update)."""
+    if stat is None:
+        return None, None
+    owner = stat if isinstance(stat, Tensor) else None
+    if owner is not None and owner.requires_grad and is_grad_enabled():
+        # torch's error class: the statistics are state, updated in place, not an input
+        raise RuntimeError(f"batch_norm: {name} requires grad, but batch_norm is not "
+                           f"differentiable with respect to it; pass {name}.detach()")
+    array = stat._array if owner is not None else stat
+    if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
+        raise TypeError(f"batch_norm: {name} must be a Tensor or an array, "
+                        f"got {type(stat).__name__}")
+    if tuple(array.shape) != shape:
+        raise ValueError(f"batch_norm: {name} must have shape {shape}, got {tuple(array.shape)}")
+    if not is_floating(array.dtype):
+        raise TypeError(f"batch_norm: {name} must be floating point, got dtype {array.dtype}")
+    if array.dtype != x.dtype and not (is_half(x.dtype) and array.dtype == np.float32):
+        raise TypeError(f"batch_norm: {name} must have x's dtype {x.dtype} (or float32 for "
+                        f"float16/bfloat16 x), got {array.dtype}")
+    if training and not getattr(getattr(array, "flags", None), "writeable", True):
+        raise ValueError(f"batch_norm: {name} is read-only, but training=True updates it in "
+                         "place; pass a writeable array (np.array(...) makes one)")
+    if backend.device_of(array) != x.device:
+        raise ValueError(f"batch_norm: {name} must be on x's device {x.device!r}")
+    return array, owner
+
+
 # ----- the spec ---------------------------------------------------------------------------
-def _call(function, t, impl, running, training, **options):
-    return function(t["x"], running.get("running_mean"), running.get("running_var"),
-                    t.get("weight"), t.get("bias"), training=training, impl=impl, **options)
+def _torch(tF, given, **options):
+    stats = [given.get(name) for name in ("running_mean", "running_var")]
+    return tF.batch_norm(given["x"], *stats, given.get("weight"), given.get("bias"), **options)
 
 
-def _torch(tF, t, running, training, eps=1e-5):
-    stats = [running.get(name) for name in ("running_mean", "running_var")]
-    return tF.batch_norm(t["x"], *stats, t.get("weight"), t.get("bias"), training=training,
-                         eps=eps)
-
-
-BATCH_NORM = Norm("batch_norm", "BatchNorm", batch_norm, composite_batch_norm, BatchNorm,
-                  ("weight", "bias"), 1e-5, _call, _torch, per_channel=True,
-                  aliases=("batchnorm",))
+BATCH_NORM = Norm(
+    name="batch_norm", title="BatchNorm", aliases=("batchnorm",), function=batch_norm,
+    composite=composite_batch_norm, fused=BatchNorm,
+    inputs=(Input("x", "x"), Input("weight", "per-channel", optional=True, init=1.0),
+            Input("bias", "per-channel", optional=True),
+            Input("running_mean", "running", optional=True, differentiable=False),
+            Input("running_var", "running", optional=True, differentiable=False, init=1.0)),
+    options=(Option("momentum", 0.1), Option("eps", 1e-5)), torch=_torch,
+    ndim=(2, None), shape_text="(N, C) or (N, C, L)", places=("mlp", "channel"),
+    statistics="channel", naive={"one-pass": Naive(one_pass_norm(0),
+                                                   shows=("float32", "offset 1e4"))},
+    kernels=("batch_norm_statistics", "batch_norm_forward", "batch_norm_backward",
+             "update_running_stats"))

@@ -4,8 +4,8 @@ docs/derivations.md derives the fused node's backward."""
 from ..autograd import op_group
 from ..kernels import for_array
 from . import arguments
-from .spec import (FusedNorm, Norm, affine, empty_norm, flat, row_norm_call, row_norm_torch,
-                   rows, shaped)
+from .spec import (FusedFunction, Input, Naive, Norm, Option, affine, flat, one_pass_norm,
+                   row_norm_call, row_norm_torch, rows, shaped)
 
 __all__ = ["layer_norm", "add_layer_norm", "LAYER_NORM", "ADD_LAYER_NORM"]
 
@@ -26,7 +26,7 @@ def composite_add_layer_norm(x, residual, normalized_shape, weight=None, bias=No
 
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
-class LayerNorm(FusedNorm):
+class LayerNorm(FusedFunction):
     saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
 
     @staticmethod
@@ -50,7 +50,7 @@ class LayerNorm(FusedNorm):
         return dx.reshape(x.shape), shaped(dweight, weight), dbias
 
 
-class AddLayerNorm(FusedNorm):
+class AddLayerNorm(FusedFunction):
     """(x, residual) -> (LayerNorm(x + residual), x + residual) in one node."""
 
     saved_names = ("x + residual", "weight", "mean", "rstd")    # what forward saves, in order
@@ -105,7 +105,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl=None)
     normalized_shape = arguments.check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                                 weight=weight, bias=bias)
     if x._array.size == 0:
-        return empty_norm(x, weight, bias)
+        return LAYER_NORM.empty_output(x, weight=weight, bias=bias)
     if impl == "composite":
         with op_group("layer_norm"):          # the visualizer can fold the call's nodes
             return composite_layer_norm(x, normalized_shape, weight, bias, eps)
@@ -130,7 +130,7 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
                                                 bias=bias)
     if x._array.size == 0:
         s = x + residual
-        return empty_norm(s, weight, bias), s
+        return ADD_LAYER_NORM.empty_output(s, weight=weight, bias=bias), s
     if impl == "composite":
         with op_group("add_layer_norm"):
             return composite_add_layer_norm(x, residual, normalized_shape, weight, bias, eps)
@@ -138,10 +138,37 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
                               eps=eps)
 
 
+# ----- the precision report's naive rows and the GPU bench's kernel calls -----------------
+def _eps_outside(given, eps):
+    """x̂ = (x − μ)/(σ + eps): the placement of eps that PyTorch's convention is not."""
+    x = given["x"]
+    centered = x - x.mean(-1, keepdims=True)
+    std = (centered * centered).mean(-1, keepdims=True).sqrt()
+    return affine(centered / (std + eps), given.get("weight"), given.get("bias"))
+
+
+def _kernel_calls(k, a, eps):
+    _, mean, rstd = k.layer_norm_forward(a["x"], a["weight"], a["bias"], eps)
+    return (lambda: k.layer_norm_forward(a["x"], a["weight"], a["bias"], eps),
+            lambda: k.layer_norm_backward(a["dy"], a["x"], a["weight"], mean, rstd, True))
+
+
 # ----- the specs --------------------------------------------------------------------------
-_torch = row_norm_torch("layer_norm", 1e-5)
-LAYER_NORM = Norm("layer_norm", "LayerNorm", layer_norm, composite_layer_norm, LayerNorm,
-                  ("weight", "bias"), 1e-5, row_norm_call, _torch, aliases=("layernorm",))
-ADD_LAYER_NORM = Norm("add_layer_norm", "Add + LayerNorm", add_layer_norm,
-                      composite_add_layer_norm, AddLayerNorm, ("weight", "bias"), 1e-5,
-                      row_norm_call, _torch, residual=True)
+_NAIVE = {"one-pass": Naive(one_pass_norm(-1), shows=("float32", "constant rows")),
+          "eps-outside": Naive(_eps_outside, shows=("float32", "offset 1e4"))}
+_X, _RESIDUAL = Input("x", "x"), Input("residual", "like-x")
+_AFFINE = (Input("weight", "per-feature", optional=True, init=1.0),
+           Input("bias", "per-feature", optional=True))
+LAYER_NORM = Norm(
+    name="layer_norm", title="LayerNorm", aliases=("layernorm",), function=layer_norm,
+    composite=composite_layer_norm, fused=LayerNorm, inputs=(_X, *_AFFINE),
+    options=(Option("eps", 1e-5),), call=row_norm_call, torch=row_norm_torch("layer_norm"),
+    places=("row", "mlp"), naive=_NAIVE,
+    kernels=("layer_norm_forward", "layer_norm_backward"), kernel_calls=_kernel_calls,
+    kernel_outputs=("y", "mean", "rstd", "dx", "dweight", "dbias"))
+ADD_LAYER_NORM = Norm(
+    name="add_layer_norm", title="Add + LayerNorm", function=add_layer_norm,
+    composite=composite_add_layer_norm, fused=AddLayerNorm, inputs=(_X, _RESIDUAL, *_AFFINE),
+    options=(Option("eps", 1e-5),), outputs=("output", "sum x + residual"),
+    call=row_norm_call, torch=row_norm_torch("layer_norm"),
+    kernels=("add_layer_norm_forward", "add_layer_norm_backward"))

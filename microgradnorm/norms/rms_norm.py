@@ -2,14 +2,18 @@
 docs/derivations.md derives the backward; docs/precision.md explains ``offset`` and
 ``casting`` (Hugging Face's LLaMA and Gemma conventions)."""
 
-from ..autograd import op_group
-from ..dtypes import accumulation_dtype
-from ..kernels import for_array
-from . import arguments
-from .spec import (FusedNorm, Norm, affine, empty_norm, flat, row_norm_call, row_norm_torch,
-                   rows, shaped)
+import numpy as np
 
-__all__ = ["rms_norm", "add_rms_norm", "RMS_NORM", "ADD_RMS_NORM"]
+from ..autograd import op_group
+from ..dtypes import accumulation_dtype, check_number, is_half
+from ..kernels import CASTINGS, for_array
+from ..tensor import Tensor
+from . import arguments
+from .spec import (FusedFunction, Input, Norm, Option, affine, flat, row_norm_call,
+                   row_norm_torch, rows, shaped)
+
+__all__ = ["ADD_RMS_NORM", "CASTINGS", "RMS_NORM", "add_rms_norm", "check_rms_options",
+           "rms_norm"]
 
 
 # ----- composite: the textbook graph, every cast a visible Cast node ----------------------
@@ -42,7 +46,7 @@ def _offset(weight, offset):
 
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
-class RMSNorm(FusedNorm):
+class RMSNorm(FusedFunction):
     saved_names = ("x", "weight", "rstd")    # what forward saves, in order
 
     @staticmethod
@@ -64,7 +68,7 @@ class RMSNorm(FusedNorm):
         return dx.reshape(x.shape), shaped(dweight, weight)
 
 
-class AddRMSNorm(FusedNorm):
+class AddRMSNorm(FusedFunction):
     """(x, residual) -> (RMSNorm(x + residual), x + residual) in one node."""
 
     saved_names = ("x + residual", "weight", "rstd")    # what forward saves, in order
@@ -122,7 +126,7 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
     normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
                               casting)
     if x._array.size == 0:
-        return empty_norm(x, weight, None)
+        return RMS_NORM.empty_output(x, weight=weight)
     if impl == "composite":
         with op_group("rms_norm"):
             return composite_rms_norm(x, normalized_shape, weight, eps, offset, casting)
@@ -140,7 +144,7 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl=None
                               impl, offset, casting)
     if x._array.size == 0:
         s = x + residual
-        return empty_norm(s, weight, None), s
+        return ADD_RMS_NORM.empty_output(s, weight=weight), s
     if impl == "composite":
         with op_group("add_rms_norm"):
             return composite_add_rms_norm(x, residual, normalized_shape, weight, eps, offset,
@@ -152,12 +156,61 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl=None
 def _check(fn, x, residual, normalized_shape, weight, eps, impl, offset, casting):
     return arguments.check_row_norm(
         fn, x, normalized_shape, eps, impl, residual=residual, weight=weight,
-        weight_dtype=arguments.rms_weight_dtype(fn, x, weight, offset, casting))
+        weight_dtype=rms_weight_dtype(fn, x, weight, offset, casting))
+
+
+# ----- the checks of RMSNorm's own options ------------------------------------------------
+def check_rms_options(fn, offset, casting, has_weight):
+    """RMSNorm's Gemma offset (finite, needs a weight) and casting mode."""
+    if casting not in CASTINGS:
+        raise ValueError(f"{fn}: casting must be one of {CASTINGS}, got {casting!r}")
+    check_number(fn, "offset", offset)
+    if not np.isfinite(offset):
+        raise ValueError(f"{fn}: offset must be a finite number, got {offset!r}")
+    if offset and not has_weight:
+        raise ValueError(f"{fn}: offset {offset} needs a weight, y = x̂ · (offset + weight) "
+                         "(a module needs elementwise_affine=True)")
+
+
+def rms_weight_dtype(fn, x, weight, offset, casting):
+    """``check_rms_options``, then the dtype RMSNorm's weight may have: x's (None), or
+    float32 for float16/bfloat16 x in the "llama" and "gemma" modes (Hugging Face's mixed
+    precision). One call for both: it is on every call's path."""
+    # the usual call passes without a call (x - x == 0: finite); anything else is checked
+    if type(offset) is not float or offset - offset != 0 or casting not in CASTINGS or (
+            offset and weight is None):
+        check_rms_options(fn, offset, casting, weight is not None)
+    if (weight is None or type(weight) is not Tensor and not isinstance(weight, Tensor)
+            or weight._array.dtype != np.float32
+            or type(x) is not Tensor and not isinstance(x, Tensor)
+            or x._array.dtype.itemsize > 2 or not is_half(x.dtype)):
+        return None
+    if casting == "none":
+        raise TypeError(f"{fn}: a float32 weight with {x.dtype} x needs casting 'llama' or "
+                        f"'gemma' (casting 'none' computes in x's dtype)")
+    return weight.dtype
 
 
 # ----- the specs --------------------------------------------------------------------------
-_torch = row_norm_torch("rms_norm", 1e-6)
-RMS_NORM = Norm("rms_norm", "RMSNorm", rms_norm, composite_rms_norm, RMSNorm, ("weight",),
-                1e-6, row_norm_call, _torch, aliases=("rmsnorm",))
-ADD_RMS_NORM = Norm("add_rms_norm", "Add + RMSNorm", add_rms_norm, composite_add_rms_norm,
-                    AddRMSNorm, ("weight",), 1e-6, row_norm_call, _torch, residual=True)
+def _kernel_calls(k, a, eps, offset, casting):
+    _, rstd = k.rms_norm_forward(a["x"], a["weight"], eps, offset, casting)
+    return (lambda: k.rms_norm_forward(a["x"], a["weight"], eps, offset, casting),
+            lambda: k.rms_norm_backward(a["dy"], a["x"], a["weight"], rstd, offset, casting))
+
+
+_OPTIONS = (Option("eps", 1e-6), Option("offset", 0.0, torch=False),
+            Option("casting", "llama", variants=CASTINGS, torch=False))
+_WEIGHT = Input("weight", "per-feature", optional=True, init=1.0)
+RMS_NORM = Norm(
+    name="rms_norm", title="RMSNorm", aliases=("rmsnorm",), function=rms_norm,
+    composite=composite_rms_norm, fused=RMSNorm, inputs=(Input("x", "x"), _WEIGHT),
+    options=_OPTIONS, call=row_norm_call, torch=row_norm_torch("rms_norm"),
+    places=("row", "mlp"), centres=False, kernels=("rms_norm_forward", "rms_norm_backward"),
+    kernel_calls=_kernel_calls, kernel_outputs=("y", "rstd", "dx", "dweight"))
+ADD_RMS_NORM = Norm(
+    name="add_rms_norm", title="Add + RMSNorm", function=add_rms_norm,
+    composite=composite_add_rms_norm, fused=AddRMSNorm,
+    inputs=(Input("x", "x"), Input("residual", "like-x"), _WEIGHT), options=_OPTIONS,
+    outputs=("output", "sum x + residual"), call=row_norm_call,
+    torch=row_norm_torch("rms_norm"), centres=False,
+    kernels=("add_rms_norm_forward", "add_rms_norm_backward"))

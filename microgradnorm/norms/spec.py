@@ -1,114 +1,123 @@
-"""``Norm``, the spec every tool and generic test looks up in ``NORMS``, and the helpers
-the norm families share."""
+"""``Norm``, the spec every tool and generic test looks up in ``NORMS``, and the helpers the
+norm families share.
+
+A ``Norm`` is a ``fused.Twin`` (the op both ways, its inputs and options declared) with
+what a normalization declares besides. The fields, in short:
+
+    name, title, aliases                 "layer_norm", "LayerNorm", ("layernorm",)
+    function, composite, fused           F's checked entry, the graph of primitives, the node
+    inputs    Input(name, kind, optional=False, differentiable=True, init=0.0), kinds:
+              "x", "like-x" (a residual), "per-feature" (the normalized shape),
+              "per-channel" (dim 1), "scalar" (DyT's α), "running", "index"
+    options   Option(name, default, variants=(), torch=True): ("eps", 1e-5), momentum, ...;
+              a norm without eps declares none
+    outputs   ("output",), or ("output", "sum x + residual")
+    call      (function, {name: value}, impl, **options) -> output(s); default: keywords
+    torch     (torch.nn.functional, {name: value}, **options) -> PyTorch's output(s)
+    ndim, shape_text                     x's fewest and most dims, and in words
+    places    where a model may put it: "row", "mlp", "channel" (``PLACES``); its module is
+              the nn class that declares ``norm = "<name>"``
+    statistics                           "row", "channel", or None (no statistics: DyT)
+    centres   subtracts a mean (LayerNorm, BatchNorm) or not (RMSNorm, DyT)
+    naive     {label: Naive(function, shows=(dtype, family))}: precision's wrong rows
+    kernels   the kernel functions its fused node calls (``kernels.for_array(x).<name>``)
+    kernel_calls, kernel_outputs         (kernels, arrays, **options) -> (forward, backward)
+              closures on arrays, and the names of what they return: the GPU bench's
+
+Derived, never declared: ``x``, ``params`` (the learned inputs), ``optional_params``,
+``running``, ``constants``, ``residual``, ``per_channel``, ``eps``, ``defaults``,
+``variants()``, ``make_inputs``, ``running_stats``, ``run``, ``run_torch``, ``empty_output``.
+"""
 
 import dataclasses
 import math
 from typing import Callable
 
-import numpy as np
+from ..fused.twin import FusedFunction, Input, Option, Twin
 
-from ..autograd import Function
+__all__ = ["PLACES", "STATISTICS", "FusedFunction", "Input", "Naive", "Norm", "Option"]
 
-__all__ = ["FusedNorm", "Norm"]
+# Where a model puts a norm, and what it then takes; a norm lists the places it fits.
+PLACES = {
+    "row": "a Transformer block's norm (nn.TransformerBlock, nn.GPT, TrainConfig, train "
+           "--norm): x (B, T, D) over D; its module is built as Module(D) and also takes "
+           "module(x, residual) -> (norm(x + residual), x + residual)",
+    "mlp": "an MLP's hidden norm (nn.MLP): x (N, D), the module built as Module(D)",
+    "channel": "a conv net's norm: x (N, C, H, W) per channel, the module built as Module(C)",
+}
+STATISTICS = ("row", "channel", None)
 
 
 @dataclasses.dataclass(frozen=True)
-class Norm:
-    """One normalization, both ways, and what a tool needs to call it generically.
+class Naive:
+    """A deliberately wrong implementation that the precision report shows beside the
+    library's two: ``function(inputs, **options) -> output`` on {name: Tensor}, and the
+    (dtype, family) cell where its lesson shows (``cli.precision.summary``)."""
 
-    Attributes:
-        name: the one spelling (``"layer_norm"``), ``F``'s and the tools'; ``title`` is for
-            tables (``"LayerNorm"``); ``aliases`` are other spellings ``lookup`` accepts.
-        function: the public, checked entry (``F.layer_norm``); ``composite`` the unchecked
-            textbook graph; ``fused`` the ``Function`` of the fused node.
-        residual: takes ``(x, residual, ...)`` and returns ``(y, x + residual)``.
-        per_channel: statistics per channel (dim 1, BatchNorm) instead of per row.
-        call, torch: run ``function`` / PyTorch's functional on {name: tensor} (``run``,
-            ``run_torch``).
-        random_inputs: ``(shape, dtype, seed, scale) -> {name: array}``, where the inputs
-            are not a norm's x and parameters (``FUSED_OPS``: softmax, attention, ...);
-            ``constants`` names those that take no gradient (cross-entropy's targets).
-    """
-
-    name: str
-    title: str
     function: Callable
-    composite: Callable
-    fused: type
-    params: tuple
-    eps: float
-    call: Callable
-    torch: Callable
-    residual: bool = False
-    per_channel: bool = False
-    aliases: tuple = ()
-    random_inputs: Callable = None
-    constants: tuple = ()
+    shows: tuple
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False)
+class Norm(Twin):
+    """One normalization, both ways: a ``Twin`` (this module's docstring lists the fields)
+    with the places it fits, its statistics, whether it centres, its naive variants and
+    its kernels."""
+
+    places: tuple = ()
+    statistics: str = "row"
+    centres: bool = True
+    naive: dict = dataclasses.field(default_factory=dict)
+    kernels: tuple = ()
+    kernel_calls: Callable = None
+    kernel_outputs: tuple = ()
+
+    def __post_init__(self):
+        unknown = [place for place in self.places if place not in PLACES]
+        if unknown or self.statistics not in STATISTICS:
+            raise ValueError(f"Norm {self.name!r}: places must be among {tuple(PLACES)} and "
+                             f"statistics one of {STATISTICS}, got {self.places}, "
+                             f"{self.statistics!r}")
 
     @property
-    def outputs(self):
-        """The names of the outputs: a residual form also returns x + residual."""
-        return ("output", "sum x + residual") if self.residual else ("output",)
-
-    def run(self, tensors, impl="fused", running=None, training=True, **options):
-        """The norm on {name: Tensor} with ``impl``, as a tuple (``outputs`` names it);
-        ``running`` is BatchNorm's {"running_mean": array, "running_var": array} or None."""
-        out = self.call(self.function, tensors, impl, running or {}, training, **options)
-        return out if isinstance(out, tuple) else (out,)
-
-    def run_torch(self, torch_functional, tensors, running=None, training=True, **options):
-        """PyTorch's result for {name: torch.Tensor}, as a tuple (``outputs`` names it);
-        ``options``: ``eps``."""
-        out = self.torch(torch_functional, tensors, running or {}, training, **options)
-        return out if isinstance(out, tuple) else (out,)
-
-    def make_inputs(self, shape, dtype="float64", affine=True, seed=0, scale=1.0):
-        """Random {name: array} for ``shape``: x (and residual) ``scale`` times standard
-        normal; parameters not all ones, so the affine path is exercised."""
-        shape = tuple(shape)
-        if self.random_inputs is not None:
-            return self.random_inputs(shape, dtype, seed, scale)
-        if self.per_channel and len(shape) < 2:
-            raise ValueError(f"{self.name} needs a shape (N, C) or (N, C, L), got {shape}")
-        rng = np.random.default_rng(seed)
-        param_shape = (shape[1],) if self.per_channel else shape[-1:]
-        arrays = {"x": scale * rng.standard_normal(shape)}
-        if self.residual:
-            arrays["residual"] = scale * rng.standard_normal(shape)
-        if affine:
-            arrays["weight"] = 1 + 0.5 * rng.standard_normal(param_shape)
-            if "bias" in self.params:
-                arrays["bias"] = 0.5 * rng.standard_normal(param_shape)
-        return {name: a.astype(dtype) for name, a in arrays.items()}
-
-    def running_stats(self, arrays):
-        """Fresh running statistics (mean 0, variance 1) for a per-channel norm, else None."""
-        if not self.per_channel:
-            return None
-        channels, dtype = arrays["x"].shape[1], arrays["x"].dtype
-        return {"running_mean": np.zeros(channels, dtype),
-                "running_var": np.ones(channels, dtype)}
+    def per_channel(self):
+        """Statistics per channel (dim 1, BatchNorm) instead of per row."""
+        return self.statistics == "channel"
 
 
 # ----- helpers shared by the norm families ------------------------------------------------
-def row_norm_call(function, t, impl, running, training, **options):
-    """``Norm.call`` of a row norm: x (and residual), the last dim, the parameters given."""
-    first = (t["x"], t["residual"]) if "residual" in t else (t["x"],)
-    return function(*first, t["x"].shape[-1:], impl=impl, **_given_params(t), **options)
+def row_norm_call(function, given, impl, **options):
+    """``Norm.call`` of a row norm: x (and residual), x's last dim as the normalized shape,
+    the learned inputs given."""
+    first = [given[name] for name in ("x", "residual") if name in given]
+    learned = {name: value for name, value in given.items()
+               if name not in ("x", "residual") and value is not None}
+    return function(*first, first[0].shape[-1:], impl=impl, **learned, **options)
 
 
-def row_norm_torch(name, eps):
-    """``Norm.torch`` of a row norm: PyTorch's ``F.<name>`` with ``eps`` (by default),
-    after the residual add if there is one."""
-    def run(tF, t, running, training, eps=eps):
-        s = t["x"] + t["residual"] if "residual" in t else t["x"]
-        y = getattr(tF, name)(s, s.shape[-1:], eps=eps, **_given_params(t))
-        return (y, s) if "residual" in t else y
+def row_norm_torch(name):
+    """``Norm.torch`` of a row norm: PyTorch's ``F.<name>`` over the last dim, after the
+    residual add if there is one."""
+    def run(tF, given, **options):
+        s = given["x"] + given["residual"] if "residual" in given else given["x"]
+        learned = {n: v for n, v in given.items() if n not in ("x", "residual")
+                   and v is not None}
+        y = getattr(tF, name)(s, s.shape[-1:], **learned, **options)
+        return (y, s) if "residual" in given else y
     return run
 
 
-def _given_params(t):
-    return {name: t[name] for name in ("weight", "bias") if t.get(name) is not None}
+def one_pass_norm(axis):
+    """A naive norm over ``axis``: the variance as Σx²/n − (Σx/n)², wrong when |mean| ≫
+    std (plain sums: the mean primitive's correction step would make it exact on constant
+    rows)."""
+    def norm(given, eps, **options):
+        x = given["x"]
+        n = x.shape[axis]
+        mean = x.sum(axis, keepdims=True) / n
+        var = (x * x).sum(axis, keepdims=True) / n - mean * mean
+        return affine((x - mean) / (var + eps).sqrt(), given.get("weight"), given.get("bias"))
+    return norm
 
 
 def rows(array, normalized_shape):
@@ -134,18 +143,3 @@ def affine(xhat, weight, bias):
     if bias is not None:
         xhat = xhat + bias
     return xhat
-
-
-def empty_norm(x, weight, bias):
-    """A zero-size input's empty output, in the graph so that backward gives weight and bias
-    zero gradients."""
-    return affine(x * 1.0, weight, bias)
-
-
-class FusedNorm(Function):
-    """The base of every fused node, the norms' and softmax's and attention's (the
-    visualizer colours these); ``saved_names`` lists what forward saves; its ``mean`` and
-    ``rstd`` (a norm's) hold one value per ``statistics_of``."""
-
-    saved_names = ()
-    statistics_of = "row"

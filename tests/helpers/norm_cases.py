@@ -11,6 +11,7 @@ for every input and, for a norm with running statistics, their values after the 
 import itertools
 
 import numpy as np
+from hypothesis import assume
 from hypothesis import strategies as st
 
 import microgradnorm as mg
@@ -27,35 +28,56 @@ def spec_id(spec):
 
 def trainings(spec):
     """The modes that differ: training and eval for a norm with running statistics."""
-    return (True, False) if spec.per_channel else (True,)
+    return (True, False) if spec.running else (True,)
 
 
 def param_subsets(spec):
-    """Every subset of the learned parameters: with and without each of them."""
-    return [subset for size in range(len(spec.params) + 1)
-            for subset in itertools.combinations(spec.params, size)]
+    """Every subset of the optional learned inputs: with and without each of them."""
+    return [subset for size in range(len(spec.optional_params) + 1)
+            for subset in itertools.combinations(spec.optional_params, size)]
 
 
 def fits(spec, shape, training=True):
-    """Whether ``spec`` takes an x of ``shape``: a per-channel norm needs (N, C, *) and, in
-    training, more than one value per channel."""
-    if not spec.per_channel:
-        return len(shape) >= 1
-    return len(shape) >= 2 and (not training or np.prod(shape) // shape[1] >= 2)
+    """Whether ``spec`` takes an x of ``shape``: the dims it declares (``Norm.ndim``) and,
+    for statistics per channel in training, more than one value per channel."""
+    fewest, most = spec.ndim
+    if len(shape) < fewest or (most is not None and len(shape) > most):
+        return False
+    return not (spec.per_channel and training) or np.prod(shape) // shape[1] >= 2
+
+
+def at_least(spec, shape):
+    """``shape`` with leading dims of 1 added up to the fewest dims ``spec`` takes (a batch
+    of one: the last dims keep their values in order)."""
+    return (1,) * max(0, spec.ndim[0] - len(shape)) + tuple(shape)
+
+
+def accepts(spec, shape, training=True):
+    """Whether the norm itself takes an x of ``shape``: not a statistic of one value that
+    PyTorch refuses too (a group of one value; the parity test checks each refusal against
+    PyTorch's), whatever the declaration cannot say."""
+    arrays, running = inputs(spec, shape)
+    try:
+        with mg.no_grad():
+            spec.run(tensors_of(arrays), "fused", running, training)
+    except ValueError:
+        return False
+    return True
 
 
 def statistics_axes(spec, ndim):
-    """The axes one statistic runs over: every axis but the channels', or the last one."""
+    """The axes one statistic runs over: every axis but the channels' (``statistics``
+    "channel"), or the last one."""
     return (0,) + tuple(range(2, ndim)) if spec.per_channel else (ndim - 1,)
 
 
 def inputs(spec, shape, params=None, seed=0, dtype=np.float64):
     """({name: array}, running statistics or None) for an x of ``shape``, with only the
-    parameters named in ``params`` (default: all). Running statistics are drawn away from
-    (0, 1) so that eval mode visibly uses them."""
-    params = spec.params if params is None else params
+    optional learned inputs named in ``params`` (default: all; the required ones always).
+    Running statistics are drawn away from (0, 1) so that eval mode visibly uses them."""
+    params = spec.optional_params if params is None else params
     arrays = {name: a for name, a in spec.make_inputs(shape, seed=seed).items()
-              if name not in spec.params or name in params}
+              if name not in spec.optional_params or name in params}
     running = spec.running_stats(arrays)
     if running is not None:
         rng = np.random.default_rng(seed + 77)
@@ -118,10 +140,12 @@ def assert_close(actual, expected, tol, what=""):
 
 @st.composite
 def cases(draw, spec, max_dims=4, max_side=6):
-    """(shape, params, training, seed) that ``spec`` takes: 1 to ``max_dims`` dims (2 for a
-    per-channel norm), sides 1..max_side, any subset of the parameters."""
-    ndim = draw(st.integers(2 if spec.per_channel else 1, max_dims))
+    """(shape, params, training, seed) that ``spec`` takes: its fewest dims to ``max_dims``
+    (or its most), sides 1..max_side, any subset of the optional learned inputs."""
+    fewest, most = spec.ndim
+    ndim = draw(st.integers(fewest, max_dims if most is None else min(most, max_dims)))
     shape = tuple(draw(st.lists(st.integers(1, max_side), min_size=ndim, max_size=ndim)))
     training = draw(st.sampled_from(trainings(spec))) if fits(spec, shape) else False
+    assume(accepts(spec, shape, training))
     params = draw(st.sampled_from(param_subsets(spec)))
     return shape, params, training, draw(st.integers(0, 2**31 - 1))

@@ -132,8 +132,8 @@ def data(env):
 
 
 def norm_setup(spec):
-    def setup(env):
-        env["arrays"] = spec.make_inputs((8, 3))
+    def setup(env):                 # x (8, 3), with positions (8, 3, 4) where it needs them
+        env["arrays"] = spec.make_inputs((8, 3) + (4,) * max(0, spec.ndim[0] - 2))
         env["running"] = spec.running_stats(env["arrays"])
     return setup
 
@@ -153,22 +153,26 @@ def norm_state(env):
 
 
 def norm_rows(spec):
-    """The bad inputs every norm of the registry refuses (x (8, 3): 3 features or channels)."""
-    rows = [("of a NumPy array", norm_call(spec, lambda t: {"x": t["x"].detach().numpy()}),
-             TypeError,
-             "x must be a microgradnorm Tensor")]
-    if "weight" in spec.params:
-        rows.append(("weight of shape (4,) for 3 features",
-                     norm_call(spec, lambda t: {"weight": mg.tensor(np.ones(4))}), ValueError,
-                     r"weight must have shape \(3,\)"))
+    """The bad inputs every norm of the registry refuses, read from its declaration: x, its
+    first per-feature or per-channel input, eps where it has one, each like-x input (x (8, 3):
+    3 features or channels)."""
+    x = spec.x
+    rows = [("of a NumPy array", norm_call(spec, lambda t: {x: t[x].detach().numpy()}),
+             TypeError, f"{x} must be a microgradnorm Tensor")]
+    for learned in spec.inputs_of("per-feature", "per-channel")[:1]:
+        name = learned.name
+        rows.append((f"{name} of shape (4,) for 3 features",
+                     norm_call(spec, lambda t, name=name: {name: mg.tensor(np.ones(4))}),
+                     ValueError, rf"{name} must have shape \(3,\)"))
     if spec.eps is not None:
         rows.append(("eps = -1", norm_call(spec, eps=-1.0), ValueError,
                      "eps must be a non-negative number"))
-    if spec.residual:
-        rows.append(("residual of another shape",
-                     norm_call(spec, lambda t: {"residual": t["residual"][:2]}), ValueError,
-                     "residual must have the shape of x"))
-    keeps = "inputs, running statistics" if spec.per_channel else "inputs"
+    for added in spec.inputs_of("like-x"):
+        name = added.name
+        rows.append((f"{name} of another shape",
+                     norm_call(spec, lambda t, name=name: {name: t[name][:2]}), ValueError,
+                     f"{name} must have the shape of x"))
+    keeps = "inputs, running statistics" if spec.running else "inputs"
     return [Case("functional", f"{spec.name} {what}", call, error, match, keeps, norm_state,
                  norm_setup(spec)) for what, call, error, match in rows]
 

@@ -19,6 +19,7 @@ import pytest
 PUBLIC_NAMESPACES = ["microgradnorm", "microgradnorm.functional", "microgradnorm.nn",
                      "microgradnorm.optim", "microgradnorm.layers", "microgradnorm.train",
                      "microgradnorm.viz", "microgradnorm.checks", "microgradnorm.norms",
+                     "microgradnorm.fused",
                      "microgradnorm.optim.lr_scheduler", "microgradnorm.utils.data",
                      "microgradnorm.utils.tensorboard", "microgradnorm.cuda"]
 DOCUMENTED_ON_THE_BASE_CLASS = {"extra_repr"}
@@ -65,8 +66,7 @@ def callables_in_scope():
 def test_scope_covers_the_api_people_use():
     names = callables_in_scope()
     for expected in ("microgradnorm.tensor.Tensor.sum", "microgradnorm.tensor.Tensor.shape",
-                     "microgradnorm.nn.linear.Linear.forward",
-                     "microgradnorm.autograd.engine.grad",
+                     "microgradnorm.nn.linear.Linear.forward", "microgradnorm.autograd.engine.grad",
                      "microgradnorm.layers.LayerNorm.backward", "microgradnorm.viz.draw",
                      "microgradnorm.norms.layer_norm.layer_norm",
                      "microgradnorm.optim.optimizers.AdamW"):

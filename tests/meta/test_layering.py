@@ -18,7 +18,7 @@ LAYERS = (
     ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
                  "cuda", "amp", "backends")),
     ("core", ("tensor", "autograd", "ops", "factories", "kernels")),
-    ("norms", ("norms",)),
+    ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "losses")),
     ("model", ("nn", "optim", "layers", "utils")),
     ("look", ("checks", "viz", "train", "checkpoint")),

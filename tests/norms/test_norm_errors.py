@@ -42,11 +42,13 @@ def registry_state(spec):
 
 
 def bad_inputs(spec):
-    """(id, {input: spoil(Tensor)}, options, error, message pattern after "<name>: ")."""
-    cases = [("x a NumPy array", {"x": lambda t: t.detach().numpy()}, {}, TypeError,
-              "x must be a microgradnorm Tensor, got ndarray"),
-             ("x of int64", {"x": lambda t: mg.tensor(t.data.astype(np.int64))}, {}, TypeError,
-              "x must be a floating-point tensor .*got dtype int64"),
+    """(id, {input: spoil(Tensor)}, options, error, message pattern after "<name>: "), from
+    the declaration: x, eps where the norm has one, each learned and like-x input."""
+    x = spec.x
+    cases = [(f"{x} a NumPy array", {x: lambda t: t.detach().numpy()}, {}, TypeError,
+              f"{x} must be a microgradnorm Tensor, got ndarray"),
+             (f"{x} of int64", {x: lambda t: mg.tensor(t.data.astype(np.int64))}, {},
+              TypeError, f"{x} must be a floating-point tensor .*got dtype int64"),
              ("impl 'Fused'", {}, {"impl": "Fused"}, ValueError,
               r"impl must be one of \('fused', 'composite'\), got 'Fused'")]
     if spec.eps is not None:                     # a norm with an eps
@@ -54,10 +56,14 @@ def bad_inputs(spec):
                    "eps must be a non-negative number, got -1e-05"),
                   ("eps nan", {}, {"eps": float("nan")}, ValueError,
                    "eps must be a non-negative number, got nan")]
-    for name in spec.params + (("residual",) if spec.residual else ()):
-        shape = "the shape of x" if name == "residual" else "shape"
-        cases += [(f"{name} too short", {name: lambda t: t[:-1]}, {}, ValueError,
-                   rf"{name} must have {shape} \(.*\), got \("),
+    for spec_input in spec.inputs_of("per-feature", "per-channel", "scalar", "like-x"):
+        name = spec_input.name
+        if spec_input.kind == "scalar":                 # two numbers where one is learned
+            wrong, says = (lambda t: t.reshape(1).expand(2)), rf"{name} must .*\(2,\)"
+        else:
+            shape = "the shape of x" if spec_input.kind == "like-x" else "shape"
+            wrong, says = (lambda t: t[:-1]), rf"{name} must have {shape} \(.*\), got \("
+        cases += [(f"{name} of another shape", {name: wrong}, {}, ValueError, says),
                   (f"{name} float32", {name: f32}, {}, TypeError,
                    rf"{name} must have x's dtype float64, got float32"),
                   (f"{name} a NumPy array", {name: lambda t: t.detach().numpy()}, {}, TypeError,
@@ -84,14 +90,14 @@ def test_bad_input_to_any_norm_is_a_clear_error_and_changes_nothing(spec, spoil,
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("spec", [s for s in SPECS if "weight" in s.params], ids=spec_id)
+@pytest.mark.parametrize("spec", [s for s in SPECS if s.params], ids=spec_id)
 def test_inplace_change_of_a_saved_weight_is_detected_and_changes_no_grad(spec, impl):
     s, running = registry_state(spec)
-    t = s | {"x": s["x"] * 1.0}
+    t = s | {spec.x: s[spec.x] * 1.0}
     outputs = spec.run(t, impl, running, True)
     loss = sum((o * o).sum() for o in outputs)
     with mg.no_grad():
-        s["weight"].mul_(2.0)                  # saved by the fused node, or by Mul
+        s[spec.params[0]].mul_(2.0)           # saved by the fused node, or by Mul
     before = snapshot(s)
     with pytest.raises(RuntimeError, match="modified in place"):
         loss.backward()

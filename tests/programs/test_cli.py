@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from microgradnorm import cli
+from microgradnorm.cli.common import BLAS_THREAD_VARIABLES as BLAS_VARIABLES
 
 ROOT = Path(__file__).parents[2]
 
@@ -54,9 +55,9 @@ def test_compare_reports_bad_batchnorm_input_clearly():
 
 
 def test_demo_compares_every_norm(tmp_path):
-    result = run_cli("demo", "--shape", "2,3,4", "--repeat", "1", "--train-steps", "0",
-                     cwd=tmp_path)
+    result = run_cli("demo", "--quick", "--shape", "2,3,4", "--train-steps", "0", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
+    assert "Training the tiny GPT" not in result.stdout       # --train-steps 0 over --quick
     for norm in ("layer_norm", "rms_norm", "batch_norm", "add_layer_norm", "add_rms_norm"):
         row = re.search(rf"^{norm}\s+output\s+(\d+) / 1\s.*\s(\S+)\s+-\s+-\s",
                         result.stdout, flags=re.M)
@@ -134,16 +135,103 @@ def test_only_commands_that_time_something_take_repeat():
     assert result.returncode == 2 and "unrecognized arguments: --repeat" in result.stderr
 
 
-def test_demo_and_train_in_a_log_draw_no_bar_and_write_one_summary_line(tmp_path):
-    # stdout and stderr are pipes here, as in `microgradnorm demo > log 2>&1`
-    result = run_cli("demo", "--repeat", "1", "--train-steps", "3", cwd=tmp_path)
-    assert result.returncode == 0, result.stderr
-    assert "\r" not in result.stderr and "it/s" not in result.stderr
-    lines = result.stderr.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["train composite", "train fused"]
-    assert re.fullmatch(r"train fused: 3 steps, loss [0-9.]+ -> [0-9.]+, [0-9.]+ s", lines[1])
+def test_demo_in_a_log_writes_one_flushed_line_per_phase_and_no_bar(tmp_path):
+    # stdout and stderr are one pipe here, as in `microgradnorm demo > log 2>&1`: each
+    # phase's line on stderr comes after what the phase printed, so stdout was flushed
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "microgradnorm", "demo", "--quick"],
+                            cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stdout
+    log = result.stdout
+    assert "\r" not in log and "it/s" not in log
+    phases = re.findall(r"^demo (\d)/4: (.+): [0-9.]+ s$", log, flags=re.M)
+    assert [int(number) for number, _ in phases] == [1, 2, 3, 4]
+    assert "5 steps" in phases[1][1]                           # --quick's training
+    order = [log.index(text) for text in ("add_rms_norm    output", "demo 1/4:",
+                                          "loss curves agree", "demo 2/4:",
+                                          "Low precision against float64", "demo 4/4:")]
+    assert order == sorted(order)
+    quiet = run_cli("demo", "--quick", "--train-steps", "0", "--no-progress", cwd=tmp_path)
+    assert quiet.returncode == 0 and quiet.stderr == ""
     quiet = run_cli("train", "--steps", "2", "--sample", "0", "--no-progress", cwd=tmp_path)
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_demo_quick_fills_only_the_options_not_given(monkeypatch, tmp_path):
+    from microgradnorm.cli import demo
+    calls = []
+    monkeypatch.setattr(demo, "run_demo", lambda *args, **kwargs: calls.append(args))
+    for argv in ([], ["--quick"], ["--quick", "--repeat", "3"], ["--train-steps", "7"]):
+        assert cli.main(["demo", "--out", str(tmp_path), *argv]) == 0
+    # run_demo(out, shape, dtype, repeat, seed, train_steps)
+    assert [(args[3], args[5]) for args in calls] == [
+        (demo.DEFAULTS["repeat"], demo.DEFAULTS["train_steps"]),
+        (demo.QUICK["repeat"], demo.QUICK["train_steps"]), (3, demo.QUICK["train_steps"]),
+        (demo.DEFAULTS["repeat"], 7)]
+    assert demo.QUICK["train_steps"] < demo.DEFAULTS["train_steps"]
+
+
+def test_demo_runs_the_numpy_kernels_unless_the_environment_names_others(monkeypatch,
+                                                                          tmp_path, capsys):
+    import microgradnorm as mg
+    from microgradnorm import kernels
+    from microgradnorm.cli import demo
+    seen = []
+    monkeypatch.setattr(demo, "run_demo", lambda *args, **kwargs: seen.append(
+        mg.get_cpu_kernels()))
+    monkeypatch.delenv(kernels.ENVIRONMENT_VARIABLE, raising=False)
+    before = mg.get_cpu_kernels()
+    with mg.cpu_kernels("reference"):
+        assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+        monkeypatch.setenv(kernels.ENVIRONMENT_VARIABLE, "reference")
+        assert cli.main(["demo", "--out", str(tmp_path)]) == 0
+    assert seen == ["numpy", "reference"] and mg.get_cpu_kernels() == before
+    out = capsys.readouterr().out
+    assert "(numpy kernels)" in out and "(reference kernels)" in out
+
+
+# ----- threads: one BLAS thread for the programs --------------------------------------------
+def blas_threads():
+    from threadpoolctl import threadpool_info
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+@pytest.mark.parametrize("command, pinned", [("graph", True), ("bench", False)])
+def test_commands_run_on_one_blas_thread_except_bench(command, pinned, monkeypatch, tmp_path):
+    pytest.importorskip("threadpoolctl")
+    from microgradnorm.cli import bench, graph
+    for name in BLAS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with threadpool_limits_of(2):
+        before, seen = blas_threads(), []
+        if set(before) != {2}:
+            pytest.skip(f"NumPy's BLAS does not take 2 threads here: {before}")
+        module = {"graph": graph, "bench": bench}[command]
+        monkeypatch.setattr(module, "run", lambda args: seen.append(blas_threads()))
+        assert cli.main([command]) == 0
+        assert seen == [[1] * len(before) if pinned else before]
+        assert blas_threads() == before                       # restored after the command
+
+
+def test_an_example_runs_on_one_blas_thread_unless_the_environment_says(monkeypatch):
+    pytest.importorskip("threadpoolctl")
+    from microgradnorm.cli.script import run_script
+    for name in BLAS_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    with threadpool_limits_of(2):
+        if set(blas_threads()) != {2}:
+            pytest.skip(f"NumPy's BLAS does not take 2 threads here: {blas_threads()}")
+        seen = []
+        run_script(lambda: seen.append(blas_threads()))
+        monkeypatch.setenv("OPENBLAS_NUM_THREADS", "2")      # the user's own choice stands
+        run_script(lambda: seen.append(blas_threads()))
+        assert [set(threads) for threads in seen] == [{1}, {2}]
+
+
+def threadpool_limits_of(threads):
+    from threadpoolctl import threadpool_limits
+    return threadpool_limits(threads, user_api="blas")
 
 
 def test_demo_no_progress_reaches_the_training_loop(monkeypatch, tmp_path):

@@ -103,3 +103,14 @@ def test_autocast_and_grad_scaler_pass_through_as_torchs_disabled_ones():
     def forward(t):
         return t * 2
     assert (forward(x) == 2).all()
+
+
+def test_tril_and_the_cos_method_match_torch_with_gradients():
+    x = np.random.default_rng(2).standard_normal((3, 4))
+    ours, theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    got = mg.tril(ours, 1) + ours.tril(-1) + ours.cos()
+    expected = torch.tril(theirs, 1) + theirs.tril(-1) + theirs.cos()
+    np.testing.assert_allclose(got.detach().numpy(), expected.detach().numpy(), atol=1e-12)
+    got.sum().backward()
+    expected.sum().backward()
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-12)

@@ -7,8 +7,7 @@ from ..autograd import op_group
 from ..kernels import for_array
 from ..kernels.reference import KAPPA, SQRT_2_OVER_PI, SQRT_HALF
 from . import arguments
-from .softmax import _x_only
-from .spec import FusedNorm, Norm
+from .twin import FusedFunction, Input, Option, Twin
 
 __all__ = ["APPROXIMATIONS", "GELU", "gelu"]
 
@@ -16,7 +15,7 @@ APPROXIMATIONS = ("none", "tanh")
 
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
-class Gelu(FusedNorm):
+class Gelu(FusedFunction):
     """The kernels' ``gelu_forward`` and ``gelu_backward`` (numba's compiled loops by
     default where numba imports, ``kernels.reference`` the oracle)."""
     saved_names = ("x",)
@@ -64,9 +63,7 @@ def gelu(x, approximate="none", *, impl=None):
 
 
 # ----- the spec ---------------------------------------------------------------------------
-GELU = Norm("gelu", "GELU", gelu, composite_gelu, Gelu, (), None,
-            lambda f, t, impl, running, training, approximate="none":
-                f(t["x"], approximate, impl=impl),
-            lambda tF, t, running, training, approximate="none":
-                tF.gelu(t["x"], approximate=approximate),
-            random_inputs=_x_only)
+GELU = Twin(name="gelu", title="GELU", function=gelu, composite=composite_gelu, fused=Gelu,
+            inputs=(Input("x", "x"),),
+            options=(Option("approximate", "none"),),
+            torch=lambda tF, given, approximate: tF.gelu(given["x"], approximate=approximate))

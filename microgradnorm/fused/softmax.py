@@ -8,7 +8,7 @@ from .. import backend, dtypes, ops
 from ..autograd import op_group
 from ..ops.base import LAST_DIM, normalize_axis
 from . import arguments
-from .spec import FusedNorm, Norm
+from .twin import FusedFunction, Input, Twin
 
 __all__ = ["CROSS_ENTROPY", "LOG_SOFTMAX", "SOFTMAX", "cross_entropy_rows", "log_softmax",
            "logsumexp", "softmax", "softmax_with_logsumexp"]
@@ -58,7 +58,7 @@ def softmax_with_logsumexp(x, axis, scratch=False):
 
 
 # ----- fused: one node each, closed-form backward ----------------------------------------
-class Softmax(FusedNorm):
+class Softmax(FusedFunction):
     saved_names = ("output",)
 
     @staticmethod
@@ -76,7 +76,7 @@ class Softmax(FusedNorm):
         return y * (g - (g * y).sum(axis=ctx.axis, keepdims=True))
 
 
-class LogSoftmax(FusedNorm):
+class LogSoftmax(FusedFunction):
     saved_names = ("output",)
 
     @staticmethod
@@ -95,7 +95,7 @@ class LogSoftmax(FusedNorm):
         return g - xp.exp(y) * g.sum(axis=ctx.axis, keepdims=True)
 
 
-class CrossEntropy(FusedNorm):
+class CrossEntropy(FusedFunction):
     """(N, C) logits and (N,) class indices -> the reduced -log softmax(logits)[target]."""
 
     saved_names = ("logits", "logsumexp")
@@ -199,29 +199,20 @@ def cross_entropy_rows(logits, target, ignore_index=-100, reduction="mean", impl
 
 
 # ----- the specs --------------------------------------------------------------------------
-def _x_only(shape, dtype, seed, scale):
-    return {"x": (scale * np.random.default_rng(seed).standard_normal(shape)).astype(dtype)}
+def _torch_row_op(name):
+    return lambda tF, given: getattr(tF, name)(given["x"], -1)
 
 
-def _logits_and_target(shape, dtype, seed, scale):
-    if len(shape) != 2:
-        raise ValueError(f"cross_entropy needs a shape (N, C), got {tuple(shape)}")
-    rng = np.random.default_rng(seed)
-    return {"x": (scale * rng.standard_normal(shape)).astype(dtype),
-            "target": rng.integers(0, shape[1], shape[0])}
-
-
-SOFTMAX = Norm("softmax", "Softmax", softmax, ops.softmax, Softmax, (), None,
-               lambda f, t, impl, running, training: f(t["x"], impl=impl),
-               lambda tF, t, running, training: tF.softmax(t["x"], -1),
-               random_inputs=_x_only)
-LOG_SOFTMAX = Norm("log_softmax", "LogSoftmax", log_softmax, ops.log_softmax, LogSoftmax,
-                   (), None, lambda f, t, impl, running, training: f(t["x"], impl=impl),
-                   lambda tF, t, running, training: tF.log_softmax(t["x"], -1),
-                   random_inputs=_x_only)
-CROSS_ENTROPY = Norm(
-    "cross_entropy", "CrossEntropy", cross_entropy_rows, composite_cross_entropy,
-    CrossEntropy, (), None,
-    lambda f, t, impl, running, training: f(t["x"], t["target"]._array, impl=impl),
-    lambda tF, t, running, training: tF.cross_entropy(t["x"], t["target"]),
-    random_inputs=_logits_and_target, constants=("target",))
+_X = Input("x", "x")
+SOFTMAX = Twin(name="softmax", title="Softmax", function=softmax, composite=ops.softmax,
+               fused=Softmax, inputs=(_X,), torch=_torch_row_op("softmax"))
+LOG_SOFTMAX = Twin(name="log_softmax", title="LogSoftmax", function=log_softmax,
+                   composite=ops.log_softmax, fused=LogSoftmax, inputs=(_X,),
+                   torch=_torch_row_op("log_softmax"))
+CROSS_ENTROPY = Twin(
+    name="cross_entropy", title="CrossEntropy", function=cross_entropy_rows,
+    composite=composite_cross_entropy, fused=CrossEntropy,
+    inputs=(_X, Input("target", "index", differentiable=False)),
+    call=lambda f, given, impl: f(given["x"], given["target"]._array, impl=impl),
+    torch=lambda tF, given: tF.cross_entropy(given["x"], given["target"]),
+    ndim=(2, 2), shape_text="(N, C)")

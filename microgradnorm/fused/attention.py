@@ -10,13 +10,14 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd import op_group
 from ..generator import default_generator
-from ..ops.base import unbroadcast
+from ..dtypes import check_number
+from ..ops.base import constant, unbroadcast
 from ..tensor import Tensor
 from . import arguments
 from .softmax import softmax_with_logsumexp
-from .spec import FusedNorm, Norm
+from .twin import FusedFunction, Input, Option, Twin
 
-__all__ = ["ATTENTION", "scaled_dot_product_attention"]
+__all__ = ["ATTENTION", "check_attention", "scaled_dot_product_attention"]
 
 
 def _scores(q, k, mask, is_causal, scale):
@@ -68,7 +69,7 @@ def _kept(seed, shape, dropout_p, xp):
 
 
 # ----- fused: one node, closed-form backward ----------------------------------------------
-class ScaledDotProductAttention(FusedNorm):
+class ScaledDotProductAttention(FusedFunction):
     saved_names = ("query", "key", "value", "output", "logsumexp", "attn_mask")
 
     @staticmethod
@@ -143,6 +144,66 @@ def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     return probs @ v
 
 
+# ----- the checks -------------------------------------------------------------------------
+def check_attention(fn, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa, impl):
+    """scaled_dot_product_attention's arguments; returns the mask as a Tensor (or None) and
+    the scale as a float (1/√E by default)."""
+    for name, t in (("query", q), ("key", k), ("value", v)):
+        arguments.check_tensor(fn, name, t)
+        if t.ndim < 2:
+            raise ValueError(f"{fn}: {name} must have at least 2 dims (..., length, "
+                             f"features), got shape {t.shape}")
+        if t.dtype != q.dtype or t.device != q.device:
+            raise TypeError(f"{fn}: {name} must have query's dtype {q.dtype} and device "
+                            f"{q.device!r}, got {t.dtype} on {t.device!r}")
+    if k.shape[-1] != q.shape[-1] or v.shape[-2] != k.shape[-2]:
+        raise ValueError(f"{fn}: key must be (..., S, E) for query (..., L, E) and value "
+                         f"(..., S, Ev), got query {q.shape}, key {k.shape}, value {v.shape}")
+    heads = q.shape[-3] if q.ndim >= 3 else 1
+    kv_heads = k.shape[-3] if k.ndim >= 3 else 1
+    if enable_gqa and heads % kv_heads:
+        raise ValueError(f"{fn}: with enable_gqa, key's heads (dim -3) must divide query's "
+                         f"{heads}, got {kv_heads}")
+    groups = heads // kv_heads if enable_gqa else 1
+    batch = [t.shape[:-2] for t in (q, k, v)]
+    batch[1:] = [s[:-1] + (s[-1] * groups,) if enable_gqa and s else s for s in batch[1:]]
+    try:
+        scores_shape = np.broadcast_shapes(*batch) + (q.shape[-2], k.shape[-2])
+    except ValueError:
+        raise ValueError(f"{fn}: the batch dims of query {q.shape}, key {k.shape} and value "
+                         f"{v.shape} do not broadcast") from None
+    check_number(fn, "dropout_p", dropout_p)
+    if not 0 <= dropout_p < 1:
+        raise ValueError(f"{fn}: dropout_p must be a number in [0, 1), got {dropout_p!r}")
+    if scale is not None:
+        check_number(fn, "scale", scale)
+    if not isinstance(is_causal, bool) or not isinstance(enable_gqa, bool):
+        raise TypeError(f"{fn}: is_causal and enable_gqa must be True or False, got "
+                        f"{is_causal!r}, {enable_gqa!r}")
+    arguments.check_impl(fn, impl)
+    if mask is not None:
+        mask = _check_mask(fn, mask, q, scores_shape, is_causal)
+    return mask, 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+
+
+def _check_mask(fn, mask, q, scores_shape, is_causal):
+    if is_causal:
+        raise ValueError(f"{fn}: pass attn_mask or is_causal=True, not both")
+    if not isinstance(mask, Tensor):
+        mask = constant(backend.to_device(q.xp.asarray(mask), q.device))
+    if mask.dtype != bool and mask.dtype != q.dtype:
+        raise TypeError(f"{fn}: attn_mask must be bool or query's dtype {q.dtype}, got "
+                        f"{mask.dtype}")
+    try:
+        fits = np.broadcast_shapes(mask.shape, scores_shape) == scores_shape
+    except ValueError:
+        fits = False
+    if not fits:                        # (as torch: a mask never adds dims to the output)
+        raise ValueError(f"{fn}: attn_mask of shape {mask.shape} does not broadcast to "
+                         f"the scores' shape {scores_shape}")
+    return mask
+
+
 # ----- the public entry -------------------------------------------------------------------
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False, impl=None):
@@ -163,7 +224,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         >>> y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
     """
     fn = "scaled_dot_product_attention"
-    attn_mask, scale = arguments.check_attention(fn, query, key, value, attn_mask, dropout_p,
+    attn_mask, scale = check_attention(fn, query, key, value, attn_mask, dropout_p,
                                                  is_causal, scale, enable_gqa, impl)
     impl = arguments.resolve_impl(fn, impl)
     if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
@@ -188,20 +249,11 @@ def _repeat_heads(t, heads):
 
 
 # ----- the spec ---------------------------------------------------------------------------
-def _qkv(shape, dtype, seed, scale):
-    if len(shape) < 2:
-        raise ValueError(f"scaled_dot_product_attention needs a shape (..., L, E), got "
-                         f"{tuple(shape)}")
-    rng = np.random.default_rng(seed)
-    return {name: (scale * rng.standard_normal(shape)).astype(dtype)
-            for name in ("query", "key", "value")}
-
-
-ATTENTION = Norm(
-    "scaled_dot_product_attention", "Attention", scaled_dot_product_attention,
-    composite_attention, ScaledDotProductAttention, (), None,
-    lambda f, t, impl, running, training: f(t["query"], t["key"], t["value"],
-                                            is_causal=True, impl=impl),
-    lambda tF, t, running, training: tF.scaled_dot_product_attention(
-        t["query"], t["key"], t["value"], is_causal=True),
-    aliases=("attention", "sdpa"), random_inputs=_qkv)
+ATTENTION = Twin(
+    name="scaled_dot_product_attention", title="Attention",
+    function=scaled_dot_product_attention, composite=composite_attention,
+    fused=ScaledDotProductAttention, aliases=("attention", "sdpa"),
+    inputs=(Input("query", "x"), Input("key", "x"), Input("value", "x")),
+    options=(Option("is_causal", True),),
+    torch=lambda tF, given, **options: tF.scaled_dot_product_attention(**given, **options),
+    ndim=(2, None), shape_text="(..., L, E)")

@@ -1,0 +1,194 @@
+"""The channel norms of CNNs (``impl="fused" | "composite"``): GroupNorm, InstanceNorm1d and
+InstanceNorm2d, and BatchNorm2d. Each holds its parameters and buffers under PyTorch's names
+and forwards to its functional norm, which checks the input."""
+
+import math
+import warnings
+
+import numpy as np
+
+from .. import functional as F
+from ..norms import arguments
+from ..tensor import Tensor
+from .module import Parameter, _check_positive, _dtype
+from .normalization import BatchNorm1d, NormModule
+
+__all__ = ["BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d"]
+
+
+def _affine_parameters(module, channels, affine, bias, dtype, device):
+    """weight (ones) and bias (zeros) of shape (C,), or None, as PyTorch initialises them."""
+    dtype = _dtype(dtype)
+    module.weight = Parameter(np.ones(channels, dtype), device=device) if affine else None
+    module.bias = (Parameter(np.zeros(channels, dtype), device=device) if affine and bias
+                   else None)
+    return dtype
+
+
+class GroupNorm(NormModule):
+    r"""GroupNorm (``torch.nn.GroupNorm``): the C channels in ``num_groups`` groups, each
+    sample's group normalized over its channels and positions, then γ and β per channel:
+
+    .. math::
+        y = \frac{x - \mathrm{E}_{g}[x]}{\sqrt{\mathrm{Var}_{g}[x] + \epsilon}} \cdot
+            \gamma_c + \beta_c
+
+    No running statistics: training and eval compute the same. ``num_groups=1`` is a
+    LayerNorm over (C, *) with per-channel parameters, ``num_groups=C`` an InstanceNorm.
+
+    Shape:
+        input (N, C, *), output the same.
+
+    Example:
+        >>> gn = nn.GroupNorm(4, 32); y = gn(mg.randn(8, 32, 5, 5))
+    """
+
+    norm = "group_norm"
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device="cpu",
+                 dtype=None, *, bias=True, impl=None):
+        super().__init__()
+        _check_positive("GroupNorm", num_groups=num_groups, num_channels=num_channels)
+        if num_channels % num_groups:
+            raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
+                             f"num_groups ({num_groups})")
+        arguments.check_eps("GroupNorm", eps)
+        arguments.check_impl("GroupNorm", impl)
+        self.num_groups, self.num_channels, self.eps = num_groups, num_channels, eps
+        self.affine, self.impl = affine, impl
+        _affine_parameters(self, num_channels, affine, bias, dtype, device)
+
+    @classmethod
+    def for_width(cls, width, impl=None, dtype=None, device="cpu"):
+        """GroupNorm of ``width`` channels in gcd(width/2, 32) groups: Wu and He's 32 for 64
+        channels and more (of a power of two), and at least 2 channels to a group below,
+        so that a group is not InstanceNorm's one channel (16 channels: 8 groups)."""
+        groups = math.gcd(max(width // 2, 1), 32)
+        return cls(groups, width, impl=impl, dtype=dtype, device=device)
+
+    def forward(self, x):
+        """GroupNorm of ``x``. Shape: (N, C, *) -> the same."""
+        return F.group_norm(self._check_input(x), self.num_groups, self.weight, self.bias,
+                            self.eps, self.impl)
+
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, impl={self.impl!r}")
+
+
+class _InstanceNorm(NormModule):
+    """InstanceNorm1d's and InstanceNorm2d's shared body: PyTorch's ``_InstanceNorm``.
+    ``batch_dims`` is the dims of a batched input; one fewer is a single sample."""
+
+    batch_dims = None
+    # a state dict without the counter loads, leaving it as it is (torch's _NormBase does)
+    _optional_state = ("num_batches_tracked",)
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device="cpu", dtype=None, *, bias=True,
+                 impl=None):
+        super().__init__()
+        name = type(self).__name__
+        _check_positive(name, num_features=num_features)
+        arguments.check_eps(name, eps)
+        arguments.check_impl(name, impl)
+        arguments.check_momentum(name, momentum, allow_none=True)
+        self.num_features, self.eps, self.momentum, self.impl = num_features, eps, momentum, impl
+        self.affine, self.track_running_stats = affine, track_running_stats
+        dtype = _affine_parameters(self, num_features, affine, bias, dtype, device)
+        if track_running_stats:
+            # PyTorch registers the counter too, and InstanceNorm never advances it
+            for buffer, value in (("running_mean", np.zeros(num_features, dtype)),
+                                  ("running_var", np.ones(num_features, dtype)),
+                                  ("num_batches_tracked", np.array(0, np.int64))):
+                self.register_buffer(buffer, Tensor(value, device=device))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def _instance_norm(self, x):
+        """PyTorch's forward: the dims and channels checked, a single sample given a batch
+        dim of 1; the sample's own statistics in training or without running statistics,
+        the running ones in eval. ``momentum=None`` is 0 here: the running statistics stay."""
+        x, name = self._check_input(x), type(self).__name__
+        if x.ndim not in (self.batch_dims - 1, self.batch_dims):
+            raise ValueError(f"{name}: expected {self.batch_dims - 1}D or {self.batch_dims}D "
+                             f"input, got {x.ndim}D input of shape {x.shape}")
+        feature_dim = x.ndim - (self.batch_dims - 1)        # 0 for a single sample, else 1
+        if x.shape[feature_dim] != self.num_features:
+            message = (f"{name}({self.num_features}): expected input's size at "
+                       f"dim={feature_dim} to match num_features ({self.num_features}), got "
+                       f"{x.shape[feature_dim]} (input of shape {x.shape})")
+            if self.affine:
+                raise ValueError(message)
+            warnings.warn(message + "; num_features is not used because affine=False",
+                          UserWarning, stacklevel=3)
+        batch = x if x.ndim == self.batch_dims else x.unsqueeze(0)
+        y = F.instance_norm(batch, self.running_mean, self.running_var, self.weight,
+                            self.bias, use_input_stats=self.training or not
+                            self.track_running_stats,
+                            momentum=0.0 if self.momentum is None else self.momentum,
+                            eps=self.eps, impl=self.impl)
+        return y if x.ndim == self.batch_dims else y.squeeze(0)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, track_running_stats={self.track_running_stats}, "
+                f"impl={self.impl!r}")
+
+
+class InstanceNorm1d(_InstanceNorm):
+    r"""InstanceNorm over (N, C, L) or (C, L) (``torch.nn.InstanceNorm1d``): each sample's
+    channel normalized over its L positions,
+
+    .. math::
+        y = \frac{x - \mathrm{E}_{n,c}[x]}{\sqrt{\mathrm{Var}_{n,c}[x] + \epsilon}} \cdot
+            \gamma_c + \beta_c
+
+    PyTorch's defaults: no affine parameters, no running statistics (the sample's own
+    statistics in training and eval alike); ``track_running_stats=True`` keeps them and
+    normalizes with them in eval.
+
+    Example:
+        >>> y = nn.InstanceNorm1d(3)(mg.randn(4, 3, 20))
+    """
+
+    batch_dims = 3
+
+    def forward(self, x):
+        """InstanceNorm of ``x``. Shape: (N, C, L) or (C, L) -> the same."""
+        return self._instance_norm(x)
+
+
+class InstanceNorm2d(_InstanceNorm):
+    r"""InstanceNorm over (N, C, H, W) or (C, H, W) (``torch.nn.InstanceNorm2d``): each
+    image's channel normalized over its H·W positions; as ``InstanceNorm1d`` otherwise.
+
+    Example:
+        >>> y = nn.InstanceNorm2d(3, affine=True)(mg.randn(4, 3, 8, 8))
+    """
+
+    norm = "instance_norm"
+    batch_dims = 4
+
+    def forward(self, x):
+        """InstanceNorm of ``x``. Shape: (N, C, H, W) or (C, H, W) -> the same."""
+        return self._instance_norm(x)
+
+
+class BatchNorm2d(BatchNorm1d):
+    r"""BatchNorm over (N, C, H, W) per channel (``torch.nn.BatchNorm2d``): statistics over
+    N, H and W. In training the batch's (biased variance) normalize and the running ones
+    move (unbiased variance; ``momentum=None``: the cumulative average), in eval the running
+    ones normalize unless ``track_running_stats=False``.
+
+    Example:
+        >>> bn = nn.BatchNorm2d(16); y = bn(mg.randn(8, 16, 6, 6))
+    """
+
+    norm = "batch_norm"
+    places = ("channel",)
+    input_dims, input_shape = (4,), "(N, C, H, W)"
+
+    def forward(self, x):
+        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C, H, W) -> the same."""
+        return super().forward(x)
