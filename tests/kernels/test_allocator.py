@@ -65,3 +65,28 @@ def test_keep_freed_memory_rejects_a_bad_threshold():
         backend.keep_freed_memory(-1)
     with pytest.raises(ValueError, match="trim_threshold must be an int"):
         backend.keep_freed_memory(2.5)
+
+
+def test_the_command_line_honours_the_variable(monkeypatch, capsys):
+    # the CLI asked for kept memory unconditionally: MICROGRADNORM_KEEP_FREED_MEMORY=0 was lost
+    import importlib
+    cli = importlib.import_module("microgradnorm.cli.main")
+    calls = []
+    monkeypatch.setattr(backend, "allocator_setting", [])
+    monkeypatch.setattr(backend, "keep_freed_memory", lambda *a: calls.append(a) or True)
+    monkeypatch.setenv("MICROGRADNORM_KEEP_FREED_MEMORY", "0")
+    monkeypatch.setattr(cli, "build_parser", _parser_running(lambda args: None))
+    assert cli.main(["noop"]) == 0
+    assert calls == [] and backend.allocator_setting == ["left"]
+
+
+def _parser_running(run):
+    # a parser of one command, "noop", whose run does nothing
+    import argparse
+
+    def build():
+        parser = argparse.ArgumentParser(prog="microgradnorm")
+        parser.commands = parser.add_subparsers(dest="command")
+        parser.commands.add_parser("noop").set_defaults(run=run)
+        return parser
+    return build
