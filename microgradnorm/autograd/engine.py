@@ -191,8 +191,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
             grads = _run_output_hooks(node, grads, captured)
         if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
             grads = _zeros_for_missing(grads, node.outputs_meta)
-        if node._saved_versions:      # (also what backward reads without ctx.saved)
-            node.check_versions()
+        if node._kept_versions:       # an index or mask backward reads without ctx.saved
+            node.check_versions(node._kept_versions)
         input_grads = node.function.backward(node, *grads)
         if type(input_grads) is not tuple:
             input_grads = (input_grads,)

@@ -19,7 +19,8 @@ class Context:
     # the node's structure in slots, which ``free`` keeps; what forward sets besides (an
     # option, a shape) goes to the instance dict, which ``free`` empties
     __slots__ = ("function", "inputs", "needs_input_grad", "seq", "module", "group",
-                 "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_freed",
+                 "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_kept_versions",
+                 "_freed",
                  "__dict__", "__weakref__")
 
     def __init__(self, function, inputs, needs_input_grad):
@@ -33,7 +34,7 @@ class Context:
         self.group = groups[-1] if groups else None
         self.outputs_meta = ()      # (shape, dtype) of each output, to fill missing grads
         self.tensor_hooks = None    # {output index: (id of the tensor, {handle id: hook})}
-        self._saved = self._saved_versions = ()
+        self._saved = self._saved_versions = self._kept_versions = ()
         self._freed = False
 
     @property
@@ -59,12 +60,15 @@ class Context:
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
         if self._freed:
             self.check_not_freed()
-        self.check_versions()
+        for box, version, _ in self._saved_versions:       # inline: the common case
+            if box[0] != version:
+                self.check_versions(self._saved_versions)      # raises, naming it
         return self._saved
 
-    def check_versions(self):
-        """Raise if a tensor whose array this node keeps was changed in place since."""
-        for box, version, shape in self._saved_versions:
+    def check_versions(self, versions):
+        """Raise if a tensor whose array this node keeps was changed in place since:
+        ``versions`` holds (the tensor's counter, its version then, its shape)."""
+        for box, version, shape in versions:
             if box[0] != version:
                 raise RuntimeError(
                     f"An array that {self.name} saved for backward was modified in place: the "
@@ -102,7 +106,7 @@ class Context:
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
         data: a kept output holds the graph's structure, not its activations."""
-        self._saved = self._saved_versions = ()
+        self._saved = self._saved_versions = self._kept_versions = ()
         self.__dict__.clear()
         self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
                              else _freed_input(t, self) for t in self.inputs])
@@ -183,8 +187,8 @@ class Function:
         raw = cls.forward(ctx, *arrays, **options)
         make, node = _tensor.Tensor._from_op, ctx if record else None
         single = not isinstance(raw, tuple)
-        if single and isinstance(raw, np.generic):   # NumPy's 0-d results are scalars: a
-            raw = np.asarray(raw)                    # tensor's memory must take writes
+        if single and raw.shape == () and isinstance(raw, np.generic):
+            raw = np.asarray(raw)     # NumPy's 0-d results are scalars: memory takes writes
         if single:                              # one output, the usual case: no loops
             outputs = (make(raw, node, 0),)
             if getattr(raw, "base", None) is not None:

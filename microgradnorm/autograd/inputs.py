@@ -26,7 +26,7 @@ def _kept_constants(ctx, options, names, record):
 def _kept(ctx, value, record, Tensor):
     if isinstance(value, Tensor):
         if record:
-            ctx._saved_versions += ((value._version_box, value._version_box[0], value.shape),)
+            ctx._kept_versions += ((value._version_box, value._version_box[0], value.shape),)
         return value._array
     if record:
         if isinstance(value, np.ndarray) or is_cupy_array(value):

@@ -15,10 +15,11 @@ from microgradnorm import backend
 from microgradnorm.kernels import cuda, launch
 
 D = 1024
-# The most calls a call like one seen before may make (measured: LayerNorm 37 forward and 56
-# backward, RMSNorm 37 and 49; before launch plans 295-312 and 334-350).
+# The most calls a call like one seen before may make (measured: LayerNorm 37 forward and 57
+# backward, RMSNorm 37 and 50, one of them the lock gradient accumulation holds; before
+# launch plans 295-312 and 334-350).
 MAX_FORWARD_CALLS = 37
-MAX_BACKWARD_CALLS = 56
+MAX_BACKWARD_CALLS = 57
 
 
 @pytest.fixture
