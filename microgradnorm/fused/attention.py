@@ -160,13 +160,15 @@ def check_attention(fn, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa, 
         raise ValueError(f"{fn}: key must be (..., S, E) for query (..., L, E) and value "
                          f"(..., S, Ev), got query {q.shape}, key {k.shape}, value {v.shape}")
     heads = q.shape[-3] if q.ndim >= 3 else 1
-    kv_heads = k.shape[-3] if k.ndim >= 3 else 1
-    if enable_gqa and heads % kv_heads:
-        raise ValueError(f"{fn}: with enable_gqa, key's heads (dim -3) must divide query's "
-                         f"{heads}, got {kv_heads}")
-    groups = heads // kv_heads if enable_gqa else 1
-    batch = [t.shape[:-2] for t in (q, k, v)]
-    batch[1:] = [s[:-1] + (s[-1] * groups,) if enable_gqa and s else s for s in batch[1:]]
+    batch = [q.shape[:-2]]
+    for name, t in (("key", k), ("value", v)):      # each may have its own head count
+        own = t.shape[-3] if t.ndim >= 3 else 1
+        if enable_gqa and (own == 0 or heads % own):
+            raise ValueError(f"{fn}: with enable_gqa, {name}'s heads (dim -3) must divide "
+                             f"query's {heads}, got {own}")
+        groups = heads // own if enable_gqa else 1
+        batch.append(t.shape[:-3] + (own * groups,) if enable_gqa and t.ndim >= 3
+                     else t.shape[:-2])
     try:
         scores_shape = np.broadcast_shapes(*batch) + (q.shape[-2], k.shape[-2])
     except ValueError:
@@ -183,6 +185,8 @@ def check_attention(fn, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa, 
     arguments.check_impl(fn, impl)
     if mask is not None:
         mask = _check_mask(fn, mask, q, scores_shape, is_causal)
+    if q.shape[-1] == 0:        # no features: every score is 0 whatever the scale (torch
+        return mask, 1.0        # scales q and k before the product), not 0 · 1/√0
     return mask, 1 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
 
 
@@ -227,8 +231,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     attn_mask, scale = check_attention(fn, query, key, value, attn_mask, dropout_p,
                                                  is_causal, scale, enable_gqa, impl)
     impl = arguments.resolve_impl(fn, impl)
-    if enable_gqa and key.ndim >= 3 and key.shape[-3] != query.shape[-3]:
-        key, value = (_repeat_heads(t, query.shape[-3]) for t in (key, value))
+    if enable_gqa and query.ndim >= 3:               # key and value each to query's heads
+        key, value = (_repeat_heads(t, query.shape[-3]) if t.ndim >= 3 and
+                      t.shape[-3] != query.shape[-3] else t for t in (key, value))
     # Dropout draws its mask from a seed taken from the default generator (mg.manual_seed),
     # so the two implementations and the fused backward draw the same mask.
     seed = default_generator.random64() >> 1 if dropout_p else 0
