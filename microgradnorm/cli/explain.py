@@ -22,7 +22,7 @@ from ..factories import manual_seed
 from ..norms import NORMS, lookup
 from ..tensor import tensor
 from . import plotting
-from .common import check_out_dir, nonnegative_float, nonnegative_int, positive_int
+from .common import check_out_dir, nonnegative_float, nonnegative_int, positive_int, seed
 
 TOPICS = ("jacobian", "batchnorm", "placement")
 # The norms of the Jacobian topic: those that scale each row by its statistics, centred
@@ -43,8 +43,8 @@ def add_parser(commands):
                         help="jacobian: epsilon of both norms (default %(default)s)")
     parser.add_argument("--steps", type=nonnegative_int, default=100,
                         help="batchnorm: training batches before eval (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=0, help="random inputs (default "
-                                                            "%(default)s)")
+    parser.add_argument("--seed", type=seed, default=0, help="random inputs (default "
+                                                             "%(default)s)")
     parser.add_argument("--widths", type=parse_ints, default=(16, 32, 64),
                         help="placement: d_model values, comma-separated (default 16,32,64)")
     parser.add_argument("--depths", type=parse_ints, default=(6, 12, 24, 48),
@@ -62,10 +62,14 @@ def add_parser(commands):
     parser.set_defaults(run=run)
 
 
+MAX_JACOBIAN_DIM = 1024      # a D x D Jacobian a picture can show
+
+
 def run(args):
     """Measure the topic, print it, draw it."""
-    if args.topic == "jacobian" and args.dim < 2:
-        raise ValueError(f"--dim must be at least 2 for the jacobian, got {args.dim}")
+    if args.topic == "jacobian" and not 2 <= args.dim <= MAX_JACOBIAN_DIM:
+        raise ValueError(f"--dim must be in [2, {MAX_JACOBIAN_DIM}] for the jacobian (a D x D "
+                         f"matrix, drawn), got {args.dim}")
     if args.topic == "placement" and any(width % PLACEMENT_HEADS for width in args.widths):
         raise ValueError(f"--widths must be multiples of {PLACEMENT_HEADS} (the attention "
                          f"heads), got {','.join(map(str, args.widths))}")

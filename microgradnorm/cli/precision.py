@@ -14,7 +14,7 @@ import numpy as np
 
 from ..checks.precision import DTYPES, PrecisionReport, precision_report
 from ..norms import lookup
-from .common import check_out_dir
+from .common import check_out_dir, seed
 from .plotting import INSTALL_HINT
 
 HEATMAP, REPORT = "precision_heatmap.png", "precision.md"
@@ -118,7 +118,7 @@ def add_parser(commands):
                         help="directory for precision.md and the heatmap (default %(default)s)")
     parser.add_argument("--dtype", dest="dtypes", action="append", choices=DTYPES,
                         help="a dtype to measure (repeatable; default all)")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=seed, default=0,
                         help="seed of the random inputs (default %(default)s)")
     parser.set_defaults(run=run)
 

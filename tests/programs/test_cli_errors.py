@@ -101,13 +101,16 @@ CASES = [
     (["train", "--placement", "middle"], "argument --placement: invalid choice"),
     (["train", "extra"], "unrecognized arguments: extra"),
     (["precision", "--dtype", "float8"], "argument --dtype: invalid choice"),
-    (["precision", "--seed", "x"], "argument --seed: invalid int value"),
+    (["precision", "--seed", "x"], "argument --seed: expected an integer in"),
+    (["precision", "--seed", "-5"], "argument --seed: expected an integer in"),
     (["precision", "--bogus"], "unrecognized arguments: --bogus"),
     (["memory", "--vocab", "0"], "argument --vocab"),
     (["memory", "--activation", "relu"], "unrecognized arguments: --activation relu"),
     (["explain"], "the following arguments are required: topic"),
     (["explain", "nope"], "argument topic: invalid choice: 'nope'"),
-    (["explain", "jacobian", "--dim", "1"], "--dim must be at least 2"),
+    (["explain", "jacobian", "--dim", "1"], "--dim must be in [2, 1024]"),
+    (["explain", "jacobian", "--dim", "100000000"], "--dim must be in [2, 1024]"),
+    (["explain", "jacobian", "--seed", "-1"], "argument --seed: expected an integer in"),
 ]
 
 
