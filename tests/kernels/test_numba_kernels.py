@@ -531,7 +531,7 @@ def test_bench_without_numba_says_what_to_install_before_any_timing(train, monke
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == ""
-    assert err.startswith("microgradnorm bench: --cpu-kernels numba: ")
+    assert err.startswith("microgradnorm bench: error: --cpu-kernels numba: ")
     assert 'pip install "microgradnorm[numba]"' in err
     assert mg.get_cpu_kernels() == "numpy"
 

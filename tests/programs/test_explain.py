@@ -115,5 +115,6 @@ def test_explain_jacobian_refuses_dim_1_in_one_line_before_writing(tmp_path, cap
     from microgradnorm.cli.main import main
     assert main(["explain", "jacobian", "--dim", "1", "--out", str(tmp_path / "new")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == "microgradnorm explain: --dim must be at least 2 for the jacobian, got 1"
+    assert err == ("microgradnorm explain: error: --dim must be in [2, 1024] for the jacobian "
+                   "(a D x D matrix, drawn), got 1 (see microgradnorm explain --help)")
     assert not (tmp_path / "new").exists()

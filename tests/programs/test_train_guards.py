@@ -114,6 +114,7 @@ def test_a_read_only_checkpoint_is_refused_before_step_0(capsys, tmp_path, monke
                         and mode & os.W_OK else access(p, mode, **kw))
     code, out, err = run_main(["train", "--steps", "1", "--checkpoint", str(path)]
                               + SMALL_ARGS, capsys)
-    assert code == 2 and err.strip() == (f"microgradnorm train: --checkpoint {path}: the "
-                                         "file is read-only")
+    assert code == 2 and err.strip() == (f"microgradnorm train: error: --checkpoint {path}: "
+                                         "the file is read-only (see microgradnorm train "
+                                         "--help)")
     assert out == "" and path.read_bytes() == b"keep"
