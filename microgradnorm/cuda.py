@@ -4,7 +4,12 @@ when a function needs it, so ``import microgradnorm`` never loads CuPy).
 Without a GPU, as torch's CPU build: ``is_available()`` is False, ``device_count()`` 0, the
 seeds are taken and dropped, ``synchronize()`` does nothing; what needs a GPU raises."""
 
-from . import amp, backend  # noqa: F401  (mg.cuda.amp: torch.cuda.amp's autocast, GradScaler)
+import sys
+
+from . import amp, backend
+
+# ``from torch.cuda.amp import autocast`` spelled for this module: mg.cuda.amp is mg.amp
+sys.modules[__name__ + ".amp"] = amp
 
 __all__ = ["NoGPUError", "current_device", "device_count", "get_device_name", "is_available",
            "manual_seed", "manual_seed_all", "synchronize"]

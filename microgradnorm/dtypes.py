@@ -195,3 +195,22 @@ def inferred_float(data):
                         for k in kinds):
         found.append(get_default_dtype())
     return np.result_type(*found, *{complex64 for k in kinds if issubclass(k, complex)})
+
+
+# torch's legacy tensor type names (``x.type()``: "torch.FloatTensor"), by dtype
+TENSOR_TYPES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
+                int64: "LongTensor", int32: "IntTensor", int16: "ShortTensor",
+                int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor",
+                complex64: "ComplexFloatTensor", complex128: "ComplexDoubleTensor",
+                **({} if bfloat16 is None else {bfloat16: "BFloat16Tensor"})}
+
+
+def tensor_type_dtype(name):
+    """The dtype of a legacy type name, ``"torch.DoubleTensor"`` or ``"DoubleTensor"`` (a CUDA
+    one too); a ValueError naming the known ones otherwise."""
+    short = name.rsplit(".", 1)[-1]
+    for dtype, known in TENSOR_TYPES.items():
+        if known == short:
+            return dtype
+    raise ValueError(f"type: unknown tensor type {name!r}; expected one of "
+                     f"{sorted(TENSOR_TYPES.values())}")

@@ -334,6 +334,17 @@ class Tensor:
     int = _cast("int", "int32", ": a constant, outside the graph")
     bool = _cast("bool", "bool", ", True where nonzero: a constant, outside the graph")
 
+    def type(self, dtype=None):
+        """Without ``dtype``, torch's legacy type name ("torch.FloatTensor",
+        "torch.cuda.LongTensor"); with one (a dtype or such a name), ``astype(dtype,
+        copy=False)``."""
+        if dtype is None:
+            place = "torch.cuda." if self.device == "cuda" else "torch."
+            return place + dtypes.TENSOR_TYPES[self.dtype]
+        if isinstance(dtype, str) and dtype.endswith("Tensor"):
+            dtype = dtypes.tensor_type_dtype(dtype)
+        return self.astype(dtype, copy=False)
+
     def type_as(self, other):
         """``astype(other.dtype, copy=False)``: the tensor itself if the dtypes match."""
         return self.astype(other.dtype, copy=False)

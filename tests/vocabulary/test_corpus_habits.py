@@ -114,3 +114,20 @@ def test_tril_and_the_cos_method_match_torch_with_gradients():
     got.sum().backward()
     expected.sum().backward()
     np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int32", "uint8",
+                                   "bool", "complex64"])
+def test_type_names_and_casts_as_torch(dtype):
+    ours, theirs = mg.zeros(2, dtype=getattr(mg, dtype)), torch.zeros(2, dtype=getattr(torch,
+                                                                                       dtype))
+    assert ours.type() == theirs.type()
+    assert ours.type(mg.float64).dtype == mg.float64
+    assert ours.type(theirs.double().type()).dtype == mg.float64
+    with pytest.raises(ValueError, match="unknown tensor type"):
+        ours.type("torch.NoSuchTensor")
+
+
+def test_torch_cuda_amp_imports_as_a_module():
+    from microgradnorm.cuda.amp import GradScaler, autocast
+    assert autocast is mg.amp.autocast and GradScaler is mg.amp.GradScaler
