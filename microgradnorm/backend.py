@@ -221,11 +221,16 @@ def corrected_mean(array, axis, keepdims=False):
 
     The step lands a constant row's mean exactly, so its x - mean is 0, as torch's Welford
     mean does (sum/count of 0.1 three times is 0.1 + 1.4e-17); elsewhere it only refines.
-    A row holding inf or NaN keeps its plain mean (its correction is NaN).
+    A row holding inf or NaN keeps its plain mean (its correction is NaN); an empty one's mean
+    is NaN. Both silently, as in torch (NumPy would warn).
     """
     xp = array_module(array)
-    mean = array.mean(axis=axis, keepdims=True)
-    correction = (array - mean).mean(axis=axis, keepdims=True)
+    if array.size == 0:                  # each slice empty (NaN), or no slice at all
+        mean = xp.full_like(array.sum(axis=axis, keepdims=True), xp.nan)
+        return mean if keepdims else mean.squeeze(axis)
+    with np.errstate(invalid="ignore", over="ignore"):      # inf - inf: NaN, no correction
+        mean = array.mean(axis=axis, keepdims=True)
+        correction = (array - mean).mean(axis=axis, keepdims=True)
     mean = mean + xp.where(xp.isfinite(correction), correction, 0)
     return mean if keepdims else mean.squeeze(axis)
 

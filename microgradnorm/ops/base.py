@@ -61,9 +61,11 @@ def rounded(out, dtype):
 
 
 def broadcast(op, combine, a, b):
-    """``combine(a, b)``; a broadcasting error names the op and both shapes."""
+    """``combine(a, b)``; a broadcasting error names the op and both shapes. IEEE results
+    (inf - inf, x / 0, overflow) come silently, as in torch."""
     try:
-        return combine(a, b)
+        with np.errstate(all="ignore"):
+            return combine(a, b)
     except ValueError as error:
         if "broadcast" not in str(error):
             raise
@@ -139,6 +141,9 @@ def unbroadcast(grad, shape):
 
 def reduce_sum(x, axis, keepdims, mean=False):
     """Sum (or mean) of ``x`` over ``axis``; half precision accumulates in float32."""
+    if mean and x.size == 0:             # each slice empty: 0 / 0 is NaN, silently, as torch's
+        with np.errstate(invalid="ignore"):
+            return x.sum(axis=axis, keepdims=keepdims) / 0
     if x.dtype.itemsize >= 4 or not is_half(x.dtype):     # (itemsize: no calls, mostly)
         return x.mean(axis=axis, keepdims=keepdims) if mean else \
             x.sum(axis=axis, keepdims=keepdims)

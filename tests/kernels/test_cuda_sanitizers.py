@@ -11,8 +11,11 @@ kernel checks through ``kernels.cuda``'s launch path in one subprocess:
   vector the compiler assumed), barrier divergence and partial-warp shuffles.
 
 The positive controls plant one bug each in a copy of norms.cu and check that the matching
-sanitizer reports it. Without g++ and its sanitizer runtimes these tests skip, except in CI
-(CI=true), where .ci/run installs them: there they fail.
+sanitizer reports it. Each build compiles only the kernels its cases launch, found by running
+the cases once through the plain build (conftest.py's ``plain_emulation``): a fraction of
+every instantiation's compile time (the two builds of FAST's kernels took 7 s of CPU against
+21 s). Without g++ and its sanitizer runtimes these tests skip, except in CI (CI=true),
+where .ci/run installs them: there they fail.
 """
 
 import concurrent.futures
@@ -30,6 +33,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 EMULATION = os.path.join(ROOT, "tests", "kernels", "cuda_emulation")
 sys.path.insert(0, EMULATION)
 import emulation  # noqa: E402  (lives beside the emulation's headers)
+import sanitize  # noqa: E402
 
 pytestmark = pytest.mark.sanitizer
 BUILDS = ("memcheck", "racecheck")
@@ -53,9 +57,15 @@ def _build(directory, kinds, **options):
         _unavailable(error)
 
 
-@pytest.fixture(scope="module")
-def libraries(tmp_path_factory):
-    return _build(tmp_path_factory.mktemp("sanitizers"), BUILDS)
+def _launched(plain_library, cases):
+    """The names of the kernels ``cases`` launch: the launch log of a run through the plain
+    build, in this process (the launch plans are the host's, whatever the build)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(cuda, "_plans", {})
+        log = emulation.install(plain_library, patch.setattr)
+        for case in cases:
+            sanitize.run(case)
+    return {name for name, _, _ in log}
 
 
 def _start(build, library, cases):
@@ -123,16 +133,16 @@ FAST = ([f"kernel:{k}:{dtype}:{(3, 1000, 1025, 127)[i % 4]}:7"
         + [f"kernel:add_layer_norm:{DTYPES[-1]}:127:96", "tree:160:400:40"])
 
 
-def test_sanitizers_find_nothing_in_the_kernels(libraries):
-    _assert_clean(libraries, FAST)
+def test_sanitizers_find_nothing_in_the_kernels(tmp_path, plain_emulation):
+    _assert_clean(_build(tmp_path, BUILDS, names=_launched(plain_emulation, FAST)), FAST)
 
 
 # minutes of CPU a build (half an hour on a loaded 2-core machine): asked for, not by default
 @pytest.mark.slow
 @pytest.mark.skipif(not os.environ.get("MICROGRADNORM_SANITIZE_ALL"),
                     reason="the full matrix: set MICROGRADNORM_SANITIZE_ALL=1")
-def test_sanitizers_find_nothing_in_the_full_matrix(libraries):
-    _assert_clean(libraries, FULL)
+def test_sanitizers_find_nothing_in_the_full_matrix(tmp_path):
+    _assert_clean(_build(tmp_path, BUILDS), FULL)
 
 
 # ----- positive controls: one planted bug each, caught by its sanitizer ---------------------
@@ -180,13 +190,14 @@ CONTROLS = {
 
 
 @pytest.mark.parametrize("control", CONTROLS)
-def test_planted_bug_is_caught_by_its_sanitizer(tmp_path, control):
+def test_planted_bug_is_caught_by_its_sanitizer(tmp_path, plain_emulation, control):
     build, text, replacement, case, report = CONTROLS[control]
     with open(cuda.SOURCE, encoding="utf-8") as file:
         source = file.read()
     assert source.count(text) == 1, f"{control}: norms.cu changed, update the control"
     planted = tmp_path / "norms.cu"
     planted.write_text(source.replace(text, replacement), encoding="utf-8")
-    library = _build(tmp_path, (build,), source=str(planted), dtypes=("float32",))
+    library = _build(tmp_path, (build,), source=str(planted),
+                     names=_launched(plain_emulation, [case]))
     (status, output), = _run(library, [case], timeout=300).values()
     assert status != 0 and re.search(report, output), f"{control}: {output[-4000:]}"

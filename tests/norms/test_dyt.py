@@ -256,7 +256,7 @@ def test_module_defaults_state_dict_and_the_paper_module():
     (lambda: nn.DyT(6, impl="fast"), ValueError, "DyT: impl must be one of"),
     (lambda: nn.DyT(6)(mg.ones((2, 5))), ValueError, r"DyT\(.*\): input's last dim is 5"),
     (lambda: nn.DyT(6)(mg.ones((2, 6)), mg.ones((2, 5))), ValueError,
-     "DyT: residual must have the shape of x")], ids=str)
+     "DyT: residual must have the shape of x")])
 def test_module_refuses_bad_arguments(make, error, message):
     with pytest.raises(error, match=message):
         make()

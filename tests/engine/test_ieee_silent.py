@@ -1,0 +1,65 @@
+"""IEEE corner cases (inf - inf, x / 0, overflow, the mean of an empty slice) give torch's
+values and gradients silently, as torch does: NumPy's RuntimeWarnings do not leak out of the
+ops. Each check runs with warnings as errors."""
+
+import operator
+import warnings
+
+import numpy as np
+import pytest
+
+import microgradnorm as mg
+
+torch = pytest.importorskip("torch")
+
+INF, NAN = float("inf"), float("nan")
+A = [1.0, INF, -INF, 0.0, 0.0, 1e308, NAN]
+B = [0.0, INF, INF, 0.0, -0.0, 2.0, 1.0]          # 1e308 · 2 overflows
+
+
+def silently(function, *args):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return function(*args)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv],
+                         ids=lambda op: op.__name__)
+def test_arithmetic_on_infinities_and_zeros_is_silent_and_as_torch(op):
+    upstream = np.random.default_rng(0).standard_normal(len(A))
+    ours = [mg.tensor(v, dtype=mg.float64, requires_grad=True) for v in (A, B)]
+    theirs = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (A, B)]
+
+    def forward_backward(a, b, grad):
+        out = op(a, b)
+        out.backward(grad)
+        return out
+
+    out = silently(forward_backward, *ours, mg.tensor(upstream))
+    expected = forward_backward(*theirs, torch.from_numpy(upstream))
+    assert out.dtype == mg.float64
+    np.testing.assert_array_equal(out.detach().numpy(), expected.detach().numpy())
+    for got, want in zip(ours, theirs):
+        np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy(), rtol=1e-12, atol=0)
+
+
+def test_float32_overflow_is_inf_silently():
+    out = silently(lambda: mg.tensor([3e38], dtype=mg.float32) * 10)
+    expected = torch.tensor([3e38], dtype=torch.float32) * 10
+    assert out.dtype == mg.float32
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("shape, dim", [((3, 0), 1), ((0, 4), 1), ((0,), 0), ((2, 0, 3), 1)])
+def test_mean_of_empty_slices_is_nan_silently(shape, dim):
+    x = np.zeros(shape)
+    out = silently(lambda: mg.tensor(x).mean(dim))
+    expected = torch.from_numpy(x).mean(dim)
+    assert out.dtype == mg.float64 and out.shape == tuple(expected.shape)
+    np.testing.assert_array_equal(out.numpy(), expected.numpy())
+
+
+def test_mean_of_rows_holding_infinities_is_silent_and_as_torch():
+    x = np.array([[INF, 1.0], [-INF, INF], [NAN, 2.0], [0.1, 0.1]])
+    out = silently(lambda: mg.tensor(x).mean(1))
+    np.testing.assert_array_equal(out.numpy(), torch.from_numpy(x).mean(1).numpy())
