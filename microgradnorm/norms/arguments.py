@@ -9,7 +9,8 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
+from ..autograd import is_grad_enabled
 from ..dtypes import check_number
 from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, norm_impl,
                                resolve_impl)
@@ -142,3 +143,30 @@ def default_eps(x, eps):
     return eps
 
 
+def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ValueError):
+    """(array, owning Tensor or None) for a running statistic of a channel norm, checked
+    with the rules BatchNorm and InstanceNorm share: a Tensor that does not require grad (it
+    is state, not an input: torch's RuntimeError) or an array, of shape (C,) for x (N, C,
+    ...), floating, writeable when ``updates`` (``what_updates`` says why), on x's device.
+    Each family adds its dtype rule."""
+    if stat is None:
+        return None, None
+    owner = stat if isinstance(stat, Tensor) else None
+    if owner is not None and owner.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"{fn}: {name} requires grad, but {fn} is not differentiable "
+                           f"with respect to it; pass {name}.detach()")
+    array = stat._array if owner is not None else stat
+    if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
+        raise TypeError(f"{fn}: {name} must be a Tensor or an array, got "
+                        f"{type(stat).__name__}")
+    if tuple(array.shape) != x.shape[1:2]:
+        raise shape_error(f"{fn}: {name} must have shape {x.shape[1:2]}, got "
+                          f"{tuple(array.shape)} (one value per channel of x {x.shape})")
+    if not is_floating(array.dtype):
+        raise TypeError(f"{fn}: {name} must be floating point, got dtype {array.dtype}")
+    if updates and not getattr(getattr(array, "flags", None), "writeable", True):
+        raise ValueError(f"{fn}: {name} is read-only, but {what_updates} updates it in "
+                         "place; pass a writeable array (np.array(...) makes one)")
+    if backend.device_of(array) != x.device:
+        raise ValueError(f"{fn}: {name} must be on x's device {x.device!r}")
+    return array, owner

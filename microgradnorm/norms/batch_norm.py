@@ -2,11 +2,10 @@
 
 import numpy as np
 
-from .. import backend
-from ..autograd import is_grad_enabled, no_grad, op_group
+from ..autograd import no_grad, op_group
 from ..dtypes import is_half
 from ..kernels import for_array, reference
-from ..tensor import Tensor, is_floating
+from ..tensor import Tensor
 from . import arguments
 from .spec import FusedFunction, Input, Naive, Norm, Option, affine, one_pass_norm
 
@@ -138,7 +137,7 @@ def check_batch_norm(x, running_mean, running_var, weight, bias, training, momen
         raise TypeError(f"{fn}: training must be a bool, got {type(training).__name__}")
     if training and eps == 0:           # as torch: a constant channel would give 0 · inf
         raise ValueError(f"{fn}: eps must be positive during training, got {eps!r}")
-    stats = [_running_stat(name, stat, channels, x, training)
+    stats = [_running_stat(name, stat, x, training)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
     if x.size and training and x.size // x.shape[1] < 2:
         raise ValueError(f"{fn}: training needs more than 1 value per channel to compute a "
@@ -149,32 +148,16 @@ def check_batch_norm(x, running_mean, running_var, weight, bias, training, momen
     return stats
 
 
-def _running_stat(name, stat, shape, x, training):
-    """(array, owning Tensor or None) for a running statistic, checked: x's dtype (float32
-    allowed for half-precision x; float32 beside float64 x would lose the update)."""
-    if stat is None:
-        return None, None
-    owner = stat if isinstance(stat, Tensor) else None
-    if owner is not None and owner.requires_grad and is_grad_enabled():
-        # torch's error class: the statistics are state, updated in place, not an input
-        raise RuntimeError(f"batch_norm: {name} requires grad, but batch_norm is not "
-                           f"differentiable with respect to it; pass {name}.detach()")
-    array = stat._array if owner is not None else stat
-    if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
-        raise TypeError(f"batch_norm: {name} must be a Tensor or an array, "
-                        f"got {type(stat).__name__}")
-    if tuple(array.shape) != shape:
-        raise ValueError(f"batch_norm: {name} must have shape {shape}, got {tuple(array.shape)}")
-    if not is_floating(array.dtype):
-        raise TypeError(f"batch_norm: {name} must be floating point, got dtype {array.dtype}")
-    if array.dtype != x.dtype and not (is_half(x.dtype) and array.dtype == np.float32):
+def _running_stat(name, stat, x, training):
+    """A running statistic checked as every channel norm's (``arguments.running_stat``) and
+    of x's dtype (float32 allowed for half-precision x; float32 beside float64 x would lose
+    the update)."""
+    array, owner = arguments.running_stat("batch_norm", name, stat, x, training,
+                                          "training=True")
+    if array is not None and array.dtype != x.dtype and not (
+            is_half(x.dtype) and array.dtype == np.float32):
         raise TypeError(f"batch_norm: {name} must have x's dtype {x.dtype} (or float32 for "
                         f"float16/bfloat16 x), got {array.dtype}")
-    if training and not getattr(getattr(array, "flags", None), "writeable", True):
-        raise ValueError(f"batch_norm: {name} is read-only, but training=True updates it in "
-                         "place; pass a writeable array (np.array(...) makes one)")
-    if backend.device_of(array) != x.device:
-        raise ValueError(f"batch_norm: {name} must be on x's device {x.device!r}")
     return array, owner
 
 

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from .. import backend
-from ..autograd import is_grad_enabled, no_grad, op_group
+from ..autograd import no_grad, op_group
 from ..kernels import for_array, reference
 from ..tensor import Tensor, is_floating
 from . import arguments
@@ -296,7 +296,9 @@ def _check_instance_norm(x, running_mean, running_var, weight, bias, use_input_s
     if not use_input_stats and running_mean is None:
         raise ChannelNormError(f"{fn}: running_mean and running_var are required when "
                                "use_input_stats=False")
-    stats = [_running_stat(fn, name, stat, x, use_input_stats)
+    # any floating dtype, as torch's instance_norm takes
+    stats = [arguments.running_stat(fn, name, stat, x, use_input_stats, "use_input_stats=True",
+                                    ChannelNormError)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
     if use_input_stats and x.size and x.size // (x.shape[0] * x.shape[1]) == 1:
         raise ValueError(f"{fn}: expected more than 1 position per channel to compute a "
@@ -328,32 +330,6 @@ def _check_per_channel(fn, weight, bias, x):
             raise MixedDtypeError(f"{fn}: {name} must have x's dtype {x.dtype}, got "
                                   f"{param.dtype}")
         arguments.check_param(fn, name, param, channels, x)     # the device
-
-
-def _running_stat(fn, name, stat, x, update):
-    """(array, owning Tensor or None) for a running statistic, checked: shape (C,), any
-    floating dtype (PyTorch's instance_norm takes any), writeable when ``update``."""
-    if stat is None:
-        return None, None
-    owner = stat if isinstance(stat, Tensor) else None
-    if owner is not None and owner.requires_grad and is_grad_enabled():
-        raise RuntimeError(f"{fn}: {name} requires grad, but {fn} is not differentiable "
-                           f"with respect to it; pass {name}.detach()")
-    array = stat._array if owner is not None else stat
-    if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
-        raise TypeError(f"{fn}: {name} must be a Tensor or an array, got "
-                        f"{type(stat).__name__}")
-    if tuple(array.shape) != x.shape[1:2]:
-        raise ChannelNormError(f"{fn}: {name} must have shape {x.shape[1:2]}, one value per "
-                               f"channel of x {x.shape}, got {tuple(array.shape)}")
-    if not is_floating(array.dtype):
-        raise TypeError(f"{fn}: {name} must be floating point, got dtype {array.dtype}")
-    if update and not getattr(getattr(array, "flags", None), "writeable", True):
-        raise ValueError(f"{fn}: {name} is read-only, but use_input_stats=True updates it "
-                         "in place; pass a writeable array (np.array(...) makes one)")
-    if backend.device_of(array) != x.device:
-        raise ValueError(f"{fn}: {name} must be on x's device {x.device!r}")
-    return array, owner
 
 
 # ----- the specs --------------------------------------------------------------------------
