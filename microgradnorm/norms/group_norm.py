@@ -116,6 +116,7 @@ class GroupNorm(FusedFunction):
         # Saved: x, weight, and mean and rstd per sample and group; x̂ is recomputed.
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.num_groups, ctx.has_bias = num_groups, bias is not None
+        ctx.use_input_stats = True              # the statistics are x's: they take gradient
         return y.reshape(x.shape)
 
     @staticmethod
@@ -123,16 +124,16 @@ class GroupNorm(FusedFunction):
         x, weight, mean, rstd = ctx.saved
         x3 = _positions(x)
         dx, dweight, dbias = ctx.kernels.group_norm_backward(
-            dy.reshape(x3.shape), x3, ctx.num_groups, weight, mean, rstd, True, ctx.has_bias)
+            dy.reshape(x3.shape), x3, ctx.num_groups, weight, mean, rstd, ctx.use_input_stats,
+            ctx.has_bias)
         return dx.reshape(x.shape), dweight, dbias
 
 
-class InstanceNorm(FusedFunction):
-    """InstanceNorm of x (N, C, *) in one node: GroupNorm's kernels with G = C. With
-    ``use_input_stats`` it moves the running statistics in place; without, they normalize
-    x and are constants of the graph."""
+class InstanceNorm(GroupNorm):
+    """InstanceNorm of x (N, C, *) in one node: GroupNorm's kernels and backward with
+    G = C. With ``use_input_stats`` it moves the running statistics in place; without, they
+    normalize x and are constants of the graph."""
 
-    saved_names = ("x", "weight", "mean", "rstd")    # what forward saves, in order
     statistics_of = "sample and channel"
 
     @staticmethod
@@ -153,17 +154,9 @@ class InstanceNorm(FusedFunction):
                          for stat in (running_mean, running_var))
         y, rstd = kernels.group_norm_forward(x3, c, mean, var, weight, bias, eps)
         ctx.save_for_backward(x, weight, mean, rstd)
-        ctx.kernels, ctx.use_input_stats, ctx.has_bias = kernels, use_input_stats, bias is not None
+        ctx.kernels, ctx.num_groups, ctx.has_bias = kernels, c, bias is not None
+        ctx.use_input_stats = use_input_stats
         return y.reshape(x.shape)
-
-    @staticmethod
-    def backward(ctx, dy):
-        x, weight, mean, rstd = ctx.saved
-        x3 = _positions(x)
-        dx, dweight, dbias = ctx.kernels.group_norm_backward(
-            dy.reshape(x3.shape), x3, x3.shape[1], weight, mean, rstd, ctx.use_input_stats,
-            ctx.has_bias)
-        return dx.reshape(x.shape), dweight, dbias
 
 
 # ----- the public entries -----------------------------------------------------------------
