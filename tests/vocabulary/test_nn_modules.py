@@ -12,6 +12,7 @@ import torch
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
+from torch_compare import check, same
 
 TF = torch.nn.functional
 
@@ -22,16 +23,6 @@ def pair(array, requires_grad=True):
     return mg.tensor(array, requires_grad=grad), torch.tensor(array, requires_grad=grad)
 
 
-def check(ours, theirs, inputs, atol=1e-12):
-    """Values, dtype, and the gradient of a random upstream into each input, against torch."""
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
-    expected = theirs.detach().numpy()
-    np.testing.assert_allclose(ours.detach().numpy(), expected, rtol=0, atol=atol)
-    upstream = np.asarray(np.random.default_rng(0).standard_normal(expected.shape))
-    ours.backward(upstream)
-    theirs.backward(torch.tensor(upstream, dtype=theirs.dtype))
-    for a, b in inputs:
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-12, atol=atol)
 
 
 def same_error(ours, theirs):
@@ -42,17 +33,6 @@ def same_error(ours, theirs):
         ours()
 
 
-def same(ours, theirs):
-    """Both calls raise the same class, or give one dtype and equal values."""
-    try:
-        expected = theirs()
-    except Exception as error:                                # noqa: BLE001 (torch's class)
-        with pytest.raises(type(error)):
-            ours()
-        return
-    got = ours()
-    assert str(got.dtype) == str(expected.dtype).removeprefix("torch."), (got, expected)
-    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-6)
 
 
 # ----- activations ----------------------------------------------------------------------------
