@@ -164,6 +164,12 @@ class Tensor:
     def _version(self):
         return self._version_box[0]
 
+    def _bump_version(self):
+        """Count one in-place change of this tensor's memory: the one place the version
+        counter (shared with its views and ``detach()``) moves; what a node saved of it
+        before then fails its check at backward."""
+        self._version_box[0] += 1
+
     @property
     def is_leaf(self):
         """True for a tensor no recorded op made; only leaves get ``.grad``."""
@@ -413,7 +419,7 @@ class Tensor:
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
         write(self._array)
-        self._version_box[0] += 1
+        self._bump_version()
         return self
 
     def add_(self, other, alpha=1.0):
@@ -614,7 +620,7 @@ def _record_inplace(target, compute, value):
     if result.dtype != target.dtype:
         result = result.astype(target.dtype)
     target._array[...] = result._array
-    target._version_box[0] += 1
+    target._bump_version()
     target._history = (target._history or ()) + ((node.seq, before),)
     target.grad_fn, target._output_index = result.grad_fn, result._output_index
     target.requires_grad = True

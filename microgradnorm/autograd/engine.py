@@ -54,7 +54,7 @@ def backward(root, grad=None, retain_graph=False):
                 tensor._grad = _tensor.Tensor._from_op(total, None)
             else:
                 held._array += g
-                held._version_box[0] += 1
+                held._bump_version()
 
 
 _accumulate_lock = threading.Lock()

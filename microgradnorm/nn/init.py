@@ -51,7 +51,7 @@ def _fill(fn, tensor, values):
         raise TypeError(f"{fn}: expected a Tensor, got {type(tensor).__name__}")
     values = values(tensor.shape) if callable(values) else values
     tensor._array[...] = backend.to_device(np.asarray(values), tensor.device).astype(tensor.dtype)
-    tensor._version_box[0] += 1
+    tensor._bump_version()
     return tensor
 
 
@@ -150,7 +150,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
                 values = np.where(pending, _inverse_cdf_on_grid(gen, values.shape, dtype,
                                                                 mean, std, a, b), values)
         tensor._array[...] = backend.to_device(values.astype(dtype), tensor.device)
-        tensor._version_box[0] += 1
+        tensor._bump_version()
     return tensor
 
 

@@ -317,7 +317,7 @@ class Module:
                 data = backend.to_device(data, device)
             if data is not tensor._array:
                 tensor._array = data
-                tensor._version_box[0] += 1
+                tensor._bump_version()
                 if tensor._grad is not None:
                     grad = tensor._grad._array
                     grad = grad.astype(data.dtype) if dtype is not None else grad
@@ -486,7 +486,7 @@ class Module:
                              + "; ".join(sorted(problems)) + ". Nothing was loaded.")
         for key, array in ready.items():
             targets[key]._array[...] = array
-            targets[key]._version_box[0] += 1
+            targets[key]._bump_version()
         return _IncompatibleKeys(missing, unexpected)
 
     def extra_repr(self):

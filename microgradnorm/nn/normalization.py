@@ -201,7 +201,7 @@ class BatchNorm1d(NormModule):
                          impl=self.impl)
         if update:                               # counted only after a successful call
             self.num_batches_tracked._array[...] += 1
-            self.num_batches_tracked._version_box[0] += 1
+            self.num_batches_tracked._bump_version()
         return y
 
     def extra_repr(self):

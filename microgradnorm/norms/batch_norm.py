@@ -117,7 +117,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     if training:
         for _, owner in stats:
             if owner is not None:
-                owner._version_box[0] += 1          # updated in place: a new version
+                owner._bump_version()          # updated in place: a new version
     return y
 
 

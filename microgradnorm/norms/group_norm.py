@@ -245,7 +245,7 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     if use_input_stats:
         for _, owner in stats:
             if owner is not None:
-                owner._version_box[0] += 1          # updated in place: a new version
+                owner._bump_version()          # updated in place: a new version
     return y
 
 

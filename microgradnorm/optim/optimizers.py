@@ -99,7 +99,7 @@ class Optimizer:
                                  f"{p.shape} is read-only; nothing was updated")
         for p, new, state in updates:
             p._array[...] = new                  # half precision: rounded once, here
-            p._version_box[0] += 1
+            p._bump_version()
             self.state[id(p)] = state
 
     def state_dict(self):
