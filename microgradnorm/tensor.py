@@ -1,19 +1,15 @@
-"""``Tensor``: an array, its gradient, and the graph node that produced it. Its methods are
-the functions of the ``ops`` family modules; dtypes promote as PyTorch's
-(docs/architecture.md, "dtypes")."""
+"""``Tensor``: an array, its gradient, and the graph node that produced it; the rules of
+in-place writes. The methods that are ops (``x + y``, ``x.sum()``, ``x.to()``, ...) are the
+functions of the ``ops`` family modules, which bind them when ``ops`` is imported
+(``ops/methods.py``): tensor imports autograd, ops imports tensor, never the other way;
+dtypes promote as PyTorch's (docs/architecture.md, "dtypes")."""
 
-import operator
 import warnings
 
 import numpy as np
 
 from . import autograd, backend, dtypes, printing
 from .dtypes import is_floating, is_half, is_numeric
-from .ops import base, elementwise, indexing, linalg, logical, pointwise, reductions
-from .ops import complex as complex_ops, random as random_ops
-from .ops import shape as shape_ops          # not `shape`: that is a Tensor property
-from .ops.elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
-from .ops.linalg import MatMul
 
 _grad_enabled = autograd.is_grad_enabled
 
@@ -26,32 +22,6 @@ class Size(tuple):
     def numel(self):
         """The number of elements of a tensor of this shape."""
         return int(np.prod(self, dtype=np.int64))
-
-
-class _Numel(int):
-    # ``x.size``: the element count (an int, as NumPy's ``size``) that is also PyTorch's
-    # method: ``x.size()`` is the shape, ``x.size(d)`` the size of dim d
-    def __call__(self, dim=None):
-        if dim is None:
-            return Size(self.shape)
-        return self.shape[base.normalize_axis("size", dim, len(self.shape), single=True)]
-
-
-def _operator(function, reflected=False):
-    # x + y is Add(x, y); the reflected 2 - x is Sub(2, x)
-    if reflected:
-        return lambda self, other: function.apply(other, self)
-    return lambda self, other: function.apply(self, other)
-
-
-def _cast(name, dtype, note=""):
-    # x.float(), x.long(), ...: astype(dtype) under torch's name, with its own help(); as
-    # torch's, the tensor itself when it already has the dtype (same memory, same node)
-    def cast(self):
-        return self.astype(dtype, copy=False)
-    cast.__name__ = cast.__qualname__ = name
-    cast.__doc__ = f"``astype({dtype}, copy=False)``{note}; the tensor itself if {dtype}."
-    return cast
 
 
 class Tensor:
@@ -131,14 +101,6 @@ class Tensor:
     def ndim(self):
         """The number of dims, ``len(x.shape)``."""
         return self._array.ndim
-
-    @property
-    def size(self):
-        """The number of elements, an int (NumPy's ``size``); called, PyTorch's ``size()``:
-        ``x.size()`` is the shape (a ``Size``), ``x.size(d)`` the size of dim ``d``."""
-        size = _Numel(self._array.size)
-        size.shape = tuple(self._array.shape)
-        return size
 
     def numel(self):
         """The number of elements, an int."""
@@ -249,7 +211,7 @@ class Tensor:
         return self._scalar("item")
 
     def _scalar(self, kind):
-        if self.size != 1:
+        if self._array.size != 1:
             raise ValueError(f"{kind}(): only a one-element tensor converts to a Python "
                              f"number, got shape {self.shape}; use .numpy() or .tolist()")
         return self._array.reshape(()).item()
@@ -267,7 +229,7 @@ class Tensor:
         return int(self._scalar("int"))
 
     def __index__(self):        # data[i:i + T] for i in ix: an integer tensor as an index
-        if self.size != 1 or self.dtype.kind not in "biu":
+        if self._array.size != 1 or self.dtype.kind not in "biu":
             raise TypeError("only integer tensors of a single element can be converted to "
                             "an index")
         return int(self._array.reshape(()).item())
@@ -294,93 +256,11 @@ class Tensor:
         """The data as (nested) Python numbers; a copy, so allowed with requires_grad."""
         return backend.to_numpy(self._array).tolist()
 
-    def to(self, *args, device=None, dtype=None, non_blocking=False):
-        """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes), in
-        the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``.
-        ``non_blocking`` is taken for PyTorch's code: every copy here is synchronous."""
-        device, dtype = to_arguments("to()", args, device, dtype)
-        out = self
-        if dtype is not None and dtype != self.dtype:
-            out = out.astype(dtype)
-        if device is not None and device != out.device:
-            out = ToDevice.apply(out, device=device)
-        return out
-
-    def cpu(self):
-        """``to("cpu")``: a NumPy-backed copy, in the graph (the tensor itself if on the CPU)."""
-        return self.to("cpu")
-
-    def cuda(self):
-        """``to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU)."""
-        return self.to("cuda")
-
-    def astype(self, dtype, copy=True):
-        """A copy in ``dtype``, in the graph; an integer or bool result is a constant.
-
-        Args:
-            dtype: the result's dtype.
-            copy: as NumPy's: False returns the tensor itself when it already has ``dtype``
-                (torch's ``x.to(dtype)``, ``x.float()``); True always copies.
-
-        Example:
-            >>> x.astype("float64", copy=False) is x        # True for a float64 x
-        """
-        dtype = dtypes.as_dtype(dtype)
-        if not copy and dtype == self.dtype:
-            return self
-        if not (is_floating(dtype) or dtypes.is_complex(dtype)):
-            return Tensor._from_op(self._array.astype(dtype), None)
-        return Cast.apply(self, dtype=dtype)
-
-    float = _cast("float", "float32", " (``float(t)`` gives a Python number)")
-    double = _cast("double", "float64")
-    half = _cast("half", "float16")
-    bfloat16 = _cast("bfloat16", "bfloat16", " (needs ml_dtypes)")
-    long = _cast("long", "int64", ": a constant, outside the graph")
-    int = _cast("int", "int32", ": a constant, outside the graph")
-    bool = _cast("bool", "bool", ", True where nonzero: a constant, outside the graph")
-
-    def type(self, dtype=None):
-        """Without ``dtype``, torch's legacy type name ("torch.FloatTensor",
-        "torch.cuda.LongTensor"); with one (a dtype or such a name), ``astype(dtype,
-        copy=False)``."""
-        if dtype is None:
-            place = "torch.cuda." if self.device == "cuda" else "torch."
-            return place + dtypes.TENSOR_TYPES[self.dtype]
-        if isinstance(dtype, str) and dtype.endswith("Tensor"):
-            dtype = dtypes.tensor_type_dtype(dtype)
-        return self.astype(dtype, copy=False)
-
-    def type_as(self, other):
-        """``astype(other.dtype, copy=False)``: the tensor itself if the dtypes match."""
-        return self.astype(other.dtype, copy=False)
-
     def detach(self):
         """A new leaf that shares this tensor's data and version counter, outside the graph."""
         detached = Tensor._from_op(self._array, None)
         detached._version_box = self._version_box
         return detached
-
-    def clone(self):
-        """A copy of the data in new memory, in the graph."""
-        return Clone.apply(self)
-
-    contiguous = shape_ops.contiguous
-
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        """Zeros of ``size`` (ints or one tuple), of this tensor's dtype and device unless given."""
-        return self._new_filled("new_zeros", 0, size, dtype, device, requires_grad)
-
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        """Ones of ``size``, of this tensor's dtype and device unless given."""
-        return self._new_filled("new_ones", 1, size, dtype, device, requires_grad)
-
-    def _new_filled(self, fn, value, size, dtype, device, requires_grad):
-        size = base.size_args(fn, size)
-        dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
-        device = self.device if device is None else backend.check_device(device)
-        array = backend.to_device(self.xp.full(size, value, dtype=dtype), device)
-        return Tensor._leaf(fn, array, requires_grad)
 
     # ----- autograd -----------------------------------------------------------------------
     def backward(self, grad=None, retain_graph=False):
@@ -422,173 +302,11 @@ class Tensor:
         self._bump_version()
         return self
 
-    def add_(self, other, alpha=1.0):
-        """In place ``self += alpha * other``, recorded when a graph needs it (a leaf that
-        requires grad: only under ``mg.no_grad()``, as optimizers do)."""
-        if alpha != 1.0:
-            other = other * alpha
-        raw = base.raw(other)
-        return self._inplace(lambda d: d.__iadd__(raw), Add.apply, other)
-
-    def sub_(self, other):
-        """In place ``self -= other``; the rules of ``add_``."""
-        raw = base.raw(other)
-        return self._inplace(lambda d: d.__isub__(raw), Sub.apply, other)
-
-    def mul_(self, other):
-        """In place ``self *= other``; the rules of ``add_``."""
-        raw = base.raw(other)
-        return self._inplace(lambda d: d.__imul__(raw), Mul.apply, other)
-
-    def div_(self, other):
-        """In place ``self /= other``; the rules of ``add_``."""
-        raw = base.raw(other)
-        return self._inplace(lambda d: d.__itruediv__(raw), Div.apply, other)
-
-    def copy_(self, other):
-        """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
-        return self.__setitem__(Ellipsis, other)
-
-    def fill_(self, value):
-        """In place: every element set to ``value``; the rules of ``add_``."""
-        return self.__setitem__(Ellipsis, value)
-
-    def zero_(self):
-        """In place: every element set to 0; the rules of ``add_``."""
-        return self.__setitem__(Ellipsis, 0)
-
-    def masked_fill_(self, mask, value):
-        """In place ``masked_fill``; the rules of ``add_``."""
-        def write(data):
-            data[...] = self.masked_fill(mask, value)._array
-        return self._inplace(write, lambda before, v: before.masked_fill(mask, v), value)
-
-    # ----- random fills in place (ops/random.py): torch's CPU streams -------------------
-    uniform_ = random_ops.uniform_
-    normal_ = random_ops.normal_
-    random_ = random_ops.random_
-    bernoulli_ = random_ops.bernoulli_
-    exponential_ = random_ops.exponential_
-
-    __iadd__ = add_
-    __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
-
-    def __setitem__(self, index, value):
-        raw, raw_index = base.raw(value), base.raw_index(index)
-        return self._inplace(lambda d: d.__setitem__(raw_index, raw),
-                             lambda before, v: indexing.index_put(before, index, v), value)
-
-    # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
-    __add__, __radd__ = _operator(Add), _operator(Add, reflected=True)
-    __sub__, __rsub__ = _operator(Sub), _operator(Sub, reflected=True)
-    __mul__, __rmul__ = _operator(Mul), _operator(Mul, reflected=True)
-    __truediv__, __rtruediv__ = _operator(Div), _operator(Div, reflected=True)
-    __rmatmul__ = _operator(MatMul, reflected=True)
-    __neg__ = elementwise.neg
-    __pow__, __rpow__ = elementwise.pow, elementwise.rpow
-    __floordiv__, __rfloordiv__ = logical.operators(logical.floor_divide)     # ops/logical.py
-    __mod__, __rmod__ = logical.operators(logical.remainder)
-    __and__, __rand__ = logical.operators(logical.bitwise_and)
-    __or__, __ror__ = logical.operators(logical.bitwise_or)
-    __xor__, __rxor__ = logical.operators(logical.bitwise_xor)
-    __invert__ = logical.invert
-    __abs__ = elementwise.abs.method
-    __matmul__ = linalg.matmul
-    __getitem__ = indexing.getitem
-
-    __lt__, __le__ = logical.comparison(operator.lt), logical.comparison(operator.le)
-    __gt__, __ge__ = logical.comparison(operator.gt), logical.comparison(operator.ge)
-    __eq__, __ne__ = logical.comparison(operator.eq), logical.comparison(operator.ne)
-    __hash__ = object.__hash__      # tensors are dict keys by identity, as in PyTorch
-
     def __bool__(self):
-        if self.size != 1:
-            raise RuntimeError(f"the truth value of a tensor with {self.size} elements is "
+        if self._array.size != 1:
+            raise RuntimeError(f"the truth value of a tensor with {self._array.size} elements is "
                                "ambiguous; use (t > 0).numpy().any() or .all()")
         return bool(self.item())
-
-    # ----- elementwise (ops/elementwise.py) -----------------------------------------------
-    exp = elementwise.exp.method           # .method: self is a Tensor, nothing to check
-    log = elementwise.log.method
-    sqrt = elementwise.sqrt.method
-    rsqrt = elementwise.rsqrt.method
-    tanh = elementwise.tanh.method
-    sigmoid = elementwise.sigmoid.method
-    relu = elementwise.relu.method
-    abs = elementwise.abs.method
-    sign = elementwise.sign.method
-    neg = elementwise.neg
-    pow = elementwise.pow
-    square = elementwise.square
-    maximum = elementwise.maximum
-    minimum = elementwise.minimum
-    clamp = clip = elementwise.clamp
-    masked_fill = elementwise.masked_fill
-    tril = elementwise.tril
-    triu = elementwise.triu
-
-    def where(self, condition, other):
-        """``mg.where(condition, self, other)``."""
-        return elementwise.where(condition, self, other)
-
-    # ----- reductions (ops/reductions.py) -------------------------------------------------
-    sum = reductions.sum
-    mean = reductions.mean
-    max = reductions.max              # x.max(dim): (values, indices), as torch's
-    min = reductions.min
-    amax = reductions.amax
-    amin = reductions.amin
-    aminmax = reductions.aminmax
-    median = reductions.median
-    var = reductions.var
-    std = reductions.std
-    argmax = reductions.argmax
-    argmin = reductions.argmin
-    softmax = reductions.softmax
-    log_softmax = reductions.log_softmax
-    norm = reductions.norm
-
-    # ----- shape (ops/shape.py) -----------------------------------------------------------
-    reshape = view = shape_ops.reshape
-    flatten = shape_ops.flatten
-    permute = shape_ops.permute
-    transpose = shape_ops.transpose
-    T = property(shape_ops.reversed_dims)
-    t = shape_ops.t
-    mT = property(shape_ops.matrix_transpose)
-    expand = shape_ops.expand
-    unsqueeze = shape_ops.unsqueeze
-    squeeze = shape_ops.squeeze
-    split = shape_ops.split
-    chunk = shape_ops.chunk
-    repeat = shape_ops.repeat
-
-    # ----- indexing and matrix products (ops/indexing.py, ops/linalg.py) ------------------
-    gather = indexing.gather
-    index_select = indexing.index_select
-    sort = indexing.sort
-    argsort = indexing.argsort
-    topk = indexing.topk
-    kthvalue = indexing.kthvalue
-    mode = indexing.mode
-    matmul = linalg.matmul
-    mm = linalg.mm
-    bmm = linalg.bmm
-
-
-def _bind_methods(*families):
-    # the newer families list their methods (``METHODS``); a checked function's ``.method``
-    # is its unchecked twin for ``self``
-    for family in families:
-        for name in family.METHODS:
-            function = getattr(family, name)
-            setattr(Tensor, name, getattr(function, "method", function))
-
-
-_bind_methods(pointwise, logical, shape_ops, linalg, complex_ops)
-
 
 def _record_inplace(target, compute, value):
     """An in-place op the graph must record (PyTorch's rules): ``compute(before, value)``
@@ -702,3 +420,6 @@ def to_arguments(name, args, device=None, dtype=None):
                                  "nor a dtype") from error
             raise
     return device, dtype
+
+
+autograd.register_tensor(Tensor, as_tensor)    # the type Function.apply makes

@@ -16,10 +16,11 @@ from .function import Context, FreedInput, Function
 from .grad_mode import (_state, enable_grad, inference_mode,  # noqa: F401  (_state: nn's)
                         is_grad_enabled, no_grad, set_grad_enabled)
 from .hooks import RemovableHandle, register_hook
+from .inputs import register_tensor
 from .scopes import (_module_path, in_module_call, module_scope,  # noqa: F401  (nn's)
                      observe, op_group)
 
 __all__ = ["Context", "FreedInput", "Function", "RemovableHandle", "backward",
            "enable_grad", "grad", "in_module_call", "inference_mode", "is_grad_enabled",
-           "module_scope", "no_grad", "observe", "op_group", "register_hook", "run_backward",
-           "set_grad_enabled", "topological_order"]
+           "module_scope", "no_grad", "observe", "op_group", "register_hook",
+           "register_tensor", "run_backward", "set_grad_enabled", "topological_order"]

@@ -8,6 +8,7 @@ from .. import dtypes
 from ..backend import allocator_setting, array_module, device_of, keep_freed_memory_by_default
 from .function import _as_seen_by
 from .hooks import _own, _run_hooks, _run_output_hooks
+from .inputs import _tensor
 from .scopes import _observers, _observers_here
 
 
@@ -230,7 +231,3 @@ def _fit(g, tensor, node):
         raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
                            f"{tuple(g.shape)} for an input of shape {tensor.shape}")
     return g if g.dtype == tensor._array.dtype else dtypes.cast_gradient(g, tensor._array.dtype)
-
-
-# tensor imports this package; importing it last lets either be imported first
-from .. import tensor as _tensor  # noqa: E402

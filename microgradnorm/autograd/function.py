@@ -6,7 +6,8 @@ import itertools
 import numpy as np
 
 from .grad_mode import _state
-from .inputs import _kept_constants, _refuse_stale_view, _share_versions_with_bases, _unpack
+from .inputs import (_kept_constants, _refuse_stale_view, _share_versions_with_bases, _tensor,
+                     _unpack)
 from .scopes import _observers, _observers_here
 
 
@@ -210,7 +211,3 @@ class Function:
                 for observer in _observers_here():
                     observer.on_forward(ctx)
         return outputs[0] if single else outputs
-
-
-# tensor imports this package; importing it last lets either be imported first
-from .. import tensor as _tensor  # noqa: E402

@@ -5,6 +5,8 @@ import itertools
 
 import numpy as np
 
+from .inputs import _tensor
+
 
 class RemovableHandle:
     """A hook's handle: ``remove()`` unregisters it, as does leaving it as a context manager."""
@@ -81,7 +83,3 @@ def _run_output_hooks(node, grads, captured):
 def _own(g):
     # a gradient as an array of its own (a 0-d sum can come out a NumPy scalar)
     return np.array(g) if isinstance(g, np.generic) else g
-
-
-# tensor imports this package; importing it last lets either be imported first
-from .. import tensor as _tensor  # noqa: E402

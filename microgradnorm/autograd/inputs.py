@@ -6,6 +6,22 @@ import numpy as np
 from ..backend import is_cupy_array, memory_owner
 
 
+class _TensorType:
+    """The ``Tensor`` class and ``as_tensor``, given by ``tensor.py`` when it is imported
+    (``register_tensor``): autograd sits below the tensor and imports none of it."""
+
+    Tensor = as_tensor = None
+
+
+_tensor = _TensorType()
+
+
+def register_tensor(tensor_class, as_tensor):
+    """Make ``tensor_class`` the type of the outputs ``Function.apply`` makes and the type
+    the engine accepts, ``as_tensor(value, like)`` what turns numbers into constants."""
+    _tensor.Tensor, _tensor.as_tensor = tensor_class, as_tensor
+
+
 def _kept_constants(ctx, options, names, record):
     # The arrays a node keeps besides its inputs (an index, a mask, a target: the options
     # its Function names in ``kept_options``): a tensor is handed over as its array with
@@ -89,7 +105,3 @@ def _share_versions_with_bases(inputs, outputs):
                                  and memory_owner(data) is owner):
                 out._version_box = t._version_box     # its own output matches no input
                 out._view_version = t._version        # a later write makes its grad_fn stale
-
-
-# tensor imports this package; importing it last lets either be imported first
-from .. import tensor as _tensor  # noqa: E402

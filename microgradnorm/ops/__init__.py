@@ -1,8 +1,6 @@
 """The primitive ops, one family per module over ``base``: each holds its ``Function``s and
 the functions that apply them, which are also ``Tensor``'s methods and ``mg.*`` names."""
 
-# tensor.py binds the families' functions as methods, so it loads first
-from .. import tensor  # noqa: F401  (isort: skip)
 from .base import (AxisError, EmptyReductionError, OutOfRangeError, arithmetic,
                    check_reducible, float_input, normalize_axis, promote, reduce_sum,
                    reduced_size, result_dtype, torch_sign, unbroadcast)
@@ -33,6 +31,8 @@ from .shape import (Concatenate, Expand, Permute, Reshape, Split, cat, chunk,
 from .shape import (expand_as, flip, movedim, moveaxis, narrow, ravel, repeat_interleave, roll,
                     unbind, unflatten)
 
+from . import methods
+
 __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concatenate", "Div",
            "EmptyReductionError", "Erf", "Exp", "Expand", "Gather", "GetItem", "Log", "MatMul",
            "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "OutOfRangeError", "Permute", "Pow",
@@ -62,3 +62,5 @@ __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concate
            "Angle", "Complex", "Conj", "Imag", "Polar", "Real", "ViewAsComplex", "ViewAsReal",
            "angle", "conj", "imag", "is_complex", "polar", "real", "view_as_complex",
            "view_as_real"]
+
+methods.bind()       # Tensor's op methods: x + y, x.sum(), x.reshape(), ... (methods.py)

@@ -26,6 +26,9 @@ LAYERS = (
 )
 RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}
 GRAPH = {"tensor", "autograd", "ops", "factories"}
+# inside the graph, one way too: the engine knows no Tensor class (tensor.py registers it),
+# the tensor no op (ops binds its methods): autograd -> tensor -> ops and factories
+GRAPH_RANK = {"autograd": 0, "tensor": 1, "ops": 2, "factories": 2}
 KERNELS = {"kernels"}
 
 
@@ -92,6 +95,9 @@ def violations(module, imported):
             head, other = module.split(".")[0], name.split(".")[0]
             if (head in KERNELS and other in GRAPH) or (head in GRAPH and other in KERNELS):
                 problems.append(f"{module} imports {name}: kernels and the graph stay apart")
+            elif GRAPH_RANK.get(other, -1) > GRAPH_RANK.get(head, 9):
+                problems.append(f"{module} imports {name}: the graph's order is autograd, "
+                                "tensor, ops")
     return problems
 
 
@@ -125,6 +131,10 @@ def test_the_checker_sees_a_violation():
     assert any("program package" in p for p in problems)
     kernel = imports_of("from ..tensor import Tensor\n", "kernels.cuda", is_package=False)
     assert any("stay apart" in p for p in violations("kernels.cuda", kernel))
+    for module, source in (("autograd.engine", "from .. import tensor as _tensor\n"),
+                           ("tensor", "from .ops import base\n")):
+        imported = imports_of(source, module, is_package=False)
+        assert any("the graph's order" in p for p in violations(module, imported))
 
 
 def test_relative_imports_resolve_from_packages_and_modules():
