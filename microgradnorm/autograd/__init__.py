@@ -1,20 +1,24 @@
-"""The autograd engine, in the order a reader meets it:
+"""The autograd engine. Its core, in the order a reader meets it, one sitting's read:
 
 * ``function.py``: ``Function`` records one graph node (a ``Context``) per call;
 * ``engine.py``: ``backward`` sorts the nodes topologically and runs one reversed loop, as
-  micrograd; ``grad`` returns gradients without touching ``.grad``;
+  micrograd, accumulating into the leaves' ``.grad``;
 * ``grad_mode.py``: ``no_grad``, ``enable_grad``, ``inference_mode``, ``set_grad_enabled``,
   per thread;
 
-and beside them what the core calls but a first reading can skip: ``inputs.py`` (what
-``apply`` takes, the arrays a node keeps), ``hooks.py`` (tensor hooks) and ``scopes.py``
-(module scopes and op groups that label nodes, the memory timeline's observers)
-(docs/architecture.md)."""
+and beside it what the core calls but a first reading can skip: ``inputs.py`` (what
+``apply`` and ``backward`` take, the arrays a node keeps), ``history.py`` (a node's version
+checks and freeing, in-place history), ``gradients.py`` (``grad``: gradients returned, not
+accumulated), ``hooks.py`` (tensor hooks), ``scopes.py`` (module scopes and op groups that
+label nodes, the memory timeline's observers), ``decorators.py`` (grad modes decorating
+functions and generators) (docs/architecture.md)."""
 
-from .engine import backward, grad, run_backward, topological_order
-from .function import Context, FreedInput, Function
+from .engine import backward, run_backward, topological_order
+from .function import Context, Function
+from .gradients import grad
 from .grad_mode import (_state, enable_grad, inference_mode,  # noqa: F401  (_state: nn's)
                         is_grad_enabled, no_grad, set_grad_enabled)
+from .history import FreedInput
 from .hooks import RemovableHandle, register_hook
 from .inputs import register_tensor
 from .scopes import (_module_path, in_module_call, module_scope,  # noqa: F401  (nn's)

@@ -1,14 +1,13 @@
-"""Backward: the nodes in topological order and one reversed loop, as micrograd; ``grad``
-returns gradients without touching ``.grad``."""
+"""Backward: the nodes in topological order and one reversed loop, as micrograd; the
+leaves' gradients accumulate into ``.grad`` (``gradients.py``'s ``grad`` returns them
+instead)."""
 
 import threading
 
-
-from .. import dtypes
-from ..backend import allocator_setting, array_module, device_of, keep_freed_memory_by_default
-from .function import _as_seen_by
+from ..backend import allocator_setting, keep_freed_memory_by_default
+from .history import _as_seen_by
 from .hooks import _own, _run_hooks, _run_output_hooks
-from .inputs import _tensor
+from .inputs import _fit, _root_grad, _tensor, _zeros_for_missing
 from .scopes import _observers, _observers_here
 
 
@@ -59,90 +58,6 @@ def backward(root, grad=None, retain_graph=False):
 
 
 _accumulate_lock = threading.Lock()
-
-
-def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, touching no ``.grad``
-    (``torch.autograd.grad``).
-
-    Args:
-        outputs, inputs: a Tensor or a sequence of Tensors each.
-        grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
-            one-element output.
-        retain_graph: keep the saved arrays for another backward through the graph.
-        allow_unused: None for an input the outputs do not depend on, instead of an error.
-
-    Returns:
-        a tuple of Tensors without history (None for an unused input), one per input.
-
-    Example:
-        >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
-        >>> mg.grad((x * x).sum(), [x])
-        (tensor([2., 4.]),)
-    """
-    Tensor = _tensor.Tensor
-    if isinstance(outputs, Tensor):
-        outputs, grad_outputs = (outputs,), (grad_outputs,)
-    outputs = tuple(outputs)
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    grad_outputs = (None,) * len(outputs) if grad_outputs is None else tuple(grad_outputs)
-    if len(grad_outputs) != len(outputs):
-        raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
-                         "grad_outputs; give one gradient (or None) per output")
-    grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]")
-             for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
-    wanted = {id(t) for t in inputs}
-    for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"grad(): inputs[{i}] must be a Tensor, got {type(t).__name__}")
-        if not t.requires_grad:
-            raise RuntimeError(f"grad(): inputs[{i}] (shape {t.shape}) does not require grad; "
-                               "create it with requires_grad=True")
-    captured = run_backward(outputs, grads, retain_graph, capture=lambda t: id(t) in wanted)
-    unused = [i for i, t in enumerate(inputs) if id(t) not in captured]
-    if unused and not allow_unused:
-        shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)
-        raise RuntimeError(f"grad(): the outputs do not depend on {shown}; pass "
-                           "allow_unused=True to get None for it")
-    return tuple(Tensor._from_op(_own(captured[id(t)][1]), None) if id(t) in captured else None
-                 for t in inputs)
-
-
-def _root_grad(root, grad, name):
-    # name starts the messages: "grad(): grad_outputs[0]"
-    data = root._array
-    if type(grad) is type(data) and grad.dtype == data.dtype and grad.shape == data.shape:
-        return grad                           # the usual case: an array like the output's
-    if grad is None:
-        if root.size != 1:
-            raise RuntimeError(f"{name} can be omitted only for a one-element "
-                               f"output, got shape {root.shape}")
-        return root.xp.ones(root.shape, dtype=root.dtype)
-    grad = grad._array if isinstance(grad, _tensor.Tensor) else grad
-    if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
-        try:
-            grad = root.xp.asarray(grad)
-        except (ValueError, TypeError):
-            grad = None
-        if grad is None or not _is_real(grad.dtype):
-            raise TypeError(f"{name} must be an array, a Tensor or nested lists "
-                            f"of numbers of the output's shape {root.shape}")
-    if grad.dtype.kind == "c":
-        raise TypeError(f"{name} is complex ({grad.dtype}) but the output is "
-                        f"real ({root.dtype}); the imaginary part would be dropped")
-    if not _is_real(grad.dtype):
-        raise TypeError(f"{name} must hold real numbers, got dtype {grad.dtype}")
-    if tuple(grad.shape) != root.shape:
-        raise ValueError(f"{name} has shape {tuple(grad.shape)}, expected the "
-                         f"output's shape {root.shape}")
-    if device_of(grad) != root.device:
-        raise ValueError(f"{name} is on {device_of(grad)}, the output on "
-                         f"{root.device}")
-    return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
-
-
-def _is_real(dtype):
-    return dtype.kind in "iub" or dtypes.is_floating(dtype)
 
 
 def run_backward(roots, root_grads, retain_graph, capture):
@@ -218,16 +133,3 @@ def run_backward(roots, root_grads, retain_graph, capture):
         for observer in watching:
             observer.on_free(order)
     return captured
-
-
-def _zeros_for_missing(grads, outputs_meta):
-    xp = array_module(next(g for g in grads if g is not None))
-    return [g if g is not None else xp.zeros(shape, dtype=dtype)
-            for g, (shape, dtype) in zip(grads, outputs_meta)]
-
-
-def _fit(g, tensor, node):
-    if g.shape != tensor._array.shape:
-        raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
-                           f"{tuple(g.shape)} for an input of shape {tensor.shape}")
-    return g if g.dtype == tensor._array.dtype else dtypes.cast_gradient(g, tensor._array.dtype)

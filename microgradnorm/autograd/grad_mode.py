@@ -1,10 +1,11 @@
 """Grad mode, per thread as in PyTorch: ``no_grad``, ``enable_grad``, ``inference_mode``
-and ``set_grad_enabled`` as blocks, calls and decorators (a decorated generator holds the
-mode at each resumption); the thread's state also carries the stacks that label nodes."""
+and ``set_grad_enabled`` as blocks, calls and decorators (``decorators.py``: a decorated
+generator holds the mode at each resumption); the thread's state also carries the stacks
+that label nodes."""
 
-import functools
-import inspect
 import threading
+
+from .decorators import _grad_mode_decorator
 
 
 class _ThreadState(threading.local):
@@ -75,46 +76,6 @@ class _GradMode:
 
     def __call__(self, fn):
         return _grad_mode_decorator(fn, type(self))
-
-
-def _grad_mode_decorator(fn, make):
-    # fn runs inside a fresh make() each call; a generator function inside one at each
-    # resumption, with the caller's mode back between them (torch's _wrap_generator)
-    if not callable(fn):
-        raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
-    if inspect.isgeneratorfunction(fn):
-        @functools.wraps(fn)
-        def generator(*args, **kwargs):
-            return (yield from _each_resumption_in(make, fn(*args, **kwargs)))
-        return generator
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with make():
-            return fn(*args, **kwargs)
-    return wrapper
-
-
-def _each_resumption_in(make, gen):
-    # drives ``gen`` as ``yield from`` would, each step of it inside a fresh make()
-    try:
-        with make():
-            response = gen.send(None)
-        while True:
-            try:
-                request = yield response
-            except GeneratorExit:
-                with make():
-                    gen.close()
-                raise
-            except BaseException as error:
-                with make():
-                    response = gen.throw(error)
-            else:
-                with make():
-                    response = gen.send(request)
-    except StopIteration as stop:
-        return stop.value
 
 
 class no_grad(_GradMode):

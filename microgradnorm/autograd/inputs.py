@@ -1,9 +1,12 @@
 """What ``Function.apply`` takes: tensors, numbers and arrays as constants, the arrays a
-node keeps (checked or copied), and the views whose version counter an output shares."""
+node keeps (checked or copied), and the views whose version counter an output shares; and
+what ``backward`` and ``grad`` take: the outputs' gradients, checked (``_root_grad``), and
+the gradients each node's backward returns, fitted to its inputs (``_fit``)."""
 
 import numpy as np
 
-from ..backend import is_cupy_array, memory_owner
+from .. import dtypes
+from ..backend import array_module, device_of, is_cupy_array, memory_owner
 
 
 class _TensorType:
@@ -105,3 +108,53 @@ def _share_versions_with_bases(inputs, outputs):
                                  and memory_owner(data) is owner):
                 out._version_box = t._version_box     # its own output matches no input
                 out._view_version = t._version        # a later write makes its grad_fn stale
+
+
+def _root_grad(root, grad, name):
+    # name starts the messages: "grad(): grad_outputs[0]"
+    data = root._array
+    if type(grad) is type(data) and grad.dtype == data.dtype and grad.shape == data.shape:
+        return grad                           # the usual case: an array like the output's
+    if grad is None:
+        if root.size != 1:
+            raise RuntimeError(f"{name} can be omitted only for a one-element "
+                               f"output, got shape {root.shape}")
+        return root.xp.ones(root.shape, dtype=root.dtype)
+    grad = grad._array if isinstance(grad, _tensor.Tensor) else grad
+    if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
+        try:
+            grad = root.xp.asarray(grad)
+        except (ValueError, TypeError):
+            grad = None
+        if grad is None or not _is_real(grad.dtype):
+            raise TypeError(f"{name} must be an array, a Tensor or nested lists "
+                            f"of numbers of the output's shape {root.shape}")
+    if grad.dtype.kind == "c":
+        raise TypeError(f"{name} is complex ({grad.dtype}) but the output is "
+                        f"real ({root.dtype}); the imaginary part would be dropped")
+    if not _is_real(grad.dtype):
+        raise TypeError(f"{name} must hold real numbers, got dtype {grad.dtype}")
+    if tuple(grad.shape) != root.shape:
+        raise ValueError(f"{name} has shape {tuple(grad.shape)}, expected the "
+                         f"output's shape {root.shape}")
+    if device_of(grad) != root.device:
+        raise ValueError(f"{name} is on {device_of(grad)}, the output on "
+                         f"{root.device}")
+    return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
+
+
+def _is_real(dtype):
+    return dtype.kind in "iub" or dtypes.is_floating(dtype)
+
+
+def _zeros_for_missing(grads, outputs_meta):
+    xp = array_module(next(g for g in grads if g is not None))
+    return [g if g is not None else xp.zeros(shape, dtype=dtype)
+            for g, (shape, dtype) in zip(grads, outputs_meta)]
+
+
+def _fit(g, tensor, node):
+    if g.shape != tensor._array.shape:
+        raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
+                           f"{tuple(g.shape)} for an input of shape {tensor.shape}")
+    return g if g.dtype == tensor._array.dtype else dtypes.cast_gradient(g, tensor._array.dtype)

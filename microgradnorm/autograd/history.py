@@ -1,0 +1,89 @@
+"""A node's bookkeeping beside the core of ``function.py``: the versions of the arrays it
+saved (an in-place change before backward raises, as in PyTorch), what is left of it once
+backward has freed it, and which state of an input written in place since it saw."""
+
+
+class NodeHistory:
+    """``Context``'s bookkeeping: version checks, freeing, and the views of what is saved
+    that ``graph_stats`` and the visualizer read."""
+
+    __slots__ = ()
+
+    def check_versions(self, versions):
+        """Raise if a tensor whose array this node keeps was changed in place since:
+        ``versions`` holds (the tensor's counter, its version then, its shape)."""
+        for box, version, shape in versions:
+            if box[0] != version:
+                raise RuntimeError(
+                    f"An array that {self.name} saved for backward was modified in place: the "
+                    f"tensor of shape {shape} is at version {box[0]}, expected "
+                    f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
+                    "after backward().")
+
+    def saved_arrays(self):
+        """The saved arrays without checks (``graph_stats``)."""
+        return () if self._freed else tuple(a for a in self._saved if a is not None)
+
+    def named_saved_arrays(self):
+        """(name from ``saved_names`` or None, array) for each saved array (the visualizer)."""
+        if self._freed:
+            return ()
+        names = self.function.saved_names or (None,) * len(self._saved)
+        return tuple((n, a) for n, a in zip(names, self._saved) if a is not None)
+
+    def _track_saved(self, inputs, outputs):
+        # A saved array that is an input's or output's data records that tensor's version,
+        # so an in-place change before backward is caught. The node keeps the counter, not
+        # the tensor: an output holding its own node would be a reference cycle. Every
+        # tensor holding the array counts (two tensors may share one array, not a counter).
+        versions = []
+        for a in self._saved:
+            for t in inputs:
+                if t is not None and t._array is a:      # (no method or property calls)
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
+            for t in outputs:
+                if t._array is a:
+                    versions += [(t._version_box, t._version_box[0], a.shape)]
+        if versions:
+            self._saved_versions += tuple(versions)
+
+    def free(self):
+        """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
+        data: a kept output holds the graph's structure, not its activations."""
+        self._saved = self._saved_versions = self._kept_versions = ()
+        self.__dict__.clear()
+        self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
+                             else _freed_input(t, self) for t in self.inputs])
+        self._freed = True
+
+
+def _freed_input(t, node):
+    # a leaf that requires grad stays (a parameter, not an activation); a constant goes
+    if t is None or not t.requires_grad:
+        return None
+    if t.grad_fn is None:
+        return t
+    if t._history is not None:
+        t = _as_seen_by(t, node)
+    return FreedInput(t.grad_fn, t._output_index)
+
+
+class FreedInput:
+    """A freed node's input that an op made: where its gradient went, no data."""
+
+    __slots__ = ("grad_fn", "_output_index")
+    _array = name = _history = None
+    requires_grad, _retains_grad = True, False
+
+    def __init__(self, grad_fn, output_index):
+        self.grad_fn, self._output_index = grad_fn, output_index
+
+
+def _as_seen_by(tensor, node):
+    # ``tensor`` as ``node`` recorded it: the snapshot before the first in-place op recorded
+    # after the node (``tensor._record_inplace``), else the tensor itself
+    if tensor._history is not None:
+        for stamp, before in tensor._history:
+            if node.seq < stamp:
+                return before
+    return tensor
