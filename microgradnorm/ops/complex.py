@@ -1,7 +1,7 @@
 """Complex tensors, as far as rotary embeddings need them: ``polar`` and ``complex`` build
 them, ``view_as_complex``/``view_as_real`` and ``x.real``/``x.imag`` read the same memory
 the other way (views, as torch's), ``angle``, ``conj`` and ``is_complex``. ``METHODS``
-names the functions ``tensor.py`` binds as ``Tensor`` methods (``real`` and ``imag`` as
+names the functions ``ops/methods.py`` binds as ``Tensor`` methods (``real`` and ``imag`` as
 properties).
 
 Gradients follow torch's convention for a real loss L: the gradient of a complex

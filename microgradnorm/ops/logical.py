@@ -5,7 +5,7 @@ defines them. Tests, comparisons and bitwise results are constants (no gradient 
 through them); ``remainder`` and ``fmod`` carry torch's gradient, and ``floor_divide``, as
 torch's, has none to give.
 
-``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods; ``operators``
+``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods; ``operators``
 makes the pairs of dunders (``__and__``, ``__rand__``) for ``Tensor``."""
 
 import numbers

@@ -4,7 +4,7 @@ the in-place forms (``x.exp_()``, ``x.clamp_(0, 1)``).
 
 Each function with a closed-form derivative is a ``Unary`` node (one node, one saved
 array); rounding is a step function whose gradient is 0, as torch's; ``frac`` and ``diff``
-are compositions. ``METHODS`` names the functions ``tensor.py`` binds as ``Tensor``
+are compositions. ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor``
 methods."""
 
 import math

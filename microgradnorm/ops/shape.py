@@ -3,7 +3,7 @@ behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are com
 and so is the rest of PyTorch's shape vocabulary (unbind, movedim, flip, roll, ...), with
 the ``Tensor.new_*`` factories.
 
-``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods."""
+``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import math
 import numbers
