@@ -244,7 +244,9 @@ def pad(input, pad, mode="constant", value=0.0):
 
 # ----- layers as functions: linear, embedding, one_hot ------------------------------------
 def linear(input, weight, bias=None):
-    r""":math:`y = x W^T + b` (``F.linear``); ``nn.Linear`` calls it.
+    r""":math:`y = x W^T + b` (``F.linear``); ``nn.Linear`` calls it. One graph node
+    (``ops.Linear``, torch's addmm) for a bias of shape (out_features,) or None; any other
+    bias that broadcasts is added by its own node after ``input @ weight.T``.
 
     Args:
         input: (*, in_features). weight: (out_features, in_features), or (in_features,)
@@ -270,9 +272,10 @@ def linear(input, weight, bias=None):
         if value is not None and value.dtype != input.dtype:
             raise RuntimeError(f"linear: {name} must have the input's dtype {input.dtype}, "
                                f"got {value.dtype}")
-    out = input @ (weight.T if weight.ndim == 2 else weight)      # (*, in) @ (in, out)
-    if bias is None:
-        return out
+    if bias is None or bias.shape == weight.shape[:1]:      # (out,): one node
+        return ops.Linear.apply(input, weight) if bias is None else \
+            ops.Linear.apply(input, weight, bias)          # (no None: apply's quicker path)
+    out = input @ weight.T                                  # (*, in) @ (in, out)
     try:
         fits = np.broadcast_shapes(out.shape, bias.shape) == out.shape
     except ValueError:

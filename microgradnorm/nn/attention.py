@@ -225,8 +225,7 @@ class MultiheadAttention(Module):
             weights = [self.q_proj_weight, self.k_proj_weight, self.v_proj_weight]
         biases = [None] * 3 if self.in_proj_bias is None else \
             [self.in_proj_bias[i * E:(i + 1) * E] for i in range(3)]
-        return tuple(x @ w.mT if b is None else x @ w.mT + b
-                     for x, w, b in zip((query, key, value), weights, biases))
+        return tuple(F.linear(x, w, b) for x, w, b in zip((query, key, value), weights, biases))
 
     def _extend_source(self, k, v, mask, padding):
         # bias_k/bias_v, then a zero position: more source positions, each mask padded with

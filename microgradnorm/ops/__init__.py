@@ -13,8 +13,8 @@ from .elementwise import (Abs, Add, Cast, Clamp, Clone, Div, Erf, Exp, Log, PowO
                           where)
 from .indexing import (Gather, GetItem, argsort, gather, index_select, sort,
                        topk)
-from .linalg import (Einsum, MatMul, MatrixShapeError, addmm, addmv, baddbmm, bmm, dot,
-                     einsum, matmul, mm, mv, outer)
+from .linalg import (Einsum, Linear, MatMul, MatrixShapeError, addmm, addmv, baddbmm, bmm,
+                     dot, einsum, matmul, mm, mv, outer)
 from .logical import (FloorDivide, Fmod, Remainder, all, allclose, any, bitwise_and,
                       bitwise_not, bitwise_or, bitwise_xor, eq, equal, floor_divide, fmod, ge,
                       gt, isclose, isfinite, isinf, isnan, le, logical_and, logical_not,
@@ -55,7 +55,8 @@ __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concate
            "logical_and", "logical_not", "logical_or", "logical_xor", "lt", "ne", "nonzero",
            "prod", "reciprocal", "remainder", "round", "sin", "trunc",
            # ops/shape.py, ops/linalg.py: more of torch's vocabulary
-           "Einsum", "MatrixShapeError", "addmm", "addmv", "baddbmm", "bmm", "dot", "einsum",
+           "Einsum", "Linear", "MatrixShapeError", "addmm", "addmv", "baddbmm", "bmm", "dot",
+           "einsum",
            "expand_as", "flip", "mm", "moveaxis", "movedim", "mv", "narrow", "ravel",
            "repeat_interleave", "roll", "unbind", "unflatten",
            # ops/complex.py (torch.complex is mg.complex: here, complex is that module)

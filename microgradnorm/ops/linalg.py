@@ -1,7 +1,8 @@
 """Matrix products: ``a @ b`` with NumPy's (and PyTorch's) rules; ``mm``, ``bmm``, ``mv``,
-``dot`` and the scaled sums ``addmm``, ``baddbmm``, ``addmv`` over it; ``einsum``.
+``dot`` and the scaled sums ``addmm``, ``baddbmm``, ``addmv`` over it; ``Linear``, a linear
+layer's ``x @ Wᵀ + b`` as one node (``F.linear``); ``einsum``.
 
-``METHODS`` names the functions ``tensor.py`` binds as ``Tensor`` methods."""
+``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import collections
 import math
@@ -14,7 +15,7 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import is_half
-from .base import reduce_sum, unbroadcast
+from .base import conj, reduce_sum, unbroadcast
 
 METHODS = ("mv", "dot", "addmm", "baddbmm", "addmv")
 SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation may use
@@ -209,6 +210,70 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     broadcast to (n,), one dtype."""
     _check_operands("addmv", (None, 2, 1), input=input, mat=mat, vec=vec)
     return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
+
+
+class Linear(Function):
+    r""":math:`y = x W^T + b` in one node, as PyTorch's addmm behind ``F.linear``: one product
+    of the stacked rows of x, the bias added into it; backward is one product per gradient
+    and a sum over rows for b, where ``x @ weight.T + b`` records a transpose, a matmul and
+    a broadcasting add. ``F.linear`` checks the arguments and calls it.
+
+    .. math::
+        dx = g\,W, \qquad dW = g^T x, \qquad db = \textstyle\sum_{\text{rows}} g
+
+    (each over the rows of all leading dims; complex operands conjugated, as torch's).
+
+    Args:
+        x: (*, in). weight: (out, in), or (in,) for one output without a dim (then no
+            bias). bias: (out,), or left out; all of one dtype.
+
+    Shape:
+        output (*, out), or (*) for a 1-D weight.
+
+    Example:
+        >>> y = Linear.apply(x, w, b)               # x (N, T, 4), w (2, 4), b (2,) -> (N, T, 2)
+    """
+
+    saved_names = ("input", "weight")
+
+    @staticmethod
+    def forward(ctx, x, weight, bias=None):
+        # dW reads x and dx reads W (db reads only the gradient): each is kept only when the
+        # gradient that reads it will be asked for (a frozen W: x is not kept)
+        need_x, need_w = ctx.needs_input_grad[:2]
+        ctx.save_for_backward(x if need_w else None, weight if need_x else None)
+        ctx.shapes = x.shape, weight.shape
+        rows = x if x.ndim == 2 else _stacked_rows(x)                     # (R, in)
+        y = _matmul(rows, _as_rows(weight).T)                              # (R, out)
+        if bias is not None:
+            y += bias                          # in place: the product is new memory
+        if x.ndim == 2 and weight.ndim == 2:
+            return y
+        return y.reshape(x.shape[:-1] + weight.shape[:-1])     # (*, out), (*) for a 1-D W
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, weight = conj(*ctx.saved)          # complex: grad · conj(operand), as torch's
+        x_shape, w_shape = ctx.shapes
+        need_x, need_w, need_b = (*ctx.needs_input_grad, False)[:3]    # (no bias: 2 inputs)
+        out_features = w_shape[0] if len(w_shape) == 2 else 1
+        g = grad if grad.ndim == 2 and len(w_shape) == 2 else \
+            grad.reshape(math.prod(x_shape[:-1]), out_features)         # (R, out)
+        grad_x = grad_w = grad_b = None
+        if need_x:
+            grad_x = _matmul(g, _as_rows(weight))                          # (R, in)
+            grad_x = grad_x if len(x_shape) == 2 else grad_x.reshape(x_shape)
+        if need_w:
+            rows = x if x.ndim == 2 else _stacked_rows(x)                  # (R, in)
+            grad_w = _matmul(g.T, rows).reshape(w_shape)    # (out, R) @ (R, in): summed over R
+        if need_b:
+            grad_b = reduce_sum(g, 0, False)                               # (out,)
+        return (grad_x, grad_w, grad_b)[:len(ctx.needs_input_grad)]
+
+
+def _as_rows(weight):
+    # a 1-D weight (in,) as the one row of (1, in)
+    return weight if weight.ndim == 2 else weight[None, :]
 
 
 def outer(a, b):
