@@ -63,8 +63,19 @@ def one_blas_thread():
     if threadpool_limits is None or any(os.environ.get(v) for v in BLAS_THREAD_VARIABLES):
         yield
         return
+    load_every_blas()
     with threadpool_limits(1, user_api="blas"):
         yield
+
+
+def load_every_blas():
+    """Load SciPy's BLAS, where SciPy is installed, before threads are limited: the numba
+    attention kernels multiply through it (numba's ``np.dot``), a second OpenBLAS beside
+    NumPy's, and ``threadpoolctl`` limits only the libraries already loaded."""
+    try:
+        import scipy.linalg.cython_blas  # noqa: F401
+    except ImportError:
+        pass
 
 
 # ----- argument types -----------------------------------------------------------------------
@@ -160,7 +171,7 @@ def check_gpt_memory(config, vocab_size):
     parameters = 2 * vocab_size * d + context * d + layers * (4 * d * d + 4 * d + ffn + 4 * d)
     # what one step holds per token (saved for backward, and the gradients): per block ~48
     # arrays of width d, 6 of the inner width, 6 of the attention's (heads, T); 6 of the
-    # logits' width. The default GPT: 27 MB, where `microgradnorm memory` measures 28 MB
+    # logits' width. The default GPT: 27 MB, where `microgradnorm memory` measures 26 MB
     activations = tokens * (layers * (48 * d + 6 * hidden + 6 * heads * context)
                             + 6 * vocab_size)
     check_fits((4 * parameters + activations) * as_dtype(config.dtype).itemsize,

@@ -7,79 +7,30 @@ import math
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend, kernels
 from ..autograd import op_group
 from ..generator import default_generator
 from ..dtypes import check_number
+from ..kernels.reference import attention_dropout_kept
 from ..ops.base import constant, unbroadcast
 from ..tensor import Tensor
 from . import arguments
-from .softmax import softmax_with_logsumexp
 from .twin import FusedFunction, Input, Option, Twin
 
 __all__ = ["ATTENTION", "check_attention", "scaled_dot_product_attention"]
 
 
-def _scores(q, k, mask, is_causal, scale):
-    """q·kᵀ·scale with the mask applied: (..., L, S), a fresh array, so that the callers
-    (and this) work in place: every pass over L×S values counts here."""
-    xp = backend.array_module(q)
-    s = q @ xp.swapaxes(k, -1, -2)
-    s *= scale
-    if is_causal:
-        mask = xp.tril(xp.ones(s.shape[-2:], dtype=bool))   # top left aligned, as torch
-    if mask is None:
-        return s
-    if np.broadcast_shapes(s.shape, mask.shape) != s.shape:  # v's batch dims, not q·kᵀ's
-        return xp.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
-    if mask.dtype == bool:
-        xp.copyto(s, -np.inf, where=~mask)
-    else:
-        s += mask
-    return s
-
-
-def _softmax_in_place(s):
-    """(P, ℓ = log Σ exp (..., L, 1)) from the scores s, P written over s.
-    A row with nothing to attend to (every score -inf, ℓ = -inf) attends to nothing: zeros,
-    where the softmax would be 0/0, as torch's CPU attention does; +inf or NaN give NaN."""
-    p, lse = softmax_with_logsumexp(s, -1, scratch=True)
-    dead = lse == -np.inf
-    if dead.any():                                   # (L×S work only where a row is dead)
-        backend.array_module(s).copyto(p, 0, where=dead)
-    return p, lse
-
-
-def _probabilities(s, lse):
-    """P = exp(s - ℓ) in place of the scores s (backward's recomputation); dead rows 0."""
-    xp = backend.array_module(s)
-    with np.errstate(invalid="ignore", over="ignore"):
-        s -= lse
-        xp.exp(s, out=s)
-    dead = lse == -np.inf
-    if dead.any():
-        xp.copyto(s, 0, where=dead)
-    return s
-
-
-def _kept(seed, shape, dropout_p, xp):
-    """The dropout mask scaled by 1 / (1 - p), drawn again from ``seed`` whenever needed."""
-    keep = np.random.default_rng(seed).random(shape) >= dropout_p
-    return xp.asarray(keep / (1 - dropout_p))
-
-
 # ----- fused: one node, closed-form backward ----------------------------------------------
 class ScaledDotProductAttention(FusedFunction):
+    """The kernels' ``attention_forward`` and ``attention_backward`` (numba's blocked
+    online softmax by default where numba imports, ``kernels.reference`` the oracle)."""
     saved_names = ("query", "key", "value", "output", "logsumexp", "attn_mask")
 
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, seed):
-        qc, kc, vc, maskc = _upcast(q, k, v, mask)          # half precision: in float32
-        s = _scores(qc, kc, maskc, is_causal, scale)                       # (..., L, S)
-        p, lse = _softmax_in_place(s)                             # P (..., L, S), ℓ (..., L, 1)
-        if dropout_p:
-            p = p * _kept(seed, p.shape, dropout_p, backend.array_module(p)).astype(p.dtype)
-        out = (p @ vc).astype(q.dtype, copy=False)                         # (..., L, Ev)
+        ctx.kernels = kernels.for_array(q)
+        out, lse = ctx.kernels.attention_forward(q, k, v, mask, is_causal, scale,
+                                                 dropout_p, seed)         # (..., L, Ev)
         # Saved: the inputs (alive anyway), the output and one log-sum-exp per row; the
         # L×S probabilities and the dropout mask are recomputed in backward (the mask from
         # its seed), never kept.
@@ -90,34 +41,14 @@ class ScaledDotProductAttention(FusedFunction):
     @staticmethod
     def backward(ctx, dout):
         saved = ctx.saved                          # as given: their dtypes are the grads'
-        q, k, v, out, lse, mask = _upcast(*saved)
-        dout = dtypes.upcast_half(dout)
-        xp = backend.array_module(q)
-        p = _probabilities(_scores(q, k, mask, ctx.is_causal, ctx.scale), lse)
-        dp = dout @ xp.swapaxes(v, -1, -2)                                 # dL/d(dropped P)
-        if ctx.dropout_p:
-            kept = _kept(ctx.seed, p.shape, ctx.dropout_p, xp).astype(p.dtype)
-            dv = xp.swapaxes(p * kept, -1, -2) @ dout
-            dp = dp * kept
-        else:
-            dv = xp.swapaxes(p, -1, -2) @ dout
-        # dS = P∘(dP − rowsum(dO∘O)): rowsum(dO∘O) = rowsum(P∘dP), without P·dP's L×S
-        ds = dp
-        ds -= (dout * out).sum(axis=-1, keepdims=True)
-        ds *= p
-        dq = ds @ k
-        dq *= ctx.scale
-        dk = xp.swapaxes(ds, -1, -2) @ q
-        dk *= ctx.scale
-        dmask = (unbroadcast(ds, mask.shape).astype(saved[5].dtype, copy=False)
-                 if ctx.needs_input_grad[3] else None)
+        q, k, v, out, lse, mask = saved
+        dq, dk, dv, dmask = ctx.kernels.attention_backward(
+            dout, q, k, v, out, lse, mask, ctx.is_causal, ctx.scale, ctx.dropout_p, ctx.seed,
+            need_mask_grad=ctx.needs_input_grad[3])
+        if dmask is not None:
+            dmask = unbroadcast(dmask, mask.shape).astype(mask.dtype, copy=False)
         return tuple(unbroadcast(g, t.shape).astype(t.dtype, copy=False)
                      for g, t in zip((dq, dk, dv), saved[:3])) + (dmask,)
-
-
-def _upcast(*arrays):
-    # half precision to float32, as every fused node computes it; None and bool masks stay
-    return tuple(a if a is None else dtypes.upcast_half(a) for a in arrays)
 
 
 # ----- composite: the textbook graph ------------------------------------------------------
@@ -140,7 +71,8 @@ def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     if dead.any():
         probs = probs.masked_fill(dead, 0.0)
     if dropout_p:
-        probs = probs * _kept(seed, probs.shape, dropout_p, q.xp).astype(probs.dtype)
+        probs = probs * attention_dropout_kept(seed, probs.shape, dropout_p,
+                                               q.xp).astype(probs.dtype)
     return probs @ v
 
 

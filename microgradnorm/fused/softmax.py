@@ -6,6 +6,8 @@ import numpy as np
 
 from .. import backend, dtypes, ops
 from ..autograd import op_group
+from ..kernels import for_array
+from ..kernels.reference import logsumexp, softmax_with_logsumexp  # (re-exported)
 from ..ops.base import LAST_DIM, normalize_axis
 from . import arguments
 from .twin import FusedFunction, Input, Twin
@@ -14,85 +16,40 @@ __all__ = ["CROSS_ENTROPY", "LOG_SOFTMAX", "SOFTMAX", "cross_entropy_rows", "log
            "logsumexp", "softmax", "softmax_with_logsumexp"]
 
 
-def _shifted_exponentials(x, axis, scratch=False):
-    """(e = exp(x - m), Σ e over ``axis`` (kept), m): m is the max over ``axis``, or 0 for a
-    row of -inf (-inf - -inf would be NaN). ``scratch``: x is the caller's own temporary
-    and becomes e. x is not empty along ``axis``."""
-    xp = backend.array_module(x)
-    top = x.max(axis=axis, keepdims=True)
-    top = xp.where(top == -np.inf, 0, top)
-    with np.errstate(invalid="ignore", over="ignore"):
-        if scratch:
-            x -= top
-        else:
-            x = xp.asarray(x - top)                  # (0-d: an array still, for out=)
-        xp.exp(x, out=x)
-    return x, x.sum(axis=axis, keepdims=True), top
-
-
-def logsumexp(x, axis):
-    """log Σ exp(x) over ``axis`` (kept), shifted by the max; a row of -inf gives -inf, a
-    row holding +inf or NaN gives NaN (as in torch, the whole row's softmax is NaN)."""
-    xp = backend.array_module(x)
-    if x.ndim and x.shape[axis] == 0:                # log of an empty sum
-        return xp.full(x.shape[:axis] + (1,) + x.shape[axis:][1:], -np.inf, x.dtype)
-    _, total, top = _shifted_exponentials(x, axis)
-    with np.errstate(divide="ignore"):
-        return top + xp.log(total)
-
-
-def softmax_with_logsumexp(x, axis, scratch=False):
-    """(softmax(x), log Σ exp(x)) over ``axis`` (kept in the second), with one exp: the
-    max-shifted exponentials divided by their sum. ``scratch``: x is the caller's own
-    temporary, overwritten by the softmax. A row of -inf gives NaN (0/0) and -inf; a row
-    holding +inf or NaN gives NaN, as in torch."""
-    xp = backend.array_module(x)
-    if not x.ndim or x.shape[axis] == 0:
-        lse = logsumexp(x, axis)
-        with np.errstate(invalid="ignore"):
-            return xp.exp(x - lse), lse
-    e, total, top = _shifted_exponentials(x, axis, scratch)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e /= total
-        return e, top + xp.log(total)
-
-
 # ----- fused: one node each, closed-form backward ----------------------------------------
 class Softmax(FusedFunction):
+    """The kernels' ``softmax_forward`` and ``softmax_backward`` (numba's compiled rows by
+    default where numba imports, ``kernels.reference`` the oracle)."""
     saved_names = ("output",)
 
     @staticmethod
     def forward(ctx, x, axis):
-        xa = dtypes.upcast_half(x)                   # a copy for half precision: scratch
-        y, _ = softmax_with_logsumexp(xa, axis, scratch=xa is not x)
-        ctx.axis = axis
-        y = y.astype(x.dtype, copy=False)
+        ctx.axis, ctx.kernels = axis, for_array(x)
+        y = ctx.kernels.softmax_forward(x, axis)
         ctx.save_for_backward(y)                     # y·(g − Σ g·y) reads y alone
         return y
 
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved
-        return y * (g - (g * y).sum(axis=ctx.axis, keepdims=True))
+        return ctx.kernels.softmax_backward(g, y, ctx.axis)
 
 
 class LogSoftmax(FusedFunction):
+    """The kernels' ``log_softmax_forward`` and ``log_softmax_backward``."""
     saved_names = ("output",)
 
     @staticmethod
     def forward(ctx, x, axis):
-        with np.errstate(invalid="ignore", over="ignore"):
-            xa = dtypes.upcast_half(x)
-            y = (xa - logsumexp(xa, axis)).astype(x.dtype, copy=False)
-        ctx.axis = axis
+        ctx.axis, ctx.kernels = axis, for_array(x)
+        y = ctx.kernels.log_softmax_forward(x, axis)
         ctx.save_for_backward(y)                     # g − exp(y)·Σ g reads y alone
         return y
 
     @staticmethod
     def backward(ctx, g):
         (y,) = ctx.saved
-        xp = backend.array_module(y)
-        return g - xp.exp(y) * g.sum(axis=ctx.axis, keepdims=True)
+        return ctx.kernels.log_softmax_backward(g, y, ctx.axis)
 
 
 class CrossEntropy(FusedFunction):
@@ -104,7 +61,7 @@ class CrossEntropy(FusedFunction):
     @staticmethod
     def forward(ctx, logits, target, ignore_index, reduction):
         xp = backend.array_module(logits)
-        lse = logsumexp(dtypes.upcast_half(logits), 1)              # (N, 1)
+        lse = for_array(logits).logsumexp(dtypes.upcast_half(logits), 1)    # (N, 1)
         keep = target != ignore_index
         picked = logits[xp.arange(len(target)), xp.where(keep, target, 0)]
         with np.errstate(invalid="ignore"):

@@ -1,113 +1,119 @@
 """The numba CPU kernels: the row-norm functions of ``kernels.reference``, same names and
 signatures, compiled with numba for float32 and float64 NumPy arrays. The default CPU
 kernels where numba imports (``kernels.default_cpu_kernels``); tested against the reference.
+GELU's and the softmax rows' kernels are ``numba_activations``', imported at the end;
+``numba_jit`` holds how both modules compile (``_jit``, the fastmath flags).
 
 One loop nest visits a row: its reductions while the row is in cache, then the write, so
 main memory sees each input read once and each output written once. C-contiguous float32
 and float64 rows with parameters of x's dtype run compiled, one thread; everything else
 (half precision, mixed dtypes, views, empty arrays) is ``blocked``'s, exactly, and
-BatchNorm the reference's. Sums accumulate in float64; the loops use fastmath without
-"nnan"/"ninf", so NaN and inf propagate; each kernel compiles on its first call and is
-cached on disk. docs/benchmarks.md ("The norm kernels") gives the numerics and timings.
+BatchNorm the reference's. The row norms' sums add blocks of SUM_BLOCK elements in x's
+dtype and the blocks' sums in float64 (the other norms' sums are float64 throughout); the
+loops use fastmath without "nnan"/"ninf", so NaN and inf propagate; each kernel compiles
+on its first call and is cached on disk. docs/benchmarks.md ("The norm kernels") gives the
+numerics and timings.
 """
 
-import math
-import warnings
-
+import numba
 import numpy as np
 
 from . import blocked, reference
-
-try:
-    import numba
-except ImportError as error:          # the selection API turns this into its own message
-    raise ImportError('the numba CPU kernels need numba: pip install "microgradnorm[numba]"'
-                      ) from error
-
-# never "nnan" or "ninf"; nor "arcp": a row's few divisions by D must round as IEEE's, so
-# that a constant row's mean correction and variance come out exactly 0 (no loop divides)
-FASTMATH = {"reassoc", "contract", "nsz"}
-DTYPES = (np.dtype(np.float32), np.dtype(np.float64))           # what the kernels take
-
-
-# error_model "numpy": a float division by zero is IEEE's (1/0 = inf, 0/0 = NaN), as in
-# the reference, not numba's default Python ZeroDivisionError (eps = 0 on a constant row).
-OPTIONS = {"fastmath": FASTMATH, "error_model": "numpy"}
-
-
-def _jit(function):
-    """numba.njit with the options above, cached on disk where a cache directory is
-    writable (numba raises at decoration time when none is); a cache file that cannot be
-    read is dropped and the kernel compiled afresh (``_recover_from_a_bad_cache``)."""
-    try:
-        dispatcher = numba.njit(cache=True, **OPTIONS)(function)
-    except RuntimeError:
-        return numba.njit(**OPTIONS)(function)
-    _recover_from_a_bad_cache(dispatcher)
-    return dispatcher
-
-
-def _recover_from_a_bad_cache(dispatcher):
-    # A corrupt or truncated cache file makes numba's load raise on every call of the
-    # kernel; read as a cache miss instead (numba then compiles and writes a fresh entry),
-    # with one warning. numba's cache object is internal: without it, nothing is changed.
-    cache = getattr(dispatcher, "_cache", None)
-    load = getattr(cache, "load_overload", None)
-    if load is None:
-        return
-
-    def load_or_recompile(*args, **kwargs):
-        try:
-            return load(*args, **kwargs)
-        except Exception as error:          # what a damaged file raises varies: any of them
-            warnings.warn(f"numba's on-disk cache of {dispatcher.__name__} could not be read "
-                          f"({type(error).__name__}: {error}); compiling it afresh",
-                          RuntimeWarning, stacklevel=2)
-            try:
-                cache.flush()               # the index goes; the fresh compile writes anew
-            except OSError:
-                pass
-            return None
-    cache.load_overload = load_or_recompile
+from .numba_jit import DTYPES, OPTIONS, _jit
 
 
 # ----- the compiled loops -------------------------------------------------------------------
-# Arguments are C-contiguous arrays of one dtype; a parameter that is None arrives as an
-# empty array with its has_* flag False (one compiled version serves every combination).
-# Statistics arrays (mean, rstd) have x's dtype. s (the residual sum) is written only when
-# has_residual; otherwise residual and s are empty.
+# Arguments are C-contiguous arrays of one dtype; a weight or bias that is None arrives as
+# an empty array with its has_* flag False (one compiled version serves those). residual,
+# ds and the backward's column sums are None or arrays, numba's compile-time constants:
+# a kernel compiles a version for each that a call uses, and a version without one has no
+# trace of it (tested as a flag, the residual's branch cost 30% at (1024, 64); the column
+# terms formed and dropped, 15% of a float64 backward without weight or bias gradient).
+# Statistics arrays (mean, rstd) have x's dtype.
+#
+# Row sums add SUM_BLOCK elements at a time in x's dtype, vectorized (float32 fills twice
+# the lanes float64 does; PyTorch's float32 kernel accumulates in float32 throughout), and
+# those partial sums in float64: a float32 row of any length errs as a sum of SUM_BLOCK
+# elements does, about 1 ulp. Each block is a slice, so LLVM sees indices >= 0 and
+# vectorizes (a loop over range(start, stop) of the row itself ran unvectorized, 3x slower).
+# The helpers are inlined into the loops (as calls, (1024, 64) took 30% longer).
+SUM_BLOCK = 256
+_inline = numba.njit(inline="always", **OPTIONS)
+
+
+@_inline
+def _sum(row):
+    """Σ row as a float64, in partial sums of SUM_BLOCK elements in row's dtype."""
+    total = 0.0
+    for start in range(0, row.size, SUM_BLOCK):
+        block = row[start:start + SUM_BLOCK]
+        part = row.dtype.type(0)
+        for j in range(block.size):
+            part += block[j]
+        total += part
+    return total
+
+
+@_inline
+def _add_and_sum(x_row, residual_row, s_row):
+    """s = x + residual written into s_row (in x's dtype); returns Σ s as ``_sum``."""
+    total = 0.0
+    for start in range(0, x_row.size, SUM_BLOCK):
+        stop = start + SUM_BLOCK
+        x_block, r_block, s_block = x_row[start:stop], residual_row[start:stop], s_row[start:stop]
+        part = x_row.dtype.type(0)
+        for j in range(x_block.size):
+            value = x_block[j] + r_block[j]
+            s_block[j] = value
+            part += value
+        total += part
+    return total
+
+
+@_inline
+def _centred_sums(row, centre):
+    """(Σ (row - centre)², Σ (row - centre)) as float64s, ``centre`` in row's dtype: near
+    the mean each difference is exact (Sterbenz), so a mean far from 0 costs no accuracy,
+    where the one-pass Σx²/D - (Σx/D)² loses it all."""
+    square, drift = 0.0, 0.0
+    for start in range(0, row.size, SUM_BLOCK):
+        block = row[start:start + SUM_BLOCK]
+        square_part, drift_part = row.dtype.type(0), row.dtype.type(0)
+        for j in range(block.size):
+            centred = block[j] - centre
+            square_part += centred * centred
+            drift_part += centred
+        square += square_part
+        drift += drift_part
+    return square, drift
+
 
 @_jit
-def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bias, eps,
-                     subtract_mean, y, s, mean, rstd):
-    """LayerNorm (subtract_mean) or RMSNorm rows of x, or of s = x + residual.
+def _layer_norm_rows(x, residual, weight, has_weight, bias, has_bias, eps, subtract_mean, y,
+                     s, mean, rstd):
+    """LayerNorm (subtract_mean) or RMSNorm rows of x, or of s = x + residual (residual
+    not None: s is written), in two passes and a write (RMSNorm: m = 0, no drift):
+
+        m = Σx / D (in x's dtype),   c = x - m,   drift = Σc / D
+        mean = m + drift,   var = Σc² / D - drift²,   rstd = 1 / sqrt(var + eps)
+        y = (x - mean)·rstd·w + b
+
+    mean is the reference's corrected mean, and var the centred sum of squares about it.
 
     Passes. Main memory: x read once, y written once (+ residual read, s written once).
-    Per row, in cache: LayerNorm 3 — row sum (forming s on the way), centred square and
-    plain sums (the mean's correction step), write y; RMSNorm 2 — square sum, write y
-    (+ 1 forming s)."""
+    Per row, in cache: 3 — the sum (forming s on the way), the centred sums, the write of
+    y; RMSNorm 2 (+ 1 forming s)."""
     rows, size = x.shape
     for i in range(rows):
-        row = x[i]
-        total = 0.0                                     # float64 accumulators
-        if has_residual:
-            row, x_row, residual_row = s[i], x[i], residual[i]
-            for j in range(size):
-                value = x_row[j] + residual_row[j]      # s in x's dtype, as x + residual
-                row[j] = value
-                total += value
-        elif subtract_mean:
-            for j in range(size):
-                total += row[j]
-        m = total / size if subtract_mean else 0.0
-        square, drift = 0.0, 0.0
-        for j in range(size):
-            centred = row[j] - m
-            square += centred * centred
-            drift += centred
+        if residual is None:
+            row = x[i]
+            total = _sum(row) if subtract_mean else 0.0
+        else:
+            row = s[i]
+            total = _add_and_sum(x[i], residual[i], row)
+        m = x.dtype.type(total / size) if subtract_mean else x.dtype.type(0)
+        square, drift = _centred_sums(row, m)
         drift = drift / size if subtract_mean and np.isfinite(drift) else 0.0
-        # the mean's correction step (reference.corrected_mean), and the variance about the
-        # corrected mean: mean((x - m)²) - drift²
         mean[i] = m + drift
         variance = max(square / size - drift * drift, 0.0)             # >= 0 as rounded
         rstd[i] = 1.0 / np.sqrt(variance + eps)         # eps inside the sqrt
@@ -127,64 +133,71 @@ def _layer_norm_rows(x, residual, has_residual, weight, has_weight, bias, has_bi
                 y_row[j] = (row[j] - row_mean) * row_rstd
 
 
+@_inline
+def _gradient_sums(dy_row, weight, x_row, mean):
+    """(Σ g, Σ g·(x - mean)) as float64s, g = dy·w, in partial sums as ``_sum``'s."""
+    sum_g, sum_g_centred = 0.0, 0.0
+    for start in range(0, x_row.size, SUM_BLOCK):
+        stop = start + SUM_BLOCK
+        dy_block, w_block, x_block = dy_row[start:stop], weight[start:stop], x_row[start:stop]
+        g_part, g_centred_part = x_row.dtype.type(0), x_row.dtype.type(0)
+        for j in range(x_block.size):
+            g = dy_block[j] * w_block[j]
+            g_part += g
+            g_centred_part += g * (x_block[j] - mean)
+        sum_g += g_part
+        sum_g_centred += g_centred_part
+    return sum_g, sum_g_centred
+
+
 COLUMN_BLOCK = 32     # rows whose dweight / dbias terms add up in x's dtype before float64
 
 
 @_jit
-def _layer_norm_rows_backward(dy, ds, has_ds, x, weight, mean, rstd, dx, dweight_sum,
-                              dbias_sum, dweight_part, dbias_part, need_column_sums,
+def _layer_norm_rows_backward(dy, ds, x, weight, mean, rstd, dx, column_sums, column_parts,
                               subtract_mean):
     """Closed-form backward of LayerNorm (subtract_mean) or RMSNorm rows (mean all zeros),
     with x̂ = (x - mean)·rstd and g = dy·w (w all ones when there is no weight: exact):
 
-        dx = rstd · (g - mean(g) - x̂ · mean(g·x̂))   (+ ds; RMSNorm has no mean(g) term)
+        dx = rstd · (g - mean(g) - x̂ · mean(g·x̂))   (+ ds unless None; RMSNorm has no
+        mean(g·x̂) = rstd · Σ g·(x - mean) / D        mean(g) term; x̂ leaves the row sum)
 
-    and, when need_column_sums, Σ dy·x̂ and Σ dy over rows added into dweight_sum and
-    dbias_sum (float64, (D,)): through dweight_part and dbias_part ((D,), x's dtype, zero
-    on entry), which collect COLUMN_BLOCK rows' terms and are then added to the float64
-    sums. Measured at (4096, 1024) float32, one thread: 3.0 ms for the kernel this way,
-    4.8 ms adding every row into the float64 sums (twice the bytes, a conversion each).
+    and, unless column_sums is None (no weight, no bias gradient), Σ dy·x̂ and Σ dy over
+    rows added into column_sums ((2, D) float64: dweight's, then dbias's) through
+    column_parts ((2, D) in x's dtype, zero on entry), which collect COLUMN_BLOCK rows'
+    terms, vectorized, before each float64 addition.
 
     Passes. Main memory: x and dy read once, dx written once (+ ds read). Per row, in
-    cache: 2 — the sums (row: g, g·x̂; column: dy·x̂, dy), then the write of dx (+ ds);
-    every COLUMN_BLOCK rows one more over the (D,) partial sums."""
+    cache: 2 — the row sums Σg, Σg·(x - mean); then dx with the column terms dy·x̂, dy
+    (+ 1 adding ds); every COLUMN_BLOCK rows one more over the (2, D) partial sums."""
     rows, size = x.shape
     for i in range(rows):
         xi, dyi, dxi = x[i], dy[i], dx[i]
         mi, ri = mean[i], rstd[i]
-        sum_g = 0.0                                     # float64 accumulators
-        sum_g_xhat = 0.0
-        if need_column_sums:
-            for j in range(size):
-                xhat = (xi[j] - mi) * ri
-                g = dyi[j] * weight[j]
-                sum_g += g
-                sum_g_xhat += g * xhat
-                dweight_part[j] += dyi[j] * xhat
-                dbias_part[j] += dyi[j]
-            if (i + 1) % COLUMN_BLOCK == 0 or i == rows - 1:
-                for j in range(size):
-                    dweight_sum[j] += dweight_part[j]
-                    dbias_sum[j] += dbias_part[j]
-                    dweight_part[j] = 0
-                    dbias_part[j] = 0
-        else:
-            for j in range(size):
-                xhat = (xi[j] - mi) * ri
-                g = dyi[j] * weight[j]
-                sum_g += g
-                sum_g_xhat += g * xhat
+        sum_g, sum_g_centred = _gradient_sums(dyi, weight, xi, mi)
         mean_g = x.dtype.type(sum_g / size) if subtract_mean else x.dtype.type(0)
-        mean_g_xhat = x.dtype.type(sum_g_xhat / size)   # rounded to x's dtype
-        if has_ds:
-            dsi = ds[i]
-            for j in range(size):
-                xhat = (xi[j] - mi) * ri
-                dxi[j] = ri * (dyi[j] * weight[j] - mean_g - xhat * mean_g_xhat) + dsi[j]
-        else:
+        mean_g_xhat = x.dtype.type(sum_g_centred * ri / size)     # rounded to x's dtype
+        if column_sums is None:
             for j in range(size):
                 xhat = (xi[j] - mi) * ri
                 dxi[j] = ri * (dyi[j] * weight[j] - mean_g - xhat * mean_g_xhat)
+        else:
+            dweight_part, dbias_part = column_parts[0], column_parts[1]
+            for j in range(size):
+                xhat = (xi[j] - mi) * ri
+                dxi[j] = ri * (dyi[j] * weight[j] - mean_g - xhat * mean_g_xhat)
+                dweight_part[j] += dyi[j] * xhat
+                dbias_part[j] += dyi[j]
+        if ds is not None:
+            dsi = ds[i]
+            for j in range(size):
+                dxi[j] += dsi[j]
+        if column_sums is not None:
+            if (i + 1) % COLUMN_BLOCK == 0 or i == rows - 1:
+                for k in range(2):
+                    for j in range(size):
+                        column_sums[k, j] += column_parts[k, j]
+                        column_parts[k, j] = 0
 
 
 # ----- which calls the kernels take ---------------------------------------------------------
@@ -193,14 +206,21 @@ def _takes(x, rows=(), columns=(), stats=()):
     NumPy array (M, D) with rows and columns, and every other array is C-contiguous NumPy
     of x's dtype and of the shape the loops index without bounds checks: ``rows`` (dy, ds,
     residual) (M, D), ``columns`` (weight, bias) (D,) or None, ``stats`` (mean, rstd)
-    (M,)."""
-    if type(x) is not np.ndarray or x.ndim != 2 or x.dtype not in DTYPES or 0 in x.shape:
+    (M,). Loops, not all() over generators, which took twice as long: a fifth of a
+    kernel call at (64, 64)."""
+    if (type(x) is not np.ndarray or x.dtype not in DTYPES or x.ndim != 2 or not x.size
+            or not x.flags.c_contiguous):
         return False
-    if not x.flags.c_contiguous:
-        return False
-    return (all(_like(a, x, x.shape) for a in rows)
-            and all(a is None or _like(a, x, x.shape[1:]) for a in columns)
-            and all(_like(a, x, x.shape[:1]) for a in stats))
+    for array in rows:
+        if not _like(array, x, x.shape):
+            return False
+    for array in columns:
+        if array is not None and not _like(array, x, x.shape[1:]):
+            return False
+    for array in stats:
+        if not _like(array, x, x.shape[:1]):
+            return False
+    return True
 
 
 def _like(array, x, shape):
@@ -212,32 +232,36 @@ def _or_empty(array, dtype):
     return np.empty(0, dtype) if array is None else array
 
 
+# What the loops get for a weight or bias that is None: an empty array, made once per dtype
+# and shared (no loop reads or writes an element of it).
+_EMPTY = {dtype: np.empty(0, dtype) for dtype in DTYPES}
+
+
 def _forward(x, residual, weight, bias, eps, subtract_mean):
     y = np.empty_like(x)                                            # (M, D)
-    s = np.empty_like(x) if residual is not None else np.empty((0, 0), x.dtype)
+    s = None if residual is None else np.empty_like(x)              # (M, D)
     mean, rstd = np.empty(x.shape[0], x.dtype), np.empty(x.shape[0], x.dtype)   # (M,)
-    _layer_norm_rows(x, _or_empty(residual, x.dtype).reshape(-1, x.shape[1]),
-                     residual is not None, _or_empty(weight, x.dtype), weight is not None,
-                     _or_empty(bias, x.dtype), bias is not None, float(eps), subtract_mean,
-                     y, s, mean, rstd)
-    return y, (s if residual is not None else None), mean, rstd
+    empty = _EMPTY[x.dtype]
+    _layer_norm_rows(x, residual, empty if weight is None else weight, weight is not None,
+                     empty if bias is None else bias, bias is not None, float(eps),
+                     subtract_mean, y, s, mean, rstd)
+    return y, s, mean, rstd
 
 
 def _backward(dy, ds, x, weight, mean, rstd, need_bias_grad):
     """dx (M, D), dweight (D,) or None, dbias (D,) or None; mean None for RMSNorm."""
     rows, size = x.shape
     dx = np.empty_like(x)                                           # (M, D)
-    need_sums = weight is not None or need_bias_grad
-    dweight_sum = np.zeros(size if need_sums else 0)                # (D,) float64
-    dbias_sum = np.zeros(size if need_sums else 0)                  # (D,) float64
-    dweight_part, dbias_part = np.zeros((2, size if need_sums else 0), x.dtype)  # (D,) each
+    column_sums = column_parts = None
+    if weight is not None or need_bias_grad:
+        column_sums = np.zeros((2, size))                   # (2, D) float64: dweight, dbias
+        column_parts = np.zeros((2, size), x.dtype)         # (2, D) in x's dtype
     _layer_norm_rows_backward(
-        dy, _or_empty(ds, x.dtype).reshape(-1, size), ds is not None, x,
-        np.ones(size, x.dtype) if weight is None else weight,
-        np.zeros(rows, x.dtype) if mean is None else mean, rstd, dx, dweight_sum,
-        dbias_sum, dweight_part, dbias_part, need_sums, mean is not None)
-    dweight = None if weight is None else dweight_sum.astype(weight.dtype)
-    dbias = dbias_sum.astype(dy.dtype) if need_bias_grad else None
+        dy, ds, x, np.ones(size, x.dtype) if weight is None else weight,
+        np.zeros(rows, x.dtype) if mean is None else mean, rstd, dx, column_sums,
+        column_parts, mean is not None)
+    dweight = None if weight is None else column_sums[0].astype(weight.dtype)
+    dbias = column_sums[1].astype(dy.dtype) if need_bias_grad else None
     return dx, dweight, dbias
 
 
@@ -545,119 +569,9 @@ def group_norm_backward(dy, x, num_groups, weight, mean, rstd, training, need_bi
             dbias.astype(dy.dtype) if need_bias_grad else None)
 
 
-# ----- GELU ---------------------------------------------------------------------------------
-# One pass over x: float64 calls libm's erf (1 ulp), as PyTorch's float64 does; its exp is
-# NumPy's, vectorized, in a pass before.
-# float32 evaluates erf(a) and exp(-a²), a = |x|/√2, in float64 from Chebyshev fits
-# (mpmath.chebyfit; absolute error 3e-11 below a = 1, 4.5e-9 on [1, 4.5]; erf = 1 and
-# exp(-a²) = 0 beyond, where they round so in float32), branch-free, so that LLVM
-# vectorizes the loop: a libm call per element would not be. docs/precision.md has the sweep.
-_ERF_SPLIT, _ERF_END, _LARGE_CENTRE = 1.0, 4.5, 2.75
-_ERF_SMALL = (
-    -9.667044571486996e-06, 0.00011265959025606609, -0.0008484080405535107,
-    0.005221031807858023, -0.026865430727670243, 0.11283782495236845, -0.3761263846802871,
-    1.1283791670615435)
-_EXP_SMALL = (
-    -1.6809574666893228e-06, 2.2712018553190002e-05, -0.0001960607573055264,
-    0.001387259323546384, -0.00833262793507081, 0.041666479747328955, -0.1666666381146535,
-    0.4999999977794092, -0.9999999999328697, 0.9999999999996645)
-_ERF_LARGE = (
-    1.884743207129471e-10, 4.841208718087098e-08, -1.6620840878170786e-07,
-    -5.31373428303455e-07, 3.1630158410454224e-06, -2.3069639056776843e-06,
-    -1.6652452282847834e-05, 5.725940667868702e-05, -7.03985230503463e-05,
-    -9.142342716853058e-05, 0.0006455623303582112, -0.0016558879037539133,
-    0.0027559489067717985, -0.0032585434523869777, 0.0027603727070825007,
-    -0.0016122130527193895, 0.0005862775490156201, 0.9998993771443828)
-_EXP_LARGE = (
-    -8.090265382874184e-08, 3.569444034937828e-08, 1.6790724855785355e-06,
-    -2.588750834683246e-06, -1.1588634602289093e-05, 3.821302709204271e-05,
-    -1.1249484958569162e-05, -0.00016662949055213776, 0.0004874289567748187,
-    -0.0005557675733753784, -0.0006311596182464195, 0.0040006672896495885,
-    -0.008812572238322795, 0.012213436012748421, -0.011549717121924171, 0.007338756232650735,
-    -0.002857660656333577, 0.0005195791372144321)
-
-
-def _horner(coefficients):
-    """A compiled t -> c0·tⁿ + … + cn with the coefficients written into its code, so that
-    LLVM sees straight-line arithmetic to vectorize (numba loops over a tuple instead)."""
-    steps = "".join(f"    r = r * t + {c!r}\n" for c in coefficients[1:])
-    namespace = {}
-    exec(f"def horner(t):\n    r = {coefficients[0]!r}\n{steps}    return r\n", namespace)
-    return numba.njit(inline="always", **OPTIONS)(namespace["horner"])
-
-
-_erf_small, _exp_small, _erf_large, _exp_large = map(
-    _horner, (_ERF_SMALL, _EXP_SMALL, _ERF_LARGE, _EXP_LARGE))
-
-
-@numba.njit(inline="always", **OPTIONS)
-def _erf_and_gaussian(v):
-    """(erf(|v|/√2), exp(-v²/2)) for float32 data, to float32's accuracy (above)."""
-    a = abs(v) * reference.SQRT_HALF
-    t = min(a, _ERF_END) - _LARGE_CENTRE
-    small = a < _ERF_SPLIT
-    e = a * _erf_small(a * a) if small else _erf_large(t)
-    p = _exp_small(a * a) if small else _exp_large(t)
-    return (1.0 if a > _ERF_END else e), (0.0 if a > _ERF_END else p)
-
-
-@_jit
-def _gelu_float32(x, y):
-    for i in range(x.size):
-        v = np.float64(x[i])
-        e = math.copysign(_erf_and_gaussian(v)[0], v)
-        y[i] = 0.5 * v * (1.0 + e)
-
-
-@_jit
-def _gelu_float32_backward(x, dy, dx):
-    for i in range(x.size):
-        v = np.float64(x[i])
-        e, p = _erf_and_gaussian(v)
-        dx[i] = dy[i] * (0.5 * (1.0 + math.copysign(e, v)) + v * (reference.INV_SQRT_2PI * p))
-
-
-@_jit
-def _gelu_float64(x, y):
-    for i in range(x.size):
-        y[i] = 0.5 * x[i] * (1.0 + math.erf(x[i] * reference.SQRT_HALF))
-
-
-@_jit
-def _gelu_float64_backward(x, gaussian, dy, dx):
-    for i in range(x.size):
-        v = x[i]
-        dx[i] = dy[i] * (0.5 * (1.0 + math.erf(v * reference.SQRT_HALF))
-                         + v * (reference.INV_SQRT_2PI * gaussian[i]))
-
-
-def _gelu_takes(*arrays):
-    return all(type(a) is np.ndarray and a.dtype in DTYPES and a.dtype == arrays[0].dtype
-               and a.shape == arrays[0].shape and a.flags.c_contiguous for a in arrays)
-
-
-def gelu_forward(x, approximate="none"):
-    """As ``reference.gelu_forward``: y in x's dtype. The tanh form is NumPy's (its tanh is
-    vectorized; libm's, called per element here, is 5-14x slower)."""
-    if approximate == "tanh" or not _gelu_takes(x):
-        return blocked.gelu_forward(x, approximate)
-    y = np.empty_like(x)
-    (_gelu_float32 if x.dtype == np.float32 else _gelu_float64)(x.reshape(-1), y.reshape(-1))
-    return y
-
-
-def gelu_backward(dy, x, approximate="none"):
-    """As ``reference.gelu_backward``: dx in dy's dtype."""
-    if approximate == "tanh" or not _gelu_takes(x, dy):
-        return blocked.gelu_backward(dy, x, approximate)
-    dx = np.empty_like(dy)
-    if x.dtype == np.float32:
-        _gelu_float32_backward(x.reshape(-1), dy.reshape(-1), dx.reshape(-1))
-        return dx
-    flat = x.reshape(-1)                # (0-d: an array still)
-    with np.errstate(over="ignore"):    # |x| > 1e154: x² = inf, exp(-inf) = 0
-        gaussian = np.multiply(flat, flat)  # exp(-x²/2) by NumPy's vectorized exp: libm's,
-        gaussian *= -0.5                    # per element in the loop, took 0.6 ms more of
-        np.exp(gaussian, out=gaussian)      # 2.1 at 16 x 64 x 256
-    _gelu_float64_backward(flat, gaussian, dy.reshape(-1), dx.reshape(-1))
-    return dx
+# The activations' kernels, compiled in numba_activations: names of this module too
+from .numba_activations import gelu_backward, gelu_forward  # noqa: E402, F401
+from .numba_activations import log_softmax_backward, log_softmax_forward  # noqa: E402, F401
+from .numba_activations import logsumexp  # noqa: E402, F401
+from .numba_activations import softmax_backward, softmax_forward  # noqa: E402, F401
+from .numba_attention import attention_forward, attention_backward  # noqa: E402,F401

@@ -1,5 +1,6 @@
-"""The reference kernels: every fused norm's forward and closed-form backward, and GELU's,
-on arrays, written as the formulas of docs/derivations.md, one NumPy expression per formula.
+"""The reference kernels: every fused norm's forward and closed-form backward, GELU's and
+softmax's / log_softmax's over rows, on arrays, written as the formulas of
+docs/derivations.md, one NumPy expression per formula.
 
 This is the oracle: the blocked NumPy kernels (``blocked``, the CPU default), the numba
 kernels (``numba_cpu``) and the CUDA kernels (``cuda``) are tested against it. It runs on
@@ -42,8 +43,10 @@ __all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forw
            "batch_norm_forward", "batch_norm_statistics", "dyt_backward", "dyt_forward",
            "effective_weight", "gelu_backward", "gelu_forward", "group_norm_backward",
            "group_norm_forward", "group_norm_statistics", "layer_norm_backward",
-           "layer_norm_forward", "rms_norm_backward", "rms_norm_forward", "rms_weighted",
-           "rounds_before_weight", "update_running_stats", "weight_dtype_for"]
+           "layer_norm_forward", "log_softmax_backward", "log_softmax_forward",
+           "logsumexp", "rms_norm_backward", "rms_norm_forward", "rms_weighted",
+           "rounds_before_weight", "softmax_backward", "softmax_forward",
+           "softmax_with_logsumexp", "update_running_stats", "weight_dtype_for"]
 
 
 def fallback(module_name):
@@ -344,6 +347,83 @@ def _channel_affine(xhat, weight, bias):
     return xhat
 
 
+# ----- softmax and log_softmax over rows (derivations §10) ---------------------------------
+# A row is x's values along ``axis`` (kept in every sum: (..., 1, ...)). The max m shifts the
+# row (exp never overflows); a row of -inf is shifted by 0 instead (-inf - -inf is NaN), so
+# its softmax is 0/0 = NaN and its logsumexp -inf; a row holding +inf or NaN is NaN, as in
+# torch. Half precision is computed in float32, the result cast back to x's dtype.
+def _shifted_exponentials(x, axis, scratch=False):
+    """(e = exp(x - m), Σ e over ``axis`` (kept), m): m is the max over ``axis``, or 0 for a
+    row of -inf. ``scratch``: x is the caller's own temporary and becomes e. x is not empty
+    along ``axis``."""
+    xp = array_module(x)
+    top = x.max(axis=axis, keepdims=True)                   # m (..., 1, ...)
+    top = xp.where(top == -np.inf, 0, top)
+    with np.errstate(invalid="ignore", over="ignore"):
+        if scratch:
+            x -= top
+        else:
+            x = xp.asarray(x - top)                  # (0-d: an array still, for out=)
+        xp.exp(x, out=x)
+    return x, x.sum(axis=axis, keepdims=True), top
+
+
+def logsumexp(x, axis):
+    """ℓ = m + log Σ exp(x - m) over ``axis`` (kept), m the max: a row of -inf (and an
+    empty row) gives -inf, a row holding +inf or NaN gives NaN."""
+    xp = array_module(x)
+    if x.ndim and x.shape[axis] == 0:                # log of an empty sum
+        return xp.full(x.shape[:axis] + (1,) + x.shape[axis:][1:], -np.inf, x.dtype)
+    _, total, top = _shifted_exponentials(x, axis)
+    with np.errstate(divide="ignore"):
+        return top + xp.log(total)
+
+
+def softmax_with_logsumexp(x, axis, scratch=False):
+    """(softmax(x), ℓ) over ``axis`` (ℓ kept), with one exp: the max-shifted exponentials
+    divided by their sum. ``scratch``: x is the caller's own temporary, overwritten by the
+    softmax. A row of -inf gives NaN (0/0) and -inf; a row holding +inf or NaN gives NaN."""
+    xp = array_module(x)
+    if not x.ndim or x.shape[axis] == 0:
+        lse = logsumexp(x, axis)
+        with np.errstate(invalid="ignore"):
+            return xp.exp(x - lse), lse
+    e, total, top = _shifted_exponentials(x, axis, scratch)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e /= total
+        return e, top + xp.log(total)
+
+
+def softmax_forward(x, axis):
+    """y = exp(x - m) / Σ exp(x - m) along ``axis``, m the row's max.
+
+    Returns y, x's shape and dtype (half precision computed in float32)."""
+    xa = upcast_half(x)                              # a copy for half precision: scratch
+    y, _ = softmax_with_logsumexp(xa, axis, scratch=xa is not x)
+    return y.astype(x.dtype, copy=False)
+
+
+def softmax_backward(g, y, axis):
+    """dx = y·(g - Σ g·y) along ``axis``: the softmax's Jacobian diag(y) - y yᵀ applied to
+    g, reading the output y alone. Returns dx in the dtype of g·y."""
+    return y * (g - (g * y).sum(axis=axis, keepdims=True))         # (..., 1, ...) sum
+
+
+def log_softmax_forward(x, axis):
+    """y = x - ℓ along ``axis``, ℓ = m + log Σ exp(x - m).
+
+    Returns y, x's shape and dtype (half precision computed in float32)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        xa = upcast_half(x)
+        return (xa - logsumexp(xa, axis)).astype(x.dtype, copy=False)
+
+
+def log_softmax_backward(g, y, axis):
+    """dx = g - exp(y)·Σ g along ``axis`` (exp(y) is the softmax), reading the output y
+    alone. Returns dx in the dtype of g and y."""
+    return g - array_module(y).exp(y) * g.sum(axis=axis, keepdims=True)
+
+
 # ----- GELU, exact and tanh (derivations §11) ----------------------------------------------
 SQRT_HALF = math.sqrt(0.5)                         # torch's M_SQRT1_2
 SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
@@ -395,3 +475,100 @@ def _affine(xhat, weight, bias):
     if bias is not None:
         xhat = xhat + bias.astype(xhat.dtype, copy=False)
     return xhat
+
+
+# ----- scaled dot-product attention (derivations §10) ---------------------------------------
+# q (..., L, E), k (..., S, E), v (..., S, Ev), whose batch dims broadcast; the scores S, P
+# and dS are (..., L, S). ``mask``: None, bool (True: takes part) or floating (added to the
+# scores), broadcast to the scores; ``is_causal``: the top-left lower triangle, torch's, in
+# place of a mask. Half precision is computed in float32. A row with nothing to attend to
+# (every score -inf, ℓ = -inf) gets P = 0, as torch's CPU attention: zeros out, zero grads.
+__all__ += ["attention_backward", "attention_dropout_kept", "attention_forward"]
+
+
+def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, seed=0):
+    """O = (P∘M)·v with P = softmax(S) by rows, S = q·kᵀ·scale + mask, ℓ = log Σ_j exp(S)
+    per row, M the dropout mask of ``seed`` (``attention_dropout_kept``; none for p = 0).
+
+    Returns O (..., L, Ev) in q's dtype and ℓ (..., L, 1) in the computation dtype."""
+    xp, dtype = array_module(q), q.dtype
+    q, k, v, mask = _upcast_all(q, k, v, mask)
+    s = _attention_scores(q, k, mask, is_causal, scale)                # (..., L, S)
+    p, lse = softmax_with_logsumexp(s, -1, scratch=True)                # P over S, ℓ (..., L, 1)
+    _zero_dead_rows(p, lse)
+    if dropout_p:
+        p *= attention_dropout_kept(seed, p.shape, dropout_p, xp).astype(p.dtype)
+    return (p @ v).astype(dtype, copy=False), lse
+
+
+def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_p=0.0, seed=0,
+                       need_mask_grad=False):
+    """With P = exp(S - ℓ) recomputed from the scores (0 on a dead row), M the dropout mask
+    drawn again from ``seed`` and D = Σ_k dO∘O per row (= Σ_j P∘dP, without an L×S product):
+
+        dv = (P∘M)ᵀ·dO,  dP = (dO·vᵀ)∘M,  dS = P∘(dP - D),  dq = dS·k·scale,  dk = dSᵀ·q·scale
+
+    Returns dq, dk, dv with the batch dims broadcast (the caller sums each to its input's
+    shape), in the computation dtype, and dS (..., L, S), a floating mask's gradient, where
+    ``need_mask_grad`` (else None)."""
+    xp = array_module(q)
+    dout, q, k, v, out, lse, mask = _upcast_all(dout, q, k, v, out, lse, mask)
+    p = _attention_scores(q, k, mask, is_causal, scale)                 # S (..., L, S)
+    with np.errstate(invalid="ignore", over="ignore"):
+        p -= lse
+        xp.exp(p, out=p)                                                # P over S
+    _zero_dead_rows(p, lse)
+    dp = dout @ xp.swapaxes(v, -1, -2)                                  # (..., L, S)
+    if dropout_p:
+        kept = attention_dropout_kept(seed, p.shape, dropout_p, xp).astype(p.dtype)
+        dv = xp.swapaxes(p * kept, -1, -2) @ dout                       # (..., S, Ev)
+        dp *= kept
+    else:
+        dv = xp.swapaxes(p, -1, -2) @ dout                              # (..., S, Ev)
+    ds = dp
+    ds -= (dout * out).sum(axis=-1, keepdims=True)                      # dP - D
+    ds *= p                                                             # dS (..., L, S)
+    dq = ds @ k                                                         # (..., L, E)
+    dq *= scale
+    dk = xp.swapaxes(ds, -1, -2) @ q                                    # (..., S, E)
+    dk *= scale
+    return dq, dk, dv, (ds if need_mask_grad else None)
+
+
+def attention_dropout_kept(seed, shape, dropout_p, xp):
+    """The dropout mask M of attention's probabilities: 1 / (1 - p) where kept, else 0, drawn
+    from ``seed`` (NumPy's generator) every time it is needed: forward and backward, and
+    both implementations, draw the same."""
+    keep = np.random.default_rng(seed).random(shape) >= dropout_p
+    return xp.asarray(keep / (1 - dropout_p))
+
+
+def _attention_scores(q, k, mask, is_causal, scale):
+    """S = q·kᵀ·scale with the mask applied: (..., L, S), a fresh array, so that the callers
+    (and this) work in place: every pass over L×S values counts here."""
+    xp = array_module(q)
+    s = q @ xp.swapaxes(k, -1, -2)
+    s *= scale
+    if is_causal:
+        mask = xp.tril(xp.ones(s.shape[-2:], dtype=bool))   # top left aligned, as torch
+    if mask is None:
+        return s
+    if np.broadcast_shapes(s.shape, mask.shape) != s.shape:  # v's batch dims, not q·kᵀ's
+        return xp.where(mask, s, -np.inf) if mask.dtype == bool else s + mask
+    if mask.dtype == bool:
+        xp.copyto(s, -np.inf, where=~mask)
+    else:
+        s += mask
+    return s
+
+
+def _zero_dead_rows(p, lse):
+    """P = 0 on the rows with nothing to attend to (ℓ = -inf), where the softmax is 0/0."""
+    dead = lse == -np.inf
+    if dead.any():                                   # (L×S work only where a row is dead)
+        array_module(p).copyto(p, 0, where=dead)
+
+
+def _upcast_all(*arrays):
+    # half precision to float32, as every fused node computes it; None and bool masks stay
+    return tuple(a if a is None else upcast_half(a) for a in arrays)

@@ -10,7 +10,7 @@ from . import init
 from .activation import ACTIVATIONS, GELU
 from .container import ModuleList
 from .linear import Dropout, Embedding, Linear
-from ..norms import fitting, lookup
+from ..norms import fitting, get_norm_impl, lookup
 from .module import Module, _check_choice, _check_positive
 from .normalization import make_norm
 
@@ -24,6 +24,12 @@ class CausalSelfAttention(Module):
         \mathrm{head}_h = \mathrm{softmax}\Bigl(\frac{Q_h K_h^T}{\sqrt{d_h}} + M\Bigr) V_h,
         \quad y = [\mathrm{head}_1 \dots \mathrm{head}_H]\, W_o^T + b_o,
         \quad M_{ij} = -\infty \text{ for } j > i
+
+    Under the fused impl (the softmax's choice: ``set_impl``, ``mg.norm_impl``) the heads
+    are one ``F.scaled_dot_product_attention(q, k, v, is_causal=True)`` node, which keeps no
+    (T, T) probabilities; under the composite impl, and while dropout acts (training with
+    p > 0), they are the graph q·kᵀ·scale, causal mask, softmax, dropout, ·v, so that the
+    dropout mask is ``nn.Dropout``'s (sdpa's dropout draws another from the generator).
 
     Shape:
         input (B, T, d_model), output (B, T, d_model).
@@ -50,11 +56,19 @@ class CausalSelfAttention(Module):
         H, D = self.n_heads, C // self.n_heads
         q, k, v = (t.reshape(B, T, H, D).transpose(1, 2)           # each (B, H, T, D)
                    for t in self.qkv(x).split(C, axis=-1))
-        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D))  # (B, H, T, T)
-        mask = np.triu(np.full((T, T), -np.inf, dtype=x.dtype), k=1)
-        att = F.softmax(scores + backend.to_device(mask, x.device), axis=-1)
-        y = self.dropout(att) @ v                                   # (B, H, T, D)
+        if get_norm_impl() == "fused" and not (self.training and self.dropout.p):
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)     # (B, H, T, D)
+        else:
+            y = self._attention_graph(q, k, v)
         return self.proj(y.transpose(1, 2).reshape(B, T, C))
+
+    def _attention_graph(self, q, k, v):
+        """softmax(q·kᵀ/√D + M)·v, dropped out, one node a step: (B, H, T, D) each."""
+        T, D = q.shape[-2:]
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(D))  # (B, H, T, T)
+        mask = np.triu(np.full((T, T), -np.inf, dtype=q.dtype), k=1)
+        att = F.softmax(scores + backend.to_device(mask, q.device), axis=-1)
+        return self.dropout(att) @ v                                # (B, H, T, D)
 
     def extra_repr(self):
         return f"d_model={self.d_model}, n_heads={self.n_heads}"

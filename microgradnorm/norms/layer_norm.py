@@ -5,7 +5,7 @@ from ..autograd import op_group
 from ..kernels import for_array
 from . import arguments
 from .spec import (FusedFunction, Input, Naive, Norm, Option, affine, flat, one_pass_norm,
-                   row_norm_call, row_norm_torch, rows, shaped)
+                   row_norm_call, row_norm_torch, rows, shaped, unrows)
 
 __all__ = ["layer_norm", "add_layer_norm", "LAYER_NORM", "ADD_LAYER_NORM"]
 
@@ -38,7 +38,7 @@ class LayerNorm(FusedFunction):
         # row; x̂ is recomputed in backward, one pass over x instead of M·D more values kept.
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.has_bias = bias is not None
-        return y.reshape(x.shape)
+        return unrows(y, x.shape)
 
     @staticmethod
     def backward(ctx, dy):
@@ -61,12 +61,12 @@ class AddLayerNorm(FusedFunction):
         y, s, mean, rstd = ctx.kernels.add_layer_norm_forward(
             rows(x, normalized_shape), rows(residual, normalized_shape),
             flat(weight), flat(bias), eps)
-        s = s.reshape(x.shape)
+        s = unrows(s, x.shape)
         # Saved: the sum s (our second output, alive anyway as the residual stream)
         # instead of x and residual; weight; mean and rstd per row.
         ctx.save_for_backward(s, weight, mean, rstd)
         ctx.has_bias = bias is not None
-        return y.reshape(x.shape), s
+        return unrows(y, x.shape), s
 
     @staticmethod
     def backward(ctx, dy, ds):

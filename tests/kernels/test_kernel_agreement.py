@@ -65,6 +65,11 @@ def batch_norm(k, a, training):
             *k.batch_norm_backward(a["dy3"], a["x3"], a["weight"][:6], mean, rstd, training))
 
 
+def softmax_rows(k, a, op):
+    y = getattr(k, f"{op}_forward")(a["x"], 1)
+    return y, getattr(k, f"{op}_backward")(a["dy"], y, 1), k.logsumexp(a["x"], 1)
+
+
 # (id, function of (kernel module, arrays) -> every output and gradient)
 CASES = [
     ("layer_norm", lambda k, a: layer_norm(k, a, a["weight"], a["bias"])),
@@ -80,6 +85,7 @@ CASES = [
                                                              "gemma")),
     ("batch_norm-training", lambda k, a: batch_norm(k, a, True)),
     ("batch_norm-eval", lambda k, a: batch_norm(k, a, False)),
+    *[(op, lambda k, a, o=op: softmax_rows(k, a, o)) for op in ("softmax", "log_softmax")],
 ]
 
 

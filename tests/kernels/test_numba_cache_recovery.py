@@ -3,7 +3,8 @@ compiled afresh), not an error on every fused call."""
 
 import pytest
 
-numba_cpu = pytest.importorskip("microgradnorm.kernels.numba_cpu")
+numba_jit = pytest.importorskip("microgradnorm.kernels.numba_jit")
+from microgradnorm.kernels import numba_activations, numba_cpu  # noqa: E402  (after the skip)
 
 
 class _DamagedCache:
@@ -26,17 +27,18 @@ class _Dispatcher:
 
 def test_a_damaged_cache_reads_as_a_miss_with_one_warning_and_is_flushed():
     dispatcher = _Dispatcher()
-    numba_cpu._recover_from_a_bad_cache(dispatcher)
+    numba_jit._recover_from_a_bad_cache(dispatcher)
     with pytest.warns(RuntimeWarning, match="_layer_norm_rows could not be read.*afresh"):
         assert dispatcher._cache.load_overload("sig", "context") is None
     assert dispatcher._cache.flushed == 1
 
 
-def test_every_compiled_kernel_reads_its_cache_through_the_guard():
-    guarded = [name for name, value in vars(numba_cpu).items()     # the cached ones
+@pytest.mark.parametrize("module", [numba_cpu, numba_activations])
+def test_every_compiled_kernel_reads_its_cache_through_the_guard(module):
+    guarded = [name for name, value in vars(module).items()        # the cached ones
                if hasattr(value, "py_func") and type(getattr(value, "_cache", None)).__name__
                not in ("NullCache", "NoneType")]
     assert guarded, "no numba dispatchers found"
     for name in guarded:
-        load = vars(numba_cpu)[name]._cache.load_overload
+        load = vars(module)[name]._cache.load_overload
         assert getattr(load, "__name__", "") == "load_or_recompile", name

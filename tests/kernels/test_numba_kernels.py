@@ -293,7 +293,9 @@ def test_batch_norm_is_the_references():
 
 
 def test_the_fastmath_flags_keep_nan_and_inf_semantics():
-    assert {"nnan", "ninf", "fast"}.isdisjoint(numba_cpu.FASTMATH)
+    from microgradnorm.kernels import numba_jit
+    for options in (numba_jit.OPTIONS, numba_jit.EXACT_OPTIONS):
+        assert {"nnan", "ninf", "fast"}.isdisjoint(options["fastmath"])
 
 
 # ----- the fused norms, end to end, with the numba kernels selected -------------------------
@@ -376,6 +378,15 @@ def test_gradcheck_with_numba_kernels(norm):
 
 
 # ----- choosing the kernels -----------------------------------------------------------------
+def hide_numba(monkeypatch):
+    """As where numba is not installed: importing it raises, and the numba kernel modules
+    are imported afresh (each of them imports numba), so they raise too."""
+    monkeypatch.setitem(sys.modules, "numba", None)          # import numba -> ImportError
+    for name in ("numba_cpu", "numba_activations", "numba_jit"):
+        monkeypatch.delitem(sys.modules, f"microgradnorm.kernels.{name}", raising=False)
+        monkeypatch.delattr(kernels, name, raising=False)
+
+
 @pytest.fixture
 def fresh_choice(monkeypatch):
     """No choice made yet in this process (as at import), restored afterwards."""
@@ -396,9 +407,7 @@ def test_the_default_is_numba_where_it_imports_and_for_array_gives_its_kernels(f
 
 def test_without_numba_the_default_is_numpy_and_for_array_gives_blocked(fresh_choice,
                                                                          monkeypatch):
-    monkeypatch.setitem(sys.modules, "numba", None)          # import numba -> ImportError
-    monkeypatch.delitem(sys.modules, "microgradnorm.kernels.numba_cpu")
-    monkeypatch.delattr(kernels, "numba_cpu", raising=False)
+    hide_numba(monkeypatch)
     assert mg.get_cpu_kernels() == "numpy"
     assert kernels.for_array(np.ones((2, 3))) is blocked
 
@@ -445,9 +454,7 @@ def test_the_context_manager_restores_the_choice_even_after_an_error():
 
 
 def test_without_numba_the_error_names_the_extra_and_changes_nothing(monkeypatch):
-    monkeypatch.setitem(sys.modules, "numba", None)          # import numba -> ImportError
-    monkeypatch.delitem(sys.modules, "microgradnorm.kernels.numba_cpu")
-    monkeypatch.delattr(kernels, "numba_cpu", raising=False)
+    hide_numba(monkeypatch)
     with pytest.raises(RuntimeError, match=r'pip install "microgradnorm\[numba\]"'):
         mg.set_cpu_kernels("numba")
     assert mg.get_cpu_kernels() == "numpy"
@@ -478,15 +485,18 @@ def test_without_a_writable_cache_directory_the_kernels_compile_in_memory(monkey
     the module then compiles without the disk cache."""
     made, original = [], numba.njit
 
-    def njit(**options):
+    def njit(*function, **options):
+        if function:                        # numba's own modules decorate with it
+            return original(*function, **options)
         if options.get("cache"):
             raise RuntimeError("cannot cache function: no locator available")
         made.append(options)
-        return original(**options)
+        return original(*function, **options)
 
-    monkeypatch.setattr(numba_cpu.numba, "njit", njit)
-    square = numba_cpu._jit(lambda a: a * a)
-    assert square(3.0) == 9.0 and made == [numba_cpu.OPTIONS]
+    from microgradnorm.kernels import numba_jit
+    monkeypatch.setattr(numba, "njit", njit)
+    square = numba_jit._jit(lambda a: a * a)
+    assert square(3.0) == 9.0 and made == [numba_jit.OPTIONS]
 
 
 def test_bench_refuses_numba_kernels_on_cuda(capsys):
@@ -523,9 +533,7 @@ def test_backward_runs_the_kernels_its_forward_ran_whatever_is_selected_then(nor
 def test_bench_without_numba_says_what_to_install_before_any_timing(train, monkeypatch,
                                                                     capsys, tmp_path):
     from microgradnorm.cli.main import main
-    monkeypatch.setitem(sys.modules, "numba", None)          # import numba -> ImportError
-    monkeypatch.delitem(sys.modules, "microgradnorm.kernels.numba_cpu")
-    monkeypatch.delattr(kernels, "numba_cpu", raising=False)
+    hide_numba(monkeypatch)
     argv = ["bench", "--quick", "--cpu-kernels", "numpy", "numba", "--norm", "layernorm"]
     argv += ["--train", "--out", str(tmp_path)] if train else []
     assert main(argv) == 2

@@ -1,0 +1,444 @@
+"""The numba kernels of the activations: GELU (exact and tanh) and softmax / log_softmax
+over rows, forward and backward, same names and signatures as ``kernels.reference``'s,
+compiled for C-contiguous float32 and float64 NumPy arrays; ``numba_cpu`` re-exports them.
+Everything else (half precision, views, mixed dtypes; for the rows also another axis than
+the last, 0-d and empty arrays) is the reference's (GELU: ``blocked``'s, the same), exactly;
+a row gradient that is a view (a sum's broadcast ones) is copied and runs compiled.
+
+The loops vectorize: no libm call per element. exp is ``_exp64`` / ``_exp32`` below (range
+reduction, a polynomial and 2^k built from its bits, in the data's dtype); GELU-tanh is
+written with it as x·σ(2u), so neither tanh nor a cancelling 1 + tanh appears. Sums
+accumulate in float64; NaN and inf propagate as in the reference. Each kernel compiles on
+its first call and is cached on disk.
+"""
+
+import math
+
+import numba
+import numpy as np
+from numba.extending import intrinsic, overload
+
+from . import blocked, reference
+from .numba_jit import DTYPES, EXACT_OPTIONS, OPTIONS, _jit
+
+__all__ = ["gelu_backward", "gelu_forward", "log_softmax_backward", "log_softmax_forward",
+           "logsumexp", "softmax_backward", "softmax_forward"]
+
+
+def _horner(coefficients):
+    """A compiled t -> c0·tⁿ + … + cn with the coefficients written into its code, so that
+    LLVM sees straight-line arithmetic to vectorize (numba loops over a tuple instead).
+    NumPy float32 coefficients keep a float32 t in float32."""
+    steps = "".join(f"    r = r * t + {c!r}\n" for c in coefficients[1:])
+    namespace = {"np": np}
+    exec(f"def horner(t):\n    r = {coefficients[0]!r}\n{steps}    return r\n", namespace)
+    return numba.njit(inline="always", **OPTIONS)(namespace["horner"])
+
+
+# ----- exp, vectorizable --------------------------------------------------------------------
+# exp(z) = 2^k·exp(r), k = round(z/ln 2), r = z - k·ln 2 with |r| <= ln2/2 and ln 2 in two
+# parts (k·ln2_hi exact: fdlibm's split in float64, Cephes' in float32) so that r is exact
+# to the dtype's rounding; exp(r) is its Taylor polynomial, and 2^k is applied as two
+# factors 2^h and 2^(k-h), h = k >> 1, each the float whose exponent field is its power
+# plus the bias, each normal over the clamped range: the one rounding is the last
+# multiply's, so subnormal results come out right (no compare and select: 11% faster than
+# scaling twice only where 2^k is not normal). These compile without "reassoc"
+# (EXACT_OPTIONS) and LLVM inlines them into the loops, vectorized.
+# Measured (4M float32 points of [-104, 89]): _exp32 within 0.92 ulp of the exact value,
+# NumPy's float32 exp 2.4; _exp64 within 1 ulp of NumPy's float64 exp (tests/kernels/
+# test_numba_rows.py). Timed at 262,144 float32 elements, one thread, load 6 on 2 cores:
+# _exp32 0.11 ms, NumPy's exp 0.13.
+_LOG2E = 1 / math.log(2)
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
+_LN2_HI_F = np.float32(0.693359375)
+_LN2_LO_F = np.float32(math.log(2) - 0.693359375)
+# degree 13: the remainder r¹⁴/14! < 2^-57 relative at |r| = ln2/2; degree 7: < 2^-27
+_exp_taylor13 = _horner([1 / math.factorial(n) for n in range(13, -1, -1)])
+_exp_taylor7 = _horner([np.float32(1 / math.factorial(n)) for n in range(7, -1, -1)])
+
+
+@intrinsic
+def _float_from_bits(typingctx, bits):
+    """The float whose IEEE-754 bits are the integer ``bits``, int64 -> float64 and
+    int32 -> float32: a bit cast (it vectorizes, as a libm ldexp call would not)."""
+    result = numba.types.float32 if bits.bitwidth == 32 else numba.types.float64
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], context.get_value_type(result))
+    return result(bits), codegen
+
+
+@numba.njit(**EXACT_OPTIONS)
+def _exp64(z):
+    """exp(z) for float64 z, within 1 ulp; 0, inf and NaN as libm's."""
+    c = z if z > -746.0 else -746.0             # exp(-746) rounds to 0, exp(710) is inf;
+    c = c if c < 710.0 else 710.0               # NaN is clamped too, and restored at the end
+    k = np.floor(c * _LOG2E + 0.5)
+    r = (c - k * _LN2_HI) - k * _LN2_LO         # |r| <= ln2/2
+    n = np.int64(k)                             # in [-1076, 1024]
+    h = n >> 1
+    e = _exp_taylor13(r) * _float_from_bits((h + 1023) << 52)
+    return z if z != z else e * _float_from_bits((n - h + 1023) << 52)
+
+
+@numba.njit(**EXACT_OPTIONS)
+def _exp32(z):
+    """exp(z) for float32 z, in float32 arithmetic (16 lanes of AVX-512 where float64 has
+    8), within 1 ulp; 0, inf and NaN as libm's."""
+    c = z if z > np.float32(-104.0) else np.float32(-104.0)      # exp(-104) rounds to 0,
+    c = c if c < np.float32(89.0) else np.float32(89.0)          # exp(89) is inf
+    k = np.floor(c * np.float32(_LOG2E) + np.float32(0.5))
+    r = (c - k * _LN2_HI_F) - k * _LN2_LO_F
+    n = np.int64(k)                             # in [-150, 128] (numba's int32 arithmetic
+    h = n >> 1                                  # would give int64 anyway)
+    e = _exp_taylor7(r) * _float_from_bits(np.int32((h + 127) << 23))
+    return z if z != z else e * _float_from_bits(np.int32((n - h + 127) << 23))
+
+
+def _exp(z):
+    """exp(z) in z's dtype: ``_exp32`` for float32, ``_exp64`` for float64, chosen when a
+    loop is compiled (a run-time choice made LLVM compute both and select: 25% slower)."""
+    return np.exp(z)                    # (run by the interpreter only; the loops get these:)
+
+
+@overload(_exp)
+def _exp_of_the_dtype(z):
+    return (lambda z: _exp32(z)) if z == numba.types.float32 else (lambda z: _exp64(z))
+
+
+# ----- GELU ---------------------------------------------------------------------------------
+# One pass over x: float64 calls libm's erf (1 ulp), as PyTorch's float64 does; its exp is
+# NumPy's, vectorized, in a pass before.
+# float32 evaluates erf(a) and exp(-a²), a = |x|/√2, in float64 from Chebyshev fits
+# (mpmath.chebyfit; absolute error 3e-11 below a = 1, 4.5e-9 on [1, 4.5]; erf = 1 and
+# exp(-a²) = 0 beyond, where they round so in float32), branch-free, so that LLVM
+# vectorizes the loop: a libm call per element would not be. docs/precision.md has the sweep.
+_ERF_SPLIT, _ERF_END, _LARGE_CENTRE = 1.0, 4.5, 2.75
+_ERF_SMALL = (
+    -9.667044571486996e-06, 0.00011265959025606609, -0.0008484080405535107,
+    0.005221031807858023, -0.026865430727670243, 0.11283782495236845, -0.3761263846802871,
+    1.1283791670615435)
+_EXP_SMALL = (
+    -1.6809574666893228e-06, 2.2712018553190002e-05, -0.0001960607573055264,
+    0.001387259323546384, -0.00833262793507081, 0.041666479747328955, -0.1666666381146535,
+    0.4999999977794092, -0.9999999999328697, 0.9999999999996645)
+_ERF_LARGE = (
+    1.884743207129471e-10, 4.841208718087098e-08, -1.6620840878170786e-07,
+    -5.31373428303455e-07, 3.1630158410454224e-06, -2.3069639056776843e-06,
+    -1.6652452282847834e-05, 5.725940667868702e-05, -7.03985230503463e-05,
+    -9.142342716853058e-05, 0.0006455623303582112, -0.0016558879037539133,
+    0.0027559489067717985, -0.0032585434523869777, 0.0027603727070825007,
+    -0.0016122130527193895, 0.0005862775490156201, 0.9998993771443828)
+_EXP_LARGE = (
+    -8.090265382874184e-08, 3.569444034937828e-08, 1.6790724855785355e-06,
+    -2.588750834683246e-06, -1.1588634602289093e-05, 3.821302709204271e-05,
+    -1.1249484958569162e-05, -0.00016662949055213776, 0.0004874289567748187,
+    -0.0005557675733753784, -0.0006311596182464195, 0.0040006672896495885,
+    -0.008812572238322795, 0.012213436012748421, -0.011549717121924171, 0.007338756232650735,
+    -0.002857660656333577, 0.0005195791372144321)
+
+
+_erf_small, _exp_small, _erf_large, _exp_large = map(
+    _horner, (_ERF_SMALL, _EXP_SMALL, _ERF_LARGE, _EXP_LARGE))
+
+
+@numba.njit(inline="always", **OPTIONS)
+def _erf_and_gaussian(v):
+    """(erf(|v|/√2), exp(-v²/2)) for float32 data, to float32's accuracy (above)."""
+    a = abs(v) * reference.SQRT_HALF
+    t = min(a, _ERF_END) - _LARGE_CENTRE
+    small = a < _ERF_SPLIT
+    e = a * _erf_small(a * a) if small else _erf_large(t)
+    p = _exp_small(a * a) if small else _exp_large(t)
+    return (1.0 if a > _ERF_END else e), (0.0 if a > _ERF_END else p)
+
+
+@_jit
+def _gelu_float32(x, y):
+    for i in range(x.size):
+        v = np.float64(x[i])
+        e = math.copysign(_erf_and_gaussian(v)[0], v)
+        y[i] = 0.5 * v * (1.0 + e)
+
+
+@_jit
+def _gelu_float32_backward(x, dy, dx):
+    for i in range(x.size):
+        v = np.float64(x[i])
+        e, p = _erf_and_gaussian(v)
+        dx[i] = dy[i] * (0.5 * (1.0 + math.copysign(e, v)) + v * (reference.INV_SQRT_2PI * p))
+
+
+@_jit
+def _gelu_float64(x, y):
+    for i in range(x.size):
+        y[i] = 0.5 * x[i] * (1.0 + math.erf(x[i] * reference.SQRT_HALF))
+
+
+@_jit
+def _gelu_float64_backward(x, gaussian, dy, dx):
+    for i in range(x.size):
+        v = x[i]
+        dx[i] = dy[i] * (0.5 * (1.0 + math.erf(v * reference.SQRT_HALF))
+                         + v * (reference.INV_SQRT_2PI * gaussian[i]))
+
+
+# GELU-tanh: ½x(1 + tanh u) = x·σ(2u), u = √(2/π)(x + κx³), and with E = exp(-|2u|) in
+# (0, 1] the sigmoid is 1/(1 + E) for x >= 0 and E/(1 + E) below: no 1 + tanh u to cancel
+# for negative x (where the reference loses its relative accuracy), and σ'(2u) = E/(1 + E)²,
+# so the derivative is
+#   σ(2u) + x·σ'(2u)·2√(2/π)(1 + 3κx²)   (= ½(1 + t) + ½x(1 - t²)·√(2/π)(1 + 3κx²)).
+# Computed in x's dtype, float32 in float32 as PyTorch's: y and dx within 1.0 and 1.5
+# float32 eps of the float64 result at the scale max(1, |x|) over [-20, 20] (the float32
+# reference: 0.95 and 1.9). Where x² overflows the dtype, dx is NaN (0·inf), as in the
+# reference and torch.
+_TWO_SQRT_2_OVER_PI = 2 * reference.SQRT_2_OVER_PI
+
+
+@numba.njit(inline="always", **OPTIONS)
+def _tanh_gate(v, constants):
+    """(σ(2u), E) at v, as above, in v's dtype; ``constants`` (2√(2/π), κ, 1) in it too."""
+    two_c, kappa, one = constants
+    e = _exp(-abs(two_c * (v + kappa * (v * v * v))))
+    return (one if v >= 0 else e) / (one + e), e
+
+
+@_jit
+def _gelu_tanh(x, y):
+    constants = (x.dtype.type(_TWO_SQRT_2_OVER_PI), x.dtype.type(reference.KAPPA),
+                 x.dtype.type(1))
+    for i in range(x.size):
+        y[i] = x[i] * _tanh_gate(x[i], constants)[0]
+
+
+@_jit
+def _gelu_tanh_backward(x, dy, dx):
+    two_c, kappa, one = constants = (x.dtype.type(_TWO_SQRT_2_OVER_PI),
+                                     x.dtype.type(reference.KAPPA), x.dtype.type(1))
+    three_kappa = x.dtype.type(3 * reference.KAPPA)
+    for i in range(x.size):
+        v = x[i]
+        gate, e = _tanh_gate(v, constants)
+        slope = (v * (e / ((one + e) * (one + e)))) * (two_c * (one + three_kappa * (v * v)))
+        dx[i] = dy[i] * (gate + slope)
+
+
+def _gelu_takes(*arrays):
+    return all(type(a) is np.ndarray and a.dtype in DTYPES and a.dtype == arrays[0].dtype
+               and a.shape == arrays[0].shape and a.flags.c_contiguous for a in arrays)
+
+
+def gelu_forward(x, approximate="none"):
+    """As ``reference.gelu_forward``: y in x's dtype."""
+    if not _gelu_takes(x):
+        return blocked.gelu_forward(x, approximate)
+    y = np.empty_like(x)
+    if approximate == "tanh":
+        kernel = _gelu_tanh
+    else:
+        kernel = _gelu_float32 if x.dtype == np.float32 else _gelu_float64
+    kernel(x.reshape(-1), y.reshape(-1))
+    return y
+
+
+def gelu_backward(dy, x, approximate="none"):
+    """As ``reference.gelu_backward``: dx in dy's dtype."""
+    if not _gelu_takes(x, dy):
+        return blocked.gelu_backward(dy, x, approximate)
+    dx = np.empty_like(dy)
+    if approximate == "tanh" or x.dtype == np.float32:
+        kernel = _gelu_tanh_backward if approximate == "tanh" else _gelu_float32_backward
+        kernel(x.reshape(-1), dy.reshape(-1), dx.reshape(-1))
+        return dx
+    flat = x.reshape(-1)                # (0-d: an array still)
+    with np.errstate(over="ignore"):    # |x| > 1e154: x² = inf, exp(-inf) = 0
+        gaussian = np.multiply(flat, flat)  # exp(-x²/2) by NumPy's vectorized exp: libm's,
+        gaussian *= -0.5                    # per element in the loop, took 0.6 ms more of
+        np.exp(gaussian, out=gaussian)      # 2.1 at 16 x 64 x 256
+    _gelu_float64_backward(flat, gaussian, dy.reshape(-1), dx.reshape(-1))
+    return dx
+
+
+# ----- softmax and log_softmax over rows ----------------------------------------------------
+# x (M, N): the last axis of a C-contiguous array, its leading dims flattened. Per row, in
+# cache: the max, then exp(x - m) summed (and written, for softmax), then the write of y.
+# x - m is formed in x's dtype and each product and quotient rounded as the reference's are;
+# only exp (within 1 ulp) and the sums (float64 here, NumPy's pairwise in x's dtype there)
+# differ, by an ulp or so of the row's scale.
+# The max is taken over the floats' bits as integers ordered as the floats are: LLVM
+# vectorizes an integer max, not a float one that keeps NaN's semantics (the max pass at
+# (1024, 256) float32: 0.03 ms so, 0.08 with 16 running float maxima, 0.16 with one; the
+# whole softmax forward about 0.25).
+_ORDER = {np.dtype(np.float32): (np.int32, 31, 2**31 - 1),     # integer view, sign bit,
+          np.dtype(np.float64): (np.int64, 63, 2**63 - 1)}     # magnitude bits
+
+
+@numba.njit(inline="always", **OPTIONS)
+def _ordered(bits, sign, magnitude):
+    """A float's bits -> an integer ordered as the floats are (-0 < +0; a NaN with the sign
+    bit set below -inf, any other NaN above +inf), and back: it is its own inverse."""
+    return bits ^ ((bits >> sign) & magnitude)
+
+
+@numba.njit(inline="always", **OPTIONS)
+def _row_shift(row, bits, sign, magnitude):
+    """The max m of a row (``bits``, its integer view), or 0 for a row of -inf, in the row's
+    dtype. A NaN row element makes m NaN, or (sign bit set) is passed over and makes the
+    sum of exp(x - m) NaN: the row's result is NaN either way."""
+    top = _ordered(bits[0], sign, magnitude)
+    for j in range(1, bits.size):
+        key = _ordered(bits[j], sign, magnitude)
+        top = key if key > top else top
+    m = _float_from_bits(bits.dtype.type(_ordered(top, sign, magnitude)))
+    return row.dtype.type(0.0 if m == -np.inf else m)
+
+
+@_jit
+def _softmax_rows(x, bits, sign, magnitude, y):
+    """y = e/Σe, e = exp(x - m), over each row of x (M, N) into y (M, N); a row of -inf
+    gives 0/0 = NaN. Passes per row (in cache): the max, the write of e with its sum, the
+    write of y."""
+    rows, size = x.shape
+    for i in range(rows):
+        xi, yi = x[i], y[i]
+        top = _row_shift(xi, bits[i], sign, magnitude)
+        total = 0.0                                     # float64 accumulator
+        for j in range(size):
+            e = _exp(xi[j] - top)                       # in x's dtype
+            yi[j] = e
+            total += e
+        t = x.dtype.type(total)
+        for j in range(size):
+            yi[j] = yi[j] / t
+
+
+@numba.njit(inline="always", **OPTIONS)
+def _row_logsumexp(row, bits, sign, magnitude):
+    """ℓ = m + log Σ exp(x - m) of a row, in its dtype: -inf for a row of -inf."""
+    top = _row_shift(row, bits, sign, magnitude)
+    total = 0.0                                         # float64 accumulator
+    for j in range(row.size):
+        total += _exp(row[j] - top)
+    return top + row.dtype.type(math.log(total))        # log 0 = -inf: no error
+
+
+@_jit
+def _log_softmax_rows(x, bits, sign, magnitude, y):
+    """y = x - ℓ over each row of x (M, N) into y (M, N); a row of -inf gives y = NaN.
+    Passes as ``_softmax_rows``'s, the exponentials not written."""
+    rows, size = x.shape
+    for i in range(rows):
+        xi, yi = x[i], y[i]
+        lse = _row_logsumexp(xi, bits[i], sign, magnitude)
+        for j in range(size):
+            yi[j] = xi[j] - lse
+
+
+@_jit
+def _logsumexp_rows(x, bits, sign, magnitude, out):
+    """ℓ of each row of x (M, N) into out (M,)."""
+    for i in range(x.shape[0]):
+        out[i] = _row_logsumexp(x[i], bits[i], sign, magnitude)
+
+
+@_jit
+def _softmax_rows_backward(g, y, dx):
+    """dx = y·(g - Σ g·y) over each row of (M, N)."""
+    rows, size = y.shape
+    for i in range(rows):
+        gi, yi, dxi = g[i], y[i], dx[i]
+        total = 0.0                                     # float64 accumulator
+        for j in range(size):
+            total += gi[j] * yi[j]
+        s = y.dtype.type(total)
+        for j in range(size):
+            dxi[j] = yi[j] * (gi[j] - s)
+
+
+@_jit
+def _log_softmax_rows_backward(g, y, dx):
+    """dx = g - exp(y)·Σ g over each row of (M, N)."""
+    rows, size = y.shape
+    for i in range(rows):
+        gi, yi, dxi = g[i], y[i], dx[i]
+        total = 0.0                                     # float64 accumulator
+        for j in range(size):
+            total += gi[j]
+        s = y.dtype.type(total)
+        for j in range(size):
+            dxi[j] = gi[j] - _exp(yi[j]) * s
+
+
+def _rows_take(x, axis):
+    """True when the compiled rows run: x a C-contiguous float32/float64 NumPy array, not
+    0-d nor empty, and ``axis`` its last."""
+    return (_gelu_takes(x) and x.ndim > 0 and x.size > 0
+            and axis in (-1, x.ndim - 1))
+
+
+def _gradient_rows(g, y, axis):
+    """g as a C-contiguous array (copied from a view, e.g. the broadcast ones of a sum's
+    backward: cheaper than the reference's passes) when y's rows run compiled and g has
+    y's dtype and shape; else None."""
+    if not (_rows_take(y, axis) and type(g) is np.ndarray and g.dtype == y.dtype
+            and g.shape == y.shape):
+        return None
+    return np.ascontiguousarray(g)
+
+
+def _rows(array):
+    return array.reshape(-1, array.shape[-1])                      # (M, N)
+
+
+def _with_bits(x):
+    """(x, its integer view, the sign bit's place, the magnitude's mask): the max's
+    arguments (``_ORDER``)."""
+    integer, sign, magnitude = _ORDER[x.dtype]
+    return x, x.view(integer), sign, magnitude
+
+
+def softmax_forward(x, axis):
+    """As ``reference.softmax_forward``: y, x's shape and dtype."""
+    if not _rows_take(x, axis):
+        return reference.softmax_forward(x, axis)
+    y = np.empty_like(x)
+    _softmax_rows(*_with_bits(_rows(x)), _rows(y))
+    return y
+
+
+def softmax_backward(g, y, axis):
+    """As ``reference.softmax_backward``: dx = y·(g - Σ g·y)."""
+    rows = _gradient_rows(g, y, axis)
+    if rows is None:
+        return reference.softmax_backward(g, y, axis)
+    dx = np.empty_like(y)
+    _softmax_rows_backward(_rows(rows), _rows(y), _rows(dx))
+    return dx
+
+
+def log_softmax_forward(x, axis):
+    """As ``reference.log_softmax_forward``: y, x's shape and dtype."""
+    if not _rows_take(x, axis):
+        return reference.log_softmax_forward(x, axis)
+    y = np.empty_like(x)
+    _log_softmax_rows(*_with_bits(_rows(x)), _rows(y))
+    return y
+
+
+def logsumexp(x, axis):
+    """As ``reference.logsumexp``: ℓ over ``axis``, kept (..., 1), in x's dtype."""
+    if not _rows_take(x, axis):
+        return reference.logsumexp(x, axis)
+    out = np.empty(x.shape[:-1] + (1,), x.dtype)
+    _logsumexp_rows(*_with_bits(_rows(x)), out.reshape(-1))
+    return out
+
+
+def log_softmax_backward(g, y, axis):
+    """As ``reference.log_softmax_backward``: dx = g - exp(y)·Σ g."""
+    rows = _gradient_rows(g, y, axis)
+    if rows is None:
+        return reference.log_softmax_backward(g, y, axis)
+    dx = np.empty_like(y)
+    _log_softmax_rows_backward(_rows(rows), _rows(y), _rows(dx))
+    return dx

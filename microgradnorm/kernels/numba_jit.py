@@ -1,0 +1,67 @@
+"""How the numba kernel modules compile: the fastmath flags, the error model, the dtypes the
+loops take and ``_jit``, numba.njit cached on disk with recovery from a damaged cache file.
+``numba_cpu`` (the norms) and ``numba_activations`` (GELU, softmax rows) both compile
+through it; importing it raises ImportError where numba is missing."""
+
+import warnings
+
+import numpy as np
+
+try:
+    import numba
+except ImportError as error:          # the selection API turns this into its own message
+    raise ImportError('the numba CPU kernels need numba: pip install "microgradnorm[numba]"'
+                      ) from error
+
+__all__ = ["DTYPES", "EXACT_OPTIONS", "FASTMATH", "OPTIONS"]
+
+# never "nnan" or "ninf"; nor "arcp": a row's few divisions by D must round as IEEE's, so
+# that a constant row's mean correction and variance come out exactly 0 (no loop divides)
+FASTMATH = {"reassoc", "contract", "nsz"}
+DTYPES = (np.dtype(np.float32), np.dtype(np.float64))           # what the kernels take
+
+
+# error_model "numpy": a float division by zero is IEEE's (1/0 = inf, 0/0 = NaN), as in
+# the reference, not numba's default Python ZeroDivisionError (eps = 0 on a constant row).
+OPTIONS = {"fastmath": FASTMATH, "error_model": "numpy"}
+# Without "reassoc", for the few functions whose rounding order is the algorithm (an exp's
+# ln 2 split in two parts, Horner's rule): reassociated, x - k·ln2_hi - k·ln2_lo becomes
+# x - k·ln2 and the exp loses 5 ulp. Fast-math flags sit on each instruction, so these keep
+# theirs when LLVM inlines them into a loop compiled with OPTIONS.
+EXACT_OPTIONS = {"fastmath": FASTMATH - {"reassoc"}, "error_model": "numpy"}
+
+
+def _jit(function):
+    """numba.njit with the options above, cached on disk where a cache directory is
+    writable (numba raises at decoration time when none is); a cache file that cannot be
+    read is dropped and the kernel compiled afresh (``_recover_from_a_bad_cache``)."""
+    try:
+        dispatcher = numba.njit(cache=True, **OPTIONS)(function)
+    except RuntimeError:
+        return numba.njit(**OPTIONS)(function)
+    _recover_from_a_bad_cache(dispatcher)
+    return dispatcher
+
+
+def _recover_from_a_bad_cache(dispatcher):
+    # A corrupt or truncated cache file makes numba's load raise on every call of the
+    # kernel; read as a cache miss instead (numba then compiles and writes a fresh entry),
+    # with one warning. numba's cache object is internal: without it, nothing is changed.
+    cache = getattr(dispatcher, "_cache", None)
+    load = getattr(cache, "load_overload", None)
+    if load is None:
+        return
+
+    def load_or_recompile(*args, **kwargs):
+        try:
+            return load(*args, **kwargs)
+        except Exception as error:          # what a damaged file raises varies: any of them
+            warnings.warn(f"numba's on-disk cache of {dispatcher.__name__} could not be read "
+                          f"({type(error).__name__}: {error}); compiling it afresh",
+                          RuntimeWarning, stacklevel=2)
+            try:
+                cache.flush()               # the index goes; the fresh compile writes anew
+            except OSError:
+                pass
+            return None
+    cache.load_overload = load_or_recompile
