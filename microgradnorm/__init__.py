@@ -6,6 +6,7 @@ from .amp import autocast
 from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
 from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
+from .capture import capture
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
                      jacobian, memory_timeline, precision_report)
 from .dtypes import (bfloat16, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
@@ -61,7 +62,7 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "Tensor",
            "amax", "amin", "aminmax", "arange", "argmax", "argmin", "argsort", "bernoulli",
            "bfloat16", "bool",
-           "cat",
+           "capture", "cat",
            "chunk", "clamp", "compare", "concatenate", "cpu_kernels",
            "default_generator", "double", "empty",
            "enable_grad", "exp", "finfo", "flatten", "float", "float16", "float32", "float64",

@@ -14,6 +14,7 @@ import numpy as np
 
 from .autograd import topological_order
 from .backend import memory_owner
+from .capture import Captured
 from .checks.comparison import make_leaves
 from .checks.stats import graph_stats, saved_bytes
 from .fused import FusedFunction
@@ -57,7 +58,8 @@ def draw(root, show_saved=False, cluster=False, collapse=None, title=None):
     """Draw the backward graph behind ``root``.
 
     Args:
-        root: a Tensor, or a tuple of Tensors drawn as one graph.
+        root: a Tensor, or a tuple of Tensors drawn as one graph; or a captured step
+            (``mg.capture``): the graph its tape recorded.
         show_saved: draw each buffer saved for backward, dashed, once.
         cluster: box the nodes of each module (``blocks.0.attn``) in a labelled cluster.
         collapse: module names (``"ln1"`` folds every ``blocks.N.ln1``) and/or ``"norms"``
@@ -431,6 +433,8 @@ def _plural(n, word):
 
 
 def _as_roots(root):
+    if isinstance(root, Captured):
+        return root.graph_roots()            # the recorded graph of a captured step
     roots = (root,) if isinstance(root, Tensor) else tuple(root)
     if not roots or not all(isinstance(r, Tensor) for r in roots):
         raise TypeError(f"draw: root must be a Tensor or a sequence of Tensors, got "

@@ -71,6 +71,10 @@ class Context(NodeHistory):
 
 _next_seq = itertools.count().__next__
 
+# the recorders of graph capture (tape.py's ``Tape``, one per capturing thread); empty, it
+# costs ``apply`` one test
+_tapes = []
+
 
 class Function:
     """Base class of every differentiable op; subclass it with two static methods on plain
@@ -106,6 +110,7 @@ class Function:
         tensors, arrays, needs_input_grad = _unpack(cls.__name__, inputs)
         ctx = Context(cls, tensors, needs_input_grad)
         record = _state.grad_enabled and True in needs_input_grad
+        given = options               # as passed: a tape traces the arrays kept_options copy
         if cls.kept_options:
             options = _kept_constants(ctx, options, cls.kept_options, record)
         raw = cls.forward(ctx, *arrays, **options)
@@ -133,4 +138,6 @@ class Function:
             if _observers:
                 for observer in _observers_here():
                     observer.on_forward(ctx)
+        if _tapes:                    # graph capture sees every call, recorded or not (tape.py)
+            _tapes[-1].record(cls, ctx, tensors, arrays, given, options, outputs, record)
         return outputs[0] if single else outputs

@@ -27,12 +27,14 @@ import types
 import numpy as np
 
 from .. import backend, nn, optim
+from ..capture import capture
 from ..checks.stats import graph_stats
 from ..factories import manual_seed
 from ..functional import cross_entropy
 from ..tensor import Tensor
 from .bench_harness import (UNSTEADY, cpu_timer, fused_impls, graph_impl, kernel_choice,
                             time_interleaved, torch_available, unsteady)
+from .common import load_every_blas
 
 TRAIN_SIZES = (                   # (d_model, n_layers, context_length, batch_size)
     (64, 2, 64, 16),
@@ -57,6 +59,7 @@ def single_thread():
         except ImportError:
             pass
         else:
+            load_every_blas()
             stack.enter_context(threadpoolctl.threadpool_limits(1, user_api="blas"))
             infos = threadpoolctl.threadpool_info()
             blas = ", ".join(f"{i['internal_api']} {i.get('architecture', '')} "
@@ -137,7 +140,11 @@ def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_laye
                       batch_size, dtype="float64", seed=0, device="cpu"):
     """One training step of ``nn.GPT`` on random tokens, ready to time: forward,
     cross-entropy, ``zero_grad``, backward and an AdamW update. Weights and tokens come from
-    ``seed``. Returns ``(step, nodes)``: the callable and the op nodes behind its loss."""
+    ``seed``. ``impl="captured"`` is the fused step with its forward and cross-entropy
+    under ``mg.capture`` (recorded once here, replayed by each step). Returns ``(step,
+    nodes)``: the callable and the op nodes behind its loss (1 when captured)."""
+    captured = impl == "captured"
+    impl = "fused" if captured else impl
     manual_seed(seed)                                                    # the weights
     model = nn.GPT(vocab_size, context_length, d_model, n_heads, n_layers,
                    impl=graph_impl(impl), dtype=dtype, device=device)
@@ -146,22 +153,28 @@ def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_laye
                                                   (batch_size, context_length + 1))
     inputs, targets = tokens[:, :-1], tokens[:, 1:].reshape(-1)         # (B, T), (B·T,)
 
+    def loss_of(idx, target):
+        return cross_entropy(model(idx).reshape(-1, vocab_size), target,
+                             impl=graph_impl(impl))
+
+    loss_fn = capture(loss_of) if captured else loss_of
+
     def step():
         with kernel_choice(impl):
-            loss = cross_entropy(model(inputs).reshape(-1, vocab_size), targets,
-                                 impl=graph_impl(impl))
+            loss = loss_fn(inputs, targets)
             optimizer.zero_grad()
             loss.backward()
             optimizer.step()
 
-    return step, graph_stats(cross_entropy(model(inputs).reshape(-1, vocab_size), targets,
-                                           impl=graph_impl(impl))).nodes
+    with kernel_choice(impl):
+        return step, graph_stats(loss_fn(inputs, targets)).nodes
 
 
 @dataclasses.dataclass(frozen=True)
 class TrainStepResult:
-    """One configuration's step timings, {impl: Timing}, impl in "fused", "composite",
-    "torch"; ``nodes`` is microgradnorm's op-node count per step for each of its impls."""
+    """One configuration's step timings, {impl: Timing}, impl in "fused", "captured",
+    "composite", "torch"; ``nodes`` is microgradnorm's op-node count per step for each of
+    its impls (1 for "captured": the step's one node)."""
 
     d_model: int
     n_layers: int
@@ -205,9 +218,9 @@ def train_step_comparison(d_model=64, n_layers=2, context_length=64, batch_size=
                           n_heads=4, vocab_size=64, dtype="float32",
                           impls=("fused", "composite", "torch"), repeat=9, warmup=2, seed=0,
                           timer=None):
-    """Time one training step of ``nn.GPT`` (``impl`` "fused" and "composite" norms) and
-    of ``torch_gpt`` on the same sizes, in turns; run it inside ``single_thread()`` for
-    the one-thread comparison.
+    """Time one training step of ``nn.GPT`` (``impl`` "fused" and "composite" norms, and
+    "captured": the fused step replayed by ``mg.capture``) and of ``torch_gpt`` on the same
+    sizes, in turns; run it inside ``single_thread()`` for the one-thread comparison.
 
     ``timer``: as in ``time_call`` (``cpu_timer`` on a shared machine).
 
@@ -366,7 +379,8 @@ def plot_scaling(sweep, path):
         xs = [r.d_model if key == "d_model" else r.context_length for r in results]
         for impl in results[0].timings:
             ax.plot(xs, [r.median_ms(impl) for r in results], marker="o",
-                    label="PyTorch" if impl == "torch" else f"microgradnorm, {impl} norms")
+                    label="PyTorch" if impl == "torch" else "microgradnorm, captured step"
+                    if impl == "captured" else f"microgradnorm, {impl} norms")
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(matplotlib.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
@@ -453,7 +467,8 @@ def run(args, progress=None):
     import os
     import platform
 
-    impls = fused_impls(args) + ("composite",) + (("torch",) if torch_available() else ())
+    impls = fused_impls(args) + ("captured", "composite") + (("torch",) if torch_available()
+                                                             else ())
     repeat = args.repeat or (3 if args.quick else 9)
     timer = cpu_timer if args.clock == "cpu" else None
     sizes = QUICK_SIZES if args.quick else TRAIN_SIZES
@@ -469,8 +484,8 @@ def run(args, progress=None):
         print(f"  malloc: {'freed memory kept for reuse' if kept else 'defaults'} "
               "(backend.keep_freed_memory)")
         print(format_engine(engine_comparison(repeat=max(9, 3 * repeat), timer=timer)))
-        print("  step (nn.GPT: pre-norm LayerNorm, 4 heads, vocab 64; ratio: our time / "
-              "PyTorch's):")
+        print("  step (nn.GPT: pre-norm LayerNorm, 4 heads, vocab 64; captured: the fused "
+              "step replayed by mg.capture; ratio: our time / PyTorch's):")
         results = [train_step_comparison(*size, impls=impls, repeat=repeat, timer=timer)
                    for size in sizes]
         print(format_train_steps(results))

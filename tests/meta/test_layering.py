@@ -21,7 +21,7 @@ LAYERS = (
     ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "losses")),
     ("model", ("nn", "optim", "layers", "utils")),
-    ("look", ("checks", "viz", "train", "checkpoint")),
+    ("look", ("checks", "viz", "train", "checkpoint", "capture")),
     ("apps", ("cli", "__main__")),
 )
 RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}

@@ -71,6 +71,16 @@ def test_step_comparison_times_every_impl_and_counts_fewer_nodes_when_fused():
         result.timings["fused"].median / result.timings["torch"].median)
 
 
+def test_the_captured_step_is_timed_beside_the_eager_one_and_hangs_on_one_node():
+    result = bench_train.train_step_comparison(8, 1, 8, 2, n_heads=2, vocab_size=11,
+                                               impls=("fused", "captured", "torch"), repeat=2,
+                                               warmup=1)
+    assert set(result.timings) == {"fused", "captured", "torch"}
+    assert result.nodes["captured"] == 1 < result.nodes["fused"]
+    assert re.search(r"captured +[0-9.]+ ms \([0-9.]+x torch\)",
+                     bench_train.format_train_steps([result]))
+
+
 def test_engine_comparison_counts_the_same_nodes_in_both_engines():
     result = bench_train.engine_comparison(layers=4, repeat=2, warmup=0)
     assert result.nodes == 3 * 4 + 1
@@ -85,8 +95,8 @@ def test_bench_train_quick_prints_steps_and_writes_the_plot(tmp_path):
     out = result.stdout
     assert "torch 1 thread" in out
     assert re.search(r"engine: [0-9.]+ us per node", out)
-    steps = re.findall(r"fused +([0-9.]+) ms \(([0-9.]+)x torch\), composite +([0-9.]+) ms",
-                       out)
+    steps = re.findall(r"fused +([0-9.]+) ms \(([0-9.]+)x torch\), captured +([0-9.]+) ms "
+                       r"\(([0-9.]+)x torch\), composite +([0-9.]+) ms", out)
     assert len(steps) == 1 + 2 * len(bench_train.QUICK_SWEEP)
     assert all(float(ms) > 0 for step in steps for ms in step)
     files = re.findall(r"(nanoGPT-style file|nn.GPT \(fused\)) +(float64|float32): ours +"
