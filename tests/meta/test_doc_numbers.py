@@ -192,6 +192,9 @@ CLAIMS = [
      "GELU most of it** ({mlp_low}–{mlp_high} %)", memory_prose),
     ("docs/memory.md", "Attention is the other large part ({attention_low}–{attention_high} %",
      memory_prose),
+    ("docs/memory.md", "where this command measures peaks of {d32} MB and {d64} MB (composite)",
+     lambda: {"d32": round(memory()["c_peak_bytes"] / MB),
+              "d64": round(memory(64, 4)["c_peak_bytes"] / MB)}),
     ("docs/memory.md", "the peak is the forward's {c_forward_end} MB (composite) plus the "
      "gradients in flight", memory),
     ("docs/memory.md", "releases the activations at once ({f_backward_end} → {f_freed} MB, "
