@@ -30,6 +30,8 @@ import numba
 import numpy as np
 
 from . import reference
+# _exp is compiled into these kernels, and numba's disk cache looks only at this file's time
+# stamp: after editing _exp, delete this module's .nbi/.nbc files in kernels/__pycache__
 from .numba_activations import _exp
 from .numba_jit import DTYPES, OPTIONS, _jit
 
