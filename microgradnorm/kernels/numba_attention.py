@@ -214,15 +214,18 @@ def _heads(array):
 
 
 def _finite(*arrays):
+    # C-contiguous arrays (``_heads``' and the kernels' own): reshape(-1) is a view, no copy
     return all(_all_finite(a.reshape(-1)) for a in arrays)
 
 
 # ----- the reference's functions ------------------------------------------------------------
 def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, seed=0):
     """As ``reference.attention_forward``: O (..., L, Ev) in q's dtype, ℓ (..., L, 1)."""
-    if not (_takes(q, k, v, mask, dropout_p) and _finite(q, k, v)):
+    if not _takes(q, k, v, mask, dropout_p):
         return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, seed)
-    qh, kh, vh = _heads(q), _heads(k), _heads(v)
+    qh, kh, vh = _heads(q), _heads(k), _heads(v)      # checked after the copy: views are
+    if not _finite(qh, kh, vh):                       # copied once, not twice
+        return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, seed)
     out = np.empty(qh.shape[:2] + vh.shape[2:], q.dtype)                # (N, L, Ev)
     lse = np.empty(qh.shape[:2], q.dtype)                               # (N, L)
     _attention_blocks(qh, kh, vh, float(scale), bool(is_causal), out, lse)
@@ -239,12 +242,13 @@ def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_
     if not (_takes(q, k, v, mask, dropout_p)
             and all(type(a) is np.ndarray and a.dtype == q.dtype for a in (dout, out, lse))
             and dout.shape == out.shape == q.shape[:-1] + v.shape[-1:]
-            and lse.shape == q.shape[:-1] + (1,)
-            and _finite(dout, q, k, v, out, lse)):
+            and lse.shape == q.shape[:-1] + (1,)):
         return reference.attention_backward(*args)
-    qh, kh, vh = _heads(q), _heads(k), _heads(v)
+    douth, qh, kh, vh, outh, lseh = map(_heads, (dout, q, k, v, out, lse))
+    if not _finite(douth, qh, kh, vh, outh, lseh):
+        return reference.attention_backward(*args)
     dq, dk, dv = np.empty_like(qh), np.empty_like(kh), np.empty_like(vh)
-    _attention_blocks_backward(_heads(dout), qh, kh, vh, _heads(out), _heads(lse)[:, :, 0],
+    _attention_blocks_backward(douth, qh, kh, vh, outh, lseh[:, :, 0],
                                float(scale), bool(is_causal), dq, dk, dv)
     if not _finite(dq, dk, dv):                 # a product overflowed: the reference's
         return reference.attention_backward(*args)
