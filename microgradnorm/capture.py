@@ -49,11 +49,12 @@ def capture(fn):
     Raises:
         CaptureError (a RuntimeError) when recording finds what a replay cannot repeat:
         random numbers drawn outside an op (``F.dropout``'s mask), an in-place write into
-        a tensor of the step, a hook registered inside it, an input computed with a graph
-        outside it, ops or constants that differ between the first two calls; and at a
-        later call that does not match the capture (the number of arguments, an argument's
-        shape, dtype, requires_grad or value, grad mode, a parameter replaced, reshaped or
-        frozen). A refused call changes nothing.
+        a tensor of the step, a hook registered inside it, a backward inside it, an input
+        computed with a graph outside it, ops or constants that differ between the first
+        two calls; and at a later call that does not match the capture (the number of
+        arguments, an argument's shape, dtype, strides, requires_grad or value, which
+        arguments share one array, grad mode, a parameter replaced, reshaped or frozen).
+        A refused call changes nothing.
 
     Example:
         >>> @mg.capture
@@ -112,7 +113,10 @@ class Captured:
             raise CaptureError(f"captured {self.__name__} was called while another function "
                                "is being captured in this thread: captures do not nest")
         args = tuple([_argument(a) for a in args])
-        signature = tuple([_signature_of(a) for a in args])
+        try:
+            signature = _signature(args)
+        except CaptureError as error:
+            raise CaptureError(f"captured {self.__name__}: {error}") from None
         grad = autograd.is_grad_enabled()
         plan = self._plan
         if plan is None:
@@ -162,7 +166,9 @@ class Captured:
                 "value computed from the data with NumPy outside any op (max pooling's "
                 "indices, cross-entropy's targets with weight= or label_smoothing=), a "
                 "branch on .item() or on a Python counter, random numbers drawn outside an "
-                "op, an array read from a closure. Such a step cannot be captured; pass "
+                "op, an array read from a closure, a non-contiguous argument that NumPy "
+                "copies to reshape it (pass np.ascontiguousarray(...)). Such a step cannot "
+                "be captured; pass "
                 "outside data as an argument")
         persistent = {slot for slot, (a, b) in enumerate(zip(first.tape.kinds, tape.kinds))
                       if a[0] == b[0] == LEAF and a[1] is b[1]}
@@ -294,12 +300,33 @@ def _argument(value):
     return value
 
 
-def _signature_of(value):
+def _signature(args):
+    """What a call must repeat of the capture's: per Tensor its array's type, shape, dtype,
+    strides, requires_grad and the first argument holding the same array (one array is
+    one slot of the tape); per other value its type and the value itself."""
+    first = {}
+    return tuple([_signature_of(a, i, first) for i, a in enumerate(args)])
+
+
+def _signature_of(value, i, first):
     if isinstance(value, Tensor):
         data = value._array
         return ("tensor", type(data), data.shape, data.dtype, value.requires_grad,
-                data.strides)
+                data.strides, first.setdefault(id(data), i))
+    if _holds_arrays(value):
+        raise CaptureError(f"argument {i} is a {type(value).__name__} holding "
+                           "tensors or arrays; pass each tensor as an argument of its own")
+    if isinstance(value, float) and value != value:
+        return ("value", float, "nan")            # NaN equals itself here, as on the tape
     return ("value", type(value), value)
+
+
+def _holds_arrays(value):
+    if isinstance(value, (list, tuple)):
+        return any(_holds_arrays(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_arrays(v) for v in value.values())
+    return isinstance(value, (Tensor, np.ndarray)) or is_cupy_array(value)
 
 
 def _signature_difference(expected, got):
@@ -318,6 +345,12 @@ def _signature_difference(expected, got):
                 return (f"argument {i} has {field} {b[k]}, expected {a[k]} as at capture"
                         + (" (the replay lays views of its memory out as then)"
                            if field == "strides" else ""))
+        if a[6] != b[6]:
+            return (f"argument {i} is " + (f"the array of argument {b[6]}" if b[6] != i else
+                                           "an array of its own")
+                    + ", at capture " + (f"the array of argument {a[6]}" if a[6] != i else
+                                         "an array of its own")
+                    + " (one array is one input of the recorded step)")
     return "the arguments differ from the capture's"
 
 

@@ -11,7 +11,8 @@ and beside it what the core calls but a first reading can skip: ``inputs.py`` (w
 checks and freeing, in-place history), ``gradients.py`` (``grad``: gradients returned, not
 accumulated), ``hooks.py`` (tensor hooks), ``scopes.py`` (module scopes and op groups that
 label nodes, the memory timeline's observers), ``decorators.py`` (grad modes decorating
-functions and generators) and ``tape.py`` (graph capture) (docs/architecture.md)."""
+functions and generators), ``tape.py`` and ``replay.py`` (graph capture's recording and
+replay) (docs/architecture.md)."""
 
 from .engine import backward, run_backward, topological_order
 from .function import Context, Function

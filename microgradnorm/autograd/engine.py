@@ -5,6 +5,7 @@ instead)."""
 import threading
 
 from ..backend import allocator_setting, keep_freed_memory_by_default
+from .function import _tapes
 from .history import _as_seen_by
 from .hooks import _own, _run_hooks, _run_output_hooks
 from .inputs import _fit, _root_grad, _tensor, _zeros_for_missing
@@ -66,6 +67,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
     retain their gradient, which ``backward()`` fills)."""
     if not allocator_setting:             # once: a step's temporaries reuse freed memory
         keep_freed_memory_by_default()
+    for tape in _tapes:                   # graph capture records ops, not a backward
+        tape.refuse_backward()
     captured = {}
     output_grads = {}                     # node -> [gradient per output, or None]
     summed = set()                        # id of each sum this loop made: its own to add to
@@ -120,7 +123,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
             if tensor.requires_grad:
                 data = tensor._array          # (dtypes are mostly one object: `is` first)
                 if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
-                    g = _fit(g, tensor, node)
+                    g = _fit(g, data.shape, data.dtype, node)
                 receive(tensor, g)
         for observer in watching:
             observer.on_backward(node, output_grads, captured)

@@ -153,8 +153,9 @@ def _zeros_for_missing(grads, outputs_meta):
             for g, (shape, dtype) in zip(grads, outputs_meta)]
 
 
-def _fit(g, tensor, node):
-    if g.shape != tensor._array.shape:
+def _fit(g, shape, dtype, node):
+    # a gradient of an input of ``shape`` and ``dtype``: the engine's and a replay's check
+    if g.shape != shape:
         raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
-                           f"{tuple(g.shape)} for an input of shape {tensor.shape}")
-    return g if g.dtype == tensor._array.dtype else dtypes.cast_gradient(g, tensor._array.dtype)
+                           f"{tuple(g.shape)} for an input of shape {tuple(shape)}")
+    return g if g.dtype == dtype else dtypes.cast_gradient(g, dtype)

@@ -6,12 +6,11 @@ capture")."""
 
 import numpy as np
 
-from .. import dtypes
 from ..backend import array_module
 from .engine import topological_order
 from .function import Context, Function
 from .history import FreedInput
-from .inputs import _tensor, _zeros_for_missing
+from .inputs import _fit, _tensor, _zeros_for_missing
 from .tape import ARG, ARRAY, LEAF, OUT, VALUE, VIEW
 
 
@@ -277,13 +276,6 @@ def _as_view(source, shape, strides, offset):
     return array_module(source).lib.stride_tricks.as_strided(base, shape, strides)
 
 
-def _fit(g, shape, dtype, node):
-    if g.shape != shape:
-        raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
-                           f"{tuple(g.shape)} for an input of shape {shape}")
-    return g if g.dtype == dtype else dtypes.cast_gradient(g, dtype)
-
-
 class Lease:
     """A replay's hold on its frame: when the node that holds it is freed (after a backward
     without retain_graph) or dropped, the frame's saved arrays go and the frame returns to
@@ -315,8 +307,12 @@ class CapturedStep(Function):
                                     for t in checked])
         values = run.forward()
         found = [values[slot] for slot in run.plan.grad_slots]
+        # the outputs' arrays, which the recorded backward may read: saved, so that their
+        # versions are recorded and a write into an output before backward raises, as eager
+        ctx.save_for_backward(*found)
         return tuple(found) if len(found) > 1 else found[0]
 
     @staticmethod
     def backward(ctx, *grads):
+        ctx.check_versions(ctx._saved_versions)   # an output written in place since: raise
         return ctx.replay.backward(grads)

@@ -67,6 +67,8 @@ class Tape:
         self.views = []             # the VIEW slots of the op being recorded
         self.entries = []
         self.seen = []              # (tensor, version, hook count) of each tensor met
+        self.held = []              # the views met: alive, so that no later array takes
+                                    # the id of one (by_array is keyed by id)
         for i, a in enumerate(args):
             if isinstance(a, _tensor.Tensor) and id(a._array) not in self.by_array:
                 self._traced(a._array, self._slot((ARG, i)))
@@ -92,9 +94,19 @@ class Tape:
                 view = self._slot((VIEW, slot, tuple(array.shape), tuple(array.strides),
                                    offset // array.itemsize))
                 self.by_array[id(array)] = view
+                self.held.append(array)
                 self.views.append(view)
                 return view
         return None
+
+    def refuse_backward(self):
+        """Raise when this tape's thread runs a backward (the engine asks each tape): a
+        tape records ops, and a backward inside the step would run at recording and never
+        at a replay."""
+        if threading.get_ident() == self.thread:
+            raise CaptureError("backward() or grad() was called inside the function being "
+                               "captured; capture the forward (return the loss) and call "
+                               "backward() on the captured call's output")
 
     def _see(self, t):
         self.seen.append((t, t._version_box[0], len(t._hooks or ())))

@@ -141,7 +141,7 @@ def gpt_training_step(impl, vocab_size, context_length, d_model, n_heads, n_laye
     """One training step of ``nn.GPT`` on random tokens, ready to time: forward,
     cross-entropy, ``zero_grad``, backward and an AdamW update. Weights and tokens come from
     ``seed``. ``impl="captured"`` is the fused step with its forward and cross-entropy
-    under ``mg.capture`` (recorded once here, replayed by each step). Returns ``(step,
+    under ``mg.capture`` (its first two calls record, the later ones replay). Returns ``(step,
     nodes)``: the callable and the op nodes behind its loss (1 when captured)."""
     captured = impl == "captured"
     impl = "fused" if captured else impl

@@ -540,3 +540,88 @@ def test_captures_do_not_nest_and_outputs_must_be_tensors():
         mg.capture(lambda x: 3.0)(np.ones(3))
     with pytest.raises(CaptureError, match="output 0 .* was not computed by an op"):
         mg.capture(lambda x: x.argmax())(mg.tensor(np.ones(3), requires_grad=True))
+
+
+# ----- calls whose arguments share memory, outputs written, backward inside ----------------
+def test_arguments_sharing_one_array_are_part_of_the_capture():
+    w = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+
+    def loss_fn(a, b):
+        return (a * w).sum() + (b * 2 * w).sum()
+    step = mg.capture(loss_fn)
+    x = mg.tensor([1.0, 1.0, 1.0])
+    step(x, x)
+    step(x, x)
+    y = mg.tensor([4.0, 5.0, 6.0])
+    with pytest.raises(CaptureError, match="argument 1 is an array of its own, at capture "
+                                           "the array of argument 0"):
+        step(x, y)
+    assert step(x, x).item() == loss_fn(x, x).item() == 18.0
+
+
+def test_a_view_met_while_recording_keeps_its_slot():
+    class Take(mg.Function):                 # an op keeping an index: the argument's view
+        kept_options = ("index",)
+
+        @staticmethod
+        def forward(ctx, w, index):
+            ctx.index, ctx.size = index, w.shape[0]
+            return w[index]
+
+        @staticmethod
+        def backward(ctx, g):
+            grad = np.zeros(ctx.size, g.dtype)
+            np.add.at(grad, ctx.index, g)
+            return grad
+
+    w = mg.tensor(np.arange(10.0) * 10, requires_grad=True)
+
+    def loss_fn(a, b):                       # two views made and dropped in turn
+        first = Take.apply(w, index=a.numpy().reshape(-1)).sum()
+        return first + 2 * Take.apply(w, index=b.numpy().reshape(-1)).sum()
+    step = mg.capture(loss_fn)
+    a, b = mg.tensor(np.array([[1, 2]])), mg.tensor(np.array([[3, 4]]))
+    for _ in range(3):
+        assert step(a, b).item() == loss_fn(a, b).item()
+    c, d = mg.tensor(np.array([[5, 6]])), mg.tensor(np.array([[7, 8]]))
+    assert step(c, d).item() == loss_fn(c, d).item() == 110 + 2 * 150
+
+
+def test_an_output_written_in_place_before_backward_is_refused_as_eager():
+    w = mg.tensor([0.1, 0.2], requires_grad=True)
+
+    def f(x):
+        return (x * w).exp()
+    step = mg.capture(f)
+    x = mg.tensor([1.0, 2.0])
+    for _ in range(3):
+        y = step(x)
+    with mg.no_grad():
+        y.add_(100)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        y.sum().backward()
+    assert w.grad is None
+
+
+@pytest.mark.parametrize("retain_graph", [False, True])
+def test_backward_inside_the_captured_function_is_refused(retain_graph):
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+
+    def step_fn(x):
+        loss = (x * w).sum()
+        loss.backward(retain_graph=retain_graph)
+        return loss
+    with pytest.raises(CaptureError, match="backward\\(\\) or grad\\(\\) was called inside"):
+        mg.capture(step_fn)(mg.tensor([1.0, 1.0]))
+    assert w.grad is None
+
+
+def test_value_arguments_holding_tensors_are_refused_and_nan_equals_nan():
+    w = mg.tensor([1.0, 2.0], requires_grad=True)
+    step = mg.capture(lambda xs: (xs[0] * w).sum())
+    with pytest.raises(CaptureError, match="argument 0 is a list holding tensors"):
+        step([mg.tensor([1.0, 1.0])])
+    scaled = mg.capture(lambda x, s: (x * w).sum() * (1.0 if s != s else s))
+    x = mg.tensor([1.0, 1.0])
+    for _ in range(3):
+        assert scaled(x, float("nan")).item() == 3.0
