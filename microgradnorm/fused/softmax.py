@@ -7,13 +7,12 @@ import numpy as np
 from .. import backend, dtypes, ops
 from ..autograd import op_group
 from ..kernels import for_array
-from ..kernels.reference import logsumexp, softmax_with_logsumexp  # (re-exported)
 from ..ops.base import LAST_DIM, normalize_axis
 from . import arguments
 from .twin import FusedFunction, Input, Twin
 
 __all__ = ["CROSS_ENTROPY", "LOG_SOFTMAX", "SOFTMAX", "cross_entropy_rows", "log_softmax",
-           "logsumexp", "softmax", "softmax_with_logsumexp"]
+           "softmax"]
 
 
 # ----- fused: one node each, closed-form backward ----------------------------------------

@@ -28,10 +28,14 @@ __all__ = ["gelu_backward", "gelu_forward", "log_softmax_backward", "log_softmax
 def _horner(coefficients):
     """A compiled t -> c0·tⁿ + … + cn with the coefficients written into its code, so that
     LLVM sees straight-line arithmetic to vectorize (numba loops over a tuple instead).
-    NumPy float32 coefficients keep a float32 t in float32."""
-    steps = "".join(f"    r = r * t + {c!r}\n" for c in coefficients[1:])
+    NumPy float32 coefficients keep a float32 t in float32 (written as ``np.float32(...)``
+    whatever NumPy's repr, which is a bare number under NumPy 1 or legacy printing)."""
+    def literal(c):
+        return f"np.float32({float(c)!r})" if isinstance(c, np.float32) else repr(float(c))
+    steps = "".join(f"    r = r * t + {literal(c)}\n" for c in coefficients[1:])
     namespace = {"np": np}
-    exec(f"def horner(t):\n    r = {coefficients[0]!r}\n{steps}    return r\n", namespace)
+    exec(f"def horner(t):\n    r = {literal(coefficients[0])}\n{steps}    return r\n",
+         namespace)
     return numba.njit(inline="always", **OPTIONS)(namespace["horner"])
 
 

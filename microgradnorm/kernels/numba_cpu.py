@@ -1,8 +1,9 @@
 """The numba CPU kernels: the row-norm functions of ``kernels.reference``, same names and
 signatures, compiled with numba for float32 and float64 NumPy arrays. The default CPU
 kernels where numba imports (``kernels.default_cpu_kernels``); tested against the reference.
-GELU's and the softmax rows' kernels are ``numba_activations``', imported at the end;
-``numba_jit`` holds how both modules compile (``_jit``, the fastmath flags).
+GELU's and the softmax rows' kernels are ``numba_activations``', attention's
+``numba_attention``', imported at the end; ``numba_jit`` holds how they compile (``_jit``,
+the fastmath flags).
 
 One loop nest visits a row: its reductions while the row is in cache, then the write, so
 main memory sees each input read once and each output written once. C-contiguous float32
@@ -228,10 +229,6 @@ def _like(array, x, shape):
             and array.flags.c_contiguous)
 
 
-def _or_empty(array, dtype):
-    return np.empty(0, dtype) if array is None else array
-
-
 # What the loops get for a weight or bias that is None: an empty array, made once per dtype
 # and shared (no loop reads or writes an element of it).
 _EMPTY = {dtype: np.empty(0, dtype) for dtype in DTYPES}
@@ -410,8 +407,8 @@ def dyt_forward(x, alpha, weight, bias):
     y = np.empty_like(x)                                            # (M, D)
     for _, block in _tanh_blocks(x, a, out=y):                      # tanh(α·x), then w, b
         if weight is not None or bias is not None:
-            _dyt_affine(block, _or_empty(weight, x.dtype), weight is not None,
-                        _or_empty(bias, x.dtype), bias is not None)
+            _dyt_affine(block, _EMPTY[x.dtype] if weight is None else weight, weight is not None,
+                        _EMPTY[x.dtype] if bias is None else bias, bias is not None)
     return y
 
 

@@ -1,6 +1,6 @@
-"""The reference kernels: every fused norm's forward and closed-form backward, GELU's and
-softmax's / log_softmax's over rows, on arrays, written as the formulas of
-docs/derivations.md, one NumPy expression per formula.
+"""The reference kernels: every fused norm's forward and closed-form backward, GELU's,
+softmax's / log_softmax's over rows and scaled dot-product attention's, on arrays, written
+as the formulas of docs/derivations.md, one NumPy expression per formula.
 
 This is the oracle: the blocked NumPy kernels (``blocked``, the CPU default), the numba
 kernels (``numba_cpu``) and the CUDA kernels (``cuda``) are tested against it. It runs on
