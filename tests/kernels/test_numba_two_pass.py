@@ -133,14 +133,6 @@ def test_parameter_gradients_add_up_across_groups_of_rows(dtype, rows):
             assert close(a, e, dtype, scale=scale), (norm, name)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-def test_the_shared_empty_stand_in_stays_empty(dtype):
-    inputs = row_inputs("layer_norm", 3, 8, dtype, "none", seed=1)
-    forward = numba_cpu.layer_norm_forward(inputs["x"], None, None, 1e-5)
-    numba_cpu.layer_norm_backward(inputs["dy"], inputs["x"], None, *forward[1:], False)
-    assert numba_cpu._EMPTY[np.dtype(dtype)].shape == (0,)
-
-
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
 @pytest.mark.parametrize("cols", [64, 1025, 4100])
 def test_forward_and_backward_agree_with_pytorch(dtype, tol, cols):
