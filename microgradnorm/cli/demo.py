@@ -246,7 +246,7 @@ def add_parser(commands):
                                          for name, value in QUICK.items()))
     parser.add_argument("--no-progress", action="store_true",
                         help="no progress bars, and in a log no line per phase")
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=run, numba_kernels=False)    # NumPy's kernels: no SciPy BLAS
 
 
 def run(args):

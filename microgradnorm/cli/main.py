@@ -49,7 +49,8 @@ def main(argv=None):
             f"unrecognized arguments: {' '.join(unknown)}")
     # programs reuse freed arrays' memory (no page faults), unless the environment says no
     backend.keep_freed_memory_by_default()
-    threads = contextlib.nullcontext() if args.command in OWN_THREADS else one_blas_thread()
+    threads = (contextlib.nullcontext() if args.command in OWN_THREADS else
+               one_blas_thread(every_blas=getattr(args, "numba_kernels", True)))
     try:
         with threads:
             args.run(args)

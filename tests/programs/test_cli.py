@@ -210,8 +210,11 @@ def test_commands_run_on_one_blas_thread_except_bench(command, pinned, monkeypat
         module = {"graph": graph, "bench": bench}[command]
         monkeypatch.setattr(module, "run", lambda args: seen.append(blas_threads()))
         assert cli.main([command]) == 0
-        assert seen == [[1] * len(before) if pinned else before]
-        assert blas_threads() == before                       # restored after the command
+        if pinned:                       # every BLAS loaded then, SciPy's too (numba's dot)
+            assert len(seen) == 1 and set(seen[0]) == {1}
+        else:
+            assert seen == [before]
+        assert set(blas_threads()) == {2}                    # restored after the command
 
 
 def test_an_example_runs_on_one_blas_thread_unless_the_environment_says(monkeypatch):
@@ -254,3 +257,27 @@ def test_every_command_and_example_writes_under_out_by_default():
             assert f'default="out/{script.stem}"' in source, script.name
     ignored = (examples.parent / ".gitignore").read_text().splitlines()
     assert "out/" in ignored
+
+
+SCIPY_BLAS_PROBE = """
+import sys
+from microgradnorm import cli
+from microgradnorm.cli import demo, graph
+seen = []
+for module in (graph, demo):
+    module.run = lambda args: seen.append("scipy.linalg.cython_blas" in sys.modules)
+assert cli.main(["demo"]) == 0 and cli.main(["graph"]) == 0
+print(seen)
+"""
+
+
+def test_scipys_blas_is_loaded_to_be_pinned_unless_the_command_runs_numpys_kernels():
+    """The numba attention kernels multiply through SciPy's BLAS, which threadpoolctl pins
+    only if it is loaded: a command loads it first, but the demo (NumPy's kernels)."""
+    pytest.importorskip("threadpoolctl")
+    pytest.importorskip("scipy")
+    env = {k: v for k, v in os.environ.items() if k not in BLAS_VARIABLES}
+    done = subprocess.run([sys.executable, "-c", SCIPY_BLAS_PROBE], env=env, text=True,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-2:] == ["[False,", "True]"]
