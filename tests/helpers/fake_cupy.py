@@ -7,6 +7,7 @@ plain attributes here where Python allows it, so that ``count_calls`` counts wha
 library does, not what the stand-in does.
 """
 
+import gc
 import itertools
 import math
 import sys
@@ -151,11 +152,18 @@ def count_calls(function, *args, **kwargs):
                 frame.f_back if event == "call" else frame, top):
             count += 1
 
+    # the garbage of earlier tests collected now, not inside the count: a cycle freed
+    # mid-call runs its __del__s (a captured step's, say) and would count their calls
+    gc.collect()
+    enabled = gc.isenabled()
+    gc.disable()
     sys.setprofile(profile)
     try:
         result = function(*args, **kwargs)
     finally:
         sys.setprofile(None)
+        if enabled:
+            gc.enable()
     return result, count - 1          # sys.setprofile(None) itself is a c_call
 
 

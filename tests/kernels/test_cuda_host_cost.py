@@ -12,6 +12,7 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import backend
+from microgradnorm.autograd import function, scopes
 from microgradnorm.kernels import cuda, launch
 
 D = 1024
@@ -52,6 +53,8 @@ def test_a_fused_norm_call_seen_before_costs_a_few_dozen_python_calls(fake, norm
     dy = fake_cupy.ndarray(y.shape, y.dtype)
     y.backward(dy)                                       # plans made, kernels "compiled"
     compiled, launched = len(fake.compiled), len(fake.launches)
+    # a tape or observer left active by other code would add its calls to every op's
+    assert not function._tapes and not scopes._observers, (function._tapes, scopes._observers)
     y, forward_calls = fake_cupy.count_calls(forward)
     _, backward_calls = fake_cupy.count_calls(y.backward, dy)
     assert forward_calls <= MAX_FORWARD_CALLS, forward_calls
