@@ -2,8 +2,8 @@
 signatures, compiled with numba for float32 and float64 NumPy arrays. The default CPU
 kernels where numba imports (``kernels.default_cpu_kernels``); tested against the reference.
 GELU's and the softmax rows' kernels are ``numba_activations``', attention's
-``numba_attention``', imported at the end; ``numba_jit`` holds how they compile (``_jit``,
-the fastmath flags).
+``numba_attention``', Adam's update ``numba_optim``', imported at the end; ``numba_jit``
+holds how they compile (``_jit``, the fastmath flags).
 
 One loop nest visits a row: its reductions while the row is in cache, then the write, so
 main memory sees each input read once and each output written once. C-contiguous float32
@@ -566,9 +566,11 @@ def group_norm_backward(dy, x, num_groups, weight, mean, rstd, training, need_bi
             dbias.astype(dy.dtype) if need_bias_grad else None)
 
 
-# The activations' kernels, compiled in numba_activations: names of this module too
+# The activations', attention's and Adam's kernels, compiled in their modules: names of this
+# module too
 from .numba_activations import gelu_backward, gelu_forward  # noqa: E402, F401
 from .numba_activations import log_softmax_backward, log_softmax_forward  # noqa: E402, F401
 from .numba_activations import logsumexp  # noqa: E402, F401
 from .numba_activations import softmax_backward, softmax_forward  # noqa: E402, F401
 from .numba_attention import attention_forward, attention_backward  # noqa: E402,F401
+from .numba_optim import adam_update  # noqa: E402,F401

@@ -15,7 +15,7 @@ except ImportError as error:          # the selection API turns this into its ow
     raise ImportError('the numba CPU kernels need numba: pip install "microgradnorm[numba]"'
                       ) from error
 
-__all__ = ["DTYPES", "EXACT_OPTIONS", "FASTMATH", "OPTIONS"]
+__all__ = ["DTYPES", "EXACT_OPTIONS", "FASTMATH", "IEEE_OPTIONS", "OPTIONS"]
 
 # never "nnan" or "ninf"; nor "arcp": a row's few divisions by D must round as IEEE's, so
 # that a constant row's mean correction and variance come out exactly 0 (no loop divides)
@@ -31,16 +31,22 @@ OPTIONS = {"fastmath": FASTMATH, "error_model": "numpy"}
 # x - k·ln2 and the exp loses 5 ulp. Fast-math flags sit on each instruction, so these keep
 # theirs when LLVM inlines them into a loop compiled with OPTIONS.
 EXACT_OPTIONS = {"fastmath": FASTMATH - {"reassoc"}, "error_model": "numpy"}
+# No fast-math at all: each operation rounds as NumPy's does, none contracted into a fused
+# multiply-add, for a kernel that must equal its reference bit for bit (numba_optim)
+IEEE_OPTIONS = {"error_model": "numpy"}
 
 
-def _jit(function):
-    """numba.njit with the options above, cached on disk where a cache directory is
-    writable (numba raises at decoration time when none is); a cache file that cannot be
-    read is dropped and the kernel compiled afresh (``_recover_from_a_bad_cache``)."""
+def _jit(function=None, *, options=OPTIONS):
+    """numba.njit with ``options`` (OPTIONS above by default), cached on disk where a cache
+    directory is writable (numba raises at decoration time when none is); a cache file that
+    cannot be read is dropped and the kernel compiled afresh (``_recover_from_a_bad_cache``).
+    ``@_jit`` or ``@_jit(options=...)``."""
+    if function is None:
+        return lambda function: _jit(function, options=options)
     try:
-        dispatcher = numba.njit(cache=True, **OPTIONS)(function)
+        dispatcher = numba.njit(cache=True, **options)(function)
     except RuntimeError:
-        return numba.njit(**OPTIONS)(function)
+        return numba.njit(**options)(function)
     _recover_from_a_bad_cache(dispatcher)
     return dispatcher
 

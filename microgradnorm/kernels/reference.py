@@ -38,7 +38,7 @@ import numpy as np
 from ..backend import array_module, corrected_mean, erf
 from ..dtypes import accumulation_dtype, upcast_half
 
-__all__ = ["accumulation_dtype", "add_layer_norm_backward", "add_layer_norm_forward",
+__all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward", "add_layer_norm_forward",
            "add_rms_norm_backward", "add_rms_norm_forward", "batch_norm_backward",
            "batch_norm_forward", "batch_norm_statistics", "dyt_backward", "dyt_forward",
            "effective_weight", "gelu_backward", "gelu_forward", "group_norm_backward",
@@ -560,6 +560,51 @@ def _attention_scores(q, k, mask, is_causal, scale):
     else:
         s += mask
     return s
+
+
+# ----- Adam and AdamW's update, in place ----------------------------------------------------
+def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,
+                weight_decay, decoupled, maximize):
+    r"""One step of Adam (``decoupled``: AdamW), in place on ``param``, ``exp_avg`` (m),
+    ``exp_avg_sq`` (v) and ``max_exp_avg_sq`` (amsgrad's largest v, None without):
+
+    .. math::
+        \theta \leftarrow \theta(1 - \eta\lambda)
+        \text{ (AdamW) or } g \leftarrow g + \lambda\theta \text{ (Adam)}, \quad
+        m \leftarrow \beta_1 m + (1-\beta_1) g, \quad
+        v \leftarrow \beta_2 v + (1-\beta_2) g\,g,
+
+    .. math::
+        \theta \leftarrow \theta - \frac{\eta}{1-\beta_1^t}\,
+        \frac{m}{\sqrt{v}/\sqrt{1-\beta_2^t} + \epsilon}
+
+    with v the running maximum of v under amsgrad. The numbers (``lr``, the betas, ...) are
+    Python floats, each operation rounds in the arrays' dtype, left to right as written.
+
+    Args:
+        param, grad, exp_avg, exp_avg_sq: arrays of one shape; ``step`` counts this one (t).
+        max_exp_avg_sq: amsgrad's array, or None.
+        decoupled (bool): AdamW's decay of θ itself, else Adam's λθ added to g (0 adds none).
+        maximize (bool): ascend (g negated first).
+    """
+    xp = array_module(param)
+    if maximize:
+        grad = -grad
+    if decoupled:
+        param *= 1 - lr * weight_decay
+    elif weight_decay:
+        grad = grad + weight_decay * param
+    exp_avg *= beta1
+    exp_avg += (1 - beta1) * grad
+    exp_avg_sq *= beta2
+    exp_avg_sq += (1 - beta2) * grad * grad
+    second = exp_avg_sq
+    if max_exp_avg_sq is not None:
+        second = xp.maximum(max_exp_avg_sq, exp_avg_sq, out=max_exp_avg_sq)
+    denom = xp.sqrt(second)
+    denom /= math.sqrt(1 - beta2 ** step)
+    denom += eps
+    param -= lr / (1 - beta1 ** step) * exp_avg / denom
 
 
 def _zero_dead_rows(p, lse):

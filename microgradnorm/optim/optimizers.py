@@ -2,13 +2,12 @@
 and parameter groups; half-precision parameters update in float32 (docs/pytorch.md)."""
 
 import copy
-import math
 import warnings
 import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, kernels
 from ..dtypes import check_number, is_floating, is_half, is_numeric
 from ..tensor import Tensor
 
@@ -85,22 +84,23 @@ class Optimizer:
                     p.grad.zero_()            # in place, as torch: NaN and inf go too
 
     def step(self):
-        """Update every parameter that has a ``.grad``; a failing step changes nothing."""
-        updates = []
+        """Update every parameter that has a ``.grad``; a failing step changes nothing: every
+        check runs before the first parameter changes."""
+        todo = []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
                     _check_gradient(type(self).__name__, p)
-                    state = dict(self.state.get(id(p), {}))
-                    updates.append((p, self._half_aware_update(p, state, group), state))
-        for p, _, _ in updates:                  # all or none: no write fails half-way
+                    todo.append((p, group))
+        for p, _ in todo:                        # all or none: no write fails half-way
             if not getattr(p._array.flags, "writeable", True):
                 raise ValueError(f"{type(self).__name__}.step: a parameter of shape "
                                  f"{p.shape} is read-only; nothing was updated")
-        for p, new, state in updates:
-            p._array[...] = new                  # half precision: rounded once, here
+        for p, group in todo:
+            new = self._half_aware_update(p, self.state.setdefault(id(p), {}), group)
+            if new is not p._array:
+                p._array[...] = new              # half precision: rounded once, here
             p._bump_version()
-            self.state[id(p)] = state
 
     def state_dict(self):
         """``{"state": {index: {name: value}}, "param_groups": [...]}`` as torch lays it out;
@@ -175,7 +175,8 @@ class Optimizer:
         """Checks that tie a group's options together (SGD's nesterov)."""
 
     def _update(self, param, grad, state, group):
-        # the new value of ``param``; updates ``state`` in place
+        # the new value of ``param`` (``param`` itself where updated in place); updates
+        # ``state`` in place
         raise NotImplementedError
 
 
@@ -235,29 +236,20 @@ class Adam(Optimizer):
                                   "maximize": maximize}, master_weights)
 
     def _update(self, param, grad, state, group):
-        lr, wd = group["lr"], group["weight_decay"]
-        beta1, beta2 = group["betas"]
-        if group["maximize"]:
-            grad = -grad
-        if self.decoupled:
-            param = param * (1 - lr * wd)          # AdamW: decay the weights themselves
-        elif wd:
-            grad = grad + wd * param               # Adam: L2 term in the gradient
+        # in place, by the selected kernels (numba's one loop, else the NumPy reference)
+        xp = backend.array_module(param)
         if not state:
-            state.update(step=0, exp_avg=grad * 0, exp_avg_sq=grad * 0)
+            state.update(step=0, exp_avg=xp.zeros_like(param), exp_avg_sq=xp.zeros_like(param))
         if group["amsgrad"] and "max_exp_avg_sq" not in state:
-            state["max_exp_avg_sq"] = state["exp_avg_sq"] * 0
+            state["max_exp_avg_sq"] = xp.zeros_like(param)
         state["step"] += 1
-        state["exp_avg"] = beta1 * state["exp_avg"] + (1 - beta1) * grad
-        state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * grad * grad
-        bias1 = 1 - beta1 ** state["step"]
-        bias2 = 1 - beta2 ** state["step"]
-        second = state["exp_avg_sq"]
-        if group["amsgrad"]:
-            second = state["max_exp_avg_sq"] = backend.array_module(second).maximum(
-                state["max_exp_avg_sq"], second)
-        denom = (second ** 0.5) / math.sqrt(bias2) + group["eps"]
-        return param - (lr / bias1) * state["exp_avg"] / denom
+        beta1, beta2 = group["betas"]
+        kernels.for_array(param).adam_update(
+            param, grad, state["exp_avg"], state["exp_avg_sq"],
+            state["max_exp_avg_sq"] if group["amsgrad"] else None, state["step"], group["lr"],
+            beta1, beta2, group["eps"], group["weight_decay"], self.decoupled,
+            group["maximize"])
+        return param
 
 
 class AdamW(Adam):
