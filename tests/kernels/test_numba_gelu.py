@@ -1,8 +1,9 @@
 """The numba GELU kernels (``numba_cpu.gelu_forward`` / ``gelu_backward``) against the
-reference kernels: float64 (libm's erf and exp) to a few ulps, float32 (vectorized
-polynomials computed in float64) within 0.6 float32 eps of the float64 result at the scale
-max(1, |x|) over a dense sweep, non-finite inputs as the reference, and what they hand to
-the blocked kernels (half precision, views, mixed dtypes), exactly. The tanh form (x·σ(2u)
+reference kernels: float64 (libm's erf and exp) to a few ulps, float32 (computed in float32:
+one vectorized exp and a polynomial for erfc) within 1.0 (y) and 1.75 (dx) float32 eps of
+the float64 result at the scale max(1, |x|) over a dense sweep (PyTorch's float32: 3.1 and
+2.4), non-finite inputs as the reference, and what they hand to the blocked kernels (half
+precision, views, mixed dtypes), exactly. The tanh form (x·σ(2u)
 with the vectorized exp, float32 in float32): float64 within 4 eps, float32 within 2 float32
 eps of the float64 reference at that scale (the float32 reference itself: 0.95 and 1.9)."""
 
@@ -46,15 +47,16 @@ def assert_within(actual, expected, x, bound):
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")          # -inf · 0 in the reference
-@pytest.mark.parametrize("dtype, bound", [(np.float64, 4 * np.finfo(np.float64).eps),
-                                          (np.float32, 0.6 * np.finfo(np.float32).eps)])
-def test_the_numba_gelu_is_within_bound_of_the_float64_reference(dtype, bound):
+@pytest.mark.parametrize("dtype, y_bound, dx_bound", [
+    (np.float64, 4 * np.finfo(np.float64).eps, 4 * np.finfo(np.float64).eps),
+    (np.float32, 1.0 * np.finfo(np.float32).eps, 1.75 * np.finfo(np.float32).eps)])
+def test_the_numba_gelu_is_within_bound_of_the_float64_reference(dtype, y_bound, dx_bound):
     x = sweep(dtype)
     dy = np.ones_like(x)
     (y, dx), (y64, dx64) = both(x, dy)
     assert y.dtype == dx.dtype == dtype
-    assert_within(y, y64, x, bound)
-    assert_within(dx, dx64, x, bound)
+    assert_within(y, y64, x, y_bound)
+    assert_within(dx, dx64, x, dx_bound)
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")          # -inf · 0 in the reference
