@@ -138,7 +138,7 @@ def test_adamw_in_float32_follows_torch():
     theirs = [torch.tensor(a, requires_grad=True) for a in inits]
     opt = optim.AdamW(ours, lr=0.01, weight_decay=0.1, amsgrad=True)
     opt_t = torch.optim.AdamW(theirs, lr=0.01, weight_decay=0.1, amsgrad=True)
-    for step in range(5):
+    for _ in range(5):
         grads = [rng.standard_normal(a.shape).astype(np.float32) for a in inits]
         for p, g in zip(ours, grads):
             p.grad = mg.tensor(g)
