@@ -4,7 +4,7 @@ instead)."""
 
 import threading
 
-from ..backend import allocator_setting, keep_freed_memory_by_default
+from ..backend import allocator_setting, keep_freed_memory_by_default, silent_floats
 from .function import _tapes
 from .history import _as_seen_by
 from .hooks import _own, _run_hooks, _run_output_hooks
@@ -43,10 +43,9 @@ def backward(root, grad=None, retain_graph=False):
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
     captured = run_backward([root], [grad], retain_graph, capture=None)
-    # Gradients accumulate across backward() calls, as PyTorch's AccumulateGrad: the first
-    # becomes a Tensor of its own, later ones add into its memory; zero_grad() clears them.
-    # Under one lock: NumPy lets go of the GIL inside +=, so two threads backpropagating into
-    # one shared leaf would otherwise each read the old sum and one contribution would be lost.
+    # Gradients accumulate across backward() calls (PyTorch's AccumulateGrad): the first is a
+    # Tensor of its own, later ones add into it; zero_grad() clears them. Under a lock: NumPy
+    # drops the GIL inside +=, and two threads adding into one leaf would lose one addend.
     with _accumulate_lock:
         for tensor, g in captured.values():       # (_grad: no property calls per tensor)
             held = tensor._grad
@@ -98,35 +97,36 @@ def run_backward(roots, root_grads, retain_graph, capture):
             receive(root, g)
     order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
     watching = _observers_here() if _observers else ()
-    for node in reversed(order):
-        grads = output_grads.pop(node, None)
-        if grads is None:
-            continue
-        if summed:                    # the sums leave the loop's hands: no more in place
-            summed.difference_update(map(id, grads))
-        if node._freed:               # also a node that saved nothing: the graph is gone
-            node.check_not_freed()
-        if node.tensor_hooks is not None:     # the outputs' gradients are final here
-            grads = _run_output_hooks(node, grads, captured)
-        if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
-            grads = _zeros_for_missing(grads, node.outputs_meta)
-        if node._kept_versions:       # an index or mask backward reads without ctx.saved
-            node.check_versions(node._kept_versions)
-        input_grads = node.function.backward(node, *grads)
-        if type(input_grads) is not tuple:
-            input_grads = (input_grads,)
-        for tensor, g in zip(node.inputs, input_grads):
-            if g is None or tensor is None:
+    with silent_floats():                # inf and NaN silently, as torch's (backend)
+        for node in reversed(order):
+            grads = output_grads.pop(node, None)
+            if grads is None:
                 continue
-            if tensor._history is not None:           # written in place since the node
-                tensor = _as_seen_by(tensor, node)
-            if tensor.requires_grad:
-                data = tensor._array          # (dtypes are mostly one object: `is` first)
-                if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
-                    g = _fit(g, data.shape, data.dtype, node)
-                receive(tensor, g)
-        for observer in watching:
-            observer.on_backward(node, output_grads, captured)
+            if summed:                    # the sums leave the loop's hands: no more in place
+                summed.difference_update(map(id, grads))
+            if node._freed:               # also a node that saved nothing: the graph is gone
+                node.check_not_freed()
+            if node.tensor_hooks is not None:     # the outputs' gradients are final here
+                grads = _run_output_hooks(node, grads, captured)
+            if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
+                grads = _zeros_for_missing(grads, node.outputs_meta)
+            if node._kept_versions:       # an index or mask backward reads without ctx.saved
+                node.check_versions(node._kept_versions)
+            input_grads = node.function.backward(node, *grads)
+            if type(input_grads) is not tuple:
+                input_grads = (input_grads,)
+            for tensor, g in zip(node.inputs, input_grads):
+                if g is None or tensor is None:
+                    continue
+                if tensor._history is not None:           # written in place since the node
+                    tensor = _as_seen_by(tensor, node)
+                if tensor.requires_grad:
+                    data = tensor._array          # (dtypes are mostly one object: `is` first)
+                    if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
+                        g = _fit(g, data.shape, data.dtype, node)
+                    receive(tensor, g)
+            for observer in watching:
+                observer.on_backward(node, output_grads, captured)
     for key, (tensor, g) in captured.items():
         if tensor._hooks is not None:         # a leaf's gradient is final after the loop
             captured[key] = (tensor, _run_hooks(tensor._hooks, g, tensor.shape))

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 
+from ..backend import FLOAT_ERRORS, IGNORE_FLOAT_ERRORS
 from .grad_mode import _state
 from .history import NodeHistory
 from .inputs import (_kept_constants, _refuse_stale_view, _share_versions_with_bases, _tensor,
@@ -19,8 +20,7 @@ class Context(NodeHistory):
     says which gradients backward may leave None. Any other attribute set in forward (an
     option, a shape) is there in backward. ``module`` and ``group`` serve the visualizer."""
 
-    # the node's structure in slots, which ``free`` keeps; what forward sets besides (an
-    # option, a shape) goes to the instance dict, which ``free`` empties
+    # the structure in slots, kept by ``free``; forward's own attributes: the dict it empties
     __slots__ = ("function", "inputs", "needs_input_grad", "seq", "module", "group",
                  "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_kept_versions",
                  "_freed",
@@ -113,7 +113,11 @@ class Function:
         given = options               # as passed: a tape traces the arrays kept_options copy
         if cls.kept_options:
             options = _kept_constants(ctx, options, cls.kept_options, record)
-        raw = cls.forward(ctx, *arrays, **options)
+        token = FLOAT_ERRORS.set(IGNORE_FLOAT_ERRORS)    # inf and NaN silently, as torch's
+        try:
+            raw = cls.forward(ctx, *arrays, **options)
+        finally:
+            FLOAT_ERRORS.reset(token)
         make, node = _tensor.Tensor._from_op, ctx if record else None
         single = not isinstance(raw, tuple)
         if single and raw.shape == () and isinstance(raw, np.generic):

@@ -1,7 +1,6 @@
-"""Grad mode, per thread as in PyTorch: ``no_grad``, ``enable_grad``, ``inference_mode``
-and ``set_grad_enabled`` as blocks, calls and decorators (``decorators.py``: a decorated
-generator holds the mode at each resumption); the thread's state also carries the stacks
-that label nodes."""
+"""Grad mode, per thread as in PyTorch: ``no_grad``, ``enable_grad``, ``inference_mode``,
+``set_grad_enabled``, as blocks, calls and decorators (``decorators.py``: a decorated generator
+keeps the mode at each resumption); the thread's state holds the stacks that label nodes."""
 
 import threading
 

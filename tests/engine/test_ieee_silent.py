@@ -63,3 +63,54 @@ def test_mean_of_rows_holding_infinities_is_silent_and_as_torch():
     x = np.array([[INF, 1.0], [-INF, INF], [NAN, 2.0], [0.1, 0.1]])
     out = silently(lambda: mg.tensor(x).mean(1))
     np.testing.assert_array_equal(out.numpy(), torch.from_numpy(x).mean(1).numpy())
+
+
+UNARY = {"exp": [1000.0, -1e4, 0.0], "log": [0.0, -1.0, 2.0], "sqrt": [-1.0, 0.0, 4.0],
+         "reciprocal": [0.0, -0.0, 2.0], "rsqrt": [0.0, -1.0, 4.0], "log1p": [-1.0, -2.0, 0.0],
+         "log2": [0.0, -1.0, 8.0], "expm1": [1000.0, 0.0, 1.0]}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_unary_ops_overflowing_or_off_their_domain_are_silent_and_as_torch(name):
+    values = UNARY[name]
+    ours = mg.tensor(values, dtype=mg.float64, requires_grad=True)
+    theirs = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+
+    def forward_backward(x):
+        out = getattr(x, name)()
+        (out * out).sum().backward()          # the backward's products overflow too
+        return out
+
+    out = silently(forward_backward, ours)
+    expected = forward_backward(theirs)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-12,
+                               equal_nan=True)
+    np.testing.assert_allclose(ours.grad.numpy(), theirs.grad.numpy(), rtol=1e-12,
+                               equal_nan=True)
+
+
+def test_numpy_warns_again_after_an_op_and_after_an_op_that_raised():
+    silently(lambda: mg.tensor([1000.0]).exp())
+    with pytest.raises(ValueError, match="do not broadcast"):
+        mg.ones(2) + mg.ones(3)
+    with pytest.warns(RuntimeWarning, match="overflow"):
+        np.exp(np.array([1000.0]))
+    assert np.geterr()["over"] == "warn"
+
+
+def test_warnings_stay_silent_in_another_thread_running_ops():
+    import threading
+    errors = []
+
+    def run():
+        try:
+            silently(lambda: (mg.tensor([1000.0], requires_grad=True).exp() * 2).sum()
+                     .backward())
+        except Exception as error:            # pragma: no cover - reported below
+            errors.append(error)
+    threads = [threading.Thread(target=run) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and np.geterr()["over"] == "warn"
