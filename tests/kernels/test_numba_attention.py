@@ -16,7 +16,7 @@ pytest.importorskip("numba")
 from microgradnorm.kernels import numba_attention, numba_cpu  # noqa: E402  (after the skip)
 
 if not numba_attention.BLAS:
-    pytest.skip("numba's np.dot needs SciPy: everything is the reference's",
+    pytest.skip("numba's BLAS helper needs SciPy: everything is the reference's",
                 allow_module_level=True)
 
 BLOCK_Q, BLOCK_K = numba_attention.BLOCK_Q, numba_attention.BLOCK_K
@@ -90,14 +90,44 @@ def test_the_comparison_can_fail():
         assert_close(both_ways(numba_attention, q, k, v, dout, True), expected, 1e-3)
 
 
-def test_a_view_is_copied_and_runs_compiled(no_reference):
-    q, k, v, dout = draw(((2, 7, 3, 8), (2, 9, 3, 8), (2, 9, 3, 8)), np.float64)
-    views = [a.transpose(0, 2, 1, 3) for a in (q, k, v)]              # (B, H, T, E), as nn's
+def test_heads_of_one_projection_are_read_in_place_and_their_gradients_keep_its_layout(
+        no_reference):
+    """q, k, v as a model file makes them, (B, T, 3C) split and viewed (B, T, H, E), then
+    transposed (B, H, T, E): the kernels read them where they lie and write dq, dk, dv laid
+    out as (B, T, H, E), so that the transpose and view give them back without a copy; the
+    numbers are those of the contiguous copies to rounding (BLAS may sum in another order
+    for another leading dimension)."""
+    B, T, H, E = 2, 70, 3, 8
+    qkv, dout = draw(((B, T, 3 * H * E),) * 3, np.float64)[::3]
+    views = [qkv[..., i * H * E:(i + 1) * H * E].reshape(B, T, H, E).transpose(0, 2, 1, 3)
+             for i in range(3)]
+    dout = dout[..., :H * E].reshape(B, T, H, E).transpose(0, 2, 1, 3)
+    assert all(numba_attention._heads(a) is a for a in views + [dout])       # no copies
     contiguous = [np.ascontiguousarray(a) for a in views]
-    expected = both_ways(numba_attention, *contiguous, dout.transpose(0, 2, 1, 3), True)
-    actual = both_ways(numba_attention, *views, dout.transpose(0, 2, 1, 3), True)
-    for got, want in zip(actual[:5], expected[:5]):
-        np.testing.assert_array_equal(got, want)
+    expected = both_ways(numba_attention, *contiguous, np.ascontiguousarray(dout), True)
+    actual = both_ways(numba_attention, *views, dout, True)
+    assert_close(actual[:5], expected[:5], BOUND[np.float64])
+    for gradient in actual[2:5]:
+        assert gradient.transpose(0, 2, 1, 3).flags.c_contiguous
+
+
+@pytest.mark.parametrize("case", ["columns strided", "rows overlapping", "rows reversed",
+                                  "batch dims merged"])
+def test_a_layout_blas_cannot_take_is_copied_and_runs_compiled(case, no_reference):
+    q, k, v, dout = draw(((2, 3, 9, 8), (2, 3, 9, 8), (2, 3, 9, 8)), np.float64)
+    if case == "columns strided":
+        odd = np.repeat(q, 2, axis=-1)[..., ::2]                         # q, every other value
+    elif case == "rows overlapping":
+        odd = np.broadcast_to(q[:, :, :1], q.shape)                      # row stride 0
+    elif case == "rows reversed":
+        odd = q[:, :, ::-1]
+    else:
+        q, k, v, dout = (a.reshape(2, 3, 1, 9, 8).transpose(2, 0, 1, 3, 4) for a in
+                         (q, k, v, dout))                                # 5-D views
+        odd = q
+    expected = both_ways(numba_attention, np.ascontiguousarray(odd), k, v, dout, True)
+    actual = both_ways(numba_attention, odd, k, v, dout, True)
+    assert_close(actual[:5], expected[:5], BOUND[np.float64])
 
 
 def handed_over():
