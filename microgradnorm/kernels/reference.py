@@ -38,9 +38,10 @@ import numpy as np
 from ..backend import array_module, corrected_mean, erf
 from ..dtypes import accumulation_dtype, upcast_half
 
-__all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward", "add_layer_norm_forward",
-           "add_rms_norm_backward", "add_rms_norm_forward", "batch_norm_backward",
-           "batch_norm_forward", "batch_norm_statistics", "dyt_backward", "dyt_forward",
+__all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward",
+           "add_layer_norm_forward", "add_rms_norm_backward", "add_rms_norm_forward",
+           "batch_norm_backward", "batch_norm_dtype", "batch_norm_forward",
+           "batch_norm_statistics", "dyt_backward", "dyt_forward",
            "effective_weight", "gelu_backward", "gelu_forward", "group_norm_backward",
            "group_norm_forward", "group_norm_statistics", "layer_norm_backward",
            "layer_norm_forward", "log_softmax_backward", "log_softmax_forward",
@@ -196,9 +197,27 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
 
 
 # ----- BatchNorm (derivations §2.3, §3.4, §3.5) ---------------------------------------------
+def batch_norm_dtype(x):
+    """The dtype BatchNorm's statistics and sums are computed in, for ``x``: float64 for
+    float32 (and float64) NumPy arrays, float32 for half precision and on the GPU. A batch
+    of a few values per channel, or a mean large against their spread, loses float32's
+    digits to cancellation in the variance and in the backward's sums; in float64, y and
+    every gradient stay within about 1e-7 of the float64 result at its scale, where float32
+    statistics (and PyTorch's float32 kernel) are off by 1e-4 to 1e-2
+    (tests/norms/test_batch_norm_accuracy.py)."""
+    if array_module(x) is np and accumulation_dtype(x.dtype) == x.dtype:      # not half
+        return np.dtype(np.float64)
+    return accumulation_dtype(x.dtype)
+
+
 def batch_norm_statistics(x):
-    """Per-channel mean and biased variance of x (N, C, L) over axes (0, 2), two-pass."""
-    xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (N, C, L)
+    """Per-channel mean and biased variance of x (N, C, L) over axes (0, 2), two-pass, in
+    ``batch_norm_dtype(x)``."""
+    return _channel_moments(x, batch_norm_dtype(x))
+
+
+def _channel_moments(x, dtype):
+    xa = x.astype(dtype, copy=False)                        # (N, C, L)
     count = x.shape[0] * x.shape[2]
     mean = corrected_mean(xa, axis=(0, 2))                  # (C,)
     xc = xa - mean[:, None]                                 # (N, C, L)
@@ -296,7 +315,8 @@ def group_norm_statistics(x, num_groups):
     """Mean and biased variance of each sample's group of x (N, C, S), two-pass: BatchNorm's
     statistics of the (1, N·G, (C/G)·S) view, whose "channels" are the groups.
     Returns mean and var (N, G) in the accumulation dtype."""
-    mean, var = batch_norm_statistics(x.reshape(1, x.shape[0] * num_groups, -1))
+    mean, var = _channel_moments(x.reshape(1, x.shape[0] * num_groups, -1),
+                                    accumulation_dtype(x.dtype))
     return mean.reshape(-1, num_groups), var.reshape(-1, num_groups)
 
 

@@ -49,7 +49,7 @@ class BatchNorm(FusedFunction):
     def forward(ctx, x, weight, bias, running_mean, running_var, training, momentum, eps):
         x3 = x.reshape(x.shape[0], x.shape[1], -1)                  # (N, C, L)
         ctx.kernels = kernels = for_array(x)
-        acc = kernels.accumulation_dtype(x.dtype)
+        acc = kernels.batch_norm_dtype(x)
         if training:
             mean, var = kernels.batch_norm_statistics(x3)         # (C,), (C,)
             kernels.update_running_stats(running_mean, running_var, mean, var,
