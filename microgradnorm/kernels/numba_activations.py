@@ -113,47 +113,48 @@ def _exp_of_the_dtype(z):
 # ----- GELU ---------------------------------------------------------------------------------
 # One pass over x: float64 calls libm's erf (1 ulp), as PyTorch's float64 does; its exp is
 # NumPy's, vectorized, in a pass before.
-# float32 is computed in float32, as PyTorch's, branch-free so that LLVM vectorizes the loop
-# (16 lanes of AVX-512): with a = |x|/√2, one exp gives E = exp(-a²) and erfc(a) = E·R(t),
-# R = exp(a²)·erfc(a) a polynomial in t = 1/(1 + 0.4a) (degree 10, a least-squares fit in
-# relative error over a in [0, 10.5], 0.04 float32 eps; E is 0 beyond). Then Φ(x) is
+# float32, branch-free so that LLVM vectorizes the loop: with a = |x|/√2, one vectorized
+# exp in float32 (16 lanes of AVX-512) gives E = exp(-a²), and erfc(a) = E·R(t), R =
+# exp(a²)·erfc(a) a polynomial in t = 1/(1 + 0.4a) (degree 10, a least-squares fit in
+# relative error over a in [0, 10.5], 0.04 float32 eps; clamped at 0 beyond, where E is 0
+# and R would turn negative) evaluated in float64: in float32 its alternating terms cost
+# 1.7 float32 eps (and R(0) = 0.99999988, a gradient of 0.50000006 at 0). Then Φ(x) is
 # 1 - erfc(a)/2 for x >= 0 and erfc(a)/2 below, so no 1 + erf cancels for negative x; y is
-# x - x·erfc(a)/2 for x > 0, else x·erfc(a)/2 (-0 stays -0), and φ(x) = E/√(2π)
-# (docs/precision.md has the sweep).
+# x - x·erfc(a)/2 for x > 0, else x·erfc(a)/2 (-0 stays -0), and φ(x) = E/√(2π), each
+# formed in float64 and rounded once (docs/precision.md has the sweep).
 _ERFCX_T = 0.4
 _ERFCX = (
     -0.038752337665226316, 0.250531932546875, -0.630694050869277, 0.7380511411775246,
     -0.45964908694836837, 0.37902847771127757, 0.08588378169625219, 0.22678425491580784,
     0.22291839778583267, 0.22590593753321672, -8.446995897144811e-06)
-_erfcx = _horner([np.float32(c) for c in _ERFCX])
-_F32 = tuple(np.float32(c) for c in (reference.SQRT_HALF, _ERFCX_T, reference.INV_SQRT_2PI))
+_erfcx = _horner(_ERFCX)
+_SQRT_HALF_F = np.float32(reference.SQRT_HALF)
 
 
 @numba.njit(inline="always", **OPTIONS)
 def _erfc_and_gaussian(v):
-    """(erfc(|v|/√2), exp(-v²/2)) for float32 v, in float32 (above)."""
-    sqrt_half, t_scale, _ = _F32
-    a = abs(v) * sqrt_half
-    e = _exp32(-(a * a))
-    return e * _erfcx(np.float32(1) / (np.float32(1) + t_scale * a)), e
+    """(erfc(|v|/√2), exp(-v²/2)) for float32 v, as float64 numbers (above)."""
+    a = abs(v) * _SQRT_HALF_F
+    e = np.float64(_exp32(-(a * a)))
+    r = _erfcx(1.0 / (1.0 + _ERFCX_T * np.float64(a)))
+    return e * max(r, 0.0), e
 
 
 @_jit
 def _gelu_float32(x, y):
     for i in range(x.size):
-        v = x[i]
-        h = np.float32(0.5) * v * _erfc_and_gaussian(v)[0]       # x·Φ(-|x|)
+        v = np.float64(x[i])
+        h = 0.5 * v * _erfc_and_gaussian(x[i])[0]                # x·Φ(-|x|)
         y[i] = v if v == np.inf else (v - h if v > 0 else h)     # +inf: not inf - NaN
 
 
 @_jit
 def _gelu_float32_backward(x, dy, dx):
-    inv_sqrt_2pi = _F32[2]
     for i in range(x.size):
-        v = x[i]
-        q, e = _erfc_and_gaussian(v)
-        tail = np.float32(0.5) * q                                # Φ(-|x|)
-        dx[i] = dy[i] * ((np.float32(1) - tail if v >= 0 else tail) + v * (inv_sqrt_2pi * e))
+        v = np.float64(x[i])
+        q, e = _erfc_and_gaussian(x[i])
+        tail = 0.5 * q                                           # Φ(-|x|)
+        dx[i] = dy[i] * ((1.0 - tail if v >= 0 else tail) + v * (reference.INV_SQRT_2PI * e))
 
 
 @_jit
