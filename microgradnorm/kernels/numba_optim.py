@@ -21,17 +21,19 @@ __all__ = ["adam_update"]
 
 
 @_jit(options=IEEE_OPTIONS)
-def _adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, constants):
-    # constants, in the arrays' dtype: β1, 1-β1, β2, 1-β2, √(1-β2^t), ε, η/(1-β1^t), the
-    # gradient's sign (-1: maximize), AdamW's decay 1-ηλ (else 1), Adam's λ (else 0)
-    beta1, c1, beta2, c2, root_bias2, eps, step_size, sign, decay, l2 = constants
+def _adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maximize, l2,
+          constants):
+    # constants, in the arrays' dtype: β1, 1-β1, β2, 1-β2, √(1-β2^t), ε, η/(1-β1^t),
+    # AdamW's decay 1-ηλ (else 1), Adam's λ; ``l2``: whether Adam adds λθ (λ != 0 as the
+    # Python number: a λ that rounds to 0 in float32 still adds 0·θ, NaN for an inf θ)
+    beta1, c1, beta2, c2, root_bias2, eps, step_size, decay, weight_decay = constants
     for i in range(param.size):
-        g = sign * grad[i]
+        g = -grad[i] if maximize else grad[i]      # a negation, as the reference's -grad
         p = param[i]
-        if decay != 1:
+        if decay != 1:                             # p·1 is p, every bit
             p = p * decay
-        if l2 != 0:
-            g = g + l2 * p
+        if l2:
+            g = g + weight_decay * p
         m = beta1 * exp_avg[i] + c1 * g
         v = beta2 * exp_avg_sq[i] + c2 * g * g
         exp_avg[i] = m
@@ -60,7 +62,7 @@ def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta
                                      lr, beta1, beta2, eps, weight_decay, decoupled, maximize)
     # the Python numbers rounded to the dtype once, as NumPy rounds them in the reference
     constants = np.array([beta1, 1 - beta1, beta2, 1 - beta2, math.sqrt(1 - beta2 ** step),
-                          eps, lr / (1 - beta1 ** step), -1 if maximize else 1,
-                          1 - lr * weight_decay if decoupled else 1,
-                          0 if decoupled else weight_decay], dtype)
-    _adam(*[a.reshape(-1) for a in arrays], amsgrad, constants)
+                          eps, lr / (1 - beta1 ** step), 1 - lr * weight_decay if decoupled else 1,
+                          weight_decay], dtype)
+    l2 = bool(weight_decay) and not decoupled
+    _adam(*[a.reshape(-1) for a in arrays], amsgrad, bool(maximize), l2, constants)

@@ -45,7 +45,7 @@ def run(module, state, steps, options, amsgrad):
 @given(shape=st.lists(st.integers(0, 9), min_size=0, max_size=3).map(tuple),
        dtype=st.sampled_from([np.float32, np.float64]),
        decoupled=st.booleans(), maximize=st.booleans(), amsgrad=st.booleans(),
-       weight_decay=st.sampled_from([0.0, 0.01, 0.3]),
+       weight_decay=st.sampled_from([0.0, 0.01, 0.3, 1e-50]),     # 1e-50: 0 in float32
        lr=st.sampled_from([1e-3, 0.1]), betas=st.sampled_from([(0.9, 0.999), (0.5, 0.9)]),
        eps=st.sampled_from([1e-8, 1e-3]), special=st.booleans(), seed=st.integers(0, 2**16))
 def test_the_numba_update_equals_the_reference_bit_for_bit(shape, dtype, decoupled, maximize,
@@ -59,7 +59,34 @@ def test_the_numba_update_equals_the_reference_bit_for_bit(shape, dtype, decoupl
         expected = run(reference, state, 3, options, amsgrad)
     for a, b in zip(ours, expected):
         assert a.dtype == b.dtype == dtype
-        np.testing.assert_array_equal(a, b)          # NaN where NaN, every bit elsewhere
+        assert_same_bits(a, b)
+
+
+def assert_same_bits(a, b):
+    """NaN where NaN; every bit elsewhere, signed zeros included."""
+    np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+    bits = np.dtype(f"u{a.dtype.itemsize}")
+    keep = ~np.isnan(a)
+    np.testing.assert_array_equal(a[keep].view(bits), b[keep].view(bits))
+
+
+@pytest.mark.parametrize("case", ["weight decay rounding to 0", "maximize a NaN"])
+def test_the_corners_of_rounding_and_nan_are_the_references(case):
+    """Adam's λ = 1e-50 is 0 in float32, yet the reference adds 0·θ (NaN for an inf θ);
+    maximize negates a NaN gradient as the reference's -grad does."""
+    param = np.array([np.inf, 1.0, -0.0], np.float32)
+    grad = np.array([0.5, np.nan, -0.0], np.float32)
+    options = dict(lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-50,
+                   decoupled=False, maximize=case == "maximize a NaN")
+    results = []
+    for module in (numba_cpu, reference):
+        p, m, v = param.copy(), np.zeros(3, np.float32), np.zeros(3, np.float32)
+        with np.errstate(all="ignore"):
+            module.adam_update(p, grad, m, v, None, 1, **options)
+        results.append((p, m, v))
+    assert np.isnan(results[1][1][0])                    # the reference's 0·inf
+    for a, b in zip(*results):
+        assert_same_bits(a, b)
 
 
 OPTIONS = dict(lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.1, decoupled=True,
