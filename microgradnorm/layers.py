@@ -267,7 +267,7 @@ class BatchNorm:
             reference.update_running_stats(self.running_mean, self.running_var, mean, var,
                                            x3.shape[0] * x3.shape[2], self.momentum)
         else:
-            acc = reference.accumulation_dtype(x.dtype)
+            acc = reference.batch_norm_dtype(x)
             mean = xp.asarray(self.running_mean).astype(acc)
             var = xp.asarray(self.running_var).astype(acc)
         y, rstd = reference.batch_norm_forward(x3, mean, var, gamma, beta, self.eps)

@@ -46,6 +46,21 @@ __all__ = ["attention_backward", "attention_forward"]
 
 BLOCK_Q, BLOCK_K = 64, 64           # queries × keys of one block of scores (32 KiB float64)
 BLAS = importlib.util.find_spec("scipy") is not None   # numba's BLAS helper calls SciPy's
+_blas_loads = []                    # [whether SciPy's BLAS loaded], once tried
+
+
+def _blas():
+    """Whether SciPy's BLAS loads, tried once, at the first call that would use it (its
+    import costs 0.4 s of CPU, which a run without attention does not pay): without it,
+    numba's helper would fail inside a kernel, so those calls go to the reference."""
+    if not _blas_loads:
+        try:
+            import scipy.linalg.cython_blas  # noqa: F401
+        except ImportError:
+            _blas_loads.append(False)
+        else:
+            _blas_loads.append(True)
+    return _blas_loads[0]
 
 
 # ----- matrix products on strided rows ------------------------------------------------------
@@ -67,17 +82,17 @@ def _gemm(a, trans_a, b, trans_b, c, alpha_beta):
     """c = α·op(a)·op(b) + β·c on 2-D arrays of one float dtype whose rows may have any
     stride (at least a row's length) and whose columns are contiguous; op(x) = xᵀ where
     ``trans_x``. ``alpha_beta``: (α, β) in the dtype (an array: BLAS takes pointers).
-    Returns the helper's status: 0, or -1 where SciPy's BLAS could not be loaded."""
+    SciPy's BLAS must have loaded (``_blas``)."""
     rows, cols = c.shape
     inner = a.shape[0] if trans_a else a.shape[1]
     if rows == 0 or cols == 0:
-        return 0
+        return
     item = a.itemsize
     t, n = np.int8(116), np.int8(110)                                      # 't', 'n'
-    return _xxgemm(np.int8(115) if item == 4 else np.int8(100),           # 's', 'd'
-                   t if trans_b else n, t if trans_a else n, cols, rows, inner,
-                   alpha_beta[0:].ctypes, b.ctypes, _leading(b), a.ctypes, _leading(a),
-                   alpha_beta[1:].ctypes, c.ctypes, _leading(c))
+    _xxgemm(np.int8(115) if item == 4 else np.int8(100),                  # 's', 'd'
+            t if trans_b else n, t if trans_a else n, cols, rows, inner,
+            alpha_beta[0:].ctypes, b.ctypes, _leading(b), a.ctypes, _leading(a),
+            alpha_beta[1:].ctypes, c.ctypes, _leading(c))
 
 
 @numba.njit(inline="always", **OPTIONS)
@@ -89,7 +104,7 @@ def _leading(x):
 
 # ----- the compiled loops -------------------------------------------------------------------
 # q (B, H, L, E), k (B, H, S, E), v (B, H, S, Ev), one dtype, any strides with each row's
-# E values contiguous; dout and the gradients likewise, O and ℓ C-contiguous. A block's
+# E values contiguous; dout, O, ℓ and the gradients likewise (``_heads``). A block's
 # scores live in a flat buffer whose first rows·cols values are viewed as a C-contiguous
 # (rows, cols) matrix.
 
@@ -130,7 +145,6 @@ def _attention_blocks(q, k, v, scale, causal, out, lse):
     acc = np.empty((BLOCK_Q, width), q.dtype)               # Σ_b P_b·v_b, rescaled
     top, total = np.empty(BLOCK_Q), np.empty(BLOCK_Q)       # m and l per row (float64)
     overwrite, accumulate = np.array([1.0, 0.0], q.dtype), np.array([1.0, 1.0], q.dtype)
-    status = 0
     for b in range(batch):
         for h in range(heads):
             qn, kn, vn = q[b, h], k[b, h], v[b, h]
@@ -143,21 +157,18 @@ def _attention_blocks(q, k, v, scale, causal, out, lse):
                 for j0 in range(0, stop, BLOCK_K):
                     cols = min(BLOCK_K, stop - j0)
                     s = scores[:rows * cols].reshape(rows, cols)
-                    status |= _gemm(qn[i0:i0 + rows], False, kn[j0:j0 + cols], True, s,
-                                    overwrite)
+                    _gemm(qn[i0:i0 + rows], False, kn[j0:j0 + cols], True, s, overwrite)
                     for r in range(rows):
                         seen = min(cols, i0 + r + 1 - j0) if causal else cols
                         alpha = _softmax_block_row(s[r], seen, scale, top, total, r)
                         if alpha != 1.0:
                             for e in range(width):
                                 acc[r, e] *= alpha
-                    status |= _gemm(s, False, vn[j0:j0 + cols], False, acc[:rows],
-                                    accumulate)
+                    _gemm(s, False, vn[j0:j0 + cols], False, acc[:rows], accumulate)
                 for r in range(rows):
                     for e in range(width):
                         out[b, h, i0 + r, e] = acc[r, e] / total[r]
                     lse[b, h, i0 + r] = top[r] + math.log(total[r])
-    return status
 
 
 @numba.njit(inline="always", **OPTIONS)
@@ -183,7 +194,6 @@ def _attention_blocks_backward(dout, q, k, v, out, lse, scale, causal, dq, dk, d
     one = np.array([1.0, 0.0], q.dtype)                     # (α, β): overwrite
     sums = np.array([[1.0, 0.0], [1.0, 1.0]], q.dtype)      # first visit, then accumulate
     scaled = np.array([[scale, 0.0], [scale, 1.0]], q.dtype)
-    status = 0
     for b in range(batch):
         for h in range(heads):
             qn, kn, vn, dn = q[b, h], k[b, h], v[b, h], dout[b, h]
@@ -206,21 +216,19 @@ def _attention_blocks_backward(dout, q, k, v, out, lse, scale, causal, dq, dk, d
                     again = 1 if i0 > first else 0          # this key block seen before
                     q_b, dout_b = qn[i0:i0 + rows], dn[i0:i0 + rows]
                     p = p_block[:rows * cols].reshape(rows, cols)
-                    status |= _gemm(q_b, False, k_b, True, p, one)          # (rows, cols)
+                    _gemm(q_b, False, k_b, True, p, one)          # (rows, cols)
                     for r in range(rows):
                         seen = min(cols, i0 + r + 1 - j0) if causal else cols
                         _probability_block_row(p[r], seen, scale, lse[b, h, i0 + r])
-                    status |= _gemm(p, True, dout_b, False, dv_b, sums[again])  # Σ Pᵀ·dO
+                    _gemm(p, True, dout_b, False, dv_b, sums[again])  # Σ Pᵀ·dO
                     ds = ds_block[:rows * cols].reshape(rows, cols)
-                    status |= _gemm(dout_b, False, v_b, True, ds, one)      # dP (rows, cols)
+                    _gemm(dout_b, False, v_b, True, ds, one)      # dP (rows, cols)
                     for r in range(rows):
                         for c in range(cols):
                             ds[r, c] = (ds[r, c] - delta[i0 + r]) * p[r, c]
                     # dq's rows: first met at the first key block (j0 = 0 sees every query)
-                    status |= _gemm(ds, False, k_b, False, dqn[i0:i0 + rows],
-                                    scaled[1 if j0 else 0])
-                    status |= _gemm(ds, True, q_b, False, dk_b, scaled[again])  # Σ dSᵀ·q·scale
-    return status
+                    _gemm(ds, False, k_b, False, dqn[i0:i0 + rows], scaled[1 if j0 else 0])
+                    _gemm(ds, True, q_b, False, dk_b, scaled[again])  # Σ dSᵀ·q·scale
 
 
 @_jit
@@ -238,13 +246,13 @@ def _all_finite(flat):
 def _takes(q, k, v, mask, dropout_p):
     """True when the compiled loops run this call: q, k, v NumPy arrays of one float32 or
     float64 dtype with equal batch dims, nothing empty, no mask, no dropout (finiteness is
-    checked apart), and SciPy's BLAS there for np.dot."""
+    checked apart), and SciPy's BLAS loaded (``_blas``)."""
     if mask is not None or dropout_p or not BLAS:
         return False
     if not all(type(a) is np.ndarray and a.ndim == q.ndim >= 2 and a.size for a in (q, k, v)):
         return False
     return (q.dtype in DTYPES and k.dtype == v.dtype == q.dtype
-            and q.shape[:-2] == k.shape[:-2] == v.shape[:-2])
+            and q.shape[:-2] == k.shape[:-2] == v.shape[:-2] and _blas())
 
 
 def _heads(array):
@@ -273,13 +281,6 @@ def _gradient_like(array):
     return gradient
 
 
-def _check(status):
-    if status:
-        raise RuntimeError("attention: the numba kernels could not load SciPy's BLAS (numba's "
-                           "scipy.linalg.cython_blas); reinstall SciPy, or select the "
-                           "reference kernels: mg.set_cpu_kernels('reference')")
-
-
 def _finite(*arrays):
     # a C-contiguous array in one compiled pass over its memory, a strided view by NumPy's
     # isfinite (its inner loops take the strides: 3x the compiled loop's speed there)
@@ -298,7 +299,7 @@ def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, seed=0):
     out = np.empty(q.shape[:-1] + v.shape[-1:], q.dtype)                # (..., L, Ev)
     lse = np.empty(q.shape[:-1] + (1,), q.dtype)                        # (..., L, 1)
     outh, lseh = _heads(out), _heads(lse)          # views (C-contiguous): written in place
-    _check(_attention_blocks(qh, kh, vh, float(scale), bool(is_causal), outh, lseh[..., 0]))
+    _attention_blocks(qh, kh, vh, float(scale), bool(is_causal), outh, lseh[..., 0])
     if not _finite(outh, lseh):                 # a score or a sum overflowed: torch's
         return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, seed)
     return out, lse
@@ -319,8 +320,8 @@ def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_
         return reference.attention_backward(*args)
     dq, dk, dv = _gradient_like(q), _gradient_like(k), _gradient_like(v)
     dqh, dkh, dvh = _heads(dq), _heads(dk), _heads(dv)          # views: written in place
-    _check(_attention_blocks_backward(douth, qh, kh, vh, outh, lseh[..., 0], float(scale),
-                                      bool(is_causal), dqh, dkh, dvh))
+    _attention_blocks_backward(douth, qh, kh, vh, outh, lseh[..., 0], float(scale),
+                               bool(is_causal), dqh, dkh, dvh)
     if not _finite(dqh, dkh, dvh):              # a product overflowed: the reference's
         return reference.attention_backward(*args)
     return dq, dk, dv, None

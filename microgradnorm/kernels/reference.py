@@ -199,7 +199,8 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
 # ----- BatchNorm (derivations §2.3, §3.4, §3.5) ---------------------------------------------
 def batch_norm_dtype(x):
     """The dtype BatchNorm's statistics and sums are computed in, for ``x``: float64 for
-    float32 (and float64) NumPy arrays, float32 for half precision and on the GPU. A batch
+    float32 (and float64) NumPy arrays, else the accumulation dtype (float32 for half
+    precision; CuPy arrays keep float32 in float32, as GPU kernels accumulate). A batch
     of a few values per channel, or a mean large against their spread, loses float32's
     digits to cancellation in the variance and in the backward's sums; in float64, y and
     every gradient stay within about 1e-7 of the float64 result at its scale, where float32

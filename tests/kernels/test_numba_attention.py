@@ -32,6 +32,10 @@ SHAPES = {
     "S = 1": ((2, 6, 8), (2, 1, 8), (2, 1, 8)),
     "E = 1": ((2, 2, 17, 1), (2, 2, 17, 1), (2, 2, 17, 1)),
     "E = 64, Ev = 24": ((2, 70, 64), (2, 90, 64), (2, 90, 24)),
+    "L = S = two blocks exactly": ((1, 2, 2 * BLOCK_Q, 4), (1, 2, 2 * BLOCK_K, 4),
+                                   (1, 2, 2 * BLOCK_K, 4)),
+    "L < S, keys no query sees": ((1, BLOCK_Q - 3, 4), (1, 2 * BLOCK_K + 1, 4),
+                                  (1, 2 * BLOCK_K + 1, 4)),
 }
 
 
@@ -109,6 +113,21 @@ def test_heads_of_one_projection_are_read_in_place_and_their_gradients_keep_its_
     assert_close(actual[:5], expected[:5], BOUND[np.float64])
     for gradient in actual[2:5]:
         assert gradient.transpose(0, 2, 1, 3).flags.c_contiguous
+
+
+@pytest.mark.parametrize("shape", ["L = S = two blocks exactly", "L < S, keys no query sees",
+                                   "L > S, several blocks"])
+def test_every_gradient_element_is_written_whatever_the_memory_held(shape, monkeypatch):
+    """The products write dq, dk, dv (β = 0 on a block's first visit) and the keys no query
+    sees are zeroed: gradients allocated full of NaN come out as the reference's."""
+    def full_of_nan(array):
+        return np.full(array.shape, np.nan, array.dtype)
+    monkeypatch.setattr(numba_attention, "_gradient_like", full_of_nan)
+    q, k, v, dout = draw(SHAPES[shape], np.float64)
+    expected = both_ways(reference, q, k, v, dout, True)
+    monkeypatch.setattr(reference, "attention_forward", None)      # a NaN left would hand
+    monkeypatch.setattr(reference, "attention_backward", None)     # the call over: fails
+    assert_close(both_ways(numba_attention, q, k, v, dout, True), expected, BOUND[np.float64])
 
 
 @pytest.mark.parametrize("case", ["columns strided", "rows overlapping", "rows reversed",
