@@ -49,15 +49,16 @@ def _adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maximize, l
 
 def adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps,
                 weight_decay, decoupled, maximize):
-    """``reference.adam_update``, compiled (float32 and float64, C-contiguous, one dtype;
-    a gradient that is a view is copied first)."""
+    """``reference.adam_update``, compiled (float32 and float64, C-contiguous, one dtype and
+    shape; a gradient that is a view is copied first)."""
     if type(grad) is np.ndarray and not grad.flags.c_contiguous:
         grad = np.ascontiguousarray(grad)          # a sum's broadcast ones, a transpose
     amsgrad = max_exp_avg_sq is not None
     arrays = (param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq if amsgrad else exp_avg_sq)
     dtype = param.dtype
     if dtype not in DTYPES or not all(type(a) is np.ndarray and a.dtype == dtype
-                                      and a.flags.c_contiguous for a in arrays):
+                                      and a.shape == param.shape and a.flags.c_contiguous
+                                      for a in arrays):
         return reference.adam_update(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step,
                                      lr, beta1, beta2, eps, weight_decay, decoupled, maximize)
     # the Python numbers rounded to the dtype once, as NumPy rounds them in the reference

@@ -84,23 +84,34 @@ class Optimizer:
                     p.grad.zero_()            # in place, as torch: NaN and inf go too
 
     def step(self):
-        """Update every parameter that has a ``.grad``; a failing step changes nothing: every
-        check runs before the first parameter changes."""
+        """Update every parameter that has a ``.grad``; a failing step changes nothing."""
+        name = type(self).__name__
         todo = []
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
-                    _check_gradient(type(self).__name__, p)
+                    _check_gradient(name, p)
+                    _check_state(name, p, self.state.get(id(p), {}))
                     todo.append((p, group))
         for p, _ in todo:                        # all or none: no write fails half-way
             if not getattr(p._array.flags, "writeable", True):
-                raise ValueError(f"{type(self).__name__}.step: a parameter of shape "
-                                 f"{p.shape} is read-only; nothing was updated")
+                raise ValueError(f"{name}.step: a parameter of shape {p.shape} is read-only; "
+                                 "nothing was updated")
+        if self.updates_in_place:                # every check passed: nothing left to fail
+            for p, group in todo:
+                new = self._half_aware_update(p, self.state.setdefault(id(p), {}), group)
+                if new is not p._array:
+                    p._array[...] = new          # half precision: rounded once, here
+                p._bump_version()
+            return
+        updates = []                             # new values and states, then the writes
         for p, group in todo:
-            new = self._half_aware_update(p, self.state.setdefault(id(p), {}), group)
-            if new is not p._array:
-                p._array[...] = new              # half precision: rounded once, here
+            state = dict(self.state.get(id(p), {}))
+            updates.append((p, self._half_aware_update(p, state, group), state))
+        for p, new, state in updates:
+            p._array[...] = new
             p._bump_version()
+            self.state[id(p)] = state
 
     def state_dict(self):
         """``{"state": {index: {name: value}}, "param_groups": [...]}`` as torch lays it out;
@@ -174,9 +185,12 @@ class Optimizer:
     def _check_group(self, group):
         """Checks that tie a group's options together (SGD's nesterov)."""
 
+    # ``_update`` returns new arrays (the state's too) unless the optimizer says it writes
+    # the parameter and its state in place (after every check of ``step``)
+    updates_in_place = False
+
     def _update(self, param, grad, state, group):
-        # the new value of ``param`` (``param`` itself where updated in place); updates
-        # ``state`` in place
+        # the new value of ``param`` (``param`` itself where updated in place)
         raise NotImplementedError
 
 
@@ -235,20 +249,23 @@ class Adam(Optimizer):
                                   "weight_decay": weight_decay, "amsgrad": amsgrad,
                                   "maximize": maximize}, master_weights)
 
+    updates_in_place = True
+
     def _update(self, param, grad, state, group):
-        # in place, by the selected kernels (numba's one loop, else the NumPy reference)
+        # in place, by the selected kernels (numba's one loop, else the NumPy reference);
+        # the options as Python numbers: a NumPy float64 lr would promote float32 arrays
         xp = backend.array_module(param)
         if not state:
             state.update(step=0, exp_avg=xp.zeros_like(param), exp_avg_sq=xp.zeros_like(param))
         if group["amsgrad"] and "max_exp_avg_sq" not in state:
             state["max_exp_avg_sq"] = xp.zeros_like(param)
         state["step"] += 1
-        beta1, beta2 = group["betas"]
+        beta1, beta2 = (float(b) for b in group["betas"])
         kernels.for_array(param).adam_update(
             param, grad, state["exp_avg"], state["exp_avg_sq"],
-            state["max_exp_avg_sq"] if group["amsgrad"] else None, state["step"], group["lr"],
-            beta1, beta2, group["eps"], group["weight_decay"], self.decoupled,
-            group["maximize"])
+            state["max_exp_avg_sq"] if group["amsgrad"] else None, state["step"],
+            float(group["lr"]), beta1, beta2, float(group["eps"]),
+            float(group["weight_decay"]), self.decoupled, bool(group["maximize"]))
         return param
 
 
@@ -399,6 +416,17 @@ def _state_value(optimizer, index, key, value, param):
     # half-precision parameters keep float32 states (and float32 master copies)
     dtype = np.float32 if is_half(param.dtype) else param.dtype
     return backend.to_device(value, param.device).astype(dtype, copy=True)
+
+
+def _check_state(optimizer, p, state):
+    # a state array of another shape (the parameter's data replaced since): torch's error,
+    # before anything changes
+    for key, value in state.items():
+        shape = getattr(value, "shape", None)
+        if shape is not None and key != "step" and tuple(shape) != p.shape:
+            raise ValueError(f"{optimizer}.step: state {key!r} has shape {tuple(shape)}, its "
+                             f"parameter {p.shape} (was the parameter's data replaced?); "
+                             "nothing was updated")
 
 
 def _check_gradient(optimizer, p):

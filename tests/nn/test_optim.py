@@ -255,3 +255,44 @@ def test_a_state_dict_saved_without_the_new_flags_still_loads():
     assert opt.param_groups[0]["amsgrad"] is True
     with pytest.raises(ValueError, match="amsgrad must be True or False"):
         optim.Adam([w], amsgrad=1)
+
+
+@pytest.mark.parametrize("name", ["Adam", "AdamW", "SGD", "RMSprop", "Adagrad"])
+def test_a_parameter_whose_data_changed_shape_is_refused_and_nothing_changes(name):
+    """Its state keeps the old shape: torch refuses the step (a size mismatch); here a
+    ValueError names the state, before any parameter or state moves (the compiled Adam
+    update would otherwise read and write past the state's end)."""
+    a = nn.Parameter(np.ones(3, np.float32))
+    b = nn.Parameter(np.ones(3, np.float32))
+    options = {"momentum": 0.9} if name in ("SGD", "RMSprop") else {}
+    opt = getattr(optim, name)([a, b], lr=0.1, **options)
+    a.grad, b.grad = mg.ones_like(a), mg.ones_like(b)
+    opt.step()
+    b.data = mg.ones(4)
+    b.grad = mg.ones(4)
+    before = a.detach().numpy().copy()
+    states = {k: {n: np.copy(v) for n, v in opt.state[id(p)].items()}
+              for k, p in (("a", a), ("b", b))}
+    with pytest.raises(ValueError, match=r"state '\w+' has shape \(3,\), its parameter \(4,\)"):
+        opt.step()
+    np.testing.assert_array_equal(a.detach().numpy(), before)
+    for key, p in (("a", a), ("b", b)):
+        for n, v in opt.state[id(p)].items():
+            np.testing.assert_array_equal(v, states[key][n])
+
+
+@pytest.mark.parametrize("kernels", ["numba", "reference"])
+def test_numpy_scalar_options_act_as_python_numbers(kernels):
+    """lr = np.float64(...) on float32 parameters computes as lr = float(...) (PyTorch
+    takes either as a number), whichever kernels run."""
+    pytest.importorskip("numba")
+    results = []
+    for lr in (1e-3, np.float64(1e-3)):
+        p = nn.Parameter(np.linspace(-1, 1, 50, dtype=np.float32))
+        opt = optim.AdamW([p], lr=lr, weight_decay=np.float64(0.1))
+        with mg.cpu_kernels(kernels):
+            for _ in range(3):
+                p.grad = mg.tensor(np.cos(np.arange(50, dtype=np.float32)))
+                opt.step()
+        results.append(p.detach().numpy().copy())
+    np.testing.assert_array_equal(*results)
