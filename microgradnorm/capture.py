@@ -16,7 +16,7 @@ from . import autograd
 from .autograd.function import _tapes
 from .autograd.replay import CapturedStep, Lease, Plan, Replay
 from .autograd.tape import LEAF, CaptureError, Tape, active_tape, difference
-from .backend import is_cupy_array
+from .backend import is_cupy_array, silent_floats
 from .generator import default_generator
 from .nn import module as _module
 from .nn.module import Module
@@ -271,7 +271,8 @@ def _outputs(plan, replay, args):
         found = CapturedStep.apply(*inputs, run=replay, checked=checked)
         found = iter(found if isinstance(found, tuple) else (found,))
     else:
-        replay.forward()
+        with silent_floats():               # as Function.apply runs each op's forward
+            replay.forward()
         Lease(replay)                       # dropped at once: the frame is free again
     values = replay.values
     outs = tuple([next(found) if grad else Tensor._from_op(values[slot], None)

@@ -298,7 +298,8 @@ class Tensor:
         # out of place from a snapshot of this tensor, and this tensor takes the result
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
-        write(self._array)
+        with backend.silent_floats():        # inf and NaN silently, as in Function.apply
+            write(self._array)
         self._bump_version()
         return self
 

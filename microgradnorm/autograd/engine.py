@@ -46,7 +46,7 @@ def backward(root, grad=None, retain_graph=False):
     # Gradients accumulate across backward() calls (PyTorch's AccumulateGrad): the first is a
     # Tensor of its own, later ones add into it; zero_grad() clears them. Under a lock: NumPy
     # drops the GIL inside +=, and two threads adding into one leaf would lose one addend.
-    with _accumulate_lock:
+    with _accumulate_lock, silent_floats():
         for tensor, g in captured.values():       # (_grad: no property calls per tensor)
             held = tensor._grad
             if held is None or held.requires_grad:    # (a grad set with history: out of place)

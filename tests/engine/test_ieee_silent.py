@@ -114,3 +114,35 @@ def test_warnings_stay_silent_in_another_thread_running_ops():
     for t in threads:
         t.join()
     assert errors == [] and np.geterr()["over"] == "warn"
+
+
+def test_in_place_writes_without_a_graph_are_silent():
+    def writes():
+        big = mg.tensor([3e38, 1.0, 0.0], dtype=mg.float32)
+        big.add_(big)
+        big.mul_(10.0)
+        big *= 10.0
+        big.div_(0.0)
+        return big
+    out = silently(writes)
+    assert np.isinf(out.numpy()[0]) and np.isnan(out.numpy()[2])
+
+
+def test_gradients_accumulated_past_the_range_are_inf_silently():
+    x = mg.tensor([1.0], dtype=mg.float32, requires_grad=True)
+
+    def twice():
+        for _ in range(2):
+            (x * 3e38).sum().backward()
+    silently(twice)
+    assert np.isinf(x.grad.numpy()[0])
+
+
+def test_a_captured_call_without_a_graph_is_silent_at_every_replay():
+    step = mg.capture(lambda x, y: (x * y) / (x - x))
+    x = mg.tensor([1e30, 2.0], dtype=mg.float32)
+    y = mg.tensor([1e30, 0.0], dtype=mg.float32)
+    with mg.no_grad():
+        for _ in range(4):                         # two recordings, then replays
+            out = silently(step, x, y)
+    assert np.isinf(out.numpy()[0]) and np.isnan(out.numpy()[1])
