@@ -32,6 +32,18 @@ settings.register_profile("fuzz-long", parent=settings.get_profile("microgradnor
                           max_examples=50_000, derandomize=False)
 settings.load_profile("microgradnorm")
 
+# A derandomized run repeats its examples only if their generation depends on the test
+# alone. Hypothesis (6.13x on) also draws constants it collects from the local modules
+# loaded, so a change anywhere in the library, or a module another test loaded earlier in
+# the same worker (a benchmark script), changed which programs the fuzzer ran. The
+# collection is turned off here: hypothesis's internal hook, left alone where it moved.
+try:
+    from hypothesis.internal.conjecture import providers as _providers
+    _NO_CONSTANTS = _providers.Constants()
+    _providers._get_local_constants = lambda: _NO_CONSTANTS
+except (ImportError, AttributeError, TypeError):
+    pass
+
 # The shared tables and strategies in tests/helpers/ import as top-level modules
 # (``from strategies import arrays``) from every test folder.
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))
