@@ -5,7 +5,7 @@ Everything else (half precision, views, mixed dtypes, CuPy) is the reference's.
 
 The reference makes about a dozen passes over memory and allocates five temporaries a
 parameter; this loop reads θ, g, m, v once and writes θ, m, v once. It computes what the
-reference does, bit for bit: the same operations in the same order, each rounded in the
+reference does, bit for bit (but for the sign bit of a NaN): the same operations in the same order, each rounded in the
 arrays' dtype (the Python numbers cast to it first, as NumPy casts them), compiled without
 fast-math, so nothing is reassociated or contracted into a fused multiply-add.
 """
@@ -27,8 +27,11 @@ def _adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, amsgrad, maximize, l
     # AdamW's decay 1-ηλ (else 1), Adam's λ; ``l2``: whether Adam adds λθ (λ != 0 as the
     # Python number: a λ that rounds to 0 in float32 still adds 0·θ, NaN for an inf θ)
     beta1, c1, beta2, c2, root_bias2, eps, step_size, decay, weight_decay = constants
+    # maximize as a factor -1, not a branch in the loop, which kept LLVM from vectorizing
+    # it (7x slower); -1·g is -g, every bit but a NaN's sign
+    sign = param.dtype.type(-1.0 if maximize else 1.0)
     for i in range(param.size):
-        g = -grad[i] if maximize else grad[i]      # a negation, as the reference's -grad
+        g = sign * grad[i]
         p = param[i]
         if decay != 1:                             # p·1 is p, every bit
             p = p * decay
