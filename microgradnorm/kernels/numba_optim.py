@@ -5,9 +5,10 @@ Everything else (half precision, views, mixed dtypes, CuPy) is the reference's.
 
 The reference makes about a dozen passes over memory and allocates five temporaries a
 parameter; this loop reads θ, g, m, v once and writes θ, m, v once. It computes what the
-reference does, bit for bit (but for the sign bit of a NaN): the same operations in the same order, each rounded in the
-arrays' dtype (the Python numbers cast to it first, as NumPy casts them), compiled without
-fast-math, so nothing is reassociated or contracted into a fused multiply-add.
+reference does, bit for bit but for the sign bit of a NaN: the same operations in the same
+order, each rounded in the arrays' dtype (the Python numbers cast to it first, as NumPy
+casts them), compiled without fast-math, so nothing is reassociated or contracted into a
+fused multiply-add.
 """
 
 import math
