@@ -37,10 +37,13 @@ SIZES = {"rows": (1024, 256), "softmax": (4096, 64), "heads": (16, 4, 64, 16)}
 QUICK_SIZES = {"rows": (64, 32), "softmax": (64, 16), "heads": (2, 2, 16, 8)}
 
 
-def _on(kernel_name, fn):
-    """``fn`` run with the CPU kernels ``kernel_name`` selected."""
+def _on(module, fn):
+    """``fn`` run with the CPU kernels of ``module`` (the reference or numba's) selected: a
+    whole graph or optimizer step, which picks its kernels itself."""
+    name = "reference" if module is kernels.reference else "numba"
+
     def run():
-        with kernels.cpu_kernels(kernel_name):
+        with kernels.cpu_kernels(name):
             return fn()
     return run
 
@@ -121,11 +124,9 @@ def attention_cases(shape, dtype, rng):
         return run
 
     def heads_of_one_projection(module):
-        name = "reference" if module is kernels.reference else "numba"
-        return _on(name, projection(mg, mg.nn.functional))
+        return _on(module, projection(mg, mg.nn.functional))
     yield (f"causal attention {shape}, heads of one projection",
-           _pair(heads_of_one_projection,
-                 lambda torch: projection(torch, torch.nn.functional), graph=True))
+           _pair(heads_of_one_projection, lambda torch: projection(torch, torch.nn.functional)))
 
 
 def adamw_case(dtype, quick):
@@ -138,9 +139,7 @@ def adamw_case(dtype, quick):
         p.grad = mg.tensor(rng.standard_normal(p.shape).astype(dtype))
 
     def ours(module):
-        name = "reference" if module is kernels.reference else "numba"
-        optimizer = optim.AdamW(params, lr=1e-3)
-        return _on(name, optimizer.step)
+        return _on(module, optim.AdamW(params, lr=1e-3).step)
 
     def theirs(torch):
         tparams = [torch.tensor(p.detach().numpy(), requires_grad=True) for p in params]
@@ -148,13 +147,12 @@ def adamw_case(dtype, quick):
             t.grad = torch.from_numpy(p.grad.numpy())
         return torch.optim.AdamW(tparams, lr=1e-3).step
     count = sum(p.numel() for p in params)
-    yield f"AdamW step, {len(params)} parameters, {count} values", _pair(ours, theirs,
-                                                                        graph=True)
+    yield f"AdamW step, {len(params)} parameters, {count} values", _pair(ours, theirs)
 
 
-def _pair(ours, theirs, graph=False):
-    """{"reference", "numba", "torch"} -> callable; ``graph``: ``ours`` takes the module
-    and selects the kernels itself (a whole graph or optimizer step)."""
+def _pair(ours, theirs):
+    """{"reference", "numba", "torch"} -> callable: ``ours(kernel module)`` for the first
+    two (where numba imports), ``theirs(torch)`` for the third (where torch imports)."""
     cases = {"reference": ours(kernels.reference)}
     try:
         from microgradnorm.kernels import numba_cpu
