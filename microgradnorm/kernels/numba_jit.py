@@ -52,17 +52,25 @@ def _jit(function=None, *, options=OPTIONS):
 
 
 def _recover_from_a_bad_cache(dispatcher):
-    # A corrupt or truncated cache file makes numba's load raise on every call of the
-    # kernel; read as a cache miss instead (numba then compiles and writes a fresh entry),
-    # with one warning. numba's cache object is internal: without it, nothing is changed.
+    # Two cases make numba's load wrong, each read as a cache miss (numba then compiles and
+    # writes a fresh entry):
+    # - a corrupt or truncated file makes the load raise on every call of the kernel (one
+    #   warning);
+    # - processes compiling one kernel at once (pytest-xdist workers, a pool's workers on a
+    #   fresh cache) race on its index: each picks the first free data file name for its
+    #   own signature and writes the index and then the data, so the index can name, for
+    #   float32 arguments, a file holding the float64 version. Loaded as is, that version
+    #   cannot unbox the arguments (TypeError on every call of the process). A loaded
+    #   version whose argument types are not the ones asked for is dropped, silently.
+    # numba's cache object is internal: without it, nothing is changed.
     cache = getattr(dispatcher, "_cache", None)
     load = getattr(cache, "load_overload", None)
     if load is None:
         return
 
-    def load_or_recompile(*args, **kwargs):
+    def load_or_recompile(signature, *args, **kwargs):
         try:
-            return load(*args, **kwargs)
+            loaded = load(signature, *args, **kwargs)
         except Exception as error:          # what a damaged file raises varies: any of them
             warnings.warn(f"numba's on-disk cache of {dispatcher.__name__} could not be read "
                           f"({type(error).__name__}: {error}); compiling it afresh",
@@ -72,4 +80,17 @@ def _recover_from_a_bad_cache(dispatcher):
             except OSError:
                 pass
             return None
+        if loaded is not None and not _compiled_for(loaded, signature):
+            return None                     # another signature's code under this key
+        return loaded
     cache.load_overload = load_or_recompile
+
+
+def _compiled_for(loaded, signature):
+    """Whether a loaded compile result takes ``signature``'s argument types (a Signature or
+    the types' tuple, as numba's dispatcher passes); True where either cannot be read."""
+    compiled = getattr(getattr(loaded, "signature", None), "args", None)
+    asked = getattr(signature, "args", signature)
+    if not isinstance(compiled, tuple) or not isinstance(asked, (tuple, list)):
+        return True
+    return compiled == tuple(asked)
