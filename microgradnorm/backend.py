@@ -142,6 +142,13 @@ def is_cupy_array(array):
     return type(array).__module__.startswith("cupy")
 
 
+def data_address(array):
+    """The address of ``array``'s first element, an int (NumPy's or CuPy's pointer)."""
+    if is_cupy_array(array):
+        return int(array.data.ptr)
+    return int(array.__array_interface__["data"][0])
+
+
 def array_module(array):
     """``numpy`` or ``cupy``, whichever owns ``array``."""
     return _cupy() if is_cupy_array(array) else np

@@ -26,7 +26,10 @@ class GetItem(Function):
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
-        return x[index]
+        out = x[index]
+        if isinstance(out, np.generic):         # x[1, 2]: a 0-d view, as torch's, not a copy
+            out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+        return out
 
     @staticmethod
     def backward(ctx, grad):

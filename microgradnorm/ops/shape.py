@@ -634,12 +634,7 @@ nbytes = property(_nbytes)
 def data_ptr(x):
     """The address of x's first element, an int (a view's is inside its base's memory); 0
     for an empty tensor, as torch's."""
-    array = x._array
-    if array.size == 0:
-        return 0
-    if backend.is_cupy_array(array):
-        return int(array.data.ptr)
-    return int(array.__array_interface__["data"][0])
+    return 0 if x._array.size == 0 else backend.data_address(x._array)
 
 
 # ----- new tensors of x's dtype and device: x.new_full(...) ----------------------------------

@@ -1,0 +1,149 @@
+"""What a tensor says about itself, against PyTorch: device flags, strides and storage
+offsets of views, dims, item sizes, signedness, the integer casts, ``is_nonzero``,
+``retains_grad``, ``detach_``, ``select`` and the sampling methods."""
+
+import numpy as np
+import pytest
+import torch
+
+import microgradnorm as mg
+
+ARRAY = np.arange(60.0).reshape(3, 4, 5)
+VIEWS = {
+    "itself": lambda t: t,
+    "a row": lambda t: t[1],
+    "columns from 2": lambda t: t[:, :, 2:],
+    "every other": lambda t: t[::2, 1::2],
+    "a transpose": lambda t: t.transpose(0, 2),
+    "a permutation of a slice": lambda t: t[1:, 2:].permute(2, 0, 1),
+    "expanded": lambda t: t[:1, :1, :1].expand(3, 4, 5),
+    "reversed": lambda t: t.flip(0),
+    "a column": lambda t: t[:, 1, 2],
+}
+
+
+@pytest.mark.parametrize("view", list(VIEWS))
+def test_layout_as_torch(view):
+    ours, theirs = VIEWS[view](mg.tensor(ARRAY)), VIEWS[view](torch.tensor(ARRAY))
+    assert ours.shape == tuple(theirs.shape)
+    if view != "reversed":               # torch's flip copies: its strides are a new tensor's
+        assert ours.stride() == theirs.stride()
+        assert ours.storage_offset() == theirs.storage_offset()
+    for dim in range(-ours.ndim, ours.ndim):
+        assert ours.stride(dim) == ours.stride()[dim]
+    assert ours.ndimension() == theirs.ndimension() == ours.dim()
+
+
+def test_stride_of_a_dim_out_of_range_is_an_index_error():
+    for lib in (mg, torch):
+        with pytest.raises(IndexError):
+            lib.tensor(ARRAY).stride(3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "int64", "int8", "uint8",
+                                   "bool", "int16", "int32", "complex64"])
+def test_item_size_and_signedness(dtype):
+    ours, theirs = mg.zeros(2, dtype=dtype), torch.zeros(2, dtype=getattr(torch, dtype))
+    assert ours.itemsize == theirs.itemsize == ours.element_size()
+    assert ours.is_signed() == theirs.is_signed()
+
+
+def test_device_flags():
+    ours = mg.ones(2)
+    assert (ours.is_cpu, ours.is_cuda, ours.get_device()) == (True, False, -1)
+    assert ours.pin_memory() is ours and not ours.is_pinned()
+    assert ours.share_memory_() is ours and ours.is_inference() is False
+
+
+@pytest.mark.parametrize("name, dtype", [("short", "int16"), ("char", "int8"), ("byte", "uint8")])
+def test_integer_casts(name, dtype):
+    values = np.array([-3.7, 0.2, 2.9, 130.0])
+    ours, theirs = getattr(mg.tensor(values), name)(), getattr(torch.tensor(values), name)()
+    assert str(ours.dtype) == dtype == str(theirs.dtype).removeprefix("torch.")
+    if name != "byte":                   # a negative float to uint8 is undefined in C
+        assert ours.tolist() == theirs.tolist()
+    assert ours.grad_fn is None
+
+
+@pytest.mark.parametrize("values", [[0.0], [-2.5], [[1.0]], [], [1.0, 2.0], [float("nan")]])
+def test_is_nonzero(values):
+    try:
+        expected = torch.tensor(values).is_nonzero()
+    except RuntimeError as error:
+        with pytest.raises(RuntimeError, match=str(error).split(" is ")[0]):
+            mg.tensor(values).is_nonzero()
+        return
+    assert mg.tensor(values).is_nonzero() is expected
+
+
+def test_is_same_size():
+    a = mg.zeros(2, 3)
+    assert a.is_same_size(mg.ones(2, 3)) and not a.is_same_size(mg.ones(3, 2))
+
+
+def test_retains_grad():
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y, z = x * 2, x * 3
+        y.retain_grad()
+        assert (x.retains_grad, y.retains_grad, z.retains_grad) == (False, True, False)
+
+
+def test_detach_in_place_drops_the_node_and_refuses_views():
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    assert y.detach_() is y
+    assert y.grad_fn is None and not y.requires_grad and y.is_leaf
+    (y * x).sum().backward()                           # y is a constant now
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 4.0])
+    view = (x * 2)[:1]
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        view.detach_()
+    assert view.grad_fn is not None                    # a failed call changes nothing
+
+
+@pytest.mark.parametrize("dim, index", [(0, 1), (1, -1), (-1, 0), (2, 4)])
+def test_select_values_and_gradient(dim, index):
+    ours = mg.tensor(ARRAY, requires_grad=True)
+    theirs = torch.tensor(ARRAY, requires_grad=True)
+    a, b = ours.select(dim, index), theirs.select(dim, index)
+    np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    upstream = np.random.default_rng(0).standard_normal(tuple(b.shape))
+    a.backward(upstream)
+    b.backward(torch.tensor(upstream))
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+
+
+def test_select_out_of_range_is_an_index_error():
+    for lib in (mg, torch):
+        with pytest.raises(IndexError):
+            lib.tensor(ARRAY).select(0, 3)
+        with pytest.raises(IndexError):
+            lib.tensor(ARRAY).select(3, 0)
+
+
+def test_multinomial_and_bernoulli_methods_draw_torchs_values():
+    probs = np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]])
+    for seed in (0, 3):
+        mg.manual_seed(seed)
+        torch.manual_seed(seed)
+        ours = mg.tensor(probs).multinomial(2)
+        theirs = torch.tensor(probs).multinomial(2)
+        assert ours.tolist() == theirs.tolist()
+        mg.manual_seed(seed)
+        torch.manual_seed(seed)
+        assert mg.tensor(probs).bernoulli().tolist() == torch.tensor(probs).bernoulli().tolist()
+
+
+def test_an_element_taken_by_integers_is_a_view_as_torchs():
+    # t[1, 2] was a copy: t[1, 2].add_(5) and t[1][0].fill_(3) changed nothing in t
+    results = []
+    for lib in (mg, torch):
+        t = lib.zeros(2, 3)
+        element = t[1, 2]
+        element.add_(5)
+        t[1][0].fill_(3)
+        t[-1, -2].mul_(0)
+        t.add_(1)
+        results.append((t.tolist(), element.item(), element.storage_offset()))
+    assert results[0] == results[1]
