@@ -12,7 +12,7 @@ import operator
 from .. import backend, dtypes
 from ..dtypes import is_floating
 from ..tensor import Size, Tensor, to_arguments
-from . import base, elementwise, indexing, linalg, logical, pointwise, reductions
+from . import base, binary, elementwise, indexing, linalg, logical, pointwise, reductions
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
 from .elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
@@ -104,6 +104,9 @@ class _Methods:
     long = _cast("long", "int64", ": a constant, outside the graph")
     int = _cast("int", "int32", ": a constant, outside the graph")
     bool = _cast("bool", "bool", ", True where nonzero: a constant, outside the graph")
+    short = _cast("short", "int16", ": a constant, outside the graph")
+    char = _cast("char", "int8", ": a constant, outside the graph")
+    byte = _cast("byte", "uint8", ": a constant, outside the graph")
 
     def type(self, dtype=None):
         """Without ``dtype``, torch's legacy type name ("torch.FloatTensor",
@@ -125,6 +128,115 @@ class _Methods:
         return Clone.apply(self)
 
     contiguous = shape_ops.contiguous
+
+    # ----- what a tensor is: device, memory layout, flags (torch's habits) ---------------
+    @property
+    def is_cuda(self):
+        """True for data on the GPU (a CuPy array)."""
+        return self.device == "cuda"
+
+    @property
+    def is_cpu(self):
+        """True for data in host memory (a NumPy array)."""
+        return self.device == "cpu"
+
+    @property
+    def itemsize(self):
+        """The bytes of one element, an int (``element_size()``)."""
+        return int(self._array.dtype.itemsize)
+
+    @property
+    def retains_grad(self):
+        """True for a non-leaf tensor whose ``.grad`` backward fills (``retain_grad()``)."""
+        return bool(getattr(self, "_retains_grad", False)) and self.grad_fn is not None
+
+    def ndimension(self):
+        """The number of dims (``dim()``)."""
+        return self._array.ndim
+
+    def get_device(self):
+        """The GPU's index for a CUDA tensor (0), -1 for a CPU one, as torch's."""
+        return 0 if self.device == "cuda" else -1
+
+    def stride(self, dim=None):
+        """The step in elements between neighbours along each dim (a tuple), or along
+        ``dim``; NumPy's byte strides divided by the item size."""
+        steps = tuple(s // self._array.itemsize for s in self._array.strides)
+        if dim is None:
+            return steps
+        return steps[base.normalize_axis("stride", dim, self._array.ndim, single=True)]
+
+    def storage_offset(self):
+        """Where the first element lies in the memory it shares with its base, in elements
+        (0 for a tensor that owns its memory)."""
+        array, owner = self._array, self._array
+        while getattr(owner, "base", None) is not None and hasattr(owner.base, "dtype"):
+            owner = owner.base
+        if owner is array or array.size == 0:
+            return 0
+        start = backend.data_address(array) - backend.data_address(owner)
+        return start // array.itemsize
+
+    def is_signed(self):
+        """True for a dtype that holds negative numbers (floats, signed integers)."""
+        return self._array.dtype.kind in "fic" or self.dtype == dtypes.as_dtype("bfloat16")
+
+    def is_same_size(self, other):
+        """``self.shape == other.shape``."""
+        return tuple(self._array.shape) == tuple(other.shape)
+
+    def is_nonzero(self):
+        """The one element as a bool; RuntimeError for no element or more than one, as
+        torch's."""
+        if self._array.size != 1:
+            raise RuntimeError("Boolean value of Tensor with "
+                               + ("no values" if self._array.size == 0 else
+                                  "more than one value") + " is ambiguous")
+        return bool(self.item())
+
+    def is_inference(self):
+        """False: no tensor here is an inference tensor (``mg.inference_mode`` records no
+        graph and makes ordinary tensors)."""
+        return False
+
+    def pin_memory(self, device=None):
+        """The tensor itself: NumPy memory is what a copy to the GPU reads here; there is
+        no page-locked copy to make (torch copies into pinned memory)."""
+        return self
+
+    def is_pinned(self, device=None):
+        """False: see ``pin_memory``."""
+        return False
+
+    def share_memory_(self):
+        """The tensor itself: one process holds the data here (DataLoader workers run in
+        the calling process)."""
+        return self
+
+    def detach_(self):
+        """Detach in place: no node, no gradient requirement; refused for a view, as torch's
+        (detach() it instead)."""
+        if self._view_version is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self.grad_fn, self._output_index, self.requires_grad = None, 0, False
+        return self
+
+    def select(self, dim, index):
+        """The slice at ``index`` along ``dim``, that dim removed (``x.select(1, 2)`` is
+        ``x[:, 2]``): a view in the graph."""
+        axis = base.normalize_axis("select", dim, self._array.ndim, single=True)
+        return self[(slice(None),) * axis + (index,)]
+
+    def multinomial(self, num_samples, replacement=False, *, generator=None):
+        """``mg.multinomial(self, num_samples, replacement, generator=generator)``."""
+        from ..factories import multinomial              # a layer above ops
+        return multinomial(self, num_samples, replacement, generator=generator)
+
+    def bernoulli(self, p=None, *, generator=None):
+        """``mg.bernoulli(self, p, generator=generator)``: 1 with each element's
+        probability."""
+        from ..factories import bernoulli                # a layer above ops
+        return bernoulli(self, p, generator=generator)
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
         """Zeros of ``size`` (ints or one tuple), of this tensor's dtype and device unless given."""
@@ -303,7 +415,7 @@ def bind(tensor_class=Tensor):
     for name, value in vars(_Methods).items():
         if name not in _NOT_METHODS:
             setattr(tensor_class, name, value)
-    for family in (pointwise, logical, shape_ops, linalg, complex_ops):
+    for family in (pointwise, binary, logical, shape_ops, linalg, complex_ops):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))
