@@ -10,7 +10,7 @@ from ..kernels import CASTINGS, for_array
 from ..tensor import Tensor
 from . import arguments
 from .spec import (FusedFunction, Input, Norm, Option, affine, flat, row_norm_call,
-                   row_norm_torch, rows, shaped)
+                   row_norm_torch, rows, shaped, unrows)
 
 __all__ = ["ADD_RMS_NORM", "CASTINGS", "RMS_NORM", "add_rms_norm", "check_rms_options",
            "rms_norm"]
@@ -57,7 +57,7 @@ class RMSNorm(FusedFunction):
                                                offset=offset, casting=casting)
         # Saved: x, weight and rstd (1 number per row); x̂ = x·rstd is recomputed.
         ctx.save_for_backward(x, weight, rstd)
-        return y.reshape(x.shape)
+        return unrows(y, x.shape)
 
     @staticmethod
     def backward(ctx, dy):
@@ -80,10 +80,10 @@ class AddRMSNorm(FusedFunction):
         y, s, rstd = ctx.kernels.add_rms_norm_forward(
             rows(x, normalized_shape), rows(residual, normalized_shape), flat(weight), eps,
             offset=offset, casting=casting)
-        s = s.reshape(x.shape)
+        s = unrows(s, x.shape)
         # Saved: the sum s (this node's own output), weight, rstd per row.
         ctx.save_for_backward(s, weight, rstd)
-        return y.reshape(x.shape), s
+        return unrows(y, x.shape), s
 
     @staticmethod
     def backward(ctx, dy, ds):
