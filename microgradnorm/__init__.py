@@ -50,11 +50,37 @@ from .ops.shape import (flip, meshgrid, movedim, moveaxis, narrow, ravel, repeat
                         roll, unbind, unflatten)
 from .ops.complex import (angle, complex, conj, imag, is_complex, polar, real, view_as_complex,
                           view_as_real)
+# the unary functions (ops/elementwise.py, ops/pointwise.py, ops/special.py)
+from .ops.elementwise import abs, erf, sign, square
+from .ops.elementwise import clamp as clip
+from .ops.pointwise import absolute, fix, nan_to_num, neg, negative, sgn, signbit
+from .ops.special import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin,
+                          asinh, atan, atanh, cosh, deg2rad, erfc, erfinv, exp2, logit, rad2deg,
+                          sinc, sinh, tan)
+# arithmetic by name (ops/binary.py, ops/ternary.py, ops/logical.py)
+from .ops.binary import (add, arctan2, atan2, copysign, div, divide, float_power, fmax, fmin,
+                         hypot, logaddexp, logaddexp2, mul, multiply, sub, subtract,
+                         true_divide, xlogy)
+from .ops.ternary import addcdiv, addcmul, lerp
+from .ops.logical import greater, greater_equal, less, less_equal, not_equal
+# reductions, shapes, products, indexing and search (ops/reductions.py, arrange.py, ...)
+from .ops.reductions import (count_nonzero, cummax, cummin, logcumsumexp, logsumexp, nanmean,
+                             nansum, std_mean, var_mean)
+from .ops.arrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_tensors, broadcast_to,
+                          column_stack, diag, diag_embed, diagonal, dsplit, dstack, fliplr,
+                          flipud, hsplit, hstack, rot90, swapaxes, swapdims, tensor_split, tile,
+                          trace, vsplit, vstack)
+from .ops.products import cdist, cross, dist, inner, kron, tensordot
+from .ops.indexing import (index_add, index_copy, index_fill, masked_select, scatter,
+                           scatter_add, take, take_along_dim)
+from .ops.search import argwhere, bincount, bucketize, isin, searchsorted, unique
 from .printing import get_printoptions, set_printoptions
 from .tensor import Size, Tensor, tensor
 
 is_floating_point = Tensor.is_floating_point
 numel = Tensor.numel
+clone = Tensor.clone
+detach = Tensor.detach
 
 __version__ = "0.1.0"
 
@@ -93,6 +119,26 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "isinf", "isnan", "le", "log10", "log1p", "log2", "logical_and", "logical_not",
            "logical_or", "logical_xor", "lt", "ne", "nonzero", "prod", "reciprocal",
            "remainder", "round", "sin", "trunc",
+           # ops/special.py, and the unary functions of ops/pointwise.py and ops/elementwise.py
+           "abs", "absolute", "acos", "acosh", "arccos", "arccosh", "arcsin", "arcsinh",
+           "arctan", "arctanh", "asin", "asinh", "atan", "atanh", "clip", "cosh",
+           "deg2rad", "erf", "erfc", "erfinv", "exp2", "fix", "logit", "nan_to_num",
+           "neg", "negative", "rad2deg", "sgn", "sign", "signbit", "sinc", "sinh",
+           "square", "tan",
+           # ops/binary.py, ops/ternary.py, ops/logical.py: arithmetic by name
+           "add", "addcdiv", "addcmul", "arctan2", "atan2", "copysign", "div", "divide",
+           "float_power", "fmax", "fmin", "greater", "greater_equal", "hypot", "lerp", "less",
+           "less_equal", "logaddexp", "logaddexp2", "mul", "multiply", "not_equal", "sub",
+           "subtract", "true_divide", "xlogy",
+           # ops/reductions.py, ops/arrange.py, ops/products.py, ops/indexing.py, ops/search.py
+           "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "bincount", "broadcast_tensors",
+           "broadcast_to", "bucketize", "cdist", "clone", "column_stack", "count_nonzero",
+           "cross", "cummax", "cummin", "detach", "diag", "diag_embed", "diagonal", "dist",
+           "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
+           "index_fill", "inner", "isin", "kron", "logcumsumexp", "logsumexp", "masked_select",
+           "nanmean", "nansum", "rot90", "scatter", "scatter_add", "searchsorted", "std_mean",
+           "swapaxes", "swapdims", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
+           "trace", "unique", "var_mean", "vsplit", "vstack",
            # ops/shape.py, ops/linalg.py, factories.py, backend.py, cuda.py
            "addmm", "addmv", "amp", "as_tensor", "autocast", "backends", "dtype", "meshgrid",
            "baddbmm", "bmm", "cuda", "device", "dot",

@@ -172,6 +172,10 @@ class AxisError(np.exceptions.AxisError):
     """An axis out of range: an IndexError, as in PyTorch, and a ValueError, as in NumPy."""
 
 
+class RepeatedAxisError(RuntimeError, ValueError):
+    """An axis named twice in a reduction: a RuntimeError, as in PyTorch, and a ValueError."""
+
+
 class Default:
     """A default value (``axis=DIM_0``) that ``dim_alias`` tells from the same value given."""
 
@@ -218,7 +222,8 @@ def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False):
         return int(axis) % span
     normalized = tuple(sorted(int(a) % span for a in axes))
     if len(set(normalized)) != len(normalized):
-        raise ValueError(f"{fn}: axis {axis!r} names a dim twice (tensor with {ndim} dims)")
+        raise RepeatedAxisError(f"{fn}: axis {axis!r} names a dim twice (tensor with {ndim} "
+                                "dims)")
     return () if ndim == 0 else normalized     # reducing a 0-d tensor reduces nothing
 
 

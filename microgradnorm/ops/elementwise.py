@@ -142,6 +142,9 @@ class Minimum(Extremum):
 class Neg(Function):
     @staticmethod
     def forward(ctx, x):
+        if x.dtype == np.bool_:                                     # torch's error
+            raise RuntimeError("neg: negation, the `-` operator, on a bool tensor is not "
+                               "supported; to invert a mask use `~` or logical_not()")
         return -x
 
     @staticmethod
@@ -213,6 +216,44 @@ def _integer_power(xp, base, exponent):
         by_base = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0))
         out = xp.where(negative, by_base, out).astype(out.dtype, copy=False)
     return out
+
+
+class PowTensor(Function):
+    """``x ** exponent`` for two tensors, broadcast, in torch's promoted dtype (half precision
+    computed in float32). d/dx = exponent · x^(exponent - 1), 0 where exponent is 0;
+    d/dexponent = out · log(x), 0 where x is 0 and exponent >= 0 (torch's choices)."""
+
+    @staticmethod
+    def forward(ctx, x, exponent):
+        ctx.shapes = x.shape, exponent.shape
+        x, exponent, dtype = promote(x, exponent)
+        if dtype == np.bool_:
+            raise NotImplementedError("pow: not implemented for bool tensors")
+        xp = backend.array_module(x)
+        if dtype.kind in "iu":
+            out = broadcast("pow", lambda b, e: _integer_power(xp, b, e), x, exponent)
+        else:
+            wide = np.float32 if is_half(dtype) else dtype
+            out = broadcast("pow", xp.power, x.astype(wide, copy=False),
+                            exponent.astype(wide, copy=False)).astype(dtype, copy=False)
+        ctx.save_for_backward(x, exponent, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, exponent, out = ctx.saved
+        xp, zero = backend.array_module(grad), backend.array_module(grad).zeros((), grad.dtype)
+        need_x, need_exponent = ctx.needs_input_grad
+        grad_x = grad_exponent = None
+        if need_x:
+            slope = conj(exponent * x ** (exponent - 1))[0]
+            grad_x = unbroadcast(xp.where(exponent == 0, zero, grad * slope), ctx.shapes[0])
+        if need_exponent:
+            positive = exponent >= 0 if exponent.dtype.kind != "c" else \
+                (exponent.imag == 0) & (exponent.real >= 0)
+            slope = conj(xp.where(positive & (x == 0), zero, out * xp.log(x)))[0]
+            grad_exponent = unbroadcast(grad * slope, ctx.shapes[1])
+        return grad_x, grad_exponent
 
 
 class Unary(Function):
@@ -309,6 +350,8 @@ class Abs(Unary):
     saves = "x"
 
     def f(xp, x):
+        if x.dtype == np.bool_:                                     # as torch's
+            raise NotImplementedError("abs: not implemented for bool tensors")
         return xp.abs(x)
 
     def df(grad, x):
@@ -323,6 +366,8 @@ class Erf(Unary):
     saves = "x"
 
     def f(xp, x):
+        if x.dtype.kind == "c":                                     # as torch's
+            raise NotImplementedError("erf: not implemented for complex tensors")
         return backend.erf(float_input(x))
 
     def df(grad, x):
@@ -441,8 +486,8 @@ class ToDevice(Function):
 # ----- the functions: mg.exp, x.exp(), ... ----------------------------------------------------
 def _unary(name, function, doc):
     # mg.exp(x), which checks that x is a Tensor; as Tensor.exp, ``.method`` needs no check
-    def checked(x):
-        return function.apply(check_tensor(name, x))
+    def checked(input):
+        return function.apply(check_tensor(name, input))
 
     def method(x):
         return function.apply(x)
@@ -470,13 +515,29 @@ def neg(x):
 
 
 def pow(x, exponent):
-    """``x ** exponent`` for a number ``exponent``; ``mg.pow(number, x)`` (``number ** x``)
-    is any real number to a tensor's power (``PowOfNumber``), an integer x with an integer
-    number staying integral, as torch's."""
-    if isinstance(exponent, _tensor.Tensor) and _is_real(x):
-        return PowOfNumber.apply(exponent, base=x)
-    if not isinstance(exponent, numbers.Real) or isinstance(exponent, bool):
+    """``x ** exponent`` (``torch.pow``): for a number ``exponent``; for a tensor one,
+    broadcast (``PowTensor``: both get torch's gradient); ``mg.pow(number, x)``
+    (``number ** x``) is any real number to a tensor's power (``PowOfNumber``), an integer x
+    with an integer number staying integral, as torch's."""
+    if isinstance(exponent, _tensor.Tensor):
+        if _is_real(x):
+            if exponent.dtype.kind == "c":
+                raise NotImplementedError("pow: a number to a complex tensor's power is not "
+                                          "implemented; use mg.pow(mg.tensor(number), t)")
+            return PowOfNumber.apply(exponent, base=x)
+        return PowTensor.apply(check_tensor("pow", x), exponent)
+    check_tensor("pow", x)
+    if isinstance(exponent, (bool, np.bool_)):
+        if x.dtype == np.bool_:          # torch's: x ** True is x, x ** False is all True
+            return constant(x._array | (not exponent))
+        exponent = int(exponent)
+    if not isinstance(exponent, numbers.Real):
         raise TypeError(f"pow: exponent must be a real number, got {type(exponent).__name__}")
+    if x.dtype == np.bool_ and isinstance(exponent, numbers.Integral):
+        x = x.astype(np.int64)           # a bool tensor to an integer power: int64, as torch's
+    if x.dtype.kind in "iu" and isinstance(exponent, numbers.Integral) and exponent < 0:
+        raise RuntimeError(f"pow: integers to negative integer powers are not allowed "
+                           f"({x.dtype} tensor, exponent {exponent})")
     return Pow.apply(x, exponent=exponent)
 
 
@@ -490,7 +551,10 @@ def _is_real(value):
 
 
 def square(x):
-    """Elementwise x² (an integer dtype stays integral, as torch's)."""
+    """Elementwise x² (``torch.square``): an integer dtype stays integral, a bool x gives
+    int64, as torch's."""
+    if check_tensor("square", x).dtype == np.bool_:
+        x = x.astype(np.int64)
     return pow(x, 2)
 
 

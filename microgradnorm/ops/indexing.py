@@ -1,18 +1,26 @@
 """Indexing: ``x[index]`` (an embedding lookup is ``weight[ids]``), gather, index_select,
 sort/argsort/topk/kthvalue/mode (gathers of the sorted order), and ``pick_along``, which the
 (values, indices) reductions share; backward adds each gradient into the element it came
-from, so repeats accumulate."""
+from, so repeats accumulate. Then the writes out of place (scatter, scatter_add, index_add,
+index_fill, index_copy: ``IndexPut`` and ``ScatterAdd``), take/take_along_dim/masked_select,
+and the index constants (argwhere, unique, bincount, searchsorted, bucketize, isin).
+
+``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import numbers
 
 import numpy as np
 
 from .. import backend
+from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import is_floating
 from . import return_types
-from .base import (OutOfRangeError, as_array, check_orderable, check_reducible, check_tensor,
-                   constant, kept, normalize_axis, unbroadcast)
+from .base import (AxisError, OutOfRangeError, as_array, check_orderable, check_reducible,
+                   check_tensor, constant, kept, normalize_axis, unbroadcast)
+
+METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
+           "index_fill", "index_copy", "take")
 
 def _is_basic_index(index):
     parts = index if isinstance(index, tuple) else (index,)
@@ -78,7 +86,7 @@ class IndexPut(Function):
         need_x, need_value = ctx.needs_input_grad
         grad_x = grad_value = None
         if need_x:
-            grad_x = grad.copy()
+            grad_x = backend.array_module(grad).array(grad)   # a copy (an array if 0-d)
             grad_x[ctx.index] = 0                    # overwritten: no gradient to the old x
         if need_value:                               # a repeated index sends each copy back
             grad_value = unbroadcast(grad[ctx.index], ctx.value_shape)
@@ -319,3 +327,328 @@ def _mode_index(data, axis):
     last = xp.take_along_axis(xp.cumsum(lengths, axis=-1), best, axis=-1) - 1
     index = xp.take_along_axis(order, last, axis=-1)
     return xp.moveaxis(index.reshape(rows.shape[:-1] + (1,)), -1, axis)
+
+
+# ----- writes out of place: scatter, scatter_add, index_add, index_fill, index_copy ----------
+class ScatterAdd(Function):
+    """x with ``src`` added at ``index`` (a tuple of index arrays and slices; repeats
+    accumulate, NumPy's ``add.at``): ``scatter_add``, ``index_add``. The gradient is grad
+    to x and, to src, grad picked at ``index`` (a gather)."""
+
+    kept_options = ("index",)
+
+    @staticmethod
+    def forward(ctx, x, src, index):
+        ctx.index, ctx.src_shape = index, src.shape
+        out = x.copy()
+        rows = index[0] if len(index) == 1 else None          # index_add along dim 0
+        if type(rows) is np.ndarray and type(out) is np.ndarray and rows.size >= 256 \
+                and src.shape[:1] == rows.shape:
+            _add_rows(out, rows, src)                         # sorted sums, as GetItem's
+        else:
+            backend.array_module(x).add.at(out, index, src)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        need_x, need_src = ctx.needs_input_grad
+        return (grad if need_x else None,
+                unbroadcast(grad[ctx.index], ctx.src_shape) if need_src else None)
+
+
+def index_array(fn, value, like, long_only=False, wrap=False, size=None, axis=0):
+    """``value`` (a Tensor or an array) as an integer array on like's device, refused with
+    torch's RuntimeError for another dtype (int64 alone with ``long_only``); with ``size``,
+    each index checked against it (``wrap``: -size <= index < size, negatives wrapped)."""
+    data = value._array if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
+    if data.dtype.kind not in "iu" or long_only and data.dtype != np.int64:
+        wanted = "int64" if long_only else "int32 or int64"
+        raise RuntimeError(f"{fn}(): expected dtype {wanted} for the index, got {data.dtype}")
+    if size is not None and data.size:
+        low, high = int(data.min()), int(data.max())
+        if low < (-size if wrap else 0) or high >= size:
+            bad = high if high >= size else low
+            raise OutOfRangeError(f"{fn}(): index {bad} is out of bounds for dim {axis} with "
+                                  f"size {size}")
+        if wrap and low < 0:
+            data = data % size
+    return data
+
+
+def _same_dtype(fn, input, other, name):
+    if other.dtype != input.dtype:
+        raise RuntimeError(f"{fn}(): input and {name} must have the same dtype, got "
+                           f"{input.dtype} and {other.dtype}")
+
+
+def _fill_value(fn, value, like):
+    """A number or a 0-d tensor as a 0-d Tensor of like's dtype (a cast, in the graph);
+    torch's RuntimeError for a number an integer dtype cannot hold."""
+    if isinstance(value, _tensor.Tensor):
+        if value.ndim:
+            raise RuntimeError(f"{fn}(): value must be a number or a 0-d tensor, got shape "
+                               f"{value.shape}")
+        return value.astype(like.dtype, copy=False)
+    if isinstance(value, complex) or not isinstance(value, (numbers.Number, np.bool_)):
+        raise TypeError(f"{fn}(): value must be a number, got {type(value).__name__}")
+    if like.dtype.kind in "iu":
+        info = np.iinfo(like.dtype)
+        if not np.isfinite(value) or not info.min <= value <= info.max:
+            raise RuntimeError(f"{fn}(): value {value!r} cannot be converted to {like.dtype} "
+                               "without overflow")
+    return constant(like.xp.asarray(value).astype(like.dtype))
+
+
+def _scatter_grid(fn, input, dim, index, src):
+    """(index positions, index's shape): ``out[index[i][j]][j]`` for dim 0, after torch's
+    checks (index with input's dims, no larger than src anywhere and than input off ``dim``);
+    no positions for an empty index."""
+    check_tensor(fn, input)
+    axis = normalize_axis(fn, dim, input.ndim, single=True)
+    index = index_array(fn, index, input)
+    if index.size == 0:
+        return None, index.shape
+    if index.ndim != input.ndim or src is not None and src.ndim != index.ndim:
+        raise RuntimeError(f"{fn}(): index must have as many dims as input (and src), got "
+                           f"shapes {tuple(index.shape)}, {input.shape}"
+                           + ("" if src is None else f" and {src.shape}"))
+    for d, n in enumerate(index.shape):
+        if (d != axis and n > input.shape[d]) or (src is not None and n > src.shape[d]):
+            raise RuntimeError(f"{fn}(): index {tuple(index.shape)} must be no larger than "
+                               f"input {input.shape} apart from dim {axis}, and no larger "
+                               "than src")
+    _check_range(fn, index, input.shape[axis] if input.ndim else 1, axis)
+    return (() if input.ndim == 0 else _grid(index, axis)), index.shape
+
+
+def _src_part(src, index_shape):
+    # the block of src that index covers: src[:i0, :i1, ...], a view in the graph
+    if src.shape == tuple(index_shape):
+        return src
+    return getitem(src, tuple(slice(0, n) for n in index_shape))
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """``torch.scatter``: a copy of input with ``src[i][j]`` written at ``[index[i][j]][j]``
+    (dim 0; likewise for any dim), or ``value`` (a number) there. The gradient to input is
+    grad with the written places 0, to src grad gathered at ``index``. Of repeated places
+    the last write wins (torch leaves it unspecified).
+
+    Args:
+        input: the tensor.
+        dim: the dim ``index`` addresses.
+        index: an integer tensor with input's dims, no larger than src in any dim and than
+            input in the others.
+        src: a tensor of input's dtype (the 4th argument may also be the number ``value``).
+        reduce: "add" (as ``scatter_add``) or "multiply" (a constant: no gradient, as
+            torch's).
+
+    Example:
+        >>> mg.zeros(3).scatter(0, mg.tensor([2, 0]), mg.tensor([5.0, 6.0]))   # [6, 0, 5]
+    """
+    if not isinstance(src, _tensor.Tensor) and src is not None:
+        if value is not None:
+            raise TypeError("scatter(): got both a value and src; pass one")
+        src, value = None, src
+    if (src is None) == (value is None):
+        raise TypeError("scatter(): give src (a tensor) or value (a number)")
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, got "
+                           f"{reduce!r}")
+    if src is not None:
+        _same_dtype("scatter", input, check_tensor("scatter", src), "src")
+    where, shape = _scatter_grid("scatter", input, dim, index, src)
+    if where is None:                             # an empty index writes nothing
+        return input.clone()
+    part = _src_part(src, shape) if src is not None else _fill_value("scatter", value, input)
+    if reduce == "add":
+        return ScatterAdd.apply(input, part, index=where)
+    if reduce == "multiply":
+        if input.requires_grad or part.requires_grad:
+            raise RuntimeError("scatter(): the derivative with reduce='multiply' is not "
+                               "implemented (torch's neither); use scatter_reduce")
+        out = input._array.copy()
+        input.xp.multiply.at(out, where, part._array)
+        return constant(out)
+    return IndexPut.apply(input, part, index=where)
+
+
+def scatter_add(input, dim, index, src):
+    """``torch.scatter_add``: a copy of input with each ``src[i][j]`` added at
+    ``[index[i][j]][j]`` (dim 0), repeats accumulating. The gradient to input is grad, to
+    src grad gathered at ``index``; the arguments as ``scatter``'s.
+
+    Example:
+        >>> mg.zeros(2).scatter_add(0, mg.tensor([1, 1, 0]), mg.tensor([1.0, 2.0, 3.0]))
+    """
+    _same_dtype("scatter_add", check_tensor("scatter_add", input),
+                check_tensor("scatter_add", src), "src")
+    where, shape = _scatter_grid("scatter_add", input, dim, index, src)
+    if where is None:
+        return input.clone()
+    return ScatterAdd.apply(input, _src_part(src, shape), index=where)
+
+
+def _along(fn, input, dim, index, wrap=False, shape_error=IndexError):
+    """(axis, the index array, the index of slices along ``axis``) for the index_* ops: a
+    1-D or 0-d integer index (else ``shape_error``, torch's class), within the size of
+    ``dim``."""
+    check_tensor(fn, input)
+    axis = normalize_axis(fn, dim, input.ndim, single=True)
+    size = input.shape[axis] if input.ndim else 1
+    index = index_array(fn, index, input, size=size, wrap=wrap, axis=axis)
+    if index.ndim > 1:
+        raise shape_error(f"{fn}(): index must be 1-D or 0-d, got shape {tuple(index.shape)}")
+    index = index.reshape(-1)
+    return axis, index, (slice(None),) * axis + (index,) if input.ndim else (index,)
+
+
+def _slices_like(fn, input, axis, index, source):
+    # source must be input's shape with len(index) at ``axis``
+    _same_dtype(fn, input, check_tensor(fn, source), "source")
+    wanted = input.shape[:axis] + (len(index),) + input.shape[axis + 1:] if input.ndim \
+        else (len(index),)
+    if tuple(source.shape) != wanted and not (source.ndim == 0 and wanted == (1,)):
+        raise RuntimeError(f"{fn}(): source of shape {source.shape} must be input's shape "
+                           f"{input.shape} with {len(index)} (the number of indices) at dim "
+                           f"{axis}, {wanted}")
+    return source.reshape(wanted) if source.shape != wanted else source
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """``torch.index_add``: a copy of input with ``alpha * source[..., i, ...]`` added to the
+    slice ``index[i]`` along ``dim``, repeats accumulating. The gradient to input is grad,
+    to source ``alpha · grad`` at the slices of ``index``.
+
+    Args:
+        input: the tensor.
+        dim: the dim the slices are along.
+        index: 1-D (or 0-d) integers in [0, size of dim).
+        source: input's dtype and shape, with len(index) at ``dim``.
+        alpha: the factor of source (an integer input takes it as an int, as torch's).
+
+    Example:
+        >>> mg.zeros(3, 2).index_add(0, mg.tensor([0, 0]), mg.ones(2, 2))   # row 0: 2s
+    """
+    axis, index, where = _along("index_add", input, dim, index)
+    source = _slices_like("index_add", input, axis, index, source)
+    if alpha != 1:
+        source = source * (int(alpha) if input.dtype.kind in "iub" else alpha)
+        source = source.astype(input.dtype, copy=False)
+    out = ScatterAdd.apply(input.reshape(1) if not input.ndim else input, source, index=where)
+    return out.reshape(input.shape)
+
+
+def index_fill(input, dim, index, value):
+    """``torch.index_fill``: a copy of input with the slices ``index`` along ``dim`` set to
+    ``value`` (a number or a 0-d tensor; negative indices count from the end). The gradient
+    to input is grad with those slices 0, to a tensor value the sum of grad there.
+
+    Example:
+        >>> mg.ones(2, 3).index_fill(1, mg.tensor([0, 2]), -1.0)      # columns 0 and 2
+    """
+    axis, index, where = _along("index_fill", input, dim, index, wrap=True,
+                                shape_error=RuntimeError)
+    value = _fill_value("index_fill", value, input)
+    unique_index = input.xp.unique(index)                   # a value counted once a place
+    where = where[:-1] + (unique_index,)
+    out = IndexPut.apply(input.reshape(1) if not input.ndim else input, value, index=where)
+    return out.reshape(input.shape)
+
+
+def index_copy(input, dim, index, source):
+    """``torch.index_copy``: a copy of input with the slice ``index[i]`` along ``dim`` set to
+    ``source``'s slice i (of repeats the last wins). The gradient to input is grad with
+    those slices 0, to source grad at them.
+
+    Example:
+        >>> mg.zeros(3, 2).index_copy(0, mg.tensor([2, 0]), mg.ones(2, 2))
+    """
+    axis, index, where = _along("index_copy", input, dim, index)
+    source = _slices_like("index_copy", input, axis, index, source)
+    out = IndexPut.apply(input.reshape(1) if not input.ndim else input, source, index=where)
+    return out.reshape(input.shape)
+
+
+# ----- picks: take, take_along_dim, masked_select ---------------------------------------------
+def take(input, index):
+    """``torch.take``: the elements of the flattened input at ``index`` (int64; negative
+    counts from the end), in index's shape; the gradient adds back into each place.
+
+    Example:
+        >>> mg.tensor([[1.0, 2.0], [3.0, 4.0]]).take(mg.tensor([0, -1]))   # tensor([1., 4.])
+    """
+    check_tensor("take", input)
+    index = index_array("take", index, input, long_only=True, wrap=True, size=input.size)
+    return getitem(input.reshape(-1), index)
+
+
+def _broadcast(fn, *shapes):
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise RuntimeError(f"{fn}(): shapes {', '.join(str(tuple(s)) for s in shapes)} do "
+                           "not broadcast") from None
+
+
+def take_along_dim(input, indices, dim=None):
+    """``torch.take_along_dim``: the values of input at ``indices`` along ``dim``, input and
+    indices broadcast in the other dims (``gather`` with broadcasting; ``x.argmax(d,
+    keepdim=True)`` picks the maxima); with ``dim=None``, of the flattened input. The
+    gradient adds back into each place.
+
+    Args:
+        input: the tensor.
+        indices: int64, as many dims as input (any shape with ``dim=None``); negative
+            counts from the end.
+        dim: the dim to pick along, or None.
+
+    Example:
+        >>> mg.take_along_dim(x, x.argsort(dim=1), dim=1)          # x sorted along dim 1
+    """
+    check_tensor("take_along_dim", input)
+    if dim is None:
+        flat = input.reshape(-1)
+        index = index_array("take_along_dim", indices, input, long_only=True,
+                            size=input.size)
+        return getitem(flat, index.reshape(-1))
+    axis = normalize_axis("take_along_dim", dim, input.ndim, single=True)
+    if input.ndim == 0:
+        raise AxisError(f"take_along_dim(): dim {dim} given, but the tensor is 0-d")
+    index = index_array("take_along_dim", indices, input, long_only=True, wrap=True,
+                        size=input.shape[axis], axis=axis)
+    if index.ndim != input.ndim:
+        raise RuntimeError(f"take_along_dim(): input and indices must have the same number "
+                           f"of dims, got {input.ndim} and {index.ndim}")
+    shape = list(_broadcast("take_along_dim", input.shape[:axis] + (1,) +
+                            input.shape[axis + 1:], index.shape))
+    index = input.xp.broadcast_to(index, shape)
+    where = []
+    for d, n in enumerate(shape):              # the place in input of each output element
+        place = [1] * len(shape)
+        place[d] = n
+        where.append(index if d == axis else input.xp.arange(n).reshape(place)
+                     if input.shape[d] == n else input.xp.zeros(place, np.int64))
+    return getitem(input, tuple(where))
+
+
+def masked_select(input, mask):
+    """``torch.masked_select``: the 1-D tensor of input's elements where the bool ``mask``
+    is True, input and mask broadcast, in row-major order; the gradient adds back into each
+    place (an element picked by several broadcast copies gets their sum).
+
+    Example:
+        >>> x.masked_select(x > 0)                                  # the positive elements
+    """
+    check_tensor("masked_select", input)
+    mask = mask._array if isinstance(mask, _tensor.Tensor) else input.xp.asarray(mask)
+    if mask.dtype != np.bool_:
+        raise RuntimeError(f"masked_select(): expected a bool mask, got dtype {mask.dtype}")
+    shape = _broadcast("masked_select", input.shape, mask.shape) or (1,)
+    found = input.xp.nonzero(input.xp.broadcast_to(mask.reshape(mask.shape or (1,)), shape))
+    lead = len(shape) - input.ndim               # the place in input of each picked element
+    where = tuple(found[lead + d] if n != 1 else input.xp.zeros_like(found[0])
+                  for d, n in enumerate(input.shape))
+    if input.ndim == 0:
+        return getitem(input.reshape(1), input.xp.zeros_like(found[0]))
+    return getitem(input, where)

@@ -192,6 +192,11 @@ lt = _comparison("lt", "__lt__", "<")
 le = _comparison("le", "__le__", "<=")
 gt = _comparison("gt", "__gt__", ">")
 ge = _comparison("ge", "__ge__", ">=")
+# torch's longer names for them
+not_equal = _comparison("not_equal", "__ne__", "!=")
+less, less_equal = _comparison("less", "__lt__", "<"), _comparison("less_equal", "__le__", "<=")
+greater = _comparison("greater", "__gt__", ">")
+greater_equal = _comparison("greater_equal", "__ge__", ">=")
 
 
 # ----- logical and bitwise --------------------------------------------------------------------
@@ -384,4 +389,5 @@ def operators(function):
 METHODS = ("isnan", "isinf", "isfinite", "any", "all", "isclose", "allclose", "equal",
            "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
            "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
-           "bitwise_not", "floor_divide", "remainder", "fmod")
+           "bitwise_not", "floor_divide", "remainder", "fmod", "not_equal", "less",
+           "less_equal", "greater", "greater_equal")

@@ -12,7 +12,8 @@ import operator
 from .. import backend, dtypes
 from ..dtypes import is_floating
 from ..tensor import Size, Tensor, to_arguments
-from . import base, binary, elementwise, indexing, linalg, logical, pointwise, reductions
+from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
+from . import products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
 from .elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
@@ -256,14 +257,17 @@ class _Methods:
     # ----- in-place ops: written plainly, or recorded (Tensor._inplace) --------------------
     def add_(self, other, alpha=1.0):
         """In place ``self += alpha * other``, recorded when a graph needs it (a leaf that
-        requires grad: only under ``mg.no_grad()``, as optimizers do)."""
+        requires grad: only under ``mg.no_grad()``, as optimizers do); an alpha other than 1
+        is ``mg.add``'s (checked as torch's, the sum rounded once)."""
         if alpha != 1.0:
-            other = other * alpha
+            return binary.add_scaled_(self, other, alpha=alpha)
         raw = base.raw(other)
         return self._inplace(lambda d: d.__iadd__(raw), Add.apply, other)
 
-    def sub_(self, other):
-        """In place ``self -= other``; the rules of ``add_``."""
+    def sub_(self, other, *, alpha=1):
+        """In place ``self -= alpha * other``; the rules of ``add_``."""
+        if alpha != 1:
+            return binary.sub_scaled_(self, other, alpha=alpha)
         raw = base.raw(other)
         return self._inplace(lambda d: d.__isub__(raw), Sub.apply, other)
 
@@ -272,8 +276,11 @@ class _Methods:
         raw = base.raw(other)
         return self._inplace(lambda d: d.__imul__(raw), Mul.apply, other)
 
-    def div_(self, other):
-        """In place ``self /= other``; the rules of ``add_``."""
+    def div_(self, other, *, rounding_mode=None):
+        """In place ``self /= other``; the rules of ``add_``. ``rounding_mode`` "trunc" or
+        "floor" rounds the quotient, as ``mg.div``'s; an integer tensor takes only those."""
+        if rounding_mode is not None or self.dtype.kind in "biu":
+            return binary.div_checked_(self, other, rounding_mode=rounding_mode)
         raw = base.raw(other)
         return self._inplace(lambda d: d.__itruediv__(raw), Div.apply, other)
 
@@ -415,7 +422,8 @@ def bind(tensor_class=Tensor):
     for name, value in vars(_Methods).items():
         if name not in _NOT_METHODS:
             setattr(tensor_class, name, value)
-    for family in (pointwise, binary, logical, shape_ops, linalg, complex_ops):
+    for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
+                   reductions, indexing, search, arrange, products):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

@@ -1,11 +1,14 @@
-"""PyTorch's wider pointwise and scan vocabulary: the trigonometric and logarithmic
-functions, rounding, products, cumulative sums and products, ``diff``, one-sided clamps and
-the in-place forms (``x.exp_()``, ``x.clamp_(0, 1)``).
+"""PyTorch's wider pointwise and scan vocabulary: sin, cos and the logarithmic functions,
+rounding (``fix`` is ``trunc``), products, cumulative sums and products, ``diff``, the signs
+(``sgn``, ``signbit``), ``nan_to_num``, torch's other names (``absolute``, ``negative``),
+one-sided clamps and the in-place forms (``x.exp_()``, ``x.clamp_(0, 1)``, ``x.neg_()``);
+tan, the hyperbolic and inverse functions, erfc, erfinv, logit and sinc are in
+``ops/special.py``.
 
 Each function with a closed-form derivative is a ``Unary`` node (one node, one saved
 array); rounding is a step function whose gradient is 0, as torch's; ``frac`` and ``diff``
-are compositions. ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor``
-methods."""
+are compositions; ``nan_to_num``'s gradient passes where x was finite. ``METHODS`` names
+the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import math
 import numbers
@@ -14,10 +17,11 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from ..dtypes import is_floating, is_half
 from . import elementwise
-from .base import check_tensor, constant, float_input, normalize_axis, result_dtype
+from .base import (check_tensor, complex_sign, constant, float_input, normalize_axis,
+                   result_dtype)
 from .elementwise import Unary, _unary
 from .shape import cat
 
@@ -154,6 +158,8 @@ def _step(fn, function, x, **options):
     check_tensor(fn, x)
     if x.dtype == np.bool_:
         raise NotImplementedError(f"{fn}: not implemented for bool tensors")
+    if x.dtype.kind == "c":
+        raise NotImplementedError(f"{fn} is not supported for complex inputs")
     if not is_floating(x.dtype):
         return constant(x._array.copy())
     return function.apply(x, **options)
@@ -169,9 +175,9 @@ def ceil(x):
     return _step("ceil", Ceil, x)
 
 
-def trunc(x):
-    """x rounded toward 0, elementwise (``torch.trunc``); the gradient is 0."""
-    return _step("trunc", Trunc, x)
+def trunc(input):
+    """x rounded toward 0, elementwise (``torch.trunc``, ``torch.fix``); the gradient is 0."""
+    return _step("trunc", Trunc, input)
 
 
 def round(x, *, decimals=0):
@@ -407,6 +413,111 @@ def _joined(x, prepend, append, axis):
     return cat([p.astype(dtype, copy=False) for p in parts], axis)
 
 
+# ----- signs, non-finite values and torch's other names -------------------------------------
+class Sgn(Function):
+    """z / |z| for a complex z, 0 at 0 (``torch.sgn``). Its gradient is torch's,
+    (g - sgn(z)² · conj(g)) / (2|z|), 0 at z = 0."""
+
+    @staticmethod
+    def forward(ctx, z):
+        ctx.save_for_backward(z)
+        return complex_sign(z)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (z,) = ctx.saved
+        xp = backend.array_module(z)
+        size, sign = xp.abs(z), complex_sign(z)
+        out = (grad - sign * sign * grad.conj()) / (2 * size)
+        return xp.where(size == 0, xp.zeros((), out.dtype), out)
+
+
+def sgn(input):
+    """The sign, elementwise (``torch.sgn``): ``sign(x)`` for a real x (-1, 0 or 1, 0 for
+    NaN; gradient 0), z / |z| for a complex z (0 at 0), with torch's gradient."""
+    if check_tensor("sgn", input).dtype.kind == "c":
+        return Sgn.apply(input)
+    return elementwise.sign(input)
+
+
+def signbit(input):
+    """True where x's sign bit is set (``torch.signbit``): x < 0, and -0.0 and a NaN
+    carrying the sign; a bool tensor outside the graph. Complex x is refused, as torch's."""
+    x = check_tensor("signbit", input)._array
+    if x.dtype.kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    return constant(x < 0 if x.dtype.kind in "biu" else input.xp.signbit(x))
+
+
+class NanToNum(Function):
+    """x with NaN, +inf and -inf replaced by the numbers given; the gradient passes where x
+    was finite, grad · isfinite(x) (torch's: 0 where a value was replaced)."""
+
+    @staticmethod
+    def forward(ctx, x, nan, posinf, neginf):
+        xp = backend.array_module(x)
+        ctx.save_for_backward(xp.isfinite(x))
+        if x.dtype.kind != "c":
+            return _replaced(xp, x, nan, posinf, neginf)
+        out = xp.empty_like(x)                   # each part on its own, as torch's
+        out.real = _replaced(xp, x.real, nan, posinf, neginf)
+        out.imag = _replaced(xp, x.imag, nan, posinf, neginf)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        (finite,) = ctx.saved
+        return grad * finite
+
+
+def _replaced(xp, x, nan, posinf, neginf):
+    # the numbers rounded to x's dtype; the largest finite values by default (torch's)
+    info = dtypes.finfo(x.dtype)
+    nan, posinf, neginf = (xp.asarray(value, dtype=x.dtype) for value in (
+        nan, info.max if posinf is None else posinf, info.min if neginf is None else neginf))
+    return xp.where(xp.isnan(x), nan, xp.where(x == np.inf, posinf,
+                                               xp.where(x == -np.inf, neginf, x)))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """x with NaN, inf and -inf replaced by numbers (``torch.nan_to_num``); the gradient
+    passes where x was finite and is 0 where a value was replaced.
+
+    Args:
+        input: the tensor; an integer or bool one is returned as a copy.
+        nan: the number for NaN (None: 0.0).
+        posinf, neginf: the numbers for inf and -inf; None, the largest finite value of
+            x's dtype and its negative. Complex x: each part on its own.
+
+    Example:
+        >>> mg.tensor([float("nan"), float("inf"), 1.0]).nan_to_num()  # [0., 3.4028e+38, 1.]
+    """
+    check_tensor("nan_to_num", input)
+    numbers_given = {}
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if isinstance(value, _tensor.Tensor):
+            value = value.item()
+        if value is not None and not isinstance(value, numbers.Real):
+            raise TypeError(f"nan_to_num: {name} must be a number or None, got "
+                            f"{type(value).__name__} {value!r}")
+        numbers_given[name] = None if value is None else float(value)
+    if numbers_given["nan"] is None:
+        numbers_given["nan"] = 0.0
+    if input.dtype.kind in "biu":                # nothing to replace
+        return constant(input._array.copy())
+    if input.dtype.kind == "c" and input.requires_grad and is_grad_enabled():
+        raise RuntimeError("nan_to_num does not support automatic differentiation for "
+                           "outputs with complex dtype (torch's rule)")
+    return NanToNum.apply(input, **numbers_given)
+
+
+neg = negative = _unary("neg", elementwise.Neg, "Elementwise -x (``torch.neg``, "
+                        "``torch.negative``); a bool tensor is refused (use ``~``), as torch's.")
+absolute = elementwise.abs                     # torch's other name
+fix = trunc                                    # torch's other name
+erf = elementwise.erf                          # here for its Tensor method
+
+
 # ----- one-sided clamps and the in-place forms ------------------------------------------------
 def clamp_min(x, min):
     """``clamp(x, min=min)`` (``torch.clamp_min``): each element at least ``min``."""
@@ -463,9 +574,25 @@ round_ = _in_place("round", round)
 trunc_ = _in_place("trunc", trunc)
 frac_ = _in_place("frac", frac)
 reciprocal_ = _in_place("reciprocal", reciprocal)
+expm1_ = _in_place("expm1", expm1)
+log10_ = _in_place("log10", log10)
+log2_ = _in_place("log2", log2)
+log1p_ = _in_place("log1p", log1p)
+erf_ = _in_place("erf", elementwise.erf)
+neg_ = negative_ = _in_place("neg", neg)
+sign_ = _in_place("sign", elementwise.sign)
+sgn_ = _in_place("sgn", sgn)
+rsqrt_ = _in_place("rsqrt", elementwise.rsqrt)
+square_ = _in_place("square", elementwise.square)
+absolute_ = abs_
+fix_ = trunc_
+nan_to_num_ = _in_place("nan_to_num", nan_to_num)
 
 METHODS = ("sin", "cos", "log10", "log2", "log1p", "expm1", "reciprocal", "floor", "ceil",
            "round", "trunc", "frac", "prod", "cumsum", "cumprod", "diff", "clamp_min",
            "clamp_max", "clamp_", "clip_", "clamp_min_", "clamp_max_", "exp_", "log_", "sqrt_",
            "abs_", "sigmoid_", "tanh_", "relu_", "sin_", "cos_", "floor_", "ceil_", "round_",
-           "trunc_", "frac_", "reciprocal_")
+           "trunc_", "frac_", "reciprocal_", "erf", "sgn", "signbit", "fix", "nan_to_num",
+           "absolute", "negative", "expm1_", "log10_", "log2_", "log1p_", "erf_", "neg_",
+           "negative_", "sign_", "sgn_", "rsqrt_", "square_", "absolute_", "fix_",
+           "nan_to_num_")

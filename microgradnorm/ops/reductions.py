@@ -1,19 +1,27 @@
 """Reductions: sum, mean, max/min (``x.max(dim)``: values and indices), amax/amin, aminmax,
-median, var and std, argmax/argmin, and softmax and log_softmax from the primitives.
-``dim``/``keepdim``, PyTorch's names, are accepted everywhere."""
+median, var and std, argmax/argmin, and softmax and log_softmax from the primitives; then
+the rest of PyTorch's reductions and scans: logsumexp, var_mean/std_mean, count_nonzero,
+nansum/nanmean, cummax/cummin and logcumsumexp. ``dim``/``keepdim``, PyTorch's names, are
+accepted everywhere.
+
+``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods beside the
+ones it lists itself."""
 
 import builtins
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd import Function
-from ..dtypes import check_number, is_floating, is_half
+from ..dtypes import check_number, get_default_dtype, is_floating, is_half
 from . import elementwise, return_types
 from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, check_reducible,
                    check_tensor, constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
-from .indexing import pick_along
+from .indexing import gather, pick_along
+
+METHODS = ("logsumexp", "count_nonzero", "nansum", "nanmean", "cummax", "cummin",
+           "logcumsumexp")
 
 
 def _expand_reduced(grad, shape, axis):
@@ -348,9 +356,18 @@ def argmin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
 
 
 # ----- softmax, from the primitives -----------------------------------------------------------
+def _row_max(x, axis, zero_if_infinite=False):
+    # the (detached) max along axis, kept: x minus it has exp() <= 1, which cannot overflow.
+    # ``zero_if_infinite``: logsumexp's shift, torch's (-inf - -inf would be NaN)
+    top = amax(x.detach(), axis, keepdims=True)
+    if zero_if_infinite:
+        top = constant(top.xp.where(top.xp.isinf(top._array), 0, top._array))
+    return top
+
+
 def _shifted(x, axis):
-    # minus the (detached) row max: exp() <= 1 cannot overflow, softmax is unchanged
-    return x - amax(x.detach(), axis, keepdims=True)
+    # minus the row max: softmax is unchanged
+    return x - _row_max(x, axis)
 
 
 def softmax(x, axis=LAST_DIM, *, dim=None):
@@ -386,3 +403,266 @@ def norm(x, p=2, dim=None, keepdim=False):
     if p <= 0:
         raise ValueError(f"norm: p must be positive (or inf), got {p!r}")
     return sum(abs(x) ** p, dim, keepdim) ** (1.0 / p)
+
+
+# ----- more of PyTorch's reductions and scans -------------------------------------------------
+def logsumexp(input, dim, keepdim=False):
+    r"""``torch.logsumexp``: :math:`\log \sum_i e^{x_i}` over ``dim``, computed stably as
+    :math:`m + \log \sum_i e^{x_i - m}` with m the (detached) max, the shift softmax uses;
+    an infinite m counts as 0, so a slice of -inf (or an empty one) gives -inf, one holding
+    +inf gives +inf, and NaN propagates. The gradient is the softmax along ``dim`` (NaN for
+    a slice of -inf, as torch's).
+
+    Args:
+        input: the tensor; an integer or bool one gives the default dtype.
+        dim: an int or a tuple of ints (required, as torch's).
+        keepdim: keep the reduced dims as size 1.
+
+    Shape: input's without ``dim`` (size 1 there with ``keepdim``).
+
+    Example:
+        >>> mg.logsumexp(mg.tensor([[0.0, 0.0], [1.0, -inf]]), dim=1)   # [log 2, 1]
+    """
+    check_tensor("logsumexp", input)
+    if dim is None:
+        raise TypeError("logsumexp(): dim must be an int or a tuple of ints, got None")
+    axis = normalize_axis("logsumexp", dim, input.ndim)
+    x = input if is_floating(input.dtype) else input.astype(get_default_dtype())
+    kept = tuple(1 if i in axis else n for i, n in enumerate(x.shape))
+    if reduced_size(x.shape, axis) and x.size:
+        top = _row_max(x, axis, zero_if_infinite=True)            # (kept)
+    else:                                                         # log of an empty sum
+        top = constant(x.xp.zeros(kept, x.dtype))
+    total = sum((x - top).exp(), axis, keepdims=keepdim).log()
+    return total + (top if keepdim else top.reshape(total.shape))
+
+
+def _var_arguments(fn, input, dim, unbiased, correction):
+    # torch's overloads: (input, dim, unbiased, keepdim), (input, unbiased) and
+    # (input, dim, *, correction, keepdim); a floating input only
+    check_tensor(fn, input)
+    if isinstance(dim, (bool, np.bool_)):             # (input, unbiased)
+        if unbiased is not None:
+            raise TypeError(f"{fn}(): got unbiased={dim!r} twice")
+        dim, unbiased = None, bool(dim)
+    if unbiased is not None and correction is not None:
+        raise TypeError(f"{fn}(): give unbiased or correction, not both")
+    if not (is_floating(input.dtype) or input.dtype.kind == "c"):
+        raise RuntimeError(f"{fn} only support floating point and complex dtypes, got "
+                           f"{input.dtype}")
+    correction = 1 if correction is None else correction
+    return dim, (correction if unbiased is None else int(unbiased))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    r"""``torch.var_mean``: the tuple ``(var(input), mean(input))`` over ``dim``, the variance
+    :math:`\sum (x - \bar x)^2 / \max(0, N - \text{correction})` as ``var``'s.
+
+    Args:
+        input: a floating tensor.
+        dim: an int, a tuple of ints, or None (every element); a bool here is ``unbiased``
+            (torch's ``var_mean(input, unbiased)``).
+        unbiased: True is correction 1, False correction 0 (torch's older name).
+        keepdim: keep the reduced dims as size 1.
+        correction: N minus the degrees of freedom (keyword only; 1 by default).
+
+    Example:
+        >>> var, mean = mg.var_mean(mg.tensor([1.0, 2.0, 3.0]))     # 1.0, 2.0
+    """
+    dim, correction = _var_arguments("var_mean", input, dim, unbiased, correction)
+    return (var(input, dim, keepdim, correction),
+            mean(input, dim, keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``torch.std_mean``: the tuple ``(std(input), mean(input))`` over ``dim``, the standard
+    deviation ``sqrt(var)``; the arguments as ``var_mean``'s.
+
+    Example:
+        >>> std, mean = mg.std_mean(x, dim=0, correction=0)
+    """
+    dim, correction = _var_arguments("std_mean", input, dim, unbiased, correction)
+    return (std(input, dim, keepdim, correction),
+            mean(input, dim, keepdim))
+
+
+def count_nonzero(input, dim=None):
+    """``torch.count_nonzero``: the int64 number of nonzero elements over ``dim`` (None: every
+    element; an int or a tuple), NaN counting as nonzero; a constant.
+
+    Example:
+        >>> mg.count_nonzero(mg.tensor([[0, 1], [2, 0]]), dim=0)          # tensor([1, 1])
+    """
+    check_tensor("count_nonzero", input)
+    axis = normalize_axis("count_nonzero", dim, input.ndim)
+    counts = (input._array != 0).sum(axis=axis)
+    return constant(input.xp.asarray(counts, dtype=np.int64))
+
+
+class NanSum(Function):
+    """The sum over ``axis`` with NaN counted as 0; the gradient is grad · (x is not NaN),
+    torch's product, so an infinite grad gives NaN at a NaN (``nanmean`` of a slice of NaN)."""
+
+    @staticmethod
+    def forward(ctx, x, axis, keepdims):
+        xp = backend.array_module(x)
+        missing = xp.isnan(x)
+        ctx.save_for_backward(missing)
+        ctx.shape, ctx.axis = x.shape, axis
+        return reduce_sum(xp.where(missing, xp.zeros((), x.dtype), x), axis, keepdims)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (missing,) = ctx.saved
+        return _expand_reduced(grad, ctx.shape, ctx.axis) * ~missing
+
+
+def _nan_reduction(fn, input, dim, keepdim, dtype):
+    # (input in ``dtype`` if given, the axis)
+    check_tensor(fn, input)
+    if dtype is not None:
+        input = input.astype(dtype, copy=False)
+    return input, normalize_axis(fn, dim, input.ndim)
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """``torch.nansum``: the sum over ``dim`` (None: every element) with NaN counted as 0; its
+    gradient is 0 at the NaNs. An integer or bool input gives int64, as ``torch.sum``.
+
+    Args:
+        input: the tensor.
+        dim: an int, a tuple of ints or None.
+        keepdim: keep the reduced dims as size 1.
+        dtype: cast the input to this dtype first.
+
+    Example:
+        >>> mg.nansum(mg.tensor([1.0, float("nan"), 2.0]))              # tensor(3.)
+    """
+    x, axis = _nan_reduction("nansum", input, dim, keepdim, dtype)
+    if not is_floating(x.dtype):
+        if x.dtype.kind == "c":
+            raise NotImplementedError("nansum does not support complex inputs")
+        return sum(x.astype(np.int64, copy=False), axis, bool(keepdim))
+    return NanSum.apply(x, axis=axis, keepdims=bool(keepdim))
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """``torch.nanmean``: the mean over ``dim`` of the elements that are not NaN,
+    ``nansum / count``; a slice of NaN (or an empty one) gives NaN. The gradient is 0 at the
+    NaNs (NaN everywhere in a slice of NaN, as torch's). Floating input only.
+
+    Args:
+        input: a floating tensor.
+        dim: an int, a tuple of ints or None.
+        keepdim: keep the reduced dims as size 1.
+        dtype: cast the input to this dtype first.
+
+    Example:
+        >>> mg.nanmean(mg.tensor([1.0, float("nan"), 2.0]))             # tensor(1.5)
+    """
+    check_tensor("nanmean", input)
+    if not is_floating(input.dtype):
+        raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
+                           f"{input.dtype}")
+    x, axis = _nan_reduction("nanmean", input, dim, keepdim, dtype)
+    present = (~x.xp.isnan(x._array)).sum(axis=axis, keepdims=bool(keepdim))
+    count = constant(x.xp.asarray(present, dtype=x.dtype))
+    return NanSum.apply(x, axis=axis, keepdims=bool(keepdim)) / count
+
+
+def _running_extreme(fn, input, dim):
+    # (values, indices) of cummax/cummin: the running extreme and the place it was last
+    # reached (a later equal value, or a NaN, takes over: torch's rule); the values are
+    # gathered from there, so the gradient goes to that element
+    check_tensor(fn, input)
+    check_orderable(fn, input._array)
+    axis = normalize_axis(fn, dim, input.ndim, single=True)
+    x = input.reshape(1) if input.ndim == 0 else input
+    data, xp = x._array, x.xp
+    running = getattr(xp, "maximum" if fn == "cummax" else "minimum").accumulate(data, axis)
+    reached = data == running
+    if is_floating(data.dtype):
+        reached |= xp.isnan(data)                               # NaN stays once it appears
+    place = xp.arange(data.shape[axis]).reshape((-1,) + (1,) * (data.ndim - axis - 1))
+    indices = xp.maximum.accumulate(xp.where(reached, place, 0), axis).astype(np.int64)
+    values = gather(x, axis, indices)
+    if input.ndim == 0:
+        values, indices = values.reshape(()), indices.reshape(())
+    return getattr(return_types, fn)(values, constant(indices))
+
+
+def cummax(input, dim):
+    """``torch.cummax``: the named tuple ``(values, indices)`` of the running maximum along
+    ``dim``, ``values[i] = max(x[0..i])`` and ``indices[i]`` the last place it was reached;
+    NaN, once met, is the maximum. The gradient of ``values`` goes to that place.
+
+    Example:
+        >>> mg.cummax(mg.tensor([1.0, 3.0, 2.0, 3.0]), 0)   # [1, 3, 3, 3], indices [0, 1, 1, 3]
+    """
+    return _running_extreme("cummax", input, dim)
+
+
+def cummin(input, dim):
+    """``torch.cummin``: the running minimum along ``dim`` and where it was last reached, as
+    ``cummax``.
+
+    Example:
+        >>> mg.cummin(mg.tensor([2.0, 1.0, 3.0]), 0).indices            # tensor([0, 1, 1])
+    """
+    return _running_extreme("cummin", input, dim)
+
+
+def _log_cumsum_exp(x, axis, reverse=False):
+    # log(cumsum(exp(x))) along axis by logaddexp (log1p(exp(-|a - b|)) + max: no overflow),
+    # from the end with ``reverse``; half precision in float32
+    xp = backend.array_module(x)
+    wide = x.astype(np.float32) if is_half(x.dtype) else x
+    if reverse:
+        wide = xp.flip(wide, axis)
+    out = xp.logaddexp.accumulate(wide, axis=axis)
+    return (xp.flip(out, axis) if reverse else out).astype(x.dtype, copy=False)
+
+
+class LogCumSumExp(Function):
+    r"""Running :math:`\log \sum_{j \le i} e^{x_j}` along ``axis``. The gradient
+    :math:`\sum_{i \ge j} g_i e^{x_j - out_i}` is taken in log space, as torch's, with the
+    positive and the negative parts of g apart: :math:`e^{x_j + \mathrm{rlcse}(\log g^\pm -
+    out)_j}`, rlcse the running logsumexp from the end."""
+
+    @staticmethod
+    def forward(ctx, x, axis):
+        out = _log_cumsum_exp(x, axis)
+        ctx.save_for_backward(x, out)
+        ctx.axis = axis
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved
+        xp = backend.array_module(grad)
+        lowest = xp.asarray(dtypes.finfo(grad.dtype).min, dtype=grad.dtype)   # log 0, finite
+        with np.errstate(divide="ignore"):
+            log_abs = xp.log(xp.abs(grad))
+        parts = []
+        for sign in (grad > 0, grad < 0):
+            logs = xp.where(sign, log_abs, lowest) - out
+            parts.append(xp.exp(_log_cumsum_exp(logs, ctx.axis, reverse=True) + x))
+        return parts[0] - parts[1]
+
+
+def logcumsumexp(input, dim):
+    r"""``torch.logcumsumexp``: :math:`out_i = \log \sum_{j \le i} e^{x_j}` along ``dim``,
+    without overflow; -inf terms add nothing, +inf gives +inf from there on. Floating input
+    only, as torch's.
+
+    Example:
+        >>> mg.logcumsumexp(mg.tensor([0.0, 0.0]), 0)              # tensor([0.0000, 0.6931])
+    """
+    check_tensor("logcumsumexp", input)
+    if not is_floating(input.dtype):
+        raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} tensors "
+                                  "(floating point only)")
+    axis = normalize_axis("logcumsumexp", dim, input.ndim, single=True)
+    if input.ndim == 0:
+        return LogCumSumExp.apply(input.reshape(1), axis=0).reshape(())
+    return LogCumSumExp.apply(input, axis=axis)

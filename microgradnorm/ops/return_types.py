@@ -12,7 +12,8 @@ Example:
 
 from collections import namedtuple
 
-__all__ = ["aminmax", "kthvalue", "max", "median", "min", "mode", "sort", "topk"]
+__all__ = ["aminmax", "cummax", "cummin", "kthvalue", "max", "median", "min", "mode", "sort",
+           "topk"]
 
 
 def _result_type(name, fields):
@@ -45,3 +46,5 @@ kthvalue = _result_type("kthvalue", ["values", "indices"])
 sort = _result_type("sort", ["values", "indices"])
 topk = _result_type("topk", ["values", "indices"])
 aminmax = _result_type("aminmax", ["min", "max"])
+cummax = _result_type("cummax", ["values", "indices"])
+cummin = _result_type("cummin", ["values", "indices"])

@@ -164,10 +164,10 @@ def test_relu_gradient_at_zero_is_zero_like_torch():
     check_against_torch(lambda t: t.relu(), torch.relu, [np.array([-1.0, 0.0, 0.0, 2.0])])
 
 
-def test_pow_rejects_a_tensor_exponent():
-    x = mg.tensor([1.0, 2.0], requires_grad=True)
-    with pytest.raises(TypeError):
-        x ** mg.tensor([2.0, 2.0])
+def test_pow_takes_a_tensor_exponent_like_torch():
+    # both get torch's gradient: d/dexponent = x ** e · log(x), 0 at x = 0 for e >= 0
+    check_against_torch(lambda x, e: x ** e, lambda x, e: x ** e,
+                        [np.array([0.5, 2.0, 0.0, 3.0]), np.array([2.0, -0.5, 2.0, 0.0])])
 
 
 def test_pow_of_an_integer_tensor_by_a_float_is_float_like_torch():

@@ -1,0 +1,510 @@
+"""More of PyTorch's shape vocabulary, beside ``shape.py``: broadcasting (broadcast_to,
+broadcast_tensors), swapaxes, view_as/reshape_as, diagonals (diagonal, diag, diag_embed,
+trace), tile, the stacks (hstack, vstack, dstack, column_stack, atleast_Nd), the splits
+(tensor_split, hsplit, vsplit, dsplit), rot90 and the flips; and the in-place forms of
+the triangle and index writes (``tril_``, ``scatter_``, ``index_add_``, ...), by the
+in-place rules of ``pointwise._in_place``. (``products.py`` holds kron, tensordot, inner,
+cross and the distances.)
+
+Everything is a composition of the primitives, which carry the gradients, except the
+diagonal: ``Diagonal`` is a strided view of its input's memory (as torch's, so
+``x.diagonal().zero_()`` writes into x), and ``DiagEmbed`` its adjoint.
+
+``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
+
+import numbers
+
+import numpy as np
+
+from .. import backend
+from .. import tensor as _tensor
+from ..autograd import Function
+from ..dtypes import is_floating
+from . import elementwise, indexing, reductions
+from .base import AxisError, check_tensor, normalize_axis, result_dtype, sizes_of
+from .pointwise import _in_place
+from .shape import Expand, Split, concatenate, flip, repeat, reshape, transpose
+
+METHODS = ("broadcast_to", "swapaxes", "swapdims", "view_as", "reshape_as", "diagonal",
+           "diag", "diag_embed", "trace", "tile", "tensor_split", "hsplit", "vsplit",
+           "dsplit", "rot90", "fliplr", "flipud", "tril_", "triu_", "scatter_", "scatter_add_",
+           "index_add_", "index_fill_", "index_copy_")
+
+
+def _ints(fn, name, values):
+    # a tuple of ints, refused with torch's TypeError otherwise
+    values = tuple(values)
+    for v in values:
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+            raise TypeError(f"{fn}(): {name} must be a tuple of ints, got "
+                            f"{type(v).__name__} {v!r} in {values}")
+    return tuple(int(v) for v in values)
+
+
+def _twin(function, method):
+    # ``function``'s Tensor method, taking the sizes one by one too (``x.tile(2, 2)``)
+    method.__name__ = method.__qualname__ = function.__name__
+    method.__doc__ = function.__doc__
+    function.method = method
+    return function
+
+
+# ----- broadcasting, swaps, views of another's shape ------------------------------------------
+def _expanded(fn, x, size):
+    # Expand to ``size`` after torch's checks (-1 keeps a dim; new dims lead)
+    lead = len(size) - x.ndim
+    if lead < 0:
+        raise RuntimeError(f"{fn}(): the number of sizes {len(size)} must be at least the "
+                           f"tensor's dims ({x.ndim}), got {size} for shape {x.shape}")
+    for d, n in enumerate(size):
+        old = x.shape[d - lead] if d >= lead else None
+        if n == -1 and old is None or n < -1:
+            raise RuntimeError(f"{fn}(): size {n} is not allowed at dim {d} of {size}")
+        if old is not None and n not in (-1, old) and old != 1:
+            raise RuntimeError(f"{fn}(): the expanded size ({n}) must match the existing size "
+                               f"({old}) at non-singleton dim {d}; target {size}, tensor "
+                               f"{x.shape}")
+    return Expand.apply(x, shape=size)
+
+
+def broadcast_to(input, size):
+    """``torch.broadcast_to``: a broadcast view of input in ``size`` (a tuple of ints; -1
+    keeps a dim); the gradient sums over the broadcast dims.
+
+    Example:
+        >>> mg.broadcast_to(mg.tensor([1.0, 2.0]), (3, 2))               # 3 rows of [1, 2]
+    """
+    check_tensor("broadcast_to", input)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"broadcast_to(): size must be a tuple of ints, got "
+                        f"{type(size).__name__} {size!r}")
+    return _expanded("broadcast_to", input, _ints("broadcast_to", "size", size))
+
+
+_twin(broadcast_to, lambda x, *size: _expanded(
+    "broadcast_to", x, _ints("broadcast_to", "size", sizes_of(size))))
+
+
+def broadcast_tensors(*tensors):
+    """``torch.broadcast_tensors``: the tensors as broadcast views of one shape, a tuple.
+
+    Example:
+        >>> a, b = mg.broadcast_tensors(mg.ones(3, 1), mg.ones(4))        # both (3, 4)
+    """
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError(f"broadcast_tensors(): expected a Tensor as argument {i}, got "
+                            f"{type(t).__name__}")
+    try:
+        shape = np.broadcast_shapes(*(t.shape for t in tensors))
+    except ValueError:
+        raise RuntimeError(f"broadcast_tensors(): shapes {[t.shape for t in tensors]} do not "
+                           "broadcast") from None
+    return tuple(Expand.apply(t, shape=shape) for t in tensors)
+
+
+def swapaxes(input, axis0, axis1):
+    """``torch.swapaxes``: ``transpose(input, axis0, axis1)``, a view with two dims swapped."""
+    return transpose(check_tensor("swapaxes", input), axis0, axis1)
+
+
+def swapdims(input, dim0, dim1):
+    """``torch.swapdims``: ``transpose(input, dim0, dim1)``, a view with two dims swapped."""
+    return transpose(check_tensor("swapdims", input), dim0, dim1)
+
+
+def _shape_of(fn, input, other):
+    check_tensor(fn, input)
+    if not isinstance(other, _tensor.Tensor):
+        raise TypeError(f"{fn}(): other must be a Tensor, got {type(other).__name__}")
+    if other.size != input.size:
+        raise RuntimeError(f"{fn}(): shape {list(other.shape)} is invalid for input of size "
+                           f"{input.size}")
+    return reshape(input, other.shape)
+
+
+def view_as(input, other):
+    """``torch.Tensor.view_as``: input's elements in ``other``'s shape, ``x.view(other.shape)``
+    (``view`` is ``reshape`` here: a copy where the memory order needs one, which torch's
+    ``view`` refuses)."""
+    return _shape_of("view_as", input, other)
+
+
+def reshape_as(input, other):
+    """``torch.Tensor.reshape_as``: input's elements in ``other``'s shape."""
+    return _shape_of("reshape_as", input, other)
+
+
+# ----- diagonals ------------------------------------------------------------------------------
+def _diagonal_view(x, offset, axis1, axis2):
+    # x's diagonal (row - col = -offset) of dims axis1, axis2 as a strided view of its memory,
+    # a last dim in place of the two (torch's layout); writable when x is
+    xp = backend.array_module(x)
+    moved = xp.moveaxis(x, (axis1, axis2), (-2, -1))
+    start = moved[..., max(-offset, 0):, max(offset, 0):]           # (..., rows', cols')
+    size = min(start.shape[-2:])
+    return xp.lib.stride_tricks.as_strided(
+        start, start.shape[:-2] + (size,), start.strides[:-2] + (sum(start.strides[-2:]),))
+
+
+class Diagonal(Function):
+    """The diagonal as a view; its gradient is the gradient written on a zero diagonal."""
+
+    @staticmethod
+    def forward(ctx, x, offset, axis1, axis2):
+        ctx.shape, ctx.where = x.shape, (offset, axis1, axis2)
+        return _diagonal_view(x, offset, axis1, axis2)
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = backend.array_module(grad).zeros(ctx.shape, grad.dtype)
+        _diagonal_view(out, *ctx.where)[...] = grad
+        return out
+
+
+class DiagEmbed(Function):
+    """x written on the diagonal of zeros of ``shape`` (``diag_embed``); the gradient is the
+    gradient's diagonal."""
+
+    @staticmethod
+    def forward(ctx, x, shape, offset, axis1, axis2):
+        ctx.where = (offset, axis1, axis2)
+        out = backend.array_module(x).zeros(shape, x.dtype)
+        _diagonal_view(out, offset, axis1, axis2)[...] = x
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _diagonal_view(grad, *ctx.where).copy()
+
+
+def _two_dims(fn, ndim, dim1, dim2):
+    a = normalize_axis(fn, dim1, ndim, single=True)
+    b = normalize_axis(fn, dim2, ndim, single=True)
+    if ndim < 2:
+        raise AxisError(f"{fn}(): needs at least 2 dims, got {ndim}")
+    if a == b:
+        raise RuntimeError(f"{fn}(): diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return a, b
+
+
+def _offset(fn, offset):
+    if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, numbers.Integral):
+        raise TypeError(f"{fn}(): offset must be an int, got {offset!r}")
+    return int(offset)
+
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """``torch.diagonal``: the elements ``input[..., i, i + offset, ...]`` of dims ``dim1``
+    and ``dim2`` (offset > 0: above the main diagonal), as a last dim in place of those two:
+    a view of input's memory, as torch's. The gradient goes back to the diagonal.
+
+    Example:
+        >>> mg.arange(9.0).reshape(3, 3).diagonal(1)                   # tensor([1., 5.])
+    """
+    return _diagonal("diagonal", input, offset, dim1, dim2)
+
+
+def _diagonal(fn, input, offset, dim1, dim2):
+    check_tensor(fn, input)
+    a, b = _two_dims(fn, input.ndim, dim1, dim2)
+    return Diagonal.apply(input, offset=_offset(fn, offset), axis1=a, axis2=b)
+
+
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """``torch.diag_embed``: the last dim of input written on the ``offset`` diagonal of
+    dims ``dim1``, ``dim2`` of a new zero tensor, one dim more than input (each of them of
+    the last size + |offset|).
+
+    Example:
+        >>> mg.diag_embed(mg.ones(2, 3)).shape                            # (2, 3, 3)
+    """
+    check_tensor("diag_embed", input)
+    offset = _offset("diag_embed", offset)
+    a, b = _two_dims("diag_embed", input.ndim + 1, dim1, dim2)
+    n = (input.shape[-1] if input.ndim else 1) + abs(offset)
+    rest = iter(input.shape[:-1])
+    shape = tuple(n if d in (a, b) else next(rest) for d in range(input.ndim + 1))
+    x = input.reshape(1) if input.ndim == 0 else input
+    return DiagEmbed.apply(x, shape=shape, offset=offset, axis1=a, axis2=b)
+
+
+def diag(input, diagonal=0):
+    """``torch.diag``: of a 1-D input, the square matrix with input on its ``diagonal``
+    (size n + |diagonal|); of a 2-D input, its ``diagonal`` as a 1-D copy.
+
+    Example:
+        >>> mg.diag(mg.tensor([1.0, 2.0]))                    # tensor([[1., 0.], [0., 2.]])
+    """
+    check_tensor("diag", input)
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+    if input.ndim == 1:
+        return diag_embed(input, diagonal)
+    return _diagonal("diag", input, diagonal, 0, 1).clone()
+
+
+def trace(input):
+    """``torch.trace``: the sum of a matrix's main diagonal; an integer input gives int64.
+
+    Example:
+        >>> mg.trace(mg.eye(3))                                              # tensor(3.)
+    """
+    check_tensor("trace", input)
+    if input.ndim != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {input.ndim}")
+    if input.dtype == np.bool_:
+        raise NotImplementedError("trace: not implemented for bool tensors")
+    main = diagonal(input)
+    return reductions.sum(main if is_floating(main.dtype) or main.dtype.kind == "c"
+                          else main.astype(np.int64))
+
+
+# ----- tile, stacks ---------------------------------------------------------------------------
+def _tiled(x, dims):
+    if any(d < 0 for d in dims):
+        raise RuntimeError(f"tile(): dims must be non-negative, got {dims}")
+    return repeat(x, (1,) * (x.ndim - len(dims)) + dims)
+
+
+def tile(input, dims):
+    """``torch.tile``: input repeated ``dims[d]`` times along each dim d (the shorter of
+    ``dims`` and input's shape padded with leading 1s); a copy.
+
+    Example:
+        >>> mg.tensor([1, 2]).tile((2, 2))                   # [[1, 2, 1, 2], [1, 2, 1, 2]]
+    """
+    check_tensor("tile", input)
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"tile(): dims must be a tuple of ints, got {type(dims).__name__}")
+    return _tiled(input, _ints("tile", "dims", dims))
+
+
+_twin(tile, lambda x, *dims: _tiled(x, _ints("tile", "dims", sizes_of(dims))))
+
+
+def _tensors(fn, tensors):
+    if isinstance(tensors, _tensor.Tensor) or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{fn}(): expected a list or tuple of tensors, got "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise RuntimeError(f"{fn}(): expects a non-empty list of tensors")
+    return [check_tensor(fn, t) for t in tensors]
+
+
+def _joined(fn, tensors, axis):
+    # torch.cat's dtype (every tensor has dims) and its RuntimeErrors, then concatenate
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        dtype = result_dtype(np.empty(0, dtype), np.empty(0, t.dtype))
+    kept = [t for t in tensors if t.shape != (0,)] or tensors      # torch's legacy empty
+    for t in kept:
+        if t.ndim != kept[0].ndim:
+            raise RuntimeError(f"{fn}(): tensors must have the same number of dims, got "
+                               f"shapes {[x.shape for x in tensors]}")
+        if t.shape[:axis] + t.shape[axis + 1:] != kept[0].shape[:axis] + kept[0].shape[axis + 1:]:
+            raise RuntimeError(f"{fn}(): sizes of tensors must match except in dim {axis}, "
+                               f"got shapes {[x.shape for x in tensors]}")
+    return concatenate([t.astype(dtype, copy=False) for t in tensors], axis)
+
+
+def _at_least(fn, ndim, tensors):
+    # each tensor with at least ``ndim`` dims: torch's atleast_1d/2d/3d
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_at_least(fn, ndim, (t,)) for t in tensors[0])
+    if len(tensors) != 1:
+        return tuple(_at_least(fn, ndim, (t,)) for t in tensors)
+    x = check_tensor(fn, tensors[0])
+    if x.ndim >= ndim:
+        return x
+    if x.ndim == 2:                                             # (m, n) -> (m, n, 1)
+        return reshape(x, x.shape + (1,))
+    return reshape(x, {1: (1,), 2: (1, x.size), 3: (1, x.size, 1)}[ndim])   # 0-d: size 1
+
+
+def atleast_1d(*tensors):
+    """``torch.atleast_1d``: a 0-d tensor as shape (1,), others as they are; of several
+    tensors (or one list), a tuple."""
+    return _at_least("atleast_1d", 1, tensors)
+
+
+def atleast_2d(*tensors):
+    """``torch.atleast_2d``: 0-d as (1, 1), 1-D (n,) as (1, n), others as they are."""
+    return _at_least("atleast_2d", 2, tensors)
+
+
+def atleast_3d(*tensors):
+    """``torch.atleast_3d``: 0-d as (1, 1, 1), (n,) as (1, n, 1), (m, n) as (m, n, 1)."""
+    return _at_least("atleast_3d", 3, tensors)
+
+
+def hstack(tensors):
+    """``torch.hstack``: the tensors joined along dim 1 (dim 0 for 1-D ones), 0-d ones taken
+    as 1-D, in their promoted dtype.
+
+    Example:
+        >>> mg.hstack([mg.ones(2, 1), mg.zeros(2, 3)]).shape                     # (2, 4)
+    """
+    tensors = [atleast_1d(t) for t in _tensors("hstack", tensors)]
+    return _joined("hstack", tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors):
+    """``torch.vstack``: the tensors joined along dim 0 after ``atleast_2d`` (rows).
+
+    Example:
+        >>> mg.vstack([mg.ones(3), mg.zeros(3)]).shape                           # (2, 3)
+    """
+    return _joined("vstack", [atleast_2d(t) for t in _tensors("vstack", tensors)], 0)
+
+
+def dstack(tensors):
+    """``torch.dstack``: the tensors joined along dim 2 after ``atleast_3d`` (depth)."""
+    return _joined("dstack", [atleast_3d(t) for t in _tensors("dstack", tensors)], 2)
+
+
+def column_stack(tensors):
+    """``torch.column_stack``: the tensors joined along dim 1, 0-d and 1-D ones taken as
+    columns (n, 1).
+
+    Example:
+        >>> mg.column_stack([mg.ones(3), mg.zeros(3, 2)]).shape                  # (3, 3)
+    """
+    tensors = [t if t.ndim > 1 else reshape(t, (t.size, 1))
+               for t in _tensors("column_stack", tensors)]
+    return _joined("column_stack", tensors, 1)
+
+
+# ----- splits ---------------------------------------------------------------------------------
+def _split_points(fn, given):
+    # an int of sections, or a tuple of indices, from torch's forms (an int, ints, a tensor)
+    if isinstance(given, _tensor.Tensor):
+        if given.dtype != np.int64:
+            raise RuntimeError(f"{fn}(): expected an int64 tensor of indices or sections, "
+                               f"got {given.dtype}")
+        if given.ndim > 1:
+            raise RuntimeError(f"{fn}(): expected a 0-d or 1-D tensor of indices or "
+                               f"sections, got shape {given.shape}")
+        return int(given.item()) if given.ndim == 0 else tuple(given.tolist())
+    if isinstance(given, (list, tuple)):
+        return _ints(fn, "indices", given)
+    return _ints(fn, "sections", (given,))[0]
+
+
+def _split(fn, x, given, axis):
+    points = _split_points(fn, given)
+    length = x.shape[axis]
+    if not isinstance(points, tuple):
+        if points < 1:
+            raise RuntimeError(f"{fn}(): number of sections must be larger than 0, got "
+                               f"{points}")
+        small, extra = divmod(length, points)       # the first ``extra`` pieces one longer
+        sizes = (small + 1,) * extra + (small,) * (points - extra)
+        return Split.apply(x, sizes=sizes, axis=axis)
+    bounds = (0,) + points + (length,)
+    lead = (slice(None),) * axis
+    return tuple(indexing.getitem(x, lead + (slice(start, stop),))
+                 for start, stop in zip(bounds[:-1], bounds[1:]))
+
+
+def tensor_split(input, indices_or_sections=None, dim=0, *, sections=None, indices=None,
+                 tensor_indices_or_sections=None):
+    """``torch.tensor_split``: views of input along ``dim``, a tuple. An int n gives n
+    pieces, the first ``size % n`` one longer; a sequence of indices (or a 1-D int64
+    tensor) cuts before each, as slices ``input[i:j]`` do (negative counts from the end).
+
+    Example:
+        >>> [p.shape[0] for p in mg.arange(7).tensor_split(3)]               # [3, 2, 2]
+    """
+    check_tensor("tensor_split", input)
+    given = [v for v in (indices_or_sections, sections, indices, tensor_indices_or_sections)
+             if v is not None]
+    if len(given) != 1:
+        raise TypeError("tensor_split(): give one of indices_or_sections, sections, indices")
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    axis = normalize_axis("tensor_split", dim, input.ndim, single=True)
+    return _split("tensor_split", input, given[0], axis)
+
+
+def _split_at(fn, ndim, axis, input, indices_or_sections):
+    # hsplit, vsplit, dsplit: tensor_split with an int that must divide the size
+    check_tensor(fn, input)
+    if input.ndim < ndim:
+        raise RuntimeError(f"{fn}(): requires a tensor with at least {ndim} dims, got "
+                           f"{input.ndim}")
+    axis = axis if input.ndim > 1 else 0
+    if isinstance(indices_or_sections, numbers.Integral) and not isinstance(
+            indices_or_sections, bool) and indices_or_sections != 0 \
+            and input.shape[axis] % indices_or_sections:
+        raise RuntimeError(f"{fn}(): the size {input.shape[axis]} of dim {axis} is not "
+                           f"divisible by the split_size {indices_or_sections}")
+    return _split(fn, input, indices_or_sections, axis)
+
+
+def hsplit(input, indices_or_sections):
+    """``torch.hsplit``: ``tensor_split`` along dim 1 (dim 0 for 1-D input); an int must
+    divide that dim."""
+    return _split_at("hsplit", 1, 1, input, indices_or_sections)
+
+
+def vsplit(input, indices_or_sections):
+    """``torch.vsplit``: ``tensor_split`` along dim 0 of an input of 2 or more dims; an int
+    must divide that dim."""
+    return _split_at("vsplit", 2, 0, input, indices_or_sections)
+
+
+def dsplit(input, indices_or_sections):
+    """``torch.dsplit``: ``tensor_split`` along dim 2 of an input of 3 or more dims; an int
+    must divide that dim."""
+    return _split_at("dsplit", 3, 2, input, indices_or_sections)
+
+
+# ----- rotation, flips ------------------------------------------------------------------------
+def rot90(input, k=1, dims=(0, 1)):
+    """``torch.rot90``: input rotated by 90° ``k`` times in the plane of ``dims``, from the
+    first dim towards the second (a copy; k may be negative).
+
+    Example:
+        >>> mg.tensor([[1, 2], [3, 4]]).rot90()                        # [[2, 4], [1, 3]]
+    """
+    check_tensor("rot90", input)
+    dims = _ints("rot90", "dims", dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"rot90(): expected total rotation dims == 2, got {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"rot90(): expected total dims >= 2, got {input.ndim}")
+    a, b = (normalize_axis("rot90", d, input.ndim, single=True) for d in dims)
+    if a == b:
+        raise RuntimeError(f"rot90(): expected rotation dims to be different, got {dims}")
+    turns = _ints("rot90", "k", (k,))[0] % 4
+    if turns == 0:
+        return input.clone()
+    if turns == 2:
+        return flip(input, [a, b])
+    return transpose(flip(input, [b if turns == 1 else a]), a, b)
+
+
+def fliplr(input):
+    """``torch.fliplr``: the order along dim 1 reversed (input of 2 or more dims)."""
+    if check_tensor("fliplr", input).ndim < 2:
+        raise RuntimeError("fliplr(): input must be >= 2-d")
+    return flip(input, [1])
+
+
+def flipud(input):
+    """``torch.flipud``: the order along dim 0 reversed (input of 1 or more dims)."""
+    if check_tensor("flipud", input).ndim < 1:
+        raise RuntimeError("flipud(): input must be >= 1-d")
+    return flip(input, [0])
+
+
+# ----- in place: the triangles and the index writes -------------------------------------------
+tril_ = _in_place("tril", elementwise.tril)
+triu_ = _in_place("triu", elementwise.triu)
+scatter_ = _in_place("scatter", indexing.scatter)
+scatter_add_ = _in_place("scatter_add", indexing.scatter_add)
+index_add_ = _in_place("index_add", indexing.index_add)
+index_fill_ = _in_place("index_fill", indexing.index_fill)
+index_copy_ = _in_place("index_copy", indexing.index_copy)

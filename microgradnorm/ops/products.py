@@ -1,0 +1,206 @@
+"""Products that rearrange their operands, and distances: ``kron``, ``tensordot`` and
+``inner`` (over ``einsum``), ``cross``, ``dist`` and ``cdist``, as PyTorch defines them.
+Each is a composition of the primitives (``einsum``, products, ``norm``'s pieces), which
+carry the gradients.
+
+``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
+
+import numbers
+import string
+import warnings
+
+import numpy as np
+
+from .. import tensor as _tensor
+from ..dtypes import is_floating
+from . import elementwise, indexing, linalg, reductions
+from .base import check_tensor, normalize_axis
+
+METHODS = ("kron", "inner", "cross", "dist")
+
+
+def _same_dtype(fn, a, b):
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{fn}(): both inputs should have same dtype, got {a.dtype} and "
+                           f"{b.dtype}")
+
+
+def kron(input, other):
+    r"""``torch.kron``: the Kronecker product, the blocks :math:`a_{i} \cdot b` laid out in
+    order; the shorter shape gets leading 1s, each result dim is the product of the two.
+
+    Example:
+        >>> mg.kron(mg.eye(2), mg.ones(2, 2)).shape                           # (4, 4)
+    """
+    check_tensor("kron", input)
+    check_tensor("kron", other)
+    ndim = max(input.ndim, other.ndim)
+    a_shape = (1,) * (ndim - input.ndim) + input.shape
+    b_shape = (1,) * (ndim - other.ndim) + other.shape
+    # (a0, 1, a1, 1, ...) · (1, b0, 1, b1, ...): every pair, then each (ai, bi) pair merged
+    a = input.reshape(tuple(n for s in a_shape for n in (s, 1)))
+    b = other.reshape(tuple(n for s in b_shape for n in (1, s)))
+    return (a * b).reshape(tuple(m * n for m, n in zip(a_shape, b_shape)))
+
+
+def _contracted(fn, a, b, dims):
+    # (a's dims, b's dims) that tensordot contracts, from torch's forms of ``dims``
+    if isinstance(dims, _tensor.Tensor):
+        dims = dims.item() if dims.ndim == 0 else dims.tolist()
+    if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
+        if dims < 0:
+            raise RuntimeError(f"{fn}(): expects dims >= 0, but got dims={dims}")
+        if dims > min(a.ndim, b.ndim):
+            raise RuntimeError(f"{fn}(): dims {dims} is more than the dims of shapes "
+                               f"{a.shape} and {b.shape}")
+        return tuple(range(a.ndim - dims, a.ndim)), tuple(range(dims))
+    if not isinstance(dims, (list, tuple)) or len(dims) != 2:
+        raise TypeError(f"{fn}(): dims must be an int or a pair of lists of dims, got {dims!r}")
+    pair = [[d] if isinstance(d, numbers.Integral) else list(d) for d in dims]
+    if len(pair[0]) != len(pair[1]):
+        raise RuntimeError(f"{fn}(): both dim lists should have same length, got {dims}")
+    return tuple(tuple(normalize_axis(fn, d, t.ndim, single=True) for d in ds)
+                 for ds, t in zip(pair, (a, b)))
+
+
+def tensordot(a, b, dims=2):
+    r"""``torch.tensordot``: :math:`\sum` of products over the dims ``dims`` pairs: an int n
+    (a's last n with b's first n) or two lists ``([a dims], [b dims])``; the result's dims
+    are a's others then b's others. One ``einsum``.
+
+    Example:
+        >>> mg.tensordot(mg.ones(2, 3, 4), mg.ones(3, 4, 5)).shape           # (2, 5)
+    """
+    check_tensor("tensordot", a)
+    check_tensor("tensordot", b)
+    _same_dtype("tensordot", a, b)
+    a_dims, b_dims = _contracted("tensordot", a, b, dims)
+    letters = iter(string.ascii_letters)
+    a_labels = [next(letters) for _ in range(a.ndim)]
+    b_labels = [next(letters) for _ in range(b.ndim)]
+    for i, j in zip(a_dims, b_dims):
+        if a.shape[i] != b.shape[j]:
+            raise RuntimeError(f"tensordot(): contracted dimensions need to match, but first "
+                               f"has size {a.shape[i]} in dim {i} and second has size "
+                               f"{b.shape[j]} in dim {j}")
+        b_labels[j] = a_labels[i]
+    free = [c for i, c in enumerate(a_labels) if i not in a_dims] + \
+        [c for j, c in enumerate(b_labels) if j not in b_dims]
+    return linalg.einsum(f"{''.join(a_labels)},{''.join(b_labels)}->{''.join(free)}", a, b)
+
+
+def inner(input, other):
+    r"""``torch.inner``: :math:`\sum_k a_{...k} b_{...k}` over the last dims, the result
+    a's other dims then b's; a 0-d operand multiplies.
+
+    Example:
+        >>> mg.inner(mg.ones(2, 3), mg.ones(4, 3)).shape                      # (2, 4)
+    """
+    check_tensor("inner", input)
+    check_tensor("inner", other)
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    _same_dtype("inner", input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+def cross(input, other, dim=None):
+    """``torch.cross``: the 3-vector cross product along ``dim``, input and other broadcast
+    (of one number of dims and one dtype). Without ``dim``, torch's default: the first dim
+    of input of size 3, with torch's warning that it will become the last dim
+    (``torch.linalg.cross``'s).
+
+    Example:
+        >>> mg.cross(mg.tensor([1.0, 0, 0]), mg.tensor([0.0, 1, 0]), dim=0)   # [0, 0, 1]
+    """
+    check_tensor("cross", input)
+    check_tensor("cross", other)
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    _same_dtype("cross", input, other)
+    if dim is None:
+        warnings.warn("cross: using it without dim is deprecated (torch warns the same): "
+                      "the default will become the last dim, as torch.linalg.cross's; "
+                      "pass dim", UserWarning, stacklevel=2)
+        dim = next((d for d, n in enumerate(input.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError(f"cross: no dimension of size 3 in input {input.shape}")
+    axis = normalize_axis("cross", dim, input.ndim, single=True)
+    if input.ndim == 0 or input.shape[axis] != 3 or other.shape[axis] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3, got "
+                           f"shapes {input.shape} and {other.shape}")
+    lead = (slice(None),) * axis
+
+    def turned(t, order):                   # t's components in ``order`` along axis
+        return indexing.getitem(t, lead + (t.xp.asarray(order),))
+    # c = a × b: c_i = a_{i+1} b_{i+2} - a_{i+2} b_{i+1}, indices mod 3
+    return turned(input, [1, 2, 0]) * turned(other, [2, 0, 1]) \
+        - turned(input, [2, 0, 1]) * turned(other, [1, 2, 0])
+
+
+def _p_norm(d, p, axis):
+    """The p-norm of ``d`` over ``axis`` (torch's ``norm``): p = 0 counts the nonzero
+    elements (NaN among them; gradient 0), ±inf takes the largest / smallest |d|; p = 2's
+    gradient is 0 at a zero norm."""
+    if p == 0:
+        nonzero = abs(elementwise.sign(d)).masked_fill(d.isnan(), 1)
+        return reductions.sum(nonzero, axis)
+    if p == -np.inf:
+        return reductions.amin(abs(d), axis)
+    if p < 0:
+        return reductions.sum(abs(d) ** p, axis) ** (1.0 / p)
+    return reductions.norm(d, p, axis)
+
+
+def _p(fn, p):
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"{fn}(): p must be a real number, got {p!r}")
+    return float(p)
+
+
+def dist(input, other, p=2):
+    r"""``torch.dist``: the p-norm of ``input - other`` (broadcast) over every element,
+    :math:`(\sum |a - b|^p)^{1/p}`; p may be 0 (the count of differences), ``inf`` or
+    ``-inf``. Floating operands (one of them at least).
+
+    Example:
+        >>> mg.dist(mg.tensor([3.0, 4.0]), mg.zeros(2))                       # tensor(5.)
+    """
+    check_tensor("dist", input)
+    check_tensor("dist", other)
+    p = _p("dist", p)
+    difference = input - other
+    if not (is_floating(difference.dtype) or difference.dtype.kind == "c"):
+        raise RuntimeError(f"dist(): input dtype should be either floating point or complex, "
+                           f"got {difference.dtype}")
+    return _p_norm(difference, p, None)
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    r"""``torch.cdist``: the p-norm distance between each row of ``x1`` (..., P, M) and each
+    row of ``x2`` (..., R, M), shape (..., P, R), the batch dims broadcast; p >= 0 (``inf``
+    too). Written as the norm of the (..., P, R, M) differences: exact (torch computes p =
+    2 by matrix products above 25 rows, rounding differently), memory P·R·M.
+
+    Example:
+        >>> mg.cdist(mg.zeros(2, 3), mg.ones(4, 3)).shape                    # (2, 4)
+    """
+    for name, x in (("x1", x1), ("x2", x2)):
+        check_tensor("cdist", x)
+        if x.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: "
+                               f"{x.ndim}D")
+        if not is_floating(x.dtype):
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{x.dtype}")
+    p = _p("cdist", p)
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"cdist: x1 and x2 must have the same number of columns, got "
+                           f"{x1.shape[-1]} and {x2.shape[-1]}")
+    difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)                        # (..., P, R, M)
+    return _p_norm(difference, p, -1)

@@ -1,0 +1,354 @@
+"""More of torch's indexing vocabulary against PyTorch: the writes out of place and in
+place (scatter, scatter_add, index_add, index_fill, index_copy; ops/indexing.py, with their
+``_`` forms in ops/arrange.py), the picks (take, take_along_dim, masked_select) and the index
+constants (argwhere, unique, bincount, searchsorted, bucketize, isin; ops/search.py):
+float64 values and gradients, dtypes, 0-d and empty tensors, and torch's exception classes
+(an index out of range is ``ops.OutOfRangeError`` here, an IndexError: docs/pytorch.md)."""
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_vocabulary_more import data, same
+
+import microgradnorm as mg
+from microgradnorm.ops import OutOfRangeError
+
+
+def ints(*values):
+    return np.array(values, dtype=np.int64)
+
+
+# ----- scatter, scatter_add -------------------------------------------------------------------
+def test_scatter_values_and_gradients_match_torch():
+    index = ints(0, 1, 2, 0).reshape(1, 4)
+    # torch's backward refuses a src larger than index (its gradient has index's shape):
+    # values only there, and the gradient where src has index's shape
+    for dim, idx, src_shape in [(0, index, (3, 4)), (1, ints(3, 0, 1).reshape(1, 3), (2, 5)),
+                                (0, ints(2, 0).reshape(2, 1), (2, 2)), (-1, index, (1, 4)),
+                                (1, np.array([[3, 0], [1, 1], [2, 2]]), (3, 2))]:
+        same(lambda lib, x, s, dim=dim, idx=idx: lib.scatter(x, dim, lib.tensor(idx), s),
+             data(3, 4), data(*src_shape), grad=src_shape == idx.shape)
+        same(lambda lib, x, s, dim=dim, idx=idx: x.scatter(dim, lib.tensor(idx), src=s), data(3, 4),
+             data(*src_shape), grad=src_shape == idx.shape)
+        same(lambda lib, x, dim=dim, idx=idx: lib.scatter(x, dim, lib.tensor(idx), 5.0), data(3, 4))
+        same(lambda lib, x, dim=dim, idx=idx: x.scatter(dim, lib.tensor(idx), value=-1), data(3, 4))
+    same(lambda lib, x, s: lib.scatter(x, 0, lib.tensor(0), s), np.array(1.0), np.array(5.0))
+    same(lambda lib, x, s: lib.scatter(x, 0, lib.tensor(np.zeros((0, 4), np.int64)), s),
+         data(3, 4), data(3, 4), grad=False)                  # torch's backward fails
+    same(lambda lib, x: lib.scatter(x, 0, lib.tensor(ints(1)), 2.5), ints(0, 0, 0))
+    same(lambda lib, x: lib.scatter(x, 0, lib.tensor(index.astype(np.int32)), 1.0),
+         data(3, 4))
+
+
+def test_scatter_with_reduce_matches_torch():
+    index = ints(0, 1, 0, 0).reshape(1, 4)
+    same(lambda lib, x, s: lib.scatter(x, 1, lib.tensor(index), s, reduce="add"),
+         data(2, 4), data(2, 4), grad=False)
+    same(lambda lib, x, s: lib.scatter(x, 1, lib.tensor(index), s, reduce="multiply"),
+         data(2, 4), data(2, 4), grad=False)
+    same(lambda lib, x: lib.scatter(x, 1, lib.tensor(index), 2.0, reduce="add"), data(2, 4),
+         grad=False)
+    same(lambda lib, x, s: lib.scatter(x, 1, lib.tensor(index), s, reduce="mean"),
+         data(2, 4), data(2, 4), grad=False)
+
+
+def test_scatter_and_scatter_add_refuse_what_torch_refuses():
+    x, index = data(3, 4), ints(0, 1, 2, 0).reshape(1, 4)
+    bad = [(ints(0, 0, 0, 0, 0).reshape(1, 5), (3, 4)), (np.zeros((4, 4), np.int64), (4, 4)),
+           (np.zeros((3, 4), np.int64), (2, 4)), (ints(0), (3, 4)),
+           (np.array([[0.0]]), (3, 4))]
+    for name in ["scatter", "scatter_add"]:
+        for idx, src_shape in bad:
+            same(lambda lib, x, s, idx=idx, name=name:
+                 getattr(lib, name)(x, 0, lib.tensor(idx), s), x, data(*src_shape))
+        same(lambda lib, x, s, name=name: getattr(lib, name)(x, 0, lib.tensor(index), s), x,
+             data(3, 4).astype(np.float32))
+        same(lambda lib, x, s, name=name: getattr(lib, name)(x, 2, lib.tensor(index), s), x,
+             data(3, 4))
+        for idx in [ints(3), ints(-1)]:           # out of range: torch's RuntimeError here
+            with pytest.raises(OutOfRangeError):
+                getattr(mg, name)(mg.tensor(x), 0, mg.tensor(idx.reshape(1, 1)),
+                                  mg.tensor(data(1, 1)))
+    same(lambda lib, x, s: lib.scatter(x, 0, lib.tensor(index), s), x, np.array(2.0))
+    same(lambda lib, x: lib.scatter_add(x, 0, lib.tensor(index), 1.0), x)
+    same(lambda lib, x: lib.scatter(x, 0, lib.tensor(ints(0)), 300), np.zeros(3, np.uint8))
+
+
+def test_scatter_add_values_and_gradients_match_torch():
+    for dim, idx, src_shape in [(0, ints(0, 1, 2, 0).reshape(1, 4), (3, 4)),
+                                (1, ints(0, 0, 0).reshape(1, 3), (3, 4)),
+                                (1, ints(0, 0, 0).reshape(1, 3), (1, 3)),
+                                (1, np.array([[3, 3, 0], [1, 1, 1]]), (2, 3))]:
+        same(lambda lib, x, s, dim=dim, idx=idx: lib.scatter_add(x, dim, lib.tensor(idx), s),
+             data(3, 4), data(*src_shape), grad=src_shape == idx.shape)
+        same(lambda lib, x, s, dim=dim, idx=idx: x.scatter_add(dim, lib.tensor(idx), s), data(3, 4),
+             data(*src_shape), grad=src_shape == idx.shape)
+
+
+def test_scatter_sends_src_the_gathered_gradient_and_nothing_beyond_index():
+    # what torch's formula gives (gather(grad)), padded with 0 where index does not reach
+    for name in ["scatter", "scatter_add"]:
+        x, src = mg.tensor(data(3, 4), requires_grad=True), mg.tensor(data(3, 4),
+                                                                      requires_grad=True)
+        index = ints(2, 0, 1, 2).reshape(1, 4)
+        upstream = data(3, 4)
+        getattr(mg, name)(x, 0, mg.tensor(index), src).backward(upstream)
+        expected = np.zeros((3, 4))
+        expected[0] = upstream[index[0], np.arange(4)]
+        np.testing.assert_array_equal(src.grad.numpy(), expected)
+        written = np.zeros((3, 4), bool)
+        written[index[0], np.arange(4)] = name == "scatter"
+        np.testing.assert_array_equal(x.grad.numpy(), np.where(written, 0, upstream))
+    same(lambda lib, x, s: lib.scatter_add(x, 0, lib.tensor(ints(1, 1, 0)), s), ints(0, 0),
+         ints(1, 2, 3))
+
+
+# ----- index_add, index_fill, index_copy --------------------------------------------------------
+def test_index_add_matches_torch():
+    for dim, idx, src_shape in [(0, ints(0, 0, 2), (3, 4)), (1, ints(3, 0), (3, 2)),
+                                (-1, ints(1), (3, 1)), (0, ints(0), (1, 4))]:
+        same(lambda lib, x, s, dim=dim, idx=idx: lib.index_add(x, dim, lib.tensor(idx), s),
+             data(3, 4), data(*src_shape))
+        same(lambda lib, x, s, dim=dim, idx=idx: x.index_add(dim, lib.tensor(idx), s,
+                                                             alpha=2.5),
+             data(3, 4), data(*src_shape))
+    same(lambda lib, x, s: lib.index_add(x, 0, lib.tensor(ints(0)), s, alpha=2.5),
+         ints(0, 0, 0), ints(3))
+    same(lambda lib, x, s: lib.index_add(x, 0, lib.tensor(ints(0)), s), np.array(1.0),
+         np.array(2.0))
+    same(lambda lib, x, s: lib.index_add(x, 0, lib.tensor(0), s), np.array(1.0),
+         np.array(2.0))
+    same(lambda lib, x, s: lib.index_add(x, 0, lib.tensor(ints(0)), s),
+         np.zeros(3, bool), np.ones(1, bool))
+    x = data(3, 4)
+    for idx, src in [(ints(0, 0), data(3, 4)), (np.array([[0, 0, 2]]), data(3, 4)),
+                     (ints(0, 0, 2), data(3, 4).astype(np.float32)), (ints(0), data(4)),
+                     (ints(0), data(1, 3)), (np.array([0.0]), data(1, 4))]:
+        same(lambda lib, x, s, idx=idx: lib.index_add(x, 0, lib.tensor(idx), s), x, src)
+    with pytest.raises(OutOfRangeError):
+        mg.index_add(mg.tensor(x), 0, mg.tensor(ints(3)), mg.tensor(data(1, 4)))
+    rows = np.random.default_rng(1).integers(-20, 20, 300)     # the batched sums' path
+    same(lambda lib, x, s: lib.index_add(x, 0, lib.tensor(rows % 20), s), data(20, 3),
+         data(300, 3), atol=1e-10)
+
+
+def test_index_fill_and_index_copy_match_torch():
+    for dim, idx in [(1, ints(0, 2)), (0, ints(2, 2)), (1, ints(-1)), (-1, ints(0, 0, 3))]:
+        same(lambda lib, x, dim=dim, idx=idx: lib.index_fill(x, dim, lib.tensor(idx), -1.0),
+             data(3, 4))
+        same(lambda lib, x, v, dim=dim, idx=idx: x.index_fill(dim, lib.tensor(idx), v), data(3, 4),
+             np.array(2.0), grad=idx.min() >= 0)  # a 0-d value: the sum of its places
+        # (torch's backward for a tensor value fails on a negative index: values only)
+    same(lambda lib, x: lib.index_fill(x, 0, lib.tensor(ints(1)), 2.5), ints(0, 0, 0))
+    same(lambda lib, x: lib.index_fill(x, 0, lib.tensor(0), 2), np.array(1.0))
+    same(lambda lib, x: lib.index_fill(x, 0, lib.tensor(ints(0)), 1), np.zeros(3, bool))
+    same(lambda lib, x: lib.index_fill(x, 0, lib.tensor(ints(0)), 300), np.zeros(3, np.uint8))
+    same(lambda lib, x, v: lib.index_fill(x, 1, lib.tensor(ints(0)), v), data(3, 4), data(1))
+    same(lambda lib, x: lib.index_fill(x, 0, lib.tensor([[0]]), 1.0), data(3, 4))
+    for dim, idx, src_shape in [(0, ints(2, 0), (2, 4)), (1, ints(3), (3, 1)),
+                                (-1, ints(1, 0, 2, 3), (3, 4))]:
+        same(lambda lib, x, s, dim=dim, idx=idx: lib.index_copy(x, dim, lib.tensor(idx), s),
+             data(3, 4), data(*src_shape))
+        same(lambda lib, x, s, dim=dim, idx=idx: x.index_copy(dim, lib.tensor(idx), s), data(3, 4),
+             data(*src_shape))
+    same(lambda lib, x, s: lib.index_copy(x, 0, lib.tensor(ints(0)), s), np.array(1.0),
+         np.array(3.0))
+    for idx, src in [(ints(1), data(1, 3)), (ints(2, 0), data(2, 4).astype(np.float32))]:
+        same(lambda lib, x, s, idx=idx: lib.index_copy(x, 0, lib.tensor(idx), s), data(3, 4), src)
+    for name in ["index_fill", "index_copy"]:
+        with pytest.raises(IndexError):
+            getattr(mg, name)(mg.tensor(data(3, 4)), 1, mg.tensor(ints(4)),
+                              1.0 if name == "index_fill" else mg.tensor(data(3, 1)))
+
+
+# ----- the in-place forms ---------------------------------------------------------------------
+IN_PLACE = [
+    ("scatter_", lambda lib: (0, lib.tensor(ints(2, 0, 1, 0).reshape(1, 4)),
+                              lib.tensor(np.arange(1.0, 5.0).reshape(1, 4)))),
+    ("scatter_add_", lambda lib: (1, lib.tensor(ints(0, 0, 3).reshape(1, 3)),
+                                  lib.tensor(np.ones((1, 3))))),
+    ("index_add_", lambda lib: (0, lib.tensor(ints(2, 2)), lib.tensor(np.ones((2, 4))))),
+    ("index_fill_", lambda lib: (1, lib.tensor(ints(0, 3)), -2.0)),
+    ("index_copy_", lambda lib: (0, lib.tensor(ints(1)), lib.tensor(np.full((1, 4), 7.0)))),
+]
+
+
+@pytest.mark.parametrize("name,arguments", IN_PLACE, ids=[n for n, _ in IN_PLACE])
+def test_the_in_place_index_writes_follow_the_in_place_rules(name, arguments):
+    array = data(3, 4)
+    x, xt = mg.tensor(array), torch.tensor(array)
+    assert getattr(x, name)(*arguments(mg)) is x
+    getattr(xt, name)(*arguments(torch))
+    np.testing.assert_array_equal(x.numpy(), xt.numpy())
+    if name == "index_add_":
+        x.index_add_(0, mg.tensor(ints(0)), mg.tensor(np.ones((1, 4))), alpha=3)
+        xt.index_add_(0, torch.tensor(ints(0)), torch.tensor(np.ones((1, 4))), alpha=3)
+        np.testing.assert_array_equal(x.numpy(), xt.numpy())
+    # recorded on a non-leaf: gradients as torch's
+    leaf, leaf_t = mg.tensor(array, requires_grad=True), torch.tensor(array, requires_grad=True)
+    y, yt = leaf * 3, leaf_t * 3
+    getattr(y, name)(*arguments(mg))
+    getattr(yt, name)(*arguments(torch))
+    upstream = data(3, 4)
+    y.backward(upstream)
+    yt.backward(torch.tensor(upstream))
+    np.testing.assert_allclose(leaf.grad.numpy(), leaf_t.grad.numpy(), atol=1e-12)
+    with pytest.raises(RuntimeError):                  # a leaf that requires grad: refused
+        getattr(mg.tensor(array, requires_grad=True), name)(*arguments(mg))
+    before = x.numpy().copy()
+    with pytest.raises((RuntimeError, TypeError)):     # a failed call changes nothing
+        getattr(x, name)(0, mg.tensor(np.array([[0.5]])), 1.0)
+    np.testing.assert_array_equal(x.numpy(), before)
+
+
+def test_scatter_in_place_sends_the_gradient_to_src():
+    src, src_t = mg.tensor(data(1, 4), requires_grad=True), None
+    src_t = torch.tensor(src.detach().numpy(), requires_grad=True)
+    x, xt = mg.zeros(3, 4, dtype=mg.float64), torch.zeros(3, 4, dtype=torch.float64)
+    index = ints(2, 0, 1, 2).reshape(1, 4)
+    x.scatter_(0, mg.tensor(index), src)
+    xt.scatter_(0, torch.tensor(index), src_t)
+    (x * x).sum().backward()
+    (xt * xt).sum().backward()
+    np.testing.assert_allclose(src.grad.numpy(), src_t.grad.numpy(), atol=1e-12)
+
+
+# ----- take, take_along_dim, masked_select ------------------------------------------------------
+def test_take_matches_torch():
+    x = data(2, 3)
+    for idx in [np.array([[0, 5], [-1, 2]]), ints(1, 1, 1), np.array(4), np.zeros(0, np.int64),
+                ints(1).astype(np.int32)]:
+        same(lambda lib, x, idx=idx: lib.take(x, lib.tensor(idx)), x)
+        same(lambda lib, x, idx=idx: x.take(lib.tensor(idx)), x)
+    same(lambda lib, x: lib.take(x, lib.tensor(np.zeros(0, np.int64))), np.zeros(0))
+    same(lambda lib, x: lib.take(x, lib.tensor(ints(0))), np.array(3.0))
+    for idx in [ints(6), ints(-7)]:
+        with pytest.raises(IndexError):
+            mg.take(mg.tensor(x), mg.tensor(idx))
+    with pytest.raises(IndexError):
+        mg.take(mg.zeros(0), mg.tensor(ints(0)))
+
+
+def test_take_along_dim_matches_torch():
+    x = data(2, 3)
+    for idx, dim in [(np.array([[0, 2], [1, 0]]), 1), (np.array([[0], [2]]), 1),
+                     (np.array([[0, 1, 1]]), 0), (np.array([[1, 0, 1], [0, 0, 0]]), 0),
+                     (np.array([[-1], [-3]]), 1), (np.array([[[0]]]), 0), (ints(0), 0),
+                     (np.array([[5, 0], [1, 1]]), None), (ints(2, 1), None),
+                     (np.array([[0]], np.int32), 1), (np.array([[0.0]]), 1),
+                     (np.array([[0, 1], [1, 0]]), -2), (np.zeros((2, 0), np.int64), 1)]:
+        same(lambda lib, x, dim=dim, idx=idx: lib.take_along_dim(x, lib.tensor(idx), dim), x)
+        same(lambda lib, x, dim=dim, idx=idx: x.take_along_dim(lib.tensor(idx), dim=dim), x)
+    same(lambda lib, x: lib.take_along_dim(x, x.argmax(1, keepdim=True), 1), x)
+    same(lambda lib, x: lib.take_along_dim(x, x.argsort(1), 1), data(3, 4, 2))
+    same(lambda lib, x: lib.take_along_dim(x, lib.tensor(np.array(0)), 0), np.array(3.0))
+    for idx, dim in [(np.array([[3]]), 1), (np.array([[-4]]), 1), (ints(-1), None),
+                     (ints(6), None)]:             # torch: garbage or RuntimeError
+        with pytest.raises(OutOfRangeError):
+            mg.take_along_dim(mg.tensor(x), mg.tensor(idx), dim)
+
+
+def test_masked_select_matches_torch():
+    x = data(2, 3)
+    for mask in [x > 0, np.array([True, False, True]), np.ones((2, 1), bool),
+                 np.zeros((2, 3), bool), np.ones((4, 2, 3), bool) & (data(4, 2, 3) > 0),
+                 np.ones((2, 3), np.uint8), np.ones(4, bool), np.array(True)]:
+        same(lambda lib, x, mask=mask: lib.masked_select(x, lib.tensor(mask)), x)
+        same(lambda lib, x, mask=mask: x.masked_select(lib.tensor(mask)), x)
+    same(lambda lib, x: lib.masked_select(x, lib.tensor(np.ones((2, 3), bool))), data(3))
+    same(lambda lib, x: lib.masked_select(x, lib.tensor(np.array(True))), np.array(1.0))
+    same(lambda lib, x: lib.masked_select(x, lib.tensor(np.ones(2, bool))), np.array(1.0))
+    same(lambda lib, x: lib.masked_select(x, lib.tensor(ints(1, 0) > 0)), ints(3, 4))
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.lists(st.integers(1, 4), min_size=1, max_size=3), st.data())
+def test_the_index_writes_and_picks_over_drawn_shapes_match_torch(shape, draw):
+    axis = draw.draw(st.integers(0, len(shape) - 1))
+    seed = draw.draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    index = rng.integers(0, shape[axis], size=shape)         # repeats: they accumulate
+    same(lambda lib, x, s: lib.scatter_add(x, axis, lib.tensor(index), s), data(*shape),
+         data(*shape))
+    same(lambda lib, x: lib.take_along_dim(x, lib.tensor(index), axis), data(*shape))
+    rows = rng.integers(0, shape[axis], size=3)
+    source = shape[:axis] + [3] + shape[axis + 1:]
+    same(lambda lib, x, s: lib.index_add(x, axis, lib.tensor(rows), s, alpha=0.5),
+         data(*shape), data(*source))
+
+
+# ----- index constants ------------------------------------------------------------------------
+def test_argwhere_matches_torch():
+    for array in [np.array([[0, 1], [2, 0]]), np.array(1.0), np.array(0.0),
+                  np.array([np.nan, 0.0]), np.zeros((0, 3)), np.array([True, False, True])]:
+        same(lambda lib, x: lib.argwhere(x), array, grad=False)
+        same(lambda lib, x: x.argwhere(), array, grad=False)
+
+
+@pytest.mark.parametrize("inverse,counts", [(False, False), (True, False), (False, True),
+                                            (True, True)])
+def test_unique_matches_torch(inverse, counts):
+    nan = np.nan
+    for array, dim in [(np.array([3, 1, 2, 1, 5, 0]), None), (np.array([[1, 2], [1, 2], [0, 5]]),
+                                                             None),
+                       (np.array([[1, 2], [1, 2], [0, 5]]), 0), (np.array([[1, 2], [1, 2]]), 1),
+                       (np.array([[2, 1], [2, 0], [1, 9]]), -2),
+                       (np.array([3.0, nan, 1.0, nan, 3.0]), None), (np.array(3.0), None),
+                       (np.zeros(0), None), (np.zeros((0, 2)), 0),
+                       (np.array([True, False, True]), None), (np.array(3.0), 0),
+                       (np.array([[1.0, nan], [1.0, nan]]), 0), (np.arange(6).reshape(2, 3), 2)]:
+        for sorted_ in [True, False]:
+            same(lambda lib, x, dim=dim, sorted_=sorted_: lib.unique(
+                x, sorted=sorted_, return_inverse=inverse, return_counts=counts, dim=dim),
+                array, grad=False)
+    same(lambda lib, x: x.unique(return_counts=counts), np.array([2, 2, 1]), grad=False)
+    assert not mg.unique(mg.tensor([1.0, 2.0], requires_grad=True)).requires_grad
+
+
+def test_bincount_matches_torch():
+    for array in [ints(1, 1, 3), np.zeros(0, np.int64), np.array([1], np.uint8), ints(-1),
+                  np.array([[1]]), np.array([1.0]), np.array([True])]:
+        same(lambda lib, x: lib.bincount(x), array, grad=False)
+        same(lambda lib, x: x.bincount(minlength=6), array, grad=False)
+    for weights in [np.array([0.5, 1.0, 2.0]), np.array([0.5, 1.0, 2.0], np.float32),
+                    ints(1, 1, 2), np.ones(3, np.float16), np.ones(3, bool), np.ones(2)]:
+        same(lambda lib, x, w: lib.bincount(x, w), ints(1, 1, 3), weights, grad=False)
+    same(lambda lib, x: lib.bincount(x, minlength=-1), ints(1), grad=False)
+
+
+def test_searchsorted_and_bucketize_match_torch():
+    boundaries = np.array([1.0, 3.0, 5.0, 7.0, 9.0])
+    values = np.array([3.0, 6.0, 9.0, 10.0, 0.0, np.nan])
+    for kwargs in [{}, {"right": True}, {"side": "right"}, {"side": "left"},
+                   {"out_int32": True}, {"right": True, "side": "left"}, {"side": "middle"}]:
+        same(lambda lib, s, v, kwargs=kwargs: lib.searchsorted(s, v, **kwargs), boundaries, values,
+             grad=False)
+    rows = np.array([[1.0, 3.0], [2.0, 4.0]])
+    for v in [np.array([[2.0], [3.0]]), np.array([2.0]), np.array([[2.0]]),
+              np.array([[0.0, 5.0, 2.0], [4.0, 4.0, 1.0]])]:
+        same(lambda lib, s, v: lib.searchsorted(s, v), rows, v, grad=False)
+    for v in [4.0, 4, np.array(4.0), ints(4)]:
+        same(lambda lib, s, v: lib.searchsorted(s, v), boundaries, v, grad=False)
+    same(lambda lib, s, v: lib.searchsorted(s, v), np.array(1.0), np.array([2.0]), grad=False)
+    same(lambda lib, s, v: lib.searchsorted(s, v, sorter=lib.tensor(ints(1, 2, 0))),
+         np.array([3.0, 1.0, 2.0]), np.array([2.0, 0.0, 4.0]), grad=False)
+    for v in [np.array([[3.0, 6.0], [9.0, 10.0]]), np.array(3.0), 3, 3.5]:
+        for right in [False, True]:
+            same(lambda lib, v, b, right=right: lib.bucketize(v, b, right=right), v, boundaries,
+                 grad=False)
+    same(lambda lib, v, b: lib.bucketize(v, b, out_int32=True), np.array(3.0), boundaries,
+         grad=False)
+    same(lambda lib, v, b: lib.bucketize(v, b), np.array([3.0]), np.ones((2, 2)), grad=False)
+
+
+def test_isin_matches_torch():
+    for elements, tests in [(np.array([[1, 2], [3, 4]]), ints(2, 3)), (np.array(2), ints(2, 3)),
+                            (np.array([1.0, np.nan]), np.array([np.nan, 1.0])),
+                            (ints(1, 2), np.array([2.5, 1.0])), (ints(1, 2), 2), (2, ints(1, 2)),
+                            (np.array([True]), ints(1)), (np.zeros(0), ints(1))]:
+        for invert in [False, True]:
+            same(lambda lib, e, t, invert=invert: lib.isin(e, t, invert=invert), elements,
+                 tests, grad=False)
+    same(lambda lib: lib.isin(2, 3))
