@@ -2,5 +2,7 @@
 
 from . import lr_scheduler
 from .optimizers import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
+from .variants import ASGD, Adadelta, Adafactor, Adamax, NAdam, RAdam, Rprop
 
-__all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop", "lr_scheduler"]
+__all__ = ["ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "NAdam",
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler"]

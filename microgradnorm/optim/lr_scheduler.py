@@ -1,7 +1,8 @@
 """Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics: each a
 function of the step (docs/training.md, "Learning-rate schedules"), the multiplicative ones
-(StepLR, MultiStepLR, ExponentialLR) computed as torch's chains of products, bit for bit;
-ReduceLROnPlateau follows a metric instead."""
+(StepLR, MultiStepLR, ExponentialLR, ConstantLR, MultiplicativeLR, PolynomialLR) computed as
+torch's chains of products, bit for bit; ReduceLROnPlateau follows a metric instead. The
+cyclic schedules and ChainedScheduler are in ``lr_cycles.py``, re-exported here."""
 
 import bisect
 import math
@@ -10,9 +11,10 @@ import numbers
 from ..dtypes import check_number, check_positive_ints
 from .optimizers import Optimizer
 
-__all__ = ["CosineAnnealingLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
-           "MultiStepLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "StepLR",
-           "warmup_cosine"]
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
+           "MultiStepLR", "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau",
+           "SequentialLR", "StepLR", "warmup_cosine"]
 
 
 class LRScheduler:
@@ -44,6 +46,12 @@ class LRScheduler:
         """Advance one step and write the new learning rate into every parameter group."""
         self._go_to(self.last_epoch + 1, self.base_lrs)
 
+    def chain_step(self, step, lr, group_index):
+        """The rate torch's own update gives at ``step`` from the current rate ``lr`` (what
+        ``ChainedScheduler`` composes): for a schedule torch writes as a closed form, that
+        form, whatever ``lr`` is."""
+        return self.lr_at(step, self.base_lrs[group_index], group_index)
+
     def _go_to(self, epoch, base_lrs):
         # the rates first: a schedule function that raises leaves everything as it was
         lrs = [self.lr_at(epoch, base, i) for i, base in enumerate(base_lrs)]
@@ -51,6 +59,11 @@ class LRScheduler:
         for group, lr in zip(self.optimizer.param_groups, lrs):
             group["lr"] = lr
         self._last_lr = lrs
+        self._set_momentum(epoch)
+
+    def _set_momentum(self, epoch):
+        # the momentum (or Adam's beta1) a cyclic schedule sets with the rate at ``epoch``
+        return None
 
     def get_last_lr(self):
         """The learning rates the latest ``step()`` set, one per parameter group."""
@@ -128,6 +141,15 @@ class LinearLR(LRScheduler):
         progress = min(step, self.total_iters) / self.total_iters
         return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * progress)
 
+    def chain_step(self, step, lr, group_index):
+        """torch's recursive update of the current rate ``lr``."""
+        start, end, total = self.start_factor, self.end_factor, self.total_iters
+        if step == 0:
+            return lr * start
+        if step > total:
+            return lr
+        return lr * (1.0 + (end - start) / (total * start + (step - 1) * (end - start)))
+
 
 class CosineAnnealingLR(LRScheduler):
     r"""Cosine decay to ``eta_min`` over ``T_max`` steps:
@@ -147,6 +169,17 @@ class CosineAnnealingLR(LRScheduler):
         cosine = 1 + math.cos(math.pi * step / self.T_max)
         return self.eta_min + (base_lr - self.eta_min) * cosine / 2
 
+    def chain_step(self, step, lr, group_index):
+        """torch's recursive update of the current rate ``lr``."""
+        if step == 0:
+            return lr
+        if (step - 1 - self.T_max) % (2 * self.T_max) == 0:     # the trough: cos/cos is 0/0
+            base_lr = self.base_lrs[group_index]
+            return lr + (base_lr - self.eta_min) * (1 - math.cos(math.pi / self.T_max)) / 2
+        ratio = (1 + math.cos(math.pi * step / self.T_max)) \
+            / (1 + math.cos(math.pi * (step - 1) / self.T_max))
+        return ratio * (lr - self.eta_min) + self.eta_min
+
 
 class _Multiplicative(LRScheduler):
     # A schedule torch writes as a chain, lr_t = lr_{t-1} * factor(t): multiplied here the
@@ -154,21 +187,28 @@ class _Multiplicative(LRScheduler):
     # form gamma ** k differs in the last bits). The latest rates are the chain's last link,
     # so a step costs one product; a jump (load_state_dict) walks the chain from the base.
 
-    def factor(self, step):
-        """The multiplier applied at ``step``, or None where the rate stays."""
+    def step_factor(self, step, group_index):
+        """The multiplier applied at ``step`` >= 1, or None where the rate stays."""
         raise NotImplementedError
+
+    def first_factor(self):
+        """The multiplier of step 0, the scheduler's first (None: the rate stays)."""
+        return None
+
+    def chain_step(self, step, lr, group_index):
+        """The rate at ``step`` from the rate ``lr`` of the step before: one link."""
+        factor = self.first_factor() if step == 0 else self.step_factor(step, group_index)
+        return lr if factor is None else lr * factor
 
     def lr_at(self, step, base_lr, group_index):
         """The rate at ``step``: ``base_lr`` times every factor up to it, in order."""
-        first, lr = 1, base_lr
         last = getattr(self, "_last_lr", None)
         if last is not None and step == self.last_epoch + 1 \
                 and base_lr == self.base_lrs[group_index]:
-            first, lr = step, last[group_index]
-        for at in range(first, step + 1):
-            factor = self.factor(at)
-            if factor is not None:
-                lr = lr * factor
+            return self.chain_step(step, last[group_index], group_index)
+        lr = base_lr
+        for at in range(step + 1):
+            lr = self.chain_step(at, lr, group_index)
         return lr
 
 
@@ -187,7 +227,7 @@ class StepLR(_Multiplicative):
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
-    def factor(self, step):
+    def step_factor(self, step, group_index):
         """``gamma`` at each multiple of ``step_size``."""
         return self.gamma if step % self.step_size == 0 else None
 
@@ -206,7 +246,7 @@ class MultiStepLR(_Multiplicative):
         self.milestones, self.gamma = sorted(milestones), gamma
         super().__init__(optimizer, last_epoch)
 
-    def factor(self, step):
+    def step_factor(self, step, group_index):
         """``gamma ** n`` at a milestone listed n times."""
         count = self.milestones.count(step)
         return self.gamma ** count if count else None
@@ -224,9 +264,93 @@ class ExponentialLR(_Multiplicative):
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
-    def factor(self, step):
+    def step_factor(self, step, group_index):
         """``gamma``, every step."""
         return self.gamma
+
+
+class ConstantLR(_Multiplicative):
+    r"""The rate times ``factor`` for the first ``total_iters`` steps, then the rate itself:
+    :math:`\eta_t = \eta_0 f` for t < T, :math:`\eta_0 f \cdot (1/f)` from T on (torch's
+    two products; a factor of 0 makes step T a ZeroDivisionError, as in torch).
+
+    Example:
+        >>> scheduler = ConstantLR(opt, factor=0.5, total_iters=4)
+    """
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        check_number("ConstantLR", "factor", factor)
+        if not 0 <= factor <= 1:
+            raise ValueError(f"ConstantLR: factor must be in [0, 1] (the constant multiplicative "
+                             f"factor), got {factor!r}")
+        check_number("ConstantLR", "total_iters", total_iters, integer=True)
+        if total_iters < 0:
+            raise ValueError(f"ConstantLR: total_iters must be an int >= 0, got {total_iters!r}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def first_factor(self):
+        """``factor``, from the start."""
+        return self.factor
+
+    def step_factor(self, step, group_index):
+        """``1 / factor`` at ``total_iters``: the rate back to its base."""
+        return 1.0 / self.factor if step == self.total_iters else None
+
+
+class MultiplicativeLR(_Multiplicative):
+    r"""Multiply the rate by ``lr_lambda(t)`` at every step t >= 1:
+    :math:`\eta_t = \eta_{t-1}\, \lambda(t)` (torch's chain of products).
+
+    ``lr_lambda``: a function of the step, or one per parameter group; as for LambdaLR it is
+    not saved in ``state_dict()``, and is called again for every step on a jump
+    (``load_state_dict``), so it should depend on the step only.
+
+    Example:
+        >>> scheduler = MultiplicativeLR(opt, lr_lambda=lambda step: 0.95)
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        _check_optimizer("MultiplicativeLR", optimizer)
+        groups = len(optimizer.param_groups)
+        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
+            else [lr_lambda] * groups
+        if len(lambdas) != groups:
+            raise ValueError(f"MultiplicativeLR: expected {groups} lr_lambdas (one per "
+                             f"parameter group), got {len(lambdas)}")
+        for function in lambdas:
+            if not callable(function):
+                raise TypeError(f"MultiplicativeLR: lr_lambda must be a function, got "
+                                f"{type(function).__name__}")
+        self.lr_lambdas = lambdas
+        super().__init__(optimizer, last_epoch)
+
+    def step_factor(self, step, group_index):
+        """``lr_lambda(step)`` of the group."""
+        return self.lr_lambdas[group_index](step)
+
+
+class PolynomialLR(_Multiplicative):
+    r"""Polynomial decay to 0 over ``total_iters`` steps:
+    :math:`\eta_t = \eta_0 (1 - \min(t, T)/T)^p`, computed as torch's chain of ratios
+    :math:`\eta_t = \eta_{t-1} \big(\frac{1 - t/T}{1 - (t-1)/T}\big)^p` (bit for bit).
+
+    Example:
+        >>> scheduler = PolynomialLR(opt, total_iters=100, power=2.0)
+    """
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        check_positive_ints("PolynomialLR", total_iters=total_iters)
+        check_number("PolynomialLR", "power", power)
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def step_factor(self, step, group_index):
+        """The ratio of the decay at ``step`` to the decay at the step before, up to T."""
+        if step > self.total_iters:
+            return None
+        total = self.total_iters
+        return ((1.0 - step / total) / (1.0 - (step - 1) / total)) ** self.power
 
 
 class OneCycleLR(LRScheduler):
@@ -322,8 +446,7 @@ class OneCycleLR(LRScheduler):
         values = {**self.optimizer.param_groups[group_index], "initial_lr": base_lr}
         return self._anneal(values[lr_from], values[lr_to], pct)
 
-    def _go_to(self, epoch, base_lrs):
-        super()._go_to(epoch, base_lrs)                  # raises before changing anything
+    def _set_momentum(self, epoch):
         if not self.cycle_momentum:
             return
         (_, _, _, momentum_from, momentum_to), pct = self._position(epoch)
@@ -508,7 +631,6 @@ def _check_optimizer(where, optimizer):
                         f"{type(optimizer).__name__}")
 
 
-
 def _one_cycle_phases(total_steps, pct_start, three_phase):
     # (last step, lr from, lr to, momentum from, momentum to), the ends as group keys: torch's
     rise = float(pct_start * total_steps) - 1
@@ -539,3 +661,7 @@ def _int_list(where, name, values):
     for item in values:
         check_number(where, name, item, integer=True)
     return list(values)
+
+
+# the cyclic schedules and the chain build on this module: imported once it is complete
+from .lr_cycles import ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR  # noqa: E402

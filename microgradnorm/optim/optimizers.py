@@ -1,5 +1,6 @@
 """SGD, Adam, AdamW, RMSprop and Adagrad with ``torch.optim``'s update rules, names, defaults
-and parameter groups; half-precision parameters update in float32 (docs/pytorch.md)."""
+and parameter groups; half-precision parameters update in float32 (docs/pytorch.md). The
+other optimizers of ``torch.optim`` are in ``variants.py``, on the same base class."""
 
 import copy
 import warnings
@@ -8,7 +9,7 @@ import numbers
 import numpy as np
 
 from .. import backend, kernels
-from ..dtypes import check_number, is_floating, is_half, is_numeric
+from ..dtypes import check_number, get_default_dtype, is_floating, is_half, is_numeric
 from ..tensor import Tensor
 
 __all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop"]
@@ -32,7 +33,7 @@ class Optimizer:
                              f"got {master_weights!r}")
         self.master_weights = master_weights
         for name, value in defaults.items():
-            _check_option(type(self).__name__, name, value)
+            self._check_option(name, value)
         self.defaults = defaults
         params = list(params)
         if not params:
@@ -62,7 +63,7 @@ class Optimizer:
                 raise TypeError(f"{name}: params must be Tensors that require grad, got "
                                 f"{type(p).__name__}")
         for option in self.defaults:
-            _check_option(name, option, group[option])
+            self._check_option(option, group[option])
         self._check_group(group)
         if len({id(p) for p in params}) < len(params):
             warnings.warn(f"{name}: a parameter group lists a parameter more than once "
@@ -91,7 +92,7 @@ class Optimizer:
             for p in group["params"]:
                 if p.grad is not None:
                     _check_gradient(name, p)
-                    _check_state(name, p, self.state.get(id(p), {}))
+                    _check_state(self, p, self.state.get(id(p), {}))
                     todo.append((p, group))
         for p, _ in todo:                        # all or none: no write fails half-way
             if not getattr(p._array.flags, "writeable", True):
@@ -151,10 +152,11 @@ class Optimizer:
             if not set(self.defaults) <= set(options) <= set(self.defaults) | SCHEDULER_KEYS:
                 raise ValueError(f"{name}.load_state_dict: group {number} has options "
                                  f"{sorted(options)}, expected {sorted(self.defaults)}")
-            if "betas" in options:
-                options["betas"] = tuple(options["betas"])
+            for option, value in options.items():     # betas, etas, ...: tuples, as given
+                if isinstance(value, list):
+                    options[option] = tuple(value)
             for option, value in options.items():
-                _check_option(name, option, value)     # scheduler keys: numbers >= 0 too
+                self._check_option(option, value)       # scheduler keys: numbers >= 0 too
             new_groups.append({**options, "params": group["params"]})
             by_index.update(zip(saved["params"], group["params"]))
         new_state = {}
@@ -163,7 +165,7 @@ class Optimizer:
                 raise ValueError(f"{name}.load_state_dict: state for parameter {index}, "
                                  f"which no group lists")
             param = by_index[int(index)]
-            new_state[id(param)] = {key: _state_value(name, index, key, value, param)
+            new_state[id(param)] = {key: _state_value(self, index, key, value, param)
                                     for key, value in entries.items()}
         for group in new_groups:
             self._check_group(group)
@@ -182,8 +184,25 @@ class Optimizer:
             state["master"] = new
         return new
 
+    def _check_option(self, name, value):
+        """Raise unless ``value`` suits option ``name``: torch's checks (an optimizer with
+        options of its own adds its checks)."""
+        _check_option(type(self).__name__, name, value)
+
     def _check_group(self, group):
-        """Checks that tie a group's options together (SGD's nesterov)."""
+        """Checks that tie a group's options together (SGD's nesterov; fused with foreach)."""
+        if group.get("fused") and group.get("foreach"):
+            raise RuntimeError(f"{type(self).__name__}: `fused` and `foreach` cannot be `True` "
+                               "together (torch's error)")
+
+    # per-parameter numbers of the state, 0-d arrays in torch's scalar dtype (NAdam's
+    # mu_product, ASGD's eta and mu); every other array has the parameter's shape unless
+    # ``_state_shape`` says otherwise (Adafactor's factored second moments)
+    scalar_state = ()
+
+    def _state_shape(self, key, shape):
+        """The shape of state ``key`` for a parameter of ``shape``."""
+        return () if key in self.scalar_state else tuple(shape)
 
     # ``_update`` returns new arrays (the state's too) unless the optimizer says it writes
     # the parameter and its state in place (after every check of ``step``)
@@ -203,15 +222,22 @@ class SGD(Optimizer):
         \theta \leftarrow \theta - \eta\,(g + \mu b \text{ if nesterov else } b)
 
     ``maximize=True`` ascends; ``master_weights=True`` keeps float32 copies of
-    half-precision parameters."""
+    half-precision parameters. ``foreach``, ``fused`` (and the other optimizers'
+    ``capturable``) pick one of torch's implementations: taken and kept in the groups as torch
+    keeps them, they change nothing here (one implementation); ``differentiable=True`` is a
+    NotImplementedError (the step is not recorded in the graph)."""
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, master_weights=False, *, maximize=False):
+                 nesterov=False, master_weights=False, *, maximize=False, foreach=None,
+                 differentiable=False, fused=None):
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
                                   "weight_decay": weight_decay, "nesterov": nesterov,
-                                  "maximize": maximize}, master_weights)
+                                  "maximize": maximize, "foreach": foreach,
+                                  "differentiable": differentiable, "fused": fused},
+                         master_weights)
 
     def _check_group(self, group):
+        super()._check_group(group)
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
 
@@ -239,15 +265,21 @@ class Adam(Optimizer):
         \quad \theta \leftarrow \theta - \eta\,\frac{m / (1-\beta_1^t)}
         {\sqrt{v / (1-\beta_2^t)} + \epsilon}
 
-    ``amsgrad=True`` divides by the largest v so far; ``maximize``, ``master_weights``: SGD's."""
-
-    decoupled = False
+    ``amsgrad=True`` divides by the largest v so far; ``decoupled_weight_decay=True`` is
+    AdamW's decay; ``maximize``, ``master_weights``, ``foreach``, ``fused``, ``capturable``,
+    ``differentiable``: SGD's."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 master_weights=False, *, amsgrad=False, maximize=False):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False,
+                 master_weights=False):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps,
                                   "weight_decay": weight_decay, "amsgrad": amsgrad,
-                                  "maximize": maximize}, master_weights)
+                                  "maximize": maximize, "foreach": foreach,
+                                  "capturable": capturable, "differentiable": differentiable,
+                                  "fused": fused,
+                                  "decoupled_weight_decay": decoupled_weight_decay},
+                         master_weights)
 
     updates_in_place = True
 
@@ -265,21 +297,24 @@ class Adam(Optimizer):
             param, grad, state["exp_avg"], state["exp_avg_sq"],
             state["max_exp_avg_sq"] if group["amsgrad"] else None, state["step"],
             float(group["lr"]), beta1, beta2, float(group["eps"]),
-            float(group["weight_decay"]), self.decoupled, bool(group["maximize"]))
+            float(group["weight_decay"]), bool(group["decoupled_weight_decay"]),
+            bool(group["maximize"]))
         return param
 
 
 class AdamW(Adam):
     r"""Adam with decoupled weight decay (``torch.optim.AdamW``, default
     ``weight_decay=0.01``): :math:`\theta \leftarrow \theta (1 - \eta\lambda)` before the
-    Adam step, instead of adding :math:`\lambda\theta` to the gradient."""
-
-    decoupled = True
+    Adam step, instead of adding :math:`\lambda\theta` to the gradient (its groups hold
+    ``decoupled_weight_decay=True``, as torch's)."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 master_weights=False, *, amsgrad=False, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, master_weights,
-                         amsgrad=amsgrad, maximize=maximize)
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False,
+                 differentiable=False, fused=None, master_weights=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
+                         maximize=maximize, capturable=capturable,
+                         differentiable=differentiable, fused=fused,
+                         decoupled_weight_decay=True, master_weights=master_weights)
 
 
 class RMSprop(Optimizer):
@@ -293,17 +328,20 @@ class RMSprop(Optimizer):
     then :math:`\theta \leftarrow \theta - \eta\, g / d`, or with momentum
     :math:`b \leftarrow \mu b + g / d,\ \theta \leftarrow \theta - \eta b`.
 
-    ``maximize``, ``master_weights``: SGD's.
+    ``maximize``, ``master_weights``, ``capturable``, ``foreach``, ``differentiable``: SGD's.
 
     Example:
         >>> opt = RMSprop(model.parameters(), lr=0.01, momentum=0.9, centered=True)
     """
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
-                 centered=False, *, maximize=False, master_weights=False):
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False, *, master_weights=False):
         super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps,
                                   "weight_decay": weight_decay, "momentum": momentum,
-                                  "centered": centered, "maximize": maximize}, master_weights)
+                                  "centered": centered, "maximize": maximize,
+                                  "capturable": capturable, "foreach": foreach,
+                                  "differentiable": differentiable}, master_weights)
 
     def _update(self, param, grad, state, group):
         alpha, momentum = group["alpha"], group["momentum"]
@@ -343,18 +381,20 @@ class Adagrad(Optimizer):
 
     with :math:`\delta` = ``lr_decay`` and s starting at ``initial_accumulator_value``.
     As in torch, every parameter has its state (step 0, the filled sum) from the start.
-    ``maximize``, ``master_weights``: SGD's.
+    ``maximize``, ``master_weights``, ``foreach``, ``differentiable``, ``fused``: SGD's.
 
     Example:
         >>> opt = Adagrad(model.parameters(), lr=0.1, lr_decay=1e-3)
     """
 
     def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
-                 initial_accumulator_value=0.0, eps=1e-10, *, maximize=False,
-                 master_weights=False):
+                 initial_accumulator_value=0.0, eps=1e-10, foreach=None, *, maximize=False,
+                 differentiable=False, fused=None, master_weights=False):
         super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
                                   "initial_accumulator_value": initial_accumulator_value,
-                                  "eps": eps, "maximize": maximize}, master_weights)
+                                  "eps": eps, "maximize": maximize, "foreach": foreach,
+                                  "differentiable": differentiable, "fused": fused},
+                         master_weights)
         for group in self.param_groups:
             for p in group["params"]:
                 # half-precision parameters keep float32 states
@@ -377,18 +417,29 @@ class Adagrad(Optimizer):
         return param - rate * grad / (state["sum"] ** 0.5 + group["eps"])
 
 
-FLAGS = ("nesterov", "amsgrad", "maximize", "centered")
+FLAGS = ("nesterov", "amsgrad", "maximize", "centered", "decoupled_weight_decay", "capturable",
+         "differentiable")
+# torch's choice of implementation: None lets it choose
+SWITCHES = ("foreach", "fused")
 # options an older state dict may lack: they load with the optimizer's own values
-OPTIONAL = frozenset({"amsgrad", "maximize"})
+OPTIONAL = frozenset({"amsgrad", "maximize", "decoupled_weight_decay", "capturable",
+                      "differentiable", "foreach", "fused"})
 # what learning-rate schedulers store in a group, as torch's do: the base rate of every
 # schedule, and OneCycleLR's peak and floor rates and momentum bounds
 SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
 
 
 def _check_option(optimizer, name, value):
+    if name in SWITCHES:
+        if value is not None and not isinstance(value, bool):
+            raise ValueError(f"{optimizer}: {name} must be None, True or False, got {value!r}")
+        return
     if name in FLAGS:
         if not isinstance(value, bool):
             raise ValueError(f"{optimizer}: {name} must be True or False, got {value!r}")
+        if name == "differentiable" and value:
+            raise NotImplementedError(f"{optimizer}: differentiable=True is not supported: "
+                                      "the step is not recorded in the graph")
         return
     if name == "betas":
         if isinstance(value, (tuple, list)) and len(value) == 2:
@@ -404,15 +455,31 @@ def _check_option(optimizer, name, value):
         raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
 
 
+def scalar_dtype():
+    """torch's dtype for an optimizer's per-parameter numbers (``_get_scalar_dtype``): float64
+    where that is the default dtype, else float32; their products round in it."""
+    return np.dtype(np.float64) if get_default_dtype() == np.float64 else np.dtype(np.float32)
+
+
 def _state_value(optimizer, index, key, value, param):
     # a saved state entry, checked against its parameter and put on its device and dtype
+    name = type(optimizer).__name__
     if isinstance(value, numbers.Integral) or (np.ndim(value) == 0 and key == "step"):
         return int(value)
+    if key in optimizer.scalar_state:         # a number: on the host, in its float dtype
+        value = np.asarray(backend.to_numpy(value) if backend.is_cupy_array(value) else value)
+        if value.shape != () or value.dtype.kind not in "iuf":
+            raise ValueError(f"{name}.load_state_dict: state {key!r} of parameter {index} "
+                             f"must be a number, got shape {value.shape} and dtype "
+                             f"{value.dtype}")
+        keep = value.dtype in (np.float32, np.float64)
+        return np.array(value, dtype=value.dtype if keep else scalar_dtype())
     value = value if backend.is_cupy_array(value) else np.asarray(value)
-    if tuple(value.shape) != param.shape or not is_numeric(value.dtype):
-        raise ValueError(f"{optimizer}.load_state_dict: state {key!r} of parameter {index} "
+    expected = optimizer._state_shape(key, param.shape)
+    if tuple(value.shape) != expected or not is_numeric(value.dtype):
+        raise ValueError(f"{name}.load_state_dict: state {key!r} of parameter {index} "
                          f"has shape {tuple(value.shape)} and dtype {value.dtype}, expected "
-                         f"shape {param.shape} and a numeric dtype")
+                         f"shape {expected} and a numeric dtype")
     # half-precision parameters keep float32 states (and float32 master copies)
     dtype = np.float32 if is_half(param.dtype) else param.dtype
     return backend.to_device(value, param.device).astype(dtype, copy=True)
@@ -423,10 +490,11 @@ def _check_state(optimizer, p, state):
     # before anything changes
     for key, value in state.items():
         shape = getattr(value, "shape", None)
-        if shape is not None and key != "step" and tuple(shape) != p.shape:
-            raise ValueError(f"{optimizer}.step: state {key!r} has shape {tuple(shape)}, its "
-                             f"parameter {p.shape} (was the parameter's data replaced?); "
-                             "nothing was updated")
+        if shape is not None and key != "step" \
+                and tuple(shape) != optimizer._state_shape(key, p.shape):
+            raise ValueError(f"{type(optimizer).__name__}.step: state {key!r} has shape "
+                             f"{tuple(shape)}, its parameter {p.shape} (was the parameter's "
+                             "data replaced?); nothing was updated")
 
 
 def _check_gradient(optimizer, p):

@@ -1,0 +1,334 @@
+"""The schedules that restart (``CyclicLR``, ``CosineAnnealingWarmRestarts``) and
+``ChainedScheduler``, with ``torch.optim.lr_scheduler``'s names and semantics; imported by
+``lr_scheduler``, where users find them."""
+
+import math
+import numbers
+
+from ..dtypes import check_number
+from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _check_optimizer, _per_group
+
+__all__ = ["ChainedScheduler", "CosineAnnealingWarmRestarts", "CyclicLR"]
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    r"""Cosine annealing with warm restarts (SGDR; ``torch.optim.lr_scheduler``'s):
+
+    .. math::
+        \eta = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi T_{cur} / T_i))
+
+    with :math:`T_{cur}` the steps since the last restart and :math:`T_i` the length of the
+    current cycle: ``T_0`` first, ``T_mult`` times longer after each restart. ``step()``
+    advances by one; ``step(epoch)`` goes to ``epoch``, which may be fractional (call it
+    after every batch with ``epoch + i / iters``), with torch's formula for the cycle. Over
+    whole steps the rate is a closed form of the step; after a fractional epoch the position
+    in the cycle is part of the state, so ``state_dict()`` also holds ``T_cur`` and ``T_i``.
+
+    Args:
+        T_0: the first cycle's length, a positive int.
+        T_mult: how much longer each cycle is than the one before, an int >= 1.
+        eta_min: the rate at the end of a cycle.
+
+    Example:
+        >>> scheduler = CosineAnnealingWarmRestarts(opt, T_0=10, T_mult=2)
+        >>> for epoch in range(30):
+        ...     for i in range(iters):
+        ...         scheduler.step(epoch + i / iters)
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        name = "CosineAnnealingWarmRestarts"
+        if isinstance(T_0, bool) or not isinstance(T_0, int) or T_0 <= 0:
+            raise ValueError(f"{name}: T_0 must be a positive int, got {T_0!r}")
+        if isinstance(T_mult, bool) or not isinstance(T_mult, int) or T_mult < 1:
+            raise ValueError(f"{name}: T_mult must be an int >= 1, got {T_mult!r}")
+        if isinstance(eta_min, bool) or not isinstance(eta_min, numbers.Real):
+            raise ValueError(f"{name}: eta_min must be a float or an int, got {eta_min!r}")
+        self.T_0, self.T_mult, self.eta_min = T_0, T_mult, eta_min
+        self.T_i, self.T_cur = T_0, last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def _cycle(self, step):
+        # (T_cur, T_i) at a whole step: torch's recursion, exact in integers
+        if self.T_mult == 1:
+            return step % self.T_0, self.T_0
+        position, length = step, self.T_0
+        while position >= length:
+            position, length = position - length, length * self.T_mult
+        return position, length
+
+    def _rate(self, base_lr, position, length):
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * position
+                                                                       / length)) / 2
+
+    def lr_at(self, step, base_lr, group_index):
+        """The rate at the whole step ``step``."""
+        return self._rate(base_lr, *self._cycle(step))
+
+    def _go_to(self, epoch, base_lrs):
+        super()._go_to(epoch, base_lrs)
+        self.T_cur, self.T_i = self._cycle(epoch)
+
+    def step(self, epoch=None):
+        """One step on, or to ``epoch`` (a number >= 0, fractional or not) as torch goes."""
+        if epoch is None and self.last_epoch >= 0:
+            position, length = self.T_cur + 1, self.T_i          # torch's recursion
+            if position >= length:
+                position, length = position % length, length * self.T_mult
+            self._set(self.last_epoch + 1, position, length)
+            return
+        epoch = 0 if epoch is None else epoch
+        check_number("CosineAnnealingWarmRestarts.step", "epoch", epoch)
+        if epoch < 0:
+            raise ValueError(f"CosineAnnealingWarmRestarts.step: epoch must be >= 0, got "
+                             f"{epoch!r}")
+        if epoch < self.T_0:
+            position, length = epoch, self.T_0
+        elif self.T_mult == 1:
+            position, length = epoch % self.T_0, self.T_0
+        else:                    # torch's closed form: the cycle n from a logarithm
+            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
+            position = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+            length = self.T_0 * self.T_mult ** n
+        self._set(math.floor(epoch), position, length)
+
+    def _set(self, last_epoch, position, length):
+        lrs = [self._rate(base, position, length) for base in self.base_lrs]
+        self.last_epoch, self.T_cur, self.T_i = last_epoch, position, length
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = lr
+        self._last_lr = lrs
+
+    def state_dict(self):
+        """``{"last_epoch", "base_lrs", "T_cur", "T_i"}``: the place in the cycle too."""
+        return {**super().state_dict(), "T_cur": self.T_cur, "T_i": self.T_i}
+
+    def load_state_dict(self, state_dict):
+        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match."""
+        name = "CosineAnnealingWarmRestarts.load_state_dict"
+        keys = {"last_epoch", "base_lrs", "T_cur", "T_i"}
+        if not isinstance(state_dict, dict) or set(state_dict) != keys:
+            raise ValueError(f"{name}: expected keys {sorted(keys)}, got {state_dict!r}")
+        check_number(name, "T_cur", state_dict["T_cur"])
+        check_number(name, "T_i", state_dict["T_i"])
+        if not 0 <= state_dict["T_cur"] < state_dict["T_i"] or state_dict["T_i"] < self.T_0:
+            raise ValueError(f"{name}: T_cur must be in [0, T_i) and T_i >= T_0={self.T_0}, "
+                             f"got T_cur={state_dict['T_cur']!r}, T_i={state_dict['T_i']!r}")
+        super().load_state_dict({key: state_dict[key] for key in ("last_epoch", "base_lrs")})
+        self._set(self.last_epoch, state_dict["T_cur"], state_dict["T_i"])
+
+
+class CyclicLR(LRScheduler):
+    r"""The cyclical learning rate policy (``torch.optim.lr_scheduler.CyclicLR``): the rate
+    runs from ``base_lr`` up to ``max_lr`` over ``step_size_up`` steps and back down over
+    ``step_size_down`` (default: the same), the height of cycle c scaled by
+
+    .. math::
+        \text{triangular: } 1, \qquad \text{triangular2: } 2^{1-c}, \qquad
+        \text{exp\_range: } \gamma^{t}
+
+    (or by ``scale_fn``, of the cycle or of the step as ``scale_mode`` says). A closed form
+    of the step t. As torch: building it sets each group's rate to ``base_lr``; with
+    ``cycle_momentum`` (the default) the momentum (SGD, RMSprop) or Adam's beta1 moves the
+    opposite way between ``max_momentum`` and ``base_momentum``, which it writes into the
+    groups; ``step()`` is meant to be called after every batch.
+
+    Args:
+        base_lr, max_lr: the bounds, one number or one per parameter group.
+        step_size_up, step_size_down: the steps of the rising and the falling half.
+        mode: "triangular", "triangular2" or "exp_range" (ignored with a ``scale_fn``).
+
+    Example:
+        >>> scheduler = CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=10)
+    """
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+        name = "CyclicLR"
+        _check_optimizer(name, optimizer)
+        groups = optimizer.param_groups
+        base_lrs = _per_group(name, "base_lr", base_lr, len(groups))
+        self.max_lrs = _per_group(name, "max_lr", max_lr, len(groups))
+        up = self._half(step_size_up, "step_size_up")
+        down = up if step_size_down is None else self._half(step_size_down, "step_size_down")
+        self.total_size, self.step_ratio = up + down, up / (up + down)
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError(f"{name}: mode must be 'triangular', 'triangular2' or "
+                             f"'exp_range' when scale_fn is None, got {mode!r}")
+        if scale_fn is not None and not callable(scale_fn):
+            raise TypeError(f"{name}: scale_fn must be a function, got "
+                            f"{type(scale_fn).__name__}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ValueError(f"{name}: scale_mode must be 'cycle' or 'iterations', got "
+                             f"{scale_mode!r}")
+        check_number(name, "gamma", gamma)
+        if not isinstance(cycle_momentum, bool):
+            raise ValueError(f"{name}: cycle_momentum must be True or False, got "
+                             f"{cycle_momentum!r}")
+        self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
+        # the built-in modes fix what they scale by, as torch's do
+        self.scale_mode = scale_mode if scale_fn is not None else (
+            "iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError(f"{name}: cycle_momentum=True needs an optimizer with "
+                                 f"momentum or betas, got {type(optimizer).__name__}")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group(name, "base_momentum", base_momentum, len(groups))
+            self.max_momentums = _per_group(name, "max_momentum", max_momentum, len(groups))
+        if last_epoch == -1:
+            for group, lr in zip(groups, base_lrs):
+                group["lr"] = lr
+            if cycle_momentum:
+                for group, top, bottom in zip(groups, self.max_momentums, self.base_momentums):
+                    self._write_momentum(group, top)
+                    group.update(max_momentum=top, base_momentum=bottom)
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs           # after the first step, as torch sets them
+
+    @staticmethod
+    def _half(value, name):
+        check_number("CyclicLR", name, value)
+        if not value > 0 and not (name == "step_size_down" and value == 0):
+            raise ValueError(f"CyclicLR: {name} must be a positive number, got {value!r}")
+        return float(value)
+
+    def scale_fn(self, x):
+        """The height's scale at cycle (or step) ``x``: the mode's, or ``scale_fn``'s."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def _place(self, step):
+        # (the cycle, 1-based; the fraction of the height reached at ``step``), torch's way
+        cycle = math.floor(1 + step / self.total_size)
+        x = 1.0 + step / self.total_size - cycle
+        if x <= self.step_ratio:
+            return cycle, x / self.step_ratio
+        return cycle, (x - 1) / (self.step_ratio - 1)
+
+    def _scale(self, step, cycle):
+        return self.scale_fn(cycle if self.scale_mode == "cycle" else step)
+
+    def lr_at(self, step, base_lr, group_index):
+        """``base_lr`` plus the scaled height reached at ``step``."""
+        cycle, fraction = self._place(step)
+        height = (self.max_lrs[group_index] - base_lr) * fraction
+        return base_lr + height * self._scale(step, cycle)
+
+    def _set_momentum(self, epoch):
+        if not self.cycle_momentum:
+            return
+        cycle, fraction = self._place(epoch)
+        for group, bottom, top in zip(self.optimizer.param_groups, self.base_momentums,
+                                      self.max_momentums):
+            self._write_momentum(group, top - (top - bottom) * fraction
+                                 * self._scale(epoch, cycle))
+
+    def _write_momentum(self, group, momentum):
+        if self.use_beta1:
+            group["betas"] = (momentum, *group["betas"][1:])
+        else:
+            group["momentum"] = momentum
+
+
+class ChainedScheduler(LRScheduler):
+    r"""Step several schedulers of one optimizer at once, composed as torch composes them
+    (``torch.optim.lr_scheduler.ChainedScheduler``): at each step every scheduler, in order,
+    turns the current rate into its next one; a multiplicative schedule (StepLR,
+    ExponentialLR, ConstantLR, LinearLR, PolynomialLR, ...) scales it, CosineAnnealingLR
+    follows torch's recursive update, and a closed form (LambdaLR, OneCycleLR, CyclicLR, ...)
+    replaces it. The schedulers must be at the same step (freshly made, as a rule).
+    ``state_dict()`` holds the step, the base rates and each scheduler's ``state_dict()``.
+
+    Example:
+        >>> scheduler = ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2),
+        ...                               ExponentialLR(opt, gamma=0.9)], optimizer=opt)
+    """
+
+    def __init__(self, schedulers, optimizer=None):
+        name = "ChainedScheduler"
+        schedulers = list(schedulers) if isinstance(schedulers, (list, tuple)) else schedulers
+        if not isinstance(schedulers, list) or not schedulers:
+            raise ValueError(f"{name}: expected a non-empty list of schedulers, got "
+                             f"{schedulers!r}")
+        for index, scheduler in enumerate(schedulers):
+            if not isinstance(scheduler, LRScheduler):
+                raise TypeError(f"{name}: schedulers[{index}] must be an LRScheduler, got "
+                                f"{type(scheduler).__name__}")
+            if isinstance(scheduler, ReduceLROnPlateau):
+                raise ValueError(f"{name}: schedulers[{index}] is a ReduceLROnPlateau, whose "
+                                 f"step needs a metric")
+        optimizer = schedulers[0].optimizer if optimizer is None else optimizer
+        _check_optimizer(name, optimizer)
+        for index, scheduler in enumerate(schedulers):
+            if scheduler.optimizer is not optimizer:
+                raise ValueError(f"{name}: schedulers[{index}] ({type(scheduler).__name__}) "
+                                 f"belongs to another optimizer")
+        steps = sorted({scheduler.last_epoch for scheduler in schedulers})
+        if len(steps) != 1:
+            raise ValueError(f"{name}: the schedulers are at different steps {steps}; chain "
+                             f"schedulers made together")
+        self.optimizer, self._schedulers = optimizer, schedulers
+        base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self._go_to(steps[0], base_lrs)
+
+    def _rates(self, step, base_lr, group_index):
+        # the rate after each scheduler at ``step``: from the composed rate of the step before
+        # (kept), or walked from the base rate on a jump
+        last = getattr(self, "_last_lr", None)
+        if last is not None and step == self.last_epoch + 1 \
+                and base_lr == self.base_lrs[group_index]:
+            lr = last[group_index]
+        else:
+            lr = base_lr
+            for at in range(step):
+                for scheduler in self._schedulers:
+                    lr = scheduler.chain_step(at, lr, group_index)
+        rates = []
+        for scheduler in self._schedulers:
+            lr = scheduler.chain_step(step, lr, group_index)
+            rates.append(lr)
+        return rates
+
+    def lr_at(self, step, base_lr, group_index):
+        """The composed rate at ``step``."""
+        return self._rates(step, base_lr, group_index)[-1]
+
+    def _go_to(self, epoch, base_lrs):
+        # every rate first: a schedule that raises leaves everything as it was
+        rates = [self._rates(epoch, base, i) for i, base in enumerate(base_lrs)]
+        for index, scheduler in enumerate(self._schedulers):
+            scheduler.last_epoch = epoch
+            scheduler._last_lr = [group_rates[index] for group_rates in rates]
+            scheduler._set_momentum(epoch)
+        self.base_lrs, self.last_epoch = base_lrs, epoch
+        self._last_lr = [group_rates[-1] for group_rates in rates]
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
+            group["lr"] = lr
+
+    def state_dict(self):
+        """``{"last_epoch", "base_lrs", "_schedulers": [each scheduler's state_dict()]}``."""
+        return {**super().state_dict(),
+                "_schedulers": [scheduler.state_dict() for scheduler in self._schedulers]}
+
+    def load_state_dict(self, state_dict):
+        """Continue from a ``state_dict()``: every scheduler's, then the composed rate."""
+        name = "ChainedScheduler.load_state_dict"
+        keys = {"last_epoch", "base_lrs", "_schedulers"}
+        if not isinstance(state_dict, dict) or set(state_dict) != keys:
+            raise ValueError(f"{name}: expected keys {sorted(keys)}, got {state_dict!r}")
+        saved = state_dict["_schedulers"]
+        if not isinstance(saved, (list, tuple)) or len(saved) != len(self._schedulers):
+            raise ValueError(f"{name}: expected {len(self._schedulers)} scheduler states, got "
+                             f"{saved!r}")
+        for scheduler, entry in zip(self._schedulers, saved):
+            scheduler.load_state_dict(entry)
+        self._last_lr = None                      # walk from the base rates
+        super().load_state_dict({key: state_dict[key] for key in ("last_epoch", "base_lrs")})
