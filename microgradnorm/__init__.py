@@ -74,6 +74,10 @@ from .ops.products import cdist, cross, dist, inner, kron, tensordot
 from .ops.indexing import (index_add, index_copy, index_fill, masked_select, scatter,
                            scatter_add, take, take_along_dim)
 from .ops.search import argwhere, bincount, bucketize, isin, searchsorted, unique
+# the activations and vision functions torch also has at the top level
+from .activations import celu, hardshrink, prelu, selu, threshold
+from .functional import celu_, pairwise_distance, relu_, rrelu, rrelu_, selu_, threshold_
+from .vision import pixel_shuffle, pixel_unshuffle
 from .printing import get_printoptions, set_printoptions
 from .tensor import Size, Tensor, tensor
 
@@ -139,6 +143,10 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "nanmean", "nansum", "rot90", "scatter", "scatter_add", "searchsorted", "std_mean",
            "swapaxes", "swapdims", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
            "trace", "unique", "var_mean", "vsplit", "vstack",
+           # activations.py, functional.py, vision.py
+           "celu", "celu_", "hardshrink", "pairwise_distance", "pixel_shuffle",
+           "pixel_unshuffle", "prelu", "relu_", "rrelu", "rrelu_", "selu", "selu_", "threshold",
+           "threshold_",
            # ops/shape.py, ops/linalg.py, factories.py, backend.py, cuda.py
            "addmm", "addmv", "amp", "as_tensor", "autocast", "backends", "dtype", "meshgrid",
            "baddbmm", "bmm", "cuda", "device", "dot",

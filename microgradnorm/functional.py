@@ -1,14 +1,20 @@
 """Functional ops with the semantics of ``torch.nn.functional``: the norms, softmax,
 log_softmax, cross_entropy and attention (``impl="fused"`` or ``"composite"``,
-docs/architecture.md), activations, the losses (from ``losses.py``), linear, embedding,
-one_hot, normalize, cosine_similarity and dropout. Arguments are checked before anything
-runs, running statistics included."""
+docs/architecture.md), activations (the rarer ones from ``activations.py``) and their in-place
+forms, the losses (from ``losses.py``), linear, embedding, one_hot, normalize,
+cosine_similarity, pairwise_distance, dropout, pad, and the vision functions (interpolate,
+pixel_shuffle, from ``vision.py``). Arguments are checked before anything runs, running
+statistics included."""
 
 import numpy as np
 
 from . import backend, dtypes, ops
 from . import generator as streams
 from . import sampling
+from . import activations as _activations
+from .activations import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, prelu,
+                          selu, softmin, softshrink, softsign, tanhshrink, threshold)
+from .activations import maybe_in_place as _activation
 from .autograd import no_grad
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                           max_pool1d, max_pool2d, unfold)
@@ -21,6 +27,8 @@ from .fused.arguments import check_tensor
 from .norms import CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, layer_norm, rms_norm
 from .norms import dyt, group_norm, instance_norm
 from .tensor import Tensor
+from .vision import (interpolate, pad_by_index, pixel_shuffle, pixel_unshuffle, upsample,
+                     upsample_bilinear, upsample_nearest)
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
            "group_norm", "instance_norm", "dyt",
@@ -32,7 +40,15 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
            "elu", "embedding", "hardtanh", "huber_loss", "kl_div", "l1_loss", "leaky_relu",
            "linear", "log_sigmoid", "logsigmoid", "mish", "nll_loss", "normalize", "one_hot",
-           "smooth_l1_loss", "softplus"]
+           "smooth_l1_loss", "softplus",
+           # activations.py, and the in-place forms
+           "celu", "celu_", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
+           "hardswish", "hardtanh_", "leaky_relu_", "prelu", "relu6", "relu_", "rrelu",
+           "rrelu_", "selu", "selu_", "softmin", "softshrink", "softsign", "tanhshrink",
+           "threshold", "threshold_",
+           # vision.py, distances
+           "interpolate", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "upsample",
+           "upsample_bilinear", "upsample_nearest"]
 
 
 class AssertionValueError(ValueError, AssertionError):
@@ -44,16 +60,6 @@ class AssertionValueError(ValueError, AssertionError):
 tanh = ops.tanh                # one home each: F.tanh is ops.tanh is Tensor.tanh
 sigmoid = ops.sigmoid
 log_sigmoid = logsigmoid       # PyTorch's F.logsigmoid, from losses.py (the logistic losses')
-
-
-def _activation(fn, input, inplace, compute):
-    """``compute(input)``, or with ``inplace`` written into ``input`` (recorded when a graph
-    needs it, by the rules of ``Tensor.add_``)."""
-    if not inplace:
-        return compute(input)
-    ops.base.check_tensor(fn, input)
-    # computed from a copy when recorded: the nodes must not save the memory written next
-    return input.copy_(compute(input.clone() if input.requires_grad else input))
 
 
 def _not_bool(fn, input):
@@ -149,6 +155,96 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return _activation("hardtanh", input, inplace, compute)
 
 
+def relu6(input, inplace=False):
+    r""":math:`\min(\max(x, 0), 6)` elementwise (``F.relu6``): ``hardtanh(input, 0, 6)``, as
+    PyTorch's, so the gradient passes strictly inside (0, 6) and an integer input stays
+    integral.
+
+    Example:
+        >>> F.relu6(mg.tensor([-1.0, 3.0, 8.0]))               # [0, 3, 6]
+    """
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    r"""The randomized leaky ReLU (``F.rrelu``): :math:`x` where x > 0, else :math:`a\,x`.
+
+    Formula:
+        not ``training``: :math:`a = (l + u) / 2` (``leaky_relu``). ``training``: for each
+        element x <= 0, in order, a fresh :math:`a = v\,(u - l) + l`, v a float64 uniform
+        of one 64-bit draw of ``mg.default_generator`` (PyTorch's CPU kernel, so the same
+        seed gives torch's slopes); the gradient is :math:`a` there, 1 elsewhere.
+
+    Args:
+        lower, upper: the slopes' range, lower <= upper.
+
+    Example:
+        >>> F.rrelu(h, training=model.training)
+    """
+    check_floating("rrelu", "input", input)
+    check_number("rrelu", "lower", lower)
+    check_number("rrelu", "upper", upper)
+    if lower > upper:
+        raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper "
+                           f"bound, got lower {lower}, upper {upper}")
+    if not training:
+        return leaky_relu(input, (lower + upper) / 2, inplace)
+    if dtypes.is_half(input.dtype):
+        raise NotImplementedError(f"rrelu: training is not implemented for {input.dtype}, as "
+                                  "PyTorch's CPU kernel")
+
+    def compute(x):
+        data = backend.to_numpy(x._array)
+        low, high = (float(np.asarray(v, x.dtype)) for v in (lower, upper))  # bounds as C++'s
+        negative = data <= 0                                 # NaN keeps slope 1
+        draws = sampling.uniform(streams.default_generator, int(negative.sum()), np.float64)
+        noise = np.ones(data.shape, x.dtype)
+        noise[negative] = (draws * (high - low) + low).astype(x.dtype)
+        return x * ops.base.constant(backend.to_device(noise, x.device))
+    return _activation("rrelu", input, inplace, compute)
+
+
+# the in-place forms F has (``torch.relu_`` ...): each the function with inplace=True
+def relu_(input):
+    """``relu`` written into ``input`` (``F.relu_``)."""
+    return relu(input, inplace=True)
+
+
+def elu_(input, alpha=1.0):
+    """``elu`` written into ``input`` (``F.elu_``)."""
+    return elu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """``leaky_relu`` written into ``input`` (``F.leaky_relu_``)."""
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """``hardtanh`` written into ``input`` (``F.hardtanh_``)."""
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def selu_(input):
+    """``selu`` written into ``input`` (``F.selu_``)."""
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha=1.0):
+    """``celu`` written into ``input`` (``F.celu_``)."""
+    return celu(input, alpha, inplace=True)
+
+
+def threshold_(input, threshold, value):
+    """``threshold`` written into ``input`` (``F.threshold_``)."""
+    return _activations.threshold(input, threshold, value, inplace=True)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """``rrelu`` written into ``input`` (``F.rrelu_``)."""
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
 def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None):
     r"""Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``;
     ``x`` itself when not ``training`` (or p = 0) (``F.dropout``).
@@ -209,22 +305,39 @@ def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
     return x.mul_(mask) if inplace else x * mask
 
 
-def pad(input, pad, mode="constant", value=0.0):
-    """``input`` with ``value`` added around its last ``len(pad) // 2`` dims (``F.pad``):
-    ``pad = (left, right)`` of the last dim, then ``(top, bottom)`` of the one before, ...;
-    a negative amount crops. Constant mode only; a composition of slicing and ``cat``.
+def pad(input, pad, mode="constant", value=None):
+    """``input`` padded around its last ``len(pad) // 2`` dims (``F.pad``): ``pad = (left,
+    right)`` of the last dim, then ``(top, bottom)`` of the one before, ...; a negative
+    amount crops.
+
+    Modes: "constant" (``value``, 0 when None: slicing and ``cat``); "reflect" (mirrored
+    without repeating the edge), "replicate" (the edge repeated), "circular" (wrapped), each
+    an index of the input's positions along each padded dim (``vision.pad_by_index``, with
+    PyTorch's rules on which dims and amounts they take); they take no ``value`` but 0.
 
     Example:
-        >>> F.pad(x, (1, 2))            # x (N, L) -> (N, 1 + L + 2)
+        >>> F.pad(x, (1, 2))                        # x (N, L) -> (N, 1 + L + 2)
+        >>> F.pad(img, (1, 1, 1, 1), mode="reflect")   # (N, C, H, W) -> (N, C, H + 2, W + 2)
     """
-    check_tensor("pad", "input", input)
-    if mode != "constant":
-        raise ValueError(f"pad: only mode='constant' is implemented, got {mode!r}")
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ValueError(f"pad: pad must hold an even number of ints, at most 2 per dim of "
-                         f"input ({input.ndim} dims), got {tuple(pad)}")
+    ops.base.check_tensor("pad", input)
+    if isinstance(pad, (str, bytes)) or not hasattr(pad, "__len__"):
+        raise TypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
     for amount in pad:
         check_number("pad", "pad", amount, integer=True)
+    if len(pad) % 2:
+        raise RuntimeError(f"pad: Padding length must be divisible by 2, got {tuple(pad)}")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"pad: Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {input.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: Unrecognised padding mode {mode}")
+    if mode != "constant":
+        if value is not None and value != 0:
+            raise RuntimeError(f'pad: Padding mode "{mode}" doesn\'t take in value argument')
+        return pad_by_index("pad", input, tuple(int(n) for n in pad), mode)
+    value = 0.0 if value is None else value
+    check_number("pad", "value", value)
     out = input
     for i in range(len(pad) // 2):
         axis, before, after = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
@@ -462,3 +575,35 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     x1, x2 = (x if x.shape == shape else x.expand(*shape) for x in (x1, x2))
     return ((x1 / _norm_at_least(x1, axis, eps)) * (x2 / _norm_at_least(x2, axis, eps))).sum(
         axis)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    r""":math:`\lVert x_1 - x_2 + \epsilon \rVert_p` along the last dim of x1 and x2
+    broadcast together (``F.pairwise_distance``, PyTorch's formula: eps added to each
+    difference).
+
+    Args:
+        p: the norm's order, any real (0 counts the nonzero differences; ±inf).
+        eps: added to the differences.
+        keepdim: keep the reduced dim (size 1).
+
+    Shape: x1 and x2 broadcast to (*, D); output (*) ((*, 1) with keepdim).
+
+    Example:
+        >>> F.pairwise_distance(a, b)                          # (N, D), (N, D) -> (N,)
+    """
+    for name, value in (("x1", x1), ("x2", x2)):
+        if not isinstance(value, Tensor):
+            raise TypeError(f"pairwise_distance: {name} must be a Tensor, got "
+                            f"{type(value).__name__}")
+    check_number("pairwise_distance", "p", p)
+    check_number("pairwise_distance", "eps", eps)
+    difference, dim = x1 - x2 + eps, max(x1.ndim, x2.ndim) - 1
+    if p > 0:
+        return difference.norm(p, dim=dim, keepdim=keepdim)
+    if p == 0:      # the count of nonzero differences; its gradient is 0, as torch's
+        one = ops.base.constant(difference.xp.ones((), difference.dtype))
+        return ops.where(difference._array != 0, one, difference * 0).sum(dim, keepdim=keepdim)
+    if p == -np.inf:
+        return difference.abs().amin(dim, keepdim=keepdim)
+    return (difference.abs() ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)

@@ -7,10 +7,14 @@ from .. import functional
 from . import init
 from .activation import (ELU, GELU, Hardtanh, LeakyReLU, LogSoftmax, Mish, ReLU, Sigmoid, SiLU,
                          Softmax, Softplus, Tanh)
+from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, LogSigmoid, PReLU,
+                         ReLU6, RReLU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink,
+                         Threshold)
 from .attention import MultiheadAttention
 from .channel_norms import BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
+from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Identity, Unflatten
 from .linear import Dropout, Dropout2d, Embedding, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss,
@@ -19,10 +23,17 @@ from .mlp import MLP
 from .module import Module, Parameter
 from .normalization import (NORMS, BatchNorm1d, DynamicTanh, DyT, LayerNorm, RMSNorm,
                             make_norm, module_for)
+from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
+                      ConstantPad3d, ReflectionPad1d, ReflectionPad2d, ReflectionPad3d,
+                      ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d,
+                      ZeroPad2d, ZeroPad3d)
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .transformer import (PLACEMENTS, GPT, CausalSelfAttention, FeedForward, TransformerBlock,
                           deepnorm_constants, swiglu_hidden)
-from .utils import clip_grad_norm_, load, save
+from .upsampling import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d,
+                         UpsamplingNearest2d)
+from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
+                    load, parameters_to_vector, save, vector_to_parameters)
 
 # ``import microgradnorm.nn.functional as F`` is ``microgradnorm.functional``, as in torch
 sys.modules[__name__ + ".functional"] = functional
@@ -39,4 +50,15 @@ __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSe
            "ModuleList", "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU",
            "Sequential", "SiLU", "Tanh", "TransformerBlock", "clip_grad_norm_",
            "deepnorm_constants", "functional", "init", "load", "make_norm", "module_for",
-           "save", "swiglu_hidden"]
+           "save", "swiglu_hidden",
+           # the rarer activations, distances, padding and resampling layers, nn.utils
+           "CELU", "GLU", "SELU", "Hardshrink", "Hardsigmoid", "Hardswish", "LogSigmoid",
+           "PReLU", "ReLU6", "RReLU", "Softmax2d", "Softmin", "Softshrink", "Softsign",
+           "Tanhshrink", "Threshold", "CosineSimilarity", "PairwiseDistance",
+           "CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d", "ConstantPad2d",
+           "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d",
+           "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d", "ZeroPad1d",
+           "ZeroPad2d", "ZeroPad3d", "PixelShuffle", "PixelUnshuffle", "Upsample",
+           "UpsamplingBilinear2d", "UpsamplingNearest2d", "clip_grad_value_",
+           "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector",
+           "vector_to_parameters"]

@@ -1,13 +1,17 @@
 """Activations as Modules, each ``forward`` the ``F`` function of its name: ReLU, GELU
-(exact or tanh), SiLU, Tanh, Sigmoid, LeakyReLU, ELU, Softplus, Mish, Hardtanh, Softmax and
-LogSoftmax. ``ACTIVATIONS`` names those built without arguments (MLP's and FeedForward's
-``activation``)."""
+(exact or tanh), SiLU, Tanh, Sigmoid, LeakyReLU, ELU, Softplus, Mish, Hardtanh, Softmax,
+LogSoftmax, and the rarer ones (ReLU6, Hardsigmoid, Hardswish, SELU, CELU, GLU, Softsign,
+Softmin, LogSigmoid, PReLU, Threshold, Softshrink, Hardshrink, Tanhshrink, RReLU,
+Softmax2d), with PyTorch's arguments, defaults and ``repr``. ``ACTIVATIONS`` names those
+built without arguments (MLP's and FeedForward's ``activation``)."""
 
-import warnings
+import numpy as np
 
 from .. import functional as F
+from ..activations import implicit_dim
 from ..dtypes import check_number
-from .module import Module, _check_choice
+from . import init
+from .module import Module, Parameter, _check_choice, _check_positive, _dtype
 
 
 def _inplace_repr(module, text=""):
@@ -164,11 +168,7 @@ class Hardtanh(Module):
 def _softmax_dim(fn, dim, ndim):
     # dim, or for None PyTorch's legacy implicit dim (0 for 0-, 1- and 3-d inputs, else 1)
     # with its warning
-    if dim is not None:
-        return dim
-    warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=3)
-    return 0 if ndim in (0, 1, 3) else 1
+    return dim if dim is not None else implicit_dim(fn, ndim, stacklevel=4)
 
 
 class Softmax(Module):
@@ -209,6 +209,259 @@ class LogSoftmax(Module):
         return f"dim={self.dim}"
 
 
+class ReLU6(Hardtanh):
+    """min(max(x, 0), 6) elementwise (``F.relu6``): a Hardtanh on [0, 6], as PyTorch's.
+    Shape: any, unchanged.
+
+    Example:
+        >>> nn.ReLU6()(mg.tensor([-1.0, 7.0]))                 # [0, 6]
+    """
+
+    def __init__(self, inplace=False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def forward(self, x):
+        """relu6(x). Shape: (*) -> (*)."""
+        return F.relu6(self._check_input(x), self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self)
+
+
+class Hardsigmoid(Module):
+    """ReLU6(x + 3) / 6 elementwise (``F.hardsigmoid``). Shape: any, unchanged."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        """hardsigmoid(x). Shape: (*) -> (*)."""
+        return F.hardsigmoid(self._check_input(x), self.inplace)
+
+
+class Hardswish(Module):
+    """x · ReLU6(x + 3) / 6 elementwise (``F.hardswish``). Shape: any, unchanged."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        """hardswish(x). Shape: (*) -> (*)."""
+        return F.hardswish(self._check_input(x), self.inplace)
+
+
+class SELU(Module):
+    """scale · (max(0, x) + min(0, α (e^x - 1))) with the self-normalising constants
+    (``F.selu``). Shape: any, unchanged."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, x):
+        """selu(x). Shape: (*) -> (*)."""
+        return F.selu(self._check_input(x), self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self)
+
+
+class CELU(Module):
+    """max(0, x) + min(0, α (e^(x/α) - 1)) (``F.celu``). Shape: any, unchanged."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        check_number("CELU", "alpha", alpha)
+        self.alpha, self.inplace = alpha, inplace
+
+    def forward(self, x):
+        """celu(x). Shape: (*) -> (*)."""
+        return F.celu(self._check_input(x), self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self, f"alpha={self.alpha}")
+
+
+class GLU(Module):
+    """a · σ(b), a and b the halves of the input along ``dim`` (``F.glu``).
+    Shape: (*, 2n, *) -> (*, n, *).
+
+    Example:
+        >>> nn.GLU()(mg.ones(2, 6)).shape                      # (2, 3)
+    """
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        """glu(x) along ``dim``. Shape: (*, 2n, *) -> (*, n, *)."""
+        return F.glu(self._check_input(x), self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softsign(Module):
+    """x / (1 + |x|) elementwise (``F.softsign``). Shape: any, unchanged."""
+
+    def forward(self, x):
+        """softsign(x). Shape: (*) -> (*)."""
+        return F.softsign(self._check_input(x))
+
+
+class Tanhshrink(Module):
+    """x - tanh(x) elementwise (``F.tanhshrink``). Shape: any, unchanged."""
+
+    def forward(self, x):
+        """tanhshrink(x). Shape: (*) -> (*)."""
+        return F.tanhshrink(self._check_input(x))
+
+
+class LogSigmoid(Module):
+    """log σ(x) elementwise, stable (``F.logsigmoid``). Shape: any, unchanged."""
+
+    def forward(self, x):
+        """logsigmoid(x). Shape: (*) -> (*)."""
+        return F.logsigmoid(self._check_input(x))
+
+
+class Softmin(Module):
+    """exp(-x) / Σ exp(-x) along ``dim`` (``F.softmin``); dim None as in ``Softmax``.
+    Shape: any, unchanged."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, x):
+        """softmin(x) along ``dim``. Shape: (*) -> (*)."""
+        x = self._check_input(x)
+        return F.softmin(x, dim=_softmax_dim("softmin", self.dim, x.ndim))
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at each position (``nn.Softmax2d``): dim -3 of a
+    (N, C, H, W) or (C, H, W) input. Shape: unchanged."""
+
+    def forward(self, x):
+        """softmax(x, dim=-3). Shape: (N, C, H, W) or (C, H, W), unchanged."""
+        x = self._check_input(x)
+        if x.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.ndim}D instead")
+        return F.softmax(x, dim=-3)
+
+
+class PReLU(Module):
+    """x where x > 0, else a · x, with a learnt slope ``weight`` (``F.prelu``): one for all
+    channels (num_parameters=1) or one per channel (dim 1), each starting at ``init``.
+
+    Shape: input (N, C, *) or any with num_parameters=1; output as input.
+
+    Example:
+        >>> nn.PReLU(16)(mg.randn(8, 16, 5, 5)).shape          # (8, 16, 5, 5)
+    """
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        super().__init__()
+        _check_positive("PReLU", num_parameters=num_parameters)
+        check_number("PReLU", "init", init)
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(np.zeros(num_parameters, _dtype(dtype)), device=device)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Every slope back to ``init`` (``constant_``, as PyTorch's)."""
+        init.constant_(self.weight, self.init)
+
+    def forward(self, x):
+        """prelu(x, weight). Shape: (*) -> (*)."""
+        return F.prelu(self._check_input(x), self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class Threshold(Module):
+    """x where x > ``threshold``, else ``value`` (``F.threshold``). Shape: any, unchanged."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        check_number("Threshold", "threshold", threshold)
+        check_number("Threshold", "value", value)
+        self.threshold, self.value, self.inplace = threshold, value, inplace
+
+    def forward(self, x):
+        """threshold(x). Shape: (*) -> (*)."""
+        return F.threshold(self._check_input(x), self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self, f"threshold={self.threshold}, value={self.value}")
+
+
+class Softshrink(Module):
+    """x - λ above λ, x + λ below -λ, else 0 (``F.softshrink``). Shape: any, unchanged."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        check_number("Softshrink", "lambd", lambd)
+        self.lambd = lambd
+
+    def forward(self, x):
+        """softshrink(x). Shape: (*) -> (*)."""
+        return F.softshrink(self._check_input(x), self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Hardshrink(Module):
+    """x where |x| > λ, else 0 (``F.hardshrink``). Shape: any, unchanged."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        check_number("Hardshrink", "lambd", lambd)
+        self.lambd = lambd
+
+    def forward(self, x):
+        """hardshrink(x). Shape: (*) -> (*)."""
+        return F.hardshrink(self._check_input(x), self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class RReLU(Module):
+    """The randomized leaky ReLU (``F.rrelu``): in training a slope drawn from U(lower,
+    upper) per element x <= 0 (torch's draws for the same seed), in evaluation their mean
+    (lower + upper) / 2. Shape: any, unchanged.
+
+    Example:
+        >>> act = nn.RReLU(); act.eval(); act(mg.tensor([-1.0]))    # [-(1/8 + 1/3) / 2]
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        check_number("RReLU", "lower", lower)
+        check_number("RReLU", "upper", upper)
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, x):
+        """rrelu(x), random slopes while training. Shape: (*) -> (*)."""
+        return F.rrelu(self._check_input(x), self.lower, self.upper, self.training,
+                       self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self, f"lower={self.lower}, upper={self.upper}")
+
+
 ACTIVATIONS = {"relu": ReLU, "gelu": GELU, "silu": SiLU, "tanh": Tanh, "sigmoid": Sigmoid,
                "leaky_relu": LeakyReLU, "elu": ELU, "softplus": Softplus, "mish": Mish,
-               "hardtanh": Hardtanh}
+               "hardtanh": Hardtanh, "relu6": ReLU6, "hardsigmoid": Hardsigmoid,
+               "hardswish": Hardswish, "selu": SELU, "celu": CELU, "softsign": Softsign,
+               "tanhshrink": Tanhshrink, "logsigmoid": LogSigmoid}

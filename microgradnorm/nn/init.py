@@ -17,9 +17,12 @@ from ..autograd import no_grad
 from ..dtypes import check_number
 from ..tensor import Tensor
 
-__all__ = ["calculate_gain", "constant_", "eye_", "kaiming_normal_", "kaiming_uniform_",
-           "normal_", "ones_", "orthogonal_", "trunc_normal_", "uniform_", "xavier_normal_",
-           "xavier_uniform_", "zeros_"]
+__all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_",
+           "kaiming_uniform_", "normal_", "ones_", "orthogonal_", "sparse_", "trunc_normal_",
+           "uniform_", "xavier_normal_", "xavier_uniform_", "zeros_",
+           # the deprecated names without the underscore, which warn as torch's
+           "constant", "dirac", "eye", "kaiming_normal", "kaiming_uniform", "normal",
+           "orthogonal", "sparse", "uniform", "xavier_normal", "xavier_uniform"]
 
 _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d", "sigmoid")
@@ -266,3 +269,75 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     if rows < cols:
         q = q.T
     return _fill("orthogonal_", tensor, gain * q.reshape(tensor.shape))
+
+
+def dirac_(tensor, groups=1):
+    """Fill a 3-, 4- or 5-D tensor (a conv weight, (out, in, *kernel)) with the Dirac delta:
+    1 at the kernel's centre where out channel g · out/groups + d meets in channel d, so
+    the convolution preserves as many input channels as it can (per group); 0 elsewhere.
+
+    Example:
+        >>> nn.init.dirac_(conv.weight)                    # conv(x) = x, for in == out
+    """
+    _check_tensor("dirac_", tensor)
+    if tensor.ndim not in (3, 4, 5):
+        raise ValueError("dirac_: Only tensors with 3, 4, or 5 dimensions are supported")
+    check_number("dirac_", "groups", groups, integer=True)
+    if groups <= 0 or tensor.shape[0] % groups:
+        raise ValueError(f"dirac_: dim 0 must be divisible by groups, got {tensor.shape[0]} "
+                         f"and {groups}")
+    per_group = tensor.shape[0] // groups
+    centre = tuple(n // 2 for n in tensor.shape[2:])
+    values = np.zeros(tensor.shape)
+    for g in range(groups):
+        for d in range(min(per_group, tensor.shape[1])):
+            values[(g * per_group + d, d) + centre] = 1
+    return _fill("dirac_", tensor, values)
+
+
+def sparse_(tensor, sparsity, std=0.01, generator=None):
+    """Fill a 2-D tensor with N(0, std²) draws, then zero ⌈sparsity · rows⌉ of each column
+    (Martens 2010), as torch's: ``normal_`` from ``generator``, then per column the first
+    rows of ``randperm(rows)``, drawn from the default generator as torch's are.
+
+    Example:
+        >>> nn.init.sparse_(w, sparsity=0.1)
+    """
+    _check_tensor("sparse_", tensor)
+    if tensor.ndim != 2:
+        raise ValueError("sparse_: Only tensors with 2 dimensions are supported")
+    check_number("sparse_", "sparsity", sparsity)
+    rows, cols = tensor.shape
+    zeros = math.ceil(sparsity * rows)
+    normal_(tensor, 0.0, std, generator)
+    values = backend.to_numpy(tensor._array).copy()
+    for col in range(cols):
+        values[sampling.randperm(streams.default_generator, rows)[:zeros], col] = 0
+    return _fill("sparse_", tensor, values)
+
+
+def _deprecated(function):
+    # torch's _make_deprecate: the name without its underscore, warning each call
+    new_name = function.__name__
+    old_name = new_name[:-1]
+
+    def deprecated(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old_name}` is now deprecated in favor of "
+                      f"`nn.init.{new_name}`.", FutureWarning, stacklevel=2)
+        return function(*args, **kwargs)
+    deprecated.__name__ = deprecated.__qualname__ = old_name
+    deprecated.__doc__ = f"``{new_name}``, under its deprecated name (warns, as torch's)."
+    return deprecated
+
+
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+eye = _deprecated(eye_)
+dirac = _deprecated(dirac_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)

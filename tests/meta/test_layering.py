@@ -19,7 +19,7 @@ LAYERS = (
                  "cuda", "amp", "backends")),
     ("core", ("tensor", "autograd", "ops", "factories", "kernels")),
     ("norms", ("fused", "norms")),
-    ("functional", ("functional", "convolution", "losses")),
+    ("functional", ("functional", "convolution", "losses", "activations", "vision")),
     ("model", ("nn", "optim", "layers", "utils")),
     ("look", ("checks", "viz", "train", "checkpoint", "capture")),
     ("apps", ("cli", "__main__")),

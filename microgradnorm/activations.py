@@ -1,0 +1,383 @@
+"""``F``'s activations beyond the common ones of functional.py, with PyTorch's signatures:
+hardsigmoid, hardswish, selu, celu, softshrink, hardshrink (one node each, PyTorch's closed
+forms), threshold, tanhshrink, softsign, glu, prelu, softmin and gumbel_softmax (compositions
+of primitive ops); and ``maybe_in_place``, how every activation's ``inplace=True`` writes
+into its input."""
+
+import warnings
+
+import numpy as np
+
+from . import backend, ops
+from . import generator as streams
+from . import sampling
+from .autograd import Function
+from .dtypes import check_number, is_floating, is_half
+from .fused import softmax
+from .losses import check_floating
+from .tensor import Tensor
+
+__all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+           "implicit_dim", "maybe_in_place", "prelu", "selu", "softmin", "softshrink",
+           "softsign", "tanhshrink", "threshold"]
+
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def maybe_in_place(fn, input, inplace, compute):
+    """``compute(input)``, or with ``inplace`` written into ``input`` (recorded when a graph
+    needs it, by the rules of ``Tensor.add_``: a leaf that requires grad refuses)."""
+    if not inplace:
+        return compute(input)
+    ops.base.check_tensor(fn, input)
+    # computed from a copy when recorded: the nodes must not save the memory written next
+    return input.copy_(compute(input.clone() if input.requires_grad else input))
+
+
+def implicit_dim(fn, ndim, stacklevel=3):
+    """PyTorch's legacy dim of a softmax called without one (0 for 0-, 1- and 3-d inputs,
+    else 1), with its deprecation warning."""
+    warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+# ----- one node each: an elementwise f(x; options) and its derivative from x ---------------
+class Pointwise(Function):
+    """An elementwise ``f(xp, x, **options)`` whose derivative ``df(xp, grad, x, **options)``
+    reads only the input, which is all it saves (``ops.Unary`` with options: a threshold,
+    a slope). Half precision is computed in float32 and rounded once, as PyTorch's."""
+
+    @staticmethod
+    def forward(ctx, x, **options):
+        ctx.options = options
+        ctx.save_for_backward(x)
+        wide = x.astype(np.float32) if is_half(x.dtype) else x
+        out = ctx.function.f(backend.array_module(x), wide, **options)
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved
+        if is_half(x.dtype):
+            x, wide = x.astype(np.float32), grad.astype(np.float32)
+        else:
+            wide = grad
+        out = ctx.function.df(backend.array_module(x), wide, x, **ctx.options)
+        return out.astype(grad.dtype, copy=False)
+
+
+def _zero(xp, x):
+    return xp.zeros((), x.dtype)
+
+
+class Hardsigmoid(Pointwise):
+    r""":math:`\min(\max(x + 3, 0), 6) / 6`; the slope 1/6 (PyTorch's float ``1.0f / 6``,
+    in every dtype) strictly inside (-3, 3), 0 elsewhere and at NaN."""
+
+    def f(xp, x):
+        return xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+    def df(xp, grad, x):
+        one_sixth = np.asarray(np.float32(1) / np.float32(6)).astype(grad.dtype)
+        return xp.where((x > -3) & (x < 3), grad * one_sixth, _zero(xp, grad))
+
+
+class Hardswish(Pointwise):
+    r""":math:`x \min(\max(x + 3, 0), 6) / 6`; the slope 0 for x <= -3,
+    :math:`x / 3 + 1/2` below 3 and 1 from 3 on (PyTorch's branches)."""
+
+    def f(xp, x):
+        return x * xp.minimum(xp.maximum(x + 3, 0), 6) / 6
+
+    def df(xp, grad, x):
+        inner = xp.where(x < 3, grad * (x / 3 + 0.5), grad)
+        return xp.where(x <= -3, _zero(xp, grad), inner)
+
+
+class ELU(Pointwise):
+    r"""PyTorch's elu kernel: :math:`s x` where x > 0, else
+    :math:`\mathrm{expm1}(x \cdot i) \cdot (\alpha s)`, the coefficients in x's dtype (SELU:
+    α and s its constants, i = 1; CELU: s = 1, i = 1/α). The slope where x <= 0 is
+    :math:`i \alpha s\, e^{x i}`, multiplied in PyTorch's order, with its backward's own
+    i (``backward_scale``: CELU's is 1 / α rounded to float first)."""
+
+    def f(xp, x, alpha, scale, input_scale, backward_scale):
+        dtype = x.dtype.type
+        negative = xp.expm1(x * dtype(input_scale)) * (dtype(alpha) * dtype(scale))
+        return xp.where(x <= 0, negative, x * dtype(scale))
+
+    def df(xp, grad, x, alpha, scale, input_scale, backward_scale):
+        dtype, inner = x.dtype.type, x.dtype.type(backward_scale)
+        negative = grad * inner * (dtype(alpha) * dtype(scale)) * xp.exp(x * inner)
+        return xp.where(x <= 0, negative, grad * dtype(scale))
+
+
+class Softshrink(Pointwise):
+    r""":math:`x - \lambda` above λ, :math:`x + \lambda` below -λ, 0 between, NaN kept; the
+    gradient passes strictly outside [-λ, λ]."""
+
+    def f(xp, x, lambd):
+        lambd = x.dtype.type(lambd)
+        shrunk = xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0))
+        return xp.where(xp.isnan(x), x, shrunk)
+
+    def df(xp, grad, x, lambd):
+        lambd = x.dtype.type(lambd)
+        return xp.where((x > lambd) | (x < -lambd), grad, _zero(xp, grad))
+
+
+class Hardshrink(Pointwise):
+    r""":math:`x` outside [-λ, λ], 0 inside (NaN kept); the gradient passes strictly
+    outside."""
+
+    def f(xp, x, lambd):
+        lambd = x.dtype.type(lambd)
+        return xp.where((x >= -lambd) & (x <= lambd), _zero(xp, x), x)
+
+    def df(xp, grad, x, lambd):
+        lambd = x.dtype.type(lambd)
+        return xp.where((x > lambd) | (x < -lambd), grad, _zero(xp, grad))
+
+
+# ----- the functions -------------------------------------------------------------------------
+def hardsigmoid(input, inplace=False):
+    r""":math:`\mathrm{ReLU6}(x + 3) / 6` elementwise (``F.hardsigmoid``): 0 below -3, 1
+    above 3, linear between. Floating inputs only, as PyTorch's.
+
+    Example:
+        >>> F.hardsigmoid(mg.tensor([-4.0, 0.0, 1.5]))         # [0, 0.5, 0.75]
+    """
+    check_floating("hardsigmoid", "input", input)
+    return maybe_in_place("hardsigmoid", input, inplace, Hardsigmoid.apply)
+
+
+def hardswish(input, inplace=False):
+    r""":math:`x \cdot \mathrm{ReLU6}(x + 3) / 6` elementwise (``F.hardswish``, MobileNetV3's
+    activation). Floating inputs only.
+
+    Example:
+        >>> F.hardswish(mg.tensor([-4.0, 1.0, 4.0]))           # [0, 2/3, 4]
+    """
+    check_floating("hardswish", "input", input)
+    return maybe_in_place("hardswish", input, inplace, Hardswish.apply)
+
+
+def selu(input, inplace=False):
+    r""":math:`s\,(\max(0, x) + \min(0, \alpha (e^x - 1)))` elementwise (``F.selu``), with
+    α = 1.6732632423543772 and s = 1.0507009873554805 (Klambauer et al.'s self-normalising
+    constants). Floating inputs only.
+
+    Example:
+        >>> F.selu(mg.tensor([1.0, -1.0]))                     # [1.0507, -1.1113]
+    """
+    check_floating("selu", "input", input)
+    return maybe_in_place("selu", input, inplace, lambda x: ELU.apply(
+        x, alpha=SELU_ALPHA, scale=SELU_SCALE, input_scale=1.0, backward_scale=1.0))
+
+
+def celu(input, alpha=1.0, inplace=False):
+    r""":math:`\max(0, x) + \min(0, \alpha (e^{x / \alpha} - 1))` elementwise (``F.celu``);
+    α = 0 is refused (a RuntimeError, as PyTorch's). Floating inputs only.
+
+    Example:
+        >>> F.celu(mg.tensor([2.0, -2.0]), alpha=2.0)          # [2, 2 (e⁻¹ - 1)]
+    """
+    check_floating("celu", "input", input)
+    check_number("celu", "alpha", alpha)
+    if alpha == 0:
+        raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU")
+    backward_scale = 1.0 / float(np.float32(alpha))       # PyTorch's: 1.0 / alpha.toFloat()
+    return maybe_in_place("celu", input, inplace, lambda x: ELU.apply(
+        x, alpha=alpha, scale=1.0, input_scale=1.0 / alpha, backward_scale=backward_scale))
+
+
+def softshrink(input, lambd=0.5):
+    r""":math:`x - \lambda` where :math:`x > \lambda`, :math:`x + \lambda` where
+    :math:`x < -\lambda`, else 0 (``F.softshrink``); ``lambd`` >= 0. Floating inputs only.
+
+    Example:
+        >>> F.softshrink(mg.tensor([-2.0, 0.2, 1.0]))          # [-1.5, 0, 0.5]
+    """
+    check_floating("softshrink", "input", input)
+    check_number("softshrink", "lambd", lambd)
+    if not lambd >= 0:
+        raise RuntimeError(f"softshrink: lambda must be in range [0, inf) for input dtype "
+                           f"{input.dtype}, but found {lambd}")
+    return Softshrink.apply(input, lambd=lambd)
+
+
+def hardshrink(input, lambd=0.5):
+    r""":math:`x` where :math:`|x| > \lambda`, else 0 (``F.hardshrink``). Floating inputs
+    only.
+
+    Example:
+        >>> F.hardshrink(mg.tensor([-2.0, 0.2, 1.0]))          # [-2, 0, 1]
+    """
+    check_floating("hardshrink", "input", input)
+    check_number("hardshrink", "lambd", lambd)
+    return Hardshrink.apply(input, lambd=lambd)
+
+
+def threshold(input, threshold, value, inplace=False):
+    r""":math:`x` where :math:`x > \text{threshold}`, else ``value`` (``F.threshold``); NaN
+    is kept, and the gradient passes where x is kept. An integer input stays integral, the
+    threshold and the value cast to its dtype first, as PyTorch's.
+
+    Example:
+        >>> F.threshold(mg.tensor([-1.0, 0.5, 2.0]), 1.0, 0.0)      # [0, 0, 2]
+    """
+    ops.base.check_tensor("threshold", input)
+    if input.dtype == np.bool_:
+        raise NotImplementedError("threshold: not implemented for bool tensors")
+    check_number("threshold", "threshold", threshold)
+    check_number("threshold", "value", value)
+    for bound in (threshold, value):                 # PyTorch's Scalar conversion check
+        limits = np.iinfo(input.dtype) if input.dtype.kind in "iu" else \
+            np.finfo(input.dtype) if is_floating(input.dtype) else None
+        if limits is not None and np.isfinite(bound) and not limits.min <= bound <= limits.max:
+            raise RuntimeError(f"threshold: value {bound} cannot be converted to type "
+                               f"{input.dtype} without overflow")
+
+    def compute(x):
+        xp = x.xp
+        with np.errstate(invalid="ignore", over="ignore"):   # as C++'s casts
+            bound = np.asarray(threshold).astype(x.dtype)
+            filler = xp.asarray(np.asarray(value).astype(x.dtype))
+        keep = ~(x._array <= bound)                          # NaN is kept
+        return ops.where(keep, x, ops.base.constant(filler))
+    return maybe_in_place("threshold", input, inplace, compute)
+
+
+def tanhshrink(input):
+    r""":math:`x - \tanh(x)` elementwise (``F.tanhshrink``); an integer input gives the
+    default dtype.
+
+    Example:
+        >>> F.tanhshrink(mg.tensor([0.0, 1.0]))               # [0, 1 - tanh 1]
+    """
+    ops.base.check_tensor("tanhshrink", input)
+    return input - input.tanh()
+
+
+def softsign(input):
+    r""":math:`x / (1 + |x|)` elementwise (``F.softsign``); an integer input gives the
+    default dtype.
+
+    Example:
+        >>> F.softsign(mg.tensor([-3.0, 1.0]))                 # [-0.75, 0.5]
+    """
+    ops.base.check_tensor("softsign", input)
+    if input.dtype == np.bool_:
+        raise NotImplementedError("softsign: abs is not implemented for bool tensors")
+    return input / (input.abs() + 1)
+
+
+def glu(input, dim=-1):
+    r"""The gated linear unit: :math:`a \otimes \sigma(b)`, a and b the two halves of
+    ``input`` along ``dim`` (``F.glu``).
+
+    Shape: (*, 2n, *) -> (*, n, *), the halved dim at ``dim``.
+
+    Example:
+        >>> F.glu(mg.ones(4, 6)).shape                         # (4, 3)
+    """
+    ops.base.check_tensor("glu", input)
+    if input.ndim == 0:
+        raise RuntimeError("glu: glu does not support scalars because halving size must be "
+                           "even")
+    axis = ops.normalize_axis("glu", dim, input.ndim, single=True)
+    if input.shape[axis] % 2:
+        raise RuntimeError(f"glu: Halving dimension must be even, but dimension {axis} is size "
+                           f"{input.shape[axis]}")
+    check_floating("glu", "input", input)
+    first, second = ops.chunk(input, 2, dim=axis)
+    return first * second.sigmoid()
+
+
+def prelu(input, weight):
+    r""":math:`x` where :math:`x > 0`, else :math:`w_c\,x` (``F.prelu``), :math:`w_c` the
+    slope of x's channel (dim 1), or one slope for all; the gradient at 0 is the slope.
+
+    Args:
+        input: a floating tensor. weight: a tensor of input's dtype, 1 element or one per
+            channel (0-d or 1-d).
+
+    Shape: input (N, C, *) (or (C,), or ()), weight (C,) or (1,); output as input.
+
+    Example:
+        >>> F.prelu(mg.tensor([[-1.0, 2.0]]), mg.tensor([0.25]))      # [[-0.25, 2]]
+    """
+    check_floating("prelu", "input", input)
+    if not isinstance(weight, Tensor):
+        raise TypeError(f"prelu: weight must be a Tensor, got {type(weight).__name__}")
+    if weight.dtype != input.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype} and "
+                           f"{weight.dtype}")
+    if weight.size != 1:
+        if input.ndim == 0:
+            raise RuntimeError("prelu: Not allow zero-dim input tensor.")
+        channels = input.shape[1] if input.ndim > 1 else 1
+        if channels != weight.size:
+            raise RuntimeError(f"prelu: Mismatch of parameter numbers and input channel size. "
+                               f"Found parameter numbers = {weight.size} and channel size = "
+                               f"{channels}.")
+    if weight.ndim > 1:
+        raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: "
+                           f"ndim = {weight.ndim}")
+    if input.ndim >= 2:          # (C,) -> (1, C, 1, ...): one slope per channel
+        slope = weight.reshape((1, weight.size) + (1,) * (input.ndim - 2))
+    else:
+        slope = weight.reshape(())
+    return ops.where(input._array > 0, input, slope * input)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    r""":math:`e^{-x_i} / \sum_j e^{-x_j}` along ``dim`` (``F.softmin``): the softmax of
+    -x. ``dtype``: the input cast to it first (after the negation, as PyTorch's); dim None
+    picks PyTorch's legacy implicit dim, with its warning.
+
+    Example:
+        >>> F.softmin(mg.tensor([1.0, 2.0]), dim=0)            # [0.7311, 0.2689]
+    """
+    ops.base.check_tensor("softmin", input)
+    if dim is None:
+        dim = implicit_dim("softmin", input.ndim, _stacklevel + 1)
+    negated = -input
+    if dtype is not None:
+        negated = negated.to(dtype)
+    check_floating("softmin", "input", negated)
+    return softmax(negated, dim=dim)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    r"""A sample of the Gumbel-softmax distribution (``F.gumbel_softmax``):
+    :math:`\mathrm{softmax}((\ell + g) / \tau)` along ``dim``, :math:`g = -\log e`,
+    e drawn ``exponential_()`` from ``mg.default_generator`` (torch's draws for the same
+    seed). ``hard``: the one-hot of each argmax in the forward pass, the soft sample's
+    gradient in the backward pass (straight through). ``eps`` has no effect (deprecated,
+    with PyTorch's warning).
+
+    Example:
+        >>> F.gumbel_softmax(logits, tau=0.5, hard=True)       # one-hot rows
+    """
+    check_floating("gumbel_softmax", "logits", logits)
+    check_number("gumbel_softmax", "tau", tau)
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    draws = np.empty(logits.shape, logits.dtype)
+    streams.fill(draws, lambda n, c: sampling.exponential(streams.default_generator, n,
+                                                          logits.dtype))
+    gumbels = ops.base.constant(logits.xp.asarray(-np.log(draws)))
+    y_soft = softmax((logits + gumbels) / tau, dim=dim)
+    if not hard:
+        return y_soft
+    axis = ops.normalize_axis("gumbel_softmax", dim, logits.ndim, single=True)
+    if logits.ndim == 0:
+        return y_soft - y_soft.detach() + 1.0
+    index = y_soft._array.argmax(axis=axis)                       # the first of a tie
+    positions = np.arange(logits.shape[axis]).reshape(
+        (-1,) + (1,) * (logits.ndim - 1 - axis))
+    y_hard = (np.expand_dims(backend.to_numpy(index), axis) == positions).astype(logits.dtype)
+    return ops.base.constant(logits.xp.asarray(y_hard)) - y_soft.detach() + y_soft

@@ -1,0 +1,405 @@
+"""``F``'s vision functions with PyTorch's semantics: ``pad``'s reflect, replicate and circular
+modes (``pad_by_index``), ``interpolate`` (nearest, nearest-exact, linear, bilinear, area)
+and its deprecated ``upsample`` forms, ``pixel_shuffle`` and ``pixel_unshuffle``.
+
+Linear and bilinear interpolation are one node (``LinearResample``) that computes PyTorch's
+CPU kernel step by step: its source indices and weights (``area_pixel_compute_source_index``,
+``guard_index_and_lambda``) and its fused multiply-adds, so the values are PyTorch's bit for
+bit in float64 and float32; the backward is the transposed interpolation."""
+
+import numbers
+import warnings
+
+import numpy as np
+
+from . import backend, ops
+from .autograd import Function
+from .convolution import adaptive_avg_pool2d
+from .dtypes import check_number, is_floating, is_half
+from .sampling import _fma32, _fma64
+
+__all__ = ["interpolate", "pad_by_index", "pixel_shuffle", "pixel_unshuffle", "upsample",
+           "upsample_bilinear", "upsample_nearest"]
+
+
+# ----- pad: reflect, replicate, circular --------------------------------------------------
+def _source(mode, size, before, after):
+    # for each output position j along a dim of `size`, padded by before/after (negative:
+    # cropped), the input position it copies (PyTorch's index arithmetic)
+    i = np.arange(-before, size + after)
+    if mode == "reflect":
+        i = np.abs(i)                                     # -k -> k
+        return np.where(i > size - 1, 2 * (size - 1) - i, i)
+    if mode == "replicate":
+        return np.clip(i, 0, size - 1)
+    # circular: around what is left after cropping, positions start .. start + kept - 1
+    start, kept = max(-before, 0), size - max(-before, 0) - max(-after, 0)
+    return start + (np.arange(size + before + after) - max(before, 0)) % kept
+
+
+def pad_by_index(fn, input, pad, mode):
+    """``input`` padded in ``mode`` ("reflect", "replicate" or "circular"; ``F.pad`` calls it
+    after its own checks): each padded dim read through an index of input positions
+    (``index_select``, whose backward sums what each position gave). PyTorch's rules: 2
+    pad amounts for a 2-D or 3-D input, 4 for 3-D or 4-D, 6 for 4-D or 5-D; reflect pads
+    below the dim's size, circular ones at most it."""
+    count, ndim = len(pad), input.ndim
+    if count not in (2, 4, 6) or ndim not in (count // 2 + 1, count // 2 + 2):
+        raise NotImplementedError(
+            f"{fn}: Padding size {count} is not supported for {ndim}D input tensor; for "
+            "non-constant padding: 2 for a 2D or 3D input (the last dim), 4 for 3D or 4D (the "
+            "last 2), 6 for 4D or 5D (the last 3)")
+    if mode != "circular" and input.dtype == np.bool_:
+        raise NotImplementedError(f"{fn}: {mode} padding is not implemented for bool tensors")
+    batched = ndim == count // 2 + 2
+    if mode != "circular" and any(n == 0 for n in input.shape[int(batched):]):
+        raise RuntimeError(f"{fn}: {mode} padding expects a tensor whose dims are non-zero but "
+                           f"for a batch dim, got shape {list(input.shape)}")
+    out = input
+    for k in range(count // 2):
+        axis, before, after = ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
+        size = input.shape[axis]
+        if mode == "reflect" and not (before < size and after < size):
+            raise RuntimeError(f"{fn}: Padding size should be less than the corresponding input "
+                               f"dimension, but got: padding ({before}, {after}) at dimension "
+                               f"{axis} of input {list(input.shape)}")
+        kept = size - max(-before, 0) - max(-after, 0)
+        if mode == "circular" and not (before <= size and after <= size):
+            raise RuntimeError(f"{fn}: Padding value causes wrapping around more than once "
+                               f"(padding ({before}, {after}) of dimension {axis}, of size "
+                               f"{size})")
+        if mode == "circular" and max(before, after) > kept > 0:
+            raise RuntimeError(f"{fn}: circular padding ({before}, {after}) of dimension "
+                               f"{axis} wraps around more than the {kept} positions left "
+                               "after cropping (PyTorch reads past its input there)")
+        if size + before + after < 1:
+            raise RuntimeError(f"{fn}: input (size {size} at dimension {axis}) is too small for "
+                               f"padding ({before}, {after}): the output size would be "
+                               f"{size + before + after}")
+        if mode == "circular" and size == 0:
+            continue
+        out = ops.index_select(out, axis, _source(mode, size, before, after))
+    return out if out is not input else input.clone()
+
+
+# ----- interpolate: source indices and weights, PyTorch's arithmetic ---------------------
+def _fma(a, b, c):
+    # a * b + c rounded once, as PyTorch's kernels compiled with FMA (CuPy: two roundings);
+    # a: the weights, broadcast to b's shape
+    if not isinstance(b, np.ndarray):
+        return a * b + c
+    dtype = np.result_type(a, b, c)
+    return (_fma64 if dtype == np.float64 else _fma32)(a, b, c).astype(dtype, copy=False)
+
+
+def _lerp(xp, x, weights, axis):
+    # fma(x0, w0, x1 w1) along `axis` (PyTorch's linear kernel), the weights of that dim
+    i0, i1, w0, w1 = (xp.asarray(v) for v in weights)
+    shape = [1] * x.ndim
+    shape[axis] = len(i0)
+    x0, x1 = xp.take(x, i0, axis=axis), xp.take(x, i1, axis=axis)
+    return _fma(w0.reshape(shape), x0, x1 * w1.reshape(shape))
+
+
+def _nearest_index(in_size, out_size, scale, exact):
+    # nearest_idx / nearest_neighbor(_exact)_compute_source_index: float arithmetic
+    j = np.arange(out_size)
+    if not exact and out_size == in_size:
+        return j
+    if not exact and out_size == 2 * in_size:
+        return j >> 1
+    ratio = np.float32(1.0 / scale) if scale else np.float32(in_size) / np.float32(out_size)
+    position = (j.astype(np.float32) + np.float32(0.5)) if exact else j.astype(np.float32)
+    return np.minimum(np.floor(position * ratio).astype(np.int64), in_size - 1)
+
+
+def _linear_weights(in_size, out_size, align_corners, scale, dtype):
+    """(i0, i1, w0, w1): output j = w0[j] x[i0[j]] + w1[j] x[i1[j]] along one dim, the
+    weights in ``dtype`` (the kernel's opmath type), as PyTorch computes them."""
+    dtype = np.dtype(dtype).type
+    j = np.arange(out_size)
+    if out_size == in_size:                           # a copy: weight 1 on itself
+        return j, j, np.ones(out_size, dtype), np.zeros(out_size, dtype)
+    if align_corners:
+        ratio = dtype((in_size - 1) / (out_size - 1)) if out_size > 1 else dtype(0)
+        real = ratio * j.astype(dtype)
+    else:
+        ratio = dtype(1.0 / scale) if scale else dtype(in_size) / dtype(out_size)
+        real = _fma(np.full(out_size, ratio, dtype), j.astype(dtype) + dtype(0.5),
+                    np.full(out_size, -0.5, dtype))
+        real = np.where(real < 0, dtype(0), real)
+    # floorf: the index from the position rounded to float, the weight from the position
+    i0 = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), in_size - 1)
+    w1 = np.minimum(np.maximum(real - i0.astype(dtype), dtype(0)), dtype(1)).astype(dtype)
+    i1 = i0 + (i0 < in_size - 1)
+    return i0, i1, (dtype(1) - w1).astype(dtype), w1
+
+
+class LinearResample(Function):
+    """Linear (3-D input) or bilinear (4-D) interpolation, one node; backward the transposed
+    interpolation, one matrix per dim. Forward PyTorch's CPU kernels, their roundings
+    included (``fma``: one rounding, where the compiler fuses a multiply and an add):
+
+    - linear: ``fma(x0, w0, x1 w1)``;
+    - bilinear with out_h + out_w > 128 (the generic kernel): along W, then H, each as
+      linear's;
+    - bilinear with out_h + out_w <= 128 (the channels-last kernel): the four products
+      :math:`x_{hw} (a_h b_w)`, nested in two orders: the channels in whole 32-byte vectors
+      (AVX2's, 4 float64 or 8 float32) sum right to left, the rest left to right."""
+
+    @staticmethod
+    def forward(ctx, x, weights):
+        # weights: per spatial dim (i0, i1, w0, w1), each of the output's size
+        ctx.weights, ctx.in_sizes = weights, x.shape[2:]
+        wide = x.astype(np.float32) if is_half(x.dtype) else x
+        xp = backend.array_module(x)
+        if len(weights) == 1:                                     # (N, C, W)
+            return _lerp(xp, wide, weights[0], -1).astype(x.dtype, copy=False)
+        (h0, h1, a0, a1), (v0, v1, b0, b1) = ([xp.asarray(v) for v in w] for w in weights)
+        if len(h0) + len(v0) > 128:                             # along W, then along H
+            out = _lerp(xp, _lerp(xp, wide, weights[1], -1), weights[0], -2)
+            return out.astype(x.dtype, copy=False)
+        a0, a1, b0, b1 = a0[:, None], a1[:, None], b0[None, :], b1[None, :]
+        in_vectors = wide.shape[1] - wide.shape[1] % (32 // wide.dtype.itemsize)
+        out = xp.empty(wide.shape[:2] + (len(h0), len(v0)), wide.dtype)   # (N, C, H_o, W_o)
+        for channels, vectorised in ((slice(0, in_vectors), True),
+                                     (slice(in_vectors, None), False)):
+            part = wide[:, channels]
+            if part.size == 0:
+                continue
+            x00, x01, x10, x11 = (part[:, :, rows[:, None], cols[None, :]] for rows, cols in (
+                (h0, v0), (h0, v1), (h1, v0), (h1, v1)))
+            w00, w01, w10, w11 = (a * b for a, b in (                # (H_out, W_out)
+                (a0, b0), (a0, b1), (a1, b0), (a1, b1)))
+            if vectorised:      # x00 w00 + (x01 w01 + (x10 w10 + x11 w11))
+                out[:, channels] = _fma(w00, x00, _fma(w01, x01, _fma(w11, x11, x10 * w10)))
+            else:               # the rest, left to right: ((x00 w00 + x01 w01) + ...) + x11 w11
+                out[:, channels] = _fma(w11, x11, _fma(w10, x10, _fma(w00, x00, x01 * w01)))
+        return out.astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        wide = grad.astype(np.float32) if is_half(grad.dtype) else grad
+        matrices = []
+        for (i0, i1, w0, w1), n in zip(ctx.weights, ctx.in_sizes):
+            m = np.zeros((len(i0), n), wide.dtype)            # (out, in): out = m @ in
+            np.add.at(m, (np.arange(len(i0)), i0), w0)
+            np.add.at(m, (np.arange(len(i0)), i1), w1)
+            matrices.append(xp.asarray(m))
+        out = wide @ matrices[-1]                             # (..., out_h, W)
+        if len(matrices) == 2:
+            out = matrices[0].T @ out                         # (..., H, W)
+        return out.astype(grad.dtype, copy=False)
+
+
+# ----- interpolate: arguments ----------------------------------------------------------
+_MODES = "nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact"
+_LINEAR_DIMS = {"linear": 3, "bilinear": 4, "trilinear": 5, "bicubic": 4}
+_LABELS = {1: ("W",), 2: ("H", "W"), 3: ("D", "H", "W")}
+
+
+def _integral(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, area):
+    """PyTorch's reading of ``size`` / ``scale_factor``: the output sizes and the scales
+    the kernels use (None where they use in / out)."""
+    dims = input.ndim - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("interpolate: only one of size or scale_factor should be defined")
+    if size is None and scale_factor is None:
+        raise ValueError("interpolate: either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
+                         "explicit size.")
+    if size is not None:
+        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * dims
+        if len(sizes) != dims:
+            raise ValueError(f"interpolate: Input and output must have the same number of "
+                             f"spatial dimensions, but got input with spatial dimensions of "
+                             f"{list(input.shape[2:])} and output size of {size}")
+        if not all(_integral(n) for n in sizes):
+            raise TypeError(f"interpolate: expected size to be an int or a tuple of ints, but "
+                            f"got size with types {[type(n).__name__ for n in sizes]}")
+        return [int(n) for n in sizes], [None] * dims
+    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else \
+        [scale_factor] * dims
+    if len(scales) != dims:
+        raise ValueError(f"interpolate: Input and scale_factor must have the same number of "
+                         f"spatial dimensions, but got input with spatial dimensions of "
+                         f"{list(input.shape[2:])} and scale_factor of shape {scale_factor}")
+    for scale in scales:
+        check_number("interpolate", "scale_factor", scale)
+    sizes = [int(n * float(s)) for n, s in zip(input.shape[2:], scales)]
+    if recompute_scale_factor or area:         # the kernels recompute in / out
+        scales = [None] * dims
+    return sizes, [float(s) if s is not None else None for s in scales]
+
+
+def _check_sizes(input, sizes):
+    labels = _LABELS[len(sizes)]
+    if any(n <= 0 for n in input.shape[2:]) or any(n <= 0 for n in sizes):
+        given = ", ".join(f"{k}: {n}" for k, n in zip(labels, input.shape[2:]))
+        wanted = ", ".join(f"{k}: {n}" for k, n in zip(labels, sizes))
+        raise RuntimeError(f"interpolate: Input and output sizes should be greater than 0, but "
+                           f"got input ({given}) output ({wanted})")
+    if input.shape[1] == 0:
+        raise RuntimeError(f"interpolate: Non-empty {input.ndim}D data tensor expected but got "
+                           f"a tensor with sizes {list(input.shape)}")
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    r"""Resample the spatial dims of ``input`` (``F.interpolate``), PyTorch's values:
+    "nearest" (source :math:`\lfloor j\,s \rfloor`), "nearest-exact"
+    (:math:`\lfloor (j + 1/2)\,s \rfloor`), "linear" (3-D input) and "bilinear" (4-D), with
+    :math:`s` = 1 / scale_factor or in / out in float, and "area" (adaptive average
+    pooling).
+
+    Linear modes: output j reads the source position :math:`s\,(j + 1/2) - 1/2` (clamped at
+    0), or :math:`j\,(in - 1)/(out - 1)` with ``align_corners=True``, weighting its two
+    neighbours linearly.
+
+    Args:
+        size: the output's spatial size, an int or one per spatial dim; or
+        scale_factor: a number or one per spatial dim (output size ⌊in · scale⌋).
+        mode: one of the above ("bicubic" and "trilinear" are not implemented).
+        align_corners: linear modes only (False when None).
+        recompute_scale_factor: the kernels then use in / out rather than 1 / scale_factor.
+        antialias: not implemented (False only).
+
+    Shape: (N, C, W), (N, C, H, W) or (N, C, D, H, W) (nearest modes) -> the same with the
+    output's spatial sizes.
+
+    Example:
+        >>> F.interpolate(x, scale_factor=2, mode="bilinear")   # (N, C, 8, 8) -> (N, C, 16, 16)
+    """
+    ops.base.check_tensor("interpolate", input)
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("interpolate: align_corners option can only be set with the "
+                             "interpolating modes: linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if input.ndim not in (3, 4, 5) or (mode not in _LINEAR_DIMS and mode not in (
+            "nearest", "nearest-exact", "area")):
+        raise NotImplementedError(f"interpolate: Input Error: Only 3D, 4D and 5D input Tensors "
+                                  f"supported (got {input.ndim}D) for the modes: {_MODES} (got "
+                                  f"{mode})")
+    sizes, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor,
+                                      mode == "area")
+    if antialias:
+        if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+            raise ValueError("interpolate: Anti-alias option is restricted to bilinear, "
+                             "bicubic, and lanczos modes and requires a 4-D tensor as input")
+        raise NotImplementedError("interpolate: antialias=True is not implemented")
+    if mode in _LINEAR_DIMS and input.ndim != _LINEAR_DIMS[mode]:
+        raise NotImplementedError(f"interpolate: Got {input.ndim}D input, but {mode} mode needs "
+                                  f"{_LINEAR_DIMS[mode]}D input")
+    if mode in ("bicubic", "trilinear"):
+        raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented; nearest, "
+                                  "nearest-exact, linear, bilinear and area are")
+    if mode == "area":
+        if input.ndim == 5:
+            raise NotImplementedError("interpolate: mode 'area' is implemented for 3-D and 4-D "
+                                      "inputs")
+        if input.ndim == 3:                      # PyTorch's adaptive_avg_pool1d: as 2-D
+            return adaptive_avg_pool2d(input.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
+        return adaptive_avg_pool2d(input, tuple(sizes))
+    _check_sizes(input, sizes)
+    if mode in ("nearest", "nearest-exact"):
+        if not (is_floating(input.dtype) or input.dtype == np.uint8):
+            raise NotImplementedError(f"interpolate: {mode} is not implemented for dtype "
+                                      f"{input.dtype} (floating and uint8 only)")
+        out = input
+        for axis, (n, scale) in enumerate(zip(sizes, scales), start=2):
+            index = _nearest_index(input.shape[axis], n, scale, mode == "nearest-exact")
+            out = ops.index_select(out, axis, index)
+        return out
+    if not is_floating(input.dtype):
+        raise NotImplementedError(f"interpolate: {mode} is not implemented for dtype "
+                                  f"{input.dtype} (floating only)")
+    opmath = np.float32 if is_half(input.dtype) else input.dtype
+    weights = tuple(_linear_weights(n_in, n, align_corners, scale, opmath)
+                    for n_in, n, scale in zip(input.shape[2:], sizes, scales))
+    return LinearResample.apply(input, weights=weights)
+
+
+def _deprecated(name):
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """``interpolate`` under its old name (``F.upsample``), with PyTorch's deprecation
+    warning. Example: ``F.upsample(x, scale_factor=2)``."""
+    _deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    """``interpolate(mode="nearest")`` (``F.upsample_nearest``, deprecated, warns)."""
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    """``interpolate(mode="bilinear", align_corners=True)`` (``F.upsample_bilinear``,
+    deprecated, warns)."""
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# ----- pixel_shuffle, pixel_unshuffle -------------------------------------------------------
+def _factor(fn, name, factor, input):
+    ops.base.check_tensor(fn, input)
+    if not _integral(factor):
+        raise TypeError(f"{fn}: {name} must be an int, got {type(factor).__name__} {factor!r}")
+    if factor <= 0:
+        raise RuntimeError(f"{fn}: {fn} expects a positive {name}, but got {factor}")
+    if input.ndim < 3:
+        raise RuntimeError(f"{fn}: {fn} expects input to have at least 3 dimensions, but got "
+                           f"input with {input.ndim} dimension(s)")
+    return int(factor)
+
+
+def pixel_shuffle(input, upscale_factor):
+    r"""Rearrange (*, C r², H, W) into (*, C, H r, W r) (``F.pixel_shuffle``, the sub-pixel
+    convolution's upsampling): output :math:`[c, h r + i, w r + j]` is input
+    :math:`[c r^2 + i r + j, h, w]`.
+
+    Example:
+        >>> F.pixel_shuffle(mg.ones(1, 8, 3, 3), 2).shape      # (1, 2, 6, 6)
+    """
+    r = _factor("pixel_shuffle", "upscale_factor", upscale_factor, input)
+    *batch, channels, height, width = input.shape
+    if channels % (r * r):
+        raise RuntimeError(f"pixel_shuffle: pixel_shuffle expects its input's 'channel' "
+                           f"dimension to be divisible by the square of upscale_factor, but "
+                           f"input.size(-3)={channels} is not divisible by {r * r}")
+    k = len(batch)
+    out = input.reshape(*batch, channels // (r * r), r, r, height, width)
+    out = out.permute(*range(k), k, k + 3, k + 1, k + 4, k + 2)      # (*, C, H, r, W, r)
+    return out.reshape(*batch, channels // (r * r), height * r, width * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r"""Rearrange (*, C, H r, W r) into (*, C r², H, W) (``F.pixel_unshuffle``), the inverse
+    of ``pixel_shuffle``.
+
+    Example:
+        >>> F.pixel_unshuffle(mg.ones(1, 2, 6, 6), 2).shape    # (1, 8, 3, 3)
+    """
+    r = _factor("pixel_unshuffle", "downscale_factor", downscale_factor, input)
+    *batch, channels, height, width = input.shape
+    for name, n, index in (("height", height, -2), ("width", width, -1)):
+        if n % r:
+            raise RuntimeError(f"pixel_unshuffle: pixel_unshuffle expects {name} to be "
+                               f"divisible by downscale_factor, but input.size({index})={n} "
+                               f"is not divisible by {r}")
+    k = len(batch)
+    out = input.reshape(*batch, channels, height // r, r, width // r, r)
+    out = out.permute(*range(k), k, k + 2, k + 4, k + 1, k + 3)      # (*, C, r, r, H, W)
+    return out.reshape(*batch, channels * r * r, height // r, width // r)

@@ -1,0 +1,362 @@
+"""The rarer activations of ``F`` (activations.py, and relu6, rrelu and the in-place forms
+of functional.py), their modules, gumbel_softmax, pairwise_distance and the distance modules,
+against PyTorch: float64 values and the gradient of a random upstream, float32 values,
+result dtypes for integer and bool inputs (or PyTorch's error class), 0-d and empty inputs,
+the kinks and bounds, NaN and inf, in-place rules, torch's random draws, reprs."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+
+import microgradnorm as mg
+import microgradnorm.nn.functional as F
+from microgradnorm import nn
+from strategies import arrays, shapes
+from torch_compare import check, same
+
+TF = torch.nn.functional
+
+
+def pair(array, requires_grad=True):
+    array = np.asarray(array)
+    grad = requires_grad and array.dtype.kind == "f"
+    return mg.tensor(array, requires_grad=grad), torch.tensor(array, requires_grad=grad)
+
+
+def same_error(ours, theirs):
+    """``theirs()`` raises; ``ours()`` raises an instance of the same class."""
+    with pytest.raises(Exception) as expected:                # noqa: PT011 (torch's class)
+        theirs()
+    with pytest.raises(expected.type):
+        ours()
+
+
+def both(name, *args, **kwargs):
+    """(ours, theirs): the F function ``name`` of each library with these arguments."""
+    return (lambda x: getattr(F, name)(x, *args, **kwargs),
+            lambda x: getattr(TF, name)(x, *args, **kwargs))
+
+
+ACTIVATIONS = {     # PyTorch's defaults and one other setting
+    "relu6": both("relu6"),
+    "hardsigmoid": both("hardsigmoid"),
+    "hardswish": both("hardswish"),
+    "selu": both("selu"),
+    "celu": both("celu"),
+    "celu_alpha": both("celu", 0.7),
+    "softshrink": both("softshrink"),
+    "softshrink_lambd": both("softshrink", 1.5),
+    "softshrink_zero": both("softshrink", 0.0),
+    "hardshrink": both("hardshrink"),
+    "hardshrink_lambd": both("hardshrink", 2.0),
+    "tanhshrink": both("tanhshrink"),
+    "softsign": both("softsign"),
+    "threshold": both("threshold", 0.5, -2.0),
+    "threshold_at_zero": both("threshold", 0.0, 7.0),
+    "rrelu_eval": both("rrelu"),
+    "rrelu_eval_bounds": both("rrelu", 0.2, 0.6),
+    "softmin": both("softmin", dim=-1),
+    "glu": both("glu"),
+    "glu_dim0": both("glu", 0),
+}
+
+
+def activation_inputs(n=36):
+    data = 4 * np.random.default_rng(1).standard_normal(n)
+    # the kinks and bounds of each: 0, ±0.5, ±1.5, ±2, ±3, 6, and far out
+    corners = [0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.0, -2.0, 3.0, -3.0, 6.0, 7.0, 40.0, -40.0,
+               700.0, -700.0, 1e-9, -1e-9]
+    return np.concatenate([corners, data])[:n]
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activations_match_torch(name):
+    ours, theirs = ACTIVATIONS[name]
+    for shape in [(6, 6), (), (0, 4)]:
+        data = activation_inputs()[:int(np.prod(shape))].reshape(shape)
+        if name.startswith("glu") and not shape:
+            same_error(lambda d=data: ours(mg.tensor(d)), lambda d=data: theirs(torch.tensor(d)))
+            continue
+        x, xt = pair(data)
+        check(ours(x), theirs(xt), [(x, xt)])
+    x32 = activation_inputs().astype(np.float32).reshape(6, 6)   # float32: to a few ulps
+    np.testing.assert_allclose(ours(mg.tensor(x32)).numpy(), theirs(torch.tensor(x32)).numpy(),
+                               rtol=1e-6, atol=1e-7)
+    for dtype in ("float32", "float16", "int64", "uint8", "bool"):   # dtypes, or torch's error
+        data = np.array([[-2, 0, 3, 1]]).astype(dtype)
+        same(lambda d=data: ours(mg.tensor(d)), lambda d=data: theirs(torch.tensor(d)))
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_values_at_nan_and_inf_match_torch(name):
+    # the values only: torch's own gradient at NaN differs between its vectorised and
+    # scalar loops (a NaN's position in the tensor decides it)
+    ours, theirs = ACTIVATIONS[name]
+    data = np.array([[np.nan, np.inf, -np.inf, 1.0], [-1.0, np.nan, 0.0, -np.inf]])
+    same(lambda: ours(mg.tensor(data)), lambda: theirs(torch.tensor(data)))
+
+
+IN_PLACE = {    # F's in-place forms and the inplace=True of the functions that have one
+    "relu_": (F.relu_, torch.relu_),
+    "elu_": (lambda x: F.elu_(x, 0.5), lambda x: TF.elu_(x, 0.5)),
+    "leaky_relu_": (lambda x: F.leaky_relu_(x, 0.2), lambda x: TF.leaky_relu_(x, 0.2)),
+    "hardtanh_": (lambda x: F.hardtanh_(x, -2.0, 1.0), lambda x: TF.hardtanh_(x, -2.0, 1.0)),
+    "selu_": (F.selu_, torch.selu_),
+    "celu_": (lambda x: F.celu_(x, 2.0), lambda x: torch.celu_(x, 2.0)),
+    "threshold_": (lambda x: F.threshold_(x, 0.5, 9.0), lambda x: TF.threshold_(x, 0.5, 9.0)),
+    "rrelu_": (F.rrelu_, torch.rrelu_),
+    "relu6": (lambda x: F.relu6(x, inplace=True), lambda x: TF.relu6(x, inplace=True)),
+    "hardsigmoid": (lambda x: F.hardsigmoid(x, True), lambda x: TF.hardsigmoid(x, True)),
+    "hardswish": (lambda x: F.hardswish(x, True), lambda x: TF.hardswish(x, True)),
+    "selu": (lambda x: F.selu(x, True), lambda x: TF.selu(x, True)),
+    "threshold": (lambda x: F.threshold(x, 1.0, 0.0, True),
+                  lambda x: TF.threshold(x, 1.0, 0.0, True)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IN_PLACE))
+def test_in_place_forms_write_into_the_input_and_keep_the_gradient(name):
+    ours, theirs = IN_PLACE[name]
+    data = activation_inputs()
+    x, xt = pair(data)
+    h, ht = x * 1.5, xt * 1.5                               # non-leaves: in place is allowed
+    y, yt = ours(h), theirs(ht)
+    assert y is h
+    check(y, yt, [(x, xt)])
+    plain = mg.tensor(data)                                 # no graph: a plain write
+    assert ours(plain) is plain
+    np.testing.assert_allclose(plain.numpy(), theirs(torch.tensor(data)).numpy(), atol=1e-12)
+    leaf, leaf_t = pair(data)                               # a leaf that requires grad
+    same_error(lambda: ours(leaf), lambda: theirs(leaf_t))
+    np.testing.assert_array_equal(leaf.detach().numpy(), data)
+
+
+def test_in_place_forms_keep_an_integer_tensor_integral_as_torch():
+    for ours, theirs in [(lambda x: F.relu6(x, True), lambda x: TF.relu6(x, True)),
+                         (lambda x: F.threshold_(x, 1.5, -9.7),
+                          lambda x: TF.threshold_(x, 1.5, -9.7))]:
+        data = np.array([-3, 0, 1, 2, 9])
+        a, b = mg.tensor(data), torch.tensor(data)
+        assert ours(a) is a
+        theirs(b)
+        assert a.dtype == np.int64
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_threshold_casts_its_bounds_to_an_integer_input_as_torch():
+    data = np.array([-1, 0, 1, 2])
+    for threshold, value in [(-0.5, 9.7), (1.5, -9.7), (0, 3)]:
+        same(lambda t=threshold, v=value: F.threshold(mg.tensor(data), t, v),
+             lambda t=threshold, v=value: TF.threshold(torch.tensor(data), t, v))
+
+
+def test_argument_errors_as_torch():
+    x, xt = pair(np.array([-1.0, 1.0]))
+    same_error(lambda: F.celu(x, 0.0), lambda: TF.celu(xt, 0.0))
+    same_error(lambda: F.softshrink(x, -0.1), lambda: TF.softshrink(xt, -0.1))
+    same_error(lambda: F.rrelu(x, 0.5, 0.1), lambda: TF.rrelu(xt, 0.5, 0.1))
+    same_error(lambda: F.rrelu(x, 0.5, 0.1, True), lambda: TF.rrelu(xt, 0.5, 0.1, True))
+    same_error(lambda: F.glu(mg.ones(3, 5)), lambda: TF.glu(torch.ones(3, 5)))
+    same_error(lambda: F.glu(mg.ones(3, 4), dim=2), lambda: TF.glu(torch.ones(3, 4), dim=2))
+    same_error(lambda: F.glu(mg.ones(2, 4, dtype="int64")),
+               lambda: TF.glu(torch.ones(2, 4, dtype=torch.int64)))
+    for fn in (F.selu, F.hardswish, F.hardshrink, F.softsign, F.tanhshrink, F.relu6):
+        with pytest.raises(TypeError):
+            fn([1.0, 2.0])
+    with pytest.raises(TypeError):
+        F.softshrink(x, "0.5")
+    y = F.hardshrink(x, -0.1)               # a negative lambd: every element kept, as torch
+    np.testing.assert_array_equal(y.detach().numpy(), [-1.0, 1.0])
+
+
+# ----- prelu -----------------------------------------------------------------------------
+@pytest.mark.parametrize("shape, channels", [((4, 3, 2, 2), 3), ((4, 3, 2, 2), 1), ((5, 2), 2),
+                                             ((5,), 1), ((), 1), ((0, 3), 3), ((2, 3, 4), 3)])
+def test_prelu_values_and_gradients_match_torch(shape, channels):
+    data = activation_inputs(int(np.prod(shape))).reshape(shape)
+    slopes = np.linspace(-0.5, 0.75, channels)
+    x, xt = pair(data)
+    w, wt = pair(slopes)
+    check(F.prelu(x, w), TF.prelu(xt, wt), [(x, xt), (w, wt)])
+    x, xt = pair(data)
+    w, wt = pair(np.array(0.3))                             # a 0-d weight: one slope
+    check(F.prelu(x, w), TF.prelu(xt, wt), [(x, xt), (w, wt)])
+
+
+def test_prelu_errors_as_torch():
+    for data, weight in [(np.ones((2, 3)), np.ones(2)), (np.array(-1.0), np.ones(2)),
+                         (np.ones(2), np.ones((1, 1))), (np.ones(2), np.ones(2))]:
+        same_error(lambda d=data, w=weight: F.prelu(mg.tensor(d), mg.tensor(w)),
+                   lambda d=data, w=weight: TF.prelu(torch.tensor(d), torch.tensor(w)))
+    same_error(lambda: F.prelu(mg.ones(2, 3), mg.ones(3, dtype="float64")),
+               lambda: TF.prelu(torch.ones(2, 3), torch.ones(3, dtype=torch.float64)))
+    same_error(lambda: F.prelu(mg.tensor([1, 2]), mg.tensor([1])),
+               lambda: TF.prelu(torch.tensor([1, 2]), torch.tensor([1])))
+    with pytest.raises(TypeError):
+        F.prelu(mg.ones(2, 3), [0.25])
+
+
+def test_prelu_module_starts_at_init_and_learns_one_slope_per_channel():
+    ours, theirs = nn.PReLU(3, init=0.1, dtype="float64"), torch.nn.PReLU(3, 0.1,
+                                                                           dtype=torch.float64)
+    assert repr(ours) == repr(theirs) == "PReLU(num_parameters=3)"
+    assert [name for name, _ in ours.named_parameters()] == ["weight"]
+    data = activation_inputs(24).reshape(2, 3, 4)
+    x, xt = pair(data)
+    check(ours(x), theirs(xt), [(x, xt), (ours.weight, theirs.weight)])
+    assert nn.PReLU().weight.dtype == np.float32 and nn.PReLU().weight.shape == (1,)
+
+
+# ----- rrelu's random slopes: torch's draws --------------------------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_rrelu_training_draws_torchs_slopes_for_the_same_seed(dtype):
+    data = np.concatenate([activation_inputs(30), [np.nan, 0.0]]).astype(dtype).reshape(4, 8)
+    mg.manual_seed(3)
+    torch.manual_seed(3)
+    x, xt = pair(data)
+    y, yt = F.rrelu(x, training=True), TF.rrelu(xt, training=True)
+    y2, yt2 = F.rrelu(x, 0.1, 0.9, True), TF.rrelu(xt, 0.1, 0.9, True)
+    np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+    np.testing.assert_array_equal(y2.detach().numpy(), yt2.detach().numpy())
+    (y.sum() + y2.sum()).backward()
+    (yt.sum() + yt2.sum()).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())      # the slopes drawn
+    # the generator moved as torch's: one 64-bit draw per element <= 0
+    np.testing.assert_array_equal(mg.rand(3, dtype="float64").numpy(),
+                                  torch.rand(3, dtype=torch.float64).numpy())
+
+
+def test_rrelu_module_draws_while_training_and_uses_the_mean_slope_in_eval():
+    ours, theirs = nn.RReLU(0.1, 0.3), torch.nn.RReLU(0.1, 0.3)
+    data = activation_inputs(12)
+    mg.manual_seed(8)
+    torch.manual_seed(8)
+    np.testing.assert_array_equal(ours(mg.tensor(data)).numpy(),
+                                  theirs(torch.tensor(data)).numpy())
+    ours.eval()
+    theirs.eval()
+    np.testing.assert_allclose(ours(mg.tensor(data)).numpy(),
+                               theirs(torch.tensor(data)).numpy(), atol=1e-15)
+
+
+# ----- modules: forward as torch's, reprs ------------------------------------------------
+MODULES = [
+    lambda m: m.ReLU6(), lambda m: m.ReLU6(inplace=True), lambda m: m.Hardsigmoid(),
+    lambda m: m.Hardswish(inplace=True), lambda m: m.SELU(), lambda m: m.SELU(True),
+    lambda m: m.CELU(), lambda m: m.CELU(0.5, True), lambda m: m.GLU(), lambda m: m.GLU(1),
+    lambda m: m.Softsign(), lambda m: m.Softmin(1), lambda m: m.LogSigmoid(),
+    lambda m: m.Threshold(0.1, 20), lambda m: m.Threshold(0.1, 20.0, True),
+    lambda m: m.Softshrink(), lambda m: m.Softshrink(0.3), lambda m: m.Hardshrink(0.3),
+    lambda m: m.Tanhshrink(), lambda m: m.RReLU(), lambda m: m.RReLU(0.1, 0.3, True),
+    lambda m: m.Softmax2d(), lambda m: m.PairwiseDistance(), lambda m: m.CosineSimilarity(),
+    lambda m: m.PairwiseDistance(1.0, 0.0, True), lambda m: m.CosineSimilarity(0, 1e-6),
+    lambda m: m.Softmin(),
+]
+
+
+@pytest.mark.parametrize("build", MODULES, ids=lambda b: repr(b(torch.nn)))
+def test_modules_print_and_compute_as_torchs(build):
+    ours, theirs = build(nn), build(torch.nn)
+    assert repr(ours) == repr(theirs)
+    ours.eval()
+    theirs.eval()
+    data = activation_inputs(48).reshape(2, 4, 3, 2)
+    if isinstance(theirs, (torch.nn.PairwiseDistance, torch.nn.CosineSimilarity)):
+        other = np.cos(data)
+        got, want = ours(mg.tensor(data), mg.tensor(other)), theirs(torch.tensor(data),
+                                                                     torch.tensor(other))
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")           # Softmin(): the implicit dim's warning
+            got, want = ours(mg.tensor(data)), theirs(torch.tensor(data))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+
+
+def test_softmin_without_dim_warns_and_takes_a_dtype_as_torch():
+    data = activation_inputs(24).reshape(2, 3, 4)
+    with pytest.warns(UserWarning, match="Implicit dimension"):
+        got = F.softmin(mg.tensor(data))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = TF.softmin(torch.tensor(data))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), atol=1e-12)
+    same(lambda: F.softmin(mg.tensor([1, 2]), 0, dtype="float64"),
+         lambda: TF.softmin(torch.tensor([1, 2]), 0, dtype=torch.float64))
+    same(lambda: F.softmin(mg.tensor([1.0, 2.0]), 0, dtype=mg.float64),
+         lambda: TF.softmin(torch.tensor([1.0, 2.0]), 0, dtype=torch.float64))
+
+
+def test_softmax2d_takes_3d_and_4d_inputs_as_torch():
+    for shape in [(2, 3, 4), (2, 3, 2, 2)]:
+        x, xt = pair(activation_inputs(24).reshape(shape))
+        check(nn.Softmax2d()(x), torch.nn.Softmax2d()(xt), [(x, xt)])
+    same_error(lambda: nn.Softmax2d()(mg.ones(2, 3)), lambda: torch.nn.Softmax2d()(
+        torch.ones(2, 3)))
+
+
+def test_the_new_activations_build_mlps():
+    for name in ("relu6", "hardswish", "selu", "softsign"):
+        model = nn.MLP(3, 4, 2, activation=name)
+        assert model(mg.ones(5, 3)).shape == (5, 2)
+
+
+# ----- gumbel_softmax: torch's exponential draws ----------------------------------------------
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gumbel_softmax_draws_torchs_sample_for_the_same_seed(dtype):
+    data = activation_inputs(24).reshape(4, 6).astype(dtype)
+    for hard, dim in [(False, -1), (True, -1), (True, 0)]:
+        mg.manual_seed(5)
+        torch.manual_seed(5)
+        x, xt = pair(data)
+        y = F.gumbel_softmax(x, tau=0.7, hard=hard, dim=dim)
+        yt = TF.gumbel_softmax(xt, tau=0.7, hard=hard, dim=dim)
+        np.testing.assert_allclose(y.detach().numpy(), yt.detach().numpy(),
+                                   atol=1e-6 if dtype == "float32" else 1e-14)
+        if dtype == "float64":
+            check(y, yt, [(x, xt)], atol=1e-10)           # hard: the soft sample's gradient
+    with pytest.warns(UserWarning, match="eps"):
+        F.gumbel_softmax(mg.tensor(data), eps=1e-5)
+
+
+# ----- pairwise_distance ----------------------------------------------------------------
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, 0.5, np.inf, 0.0, -1.0, -np.inf])
+def test_pairwise_distance_matches_torch(p):
+    rng = np.random.default_rng(4)
+    for a_shape, b_shape, keepdim in [((4, 5), (4, 5), False), ((4, 5), (5,), True),
+                                      ((3, 1, 5), (4, 5), False), ((), (), False),
+                                      ((0, 5), (0, 5), False)]:
+        a, at = pair(rng.standard_normal(a_shape))
+        b, bt = pair(rng.standard_normal(b_shape))
+        y, yt = (F.pairwise_distance(a, b, p, keepdim=keepdim),
+                 TF.pairwise_distance(at, bt, p, keepdim=keepdim))
+        if p == 0:                  # a count: torch's gradient is None, ours zeros
+            np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+            y.sum().backward()
+            assert not a.grad.numpy().any()
+            continue
+        check(y, yt, [(a, at), (b, bt)])
+    same(lambda: F.pairwise_distance(mg.tensor([[1, 2]]), mg.tensor([[0, 5]])),
+         lambda: TF.pairwise_distance(torch.tensor([[1, 2]]), torch.tensor([[0, 5]])))
+    with pytest.raises(ValueError):          # the project's broadcasting error
+        F.pairwise_distance(mg.ones(3), mg.ones(2, 4))
+
+
+def test_pairwise_distance_gradient_at_a_zero_distance_is_torchs():
+    a, at = pair(np.array([[1.0, 2.0], [1.0, 2.0]]))
+    b = np.array([[1.0, 2.0], [0.0, 0.0]])
+    check(F.pairwise_distance(a, mg.tensor(b), eps=0.0),
+          TF.pairwise_distance(at, torch.tensor(b), eps=0.0), [(a, at)])
+
+
+# ----- hypothesis: shapes -------------------------------------------------------------------
+@settings(max_examples=25)
+@given(shape=shapes(0, 3), data=arrays((24,), -5.0, 5.0))
+def test_elementwise_activations_match_torch_on_drawn_shapes(shape, data):
+    values = np.resize(data, shape)
+    for name in ("hardswish", "selu", "softshrink", "hardsigmoid"):
+        ours, theirs = ACTIVATIONS[name]
+        x, xt = pair(values)
+        check(ours(x), theirs(xt), [(x, xt)])
