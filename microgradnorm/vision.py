@@ -2,10 +2,12 @@
 modes (``pad_by_index``), ``interpolate`` (nearest, nearest-exact, linear, bilinear, area)
 and its deprecated ``upsample`` forms, ``pixel_shuffle`` and ``pixel_unshuffle``.
 
-Linear and bilinear interpolation are one node (``LinearResample``) that computes PyTorch's
-CPU kernel step by step: its source indices and weights (``area_pixel_compute_source_index``,
-``guard_index_and_lambda``) and its fused multiply-adds, so the values are PyTorch's bit for
-bit in float64 and float32; the backward is the transposed interpolation."""
+Linear and bilinear interpolation are one node (``LinearResample``): PyTorch's source
+indices and weights, computed as its CPU kernel computes them
+(``area_pixel_compute_source_index``, ``guard_index_and_lambda``, a fused multiply-add
+included), then a weighted sum of two gathered neighbours along each dim; the values agree
+with PyTorch's to a few ulp (its kernels sum the products in other orders), the backward
+is the transposed interpolation."""
 
 import numbers
 import warnings
@@ -84,21 +86,18 @@ def pad_by_index(fn, input, pad, mode):
 
 # ----- interpolate: source indices and weights, PyTorch's arithmetic ---------------------
 def _fma(a, b, c):
-    # a * b + c rounded once, as PyTorch's kernels compiled with FMA (CuPy: two roundings);
-    # a: the weights, broadcast to b's shape
-    if not isinstance(b, np.ndarray):
-        return a * b + c
+    # a * b + c rounded once, as PyTorch's kernels compiled with FMA compute a position
     dtype = np.result_type(a, b, c)
     return (_fma64 if dtype == np.float64 else _fma32)(a, b, c).astype(dtype, copy=False)
 
 
 def _lerp(xp, x, weights, axis):
-    # fma(x0, w0, x1 w1) along `axis` (PyTorch's linear kernel), the weights of that dim
+    # w0·x[i0] + w1·x[i1] along `axis`, the weights of that dim
     i0, i1, w0, w1 = (xp.asarray(v) for v in weights)
     shape = [1] * x.ndim
     shape[axis] = len(i0)
-    x0, x1 = xp.take(x, i0, axis=axis), xp.take(x, i1, axis=axis)
-    return _fma(w0.reshape(shape), x0, x1 * w1.reshape(shape))
+    return xp.take(x, i0, axis=axis) * w0.reshape(shape) + \
+        xp.take(x, i1, axis=axis) * w1.reshape(shape)
 
 
 def _nearest_index(in_size, out_size, scale, exact):
@@ -136,45 +135,20 @@ def _linear_weights(in_size, out_size, align_corners, scale, dtype):
 
 
 class LinearResample(Function):
-    """Linear (3-D input) or bilinear (4-D) interpolation, one node; backward the transposed
-    interpolation, one matrix per dim. Forward PyTorch's CPU kernels, their roundings
-    included (``fma``: one rounding, where the compiler fuses a multiply and an add):
-
-    - linear: ``fma(x0, w0, x1 w1)``;
-    - bilinear with out_h + out_w > 128 (the generic kernel): along W, then H, each as
-      linear's;
-    - bilinear with out_h + out_w <= 128 (the channels-last kernel): the four products
-      :math:`x_{hw} (a_h b_w)`, nested in two orders: the channels in whole 32-byte vectors
-      (AVX2's, 4 float64 or 8 float32) sum right to left, the rest left to right."""
+    """Linear (3-D input) or bilinear (4-D) interpolation, one node: along each spatial dim,
+    last first, y_j = w0_j·x[i0_j] + w1_j·x[i1_j] (two gathers and a weighted sum);
+    backward the transposed interpolation, one matrix per dim. PyTorch's indices and
+    weights (``_linear_weights``); PyTorch's kernels sum the same products in another order
+    and with fused multiply-adds, so the values agree to within a few ulp."""
 
     @staticmethod
     def forward(ctx, x, weights):
         # weights: per spatial dim (i0, i1, w0, w1), each of the output's size
         ctx.weights, ctx.in_sizes = weights, x.shape[2:]
-        wide = x.astype(np.float32) if is_half(x.dtype) else x
+        out = x.astype(np.float32) if is_half(x.dtype) else x
         xp = backend.array_module(x)
-        if len(weights) == 1:                                     # (N, C, W)
-            return _lerp(xp, wide, weights[0], -1).astype(x.dtype, copy=False)
-        (h0, h1, a0, a1), (v0, v1, b0, b1) = ([xp.asarray(v) for v in w] for w in weights)
-        if len(h0) + len(v0) > 128:                             # along W, then along H
-            out = _lerp(xp, _lerp(xp, wide, weights[1], -1), weights[0], -2)
-            return out.astype(x.dtype, copy=False)
-        a0, a1, b0, b1 = a0[:, None], a1[:, None], b0[None, :], b1[None, :]
-        in_vectors = wide.shape[1] - wide.shape[1] % (32 // wide.dtype.itemsize)
-        out = xp.empty(wide.shape[:2] + (len(h0), len(v0)), wide.dtype)   # (N, C, H_o, W_o)
-        for channels, vectorised in ((slice(0, in_vectors), True),
-                                     (slice(in_vectors, None), False)):
-            part = wide[:, channels]
-            if part.size == 0:
-                continue
-            x00, x01, x10, x11 = (part[:, :, rows[:, None], cols[None, :]] for rows, cols in (
-                (h0, v0), (h0, v1), (h1, v0), (h1, v1)))
-            w00, w01, w10, w11 = (a * b for a, b in (                # (H_out, W_out)
-                (a0, b0), (a0, b1), (a1, b0), (a1, b1)))
-            if vectorised:      # x00 w00 + (x01 w01 + (x10 w10 + x11 w11))
-                out[:, channels] = _fma(w00, x00, _fma(w01, x01, _fma(w11, x11, x10 * w10)))
-            else:               # the rest, left to right: ((x00 w00 + x01 w01) + ...) + x11 w11
-                out[:, channels] = _fma(w11, x11, _fma(w10, x10, _fma(w00, x00, x01 * w01)))
+        for axis in range(-1, -len(weights) - 1, -1):           # W, then H
+            out = _lerp(xp, out, weights[axis], axis)
         return out.astype(x.dtype, copy=False)
 
     @staticmethod
