@@ -1,12 +1,13 @@
 """The schedules that restart (``CyclicLR``, ``CosineAnnealingWarmRestarts``) and
-``ChainedScheduler``, with ``torch.optim.lr_scheduler``'s names and semantics; imported by
-``lr_scheduler``, where users find them."""
+``ChainedScheduler``, with ``torch.optim.lr_scheduler``'s names and semantics; re-exported
+by ``lr_scheduler``, where users find them."""
 
 import math
 import numbers
 
 from ..dtypes import check_number
-from .lr_scheduler import LRScheduler, ReduceLROnPlateau, _check_optimizer, _per_group
+from .lr_base import (LRScheduler, _check_optimizer, _members, _momentum_kind, _per_group,
+                      _write_momentum)
 
 __all__ = ["ChainedScheduler", "CosineAnnealingWarmRestarts", "CyclicLR"]
 
@@ -61,21 +62,29 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * position
                                                                        / length)) / 2
 
+    def _position(self, step):
+        # (T_cur, T_i) at the whole step ``step``: for the next step, torch's recursion from
+        # the current place (which a fractional epoch or a resumed start moves off the
+        # closed form); for any other, counted from the start
+        if step != self.last_epoch + 1 or self.last_epoch < 0:
+            return self._cycle(step)
+        position, length = self.T_cur + 1, self.T_i
+        if position >= length:
+            position, length = position % length, length * self.T_mult
+        return position, length
+
     def lr_at(self, step, base_lr, group_index):
         """The rate at the whole step ``step``."""
-        return self._rate(base_lr, *self._cycle(step))
+        return self._rate(base_lr, *self._position(step))
 
-    def _go_to(self, epoch, base_lrs):
-        super()._go_to(epoch, base_lrs)
-        self.T_cur, self.T_i = self._cycle(epoch)
+    def _on_step(self, epoch):
+        # every whole step moves the place in the cycle: its own, a chain's, a jump
+        self.T_cur, self.T_i = self._position(epoch)
 
     def step(self, epoch=None):
         """One step on, or to ``epoch`` (a number >= 0, fractional or not) as torch goes."""
         if epoch is None and self.last_epoch >= 0:
-            position, length = self.T_cur + 1, self.T_i          # torch's recursion
-            if position >= length:
-                position, length = position % length, length * self.T_mult
-            self._set(self.last_epoch + 1, position, length)
+            super().step()
             return
         epoch = 0 if epoch is None else epoch
         check_number("CosineAnnealingWarmRestarts.step", "epoch", epoch)
@@ -163,19 +172,13 @@ class CyclicLR(LRScheduler):
             raise ValueError(f"{name}: scale_mode must be 'cycle' or 'iterations', got "
                              f"{scale_mode!r}")
         check_number(name, "gamma", gamma)
-        if not isinstance(cycle_momentum, bool):
-            raise ValueError(f"{name}: cycle_momentum must be True or False, got "
-                             f"{cycle_momentum!r}")
+        self.use_beta1 = _momentum_kind(name, optimizer, cycle_momentum)
         self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
         # the built-in modes fix what they scale by, as torch's do
         self.scale_mode = scale_mode if scale_fn is not None else (
             "iterations" if mode == "exp_range" else "cycle")
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-                raise ValueError(f"{name}: cycle_momentum=True needs an optimizer with "
-                                 f"momentum or betas, got {type(optimizer).__name__}")
-            self.use_beta1 = "betas" in optimizer.defaults
             self.base_momentums = _per_group(name, "base_momentum", base_momentum, len(groups))
             self.max_momentums = _per_group(name, "max_momentum", max_momentum, len(groups))
         if last_epoch == -1:
@@ -183,7 +186,7 @@ class CyclicLR(LRScheduler):
                 group["lr"] = lr
             if cycle_momentum:
                 for group, top, bottom in zip(groups, self.max_momentums, self.base_momentums):
-                    self._write_momentum(group, top)
+                    _write_momentum(group, top, self.use_beta1)
                     group.update(max_momentum=top, base_momentum=bottom)
         super().__init__(optimizer, last_epoch)
         self.base_lrs = base_lrs           # after the first step, as torch sets them
@@ -222,20 +225,14 @@ class CyclicLR(LRScheduler):
         height = (self.max_lrs[group_index] - base_lr) * fraction
         return base_lr + height * self._scale(step, cycle)
 
-    def _set_momentum(self, epoch):
+    def _on_step(self, epoch):
         if not self.cycle_momentum:
             return
         cycle, fraction = self._place(epoch)
         for group, bottom, top in zip(self.optimizer.param_groups, self.base_momentums,
                                       self.max_momentums):
-            self._write_momentum(group, top - (top - bottom) * fraction
-                                 * self._scale(epoch, cycle))
-
-    def _write_momentum(self, group, momentum):
-        if self.use_beta1:
-            group["betas"] = (momentum, *group["betas"][1:])
-        else:
-            group["momentum"] = momentum
+            momentum = top - (top - bottom) * fraction * self._scale(epoch, cycle)
+            _write_momentum(group, momentum, self.use_beta1)
 
 
 class ChainedScheduler(LRScheduler):
@@ -244,7 +241,10 @@ class ChainedScheduler(LRScheduler):
     turns the current rate into its next one; a multiplicative schedule (StepLR,
     ExponentialLR, ConstantLR, LinearLR, PolynomialLR, ...) scales it, CosineAnnealingLR
     follows torch's recursive update, and a closed form (LambdaLR, OneCycleLR, CyclicLR, ...)
-    replaces it. The schedulers must be at the same step (freshly made, as a rule).
+    replaces it. A chain inside the chain composes its own schedulers the same way; a
+    SequentialLR updates the rate by the scheduler running there, and at a milestone sets
+    that one's first rate. The schedulers must be at the same step (freshly made, as a
+    rule); the rate before the first step is the one their constructors left, as in torch.
     ``state_dict()`` holds the step, the base rates and each scheduler's ``state_dict()``.
 
     Example:
@@ -254,34 +254,25 @@ class ChainedScheduler(LRScheduler):
 
     def __init__(self, schedulers, optimizer=None):
         name = "ChainedScheduler"
-        schedulers = list(schedulers) if isinstance(schedulers, (list, tuple)) else schedulers
-        if not isinstance(schedulers, list) or not schedulers:
-            raise ValueError(f"{name}: expected a non-empty list of schedulers, got "
-                             f"{schedulers!r}")
-        for index, scheduler in enumerate(schedulers):
-            if not isinstance(scheduler, LRScheduler):
-                raise TypeError(f"{name}: schedulers[{index}] must be an LRScheduler, got "
-                                f"{type(scheduler).__name__}")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"{name}: schedulers[{index}] is a ReduceLROnPlateau, whose "
-                                 f"step needs a metric")
-        optimizer = schedulers[0].optimizer if optimizer is None else optimizer
-        _check_optimizer(name, optimizer)
-        for index, scheduler in enumerate(schedulers):
-            if scheduler.optimizer is not optimizer:
-                raise ValueError(f"{name}: schedulers[{index}] ({type(scheduler).__name__}) "
-                                 f"belongs to another optimizer")
+        schedulers, optimizer = _members(name, schedulers, optimizer)
         steps = sorted({scheduler.last_epoch for scheduler in schedulers})
         if len(steps) != 1:
             raise ValueError(f"{name}: the schedulers are at different steps {steps}; chain "
                              f"schedulers made together")
         self.optimizer, self._schedulers = optimizer, schedulers
-        base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self._go_to(steps[0], base_lrs)
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = steps[0]
+        # read, not written: each scheduler's constructor already stepped from the rate the
+        # one before it left
+        self._last_lr = [group["lr"] for group in optimizer.param_groups]
+
+    def step(self):
+        """One step of every scheduler, in order (torch's takes no epoch)."""
+        super().step()
 
     def _rates(self, step, base_lr, group_index):
-        # the rate after each scheduler at ``step``: from the composed rate of the step before
-        # (kept), or walked from the base rate on a jump
+        # the rate before ``step`` and after each scheduler at it: from the composed rate of
+        # the step before (kept), or walked from the base rate on a jump
         last = getattr(self, "_last_lr", None)
         if last is not None and step == self.last_epoch + 1 \
                 and base_lr == self.base_lrs[group_index]:
@@ -289,13 +280,17 @@ class ChainedScheduler(LRScheduler):
         else:
             lr = base_lr
             for at in range(step):
-                for scheduler in self._schedulers:
-                    lr = scheduler.chain_step(at, lr, group_index)
-        rates = []
+                lr = self.chain_step(at, lr, group_index)
+        rates = [lr]
+        for scheduler in self._schedulers:
+            rates.append(scheduler.chain_step(step, rates[-1], group_index))
+        return rates
+
+    def chain_step(self, step, lr, group_index):
+        """Every scheduler's update of ``lr`` at ``step``, in order (a chain in a chain)."""
         for scheduler in self._schedulers:
             lr = scheduler.chain_step(step, lr, group_index)
-            rates.append(lr)
-        return rates
+        return lr
 
     def lr_at(self, step, base_lr, group_index):
         """The composed rate at ``step``."""
@@ -305,13 +300,18 @@ class ChainedScheduler(LRScheduler):
         # every rate first: a schedule that raises leaves everything as it was
         rates = [self._rates(epoch, base, i) for i, base in enumerate(base_lrs)]
         for index, scheduler in enumerate(self._schedulers):
-            scheduler.last_epoch = epoch
-            scheduler._last_lr = [group_rates[index] for group_rates in rates]
-            scheduler._set_momentum(epoch)
-        self.base_lrs, self.last_epoch = base_lrs, epoch
-        self._last_lr = [group_rates[-1] for group_rates in rates]
-        for group, lr in zip(self.optimizer.param_groups, self._last_lr):
-            group["lr"] = lr
+            scheduler._follow(epoch, [group_rates[index] for group_rates in rates],
+                              [group_rates[index + 1] for group_rates in rates])
+        self._commit(epoch, base_lrs, [group_rates[-1] for group_rates in rates])
+
+    def _follow(self, epoch, lrs_in, lrs_out):
+        # a chain inside a chain: its schedulers follow in turn, from the rates handed in
+        lrs = list(lrs_in)
+        for scheduler in self._schedulers:
+            out = [scheduler.chain_step(epoch, lr, i) for i, lr in enumerate(lrs)]
+            scheduler._follow(epoch, lrs, out)
+            lrs = out
+        self.last_epoch, self._last_lr = epoch, list(lrs_out)
 
     def state_dict(self):
         """``{"last_epoch", "base_lrs", "_schedulers": [each scheduler's state_dict()]}``."""

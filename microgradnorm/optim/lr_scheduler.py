@@ -1,100 +1,22 @@
 """Learning-rate schedules with ``torch.optim.lr_scheduler``'s names and semantics: each a
-function of the step (docs/training.md, "Learning-rate schedules"), the multiplicative ones
-(StepLR, MultiStepLR, ExponentialLR, ConstantLR, MultiplicativeLR, PolynomialLR) computed as
-torch's chains of products, bit for bit; ReduceLROnPlateau follows a metric instead. The
-cyclic schedules and ChainedScheduler are in ``lr_cycles.py``, re-exported here."""
+function of the step (docs/training.md, "Learning-rate schedules"), the recursive ones
+(StepLR, MultiStepLR, ExponentialLR, ConstantLR, MultiplicativeLR, PolynomialLR, LinearLR,
+CosineAnnealingLR) computed as torch's chains of updates, bit for bit; ReduceLROnPlateau
+follows a metric instead. The base class is in ``lr_base.py``; the cyclic schedules and
+ChainedScheduler are in ``lr_cycles.py``; both re-exported here."""
 
 import bisect
 import math
-import numbers
 
 from ..dtypes import check_number, check_positive_ints
-from .optimizers import Optimizer
+from .lr_base import (LRScheduler, _check_optimizer, _int_list, _lr_lambdas, _members,
+                      _momentum_kind, _per_group, _write_momentum)
+from .lr_cycles import ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
            "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
            "MultiStepLR", "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau",
            "SequentialLR", "StepLR", "warmup_cosine"]
-
-
-class LRScheduler:
-    """Base class: ``step()``, ``get_last_lr()``, ``state_dict()``, ``load_state_dict()``.
-    Subclasses define ``lr_at(step, base_lr, group_index)``, the learning rate at ``step``."""
-
-    def __init__(self, optimizer, last_epoch=-1):
-        _check_optimizer(type(self).__name__, optimizer)
-        if isinstance(last_epoch, bool) or not isinstance(last_epoch, int) or last_epoch < -1:
-            raise ValueError(f"{type(self).__name__}: last_epoch must be an int >= -1, got "
-                             f"{last_epoch!r}")
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        missing = [i for i, g in enumerate(optimizer.param_groups) if "initial_lr" not in g]
-        if missing:
-            raise ValueError(f"{type(self).__name__}: last_epoch={last_epoch} needs "
-                             f"'initial_lr' in every parameter group, missing in {missing}")
-        self.optimizer = optimizer
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self.step()
-
-    def lr_at(self, step, base_lr, group_index):
-        """The learning rate of group ``group_index`` at ``step`` (defined by subclasses)."""
-        raise NotImplementedError
-
-    def step(self):
-        """Advance one step and write the new learning rate into every parameter group."""
-        self._go_to(self.last_epoch + 1, self.base_lrs)
-
-    def chain_step(self, step, lr, group_index):
-        """The rate torch's own update gives at ``step`` from the current rate ``lr`` (what
-        ``ChainedScheduler`` composes): for a schedule torch writes as a closed form, that
-        form, whatever ``lr`` is."""
-        return self.lr_at(step, self.base_lrs[group_index], group_index)
-
-    def _go_to(self, epoch, base_lrs):
-        # the rates first: a schedule function that raises leaves everything as it was
-        lrs = [self.lr_at(epoch, base, i) for i, base in enumerate(base_lrs)]
-        self.base_lrs, self.last_epoch = base_lrs, epoch
-        for group, lr in zip(self.optimizer.param_groups, lrs):
-            group["lr"] = lr
-        self._last_lr = lrs
-        self._set_momentum(epoch)
-
-    def _set_momentum(self, epoch):
-        # the momentum (or Adam's beta1) a cyclic schedule sets with the rate at ``epoch``
-        return None
-
-    def get_last_lr(self):
-        """The learning rates the latest ``step()`` set, one per parameter group."""
-        return list(self._last_lr)
-
-    def __repr__(self):
-        return (f"{type(self).__name__}(last_epoch={self.last_epoch}, "
-                f"last_lr={self.get_last_lr()}, optimizer={type(self.optimizer).__name__})")
-
-    def state_dict(self):
-        """``{"last_epoch": int, "base_lrs": [...]}``; ``lr_lambda`` is not saved."""
-        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
-
-    def load_state_dict(self, state_dict):
-        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match."""
-        name = type(self).__name__
-        if not isinstance(state_dict, dict) or set(state_dict) != {"last_epoch", "base_lrs"}:
-            raise ValueError(f"{name}.load_state_dict: expected keys ['base_lrs', "
-                             f"'last_epoch'], got {state_dict!r}")
-        base_lrs, last_epoch = list(state_dict["base_lrs"]), state_dict["last_epoch"]
-        if len(base_lrs) != len(self.optimizer.param_groups):
-            raise ValueError(f"{name}.load_state_dict: {len(base_lrs)} base_lrs for "
-                             f"{len(self.optimizer.param_groups)} parameter groups")
-        if not isinstance(last_epoch, numbers.Integral) or last_epoch < 0:
-            raise ValueError(f"{name}.load_state_dict: last_epoch must be an int >= 0, got "
-                             f"{last_epoch!r}")
-        if not all(isinstance(lr, numbers.Real) and not isinstance(lr, bool) and lr >= 0
-                   for lr in base_lrs):
-            raise ValueError(f"{name}.load_state_dict: base_lrs must be numbers >= 0, got "
-                             f"{base_lrs!r}")
-        self._go_to(int(last_epoch), base_lrs)
 
 
 class LambdaLR(LRScheduler):
@@ -107,14 +29,7 @@ class LambdaLR(LRScheduler):
     """
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        _check_optimizer("LambdaLR", optimizer)
-        groups = len(optimizer.param_groups)
-        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
-            else [lr_lambda] * groups
-        if len(lambdas) != groups or not all(callable(f) for f in lambdas):
-            raise ValueError(f"LambdaLR: lr_lambda must be a function or a list of {groups} "
-                             f"functions (one per parameter group), got {lr_lambda!r}")
-        self.lr_lambdas = lambdas
+        self.lr_lambdas = _lr_lambdas("LambdaLR", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, step, base_lr, group_index):
@@ -122,9 +37,30 @@ class LambdaLR(LRScheduler):
         return base_lr * self.lr_lambdas[group_index](step)
 
 
-class LinearLR(LRScheduler):
+class _Recursive(LRScheduler):
+    # A schedule torch writes as an update of the current rate, lr_t = f(t, lr_{t-1})
+    # (``chain_step``): updated here the same way, so the rates agree with torch's bit for
+    # bit. The latest rates are the last link, so a step costs one update; a jump
+    # (load_state_dict) walks the chain from the base rate.
+
+    def lr_at(self, step, base_lr, group_index):
+        """The rate at ``step``: ``base_lr`` through every update up to it, in order."""
+        last = getattr(self, "_last_lr", None)
+        if last is not None and step == self.last_epoch + 1 \
+                and base_lr == self.base_lrs[group_index]:
+            return self.chain_step(step, last[group_index], group_index)
+        lr = base_lr
+        for at in range(step + 1):
+            lr = self.chain_step(at, lr, group_index)
+        return lr
+
+
+class LinearLR(_Recursive):
     r"""Linear ramp of the factor, then constant: :math:`\eta_t = \eta_0 (s + (e - s)
-    \min(t, T) / T)` with s = ``start_factor``, e = ``end_factor``, T = ``total_iters``."""
+    \min(t, T) / T)` with s = ``start_factor``, e = ``end_factor``, T = ``total_iters``,
+    computed as torch's recursive update of the rate (bit for bit)."""
+
+    keeps_rate_on_resume = True
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5,
                  last_epoch=-1):
@@ -136,10 +72,10 @@ class LinearLR(LRScheduler):
         self.total_iters = total_iters
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, step, base_lr, group_index):
-        """The ramped rate at ``step``."""
-        progress = min(step, self.total_iters) / self.total_iters
-        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * progress)
+    def closed_form(self, step, group_index):
+        """The ramped rate at ``step`` from the base rate (torch's order of operations)."""
+        ramp = (self.end_factor - self.start_factor) * min(self.total_iters, step)
+        return self.base_lrs[group_index] * (self.start_factor + ramp / self.total_iters)
 
     def chain_step(self, step, lr, group_index):
         """torch's recursive update of the current rate ``lr``."""
@@ -151,9 +87,13 @@ class LinearLR(LRScheduler):
         return lr * (1.0 + (end - start) / (total * start + (step - 1) * (end - start)))
 
 
-class CosineAnnealingLR(LRScheduler):
-    r"""Cosine decay to ``eta_min`` over ``T_max`` steps:
-    :math:`\eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t / T_{max}))`."""
+class CosineAnnealingLR(_Recursive):
+    r"""Cosine decay to ``eta_min`` over ``T_max`` steps (and back up over the next T_max):
+    :math:`\eta_t = \eta_{min} + \tfrac12(\eta_0 - \eta_{min})(1 + \cos(\pi t / T_{max}))`,
+    computed as torch's recursive update of the rate (bit for bit; the closed form differs
+    from it in the last bits, and more past the first trough)."""
+
+    keeps_rate_on_resume = True
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         check_positive_ints("CosineAnnealingLR", T_max=T_max)
@@ -164,10 +104,10 @@ class CosineAnnealingLR(LRScheduler):
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
-    def lr_at(self, step, base_lr, group_index):
-        """The annealed rate at ``step``."""
+    def closed_form(self, step, group_index):
+        """The annealed rate at ``step`` from the base rate."""
         cosine = 1 + math.cos(math.pi * step / self.T_max)
-        return self.eta_min + (base_lr - self.eta_min) * cosine / 2
+        return self.eta_min + (self.base_lrs[group_index] - self.eta_min) * cosine / 2
 
     def chain_step(self, step, lr, group_index):
         """torch's recursive update of the current rate ``lr``."""
@@ -181,11 +121,10 @@ class CosineAnnealingLR(LRScheduler):
         return ratio * (lr - self.eta_min) + self.eta_min
 
 
-class _Multiplicative(LRScheduler):
-    # A schedule torch writes as a chain, lr_t = lr_{t-1} * factor(t): multiplied here the
-    # same way, in the same order, so the rates agree with torch's bit for bit (a closed
-    # form gamma ** k differs in the last bits). The latest rates are the chain's last link,
-    # so a step costs one product; a jump (load_state_dict) walks the chain from the base.
+class _Multiplicative(_Recursive):
+    # A schedule torch writes as a chain of products, lr_t = lr_{t-1} * factor(t):
+    # multiplied here the same way, in the same order (a closed form gamma ** k differs
+    # from torch's rates in the last bits).
 
     def step_factor(self, step, group_index):
         """The multiplier applied at ``step`` >= 1, or None where the rate stays."""
@@ -199,17 +138,6 @@ class _Multiplicative(LRScheduler):
         """The rate at ``step`` from the rate ``lr`` of the step before: one link."""
         factor = self.first_factor() if step == 0 else self.step_factor(step, group_index)
         return lr if factor is None else lr * factor
-
-    def lr_at(self, step, base_lr, group_index):
-        """The rate at ``step``: ``base_lr`` times every factor up to it, in order."""
-        last = getattr(self, "_last_lr", None)
-        if last is not None and step == self.last_epoch + 1 \
-                and base_lr == self.base_lrs[group_index]:
-            return self.chain_step(step, last[group_index], group_index)
-        lr = base_lr
-        for at in range(step + 1):
-            lr = self.chain_step(at, lr, group_index)
-        return lr
 
 
 class StepLR(_Multiplicative):
@@ -231,6 +159,10 @@ class StepLR(_Multiplicative):
         """``gamma`` at each multiple of ``step_size``."""
         return self.gamma if step % self.step_size == 0 else None
 
+    def closed_form(self, step, group_index):
+        """``base_lr * gamma ** (step // step_size)``."""
+        return self.base_lrs[group_index] * self.gamma ** (step // self.step_size)
+
 
 class MultiStepLR(_Multiplicative):
     r"""Decay by ``gamma`` at each milestone: :math:`\eta_t = \eta_0\,\gamma^{k}`, k the
@@ -251,6 +183,15 @@ class MultiStepLR(_Multiplicative):
         count = self.milestones.count(step)
         return self.gamma ** count if count else None
 
+    def first_factor(self):
+        """A milestone at 0 counts from the start, as in torch."""
+        return self.step_factor(0, 0)
+
+    def closed_form(self, step, group_index):
+        """``base_lr * gamma ** k``, k the milestones at or before ``step``."""
+        passed = bisect.bisect_right(self.milestones, step)
+        return self.base_lrs[group_index] * self.gamma ** passed
+
 
 class ExponentialLR(_Multiplicative):
     r"""Decay by ``gamma`` every step: :math:`\eta_t = \eta_0\, \gamma^t` (t products).
@@ -258,6 +199,8 @@ class ExponentialLR(_Multiplicative):
     Example:
         >>> scheduler = ExponentialLR(opt, gamma=0.95)
     """
+
+    keeps_rate_on_resume = True
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
         check_number("ExponentialLR", "gamma", gamma)
@@ -267,6 +210,10 @@ class ExponentialLR(_Multiplicative):
     def step_factor(self, step, group_index):
         """``gamma``, every step."""
         return self.gamma
+
+    def closed_form(self, step, group_index):
+        """``base_lr * gamma ** step``."""
+        return self.base_lrs[group_index] * self.gamma ** step
 
 
 class ConstantLR(_Multiplicative):
@@ -297,6 +244,11 @@ class ConstantLR(_Multiplicative):
         """``1 / factor`` at ``total_iters``: the rate back to its base."""
         return 1.0 / self.factor if step == self.total_iters else None
 
+    def closed_form(self, step, group_index):
+        """``base_lr * factor`` before ``total_iters``, ``base_lr`` from it."""
+        back = (step >= self.total_iters) * (1 - self.factor)
+        return self.base_lrs[group_index] * (self.factor + back)
+
 
 class MultiplicativeLR(_Multiplicative):
     r"""Multiply the rate by ``lr_lambda(t)`` at every step t >= 1:
@@ -310,37 +262,38 @@ class MultiplicativeLR(_Multiplicative):
         >>> scheduler = MultiplicativeLR(opt, lr_lambda=lambda step: 0.95)
     """
 
+    keeps_rate_on_resume = True
+
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        _check_optimizer("MultiplicativeLR", optimizer)
-        groups = len(optimizer.param_groups)
-        lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) \
-            else [lr_lambda] * groups
-        if len(lambdas) != groups:
-            raise ValueError(f"MultiplicativeLR: expected {groups} lr_lambdas (one per "
-                             f"parameter group), got {len(lambdas)}")
-        for function in lambdas:
-            if not callable(function):
-                raise TypeError(f"MultiplicativeLR: lr_lambda must be a function, got "
-                                f"{type(function).__name__}")
-        self.lr_lambdas = lambdas
+        self.lr_lambdas = _lr_lambdas("MultiplicativeLR", optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
 
     def step_factor(self, step, group_index):
         """``lr_lambda(step)`` of the group."""
         return self.lr_lambdas[group_index](step)
 
+    def closed_form(self, step, group_index):
+        """No closed form (torch's ``get_lr``): the group's rate times ``lr_lambda(step)``."""
+        return self.optimizer.param_groups[group_index]["lr"] * self.lr_lambdas[group_index](step)
+
 
 class PolynomialLR(_Multiplicative):
     r"""Polynomial decay to 0 over ``total_iters`` steps:
     :math:`\eta_t = \eta_0 (1 - \min(t, T)/T)^p`, computed as torch's chain of ratios
-    :math:`\eta_t = \eta_{t-1} \big(\frac{1 - t/T}{1 - (t-1)/T}\big)^p` (bit for bit).
+    :math:`\eta_t = \eta_{t-1} \big(\frac{1 - t/T}{1 - (t-1)/T}\big)^p` (bit for bit);
+    ``total_iters=0`` keeps the rate, as torch's.
 
     Example:
         >>> scheduler = PolynomialLR(opt, total_iters=100, power=2.0)
     """
 
+    keeps_rate_on_resume = True
+
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
-        check_positive_ints("PolynomialLR", total_iters=total_iters)
+        check_number("PolynomialLR", "total_iters", total_iters, integer=True)
+        if total_iters < 0:
+            raise ValueError(f"PolynomialLR: total_iters must be an int >= 0, got "
+                             f"{total_iters!r}")
         check_number("PolynomialLR", "power", power)
         self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
@@ -351,6 +304,11 @@ class PolynomialLR(_Multiplicative):
             return None
         total = self.total_iters
         return ((1.0 - step / total) / (1.0 - (step - 1) / total)) ** self.power
+
+    def closed_form(self, step, group_index):
+        """``base_lr * (1 - min(step, T) / T) ** power`` (T = 0: torch's ZeroDivisionError)."""
+        decay = 1.0 - min(self.total_iters, step) / self.total_iters
+        return self.base_lrs[group_index] * decay ** self.power
 
 
 class OneCycleLR(LRScheduler):
@@ -404,11 +362,8 @@ class OneCycleLR(LRScheduler):
                              f"got {cycle_momentum!r} and {three_phase!r}")
         groups = optimizer.param_groups
         max_lrs = _per_group(name, "max_lr", max_lr, len(groups))
-        self.use_beta1 = "betas" in optimizer.defaults
+        self.use_beta1 = _momentum_kind(name, optimizer, cycle_momentum)
         if cycle_momentum:
-            if "momentum" not in optimizer.defaults and not self.use_beta1:
-                raise ValueError(f"{name}: cycle_momentum=True needs an optimizer with "
-                                 f"momentum or betas, got {type(optimizer).__name__}")
             momenta = list(zip(_per_group(name, "max_momentum", max_momentum, len(groups)),
                                _per_group(name, "base_momentum", base_momentum, len(groups))))
         self.total_steps, self.anneal_strategy = total_steps, anneal_strategy
@@ -446,16 +401,13 @@ class OneCycleLR(LRScheduler):
         values = {**self.optimizer.param_groups[group_index], "initial_lr": base_lr}
         return self._anneal(values[lr_from], values[lr_to], pct)
 
-    def _set_momentum(self, epoch):
+    def _on_step(self, epoch):
         if not self.cycle_momentum:
             return
         (_, _, _, momentum_from, momentum_to), pct = self._position(epoch)
         for group in self.optimizer.param_groups:
             momentum = self._anneal(group[momentum_from], group[momentum_to], pct)
-            if self.use_beta1:
-                group["betas"] = (momentum, *group["betas"][1:])
-            else:
-                group["momentum"] = momentum
+            _write_momentum(group, momentum, self.use_beta1)
 
 
 class SequentialLR(LRScheduler):
@@ -472,25 +424,21 @@ class SequentialLR(LRScheduler):
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         name = "SequentialLR"
         _check_optimizer(name, optimizer)
-        schedulers = list(schedulers) if isinstance(schedulers, (list, tuple)) else schedulers
-        if not isinstance(schedulers, list) or not schedulers:
-            raise ValueError(f"{name}: schedulers must be a non-empty list, got {schedulers!r}")
-        for index, scheduler in enumerate(schedulers):
-            if not isinstance(scheduler, LRScheduler):
-                raise TypeError(f"{name}: schedulers[{index}] must be an LRScheduler, got "
-                                f"{type(scheduler).__name__}")
-            if isinstance(scheduler, ReduceLROnPlateau):
-                raise ValueError(f"{name}: schedulers[{index}] is a ReduceLROnPlateau, whose "
-                                 f"step needs a metric")
-            if scheduler.optimizer is not optimizer:
-                raise ValueError(f"{name}: schedulers[{index}] ({type(scheduler).__name__}) "
-                                 f"belongs to another optimizer")
+        schedulers, _ = _members(name, schedulers, optimizer)
         milestones = _int_list(name, "milestones", milestones)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(f"{name}: expected {len(schedulers) - 1} milestones for "
                              f"{len(schedulers)} schedulers, got {len(milestones)}")
         self.schedulers, self.milestones = schedulers, milestones
         super().__init__(optimizer, last_epoch)
+
+    def _initial_step(self):
+        # the first scheduler's step 0, from its own base rates (torch's reset)
+        self._go_to(self.last_epoch + 1, self.base_lrs)
+
+    def step(self):
+        """One step of the scheduler running there (torch's takes no epoch)."""
+        super().step()
 
     def _current(self, step):
         # the scheduler that runs at ``step``, and its own step count there
@@ -503,10 +451,31 @@ class SequentialLR(LRScheduler):
         scheduler, own_step = self._current(step)
         return scheduler.lr_at(own_step, scheduler.base_lrs[group_index], group_index)
 
+    def chain_step(self, step, lr, group_index):
+        """In a chain: the running scheduler's update of ``lr`` at its own step; at its own
+        step 0 (a milestone) its rate from its own base rate, as torch's restart sets it."""
+        scheduler, own_step = self._current(step)
+        if own_step == 0:
+            return scheduler.lr_at(0, scheduler.base_lrs[group_index], group_index)
+        return scheduler.chain_step(own_step, lr, group_index)
+
+    def _follow(self, epoch, lrs_in, lrs_out):
+        scheduler, own_step = self._current(epoch)
+        scheduler._follow(own_step, lrs_in, lrs_out)
+        self.last_epoch, self._last_lr = epoch, list(lrs_out)
+
     def _go_to(self, epoch, base_lrs):
         scheduler, own_step = self._current(epoch)
-        # its own extras too (OneCycleLR's momentum); raises before anything changes
-        scheduler._go_to(own_step, scheduler.base_lrs)
+        saved = scheduler.last_epoch, scheduler._last_lr
+        if epoch != self.last_epoch + 1:
+            # a jump (load_state_dict): what the scheduler last did is not this history;
+            # it counts its own steps from its base rates
+            scheduler.last_epoch, scheduler._last_lr = -1, None
+        try:             # its own extras too (OneCycleLR's momentum)
+            scheduler._go_to(own_step, scheduler.base_lrs)
+        except Exception:
+            scheduler.last_epoch, scheduler._last_lr = saved        # a failure changes nothing
+            raise
         self.base_lrs, self.last_epoch = base_lrs, epoch
         self._last_lr = scheduler.get_last_lr()
 
@@ -525,6 +494,8 @@ class ReduceLROnPlateau(LRScheduler):
         >>> for epoch in range(50):
         ...     scheduler.step(validation_loss(model))
     """
+
+    steps_with_metric = True
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
                  threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
@@ -625,12 +596,6 @@ def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):
     return factor
 
 
-def _check_optimizer(where, optimizer):
-    if not isinstance(optimizer, Optimizer):
-        raise TypeError(f"{where}: optimizer must be an optim.Optimizer, got "
-                        f"{type(optimizer).__name__}")
-
-
 def _one_cycle_phases(total_steps, pct_start, three_phase):
     # (last step, lr from, lr to, momentum from, momentum to), the ends as group keys: torch's
     rise = float(pct_start * total_steps) - 1
@@ -642,26 +607,3 @@ def _one_cycle_phases(total_steps, pct_start, three_phase):
              "max_momentum"),
             (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
 
-
-def _per_group(where, name, value, groups):
-    # one number for every parameter group, or a list of one per group (torch's _format_param)
-    values = list(value) if isinstance(value, (list, tuple)) else [value] * groups
-    if len(values) != groups:
-        raise ValueError(f"{where}: expected {groups} values of {name} (one per parameter "
-                         f"group), got {len(values)}")
-    for item in values:
-        check_number(where, name, item)
-    return values
-
-
-def _int_list(where, name, values):
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{where}: {name} must be a list of ints, got {type(values).__name__}")
-    values = list(values)
-    for item in values:
-        check_number(where, name, item, integer=True)
-    return list(values)
-
-
-# the cyclic schedules and the chain build on this module: imported once it is complete
-from .lr_cycles import ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR  # noqa: E402

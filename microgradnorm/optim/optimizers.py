@@ -173,13 +173,16 @@ class Optimizer:
         self.state = new_state
 
     def _half_aware_update(self, p, state, group):
-        # half-precision parameters update in float32 (from the master copy, if kept)
-        if not is_half(p.dtype):
-            return self._update(p._array, p.grad._array, state, group)
-        param = state.pop("master", None) if self.master_weights else None
-        if param is None:
-            param = p._array.astype(np.float32)
-        new = self._update(param, p.grad._array.astype(np.float32), state, group)
+        # every update passes here: an inf or NaN gradient gives torch's values silently
+        # (inf - inf, 0 · inf, x / inf: NumPy would warn); half-precision parameters update
+        # in float32 (from the master copy, if kept)
+        with backend.silent_floats():
+            if not is_half(p.dtype):
+                return self._update(p._array, p.grad._array, state, group)
+            param = state.pop("master", None) if self.master_weights else None
+            if param is None:
+                param = p._array.astype(np.float32)
+            new = self._update(param, p.grad._array.astype(np.float32), state, group)
         if self.master_weights:
             state["master"] = new
         return new

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import backend
 from ..dtypes import check_number
+from ..ops.base import torch_sign
 from .optimizers import Optimizer, scalar_dtype
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop"]
@@ -427,12 +428,14 @@ class Rprop(Optimizer):
         etaminus, etaplus = (float(eta) for eta in group["etas"])
         smallest, largest = (float(size) for size in group["step_sizes"])
         grad = -grad if group["maximize"] else grad
-        factor = xp.asarray(xp.sign(grad * state["prev"]))        # 0-d stays an array
-        factor[factor > 0] = etaplus                  # NaN stays NaN, as in torch
+        # torch's sign: 0 for NaN (a NaN gradient, or inf beside a stored 0), so that
+        # coordinate keeps its step size and does not move
+        factor = torch_sign(grad * state["prev"])            # a new array, 0-d too
+        factor[factor > 0] = etaplus
         factor[factor < 0] = etaminus
         factor[factor == 0] = 1
         step_size = xp.clip(state["step_size"] * factor, smallest, largest)
         grad = xp.array(grad)                         # a copy, an array even when 0-d
         grad[factor == etaminus] = 0                  # a flipped sign: no move this step
         state.update(step=state["step"] + 1, prev=grad, step_size=step_size)
-        return param - xp.sign(grad) * step_size
+        return param - torch_sign(grad) * step_size

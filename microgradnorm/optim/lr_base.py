@@ -1,0 +1,233 @@
+"""``LRScheduler``, the base of every learning-rate schedule, and the checks the schedules
+share; ``lr_scheduler`` and ``lr_cycles`` both build on it (and users find it in
+``lr_scheduler``)."""
+
+import numbers
+import warnings
+
+from ..dtypes import check_number
+from .optimizers import Optimizer
+
+__all__ = ["LRScheduler"]
+
+# what torch warns on ``scheduler.step(epoch)`` (its EPOCH_DEPRECATION_WARNING, shortened)
+EPOCH_DEPRECATION_WARNING = (
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated "
+    "where possible. Please use `scheduler.step()` to step the scheduler. During the "
+    "deprecation, if epoch is different from None, the closed form is used instead of the "
+    "new chainable form, where available.")
+
+
+class LRScheduler:
+    """Base class: ``step()``, ``get_last_lr()``, ``state_dict()``, ``load_state_dict()``.
+    Subclasses define ``lr_at(step, base_lr, group_index)``, the learning rate at ``step``;
+    ``chain_step`` (a step from a given rate, what torch's ``get_lr`` does with the groups'
+    rates) and ``closed_form`` (what ``step(epoch)`` sets) default to it."""
+
+    # torch's ``_is_initial``: the schedules whose constructor, resuming (last_epoch >= 0),
+    # keeps the rate the optimizer holds rather than taking a step from it
+    keeps_rate_on_resume = False
+    # ReduceLROnPlateau: its step needs a metric, so no SequentialLR or chain can step it
+    steps_with_metric = False
+
+    def __init__(self, optimizer, last_epoch=-1):
+        _check_optimizer(type(self).__name__, optimizer)
+        if isinstance(last_epoch, bool) or not isinstance(last_epoch, int) or last_epoch < -1:
+            raise ValueError(f"{type(self).__name__}: last_epoch must be an int >= -1, got "
+                             f"{last_epoch!r}")
+        if last_epoch == -1:
+            for group in optimizer.param_groups:
+                group.setdefault("initial_lr", group["lr"])
+        missing = [i for i, g in enumerate(optimizer.param_groups) if "initial_lr" not in g]
+        if missing:
+            raise ValueError(f"{type(self).__name__}: last_epoch={last_epoch} needs "
+                             f"'initial_lr' in every parameter group, missing in {missing}")
+        self.optimizer = optimizer
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._initial_step()
+
+    def _initial_step(self):
+        # torch's constructor step, from the rates the groups hold: a schedule made after
+        # another on the same optimizer composes with it (what ChainedScheduler takes), and
+        # one resumed with last_epoch=k continues from the checkpoint's rate
+        epoch = self.last_epoch + 1
+        current = [group["lr"] for group in self.optimizer.param_groups]
+        if epoch > 0 and self.keeps_rate_on_resume:
+            lrs = current
+        else:
+            lrs = [self.chain_step(epoch, lr, i) for i, lr in enumerate(current)]
+        self._commit(epoch, self.base_lrs, lrs)
+
+    def lr_at(self, step, base_lr, group_index):
+        """The learning rate of group ``group_index`` at ``step`` (defined by subclasses)."""
+        raise NotImplementedError
+
+    def step(self, epoch=None):
+        """Advance one step and write the new learning rate into every parameter group.
+        ``step(epoch)``, deprecated in torch (which warns, as here), goes to the int
+        ``epoch`` by the closed form where torch has one."""
+        if epoch is None:
+            self._go_to(self.last_epoch + 1, self.base_lrs)
+            return
+        warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        name = f"{type(self).__name__}.step"
+        check_number(name, "epoch", epoch, integer=True)
+        if epoch < 0:
+            raise ValueError(f"{name}: epoch must be >= 0, got {epoch!r}")
+        epoch = int(epoch)
+        lrs = [self.closed_form(epoch, i) for i in range(len(self.base_lrs))]
+        self._commit(epoch, self.base_lrs, lrs)
+
+    def chain_step(self, step, lr, group_index):
+        """The rate torch's own update gives at ``step`` from the current rate ``lr`` (what
+        ``ChainedScheduler`` composes): for a schedule torch writes as a closed form, that
+        form, whatever ``lr`` is."""
+        return self.lr_at(step, self.base_lrs[group_index], group_index)
+
+    def closed_form(self, step, group_index):
+        """The rate ``step(epoch)`` sets at ``step``: torch's closed form (from the base
+        rate), ``lr_at`` unless a schedule says otherwise."""
+        return self.lr_at(step, self.base_lrs[group_index], group_index)
+
+    def _go_to(self, epoch, base_lrs):
+        # the rates first: a schedule function that raises leaves everything as it was
+        lrs = [self.lr_at(epoch, base, i) for i, base in enumerate(base_lrs)]
+        self._commit(epoch, base_lrs, lrs)
+
+    def _commit(self, epoch, base_lrs, lrs):
+        # the step to ``epoch`` with its rates computed: nothing left to fail
+        self._on_step(epoch)
+        self.base_lrs, self.last_epoch, self._last_lr = base_lrs, epoch, list(lrs)
+        for group, lr in zip(self.optimizer.param_groups, lrs):
+            group["lr"] = lr
+
+    def _on_step(self, epoch):
+        # what else the step to ``epoch`` moves, called before ``last_epoch`` does (on every
+        # path: a step, a jump, a chain's step): the momentum of a cyclic schedule, the
+        # place in CosineAnnealingWarmRestarts' cycle
+        return None
+
+    def _follow(self, epoch, lrs_in, lrs_out):
+        # the step to ``epoch`` a ChainedScheduler took for this scheduler, from the rates
+        # ``lrs_in`` to ``lrs_out`` (one per group; the chain writes the groups' rates)
+        self._on_step(epoch)
+        self.last_epoch, self._last_lr = epoch, list(lrs_out)
+
+    def get_last_lr(self):
+        """The learning rates the latest ``step()`` set, one per parameter group."""
+        return list(self._last_lr)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(last_epoch={self.last_epoch}, "
+                f"last_lr={self.get_last_lr()}, optimizer={type(self.optimizer).__name__})")
+
+    def state_dict(self):
+        """``{"last_epoch": int, "base_lrs": [...]}``; ``lr_lambda`` is not saved."""
+        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
+
+    def load_state_dict(self, state_dict):
+        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or set(state_dict) != {"last_epoch", "base_lrs"}:
+            raise ValueError(f"{name}.load_state_dict: expected keys ['base_lrs', "
+                             f"'last_epoch'], got {state_dict!r}")
+        base_lrs, last_epoch = list(state_dict["base_lrs"]), state_dict["last_epoch"]
+        if len(base_lrs) != len(self.optimizer.param_groups):
+            raise ValueError(f"{name}.load_state_dict: {len(base_lrs)} base_lrs for "
+                             f"{len(self.optimizer.param_groups)} parameter groups")
+        if not isinstance(last_epoch, numbers.Integral) or last_epoch < 0:
+            raise ValueError(f"{name}.load_state_dict: last_epoch must be an int >= 0, got "
+                             f"{last_epoch!r}")
+        if not all(isinstance(lr, numbers.Real) and not isinstance(lr, bool) and lr >= 0
+                   for lr in base_lrs):
+            raise ValueError(f"{name}.load_state_dict: base_lrs must be numbers >= 0, got "
+                             f"{base_lrs!r}")
+        self._go_to(int(last_epoch), base_lrs)
+
+
+def _check_optimizer(where, optimizer):
+    if not isinstance(optimizer, Optimizer):
+        raise TypeError(f"{where}: optimizer must be an optim.Optimizer, got "
+                        f"{type(optimizer).__name__}")
+
+
+def _members(where, schedulers, optimizer=None):
+    # SequentialLR's and ChainedScheduler's schedulers (torch's checks): a non-empty list of
+    # schedulers that step without a metric, all of ``optimizer`` (the first one's if None)
+    schedulers = list(schedulers) if isinstance(schedulers, (list, tuple)) else schedulers
+    if not isinstance(schedulers, list) or not schedulers:
+        raise ValueError(f"{where}: expected a non-empty list of schedulers, got "
+                         f"{schedulers!r}")
+    for index, scheduler in enumerate(schedulers):
+        if not isinstance(scheduler, LRScheduler):
+            raise TypeError(f"{where}: schedulers[{index}] must be an LRScheduler, got "
+                            f"{type(scheduler).__name__}")
+        if scheduler.steps_with_metric:
+            raise ValueError(f"{where}: schedulers[{index}] is a {type(scheduler).__name__}, "
+                             f"whose step needs a metric")
+    optimizer = schedulers[0].optimizer if optimizer is None else optimizer
+    _check_optimizer(where, optimizer)
+    for index, scheduler in enumerate(schedulers):
+        if scheduler.optimizer is not optimizer:
+            raise ValueError(f"{where}: schedulers[{index}] ({type(scheduler).__name__}) "
+                             f"belongs to another optimizer")
+    return schedulers, optimizer
+
+
+def _lr_lambdas(where, optimizer, lr_lambda):
+    # LambdaLR's and MultiplicativeLR's lr_lambda: one function for every group, or a list
+    # of one per group (a wrong count: ValueError; not a function: TypeError, as torch's call)
+    _check_optimizer(where, optimizer)
+    groups = len(optimizer.param_groups)
+    lambdas = list(lr_lambda) if isinstance(lr_lambda, (list, tuple)) else [lr_lambda] * groups
+    if len(lambdas) != groups:
+        raise ValueError(f"{where}: expected {groups} lr_lambdas, got {len(lambdas)}: "
+                         f"lr_lambda must be a function or a list of {groups} functions "
+                         f"(one per parameter group)")
+    for function in lambdas:
+        if not callable(function):
+            raise TypeError(f"{where}: lr_lambda must be a function, got "
+                            f"{type(function).__name__}")
+    return lambdas
+
+
+def _momentum_kind(where, optimizer, cycle_momentum):
+    # whether a cyclic schedule (OneCycleLR, CyclicLR) moves Adam's beta1 rather than the
+    # momentum; with cycle_momentum, an optimizer with neither is torch's ValueError
+    if not isinstance(cycle_momentum, bool):
+        raise ValueError(f"{where}: cycle_momentum must be True or False, got "
+                         f"{cycle_momentum!r}")
+    use_beta1 = "betas" in optimizer.defaults
+    if cycle_momentum and "momentum" not in optimizer.defaults and not use_beta1:
+        raise ValueError(f"{where}: cycle_momentum=True needs an optimizer with momentum or "
+                         f"betas, got {type(optimizer).__name__}")
+    return use_beta1
+
+
+def _write_momentum(group, momentum, use_beta1):
+    # the momentum a cyclic schedule sets: Adam's beta1, or SGD's and RMSprop's momentum
+    if use_beta1:
+        group["betas"] = (momentum, *group["betas"][1:])
+    else:
+        group["momentum"] = momentum
+
+
+def _per_group(where, name, value, groups):
+    # one number for every parameter group, or a list of one per group (torch's _format_param)
+    values = list(value) if isinstance(value, (list, tuple)) else [value] * groups
+    if len(values) != groups:
+        raise ValueError(f"{where}: expected {groups} values of {name} (one per parameter "
+                         f"group), got {len(values)}")
+    for item in values:
+        check_number(where, name, item)
+    return values
+
+
+def _int_list(where, name, values):
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{where}: {name} must be a list of ints, got {type(values).__name__}")
+    values = list(values)
+    for item in values:
+        check_number(where, name, item, integer=True)
+    return list(values)
