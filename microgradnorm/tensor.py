@@ -299,7 +299,13 @@ class Tensor:
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
         with backend.silent_floats():        # inf and NaN silently, as in Function.apply
-            write(self._array)
+            try:
+                write(self._array)
+            except TypeError as error:       # NumPy's same_kind rule refused, writing nothing
+                if "Cannot cast ufunc" not in str(error):
+                    raise
+                raise InPlaceCastError(f"in-place op: the result can't be cast to the desired "
+                                       f"output type {self.dtype} ({error})") from None
         self._bump_version()
         return self
 
@@ -308,6 +314,11 @@ class Tensor:
             raise RuntimeError(f"the truth value of a tensor with {self._array.size} elements is "
                                "ambiguous; use (t > 0).numpy().any() or .all()")
         return bool(self.item())
+
+class InPlaceCastError(RuntimeError, TypeError):
+    """An in-place op whose result type the tensor cannot hold (a float into an integer
+    tensor, a complex into a real one): torch's RuntimeError, and NumPy's TypeError too."""
+
 
 def _record_inplace(target, compute, value):
     """An in-place op the graph must record (PyTorch's rules): ``compute(before, value)``
@@ -355,8 +366,11 @@ def _snapshot(tensor, version_box):
 
 
 def _can_cast(source, target):
-    # PyTorch's in-place rule: no float result into an integer tensor, no int into bool
-    return is_floating(target) or source.kind in "iub" and (
+    # PyTorch's in-place rule: no complex result into a real tensor, no float into an
+    # integer one, no int into bool
+    if source.kind == "c":
+        return target.kind == "c"
+    return is_floating(target) or target.kind == "c" or source.kind in "iub" and (
         target.kind != "b" or source.kind == "b")
 
 

@@ -81,9 +81,10 @@ class FreedInput:
 
 def _as_seen_by(tensor, node):
     # ``tensor`` as ``node`` recorded it: the snapshot before the first in-place op recorded
-    # after the node (``tensor._record_inplace``), else the tensor itself
+    # at or after the node (``tensor._record_inplace``), else the tensor itself. At: the
+    # in-place node itself read the tensor before its write (``x.scatter_(0, i, x)``)
     if tensor._history is not None:
         for stamp, before in tensor._history:
-            if node.seq < stamp:
+            if node.seq <= stamp:
                 return before
     return tensor

@@ -95,11 +95,7 @@ def broadcast_tensors(*tensors):
         if not isinstance(t, _tensor.Tensor):
             raise TypeError(f"broadcast_tensors(): expected a Tensor as argument {i}, got "
                             f"{type(t).__name__}")
-    try:
-        shape = np.broadcast_shapes(*(t.shape for t in tensors))
-    except ValueError:
-        raise RuntimeError(f"broadcast_tensors(): shapes {[t.shape for t in tensors]} do not "
-                           "broadcast") from None
+    shape = indexing.broadcast_shape("broadcast_tensors", *(t.shape for t in tensors))
     return tuple(Expand.apply(t, shape=shape) for t in tensors)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..dtypes import complex_of, get_default_dtype, is_floating, is_half
+from ..dtypes import complex_of, finfo, get_default_dtype, is_floating, is_half
 
 
 # ----- dtypes ---------------------------------------------------------------------------------
@@ -198,9 +198,11 @@ def dim_alias(fn, axis, dim):
     return axis
 
 
-def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False):
+def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False, reduce=False):
     """The one reading of an ``axis`` (or ``dim``) argument: with ``single`` one non-negative
-    int, else None or a sorted tuple. ``insert``: a place for a new dim, one of ndim + 1."""
+    int, else None or a sorted tuple. ``insert``: a place for a new dim, one of ndim + 1.
+    ``reduce``: an empty tuple is every dim, None (torch's reductions: ``x.sum(dim=())``
+    sums everything, while ``x.squeeze(dim=())`` and ``x.any(dim=())`` touch nothing)."""
     axis = dim_alias(fn, axis, dim)
     if axis is None and not single:
         return None
@@ -220,6 +222,8 @@ def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False):
                             f"(expected -{span} <= axis < {span})")
     if single:
         return int(axis) % span
+    if reduce and not axes and ndim:
+        return None
     normalized = tuple(sorted(int(a) % span for a in axes))
     if len(set(normalized)) != len(normalized):
         raise RepeatedAxisError(f"{fn}: axis {axis!r} names a dim twice (tensor with {ndim} "
@@ -258,6 +262,32 @@ def check_tensor(fn, x):
     return x
 
 
+def check_same_dtype(fn, input, other, names=("input", "other")):
+    """Raise torch's RuntimeError unless the Tensors ``input`` and ``other`` (called
+    ``names`` in the message) have one dtype: the ops that do not promote."""
+    if other.dtype != input.dtype:
+        raise RuntimeError(f"{fn}(): {names[0]} and {names[1]} must have the same dtype, got "
+                           f"{input.dtype} and {other.dtype}")
+
+
+def check_fits(fn, value, dtype):
+    """Raise torch's RuntimeError (``c10::checked_convert``) unless ``dtype`` holds the number
+    ``value``: an integer dtype [min, max] (an unsigned one an integer down to -max too: it
+    wraps), a floating or complex one any part with |part| <= its max, inf and NaN."""
+    if dtype.kind in "iu":
+        info, integral = np.iinfo(dtype), isinstance(value, (numbers.Integral, np.bool_))
+        low = -int(info.max) if dtype.kind == "u" and integral else int(info.min)
+        fits = (integral or bool(np.isfinite(value))) and low <= value <= info.max
+    elif dtype.kind in "fc":
+        parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
+        fits = all(not np.isfinite(v) or abs(v) <= float(finfo(dtype).max) for v in parts)
+    else:
+        fits = True
+    if not fits:
+        raise RuntimeError(f"{fn}(): value {value!r} cannot be converted to type {dtype} "
+                           "without overflow")
+
+
 def as_array(fn, name, value, like, kind):
     """``value`` as an array on ``like``'s device, of a dtype kind in ``kind`` ("b", "iu")."""
     data = value._array if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
@@ -288,3 +318,41 @@ def raw_index(index):
 def constant(array):
     """A Tensor of ``array`` outside the graph."""
     return _tensor.Tensor._from_op(array, None, 0)
+
+
+# ----- what the fused arithmetic shares (ops/binary.py, ops/ternary.py) ----------------------
+def result_type(*tensors):
+    """torch's result dtype of several tensors: those with dims decide among themselves,
+    then the 0-d ones count only where of a higher category (bool < integer < floating <
+    complex), as ``result_dtype`` does for two."""
+    key = tuple((t.dtype, t.ndim > 0) for t in tensors)
+    dtype = _RESULT_TYPES.get(key)
+    if dtype is None:                    # a few dtype combinations: each worked out once
+        dtype = _RESULT_TYPES[key] = _result_type(key)
+    return dtype
+
+
+_RESULT_TYPES = {}
+
+
+def _result_type(shaped):
+    def joined(group):
+        out = None
+        for dtype in group:
+            out = dtype if out is None else result_dtype(np.empty(1, out), np.empty(1, dtype))
+        return out
+    dims = joined([dtype for dtype, has_dims in shaped if has_dims])
+    zero = joined([dtype for dtype, has_dims in shaped if not has_dims])
+    if dims is None or zero is None:
+        return zero if dims is None else dims
+    return result_dtype(np.empty(1, dims), np.empty((), zero))
+
+
+def fma(coeff, x, base, dtype):
+    """``coeff · x + base`` in ``dtype``, rounded once where torch's vectorized kernels fuse
+    it (an FMA): for float32 and half precision (computed in float32), whose products are
+    exact in float64; other dtypes round twice (float64: within an ulp of torch's)."""
+    if base.dtype == np.float32:
+        wide = base.astype(np.float64) + coeff.astype(np.float64) * x.astype(np.float64)
+        return wide.astype(np.float32).astype(dtype, copy=False)
+    return (base + coeff * x).astype(dtype, copy=False)

@@ -4,12 +4,12 @@
 in-place forms; ops/ternary.py (``lerp``, ``addcmul``, ``addcdiv``) shares its helpers.
 
 Operands promote as the operators do (``x + y``: ops/base.py); half precision computes in
-float32 and rounds once, as torch's kernels. Each function with a closed-form derivative is
-one node whose backward is torch's formula, singular points included (``atan2`` at the
-origin, ``xlogy`` at x = 0, ``fmax`` beside a NaN). ``METHODS`` names the functions
-``ops/methods.py`` binds as ``Tensor`` methods."""
+float32 and rounds once (``dtypes.accumulation_dtype``), as torch's kernels, except where
+torch's rounds each step (``rounding_mode`` by a tensor, ``xlogy``). Each function with a
+closed-form derivative is one node whose backward is torch's formula, singular points
+included (``atan2`` at the origin, ``xlogy`` at x = 0, ``fmax`` beside a NaN). ``METHODS``
+names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
-import functools
 import math
 import numbers
 
@@ -18,9 +18,9 @@ import numpy as np
 from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd import Function
-from ..dtypes import get_default_dtype, is_half
+from ..dtypes import accumulation_dtype, get_default_dtype, is_half
 from . import elementwise
-from .base import broadcast, conj, float_input, promote, result_dtype, unbroadcast
+from .base import broadcast, conj, float_input, fma, promote, result_dtype, unbroadcast
 from .elementwise import Add, Div, Mul, Sub
 from .pointwise import _in_place
 
@@ -70,40 +70,6 @@ def scalar(fn, name, value, dtype):
     return int(value) if kind in "iu" else bool(value) if kind == "b" else value
 
 
-def compute_dtype(dtype):
-    """torch's opmath: half precision computes in float32 (and rounds once at the end)."""
-    return np.dtype(np.float32) if is_half(dtype) else dtype
-
-
-def fma(coeff, x, base, dtype):
-    """``coeff · x + base`` in ``dtype``, rounded once where torch's vectorized kernels fuse
-    it (an FMA): for float32 and half precision (computed in float32), whose products are
-    exact in float64; other dtypes round twice (float64: within an ulp of torch's)."""
-    if base.dtype == np.float32:
-        wide = base.astype(np.float64) + coeff.astype(np.float64) * x.astype(np.float64)
-        return wide.astype(np.float32).astype(dtype, copy=False)
-    return (base + coeff * x).astype(dtype, copy=False)
-
-
-def result_type(*tensors):
-    """torch's result dtype of several tensors: those with dims decide among themselves,
-    then the 0-d ones count only where of a higher category (bool < integer < floating <
-    complex), as ``result_dtype`` does for two."""
-    return _result_type(tuple((t.dtype, t.ndim > 0) for t in tensors))
-
-
-@functools.lru_cache(maxsize=256)
-def _result_type(shaped):
-    def joined(group):
-        return functools.reduce(lambda a, b: result_dtype(np.empty(1, a), np.empty(1, b)),
-                                group) if group else None
-    dims = joined([dtype for dtype, has_dims in shaped if has_dims])
-    zero = joined([dtype for dtype, has_dims in shaped if not has_dims])
-    if dims is None or zero is None:
-        return zero if dims is None else dims
-    return result_dtype(np.empty(1, dims), np.empty((), zero))
-
-
 def broadcast_shape(fn, *shapes):
     """The shape ``shapes`` broadcast to, or a ValueError naming ``fn`` and all of them."""
     try:
@@ -139,7 +105,7 @@ class AddScaled(Function):
         ctx.shapes, ctx.alpha = (a.shape, b.shape), alpha
         if dtype == np.bool_:                          # alpha is True or False here
             return broadcast("add", np.logical_or, a, b & alpha)
-        wide = compute_dtype(dtype)
+        wide = accumulation_dtype(dtype)
         scale = np.array(alpha).astype(dtype).astype(wide)       # integers wrap, as torch's
         a, b = (v.astype(dtype, copy=False).astype(wide, copy=False) for v in (a, b))
         return broadcast("add", lambda a, b: fma(scale, b, a, dtype), a, b)
@@ -196,16 +162,22 @@ def multiply(input, other):
 
 class DivRounded(Function):
     """``a / b`` rounded toward 0 (``mode`` "trunc") or toward -inf ("floor"), integers
-    staying integral; a step function, whose gradient torch defines as 0 for both inputs."""
+    staying integral; a step function, whose gradient torch defines as 0 for both inputs.
+    ``divisor``: b's value when it was a Python number (half precision reads it unrounded);
+    half precision is ``_half_rounded``'s."""
 
     @staticmethod
-    def forward(ctx, a, b, mode):
+    def forward(ctx, a, b, mode, divisor=None):
         ctx.shapes = a.shape, b.shape
-        a, b, dtype = promote(a, b)      # a number beside a half tensor rounds to half first
+        dtype = result_dtype(a, b)
         if dtype == np.bool_ or dtype.kind == "c":
             raise NotImplementedError(f"div: rounding_mode={mode!r} is not implemented for "
                                       f"{dtype} tensors")
         xp = backend.array_module(a)
+        if is_half(dtype):
+            return broadcast("div", lambda a, b: _half_rounded(xp, a, b, dtype, mode, divisor),
+                             a, b)
+        a, b, dtype = promote(a, b)
         if dtype.kind in "iu":
             if a.size and (b == 0).any():
                 raise RuntimeError("div: ZeroDivisionError (an integer divided by 0)")
@@ -214,10 +186,8 @@ class DivRounded(Function):
                 inexact = (quotient * b != a) & ((a < 0) != (b < 0))
                 quotient = quotient + inexact.astype(dtype)
             return quotient
-        wide = compute_dtype(dtype)
         rounding = xp.floor_divide if mode == "floor" else lambda a, b: xp.trunc(a / b)
-        return broadcast("div", rounding, a.astype(wide, copy=False),
-                         b.astype(wide, copy=False)).astype(dtype, copy=False)
+        return broadcast("div", rounding, a, b)         # float32, float64: c10's algorithm
 
     @staticmethod
     def backward(ctx, grad):
@@ -226,7 +196,39 @@ class DivRounded(Function):
                      for shape, need in zip(ctx.shapes, ctx.needs_input_grad))
 
 
+def _half_rounded(xp, a, b, dtype, mode, divisor):
+    """``a / b`` rounded by ``mode`` for a float16 or bfloat16 result ``dtype``, as torch's
+    CPU kernels: a divisor of one element (a number, a 0-d or one-element tensor: its
+    TensorIterator's scalar) is read in float32 as given, unrounded, and the quotient of a
+    (rounded to dtype) is computed in float32 and rounded once; otherwise both are rounded
+    to dtype and so is each step: trunc(a / b), and for floor c10's ``div_floor_floating``
+    (mod = fmod(a, b); div = (a - mod) / b, less 1 where mod's sign is not b's; its floor,
+    plus 1 where div - floor > 1/2; a signed 0 where div is 0; a / b where b is 0)."""
+    f32 = np.float32
+
+    def r(v):                                     # one step, rounded to dtype
+        return v.astype(dtype).astype(f32)
+
+    a = r(a)
+    if b.size == 1:
+        b = b.astype(f32) if divisor is None else xp.asarray(divisor, dtype=f32)
+        out = xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
+        return out.astype(dtype)
+    b = r(b)
+    quotient = r(a / b)
+    if mode == "trunc":
+        return xp.trunc(quotient).astype(dtype)
+    mod = xp.fmod(a, b)                           # exact
+    div = r(r(a - mod) / b)
+    div = xp.where((mod != 0) & ((b < 0) != (mod < 0)), r(div - 1), div)
+    floor = xp.floor(div)
+    floor = xp.where(div - floor > 0.5, r(floor + 1), floor)
+    out = xp.where(div != 0, floor, xp.copysign(xp.zeros((), f32), quotient))
+    return xp.where(b == 0, quotient, out).astype(dtype)
+
+
 def _div(fn, input, other, rounding_mode):
+    divisor = other if isinstance(other, numbers.Real) else None     # a number, as given
     input, other = operands(fn, input, other, both_numbers=True)
     if rounding_mode is None:
         return Div.apply(input, other)
@@ -236,7 +238,7 @@ def _div(fn, input, other, rounding_mode):
     if rounding_mode not in ("trunc", "floor"):
         raise RuntimeError(f"{fn}: expected rounding_mode to be one of None, 'trunc', or "
                            f"'floor' but found {rounding_mode!r}")
-    return DivRounded.apply(input, other, mode=rounding_mode)
+    return DivRounded.apply(input, other, mode=rounding_mode, divisor=divisor)
 
 
 def div(input, other, *, rounding_mode=None):
@@ -287,7 +289,7 @@ class Binary(Function):
                 raise NotImplementedError(f"{function.name}: not implemented for {dtype} "
                                           "tensors (give a floating tensor)")
             a, b, dtype = float_input(a), float_input(b), get_default_dtype()
-        wide = compute_dtype(dtype) if function.opmath else dtype
+        wide = accumulation_dtype(dtype) if function.opmath else dtype
         out = broadcast(function.name, lambda a, b: function.f(backend.array_module(a), a, b),
                         a.astype(wide, copy=False), b.astype(wide, copy=False))
         out = out.astype(dtype, copy=False)
@@ -503,6 +505,7 @@ div_checked_ = in_place("div", div)      # Tensor.div_ with a rounding_mode, or 
 add_scaled_ = in_place("add", add)       # Tensor.add_ and sub_ with an alpha other than 1
 sub_scaled_ = in_place("sub", sub)
 _float_power_ = in_place("float_power", float_power)
+pow_ = in_place("pow", elementwise.pow)  # Tensor.pow_: x's dtype must hold the result, as torch's
 
 
 def float_power_(self, exponent):
@@ -537,4 +540,4 @@ def true_divide_(self, other):
 METHODS = ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide",
            "atan2", "arctan2", "hypot", "logaddexp", "logaddexp2", "copysign", "fmax", "fmin",
            "xlogy", "float_power", "atan2_", "arctan2_", "hypot_", "copysign_", "xlogy_",
-           "float_power_", "subtract_", "multiply_", "divide_", "true_divide_")
+           "float_power_", "subtract_", "multiply_", "divide_", "true_divide_", "pow_")

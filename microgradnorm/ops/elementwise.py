@@ -9,7 +9,8 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
-from ..dtypes import cast_gradient, get_default_dtype, is_floating, is_half
+from ..dtypes import (accumulation_dtype, cast_gradient, get_default_dtype, is_floating,
+                      upcast_half)
 from . import logical
 from .base import (arithmetic, as_array, broadcast, check_orderable, check_tensor, complex_sign,
                    conj, constant, float_input, kept, promote, rounded, torch_sign, unbroadcast)
@@ -169,6 +170,8 @@ class Pow(Function):
         (x,) = ctx.saved
         if ctx.exponent == 0:            # x⁰ is constant: 0, not 0 · 0⁻¹ = NaN at x = 0
             return backend.array_module(grad).zeros_like(grad)
+        if x.dtype.kind == "c":          # grad · conj(n x^(n-1)), as torch's
+            return grad * _conj(ctx.exponent * x ** (ctx.exponent - 1))
         return grad * ctx.exponent * x ** (ctx.exponent - 1)
 
 
@@ -233,7 +236,7 @@ class PowTensor(Function):
         if dtype.kind in "iu":
             out = broadcast("pow", lambda b, e: _integer_power(xp, b, e), x, exponent)
         else:
-            wide = np.float32 if is_half(dtype) else dtype
+            wide = accumulation_dtype(dtype)
             out = broadcast("pow", xp.power, x.astype(wide, copy=False),
                             exponent.astype(wide, copy=False)).astype(dtype, copy=False)
         ctx.save_for_backward(x, exponent, out)
@@ -258,7 +261,8 @@ class PowTensor(Function):
 
 class Unary(Function):
     """An elementwise ``f(xp, x)`` whose derivative ``df(grad, kept)`` needs only the input
-    or only the output, which is all it saves (``saves``)."""
+    or only the output, which is all it saves (``saves``). For a complex x, ``df`` returns
+    grad · conj(f'(x)), as torch's (``_conj``)."""
 
     saves = "out"                   # "out" or "x"
 
@@ -277,8 +281,14 @@ class Unary(Function):
 
 def _in_opmath(xp_function, x):
     # half precision computed in float32 and rounded once, as torch's
-    out = xp_function(x.astype(np.float32) if is_half(x.dtype) else float_input(x))
+    out = xp_function(upcast_half(float_input(x)))
     return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
+
+
+def _conj(slope):
+    # conj(f'(z)): torch's gradient through a complex f is grad · conj(f'(z)) (ops/complex.py);
+    # a real slope costs one dtype check
+    return slope.conj() if slope.dtype.kind == "c" else slope
 
 
 class Exp(Unary):
@@ -286,7 +296,7 @@ class Exp(Unary):
         return xp.exp(float_input(x))
 
     def df(grad, out):                       # d exp(x) = exp(x)
-        return grad * out
+        return grad * _conj(out)
 
 
 class Log(Unary):
@@ -295,8 +305,8 @@ class Log(Unary):
     def f(xp, x):
         return xp.log(float_input(x))
 
-    def df(grad, x):
-        return grad / x
+    def df(grad, x):                         # d log(x) = 1 / x
+        return grad / _conj(x)
 
 
 class Sqrt(Unary):
@@ -304,7 +314,7 @@ class Sqrt(Unary):
         return xp.sqrt(float_input(x))
 
     def df(grad, out):                       # d sqrt(x) = 1 / (2 sqrt(x))
-        return grad / (2 * out)
+        return grad / (2 * _conj(out))
 
 
 class Rsqrt(Unary):
@@ -314,7 +324,7 @@ class Rsqrt(Unary):
         return _in_opmath(lambda x32: 1 / xp.sqrt(x32), x)
 
     def df(grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2
-        return grad * (-0.5 * out * out * out)
+        return grad * _conj(-0.5 * out * out * out)
 
 
 class Tanh(Unary):
@@ -322,7 +332,7 @@ class Tanh(Unary):
         return xp.tanh(float_input(x))
 
     def df(grad, out):                       # d tanh(x) = 1 - tanh(x)²
-        return grad * (1 - out * out)
+        return grad * _conj(1 - out * out)
 
 
 class Sigmoid(Unary):
@@ -332,6 +342,8 @@ class Sigmoid(Unary):
         return _in_opmath(lambda x32: 0.5 * (1 + xp.tanh(x32 * 0.5)), x)
 
     def df(grad, out):                       # dσ = σ (1 - σ)
+        if out.dtype.kind == "c":
+            return grad * _conj(out * (1 - out))
         return grad * out * (1 - out)
 
 
@@ -514,11 +526,12 @@ def neg(x):
     return Neg.apply(x)
 
 
-def pow(x, exponent):
-    """``x ** exponent`` (``torch.pow``): for a number ``exponent``; for a tensor one,
+def pow(input, exponent):
+    """``input ** exponent`` (``torch.pow``): for a number ``exponent``; for a tensor one,
     broadcast (``PowTensor``: both get torch's gradient); ``mg.pow(number, x)``
     (``number ** x``) is any real number to a tensor's power (``PowOfNumber``), an integer x
     with an integer number staying integral, as torch's."""
+    x = input
     if isinstance(exponent, _tensor.Tensor):
         if _is_real(x):
             if exponent.dtype.kind == "c":
@@ -550,12 +563,12 @@ def _is_real(value):
     return isinstance(value, numbers.Number) and not isinstance(value, complex)
 
 
-def square(x):
+def square(input):
     """Elementwise x² (``torch.square``): an integer dtype stays integral, a bool x gives
     int64, as torch's."""
-    if check_tensor("square", x).dtype == np.bool_:
-        x = x.astype(np.int64)
-    return pow(x, 2)
+    if check_tensor("square", input).dtype == np.bool_:
+        input = input.astype(np.int64)
+    return pow(input, 2)
 
 
 def maximum(a, b):

@@ -2,8 +2,9 @@
 sort/argsort/topk/kthvalue/mode (gathers of the sorted order), and ``pick_along``, which the
 (values, indices) reductions share; backward adds each gradient into the element it came
 from, so repeats accumulate. Then the writes out of place (scatter, scatter_add, index_add,
-index_fill, index_copy: ``IndexPut`` and ``ScatterAdd``), take/take_along_dim/masked_select,
-and the index constants (argwhere, unique, bincount, searchsorted, bucketize, isin).
+index_fill, index_copy: ``IndexPut`` and ``ScatterAdd``) and take/take_along_dim/
+masked_select. (The index constants, argwhere, unique, bincount, searchsorted, bucketize
+and isin, are in ``search.py``.)
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
@@ -13,11 +14,12 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from ..dtypes import is_floating
 from . import return_types
-from .base import (AxisError, OutOfRangeError, as_array, check_orderable, check_reducible,
-                   check_tensor, constant, kept, normalize_axis, unbroadcast)
+from .base import (AxisError, OutOfRangeError, as_array, check_fits, check_orderable,
+                   check_reducible, check_same_dtype, check_tensor, constant, kept,
+                   normalize_axis, raw, unbroadcast)
 
 METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
            "index_fill", "index_copy", "take")
@@ -35,7 +37,9 @@ class GetItem(Function):
     def forward(ctx, x, index):
         ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
         out = x[index]
-        if isinstance(out, np.generic):         # x[1, 2]: a 0-d view, as torch's, not a copy
+        if isinstance(out, np.generic) and not (ctx.needs_input_grad[0] and is_grad_enabled()):
+            # x[1, 2]: a 0-d view, as torch's (t[1, 2].add_(5) writes into t). Recorded, a
+            # copy: y[0] += 5 then writes it back through y[0] = ..., as torch's CopySlices
             out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
         return out
 
@@ -123,8 +127,19 @@ class Gather(Function):
 
 # ----- the functions ------------------------------------------------------------------------
 def getitem(x, index):
-    """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors)."""
+    """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors); a 0-d
+    integer tensor is an int, as torch reads it (``c[y].add_(1)`` for y in a tensor)."""
+    if isinstance(index, tuple):
+        index = tuple([_as_int(part) for part in index])
+    else:
+        index = _as_int(index)
     return GetItem.apply(x, index=index)          # apply keeps the index's tensors checked
+
+
+def _as_int(part):
+    if isinstance(part, _tensor.Tensor) and part.ndim == 0 and part.dtype.kind in "iu":
+        return int(part.item())
+    return part
 
 
 def index_put(x, index, value):
@@ -133,11 +148,12 @@ def index_put(x, index, value):
     return IndexPut.apply(x, value, index=index)
 
 
-def _check_range(fn, index, size, axis):
-    if index.size and (int(index.min()) < 0 or int(index.max()) >= size):
-        bad = int(index.min()) if int(index.min()) < 0 else int(index.max())
+def _check_range(fn, index, size, axis, low=0):
+    # every index in [low, size): torch's IndexError (``OutOfRangeError``) otherwise
+    if index.size and (int(index.min()) < low or int(index.max()) >= size):
+        bad = int(index.min()) if int(index.min()) < low else int(index.max())
         raise OutOfRangeError(f"{fn}: index {bad} is out of bounds for dim {axis} with "
-                              f"size {size} (expected 0 <= index < {size})")
+                              f"size {size} (expected {low} <= index < {size})")
 
 
 def _flat_pick(x, index):
@@ -343,7 +359,7 @@ class ScatterAdd(Function):
         out = x.copy()
         rows = index[0] if len(index) == 1 else None          # index_add along dim 0
         if type(rows) is np.ndarray and type(out) is np.ndarray and rows.size >= 256 \
-                and src.shape[:1] == rows.shape:
+                and src.shape[:1] == rows.shape and out.dtype != np.bool_:   # (+= on bool)
             _add_rows(out, rows, src)                         # sorted sums, as GetItem's
         else:
             backend.array_module(x).add.at(out, index, src)
@@ -364,50 +380,43 @@ def index_array(fn, value, like, long_only=False, wrap=False, size=None, axis=0)
     if data.dtype.kind not in "iu" or long_only and data.dtype != np.int64:
         wanted = "int64" if long_only else "int32 or int64"
         raise RuntimeError(f"{fn}(): expected dtype {wanted} for the index, got {data.dtype}")
-    if size is not None and data.size:
-        low, high = int(data.min()), int(data.max())
-        if low < (-size if wrap else 0) or high >= size:
-            bad = high if high >= size else low
-            raise OutOfRangeError(f"{fn}(): index {bad} is out of bounds for dim {axis} with "
-                                  f"size {size}")
-        if wrap and low < 0:
+    if size is not None:
+        _check_range(fn + "()", data, size, axis, low=-size if wrap else 0)
+        if wrap and data.size and int(data.min()) < 0:
             data = data % size
     return data
 
 
-def _same_dtype(fn, input, other, name):
-    if other.dtype != input.dtype:
-        raise RuntimeError(f"{fn}(): input and {name} must have the same dtype, got "
-                           f"{input.dtype} and {other.dtype}")
-
-
 def _fill_value(fn, value, like):
     """A number or a 0-d tensor as a 0-d Tensor of like's dtype (a cast, in the graph);
-    torch's RuntimeError for a number an integer dtype cannot hold."""
+    torch's RuntimeError for a value the dtype cannot hold (``c10::checked_convert``)."""
     if isinstance(value, _tensor.Tensor):
         if value.ndim:
             raise RuntimeError(f"{fn}(): value must be a number or a 0-d tensor, got shape "
                                f"{value.shape}")
+        check_fits(fn, value.item(), like.dtype)
         return value.astype(like.dtype, copy=False)
-    if isinstance(value, complex) or not isinstance(value, (numbers.Number, np.bool_)):
+    if not isinstance(value, (numbers.Number, np.bool_)):
         raise TypeError(f"{fn}(): value must be a number, got {type(value).__name__}")
-    if like.dtype.kind in "iu":
-        info = np.iinfo(like.dtype)
-        if not np.isfinite(value) or not info.min <= value <= info.max:
-            raise RuntimeError(f"{fn}(): value {value!r} cannot be converted to {like.dtype} "
-                               "without overflow")
+    if isinstance(value, complex) and like.dtype.kind != "c":
+        raise RuntimeError(f"{fn}(): a complex value {value!r} cannot be converted to "
+                           f"{like.dtype}")
+    check_fits(fn, value, like.dtype)
+    if like.dtype.kind == "u" and value < 0:          # -1 is 255 in uint8, as torch wraps it
+        value = int(value) % (int(np.iinfo(like.dtype).max) + 1)
     return constant(like.xp.asarray(value).astype(like.dtype))
 
 
-def _scatter_grid(fn, input, dim, index, src):
+def _scatter_grid(fn, input, dim, given, src):
     """(index positions, index's shape): ``out[index[i][j]][j]`` for dim 0, after torch's
-    checks (index with input's dims, no larger than src anywhere and than input off ``dim``);
-    no positions for an empty index."""
-    check_tensor(fn, input)
+    checks (index with input's dims, no larger than src anywhere and than input off ``dim``;
+    input and src at least 1-D, a 0-d index taken as 1-D, as torch's); no positions for an
+    empty index. The index Tensor itself among the positions: its version is checked."""
     axis = normalize_axis(fn, dim, input.ndim, single=True)
-    index = index_array(fn, index, input)
+    index = index_array(fn, given, input)
     if index.size == 0:
         return None, index.shape
+    index = index.reshape(1) if index.ndim == 0 else index
     if index.ndim != input.ndim or src is not None and src.ndim != index.ndim:
         raise RuntimeError(f"{fn}(): index must have as many dims as input (and src), got "
                            f"shapes {tuple(index.shape)}, {input.shape}"
@@ -417,8 +426,19 @@ def _scatter_grid(fn, input, dim, index, src):
             raise RuntimeError(f"{fn}(): index {tuple(index.shape)} must be no larger than "
                                f"input {input.shape} apart from dim {axis}, and no larger "
                                "than src")
-    _check_range(fn, index, input.shape[axis] if input.ndim else 1, axis)
-    return (() if input.ndim == 0 else _grid(index, axis)), index.shape
+    _check_range(fn, index, input.shape[axis], axis)
+    where = _grid(index, axis)
+    return where[:axis] + (kept(given, index),) + where[axis + 1:], index.shape
+
+
+def _at_least_1d(t):
+    # a 0-d tensor as shape (1,): torch's scatter takes 0-d input and src as 1-D
+    return t.reshape(1) if t is not None and t.ndim == 0 else t
+
+
+def _as_shaped(out, input):
+    # the result of a write into _at_least_1d(input) in input's shape (0-d again)
+    return out if out.ndim == input.ndim else out.reshape(())
 
 
 def _src_part(src, index_shape):
@@ -438,10 +458,11 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         input: the tensor.
         dim: the dim ``index`` addresses.
         index: an integer tensor with input's dims, no larger than src in any dim and than
-            input in the others.
-        src: a tensor of input's dtype (the 4th argument may also be the number ``value``).
+            input in the others (a 0-d input, src or index counts as 1-D, as torch's).
+        src: a tensor of input's dtype (the 4th argument may also be the number ``value``,
+            which input's dtype must hold: torch's overflow error otherwise).
         reduce: "add" (as ``scatter_add``) or "multiply" (a constant: no gradient, as
-            torch's).
+            torch's; refused while a graph is recorded, run under ``no_grad``).
 
     Example:
         >>> mg.zeros(3).scatter(0, mg.tensor([2, 0]), mg.tensor([5.0, 6.0]))   # [6, 0, 5]
@@ -456,21 +477,23 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, got "
                            f"{reduce!r}")
     if src is not None:
-        _same_dtype("scatter", input, check_tensor("scatter", src), "src")
-    where, shape = _scatter_grid("scatter", input, dim, index, src)
+        check_same_dtype("scatter", check_tensor("scatter", input),
+                         check_tensor("scatter", src), ("input", "src"))
+    flat, src = _at_least_1d(check_tensor("scatter", input)), _at_least_1d(src)
+    where, shape = _scatter_grid("scatter", flat, dim, index, src)
     if where is None:                             # an empty index writes nothing
         return input.clone()
     part = _src_part(src, shape) if src is not None else _fill_value("scatter", value, input)
     if reduce == "add":
-        return ScatterAdd.apply(input, part, index=where)
+        return _as_shaped(ScatterAdd.apply(flat, part, index=where), input)
     if reduce == "multiply":
-        if input.requires_grad or part.requires_grad:
+        if is_grad_enabled() and (input.requires_grad or part.requires_grad):
             raise RuntimeError("scatter(): the derivative with reduce='multiply' is not "
                                "implemented (torch's neither); use scatter_reduce")
-        out = input._array.copy()
-        input.xp.multiply.at(out, where, part._array)
-        return constant(out)
-    return IndexPut.apply(input, part, index=where)
+        out = flat._array.copy()
+        input.xp.multiply.at(out, tuple(raw(w) for w in where), part._array)
+        return constant(out.reshape(input.shape))
+    return _as_shaped(IndexPut.apply(flat, part, index=where), input)
 
 
 def scatter_add(input, dim, index, src):
@@ -481,12 +504,13 @@ def scatter_add(input, dim, index, src):
     Example:
         >>> mg.zeros(2).scatter_add(0, mg.tensor([1, 1, 0]), mg.tensor([1.0, 2.0, 3.0]))
     """
-    _same_dtype("scatter_add", check_tensor("scatter_add", input),
-                check_tensor("scatter_add", src), "src")
-    where, shape = _scatter_grid("scatter_add", input, dim, index, src)
+    check_same_dtype("scatter_add", check_tensor("scatter_add", input),
+                     check_tensor("scatter_add", src), ("input", "src"))
+    flat, src = _at_least_1d(input), _at_least_1d(src)
+    where, shape = _scatter_grid("scatter_add", flat, dim, index, src)
     if where is None:
         return input.clone()
-    return ScatterAdd.apply(input, _src_part(src, shape), index=where)
+    return _as_shaped(ScatterAdd.apply(flat, _src_part(src, shape), index=where), input)
 
 
 def _along(fn, input, dim, index, wrap=False, shape_error=IndexError):
@@ -496,16 +520,17 @@ def _along(fn, input, dim, index, wrap=False, shape_error=IndexError):
     check_tensor(fn, input)
     axis = normalize_axis(fn, dim, input.ndim, single=True)
     size = input.shape[axis] if input.ndim else 1
-    index = index_array(fn, index, input, size=size, wrap=wrap, axis=axis)
+    given, index = index, index_array(fn, index, input, size=size, wrap=wrap, axis=axis)
     if index.ndim > 1:
         raise shape_error(f"{fn}(): index must be 1-D or 0-d, got shape {tuple(index.shape)}")
-    index = index.reshape(-1)
-    return axis, index, (slice(None),) * axis + (index,) if input.ndim else (index,)
+    index = index if index.ndim == 1 else index.reshape(-1)
+    lead = (slice(None),) * axis if input.ndim else ()
+    return axis, index, lead + (kept(given, index),)        # (the Tensor: version-checked)
 
 
 def _slices_like(fn, input, axis, index, source):
     # source must be input's shape with len(index) at ``axis``
-    _same_dtype(fn, input, check_tensor(fn, source), "source")
+    check_same_dtype(fn, input, check_tensor(fn, source), ("input", "source"))
     wanted = input.shape[:axis] + (len(index),) + input.shape[axis + 1:] if input.ndim \
         else (len(index),)
     if tuple(source.shape) != wanted and not (source.ndim == 0 and wanted == (1,)):
@@ -579,11 +604,13 @@ def take(input, index):
         >>> mg.tensor([[1.0, 2.0], [3.0, 4.0]]).take(mg.tensor([0, -1]))   # tensor([1., 4.])
     """
     check_tensor("take", input)
-    index = index_array("take", index, input, long_only=True, wrap=True, size=input.size)
-    return getitem(input.reshape(-1), index)
+    given, index = index, index_array("take", index, input, long_only=True, wrap=True,
+                                      size=input.size)
+    return getitem(input.reshape(-1), kept(given, index))     # (the Tensor: version-checked)
 
 
-def _broadcast(fn, *shapes):
+def broadcast_shape(fn, *shapes):
+    """The shape ``shapes`` broadcast to, or torch's RuntimeError naming ``fn``."""
     try:
         return np.broadcast_shapes(*shapes)
     except ValueError:
@@ -620,7 +647,7 @@ def take_along_dim(input, indices, dim=None):
     if index.ndim != input.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices must have the same number "
                            f"of dims, got {input.ndim} and {index.ndim}")
-    shape = list(_broadcast("take_along_dim", input.shape[:axis] + (1,) +
+    shape = list(broadcast_shape("take_along_dim", input.shape[:axis] + (1,) +
                             input.shape[axis + 1:], index.shape))
     index = input.xp.broadcast_to(index, shape)
     where = []
@@ -644,7 +671,7 @@ def masked_select(input, mask):
     mask = mask._array if isinstance(mask, _tensor.Tensor) else input.xp.asarray(mask)
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_select(): expected a bool mask, got dtype {mask.dtype}")
-    shape = _broadcast("masked_select", input.shape, mask.shape) or (1,)
+    shape = broadcast_shape("masked_select", input.shape, mask.shape) or (1,)
     found = input.xp.nonzero(input.xp.broadcast_to(mask.reshape(mask.shape or (1,)), shape))
     lead = len(shape) - input.ndim               # the place in input of each picked element
     where = tuple(found[lead + d] if n != 1 else input.xp.zeros_like(found[0])

@@ -11,7 +11,8 @@ import operator
 
 from .. import backend, dtypes
 from ..dtypes import is_floating
-from ..tensor import Size, Tensor, to_arguments
+from ..autograd.function import _next_seq
+from ..tensor import Size, Tensor, _snapshot, to_arguments
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
 from . import products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
@@ -161,8 +162,17 @@ class _Methods:
 
     def stride(self, dim=None):
         """The step in elements between neighbours along each dim (a tuple), or along
-        ``dim``; NumPy's byte strides divided by the item size."""
-        steps = tuple(s // self._array.itemsize for s in self._array.strides)
+        ``dim``: NumPy's byte strides divided by the item size, torch's value where NumPy
+        has 0 for a dim of size 1 or an empty array."""
+        array = self._array
+        steps, following = [], 1
+        for n, step in zip(reversed(array.shape), reversed(array.strides)):
+            # NumPy's 0 for a dim of size 1 it inserted, or for an empty array: torch's
+            # stride there is the next dim's extent, as a contiguous tensor's
+            step = step // array.itemsize if step or n > 1 and array.size else following
+            steps.append(step)
+            following = step * max(n, 1)
+        steps = tuple(reversed(steps))
         if dim is None:
             return steps
         return steps[base.normalize_axis("stride", dim, self._array.ndim, single=True)]
@@ -216,9 +226,13 @@ class _Methods:
 
     def detach_(self):
         """Detach in place: no node, no gradient requirement; refused for a view, as torch's
-        (detach() it instead)."""
+        (detach() it instead). Nodes recorded before still backpropagate through it, but one
+        that saved it raises at backward, as torch's."""
         if self._view_version is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        if self.grad_fn is not None:     # the nodes that read it so far keep what they read,
+            self._history = (self._history or ()) + ((_next_seq(), _snapshot(self, [0])),)
+            self._bump_version()         # and one that saved it refuses, as torch's
         self.grad_fn, self._output_index, self.requires_grad = None, 0, False
         return self
 

@@ -22,7 +22,7 @@ from ..dtypes import is_floating, is_half
 from . import elementwise
 from .base import (check_tensor, complex_sign, constant, float_input, normalize_axis,
                    result_dtype)
-from .elementwise import Unary, _unary
+from .elementwise import Unary, _conj, _unary
 from .shape import cat
 
 LN_2, LN_10 = math.log(2), math.log(10)
@@ -36,7 +36,7 @@ class Sin(Unary):
         return xp.sin(float_input(x))
 
     def df(grad, x):                         # d sin(x) = cos(x)
-        return grad * backend.array_module(x).cos(x)
+        return grad * _conj(backend.array_module(x).cos(x))
 
 
 class Cos(Unary):
@@ -46,7 +46,7 @@ class Cos(Unary):
         return xp.cos(float_input(x))
 
     def df(grad, x):                         # d cos(x) = -sin(x)
-        return grad * -backend.array_module(x).sin(x)
+        return grad * -_conj(backend.array_module(x).sin(x))
 
 
 class Log10(Unary):
@@ -57,7 +57,7 @@ class Log10(Unary):
             return xp.log10(float_input(x))
 
     def df(grad, x):                         # d log10(x) = 1 / (x ln 10)
-        return grad / (x * LN_10)
+        return grad / (_conj(x) * LN_10)
 
 
 class Log2(Unary):
@@ -68,7 +68,7 @@ class Log2(Unary):
             return xp.log2(float_input(x))
 
     def df(grad, x):                         # d log2(x) = 1 / (x ln 2)
-        return grad / (x * LN_2)
+        return grad / (_conj(x) * LN_2)
 
 
 class Log1p(Unary):
@@ -81,7 +81,7 @@ class Log1p(Unary):
             return xp.log1p(float_input(x))
 
     def df(grad, x):                         # d log(1 + x) = 1 / (1 + x)
-        return grad / (x + 1)
+        return grad / _conj(x + 1)
 
 
 class Expm1(Unary):
@@ -91,7 +91,7 @@ class Expm1(Unary):
         return xp.expm1(float_input(x))
 
     def df(grad, out):                       # d (e^x - 1) = e^x = out + 1
-        return grad * (out + 1)
+        return grad * (_conj(out) + 1)
 
 
 class Reciprocal(Unary):
@@ -100,7 +100,7 @@ class Reciprocal(Unary):
             return 1 / float_input(x)
 
     def df(grad, out):                       # d (1 / x) = -1 / x² = -out²
-        return -grad * (out * out)
+        return -grad * _conj(out * out)
 
 
 sin = _unary("sin", Sin, "Elementwise sine (``torch.sin``); an integer x gives the default "
@@ -147,7 +147,7 @@ class Round(Floor):
         xp = backend.array_module(x)
         if decimals == 0:
             return xp.rint(x)
-        wide = x.astype(np.float32) if is_half(x.dtype) else x
+        wide = dtypes.upcast_half(x)
         scale = np.asarray(10.0 ** abs(decimals), dtype=wide.dtype)
         out = xp.rint(wide * scale) / scale if decimals > 0 else xp.rint(wide / scale) * scale
         return out.astype(x.dtype, copy=False)
@@ -519,14 +519,14 @@ erf = elementwise.erf                          # here for its Tensor method
 
 
 # ----- one-sided clamps and the in-place forms ------------------------------------------------
-def clamp_min(x, min):
-    """``clamp(x, min=min)`` (``torch.clamp_min``): each element at least ``min``."""
-    return elementwise.clamp(x, min=min)
+def clamp_min(input, min):
+    """``clamp(input, min=min)`` (``torch.clamp_min``): each element at least ``min``."""
+    return elementwise.clamp(input, min=min)
 
 
-def clamp_max(x, max):
-    """``clamp(x, max=max)`` (``torch.clamp_max``): each element at most ``max``."""
-    return elementwise.clamp(x, max=max)
+def clamp_max(input, max):
+    """``clamp(input, max=max)`` (``torch.clamp_max``): each element at most ``max``."""
+    return elementwise.clamp(input, max=max)
 
 
 def _in_place(name, function):

@@ -1,28 +1,25 @@
 """Products that rearrange their operands, and distances: ``kron``, ``tensordot`` and
-``inner`` (over ``einsum``), ``cross``, ``dist`` and ``cdist``, as PyTorch defines them.
-Each is a composition of the primitives (``einsum``, products, ``norm``'s pieces), which
-carry the gradients.
+``inner`` (a matrix product of permuted, flattened operands, torch's way), ``cross``,
+``dist`` and ``cdist``, as PyTorch defines them. Each is a composition of the primitives
+(``matmul``, products, the ``PNorm`` node of ``norm``), which carry the gradients.
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import numbers
-import string
 import warnings
 
 import numpy as np
 
 from .. import tensor as _tensor
-from ..dtypes import is_floating
-from . import elementwise, indexing, linalg, reductions
-from .base import check_tensor, normalize_axis
+from ..dtypes import is_floating, is_half
+from . import indexing, linalg, reductions
+from .base import check_same_dtype, check_tensor, normalize_axis
+from .shape import permute, reshape
+from .vector_norm import PNorm
 
 METHODS = ("kron", "inner", "cross", "dist")
-
-
-def _same_dtype(fn, a, b):
-    if a.dtype != b.dtype:
-        raise RuntimeError(f"{fn}(): both inputs should have same dtype, got {a.dtype} and "
-                           f"{b.dtype}")
+CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+               "donot_use_mm_for_euclid_dist")
 
 
 def kron(input, other):
@@ -66,27 +63,30 @@ def _contracted(fn, a, b, dims):
 def tensordot(a, b, dims=2):
     r"""``torch.tensordot``: :math:`\sum` of products over the dims ``dims`` pairs: an int n
     (a's last n with b's first n) or two lists ``([a dims], [b dims])``; the result's dims
-    are a's others then b's others. One ``einsum``.
+    are a's others then b's others. As torch computes it: a as (a's others, contracted), b
+    as (contracted, b's others), one ``matmul``.
 
     Example:
         >>> mg.tensordot(mg.ones(2, 3, 4), mg.ones(3, 4, 5)).shape           # (2, 5)
     """
     check_tensor("tensordot", a)
     check_tensor("tensordot", b)
-    _same_dtype("tensordot", a, b)
+    check_same_dtype("tensordot", a, b)
     a_dims, b_dims = _contracted("tensordot", a, b, dims)
-    letters = iter(string.ascii_letters)
-    a_labels = [next(letters) for _ in range(a.ndim)]
-    b_labels = [next(letters) for _ in range(b.ndim)]
     for i, j in zip(a_dims, b_dims):
         if a.shape[i] != b.shape[j]:
             raise RuntimeError(f"tensordot(): contracted dimensions need to match, but first "
                                f"has size {a.shape[i]} in dim {i} and second has size "
                                f"{b.shape[j]} in dim {j}")
-        b_labels[j] = a_labels[i]
-    free = [c for i, c in enumerate(a_labels) if i not in a_dims] + \
-        [c for j, c in enumerate(b_labels) if j not in b_dims]
-    return linalg.einsum(f"{''.join(a_labels)},{''.join(b_labels)}->{''.join(free)}", a, b)
+    a_free = [i for i in range(a.ndim) if i not in a_dims]
+    b_free = [j for j in range(b.ndim) if j not in b_dims]
+    def numel(t, dims):
+        return int(np.prod([t.shape[d] for d in dims], dtype=np.int64))
+    size = numel(a, a_dims)                                     # the contracted elements
+    left = reshape(permute(a, a_free + list(a_dims)), (numel(a, a_free), size))
+    right = reshape(permute(b, list(b_dims) + b_free), (size, numel(b, b_free)))
+    shape = tuple(a.shape[i] for i in a_free) + tuple(b.shape[j] for j in b_free)
+    return reshape(linalg.matmul(left, right), shape)          # (a's free, b's free)
 
 
 def inner(input, other):
@@ -100,7 +100,7 @@ def inner(input, other):
     check_tensor("inner", other)
     if input.ndim == 0 or other.ndim == 0:
         return input * other
-    _same_dtype("inner", input, other)
+    check_same_dtype("inner", input, other)
     if input.shape[-1] != other.shape[-1]:
         raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
                            f"got shapes {list(input.shape)} and {list(other.shape)}")
@@ -120,7 +120,7 @@ def cross(input, other, dim=None):
     check_tensor("cross", other)
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
-    _same_dtype("cross", input, other)
+    check_same_dtype("cross", input, other)
     if dim is None:
         warnings.warn("cross: using it without dim is deprecated (torch warns the same): "
                       "the default will become the last dim, as torch.linalg.cross's; "
@@ -141,21 +141,10 @@ def cross(input, other, dim=None):
         - turned(input, [2, 0, 1]) * turned(other, [1, 2, 0])
 
 
-def _p_norm(d, p, axis):
-    """The p-norm of ``d`` over ``axis`` (torch's ``norm``): p = 0 counts the nonzero
-    elements (NaN among them; gradient 0), ±inf takes the largest / smallest |d|; p = 2's
-    gradient is 0 at a zero norm."""
-    if p == 0:
-        nonzero = abs(elementwise.sign(d)).masked_fill(d.isnan(), 1)
-        return reductions.sum(nonzero, axis)
-    if p == -np.inf:
-        return reductions.amin(abs(d), axis)
-    if p < 0:
-        return reductions.sum(abs(d) ** p, axis) ** (1.0 / p)
-    return reductions.norm(d, p, axis)
-
-
 def _p(fn, p):
+    # a real number, or a 0-d tensor of one (torch takes both)
+    if isinstance(p, _tensor.Tensor) and p.ndim == 0 and p.dtype.kind in "iuf":
+        p = p.item()
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"{fn}(): p must be a real number, got {p!r}")
     return float(p)
@@ -163,8 +152,9 @@ def _p(fn, p):
 
 def dist(input, other, p=2):
     r"""``torch.dist``: the p-norm of ``input - other`` (broadcast) over every element,
-    :math:`(\sum |a - b|^p)^{1/p}`; p may be 0 (the count of differences), ``inf`` or
-    ``-inf``. Floating operands (one of them at least).
+    :math:`(\sum |a - b|^p)^{1/p}`, ``norm``'s: p (a number or a 0-d tensor) may be 0 (the
+    count of differences), negative, ``inf`` or ``-inf``; the gradient is 0 where a
+    difference or the distance is 0. Floating or complex operands (one of them at least).
 
     Example:
         >>> mg.dist(mg.tensor([3.0, 4.0]), mg.zeros(2))                       # tensor(5.)
@@ -176,18 +166,28 @@ def dist(input, other, p=2):
     if not (is_floating(difference.dtype) or difference.dtype.kind == "c"):
         raise RuntimeError(f"dist(): input dtype should be either floating point or complex, "
                            f"got {difference.dtype}")
-    return _p_norm(difference, p, None)
+    return reductions.norm(difference, p)
 
 
-def cdist(x1, x2, p=2.0, compute_mode=None):
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     r"""``torch.cdist``: the p-norm distance between each row of ``x1`` (..., P, M) and each
     row of ``x2`` (..., R, M), shape (..., P, R), the batch dims broadcast; p >= 0 (``inf``
-    too). Written as the norm of the (..., P, R, M) differences: exact (torch computes p =
-    2 by matrix products above 25 rows, rounding differently), memory P·R·M.
+    too). Written as the ``PNorm`` of the (..., P, R, M) differences: exact (torch computes
+    p = 2 by matrix products above 25 rows, rounding differently), memory P·R·M. The
+    gradient is torch's: 0 at a zero distance, and with p = inf each of tied largest
+    differences gets the whole of it.
+
+    Args:
+        x1, x2: float32 or float64 tensors of one dtype (torch's CPU has no half cdist).
+        p: a number >= 0 (or a 0-d tensor).
+        compute_mode: one of torch's three modes; each computes the same here.
 
     Example:
         >>> mg.cdist(mg.zeros(2, 3), mg.ones(4, 3)).shape                    # (2, 4)
     """
+    if compute_mode not in CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode (one of "
+                         f"{', '.join(CDIST_MODES)})")
     for name, x in (("x1", x1), ("x2", x2)):
         check_tensor("cdist", x)
         if x.ndim < 2:
@@ -196,6 +196,9 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         if not is_floating(x.dtype):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{x.dtype}")
+    check_same_dtype("cdist", x1, x2, ("x1", "x2"))
+    if is_half(x1.dtype):
+        raise NotImplementedError(f"cdist: not implemented for {x1.dtype}")
     p = _p("cdist", p)
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
@@ -203,4 +206,5 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(f"cdist: x1 and x2 must have the same number of columns, got "
                            f"{x1.shape[-1]} and {x2.shape[-1]}")
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)                        # (..., P, R, M)
-    return _p_norm(difference, p, -1)
+    return PNorm.apply(difference, p=p, axis=(difference.ndim - 1,), keepdims=False,
+                       share_ties=False)

@@ -1,8 +1,9 @@
 """Reductions: sum, mean, max/min (``x.max(dim)``: values and indices), amax/amin, aminmax,
-median, var and std, argmax/argmin, and softmax and log_softmax from the primitives; then
-the rest of PyTorch's reductions and scans: logsumexp, var_mean/std_mean, count_nonzero,
-nansum/nanmean, cummax/cummin and logcumsumexp. ``dim``/``keepdim``, PyTorch's names, are
-accepted everywhere.
+median, var and std, argmax/argmin, norm (its node in ``vector_norm.py``), and softmax and
+log_softmax from the primitives; then the rest of PyTorch's reductions: logsumexp,
+var_mean/std_mean, count_nonzero, nansum/nanmean (and the scans cummax/cummin and
+logcumsumexp, from ``scans.py``). ``dim``/``keepdim``, PyTorch's names, are accepted
+everywhere; an empty tuple of dims reduces every dim, as torch's.
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods beside the
 ones it lists itself."""
@@ -11,14 +12,17 @@ import builtins
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd import Function, is_grad_enabled
 from ..dtypes import check_number, get_default_dtype, is_floating, is_half
 from . import elementwise, return_types
 from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, check_reducible,
                    check_tensor, constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
-from .indexing import gather, pick_along
+from .complex import imag, real
+from .indexing import pick_along
+from .scans import cummax, cummin, logcumsumexp  # noqa: F401  (mg.*, METHODS: scans.py)
+from .vector_norm import PNorm
 
 METHODS = ("logsumexp", "count_nonzero", "nansum", "nanmean", "cummax", "cummin",
            "logcumsumexp")
@@ -156,7 +160,7 @@ def _keepdims(fn, keepdims, keepdim):
 
 
 def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
-    axis = normalize_axis(fn, axis, x.ndim, dim=dim)
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim, reduce=True)
     if issubclass(function, Extreme):            # a max of nothing has no value
         check_reducible(fn, x.shape, axis)
     return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
@@ -307,15 +311,19 @@ def median(x, dim=None, keepdim=False):
 
 def var(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
         unbiased=None):
-    """Variance over ``axis``, sum((x - mean)²) / (n - correction), in two passes; n <=
-    correction gives inf (NaN for a constant x), as torch. ``unbiased``: correction 1/0."""
-    axis = normalize_axis("var", axis, x.ndim, dim=dim)
+    """Variance over ``axis``, sum(|x - mean|²) / (n - correction), in two passes; n <=
+    correction gives inf (NaN for a constant x), as torch. ``unbiased``: correction 1/0.
+    A complex x gives the real var(x.real) + var(x.imag), torch's way."""
+    axis = normalize_axis("var", axis, x.ndim, dim=dim, reduce=True)
     keepdims = _keepdims("var", keepdims, keepdim)
     if unbiased is not None:
         if not isinstance(unbiased, bool):
             raise TypeError(f"var: unbiased must be True or False, got {unbiased!r}")
         correction = int(unbiased)
     check_number("var", "correction", correction)
+    if x.dtype.kind == "c":
+        return var(real(x), axis, keepdims, correction) + var(imag(x), axis, keepdims,
+                                                             correction)
     centered = x - mean(x, axis, keepdims=True)
     n = reduced_size(x.shape, axis)
     with np.errstate(divide="ignore", invalid="ignore"):      # n <= correction: NaN
@@ -393,16 +401,31 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None):
 
 
 def norm(x, p=2, dim=None, keepdim=False):
-    """The ``p``-norm over ``dim`` (None: every element), ``(Σ|x|^p)^(1/p)``; ``p`` may be
-    ``inf`` (``torch.Tensor.norm``). Example: ``x.norm(2, dim=-1, keepdim=True)``."""
+    r"""``torch.norm`` of a vector: :math:`(\sum |x|^p)^{1/p}` over ``dim`` (None, or an empty
+    tuple: every element), one ``PNorm`` node (ops/vector_norm.py) with torch's gradient,
+    0 at a zero element or a zero norm where the composition's would be NaN.
+
+    Args:
+        x: a floating or complex tensor (a complex one gives its real dtype).
+        p: a number: 0 counts the nonzero elements, ``inf`` / ``-inf`` take the largest /
+            smallest |x|, a negative p gives 0 when an element is 0.
+        dim: an int, a tuple of ints or None.
+        keepdim: keep the reduced dims as size 1.
+
+    Example:
+        >>> x.norm(2, dim=-1, keepdim=True)
+    """
+    check_tensor("norm", x)
     check_number("norm", "p", p)
-    if p == np.inf:
-        return amax(abs(x), dim, keepdim)
-    if p == 2:              # without abs() and pow; the gradient at a zero norm is 0, as torch's
-        return StdFromVar.apply(sum(x * x, dim, keepdim))
-    if p <= 0:
-        raise ValueError(f"norm: p must be positive (or inf), got {p!r}")
-    return sum(abs(x) ** p, dim, keepdim) ** (1.0 / p)
+    if not (is_floating(x.dtype) or x.dtype.kind == "c"):
+        raise RuntimeError(f"norm: expected a floating point or complex tensor as input, got "
+                           f"{x.dtype}")
+    axis = normalize_axis("norm", dim, x.ndim, reduce=True)
+    if (p < 0 or p == np.inf) and 0 in x.shape and (
+            axis is None or builtins.any(x.shape[d] == 0 for d in axis)):
+        raise RuntimeError(f"norm: cannot compute the {p} norm over an empty dim (there is "
+                           f"no identity), shape {x.shape}, dim {dim}")
+    return PNorm.apply(x, p=float(p), axis=axis, keepdims=bool(keepdim))
 
 
 # ----- more of PyTorch's reductions and scans -------------------------------------------------
@@ -414,8 +437,9 @@ def logsumexp(input, dim, keepdim=False):
     a slice of -inf, as torch's).
 
     Args:
-        input: the tensor; an integer or bool one gives the default dtype.
-        dim: an int or a tuple of ints (required, as torch's).
+        input: a real tensor; an integer or bool one gives the default dtype (a complex
+            one is refused: torch takes it).
+        dim: an int or a tuple of ints (required, as torch's); an empty tuple is every dim.
         keepdim: keep the reduced dims as size 1.
 
     Shape: input's without ``dim`` (size 1 there with ``keepdim``).
@@ -426,7 +450,11 @@ def logsumexp(input, dim, keepdim=False):
     check_tensor("logsumexp", input)
     if dim is None:
         raise TypeError("logsumexp(): dim must be an int or a tuple of ints, got None")
-    axis = normalize_axis("logsumexp", dim, input.ndim)
+    if input.dtype.kind == "c":
+        raise NotImplementedError(f"logsumexp: input of dtype {input.dtype}: complex inputs "
+                                  "are not supported here (torch takes them)")
+    axis = normalize_axis("logsumexp", dim, input.ndim, reduce=True)
+    axis = tuple(range(input.ndim)) if axis is None else axis
     x = input if is_floating(input.dtype) else input.astype(get_default_dtype())
     kept = tuple(1 if i in axis else n for i, n in enumerate(x.shape))
     if reduced_size(x.shape, axis) and x.size:
@@ -456,10 +484,11 @@ def _var_arguments(fn, input, dim, unbiased, correction):
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     r"""``torch.var_mean``: the tuple ``(var(input), mean(input))`` over ``dim``, the variance
-    :math:`\sum (x - \bar x)^2 / \max(0, N - \text{correction})` as ``var``'s.
+    :math:`\sum |x - \bar x|^2 / \max(0, N - \text{correction})` as ``var``'s.
 
     Args:
-        input: a floating tensor.
+        input: a floating or complex tensor (a complex one: a real variance, a complex
+            mean).
         dim: an int, a tuple of ints, or None (every element); a bool here is ``unbiased``
             (torch's ``var_mean(input, unbiased)``).
         unbiased: True is correction 1, False correction 0 (torch's older name).
@@ -494,7 +523,7 @@ def count_nonzero(input, dim=None):
         >>> mg.count_nonzero(mg.tensor([[0, 1], [2, 0]]), dim=0)          # tensor([1, 1])
     """
     check_tensor("count_nonzero", input)
-    axis = normalize_axis("count_nonzero", dim, input.ndim)
+    axis = normalize_axis("count_nonzero", dim, input.ndim, reduce=True)
     counts = (input._array != 0).sum(axis=axis)
     return constant(input.xp.asarray(counts, dtype=np.int64))
 
@@ -518,11 +547,17 @@ class NanSum(Function):
 
 
 def _nan_reduction(fn, input, dim, keepdim, dtype):
-    # (input in ``dtype`` if given, the axis)
+    # (input in ``dtype`` if given, the axis); NaN is 0 before a cast to an integer dtype
     check_tensor(fn, input)
     if dtype is not None:
+        if np.dtype(dtype).kind in "biu" and input.requires_grad and is_grad_enabled():
+            raise RuntimeError(f"{fn}(): dtype {np.dtype(dtype)} for an input that requires "
+                               "grad: autograd does not support integer dtypes")
+        if is_floating(input.dtype) and not is_floating(np.dtype(dtype)):
+            data = input._array
+            input = constant(input.xp.where(input.xp.isnan(data), 0, data))
         input = input.astype(dtype, copy=False)
-    return input, normalize_axis(fn, dim, input.ndim)
+    return input, normalize_axis(fn, dim, input.ndim, reduce=True)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
@@ -531,9 +566,10 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
     Args:
         input: the tensor.
-        dim: an int, a tuple of ints or None.
+        dim: an int, a tuple of ints or None (an empty tuple too: every element).
         keepdim: keep the reduced dims as size 1.
-        dtype: cast the input to this dtype first.
+        dtype: cast the input to this dtype first (a NaN to an integer one as 0), the
+            result's dtype.
 
     Example:
         >>> mg.nansum(mg.tensor([1.0, float("nan"), 2.0]))              # tensor(3.)
@@ -542,20 +578,22 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
     if not is_floating(x.dtype):
         if x.dtype.kind == "c":
             raise NotImplementedError("nansum does not support complex inputs")
-        return sum(x.astype(np.int64, copy=False), axis, bool(keepdim))
+        total = sum(x.astype(np.int64, copy=False), axis, bool(keepdim))
+        return total if dtype is None else total.astype(dtype, copy=False)
     return NanSum.apply(x, axis=axis, keepdims=bool(keepdim))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """``torch.nanmean``: the mean over ``dim`` of the elements that are not NaN,
-    ``nansum / count``; a slice of NaN (or an empty one) gives NaN. The gradient is 0 at the
-    NaNs (NaN everywhere in a slice of NaN, as torch's). Floating input only.
+    ``nansum / count`` (half precision divides in float32); a slice of NaN (or an empty one)
+    gives NaN. The gradient is 0 at the NaNs (NaN everywhere in a slice of NaN, as torch's).
+    Floating input only.
 
     Args:
         input: a floating tensor.
-        dim: an int, a tuple of ints or None.
+        dim: an int, a tuple of ints or None (an empty tuple too: every element).
         keepdim: keep the reduced dims as size 1.
-        dtype: cast the input to this dtype first.
+        dtype: a floating dtype to cast the input to first.
 
     Example:
         >>> mg.nanmean(mg.tensor([1.0, float("nan"), 2.0]))             # tensor(1.5)
@@ -564,105 +602,11 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if not is_floating(input.dtype):
         raise RuntimeError(f"nanmean(): expected input to have floating point dtype but got "
                            f"{input.dtype}")
+    if dtype is not None and not is_floating(np.dtype(dtype)):
+        raise RuntimeError(f"nanmean(): the optional dtype must be a floating point dtype, "
+                           f"got {np.dtype(dtype)}")
     x, axis = _nan_reduction("nanmean", input, dim, keepdim, dtype)
-    present = (~x.xp.isnan(x._array)).sum(axis=axis, keepdims=bool(keepdim))
-    count = constant(x.xp.asarray(present, dtype=x.dtype))
-    return NanSum.apply(x, axis=axis, keepdims=bool(keepdim)) / count
-
-
-def _running_extreme(fn, input, dim):
-    # (values, indices) of cummax/cummin: the running extreme and the place it was last
-    # reached (a later equal value, or a NaN, takes over: torch's rule); the values are
-    # gathered from there, so the gradient goes to that element
-    check_tensor(fn, input)
-    check_orderable(fn, input._array)
-    axis = normalize_axis(fn, dim, input.ndim, single=True)
-    x = input.reshape(1) if input.ndim == 0 else input
-    data, xp = x._array, x.xp
-    running = getattr(xp, "maximum" if fn == "cummax" else "minimum").accumulate(data, axis)
-    reached = data == running
-    if is_floating(data.dtype):
-        reached |= xp.isnan(data)                               # NaN stays once it appears
-    place = xp.arange(data.shape[axis]).reshape((-1,) + (1,) * (data.ndim - axis - 1))
-    indices = xp.maximum.accumulate(xp.where(reached, place, 0), axis).astype(np.int64)
-    values = gather(x, axis, indices)
-    if input.ndim == 0:
-        values, indices = values.reshape(()), indices.reshape(())
-    return getattr(return_types, fn)(values, constant(indices))
-
-
-def cummax(input, dim):
-    """``torch.cummax``: the named tuple ``(values, indices)`` of the running maximum along
-    ``dim``, ``values[i] = max(x[0..i])`` and ``indices[i]`` the last place it was reached;
-    NaN, once met, is the maximum. The gradient of ``values`` goes to that place.
-
-    Example:
-        >>> mg.cummax(mg.tensor([1.0, 3.0, 2.0, 3.0]), 0)   # [1, 3, 3, 3], indices [0, 1, 1, 3]
-    """
-    return _running_extreme("cummax", input, dim)
-
-
-def cummin(input, dim):
-    """``torch.cummin``: the running minimum along ``dim`` and where it was last reached, as
-    ``cummax``.
-
-    Example:
-        >>> mg.cummin(mg.tensor([2.0, 1.0, 3.0]), 0).indices            # tensor([0, 1, 1])
-    """
-    return _running_extreme("cummin", input, dim)
-
-
-def _log_cumsum_exp(x, axis, reverse=False):
-    # log(cumsum(exp(x))) along axis by logaddexp (log1p(exp(-|a - b|)) + max: no overflow),
-    # from the end with ``reverse``; half precision in float32
-    xp = backend.array_module(x)
-    wide = x.astype(np.float32) if is_half(x.dtype) else x
-    if reverse:
-        wide = xp.flip(wide, axis)
-    out = xp.logaddexp.accumulate(wide, axis=axis)
-    return (xp.flip(out, axis) if reverse else out).astype(x.dtype, copy=False)
-
-
-class LogCumSumExp(Function):
-    r"""Running :math:`\log \sum_{j \le i} e^{x_j}` along ``axis``. The gradient
-    :math:`\sum_{i \ge j} g_i e^{x_j - out_i}` is taken in log space, as torch's, with the
-    positive and the negative parts of g apart: :math:`e^{x_j + \mathrm{rlcse}(\log g^\pm -
-    out)_j}`, rlcse the running logsumexp from the end."""
-
-    @staticmethod
-    def forward(ctx, x, axis):
-        out = _log_cumsum_exp(x, axis)
-        ctx.save_for_backward(x, out)
-        ctx.axis = axis
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, out = ctx.saved
-        xp = backend.array_module(grad)
-        lowest = xp.asarray(dtypes.finfo(grad.dtype).min, dtype=grad.dtype)   # log 0, finite
-        with np.errstate(divide="ignore"):
-            log_abs = xp.log(xp.abs(grad))
-        parts = []
-        for sign in (grad > 0, grad < 0):
-            logs = xp.where(sign, log_abs, lowest) - out
-            parts.append(xp.exp(_log_cumsum_exp(logs, ctx.axis, reverse=True) + x))
-        return parts[0] - parts[1]
-
-
-def logcumsumexp(input, dim):
-    r"""``torch.logcumsumexp``: :math:`out_i = \log \sum_{j \le i} e^{x_j}` along ``dim``,
-    without overflow; -inf terms add nothing, +inf gives +inf from there on. Floating input
-    only, as torch's.
-
-    Example:
-        >>> mg.logcumsumexp(mg.tensor([0.0, 0.0]), 0)              # tensor([0.0000, 0.6931])
-    """
-    check_tensor("logcumsumexp", input)
-    if not is_floating(input.dtype):
-        raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} tensors "
-                                  "(floating point only)")
-    axis = normalize_axis("logcumsumexp", dim, input.ndim, single=True)
-    if input.ndim == 0:
-        return LogCumSumExp.apply(input.reshape(1), axis=0).reshape(())
-    return LogCumSumExp.apply(input, axis=axis)
+    present = (~x.xp.isnan(x._array)).sum(axis=axis, keepdims=bool(keepdim))    # int64
+    wide = np.dtype(np.float32) if is_half(x.dtype) else x.dtype   # 70,000 overflows fp16
+    total = NanSum.apply(x, axis=axis, keepdims=bool(keepdim)).astype(wide, copy=False)
+    return (total / constant(x.xp.asarray(present, dtype=wide))).astype(x.dtype, copy=False)

@@ -5,11 +5,13 @@ results; ``unique``'s values are a copy, without a gradient).
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import numbers
+import warnings
 
 import numpy as np
 
+from .. import backend
 from .. import tensor as _tensor
-from .base import AxisError, check_tensor, constant, normalize_axis
+from .base import AxisError, check_tensor, constant, normalize_axis, result_dtype
 from .indexing import index_array
 
 METHODS = ("argwhere", "unique", "bincount")
@@ -95,31 +97,66 @@ def bincount(input, weights=None, minlength=0):
     given = check_tensor("bincount", weights)._array
     if given.ndim != 1 or len(given) != len(data):
         raise RuntimeError("bincount: weights should be 1-d and have the same length as input")
+    if given.dtype.kind == "c":                   # torch's cast, with its warning
+        warnings.warn("bincount: casting complex weights to real discards the imaginary "
+                      "part", UserWarning, stacklevel=2)
+        given = given.real
     out = input.xp.bincount(data, given.astype(np.float64), minlength=minlength)
     return constant(out.astype(given.dtype if given.dtype == np.float32 else np.float64))
 
 
 def _searched(fn, input, like):
-    # a Python number becomes a 0-d array of the boundaries' kind
+    # a Python number becomes a 0-d array in the dtype torch gives it beside ``like``
     if isinstance(input, _tensor.Tensor):
         return input._array
     if isinstance(input, numbers.Real) and not isinstance(input, bool):
-        return like.xp.asarray(input)
+        return _tensor.as_tensor(input, like)._array
     raise TypeError(f"{fn}(): input must be a Tensor or a number, got {type(input).__name__}")
+
+
+def _in_common_dtype(fn, a, b):
+    # a and b (arrays) cast to torch's result type of the two, for comparing their values
+    dtype = result_dtype(a, b)
+    if dtype.kind in "bc":
+        raise NotImplementedError(f"{fn}(): not implemented for {dtype} inputs")
+    return a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+
+
+def _binary_search(boundaries, values, right):
+    # torch's search (cus_lower_bound / cus_upper_bound), all values at once: the first
+    # place whose boundary is >= the value (right: >). A comparison with NaN is false, so
+    # a NaN value goes past every boundary and a NaN boundary counts as smaller.
+    # boundaries: (n,) or (..., n); values: any shape, or (..., k) beside (..., n)
+    xp, n = backend.array_module(boundaries), boundaries.shape[-1]
+    low = xp.zeros(values.shape, np.int64)
+    high = xp.full(values.shape, n, np.int64)
+    while True:
+        active = low < high
+        if not active.any():
+            return low
+        middle = (low + high) // 2
+        place = xp.minimum(middle, n - 1)
+        found = boundaries[place] if boundaries.ndim == 1 else \
+            xp.take_along_axis(boundaries, place, axis=-1)
+        after = ~(found > values) if right else ~(found >= values)
+        low = xp.where(active & after, middle + 1, low)
+        high = xp.where(active & ~after, middle, high)
 
 
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None,
                  sorter=None):
     """``torch.searchsorted``: for each value of input, the index in ``sorted_sequence`` (the
     last dim of it) where inserting the value keeps the order: the first place with a value
-    >= it (``right=True`` or ``side="right"``: >); NaN counts as the largest. A constant.
+    >= it (``right=True`` or ``side="right"``: >), by torch's binary search, so a NaN value
+    goes after every boundary and a NaN boundary counts as smaller than any value. Both are
+    compared in their promoted dtype (a number in the sequence's). A constant.
 
     Args:
         sorted_sequence: 1-D, or N-D whose first N - 1 dims are input's (a sequence a row).
         input: a tensor or a number (a 0-d result).
         out_int32: an int32 result instead of int64.
         right, side: the side ties go to ("left" or "right"; given both, they must agree).
-        sorter: int64 indices that sort ``sorted_sequence`` along its last dim.
+        sorter: int64 indices that sort ``sorted_sequence`` along its last dim (its shape).
 
     Example:
         >>> mg.searchsorted(mg.tensor([1.0, 3.0, 5.0]), mg.tensor([3.0, 4.0]))   # [1, 2]
@@ -139,18 +176,18 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                 or values.shape[:-1] != boundaries.shape[:-1]):
         raise RuntimeError(f"searchsorted(): boundaries of shape {boundaries.shape} must be "
                            f"1-D or match input's first N - 1 dims, input {values.shape}")
-    xp, where = sorted_sequence.xp, "right" if right else "left"
     if sorter is not None:
-        order = index_array("searchsorted", sorter, sorted_sequence)
-        boundaries = xp.take_along_axis(boundaries, order, axis=-1)
-    if boundaries.ndim == 1:
-        out = xp.searchsorted(boundaries, values, side=where)
-    else:
-        rows, found = boundaries.reshape(-1, boundaries.shape[-1]), []
-        for row, row_values in zip(rows, values.reshape(len(rows), -1)):
-            found.append(xp.searchsorted(row, row_values, side=where))
-        out = xp.stack(found).reshape(values.shape) if found else xp.zeros(values.shape)
-    return constant(xp.asarray(out, dtype=np.int32 if out_int32 else np.int64))
+        order = index_array("searchsorted", check_tensor("searchsorted", sorter),
+                            sorted_sequence, long_only=True)
+        if order.shape != boundaries.shape:
+            raise RuntimeError(f"searchsorted(): boundary and sorter must have the same size, "
+                               f"got {boundaries.shape} and {order.shape}")
+        if order.size and not 0 <= int(order.min()) <= int(order.max()) < order.shape[-1]:
+            raise RuntimeError("searchsorted(): sorter index out of range")
+        boundaries = sorted_sequence.xp.take_along_axis(boundaries, order, axis=-1)
+    boundaries, values = _in_common_dtype("searchsorted", boundaries, values)
+    out = _binary_search(boundaries, values, bool(right))
+    return constant(out.astype(np.int32 if out_int32 else np.int64))
 
 
 def bucketize(input, boundaries, *, out_int32=False, right=False):
@@ -169,7 +206,8 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
 
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """``torch.isin``: True where an element of ``elements`` is among ``test_elements``
-    (``invert``: is not), in elements' shape; either may be a number. NaN is in nothing. A
+    (``invert``: is not), in elements' shape; either may be a number (typed as torch types
+    it beside the tensor). Both are compared in their promoted dtype; NaN is in nothing. A
     constant.
 
     Example:
@@ -177,10 +215,11 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """
     like = elements if isinstance(elements, _tensor.Tensor) else test_elements
     check_tensor("isin", like)
-    arrays = [v._array if isinstance(v, _tensor.Tensor) else like.xp.asarray(v)
-              for v in (elements, test_elements)]
-    if any(a.dtype == np.bool_ for a in arrays):
-        raise RuntimeError("isin(): bool inputs are not supported")
+    arrays = [_tensor.as_tensor(v, like)._array for v in (elements, test_elements)]
+    if any(a.dtype.kind in "bc" for a in arrays):
+        raise RuntimeError(f"isin(): bool and complex inputs are not supported, got "
+                           f"{arrays[0].dtype} and {arrays[1].dtype}")
+    arrays = [a.astype(result_dtype(*arrays), copy=False) for a in arrays]
     found = like.xp.isin(arrays[0], arrays[1], assume_unique=bool(assume_unique),
                          invert=bool(invert))
     return constant(like.xp.asarray(found))

@@ -6,10 +6,11 @@ sinh, cosh, their inverses (with torch's NumPy-named aliases ``arcsin``, ...), `
 Each is one node with torch's closed-form derivative, evaluated as torch writes it, so the
 gradient at a domain's edge is torch's: inf for ``asin``/``acos`` at ±1, ``acosh`` at 1 and
 ``atanh`` at ±1, NaN outside the domain, silently. An integer or bool x gives the default
-dtype; half precision computes in float32 and rounds once. ``erfc`` and ``erfinv`` are
-array functions here (NumPy has neither): ``erfc`` keeps its relative precision in the
-tail, where 1 - erf(x) rounds to 0. ``METHODS`` names the functions ``ops/methods.py``
-binds as ``Tensor`` methods."""
+dtype; half precision computes in float32 and rounds once (``logit`` in its own dtype,
+each step rounded, as torch's kernel). For a complex x the gradient is grad · conj(f'(x)),
+as torch's. ``erfc`` and ``erfinv`` are array functions here (NumPy has neither): ``erfc``
+keeps its relative precision in the tail, where 1 - erf(x) rounds to 0. ``METHODS`` names
+the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import math
 import numbers
@@ -20,19 +21,14 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
 from ..backend import _polynomial     # Horner, as erf's
-from ..dtypes import is_half
-from .base import check_tensor, conj
-from .elementwise import Unary, _in_opmath, _unary
+from ..dtypes import accumulation_dtype, is_half
+from .base import check_tensor, float_input
+from .elementwise import Unary, _conj, _in_opmath, _unary
 from .pointwise import _in_place
 
 LN_2 = math.log(2)
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)          # erf'(0)
 M_PI_180, M_180_PI = math.pi / 180, 180 / math.pi
-
-
-def _conj(array):
-    # torch's gradient through a complex function is grad · conj(f'(z))
-    return conj(array)[0]
 
 
 def _rsqrt(array):
@@ -267,11 +263,17 @@ class Erfc(Unary):
 
 
 class Erfinv(Unary):
+    """Saves its input, as torch's, and computes erfinv again in backward: its output may
+    then change in place (``y = x.erfinv(); y.mul_(2)``)."""
+
+    saves = "x"
+
     def f(xp, x):
         _real_only("erfinv", x)
         return _in_opmath(erfinv_array, x)
 
-    def df(grad, out):                       # d erfinv(y) = √π/2 exp(erfinv(y)²)
+    def df(grad, x):                         # d erfinv(y) = √π/2 exp(erfinv(y)²)
+        out = _in_opmath(erfinv_array, x)
         return 0.5 * math.sqrt(math.pi) * backend.array_module(out).exp(out * out) * grad
 
 
@@ -296,34 +298,33 @@ exp2 = _unary("exp2", Exp2, "Elementwise 2**x (``torch.exp2``); d/dx = 2**x ln 2
 # ----- logit ----------------------------------------------------------------------------------
 class Logit(Function):
     """log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given (torch's
-    kernel: z = eps where x < eps, else 1 - eps where x > 1 - eps). The gradient is
-    grad / (x (1 - x)), ±inf at 0 and 1; outside [0, 1] NaN without eps, and 0 outside
-    [eps, 1 - eps] with it (the clamp is flat there)."""
+    kernel: z = eps where x < eps, else 1 - eps where x > 1 - eps), in x's dtype: for half
+    precision too, eps, 1 - eps and each step rounded to it, the log taken in float32 and
+    rounded once (torch's kernel; fp16 logit(1, eps=1e-6) is inf, as 1 - eps rounds
+    to 1). The gradient is grad / (x (1 - x)), in the gradient's dtype: grad · inf at 0
+    and 1 (-0.0 too); outside [0, 1] NaN without eps, and 0 outside [eps, 1 - eps] with it
+    (the clamp is flat there)."""
 
     @staticmethod
     def forward(ctx, x, eps):
-        xp = backend.array_module(x)
-        ctx.bounds = None                        # (low, high) in the dtype computed in
-
-        def logit(x32):
-            z = x32
-            if eps is not None:
-                low = xp.asarray(eps, dtype=x32.dtype)
-                high = xp.asarray(1, dtype=x32.dtype) - low    # rounded as torch's
-                z = xp.where(x32 < low, low, xp.where(x32 > high, high, x32))
-                ctx.bounds = low, high
-            return xp.log(z / (1 - z))
-
         _real_only("logit", x)
         ctx.save_for_backward(x)
-        return _in_opmath(logit, x)
+        xp, z = backend.array_module(x), float_input(x)
+        ctx.bounds = None                        # (low, high) in z's dtype
+        if eps is not None:                      # a half eps through float32, as c10's
+            low = xp.asarray(eps, dtype=accumulation_dtype(z.dtype)).astype(z.dtype)
+            high = xp.asarray(1, dtype=z.dtype) - low
+            z = xp.where(z < low, low, xp.where(z > high, high, z))
+            ctx.bounds = low, high
+        return _in_opmath(xp.log, z / (1 - z))  # half precision: each step rounded
 
     @staticmethod
     def backward(ctx, grad):
         (x,) = ctx.saved
         xp = backend.array_module(grad)
         x = x.astype(grad.dtype, copy=False)
-        inside = grad / (x * (1 - x))            # at 0 and 1: grad · inf, as torch's
+        # at 0 and 1: grad · inf, +inf at -0.0 too (+ 0: torch's scalar kernel)
+        inside = grad / (x * (1 - x) + xp.zeros((), grad.dtype))
         if ctx.bounds is None:
             return xp.where((x < 0) | (x > 1), xp.full((), np.nan, grad.dtype), inside)
         low, high = ctx.bounds
@@ -337,7 +338,8 @@ def logit(input, eps=None):
     Args:
         input: the tensor; an integer or bool one gives the default dtype.
         eps: None, or a number: p is first clamped to [eps, 1 - eps], where the gradient
-            is 0 outside; a negative eps is None (torch's).
+            is 0 outside; a negative eps is None (torch's). Half precision rounds eps and
+            1 - eps to its dtype, as torch's.
 
     Example:
         >>> mg.logit(mg.tensor([0.25, 0.5]))            # tensor([-1.0986,  0.0000])

@@ -1,6 +1,6 @@
 """The three-operand updates hand-written optimizers and moving averages use: ``lerp``,
 ``addcmul``, ``addcdiv`` and their in-place forms, as PyTorch computes them (its fused
-multiply-adds included, ops/binary.py's ``fma``) with its gradients to every operand.
+multiply-adds included, ops/base.py's ``fma``) with its gradients to every operand.
 
     exp_avg.lerp_(grad, 1 - beta1)                                 # Adam's first moment
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)   # its second
@@ -13,8 +13,9 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
-from .base import conj, unbroadcast
-from .binary import broadcast_shape, compute_dtype, fma, in_place, result_type, scalar
+from ..dtypes import accumulation_dtype
+from .base import conj, fma, result_type, unbroadcast
+from .binary import broadcast_shape, in_place, scalar
 
 
 class Lerp(Function):
@@ -27,14 +28,16 @@ class Lerp(Function):
         xp, dtype = backend.array_module(start), start.dtype
         broadcast_shape("lerp", start.shape, end.shape, () if weight is None else weight.shape)
         ctx.shapes, ctx.scalar = (start.shape, end.shape), scalar
-        wide = compute_dtype(dtype)
-        w = xp.asarray(scalar, dtype=wide) if weight is None else weight.astype(wide)
+        wide = accumulation_dtype(dtype)
+        w = xp.asarray(scalar, dtype=wide) if weight is None else \
+            weight.astype(wide, copy=False)
         start_w, end_w = start.astype(wide, copy=False), end.astype(wide, copy=False)
         small = xp.abs(w) < 0.5
         coeff, base = xp.where(small, w, w - 1), xp.where(small, start_w, end_w)
         need_weight = ctx.needs_input_grad[2]       # end - start: only the weight's gradient
+        # the weight itself, not a copy: its in-place change before backward raises
         ctx.save_for_backward(start if need_weight else None, end if need_weight else None,
-                              None if weight is None else weight.astype(dtype))
+                              weight)
         return fma(coeff, end_w - start_w, base, dtype)                   # (broadcast shape)
 
     @staticmethod
@@ -42,7 +45,7 @@ class Lerp(Function):
         start, end, weight = ctx.saved
         start_shape, end_shape = ctx.shapes
         need_start, need_end, need_weight = ctx.needs_input_grad
-        w = conj(weight)[0] if weight is not None else \
+        w = conj(weight.astype(grad.dtype, copy=False))[0] if weight is not None else \
             (ctx.scalar.conjugate() if isinstance(ctx.scalar, complex) else ctx.scalar)
         return (unbroadcast(grad * (1 - w), start_shape) if need_start else None,
                 unbroadcast(grad * w, end_shape) if need_end else None,
@@ -88,7 +91,7 @@ class Addcmul(Function):
         broadcast_shape("addcdiv" if ctx.function.divide else "addcmul", input.shape,
                         tensor1.shape, tensor2.shape)
         ctx.shapes, ctx.value = (input.shape, tensor1.shape, tensor2.shape), value
-        wide = compute_dtype(dtype)
+        wide = accumulation_dtype(dtype)
         input, tensor1, tensor2 = (a.astype(wide, copy=False) for a in (input, tensor1, tensor2))
         scaled = np.array(value).astype(wide) * tensor1
         ctx.save_for_backward(tensor1, tensor2)

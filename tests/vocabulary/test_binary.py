@@ -493,6 +493,43 @@ def test_a_hand_written_adam_loop_matches_torch_step_for_step():
         close(p.detach().numpy(), pt.detach().numpy(), atol=1e-12, rtol=0)
 
 
+def test_pow_in_place():
+    data = np.array([0.5, 1.5, 2.0])
+    for exponent in (2, 0.5, -1.5, 0):
+        x, xt = both(data, requires_grad=False)
+        assert x.pow_(exponent) is x
+        xt.pow_(exponent)
+        close(x.numpy(), xt.numpy())
+    # recorded, with a number and with a tensor exponent
+    for exponent in (2.5, np.array([1.0, 2.0, 3.0])):
+        a, at = both(data)
+        x, xt = a * 1, at * 1
+        e, et = both(exponent) if isinstance(exponent, np.ndarray) else (exponent, exponent)
+        x.pow_(e)
+        xt.pow_(et)
+        check(x, xt, [(a, at)] + ([(e, et)] if isinstance(exponent, np.ndarray) else []))
+    ints = mg.tensor([1, 2, 3])
+    ints.pow_(2)
+    assert ints.tolist() == [1, 4, 9] and ints.dtype == mg.int64
+    for lib in (torch, mg):
+        with pytest.raises(RuntimeError, match="can't be cast"):
+            lib.tensor([1, 2]).pow_(0.5)                     # a float result into int64
+        with pytest.raises(RuntimeError, match="leaf"):
+            lib.tensor(data, requires_grad=True).pow_(2)
+
+
+def test_lerp_keeps_its_tensor_weight_not_a_copy():
+    # the weight is saved for start's and end's gradients: changed in place before backward,
+    # it is refused, as torch's
+    for lib in (torch, mg):
+        start = lib.tensor([0.0, 1.0], requires_grad=True)
+        weight = lib.tensor([0.25, 0.75])
+        out = lib.lerp(start, lib.tensor([2.0, 3.0]), weight)
+        weight.mul_(2)
+        with pytest.raises(RuntimeError, match="modified"):
+            out.sum().backward()
+
+
 # ----- hypothesis: broadcast shapes and finite differences ------------------------------------
 @settings(max_examples=20, deadline=None)
 @given(pair=broadcastable_pair(max_dims=3, max_side=3), data=arrays((2, 9), low=0.5, high=2.0))

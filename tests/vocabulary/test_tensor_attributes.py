@@ -19,6 +19,9 @@ VIEWS = {
     "expanded": lambda t: t[:1, :1, :1].expand(3, 4, 5),
     "reversed": lambda t: t.flip(0),
     "a column": lambda t: t[:, 1, 2],
+    "new dims": lambda t: t[None, :, None],
+    "unsqueezed last": lambda t: t.unsqueeze(-1),
+    "empty slice": lambda t: t[:, :0],
 }
 
 
@@ -32,6 +35,12 @@ def test_layout_as_torch(view):
     for dim in range(-ours.ndim, ours.ndim):
         assert ours.stride(dim) == ours.stride()[dim]
     assert ours.ndimension() == theirs.ndimension() == ours.dim()
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0), (0,), (), (1, 1), (3, 0, 1)])
+def test_strides_of_new_tensors_as_torch(shape):
+    assert mg.zeros(shape).stride() == torch.zeros(shape).stride()
+    assert mg.empty(shape).stride() == torch.empty(shape).stride()
 
 
 def test_stride_of_a_dim_out_of_range_is_an_index_error():
@@ -147,3 +156,59 @@ def test_an_element_taken_by_integers_is_a_view_as_torchs():
         t.add_(1)
         results.append((t.tolist(), element.item(), element.storage_offset()))
     assert results[0] == results[1]
+
+
+def test_detach_in_place_keeps_what_earlier_nodes_read():
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = x * 2
+        total = y.sum()
+        y.detach_()
+        total.backward()                          # the sum's path to x is still there
+        assert x.grad.tolist() == [2.0, 2.0, 2.0]
+        y = x * 2
+        square = (y * y).sum()                    # the product saved y
+        y.detach_()
+        with pytest.raises(RuntimeError):
+            square.backward()
+
+
+def test_an_element_is_a_copy_while_recorded_so_augmented_assignment_works():
+    # y[0] += 5 on a recorded y: y[0] (a view would be refused in place), += , y[0] = ...
+    results = []
+    for lib in (mg, torch):
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        y = w * 1
+        y[0] += 5
+        y.sum().backward()
+        losses = w * w
+        loss = losses[0]
+        loss += losses[1]
+        loss.backward()
+        results.append((y.tolist(), loss.item(), w.grad.tolist()))
+    assert results[0] == results[1]
+
+
+def test_a_0d_integer_tensor_indexes_as_an_int():
+    results = []
+    for lib in (mg, torch):
+        counts = lib.zeros(3)
+        for label in lib.tensor([0, 2, 2]):
+            counts[label].add_(1)
+        t = lib.zeros(2, 3)
+        t[lib.tensor(1)].add_(1)
+        results.append((counts.tolist(), t.tolist(), t.select(0, lib.tensor(1)).tolist()))
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "__iadd__", "__imul__"])
+@pytest.mark.parametrize("dtype, other", [("float32", [1j, 2j]), ("int64", 2.5),
+                                          ("int64", [0.5, 1.5]), ("float64", [1 + 1j, 0])])
+def test_an_in_place_result_the_tensor_cannot_hold_raises_as_torchs(op, dtype, other):
+    # it was NumPy's UFuncTypeError (a TypeError); torch raises RuntimeError, writing nothing
+    for lib in (mg, torch):
+        x = lib.zeros(2, dtype=getattr(lib, dtype))
+        operand = lib.tensor(other) if isinstance(other, list) else other
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
+            getattr(x, op)(operand)
+        assert x.tolist() == [0, 0]

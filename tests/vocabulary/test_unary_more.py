@@ -332,6 +332,34 @@ def test_a_refused_in_place_call_changes_nothing():
     assert mask._version == ints._version == 0
 
 
+def test_torchs_keyword_names():
+    data = np.array([-1.5, 0.5, 2.0])
+    for call in [lambda lib, t: lib.square(input=t), lambda lib, t: lib.pow(input=t, exponent=3),
+                 lambda lib, t: lib.pow(t, exponent=0.5), lambda lib, t: t.pow(exponent=2),
+                 lambda lib, t: lib.clamp_min(input=t, min=0.0),
+                 lambda lib, t: lib.clamp_max(input=t, max=0.7)]:
+        same(call, data)
+
+
+def test_erfinv_output_may_change_in_place_before_backward():
+    # erfinv saves its input, as torch's, not its output
+    data = np.array([0.25, -0.5, 0.75])
+    x, xt = both(data)
+    y, yt = mg.erfinv(x), torch.erfinv(xt)
+    y.mul_(2)
+    yt.mul_(2)
+    close(y.detach().numpy(), yt.detach().numpy())
+    y.sum().backward()
+    yt.sum().backward()
+    close(x.grad.numpy(), xt.grad.numpy())
+    for lib in (torch, mg):                  # its input changed in place: refused, as torch's
+        a = lib.tensor(data, requires_grad=True).clone()
+        y = lib.erfinv(a)
+        a.mul_(2)
+        with pytest.raises(RuntimeError, match="modified"):
+            y.sum().backward()
+
+
 # ----- hypothesis: shapes and finite differences ------------------------------------------------
 @settings(max_examples=25)
 @given(shape=shapes(max_dims=3, max_side=4), data=arrays((7,), low=-0.9, high=0.9))

@@ -5,6 +5,8 @@ constants (argwhere, unique, bincount, searchsorted, bucketize, isin; ops/search
 float64 values and gradients, dtypes, 0-d and empty tensors, and torch's exception classes
 (an index out of range is ``ops.OutOfRangeError`` here, an IndexError: docs/pytorch.md)."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -352,3 +354,152 @@ def test_isin_matches_torch():
             same(lambda lib, e, t, invert=invert: lib.isin(e, t, invert=invert), elements,
                  tests, grad=False)
     same(lambda lib: lib.isin(2, 3))
+
+
+# ----- the index writes: the target as its own source, values a dtype cannot hold --------------
+@pytest.mark.parametrize("name", ["scatter_", "scatter_add_"])
+def test_an_in_place_write_of_a_tensor_into_itself_sends_the_old_values_their_gradient(name):
+    # the node reads x before its write; torch refuses the overlap, its result on a copy of x
+    # is what the write means
+    index, upstream = ints(2, 1, 0), np.array([1.0, 2.0, 3.0])
+    w, wt = mg.arange(3.0).requires_grad_(), torch.arange(3.0, dtype=torch.float64)
+    wt.requires_grad_()
+    x, xt = w * 1, wt * 1
+    getattr(x, name)(0, mg.tensor(index), x)
+    getattr(xt, name)(0, torch.tensor(index), xt.clone())
+    np.testing.assert_array_equal(x.detach().numpy(), xt.detach().numpy())
+    x.backward(mg.tensor(upstream, dtype=mg.float32))
+    xt.backward(torch.tensor(upstream))
+    np.testing.assert_array_equal(w.grad.numpy(), wt.grad.numpy())   # [3, 2, 1], [4, 4, 4]
+
+
+def test_fill_values_out_of_the_dtypes_range_raise_torchs_error_without_a_warning():
+    index = ints(1)
+    for dtype, value in [(np.float16, 1e6), (np.float16, 70000), (np.float16, 65519.0),
+                         (np.float32, 1e39), (np.uint8, -256), (np.uint8, -1.0),
+                         (np.int8, 127.9), (np.int8, 200)]:
+        for call in [lambda lib, x, v: lib.scatter(x, 0, lib.tensor(index), v),
+                     lambda lib, x, v: x.index_fill(0, lib.tensor(index), v)]:
+            same(lambda lib, x, call=call, value=value: call(lib, x, value),
+                 np.zeros(3, dtype))
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")                # no RuntimeWarning leaks
+                with pytest.raises(RuntimeError, match="overflow"):
+                    call(mg, mg.zeros(3, dtype=dtype), value)
+    for dtype, value in [(np.float16, np.inf), (np.float16, np.nan), (np.float16, 65504.0),
+                         (np.uint8, -1), (np.uint8, -255), (np.uint8, 2.7), (np.int8, -128)]:
+        same(lambda lib, x, value=value: x.index_fill(0, lib.tensor(index), value),
+             np.zeros(3, dtype))                              # -1 in uint8 wraps to 255
+        same(lambda lib, x, value=value: lib.scatter(x, 0, lib.tensor(index), value),
+             np.zeros(3, dtype))
+    same(lambda lib, x, v: x.index_fill(0, lib.tensor(index), v.double()), np.zeros(3),
+         np.array(1e39), grad=False)                          # a 0-d tensor value too
+    same(lambda lib, x: x.index_fill(0, lib.tensor(index), 1 + 2j), np.zeros(3, np.complex64))
+    same(lambda lib, x: x.index_fill(0, lib.tensor(index), 1 + 2j), np.zeros(3))
+
+
+def test_index_add_of_bool_through_the_batched_path_matches_torch():
+    rows = np.arange(300) % 5                                 # 256 or more: sorted sums
+    same(lambda lib, x, s: lib.index_add(x, 0, lib.tensor(rows), s), np.zeros(5, bool),
+         np.ones(300, bool))
+    same(lambda lib, x, s: lib.index_add(x, 0, lib.tensor(rows), s), np.zeros((5, 2), bool),
+         np.arange(600).reshape(300, 2) % 3 == 0)
+
+
+def test_scatter_multiply_runs_without_a_graph():
+    index = ints(2)
+    for lib in (torch, mg):
+        x = lib.tensor([0.0, 1.0, 2.0], requires_grad=True)
+        with lib.no_grad():
+            out = x.scatter(0, lib.tensor(index), 5.0, reduce="multiply")
+            assert out.tolist() == [0.0, 1.0, 10.0] and not out.requires_grad
+            w, src = lib.tensor([0.0, 1.0, 2.0]), lib.tensor([5.0], requires_grad=True)
+            w.scatter_(0, lib.tensor(index), src, reduce="multiply")
+            assert w.tolist() == [0.0, 1.0, 10.0]
+        with pytest.raises(RuntimeError):   # recorded: no derivative (torch's at backward)
+            x.scatter(0, lib.tensor(index), 5.0, reduce="multiply").sum().backward()
+
+
+def test_scatter_takes_a_0d_input_and_a_0d_index_as_1d_as_torch():
+    for idx in [ints(0), ints(0, 0), np.array(0)]:
+        same(lambda lib, x, idx=idx: lib.scatter(x, 0, lib.tensor(idx), 5.0), np.array(1.0))
+        same(lambda lib, x, s, idx=idx: lib.scatter_add(x, 0, lib.tensor(idx), s),
+             np.array(1.0), np.array([5.0, 6.0]), grad=False)
+        same(lambda lib, x, s, idx=idx: lib.scatter(x, -1, lib.tensor(idx), s), np.array(1.0),
+             np.array(5.0), grad=False)
+    same(lambda lib, x: lib.scatter(x, 0, lib.tensor(1), 5.0), data(3))
+    same(lambda lib, x, s: lib.scatter_add(x, 0, lib.tensor(1), s), data(3), data(2),
+         grad=False)                          # torch's backward fails on the 0-d index
+    same(lambda lib, x, s: lib.scatter(x, 0, lib.tensor(0), s), data(2, 3), data(2, 3))
+    with pytest.raises(OutOfRangeError):                     # a 0-d input holds index 0
+        mg.scatter(mg.tensor(1.0), 0, mg.tensor(ints(1)), mg.tensor([5.0]))
+
+
+@pytest.mark.parametrize("name", ["scatter", "scatter_add", "index_add", "index_copy", "take"])
+def test_an_index_changed_in_place_before_backward_raises_as_torch(name):
+    index = ints(0, 2) if name.startswith(("index", "take")) else np.array([[0, 2], [1, 0]])
+    for lib in (torch, mg):
+        x = lib.tensor(data(3, 2), requires_grad=True)
+        source = lib.tensor(data(2, 2), requires_grad=True)
+        i = lib.tensor(index)
+        y = x.take(i) if name == "take" else getattr(x, name)(0, i, source)
+        i.add_(0)
+        with pytest.raises(RuntimeError, match="modified"):
+            y.sum().backward()
+
+
+# ----- search: numbers in the tensor's dtype, torch's binary search, sorter --------------------
+def test_numbers_beside_a_tensor_are_compared_in_its_dtype():
+    f32 = np.array([0.1, 0.2], np.float32)
+    for right in [False, True]:
+        same(lambda lib, s, right=right: lib.searchsorted(s, 0.1, right=right), f32, grad=False)
+        same(lambda lib, s, right=right: lib.bucketize(0.1, s, right=right), f32, grad=False)
+        same(lambda lib, s, v, right=right: lib.searchsorted(s, v, right=right), f32,
+             np.array(0.1), grad=False)                  # a 0-d float64: float32 too
+        same(lambda lib, s, v, right=right: lib.searchsorted(s, v, right=right), f32,
+             np.array([0.1]), grad=False)                # dims: float64
+    same(lambda lib, s: lib.searchsorted(s, 2.5), np.array([1, 2, 3]), grad=False)
+    same(lambda lib, s, v: lib.searchsorted(s, v), np.array([1.0, 2.0], np.float32),
+         np.array([1, 2]), grad=False)
+    same(lambda lib, e: lib.isin(e, 0.2), f32, grad=False)
+    same(lambda lib, t: lib.isin(0.1, t), np.array([0.1], np.float32), grad=False)
+    same(lambda lib, e, t: lib.isin(e, t), f32, np.array([0.2]), grad=False)
+    same(lambda lib, e, t: lib.isin(e, t), np.array([16777217]), np.array([16777216.0],
+                                                                            np.float32),
+         grad=False)                                     # compared in float32: equal
+    same(lambda lib, e: lib.isin(e, 2.5), np.array([1, 2]), grad=False)
+    same(lambda lib, e, t: lib.isin(e, t), np.array([1 + 1j]), np.array([1 + 1j]), grad=False)
+    same(lambda lib, s, v: lib.searchsorted(s, v), np.array([1 + 1j]), np.array([1j]),
+         grad=False)
+
+
+def test_searchsorted_follows_torchs_binary_search_and_checks_the_sorter():
+    nan = np.nan
+    for boundaries in [np.array([1.0, 2.0, nan]), np.array([1.0, nan, 3.0, 4.0]),
+                       np.array([nan, nan])]:
+        for right in [False, True]:
+            same(lambda lib, s, v, right=right: lib.searchsorted(s, v, right=right),
+                 boundaries, np.array([5.0, nan, 1.5, 0.0, 3.5, 1.0]), grad=False)
+    for boundaries, values in [(np.zeros((2, 0)), np.zeros((2, 1))),
+                               (np.zeros((0, 3)), np.zeros((0, 1))),
+                               (np.zeros((0, 3)), np.zeros((0, 4))), (np.zeros(0), np.ones(3)),
+                               (np.zeros((2, 3, 0)), np.zeros((2, 3, 2)))]:
+        same(lambda lib, s, v: lib.searchsorted(s, v), boundaries, values, grad=False)
+    unsorted = np.array([3.0, 1.0, 2.0])
+    for order in [ints(1, 2), ints(1, 2, 0).astype(np.int32), ints(1, 2, 3), ints(1, 2, -1),
+                  np.array([1.0, 2.0, 0.0]), np.array([[1, 2, 0]]), ints(1, 2, 0)]:
+        same(lambda lib, s, v, order=order: lib.searchsorted(s, v, sorter=lib.tensor(order)),
+             unsorted, np.array([2.0, 0.5]), grad=False)
+    rows = np.array([[3.0, 1.0, 2.0], [0.0, 5.0, 4.0]])
+    same(lambda lib, s, v: lib.searchsorted(s, v, sorter=s.argsort()), rows,
+         np.array([[2.5], [4.5]]), grad=False)
+
+
+def test_bincount_of_complex_weights_warns_and_takes_the_real_part_as_torch():
+    with pytest.warns(UserWarning, match="imaginary"):
+        got = mg.bincount(mg.tensor(ints(0, 1, 1)), mg.tensor(np.array([1 + 1j, 2, 3j])))
+    with pytest.warns(UserWarning, match="imaginary"):
+        expected = torch.bincount(torch.tensor(ints(0, 1, 1)),
+                                  torch.tensor(np.array([1 + 1j, 2, 3j])))
+    assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())

@@ -1,0 +1,80 @@
+"""The p-norm as one node, beside ``reductions.py`` (whose ``norm`` checks the arguments and
+applies it, for ``dist`` too; ``cdist`` applies it itself, for its rule on ties):
+``(Σ|x|^p)^(1/p)`` for every p, 0 and ±inf included, with torch's closed-form backward
+(``norm_backward``), which is 0 where a composition of ``abs``, ``pow`` and ``sum`` would
+give NaN: at a zero element, at a zero norm."""
+
+import numpy as np
+
+from .. import backend
+from ..autograd import Function
+from ..dtypes import is_half, real_of
+from .base import complex_sign, torch_sign
+
+
+def _sgn(x):
+    # torch.sgn: x / |x| (0 at 0) for complex x, the sign (0 at NaN) for real x
+    return complex_sign(x) if x.dtype.kind == "c" else torch_sign(x)
+
+
+class PNorm(Function):
+    r""":math:`\lVert x \rVert_p = (\sum |x|^p)^{1/p}` over ``axis`` (None: every element); p
+    = 0 counts the nonzero elements (NaN among them), ±inf takes the largest / smallest
+    |x|. Half precision computes the forward in float32 (the backward in x's dtype, as
+    torch's); a complex x gives its real dtype.
+
+    The gradient, with n the norm and s = sgn(x) (x/|x| for complex x, 0 at 0 and NaN):
+    p = 0: 0. p = 1: g·s. p = 2: g·x/n, 0 where n = 0. ±inf: g·s shared by the elements
+    where |x| = n (or NaN), each of them the whole g with ``share_ties=False`` (``cdist``'s).
+    p < 1: g·s·|x|^(p-1)·n^(1-p), 0 where x = 0. Else g·s·|x|^(p-1)/n^(p-1), 0 where
+    n = 0."""
+
+    @staticmethod
+    def forward(ctx, x, p, axis, keepdims, share_ties=True):
+        xp = backend.array_module(x)
+        wide = x.astype(np.float32) if is_half(x.dtype) else x              # opmath
+        size = xp.abs(wide)                                                  # (x.shape) real
+        if p == 0:
+            out = (size != 0).sum(axis=axis, keepdims=keepdims).astype(size.dtype)
+        elif p == np.inf:           # 0 over no element (cdist of 0 columns; norm refuses)
+            out = size.max(axis=axis, keepdims=keepdims, initial=0)
+        elif p == -np.inf:
+            out = size.min(axis=axis, keepdims=keepdims)
+        elif p == 1:
+            out = size.sum(axis=axis, keepdims=keepdims)
+        elif p == 2:
+            out = xp.sqrt((size * size).sum(axis=axis, keepdims=keepdims))
+        else:
+            out = (size ** p).sum(axis=axis, keepdims=keepdims) ** (1.0 / p)
+        out = xp.asarray(out).astype(real_of(x.dtype), copy=False)
+        ctx.save_for_backward(x, out)
+        ctx.p, ctx.axis, ctx.share_ties = p, axis, share_ties
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, out = ctx.saved
+        p, axis, xp = ctx.p, ctx.axis, backend.array_module(grad)
+        if p == 0:
+            return xp.zeros(x.shape, x.dtype)
+        # torch's norm_backward, op for op in x's dtype (half precision rounds each step,
+        # as torch's; its forward alone computes in float32)
+        axes = range(x.ndim) if axis is None else axis
+        kept = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
+        g, n = grad.reshape(kept), out.reshape(kept)                     # (kept dims)
+        size, zero = xp.abs(x), xp.zeros((), out.dtype)                  # (x.shape) real
+        if p == 1:
+            result = _sgn(x) * g
+        elif p == 2:
+            result = g * xp.where(n == 0, zero, x / xp.where(n == 0, 1, n).astype(n.dtype))
+        elif np.isinf(p):
+            mask = (size == n) | xp.isnan(size)                             # the extremes
+            share = mask.sum(axis=tuple(axes), keepdims=True) if ctx.share_ties else 1
+            result = _sgn(x) * (g / xp.asarray(share, g.dtype) * mask)
+        elif p < 1:
+            scaled = _sgn(x) * xp.where(x == 0, zero, size ** (p - 1))
+            result = scaled * g * n ** (1 - p)
+        else:
+            scaled = _sgn(x) * size ** (p - 1) if p < 2 else x * size ** (p - 2)
+            result = scaled * xp.where(n == 0, zero, g / n ** (p - 1))
+        return result.astype(x.dtype, copy=False)
