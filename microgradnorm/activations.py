@@ -4,15 +4,17 @@ forms), threshold, tanhshrink, softsign, glu, prelu, softmin and gumbel_softmax 
 of primitive ops); and ``maybe_in_place``, how every activation's ``inplace=True`` writes
 into its input."""
 
+import math
+import numbers
 import warnings
 
 import numpy as np
 
-from . import backend, ops
+from . import backend, dtypes, ops
 from . import generator as streams
 from . import sampling
 from .autograd import Function
-from .dtypes import check_number, is_floating, is_half
+from .dtypes import check_number, is_half
 from .fused import softmax
 from .losses import check_floating
 from .tensor import Tensor
@@ -22,6 +24,7 @@ __all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardsw
            "softsign", "tanhshrink", "threshold"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 SELU_SCALE = 1.0507009873554804934193349852946
 
 
@@ -109,6 +112,9 @@ class ELU(Pointwise):
         return xp.where(x <= 0, negative, x * dtype(scale))
 
     def df(xp, grad, x, alpha, scale, input_scale, backward_scale):
+        if backward_scale is None:
+            raise RuntimeError(f"celu: the backward's 1/alpha: alpha {alpha} cannot be "
+                               "converted to type float without overflow")
         dtype, inner = x.dtype.type, x.dtype.type(backward_scale)
         negative = grad * inner * (dtype(alpha) * dtype(scale)) * xp.exp(x * inner)
         return xp.where(x <= 0, negative, grad * dtype(scale))
@@ -188,7 +194,15 @@ def celu(input, alpha=1.0, inplace=False):
     check_number("celu", "alpha", alpha)
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU")
-    backward_scale = 1.0 / float(np.float32(alpha))       # PyTorch's: 1.0 / alpha.toFloat()
+    if input.dtype != np.float64:          # PyTorch's kernel takes alpha and 1/alpha as float
+        for v in (float(alpha), 1.0 / alpha):
+            if math.isfinite(v) and abs(v) > _FLOAT32_MAX:
+                raise RuntimeError(f"celu: value {v} (alpha {alpha} or 1/alpha) cannot be "
+                                   "converted to type float without overflow")
+    # PyTorch's backward takes 1.0 / alpha.toFloat(): inf where alpha rounds to 0 in float,
+    # and its conversion refuses an alpha beyond float's range (None: backward raises)
+    small = float(np.float32(alpha)) if abs(alpha) <= _FLOAT32_MAX else None
+    backward_scale = None if small is None else math.inf if small == 0 else 1.0 / small
     return maybe_in_place("celu", input, inplace, lambda x: ELU.apply(
         x, alpha=alpha, scale=1.0, input_scale=1.0 / alpha, backward_scale=backward_scale))
 
@@ -202,9 +216,10 @@ def softshrink(input, lambd=0.5):
     """
     check_floating("softshrink", "input", input)
     check_number("softshrink", "lambd", lambd)
-    if not lambd >= 0:
-        raise RuntimeError(f"softshrink: lambda must be in range [0, inf) for input dtype "
-                           f"{input.dtype}, but found {lambd}")
+    largest = float(dtypes.finfo(input.dtype).max)
+    if not 0 <= lambd <= largest:
+        raise RuntimeError(f"softshrink: lambda must be in range [0, {largest:g}] for input "
+                           f"dtype {input.dtype}, but found {lambd}")
     return Softshrink.apply(input, lambd=lambd)
 
 
@@ -220,6 +235,17 @@ def hardshrink(input, lambd=0.5):
     return Hardshrink.apply(input, lambd=lambd)
 
 
+def _scalar(fn, value, dtype):
+    # a number in dtype as PyTorch's Scalar conversion (c10::overflows): ops.shape.filled,
+    # whose integer check reads int(value), so a float's own range check first (-2.0 or
+    # 255.5 do not fit uint8, where -2 wraps to 254)
+    if dtype.kind in "iu" and not isinstance(value, numbers.Integral) and \
+            math.isfinite(value) and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
+        raise RuntimeError(f"{fn}: value {value!r} cannot be converted to type {dtype} "
+                           "without overflow")
+    return ops.shape.filled(fn, (), value, dtype)
+
+
 def threshold(input, threshold, value, inplace=False):
     r""":math:`x` where :math:`x > \text{threshold}`, else ``value`` (``F.threshold``); NaN
     is kept, and the gradient passes where x is kept. An integer input stays integral, the
@@ -233,20 +259,14 @@ def threshold(input, threshold, value, inplace=False):
         raise NotImplementedError("threshold: not implemented for bool tensors")
     check_number("threshold", "threshold", threshold)
     check_number("threshold", "value", value)
-    for bound in (threshold, value):                 # PyTorch's Scalar conversion check
-        limits = np.iinfo(input.dtype) if input.dtype.kind in "iu" else \
-            np.finfo(input.dtype) if is_floating(input.dtype) else None
-        if limits is not None and np.isfinite(bound) and not limits.min <= bound <= limits.max:
-            raise RuntimeError(f"threshold: value {bound} cannot be converted to type "
-                               f"{input.dtype} without overflow")
+    # both cast to input's dtype with PyTorch's Scalar conversion check (an unsigned dtype
+    # takes a negative int modulo 2**bits; a float must fit before it is truncated)
+    bound, filler = (_scalar("threshold", v, input.dtype) for v in (threshold, value))
 
     def compute(x):
-        xp = x.xp
-        with np.errstate(invalid="ignore", over="ignore"):   # as C++'s casts
-            bound = np.asarray(threshold).astype(x.dtype)
-            filler = xp.asarray(np.asarray(value).astype(x.dtype))
-        keep = ~(x._array <= bound)                          # NaN is kept
-        return ops.where(keep, x, ops.base.constant(filler))
+        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
+            keep = ~(x._array <= bound)                      # NaN is kept
+        return ops.where(keep, x, ops.base.constant(x.xp.asarray(filler)))
     return maybe_in_place("threshold", input, inplace, compute)
 
 
@@ -330,7 +350,9 @@ def prelu(input, weight):
         slope = weight.reshape((1, weight.size) + (1,) * (input.ndim - 2))
     else:
         slope = weight.reshape(())
-    return ops.where(input._array > 0, input, slope * input)
+    with backend.silent_floats():            # a bfloat16 NaN compared flags "invalid"
+        positive = input._array > 0
+    return ops.where(positive, input, slope * input)
 
 
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
@@ -343,7 +365,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """
     ops.base.check_tensor("softmin", input)
     if dim is None:
-        dim = implicit_dim("softmin", input.ndim, _stacklevel + 1)
+        dim = implicit_dim("softmin", input.ndim, _stacklevel)
     negated = -input
     if dtype is not None:
         negated = negated.to(dtype)

@@ -15,7 +15,7 @@ from . import activations as _activations
 from .activations import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, prelu,
                           selu, softmin, softshrink, softsign, tanhshrink, threshold)
 from .activations import maybe_in_place as _activation
-from .autograd import no_grad
+from .autograd import Function, no_grad
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                           max_pool1d, max_pool2d, unfold)
 from .dtypes import check_number, is_floating
@@ -75,9 +75,10 @@ def relu(input, inplace=False):
     return _activation("relu", input, inplace, ops.relu)
 
 
-def silu(x):
-    r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish)."""
-    return x * sigmoid(x)
+def silu(input, inplace=False):
+    r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish); ``inplace`` writes the
+    result into ``input``."""
+    return _activation("silu", input, inplace, lambda x: x * sigmoid(x))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
@@ -89,8 +90,12 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     """
     check_floating("leaky_relu", "input", input)
     check_number("leaky_relu", "negative_slope", negative_slope)
-    return _activation("leaky_relu", input, inplace,
-                       lambda x: ops.where(x._array > 0, x, x * negative_slope))
+
+    def compute(x):
+        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
+            positive = x._array > 0
+        return ops.where(positive, x, x * negative_slope)
+    return _activation("leaky_relu", input, inplace, compute)
 
 
 def elu(input, alpha=1.0, inplace=False):
@@ -104,7 +109,9 @@ def elu(input, alpha=1.0, inplace=False):
 
     def compute(x):
         # of min(x, 0): the branch where() leaves out cannot overflow into inf · 0 = NaN
-        return ops.where(x._array > 0, x, ops.expm1(ops.clamp(x, max=0.0)) * alpha)
+        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
+            positive = x._array > 0
+        return ops.where(positive, x, ops.expm1(ops.clamp(x, max=0.0)) * alpha)
     return _activation("elu", input, inplace, compute)
 
 
@@ -120,7 +127,9 @@ def softplus(input, beta=1.0, threshold=20.0):
     check_number("softplus", "beta", beta)
     check_number("softplus", "threshold", threshold)
     scaled = input * beta
-    return ops.where(scaled._array > threshold, input, -logsigmoid(-scaled) / beta)
+    with backend.silent_floats():            # a bfloat16 NaN compared flags "invalid"
+        linear = scaled._array > threshold
+    return ops.where(linear, input, -logsigmoid(-scaled) / beta)
 
 
 def mish(input, inplace=False):
@@ -150,8 +159,10 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
 
     def compute(x):
         data = x._array
-        clipped = x.xp.clip(data, min_val, max_val).astype(x.dtype, copy=False)
-        return ops.where((data > min_val) & (data < max_val), x, ops.base.constant(clipped))
+        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
+            clipped = x.xp.clip(data, min_val, max_val).astype(x.dtype, copy=False)
+            inside = (data > min_val) & (data < max_val)
+        return ops.where(inside, x, ops.base.constant(clipped))
     return _activation("hardtanh", input, inplace, compute)
 
 
@@ -189,19 +200,38 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
                            f"bound, got lower {lower}, upper {upper}")
     if not training:
         return leaky_relu(input, (lower + upper) / 2, inplace)
-    if dtypes.is_half(input.dtype):
-        raise NotImplementedError(f"rrelu: training is not implemented for {input.dtype}, as "
+    if input.dtype == np.float16:
+        raise NotImplementedError("rrelu: training is not implemented for float16, as "
                                   "PyTorch's CPU kernel")
 
     def compute(x):
         data = backend.to_numpy(x._array)
-        low, high = (float(np.asarray(v, x.dtype)) for v in (lower, upper))  # bounds as C++'s
-        negative = data <= 0                                 # NaN keeps slope 1
+        opmath = np.float32 if dtypes.is_half(x.dtype) else x.dtype
+        low, high = (float(np.asarray(v, opmath)) for v in (lower, upper))  # bounds as C++'s
+        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
+            negative = data <= 0                             # NaN keeps slope 1
         draws = sampling.uniform(streams.default_generator, int(negative.sum()), np.float64)
-        noise = np.ones(data.shape, x.dtype)
-        noise[negative] = (draws * (high - low) + low).astype(x.dtype)
-        return x * ops.base.constant(backend.to_device(noise, x.device))
+        slopes = np.ones(data.shape, opmath)
+        slopes[negative] = (draws * (high - low) + low).astype(opmath)
+        return RandomSlopes.apply(x, slopes=backend.to_device(slopes, x.device))
     return _activation("rrelu", input, inplace, compute)
+
+
+class RandomSlopes(Function):
+    r"""rrelu's training product :math:`x \cdot r`, computed in r's dtype (PyTorch's opmath:
+    float32 for bfloat16) and rounded once to x's; the gradient is grad times r rounded to
+    x's dtype (the noise PyTorch's kernel saves)."""
+
+    kept_options = ("slopes",)
+
+    @staticmethod
+    def forward(ctx, x, slopes):
+        ctx.noise = slopes.astype(x.dtype, copy=False)
+        return (x.astype(slopes.dtype, copy=False) * slopes).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.noise
 
 
 # the in-place forms F has (``torch.relu_`` ...): each the function with inplace=True
@@ -599,11 +629,9 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     check_number("pairwise_distance", "p", p)
     check_number("pairwise_distance", "eps", eps)
     difference, dim = x1 - x2 + eps, max(x1.ndim, x2.ndim) - 1
-    if p > 0:
-        return difference.norm(p, dim=dim, keepdim=keepdim)
     if p == 0:      # the count of nonzero differences; its gradient is 0, as torch's
         one = ops.base.constant(difference.xp.ones((), difference.dtype))
         return ops.where(difference._array != 0, one, difference * 0).sum(dim, keepdim=keepdim)
-    if p == -np.inf:
-        return difference.abs().amin(dim, keepdim=keepdim)
-    return (difference.abs() ** p).sum(dim, keepdim=keepdim) ** (1.0 / p)
+    # torch's norm for every other p, negative ones and -inf included: its gradient is 0 at
+    # a zero difference (norm_backward's mask), NaN where the norm is
+    return difference.norm(p, dim=dim, keepdim=keepdim)

@@ -70,7 +70,7 @@ def pad_by_index(fn, input, pad, mode):
             raise RuntimeError(f"{fn}: Padding value causes wrapping around more than once "
                                f"(padding ({before}, {after}) of dimension {axis}, of size "
                                f"{size})")
-        if mode == "circular" and max(before, after) > kept > 0:
+        if mode == "circular" and max(before, after) > kept:
             raise RuntimeError(f"{fn}: circular padding ({before}, {after}) of dimension "
                                f"{axis} wraps around more than the {kept} positions left "
                                "after cropping (PyTorch reads past its input there)")
@@ -100,16 +100,79 @@ def _lerp(xp, x, weights, axis):
         xp.take(x, i1, axis=axis) * w1.reshape(shape)
 
 
-def _nearest_index(in_size, out_size, scale, exact):
-    # nearest_idx / nearest_neighbor(_exact)_compute_source_index: float arithmetic
+def _lerp_transposed(xp, grad, weights, size, axis):
+    # the transpose of _lerp: grad_j·w0_j summed into i0_j, grad_j·w1_j into i1_j along
+    # `axis` (of `size` after), as torch's backward adds them (a zero weight times inf or
+    # NaN included). Each input position gathers its contributions from a (size, most)
+    # table of product slots, the missing ones pointing at an appended zero slot
+    i0, i1, w0, w1 = weights
+    axis, count = axis % grad.ndim, len(i0)
+    shape = [1] * grad.ndim
+    shape[axis] = count
+    zero = xp.zeros(grad.shape[:axis] + (1,) + grad.shape[axis + 1:], grad.dtype)
+    products = xp.concatenate([grad * xp.asarray(w0).reshape(shape),
+                               grad * xp.asarray(w1).reshape(shape), zero], axis=axis)
+    target = np.concatenate([i0, i1])
+    order = np.argsort(target, kind="stable")             # slots grouped by input position
+    counts = np.bincount(target, minlength=size)
+    first = np.cumsum(counts) - counts
+    k = np.arange(counts.max())
+    table = np.where(k < counts[:, None], order[np.minimum(first[:, None] + k, 2 * count - 1)],
+                     2 * count)                           # (size, most)
+    gathered = xp.take(products, xp.asarray(table.ravel()), axis=axis)
+    split = grad.shape[:axis] + table.shape + grad.shape[axis + 1:]
+    return gathered.reshape(split).sum(axis=axis + 1)
+
+
+def _nearest_index(in_size, out_size, scale, exact, shortcuts):
+    # nearest_idx / nearest_neighbor(_exact)_compute_source_index: float arithmetic; with
+    # `shortcuts` ("nearest" in torch's 2-D forward and every backward), out == in copies
+    # and out == 2 in halves j, whatever the scale
     j = np.arange(out_size)
-    if not exact and out_size == in_size:
+    if shortcuts and not exact and out_size == in_size:
         return j
-    if not exact and out_size == 2 * in_size:
+    if shortcuts and not exact and out_size == 2 * in_size:
         return j >> 1
     ratio = np.float32(1.0 / scale) if scale else np.float32(in_size) / np.float32(out_size)
     position = (j.astype(np.float32) + np.float32(0.5)) if exact else j.astype(np.float32)
     return np.minimum(np.floor(position * ratio).astype(np.int64), in_size - 1)
+
+
+class NearestSelect(Function):
+    """``x`` read at ``index`` along ``axis`` (nearest mode along one dim of a 3-D or 5-D
+    input), with torch's gradient: its nearest backward takes the shortcuts in every
+    dimensionality, so output j's gradient goes to input j (out == in) or j >> 1
+    (out == 2 in) where its forward read ``index[j]`` (a scale such as 1.3 or 2.2)."""
+
+    kept_options = ("index",)
+
+    @staticmethod
+    def forward(ctx, x, axis, index):
+        ctx.axis, ctx.size = axis, x.shape[axis]
+        xp = backend.array_module(x)
+        return xp.take(x, xp.asarray(index), axis=axis)
+
+    @staticmethod
+    def backward(ctx, grad):
+        if grad.shape[ctx.axis] == ctx.size:                   # out == in: j -> j
+            return grad
+        pairs = grad.shape[:ctx.axis] + (ctx.size, 2) + grad.shape[ctx.axis + 1:]
+        return grad.reshape(pairs).sum(axis=ctx.axis + 1)      # out == 2 in: j -> j >> 1
+
+
+def _nearest(input, sizes, scales, exact):
+    # one gather per spatial dim; torch's 1-D and 3-D forward read the scale's index where
+    # its backward (and its 2-D forward) takes a shortcut
+    out = input
+    for axis, (n, scale) in enumerate(zip(sizes, scales), start=2):
+        n_in = input.shape[axis]
+        index = _nearest_index(n_in, n, scale, exact, shortcuts=input.ndim == 4)
+        if not exact and n in (n_in, 2 * n_in) and \
+                not np.array_equal(index, _nearest_index(n_in, n, scale, False, True)):
+            out = NearestSelect.apply(out, axis=axis, index=index)
+        else:
+            out = ops.index_select(out, axis, index)
+    return out
 
 
 def _linear_weights(in_size, out_size, align_corners, scale, dtype):
@@ -137,7 +200,9 @@ def _linear_weights(in_size, out_size, align_corners, scale, dtype):
 class LinearResample(Function):
     """Linear (3-D input) or bilinear (4-D) interpolation, one node: along each spatial dim,
     last first, y_j = w0_j·x[i0_j] + w1_j·x[i1_j] (two gathers and a weighted sum);
-    backward the transposed interpolation, one matrix per dim. PyTorch's indices and
+    backward the transposed interpolation, one matrix per dim, or where an inf or NaN
+    reaches it, each output scattered to its two neighbours only (``_lerp_transposed``,
+    torch's result: a matrix's zeros would spread it). PyTorch's indices and
     weights (``_linear_weights``); PyTorch's kernels sum the same products in another order
     and with fused multiply-adds, so the values agree to within a few ulp."""
 
@@ -164,6 +229,12 @@ class LinearResample(Function):
         out = wide @ matrices[-1]                             # (..., out_h, W)
         if len(matrices) == 2:
             out = matrices[0].T @ out                         # (..., H, W)
+        if not xp.isfinite(out.sum()):
+            # an inf or NaN reached it: the matrices' zeros (0·inf = NaN) would spread it
+            # over the whole row, so scatter each output to its own two neighbours only
+            out = wide
+            for axis in range(-1, -len(ctx.weights) - 1, -1):
+                out = _lerp_transposed(xp, out, ctx.weights[axis], ctx.in_sizes[axis], axis)
         return out.astype(grad.dtype, copy=False)
 
 
@@ -287,11 +358,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if not (is_floating(input.dtype) or input.dtype == np.uint8):
             raise NotImplementedError(f"interpolate: {mode} is not implemented for dtype "
                                       f"{input.dtype} (floating and uint8 only)")
-        out = input
-        for axis, (n, scale) in enumerate(zip(sizes, scales), start=2):
-            index = _nearest_index(input.shape[axis], n, scale, mode == "nearest-exact")
-            out = ops.index_select(out, axis, index)
-        return out
+        return _nearest(input, sizes, scales, mode == "nearest-exact")
     if not is_floating(input.dtype):
         raise NotImplementedError(f"interpolate: {mode} is not implemented for dtype "
                                   f"{input.dtype} (floating only)")

@@ -11,7 +11,7 @@ from .. import functional as F
 from ..activations import implicit_dim
 from ..dtypes import check_number
 from . import init
-from .module import Module, Parameter, _check_choice, _check_positive, _dtype
+from .module import Module, Parameter, _check_choice, _dtype
 
 
 def _inplace_repr(module, text=""):
@@ -53,11 +53,19 @@ class GELU(Module):
 
 
 class SiLU(Module):
-    """x · sigmoid(x) elementwise (swish). Shape: any, unchanged."""
+    """x · sigmoid(x) elementwise (swish); ``inplace`` writes the result into the input.
+    Shape: any, unchanged."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
 
     def forward(self, x):
         """silu(x). Shape: (*) -> (*)."""
-        return F.silu(x)
+        return F.silu(x, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self)
 
 
 class Tanh(Module):
@@ -369,7 +377,9 @@ class PReLU(Module):
 
     def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
-        _check_positive("PReLU", num_parameters=num_parameters)
+        check_number("PReLU", "num_parameters", num_parameters, integer=True)
+        if num_parameters < 0:                # 0 is a weight of no slopes, as torch's
+            raise RuntimeError(f"PReLU: num_parameters must be >= 0, got {num_parameters}")
         check_number("PReLU", "init", init)
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(np.zeros(num_parameters, _dtype(dtype)), device=device)

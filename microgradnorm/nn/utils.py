@@ -30,6 +30,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
     the gradients' dtype and on their device. ``get_total_norm`` of the gradients, then
     ``clip_grads_with_norm_``, as torch's.
 
+    ``norm_type``: a real number, or a string of one (``'inf'``), as torch's.
     ``error_if_nonfinite``: raise a RuntimeError for a NaN or infinite n, changing nothing.
     ``foreach``: accepted for torch's signature; one implementation serves both.
 
@@ -37,7 +38,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         >>> norm = nn.clip_grad_norm_(model.parameters(), 1.0); print(f"{norm:.4f}")
     """
     check_number("clip_grad_norm_", "max_norm", max_norm)
-    check_number("clip_grad_norm_", "norm_type", norm_type)
+    norm_type = _norm_order("clip_grad_norm_", norm_type)
     generator = isinstance(parameters, types.GeneratorType)
     parameters = _as_list(parameters)
     if generator and not parameters:
@@ -57,8 +58,20 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     Example:
         >>> norm = nn.utils.get_total_norm([p.grad for p in model.parameters()])
     """
-    check_number("get_total_norm", "norm_type", norm_type)
+    norm_type = _norm_order("get_total_norm", norm_type)
     return _total_norm("get_total_norm", _as_list(tensors), norm_type, error_if_nonfinite)
+
+
+def _norm_order(fn, norm_type):
+    # a real number, or a string float() reads ("inf", as torch documents), as torch's
+    if isinstance(norm_type, str):
+        try:
+            return float(norm_type)
+        except ValueError:
+            raise ValueError(f"{fn}: norm_type must be a number or a string of one (such as "
+                             f"'inf'), got {norm_type!r}") from None
+    check_number(fn, "norm_type", norm_type)
+    return norm_type
 
 
 def _total_norm(fn, tensors, norm_type, error_if_nonfinite):
@@ -156,7 +169,7 @@ def parameters_to_vector(parameters):
     parameters = _as_list(parameters)
     _check_same_device(parameters)
     if not parameters:
-        raise RuntimeError("parameters_to_vector: expected a non-empty list of Tensors")
+        raise ValueError("parameters_to_vector: expected a non-empty list of Tensors")
     return ops.cat([p.reshape(-1) for p in parameters])
 
 

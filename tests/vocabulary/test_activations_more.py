@@ -153,10 +153,61 @@ def test_threshold_casts_its_bounds_to_an_integer_input_as_torch():
              lambda t=threshold, v=value: TF.threshold(torch.tensor(data), t, v))
 
 
+def test_threshold_converts_its_numbers_as_torchs_scalars():
+    # cast to the input's dtype with torch's overflow check, without NumPy's warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = F.threshold(mg.tensor([1.0, 2.0, 3.0, np.nan], dtype=mg.bfloat16), 2.0, -2.0)
+        want = TF.threshold(torch.tensor([1.0, 2.0, 3.0, np.nan], dtype=torch.bfloat16), 2.0,
+                            -2.0)
+        assert got.dtype == mg.bfloat16
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+        for data, dtype, threshold, value in [([1.0, 2.0], "float32", 1e39, 0.0),
+                                              ([1.0, 2.0], "float16", 0.0, 1e5),
+                                              ([1, 2], "int64", np.nan, 5),
+                                              ([1, 2], "int64", 1.0, np.inf),
+                                              ([1, 3], "uint8", 2, -2), ([1, 3], "uint8", 2, 300),
+                                              ([1, 3], "int8", -1.5, -128),
+                                              ([1, 3], "int8", -1.5, -128.7),
+                                              ([1, 3], "uint8", 2, -2.0),
+                                              ([1, 3], "uint8", 255.5, 0),
+                                              ([1, 3], "int8", 127.0, -0.5)]:
+            same(lambda d=data, t=dtype, a=threshold, b=value: F.threshold(
+                     mg.tensor(np.array(d, t)), a, b),
+                 lambda d=data, t=dtype, a=threshold, b=value: TF.threshold(
+                     torch.tensor(np.array(d, t)), a, b))
+
+
+def test_celu_takes_extreme_alphas_as_torch():
+    data = np.array([-1.0, 0.5, -1e-310, 0.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                   # no overflow or division warnings
+        for alpha in (1e-300, 1e-46, 3e38, 1e39, -1e39):
+            x, xt = pair(data)
+            y, yt = F.celu(x, alpha), TF.celu(xt, alpha)
+            np.testing.assert_array_equal(y.detach().numpy(), yt.detach().numpy())
+            # the backward's 1 / alpha in float: inf for an alpha that rounds to 0, refused
+            # for one beyond float's range
+            if abs(alpha) > 3.5e38:
+                same_error(lambda y=y: y.sum().backward(), lambda yt=yt: yt.sum().backward())
+            else:
+                check(y, yt, [(x, xt)])
+        for dtype in ("float32", "bfloat16"):            # alpha and 1/alpha taken as float
+            for alpha in (1e-300, 1e-40, 1e39):
+                same_error(lambda d=dtype, a=alpha: F.celu(mg.ones(2, dtype=d), a),
+                           lambda d=dtype, a=alpha: TF.celu(torch.ones(2, dtype=getattr(
+                               torch, d)), a))
+
+
 def test_argument_errors_as_torch():
     x, xt = pair(np.array([-1.0, 1.0]))
     same_error(lambda: F.celu(x, 0.0), lambda: TF.celu(xt, 0.0))
     same_error(lambda: F.softshrink(x, -0.1), lambda: TF.softshrink(xt, -0.1))
+    for dtype in ("float64", "float32", "float16", "bfloat16"):   # 0 <= lambd <= finfo.max
+        for lambd in (np.inf, 7e4, 3.39e38, 3.5e38, 1e300):
+            same(lambda d=dtype, v=lambd: F.softshrink(mg.ones(2, dtype=d), v).float(),
+                 lambda d=dtype, v=lambd: TF.softshrink(torch.ones(2, dtype=getattr(
+                     torch, d)), v).float())
     same_error(lambda: F.rrelu(x, 0.5, 0.1), lambda: TF.rrelu(xt, 0.5, 0.1))
     same_error(lambda: F.rrelu(x, 0.5, 0.1, True), lambda: TF.rrelu(xt, 0.5, 0.1, True))
     same_error(lambda: F.glu(mg.ones(3, 5)), lambda: TF.glu(torch.ones(3, 5)))
@@ -210,6 +261,14 @@ def test_prelu_module_starts_at_init_and_learns_one_slope_per_channel():
     assert nn.PReLU().weight.dtype == np.float32 and nn.PReLU().weight.shape == (1,)
 
 
+def test_prelu_module_takes_no_slopes_as_torch():
+    ours, theirs = nn.PReLU(0), torch.nn.PReLU(0)
+    assert repr(ours) == repr(theirs) == "PReLU(num_parameters=0)"
+    assert ours.weight.shape == tuple(theirs.weight.shape) == (0,)
+    same(lambda: ours(mg.ones(2, 0)).detach(), lambda: theirs(torch.ones(2, 0)).detach())
+    same_error(lambda: nn.PReLU(-1), lambda: torch.nn.PReLU(-1))
+
+
 # ----- rrelu's random slopes: torch's draws --------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_rrelu_training_draws_torchs_slopes_for_the_same_seed(dtype):
@@ -227,6 +286,53 @@ def test_rrelu_training_draws_torchs_slopes_for_the_same_seed(dtype):
     # the generator moved as torch's: one 64-bit draw per element <= 0
     np.testing.assert_array_equal(mg.rand(3, dtype="float64").numpy(),
                                   torch.rand(3, dtype=torch.float64).numpy())
+
+
+def test_rrelu_trains_in_bfloat16_with_torchs_draws_and_refuses_float16():
+    # bfloat16: the slope drawn in float, x·r computed in float and rounded once; the
+    # gradient the slope rounded to bfloat16 (the noise torch saves)
+    data = np.concatenate([activation_inputs(60), [np.nan, 0.0, -0.0, -np.inf]])
+    mg.manual_seed(5)
+    torch.manual_seed(5)
+    x = mg.tensor(data, dtype=mg.bfloat16, requires_grad=True)
+    xt = torch.tensor(data).to(torch.bfloat16).requires_grad_()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y, yt = F.rrelu(x, 0.1, 0.7, training=True), TF.rrelu(xt, 0.1, 0.7, training=True)
+    assert y.dtype == mg.bfloat16
+    np.testing.assert_array_equal(y.float().detach().numpy(), yt.float().detach().numpy())
+    upstream = np.random.default_rng(6).standard_normal(data.shape)
+    y.backward(mg.tensor(upstream, dtype=mg.bfloat16))
+    yt.backward(torch.tensor(upstream).to(torch.bfloat16))
+    np.testing.assert_array_equal(x.grad.float().numpy(), xt.grad.float().numpy())
+    np.testing.assert_array_equal(mg.rand(3, dtype="float64").numpy(),
+                                  torch.rand(3, dtype=torch.float64).numpy())
+    same_error(lambda: F.rrelu(mg.ones(2, dtype=mg.float16), training=True),
+               lambda: TF.rrelu(torch.ones(2, dtype=torch.float16), training=True))
+
+
+BFLOAT16_NAN = {      # the activations that compare their input outside a node
+    "leaky_relu": lambda f, lib, x: f.leaky_relu(x, 0.2),
+    "elu": lambda f, lib, x: f.elu(x),
+    "rrelu": lambda f, lib, x: f.rrelu(x),
+    "threshold": lambda f, lib, x: f.threshold(x, 0.5, -1),
+    "prelu": lambda f, lib, x: f.prelu(x, lib.tensor([0.25], dtype=lib.bfloat16)),
+    "softplus": lambda f, lib, x: f.softplus(x, threshold=2),
+    "hardtanh": lambda f, lib, x: f.hardtanh(x, -1, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BFLOAT16_NAN))
+def test_a_bfloat16_nan_passes_silently_as_torch(name):
+    # ml_dtypes' bfloat16 comparisons flag "invalid" at NaN, which NumPy turns into a warning
+    call = BFLOAT16_NAN[name]
+    data = np.array([np.nan, -1.0, 0.0, -0.0, 0.25, 2.5, np.inf, -np.inf])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = call(F, mg, mg.tensor(data, dtype=mg.bfloat16))
+        want = call(TF, torch, torch.tensor(data).to(torch.bfloat16))
+    assert got.dtype == mg.bfloat16
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
 
 
 def test_rrelu_module_draws_while_training_and_uses_the_mean_slope_in_eval():
@@ -253,7 +359,7 @@ MODULES = [
     lambda m: m.Tanhshrink(), lambda m: m.RReLU(), lambda m: m.RReLU(0.1, 0.3, True),
     lambda m: m.Softmax2d(), lambda m: m.PairwiseDistance(), lambda m: m.CosineSimilarity(),
     lambda m: m.PairwiseDistance(1.0, 0.0, True), lambda m: m.CosineSimilarity(0, 1e-6),
-    lambda m: m.Softmin(),
+    lambda m: m.Softmin(), lambda m: m.SiLU(), lambda m: m.SiLU(inplace=True),
 ]
 
 
@@ -287,6 +393,19 @@ def test_softmin_without_dim_warns_and_takes_a_dtype_as_torch():
          lambda: TF.softmin(torch.tensor([1, 2]), 0, dtype=torch.float64))
     same(lambda: F.softmin(mg.tensor([1.0, 2.0]), 0, dtype=mg.float64),
          lambda: TF.softmin(torch.tensor([1.0, 2.0]), 0, dtype=torch.float64))
+
+
+def softmin_without_dim(functional, x):
+    return functional.softmin(x)                     # the line the warning names
+
+
+def test_softmin_warning_names_its_callers_line_as_torch():
+    line = softmin_without_dim.__code__.co_firstlineno + 1
+    for functional, lib in [(F, mg), (TF, torch)]:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            softmin_without_dim(functional, lib.ones(2, 3))
+        assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)]
 
 
 def test_softmax2d_takes_3d_and_4d_inputs_as_torch():
@@ -342,6 +461,21 @@ def test_pairwise_distance_matches_torch(p):
          lambda: TF.pairwise_distance(torch.tensor([[1, 2]]), torch.tensor([[0, 5]])))
     with pytest.raises(ValueError):          # the project's broadcasting error
         F.pairwise_distance(mg.ones(3), mg.ones(2, 4))
+
+
+@pytest.mark.parametrize("p", [3.0, 0.5, 1.5, -1.0, -0.5, -2.5, -np.inf, np.inf])
+def test_pairwise_distance_gradient_at_a_zero_difference_is_torchs(p):
+    # torch's norm_backward: 0 for a zero difference (no 0 · inf), NaN where the norm is
+    a = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [1.0, np.nan, 3.0], [1.0, np.inf, 3.0]])
+    b = np.array([[1.0, 2.0, 3.0], [1.0, 0.5, 3.5], [1.0, 2.0, 4.0], [1.0, 2.0, 2.0]])
+    grads = []
+    for lib, functional in [(mg, F), (torch, TF)]:
+        x, y = lib.tensor(a, requires_grad=True), lib.tensor(b, requires_grad=True)
+        distance = functional.pairwise_distance(x, y, p, eps=0.0)
+        distance.backward(lib.tensor([0.5, -1.0, 2.0, 1.5], dtype=lib.float64))
+        grads.append((distance.detach().numpy(), x.grad.numpy(), y.grad.numpy()))
+    for got, want in zip(*grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 
 
 def test_pairwise_distance_gradient_at_a_zero_distance_is_torchs():

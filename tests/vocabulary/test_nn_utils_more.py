@@ -121,6 +121,56 @@ def test_interpolate_errors_as_torch():
                    lambda d=data, k=keywords: TF.interpolate(torch.tensor(d), **k))
 
 
+# torch's 2-D nearest forward takes the out = in and out = 2·in shortcuts, its 1-D and 3-D
+# forward read the scale's index (2.2 on 3 positions: [0, 0, 0, 1, 1, 2], not j >> 1), and its
+# backward takes the shortcuts in every dimensionality
+NEAREST_SCALES = [((2, 3, 3), 2.2), ((1, 2, 3), 1.3), ((1, 1, 5), 2.1), ((1, 2, 4), 2.0),
+                  ((1, 2, 1, 3, 3), (1, 1.3, 1)), ((1, 1, 2, 3, 4), (2.2, 1.3, 2.4)),
+                  ((1, 2, 3, 3), (2.2, 1.3)), ((2, 1, 3, 4), (1.3, 2.4))]
+
+
+@pytest.mark.parametrize(("shape", "scale"), NEAREST_SCALES)
+def test_interpolate_nearest_reads_torchs_indices_and_gives_torchs_gradient(shape, scale):
+    data = np.random.default_rng(12).standard_normal(shape)
+    x, xt = pair(data)
+    check(F.interpolate(x, scale_factor=scale), TF.interpolate(xt, scale_factor=scale),
+          [(x, xt)])
+    image = np.arange(data.size, dtype=np.uint8).reshape(shape)
+    same(lambda: F.interpolate(mg.tensor(image), scale_factor=scale),
+         lambda: TF.interpolate(torch.tensor(image), scale_factor=scale))
+
+
+def linear_gradients(lib, functional, data, upstream, **keywords):
+    x = lib.tensor(data, requires_grad=True)
+    functional.interpolate(x, **keywords).backward(lib.tensor(upstream))
+    return x.grad.numpy()
+
+
+def test_linear_interpolation_sends_an_inf_or_nan_upstream_to_two_neighbours_as_torch():
+    # each output adds w0·g to i0 and w1·g to i1, a zero weight times inf or NaN included; a
+    # dense transposed matrix would smear it over the whole row
+    nan_at_corner = np.zeros((1, 1, 4, 6), np.float32)
+    nan_at_corner[0, 0, 0, 0] = np.nan
+    inf_first = np.array([[[np.inf, 0.0, 0.0, 0.0, 0.0, 0.0]]])
+    cases = [(np.ones((1, 1, 2, 3), np.float32), nan_at_corner,
+              {"scale_factor": 2, "mode": "bilinear"}),
+             (np.ones((1, 1, 3)), inf_first, {"scale_factor": 2, "mode": "linear"})]
+    rng = np.random.default_rng(13)
+    for i in range(24):
+        mode = ("linear", "bilinear")[i % 2]
+        sides = tuple(int(n) for n in rng.integers(1, 6, 1 + i % 2))
+        keywords = {"mode": mode, "align_corners": bool(i % 4 >= 2),
+                    "size": tuple(int(n) for n in rng.integers(1, 9, len(sides)))}
+        upstream = rng.standard_normal((2, 2) + keywords["size"])
+        upstream[tuple(int(rng.integers(n)) for n in upstream.shape)] = (np.nan, np.inf,
+                                                                          -np.inf)[i % 3]
+        cases.append((rng.standard_normal((2, 2) + sides), upstream, keywords))
+    for data, upstream, keywords in cases:
+        got = linear_gradients(mg, F, data, upstream, **keywords)
+        want = linear_gradients(torch, TF, data, upstream, **keywords)
+        np.testing.assert_allclose(got, want, rtol=1e-6, err_msg=f"{data.shape} {keywords}")
+
+
 def test_upsample_modules_print_and_compute_as_torchs():
     data = np.random.default_rng(7).standard_normal((2, 2, 3, 5))
     for build in [lambda m: m.Upsample(scale_factor=2),
@@ -183,6 +233,16 @@ def test_pad_errors_as_torch():
              lambda v=value: TF.pad(torch.tensor(x3.astype(np.int64)), (1, 2), value=v))
     same(lambda: F.pad(mg.tensor(x3.astype(bool)), (1, 1), "circular"),
          lambda: TF.pad(torch.tensor(x3.astype(bool)), (1, 1), "circular"))
+
+
+def test_circular_padding_refuses_to_wrap_a_dim_cropped_to_nothing():
+    # torch reads memory past its input there; a zero-length remainder is no period to wrap
+    data = mg.tensor(np.arange(10.0).reshape(2, 5))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for amounts in [(-5, 1), (1, -5), (-4, 2)]:
+            with pytest.raises(RuntimeError, match="wraps around"):
+                F.pad(data, amounts, "circular")
 
 
 PADDING_MODULES = [
@@ -308,6 +368,25 @@ def test_total_norm_corners_as_torch():
         nn.utils.clip_grad_norm_((p for p in []), 1.0)
 
 
+def test_norm_type_may_be_a_string_as_torch():
+    grads, grads_t = [mg.tensor([3.0, -4.0])], [torch.tensor([3.0, -4.0])]
+    for norm_type in ("inf", "-inf", "2", " 1.5 "):       # float() reads it, as torch's
+        ours, theirs = parameters_with_grads()
+        got = nn.utils.clip_grad_norm_(ours, 1.0, norm_type)
+        want = torch.nn.utils.clip_grad_norm_(theirs, 1.0, norm_type)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+        for a, b in zip(ours, theirs):
+            if a.grad is not None:
+                np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-6)
+        same(lambda n=norm_type: nn.utils.get_total_norm(grads, n),
+             lambda n=norm_type: torch.nn.utils.get_total_norm(grads_t, n))
+    ours, theirs = parameters_with_grads()
+    same_error(lambda: nn.utils.clip_grad_norm_(ours, 1.0, "two"),
+               lambda: torch.nn.utils.clip_grad_norm_(theirs, 1.0, "two"))
+    same_error(lambda: nn.utils.get_total_norm([mg.ones(2)], None),
+               lambda: torch.nn.utils.get_total_norm([torch.ones(2)], None))
+
+
 def test_parameters_to_vector_and_back_as_torch():
     ours, theirs = parameters_with_grads("float64")
     vec, vec_t = nn.utils.parameters_to_vector(ours), torch.nn.utils.parameters_to_vector(theirs)
@@ -324,6 +403,8 @@ def test_parameters_to_vector_and_back_as_torch():
                lambda: torch.nn.utils.vector_to_parameters(new, theirs))
     model = nn.Linear(3, 2)
     assert nn.utils.parameters_to_vector(model.parameters()).shape == (8,)
+    same_error(lambda: nn.utils.parameters_to_vector([]),
+               lambda: torch.nn.utils.parameters_to_vector([]))
 
 
 # ----- nn.init --------------------------------------------------------------------------
