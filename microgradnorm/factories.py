@@ -73,7 +73,7 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
                         f"{type(fill_value).__name__} {fill_value!r}")
     default = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else \
         np.int64 if isinstance(fill_value, numbers.Integral) else dtypes.get_default_dtype()
-    array = np.full(size, fill_value, dtype=dtypes.as_dtype(dtype) or default)
+    array = shape_ops.filled("full", size, fill_value, dtypes.as_dtype(dtype) or default)
     return _make("full", array, None, device, requires_grad)
 
 

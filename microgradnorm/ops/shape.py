@@ -654,8 +654,9 @@ def filled(fn, shape, value, dtype):
     finite = isinstance(value, numbers.Integral) or math.isfinite(value)
     if dtype.kind in "iu":
         info = dtypes.iinfo(dtype)
-        low = -info.max if dtype.kind == "u" else info.min
-        if not finite or not low <= int(value) <= info.max:
+        # an integer below an unsigned dtype's range wraps; a float must lie in the range
+        low = -info.max if dtype.kind == "u" and isinstance(value, numbers.Integral) else info.min
+        if not finite or not low <= value <= info.max:
             raise RuntimeError(f"{fn}: value {value!r} cannot be converted to type {dtype} "
                                "without overflow")
         value = int(value) % (info.max + 1) if dtype.kind == "u" else int(value)

@@ -212,3 +212,19 @@ def test_an_in_place_result_the_tensor_cannot_hold_raises_as_torchs(op, dtype, o
         with pytest.raises(RuntimeError, match="can't be cast to the desired output type"):
             getattr(x, op)(operand)
         assert x.tolist() == [0, 0]
+
+
+@pytest.mark.parametrize("value, dtype", [
+    (255.5, "int8"), (127.9, "int8"), (-128.5, "int8"), (-1.0, "uint8"), (255.9, "uint8"),
+    (256.0, "uint8"), (127.0, "int8"), (-1, "uint8"), (126.5, "int8"), (True, "uint8"),
+    (1e39, "float32"), (float("nan"), "int64"), (float("inf"), "float16"), (-129, "int8")])
+def test_full_converts_its_value_as_torchs_scalar(value, dtype):
+    # a float is checked against the integer dtype's range before it is truncated (255.5
+    # into int8 gave -1); an integer below an unsigned range wraps, as torch's
+    try:
+        expected = torch.full((2,), value, dtype=getattr(torch, dtype)).tolist()
+    except RuntimeError:
+        with pytest.raises(RuntimeError, match="cannot be converted"):
+            mg.full((2,), value, dtype=dtype)
+        return
+    assert mg.full((2,), value, dtype=dtype).tolist() == expected
