@@ -315,6 +315,7 @@ class Tensor:
                                "ambiguous; use (t > 0).numpy().any() or .all()")
         return bool(self.item())
 
+
 class InPlaceCastError(RuntimeError, TypeError):
     """An in-place op whose result type the tensor cannot hold (a float into an integer
     tensor, a complex into a real one): torch's RuntimeError, and NumPy's TypeError too."""

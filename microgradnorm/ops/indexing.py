@@ -15,6 +15,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function, is_grad_enabled
+from ..autograd.tape import active_tape
 from ..dtypes import is_floating
 from . import return_types
 from .base import (AxisError, OutOfRangeError, as_array, check_fits, check_orderable,
@@ -133,13 +134,36 @@ def getitem(x, index):
         index = tuple([_as_int(part) for part in index])
     else:
         index = _as_int(index)
-    return GetItem.apply(x, index=index)          # apply keeps the index's tensors checked
+    out = GetItem.apply(x, index=index)           # apply keeps the index's tensors checked
+    if out._array.ndim == 0 and out.requires_grad and out._view_version is None \
+            and _is_basic_index(index):
+        # an element of a recorded tensor is a copy (GetItem.forward) that the in-place rules
+        # treat as a view: y[0].add_(5) is refused as on any view, and the tensor's later
+        # in-place writes make it stale; y[0] += 5 computes out of place and writes back
+        # through y[0] = ... (``element_augmented``)
+        out._version_box, out._view_version, out._element = \
+            x._version_box, x._version, True
+    return out
 
 
 def _as_int(part):
-    if isinstance(part, _tensor.Tensor) and part.ndim == 0 and part.dtype.kind in "iu":
+    # int64 and the like, not uint8 (torch's byte mask); not while a capture records, where
+    # the value would become a constant of the tape instead of an argument
+    if isinstance(part, _tensor.Tensor) and part.ndim == 0 and part.dtype.kind == "i" \
+            and active_tape() is None:
         return int(part.item())
     return part
+
+
+def element_augmented(in_place, out_of_place):
+    """``x += y`` and the like: in place, but out of place for an element of a recorded
+    tensor (``getitem``), whose statement ``y[i] += v`` then assigns the result back."""
+    def augmented(self, other):
+        if getattr(self, "_element", False) and is_grad_enabled():
+            return out_of_place(self, other)
+        return in_place(self, other)
+    augmented.__name__ = augmented.__qualname__ = in_place.__name__
+    return augmented
 
 
 def index_put(x, index, value):

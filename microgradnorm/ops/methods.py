@@ -323,10 +323,10 @@ class _Methods:
     bernoulli_ = random_ops.bernoulli_
     exponential_ = random_ops.exponential_
 
-    __iadd__ = add_
-    __isub__ = sub_
-    __imul__ = mul_
-    __itruediv__ = div_
+    __iadd__ = indexing.element_augmented(add_, Add.apply)
+    __isub__ = indexing.element_augmented(sub_, Sub.apply)
+    __imul__ = indexing.element_augmented(mul_, Mul.apply)
+    __itruediv__ = indexing.element_augmented(div_, Div.apply)
 
     def __setitem__(self, index, value):
         raw, raw_index = base.raw(value), base.raw_index(index)

@@ -228,3 +228,24 @@ def test_full_converts_its_value_as_torchs_scalar(value, dtype):
             mg.full((2,), value, dtype=dtype)
         return
     assert mg.full((2,), value, dtype=dtype).tolist() == expected
+
+
+def test_an_element_of_a_recorded_tensor_follows_the_view_rules():
+    # a copy while recorded: an in-place op on it would be lost, so it is refused as on
+    # any view, and a write into its tensor makes it stale, as for a view
+    a = mg.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    y = a * 1
+    with pytest.raises(RuntimeError, match="in-place op on a view"):
+        y[0].add_(5)
+    assert y.tolist() == [1.0, 2.0, 3.0]
+    element = y[1]
+    y.mul_(2)
+    with pytest.raises(RuntimeError, match="view whose base was written"):
+        element * 1
+
+
+def test_a_captured_step_indexing_with_a_0d_tensor_reads_the_index_at_each_call():
+    weight = mg.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], requires_grad=True)
+    step = mg.capture(lambda i: (weight[i] * 2).sum())
+    got = [step(mg.tensor(k)).item() for k in (0, 0, 1, 2, 0)]
+    assert got == [(weight[k] * 2).sum().item() for k in (0, 0, 1, 2, 0)]
