@@ -87,9 +87,12 @@ def _recover_from_a_bad_cache(dispatcher):
 
 
 def _compiled_for(loaded, signature):
-    """Whether a loaded compile result takes ``signature``'s argument types (a Signature or
-    the types' tuple, as numba's dispatcher passes); True where either cannot be read."""
+    """Whether a loaded compile result takes ``signature``'s argument types (the types'
+    tuple a call compiles for, a Signature or a string given to ``compile``); True where
+    either cannot be read."""
     compiled = getattr(getattr(loaded, "signature", None), "args", None)
+    if isinstance(signature, str):
+        signature = numba.core.sigutils.normalize_signature(signature)[0]
     asked = getattr(signature, "args", signature)
     if not isinstance(compiled, tuple) or not isinstance(asked, (tuple, list)):
         return True

@@ -96,3 +96,15 @@ def test_a_matching_cache_entry_still_loads(tmp_path):
     runs = [subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True,
                            text=True, check=True).stdout.strip() for _ in range(2)]
     assert runs == ["0", "1"]            # compiled by the first process, loaded by the second
+
+
+def test_a_signature_given_as_a_string_is_checked_too(tmp_path):
+    # compile("...") keys the cache by the string; the race can pair it with another's file
+    module = _cached_kernel_module(tmp_path, "string_signature_kernel")
+    module.double.compile("void(float64[::1], float64[::1])")    # written to the cache
+    index = module.double._cache._cache_file
+    (key, data_name), = index._load_index().items()
+    index._save_index({("void(float32[::1], float32[::1])",) + key[1:]: data_name})
+    fresh = _cached_kernel_module(tmp_path, "string_signature_kernel")
+    fresh.double.compile("void(float32[::1], float32[::1])")
+    assert fresh.double.stats.cache_misses, "another signature's code was loaded"
