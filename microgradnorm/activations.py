@@ -14,7 +14,7 @@ from . import backend, dtypes, ops
 from . import generator as streams
 from . import sampling
 from .autograd import Function
-from .dtypes import check_number, is_half
+from .dtypes import check_number, is_floating, is_half
 from .fused import softmax
 from .losses import check_floating
 from .tensor import Tensor
@@ -126,7 +126,8 @@ class Softshrink(Pointwise):
 
     def f(xp, x, lambd):
         lambd = x.dtype.type(lambd)
-        shrunk = xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, 0))
+        # 0 with x's sign between (x * 0), as PyTorch's scalar loop
+        shrunk = xp.where(x > lambd, x - lambd, xp.where(x < -lambd, x + lambd, x * 0))
         return xp.where(xp.isnan(x), x, shrunk)
 
     def df(xp, grad, x, lambd):
@@ -235,21 +236,11 @@ def hardshrink(input, lambd=0.5):
     return Hardshrink.apply(input, lambd=lambd)
 
 
-def _scalar(fn, value, dtype):
-    # a number in dtype as PyTorch's Scalar conversion (c10::overflows): ops.shape.filled,
-    # whose integer check reads int(value), so a float's own range check first (-2.0 or
-    # 255.5 do not fit uint8, where -2 wraps to 254)
-    if dtype.kind in "iu" and not isinstance(value, numbers.Integral) and \
-            math.isfinite(value) and not np.iinfo(dtype).min <= value <= np.iinfo(dtype).max:
-        raise RuntimeError(f"{fn}: value {value!r} cannot be converted to type {dtype} "
-                           "without overflow")
-    return ops.shape.filled(fn, (), value, dtype)
-
-
 def threshold(input, threshold, value, inplace=False):
     r""":math:`x` where :math:`x > \text{threshold}`, else ``value`` (``F.threshold``); NaN
     is kept, and the gradient passes where x is kept. An integer input stays integral, the
-    threshold and the value cast to its dtype first, as PyTorch's.
+    threshold and the value cast to its dtype first, as PyTorch's; a float16 or bfloat16
+    input is compared with the threshold in float32, as PyTorch's kernel does.
 
     Example:
         >>> F.threshold(mg.tensor([-1.0, 0.5, 2.0]), 1.0, 0.0)      # [0, 0, 2]
@@ -257,15 +248,25 @@ def threshold(input, threshold, value, inplace=False):
     ops.base.check_tensor("threshold", input)
     if input.dtype == np.bool_:
         raise NotImplementedError("threshold: not implemented for bool tensors")
-    check_number("threshold", "threshold", threshold)
-    check_number("threshold", "value", value)
-    # both cast to input's dtype with PyTorch's Scalar conversion check (an unsigned dtype
-    # takes a negative int modulo 2**bits; a float must fit before it is truncated)
-    bound, filler = (_scalar("threshold", v, input.dtype) for v in (threshold, value))
+    given = {"threshold": threshold, "value": value}
+    for name, number in given.items():
+        check_number("threshold", name, number)
+        if isinstance(number, numbers.Integral):
+            if not -2**63 <= number < 2**64:
+                raise OverflowError(f"threshold: {name} {number} is too big to convert (an "
+                                    f"int must be in [-2**63, 2**64), as PyTorch's)")
+            if is_floating(input.dtype):     # a double first, as PyTorch's (and NumPy's
+                given[name] = float(number)  # bfloat16 takes no int beyond int64)
+    # cast with PyTorch's Scalar conversion check (an unsigned dtype takes a negative int
+    # modulo 2**bits; a float must fit before it is truncated); a half input's threshold in
+    # float32, where its kernel compares
+    wide = np.dtype(np.float32) if is_half(input.dtype) else input.dtype
+    bound = ops.shape.filled("threshold", (), given["threshold"], wide)
+    filler = ops.shape.filled("threshold", (), given["value"], input.dtype)
 
     def compute(x):
         with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
-            keep = ~(x._array <= bound)                      # NaN is kept
+            keep = ~(x._array.astype(wide, copy=False) <= bound)     # NaN is kept
         return ops.where(keep, x, ops.base.constant(x.xp.asarray(filler)))
     return maybe_in_place("threshold", input, inplace, compute)
 

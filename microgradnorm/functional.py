@@ -77,7 +77,9 @@ def relu(input, inplace=False):
 
 def silu(input, inplace=False):
     r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish); ``inplace`` writes the
-    result into ``input``."""
+    result into ``input``. Floating inputs only, as PyTorch's kernel (no integer result to
+    truncate into)."""
+    check_floating("silu", "input", input)
     return _activation("silu", input, inplace, lambda x: x * sigmoid(x))
 
 

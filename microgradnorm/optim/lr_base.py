@@ -29,6 +29,9 @@ class LRScheduler:
     keeps_rate_on_resume = False
     # ReduceLROnPlateau: its step needs a metric, so no SequentialLR or chain can step it
     steps_with_metric = False
+    # MultiplicativeLR: its rate at a SequentialLR's milestone (``restart_rate``) is taken
+    # from the rate the scheduler before it left, so a jump past that milestone replays it
+    restarts_from_rate = False
 
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(type(self).__name__, optimizer)
@@ -89,6 +92,12 @@ class LRScheduler:
         """The rate ``step(epoch)`` sets at ``step``: torch's closed form (from the base
         rate), ``lr_at`` unless a schedule says otherwise."""
         return self.lr_at(step, self.base_lrs[group_index], group_index)
+
+    def restart_rate(self, lr, group_index):
+        """The rate a SequentialLR's milestone sets, where this scheduler starts at its own
+        step 0 and the group's rate is ``lr``: torch's ``_update_lr(0)``, the closed form at
+        step 0 (from the base rate, whatever ``lr`` is) unless a schedule says otherwise."""
+        return self.closed_form(0, group_index)
 
     def _go_to(self, epoch, base_lrs):
         # the rates first: a schedule function that raises leaves everything as it was

@@ -263,6 +263,7 @@ class MultiplicativeLR(_Multiplicative):
     """
 
     keeps_rate_on_resume = True
+    restarts_from_rate = True
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         self.lr_lambdas = _lr_lambdas("MultiplicativeLR", optimizer, lr_lambda)
@@ -275,6 +276,11 @@ class MultiplicativeLR(_Multiplicative):
     def closed_form(self, step, group_index):
         """No closed form (torch's ``get_lr``): the group's rate times ``lr_lambda(step)``."""
         return self.optimizer.param_groups[group_index]["lr"] * self.lr_lambdas[group_index](step)
+
+    def restart_rate(self, lr, group_index):
+        """At a SequentialLR's milestone, torch's ``get_lr`` at step 0 (no closed form): the
+        current rate ``lr`` times ``lr_lambda(0)``."""
+        return lr * self.lr_lambdas[group_index](0)
 
 
 class PolynomialLR(_Multiplicative):
@@ -412,8 +418,12 @@ class OneCycleLR(LRScheduler):
 
 class SequentialLR(LRScheduler):
     r"""Run ``schedulers`` one after another: the i-th from ``milestones[i - 1]`` on, counting
-    its own steps from 0 there, from its own base rates (``initial_lr`` when it was made),
-    as torch's milestones do (``torch.optim.lr_scheduler.SequentialLR``).
+    its own steps from 0 there, as torch's milestones do
+    (``torch.optim.lr_scheduler.SequentialLR``): its rate there is its closed form at step 0,
+    from its own base rates (``initial_lr`` when it was made), and MultiplicativeLR, which
+    has none, multiplies the current rate by ``lr_lambda(0)``, as torch's. Made with
+    ``last_epoch=k`` or loaded from a ``state_dict()``, it sets the rate of that step of the
+    run from step 0, whatever rates the schedulers' own constructors left.
 
     Example:
         >>> warmup = LinearLR(opt, start_factor=0.1, total_iters=5)
@@ -433,8 +443,10 @@ class SequentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def _initial_step(self):
-        # the first scheduler's step 0, from its own base rates (torch's reset)
-        self._go_to(self.last_epoch + 1, self.base_lrs)
+        # step 0: the first scheduler's, from its own base rates (torch's reset); resumed
+        # (last_epoch=k), step k + 1 of the run from step 0 (the members' constructors have
+        # stepped from the checkpoint's rate, which is not that run)
+        self._go_to(self.last_epoch + 1, self.base_lrs, jump=self.last_epoch >= 0)
 
     def step(self):
         """One step of the scheduler running there (torch's takes no epoch)."""
@@ -453,10 +465,10 @@ class SequentialLR(LRScheduler):
 
     def chain_step(self, step, lr, group_index):
         """In a chain: the running scheduler's update of ``lr`` at its own step; at its own
-        step 0 (a milestone) its rate from its own base rate, as torch's restart sets it."""
+        step 0 (a milestone) its rate there, as torch's restart sets it."""
         scheduler, own_step = self._current(step)
         if own_step == 0:
-            return scheduler.lr_at(0, scheduler.base_lrs[group_index], group_index)
+            return scheduler.restart_rate(lr, group_index)
         return scheduler.chain_step(own_step, lr, group_index)
 
     def _follow(self, epoch, lrs_in, lrs_out):
@@ -464,20 +476,71 @@ class SequentialLR(LRScheduler):
         scheduler._follow(own_step, lrs_in, lrs_out)
         self.last_epoch, self._last_lr = epoch, list(lrs_out)
 
-    def _go_to(self, epoch, base_lrs):
-        scheduler, own_step = self._current(epoch)
-        saved = scheduler.last_epoch, scheduler._last_lr
-        if epoch != self.last_epoch + 1:
-            # a jump (load_state_dict): what the scheduler last did is not this history;
-            # it counts its own steps from its base rates
-            scheduler.last_epoch, scheduler._last_lr = -1, None
-        try:             # its own extras too (OneCycleLR's momentum)
-            scheduler._go_to(own_step, scheduler.base_lrs)
+    def _go_to(self, epoch, base_lrs, jump=None):
+        # a step, or a jump (load_state_dict, a resumed start), where what the members last
+        # did is not this history: the run to ``epoch`` is replayed
+        if jump is None:
+            jump = epoch != self.last_epoch + 1
+        saved = self._saved()
+        try:
+            if jump:
+                self._replay(epoch)
+            else:
+                self._advance(epoch)
         except Exception:
-            scheduler.last_epoch, scheduler._last_lr = saved        # a failure changes nothing
+            self._restore(saved)                        # a failure changes nothing
             raise
-        self.base_lrs, self.last_epoch = base_lrs, epoch
-        self._last_lr = scheduler.get_last_lr()
+        self.base_lrs = base_lrs
+
+    def _advance(self, epoch):
+        # the step to ``epoch`` from ``epoch - 1``, whose rates the groups hold
+        scheduler, own_step = self._current(epoch)
+        if own_step == 0:
+            # its start: it counts its own steps from here (its constructor's step is not
+            # this run); at a milestone, its rate there from the current one (torch's restart)
+            scheduler.last_epoch, scheduler._last_lr = -1, None
+            if epoch == 0:
+                scheduler._go_to(0, scheduler.base_lrs)
+            else:
+                rates = [group["lr"] for group in self.optimizer.param_groups]
+                lrs = [scheduler.restart_rate(lr, i) for i, lr in enumerate(rates)]
+                scheduler._follow(0, rates, lrs)
+                for group, lr in zip(self.optimizer.param_groups, lrs):
+                    group["lr"] = lr
+        else:
+            scheduler._go_to(own_step, scheduler.base_lrs)
+        self.last_epoch, self._last_lr = epoch, scheduler.get_last_lr()
+
+    def _replay(self, epoch):
+        # the steps to ``epoch`` from the milestone before it; a scheduler that starts from
+        # the rate the one before left (restarts_from_rate) needs that one's steps first
+        scheduler, own_step = self._current(epoch)
+        start = epoch - own_step
+        if start > 0 and scheduler.restarts_from_rate:
+            self._replay(start - 1)
+        for step in range(start, epoch + 1):
+            self._advance(step)
+
+    def _saved(self):
+        # what a step or a jump may change: the groups' entries and the attributes of every
+        # scheduler inside (of a chain or sequence inside too)
+        schedulers, todo = [], [self]
+        while todo:
+            scheduler = todo.pop()
+            schedulers.append(scheduler)
+            todo.extend(getattr(scheduler, "schedulers", None)
+                        or getattr(scheduler, "_schedulers", []))
+        return ([dict(group) for group in self.optimizer.param_groups],
+                [(scheduler, dict(vars(scheduler))) for scheduler in schedulers])
+
+    def _restore(self, saved):
+        groups, schedulers = saved
+        for group, entries in zip(self.optimizer.param_groups, groups):
+            group.clear()
+            group.update(entries)
+        for scheduler, attributes in schedulers:
+            vars(scheduler).clear()
+            vars(scheduler).update(attributes)
 
 
 class ReduceLROnPlateau(LRScheduler):

@@ -494,3 +494,65 @@ def test_elementwise_activations_match_torch_on_drawn_shapes(shape, data):
         ours, theirs = ACTIVATIONS[name]
         x, xt = pair(values)
         check(ours(x), theirs(xt), [(x, xt)])
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_silu_refuses_integer_and_bool_inputs_in_place_or_not_as_torch(dtype):
+    # an in-place silu must not truncate x * sigmoid(x) into the integers ([1, 2] -> [0, 1])
+    data = np.array([1, 2, 3, 5]).astype(dtype)
+    for ours, theirs in [(F.silu, TF.silu),
+                         (lambda x: F.silu(x, inplace=True), lambda x: TF.silu(x, inplace=True)),
+                         (nn.SiLU(), torch.nn.SiLU()),
+                         (nn.SiLU(inplace=True), torch.nn.SiLU(inplace=True))]:
+        x = mg.tensor(data)
+        same_error(lambda f=ours, x=x: f(x), lambda f=theirs: f(torch.tensor(data)))
+        np.testing.assert_array_equal(x.numpy(), data)
+
+
+def test_threshold_of_a_half_input_compares_in_float32_as_torch():
+    # torch's reduced-float kernel keeps the threshold in float32 (no rounding to the half
+    # dtype, no half-range check); the value is still cast to the half dtype, checked
+    base = np.array([-3.0, -1.0, 0.0, 1.0, 2.0, 100.0])
+    cases = [([0.0999755859375, 0.10009765625], "float16", 0.09995, -1.0),
+             ([0.10009765625, 0.1005859375], "bfloat16", 0.1002, -1.0)]
+    for dtype in ("float16", "bfloat16"):
+        cases += [(base, dtype, threshold, value) for threshold, value in
+                  [(70000.0, 0), (1e10, 0), (2**63, 0), (np.inf, 0), (3.4e38, 0), (1e39, 0),
+                   (0, 70000.0), (1.5, 2**63), (1.5, 2**64), (2**64, 0), (1.0, -2**63 - 1)]]
+    for data, dtype, threshold, value in cases:
+        def ours(inplace=False, d=data, t=dtype, a=threshold, b=value):
+            return F.threshold(mg.tensor(d).to(getattr(mg, t)), a, b, inplace)
+
+        def theirs(inplace=False, d=data, t=dtype, a=threshold, b=value):
+            return TF.threshold(torch.tensor(d).to(getattr(torch, t)), a, b, inplace)
+        for inplace in (False, True):
+            try:
+                expected = theirs(inplace)
+            except Exception:                                 # noqa: BLE001 (torch's class)
+                same_error(lambda i=inplace: ours(i), lambda i=inplace: theirs(i))
+                continue
+            got = ours(inplace)
+            assert str(got.dtype) == dtype
+            np.testing.assert_array_equal(got.float().numpy(), expected.float().numpy())
+    x, xt = pair([0.0999755859375, 0.10009765625, 0.5, -2.0])     # the gradient's mask too
+    y, yt = F.threshold(x.half(), 0.09995, -1.0), TF.threshold(xt.half(), 0.09995, -1.0)
+    y.float().sum().backward()
+    yt.float().sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), xt.grad.numpy())
+
+
+def test_threshold_names_an_int_beyond_torchs_scalars():
+    with pytest.raises(OverflowError, match="value 18446744073709551616"):
+        F.threshold(mg.tensor([1.0]), 0.5, 2**64)
+    with pytest.raises(OverflowError, match="threshold -9223372036854775809"):
+        F.threshold(mg.tensor([1]), -2**63 - 1, 0)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "float16", "bfloat16"])
+def test_softshrink_keeps_the_sign_of_zero_as_torchs_scalar_loop(dtype):
+    # torch's scalar loop (0-d and short inputs) gives x * 0 between -lambd and lambd
+    for data in ([-0.3, 0.3, -0.0, 0.0, -0.5, 0.5], -0.3, 0.2):
+        ours = F.softshrink(mg.tensor(data).to(getattr(mg, dtype)), 0.5)
+        theirs = TF.softshrink(torch.tensor(data).to(getattr(torch, dtype)), 0.5)
+        np.testing.assert_array_equal(np.signbit(ours.float().numpy()),
+                                      torch.signbit(theirs).numpy())

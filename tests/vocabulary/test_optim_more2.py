@@ -130,6 +130,10 @@ CHAINS = {
                                                        m.ConstantLR(o, 0.5, 5)]),
     "milestone_zero": lambda m, o: m.ChainedScheduler([
         m.MultiStepLR(o, [0, 2], 0.5), m.MultiplicativeLR(o, lambda t: 1.01)]),
+    "sequential_multiplicative": lambda m, o: m.ChainedScheduler([
+        m.SequentialLR(o, [m.LinearLR(o, 0.1, 1.0, 4), m.MultiplicativeLR(o, lambda t: 0.8)],
+                       [2]),
+        m.ExponentialLR(o, 0.9)]),
 }
 
 
@@ -344,3 +348,62 @@ def test_a_sequence_jump_that_fails_changes_nothing():
         sequence.load_state_dict({"last_epoch": 6, "base_lrs": [0.1, 0.03]})
     assert (sequence.state_dict(), groups_of(opt), decay.last_epoch,
             decay.get_last_lr()) == before
+
+
+SEQUENCES = {
+    "linear_cosine": lambda m, o, k: m.SequentialLR(
+        o, [m.LinearLR(o, 0.1, 1.0, 4), m.CosineAnnealingLR(o, 5, 0.01)], [4], last_epoch=k),
+    "multiplicative": lambda m, o, k: m.SequentialLR(
+        o, [m.LinearLR(o, 0.1, 1.0, 4), m.MultiplicativeLR(o, lambda t: 0.5 + t / 10),
+            m.MultiplicativeLR(o, lambda t: 0.9)], [2, 5], last_epoch=k),
+    "cosine_multiplicative": lambda m, o, k: m.SequentialLR(
+        o, [m.CosineAnnealingLR(o, 3, 0.01), m.ExponentialLR(o, 0.8),
+            m.MultiplicativeLR(o, lambda t: 0.7)], [0, 6], last_epoch=k),
+}
+
+
+def sequence_run(lr_scheduler, opt, make, steps):
+    """The groups' rates at step 0 of a new sequence and after each of ``steps`` steps."""
+    scheduler = make(lr_scheduler, opt, -1)
+    run = [scheduler.get_last_lr()]
+    for _ in range(steps):
+        scheduler.step()
+        run.append(scheduler.get_last_lr())
+    assert run[-1] == [group["lr"] for group in opt.param_groups]
+    return run
+
+
+@pytest.mark.parametrize("sequence", SEQUENCES)
+def test_a_sequence_restarts_at_a_milestone_as_torchs(sequence):
+    # at a milestone torch takes the closed form at step 0; MultiplicativeLR has none and
+    # multiplies the current rate by lr_lambda(0), where a restart from its base rate would not
+    opt, opt_t = twin_optimizers()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")              # torch's SequentialLR warns
+        theirs = sequence_run(torch.optim.lr_scheduler, opt_t, SEQUENCES[sequence], 12)
+    assert sequence_run(optim.lr_scheduler, opt, SEQUENCES[sequence], 12) == theirs
+
+
+@pytest.mark.parametrize("sequence", SEQUENCES)
+def test_a_resumed_or_loaded_sequence_continues_the_run_at_every_step(sequence):
+    # torch's SequentialLR(last_epoch=k) restarts its first scheduler; here the checkpoint's
+    # run goes on, even where step k + 1 is a scheduler's own step 0 or 1 (k = 0, a milestone)
+    make = SEQUENCES[sequence]
+    run = sequence_run(optim.lr_scheduler, twin_optimizers()[0], make, 14)
+    for k in range(10):
+        # a checkpoint after step k: a new optimizer holding that step's rates
+        opt = twin_optimizers()[0]
+        for group, lr in zip(opt.param_groups, run[k]):
+            group.update(lr=lr, initial_lr=group["lr"])
+        scheduler = make(optim.lr_scheduler, opt, k)
+        resumed = [scheduler.get_last_lr()]
+        for _ in range(4):
+            scheduler.step()
+            resumed.append(scheduler.get_last_lr())
+        assert resumed == run[k + 1:k + 6], f"last_epoch={k}"
+        assert [group["lr"] for group in opt.param_groups] == run[k + 5]
+        assert scheduler.last_epoch == k + 5
+        state = scheduler.state_dict()
+        scheduler.step()
+        scheduler.load_state_dict({**state, "last_epoch": k})
+        assert scheduler.get_last_lr() == [group["lr"] for group in opt.param_groups] == run[k]
