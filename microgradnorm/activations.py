@@ -261,8 +261,8 @@ def threshold(input, threshold, value, inplace=False):
     # modulo 2**bits; a float must fit before it is truncated); a half input's threshold in
     # float32, where its kernel compares
     wide = np.dtype(np.float32) if is_half(input.dtype) else input.dtype
-    bound = ops.shape.filled("threshold", (), given["threshold"], wide)
-    filler = ops.shape.filled("threshold", (), given["value"], input.dtype)
+    bound = np.asarray(ops.base.fitted("threshold", given["threshold"], wide), wide)
+    filler = np.asarray(ops.base.fitted("threshold", given["value"], input.dtype), input.dtype)
 
     def compute(x):
         with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"

@@ -380,6 +380,16 @@ def tensor(data, requires_grad=False, dtype=None, device="cpu"):
     return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
+def wrapped_int(value, dtype):
+    """The Python int ``value`` cast to the integer ``dtype`` as C casts it (modulo 2**bits,
+    into the dtype's range: -1 is 255 in uint8, 200 is -56 in int8), as torch casts a number
+    beside a tensor; one outside [-2**63, 2**64), which torch cannot unpack, as it is."""
+    info = np.iinfo(dtype)
+    if info.min <= value <= info.max or not -2**63 <= value < 2**64:
+        return value
+    return (value - int(info.min)) % (1 << info.bits) + int(info.min)
+
+
 def as_tensor(value, like=None):
     """``value`` as a Tensor: numbers and arrays become constants on ``like``'s device, a
     Python number in the dtype PyTorch gives it beside ``like``."""
@@ -395,8 +405,12 @@ def as_tensor(value, like=None):
             dtype = np.float32 if is_half(like.dtype) and like.ndim else like.dtype
         elif isinstance(value, float):              # beside an integer tensor: the default
             dtype = dtypes.get_default_dtype()
-        else:
+        else:       # an int the dtype cannot hold: OverflowError (torch would cast it to
+            # the op's computing type, which is not known here: u / 300 is a float division)
             dtype = xp.result_type(like._array, value)
+        if isinstance(value, float):
+            with backend.silent_floats():          # 1e40 in float32: inf, as torch's
+                return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
         return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
     return Tensor._from_op(xp.asarray(value, dtype=dtypes.scalar_dtype(value, like.dtype)), None)
 

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import backend, ops
 from ..dtypes import check_number, get_default_dtype
+from ..ops.vector_norm import p_norm
 from ..tensor import Tensor
 from .serialization import load, save
 
@@ -80,9 +81,10 @@ def _total_norm(fn, tensors, norm_type, error_if_nonfinite):
         return _norm_tensor(0.0, [t._array for t in tensors])
     norm_type = float(norm_type)
     # the norm of the per-tensor norms (the same number as one joint norm for every order
-    # but 0)
-    total = float(_vector_norm(np.array([float(_vector_norm(a, norm_type)) for a in arrays]),
-                               norm_type))
+    # but 0), each torch.linalg.vector_norm's: half precision in float32, NaN wins at inf
+    with backend.silent_floats():                   # 0 ** negative order: inf, as torch
+        norms = np.array([float(p_norm(a, norm_type)) for a in arrays])
+        total = float(p_norm(norms, norm_type))
     if error_if_nonfinite and not math.isfinite(total):
         raise RuntimeError(f"{fn}: The total norm of order {norm_type} for gradients from "
                            f"`parameters` is non-finite ({total}), so it cannot be clipped; set "
@@ -121,19 +123,6 @@ def _norm_tensor(total, grads):
         return Tensor(np.asarray(total, get_default_dtype()))
     dtype = np.result_type(*[g.dtype for g in grads])
     return Tensor(np.asarray(total, dtype), device=backend.device_of(grads[0]))
-
-
-def _vector_norm(values, order):
-    # torch.linalg.vector_norm of an array of any shape: inf, -inf and 0 by their limits
-    magnitudes = abs(values)
-    if order == math.inf:
-        return magnitudes.max()                      # NaN wins, as in torch
-    if order == -math.inf:
-        return magnitudes.min()
-    if order == 0:
-        return (magnitudes != 0).sum()               # NaN counts as nonzero, as in torch
-    with np.errstate(divide="ignore", over="ignore"):   # 0 ** negative order: inf, as torch
-        return (magnitudes ** order).sum() ** (1.0 / order)
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):

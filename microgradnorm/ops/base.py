@@ -49,8 +49,9 @@ def promote(a, b, opmath=False):
     compute = dtype
     if opmath and is_half(dtype) and (a.ndim == 0) != (b.ndim == 0):
         compute = np.dtype(np.float32)
-    return (a if a.dtype in (dtype, compute) else a.astype(compute),
-            b if b.dtype in (dtype, compute) else b.astype(compute), dtype)
+    with backend.silent_floats():         # a number past float16 is inf there, as torch's
+        return (a if a.dtype in (dtype, compute) else a.astype(compute),
+                b if b.dtype in (dtype, compute) else b.astype(compute), dtype)
 
 
 def rounded(out, dtype):
@@ -274,18 +275,35 @@ def check_fits(fn, value, dtype):
     """Raise torch's RuntimeError (``c10::checked_convert``) unless ``dtype`` holds the number
     ``value``: an integer dtype [min, max] (an unsigned one an integer down to -max too: it
     wraps), a floating or complex one any part with |part| <= its max, inf and NaN."""
+    if isinstance(value, np.generic):       # np.float32(2) <= 1.8e308 would cast the bound
+        value = value.item()
     if dtype.kind in "iu":
         info, integral = np.iinfo(dtype), isinstance(value, (numbers.Integral, np.bool_))
         low = -int(info.max) if dtype.kind == "u" and integral else int(info.min)
         fits = (integral or bool(np.isfinite(value))) and low <= value <= info.max
-    elif dtype.kind in "fc":
+    elif dtype.kind in "fc" or is_floating(dtype):        # bfloat16's kind is "V"
         parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
-        fits = all(not np.isfinite(v) or abs(v) <= float(finfo(dtype).max) for v in parts)
+        fits = all(not (isinstance(v, numbers.Integral) or np.isfinite(v))     # 2**1100 too
+                   or abs(v) <= float(finfo(dtype).max) for v in parts)
     else:
         fits = True
     if not fits:
         raise RuntimeError(f"{fn}(): value {value!r} cannot be converted to type {dtype} "
                            "without overflow")
+
+
+def fitted(fn, value, dtype):
+    """The number ``value`` checked (``check_fits``) and made what NumPy writes into ``dtype``
+    as torch converts it: an int wrapped into an integer dtype (-1 is 255 in uint8), any
+    number a float for a floating one (2**63 into bfloat16)."""
+    check_fits(fn, value, dtype)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if dtype.kind in "iu" and not isinstance(value, bool):
+        return _tensor.wrapped_int(int(value), dtype)      # a float truncated
+    if is_floating(dtype) and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 def as_array(fn, name, value, like, kind):

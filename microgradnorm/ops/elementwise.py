@@ -13,7 +13,8 @@ from ..dtypes import (accumulation_dtype, cast_gradient, get_default_dtype, is_f
                       upcast_half)
 from . import logical
 from .base import (arithmetic, as_array, broadcast, check_orderable, check_tensor, complex_sign,
-                   conj, constant, float_input, kept, promote, rounded, torch_sign, unbroadcast)
+                   conj, constant, fitted, float_input, kept, promote, rounded, torch_sign,
+                   unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -630,7 +631,7 @@ def masked_fill(x, mask, value):
         raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__} {value!r}")
     else:
-        value = constant(x.xp.asarray(value, dtype=x.dtype))
+        value = constant(x.xp.asarray(fitted("masked_fill", value, x.dtype), dtype=x.dtype))
     if value.dtype != x.dtype:
         value = value.astype(x.dtype)
     return Where.apply(value, x, condition=kept(given, mask))

@@ -140,7 +140,7 @@ def getitem(x, index):
         # an element of a recorded tensor is a copy (GetItem.forward) that the in-place rules
         # treat as a view: y[0].add_(5) is refused as on any view, and the tensor's later
         # in-place writes make it stale; y[0] += 5 computes out of place and writes back
-        # through y[0] = ... (``element_augmented``)
+        # through y[0] = ... (``methods._augmented``)
         out._version_box, out._view_version, out._element = \
             x._version_box, x._version, True
     return out
@@ -153,17 +153,6 @@ def _as_int(part):
             and active_tape() is None:
         return int(part.item())
     return part
-
-
-def element_augmented(in_place, out_of_place):
-    """``x += y`` and the like: in place, but out of place for an element of a recorded
-    tensor (``getitem``), whose statement ``y[i] += v`` then assigns the result back."""
-    def augmented(self, other):
-        if getattr(self, "_element", False) and is_grad_enabled():
-            return out_of_place(self, other)
-        return in_place(self, other)
-    augmented.__name__ = augmented.__qualname__ = in_place.__name__
-    return augmented
 
 
 def index_put(x, index, value):
@@ -426,8 +415,8 @@ def _fill_value(fn, value, like):
         raise RuntimeError(f"{fn}(): a complex value {value!r} cannot be converted to "
                            f"{like.dtype}")
     check_fits(fn, value, like.dtype)
-    if like.dtype.kind == "u" and value < 0:          # -1 is 255 in uint8, as torch wraps it
-        value = int(value) % (int(np.iinfo(like.dtype).max) + 1)
+    if like.dtype.kind in "iu" and isinstance(value, numbers.Integral):
+        value = _tensor.wrapped_int(int(value), like.dtype)     # -1 is 255 in uint8
     return constant(like.xp.asarray(value).astype(like.dtype))
 
 

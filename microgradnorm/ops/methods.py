@@ -11,6 +11,7 @@ import operator
 
 from .. import backend, dtypes
 from ..dtypes import is_floating
+from ..autograd import is_grad_enabled
 from ..autograd.function import _next_seq
 from ..tensor import Size, Tensor, _snapshot, to_arguments
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
@@ -47,6 +48,17 @@ def _cast(name, dtype, note=""):
     cast.__name__ = cast.__qualname__ = name
     cast.__doc__ = f"``astype({dtype}, copy=False)``{note}; the tensor itself if {dtype}."
     return cast
+
+
+def _augmented(in_place, out_of_place):
+    """``x += y`` and the like: in place, but out of place for an element of a recorded
+    tensor (``indexing.getitem``), whose statement ``y[i] += v`` then assigns the result back."""
+    def augmented(self, other):
+        if getattr(self, "_element", False) and is_grad_enabled():
+            return out_of_place(self, other)
+        return in_place(self, other)
+    augmented.__name__ = augmented.__qualname__ = in_place.__name__
+    return augmented
 
 
 class _Methods:
@@ -303,7 +315,10 @@ class _Methods:
         return self.__setitem__(Ellipsis, other)
 
     def fill_(self, value):
-        """In place: every element set to ``value``; the rules of ``add_``."""
+        """In place: every element set to ``value``; the rules of ``add_``. A number the
+        dtype cannot hold raises torch's error."""
+        if isinstance(value, (int, float)):
+            value = base.fitted("fill_", value, self.dtype)
         return self.__setitem__(Ellipsis, value)
 
     def zero_(self):
@@ -323,10 +338,10 @@ class _Methods:
     bernoulli_ = random_ops.bernoulli_
     exponential_ = random_ops.exponential_
 
-    __iadd__ = indexing.element_augmented(add_, Add.apply)
-    __isub__ = indexing.element_augmented(sub_, Sub.apply)
-    __imul__ = indexing.element_augmented(mul_, Mul.apply)
-    __itruediv__ = indexing.element_augmented(div_, Div.apply)
+    __iadd__ = _augmented(add_, Add.apply)
+    __isub__ = _augmented(sub_, Sub.apply)
+    __imul__ = _augmented(mul_, Mul.apply)
+    __itruediv__ = _augmented(div_, Div.apply)
 
     def __setitem__(self, index, value):
         raw, raw_index = base.raw(value), base.raw_index(index)

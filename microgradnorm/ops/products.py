@@ -15,7 +15,7 @@ from ..dtypes import is_floating, is_half
 from . import indexing, linalg, reductions
 from .base import check_same_dtype, check_tensor, normalize_axis
 from .shape import permute, reshape
-from .vector_norm import PNorm
+from .vector_norm import PNorm, norm_order
 
 METHODS = ("kron", "inner", "cross", "dist")
 CDIST_MODES = ("use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
@@ -141,15 +141,6 @@ def cross(input, other, dim=None):
         - turned(input, [2, 0, 1]) * turned(other, [1, 2, 0])
 
 
-def _p(fn, p):
-    # a real number, or a 0-d tensor of one (torch takes both)
-    if isinstance(p, _tensor.Tensor) and p.ndim == 0 and p.dtype.kind in "iuf":
-        p = p.item()
-    if isinstance(p, bool) or not isinstance(p, numbers.Real):
-        raise TypeError(f"{fn}(): p must be a real number, got {p!r}")
-    return float(p)
-
-
 def dist(input, other, p=2):
     r"""``torch.dist``: the p-norm of ``input - other`` (broadcast) over every element,
     :math:`(\sum |a - b|^p)^{1/p}`, ``norm``'s: p (a number or a 0-d tensor) may be 0 (the
@@ -161,7 +152,7 @@ def dist(input, other, p=2):
     """
     check_tensor("dist", input)
     check_tensor("dist", other)
-    p = _p("dist", p)
+    p = norm_order("dist", p)
     difference = input - other
     if not (is_floating(difference.dtype) or difference.dtype.kind == "c"):
         raise RuntimeError(f"dist(): input dtype should be either floating point or complex, "
@@ -199,7 +190,7 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     check_same_dtype("cdist", x1, x2, ("x1", "x2"))
     if is_half(x1.dtype):
         raise NotImplementedError(f"cdist: not implemented for {x1.dtype}")
-    p = _p("cdist", p)
+    p = norm_order("cdist", p)
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     if x1.shape[-1] != x2.shape[-1]:

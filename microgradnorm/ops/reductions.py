@@ -22,7 +22,7 @@ from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, che
 from .complex import imag, real
 from .indexing import pick_along
 from .scans import cummax, cummin, logcumsumexp  # noqa: F401  (mg.*, METHODS: scans.py)
-from .vector_norm import PNorm
+from .vector_norm import PNorm, norm_order
 
 METHODS = ("logsumexp", "count_nonzero", "nansum", "nanmean", "cummax", "cummin",
            "logcumsumexp")
@@ -407,8 +407,9 @@ def norm(x, p=2, dim=None, keepdim=False):
 
     Args:
         x: a floating or complex tensor (a complex one gives its real dtype).
-        p: a number: 0 counts the nonzero elements, ``inf`` / ``-inf`` take the largest /
-            smallest |x|, a negative p gives 0 when an element is 0.
+        p: a number or a 0-d tensor of one: 0 counts the nonzero elements, ``inf`` /
+            ``-inf`` take the largest / smallest |x|, a negative p gives 0 when an element
+            is 0.
         dim: an int, a tuple of ints or None.
         keepdim: keep the reduced dims as size 1.
 
@@ -416,7 +417,7 @@ def norm(x, p=2, dim=None, keepdim=False):
         >>> x.norm(2, dim=-1, keepdim=True)
     """
     check_tensor("norm", x)
-    check_number("norm", "p", p)
+    p = norm_order("norm", p)
     if not (is_floating(x.dtype) or x.dtype.kind == "c"):
         raise RuntimeError(f"norm: expected a floating point or complex tensor as input, got "
                            f"{x.dtype}")
@@ -425,7 +426,7 @@ def norm(x, p=2, dim=None, keepdim=False):
             axis is None or builtins.any(x.shape[d] == 0 for d in axis)):
         raise RuntimeError(f"norm: cannot compute the {p} norm over an empty dim (there is "
                            f"no identity), shape {x.shape}, dim {dim}")
-    return PNorm.apply(x, p=float(p), axis=axis, keepdims=bool(keepdim))
+    return PNorm.apply(x, p=p, axis=axis, keepdims=bool(keepdim))
 
 
 # ----- more of PyTorch's reductions and scans -------------------------------------------------

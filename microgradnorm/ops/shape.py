@@ -14,8 +14,8 @@ import numpy as np
 from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd import Function
-from .base import (ALL_DIMS, DIM_0, AxisError, OutOfRangeError, check_tensor, normalize_axis,
-                   size_args, sizes_of, unbroadcast)
+from .base import (ALL_DIMS, DIM_0, AxisError, OutOfRangeError, check_tensor, fitted,
+                   normalize_axis, size_args, sizes_of, unbroadcast)
 from .elementwise import Clone
 from .indexing import GetItem
 
@@ -651,19 +651,7 @@ def filled(fn, shape, value, dtype):
         raise TypeError(f"{fn}: fill_value must be a real number, got "
                         f"{type(value).__name__} {value!r}")
     dtype = np.dtype(dtype)
-    finite = isinstance(value, numbers.Integral) or math.isfinite(value)
-    if dtype.kind in "iu":
-        info = dtypes.iinfo(dtype)
-        # an integer below an unsigned dtype's range wraps; a float must lie in the range
-        low = -info.max if dtype.kind == "u" and isinstance(value, numbers.Integral) else info.min
-        if not finite or not low <= value <= info.max:
-            raise RuntimeError(f"{fn}: value {value!r} cannot be converted to type {dtype} "
-                               "without overflow")
-        value = int(value) % (info.max + 1) if dtype.kind == "u" else int(value)
-    elif dtype.kind != "b" and finite and abs(value) > float(dtypes.finfo(dtype).max):
-        raise RuntimeError(f"{fn}: value {value!r} cannot be converted to type {dtype} "
-                           "without overflow")
-    return np.full(shape, value, dtype=dtype)
+    return np.full(shape, fitted(fn, value, dtype), dtype=dtype)
 
 
 def new_full(x, size, fill_value, *, dtype=None, device=None, requires_grad=False):

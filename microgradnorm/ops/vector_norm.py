@@ -4,12 +4,57 @@ applies it, for ``dist`` too; ``cdist`` applies it itself, for its rule on ties)
 (``norm_backward``), which is 0 where a composition of ``abs``, ``pow`` and ``sum`` would
 give NaN: at a zero element, at a zero norm."""
 
+import numbers
+
 import numpy as np
 
 from .. import backend
+from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import is_half, real_of
 from .base import complex_sign, torch_sign
+
+
+def norm_order(fn, p):
+    """The order ``p`` of a p-norm as a float: a real number, or a 0-d tensor of one (torch
+    takes both); else a TypeError naming ``fn``."""
+    if isinstance(p, _tensor.Tensor) and p.ndim == 0 and p.dtype.kind in "iuf":
+        p = p.item()
+    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+        raise TypeError(f"{fn}(): p must be a real number, got {p!r}")
+    return float(p)
+
+
+def p_norm(x, p, axis=None, keepdims=False):
+    r""":math:`(\sum |x|^p)^{1/p}` of the array ``x`` over ``axis`` (None: every element),
+    ``PNorm``'s forward (and ``nn.utils``' total norm): p = 0 counts the nonzero elements
+    (NaN among them), ±inf takes the largest / smallest |x| (inf: 0 over no element). Half
+    precision computes in float32; the result has x's real dtype. Overflow and 0 ** -p
+    give inf as NumPy computes them: call it under ``backend.silent_floats()``.
+
+    Example:
+        >>> p_norm(np.array([3.0, 4.0]), 2.0)                               # array(5.)
+    """
+    xp = backend.array_module(x)
+    wide = x.astype(np.float32) if is_half(x.dtype) else x              # opmath
+    if p == 2 and wide.dtype.kind != "c":        # x·x is |x|·|x| to the last bit
+        out = xp.sqrt((wide * wide).sum(axis=axis, keepdims=keepdims))
+    else:
+        size = xp.abs(wide)                                              # (x.shape) real
+        if p == 0:
+            out = (size != 0).sum(axis=axis, keepdims=keepdims).astype(size.dtype)
+        elif p == np.inf:           # 0 over no element (cdist of 0 columns; norm refuses)
+            out = xp.amax(size, axis=axis, keepdims=keepdims) if size.size else \
+                size.sum(axis=axis, keepdims=keepdims)                   # zeros, CuPy's too
+        elif p == -np.inf:
+            out = size.min(axis=axis, keepdims=keepdims)
+        elif p == 1:
+            out = size.sum(axis=axis, keepdims=keepdims)
+        elif p == 2:
+            out = xp.sqrt((size * size).sum(axis=axis, keepdims=keepdims))
+        else:
+            out = (size ** p).sum(axis=axis, keepdims=keepdims) ** (1.0 / p)
+    return xp.asarray(out).astype(real_of(x.dtype), copy=False)
 
 
 def _sgn(x):
@@ -31,22 +76,7 @@ class PNorm(Function):
 
     @staticmethod
     def forward(ctx, x, p, axis, keepdims, share_ties=True):
-        xp = backend.array_module(x)
-        wide = x.astype(np.float32) if is_half(x.dtype) else x              # opmath
-        size = xp.abs(wide)                                                  # (x.shape) real
-        if p == 0:
-            out = (size != 0).sum(axis=axis, keepdims=keepdims).astype(size.dtype)
-        elif p == np.inf:           # 0 over no element (cdist of 0 columns; norm refuses)
-            out = size.max(axis=axis, keepdims=keepdims, initial=0)
-        elif p == -np.inf:
-            out = size.min(axis=axis, keepdims=keepdims)
-        elif p == 1:
-            out = size.sum(axis=axis, keepdims=keepdims)
-        elif p == 2:
-            out = xp.sqrt((size * size).sum(axis=axis, keepdims=keepdims))
-        else:
-            out = (size ** p).sum(axis=axis, keepdims=keepdims) ** (1.0 / p)
-        out = xp.asarray(out).astype(real_of(x.dtype), copy=False)
+        out = p_norm(x, p, axis, keepdims)
         ctx.save_for_backward(x, out)
         ctx.p, ctx.axis, ctx.share_ties = p, axis, share_ties
         return out
@@ -62,12 +92,17 @@ class PNorm(Function):
         axes = range(x.ndim) if axis is None else axis
         kept = tuple(1 if d in axes else n for d, n in enumerate(x.shape))
         g, n = grad.reshape(kept), out.reshape(kept)                     # (kept dims)
-        size, zero = xp.abs(x), xp.zeros((), out.dtype)                  # (x.shape) real
+        zero = xp.zeros((), out.dtype)
         if p == 1:
-            result = _sgn(x) * g
-        elif p == 2:
-            result = g * xp.where(n == 0, zero, x / xp.where(n == 0, 1, n).astype(n.dtype))
-        elif np.isinf(p):
+            return (_sgn(x) * g).astype(x.dtype, copy=False)
+        if p == 2:
+            empty = n == 0                                               # (kept dims)
+            ratio = x / xp.where(empty, 1, n).astype(n.dtype)            # (x.shape)
+            if empty.any():             # the full-size where only where a norm is 0
+                ratio = xp.where(empty, zero, ratio)
+            return (g * ratio).astype(x.dtype, copy=False)
+        size = xp.abs(x)                                                 # (x.shape) real
+        if np.isinf(p):
             mask = (size == n) | xp.isnan(size)                             # the extremes
             share = mask.sum(axis=tuple(axes), keepdims=True) if ctx.share_ties else 1
             result = _sgn(x) * (g / xp.asarray(share, g.dtype) * mask)

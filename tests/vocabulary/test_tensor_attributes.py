@@ -249,3 +249,72 @@ def test_a_captured_step_indexing_with_a_0d_tensor_reads_the_index_at_each_call(
     step = mg.capture(lambda i: (weight[i] * 2).sum())
     got = [step(mg.tensor(k)).item() for k in (0, 0, 1, 2, 0)]
     assert got == [(weight[k] * 2).sum().item() for k in (0, 0, 1, 2, 0)]
+
+
+def test_an_int_no_dtype_holds_raises_torchs_overflow_error():
+    for lib in (mg, torch):
+        for dtype in ("int64", "uint8"):
+            with pytest.raises(OverflowError):
+                lib.tensor([1], dtype=getattr(lib, dtype)) + 2**64
+
+
+@pytest.mark.parametrize("value", [np.float32(3.5), np.float16(-2.0), np.int64(7)])
+def test_full_takes_a_numpy_scalar_into_a_wider_dtype_without_a_warning(value):
+    # np.float32(3.5) beside float64's max cast the max to float32: an overflow warning (a
+    # RuntimeWarning of the library fails a test, pyproject.toml)
+    expected = [float(value)] * 2
+    got = [mg.full((2,), value, dtype=mg.float64),
+           mg.full_like(mg.zeros(2, dtype=mg.float64), value),
+           mg.zeros(1, dtype=mg.float64).new_full((2,), value)]
+    assert [(str(t.dtype), t.tolist()) for t in got] == [("float64", expected)] * 3
+    assert torch.full((2,), value, dtype=torch.float64).tolist() == expected
+
+
+@pytest.mark.parametrize("dtype, shape, number", [("float32", (2,), 1e40), ("float32", (), -1e40),
+                                                  ("float16", (), 1e10), ("float16", (2,), 7e4),
+                                                  ("bfloat16", (), 1e300)])
+def test_a_float_past_the_tensors_dtype_is_inf_without_a_warning(dtype, shape, number):
+    # 1e40 as float32 is inf, as torch's; NumPy's cast warned (a RuntimeWarning fails a test)
+    def run(lib):
+        x = lib.ones(shape, dtype=getattr(lib, dtype))
+        return [(str(y.dtype).removeprefix("torch."), y.float().tolist())
+                for y in (x + number, x * number, x - number, x > number)]
+    assert run(mg) == run(torch)
+
+
+@pytest.mark.parametrize("call", [lambda u: u / 300, lambda u: u + (-1), lambda u: u * 300,
+                                  lambda u: u // -1, lambda u: u == 256])
+def test_an_int_a_dtype_cannot_hold_gives_torchs_value_or_an_error(call):
+    # torch casts it to the op's computing type (u / 300 divides in float); a wrapped copy
+    # of it in the tensor's dtype would be a silent wrong answer (u / 300 as u / 44)
+    u = np.array([44, 1, 200], dtype=np.uint8)
+    expected = call(torch.tensor(u)).tolist()
+    try:
+        got = call(mg.tensor(u)).tolist()
+    except OverflowError:
+        return
+    assert got == expected
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64", "int8", "uint8",
+                                   "int64"])
+@pytest.mark.parametrize("value", [1e5, 3.4e38, 1e39, 2**63, -1, 300, 127.5, float("inf"),
+                                   float("nan"), True, -128.5])
+@pytest.mark.parametrize("how", ["full", "fill_", "masked_fill"])
+def test_a_fill_value_is_converted_or_refused_as_torchs(dtype, value, how):
+    # refused past every float range (torch's one-element fills give inf past a half
+    # dtype's: not followed); an int wraps into uint8; no NumPy warning
+    def run(lib):
+        kind = getattr(lib, dtype)
+        if how == "full":
+            return lib.full((2,), value, dtype=kind)
+        if how == "fill_":
+            return lib.zeros(2, dtype=kind).fill_(value)
+        return lib.zeros(2, dtype=kind).masked_fill(lib.tensor([True, False]), value)
+    try:
+        expected = str(run(torch).tolist())
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            run(mg)
+        return
+    assert str(run(mg).tolist()) == expected

@@ -558,3 +558,48 @@ def test_an_empty_dim_list_reduces_every_dim(dims):
     # not a reduction: nothing squeezed, nothing reduced by any/all, as torch
     same(lambda lib, a: a.squeeze(dim=dims), np.zeros((1, 2, 1)))
     same(lambda lib, a: lib.any(a > 0, dim=dims), y, grad=False)
+
+
+# ----- the p-norm's order as a tensor, its one home for the total norm ------------------------
+def test_norm_takes_a_0d_tensor_p_as_dist_and_torch_do():
+    x = data(3, 4)
+    for p, dtype in [(1.0, np.float32), (3, np.int64), (np.inf, np.float64), (0.5, np.float64),
+                     (2, np.uint8)]:
+        same(lambda lib, a, p=p, dtype=dtype: a.norm(lib.tensor(np.array(p, dtype))), x)
+        same(lambda lib, a, p=p, dtype=dtype: lib.norm(a, lib.tensor(np.array(p, dtype)),
+                                                       dim=1, keepdim=True), x)
+        same(lambda lib, a, p=p, dtype=dtype: lib.dist(a, a.detach() * 0,
+                                                       lib.tensor(np.array(p, dtype))), x)
+    same(lambda lib, a: a.norm(lib.tensor([1.0])), x)             # not 0-d: torch's TypeError
+    with pytest.raises(TypeError, match="p must be a real number"):
+        mg.tensor(x).norm("2")
+
+
+class _MaxWithoutInitial(np.ndarray):
+    # cupy.ndarray.max's signature: no `initial`
+    def max(self, axis=None, out=None, keepdims=False):
+        return np.ndarray.max(self, axis=axis, out=out, keepdims=keepdims)
+
+
+def test_the_inf_norm_over_no_element_is_zero_as_torchs_cdist():
+    # the largest |x| of no element: 0, without `initial` (which CuPy's max lacks)
+    same(lambda lib, a, b: lib.cdist(a, b, p=np.inf), np.zeros((2, 0)), np.zeros((3, 0)))
+    same(lambda lib, a, b: lib.cdist(a, b, p=np.inf), np.zeros((0, 2)), np.zeros((3, 2)))
+    from microgradnorm.ops.vector_norm import p_norm
+    x = np.array([[1.0, -3.0], [np.nan, 0.0]])
+    for array, axis, expected in [(x, (1,), [3.0, np.nan]), (x, None, np.nan),
+                                  (np.zeros((2, 0)), (1,), [0.0, 0.0]),
+                                  (np.zeros((0, 2)), (1,), np.zeros(0))]:
+        got = p_norm(array.view(_MaxWithoutInitial), np.inf, axis)
+        np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, 3.0, np.inf, 0.0, -1.0])
+def test_the_total_norm_of_half_gradients_computes_in_float32_as_torchs(norm_type):
+    # each tensor's norm as torch.linalg.vector_norm's, in float32: the squares of 1000
+    # tens sum past float16's max (inf in float16)
+    values = [np.full(1000, 10.0, np.float16), np.array([3.0, -4.0, 0.0], np.float16)]
+    got = mg.nn.utils.get_total_norm([mg.tensor(v) for v in values], norm_type)
+    expected = torch.nn.utils.get_total_norm([torch.tensor(v) for v in values], norm_type)
+    assert str(got.dtype) == "float16" and expected.dtype == torch.float16
+    assert got.item() == expected.item() or np.isnan(got.item()) and expected.isnan()

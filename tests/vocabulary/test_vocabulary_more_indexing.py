@@ -498,8 +498,58 @@ def test_searchsorted_follows_torchs_binary_search_and_checks_the_sorter():
 def test_bincount_of_complex_weights_warns_and_takes_the_real_part_as_torch():
     with pytest.warns(UserWarning, match="imaginary"):
         got = mg.bincount(mg.tensor(ints(0, 1, 1)), mg.tensor(np.array([1 + 1j, 2, 3j])))
-    with pytest.warns(UserWarning, match="imaginary"):
+    with warnings.catch_warnings():              # torch warns once per process
+        warnings.simplefilter("ignore")
         expected = torch.bincount(torch.tensor(ints(0, 1, 1)),
                                   torch.tensor(np.array([1 + 1j, 2, 3j])))
     assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+# ----- numbers past a tensor's dtype: cast as torch casts them, and no RuntimeWarning ----------
+def _agree_quietly(call, array, number):
+    # call(lib, tensor, number): mg's with every warning an error, the same dtype and values
+    expected = call(torch, torch.tensor(array), number)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = call(mg, mg.tensor(array), number)
+    assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(got.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("boundaries", [[1.0, 3.0, 5.0], [1.0, 3.0, np.inf]])
+def test_a_number_past_float16_is_searched_as_its_inf(boundaries):
+    h = np.array(boundaries, np.float16)              # 1e10 in float16: inf, silently
+    for number in [1e10, -1e10]:
+        for right in [False, True]:
+            _agree_quietly(lambda lib, s, n, right=right: lib.searchsorted(s, n, right=right),
+                           h, number)
+            _agree_quietly(lambda lib, s, n, right=right: lib.bucketize(n, s, right=right),
+                           h, number)
+        _agree_quietly(lambda lib, s, n: lib.isin(s, n), h, number)
+        _agree_quietly(lambda lib, s, n: lib.isin(n, s), h, number)
+
+
+def test_a_numpy_scalar_fill_value_is_checked_without_a_warning():
+    # np.float32(2) <= float64's max cast the bound to float32 (overflow, a RuntimeWarning)
+    index = ints(0, 2)
+    for dtype, value in [(np.float64, np.float32(2.5)), (np.float64, np.float16(-1.5)),
+                         (np.float32, np.float16(3.0)), (np.float64, np.int64(7)),
+                         (np.uint8, np.int64(-1)), (np.float32, np.float64(1e39)),
+                         (np.int8, np.float32(127.9)), (np.float16, np.float32(np.inf))]:
+        for call in [lambda lib, x, v: x.index_fill(0, lib.tensor(index), v),
+                     lambda lib, x, v: lib.scatter(x, 0, lib.tensor(index), v)]:
+            try:
+                expected = call(torch, torch.zeros(3, dtype=getattr(torch, str(
+                    np.dtype(dtype)))), value)
+            except RuntimeError:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("error")
+                    with pytest.raises(RuntimeError, match="overflow"):
+                        call(mg, mg.zeros(3, dtype=dtype), value)
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                got = call(mg, mg.zeros(3, dtype=dtype), value)
+            assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+            np.testing.assert_array_equal(got.numpy(), expected.numpy())
