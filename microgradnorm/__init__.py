@@ -62,7 +62,11 @@ from .ops.binary import (add, arctan2, atan2, copysign, div, divide, float_power
                          hypot, logaddexp, logaddexp2, mul, multiply, sub, subtract,
                          true_divide, xlogy)
 from .ops.ternary import addcdiv, addcmul, lerp
-from .ops.logical import greater, greater_equal, less, less_equal, not_equal
+from .ops.logical import (greater, greater_equal, isneginf, isposinf, isreal, less,
+                          less_equal, not_equal)
+from .ops.linalg import ger, vdot
+from .ops.arrange import diagflat, msort
+from .ops.pointwise import positive
 # reductions, shapes, products, indexing and search (ops/reductions.py, arrange.py, ...)
 from .ops.reductions import (count_nonzero, cummax, cummin, logcumsumexp, logsumexp, nanmean,
                              nansum, std_mean, var_mean)
@@ -133,6 +137,7 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "add", "addcdiv", "addcmul", "arctan2", "atan2", "copysign", "div", "divide",
            "float_power", "fmax", "fmin", "greater", "greater_equal", "hypot", "lerp", "less",
            "less_equal", "logaddexp", "logaddexp2", "mul", "multiply", "not_equal", "sub",
+           "diagflat", "ger", "isneginf", "isposinf", "isreal", "msort", "positive", "vdot",
            "subtract", "true_divide", "xlogy",
            # ops/reductions.py, ops/arrange.py, ops/products.py, ops/indexing.py, ops/search.py
            "argwhere", "atleast_1d", "atleast_2d", "atleast_3d", "bincount", "broadcast_tensors",

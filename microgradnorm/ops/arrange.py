@@ -21,14 +21,15 @@ from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import is_floating
 from . import elementwise, indexing, reductions
-from .base import AxisError, check_tensor, normalize_axis, result_dtype, sizes_of
+from .base import AxisError, check_tensor, normalize_axis, result_dtype, size_args, sizes_of
 from .pointwise import _in_place
-from .shape import Expand, Split, concatenate, flip, repeat, reshape, transpose
+from .shape import Expand, Split, concatenate, flip, repeat, reshape, split, transpose
 
 METHODS = ("broadcast_to", "swapaxes", "swapdims", "view_as", "reshape_as", "diagonal",
            "diag", "diag_embed", "trace", "tile", "tensor_split", "hsplit", "vsplit",
            "dsplit", "rot90", "fliplr", "flipud", "tril_", "triu_", "scatter_", "scatter_add_",
-           "index_add_", "index_fill_", "index_copy_")
+           "index_add_", "index_fill_", "index_copy_", "diagflat", "msort", "split_with_sizes",
+           "sum_to_size")
 
 
 def _ints(fn, name, values):
@@ -238,6 +239,50 @@ def diag(input, diagonal=0):
     if input.ndim == 1:
         return diag_embed(input, diagonal)
     return _diagonal("diag", input, diagonal, 0, 1).clone()
+
+
+def diagflat(input, offset=0):
+    """``torch.diagflat``: the square matrix with the flattened input on its ``offset``
+    diagonal."""
+    check_tensor("diagflat", input)
+    return diag_embed(reshape(input, -1), offset)
+
+
+def msort(input):
+    """``input`` sorted along dim 0, the values only (``torch.msort``)."""
+    check_tensor("msort", input)
+    return indexing.sort(input, 0).values
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Views of ``input`` along ``dim`` of the given sizes, which sum to its size
+    (``Tensor.split_with_sizes``)."""
+    sizes = _ints("split_with_sizes", "split_sizes", split_sizes)
+    axis = normalize_axis("split_with_sizes", dim, input.ndim, single=True)
+    if sum(sizes) != input.shape[axis] or any(n < 0 for n in sizes):
+        raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
+                           f"{input.shape[axis]} (input tensor's size at dimension {dim}), "
+                           f"but got split_sizes={list(sizes)}")
+    return split(input, list(sizes), axis)
+
+
+def sum_to_size(input, *size):
+    """``input`` summed down to ``size`` (``Tensor.sum_to_size``), which must expand to
+    input's shape: the dims broadcasting would add or stretch are summed."""
+    size = size_args("sum_to_size", size)
+    try:
+        np.broadcast_shapes(size, input.shape)
+        expandable = len(size) <= input.ndim and np.broadcast_shapes(size, input.shape) == \
+            input.shape
+    except ValueError:
+        expandable = False
+    if not expandable:
+        raise RuntimeError(f"size {list(size)} is not expandable to size {list(input.shape)}.")
+    lead = input.ndim - len(size)
+    axes = tuple(range(lead)) + tuple(lead + d for d, n in enumerate(size)
+                                      if n == 1 and input.shape[lead + d] != 1)
+    out = reductions.sum(input, axes, keepdims=True) if axes else input
+    return reshape(out, size)
 
 
 def trace(input):

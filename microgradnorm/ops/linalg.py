@@ -17,7 +17,7 @@ from ..autograd import Function
 from ..dtypes import is_half
 from .base import conj, reduce_sum, unbroadcast
 
-METHODS = ("mv", "dot", "addmm", "baddbmm", "addmv")
+METHODS = ("mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm", "addmv")
 SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation may use
 
 
@@ -167,6 +167,13 @@ def dot(a, b):
     return MatMul.apply(a, b)
 
 
+def vdot(input, other):
+    """Σ conj(input)·other of two 1-D tensors (``torch.vdot``): ``dot`` for real ones."""
+    if isinstance(input, _tensor.Tensor) and input.dtype.kind == "c":
+        input = input.conj()
+    return dot(input, other)
+
+
 def _scaled_sum(fn, input, product, beta, alpha):
     """``beta * input + alpha * product``, input broadcast to the product's shape (torch's
     rule: only input broadcasts); with beta 0 input's values are ignored, NaN included."""
@@ -282,6 +289,9 @@ def outer(a, b):
     if len(a_shape) != 1 or len(b_shape) != 1:
         raise ValueError(f"outer: both operands must be 1-D, got shapes {a_shape} and {b_shape}")
     return a.reshape(-1, 1) * b.reshape(1, -1)
+
+
+ger = outer                 # torch's older name
 
 
 # ----- einsum ---------------------------------------------------------------------------------

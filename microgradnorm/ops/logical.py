@@ -58,6 +58,27 @@ def isinf(x):
     return _classify("isinf", "isinf", x)
 
 
+def isposinf(x):
+    """True where x is +inf (``torch.isposinf``); never for integer and bool x."""
+    check_tensor("isposinf", x)
+    return constant(x.xp.isposinf(x._array) if x.dtype.kind not in "iub" else
+                    x.xp.zeros(x.shape, bool))
+
+
+def isneginf(x):
+    """True where x is -inf (``torch.isneginf``); never for integer and bool x."""
+    check_tensor("isneginf", x)
+    return constant(x.xp.isneginf(x._array) if x.dtype.kind not in "iub" else
+                    x.xp.zeros(x.shape, bool))
+
+
+def isreal(x):
+    """True where x's imaginary part is 0 (``torch.isreal``): everywhere for a real x."""
+    check_tensor("isreal", x)
+    data = x._array
+    return constant(data.imag == 0 if data.dtype.kind == "c" else x.xp.ones(x.shape, bool))
+
+
 def isfinite(x):
     """True where x is neither NaN nor infinite (``torch.isfinite``); always for integer x."""
     return _classify("isfinite", "isfinite", x)
@@ -386,8 +407,9 @@ def operators(function):
     return forward, reflected
 
 
-METHODS = ("isnan", "isinf", "isfinite", "any", "all", "isclose", "allclose", "equal",
-           "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
+METHODS = ("isnan", "isinf", "isposinf", "isneginf", "isreal", "isfinite", "any", "all",
+           "isclose", "allclose", "equal", "nonzero", "eq", "ne", "lt", "le", "gt", "ge",
+           "logical_and", "logical_or",
            "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_not", "floor_divide", "remainder", "fmod", "not_equal", "less",
            "less_equal", "greater", "greater_equal")

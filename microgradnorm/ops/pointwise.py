@@ -587,6 +587,16 @@ square_ = _in_place("square", elementwise.square)
 absolute_ = abs_
 fix_ = trunc_
 nan_to_num_ = _in_place("nan_to_num", nan_to_num)
+cumsum_ = _in_place("cumsum", cumsum)
+cumprod_ = _in_place("cumprod", cumprod)
+
+
+def positive(input):
+    """``input`` itself (``torch.positive``, unary +); refused for bool, as torch's."""
+    check_tensor("positive", input)
+    if input.dtype == np.bool_:
+        raise RuntimeError("positive: the `+` operator, on a bool tensor is not supported")
+    return input
 
 METHODS = ("sin", "cos", "log10", "log2", "log1p", "expm1", "reciprocal", "floor", "ceil",
            "round", "trunc", "frac", "prod", "cumsum", "cumprod", "diff", "clamp_min",
@@ -595,4 +605,4 @@ METHODS = ("sin", "cos", "log10", "log2", "log1p", "expm1", "reciprocal", "floor
            "trunc_", "frac_", "reciprocal_", "erf", "sgn", "signbit", "fix", "nan_to_num",
            "absolute", "negative", "expm1_", "log10_", "log2_", "log1p_", "erf_", "neg_",
            "negative_", "sign_", "sgn_", "rsqrt_", "square_", "absolute_", "fix_",
-           "nan_to_num_")
+           "nan_to_num_", "cumsum_", "cumprod_", "positive")

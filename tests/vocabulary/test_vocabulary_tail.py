@@ -1,0 +1,100 @@
+"""The last common Tensor methods and functions, against PyTorch in float64: isposinf,
+isneginf, isreal, outer/ger/vdot as methods, positive, cumsum_/cumprod_, msort, diagflat,
+split_with_sizes and sum_to_size (values, dtypes, gradients, errors)."""
+
+import numpy as np
+import pytest
+import torch
+
+import microgradnorm as mg
+
+DATA = np.random.default_rng(0).standard_normal((2, 3, 4))
+
+
+def pair(array, requires_grad=True):
+    return mg.tensor(array, requires_grad=requires_grad), torch.tensor(array,
+                                                                       requires_grad=requires_grad)
+
+
+@pytest.mark.parametrize("name", ["isposinf", "isneginf", "isreal"])
+@pytest.mark.parametrize("values", [[1.0, np.inf, -np.inf, np.nan, 0.0], [1, -2], [True],
+                                    [1 + 0j, 1j, np.inf + 0j], []])
+def test_classifications(name, values):
+    ours, theirs = mg.tensor(values), torch.tensor(values)
+    if name != "isreal" and ours.dtype.kind == "c":
+        with pytest.raises(Exception):                    # noqa: B017 (torch's class varies)
+            getattr(torch, name)(theirs)
+        return
+    got, want = getattr(mg, name)(ours), getattr(torch, name)(theirs)
+    assert got.dtype == np.bool_ and got.tolist() == want.tolist()
+    assert getattr(ours, name)().tolist() == want.tolist()
+
+
+def test_outer_ger_and_vdot_methods():
+    a, b = np.array([1.0, -2.0]), np.array([3.0, 4.0, 0.5])
+    for name in ("outer", "ger"):
+        (x, tx), (y, ty) = pair(a), pair(b)
+        got, want = getattr(x, name)(y), getattr(tx, name)(ty)
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())
+    z = np.array([1 + 1j, 2j, -1.5])
+    w = np.array([1 + 0j, 1j, 2 + 2j])
+    assert complex(mg.vdot(mg.tensor(z), mg.tensor(w)).item()) == \
+        complex(torch.vdot(torch.tensor(z), torch.tensor(w)).item())
+    assert mg.tensor(a).vdot(mg.tensor(a)).item() == torch.tensor(a).vdot(torch.tensor(a)).item()
+
+
+def test_positive():
+    x = mg.tensor([1.0, -2.0])
+    assert mg.positive(x) is x and x.positive() is x
+    with pytest.raises(RuntimeError):
+        torch.positive(torch.tensor([True]))
+    with pytest.raises(RuntimeError):
+        mg.positive(mg.tensor([True]))
+
+
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_cumulative_in_place(name, dim):
+    ours, theirs = mg.tensor(DATA), torch.tensor(DATA)
+    assert getattr(ours, name)(dim) is ours
+    getattr(theirs, name)(dim)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-14)
+    leaf, tleaf = pair(DATA)
+    y, ty = leaf * 1, tleaf * 1
+    getattr(y, name)(dim)
+    getattr(ty, name)(dim)
+    y.sum().backward()
+    ty.sum().backward()
+    np.testing.assert_allclose(leaf.grad.numpy(), tleaf.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib, x: lib.msort(x), lambda lib, x: x.msort(),
+    lambda lib, x: lib.diagflat(x[0]), lambda lib, x: lib.diagflat(x[1, 1], -2),
+    lambda lib, x: x.split_with_sizes([1, 0, 3], 2)[2], lambda lib, x: x.split_with_sizes((2,))[0],
+    lambda lib, x: x.sum_to_size(3, 1), lambda lib, x: x.sum_to_size((1, 3, 4)),
+    lambda lib, x: x.sum_to_size(4), lambda lib, x: x.sum_to_size(2, 3, 4),
+    lambda lib, x: x.sum_to_size(1, 1, 1)])
+def test_shape_methods_values_and_gradients(call):
+    (x, tx) = pair(DATA)
+    got, want = call(mg, x), call(torch, tx)
+    assert got.shape == tuple(want.shape)
+    np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), rtol=1e-14)
+    upstream = np.random.default_rng(1).standard_normal(tuple(want.shape))
+    got.backward(upstream)
+    want.backward(torch.tensor(upstream))
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-13)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.sum_to_size(2, 4),
+                                  lambda x: x.sum_to_size(1, 2, 3, 4),
+                                  lambda x: x.split_with_sizes([1, 2], 2),
+                                  lambda x: x.split_with_sizes([5, -1], 2)])
+def test_shape_method_errors(call):
+    with pytest.raises(RuntimeError):
+        call(torch.tensor(DATA))
+    with pytest.raises(RuntimeError):
+        call(mg.tensor(DATA))
