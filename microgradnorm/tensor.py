@@ -339,12 +339,7 @@ def _record_inplace(target, compute, value):
     if value is target:                 # x.mul_(x): the old x, saved and then overwritten
         value = _snapshot(target, target._version_box)
     result = compute(before, value)
-    if result.shape != target.shape:
-        raise RuntimeError(f"in-place op: output with shape {target.shape} doesn't match "
-                           f"the broadcast shape {result.shape}")
-    if not _can_cast(result.dtype, target.dtype):
-        raise RuntimeError(f"in-place op: result type {result.dtype} can't be cast to the "
-                           f"desired output type {target.dtype}")
+    check_inplace_result(target, result)
     node = result.grad_fn
     if any(a is target._array for a in node._saved):      # the old values, about to go
         node._saved = tuple(a.copy() if a is target._array else a for a in node._saved)
@@ -356,6 +351,17 @@ def _record_inplace(target, compute, value):
     target.grad_fn, target._output_index = result.grad_fn, result._output_index
     target.requires_grad = True
     return target
+
+
+def check_inplace_result(target, result):
+    """Raise torch's error unless ``target`` can take ``result`` in place: the same shape,
+    a dtype it can be cast to (``_can_cast``)."""
+    if result.shape != target.shape:
+        raise RuntimeError(f"in-place op: output with shape {target.shape} doesn't match "
+                           f"the broadcast shape {result.shape}")
+    if not _can_cast(result.dtype, target.dtype):
+        raise InPlaceCastError(f"in-place op: result type {result.dtype} can't be cast to "
+                               f"the desired output type {target.dtype}")
 
 
 def _snapshot(tensor, version_box):
@@ -408,10 +414,8 @@ def as_tensor(value, like=None):
         else:       # an int the dtype cannot hold: OverflowError (torch would cast it to
             # the op's computing type, which is not known here: u / 300 is a float division)
             dtype = xp.result_type(like._array, value)
-        if isinstance(value, float):
-            with backend.silent_floats():          # 1e40 in float32: inf, as torch's
-                return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
-        return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
+        with backend.silent_floats():              # 1e40 in float32: inf, as torch's
+            return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
     return Tensor._from_op(xp.asarray(value, dtype=dtypes.scalar_dtype(value, like.dtype)), None)
 
 

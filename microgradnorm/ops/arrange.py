@@ -258,8 +258,14 @@ def split_with_sizes(input, split_sizes, dim=0):
     """Views of ``input`` along ``dim`` of the given sizes, which sum to its size
     (``Tensor.split_with_sizes``)."""
     sizes = _ints("split_with_sizes", "split_sizes", split_sizes)
+    if input.ndim == 0:
+        raise RuntimeError("split_with_sizes expects at least a 1-dimensional tensor")
     axis = normalize_axis("split_with_sizes", dim, input.ndim, single=True)
-    if sum(sizes) != input.shape[axis] or any(n < 0 for n in sizes):
+    negative = [n for n in sizes if n < 0]
+    if negative:
+        raise RuntimeError(f"split_with_sizes expects split_sizes have only non-negative "
+                           f"entries, but got split_sizes={list(sizes)}")
+    if sum(sizes) != input.shape[axis]:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to "
                            f"{input.shape[axis]} (input tensor's size at dimension {dim}), "
                            f"but got split_sizes={list(sizes)}")

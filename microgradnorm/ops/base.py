@@ -277,6 +277,8 @@ def check_fits(fn, value, dtype):
     wraps), a floating or complex one any part with |part| <= its max, inf and NaN."""
     if isinstance(value, np.generic):       # np.float32(2) <= 1.8e308 would cast the bound
         value = value.item()
+    if isinstance(value, complex) and dtype.kind != "c":
+        value = value.real                  # what a cast to a real dtype keeps
     if dtype.kind in "iu":
         info, integral = np.iinfo(dtype), isinstance(value, (numbers.Integral, np.bool_))
         low = -int(info.max) if dtype.kind == "u" and integral else int(info.min)
@@ -299,6 +301,8 @@ def fitted(fn, value, dtype):
     check_fits(fn, value, dtype)
     if isinstance(value, np.generic):
         value = value.item()
+    if isinstance(value, complex) and dtype.kind != "c":
+        value = value.real
     if dtype.kind in "iu" and not isinstance(value, bool):
         return _tensor.wrapped_int(int(value), dtype)      # a float truncated
     if is_floating(dtype) and isinstance(value, int) and not isinstance(value, bool):

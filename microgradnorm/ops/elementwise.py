@@ -12,9 +12,9 @@ from ..autograd import Function
 from ..dtypes import (accumulation_dtype, cast_gradient, get_default_dtype, is_floating,
                       upcast_half)
 from . import logical
-from .base import (arithmetic, as_array, broadcast, check_orderable, check_tensor, complex_sign,
-                   conj, constant, fitted, float_input, kept, promote, rounded, torch_sign,
-                   unbroadcast)
+from .base import (arithmetic, as_array, broadcast, check_fits, check_orderable, check_tensor,
+                   complex_sign, conj, constant, fitted, float_input, kept, promote, rounded,
+                   torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -627,6 +627,7 @@ def masked_fill(x, mask, value):
         if value.ndim != 0:
             raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got a "
                              f"tensor of shape {value.shape}")
+        check_fits("masked_fill", value.item(), x.dtype)
     elif not isinstance(value, numbers.Number) or isinstance(value, complex):
         raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__} {value!r}")

@@ -19,7 +19,7 @@ from ..autograd.tape import active_tape
 from ..dtypes import is_floating
 from . import return_types
 from .base import (AxisError, OutOfRangeError, as_array, check_fits, check_orderable,
-                   check_reducible, check_same_dtype, check_tensor, constant, kept,
+                   check_reducible, check_same_dtype, check_tensor, constant, fitted, kept,
                    normalize_axis, raw, unbroadcast)
 
 METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
@@ -138,17 +138,17 @@ def getitem(x, index):
     if out._array.ndim == 0 and out.requires_grad and out._view_version is None \
             and _is_basic_index(index):
         # an element of a recorded tensor is a copy (GetItem.forward) that the in-place rules
-        # treat as a view: y[0].add_(5) is refused as on any view, and the tensor's later
-        # in-place writes make it stale; y[0] += 5 computes out of place and writes back
-        # through y[0] = ... (``methods._augmented``)
-        out._version_box, out._view_version, out._element = \
-            x._version_box, x._version, True
+        # treat as a view: y[0].add_(5) is refused as on any view (its own version counter,
+        # so writes into y's other elements leave it usable); y[0] += 5 computes out of
+        # place and writes back through y[0] = ... (``methods._augmented``)
+        out._view_version, out._element = 0, True
     return out
 
 
 def _as_int(part):
-    # int64 and the like, not uint8 (torch's byte mask); not while a capture records, where
-    # the value would become a constant of the tape instead of an argument
+    # signed integers only (a 0-d uint8 tensor is torch's byte mask; here it indexes as an
+    # integer array, NumPy's reading); not while a capture records, where the value would
+    # become a constant of the tape instead of an argument
     if isinstance(part, _tensor.Tensor) and part.ndim == 0 and part.dtype.kind == "i" \
             and active_tape() is None:
         return int(part.item())
@@ -414,9 +414,7 @@ def _fill_value(fn, value, like):
     if isinstance(value, complex) and like.dtype.kind != "c":
         raise RuntimeError(f"{fn}(): a complex value {value!r} cannot be converted to "
                            f"{like.dtype}")
-    check_fits(fn, value, like.dtype)
-    if like.dtype.kind in "iu" and isinstance(value, numbers.Integral):
-        value = _tensor.wrapped_int(int(value), like.dtype)     # -1 is 255 in uint8
+    value = fitted(fn, value, like.dtype)                       # -1 is 255 in uint8
     return constant(like.xp.asarray(value).astype(like.dtype))
 
 

@@ -79,6 +79,7 @@ class MatMul(Function):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved
+        a, b = conj(a, b)               # complex: dL/da = grad @ conj(b)ᵀ, as torch's
         grad_a = grad_b = None
         if b.ndim == 2 and a.ndim >= 2:        # rows (R, k) @ (k, m), R = prod(...)·n
             grad_rows = grad if grad.ndim == 2 else _stacked_rows(grad)         # (R, m)
@@ -337,7 +338,7 @@ def _operand_grad(ctx, arrays, grad, k):
     others = [i for i in range(len(arrays)) if i != k]
     reachable = set(ctx.output_subscripts).union(*(ctx.subscripts[i] for i in others))
     kept = "".join(c for c in unique if c in reachable)
-    g = _contract([grad] + [arrays[i] for i in others],
+    g = _contract([grad] + list(conj(*[arrays[i] for i in others])),      # complex: conj
                   [ctx.output_subscripts] + [ctx.subscripts[i] for i in others], kept, sizes)
     xp = backend.array_module(g)
     if kept != unique:                           # summed inside k alone: the same all along

@@ -61,6 +61,8 @@ def isinf(x):
 def isposinf(x):
     """True where x is +inf (``torch.isposinf``); never for integer and bool x."""
     check_tensor("isposinf", x)
+    if x.dtype.kind == "c":
+        raise RuntimeError("isposinf does not support complex inputs.")
     return constant(x.xp.isposinf(x._array) if x.dtype.kind not in "iub" else
                     x.xp.zeros(x.shape, bool))
 
@@ -68,6 +70,8 @@ def isposinf(x):
 def isneginf(x):
     """True where x is -inf (``torch.isneginf``); never for integer and bool x."""
     check_tensor("isneginf", x)
+    if x.dtype.kind == "c":
+        raise RuntimeError("isneginf does not support complex inputs.")
     return constant(x.xp.isneginf(x._array) if x.dtype.kind not in "iub" else
                     x.xp.zeros(x.shape, bool))
 

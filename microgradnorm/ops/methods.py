@@ -9,11 +9,13 @@ Each method is the function of its ``ops`` family module: ``Tensor.tanh`` is
 
 import operator
 
+import numpy as np
+
 from .. import backend, dtypes
 from ..dtypes import is_floating
 from ..autograd import is_grad_enabled
 from ..autograd.function import _next_seq
-from ..tensor import Size, Tensor, _snapshot, to_arguments
+from ..tensor import Size, Tensor, _snapshot, check_inplace_result, to_arguments
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
 from . import products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
@@ -55,7 +57,9 @@ def _augmented(in_place, out_of_place):
     tensor (``indexing.getitem``), whose statement ``y[i] += v`` then assigns the result back."""
     def augmented(self, other):
         if getattr(self, "_element", False) and is_grad_enabled():
-            return out_of_place(self, other)
+            result = out_of_place(self, other)
+            check_inplace_result(self, result)        # as the in-place op would
+            return result
         return in_place(self, other)
     augmented.__name__ = augmented.__qualname__ = in_place.__name__
     return augmented
@@ -317,7 +321,7 @@ class _Methods:
     def fill_(self, value):
         """In place: every element set to ``value``; the rules of ``add_``. A number the
         dtype cannot hold raises torch's error."""
-        if isinstance(value, (int, float)):
+        if isinstance(value, (int, float, np.number, np.bool_)):
             value = base.fitted("fill_", value, self.dtype)
         return self.__setitem__(Ellipsis, value)
 
@@ -355,6 +359,7 @@ class _Methods:
     __truediv__, __rtruediv__ = _operator(Div), _operator(Div, reflected=True)
     __rmatmul__ = _operator(MatMul, reflected=True)
     __neg__ = elementwise.neg
+    __pos__ = pointwise.positive
     __pow__, __rpow__ = elementwise.pow, elementwise.rpow
     __floordiv__, __rfloordiv__ = logical.operators(logical.floor_divide)     # ops/logical.py
     __mod__, __rmod__ = logical.operators(logical.remainder)

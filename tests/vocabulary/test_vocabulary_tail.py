@@ -98,3 +98,46 @@ def test_shape_method_errors(call):
         call(torch.tensor(DATA))
     with pytest.raises(RuntimeError):
         call(mg.tensor(DATA))
+
+
+@pytest.mark.parametrize("name", ["vdot", "mm", "matmul", "einsum", "bmm"])
+def test_complex_products_take_the_conjugate_in_their_gradients(name):
+    # dL/da = grad @ conj(b)ᵀ, as torch's; the gradients were grad @ bᵀ
+    rng = np.random.default_rng(2)
+    shapes = {"vdot": ((3,), (3,)), "mm": ((2, 3), (3, 4)), "matmul": ((5, 2, 3), (3, 4)),
+              "einsum": ((2, 3), (3, 4)), "bmm": ((2, 2, 3), (2, 3, 4))}[name]
+    arrays = [rng.standard_normal(s) + 1j * rng.standard_normal(s) for s in shapes]
+    grads = []
+    for lib in (mg, torch):
+        a, b = (lib.tensor(x, requires_grad=True) for x in arrays)
+        out = (lib.einsum("ij,jk->ik", a, b) if name == "einsum" else
+               getattr(lib, name)(a, b))
+        (out.real.sum() + 2 * out.imag.sum()).backward()
+        grads.append([np.asarray(a.grad.numpy()), np.asarray(b.grad.numpy())])
+    for ours, theirs in zip(*grads):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.tensor(3.0).split_with_sizes([1]),
+    lambda lib: lib.arange(3.0).split_with_sizes([4, -1]),
+    lambda lib: lib.isposinf(lib.tensor([1j])),
+    lambda lib: lib.isneginf(lib.tensor([1j])),
+    lambda lib: lib.zeros(2, dtype=lib.float16).fill_(np.float32(1e30)),
+    lambda lib: lib.zeros(2, dtype=lib.uint8).fill_(np.float16(65504)),
+    lambda lib: lib.zeros(2, dtype=lib.int8).masked_fill(lib.tensor([True, False]),
+                                                         lib.tensor(300)),
+    lambda lib: lib.zeros(2, dtype=lib.int32).masked_fill(lib.tensor([True, False]),
+                                                          lib.tensor(float("nan")))])
+def test_refused_as_torch_refuses(call):
+    with pytest.raises(RuntimeError):
+        call(torch)
+    with pytest.raises(RuntimeError):
+        call(mg)
+
+
+def test_unary_plus_and_a_half_number_past_the_range():
+    x = mg.tensor([1.0, -2.0])
+    assert (+x) is x
+    half = mg.tensor(1.0, dtype=mg.float16) * 65536           # inf, as torch's, silently
+    assert half.item() == torch.tensor(1.0, dtype=torch.float16).mul(65536).item()
