@@ -21,7 +21,8 @@ from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import is_floating
 from . import elementwise, indexing, reductions
-from .base import AxisError, check_tensor, normalize_axis, result_dtype, size_args, sizes_of
+from .base import (AxisError, broadcast_shape, check_tensor, normalize_axis, result_dtype,
+                   size_args, sizes_of)
 from .pointwise import _in_place
 from .shape import Expand, Split, concatenate, flip, repeat, reshape, split, transpose
 
@@ -96,7 +97,7 @@ def broadcast_tensors(*tensors):
         if not isinstance(t, _tensor.Tensor):
             raise TypeError(f"broadcast_tensors(): expected a Tensor as argument {i}, got "
                             f"{type(t).__name__}")
-    shape = indexing.broadcast_shape("broadcast_tensors", *(t.shape for t in tensors))
+    shape = broadcast_shape("broadcast_tensors", *(t.shape for t in tensors))
     return tuple(Expand.apply(t, shape=shape) for t in tensors)
 
 
@@ -277,9 +278,8 @@ def sum_to_size(input, *size):
     input's shape: the dims broadcasting would add or stretch are summed."""
     size = size_args("sum_to_size", size)
     try:
-        np.broadcast_shapes(size, input.shape)
-        expandable = len(size) <= input.ndim and np.broadcast_shapes(size, input.shape) == \
-            input.shape
+        expandable = len(size) <= input.ndim and \
+            np.broadcast_shapes(size, input.shape) == input.shape
     except ValueError:
         expandable = False
     if not expandable:

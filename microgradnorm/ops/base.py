@@ -75,6 +75,19 @@ def broadcast(op, combine, a, b):
                          "equal or one of them 1)") from None
 
 
+class BroadcastError(RuntimeError, ValueError):
+    """Shapes that do not broadcast: torch's RuntimeError, and the ValueError NumPy raises."""
+
+
+def broadcast_shape(fn, *shapes):
+    """The shape ``shapes`` broadcast to, or a ``BroadcastError`` naming ``fn`` and them."""
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise BroadcastError(f"{fn}(): shapes {', '.join(str(tuple(s)) for s in shapes)} do "
+                             "not broadcast") from None
+
+
 def arithmetic(op, combine, a, b):
     """``combine(a, b)`` in ``result_dtype(a, b)``; backward formulas use it too, so each
     intermediate is rounded where PyTorch's is."""

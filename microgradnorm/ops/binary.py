@@ -70,15 +70,6 @@ def scalar(fn, name, value, dtype):
     return int(value) if kind in "iu" else bool(value) if kind == "b" else value
 
 
-def broadcast_shape(fn, *shapes):
-    """The shape ``shapes`` broadcast to, or a ValueError naming ``fn`` and all of them."""
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise ValueError(f"{fn}: shapes {', '.join(str(tuple(s)) for s in shapes)} do not "
-                         "broadcast") from None
-
-
 def in_place(name, function):
     """``x.<name>_(...)``: pointwise's in-place form (Tensor._inplace's rules); an argument
     that is the tensor itself is read as it was, through a copy in the graph, so that a

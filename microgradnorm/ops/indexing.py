@@ -18,9 +18,9 @@ from ..autograd import Function, is_grad_enabled
 from ..autograd.tape import active_tape
 from ..dtypes import is_floating
 from . import return_types
-from .base import (AxisError, OutOfRangeError, as_array, check_fits, check_orderable,
-                   check_reducible, check_same_dtype, check_tensor, constant, fitted, kept,
-                   normalize_axis, raw, unbroadcast)
+from .base import (AxisError, OutOfRangeError, as_array, broadcast_shape, check_fits,
+                   check_orderable, check_reducible, check_same_dtype, check_tensor, constant,
+                   fitted, kept, normalize_axis, raw, unbroadcast)
 
 METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
            "index_fill", "index_copy", "take")
@@ -618,15 +618,6 @@ def take(input, index):
     given, index = index, index_array("take", index, input, long_only=True, wrap=True,
                                       size=input.size)
     return getitem(input.reshape(-1), kept(given, index))     # (the Tensor: version-checked)
-
-
-def broadcast_shape(fn, *shapes):
-    """The shape ``shapes`` broadcast to, or torch's RuntimeError naming ``fn``."""
-    try:
-        return np.broadcast_shapes(*shapes)
-    except ValueError:
-        raise RuntimeError(f"{fn}(): shapes {', '.join(str(tuple(s)) for s in shapes)} do "
-                           "not broadcast") from None
 
 
 def take_along_dim(input, indices, dim=None):

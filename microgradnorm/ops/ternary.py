@@ -14,8 +14,8 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import Function
 from ..dtypes import accumulation_dtype
-from .base import conj, fma, result_type, unbroadcast
-from .binary import broadcast_shape, in_place, scalar
+from .base import broadcast_shape, conj, fma, result_type, unbroadcast
+from .binary import in_place, scalar
 
 
 class Lerp(Function):
