@@ -15,23 +15,9 @@ import microgradnorm as mg
 import microgradnorm.nn.functional as F
 from microgradnorm import nn
 from strategies import arrays, shapes
-from torch_compare import check, same
+from torch_compare import check, pair, same, same_error
 
 TF = torch.nn.functional
-
-
-def pair(array, requires_grad=True):
-    array = np.asarray(array)
-    grad = requires_grad and array.dtype.kind == "f"
-    return mg.tensor(array, requires_grad=grad), torch.tensor(array, requires_grad=grad)
-
-
-def same_error(ours, theirs):
-    """``theirs()`` raises; ``ours()`` raises an instance of the same class."""
-    with pytest.raises(Exception) as expected:                # noqa: PT011 (torch's class)
-        theirs()
-    with pytest.raises(expected.type):
-        ours()
 
 
 def both(name, *args, **kwargs):

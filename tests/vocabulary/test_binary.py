@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from strategies import arrays, broadcastable_pair
 
 import microgradnorm as mg
+from torch_compare import same_call
 
 NAN, INF = float("nan"), float("inf")
 
@@ -45,22 +46,9 @@ ULPS = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 3e-7, "complex64": 3e-7,
         "complex128": 1e-15}
 
 
-def same(call, *args):
-    """``call(lib, *args)`` for mg and torch, each NumPy array among ``args`` made a tensor of
-    that library: both raise the same class, or give one dtype and equal values (NaN ==
-    NaN; within an ulp for float32 and half precision)."""
-    def run(lib):
-        return call(lib, *[lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
-    try:
-        expected = run(torch)
-    except Exception as error:                               # noqa: BLE001 (torch's class)
-        with pytest.raises(type(error)):
-            run(mg)
-        return
-    got = run(mg)
-    assert str(got.dtype) == str(expected.dtype).removeprefix("torch."), (got, expected)
-    np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=0,
-                               rtol=ULPS.get(str(got.dtype), 0))
+def same(call, *args, rtol=None):
+    """``torch_compare.same_call`` with this file's tolerances (``ULPS``)."""
+    return same_call(call, *args, ulps=ULPS, rtol=rtol)
 
 
 def sample(shape, seed=0, positive=False):

@@ -12,16 +12,10 @@ import torch
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
-from torch_compare import check, same
+from torch_compare import check, pair, same
 
 TF = torch.nn.functional
 REDUCTIONS = ("mean", "sum", "none")
-
-
-def pair(array, requires_grad=True):
-    array = np.asarray(array)
-    grad = requires_grad and array.dtype.kind == "f"
-    return mg.tensor(array, requires_grad=grad), torch.tensor(array, requires_grad=grad)
 
 
 

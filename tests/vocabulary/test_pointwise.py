@@ -8,6 +8,7 @@ import pytest
 import torch
 
 import microgradnorm as mg
+from torch_compare import same_call
 
 
 def both(array, requires_grad=True):
@@ -30,22 +31,9 @@ def check(ours, theirs, inputs, atol=1e-12):
 ULPS = {"float16": 1e-3, "bfloat16": 1e-2, "float32": 3e-7}      # vectorized libm: an ulp
 
 
-def same(call, *args):
-    """``call(mg, *args)`` and ``call(torch, *args)``, each NumPy array among ``args`` made a
-    tensor of that library: both raise the same class, or give one dtype and equal values
-    (NaN == NaN), to within an ulp of float32 and float16 (torch's vectorized functions)."""
-    def run(lib):
-        return call(lib, *[lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
-    try:
-        expected = run(torch)
-    except Exception as error:                               # noqa: BLE001 (torch's class)
-        with pytest.raises(type(error)):
-            run(mg)
-        return
-    got = run(mg)
-    assert str(got.dtype) == str(expected.dtype).removeprefix("torch."), (got, expected)
-    np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=0,
-                               rtol=ULPS.get(str(got.dtype), 0))
+def same(call, *args, rtol=None):
+    """``torch_compare.same_call`` with this file's tolerances (``ULPS``)."""
+    return same_call(call, *args, ulps=ULPS, rtol=rtol)
 
 
 UNARY = {"sin": "normal", "cos": "normal", "log10": "positive", "log2": "positive",

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from strategies import arrays, shapes
 
 import microgradnorm as mg
+from torch_compare import same_call
 from microgradnorm.ops import special
 
 
@@ -43,24 +44,8 @@ ULPS = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 3e-7}    # 2 ulps (vecto
 
 
 def same(call, *args, rtol=None):
-    """``call(lib, *args)`` for mg and torch, NumPy arrays among args made tensors: the same
-    exception class, or one dtype and equal values (NaN == NaN), within 2 ulps below
-    float64."""
-    def run(lib):
-        return call(lib, *[lib.tensor(a) if isinstance(a, np.ndarray) else a for a in args])
-    try:
-        expected = run(torch)
-    except Exception as error:                               # noqa: BLE001 (torch's class)
-        with pytest.raises(type(error)):
-            run(mg)
-        return
-    got = run(mg)
-    dtype = str(got.dtype)
-    assert dtype == str(expected.dtype).removeprefix("torch."), (got, expected)
-    if dtype == "bfloat16":
-        got, expected = got.float(), expected.float()
-    tolerance = ULPS.get(dtype, 0) if rtol is None else rtol
-    np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=0, rtol=tolerance)
+    """``torch_compare.same_call`` with this file's tolerances (``ULPS``)."""
+    return same_call(call, *args, ulps=ULPS, rtol=rtol)
 
 
 UNARY = {"tan": (-1.4, 1.4), "sinh": (-4, 4), "cosh": (-4, 4), "asin": (-0.99, 0.99),

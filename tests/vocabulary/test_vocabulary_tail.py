@@ -7,13 +7,9 @@ import pytest
 import torch
 
 import microgradnorm as mg
+from torch_compare import pair
 
 DATA = np.random.default_rng(0).standard_normal((2, 3, 4))
-
-
-def pair(array, requires_grad=True):
-    return mg.tensor(array, requires_grad=requires_grad), torch.tensor(array,
-                                                                       requires_grad=requires_grad)
 
 
 @pytest.mark.parametrize("name", ["isposinf", "isneginf", "isreal"])
