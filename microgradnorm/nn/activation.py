@@ -179,7 +179,18 @@ def _softmax_dim(fn, dim, ndim):
     return dim if dim is not None else implicit_dim(fn, ndim, stacklevel=4)
 
 
-class Softmax(Module):
+class _SoftmaxFamily(Module):
+    """The softmax family's modules: a ``dim``, None for PyTorch's legacy implicit dim."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax(_SoftmaxFamily):
     """exp(x) / Σ exp(x) along ``dim`` (``F.softmax``); dim None picks PyTorch's legacy
     implicit dim, with its warning. Shape: any, unchanged.
 
@@ -187,34 +198,20 @@ class Softmax(Module):
         >>> nn.Softmax(dim=-1)(logits)                         # rows sum to 1
     """
 
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
     def forward(self, x):
         """softmax(x) along ``dim``. Shape: (*) -> (*)."""
         x = self._check_input(x)
         return F.softmax(x, dim=_softmax_dim("softmax", self.dim, x.ndim))
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
+class LogSoftmax(_SoftmaxFamily):
     """x - log Σ exp(x) along ``dim`` (``F.log_softmax``); dim None as in ``Softmax``.
     Shape: any, unchanged."""
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
 
     def forward(self, x):
         """log_softmax(x) along ``dim``. Shape: (*) -> (*)."""
         x = self._check_input(x)
         return F.log_softmax(x, dim=_softmax_dim("log_softmax", self.dim, x.ndim))
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
 
 class ReLU6(Hardtanh):
@@ -336,21 +333,14 @@ class LogSigmoid(Module):
         return F.logsigmoid(self._check_input(x))
 
 
-class Softmin(Module):
+class Softmin(_SoftmaxFamily):
     """exp(-x) / Σ exp(-x) along ``dim`` (``F.softmin``); dim None as in ``Softmax``.
     Shape: any, unchanged."""
-
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
 
     def forward(self, x):
         """softmin(x) along ``dim``. Shape: (*) -> (*)."""
         x = self._check_input(x)
         return F.softmin(x, dim=_softmax_dim("softmin", self.dim, x.ndim))
-
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
 
 class Softmax2d(Module):

@@ -60,20 +60,18 @@ def isinf(x):
 
 def isposinf(x):
     """True where x is +inf (``torch.isposinf``); never for integer and bool x."""
-    check_tensor("isposinf", x)
-    if x.dtype.kind == "c":
-        raise RuntimeError("isposinf does not support complex inputs.")
-    return constant(x.xp.isposinf(x._array) if x.dtype.kind not in "iub" else
-                    x.xp.zeros(x.shape, bool))
+    return _classify("isposinf", "isposinf", _not_complex("isposinf", x))
 
 
 def isneginf(x):
     """True where x is -inf (``torch.isneginf``); never for integer and bool x."""
-    check_tensor("isneginf", x)
-    if x.dtype.kind == "c":
-        raise RuntimeError("isneginf does not support complex inputs.")
-    return constant(x.xp.isneginf(x._array) if x.dtype.kind not in "iub" else
-                    x.xp.zeros(x.shape, bool))
+    return _classify("isneginf", "isneginf", _not_complex("isneginf", x))
+
+
+def _not_complex(fn, x):
+    if getattr(x, "dtype", None) is not None and x.dtype.kind == "c":
+        raise RuntimeError(f"{fn} does not support complex inputs.")
+    return x
 
 
 def isreal(x):
