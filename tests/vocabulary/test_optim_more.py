@@ -15,6 +15,7 @@ import microgradnorm as mg
 from microgradnorm import nn, optim
 
 torch = pytest.importorskip("torch")
+from test_optim_schedulers import options_of, twin_optimizers  # noqa: E402  (after the skip)
 
 SHAPES = [(3, 4), (5,), (), (2, 3, 4)]
 
@@ -324,22 +325,6 @@ def test_adafactor_factors_the_last_two_dimensions_and_checks_their_shapes():
 
 
 # ----- schedules --------------------------------------------------------------------------
-def twin_optimizers(name="SGD", **options):
-    """Two parameter groups with different rates, in microgradnorm and in torch."""
-    groups = [{"params": [nn.Parameter(np.zeros(2))]},
-              {"params": [nn.Parameter(np.zeros(1))], "lr": 0.3}]
-    groups_t = [{"params": [torch.zeros(2, requires_grad=True)]},
-                {"params": [torch.zeros(1, requires_grad=True)], "lr": 0.3}]
-    return (getattr(optim, name)(groups, lr=0.1, **options),
-            getattr(torch.optim, name)(groups_t, lr=0.1, **options))
-
-
-def options_of(opt, key):
-    if key == "beta1":
-        return [group["betas"][0] for group in opt.param_groups]
-    return [group[key] for group in opt.param_groups]
-
-
 SCHEDULES = {
     "constant": lambda m, o: m.ConstantLR(o, factor=0.3, total_iters=7),
     "constant_default": lambda m, o: m.ConstantLR(o),
