@@ -165,7 +165,22 @@ def handed_over():
             "mixed dtypes": (q.astype(np.float32), k, v, dout, None, False, 0.0),
             "NaN in q": (nan_q, k, v, dout, None, False, 0.0),
             "inf in v": (q, k, inf_v, dout, None, True, 0.0),
-            "S = 0": (q, k[:, :0], v[:, :0], dout, None, False, 0.0)}
+            "S = 0": (q, k[:, :0], v[:, :0], dout, None, False, 0.0),
+            "NaN in v past every query, k and v of one projection":
+                (*nan_in_one_projection(), None, True, 0.0)}
+
+
+def nan_in_one_projection():
+    """q (L = 3) and k, v (S = 5) viewed from one (B, S, 2·E) array, with a NaN in v at a
+    key the causal mask hides from every query: the compiled loops never visit it, so only
+    the finiteness check, which reads the array k and v share once, can hand the call to
+    the reference (whose 0·NaN makes the output NaN, as torch's)."""
+    rng = np.random.default_rng(4)
+    q, kv = rng.standard_normal((2, 1, 3, 4)), rng.standard_normal((2, 5, 8))
+    kv[1, 4, 6] = np.nan                                   # v: columns 4 to 7, key 4
+    k, v = (kv[..., 4 * i:4 * i + 4].reshape(2, 5, 1, 4).transpose(0, 2, 1, 3)
+            for i in range(2))
+    return q, k, v, rng.standard_normal((2, 1, 3, 4))
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")            # inf - inf in the reference
