@@ -83,6 +83,44 @@ from .activations import celu, hardshrink, prelu, selu, threshold
 from .functional import celu_, pairwise_distance, relu_, rrelu, rrelu_, selu_, threshold_
 from .vision import pixel_shuffle, pixel_unshuffle
 from .printing import get_printoptions, set_printoptions
+# torch.linalg (linalg.py)
+from . import linalg
+from .ops.decompositions import (cholesky, det, inverse, logdet, matrix_exp, matrix_power,
+                                 pinverse, qr, slogdet, svd)
+# torch.* utilities, creation and math functions (ops/torch_more.py, torch_misc.py)
+from .ops.torch_more import (broadcast_shapes, can_cast, digamma, fill, frexp, gcd, heaviside,
+                             i0, lcm, ldexp, lgamma, mvlgamma, nextafter, polygamma,
+                             promote_types, renorm, result_type, rsub)
+from .ops.torch_more import (abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_,
+                             arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_,
+                             clamp_max_, clamp_min_, clip_, cos_, cosh_, deg2rad_, detach_,
+                             erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_, floor_, frac_,
+                             gcd_, i0_, lcm_, ldexp_, log10_, log1p_, log2_, log_, logit_,
+                             nan_to_num_, neg_, negative_, rad2deg_, reciprocal_, round_,
+                             rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_,
+                             tanh_, trunc_, xlogy_, zero_)
+from .ops.statistics import (corrcoef, cov, cumulative_trapezoid, histc, histogram, nanmedian,
+                             nanquantile, quantile, trapezoid, trapz)
+from .ops.creation import (asarray, bartlett_window, blackman_window, block_diag,
+                           cartesian_prod, combinations, concat, empty_strided,
+                           hamming_window, hann_window, kaiser_window, logspace, range,
+                           scalar_tensor, tril_indices, triu_indices, unravel_index)
+from .torch_misc import (are_deterministic_algorithms_enabled, compile, get_default_device,
+                         get_deterministic_debug_mode, get_float32_matmul_precision,
+                         get_num_interop_threads, get_num_threads, is_anomaly_check_nan_enabled,
+                         is_anomaly_enabled, is_deterministic_algorithms_warn_only_enabled,
+                         is_inference_mode_enabled, is_warn_always_enabled,
+                         set_anomaly_enabled, set_default_device, set_deterministic_debug_mode,
+                         set_float32_matmul_precision, set_flush_denormal,
+                         set_num_interop_threads, set_num_threads, set_warn_always,
+                         use_deterministic_algorithms)
+# the in-place and indexing Tensor methods (ops/tensor_more.py)
+from .ops.tensor_more import (addbmm, addmv_, addr, adjoint, as_strided, bitwise_left_shift,
+                              bitwise_right_shift, chalf, is_conj, is_neg, narrow_copy,
+                              resolve_conj, resolve_neg, unique_consecutive)
+from .ops.index_writes import (diagonal_scatter, index_put, index_put_, index_reduce,
+                               masked_scatter, put, scatter_reduce, select_scatter,
+                               slice_scatter)
 from .tensor import Size, Tensor, tensor
 
 is_floating_point = Tensor.is_floating_point
@@ -161,3 +199,33 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            # ops/complex.py, dtypes.py: complex tensors
            "angle", "cdouble", "cfloat", "complex", "complex64", "complex128", "conj", "imag",
            "is_complex", "polar", "real", "view_as_complex", "view_as_real"]
+__all__ += ["addbmm", "addmv_", "addr", "adjoint", "as_strided", "bitwise_left_shift",
+            "bitwise_right_shift", "chalf", "diagonal_scatter", "index_put", "index_put_",
+            "index_reduce", "is_conj", "is_neg", "masked_scatter", "narrow_copy", "put",
+            "resolve_conj", "resolve_neg", "scatter_reduce", "select_scatter", "slice_scatter",
+            "unique_consecutive"]
+__all__ += ["linalg", "cholesky", "det", "inverse", "logdet", "matrix_exp", "matrix_power",
+            "pinverse", "qr", "slogdet", "svd"]
+__all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
+            "arctanh_", "are_deterministic_algorithms_enabled", "asarray", "asin_", "asinh_",
+            "atan_", "atanh_", "bartlett_window", "blackman_window", "block_diag",
+            "broadcast_shapes", "can_cast", "cartesian_prod", "ceil_", "clamp_", "clamp_max_",
+            "clamp_min_", "clip_", "combinations", "compile", "concat", "corrcoef", "cos_",
+            "cosh_", "cov", "cumulative_trapezoid", "deg2rad_", "detach_", "digamma",
+            "empty_strided", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill", "fill_", "fix_",
+            "floor_", "frac_", "frexp", "gcd", "gcd_", "get_default_device",
+            "get_deterministic_debug_mode", "get_float32_matmul_precision",
+            "get_num_interop_threads", "get_num_threads", "hamming_window", "hann_window",
+            "heaviside", "histc", "histogram", "i0", "i0_", "is_anomaly_check_nan_enabled",
+            "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
+            "is_inference_mode_enabled", "is_warn_always_enabled", "kaiser_window", "lcm",
+            "lcm_", "ldexp", "ldexp_", "lgamma", "log10_", "log1p_", "log2_", "log_", "logit_",
+            "logspace", "mvlgamma", "nan_to_num_", "nanmedian", "nanquantile", "neg_",
+            "negative_", "nextafter", "polygamma", "promote_types", "quantile", "rad2deg_",
+            "range", "reciprocal_", "renorm", "result_type", "round_", "rsqrt_", "rsub",
+            "scalar_tensor", "set_anomaly_enabled", "set_default_device",
+            "set_deterministic_debug_mode", "set_float32_matmul_precision",
+            "set_flush_denormal", "set_num_interop_threads", "set_num_threads",
+            "set_warn_always", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
+            "tanh_", "trapezoid", "trapz", "tril_indices", "triu_indices", "trunc_",
+            "unravel_index", "use_deterministic_algorithms", "xlogy_", "zero_"]

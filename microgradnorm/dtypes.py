@@ -140,6 +140,13 @@ def check_number(where, name, value, integer=False):
                         f"got {type(value).__name__} {value!r}")
 
 
+def check_bool(where, name, value):
+    """Raise a TypeError naming ``name`` unless ``value`` is a bool (not 0, 1 or a string)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{where}: {name} must be a bool, got {type(value).__name__} "
+                        f"{value!r}")
+
+
 def check_positive_ints(where, **values):
     """Raise unless every value is an int (TypeError) >= 1 (ValueError), naming it."""
     for name, value in values.items():

@@ -27,6 +27,19 @@ from .fused.arguments import check_tensor
 from .norms import CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, layer_norm, rms_norm
 from .norms import dyt, group_norm, instance_norm
 from .tensor import Tensor
+# more losses (losses_more.py)
+from .losses_more import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,
+                          margin_ranking_loss, multi_margin_loss, multilabel_margin_loss,
+                          multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss,
+                          triplet_margin_loss, triplet_margin_with_distance_loss)
+# transposed convolutions, fold, adaptive max pooling (convolution_more.py)
+from .convolution_more import _check_p
+from .convolution_more import (adaptive_avg_pool1d, adaptive_max_pool1d,
+                               adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
+                               adaptive_max_pool2d_with_indices, alpha_dropout, bilinear,
+                               channel_shuffle, conv_transpose1d, conv_transpose2d, dropout1d,
+                               fold, local_response_norm, max_pool1d_with_indices,
+                               max_pool2d_with_indices, max_unpool2d)
 from .vision import (interpolate, pad_by_index, pixel_shuffle, pixel_unshuffle, upsample,
                      upsample_bilinear, upsample_nearest)
 
@@ -49,6 +62,17 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
            # vision.py, distances
            "interpolate", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "upsample",
            "upsample_bilinear", "upsample_nearest"]
+# __all__ additions: losses_more.py
+__all__ += ["cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss",
+            "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
+            "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
+            "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+# __all__ additions: convolution_more.py
+__all__ += ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices",
+            "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "alpha_dropout",
+            "bilinear", "channel_shuffle", "conv_transpose1d", "conv_transpose2d", "dropout1d",
+            "fold", "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices",
+            "max_unpool2d"]
 
 
 class AssertionValueError(ValueError, AssertionError):
@@ -294,6 +318,7 @@ def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None)
     Example:
         >>> y = F.dropout(h, 0.1, training=model.training)
     """
+    _check_p("dropout", p)
     return _dropout("dropout", x, p, training, inplace, generator, x.shape, rng)
 
 
@@ -306,6 +331,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
     Example:
         >>> h = F.dropout2d(F.relu(conv(x)), 0.25, training=model.training)
     """
+    _check_p("dropout2d", p)
     check_tensor("dropout2d", "input", input)
     if input.ndim not in (3, 4):
         raise ValueError(f"dropout2d: input must have shape (N, C, H, W) or (N, C, L), got "
@@ -315,15 +341,14 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
 
 
 def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
-    # a Bernoulli(1 - p) mask of noise_shape (x's, or one per channel), over 1 - p
-    check_number(fn, "p", p)
-    if not 0 <= p <= 1:
-        raise ValueError(f"{fn}: p must be a number in [0, 1], got {p!r}")
+    # a Bernoulli(1 - p) mask of noise_shape (x's, or one per channel), over 1 - p; p is
+    # checked by the caller (convolution_more._check_p), before its input
     gen = streams.check_generator(fn, generator)
     if not training or p == 0 or x.size == 0:
         return x
-    if p == 1:
-        return x.mul_(0.0) if inplace else x * 0.0
+    if p == 1:                                  # torch's: x times a zero of x's dtype
+        zero = x.new_zeros(())
+        return x.mul_(zero) if inplace else x * zero
     if rng is not None:
         keep = (rng.random(noise_shape) >= p).astype(x.dtype)
     else:

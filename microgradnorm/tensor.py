@@ -35,6 +35,7 @@ class Tensor:
 
     __array_priority__ = 100      # ndarray + Tensor calls Tensor.__radd__, not NumPy's add
     _hooks = None                 # a leaf's gradient hooks, {handle id: hook} (register_hook)
+    _post_accumulate_hooks = None  # run after .grad accumulated (autograd/hooks.py)
     _history = None               # ((node seq, snapshot), ...): in-place writes recorded
     _view_version = None          # a view's version when made (_record_inplace)
 

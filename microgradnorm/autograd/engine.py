@@ -7,7 +7,7 @@ import threading
 from ..backend import allocator_setting, keep_freed_memory_by_default, silent_floats
 from .function import _tapes
 from .history import _as_seen_by
-from .hooks import _own, _run_hooks, _run_output_hooks
+from .hooks import _own, _post_hooks, _run_hooks, _run_output_hooks, _run_post_hooks
 from .inputs import _fit, _root_grad, _tensor, _zeros_for_missing
 from .scopes import _observers, _observers_here
 
@@ -55,6 +55,8 @@ def backward(root, grad=None, retain_graph=False):
             else:
                 held._array += g
                 held._bump_version()
+    if _post_hooks:         # register_post_accumulate_grad_hook's, unlocked
+        _run_post_hooks(captured)
 
 
 _accumulate_lock = threading.Lock()
@@ -113,8 +115,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
             if node._kept_versions:       # an index or mask backward reads without ctx.saved
                 node.check_versions(node._kept_versions)
             input_grads = node.function.backward(node, *grads)
-            if type(input_grads) is not tuple:
-                input_grads = (input_grads,)
+            input_grads = input_grads if type(input_grads) is tuple else (input_grads,)
             for tensor, g in zip(node.inputs, input_grads):
                 if g is None or tensor is None:
                     continue

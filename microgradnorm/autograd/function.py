@@ -23,8 +23,7 @@ class Context(NodeHistory):
     # the structure in slots, kept by ``free``; forward's own attributes: the dict it empties
     __slots__ = ("function", "inputs", "needs_input_grad", "seq", "module", "group",
                  "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_kept_versions",
-                 "_freed",
-                 "__dict__", "__weakref__")
+                 "_freed", "__dict__", "__weakref__")
 
     def __init__(self, function, inputs, needs_input_grad):
         self.function = function

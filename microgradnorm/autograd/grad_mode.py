@@ -11,7 +11,7 @@ class _ThreadState(threading.local):
     """Per-thread grad mode and scope stacks, as in PyTorch."""
 
     def __init__(self):
-        self.grad_enabled = True
+        self.grad_enabled, self.inference = True, False    # inference: is_inference_mode_enabled
         self.module_stack = []          # module paths, innermost last (``module_scope``)
         self.group_stack = []           # (name, call number) of open ``op_group``s
 
@@ -65,12 +65,12 @@ class _GradMode:
         return self if fn is None else self(fn)       # bare ``@no_grad``: the wrapper
 
     def __enter__(self):
-        self.previous = _state.grad_enabled
+        self.previous = _state.grad_enabled, _state.inference
         _state.grad_enabled = self.MODE
         return self
 
     def __exit__(self, *exc):
-        _state.grad_enabled = self.previous
+        _state.grad_enabled, _state.inference = self.previous
         return False
 
     def __call__(self, fn):
@@ -97,7 +97,7 @@ class enable_grad(_GradMode):
 class inference_mode(_GradMode):
     """``no_grad`` under torch's other name (``torch.inference_mode``); here there are no
     inference tensors, only a block or decorated function that records no graph.
-    ``inference_mode(False)`` changes nothing, as torch's."""
+    ``inference_mode(False)`` turns recording on, as torch's (even inside ``no_grad``)."""
 
     def __new__(cls, mode=True):
         if not isinstance(mode, bool):                   # bare ``@inference_mode``
@@ -107,8 +107,8 @@ class inference_mode(_GradMode):
         return self
 
     def __enter__(self):
-        self.previous = _state.grad_enabled
-        _state.grad_enabled = self.previous and not self.enabled
+        self.previous = _state.grad_enabled, _state.inference
+        _state.grad_enabled, _state.inference = not self.enabled, self.enabled    # torch's
         return self
 
     def __call__(self, fn):

@@ -1,10 +1,12 @@
 """Tensor hooks: a leaf keeps its own, a non-leaf's node keeps them per output; each sees
-the gradient as a Tensor and may return a replacement."""
+the gradient as a Tensor and may return a replacement. A leaf's post-accumulate hooks see
+the leaf itself once ``backward()`` has written its ``.grad``."""
 
 import itertools
 
 import numpy as np
 
+from .grad_mode import no_grad
 from .inputs import _tensor
 
 
@@ -50,6 +52,43 @@ def register_hook(tensor, hook):
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle
+
+
+def register_post_accumulate_grad_hook(tensor, hook):
+    """``Tensor.register_post_accumulate_grad_hook``: ``hook(tensor)`` runs after each
+    ``backward()`` has accumulated into the leaf's ``.grad`` (torch's rule: leaves that
+    require grad only; ``mg.grad``, which accumulates nothing, runs none)."""
+    if not callable(hook):
+        raise TypeError(f"register_post_accumulate_grad_hook: hook must be callable, got "
+                        f"{type(hook).__name__}")
+    if not tensor.requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if tensor.grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                           "tensors")
+    if tensor._post_accumulate_hooks is None:
+        tensor._post_accumulate_hooks = {}
+    handle = RemovableHandle(tensor._post_accumulate_hooks)
+    tensor._post_accumulate_hooks[handle.id] = hook
+    _post_hooks[:] = [True]
+    return handle
+
+
+def _run_post_hooks(captured):
+    """After ``backward()`` has written every ``.grad`` and released its lock (a hook may
+    step an optimizer or start another backward): each accumulated leaf's post-accumulate
+    hooks, in registration order, with grad mode off, as torch runs them."""
+    with no_grad():
+        for tensor, _ in captured.values():
+            if tensor._post_accumulate_hooks:
+                for hook in list(tensor._post_accumulate_hooks.values()):
+                    if hook(tensor) is not None:
+                        raise TypeError("a post accumulate grad hook must return None")
+
+
+# [True] once any post-accumulate hook has been registered: until then the engine's
+# backward() makes no call for them (a per-backward cost counted in the host-cost tests)
+_post_hooks = []
 
 
 def _run_hooks(hooks, g, shape):

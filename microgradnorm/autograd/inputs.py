@@ -129,10 +129,10 @@ def _root_grad(root, grad, name):
         if grad is None or not _is_real(grad.dtype):
             raise TypeError(f"{name} must be an array, a Tensor or nested lists "
                             f"of numbers of the output's shape {root.shape}")
-    if grad.dtype.kind == "c":
+    if grad.dtype.kind == "c" and root.dtype.kind != "c":
         raise TypeError(f"{name} is complex ({grad.dtype}) but the output is "
                         f"real ({root.dtype}); the imaginary part would be dropped")
-    if not _is_real(grad.dtype):
+    if not _is_real(grad.dtype) and grad.dtype.kind != "c":
         raise TypeError(f"{name} must hold real numbers, got dtype {grad.dtype}")
     if tuple(grad.shape) != root.shape:
         raise ValueError(f"{name} has shape {tuple(grad.shape)}, expected the "

@@ -109,7 +109,7 @@ class Tape:
                                "backward() on the captured call's output")
 
     def _see(self, t):
-        self.seen.append((t, t._version_box[0], len(t._hooks or ())))
+        self.seen.append((t, t._version_box[0], _hook_count(t)))
 
     def record(self, cls, ctx, tensors, arrays, given, options, outputs, record):
         """``Function.apply``'s report of one call (function.py's hook): ``given`` are the
@@ -146,7 +146,7 @@ class Tape:
                 "follow its graph; pass it as an argument, or compute it inside")
         slot = self.by_leaf.get(id(t))
         if slot is None:          # (LEAF, tensor, its hook count): a hook added at each call
-            slot = self.by_leaf[id(t)] = self._slot((LEAF, t, len(t._hooks or ())))
+            slot = self.by_leaf[id(t)] = self._slot((LEAF, t, _hook_count(t)))
             self.traced.setdefault(id(memory_owner(array)), []).append((slot, array))
             self._see(t)
         return slot
@@ -198,7 +198,7 @@ class Tape:
                     f"the step writes in place into {what}: a replay runs the recorded ops "
                     "only, not the write; write out of place (x = x + y) inside the step, "
                     "or do the write outside the captured function")
-            if len(t._hooks or ()) != hooks or t._retains_grad:
+            if _hook_count(t) != hooks or t._retains_grad:
                 raise CaptureError(
                     f"the step registers a hook (or retain_grad()) on {what}, which a replay "
                     "cannot repeat: register it outside the captured function, on a "
@@ -257,6 +257,11 @@ class Tape:
                 mine.append((position, kind, key, t.shape, t.dtype))
             routes.append(tuple(mine))
         return routes
+
+
+def _hook_count(t):
+    # the gradient hooks and the post-accumulate hooks: one added inside the step is refused
+    return len(t._hooks or ()) + len(t._post_accumulate_hooks or ())
 
 
 def _record_elsewhere(cls, ctx, tensors, arrays, given, options, outputs, record):

@@ -107,8 +107,8 @@ def check_attention(fn, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa, 
         raise ValueError(f"{fn}: the batch dims of query {q.shape}, key {k.shape} and value "
                          f"{v.shape} do not broadcast") from None
     check_number(fn, "dropout_p", dropout_p)
-    if not 0 <= dropout_p < 1:
-        raise ValueError(f"{fn}: dropout_p must be a number in [0, 1), got {dropout_p!r}")
+    if not 0 <= dropout_p <= 1:                       # 1: zeros, as torch's (and F.dropout)
+        raise ValueError(f"{fn}: dropout_p must be a number in [0, 1], got {dropout_p!r}")
     if scale is not None:
         check_number(fn, "scale", scale)
     if not isinstance(is_causal, bool) or not isinstance(enable_gqa, bool):

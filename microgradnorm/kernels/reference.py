@@ -559,9 +559,9 @@ def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_
 def attention_dropout_kept(seed, shape, dropout_p, xp):
     """The dropout mask M of attention's probabilities: 1 / (1 - p) where kept, else 0, drawn
     from ``seed`` (NumPy's generator) every time it is needed: forward and backward, and
-    both implementations, draw the same."""
+    both implementations, draw the same; p = 1 keeps nothing (all 0, no 1 / 0)."""
     keep = np.random.default_rng(seed).random(shape) >= dropout_p
-    return xp.asarray(keep / (1 - dropout_p))
+    return xp.asarray(keep * (1 / (1 - dropout_p) if dropout_p < 1 else 0.0))
 
 
 def _attention_scores(q, k, mask, is_causal, scale):

@@ -32,6 +32,21 @@ from .transformer import (PLACEMENTS, GPT, CausalSelfAttention, FeedForward, Tra
                           deepnorm_constants, swiglu_hidden)
 from .upsampling import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d,
                          UpsamplingNearest2d)
+# recurrent layers (rnn.py)
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
+# transformer encoder and decoder layers (transformer_layers.py)
+from .transformer_layers import (Transformer, TransformerDecoder, TransformerDecoderLayer,
+                                 TransformerEncoder, TransformerEncoderLayer)
+# more losses (loss_more.py)
+from .loss_more import (CosineEmbeddingLoss, GaussianNLLLoss, HingeEmbeddingLoss,
+                        MarginRankingLoss, MultiLabelMarginLoss, MultiLabelSoftMarginLoss,
+                        MultiMarginLoss, PoissonNLLLoss, SoftMarginLoss, TripletMarginLoss,
+                        TripletMarginWithDistanceLoss)
+# transposed convolutions, fold, unfold, adaptive max pooling (conv_more.py)
+from .conv_more import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d, AlphaDropout,
+                        Bilinear, ChannelShuffle, ConvTranspose1d, ConvTranspose2d, Dropout1d,
+                        Fold, LazyLinear, LocalResponseNorm, MaxUnpool2d, UninitializedParameter,
+                        Unfold)
 from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
                     load, parameters_to_vector, save, vector_to_parameters)
 
@@ -62,3 +77,18 @@ __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSe
            "UpsamplingBilinear2d", "UpsamplingNearest2d", "clip_grad_value_",
            "clip_grads_with_norm_", "get_total_norm", "parameters_to_vector",
            "vector_to_parameters"]
+# __all__ additions: rnn.py
+__all__ += ["GRU", "LSTM", "RNN", "GRUCell", "LSTMCell", "RNNBase", "RNNCell", "RNNCellBase"]
+# __all__ additions: transformer_layers.py
+__all__ += ["Transformer", "TransformerDecoder", "TransformerDecoderLayer",
+            "TransformerEncoder", "TransformerEncoderLayer"]
+# __all__ additions: loss_more.py
+__all__ += ["CosineEmbeddingLoss", "GaussianNLLLoss", "HingeEmbeddingLoss", "MarginRankingLoss",
+            "MultiLabelMarginLoss", "MultiLabelSoftMarginLoss", "MultiMarginLoss",
+            "PoissonNLLLoss", "SoftMarginLoss", "TripletMarginLoss",
+            "TripletMarginWithDistanceLoss"]
+# __all__ additions: conv_more.py
+__all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AlphaDropout",
+            "Bilinear", "ChannelShuffle", "ConvTranspose1d", "ConvTranspose2d", "Dropout1d",
+            "Fold", "LazyLinear", "LocalResponseNorm", "MaxUnpool2d", "UninitializedParameter",
+            "Unfold"]

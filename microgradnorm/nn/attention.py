@@ -3,6 +3,7 @@ dict loads) and torch's forward (``F.multi_head_attention_forward``): masks, pad
 batch_first, unbatched input, head-averaged weights."""
 
 import math
+import warnings
 
 import numpy as np
 
@@ -127,14 +128,15 @@ class MultiheadAttention(Module):
         elif not self.batch_first:                        # (L, N, E) -> (N, L, E)
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
         batch, target, source = query.shape[0], query.shape[1], key.shape[1]
-        padding = _float_mask("key_padding_mask", key_padding_mask, query)
+        padding = canonical_mask("key_padding_mask", key_padding_mask, query, attn_mask,
+                                 "attn_mask")
         if padding is not None and not batched:
             padding = padding.reshape(1, -1)                                 # (1, S)
         if is_causal and attn_mask is None:
             raise RuntimeError("MultiheadAttention: is_causal is a hint that attn_mask is the "
                                "causal mask; pass that attn_mask too")
         causal = is_causal and padding is None and not need_weights
-        mask = None if causal else _float_mask("attn_mask", attn_mask, query)
+        mask = None if causal else canonical_mask("attn_mask", attn_mask, query)
         mask = self._shaped_attn_mask(mask, batch, target, source)
         q, k, v = self._project(query, key, value)                          # (N, ·, E)
         k, v, mask, padding = self._extend_source(k, v, mask, padding)
@@ -248,19 +250,37 @@ class MultiheadAttention(Module):
         return x.reshape(batch, length, self.num_heads, self.head_dim).permute(0, 2, 1, 3)
 
 
-def _float_mask(name, mask, like):
-    """torch's _canonical_mask: a bool mask as 0 / -inf in ``like``'s dtype (True: masked),
-    a float mask as it is; None stays None."""
+def as_mask(mask, like):
+    """A mask as a Tensor: a Tensor as given; an array or nested lists copied into ``like``'s
+    array module (a node may keep it for backward: writing to the caller's array later must
+    not change a gradient), a floating one in ``like``'s dtype (torch takes tensors only)."""
+    if isinstance(mask, Tensor):
+        return mask
+    array = like.xp.array(mask)                                  # a copy
+    return constant(array.astype(like.dtype, copy=False) if array.dtype.kind == "f" else array)
+
+
+def canonical_mask(name, mask, like, other=None, other_name=""):
+    """torch's F._canonical_mask: a bool mask as 0 / -inf in ``like``'s dtype (True: masked),
+    a floating one in ``like``'s dtype, None as None; any other dtype an AssertionError, and
+    torch's warning when ``other``, the call's other mask, has another dtype. A floating
+    Tensor mask may be float32 or ``like``'s dtype, as torch's attention takes (a float32 one
+    is cast, its gradient flowing back); another floating dtype is torch's RuntimeError."""
     if mask is None:
         return None
-    if not isinstance(mask, Tensor):
-        mask = constant(like.xp.asarray(mask))
+    mask = as_mask(mask, like)
+    if mask.dtype != np.bool_ and mask.dtype.kind != "f":
+        raise AssertionError(f"only bool and floating types of {name} are supported, got "
+                             f"{mask.dtype}")
+    if other is not None and as_mask(other, like).dtype != mask.dtype:
+        warnings.warn(f"Support for mismatched {name} and {other_name} is deprecated. Use "
+                      "same type for both instead.", stacklevel=2)
     if mask.dtype == np.bool_:
         return constant(like.xp.where(mask._array, -np.inf, 0.0).astype(like.dtype))
-    if mask.dtype.kind != "f":
-        raise AssertionError(f"MultiheadAttention: {name} must be bool or floating, got "
-                             f"dtype {mask.dtype}")
-    return mask
+    if mask.dtype != like.dtype and mask.dtype != np.float32:
+        raise RuntimeError(f"{name} must be bool, float32 or the input's dtype {like.dtype}, "
+                           f"got {mask.dtype}")
+    return mask.to(like.dtype)
 
 
 def _merged(mask, padding, batch, source):

@@ -12,6 +12,18 @@ from .module import Module, Parameter, _check_positive, _dtype
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
+def _check_channels(name, in_channels, out_channels, groups):
+    """Conv's and ConvTranspose's checks: positive channel counts, each divisible by a
+    positive int ``groups``; ValueErrors as torch's."""
+    _check_positive(name, in_channels=in_channels, out_channels=out_channels)
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+    for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
+        if channels % groups:
+            raise ValueError(f"{name}: {what} must be divisible by groups, got "
+                             f"{what}={channels}, groups={groups}")
+
+
 class _ConvNd(Module):
     """What Conv1d and Conv2d share: the arguments, parameters and repr of ``dims``
     spatial dims."""
@@ -23,13 +35,7 @@ class _ConvNd(Module):
                  dtype=None):
         super().__init__()
         name = type(self).__name__
-        _check_positive(name, in_channels=in_channels, out_channels=out_channels)
-        if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
-            raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
-        for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
-            if channels % groups:
-                raise ValueError(f"{name}: {what} must be divisible by groups, got "
-                                 f"{what}={channels}, groups={groups}")
+        _check_channels(name, in_channels, out_channels, groups)
         self.kernel_size = self._tuple("kernel_size", kernel_size, 1)
         self.stride = self._tuple("stride", stride, 1)
         self.dilation = self._tuple("dilation", dilation, 1)
@@ -68,8 +74,9 @@ class _ConvNd(Module):
 
     def reset_parameters(self):
         """Draw weight and bias again as torch does, in its order: the weight by
-        ``kaiming_uniform_(a=√5)`` (uniform in ±1/√fan_in, fan_in = in_channels / groups ·
-        ∏kernel_size), then the bias uniform in ±1/√fan_in; the same seed gives torch's."""
+        ``kaiming_uniform_(a=√5)`` (uniform in ±1/√fan_in, fan_in = weight's dim 1 ·
+        ∏kernel_size: in_channels / groups, or out_channels / groups for a transposed
+        convolution), then the bias uniform in ±1/√fan_in; the same seed gives torch's."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in = self.weight.shape[1] * math.prod(self.kernel_size)

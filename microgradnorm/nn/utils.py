@@ -1,9 +1,11 @@
 """Utilities on modules and parameters, ``torch.nn.utils``'s: gradient clipping
 (``clip_grad_norm_`` = ``get_total_norm`` + ``clip_grads_with_norm_``, ``clip_grad_value_``),
 ``parameters_to_vector`` and ``vector_to_parameters``; save and load (``mg.save`` and
-``mg.load``, whose one home is ``nn.serialization``)."""
+``mg.load``, whose one home is ``nn.serialization``); ``nn.utils.rnn``, the padded and
+packed sequences of the recurrent layers (``nn/rnn_utils.py``)."""
 
 import math
+import sys
 import types
 import warnings
 
@@ -13,10 +15,14 @@ from .. import backend, ops
 from ..dtypes import check_number, get_default_dtype
 from ..ops.vector_norm import p_norm
 from ..tensor import Tensor
+from . import rnn_utils as rnn
 from .serialization import load, save
 
+# ``from torch.nn.utils.rnn import pad_sequence`` reads here as microgradnorm.nn.utils.rnn
+sys.modules[__name__ + ".rnn"] = rnn
+
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
-           "load", "parameters_to_vector", "save", "vector_to_parameters"]
+           "load", "parameters_to_vector", "rnn", "save", "vector_to_parameters"]
 
 
 def _as_list(parameters):

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
+from ..autograd import is_grad_enabled
 from ..dtypes import complex_of, finfo, get_default_dtype, is_floating, is_half
 
 
@@ -330,6 +331,20 @@ def as_array(fn, name, value, like, kind):
         what = "be a bool tensor" if kind == "b" else "hold integers"
         raise TypeError(f"{fn}: {name} must {what}, got dtype {data.dtype}")
     return data
+
+
+def _augmented(in_place, out_of_place):
+    """``x += y`` and the like (``x op= y``): in place, but out of place for an element of a
+    recorded tensor (``indexing.getitem``), whose statement ``y[i] += v`` then assigns the
+    result back; that result is checked as the in-place op would check it."""
+    def augmented(self, other):
+        if getattr(self, "_element", False) and is_grad_enabled():
+            result = out_of_place(self, other)
+            _tensor.check_inplace_result(self, result)
+            return result
+        return in_place(self, other)
+    augmented.__name__ = augmented.__qualname__ = in_place.__name__
+    return augmented
 
 
 def kept(value, array):

@@ -140,7 +140,7 @@ def getitem(x, index):
         # an element of a recorded tensor is a copy (GetItem.forward) that the in-place rules
         # treat as a view: y[0].add_(5) is refused as on any view (its own version counter,
         # so writes into y's other elements leave it usable); y[0] += 5 computes out of
-        # place and writes back through y[0] = ... (``methods._augmented``)
+        # place and writes back through y[0] = ... (``base._augmented``)
         out._view_version, out._element = 0, True
     return out
 

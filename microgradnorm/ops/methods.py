@@ -13,13 +13,15 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..dtypes import is_floating
-from ..autograd import is_grad_enabled
 from ..autograd.function import _next_seq
-from ..tensor import Size, Tensor, _snapshot, check_inplace_result, to_arguments
+from ..tensor import Size, Tensor, _snapshot, to_arguments
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
-from . import products, reductions, search, special, ternary
+from . import decompositions, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
+from . import index_writes, tensor_more
+from . import statistics, torch_more
+from .base import _augmented
 from .elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
 from .linalg import MatMul
 
@@ -50,19 +52,6 @@ def _cast(name, dtype, note=""):
     cast.__name__ = cast.__qualname__ = name
     cast.__doc__ = f"``astype({dtype}, copy=False)``{note}; the tensor itself if {dtype}."
     return cast
-
-
-def _augmented(in_place, out_of_place):
-    """``x += y`` and the like: in place, but out of place for an element of a recorded
-    tensor (``indexing.getitem``), whose statement ``y[i] += v`` then assigns the result back."""
-    def augmented(self, other):
-        if getattr(self, "_element", False) and is_grad_enabled():
-            result = out_of_place(self, other)
-            check_inplace_result(self, result)        # as the in-place op would
-            return result
-        return in_place(self, other)
-    augmented.__name__ = augmented.__qualname__ = in_place.__name__
-    return augmented
 
 
 class _Methods:
@@ -457,7 +446,8 @@ def bind(tensor_class=Tensor):
         if name not in _NOT_METHODS:
             setattr(tensor_class, name, value)
     for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
-                   reductions, indexing, search, arrange, products):
+                   reductions, indexing, search, arrange, products, decompositions,
+                   tensor_more, index_writes, torch_more, statistics):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

@@ -250,6 +250,8 @@ class Prod(Function):
     def backward(ctx, grad):
         (x,) = ctx.saved
         axis = ctx.axis
+        if x.dtype.kind == "c":                  # torch's complex gradient: grad · conj(∂out/∂x)
+            x = x.conj()
         rows = x.reshape(-1) if axis is None else x            # one slice along axis 0
         along = 0 if axis is None else axis
         others = _exclusive_cumprod(rows, along) * _exclusive_cumprod(rows, along, True)
@@ -288,6 +290,8 @@ class CumProd(Function):
     def backward(ctx, grad):
         x, out = ctx.saved
         xp, axis = backend.array_module(x), ctx.axis
+        if x.dtype.kind == "c":                  # torch's complex gradient: grad · conj(∂out/∂x)
+            x, out = x.conj(), out.conj()
         zeros_so_far = xp.cumsum(x == 0, axis=axis)
         before = zeros_so_far == 0                                 # before the first zero
         first = (x == 0) & (zeros_so_far == 1)                     # the first zero itself
@@ -305,7 +309,7 @@ def _scan_input(fn, x, dtype):
     check_tensor(fn, x)
     if dtype is not None:
         return x.astype(dtypes.as_dtype(dtype), copy=False)
-    return x if is_floating(x.dtype) else x.astype(np.int64, copy=False)
+    return x if is_floating(x.dtype) or x.dtype.kind == "c" else x.astype(np.int64, copy=False)
 
 
 def prod(x, dim=None, keepdim=False, *, dtype=None):

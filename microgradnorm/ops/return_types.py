@@ -48,3 +48,23 @@ topk = _result_type("topk", ["values", "indices"])
 aminmax = _result_type("aminmax", ["min", "max"])
 cummax = _result_type("cummax", ["values", "indices"])
 cummin = _result_type("cummin", ["values", "indices"])
+# ops/torch_more.py and ops/statistics.py
+nanmedian = _result_type("nanmedian", ["values", "indices"])
+frexp = _result_type("frexp", ["mantissa", "exponent"])
+histogram = _result_type("histogram", ["hist", "bin_edges"])
+__all__ += ["frexp", "histogram", "nanmedian"]
+# ops/decompositions.py and mg.linalg: torch.linalg's results and the older methods'
+slogdet = _result_type("slogdet", ["sign", "logabsdet"])
+qr = _result_type("qr", ["Q", "R"])
+svd = _result_type("svd", ["U", "S", "V"])
+linalg_slogdet = _result_type("linalg_slogdet", ["sign", "logabsdet"])
+linalg_qr = _result_type("linalg_qr", ["Q", "R"])
+linalg_eigh = _result_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_svd = _result_type("linalg_svd", ["U", "S", "Vh"])
+linalg_inv_ex = _result_type("linalg_inv_ex", ["inverse", "info"])
+linalg_cholesky_ex = _result_type("linalg_cholesky_ex", ["L", "info"])
+linalg_solve_ex = _result_type("linalg_solve_ex", ["result", "info"])
+linalg_lstsq = _result_type("linalg_lstsq", ["solution", "residuals", "rank",
+                                             "singular_values"])
+__all__ += ["linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_qr",
+            "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "qr", "slogdet", "svd"]

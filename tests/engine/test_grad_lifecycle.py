@@ -140,3 +140,21 @@ def test_memory_per_step_with_a_loss_history_stays_small():
     tracemalloc.stop()
     activation = 256 * 128 * 8                 # one hidden activation: 262 kB
     assert growth < activation / 4, f"{growth:,.0f} B per step"
+
+
+def test_post_accumulate_hooks_run_with_grad_off_after_every_grad_is_written():
+    """torch runs a post-accumulate hook with grad mode off, once each ``.grad`` of the
+    backward is written: a hook may update its leaf in place (an optimizer in the hook)."""
+    def run(lib):
+        a = lib.ones(2, requires_grad=True)
+        b = lib.ones(2, requires_grad=True)
+        seen = []
+
+        def hook(t):
+            seen.append((lib.is_grad_enabled(), b.grad is not None))
+            t.sub_(0.1 * t.grad)
+        a.register_post_accumulate_grad_hook(hook)
+        ((a * 2).sum() + (b * 3).sum()).backward()
+        return np.round(a.detach().numpy().astype(float), 6).tolist(), seen
+
+    assert run(mg) == run(torch) == ([0.8, 0.8], [(False, True)])

@@ -21,7 +21,8 @@ PUBLIC_NAMESPACES = ["microgradnorm", "microgradnorm.functional", "microgradnorm
                      "microgradnorm.viz", "microgradnorm.checks", "microgradnorm.norms",
                      "microgradnorm.fused",
                      "microgradnorm.optim.lr_scheduler", "microgradnorm.utils.data",
-                     "microgradnorm.utils.tensorboard", "microgradnorm.cuda"]
+                     "microgradnorm.utils.tensorboard", "microgradnorm.cuda",
+                     "microgradnorm.linalg"]
 DOCUMENTED_ON_THE_BASE_CLASS = {"extra_repr"}
 
 

@@ -17,9 +17,10 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 LAYERS = (
     ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
                  "cuda", "amp", "backends")),
-    ("core", ("tensor", "autograd", "ops", "factories", "kernels")),
+    ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc")),
     ("norms", ("fused", "norms")),
-    ("functional", ("functional", "convolution", "losses", "activations", "vision")),
+    ("functional", ("functional", "convolution", "convolution_more", "losses", "losses_more",
+                    "activations", "vision", "linalg")),
     ("model", ("nn", "optim", "layers", "utils")),
     ("look", ("checks", "viz", "train", "checkpoint", "capture")),
     ("apps", ("cli", "__main__")),

@@ -151,6 +151,20 @@ def test_attention_dropout_same_mask_both_ways_and_in_backward():
     assert mg.gradcheck(dropped, leaves(q, k, v))
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+def test_attention_dropout_one_gives_torchs_zeros(impl):
+    # p = 1 drops every probability: zeros out and zero gradients, as torch's (no 1 / 0)
+    rng = np.random.default_rng(6)
+    data = [rng.standard_normal(s) for s in ((2, 3, 4), (2, 5, 4), (2, 5, 2))]
+    ours, theirs = leaves(*data), torch_leaves(*data)
+    out = F.scaled_dot_product_attention(*ours, dropout_p=1.0, impl=impl)
+    t_out = TF.scaled_dot_product_attention(*theirs, dropout_p=1.0)
+    assert_close(out.data, t_out)
+    backward_both(out, t_out, rng)
+    for a, b in zip(ours, theirs):
+        assert_close(a.grad, b.grad)
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.data())
 def test_attention_gradcheck_over_drawn_shapes(data):
@@ -211,7 +225,7 @@ def test_attention_keeps_a_low_precision_dtype_and_matches_torch(impl, dtype, to
 
 @pytest.mark.parametrize("call, words", [
     (lambda q: F.scaled_dot_product_attention(q, q[:, :2, :3], q), "key must be"),
-    (lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=1.0), "dropout_p"),
+    (lambda q: F.scaled_dot_product_attention(q, q, q, dropout_p=1.5), "dropout_p"),
     (lambda q: F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((3, 3), bool),
                                               is_causal=True), "not both"),
     (lambda q: F.scaled_dot_product_attention(q, q, q, attn_mask=np.ones((2, 2), bool)),

@@ -141,3 +141,16 @@ def test_a_complex_result_into_a_real_tensor_raises(case, recorded):
             with pytest.raises(RuntimeError, match="can't be cast|requires dtype"):
                 write(x, c)
         np.testing.assert_array_equal(x.detach().numpy(), np.ones(3))
+
+
+def test_a_complex_output_takes_a_complex_tensor_as_its_upstream_gradient():
+    """backward(grad) of a complex output takes a complex Tensor as it takes an array, as
+    torch's does; a real output still refuses one (the imaginary part would be lost)."""
+    z = mg.tensor(np.array([1 + 2j, 3 - 1j]), requires_grad=True)
+    (z * z).backward(mg.tensor(np.array([1 + 0j, 1j])))
+    tz = torch.tensor([1 + 2j, 3 - 1j], requires_grad=True)
+    (tz * tz).backward(torch.tensor([1 + 0j, 1j]))
+    np.testing.assert_allclose(z.grad.numpy(), tz.grad.numpy())
+    x = mg.tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match="complex"):
+        (x * 2).backward(mg.tensor(np.array([1j, 1j])))

@@ -3,6 +3,8 @@ order, seeded values), a torch state dict loaded, float64 outputs, weights and t
 of a random upstream into the inputs and every parameter, masks bool and float, and errors
 of the same class."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -188,6 +190,8 @@ def test_constructor_errors_as_torch(args, options):
     dict(attn_mask=np.zeros((L, S), np.int64)),
     dict(is_causal=True),                                         # the hint needs its mask
     dict(query=(L, E), key=(S, E), value=(S, E), attn_mask=np.zeros((N * HEADS, L, S))),
+    dict(attn_mask=np.zeros((L, S), np.float16)),        # neither float32 nor the model's
+    dict(attn_mask=np.zeros((L, S), np.float16), need_weights=False),
 ])
 def test_forward_errors_as_torch(case):
     ours, theirs = twins()
@@ -212,3 +216,63 @@ def test_a_failed_call_changes_nothing():
     assert q.grad is None and all(p.grad is None for p in ours.parameters())
     for key, value in ours.state_dict().items():
         np.testing.assert_array_equal(value.numpy(), before[key])
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_an_array_mask_is_copied(need_weights):
+    # the attention keeps its mask for backward: writing to the caller's array between
+    # forward and backward must not change a gradient
+    ours, theirs = twins()
+    arrays = inputs({})
+    mask = attention_mask("float")
+    given = mask.copy()
+    mine = [mg.tensor(a, requires_grad=True) for a in arrays]
+    reference = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out = ours(*mine, attn_mask=given, need_weights=need_weights)[0]
+    expected = theirs(*reference, attn_mask=torch.tensor(mask), need_weights=need_weights)[0]
+    given[:] = 0.0
+    upstream = RNG.standard_normal(out.shape)
+    out.backward(mg.tensor(upstream))
+    expected.backward(torch.tensor(upstream))
+    for a, b in zip(mine, reference):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-12)
+
+
+def test_float32_masks_in_a_float64_module_as_torchs_attention():
+    # torch's attention (need_weights=False) takes a float32 mask whatever the query's
+    # dtype; with the weights torch refuses the mix, here the mask is cast (docs/pytorch.md)
+    f32 = np.float32
+    run_both(dict(), dict(attn_mask=attention_mask("float").astype(f32), need_weights=False))
+    # (not both at once: torch adds the two in float32, a rounding this does not repeat)
+    run_both(dict(), dict(key_padding_mask=padding_mask("float").astype(f32),
+                          need_weights=False))
+    ours, _ = twins()
+    q = mg.tensor(inputs({})[0])
+    cast = ours(q, q, q, attn_mask=mg.tensor(np.zeros((L, L), f32)))[0]
+    np.testing.assert_allclose(cast.detach().numpy(), ours(q, q, q)[0].detach().numpy(),
+                               atol=1e-12)
+
+
+def test_mismatched_masks_warn_as_torch():
+    found = {}
+    for lib, module in ((torch, torch.nn), (mg, nn)):
+        attn = module.MultiheadAttention(E, HEADS)
+        q = lib.randn(L, N, E)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            attn(q, q, q, attn_mask=lib.zeros(L, L),
+                 key_padding_mask=lib.tensor(np.zeros((N, L), bool)))
+        found[lib] = [str(w.message) for w in caught if "mismatched" in str(w.message)]
+    assert found[mg] == found[torch] != []
+
+
+def test_dropout_one_in_training_as_torch():
+    # the attention's dropout zeroes every weight: torch's SDPA gives zeros, F.dropout too
+    for need_weights in (False, True):
+        ours, theirs = twins(dropout=1.0)
+        q = RNG.standard_normal((L, N, E))
+        out, weights = ours(*(mg.tensor(q),) * 3, need_weights=need_weights)
+        expected, _ = theirs(*(torch.tensor(q),) * 3, need_weights=need_weights)
+        np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(),
+                                   atol=1e-12)
+        assert weights is None or not weights.detach().numpy().any()

@@ -1,0 +1,527 @@
+"""More of ``torch.nn``'s layers, each a one-line forward over its ``F`` function (whose
+checks apply when it is called, as torch's): ConvTranspose1d and ConvTranspose2d (torch's
+parameters, defaults, initialisation and repr), Fold and Unfold, AdaptiveMaxPool1d,
+AdaptiveMaxPool2d, AdaptiveAvgPool1d, MaxUnpool2d, Bilinear, LazyLinear (with
+UninitializedParameter), Dropout1d, AlphaDropout, ChannelShuffle and LocalResponseNorm."""
+
+import math
+
+import numpy as np
+
+from .. import backend
+from .. import functional as F
+from ..convolution_more import _pair
+from . import init
+from .conv import _check_channels, _ConvNd
+from .linear import Dropout, Linear
+from .module import Module, Parameter, _check_positive, _dtype
+
+
+# ----- transposed convolutions ------------------------------------------------------------
+class _ConvTransposeNd(Module):
+    """What ConvTranspose1d and ConvTranspose2d share: torch's arguments (``groups`` before
+    ``bias`` before ``dilation``), the weight (in_channels, out_channels / groups, *kernel),
+    its initialisation and the repr."""
+
+    dims = 0
+    _tuple = _ConvNd._tuple        # an int or ``dims`` ints, each at least a minimum
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
+                 output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
+                 device="cpu", dtype=None):
+        super().__init__()
+        name = type(self).__name__
+        _check_channels(name, in_channels, out_channels, groups)
+        if padding_mode != "zeros":
+            raise ValueError(f'{name}: Only "zeros" padding mode is supported, got '
+                             f"padding_mode={padding_mode!r}")
+        self.kernel_size = self._tuple("kernel_size", kernel_size, 1)
+        self.stride = self._tuple("stride", stride, 1)
+        self.padding = self._tuple("padding", padding, 0)
+        self.output_padding = self._tuple("output_padding", output_padding, 0)
+        self.dilation = self._tuple("dilation", dilation, 1)
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.padding_mode = padding_mode
+        dtype = _dtype(dtype)
+        shape = (in_channels, out_channels // groups) + self.kernel_size
+        self.weight = Parameter(np.zeros(shape, dtype), device=device)
+        self.bias = Parameter(np.zeros(out_channels, dtype), device=device) if bias else None
+        self.reset_parameters()
+
+    reset_parameters = _ConvNd.reset_parameters     # fan_in: out_channels / groups · ∏kernel
+
+    def _output_padding(self, x, output_size):
+        """torch's: ``output_padding``, or the one that gives ``output_size`` (the spatial
+        sizes, or with the batch and channel dims too), which must lie within a stride above
+        the smallest output; a ValueError otherwise."""
+        if output_size is None:
+            return self.output_padding
+        if not isinstance(output_size, (tuple, list)):        # torch: a TypeError too
+            raise TypeError(f"{type(self).__name__}: output_size must be a sequence of ints, "
+                            f"got {type(output_size).__name__} {output_size!r}")
+        batched = x.ndim == self.dims + 2
+        sizes = tuple(output_size)
+        if len(sizes) == self.dims + 1 + batched:
+            sizes = sizes[1 + batched:]
+        if len(sizes) != self.dims:
+            raise ValueError(f"{type(self).__name__}: for {x.ndim}-D input, output_size must "
+                             f"have {self.dims} or {self.dims + 1 + batched} elements, got "
+                             f"{tuple(output_size)}")
+        smallest = tuple((n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in
+                         zip(x.shape[x.ndim - self.dims:], self.stride, self.padding,
+                             self.dilation, self.kernel_size))
+        largest = tuple(n + s - 1 for n, s in zip(smallest, self.stride))
+        if any(not low <= size <= high for size, low, high in zip(sizes, smallest, largest)):
+            raise ValueError(f"{type(self).__name__}: requested an output size of "
+                             f"{tuple(output_size)}, but valid sizes range from {smallest} to "
+                             f"{largest} (for an input of {x.shape[x.ndim - self.dims:]})")
+        return tuple(size - low for size, low in zip(sizes, smallest))
+
+    def extra_repr(self):
+        text = (f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}")
+        for name, default in (("padding", 0), ("dilation", 1), ("output_padding", 0)):
+            if getattr(self, name) != (default,) * self.dims:
+                text += f", {name}={getattr(self, name)}"
+        if self.groups != 1:
+            text += f", groups={self.groups}"
+        if self.bias is None:
+            text += ", bias=False"
+        return text
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    r"""1-D transposed convolution over (N, C_in, L) (``torch.nn.ConvTranspose1d``), the
+    gradient of Conv1d with respect to its input; see ``F.conv_transpose1d``.
+
+    Args:
+        in_channels, out_channels: channel counts, each divisible by ``groups``.
+        kernel_size, stride, padding, output_padding, dilation: an int or (int,).
+        groups: independent channel groups. bias: learn a bias per output channel.
+        padding_mode: ``"zeros"`` only, as torch's.
+
+    Parameters: weight (in_channels, out_channels / groups, k), bias (out_channels,), both
+    uniform in ±1/√(out_channels / groups · k).
+
+    Shape: (N, C_in, L) or (C_in, L) -> (N, C_out, L_out),
+    L_out = (L − 1)·s − 2·pad + d·(k − 1) + output_padding + 1.
+
+    Example:
+        >>> nn.ConvTranspose1d(16, 8, 3, stride=2)(x)    # x (4, 16, 10) -> (4, 8, 21)
+    """
+
+    dims = 1
+
+    def forward(self, input, output_size=None):
+        """``F.conv_transpose1d`` with this module's weight, bias and options; an
+        ``output_size`` (L_out, or with the batch and channel dims) picks the output_padding.
+        Shape: (N, C_in, L) or (C_in, L) -> (N, C_out, L_out)."""
+        x = self._check_input(input)
+        return F.conv_transpose1d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(x, output_size), self.groups,
+                                  self.dilation)
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    r"""2-D transposed convolution over (N, C_in, H, W) (``torch.nn.ConvTranspose2d``), the
+    gradient of Conv2d with respect to its input; see ``F.conv_transpose2d``.
+
+    Args:
+        in_channels, out_channels: channel counts, each divisible by ``groups``.
+        kernel_size, stride, padding, output_padding, dilation: an int or a pair.
+        groups: independent channel groups. bias: learn a bias per output channel.
+        padding_mode: ``"zeros"`` only, as torch's.
+
+    Parameters: weight (in_channels, out_channels / groups, k_h, k_w), bias (out_channels,),
+    both uniform in ±1/√(out_channels / groups · k_h · k_w).
+
+    Shape: (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out),
+    H_out = (H − 1)·s_h − 2·pad_h + d_h·(k_h − 1) + output_padding_h + 1.
+
+    Example:
+        >>> up = nn.ConvTranspose2d(16, 16, 3, stride=2, padding=1)
+        >>> up(h, output_size=x.shape)           # h (1, 16, 6, 6) -> x's (1, 16, 12, 12)
+    """
+
+    dims = 2
+
+    def forward(self, input, output_size=None):
+        """``F.conv_transpose2d`` with this module's weight, bias and options; an
+        ``output_size`` ((H_out, W_out), or with the batch and channel dims) picks the
+        output_padding. Shape: (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out)."""
+        x = self._check_input(input)
+        return F.conv_transpose2d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(x, output_size), self.groups,
+                                  self.dilation)
+
+
+# ----- fold and unfold --------------------------------------------------------------------
+class Fold(Module):
+    """Sliding blocks summed back into an image (``torch.nn.Fold``, col2im), see ``F.fold``.
+
+    Args:
+        output_size: (H, W) or an int. kernel_size, dilation, padding, stride: an int or a
+            pair, kept as given (torch's).
+
+    Shape: (N, C·k_h·k_w, L) or (C·k_h·k_w, L) -> (N, C, H, W).
+
+    Example:
+        >>> nn.Fold((5, 5), 2)(cols)             # cols (1, 12, 16) -> (1, 3, 5, 5)
+    """
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.output_size, self.kernel_size = output_size, kernel_size
+        self.dilation, self.padding, self.stride = dilation, padding, stride
+
+    def forward(self, input):
+        """The blocks added back where they lie.
+        Shape: (N, C·k_h·k_w, L) -> (N, C, H, W)."""
+        return F.fold(self._check_input(input), self.output_size, self.kernel_size,
+                      self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return (f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+                f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}")
+
+
+class Unfold(Module):
+    """The sliding blocks of an image as columns (``torch.nn.Unfold``, im2col), see
+    ``F.unfold``.
+
+    Args:
+        kernel_size, dilation, padding, stride: an int or a pair, kept as given (torch's).
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C·k_h·k_w, L).
+
+    Example:
+        >>> nn.Unfold(3, padding=1)(x)           # x (2, 4, 5, 5) -> (2, 36, 25)
+    """
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = (kernel_size, dilation,
+                                                                      padding, stride)
+
+    def forward(self, input):
+        """The blocks as columns. Shape: (N, C, H, W) -> (N, C·k_h·k_w, L)."""
+        return F.unfold(self._check_input(input), self.kernel_size, self.dilation,
+                        self.padding, self.stride)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, "
+                f"padding={self.padding}, stride={self.stride}")
+
+
+# ----- adaptive pooling and unpooling -----------------------------------------------------
+class AdaptiveMaxPool1d(Module):
+    """Max pooling to a fixed length (``torch.nn.AdaptiveMaxPool1d``), see
+    ``F.adaptive_max_pool1d``.
+
+    Args:
+        output_size: L_o, an int. return_indices: also return the maxima's indices.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_o).
+
+    Example:
+        >>> nn.AdaptiveMaxPool1d(4)(x)           # (8, 16, 10) -> (8, 16, 4)
+    """
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        """The adaptive window maxima (and their indices when ``return_indices``).
+        Shape: (N, C, L) -> (N, C, L_o)."""
+        return F.adaptive_max_pool1d(self._check_input(input), self.output_size,
+                                     self.return_indices)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+    """Max pooling to a fixed size (``torch.nn.AdaptiveMaxPool2d``), see
+    ``F.adaptive_max_pool2d``.
+
+    Args:
+        output_size: an int or a pair (H_o, W_o); None keeps that input size.
+        return_indices: also return the maxima's flat indices into H·W.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_o, W_o).
+
+    Example:
+        >>> nn.AdaptiveMaxPool2d((3, None))(x)   # (8, 16, 7, 9) -> (8, 16, 3, 9)
+    """
+
+    def forward(self, input):
+        """The adaptive window maxima (and their flat indices when ``return_indices``).
+        Shape: (N, C, H, W) -> (N, C, H_o, W_o)."""
+        return F.adaptive_max_pool2d(self._check_input(input), self.output_size,
+                                     self.return_indices)
+
+
+class AdaptiveAvgPool1d(Module):
+    """Average pooling to a fixed length (``torch.nn.AdaptiveAvgPool1d``), see
+    ``F.adaptive_avg_pool1d``.
+
+    Args:
+        output_size: L_o, an int.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_o).
+
+    Example:
+        >>> nn.AdaptiveAvgPool1d(1)(x)           # (8, 16, 10) -> (8, 16, 1)
+    """
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def forward(self, input):
+        """The adaptive window means. Shape: (N, C, L) -> (N, C, L_o)."""
+        return F.adaptive_avg_pool1d(self._check_input(input), self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class MaxUnpool2d(Module):
+    """The partial inverse of MaxPool2d (``torch.nn.MaxUnpool2d``), see ``F.max_unpool2d``;
+    sizes kept as pairs, as torch's.
+
+    Args:
+        kernel_size: the pooling's window. stride: default ``kernel_size``. padding: the
+            pooling's.
+
+    Shape: (N, C, H, W) or (C, H, W), indices of the same shape -> (N, C, H_out, W_out).
+
+    Example:
+        >>> y, i = nn.MaxPool2d(2, return_indices=True)(x); nn.MaxUnpool2d(2)(y, i)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _pair(kernel_size)
+        self.stride = _pair(kernel_size if stride is None else stride)
+        self.padding = _pair(padding)
+
+    def forward(self, input, indices, output_size=None):
+        """Zeros with each value at its index; ``output_size`` as ``F.max_unpool2d``'s.
+        Shape: (N, C, H, W) -> (N, C, H_out, W_out)."""
+        return F.max_unpool2d(self._check_input(input), self._check_input(indices),
+                              self.kernel_size,
+                              self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+# ----- Bilinear, LazyLinear ---------------------------------------------------------------
+class Bilinear(Module):
+    r""":math:`y = x_1^T A\, x_2 + b` (``torch.nn.Bilinear``), see ``F.bilinear``; A and b
+    drawn uniform in :math:`\pm 1/\sqrt{\text{in1\_features}}`, torch's.
+
+    Args:
+        in1_features, in2_features, out_features: the sizes. bias: learn b.
+
+    Parameters: weight (out_features, in1_features, in2_features), bias (out_features,).
+
+    Shape: (*, in1_features), (*, in2_features) -> (*, out_features).
+
+    Example:
+        >>> nn.Bilinear(3, 5, 2)(x1, x2)         # (N, 3), (N, 5) -> (N, 2)
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device="cpu",
+                 dtype=None):
+        super().__init__()
+        _check_positive("Bilinear", in1_features=in1_features, in2_features=in2_features,
+                        out_features=out_features)
+        self.in1_features, self.in2_features = in1_features, in2_features
+        self.out_features = out_features
+        dtype = _dtype(dtype)
+        self.weight = Parameter(np.zeros((out_features, in1_features, in2_features), dtype),
+                                device=device)
+        self.bias = Parameter(np.zeros(out_features, dtype), device=device) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Draw A, then b, uniform in ±1/√in1_features, as torch does."""
+        bound = 1 / math.sqrt(self.in1_features)
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        """y = x₁ᵀ A x₂ + b. Shape: (*, in1_features), (*, in2_features) -> (*, out_features)."""
+        return F.bilinear(self._check_input(input1), self._check_input(input2), self.weight,
+                          self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class UninitializedParameter(Parameter):
+    """A parameter whose shape is not known yet (``torch.nn.UninitializedParameter``), a lazy
+    module's until its first call: it holds no values (an empty array of its dtype), and
+    ``materialize(shape)`` gives it its shape and makes it a plain ``Parameter``.
+
+    Example:
+        >>> p = nn.UninitializedParameter(); p.materialize((3, 4)); type(p).__name__
+        'Parameter'
+    """
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        super().__init__(np.empty(0, _dtype(dtype)), requires_grad, device=device)
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Become a ``Parameter`` of ``shape`` (uninitialised values: fill them next), on
+        ``device`` and of ``dtype`` if given, else this one's."""
+        dtype = self.dtype if dtype is None else _dtype(dtype)
+        self._array = backend.to_device(np.empty(tuple(shape), dtype),
+                                        self.device if device is None else device)
+        self._bump_version()
+        self.__class__ = Parameter
+
+    def __repr__(self):
+        return "<UninitializedParameter>"
+
+
+class LazyLinear(Linear):
+    r"""A Linear whose ``in_features`` is the last dim of its first input
+    (``torch.nn.LazyLinear``): weight and bias are ``UninitializedParameter``\ s until that
+    call, which gives them their shapes, draws them as Linear does and turns the module into
+    a ``Linear``.
+
+    Args:
+        out_features: the output size. bias: learn a bias.
+
+    Shape: (*, in_features) -> (*, out_features).
+
+    Example:
+        >>> fc = nn.LazyLinear(10); fc(mg.zeros(2, 4, dtype="float32")); fc
+        Linear(in_features=4, out_features=10, bias=True)
+    """
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device="cpu", dtype=None):
+        Module.__init__(self)
+        _check_positive("LazyLinear", out_features=out_features)
+        self.in_features, self.out_features = 0, out_features
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.bias = UninitializedParameter(device=device, dtype=dtype) if bias else None
+
+    def has_uninitialized_params(self):
+        """Whether weight (or bias) still waits for its shape."""
+        return any(isinstance(p, UninitializedParameter) for p in (self.weight, self.bias))
+
+    def initialize_parameters(self, input):
+        """Give weight (out_features, input's last dim) and bias (out_features,) their shapes
+        and draw them as ``Linear.reset_parameters`` does."""
+        if input.ndim == 0:
+            raise RuntimeError(f"{self._describe()}: input must have a feature dim, got a "
+                               "0-d tensor")
+        if input.shape[-1] == 0:            # torch leaves the bias of in_features=0 unset
+            raise ValueError(f"{self._describe()}: in_features must be positive, got an "
+                             f"input of shape {input.shape} (in_features = its last dim)")
+        self.in_features = input.shape[-1]
+        self.weight.materialize((self.out_features, self.in_features))
+        if self.bias is not None:
+            self.bias.materialize((self.out_features,))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """Linear's draws once the shapes are known; nothing before."""
+        if not self.has_uninitialized_params():
+            super().reset_parameters()
+
+    def forward(self, input):
+        """Initialise at the first call, then y = x Wᵀ + b as Linear (which this module
+        becomes). Shape: (*, in_features) -> (*, out_features)."""
+        x = self._check_input(input)
+        if self.has_uninitialized_params():
+            self.initialize_parameters(x)
+        self.__class__ = self.cls_to_become
+        return self.forward(x)
+
+
+# ----- dropout ----------------------------------------------------------------------------
+class Dropout1d(Dropout):
+    """Zero whole channels with probability ``p`` in training (``torch.nn.Dropout1d``), see
+    ``F.dropout1d``; the identity in eval.
+
+    Example:
+        >>> nn.Dropout1d(0.1)(x)                 # x (N, C, L): channels zeroed
+    """
+
+    def forward(self, input):
+        """Channel dropout in training, the identity in eval.
+        Shape: (N, C, L) or (C, L), unchanged."""
+        return F.dropout1d(self._check_input(input), self.p, self.training, self.inplace)
+
+
+class AlphaDropout(Dropout):
+    """Dropout for SELU networks (``torch.nn.AlphaDropout``), keeping zero mean and unit
+    variance; see ``F.alpha_dropout``; the identity in eval.
+
+    Example:
+        >>> nn.Sequential(nn.Linear(8, 8), nn.SELU(), nn.AlphaDropout(0.1))
+    """
+
+    def forward(self, input):
+        """Alpha dropout in training, the identity in eval. Shape: (*), unchanged."""
+        return F.alpha_dropout(self._check_input(input), self.p, self.training, self.inplace)
+
+
+# ----- channel layers ---------------------------------------------------------------------
+class ChannelShuffle(Module):
+    """Interleave the channels of ``groups`` groups (``torch.nn.ChannelShuffle``), see
+    ``F.channel_shuffle``.
+
+    Shape: (N, C, *), unchanged.
+
+    Example:
+        >>> nn.ChannelShuffle(2)(x)              # channels [0 1 2 3] -> [0 2 1 3]
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        """The channels interleaved. Shape: (N, C, *), unchanged."""
+        return F.channel_shuffle(self._check_input(input), self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
+
+class LocalResponseNorm(Module):
+    r"""Divide each value by its neighbouring channels' energy
+    (``torch.nn.LocalResponseNorm``), see ``F.local_response_norm``:
+    :math:`y_c = x_c / (k + \frac{\alpha}{n}\sum_{c'} x_{c'}^2)^\beta`.
+
+    Args:
+        size: the n channels summed over. alpha, beta, k: the constants.
+
+    Shape: (N, C, *), unchanged.
+
+    Example:
+        >>> nn.LocalResponseNorm(5, k=2.0)(x)
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        """The normalised values. Shape: (N, C, *), unchanged."""
+        return F.local_response_norm(self._check_input(input), self.size, self.alpha,
+                                     self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

@@ -1,0 +1,300 @@
+"""The rest of ``torch.nn``'s loss Modules, each ``forward`` the ``F`` function of its name
+(``losses_more.py``) with the module's options: the margin losses, the embedding losses and
+the likelihood losses. As in ``loss.py``, a class weight is a buffer, options are checked
+when the module is built, an array input becomes a Tensor first, and the options after
+PyTorch's deprecated ``size_average`` and ``reduce`` are keyword-only."""
+
+import numpy as np
+
+from .. import backend
+from .. import functional as F
+from ..dtypes import check_bool, check_number
+from ..losses_more import check_distance_function, check_margin_p, check_positive_margin
+from .distance import PairwiseDistance
+from .loss import _Loss, _WeightedLoss
+
+
+def _check_margin(name, margin, positive=False):
+    if positive:
+        check_positive_margin(name, margin)
+    else:
+        check_number(name, "margin", margin)
+
+
+class MarginRankingLoss(_Loss):
+    r"""Margin ranking (``F.margin_ranking_loss``): :math:`\max(0, -y (x_1 - x_2) +
+    \text{margin})`, y = 1 (x1 ranked first) or -1.
+
+    Args:
+        margin: the gap asked for. reduction: "mean", "sum", "none".
+
+    Shape:
+        input1, input2, target: one number of dims, broadcast; output () ("none": that shape).
+
+    Example:
+        >>> nn.MarginRankingLoss(margin=0.1)(scores_a, scores_b, which_first)
+    """
+
+    def __init__(self, margin=0.0, *, reduction="mean"):
+        super().__init__(reduction)
+        _check_margin("MarginRankingLoss", margin)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        """The loss. Shape: (N,), (N,), (N,) -> () ("none": (N,))."""
+        input1, input2, target = (self._check_input(t) for t in (input1, input2, target))
+        return F.margin_ranking_loss(input1, input2, target, self.margin,
+                                     reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_Loss):
+    r"""Hinge embedding (``F.hinge_embedding_loss``): x where y = 1,
+    :math:`\max(0, \text{margin} - x)` where y = -1.
+
+    Shape:
+        input (*), target broadcast with it; output () ("none": the broadcast shape).
+    """
+
+    def __init__(self, margin=1.0, *, reduction="mean"):
+        super().__init__(reduction)
+        _check_margin("HingeEmbeddingLoss", margin)
+        self.margin = margin
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    r"""Soft margin (``F.soft_margin_loss``): :math:`\log(1 + e^{-y x})`, y = 1 or -1.
+
+    Shape:
+        input (*), target broadcast to (*); output () ("none": (*)).
+    """
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        input, target = self._tensors(input, target)
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    r"""Multi-label one-versus-all logistic loss (``F.multilabel_soft_margin_loss``):
+    :math:`-\frac{1}{C}\sum_c w_c (y_c \log\sigma(x_c) + (1 - y_c)\log\sigma(-x_c))`.
+
+    Args:
+        weight: a weight per class (a buffer), or None. reduction: "mean", "sum", "none".
+
+    Shape:
+        input (N, C), target (N, C); output () ("none": (N,)).
+    """
+
+    def __init__(self, weight=None, *, reduction="mean"):
+        super().__init__(weight, reduction)
+
+    def forward(self, input, target):
+        """The loss. Shape: (N, C), (N, C) -> () ("none": (N,))."""
+        input, target = self._tensors(input, target)
+        return F.multilabel_soft_margin_loss(input, target, self.weight,
+                                             reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    r"""Multi-label hinge (``F.multilabel_margin_loss``):
+    :math:`\frac{1}{C}\sum_j \sum_{i \notin y} \max(0, 1 - (x_{y_j} - x_i))`, the target
+    classes listed before the first -1.
+
+    Shape:
+        input (C,) or (N, C), int64 target of the same shape; output () ("none": (N,)).
+
+    Example:
+        >>> nn.MultiLabelMarginLoss()(x, mg.tensor([[3, 0, -1, 1]]))
+    """
+
+    def __init__(self, *, reduction="mean"):
+        super().__init__(reduction)
+
+    def forward(self, input, target):
+        """The loss. Shape: (N, C), (N, C) -> () ("none": (N,))."""
+        input, target = self._tensors(input, target)
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    r"""Multi-class hinge (``F.multi_margin_loss``):
+    :math:`\frac{1}{C}\sum_{i \ne y} w_y \max(0, \text{margin} - x_y + x_i)^p`.
+
+    Args:
+        p: 1 or 2. margin: the gap asked for. weight: a (C,) weight per class (a buffer), or
+            None. reduction: "mean", "sum", "none".
+
+    Shape:
+        input (C,) or (N, C), int64 target () or (N,); output () ("none": target's shape).
+
+    Example:
+        >>> nn.MultiMarginLoss(p=2, margin=0.5)(logits, labels)
+    """
+
+    def __init__(self, p=1, margin=1.0, weight=None, *, reduction="mean"):
+        check_margin_p("MultiMarginLoss", p)
+        if weight is not None and getattr(weight, "ndim", 1) != 1:    # a list: the buffer's
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.ndim}D instead")
+        _check_margin("MultiMarginLoss", margin)
+        super().__init__(weight, reduction)
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        """The loss. Shape: (N, C), (N,) -> () ("none": (N,))."""
+        input, target = self._tensors(input, target)
+        return F.multi_margin_loss(input, target, self.p, self.margin, self.weight,
+                                   reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_Loss):
+    r"""Cosine embedding (``F.cosine_embedding_loss``): :math:`1 - \cos(x_1, x_2)` where
+    y = 1, :math:`\max(0, \cos(x_1, x_2) - \text{margin})` where y = -1.
+
+    Shape:
+        input1, input2 (N, D) with target (N,), or (D,) with (); output () ("none": (N,)).
+    """
+
+    def __init__(self, margin=0.0, *, reduction="mean"):
+        super().__init__(reduction)
+        _check_margin("CosineEmbeddingLoss", margin)
+        self.margin = margin
+
+    def forward(self, input1, input2, target):
+        """The loss. Shape: (N, D), (N, D), (N,) -> () ("none": (N,))."""
+        input1, input2, target = (self._check_input(t) for t in (input1, input2, target))
+        return F.cosine_embedding_loss(input1, input2, target, self.margin,
+                                       reduction=self.reduction)
+
+
+class TripletMarginLoss(_Loss):
+    r"""Triplet margin (``F.triplet_margin_loss``): :math:`\max(0, \text{margin} + d(a, p) -
+    d(a, n))`, d the p-norm distance of ``F.pairwise_distance``.
+
+    Args:
+        margin: > 0. p: the norm's order. eps: added to each difference. swap: the distance
+            swap. reduction: "mean", "sum", "none".
+
+    Shape:
+        anchor, positive, negative (N, D) or (D,); output () ("none": (N,)).
+
+    Example:
+        >>> nn.TripletMarginLoss(margin=0.5, swap=True)(a, p, n)
+    """
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, *, reduction="mean"):
+        super().__init__(reduction)
+        _check_margin("TripletMarginLoss", margin, positive=True)
+        check_number("TripletMarginLoss", "p", p)
+        check_number("TripletMarginLoss", "eps", eps)
+        check_bool("TripletMarginLoss", "swap", swap)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor, positive, negative):
+        """The loss. Shape: (N, D), (N, D), (N, D) -> () ("none": (N,))."""
+        anchor, positive, negative = (self._check_input(t)
+                                      for t in (anchor, positive, negative))
+        return F.triplet_margin_loss(anchor, positive, negative, self.margin, self.p,
+                                     self.eps, self.swap, reduction=self.reduction)
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    r"""Triplet margin with any distance (``F.triplet_margin_with_distance_loss``):
+    :math:`\max(0, \text{margin} + d(a, p) - d(a, n))`; d is ``distance_function``, an
+    ``nn.PairwiseDistance()`` submodule when None (as PyTorch's).
+
+    Args:
+        distance_function: d(x1, x2), a callable (a Module is a submodule), or None.
+        margin: > 0. swap: the distance swap. reduction: "mean", "sum", "none".
+
+    Shape:
+        anchor, positive, negative (N, D) for the default distance; output () ("none": (N,)).
+
+    Example:
+        >>> nn.TripletMarginWithDistanceLoss(distance_function=nn.PairwiseDistance(p=1))
+    """
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(reduction)
+        _check_margin("TripletMarginWithDistanceLoss", margin, positive=True)
+        check_distance_function("TripletMarginWithDistanceLoss", distance_function)
+        check_bool("TripletMarginWithDistanceLoss", "swap", swap)
+        self.distance_function = (distance_function if distance_function is not None
+                                  else PairwiseDistance())
+        self.margin, self.swap = margin, swap
+
+    def forward(self, anchor, positive, negative):
+        """The loss. Shape: (N, D), (N, D), (N, D) -> () ("none": (N,))."""
+        anchor, positive, negative = (self._check_input(t)
+                                      for t in (anchor, positive, negative))
+        return F.triplet_margin_with_distance_loss(
+            anchor, positive, negative, distance_function=self.distance_function,
+            margin=self.margin, swap=self.swap, reduction=self.reduction)
+
+
+class GaussianNLLLoss(_Loss):
+    r"""Gaussian negative log-likelihood (``F.gaussian_nll_loss``):
+    :math:`\frac{1}{2}(\log \max(\sigma^2, \epsilon) + (x - y)^2 / \max(\sigma^2, \epsilon))`,
+    plus :math:`\frac{1}{2}\log 2\pi` with ``full``.
+
+    Args:
+        full: add the constant. eps: the smallest variance. reduction: "mean", "sum", "none".
+
+    Shape:
+        input (N, *), target (N, *), var (N, *), (N, *) with one dim 1 or the last left out,
+        or a float; output () ("none": (N, *)).
+
+    Example:
+        >>> nn.GaussianNLLLoss()(mean, y, variance)
+    """
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(reduction)
+        check_bool("GaussianNLLLoss", "full", full)
+        check_number("GaussianNLLLoss", "eps", eps)
+        self.full, self.eps = full, eps
+
+    def forward(self, input, target, var):
+        """The loss. Shape: (N, *), (N, *), (N, *) -> () ("none": (N, *))."""
+        input, target = self._tensors(input, target)
+        if isinstance(var, np.ndarray) or backend.is_cupy_array(var):   # F checks the rest
+            var = self._check_input(var)
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    r"""Poisson negative log-likelihood (``F.poisson_nll_loss``): :math:`e^x - y x` of a log
+    rate x, or :math:`x - y \log(x + \epsilon)` of a rate; ``full`` adds Stirling's term.
+
+    Args:
+        log_input: whether the input is the log rate. full: add Stirling's term where y > 1.
+        eps: keeps the log finite at rate 0. reduction: "mean", "sum", "none".
+
+    Shape:
+        input (*), target broadcast with it; output () ("none": the broadcast shape).
+
+    Example:
+        >>> nn.PoissonNLLLoss()(log_rate, counts)
+    """
+
+    def __init__(self, log_input=True, full=False, *, eps=1e-8, reduction="mean"):
+        super().__init__(reduction)
+        check_bool("PoissonNLLLoss", "log_input", log_input)
+        check_bool("PoissonNLLLoss", "full", full)
+        check_number("PoissonNLLLoss", "eps", eps)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input, target):
+        """The loss. Shape: (*), (*) -> () ("none": (*))."""
+        log_input, target = self._tensors(log_input, target)
+        return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
+                                  reduction=self.reduction)

@@ -1,0 +1,267 @@
+"""The process-level settings PyTorch scripts call at their top, with torch's names,
+arguments and checks: thread counts, matmul precision, deterministic algorithms, the
+default device, ``compile``, anomaly detection, the warning mode, denormals, and
+``is_inference_mode_enabled``.
+
+What each changes here (docs/pytorch.md): ``set_num_threads`` sets NumPy's BLAS threads
+through ``threadpoolctl``; the rest is recorded and read back, because nothing here has
+the thing it switches (TF32 matmuls, nondeterministic kernels, a default device other than
+the CPU, a compiler, anomaly checks, flushed denormals); ``set_default_device("cuda")``
+is refused, since the factories make CPU tensors unless given ``device=``. Bad arguments
+raise torch's error classes and change nothing."""
+
+import numbers
+import os
+import warnings
+
+from . import backend
+from .autograd.grad_mode import _state as _grad_state
+
+__all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_device",
+           "get_deterministic_debug_mode", "get_float32_matmul_precision",
+           "get_num_interop_threads", "get_num_threads", "is_anomaly_check_nan_enabled",
+           "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
+           "is_inference_mode_enabled", "is_warn_always_enabled", "set_anomaly_enabled",
+           "set_default_device", "set_deterministic_debug_mode", "set_float32_matmul_precision",
+           "set_flush_denormal", "set_num_interop_threads", "set_num_threads",
+           "set_warn_always", "use_deterministic_algorithms"]
+
+# what the setters recorded, read back by the getters
+_settings = {"threads": None, "interop_threads": None, "matmul_precision": "highest",
+             "deterministic": False, "deterministic_warn_only": False, "anomaly": False,
+             "anomaly_check_nan": True, "warn_always": False}
+
+
+def _check_bool(fn, name, value, error=TypeError):
+    if not isinstance(value, bool):
+        raise error(f"{fn}(): argument '{name}' must be bool, not {type(value).__name__}")
+
+
+def _check_count(fn, value):
+    # torch's checks of a thread count: an int, NumPy's too (RuntimeError otherwise), >= 1
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise RuntimeError(f"{fn} expects an int, but got {type(value).__name__}")
+    if value <= 0:
+        raise RuntimeError(f"{fn} expects a positive integer, got {value}")
+    return int(value)
+
+
+# ----- threads --------------------------------------------------------------------------------
+def set_num_threads(num):
+    """The number of threads NumPy's BLAS (and any OpenMP library loaded) uses, through
+    ``threadpoolctl`` (``torch.set_num_threads``: its intra-op threads); recorded only where
+    threadpoolctl is not importable. ``get_num_threads`` reads it back."""
+    num = _check_count("set_num_threads", num)
+    try:
+        import threadpoolctl
+    except ImportError:
+        threadpoolctl = None
+    if threadpoolctl is not None:
+        threadpoolctl.threadpool_limits(num)        # in force until changed again
+    _settings["threads"] = num
+
+
+def get_num_threads():
+    """The thread count ``set_num_threads`` set; before any call, the threads of NumPy's
+    BLAS as ``threadpoolctl`` reports them (the CPU count without it)
+    (``torch.get_num_threads``)."""
+    if _settings["threads"] is not None:
+        return _settings["threads"]
+    try:
+        import threadpoolctl
+    except ImportError:
+        return os.cpu_count() or 1
+    counts = [info["num_threads"] for info in threadpoolctl.threadpool_info()
+              if info["user_api"] == "blas"]
+    return max(counts) if counts else os.cpu_count() or 1
+
+
+def set_num_interop_threads(num):
+    """Recorded (``torch.set_num_interop_threads``): nothing here runs ops in parallel. As
+    torch's, it may be called once per process; a second call is a RuntimeError."""
+    num = _check_count("set_num_interop_threads", num)
+    if _settings["interop_threads"] is not None:
+        raise RuntimeError("Error: cannot set number of interop threads after parallel work "
+                           "has started or set_num_interop_threads called")
+    _settings["interop_threads"] = num
+
+
+def get_num_interop_threads():
+    """The count ``set_num_interop_threads`` recorded, else the CPU count
+    (``torch.get_num_interop_threads``)."""
+    return _settings["interop_threads"] or os.cpu_count() or 1
+
+
+# ----- matmul precision, deterministic algorithms ---------------------------------------------
+def set_float32_matmul_precision(precision):
+    """Record "highest", "high" or "medium" (``torch.set_float32_matmul_precision``: whether
+    float32 matmuls may use TF32 or bfloat16 internally); NumPy's and CuPy's float32
+    matmuls here are always full float32. Another string warns and changes nothing, as
+    torch's; a non-string is a RuntimeError."""
+    if not isinstance(precision, str):
+        raise RuntimeError(f"set_float32_matmul_precision expects a str, but got "
+                           f"{type(precision).__name__}")
+    if precision not in ("highest", "high", "medium"):
+        warnings.warn(f"{precision} is not one of 'highest', 'high', or 'medium'; the current "
+                      "set_float32_matmul_precision call has no effect.", UserWarning,
+                      stacklevel=2)
+        return
+    _settings["matmul_precision"] = precision
+
+
+def get_float32_matmul_precision():
+    """What ``set_float32_matmul_precision`` recorded, "highest" at first."""
+    return _settings["matmul_precision"]
+
+
+def use_deterministic_algorithms(mode, *, warn_only=False):
+    """Record whether deterministic algorithms are required
+    (``torch.use_deterministic_algorithms``): every op here gives the same result on the
+    same input already, so nothing is refused or warned about."""
+    _check_bool("use_deterministic_algorithms", "mode", mode)
+    _check_bool("use_deterministic_algorithms", "warn_only", warn_only)
+    _settings["deterministic"], _settings["deterministic_warn_only"] = mode, warn_only
+
+
+def are_deterministic_algorithms_enabled():
+    """The ``mode`` of the last ``use_deterministic_algorithms``; False at first."""
+    return _settings["deterministic"]
+
+
+def is_deterministic_algorithms_warn_only_enabled():
+    """Its ``warn_only``; False at first."""
+    return _settings["deterministic_warn_only"]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode):
+    """``use_deterministic_algorithms`` by torch's debug mode
+    (``torch.set_deterministic_debug_mode``): "default" or 0 off, "warn" or 1 on with
+    ``warn_only``, "error" or 2 on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, "
+                               f"`warn`, `error`, but got {debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif not isinstance(debug_mode, int):      # bool taken (True is 1), NumPy's ints not
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got "
+                           f"{debug_mode}")
+    use_deterministic_algorithms(debug_mode > 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode():
+    """0, 1 or 2 by the recorded settings: off, on with ``warn_only``, on."""
+    if not _settings["deterministic"]:
+        return 0
+    return 1 if _settings["deterministic_warn_only"] else 2
+
+
+# ----- the default device ---------------------------------------------------------------------
+def set_default_device(device):
+    """Where factories put tensors given no ``device=`` (``torch.set_default_device``):
+    here the CPU, always, so "cpu" (or None, torch's reset) is taken and "cuda" is refused
+    with a NotImplementedError, a RuntimeError (give ``device="cuda"`` to each factory, or
+    move tensors and models with ``.to("cuda")``); a name that is no device is torch's
+    RuntimeError."""
+    if device is None:
+        return
+    if backend.check_device(device) != "cpu":
+        raise NotImplementedError(f"set_default_device({str(device)!r}): factories here make "
+                                  "CPU tensors unless given device=; pass device='cuda' to "
+                                  "each factory or move tensors with .to('cuda')")
+
+
+def get_default_device():
+    """The device factories use when given none: ``mg.device("cpu")``
+    (``torch.get_default_device``)."""
+    return backend.Device("cpu")
+
+
+# ----- compile --------------------------------------------------------------------------------
+class CompileArgumentError(AssertionError, TypeError):
+    """``compile`` of something that is not callable: torch's AssertionError, a TypeError."""
+
+
+_COMPILE_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs",
+                  "max-autotune")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
+            options=None, name=None, disable=False, recompile_limit=None,
+            isolate_recompiles=False, shapes_spec=None):
+    """``model`` itself, unchanged (``torch.compile``): there is no compiler here, so a
+    compiled module or function runs eagerly, as it would with ``disable=True``; a Module
+    is returned as it is (torch wraps it in an ``OptimizedModule``). Decorates with and
+    without arguments (``@mg.compile``, ``@mg.compile(mode="max-autotune")``). torch's
+    keyword arguments are taken and checked as torch checks them (``mode`` one of its modes,
+    not with ``options``); ``mg.capture`` is the tool here that replays a step's graph.
+
+    Example:
+        >>> model = mg.compile(model)                     # the same model, run eagerly
+    """
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if mode is not None and mode not in _COMPILE_MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           f"{', '.join(_COMPILE_MODES)}")
+    if model is None:
+        def decorator(fn):
+            return compile(fn, mode=mode, options=options)
+        return decorator
+    if not callable(model):
+        raise CompileArgumentError(f"A callable function is expected, but "
+                                   f"{type(model)} is provided.")
+    return model
+
+
+# ----- grad modes, anomaly detection, warnings, denormals -------------------------------------
+def is_inference_mode_enabled():
+    """True inside ``mg.inference_mode()`` in this thread (``torch.is_inference_mode_enabled``);
+    False inside ``inference_mode(False)`` and outside."""
+    return _grad_state.inference
+
+
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Record whether anomaly detection is on (``torch.set_anomaly_enabled``, what
+    ``torch.autograd.set_detect_anomaly`` calls). There is none here: backward runs without
+    its NaN checks and traces, which turning it on says once, as a warning."""
+    _check_bool("set_anomaly_enabled", "enabled", enabled)
+    _check_bool("set_anomaly_enabled", "check_nan", check_nan)
+    if enabled and not _settings["anomaly"]:
+        warnings.warn("anomaly detection is not implemented here: backward runs without its "
+                      "NaN checks and forward traces", UserWarning, stacklevel=2)
+    _settings["anomaly"], _settings["anomaly_check_nan"] = enabled, check_nan
+
+
+def is_anomaly_enabled():
+    """What ``set_anomaly_enabled`` recorded; False at first."""
+    return _settings["anomaly"]
+
+
+def is_anomaly_check_nan_enabled():
+    """Its ``check_nan``; True at first."""
+    return _settings["anomaly_check_nan"]
+
+
+def set_warn_always(b):
+    """Record whether warnings torch gives once should be given every time
+    (``torch.set_warn_always``); the warnings here follow Python's filters either way."""
+    _check_bool("set_warn_always", "b", b, RuntimeError)
+    _settings["warn_always"] = b
+
+
+def is_warn_always_enabled():
+    """What ``set_warn_always`` recorded; False at first."""
+    return _settings["warn_always"]
+
+
+def set_flush_denormal(mode):
+    """False: flushing denormal floats to zero is not supported here (``torch.set_flush_denormal``
+    returns whether it took effect); ``mode`` must be a bool (RuntimeError, as torch's)."""
+    _check_bool("set_flush_denormal", "mode", mode, RuntimeError)
+    return False
