@@ -12,7 +12,7 @@ import pytest
 import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import backend
-from microgradnorm.autograd import function, scopes
+from microgradnorm.autograd import engine, function, scopes
 from microgradnorm.kernels import cuda, launch
 
 D = 1024
@@ -31,6 +31,9 @@ def fake(monkeypatch):
     """The fake CuPy, with the loader's caches of kernels and modules of its own."""
     for cache in ("_modules", "_functions", "_sm_counts", "_occupancy"):
         monkeypatch.setattr(cuda, cache, {})
+    # once any post-accumulate hook has been registered in the process (another test),
+    # every backward() looks for them: these counts are those of a process without one
+    monkeypatch.setattr(engine, "_post_hooks", [])
     return fake_cupy.install(monkeypatch, backend)
 
 
