@@ -14,7 +14,7 @@ import torch.nn.utils.rnn as trnn
 import microgradnorm as mg
 import microgradnorm.nn.utils.rnn as rnn_utils
 from microgradnorm import nn
-from tests.helpers.torch_compare import same, same_call, same_error
+from torch_compare import same, same_call, same_error
 
 RNG = np.random.default_rng(0)
 IN, HIDDEN, L, N = 3, 4, 5, 2

@@ -13,33 +13,13 @@ from hypothesis import given, settings
 from strategies import shapes
 
 import microgradnorm as mg
-from torch_compare import pair, same_call, same_error
-
-ULPS = {"float16": 2e-3, "bfloat16": 1.6e-2, "float32": 2e-6}
-
-
-def same(call, *args, rtol=None):
-    """``torch_compare.same_call`` with this file's tolerances (``ULPS``)."""
-    return same_call(call, *args, ulps=ULPS, rtol=rtol)
+from test_torch_more import check, same
+from torch_compare import pair, same_error
 
 
 def close(ours, theirs, rtol=1e-12, atol=1e-12):
     np.testing.assert_allclose(np.asarray(ours, np.float64), np.asarray(theirs, np.float64),
                                rtol=rtol, atol=atol)
-
-
-def check(ours, theirs, inputs, rtol=1e-12, atol=1e-12):
-    """Values, dtype, and the gradient of a random upstream into each input, against torch."""
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
-    expected = theirs.detach().numpy()
-    close(ours.detach().numpy(), expected, rtol, atol)
-    upstream = np.asarray(np.random.default_rng(0).standard_normal(expected.shape))
-    ours.backward(upstream.astype(expected.dtype))
-    theirs.backward(torch.tensor(upstream, dtype=theirs.dtype))
-    for a, b in inputs:
-        assert (a.grad is None) == (b.grad is None)
-        if b.grad is not None:
-            close(a.grad.numpy(), b.grad.numpy(), rtol, atol)
 
 
 def normal(shape, seed=0):
