@@ -213,6 +213,21 @@ def test_onecycle_cycles_rmsprop_momentum_and_refuses_adagrad_and_the_step_past_
     (lambda m, o: m.ReduceLROnPlateau(o, mode="up"), "mode"),
     (lambda m, o: m.ReduceLROnPlateau(o, threshold_mode="log"), "threshold_mode"),
     (lambda m, o: m.ReduceLROnPlateau(o, min_lr=[0.1, 0.2, 0.3]), "expected 2 values"),
+    # ConstantLR, MultiplicativeLR, the warm restarts, CyclicLR, ChainedScheduler
+    (lambda m, o: m.ConstantLR(o, factor=1.5), "factor"),
+    (lambda m, o: m.ConstantLR(o, factor=-0.1), "factor"),
+    (lambda m, o: m.MultiplicativeLR(o, [lambda t: 1.0]), "expected 2 lr_lambdas"),
+    (lambda m, o: m.MultiplicativeLR(o, [lambda t: 1.0, 0.5]), "must be a function"),
+    (lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=0), "T_0 must be a positive int"),
+    (lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=2.5), "T_0 must be a positive int"),
+    (lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=2, T_mult=0), "T_mult must be"),
+    (lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=2, eta_min="0"), "eta_min must be"),
+    (lambda m, o: m.CyclicLR(o, 0.01, 0.1, mode="sawtooth"), "mode must be"),
+    (lambda m, o: m.CyclicLR(o, [0.01], 0.1), "expected 2 values of base_lr"),
+    (lambda m, o: m.CyclicLR(o, 0.01, 0.1, max_momentum=[0.9] * 3),
+     "expected 2 values of max_momentum"),
+    (lambda m, o: m.ChainedScheduler([]), "non-empty"),
+    (lambda m, o: m.ChainedScheduler([m.ReduceLROnPlateau(o)]), "ReduceLROnPlateau"),
 ])
 def test_bad_schedule_arguments_raise_torchs_error(make, match):
     opt, opt_t = twin_optimizers("SGD", momentum=0.9)
