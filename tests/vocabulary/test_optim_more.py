@@ -28,6 +28,14 @@ def twin_params(dtype=np.float64, seed=0):
             [torch.tensor(a.copy(), requires_grad=True) for a in arrays])
 
 
+def twin_optimizers_of(name, options, dtype=np.float64):
+    """``twin_params`` and optimizer ``name`` with ``options`` on each: (params, params_t,
+    opt, opt_t)."""
+    params, params_t = twin_params(dtype)
+    return (params, params_t, getattr(optim, name)(params, **options),
+            getattr(torch.optim, name)(params_t, **options))
+
+
 def gradients(rng, dtype, step):
     """One step's gradients; step 2 is all zeros (Rprop's sign, Adafactor's clipping)."""
     return [rng.standard_normal(shape).astype(dtype) * (step != 2) for shape in SHAPES]
@@ -71,9 +79,7 @@ NAMES = sorted({name for name, _ in OPTIMIZERS})
 
 @pytest.mark.parametrize("name, options", OPTIMIZERS)
 def test_trajectory_and_state_match_torch(name, options):
-    params, params_t = twin_params()
-    opt = getattr(optim, name)(params, **options)
-    opt_t = getattr(torch.optim, name)(params_t, **options)
+    params, params_t, opt, opt_t = twin_optimizers_of(name, options)
     rng = np.random.default_rng(1)
     for step in range(6):
         step_both(opt, opt_t, params, params_t, gradients(rng, np.float64, step))
@@ -93,9 +99,7 @@ def test_trajectory_and_state_match_torch(name, options):
 
 @pytest.mark.parametrize("name, options", [case for case in OPTIMIZERS if case[1]])
 def test_float32_stays_float32_within_a_few_ulp_of_torch(name, options):
-    params, params_t = twin_params(np.float32)
-    opt = getattr(optim, name)(params, **options)
-    opt_t = getattr(torch.optim, name)(params_t, **options)
+    params, params_t, opt, opt_t = twin_optimizers_of(name, options, np.float32)
     rng = np.random.default_rng(2)
     for step in range(5):
         step_both(opt, opt_t, params, params_t, gradients(rng, np.float32, step))
@@ -115,9 +119,7 @@ def test_per_parameter_numbers_round_in_torchs_scalar_dtype(name, options, key, 
     mg.set_default_dtype(default)
     torch.set_default_dtype(getattr(torch, np.dtype(default).name))
     try:
-        params, params_t = twin_params()
-        opt = getattr(optim, name)(params, **options)
-        opt_t = getattr(torch.optim, name)(params_t, **options)
+        params, params_t, opt, opt_t = twin_optimizers_of(name, options)
         rng = np.random.default_rng(3)
         for step in range(5):
             step_both(opt, opt_t, params, params_t, gradients(rng, np.float64, step))
@@ -142,9 +144,7 @@ def torch_state_as_numpy(state_dict):
 def test_resumes_bitwise_from_its_own_and_from_torchs_state_dict(name, options):
     rng = np.random.default_rng(4)
     grads = [gradients(rng, np.float64, step) for step in range(6)]
-    params, params_t = twin_params()
-    opt = getattr(optim, name)(params, **options)
-    opt_t = getattr(torch.optim, name)(params_t, **options)
+    params, params_t, opt, opt_t = twin_optimizers_of(name, options)
     for step_grads in grads[:3]:
         step_both(opt, opt_t, params, params_t, step_grads)
     buffer = io.BytesIO()
