@@ -540,6 +540,18 @@ def _check_p(fn, p):
         raise ValueError(f"{fn}: p must be a number in [0, 1], got {p!r}")
 
 
+def _trivial_dropout(x, p, training, inplace):
+    """Every dropout's cases without a draw: x itself when not training, p = 0 or x is
+    empty; x times a zero of x's dtype at p = 1 (torch's: an integer x stays integer).
+    None otherwise."""
+    if not training or p == 0 or x.size == 0:
+        return x
+    if p == 1:
+        zero = x.new_zeros(())
+        return x.mul_(zero) if inplace else x * zero
+    return None
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False, *, generator=None):
     r"""Zero whole channels with probability ``p`` and scale the rest by 1/(1 − p)
     (``F.dropout1d``): one Bernoulli(1 − p) draw per (sample, channel), torch's, from the
@@ -593,11 +605,9 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False, *, generator=None
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: input must be a Tensor, got {type(input).__name__}")
     gen = streams.check_generator(fn, generator)
-    if not training or p == 0 or input.size == 0:
-        return input
-    if p == 1:                                  # torch's: x times a zero of x's dtype
-        zero = input.new_zeros(())
-        return input.mul_(zero) if inplace else input * zero
+    trivial = _trivial_dropout(input, p, training, inplace)
+    if trivial is not None:
+        return trivial
     if not is_floating(input.dtype):
         raise RuntimeError(f"{fn}: the result is floating; {input.dtype} cannot hold it")
     keep = np.empty(input.shape, input.dtype)

@@ -33,7 +33,7 @@ from .losses_more import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedd
                           multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss,
                           triplet_margin_loss, triplet_margin_with_distance_loss)
 # transposed convolutions, fold, adaptive max pooling (convolution_more.py)
-from .convolution_more import _check_p
+from .convolution_more import _check_p, _trivial_dropout
 from .convolution_more import (adaptive_avg_pool1d, adaptive_max_pool1d,
                                adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
                                adaptive_max_pool2d_with_indices, alpha_dropout, bilinear,
@@ -344,11 +344,9 @@ def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
     # a Bernoulli(1 - p) mask of noise_shape (x's, or one per channel), over 1 - p; p is
     # checked by the caller (convolution_more._check_p), before its input
     gen = streams.check_generator(fn, generator)
-    if not training or p == 0 or x.size == 0:
-        return x
-    if p == 1:                                  # torch's: x times a zero of x's dtype
-        zero = x.new_zeros(())
-        return x.mul_(zero) if inplace else x * zero
+    trivial = _trivial_dropout(x, p, training, inplace)
+    if trivial is not None:
+        return trivial
     if rng is not None:
         keep = (rng.random(noise_shape) >= p).astype(x.dtype)
     else:
