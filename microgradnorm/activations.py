@@ -13,7 +13,7 @@ import numpy as np
 from . import backend, dtypes, ops
 from . import generator as streams
 from . import sampling
-from .autograd import Function
+from .autograd.function import Function
 from .dtypes import check_number, is_floating, is_half
 from .fused import softmax
 from .losses import check_floating

@@ -18,7 +18,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import backend
-from .autograd import Function
+from .autograd.function import Function
 from .dtypes import check_number, is_floating
 from .ops.base import constant
 from .tensor import Tensor

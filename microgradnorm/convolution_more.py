@@ -17,7 +17,7 @@ import numpy as np
 
 from . import backend, dtypes, ops, sampling
 from . import generator as streams
-from .autograd import Function
+from .autograd.function import Function
 from .convolution import (Geometry, _adaptive_avg_pool, _adaptive_sizes, _adaptive_windows,
                           _check_dtype, _check_input, _ints, _window_positions, avg_pool2d,
                           col2im, im2col, max_pool1d, max_pool2d)

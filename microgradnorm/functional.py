@@ -15,7 +15,8 @@ from . import activations as _activations
 from .activations import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, prelu,
                           selu, softmin, softshrink, softsign, tanhshrink, threshold)
 from .activations import maybe_in_place as _activation
-from .autograd import Function, no_grad
+from .autograd import no_grad
+from .autograd.function import Function
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                           max_pool1d, max_pool2d, unfold)
 from .dtypes import check_number, is_floating

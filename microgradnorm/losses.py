@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import backend, ops
-from .autograd import Function
+from .autograd.function import Function
 from .dtypes import check_number, is_floating
 from .fused import cross_entropy_rows, log_softmax
 from .fused.arguments import check_tensor, resolve_impl

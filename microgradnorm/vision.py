@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from . import backend, ops
-from .autograd import Function
+from .autograd.function import Function
 from .convolution import adaptive_avg_pool2d
 from .dtypes import check_number, is_floating, is_half
 from .sampling import _fma32, _fma64

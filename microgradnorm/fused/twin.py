@@ -14,7 +14,7 @@ from typing import Callable
 
 import numpy as np
 
-from ..autograd import Function
+from ..autograd.function import Function
 
 __all__ = ["KINDS", "LEARNED", "FusedFunction", "Input", "Option", "Twin"]
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import is_floating
 from . import elementwise, indexing, reductions
 from .base import (AxisError, broadcast_shape, check_tensor, normalize_axis, result_dtype,

@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import accumulation_dtype, get_default_dtype, is_half
 from . import elementwise
 from .base import broadcast, conj, float_input, fma, promote, result_dtype, unbroadcast

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import complex_of, real_of
 from .base import broadcast, check_tensor, complex_sign, float_input, unbroadcast
 

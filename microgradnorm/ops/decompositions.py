@@ -16,7 +16,7 @@ NumPy's (CuPy's) LAPACK computes in the input's precision, as torch's.
 import numpy as np
 
 from .. import backend, dtypes
-from ..autograd import Function
+from ..autograd.function import Function
 from . import linalg, return_types
 from .base import broadcast_shape, check_tensor, constant
 from .solves import (Det, Inverse, LinAlgError, SlogDet, batched, check_dtype, check_kernel,

@@ -8,7 +8,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import (accumulation_dtype, cast_gradient, get_default_dtype, is_floating,
                       upcast_half)
 from . import logical

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from .arrange import _diagonal_view, _offset, _two_dims
 from .base import OutOfRangeError, broadcast_shape, check_tensor, kept, normalize_axis
 from .indexing import (IndexPut, ScatterAdd, _as_shaped, _at_least_1d, _fill_value, _grid,

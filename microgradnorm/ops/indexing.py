@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function, is_grad_enabled
+from ..autograd import is_grad_enabled
+from ..autograd.function import Function
 from ..autograd.tape import active_tape
 from ..dtypes import is_floating
 from . import return_types

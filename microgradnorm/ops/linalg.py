@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import is_half
 from .base import conj, reduce_sum, unbroadcast
 

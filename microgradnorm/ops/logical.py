@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import get_default_dtype, is_floating, is_half
 from .base import (ALL_DIMS, broadcast, check_orderable, check_tensor, constant, normalize_axis,
                    promote, unbroadcast)

@@ -17,7 +17,8 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import Function, is_grad_enabled
+from ..autograd import is_grad_enabled
+from ..autograd.function import Function
 from ..dtypes import is_floating, is_half
 from . import elementwise
 from .base import (check_tensor, complex_sign, constant, float_input, normalize_axis,

@@ -14,7 +14,8 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function, is_grad_enabled
+from ..autograd import is_grad_enabled
+from ..autograd.function import Function
 from ..dtypes import check_number, get_default_dtype, is_floating, is_half
 from . import elementwise, return_types
 from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, check_reducible,

@@ -5,7 +5,7 @@ running logsumexp, in log space both ways)."""
 import numpy as np
 
 from .. import backend, dtypes
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import is_floating, is_half
 from . import return_types
 from .base import check_orderable, check_tensor, constant, normalize_axis

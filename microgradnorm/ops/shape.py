@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from .base import (ALL_DIMS, DIM_0, AxisError, OutOfRangeError, check_tensor, fitted,
                    normalize_axis, size_args, sizes_of, unbroadcast)
 from .elementwise import Clone

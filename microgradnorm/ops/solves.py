@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from .. import backend
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import TENSOR_TYPES, is_floating, is_half
 from .base import broadcast_shape, check_tensor, constant, unbroadcast
 

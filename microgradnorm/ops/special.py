@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..backend import _polynomial     # Horner, as erf's
 from ..dtypes import accumulation_dtype, is_half
 from .base import check_tensor, float_input

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import Function, is_grad_enabled
+from ..autograd import is_grad_enabled
+from ..autograd.function import Function
 from ..autograd import hooks
 from ..autograd.inputs import _refuse_stale_view
 from ..tensor import _snapshot

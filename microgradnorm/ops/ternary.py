@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import accumulation_dtype
 from .base import broadcast_shape, conj, fma, result_type, unbroadcast
 from .binary import in_place, scalar

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from . import binary, elementwise, reductions
 from .base import (_category, broadcast, broadcast_shape, check_tensor, constant,
                    normalize_axis, promote, result_dtype, result_type as tensors_result_type,

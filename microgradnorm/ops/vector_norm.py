@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
-from ..autograd import Function
+from ..autograd.function import Function
 from ..dtypes import is_half, real_of
 from .base import complex_sign, torch_sign
 
