@@ -1,12 +1,14 @@
 """microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
-from . import nn, optim, utils
+from . import autograd, nn, optim, utils
 from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
 from .amp import autocast
 from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
-from .autograd import (Function, enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
+from .autograd import (enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
+from .autograd.function import Function       # the engine's base, on arrays
 from .capture import capture
+from .checks.gradcheck import torch_gradcheck as _torch_gradcheck
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
                      jacobian, memory_timeline, precision_report)
 from .dtypes import (bfloat16, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
@@ -122,6 +124,10 @@ from .ops.index_writes import (diagonal_scatter, index_put, index_put_, index_re
                                masked_scatter, put, scatter_reduce, select_scatter,
                                slice_scatter)
 from .tensor import Size, Tensor, tensor
+
+# PyTorch's torch.autograd.gradcheck: the finite-difference check lives in checks/, above
+# the engine, so the package puts it under the autograd name
+autograd.gradcheck = _torch_gradcheck
 
 is_floating_point = Tensor.is_floating_point
 numel = Tensor.numel

@@ -264,14 +264,19 @@ class Tensor:
         return detached
 
     # ----- autograd -----------------------------------------------------------------------
-    def backward(self, grad=None, retain_graph=False):
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
 
         Args:
-            grad: d(loss)/d(self), of self's shape; None for a one-element tensor.
+            gradient: d(loss)/d(self), of self's shape; None for a one-element tensor.
             retain_graph: keep the saved arrays, to backward through the graph again.
+            create_graph: must be False (the engine has no double backward).
+            inputs: a Tensor or sequence of Tensors: accumulate into their ``.grad`` only.
         """
-        autograd.backward(self, grad, retain_graph)
+        if inputs is None and not create_graph:
+            autograd.engine.backward(self, gradient, bool(retain_graph))
+        else:
+            autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def retain_grad(self):
         """Also fill ``.grad`` of this non-leaf tensor during backward."""

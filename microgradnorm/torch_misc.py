@@ -6,7 +6,8 @@ default device, ``compile``, anomaly detection, the warning mode, denormals, and
 What each changes here (docs/pytorch.md): ``set_num_threads`` sets NumPy's BLAS threads
 through ``threadpoolctl``; the rest is recorded and read back, because nothing here has
 the thing it switches (TF32 matmuls, nondeterministic kernels, a default device other than
-the CPU, a compiler, anomaly checks, flushed denormals); ``set_default_device("cuda")``
+the CPU, a compiler, flushed denormals), but anomaly detection, which is the engine's
+(``autograd/anomaly.py``); ``set_default_device("cuda")``
 is refused, since the factories make CPU tensors unless given ``device=``. Bad arguments
 raise torch's error classes and change nothing."""
 
@@ -15,6 +16,8 @@ import os
 import warnings
 
 from . import backend
+from .autograd import anomaly
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import _state as _grad_state
 
 __all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_device",
@@ -28,8 +31,7 @@ __all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_devic
 
 # what the setters recorded, read back by the getters
 _settings = {"threads": None, "interop_threads": None, "matmul_precision": "highest",
-             "deterministic": False, "deterministic_warn_only": False, "anomaly": False,
-             "anomaly_check_nan": True, "warn_always": False}
+             "deterministic": False, "deterministic_warn_only": False, "warn_always": False}
 
 
 def _check_bool(fn, name, value, error=TypeError):
@@ -227,25 +229,12 @@ def is_inference_mode_enabled():
 
 
 def set_anomaly_enabled(enabled, check_nan=True):
-    """Record whether anomaly detection is on (``torch.set_anomaly_enabled``, what
-    ``torch.autograd.set_detect_anomaly`` calls). There is none here: backward runs without
-    its NaN checks and traces, which turning it on says once, as a warning."""
+    """Turn anomaly detection on or off (``torch.set_anomaly_enabled``, what
+    ``torch.autograd.set_detect_anomaly`` calls): while on, a backward whose gradient holds
+    a NaN raises, naming its node (``autograd/anomaly.py``)."""
     _check_bool("set_anomaly_enabled", "enabled", enabled)
     _check_bool("set_anomaly_enabled", "check_nan", check_nan)
-    if enabled and not _settings["anomaly"]:
-        warnings.warn("anomaly detection is not implemented here: backward runs without its "
-                      "NaN checks and forward traces", UserWarning, stacklevel=2)
-    _settings["anomaly"], _settings["anomaly_check_nan"] = enabled, check_nan
-
-
-def is_anomaly_enabled():
-    """What ``set_anomaly_enabled`` recorded; False at first."""
-    return _settings["anomaly"]
-
-
-def is_anomaly_check_nan_enabled():
-    """Its ``check_nan``; True at first."""
-    return _settings["anomaly_check_nan"]
+    anomaly.set_detect_anomaly(enabled, check_nan)
 
 
 def set_warn_always(b):

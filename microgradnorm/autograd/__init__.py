@@ -2,21 +2,28 @@
 
 * ``function.py``: ``Function`` records one graph node (a ``Context``) per call;
 * ``engine.py``: ``backward`` sorts the nodes topologically and runs one reversed loop, as
-  micrograd, accumulating into the leaves' ``.grad``;
+  micrograd, then has the leaves' ``.grad`` accumulate;
 * ``grad_mode.py``: ``no_grad``, ``enable_grad``, ``inference_mode``, ``set_grad_enabled``,
   per thread;
 
 and beside it what the core calls but a first reading can skip: ``inputs.py`` (what
 ``apply`` and ``backward`` take, the arrays a node keeps), ``history.py`` (a node's version
 checks and freeing, in-place history), ``gradients.py`` (``grad``: gradients returned, not
-accumulated), ``hooks.py`` (tensor hooks), ``scopes.py`` (module scopes and op groups that
+accumulated; PyTorch's ``backward`` of several tensors), ``hooks.py`` (tensor hooks, the
+accumulation into ``.grad`` and the hooks after it), ``scopes.py`` (module scopes and op groups that
 label nodes, the memory timeline's observers), ``decorators.py`` (grad modes decorating
 functions and generators), ``tape.py`` and ``replay.py`` (graph capture's recording and
-replay) (docs/architecture.md)."""
+replay); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
+written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``),
+``anomaly.py`` (``detect_anomaly``) (docs/architecture.md)."""
 
-from .engine import backward, run_backward, topological_order
-from .function import Context, Function
-from .gradients import grad
+from . import functional
+from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
+                      set_detect_anomaly)
+from .engine import run_backward, topological_order
+from .custom import Function, Variable       # PyTorch's kind, on Tensors
+from .function import Context, FunctionCtx, once_differentiable
+from .gradients import backward, grad
 from .grad_mode import (_state, enable_grad, inference_mode,  # noqa: F401  (_state: nn's)
                         is_grad_enabled, no_grad, set_grad_enabled)
 from .history import FreedInput
@@ -25,7 +32,9 @@ from .inputs import register_tensor
 from .scopes import (_module_path, in_module_call, module_scope,  # noqa: F401  (nn's)
                      observe, op_group)
 
-__all__ = ["Context", "FreedInput", "Function", "RemovableHandle", "backward",
-           "enable_grad", "grad", "in_module_call", "inference_mode", "is_grad_enabled",
-           "module_scope", "no_grad", "observe", "op_group", "register_hook",
-           "register_tensor", "run_backward", "set_grad_enabled", "topological_order"]
+__all__ = ["Context", "FreedInput", "Function", "FunctionCtx", "RemovableHandle", "Variable",
+           "backward", "detect_anomaly", "enable_grad", "functional", "grad", "in_module_call",
+           "inference_mode", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
+           "is_grad_enabled", "module_scope", "no_grad", "observe", "once_differentiable",
+           "op_group", "register_hook", "register_tensor", "run_backward",
+           "set_detect_anomaly", "set_grad_enabled", "topological_order"]

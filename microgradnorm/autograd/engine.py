@@ -2,13 +2,12 @@
 leaves' gradients accumulate into ``.grad`` (``gradients.py``'s ``grad`` returns them
 instead)."""
 
-import threading
-
 from ..backend import allocator_setting, keep_freed_memory_by_default, silent_floats
+from .anomaly import _anomaly, check_gradients
 from .function import _tapes
 from .history import _as_seen_by
-from .hooks import _own, _post_hooks, _run_hooks, _run_output_hooks, _run_post_hooks
-from .inputs import _fit, _root_grad, _tensor, _zeros_for_missing
+from .hooks import _run_hooks, _run_output_hooks, accumulate
+from .inputs import _fit, _root_grad, _zeros_for_missing
 from .scopes import _observers, _observers_here
 
 
@@ -42,24 +41,7 @@ def backward(root, grad=None, retain_graph=False):
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
-    captured = run_backward([root], [grad], retain_graph, capture=None)
-    # Gradients accumulate across backward() calls (PyTorch's AccumulateGrad): the first is a
-    # Tensor of its own, later ones add into it; zero_grad() clears them. Under a lock: NumPy
-    # drops the GIL inside +=, and two threads adding into one leaf would lose one addend.
-    with _accumulate_lock, silent_floats():
-        for tensor, g in captured.values():       # (_grad: no property calls per tensor)
-            held = tensor._grad
-            if held is None or held.requires_grad:    # (a grad set with history: out of place)
-                total = _own(g.copy()) if held is None else held._array + g
-                tensor._grad = _tensor.Tensor._from_op(total, None)
-            else:
-                held._array += g
-                held._bump_version()
-    if _post_hooks:         # register_post_accumulate_grad_hook's, unlocked
-        _run_post_hooks(captured)
-
-
-_accumulate_lock = threading.Lock()
+    accumulate(run_backward([root], [grad], retain_graph, capture=None))
 
 
 def run_backward(roots, root_grads, retain_graph, capture):
@@ -116,6 +98,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
                 node.check_versions(node._kept_versions)
             input_grads = node.function.backward(node, *grads)
             input_grads = input_grads if type(input_grads) is tuple else (input_grads,)
+            if _anomaly[0]:               # detect_anomaly: a NaN names the node that made it
+                check_gradients(node, input_grads)
             for tensor, g in zip(node.inputs, input_grads):
                 if g is None or tensor is None:
                     continue

@@ -50,13 +50,6 @@ class Context(NodeHistory):
         """Keep ``arrays`` (and None placeholders) until backward; see ``saved``."""
         self._saved = arrays
 
-    def check_not_freed(self):
-        if self._freed:
-            raise RuntimeError(
-                f"Trying to backward through the graph a second time: {self.name} and the "
-                "arrays it saved for backward were freed after the first backward(). Call "
-                "backward(retain_graph=True) the first time if you need to backward twice.")
-
     @property
     def saved(self):
         """The arrays given to ``save_for_backward``, checked against in-place changes."""
@@ -69,6 +62,13 @@ class Context(NodeHistory):
 
 
 _next_seq = itertools.count().__next__
+FunctionCtx = Context               # PyTorch's name for ctx's type
+
+
+def once_differentiable(backward):
+    """PyTorch's decorator of a backward that is not itself differentiable: every backward
+    is so here (the engine has no double backward), so it returns ``backward`` as it is."""
+    return backward
 
 # the recorders of graph capture (tape.py's ``Tape``, one per capturing thread); empty, it
 # costs ``apply`` one test

@@ -1,12 +1,80 @@
 """``grad``: the gradients of outputs with respect to chosen inputs, returned, with no
-``.grad`` touched (``torch.autograd.grad``), by the engine's backward loop."""
+``.grad`` touched (``torch.autograd.grad``), and ``backward``, PyTorch's
+``torch.autograd.backward`` (several outputs, ``inputs=``), both by the engine's backward
+loop."""
 
+from ..backend import array_module
 from .engine import run_backward
-from .hooks import _own
+from .hooks import _own, accumulate
 from .inputs import _root_grad, _tensor
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=False):
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate the gradients of ``tensors`` into ``.grad`` (``torch.autograd.backward``):
+    of every leaf that requires grad, or only of ``inputs`` (leaves or not) when given.
+
+    Args:
+        tensors: a Tensor or a sequence of Tensors, back-propagated together.
+        grad_tensors: d(loss)/d(tensor) per tensor; None for a one-element tensor.
+        retain_graph: keep the saved arrays for another backward through the graph.
+        create_graph: must be False (the engine has no double backward).
+        inputs: a Tensor or a sequence of Tensors whose ``.grad`` alone accumulates.
+
+    Example:
+        >>> mg.autograd.backward([loss_a, loss_b])    # as (loss_a + loss_b).backward()
+    """
+    _no_double_backward("backward", create_graph)
+    Tensor = _tensor.Tensor
+    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = (None,) * len(tensors)
+    elif not isinstance(grad_tensors, (list, tuple)):    # one gradient, not a sequence
+        grad_tensors = (grad_tensors,)
+    grad_tensors = tuple(grad_tensors)
+    if len(grad_tensors) != len(tensors):
+        raise RuntimeError(f"backward(): grad_tensors should be the same length as tensors "
+                           f"({len(grad_tensors)} != {len(tensors)})")
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"backward(): tensors[{i}] must be a Tensor, got "
+                            f"{type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+    capture = None
+    if inputs is not None:
+        inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+        if not inputs:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        _check_inputs("backward()", inputs)
+        wanted = {id(t) for t in inputs}
+        capture = lambda t: id(t) in wanted           # noqa: E731
+    grads = [_root_grad(t, g, f"backward(): grad_tensors[{i}]")
+             for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
+    retain = bool(create_graph if retain_graph is None else retain_graph)
+    accumulate(run_backward(tensors, grads, retain, capture))
+
+
+def _no_double_backward(name, create_graph):
+    if create_graph:
+        raise NotImplementedError(
+            f"{name}: create_graph=True (a graph of the backward, for double backward) is not "
+            "supported: the engine's backward runs on arrays and records no graph")
+
+
+def _check_inputs(name, inputs):
+    Tensor = _tensor.Tensor
+    for i, t in enumerate(inputs):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{name}: inputs[{i}] must be a Tensor, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"{name}: inputs[{i}] (shape {t.shape}) does not require "
+                               "grad; create it with requires_grad=True")
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False,
+         materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, touching no ``.grad``
     (``torch.autograd.grad``).
 
@@ -15,7 +83,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
         grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
             one-element output.
         retain_graph: keep the saved arrays for another backward through the graph.
-        allow_unused: None for an input the outputs do not depend on, instead of an error.
+        create_graph: must be False (the engine has no double backward).
+        only_inputs: ignored, as in PyTorch.
+        allow_unused: None for an input the outputs do not depend on, instead of an error
+            (the default: ``materialize_grads``).
+        is_grads_batched: must be False.
+        materialize_grads: zeros, not None, for an input the outputs do not depend on.
 
     Returns:
         a tuple of Tensors without history (None for an unused input), one per input.
@@ -25,9 +98,19 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
         >>> mg.grad((x * x).sum(), [x])
         (tensor([2., 4.]),)
     """
+    _no_double_backward("grad()", create_graph)
+    if is_grads_batched:
+        raise NotImplementedError("grad(): is_grads_batched=True is not supported")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    elif materialize_grads and not allow_unused:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
     Tensor = _tensor.Tensor
     if isinstance(outputs, Tensor):
-        outputs, grad_outputs = (outputs,), (grad_outputs,)
+        outputs = (outputs,)
+        if not isinstance(grad_outputs, (list, tuple)):     # one gradient, not a sequence
+            grad_outputs = (grad_outputs,)
     outputs = tuple(outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     grad_outputs = (None,) * len(outputs) if grad_outputs is None else tuple(grad_outputs)
@@ -37,17 +120,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=False, allow_unused=Fa
     grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]")
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
     wanted = {id(t) for t in inputs}
-    for i, t in enumerate(inputs):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"grad(): inputs[{i}] must be a Tensor, got {type(t).__name__}")
-        if not t.requires_grad:
-            raise RuntimeError(f"grad(): inputs[{i}] (shape {t.shape}) does not require grad; "
-                               "create it with requires_grad=True")
-    captured = run_backward(outputs, grads, retain_graph, capture=lambda t: id(t) in wanted)
+    _check_inputs("grad()", inputs)
+    retain = bool(create_graph if retain_graph is None else retain_graph)
+    captured = run_backward(outputs, grads, retain, capture=lambda t: id(t) in wanted)
     unused = [i for i, t in enumerate(inputs) if id(t) not in captured]
     if unused and not allow_unused:
         shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)
         raise RuntimeError(f"grad(): the outputs do not depend on {shown}; pass "
                            "allow_unused=True to get None for it")
-    return tuple(Tensor._from_op(_own(captured[id(t)][1]), None) if id(t) in captured else None
-                 for t in inputs)
+    return tuple(Tensor._from_op(_own(captured[id(t)][1]), None) if id(t) in captured
+                 else _zeros_like(t) if materialize_grads else None for t in inputs)
+
+
+def _zeros_like(tensor):
+    array = tensor._array
+    return _tensor.Tensor._from_op(array_module(array).zeros_like(array), None)

@@ -20,6 +20,26 @@ class NodeHistory:
                     f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
                     "after backward().")
 
+    # PyTorch's ctx methods for the Functions written with Tensors (custom.py)
+    def mark_non_differentiable(self, *outputs):
+        """These outputs of forward get no gradient (backward receives zeros for them)."""
+        self.non_differentiable = tuple(self.non_differentiable) + outputs
+
+    def mark_dirty(self, *inputs):
+        """These inputs were written in place by forward: their version counters move."""
+        self.dirty = tuple(self.dirty) + inputs
+
+    def set_materialize_grads(self, value):
+        """Accepted; a missing output gradient always reaches backward as zeros here."""
+        self.materialize_grads = bool(value)
+
+    def check_not_freed(self):
+        if self._freed:
+            raise RuntimeError(
+                f"Trying to backward through the graph a second time: {self.name} and the "
+                "arrays it saved for backward were freed after the first backward(). Call "
+                "backward(retain_graph=True) the first time if you need to backward twice.")
+
     def saved_arrays(self):
         """The saved arrays without checks (``graph_stats``)."""
         return () if self._freed else tuple(a for a in self._saved if a is not None)

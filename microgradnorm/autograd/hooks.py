@@ -3,9 +3,11 @@ the gradient as a Tensor and may return a replacement. A leaf's post-accumulate 
 the leaf itself once ``backward()`` has written its ``.grad``."""
 
 import itertools
+import threading
 
 import numpy as np
 
+from ..backend import silent_floats
 from .grad_mode import no_grad
 from .inputs import _tensor
 
@@ -72,6 +74,28 @@ def register_post_accumulate_grad_hook(tensor, hook):
     tensor._post_accumulate_hooks[handle.id] = hook
     _post_hooks[:] = [True]
     return handle
+
+
+def accumulate(captured):
+    """Add each captured gradient ({id: (tensor, gradient)}, ``run_backward``'s) into its
+    tensor's ``.grad``, then run the post-accumulate hooks. Gradients accumulate across
+    backward() calls (PyTorch's AccumulateGrad): the first is a Tensor of its own, later ones
+    add into it; zero_grad() clears them. Under a lock: NumPy drops the GIL inside +=, and
+    two threads adding into one leaf would lose one addend."""
+    with _accumulate_lock, silent_floats():
+        for tensor, g in captured.values():       # (_grad: no property calls per tensor)
+            held = tensor._grad
+            if held is None or held.requires_grad:    # (a grad set with history: out of place)
+                total = _own(g.copy()) if held is None else held._array + g
+                tensor._grad = _tensor.Tensor._from_op(total, None)
+            else:
+                held._array += g
+                held._bump_version()
+    if _post_hooks:         # register_post_accumulate_grad_hook's, unlocked
+        _run_post_hooks(captured)
+
+
+_accumulate_lock = threading.Lock()
 
 
 def _run_post_hooks(captured):

@@ -11,8 +11,9 @@ from ..dtypes import check_number
 from ..tensor import Tensor
 
 
-class GradcheckError(AssertionError):
-    """An analytical gradient disagrees with central finite differences."""
+class GradcheckError(AssertionError, RuntimeError):
+    """An analytical gradient disagrees with central finite differences (a RuntimeError
+    as PyTorch's, and an AssertionError for tests)."""
 
 
 def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
@@ -65,6 +66,33 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
         analytic = np.zeros(inputs[i].shape) if analytic is None else to_numpy(analytic._array)
         _compare(i, inputs[i], analytic, numerical, atol, rtol)
     return True
+
+
+# torch.autograd.gradcheck's switches that this check has no counterpart for and that only
+# relax or time it; those asking for forward-mode or batched gradients are refused
+_ACCEPTED = {"nondet_tol", "check_undefined_grad", "check_grad_dtypes", "check_backward_ad",
+             "fast_mode", "masked"}
+_REFUSED = {"check_batched_grad", "check_batched_forward_grad", "check_forward_ad"}
+
+
+def torch_gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+                    **switches):
+    """``torch.autograd.gradcheck`` (``mg.autograd.gradcheck``): ``gradcheck`` with
+    PyTorch's defaults and keywords; with ``raise_exception=False`` a failure returns False.
+    Forward-mode and batched checks (``check_forward_ad``, ``check_batched_grad``, ...)
+    are refused: this engine has neither."""
+    for name, value in switches.items():
+        if name in _REFUSED and value:
+            raise NotImplementedError(f"gradcheck: {name}=True is not supported (no "
+                                      "forward-mode or batched gradients here)")
+        if name not in _ACCEPTED | _REFUSED:
+            raise TypeError(f"gradcheck() got an unexpected keyword argument '{name}'")
+    try:
+        return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
 
 
 def numerical_grad(objective, array, eps=1e-6):

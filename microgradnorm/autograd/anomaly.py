@@ -1,0 +1,73 @@
+"""Anomaly detection, PyTorch's ``torch.autograd.detect_anomaly`` and
+``set_detect_anomaly``: while it is on, the backward loop checks each node's gradients and
+names the node whose backward returned a NaN. Global, as PyTorch's, not per thread."""
+
+import numpy as np
+
+from .decorators import _grad_mode_decorator
+
+_anomaly = [False, True]          # [enabled, check NaN]: the backward loop reads it
+
+
+def is_anomaly_enabled():
+    """Whether anomaly detection is on (``torch.is_anomaly_enabled``)."""
+    return _anomaly[0]
+
+
+def is_anomaly_check_nan_enabled():
+    """Whether anomaly detection, when on, checks gradients for NaN (True at first)."""
+    return _anomaly[1]
+
+
+class set_detect_anomaly:
+    """Turn anomaly detection on or off: called, from then on; as a context manager, until
+    the block ends (``torch.autograd.set_detect_anomaly``).
+
+    Example:
+        >>> with mg.autograd.set_detect_anomaly(True):
+        ...     loss.backward()          # a NaN gradient raises, naming the node
+    """
+
+    def __init__(self, mode, check_nan=True):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_detect_anomaly: mode must be a bool, got "
+                            f"{type(mode).__name__}")
+        self.previous = tuple(_anomaly)
+        _anomaly[:] = [mode, bool(check_nan)]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly[:] = self.previous
+        return False
+
+
+class detect_anomaly:
+    """Anomaly detection on for a block or a decorated function
+    (``torch.autograd.detect_anomaly``)."""
+
+    def __init__(self, check_nan=True):
+        self.check_nan = check_nan
+
+    def __enter__(self):
+        self.previous = tuple(_anomaly)
+        _anomaly[:] = [True, bool(self.check_nan)]
+        return self
+
+    def __exit__(self, *exc):
+        _anomaly[:] = self.previous
+        return False
+
+    def __call__(self, fn):
+        return _grad_mode_decorator(fn, lambda: detect_anomaly(self.check_nan))
+
+
+def check_gradients(node, grads):
+    """Raise if a gradient ``node``'s backward returned holds a NaN (PyTorch's message)."""
+    if not _anomaly[1]:
+        return
+    for i, g in enumerate(grads):
+        if g is not None and np.issubdtype(g.dtype, np.inexact) and bool((g != g).any()):
+            raise RuntimeError(f"Function '{node.name}Backward' returned nan values in its "
+                               f"{i}th output.")
