@@ -15,7 +15,7 @@ import collections
 import pstats
 import sys
 
-from microgradnorm.autograd import Function
+from microgradnorm.autograd.function import Function
 from microgradnorm.cli import bench_train
 
 SIZES = (64, 64, 64, 4, 2, 16)     # vocab, context, d_model, heads, layers, batch: as bench

@@ -21,8 +21,9 @@ from . import functional
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import run_backward, topological_order
-from .custom import Function, Variable       # PyTorch's kind, on Tensors
-from .function import Context, FunctionCtx, once_differentiable
+from . import function
+from .custom import Function, FunctionCtx, Variable     # PyTorch's kind, on Tensors
+from .function import Context, once_differentiable
 from .gradients import backward, grad
 from .grad_mode import (_state, enable_grad, inference_mode,  # noqa: F401  (_state: nn's)
                         is_grad_enabled, no_grad, set_grad_enabled)
@@ -31,6 +32,8 @@ from .hooks import RemovableHandle, register_hook
 from .inputs import register_tensor
 from .scopes import (_module_path, in_module_call, module_scope,  # noqa: F401  (nn's)
                      observe, op_group)
+
+function.FunctionCtx = FunctionCtx   # where PyTorch keeps it: torch.autograd.function
 
 __all__ = ["Context", "FreedInput", "Function", "FunctionCtx", "RemovableHandle", "Variable",
            "backward", "detect_anomaly", "enable_grad", "functional", "grad", "in_module_call",

@@ -11,10 +11,11 @@ bool per forward argument; ``ctx.save_for_backward`` keeps Tensors that
 backward returns one gradient (or None) per forward argument, extra trailing Nones
 allowed; outputs marked ``ctx.mark_non_differentiable`` (and integer outputs) do not
 require grad, and backward receives zeros for them; the ``setup_context`` form (forward
-without ctx) works. What differs (docs/pytorch.md): the gradients are always materialized
+without ctx) works; ctx is an object of its own (``FunctionCtx``) for any attribute.
+What differs (docs/pytorch.md): the gradients are always materialized
 (``set_materialize_grads(False)`` is accepted and changes nothing), ``mark_dirty`` only
-moves the version counters of the inputs written in place, and there is no double
-backward.
+moves the version counters of the inputs written in place, the ctx is dropped after
+backward, and there is no double backward.
 """
 
 import inspect
@@ -22,10 +23,57 @@ import inspect
 from .function import Function as _EngineFunction
 from .grad_mode import no_grad
 from .inputs import _tensor
+from .tape import paused
+
+
+class FunctionCtx:
+    """``ctx`` as a Function written with Tensors sees it (``torch.autograd.function.
+    FunctionCtx``): a plain object for the user's attributes, beside the engine's node
+    (``_node``, a ``Context``), which keeps the saved arrays and checks their versions.
+
+    ``save_for_backward(*tensors)`` / ``saved_tensors``, ``needs_input_grad`` (one bool per
+    forward argument), ``mark_non_differentiable(*outputs)``, ``mark_dirty(*inputs)``,
+    ``set_materialize_grads(value)``; any other attribute set in forward is there in
+    backward."""
+
+    def __init__(self, node, needs_input_grad):
+        self._node = node
+        self.needs_input_grad = needs_input_grad
+        self.to_save = ()
+        self.materialize_grads = True
+        self._non_differentiable = self._dirty = ()
+
+    def save_for_backward(self, *tensors):
+        """Keep ``tensors`` (or None) for backward, where ``saved_tensors`` gives them."""
+        self.to_save = tensors
+
+    @property
+    def saved_tensors(self):
+        """The saved tensors, as given: the caller's input where one was saved (an in-place
+        change of one since forward raises here, as PyTorch's)."""
+        node = self._node
+        inputs = {id(t._array): t for t in node.inputs if t is not None}
+        return tuple(_as_tensor(a, inputs) for a in node.saved)
+
+    def mark_non_differentiable(self, *outputs):
+        """These outputs of forward get no gradient (backward receives zeros for them)."""
+        self._non_differentiable += outputs
+
+    def mark_dirty(self, *inputs):
+        """These inputs were written in place by forward: their version counters move."""
+        self._dirty += inputs
+
+    def set_materialize_grads(self, value):
+        """Accepted; a missing output gradient always reaches backward as zeros here."""
+        self.materialize_grads = bool(value)
 
 
 class _Node(_EngineFunction):
-    """The engine's node of one user Function class (``user``); made per subclass."""
+    """The engine's node of one user Function class (``user``); made per subclass. ``call``
+    is (the arguments with None where a Tensor was, which ``arrays`` fill; kwargs; the
+    Tensors' positions): no Tensor in the options, so a captured step replays it as one
+    op. The node keeps the user's ctx in ``_user_ctx`` and the outputs that get no
+    gradient in ``_non_differentiable``."""
 
     user = None
 
@@ -34,60 +82,59 @@ class _Node(_EngineFunction):
         args, kwargs, positions = call
         Tensor, user = _tensor.Tensor, ctx.function.user
         args = list(args)
-        needs = ctx.needs_input_grad
-        for i, array, original in zip(positions, arrays, [args[i] for i in positions]):
+        for i, array, t in zip(positions, arrays, ctx.inputs):
             args[i] = Tensor._from_op(array, None)          # the array apply was given
-            args[i].requires_grad = original.requires_grad
-        ctx.needs_input_grad = tuple(
-            needs[positions.index(i)] if i in positions else False for i in range(len(args)))
-        ctx.positions, ctx.non_differentiable, ctx.dirty = positions, (), ()
-        with no_grad():
+            args[i].requires_grad = t is not None and t.requires_grad
+        needs = dict(zip(positions, ctx.needs_input_grad))
+        own = ctx._user_ctx = FunctionCtx(ctx, tuple(needs.get(i, False)
+                                                     for i in range(len(args))))
+        ctx._positions = positions
+        with no_grad(), paused():               # the user's ops: not nodes, not on a tape
             if user._setup_form():
                 output = user.forward(*args, **kwargs)
-                user.setup_context(ctx, tuple(args), output)
+                user.setup_context(own, tuple(args), output)
             else:
-                output = user.forward(ctx, *args, **kwargs)
+                output = user.forward(own, *args, **kwargs)
         outputs = output if isinstance(output, tuple) else (output,)
         for i, t in enumerate(outputs):
             if not isinstance(t, Tensor):
                 raise TypeError(f"{user.__name__}.forward must return a Tensor or a tuple of "
                                 f"Tensors, got {type(t).__name__} at output {i}")
-        marked = {id(t) for t in ctx.non_differentiable}
-        ctx.non_differentiable = tuple(i for i, t in enumerate(outputs) if id(t) in marked)
-        written = {id(t._array) for t in ctx.dirty}
+        marked = {id(t) for t in own._non_differentiable}
+        ctx._non_differentiable = tuple(i for i, t in enumerate(outputs) if id(t) in marked)
+        written = {id(t._array) for t in own._dirty}
         for t in ctx.inputs:                    # the caller's tensors count the writes
-            if id(t._array) in written:
+            if t is not None and id(t._array) in written:
+                if t.grad_fn is None and t.requires_grad:
+                    raise RuntimeError("a leaf Variable that requires grad has been used in "
+                                       "an in-place operation.")
                 t._bump_version()
-        ctx._saved = tuple(t._array if isinstance(t, Tensor) else t for t in ctx._saved)
+        ctx.save_for_backward(*[t._array if isinstance(t, Tensor) else t
+                                for t in own.to_save])
         arrays_out = tuple(t._array for t in outputs)
         return arrays_out if isinstance(output, tuple) else arrays_out[0]
 
     @staticmethod
     def backward(ctx, *grads):
-        Tensor, user = _tensor.Tensor, ctx.function.user
-        inputs = {id(t._array): t for t in ctx.inputs if t is not None}   # the caller's
-        ctx.saved_tensors = tuple(_as_tensor(a, inputs) for a in ctx.saved)
+        Tensor, user, own = _tensor.Tensor, ctx.function.user, ctx._user_ctx
         with no_grad():
-            result = user.backward(ctx, *[None if g is None else Tensor._from_op(g, None)
+            result = user.backward(own, *[None if g is None else Tensor._from_op(g, None)
                                           for g in grads])
         result = result if isinstance(result, tuple) else (result,)
-        expected = len(ctx.needs_input_grad)
+        expected, positions = len(own.needs_input_grad), ctx._positions
         if len(result) < expected or any(g is not None for g in result[expected:]):
             raise RuntimeError(f"function {user.__name__}Backward returned an incorrect number "
                                f"of gradients (expected {expected}, got {len(result)})")
         for i, g in enumerate(result[:expected]):
-            if g is not None and i not in ctx.positions:
+            if g is not None and i not in positions:
                 raise RuntimeError(f"function {user.__name__}Backward returned a gradient "
                                    f"different than None at position {i + 1}, but the "
                                    "corresponding forward input was not a Tensor")
-        out = []
-        for i in ctx.positions:
-            g = result[i]
             if g is not None and not isinstance(g, Tensor):
-                raise TypeError(f"function {user.__name__}Backward returned {type(g).__name__} "
-                                f"as the gradient of argument {i}; expected a Tensor or None")
-            out.append(None if g is None else g._array)
-        return tuple(out)
+                raise RuntimeError(f"function {user.__name__}Backward returned "
+                                   f"{type(g).__name__} as the gradient of argument {i}; "
+                                   "expected a Tensor or None")
+        return tuple(None if result[i] is None else result[i]._array for i in positions)
 
 
 def _as_tensor(array, inputs):
@@ -107,7 +154,7 @@ class Function:
         backward(ctx, *grad_outputs)  -> one gradient or None per forward argument
 
     or ``forward(*args)`` without ctx and ``setup_context(ctx, inputs, output)``. ``ctx``
-    is the graph node: ``ctx.save_for_backward(*tensors)`` / ``ctx.saved_tensors``,
+    is a ``FunctionCtx``: ``ctx.save_for_backward(*tensors)`` / ``ctx.saved_tensors``,
     ``ctx.needs_input_grad``, ``ctx.mark_non_differentiable(*outputs)``; any other
     attribute set in forward is there in backward. (``mg.Function`` is the engine's own
     base, on arrays, that the built-in ops subclass.)
@@ -129,6 +176,8 @@ class Function:
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        if "vjp" in vars(cls) and "backward" not in vars(cls):
+            cls.backward = cls.vjp                   # PyTorch's other name for it
         cls._node = type(cls.__name__, (_Node,), {"user": cls, "__module__": cls.__module__,
                                                   "__qualname__": cls.__qualname__})
 
@@ -165,14 +214,15 @@ class Function:
             args, kwargs = bound.args, bound.kwargs
         Tensor = _tensor.Tensor
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
+        others = tuple(None if i in positions else a for i, a in enumerate(args))
         outputs = cls._node.apply(*[args[i] for i in positions],
-                                  call=(args, kwargs, positions))
+                                  call=(others, kwargs, positions))
         several = isinstance(outputs, tuple)
         outputs = outputs if several else (outputs,)
         node = outputs[0].grad_fn
         if node is not None:
             for i, t in enumerate(outputs):       # not differentiable: integer or marked
-                if i in node.non_differentiable or not (
+                if i in node._non_differentiable or not (
                         t.is_floating_point() or t.is_complex()):
                     t.grad_fn, t.requires_grad = None, False
         return outputs if several else outputs[0]

@@ -62,7 +62,6 @@ class Context(NodeHistory):
 
 
 _next_seq = itertools.count().__next__
-FunctionCtx = Context               # PyTorch's name for ctx's type
 
 
 def once_differentiable(backward):

@@ -12,10 +12,13 @@ from .inputs import _tensor
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
 
-def _as_tuple(name, value):
+def _as_tuple(name, value, sequences=(tuple, list)):
     """(tuple of Tensors, whether ``value`` was a single Tensor)."""
     Tensor = _tensor.Tensor
     single = isinstance(value, Tensor)
+    if not single and not isinstance(value, sequences):
+        raise TypeError(f"{name} must be a Tensor or a tuple of Tensors, got "
+                        f"{type(value).__name__}")
     values = (value,) if single else tuple(value)
     for i, v in enumerate(values):
         if not isinstance(v, Tensor):
@@ -24,14 +27,24 @@ def _as_tuple(name, value):
     return values, single
 
 
+def _filled(tensor, value):
+    """A Tensor without history of ``tensor``'s shape and dtype, every element ``value``
+    (not ``tensor * 0``, which is NaN where ``tensor`` is inf)."""
+    array = tensor._array
+    return _tensor.Tensor._from_op(array_module(array).full_like(array, value), None)
+
+
 def _run(name, func, inputs):
-    """Detached copies of the inputs that require grad, and func's outputs at them."""
+    """Detached copies of the inputs, requiring grad, and func's outputs at them."""
     inputs, single_input = _as_tuple(f"{name}: inputs", inputs)
-    inputs = tuple(t.detach().requires_grad_(t.is_floating_point() or t.is_complex())
-                   for t in inputs)
+    for i, t in enumerate(inputs):
+        if not (t.is_floating_point() or t.is_complex()):
+            raise RuntimeError(f"{name}: inputs[{i}] is {t.dtype}: only Tensors of floating "
+                               "point dtype can require gradients")
+    inputs = tuple(t.detach().requires_grad_(True) for t in inputs)
     with enable_grad():
         outputs = func(*inputs)
-    outputs, single_output = _as_tuple(f"{name}: the outputs of func", outputs)
+    outputs, single_output = _as_tuple(f"{name}: the output of func", outputs, (tuple,))
     return inputs, single_input, outputs, single_output
 
 
@@ -44,19 +57,14 @@ def _check_first_order(name, create_graph):
 def _gradients(outputs, inputs, grad_outputs, strict, name):
     """d(Σ grad_outputs·outputs)/d(input) per input: zeros where an input is unused (an
     error under ``strict``)."""
-    live = [o for o in outputs if o.requires_grad]
-    if not live:
-        grads = (None,) * len(inputs)
-    else:
-        upstream = [g for o, g in zip(outputs, grad_outputs) if o.requires_grad]
-        wanted = [t for t in inputs if t.requires_grad]
-        found = iter(grad(live, wanted, upstream, retain_graph=True, allow_unused=True))
-        grads = tuple(next(found) if t.requires_grad else None for t in inputs)
+    live = [(o, g) for o, g in zip(outputs, grad_outputs) if o.requires_grad]
+    grads = (grad([o for o, _ in live], inputs, [g for _, g in live], retain_graph=True,
+                  allow_unused=True) if live else (None,) * len(inputs))
     if strict and any(g is None for g in grads):
         i = next(i for i, g in enumerate(grads) if g is None)
         raise RuntimeError(f"{name}: the output of func is independent of input {i}, which "
                            "is not allowed in strict mode")
-    return tuple(g if g is not None else t.detach() * 0 for g, t in zip(grads, inputs))
+    return tuple(g if g is not None else _filled(t, 0) for g, t in zip(grads, inputs))
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
@@ -75,7 +83,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     if v is None:
         if any(o.numel() != 1 for o in outputs):
             raise RuntimeError("vjp: v can be None only for a func with one-element outputs")
-        v = tuple(o.detach() * 0 + 1 for o in outputs)
+        v = tuple(_filled(o, 1) for o in outputs)
     v, _ = _as_tuple("vjp: v", v)
     if len(v) != len(outputs) or any(a.shape != o.shape for a, o in zip(v, outputs)):
         raise RuntimeError(f"vjp: v has shapes {[tuple(a.shape) for a in v]}, the outputs of "
@@ -90,7 +98,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     """The Jacobian of ``func`` at ``inputs``: for output o and input i, a Tensor of shape
     o.shape + i.shape, J[a, b] = ∂o[a]/∂i[b]; nested as PyTorch's (a Tensor for one
     output and one input, a tuple per input, per output, or both). One backward pass per
-    output element (``vectorize`` and ``strategy`` are accepted; reverse mode only).
+    output element (``vectorize`` is accepted; "forward-mode", which PyTorch runs only
+    vectorized, gives the same Jacobian by the same reverse passes).
 
     Example:
         >>> mg.autograd.functional.jacobian(lambda x: x * 2, mg.ones(2))
@@ -101,7 +110,13 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f'jacobian: strategy must be "reverse-mode" or "forward-mode", got '
                          f"{strategy!r}")
-    inputs, single_input, outputs, single_output = _run("jacobian", func, inputs)
+    if strategy == "forward-mode" and not vectorize:
+        raise NotImplementedError("jacobian: computing the Jacobian in forward-mode is only "
+                                  "implemented for vectorize=True")
+    return _jacobian(*_run("jacobian", func, inputs), strict)
+
+
+def _jacobian(inputs, single_input, outputs, single_output, strict):
     Tensor, rows = _tensor.Tensor, []
     for o in outputs:
         xp, n = array_module(o._array), o.numel()
@@ -120,31 +135,31 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J·v): the Jacobian-vector product, by contracting the Jacobian.
+    """(func(inputs), J·v): the Jacobian-vector product, by contracting the Jacobian (func
+    runs once).
 
     Example:
         >>> out, t = mg.autograd.functional.jvp(lambda x: x * 2, mg.ones(2), mg.ones(2))
     """
     _check_first_order("jvp", create_graph)
-    inputs_t, single_input = _as_tuple("jvp: inputs", inputs)
+    inputs, single_input, outputs, single_output = _run("jvp", func, inputs)
     if v is None:
-        if any(t.numel() != 1 for t in inputs_t):
+        if any(t.numel() != 1 for t in inputs):
             raise RuntimeError("jvp: v can be None only for one-element inputs")
-        v = tuple(t.detach() * 0 + 1 for t in inputs_t)
+        v = tuple(_filled(t, 1) for t in inputs)
     v, _ = _as_tuple("jvp: v", v)
-    if len(v) != len(inputs_t) or any(a.shape != t.shape for a, t in zip(v, inputs_t)):
+    if len(v) != len(inputs) or any(a.shape != t.shape for a, t in zip(v, inputs)):
         raise RuntimeError(f"jvp: v has shapes {[tuple(a.shape) for a in v]}, the inputs "
-                           f"{[tuple(t.shape) for t in inputs_t]}")
-    _, _, outputs, single_output = _run("jvp", func, inputs_t)
-    jac = jacobian(func, inputs_t, strict=strict)
-    jac = jac if not single_output else (jac,)
+                           f"{[tuple(t.shape) for t in inputs]}")
+    jac = _jacobian(inputs, False, outputs, False, strict)
     products = []
     for o, row in zip(outputs, jac):
-        total = o.detach() * 0
-        for j, t in zip(row, v):
-            total = total + (j.reshape(o.numel(), t.numel()) @ t.detach().reshape(-1)
-                             ).reshape(o.shape)
-        products.append(total)
+        total = 0
+        for j, t in zip(row, v):                # in the Jacobian's dtype, as the inputs'
+            total = total + j._array.reshape(o.numel(), t.numel()) @ \
+                t._array.reshape(-1).astype(j.dtype, copy=False)
+        products.append(_tensor.Tensor._from_op(
+            (total + array_module(o._array).zeros(o.numel(), o.dtype)).reshape(o.shape), None))
     outputs = tuple(o.detach() for o in outputs)
     return ((outputs[0], products[0]) if single_output else (outputs, tuple(products)))
 

@@ -47,8 +47,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         _check_inputs("backward()", inputs)
-        wanted = {id(t) for t in inputs}
-        capture = lambda t: id(t) in wanted           # noqa: E731
+        wanted = {id(t) for t in inputs}             # and the non-leaves retaining theirs
+        capture = lambda t: id(t) in wanted or t._retains_grad    # noqa: E731
     grads = [_root_grad(t, g, f"backward(): grad_tensors[{i}]")
              for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
     retain = bool(create_graph if retain_graph is None else retain_graph)
@@ -107,13 +107,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
     Tensor = _tensor.Tensor
-    if isinstance(outputs, Tensor):
-        outputs = (outputs,)
-        if not isinstance(grad_outputs, (list, tuple)):     # one gradient, not a sequence
-            grad_outputs = (grad_outputs,)
-    outputs = tuple(outputs)
+    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
+    if grad_outputs is None:
+        grad_outputs = (None,) * len(outputs)
+    elif not isinstance(grad_outputs, (list, tuple)):     # one gradient, not a sequence
+        grad_outputs = (grad_outputs,)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    grad_outputs = (None,) * len(outputs) if grad_outputs is None else tuple(grad_outputs)
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    grad_outputs = tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
                          "grad_outputs; give one gradient (or None) per output")

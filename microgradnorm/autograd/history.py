@@ -20,19 +20,6 @@ class NodeHistory:
                     f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
                     "after backward().")
 
-    # PyTorch's ctx methods for the Functions written with Tensors (custom.py)
-    def mark_non_differentiable(self, *outputs):
-        """These outputs of forward get no gradient (backward receives zeros for them)."""
-        self.non_differentiable = tuple(self.non_differentiable) + outputs
-
-    def mark_dirty(self, *inputs):
-        """These inputs were written in place by forward: their version counters move."""
-        self.dirty = tuple(self.dirty) + inputs
-
-    def set_materialize_grads(self, value):
-        """Accepted; a missing output gradient always reaches backward as zeros here."""
-        self.materialize_grads = bool(value)
-
     def check_not_freed(self):
         if self._freed:
             raise RuntimeError(

@@ -5,6 +5,7 @@ afresh at each replay, an earlier op's output, a view of one of these, or a cons
 turns a tape into a plan and replays it; ``microgradnorm.capture`` holds the public
 ``mg.capture`` and its guards (docs/architecture.md, "Graph capture")."""
 
+import contextlib
 import threading
 
 import numpy as np
@@ -57,6 +58,7 @@ class Tape:
 
     def __init__(self, args):
         self.thread = threading.get_ident()
+        self.paused = 0             # > 0 inside ``paused()``: ops are not recorded
         self.args = args
         self.kinds = [(NONE,)]
         self.by_array = {}          # id(array) -> slot: the arguments' and outputs' arrays
@@ -117,6 +119,8 @@ class Tape:
         if threading.get_ident() != self.thread:
             return _record_elsewhere(cls, ctx, tensors, arrays, given, options, outputs,
                                      record)
+        if self.paused:
+            return None
         self.views = []
         inputs = tuple([self._source(cls, t, a) for t, a in zip(tensors, arrays)])
         static, traced = self._options(cls, given, options, record)
@@ -271,6 +275,21 @@ def _record_elsewhere(cls, ctx, tensors, arrays, given, options, outputs, record
         if tape.thread == here:
             return tape.record(cls, ctx, tensors, arrays, given, options, outputs, record)
     return None
+
+
+@contextlib.contextmanager
+def paused():
+    """This thread's tape records nothing in the block: the ops a custom Function's forward
+    runs inside its one node (``custom.py``), which a replay reruns as one op."""
+    tape = active_tape() if _tapes else None
+    if tape is None:
+        yield
+        return
+    tape.paused += 1
+    try:
+        yield
+    finally:
+        tape.paused -= 1
 
 
 def active_tape():

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import microgradnorm as mg
-from microgradnorm.autograd import Function
+from microgradnorm.autograd.function import Function
 
 
 class SameArray(Function):

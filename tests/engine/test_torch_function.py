@@ -401,3 +401,152 @@ def test_variable_is_a_tensor_sharing_memory():
     with mg.no_grad():
         v.add_(1)
     assert values(t).tolist() == [2.0, 2.0]
+
+
+# ----- what a first version got wrong ------------------------------------------------------
+def scale_class(lib):
+    class Scale(lib.autograd.Function):          # a number before the Tensor
+        @staticmethod
+        def forward(ctx, k, x):
+            ctx.k = k
+            clipped = x.clone()
+            clipped[clipped < -100] = -100           # a write into forward's own temporary
+            return clipped * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return None, g * ctx.k
+    return Scale
+
+
+def test_a_captured_step_replays_a_function_with_its_gradients():
+    Scale = scale_class(mg)
+    w = mg.nn.Parameter(mg.tensor([1.0, 2.0, 3.0], dtype=mg.float64))
+
+    @mg.capture
+    def step(x):
+        return Scale.apply(2.0, x * w).sum()
+
+    x = mg.tensor([3.0, 4.0, 5.0], dtype=mg.float64)
+    for _ in range(4):                            # two recordings, then replays
+        w.grad = None
+        step(x).backward()
+        np.testing.assert_array_equal(values(w.grad), [6.0, 8.0, 10.0])
+
+
+@pytest.mark.parametrize("name", ["inputs", "function", "module", "seq", "positions", "dirty"])
+def test_any_ctx_attribute_name_is_the_users(name):
+    def run(lib):
+        class Keep(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                setattr(ctx, name, x.shape)
+                ctx.save_for_backward(x)
+                return x * x
+
+            @staticmethod
+            def backward(ctx, g):
+                x, = ctx.saved_tensors
+                assert tuple(getattr(ctx, name)) == (2,)
+                return 2 * x * g
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        Keep.apply(x).sum().backward()
+        return x.grad
+    assert_same(*both(run))
+
+
+def test_functional_results_stay_finite_beside_an_infinite_input():
+    def run(lib):
+        fun = lib.autograd.functional
+        x = lib.tensor([float("inf"), 1.0])
+        return (fun.jvp(lambda a: a * 2, x, lib.ones(2))[1],
+                fun.vjp(lambda a: a.sum(), x)[1],
+                fun.jacobian(lambda a, b: a * 2, (lib.ones(2), x))[1])
+    assert_same(*both(run))
+
+
+def test_jvp_runs_func_once_and_takes_a_tangent_of_another_dtype():
+    calls = []
+
+    def func(a):
+        calls.append(1)
+        return a * 3
+
+    def run(lib):
+        out, tangent = lib.autograd.functional.jvp(
+            func, lib.ones(3), lib.ones(3, dtype=lib.float64))
+        return out, tangent
+    ours, theirs = both(run)
+    assert len(calls) == 2 and ours[1].dtype == mg.float32
+    assert_same(ours, theirs)
+
+
+def test_grad_of_a_list_of_outputs_takes_one_tensor_gradient_and_refuses_no_inputs():
+    def run(lib):
+        x = lib.tensor([1.0, 3.0], requires_grad=True)
+        y = x * x
+        with pytest.raises(RuntimeError, match="cannot be empty"):
+            lib.autograd.grad(y.sum(), [])
+        return lib.autograd.grad([y], [x], lib.tensor([1.0, 1.0]))
+    assert_same(*both(run))
+
+
+def test_backward_with_inputs_also_fills_retained_gradients():
+    def run(lib):
+        a = lib.ones(2, requires_grad=True)
+        h = a * 2
+        h.retain_grad()
+        (h * 3).sum().backward(inputs=[a])
+        return a.grad, h.grad
+    assert_same(*both(run))
+
+
+def test_the_corners_torch_refuses():
+    for lib in LIBS:
+        fun = lib.autograd.functional
+        with pytest.raises(RuntimeError, match="floating point"):
+            fun.jacobian(lambda a: a * 2, lib.tensor([1, 2]))
+        with pytest.raises(NotImplementedError):
+            fun.jacobian(lambda a: a * 2, lib.ones(2), strategy="forward-mode")
+        with pytest.raises(TypeError):
+            fun.jacobian(lambda a: [a * 2], lib.ones(2))
+
+        class Dirty(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                x.add_(1)
+                ctx.mark_dirty(x)
+                return x
+
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        class Number(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return 1.5
+        with pytest.raises(RuntimeError, match="leaf Variable"):
+            Dirty.apply(lib.ones(2, requires_grad=True))
+        with pytest.raises(RuntimeError):
+            Number.apply(lib.ones(2, requires_grad=True)).sum().backward()
+
+
+def test_a_function_defining_vjp_alone_uses_it():
+    def run(lib):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g * 2
+        x = lib.ones(2, requires_grad=True)
+        Twice.apply(x).sum().backward()
+        return x.grad
+    assert_same(*both(run))
