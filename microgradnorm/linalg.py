@@ -37,7 +37,7 @@ from .ops.pointwise import nan_to_num
 from .ops.shape import permute
 from .ops.solves import (LinAlgError, SolveTriangular, check_dtype, check_kernel,
                          solve_operands, solved)
-from .ops.vector_norm import norm_order
+from .ops.vector_norm import norm_dtype, norm_order
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
            "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm",
@@ -50,23 +50,6 @@ LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 # ----- norms ----------------------------------------------------------------------------------
-def _in_dtype(fn, x, dtype):
-    """``x`` in ``dtype`` (None: as it is), refused where torch refuses the cast: a narrowing
-    one, or between real and complex."""
-    if dtype is None:
-        return x
-    dtype = dtypes.as_dtype(dtype)
-    if (x.dtype.kind == "c") != (dtype.kind == "c"):
-        kind = "complex for complex" if x.dtype.kind == "c" else "real for real"
-        raise RuntimeError(f"{fn}: dtype should be {kind} inputs, but got {torch_name(dtype)}")
-    if dtype.itemsize < x.dtype.itemsize or (dtype.itemsize == x.dtype.itemsize
-                                             and dtype != x.dtype):
-        raise RuntimeError(f"{fn}: the dtype of the input ({torch_name(x.dtype)}) should be "
-                           f"convertible without narrowing to the specified dtype "
-                           f"({torch_name(dtype)})")
-    return x.astype(dtype, copy=False)
-
-
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     r""":math:`\lVert x \rVert_p = (\sum |x_i|^p)^{1/p}` over ``dim`` (None or (): every
     element), as ``torch.linalg.vector_norm``: one ``PNorm`` node (``mg.norm``'s), whose
@@ -89,7 +72,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
     check_dtype(fn, x, half=True)
-    x = _in_dtype(fn, x, dtype)
+    x = norm_dtype(fn, x, dtype)
     p = norm_order(fn, int(ord) if isinstance(ord, bool) else ord)      # torch's True is 1
     axes = normalize_axis(fn, dim, x.ndim, reduce=True)
     axes = range(x.ndim) if axes is None else axes
@@ -150,7 +133,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     dims = _matrix_dims(fn, A, dim)
     if not _is_order(ord):
         raise RuntimeError(f"{fn}: Order {ord} not supported.")
-    A = _in_dtype(fn, A, dtype)
+    A = norm_dtype(fn, A, dtype)
     if ord == "fro":
         return vector_norm(A, 2, dims, keepdim)
     if A.size == 0 and ord != "nuc" and ord > 0:        # torch's 0 for an empty matrix

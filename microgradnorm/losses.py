@@ -26,6 +26,17 @@ REDUCTIONS = ("mean", "sum", "none")
 
 
 # ----- arguments ----------------------------------------------------------------------------
+class LossArgumentError(RuntimeError, ValueError):
+    """An argument torch's loss kernel refuses (a target or weight of the wrong shape, a
+    label_smoothing past 1): its RuntimeError (its ValueError for a target's batch size),
+    and the ValueError of a bad value too."""
+
+
+class TargetDtypeError(RuntimeError, TypeError):
+    """A target of a dtype the loss cannot read (floats as class indices): torch's
+    RuntimeError, and the TypeError of a wrong type too."""
+
+
 def check_reduction(fn, reduction, extra=()):
     """Raise a ValueError naming ``fn`` unless ``reduction`` is one of ``REDUCTIONS + extra``."""
     choices = REDUCTIONS + tuple(extra)
@@ -161,21 +172,28 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
                   label_smoothing=0.0, impl=None):
     r"""Cross-entropy :math:`-w_{t_n} \log\mathrm{softmax}(\text{input}_n)_{t_n}` of integer
     targets, the class dim second as in PyTorch; the mean is over the targets kept (weighted
-    by ``weight`` when given).
+    by ``weight`` when given). A floating target of the input's shape holds class
+    probabilities: :math:`-\sum_c w_c\,t_{n,c} \log\mathrm{softmax}(\text{input}_n)_c`,
+    the mean over the N·d1·... rows, not their weights (torch's).
 
     Args:
         weight: a rescaling weight per class (C,), or None.
-        ignore_index: the target value that adds nothing (and is left out of the mean).
+        ignore_index: the target value that adds nothing (and is left out of the mean);
+            class probabilities take none (a value >= 0 is a RuntimeError, as torch's).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
-        label_smoothing: ε in [0, 1]: the target is (1 - ε) one-hot plus ε/C uniform.
+        label_smoothing: ε in [0, 1]: the target is (1 - ε) one-hot (or the probabilities)
+            plus ε/C uniform.
         impl: ``"fused"``, one node saving the logits and a logsumexp per row, or
             ``"composite"``, the graph of log_softmax, indexing and the reduction; None
-            follows ``mg.norm_impl`` (fused by default).
+            follows ``mg.norm_impl`` (fused by default). Class probabilities are a graph
+            over log_softmax of that ``impl``.
 
-    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
+    Shape: input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...) of
+    class indices, or input's shape of probabilities.
 
     Example:
         >>> loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))   # (B·T, V)
+        >>> F.cross_entropy(logits, F.softmax(teacher_logits, 1))   # soft targets (N, C)
     """
     check_tensor("cross_entropy", "input", input)
     if input.ndim == 0:
@@ -185,25 +203,38 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
     xp = input.xp
     target_data = target._array if isinstance(target, Tensor) else target
     target_data = backend.to_device(xp.asarray(target_data), input.device)
-    if target_data.dtype.kind not in "iu":
-        raise TypeError(f"cross_entropy: target must hold integer class indices, "
-                        f"got dtype {target_data.dtype}")
-    if tuple(target_data.shape) != target_shape:
-        raise ValueError(f"cross_entropy: target must have shape {target_shape} for input "
-                         f"{input.shape} (the class dim is dim 1), got "
-                         f"{tuple(target_data.shape)}")
+    probabilities = tuple(target_data.shape) == input.shape     # torch's test, as is
+    if probabilities:
+        _check_probabilities(target_data.dtype, ignore_index)
+    elif tuple(target_data.shape) != target_shape:
+        raise LossArgumentError(f"cross_entropy: target must have shape {target_shape} for "
+                                f"input {input.shape} (the class dim is dim 1), or the "
+                                f"input's shape for class probabilities, got "
+                                f"{tuple(target_data.shape)}")
+    elif target_data.dtype.kind not in "iu":
+        raise TargetDtypeError(f"cross_entropy: target must hold integer class indices "
+                               f"(or class probabilities of the input's shape), got dtype "
+                               f"{target_data.dtype}")
     check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
     check_number("cross_entropy", "label_smoothing", label_smoothing)
     if not 0 <= label_smoothing <= 1:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], "
-                         f"got {label_smoothing!r}")
+        raise LossArgumentError(f"cross_entropy: label_smoothing must be in [0, 1], "
+                                f"got {label_smoothing!r}")
+    given_weight = weight
     if weight is not None:
         weight = backend.to_device(xp.asarray(weight._array if isinstance(weight, Tensor)
                                               else weight), input.device)
         if weight.shape != (classes,) or weight.dtype.kind != "f":
-            raise ValueError(f"cross_entropy: weight must be a floating tensor of shape "
-                             f"({classes},), got shape {tuple(weight.shape)}, dtype "
-                             f"{weight.dtype}")
+            raise LossArgumentError(f"cross_entropy: weight must be a floating tensor of "
+                                    f"shape ({classes},), got shape {tuple(weight.shape)}, "
+                                    f"dtype {weight.dtype}")
+    if probabilities:
+        check_reduction("cross_entropy", reduction)
+        target = target if isinstance(target, Tensor) else ops.base.constant(target_data)
+        if weight is not None and not isinstance(given_weight, Tensor):
+            given_weight = ops.base.constant(weight)
+        return _soft_cross_entropy(input, target, given_weight, reduction, label_smoothing,
+                                   resolve_impl("cross_entropy", impl))
     flat = target_data.reshape(-1)
     keep = flat != ignore_index
     counted = flat[keep]
@@ -224,6 +255,38 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
         smooth = smooth if keep.all() else ops.masked_fill(smooth, ~keep, 0.0)
         losses = (1 - label_smoothing) * losses + (label_smoothing / classes) * smooth
     return _reduce_kept(losses, per_row, reduction, target_shape, keep)
+
+
+def _check_probabilities(dtype, ignore_index):
+    # a target of the input's shape holds class probabilities: floating, with no class to
+    # ignore (torch's RuntimeErrors)
+    if not is_floating(dtype):
+        raise RuntimeError(f"cross_entropy: a target of the input's shape holds class "
+                           f"probabilities and must be floating, got dtype {dtype}")
+    if isinstance(ignore_index, (int, np.integer)) and ignore_index >= 0:
+        raise RuntimeError(f"cross_entropy: ignore_index is not supported for class-"
+                           f"probability (floating) targets, got ignore_index={ignore_index}")
+
+
+def _soft_cross_entropy(input, target, weight, reduction, label_smoothing, impl):
+    r"""torch's composition for class probabilities ``target`` (input's shape):
+    :math:`\ell_n = -\sum_c w_c\,p_{n,c} \log\mathrm{softmax}(x_n)_c` with
+    :math:`p = (1 - ε)\,t + ε / C`; "mean" divides the sum by the rows N·d1·..., the
+    weights aside (NaN for no row). The target gets a gradient too, as torch's."""
+    classes = input.shape[0 if input.ndim == 1 else 1]
+    logp = log_softmax(input, dim=0 if input.ndim == 1 else 1, impl=impl)   # input's shape
+    if label_smoothing:
+        target = target * (1 - label_smoothing) + label_smoothing / classes
+    terms = logp * target                                                   # input's shape
+    if weight is not None:      # (C,) as (C, 1, ...): along the class dim
+        terms = terms * weight.reshape((classes,) + (1,) * max(input.ndim - 2, 0))
+    if reduction == "none":
+        return -terms.sum(0 if input.ndim == 1 else 1)                     # (N, d1, ...)
+    total = -terms.sum()
+    if reduction == "sum":
+        return total
+    rows = input.size // classes if input.size else 0
+    return total / rows if rows else total * float("nan")
 
 
 def _nll_target(input, target, target_shape):

@@ -17,11 +17,38 @@ __all__ = ["Size", "Tensor", "as_tensor", "tensor", "to_arguments"]
 
 
 class Size(tuple):
-    """A shape, as ``x.size()`` returns it: a tuple of ints (``torch.Size``)."""
+    """A shape, as ``x.shape`` and ``x.size()`` give it: a tuple of ints (``torch.Size``).
+    A slice of it, ``+`` a tuple (on either side) and ``*`` an int give a Size, as torch's;
+    ``repr`` reads ``Size([2, 3])``, ``str`` (so an f-string, an error message) ``(2, 3)``.
+
+    Example:
+        >>> mg.ones(2, 3).shape[1:] + (4,)                         # Size([3, 4])
+    """
 
     def numel(self):
         """The number of elements of a tensor of this shape."""
         return int(np.prod(self, dtype=np.int64))
+
+    def __getitem__(self, index):
+        item = tuple.__getitem__(self, index)
+        return Size(item) if isinstance(index, slice) else item
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, other))       # a list: tuple's TypeError
+
+    def __radd__(self, other):                         # (4,) + x.shape
+        return Size(tuple.__add__(other, self)) if isinstance(other, tuple) else NotImplemented
+
+    def __mul__(self, times):
+        out = tuple.__mul__(self, times)
+        return out if out is NotImplemented else Size(out)
+
+    __rmul__ = __mul__
+
+    def __repr__(self):
+        return f"Size({list(self)})"
+
+    __str__ = tuple.__repr__
 
 
 class Tensor:
@@ -90,8 +117,8 @@ class Tensor:
     # ----- properties ---------------------------------------------------------------------
     @property
     def shape(self):
-        """The size of each dim, a tuple of ints."""
-        return tuple(self._array.shape)
+        """The size of each dim, a ``Size`` (a tuple of ints, ``torch.Size``)."""
+        return Size(self._array.shape)
 
     @property
     def dtype(self):
@@ -187,7 +214,13 @@ class Tensor:
     def __len__(self):
         if self.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.shape[0]
+        return self._array.shape[0]
+
+    def __iter__(self):
+        # the slices along dim 0, x[0], x[1], ... (torch's unbind); a 0-d tensor has none
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._array.shape[0]))
 
     def __repr__(self):
         # torch's text (printing.py): str() falls back to it, and a Parameter prefixes it
@@ -394,12 +427,27 @@ def tensor(data, requires_grad=False, dtype=None, device="cpu"):
 
 def wrapped_int(value, dtype):
     """The Python int ``value`` cast to the integer ``dtype`` as C casts it (modulo 2**bits,
-    into the dtype's range: -1 is 255 in uint8, 200 is -56 in int8), as torch casts a number
-    beside a tensor; one outside [-2**63, 2**64), which torch cannot unpack, as it is."""
-    info = np.iinfo(dtype)
-    if info.min <= value <= info.max or not -2**63 <= value < 2**64:
+    into the dtype's range: -1 is 255 in uint8, 300 is 44 in int8), as torch casts a number
+    beside a tensor into the dtype an op computes in; one torch cannot read raises its
+    OverflowError (``check_int``)."""
+    dtype = np.dtype(dtype)
+    bits = 8 * dtype.itemsize
+    low = -(1 << bits - 1) if dtype.kind == "i" else 0      # (np.iinfo costs a microsecond)
+    if low <= value < low + (1 << bits):
         return value
-    return (value - int(info.min)) % (1 << info.bits) + int(info.min)
+    check_int(value)
+    return (value - low) % (1 << bits) + low
+
+
+def check_int(value):
+    """Raise torch's OverflowError for a Python int outside [-2**63, 2**64): torch reads a
+    number as an int64, or as a uint64 from 2**63, before any op sees it."""
+    if value >= 1 << 64:
+        raise OverflowError(f"int too big to convert: {value} (a number beside a tensor "
+                            "must lie in [-2**63, 2**64))")
+    if value < -(1 << 63):
+        raise OverflowError(f"can't convert negative int to unsigned: {value} (a number "
+                            "beside a tensor must lie in [-2**63, 2**64))")
 
 
 def as_tensor(value, like=None):
@@ -411,17 +459,27 @@ def as_tensor(value, like=None):
         return Tensor(value)
     xp = like.xp
     if isinstance(value, (bool, int, float)):
+        if type(value) is int and not -(1 << 63) <= value < 1 << 64:
+            check_int(value)                        # torch's OverflowError
         # A floating tensor keeps its dtype, except that a half one with dims takes the
         # number at float32 (``promote`` computes in float32 and rounds once).
         if is_floating(like.dtype):
             dtype = np.float32 if is_half(like.dtype) and like.ndim else like.dtype
         elif isinstance(value, float):              # beside an integer tensor: the default
             dtype = dtypes.get_default_dtype()
-        else:       # an int the dtype cannot hold: OverflowError (torch would cast it to
-            # the op's computing type, which is not known here: u / 300 is a float division)
+        elif like.dtype.kind in "iu" and type(value) is int:
+            # wrapped into the tensor's dtype, the one add, mul, comparisons and bitwise ops
+            # compute in: int8 + 300 is int8 + 44, as torch's (the ops that compute integers
+            # in floating point, u8 / 300, take the int as read: ``ops.base.int_as_read``)
+            dtype = like.dtype
+            if not 0 <= value < 128:                # (which every integer dtype holds)
+                value = wrapped_int(value, dtype)
+        else:                                       # beside bool: int64; complex
             dtype = xp.result_type(like._array, value)
         with backend.silent_floats():              # 1e40 in float32: inf, as torch's
             return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
+    if isinstance(value, np.integer):               # a NumPy int is a Python int to torch
+        return as_tensor(int(value), like)
     return Tensor._from_op(xp.asarray(value, dtype=dtypes.scalar_dtype(value, like.dtype)), None)
 
 

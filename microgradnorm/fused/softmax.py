@@ -115,25 +115,29 @@ def composite_cross_entropy(logits, target, ignore_index=-100, reduction="mean")
 
 
 # ----- the public entries -----------------------------------------------------------------
-def softmax(x, axis=LAST_DIM, *, dim=None, impl=None):
+def softmax(x, axis=LAST_DIM, *, dim=None, impl=None, dtype=None):
     r"""Softmax along ``axis``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed shifted by the max.
 
     ``impl="fused"`` is one node saving only the output; ``"composite"`` the graph of
     primitives (``Tensor.softmax``); None follows ``mg.norm_impl`` (fused by default).
+    ``dtype`` casts x first, as torch's (the gradient through the cast).
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
-    return _row_op("softmax", ops.softmax, Softmax, x, axis, dim, impl)
+    return _row_op("softmax", ops.softmax, Softmax, x, axis, dim, impl, dtype)
 
 
-def log_softmax(x, axis=LAST_DIM, *, dim=None, impl=None):
-    r"""Stable :math:`x_i - \log\sum_j e^{x_j}` along ``axis``; ``impl`` as in ``softmax``."""
-    return _row_op("log_softmax", ops.log_softmax, LogSoftmax, x, axis, dim, impl)
+def log_softmax(x, axis=LAST_DIM, *, dim=None, impl=None, dtype=None):
+    r"""Stable :math:`x_i - \log\sum_j e^{x_j}` along ``axis``; ``impl`` and ``dtype`` as in
+    ``softmax``."""
+    return _row_op("log_softmax", ops.log_softmax, LogSoftmax, x, axis, dim, impl, dtype)
 
 
-def _row_op(fn, composite, fused, x, axis, dim, impl):
+def _row_op(fn, composite, fused, x, axis, dim, impl, dtype):
     arguments.check_tensor(fn, "x", x)
+    if dtype is not None:
+        x = x.astype(dtype, copy=False)
     impl = arguments.resolve_impl(fn, impl)
     axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
     if x.size == 0:

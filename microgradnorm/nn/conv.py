@@ -52,11 +52,9 @@ class _ConvNd(Module):
         if padding_mode not in PADDING_MODES:
             raise ValueError(f"{name}: padding_mode must be one of {PADDING_MODES}, but got "
                              f"padding_mode={padding_mode!r}")
-        if padding_mode != "zeros":
-            raise NotImplementedError(f"{name}: padding_mode={padding_mode!r} is not "
-                                      "implemented; only 'zeros' is")
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.padding_mode = padding_mode
+        self._reversed_padding_repeated_twice = self._pad_amounts()
         dtype = _dtype(dtype)
         shape = (out_channels, in_channels // groups) + self.kernel_size
         self.weight = Parameter(np.zeros(shape, dtype), device=device)
@@ -71,6 +69,27 @@ class _ConvNd(Module):
             raise ValueError(f"{type(self).__name__}: {what} must be an int or {self.dims} "
                              f"ints >= {minimum}, got {value!r}")
         return values
+
+    def _pad_amounts(self):
+        # F.pad's amounts of a padding_mode other than "zeros", torch's: (left, right) of the
+        # last dim first; "same" puts the odd one of d·(k - 1) after, "valid" pads nothing
+        if self.padding == "same":
+            totals = [d * (k - 1) for d, k in zip(self.dilation, self.kernel_size)]
+            pairs = [(total // 2, total - total // 2) for total in totals]
+        elif self.padding == "valid":
+            pairs = [(0, 0)] * self.dims
+        else:
+            pairs = [(p, p) for p in self.padding]
+        return tuple(n for pair in reversed(pairs) for n in pair)
+
+    def _conv(self, conv, x):
+        # conv (F.conv1d, F.conv2d) of x; a padding_mode other than "zeros" pads with F.pad in
+        # that mode first, then convolves without padding, as torch's
+        padding = self.padding
+        if self.padding_mode != "zeros":
+            x = F.pad(x, self._reversed_padding_repeated_twice, mode=self.padding_mode)
+            padding = 0
+        return conv(x, self.weight, self.bias, self.stride, padding, self.dilation, self.groups)
 
     def reset_parameters(self):
         """Draw weight and bias again as torch does, in its order: the weight by
@@ -94,6 +113,8 @@ class _ConvNd(Module):
             text += f", groups={self.groups}"
         if self.bias is None:
             text += ", bias=False"
+        if self.padding_mode != "zeros":
+            text += f", padding_mode={self.padding_mode}"
         return text
 
 
@@ -105,7 +126,9 @@ class Conv1d(_ConvNd):
         kernel_size, stride, padding, dilation: an int or (int,); padding also ``"same"``
             or ``"valid"``.
         groups: independent channel groups. bias: learn a bias per output channel.
-        padding_mode: ``"zeros"`` only (the others raise NotImplementedError).
+        padding_mode: ``"zeros"``, or ``"reflect"``, ``"replicate"``, ``"circular"``: the
+            input padded by ``F.pad`` in that mode (``padding`` on each side; "same" too),
+            then convolved without padding, as torch's.
 
     Parameters: weight (out_channels, in_channels / groups, k), bias (out_channels,).
 
@@ -120,8 +143,7 @@ class Conv1d(_ConvNd):
     def forward(self, x):
         """``F.conv1d`` with this module's weight, bias and options.
         Shape: (N, C_in, L) or (C_in, L) -> (N, C_out, L_out)."""
-        return F.conv1d(self._check_input(x), self.weight, self.bias, self.stride,
-                        self.padding, self.dilation, self.groups)
+        return self._conv(F.conv1d, self._check_input(x))
 
 
 class Conv2d(_ConvNd):
@@ -132,7 +154,9 @@ class Conv2d(_ConvNd):
         kernel_size, stride, padding, dilation: an int or a pair; padding also ``"same"``
             or ``"valid"``.
         groups: independent channel groups. bias: learn a bias per output channel.
-        padding_mode: ``"zeros"`` only (the others raise NotImplementedError).
+        padding_mode: ``"zeros"``, or ``"reflect"``, ``"replicate"``, ``"circular"``: the
+            input padded by ``F.pad`` in that mode (``padding`` on each side; "same" too),
+            then convolved without padding, as torch's.
 
     Parameters: weight (out_channels, in_channels / groups, k_h, k_w), bias (out_channels,).
 
@@ -147,5 +171,4 @@ class Conv2d(_ConvNd):
     def forward(self, x):
         """``F.conv2d`` with this module's weight, bias and options.
         Shape: (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out)."""
-        return F.conv2d(self._check_input(x), self.weight, self.bias, self.stride,
-                        self.padding, self.dilation, self.groups)
+        return self._conv(F.conv2d, self._check_input(x))

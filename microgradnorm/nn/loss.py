@@ -43,15 +43,18 @@ def _check_class_options(name, ignore_index, label_smoothing=0.0):
 
 class CrossEntropyLoss(_WeightedLoss):
     r"""Cross-entropy of logits and integer targets (``F.cross_entropy``):
-    :math:`-w_t \log\mathrm{softmax}(x)_t`, the mean over the targets kept.
+    :math:`-w_t \log\mathrm{softmax}(x)_t`, the mean over the targets kept; or of class
+    probabilities, a floating target of the input's shape:
+    :math:`-\sum_c w_c\,t_c \log\mathrm{softmax}(x)_c`, the mean over the rows.
 
     Args:
         weight: a floating (C,) Tensor, a weight per class, or None.
-        ignore_index: the target value that adds nothing. reduction: "mean", "sum", "none".
-        label_smoothing: ε in [0, 1].
+        ignore_index: the target value that adds nothing (none with probabilities).
+        reduction: "mean", "sum", "none". label_smoothing: ε in [0, 1].
 
     Shape:
-        input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
+        input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...), or
+        input's shape.
 
     Example:
         >>> nn.CrossEntropyLoss(label_smoothing=0.1)(logits, targets)

@@ -1,10 +1,10 @@
 """More of PyTorch's shape vocabulary, beside ``shape.py``: broadcasting (broadcast_to,
-broadcast_tensors), swapaxes, view_as/reshape_as, diagonals (diagonal, diag, diag_embed,
-trace), tile, the stacks (hstack, vstack, dstack, column_stack, atleast_Nd), the splits
-(tensor_split, hsplit, vsplit, dsplit), rot90 and the flips; and the in-place forms of
-the triangle and index writes (``tril_``, ``scatter_``, ``index_add_``, ...), by the
-in-place rules of ``pointwise._in_place``. (``products.py`` holds kron, tensordot, inner,
-cross and the distances.)
+broadcast_tensors), swapaxes, view (a reshape that refuses to copy), view_as/reshape_as,
+diagonals (diagonal, diag, diag_embed, trace), tile, the stacks (hstack, vstack, dstack,
+column_stack, atleast_Nd), the splits (tensor_split, hsplit, vsplit, dsplit), rot90 and the
+flips; and the in-place forms of the triangle and index writes (``tril_``, ``scatter_``,
+``index_add_``, ...), by the in-place rules of ``pointwise._in_place``. (``products.py``
+holds kron, tensordot, inner, cross and the distances.)
 
 Everything is a composition of the primitives, which carry the gradients, except the
 diagonal: ``Diagonal`` is a strided view of its input's memory (as torch's, so
@@ -12,21 +12,23 @@ diagonal: ``Diagonal`` is a strided view of its input's memory (as torch's, so
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
+import math
 import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import is_floating
 from . import elementwise, indexing, reductions
-from .base import (AxisError, broadcast_shape, check_tensor, normalize_axis, result_dtype,
-                   size_args, sizes_of)
+from .base import (AxisError, broadcast_shape, check_tensor, constant, normalize_axis,
+                   result_dtype, size_args, sizes_of)
 from .pointwise import _in_place
 from .shape import Expand, Split, concatenate, flip, repeat, reshape, split, transpose
+from .solves import torch_name
 
-METHODS = ("broadcast_to", "swapaxes", "swapdims", "view_as", "reshape_as", "diagonal",
+METHODS = ("broadcast_to", "swapaxes", "swapdims", "view", "view_as", "reshape_as", "diagonal",
            "diag", "diag_embed", "trace", "tile", "tensor_split", "hsplit", "vsplit",
            "dsplit", "rot90", "fliplr", "flipud", "tril_", "triu_", "scatter_", "scatter_add_",
            "index_add_", "index_fill_", "index_copy_", "diagflat", "msort", "split_with_sizes",
@@ -111,6 +113,90 @@ def swapdims(input, dim0, dim1):
     return transpose(check_tensor("swapdims", input), dim0, dim1)
 
 
+def view(input, *shape):
+    """``torch.Tensor.view``: input's elements in ``shape`` (ints or one tuple; one -1 is
+    inferred), reading input's memory. Where a view of C-ordered memory (a transpose,
+    permute, slice or expand of it) cannot be read in ``shape`` without a copy (a new dim
+    would span two separate runs of it: ``x.T.view(-1)``), torch's RuntimeError; ``reshape``
+    copies there. An op's result whose NumPy memory order is not torch's (NumPy's
+    ``x[:, index]``, ``exp`` of a transpose) and its views are copied where needed, never
+    refused. ``x.view(dtype)`` reads the same bytes as ``dtype`` (``_bits_as``).
+
+    Example:
+        >>> mg.arange(6).reshape(2, 3).view(3, 2)      # a view; .T.view(-1) raises
+    """
+    size = sizes_of(shape)
+    if len(size) == 1 and isinstance(size[0], (str, type, np.dtype)):
+        return _bits_as(input, dtypes.as_dtype(size[0]))
+    array = input._array
+    # torch's strides are these only for a view (of an input: _view_version) of C order
+    if input._view_version is not None and not array.flags.c_contiguous \
+            and backend.memory_owner(array).flags.c_contiguous:
+        new = _inferred(size, array.size)
+        if new is not None and not _viewable(array.shape, array.strides, new):
+            raise RuntimeError(
+                f"view: shape {new} of a tensor of shape {tuple(array.shape)} and strides "
+                f"{input.stride()}: view size is not compatible with input tensor's size and "
+                "stride (at least one dimension spans across two contiguous subspaces). Use "
+                ".reshape(...) instead.")
+    return reshape(input, size)
+
+
+def _bits_as(input, dtype):
+    """``x.view(dtype)``: x's memory read as ``dtype``, the last dim scaled by the ratio of
+    the item sizes; outside the graph (as torch's, even for a float dtype) and sharing x's
+    version counter. torch's RuntimeError where the bytes do not regroup."""
+    array = input._array
+    ratio = dtype.itemsize / array.itemsize
+    if ratio != 1:
+        what = (f"to view {torch_name(array.dtype)} as {torch_name(dtype)} (different element "
+                "sizes)")
+        if array.ndim == 0:
+            raise RuntimeError(f"view(dtype): self.dim() cannot be 0 {what}")
+        if array.shape[-1] != 1 and array.strides[-1] != array.itemsize:
+            raise RuntimeError(f"view(dtype): self.stride(-1) must be 1 {what}, but got "
+                               f"{input.stride(-1)}")
+        if ratio > 1 and array.shape[-1] % ratio:
+            raise RuntimeError(f"view(dtype): self.size(-1) must be divisible by {int(ratio)} "
+                               f"{what}, but got {array.shape[-1]}")
+    out = constant(array.view(dtype))
+    out._version_box = input._version_box          # a write through it is a write to x
+    return out
+
+
+def _inferred(size, count):
+    # ``size`` with its one -1 worked out for ``count`` elements; None where no shape fits
+    # (``reshape`` raises its error then)
+    known = math.prod(n for n in size if n != -1)
+    if size.count(-1) == 0:
+        return size if known == count else None
+    if size.count(-1) > 1 or known == 0 or count % known:
+        return None
+    return tuple(count // known if n == -1 else n for n in size)
+
+
+def _viewable(shape, strides, new_shape):
+    """True where memory of ``shape`` and ``strides`` reads as ``new_shape`` without a copy,
+    by ATen's ``computeStride``: the old dims fall into runs, each dim's step the next
+    one's times its size (a dim of size 1 joins any run); every run must be exactly the
+    product of consecutive new dims. No element, or no dim: always."""
+    if not shape or math.prod(shape) == 0:
+        return True
+    view_d = len(new_shape) - 1
+    run_step, run_count, view_count = strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        run_count *= shape[d]
+        if d == 0 or shape[d - 1] != 1 and strides[d - 1] != run_count * run_step:
+            while view_d >= 0 and (view_count < run_count or new_shape[view_d] == 1):
+                view_count *= new_shape[view_d]
+                view_d -= 1
+            if view_count != run_count:
+                return False
+            if d > 0:                                  # the next run starts at dim d - 1
+                run_step, run_count, view_count = strides[d - 1], 1, 1
+    return view_d == -1
+
+
 def _shape_of(fn, input, other):
     check_tensor(fn, input)
     if not isinstance(other, _tensor.Tensor):
@@ -118,13 +204,12 @@ def _shape_of(fn, input, other):
     if other.size != input.size:
         raise RuntimeError(f"{fn}(): shape {list(other.shape)} is invalid for input of size "
                            f"{input.size}")
-    return reshape(input, other.shape)
+    return (view if fn == "view_as" else reshape)(input, other.shape)
 
 
 def view_as(input, other):
-    """``torch.Tensor.view_as``: input's elements in ``other``'s shape, ``x.view(other.shape)``
-    (``view`` is ``reshape`` here: a copy where the memory order needs one, which torch's
-    ``view`` refuses)."""
+    """``torch.Tensor.view_as``: input's elements in ``other``'s shape, ``x.view(other.shape)``:
+    refused where the memory cannot be read in that shape without a copy, as ``view``."""
     return _shape_of("view_as", input, other)
 
 

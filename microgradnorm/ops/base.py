@@ -291,6 +291,8 @@ def check_fits(fn, value, dtype):
     wraps), a floating or complex one any part with |part| <= its max, inf and NaN."""
     if isinstance(value, np.generic):       # np.float32(2) <= 1.8e308 would cast the bound
         value = value.item()
+    if type(value) is int:
+        _tensor.check_int(value)            # 2**70: torch's OverflowError, before any dtype
     if isinstance(value, complex) and dtype.kind != "c":
         value = value.real                  # what a cast to a real dtype keeps
     if dtype.kind in "iu":
@@ -322,6 +324,40 @@ def fitted(fn, value, dtype):
     if is_floating(dtype) and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     return value
+
+
+def int_as_read(value, like):
+    """``value``, but for a Python int beside an integer Tensor ``like`` whose dtype cannot
+    hold it, the int as torch reads it, an int64 (a uint64 from 2**63) constant: for the ops
+    that compute integers in floating point (true division, atan2, xlogy, float_power),
+    which cast each operand straight to their float, u8 / 300 is u8 / 300.0, not the
+    u8 / 44 of the int wrapped into uint8 (``tensor.as_tensor``, the others' rule)."""
+    if type(value) is not int or not isinstance(like, _tensor.Tensor) or \
+            like.dtype.kind not in "iu" or _tensor.wrapped_int(value, like.dtype) == value:
+        return value
+    return constant(like.xp.asarray(value, dtype=np.uint64 if value >= 1 << 63 else np.int64))
+
+
+def check_number_fits(fn, value, like):
+    """Raise torch's RuntimeError unless a number ``value`` fits the dtype of its result beside
+    the Tensor ``like`` (``check_fits``): ``where`` and ``clamp`` convert a number so, where
+    ``+`` wraps it (int8 beside 300: an error there, 44 here; uint8 beside -1: 255)."""
+    if not isinstance(like, _tensor.Tensor) or not isinstance(value, (numbers.Number,
+                                                                       np.generic)):
+        return
+    if _number_category(value) <= _category(like.dtype):   # it takes like's dtype, as torch's
+        check_fits(fn, value, like.dtype)
+    else:                                       # like's dtype is promoted to the number's
+        check_fits(fn, value, _tensor.as_tensor(value, like).dtype)
+
+
+def _number_category(value):
+    # a number's category, as ``_category`` gives a dtype's
+    if isinstance(value, (bool, np.bool_)):
+        return 0
+    if isinstance(value, numbers.Integral):
+        return 1
+    return 3 if isinstance(value, (complex, np.complexfloating)) else 2
 
 
 def as_array(fn, name, value, like, kind):
@@ -358,6 +394,18 @@ def kept(value, array):
 def raw(value):
     """A Tensor's array; anything else as it is."""
     return value._array if isinstance(value, _tensor.Tensor) else value
+
+
+def raw_number(value, like):
+    """``raw(value)``, but a Python int beside the Tensor ``like`` as ``tensor.as_tensor``
+    types it, for NumPy's in-place arithmetic: wrapped into an integer dtype (int8's
+    ``add_(300)`` adds 44, as torch's), torch's OverflowError past [-2**63, 2**64)."""
+    if type(value) is not int:
+        return raw(value)
+    if like.dtype.kind in "iu":
+        return _tensor.wrapped_int(value, like.dtype)
+    _tensor.check_int(value)
+    return value
 
 
 def raw_index(index):

@@ -20,17 +20,20 @@ from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import accumulation_dtype, get_default_dtype, is_half
 from . import elementwise
-from .base import broadcast, conj, float_input, fma, promote, result_dtype, unbroadcast
+from .base import (broadcast, check_fits, conj, float_input, fma, int_as_read, promote,
+                   result_dtype, unbroadcast)
 from .elementwise import Add, Div, Mul, Sub
 from .pointwise import _in_place
 
 
 # ----- what binary.py and ternary.py share ----------------------------------------------------
 def operands(fn, input, other, numbers_as=("input", "other"), both_numbers=False,
-             names=("input", "other")):
+             names=("input", "other"), floating=False):
     """``(input, other)`` as Tensors, a number typed beside the other operand as torch types
     it; ``numbers_as`` names the arguments that may be a number, ``both_numbers`` whether
-    both may (``torch.add(2, 3)`` is ``tensor(5)``); ``names``, the arguments' own names."""
+    both may (``torch.add(2, 3)`` is ``tensor(5)``); ``names``, the arguments' own names.
+    ``floating``: the op computes integers in floating point, so that an int beside an
+    integer tensor enters as read, not wrapped into its dtype (``int_as_read``)."""
     Tensor = _tensor.Tensor
     numbers_as = [names[("input", "other").index(n)] for n in numbers_as]
     for name, value in zip(names, (input, other)):
@@ -42,6 +45,8 @@ def operands(fn, input, other, numbers_as=("input", "other"), both_numbers=False
             raise TypeError(f"{fn}: expected a Tensor, got two numbers ({input!r}, {other!r})")
         input = Tensor(input)
     like = input if isinstance(input, Tensor) else other
+    if floating:
+        input, other = int_as_read(input, like), int_as_read(other, like)
     return _tensor.as_tensor(input, like), _tensor.as_tensor(other, like)
 
 
@@ -49,11 +54,12 @@ def _is_number(value):
     return isinstance(value, (numbers.Number, np.bool_))
 
 
-def scalar(fn, name, value, dtype):
+def scalar(fn, name, value, dtype, negated=False):
     """``value`` (``alpha``, ``value``, a number ``weight``) as a Python number for a result of
     ``dtype``, by torch's checks: a 0-d tensor gives its item; a complex number needs a
     complex result; ``alpha`` may not be fractional for an integer result nor a bool for a
-    non-bool one, while ``value`` is cast (truncated)."""
+    non-bool one, while ``value`` is cast (truncated); ``dtype`` must hold it (``-value``
+    where the op ``negated`` it: sub's alpha)."""
     if isinstance(value, _tensor.Tensor) and value.ndim == 0:
         value = value.item()
     if not _is_number(value):
@@ -67,6 +73,7 @@ def scalar(fn, name, value, dtype):
     if name == "alpha" and kind in "biu" and not integral:
         raise RuntimeError(f"{fn}: for integral input tensors, alpha must not be a floating "
                            f"point number, got {value!r}")
+    check_fits(fn, -value if negated else value, dtype)    # int8 alpha=300: no wrap, as torch
     return int(value) if kind in "iu" else bool(value) if kind == "b" else value
 
 
@@ -121,7 +128,7 @@ def _adding(fn, sign, doc):
         if type(alpha) is int and alpha == 1:
             return (Add if sign > 0 else Sub).apply(input, other)
         dtype = result_dtype(input._array, other._array)
-        alpha = scalar(fn, "alpha", alpha, dtype)
+        alpha = scalar(fn, "alpha", alpha, dtype, negated=sign < 0)
         return AddScaled.apply(input, other, alpha=alpha if sign > 0 else -alpha, dtype=dtype)
     add.__name__ = add.__qualname__ = fn
     add.__doc__ = doc
@@ -220,7 +227,8 @@ def _half_rounded(xp, a, b, dtype, mode, divisor):
 
 def _div(fn, input, other, rounding_mode):
     divisor = other if isinstance(other, numbers.Real) else None     # a number, as given
-    input, other = operands(fn, input, other, both_numbers=True)
+    input, other = operands(fn, input, other, both_numbers=True,
+                            floating=rounding_mode is None)
     if rounding_mode is None:
         return Div.apply(input, other)
     if not isinstance(rounding_mode, str):
@@ -271,15 +279,19 @@ class Binary(Function):
     def forward(ctx, a, b):
         function = ctx.function
         ctx.shapes = a.shape, b.shape
-        a, b, dtype = promote(a, b)
+        if a.dtype.kind in "biu" and b.dtype.kind in "biu" and function.integers != "keep":
+            if function.integers == "refuse":
+                raise NotImplementedError(f"{function.name}: not implemented for "
+                                          f"{result_dtype(a, b)} tensors (give a floating "
+                                          "tensor)")
+            # each straight to the float, as torch casts: atan2(int8, tensor(300)) reads
+            # 300.0, not the 44 of 300 in int8
+            a, b, dtype = float_input(a), float_input(b), get_default_dtype()
+        else:
+            a, b, dtype = promote(a, b)
         if dtype.kind == "c" and function.complex_error:
             raise function.complex_error(f"{function.name}: not implemented for complex "
                                          f"tensors (dtype {dtype})")
-        if dtype.kind in "biu" and function.integers != "keep":
-            if function.integers == "refuse":
-                raise NotImplementedError(f"{function.name}: not implemented for {dtype} "
-                                          "tensors (give a floating tensor)")
-            a, b, dtype = float_input(a), float_input(b), get_default_dtype()
         wide = accumulation_dtype(dtype) if function.opmath else dtype
         out = broadcast(function.name, lambda a, b: function.f(backend.array_module(a), a, b),
                         a.astype(wide, copy=False), b.astype(wide, copy=False))
@@ -444,8 +456,11 @@ class Xlogy(Binary):
 
 def _function(name, node, numbers_as, doc):
     # mg.atan2(input, other), ...: the operands checked (which may be numbers), one node
+    floating = node.integers == "float"
+
     def function(input, other):
-        return node.apply(*operands(name, input, other, numbers_as=numbers_as))
+        return node.apply(*operands(name, input, other, numbers_as=numbers_as,
+                                    floating=floating))
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc
     return function
@@ -481,7 +496,8 @@ def float_power(input, exponent):
     """``input ** exponent`` in float64 (complex128 for a complex operand), whatever the
     inputs' dtypes (``torch.float_power``); either may be a number. The gradients are
     ``pow``'s, cast back to each input's dtype."""
-    input, exponent = operands("float_power", input, exponent, names=("input", "exponent"))
+    input, exponent = operands("float_power", input, exponent, names=("input", "exponent"),
+                               floating=True)
     wide = dtypes.complex128 if "c" in (input.dtype.kind, exponent.dtype.kind) \
         else dtypes.float64
     return elementwise.pow(input.astype(wide, copy=False), exponent.astype(wide, copy=False))

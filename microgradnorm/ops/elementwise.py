@@ -9,12 +9,11 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import (accumulation_dtype, cast_gradient, get_default_dtype, is_floating,
-                      upcast_half)
+from ..dtypes import accumulation_dtype, cast_gradient, is_floating, is_half, upcast_half
 from . import logical
-from .base import (arithmetic, as_array, broadcast, check_fits, check_orderable, check_tensor,
-                   complex_sign, conj, constant, fitted, float_input, kept, promote, rounded,
-                   torch_sign, unbroadcast)
+from .base import (arithmetic, as_array, broadcast, check_fits, check_number_fits,
+                   check_orderable, check_tensor, complex_sign, conj, constant, fitted,
+                   float_input, int_as_read, kept, promote, rounded, torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -81,17 +80,27 @@ class Mul(Function):
         return grad_a, grad_b
 
 
-def _true_divide(a, b):
-    # integers and bools divide into the default dtype (float32), as torch's
-    out = a / b
-    if out.dtype.kind == "f" and not is_floating(a.dtype) and not is_floating(b.dtype):
-        out = out.astype(get_default_dtype())
-    return out
-
-
 class Div(Mul):
-    name, combine = "div", staticmethod(_true_divide)
+    name, combine = "div", operator.truediv
     b_read_by_its_own_gradient = True
+
+    @classmethod
+    def apply(cls, a, b):
+        # an int beside an integer tensor enters as read, not wrapped into its dtype:
+        # u8 / 300 divides by 300.0, as torch's (``int_as_read``)
+        if type(b) is int:
+            b = int_as_read(b, a)
+        elif type(a) is int:
+            a = int_as_read(a, b)
+        return super().apply(a, b)
+
+    @staticmethod
+    def forward(ctx, a, b):
+        if a.dtype.kind in "biu" and b.dtype.kind in "biu":
+            # integers and bools divide in the default dtype (float32), each cast straight
+            # to it, as torch's: int8 / tensor(300) is 1 / 300.0, not 1 / 44
+            a, b = float_input(a), float_input(b)
+        return Mul.forward(ctx, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -552,6 +561,8 @@ def pow(input, exponent):
     if x.dtype.kind in "iu" and isinstance(exponent, numbers.Integral) and exponent < 0:
         raise RuntimeError(f"pow: integers to negative integer powers are not allowed "
                            f"({x.dtype} tensor, exponent {exponent})")
+    if isinstance(exponent, numbers.Integral) or is_half(x.dtype):
+        check_number_fits("pow", exponent, x)      # int8 ** 300: torch's RuntimeError
     return Pow.apply(x, exponent=exponent)
 
 
@@ -592,6 +603,7 @@ def clamp(x, min=None, max=None):
                 not isinstance(bound, numbers.Real) or isinstance(bound, bool)):
             raise TypeError(f"clamp: {name} must be a number, a Tensor or None, "
                             f"got {type(bound).__name__} {bound!r}")
+        check_number_fits("clamp", bound, x)       # int8 with max=300: torch's RuntimeError
     return Clamp.apply(x, min, max)
 
 
@@ -606,6 +618,9 @@ def where(condition, a=None, b=None):
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     if like is None:
         a = like = Tensor(a)
+    for value in (a, b):    # 300 beside int8: torch's RuntimeError (beside half: inf)
+        if not is_half(like.dtype):
+            check_number_fits("where", value, like)
     array = as_array("where", "condition", condition, like, "b")
     return Where.apply(a, b, condition=kept(condition, array))
 

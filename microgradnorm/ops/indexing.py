@@ -43,6 +43,8 @@ class GetItem(Function):
             # x[1, 2]: a 0-d view, as torch's (t[1, 2].add_(5) writes into t). Recorded, a
             # copy: y[0] += 5 then writes it back through y[0] = ..., as torch's CopySlices
             out = x[(index if isinstance(index, tuple) else (index,)) + (Ellipsis,)]
+        elif not out.flags.c_contiguous and not _is_basic_index(index):
+            out = out.copy()        # NumPy's x[:, [0, 2]] is a transposed buffer; torch's not
         return out
 
     @staticmethod
@@ -131,6 +133,7 @@ class Gather(Function):
 def getitem(x, index):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors); a 0-d
     integer tensor is an int, as torch reads it (``c[y].add_(1)`` for y in a tensor)."""
+    check_steps(index)
     if isinstance(index, tuple):
         index = tuple([_as_int(part) for part in index])
     else:
@@ -144,6 +147,15 @@ def getitem(x, index):
         # place and writes back through y[0] = ... (``base._augmented``)
         out._view_version, out._element = 0, True
     return out
+
+
+def check_steps(index):
+    """torch's ValueError for a slice of ``index`` (``x[index]``) stepping by 0 or backwards
+    (``x[::-1]``: ``flip`` reverses)."""
+    for part in index if isinstance(index, tuple) else (index,):
+        if isinstance(part, slice) and part.step is not None and part.step <= 0:
+            raise ValueError("step must be greater than zero" if part.step else
+                             "slice step cannot be zero")
 
 
 def _as_int(part):

@@ -16,6 +16,7 @@ from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import is_half
 from .base import conj, reduce_sum, unbroadcast
+from .solves import torch_name
 
 METHODS = ("mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm", "addmv")
 SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation may use
@@ -104,8 +105,21 @@ class MatMul(Function):
 
 
 def matmul(a, b):
-    """``a @ b`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), broadcast."""
+    """``a @ b`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), broadcast;
+    two tensors of one dtype (no promotion: torch's RuntimeError, as ``mm``'s)."""
+    if isinstance(a, _tensor.Tensor) and isinstance(b, _tensor.Tensor) \
+            and a._array.dtype != b._array.dtype:
+        raise _mixed_dtypes(a, b)
     return MatMul.apply(a, b)
+
+
+def _mixed_dtypes(a, b):
+    # torch's error for operands of two dtypes: its dot's for two vectors, else its mm's
+    x, y = torch_name(a.dtype), torch_name(b.dtype)
+    if a.ndim == b.ndim == 1:
+        return RuntimeError(f"matmul: expected both vectors to have the same dtype, but found "
+                            f"{x} and {y}")
+    return RuntimeError(f"matmul: expected m1 and m2 to have the same dtype, but got: {x} != {y}")
 
 
 def _check_operands(fn, ndims, **operands):

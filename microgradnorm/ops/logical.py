@@ -37,19 +37,10 @@ def _binary_operands(fn, input, other):
         if not _is_operand(value):
             raise TypeError(f"{fn}: {name} must be a Tensor or a number, got "
                             f"{type(value).__name__}")
+    # an int beside an integer tensor wraps into its dtype (``as_tensor``): uint8 & -1 is
+    # uint8 & 255, int8 < 300 is int8 < 44, as torch's
     like = input if isinstance(input, Tensor) else other
-    input, other = _typed_int(input, like), _typed_int(other, like)
     return _tensor.as_tensor(input, like), _tensor.as_tensor(other, like)
-
-
-def _typed_int(value, like):
-    # An int beside an integer tensor, wrapped into its dtype as torch casts it: uint8 & -1
-    # is uint8 & 255, int8 < 300 is int8 < 44. Only where the op computes in that dtype
-    # (comparisons, bitwise ops, integer division); u / 300 divides in float.
-    if isinstance(like, _tensor.Tensor) and like.dtype.kind in "iu" and \
-            isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
-        return _tensor.wrapped_int(int(value), like.dtype)
-    return value
 
 
 # ----- tests: isnan, isinf, isfinite ----------------------------------------------------------
@@ -401,7 +392,7 @@ def comparison(op):
         if not isinstance(other, (_tensor.Tensor, numbers.Number, np.ndarray, np.generic,
                                   list, tuple)) and not backend.is_cupy_array(other):
             return NotImplemented
-        other = _tensor.as_tensor(_typed_int(other, self), self)
+        other = _tensor.as_tensor(other, self)      # an int wraps: int8 < 300 is < 44
         a, b, _ = promote(self._array, other._array)
         if op not in (operator.eq, operator.ne):
             check_orderable(op.__name__, a)

@@ -280,19 +280,19 @@ class _Methods:
         is ``mg.add``'s (checked as torch's, the sum rounded once)."""
         if alpha != 1.0:
             return binary.add_scaled_(self, other, alpha=alpha)
-        raw = base.raw(other)
+        raw = base.raw_number(other, self)
         return self._inplace(lambda d: d.__iadd__(raw), Add.apply, other)
 
     def sub_(self, other, *, alpha=1):
         """In place ``self -= alpha * other``; the rules of ``add_``."""
         if alpha != 1:
             return binary.sub_scaled_(self, other, alpha=alpha)
-        raw = base.raw(other)
+        raw = base.raw_number(other, self)
         return self._inplace(lambda d: d.__isub__(raw), Sub.apply, other)
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
-        raw = base.raw(other)
+        raw = base.raw_number(other, self)
         return self._inplace(lambda d: d.__imul__(raw), Mul.apply, other)
 
     def div_(self, other, *, rounding_mode=None):
@@ -300,7 +300,7 @@ class _Methods:
         "floor" rounds the quotient, as ``mg.div``'s; an integer tensor takes only those."""
         if rounding_mode is not None or self.dtype.kind in "biu":
             return binary.div_checked_(self, other, rounding_mode=rounding_mode)
-        raw = base.raw(other)
+        raw = base.raw_number(other, self)
         return self._inplace(lambda d: d.__itruediv__(raw), Div.apply, other)
 
     def copy_(self, other):
@@ -337,6 +337,7 @@ class _Methods:
     __itruediv__ = _augmented(div_, Div.apply)
 
     def __setitem__(self, index, value):
+        indexing.check_steps(index)                     # x[::-1] = v: torch's ValueError
         raw, raw_index = base.raw(value), base.raw_index(index)
         return self._inplace(lambda d: d.__setitem__(raw_index, raw),
                              lambda before, v: indexing.index_put(before, index, v), value)
@@ -407,7 +408,7 @@ class _Methods:
     norm = reductions.norm
 
     # ----- shape (ops/shape.py) -----------------------------------------------------------
-    reshape = view = shape_ops.reshape
+    reshape = shape_ops.reshape       # view: arrange.py (reshape without a copy)
     flatten = shape_ops.flatten
     permute = shape_ops.permute
     transpose = shape_ops.transpose

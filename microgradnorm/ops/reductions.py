@@ -9,6 +9,7 @@ everywhere; an empty tuple of dims reduces every dim, as torch's.
 ones it lists itself."""
 
 import builtins
+import numbers
 
 import numpy as np
 
@@ -16,14 +17,15 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
-from ..dtypes import check_number, get_default_dtype, is_floating, is_half
+from ..dtypes import as_dtype, check_number, get_default_dtype, is_floating, is_half
 from . import elementwise, return_types
 from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, check_reducible,
                    check_tensor, constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
 from .complex import imag, real
 from .indexing import pick_along
 from .scans import cummax, cummin, logcumsumexp  # noqa: F401  (mg.*, METHODS: scans.py)
-from .vector_norm import PNorm, norm_order
+from .solves import torch_name
+from .vector_norm import PNorm, norm_dtype, norm_order, nuclear_norm
 
 METHODS = ("logsumexp", "count_nonzero", "nansum", "nanmean", "cummax", "cummin",
            "logcumsumexp")
@@ -160,6 +162,19 @@ def _keepdims(fn, keepdims, keepdim):
     return bool(keepdim)
 
 
+def _in_dtype(fn, x, dtype):
+    """``x`` cast to ``dtype`` (None: x itself) before a reduction, as torch's ``dtype=``: the
+    gradient flows through the cast; an integer dtype for an input that requires grad is
+    torch's RuntimeError while grad is enabled."""
+    if dtype is None:
+        return x
+    dtype = as_dtype(dtype)
+    if dtype.kind in "biu" and x.requires_grad and is_grad_enabled():
+        raise RuntimeError(f"{fn}(): dtype {dtype} for an input that requires grad: autograd "
+                           "does not support integer dtypes")
+    return x.astype(dtype, copy=False)
+
+
 def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
     axis = normalize_axis(fn, axis, x.ndim, dim=dim, reduce=True)
     if issubclass(function, Extreme):            # a max of nothing has no value
@@ -167,16 +182,32 @@ def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
     return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
 
 
-def sum(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
-    """Sum over ``axis`` (None: every element; an int or a tuple).
+def sum(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None):
+    """Sum over ``axis`` (None: every element; an int or a tuple); ``dtype`` casts x first,
+    as torch's (``x.sum(dtype=mg.float64)``), the gradient through the cast.
 
     Shape: x's without the reduced dims (size 1 there with ``keepdims``)."""
-    return _reduce("sum", Sum, x, axis, keepdims, dim, keepdim)
+    out = _reduce("sum", Sum, _in_dtype("sum", x, dtype), axis, keepdims, dim, keepdim)
+    return out if dtype is None else out.astype(dtype, copy=False)    # int32: not int64
 
 
-def mean(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
-    """Arithmetic mean over ``axis``; arguments and shape as in ``sum``."""
+def mean(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None):
+    """Arithmetic mean over ``axis``; arguments and shape as in ``sum``. A floating or
+    complex x, or a floating or complex ``dtype`` to cast it to first; else torch's
+    RuntimeError (``mg.arange(5).mean()``: it could not infer the output dtype)."""
+    if dtype is not None and not _inexact(as_dtype(dtype)):
+        raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: "
+                           f"{torch_name(as_dtype(dtype))}")
+    x = _in_dtype("mean", x, dtype)
+    if not _inexact(x.dtype):
+        raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
+                           f"a floating point or complex dtype. Got: {torch_name(x.dtype)}")
     return _reduce("mean", Mean, x, axis, keepdims, dim, keepdim)
+
+
+def _inexact(dtype):
+    return is_floating(dtype) or dtype.kind == "c"
 
 
 def amax(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
@@ -315,6 +346,9 @@ def var(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=Non
     """Variance over ``axis``, sum(|x - mean|²) / (n - correction), in two passes; n <=
     correction gives inf (NaN for a constant x), as torch. ``unbiased``: correction 1/0.
     A complex x gives the real var(x.real) + var(x.imag), torch's way."""
+    if not _inexact(x.dtype):
+        raise RuntimeError(f"std and var only support floating point and complex dtypes, got "
+                           f"{x.dtype}")
     axis = normalize_axis("var", axis, x.ndim, dim=dim, reduce=True)
     keepdims = _keepdims("var", keepdims, keepdim)
     if unbiased is not None:
@@ -379,12 +413,14 @@ def _shifted(x, axis):
     return x - _row_max(x, axis)
 
 
-def softmax(x, axis=LAST_DIM, *, dim=None):
-    r"""Softmax along ``axis``: :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`.
+def softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
+    r"""Softmax along ``axis``: :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`;
+    ``dtype`` casts x first, as torch's.
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
+    x = _in_dtype("softmax", x, dtype)
     axis = normalize_axis("softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
         return x * 1.0                   # as empty as x, as in torch
@@ -392,8 +428,10 @@ def softmax(x, axis=LAST_DIM, *, dim=None):
     return e / sum(e, axis, keepdims=True)
 
 
-def log_softmax(x, axis=LAST_DIM, *, dim=None):
-    r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``."""
+def log_softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
+    r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``; ``dtype`` as
+    ``softmax``'s."""
+    x = _in_dtype("log_softmax", x, dtype)
     axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
         return x * 1.0
@@ -401,27 +439,36 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None):
     return z - sum(z.exp(), axis, keepdims=True).log()
 
 
-def norm(x, p=2, dim=None, keepdim=False):
-    r"""``torch.norm`` of a vector: :math:`(\sum |x|^p)^{1/p}` over ``dim`` (None, or an empty
+def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
+    r"""``torch.norm``: the p-norm :math:`(\sum |x|^p)^{1/p}` over ``dim`` (None, or an empty
     tuple: every element), one ``PNorm`` node (ops/vector_norm.py) with torch's gradient,
-    0 at a zero element or a zero norm where the composition's would be NaN.
+    0 at a zero element or a zero norm where the composition's would be NaN; "nuc" the sum
+    of the singular values (``vector_norm.nuclear_norm``).
 
     Args:
         x: a floating or complex tensor (a complex one gives its real dtype).
         p: a number or a 0-d tensor of one: 0 counts the nonzero elements, ``inf`` /
             ``-inf`` take the largest / smallest |x|, a negative p gives 0 when an element
-            is 0.
+            is 0. "fro" (the default) or None: 2, over at most two dims. "nuc": the
+            matrices of the two dims ``dim`` (a 2-D x without ``dim``).
         dim: an int, a tuple of ints or None.
         keepdim: keep the reduced dims as size 1.
+        dtype: compute in this floating dtype (a widening cast of x, as torch's).
 
     Example:
         >>> x.norm(2, dim=-1, keepdim=True)
+        >>> mg.norm(mg.eye(3), "nuc")                                      # tensor(3.)
     """
     check_tensor("norm", x)
-    p = norm_order("norm", p)
     if not (is_floating(x.dtype) or x.dtype.kind == "c"):
         raise RuntimeError(f"norm: expected a floating point or complex tensor as input, got "
                            f"{x.dtype}")
+    x = norm_dtype("norm", x, dtype)
+    if isinstance(p, str):
+        if p != "fro" or not (dim is None or isinstance(dim, numbers.Integral) or len(dim) <= 2):
+            return nuclear_norm(x, p, dim, keepdim)
+        p = 2
+    p = norm_order("norm", 2 if p is None else p)
     axis = normalize_axis("norm", dim, x.ndim, reduce=True)
     if (p < 0 or p == np.inf) and 0 in x.shape and (
             axis is None or builtins.any(x.shape[d] == 0 for d in axis)):
@@ -551,15 +598,11 @@ class NanSum(Function):
 def _nan_reduction(fn, input, dim, keepdim, dtype):
     # (input in ``dtype`` if given, the axis); NaN is 0 before a cast to an integer dtype
     check_tensor(fn, input)
-    if dtype is not None:
-        if np.dtype(dtype).kind in "biu" and input.requires_grad and is_grad_enabled():
-            raise RuntimeError(f"{fn}(): dtype {np.dtype(dtype)} for an input that requires "
-                               "grad: autograd does not support integer dtypes")
-        if is_floating(input.dtype) and not is_floating(np.dtype(dtype)):
-            data = input._array
-            input = constant(input.xp.where(input.xp.isnan(data), 0, data))
-        input = input.astype(dtype, copy=False)
-    return input, normalize_axis(fn, dim, input.ndim, reduce=True)
+    if dtype is not None and is_floating(input.dtype) and not is_floating(np.dtype(dtype)) \
+            and not (input.requires_grad and is_grad_enabled()):       # (else refused below)
+        data = input._array
+        input = constant(input.xp.where(input.xp.isnan(data), 0, data))
+    return _in_dtype(fn, input, dtype), normalize_axis(fn, dim, input.ndim, reduce=True)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):

@@ -11,8 +11,10 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import is_half, real_of
-from .base import complex_sign, torch_sign
+from ..dtypes import as_dtype, is_floating, is_half, real_of
+from .base import complex_sign, normalize_axis, torch_sign
+from .decompositions import SVDVals
+from .solves import check_matrices, torch_name
 
 
 def norm_order(fn, p):
@@ -23,6 +25,54 @@ def norm_order(fn, p):
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"{fn}(): p must be a real number, got {p!r}")
     return float(p)
+
+
+def norm_dtype(fn, x, dtype):
+    """``x`` in ``dtype`` (None: as it is), the ``dtype=`` of the norms; refused where torch
+    refuses the cast: to a dtype neither floating nor complex, a narrowing one, or between
+    real and complex."""
+    if dtype is None:
+        return x
+    dtype = as_dtype(dtype)
+    if not (is_floating(dtype) or dtype.kind == "c"):
+        raise RuntimeError(f"{fn}: dtype should be floating point or complex, but got "
+                           f"{torch_name(dtype)}")
+    if (x.dtype.kind == "c") != (dtype.kind == "c"):
+        kind = "complex for complex" if x.dtype.kind == "c" else "real for real"
+        raise RuntimeError(f"{fn}: dtype should be {kind} inputs, but got {torch_name(dtype)}")
+    if dtype.itemsize < x.dtype.itemsize or (dtype.itemsize == x.dtype.itemsize
+                                             and dtype != x.dtype):
+        raise RuntimeError(f"{fn}: the dtype of the input ({torch_name(x.dtype)}) should be "
+                           f"convertible without narrowing to the specified dtype "
+                           f"({torch_name(dtype)})")
+    return x.astype(dtype, copy=False)
+
+
+def nuclear_norm(x, p, dim, keepdim):
+    r"""``torch.norm``'s string orders past the 2-norm, as its ``linalg.matrix_norm``:
+    "nuc", :math:`\sum_i \sigma_i` of each matrix of the two dims ``dim`` (every dim when
+    None); "fro" over more than two dims, or another string, is torch's RuntimeError.
+
+    Shape: x's without ``dim`` (size 1 there with ``keepdim``)."""
+    fn = "linalg.matrix_norm"
+    if x.ndim < 2:
+        raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
+    dims = tuple(range(x.ndim)) if dim is None else \
+        (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
+    if len(dims) != 2:
+        raise RuntimeError(f"{fn}: dim must be a 2-tuple. Got {' '.join(map(str, dims))}")
+    first, second = (normalize_axis(fn, d, x.ndim, single=True) for d in dims)
+    if first == second:
+        raise RuntimeError(f"{fn}: dims must be different. Got ({dims[0]}, {dims[1]})")
+    if p != "nuc":
+        raise RuntimeError(f"{fn}: Order {p} not supported.")
+    rest = [d for d in range(x.ndim) if d not in (first, second)]
+    matrices = x.permute(*rest, first, second)                          # (..., m, n)
+    check_matrices("linalg.svdvals", matrices, square=False, kernel="linalg_svd_cpu")
+    out = SVDVals.apply(matrices).sum(-1)                               # (...)
+    if keepdim:
+        out = out.reshape(tuple(1 if d in (first, second) else n for d, n in enumerate(x.shape)))
+    return out
 
 
 def p_norm(x, p, axis=None, keepdims=False):

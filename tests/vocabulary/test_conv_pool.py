@@ -287,11 +287,6 @@ def test_conv_module_arguments_as_torch(args, options):
     same_error(lambda: nn.Conv2d(*args, **options), lambda: torch.nn.Conv2d(*args, **options))
 
 
-def test_padding_modes_other_than_zeros_are_not_implemented():
-    with pytest.raises(NotImplementedError, match="padding_mode='reflect'"):
-        nn.Conv2d(2, 2, 3, padding=1, padding_mode="reflect")
-
-
 @pytest.mark.parametrize("cls, args, options", [
     ("MaxPool2d", (2,), dict()),
     ("MaxPool2d", (3,), dict(stride=2, padding=1, ceil_mode=True)),
