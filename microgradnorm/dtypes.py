@@ -212,6 +212,11 @@ TENSOR_TYPES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfT
                 **({} if bfloat16 is None else {bfloat16: "BFloat16Tensor"})}
 
 
+def torch_name(dtype):
+    """torch's name of ``dtype`` in its messages: "Long", "Half", "ComplexFloat"."""
+    return TENSOR_TYPES.get(dtype, str(dtype)).removesuffix("Tensor")
+
+
 def tensor_type_dtype(name):
     """The dtype of a legacy type name, ``"torch.DoubleTensor"`` or ``"DoubleTensor"`` (a CUDA
     one too); a ValueError naming the known ones otherwise."""

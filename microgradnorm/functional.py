@@ -433,7 +433,7 @@ def linear(input, weight, bias=None):
     if input.ndim == 0 or weight.ndim not in (1, 2) or (weight.ndim == 1 and bias is not None):
         raise RuntimeError(f"linear: input must have 1 or more dims and weight 2 (or 1, "
                            f"without a bias), got input {input.shape}, weight {weight.shape}")
-    if input.shape[-1] != weight.shape[-1]:
+    if input._array.shape[-1] != weight._array.shape[-1]:    # (arrays' shapes: no Size)
         raise RuntimeError(f"linear: input's last dim {input.shape[-1]} must match weight's "
                            f"in_features {weight.shape[-1]} (input {input.shape}, weight "
                            f"{weight.shape})")
@@ -441,7 +441,7 @@ def linear(input, weight, bias=None):
         if value is not None and value.dtype != input.dtype:
             raise RuntimeError(f"linear: {name} must have the input's dtype {input.dtype}, "
                                f"got {value.dtype}")
-    if bias is None or bias.shape == weight.shape[:1]:      # (out,): one node
+    if bias is None or bias._array.shape == weight._array.shape[:1]:   # (out,): one node
         return ops.Linear.apply(input, weight) if bias is None else \
             ops.Linear.apply(input, weight, bias)          # (no None: apply's quicker path)
     out = input @ weight.T                                  # (*, in) @ (in, out)

@@ -25,13 +25,29 @@ class Size(tuple):
         >>> mg.ones(2, 3).shape[1:] + (4,)                         # Size([3, 4])
     """
 
+    def __new__(cls, sizes=()):
+        sizes = tuple(sizes)
+        for i, n in enumerate(sizes):
+            if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+                raise TypeError(f"Size() takes an iterable of 'int' (item {i} is "
+                                f"'{type(n).__name__}')")
+        return tuple.__new__(cls, [int(n) for n in sizes])
+
     def numel(self):
         """The number of elements of a tensor of this shape."""
         return int(np.prod(self, dtype=np.int64))
 
+    def __eq__(self, other):                  # a Tensor is no shape: False, as torch's
+        return False if isinstance(other, Tensor) else tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return True if isinstance(other, Tensor) else tuple.__ne__(self, other)
+
+    __hash__ = tuple.__hash__
+
     def __getitem__(self, index):
         item = tuple.__getitem__(self, index)
-        return Size(item) if isinstance(index, slice) else item
+        return _size(Size, item) if isinstance(index, slice) else item
 
     def __add__(self, other):
         return Size(tuple.__add__(self, other))       # a list: tuple's TypeError
@@ -41,7 +57,7 @@ class Size(tuple):
 
     def __mul__(self, times):
         out = tuple.__mul__(self, times)
-        return out if out is NotImplemented else Size(out)
+        return out if out is NotImplemented else _size(Size, out)
 
     __rmul__ = __mul__
 
@@ -49,6 +65,9 @@ class Size(tuple):
         return f"Size({list(self)})"
 
     __str__ = tuple.__repr__
+
+
+_size = tuple.__new__
 
 
 class Tensor:
@@ -118,7 +137,7 @@ class Tensor:
     @property
     def shape(self):
         """The size of each dim, a ``Size`` (a tuple of ints, ``torch.Size``)."""
-        return Size(self._array.shape)
+        return _size(Size, self._array.shape)         # (NumPy's ints: no check to make)
 
     @property
     def dtype(self):

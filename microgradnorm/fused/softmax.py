@@ -135,9 +135,8 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None, impl=None, dtype=None):
 
 
 def _row_op(fn, composite, fused, x, axis, dim, impl, dtype):
+    x = ops.reductions.in_dtype(fn, x, dtype, floating=True)     # cast first, as torch's
     arguments.check_tensor(fn, "x", x)
-    if dtype is not None:
-        x = x.astype(dtype, copy=False)
     impl = arguments.resolve_impl(fn, impl)
     axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
     if x.size == 0:

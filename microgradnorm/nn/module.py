@@ -508,7 +508,7 @@ class Module:
                                 f"got {type(x).__name__}; wrap data with mg.tensor(...)")
             x = Tensor(x, device=backend.device_of(x))
         k = 0 if trailing is None else len(trailing)
-        if k and (x.ndim < k or x.shape[-k:] != tuple(trailing)):
+        if k and (x.ndim < k or x._array.shape[-k:] != tuple(trailing)):
             if x.ndim < k:
                 got = f"input has {x.ndim} dims"
             elif k == 1:

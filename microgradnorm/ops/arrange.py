@@ -20,13 +20,12 @@ import numpy as np
 from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import is_floating
+from ..dtypes import is_floating, torch_name
 from . import elementwise, indexing, reductions
 from .base import (AxisError, broadcast_shape, check_tensor, constant, normalize_axis,
                    result_dtype, size_args, sizes_of)
 from .pointwise import _in_place
 from .shape import Expand, Split, concatenate, flip, repeat, reshape, split, transpose
-from .solves import torch_name
 
 METHODS = ("broadcast_to", "swapaxes", "swapdims", "view", "view_as", "reshape_as", "diagonal",
            "diag", "diag_embed", "trace", "tile", "tensor_split", "hsplit", "vsplit",

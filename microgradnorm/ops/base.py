@@ -159,6 +159,8 @@ def reduce_sum(x, axis, keepdims, mean=False):
     if mean and x.size == 0:             # each slice empty: 0 / 0 is NaN, silently, as torch's
         with np.errstate(invalid="ignore"):
             return x.sum(axis=axis, keepdims=keepdims) / 0
+    if x.dtype.kind == "u" and not mean:     # NumPy sums unsigned ints in uint64, torch int64
+        return x.sum(axis=axis, keepdims=keepdims, dtype=np.int64)
     if x.dtype.itemsize >= 4 or not is_half(x.dtype):     # (itemsize: no calls, mostly)
         return x.mean(axis=axis, keepdims=keepdims) if mean else \
             x.sum(axis=axis, keepdims=keepdims)
@@ -400,6 +402,8 @@ def raw_number(value, like):
     """``raw(value)``, but a Python int beside the Tensor ``like`` as ``tensor.as_tensor``
     types it, for NumPy's in-place arithmetic: wrapped into an integer dtype (int8's
     ``add_(300)`` adds 44, as torch's), torch's OverflowError past [-2**63, 2**64)."""
+    if isinstance(value, np.integer):          # a NumPy int is a Python int to torch
+        value = int(value)
     if type(value) is not int:
         return raw(value)
     if like.dtype.kind in "iu":

@@ -14,9 +14,8 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import is_half
+from ..dtypes import is_half, torch_name
 from .base import conj, reduce_sum, unbroadcast
-from .solves import torch_name
 
 METHODS = ("mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm", "addmv")
 SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation may use

@@ -17,14 +17,13 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
-from ..dtypes import as_dtype, check_number, get_default_dtype, is_floating, is_half
+from ..dtypes import as_dtype, check_number, get_default_dtype, is_floating, is_half, torch_name
 from . import elementwise, return_types
 from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, check_reducible,
                    check_tensor, constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
 from .complex import imag, real
 from .indexing import pick_along
 from .scans import cummax, cummin, logcumsumexp  # noqa: F401  (mg.*, METHODS: scans.py)
-from .solves import torch_name
 from .vector_norm import PNorm, norm_dtype, norm_order, nuclear_norm
 
 METHODS = ("logsumexp", "count_nonzero", "nansum", "nanmean", "cummax", "cummin",
@@ -162,13 +161,18 @@ def _keepdims(fn, keepdims, keepdim):
     return bool(keepdim)
 
 
-def _in_dtype(fn, x, dtype):
+def in_dtype(fn, x, dtype, floating=False):
     """``x`` cast to ``dtype`` (None: x itself) before a reduction, as torch's ``dtype=``: the
     gradient flows through the cast; an integer dtype for an input that requires grad is
-    torch's RuntimeError while grad is enabled."""
+    torch's RuntimeError while grad is enabled. ``floating`` (softmax, log_softmax, whose
+    kernels torch has for real floating dtypes only): another dtype is torch's
+    NotImplementedError."""
     if dtype is None:
         return x
     dtype = as_dtype(dtype)
+    if floating and not is_floating(dtype):
+        raise NotImplementedError(f'"{fn}" not implemented for {torch_name(dtype)} (the '
+                                  "dtype= it was given)")
     if dtype.kind in "biu" and x.requires_grad and is_grad_enabled():
         raise RuntimeError(f"{fn}(): dtype {dtype} for an input that requires grad: autograd "
                            "does not support integer dtypes")
@@ -187,7 +191,7 @@ def sum(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None)
     as torch's (``x.sum(dtype=mg.float64)``), the gradient through the cast.
 
     Shape: x's without the reduced dims (size 1 there with ``keepdims``)."""
-    out = _reduce("sum", Sum, _in_dtype("sum", x, dtype), axis, keepdims, dim, keepdim)
+    out = _reduce("sum", Sum, in_dtype("sum", x, dtype), axis, keepdims, dim, keepdim)
     return out if dtype is None else out.astype(dtype, copy=False)    # int32: not int64
 
 
@@ -199,7 +203,7 @@ def mean(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None
         raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be "
                            f"either a floating point or complex dtype. Got: "
                            f"{torch_name(as_dtype(dtype))}")
-    x = _in_dtype("mean", x, dtype)
+    x = in_dtype("mean", x, dtype)
     if not _inexact(x.dtype):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {torch_name(x.dtype)}")
@@ -420,7 +424,7 @@ def softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
     """
-    x = _in_dtype("softmax", x, dtype)
+    x = in_dtype("softmax", x, dtype, floating=True)
     axis = normalize_axis("softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
         return x * 1.0                   # as empty as x, as in torch
@@ -431,7 +435,7 @@ def softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
 def log_softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
     r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``; ``dtype`` as
     ``softmax``'s."""
-    x = _in_dtype("log_softmax", x, dtype)
+    x = in_dtype("log_softmax", x, dtype, floating=True)
     axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
         return x * 1.0
@@ -602,7 +606,7 @@ def _nan_reduction(fn, input, dim, keepdim, dtype):
             and not (input.requires_grad and is_grad_enabled()):       # (else refused below)
         data = input._array
         input = constant(input.xp.where(input.xp.isnan(data), 0, data))
-    return _in_dtype(fn, input, dtype), normalize_axis(fn, dim, input.ndim, reduce=True)
+    return in_dtype(fn, input, dtype), normalize_axis(fn, dim, input.ndim, reduce=True)
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):

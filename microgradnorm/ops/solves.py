@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend
 from ..autograd.function import Function
-from ..dtypes import TENSOR_TYPES, is_floating, is_half
+from ..dtypes import is_floating, is_half, torch_name  # noqa: F401  (torch_name: linalg's)
 from .base import broadcast_shape, check_tensor, constant, unbroadcast
 
 
@@ -26,11 +26,6 @@ class LinAlgError(RuntimeError):
 
 
 # ----- checks ---------------------------------------------------------------------------------
-def torch_name(dtype):
-    """torch's name of ``dtype`` in its messages: "Long", "Half", "ComplexFloat"."""
-    return TENSOR_TYPES.get(dtype, str(dtype)).removesuffix("Tensor")
-
-
 def check_kernel(kernel, A):
     """torch's dispatch error, a NotImplementedError naming its CPU kernel ``kernel``, unless
     ``A`` is float32, float64 or complex: what torch raises where that kernel is the first

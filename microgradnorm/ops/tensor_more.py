@@ -24,7 +24,7 @@ from ..autograd.function import Function
 from ..autograd import hooks
 from ..autograd.inputs import _refuse_stale_view
 from ..tensor import _snapshot
-from . import linalg, logical
+from . import binary, elementwise, linalg, logical
 from . import shape as shape_ops
 from .arrange import _ints
 from .base import (ALL_DIMS, AxisError, _augmented, check_tensor, constant, normalize_axis,
@@ -46,7 +46,8 @@ METHODS = ("t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_
            "resolve_conj", "resolve_neg", "register_post_accumulate_grad_hook",
            "new_empty_strided", "narrow_copy", "chalf",
            "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__ilshift__",
-           "__irshift__", "__iand__", "__ior__", "__ixor__", "__ifloordiv__", "__imod__")
+           "__irshift__", "__iand__", "__ior__", "__ixor__", "__ifloordiv__", "__imod__",
+           "__ipow__", "__contains__")
 
 
 # ----- the shape changed in place: t_, transpose_, squeeze_, unsqueeze_ -----------------------
@@ -624,3 +625,13 @@ __ilshift__, __irshift__ = bitwise_left_shift_, bitwise_right_shift_
 __iand__, __ior__, __ixor__ = bitwise_and_, bitwise_or_, bitwise_xor_
 __ifloordiv__ = _augmented(floor_divide_, logical.floor_divide)
 __imod__ = _augmented(remainder_, logical.remainder)
+__ipow__ = _augmented(binary.pow_, elementwise.pow)       # x **= 2 writes x, as torch's
+
+
+def __contains__(self, element):
+    """``element in x``: whether any element of x equals it (a number or a Tensor), as
+    torch's ``(x == element).any()``."""
+    if not isinstance(element, (numbers.Number, _tensor.Tensor)):
+        raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                           f"passed in a {type(element).__name__}.")
+    return bool((self == element).any())

@@ -14,7 +14,8 @@ from ..autograd.function import Function
 from ..dtypes import as_dtype, is_floating, is_half, real_of
 from .base import complex_sign, normalize_axis, torch_sign
 from .decompositions import SVDVals
-from .solves import check_matrices, torch_name
+from ..dtypes import torch_name
+from .solves import check_matrices
 
 
 def norm_order(fn, p):
@@ -55,6 +56,8 @@ def nuclear_norm(x, p, dim, keepdim):
 
     Shape: x's without ``dim`` (size 1 there with ``keepdim``)."""
     fn = "linalg.matrix_norm"
+    if p not in ("nuc", "fro"):
+        raise RuntimeError(f"{fn}: Order {p} not supported.")
     if x.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     dims = tuple(range(x.ndim)) if dim is None else \

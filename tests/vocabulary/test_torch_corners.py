@@ -299,3 +299,75 @@ def test_norm_of_three_dims_matches_torch(call):
     (lambda lib, x: x.long().norm(dtype=lib.float64), "floating point or complex")])
 def test_norm_refuses_what_torch_refuses(call, message):
     raises_as_torch(call, normal((3, 4)).astype(np.float32), match=message)
+
+
+# ----- found by a second read ------------------------------------------------------------
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "bool"])
+def test_integer_and_bool_sums_are_int64_as_torchs(dtype):
+    values = np.array([1, 0, 1, 1]).astype(dtype)
+    for axis in (None, 0):
+        ours = mg.tensor(values).sum() if axis is None else mg.tensor(values).sum(axis)
+        theirs = torch.tensor(values).sum() if axis is None else torch.tensor(values).sum(axis)
+        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        assert (ours - 10).tolist() == (theirs - 10).tolist()          # -7, not 2**64 - 7
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_softmax_dtype_casts_first_and_refuses_what_torch_refuses(fn):
+    ints = [[1, 2, 3]]
+    for ours in (getattr(F, fn), getattr(mg, fn)):
+        got = ours(mg.tensor(ints), 1, dtype=mg.float64)
+        want = getattr(torch, fn)(torch.tensor(ints), 1, dtype=torch.float64)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15)
+        for dtype in (mg.int64, mg.complex64):
+            with pytest.raises(NotImplementedError, match=fn):
+                ours(mg.tensor([[1.0, 2.0]]), 1, dtype=dtype)
+    with pytest.raises(NotImplementedError):
+        getattr(torch, fn)(torch.tensor([[1.0, 2.0]]), 1, dtype=torch.int64)
+
+
+def test_in_place_arithmetic_takes_numpy_ints_as_python_ints():
+    for lib in (mg, torch):
+        x = lib.tensor([5, 250], dtype=lib.uint8)
+        x.add_(np.int64(1))
+        x += np.int32(10)
+        x.mul_(np.int16(2))
+        assert x.tolist() == [32, 10]                 # (250 + 11) * 2 wraps, as torch's
+
+
+def test_pow_in_place_and_membership_are_torchs():
+    for lib in (mg, torch):
+        x = lib.tensor([3.0, 2.0])
+        alias = x
+        x **= 2
+        assert alias.tolist() == [9.0, 4.0]
+        grid = lib.tensor([[1, 2], [3, 4]])
+        assert 3 in grid and 5 not in grid and lib.tensor(4) in grid
+    with pytest.raises(RuntimeError, match="only supports Tensor or scalar"):
+        "a" in mg.ones(2)
+
+
+def test_size_takes_ints_only_and_is_never_equal_to_a_tensor():
+    for lib in (mg, torch):
+        assert (lib.Size([2]) == lib.tensor([2])) is False
+        assert (lib.Size([2]) != lib.tensor([2])) is True
+        assert lib.Size([2, 3]) == (2, 3) and hash(lib.Size([2, 3])) == hash((2, 3))
+        with pytest.raises(TypeError, match="iterable of 'int'"):
+            lib.Size([2.0, 3])
+
+
+def test_a_bad_norm_order_is_named_before_the_dims():
+    for lib in (mg, torch):
+        with pytest.raises(RuntimeError, match="Order foo not supported"):
+            lib.ones(2, 3).norm("foo", dim=1)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sigmoid_keeps_its_left_tail(dtype):
+    x = np.linspace(-80, 80, 16001).astype(dtype)
+    ours = mg.sigmoid(mg.tensor(x)).numpy().astype(np.float64)
+    exact = torch.sigmoid(torch.tensor(x, dtype=torch.float64)).numpy()
+    ulp = np.spacing(exact.astype(dtype)).astype(np.float64)
+    assert np.max(np.abs(ours - exact) / ulp) <= 4                 # 1 + tanh(x/2): 47 ulps
+    assert mg.sigmoid(mg.tensor([-40.0], dtype=mg.float64)).item() == pytest.approx(4.248e-18,
+                                                                                     rel=1e-3)
