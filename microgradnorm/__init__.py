@@ -2,6 +2,9 @@
 
 from . import autograd, nn, optim, utils
 from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
+# torch.cpu, torch.distributed, torch.jit, torch.random, torch.special, torch.testing
+from . import cpu, distributed, jit, random, special, testing
+from .torch_misc import is_nonzero
 from .amp import autocast
 from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
 from .autograd import (enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
@@ -85,8 +88,8 @@ from .activations import celu, hardshrink, prelu, selu, threshold
 from .functional import celu_, pairwise_distance, relu_, rrelu, rrelu_, selu_, threshold_
 from .vision import pixel_shuffle, pixel_unshuffle
 from .printing import get_printoptions, set_printoptions
-# torch.linalg (linalg.py)
-from . import linalg
+# torch.linalg (linalg.py); torch.fft (fft.py) and torch.distributions (distributions/)
+from . import distributions, fft, linalg
 from .ops.decompositions import (cholesky, det, inverse, logdet, matrix_exp, matrix_power,
                                  pinverse, qr, slogdet, svd)
 # torch.* utilities, creation and math functions (ops/torch_more.py, torch_misc.py)
@@ -210,7 +213,8 @@ __all__ += ["addbmm", "addmv_", "addr", "adjoint", "as_strided", "bitwise_left_s
             "index_reduce", "is_conj", "is_neg", "masked_scatter", "narrow_copy", "put",
             "resolve_conj", "resolve_neg", "scatter_reduce", "select_scatter", "slice_scatter",
             "unique_consecutive"]
-__all__ += ["linalg", "cholesky", "det", "inverse", "logdet", "matrix_exp", "matrix_power",
+__all__ += ["distributions", "fft", "linalg", "cholesky", "det", "inverse", "logdet",
+            "matrix_exp", "matrix_power",
             "pinverse", "qr", "slogdet", "svd"]
 __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
             "arctanh_", "are_deterministic_algorithms_enabled", "asarray", "asin_", "asinh_",
@@ -235,3 +239,4 @@ __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsin
             "set_warn_always", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
             "tanh_", "trapezoid", "trapz", "tril_indices", "triu_indices", "trunc_",
             "unravel_index", "use_deterministic_algorithms", "xlogy_", "zero_"]
+__all__ += ["cpu", "distributed", "is_nonzero", "jit", "random", "special", "testing"]

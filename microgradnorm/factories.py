@@ -346,7 +346,9 @@ def bernoulli(input, p=None, *, generator=None):
         raise TypeError(f"bernoulli: input holds the probabilities and must be floating, got "
                         f"dtype {input.dtype}")
     source = np.asarray(backend.to_numpy(input._array))
-    array = np.empty_like(source)            # torch's empty_like keeps input's layout
+    # torch's empty_like(input, LEGACY_CONTIGUOUS_MEMORY_FORMAT): row-major whatever input's
+    # layout (a transposed or an expanded p), the draws in row-major order
+    array = np.empty(source.shape, source.dtype)
     if p is None:
         probs = streams.fill_order(array, source)
         streams.fill(array, lambda n, c: sampling.bernoulli(gen, n, array.dtype, probs))

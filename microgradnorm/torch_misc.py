@@ -1,7 +1,8 @@
 """The process-level settings PyTorch scripts call at their top, with torch's names,
 arguments and checks: thread counts, matmul precision, deterministic algorithms, the
 default device, ``compile``, anomaly detection, the warning mode, denormals, and
-``is_inference_mode_enabled``.
+``is_inference_mode_enabled``; beside them ``is_nonzero``, torch's truth of a one-element
+tensor.
 
 What each changes here (docs/pytorch.md): ``set_num_threads`` sets NumPy's BLAS threads
 through ``threadpoolctl``; the rest is recorded and read back, because nothing here has
@@ -19,12 +20,14 @@ from . import backend
 from .autograd import anomaly
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import _state as _grad_state
+from .tensor import Tensor
 
 __all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_device",
            "get_deterministic_debug_mode", "get_float32_matmul_precision",
            "get_num_interop_threads", "get_num_threads", "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
-           "is_inference_mode_enabled", "is_warn_always_enabled", "set_anomaly_enabled",
+           "is_inference_mode_enabled", "is_nonzero", "is_warn_always_enabled",
+           "set_anomaly_enabled",
            "set_default_device", "set_deterministic_debug_mode", "set_float32_matmul_precision",
            "set_flush_denormal", "set_num_interop_threads", "set_num_threads",
            "set_warn_always", "use_deterministic_algorithms"]
@@ -254,3 +257,13 @@ def set_flush_denormal(mode):
     returns whether it took effect); ``mode`` must be a bool (RuntimeError, as torch's)."""
     _check_bool("set_flush_denormal", "mode", mode, RuntimeError)
     return False
+
+
+# ----- a tensor's truth -----------------------------------------------------------------------
+def is_nonzero(input):
+    """The one element of ``input`` as a bool (``torch.is_nonzero``): a RuntimeError for
+    no element or more than one, a TypeError for what is not a Tensor, as torch's."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_nonzero(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_nonzero()

@@ -105,7 +105,7 @@ for impl in ("fused", "composite"):
     print(f"layer_norm {impl:9}: dx {np.abs(xt.grad - dx).max():.1e}  "
           f"dgamma {np.abs(wt.grad - dgamma).max():.1e}  dbeta {np.abs(bt.grad - dbeta).max():.1e}")
     xt, wt = (mg.tensor(a, requires_grad=True) for a in (x, gamma))
-    F.rms_norm(xt, 8, wt, impl=impl).backward(dy)
+    F.rms_norm(xt, 8, wt, 1e-6, impl=impl).backward(dy)     # the formula's eps, LLaMA's
     print(f"rms_norm   {impl:9}: dx {np.abs(xt.grad - dx_rms).max():.1e}  "
           f"dgamma {np.abs(wt.grad - dgamma_rms).max():.1e}")
 

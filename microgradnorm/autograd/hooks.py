@@ -13,17 +13,23 @@ from .inputs import _tensor
 
 
 class RemovableHandle:
-    """A hook's handle: ``remove()`` unregisters it, as does leaving it as a context manager."""
+    """A hook's handle: ``remove()`` unregisters it, as does leaving it as a context manager.
+    ``extra_dict`` (a dict or a list of dicts, torch's): tables of the hook's flags
+    (a module hook's ``with_kwargs``), keyed by the same id, that ``remove()`` clears too."""
 
     _ids = itertools.count()
 
-    def __init__(self, hooks):
+    def __init__(self, hooks, *, extra_dict=None):
         self.hooks = hooks
         self.id = next(RemovableHandle._ids)
+        self.extra = () if extra_dict is None else \
+            tuple(extra_dict) if isinstance(extra_dict, list) else (extra_dict,)
 
     def remove(self):
         """Unregister the hook."""
         self.hooks.pop(self.id, None)
+        for table in self.extra:
+            table.pop(self.id, None)
 
     def __enter__(self):
         return self

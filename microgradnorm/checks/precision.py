@@ -16,6 +16,7 @@ from .. import dtypes
 from ..autograd import grad
 from ..fused.twin import LEARNED
 from ..norms import NORMS, lookup
+from ..norms.arguments import machine_eps
 from ..tensor import Tensor
 
 __all__ = ["DTYPES", "FAMILIES", "Cell", "PrecisionReport", "draw_family", "draw_input",
@@ -136,8 +137,10 @@ def measure(norm, impl, dtype, family, shape=QUICK_SHAPE, seed=0):
     with np.errstate(all="ignore"):
         rounded = {n: a.astype(low).astype(np.float32).astype(np.float64)
                    for n, a in arrays.items()}
-        # the truth: PyTorch's formula (the fused node: eps inside, two-pass variance)
-        truth = _run(_library(spec), rounded, np.float64)
+        # the truth: PyTorch's formula (the fused node: eps inside, two-pass variance); an
+        # eps that defaults to a machine epsilon (RMSNorm's) is the low dtype's in both
+        same_eps = {"eps": machine_eps(low)} if spec.has_eps and spec.eps is None else {}
+        truth = _run(_library(spec, **same_eps), rounded, np.float64)
         got = _run(fn, arrays, low)              # overflow and 0/0 are what we measure
     return Cell(spec.name, impl, str(dtype), family,
                 {name: _error(got[name], truth[name]) for name in truth})

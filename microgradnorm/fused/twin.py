@@ -157,8 +157,15 @@ class Twin:
 
     @property
     def eps(self):
-        """The default eps, or None for a twin without one."""
+        """The default eps, or None: for a twin without one, or one whose default is the
+        machine epsilon of x's statistics (RMSNorm's, PyTorch's); ``has_eps`` tells the two
+        apart."""
         return self.defaults.get("eps")
+
+    @property
+    def has_eps(self):
+        """Whether it takes an eps (declares the option)."""
+        return "eps" in self.defaults
 
     def variants(self):
         """[(label, {option: value})]: one per combination of the options' ``variants``

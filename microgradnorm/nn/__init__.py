@@ -11,7 +11,8 @@ from .activation import (CELU, GLU, SELU, Hardshrink, Hardsigmoid, Hardswish, Lo
                          ReLU6, RReLU, Softmax2d, Softmin, Softshrink, Softsign, Tanhshrink,
                          Threshold)
 from .attention import MultiheadAttention
-from .channel_norms import BatchNorm2d, GroupNorm, InstanceNorm1d, InstanceNorm2d
+from .channel_norms import (BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d,
+                            InstanceNorm2d, InstanceNorm3d, SyncBatchNorm)
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -28,6 +29,9 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d,
                       ZeroPad2d, ZeroPad3d)
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+# nn.parallel: DataParallel (the module itself, run), DistributedDataParallel (refused)
+from . import parallel
+from .parallel import DataParallel
 from .transformer import (PLACEMENTS, GPT, CausalSelfAttention, FeedForward, TransformerBlock,
                           deepnorm_constants, swiglu_hidden)
 from .upsampling import (PixelShuffle, PixelUnshuffle, Upsample, UpsamplingBilinear2d,
@@ -47,6 +51,9 @@ from .conv_more import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
                         Bilinear, ChannelShuffle, ConvTranspose1d, ConvTranspose2d, Dropout1d,
                         Fold, LazyLinear, LocalResponseNorm, MaxUnpool2d, UninitializedParameter,
                         Unfold)
+# the lazy norms (lazy_norms.py)
+from .lazy_norms import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d,
+                         LazyInstanceNorm2d, LazyInstanceNorm3d, UninitializedBuffer)
 from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
                     load, parameters_to_vector, save, vector_to_parameters)
 
@@ -92,3 +99,9 @@ __all__ += ["AdaptiveAvgPool1d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Alph
             "Bilinear", "ChannelShuffle", "ConvTranspose1d", "ConvTranspose2d", "Dropout1d",
             "Fold", "LazyLinear", "LocalResponseNorm", "MaxUnpool2d", "UninitializedParameter",
             "Unfold"]
+# __all__ additions: channel_norms.py, lazy_norms.py
+__all__ += ["BatchNorm3d", "InstanceNorm3d", "SyncBatchNorm", "LazyBatchNorm1d",
+            "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d",
+            "LazyInstanceNorm3d", "UninitializedBuffer"]
+# __all__ additions: parallel.py
+__all__ += ["DataParallel", "parallel"]

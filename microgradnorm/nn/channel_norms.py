@@ -1,6 +1,7 @@
-"""The channel norms of CNNs (``impl="fused" | "composite"``): GroupNorm, InstanceNorm1d and
-InstanceNorm2d, and BatchNorm2d. Each holds its parameters and buffers under PyTorch's names
-and forwards to its functional norm, which checks the input."""
+"""The channel norms of CNNs (``impl="fused" | "composite"``): GroupNorm, InstanceNorm1d/2d/3d,
+BatchNorm2d/3d and SyncBatchNorm (one process: BatchNorm over (N, C, *)). Each holds its
+parameters and buffers under PyTorch's names and forwards to its functional norm, which
+checks the input."""
 
 import math
 import warnings
@@ -9,11 +10,11 @@ import numpy as np
 
 from .. import functional as F
 from ..norms import arguments
-from ..tensor import Tensor
 from .module import Parameter, _check_positive, _dtype
-from .normalization import BatchNorm1d, NormModule
+from .normalization import NormModule, _BatchNorm, _fill, _NormBase
 
-__all__ = ["BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d"]
+__all__ = ["BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "SyncBatchNorm"]
 
 
 def _affine_parameters(module, channels, affine, bias, dtype, device):
@@ -66,6 +67,11 @@ class GroupNorm(NormModule):
         groups = math.gcd(max(width // 2, 1), 32)
         return cls(groups, width, impl=impl, dtype=dtype, device=device)
 
+    def reset_parameters(self):
+        """γ to ones and β to zeros, in place (``torch.nn.GroupNorm.reset_parameters``)."""
+        _fill(self.weight, 1.0)
+        _fill(self.bias, 0.0)
+
     def forward(self, x):
         """GroupNorm of ``x``. Shape: (N, C, *) -> the same."""
         return F.group_norm(self._check_input(x), self.num_groups, self.weight, self.bias,
@@ -73,47 +79,37 @@ class GroupNorm(NormModule):
 
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
-                f"affine={self.affine}, impl={self.impl!r}")
+                f"affine={self.affine}, bias={self.bias is not None}{self._impl_repr()}")
 
 
-class _InstanceNorm(NormModule):
-    """InstanceNorm1d's and InstanceNorm2d's shared body: PyTorch's ``_InstanceNorm``.
-    ``batch_dims`` is the dims of a batched input; one fewer is a single sample."""
+class _InstanceNorm(_NormBase):
+    """InstanceNorm1d's, 2d's and 3d's shared body: PyTorch's ``_InstanceNorm``, whose
+    defaults keep no affine parameters and no running statistics. ``batch_dims`` is the dims
+    of a batched input; one fewer is a single sample."""
 
     batch_dims = None
-    # a state dict without the counter loads, leaving it as it is (torch's _NormBase does)
-    _optional_state = ("num_batches_tracked",)
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
                  track_running_stats=False, device="cpu", dtype=None, *, bias=True,
                  impl=None):
-        super().__init__()
-        name = type(self).__name__
-        _check_positive(name, num_features=num_features)
-        arguments.check_eps(name, eps)
-        arguments.check_impl(name, impl)
-        arguments.check_momentum(name, momentum, allow_none=True)
-        self.num_features, self.eps, self.momentum, self.impl = num_features, eps, momentum, impl
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dtype = _affine_parameters(self, num_features, affine, bias, dtype, device)
-        if track_running_stats:
-            # PyTorch registers the counter too, and InstanceNorm never advances it
-            for buffer, value in (("running_mean", np.zeros(num_features, dtype)),
-                                  ("running_var", np.ones(num_features, dtype)),
-                                  ("num_batches_tracked", np.array(0, np.int64))):
-                self.register_buffer(buffer, Tensor(value, device=device))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+        # PyTorch registers num_batches_tracked too, and InstanceNorm never advances it
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias, impl)
+
+    def _feature_dim(self, x):
+        """The channels' dim of ``x``, its dims checked: 0 for a single sample, else 1."""
+        if x.ndim not in (self.batch_dims - 1, self.batch_dims):
+            raise ValueError(f"{type(self).__name__}: expected {self.batch_dims - 1}D or "
+                             f"{self.batch_dims}D input, got {x.ndim}D input of shape "
+                             f"{x.shape}")
+        return x.ndim - (self.batch_dims - 1)
 
     def _instance_norm(self, x):
         """PyTorch's forward: the dims and channels checked, a single sample given a batch
         dim of 1; the sample's own statistics in training or without running statistics,
         the running ones in eval. ``momentum=None`` is 0 here: the running statistics stay."""
         x, name = self._check_input(x), type(self).__name__
-        if x.ndim not in (self.batch_dims - 1, self.batch_dims):
-            raise ValueError(f"{name}: expected {self.batch_dims - 1}D or {self.batch_dims}D "
-                             f"input, got {x.ndim}D input of shape {x.shape}")
-        feature_dim = x.ndim - (self.batch_dims - 1)        # 0 for a single sample, else 1
+        feature_dim = self._feature_dim(x)
         if x.shape[feature_dim] != self.num_features:
             message = (f"{name}({self.num_features}): expected input's size at "
                        f"dim={feature_dim} to match num_features ({self.num_features}), got "
@@ -129,11 +125,6 @@ class _InstanceNorm(NormModule):
                             momentum=0.0 if self.momentum is None else self.momentum,
                             eps=self.eps, impl=self.impl)
         return y if x.ndim == self.batch_dims else y.squeeze(0)
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}, "
-                f"impl={self.impl!r}")
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -175,7 +166,23 @@ class InstanceNorm2d(_InstanceNorm):
         return self._instance_norm(x)
 
 
-class BatchNorm2d(BatchNorm1d):
+class InstanceNorm3d(_InstanceNorm):
+    r"""InstanceNorm over (N, C, D, H, W) or (C, D, H, W) (``torch.nn.InstanceNorm3d``):
+    each volume's channel normalized over its D·H·W positions; as ``InstanceNorm1d``
+    otherwise.
+
+    Example:
+        >>> y = nn.InstanceNorm3d(3)(mg.randn(2, 3, 4, 4, 4))
+    """
+
+    batch_dims = 5
+
+    def forward(self, x):
+        """InstanceNorm of ``x``. Shape: (N, C, D, H, W) or (C, D, H, W) -> the same."""
+        return self._instance_norm(x)
+
+
+class BatchNorm2d(_BatchNorm):
     r"""BatchNorm over (N, C, H, W) per channel (``torch.nn.BatchNorm2d``): statistics over
     N, H and W. In training the batch's (biased variance) normalize and the running ones
     move (unbiased variance; ``momentum=None``: the cumulative average), in eval the running
@@ -187,8 +194,73 @@ class BatchNorm2d(BatchNorm1d):
 
     norm = "batch_norm"
     places = ("channel",)
-    input_dims, input_shape = (4,), "(N, C, H, W)"
+    input_dims = (4,)
 
     def forward(self, x):
         """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C, H, W) -> the same."""
-        return super().forward(x)
+        return self._batch_norm(x)
+
+
+class BatchNorm3d(_BatchNorm):
+    r"""BatchNorm over (N, C, D, H, W) per channel (``torch.nn.BatchNorm3d``): statistics
+    over N, D, H and W; as ``BatchNorm2d`` otherwise.
+
+    Example:
+        >>> bn = nn.BatchNorm3d(4); y = bn(mg.randn(2, 4, 3, 5, 5))
+    """
+
+    input_dims = (5,)
+
+    def forward(self, x):
+        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C, D, H, W) -> the same."""
+        return self._batch_norm(x)
+
+
+class SyncBatchNorm(_BatchNorm):
+    r"""BatchNorm over (N, C, *) (``torch.nn.SyncBatchNorm``). PyTorch's synchronizes the
+    statistics across the processes of a distributed run; this library runs in one process,
+    where torch's falls back to ``F.batch_norm``, and so does this one: BatchNorm over every
+    dim but the channels, for any input of at least 2 dims. ``process_group`` is kept and
+    not used. ``convert_sync_batchnorm`` turns a model's BatchNorm*d into these.
+
+    Example:
+        >>> model = nn.SyncBatchNorm.convert_sync_batchnorm(nn.Sequential(nn.BatchNorm2d(4)))
+    """
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device="cpu", dtype=None, *,
+                 bias=True, impl=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias, impl=impl)
+        self.process_group = process_group
+
+    def _check_input_dim(self, x):
+        if x.ndim < 2:
+            raise ValueError(f"SyncBatchNorm: expected input of at least 2 dims (got "
+                             f"{x.ndim}D input of shape {x.shape})")
+        if x.shape[1] == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+
+    def forward(self, x):
+        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C, *) -> the same."""
+        return self._batch_norm(x)
+
+    @classmethod
+    def convert_sync_batchnorm(cls, module, process_group=None):
+        """``module`` with every BatchNorm1d/2d/3d below it replaced by a SyncBatchNorm of
+        its options that holds its parameters and buffers (the same Tensors) and its
+        training mode; a BatchNorm itself gives a new module, anything else comes back
+        changed in place (``torch.nn.SyncBatchNorm.convert_sync_batchnorm``)."""
+        converted = module
+        if isinstance(module, _BatchNorm):
+            converted = cls(module.num_features, module.eps, module.momentum, module.affine,
+                            module.track_running_stats, process_group,
+                            bias=module.bias is not None, impl=module.impl)
+            if module.affine:
+                converted.weight, converted.bias = module.weight, module.bias
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                setattr(converted, name, getattr(module, name))
+            object.__setattr__(converted, "training", module.training)
+        for name, child in list(module.named_children()):
+            setattr(converted, name, cls.convert_sync_batchnorm(child, process_group))
+        return converted

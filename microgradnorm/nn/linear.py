@@ -41,9 +41,10 @@ class Linear(Module):
 
     def forward(self, x):
         """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features)."""
+        weight = self.weight          # read once: a parametrized weight is computed per read
         x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
-                              self.weight)
-        return F.linear(x, self.weight, self.bias)
+                              weight)
+        return F.linear(x, weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -3,15 +3,17 @@ dotted path (docs/architecture.md, "Module scopes")."""
 
 import threading
 import weakref
-from collections import namedtuple
+from collections import OrderedDict
 
 import numpy as np
 
-from .. import autograd, backend, dtypes
+from .. import autograd, backend, dtypes, torch_misc
 from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
 from ..norms import norm_impl
 from ..tensor import Tensor, to_arguments
+from .module_hooks import ModuleHooks
+from .module_state import ModuleState
 
 
 class Parameter(Tensor):
@@ -56,24 +58,6 @@ class Parameter(Tensor):
         return "Parameter containing:\n" + super().__repr__()
 
 
-class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
-    """What ``load_state_dict`` returns (torch's): the model's keys the state dict lacked and
-    the state dict's keys the model has not; unpacks as ``missing, unexpected``.
-
-    Example:
-        >>> model.load_state_dict(model.state_dict())      # <All keys matched successfully>
-    """
-
-    __slots__ = ()
-
-    def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
-
-    __str__ = __repr__
-
-
 # bumped whenever any module tree changes: roots compare it to their cached paths and names
 _tree_version = [0]
 
@@ -88,7 +72,7 @@ _call_paths_state = _CallPaths()
 _last_named_root = [None]  # weak reference to the module that named the parameters last
 
 
-class Module:
+class Module(ModuleHooks, ModuleState):
     """Base class of every layer. Subclasses assign Parameters, buffers (``register_buffer``)
     and sub-Modules as attributes in ``__init__`` and define ``forward``.
 
@@ -114,15 +98,19 @@ class Module:
         object.__setattr__(self, "_non_persistent_buffers_set", set())   # not in state_dict
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_paths", None)          # (tree version, {id: path})
-        object.__setattr__(self, "_forward_pre_hooks", {})  # id -> hook(module, args)
-        object.__setattr__(self, "_forward_hooks", {})      # id -> hook(module, args, out)
+        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())  # id -> hook(m, args)
+        object.__setattr__(self, "_forward_hooks", OrderedDict())  # id -> hook(m, args, out)
 
     def __setattr__(self, name, value):
         # torch's rules: a Parameter or Module (re)registers the name; a name registered as a
         # parameter or sub-module takes only its kind or None (a plain Tensor would silently
         # drop out of parameters(), and so out of the optimizer); a buffer takes a Tensor
-        if "_parameters" not in self.__dict__:
-            raise AttributeError("call super().__init__() before assigning attributes")
+        if "_parameters" not in self.__dict__:        # before __init__: plain values only
+            if isinstance(value, (Parameter, Module)):
+                kind = "parameters" if isinstance(value, Parameter) else "module"
+                raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+            object.__setattr__(self, name, value)
+            return
         params, modules, buffers = self._parameters, self._modules, self._buffers
         tree_changes = name in params or name in modules
         if isinstance(value, (Parameter, Module)):
@@ -168,9 +156,7 @@ class Module:
         Example:
             >>> self.register_buffer("mask", mg.ones(8, 8).tril(), persistent=False)
         """
-        if not isinstance(name, str) or not name or "." in name:
-            raise KeyError(f"register_buffer: name must be a non-empty string without '.', "
-                           f"got {name!r}")
+        _check_name("register_buffer", "buffer", name)
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"register_buffer: attribute {name!r} already exists on "
                            f"{type(self).__name__}")
@@ -199,9 +185,7 @@ class Module:
         if value is not None and not isinstance(value, cls):
             raise TypeError(f"{where}: {name} must be a {cls.__name__} or None, "
                             f"got {type(value).__name__}")
-        if not isinstance(name, str) or not name or "." in name:
-            raise KeyError(f"{where}: name must be a non-empty string without '.', "
-                           f"got {name!r}")
+        _check_name(where, "module" if cls is Module else "parameter", name)
         if name not in registry and hasattr(self, name):
             raise KeyError(f"{where}: attribute {name!r} already exists on "
                            f"{type(self).__name__}")
@@ -209,44 +193,83 @@ class Module:
         registry[name] = value
 
     def get_submodule(self, target):
-        """The module at the dotted path ``target`` ("" is this module)."""
+        """The module at the dotted path ``target`` ("" is this module); AttributeError
+        naming the first part that is missing or no Module, as torch's."""
         module = self
         for part in target.split(".") if target else ():
-            child = module._modules.get(part)
-            if child is None:
-                raise AttributeError(f"get_submodule: {type(module).__name__} has no "
-                                     f"sub-module {part!r} (looking for {target!r})")
-            module = child
+            if not hasattr(module, part):
+                raise AttributeError(f"{module._get_name()} has no attribute `{part}`")
+            module = getattr(module, part)
+            if not isinstance(module, Module):
+                raise AttributeError(f"`{part}` is not an nn.Module")
         return module
+
+    def set_submodule(self, target, module, strict=False):
+        """Put ``module`` at the dotted path ``target`` (its parent must exist; ``strict``:
+        the name too). Example: ``model.set_submodule("blocks.0.mlp", nn.Identity())``."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        path, _, name = target.rpartition(".")
+        parent = self.get_submodule(path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
 
     def get_parameter(self, target):
         """The Parameter at the dotted path ``target`` (``"blocks.0.ln1.weight"``)."""
+        module, name = self._get_member(target)
+        if not isinstance(getattr(module, name), Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return getattr(module, name)
+
+    def get_buffer(self, target):
+        """The buffer at the dotted path ``target`` (``"bn.running_mean"``)."""
+        module, name = self._get_member(target)
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
+    def _get_member(self, target):
         path, _, name = target.rpartition(".")
         module = self.get_submodule(path)
-        param = module._parameters.get(name)
-        if param is None:
-            raise AttributeError(f"get_parameter: {type(module).__name__} has no parameter "
-                                 f"{name!r} (looking for {target!r})")
-        return param
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        return module, name
 
-    def named_modules(self, prefix=""):
-        """(dotted name, module) for this module ("" or ``prefix``) and every descendant."""
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """(dotted name, module) for this module ("" or ``prefix``) and every descendant,
+        depth first; a module reached twice (shared) once, unless not ``remove_duplicate``.
+        ``memo``: a set of modules to skip, filled with those yielded."""
+        memo = set() if memo is None else memo
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
         yield prefix, self
         for name, module in self._modules.items():
             if module is not None:
-                yield from module.named_modules(f"{prefix}.{name}" if prefix else name)
+                yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name,
+                                                remove_duplicate)
 
     def modules(self):
         """This module and every module below it, depth first (an iterator)."""
         return (module for _, module in self.named_modules())
 
     def children(self):
-        """The direct sub-modules, in registration order (an iterator)."""
-        return (m for m in self._modules.values() if m is not None)
+        """The direct sub-modules, in registration order, each once (an iterator)."""
+        return (m for _, m in self.named_children())
 
     def named_children(self):
-        """(name, module) for each direct sub-module, in registration order."""
-        return ((n, m) for n, m in self._modules.items() if m is not None)
+        """(name, module) for each direct sub-module, in registration order, each once."""
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and id(module) not in seen:
+                seen.add(id(module))
+                yield name, module
 
     def apply(self, fn):
         """Call ``fn(module)`` on every sub-module, children first, then on self; returns self."""
@@ -255,29 +278,37 @@ class Module:
         fn(self)
         return self
 
-    def named_parameters(self, prefix=""):
-        """(dotted name, Parameter), each Parameter once even if shared."""
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Parameter) of this module (and, ``recurse``, every module below),
+        each Parameter once even if shared, unless not ``remove_duplicate``."""
+        return self._named_members("_parameters", prefix, recurse, remove_duplicate)
+
+    def parameters(self, recurse=True):
+        """Every Parameter of this module (and below), in ``named_parameters`` order: a list
+        that ``next()`` also steps through, as torch's generator."""
+        return _Members(p for _, p in self.named_parameters(recurse=recurse))
+
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """(dotted name, Tensor) for every buffer of this module (and below), as
+        ``named_parameters``."""
+        return self._named_members("_buffers", prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse=True):
+        """Every buffer of this module (and below): a list that ``next()`` steps through."""
+        return _Members(b for _, b in self.named_buffers(recurse=recurse))
+
+    def _named_members(self, table, prefix, recurse, remove_duplicate):
+        # torch's: each tensor once (by identity), modules walked as named_modules walks
         seen = set()
-        for path, module in self.named_modules(prefix):
-            for name, param in module._parameters.items():
-                if param is not None and id(param) not in seen:
-                    seen.add(id(param))
-                    yield (f"{path}.{name}" if path else name), param
-
-    def parameters(self):
-        """Every Parameter of this module and below, a list in ``named_parameters`` order."""
-        return [param for _, param in self.named_parameters()]
-
-    def named_buffers(self, prefix=""):
-        """(dotted name, Tensor) for every buffer of this module and below."""
-        for path, module in self.named_modules(prefix):
-            for name, buf in module._buffers.items():
-                if buf is not None:
-                    yield (f"{path}.{name}" if path else name), buf
-
-    def buffers(self):
-        """Every buffer of this module and below (a list)."""
-        return [buf for _, buf in self.named_buffers()]
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) \
+            if recurse else [(prefix, self)]
+        for path, module in modules:
+            for name, tensor in getattr(module, table).items():
+                if tensor is None or id(tensor) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(tensor))
+                yield (f"{path}.{name}" if path else name), tensor
 
     def train(self, mode=True):
         """Training mode (dropout on, BatchNorm uses batch statistics); returns self."""
@@ -303,15 +334,25 @@ class Module:
             param.requires_grad_(requires_grad)
         return self
 
-    def to(self, *args, device=None, dtype=None):
+    def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
         """Move and/or cast (floating dtype) every parameter and buffer in place, keeping the
-        Parameter objects; returns self. Also ``to(device, dtype)`` and ``to(tensor)``."""
+        Parameter objects; returns self. Also ``to(device, dtype)`` and ``to(tensor)``, each
+        with torch's ``non_blocking`` (positional last too) and ``memory_format``, which
+        change nothing here (copies are synchronous; one memory layout)."""
+        if args and isinstance(args[-1], bool):
+            args = args[:-1]                          # torch's positional non_blocking
         device, dtype = to_arguments("to()", args, device, dtype)
+        return self._convert(device, dtype, every_dtype=False)
+
+    def _convert(self, device, dtype, every_dtype):
+        # each parameter and buffer moved and cast in place (floating ones only, unless
+        # ``every_dtype``: the integer buffers too, as torch's Module.type)
         if dtype is not None and not dtypes.is_floating(dtype):
             raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
         for tensor in self.parameters() + self.buffers():
             data = tensor._array
-            if dtype is not None and dtypes.is_floating(data.dtype) and data.dtype != dtype:
+            cast = every_dtype or dtypes.is_floating(data.dtype)
+            if dtype is not None and cast and data.dtype != dtype:
                 data = data.astype(dtype)     # only a real change: the same array stays shared
             if device is not None:
                 data = backend.to_device(data, device)
@@ -348,15 +389,29 @@ class Module:
         """``to(dtype="bfloat16")`` (needs ml_dtypes)."""
         return self.to(dtype="bfloat16")
 
-    def register_forward_pre_hook(self, hook):
-        """Call ``hook(module, args)`` before each ``forward``; a non-None result replaces
-        ``args``. Returns a handle with ``remove()``."""
-        return _register_hook(self._forward_pre_hooks, hook, "register_forward_pre_hook")
+    def type(self, dst_type):
+        """Cast every parameter and buffer, the integer ones too (torch's ``Module.type``),
+        to the floating ``dst_type``; returns self."""
+        return self._convert(None, dtypes.as_dtype(dst_type), every_dtype=True)
 
-    def register_forward_hook(self, hook):
-        """Call ``hook(module, args, output)`` after each ``forward``; a non-None result
-        replaces the output. Returns a handle with ``remove()``."""
-        return _register_hook(self._forward_hooks, hook, "register_forward_hook")
+    def share_memory(self):
+        """Returns self: one process holds the data here (docs/pytorch.md)."""
+        return self
+
+    def compile(self, *args, **kwargs):
+        """torch's in-place ``Module.compile``: the arguments checked as ``mg.compile``
+        checks them; the module runs eagerly, as before (no compiler here)."""
+        torch_misc.compile(self, *args, **kwargs)
+
+    def _get_name(self):
+        return type(self).__name__
+
+    def __dir__(self):
+        # torch's: the class's, the instance's and the registered names, without the
+        # ones a container numbers ("0", "1", ...)
+        keys = [*dir(type(self)), *self.__dict__, *self._parameters, *self._modules,
+                *self._buffers]
+        return sorted({key for key in keys if not key[0].isdigit()})
 
     def _run(self, args, kwargs):
         if self._norm_impl is not None:           # every norm call inside, F's included
@@ -365,18 +420,10 @@ class Module:
         return self._run_hooks(args, kwargs)
 
     def _run_hooks(self, args, kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks):
-            return self.forward(*args, **kwargs)
-        for hook in list(self._forward_pre_hooks.values()):
-            result = hook(self, args)
-            if result is not None:
-                args = result if isinstance(result, tuple) else (result,)
-        output = self.forward(*args, **kwargs)
-        for hook in list(self._forward_hooks.values()):
-            result = hook(self, args, output)
-            if result is not None:
-                output = result
-        return output
+        if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks \
+                or self._backward_pre_hooks:
+            return self._call_with_hooks(args, kwargs)       # module_hooks.py
+        return self.forward(*args, **kwargs)
 
     def set_impl(self, impl):
         """Switch every norm below to "fused" or "composite": the norm modules' ``impl``, and
@@ -419,76 +466,6 @@ class Module:
             _last_named_root[0] = weakref.ref(self)
         return self._paths[1]
 
-    def _named_state(self, prefix=""):
-        # (dotted name, Tensor) as torch's state dict: each module's parameters, then its
-        # buffers, then its children; a shared (tied) parameter under every one of its names;
-        # no non-persistent buffer
-        skip = self._non_persistent_buffers_set
-        for name, tensor in (*self._parameters.items(), *self._buffers.items()):
-            if tensor is not None and name not in skip:
-                yield prefix + name, tensor
-        for name, module in self._modules.items():
-            if module is not None:
-                yield from module._named_state(f"{prefix}{name}.")
-
-    def state_dict(self):
-        """{dotted name: Tensor} of every parameter and persistent buffer, module by module,
-        detached and sharing their memory: ``sd[k].copy_(v)`` under ``mg.no_grad()`` writes
-        into the model. A tied parameter is listed under each of its names."""
-        return {name: tensor.detach() for name, tensor in self._named_state()}
-
-    def load_state_dict(self, state_dict, strict=True):
-        """Copy ``state_dict`` (Tensors or arrays by name, a tied parameter under any of its
-        names) into the parameters and persistent buffers.
-
-        Args:
-            state_dict: {dotted name: Tensor or array}, as ``state_dict()`` gives.
-            strict: a missing or unexpected key is an error (the keys a module declares
-                optional, BatchNorm's ``num_batches_tracked``, may be missing).
-
-        Returns torch's ``_IncompatibleKeys``: ``.missing_keys``, ``.unexpected_keys`` (it
-        unpacks as the two lists). Every problem is one ValueError, raised before anything
-        is written.
-
-        Example:
-            >>> model.load_state_dict(model.state_dict())      # <All keys matched successfully>
-        """
-        targets = dict(self._named_state())
-        values = {key: (v._array if isinstance(v, Tensor) else v) for key, v in state_dict.items()}
-        optional = {(f"{path}." if path else "") + name
-                    for path, module in self.named_modules() for name in module._optional_state}
-        missing = [key for key in targets if key not in values and key not in optional]
-        unexpected = [key for key in values if key not in targets]
-        problems = []
-        if strict and missing:
-            problems.append(f"missing keys {missing}")
-        if strict and unexpected:
-            problems.append(f"unexpected keys {unexpected}")
-        ready = {}                                # key -> array on the target's device
-        for key in sorted(targets.keys() & values.keys()):
-            target, value = targets[key], values[key]
-            try:
-                value = value if backend.is_cupy_array(value) else np.asarray(value)
-                if tuple(value.shape) != target.shape:
-                    problems.append(f"{key}: expected shape {target.shape}, got "
-                                    f"{tuple(value.shape)}")
-                    continue
-                if not dtypes.is_numeric(value.dtype):
-                    raise TypeError(f"dtype {value.dtype}")
-                if not getattr(target._array.flags, "writeable", True):
-                    problems.append(f"{key}: the tensor it loads into is read-only")
-                    continue
-                ready[key] = backend.to_device(value, target.device).astype(target.dtype)
-            except (TypeError, ValueError) as error:
-                problems.append(f"{key}: cannot be loaded into {target.dtype} ({error})")
-        if problems:
-            raise ValueError(f"load_state_dict for {type(self).__name__}: "
-                             + "; ".join(sorted(problems)) + ". Nothing was loaded.")
-        for key, array in ready.items():
-            targets[key]._array[...] = array
-            targets[key]._bump_version()
-        return _IncompatibleKeys(missing, unexpected)
-
     def extra_repr(self):
         """The configuration shown inside ``Name(...)`` by ``repr`` and error messages."""
         return ""
@@ -525,20 +502,40 @@ class Module:
         return x
 
     def __repr__(self):
-        lines = [f"({name}): " + repr(module).replace("\n", "\n  ")
-                 for name, module in self._modules.items() if module is not None]
-        head = f"{type(self).__name__}({self.extra_repr()}"
-        if not lines:
-            return head + ")"
-        return head + "\n  " + "\n  ".join(lines) + "\n)"
+        # torch's layout: a one-line extra_repr inline when there are no children, else
+        # every line of it, then each child, indented
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({name}): " + repr(module).replace("\n", "\n  ")
+                       for name, module in self._modules.items() if module is not None]
+        if len(extra_lines) == 1 and not child_lines:
+            return f"{self._get_name()}({extra_lines[0]})"
+        lines = extra_lines + child_lines
+        body = "\n  " + "\n  ".join(lines) + "\n" if lines else ""
+        return f"{self._get_name()}({body})"
 
 
-def _register_hook(hooks, hook, where):
-    if not callable(hook):
-        raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
-    handle = autograd.RemovableHandle(hooks)     # the handle of Tensor.register_hook
-    hooks[handle.id] = hook
-    return handle
+class _Members(list):
+    """What ``parameters()`` and ``buffers()`` return: a list (its ``len``, indexing, and
+    any number of loops), which ``next()`` also steps through, as torch's generator
+    (``next(model.parameters()).device``)."""
+
+    _next = 0
+
+    def __next__(self):
+        if self._next >= len(self):
+            raise StopIteration
+        self._next += 1
+        return self[self._next - 1]
+
+
+def _check_name(where, kind, name):
+    # torch's: a TypeError for a name that is no string, a KeyError for a bad string
+    if not isinstance(name, str):
+        raise TypeError(f"{where}: {kind} name should be a string. Got "
+                        f"{type(name).__name__}")
+    if not name or "." in name:
+        raise KeyError(f"{where}: name must be a non-empty string without '.', got {name!r}")
 
 
 def _dtype(dtype):

@@ -1,5 +1,6 @@
 """The norms' modules: LayerNorm, RMSNorm, DyT and BatchNorm1d (``impl="fused" |
-"composite"``), and what a model builds a norm with: ``module_for``, ``make_norm``.
+"composite"``), BatchNorm's and InstanceNorm's shared body (``_NormBase``, ``_BatchNorm``),
+and what a model builds a norm with: ``module_for``, ``make_norm``.
 
 Each module holds its parameters and forwards to its functional norm, which checks the
 input. A module declares the norm it computes (``LayerNorm.norm = "layer_norm"``, a name of
@@ -51,6 +52,10 @@ class NormModule(Module):
         """The module for ``width`` features (or channels), with its defaults otherwise."""
         return cls(width, impl=impl, dtype=dtype, device=device)
 
+    def _impl_repr(self):
+        # ``impl`` after PyTorch's fields, only when it is set: the default repr is torch's
+        return "" if self.impl is None else f", impl={self.impl!r}"
+
 
 class LayerNorm(NormModule):
     r"""LayerNorm over the trailing ``normalized_shape`` dims (``torch.nn.LayerNorm``):
@@ -72,7 +77,7 @@ class LayerNorm(NormModule):
     norm = "layer_norm"
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 impl=None, dtype=None, device="cpu"):
+                 device="cpu", dtype=None, *, impl=None):
         super().__init__()
         self.normalized_shape = arguments.normalized_shape("LayerNorm", normalized_shape)
         arguments.check_eps("LayerNorm", eps)
@@ -82,6 +87,11 @@ class LayerNorm(NormModule):
         ones, zeros = np.ones(self.normalized_shape, dtype), np.zeros(self.normalized_shape, dtype)
         self.weight = Parameter(ones, device=device) if elementwise_affine else None
         self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
+
+    def reset_parameters(self):
+        """γ to ones and β to zeros, in place (``torch.nn.LayerNorm.reset_parameters``)."""
+        _fill(self.weight, 1.0)
+        _fill(self.bias, 0.0)
 
     def forward(self, x, residual=None):
         """LayerNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
@@ -93,29 +103,35 @@ class LayerNorm(NormModule):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}")
+                f"elementwise_affine={self.elementwise_affine}, "
+                f"bias={self.bias is not None}{self._impl_repr()}")
 
 
 class RMSNorm(NormModule):
-    r"""RMSNorm over the trailing dims (``torch.nn.RMSNorm`` with an explicit eps):
+    r"""RMSNorm over the trailing dims (``torch.nn.RMSNorm``):
 
     .. math::
         y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
-    ``rms(x, residual)`` returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``);
-    γ starts at ``1 - offset``; ``casting`` as ``F.rms_norm``; ``eps=None``: machine epsilon.
+    ``eps=None`` (PyTorch's default) is the machine epsilon of the dtype the statistics are
+    computed in: float32's for float16 and bfloat16 input, else the input's own; LLaMA's
+    1e-6 is passed explicitly, as the models here do (``for_width``). ``rms(x, residual)``
+    returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``); γ starts at
+    ``1 - offset``; ``casting`` as ``F.rms_norm``.
 
     Shape:
         input (*, *normalized_shape), output the same.
 
     Example:
-        >>> gemma = nn.RMSNorm(8, offset=1.0, casting="gemma")      # weight starts at 0
+        >>> llama = nn.RMSNorm(8, eps=1e-6)
+        >>> gemma = nn.RMSNorm(8, eps=1e-6, offset=1.0, casting="gemma")   # weight starts at 0
     """
 
     norm = "rms_norm"
+    LLAMA_EPS = 1e-6            # the eps of LLaMA's RMSNorm, which the models here use
 
-    def __init__(self, normalized_shape, eps=1e-6, elementwise_affine=True, impl=None,
-                 dtype=None, device="cpu", offset=0.0, casting="llama"):
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device="cpu",
+                 dtype=None, *, impl=None, offset=0.0, casting="llama"):
         super().__init__()
         self.normalized_shape = arguments.normalized_shape("RMSNorm", normalized_shape)
         arguments.check_eps("RMSNorm", 0.0 if eps is None else eps)
@@ -125,6 +141,16 @@ class RMSNorm(NormModule):
         self.offset, self.casting = offset, casting
         init = np.full(self.normalized_shape, 1.0 - offset).astype(_dtype(dtype))
         self.weight = Parameter(init, device=device) if elementwise_affine else None
+
+    @classmethod
+    def for_width(cls, width, impl=None, dtype=None, device="cpu"):
+        """A model's RMSNorm of ``width`` features: LLaMA's, eps 1e-6 (a Transformer block's
+        and an MLP's norm here), where the module's own default is PyTorch's None."""
+        return cls(width, eps=cls.LLAMA_EPS, impl=impl, dtype=dtype, device=device)
+
+    def reset_parameters(self):
+        """γ back to ``1 - offset`` (ones without an offset, ``torch.nn.RMSNorm``'s), in place."""
+        _fill(self.weight, 1.0 - self.offset)
 
     def forward(self, x, residual=None):
         """RMSNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
@@ -138,14 +164,130 @@ class RMSNorm(NormModule):
         extra = "" if not self.offset else f", offset={self.offset}"
         extra += "" if self.casting == "llama" else f", casting={self.casting!r}"
         return (f"{self.normalized_shape}, eps={self.eps}, "
-                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}{extra}")
+                f"elementwise_affine={self.elementwise_affine}{self._impl_repr()}{extra}")
 
 
-class BatchNorm1d(NormModule):
-    r"""BatchNorm over (N, C) or (N, C, L) per channel (``torch.nn.BatchNorm1d``).
+class _NormBase(NormModule):
+    """BatchNorm's and InstanceNorm's shared state (PyTorch's ``_NormBase``): weight γ (ones)
+    and bias β (zeros) of shape (C,) when ``affine``, and with ``track_running_stats`` the
+    buffers ``running_mean`` (zeros), ``running_var`` (ones) and ``num_batches_tracked``
+    (0, int64); ``reset_running_stats`` and ``reset_parameters`` put them back, in place."""
+
+    # torch's state-dict version of these modules: 2 added num_batches_tracked, and a state
+    # dict without it loads, the counter left as it is (torch's _load_from_state_dict)
+    _version = 2
+    _optional_state = ("num_batches_tracked",)
+
+    def __init__(self, num_features, eps, momentum, affine, track_running_stats, device, dtype,
+                 bias, impl):
+        super().__init__()
+        name = type(self).__name__
+        _check_positive(name, num_features=num_features)
+        self._set_options(num_features, eps, momentum, affine, track_running_stats, impl)
+        dtype = _dtype(dtype)
+        self.weight = Parameter(np.ones(num_features, dtype), device=device) if affine else None
+        self.bias = (Parameter(np.zeros(num_features, dtype), device=device)
+                     if affine and bias else None)
+        if track_running_stats:
+            for buffer, value in (("running_mean", np.zeros(num_features, dtype)),
+                                  ("running_var", np.ones(num_features, dtype)),
+                                  ("num_batches_tracked", np.array(0, np.int64))):
+                self.register_buffer(buffer, Tensor(value, device=device))
+        else:
+            self.running_mean = self.running_var = self.num_batches_tracked = None
+
+    def _set_options(self, num_features, eps, momentum, affine, track_running_stats, impl):
+        name = type(self).__name__
+        arguments.check_eps(name, eps)
+        arguments.check_impl(name, impl)
+        arguments.check_momentum(name, momentum, allow_none=True)
+        self.num_features, self.eps, self.momentum, self.impl = num_features, eps, momentum, impl
+        self.affine, self.track_running_stats = affine, track_running_stats
+
+    def reset_running_stats(self):
+        """running_mean to 0, running_var to 1, num_batches_tracked to 0, in place (nothing
+        without ``track_running_stats``)."""
+        if self.track_running_stats:
+            _fill(self.running_mean, 0.0)
+            _fill(self.running_var, 1.0)
+            _fill(self.num_batches_tracked, 0)
+
+    def reset_parameters(self):
+        """``reset_running_stats``, then γ to ones and β to zeros, in place."""
+        self.reset_running_stats()
+        if self.affine:
+            _fill(self.weight, 1.0)
+            _fill(self.bias, 0.0)
+
+    def extra_repr(self):
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}{self._impl_repr()}")
+
+
+class _BatchNorm(_NormBase):
+    """BatchNorm1d's, 2d's, 3d's and SyncBatchNorm's forward (PyTorch's ``_BatchNorm``): the
+    batch's statistics in training, moving the running ones (``momentum=None``: their
+    cumulative average), the running ones in eval; a module whose running statistics are
+    None (``track_running_stats=False``) normalizes with the batch's in eval too.
+    ``input_dims`` are the dims it takes."""
+
+    input_dims = None
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
+                 track_running_stats=True, device="cpu", dtype=None, *, bias=True, impl=None):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias, impl)
+
+    def _check_input_dim(self, x):
+        if x.ndim not in self.input_dims:
+            dims = " or ".join(map(str, self.input_dims))
+            raise ValueError(f"{type(self).__name__}: expected input of {dims} dims (got "
+                             f"{x.ndim}D input of shape {x.shape})")
+
+    def _feature_dim(self, x):
+        """The channels' dim of ``x`` (1), its dims checked."""
+        self._check_input_dim(x)
+        return 1
+
+    def _batch_norm(self, x):
+        """PyTorch's ``_BatchNorm.forward``: the dims and channels checked, then
+        ``F.batch_norm`` with the statistics the mode and the buffers call for."""
+        x, name = self._check_input(x), type(self).__name__
+        self._feature_dim(x)
+        # torch's rules, read from the buffers as they are now (a user may set them to None)
+        passed = not self.training or self.track_running_stats    # else nothing moves
+        running = [self.running_mean, self.running_var] if passed else [None, None]
+        per_channel = [t for t in (self.weight, self.bias, *running) if t is not None]
+        if per_channel and x.shape[1] != self.num_features:   # else any C, as torch's
+            raise ChannelNormError(f"{name}({self.num_features}): expected input with "
+                                   f"num_features={self.num_features} channels in dim 1, "
+                                   f"got {x.shape[1]} (input of shape {x.shape})")
+        counts = self.training and self.track_running_stats and \
+            self.num_batches_tracked is not None
+        momentum = 0.0 if self.momentum is None else self.momentum
+        if counts and self.momentum is None:         # cumulative moving average
+            momentum = 1.0 / (int(self.num_batches_tracked.item()) + 1)
+        batch_stats = self.training or (self.running_mean is None and self.running_var is None)
+        y = F.batch_norm(x, *running, self.weight, self.bias, training=batch_stats,
+                         momentum=momentum, eps=self.eps, impl=self.impl)
+        if counts:                                  # counted only after a successful call
+            self.num_batches_tracked._array[...] += 1
+            self.num_batches_tracked._bump_version()
+        return y
+
+
+class BatchNorm1d(_BatchNorm):
+    r"""BatchNorm over (N, C) or (N, C, L) per channel (``torch.nn.BatchNorm1d``):
+
+    .. math::
+        y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
 
     Batch statistics in training (updating the running ones; ``momentum=None``: the
     cumulative average), running statistics in eval unless ``track_running_stats=False``.
+
+    Shape:
+        input (N, C) or (N, C, L), output the same.
 
     Example:
         >>> bn = nn.BatchNorm1d(4); y = bn(mg.tensor(np.random.randn(32, 4)))
@@ -153,61 +295,11 @@ class BatchNorm1d(NormModule):
 
     norm = "batch_norm"
     places = ("mlp",)                            # BatchNorm2d's is "channel"
-    input_dims, input_shape = (2, 3), "(N, C) or (N, C, L)"
-    # a state dict without the counter loads, leaving it as it is (torch's BatchNorm does)
-    _optional_state = ("num_batches_tracked",)
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, impl=None, dtype=None, device="cpu", *, bias=True):
-        super().__init__()
-        _check_positive("BatchNorm1d", num_features=num_features)
-        arguments.check_eps("BatchNorm1d", eps)
-        arguments.check_impl("BatchNorm1d", impl)
-        arguments.check_momentum("BatchNorm1d", momentum, allow_none=True)
-        self.num_features, self.eps, self.momentum, self.impl = num_features, eps, momentum, impl
-        self.affine, self.track_running_stats = affine, track_running_stats
-        dtype = _dtype(dtype)
-        self.weight = Parameter(np.ones(num_features, dtype), device=device) if affine else None
-        self.bias = (Parameter(np.zeros(num_features, dtype), device=device)
-                     if affine and bias else None)
-        if track_running_stats:
-            self.register_buffer("running_mean", Tensor(np.zeros(num_features, dtype),
-                                                        device=device))
-            self.register_buffer("running_var", Tensor(np.ones(num_features, dtype),
-                                                       device=device))
-            self.register_buffer("num_batches_tracked", Tensor(np.array(0, np.int64),
-                                                               device=device))
-        else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+    input_dims = (2, 3)
 
     def forward(self, x):
         """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C) or (N, C, L) -> the same."""
-        name = type(self).__name__
-        if isinstance(x, Tensor) and x.ndim not in self.input_dims:
-            raise ValueError(f"{name}: expected input of shape {self.input_shape}, "
-                             f"got {x.shape}")
-        if isinstance(x, Tensor) and x.shape[1] != self.num_features:
-            raise ChannelNormError(f"{name}({self.num_features}): expected input with "
-                                   f"num_features={self.num_features} channels in dim 1, "
-                                   f"got {x.shape[1]} (input of shape {x.shape})")
-        use_batch_stats = self.training or not self.track_running_stats
-        update = self.training and self.track_running_stats
-        momentum = self.momentum
-        if update and momentum is None:          # cumulative moving average
-            momentum = 1.0 / (int(self.num_batches_tracked.item()) + 1)
-        y = F.batch_norm(x, self.running_mean, self.running_var,     # None when not tracked
-                         self.weight, self.bias, training=use_batch_stats,
-                         momentum=0.0 if momentum is None else momentum, eps=self.eps,
-                         impl=self.impl)
-        if update:                               # counted only after a successful call
-            self.num_batches_tracked._array[...] += 1
-            self.num_batches_tracked._bump_version()
-        return y
-
-    def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
-                f"affine={self.affine}, track_running_stats={self.track_running_stats}, "
-                f"impl={self.impl!r}")
+        return self._batch_norm(x)
 
 
 class DyT(NormModule):
@@ -256,10 +348,17 @@ class DyT(NormModule):
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, alpha_init_value={self.alpha_init_value}, "
-                f"elementwise_affine={self.elementwise_affine}, impl={self.impl!r}")
+                f"elementwise_affine={self.elementwise_affine}{self._impl_repr()}")
 
 
 DynamicTanh = DyT
+
+
+def _fill(tensor, value):
+    """``tensor`` (a parameter or buffer, or None) set to ``value`` in place, a new version."""
+    if tensor is not None:
+        tensor._array[...] = value
+        tensor._bump_version()
 
 
 def module_for(norm, place):

@@ -2,7 +2,10 @@
 (``clip_grad_norm_`` = ``get_total_norm`` + ``clip_grads_with_norm_``, ``clip_grad_value_``),
 ``parameters_to_vector`` and ``vector_to_parameters``; save and load (``mg.save`` and
 ``mg.load``, whose one home is ``nn.serialization``); ``nn.utils.rnn``, the padded and
-packed sequences of the recurrent layers (``nn/rnn_utils.py``)."""
+packed sequences of the recurrent layers (``nn/rnn_utils.py``); weight and spectral
+normalization, the hook forms (``nn/weight_norm.py``, ``nn/spectral_norm.py``) and
+``nn.utils.parametrize`` / ``nn.utils.parametrizations`` (``nn/parametrize.py``,
+``nn/parametrizations.py``)."""
 
 import math
 import sys
@@ -15,14 +18,21 @@ from .. import backend, ops
 from ..dtypes import check_number, get_default_dtype
 from ..ops.vector_norm import p_norm
 from ..tensor import Tensor
+from . import parametrizations, parametrize
 from . import rnn_utils as rnn
 from .serialization import load, save
+from .spectral_norm import remove_spectral_norm, spectral_norm
+from .weight_norm import remove_weight_norm, weight_norm
 
 # ``from torch.nn.utils.rnn import pad_sequence`` reads here as microgradnorm.nn.utils.rnn
 sys.modules[__name__ + ".rnn"] = rnn
+sys.modules[__name__ + ".parametrize"] = parametrize
+sys.modules[__name__ + ".parametrizations"] = parametrizations
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
-           "load", "parameters_to_vector", "rnn", "save", "vector_to_parameters"]
+           "load", "parameters_to_vector", "rnn", "save", "vector_to_parameters",
+           "parametrizations", "parametrize", "remove_spectral_norm", "remove_weight_norm",
+           "spectral_norm", "weight_norm"]
 
 
 def _as_list(parameters):

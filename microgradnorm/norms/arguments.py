@@ -17,7 +17,8 @@ from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, n
 from ..tensor import Tensor, is_floating
 
 __all__ = ["IMPLS", "check_eps", "check_impl", "check_like", "check_momentum", "check_param",
-           "check_row_norm", "check_tensor", "default_eps", "get_norm_impl", "norm_impl",
+           "check_row_norm", "check_tensor", "default_eps", "get_norm_impl", "machine_eps",
+           "norm_impl",
            "normalized_shape", "resolve_impl"]
 
 
@@ -139,12 +140,22 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
 _COMMON_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
     {np.dtype(dtypes.bfloat16)} if dtypes.bfloat16 is not None else set())
 
+# {dtype: machine_eps(dtype)} of the common dtypes, a lookup for the entries' hot path
+MACHINE_EPS = {}
+
 
 def default_eps(x, eps):
-    """``eps``, or for None x's machine epsilon (a non-floating x is refused later)."""
+    """``eps``, or for None ``machine_eps(x.dtype)`` (a non-floating x is refused later)."""
     if eps is None and isinstance(x, Tensor) and is_floating(x.dtype):
-        return float(dtypes.finfo(x.dtype).eps)
+        return machine_eps(x.dtype)
     return eps
+
+
+def machine_eps(dtype):
+    """PyTorch's eps=None of a norm of x of ``dtype``: the machine epsilon of the dtype its
+    statistics are computed in, float32 for float16 and bfloat16 (1.19e-7), else x's own
+    (float64: 2.2e-16); torch takes its kernels' accumulation type's."""
+    return float(dtypes.finfo(dtypes.accumulation_dtype(dtype)).eps)
 
 
 def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ValueError):
@@ -174,3 +185,6 @@ def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ValueErro
     if backend.device_of(array) != x.device:
         raise ValueError(f"{fn}: {name} must be on x's device {x.device!r}")
     return array, owner
+
+
+MACHINE_EPS.update({dtype: machine_eps(dtype) for dtype in _COMMON_FLOATS})

@@ -7,6 +7,7 @@ from ..dtypes import is_half
 from ..kernels import for_array, reference
 from ..tensor import Tensor
 from . import arguments
+from .group_norm import ChannelNormError
 from .spec import FusedFunction, Input, Naive, Norm, Option, affine, one_pass_norm
 
 __all__ = ["BATCH_NORM", "batch_norm", "check_batch_norm"]
@@ -139,12 +140,16 @@ def check_batch_norm(x, running_mean, running_var, weight, bias, training, momen
         raise ValueError(f"{fn}: eps must be positive during training, got {eps!r}")
     stats = [_running_stat(name, stat, x, training)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
+    if training and (running_mean is None) != (running_var is None):    # torch's ValueError
+        raise ValueError(f"{fn}: running_mean and running_var must either both be None or "
+                         "neither be None")
     if x.size and training and x.size // x.shape[1] < 2:
         raise ValueError(f"{fn}: training needs more than 1 value per channel to compute a "
                          f"variance, got x of shape {x.shape}")
     if x.size and not training and (running_mean is None or running_var is None):
-        raise ValueError(f"{fn}: running_mean and running_var are required when "
-                         "training=False")
+        # torch's RuntimeError ("running_mean must be defined in evaluation mode")
+        raise ChannelNormError(f"{fn}: running_mean and running_var are required when "
+                               "training=False")
     return stats
 
 

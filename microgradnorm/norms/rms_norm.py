@@ -17,8 +17,9 @@ __all__ = ["ADD_RMS_NORM", "CASTINGS", "RMS_NORM", "add_rms_norm", "check_rms_op
 
 
 # ----- composite: the textbook graph, every cast a visible Cast node ----------------------
-def composite_rms_norm(x, normalized_shape, weight=None, eps=1e-6, offset=0.0,
+def composite_rms_norm(x, normalized_shape, weight=None, eps=None, offset=0.0,
                        casting="llama"):
+    eps = arguments.default_eps(x, eps)                       # None: PyTorch's default
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     acc = accumulation_dtype(x.dtype)
     h = x if casting == "none" else _cast(x, acc)             # llama, gemma: stats in float32
@@ -31,7 +32,7 @@ def composite_rms_norm(x, normalized_shape, weight=None, eps=1e-6, offset=0.0,
     return affine(xhat, weight, None)
 
 
-def composite_add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, offset=0.0,
+def composite_add_rms_norm(x, residual, normalized_shape, weight=None, eps=None, offset=0.0,
                            casting="llama"):
     s = x + residual
     return composite_rms_norm(s, normalized_shape, weight, eps, offset, casting), s
@@ -97,7 +98,7 @@ class AddRMSNorm(FusedFunction):
 
 
 # ----- the public entries -----------------------------------------------------------------
-def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
+def rms_norm(x, normalized_shape, weight=None, eps=None, impl=None, offset=0.0,
              casting="llama"):
     r"""RMS normalization over the trailing ``normalized_shape`` dims of ``x``.
 
@@ -108,7 +109,10 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
         normalized_shape: int or tuple of ints, the trailing dims to normalize over.
         weight: γ of shape ``normalized_shape``, or None; float32 beside float16/bfloat16
             x in the "llama" and "gemma" modes.
-        eps: added to the mean square inside the square root; None: x's machine epsilon.
+        eps: added to the mean square inside the square root; None (PyTorch's default):
+            the machine epsilon of the dtype the mean square is computed in, float32's for
+            float16 and bfloat16 x, else x's own (``norms.arguments.machine_eps``).
+            LLaMA's is 1e-6.
         impl: ``"fused"`` or ``"composite"``; None: as in ``layer_norm``.
         offset: added to the weight (Gemma's 1); needs a weight.
         casting: where half-precision x is cast: ``"llama"``, ``"gemma"`` or ``"none"``.
@@ -122,7 +126,11 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
         >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
     """
     impl = arguments.resolve_impl("rms_norm", impl)
-    eps = arguments.default_eps(x, eps) if eps is None else eps
+    if eps is None:     # PyTorch's default (arguments.machine_eps); a lookup, not a call:
+        try:            # leaving eps out costs the host no more than giving it (docs/gpu.md)
+            eps = arguments.MACHINE_EPS[x._array.dtype]
+        except (AttributeError, KeyError, TypeError):
+            eps = arguments.default_eps(x, None)
     normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
                               casting)
     if x._array.size == 0:
@@ -134,12 +142,16 @@ def rms_norm(x, normalized_shape, weight=None, eps=1e-6, impl=None, offset=0.0,
                          casting=casting)
 
 
-def add_rms_norm(x, residual, normalized_shape, weight=None, eps=1e-6, impl=None,
+def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None, impl=None,
                  offset=0.0, casting="llama"):
     """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``;
     arguments as in ``add_layer_norm`` (no bias) and ``rms_norm``."""
     impl = arguments.resolve_impl("add_rms_norm", impl)
-    eps = arguments.default_eps(x, eps) if eps is None else eps
+    if eps is None:     # PyTorch's default (arguments.machine_eps); a lookup, not a call:
+        try:            # leaving eps out costs the host no more than giving it (docs/gpu.md)
+            eps = arguments.MACHINE_EPS[x._array.dtype]
+        except (AttributeError, KeyError, TypeError):
+            eps = arguments.default_eps(x, None)
     normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
                               impl, offset, casting)
     if x._array.size == 0:
@@ -193,12 +205,14 @@ def rms_weight_dtype(fn, x, weight, offset, casting):
 
 # ----- the specs --------------------------------------------------------------------------
 def _kernel_calls(k, a, eps, offset, casting):
+    eps = arguments.machine_eps(a["x"].dtype) if eps is None else eps
     _, rstd = k.rms_norm_forward(a["x"], a["weight"], eps, offset, casting)
     return (lambda: k.rms_norm_forward(a["x"], a["weight"], eps, offset, casting),
             lambda: k.rms_norm_backward(a["dy"], a["x"], a["weight"], rstd, offset, casting))
 
 
-_OPTIONS = (Option("eps", 1e-6), Option("offset", 0.0, torch=False),
+# eps None: PyTorch's default, the machine epsilon of x's statistics (machine_eps)
+_OPTIONS = (Option("eps", None), Option("offset", 0.0, torch=False),
             Option("casting", "llama", variants=CASTINGS, torch=False))
 _WEIGHT = Input("weight", "per-feature", optional=True, init=1.0)
 RMS_NORM = Norm(

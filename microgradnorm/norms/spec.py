@@ -10,7 +10,8 @@ what a normalization declares besides. The fields, in short:
               "x", "like-x" (a residual), "per-feature" (the normalized shape),
               "per-channel" (dim 1), "scalar" (DyT's α), "running", "index"
     options   Option(name, default, variants=(), torch=True): ("eps", 1e-5), momentum, ...;
-              a norm without eps declares none
+              a norm without eps declares none; ("eps", None): PyTorch's machine epsilon of
+              x's statistics (RMSNorm, ``arguments.machine_eps``)
     outputs   ("output",), or ("output", "sum x + residual")
     call      (function, {name: value}, impl, **options) -> output(s); default: keywords
     torch     (torch.nn.functional, {name: value}, **options) -> PyTorch's output(s)
@@ -25,7 +26,7 @@ what a normalization declares besides. The fields, in short:
               closures on arrays, and the names of what they return: the GPU bench's
 
 Derived, never declared: ``x``, ``params`` (the learned inputs), ``optional_params``,
-``running``, ``constants``, ``residual``, ``per_channel``, ``eps``, ``defaults``,
+``running``, ``constants``, ``residual``, ``per_channel``, ``eps``, ``has_eps``, ``defaults``,
 ``variants()``, ``make_inputs``, ``running_stats``, ``run``, ``run_torch``, ``empty_output``.
 """
 

@@ -216,8 +216,11 @@ class _Methods:
         return False
 
     def pin_memory(self, device=None):
-        """The tensor itself: NumPy memory is what a copy to the GPU reads here; there is
-        no page-locked copy to make (torch copies into pinned memory)."""
+        """Where CuPy sees a GPU, the tensor itself: NumPy memory is what a copy to the GPU
+        reads here, so there is no page-locked copy to make (torch copies into pinned
+        memory). Without a GPU, torch's RuntimeError, as on its CPU-only machines."""
+        if not backend.cuda_available():
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         return self
 
     def is_pinned(self, device=None):

@@ -1,6 +1,7 @@
-"""``torch.utils``'s counterparts: ``data`` (datasets, samplers, DataLoader) and
-``tensorboard`` (SummaryWriter, when the ``tensorboard`` package is installed)."""
+"""``torch.utils``'s counterparts: ``data`` (datasets, samplers, DataLoader),
+``tensorboard`` (SummaryWriter, when the ``tensorboard`` package is installed) and
+``checkpoint`` (activation checkpointing)."""
 
-from . import data, tensorboard
+from . import checkpoint, data, tensorboard
 
-__all__ = ["data", "tensorboard"]
+__all__ = ["checkpoint", "data", "tensorboard"]

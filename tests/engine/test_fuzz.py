@@ -273,13 +273,13 @@ def step_norm(p, x):
             ty = TF.layer_norm(t + r[1], (d,), w[1], b[1], 1e-5)
         else:
             y, s = F.add_rms_norm(m, r[0], d, w[0], impl=impl)
-            ty = TF.rms_norm(t + r[1], (d,), w[1], 1e-6)
+            ty = TF.rms_norm(t + r[1], (d,), w[1])          # both: eps x's machine epsilon
         p.add((s, t + r[1]), f"{kind} residual sum")
         return p.add((y, ty), f"{kind}({impl}, affine={affine})")
     if kind == "layer_norm":
         y, ty = F.layer_norm(m, d, w[0], b[0], impl=impl), TF.layer_norm(t, (d,), w[1], b[1])
     else:
-        y, ty = F.rms_norm(m, d, w[0], impl=impl), TF.rms_norm(t, (d,), w[1], 1e-6)
+        y, ty = F.rms_norm(m, d, w[0], impl=impl), TF.rms_norm(t, (d,), w[1])
     return p.add((y, ty), f"{kind}({impl}, affine={affine})")
 
 

@@ -164,7 +164,7 @@ def norm_rows(spec):
         rows.append((f"{name} of shape (4,) for 3 features",
                      norm_call(spec, lambda t, name=name: {name: mg.tensor(np.ones(4))}),
                      ValueError, rf"{name} must have shape \(3,\)"))
-    if spec.eps is not None:
+    if spec.has_eps:
         rows.append(("eps = -1", norm_call(spec, eps=-1.0), ValueError,
                      "eps must be a non-negative number"))
     for added in spec.inputs_of("like-x"):

@@ -22,7 +22,11 @@ PUBLIC_NAMESPACES = ["microgradnorm", "microgradnorm.functional", "microgradnorm
                      "microgradnorm.fused",
                      "microgradnorm.optim.lr_scheduler", "microgradnorm.utils.data",
                      "microgradnorm.utils.tensorboard", "microgradnorm.cuda",
-                     "microgradnorm.linalg"]
+                     "microgradnorm.linalg", "microgradnorm.testing", "microgradnorm.special",
+                     "microgradnorm.distributed", "microgradnorm.jit", "microgradnorm.random",
+                     "microgradnorm.cpu", "microgradnorm.utils.checkpoint",
+                     "microgradnorm.nn.parallel", "microgradnorm.fft",
+                     "microgradnorm.distributions", "microgradnorm.distributions.constraints"]
 DOCUMENTED_ON_THE_BASE_CLASS = {"extra_repr"}
 
 

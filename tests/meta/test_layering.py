@@ -16,13 +16,14 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
     ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
-                 "cuda", "amp", "backends")),
-    ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc")),
+                 "cuda", "amp", "backends", "cpu", "distributed")),
+    ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc", "jit",
+              "random")),
     ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "convolution_more", "losses", "losses_more",
-                    "activations", "vision", "linalg")),
-    ("model", ("nn", "optim", "layers", "utils")),
-    ("look", ("checks", "viz", "train", "checkpoint", "capture")),
+                    "activations", "vision", "linalg", "fft", "special")),
+    ("model", ("nn", "optim", "layers", "utils", "distributions")),
+    ("look", ("checks", "viz", "train", "checkpoint", "capture", "testing")),
     ("apps", ("cli", "__main__")),
 )
 RANK = {prefix: rank for rank, (_, prefixes) in enumerate(LAYERS) for prefix in prefixes}

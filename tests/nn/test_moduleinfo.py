@@ -25,7 +25,14 @@ MODULES = {
                                  "scale_grad_by_freq", "sparse", "_weight", "_freeze")),
     "LayerNorm": (nn.LayerNorm, ()),
     "RMSNorm": (nn.RMSNorm, ()),
-    "BatchNorm1d": (nn.BatchNorm1d, ("bias",)),
+    "BatchNorm1d": (nn.BatchNorm1d, ()),
+    "BatchNorm2d": (nn.BatchNorm2d, ()),
+    "BatchNorm3d": (nn.BatchNorm3d, ()),
+    "GroupNorm": (nn.GroupNorm, ()),
+    "InstanceNorm1d": (nn.InstanceNorm1d, ()),
+    "InstanceNorm2d": (nn.InstanceNorm2d, ()),
+    "InstanceNorm3d": (nn.InstanceNorm3d, ()),
+    "LocalResponseNorm": (nn.LocalResponseNorm, ()),
     "ReLU": (nn.ReLU, ("inplace",)),
     "GELU": (nn.GELU, ()),
     "Tanh": (nn.Tanh, ()),
@@ -50,10 +57,6 @@ def run_sample(name, sample, training):
     unsupported = sorted(set(kwargs) & set(missing))
     if unsupported:
         return f"{name}: constructor argument(s) {unsupported}"
-    if name == "RMSNorm":
-        # torch's eps=None is the dtype's machine epsilon; ours defaults to 1e-6
-        if len(args) < 2 and "eps" not in kwargs or (len(args) >= 2 and args[1] is None):
-            args = (args[0], float(np.finfo(np.float64).eps)) + tuple(args[2:])
     torch_module = INFOS[name].module_cls(*args, **kwargs).to(torch.float64)
     ours = (cls(*args, **kwargs) if cls is not nn.Embedding else cls(**kwargs)).to(mg.float64)
     state = {k: to_numpy(v) for k, v in torch_module.state_dict().items()}

@@ -52,10 +52,14 @@ def t_linear(params, prefix, x):
 
 
 def t_norm(params, prefix, x, norm):
-    """PyTorch's twin of the registry's norm ``norm`` on x, with the module's parameters."""
+    """PyTorch's twin of the registry's norm ``norm`` on x, with the module's parameters and
+    the options of the module a model builds for it (a model's RMSNorm: LLaMA's eps 1e-6)."""
     spec = lookup(norm)
+    module = nn.make_norm(norm, x.shape[-1])
+    options = {o.name: getattr(module, o.name) for o in spec.options
+               if o.torch and getattr(module, o.name, None) is not None}
     tensors = {"x": x, **{name: params[f"{prefix}.{name}"] for name in spec.params}}
-    return spec.run_torch(TF, tensors)[0]
+    return spec.run_torch(TF, tensors, **options)[0]
 
 
 def t_attention(params, prefix, x, n_heads):
@@ -178,7 +182,7 @@ def test_row_norm_modules_match_torch(cls, impl):
     module = getattr(nn, cls)(6, impl=impl)
     with_random_affine(module)
     ref = (torch.nn.LayerNorm(6, dtype=torch.float64) if cls == "LayerNorm"
-           else torch.nn.RMSNorm(6, eps=1e-6, dtype=torch.float64))
+           else torch.nn.RMSNorm(6, dtype=torch.float64))     # eps: both default, None
     ref.load_state_dict({k: to_torch(v) for k, v in module.state_dict().items()})
     x_data = rng.standard_normal((2, 3, 6))
     x, xt = mg.tensor(x_data, requires_grad=True), to_torch(x_data, True)
@@ -559,7 +563,7 @@ def test_module_registration_and_lookup_helpers_match_torch_names():
         "scale", "0.weight", "0.bias", "head.weight", "head.bias"]
     assert model.get_submodule("head") is model.head
     assert model.get_parameter("0.bias") is model[0].bias
-    with pytest.raises(AttributeError, match="no sub-module 'tail'"):
+    with pytest.raises(AttributeError, match="Sequential has no attribute `tail`"):
         model.get_submodule("tail.weight")
     with pytest.raises(TypeError):
         model.register_parameter("w", np.ones(2))

@@ -230,7 +230,7 @@ def test_module_defaults_state_dict_and_the_paper_module():
     np.testing.assert_array_equal(dyt.weight.detach().numpy(), np.ones(6, np.float32))
     np.testing.assert_array_equal(dyt.bias.detach().numpy(), np.zeros(6, np.float32))
     assert list(dyt.state_dict()) == ["alpha", "weight", "bias"]
-    assert repr(dyt) == "DyT((6,), alpha_init_value=0.5, elementwise_affine=True, impl=None)"
+    assert repr(dyt) == "DyT((6,), alpha_init_value=0.5, elementwise_affine=True)"
     plain = nn.DyT((2, 3), alpha_init_value=2.0, elementwise_affine=False, dtype="float64")
     assert plain.weight is None and plain.bias is None and list(plain.state_dict()) == ["alpha"]
     assert nn.DyT(6, bias=False).bias is None

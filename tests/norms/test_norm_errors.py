@@ -51,7 +51,7 @@ def bad_inputs(spec):
               TypeError, f"{x} must be a floating-point tensor .*got dtype int64"),
              ("impl 'Fused'", {}, {"impl": "Fused"}, ValueError,
               r"impl must be one of \('fused', 'composite'\), got 'Fused'")]
-    if spec.eps is not None:                     # a norm with an eps
+    if spec.has_eps:                             # a norm with an eps
         cases += [("eps -1e-5", {}, {"eps": -1e-5}, ValueError,
                    "eps must be a non-negative number, got -1e-05"),
                   ("eps nan", {}, {"eps": float("nan")}, ValueError,

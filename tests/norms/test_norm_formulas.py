@@ -128,11 +128,15 @@ def test_multi_dim_normalized_shape_composite_matches_fused_and_gradcheck(spec, 
         assert mg.gradcheck(fn, list(t.values()))
 
 
-def test_rms_norm_default_eps_is_1e_minus_6_not_torchs(torch):
+def test_rms_norm_default_eps_is_torchs_machine_epsilon(torch):
+    # small rows, where 1e-6 (LLaMA's, passed explicitly) and finfo(float64).eps differ
     x = np.random.default_rng(0).standard_normal((3, 4)) * 1e-3
     ours = F.rms_norm(mg.tensor(x), 4).data
-    expected = torch.nn.functional.rms_norm(torch.tensor(x), (4,), eps=1e-6).numpy()
+    expected = torch.nn.functional.rms_norm(torch.tensor(x), (4,)).numpy()
     assert np.max(np.abs(ours - expected)) <= FLOAT64_TOL
+    llama = torch.nn.functional.rms_norm(torch.tensor(x), (4,), eps=1e-6).numpy()
+    assert np.max(np.abs(F.rms_norm(mg.tensor(x), 4, eps=1e-6).data - llama)) <= FLOAT64_TOL
+    assert np.max(np.abs(ours - llama)) > 1e-3
 
 
 # ----- BatchNorm: running statistics as arrays, Tensors or absent; any momentum --------------
@@ -450,7 +454,8 @@ def test_rms_norm_of_zeros_is_zero_with_grad_rstd_times_g(spec, impl):
     named = run(spec, impl, arrays, None, True, grads)
     assert np.array_equal(named["output"], arrays["x"])
     extra = grads[1] if spec.residual else 0
-    np.testing.assert_allclose(named["grad x"], grads[0] / np.sqrt(1e-6) + extra, rtol=1e-12)
+    eps = np.finfo(np.float64).eps                     # the default: x's machine epsilon
+    np.testing.assert_allclose(named["grad x"], grads[0] / np.sqrt(eps) + extra, rtol=1e-12)
 
 
 def test_float16_input_with_a_float32_weight_is_the_same_through_nn_and_functional():

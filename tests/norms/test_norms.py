@@ -16,6 +16,7 @@ from norm_cases import (FLOAT64_TOL, IMPLS, SPECS, assert_close, at_least, cases
 
 import microgradnorm as mg
 from microgradnorm import dtypes
+from microgradnorm.norms.arguments import machine_eps
 
 # bfloat16 (ml_dtypes, optional) joins every low-precision family when it is installed.
 BFLOAT16 = pytest.param(dtypes.bfloat16, id="bfloat16",
@@ -125,11 +126,11 @@ def spread(spec, arrays):
     return arrays | {spec.x: x + np.expand_dims(ramp, [a for a in range(x.ndim) if a not in axes])}
 
 
-def largest_rstd(spec, arrays, running, training):
+def largest_rstd(spec, arrays, running, training, **options):
     """max(1, the largest 1/sqrt(statistic + eps) the fused node saves): the composite
     graph's intermediate gradients are rstd·g large and cancel (for D = 1 exactly), so its
     rounding error grows with rstd. 1 for a norm that saves no rstd."""
-    outputs = spec.run(tensors_of(arrays), "fused", running, training)
+    outputs = spec.run(tensors_of(arrays), "fused", running, training, **options)
     rstd = dict(outputs[0].grad_fn.named_saved_arrays()).get("rstd")
     return max(1.0, float(np.max(rstd, initial=0))) if rstd is not None else 1.0
 
@@ -156,8 +157,10 @@ def test_low_precision_close_to_float64_and_keeps_dtype(spec, dtype, tol, data):
     running = None if running is None else {n: a.astype(dtype).astype(np.float64)
                                             for n, a in running.items()}
     grads = [g.astype(np.float64) for g in upstream(spec, shape, seed, dtype)]
-    reference = run(spec, "fused", arrays, running, training, grads)
-    conditioning = largest_rstd(spec, arrays, running, training)
+    # an eps that defaults to a machine epsilon (RMSNorm's) is the low dtype's here too
+    same_eps = {"eps": machine_eps(dtype)} if spec.has_eps and spec.eps is None else {}
+    reference = run(spec, "fused", arrays, running, training, grads, **same_eps)
+    conditioning = largest_rstd(spec, arrays, running, training, **same_eps)
     if dtype == np.float16:
         # The composite graph's intermediate gradients grow like rstd³·|x| (Div, then Sqrt
         # backward): past rstd ~20 they pass float16's 65504 and become inf, a range limit

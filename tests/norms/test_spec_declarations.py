@@ -71,7 +71,7 @@ def test_run_passes_the_declared_defaults_and_run_torch_only_torchs():
                  torch=lambda tF, given, **o: seen.setdefault("torch", o))
     probe.run({"x": None})
     probe.run_torch(TF, {"x": None}, eps=0.5)
-    assert seen["ours"] == {"eps": 1e-6, "offset": 0.0, "casting": "llama"}
+    assert seen["ours"] == {"eps": None, "offset": 0.0, "casting": "llama"}
     assert seen["torch"] == {"eps": 0.5}
     assert probe.variants() == [("[llama]", {"casting": "llama"}), ("[gemma]", {"casting":
                                 "gemma"}), ("[none]", {"casting": "none"})]
