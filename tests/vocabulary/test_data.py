@@ -284,3 +284,30 @@ def test_random_sampler_with_replacement_draws_lazily_as_torch():
                                             generator=torch.Generator().manual_seed(3))
     assert list(itertools.islice(iter(ours), 70)) == list(itertools.islice(iter(theirs), 70))
     assert time.perf_counter() - start < 5
+
+
+@pytest.mark.parametrize("replacement", [True, False])
+def test_the_weighted_sampler_draws_torchs_indices(replacement):
+    weights = [0.9, 0.4, 0.05, 0.2, 0.3, 0.1]
+    draws = []
+    for lib in (mg, torch):
+        lib.manual_seed(3)
+        first = list(lib.utils.data.WeightedRandomSampler(weights, 5, replacement))
+        generator = lib.Generator().manual_seed(5)
+        second = list(lib.utils.data.WeightedRandomSampler(weights, 4, replacement,
+                                                           generator=generator))
+        draws.append((first, second))
+    assert draws[0] == draws[1]
+    assert len(mg.utils.data.WeightedRandomSampler(weights, 5)) == 5
+
+
+@pytest.mark.parametrize("weights, num_samples, replacement, match", [
+    ([[1.0]], 2, True, "1d sequence"),
+    ([1.0, 2.0], 0, True, "num_samples"),
+    ([1.0, 2.0], 2, 1, "replacement"),
+])
+def test_the_weighted_sampler_refuses_what_torch_refuses(weights, num_samples, replacement,
+                                                         match):
+    for lib in (mg, torch):
+        with pytest.raises(ValueError, match=match):
+            lib.utils.data.WeightedRandomSampler(weights, num_samples, replacement)

@@ -4,12 +4,12 @@ order."""
 
 import itertools
 
-from ...dtypes import int64
-from ...factories import empty, randint, randperm
+from ...dtypes import float64, int64
+from ...factories import as_tensor, empty, multinomial, randint, randperm
 from ...generator import Generator, check_generator
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
-           "SubsetRandomSampler"]
+           "SubsetRandomSampler", "WeightedRandomSampler"]
 
 
 class Sampler:
@@ -102,6 +102,41 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self):
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices of ``weights`` (a 1-D sequence of non-negative numbers, summing
+    to anything positive), index i drawn with probability weights[i] / Σ weights, with or
+    without ``replacement``: ``mg.multinomial`` of the weights in float64, as torch's, so one
+    seed gives torch's indices.
+
+    Example:
+        >>> mg.manual_seed(0); list(WeightedRandomSampler([0.1, 0.9, 0.5], 5))
+        [2, 2, 1, 2, 1]
+    """
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if isinstance(num_samples, bool) or not isinstance(num_samples, int) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        check_generator("WeightedRandomSampler", generator)
+        weights = as_tensor(weights, dtype=float64)
+        if weights.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights.shape)}")
+        self.weights, self.num_samples = weights, num_samples
+        self.replacement, self.generator = replacement, generator
+
+    def __iter__(self):
+        drawn = multinomial(self.weights, self.num_samples, self.replacement,
+                            generator=self.generator)
+        yield from drawn.tolist()
+
+    def __len__(self):
+        return self.num_samples
 
 
 class BatchSampler(Sampler):
