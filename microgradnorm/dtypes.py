@@ -176,10 +176,11 @@ def iinfo(dtype):
     return np.iinfo(np.dtype(dtype))
 
 
-def finfo(dtype):
+def finfo(dtype=None):
     """``numpy.finfo`` that also knows bfloat16 (``ml_dtypes.finfo``): ``torch.finfo``'s
-    ``eps``, ``max``, ``min``, ``tiny``, ``bits``, ``resolution``."""
-    dtype = np.dtype(dtype)
+    ``eps``, ``max``, ``min``, ``tiny``, ``bits``, ``resolution``; of the default float
+    dtype when none is given, as torch's ``finfo()``."""
+    dtype = np.dtype(get_default_dtype() if dtype is None else dtype)
     if bfloat16 is not None and dtype == bfloat16:
         return ml_dtypes.finfo(dtype)
     return np.finfo(dtype)

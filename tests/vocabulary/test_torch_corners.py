@@ -371,3 +371,13 @@ def test_sigmoid_keeps_its_left_tail(dtype):
     assert np.max(np.abs(ours - exact) / ulp) <= 4                 # 1 + tanh(x/2): 47 ulps
     assert mg.sigmoid(mg.tensor([-40.0], dtype=mg.float64)).item() == pytest.approx(4.248e-18,
                                                                                      rel=1e-3)
+
+
+def test_finfo_without_a_dtype_is_the_default_dtypes():
+    assert mg.finfo().eps == torch.finfo().eps == np.finfo(np.float32).eps
+    previous = mg.get_default_dtype()
+    mg.set_default_dtype(mg.float64)
+    try:
+        assert mg.finfo().eps == np.finfo(np.float64).eps
+    finally:
+        mg.set_default_dtype(previous)
