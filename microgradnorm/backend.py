@@ -172,10 +172,13 @@ def is_device(value):
 
 def check_device(device):
     """``device`` (a string or a ``Device``) as "cpu" or "cuda", the names the array
-    functions take; a GPU index other than 0 is refused, as torch refuses a device ordinal
+    functions take; None is the default device, the CPU, as torch's factories take
+    ``device=None``; a GPU index other than 0 is refused, as torch refuses a device ordinal
     that a one-GPU machine lacks (this library drives one GPU)."""
     if type(device) is str and device in DEVICES:
         return device                             # the usual case: nothing to parse
+    if device is None:
+        return "cpu"          # torch_misc.get_default_device(): factories make CPU tensors
     if not isinstance(device, Device):
         if not isinstance(device, str):
             raise DeviceError(f"device must be a str or a device ({', '.join(DEVICES)}), "

@@ -610,7 +610,7 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False, *, generator=None
         return trivial
     if not is_floating(input.dtype):
         raise RuntimeError(f"{fn}: the result is floating; {input.dtype} cannot hold it")
-    keep = np.empty(input.shape, input.dtype)
+    keep = streams.empty_like(input._array, input.dtype)    # torch's empty_like(input)
     streams.fill(keep, lambda n, c: sampling.bernoulli(gen, n, input.dtype, 1 - p))
     a = 1 / math.sqrt((LAMBDA_ALPHA * LAMBDA_ALPHA * p + 1) * (1 - p))
     # torch's steps, each rounded to the dtype (half precision computed in float32)

@@ -9,7 +9,8 @@ Formula (one dim, ``n`` points; ``norm`` puts the factor c on one side)::
     ifft: x_j = c Σ_k y_k exp(+2πi jk/n)      c = 1/n ("backward"), 1/√n, 1 ("forward")
 
 Each transform is one node of ``ops/fft.py`` over NumPy's pocketfft (CuPy's cuFFT for GPU
-arrays), whose values are within rounding of torch's (the same library on the CPU). A
+arrays), whose values are within rounding of torch's (on the CPU torch transforms with
+oneMKL in its x86 builds, pocketfft in builds without MKL). A
 float32 input gives complex64, float64 complex128; an integer or bool input is promoted to
 the default float dtype first; float16 and bfloat16 are refused, as torch refuses them on
 the CPU. The Hermitian transforms compose the real ones
@@ -332,8 +333,9 @@ def _shift(fn, x, dim, amount):
     check_tensor(fn, x)
     if dim is None:
         axes = tuple(range(x.ndim))
-    else:
-        axes = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
+    else:                      # each dim checked; one named twice is rolled twice, as torch's
+        dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
+        axes = tuple(_dim(fn, x, d) for d in dims)
     if not axes:
         raise RuntimeError("`shifts` required")
     return roll(x, [amount(x.shape[a]) for a in axes], axes)

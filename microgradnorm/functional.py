@@ -320,7 +320,7 @@ def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None)
         >>> y = F.dropout(h, 0.1, training=model.training)
     """
     _check_p("dropout", p)
-    return _dropout("dropout", x, p, training, inplace, generator, x.shape, rng)
+    return _dropout("dropout", x, p, training, inplace, generator, None, rng)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
@@ -342,16 +342,20 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
 
 
 def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
-    # a Bernoulli(1 - p) mask of noise_shape (x's, or one per channel), over 1 - p; p is
-    # checked by the caller (convolution_more._check_p), before its input
+    # a Bernoulli(1 - p) mask over 1 - p: of noise_shape, one per channel, row-major (torch's
+    # make_feature_noise); of x's shape and memory layout when it is None (torch's
+    # empty_like(x), so a transposed x gets torch's mask). p is checked by the caller
+    # (convolution_more._check_p), before its input
     gen = streams.check_generator(fn, generator)
     trivial = _trivial_dropout(x, p, training, inplace)
     if trivial is not None:
         return trivial
     if rng is not None:
-        keep = (rng.random(noise_shape) >= p).astype(x.dtype)
+        shape = x.shape if noise_shape is None else noise_shape
+        keep = (rng.random(shape) >= p).astype(x.dtype)
     else:
-        keep = np.empty(noise_shape, x.dtype)
+        keep = streams.empty_like(x._array, x.dtype) if noise_shape is None else \
+            np.empty(noise_shape, x.dtype)
         streams.fill(keep, lambda n, c: sampling.bernoulli(gen, n, x.dtype, 1 - p))
     if dtypes.is_half(x.dtype):        # torch: times 1 / (1 - p) in float32, then rounded
         mask = (keep.astype(np.float32) * (np.float32(1) / np.float32(1 - p))).astype(x.dtype)

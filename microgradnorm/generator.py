@@ -202,6 +202,42 @@ def _order(target):
     return sorted(range(target.ndim), key=lambda d: -abs(target.strides[d]))
 
 
+def empty_like(source, dtype):
+    """An uninitialised NumPy array of ``source``'s shape, laid out in memory as torch's
+    ``empty_like`` lays out a tensor of ``source``'s strides, so ``fill`` writes it in
+    torch's order: dense sources keep their layout; others get dense strides in the order
+    of theirs (torch's ``infer_dense_strides``: an insertion sort by stride, the smallest
+    innermost, ties to the smaller size, a 0 stride (an expanded dim) compared with none).
+
+    Example:
+        >>> empty_like(np.empty((4, 6))[:, ::2].T, np.float32).strides      # (3, 4) view
+        (4, 12)
+    """
+    strides = [abs(s) for s in source.strides]
+    perm = list(range(source.ndim - 1, -1, -1))             # innermost first
+
+    def should_swap(a, b):
+        # torch's comparison of two dims: 1 to move b inward of a, -1 to stop, 0 unknown
+        if strides[a] == 0 or strides[b] == 0:
+            return 0
+        if strides[a] != strides[b]:
+            return 1 if strides[a] > strides[b] else -1
+        return 1 if source.shape[a] > source.shape[b] else 0
+
+    for i in range(1, source.ndim):
+        moving = i
+        for before in range(i - 1, -1, -1):
+            comparison = should_swap(perm[before], perm[moving])
+            if comparison > 0:
+                perm[before], perm[moving] = perm[moving], perm[before]
+                moving = before
+            elif comparison < 0:
+                break
+    outer_first = perm[::-1]
+    array = np.empty([source.shape[d] for d in outer_first], dtype)
+    return array.transpose(np.argsort(outer_first))
+
+
 def fill_order(target, values):
     """``values`` broadcast to ``target``'s shape and flattened in the order ``fill``
     writes ``target`` (for per-element parameters such as bernoulli's p).

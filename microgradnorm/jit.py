@@ -2,19 +2,40 @@
 return what they are given, unchanged, as ``mg.compile`` does (``torch_misc.py``), so a model
 scripted or traced for speed runs eagerly; ``is_scripting()`` and ``is_tracing()`` are False,
 as in torch's eager code; ``Final`` is ``typing.Final``; ``fork`` runs its function at once,
-as torch's does outside TorchScript. ``save`` and ``load`` of TorchScript archives are
-refused (a NotImplementedError, a RuntimeError): there is no compiled program to write or
-read; ``mg.save(model.state_dict(), f)`` keeps the weights."""
+as torch's does outside TorchScript; ``isinstance`` checks containers element by element, as
+torch's eager one. ``save`` and ``load`` of TorchScript archives are refused (a
+NotImplementedError, a RuntimeError): there is no compiled program to write or read;
+``mg.save(model.state_dict(), f)`` keeps the weights. The rest of ``torch.jit`` (``MISSING``:
+the compilation unit, the fusers, the flatbuffer files) is an AttributeError that says so."""
 
+import builtins
+import types
 import typing
 import warnings
 
-__all__ = ["Final", "Future", "ScriptFunction", "ScriptModule", "annotate", "export", "fork",
-           "freeze", "ignore", "interface", "is_scripting", "is_tracing", "load",
-           "optimize_for_inference", "save", "script", "script_if_tracing", "trace",
-           "trace_module", "unused", "wait"]
+__all__ = ["Attribute", "Final", "Future", "RecursiveScriptModule", "ScriptFunction",
+           "ScriptModule", "TracerWarning", "annotate", "export", "fork", "freeze", "ignore",
+           "interface", "is_scripting", "is_tracing", "isinstance", "load",
+           "optimize_for_inference", "save", "script", "script_if_tracing", "script_method",
+           "trace", "trace_module", "unused", "wait"]
 
 Final = typing.Final
+
+# torch.jit's names that need the TorchScript compiler, its graphs or its files
+MISSING = ("CompilationUnit", "Error", "ONNXTracedModule", "RecursiveScriptClass",
+           "ScriptWarning", "TopLevelTracedModule", "TracedModule", "TracingCheckError",
+           "enable_onednn_fusion", "export_opnames", "fuser", "jit_module_from_flatbuffer",
+           "last_executed_optimized_graph", "onednn_fusion_enabled", "optimized_execution",
+           "run_frozen_optimizations", "save_jit_module_to_flatbuffer", "set_fusion_strategy",
+           "strict_fusion")
+
+
+def __getattr__(name):
+    if name in MISSING:
+        raise AttributeError(f"microgradnorm.jit.{name} (torch.jit.{name}) is not "
+                             "implemented: it belongs to the TorchScript compiler, which "
+                             "microgradnorm does not have (its models run eagerly)")
+    raise AttributeError(f"module 'microgradnorm.jit' has no attribute {name!r}")
 
 
 class ScriptModule:
@@ -22,8 +43,18 @@ class ScriptModule:
     (``script`` returns the Module itself)."""
 
 
+class RecursiveScriptModule(ScriptModule):
+    """``torch.jit.RecursiveScriptModule`` (what torch's ``script`` makes of a Module), for
+    ``isinstance`` checks: nothing here is one."""
+
+
 class ScriptFunction:
     """``torch.jit.ScriptFunction``, for ``isinstance`` checks: nothing here is one."""
+
+
+class TracerWarning(Warning):
+    """``torch.jit.TracerWarning``, for warning filters: nothing here traces, so none is
+    raised."""
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
@@ -89,6 +120,68 @@ def interface(obj):
 def script_if_tracing(fn):
     """``fn`` itself (``torch.jit.script_if_tracing``)."""
     return fn
+
+
+def script_method(fn):
+    """``fn`` itself (``torch.jit.script_method``, as torch gives it with its compiler
+    off)."""
+    return fn
+
+
+def Attribute(value, type):
+    """``value`` (``torch.jit.Attribute(value, type)``, the type of a ScriptModule's attribute
+    for the compiler): torch makes a ``(value, type)`` pair that its ScriptModule unwraps on
+    assignment; with no ScriptModule here to unwrap it, the value itself, as torch gives it
+    with its compiler off (``PYTORCH_JIT=0``)."""
+    return value
+
+
+# the container types jit.isinstance refuses without their element types, as torch's
+BARE_CONTAINERS = ((typing.List, "List"), (list, "list"), (typing.Tuple, "Tuple"),
+                   (tuple, "tuple"), (typing.Dict, "Dict"), (dict, "dict"),
+                   (typing.Optional, "Optional"))
+
+
+def isinstance(obj, target_type):
+    """Whether ``obj`` is a ``target_type`` (``torch.jit.isinstance``, as torch's eager one):
+    ``builtins.isinstance`` for a type or a tuple of types; a container type, ``List[T]``,
+    ``Dict[K, V]``, ``Tuple[...]``, ``Optional[T]`` (a Union), element by element (an
+    empty container warns, as torch's: its element type cannot be seen).
+
+    Example:
+        >>> mg.jit.isinstance([mg.ones(1)], typing.List[mg.Tensor])
+        True
+    """
+    if builtins.isinstance(target_type, tuple):
+        return any(isinstance(obj, t) for t in target_type)
+    if builtins.isinstance(target_type, (list, dict, set)):
+        raise RuntimeError("The second argument to `torch.jit.isinstance` must be a type or "
+                           "a tuple of types")
+    for bare, name in BARE_CONTAINERS:
+        if target_type is bare and name in ("Dict", "dict"):
+            raise RuntimeError(f"Attempted to use {name} without contained types. Please add "
+                               f"contained type, e.g. {name}[int, int]")
+        if target_type is bare:
+            raise RuntimeError(f"Attempted to use {name} without a contained type. Please add "
+                               f"a contained type, e.g. {name}[int]")
+    origin, args = typing.get_origin(target_type), typing.get_args(target_type)
+    if origin is None:
+        return builtins.isinstance(obj, target_type)
+    if origin is typing.Union or origin is types.UnionType:       # Optional[T] too
+        return obj is None or any(isinstance(obj, t) for t in args)
+    if origin not in (list, dict, tuple) or not builtins.isinstance(obj, origin):
+        return False
+    if not obj:
+        warnings.warn("The inner type of a container is lost when calling "
+                      "torch.jit.isinstance in eager mode. For example, List[int] would "
+                      "become list and therefore falsely return True for List[float] or "
+                      "List[str].", stacklevel=2)
+    if origin is list:
+        return all(isinstance(item, args[0]) for item in obj)
+    if origin is dict:
+        return all(isinstance(key, args[0]) and isinstance(value, args[1])
+                   for key, value in obj.items())
+    return len(obj) == len(args) and all(isinstance(item, t) for item, t in zip(obj, args))
 
 
 def annotate(the_type, the_value):

@@ -36,7 +36,9 @@ class Input:
     """One input of a twin, as ``run`` takes it in its dict.
 
     Attributes:
-        name: the key, and the entry's parameter name (``F.layer_norm``'s ``weight``).
+        name: the key, and the entry's parameter name (``F.layer_norm``'s ``weight``); a
+            norm's x is keyed "x" where its entry takes torch's ``input``, which the norm's
+            ``call`` passes by position.
         kind: one of ``KINDS``.
         optional: may be left out (None): an affine weight or bias.
         differentiable: takes a gradient (not running statistics or class indices).

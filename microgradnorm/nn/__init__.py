@@ -56,6 +56,8 @@ from .lazy_norms import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, Lazy
                          LazyInstanceNorm2d, LazyInstanceNorm3d, UninitializedBuffer)
 from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
                     load, parameters_to_vector, save, vector_to_parameters)
+# torch's paths to the classes, ``nn.modules.batchnorm._BatchNorm``: after every class above
+from . import modules
 
 # ``import microgradnorm.nn.functional as F`` is ``microgradnorm.functional``, as in torch
 sys.modules[__name__ + ".functional"] = functional
@@ -105,3 +107,5 @@ __all__ += ["BatchNorm3d", "InstanceNorm3d", "SyncBatchNorm", "LazyBatchNorm1d",
             "LazyInstanceNorm3d", "UninitializedBuffer"]
 # __all__ additions: parallel.py
 __all__ += ["DataParallel", "parallel"]
+# __all__ additions: modules.py
+__all__ += ["modules"]

@@ -72,9 +72,9 @@ class GroupNorm(NormModule):
         _fill(self.weight, 1.0)
         _fill(self.bias, 0.0)
 
-    def forward(self, x):
-        """GroupNorm of ``x``. Shape: (N, C, *) -> the same."""
-        return F.group_norm(self._check_input(x), self.num_groups, self.weight, self.bias,
+    def forward(self, input):
+        """GroupNorm of ``input``. Shape: (N, C, *) -> the same."""
+        return F.group_norm(self._check_input(input), self.num_groups, self.weight, self.bias,
                             self.eps, self.impl)
 
     def extra_repr(self):
@@ -145,9 +145,9 @@ class InstanceNorm1d(_InstanceNorm):
 
     batch_dims = 3
 
-    def forward(self, x):
-        """InstanceNorm of ``x``. Shape: (N, C, L) or (C, L) -> the same."""
-        return self._instance_norm(x)
+    def forward(self, input):
+        """InstanceNorm of ``input``. Shape: (N, C, L) or (C, L) -> the same."""
+        return self._instance_norm(input)
 
 
 class InstanceNorm2d(_InstanceNorm):
@@ -161,9 +161,9 @@ class InstanceNorm2d(_InstanceNorm):
     norm = "instance_norm"
     batch_dims = 4
 
-    def forward(self, x):
-        """InstanceNorm of ``x``. Shape: (N, C, H, W) or (C, H, W) -> the same."""
-        return self._instance_norm(x)
+    def forward(self, input):
+        """InstanceNorm of ``input``. Shape: (N, C, H, W) or (C, H, W) -> the same."""
+        return self._instance_norm(input)
 
 
 class InstanceNorm3d(_InstanceNorm):
@@ -177,9 +177,9 @@ class InstanceNorm3d(_InstanceNorm):
 
     batch_dims = 5
 
-    def forward(self, x):
-        """InstanceNorm of ``x``. Shape: (N, C, D, H, W) or (C, D, H, W) -> the same."""
-        return self._instance_norm(x)
+    def forward(self, input):
+        """InstanceNorm of ``input``. Shape: (N, C, D, H, W) or (C, D, H, W) -> the same."""
+        return self._instance_norm(input)
 
 
 class BatchNorm2d(_BatchNorm):
@@ -196,9 +196,9 @@ class BatchNorm2d(_BatchNorm):
     places = ("channel",)
     input_dims = (4,)
 
-    def forward(self, x):
-        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C, H, W) -> the same."""
-        return self._batch_norm(x)
+    def forward(self, input):
+        """BatchNorm of ``input`` per channel (dim 1). Shape: (N, C, H, W) -> the same."""
+        return self._batch_norm(input)
 
 
 class BatchNorm3d(_BatchNorm):
@@ -211,9 +211,9 @@ class BatchNorm3d(_BatchNorm):
 
     input_dims = (5,)
 
-    def forward(self, x):
-        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C, D, H, W) -> the same."""
-        return self._batch_norm(x)
+    def forward(self, input):
+        """BatchNorm of ``input`` per channel (dim 1). Shape: (N, C, D, H, W) -> the same."""
+        return self._batch_norm(input)
 
 
 class SyncBatchNorm(_BatchNorm):
@@ -241,9 +241,9 @@ class SyncBatchNorm(_BatchNorm):
         if x.shape[1] == 0:
             raise ValueError("SyncBatchNorm number of input channels should be non-zero")
 
-    def forward(self, x):
-        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C, *) -> the same."""
-        return self._batch_norm(x)
+    def forward(self, input):
+        """BatchNorm of ``input`` per channel (dim 1). Shape: (N, C, *) -> the same."""
+        return self._batch_norm(input)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):

@@ -10,6 +10,22 @@ from ..tensor import Tensor
 from .module import Module, Parameter, _tree_version
 
 
+def _list_key(container, idx):
+    # torch's: an int in [-len, len) as the string key of a ModuleList or ParameterList
+    idx = operator.index(idx)
+    if not -len(container) <= idx < len(container):
+        raise IndexError(f"index {idx} is out of range")
+    return str(idx + len(container) if idx < 0 else idx)
+
+
+def _pop(container, key):
+    """Remove and return the item at ``key`` (a list's or a Sequential's: the rest
+    renumbered; a dict's: KeyError if absent)."""
+    value = container[key]
+    del container[key]
+    return value
+
+
 class ModuleList(Module):
     """A list of Modules, registered under the names "0", "1", ... (``blocks.0.attn``), with
     the list methods torch's has: indexing (a slice is a ModuleList), ``append``,
@@ -25,27 +41,20 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _index(self, idx):
-        # torch's: an int in [-len, len) as the string key
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx + len(self) if idx < 0 else idx)
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return self.__class__(list(self._modules.values())[idx])
-        return self._modules[self._index(idx)]
+        return self._modules[_list_key(self, idx)]
 
     def __setitem__(self, idx, module):
-        setattr(self, self._index(idx), module)
+        setattr(self, _list_key(self, idx), module)
 
     def __delitem__(self, idx):
         if isinstance(idx, slice):
             for k in range(len(self._modules))[idx]:
                 delattr(self, str(k))
         else:
-            delattr(self, self._index(idx))
+            delattr(self, _list_key(self, idx))
         _set_modules(self, enumerate(list(self._modules.values())))     # renumbered
 
     def __len__(self):
@@ -92,11 +101,7 @@ class ModuleList(Module):
         self.add_module(str(len(self)), module)
         return self
 
-    def pop(self, key):
-        """Remove and return the module at ``key`` (the rest renumbered)."""
-        value = self[key]
-        del self[key]
-        return value
+    pop = _pop
 
     def extend(self, modules):
         """Append each module of the iterable ``modules``; returns the list."""
@@ -193,11 +198,7 @@ class Sequential(Module):
             self.add_module(str(i), self._modules[str(i % length)])
         return self
 
-    def pop(self, key):
-        """Remove and return the module at ``key`` (the rest renumbered)."""
-        value = self[key]
-        del self[key]
-        return value
+    pop = _pop
 
     def append(self, module):
         """Add ``module`` at the end, named by its index; returns self."""
@@ -328,11 +329,7 @@ class _Named(Module):
         for name in list(self):
             del self[name]
 
-    def pop(self, key):
-        """Remove ``key`` and return its item (KeyError if absent)."""
-        value = self[key]
-        del self[key]
-        return value
+    pop = _pop
 
 
 class ModuleDict(_Named):
@@ -445,9 +442,13 @@ def _as_parameter(value):
 
 
 def _describe_parameters(items):
-    # torch's lines: "  (0): Parameter containing: [float32 of size 2x3]"
+    # torch's lines: "  (0): Parameter containing: [float32 of size 2x3]", and for what is
+    # no Tensor (None) "  (1): Object of type: NoneType"
     lines = []
     for key, p in items:
+        if not isinstance(p, Tensor):
+            lines.append(f"  ({key}): Object of type: {type(p).__name__}")
+            continue
         size = "x".join(str(n) for n in p.shape)
         device = f" ({p.device})" if p.device != "cpu" else ""
         lines.append(f"  ({key}): Parameter containing: [{p.dtype} of size {size}{device}]")
@@ -468,22 +469,16 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _index(self, idx):
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f"index {idx} is out of range")
-        return str(idx + len(self) if idx < 0 else idx)
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             out = self.__class__()
             for i in range(*idx.indices(len(self))):
                 out.append(self[i])
             return out
-        return self._parameters[self._index(idx)]
+        return self._parameters[_list_key(self, idx)]
 
     def __setitem__(self, idx, value):
-        self.register_parameter(self._index(idx), _as_parameter(value))
+        self.register_parameter(_list_key(self, idx), _as_parameter(value))
 
     def __len__(self):
         return len(self._parameters)

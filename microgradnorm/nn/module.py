@@ -1,5 +1,5 @@
-"""``Parameter`` and ``Module``; calling a module names its graph nodes and Parameters by
-dotted path (docs/architecture.md, "Module scopes")."""
+"""``Module`` (and ``Parameter``, from ``parameter.py``); calling a module names its graph
+nodes and Parameters by dotted path (docs/architecture.md, "Module scopes")."""
 
 import threading
 import weakref
@@ -12,50 +12,13 @@ from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
 from ..norms import norm_impl
 from ..tensor import Tensor, to_arguments
+from . import module_hooks, module_state
 from .module_hooks import ModuleHooks
 from .module_state import ModuleState
+from .parameter import Parameter
 
-
-class Parameter(Tensor):
-    """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
-
-    As torch's, ``Parameter(t)`` shares ``t``'s memory and version counter (a write to one
-    shows in the other) and is a leaf even if ``t`` is not; a writeable NumPy array is shared
-    as ``torch.from_numpy(a)`` would be. A ``dtype`` or ``device`` that differs from the
-    data's, a read-only array, a list or a number is copied.
-
-    Args:
-        data: a Tensor, an array or array_like; None: an empty tensor of the default dtype.
-        requires_grad: floating data only.
-        dtype: None keeps the data's (a list of floats: the default dtype).
-        device: None keeps the data's ("cpu" for a list or a number).
-
-    Example:
-        >>> w = mg.zeros(3); p = nn.Parameter(w); w[0] = 1.0       # p[0] is 1.0 too
-    """
-
-    def __init__(self, data=None, requires_grad=True, dtype=None, device=None):
-        if data is None:
-            data = np.empty(0, dtypes.get_default_dtype())
-        array = data._array if isinstance(data, Tensor) else data
-        dtype = dtypes.as_dtype(dtype)
-        if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
-            super().__init__(data, requires_grad=requires_grad, dtype=dtype,
-                             device="cpu" if device is None else device)
-            return
-        here = backend.device_of(array)
-        writeable = isinstance(data, Tensor) or backend.is_cupy_array(array) \
-            or array.flags.writeable                  # torch only warns; a copy can be written
-        if dtype not in (None, array.dtype) or device not in (None, here) or not writeable:
-            super().__init__(data, requires_grad=requires_grad, dtype=dtype,
-                             device=here if device is None else device)
-            return
-        self._become_leaf("Parameter", array, requires_grad)      # the array itself: shared
-        if isinstance(data, Tensor):                  # as torch's detach(): one counter
-            self._version_box = data._version_box
-
-    def __repr__(self):
-        return "Parameter containing:\n" + super().__repr__()
+# id -> hook tables, one OrderedDict each per module (an empty one: the call's fast path)
+_HOOK_TABLES = module_hooks.TABLES + module_state.TABLES
 
 
 # bumped whenever any module tree changes: roots compare it to their cached paths and names
@@ -98,8 +61,17 @@ class Module(ModuleHooks, ModuleState):
         object.__setattr__(self, "_non_persistent_buffers_set", set())   # not in state_dict
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_paths", None)          # (tree version, {id: path})
-        object.__setattr__(self, "_forward_pre_hooks", OrderedDict())  # id -> hook(m, args)
-        object.__setattr__(self, "_forward_hooks", OrderedDict())  # id -> hook(m, args, out)
+        for name in _HOOK_TABLES:                         # each module its own, as torch's
+            object.__setattr__(self, name, OrderedDict())
+
+    def __setstate__(self, state):
+        # unpickling and deepcopy: a module saved before a table existed gets an empty one
+        self.__dict__.update(state)
+        for name in _HOOK_TABLES:
+            if name not in self.__dict__:
+                object.__setattr__(self, name, OrderedDict())
+        if "_non_persistent_buffers_set" not in self.__dict__:
+            object.__setattr__(self, "_non_persistent_buffers_set", set())
 
     def __setattr__(self, name, value):
         # torch's rules: a Parameter or Module (re)registers the name; a name registered as a
@@ -311,9 +283,15 @@ class Module(ModuleHooks, ModuleState):
                 yield (f"{path}.{name}" if path else name), tensor
 
     def train(self, mode=True):
-        """Training mode (dropout on, BatchNorm uses batch statistics); returns self."""
-        for module in self.modules():
-            object.__setattr__(module, "training", bool(mode))
+        """Training mode (dropout on, BatchNorm uses batch statistics) for this module, then
+        ``child.train(mode)`` for each child, so a child's own ``train`` (one that keeps a
+        BatchNorm frozen) decides for its part; returns self. ValueError if ``mode`` is not
+        a bool, as torch's."""
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        object.__setattr__(self, "training", mode)    # a plain flag: no registry to update
+        for child in self.children():
+            child.train(mode)
         return self
 
     def eval(self):
@@ -507,7 +485,7 @@ class Module(ModuleHooks, ModuleState):
         extra = self.extra_repr()
         extra_lines = extra.split("\n") if extra else []
         child_lines = [f"({name}): " + repr(module).replace("\n", "\n  ")
-                       for name, module in self._modules.items() if module is not None]
+                       for name, module in self._modules.items()]      # None too, as torch
         if len(extra_lines) == 1 and not child_lines:
             return f"{self._get_name()}({extra_lines[0]})"
         lines = extra_lines + child_lines

@@ -11,8 +11,6 @@ call keeps its own state, so a module called twice has its hooks run twice, each
 own gradients."""
 
 import warnings
-from collections import OrderedDict
-from types import MappingProxyType
 
 import numpy as np
 
@@ -20,18 +18,20 @@ from ..autograd import RemovableHandle, is_grad_enabled, register_hook
 from ..autograd.function import Function
 from ..tensor import Tensor
 
-_NONE = MappingProxyType({})      # a table no hook was registered in (shared, read-only)
+# the tables Module.__init__ gives each module, torch's names: id -> hook, or id -> True
+TABLES = ("_forward_pre_hooks",               # hook(module, args)
+          "_forward_hooks",                   # hook(module, args, output)
+          "_backward_hooks",                  # hook(module, grad_input, grad_output)
+          "_backward_pre_hooks",              # hook(module, grad_output)
+          "_forward_pre_hooks_with_kwargs",   # True for the hooks given kwargs
+          "_forward_hooks_with_kwargs",
+          "_forward_hooks_always_called")     # True: run also when forward raised
 
 
 class ModuleHooks:
     """The hook methods of ``Module`` (torch's names, arguments and order of calls)."""
 
-    _backward_hooks = _NONE               # id -> hook(module, grad_input, grad_output)
-    _backward_pre_hooks = _NONE           # id -> hook(module, grad_output)
     _is_full_backward_hook = None         # True: full hooks, False: the deprecated kind
-    _forward_pre_hooks_with_kwargs = _NONE    # id -> True for the hooks given kwargs
-    _forward_hooks_with_kwargs = _NONE
-    _forward_hooks_always_called = _NONE      # id -> True: run also when forward raised
 
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """Call ``hook(module, args)`` before each ``forward``; a non-None result replaces
@@ -135,11 +135,13 @@ class ModuleHooks:
             raise
 
 
-def _add(module, table_name, hook, where, prepend, flags=None):
+def _add(module, table_name, hook, where, prepend=False, flags=None):
+    # every register_*hook of Module (module_state.py's too): ``where`` names the method;
+    # ``flags``: {flag table's name: whether this hook is in it}
     if not callable(hook):
         raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
-    table = _own_table(module, table_name)
-    extra = [_own_table(module, name) for name, on in (flags or {}).items() if on]
+    table = getattr(module, table_name)
+    extra = [getattr(module, name) for name, on in (flags or {}).items() if on]
     handle = RemovableHandle(table, extra_dict=extra)
     table[handle.id] = hook
     for flag_table in extra:
@@ -147,15 +149,6 @@ def _add(module, table_name, hook, where, prepend, flags=None):
     if prepend:
         table.move_to_end(handle.id, last=False)
     return handle
-
-
-def _own_table(module, name):
-    # the module's own OrderedDict, made on first use: most modules never hold one
-    table = module.__dict__.get(name)
-    if table is None:
-        table = OrderedDict()
-        object.__setattr__(module, name, table)
-    return table
 
 
 def _choose_kind(module, full):
@@ -202,37 +195,35 @@ def _run_hooked(module, state):
 
 
 def _run_forward_hooks(module, state, hooks):
-    with_kwargs = module._forward_hooks_with_kwargs
     always = module._forward_hooks_always_called
     for hook_id, hook in list(hooks.items()):
         if hook_id in always:
             state["called"].add(hook_id)
-        if hook_id in with_kwargs:
-            result = hook(module, state["args"], state["kwargs"], state["result"])
-        else:
-            result = hook(module, state["args"], state["result"])
-        if result is not None:
-            state["result"] = result
+        _call_forward_hook(module, state, hook_id, hook)
     return state["result"]
 
 
 def _run_always_called(module, state):
     # after an exception: the always_call hooks not yet run, each error only a warning
-    with_kwargs = module._forward_hooks_with_kwargs
     for hook_id, hook in list(module._forward_hooks.items()):
         if hook_id not in module._forward_hooks_always_called or hook_id in state["called"]:
             continue
         try:
-            if hook_id in with_kwargs:
-                result = hook(module, state["args"], state["kwargs"], state["result"])
-            else:
-                result = hook(module, state["args"], state["result"])
-            if result is not None:
-                state["result"] = result
+            _call_forward_hook(module, state, hook_id, hook)
         except Exception as error:       # the forward's error is the one that propagates
             warnings.warn(f"module forward hook with ``always_call=True`` raised an "
                           f"exception that was silenced as another error was raised in "
                           f"forward: {error}", stacklevel=4)
+
+
+def _call_forward_hook(module, state, hook_id, hook):
+    # hook(module, args[, kwargs], output); a non-None result becomes the output
+    if hook_id in module._forward_hooks_with_kwargs:
+        result = hook(module, state["args"], state["kwargs"], state["result"])
+    else:
+        result = hook(module, state["args"], state["result"])
+    if result is not None:
+        state["result"] = result
 
 
 class BackwardHookFunction(Function):

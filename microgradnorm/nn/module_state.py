@@ -4,10 +4,13 @@ through each module's ``_load_from_state_dict`` (which a model file may override
 old keys), ``assign=True``, the extra state and the state-dict hooks. ``Module`` inherits
 them from ``ModuleState``.
 
-Unlike torch's, a load checks every entry before it writes any: ``_load_from_state_dict``
-queues its writes, and ``load_state_dict`` makes them only when no module reported a
-problem, so a bad state dict is one error that leaves the model as it was."""
+As torch's, a load writes each entry as it goes, so an overridden ``_load_from_state_dict``
+reads the new values after ``super()``. Unlike torch's, a load that fails (a bad entry, a
+strict key error, an override's exception) puts back every parameter, buffer and extra
+state it wrote before it raises: a bad state dict is one error that leaves the model as it
+was."""
 
+import functools
 import threading
 import warnings
 from collections import OrderedDict, namedtuple
@@ -17,8 +20,8 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..tensor import Tensor
-from ..autograd import RemovableHandle
-from .module_hooks import _NONE, _own_table
+from .module_hooks import _add
+from .parameter import Parameter
 
 EXTRA_STATE_KEY = "_extra_state"        # torch's key of get_extra_state()'s value
 
@@ -48,20 +51,22 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
 
 class _Loading(threading.local):
     def __init__(self):
-        self.writes = None         # inside load_state_dict: [write(), ...] queued to the end
+        self.undo = None           # inside load_state_dict: one put_back() per write made
 
 
 _loading = _Loading()
+
+# the tables Module.__init__ gives each module (with module_hooks.TABLES): id -> hook
+TABLES = ("_state_dict_hooks",                # hook(module, state_dict, prefix, metadata)
+          "_state_dict_pre_hooks",            # hook(module, prefix, keep_vars)
+          "_load_state_dict_pre_hooks",       # hook(state_dict, prefix, metadata, ...)
+          "_load_state_dict_post_hooks")      # hook(module, incompatible_keys)
 
 
 class ModuleState:
     """The state-dict methods of ``Module`` (torch's names, arguments and key order)."""
 
     _version = 1                          # torch's: in the metadata, for old state dicts
-    _state_dict_hooks = _NONE             # id -> hook(module, state_dict, prefix, metadata)
-    _state_dict_pre_hooks = _NONE         # id -> hook(module, prefix, keep_vars)
-    _load_state_dict_pre_hooks = _NONE    # id -> hook(state_dict, prefix, metadata, ...)
-    _load_state_dict_post_hooks = _NONE   # id -> hook(module, incompatible_keys)
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """{dotted name: Tensor} of every parameter and persistent buffer, module by module
@@ -135,41 +140,47 @@ class ModuleState:
             state_dict: {dotted name: Tensor or array}, as ``state_dict()`` gives.
             strict: a missing or unexpected key is an error (the keys a module declares
                 optional, BatchNorm's ``num_batches_tracked``, may be missing).
-            assign: put the state dict's tensors in the module (a Parameter made of each,
-                sharing its memory, with the old one's ``requires_grad``; its dtype kept)
-                instead of copying into the module's own.
+            assign: put the state dict's tensors in the module instead of copying into
+                the module's own: a Parameter as it is, a Tensor as a Parameter sharing its
+                memory; either with the old one's ``requires_grad``, its dtype kept.
 
         Returns torch's ``_IncompatibleKeys``: ``.missing_keys``, ``.unexpected_keys`` (it
-        unpacks as the two lists). Every problem is one ``StateDictError`` (a RuntimeError,
-        as torch's, and a ValueError), raised before anything is written. Each module's
-        ``_load_from_state_dict`` runs (a model's override may rename keys), and the load
-        post-hooks run once everything is written.
+        unpacks as the two lists). Each module's ``_load_from_state_dict`` runs and writes
+        as it goes (a model's override may rename keys, or read the loaded values after
+        ``super()``); the load post-hooks run once everything is written. Every problem is
+        one ``StateDictError`` (a RuntimeError, as torch's, and a ValueError), raised after
+        what was written is put back.
 
         Example:
             >>> model.load_state_dict(model.state_dict())      # <All keys matched successfully>
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-        missing, unexpected, problems, writes, loaded = [], [], [], [], []
+        missing, unexpected, problems, undo, loaded = [], [], [], [], []
         metadata = getattr(state_dict, "_metadata", None)
         state_dict = OrderedDict(state_dict)          # the hooks may rename keys
         if metadata is not None:
             state_dict._metadata = metadata
-        outer, _loading.writes = _loading.writes, writes
+        outer, _loading.undo = _loading.undo, undo
         try:
             _load(self, state_dict, "", metadata, assign, (missing, unexpected, problems),
                   loaded)
+            if strict and missing:
+                problems.append(f"missing keys {missing}")
+            if strict and unexpected:
+                problems.append(f"unexpected keys {unexpected}")
+            if problems:
+                raise StateDictError(f"Error(s) in loading state_dict for "
+                                     f"{type(self).__name__}: " + "; ".join(sorted(problems))
+                                     + ". Nothing was loaded.")
+        except Exception:
+            for put_back in reversed(undo):           # a tied tensor's first value last
+                put_back()
+            raise
         finally:
-            _loading.writes = outer
-        if strict and missing:
-            problems.append(f"missing keys {missing}")
-        if strict and unexpected:
-            problems.append(f"unexpected keys {unexpected}")
-        if problems:
-            raise StateDictError(f"Error(s) in loading state_dict for {type(self).__name__}: "
-                                 + "; ".join(sorted(problems)) + ". Nothing was loaded.")
-        for write in writes:
-            write()
+            _loading.undo = outer
+        if outer is not None:                         # undone too if the outer load fails
+            outer.extend(undo)
         keys = _IncompatibleKeys(missing, unexpected)
         for module in loaded:                 # children before their parent, as torch's
             for hook in module._load_state_dict_post_hooks.values():
@@ -185,8 +196,8 @@ class ModuleState:
                               unexpected_keys, error_msgs):
         """Load this module's own entries (``prefix`` + name) from ``state_dict``: torch's
         signature, which a model file may override (rename keys, then call this). Each
-        problem is appended to ``error_msgs``; inside ``load_state_dict`` the writes wait
-        until no module reported one."""
+        problem is appended to ``error_msgs``; each good entry is written at once (put back
+        if the ``load_state_dict`` around it fails)."""
         for hook in self._load_state_dict_pre_hooks.values():
             hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                  error_msgs)
@@ -208,7 +219,7 @@ class ModuleState:
         extra = prefix + EXTRA_STATE_KEY
         if type(self).set_extra_state is not ModuleState.set_extra_state:
             if extra in state_dict:
-                _queue(lambda: self.set_extra_state(state_dict[extra]))
+                _set_extra_state(self, state_dict[extra])
             elif strict:
                 missing_keys.append(extra)
         elif strict and extra in state_dict:
@@ -222,18 +233,19 @@ class ModuleState:
 
     def register_state_dict_pre_hook(self, hook):
         """``hook(module, prefix, keep_vars)`` before ``state_dict`` saves this module."""
-        return _add(self, "_state_dict_pre_hooks", hook)
+        return _add(self, "_state_dict_pre_hooks", hook, "register_state_dict_pre_hook")
 
     def register_state_dict_post_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata)`` after ``state_dict`` saved
         this module and its children; it edits ``state_dict`` in place (returns None)."""
+        handle = _add(self, "_state_dict_hooks", hook, "register_state_dict_post_hook")
         hook._from_public_api = True
-        return _add(self, "_state_dict_hooks", hook)
+        return handle
 
     def _register_state_dict_hook(self, hook):
         """torch's older form of ``register_state_dict_post_hook``: a non-None result
         replaces the state dict."""
-        return _add(self, "_state_dict_hooks", hook)
+        return _add(self, "_state_dict_hooks", hook, "_register_state_dict_hook")
 
     def register_load_state_dict_pre_hook(self, hook):
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -243,26 +255,17 @@ class ModuleState:
     def _register_load_state_dict_pre_hook(self, hook, with_module=False):
         """``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
         error_msgs)`` (``with_module``: the module first) before this module loads."""
-        if with_module:
-            module, user = self, hook
-
-            def hook(*args):
-                return user(module, *args)
-        return _add(self, "_load_state_dict_pre_hooks", hook)
+        where = "register_load_state_dict_pre_hook" if with_module else \
+            "_register_load_state_dict_pre_hook"
+        if with_module and callable(hook):            # _add refuses the others, named
+            hook = functools.partial(hook, self)
+        return _add(self, "_load_state_dict_pre_hooks", hook, where)
 
     def register_load_state_dict_post_hook(self, hook):
         """``hook(module, incompatible_keys)`` after ``load_state_dict`` has written
         everything; it may edit the key lists in place and must return None."""
-        return _add(self, "_load_state_dict_post_hooks", hook)
-
-
-def _add(module, table_name, hook):
-    if not callable(hook):
-        raise TypeError(f"hook must be callable, got {type(hook).__name__}")
-    table = _own_table(module, table_name)
-    handle = RemovableHandle(table)
-    table[handle.id] = hook
-    return handle
+        return _add(self, "_load_state_dict_post_hooks", hook,
+                    "register_load_state_dict_post_hook")
 
 
 def _load(module, state_dict, prefix, metadata, assign, reports, loaded):
@@ -301,23 +304,35 @@ def _checked(key, target, value, assign):
 
 
 def _write(module, name, target, value, assign):
-    if assign:
-        from .module import Parameter
-        if name in module._parameters:
-            value = Parameter(value, requires_grad=target.requires_grad)
-        _queue(lambda: setattr(module, name, value))
+    # at once, as torch's; inside load_state_dict, noting how to put the old value back
+    if not assign:
+        if _loading.undo is not None:                 # the old values copied only there
+            _on_failure(_copy_into, target, target._array.copy())
+        _copy_into(target, value)
         return
+    if name in module._parameters:                    # torch's: a Parameter stays itself
+        if isinstance(value, Parameter):
+            _on_failure(value.requires_grad_, value.requires_grad)
+            value.requires_grad_(target.requires_grad)
+        else:
+            value = Parameter(value, requires_grad=target.requires_grad)
+    _on_failure(setattr, module, name, target)
+    setattr(module, name, value)
 
-    def copy():
-        target._array[...] = value
-        target._bump_version()
-    _queue(copy)
+
+def _copy_into(target, array):
+    target._array[...] = array
+    target._bump_version()
 
 
-def _queue(write):
-    # inside load_state_dict: at its end, if nothing was wrong; else (a direct call of
-    # _load_from_state_dict) now
-    if _loading.writes is None:
-        write()
-    else:
-        _loading.writes.append(write)
+def _set_extra_state(module, state):
+    if _loading.undo is not None and \
+            type(module).get_extra_state is not ModuleState.get_extra_state:
+        _on_failure(module.set_extra_state, module.get_extra_state())
+    module.set_extra_state(state)
+
+
+def _on_failure(put_back, *args):
+    # inside load_state_dict: how to undo one write if the load fails
+    if _loading.undo is not None:
+        _loading.undo.append(functools.partial(put_back, *args))

@@ -13,7 +13,7 @@ import numpy as np
 from .. import functional as F
 from ..dtypes import check_number
 from ..norms import arguments, fitting, lookup
-from ..norms.group_norm import ChannelNormError
+from ..norms.arguments import ChannelNormError
 from ..norms.rms_norm import check_rms_options
 from ..tensor import Tensor
 from .module import Module, Parameter, _check_positive, _dtype
@@ -93,12 +93,13 @@ class LayerNorm(NormModule):
         _fill(self.weight, 1.0)
         _fill(self.bias, 0.0)
 
-    def forward(self, x, residual=None):
-        """LayerNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
+    def forward(self, input, residual=None):
+        """LayerNorm of ``input`` (or of ``input + residual``, and that sum). Shape:
+        unchanged."""
         if residual is None:
-            return F.layer_norm(self._check_input(x), self.normalized_shape, self.weight,
+            return F.layer_norm(self._check_input(input), self.normalized_shape, self.weight,
                                 self.bias, self.eps, self.impl)
-        return F.add_layer_norm(self._check_input(x), residual, self.normalized_shape,
+        return F.add_layer_norm(self._check_input(input), residual, self.normalized_shape,
                                 self.weight, self.bias, self.eps, self.impl)
 
     def extra_repr(self):
@@ -113,11 +114,11 @@ class RMSNorm(NormModule):
     .. math::
         y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
-    ``eps=None`` (PyTorch's default) is the machine epsilon of the dtype the statistics are
-    computed in: float32's for float16 and bfloat16 input, else the input's own; LLaMA's
-    1e-6 is passed explicitly, as the models here do (``for_width``). ``rms(x, residual)``
-    returns ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``); γ starts at
-    ``1 - offset``; ``casting`` as ``F.rms_norm``.
+    ``eps=None`` (PyTorch's default) is float32's machine epsilon for float16 and bfloat16
+    input in every casting mode, else the input's own; LLaMA's 1e-6 is passed explicitly,
+    as the models here do (``for_width``). ``rms(x, residual)`` returns
+    ``(rms(x + residual), x + residual)`` (``F.add_rms_norm``); γ starts at ``1 - offset``;
+    ``casting`` as ``F.rms_norm``.
 
     Shape:
         input (*, *normalized_shape), output the same.
@@ -297,9 +298,10 @@ class BatchNorm1d(_BatchNorm):
     places = ("mlp",)                            # BatchNorm2d's is "channel"
     input_dims = (2, 3)
 
-    def forward(self, x):
-        """BatchNorm of ``x`` per channel (dim 1). Shape: (N, C) or (N, C, L) -> the same."""
-        return self._batch_norm(x)
+    def forward(self, input):
+        """BatchNorm of ``input`` per channel (dim 1). Shape: (N, C) or (N, C, L) -> the
+        same."""
+        return self._batch_norm(input)
 
 
 class DyT(NormModule):
@@ -376,7 +378,7 @@ def make_norm(norm, width, impl=None, dtype=None, device="cpu", place="row"):
     Transformer block's, by default; "mlp"; "channel") for ``width`` features.
 
     Example:
-        >>> make_norm("rms_norm", 64)                     # nn.RMSNorm(64)
+        >>> make_norm("rms_norm", 64)                     # nn.RMSNorm(64, eps=1e-6)
     """
     spec = lookup(norm, "make_norm: norm", fitting(place))
     return module_for(spec.name, place).for_width(width, impl=impl, dtype=dtype, device=device)

@@ -215,8 +215,9 @@ def _inject_new_class(module):
     cls = type(module)
 
     def __setattr__(self, name, value):
-        # a parametrized name takes a value through its property (right_inverse); a
-        # Parameter or Module there would hide it, as torch refuses
+        # a parametrized name takes a value through its property (right_inverse). A
+        # Parameter there is refused as torch refuses it; a Module too, deliberately: torch
+        # registers it as a child that the property hides from every read (docs/pytorch.md)
         if isinstance(value, (Parameter, Module)) and is_parametrized(self, name):
             raise KeyError(f"attribute '{name}' already exists")
         cls.__setattr__(self, name, value)

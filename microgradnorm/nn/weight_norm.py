@@ -8,6 +8,7 @@ the norm taken over every dim of v but ``dim``. The formula (``weight_norm_formu
 composed of the tensor primitives, so the graph gives the gradients of g and v; the
 parametrization form (``nn.utils.parametrizations.weight_norm``) calls the same formula."""
 
+import numbers
 import warnings
 
 from ..autograd import no_grad
@@ -21,12 +22,19 @@ __all__ = ["WeightNorm", "norm_except_dim", "remove_weight_norm", "weight_norm",
 
 
 def _norm_dim(v, dim):
-    # torch's rule: -1 (and None) is the whole tensor; any other dim counts as usual
+    # torch's rule: an int (not a bool); -1 (and None) is the whole tensor; any other dim
+    # counts as usual, and a 0-d v has none to keep (its range is torch's [-1, 0])
+    if dim is not None and (isinstance(dim, bool) or not isinstance(dim, numbers.Integral)):
+        raise TypeError(f"norm_except_dim(): argument 'dim' (position 3) must be int, not "
+                        f"{type(dim).__name__}")
     if dim is None or dim == -1:
         return None
-    if not -v.ndim <= dim < max(v.ndim, 1):
+    ndim = max(v.ndim, 1)
+    if not -ndim <= dim < ndim:
         raise AxisError(f"Dimension out of range (expected to be in range of "
-                        f"[-{v.ndim}, {v.ndim - 1}], but got {dim})")
+                        f"[-{ndim}, {ndim - 1}], but got {dim})")
+    if v.ndim == 0:
+        raise AxisError(f"Dimension specified as {dim} but tensor has no dimensions")
     return dim % v.ndim
 
 
@@ -71,6 +79,9 @@ def weight_norm_formula(v, g, dim=0):
     Example:
         >>> w = weight_norm_formula(v, g, 0)         # each row of w has norm |g_i|
     """
+    if isinstance(v, Tensor) and v.ndim == 0 and (dim is None or dim == -1):
+        # torch._weight_norm keeps a dim even for the whole tensor's norm
+        raise AxisError("Dimension specified as -1 but tensor has no dimensions")
     return v * (g / norm_except_dim(v, 2, dim))
 
 

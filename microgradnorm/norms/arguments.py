@@ -16,10 +16,15 @@ from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, n
                                resolve_impl)
 from ..tensor import Tensor, is_floating
 
-__all__ = ["IMPLS", "check_eps", "check_impl", "check_like", "check_momentum", "check_param",
-           "check_row_norm", "check_tensor", "default_eps", "get_norm_impl", "machine_eps",
-           "norm_impl",
-           "normalized_shape", "resolve_impl"]
+__all__ = ["IMPLS", "ChannelNormError", "check_eps", "check_impl", "check_like",
+           "check_momentum", "check_param", "check_row_norm", "check_tensor", "get_norm_impl",
+           "machine_eps", "norm_impl", "normalized_shape", "resolve_eps", "resolve_impl"]
+
+
+class ChannelNormError(RuntimeError, ValueError):
+    """A call the channel norms (BatchNorm, GroupNorm, InstanceNorm) refuse where PyTorch
+    raises a RuntimeError (a shape that does not fit the channels, missing running
+    statistics); also a ValueError, as the other norms' bad shapes and values are."""
 
 
 def check_like(fn, name, value, x):
@@ -140,15 +145,23 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
 _COMMON_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
     {np.dtype(dtypes.bfloat16)} if dtypes.bfloat16 is not None else set())
 
-# {dtype: machine_eps(dtype)} of the common dtypes, a lookup for the entries' hot path
+# {dtype: machine_eps(dtype)} of the common dtypes: ``resolve_eps``'s table, which the
+# RMSNorm entries' hot path reads without a call
 MACHINE_EPS = {}
 
 
-def default_eps(x, eps):
-    """``eps``, or for None ``machine_eps(x.dtype)`` (a non-floating x is refused later)."""
-    if eps is None and isinstance(x, Tensor) and is_floating(x.dtype):
-        return machine_eps(x.dtype)
-    return eps
+def resolve_eps(x, eps):
+    """``eps``, or for None PyTorch's default: ``machine_eps`` of the dtype of x (a Tensor
+    or an array), from ``MACHINE_EPS`` for the common dtypes; None still beside an x that
+    is not floating, which the checks refuse."""
+    if eps is not None:
+        return eps
+    array = x._array if isinstance(x, Tensor) else x
+    if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
+        return None
+    if array.dtype in MACHINE_EPS:
+        return MACHINE_EPS[array.dtype]
+    return machine_eps(array.dtype) if is_floating(array.dtype) else None
 
 
 def machine_eps(dtype):

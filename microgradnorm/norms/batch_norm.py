@@ -7,7 +7,7 @@ from ..dtypes import is_half
 from ..kernels import for_array, reference
 from ..tensor import Tensor
 from . import arguments
-from .group_norm import ChannelNormError
+from .arguments import ChannelNormError
 from .spec import FusedFunction, Input, Naive, Norm, Option, affine, one_pass_norm
 
 __all__ = ["BATCH_NORM", "batch_norm", "check_batch_norm"]
@@ -75,7 +75,7 @@ class BatchNorm(FusedFunction):
 
 
 # ----- the public entry -------------------------------------------------------------------
-def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False,
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-5, impl=None):
     r"""Batch normalization per channel (dim 1) over every other dim.
 
@@ -87,7 +87,8 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     ``running_var``); in eval the running statistics normalize x.
 
     Args:
-        x: floating-point Tensor of shape (N, C, *).
+        input: x, a floating-point Tensor of shape (N, C, *) (torch's name: ``input=`` as
+            keyword).
         running_mean, running_var: Tensors or arrays of shape (C,) in x's dtype (or float32
             for half-precision x); None only when training.
         weight, bias: γ and β of shape (C,), or None.
@@ -96,6 +97,7 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
     Example:
         >>> y = F.batch_norm(x, rm, rv, training=True)     # x (32, 4), rm/rv arrays (4,)
     """
+    x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("batch_norm", impl)
     arguments.check_tensor("batch_norm", "x", x)
     if x.ndim < 2 and x.size == 0:          # torch returns an empty 1-D input as it is
@@ -167,6 +169,13 @@ def _running_stat(name, stat, x, training):
 
 
 # ----- the spec ---------------------------------------------------------------------------
+def _call(function, given, impl, **options):
+    # x by position: the entry names it torch's ``input``
+    stats = [given.get(name) for name in ("running_mean", "running_var")]
+    return function(given["x"], *stats, given.get("weight"), given.get("bias"), impl=impl,
+                    **options)
+
+
 def _torch(tF, given, **options):
     stats = [given.get(name) for name in ("running_mean", "running_var")]
     return tF.batch_norm(given["x"], *stats, given.get("weight"), given.get("bias"), **options)
@@ -179,7 +188,7 @@ BATCH_NORM = Norm(
             Input("bias", "per-channel", optional=True),
             Input("running_mean", "running", optional=True, differentiable=False),
             Input("running_var", "running", optional=True, differentiable=False, init=1.0)),
-    options=(Option("momentum", 0.1), Option("eps", 1e-5)), torch=_torch,
+    options=(Option("momentum", 0.1), Option("eps", 1e-5)), call=_call, torch=_torch,
     ndim=(2, None), shape_text="(N, C) or (N, C, L)", places=("mlp", "channel"),
     statistics="channel", naive={"one-pass": Naive(one_pass_norm(0),
                                                    shows=("float32", "offset 1e4"))},

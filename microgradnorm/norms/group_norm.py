@@ -16,16 +16,11 @@ from ..autograd import no_grad, op_group
 from ..kernels import for_array, reference
 from ..tensor import Tensor, is_floating
 from . import arguments
+from .arguments import ChannelNormError
 from .spec import FusedFunction, Input, Norm, Option, affine
 
-__all__ = ["GROUP_NORM", "INSTANCE_NORM", "ChannelNormError", "MixedDtypeError",
-           "NotFloatingError", "group_norm", "instance_norm"]
-
-
-class ChannelNormError(RuntimeError, ValueError):
-    """A call the channel norms refuse where PyTorch raises a RuntimeError (a shape that does
-    not fit the channels, missing running statistics); also a ValueError, as the other
-    norms' bad shapes and values are."""
+__all__ = ["GROUP_NORM", "INSTANCE_NORM", "MixedDtypeError", "NotFloatingError", "group_norm",
+           "instance_norm"]
 
 
 class MixedDtypeError(RuntimeError, TypeError):
@@ -160,7 +155,7 @@ class InstanceNorm(GroupNorm):
 
 
 # ----- the public entries -----------------------------------------------------------------
-def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, impl=None):
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, impl=None):
     r"""Group normalization (``torch.nn.functional.group_norm``): the C channels of x
     (N, C, *) in ``num_groups`` groups of C/G; each sample's group normalized over its
     channels and positions, then scaled and shifted per channel.
@@ -173,7 +168,8 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, impl=None):
     is InstanceNorm without running statistics.
 
     Args:
-        x: floating-point Tensor of shape (N, C, *).
+        input: x, a floating-point Tensor of shape (N, C, *) (torch's name: ``input=`` as
+            keyword).
         num_groups: G, a positive int dividing C.
         weight, bias: γ and β of shape (C,), or None.
         eps: added to the biased variance inside the square root.
@@ -186,6 +182,7 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, impl=None):
         >>> x = mg.randn(8, 32, 5, 5, requires_grad=True)
         >>> y = F.group_norm(x, 4)                      # 4 groups of 8 channels per sample
     """
+    x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("group_norm", impl)
     _check_group_norm(x, num_groups, weight, bias, eps, impl)
     if x.size == 0:
@@ -196,7 +193,7 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5, impl=None):
     return GroupNorm.apply(x, weight, bias, num_groups=num_groups, eps=eps)
 
 
-def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None,
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-5, impl=None):
     r"""Instance normalization (``torch.nn.functional.instance_norm``): each sample's
     channel of x (N, C, *) normalized over its positions, then scaled and shifted per
@@ -212,8 +209,8 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
     ``running_var``). Without it the running statistics normalize x.
 
     Args:
-        x: floating-point Tensor of shape (N, C, *); with ``use_input_stats``, more than one
-            position per channel.
+        input: x, a floating-point Tensor of shape (N, C, *) (torch's name: ``input=`` as
+            keyword); with ``use_input_stats``, more than one position per channel.
         running_mean, running_var: Tensors or arrays of shape (C,), both or neither; needed
             when ``use_input_stats`` is False.
         weight, bias: γ and β of shape (C,), or None.
@@ -228,6 +225,7 @@ def instance_norm(x, running_mean=None, running_var=None, weight=None, bias=None
         >>> x = mg.randn(4, 3, 16, 16)
         >>> y = F.instance_norm(x)          # each image's channel: mean 0, variance ≈ 1
     """
+    x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("instance_norm", impl)
     stats = _check_instance_norm(x, running_mean, running_var, weight, bias, use_input_stats,
                                  momentum, eps, impl)

@@ -81,13 +81,14 @@ class AddLayerNorm(FusedFunction):
 
 
 # ----- the public entries -----------------------------------------------------------------
-def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl=None):
-    r"""Layer normalization over the trailing ``normalized_shape`` dims of ``x``.
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, impl=None):
+    r"""Layer normalization over the trailing ``normalized_shape`` dims of x.
 
     .. math::
         y = \frac{x - \mathrm{E}[x]}{\sqrt{\mathrm{Var}[x] + \epsilon}} \cdot \gamma + \beta
 
     Args:
+        input: x, a floating-point Tensor (torch's name: ``input=`` as keyword).
         normalized_shape: int or tuple of ints, the trailing dims to normalize over.
         weight, bias: γ and β of shape ``normalized_shape``, or None (γ = 1, β = 0).
         eps: added to the biased variance inside the square root.
@@ -101,6 +102,7 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5, impl=None)
         >>> x = mg.tensor(np.random.randn(2, 5, 8), requires_grad=True)
         >>> y = F.layer_norm(x, 8)                 # each of the 2·5 rows: mean 0, variance ≈ 1
     """
+    x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("layer_norm", impl)
     normalized_shape = arguments.check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                                 weight=weight, bias=bias)

@@ -19,7 +19,7 @@ __all__ = ["ADD_RMS_NORM", "CASTINGS", "RMS_NORM", "add_rms_norm", "check_rms_op
 # ----- composite: the textbook graph, every cast a visible Cast node ----------------------
 def composite_rms_norm(x, normalized_shape, weight=None, eps=None, offset=0.0,
                        casting="llama"):
-    eps = arguments.default_eps(x, eps)                       # None: PyTorch's default
+    eps = arguments.resolve_eps(x, eps)                       # None: PyTorch's default
     axes = tuple(range(x.ndim - len(normalized_shape), x.ndim))
     acc = accumulation_dtype(x.dtype)
     h = x if casting == "none" else _cast(x, acc)             # llama, gemma: stats in float32
@@ -98,21 +98,22 @@ class AddRMSNorm(FusedFunction):
 
 
 # ----- the public entries -----------------------------------------------------------------
-def rms_norm(x, normalized_shape, weight=None, eps=None, impl=None, offset=0.0,
+def rms_norm(input, normalized_shape, weight=None, eps=None, impl=None, offset=0.0,
              casting="llama"):
-    r"""RMS normalization over the trailing ``normalized_shape`` dims of ``x``.
+    r"""RMS normalization over the trailing ``normalized_shape`` dims of x.
 
     .. math::
         y = \frac{x}{\sqrt{\mathrm{E}[x^2] + \epsilon}} \cdot (\text{offset} + \gamma)
 
     Args:
+        input: x, a floating-point Tensor (torch's name: ``input=`` as keyword).
         normalized_shape: int or tuple of ints, the trailing dims to normalize over.
         weight: γ of shape ``normalized_shape``, or None; float32 beside float16/bfloat16
             x in the "llama" and "gemma" modes.
         eps: added to the mean square inside the square root; None (PyTorch's default):
-            the machine epsilon of the dtype the mean square is computed in, float32's for
-            float16 and bfloat16 x, else x's own (``norms.arguments.machine_eps``).
-            LLaMA's is 1e-6.
+            float32's machine epsilon for float16 and bfloat16 x in every casting mode
+            (``"none"`` included, which computes in x's dtype: torch's for half x), else
+            x's own (``norms.arguments.machine_eps``). LLaMA's is 1e-6.
         impl: ``"fused"`` or ``"composite"``; None: as in ``layer_norm``.
         offset: added to the weight (Gemma's 1); needs a weight.
         casting: where half-precision x is cast: ``"llama"``, ``"gemma"`` or ``"none"``.
@@ -125,14 +126,10 @@ def rms_norm(x, normalized_shape, weight=None, eps=None, impl=None, offset=0.0,
         >>> h = mg.tensor(np.random.randn(2, 8), dtype="bfloat16")
         >>> y = F.rms_norm(h, 8, mg.tensor(np.zeros(8)), offset=1.0, casting="gemma")
     """
+    x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("rms_norm", impl)
-    if eps is None:     # PyTorch's default (arguments.machine_eps); a lookup, not a call:
-        try:            # leaving eps out costs the host no more than giving it (docs/gpu.md)
-            eps = arguments.MACHINE_EPS[x._array.dtype]
-        except (AttributeError, KeyError, TypeError):
-            eps = arguments.default_eps(x, None)
-    normalized_shape = _check("rms_norm", x, None, normalized_shape, weight, eps, impl, offset,
-                              casting)
+    normalized_shape, eps = _check("rms_norm", x, None, normalized_shape, weight, eps, impl,
+                                   offset, casting)
     if x._array.size == 0:
         return RMS_NORM.empty_output(x, weight=weight)
     if impl == "composite":
@@ -147,13 +144,8 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None, impl=None
     """Residual add fused with RMSNorm: returns ``(rms_norm(x + residual), x + residual)``;
     arguments as in ``add_layer_norm`` (no bias) and ``rms_norm``."""
     impl = arguments.resolve_impl("add_rms_norm", impl)
-    if eps is None:     # PyTorch's default (arguments.machine_eps); a lookup, not a call:
-        try:            # leaving eps out costs the host no more than giving it (docs/gpu.md)
-            eps = arguments.MACHINE_EPS[x._array.dtype]
-        except (AttributeError, KeyError, TypeError):
-            eps = arguments.default_eps(x, None)
-    normalized_shape = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
-                              impl, offset, casting)
+    normalized_shape, eps = _check("add_rms_norm", x, residual, normalized_shape, weight, eps,
+                                   impl, offset, casting)
     if x._array.size == 0:
         s = x + residual
         return ADD_RMS_NORM.empty_output(s, weight=weight), s
@@ -166,9 +158,16 @@ def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None, impl=None
 
 
 def _check(fn, x, residual, normalized_shape, weight, eps, impl, offset, casting):
+    """Every check of the two entries; returns (normalized_shape, eps), eps None resolved
+    to PyTorch's default (``arguments.resolve_eps``)."""
+    if eps is None:     # resolve_eps's table read here, not called: leaving eps out costs the
+        try:            # host no more than giving it (docs/gpu.md, "Host cost")
+            eps = arguments.MACHINE_EPS[x._array.dtype]
+        except (AttributeError, KeyError, TypeError):
+            eps = arguments.resolve_eps(x, None)
     return arguments.check_row_norm(
         fn, x, normalized_shape, eps, impl, residual=residual, weight=weight,
-        weight_dtype=rms_weight_dtype(fn, x, weight, offset, casting))
+        weight_dtype=rms_weight_dtype(fn, x, weight, offset, casting)), eps
 
 
 # ----- the checks of RMSNorm's own options ------------------------------------------------
@@ -205,7 +204,7 @@ def rms_weight_dtype(fn, x, weight, offset, casting):
 
 # ----- the specs --------------------------------------------------------------------------
 def _kernel_calls(k, a, eps, offset, casting):
-    eps = arguments.machine_eps(a["x"].dtype) if eps is None else eps
+    eps = arguments.resolve_eps(a["x"], eps)
     _, rstd = k.rms_norm_forward(a["x"], a["weight"], eps, offset, casting)
     return (lambda: k.rms_norm_forward(a["x"], a["weight"], eps, offset, casting),
             lambda: k.rms_norm_backward(a["dy"], a["x"], a["weight"], rstd, offset, casting))

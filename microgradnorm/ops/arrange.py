@@ -25,7 +25,8 @@ from . import elementwise, indexing, reductions
 from .base import (AxisError, broadcast_shape, check_tensor, constant, normalize_axis,
                    result_dtype, size_args, sizes_of)
 from .pointwise import _in_place
-from .shape import Expand, Split, concatenate, flip, repeat, reshape, split, transpose
+from .shape import (Expand, Split, concatenate, expanded_shape, flip, repeat, reshape, split,
+                    transpose)
 
 METHODS = ("broadcast_to", "swapaxes", "swapdims", "view", "view_as", "reshape_as", "diagonal",
            "diag", "diag_embed", "trace", "tile", "tensor_split", "hsplit", "vsplit",
@@ -55,19 +56,7 @@ def _twin(function, method):
 # ----- broadcasting, swaps, views of another's shape ------------------------------------------
 def _expanded(fn, x, size):
     # Expand to ``size`` after torch's checks (-1 keeps a dim; new dims lead)
-    lead = len(size) - x.ndim
-    if lead < 0:
-        raise RuntimeError(f"{fn}(): the number of sizes {len(size)} must be at least the "
-                           f"tensor's dims ({x.ndim}), got {size} for shape {x.shape}")
-    for d, n in enumerate(size):
-        old = x.shape[d - lead] if d >= lead else None
-        if n == -1 and old is None or n < -1:
-            raise RuntimeError(f"{fn}(): size {n} is not allowed at dim {d} of {size}")
-        if old is not None and n not in (-1, old) and old != 1:
-            raise RuntimeError(f"{fn}(): the expanded size ({n}) must match the existing size "
-                               f"({old}) at non-singleton dim {d}; target {size}, tensor "
-                               f"{x.shape}")
-    return Expand.apply(x, shape=size)
+    return Expand.apply(x, shape=expanded_shape(fn, x.shape, size))
 
 
 def broadcast_to(input, size):

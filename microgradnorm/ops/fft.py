@@ -2,7 +2,10 @@ r"""The discrete Fourier transforms as graph nodes, over the array module's ``ff
 (NumPy's pocketfft, or CuPy's cuFFT): ``FFT``, complex to complex over any dims, forward
 or inverse; ``RFFT``, a real signal to its one-sided spectrum; ``IRFFT``, a one-sided
 spectrum back to a real signal. ``mg.fft`` (fft.py) checks the arguments and composes them
-(``hfft`` is an ``IRFFT`` of the conjugate, ``fftshift`` a ``roll``).
+(``hfft`` is an ``IRFFT`` of the conjugate, ``fftshift`` a ``roll``). Each result, forward
+and backward, is cast to torch's dtype (complex64 from float32 or complex64, float32 from
+irfft's complex64): NumPy 1.x transforms in double precision, NumPy 2 keeps single (the
+cast is then free).
 
 Each transform is linear, :math:`y = A x`, so torch's gradient of a real loss (the conjugate
 Wirtinger derivative, doubled: ops/complex.py) is :math:`A^H \bar{y}`: an inverse transform
@@ -41,10 +44,11 @@ def fitted(array, shape, axes):
 def _c2c(array, sizes, axes, norm, inverse):
     # the n-dimensional complex transform; over no dims, the array as complex (torch's fftn)
     xp = backend.array_module(array)
+    dtype = dtypes.complex_of(array.dtype)
     if not axes:
-        return array.astype(dtypes.complex_of(array.dtype))
+        return array.astype(dtype)
     transform = xp.fft.ifftn if inverse else xp.fft.fftn
-    return transform(array, s=sizes, axes=axes, norm=norm)
+    return transform(array, s=sizes, axes=axes, norm=norm).astype(dtype, copy=False)
 
 
 class FFT(Function):
@@ -73,7 +77,8 @@ class RFFT(Function):
     def forward(ctx, x, axes, sizes, norm):
         xp = backend.array_module(x)
         ctx.shape, ctx.axes, ctx.sizes, ctx.norm = x.shape, axes, sizes, norm
-        return xp.fft.rfftn(x, s=sizes, axes=axes, norm=norm)
+        spectrum = xp.fft.rfftn(x, s=sizes, axes=axes, norm=norm)
+        return spectrum.astype(dtypes.complex_of(x.dtype), copy=False)
 
     @staticmethod
     def backward(ctx, grad):
@@ -82,7 +87,8 @@ class RFFT(Function):
         full[ctx.axes[-1]] = ctx.sizes[-1]                  # (..., n//2+1) → (..., n)
         spectrum = fitted(grad, full, ctx.axes[-1:])        # the omitted half: zeros
         grad_x = xp.fft.ifftn(spectrum, axes=ctx.axes, norm=DUAL[ctx.norm]).real
-        return fitted(grad_x, ctx.shape, ctx.axes)
+        return fitted(grad_x.astype(dtypes.real_of(grad.dtype), copy=False), ctx.shape,
+                      ctx.axes)
 
 
 class IRFFT(Function):
@@ -96,12 +102,14 @@ class IRFFT(Function):
         xp = backend.array_module(z)
         ctx.shape, ctx.axes, ctx.sizes, ctx.norm = z.shape, axes, sizes, norm
         ctx.real = not dtypes.is_complex(z.dtype)
-        return xp.fft.irfftn(z, s=sizes, axes=axes, norm=norm)
+        signal = xp.fft.irfftn(z, s=sizes, axes=axes, norm=norm)
+        return signal.astype(dtypes.real_of(z.dtype), copy=False)
 
     @staticmethod
     def backward(ctx, grad):
         xp = backend.array_module(grad)
         grad_z = xp.fft.rfftn(grad, axes=ctx.axes, norm=DUAL[ctx.norm])   # (..., n//2+1)
+        grad_z = grad_z.astype(dtypes.complex_of(grad.dtype), copy=False)
         n, last = ctx.sizes[-1], ctx.axes[-1]
         mirrored = n - (n // 2 + 1)                  # bins whose mirror image is omitted
         if mirrored:
@@ -112,18 +120,32 @@ class IRFFT(Function):
         return grad_z.real if ctx.real else grad_z
 
 
+def _spacing(fn, d):
+    # torch reads a 0-d tensor without a graph as its number (a bool as 0 or 1)
+    if d.ndim or d.requires_grad:
+        raise TypeError(f"fft_{fn}(): argument 'd' (position 2) must be float, not Tensor")
+    if dtypes.is_complex(d.dtype):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    return float(d.item())
+
+
 def frequencies(fn, n, d, onesided, dtype, device, requires_grad):
-    """The sample frequencies of an ``n``-point transform with spacing ``d``: 0, 1, ...,
-    then the negative ones (or only 0 .. n//2 when ``onesided``), times 1/(d·n), as torch's
-    ``fftfreq``/``rfftfreq`` compute them (an ``arange`` times the reciprocal)."""
+    """The sample frequencies of an ``n``-point transform with spacing ``d`` (a number, or
+    a 0-d tensor): 0, 1, ..., then the negative ones (or only 0 .. n//2 when ``onesided``),
+    times 1/(d·n), as torch's ``fftfreq``/``rfftfreq`` compute them (an ``arange`` times the
+    reciprocal, so a floating ``dtype``: a complex one is refused as torch's ``arange``)."""
     dtypes.check_number(fn, "n", n, integer=True)
+    d = _spacing(fn, d) if isinstance(d, Tensor) else d
     dtypes.check_number(fn, "d", d)
     dtype = dtypes.default_float(dtype)
-    if not (dtypes.is_floating(dtype) or dtypes.is_complex(dtype)):
+    if dtypes.is_complex(dtype):
+        raise NotImplementedError(f'"arange_cpu" not implemented for '
+                                  f"'{dtypes.torch_name(dtype)}'")
+    if not dtypes.is_floating(dtype):
         raise RuntimeError(f"{fn} requires a floating point or complex dtype")
     if n < 0:
         raise RuntimeError(f"{fn}: n must be non-negative, got {n}")
-    work = dtypes.accumulation_dtype(dtype) if dtypes.is_floating(dtype) else dtype
+    work = dtypes.accumulation_dtype(dtype)
     values = np.arange(n // 2 + 1 if onesided else n).astype(work)
     if not onesided:
         values[(n + 1) // 2:] -= n

@@ -14,8 +14,8 @@ import numpy as np
 from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from .base import (ALL_DIMS, DIM_0, AxisError, OutOfRangeError, check_tensor, fitted,
-                   normalize_axis, size_args, sizes_of, unbroadcast)
+from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, check_tensor,
+                   fitted, normalize_axis, size_args, sizes_of, unbroadcast)
 from .elementwise import Clone
 from .indexing import GetItem
 
@@ -51,16 +51,38 @@ class Permute(Function):
         return grad.transpose(np.argsort(ctx.axes))        # the inverse permutation
 
 
+def expanded_shape(fn, sizes, shape):
+    """The shape a tensor of ``sizes`` expands to as ``shape`` (-1 keeps a dim), checked as
+    torch checks it, from the last dim; a ``BroadcastError`` (torch's RuntimeError, NumPy's
+    ValueError) naming ``fn`` and both shapes otherwise."""
+    names = f"target sizes {list(shape)}, tensor sizes {list(sizes)}"
+    lead = len(shape) - len(sizes)
+    if lead < 0:
+        raise BroadcastError(f"{fn}: the number of sizes provided ({len(shape)}) must be "
+                             f"greater or equal to the number of dimensions in the tensor "
+                             f"({len(sizes)}); {names}")
+    out = list(shape)
+    for i in reversed(range(len(shape))):
+        size = sizes[i - lead] if i >= lead else 1
+        if shape[i] == -1 and i < lead:
+            raise BroadcastError(f"{fn}: the expanded size of the tensor (-1) isn't allowed in "
+                                 f"a leading, non-existing dimension {i}; {names}")
+        out[i] = size if shape[i] == -1 else shape[i]
+        if out[i] != size and size != 1:
+            raise BroadcastError(f"{fn}: the expanded size of the tensor ({shape[i]}) must "
+                                 f"match the existing size ({size}) at non-singleton "
+                                 f"dimension {i}; {names}")
+        if out[i] < 0:
+            raise BroadcastError(f"{fn}: negative size {out[i]} at dimension {i}; {names}")
+    return tuple(out)
+
+
 class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
-        lead = len(shape) - x.ndim
-        if lead < 0 or any(n == -1 for n in shape[:lead]):
-            raise ValueError(f"expand: shape {shape} must have at least x's {x.ndim} dims and "
-                             f"no -1 in a new leading dim; x has shape {x.shape}")
-        shape = tuple(x.shape[i - lead] if n == -1 else n for i, n in enumerate(shape))
-        return backend.array_module(x).broadcast_to(x, shape)
+        return backend.array_module(x).broadcast_to(x, expanded_shape("expand", x.shape,
+                                                                      shape))
 
     @staticmethod
     def backward(ctx, grad):
@@ -588,17 +610,7 @@ def expand_as(x, other):
     check_tensor("expand_as", x)
     if not isinstance(other, _tensor.Tensor):
         raise TypeError(f"expand_as: other must be a Tensor, got {type(other).__name__}")
-    shape, lead = other.shape, other.ndim - x.ndim
-    if lead < 0:
-        raise RuntimeError(f"expand_as: other's shape {shape} has fewer dims than x's "
-                           f"{x.shape}")
-    for i, n in enumerate(x.shape):
-        if n != 1 and n != shape[lead + i]:
-            raise RuntimeError(f"expand_as: the expanded size of the tensor "
-                               f"({shape[lead + i]}) must match the existing size ({n}) at "
-                               f"non-singleton dimension {lead + i}; target sizes "
-                               f"{list(shape)}, tensor sizes {list(x.shape)}")
-    return Expand.apply(x, shape=shape)
+    return Expand.apply(x, shape=expanded_shape("expand_as", x.shape, other.shape))
 
 
 def ravel(x):

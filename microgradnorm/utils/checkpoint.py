@@ -74,13 +74,47 @@ class CheckpointFunction(Function):
         return (None, None) + tuple(a.grad if isinstance(a, Tensor) else None for a in inputs)
 
 
+def _tensors_of(output):
+    # what the node returns of function's result: the Tensor, or a tuple's Tensors; a
+    # placeholder where there are none (a node returns a Tensor; the caller drops it)
+    if isinstance(output, Tensor):
+        return output
+    tensors = tuple(o for o in output if isinstance(o, Tensor)) \
+        if isinstance(output, tuple) else ()
+    return tensors or factories.zeros(())
+
+
+def _reentrant(function, preserve, args):
+    """``CheckpointFunction`` over ``function``'s Tensors, its other outputs put back as
+    torch's Function passes them: a tuple's non-Tensors (``(hidden, None)``) in their places,
+    a result that is neither a Tensor nor a tuple (a list, a dict, None) as it came, its
+    Tensors without a graph; a namedtuple comes back a tuple."""
+    whole = []                    # the forward's result; the backward's rerun is not kept
+
+    def tensors_only(*inputs):
+        output = function(*inputs)
+        if not whole:
+            whole.append(output)
+        return _tensors_of(output)
+
+    tensors = CheckpointFunction.apply(tensors_only, preserve, *args)
+    output, whole[0] = whole[0], None               # nothing of it stays with the node
+    if isinstance(output, Tensor):
+        return tensors
+    if not isinstance(output, tuple) or not any(isinstance(o, Tensor) for o in output):
+        return output
+    tensors = iter(tensors if isinstance(tensors, tuple) else (tensors,))
+    return tuple(next(tensors) if isinstance(o, Tensor) else o for o in output)
+
+
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
                determinism_check="default", debug=False, early_stop=True, **kwargs):
     """``function(*args, **kwargs)``, checkpointed (``torch.utils.checkpoint.checkpoint``):
     the same values and gradients as calling it.
 
     Args:
-        function: what to run; with ``use_reentrant=True`` it returns a Tensor or a tuple.
+        function: what to run; with ``use_reentrant=True``, of what it returns, a Tensor
+            or a tuple's Tensors are in the graph (the rest passes through, as torch's).
         args: its arguments.
         use_reentrant: True (the default when None, after torch's warning): the
             activations are freed and recomputed in backward (module docstring); False:
@@ -111,7 +145,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         if context_fn is not noop_context_fn or debug is not False:
             raise ValueError("Passing `context_fn` or `debug` is only supported when "
                              "use_reentrant=False.")
-        return CheckpointFunction.apply(function, preserve, *args)
+        return _reentrant(function, preserve, args)
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")

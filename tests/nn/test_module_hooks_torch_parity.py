@@ -291,3 +291,66 @@ def test_always_call_forward_hooks_run_after_an_error_as_torch():
             error = outcome(lambda _: module(lib.ones(2)), lib)
         return log, error, [w.category for w in caught]
     same_on_both(case)
+
+
+# ----- the hook tables ---------------------------------------------------------------------
+def test_each_module_owns_hook_tables_that_library_code_edits_as_torch():
+    def case(lib):
+        import copy
+        first, second, seen = lib.nn.Linear(2, 2), lib.nn.Linear(2, 2), []
+        first._forward_hooks[1] = lambda *a: seen.append("forward")
+        first._backward_hooks[2] = lambda *a: seen.append("backward")
+        first._is_full_backward_hook = True
+        first(lib.ones(1, 2, requires_grad=True)).sum().backward()
+        second._backward_hooks.clear()
+        second._state_dict_hooks.clear()
+        copies = [type(copy.copy(t)).__name__ for t in (second._backward_hooks,
+                                                         second._forward_pre_hooks_with_kwargs)]
+        return (seen, copies, len(second._backward_hooks), len(second._forward_hooks),
+                type(lib.nn.ReLU()._load_state_dict_post_hooks).__name__)
+    same_on_both(case)
+
+
+# what torch's Module.__setstate__ adds to a module pickled before these tables existed
+LATER_TABLES = ("_forward_pre_hooks", "_forward_hooks_with_kwargs",
+                "_forward_hooks_always_called", "_forward_pre_hooks_with_kwargs",
+                "_state_dict_hooks", "_state_dict_pre_hooks", "_load_state_dict_pre_hooks",
+                "_load_state_dict_post_hooks", "_backward_pre_hooks")
+
+
+def observe(module, args, output):
+    return None
+
+
+def test_a_module_unpickled_from_an_older_state_gets_its_tables_as_torch():
+    def case(lib, dropped=LATER_TABLES):
+        import copy
+        import pickle
+        layer = lib.nn.Linear(2, 2)
+        layer.register_forward_hook(observe)             # picklable: a module's function
+        old = lib.nn.Linear.__new__(lib.nn.Linear)
+        old.__setstate__({k: v for k, v in layer.__dict__.items() if k not in dropped})
+        seen = []
+        old.register_forward_pre_hook(lambda *a: seen.append("pre"))
+        old.register_full_backward_pre_hook(lambda *a: seen.append("backward pre"))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            old(lib.ones(1, 2))[0].sum().backward()
+        again = pickle.loads(pickle.dumps(layer))
+        return (seen, len(old.state_dict()), len(again._forward_hooks),
+                len(copy.deepcopy(layer)._backward_hooks))
+    same_on_both(case)
+    ours = case(mg, LATER_TABLES + ("_forward_hooks", "_backward_hooks"))   # torch's always
+    assert ours == case(torch)
+
+
+def test_full_backward_hooks_run_where_torch_skips_the_module_as_docs_pytorch_md_says():
+    # a documented difference: the engine runs every node, torch only those inputs= needs
+    def case(lib):
+        model, seen = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Linear(2, 1)), []
+        model[0].register_full_backward_hook(lambda m, gi, go: seen.append("hook 0"))
+        model[1].register_full_backward_pre_hook(lambda m, go: seen.append("pre 1"))
+        model(lib.ones(1, 2, requires_grad=True)).sum().backward(inputs=[model[1].weight])
+        return seen, model[0].weight.grad is None
+    assert case(torch) == (["pre 1"], True)
+    assert case(mg) == (["pre 1", "hook 0"], True)

@@ -418,3 +418,107 @@ def test_overridden_load_from_state_dict_hooks_and_extra_state_as_torch():
     assert ours[:4] == theirs[:4] and ours[5] == theirs[5]
     # a failed load runs no post-hook here (docs/pytorch.md); torch's runs it, then raises
     assert ours[4] == theirs[4][:-1] and theirs[4][-1] == ours[0]       # its missing keys
+
+
+# ----- train/eval, reprs, loads as torch's -----------------------------------------------
+def test_train_calls_each_childs_own_train_and_takes_only_a_bool():
+    def case(lib):
+        class FrozenNorm(lib.nn.BatchNorm1d):
+            def train(self, mode=True):             # the usual "keep BatchNorm frozen"
+                return super().train(False)
+        model = lib.nn.Sequential(lib.nn.Linear(2, 2), lib.nn.Sequential(FrozenNorm(2)))
+        model.eval()
+        model.train()
+        modes = [m.training for m in model.modules()]
+        return modes, outcome(lambda _: model.train("no"), lib), model.train(True) is model
+    same_on_both(case)
+
+
+def test_repr_shows_a_none_child_as_torch():
+    def case(lib):
+        class Block(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = lib.nn.Linear(2, 2)
+                self.act = None
+                self.register_module("norm", None)
+        return repr(Block())
+    same_on_both(case)
+
+
+def test_parameter_containers_print_what_is_not_a_tensor_as_torch():
+    same_on_both(lambda lib: [repr(lib.nn.ParameterList([None])),
+                              repr(lib.nn.ParameterDict({"a": None}))])
+    assert repr(mg.nn.ParameterList([None, mg.ones(1)])) == (
+        "ParameterList(\n    (0): Object of type: NoneType\n"
+        "    (1): Parameter containing: [float32 of size 1]\n)")
+
+
+def test_an_overridden_load_from_state_dict_sees_the_loaded_values_as_torch():
+    def case(lib):
+        class Cached(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = lib.nn.Parameter(lib.zeros(2))
+                self.cached = None
+
+            def _load_from_state_dict(self, *args):
+                super()._load_from_state_dict(*args)
+                self.cached = self.w.detach().clone().tolist()   # after the write
+        model = lib.nn.Sequential(Cached(), lib.nn.Linear(1, 1))
+        model.load_state_dict({"0.w": lib.ones(2), "1.weight": lib.ones(1, 1),
+                               "1.bias": lib.ones(1)})
+        return model[0].cached, model[0].w.tolist()
+    same_on_both(case)
+
+
+def test_a_bad_entry_after_an_override_wrote_still_leaves_the_model_as_it_was():
+    class Counting(mg.nn.Linear):
+        def get_extra_state(self):
+            return {"steps": self.steps}
+
+        def set_extra_state(self, state):
+            self.steps = state["steps"]
+    model = mg.nn.Sequential(Counting(2, 2), mg.nn.Linear(2, 2, bias=False))
+    model[0].steps = 1
+    model[1].weight = model[0].weight                  # tied: written under two names
+    before = copy.deepcopy(model.state_dict())
+    state = {**{k: v + 1 if isinstance(v, mg.Tensor) else v
+                for k, v in model.state_dict().items()},
+             "0._extra_state": {"steps": 9}, "1.weight": mg.ones(3, 3)}
+    weight = model[0].weight
+    with pytest.raises(RuntimeError, match="1.weight"):
+        model.load_state_dict(state)
+    assert model[0].weight is weight and model[0].steps == 1
+    for key, value in model.state_dict().items():
+        if key != "0._extra_state":
+            np.testing.assert_array_equal(value.numpy(), before[key].numpy())
+    with pytest.raises(RuntimeError, match="missing keys"):     # assigned, then put back
+        model.load_state_dict({"0.weight": mg.ones(2, 2)}, assign=True)
+    assert model[0].weight is weight and model[1].weight is weight
+
+
+def test_load_with_assign_keeps_a_given_parameter_with_the_targets_flag_as_torch():
+    def case(lib):
+        source, target = lib.nn.Linear(2, 2), lib.nn.Linear(2, 2)
+        target.bias.requires_grad_(False)
+        target.load_state_dict(source.state_dict(keep_vars=True), assign=True)
+        return (target.weight is source.weight, target.bias is source.bias,
+                source.bias.requires_grad, type(target.weight).__name__,
+                [n for n, _ in target.named_parameters()])
+    same_on_both(case)
+
+
+def test_parameters_restart_and_loop_again_as_docs_pytorch_md_says():
+    # a documented difference: parameters() is a list that next() also steps through
+    model = mg.nn.Linear(2, 2)
+    members = model.parameters()
+    next(members)
+    assert len(list(members)) == 2                     # torch's generator: 1 left
+    assert len([p for _ in range(2) for p in members]) == 4       # torch's: 0 the 2nd time
+
+
+def test_a_state_dict_hook_that_is_not_callable_names_the_method():
+    for method in ("register_state_dict_pre_hook", "register_load_state_dict_post_hook"):
+        with pytest.raises(TypeError, match=method):
+            getattr(mg.nn.Linear(1, 1), method)(3)

@@ -6,6 +6,7 @@ convert_sync_batchnorm; BatchNorm3d and InstanceNorm3d; the lazy norms; momentum
 track_running_stats switched after construction, affine=False, bias=False, empty batches,
 half precision, state dicts (torch's, and one without num_batches_tracked)."""
 
+import importlib
 import inspect
 
 import numpy as np
@@ -15,6 +16,7 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import dtypes, nn
 from microgradnorm.norms import NORMS
+from microgradnorm.norms import arguments
 from microgradnorm.norms.arguments import machine_eps
 
 torch = pytest.importorskip("torch")
@@ -85,6 +87,13 @@ def test_the_default_eps_is_none_everywhere_a_user_meets_it():
     for dtype in ("float32", "float16", "bfloat16"):
         if dtype != "bfloat16" or dtypes.has_bfloat16():
             assert machine_eps(dtypes.as_dtype(dtype)) == np.finfo(np.float32).eps
+    # one resolver of None, for Tensors and the kernels' arrays alike
+    for dtype in ("float64", "float32", "float16"):
+        x = mg.zeros(2, dtype=dtype)
+        assert arguments.resolve_eps(x, None) == arguments.resolve_eps(x.numpy(), None) == \
+            machine_eps(np.dtype(dtype)) and arguments.resolve_eps(x, 1e-6) == 1e-6
+    assert arguments.resolve_eps(mg.tensor([1, 2]), None) is None     # the checks refuse it
+    assert repr(nn.make_norm("rms_norm", 64)) == repr(torch.nn.RMSNorm(64, eps=1e-6))
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -204,6 +213,116 @@ def test_positional_device_and_dtype_build_what_torch_builds():
             [str(t.dtype).replace("torch.", "") for t in theirs.state_dict().values()]
 
 
+BUFFERED = [("BatchNorm1d", (4,), {}), ("BatchNorm2d", (4,), {}), ("BatchNorm3d", (4,), {}),
+            ("SyncBatchNorm", (4,), {}), ("InstanceNorm2d", (4,), {"track_running_stats": True}),
+            ("LazyBatchNorm1d", (), {}), ("LazyInstanceNorm2d", (), {}), ("LayerNorm", (4,), {}),
+            ("RMSNorm", (4,), {}), ("GroupNorm", (2, 4), {})]
+
+
+@pytest.mark.parametrize("name, args, kwargs", BUFFERED, ids=lambda v: str(v)[:30])
+def test_device_none_builds_on_the_cpu_as_torch(name, args, kwargs):
+    # a model file's ``**factory_kwargs`` passes device=None through to every norm
+    ours = getattr(nn, name)(*args, device=None, dtype=None, **kwargs)
+    theirs = getattr(torch.nn, name)(*args, device=None, dtype=None, **kwargs)
+    assert repr(ours) == repr(theirs)
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    assert all(t.device == mg.device("cpu") for t in ours.state_dict().values())
+
+
+# ----- torch's names: ``input=``, and the paths of nn.modules --------------------------------
+FUNCTIONALS = ["layer_norm", "rms_norm", "batch_norm", "group_norm", "instance_norm",
+               "local_response_norm"]
+FORWARDS = ["LayerNorm", "RMSNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d",
+            "SyncBatchNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
+            "LazyBatchNorm1d", "LazyInstanceNorm2d", "LocalResponseNorm"]
+
+
+def first_parameter(function):
+    return next(name for name in inspect.signature(function).parameters if name != "self")
+
+
+@pytest.mark.parametrize("name", FUNCTIONALS)
+def test_the_functionals_name_their_input_as_torch(name):
+    assert first_parameter(getattr(F, name)) == first_parameter(getattr(TF, name))
+
+
+@pytest.mark.parametrize("name", FORWARDS)
+def test_the_forwards_name_their_input_as_torch(name):
+    assert first_parameter(getattr(nn, name).forward) == \
+        first_parameter(getattr(torch.nn, name).forward)
+
+
+KEYWORD_CALLS = [
+    ("layer_norm", {"normalized_shape": (5,)}), ("rms_norm", {"normalized_shape": (5,)}),
+    ("batch_norm", {"running_mean": None, "running_var": None, "training": True}),
+    ("group_norm", {"num_groups": 2}), ("instance_norm", {})]
+
+
+@pytest.mark.parametrize("name, kwargs", KEYWORD_CALLS, ids=lambda v: str(v)[:20])
+def test_keyword_input_works_as_torchs(name, kwargs):
+    x = np.random.default_rng(0).standard_normal((2, 4, 5))
+    theirs = getattr(TF, name)(input=torch.tensor(x), **kwargs).numpy()
+    for impl in IMPLS:
+        ours = getattr(F, name)(input=mg.tensor(x), **kwargs, impl=impl)
+        np.testing.assert_allclose(ours.numpy(), theirs, rtol=0, atol=TOL)
+    module, *args = {"layer_norm": ("LayerNorm", 5), "rms_norm": ("RMSNorm", 5),
+                     "batch_norm": ("BatchNorm1d", 4), "group_norm": ("GroupNorm", 2, 4),
+                     "instance_norm": ("InstanceNorm1d", 4)}[name]
+    ours, theirs = pair(module, *args)
+    keyword = "x" if module == "RMSNorm" else "input"               # torch's RMSNorm: x
+    np.testing.assert_allclose(ours(**{keyword: mg.tensor(x)}).detach().numpy(),
+                               theirs(**{keyword: torch.tensor(x)}).detach().numpy(),
+                               rtol=0, atol=TOL)
+
+
+def test_torchs_module_paths_reach_the_same_classes():
+    from microgradnorm.nn.modules.batchnorm import _BatchNorm, _NormBase
+    from microgradnorm.nn.modules.instancenorm import _InstanceNorm
+    from microgradnorm.nn.modules.normalization import LayerNorm
+
+    assert LayerNorm is nn.LayerNorm and nn.modules.LayerNorm is nn.LayerNorm
+    assert nn.modules.Module is nn.Module and nn.modules.module.Module is nn.Module
+    assert (_BatchNorm, _NormBase, _InstanceNorm) == (
+        nn.modules.batchnorm._BatchNorm, nn.modules.batchnorm._NormBase,
+        nn.modules.instancenorm._InstanceNorm)
+    for cls, base, expected in [("BatchNorm2d", "batchnorm._BatchNorm", True),
+                                ("SyncBatchNorm", "batchnorm._BatchNorm", True),
+                                ("InstanceNorm2d", "batchnorm._BatchNorm", False),
+                                ("InstanceNorm2d", "batchnorm._NormBase", True),
+                                ("InstanceNorm3d", "instancenorm._InstanceNorm", True),
+                                ("BatchNorm1d", "instancenorm._InstanceNorm", False),
+                                ("LazyBatchNorm1d", "batchnorm._LazyNormBase", True),
+                                ("LayerNorm", "batchnorm._NormBase", False)]:
+        path, name = base.split(".")
+        for library in (torch.nn, nn):
+            base_class = getattr(getattr(library.modules, path), name)
+            assert issubclass(getattr(library, cls), base_class) is expected, (cls, base)
+    # freezing BatchNorm the usual way
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.GroupNorm(2, 4))
+    frozen = [m for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    assert frozen == [model[1]]
+
+
+def test_each_module_path_holds_torchs_classes_that_nn_has():
+    import microgradnorm.nn.modules as ours
+
+    for name in ours.SUBMODULES:
+        path = importlib.import_module(f"microgradnorm.nn.modules.{name}")
+        assert path is getattr(ours, name)
+        torch_path = importlib.import_module(f"torch.nn.modules.{name}")
+        for cls in ours.SUBMODULES[name]:
+            assert vars(torch_path)[cls].__module__ == torch_path.__name__, (name, cls)
+            assert getattr(path, cls) is getattr(nn, cls, getattr(path, cls)), (name, cls)
+            assert issubclass(getattr(path, cls), nn.Module) or cls == "_LazyNormBase"
+        # every class torch's file defines that nn has is there
+        defined = [cls for cls, value in vars(torch_path).items() if inspect.isclass(value)
+                   and value.__module__ == torch_path.__name__ and hasattr(nn, cls)]
+        assert set(defined) <= set(ours.SUBMODULES[name]), (name, set(defined))
+    for name in ("batchnorm", "instancenorm", "normalization", "linear", "conv", "activation",
+                 "container", "module", "loss", "dropout", "sparse", "pooling"):
+        assert name in ours.SUBMODULES, name
+
+
 # ----- reset_parameters, reset_running_stats ---------------------------------------------
 RESETTABLE = [("LayerNorm", (3,), {}), ("LayerNorm", (3,), {"bias": False}),
               ("RMSNorm", (3,), {}), ("GroupNorm", (1, 3), {}),
@@ -279,8 +398,10 @@ def test_functional_batch_norm_refuses_one_missing_statistic_as_torch():
     x = mg.tensor(bn_input())
     with pytest.raises(ValueError, match="either both be None or neither be None"):
         F.batch_norm(x, None, np.ones(3), training=True)
-    with pytest.raises(RuntimeError, match="required when training=False"):
-        F.batch_norm(x, np.zeros(3), None, training=False)
+    with pytest.raises(arguments.ChannelNormError, match="required when training=False"):
+        F.batch_norm(x, np.zeros(3), None, training=False)      # torch's RuntimeError
+    with pytest.raises(arguments.ChannelNormError, match="required when use_input_stats"):
+        F.instance_norm(x.reshape(2, 3, -1), use_input_stats=False)
     with pytest.raises(ValueError):
         TF.batch_norm(torch.tensor(bn_input()), None, torch.ones(3, dtype=torch.float64),
                       training=True)

@@ -260,6 +260,22 @@ def test_errors_are_torchs(what):
         errors(mg, *parametrizations(mg))[what]()
 
 
+def test_assigning_a_module_to_a_parametrized_name_is_refused_where_torch_hides_it():
+    # torch registers the module as a child, which the property hides from every read
+    # (module.weight is still the parametrized tensor); here the KeyError a Parameter gets
+    # (docs/pytorch.md)
+    expected, actual = build_both(lambda T, Sym, Scale, Counted: T.nn.utils.parametrize.
+                                  register_parametrization(square(T), "weight", Sym()))
+    expected.weight = torch.nn.ReLU()
+    assert isinstance(expected.weight, torch.Tensor) and "weight" in dict(
+        expected.named_children())
+    before = list(actual.state_dict())
+    with pytest.raises(KeyError, match="attribute 'weight' already exists"):
+        actual.weight = nn.ReLU()
+    assert list(actual.state_dict()) == before and isinstance(actual.weight, mg.Tensor)
+    assert [name for name, _ in actual.named_children()] == ["parametrizations"]
+
+
 # ----- parametrizations.orthogonal ---------------------------------------------------------
 def holder(T, shape):
     """A module with one parameter of ``shape`` drawn N(0, 1), used as ``x @ weight``."""

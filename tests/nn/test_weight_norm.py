@@ -6,6 +6,7 @@ eval, the remove functions and the errors. float64 unless a test says float32; t
 formulas are also checked against NumPy written here."""
 
 import copy
+import re
 import warnings
 from collections import OrderedDict
 
@@ -316,6 +317,13 @@ def test_remove_parametrizations_of_spectral_norm(leave):
 
 
 # ----- errors: torch's classes -------------------------------------------------------------
+def scalar_parameter(T):
+    """A module holding the 0-d parameter ``t``: no dim for weight norm to keep."""
+    module = T.nn.Module()
+    module.t = T.nn.Parameter(T.tensor(2.0))
+    return module
+
+
 ERRORS = [
     ("weight_norm, bad name", lambda T: T.nn.utils.weight_norm(T.nn.Linear(3, 4), "foo")),
     ("weight_norm, no parameter", lambda T: T.nn.utils.weight_norm(T.nn.ReLU())),
@@ -346,6 +354,20 @@ ERRORS = [
      remove_parametrizations(T.nn.utils.parametrizations.weight_norm(T.nn.Linear(3, 4)),
                              "weight", leave_parametrized=False)),
 ]
+# weight norm of a 0-d parameter, or with a dim that is no int, in both forms
+FORMS = {"weight_norm": lambda T: T.nn.utils.weight_norm,
+         "P.weight_norm": lambda T: T.nn.utils.parametrizations.weight_norm}
+DIM_ERRORS = [
+    ("0-d", lambda T, weight_norm: weight_norm(scalar_parameter(T), "t")),
+    ("0-d, dim None", lambda T, weight_norm: weight_norm(scalar_parameter(T), "t",
+                                                         dim=None).t),
+    ("0-d, dim 1", lambda T, weight_norm: weight_norm(scalar_parameter(T), "t", dim=1)),
+    ("dim float", lambda T, weight_norm: weight_norm(T.nn.Linear(3, 4), dim=1.0)),
+    ("dim bool", lambda T, weight_norm: weight_norm(T.nn.Linear(3, 4), dim=True)),
+]
+DIM_ERRORS = [(f"{form}, {what}", lambda T, form=form, call=call: call(T, FORMS[form](T)))
+              for form in FORMS for what, call in DIM_ERRORS]
+ERRORS += DIM_ERRORS
 
 
 @pytest.mark.parametrize("what, call", ERRORS, ids=[what for what, _ in ERRORS])
@@ -359,6 +381,16 @@ def test_errors_are_torchs(what, call):
     assert str(actual.value).split(" ")[0] == str(expected.value).split(" ")[0]
 
 
+@pytest.mark.parametrize("what, call", DIM_ERRORS, ids=[what for what, _ in DIM_ERRORS])
+def test_dim_errors_are_torchs_words(what, call):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(Exception) as expected:
+            call(torch)
+        with pytest.raises(expected.type, match=f"^{re.escape(str(expected.value))}$"):
+            call(mg)
+
+
 def test_a_failed_registration_changes_nothing():
     m = nn.Linear(3, 4)
     before = copy.deepcopy(m.state_dict())
@@ -366,5 +398,9 @@ def test_a_failed_registration_changes_nothing():
         nn.utils.weight_norm(m, dim=5)
     with pytest.raises(IndexError):
         nn.utils.parametrizations.spectral_norm(m, dim=5)
+    with pytest.raises(TypeError), pytest.warns(FutureWarning):
+        nn.utils.weight_norm(m, dim=1.0)
+    with pytest.raises(TypeError):
+        nn.utils.parametrizations.weight_norm(m, dim=1.0)
     assert type(m) is nn.Linear and list(m.state_dict()) == list(before)
     assert m._forward_pre_hooks == {}

@@ -207,6 +207,24 @@ def test_tensor_device_is_a_device_and_devices_work_wherever_strings_do():
         mg.zeros(2, device="tpu")
 
 
+NONE_DEVICE = [("tensor", ([1.0, 2.0],)), ("Tensor", ([1.0, 2.0],)), ("zeros", (2, 3)),
+               ("ones", (2,)), ("empty", (2,)), ("full", ((2,), 1.5)), ("arange", (3,)),
+               ("linspace", (0, 1, 3)), ("logspace", (0, 1, 3)), ("eye", (2,)),
+               ("rand", (2,)), ("randn", (2,)), ("randint", (0, 3, (2,))), ("randperm", (3,)),
+               ("normal", (0.0, 1.0, (2,))), ("as_tensor", ([1.0],)), ("asarray", ([1.0],))]
+
+
+@pytest.mark.parametrize("name, args", NONE_DEVICE, ids=[name for name, _ in NONE_DEVICE])
+def test_device_none_is_the_default_device_as_torchs(name, args):
+    # torch's factories take device=None (what a model passes on as **factory_kwargs)
+    ours, theirs = getattr(mg, name)(*args, device=None), getattr(torch, name)(*args, device=None)
+    assert ours.device == mg.device("cpu") == mg.get_default_device() and \
+        str(ours.device) == str(theirs.device)
+    assert ours.shape == tuple(theirs.shape) and dtype_name(ours.dtype) == dtype_name(theirs.dtype)
+    assert mg.zeros_like(ours, device=None).device == ours.device
+    assert mg.tensor([1.0]).to(device=None).device == mg.device("cpu")
+
+
 # ----- mg.cuda -----------------------------------------------------------------------------
 def _gpus_seen():
     try:

@@ -11,6 +11,7 @@ import torch
 
 import microgradnorm as mg
 import microgradnorm.fft
+from microgradnorm.ops import fft as fft_nodes
 
 RNG = np.random.default_rng(0)
 REAL = RNG.standard_normal((3, 6))
@@ -144,6 +145,89 @@ def test_frequencies(n, d, dtype):
     assert mg.fft.fftfreq(4, requires_grad=True).requires_grad
 
 
+@pytest.mark.parametrize("d", [0.5, "float64", "int64", "bool", "float16"])
+def test_frequencies_of_a_0d_tensor_spacing(d):
+    # torch reads a 0-d tensor without a graph as its number
+    results = []
+    for lib in (torch, mg):
+        spacing = {"float64": lib.tensor(0.1, dtype=lib.float64), "int64": lib.tensor(2),
+                   "bool": lib.tensor(True), "float16": lib.tensor(0.1, dtype=lib.float16),
+                   0.5: lib.tensor(0.5)}[d]
+        results.append([lib.fft.fftfreq(5, spacing).numpy(),
+                        lib.fft.rfftfreq(6, spacing, dtype=lib.float64).numpy()])
+    for ours, theirs in zip(results[1], results[0]):
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def test_shifts_check_each_dim():
+    x = np.arange(10.0).reshape(2, 5)
+    for fn in ("fftshift", "ifftshift"):
+        for dim in ((0, 0), (1, -1, 0), [-2]):          # a dim named twice: rolled twice
+            ours = getattr(mg.fft, fn)(mg.tensor(x), dim=dim)
+            theirs = getattr(torch.fft, fn)(torch.tensor(x), dim=dim)
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        for dim in (2, (1, -3)):             # torch: "Dimension out of range (expected ...)"
+            with pytest.raises(IndexError, match=f"{fn}: axis -?[23] is out of range for a "
+                                                 "tensor with 2 dims"):
+                getattr(mg.fft, fn)(mg.tensor(x), dim=dim)
+        with pytest.raises(IndexError) as theirs:
+            getattr(torch.fft, fn)(torch.tensor(1.0), dim=0)
+        with pytest.raises(IndexError, match=str(theirs.value)):
+            getattr(mg.fft, fn)(mg.tensor(1.0), dim=0)
+
+
+def test_an_empty_batch_is_transformed_where_torch_refuses():
+    # docs/pytorch.md: torch's oneMKL refuses zero signals; NumPy transforms them
+    for fn, dtype in (("fft", "float32"), ("rfft", "float32"), ("irfft", "complex64"),
+                      ("fft2", "float64")):
+        ours = getattr(mg.fft, fn)(mg.zeros(0, 4, 4, dtype=getattr(mg, dtype)))
+        one = getattr(torch.fft, fn)(torch.zeros(1, 4, 4, dtype=getattr(torch, dtype)))
+        assert ours.shape == (0,) + tuple(one.shape[1:])
+        assert str(ours.dtype) == str(one.dtype).removeprefix("torch.")
+        if torch.backends.mkl.is_available():
+            with pytest.raises(RuntimeError, match="MKL FFT error"):
+                getattr(torch.fft, fn)(torch.zeros(0, 4, 4, dtype=getattr(torch, dtype)))
+
+
+def double_precision_fft(monkeypatch):
+    # NumPy 1.x's transforms: any input computed in double, complex128 or float64 out
+    for name in ("fftn", "ifftn", "rfftn", "irfftn"):
+        original = getattr(np.fft, name)
+
+        def upcast(a, *args, original=original, **kwargs):
+            a = np.asarray(a)
+            return original(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
+                            *args, **kwargs)
+        monkeypatch.setattr(np.fft, name, upcast)
+
+
+class Ctx:
+    """A bare context for calling a node's forward and backward on arrays."""
+
+
+@pytest.mark.parametrize("node, dtype, out, options", [
+    ("FFT", "float32", "complex64", {"inverse": False}),
+    ("FFT", "complex64", "complex64", {"inverse": True}),
+    ("RFFT", "float32", "complex64", {}),
+    ("IRFFT", "complex64", "float32", {}),
+    ("IRFFT", "float32", "float32", {})])
+def test_single_precision_where_numpy_transforms_in_double(monkeypatch, node, dtype, out,
+                                                           options):
+    # each node's forward and backward arrays at torch's dtypes, as NumPy 1.x computes
+    double_precision_fft(monkeypatch)
+    function, ctx = getattr(fft_nodes, node), Ctx()
+    y = function.forward(ctx, np.ones((2, 4), dtype), axes=(1,), sizes=(6,), norm="ortho",
+                         **options)
+    grad = function.backward(ctx, np.ones_like(y))
+    assert (str(y.dtype), str(grad.dtype), grad.shape) == (out, dtype, (2, 4))
+    x = mg.tensor(np.ones((2, 4), dtype), requires_grad=True)
+    fn = {"FFT": "ifft" if options.get("inverse") else "fft", "RFFT": "rfft"}.get(node, "irfft")
+    y = getattr(mg.fft, fn)(x, n=6)
+    assert str(y.dtype) == out == str(getattr(torch.fft, fn)(
+        torch.ones(2, 4, dtype=getattr(torch, dtype)), n=6).dtype).removeprefix("torch.")
+
+
 def test_shifts():
     x = np.arange(30.0).reshape(5, 6)
     for options in ({}, {"dim": 1}, {"dim": (0,)}, {"dim": (-1, 0)}):
@@ -178,6 +262,16 @@ BAD = {
     "a list": lambda lib: lib.fft.fft([1.0, 2.0]),
     "integer frequencies": lambda lib: lib.fft.fftfreq(5, dtype=lib.int64),
     "shift of 0-d": lambda lib: lib.fft.fftshift(lib.tensor(1.0)),
+    "shift dim out of range": lambda lib: lib.fft.fftshift(lib.ones(2, 5), dim=2),
+    "shift dim below range": lambda lib: lib.fft.ifftshift(lib.ones(2, 5), dim=(1, -3)),
+    "shift dim of 0-d": lambda lib: lib.fft.fftshift(lib.tensor(1.0), dim=0),
+    "shift dim a float": lambda lib: lib.fft.fftshift(lib.ones(2, 5), dim=1.0),
+    "complex frequencies": lambda lib: lib.fft.fftfreq(4, dtype=lib.complex64),
+    "complex rfftfreq": lambda lib: lib.fft.rfftfreq(4, dtype=lib.complex128),
+    "spacing a 1-d tensor": lambda lib: lib.fft.fftfreq(4, lib.tensor([0.5])),
+    "spacing requiring grad": lambda lib: lib.fft.fftfreq(4, lib.tensor(0.5,
+                                                                        requires_grad=True)),
+    "spacing complex": lambda lib: lib.fft.rfftfreq(4, lib.tensor(1 + 1j)),
 }
 
 

@@ -208,6 +208,24 @@ def test_expand_as():
     raises_like(lambda: x.expand_as(3), lambda: tx.expand_as(3))
 
 
+@pytest.mark.parametrize("shape, target", [((3,), (2, 4)), ((2, 3), (2, 4)), ((2, 3), (3,)),
+                                           ((2, 3), (-1, 3, 3)), ((3,), (-1, 2, 3)),
+                                           ((2,), (2, -2))])
+def test_expand_to_a_shape_that_does_not_fit_is_torchs_error(shape, target):
+    # torch's RuntimeError, checked from the last dim, its message naming both shapes
+    for make in (lambda L: L.zeros(shape).expand(*target),
+                 lambda L: L.zeros(shape).expand(target),
+                 lambda L: L.broadcast_to(L.zeros(shape), target)):
+        with pytest.raises(RuntimeError) as theirs:
+            make(torch)
+        with pytest.raises(RuntimeError) as ours:
+            make(mg)
+        assert str(list(target)) in str(ours.value) and str(list(shape)) in str(ours.value)
+        if "non-singleton dimension" in str(theirs.value):
+            dim = str(theirs.value).split("non-singleton dimension ")[1].split(".")[0]
+            assert f"non-singleton dimension {dim};" in str(ours.value)
+
+
 # ----- layout: contiguity, sizes, pointers, ravel ------------------------------------------
 LAYOUTS = {
     "plain": lambda x: x, "transpose": lambda x: x.transpose(0, 1),

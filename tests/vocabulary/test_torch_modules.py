@@ -8,6 +8,7 @@ warnings, the memory saved), ``mg.jit``, ``mg.random``, ``mg.cpu``, ``is_nonzero
 import math
 import re
 import warnings
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -373,6 +374,58 @@ def test_checkpoint_without_inputs_requiring_grad_and_its_errors():
         assert x.grad.tolist() == [8.0, 8.0]
 
 
+CHECKPOINT_OUTPUTS = {                      # what checkpointed functions return besides Tensors
+    "hidden, None": lambda a: (a * 2, None),
+    "int first": lambda a: (5, a * 2, a.detach()),
+    "nested tuple": lambda a: (a * 2, (a * 3,)),
+    "list": lambda a: [a * 2, 3],
+    "dict": lambda a: {"o": a * 2},
+    "no Tensor": lambda a: (None,),
+    "None": lambda a: None,
+}
+
+
+def described(output, L):
+    # an output's structure, each Tensor as (values, has a graph)
+    if isinstance(output, L.Tensor):
+        return output.detach().numpy().tolist(), output.requires_grad
+    if isinstance(output, (tuple, list)):
+        return type(output).__name__, [described(o, L) for o in output]
+    if isinstance(output, dict):
+        return {key: described(value, L) for key, value in output.items()}
+    return output
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+@pytest.mark.parametrize("case", CHECKPOINT_OUTPUTS)
+def test_checkpoint_passes_non_tensor_outputs_through_as_torch(case, use_reentrant):
+    seen = []
+    for L, run in ((torch, torch_checkpoint.checkpoint), (mg, checkpoint)):
+        x = L.tensor([3.0, 4.0], dtype=L.float64, requires_grad=True)
+        output = run(CHECKPOINT_OUTPUTS[case], x, use_reentrant=use_reentrant)
+        first = output[0] if isinstance(output, tuple) and output else None
+        first = output[1] if isinstance(first, int) else first
+        if isinstance(first, L.Tensor) and first.requires_grad:
+            (first * first).sum().backward()
+        seen.append((described(output, L), None if x.grad is None else x.grad.tolist()))
+    assert seen[1] == seen[0]
+
+
+def test_checkpoint_of_a_block_returning_hidden_and_none():
+    # a transformer block's (hidden, None), with dropout recomputed from the forward's state
+    results = []
+    for L, run in ((torch, torch_checkpoint.checkpoint), (mg, checkpoint)):
+        model = block(L)
+        x = L.tensor(np.linspace(-1, 1, 20).reshape(5, 4), dtype=L.float64, requires_grad=True)
+        L.manual_seed(1)
+        hidden, cache = run(lambda h, model=model: (model(h), None), x, use_reentrant=True)
+        (hidden * hidden).sum().backward()
+        assert cache is None
+        results.append([hidden.detach().numpy(), x.grad.numpy(), model[0].weight.grad.numpy()])
+    for ours, theirs in zip(results[1], results[0]):
+        close(ours, theirs, 1e-10, atol=1e-15)
+
+
 def test_reentrant_checkpoint_keeps_only_its_inputs():
     mg.manual_seed(0)
     model = nn.Sequential(*[nn.Sequential(nn.Linear(64, 64), nn.GELU()) for _ in range(4)])
@@ -407,6 +460,47 @@ def test_jit_returns_what_it_is_given():
     for refused in (lambda: mg.jit.save(module, "m.pt"), lambda: mg.jit.load("m.pt")):
         with pytest.raises(NotImplementedError, match="TorchScript"):
             refused()
+
+
+JIT_ISINSTANCE = [(3, int), (True, int), (3, (str, float)), ([1, 2], List[int]),
+                  ([1, "a"], List[int]), ({"a": [1]}, Dict[str, List[int]]),
+                  ({"a": 1}, Dict[int, int]), ((1, "a"), Tuple[int, str]),
+                  ((1,), Tuple[int, str]), (None, Optional[int]), ("a", Optional[int]),
+                  ([1], list[int]), (3, int | None), ("x", "Tensor"), (["x"], "List[Tensor]"),
+                  ([1], [int]), ([1], List), ({}, dict), (1, Optional), (1, 3)]
+
+
+@pytest.mark.parametrize("obj, target_type", JIT_ISINSTANCE)
+def test_jit_isinstance_is_torchs_eager_one(obj, target_type):
+    def answer(L):
+        # the verdict, or the error's class and message ("x": a tensor of L)
+        kind = {"Tensor": L.Tensor, "List[Tensor]": List[L.Tensor]}[target_type] \
+            if isinstance(target_type, str) else target_type
+        value = [L.ones(1)] if obj == ["x"] else L.ones(1) if obj == "x" else obj
+        try:
+            return L.jit.isinstance(value, kind)
+        except Exception as error:
+            return type(error).__name__, str(error)
+    assert answer(mg) == answer(torch)
+
+
+def test_jit_attribute_script_method_and_the_names_left_out():
+    with pytest.warns(UserWarning, match="inner type of a container is lost"):
+        assert mg.jit.isinstance([], List[int])
+    assert mg.jit.Attribute([1], List[int]) == [1]        # torch's with PYTORCH_JIT=0
+
+    def method(self, x):
+        return x
+    assert mg.jit.script_method(method) is method
+    assert issubclass(mg.jit.RecursiveScriptModule, mg.jit.ScriptModule)
+    assert not isinstance(mg.jit.script(nn.Linear(2, 2)), mg.jit.RecursiveScriptModule)
+    assert issubclass(mg.jit.TracerWarning, Warning)
+    for name in ("CompilationUnit", "set_fusion_strategy", "save_jit_module_to_flatbuffer"):
+        assert hasattr(torch.jit, name)
+        with pytest.raises(AttributeError, match=f"torch.jit.{name}.*TorchScript compiler"):
+            getattr(mg.jit, name)
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        mg.jit.nothing                                    # noqa: B018
 
 
 def test_random_fork_rng_restores_the_stream_as_torchs():

@@ -1,0 +1,49 @@
+"""``Parameter``: the Tensor a Module finds as one of its parameters (torch's
+``nn.parameter``); here, below ``module.py`` and ``module_state.py``, which both use it."""
+
+import numpy as np
+
+from .. import backend, dtypes
+from ..tensor import Tensor
+
+
+class Parameter(Tensor):
+    """A Tensor that a Module finds as one of its parameters; ``requires_grad=True``.
+
+    As torch's, ``Parameter(t)`` shares ``t``'s memory and version counter (a write to one
+    shows in the other) and is a leaf even if ``t`` is not; a writeable NumPy array is shared
+    as ``torch.from_numpy(a)`` would be. A ``dtype`` or ``device`` that differs from the
+    data's, a read-only array, a list or a number is copied.
+
+    Args:
+        data: a Tensor, an array or array_like; None: an empty tensor of the default dtype.
+        requires_grad: floating data only.
+        dtype: None keeps the data's (a list of floats: the default dtype).
+        device: None keeps the data's ("cpu" for a list or a number).
+
+    Example:
+        >>> w = mg.zeros(3); p = nn.Parameter(w); w[0] = 1.0       # p[0] is 1.0 too
+    """
+
+    def __init__(self, data=None, requires_grad=True, dtype=None, device=None):
+        if data is None:
+            data = np.empty(0, dtypes.get_default_dtype())
+        array = data._array if isinstance(data, Tensor) else data
+        dtype = dtypes.as_dtype(dtype)
+        if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
+            super().__init__(data, requires_grad=requires_grad, dtype=dtype,
+                             device="cpu" if device is None else device)
+            return
+        here = backend.device_of(array)
+        writeable = isinstance(data, Tensor) or backend.is_cupy_array(array) \
+            or array.flags.writeable                  # torch only warns; a copy can be written
+        if dtype not in (None, array.dtype) or device not in (None, here) or not writeable:
+            super().__init__(data, requires_grad=requires_grad, dtype=dtype,
+                             device=here if device is None else device)
+            return
+        self._become_leaf("Parameter", array, requires_grad)      # the array itself: shared
+        if isinstance(data, Tensor):                  # as torch's detach(): one counter
+            self._version_box = data._version_box
+
+    def __repr__(self):
+        return "Parameter containing:\n" + super().__repr__()
