@@ -67,6 +67,20 @@ def _gradients(outputs, inputs, grad_outputs, strict, name):
     return tuple(g if g is not None else _filled(t, 0) for g, t in zip(grads, inputs))
 
 
+def _vector(name, v, like, what):
+    """``v`` of vjp or jvp as a tuple shaped as ``like`` (the outputs, or the inputs); None
+    means ones, for one-element ``like`` only."""
+    if v is None:
+        if any(t.numel() != 1 for t in like):
+            raise RuntimeError(f"{name}: v can be None only where {what} have one element")
+        return tuple(_filled(t, 1) for t in like)
+    v, _ = _as_tuple(f"{name}: v", v)
+    if len(v) != len(like) or any(a.shape != t.shape for a, t in zip(v, like)):
+        raise RuntimeError(f"{name}: v has shapes {[tuple(a.shape) for a in v]}, {what} "
+                           f"{[tuple(t.shape) for t in like]}")
+    return v
+
+
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """(func(inputs), vᵀ·J): the vector-Jacobian product at ``inputs``.
 
@@ -80,14 +94,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """
     _check_first_order("vjp", create_graph)
     inputs, single_input, outputs, single_output = _run("vjp", func, inputs)
-    if v is None:
-        if any(o.numel() != 1 for o in outputs):
-            raise RuntimeError("vjp: v can be None only for a func with one-element outputs")
-        v = tuple(_filled(o, 1) for o in outputs)
-    v, _ = _as_tuple("vjp: v", v)
-    if len(v) != len(outputs) or any(a.shape != o.shape for a, o in zip(v, outputs)):
-        raise RuntimeError(f"vjp: v has shapes {[tuple(a.shape) for a in v]}, the outputs of "
-                           f"func {[tuple(o.shape) for o in outputs]}")
+    v = _vector("vjp", v, outputs, "the outputs of func")
     grads = _gradients(outputs, inputs, v, strict, "vjp")
     outputs = tuple(o.detach() for o in outputs)
     return (outputs[0] if single_output else outputs), (grads[0] if single_input else grads)
@@ -143,14 +150,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """
     _check_first_order("jvp", create_graph)
     inputs, single_input, outputs, single_output = _run("jvp", func, inputs)
-    if v is None:
-        if any(t.numel() != 1 for t in inputs):
-            raise RuntimeError("jvp: v can be None only for one-element inputs")
-        v = tuple(_filled(t, 1) for t in inputs)
-    v, _ = _as_tuple("jvp: v", v)
-    if len(v) != len(inputs) or any(a.shape != t.shape for a, t in zip(v, inputs)):
-        raise RuntimeError(f"jvp: v has shapes {[tuple(a.shape) for a in v]}, the inputs "
-                           f"{[tuple(t.shape) for t in inputs]}")
+    v = _vector("jvp", v, inputs, "the inputs")
     jac = _jacobian(inputs, False, outputs, False, strict)
     products = []
     for o, row in zip(outputs, jac):

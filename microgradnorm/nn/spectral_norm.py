@@ -14,6 +14,7 @@ from ..autograd import no_grad
 from ..tensor import Tensor
 from .conv_more import UninitializedParameter, _ConvTransposeNd
 from .module import Parameter
+from .weight_norm import remove_hook
 
 __all__ = ["SpectralNorm", "SpectralNormLoadStateDictPreHook", "SpectralNormStateDictHook",
            "remove_spectral_norm", "spectral_norm"]
@@ -232,13 +233,7 @@ def remove_spectral_norm(module, name="weight"):
     Example:
         >>> m = nn.utils.remove_spectral_norm(nn.utils.spectral_norm(nn.Linear(40, 10)))
     """
-    for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[key]
-            break
-    else:
-        raise ValueError(f"spectral_norm of '{name}' not found in {module}")
+    remove_hook(module, SpectralNorm, name, "spectral_norm")
     for table, kind in ((module._state_dict_hooks, SpectralNormStateDictHook),
                         (module._load_state_dict_pre_hooks, SpectralNormLoadStateDictPreHook)):
         for key, hook in table.items():

@@ -179,9 +179,16 @@ def remove_weight_norm(module, name="weight"):
     Example:
         >>> m = nn.utils.remove_weight_norm(nn.utils.weight_norm(nn.Linear(20, 40)))
     """
+    remove_hook(module, WeightNorm, name, "weight_norm")
+    return module
+
+
+def remove_hook(module, kind, name, what):
+    """Undo the forward pre-hook of class ``kind`` that ``what`` (weight_norm, spectral_norm)
+    put on ``name``: its ``remove(module)``, then out of the table; ValueError if none."""
     for key, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
+        if isinstance(hook, kind) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+            return
+    raise ValueError(f"{what} of '{name}' not found in {module}")

@@ -12,42 +12,13 @@ import microgradnorm as mg
 from microgradnorm import nn
 
 torch = pytest.importorskip("torch")
-TOL = 1e-12
+from norm_modules import TOL, pair, step  # noqa: E402
 
 
-def pair(name, *args, **kwargs):
-    """(ours, PyTorch's) module ``name`` in float64, PyTorch's state loaded into ours."""
-    ours = getattr(nn, name)(*args, **kwargs).to(mg.float64)
-    theirs = getattr(torch.nn, name)(*args, **kwargs).to(torch.float64)
-    assert list(ours.state_dict()) == list(theirs.state_dict())
-    ours.load_state_dict({k: v.numpy().copy() for k, v in theirs.state_dict().items()})
-    return ours, theirs
 
 
-def step(ours, theirs, shape, seed=0):
-    """One forward and backward of both on the same input and upstream gradient; compares
-    the output, the input's and every parameter's gradient, and every buffer after."""
-    rng = np.random.default_rng(seed)
-    x, dy = rng.normal(1.0, 2.0, shape), rng.standard_normal(shape)
-    x_ours, x_theirs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    y_ours, y_theirs = ours(x_ours), theirs(x_theirs)
-    np.testing.assert_allclose(y_ours.detach().numpy(), y_theirs.detach().numpy(), rtol=0,
-                               atol=TOL, err_msg="output")
-    names = [n for n, _ in theirs.named_parameters()]
-    got = mg.grad(y_ours, [x_ours] + [dict(ours.named_parameters())[n] for n in names], dy)
-    expected = torch.autograd.grad(y_theirs, [x_theirs] + list(theirs.parameters()),
-                                   torch.tensor(dy))
-    for name, g, e in zip(["input"] + names, got, expected):
-        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=0, atol=TOL, err_msg=name)
-    assert_same_state(ours, theirs)
 
 
-def assert_same_state(ours, theirs):
-    mine = ours.state_dict()
-    for key, value in theirs.state_dict().items():
-        assert mine[key].dtype == value.numpy().dtype, key
-        np.testing.assert_allclose(mine[key].numpy(), value.numpy(), rtol=0, atol=TOL,
-                                   err_msg=key)
 
 
 # ----- GroupNorm ------------------------------------------------------------------------------
