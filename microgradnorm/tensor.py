@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from . import autograd, backend, dtypes, printing
+from .autograd import views
 from .dtypes import is_floating, is_half, is_numeric
 
 _grad_enabled = autograd.is_grad_enabled
@@ -84,6 +85,7 @@ class Tensor:
     _post_accumulate_hooks = None  # run after .grad accumulated (autograd/hooks.py)
     _history = None               # ((node seq, snapshot), ...): in-place writes recorded
     _view_version = None          # a view's version when made (_record_inplace)
+    _base = None                  # a view's base: the tensor whose memory it shows
 
     def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
         backend.check_device(device)
@@ -388,11 +390,22 @@ def _record_inplace(target, compute, value):
             "a leaf Variable that requires grad is being used in an in-place operation: "
             "in-place ops on a tensor that requires grad and is a leaf are allowed only "
             "under mg.no_grad() (as optimizers do); write x = x + y otherwise")
-    if target._view_version is not None:
-        raise RuntimeError(
-            f"in-place op on a view (shape {target.shape}) while the graph records it: not "
-            "supported, the base would not see the write in its graph; write into the base "
-            "(x[index] = value), or clone() the view first")
+    base = positions = None
+    if target._view_version is not None:        # a view: the write lands in its base too
+        base = target._base
+        if base is not None and not getattr(target, "_element", False):
+            positions = views.view_positions(base._array, target._array)
+        if positions is None:
+            what = ("an element x[i] of a recorded tensor, a copy here (the write would be "
+                    "lost)" if getattr(target, "_element", False) else
+                    "a view made inside a custom node, or of memory the graph does not know")
+            raise RuntimeError(
+                f"in-place op on a view (shape {tuple(target.shape)}) while the graph records "
+                f"it: {what}; write into the base (x[index] = value), or clone() the view "
+                "first")
+        if base.requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation.")
     before = _snapshot(target, [0])     # its own counter: the write below is not its change
     if value is target:                 # x.mul_(x): the old x, saved and then overwritten
         value = _snapshot(target, target._version_box)
@@ -403,9 +416,12 @@ def _record_inplace(target, compute, value):
         node._saved = tuple(a.copy() if a is target._array else a for a in node._saved)
     if result.dtype != target.dtype:
         result = result.astype(target.dtype)
+    target._history = (target._history or ()) + ((node.seq, before),)
+    if base is not None:                         # the base's node records the write
+        views.write_through(target, base, result, positions, _snapshot(base, [0]))
+        return target
     target._array[...] = result._array
     target._bump_version()
-    target._history = (target._history or ()) + ((node.seq, before),)
     target.grad_fn, target._output_index = result.grad_fn, result._output_index
     target.requires_grad = True
     return target

@@ -108,6 +108,7 @@ def _share_versions_with_bases(inputs, outputs):
                                  and memory_owner(data) is owner):
                 out._version_box = t._version_box     # its own output matches no input
                 out._view_version = t._version        # a later write makes its grad_fn stale
+                out._base = t if t._base is None else t._base     # (views.py writes through)
 
 
 def _root_grad(root, grad, name):

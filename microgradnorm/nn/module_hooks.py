@@ -346,6 +346,7 @@ def _through_node(values, call, side):
     outputs = BackwardHookFunction.apply(*[values[i] for i in wrapped], call=call, side=side)
     values = list(values)
     for position, out in zip(wrapped, outputs):
+        out._base = None        # views a custom node made: no write through them, as torch's
         values[position] = out
     return tuple(values), positions, tuple(wrapped)
 
