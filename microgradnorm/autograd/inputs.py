@@ -75,6 +75,8 @@ def _unpack(op_name, inputs):
             if kind is not None:
                 return _unpack_mixed(op_name, inputs)
             kind = type(data)
+        if t._view_version is not None and t._view_version != t._version_box[0]:
+            return _unpack_mixed(op_name, inputs)     # a view whose base was written
         arrays += [data]                  # (+=, not append: no call, as counted in tests)
         needs_input_grad += [t.requires_grad]
     return inputs, arrays, tuple(needs_input_grad)
@@ -86,6 +88,11 @@ def _unpack_mixed(op_name, inputs):
     like = next((t for t in inputs if isinstance(t, Tensor)), None)
     tensors = tuple(t if t is None or isinstance(t, Tensor) else _tensor.as_tensor(t, like)
                     for t in inputs)
+    for t in tensors:                     # a view whose base was written: read it again
+        if t is not None and t._view_version is not None \
+                and t._view_version != t._version_box[0]:
+            from .views import refreshed  # (views.py's nodes are Functions: imported late)
+            refreshed(t)
     devices = {t.device for t in tensors if t is not None}
     if len(devices) > 1:
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)

@@ -10,13 +10,18 @@ import numpy as np
 
 from ..backend import array_module
 from .function import Function
+from .inputs import _tensor
 
 
 def view_positions(base, view):
-    """For each element of the array ``view`` (a view of ``base``'s memory), the flat
-    C-order index of the element of ``base`` at the same address; None where some element
-    of ``view`` lies outside ``base`` or between its elements."""
+    """For each element of the array ``view`` (a view of ``base``'s memory, of its dtype),
+    the flat C-order index of the element of ``base`` at the same address; None where the
+    dtypes differ (``y.real`` of a complex y), where two elements of ``view`` share one
+    address (an expanded or overlapping view, which torch refuses to write through), or
+    where some element lies outside ``base`` or between its elements."""
     item = base.itemsize
+    if view.dtype != base.dtype:
+        return None
     if base.size == 0 or view.size == 0:
         return np.zeros(view.shape, np.int64)
     origin = base.__array_interface__["data"][0] if isinstance(base, np.ndarray) \
@@ -25,22 +30,32 @@ def view_positions(base, view):
         else view.data.ptr
     if any(s % item for s in base.strides + view.strides) or (start - origin) % item:
         return None
+    in_view = _offsets(view, (start - origin) // item)
+    if base.flags.c_contiguous:             # the usual base: offsets are flat indices
+        positions = in_view
+        if int(positions.min()) < 0 or int(positions.max()) >= base.size:
+            return None
+    else:                                   # any other layout: through a table of its own
+        in_base = _offsets(base, 0).ravel()
+        low = min(int(in_base.min()), int(in_view.min()))
+        table = np.full(max(int(in_base.max()), int(in_view.max())) - low + 1, -1, np.int64)
+        table[in_base - low] = np.arange(base.size, dtype=np.int64)
+        positions = table[in_view - low]
+        if (positions < 0).any():
+            return None
+    if positions.size > 1 and np.unique(positions).size != positions.size:
+        return None
+    return positions
 
-    def offsets(array, first):
-        total = np.full(array.shape, first, np.int64)
-        for axis, (n, stride) in enumerate(zip(array.shape, array.strides)):
-            shape = [1] * array.ndim
-            shape[axis] = n
-            total = total + (np.arange(n, dtype=np.int64) * (stride // item)).reshape(shape)
-        return total
 
-    in_base = offsets(base, 0).ravel()
-    in_view = offsets(view, (start - origin) // item)
-    low = min(int(in_base.min()), int(in_view.min()))
-    table = np.full(max(int(in_base.max()), int(in_view.max())) - low + 1, -1, np.int64)
-    table[in_base - low] = np.arange(base.size, dtype=np.int64)
-    positions = table[in_view - low]
-    return None if (positions < 0).any() else positions
+def _offsets(array, first):
+    # each element's offset in items from the memory ``first`` items after the base's
+    item, total = array.itemsize, np.full(array.shape, first, np.int64)
+    for axis, (n, stride) in enumerate(zip(array.shape, array.strides)):
+        shape = [1] * array.ndim
+        shape[axis] = n
+        total = total + (np.arange(n, dtype=np.int64) * (stride // item)).reshape(shape)
+    return total
 
 
 class WriteThroughView(Function):
@@ -57,7 +72,7 @@ class WriteThroughView(Function):
     @staticmethod
     def backward(ctx, grad):
         flat = ctx.positions.reshape(-1)
-        to_base = grad.copy()
+        to_base = array_module(grad).array(grad, copy=True)   # (a 0-d grad: an array too)
         to_base.reshape(-1)[flat] = 0
         return to_base, grad.reshape(-1)[flat].reshape(ctx.positions.shape), None
 
@@ -92,3 +107,24 @@ def write_through(view, base, result, positions, before):
     again = ViewOfBase.apply(base, positions=positions, values=view._array)
     view.grad_fn, view._output_index, view.requires_grad = again.grad_fn, 0, True
     view._view_version = base._version_box[0]
+
+
+def refreshed(view):
+    """A view whose base was written since it was made, made a view of the written base
+    again (its node ``ViewOfBase``), as torch replays a view from its base; the view as it
+    is where that cannot be done (it is then refused where an op records it)."""
+    base = view._base
+    if base is None:
+        return view
+    positions = view_positions(base._array, view._array)
+    if positions is None:
+        return view
+    before = _tensor.Tensor._from_op(view._array, view.grad_fn, view._output_index)
+    before.requires_grad, before._version_box = view.requires_grad, [0]
+    again = ViewOfBase.apply(base, positions=positions, values=view._array)
+    # the nodes that read the view before see it as it was (its old node): in-place history
+    view._history = (view._history or ()) + ((again.grad_fn.seq, before),)
+    view.grad_fn, view._output_index = again.grad_fn, 0
+    view.requires_grad = again.requires_grad
+    view._view_version = base._version_box[0]
+    return view

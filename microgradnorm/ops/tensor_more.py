@@ -23,6 +23,7 @@ from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..autograd import hooks
 from ..autograd.inputs import _refuse_stale_view
+from ..autograd.views import refreshed
 from ..tensor import _snapshot
 from . import binary, elementwise, linalg, logical
 from . import shape as shape_ops
@@ -55,8 +56,8 @@ def _view_in_place(self, name, view):
     """``self`` becomes ``view(self)``, a view of its own memory in another shape; recorded
     as torch's in-place view ops: the view is taken of a snapshot, whose node (and so the
     gradient's path) the tensor takes. The version counter moves, as torch's. A stale view
-    (its base written since it was made) is refused while recording, as by any op, and
-    stays stale otherwise: its node does not match its values."""
+    (its base written since it was made) is read from its base again first while
+    recording, as by any op (``autograd.views.refreshed``), and stays stale otherwise."""
     fresh = self._view_version == self._version
     if is_grad_enabled() and self.requires_grad:
         if self.grad_fn is None:
@@ -65,7 +66,10 @@ def _view_in_place(self, name, view):
                 "in-place ops on a tensor that requires grad and is a leaf are allowed only "
                 "under mg.no_grad(); write x = x.t() otherwise")
         if self._view_version is not None and not fresh:
-            _refuse_stale_view(name, self)
+            refreshed(self)                   # read from its written base again, as torch's
+            fresh = self._view_version == self._version
+            if not fresh:
+                _refuse_stale_view(name, self)
         before = _snapshot(self, [0])
         result = view(before)
         self._history = (self._history or ()) + ((result.grad_fn.seq, before),)
@@ -333,8 +337,8 @@ def _unrecorded(name):
             # y[0] of a recorded y is a copy (indexing.getitem): a write would miss y
             raise RuntimeError(
                 f"{name}_: in-place op on a view (shape {self.shape}) while the graph records "
-                "it: not supported, the base would not see the write in its graph; write into "
-                "the base (x[index] = value), or clone() the view first")
+                "it: an element x[i] of a recorded tensor, a copy here (the write would be "
+                "lost); write into the base (x[index] = value), or clone() the view first")
         out = function(self, *args)._array
         if out.shape != self._array.shape:
             raise RuntimeError(f"{name}_: output with shape {self.shape} doesn't match the "

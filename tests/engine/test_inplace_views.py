@@ -116,3 +116,58 @@ def test_an_op_that_saved_its_output_refuses_a_write_through_a_view_as_torchs():
         y[:, 1].copy_(lib.zeros(3))
         with pytest.raises(RuntimeError, match="modified"):
             y.sum().backward()
+
+
+# ----- found by a second read ------------------------------------------------------------
+def view_of_the_written_tensor(lib, x, w):
+    y = (x * 2).reshape(12).view(3, 4)          # y is itself a view; y[0] writes its base
+    y[0].mul_(3)
+    return (y * lib.arange(12.0, dtype=lib.float64).reshape(3, 4)).sum()
+
+
+def sibling_taken_before(lib, x, w):
+    y = x * 2
+    sibling = y[1]
+    y[0].mul_(w)
+    return (sibling * 5).sum() + (y ** 2).sum()
+
+
+def permuted_then_written(lib, x, w):
+    y = (x * 2).permute(1, 0)
+    y[0].mul_(3)
+    return (y * lib.arange(12.0, dtype=lib.float64).reshape(4, 3)).sum()
+
+
+def view_of_a_view_used_after(lib, x, w):
+    y = x * 2
+    v = y[1:]
+    v[0].mul_(w)
+    return (v ** 2).sum()
+
+
+@pytest.mark.parametrize("case", [view_of_the_written_tensor, sibling_taken_before,
+                                  permuted_then_written, view_of_a_view_used_after])
+def test_a_view_taken_before_the_write_reads_the_written_base_as_torchs(case):
+    run(case)
+
+
+def test_a_zero_dim_base_gets_torchs_gradient():
+    grads = []
+    for lib in (mg, torch):
+        x = lib.tensor(2.0, requires_grad=True)
+        y = x * 1
+        y.view(1).mul_(3)
+        (y * y).backward()
+        grads.append(x.grad.item())
+    assert grads[0] == grads[1] == 36.0
+
+
+def test_writes_torch_refuses_are_refused():
+    for lib in (mg, torch):
+        y = lib.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True) * 1
+        with pytest.raises(RuntimeError, match="single memory location"):
+            y.expand(3, 4).mul_(2)                    # one element under many
+    z = mg.tensor([1 + 2j, 3 - 1j], requires_grad=True) * 1
+    with pytest.raises(RuntimeError, match="in-place op on a view"):
+        z.real.mul_(3)                                # torch records it; refused here
+    assert z.tolist() == [1 + 2j, 3 - 1j]
