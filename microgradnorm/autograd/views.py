@@ -10,6 +10,7 @@ import numpy as np
 
 from ..backend import array_module
 from .function import Function
+from .grad_mode import is_grad_enabled
 from .inputs import _tensor
 
 
@@ -114,7 +115,7 @@ def refreshed(view):
     again (its node ``ViewOfBase``), as torch replays a view from its base; the view as it
     is where that cannot be done (it is then refused where an op records it)."""
     base = view._base
-    if base is None:
+    if base is None or not is_grad_enabled():    # no graph to record: it stays as it is
         return view
     positions = view_positions(base._array, view._array)
     if positions is None:
@@ -122,8 +123,8 @@ def refreshed(view):
     before = _tensor.Tensor._from_op(view._array, view.grad_fn, view._output_index)
     before.requires_grad, before._version_box = view.requires_grad, [0]
     again = ViewOfBase.apply(base, positions=positions, values=view._array)
-    # the nodes that read the view before see it as it was (its old node): in-place history
-    view._history = (view._history or ()) + ((again.grad_fn.seq, before),)
+    if again.grad_fn is not None:    # the nodes that read the view before see its old node
+        view._history = (view._history or ()) + ((again.grad_fn.seq, before),)
     view.grad_fn, view._output_index = again.grad_fn, 0
     view.requires_grad = again.requires_grad
     view._view_version = base._version_box[0]

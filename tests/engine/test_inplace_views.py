@@ -171,3 +171,16 @@ def test_writes_torch_refuses_are_refused():
     with pytest.raises(RuntimeError, match="in-place op on a view"):
         z.real.mul_(3)                                # torch records it; refused here
     assert z.tolist() == [1 + 2j, 3 - 1j]
+
+
+def test_a_stale_view_of_a_tensor_without_grad_is_read_again_without_a_node():
+    for lib in (mg, torch):
+        mask = lib.ones(4, 4)
+        window = mask[:2, :2]
+        with lib.no_grad():
+            mask.mul_(2)                          # the base moves on, the view is stale
+        w = lib.ones(2, 2, requires_grad=True)
+        out = (window * w).sum()                  # read again: a constant, no node
+        out.backward()
+        assert window.grad_fn is None and not window.requires_grad
+        assert w.grad.tolist() == [[2.0, 2.0], [2.0, 2.0]]
