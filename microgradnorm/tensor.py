@@ -393,7 +393,7 @@ def _record_inplace(target, compute, value):
     base = positions = None
     if target._view_version is not None:        # a view: the write lands in its base too
         base = target._base
-        if not target._array.flags.writeable if hasattr(target._array, "flags") else False:
+        if not getattr(target._array.flags, "writeable", True):      # (CuPy: no such flag)
             raise RuntimeError("unsupported operation: more than one element of the "
                                "written-to tensor refers to a single memory location. Please "
                                "clone() the tensor before performing the operation.")
