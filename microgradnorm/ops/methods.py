@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..dtypes import is_floating
 from ..autograd.function import _next_seq
-from ..tensor import Size, Tensor, _snapshot, to_arguments
+from ..tensor import Size, Tensor, _snapshot, to_arguments, wrapped_int
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
 from . import decompositions, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
@@ -341,6 +341,9 @@ class _Methods:
 
     def __setitem__(self, index, value):
         indexing.check_steps(index)                     # x[::-1] = v: torch's ValueError
+        if type(value) is int and self._array.dtype.kind in "iu":
+            base.check_fits("__setitem__", value, self._array.dtype)   # torch's RuntimeError
+            value = wrapped_int(value, self._array.dtype)     # uint8's -1 is 255, as torch's
         raw, raw_index = base.raw(value), base.raw_index(index)
         return self._inplace(lambda d: d.__setitem__(raw_index, raw),
                              lambda before, v: indexing.index_put(before, index, v), value)

@@ -381,3 +381,19 @@ def test_finfo_without_a_dtype_is_the_default_dtypes():
         assert mg.finfo().eps == np.finfo(np.float64).eps
     finally:
         mg.set_default_dtype(previous)
+
+
+@pytest.mark.parametrize("dtype, value", [("int8", 300), ("int8", -129), ("uint8", 256),
+                                          ("int16", 40000), ("uint8", -1), ("int8", -128),
+                                          ("bool", 2)])
+def test_an_int_written_by_index_is_checked_and_wrapped_as_torchs(dtype, value):
+    results = []
+    for lib in (mg, torch):
+        x = lib.zeros(3, dtype=getattr(lib, dtype))
+        try:
+            x[0] = value
+            x[1:] = value
+            results.append(x.tolist())
+        except RuntimeError as error:
+            results.append(("RuntimeError", "cannot be converted" in str(error)))
+    assert results[0] == results[1]
