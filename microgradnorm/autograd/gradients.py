@@ -25,12 +25,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     """
     _no_double_backward("backward", create_graph)
     Tensor = _tensor.Tensor
-    tensors = (tensors,) if isinstance(tensors, Tensor) else tuple(tensors)
-    if grad_tensors is None:
-        grad_tensors = (None,) * len(tensors)
-    elif not isinstance(grad_tensors, (list, tuple)):    # one gradient, not a sequence
-        grad_tensors = (grad_tensors,)
-    grad_tensors = tuple(grad_tensors)
+    tensors, grad_tensors = _with_gradients(tensors, grad_tensors)
     if len(grad_tensors) != len(tensors):
         raise RuntimeError(f"backward(): grad_tensors should be the same length as tensors "
                            f"({len(grad_tensors)} != {len(tensors)})")
@@ -53,6 +48,17 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
              for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
     retain = bool(create_graph if retain_graph is None else retain_graph)
     accumulate(run_backward(tensors, grads, retain, capture))
+
+
+def _with_gradients(tensors, gradients):
+    """(tensors, gradients) as tuples, from a Tensor or a sequence of Tensors and from None
+    (one None per tensor), one gradient or a sequence of them, as torch takes them."""
+    tensors = (tensors,) if isinstance(tensors, _tensor.Tensor) else tuple(tensors)
+    if gradients is None:
+        return tensors, (None,) * len(tensors)
+    if not isinstance(gradients, (list, tuple)):          # one gradient, not a sequence
+        return tensors, (gradients,)
+    return tensors, tuple(gradients)
 
 
 def _no_double_backward(name, create_graph):
@@ -107,15 +113,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
     Tensor = _tensor.Tensor
-    outputs = (outputs,) if isinstance(outputs, Tensor) else tuple(outputs)
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
-    elif not isinstance(grad_outputs, (list, tuple)):     # one gradient, not a sequence
-        grad_outputs = (grad_outputs,)
+    outputs, grad_outputs = _with_gradients(outputs, grad_outputs)
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
-    grad_outputs = tuple(grad_outputs)
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
                          "grad_outputs; give one gradient (or None) per output")
