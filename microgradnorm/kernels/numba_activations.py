@@ -1,9 +1,10 @@
 """The numba kernels of the activations: GELU (exact and tanh) and softmax / log_softmax
 over rows, forward and backward, same names and signatures as ``kernels.reference``'s,
 compiled for C-contiguous float32 and float64 NumPy arrays; ``numba_cpu`` re-exports them.
-Everything else (half precision, views, mixed dtypes; for the rows also another axis than
-the last, 0-d and empty arrays) is the reference's (GELU: ``blocked``'s, the same), exactly;
-a row gradient that is a view (a sum's broadcast ones) is copied and runs compiled.
+Everything else (half precision, mixed dtypes; for the rows also another axis than the
+last, 0-d and empty arrays) is the reference's (GELU: ``blocked``'s, the same), exactly; a
+view (a sum's broadcast ones as a gradient, a transposed input) is copied and runs
+compiled.
 
 The loops vectorize: no libm call per element. exp is ``_exp64`` / ``_exp32`` below (range
 reduction, a polynomial and 2^k built from its bits, in the data's dtype); GELU-tanh is
@@ -19,7 +20,7 @@ import numpy as np
 from numba.extending import intrinsic, overload
 
 from . import blocked, reference
-from .numba_jit import DTYPES, EXACT_OPTIONS, OPTIONS, _jit
+from .numba_jit import DTYPES, EXACT_OPTIONS, OPTIONS, _jit, dense
 
 __all__ = ["gelu_backward", "gelu_forward", "log_softmax_backward", "log_softmax_forward",
            "logsumexp", "softmax_backward", "softmax_forward"]
@@ -218,6 +219,7 @@ def _gelu_takes(*arrays):
 
 def gelu_forward(x, approximate="none"):
     """As ``reference.gelu_forward``: y in x's dtype."""
+    x = dense(x)
     if not _gelu_takes(x):
         return blocked.gelu_forward(x, approximate)
     y = np.empty_like(x)
@@ -231,6 +233,7 @@ def gelu_forward(x, approximate="none"):
 
 def gelu_backward(dy, x, approximate="none"):
     """As ``reference.gelu_backward``: dx in dy's dtype."""
+    dy, x = dense(dy), dense(x)
     if not _gelu_takes(x, dy):
         return blocked.gelu_backward(dy, x, approximate)
     dx = np.empty_like(dy)

@@ -7,8 +7,9 @@ holds how they compile (``_jit``, the fastmath flags).
 
 One loop nest visits a row: its reductions while the row is in cache, then the write, so
 main memory sees each input read once and each output written once. C-contiguous float32
-and float64 rows with parameters of x's dtype run compiled, one thread; everything else
-(half precision, mixed dtypes, views, empty arrays) is ``blocked``'s, exactly, and
+and float64 rows with parameters of x's dtype run compiled, one thread (a gradient that is
+a view, a sum's broadcast ones, is copied first: ``numba_jit.dense``); everything else
+(half precision, mixed dtypes, views of x, empty arrays) is ``blocked``'s, exactly, and
 BatchNorm the reference's. The row norms' sums add blocks of SUM_BLOCK elements in x's
 dtype and the blocks' sums in float64 (the other norms' sums are float64 throughout); the
 loops use fastmath without "nnan"/"ninf", so NaN and inf propagate; each kernel compiles
@@ -20,7 +21,7 @@ import numba
 import numpy as np
 
 from . import blocked, reference
-from .numba_jit import DTYPES, OPTIONS, _jit
+from .numba_jit import DTYPES, OPTIONS, _jit, dense
 
 
 # ----- the compiled loops -------------------------------------------------------------------
@@ -273,6 +274,7 @@ def layer_norm_forward(x, weight, bias, eps):
 
 def layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.layer_norm_backward``: returns dx, dweight or None, dbias or None."""
+    dy = dense(dy)
     if not _takes(x, rows=(dy,), columns=(weight,), stats=(mean, rstd)):
         return blocked.layer_norm_backward(dy, x, weight, mean, rstd, need_bias_grad)
     return _backward(dy, None, x, weight, mean, rstd, need_bias_grad)
@@ -291,7 +293,7 @@ def rms_norm_forward(x, weight, eps, offset=0.0, casting="llama"):
 
 def rms_norm_backward(dy, x, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.rms_norm_backward``: returns dx and dweight or None."""
-    w = reference.effective_weight(weight, offset, x.dtype, casting)
+    w, dy = reference.effective_weight(weight, offset, x.dtype, casting), dense(dy)
     if not _takes(x, rows=(dy,), columns=(w,), stats=(rstd,)):
         return blocked.rms_norm_backward(dy, x, weight, rstd, offset, casting)
     dx, dweight, _ = _backward(dy, None, x, w, None, rstd, False)
@@ -307,6 +309,7 @@ def add_layer_norm_forward(x, residual, weight, bias, eps):
 
 def add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad=True):
     """As ``reference.add_layer_norm_backward``: returns d_sum, dweight, dbias."""
+    dy, ds = dense(dy), dense(ds)
     if not _takes(s, rows=(dy, ds), columns=(weight,), stats=(mean, rstd)):
         return blocked.add_layer_norm_backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
     return _backward(dy, ds, s, weight, mean, rstd, need_bias_grad)
@@ -324,6 +327,7 @@ def add_rms_norm_forward(x, residual, weight, eps, offset=0.0, casting="llama"):
 def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
     """As ``reference.add_rms_norm_backward``: returns d_sum and dweight."""
     w = reference.effective_weight(weight, offset, s.dtype, casting)
+    dy, ds = dense(dy), dense(ds)
     if not _takes(s, rows=(dy, ds), columns=(w,), stats=(rstd,)):
         return blocked.add_rms_norm_backward(dy, ds, s, weight, rstd, offset, casting)
     dsum, dweight, _ = _backward(dy, ds, s, w, None, rstd, False)
@@ -414,7 +418,7 @@ def dyt_forward(x, alpha, weight, bias):
 
 def dyt_backward(dy, x, alpha, weight, need_bias_grad=True):
     """As ``reference.dyt_backward``: returns dx, dalpha, dweight or None, dbias or None."""
-    a = _dyt_alpha(alpha, x)
+    a, dy = _dyt_alpha(alpha, x), dense(dy)
     if a is None or not _takes(x, rows=(dy,), columns=(weight,)):
         return reference.dyt_backward(dy, x, alpha, weight, need_bias_grad)
     dx = np.empty_like(x)                                           # (M, D)
@@ -553,6 +557,7 @@ def group_norm_forward(x, num_groups, mean, var, weight, bias, eps):
 
 def group_norm_backward(dy, x, num_groups, weight, mean, rstd, training, need_bias_grad=True):
     """As ``reference.group_norm_backward``: returns dx, dweight or None, dbias or None."""
+    dy = dense(dy)
     if not _group_takes(x, num_groups, rows=(dy,), columns=(weight,), stats=(mean, rstd)):
         return reference.group_norm_backward(dy, x, num_groups, weight, mean, rstd, training,
                                              need_bias_grad)

@@ -15,12 +15,22 @@ except ImportError as error:          # the selection API turns this into its ow
     raise ImportError('the numba CPU kernels need numba: pip install "microgradnorm[numba]"'
                       ) from error
 
-__all__ = ["DTYPES", "EXACT_OPTIONS", "FASTMATH", "IEEE_OPTIONS", "OPTIONS"]
+__all__ = ["DTYPES", "EXACT_OPTIONS", "FASTMATH", "IEEE_OPTIONS", "OPTIONS", "dense"]
 
 # never "nnan" or "ninf"; nor "arcp": a row's few divisions by D must round as IEEE's, so
 # that a constant row's mean correction and variance come out exactly 0 (no loop divides)
 FASTMATH = {"reassoc", "contract", "nsz"}
 DTYPES = (np.dtype(np.float32), np.dtype(np.float64))           # what the kernels take
+
+
+def dense(array):
+    """``array`` C-contiguous where it is a float32/float64 NumPy array that is not (a view:
+    the broadcast ones of a sum's backward as a gradient, a transposed input), so that the
+    compiled loops take it: one copy costs one pass, the fallback's NumPy passes several
+    (GELU's exact form twenty times the loop's time). Anything else as it is."""
+    if type(array) is np.ndarray and array.dtype in DTYPES and not array.flags.c_contiguous:
+        return np.ascontiguousarray(array)
+    return array
 
 
 # error_model "numpy": a float division by zero is IEEE's (1/0 = inf, 0/0 = NaN), as in

@@ -220,6 +220,24 @@ def test_float32_and_float64_contiguous_rows_run_compiled(norm, dtype, monkeypat
     assert calls == []
 
 
+@pytest.mark.parametrize("norm", ROW_NORMS)
+def test_a_gradient_that_is_a_view_is_copied_and_runs_compiled(norm, monkeypatch):
+    """The broadcast ones of ``y.sum().backward()`` (stride 0) and a transposed gradient
+    give what their C-contiguous copies give, through the compiled loops (the blocked
+    kernels' NumPy passes took twice the copy and the loop at (1024, 64))."""
+    inputs = row_inputs(norm, 5, 7, np.float32, "both", seed=2)
+    forward = run_forward(reference, norm, inputs)
+    dense = run_backward(numba_cpu, norm, dict(inputs, dy=np.ones((5, 7), np.float32)),
+                         forward)
+    calls = spy_on_blocked(monkeypatch)
+    ones = dict(inputs, dy=np.broadcast_to(np.float32(1), (5, 7)))
+    if "ds" in inputs:
+        ones["ds"] = np.asfortranarray(inputs["ds"])                 # the same values
+    for actual, expected in zip(run_backward(numba_cpu, norm, ones, forward), dense):
+        np.testing.assert_array_equal(actual, expected)
+    assert calls == []
+
+
 def delegated_cases():
     """(description, norm, inputs) the numba module hands to the blocked kernels."""
     base = lambda dtype=np.float32: row_inputs("layer_norm", 4, 6, dtype, "both", 1)  # noqa
