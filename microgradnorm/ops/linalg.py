@@ -288,8 +288,21 @@ class Linear(Function):
             rows = x if x.ndim == 2 else _stacked_rows(x)                  # (R, in)
             grad_w = _matmul(g.T, rows).reshape(w_shape)    # (out, R) @ (R, in): summed over R
         if need_b:
-            grad_b = reduce_sum(g, 0, False)                               # (out,)
+            grad_b = _row_sum(g)                                           # (out,)
         return (grad_x, grad_w, grad_b)[:len(ctx.needs_input_grad)]
+
+
+def _row_sum(g):
+    # the bias's gradient, g (R, out) summed over its rows: a product with a row of ones
+    # where BLAS takes it (a float32/float64 NumPy g of at most 2^20 values, in cache): 2-4x
+    # the speed of NumPy's sum over axis 0, which adds one row after another, and in float32
+    # closer to the exact sum (BLAS's blocked partial sums). Larger g: NumPy's sum.
+    if type(g) is np.ndarray and g.dtype in _BLAS_FLOATS and 0 < g.size <= 2**20:
+        return np.ones(g.shape[0], g.dtype) @ g
+    return reduce_sum(g, 0, False)
+
+
+_BLAS_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
 
 def _as_rows(weight):

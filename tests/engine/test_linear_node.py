@@ -133,6 +133,16 @@ def test_float32_within_float32_rounding_of_torch():
     assert y.dtype == np.float32
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("rows", [3, 4096, 2**20 // 256 + 1])    # BLAS's sum, then NumPy's
+def test_the_bias_gradient_is_the_row_sum_on_both_sides_of_the_blas_size(rows, dtype):
+    g = np.random.default_rng(rows).standard_normal((rows, 256)).astype(dtype)
+    exact = g.astype(np.float64).sum(0)
+    summed = linalg._row_sum(g)
+    assert summed.dtype == dtype and summed.shape == (256,)
+    np.testing.assert_allclose(summed, exact, rtol=0, atol=4 * np.finfo(dtype).eps * rows)
+
+
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_half_precision_rounds_as_the_graph_did(dtype):
     if dtype == "bfloat16" and not dtypes.has_bfloat16():
