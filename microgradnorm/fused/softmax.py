@@ -82,13 +82,11 @@ class CrossEntropy(FusedFunction):
         logits, lse = ctx.saved
         xp, target = backend.array_module(logits), ctx.target
         keep = target != ctx.ignore_index
-        with np.errstate(invalid="ignore"):
-            dx = xp.exp(dtypes.upcast_half(logits) - lse)            # softmax (N, C)
-        dx[xp.arange(len(target)), xp.where(keep, target, 0)] -= 1
         if ctx.reduction == "mean":
             g = g / max(ctx.count, 1)
-        weight = xp.where(keep, g, 0).astype(dx.dtype, copy=False)      # (N,)
-        return (dx * weight[:, None]).astype(logits.dtype, copy=False), None
+        weight = xp.where(keep, g, 0).astype(lse.dtype, copy=False)     # (N,)
+        classes = xp.where(keep, target, 0)                             # (N,)
+        return for_array(logits).cross_entropy_backward(logits, lse, classes, weight), None
 
 
 # ----- composite: today's graphs of primitives --------------------------------------------

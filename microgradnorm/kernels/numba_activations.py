@@ -22,8 +22,8 @@ from numba.extending import intrinsic, overload
 from . import blocked, reference
 from .numba_jit import DTYPES, EXACT_OPTIONS, OPTIONS, _jit, dense
 
-__all__ = ["gelu_backward", "gelu_forward", "log_softmax_backward", "log_softmax_forward",
-           "logsumexp", "softmax_backward", "softmax_forward"]
+__all__ = ["cross_entropy_backward", "gelu_backward", "gelu_forward", "log_softmax_backward",
+           "log_softmax_forward", "logsumexp", "softmax_backward", "softmax_forward"]
 
 
 def _horner(coefficients):
@@ -423,6 +423,34 @@ def logsumexp(x, axis):
     out = np.empty(x.shape[:-1] + (1,), x.dtype)
     _logsumexp_rows(*_with_bits(_rows(x)), out.reshape(-1))
     return out
+
+
+@_jit
+def _cross_entropy_rows_backward(x, lse, classes, weight, dx):
+    """dx = (exp(x - ℓ) - onehot)·w over each row of x (M, N), one pass: the target's
+    element as (p - 1)·w, as the reference rounds it, not p·w - w."""
+    rows, size = x.shape
+    for i in range(rows):
+        xi, dxi, shift, w = x[i], dx[i], lse[i, 0], weight[i]
+        for j in range(size):
+            dxi[j] = _exp(xi[j] - shift) * w
+        c = classes[i]
+        dxi[c] = (_exp(xi[c] - shift) - x.dtype.type(1.0)) * w
+
+
+def cross_entropy_backward(logits, lse, classes, row_weight):
+    """As ``reference.cross_entropy_backward``: dx (N, C) in the logits' dtype."""
+    rows = len(logits)
+    if not (all(type(a) is np.ndarray and a.dtype == logits.dtype and a.flags.c_contiguous
+                for a in (logits, lse, row_weight))
+            and logits.dtype in DTYPES and logits.ndim == 2 and logits.size
+            and lse.shape == (rows, 1) and row_weight.shape == (rows,)
+            and type(classes) is np.ndarray and classes.dtype.kind in "iu"
+            and classes.shape == (rows,)):
+        return reference.cross_entropy_backward(logits, lse, classes, row_weight)
+    dx = np.empty_like(logits)
+    _cross_entropy_rows_backward(logits, lse, classes, row_weight, dx)
+    return dx
 
 
 def log_softmax_backward(g, y, axis):

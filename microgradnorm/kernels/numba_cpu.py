@@ -573,6 +573,7 @@ def group_norm_backward(dy, x, num_groups, weight, mean, rstd, training, need_bi
 
 # The activations', attention's and Adam's kernels, compiled in their modules: names of this
 # module too
+from .numba_activations import cross_entropy_backward  # noqa: E402, F401
 from .numba_activations import gelu_backward, gelu_forward  # noqa: E402, F401
 from .numba_activations import log_softmax_backward, log_softmax_forward  # noqa: E402, F401
 from .numba_activations import logsumexp  # noqa: E402, F401

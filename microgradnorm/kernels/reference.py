@@ -39,6 +39,7 @@ from ..backend import array_module, corrected_mean, erf
 from ..dtypes import accumulation_dtype, upcast_half
 
 __all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward",
+           "cross_entropy_backward",
            "add_layer_norm_forward", "add_rms_norm_backward", "add_rms_norm_forward",
            "batch_norm_backward", "batch_norm_dtype", "batch_norm_forward",
            "batch_norm_statistics", "dyt_backward", "dyt_forward",
@@ -443,6 +444,24 @@ def log_softmax_backward(g, y, axis):
     """dx = g - exp(y)·Σ g along ``axis`` (exp(y) is the softmax), reading the output y
     alone. Returns dx in the dtype of g and y."""
     return g - array_module(y).exp(y) * g.sum(axis=axis, keepdims=True)
+
+
+def cross_entropy_backward(logits, lse, classes, row_weight):
+    """d logits of the rows' cross-entropy, (softmax(x) - onehot(class))·w per row: the
+    softmax exp(x - ℓ) from the ℓ forward saved, so no probability is kept between.
+
+    Args:
+        logits: x (N, C). lse: ℓ (N, 1), in x's dtype (float32 for half precision).
+        classes: (N,) integer, each row's class (any valid one where its weight is 0).
+        row_weight: w (N,), in ℓ's dtype: the upstream gradient over the count for a mean,
+            0 for an ignored row.
+
+    Returns dx (N, C) in x's dtype."""
+    xp = array_module(logits)
+    with np.errstate(invalid="ignore"):
+        dx = xp.exp(upcast_half(logits) - lse)                     # softmax (N, C)
+    dx[xp.arange(len(classes)), classes] -= 1
+    return (dx * row_weight[:, None]).astype(logits.dtype, copy=False)
 
 
 # ----- GELU, exact and tanh (derivations §11) ----------------------------------------------

@@ -328,3 +328,41 @@ def test_a_gradient_of_another_dtype_is_the_references():
     g = np.ones((3, 8), np.float32)
     np.testing.assert_array_equal(numba_cpu.softmax_backward(g, y, 1),
                                   reference.softmax_backward(g, y, 1))
+
+
+# ----- cross-entropy's backward --------------------------------------------------------------
+def cross_entropy_case(rows, classes, dtype, seed=0):
+    """Logits, their ℓ (the reference's), classes, row weights with ignored rows (0)."""
+    rng = np.random.default_rng(seed)
+    x = (3 * rng.standard_normal((rows, classes))).astype(dtype)
+    weight = rng.standard_normal(rows).astype(dtype)
+    weight[::3] = 0                                         # ignored rows
+    return x, reference.logsumexp(x, 1), rng.integers(0, classes, rows), weight
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (7, 3), (64, 64), (33, 1000)], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cross_entropy_backward_runs_compiled_within_an_ulp_of_the_reference(shape, dtype,
+                                                                             monkeypatch):
+    """(p - onehot)·w: each element within 1 ulp of the reference's at the scale |w| (the
+    exp within 1 ulp; the target's p - 1 is rounded once, as the reference's), ignored
+    rows exactly 0."""
+    x, lse, classes, weight = cross_entropy_case(*shape, dtype)
+    expected = reference.cross_entropy_backward(x, lse, classes, weight)
+    monkeypatch.setattr(reference, "cross_entropy_backward", None)   # a delegation fails
+    actual = numba_cpu.cross_entropy_backward(x, lse, classes, weight)
+    assert actual.dtype == dtype and actual.shape == shape
+    bound = np.finfo(dtype).eps * np.abs(weight)[:, None]
+    assert np.all(np.abs(actual.astype(np.float64) - expected) <= bound)
+    assert not actual[weight == 0].any()
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_cross_entropy_backward_hands_the_rest_to_the_reference_exactly():
+    x, lse, classes, weight = cross_entropy_case(4, 5, np.float64)
+    for args in [(x.astype(np.float16), lse.astype(np.float32), classes,
+                  weight.astype(np.float32)),
+                 (np.asfortranarray(x), lse, classes, weight),
+                 (x, lse, classes, weight[::-1])]:                # a reversed view
+        np.testing.assert_array_equal(numba_cpu.cross_entropy_backward(*args),
+                                      reference.cross_entropy_backward(*args))
