@@ -245,7 +245,7 @@ class Tensor:
 
     def __repr__(self):
         # torch's text (printing.py): str() falls back to it, and a Parameter prefixes it
-        grad_fn = None if self.grad_fn is None else f"{self.grad_fn.name}Backward"
+        grad_fn = None if self.grad_fn is None else self.grad_fn.name()    # MulBackward0
         return printing.tensor_repr(self._array, grad_fn=grad_fn,
                                     requires_grad=self.requires_grad)
 

@@ -15,9 +15,10 @@ label nodes, the memory timeline's observers), ``decorators.py`` (grad modes dec
 functions and generators), ``tape.py`` and ``replay.py`` (graph capture's recording and
 replay); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
 written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``),
-``anomaly.py`` (``detect_anomaly``) (docs/architecture.md)."""
+``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as PyTorch's code reads it:
+``name()``, ``next_functions``, node hooks, ``AccumulateGrad``) (docs/architecture.md)."""
 
-from . import functional
+from . import functional, graph
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import run_backward, topological_order
@@ -36,8 +37,8 @@ from .scopes import (_module_path, in_module_call, module_scope,  # noqa: F401  
 function.FunctionCtx = FunctionCtx   # where PyTorch keeps it: torch.autograd.function
 
 __all__ = ["Context", "FreedInput", "Function", "FunctionCtx", "RemovableHandle", "Variable",
-           "backward", "detect_anomaly", "enable_grad", "functional", "grad", "in_module_call",
-           "inference_mode", "is_anomaly_check_nan_enabled", "is_anomaly_enabled",
-           "is_grad_enabled", "module_scope", "no_grad", "observe", "once_differentiable",
-           "op_group", "register_hook", "register_tensor", "run_backward",
+           "backward", "detect_anomaly", "enable_grad", "functional", "grad", "graph",
+           "in_module_call", "inference_mode", "is_anomaly_check_nan_enabled",
+           "is_anomaly_enabled", "is_grad_enabled", "module_scope", "no_grad", "observe",
+           "once_differentiable", "op_group", "register_hook", "register_tensor", "run_backward",
            "set_detect_anomaly", "set_grad_enabled", "topological_order"]

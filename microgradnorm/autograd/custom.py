@@ -76,6 +76,7 @@ class _Node(_EngineFunction):
     gradient in ``_non_differentiable``."""
 
     user = None
+    node_suffix = "Backward"        # PyTorch names a custom Function's nodes SquareBackward
 
     @staticmethod
     def forward(ctx, *arrays, call):

@@ -5,6 +5,7 @@ instead)."""
 from ..backend import allocator_setting, keep_freed_memory_by_default, silent_floats
 from .anomaly import _anomaly, check_gradients
 from .function import _tapes
+from .graph import run_node_hooks
 from .history import _as_seen_by
 from .hooks import _run_hooks, _run_output_hooks, accumulate
 from .inputs import _fit, _root_grad, _zeros_for_missing
@@ -96,7 +97,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
                 grads = _zeros_for_missing(grads, node.outputs_meta)
             if node._kept_versions:       # an index or mask backward reads without ctx.saved
                 node.check_versions(node._kept_versions)
-            input_grads = node.function.backward(node, *grads)
+            input_grads = node.function.backward(node, *grads) if node._graph is None \
+                else run_node_hooks(node, grads)           # hooks on the node (graph.py)
             input_grads = input_grads if type(input_grads) is tuple else (input_grads,)
             if _anomaly[0]:               # detect_anomaly: a NaN names the node that made it
                 check_gradients(node, input_grads)

@@ -8,13 +8,14 @@ import numpy as np
 
 from ..backend import FLOAT_ERRORS, IGNORE_FLOAT_ERRORS
 from .grad_mode import _state
+from .graph import Node, NodeAPI, node_class
 from .history import NodeHistory
 from .inputs import (_kept_constants, _refuse_stale_view, _share_versions_with_bases, _tensor,
                      _unpack)
 from .scopes import _observers, _observers_here
 
 
-class Context(NodeHistory):
+class Context(NodeHistory, NodeAPI):
     """A graph node, ``ctx`` in forward and backward: ``ctx.save_for_backward(*arrays)``
     keeps arrays that ``ctx.saved`` returns; ``ctx.needs_input_grad``, one bool per input,
     says which gradients backward may leave None. Any other attribute set in forward (an
@@ -23,7 +24,7 @@ class Context(NodeHistory):
     # the structure in slots, kept by ``free``; forward's own attributes: the dict it empties
     __slots__ = ("function", "inputs", "needs_input_grad", "seq", "module", "group",
                  "outputs_meta", "tensor_hooks", "_saved", "_saved_versions", "_kept_versions",
-                 "_freed", "__dict__", "__weakref__")
+                 "_freed", "_graph", "__dict__", "__weakref__")
 
     def __init__(self, function, inputs, needs_input_grad):
         self.function = function
@@ -38,13 +39,14 @@ class Context(NodeHistory):
         self.tensor_hooks = None    # {output index: (id of the tensor, {handle id: hook})}
         self._saved = self._saved_versions = self._kept_versions = ()
         self._freed = False
+        self._graph = None          # hooks and metadata on the node (graph.py), if ever any
 
     @property
-    def name(self):
+    def name(self):                 # (each op's node class has its own: graph.node_class)
         return self.function.__name__
 
     def __repr__(self):              # PyTorch's grad_fn reads <MulBackward0 object at ...>
-        return f"<{self.name}Backward object at {id(self):#x}>"
+        return f"<{type(self).__name__} object at {id(self):#x}>"
 
     def save_for_backward(self, *arrays):
         """Keep ``arrays`` (and None placeholders) until backward; see ``saved``."""
@@ -62,6 +64,7 @@ class Context(NodeHistory):
 
 
 _next_seq = itertools.count().__next__
+Node.register(Context)
 
 
 def once_differentiable(backward):
@@ -91,6 +94,11 @@ class Function:
 
     saved_names = ()
     kept_options = ()
+    node_suffix = "Backward0"       # the class of its nodes: MulBackward0, as PyTorch's
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._node_class = node_class(cls, Context)
 
     @staticmethod
     def forward(ctx, *args, **options):
@@ -106,7 +114,7 @@ class Function:
     def apply(cls, *inputs, **options):
         """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
         tensors, arrays, needs_input_grad = _unpack(cls.__name__, inputs)
-        ctx = Context(cls, tensors, needs_input_grad)
+        ctx = cls._node_class(cls, tensors, needs_input_grad)
         record = _state.grad_enabled and True in needs_input_grad
         given = options               # as passed: a tape traces the arrays kept_options copy
         if cls.kept_options:

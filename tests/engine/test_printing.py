@@ -192,11 +192,10 @@ def test_requires_grad_and_grad_fn_suffixes_read_as_torchs():
     x = mg.tensor(values, requires_grad=True)
     xt = torch.tensor(values, requires_grad=True)
     assert repr(x) == torch_text(xt) and repr(x).endswith("requires_grad=True)")
-    assert repr(x * 2) == torch_text(xt * 2).replace("MulBackward0", "MulBackward")
-    assert repr((x * 2).sum()) == torch_text((xt * 2).sum()).replace("SumBackward0",
-                                                                     "SumBackward")
-    # our node's name, as the node's own repr spells it
-    assert repr(x.exp()).endswith(f"grad_fn=<{x.exp().grad_fn.name}Backward>)")
+    assert repr(x * 2) == torch_text(xt * 2)
+    assert repr((x * 2).sum()) == torch_text((xt * 2).sum())
+    # the node's class name, as PyTorch's
+    assert repr(x.exp()).endswith(f"grad_fn=<{type(x.exp().grad_fn).__name__}>)")
     (x * x).sum().backward()
     (xt * xt).sum().backward()
     assert repr(x.grad) == torch_text(xt.grad)

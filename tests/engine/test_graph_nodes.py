@@ -1,0 +1,180 @@
+"""The backward graph as PyTorch's code reads it (``autograd/graph.py``), against torch:
+node class names and ``name()``, ``next_functions`` walked from the loss down to the
+leaves' ``AccumulateGrad`` (the same object for a leaf used twice), a ``make_dot``-style
+walker, node hooks before and after the backward (values and replacements), calling a
+node, ``metadata``, ``get_gradient_edge`` and ``increment_version``."""
+
+import numpy as np
+import pytest
+import torch
+
+import microgradnorm as mg
+
+RNG = np.random.default_rng(0)
+
+
+def leaves(*shapes):
+    arrays = [RNG.standard_normal(s) for s in shapes]
+    return ([mg.tensor(a, requires_grad=True) for a in arrays],
+            [torch.tensor(a, requires_grad=True) for a in arrays])
+
+
+def graph(lib, x, w, b):
+    # ops whose PyTorch nodes are the Backward0 kind, as ours
+    return ((x * w).tanh().exp() * b).sum()
+
+
+def walk(root, leaves_):
+    """Each node reached from ``root``, depth first: (class name, name(), for each edge
+    the index it carries and, for an AccumulateGrad, which leaf)."""
+    seen, out, stack = set(), [], [root]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        edges = []
+        for child, index in node.next_functions:
+            leaf = getattr(child, "variable", None)
+            edges.append((index, None if leaf is None
+                          else next(i for i, t in enumerate(leaves_) if t is leaf)))
+            stack.append(child)
+        out.append((type(node).__name__, node.name(), tuple(edges)))
+    return out
+
+
+def test_node_classes_names_and_edges_read_as_torchs():
+    (x, w, b), (xt, wt, bt) = leaves((3, 4), (3, 4), (4,))
+    ours, theirs = graph(mg, x, w, b), graph(torch, xt, wt, bt)
+    assert type(ours.grad_fn).__name__ == "SumBackward0" == type(theirs.grad_fn).__name__
+    assert repr(ours.grad_fn).startswith("<SumBackward0 object at 0x")
+    assert walk(ours.grad_fn, [x, w, b]) == walk(theirs.grad_fn, [xt, wt, bt])
+    assert ours.grad_fn.name == "Sum"                 # the op's name, as the visualizer's
+
+
+def test_a_leaf_used_twice_has_one_accumulate_grad_and_constants_none():
+    (x,), (xt,) = leaves((3,))
+    for lib, leaf in ((mg, x), (torch, xt)):
+        y = leaf * leaf + 1
+        (mul, _), (constant, index) = y.grad_fn.next_functions
+        first, second = mul.next_functions
+        assert first[0] is second[0] and first[0].variable is leaf
+        assert first[0].next_functions == ()
+        assert constant is None and index == 0
+        assert isinstance(mul, lib.autograd.graph.Node)
+        assert isinstance(first[0], lib.autograd.graph.Node)
+
+
+def test_a_multi_output_node_gives_each_edge_its_output_index():
+    (x,), (xt,) = leaves((4, 6))
+    ours = [e[1] for e in (lambda a: a[0] * a[1])(x.split(3, 1)).grad_fn.next_functions]
+    theirs = [e[1] for e in (lambda a: a[0] * a[1])(xt.split(3, 1)).grad_fn.next_functions]
+    assert ours == theirs == [0, 1]
+
+
+def test_the_graph_survives_backward_as_edges():
+    (x, w, b), (xt, wt, bt) = leaves((3, 4), (3, 4), (4,))
+    ours, theirs = graph(mg, x, w, b), graph(torch, xt, wt, bt)
+    ours.backward(), theirs.backward()
+    assert walk(ours.grad_fn, [x, w, b]) == walk(theirs.grad_fn, [xt, wt, bt])
+
+
+def make_dot_labels(root):
+    """The node labels a torchviz-style walker draws: type names, leaves by shape."""
+    labels, seen = [], set()
+
+    def add(fn):
+        if fn is None or fn in seen:
+            return
+        seen.add(fn)
+        if hasattr(fn, "variable"):
+            labels.append(("leaf", tuple(fn.variable.size())))
+        else:
+            labels.append((str(type(fn).__name__), len(fn.next_functions)))
+        for u, _ in getattr(fn, "next_functions", ()):
+            add(u)
+    add(root)
+    return sorted(labels)
+
+
+def test_a_make_dot_walker_draws_the_same_graph():
+    (x, w, b), (xt, wt, bt) = leaves((3, 4), (3, 4), (4,))
+    assert make_dot_labels(graph(mg, x, w, b).grad_fn) == \
+        make_dot_labels(graph(torch, xt, wt, bt).grad_fn)
+
+
+def hooked(lib, x, w, b, calls):
+    y = (x * w).tanh()
+    z = (y * b).sum()
+    mul = y.grad_fn.next_functions[0][0]
+    handles = [
+        y.grad_fn.register_prehook(lambda go: calls.append(("pre", go[0].shape)) or
+                                   (go[0] * 3,)),
+        mul.register_hook(lambda gi, go: calls.append(("post", len(gi), len(go))) or
+                          (gi[0], gi[1] * 0 + 1)),
+    ]
+    return z, handles
+
+
+def test_node_hooks_see_and_replace_gradients_as_torchs():
+    (x, w, b), (xt, wt, bt) = leaves((3, 4), (3, 4), (4,))
+    ours_calls, theirs_calls = [], []
+    ours, _ = hooked(mg, x, w, b, ours_calls)
+    theirs, _ = hooked(torch, xt, wt, bt, theirs_calls)
+    ours.backward(), theirs.backward()
+    assert len(ours_calls) == len(theirs_calls) == 2
+    assert ours_calls[0][0] == "pre" and tuple(ours_calls[0][1]) == tuple(theirs_calls[0][1])
+    assert ours_calls[1] == theirs_calls[1] == ("post", 2, 1)
+    for a, t in ((x, xt), (w, wt), (b, bt)):
+        np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(w.grad.numpy(), np.ones((3, 4)))      # replaced
+
+
+def test_a_removed_node_hook_no_longer_runs():
+    (x, w, b), _ = leaves((3, 4), (3, 4), (4,))
+    calls = []
+    z, handles = hooked(mg, x, w, b, calls)
+    for handle in handles:
+        handle.remove()
+    z.backward()
+    assert calls == []
+    expected = (1 - np.tanh(x.detach().numpy() * w.detach().numpy()) ** 2) \
+        * x.detach().numpy() * b.detach().numpy()
+    np.testing.assert_allclose(w.grad.numpy(), expected, rtol=1e-12)
+
+
+def test_a_hook_returning_the_wrong_count_is_an_error_naming_it():
+    (x,), _ = leaves((3,))
+    y = x.exp()
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0]))
+    with pytest.raises(RuntimeError, match="a hook of a node returned 2 grad_inputs, "
+                                           "expected 1"):
+        y.sum().backward()
+    with pytest.raises(TypeError, match="must be callable"):
+        y.grad_fn.register_prehook(3)
+
+
+def test_calling_a_node_runs_its_backward_as_torchs():
+    (x, w), (xt, wt) = leaves((3,), (3,))
+    g = RNG.standard_normal(3)
+    ours = (x * w).grad_fn(mg.tensor(g))
+    theirs = (xt * wt).grad_fn(torch.tensor(g))
+    assert len(ours) == len(theirs) == 2
+    for a, t in zip(ours, theirs):
+        np.testing.assert_allclose(a.numpy(), t.detach().numpy(), rtol=1e-12)
+    single = x.exp().grad_fn(mg.tensor(g))
+    np.testing.assert_allclose(single.numpy(), np.exp(x.detach().numpy()) * g, rtol=1e-12)
+
+
+def test_metadata_gradient_edges_and_increment_version():
+    (x,), (xt,) = leaves((3,))
+    for lib, leaf in ((mg, x), (torch, xt)):
+        y = leaf.exp()
+        y.grad_fn.metadata["step"] = 7
+        assert y.grad_fn.metadata == {"step": 7}
+        edge = lib.autograd.graph.get_gradient_edge(y)
+        assert edge.node is y.grad_fn and edge.output_nr == 0 and len(edge) == 3
+        assert lib.autograd.graph.get_gradient_edge(leaf).node.variable is leaf
+        lib.autograd.graph.increment_version(y)
+        with pytest.raises(RuntimeError, match="modified"):
+            y.sum().backward()
