@@ -69,5 +69,5 @@ def check_gradients(node, grads):
         return
     for i, g in enumerate(grads):
         if g is not None and np.issubdtype(g.dtype, np.inexact) and bool((g != g).any()):
-            raise RuntimeError(f"Function '{node.name}Backward' returned nan values in its "
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                f"{i}th output.")
