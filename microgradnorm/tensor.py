@@ -187,6 +187,12 @@ class Tensor:
         return self.grad_fn is None
 
     @property
+    def output_nr(self):
+        """Which output of its ``grad_fn`` this tensor is (0 for a leaf), as the index in
+        the ``next_functions`` edges that lead to it."""
+        return self._output_index
+
+    @property
     def data(self):
         """This tensor's memory as a new Tensor outside the graph (PyTorch's ``.data``): what
         is written through it shows here. Unlike ``detach()``, its in-place writes are not

@@ -67,6 +67,8 @@ def test_a_leaf_used_twice_has_one_accumulate_grad_and_constants_none():
 
 def test_a_multi_output_node_gives_each_edge_its_output_index():
     (x,), (xt,) = leaves((4, 6))
+    assert [t.output_nr for t in x.split(2, 1)] == [t.output_nr for t in xt.split(2, 1)]
+    assert x.output_nr == xt.output_nr == 0
     ours = [e[1] for e in (lambda a: a[0] * a[1])(x.split(3, 1)).grad_fn.next_functions]
     theirs = [e[1] for e in (lambda a: a[0] * a[1])(xt.split(3, 1)).grad_fn.next_functions]
     assert ours == theirs == [0, 1]
