@@ -158,11 +158,11 @@ def _stand_in_output(ctx, index):
 
 def _copy_context(ctx):
     # a Context like a recorded one (its structure, nothing a forward saved)
-    new = Context.__new__(Context)
+    new = Context.__new__(type(ctx))               # the op's node class (MulBackward0)
     for name in ("function", "inputs", "needs_input_grad", "seq", "module", "group",
                  "outputs_meta"):
         setattr(new, name, getattr(ctx, name))
-    new.tensor_hooks = None
+    new.tensor_hooks = new._graph = None
     new._saved = new._saved_versions = new._kept_versions = ()
     new._freed = False
     return new
