@@ -1,16 +1,17 @@
 """The numba CPU kernels: the row-norm functions of ``kernels.reference``, same names and
 signatures, compiled with numba for float32 and float64 NumPy arrays. The default CPU
 kernels where numba imports (``kernels.default_cpu_kernels``); tested against the reference.
-GELU's and the softmax rows' kernels are ``numba_activations``', attention's
-``numba_attention``', Adam's update ``numba_optim``', imported at the end; ``numba_jit``
-holds how they compile (``_jit``, the fastmath flags).
+GELU's and the softmax rows' kernels are ``numba_activations``', BatchNorm's
+``numba_batch_norm``', attention's ``numba_attention``', Adam's update ``numba_optim``',
+imported at the end; ``numba_jit`` holds how they compile (``_jit``, the fastmath flags).
 
 One loop nest visits a row: its reductions while the row is in cache, then the write, so
 main memory sees each input read once and each output written once. C-contiguous float32
 and float64 rows with parameters of x's dtype run compiled, one thread (a gradient that is
 a view, a sum's broadcast ones, is copied first: ``numba_jit.dense``); everything else
-(half precision, mixed dtypes, views of x, empty arrays) is ``blocked``'s, exactly, and
-BatchNorm the reference's. The row norms' sums add blocks of SUM_BLOCK elements in x's
+(half precision, mixed dtypes, views of x, empty arrays) is ``blocked``'s, exactly
+(BatchNorm's, the reference's; its compiled loops are ``numba_batch_norm``'s). The row
+norms' sums add blocks of SUM_BLOCK elements in x's
 dtype and the blocks' sums in float64 (the other norms' sums are float64 throughout); the
 loops use fastmath without "nnan"/"ninf", so NaN and inf propagate; each kernel compiles
 on its first call and is cached on disk. docs/benchmarks.md ("The norm kernels") gives the
@@ -334,7 +335,7 @@ def add_rms_norm_backward(dy, ds, s, weight, rstd, offset=0.0, casting="llama"):
     return dsum, dweight
 
 
-# Every kernel not compiled here is the reference's (BatchNorm: no independent rows to fuse).
+# Every kernel not compiled here (or in the modules imported at the end) is the reference's.
 __getattr__ = reference.fallback(__name__)
 
 
@@ -574,6 +575,8 @@ def group_norm_backward(dy, x, num_groups, weight, mean, rstd, training, need_bi
 # The activations', attention's and Adam's kernels, compiled in their modules: names of this
 # module too
 from .numba_activations import cross_entropy_backward  # noqa: E402, F401
+from .numba_batch_norm import batch_norm_backward, batch_norm_forward  # noqa: E402, F401
+from .numba_batch_norm import batch_norm_statistics  # noqa: E402, F401
 from .numba_activations import gelu_backward, gelu_forward  # noqa: E402, F401
 from .numba_activations import log_softmax_backward, log_softmax_forward  # noqa: E402, F401
 from .numba_activations import logsumexp  # noqa: E402, F401
