@@ -1,8 +1,8 @@
 """Optimizers and learning-rate schedules with ``torch.optim``'s names and semantics."""
 
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .optimizers import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
 from .variants import ASGD, Adadelta, Adafactor, Adamax, NAdam, RAdam, Rprop
 
 __all__ = ["ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "NAdam",
-           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler"]
+           "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils"]

@@ -429,7 +429,8 @@ OPTIONAL = frozenset({"amsgrad", "maximize", "decoupled_weight_decay", "capturab
                       "differentiable", "foreach", "fused"})
 # what learning-rate schedulers store in a group, as torch's do: the base rate of every
 # schedule, and OneCycleLR's peak and floor rates and momentum bounds
-SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
+SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum",
+                            "swa_lr"})
 
 
 def _check_option(optimizer, name, value):

@@ -1,0 +1,123 @@
+"""``optim.swa_utils`` against torch's, float64 with copied weights: AveragedModel's equal
+(SWA) and exponential (EMA) averages through ``multi_avg_fn`` and ``avg_fn``, with and
+without the buffers; SWALR's annealed rates (cos, linear, no annealing, one rate per
+group); ``update_bn``'s recomputed BatchNorm statistics and restored momenta and mode; the
+state dict's keys; the argument errors."""
+
+import numpy as np
+import pytest
+import torch
+
+import microgradnorm as mg
+
+
+def model(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Linear(4, 8), lib.nn.BatchNorm1d(8), lib.nn.ReLU(),
+                             lib.nn.Linear(8, 2)).double()
+
+
+def pair():
+    theirs = model(torch)
+    ours = model(mg)
+    ours.load_state_dict({k: mg.tensor(v.detach().numpy().copy())
+                          for k, v in theirs.state_dict().items()})
+    return ours, theirs
+
+
+def train(lib, net, averaged, steps, scheduler=None, seed=1):
+    optimizer = lib.optim.SGD(net.parameters(), lr=0.1)
+    schedule = scheduler(lib, optimizer) if scheduler else None
+    rng, rates = np.random.default_rng(seed), []
+    for _ in range(steps):
+        x = lib.tensor(rng.standard_normal((6, 4)))
+        loss = net(x).pow(2).mean()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        averaged.update_parameters(net)
+        if schedule:
+            schedule.step()
+            rates.append(schedule.get_last_lr())
+    return rates
+
+
+def same(ours, theirs):
+    assert list(ours.state_dict()) == list(theirs.state_dict())
+    for (name, a), b in zip(ours.state_dict().items(), theirs.state_dict().values()):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-12,
+                                   err_msg=name)
+
+
+@pytest.mark.parametrize("kind", ["swa", "ema multi", "ema one", "swa buffers"])
+def test_averaged_models_match_torchs(kind):
+    ours, theirs = pair()
+    made = {}
+    for lib, net in ((mg, ours), (torch, theirs)):
+        su = lib.optim.swa_utils
+        options = {"swa": {}, "swa buffers": {"use_buffers": True},
+                   "ema multi": {"multi_avg_fn": su.get_ema_multi_avg_fn(0.9)},
+                   "ema one": {"avg_fn": su.get_ema_avg_fn(0.8)}}[kind]
+        made[lib] = su.AveragedModel(net, **options)
+        train(lib, net, made[lib], 5)
+    same(made[mg], made[torch])
+    assert int(made[mg].n_averaged) == int(made[torch].n_averaged) == 5
+    x = np.random.default_rng(2).standard_normal((3, 4))
+    made[mg].eval(), made[torch].eval()
+    np.testing.assert_allclose(made[mg](mg.tensor(x)).detach().numpy(),
+                               made[torch](torch.tensor(x)).detach().numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("options", [
+    {"swa_lr": 0.05, "anneal_epochs": 3},
+    {"swa_lr": 0.05, "anneal_epochs": 4, "anneal_strategy": "linear"},
+    {"swa_lr": 0.02, "anneal_epochs": 0},
+])
+def test_swalr_anneals_as_torchs(options):
+    ours, theirs = pair()
+    rates = {}
+    for lib, net in ((mg, ours), (torch, theirs)):
+        averaged = lib.optim.swa_utils.AveragedModel(net)
+        rates[lib] = train(lib, net, averaged, 7, lambda lib_, opt: lib_.optim.swa_utils
+                           .SWALR(opt, **options))
+    np.testing.assert_allclose(rates[mg], rates[torch], rtol=1e-15)
+
+
+def test_swalr_takes_one_rate_per_group_and_checks_its_arguments():
+    w, v = mg.nn.Parameter(mg.ones(2)), mg.nn.Parameter(mg.ones(2))
+    optimizer = mg.optim.SGD([{"params": [w]}, {"params": [v], "lr": 0.5}], lr=0.1)
+    scheduler = mg.optim.swa_utils.SWALR(optimizer, swa_lr=[0.01, 0.2], anneal_epochs=2)
+    for _ in range(3):
+        scheduler.step()
+    assert scheduler.get_last_lr() == pytest.approx([0.01, 0.2])
+    with pytest.raises(ValueError, match="anneal_strategy must be one of"):
+        mg.optim.swa_utils.SWALR(optimizer, 0.1, anneal_strategy="step")
+    with pytest.raises(ValueError, match="anneal_epochs must be equal or greater than 0"):
+        mg.optim.swa_utils.SWALR(optimizer, 0.1, anneal_epochs=-1)
+    with pytest.raises(ValueError, match="expected 2 values of swa_lr"):
+        mg.optim.swa_utils.SWALR(optimizer, [0.1])
+    assert "swa_lr" in optimizer.state_dict()["param_groups"][0]
+    mg.optim.SGD([w], lr=0.1).load_state_dict(
+        mg.optim.SGD([w], lr=0.1).state_dict())
+
+
+def test_update_bn_recomputes_the_statistics_and_restores_momentum_and_mode():
+    ours, theirs = pair()
+    rng = np.random.default_rng(3)
+    batches = [rng.standard_normal((5, 4)) for _ in range(3)]
+    for lib, net in ((mg, ours), (torch, theirs)):
+        net.eval()
+        loader = [(lib.tensor(b), lib.tensor(0)) for b in batches]      # (input, target)
+        lib.optim.swa_utils.update_bn(loader, net)
+        assert not net.training and net[1].momentum == 0.1
+    same(ours, theirs)
+    assert int(ours[1].num_batches_tracked) == 3
+
+
+def test_average_function_errors_are_torchs():
+    for lib in (mg, torch):
+        with pytest.raises(ValueError, match="Invalid decay value"):
+            lib.optim.swa_utils.get_ema_multi_avg_fn(1.5)
+        with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
+            lib.optim.swa_utils.AveragedModel(lib.nn.Linear(2, 2), avg_fn=lambda *a: a[0],
+                                              multi_avg_fn=lambda *a: None)
