@@ -32,7 +32,8 @@ from ..savefile import (MAX_JSON_BYTES, NpzReader, atomic_write, decode_dtypes, 
 from ..tensor import Size, Tensor
 from .module import Module, Parameter
 
-__all__ = ["load", "save"]
+__all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
+           "safe_globals", "save"]
 
 FORMAT = "microgradnorm.save"
 VERSION = 1
@@ -108,6 +109,48 @@ def load(f, map_location=None, weights_only=True):
     if weights_only not in (True, False, None):
         raise TypeError(f"mg.load: weights_only must be True or False, got {weights_only!r}")
     return load_file(f, "mg.load", map_location, text=("meta",), legacy=_legacy_state_dict)
+
+
+# ----- torch.serialization's allowlist of globals ------------------------------------------
+# torch's weights_only load unpickles only the globals allowed here; this format unpickles
+# nothing (a file holds data alone), so the list is kept for code that reads it back and
+# changes what no load does.
+_SAFE_GLOBALS = []
+
+
+def add_safe_globals(safe_globals):
+    """Allow ``safe_globals`` (classes, functions, or (object, name) pairs) in a
+    ``weights_only`` load, as ``torch.serialization.add_safe_globals``; every load here is
+    data only, so it is recorded and changes nothing."""
+    if not isinstance(safe_globals, list):
+        raise TypeError(f"add_safe_globals: expected a list, got {type(safe_globals).__name__}")
+    _SAFE_GLOBALS.extend(safe_globals)
+
+
+def get_safe_globals():
+    """The globals ``add_safe_globals`` allowed, a list."""
+    return list(_SAFE_GLOBALS)
+
+
+def clear_safe_globals():
+    """Forget every global ``add_safe_globals`` allowed."""
+    _SAFE_GLOBALS.clear()
+
+
+class safe_globals:
+    """``with safe_globals([...]):`` allows them for the block, then the list is as
+    before (``torch.serialization.safe_globals``)."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        self.before = get_safe_globals()
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, *exc):
+        _SAFE_GLOBALS[:] = self.before
+        return False
 
 
 def save_file(obj, f, where):

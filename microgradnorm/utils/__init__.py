@@ -1,7 +1,7 @@
 """``torch.utils``'s counterparts: ``data`` (datasets, samplers, DataLoader),
 ``tensorboard`` (SummaryWriter, when the ``tensorboard`` package is installed) and
-``checkpoint`` (activation checkpointing)."""
+``checkpoint`` (activation checkpointing), ``hooks`` (``RemovableHandle``)."""
 
-from . import checkpoint, data, tensorboard
+from . import checkpoint, data, hooks, tensorboard
 
-__all__ = ["checkpoint", "data", "tensorboard"]
+__all__ = ["checkpoint", "data", "hooks", "tensorboard"]

@@ -136,6 +136,7 @@ def test_a_removed_node_hook_no_longer_runs():
     (x, w, b), _ = leaves((3, 4), (3, 4), (4,))
     calls = []
     z, handles = hooked(mg, x, w, b, calls)
+    assert all(isinstance(h, mg.utils.hooks.RemovableHandle) for h in handles)
     for handle in handles:
         handle.remove()
     z.backward()

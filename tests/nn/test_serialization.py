@@ -1,5 +1,7 @@
 """state_dict / load_state_dict and nn.save / nn.load: round trips and bad state dicts."""
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -118,3 +120,24 @@ def test_load_accepts_tensors_and_casts_to_the_parameter_dtype():
     model = nn.Linear(2, 2, dtype="float32")
     model.load_state_dict({"weight": mg.tensor(np.ones((2, 2))), "bias": np.zeros(2)})
     assert model.weight.dtype == np.float32 and (model.weight.data == 1).numpy().all()
+
+
+def test_the_safe_globals_list_is_kept_as_torchs_and_loads_stay_data_only(tmp_path):
+    import torch
+    from microgradnorm import serialization
+    for lib_serialization in (serialization, torch.serialization):
+        before = lib_serialization.get_safe_globals()
+        try:
+            lib_serialization.add_safe_globals([collections.OrderedDict])
+            assert collections.OrderedDict in lib_serialization.get_safe_globals()
+            with lib_serialization.safe_globals([collections.Counter]):
+                assert collections.Counter in lib_serialization.get_safe_globals()
+            assert collections.Counter not in lib_serialization.get_safe_globals()
+        finally:
+            lib_serialization.clear_safe_globals()
+            lib_serialization.add_safe_globals(before)
+    with pytest.raises(TypeError, match="expected a list"):
+        serialization.add_safe_globals(collections.OrderedDict)
+    path = tmp_path / "state.pt"
+    serialization.save({"w": mg.ones(2)}, path)
+    assert serialization.load(path, weights_only=True)["w"].tolist() == [1.0, 1.0]
