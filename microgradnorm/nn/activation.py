@@ -5,6 +5,8 @@ Softmin, LogSigmoid, PReLU, Threshold, Softshrink, Hardshrink, Tanhshrink, RReLU
 Softmax2d), with PyTorch's arguments, defaults and ``repr``. ``ACTIVATIONS`` names those
 built without arguments (MLP's and FeedForward's ``activation``)."""
 
+import warnings
+
 import numpy as np
 
 from .. import functional as F
@@ -27,9 +29,9 @@ class ReLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """relu(x). Shape: (*) -> (*)."""
-        return F.relu(self._check_input(x), self.inplace)
+        return F.relu(self._check_input(input), self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self)
@@ -44,9 +46,9 @@ class GELU(Module):
         _check_choice("GELU", "approximate", approximate, ("none", "tanh"))
         self.approximate = approximate
 
-    def forward(self, x):
+    def forward(self, input):
         """gelu(x) in the chosen form. Shape: (*) -> (*)."""
-        return F.gelu(x, self.approximate)
+        return F.gelu(input, self.approximate)
 
     def extra_repr(self):
         return f"approximate={self.approximate!r}"
@@ -60,9 +62,9 @@ class SiLU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """silu(x). Shape: (*) -> (*)."""
-        return F.silu(x, self.inplace)
+        return F.silu(input, self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self)
@@ -71,17 +73,17 @@ class SiLU(Module):
 class Tanh(Module):
     """tanh(x) elementwise. Shape: any, unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """tanh(x). Shape: (*) -> (*)."""
-        return x.tanh()
+        return input.tanh()
 
 
 class Sigmoid(Module):
     """1 / (1 + e^-x) elementwise. Shape: any, unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """sigmoid(x). Shape: (*) -> (*)."""
-        return F.sigmoid(self._check_input(x))
+        return F.sigmoid(self._check_input(input))
 
 
 class LeakyReLU(Module):
@@ -96,9 +98,9 @@ class LeakyReLU(Module):
         check_number("LeakyReLU", "negative_slope", negative_slope)
         self.negative_slope, self.inplace = negative_slope, inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """leaky_relu(x). Shape: (*) -> (*)."""
-        return F.leaky_relu(self._check_input(x), self.negative_slope, self.inplace)
+        return F.leaky_relu(self._check_input(input), self.negative_slope, self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self, f"negative_slope={self.negative_slope}")
@@ -112,9 +114,9 @@ class ELU(Module):
         check_number("ELU", "alpha", alpha)
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """elu(x). Shape: (*) -> (*)."""
-        return F.elu(self._check_input(x), self.alpha, self.inplace)
+        return F.elu(self._check_input(input), self.alpha, self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self, f"alpha={self.alpha}")
@@ -130,9 +132,9 @@ class Softplus(Module):
         check_number("Softplus", "threshold", threshold)
         self.beta, self.threshold = beta, threshold
 
-    def forward(self, x):
+    def forward(self, input):
         """softplus(x). Shape: (*) -> (*)."""
-        return F.softplus(self._check_input(x), self.beta, self.threshold)
+        return F.softplus(self._check_input(input), self.beta, self.threshold)
 
     def extra_repr(self):
         return f"beta={self.beta}, threshold={self.threshold}"
@@ -145,9 +147,9 @@ class Mish(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """mish(x). Shape: (*) -> (*)."""
-        return F.mish(self._check_input(x), self.inplace)
+        return F.mish(self._check_input(input), self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self)
@@ -156,8 +158,18 @@ class Mish(Module):
 class Hardtanh(Module):
     """x clipped to [min_val, max_val] (``F.hardtanh``). Shape: any, unchanged."""
 
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
+                 max_value=None):
         super().__init__()
+        # torch's deprecated spellings, taken with its FutureWarning
+        if min_value is not None:
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to "
+                          "`min_val`", FutureWarning, stacklevel=2)
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to "
+                          "`max_val`", FutureWarning, stacklevel=2)
+            max_val = max_value
         check_number("Hardtanh", "min_val", min_val)
         check_number("Hardtanh", "max_val", max_val)
         if max_val <= min_val:
@@ -165,9 +177,9 @@ class Hardtanh(Module):
                                         f"min_val ({min_val})")
         self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """hardtanh(x). Shape: (*) -> (*)."""
-        return F.hardtanh(self._check_input(x), self.min_val, self.max_val, self.inplace)
+        return F.hardtanh(self._check_input(input), self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self, f"min_val={self.min_val}, max_val={self.max_val}")
@@ -198,20 +210,20 @@ class Softmax(_SoftmaxFamily):
         >>> nn.Softmax(dim=-1)(logits)                         # rows sum to 1
     """
 
-    def forward(self, x):
+    def forward(self, input):
         """softmax(x) along ``dim``. Shape: (*) -> (*)."""
-        x = self._check_input(x)
-        return F.softmax(x, dim=_softmax_dim("softmax", self.dim, x.ndim))
+        input = self._check_input(input)
+        return F.softmax(input, dim=_softmax_dim("softmax", self.dim, input.ndim))
 
 
 class LogSoftmax(_SoftmaxFamily):
     """x - log Σ exp(x) along ``dim`` (``F.log_softmax``); dim None as in ``Softmax``.
     Shape: any, unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """log_softmax(x) along ``dim``. Shape: (*) -> (*)."""
-        x = self._check_input(x)
-        return F.log_softmax(x, dim=_softmax_dim("log_softmax", self.dim, x.ndim))
+        input = self._check_input(input)
+        return F.log_softmax(input, dim=_softmax_dim("log_softmax", self.dim, input.ndim))
 
 
 class ReLU6(Hardtanh):
@@ -225,9 +237,9 @@ class ReLU6(Hardtanh):
     def __init__(self, inplace=False):
         super().__init__(0.0, 6.0, inplace)
 
-    def forward(self, x):
+    def forward(self, input):
         """relu6(x). Shape: (*) -> (*)."""
-        return F.relu6(self._check_input(x), self.inplace)
+        return F.relu6(self._check_input(input), self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self)
@@ -240,9 +252,9 @@ class Hardsigmoid(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """hardsigmoid(x). Shape: (*) -> (*)."""
-        return F.hardsigmoid(self._check_input(x), self.inplace)
+        return F.hardsigmoid(self._check_input(input), self.inplace)
 
 
 class Hardswish(Module):
@@ -252,9 +264,9 @@ class Hardswish(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """hardswish(x). Shape: (*) -> (*)."""
-        return F.hardswish(self._check_input(x), self.inplace)
+        return F.hardswish(self._check_input(input), self.inplace)
 
 
 class SELU(Module):
@@ -265,9 +277,9 @@ class SELU(Module):
         super().__init__()
         self.inplace = inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """selu(x). Shape: (*) -> (*)."""
-        return F.selu(self._check_input(x), self.inplace)
+        return F.selu(self._check_input(input), self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self)
@@ -281,9 +293,9 @@ class CELU(Module):
         check_number("CELU", "alpha", alpha)
         self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """celu(x). Shape: (*) -> (*)."""
-        return F.celu(self._check_input(x), self.alpha, self.inplace)
+        return F.celu(self._check_input(input), self.alpha, self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self, f"alpha={self.alpha}")
@@ -301,9 +313,9 @@ class GLU(Module):
         super().__init__()
         self.dim = dim
 
-    def forward(self, x):
+    def forward(self, input):
         """glu(x) along ``dim``. Shape: (*, 2n, *) -> (*, n, *)."""
-        return F.glu(self._check_input(x), self.dim)
+        return F.glu(self._check_input(input), self.dim)
 
     def extra_repr(self):
         return f"dim={self.dim}"
@@ -312,47 +324,47 @@ class GLU(Module):
 class Softsign(Module):
     """x / (1 + |x|) elementwise (``F.softsign``). Shape: any, unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """softsign(x). Shape: (*) -> (*)."""
-        return F.softsign(self._check_input(x))
+        return F.softsign(self._check_input(input))
 
 
 class Tanhshrink(Module):
     """x - tanh(x) elementwise (``F.tanhshrink``). Shape: any, unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """tanhshrink(x). Shape: (*) -> (*)."""
-        return F.tanhshrink(self._check_input(x))
+        return F.tanhshrink(self._check_input(input))
 
 
 class LogSigmoid(Module):
     """log σ(x) elementwise, stable (``F.logsigmoid``). Shape: any, unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """logsigmoid(x). Shape: (*) -> (*)."""
-        return F.logsigmoid(self._check_input(x))
+        return F.logsigmoid(self._check_input(input))
 
 
 class Softmin(_SoftmaxFamily):
     """exp(-x) / Σ exp(-x) along ``dim`` (``F.softmin``); dim None as in ``Softmax``.
     Shape: any, unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """softmin(x) along ``dim``. Shape: (*) -> (*)."""
-        x = self._check_input(x)
-        return F.softmin(x, dim=_softmax_dim("softmin", self.dim, x.ndim))
+        input = self._check_input(input)
+        return F.softmin(input, dim=_softmax_dim("softmin", self.dim, input.ndim))
 
 
 class Softmax2d(Module):
     """Softmax over the channels at each position (``nn.Softmax2d``): dim -3 of a
     (N, C, H, W) or (C, H, W) input. Shape: unchanged."""
 
-    def forward(self, x):
+    def forward(self, input):
         """softmax(x, dim=-3). Shape: (N, C, H, W) or (C, H, W), unchanged."""
-        x = self._check_input(x)
-        if x.ndim not in (3, 4):
-            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {x.ndim}D instead")
-        return F.softmax(x, dim=-3)
+        input = self._check_input(input)
+        if input.ndim not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.ndim}D instead")
+        return F.softmax(input, dim=-3)
 
 
 class PReLU(Module):
@@ -379,9 +391,9 @@ class PReLU(Module):
         """Every slope back to ``init`` (``constant_``, as PyTorch's)."""
         init.constant_(self.weight, self.init)
 
-    def forward(self, x):
+    def forward(self, input):
         """prelu(x, weight). Shape: (*) -> (*)."""
-        return F.prelu(self._check_input(x), self.weight)
+        return F.prelu(self._check_input(input), self.weight)
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
@@ -396,9 +408,9 @@ class Threshold(Module):
         check_number("Threshold", "value", value)
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """threshold(x). Shape: (*) -> (*)."""
-        return F.threshold(self._check_input(x), self.threshold, self.value, self.inplace)
+        return F.threshold(self._check_input(input), self.threshold, self.value, self.inplace)
 
     def extra_repr(self):
         return _inplace_repr(self, f"threshold={self.threshold}, value={self.value}")
@@ -412,9 +424,9 @@ class Softshrink(Module):
         check_number("Softshrink", "lambd", lambd)
         self.lambd = lambd
 
-    def forward(self, x):
+    def forward(self, input):
         """softshrink(x). Shape: (*) -> (*)."""
-        return F.softshrink(self._check_input(x), self.lambd)
+        return F.softshrink(self._check_input(input), self.lambd)
 
     def extra_repr(self):
         return str(self.lambd)
@@ -428,9 +440,9 @@ class Hardshrink(Module):
         check_number("Hardshrink", "lambd", lambd)
         self.lambd = lambd
 
-    def forward(self, x):
+    def forward(self, input):
         """hardshrink(x). Shape: (*) -> (*)."""
-        return F.hardshrink(self._check_input(x), self.lambd)
+        return F.hardshrink(self._check_input(input), self.lambd)
 
     def extra_repr(self):
         return f"{self.lambd}"
@@ -451,9 +463,9 @@ class RReLU(Module):
         check_number("RReLU", "upper", upper)
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
-    def forward(self, x):
+    def forward(self, input):
         """rrelu(x), random slopes while training. Shape: (*) -> (*)."""
-        return F.rrelu(self._check_input(x), self.lower, self.upper, self.training,
+        return F.rrelu(self._check_input(input), self.lower, self.upper, self.training,
                        self.inplace)
 
     def extra_repr(self):

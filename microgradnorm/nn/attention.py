@@ -13,7 +13,7 @@ from ..dtypes import check_number
 from ..ops.base import constant
 from ..tensor import Tensor
 from . import init
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter, _check_positive, _dtype
 
 
@@ -81,7 +81,8 @@ class MultiheadAttention(Module):
         for name in separate if self._qkv_same_embed_dim else packed:
             self.register_parameter(name, None)
         self.register_parameter("in_proj_bias", parameter(3 * embed_dim) if bias else None)
-        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dtype, device=device)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias,
+                                                        dtype=dtype, device=device)
         self.bias_k = parameter(1, 1, embed_dim) if add_bias_kv else None
         self.bias_v = parameter(1, 1, embed_dim) if add_bias_kv else None
         self._reset_parameters()

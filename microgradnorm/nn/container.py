@@ -342,6 +342,9 @@ class ModuleDict(_Named):
 
     _store = "_modules"
 
+    def __init__(self, modules=None):       # torch's keyword: ModuleDict(modules=...)
+        super().__init__(modules)
+
     def __setitem__(self, name, module):
         self.add_module(name, module)
 
@@ -360,6 +363,9 @@ class ParameterDict(_Named):
     """
 
     _store = "_parameters"
+
+    def __init__(self, parameters=None):    # torch's keyword: ParameterDict(parameters=...)
+        super().__init__(parameters)
 
     def __getitem__(self, name):
         if not isinstance(name, str):

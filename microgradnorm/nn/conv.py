@@ -140,10 +140,10 @@ class Conv1d(_ConvNd):
 
     dims = 1
 
-    def forward(self, x):
+    def forward(self, input):
         """``F.conv1d`` with this module's weight, bias and options.
         Shape: (N, C_in, L) or (C_in, L) -> (N, C_out, L_out)."""
-        return self._conv(F.conv1d, self._check_input(x))
+        return self._conv(F.conv1d, self._check_input(input))
 
 
 class Conv2d(_ConvNd):
@@ -168,7 +168,7 @@ class Conv2d(_ConvNd):
 
     dims = 2
 
-    def forward(self, x):
+    def forward(self, input):
         """``F.conv2d`` with this module's weight, bias and options.
         Shape: (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out)."""
-        return self._conv(F.conv2d, self._check_input(x))
+        return self._conv(F.conv2d, self._check_input(input))

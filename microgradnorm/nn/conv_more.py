@@ -14,7 +14,9 @@ from ..convolution_more import _pair
 from . import init
 from .conv import _check_channels, _ConvNd
 from .linear import Dropout, Linear
+from ..tensor import Tensor
 from .module import Module, Parameter, _check_positive, _dtype
+from .module_state import _on_failure
 
 
 # ----- transposed convolutions ------------------------------------------------------------
@@ -390,6 +392,28 @@ class UninitializedParameter(Parameter):
         return "<UninitializedParameter>"
 
 
+def materialize_from_state(module, state_dict, prefix):
+    """torch's lazy load hook: each parameter or buffer of ``module`` still waiting for its
+    shape whose key ``state_dict`` holds with values takes that entry's shape, so a lazy
+    module loads a trained model's state. It holds zeros until the load writes the values,
+    and waits for its shape again if the load fails."""
+    for name, tensor in (*module._parameters.items(), *module._buffers.items()):
+        value = state_dict.get(prefix + name)
+        shape = tuple(getattr(value, "shape", np.shape(value)))
+        if isinstance(tensor, Tensor) and hasattr(tensor, "materialize") and \
+                value is not None and math.prod(shape) > 0:
+            _on_failure(_unmaterialize, tensor, type(tensor), tensor._array)
+            tensor.materialize(shape)
+            tensor._array[...] = 0
+
+
+def _unmaterialize(tensor, cls, array):
+    # a failed load: the tensor waits for its shape again, as it was
+    tensor._array = array
+    tensor._bump_version()
+    tensor.__class__ = cls
+
+
 class LazyLinear(Linear):
     r"""A Linear whose ``in_features`` is the last dim of its first input
     (``torch.nn.LazyLinear``): weight and bias are ``UninitializedParameter``\ s until that
@@ -445,8 +469,14 @@ class LazyLinear(Linear):
         x = self._check_input(input)
         if self.has_uninitialized_params():
             self.initialize_parameters(x)
+        else:                                   # loaded while lazy: the loaded shape's
+            self.in_features = self.weight.shape[1]
         self.__class__ = self.cls_to_become
         return self.forward(x)
+
+    def _load_from_state_dict(self, state_dict, prefix, *args):
+        materialize_from_state(self, state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
 
 # ----- dropout ----------------------------------------------------------------------------

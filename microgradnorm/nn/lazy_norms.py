@@ -10,7 +10,7 @@ from .. import backend
 from ..tensor import Tensor
 from .channel_norms import (BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d,
                             InstanceNorm3d, _InstanceNorm)
-from .conv_more import UninitializedParameter
+from .conv_more import UninitializedParameter, materialize_from_state
 from .module import Module, _dtype
 from .normalization import BatchNorm1d, _BatchNorm
 
@@ -75,6 +75,12 @@ class _LazyNorm:
         """``num_features`` from ``input``'s channel dim (its dims checked first); the
         parameters and running statistics of that shape, set by ``reset_parameters``."""
         if not self.has_uninitialized_params():
+            # loaded from a state dict while lazy: the loaded shapes give num_features (torch
+            # leaves it 0 then; the channel check here needs it)
+            loaded = [t for t in (self.weight, self.bias, self.running_mean, self.running_var)
+                      if t is not None]
+            if loaded and self.num_features == 0:
+                self.num_features = loaded[0].shape[0]
             return
         channels = input.shape[self._feature_dim(input)]
         if channels == 0:
@@ -90,6 +96,10 @@ class _LazyNorm:
         """The module's own reset once the shapes are known; nothing before."""
         if not self.has_uninitialized_params() and self.num_features != 0:
             super().reset_parameters()
+
+    def _load_from_state_dict(self, state_dict, prefix, *args):
+        materialize_from_state(self, state_dict, prefix)
+        super()._load_from_state_dict(state_dict, prefix, *args)
 
     def _lazy_forward(self, input):
         # initialise at the first call, then the forward of the class this module becomes

@@ -21,7 +21,7 @@ class Linear(Module):
         >>> y = nn.Linear(4, 2)(mg.tensor(np.ones((3, 4))))      # (3, 2)
     """
 
-    def __init__(self, in_features, out_features, bias=True, dtype=None, device="cpu"):
+    def __init__(self, in_features, out_features, bias=True, device="cpu", dtype=None):
         super().__init__()
         _check_positive("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
@@ -39,16 +39,22 @@ class Linear(Module):
             bound = 1 / math.sqrt(self.in_features) if self.in_features > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
-    def forward(self, x):
+    def forward(self, input):
         """y = x Wᵀ + b. Shape: (*, in_features) -> (*, out_features)."""
         weight = self.weight          # read once: a parametrized weight is computed per read
-        x = self._check_input(x, (self.in_features,), f"in_features={self.in_features}",
+        x = self._check_input(input, (self.in_features,), f"in_features={self.in_features}",
                               weight)
         return F.linear(x, weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
                 f"bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A Linear under the name torch gives ``MultiheadAttention.out_proj`` (torch's
+    quantization tools skip it by its class); it computes as Linear does, and its repr
+    names it, as torch's."""
 
 
 class Embedding(Module):
@@ -123,9 +129,9 @@ class Embedding(Module):
             with no_grad():
                 self.weight[self.padding_idx] = 0.0
 
-    def forward(self, idx):
+    def forward(self, input):
         """Rows of ``weight`` for the ids. Shape: integer (*) -> (*, embedding_dim)."""
-        return F.embedding(idx, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self):
@@ -151,9 +157,9 @@ class Dropout(Module):
             raise ValueError(f"{name}: p must be a number in [0, 1], got {p!r}")
         self.p, self.inplace = p, bool(inplace)
 
-    def forward(self, x):
+    def forward(self, input):
         """Dropout in training, the identity in eval. Shape: (*) -> (*)."""
-        return F.dropout(x, self.p, self.training, self.inplace)
+        return F.dropout(input, self.p, self.training, self.inplace)
 
     def extra_repr(self):
         return f"p={self.p}, inplace={self.inplace}"
@@ -163,7 +169,7 @@ class Dropout2d(Dropout):
     """Zero whole channels with probability ``p`` in training (``F.dropout2d``: one draw per
     sample and channel, torch's), scaling the rest by 1/(1-p); the identity in eval."""
 
-    def forward(self, x):
+    def forward(self, input):
         """Channel dropout in training, the identity in eval. Shape: (N, C, H, W) or
         (N, C, L), unchanged."""
-        return F.dropout2d(x, self.p, self.training, self.inplace)
+        return F.dropout2d(input, self.p, self.training, self.inplace)

@@ -8,7 +8,7 @@ PyTorch's deprecated ``size_average`` and ``reduce`` are not taken: the options 
 
 from .. import functional as F
 from ..dtypes import check_number
-from ..losses import check_reduction
+from ..losses import LossArgumentError, check_reduction
 from .module import Module
 
 
@@ -38,7 +38,8 @@ def _check_class_options(name, ignore_index, label_smoothing=0.0):
     check_number(name, "ignore_index", ignore_index, integer=True)
     check_number(name, "label_smoothing", label_smoothing)
     if not 0 <= label_smoothing <= 1:
-        raise ValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing!r}")
+        raise LossArgumentError(f"{name}: label_smoothing must be in [0, 1], got "
+                                f"{label_smoothing!r}")
 
 
 class CrossEntropyLoss(_WeightedLoss):

@@ -22,12 +22,15 @@ from .. import nn
 from .channel_norms import _InstanceNorm
 from .conv_more import _ConvNd, _ConvTransposeNd
 from .lazy_norms import _LazyNorm
+from .linear import NonDynamicallyQuantizableLinear as _OutProjLinear
 from .normalization import _BatchNorm, _NormBase
 
-# torch's bases that are not ``nn``'s public names; ``_LazyNorm`` is torch's _LazyNormBase
+# torch's classes that are not ``nn``'s public names (nor in their file's ``__all__``);
+# ``_LazyNorm`` is torch's _LazyNormBase; MultiheadAttention's out_proj is the last one
 _BASES = {"_NormBase": _NormBase, "_BatchNorm": _BatchNorm, "_LazyNormBase": _LazyNorm,
           "_InstanceNorm": _InstanceNorm, "_ConvNd": _ConvNd,
-          "_ConvTransposeNd": _ConvTransposeNd}
+          "_ConvTransposeNd": _ConvTransposeNd,
+          "NonDynamicallyQuantizableLinear": _OutProjLinear}
 
 # torch's file -> the names it defines that ``nn`` has, in torch's order
 SUBMODULES = {
@@ -49,7 +52,8 @@ SUBMODULES = {
     "fold": ("Fold", "Unfold"),
     "instancenorm": ("_InstanceNorm", "InstanceNorm1d", "LazyInstanceNorm1d", "InstanceNorm2d",
                      "LazyInstanceNorm2d", "InstanceNorm3d", "LazyInstanceNorm3d"),
-    "linear": ("Identity", "Linear", "Bilinear", "LazyLinear"),
+    "linear": ("Identity", "Linear", "NonDynamicallyQuantizableLinear", "Bilinear",
+               "LazyLinear"),
     "loss": ("L1Loss", "NLLLoss", "PoissonNLLLoss", "GaussianNLLLoss", "KLDivLoss", "MSELoss",
              "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
              "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
@@ -79,7 +83,7 @@ def _submodule(name, classes):
                               "that nn has (nn/modules.py)")
     for cls in classes:
         setattr(module, cls, _BASES[cls] if cls in _BASES else getattr(nn, cls))
-    module.__all__ = [cls for cls in classes if not cls.startswith("_")]
+    module.__all__ = [cls for cls in classes if cls not in _BASES]
     sys.modules[module.__name__] = module
     return module
 
@@ -95,4 +99,4 @@ def _register():
 _register()
 
 __all__ = sorted(SUBMODULES) + sorted(cls for classes in SUBMODULES.values()
-                                      for cls in classes if not cls.startswith("_"))
+                                      for cls in classes if cls not in _BASES)

@@ -54,9 +54,9 @@ class ConstantPad1d(_ConstantPadNd):
         >>> nn.ConstantPad1d(2, 3.5)(mg.ones(1, 2, 4)).shape   # (1, 2, 8)
     """
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with ``value``. Shape: (N, C, W) or (C, W) -> W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ConstantPad2d(_ConstantPadNd):
@@ -65,11 +65,11 @@ class ConstantPad2d(_ConstantPadNd):
 
     dims = 2
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with ``value``.
 
         Shape: (N, C, H, W) or (C, H, W) -> H + top + bottom, W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ConstantPad3d(_ConstantPadNd):
@@ -78,11 +78,11 @@ class ConstantPad3d(_ConstantPadNd):
 
     dims = 3
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with ``value``.
 
         Shape: (N, C, D, H, W) or (C, D, H, W) -> each side padded."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ZeroPad1d(ConstantPad1d):
@@ -98,9 +98,9 @@ class ZeroPad1d(ConstantPad1d):
     def extra_repr(self):
         return f"{self.padding}"
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with zeros. Shape: (N, C, W) or (C, W) -> W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ZeroPad2d(ZeroPad1d):
@@ -109,11 +109,11 @@ class ZeroPad2d(ZeroPad1d):
 
     dims = 2
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with zeros.
 
         Shape: (N, C, H, W) or (C, H, W) -> H + top + bottom, W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ZeroPad3d(ZeroPad1d):
@@ -121,11 +121,11 @@ class ZeroPad3d(ZeroPad1d):
 
     dims = 3
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with zeros.
 
         Shape: (N, C, D, H, W) or (C, D, H, W) -> each side padded."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ReflectionPad1d(_PadNd):
@@ -138,9 +138,9 @@ class ReflectionPad1d(_PadNd):
 
     mode = "reflect"
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded by reflection. Shape: (N, C, W) or (C, W) -> W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ReflectionPad2d(ReflectionPad1d):
@@ -148,11 +148,11 @@ class ReflectionPad2d(ReflectionPad1d):
 
     dims = 2
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded by reflection.
 
         Shape: (N, C, H, W) or (C, H, W) -> H + top + bottom, W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ReflectionPad3d(ReflectionPad1d):
@@ -160,11 +160,11 @@ class ReflectionPad3d(ReflectionPad1d):
 
     dims = 3
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded by reflection.
 
         Shape: (N, C, D, H, W) or (C, D, H, W) -> each side padded."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ReplicationPad1d(_PadNd):
@@ -177,9 +177,9 @@ class ReplicationPad1d(_PadNd):
 
     mode = "replicate"
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with its edges. Shape: (N, C, W) or (C, W) -> W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ReplicationPad2d(ReplicationPad1d):
@@ -187,11 +187,11 @@ class ReplicationPad2d(ReplicationPad1d):
 
     dims = 2
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with its edges.
 
         Shape: (N, C, H, W) or (C, H, W) -> H + top + bottom, W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class ReplicationPad3d(ReplicationPad1d):
@@ -199,11 +199,11 @@ class ReplicationPad3d(ReplicationPad1d):
 
     dims = 3
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded with its edges.
 
         Shape: (N, C, D, H, W) or (C, D, H, W) -> each side padded."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class CircularPad1d(_PadNd):
@@ -223,9 +223,9 @@ class CircularPad1d(_PadNd):
                              f"{self.dims + 2}D input (got {x.ndim}D input)")
         return F.pad(x, self.padding, "circular")
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded by wrapping around. Shape: (N, C, W) or (C, W) -> W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class CircularPad2d(CircularPad1d):
@@ -233,11 +233,11 @@ class CircularPad2d(CircularPad1d):
 
     dims = 2
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded by wrapping around.
 
         Shape: (N, C, H, W) or (C, H, W) -> H + top + bottom, W + left + right."""
-        return self._pad(x)
+        return self._pad(input)
 
 
 class CircularPad3d(CircularPad1d):
@@ -245,8 +245,8 @@ class CircularPad3d(CircularPad1d):
 
     dims = 3
 
-    def forward(self, x):
+    def forward(self, input):
         """The input padded by wrapping around.
 
         Shape: (N, C, D, H, W) or (C, D, H, W) -> each side padded."""
-        return self._pad(x)
+        return self._pad(input)

@@ -37,10 +37,10 @@ class MaxPool1d(_MaxPoolNd):
         >>> nn.MaxPool1d(2)(x)                   # (8, 4, 10) -> (8, 4, 5)
     """
 
-    def forward(self, x):
+    def forward(self, input):
         """The window maxima (and their indices when ``return_indices``).
         Shape: (N, C, L) or (C, L) -> (N, C, L_out)."""
-        return F.max_pool1d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+        return F.max_pool1d(self._check_input(input), self.kernel_size, self.stride, self.padding,
                             self.dilation, self.ceil_mode, self.return_indices)
 
 
@@ -58,10 +58,10 @@ class MaxPool2d(_MaxPoolNd):
         >>> nn.MaxPool2d(2)(x)                   # (8, 4, 12, 12) -> (8, 4, 6, 6)
     """
 
-    def forward(self, x):
+    def forward(self, input):
         """The window maxima (and their flat indices when ``return_indices``).
         Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out)."""
-        return F.max_pool2d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+        return F.max_pool2d(self._check_input(input), self.kernel_size, self.stride, self.padding,
                             self.dilation, self.ceil_mode, self.return_indices)
 
 
@@ -87,9 +87,9 @@ class AvgPool1d(Module):
         self.padding = _single(padding)
         self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
 
-    def forward(self, x):
+    def forward(self, input):
         """The window means. Shape: (N, C, L) -> (N, C, L_out)."""
-        return F.avg_pool1d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+        return F.avg_pool1d(self._check_input(input), self.kernel_size, self.stride, self.padding,
                             self.ceil_mode, self.count_include_pad)
 
     def extra_repr(self):
@@ -118,9 +118,9 @@ class AvgPool2d(Module):
         self.padding, self.ceil_mode = padding, ceil_mode
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
-    def forward(self, x):
+    def forward(self, input):
         """The window means. Shape: (N, C, H, W) -> (N, C, H_out, W_out)."""
-        return F.avg_pool2d(self._check_input(x), self.kernel_size, self.stride, self.padding,
+        return F.avg_pool2d(self._check_input(input), self.kernel_size, self.stride, self.padding,
                             self.ceil_mode, self.count_include_pad, self.divisor_override)
 
     def extra_repr(self):
@@ -144,9 +144,9 @@ class AdaptiveAvgPool2d(Module):
         super().__init__()
         self.output_size = output_size
 
-    def forward(self, x):
+    def forward(self, input):
         """The adaptive window means. Shape: (N, C, H, W) -> (N, C, H_o, W_o)."""
-        return F.adaptive_avg_pool2d(self._check_input(x), self.output_size)
+        return F.adaptive_avg_pool2d(self._check_input(input), self.output_size)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"

@@ -33,9 +33,9 @@ class Upsample(Module):
         self.mode, self.align_corners = mode, align_corners
         self.recompute_scale_factor = recompute_scale_factor
 
-    def forward(self, x):
+    def forward(self, input):
         """interpolate(x, size or scale_factor, mode). Shape: spatial dims resized."""
-        return F.interpolate(self._check_input(x), self.size, self.scale_factor, self.mode,
+        return F.interpolate(self._check_input(input), self.size, self.scale_factor, self.mode,
                              self.align_corners,
                              recompute_scale_factor=self.recompute_scale_factor)
 
@@ -54,9 +54,9 @@ class UpsamplingNearest2d(Upsample):
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="nearest")
 
-    def forward(self, x):
+    def forward(self, input):
         """interpolate(x). Shape: (N, C, H, W) -> (N, C, H_out, W_out)."""
-        return super().forward(x)
+        return super().forward(input)
 
 
 class UpsamplingBilinear2d(Upsample):
@@ -66,9 +66,9 @@ class UpsamplingBilinear2d(Upsample):
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
 
-    def forward(self, x):
+    def forward(self, input):
         """interpolate(x). Shape: (N, C, H, W) -> (N, C, H_out, W_out)."""
-        return super().forward(x)
+        return super().forward(input)
 
 
 class PixelShuffle(Module):
@@ -83,9 +83,9 @@ class PixelShuffle(Module):
         super().__init__()
         self.upscale_factor = upscale_factor
 
-    def forward(self, x):
+    def forward(self, input):
         """pixel_shuffle(x). Shape: (*, C r², H, W) -> (*, C, H r, W r)."""
-        return F.pixel_shuffle(self._check_input(x), self.upscale_factor)
+        return F.pixel_shuffle(self._check_input(input), self.upscale_factor)
 
     def extra_repr(self):
         return f"upscale_factor={self.upscale_factor}"
@@ -103,9 +103,9 @@ class PixelUnshuffle(Module):
         super().__init__()
         self.downscale_factor = downscale_factor
 
-    def forward(self, x):
+    def forward(self, input):
         """pixel_unshuffle(x). Shape: (*, C, H r, W r) -> (*, C r², H, W)."""
-        return F.pixel_unshuffle(self._check_input(x), self.downscale_factor)
+        return F.pixel_unshuffle(self._check_input(input), self.downscale_factor)
 
     def extra_repr(self):
         return f"downscale_factor={self.downscale_factor}"

@@ -173,6 +173,15 @@ def test_embedding_rejects_out_of_range_and_float_ids():
         emb(np.array([0, 4]))
     with pytest.raises(TypeError, match="integer"):
         emb(np.array([0.0, 1.0]))
+    # torch's classes: IndexError out of range, RuntimeError for float ids
+    with pytest.raises(IndexError):
+        torch.nn.Embedding(4, 2)(torch.tensor([0, 4]))
+    with pytest.raises(IndexError):
+        emb(mg.tensor([0, 4]))
+    with pytest.raises(RuntimeError, match="Long, Int"):
+        torch.nn.Embedding(4, 2)(torch.tensor([0.0, 1.0]))
+    with pytest.raises(RuntimeError, match="integer ids"):
+        emb(mg.tensor([0.0, 1.0]))
 
 
 @pytest.mark.parametrize("impl", ["fused", "composite"])

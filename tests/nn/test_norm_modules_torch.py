@@ -481,6 +481,51 @@ def test_lazy_norms_become_torchs_modules(name, shape, kwargs):
     step(ours, theirs, shape, seed=2)
 
 
+@pytest.mark.parametrize("name, shape", LAZY, ids=lambda v: str(v))
+def test_a_lazy_norm_loads_a_trained_state_as_torchs_hook_does(name, shape):
+    # torch's lazy load hook takes the state dict's shapes: a lazy model loads a checkpoint
+    # (torch then leaves num_features 0, and its InstanceNorm refuses the next call; here
+    # the loaded shapes give it)
+    plain = name.replace("Lazy", "")
+    options = {"affine": True, "track_running_stats": True}
+    theirs = getattr(torch.nn, plain)(shape[1], dtype=torch.float64, **options)
+    with torch.no_grad():
+        theirs(torch.randn(*shape, dtype=torch.float64) * 3 + 1)
+        theirs.weight.uniform_(0.5, 1.5), theirs.bias.uniform_(-1, 1)
+    their_lazy = getattr(torch.nn, name)(dtype=torch.float64, **options)
+    their_lazy.load_state_dict(theirs.state_dict())
+    ours = getattr(nn, name)(dtype=mg.float64, **options)
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    assert repr(ours) == repr(their_lazy) and not ours.has_uninitialized_params()
+    assert_same_state(ours, theirs)
+    step(ours, theirs, shape, seed=3)                  # trains on from the loaded state
+    assert type(ours) is getattr(nn, plain) and ours.num_features == shape[1]
+    ours.eval(), theirs.eval()
+    step(ours, theirs, shape, seed=4)
+    failed = getattr(nn, name)()                        # a failed load: lazy as it was
+    with pytest.raises(RuntimeError, match="missing keys"):
+        failed.load_state_dict({"weight": np.ones(3), "bias": np.ones(3)})
+    assert failed.has_uninitialized_params() and repr(failed.weight) == "<UninitializedParameter>"
+
+
+# the same load hook (conv_more.materialize_from_state) for nn.LazyLinear
+def test_lazy_linear_loads_a_trained_state_as_torchs_hook_does():
+    theirs = torch.nn.Linear(5, 3, dtype=torch.float64)
+    their_lazy = torch.nn.LazyLinear(3, dtype=torch.float64)
+    their_lazy.load_state_dict(theirs.state_dict())
+    ours = nn.LazyLinear(3, dtype=mg.float64)
+    ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    assert repr(ours) == repr(their_lazy) and not ours.has_uninitialized_params()
+    x = np.random.default_rng(5).standard_normal((2, 5))
+    out, expected = ours(x), their_lazy(torch.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), rtol=1e-14)
+    assert type(ours) is nn.Linear and repr(ours) == repr(their_lazy)
+    failed = nn.LazyLinear(3)                       # a failed load leaves it lazy
+    with pytest.raises(RuntimeError, match="missing keys"):
+        failed.load_state_dict({"weight": np.ones((3, 5))})
+    assert failed.has_uninitialized_params() and failed.weight.size == 0
+
+
 def test_lazy_norms_refuse_what_gives_them_no_shape():
     with pytest.raises(ValueError, match="expected input of 2 or 3 dims"):
         nn.LazyBatchNorm1d()(mg.ones(3))
@@ -540,3 +585,22 @@ def test_a_torch_state_dict_loads_and_an_old_one_keeps_the_counter():
     state = torch.nn.InstanceNorm1d(3, affine=True, track_running_stats=True).state_dict()
     instance.load_state_dict(state)
     assert list(instance.state_dict()) == list(state)
+
+
+# ----- the error a row norm's wrong trailing dims raise ---------------------------------
+@pytest.mark.parametrize("name, shape, x_shape", [
+    ("LayerNorm", (4,), (2, 3)), ("LayerNorm", (3, 4), (2, 4, 3)), ("RMSNorm", (4,), (2, 3)),
+    ("RMSNorm", (3, 4), (5, 4, 3))], ids=lambda v: str(v))
+def test_wrong_trailing_dims_raise_torchs_runtime_error(name, shape, x_shape):
+    # torch: RuntimeError "Given normalized_shape=..."; here a RuntimeError that is also the
+    # ValueError the other bad shapes raise
+    x = np.ones(x_shape)
+    with pytest.raises(RuntimeError, match="normalized_shape"):
+        getattr(torch.nn, name)(shape).double()(torch.tensor(x))
+    for impl in IMPLS:
+        module = getattr(nn, name)(shape, impl=impl).to(mg.float64)
+        with pytest.raises(RuntimeError, match="normalized_shape") as info:
+            module(mg.tensor(x))
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(RuntimeError):
+        F.layer_norm(mg.tensor(x), shape)

@@ -542,3 +542,23 @@ def test_softshrink_keeps_the_sign_of_zero_as_torchs_scalar_loop(dtype):
         theirs = TF.softshrink(torch.tensor(data).to(getattr(torch, dtype)), 0.5)
         np.testing.assert_array_equal(np.signbit(ours.float().numpy()),
                                       torch.signbit(theirs).numpy())
+
+
+def test_hardtanh_takes_torchs_deprecated_min_value_and_max_value():
+    x = np.linspace(-3, 3, 13)
+    for kwargs in ({"min_value": -0.5}, {"max_value": 2.0}, {"min_value": -2.0,
+                                                             "max_value": 0.25}):
+        with pytest.warns(FutureWarning, match="deprecated and renamed"):
+            ours = nn.Hardtanh(**kwargs)
+        with pytest.warns(FutureWarning, match="deprecated and renamed"):
+            theirs = torch.nn.Hardtanh(**kwargs)
+        assert repr(ours) == repr(theirs)
+        xs = mg.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        ys = ours(xs[0]), theirs(xs[1])
+        np.testing.assert_array_equal(ys[0].detach().numpy(), ys[1].detach().numpy())
+        upstream = np.cos(x)
+        ys[0].backward(mg.tensor(upstream))
+        ys[1].backward(torch.tensor(upstream))
+        np.testing.assert_array_equal(xs[0].grad.numpy(), xs[1].grad.numpy())
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError, match="greater than"):
+        nn.Hardtanh(max_value=-2.0)

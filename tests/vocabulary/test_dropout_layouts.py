@@ -33,7 +33,7 @@ DROPOUTS = {
     "Dropout": lambda L, x: L.nn.Dropout(0.4)(x),
     "AlphaDropout": lambda L, x: L.nn.AlphaDropout(0.4)(x),
     "dropout1d": lambda L, x: L.nn.functional.dropout1d(x, 0.4) if x.ndim < 4 else None,
-    "Dropout2d": lambda L, x: L.nn.Dropout2d(0.4)(x) if x.ndim > 2 else None,
+    "Dropout2d": lambda L, x: L.nn.Dropout2d(0.4)(x),         # 2-D: torch's deprecated read
 }
 
 
@@ -49,7 +49,7 @@ def test_dropout_draws_torchs_mask_for_a_view(name, layout, dtype):
         x = LAYOUTS[layout](L, getattr(L, dtype))        # made in dtype: a view of it
         L.manual_seed(3)
         with warnings.catch_warnings():
-            warnings.simplefilter("ignore")          # Dropout2d's reading of a 3-D input
+            warnings.simplefilter("ignore")          # Dropout2d's reading of a 2-, 3-D input
             y = DROPOUTS[name](L, x)
         if y is None:
             pytest.skip(f"{name} takes no {x.ndim}-d input")
@@ -99,3 +99,17 @@ def test_empty_like_lays_out_as_torchs():
         np.testing.assert_array_equal(
             np.broadcast_to(offsets(ours.shape, [s // 4 for s in ours.strides]), ours.shape),
             np.broadcast_to(offsets(ours.shape, theirs.stride()), ours.shape))
+
+
+@pytest.mark.parametrize("shape", [(5, 6), (2, 3, 2, 2, 2)])
+def test_dropout2d_of_a_2d_or_5d_input_warns_and_draws_torchs_mask(shape):
+    x = np.random.default_rng(0).standard_normal(shape)
+    results = []
+    for L in (torch, mg):
+        L.manual_seed(11)
+        with pytest.warns(UserWarning, match=f"Received a {len(shape)}-D input to dropout2d"):
+            results.append(L.nn.functional.dropout2d(L.tensor(x), 0.5).numpy())
+    np.testing.assert_array_equal(results[1], results[0])
+    for L in (torch, mg):
+        with pytest.warns(UserWarning), pytest.raises(RuntimeError, match="at least 2 dim"):
+            L.nn.Dropout2d(0.5)(L.ones(4))

@@ -131,6 +131,20 @@ def test_parameters_are_torchs():
             np.testing.assert_array_equal(state[key].numpy(), value.numpy(), err_msg=key)
 
 
+def test_repr_and_out_proj_class_are_torchs():
+    # torch's out_proj is a NonDynamicallyQuantizableLinear: its repr names it, in the
+    # attention's and in every Transformer layer's
+    from microgradnorm.nn.modules.linear import NonDynamicallyQuantizableLinear
+    for options in (dict(), dict(bias=False, kdim=3, vdim=5)):
+        ours = nn.MultiheadAttention(E, HEADS, **options)
+        assert repr(ours) == repr(torch.nn.MultiheadAttention(E, HEADS, **options))
+        assert type(ours.out_proj) is NonDynamicallyQuantizableLinear
+        assert isinstance(ours.out_proj, nn.Linear)
+    assert repr(nn.TransformerEncoderLayer(E, HEADS, 16)) == \
+        repr(torch.nn.TransformerEncoderLayer(E, HEADS, 16))
+    assert "NonDynamicallyQuantizableLinear" not in nn.modules.linear.__all__
+    assert not hasattr(nn, "NonDynamicallyQuantizableLinear")      # nor in torch.nn
+
 def test_float32_output_and_dtype_mismatch():
     ours, theirs = nn.MultiheadAttention(E, HEADS), torch.nn.MultiheadAttention(E, HEADS)
     q = RNG.standard_normal((L, N, E))
