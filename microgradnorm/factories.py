@@ -11,7 +11,7 @@ from . import backend, dtypes
 from . import generator as streams
 from . import sampling
 from .ops import shape as shape_ops
-from .ops.base import size_args
+from .ops.base import number_of, size_args
 from .tensor import Tensor
 
 __all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy",
@@ -80,13 +80,16 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
     all three are ints, else the default float dtype, unless dtype is given (the values are
-    computed in float64, then rounded)."""
+    computed in float64, then rounded; for an integer dtype start, end and step are first
+    truncated to ints, as torch's kernel casts them)."""
     if end is None:
         start, end = 0, start
     for name, value in (("start", start), ("end", end), ("step", step)):
         if not isinstance(value, numbers.Real):        # bools count as ints, as in torch
             raise TypeError(f"arange: {name} must be a real number, got "
                             f"{type(value).__name__} {value!r}")
+    if dtype is not None and dtypes.as_dtype(dtype).kind in "iu":
+        start, end, step = int(start), int(end), int(step)
     if step == 0:
         raise ValueError("arange: step must be nonzero, got 0")
     if (end - start) * step < 0:
@@ -109,12 +112,14 @@ def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False
         - 1 - i)` in the second (torch's split, so both ends are exact), in the dtype.
 
     Args:
-        start, end: real numbers. steps: an int >= 0.
+        start, end: real numbers (or 0-d tensors of them). steps: an int >= 0; 1 gives
+            ``[start]``.
 
     Example:
         >>> mg.linspace(0, 1, 5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
+    start, end = number_of("linspace", "start", start), number_of("linspace", "end", end)
     for name, value in (("start", start), ("end", end)):
         dtypes.check_number("linspace", name, value)
     dtypes.check_number("linspace", "steps", steps, integer=True)
@@ -122,12 +127,16 @@ def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False
         raise ValueError(f"linspace: steps must be non-negative, got {steps}")
     dtype = dtypes.default_float(dtype)
     work = dtype if dtypes.is_floating(dtype) else np.dtype(np.float64)    # ints: via float64
+    if dtype.kind in "iu":                        # torch casts the ends to the dtype first
+        start, end = int(start), int(end)
     first, last = np.asarray(start).astype(work), np.asarray(end).astype(work)
     index = np.arange(steps)
     step = (last - first) / work.type(max(steps - 1, 1))
     half = steps // 2
     values = np.where(index < half, first + step * index.astype(work),
                       last - step * (steps - 1 - index).astype(work))
+    if steps == 1:                                        # torch: the start alone
+        values = first.reshape(1)
     return _make("linspace", values.astype(dtype), None, device, requires_grad)
 
 
@@ -258,8 +267,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     probs = np.asarray(backend.to_numpy(input._array)).reshape(-1, input.shape[-1])
     weights = probs.astype(np.float64)
     if not np.isfinite(weights).all() or (weights < 0).any() or (weights.sum(1) <= 0).any():
-        raise ValueError("multinomial: every row of input must hold finite, non-negative "
-                         "weights with a positive sum")
+        raise sampling.DistributionRangeError(
+            "multinomial: every row of input must hold finite, non-negative weights with a "
+            "positive sum")
     if not replacement and num_samples > (weights > 0).sum(1).min():
         raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
                          f"from a row with only {(weights > 0).sum(1).min()} nonzero weights")

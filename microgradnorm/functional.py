@@ -6,6 +6,8 @@ cosine_similarity, pairwise_distance, dropout, pad, and the vision functions (in
 pixel_shuffle, from ``vision.py``). Arguments are checked before anything runs, running
 statistics included."""
 
+import warnings
+
 import numpy as np
 
 from . import backend, dtypes, ops
@@ -81,6 +83,12 @@ class AssertionValueError(ValueError, AssertionError):
     Hardtanh's bounds): a ValueError here, and an AssertionError as PyTorch's."""
 
 
+class IdsDtypeError(RuntimeError, TypeError):
+    """Embedding ids that are not integers: PyTorch's RuntimeError ("Expected tensor for
+    argument #1 'indices' to have one of the following scalar types: Long, Int"), and a
+    TypeError."""
+
+
 # ----- activations, dropout: composites of primitive ops ---------------------------------
 tanh = ops.tanh                # one home each: F.tanh is ops.tanh is Tensor.tanh
 sigmoid = ops.sigmoid
@@ -137,7 +145,7 @@ def elu(input, alpha=1.0, inplace=False):
     def compute(x):
         # of min(x, 0): the branch where() leaves out cannot overflow into inf · 0 = NaN
         with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
-            positive = x._array > 0
+            positive = ~(x._array <= 0)      # NaN too: torch's kernel, x <= 0 ? ... : x
         return ops.where(positive, x, ops.expm1(ops.clamp(x, max=0.0)) * alpha)
     return _activation("elu", input, inplace, compute)
 
@@ -327,7 +335,9 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
     r"""Zero whole channels with probability ``p`` and scale the rest by ``1 / (1 - p)``
     (``F.dropout2d``): one draw per (sample, channel), torch's, from the same generator.
 
-    Shape: (N, C, H, W), or (N, C, L) as torch reads a 3-D input, unchanged.
+    Shape: (N, C, H, W), or (N, C, L) as torch reads a 3-D input, unchanged; another
+    input of 2 or more dims is taken with torch's deprecation warning, a draw per (dim 0,
+    dim 1) as torch's.
 
     Example:
         >>> h = F.dropout2d(F.relu(conv(x)), 0.25, training=model.training)
@@ -335,8 +345,13 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
     _check_p("dropout2d", p)
     check_tensor("dropout2d", "input", input)
     if input.ndim not in (3, 4):
-        raise ValueError(f"dropout2d: input must have shape (N, C, H, W) or (N, C, L), got "
-                         f"{input.shape}")
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is "
+                      "deprecated and will result in an error in a future release. To retain "
+                      "the behavior and silence this warning, please use dropout instead.",
+                      stacklevel=2)
+    if input.ndim < 2:
+        raise RuntimeError("dropout2d: Feature dropout requires at least 2 dimensions in the "
+                           f"input, got shape {input.shape}")
     noise = input.shape[:2] + (1,) * (input.ndim - 2)
     return _dropout("dropout2d", input, p, training, inplace, generator, noise)
 
@@ -477,7 +492,7 @@ def _ids(fn, input, weight):
     ids = backend.to_device(ids if backend.is_cupy_array(ids) else np.asarray(ids),
                             weight.device)
     if ids.dtype.kind not in "iu":
-        raise TypeError(f"{fn}: input must hold integer ids, got dtype {ids.dtype}")
+        raise IdsDtypeError(f"{fn}: input must hold integer ids, got dtype {ids.dtype}")
     rows = weight.shape[0]
     if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= rows):
         raise ops.OutOfRangeError(f"{fn}: ids must be in [0, {rows}), got min "
@@ -577,8 +592,9 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     below eps passes no gradient, as PyTorch's ``clamp_min``.
 
     Args:
-        p: the norm's exponent, > 0 or ``inf``. dim: the dim normalized. eps: the smallest
-            divisor.
+        p: the norm's exponent, any real number or ``±inf`` (``Tensor.norm``'s: 0 counts the
+            nonzero elements, a negative p is the harmonic-like norm torch computes). dim:
+            the dim normalized. eps: the smallest divisor.
 
     Example:
         >>> F.normalize(mg.tensor([[3.0, 4.0]]))               # [[0.6, 0.8]]
@@ -588,8 +604,6 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
         raise RuntimeError(f"normalize: input must be a floating tensor, got {input.dtype}")
     check_number("normalize", "p", p)
     check_number("normalize", "eps", eps)
-    if not p > 0:
-        raise ValueError(f"normalize: p must be positive (or inf), got {p!r}")
     axis = ops.normalize_axis("normalize", dim, input.ndim, single=True)
     return input / ops.clamp(input.norm(p, dim=axis, keepdim=True), min=eps)
 

@@ -16,15 +16,21 @@ from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, n
                                resolve_impl)
 from ..tensor import Tensor, is_floating
 
-__all__ = ["IMPLS", "ChannelNormError", "check_eps", "check_impl", "check_like",
-           "check_momentum", "check_param", "check_row_norm", "check_tensor", "get_norm_impl",
-           "machine_eps", "norm_impl", "normalized_shape", "resolve_eps", "resolve_impl"]
+__all__ = ["IMPLS", "ChannelNormError", "NormalizedShapeError", "check_eps", "check_impl",
+           "check_like", "check_momentum", "check_param", "check_row_norm", "check_tensor",
+           "get_norm_impl", "machine_eps", "norm_impl", "normalized_shape", "resolve_eps",
+           "resolve_impl"]
 
 
 class ChannelNormError(RuntimeError, ValueError):
     """A call the channel norms (BatchNorm, GroupNorm, InstanceNorm) refuse where PyTorch
     raises a RuntimeError (a shape that does not fit the channels, missing running
     statistics); also a ValueError, as the other norms' bad shapes and values are."""
+
+
+class NormalizedShapeError(RuntimeError, ValueError):
+    """A LayerNorm/RMSNorm input whose trailing dims are not ``normalized_shape``: PyTorch's
+    RuntimeError ("Given normalized_shape=..."), and a ValueError as the other bad shapes."""
 
 
 def check_like(fn, name, value, x):
@@ -75,7 +81,8 @@ def check_momentum(fn, momentum, allow_none=False):
 
 
 def normalized_shape(fn, shape):
-    """``shape`` (an int or a non-empty sequence of ints >= 0) as a tuple of ints."""
+    """``shape`` (an int or a non-empty sequence of ints >= 0) as a tuple of ints; else a
+    ``NormalizedShapeError`` (torch's RuntimeError, "at least 1-dimensional")."""
     given = shape
     if isinstance(shape, numbers.Integral):
         shape = (shape,)
@@ -85,8 +92,8 @@ def normalized_shape(fn, shape):
         shape = None
     if (not shape or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0
                          for n in shape)):
-        raise ValueError(f"{fn}: normalized_shape must be a non-negative int or a non-empty "
-                         f"tuple of non-negative ints, got {given!r}")
+        raise NormalizedShapeError(f"{fn}: normalized_shape must be a non-negative int or a "
+                                   f"non-empty tuple of non-negative ints, got {given!r}")
     return tuple(int(n) for n in shape)
 
 
@@ -99,8 +106,9 @@ def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **
     shape = normalized_shape(fn, shape)
     trailing = x.shape[max(x.ndim - len(shape), 0):]
     if trailing != shape:
-        raise ValueError(f"{fn}: normalized_shape {shape} must equal the trailing dims of x; "
-                         f"x has shape {x.shape}, expected (*, {', '.join(map(str, shape))})")
+        raise NormalizedShapeError(
+            f"{fn}: normalized_shape {shape} must equal the trailing dims of x; x has shape "
+            f"{x.shape}, expected (*, {', '.join(map(str, shape))})")
     for name, param in params.items():
         check_param(fn, name, param, shape, x, weight_dtype if name == "weight" else None)
     check_eps(fn, eps)

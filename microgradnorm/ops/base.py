@@ -272,6 +272,18 @@ def size_args(fn, size):
     return tuple(int(n) for n in size)
 
 
+def number_of(fn, name, value):
+    """``value`` as a Python number where it is a 0-d Tensor (torch's factories take one for
+    a number: ``linspace(torch.tensor(0.0), 1, 5)``), else ``value`` itself; a Tensor of more
+    dims is torch's RuntimeError."""
+    if isinstance(value, _tensor.Tensor):
+        if value.ndim != 0:
+            raise RuntimeError(f"{fn} only supports 0-dimensional {name} tensors, but got "
+                               f"{name} with {value.ndim} dimension(s).")
+        return value.item()
+    return value
+
+
 def check_tensor(fn, x):
     """``x`` itself if it is a Tensor, else a TypeError naming ``fn``."""
     if not isinstance(x, _tensor.Tensor):

@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from .base import check_fits, check_tensor, constant, result_type, size_args
+from .base import check_fits, check_tensor, constant, number_of, result_type, size_args
 from .gamma import i0_array
 from .indexing import index_select
 from .shape import concatenate, meshgrid, stack
@@ -123,6 +123,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     Example:
         >>> mg.logspace(0, 2, 3)                             # tensor([  1.,  10., 100.])
     """
+    start, end = number_of("logspace", "start", start), number_of("logspace", "end", end)
     for name, value in (("start", start), ("end", end), ("base", base)):
         dtypes.check_number("logspace", name, value)
     dtypes.check_number("logspace", "steps", steps, integer=True)

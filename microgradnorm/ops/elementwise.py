@@ -374,8 +374,8 @@ class ReLU(Unary):
         check_orderable("relu", x)
         return xp.maximum(x, 0)
 
-    def df(grad, out):                       # the gradient passes where out > 0
-        return grad * (out > 0)
+    def df(grad, out):       # passes where not out <= 0: at NaN too, as torch's threshold
+        return grad * ~(out <= 0)
 
 
 class Abs(Unary):
@@ -579,8 +579,10 @@ def pow(input, exponent):
 
 
 def rpow(x, base):
-    """``base ** x`` (``Tensor.__rpow__``): ``pow(base, x)`` for a real number ``base``."""
-    return pow(base, x) if _is_real(base) else NotImplemented
+    """``base ** x`` (``Tensor.__rpow__``): ``pow(base, x)`` for a real number or a Tensor
+    ``base`` (torch's ``x.__rpow__(base)``)."""
+    return pow(base, x) if _is_real(base) or isinstance(base, _tensor.Tensor) else \
+        NotImplemented
 
 
 def _is_real(value):
@@ -654,7 +656,14 @@ def masked_fill(x, mask, value):
         if value.ndim != 0:
             raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got a "
                              f"tensor of shape {value.shape}")
-        check_fits("masked_fill", value.item(), x.dtype)
+        item = value.item()
+        if isinstance(item, complex) and item.imag and x.dtype.kind != "c":
+            # torch's checked conversion: an imaginary part does not fit a real dtype
+            raise RuntimeError(f"masked_fill: value {item!r} cannot be converted to type "
+                               f"{x.dtype} without overflow")
+        check_fits("masked_fill", item, x.dtype)
+        if value.dtype.kind == "c" and x.dtype.kind != "c":
+            value = value.real                     # its imaginary part is 0 (just checked)
     elif not isinstance(value, numbers.Number) or isinstance(value, complex):
         raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__} {value!r}")

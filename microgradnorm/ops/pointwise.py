@@ -332,11 +332,13 @@ def prod(x, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         if keepdim:
             raise TypeError("prod: keepdim needs a dim (torch has no prod(x, keepdim=True))")
-        return Prod.apply(x, axis=None, keepdims=False)
-    axis = normalize_axis("prod", dim, x.ndim, single=True)
-    if x.ndim == 0:                        # dim 0 or -1 of a 0-d tensor: the element itself
-        return Prod.apply(x, axis=None, keepdims=False)
-    return Prod.apply(x, axis=axis, keepdims=bool(keepdim))
+        out = Prod.apply(x, axis=None, keepdims=False)
+    else:
+        axis = normalize_axis("prod", dim, x.ndim, single=True)
+        # dim 0 or -1 of a 0-d tensor: the element itself
+        out = Prod.apply(x, axis=axis if x.ndim else None, keepdims=bool(keepdim) and x.ndim > 0)
+    # dtype=bool: torch's product stays bool (NumPy's of bools is an integer)
+    return out.astype(np.bool_) if x.dtype == np.bool_ else out
 
 
 def _scan(fn, function, x, dim, dtype):
@@ -374,7 +376,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
 
     Args:
         x: the tensor, at least 1-D.
-        n: how many times to difference (0: x itself).
+        n: how many times to difference (0: a copy of x, without prepend and append, as
+            torch's).
         dim: the dim along which to take it.
         prepend, append: tensors of x's number of dims joined to x along ``dim`` first.
 
@@ -389,6 +392,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"diff: order must be non-negative but got {n}")
     axis = normalize_axis("diff", dim, x.ndim, single=True)
+    if n == 0:                           # torch: a copy of x, prepend and append unused
+        return x.clone()
     x = _joined(x, prepend, append, axis)
     leading = (slice(None),) * axis
     for _ in range(n):

@@ -345,35 +345,45 @@ def median(x, dim=None, keepdim=False):
     return pick_along("median", return_types.median, x, dim, keepdim, lower_median)
 
 
-def var(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
-        unbiased=None):
+def var(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,
+        keepdim=None):
     """Variance over ``axis``, sum(|x - mean|²) / (n - correction), in two passes; n <=
-    correction gives inf (NaN for a constant x), as torch. ``unbiased``: correction 1/0.
-    A complex x gives the real var(x.real) + var(x.imag), torch's way."""
+    correction gives inf (NaN for a constant x), as torch. The positional order is torch's
+    ``var(dim, unbiased, keepdim)``, and ``var(unbiased)`` (a bool first) its other
+    overload; ``unbiased``: correction 1/0; ``correction`` None is 1. A complex x gives the
+    real var(x.real) + var(x.imag), torch's way."""
     if not _inexact(x.dtype):
         raise RuntimeError(f"std and var only support floating point and complex dtypes, got "
                            f"{x.dtype}")
+    if isinstance(axis, (bool, np.bool_)):                # torch's var(input, unbiased)
+        if unbiased is not None:
+            raise TypeError(f"var(): got unbiased={axis!r} and unbiased={unbiased!r}")
+        axis, unbiased = ALL_DIMS, bool(axis)
     axis = normalize_axis("var", axis, x.ndim, dim=dim, reduce=True)
     keepdims = _keepdims("var", keepdims, keepdim)
     if unbiased is not None:
-        if not isinstance(unbiased, bool):
+        if not isinstance(unbiased, (bool, np.bool_)):
             raise TypeError(f"var: unbiased must be True or False, got {unbiased!r}")
+        if correction is not None:
+            raise TypeError("var(): give unbiased or correction, not both")
         correction = int(unbiased)
+    correction = 1 if correction is None else correction
     check_number("var", "correction", correction)
     if x.dtype.kind == "c":
-        return var(real(x), axis, keepdims, correction) + var(imag(x), axis, keepdims,
-                                                             correction)
+        return var(real(x), axis, keepdims=keepdims, correction=correction) + \
+            var(imag(x), axis, keepdims=keepdims, correction=correction)
     centered = x - mean(x, axis, keepdims=True)
     n = reduced_size(x.shape, axis)
     with np.errstate(divide="ignore", invalid="ignore"):      # n <= correction: NaN
         return sum(centered * centered, axis, keepdims) / builtins.max(n - correction, 0)
 
 
-def std(x, axis=ALL_DIMS, keepdims=False, correction=1, *, dim=None, keepdim=None,
-        unbiased=None):
-    """Standard deviation, ``sqrt(var(...))``; the gradient is 0 where it is 0."""
-    return StdFromVar.apply(var(x, axis, keepdims, correction, dim=dim, keepdim=keepdim,
-                                unbiased=unbiased))
+def std(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,
+        keepdim=None):
+    """Standard deviation, ``sqrt(var(...))`` with ``var``'s arguments; the gradient is 0
+    where it is 0."""
+    return StdFromVar.apply(var(x, axis, unbiased, keepdims, correction=correction, dim=dim,
+                                keepdim=keepdim))
 
 
 def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
@@ -552,7 +562,7 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         >>> var, mean = mg.var_mean(mg.tensor([1.0, 2.0, 3.0]))     # 1.0, 2.0
     """
     dim, correction = _var_arguments("var_mean", input, dim, unbiased, correction)
-    return (var(input, dim, keepdim, correction),
+    return (var(input, dim, keepdims=keepdim, correction=correction),
             mean(input, dim, keepdim))
 
 
@@ -564,7 +574,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
         >>> std, mean = mg.std_mean(x, dim=0, correction=0)
     """
     dim, correction = _var_arguments("std_mean", input, dim, unbiased, correction)
-    return (std(input, dim, keepdim, correction),
+    return (std(input, dim, keepdims=keepdim, correction=correction),
             mean(input, dim, keepdim))
 
 

@@ -556,8 +556,11 @@ def flip(x, dims):
     return _flipped(x, dims)
 
 
-def _flip_method(x, *dims):
-    return _flipped(x, sizes_of(dims))
+def _flip_method(x, *dims, **by_name):
+    # torch's x.flip(0, 1), x.flip((0, 1)) and x.flip(dims=(0, 1))
+    if by_name.keys() - {"dims"} or (by_name and dims):
+        raise TypeError(f"flip() got unexpected or repeated arguments {sorted(by_name)}")
+    return flip(x, by_name["dims"]) if by_name else _flipped(x, sizes_of(dims))
 
 
 _flip_method.__name__ = _flip_method.__qualname__ = "flip"

@@ -296,6 +296,9 @@ def unmoved(call, error, match):
     (lambda: mg.normal(0.0, 1.0), TypeError, "size"),
     (lambda: mg.normal(mg.zeros(2), mg.tensor([1.0, -1.0])), ValueError, "std"),
     (lambda: mg.multinomial(mg.tensor([1, 2]), 1), TypeError, "floating"),
+    # torch's RuntimeError (and a ValueError, as the other ranges)
+    (lambda: mg.multinomial(mg.tensor([1.0, -1.0]), 1), RuntimeError, "non-negative"),
+    (lambda: mg.multinomial(mg.tensor([0.0, 0.0]), 1), RuntimeError, "positive sum"),
     (lambda: mg.Generator(device="cuda"), ValueError, "cpu"),
 ])
 def test_bad_input_is_a_clear_error_and_draws_nothing(call, error, match):

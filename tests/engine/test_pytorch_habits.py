@@ -445,6 +445,27 @@ def test_var_and_std_are_unbiased_by_default_as_in_torch():
         assert np.isnan(mg.tensor([1.0]).var().item()) and np.isnan(torch.tensor([1.0]).var())
 
 
+@pytest.mark.parametrize("name", ["var", "std"])
+@pytest.mark.parametrize("args, kwargs", [
+    ((1, True), {}), ((1, False, True), {}), ((True,), {}), ((False,), {}),
+    ((), {"dim": None, "correction": None}), ((0,), {"keepdim": True, "correction": None}),
+])
+def test_var_and_std_take_torchs_positional_overloads(name, args, kwargs):
+    # torch's var(dim, unbiased, keepdim) and var(unbiased); correction=None is the default
+    data = np.random.default_rng(0).standard_normal((3, 4))
+    x, t = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    mine, theirs = getattr(x, name)(*args, **kwargs), getattr(t, name)(*args, **kwargs)
+    assert mine.shape == tuple(theirs.shape)
+    np.testing.assert_allclose(mine.data, theirs.detach().numpy(), rtol=1e-12)
+    upstream = np.random.default_rng(1).standard_normal(mine.shape)
+    mine.backward(upstream)
+    theirs.backward(torch.tensor(upstream))
+    np.testing.assert_allclose(x.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    fn_mine, fn_theirs = getattr(mg, name), getattr(torch, name)
+    np.testing.assert_allclose(fn_mine(x, *args, **kwargs).data,
+                               fn_theirs(t, *args, **kwargs).detach().numpy(), rtol=1e-12)
+
+
 def test_argmax_argmin_abs_follow_torch():
     data = np.array([[1.0, 5.0, np.nan, 5.0], [4.0, 2.0, 6.0, 6.0]])
     x, t = mg.tensor(data), torch.tensor(data)

@@ -119,6 +119,20 @@ def test_masked_fill_gradient_is_zero_where_filled_and_value_gets_the_rest():
                         tx.masked_fill(torch.tensor(mask), float("-inf")), [x], [tx])
 
 
+@pytest.mark.parametrize("dtype", ["int64", "float64"])
+def test_masked_fill_with_a_complex_value_follows_torch(dtype):
+    # a 0-d complex value fills a real tensor only where its imaginary part is 0
+    x, tx = mg.zeros(2, dtype=dtype), torch.zeros(2, dtype=getattr(torch, dtype))
+    mask, tmask = mg.tensor(True), torch.tensor(True)
+    filled = x.masked_fill(mask, mg.tensor(3 + 0j))
+    np.testing.assert_array_equal(filled.numpy(), tx.masked_fill(tmask, torch.tensor(3 + 0j)))
+    assert str(filled.dtype) == dtype
+    with pytest.raises(RuntimeError):
+        tx.masked_fill(tmask, torch.tensor(1 + 2j))
+    with pytest.raises(RuntimeError, match="without overflow"):
+        x.masked_fill(mask, mg.tensor(1 + 2j))
+
+
 def test_where_is_differentiable_in_both_branches_and_broadcasts():
     a, ta = pair(np.arange(6.0).reshape(2, 3))
     b, tb = pair([[10.0], [20.0]])
@@ -318,12 +332,37 @@ def test_like_factories_and_new_tensors():
 
 @pytest.mark.parametrize("args, kwargs", [((5,), {}), ((1, 4), {}), ((0, 1, 0.25), {}),
                                           ((3, -2, -1), {}), ((2.5,), {}),
-                                          ((0, 5), {"dtype": "float32"})])
+                                          ((0, 5), {"dtype": "float32"}),
+                                          # an integer dtype truncates the ends and the step
+                                          ((0.0, -8.000001, -4.0), {"dtype": "int64"}),
+                                          ((0.1, -7.9, -4.0), {"dtype": "int64"}),
+                                          ((0.5, 3.7, 1.5), {"dtype": "int32"})])
 def test_arange_as_torch(args, kwargs):
     mine = mg.arange(*args, **kwargs)
     theirs = torch.arange(*args, dtype=getattr(torch, kwargs["dtype"]) if kwargs else None)
     np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
     assert mine.dtype == theirs.numpy().dtype
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((-2.0, -3, 1), {}), ((5, 9, 1), {"dtype": "int64"}),        # one step: the start
+    ((4.3, -3, 50), {"dtype": "int64"}), ((-3.7, 8.9, 7), {"dtype": "int32"}),
+    ((mg.tensor(1), mg.tensor(5.0), 3), {}), ((mg.tensor(-2.0), 4, 5), {"dtype": "int64"}),
+    ((0, mg.tensor(2.5), 4), {"dtype": "float64"})])
+def test_linspace_as_torch(args, kwargs):
+    # torch's kernel: [start] for one step, ends cast to an integer dtype first, 0-d tensors
+    # for the ends
+    theirs = torch.linspace(*(torch.tensor(a.item()) if isinstance(a, mg.Tensor) else a
+                              for a in args),
+                            dtype=getattr(torch, kwargs["dtype"]) if kwargs else None)
+    mine = mg.linspace(*args, **kwargs)
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+    assert mine.dtype == theirs.numpy().dtype
+    ends = [(mg.tensor(a), torch.tensor(a)) for a in ([0.0, 1.0], 2.0)]
+    np.testing.assert_allclose(mg.logspace(ends[1][0], 3.0, 4).numpy(),
+                               torch.logspace(ends[1][1], 3.0, 4).numpy(), rtol=1e-6)
+    with pytest.raises(RuntimeError, match="0-dimensional"):
+        mg.linspace(ends[0][0], 3.0, 4)
 
 
 def test_arange_and_full_errors_and_dtypes():

@@ -140,6 +140,13 @@ BAD_CALLS = [
     ("rms_norm wrong normalized_shape",
      lambda s, impl: F.rms_norm(s["x"], (3, 9), impl=impl),
      ValueError, r"rms_norm: normalized_shape \(3, 9\)"),
+    # torch's RuntimeError ("at least 1-dimensional"), and a ValueError as the others
+    ("layer_norm empty normalized_shape",
+     lambda s, impl: F.layer_norm(s["x"], (), impl=impl),
+     RuntimeError, r"layer_norm: normalized_shape must be a non-negative int.*\(\)"),
+    ("rms_norm empty normalized_shape",
+     lambda s, impl: F.rms_norm(s["x"], [], impl=impl),
+     RuntimeError, r"rms_norm: normalized_shape must be a non-negative int.*\[\]"),
 ]
 
 # BatchNorm calls in training mode: a call that got past its checks would update the

@@ -235,7 +235,8 @@ def test_div_rounding_modes_match_torch_in_values_dtypes_and_zero_gradients():
 def test_pow_with_a_tensor_exponent_through_every_spelling():
     data, exponents = sample((3, 4), 1, positive=True), sample((4,), 2)
     for call in [lambda lib, x, e: lib.pow(x, e), lambda lib, x, e: x.pow(e),
-                 lambda lib, x, e: x ** e, lambda lib, x, e: e ** x]:
+                 lambda lib, x, e: x ** e, lambda lib, x, e: e ** x,
+                 lambda lib, x, e: e.__rpow__(x)]:               # torch's: x ** e
         x, xt = both(data)
         e, et = both(np.abs(exponents) + 0.5)
         check(call(mg, x, e), call(torch, xt, et), [(x, xt), (e, et)])

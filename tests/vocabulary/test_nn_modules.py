@@ -56,6 +56,15 @@ def test_activations_match_torch(name):
         same(lambda d=data: ours(mg.tensor(d)), lambda d=data: theirs(torch.tensor(d)))
 
 
+@pytest.mark.parametrize("name", ["relu", "elu", "elu_alpha", "leaky_relu"])
+def test_activation_gradients_at_nan_and_inf_as_torch(name):
+    # torch's kernels send a NaN to the branch of x > 0 (they test x <= 0): it gets the
+    # gradient of that side (ELU's vectorised loop gives NaN there: one answer here)
+    ours, theirs = ACTIVATIONS[name]
+    x, xt = pair(np.array([np.inf, -np.inf, np.nan, 1.0, -1.0, 0.0]))
+    check(ours(x), theirs(xt), [(x, xt)])
+
+
 @pytest.mark.parametrize("name", ["relu", "leaky_relu", "elu", "mish", "hardtanh"])
 def test_inplace_activations_write_into_the_input_and_keep_the_gradient(name):
     ours, theirs = getattr(F, name), getattr(TF, name)
@@ -233,6 +242,15 @@ def test_normalize_matches_torch():
     same_error(lambda: F.normalize(mg.tensor([[3, 4]])), lambda: TF.normalize(
         torch.tensor([[3, 4]])))
     assert F.normalize(mg.ones(2, 3)).dtype == mg.float32
+
+
+@pytest.mark.parametrize("p", [-1.0, -2.5, 0.0, 0.5, -np.inf])
+def test_normalize_takes_any_order_as_torch(p):
+    # torch divides by x.norm(p) for every real p, negative and 0 included
+    data = np.random.default_rng(8).standard_normal((2, 3, 4))
+    data[0, 1, 2] = 0.0
+    x, xt = pair(data)
+    check(F.normalize(x, p, 1), TF.normalize(xt, p, 1), [(x, xt)], atol=1e-9)
 
 
 def test_cosine_similarity_matches_torch():

@@ -118,6 +118,12 @@ def test_prod_dtypes_empty_and_0d_match_torch():
     check(mg.prod(x, 0), torch.prod(xt, 0), [(x, xt)])
 
 
+def test_prod_in_bool_stays_bool_as_torch():
+    for data in [np.array([[True, False], [True, True]]), np.ones((2, 3)), np.zeros((0, 2))]:
+        same(lambda lib, x: lib.prod(x, dtype=lib.bool), data)
+        same(lambda lib, x: x.prod(1, keepdim=True, dtype=lib.bool), data)
+
+
 def test_prod_refuses_what_torch_refuses():
     x = mg.ones(2, 3)
     with pytest.raises(TypeError, match="keepdim"):
@@ -186,6 +192,15 @@ def test_diff_matches_torch():
         same(call, data, kwargs)
     with pytest.raises(TypeError):
         mg.diff(mg.ones(3), prepend=1.0)
+
+
+def test_diff_of_order_0_is_a_copy_without_prepend_or_append():
+    data = np.random.default_rng(5).standard_normal((3, 4))
+    (x, xt), (p, pt), (a, at) = both(data), both(np.ones((1, 4))), both(np.ones((2, 4)))
+    check(mg.diff(x, 0, 0, p, a), torch.diff(xt, 0, 0, pt, at), [(x, xt)])
+    assert p.grad is None and pt.grad is None and a.grad is None and at.grad is None
+    y = mg.diff(x, 0)
+    assert y is not x and not np.shares_memory(y.detach().numpy(), x.detach().numpy())
 
 
 # ----- clamp_min, clamp_max and the in-place forms --------------------------------------------

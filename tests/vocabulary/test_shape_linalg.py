@@ -181,6 +181,14 @@ def test_flip_copies_and_refuses_as_torch():
     raises_like(lambda: mg.flip(x, 0), lambda: torch.flip(tx, 0))
 
 
+def test_flip_method_takes_dims_by_name_as_torch():
+    for dims in [(0,), [1], (0, 1), ()]:
+        agree(lambda x, d=dims: x.flip(dims=d), lambda x, d=dims: x.flip(dims=d), (2, 3))
+    x, tx = mg.zeros(2, 3), torch.zeros(2, 3)
+    raises_like(lambda: x.flip(dims=0), lambda: tx.flip(dims=0))
+    raises_like(lambda: x.flip(0, dims=(1,)), lambda: tx.flip(0, dims=(1,)))
+
+
 def test_roll_values_gradients_and_errors():
     cases = [(1, None), (-7, None), (1, 1), ((1, 2), (0, 1)), ((2, -1), (1, 1)), (3, -1)]
     for shifts, dims in cases:
