@@ -93,12 +93,14 @@ def run_backward(roots, root_grads, retain_graph, capture):
                 node.check_not_freed()
             if node.tensor_hooks is not None:     # the outputs' gradients are final here
                 grads = _run_output_hooks(node, grads, captured)
-            if len(grads) > 1 and any(g is None for g in grads):   # outputs no path reached
-                grads = _zeros_for_missing(grads, node.outputs_meta)
             if node._kept_versions:       # an index or mask backward reads without ctx.saved
                 node.check_versions(node._kept_versions)
-            input_grads = node.function.backward(node, *grads) if node._graph is None \
-                else run_node_hooks(node, grads)           # hooks on the node (graph.py)
+            if node._graph is not None:   # hooks on the node (graph.py): they see None there
+                input_grads = run_node_hooks(node, grads)
+            else:
+                if len(grads) > 1 and any(g is None for g in grads):   # no path reached these
+                    grads = _zeros_for_missing(grads, node.outputs_meta)
+                input_grads = node.function.backward(node, *grads)
             input_grads = input_grads if type(input_grads) is tuple else (input_grads,)
             if _anomaly[0]:               # detect_anomaly: a NaN names the node that made it
                 check_gradients(node, input_grads)

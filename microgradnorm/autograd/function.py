@@ -41,10 +41,6 @@ class Context(NodeHistory, NodeAPI):
         self._freed = False
         self._graph = None          # hooks and metadata on the node (graph.py), if ever any
 
-    @property
-    def name(self):                 # (each op's node class has its own: graph.node_class)
-        return self.function.__name__
-
     def __repr__(self):              # PyTorch's grad_fn reads <MulBackward0 object at ...>
         return f"<{type(self).__name__} object at {id(self):#x}>"
 

@@ -3,12 +3,13 @@ instruments a graph reads from ``y.grad_fn`` — its class name, ``name()``,
 ``next_functions``, ``metadata``, hooks on the node — and the leaves' ``AccumulateGrad``
 nodes, so that a PyTorch graph walker (a ``make_dot``) runs here as written.
 
-Each op's nodes are ``Context``s of a class of its own, named as PyTorch names them: ``Mul``
-records ``MulBackward0`` nodes (a PyTorch-style custom Function ``Square``,
+Each op's nodes are ``Context``s of a class of its own, named after the op in PyTorch's
+pattern: ``Mul`` records ``MulBackward0`` nodes (a PyTorch-style custom Function ``Square``,
 ``SquareBackward``), made once per op when its ``Function`` class is defined
-(``node_class``). ``node.name`` is still the op's name, ``"Mul"``, a string the
-visualizer and the statistics read, and called, ``node.name()``, PyTorch's
-``"MulBackward0"``.
+(``node_class``). Where this package's op differs from PyTorch's, so does the name
+(``MatMulBackward0`` for PyTorch's ``MmBackward0``, ``GetItemBackward0`` for its
+``IndexBackward0``). ``node.name`` is the op's name, ``"Mul"``, a string the visualizer and
+the statistics read, and called, ``node.name()``, the node's, ``"MulBackward0"``.
 
 Example:
     >>> y = (x * 2).sum()                      # x a leaf that requires grad
@@ -24,7 +25,7 @@ import weakref
 
 from .history import _as_seen_by
 from .hooks import RemovableHandle
-from .inputs import _tensor
+from .inputs import _tensor, _zeros_for_missing
 
 __all__ = ["AccumulateGrad", "GradientEdge", "Node", "get_gradient_edge", "increment_version",
            "node_class"]
@@ -55,6 +56,9 @@ class _Name(str):
 
     def __call__(self):
         return self.node_name
+
+    def __getnewargs__(self):       # pickle and copy: both names
+        return str(self), self.node_name
 
 
 def node_class(function, context):
@@ -107,24 +111,34 @@ class NodeAPI:
     def register_prehook(self, hook):
         """``hook(grad_outputs) -> None or new grad_outputs``, run before the node's
         backward: a tuple of Tensors (None for an output no gradient reached)."""
-        return _register(_state(self).prehooks, hook)
+        return _register("register_prehook", _state(self).prehooks, hook)
 
     def register_hook(self, hook):
         """``hook(grad_inputs, grad_outputs) -> None or new grad_inputs``, run after the
-        node's backward: tuples of Tensors, None where an input needs no gradient."""
-        return _register(_state(self).hooks, hook)
+        node's backward: tuples of Tensors, None where an input needs no gradient. (Every
+        node that backward reaches runs its hooks, also one on no path to the ``inputs=``
+        of a ``backward`` or ``grad``, which PyTorch's engine skips.)"""
+        return _register("register_hook", _state(self).hooks, hook)
 
     def __call__(self, *grad_outputs):
-        """The node's backward on these output gradients (Tensors): one gradient per
-        input, a Tensor (or None), as a tuple where the op has several inputs."""
-        grads = self.function.backward(self, *_arrays("grad_outputs", grad_outputs))
-        grads = _tensors(grads if type(grads) is tuple else (grads,))
-        return grads[0] if len(grads) == 1 else grads
+        """The node's backward on these output gradients (Tensors, None for zeros): one
+        gradient per input, a Tensor (or None), a tuple where the op has several inputs."""
+        name = f"{self.name()}.__call__"
+        if len(grad_outputs) != len(self.outputs_meta):
+            raise RuntimeError(f"{name}: expected {len(self.outputs_meta)} gradients, one per "
+                               f"output, got {len(grad_outputs)}")
+        grads = _arrays(name, grad_outputs, self.outputs_meta)
+        if all(g is None for g in grads):
+            inputs = (None,) * len(self.inputs)
+        else:
+            inputs = self.function.backward(self, *_zeros_for_missing(grads, self.outputs_meta))
+        inputs = _tensors(_needed(self, inputs if type(inputs) is tuple else (inputs,)))
+        return inputs[0] if len(inputs) == 1 else inputs
 
 
-def _register(hooks, hook):
+def _register(where, hooks, hook):
     if not callable(hook):
-        raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
+        raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle
@@ -132,26 +146,51 @@ def _register(hooks, hook):
 
 def run_node_hooks(node, grads):
     """The engine's call of ``node``'s backward when it has hooks: its prehooks on the
-    output gradients, the backward, its hooks on the input gradients; arrays in and out."""
+    output gradients (None where no gradient reached an output, as PyTorch's), the backward,
+    its hooks on the input gradients (None where an input needs none); arrays in and out,
+    each replacement checked against the shape and dtype it replaces."""
     state = node._graph
     outputs = _tensors(grads)
     for hook in tuple(state.prehooks.values()):
         new = hook(outputs)
         if new is not None:
-            outputs = _checked(new, len(outputs), "a prehook", "grad_outputs")
-    inputs = node.function.backward(node, *_arrays("grad_outputs", outputs))
-    inputs = _tensors(inputs if type(inputs) is tuple else (inputs,))
+            outputs = _checked(new, outputs, "a prehook", "grad_outputs")
+    arrays = _arrays("grad_outputs", outputs)
+    if any(a is None for a in arrays):
+        if all(a is None for a in arrays):
+            return (None,) * len(node.inputs)
+        arrays = _zeros_for_missing(arrays, node.outputs_meta)
+    inputs = node.function.backward(node, *arrays)
+    inputs = _tensors(_needed(node, inputs if type(inputs) is tuple else (inputs,)))
     for hook in tuple(state.hooks.values()):
         new = hook(inputs, outputs)
         if new is not None:
-            inputs = _checked(new, len(inputs), "a hook", "grad_inputs")
+            inputs = _checked(new, inputs, "a hook", "grad_inputs")
     return _arrays("grad_inputs", inputs)
 
 
-def _checked(new, count, who, what):
+def _needed(node, grads):
+    # None where the input needs no gradient (a fused node computes every one)
+    return tuple(g if need else None for g, need in zip(grads, node.needs_input_grad))
+
+
+def _checked(new, old, who, what):
+    # a hook's replacement: as many values, each None or a Tensor of the one it replaces'
+    # shape and dtype (PyTorch's checks)
     new = tuple(new) if isinstance(new, (tuple, list)) else (new,)
-    if len(new) != count:
-        raise RuntimeError(f"{who} of a node returned {len(new)} {what}, expected {count}")
+    if len(new) != len(old):
+        raise RuntimeError(f"{who} of a node returned {len(new)} {what}, expected "
+                           f"{len(old)}")
+    for i, (a, b) in enumerate(zip(new, old)):
+        if a is None or b is None:
+            continue
+        if not isinstance(a, _tensor.Tensor):
+            raise TypeError(f"{who} of a node returned {type(a).__name__} as {what}[{i}], "
+                            "expected a Tensor or None")
+        if a.shape != b.shape or a.dtype != b.dtype:
+            raise RuntimeError(f"{who} of a node has changed {what}[{i}]: shape "
+                               f"{tuple(b.shape)} and dtype {b.dtype} became "
+                               f"{tuple(a.shape)} and {a.dtype}")
     return new
 
 
@@ -159,38 +198,67 @@ def _tensors(arrays):
     return tuple(None if a is None else _tensor.Tensor._from_op(a, None) for a in arrays)
 
 
-def _arrays(what, tensors):
-    for t in tensors:
-        if t is not None and not isinstance(t, _tensor.Tensor):
+def _arrays(what, tensors, metas=None):
+    # the arrays of Tensors (None stays), each checked against (shape, dtype) if given
+    for i, t in enumerate(tensors):
+        if t is None:
+            continue
+        if not isinstance(t, _tensor.Tensor):
             raise TypeError(f"{what}: expected Tensors or None, got {type(t).__name__}")
+        if metas is not None and tuple(t.shape) != tuple(metas[i][0]):
+            raise RuntimeError(f"{what}: gradient {i} has shape {tuple(t.shape)}, the "
+                               f"output's is {tuple(metas[i][0])}")
     return tuple(None if t is None else t._array for t in tensors)
 
 
 class AccumulateGrad:
     """The node behind a leaf that requires grad: its gradient accumulates into
-    ``variable.grad``. One per leaf while something holds it, as PyTorch's."""
+    ``variable.grad``. One per leaf for the leaf's life, as PyTorch's; its hooks are the
+    leaf's (a prehook sees and may replace the gradient before it accumulates, a hook runs
+    after, with no grad_inputs)."""
 
-    def __init__(self, variable):
-        self.variable = variable
-        self.metadata = {}
+    def __init__(self, variable_ref):
+        self._variable = variable_ref               # a weak reference: the leaf keeps this
+        self.metadata = {}                          # node (below), not this node the leaf
+
+    @property
+    def variable(self):
+        return self._variable()
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
     next_functions = ()
 
+    def register_prehook(self, hook):
+        def run(grad):
+            new = hook((grad,))
+            return None if new is None else _checked(new, (grad,), "a prehook",
+                                                     "grad_outputs")[0]
+        return self.variable.register_hook(run)
+
+    def register_hook(self, hook):
+        return self.variable.register_post_accumulate_grad_hook(
+            lambda leaf: hook((), (leaf.grad,)))
+
     def __repr__(self):
         return f"<AccumulateGrad object at {id(self):#x}>"
 
 
+# id(leaf) -> (a weak reference to the leaf, its AccumulateGrad): beside the leaf, not in it
+# (a leaf pickles and deep-copies as before); the entry goes when the leaf does
+_accumulators = {}
+
+
 def accumulate_grad(leaf):
-    """``leaf``'s ``AccumulateGrad``: the same object while one is alive (the leaf holds a
-    weak reference to it, the node the leaf)."""
-    ref = leaf.__dict__.get("_accumulator")
-    node = None if ref is None else ref()
-    if node is None:
-        node = AccumulateGrad(leaf)
-        leaf.__dict__["_accumulator"] = weakref.ref(node)
+    """``leaf``'s ``AccumulateGrad``: one object for the leaf's life."""
+    key = id(leaf)
+    entry = _accumulators.get(key)
+    if entry is not None and entry[0]() is leaf:
+        return entry[1]
+    ref = weakref.ref(leaf, lambda _, key=key: _accumulators.pop(key, None))
+    node = AccumulateGrad(ref)
+    _accumulators[key] = (ref, node)
     return node
 
 
@@ -213,5 +281,13 @@ def get_gradient_edge(tensor):
 
 def increment_version(tensor):
     """Count an in-place change made behind the engine's back (``torch.autograd.graph
-    .increment_version``): a node that saved the tensor then refuses to run."""
-    tensor._bump_version()
+    .increment_version``; a Tensor or an iterable of them): a node that saved one then
+    refuses to run."""
+    tensors = [tensor] if isinstance(tensor, _tensor.Tensor) else \
+        list(tensor) if isinstance(tensor, (list, tuple)) else [tensor]
+    for t in tensors:
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError(f"increment_version: tensor must be a Tensor or an iterable of "
+                            f"Tensors, got {type(t).__name__}")
+    for t in tensors:
+        t._bump_version()

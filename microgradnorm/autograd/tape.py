@@ -208,11 +208,13 @@ class Tape:
                     "cannot repeat: register it outside the captured function, on a "
                     "parameter or on the returned output")
         for index, entry in enumerate(self.entries):
-            if entry.ctx.tensor_hooks:
+            node_hooks = entry.ctx._graph                # graph.py's, on the node itself
+            if entry.ctx.tensor_hooks or node_hooks is not None and (node_hooks.prehooks
+                                                                      or node_hooks.hooks):
                 raise CaptureError(
-                    f"the step registers a hook on an output of {entry.describe(index)}, "
-                    "which a replay cannot repeat: register it outside the captured "
-                    "function, on a parameter or on the returned output")
+                    f"the step registers a hook on an output or the node of "
+                    f"{entry.describe(index)}, which a replay cannot repeat: register it "
+                    "outside the captured function, on a parameter or on the returned output")
 
     def describe_tensor(self, t):
         for i, a in enumerate(self.args):

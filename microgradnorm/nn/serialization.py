@@ -122,7 +122,7 @@ def add_safe_globals(safe_globals):
     """Allow ``safe_globals`` (classes, functions, or (object, name) pairs) in a
     ``weights_only`` load, as ``torch.serialization.add_safe_globals``; every load here is
     data only, so it is recorded and changes nothing."""
-    if not isinstance(safe_globals, list):
+    if not isinstance(safe_globals, (list, tuple)):
         raise TypeError(f"add_safe_globals: expected a list, got {type(safe_globals).__name__}")
     _SAFE_GLOBALS.extend(safe_globals)
 

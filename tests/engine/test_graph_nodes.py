@@ -181,3 +181,91 @@ def test_metadata_gradient_edges_and_increment_version():
         lib.autograd.graph.increment_version(y)
         with pytest.raises(RuntimeError, match="modified"):
             y.sum().backward()
+
+
+def test_prehooks_see_none_where_no_gradient_reached_and_hooks_none_where_none_is_needed():
+    got = {}
+    for lib in (mg, torch):
+        x = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+        a, _ = x.split(1)
+        seen = []
+        a.grad_fn.register_prehook(lambda go, seen=seen: seen.append([g is None for g in go]))
+        a.sum().backward()
+        y = lib.nn.functional.layer_norm(x, (2,), lib.ones(2, dtype=lib.float64),
+                                         lib.zeros(2, dtype=lib.float64))
+        y.grad_fn.register_hook(lambda gi, go, seen=seen: seen.append([g is None for g in gi]))
+        y.sum().backward()
+        got[lib] = (seen, x.grad.tolist())
+    assert got[mg] == got[torch] == ([[False, True], [False, True, True]], got[torch][1])
+
+
+def test_a_hook_may_not_change_a_gradients_shape_or_dtype():
+    x = mg.ones(3, requires_grad=True)
+    y = x.exp()
+    y.grad_fn.register_prehook(lambda go: (go[0].sum(),))
+    with pytest.raises(RuntimeError, match=r"a prehook of a node has changed grad_outputs\[0\]"):
+        y.sum().backward()
+    z = x.exp()
+    z.grad_fn.register_hook(lambda gi, go: (gi[0].double(),))
+    with pytest.raises(RuntimeError, match=r"a hook of a node has changed grad_inputs\[0\]"):
+        z.sum().backward()
+
+
+def test_the_leaf_nodes_hooks_metadata_and_lifetime_are_torchs():
+    import copy
+    import pickle
+    for lib in (mg, torch):
+        w = lib.ones(2, requires_grad=True)
+        kept = w * 1                            # torch keeps the node while a graph holds it
+        acc = kept.grad_fn.next_functions[0][0]
+        seen = []
+        acc.register_prehook(lambda go, seen=seen: seen.append(go[0].tolist()) or (go[0] * 2,))
+        acc.register_hook(lambda gi, go, seen=seen: seen.append((gi, go[0].tolist())))
+        acc.metadata["k"] = 1
+        del acc
+        (w * 3).sum().backward()
+        assert seen == [[3.0, 3.0], ((), [6.0, 6.0])] and w.grad.tolist() == [6.0, 6.0]
+        assert (w * 1).grad_fn.next_functions[0][0].metadata == {"k": 1}
+    m = mg.nn.Linear(3, 2)
+    walk(m(mg.ones(1, 3)).sum().grad_fn, list(m.parameters()))     # accumulators made
+    pickle.dumps(m)                                                  # a leaf still pickles
+    copied = copy.deepcopy(m.weight)
+    assert (copied * 1).grad_fn.next_functions[0][0].variable is copied
+    stats = mg.graph_stats((m.weight * 2).exp().sum())
+    assert pickle.loads(pickle.dumps(stats)).by_op == stats.by_op == {"Mul": 1, "Exp": 1,
+                                                                      "Sum": 1}
+    assert stats.by_op.__class__ is dict and list(stats.by_op)[0]() == "MulBackward0"
+
+
+def test_calling_a_node_checks_its_arguments_and_fills_none_as_torch():
+    (x, w), (xt, wt) = leaves((2,), (2,))
+    assert (x * w).grad_fn(None) == (None, None) == (xt * wt).grad_fn(None)
+    with pytest.raises(RuntimeError, match="expected 1 gradients, one per output, got 2"):
+        (x * w).grad_fn(mg.ones(2), mg.ones(2))
+    a, b = x.split(1)
+    grads = a.grad_fn(mg.ones(1), None)
+    assert grads.tolist() == [1.0, 0.0]
+    with pytest.raises(RuntimeError, match="gradient 0 has shape"):
+        a.grad_fn(mg.ones(2), None)
+
+
+def test_increment_version_takes_an_iterable_and_names_its_argument():
+    (x,), _ = leaves((3,))
+    y = x.exp()
+    mg.autograd.graph.increment_version([y])
+    with pytest.raises(RuntimeError, match="modified"):
+        y.sum().backward()
+    with pytest.raises(TypeError, match="increment_version: tensor must be a Tensor"):
+        mg.autograd.graph.increment_version(3)
+
+
+def test_a_node_hook_inside_a_captured_step_is_refused():
+    w = mg.ones(2, requires_grad=True)
+
+    @mg.capture
+    def step(x):
+        y = x * w
+        y.grad_fn.register_prehook(lambda go: (go[0] * 0,))
+        return y.exp().sum()
+    with pytest.raises(mg.capture.__globals__["CaptureError"], match="the node of op #0"):
+        step(mg.ones(2))
