@@ -11,7 +11,7 @@ from . import backend, dtypes
 from . import generator as streams
 from . import sampling
 from .ops import shape as shape_ops
-from .ops.base import number_of, size_args
+from .ops.base import check_fits, fitted, number_of, size_args
 from .tensor import Tensor
 
 __all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy",
@@ -78,27 +78,54 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
 
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
-    """Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
-    all three are ints, else the default float dtype, unless dtype is given (the values are
-    computed in float64, then rounded; for an integer dtype start, end and step are first
-    truncated to ints, as torch's kernel casts them)."""
+    r"""Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
+    all three are ints, else the default float dtype, unless dtype is given.
+
+    Formula:
+        :math:`\lceil(\text{end} - \text{start}) / \text{step}\rceil` elements, element i
+        :math:`\text{start} + \text{step}\,i` in float64, then rounded to the dtype. The
+        step's sign is checked, and the length taken, on the values as given; for an
+        integer dtype start and step are then truncated to ints (torch's kernel casts them;
+        the values wrap: -2 is 254 in uint8), and for int64 alone the length too comes from
+        the truncated start, end and step (a step that truncates to 0 is an error there).
+
+    Args:
+        start, end, step: real numbers or 0-d tensors; ``arange(end)`` starts at 0.
+
+    Example:
+        >>> mg.arange(-2.5, 0, 1, dtype=mg.int32)      # 3 elements, from -2
+        tensor([-2, -1,  0], dtype=int32)
+    """
     if end is None:
         start, end = 0, start
+    start, end, step = (value.item() if isinstance(value, Tensor) and value.ndim == 0
+                        else value for value in (start, end, step))
     for name, value in (("start", start), ("end", end), ("step", step)):
         if not isinstance(value, numbers.Real):        # bools count as ints, as in torch
             raise TypeError(f"arange: {name} must be a real number, got "
                             f"{type(value).__name__} {value!r}")
-    if dtype is not None and dtypes.as_dtype(dtype).kind in "iu":
-        start, end, step = int(start), int(end), int(step)
     if step == 0:
         raise ValueError("arange: step must be nonzero, got 0")
+    if not (np.isfinite(start) and np.isfinite(end)):
+        raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
         raise ValueError(f"arange: the range from start {start} to end {end} goes against "
                          f"step {step}")
     integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
-    array = np.arange(start, end, step, dtype=np.int64 if integral else np.float64)
-    if dtype is None and not integral:
-        dtype = dtypes.get_default_dtype()
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else \
+        np.dtype(np.int64) if integral else dtypes.get_default_dtype()
+    count = int(np.ceil((float(end) - float(start)) / float(step)))
+    if dtype.kind not in "iu":
+        array = float(start) + float(step) * np.arange(count, dtype=np.float64)
+        return _make("arange", array, dtype, device, requires_grad)
+    for value in (start, end, step):
+        check_fits("arange", value, np.dtype(np.int64))      # inf, 1e30: torch's error
+    first, stride = int(start), int(step)
+    if dtype == np.int64:
+        if stride == 0:
+            raise ValueError(f"arange: step must be nonzero, got {step} (0 as an int64)")
+        count = -(-(int(end) - first) // stride)                 # the ceiling, in ints
+    array = first + stride * np.arange(count, dtype=np.int64)
     return _make("arange", array, dtype, device, requires_grad)
 
 
@@ -109,7 +136,10 @@ def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False
     Formula:
         :math:`h = (\text{end} - \text{start}) / (\text{steps} - 1)`; element i is
         :math:`\text{start} + h\,i` in the first half and :math:`\text{end} - h\,(\text{steps}
-        - 1 - i)` in the second (torch's split, so both ends are exact), in the dtype.
+        - 1 - i)` in the second (torch's split, so both ends are exact), in the dtype. For
+        an integer dtype the ends are first converted to it, as torch's kernel does (-3 is
+        253 in uint8; inf, NaN or out of range is torch's RuntimeError), h and the elements
+        computed in float64, then truncated.
 
     Args:
         start, end: real numbers (or 0-d tensors of them). steps: an int >= 0; 1 gives
@@ -127,14 +157,18 @@ def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False
         raise ValueError(f"linspace: steps must be non-negative, got {steps}")
     dtype = dtypes.default_float(dtype)
     work = dtype if dtypes.is_floating(dtype) else np.dtype(np.float64)    # ints: via float64
-    if dtype.kind in "iu":                        # torch casts the ends to the dtype first
-        start, end = int(start), int(end)
+    if dtype.kind in "iu":      # torch casts the ends to the dtype first: -3 is 253 in uint8
+        if steps > 0:                             # (none for no step, the start for one)
+            start = fitted("linspace", start, dtype)
+        if steps > 1:
+            end = fitted("linspace", end, dtype)
     first, last = np.asarray(start).astype(work), np.asarray(end).astype(work)
     index = np.arange(steps)
-    step = (last - first) / work.type(max(steps - 1, 1))
     half = steps // 2
-    values = np.where(index < half, first + step * index.astype(work),
-                      last - step * (steps - 1 - index).astype(work))
+    with backend.silent_floats():                 # inf ends: NaNs, as torch's, no warnings
+        step = (last - first) / work.type(max(steps - 1, 1))
+        values = np.where(index < half, first + step * index.astype(work),
+                          last - step * (steps - 1 - index).astype(work))
     if steps == 1:                                        # torch: the start alone
         values = first.reshape(1)
     return _make("linspace", values.astype(dtype), None, device, requires_grad)

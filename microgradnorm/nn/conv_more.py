@@ -470,6 +470,9 @@ class LazyLinear(Linear):
         if self.has_uninitialized_params():
             self.initialize_parameters(x)
         else:                                   # loaded while lazy: the loaded shape's
+            if self.weight.ndim != 2:           # torch's matmul: "mat2 must be a matrix"
+                raise RuntimeError(f"{self._describe()}: weight must be a matrix (out_features, "
+                                   f"in_features), got shape {self.weight.shape}")
             self.in_features = self.weight.shape[1]
         self.__class__ = self.cls_to_become
         return self.forward(x)

@@ -376,8 +376,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
 
     Args:
         x: the tensor, at least 1-D.
-        n: how many times to difference (0: a copy of x, without prepend and append, as
-            torch's).
+        n: how many times to difference (0: a copy of x; prepend and append are checked
+            but not joined, as torch's).
         dim: the dim along which to take it.
         prepend, append: tensors of x's number of dims joined to x along ``dim`` first.
 
@@ -392,7 +392,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     if n < 0:
         raise RuntimeError(f"diff: order must be non-negative but got {n}")
     axis = normalize_axis("diff", dim, x.ndim, single=True)
-    if n == 0:                           # torch: a copy of x, prepend and append unused
+    _check_ends(x, prepend, append, axis)
+    if n == 0:                  # torch: a copy of x, prepend and append checked, not joined
         return x.clone()
     x = _joined(x, prepend, append, axis)
     leading = (slice(None),) * axis
@@ -402,11 +403,8 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
     return x
 
 
-def _joined(x, prepend, append, axis):
-    # [prepend, x, append] along axis, in the dtype torch's cat gives them
-    parts = [t for t in (prepend, x, append) if t is not None]
-    if len(parts) == 1:
-        return x
+def _check_ends(x, prepend, append, axis):
+    # torch's errors for a prepend or append that cannot be joined to x along axis
     for name, part in (("prepend", prepend), ("append", append)):
         if part is not None and not isinstance(part, _tensor.Tensor):
             raise TypeError(f"diff: {name} must be a Tensor, got {type(part).__name__}")
@@ -417,6 +415,13 @@ def _joined(x, prepend, append, axis):
                                     if i != axis):
             raise RuntimeError(f"diff: {name} of shape {part.shape} must match the input's "
                                f"shape {x.shape} except along dim {axis}")
+
+
+def _joined(x, prepend, append, axis):
+    # [prepend, x, append] along axis, in the dtype torch's cat gives them
+    parts = [t for t in (prepend, x, append) if t is not None]
+    if len(parts) == 1:
+        return x
     dtype = parts[0].dtype
     for part in parts[1:]:                  # all have dims: torch's rule for cat's inputs
         dtype = result_dtype(np.empty(0, dtype), np.empty(0, part.dtype))

@@ -352,26 +352,33 @@ def var(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim
     ``var(dim, unbiased, keepdim)``, and ``var(unbiased)`` (a bool first) its other
     overload; ``unbiased``: correction 1/0; ``correction`` None is 1. A complex x gives the
     real var(x.real) + var(x.imag), torch's way."""
+    return _variance("var", x, axis, unbiased, keepdims, correction, dim, keepdim)
+
+
+def _variance(fn, x, axis, unbiased, keepdims, correction, dim, keepdim):
+    # var's arguments parsed (for var, std, var_mean and std_mean: ``fn`` names the caller
+    # in the errors), then the two passes
     if not _inexact(x.dtype):
-        raise RuntimeError(f"std and var only support floating point and complex dtypes, got "
+        name = "std and var" if fn in ("std", "var") else fn              # torch's words
+        raise RuntimeError(f"{name} only support floating point and complex dtypes, got "
                            f"{x.dtype}")
     if isinstance(axis, (bool, np.bool_)):                # torch's var(input, unbiased)
         if unbiased is not None:
-            raise TypeError(f"var(): got unbiased={axis!r} and unbiased={unbiased!r}")
+            raise TypeError(f"{fn}(): got unbiased={axis!r} and unbiased={unbiased!r}")
         axis, unbiased = ALL_DIMS, bool(axis)
-    axis = normalize_axis("var", axis, x.ndim, dim=dim, reduce=True)
-    keepdims = _keepdims("var", keepdims, keepdim)
+    axis = normalize_axis(fn, axis, x.ndim, dim=dim, reduce=True)
+    keepdims = _keepdims(fn, keepdims, keepdim)
     if unbiased is not None:
         if not isinstance(unbiased, (bool, np.bool_)):
-            raise TypeError(f"var: unbiased must be True or False, got {unbiased!r}")
+            raise TypeError(f"{fn}: unbiased must be True or False, got {unbiased!r}")
         if correction is not None:
-            raise TypeError("var(): give unbiased or correction, not both")
+            raise TypeError(f"{fn}(): give unbiased or correction, not both")
         correction = int(unbiased)
     correction = 1 if correction is None else correction
-    check_number("var", "correction", correction)
+    check_number(fn, "correction", correction)
     if x.dtype.kind == "c":
-        return var(real(x), axis, keepdims=keepdims, correction=correction) + \
-            var(imag(x), axis, keepdims=keepdims, correction=correction)
+        return _variance(fn, real(x), axis, None, keepdims, correction, None, None) + \
+            _variance(fn, imag(x), axis, None, keepdims, correction, None, None)
     centered = x - mean(x, axis, keepdims=True)
     n = reduced_size(x.shape, axis)
     with np.errstate(divide="ignore", invalid="ignore"):      # n <= correction: NaN
@@ -382,8 +389,8 @@ def std(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim
         keepdim=None):
     """Standard deviation, ``sqrt(var(...))`` with ``var``'s arguments; the gradient is 0
     where it is 0."""
-    return StdFromVar.apply(var(x, axis, unbiased, keepdims, correction=correction, dim=dim,
-                                keepdim=keepdim))
+    return StdFromVar.apply(_variance("std", x, axis, unbiased, keepdims, correction, dim,
+                                      keepdim))
 
 
 def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
@@ -528,23 +535,6 @@ def logsumexp(input, dim, keepdim=False):
     return total + (top if keepdim else top.reshape(total.shape))
 
 
-def _var_arguments(fn, input, dim, unbiased, correction):
-    # torch's overloads: (input, dim, unbiased, keepdim), (input, unbiased) and
-    # (input, dim, *, correction, keepdim); a floating input only
-    check_tensor(fn, input)
-    if isinstance(dim, (bool, np.bool_)):             # (input, unbiased)
-        if unbiased is not None:
-            raise TypeError(f"{fn}(): got unbiased={dim!r} twice")
-        dim, unbiased = None, bool(dim)
-    if unbiased is not None and correction is not None:
-        raise TypeError(f"{fn}(): give unbiased or correction, not both")
-    if not (is_floating(input.dtype) or input.dtype.kind == "c"):
-        raise RuntimeError(f"{fn} only support floating point and complex dtypes, got "
-                           f"{input.dtype}")
-    correction = 1 if correction is None else correction
-    return dim, (correction if unbiased is None else int(unbiased))
-
-
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     r"""``torch.var_mean``: the tuple ``(var(input), mean(input))`` over ``dim``, the variance
     :math:`\sum |x - \bar x|^2 / \max(0, N - \text{correction})` as ``var``'s.
@@ -561,9 +551,9 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     Example:
         >>> var, mean = mg.var_mean(mg.tensor([1.0, 2.0, 3.0]))     # 1.0, 2.0
     """
-    dim, correction = _var_arguments("var_mean", input, dim, unbiased, correction)
-    return (var(input, dim, keepdims=keepdim, correction=correction),
-            mean(input, dim, keepdim))
+    check_tensor("var_mean", input)
+    return (_variance("var_mean", input, dim, unbiased, keepdim, correction, None, None),
+            mean(input, None if isinstance(dim, (bool, np.bool_)) else dim, keepdim))
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -573,9 +563,10 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     Example:
         >>> std, mean = mg.std_mean(x, dim=0, correction=0)
     """
-    dim, correction = _var_arguments("std_mean", input, dim, unbiased, correction)
-    return (std(input, dim, keepdims=keepdim, correction=correction),
-            mean(input, dim, keepdim))
+    check_tensor("std_mean", input)
+    variance = _variance("std_mean", input, dim, unbiased, keepdim, correction, None, None)
+    return (StdFromVar.apply(variance),
+            mean(input, None if isinstance(dim, (bool, np.bool_)) else dim, keepdim))
 
 
 def count_nonzero(input, dim=None):

@@ -2,6 +2,8 @@
 gradients against PyTorch at the corners (NaN, ties, bounds, repeated indices), gradchecks,
 the factories' dtype/shape/device/requires_grad, tensor gradient hooks, and bad input."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -365,6 +367,26 @@ def test_linspace_as_torch(args, kwargs):
         mg.linspace(ends[0][0], 3.0, 4)
 
 
+
+@pytest.mark.filterwarnings("error")
+def test_linspace_ends_as_torch_converts_them():
+    # an integer dtype: each end the kernel uses converted to it first (-3 wraps to 253 in
+    # uint8; -3.7, 300, inf, NaN there are torch's error); inf ends in floats: NaNs, quietly
+    inf, nan = float("inf"), float("nan")
+    for start, end, steps in itertools.product([-300, -3.7, -3, 2.5, 200, inf, nan],
+                                               [-3, 3.9, 255, -inf], [0, 1, 2, 4]):
+        for dtype in ["int64", "int16", "int8", "uint8", "float64"]:
+            try:
+                theirs = torch.linspace(start, end, steps, dtype=getattr(torch, dtype))
+            except RuntimeError:
+                with pytest.raises(RuntimeError, match="linspace.*without overflow"):
+                    mg.linspace(start, end, steps, dtype=dtype)
+                continue
+            mine = mg.linspace(start, end, steps, dtype=dtype)
+            np.testing.assert_array_equal(mine.numpy(), theirs.numpy(),
+                                          err_msg=str((start, end, steps, dtype)))
+            assert mine.dtype == theirs.numpy().dtype
+
 def test_arange_and_full_errors_and_dtypes():
     with pytest.raises(ValueError, match="step"):
         mg.arange(0, 3, 0)
@@ -378,6 +400,46 @@ def test_arange_and_full_errors_and_dtypes():
     with pytest.raises(TypeError, match="fill_value"):
         mg.full((2,), "x")
 
+
+
+ARANGE_DTYPES = ["int64", "int32", "int16", "int8", "uint8", "float64", "float32", "float16"]
+
+
+@pytest.mark.parametrize("dtype", ARANGE_DTYPES)
+def test_arange_grid_as_torch(dtype):
+    # the step's sign and (but for int64) the length come from the values as given, the
+    # elements from the truncated start and step; the errors are where torch's are
+    for start, end, step in itertools.product([-2.5, -1, -0.5, 0, 0.4, 2],
+                                              [-3, -1, 0, 0.5, 2.7, 4],
+                                              [-1.5, -1, -0.4, 0, 0.4, 1, 2]):
+        try:
+            theirs = torch.arange(start, end, step, dtype=getattr(torch, dtype)).numpy()
+        except (RuntimeError, ValueError):
+            with pytest.raises((RuntimeError, ValueError)):
+                mg.arange(start, end, step, dtype=dtype)
+            continue
+        mine = mg.arange(start, end, step, dtype=dtype).numpy()
+        assert mine.dtype == theirs.dtype and mine.shape == theirs.shape, (start, end, step)
+        if theirs.dtype.kind in "iu":
+            np.testing.assert_array_equal(mine, theirs, err_msg=str((start, end, step)))
+        else:       # torch's vectorized kernel adds the steps in another order: ulps apart
+            np.testing.assert_allclose(mine, theirs, rtol=np.finfo(theirs.dtype).eps,
+                                       atol=1e-15, err_msg=str((start, end, step)))
+
+
+def test_arange_takes_0d_tensors_and_refuses_what_torch_refuses():
+    for args in [(mg.tensor(5),), (mg.tensor(5.0),), (mg.tensor(1), mg.tensor(2.5), 0.5)]:
+        theirs = torch.arange(*(torch.tensor(a.item()) if isinstance(a, mg.Tensor) else a
+                                for a in args))
+        np.testing.assert_array_equal(mg.arange(*args).numpy(), theirs.numpy())
+        assert mg.arange(*args).dtype == theirs.numpy().dtype
+    with pytest.raises(TypeError, match="end"):
+        mg.arange(mg.tensor([5]))
+    with pytest.raises(RuntimeError, match="unsupported range"):
+        mg.arange(0, float("inf"))
+    for args in [(0, 5, float("inf")), (0, 1e30, 1)]:
+        with pytest.raises(RuntimeError, match="without overflow"):
+            mg.arange(*args, dtype="int64")
 
 def test_from_numpy_shares_memory():
     array = np.arange(3.0)

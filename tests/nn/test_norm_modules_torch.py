@@ -526,6 +526,18 @@ def test_lazy_linear_loads_a_trained_state_as_torchs_hook_does():
     assert failed.has_uninitialized_params() and failed.weight.size == 0
 
 
+def test_lazy_linear_refuses_a_loaded_weight_that_is_no_matrix():
+    their_lazy = torch.nn.LazyLinear(3)
+    their_lazy.load_state_dict({"weight": torch.ones(6), "bias": torch.ones(3)})
+    with pytest.raises(RuntimeError, match="must be a matrix"):
+        their_lazy(torch.ones(2, 6))
+    for weight in [np.ones(6, "float32"), np.ones((3, 2, 6), "float32")]:
+        ours = nn.LazyLinear(3)
+        ours.load_state_dict({"weight": weight, "bias": np.ones(3, "float32")})
+        with pytest.raises(RuntimeError, match=r"must be a matrix .* got shape \("):
+            ours(np.ones((2, 6), "float32"))
+
+
 def test_lazy_norms_refuse_what_gives_them_no_shape():
     with pytest.raises(ValueError, match="expected input of 2 or 3 dims"):
         nn.LazyBatchNorm1d()(mg.ones(3))

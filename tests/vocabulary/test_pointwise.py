@@ -201,6 +201,13 @@ def test_diff_of_order_0_is_a_copy_without_prepend_or_append():
     assert p.grad is None and pt.grad is None and a.grad is None and at.grad is None
     y = mg.diff(x, 0)
     assert y is not x and not np.shares_memory(y.detach().numpy(), x.detach().numpy())
+    # not joined, but checked: ends that could not be joined are torch's errors
+    for kwargs in [{"prepend": np.zeros(1)}, {"append": np.zeros((2, 1))},
+                   {"prepend": np.zeros((1, 3)), "append": np.zeros((1, 1), np.int64)}]:
+        same(lambda lib, x, kwargs=kwargs: lib.diff(
+            x, n=0, **{k: lib.tensor(v) for k, v in kwargs.items()}), np.ones((1, 1)))
+    with pytest.raises(TypeError, match="prepend"):
+        mg.diff(mg.ones(3), 0, prepend=[0.0])
 
 
 # ----- clamp_min, clamp_max and the in-place forms --------------------------------------------

@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import microgradnorm as mg
+from microgradnorm.ops import AxisError
 
 RNG = np.random.default_rng(0)
 ULPS = {"float16": 2e-3, "bfloat16": 1e-2, "float32": 2e-6}
@@ -137,6 +138,20 @@ def test_var_mean_and_std_mean_match_torch_in_every_form(name):
     same(lambda lib, x: getattr(lib, name)(x, 0), np.array([0.5, -1.25, 2.0], np.float32))
     assert type(mg.var_mean(mg.ones(3))) is tuple
 
+
+
+def test_var_mean_and_std_mean_parse_as_var_and_std():
+    # one parser: a non-bool unbiased is torch's TypeError in every form, and each error
+    # names the function called
+    for name in ["var", "std", "var_mean", "std_mean"]:
+        same(lambda lib, x, name=name: getattr(lib, name)(x, 1, 2), data(3, 4))
+        same(lambda lib, x, name=name: getattr(lib, name)(x, True, False), data(3, 4))
+        with pytest.raises(TypeError, match=f"^{name}: unbiased"):
+            getattr(mg, name)(mg.tensor(data(3, 4)), 1, 2)
+        with pytest.raises(TypeError, match=f"^{name}\\(\\): give unbiased or correction"):
+            getattr(mg, name)(mg.tensor(data(3, 4)), 0, True, correction=1)
+    with pytest.raises(AxisError, match="^std: "):
+        mg.std(mg.tensor(data(3, 4)), 2)
 
 def test_count_nonzero_matches_torch():
     array = np.array([[0.0, 1.0, np.nan], [-0.0, 2.0, 0.0]])
