@@ -516,7 +516,8 @@ def test_hooks_registered_inside_the_step_are_refused():
     def on_a_parameter(x):
         w.register_hook(lambda g: None)
         return (x @ w).sum()
-    with pytest.raises(CaptureError, match="registers a hook on an output or the node of op #0 \\(MatMul\\)"):
+    with pytest.raises(CaptureError,
+                       match="registers a hook on an output or the node of op #0 \\(MatMul\\)"):
         mg.capture(on_an_intermediate)(np.ones((2, 4)))
     step = mg.capture(on_a_parameter)
     step(np.ones((2, 4)))
