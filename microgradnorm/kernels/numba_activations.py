@@ -1,10 +1,12 @@
-"""The numba kernels of the activations: GELU (exact and tanh) and softmax / log_softmax
-over rows, forward and backward, same names and signatures as ``kernels.reference``'s,
-compiled for C-contiguous float32 and float64 NumPy arrays; ``numba_cpu`` re-exports them.
-Everything else (half precision, mixed dtypes; for the rows also another axis than the
-last, 0-d and empty arrays) is the reference's (GELU: ``blocked``'s, the same), exactly; a
-view (a sum's broadcast ones as a gradient, a transposed input) is copied and runs
-compiled.
+"""The numba kernels of the activations: GELU (exact and tanh), softmax / log_softmax and
+logsumexp over rows, forward and backward, and cross-entropy's backward, same names and
+signatures as ``kernels.reference``'s, compiled for float32 and float64 NumPy arrays;
+``numba_cpu`` re-exports them. Everything else (half precision, mixed dtypes; for the rows
+also another axis than the last, 0-d and empty arrays) is the reference's (GELU:
+``blocked``'s, the same), exactly. Views: GELU takes any x (a transposed or permuted one is
+read in its memory order, and y keeps that order, as torch's; a non-dense one is copied
+first); the rows' kernels and cross-entropy's backward take a C-contiguous x only (a strided
+one goes to the reference), and copy a gradient that is a view (a sum's broadcast ones).
 
 The loops vectorize: no libm call per element. exp is ``_exp64`` / ``_exp32`` below (range
 reduction, a polynomial and 2^k built from its bits, in the data's dtype); GELU-tanh is
@@ -214,39 +216,50 @@ def _gelu_tanh_backward(x, dy, dx):
 
 def _gelu_takes(*arrays):
     return all(type(a) is np.ndarray and a.dtype in DTYPES and a.dtype == arrays[0].dtype
-               and a.shape == arrays[0].shape and a.flags.c_contiguous for a in arrays)
+               and a.shape == arrays[0].shape for a in arrays)
+
+
+def _in_memory_order(like, *arrays):
+    """``np.empty_like(like)``, in like's memory order (torch's strides for a transposed or
+    permuted input; C order for a broadcast one, as torch's), and the flat C-contiguous
+    arrays of it and of ``arrays`` (of like's shape), element for element in that order:
+    the output's a view, the others' views where they are dense in it, else copies."""
+    broadcast = any(stride == 0 and n > 1 for stride, n in zip(like.strides, like.shape))
+    out = np.empty_like(like, order="C" if broadcast else "K")     # dense, strides >= 0
+    axes = sorted(range(out.ndim), key=lambda axis: -out.strides[axis])
+    return out, [np.ascontiguousarray(a.transpose(axes)).reshape(-1) for a in (out, *arrays)]
 
 
 def gelu_forward(x, approximate="none"):
-    """As ``reference.gelu_forward``: y in x's dtype."""
-    x = dense(x)
+    """As ``reference.gelu_forward``: y in x's dtype and memory order."""
     if not _gelu_takes(x):
         return blocked.gelu_forward(x, approximate)
-    y = np.empty_like(x)
+    y, (y_flat, x_flat) = _in_memory_order(x, x)
     if approximate == "tanh":
         kernel = _gelu_tanh
     else:
         kernel = _gelu_float32 if x.dtype == np.float32 else _gelu_float64
-    kernel(x.reshape(-1), y.reshape(-1))
+    kernel(x_flat, y_flat)
     return y
 
 
 def gelu_backward(dy, x, approximate="none"):
-    """As ``reference.gelu_backward``: dx in dy's dtype."""
-    dy, x = dense(dy), dense(x)
+    """As ``reference.gelu_backward``: dx in dy's dtype, in x's memory order where dy's
+    strides are x's (else C order)."""
     if not _gelu_takes(x, dy):
         return blocked.gelu_backward(dy, x, approximate)
-    dx = np.empty_like(dy)
+    if dy.strides != x.strides:
+        dy, x = dense(dy), dense(x)
+    dx, (dx_flat, x_flat, dy_flat) = _in_memory_order(dy, x, dy)
     if approximate == "tanh" or x.dtype == np.float32:
         kernel = _gelu_tanh_backward if approximate == "tanh" else _gelu_float32_backward
-        kernel(x.reshape(-1), dy.reshape(-1), dx.reshape(-1))
+        kernel(x_flat, dy_flat, dx_flat)
         return dx
-    flat = x.reshape(-1)                # (0-d: an array still)
-    with np.errstate(over="ignore"):    # |x| > 1e154: x² = inf, exp(-inf) = 0
-        gaussian = np.multiply(flat, flat)  # exp(-x²/2) by NumPy's vectorized exp: libm's,
-        gaussian *= -0.5                    # per element in the loop, took 0.6 ms more of
-        np.exp(gaussian, out=gaussian)      # 2.1 at 16 x 64 x 256
-    _gelu_float64_backward(flat, gaussian, dy.reshape(-1), dx.reshape(-1))
+    with np.errstate(over="ignore"):        # |x| > 1e154: x² = inf, exp(-inf) = 0
+        gaussian = np.multiply(x_flat, x_flat)  # exp(-x²/2) by NumPy's vectorized exp: libm's,
+        gaussian *= -0.5                        # per element in the loop, took 0.6 ms more of
+        np.exp(gaussian, out=gaussian)          # 2.1 at 16 x 64 x 256
+    _gelu_float64_backward(x_flat, gaussian, dy_flat, dx_flat)
     return dx
 
 
@@ -363,7 +376,7 @@ def _log_softmax_rows_backward(g, y, dx):
 def _rows_take(x, axis):
     """True when the compiled rows run: x a C-contiguous float32/float64 NumPy array, not
     0-d nor empty, and ``axis`` its last."""
-    return (_gelu_takes(x) and x.ndim > 0 and x.size > 0
+    return (_gelu_takes(x) and x.flags.c_contiguous and x.ndim > 0 and x.size > 0
             and axis in (-1, x.ndim - 1))
 
 
@@ -374,7 +387,7 @@ def _gradient_rows(g, y, axis):
     if not (_rows_take(y, axis) and type(g) is np.ndarray and g.dtype == y.dtype
             and g.shape == y.shape):
         return None
-    return np.ascontiguousarray(g)
+    return dense(g)
 
 
 def _rows(array):

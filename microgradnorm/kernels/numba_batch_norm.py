@@ -1,8 +1,10 @@
 """The numba kernels of BatchNorm: ``batch_norm_statistics``, ``batch_norm_forward`` and
 ``batch_norm_backward`` of ``kernels.reference`` (same names and signatures), compiled for
-C-contiguous float32 and float64 NumPy arrays x (N, C, L); ``numba_cpu`` re-exports them.
-Everything else (half precision, CuPy, an empty batch, a weight or statistics of another
-shape) is the reference's.
+float32 and float64 NumPy arrays x (N, C, L); ``numba_cpu`` re-exports them. A strided x
+(channels-last, or ``BatchNorm1d`` on a transposed (N, L, C) sequence) or dy is copied
+C-contiguous and runs compiled, and y and dx come back in x's memory order. Everything
+else (half precision, CuPy, an empty batch, a weight or statistics of another shape) is the
+reference's.
 
 The reference's NumPy passes convert x to float64 and make a dozen passes over (N, C, L):
 at (4096, 1024) float32 its forward took ten times PyTorch's. Here each pass reads x (and
@@ -158,6 +160,16 @@ def _takes(x, *rows, channels=()):
     return True
 
 
+def _laid_out_as(x, out):
+    """``out``, computed C-contiguous, in x's memory order (one copy where x is strided: a
+    channels-last x gives a channels-last y, as torch's)."""
+    if x.flags.c_contiguous:
+        return out
+    laid_out = np.empty_like(x)
+    laid_out[...] = out
+    return laid_out
+
+
 def _per_channel(a, channels, default):
     """A (C,) float64 array: ``a`` converted, or ``default`` everywhere for None."""
     return np.full(channels, default) if a is None else np.ascontiguousarray(a, np.float64)
@@ -166,6 +178,7 @@ def _per_channel(a, channels, default):
 # ----- the reference's functions ------------------------------------------------------------
 def batch_norm_statistics(x):
     """As ``reference.batch_norm_statistics``: mean (C,) and biased var (C,), float64."""
+    x = dense(x)
     if not _takes(x):
         return reference.batch_norm_statistics(x)
     (batch, channels, length), count = x.shape, x.shape[0] * x.shape[2]
@@ -178,32 +191,37 @@ def batch_norm_statistics(x):
     with np.errstate(invalid="ignore", over="ignore"):
         correction = deviations / count                     # mean(x - first)
         mean = first + np.where(np.isfinite(correction), correction, 0)
-        # Σ(x - mean)² = Σ(x - first)² - count·correction²: the corrected mean's squares
-        var = squares / count - correction * correction
+        # Σ(x - mean)² = Σ(x - first)² - count·correction²: the corrected mean's squares;
+        # a correction not finite, or whose square overflows, is not applied (the mean's is
+        # not either): the variance stays inf, not inf - inf = NaN
+        square = correction * correction
+        var = squares / count - np.where(np.isfinite(square), square, 0)
     return mean, np.where(var < 0, 0.0, var)                # (rounding below 0: 0; NaN stays)
 
 
 def batch_norm_forward(x, mean, var, weight, bias, eps):
-    """As ``reference.batch_norm_forward``: y (N, C, L) in x's dtype and rstd (C,)."""
+    """As ``reference.batch_norm_forward``: y (N, C, L) in x's dtype and memory order, and
+    rstd (C,)."""
+    given, x = x, dense(x)
     if not (_takes(x, channels=(mean, var, weight, bias)) and mean.dtype == np.float64
             and var.dtype == np.float64):
-        return reference.batch_norm_forward(x, mean, var, weight, bias, eps)
+        return reference.batch_norm_forward(given, mean, var, weight, bias, eps)
     channels = x.shape[1]
     rstd = 1 / np.sqrt(var + eps)                                        # (C,)
     scale = rstd if weight is None else rstd * weight.astype(np.float64)
     y = np.empty_like(x)
     _normalize(x.reshape(x.shape[0], -1), x.shape[2], mean, scale,
                _per_channel(bias, channels, 0.0), y.reshape(x.shape[0], -1))
-    return y, rstd
+    return _laid_out_as(given, y), rstd
 
 
 def batch_norm_backward(dy, x, weight, mean, rstd, training, need_bias_grad=True):
     """As ``reference.batch_norm_backward``: dx in x's dtype, dweight (weight's dtype) or
     None, dbias (dy's dtype) or None."""
-    dy = dense(dy)
+    given, dy, x = x, dense(dy), dense(x)
     if not (_takes(x, dy, channels=(weight, mean, rstd)) and mean.dtype == np.float64
             and rstd.dtype == np.float64):
-        return reference.batch_norm_backward(dy, x, weight, mean, rstd, training,
+        return reference.batch_norm_backward(dy, given, weight, mean, rstd, training,
                                              need_bias_grad)
     (batch, channels, length), count = x.shape, x.shape[0] * x.shape[2]
     rows, dy_rows = x.reshape(batch, -1), dy.reshape(batch, -1)     # (N, C·L) views
@@ -218,4 +236,4 @@ def batch_norm_backward(dy, x, weight, mean, rstd, training, need_bias_grad=True
         _scaled(dy_rows, length, scale, dx.reshape(batch, -1))
     dweight = None if weight is None else sum_dy_xhat.astype(weight.dtype)
     dbias = sum_dy.astype(dy.dtype) if need_bias_grad else None
-    return dx, dweight, dbias
+    return _laid_out_as(given, dx), dweight, dbias

@@ -39,10 +39,9 @@ from ..backend import array_module, corrected_mean, erf
 from ..dtypes import accumulation_dtype, upcast_half
 
 __all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward",
-           "cross_entropy_backward",
            "add_layer_norm_forward", "add_rms_norm_backward", "add_rms_norm_forward",
            "batch_norm_backward", "batch_norm_dtype", "batch_norm_forward",
-           "batch_norm_statistics", "dyt_backward", "dyt_forward",
+           "batch_norm_statistics", "cross_entropy_backward", "dyt_backward", "dyt_forward",
            "effective_weight", "gelu_backward", "gelu_forward", "group_norm_backward",
            "group_norm_forward", "group_norm_statistics", "layer_norm_backward",
            "layer_norm_forward", "log_softmax_backward", "log_softmax_forward",

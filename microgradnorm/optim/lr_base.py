@@ -29,7 +29,7 @@ class LRScheduler:
     keeps_rate_on_resume = False
     # ReduceLROnPlateau: its step needs a metric, so no SequentialLR or chain can step it
     steps_with_metric = False
-    # MultiplicativeLR: its rate at a SequentialLR's milestone (``restart_rate``) is taken
+    # MultiplicativeLR, SWALR: the rate at a SequentialLR's milestone (``restart_rate``) is taken
     # from the rate the scheduler before it left, so a jump past that milestone replays it
     restarts_from_rate = False
 

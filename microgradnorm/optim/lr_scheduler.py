@@ -420,8 +420,9 @@ class SequentialLR(LRScheduler):
     r"""Run ``schedulers`` one after another: the i-th from ``milestones[i - 1]`` on, counting
     its own steps from 0 there, as torch's milestones do
     (``torch.optim.lr_scheduler.SequentialLR``): its rate there is its closed form at step 0,
-    from its own base rates (``initial_lr`` when it was made), and MultiplicativeLR, which
-    has none, multiplies the current rate by ``lr_lambda(0)``, as torch's. Made with
+    from its own base rates (``initial_lr`` when it was made); MultiplicativeLR, which has
+    none, multiplies the current rate by ``lr_lambda(0)``, and SWALR anneals from the
+    current rate, as torch's. Made with
     ``last_epoch=k`` or loaded from a ``state_dict()``, it sets the rate of that step of the
     run from step 0, whatever rates the schedulers' own constructors left.
 

@@ -181,13 +181,17 @@ class SWALR(_Recursive):
     from the rate the group holds: with α_t the annealing factor at step t,
     :math:`\eta_t = \alpha_t\, \eta_{swa} + (1 - \alpha_t)\, \hat\eta_{t-1}`, where
     :math:`\hat\eta_{t-1} = (\eta_{t-1} - \alpha_{t-1}\eta_{swa}) / (1 - \alpha_{t-1})` undoes
-    the previous step's mix.
+    the previous step's mix. The rate it moves from is the group's ``lr``, whatever set it:
+    after another schedule's steps (torch's recipe: CosineAnnealingLR, then SWALR), at a
+    SequentialLR's milestone or in a ChainedScheduler, it anneals from the rate that one left.
 
     Args:
         optimizer: the optimizer whose groups' ``lr`` it sets (each gets ``swa_lr``).
         swa_lr: the final rate, one number or one per group.
         anneal_epochs: steps to reach it (>= 0). anneal_strategy: ``"cos"`` or ``"linear"``.
     """
+
+    restarts_from_rate = True
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos",
                  last_epoch=-1):
@@ -218,3 +222,16 @@ class SWALR(_Recursive):
         before = swa_lr if previous == 1 else (lr - previous * swa_lr) / (1 - previous)
         alpha = self._anneal(max(0, min(1, step / span)))
         return swa_lr * alpha + before * (1 - alpha)
+
+    def lr_at(self, step, base_lr, group_index):
+        """The next step from the rate the group holds (torch's ``get_lr``, which another
+        schedule may have set); a jump walks the chain from ``base_lr``."""
+        if step == self.last_epoch + 1 and base_lr == self.base_lrs[group_index]:
+            lr = self.optimizer.param_groups[group_index]["lr"]
+            return self.chain_step(step, lr, group_index)
+        return super().lr_at(step, base_lr, group_index)
+
+    def restart_rate(self, lr, group_index):
+        """At a SequentialLR's milestone, torch's ``get_lr`` at step 0 from the current rate
+        ``lr`` (SWALR has no closed form)."""
+        return self.chain_step(0, lr, group_index)

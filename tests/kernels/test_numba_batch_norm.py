@@ -134,3 +134,55 @@ def test_a_large_mean_keeps_the_variance(no_reference):
     _, var = numba_cpu.batch_norm_statistics(x)
     exact = x.astype(np.float64).var(axis=(0, 2))
     np.testing.assert_allclose(var, exact, rtol=1e-9)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")             # the reference's x² = inf
+def test_an_overflowing_correction_keeps_the_variance_inf(monkeypatch):
+    """Values near float64's max: the deviations' sum overflows (or the sum does, and the
+    first mean is inf), so the mean's correction or its square is not finite. The variance
+    is inf as the reference's and torch's (y 0, running_var inf), not inf - inf = NaN."""
+    torch = pytest.importorskip("torch")
+    rows = [[1e308, -1e308, 1e308], [1e308, 1e308, -1e308], [-1e308, 1e308, 1e308],
+            [1.0, 2.0, 4.0], [1e300, -1e300, 2e300]]
+    x = np.array(rows).T[:, :, None].copy()                    # (3, 5, 1): a channel a row
+    expected = reference.batch_norm_statistics(x)
+    for name in NAMES:
+        monkeypatch.setattr(reference, name, None)              # a delegation would fail
+    mean, var = numba_cpu.batch_norm_statistics(x)
+    for a, e in zip((mean, var), expected):
+        assert_close(a, e, 4)
+    y, _ = numba_cpu.batch_norm_forward(x, mean, var, None, None, 1e-5)
+    running_mean, running_var = np.zeros(5), np.ones(5)
+    reference.update_running_stats(running_mean, running_var, mean, var, 3, 0.1)
+    theirs_mean, theirs_var = torch.zeros(5, dtype=torch.float64), torch.ones(5).double()
+    theirs = torch.nn.functional.batch_norm(torch.from_numpy(x[:, :, 0]), theirs_mean,
+                                            theirs_var, training=True)
+    np.testing.assert_allclose(y[:, :, 0], theirs.numpy(), rtol=1e-14)     # NaN where NaN
+    np.testing.assert_array_equal(running_var, theirs_var.numpy())
+
+
+@pytest.mark.parametrize("layout", ["channels last", "transposed sequence"])
+@pytest.mark.parametrize("training", [True, False])
+def test_a_strided_x_runs_compiled_in_its_layout(layout, training, no_reference):
+    """A channels-last (N, C, H, W) x, seen as (N, C, H·W), and ``BatchNorm1d`` on an
+    (N, L, C) sequence's transpose: the contiguous case's values, y and dx in x's memory
+    order (channels-last: torch's strides)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    stored = rng.standard_normal((4, 5, 6, 3) if layout == "channels last" else (4, 7, 3))
+    x = np.moveaxis(stored, -1, 1)                          # (N, C, *), C-strides 1
+    x3 = x.reshape(x.shape[0], 3, -1)                       # (N, C, L), a view
+    dy = rng.standard_normal(x3.shape)
+    weight, bias = rng.standard_normal(3) + 1.5, rng.standard_normal(3)
+    assert not x3.flags.c_contiguous and np.shares_memory(x3, stored)
+    expected = run(numba_cpu, np.ascontiguousarray(x3), dy, weight, bias, training)
+    actual = run(numba_cpu, x3, dy, weight, bias, training)
+    for a, e in zip(actual, expected):
+        np.testing.assert_array_equal(a, e)
+    y, dx = actual[3], actual[4]
+    assert y.strides == dx.strides == np.empty_like(x3).strides
+    if layout == "channels last":
+        theirs = torch.nn.functional.batch_norm(
+            torch.from_numpy(x), torch.zeros(3).double(), torch.ones(3).double(),
+            training=training)
+        assert [s // 8 for s in y.reshape(x.shape).strides] == list(theirs.stride())

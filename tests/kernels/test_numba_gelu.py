@@ -142,6 +142,42 @@ def test_views_are_copied_and_run_compiled(approximate, monkeypatch):
         np.testing.assert_array_equal(a, e)
 
 
+def permuted():
+    # views of a (3, 4, 5) array and the same views of a torch tensor (no axis of size 1:
+    # its stride is torch's choice; torch's flip copies)
+    return {"transposed": (lambda a: a[0].T, lambda t: t[0].t()),
+            "permuted": (lambda a: a.transpose(2, 0, 1), lambda t: t.permute(2, 0, 1)),
+            "permuted strided": (lambda a: a.transpose(1, 2, 0)[:, ::2],
+                                 lambda t: t.permute(1, 2, 0)[:, ::2]),
+            "reversed": (lambda a: a[::-1, :, ::-1], lambda t: t.flip(0, 2)),
+            "broadcast": (lambda a: np.broadcast_to(a[0, 0], (3, 5)),
+                          lambda t: t[0, 0].expand(3, 5))}
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+@pytest.mark.parametrize("case", list(permuted()))
+def test_a_permuted_x_keeps_its_layout_as_torchs_and_runs_compiled(case, approximate,
+                                                                   monkeypatch):
+    """y keeps x's memory order (torch's strides: ``F.gelu(x.t())`` is transposed too), and
+    so does dx where dy's strides are x's; the values are the contiguous case's."""
+    torch = pytest.importorskip("torch")
+    view, torch_view = permuted()[case]
+    a = np.random.default_rng(4).standard_normal((3, 4, 5))
+    x = view(a)
+    dy = view(np.random.default_rng(5).standard_normal((3, 4, 5)))
+    expected = (numba_cpu.gelu_forward(np.ascontiguousarray(x), approximate),
+                numba_cpu.gelu_backward(np.ascontiguousarray(dy), np.ascontiguousarray(x),
+                                        approximate))
+    monkeypatch.setattr(blocked, "gelu_forward", None)          # a delegation would fail
+    monkeypatch.setattr(blocked, "gelu_backward", None)
+    y, dx = numba_cpu.gelu_forward(x, approximate), numba_cpu.gelu_backward(dy, x, approximate)
+    np.testing.assert_array_equal(y, expected[0])
+    np.testing.assert_array_equal(dx, expected[1])
+    theirs = torch.nn.functional.gelu(torch_view(torch.from_numpy(a)), approximate=approximate)
+    assert [s // 8 for s in y.strides] == list(theirs.stride())
+    assert dx.strides == y.strides
+
+
 def delegated():
     rng = np.random.default_rng(1)
     x = rng.standard_normal((4, 6))

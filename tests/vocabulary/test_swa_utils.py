@@ -83,6 +83,33 @@ def test_swalr_anneals_as_torchs(options):
     np.testing.assert_allclose(rates[mg], rates[torch], rtol=1e-15)
 
 
+def swalr_after(lib, kind, steps=9):
+    # two parameter groups at lr 1 and 0.5: a schedule first, then SWALR from the rate it
+    # left ("switch": each step calls only the running scheduler's step(), torch's recipe)
+    w, v = lib.nn.Parameter(lib.zeros(2)), lib.nn.Parameter(lib.zeros(2))
+    optimizer = lib.optim.SGD([{"params": [w]}, {"params": [v], "lr": 0.5}], lr=1.0)
+    schedules, swa_utils = lib.optim.lr_scheduler, lib.optim.swa_utils
+    if kind == "sequential":
+        first = schedules.ExponentialLR(optimizer, 0.5)
+        swa = swa_utils.SWALR(optimizer, swa_lr=0.05, anneal_epochs=3)
+        scheduler = schedules.SequentialLR(optimizer, [first, swa], milestones=[3])
+    else:
+        first = schedules.CosineAnnealingLR(optimizer, T_max=10)
+        swa = swa_utils.SWALR(optimizer, swa_lr=[0.05, 0.02], anneal_epochs=3)
+        scheduler = schedules.ChainedScheduler([first, swa]) if kind == "chained" else None
+    rates = []
+    for step in range(steps):
+        (scheduler or (first if step < 4 else swa)).step()
+        rates.append([group["lr"] for group in optimizer.param_groups])
+    return rates
+
+
+@pytest.mark.parametrize("kind", ["switch", "sequential", "chained"])
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step")
+def test_swalr_anneals_from_the_rate_another_schedule_set(kind):
+    np.testing.assert_allclose(swalr_after(mg, kind), swalr_after(torch, kind), rtol=1e-15)
+
+
 def test_swalr_takes_one_rate_per_group_and_checks_its_arguments():
     w, v = mg.nn.Parameter(mg.ones(2)), mg.nn.Parameter(mg.ones(2))
     optimizer = mg.optim.SGD([{"params": [w]}, {"params": [v], "lr": 0.5}], lr=0.1)
