@@ -8,7 +8,7 @@ import numpy as np
 
 from ..backend import FLOAT_ERRORS, IGNORE_FLOAT_ERRORS
 from .grad_mode import _state
-from .graph import Node, NodeAPI, node_class
+from .graph import Node, NodeAPI, node_name
 from .history import NodeHistory
 from .inputs import (_kept_constants, _refuse_stale_view, _share_versions_with_bases, _tensor,
                      _unpack)
@@ -41,8 +41,12 @@ class Context(NodeHistory, NodeAPI):
         self._freed = False
         self._graph = None          # hooks and metadata on the node (graph.py), if ever any
 
+    @property
+    def name(self):                  # "Mul"; name() is "MulBackward0" (graph.py)
+        return self.function._node_name
+
     def __repr__(self):              # PyTorch's grad_fn reads <MulBackward0 object at ...>
-        return f"<{type(self).__name__} object at {id(self):#x}>"
+        return f"<{self.name()} object at {id(self):#x}>"
 
     def save_for_backward(self, *arrays):
         """Keep ``arrays`` (and None placeholders) until backward; see ``saved``."""
@@ -90,11 +94,11 @@ class Function:
 
     saved_names = ()
     kept_options = ()
-    node_suffix = "Backward0"       # the class of its nodes: MulBackward0, as PyTorch's
+    node_suffix = "Backward0"       # its nodes' name(): MulBackward0, as PyTorch's
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
-        cls._node_class = node_class(cls, Context)
+        cls._node_name = node_name(cls)
 
     @staticmethod
     def forward(ctx, *args, **options):
@@ -110,7 +114,7 @@ class Function:
     def apply(cls, *inputs, **options):
         """Run ``forward`` on the inputs' arrays; the outputs get a node when recording."""
         tensors, arrays, needs_input_grad = _unpack(cls.__name__, inputs)
-        ctx = cls._node_class(cls, tensors, needs_input_grad)
+        ctx = Context(cls, tensors, needs_input_grad)
         record = _state.grad_enabled and True in needs_input_grad
         given = options               # as passed: a tape traces the arrays kept_options copy
         if cls.kept_options:

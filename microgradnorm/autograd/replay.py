@@ -158,7 +158,7 @@ def _stand_in_output(ctx, index):
 
 def _copy_context(ctx):
     # a Context like a recorded one (its structure, nothing a forward saved)
-    new = Context.__new__(type(ctx))               # the op's node class (MulBackward0)
+    new = Context.__new__(Context)
     for name in ("function", "inputs", "needs_input_grad", "seq", "module", "group",
                  "outputs_meta"):
         setattr(new, name, getattr(ctx, name))

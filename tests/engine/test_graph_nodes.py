@@ -1,5 +1,5 @@
 """The backward graph as PyTorch's code reads it (``autograd/graph.py``), against torch:
-node class names and ``name()``, ``next_functions`` walked from the loss down to the
+node names (``name()`` and the repr; the class is one ``Context`` here), ``next_functions`` walked from the loss down to the
 leaves' ``AccumulateGrad`` (the same object for a leaf used twice), a ``make_dot``-style
 walker, node hooks before and after the backward (values and replacements), calling a
 node, ``metadata``, ``get_gradient_edge`` and ``increment_version``."""
@@ -25,8 +25,8 @@ def graph(lib, x, w, b):
 
 
 def walk(root, leaves_):
-    """Each node reached from ``root``, depth first: (class name, name(), for each edge
-    the index it carries and, for an AccumulateGrad, which leaf)."""
+    """Each node reached from ``root``, depth first: (name(), for each edge the index it
+    carries and, for an AccumulateGrad, which leaf)."""
     seen, out, stack = set(), [], [root]
     while stack:
         node = stack.pop()
@@ -39,15 +39,16 @@ def walk(root, leaves_):
             edges.append((index, None if leaf is None
                           else next(i for i, t in enumerate(leaves_) if t is leaf)))
             stack.append(child)
-        out.append((type(node).__name__, node.name(), tuple(edges)))
+        out.append((node.name(), tuple(edges)))
     return out
 
 
-def test_node_classes_names_and_edges_read_as_torchs():
+def test_node_names_and_edges_read_as_torchs():
     (x, w, b), (xt, wt, bt) = leaves((3, 4), (3, 4), (4,))
     ours, theirs = graph(mg, x, w, b), graph(torch, xt, wt, bt)
-    assert type(ours.grad_fn).__name__ == "SumBackward0" == type(theirs.grad_fn).__name__
+    assert ours.grad_fn.name() == "SumBackward0" == type(theirs.grad_fn).__name__
     assert repr(ours.grad_fn).startswith("<SumBackward0 object at 0x")
+    assert type(ours.grad_fn) is mg.autograd.Context          # one class for every node
     assert walk(ours.grad_fn, [x, w, b]) == walk(theirs.grad_fn, [xt, wt, bt])
     assert ours.grad_fn.name == "Sum"                 # the op's name, as the visualizer's
 
@@ -82,7 +83,7 @@ def test_the_graph_survives_backward_as_edges():
 
 
 def make_dot_labels(root):
-    """The node labels a torchviz-style walker draws: type names, leaves by shape."""
+    """The node labels a torchviz-style walker draws: node names, leaves by shape."""
     labels, seen = [], set()
 
     def add(fn):
@@ -92,7 +93,7 @@ def make_dot_labels(root):
         if hasattr(fn, "variable"):
             labels.append(("leaf", tuple(fn.variable.size())))
         else:
-            labels.append((str(type(fn).__name__), len(fn.next_functions)))
+            labels.append((fn.name(), len(fn.next_functions)))
         for u, _ in getattr(fn, "next_functions", ()):
             add(u)
     add(root)
