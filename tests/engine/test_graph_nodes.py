@@ -1,8 +1,9 @@
 """The backward graph as PyTorch's code reads it (``autograd/graph.py``), against torch:
-node names (``name()`` and the repr; the class is one ``Context`` here), ``next_functions`` walked from the loss down to the
-leaves' ``AccumulateGrad`` (the same object for a leaf used twice), a ``make_dot``-style
-walker, node hooks before and after the backward (values and replacements), calling a
-node, ``metadata``, ``get_gradient_edge`` and ``increment_version``."""
+node names (``name()`` and the repr; the class is one ``Context`` here),
+``next_functions`` walked from the loss down to the leaves' ``AccumulateGrad`` (the same
+object for a leaf used twice), a ``make_dot``-style walker, node hooks before and after
+the backward (values and replacements), calling a node, ``metadata``,
+``get_gradient_edge`` and ``increment_version``."""
 
 import numpy as np
 import pytest
