@@ -183,20 +183,37 @@ def batch_norm_statistics(x):
         return reference.batch_norm_statistics(x)
     (batch, channels, length), count = x.shape, x.shape[0] * x.shape[2]
     rows = x.reshape(batch, -1)                             # (N, C·L), a view
+    # One pass first, about each channel's first value K: mean = K + mean(x - K) and
+    # var = mean((x - K)²) - mean(x - K)², which loses (K - mean)²/var ulps of float64 to
+    # cancellation. Taken where that is at most 16 (K within 4 standard deviations of the
+    # mean) and everything is finite; other channels get the two passes below.
+    shift = rows[0, ::length].astype(np.float64)            # (C,) x[0, c, 0]
+    mean, var, ok = _moments(rows, length, shift, count)
+    with np.errstate(invalid="ignore", over="ignore"):
+        ok &= (mean - shift) ** 2 <= 16 * var
+    if ok.all():
+        return mean, var
     sums = np.zeros(channels)
     _channel_sums(rows, length, sums)
-    first = sums / count                                    # (C,) sum / count
-    deviations, squares = np.zeros(channels), np.zeros(channels)
-    _channel_deviations(rows, length, first, deviations, squares)
+    two_pass_mean, two_pass_var, _ = _moments(rows, length, sums / count, count)
+    return np.where(ok, mean, two_pass_mean), np.where(ok, var, two_pass_var)
+
+
+def _moments(rows, length, centre, count):
+    """(mean, biased var, whether both are finite) per channel from one pass of deviations
+    about ``centre`` (C,): mean = centre + mean(x - centre), corrected only where that
+    correction is finite (as ``backend.corrected_mean``), and Σ(x - mean)² = Σ(x - centre)²
+    - count·correction², the correction's square subtracted only where finite (an inf
+    variance stays inf, not inf - inf = NaN); rounding below 0 is 0, NaN stays."""
+    deviations, squares = np.zeros(centre.size), np.zeros(centre.size)
+    _channel_deviations(rows, length, centre, deviations, squares)
     with np.errstate(invalid="ignore", over="ignore"):
-        correction = deviations / count                     # mean(x - first)
-        mean = first + np.where(np.isfinite(correction), correction, 0)
-        # Σ(x - mean)² = Σ(x - first)² - count·correction²: the corrected mean's squares;
-        # a correction not finite, or whose square overflows, is not applied (the mean's is
-        # not either): the variance stays inf, not inf - inf = NaN
+        correction = deviations / count                     # mean(x - centre)
+        mean = centre + np.where(np.isfinite(correction), correction, 0)
         square = correction * correction
         var = squares / count - np.where(np.isfinite(square), square, 0)
-    return mean, np.where(var < 0, 0.0, var)                # (rounding below 0: 0; NaN stays)
+    var = np.where(var < 0, 0.0, var)
+    return mean, var, np.isfinite(mean) & np.isfinite(var)
 
 
 def batch_norm_forward(x, mean, var, weight, bias, eps):

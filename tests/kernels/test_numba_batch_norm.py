@@ -186,3 +186,16 @@ def test_a_strided_x_runs_compiled_in_its_layout(layout, training, no_reference)
             torch.from_numpy(x), torch.zeros(3).double(), torch.ones(3).double(),
             training=training)
         assert [s // 8 for s in y.reshape(x.shape).strides] == list(theirs.stride())
+
+
+def test_a_first_value_far_from_the_mean_falls_back_to_two_passes(no_reference):
+    """One pass about each channel's first value, except where that value is more than 4
+    standard deviations from the mean (its cancellation would cost up to (K - m)²/var ulps):
+    an outlier first in one channel keeps that channel's variance exact, the others too."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((4000, 3, 1))
+    x[0, 1, 0] = 1e9                                        # channel 1: K far from the mean
+    mean, var = numba_cpu.batch_norm_statistics(x)
+    np.testing.assert_allclose(mean, x.mean(axis=(0, 2)), rtol=1e-13)
+    centred = x - x.mean(axis=(0, 2), keepdims=True)
+    np.testing.assert_allclose(var, (centred ** 2).mean(axis=(0, 2)), rtol=1e-12)
