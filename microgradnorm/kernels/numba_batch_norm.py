@@ -9,9 +9,11 @@ reference's.
 The reference's NumPy passes convert x to float64 and make a dozen passes over (N, C, L):
 at (4096, 1024) float32 its forward took ten times PyTorch's. Here each pass reads x (and
 dy) once, in x's dtype, and accumulates per channel in float64, as the reference does:
-statistics in two passes (the sum, then the deviations from its mean: their sum corrects
-the mean, as ``backend.corrected_mean``'s step, and their squares give the variance), the
-forward one more pass to write y, the backward one pass for Σdy and Σdy·x̂ and one to
+the statistics in one pass of deviations from each channel's first value (their sum
+corrects it to the mean, as ``backend.corrected_mean``'s step, their squares give the
+variance), and in two (the sum, then the deviations from its mean) for a channel whose
+first value lies more than 4 standard deviations from the mean, where the one pass would
+cancel; the forward one more pass to write y, the backward one pass for Σdy and Σdy·x̂ and one to
 write dx. Two layouts: L = 1 (``BatchNorm1d`` on (N, C)), where a channel's values are a
 column and each row is added into the C sums at once (a loop LLVM vectorizes), and L > 1,
 where each (n, c) holds L contiguous values summed in one loop.
