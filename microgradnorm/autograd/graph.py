@@ -1,6 +1,6 @@
 """PyTorch's view of the backward graph (``torch.autograd.graph``): what code that walks or
-instruments a graph reads from ``y.grad_fn`` — its class name, ``name()``,
-``next_functions``, ``metadata``, hooks on the node — and the leaves' ``AccumulateGrad``
+instruments a graph reads from ``y.grad_fn`` — ``name()``, ``next_functions``,
+``metadata``, hooks on the node — and the leaves' ``AccumulateGrad``
 nodes, so that a PyTorch graph walker (a ``make_dot``) runs here as written.
 
 Every node is a ``Context``, one class for all (per-op classes made every attribute read in
