@@ -37,6 +37,7 @@ from .kernels import cpu_kernels, get_cpu_kernels, set_cpu_kernels
 from .norms import get_norm_impl, norm_impl
 from .nn.utils import load, save
 from .nn import serialization      # torch.serialization: save, load, the safe globals
+from . import func                 # torch.func: functional_call
 from .ops import (amax, amin, argmax, argmin, argsort, cat, chunk, clamp, concatenate, exp,
                   flatten, gather, index_select, log, log_softmax, masked_fill, matmul, maximum,
                   mean, minimum, norm, outer, permute, pow, relu, reshape, rsqrt, sigmoid,
@@ -159,7 +160,7 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "matmul", "max", "maximum", "mean", "median", "memory_timeline", "min", "minimum",
            "mode", "multinomial", "nn",
            "no_grad", "norm", "norm_impl", "normal", "numel", "ones", "ones_like", "optim", "outer",
-           "serialization",
+           "serialization", "func",
            "permute", "pow", "precision_report", "rand",
            "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
            "relu", "reshape", "return_types", "rsqrt", "save", "seed", "set_cpu_kernels",

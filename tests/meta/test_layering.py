@@ -22,7 +22,7 @@ LAYERS = (
     ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "convolution_more", "losses", "losses_more",
                     "activations", "vision", "linalg", "fft", "special")),
-    ("model", ("nn", "optim", "layers", "utils", "distributions")),
+    ("model", ("nn", "optim", "layers", "utils", "distributions", "func")),
     ("look", ("checks", "viz", "train", "checkpoint", "capture", "testing")),
     ("apps", ("cli", "__main__")),
 )
