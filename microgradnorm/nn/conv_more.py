@@ -366,7 +366,23 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class UninitializedParameter(Parameter):
+class _Uninitialized:
+    """``materialize`` of the uninitialised parameter and buffer: the class becomes
+    ``becomes`` (Parameter, Tensor) once the shape is known."""
+
+    becomes = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        """Become a ``becomes`` of ``shape`` (uninitialised values: fill them next), on
+        ``device`` and of ``dtype`` if given, else this one's."""
+        dtype = self.dtype if dtype is None else _dtype(dtype)
+        self._array = backend.to_device(np.empty(tuple(shape), dtype),
+                                        self.device if device is None else device)
+        self._bump_version()
+        self.__class__ = self.becomes
+
+
+class UninitializedParameter(_Uninitialized, Parameter):
     """A parameter whose shape is not known yet (``torch.nn.UninitializedParameter``), a lazy
     module's until its first call: it holds no values (an empty array of its dtype), and
     ``materialize(shape)`` gives it its shape and makes it a plain ``Parameter``.
@@ -376,17 +392,10 @@ class UninitializedParameter(Parameter):
         'Parameter'
     """
 
+    becomes = Parameter
+
     def __init__(self, requires_grad=True, device=None, dtype=None):
         super().__init__(np.empty(0, _dtype(dtype)), requires_grad, device=device)
-
-    def materialize(self, shape, device=None, dtype=None):
-        """Become a ``Parameter`` of ``shape`` (uninitialised values: fill them next), on
-        ``device`` and of ``dtype`` if given, else this one's."""
-        dtype = self.dtype if dtype is None else _dtype(dtype)
-        self._array = backend.to_device(np.empty(tuple(shape), dtype),
-                                        self.device if device is None else device)
-        self._bump_version()
-        self.__class__ = Parameter
 
     def __repr__(self):
         return "<UninitializedParameter>"

@@ -6,11 +6,10 @@ its plain class (``cls_to_become``), as ``nn.LazyLinear`` does."""
 
 import numpy as np
 
-from .. import backend
 from ..tensor import Tensor
 from .channel_norms import (BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d,
                             InstanceNorm3d, _InstanceNorm)
-from .conv_more import UninitializedParameter, materialize_from_state
+from .conv_more import UninitializedParameter, _Uninitialized, materialize_from_state
 from .module import Module, _dtype
 from .normalization import BatchNorm1d, _BatchNorm
 
@@ -18,7 +17,7 @@ __all__ = ["LazyBatchNorm1d", "LazyBatchNorm2d", "LazyBatchNorm3d", "LazyInstanc
            "LazyInstanceNorm2d", "LazyInstanceNorm3d", "UninitializedBuffer"]
 
 
-class UninitializedBuffer(Tensor):
+class UninitializedBuffer(_Uninitialized, Tensor):
     """A buffer whose shape is not known yet (``torch.nn.UninitializedBuffer``), a lazy
     module's running statistic until its first call: it holds no values (an empty array of
     its dtype), and ``materialize(shape)`` gives it its shape and makes it a plain Tensor.
@@ -28,17 +27,10 @@ class UninitializedBuffer(Tensor):
         'Tensor'
     """
 
+    becomes = Tensor
+
     def __init__(self, requires_grad=False, device="cpu", dtype=None):
         super().__init__(np.empty(0, _dtype(dtype)), requires_grad, device=device)
-
-    def materialize(self, shape, device=None, dtype=None):
-        """Become a Tensor of ``shape`` (uninitialised values: fill them next), on ``device``
-        and of ``dtype`` if given, else this one's."""
-        dtype = self.dtype if dtype is None else _dtype(dtype)
-        self._array = backend.to_device(np.empty(tuple(shape), dtype),
-                                        self.device if device is None else device)
-        self._bump_version()
-        self.__class__ = Tensor
 
     def __repr__(self):
         return "<UninitializedBuffer>"
