@@ -68,25 +68,19 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 _ABSENT = object()
 
 
-def _tables(module):
-    # {name: (the submodule, its table, the key)} of every parameter and buffer, tied
-    # names included (a shared Parameter under each of its names)
-    found = {}
-    for prefix, sub in module.named_modules(remove_duplicate=False):
-        for table in (sub._parameters, sub._buffers):
-            for key in table:
-                if table[key] is not None:
-                    found[f"{prefix}.{key}" if prefix else key] = (sub, table, key)
-    return found
+def _named_tensors(module):
+    # {name: tensor} of every parameter and buffer, tied names included (a shared
+    # Parameter under each of its names)
+    return {**dict(module.named_parameters(remove_duplicate=False)),
+            **dict(module.named_buffers(remove_duplicate=False))}
 
 
 def _tied(module, given):
     # a tensor given under one name of a Parameter also goes under its other names; two
     # different tensors for one tied Parameter are torch's ValueError
-    tables = _tables(module)
     names_of = {}
-    for name, (_, table, key) in tables.items():
-        names_of.setdefault(id(table[key]), []).append(name)
+    for name, tensor in _named_tensors(module).items():
+        names_of.setdefault(id(tensor), []).append(name)
     out = dict(given)
     for names in names_of.values():
         values = {n: given[n] for n in names if n in given}
@@ -101,7 +95,7 @@ def _tied(module, given):
 
 
 def _check_names(module, given, strict):
-    tables = _tables(module)
+    tables = _named_tensors(module)
     for name, value in given.items():
         if value is not None and not isinstance(value, Tensor):
             raise TypeError(f"functional_call: {name!r} must be a Tensor, got "
