@@ -24,7 +24,7 @@ import collections
 import weakref
 
 from .history import _as_seen_by
-from .hooks import RemovableHandle
+from .hooks import added
 from .inputs import _tensor, _zeros_for_missing
 
 __all__ = ["AccumulateGrad", "GradientEdge", "Node", "get_gradient_edge", "increment_version",
@@ -136,9 +136,7 @@ class NodeAPI:
 def _register(where, hooks, hook):
     if not callable(hook):
         raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
-    handle = RemovableHandle(hooks)
-    hooks[handle.id] = hook
-    return handle
+    return added(hooks, hook)
 
 
 def run_node_hooks(node, grads):

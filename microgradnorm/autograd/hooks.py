@@ -57,6 +57,11 @@ def register_hook(tensor, hook):
         # keyed by output; the tensor's id lets a retained .grad see the hooked gradient
         entry = node.tensor_hooks.setdefault(tensor._output_index, (id(tensor), {}))
         hooks = entry[1]
+    return added(hooks, hook)
+
+
+def added(hooks, hook):
+    """Put ``hook`` in ``hooks``, a {handle id: hook} table; the handle removes it."""
     handle = RemovableHandle(hooks)
     hooks[handle.id] = hook
     return handle
@@ -76,10 +81,8 @@ def register_post_accumulate_grad_hook(tensor, hook):
                            "tensors")
     if tensor._post_accumulate_hooks is None:
         tensor._post_accumulate_hooks = {}
-    handle = RemovableHandle(tensor._post_accumulate_hooks)
-    tensor._post_accumulate_hooks[handle.id] = hook
     _post_hooks[:] = [True]
-    return handle
+    return added(tensor._post_accumulate_hooks, hook)
 
 
 def accumulate(captured):
