@@ -76,12 +76,19 @@ def pytest_collection_modifyitems(items):
                                 "ids): " + ", ".join(unstable[:5]))
 
 
+_SEED = int(os.environ.get("MICROGRADNORM_TEST_SEED", "0"))
+
+
 @pytest.fixture(autouse=True)
 def _default_dtype_restored():
     """Every test starts with PyTorch's default dtype, float32, and leaves it so, and with the
-    default generator seeded (as PyTorch's own test cases seed it), so a run repeats."""
+    default generators seeded, ours and PyTorch's where a test loaded it (as PyTorch's own test
+    cases seed theirs), so a run repeats. ``MICROGRADNORM_TEST_SEED`` picks another seed: a
+    run over a few of them finds a tolerance that held for one draw only."""
     mg.set_default_dtype(mg.float32)
-    mg.manual_seed(0)
+    mg.manual_seed(_SEED)
+    if "torch" in sys.modules:
+        sys.modules["torch"].manual_seed(_SEED)
     yield
     mg.set_default_dtype(mg.float32)
 
