@@ -330,7 +330,7 @@ class Tensor:
         Args:
             gradient: d(loss)/d(self), of self's shape; None for a one-element tensor.
             retain_graph: keep the saved arrays, to backward through the graph again.
-            create_graph: must be False (the engine has no double backward).
+            create_graph: record the backward as a graph, for double backward.
             inputs: a Tensor or sequence of Tensors: accumulate into their ``.grad`` only.
         """
         if inputs is None and not create_graph:

@@ -4,6 +4,7 @@
 loop."""
 
 from ..backend import array_module
+from .double import accumulate_graph, run_backward_graph
 from .engine import run_backward
 from .hooks import _own, accumulate
 from .inputs import _root_grad, _tensor
@@ -17,13 +18,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         tensors: a Tensor or a sequence of Tensors, back-propagated together.
         grad_tensors: d(loss)/d(tensor) per tensor; None for a one-element tensor.
         retain_graph: keep the saved arrays for another backward through the graph.
-        create_graph: must be False (the engine has no double backward).
+        create_graph: record the backward as a graph (double backward): ``.grad`` gets a
+            gradient with history, added out of place (``double.py``).
         inputs: a Tensor or a sequence of Tensors whose ``.grad`` alone accumulates.
 
     Example:
         >>> mg.autograd.backward([loss_a, loss_b])    # as (loss_a + loss_b).backward()
     """
-    _no_double_backward("backward", create_graph)
     Tensor = _tensor.Tensor
     tensors, grad_tensors = _with_gradients(tensors, grad_tensors)
     if len(grad_tensors) != len(tensors):
@@ -44,10 +45,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         _check_inputs("backward()", inputs)
         wanted = {id(t) for t in inputs}             # and the non-leaves retaining theirs
         capture = lambda t: id(t) in wanted or t._retains_grad    # noqa: E731
-    grads = [_root_grad(t, g, f"backward(): grad_tensors[{i}]")
+    grads = [_root_grad(t, g, f"backward(): grad_tensors[{i}]", create_graph)
              for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
     retain = bool(create_graph if retain_graph is None else retain_graph)
-    accumulate(run_backward(tensors, grads, retain, capture))
+    if create_graph:
+        accumulate_graph(run_backward_graph(tensors, grads, retain, capture))
+    else:
+        accumulate(run_backward(tensors, grads, retain, capture))
 
 
 def _with_gradients(tensors, gradients):
@@ -59,13 +63,6 @@ def _with_gradients(tensors, gradients):
     if not isinstance(gradients, (list, tuple)):          # one gradient, not a sequence
         return tensors, (gradients,)
     return tensors, tuple(gradients)
-
-
-def _no_double_backward(name, create_graph):
-    if create_graph:
-        raise NotImplementedError(
-            f"{name}: create_graph=True (a graph of the backward, for double backward) is not "
-            "supported: the engine's backward runs on arrays and records no graph")
 
 
 def _check_inputs(name, inputs):
@@ -89,7 +86,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
             one-element output.
         retain_graph: keep the saved arrays for another backward through the graph.
-        create_graph: must be False (the engine has no double backward).
+        create_graph: record the backward as a graph, so the gradients returned have
+            history and can be differentiated again (double backward, ``double.py``).
         only_inputs: ignored, as in PyTorch.
         allow_unused: None for an input the outputs do not depend on, instead of an error
             (the default: ``materialize_grads``).
@@ -104,7 +102,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> mg.grad((x * x).sum(), [x])
         (tensor([2., 4.]),)
     """
-    _no_double_backward("grad()", create_graph)
     if is_grads_batched:
         raise NotImplementedError("grad(): is_grads_batched=True is not supported")
     if allow_unused is None:
@@ -120,19 +117,23 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if len(grad_outputs) != len(outputs):
         raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
                          "grad_outputs; give one gradient (or None) per output")
-    grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]")
+    grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]", create_graph)
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
     wanted = {id(t) for t in inputs}
     _check_inputs("grad()", inputs)
     retain = bool(create_graph if retain_graph is None else retain_graph)
-    captured = run_backward(outputs, grads, retain, capture=lambda t: id(t) in wanted)
+    run = run_backward_graph if create_graph else run_backward
+    captured = run(outputs, grads, retain, capture=lambda t: id(t) in wanted)
     unused = [i for i, t in enumerate(inputs) if id(t) not in captured]
     if unused and not allow_unused:
         shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)
         raise RuntimeError(f"grad(): the outputs do not depend on {shown}; pass "
                            "allow_unused=True to get None for it")
-    return tuple(Tensor._from_op(_own(captured[id(t)][1]), None) if id(t) in captured
-                 else _zeros_like(t) if materialize_grads else None for t in inputs)
+    found = [captured[id(t)][1] if id(t) in captured else None for t in inputs]
+    if not create_graph:
+        found = [None if g is None else Tensor._from_op(_own(g), None) for g in found]
+    return tuple(_zeros_like(t) if g is None and materialize_grads else g
+                 for g, t in zip(found, inputs))
 
 
 def _zeros_like(tensor):

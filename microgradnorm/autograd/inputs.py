@@ -118,8 +118,12 @@ def _share_versions_with_bases(inputs, outputs):
                 out._base = t if t._base is None else t._base     # (views.py writes through)
 
 
-def _root_grad(root, grad, name):
-    # name starts the messages: "grad(): grad_outputs[0]"
+def _root_grad(root, grad, name, as_tensor=False):
+    # name starts the messages: "grad(): grad_outputs[0]"; as_tensor (create_graph): a
+    # Tensor given stays that Tensor, history and all
+    if as_tensor and isinstance(grad, _tensor.Tensor):
+        _root_grad(root, grad._array, name)
+        return grad if grad.dtype == root.dtype else grad.to(root.dtype)
     data = root._array
     if type(grad) is type(data) and grad.dtype == data.dtype and grad.shape == data.shape:
         return grad                           # the usual case: an array like the output's

@@ -31,7 +31,7 @@ from .shape import (Concatenate, Expand, Permute, Reshape, Split, cat, chunk,
 from .shape import (expand_as, flip, movedim, moveaxis, narrow, ravel, repeat_interleave, roll,
                     unbind, unflatten)
 
-from . import methods
+from . import double_backward, methods  # noqa: F401  (they attach to the ops)
 
 __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concatenate", "Div",
            "EmptyReductionError", "Erf", "Exp", "Expand", "Gather", "GetItem", "Log", "MatMul",

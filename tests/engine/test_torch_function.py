@@ -309,14 +309,6 @@ def test_grad_materializes_unused_inputs_as_zeros_and_takes_one_gradient_as_a_li
     assert_same(*both(run))
 
 
-def test_create_graph_is_refused_with_a_clear_error():
-    x = mg.ones(2, requires_grad=True)
-    with pytest.raises(NotImplementedError, match="double backward"):
-        mg.autograd.grad((x * x).sum(), x, create_graph=True)
-    with pytest.raises(NotImplementedError, match="double backward"):
-        (x * x).sum().backward(create_graph=True)
-
-
 # ----- autograd.functional -----------------------------------------------------------------
 FUNCTIONS = [
     (lambda a: a.exp() * a, ((3,),)),
