@@ -13,7 +13,8 @@ accumulated; PyTorch's ``backward`` of several tensors), ``hooks.py`` (tensor ho
 accumulation into ``.grad`` and the hooks after it), ``scopes.py`` (module scopes and op groups that
 label nodes, the memory timeline's observers), ``decorators.py`` (grad modes decorating
 functions and generators), ``tape.py`` and ``replay.py`` (graph capture's recording and
-replay); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
+replay), ``double.py`` (``create_graph=True``: the backward recorded as a graph, for
+double backward); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
 written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``),
 ``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as PyTorch's code reads it:
 ``name()``, ``next_functions``, node hooks, ``AccumulateGrad``) (docs/architecture.md)."""
