@@ -12,8 +12,10 @@ from .autograd import (enable_grad, grad, inference_mode, is_grad_enabled, no_gr
 from .autograd.function import Function       # the engine's base, on arrays
 from .capture import capture
 from .checks.gradcheck import torch_gradcheck as _torch_gradcheck
+from .checks.gradcheck import torch_gradgradcheck as _torch_gradgradcheck
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
                      jacobian, memory_timeline, precision_report)
+from .checks import gradgradcheck
 from .dtypes import (bfloat16, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
                      int16, int32, int64, set_default_dtype, uint8)
 from .dtypes import bool_ as bool      # torch.bool; torch's other aliases below
@@ -133,6 +135,7 @@ from .tensor import Size, Tensor, tensor
 # PyTorch's torch.autograd.gradcheck: the finite-difference check lives in checks/, above
 # the engine, so the package puts it under the autograd name
 autograd.gradcheck = _torch_gradcheck
+autograd.gradgradcheck = _torch_gradgradcheck
 
 is_floating_point = Tensor.is_floating_point
 numel = Tensor.numel
@@ -152,7 +155,8 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "from_numpy", "full", "gather", "get_cpu_kernels", "get_default_dtype", "get_norm_impl",
            "get_printoptions", "get_rng_state",
            "grad",
-           "gradcheck", "graph_stats", "half", "iinfo", "index_select", "inference_mode",
+           "gradcheck", "gradgradcheck", "graph_stats", "half", "iinfo", "index_select",
+           "inference_mode",
            "initial_seed",
            "int", "int8", "int16", "int32", "int64", "is_floating_point", "is_grad_enabled",
            "jacobian", "kthvalue", "linspace", "load", "log", "log_softmax", "long", "manual_seed",

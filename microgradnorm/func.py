@@ -4,7 +4,8 @@ hypernetworks call a model with weights they computed. The module's own tensors 
 afterwards, whatever the call did; gradients flow to the tensors given.
 
 ``vmap``, ``grad`` and the other transforms of ``torch.func`` are not here: the engine has
-no batching rule nor double backward.
+no batching rule (higher derivatives: ``mg.autograd.grad(..., create_graph=True)`` and
+``mg.autograd.functional``).
 """
 
 from .nn.module import Module

@@ -12,16 +12,22 @@ backward returns one gradient (or None) per forward argument, extra trailing Non
 allowed; outputs marked ``ctx.mark_non_differentiable`` (and integer outputs) do not
 require grad, and backward receives zeros for them; the ``setup_context`` form (forward
 without ctx) works; ctx is an object of its own (``FunctionCtx``) for any attribute.
+Under ``create_graph=True`` (double backward) backward runs as torch runs it: with grad
+enabled, on output gradients with history, ``ctx.saved_tensors`` giving the saved inputs
+and outputs with their history (``_Node.graph_backward``), so a backward written with
+differentiable Tensor ops is differentiated again; a backward decorated
+``once_differentiable`` gives its first-order value, and a backward through that raises.
 What differs (docs/pytorch.md): the gradients are always materialized
 (``set_materialize_grads(False)`` is accepted and changes nothing), ``mark_dirty`` only
-moves the version counters of the inputs written in place, the ctx is dropped after
-backward, and there is no double backward.
+moves the version counters of the inputs written in place, and the ctx is dropped after
+backward.
 """
 
 import inspect
 
+from .double import OnceDifferentiable, first_order
 from .function import Function as _EngineFunction
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 from .inputs import _tensor
 from .tape import paused
 
@@ -35,6 +41,8 @@ class FunctionCtx:
     forward argument), ``mark_non_differentiable(*outputs)``, ``mark_dirty(*inputs)``,
     ``set_materialize_grads(value)``; any other attribute set in forward is there in
     backward."""
+
+    _graph_saved = None     # the saved tensors with history, while graph_backward runs
 
     def __init__(self, node, needs_input_grad):
         self._node = node
@@ -51,6 +59,8 @@ class FunctionCtx:
     def saved_tensors(self):
         """The saved tensors, as given: the caller's input where one was saved (an in-place
         change of one since forward raises here, as PyTorch's)."""
+        if self._graph_saved is not None:
+            return self._graph_saved
         node = self._node
         inputs = {id(t._array): t for t in node.inputs if t is not None}
         return tuple(_as_tensor(a, inputs) for a in node.saved)
@@ -112,6 +122,8 @@ class _Node(_EngineFunction):
                 t._bump_version()
         ctx.save_for_backward(*[t._array if isinstance(t, Tensor) else t
                                 for t in own.to_save])
+        if own.to_save:         # which saved tensors are outputs: graph_backward's history
+            own._saved_outputs = {id(t): i for i, t in enumerate(outputs)}
         arrays_out = tuple(t._array for t in outputs)
         return arrays_out if isinstance(output, tuple) else arrays_out[0]
 
@@ -121,21 +133,84 @@ class _Node(_EngineFunction):
         with no_grad():
             result = user.backward(own, *[None if g is None else Tensor._from_op(g, None)
                                           for g in grads])
-        result = result if isinstance(result, tuple) else (result,)
-        expected, positions = len(own.needs_input_grad), ctx._positions
-        if len(result) < expected or any(g is not None for g in result[expected:]):
-            raise RuntimeError(f"function {user.__name__}Backward returned an incorrect number "
-                               f"of gradients (expected {expected}, got {len(result)})")
-        for i, g in enumerate(result[:expected]):
-            if g is not None and i not in positions:
-                raise RuntimeError(f"function {user.__name__}Backward returned a gradient "
-                                   f"different than None at position {i + 1}, but the "
-                                   "corresponding forward input was not a Tensor")
-            if g is not None and not isinstance(g, Tensor):
-                raise RuntimeError(f"function {user.__name__}Backward returned "
-                                   f"{type(g).__name__} as the gradient of argument {i}; "
-                                   "expected a Tensor or None")
+        positions = ctx._positions
+        result = _checked(user, own, positions, result)
         return tuple(None if result[i] is None else result[i]._array for i in positions)
+
+    @staticmethod
+    def graph_backward(ctx, *grads):
+        """The user's backward under ``create_graph=True``, as torch runs it: grad enabled,
+        the output gradients with history, ``ctx.saved_tensors`` the saved inputs (the
+        caller's Tensors) and outputs (this node's) with their history; the gradients it
+        returns, recorded, are differentiated again. A backward marked
+        ``once_differentiable`` gives its first-order value as a ``DelayedError`` node."""
+        user, own = ctx.function.user, ctx._user_ctx
+        if getattr(user.backward, "_once_differentiable", False):
+            return _delayed_error(ctx, grads)
+        own._graph_saved = _saved_with_history(ctx, own)
+        try:
+            with enable_grad():
+                result = user.backward(own, *grads)
+        finally:
+            own._graph_saved = None
+        result = _checked(user, own, ctx._positions, result)
+        return tuple(result[i] for i in ctx._positions)
+
+
+def _checked(user, own, positions, result):
+    """What ``user.backward`` returned as a tuple, one gradient (or None) per forward
+    argument, checked as torch checks it."""
+    Tensor = _tensor.Tensor
+    result = result if isinstance(result, tuple) else (result,)
+    expected = len(own.needs_input_grad)
+    if len(result) < expected or any(g is not None for g in result[expected:]):
+        raise RuntimeError(f"function {user.__name__}Backward returned an incorrect number "
+                           f"of gradients (expected {expected}, got {len(result)})")
+    for i, g in enumerate(result[:expected]):
+        if g is not None and i not in positions:
+            raise RuntimeError(f"function {user.__name__}Backward returned a gradient "
+                               f"different than None at position {i + 1}, but the "
+                               "corresponding forward input was not a Tensor")
+        if g is not None and not isinstance(g, Tensor):
+            raise RuntimeError(f"function {user.__name__}Backward returned "
+                               f"{type(g).__name__} as the gradient of argument {i}; "
+                               "expected a Tensor or None")
+    return result
+
+
+def _saved_with_history(node, own):
+    """``saved_tensors`` for graph_backward: a saved input is the caller's Tensor, a saved
+    differentiable output this node's output (a new Tensor object of it), anything else a
+    constant (torch: an intermediate must be returned to be differentiated)."""
+    Tensor, saved = _tensor.Tensor, node.saved             # (checks the versions)
+    inputs = {id(t._array): t for t in node.inputs if t is not None}
+    outputs = getattr(own, "_saved_outputs", {})
+    result = []
+    for kept, array in zip(own.to_save, saved):
+        i = outputs.get(id(kept))
+        if array is None or id(array) in inputs:
+            result.append(None if array is None else inputs[id(array)])
+        elif i is not None and i not in node._non_differentiable and \
+                array.dtype.kind in "fc":
+            result.append(Tensor._from_op(array, node, i))
+        else:
+            result.append(Tensor._from_op(array, None))
+    return tuple(result)
+
+
+class DelayedError(OnceDifferentiable):
+    """A ``once_differentiable`` backward's gradients under ``create_graph=True``: their
+    values, and torch's error for a backward through them."""
+
+    @staticmethod
+    def backward(ctx, *grads):
+        raise RuntimeError("trying to differentiate twice a function that was marked with "
+                           "@once_differentiable")
+
+
+def _delayed_error(node, grads):
+    # double.first_order, with torch's error for the backward through its result
+    return tuple(first_order(node, grads, DelayedError))
 
 
 def _as_tensor(array, inputs):

@@ -45,9 +45,10 @@ class OnceDifferentiable(Function):
                            "(ops/double_backward.py), only its first-order closed form")
 
 
-def first_order(node, grads):
-    """``node``'s input gradients as Tensors from ``OnceDifferentiable`` (None where none)."""
-    made = OnceDifferentiable.apply(*grads, *node.inputs, node=node, count=len(grads))
+def first_order(node, grads, kind=OnceDifferentiable):
+    """``node``'s input gradients as Tensors from one ``kind`` node (``OnceDifferentiable``
+    or a subclass with its own error), None where none."""
+    made = kind.apply(*grads, *node.inputs, node=node, count=len(grads))
     made = made if type(made) is tuple else (made,)
     out = [None] * len(node.inputs)
     for i, g in zip(made[0].grad_fn.present if made else (), made):

@@ -68,8 +68,10 @@ Node.register(Context)
 
 
 def once_differentiable(backward):
-    """PyTorch's decorator of a backward that is not itself differentiable: every backward
-    is so here (the engine has no double backward), so it returns ``backward`` as it is."""
+    """PyTorch's decorator of a custom Function's backward that is not differentiable: it
+    returns ``backward`` marked (not wrapped); under ``create_graph=True`` a backward
+    through its result raises, as torch's (``custom.py``)."""
+    backward._once_differentiable = True
     return backward
 
 # the recorders of graph capture (tape.py's ``Tape``, one per capturing thread); empty, it

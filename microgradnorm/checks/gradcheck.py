@@ -1,11 +1,12 @@
-"""Finite-difference checks of the autograd: ``gradcheck`` and ``jacobian``."""
+"""Finite-difference checks of the autograd: ``gradcheck``, ``gradgradcheck`` (the double
+backward) and ``jacobian``."""
 
 import math
 import warnings
 
 import numpy as np
 
-from ..autograd import grad, no_grad
+from ..autograd import enable_grad, grad, no_grad
 from ..backend import to_numpy
 from ..dtypes import check_number
 from ..tensor import Tensor
@@ -93,6 +94,84 @@ def torch_gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_excep
         if raise_exception:
             raise
         return False
+
+
+def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
+    """Check the double backward of ``fn`` at ``inputs`` against central differences of its
+    gradient, as torch's ``gradgradcheck``: the gradient
+
+        G(inputs, grad_outputs) = d(Σ grad_outputs·fn(inputs))/d(inputs)
+
+    recorded with ``create_graph=True`` is itself checked by ``gradcheck``, as a function
+    of the inputs and of ``grad_outputs`` (those that require grad), so its backward (the
+    second derivatives, ``graph_backward``) meets finite differences of first derivatives.
+
+    Args:
+        fn: takes the inputs, returns a Tensor or a tuple of Tensors.
+        inputs: a Tensor or a sequence (float64 where they require grad).
+        grad_outputs: a Tensor or a sequence, one per output that requires grad; None:
+            random values in [-1, 1), requiring grad, drawn from ``seed``.
+        eps, atol, rtol, seed: as ``gradcheck``'s.
+
+    Returns:
+        True; else raises ``GradcheckError`` naming the worst element.
+
+    Example:
+        >>> x = mg.tensor(np.random.randn(3, 4), requires_grad=True)
+        >>> mg.gradgradcheck(lambda t: (t.sin() * t).sum(1), x)
+        True
+    """
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    if grad_outputs is None:
+        rng = np.random.default_rng(seed)
+        grad_outputs = tuple(
+            Tensor(o.xp.asarray(rng.uniform(-1, 1, o.shape)).astype(
+                o.dtype if o.is_floating_point() or o.is_complex() else np.float64),
+                requires_grad=True) for o in _differentiable(fn(*inputs)))
+    else:
+        grad_outputs = (grad_outputs,) if isinstance(grad_outputs, Tensor) else \
+            tuple(grad_outputs)
+    count = len(grad_outputs)
+    wanted = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+
+    def gradient(*args):
+        # under gradcheck's finite differences too (it runs fn without grad): recorded
+        with enable_grad():
+            outputs = _differentiable(fn(*args[:len(args) - count]))
+            grads = grad(outputs, [args[i] for i in wanted], list(args[len(args) - count:]),
+                         create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(gradient, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     seed=seed)
+
+
+def torch_gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                        gen_non_contig_grad_outputs=False, raise_exception=True,
+                        check_rev_over_rev=True, **switches):
+    """``torch.autograd.gradgradcheck`` (``mg.autograd.gradgradcheck``): ``gradgradcheck``
+    with PyTorch's defaults and keywords; with ``raise_exception=False`` a failure returns
+    False. Forward-over-reverse (``check_fwd_over_rev``) and batched checks are refused;
+    ``gen_non_contig_grad_outputs`` is accepted (every array here is contiguous)."""
+    if not check_rev_over_rev:
+        raise AssertionError("Expected at least one of check_fwd_over_rev or "
+                             "check_rev_over_rev to be True")
+    for name, value in switches.items():
+        if name in ("check_fwd_over_rev", "check_batched_grad") and value:
+            raise NotImplementedError(f"gradgradcheck: {name}=True is not supported (no "
+                                      "forward-mode or batched gradients here)")
+        if name not in _ACCEPTED | {"check_fwd_over_rev", "check_batched_grad"}:
+            raise TypeError(f"gradgradcheck() got an unexpected keyword argument '{name}'")
+    try:
+        return gradgradcheck(func, inputs, grad_outputs, eps=eps, atol=atol, rtol=rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _differentiable(outputs):
+    return tuple(o for o in _as_tuple(outputs) if isinstance(o, Tensor) and o.requires_grad)
 
 
 def numerical_grad(objective, array, eps=1e-6):

@@ -17,7 +17,7 @@ parameter is checked against ``arg_constraints`` at construction and each value 
 
 import warnings
 
-from ..autograd import grad, is_grad_enabled, no_grad
+from ..autograd import grad, no_grad
 from ..ops.elementwise import exp
 from ..tensor import Size, Tensor
 from . import constraints
@@ -225,10 +225,10 @@ class ExponentialFamily(Distribution):
     and the entropy follows as the Bregman divergence :math:`F(\theta) - \langle\theta,
     \nabla F(\theta)\rangle - E[k]`.
 
-    The generic entropy needs ∇F, a gradient, and differentiating it again (torch's
-    ``create_graph=True``) is what this engine does not do: it gives the values, and refuses
-    (NotImplementedError) when the parameters require gradients. ``Normal`` and
-    ``Bernoulli`` define their entropy in closed form, differentiable.
+    The generic entropy needs ∇F, a gradient, recorded as torch records it
+    (``create_graph=True``) from natural parameters detached from the distribution's: the
+    entropy has history to those copies, none to the parameters (torch's result, too).
+    ``Normal`` and ``Bernoulli`` define their entropy in closed form, differentiable.
     """
 
     @property
@@ -243,18 +243,11 @@ class ExponentialFamily(Distribution):
         raise NotImplementedError
 
     def entropy(self):
-        """The entropy from the log normalizer (values only: see the class)."""
-        natural = self._natural_params
-        if is_grad_enabled() and any(p.requires_grad for p in natural):
-            raise NotImplementedError(f"{type(self).__name__}.entropy(): the generic entropy "
-                                      "differentiates a gradient (double backward), which "
-                                      "this engine does not do; define entropy() in closed "
-                                      "form")
-        params = [p.detach().requires_grad_() for p in natural]
+        """The entropy from the log normalizer, F(θ) - ⟨θ, ∇F(θ)⟩ - E[k] (see the class)."""
+        params = [p.detach().requires_grad_() for p in self._natural_params]
         log_normalizer = self._log_normalizer(*params)
-        gradients = grad(log_normalizer.sum(), params)
-        result = -self._mean_carrier_measure + log_normalizer.detach()
+        gradients = grad(log_normalizer.sum(), params, create_graph=True)
+        result = -self._mean_carrier_measure + log_normalizer
         for param, gradient in zip(params, gradients):
-            result = result - (param.detach() * gradient).reshape(
-                self._batch_shape + (-1,)).sum(-1)
+            result = result - (param * gradient).reshape(self._batch_shape + (-1,)).sum(-1)
         return result

@@ -7,7 +7,7 @@ import functools
 import math
 import warnings
 
-from ..autograd import grad, is_grad_enabled
+from ..autograd import grad
 from ..factories import full_like
 from ..functional import softplus
 from ..linalg import solve_triangular
@@ -189,19 +189,16 @@ def _kl_independent_independent(p, q):
 
 @register_kl(ExponentialFamily, ExponentialFamily)
 def _kl_expfamily_expfamily(p, q):
-    # the Bregman divergence of the log normalizer: values only (ExponentialFamily.entropy)
+    # the Bregman divergence of the log normalizer, ∇F recorded (create_graph) as torch's: q's
+    # parameters get gradients, p's natural parameters are detached copies (as torch's)
     if type(p) is not type(q):
         raise NotImplementedError("The cross KL-divergence between different exponential "
                                   "families cannot be computed using Bregman divergences")
-    if is_grad_enabled() and any(t.requires_grad for t in p._natural_params):
-        raise NotImplementedError("kl_divergence of an exponential family without a closed "
-                                  "form differentiates a gradient (double backward), which "
-                                  "this engine does not do")
     p_nparams = [t.detach().requires_grad_() for t in p._natural_params]
     q_nparams = q._natural_params
     lg_normal = p._log_normalizer(*p_nparams)
-    gradients = grad(lg_normal.sum(), p_nparams)
-    result = q._log_normalizer(*q_nparams) - lg_normal.detach()
+    gradients = grad(lg_normal.sum(), p_nparams, create_graph=True)
+    result = q._log_normalizer(*q_nparams) - lg_normal
     for pnp, qnp, g in zip(p_nparams, q_nparams, gradients):
-        result = result - sum_rightmost((qnp - pnp.detach()) * g, len(q.event_shape))
+        result = result - sum_rightmost((qnp - pnp) * g, len(q.event_shape))
     return result

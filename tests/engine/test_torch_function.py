@@ -347,9 +347,16 @@ def test_jacobian_of_one_input_and_strict_mode_as_torch():
     assert_same(*both(run))
 
 
-def test_the_second_order_functions_are_refused():
-    with pytest.raises(NotImplementedError, match="double backward"):
-        mg.autograd.functional.hessian(lambda t: (t ** 3).sum(), mg.ones(2))
+def test_the_second_order_functions_follow_torch():
+    # the values against torch: tests/engine/test_autograd_functional_double.py
+    def run(lib):
+        fun = lib.autograd.functional
+        x = lib.tensor([1.0, 2.0])
+        with pytest.raises(RuntimeError, match="single element"):
+            fun.hessian(lambda t: t ** 3, x)
+        return fun.hessian(lambda t: (t ** 3).sum(), x), fun.hvp(
+            lambda t: (t ** 3).sum(), x, lib.ones(2))
+    assert_same(*both(run))
 
 
 # ----- anomaly detection, gradcheck, Variable ----------------------------------------------
