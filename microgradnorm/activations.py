@@ -17,6 +17,7 @@ from .autograd.function import Function
 from .dtypes import check_number, is_floating, is_half
 from .fused import softmax
 from .losses import check_floating
+from .ops.double_backward import _formula, _select, _zero_where
 from .tensor import Tensor
 
 __all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
@@ -356,6 +357,11 @@ def prelu(input, weight):
     return ops.where(positive, input, slope * input)
 
 
+# torch's Tensor methods x.hardshrink(lambd) and x.prelu(weight) are these two ops, bound
+# here: ops/methods.py binds the others, and ops, a layer below, cannot import F's
+Tensor.hardshrink, Tensor.prelu = hardshrink, prelu
+
+
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     r""":math:`e^{-x_i} / \sum_j e^{-x_j}` along ``dim`` (``F.softmin``): the softmax of
     -x. ``dtype``: the input cast to it first (after the negation, as PyTorch's); dim None
@@ -404,3 +410,43 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         (-1,) + (1,) * (logits.ndim - 1 - axis))
     y_hard = (np.expand_dims(backend.to_numpy(index), axis) == positions).astype(logits.dtype)
     return ops.base.constant(logits.xp.asarray(y_hard)) - y_soft.detach() + y_soft
+
+
+# ----- double backward: each node's gradient with Tensor ops (ops/double_backward.py) -------
+def _compute_type(x):
+    # the scalar type the array backward rounds its coefficients to (float32 for half)
+    return np.float32 if is_half(x.dtype) else x.dtype.type
+
+
+@_formula(Hardsigmoid)
+def _hardsigmoid_graph(ctx, g):
+    (x,) = ctx.saved
+    one_sixth = float(np.float32(1) / np.float32(6))
+    return _zero_where(~((x > -3) & (x < 3)), g * one_sixth)
+
+
+@_formula(Hardswish)
+def _hardswish_graph(ctx, g):
+    (x_saved,), x = ctx.saved, ctx.inputs[0]
+    return _zero_where(x_saved <= -3, _select(x_saved < 3, g * (x / 3 + 0.5), g))
+
+
+@_formula(ELU)
+def _elu_graph(ctx, g):
+    (x_saved,), x, options = ctx.saved, ctx.inputs[0], ctx.options
+    if options["backward_scale"] is None:
+        return ctx.function.backward(ctx, g._array)          # raises its error
+    dtype = _compute_type(x_saved)
+    inner, scale = float(dtype(options["backward_scale"])), float(dtype(options["scale"]))
+    coefficient = float(dtype(options["alpha"]) * dtype(options["scale"]))
+    return _select(x_saved <= 0, g * inner * coefficient * (x * inner).exp(), g * scale)
+
+
+def _shrink_graph(ctx, g):
+    # the gradient passes strictly outside [-λ, λ]: a mask of the saved input
+    (x,) = ctx.saved
+    lambd = _compute_type(x)(ctx.options["lambd"])
+    return _zero_where(~((x > lambd) | (x < -lambd)), g)
+
+
+Softshrink.graph_backward = Hardshrink.graph_backward = staticmethod(_shrink_graph)

@@ -23,8 +23,8 @@ from .dtypes import check_number, is_floating
 from .ops.base import constant
 from .tensor import Tensor
 
-__all__ = ["adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d",
-           "max_pool1d", "max_pool2d", "unfold"]
+__all__ = ["adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "lp_pool1d",
+           "lp_pool2d", "max_pool1d", "max_pool2d", "unfold"]
 
 
 # ----- the windows ------------------------------------------------------------------------
@@ -94,6 +94,13 @@ class Im2Col(Function):
     @staticmethod
     def backward(ctx, grad):
         return col2im(grad, ctx.shape, ctx.geometry)
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        # create_graph: the same col2im as a node (whose own gradient is im2col again); the
+        # fill is a constant, so max pooling's windows take the same gradient
+        from .convolution_more import Col2Im        # (which imports this module)
+        return Col2Im.apply(grad, shape=ctx.shape, geometry=ctx.geometry)
 
 
 # ----- argument checks --------------------------------------------------------------------
@@ -446,6 +453,61 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      count_include_pad, divisor_override)
 
 
+def _lp_pool(fn, dims, input, norm_type, kernel_size, stride, ceil_mode):
+    # torch's composition: max pooling of |x| at p = ±inf, else the window's mean of x^p
+    # times its size, its sign kept and negatives clipped, to the power 1/p
+    check_number(fn, "norm_type", norm_type)
+    pool = (max_pool1d, max_pool2d)[dims - 1]
+    if norm_type == math.inf:
+        return pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -math.inf:
+        return -pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if dims == 1:
+        out, size = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode), \
+            kernel_size
+    else:
+        kernel_h, kernel_w = kernel_size if isinstance(kernel_size, (tuple, list)) else \
+            (kernel_size, kernel_size)
+        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+        size = kernel_h * kernel_w
+    return (out.sign() * out.abs().relu() * size).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    r"""The p-norm of each window along L (``F.lp_pool1d``), torch's composition:
+    :math:`y = \bigl(k \cdot \mathrm{avg\_pool}(x^p)\bigr)^{1/p}
+    = \bigl(\sum_{w} x^p\bigr)^{1/p}`, a negative window sum clipped to 0; at p = inf, the
+    maximum of |x|.
+
+    Args:
+        norm_type: p, a number (a float inf too). kernel_size: the window size (an int).
+        stride: default ``kernel_size``. ceil_mode: round the output size up, as torch.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_out).
+
+    Example:
+        >>> F.lp_pool1d(x, 2, 3, stride=2)             # (8, 4, 10) -> (8, 4, 4)
+    """
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    r"""The p-norm of each window over H, W (``F.lp_pool2d``), torch's composition:
+    :math:`y = \bigl(k_h k_w \cdot \mathrm{avg\_pool}(x^p)\bigr)^{1/p}`, a negative window
+    sum clipped to 0; at p = inf, the maximum of |x|.
+
+    Args:
+        norm_type: p. kernel_size, stride (default ``kernel_size``): an int or a pair.
+        ceil_mode: round the output size up, as torch.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out).
+
+    Example:
+        >>> F.lp_pool2d(x, 2, 2)                       # (8, 4, 12, 12) -> (8, 4, 6, 6)
+    """
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
 def adaptive_avg_pool2d(input, output_size):
     r"""Average pooling to a given size (``F.adaptive_avg_pool2d``): output row i averages
     input rows :math:`\lfloor iH/H_o \rfloor` to :math:`\lceil (i+1)H/H_o \rceil - 1` (torch's
@@ -529,15 +591,44 @@ class AdaptiveSum(Function):
 
     @staticmethod
     def backward(ctx, grad):
-        if ctx.out == 0:
-            shape = grad.shape[:ctx.axis] + (ctx.size,) + grad.shape[ctx.axis + 1:]
-            return backend.array_module(grad).zeros(shape, grad.dtype)
-        start, end = _adaptive_windows(ctx.size, ctx.out)
-        position = np.arange(ctx.size)
-        # position j lies in windows i from the first that ends after j to the first that
-        # starts after j (starts and ends never decrease)
-        return _window_sum(grad, ctx.axis, np.searchsorted(end, position, "right"),
-                           np.searchsorted(start, position, "right"))
+        return _spread(grad, ctx.axis, ctx.size, ctx.out)
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        return AdaptiveSpread.apply(grad, axis=ctx.axis, size=ctx.size, out=ctx.out)
+
+
+def _spread(grad, axis, size, out):
+    """AdaptiveSum's adjoint: position j along ``axis`` (of ``size``) gets the sum of the
+    ``out`` windows' values that hold it. (..., out, ...) -> (..., size, ...)."""
+    if out == 0:
+        shape = grad.shape[:axis] + (size,) + grad.shape[axis + 1:]
+        return backend.array_module(grad).zeros(shape, grad.dtype)
+    start, end = _adaptive_windows(size, out)
+    position = np.arange(size)
+    # position j lies in windows i from the first that ends after j to the first that
+    # starts after j (starts and ends never decrease)
+    return _window_sum(grad, axis, np.searchsorted(end, position, "right"),
+                       np.searchsorted(start, position, "right"))
+
+
+class AdaptiveSpread(Function):
+    """``AdaptiveSum``'s gradient as a node (under ``create_graph=True``): each position
+    gets the sum of the windows that hold it (``_spread``); its gradient is ``AdaptiveSum``
+    again, so the two differentiate each other to any order."""
+
+    @staticmethod
+    def forward(ctx, grad, axis, size, out):
+        ctx.axis, ctx.size, ctx.out = axis, size, out
+        return _spread(grad, axis, size, out)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _window_sum(grad, ctx.axis, *_adaptive_windows(ctx.size, ctx.out))
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        return AdaptiveSum.apply(grad, axis=ctx.axis, out=ctx.out)
 
 
 def _adaptive_avg_pool(fn, dims, input, output_size):

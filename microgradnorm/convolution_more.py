@@ -18,9 +18,10 @@ import numpy as np
 from . import backend, dtypes, ops, sampling
 from . import generator as streams
 from .autograd.function import Function
-from .convolution import (Geometry, _adaptive_avg_pool, _adaptive_sizes, _adaptive_windows,
-                          _check_dtype, _check_input, _ints, _window_positions, avg_pool2d,
-                          col2im, im2col, max_pool1d, max_pool2d)
+from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
+                          _adaptive_windows, _check_dtype, _check_input, _ints,
+                          _window_positions, avg_pool2d, col2im, im2col, max_pool1d,
+                          max_pool2d)
 from .dtypes import check_number, is_floating
 from .ops.base import constant, result_dtype
 from .ops.indexing import scatter
@@ -29,8 +30,8 @@ from .tensor import Tensor
 __all__ = ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices",
            "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "alpha_dropout",
            "bilinear", "channel_shuffle", "conv_transpose1d", "conv_transpose2d", "dropout1d",
-           "fold", "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices",
-           "max_unpool2d"]
+           "feature_alpha_dropout", "fold", "local_response_norm", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
 
 LONG = (np.dtype(np.int64),)
 
@@ -51,6 +52,13 @@ class Col2Im(Function):
         # an output_padding of at least the stride (below the dilation) leaves room in the
         # output for windows that were not given: only the first ones were
         return cols[(Ellipsis,) + tuple(slice(0, n) for n in ctx.windows)]
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        # create_graph: im2col as a node (its own gradient col2im again), cut as backward's
+        cols = Im2Col.apply(grad, geometry=ctx.geometry, fill=0)
+        cut = tuple(slice(0, n) for n in ctx.windows)
+        return cols if cols.shape[2 + len(cut):] == ctx.windows else cols[(Ellipsis,) + cut]
 
 
 # ----- transposed convolutions ------------------------------------------------------------
@@ -341,30 +349,31 @@ def _pair(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
 
 
-def _unpool_size(fn, input, kernel, stride, padding, output_size):
-    """torch's ``_unpool_output_size``: (H_in − 1)·s + k − 2·pad, or ``output_size`` (2 or
-    4 ints) strictly within a stride of it; ValueErrors as torch's."""
+def _unpool_size(fn, input, kernel, stride, padding, output_size, dims=2):
+    """torch's ``_unpool_output_size`` over the last ``dims`` dims: (H_in − 1)·s + k − 2·pad,
+    or ``output_size`` (dims or dims + 2 ints) strictly within a stride of it; ValueErrors
+    as torch's."""
     for name, values in (("kernel_size", kernel), ("stride", stride), ("padding", padding)):
         for v in values:
             check_number(fn, name, v, integer=True)
         if len(values) < len(kernel):         # torch reads one per kernel dim: an IndexError
             raise IndexError(f"{fn}: {name} {values} has fewer elements than kernel_size "
                              f"{kernel}")
-    if len(kernel) != 2:
-        raise RuntimeError(f"{fn}: kernel_size must be an int or 2 ints, got {kernel}")
+    if len(kernel) != dims:
+        raise RuntimeError(f"{fn}: kernel_size must be an int or {dims} ints, got {kernel}")
     default = tuple((n - 1) * s + k - 2 * p for n, s, k, p in
-                    zip(input.shape[-2:], stride, kernel, padding))
+                    zip(input.shape[-dims:], stride, kernel, padding))
     if output_size is None:
         sizes = default
     else:
         if not isinstance(output_size, (tuple, list)):        # torch: a TypeError too
-            raise TypeError(f"{fn}: output_size must be a sequence of 2 or 4 ints, got "
-                            f"{type(output_size).__name__} {output_size!r}")
+            raise TypeError(f"{fn}: output_size must be a sequence of {dims} or {dims + 2} "
+                            f"ints, got {type(output_size).__name__} {output_size!r}")
         sizes = tuple(output_size)
-        sizes = sizes[2:] if len(sizes) == 4 else sizes
-        if len(sizes) != 2:
-            raise ValueError(f"{fn}: output_size should be a sequence containing 2 or 4 "
-                             f"elements, got {output_size!r}")
+        sizes = sizes[2:] if len(sizes) == dims + 2 else sizes
+        if len(sizes) != dims:
+            raise ValueError(f"{fn}: output_size should be a sequence containing {dims} or "
+                             f"{dims + 2} elements, got {output_size!r}")
         for d, (size, n, s) in enumerate(zip(sizes, default, stride)):
             check_number(fn, "output_size", size, integer=True)
             if not n - s < size < n + s:
@@ -418,6 +427,40 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     out = scatter(out, -1, constant(index.reshape(planes + (length,))),
                   input.reshape(planes + (length,)))              # (*planes, H_out·W_out)
     return out.reshape(planes + sizes)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    r"""The partial inverse of ``max_pool1d`` (``F.max_unpool1d``): zeros, with each input
+    value written at its index into the output's length, :math:`y[n, c, \text{idx}[n, c, i]]
+    = x[n, c, i]`; ``max_unpool2d`` of a trailing dim of 1, as torch's.
+
+    Args:
+        input: (N, C, L) or (C, L). indices: int64 of input's shape, from
+            ``max_pool1d(..., return_indices=True)``.
+        kernel_size, stride (default ``kernel_size``), padding: the pooling's, which set the
+            output length (L − 1)·s + k − 2·pad.
+        output_size: (L_out,) (or 3 ints), within a stride of that length.
+
+    Shape: (N, C, L) -> (N, C, L_out).
+
+    Example:
+        >>> y, i = F.max_pool1d(x, 2, return_indices=True); F.max_unpool1d(y, i, 2)
+    """
+    fn = "max_unpool1d"
+    for name, t in (("input", input), ("indices", indices)):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
+    kernel = _single(kernel_size)
+    stride = kernel if stride is None else _single(stride)
+    padding = _single(padding)
+    length = _unpool_size(fn, input, kernel, stride, padding, output_size, dims=1)
+    return max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), kernel + (1,),
+                        stride + (1,), padding + (0,), length + (1,)).squeeze(-1)
+
+
+def _single(value):
+    # torch's _single: an int once, a sequence as a tuple
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
 # ----- the rarer layers -------------------------------------------------------------------
@@ -600,7 +643,31 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False, *, generator=None
     Example:
         >>> F.alpha_dropout(F.selu(h), 0.1, training=model.training)
     """
-    fn = "alpha_dropout"
+    return _alpha_dropout("alpha_dropout", input, p, training, inplace, generator, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False, *, generator=None):
+    r"""``alpha_dropout`` of whole channels (``F.feature_alpha_dropout``): one keep ~
+    Bernoulli(1 − p) draw per (dim 0, dim 1) entry, torch's, shared by every element of
+    that channel; the same affine map, with its a and b.
+
+    Args:
+        input: (N, C, *) (torch draws over the first two dims of any input of 2 dims or
+            more). p: the probability of dropping a channel. inplace: write into ``input``.
+        generator: a ``mg.Generator``, by default ``mg.default_generator``.
+
+    Shape: unchanged.
+
+    Example:
+        >>> F.feature_alpha_dropout(F.selu(conv(x)), 0.1, training=model.training)
+    """
+    return _alpha_dropout("feature_alpha_dropout", input, p, training, inplace, generator,
+                          True)
+
+
+def _alpha_dropout(fn, input, p, training, inplace, generator, per_channel):
+    # torch's _dropout_impl with alpha_dropout: keep drawn per element (torch's
+    # empty_like(input)) or per channel (its make_feature_noise: (N, C, 1, ...))
     _check_p(fn, p)
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: input must be a Tensor, got {type(input).__name__}")
@@ -608,9 +675,12 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False, *, generator=None
     trivial = _trivial_dropout(input, p, training, inplace)
     if trivial is not None:
         return trivial
+    if per_channel and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not is_floating(input.dtype):
         raise RuntimeError(f"{fn}: the result is floating; {input.dtype} cannot hold it")
-    keep = streams.empty_like(input._array, input.dtype)    # torch's empty_like(input)
+    keep = np.empty(input.shape[:2] + (1,) * (input.ndim - 2), input.dtype) if per_channel \
+        else streams.empty_like(input._array, input.dtype)
     streams.fill(keep, lambda n, c: sampling.bernoulli(gen, n, input.dtype, 1 - p))
     a = 1 / math.sqrt((LAMBDA_ALPHA * LAMBDA_ALPHA * p + 1) * (1 - p))
     # torch's steps, each rounded to the dtype (half precision computed in float32)

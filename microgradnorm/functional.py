@@ -20,7 +20,7 @@ from .activations import maybe_in_place as _activation
 from .autograd import no_grad
 from .autograd.function import Function
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
-                          max_pool1d, max_pool2d, unfold)
+                          lp_pool1d, lp_pool2d, max_pool1d, max_pool2d, unfold)
 from .dtypes import check_number, is_floating
 from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, check_floating,
                      cross_entropy, huber_loss, kl_div, l1_loss, logsigmoid, mse_loss,
@@ -41,8 +41,9 @@ from .convolution_more import (adaptive_avg_pool1d, adaptive_max_pool1d,
                                adaptive_max_pool1d_with_indices, adaptive_max_pool2d,
                                adaptive_max_pool2d_with_indices, alpha_dropout, bilinear,
                                channel_shuffle, conv_transpose1d, conv_transpose2d, dropout1d,
-                               fold, local_response_norm, max_pool1d_with_indices,
-                               max_pool2d_with_indices, max_unpool2d)
+                               feature_alpha_dropout, fold, local_response_norm,
+                               max_pool1d_with_indices, max_pool2d_with_indices, max_unpool1d,
+                               max_unpool2d)
 from .vision import (interpolate, pad_by_index, pixel_shuffle, pixel_unshuffle, upsample,
                      upsample_bilinear, upsample_nearest)
 
@@ -75,7 +76,7 @@ __all__ += ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool1d_w
             "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "alpha_dropout",
             "bilinear", "channel_shuffle", "conv_transpose1d", "conv_transpose2d", "dropout1d",
             "fold", "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices",
-            "max_unpool2d"]
+            "max_unpool2d", "feature_alpha_dropout", "max_unpool1d", "lp_pool1d", "lp_pool2d"]
 
 
 class AssertionValueError(ValueError, AssertionError):
@@ -267,6 +268,10 @@ class RandomSlopes(Function):
     @staticmethod
     def backward(ctx, grad):
         return grad * ctx.noise
+
+    @staticmethod
+    def graph_backward(ctx, grad):          # double backward (ops/double_backward.py)
+        return grad * ops.base.constant(ctx.noise)
 
 
 # the in-place forms F has (``torch.relu_`` ...): each the function with inplace=True

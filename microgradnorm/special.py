@@ -35,6 +35,8 @@ from .ops.special import (_ERFCX_FAR, _ERFCX_NEAR, _exp_of_minus_square, _on_gpu
                           erfc, erfc_array, erfinv, erfinv_array, exp2, logit, sinc)
 from .ops.torch_more import digamma, i0, lgamma, mvlgamma, polygamma
 from .ops.binary import xlogy
+from .ops.double_backward import _fitted, _formula, _safe, _select, _zero_where
+from .ops.torch_more import I0
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
@@ -391,3 +393,62 @@ modified_bessel_i1 = _constant("modified_bessel_i1", lambda xp, a: i1_array(a), 
     (``torch.special.modified_bessel_i1``), without a gradient, as torch's (``i1`` has one).""")
 spherical_bessel_j0 = _constant("spherical_bessel_j0", spherical_j0_array, """sin(x)/x, 1 at
     0 (``torch.special.spherical_bessel_j0``), without a gradient, as torch's.""")
+
+
+# ----- double backward: each node's gradient with Tensor ops (ops/double_backward.py) -------
+def _wide_tensor(x):
+    # _wide on a Tensor: a cast node, so that the slope stays differentiable
+    return x if x.dtype == np.float64 else x.to(np.float64)
+
+
+def _slope_graph(function, slope, from_output=False):
+    # g · slope(x in float64) cast to g's dtype, as each df above; the output applied again
+    # where df reads it
+    @_formula(function)
+    def formula(ctx, g):
+        x = ctx.inputs[0]
+        return g * slope(ctx, _wide_tensor(function.apply(x) if from_output else x)).to(g.dtype)
+    return formula
+
+
+def _tiny_safe(slope):
+    # slope(ctx, w) with w = 1 where |x| <= eps, where the result is 1/2 instead
+    def safe(ctx, w):
+        tiny = _near_zero(ctx.saved[0])
+        return _select(tiny, w.new_full((), 0.5), slope(_safe(tiny, w)))
+    return safe
+
+
+_slope_graph(Erfcx, lambda ctx, w: 2 * w * Erfcx.apply(w) - TWO_OVER_SQRT_PI)
+_slope_graph(LogNdtr, lambda ctx, w: (-w * w / 2 - LogNdtr.apply(w) - LOG_SQRT_2PI).exp())
+_slope_graph(Ndtri, lambda ctx, w: (w * w / 2 + LOG_SQRT_2PI).exp(), from_output=True)
+_slope_graph(I1, _tiny_safe(lambda w: I0.apply(w) - I1.apply(w) / w))
+_slope_graph(I0e, lambda ctx, w: I1e.apply(w) - w.sign() * I0e.apply(w))
+_slope_graph(I1e, _tiny_safe(lambda w: I0e.apply(w) - I1e.apply(w) * (w.sign() + 1 / w)))
+
+
+@_formula(Entr)
+def _entr_graph(ctx, g):                     # -(log x + 1)
+    return g * -(ctx.inputs[0].log() + 1)
+
+
+@_formula(I0)
+def _i0_graph(ctx, g):                       # I1(x), the node of this module
+    return g * I1.apply(ctx.inputs[0])
+
+
+@_formula(Xlog1py)
+def _xlog1py_graph(ctx, g):
+    # log1p(y) (xlog1py(g, y)), 0 where x = 0 and y <= -1; x / (1 + y)
+    a_saved, b_saved, _ = ctx.saved
+    a, b = ctx.inputs
+    return _fitted(ctx, lambda: _zero_where((a_saved == 0) & (b_saved <= -1),
+                                            Xlog1py.apply(g, b)),
+                   lambda: g * a / (b + 1))
+
+
+@_formula(Zeta)
+def _zeta_graph(ctx, g):                     # d/dq = -x·ζ(x + 1, q); none in x, as torch's
+    a, b = ctx.inputs
+    return _fitted(ctx, lambda: Zeta.da(g, None, None, None),
+                   lambda: g * -a * Zeta.apply(a + 1, b))

@@ -15,7 +15,8 @@ label nodes, the memory timeline's observers), ``decorators.py`` (grad modes dec
 functions and generators), ``tape.py`` and ``replay.py`` (graph capture's recording and
 replay), ``double.py`` (``create_graph=True``: the backward recorded as a graph, for
 double backward); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
-written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``),
+written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``,
+``hessian``, ``hvp``, ``vhp``),
 ``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as PyTorch's code reads it:
 ``name()``, ``next_functions``, node hooks, ``AccumulateGrad``) (docs/architecture.md)."""
 

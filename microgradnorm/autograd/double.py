@@ -15,7 +15,7 @@ a gradient with history in ``.grad`` and adds a later one to it out of place: so
 
 from .function import Function
 from .grad_mode import enable_grad
-from .history import _as_seen_by
+from .history import _as_seen_by, on_paths
 from .inputs import _tensor
 from .engine import topological_order
 
@@ -92,6 +92,8 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
             if root.requires_grad:
                 receive(root, g if isinstance(g, Tensor) else Tensor._from_op(g, None))
         order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
+        if capture is not None:
+            order = on_paths(order, capture)
         for node in reversed(order):
             grads = output_grads.pop(node, None)
             if grads is None:

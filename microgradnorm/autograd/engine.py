@@ -6,7 +6,7 @@ from ..backend import allocator_setting, keep_freed_memory_by_default, silent_fl
 from .anomaly import _anomaly, check_gradients
 from .function import _tapes
 from .graph import run_node_hooks
-from .history import _as_seen_by
+from .history import _as_seen_by, on_paths
 from .hooks import _run_hooks, _run_output_hooks, accumulate
 from .inputs import _fit, _root_grad, _zeros_for_missing
 from .scopes import _observers, _observers_here
@@ -81,6 +81,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
         if root.requires_grad:
             receive(root, g)
     order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
+    if capture is not None:               # grad(), inputs=: the nodes on a path to them
+        order = on_paths(order, capture)
     watching = _observers_here() if _observers else ()
     with silent_floats():                # inf and NaN silently, as torch's (backend)
         for node in reversed(order):

@@ -95,3 +95,18 @@ def _as_seen_by(tensor, node):
             if node.seq <= stamp:
                 return before
     return tensor
+
+
+def on_paths(order, capture):
+    """The nodes of ``order`` (inputs first) from which a tensor that ``capture`` accepts is
+    reached: for ``grad()`` and ``inputs=`` torch runs no other node (a node further up may
+    have been freed, or have no formula under ``create_graph``)."""
+    needed = set()
+    for node in order:
+        for t in node.inputs:
+            if t is not None:
+                t = t if t._history is None else _as_seen_by(t, node)
+                if t.grad_fn in needed or capture(t):
+                    needed.add(node)
+                    break
+    return [node for node in order if node in needed]

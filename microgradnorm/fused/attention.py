@@ -50,6 +50,12 @@ class ScaledDotProductAttention(FusedFunction):
         return tuple(unbroadcast(g, t.shape).astype(t.dtype, copy=False)
                      for g, t in zip((dq, dk, dv), saved[:3])) + (dmask,)
 
+    @staticmethod
+    def recompute(ctx, q, k, v, mask):
+        # the twin, for double backward: with dropout, the same mask drawn from the seed
+        return composite_attention(q, k, v, mask, ctx.dropout_p, ctx.is_causal, ctx.scale,
+                                   ctx.seed)
+
 
 # ----- composite: the textbook graph ------------------------------------------------------
 def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,

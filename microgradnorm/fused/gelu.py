@@ -31,6 +31,10 @@ class Gelu(FusedFunction):
         (x,) = ctx.saved
         return ctx.kernels.gelu_backward(g, x, ctx.approximate)
 
+    @staticmethod
+    def recompute(ctx, x):                       # the twin, for double backward
+        return composite_gelu(x, ctx.approximate)
+
 
 # ----- composite: the graph of primitives -------------------------------------------------
 def composite_gelu(x, approximate="none"):

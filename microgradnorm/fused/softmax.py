@@ -33,6 +33,10 @@ class Softmax(FusedFunction):
         (y,) = ctx.saved
         return ctx.kernels.softmax_backward(g, y, ctx.axis)
 
+    @staticmethod
+    def recompute(ctx, x):                       # the twin, for double backward
+        return ops.softmax(x, ctx.axis)
+
 
 class LogSoftmax(FusedFunction):
     """The kernels' ``log_softmax_forward`` and ``log_softmax_backward``."""
@@ -49,6 +53,10 @@ class LogSoftmax(FusedFunction):
     def backward(ctx, g):
         (y,) = ctx.saved
         return ctx.kernels.log_softmax_backward(g, y, ctx.axis)
+
+    @staticmethod
+    def recompute(ctx, x):                       # the twin, for double backward
+        return ops.log_softmax(x, ctx.axis)
 
 
 class CrossEntropy(FusedFunction):
@@ -87,6 +95,10 @@ class CrossEntropy(FusedFunction):
         weight = xp.where(keep, g, 0).astype(lse.dtype, copy=False)     # (N,)
         classes = xp.where(keep, target, 0)                             # (N,)
         return for_array(logits).cross_entropy_backward(logits, lse, classes, weight), None
+
+    @staticmethod
+    def recompute(ctx, logits):                  # the twin, for double backward
+        return composite_cross_entropy(logits, ctx.target, ctx.ignore_index, ctx.reduction)
 
 
 # ----- composite: today's graphs of primitives --------------------------------------------

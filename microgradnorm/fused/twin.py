@@ -14,7 +14,9 @@ from typing import Callable
 
 import numpy as np
 
+from ..autograd.double import first_order
 from ..autograd.function import Function
+from ..autograd.gradients import grad
 
 __all__ = ["KINDS", "LEARNED", "FusedFunction", "Input", "Option", "Twin"]
 
@@ -253,7 +255,42 @@ def _keyword_call(function, given, impl, **options):
 class FusedFunction(Function):
     """The base of every fused node, the norms' and softmax's, attention's and GELU's (the
     visualizer draws these apart); ``saved_names`` lists what forward saves, in order; a
-    norm's ``mean`` and ``rstd`` hold one value per ``statistics_of``."""
+    norm's ``mean`` and ``rstd`` hold one value per ``statistics_of``.
+
+    ``recompute(ctx, *inputs)`` is the node's twin: the composite graph on ``inputs`` (the
+    node's input Tensors, in ``apply``'s order) with the options its forward kept on ctx,
+    the same output(s). Under ``create_graph=True`` the one ``graph_backward`` of every fused
+    node differentiates it (``composite_gradients``); forward does no work for it.
+    """
 
     saved_names = ()
     statistics_of = "row"
+    recompute = None
+
+    @staticmethod
+    def graph_backward(ctx, *grads):
+        """The input gradients as Tensors with history, for double backward: the twin's
+        (``composite_gradients``)."""
+        return composite_gradients(ctx, grads)
+
+
+def composite_gradients(ctx, grads):
+    """A fused node's input gradients under ``create_graph=True`` (double backward): its
+    twin's composite graph recomputed from the node's inputs (``recompute``) and
+    differentiated with ``create_graph=True``, so each gradient is a graph of primitives,
+    each with its own formula (ops/double_backward.py); None for an input that takes none.
+
+    The composite runs on a view of each input that takes a gradient: the inner ``grad``
+    runs only the nodes between the outputs and those views (as torch's), not what made the
+    input, and two inputs that are one tensor (attention's q = k = v) get a gradient each.
+    A later backward goes through the view on to the input.
+    """
+    function = ctx.function
+    if function.recompute is None:               # no twin: the exact first-order gradients
+        return tuple(first_order(ctx, grads))
+    needs = ctx.needs_input_grad
+    inputs = [t.view_as(t) if need else t for t, need in zip(ctx.inputs, needs)]
+    cut = [t for t, need in zip(inputs, needs) if need]
+    outputs = function.recompute(ctx, *inputs)
+    found = iter(grad(outputs, cut, grads, create_graph=True, allow_unused=True))
+    return tuple(next(found) if need else None for need in needs)

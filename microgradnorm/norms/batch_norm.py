@@ -8,7 +8,7 @@ from ..kernels import for_array, reference
 from ..tensor import Tensor
 from . import arguments
 from .arguments import ChannelNormError
-from .spec import FusedFunction, Input, Naive, Norm, Option, affine, one_pass_norm
+from .spec import FusedFunction, Input, Naive, Norm, Option, affine, eps_beside, one_pass_norm
 
 __all__ = ["BATCH_NORM", "batch_norm", "check_batch_norm"]
 
@@ -72,6 +72,17 @@ class BatchNorm(FusedFunction):
         dx, dweight, dbias = ctx.kernels.batch_norm_backward(
             dy.reshape(x3.shape), x3, weight, mean, rstd, ctx.training, ctx.has_bias)
         return dx.reshape(x.shape), dweight, dbias
+
+    @staticmethod
+    def recompute(ctx, x, weight, bias):
+        # the twin, for double backward, given no running statistics to move again
+        saved_x, _, mean, rstd = ctx.saved
+        if not ctx.training:          # the statistics it normalized by, var + eps = 1/rstd²
+            return composite_batch_norm(x, mean, 1 / (rstd * rstd), weight, bias, eps=0.0)
+        x3 = saved_x.reshape(x.shape[0], x.shape[1], -1).astype(rstd.dtype, copy=False)
+        shape = (1, x.shape[1]) + (1,) * (x.ndim - 2)                  # var's: (1, C, 1, ...)
+        eps = eps_beside(x3.var(axis=(0, 2)), rstd, shape, saved_x.dtype)
+        return composite_batch_norm(x, None, None, weight, bias, training=True, eps=eps)
 
 
 # ----- the public entry -------------------------------------------------------------------

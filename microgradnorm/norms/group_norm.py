@@ -17,7 +17,7 @@ from ..kernels import for_array, reference
 from ..tensor import Tensor, is_floating
 from . import arguments
 from .arguments import ChannelNormError
-from .spec import FusedFunction, Input, Norm, Option, affine
+from .spec import FusedFunction, Input, Norm, Option, affine, eps_beside
 
 __all__ = ["GROUP_NORM", "INSTANCE_NORM", "MixedDtypeError", "NotFloatingError", "group_norm",
            "instance_norm"]
@@ -123,6 +123,16 @@ class GroupNorm(FusedFunction):
             ctx.has_bias)
         return dx.reshape(x.shape), dweight, dbias
 
+    @staticmethod
+    def recompute(ctx, x, weight, bias):
+        # the twin, for double backward (InstanceNorm's too, one channel a group, with the
+        # batch's statistics), the eps forward added recovered per sample and group
+        saved_x, _, _, rstd = ctx.saved
+        groups = saved_x.reshape(x.shape[0], ctx.num_groups, -1)               # (N, G, ·)
+        var = groups.astype(rstd.dtype, copy=False).var(axis=2)                 # (N, G)
+        eps = eps_beside(var, rstd, rstd.shape + (1,), saved_x.dtype)
+        return composite_group_norm(x, ctx.num_groups, weight, bias, eps)
+
 
 class InstanceNorm(GroupNorm):
     """InstanceNorm of x (N, C, *) in one node: GroupNorm's kernels and backward with
@@ -152,6 +162,15 @@ class InstanceNorm(GroupNorm):
         ctx.kernels, ctx.num_groups, ctx.has_bias = kernels, c, bias is not None
         ctx.use_input_stats = use_input_stats
         return y.reshape(x.shape)
+
+    @staticmethod
+    def recompute(ctx, x, weight, bias):
+        # the twin, for double backward; no running statistics move again
+        if ctx.use_input_stats:
+            return GroupNorm.recompute(ctx, x, weight, bias)
+        _, _, mean, rstd = ctx.saved          # the running statistics, alike in each row
+        return composite_instance_norm(x, mean[0], 1 / (rstd[0] * rstd[0]), weight, bias,
+                                       use_input_stats=False, eps=0.0)
 
 
 # ----- the public entries -----------------------------------------------------------------

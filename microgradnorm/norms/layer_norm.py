@@ -4,8 +4,8 @@ docs/derivations.md derives the fused node's backward."""
 from ..autograd import op_group
 from ..kernels import for_array
 from . import arguments
-from .spec import (FusedFunction, Input, Naive, Norm, Option, affine, flat, one_pass_norm,
-                   row_norm_call, row_norm_torch, rows, shaped, unrows)
+from .spec import (FusedFunction, Input, Naive, Norm, Option, affine, eps_beside, flat,
+                   one_pass_norm, row_norm_call, row_norm_torch, rows, shaped, unrows)
 
 __all__ = ["layer_norm", "add_layer_norm", "LAYER_NORM", "ADD_LAYER_NORM"]
 
@@ -49,6 +49,12 @@ class LayerNorm(FusedFunction):
         dbias = None if dbias is None else dbias.reshape(ctx.normalized_shape)
         return dx.reshape(x.shape), shaped(dweight, weight), dbias
 
+    @staticmethod
+    def recompute(ctx, x, weight, bias):         # the twin, for double backward
+        saved_x, _, _, rstd = ctx.saved
+        eps = _row_eps(saved_x, rstd, ctx.normalized_shape)
+        return composite_layer_norm(x, ctx.normalized_shape, weight, bias, eps)
+
 
 class AddLayerNorm(FusedFunction):
     """(x, residual) -> (LayerNorm(x + residual), x + residual) in one node."""
@@ -78,6 +84,19 @@ class AddLayerNorm(FusedFunction):
         dsum = dsum.reshape(s.shape)
         dbias = None if dbias is None else dbias.reshape(ctx.normalized_shape)
         return dsum, dsum, shaped(dweight, weight), dbias
+
+    @staticmethod
+    def recompute(ctx, x, residual, weight, bias):     # the twin, for double backward
+        s, _, _, rstd = ctx.saved
+        eps = _row_eps(s, rstd, ctx.normalized_shape)
+        return composite_add_layer_norm(x, residual, ctx.normalized_shape, weight, bias, eps)
+
+
+def _row_eps(x, rstd, normalized_shape):
+    # the eps forward added, one per row beside the composite's variance (*, 1, ..., 1)
+    x2 = rows(x, normalized_shape).astype(rstd.dtype, copy=False)              # (M, D)
+    kept = x.shape[:x.ndim - len(normalized_shape)] + (1,) * len(normalized_shape)
+    return eps_beside(x2.var(axis=1), rstd, kept, x.dtype)
 
 
 # ----- the public entries -----------------------------------------------------------------

@@ -9,8 +9,8 @@ from ..dtypes import accumulation_dtype, check_number, is_half
 from ..kernels import CASTINGS, for_array
 from ..tensor import Tensor
 from . import arguments
-from .spec import (FusedFunction, Input, Norm, Option, affine, flat, row_norm_call,
-                   row_norm_torch, rows, shaped, unrows)
+from .spec import (FusedFunction, Input, Norm, Option, affine, eps_beside, flat,
+                   row_norm_call, row_norm_torch, rows, shaped, unrows)
 
 __all__ = ["ADD_RMS_NORM", "CASTINGS", "RMS_NORM", "add_rms_norm", "check_rms_options",
            "rms_norm"]
@@ -68,6 +68,13 @@ class RMSNorm(FusedFunction):
             dy.reshape(x2.shape), x2, flat(weight), rstd, offset=ctx.offset, casting=ctx.casting)
         return dx.reshape(x.shape), shaped(dweight, weight)
 
+    @staticmethod
+    def recompute(ctx, x, weight):               # the twin, for double backward
+        saved_x, _, rstd = ctx.saved
+        eps = _row_eps(saved_x, rstd, ctx.normalized_shape, ctx.casting)
+        return composite_rms_norm(x, ctx.normalized_shape, weight, eps, ctx.offset,
+                                  ctx.casting)
+
 
 class AddRMSNorm(FusedFunction):
     """(x, residual) -> (RMSNorm(x + residual), x + residual) in one node."""
@@ -95,6 +102,22 @@ class AddRMSNorm(FusedFunction):
             offset=ctx.offset, casting=ctx.casting)
         dsum = dsum.reshape(s.shape)
         return dsum, dsum, shaped(dweight, weight)
+
+    @staticmethod
+    def recompute(ctx, x, residual, weight):     # the twin, for double backward
+        s, _, rstd = ctx.saved
+        eps = _row_eps(s, rstd, ctx.normalized_shape, ctx.casting)
+        return composite_add_rms_norm(x, residual, ctx.normalized_shape, weight, eps,
+                                      ctx.offset, ctx.casting)
+
+
+def _row_eps(x, rstd, normalized_shape, casting):
+    # the eps forward added, one per row beside the composite's mean square (*, 1, ..., 1),
+    # in the dtype the composite takes it in
+    stats = x.dtype if casting == "none" else accumulation_dtype(x.dtype)
+    h = rows(x, normalized_shape).astype(stats, copy=False)                    # (M, D)
+    kept = x.shape[:x.ndim - len(normalized_shape)] + (1,) * len(normalized_shape)
+    return eps_beside((h * h).mean(axis=1), rstd, kept, stats)
 
 
 # ----- the public entries -----------------------------------------------------------------

@@ -34,6 +34,8 @@ import dataclasses
 import math
 from typing import Callable
 
+import numpy as np
+
 from ..fused.twin import FusedFunction, Input, Option, Twin
 
 __all__ = ["PLACES", "STATISTICS", "FusedFunction", "Input", "Naive", "Norm", "Option"]
@@ -142,6 +144,18 @@ def flat(param):
 def shaped(grad, like):
     """A gradient (D,) back in ``like``'s shape, or None."""
     return None if grad is None or like is None else grad.reshape(like.shape)
+
+
+def eps_beside(var, rstd, shape, dtype):
+    """The eps a fused forward added to ``var`` (the variance or mean square its composite
+    computes, one per statistic), recovered from the rstd its node kept: 1/rstd² − var, as
+    an array of ``shape`` (var's, kept dims) in ``dtype``. The composite given it computes
+    var + eps = 1/rstd² again, row by row, and so the fused node's function (``recompute``,
+    for double backward) without the node keeping eps; rstd 0 (InstanceNorm's constant
+    channel at eps 0) gives eps inf, and rstd 0 again."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = 1 / (rstd * rstd) - var
+    return eps.reshape(shape).astype(dtype, copy=False)
 
 
 def affine(xhat, weight, bias):

@@ -31,7 +31,9 @@ from .shape import (Concatenate, Expand, Permute, Reshape, Split, cat, chunk,
 from .shape import (expand_as, flip, movedim, moveaxis, narrow, ravel, repeat_interleave, roll,
                     unbind, unflatten)
 
-from . import double_backward, methods  # noqa: F401  (they attach to the ops)
+from . import methods  # noqa: F401  (binds the op methods onto Tensor)
+from . import (double_backward, double_backward_linalg,  # noqa: F401  (give the ops their
+               double_backward_reductions)               # graph_backward)
 
 __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concatenate", "Div",
            "EmptyReductionError", "Erf", "Exp", "Expand", "Gather", "GetItem", "Log", "MatMul",

@@ -202,17 +202,24 @@ class Eigh(Function):
                          None if _unused(grad_vectors) else grad_vectors)
 
 
+def check_eigenvector_phases(vhgv):
+    """torch's refusal of a complex loss that sees the eigenvectors' phases: the diagonal of
+    Vᴴg_V (an array) must be real."""
+    xp = backend.array_module(vhgv)
+    if vhgv.dtype.kind == "c" and not np.allclose(backend.to_numpy(
+            xp.diagonal(vhgv, 0, -2, -1).imag), 0, rtol=1e-2, atol=1e-2):
+        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified loss "
+                           "function depends on this quantity, so it is ill-defined.")
+
+
 def eigh_grad(values, v, grad_values, grad_vectors):
     """``Eigh``'s gradient of A (``grad_vectors`` None: only the values reach the loss)."""
     xp = backend.array_module(v)
     if grad_vectors is None:
         return (v * grad_values[..., None, :]) @ mH(v)
     vhgv = mH(v) @ grad_vectors
-    if v.dtype.kind == "c" and not np.allclose(backend.to_numpy(
-            xp.diagonal(vhgv, 0, -2, -1).imag), 0, rtol=1e-2, atol=1e-2):
-        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are "
-                           "specified up to multiplication by e^{i phi}. The specified loss "
-                           "function depends on this quantity, so it is ill-defined.")
+    check_eigenvector_phases(vhgv)
     skew = 0.5 * (vhgv - mH(vhgv))
     gaps = values[..., None, :] - values[..., :, None]                  # λⱼ - λᵢ
     gaps = gaps + eye_like(gaps)                       # 1 on the diagonal: 0 / 1 there
@@ -265,6 +272,20 @@ class SVD(Function):
                         None if _unused(grad_vh) else grad_vh[..., :k, :])
 
 
+def check_singular_vector_phases(uhgu, vhgv, s):
+    """torch's refusal of a complex loss that sees the singular vectors' common phases:
+    the imaginary diagonals of [Uᴴg_U] and [Vᴴg_V] (arrays, None for a factor that reaches
+    no loss) must cancel."""
+    xp = backend.array_module(s)
+    im_u = xp.zeros_like(s) if uhgu is None else xp.diagonal(uhgu, 0, -2, -1).imag
+    im_v = xp.zeros_like(s) if vhgv is None else xp.diagonal(vhgv, 0, -2, -1).imag
+    if not np.allclose(backend.to_numpy(im_u), backend.to_numpy(-im_v), rtol=1e-2, atol=1e-2):
+        raise RuntimeError("svd_backward: The singular vectors in the complex case are "
+                           "specified up to multiplication by e^{i phi}. The specified "
+                           "loss function depends on this phase term, making it "
+                           "ill-defined.")
+
+
 def svd_grad(u, s, vh, grad_s, grad_u, grad_vh):
     """``SVD``'s gradient of A from the reduced factors (``grad_u``/``grad_vh`` None: that
     factor reaches no loss)."""
@@ -279,14 +300,7 @@ def svd_grad(u, s, vh, grad_s, grad_u, grad_vh):
     uhgu = None if uhgu is None else uhgu - mH(uhgu)
     vhgv = None if vhgv is None else vhgv - mH(vhgv)
     if u.dtype.kind == "c":          # the loss must not see the vectors' common phases
-        im_u = xp.zeros_like(s) if uhgu is None else xp.diagonal(uhgu, 0, -2, -1).imag
-        im_v = xp.zeros_like(s) if vhgv is None else xp.diagonal(vhgv, 0, -2, -1).imag
-        if not np.allclose(backend.to_numpy(im_u), backend.to_numpy(-im_v), rtol=1e-2,
-                           atol=1e-2):
-            raise RuntimeError("svd_backward: The singular vectors in the complex case are "
-                               "specified up to multiplication by e^{i phi}. The specified "
-                               "loss function depends on this phase term, making it "
-                               "ill-defined.")
+        check_singular_vector_phases(uhgu, vhgv, s)
     squares = s * s
     gaps = squares[..., None, :] - squares[..., :, None]                # s_j² - s_i²
     gaps = gaps + eye_like(gaps)

@@ -8,8 +8,11 @@ formula is the op's closed-form backward again (the same formula as its ``backwa
 arrays, next to the op), so a gradient of a gradient is the engine's ordinary backward
 through these nodes. A Hessian-vector product, a gradient penalty and ``hessian`` are that.
 
-An op without a formula here still gives its exact first-order gradient under
-``create_graph=True``; only a backward through that gradient raises, naming the op.
+The reductions, scans and index writes have theirs in ``double_backward_reductions.py``;
+the nodes above the ops layer (the activations, ``special.py``'s, rrelu's) carry theirs
+beside them, with these helpers. An op without a formula still gives its exact first-order
+gradient under ``create_graph=True``; only a backward through that gradient raises, naming
+the op.
 
 Example:
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -20,9 +23,11 @@ Example:
 
 import numpy as np
 
+from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from . import elementwise, indexing, linalg, pointwise, reductions, shape, special
+from . import (binary, elementwise, indexing, linalg, logical, pointwise, reductions, shape,
+               special, tensor_more, ternary, torch_more)
 
 
 def _const(array):
@@ -49,6 +54,33 @@ def _formula(function):
         function.graph_backward = staticmethod(formula)
         return formula
     return attach
+
+
+def _select(mask, a, b):
+    # where(mask, a, b), the mask an array computed from saved values: a constant
+    return elementwise.where(_const(mask), a, b)
+
+
+def _zero_where(mask, t):
+    return _select(mask, t.new_zeros(()), t)
+
+
+def _safe(mask, t):
+    # t with 1 where mask: a divisor (or a log's argument) whose result is masked there, so
+    # that the masked branch's own gradient is 0, not 0 · inf
+    return _select(mask, t.new_ones(()), t)
+
+
+def _fitted(ctx, *makers):
+    # each input's gradient, made only where needed and summed to the input's shape
+    return tuple(_fit(make(), shape) if need else None
+                 for make, shape, need in zip(makers, ctx.shapes, ctx.needs_input_grad))
+
+
+def _zero_formula(ctx, g):
+    # a step function's gradient: zeros outside the graph, as torch's
+    return tuple(g.new_zeros(t.shape) if need else None
+                 for t, need in zip(ctx.inputs, ctx.needs_input_grad))
 
 
 # ----- arithmetic ---------------------------------------------------------------------------
@@ -97,16 +129,27 @@ def _unary(ctx, g):
     # formula; the output it may read is recomputed from the input (one more node)
     x = ctx.inputs[0]
     kept = x if ctx.function.saves == "x" else ctx.function.apply(x)
-    return ctx.function.df(g, kept)
+    out = ctx.function.df(g, kept)
+    if not isinstance(out, _tensor.Tensor):       # an array function read it as a constant
+        raise TypeError(f"double backward through {ctx.name()}: its df gave "
+                        f"{type(out).__name__}, not a Tensor; give it a formula of its own")
+    return out
 
 
 # the unary ops whose df uses operators only (one that calls xp.cos on its argument would
 # read a Tensor as a constant: those have their own formula below)
 for _op in (elementwise.Exp, elementwise.Log, elementwise.Sqrt, elementwise.Rsqrt,
-            elementwise.Tanh, elementwise.Sigmoid, elementwise.ReLU, pointwise.Log10,
+            elementwise.Tanh, elementwise.Sigmoid, pointwise.Log10,
             pointwise.Log2, pointwise.Log1p, pointwise.Expm1, pointwise.Reciprocal, special.Tan,
             special.Exp2, special.Atan, special.Atanh):
     _op.graph_backward = staticmethod(_unary)
+
+
+@_formula(elementwise.ReLU)
+def _relu(ctx, g):
+    # passes where not out <= 0 (at NaN too): a where on a mask of the saved output, so that
+    # an inf or NaN gradient stops there, as the array backward's
+    return _zero_where(ctx.saved[0] <= 0, g)
 
 
 def _slope(function, slope):
@@ -252,6 +295,10 @@ class _IndexedAdd(Function):
     def backward(ctx, h):
         return h[ctx.index]
 
+    @staticmethod
+    def graph_backward(ctx, h):                 # a third derivative: x[index] again
+        return indexing.GetItem.apply(h, index=ctx.index)
+
 
 @_formula(indexing.GetItem)
 def _getitem(ctx, g):
@@ -295,3 +342,228 @@ def _linear(ctx, g):
         grad_w = grad_w.reshape(w_shape)
     grad_b = rows.sum(0) if need_b else None
     return grad_x, grad_w, grad_b
+
+
+# ----- arithmetic by name, powers, rounding ---------------------------------------------------
+def _conj_number(value):
+    return value.conjugate() if isinstance(value, complex) else value
+
+
+@_formula(binary.AddScaled)
+def _add_scaled(ctx, g):
+    return _fitted(ctx, lambda: g, lambda: g * _conj_number(ctx.alpha))
+
+
+for _op in (binary.DivRounded, elementwise.Sign, pointwise.Floor,   # Floor: Ceil, Trunc, Round
+            tensor_more.ConstantResult):
+    _op.graph_backward = staticmethod(_zero_formula)
+
+
+@_formula(elementwise.ToDevice)
+def _to_device(ctx, g):
+    return elementwise.ToDevice.apply(g, device=ctx.input_device)
+
+
+@_formula(logical.FloorDivide)
+def _floor_divide(ctx, g):
+    return ctx.function.backward(ctx, g)           # torch defines none: its error
+
+
+@_formula(logical.Remainder)
+def _remainder(ctx, g):
+    # d/db = -(the rounded quotient): a step function of the saved operands (Fmod's too)
+    a, b = ctx.saved
+    with np.errstate(divide="ignore", invalid="ignore"):
+        quotient = ctx.function.quotient(backend.array_module(a), a, b)
+    return _fitted(ctx, lambda: g, lambda: -g * _const(quotient))
+
+
+@_formula(elementwise.PowOfNumber)
+def _pow_of_number(ctx, g):
+    # d base**x = base**x · log(base), 0 where base = 0 and x >= 0
+    out = elementwise.PowOfNumber.apply(ctx.inputs[0], base=ctx.base)
+    if not ctx.base_is_zero:
+        return g * _conj(out * ctx.log_base)
+    flat = ctx.saved[1] >= 0                      # (log 0 = -inf: out is 1 where masked)
+    return g * _conj(_zero_where(flat, _safe(flat, out) * ctx.log_base))
+
+
+@_formula(elementwise.PowTensor)
+def _pow_tensor(ctx, g):
+    # d/dx = e · x^(e-1), 0 where e = 0; d/de = out · log(x), 0 where x = 0 and e >= 0
+    x_saved, e_saved, _ = ctx.saved
+    x, e = ctx.inputs
+
+    def grad_x():
+        flat = e_saved == 0                                # x⁰: constant in x
+        return _zero_where(flat, g * _conj(e * _safe(flat, x) ** (e - 1)))
+
+    def grad_e():
+        positive = e_saved >= 0 if e_saved.dtype.kind != "c" else \
+            (e_saved.imag == 0) & (e_saved.real >= 0)
+        flat = positive & (x_saved == 0)
+        out = elementwise.PowTensor.apply(x, e)
+        return g * _conj(_zero_where(flat, out * _safe(flat, x).log()))
+    return _fitted(ctx, grad_x, grad_e)
+
+
+@_formula(pointwise.Sgn)
+def _sgn(ctx, g):
+    # (g - sgn(z)² · conj(g)) / (2|z|), 0 at z = 0 (torch's sgn_backward)
+    z = ctx.inputs[0]
+    at_zero = ctx.saved[0] == 0
+    sign = pointwise.Sgn.apply(z)
+    return _zero_where(at_zero, (g - sign * sign * g.conj()) / (2 * _safe(at_zero, z.abs())))
+
+
+@_formula(pointwise.NanToNum)
+def _nan_to_num(ctx, g):
+    return g * _const(ctx.saved[0])
+
+
+# ----- two-argument functions (ops/binary.py) -------------------------------------------------
+@_formula(binary.Atan2)
+def _atan2(ctx, g):
+    # b / (a² + b²) and -a / (a² + b²), both 0 at the origin
+    a_saved, b_saved, _ = ctx.saved
+    a, b = ctx.inputs
+    with np.errstate(over="ignore", invalid="ignore"):
+        origin = a_saved * a_saved + b_saved * b_saved == 0
+    scale = _zero_where(origin, _safe(origin, a * a + b * b).reciprocal())
+    return _fitted(ctx, lambda: g * b * scale, lambda: g * -a * scale)
+
+
+@_formula(binary.Hypot)
+def _hypot(ctx, g):
+    a, b = ctx.inputs
+    out = binary.Hypot.apply(a, b)
+    return _fitted(ctx, lambda: g * a / out, lambda: g * b / out)
+
+
+@_formula(binary.Logaddexp)
+def _logaddexp(ctx, g):
+    a, b = ctx.inputs
+    return _fitted(ctx, lambda: g / _conj(1 + (b - a).exp()),
+                   lambda: g / _conj(1 + (a - b).exp()))
+
+
+@_formula(binary.Logaddexp2)
+def _logaddexp2(ctx, g):
+    a, b = ctx.inputs
+    return _fitted(ctx, lambda: g / (1 + (b - a).exp2()), lambda: g / (1 + (a - b).exp2()))
+
+
+@_formula(binary.Copysign)
+def _copysign(ctx, g):
+    # ±1 (out / a), 0 where a is 0: a step function of the saved values; 0 to b
+    a, _, out = ctx.saved
+    xp = backend.array_module(a)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = xp.where(a == 0, xp.zeros((), out.dtype), out / xp.where(a == 0, 1, a))
+    return _fitted(ctx, lambda: g * _const(slope), lambda: g.new_zeros(ctx.shapes[1]))
+
+
+@_formula(binary.Fmax)
+def _fmax(ctx, g):                                      # Fmin's too (its own a_wins)
+    a, b, _ = ctx.saved
+    a_wins = ctx.function.a_wins(a, b)
+    return _fitted(ctx, lambda: _zero_where(~a_wins, g), lambda: _zero_where(a_wins, g))
+
+
+@_formula(binary.Xlogy)
+def _xlogy(ctx, g):
+    # log(y) (xlogy(g, y)), 0 where x = 0 and y <= 0; x / y
+    a_saved, b_saved, _ = ctx.saved
+    a, b = ctx.inputs
+    return _fitted(ctx, lambda: _zero_where((a_saved == 0) & (b_saved <= 0),
+                                            binary.Xlogy.apply(g, b)),
+                   lambda: g * a / b)
+
+
+# ----- three operands (ops/ternary.py) --------------------------------------------------------
+@_formula(ternary.Lerp)
+def _lerp(ctx, g):
+    start, end, weight = ctx.inputs
+    w = _conj(weight) if weight is not None else _conj_number(ctx.scalar)
+    shapes = (*ctx.shapes, None if weight is None else weight.shape)
+    need_start, need_end, need_weight = ctx.needs_input_grad
+    return (_fit(g * (1 - w), shapes[0]) if need_start else None,
+            _fit(g * w, shapes[1]) if need_end else None,
+            _fit(g * _conj(end - start), shapes[2]) if need_weight else None)
+
+
+@_formula(ternary.Addcmul)
+def _addcmul(ctx, g):                                   # Addcdiv's too
+    _, tensor1, tensor2 = (_conj(t) for t in ctx.inputs)
+    value = _conj_number(ctx.value)
+    if ctx.function.divide:
+        return _fitted(ctx, lambda: g, lambda: g * (value / tensor2),
+                       lambda: -g * value * tensor1 / (tensor2 * tensor2))
+    return _fitted(ctx, lambda: g, lambda: g * (tensor2 * value),
+                   lambda: g * (tensor1 * value))
+
+
+# ----- special functions (ops/special.py, ops/torch_more.py) ----------------------------------
+@_formula(special.Erfinv)
+def _erfinv(ctx, g):                        # √π/2 · exp(erfinv(y)²)
+    out = special.Erfinv.apply(ctx.inputs[0])
+    return 0.5 * np.sqrt(np.pi) * (out * out).exp() * g
+
+
+@_formula(special.Sinc)
+def _sinc(ctx, g):
+    # (πx cos πx - sin πx) / (πx²), 0 where πx² is 0
+    x = ctx.inputs[0]
+    (x_saved,) = ctx.saved
+    with np.errstate(under="ignore"):
+        flat = x_saved * x_saved * np.pi == 0
+    product, square = x * np.pi, _safe(flat, x * x * np.pi)
+    return _zero_where(flat, g * _conj((product * product.cos() - product.sin()) / square))
+
+
+@_formula(special.Logit)
+def _logit(ctx, g):
+    # g / (x (1 - x)); NaN outside [0, 1] without eps, 0 outside [eps, 1 - eps] with it
+    (x_saved,) = ctx.saved
+    x = ctx.inputs[0]
+    x = x if x.dtype == g.dtype else x.to(g.dtype)
+    inside = g / (x * (1 - x))
+    if ctx.bounds is None:
+        return _select((x_saved < 0) | (x_saved > 1), g.new_full((), np.nan), inside)
+    low, high = ctx.bounds
+    return _zero_where((x_saved < low) | (x_saved > high), inside)
+
+
+@_formula(special.Deg2Rad)
+def _deg2rad(ctx, g):                       # Rad2Deg's too
+    return g * ctx.function.factor
+
+
+_slope(torch_more.Lgamma, lambda x: torch_more.Digamma.apply(x))
+_slope(torch_more.Digamma, lambda x: torch_more.Polygamma.apply(x, n=1))
+
+
+@_formula(torch_more.Polygamma)
+def _polygamma(ctx, g):
+    return g * torch_more.Polygamma.apply(ctx.inputs[0], n=ctx.n + 1)
+
+
+@_formula(torch_more.Heaviside)
+def _heaviside(ctx, g):
+    return ctx.function.backward(ctx, g)           # torch defines none: its error
+
+
+@_formula(torch_more.Nextafter)
+def _nextafter(ctx, g):
+    return _fitted(ctx, lambda: g, lambda: g.new_zeros(ctx.shapes[1]))
+
+
+@_formula(torch_more.Frexp)
+def _frexp(ctx, g):                         # g / 2^e, exact: the op itself
+    return torch_more.Frexp.apply(g, exponent=ctx.exponent)
+
+
+@_formula(torch_more.Ldexp)
+def _ldexp(ctx, g):                         # g · 2^e, exact: the op itself
+    return _fit(torch_more.Ldexp.apply(g, _const(ctx.saved[0])), ctx.shape)
+

@@ -202,7 +202,7 @@ class PowOfNumber(Function):
                 out = xp.power(base_array, x_wide).astype(dtype, copy=False)
         else:
             out = _integer_power(xp, base_array, x_wide)
-        ctx.base_is_zero = base == 0
+        ctx.base, ctx.base_is_zero = base, base == 0    # base: the formula of double backward
         ctx.save_for_backward(out, *([x] if ctx.base_is_zero else []))    # x: where x >= 0
         with np.errstate(all="ignore"):
             ctx.log_base = float(np.log(np.float64(base)))                # NaN if base < 0
@@ -374,8 +374,9 @@ class ReLU(Unary):
         check_orderable("relu", x)
         return xp.maximum(x, 0)
 
-    def df(grad, out):       # passes where not out <= 0: at NaN too, as torch's threshold
-        return grad * ~(out <= 0)
+    def df(grad, out):       # passes where not out <= 0: at NaN too, as torch's threshold;
+        # a where, not a product: an inf or NaN gradient stops at out <= 0 (torch's)
+        return backend.array_module(grad).where(out <= 0, 0, grad)
 
 
 class Abs(Unary):
