@@ -131,6 +131,12 @@ from .ops.index_writes import (diagonal_scatter, index_put, index_put_, index_re
                                masked_scatter, put, scatter_reduce, select_scatter,
                                slice_scatter)
 from .tensor import Size, Tensor, tensor
+# the memory behind a tensor: layouts, storages (ops/storage.py); torch.* names of a few ops
+from .ops.storage import (TypedStorage, UntypedStorage, jagged, layout, sparse_bsc, sparse_bsr,
+                          sparse_coo, sparse_csc, sparse_csr, strided)
+from .ops.arrange import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
+from .ops.complex import conj_physical
+from .ops.logical import nonzero_static
 
 # PyTorch's torch.autograd.gradcheck: the finite-difference check lives in checks/, above
 # the engine, so the package puts it under the autograd name
@@ -247,3 +253,6 @@ __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsin
             "tanh_", "trapezoid", "trapz", "tril_indices", "triu_indices", "trunc_",
             "unravel_index", "use_deterministic_algorithms", "xlogy_", "zero_"]
 __all__ += ["cpu", "distributed", "is_nonzero", "jit", "random", "special", "testing"]
+__all__ += ["TypedStorage", "UntypedStorage", "conj_physical", "jagged", "layout",
+            "nonzero_static", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc",
+            "sparse_csr", "strided", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]

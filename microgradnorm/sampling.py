@@ -21,6 +21,9 @@ What each sampler does with the words (PyTorch's CPU kernels, restated):
   range is below 2**28, a 64-bit draw otherwise.
 * bernoulli(p): a uniform below p (float64 uniform for a float p; a float32 uniform for a
   float32 tensor of p); exponential: ``-log1p(-u) / lambd`` with a float64 uniform.
+* cauchy: ``median + sigma * tan(pi * (u - 0.5))``, geometric: ``ceil(log(u) / log1p(-p))``,
+  each with a float64 uniform; log-normal: ``exp`` of the normal's scalar path (cached
+  pairs) at every size: these kernels draw one element at a time, in float64.
 
 Example:
     >>> g = Generator().manual_seed(0)          # from generator.py
@@ -35,8 +38,8 @@ import numpy as np
 
 from . import dtypes
 
-__all__ = ["bernoulli", "exponential", "multinomial", "normal", "random_integers", "randperm",
-           "uniform"]
+__all__ = ["bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial",
+           "normal", "random_integers", "randperm", "uniform"]
 
 _MASK64 = (1 << 64) - 1
 
@@ -493,6 +496,91 @@ def exponential(generator, n, dtype, lambd=1.0):
         raise DistributionRangeError(f"exponential_: expects lambd > 0.0, got lambd={lambd}")
     scale = -1.0 / lambd
     return (scale * _libm(math.log1p, -_uniform53(generator, n))).astype(dtype)
+
+
+def _affine64(z, scale, shift):
+    # z * scale + shift in float64, one rounding (torch's compiled kernels fuse it); an
+    # infinite or NaN scale or shift has no exact product to split: plain IEEE arithmetic
+    if math.isfinite(scale) and math.isfinite(shift):
+        return _fma64(z, scale, shift)
+    with np.errstate(invalid="ignore", over="ignore"):
+        return z * scale + shift
+
+
+def cauchy(generator, n, dtype, median=0.0, sigma=1.0):
+    r"""``n`` draws from Cauchy(median, sigma) in ``dtype``: ``cauchy_(median, sigma)``.
+
+    Formula:
+        :math:`\text{median} + \sigma \tan(\pi (u - \tfrac12))`, u a float64 uniform, the
+        C library's tan, the last step one fused multiply-add; rounded to ``dtype``.
+
+    Example:
+        >>> cauchy(Generator().manual_seed(0), 2, "float64")
+        array([10.59772933,  0.76476726])
+    """
+    dtype = _float_dtype("cauchy_", dtype)
+    dtypes.check_number("cauchy_", "median", median)
+    dtypes.check_number("cauchy_", "sigma", sigma)
+    if not sigma > 0:
+        raise DistributionRangeError(f"cauchy_: expects sigma > 0.0, but found sigma={sigma}")
+    tangents = _libm(math.tan, math.pi * (_uniform53(generator, n) - 0.5))
+    with np.errstate(over="ignore"):                 # past float32's range: inf
+        return _affine64(tangents, sigma, median).astype(dtype)
+
+
+def log_normal(generator, n, dtype, mean=1.0, std=2.0):
+    r"""``n`` draws whose logarithm is N(mean, std²), in ``dtype``: ``log_normal_(mean, std)``.
+
+    Formula:
+        :math:`\exp(z \cdot \text{std} + \text{mean})`, z from the cached float64 pairs of
+        ``normal``'s scalar path whatever ``n`` (torch's kernel draws one element at a time),
+        the C library's exp; rounded to ``dtype``.
+
+    Example:
+        >>> log_normal(Generator().manual_seed(0), 2, "float64", 0.0, 1.0)
+        array([4.66923902, 0.74570224])
+    """
+    dtype = _float_dtype("log_normal_", dtype)
+    dtypes.check_number("log_normal_", "mean", mean)
+    dtypes.check_number("log_normal_", "std", std)
+    if not std > 0:
+        raise DistributionRangeError(f"log_normal_: expects std > 0.0, but found std={std}")
+    z = _affine64(_normal_pairs(generator, n, 0.0, 1.0), std, mean)   # (0, 1): z itself
+    with np.errstate(over="ignore"):                 # past float32's range: inf
+        return _libm(_exp, z).astype(dtype)
+
+
+def _exp(x):
+    # the C library's exp, inf past its range as C's (Python's math.exp raises there)
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def geometric(generator, n, dtype, p):
+    r"""``n`` draws of the number of Bernoulli(p) trials up to the first success, in
+    ``dtype`` (any but bool and complex): ``geometric_(p)``.
+
+    Formula:
+        :math:`\lceil \ln u / \mathrm{log1p}(-p) \rceil`, u a float64 uniform, the C
+        library's log; rounded (cast) to ``dtype``.
+
+    Example:
+        >>> geometric(Generator().manual_seed(0), 3, "int64", 0.5)
+        array([1, 1, 2])
+    """
+    dtype = dtypes.as_dtype(dtype)
+    if dtype.kind in "bc":
+        raise NotImplementedError(f"geometric_: not implemented for dtype {dtype}")
+    dtypes.check_number("geometric_", "p", p)
+    if not 0 < p < 1:
+        raise DistributionRangeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    u = _uniform53(generator, n)
+    logs = _libm(math.log, np.where(u > 0, u, 1.0))
+    logs[u == 0] = -math.inf                    # log(0), where Python's log raises
+    with np.errstate(over="ignore"):
+        return np.ceil(logs / math.log1p(-p)).astype(dtype)
 
 
 def multinomial(generator, probs, num_samples, replacement=False):

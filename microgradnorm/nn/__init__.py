@@ -22,6 +22,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDi
                    MSELoss, NLLLoss, SmoothL1Loss)
 from .mlp import MLP
 from .module import Module, Parameter
+from .parameter import Buffer
 from .normalization import (NORMS, BatchNorm1d, DynamicTanh, DyT, LayerNorm, RMSNorm,
                             make_norm, module_for)
 from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d, ConstantPad2d,
@@ -29,6 +30,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d,
                       ZeroPad2d, ZeroPad3d)
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
+from .pooling import LPPool1d, LPPool2d
 # nn.parallel: DataParallel (the module itself, run), DistributedDataParallel (refused)
 from . import parallel
 from .parallel import DataParallel
@@ -51,6 +53,7 @@ from .conv_more import (AdaptiveAvgPool1d, AdaptiveMaxPool1d, AdaptiveMaxPool2d,
                         Bilinear, ChannelShuffle, ConvTranspose1d, ConvTranspose2d, Dropout1d,
                         Fold, LazyLinear, LocalResponseNorm, MaxUnpool2d, UninitializedParameter,
                         Unfold)
+from .conv_more import FeatureAlphaDropout, MaxUnpool1d
 # the lazy norms (lazy_norms.py)
 from .lazy_norms import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d,
                          LazyInstanceNorm2d, LazyInstanceNorm3d, UninitializedBuffer)
@@ -109,3 +112,5 @@ __all__ += ["BatchNorm3d", "InstanceNorm3d", "SyncBatchNorm", "LazyBatchNorm1d",
 __all__ += ["DataParallel", "parallel"]
 # __all__ additions: modules.py
 __all__ += ["modules"]
+# __all__ additions: parameter.py, pooling.py, conv_more.py
+__all__ += ["Buffer", "FeatureAlphaDropout", "LPPool1d", "LPPool2d", "MaxUnpool1d"]

@@ -1,8 +1,9 @@
 """More of ``torch.nn``'s layers, each a one-line forward over its ``F`` function (whose
 checks apply when it is called, as torch's): ConvTranspose1d and ConvTranspose2d (torch's
 parameters, defaults, initialisation and repr), Fold and Unfold, AdaptiveMaxPool1d,
-AdaptiveMaxPool2d, AdaptiveAvgPool1d, MaxUnpool2d, Bilinear, LazyLinear (with
-UninitializedParameter), Dropout1d, AlphaDropout, ChannelShuffle and LocalResponseNorm."""
+AdaptiveMaxPool2d, AdaptiveAvgPool1d, MaxUnpool1d, MaxUnpool2d, Bilinear, LazyLinear (with
+UninitializedParameter), Dropout1d, AlphaDropout, FeatureAlphaDropout, ChannelShuffle and
+LocalResponseNorm."""
 
 import math
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from .. import backend
 from .. import functional as F
-from ..convolution_more import _pair
+from ..convolution_more import _pair, _single
 from . import init
 from .conv import _check_channels, _ConvNd
 from .linear import Dropout, Linear
@@ -289,6 +290,36 @@ class AdaptiveAvgPool1d(Module):
         return f"output_size={self.output_size}"
 
 
+class MaxUnpool1d(Module):
+    """The partial inverse of MaxPool1d (``torch.nn.MaxUnpool1d``), see ``F.max_unpool1d``;
+    sizes kept as 1-tuples, as torch's.
+
+    Args:
+        kernel_size: the pooling's window. stride: default ``kernel_size``. padding: the
+            pooling's.
+
+    Shape: (N, C, L) or (C, L), indices of the same shape -> (N, C, L_out).
+
+    Example:
+        >>> y, i = nn.MaxPool1d(2, return_indices=True)(x); nn.MaxUnpool1d(2)(y, i)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _single(kernel_size)
+        self.stride = _single(kernel_size if stride is None else stride)
+        self.padding = _single(padding)
+
+    def forward(self, input, indices, output_size=None):
+        """Zeros with each value at its index; ``output_size`` as ``F.max_unpool1d``'s.
+        Shape: (N, C, L) -> (N, C, L_out)."""
+        return F.max_unpool1d(self._check_input(input), self._check_input(indices),
+                              self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
 class MaxUnpool2d(Module):
     """The partial inverse of MaxPool2d (``torch.nn.MaxUnpool2d``), see ``F.max_unpool2d``;
     sizes kept as pairs, as torch's.
@@ -517,6 +548,21 @@ class AlphaDropout(Dropout):
     def forward(self, input):
         """Alpha dropout in training, the identity in eval. Shape: (*), unchanged."""
         return F.alpha_dropout(self._check_input(input), self.p, self.training, self.inplace)
+
+
+class FeatureAlphaDropout(Dropout):
+    """Alpha dropout of whole channels (``torch.nn.FeatureAlphaDropout``), see
+    ``F.feature_alpha_dropout``; the identity in eval. As torch's, ``inplace`` is kept and
+    not passed on: the forward never writes into its input.
+
+    Example:
+        >>> nn.Sequential(nn.Conv2d(3, 8, 3), nn.SELU(), nn.FeatureAlphaDropout(0.1))
+    """
+
+    def forward(self, input):
+        """Channel alpha dropout in training, the identity in eval.
+        Shape: (N, C, *), unchanged."""
+        return F.feature_alpha_dropout(self._check_input(input), self.p, self.training)
 
 
 # ----- channel layers ---------------------------------------------------------------------

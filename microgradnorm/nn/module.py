@@ -15,7 +15,7 @@ from ..tensor import Tensor, to_arguments
 from . import module_hooks, module_state
 from .module_hooks import ModuleHooks
 from .module_state import ModuleState
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 # id -> hook tables, one OrderedDict each per module (an empty one: the call's fast path)
 _HOOK_TABLES = module_hooks.TABLES + module_state.TABLES
@@ -78,8 +78,9 @@ class Module(ModuleHooks, ModuleState):
         # parameter or sub-module takes only its kind or None (a plain Tensor would silently
         # drop out of parameters(), and so out of the optimizer); a buffer takes a Tensor
         if "_parameters" not in self.__dict__:        # before __init__: plain values only
-            if isinstance(value, (Parameter, Module)):
-                kind = "parameters" if isinstance(value, Parameter) else "module"
+            if isinstance(value, (Parameter, Module, Buffer)):
+                kind = "parameters" if isinstance(value, Parameter) else \
+                    "module" if isinstance(value, Module) else "buffer"
                 raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
             object.__setattr__(self, name, value)
             return
@@ -93,6 +94,16 @@ class Module(ModuleHooks, ModuleState):
             self._non_persistent_buffers_set.discard(name)
             table[name] = value
             tree_changes = True
+        elif isinstance(value, Buffer) and name not in params and name not in modules:
+            # nn.Buffer: a buffer, with the persistence it carries (torch's register_buffer)
+            if name not in buffers:
+                self.register_buffer(name, value, value.persistent)   # checks; back here
+                return
+            buffers[name] = value
+            if value.persistent:
+                self._non_persistent_buffers_set.discard(name)
+            else:
+                self._non_persistent_buffers_set.add(name)
         elif value is not None and (name in params or name in modules or name in buffers):
             kind, expected = (("parameter", "torch.nn.Parameter") if name in params else
                               ("child module", "torch.nn.Module") if name in modules else

@@ -1,5 +1,6 @@
-"""``Parameter``: the Tensor a Module finds as one of its parameters (torch's
-``nn.parameter``); here, below ``module.py`` and ``module_state.py``, which both use it."""
+"""``Parameter``: the Tensor a Module finds as one of its parameters, and ``Buffer``, the
+Tensor that assigning registers as a buffer (torch's ``nn.parameter``); here, below
+``module.py`` and ``module_state.py``, which both use them."""
 
 import numpy as np
 
@@ -47,3 +48,38 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+
+class _BufferMeta(type):
+    # isinstance(t, Buffer): a Tensor that nn.Buffer marked, as torch's metaclass answers
+    def __instancecheck__(cls, instance):
+        return isinstance(instance, Tensor) and getattr(instance, "_is_buffer", False) \
+            or super().__instancecheck__(instance)
+
+
+class Buffer(Tensor, metaclass=_BufferMeta):
+    """A Tensor that a Module registers as a buffer when assigned (``torch.nn.Buffer``):
+    ``self.mask = nn.Buffer(t, persistent=False)`` is ``register_buffer("mask", t,
+    persistent=False)``; a plain Tensor assigned to that name later stays a buffer.
+
+    As torch's, ``Buffer(t)`` is ``t.detach()`` (the same memory and version counter, a
+    Tensor: ``type(b) is mg.Tensor``) with t's ``requires_grad``, marked so that
+    ``isinstance(b, nn.Buffer)`` holds, and its ``persistent`` flag.
+
+    Args:
+        data: a Tensor; None: an empty tensor of the default dtype.
+        persistent: False keeps it out of ``state_dict()`` (keyword only).
+
+    Example:
+        >>> class Net(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.mask = nn.Buffer(mg.ones(4, 4).tril(), persistent=False)
+    """
+
+    def __new__(cls, data=None, *, persistent=True):
+        if data is None:
+            data = Tensor(np.empty(0, dtypes.get_default_dtype()))
+        buffer = data.detach().requires_grad_(data.requires_grad)
+        buffer.persistent, buffer._is_buffer = persistent, True
+        return buffer

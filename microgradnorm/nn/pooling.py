@@ -1,6 +1,6 @@
 """Pooling Modules with torch's arguments and repr: MaxPool1d, MaxPool2d, AvgPool1d,
-AvgPool2d, AdaptiveAvgPool2d, each a one-line forward over its ``F`` function (whose
-checks apply when it is called, as torch's)."""
+AvgPool2d, LPPool1d, LPPool2d, AdaptiveAvgPool2d, each a one-line forward over its ``F``
+function (whose checks apply when it is called, as torch's)."""
 
 from .. import functional as F
 from .module import Module
@@ -125,6 +125,59 @@ class AvgPool2d(Module):
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class _LPPoolNd(Module):
+    """What LPPool1d and LPPool2d share: torch's arguments, kept as given, and the repr."""
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride = norm_type, kernel_size, stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, "
+                f"stride={self.stride}, ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(_LPPoolNd):
+    r"""The p-norm of each window along L, :math:`(\sum_{x \in w} x^p)^{1/p}`
+    (``torch.nn.LPPool1d``), see ``F.lp_pool1d``.
+
+    Args:
+        norm_type: p (inf: the maximum of |x|). kernel_size: the window. stride: default
+            ``kernel_size``. ceil_mode: round the output size up.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_out).
+
+    Example:
+        >>> nn.LPPool1d(2, 3, stride=2)(x)             # (8, 4, 10) -> (8, 4, 4)
+    """
+
+    def forward(self, input):
+        """The window p-norms. Shape: (N, C, L) or (C, L) -> (N, C, L_out)."""
+        return F.lp_pool1d(self._check_input(input), float(self.norm_type), self.kernel_size,
+                           self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    r"""The p-norm of each window over H, W, :math:`(\sum_{x \in w} x^p)^{1/p}`
+    (``torch.nn.LPPool2d``), see ``F.lp_pool2d``.
+
+    Args:
+        norm_type: p (inf: the maximum of |x|). kernel_size: an int or a pair. stride:
+            default ``kernel_size``. ceil_mode: round the output size up.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out).
+
+    Example:
+        >>> nn.LPPool2d(2, 2)(x)                       # (8, 4, 12, 12) -> (8, 4, 6, 6)
+    """
+
+    def forward(self, input):
+        """The window p-norms. Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out)."""
+        return F.lp_pool2d(self._check_input(input), float(self.norm_type), self.kernel_size,
+                           self.stride, self.ceil_mode)
 
 
 class AdaptiveAvgPool2d(Module):

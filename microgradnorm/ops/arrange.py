@@ -25,14 +25,14 @@ from . import elementwise, indexing, reductions
 from .base import (AxisError, broadcast_shape, check_tensor, constant, normalize_axis,
                    result_dtype, size_args, sizes_of)
 from .pointwise import _in_place
-from .shape import (Expand, Split, concatenate, expanded_shape, flip, repeat, reshape, split,
-                    transpose)
+from .shape import (Expand, Split, chunk, concatenate, expanded_shape, flip, repeat, reshape,
+                    split, transpose)
 
 METHODS = ("broadcast_to", "swapaxes", "swapdims", "view", "view_as", "reshape_as", "diagonal",
            "diag", "diag_embed", "trace", "tile", "tensor_split", "hsplit", "vsplit",
            "dsplit", "rot90", "fliplr", "flipud", "tril_", "triu_", "scatter_", "scatter_add_",
            "index_add_", "index_fill_", "index_copy_", "diagflat", "msort", "split_with_sizes",
-           "sum_to_size")
+           "sum_to_size", "unsafe_split", "unsafe_chunk", "unsafe_split_with_sizes")
 
 
 def _ints(fn, name, values):
@@ -344,6 +344,54 @@ def split_with_sizes(input, split_sizes, dim=0):
                            f"{input.shape[axis]} (input tensor's size at dimension {dim}), "
                            f"but got split_sizes={list(sizes)}")
     return split(input, list(sizes), axis)
+
+
+# torch's unsafe_* split into tensors that autograd does not track as views (an in-place
+# write to one is not checked against the others): here the same views as split's
+def unsafe_split(input, split_size, dim=0):
+    """``split`` with an int ``split_size`` only (``torch.unsafe_split``), 0 only for an
+    empty dim.
+
+    Example:
+        >>> q, k, v = qkv.unsafe_split(d_model, -1)
+    """
+    _ints("unsafe_split", "split_size", (split_size,))
+    if input.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    axis = normalize_axis("unsafe_split", dim, input.ndim, single=True)
+    if split_size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size="
+                           f"{split_size}")
+    if split_size == 0 and input.shape[axis]:
+        raise RuntimeError(f"split_size can only be 0 if dimension size is 0, but got "
+                           f"dimension size of {input.shape[axis]}")
+    return split(input, split_size or [0], axis)            # 0: one empty piece
+
+
+def unsafe_chunk(input, chunks, dim=0):
+    """``chunk`` (``torch.unsafe_chunk``): at most ``chunks`` pieces along ``dim``.
+
+    Example:
+        >>> first, second = x.unsafe_chunk(2, dim=-1)
+    """
+    _ints("unsafe_chunk", "chunks", (chunks,))
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks < 1:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    return chunk(input, chunks, normalize_axis("unsafe_chunk", dim, input.ndim, single=True))
+
+
+def unsafe_split_with_sizes(input, split_sizes, dim=0):
+    """``split_with_sizes`` (``torch.unsafe_split_with_sizes``): pieces of the given sizes.
+
+    Example:
+        >>> head, tail = x.unsafe_split_with_sizes([1, 2], dim=1)
+    """
+    if not isinstance(split_sizes, (tuple, list)):
+        raise TypeError(f"unsafe_split_with_sizes(): argument 'split_sizes' (position 1) must "
+                        f"be tuple of ints, not {type(split_sizes).__name__}")
+    return split_with_sizes(input, split_sizes, dim)
 
 
 def sum_to_size(input, *size):

@@ -348,6 +348,17 @@ def conj(x):
     return Conj.apply(x) if dtypes.is_complex(x.dtype) else x
 
 
+def conj_physical(x):
+    """The complex conjugate in new memory (``torch.conj_physical``: torch's ``conj`` is
+    lazy, this one computes; here both compute); a real tensor itself, as torch's.
+
+    Example:
+        >>> mg.tensor([1 + 2j]).conj_physical()                     # tensor([1.-2.j])
+    """
+    check_tensor("conj_physical", x)
+    return Conj.apply(x) if dtypes.is_complex(x.dtype) else x
+
+
 def is_complex(x):
     """True for a complex64 or complex128 tensor (``torch.is_complex``)."""
     return dtypes.is_complex(check_tensor("is_complex", x).dtype)
@@ -363,4 +374,4 @@ def cdouble(x):
     return x.astype(dtypes.complex128, copy=False)
 
 
-METHODS = ("real", "imag", "angle", "conj", "is_complex", "cfloat", "cdouble")
+METHODS = ("real", "imag", "angle", "conj", "conj_physical", "is_complex", "cfloat", "cdouble")

@@ -374,9 +374,10 @@ class ReLU(Unary):
         check_orderable("relu", x)
         return xp.maximum(x, 0)
 
-    def df(grad, out):       # passes where not out <= 0: at NaN too, as torch's threshold;
-        # a where, not a product: an inf or NaN gradient stops at out <= 0 (torch's)
-        return backend.array_module(grad).where(out <= 0, 0, grad)
+    def df(grad, out):       # grad where not out <= 0 (at NaN too), else 0, as torch's
+        # threshold: a where, so an inf or NaN grad stops too, taken as the bits times 0 or 1,
+        # a product's speed (NumPy's where is ~10x slower on a random mask)
+        return (grad.view(f"u{grad.itemsize}") * ~(out <= 0)).view(grad.dtype)
 
 
 class Abs(Unary):

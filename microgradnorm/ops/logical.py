@@ -196,6 +196,29 @@ def nonzero(x, *, as_tuple=False):
     return constant(xp.stack(found, axis=1))
 
 
+def nonzero_static(x, *, size, fill_value=-1):
+    """``nonzero(x)`` as exactly ``size`` rows (``torch.nonzero_static``): the first ``size``
+    indices, then rows of ``fill_value``; int64, (size, x.ndim).
+
+    Example:
+        >>> mg.tensor([0, 3, 0, 5]).nonzero_static(size=3)       # [[1], [3], [-1]]
+    """
+    check_tensor("nonzero_static", x)
+    for name, value in (("size", size), ("fill_value", fill_value)):
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"nonzero_static(): argument '{name}' must be int, not "
+                            f"{type(value).__name__}")
+    if size < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
+    if not -(1 << 63) <= fill_value < 1 << 63:
+        raise ValueError("nonzero_static: fill_value must fit in int64 (Overflow when "
+                         "unpacking long long)")
+    found = nonzero(x)._array[:size]                                # (<= size, ndim)
+    out = x.xp.full((int(size), x.ndim), int(fill_value), dtype=np.int64)
+    out[:found.shape[0]] = found
+    return constant(out)
+
+
 # ----- comparisons by name --------------------------------------------------------------------
 def _comparison(fn, dunder, symbol):
     # mg.eq(x, y) is x == y: Tensor's operator, once it knows both are operands
@@ -414,7 +437,7 @@ def operators(function):
 
 METHODS = ("isnan", "isinf", "isposinf", "isneginf", "isreal", "isfinite", "any", "all",
            "isclose", "allclose", "equal", "nonzero", "eq", "ne", "lt", "le", "gt", "ge",
-           "logical_and", "logical_or",
+           "logical_and", "logical_or", "nonzero_static",
            "logical_xor", "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor",
            "bitwise_not", "floor_divide", "remainder", "fmod", "not_equal", "less",
            "less_equal", "greater", "greater_equal")

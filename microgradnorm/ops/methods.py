@@ -20,6 +20,7 @@ from . import decompositions, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
 from . import index_writes, tensor_more
+from . import storage as storage_ops      # not `storage`: that is a Tensor method
 from . import statistics, torch_more
 from .base import _augmented
 from .elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
@@ -146,6 +147,8 @@ class _Methods:
     def is_cpu(self):
         """True for data in host memory (a NumPy array)."""
         return self.device == "cpu"
+
+    layout = storage_ops.tensor_layout           # mg.strided (ops/storage.py: the flags)
 
     @property
     def itemsize(self):
@@ -333,6 +336,9 @@ class _Methods:
     random_ = random_ops.random_
     bernoulli_ = random_ops.bernoulli_
     exponential_ = random_ops.exponential_
+    cauchy_ = random_ops.cauchy_
+    log_normal_ = random_ops.log_normal_
+    geometric_ = random_ops.geometric_
 
     __iadd__ = _augmented(add_, Add.apply)
     __isub__ = _augmented(sub_, Sub.apply)
@@ -454,7 +460,7 @@ def bind(tensor_class=Tensor):
             setattr(tensor_class, name, value)
     for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
                    reductions, indexing, search, arrange, products, decompositions,
-                   tensor_more, index_writes, torch_more, statistics):
+                   tensor_more, index_writes, torch_more, statistics, storage_ops):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

@@ -1,7 +1,7 @@
-"""Random fills in place, ``Tensor.uniform_``, ``normal_``, ``random_``, ``bernoulli_`` and
-``exponential_``: the values of PyTorch's CPU generator for the same seed (generator.py
-draws them, in torch's element order). In a graph a fill is recorded as a constant: the
-gradient through it is zero, as in torch."""
+"""Random fills in place, ``Tensor.uniform_``, ``normal_``, ``random_``, ``bernoulli_``,
+``exponential_``, ``cauchy_``, ``log_normal_`` and ``geometric_``: the values of PyTorch's
+CPU generator for the same seed (generator.py draws them, in torch's element order). In a
+graph a fill is recorded as a constant: the gradient through it is zero, as in torch."""
 
 import numpy as np
 
@@ -114,3 +114,56 @@ def exponential_(x, lambd=1.0, *, generator=None):
     """
     return _fill_random(x, "exponential_", generator, lambda g, n, c: sampling.exponential(
         g, n, x.dtype, lambd))
+
+
+def cauchy_(x, median=0.0, sigma=1.0, *, generator=None):
+    r"""Fill in place with draws from the Cauchy distribution (``torch.Tensor.cauchy_``),
+    density :math:`\frac{1}{\pi}\frac{\sigma}{(x - \text{median})^2 + \sigma^2}`.
+
+    Formula:
+        :math:`\text{median} + \sigma \tan(\pi (u - \tfrac12))`, u a float64 uniform.
+
+    Args:
+        median: the location. sigma: the scale, > 0. generator: a ``mg.Generator``.
+
+    Example:
+        >>> heavy = mg.empty(5).cauchy_()
+    """
+    return _fill_random(x, "cauchy_", generator, lambda g, n, c: sampling.cauchy(
+        g, n, x.dtype, median, sigma))
+
+
+def log_normal_(x, mean=1.0, std=2.0, *, generator=None):
+    r"""Fill in place with draws whose logarithm is N(mean, std²)
+    (``torch.Tensor.log_normal_``; ``mean`` and ``std`` are the normal's, not the draws').
+
+    Formula:
+        :math:`\exp(z\,\text{std} + \text{mean})`, z a standard normal of torch's scalar
+        path (cached float64 Box-Muller pairs), whatever the size.
+
+    Args:
+        mean, std: the underlying normal, std > 0. generator: a ``mg.Generator``.
+
+    Example:
+        >>> scales = mg.empty(4).log_normal_(0.0, 0.5)
+    """
+    return _fill_random(x, "log_normal_", generator, lambda g, n, c: sampling.log_normal(
+        g, n, x.dtype, mean, std))
+
+
+def geometric_(x, p, *, generator=None):
+    r"""Fill in place with the number of Bernoulli(p) trials up to and including the first
+    success, :math:`P(X = k) = (1 - p)^{k - 1} p`, k = 1, 2, ...
+    (``torch.Tensor.geometric_``; integer tensors too).
+
+    Formula:
+        :math:`\lceil \ln u / \mathrm{log1p}(-p) \rceil`, u a float64 uniform.
+
+    Args:
+        p: the success probability, in (0, 1). generator: a ``mg.Generator``.
+
+    Example:
+        >>> trials = mg.empty(6, dtype=mg.int64).geometric_(0.2)
+    """
+    return _fill_random(x, "geometric_", generator, lambda g, n, c: sampling.geometric(
+        g, n, x.dtype, p))

@@ -1,0 +1,396 @@
+"""The memory behind a tensor, as scripts written for PyTorch inspect it: ``x.layout``
+(``mg.strided``) and the flags that are constant here (``is_sparse``, ``is_quantized``,
+``is_meta``, ...); ``untyped_storage()`` and ``storage()``, whose ``data_ptr()`` tells which
+tensors share memory; ``resize_`` and ``resize_as_``; the legacy constructor ``x.new(...)``.
+
+A tensor's storage is the array at the root of its NumPy (or CuPy) array's ``base`` chain:
+every view of it (a slice, a transpose, an expansion, ``detach()``, ``.data``) reads that
+memory, so their storages' ``data_ptr()`` agree, as torch's do; a copy has its own.
+
+``METHODS`` names what ``ops/methods.py`` binds as ``Tensor`` methods."""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import backend
+from .. import tensor as _tensor
+from . import arrange
+from .base import sizes_of
+
+__all__ = ["TypedStorage", "UntypedStorage", "jagged", "layout", "sparse_bsc", "sparse_bsr",
+           "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
+
+
+# ----- layouts and the flags of a dense CPU tensor -----------------------------------------
+class layout:
+    """How a tensor's elements lie in memory (``torch.layout``): every tensor here is
+    ``mg.strided`` (dense, with strides); the sparse layouts are named for code that
+    compares with them. One object per name, printed as torch prints it.
+
+    Example:
+        >>> mg.ones(2).layout == mg.strided, mg.strided            # (True, torch.strided)
+    """
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'torch.layout' instances")
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name               # pickled by name: this module's object again
+
+
+def _layout(name):
+    made = object.__new__(layout)
+    made._name = name
+    return made
+
+
+strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged = (
+    _layout(name) for name in ("strided", "sparse_coo", "sparse_csr", "sparse_csc",
+                               "sparse_bsr", "sparse_bsc", "jagged"))
+
+
+def _layout_of(x):
+    """``mg.strided``: every tensor here is dense (``torch.Tensor.layout``)."""
+    return strided
+
+
+def _never(name, what):
+    def flag(x):
+        return False
+    flag.__name__ = flag.__qualname__ = name
+    flag.__doc__ = f"False: {what} (``torch.Tensor.{name}``, as torch answers on the CPU)."
+    return property(flag)
+
+
+is_sparse = _never("is_sparse", "no sparse COO tensor here")
+is_sparse_csr = _never("is_sparse_csr", "no compressed sparse tensor here")
+is_quantized = _never("is_quantized", "no quantized dtype here")
+is_meta = _never("is_meta", "every tensor here holds its data")
+is_nested = _never("is_nested", "no nested (jagged) tensor here")
+is_mkldnn = _never("is_mkldnn", "no oneDNN layout here")
+is_xpu = _never("is_xpu", "no Intel GPU here")
+is_mps = _never("is_mps", "no Apple GPU here")
+is_ipu = _never("is_ipu", "no Graphcore IPU here")
+is_xla = _never("is_xla", "no XLA device here")
+is_vulkan = _never("is_vulkan", "no Vulkan device here")
+is_maia = _never("is_maia", "no MAIA device here")
+is_mtia = _never("is_mtia", "no MTIA device here")
+FLAGS = ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested", "is_mkldnn",
+         "is_xpu", "is_mps", "is_ipu", "is_xla", "is_vulkan", "is_maia", "is_mtia")
+tensor_layout = property(_layout_of)         # x.layout (ops/methods.py binds it)
+
+
+# ----- storages ------------------------------------------------------------------------------
+def _root(array):
+    # the array at the end of the base chain (through NumPy's as_strided wrappers, which
+    # are no arrays): the memory this array reads
+    root, link = array, getattr(array, "base", None)
+    while link is not None:
+        if isinstance(link, np.ndarray) or backend.is_cupy_array(link):
+            root = link
+        link = getattr(link, "base", None)
+    return root
+
+
+def _bytes_of(root):
+    """``root``'s memory as a flat uint8 view in memory order, or None where it is not one
+    contiguous block (then no view of it can be resized in place)."""
+    if root.flags.c_contiguous:
+        return root.reshape(-1).view(np.uint8)
+    if root.flags.f_contiguous:
+        return root.T.reshape(-1).view(np.uint8)
+    return None
+
+
+class UntypedStorage:
+    """The bytes a tensor reads (``torch.UntypedStorage``): ``x.untyped_storage()``, which
+    views of x share. ``UntypedStorage(n)`` makes n zero bytes.
+
+    Example:
+        >>> x = mg.arange(6.0); v = x[2:].view(2, 2)
+        >>> v.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()     # True
+    """
+
+    def __init__(self, size=0, *, device="cpu"):
+        backend.check_device(device)
+        self._array = backend.to_device(np.zeros(int(size), np.uint8), device)
+
+    @classmethod
+    def _of(cls, array):
+        storage = cls.__new__(cls)
+        storage._array = _root(array)
+        return storage
+
+    def data_ptr(self):
+        """The address of the first byte, an int (0 for an empty storage)."""
+        return backend.data_address(self._array) if self._array.nbytes else 0
+
+    def nbytes(self):
+        """The size in bytes, an int."""
+        return int(self._array.nbytes)
+
+    def size(self):
+        """The size in bytes, an int (``nbytes()``)."""
+        return self.nbytes()
+
+    def element_size(self):
+        """1: an untyped storage counts bytes."""
+        return 1
+
+    @property
+    def device(self):
+        """The ``mg.device`` that holds the memory."""
+        return backend.torch_device(self._array)
+
+    def _items(self, dtype):
+        # the bytes on the host read as ``dtype``, whole elements only
+        flat = _bytes_of(self._array)
+        if flat is None:                # not one block: the root's elements, copied
+            flat = np.ascontiguousarray(backend.to_numpy(self._array)).reshape(-1).view(
+                np.uint8)
+        flat = backend.to_numpy(flat)
+        return flat[:flat.size - flat.size % np.dtype(dtype).itemsize].view(dtype)
+
+    def tolist(self):
+        """The bytes as a list of ints."""
+        return self._items(np.uint8).tolist()
+
+    def __len__(self):
+        return self.size()
+
+    def __getitem__(self, index):
+        return self._items(np.uint8)[index].tolist()
+
+    def __eq__(self, other):        # torch hands out one object per storage: `is`, `==`
+        return isinstance(other, UntypedStorage) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def _key(self):
+        return str(self.device), self.data_ptr(), self.nbytes()
+
+    def __repr__(self):
+        body = "".join(f" {value}\n" for value in self.tolist())
+        return f"{body}[torch.storage.UntypedStorage(device={self.device}) of size {len(self)}]"
+
+
+_warned_typed = [False]
+
+
+class TypedStorage:
+    """A tensor's storage read as its dtype (``torch.TypedStorage``, which torch deprecates
+    for ``UntypedStorage``): ``x.storage()``, warning once as torch does.
+
+    Example:
+        >>> mg.arange(3.0).storage().tolist()                       # [0.0, 1.0, 2.0]
+    """
+
+    def __init__(self, untyped, dtype):
+        self._untyped, self.dtype = untyped, np.dtype(dtype)
+
+    def untyped(self):
+        """The ``UntypedStorage`` underneath."""
+        return self._untyped
+
+    def data_ptr(self):
+        """The address of the first byte, an int (0 for an empty storage)."""
+        return self._untyped.data_ptr()
+
+    def nbytes(self):
+        """The size in bytes, an int."""
+        return self._untyped.nbytes()
+
+    def element_size(self):
+        """The bytes of one element of ``dtype``."""
+        return int(self.dtype.itemsize)
+
+    def size(self):
+        """The number of elements of ``dtype`` the bytes hold."""
+        return self.nbytes() // self.element_size()
+
+    @property
+    def device(self):
+        """The ``mg.device`` that holds the memory."""
+        return self._untyped.device
+
+    def tolist(self):
+        """The elements as Python numbers."""
+        return self._untyped._items(self.dtype).tolist()
+
+    def __len__(self):
+        return self.size()
+
+    def __getitem__(self, index):
+        return self._untyped._items(self.dtype)[index].tolist()
+
+    def __eq__(self, other):
+        return isinstance(other, TypedStorage) and (self._untyped, self.dtype) == (
+            other._untyped, other.dtype)
+
+    def __hash__(self):
+        return hash((self._untyped, self.dtype))
+
+    def __repr__(self):
+        body = "".join(f" {value}\n" for value in self.tolist())
+        return (f"{body}[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) "
+                f"of size {len(self)}]")
+
+
+def untyped_storage(x):
+    """The bytes x reads, shared with every view of the same memory
+    (``torch.Tensor.untyped_storage``): an ``UntypedStorage``.
+
+    Example:
+        >>> x.untyped_storage().data_ptr() == x.T.untyped_storage().data_ptr()     # True
+    """
+    return UntypedStorage._of(x._array)
+
+
+def storage(x):
+    """x's storage read as x's dtype (``torch.Tensor.storage``): a ``TypedStorage``; warns
+    the first time, as torch's (TypedStorage is deprecated there)."""
+    if not _warned_typed[0]:
+        _warned_typed[0] = True
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter "
+                      "to you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=2)
+    return TypedStorage(untyped_storage(x), x.dtype)
+
+
+# ----- resize_ -----------------------------------------------------------------------------
+def _shape(fn, sizes):
+    shape = sizes_of(sizes)
+    if len(shape) == 1 and isinstance(shape[0], _tensor.Size):
+        shape = tuple(shape[0])
+    for n in shape:
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+            raise TypeError(f"{fn}(): argument 'size' must be tuple of ints, but found element "
+                            f"of type {type(n).__name__}")
+        if n < 0:
+            raise RuntimeError(f"{fn}: Trying to create tensor with negative dimension {n}: "
+                               f"{list(shape)}")
+    return tuple(int(n) for n in shape)
+
+
+def resize_(x, *sizes, memory_format=None):
+    """Resize x in place to ``sizes`` (ints or one tuple), reading its storage from x's
+    offset as a C-ordered array (``torch.Tensor.resize_``): the same shape leaves x as it
+    is; the same or fewer elements keep the first ones of the storage (x stays a view of the
+    memory it shared); more than the storage holds gives x new memory holding the old bytes
+    first and zeros after (torch leaves them uninitialised). Refused on a tensor that
+    requires grad, as torch's. ``memory_format`` is taken: one layout here.
+
+    Example:
+        >>> mg.arange(6.0).resize_(2, 2)               # tensor([[0., 1.], [2., 3.]])
+    """
+    shape = _shape("resize_", sizes)
+    if x.requires_grad:
+        raise RuntimeError("cannot resize variables that require grad")
+    array = x._array
+    if shape == tuple(array.shape):
+        return x                                        # torch: unchanged, no version bump
+    root = _root(array)
+    memory = _bytes_of(root)
+    start = 0
+    if memory is None:                  # no flat memory to read: x's values, as a copy
+        memory = backend.array_module(array).ascontiguousarray(array).reshape(-1).view(np.uint8)
+    elif array.size:
+        start = backend.data_address(array) - backend.data_address(root)
+    end = start + math.prod(shape) * array.dtype.itemsize
+    if end > memory.size:               # grown: new memory, the old bytes first
+        grown = backend.array_module(array).zeros(end, np.uint8)
+        grown[:memory.size] = memory
+        memory = grown
+        x._base = x._view_version = None             # it shares no base's memory now
+    x._array = memory[start:end].view(array.dtype).reshape(shape)
+    x._bump_version()
+    return x
+
+
+def resize_as_(x, the_template, memory_format=None):
+    """``x.resize_(the_template.shape)`` (``torch.Tensor.resize_as_``; the dtype stays x's).
+
+    Example:
+        >>> mg.arange(6.0).resize_as_(mg.zeros(2, 2))
+    """
+    if not isinstance(the_template, _tensor.Tensor):
+        raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, "
+                        f"not {type(the_template).__name__}")
+    return resize_(x, tuple(the_template.shape), memory_format=memory_format)
+
+
+# ----- the legacy constructor ------------------------------------------------------------
+def new(x, *args, device=None, size=None):
+    """torch's legacy ``x.new(...)``, of x's dtype and device (``torch.Tensor.new``):
+    ``new(2, 3)`` or ``new(size=(2, 3))`` or ``new(mg.Size([2, 3]))`` an uninitialised tensor
+    (zeros here); ``new([1, 2])`` (a list, a tuple, an array) a copy of that data in x's
+    dtype; ``new()`` an empty one; ``new(other)`` a view of ``other`` (of x's dtype and
+    device); ``new(storage)`` the storage's memory read as x's dtype.
+
+    Example:
+        >>> x = mg.ones(2, dtype=mg.float64); x.new(2, 3).shape, x.new([1, 2]).dtype
+    """
+    if device is not None and backend.check_device(device) != x.device.type:
+        raise RuntimeError(f"legacy constructor expects device type: {x.device.type} but "
+                           f"device type: {backend.check_device(device)} was passed")
+    if size is not None:
+        if args:
+            raise TypeError("new() received an invalid combination of arguments: sizes given "
+                            "both positionally and as size=")
+        return _uninitialised(x, _shape("new", (size,)))
+    if not args:
+        return _uninitialised(x, (0,))
+    data = args[0]
+    if len(args) > 1 or isinstance(data, numbers.Integral) and not isinstance(
+            data, (bool, np.bool_)):
+        return _uninitialised(x, _shape("new", args))        # new(2, 3), new(4): sizes
+    if isinstance(data, _tensor.Size):
+        return _uninitialised(x, tuple(data))
+    if isinstance(data, (UntypedStorage, TypedStorage)):
+        return _over_storage(x, data)
+    if isinstance(data, _tensor.Tensor):
+        if device is not None:
+            raise RuntimeError("Legacy tensor new of the form tensor.new(tensor, device=device) "
+                               "is not supported.  Use torch.as_tensor(...) instead.")
+        if data.dtype != x.dtype or data.device != x.device:
+            raise TypeError(f"new(): expected a tensor of dtype {x.dtype} on {x.device}, got "
+                            f"{data.dtype} on {data.device}")
+        return arrange.view(data, tuple(data.shape))    # torch's alias: the same memory
+    if isinstance(data, str):
+        raise TypeError("new(): invalid data type 'str'")
+    if not isinstance(data, (list, tuple, np.ndarray)) and not backend.is_cupy_array(data):
+        raise TypeError(f"new(): data must be a sequence (got {type(data).__name__})")
+    array = backend.new_array(data, x.dtype, x.device)
+    return _tensor.Tensor._leaf("new", array, False)
+
+
+def _uninitialised(x, shape):
+    return _tensor.Tensor._leaf("new", x.xp.zeros(shape, x.dtype), False)
+
+
+def _over_storage(x, storage):
+    # the storage's bytes as x's dtype: shared memory, as torch's Tensor.new(storage)
+    if isinstance(storage, TypedStorage):
+        if storage.dtype != x.dtype:
+            raise RuntimeError(f"Expected a Storage of type {x.dtype} or an UntypedStorage, "
+                               f"but got type {storage.dtype} for argument 1 'storage'")
+        storage = storage.untyped()
+    memory = _bytes_of(storage._array)
+    if memory is None:
+        raise RuntimeError("new(storage): the storage is not one contiguous block")
+    count = memory.size // x.dtype.itemsize
+    return _tensor.Tensor._leaf("new", memory[:count * x.dtype.itemsize].view(x.dtype), False)
+
+
+METHODS = ("untyped_storage", "storage", "resize_", "resize_as_", "new", *FLAGS)
