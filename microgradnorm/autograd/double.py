@@ -13,7 +13,8 @@ PyTorch's ``create_graph=True`` also keeps the graph (``retain_graph`` defaults 
 a gradient with history in ``.grad`` and adds a later one to it out of place: so here.
 """
 
-from .function import Function
+from ..backend import array_module
+from .function import Function, _tapes
 from .grad_mode import enable_grad
 from .history import _as_seen_by, on_paths
 from .inputs import _tensor
@@ -56,18 +57,42 @@ def first_order(node, grads, kind=OnceDifferentiable):
     return out
 
 
+class _DependsOn(Function):
+    """The gradient of an op that masks it by comparing its inputs (ReLU, clamp, max: the
+    op's ``graph_masks_by_inputs``) marked as a function of those inputs with a zero
+    derivative, as torch's nodes for them are: ``requires_grad`` answers as torch's, and a
+    second backward through it gives zeros rather than an error."""
+
+    @staticmethod
+    def forward(ctx, g, *inputs):
+        return g.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = array_module(grad)
+        return (grad, *[xp.zeros(t.shape, t.dtype) for t in ctx.inputs[1:]])
+
+
 def _node_backward(node, grads):
-    formula = getattr(node.function, "graph_backward", None)
+    function = node.function
+    formula = getattr(function, "graph_backward", None)
     if formula is None:
         return first_order(node, grads)
-    for t in node.inputs:
-        if t is not None and _as_seen_by(t, node) is not t:
-            raise RuntimeError(f"double backward through {node.name()}: one of its inputs "
-                               "was modified in place after it was used; the formula reads "
-                               "the inputs as they are now")
+    if getattr(function, "graph_reads_inputs", True):
+        for t in node.inputs:
+            if t is not None and _as_seen_by(t, node) is not t:
+                raise RuntimeError(f"double backward through {node.name()}: one of its "
+                                   "inputs was modified in place after it was used, and its "
+                                   "gradient's formula reads that input's values")
     _ = node.saved                          # raises, naming it, if a saved array changed
     out = formula(node, *grads)
-    return out if type(out) is tuple else (out,)
+    out = out if type(out) is tuple else (out,)
+    if getattr(function, "graph_masks_by_inputs", False) and \
+            any(g is not None and not g.requires_grad for g in out):
+        inputs = [t for t in node.inputs if t is not None and t.requires_grad]
+        out = tuple(g if g is None or g.requires_grad else _DependsOn.apply(g, *inputs)
+                    for g in out)
+    return out
 
 
 def run_backward_graph(roots, root_grads, retain_graph, capture):
@@ -87,6 +112,8 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
             i = tensor._output_index
             slots[i] = g if slots[i] is None else slots[i] + g
 
+    for tape in _tapes:                   # graph capture records ops, not a backward
+        tape.refuse_backward()
     with enable_grad():
         for root, g in zip(roots, root_grads):
             if root.requires_grad:
@@ -119,7 +146,10 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
                         raise RuntimeError(f"{node.name()}: the gradient formula gave shape "
                                            f"{tuple(g.shape)} for an input of shape "
                                            f"{tuple(tensor.shape)}")
-                    receive(tensor, g if g.dtype == tensor.dtype else g.to(tensor.dtype))
+                    if g.dtype != tensor.dtype:     # complex to real: the real part
+                        g = (g.real if g.is_complex() and not tensor.is_complex() else g)
+                        g = g.to(tensor.dtype)
+                    receive(tensor, g)
         for key, (tensor, g) in captured.items():
             if tensor._hooks is not None:
                 captured[key] = (tensor, _run_hooks(tensor._hooks, g))
@@ -132,10 +162,11 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
 def accumulate_graph(captured):
     """``.grad`` under ``create_graph=True``: the gradient itself (with its history) the
     first time, ``.grad + gradient`` out of place after, as PyTorch's AccumulateGrad."""
-    from .hooks import _post_hooks, _run_post_hooks
-    for tensor, g in captured.values():
-        held = tensor._grad
-        tensor._grad = g if held is None else held + g
+    from .hooks import _accumulate_lock, _post_hooks, _run_post_hooks
+    with _accumulate_lock:
+        for tensor, g in captured.values():
+            held = tensor._grad
+            tensor._grad = g.clone() if held is None else held + g    # its own, as torch's
     if _post_hooks:
         _run_post_hooks(captured)
 

@@ -4,9 +4,10 @@
 loop."""
 
 from ..backend import array_module
+from .double import _run_hooks as _run_graph_hooks
 from .double import accumulate_graph, run_backward_graph
 from .engine import run_backward
-from .hooks import _own, accumulate
+from .hooks import _own, _run_hooks, accumulate
 from .inputs import _root_grad, _tensor
 
 
@@ -43,15 +44,39 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         _check_inputs("backward()", inputs)
-        wanted = {id(t) for t in inputs}             # and the non-leaves retaining theirs
-        capture = lambda t: id(t) in wanted or t._retains_grad    # noqa: E731
+        capture = _Wanted(inputs, retained=True)     # and the non-leaves retaining theirs
     grads = [_root_grad(t, g, f"backward(): grad_tensors[{i}]", create_graph)
              for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
     retain = bool(create_graph if retain_graph is None else retain_graph)
-    if create_graph:
-        accumulate_graph(run_backward_graph(tensors, grads, retain, capture))
-    else:
-        accumulate(run_backward(tensors, grads, retain, capture))
+    run = run_backward_graph if create_graph else run_backward
+    captured = run(tensors, grads, retain, capture)
+    if capture is not None:
+        capture.run_hooks(captured, create_graph)
+    (accumulate_graph if create_graph else accumulate)(captured)
+
+
+class _Wanted:
+    """What ``grad()`` and ``inputs=`` capture: the tensors asked for (and, for ``inputs=``,
+    the non-leaves that retain their gradient). ``on_paths`` lists in ``hooked`` the nodes it
+    leaves out whose outputs carry tensor hooks; ``run_hooks`` runs those hooks on the
+    gradients captured for those outputs, as torch runs a hook on an input of ``grad()``."""
+
+    def __init__(self, tensors, retained=False):
+        self.ids, self.retained, self.hooked = {id(t) for t in tensors}, retained, []
+
+    def __call__(self, tensor):
+        return id(tensor) in self.ids or self.retained and tensor._retains_grad
+
+    def run_hooks(self, captured, create_graph):
+        for node in self.hooked:
+            for i, (tensor_id, hooks) in node.tensor_hooks.items():
+                held = captured.get(tensor_id)
+                if held is None or not hooks or held[0].grad_fn is not node \
+                        or held[0]._output_index != i:
+                    continue
+                g = _run_graph_hooks(hooks, held[1]) if create_graph else \
+                    _run_hooks(hooks, held[1], node.outputs_meta[i][0])
+                captured[tensor_id] = (held[0], g)
 
 
 def _with_gradients(tensors, gradients):
@@ -119,11 +144,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "grad_outputs; give one gradient (or None) per output")
     grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]", create_graph)
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
-    wanted = {id(t) for t in inputs}
+    wanted = _Wanted(inputs)
     _check_inputs("grad()", inputs)
     retain = bool(create_graph if retain_graph is None else retain_graph)
     run = run_backward_graph if create_graph else run_backward
-    captured = run(outputs, grads, retain, capture=lambda t: id(t) in wanted)
+    captured = run(outputs, grads, retain, capture=wanted)
+    wanted.run_hooks(captured, create_graph)
     unused = [i for i, t in enumerate(inputs) if id(t) not in captured]
     if unused and not allow_unused:
         shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)

@@ -100,7 +100,9 @@ def _as_seen_by(tensor, node):
 def on_paths(order, capture):
     """The nodes of ``order`` (inputs first) from which a tensor that ``capture`` accepts is
     reached: for ``grad()`` and ``inputs=`` torch runs no other node (a node further up may
-    have been freed, or have no formula under ``create_graph``)."""
+    have been freed, or have no formula under ``create_graph``). The nodes left out whose
+    outputs carry tensor hooks go to ``capture.hooked`` where it has one: a hook on a
+    non-leaf input runs on its gradient (``gradients.py``), its node does not."""
     needed = set()
     for node in order:
         for t in node.inputs:
@@ -109,4 +111,7 @@ def on_paths(order, capture):
                 if t.grad_fn in needed or capture(t):
                     needed.add(node)
                     break
+    hooked = getattr(capture, "hooked", None)
+    if hooked is not None:
+        hooked.extend(n for n in order if n not in needed and n.tensor_hooks is not None)
     return [node for node in order if node in needed]

@@ -21,6 +21,8 @@ Example:
     tensor([ 6., 12.])
 """
 
+import math
+
 import numpy as np
 
 from .. import backend
@@ -49,11 +51,21 @@ def _fit(g, shape):
     return g if tuple(g.shape) == tuple(shape) else g.sum_to_size(shape)
 
 
-def _formula(function):
+def _formula(function, reads_inputs=True):
+    # reads_inputs=False: the formula reads no input's values (a shape op, a mask of saved
+    # values, a saved output), so an input written in place since the op is no error
     def attach(formula):
         function.graph_backward = staticmethod(formula)
+        function.graph_reads_inputs = reads_inputs
         return formula
     return attach
+
+
+def _saved_output(ctx, i=0):
+    """The node's output ``i`` as forward saved it, as a Tensor whose node is ``ctx``
+    itself (torch's formulas read a saved result so): differentiated, it goes back through
+    the op's own backward."""
+    return _tensor.Tensor._from_op(ctx.saved[i], ctx, i)
 
 
 def _select(mask, a, b):
@@ -84,7 +96,7 @@ def _zero_formula(ctx, g):
 
 
 # ----- arithmetic ---------------------------------------------------------------------------
-@_formula(elementwise.Add)
+@_formula(elementwise.Add, reads_inputs=False)
 def _add(ctx, g):
     a_shape, b_shape = ctx.shapes
     need_a, need_b = ctx.needs_input_grad
@@ -111,7 +123,7 @@ def _div(ctx, g):
             _fit(-g * _conj(a) / (b * b), b_shape) if need_b else None)
 
 
-@_formula(elementwise.Neg)
+@_formula(elementwise.Neg, reads_inputs=False)
 def _neg(ctx, g):
     return -g
 
@@ -126,9 +138,8 @@ def _pow(ctx, g):
 
 def _unary(ctx, g):
     # df(grad, kept) is written with operators alone: on Tensors it records the same
-    # formula; the output it may read is recomputed from the input (one more node)
-    x = ctx.inputs[0]
-    kept = x if ctx.function.saves == "x" else ctx.function.apply(x)
+    # formula; kept is the input, or the saved output as a Tensor of this node
+    kept = ctx.inputs[0] if ctx.function.saves == "x" else _saved_output(ctx)
     out = ctx.function.df(g, kept)
     if not isinstance(out, _tensor.Tensor):       # an array function read it as a constant
         raise TypeError(f"double backward through {ctx.name()}: its df gave "
@@ -142,10 +153,10 @@ for _op in (elementwise.Exp, elementwise.Log, elementwise.Sqrt, elementwise.Rsqr
             elementwise.Tanh, elementwise.Sigmoid, pointwise.Log10,
             pointwise.Log2, pointwise.Log1p, pointwise.Expm1, pointwise.Reciprocal, special.Tan,
             special.Exp2, special.Atan, special.Atanh):
-    _op.graph_backward = staticmethod(_unary)
+    _formula(_op, reads_inputs=_op.saves == "x")(_unary)
 
 
-@_formula(elementwise.ReLU)
+@_formula(elementwise.ReLU, reads_inputs=False)
 def _relu(ctx, g):
     # passes where not out <= 0 (at NaN too): a where on a mask of the saved output, so that
     # an inf or NaN gradient stops there, as the array backward's
@@ -187,7 +198,7 @@ def _abs(ctx, g):
     return g * x.sign()
 
 
-@_formula(elementwise.Where)
+@_formula(elementwise.Where, reads_inputs=False)
 def _where(ctx, g):
     condition, zero = _const(ctx.condition), g.new_zeros(())
     a_shape, b_shape = ctx.shapes
@@ -200,7 +211,7 @@ def _tensor_where(condition, a, b):
     return elementwise.where(condition, a, b)
 
 
-@_formula(elementwise.Clamp)
+@_formula(elementwise.Clamp, reads_inputs=False)
 def _clamp(ctx, g):
     # a piecewise-linear op: its gradient is the gradient masked, the masks constants
     x, low, high = ctx.saved
@@ -225,7 +236,7 @@ def _clamp(ctx, g):
     return tuple(out)
 
 
-@_formula(elementwise.Extremum)
+@_formula(elementwise.Extremum, reads_inputs=False)
 def _extremum(ctx, g):
     a, b = ctx.saved
     beats, zero = ctx.function.beats, g.new_zeros(())
@@ -235,45 +246,51 @@ def _extremum(ctx, g):
             _fit(_tensor_where(_const(beats(a, b)), zero, shared), b.shape) if need_b else None)
 
 
-@_formula(elementwise.Cast)
+@_formula(elementwise.Cast, reads_inputs=False)
 def _cast(ctx, g):
     return (g.real if g.is_complex() and ctx.input_dtype.kind != "c" else g).to(ctx.input_dtype)
 
 
-@_formula(elementwise.Clone)
+@_formula(elementwise.Clone, reads_inputs=False)
 def _clone(ctx, g):
     return g
 
 
+# their gradients are masks of comparisons of the inputs: a gradient of them depends on the
+# inputs with a zero derivative (autograd/double.py), as torch's
+for _op in (elementwise.ReLU, elementwise.Clamp, elementwise.Extremum):
+    _op.graph_masks_by_inputs = True
+
+
 # ----- shapes -------------------------------------------------------------------------------
-@_formula(shape.Reshape)
+@_formula(shape.Reshape, reads_inputs=False)
 def _reshape(ctx, g):
     return g.reshape(ctx.shape)
 
 
-@_formula(shape.Permute)
+@_formula(shape.Permute, reads_inputs=False)
 def _permute(ctx, g):
     return g.permute(*[int(i) for i in np.argsort(ctx.axes)])
 
 
-@_formula(shape.Expand)
+@_formula(shape.Expand, reads_inputs=False)
 def _expand(ctx, g):
     return _fit(g, ctx.shape)
 
 
-@_formula(shape.Concatenate)
+@_formula(shape.Concatenate, reads_inputs=False)
 def _concatenate(ctx, g):
     sizes = np.diff([0, *ctx.splits, g.shape[ctx.axis]]).tolist()
     parts = iter(g.split(sizes, dim=ctx.axis))
     return tuple(next(parts) if k else g.new_zeros((0,)) for k in ctx.kept)
 
 
-@_formula(shape.Split)
+@_formula(shape.Split, reads_inputs=False)
 def _split(ctx, *grads):
     return shape.cat(list(grads), dim=ctx.axis)
 
 
-@_formula(reductions.Sum)
+@_formula(reductions.Sum, reads_inputs=False)
 def _sum(ctx, g):
     axes = range(len(ctx.shape)) if ctx.axis is None else ctx.axis
     kept = tuple(1 if i in axes else n for i, n in enumerate(ctx.shape))
@@ -300,7 +317,7 @@ class _IndexedAdd(Function):
         return indexing.GetItem.apply(h, index=ctx.index)
 
 
-@_formula(indexing.GetItem)
+@_formula(indexing.GetItem, reads_inputs=False)
 def _getitem(ctx, g):
     return _IndexedAdd.apply(g, node=ctx)
 
@@ -334,11 +351,12 @@ def _linear(ctx, g):
     if len(w_shape) == 1:                                     # one output without a dim
         g = g.unsqueeze(-1)
         weight = weight.unsqueeze(0)
-    rows = g.reshape(-1, g.shape[-1])                          # (R, out)
+    count = math.prod(x_shape[:-1])                            # R, the rows (0 allowed)
+    rows = g.reshape(count, g.shape[-1])                       # (R, out)
     grad_x = (g @ _conj(weight)).reshape(x_shape) if need_x else None
     grad_w = None
     if need_w:
-        grad_w = rows.transpose(0, 1) @ _conj(x).reshape(-1, x_shape[-1])
+        grad_w = rows.transpose(0, 1) @ _conj(x).reshape(count, x_shape[-1])
         grad_w = grad_w.reshape(w_shape)
     grad_b = rows.sum(0) if need_b else None
     return grad_x, grad_w, grad_b
@@ -349,17 +367,17 @@ def _conj_number(value):
     return value.conjugate() if isinstance(value, complex) else value
 
 
-@_formula(binary.AddScaled)
+@_formula(binary.AddScaled, reads_inputs=False)
 def _add_scaled(ctx, g):
     return _fitted(ctx, lambda: g, lambda: g * _conj_number(ctx.alpha))
 
 
 for _op in (binary.DivRounded, elementwise.Sign, pointwise.Floor,   # Floor: Ceil, Trunc, Round
             tensor_more.ConstantResult):
-    _op.graph_backward = staticmethod(_zero_formula)
+    _formula(_op, reads_inputs=False)(_zero_formula)
 
 
-@_formula(elementwise.ToDevice)
+@_formula(elementwise.ToDevice, reads_inputs=False)
 def _to_device(ctx, g):
     return elementwise.ToDevice.apply(g, device=ctx.input_device)
 

@@ -580,3 +580,11 @@ def _irfft(ctx, g):
     grad = grad * _const(g.xp.asarray(bins).reshape((-1,) + (1,) * (grad.ndim - last - 1)))
     grad = _cut_or_padded(grad, ctx.shape, ctx.axes)
     return grad.real if ctx.real else grad
+
+
+# linear maps and views: their formulas read no input's values (an input written in place
+# since is no error, as for the shape ops)
+for _op in (fft.FFT, fft.RFFT, fft.IRFFT, complex_ops.Real, complex_ops.Imag, complex_ops.Conj,
+            complex_ops.ViewAsReal, complex_ops.ViewAsComplex, complex_ops.Complex,
+            arrange.Diagonal, arrange.DiagEmbed, tensor_more.AsStrided, tensor_more.Unfold):
+    _op.graph_reads_inputs = False

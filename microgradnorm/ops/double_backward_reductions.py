@@ -178,3 +178,8 @@ def _index_put(ctx, g):
     return (indexing.IndexPut.apply(g, g.new_zeros(()), index=ctx.index) if need_x else None,
             _fit(indexing.GetItem.apply(g, index=ctx.index), ctx.value_shape) if need_value
             else None)
+
+
+# gradients moved or summed, not read from the inputs' values
+for _op in (indexing.Gather, indexing.ScatterAdd, indexing.IndexPut, pointwise.CumSum):
+    _op.graph_reads_inputs = False

@@ -198,3 +198,91 @@ def test_grad_runs_only_the_nodes_on_a_path_to_its_inputs(create_graph):
         return g.detach().numpy(), h.detach().numpy(), a.grad.numpy(), w.grad.numpy()
     for a, b in zip(run(mg), run(torch)):
         np.testing.assert_allclose(a, b)
+
+
+def _in_both(run):
+    for a, b in zip(run(mg), run(torch)):
+        np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+
+
+def test_a_hook_on_a_non_leaf_input_runs_in_grad_as_torchs():
+    def run(lib):
+        x = lib.tensor([1.0, -2.0], dtype=lib.float64, requires_grad=True)
+        h = x * 2
+        h.register_hook(lambda g: g * 100)
+        (g,) = lib.autograd.grad((h * h).sum(), [h])
+        (k,) = lib.autograd.grad((h * h).sum(), [h], create_graph=True)
+        return g.numpy(), k.detach().numpy()
+    _in_both(run)
+
+
+def test_create_graph_grad_is_a_tensor_of_its_own_per_leaf():
+    def run(lib):
+        u = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        v = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        (u + v).sum().backward(create_graph=True)
+        assert u.grad is not v.grad
+        with lib.no_grad():
+            u.grad.mul_(2)
+        return u.grad.detach().numpy(), v.grad.detach().numpy()
+    _in_both(run)
+
+
+def test_in_place_writes_that_no_formula_reads_are_allowed_as_in_torch():
+    def run(lib):
+        x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        a = x * 2
+        b = a + 1
+        a.mul_(3)                                  # Add's formula reads no value of a
+        (g1,) = lib.autograd.grad((b * b).sum(), x, create_graph=True)
+        y = x * 1
+        z = y.exp().sum()                          # exp's formula reads its saved output
+        y.add_(1)
+        (g2,) = lib.autograd.grad(z, x, create_graph=True)
+        w = x * 1
+        w[0:1].mul_(2)                             # a write through a view
+        (g3,) = lib.autograd.grad(w.sum(), x, create_graph=True)
+        g2.sum().backward()
+        return g1.detach().numpy(), g2.detach().numpy(), g3.detach().numpy(), x.grad.numpy()
+    _in_both(run)
+
+
+def test_a_complex_gradient_reaching_a_real_input_takes_the_real_part_silently():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r = mg.tensor([2.0], dtype=mg.float64, requires_grad=True)
+        c = mg.tensor([1 + 2j])
+        (g,) = mg.autograd.grad((c / r).abs().sum(), r, create_graph=True)
+    np.testing.assert_allclose(g.detach().numpy(), [-np.sqrt(5) / 4])
+
+
+def test_linear_with_zero_features_under_create_graph():
+    for x_shape, w_shape in (((2, 3), (0, 3)), ((0,), (3, 0))):
+        x = mg.ones(*x_shape, requires_grad=True)
+        w = mg.ones(*w_shape, requires_grad=True)
+        gx, gw = mg.autograd.grad(mg.nn.functional.linear(x, w).sum(), [x, w],
+                                  create_graph=True)
+        assert gx.shape == x_shape and gw.shape == w_shape
+
+
+def test_a_masked_gradient_depends_on_the_input_with_a_zero_derivative_as_torchs():
+    def run(lib):
+        x = lib.tensor([1.0, -2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(lib.relu(x).sum() + x.clamp(-1, 2).sum(), x,
+                                 create_graph=True)
+        assert g.requires_grad
+        (g * g).sum().backward()
+        return g.detach().numpy(), x.grad.numpy()
+    _in_both(run)
+
+
+def test_a_captured_step_refuses_a_backward_with_create_graph():
+    w = mg.nn.Parameter(mg.ones(3))
+
+    def step(x):
+        (g,) = mg.autograd.grad((w * x).sum(), w, create_graph=True)
+        return g.sum()
+    captured = mg.capture(step)
+    with pytest.raises(Exception, match="backward"):
+        captured(mg.ones(3))
