@@ -83,7 +83,7 @@ from .ops.arrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_tensors,
                           column_stack, diag, diag_embed, diagonal, dsplit, dstack, fliplr,
                           flipud, hsplit, hstack, rot90, swapaxes, swapdims, tensor_split, tile,
                           trace, vsplit, vstack)
-from .ops.products import cdist, cross, dist, inner, kron, tensordot
+from .ops.products import cdist, cross, dist, inner, kron, pdist, tensordot
 from .ops.indexing import (index_add, index_copy, index_fill, masked_select, scatter,
                            scatter_add, take, take_along_dim)
 from .ops.search import argwhere, bincount, bucketize, isin, searchsorted, unique
@@ -96,10 +96,12 @@ from .printing import get_printoptions, set_printoptions
 from . import distributions, fft, linalg
 from .ops.decompositions import (cholesky, det, inverse, logdet, matrix_exp, matrix_power,
                                  pinverse, qr, slogdet, svd)
+from .ops.factorizations import (cholesky_inverse, cholesky_solve, lu, lu_solve, lu_unpack,
+                                 triangular_solve)
 # torch.* utilities, creation and math functions (ops/torch_more.py, torch_misc.py)
 from .ops.torch_more import (broadcast_shapes, can_cast, digamma, fill, frexp, gcd, heaviside,
-                             i0, lcm, ldexp, lgamma, mvlgamma, nextafter, polygamma,
-                             promote_types, renorm, result_type, rsub)
+                             i0, igamma, igammac, lcm, ldexp, lgamma, mvlgamma, nextafter,
+                             polygamma, promote_types, renorm, result_type, rsub)
 from .ops.torch_more import (abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_,
                              arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_,
                              clamp_max_, clamp_min_, clip_, cos_, cosh_, deg2rad_, detach_,
@@ -205,6 +207,7 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "cross", "cummax", "cummin", "detach", "diag", "diag_embed", "diagonal", "dist",
            "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
            "index_fill", "inner", "isin", "kron", "logcumsumexp", "logsumexp", "masked_select",
+           "pdist",
            "nanmean", "nansum", "rot90", "scatter", "scatter_add", "searchsorted", "std_mean",
            "swapaxes", "swapdims", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
            "trace", "unique", "var_mean", "vsplit", "vstack",
@@ -229,6 +232,8 @@ __all__ += ["addbmm", "addmv_", "addr", "adjoint", "as_strided", "bitwise_left_s
 __all__ += ["distributions", "fft", "linalg", "cholesky", "det", "inverse", "logdet",
             "matrix_exp", "matrix_power",
             "pinverse", "qr", "slogdet", "svd"]
+__all__ += ["cholesky_inverse", "cholesky_solve", "igamma", "igammac", "lu", "lu_solve",
+            "lu_unpack", "triangular_solve"]
 __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
             "arctanh_", "are_deterministic_algorithms_enabled", "asarray", "asin_", "asinh_",
             "atan_", "atanh_", "bartlett_window", "blackman_window", "block_diag",

@@ -1,5 +1,6 @@
 """Convolutions and pooling with ``torch.nn.functional``'s semantics: conv1d and conv2d,
-max and average pooling, adaptive average pooling and unfold (im2col).
+max and average pooling, adaptive average pooling and unfold (im2col); the helpers take the
+number of spatial dims, and convolution_3d.py calls them with 3.
 
 Each is a composition over one node, ``Im2Col``, which copies every kernel-sized window of
 the (padded) input into a place of its own: a convolution is then one matmul with the
@@ -17,7 +18,7 @@ from collections import namedtuple
 
 import numpy as np
 
-from . import backend
+from . import backend, ops
 from .autograd.function import Function
 from .dtypes import check_number, is_floating
 from .ops.base import constant
@@ -95,6 +96,8 @@ class Im2Col(Function):
     def backward(ctx, grad):
         return col2im(grad, ctx.shape, ctx.geometry)
 
+    graph_reads_inputs = False       # a linear map: its formula reads no input values
+
     @staticmethod
     def graph_backward(ctx, grad):
         # create_graph: the same col2im as a node (whose own gradient is im2col again); the
@@ -128,6 +131,11 @@ def _ints(fn, name, value, dims, minimum):
         raise RuntimeError(f"{fn}: {name} must be {'positive' if minimum else 'non-negative'}"
                            f", got {value!r}")
     return tuple(int(v) for v in values) * (dims // len(values))
+
+
+def _ntuple(value, n):
+    # torch's _single, _pair, _triple, unchecked: an int n times, a sequence as a tuple
+    return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
 
 
 def _check_input(fn, input, dims, name="input"):
@@ -308,7 +316,7 @@ def _pool_geometry(fn, dims, x, kernel_size, stride, padding, dilation, ceil_mod
 def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
     x, unbatched = _check_input(fn, input, dims)
-    _check_dtype(fn, x, INTEGERS if dims == 2 else ())
+    _check_dtype(fn, x, INTEGERS if dims >= 2 else ())
     geometry, _ = _pool_geometry(fn, dims, x, kernel_size, stride, padding, dilation,
                                  ceil_mode)
     # the padding never wins: -inf, or the dtype's least value (which only ties with itself)
@@ -455,7 +463,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 def _lp_pool(fn, dims, input, norm_type, kernel_size, stride, ceil_mode):
     # torch's composition: max pooling of |x| at p = ±inf, else the window's mean of x^p
-    # times its size, its sign kept and negatives clipped, to the power 1/p
+    # times its size, to the power 1/p. torch takes sign(m) * relu(|m|) of the mean m: m
+    # itself, whose gradient is 0 where m is 0 (relu's backward a select), so a zero window's
+    # inf gradient of the root stops there: here the same select, where(m != 0, m, 0)
     check_number(fn, "norm_type", norm_type)
     pool = (max_pool1d, max_pool2d)[dims - 1]
     if norm_type == math.inf:
@@ -470,7 +480,7 @@ def _lp_pool(fn, dims, input, norm_type, kernel_size, stride, ceil_mode):
             (kernel_size, kernel_size)
         out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
         size = kernel_h * kernel_w
-    return (out.sign() * out.abs().relu() * size).pow(1.0 / norm_type)
+    return (ops.where(out != 0, out, 0) * size).pow(1.0 / norm_type)
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
@@ -593,6 +603,8 @@ class AdaptiveSum(Function):
     def backward(ctx, grad):
         return _spread(grad, ctx.axis, ctx.size, ctx.out)
 
+    graph_reads_inputs = False       # a linear map: its formula reads no input values
+
     @staticmethod
     def graph_backward(ctx, grad):
         return AdaptiveSpread.apply(grad, axis=ctx.axis, size=ctx.size, out=ctx.out)
@@ -626,20 +638,23 @@ class AdaptiveSpread(Function):
     def backward(ctx, grad):
         return _window_sum(grad, ctx.axis, *_adaptive_windows(ctx.size, ctx.out))
 
+    graph_reads_inputs = False       # a linear map: its formula reads no input values
+
     @staticmethod
     def graph_backward(ctx, grad):
         return AdaptiveSum.apply(grad, axis=ctx.axis, out=ctx.out)
 
 
 def _adaptive_avg_pool(fn, dims, input, output_size):
-    """adaptive_avg_pool1d's and 2d's: the window sums along one spatial dim at a time
-    (``AdaptiveSum``), over the windows' counts."""
+    """adaptive_avg_pool1d's, 2d's and 3d's: the window sums along one spatial dim at a
+    time (``AdaptiveSum``), over the windows' counts; a None size keeps the input's (2-D and
+    3-D, as torch's)."""
     x, unbatched = _check_input(fn, input, dims)
     if 0 in x.shape[2:]:
         raise RuntimeError(f"{fn}: expected non-empty spatial dims, got input of shape "
                            f"{input.shape}")
     _check_dtype(fn, x, ())              # (a NotImplementedError is a RuntimeError)
-    sizes = _adaptive_sizes(fn, dims, x, output_size, none_keeps=dims == 2)
+    sizes = _adaptive_sizes(fn, dims, x, output_size, none_keeps=dims >= 2)
     total, counts = x, np.ones((), np.int64)
     for axis, (n, size) in enumerate(zip(x.shape[2:], sizes), start=2):
         total = AdaptiveSum.apply(total, axis=axis, out=size)      # (N, C, out, ...)

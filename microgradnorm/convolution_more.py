@@ -19,7 +19,7 @@ from . import backend, dtypes, ops, sampling
 from . import generator as streams
 from .autograd.function import Function
 from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
-                          _adaptive_windows, _check_dtype, _check_input, _ints,
+                          _adaptive_windows, _check_dtype, _check_input, _ints, _ntuple,
                           _window_positions, avg_pool2d, col2im, im2col, max_pool1d,
                           max_pool2d)
 from .dtypes import check_number, is_floating
@@ -52,6 +52,8 @@ class Col2Im(Function):
         # an output_padding of at least the stride (below the dilation) leaves room in the
         # output for windows that were not given: only the first ones were
         return cols[(Ellipsis,) + tuple(slice(0, n) for n in ctx.windows)]
+
+    graph_reads_inputs = False       # a linear map: its formula reads no input values
 
     @staticmethod
     def graph_backward(ctx, grad):
@@ -223,16 +225,14 @@ def _adaptive_max_pool(fn, dims, input, output_size, return_indices):
         raise RuntimeError(f"{fn}: expected non-empty channel and spatial dims (an empty "
                            f"batch is allowed), got input of shape {input.shape}")
     _check_dtype(fn, x, ())
-    sizes = _adaptive_sizes(fn, dims, x, output_size, none_keeps=dims == 2)
-    spatial = x.shape[2:]
-    rows = [_window_positions(*_adaptive_windows(n, size))[0]
-            for n, size in zip(spatial, sizes)]
-    if dims == 1:
-        flat = rows[0]                                                 # (L_o, K)
-    else:                   # (H_o, W_o, K_h·K_w): flat h·W + w, each window in row-major order
-        flat = rows[0][:, None, :, None] * spatial[1] + rows[1][None, :, None, :]
-        flat = flat.reshape(sizes + (rows[0].shape[1] * rows[1].shape[1],))
-    flat = backend.to_device(flat, x.device)
+    sizes = _adaptive_sizes(fn, dims, x, output_size, none_keeps=dims >= 2)
+    spatial, flat = x.shape[2:], np.zeros((), np.int64)
+    for d, (n, size) in enumerate(zip(spatial, sizes)):      # flat (*out, *K) grows a dim pair
+        rows = _window_positions(*_adaptive_windows(n, size))[0]          # (out_d, K_d)
+        old, new = (slice(None),) * d, (None,) * d
+        flat = flat[old + (None,) + old + (None,)] * n + rows[new + (slice(None),) + new]
+    # (*out, K_1·...·K_d): flat indices into *spatial, each window in row-major order
+    flat = backend.to_device(flat.reshape(sizes + (math.prod(flat.shape[dims:]),)), x.device)
     n, channels = x.shape[:2]
     values = x.reshape(n, channels, math.prod(spatial))                # (N, C, H·W)
     windows = values._array[:, :, flat]                                # (N, C, *out, K)
@@ -403,16 +403,22 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     Example:
         >>> y, i = F.max_pool2d(x, 2, return_indices=True); F.max_unpool2d(y, i, 2)
     """
-    fn = "max_unpool2d"
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding,
+                       output_size)
+
+
+def _max_unpool(fn, dims, input, indices, kernel_size, stride, padding, output_size):
+    # max_unpool1d's, 2d's and 3d's: each value scattered at its flat index into the last
+    # ``dims`` dims of the output (torch's 1-D form, a 2-D one of width 1, is the same)
     for name, t in (("input", input), ("indices", indices)):
         if not isinstance(t, Tensor):
             raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
-    kernel = _pair(kernel_size)
-    stride = kernel if stride is None else _pair(stride)
-    sizes = _unpool_size(fn, input, kernel, stride, _pair(padding), output_size)
-    if input.ndim not in (3, 4) or 0 in input.shape[1:]:
-        raise RuntimeError(f"{fn}: expected a 3-D or 4-D input with non-empty dims but the "
-                           f"first, got shape {input.shape}")
+    kernel = _ntuple(kernel_size, dims)
+    stride = kernel if stride is None else _ntuple(stride, dims)
+    sizes = _unpool_size(fn, input, kernel, stride, _ntuple(padding, dims), output_size, dims)
+    if input.ndim not in (dims + 1, dims + 2) or 0 in input.shape[1:]:
+        raise RuntimeError(f"{fn}: expected a {dims + 1}-D or {dims + 2}-D input with "
+                           f"non-empty dims but the first, got shape {input.shape}")
     if indices.dtype != np.int64 or indices.shape != input.shape:
         raise RuntimeError(f"{fn}: indices must be int64 of the input's shape {input.shape}, "
                            f"got {indices.dtype} {indices.shape}")
@@ -421,11 +427,11 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     if index.size and (int(index.min()) < 0 or int(index.max()) >= math.prod(sizes)):
         bad = int(index.min()) if int(index.min()) < 0 else int(index.max())
         raise RuntimeError(f"{fn}: found an invalid max index {bad} (output planes are "
-                           f"{sizes[0]}x{sizes[1]})")
-    planes, length = input.shape[:-2], math.prod(input.shape[-2:])
+                           f"{'x'.join(str(n) for n in sizes)})")
+    planes, length = input.shape[:-dims], math.prod(input.shape[-dims:])
     out = constant(input.xp.zeros(planes + (math.prod(sizes),), input.dtype))
     out = scatter(out, -1, constant(index.reshape(planes + (length,))),
-                  input.reshape(planes + (length,)))              # (*planes, H_out·W_out)
+                  input.reshape(planes + (length,)))              # (*planes, ∏ output size)
     return out.reshape(planes + sizes)
 
 
@@ -446,16 +452,8 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     Example:
         >>> y, i = F.max_pool1d(x, 2, return_indices=True); F.max_unpool1d(y, i, 2)
     """
-    fn = "max_unpool1d"
-    for name, t in (("input", input), ("indices", indices)):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
-    kernel = _single(kernel_size)
-    stride = kernel if stride is None else _single(stride)
-    padding = _single(padding)
-    length = _unpool_size(fn, input, kernel, stride, padding, output_size, dims=1)
-    return max_unpool2d(input.unsqueeze(-1), indices.unsqueeze(-1), kernel + (1,),
-                        stride + (1,), padding + (0,), length + (1,)).squeeze(-1)
+    return _max_unpool("max_unpool1d", 1, input, indices, kernel_size, stride, padding,
+                       output_size)
 
 
 def _single(value):

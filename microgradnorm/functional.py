@@ -3,8 +3,8 @@ log_softmax, cross_entropy and attention (``impl="fused"`` or ``"composite"``,
 docs/architecture.md), activations (the rarer ones from ``activations.py``) and their in-place
 forms, the losses (from ``losses.py``), linear, embedding, one_hot, normalize,
 cosine_similarity, pairwise_distance, dropout, pad, and the vision functions (interpolate,
-pixel_shuffle, from ``vision.py``). Arguments are checked before anything runs, running
-statistics included."""
+pixel_shuffle, from ``vision.py``; affine_grid, grid_sample, from ``vision_grid.py``).
+Arguments are checked before anything runs, running statistics included."""
 
 import warnings
 
@@ -46,6 +46,15 @@ from .convolution_more import (adaptive_avg_pool1d, adaptive_max_pool1d,
                                max_unpool2d)
 from .vision import (interpolate, pad_by_index, pixel_shuffle, pixel_unshuffle, upsample,
                      upsample_bilinear, upsample_nearest)
+from .vision_grid import affine_grid, grid_sample
+from .embedding_bag import embedding_bag              # bags of rows (embedding_bag.py)
+from .losses_ctc import ctc_loss                      # the CTC loss (losses_ctc.py)
+from .ops.products import pdist                       # beside cdist (ops/products.py)
+# the 3-D convolutions, pooling and dropout (convolution_3d.py)
+from .convolution_3d import (adaptive_avg_pool3d, adaptive_max_pool3d,
+                             adaptive_max_pool3d_with_indices, avg_pool3d, conv3d,
+                             conv_transpose3d, dropout3d, max_pool3d, max_pool3d_with_indices,
+                             max_unpool3d)
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
            "group_norm", "instance_norm", "dyt",
@@ -57,7 +66,7 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
            "elu", "embedding", "hardtanh", "huber_loss", "kl_div", "l1_loss", "leaky_relu",
            "linear", "log_sigmoid", "logsigmoid", "mish", "nll_loss", "normalize", "one_hot",
-           "smooth_l1_loss", "softplus",
+           "smooth_l1_loss", "softplus", "ctc_loss", "embedding_bag", "pdist",
            # activations.py, and the in-place forms
            "celu", "celu_", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
            "hardswish", "hardtanh_", "leaky_relu_", "prelu", "relu6", "relu_", "rrelu",
@@ -65,7 +74,7 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
            "threshold", "threshold_",
            # vision.py, distances
            "interpolate", "pairwise_distance", "pixel_shuffle", "pixel_unshuffle", "upsample",
-           "upsample_bilinear", "upsample_nearest"]
+           "upsample_bilinear", "upsample_nearest", "affine_grid", "grid_sample"]
 # __all__ additions: losses_more.py
 __all__ += ["cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss",
             "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
@@ -77,6 +86,10 @@ __all__ += ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool1d_w
             "bilinear", "channel_shuffle", "conv_transpose1d", "conv_transpose2d", "dropout1d",
             "fold", "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices",
             "max_unpool2d", "feature_alpha_dropout", "max_unpool1d", "lp_pool1d", "lp_pool2d"]
+# __all__ additions: convolution_3d.py
+__all__ += ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+            "avg_pool3d", "conv3d", "conv_transpose3d", "dropout3d", "max_pool3d",
+            "max_pool3d_with_indices", "max_unpool3d"]
 
 
 class AssertionValueError(ValueError, AssertionError):

@@ -3,8 +3,9 @@
 matrix powers and products, with torch's signatures, results (its named tuples, in
 ``mg.return_types``), errors and gradients.
 
-Each decomposition is one node of ``ops/decompositions.py``, each inverse, determinant and
-solve one node of ``ops/solves.py``, with torch's closed-form backward; the rest are
+Each decomposition is one node of ``ops/decompositions.py`` (the LU of
+``ops/factorizations.py``, with its solve), each inverse, determinant and solve one node of
+``ops/solves.py``, with torch's closed-form backward; the rest are
 compositions of those and of the primitives (``PNorm`` for the vector norms, ``matmul``,
 ``amax``), so their gradients are the compositions', as torch's are. Inputs are batches of
 matrices (..., m, n), float32, float64, complex64 or complex128 (integer and half precision
@@ -32,6 +33,8 @@ from .ops.decompositions import (QR, SVD, Cholesky, Eigh, EigvalsH, Inverse, Pin
                                  check_lapack_input, check_matrices, det, eigh_input, matrix_exp,
                                  matrix_power, numerical_rank, singular_arrays, tolerances,
                                  torch_name)
+from .ops.factorizations import linalg_lu as lu, linalg_lu_solve as lu_solve
+from .ops.factorizations import lu_factor, lu_factor_ex
 from .ops.linalg import matmul
 from .ops.pointwise import nan_to_num
 from .ops.shape import permute
@@ -40,7 +43,8 @@ from .ops.solves import (LinAlgError, SolveTriangular, check_dtype, check_kernel
 from .ops.vector_norm import norm_dtype, norm_order
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm",
+           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
+           "matmul", "matrix_exp", "matrix_norm",
            "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
 

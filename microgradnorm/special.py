@@ -1,10 +1,11 @@
 """``mg.special``, ``torch.special``'s namespace: the functions that exist here under other
 names (``expit`` is ``sigmoid``, ``gammaln`` is ``lgamma``, ``psi`` is ``digamma``,
-``multigammaln`` is ``mvlgamma``, ...), and the rest of torch.special that is made of what
-the library has: ``ndtr`` (a composition over ``erfc``), and one node each, with torch's
-gradient, for ``erfcx``, ``log_ndtr``, ``ndtri``, ``entr``, ``xlog1py``, ``zeta``, ``i1``,
-``i0e`` and ``i1e``; ``modified_bessel_i0``/``i1`` and ``spherical_bessel_j0`` give
-constants, as torch's have no gradient.
+``multigammaln`` is ``mvlgamma``, ``gammainc``/``gammaincc`` are ``igamma``/``igammac``, ...),
+and the rest of torch.special that is made of what the library has: ``ndtr`` (a composition
+over ``erfc``), and one node each, with torch's gradient, for ``erfcx``, ``log_ndtr``,
+``ndtri``, ``entr``, ``xlog1py``, ``zeta``, ``i1``, ``i0e`` and ``i1e``;
+``modified_bessel_i0``/``i1`` and ``spherical_bessel_j0`` give constants, as torch's have no
+gradient.
 
 The array functions below are written on the kernels of ``ops/special.py`` (erfc, erfinv,
 and the fitted erfcx inside erfc) and ``ops/gamma.py`` (I0, I1, the Hurwitz zeta),
@@ -15,8 +16,7 @@ torch's; an integer input gives the default dtype); CuPy arrays go to
 Not here, because each needs a special-function kernel the library does not have (an
 AttributeError names it): the Bessel functions J, Y and K (``bessel_j0``, ``bessel_j1``,
 ``bessel_y0``, ``bessel_y1``, ``modified_bessel_k0``/``k1``, ``scaled_modified_bessel_k0``/
-``k1``), ``airy_ai``, the regularized incomplete gamma functions (``gammainc``,
-``gammaincc``) and the orthogonal polynomials (``chebyshev_polynomial_*``,
+``k1``), ``airy_ai`` and the orthogonal polynomials (``chebyshev_polynomial_*``,
 ``shifted_chebyshev_polynomial_*``, ``hermite_polynomial_h``/``he``,
 ``laguerre_polynomial_l``, ``legendre_polynomial_p``)."""
 
@@ -33,13 +33,14 @@ from .ops.pointwise import expm1, log1p, round
 from .ops.reductions import log_softmax as _log_softmax, logsumexp, softmax as _softmax
 from .ops.special import (_ERFCX_FAR, _ERFCX_NEAR, _exp_of_minus_square, _on_gpu, _polynomial,
                           erfc, erfc_array, erfinv, erfinv_array, exp2, logit, sinc)
-from .ops.torch_more import digamma, i0, lgamma, mvlgamma, polygamma
+from .ops.torch_more import digamma, i0, igamma, igammac, lgamma, mvlgamma, polygamma
 from .ops.binary import xlogy
 from .ops.double_backward import _fitted, _formula, _safe, _select, _zero_where
 from .ops.torch_more import I0
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
-           "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr", "log_softmax", "logit",
+           "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
+           "log_softmax", "logit",
            "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
            "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "spherical_bessel_j0",
            "xlog1py", "xlogy", "zeta"]
@@ -47,6 +48,8 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
 # torch.special's names for functions the library has under its own
 expit = sigmoid
 gammaln = lgamma
+gammainc = igamma
+gammaincc = igammac
 psi = digamma
 
 SQRT_2 = math.sqrt(2.0)
@@ -54,8 +57,8 @@ TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 # torch.special's functions that need a kernel the library does not have
-MISSING = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "gammainc",
-           "gammaincc", "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+MISSING = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
+           "modified_bessel_k1", "scaled_modified_bessel_k0",
            "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
            "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",

@@ -57,6 +57,17 @@ from .conv_more import FeatureAlphaDropout, MaxUnpool1d
 # the lazy norms (lazy_norms.py)
 from .lazy_norms import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyInstanceNorm1d,
                          LazyInstanceNorm2d, LazyInstanceNorm3d, UninitializedBuffer)
+# the 3-D convolutions, pooling and dropout; the lazy convolutions (lazy.py, lazy_conv.py)
+from .conv import Conv3d
+from .conv_more import AdaptiveMaxPool3d, ConvTranspose3d, MaxUnpool3d
+from .linear import Dropout3d
+from .pooling import AdaptiveAvgPool3d, AvgPool3d, MaxPool3d
+from .lazy_conv import (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
+                        LazyConvTranspose2d, LazyConvTranspose3d)
+# EmbeddingBag (linear.py), CTCLoss (loss_more.py), the adaptive softmax (adaptive.py)
+from .adaptive import AdaptiveLogSoftmaxWithLoss
+from .linear import EmbeddingBag
+from .loss_more import CTCLoss
 from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
                     load, parameters_to_vector, save, vector_to_parameters)
 # torch's paths to the classes, ``nn.modules.batchnorm._BatchNorm``: after every class above
@@ -114,3 +125,9 @@ __all__ += ["DataParallel", "parallel"]
 __all__ += ["modules"]
 # __all__ additions: parameter.py, pooling.py, conv_more.py
 __all__ += ["Buffer", "FeatureAlphaDropout", "LPPool1d", "LPPool2d", "MaxUnpool1d"]
+# __all__ additions: the 3-D layers, lazy_conv.py
+__all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d",
+            "Dropout3d", "MaxPool3d", "MaxUnpool3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+            "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
+# __all__ additions: EmbeddingBag, CTCLoss, adaptive.py
+__all__ += ["AdaptiveLogSoftmaxWithLoss", "CTCLoss", "EmbeddingBag"]

@@ -1,5 +1,5 @@
-"""Conv1d and Conv2d: torch's parameters, defaults, initialisation and repr over
-``F.conv1d``/``F.conv2d``."""
+"""Conv1d, Conv2d and Conv3d: torch's parameters, defaults, initialisation and repr over
+``F.conv1d``/``F.conv2d``/``F.conv3d``."""
 
 import math
 
@@ -12,12 +12,17 @@ from .module import Module, Parameter, _check_positive, _dtype
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
+def _check_groups(name, groups):
+    # every convolution module's, the lazy ones' too: a ValueError as torch's
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+
+
 def _check_channels(name, in_channels, out_channels, groups):
     """Conv's and ConvTranspose's checks: positive channel counts, each divisible by a
     positive int ``groups``; ValueErrors as torch's."""
     _check_positive(name, in_channels=in_channels, out_channels=out_channels)
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+    _check_groups(name, groups)
     for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
         if channels % groups:
             raise ValueError(f"{name}: {what} must be divisible by groups, got "
@@ -25,17 +30,25 @@ def _check_channels(name, in_channels, out_channels, groups):
 
 
 class _ConvNd(Module):
-    """What Conv1d and Conv2d share: the arguments, parameters and repr of ``dims``
+    """What Conv1d, Conv2d and Conv3d share: the arguments, parameters and repr of ``dims``
     spatial dims."""
 
     dims = 0
+    transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device="cpu",
                  dtype=None):
         super().__init__()
+        _check_channels(type(self).__name__, in_channels, out_channels, groups)
+        self._set_options(kernel_size, stride, padding, dilation, groups, padding_mode)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self._make_parameters(bias, device, dtype)
+        self.reset_parameters()
+
+    def _set_options(self, kernel_size, stride, padding, dilation, groups, padding_mode):
+        # every option but the channels, checked as torch's (a lazy module's too)
         name = type(self).__name__
-        _check_channels(name, in_channels, out_channels, groups)
         self.kernel_size = self._tuple("kernel_size", kernel_size, 1)
         self.stride = self._tuple("stride", stride, 1)
         self.dilation = self._tuple("dilation", dilation, 1)
@@ -52,14 +65,20 @@ class _ConvNd(Module):
         if padding_mode not in PADDING_MODES:
             raise ValueError(f"{name}: padding_mode must be one of {PADDING_MODES}, but got "
                              f"padding_mode={padding_mode!r}")
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.padding_mode = padding_mode
+        self.groups, self.padding_mode = groups, padding_mode
         self._reversed_padding_repeated_twice = self._pad_amounts()
+
+    def _make_parameters(self, bias, device, dtype):
+        # zeros of torch's shapes, until reset_parameters draws them
         dtype = _dtype(dtype)
-        shape = (out_channels, in_channels // groups) + self.kernel_size
-        self.weight = Parameter(np.zeros(shape, dtype), device=device)
-        self.bias = Parameter(np.zeros(out_channels, dtype), device=device) if bias else None
-        self.reset_parameters()
+        self.weight = Parameter(np.zeros(self._weight_shape(), dtype), device=device)
+        self.bias = Parameter(np.zeros(self.out_channels, dtype), device=device) if bias else None
+
+    def _weight_shape(self):
+        # (out_channels, in_channels / groups, *kernel_size); transposed, (in, out / groups, ...)
+        first, second = (self.in_channels, self.out_channels) if self.transposed else \
+            (self.out_channels, self.in_channels)
+        return (first, second // self.groups) + self.kernel_size
 
     def _tuple(self, what, value, minimum):
         # an int or a sequence of ``dims`` ints, each at least ``minimum`` (torch's _pair)
@@ -172,3 +191,32 @@ class Conv2d(_ConvNd):
         """``F.conv2d`` with this module's weight, bias and options.
         Shape: (N, C_in, H, W) or (C_in, H, W) -> (N, C_out, H_out, W_out)."""
         return self._conv(F.conv2d, self._check_input(input))
+
+
+class Conv3d(_ConvNd):
+    r"""3-D convolution over (N, C_in, D, H, W) (``torch.nn.Conv3d``), see ``F.conv3d``.
+
+    Args:
+        in_channels, out_channels: channel counts, each divisible by ``groups``.
+        kernel_size, stride, padding, dilation: an int or 3 ints; padding also ``"same"``
+            or ``"valid"``.
+        groups: independent channel groups. bias: learn a bias per output channel.
+        padding_mode: ``"zeros"``, or ``"reflect"``, ``"replicate"``, ``"circular"``: the
+            input padded by ``F.pad`` in that mode (``padding`` on each side; "same" too),
+            then convolved without padding, as torch's.
+
+    Parameters: weight (out_channels, in_channels / groups, k_d, k_h, k_w), bias
+    (out_channels,), both uniform in ±1/√(in_channels / groups · k_d · k_h · k_w).
+
+    Shape: (N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out).
+
+    Example:
+        >>> nn.Conv3d(3, 8, 3, padding=1)(x)     # x (2, 3, 8, 16, 16) -> (2, 8, 8, 16, 16)
+    """
+
+    dims = 3
+
+    def forward(self, input):
+        """``F.conv3d`` with this module's weight, bias and options.
+        Shape: (N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out)."""
+        return self._conv(F.conv3d, self._check_input(input))

@@ -1,40 +1,51 @@
 """More of ``torch.nn``'s layers, each a one-line forward over its ``F`` function (whose
-checks apply when it is called, as torch's): ConvTranspose1d and ConvTranspose2d (torch's
+checks apply when it is called, as torch's): ConvTranspose1d, 2d and 3d (torch's
 parameters, defaults, initialisation and repr), Fold and Unfold, AdaptiveMaxPool1d,
-AdaptiveMaxPool2d, AdaptiveAvgPool1d, MaxUnpool1d, MaxUnpool2d, Bilinear, LazyLinear (with
-UninitializedParameter), Dropout1d, AlphaDropout, FeatureAlphaDropout, ChannelShuffle and
-LocalResponseNorm."""
+AdaptiveMaxPool2d, AdaptiveMaxPool3d, AdaptiveAvgPool1d, MaxUnpool1d, MaxUnpool2d,
+MaxUnpool3d, Bilinear, LazyLinear (a lazy.LazyModuleMixin), Dropout1d, AlphaDropout,
+FeatureAlphaDropout, ChannelShuffle and LocalResponseNorm."""
 
 import math
 
 import numpy as np
 
-from .. import backend
 from .. import functional as F
+from ..convolution import _ntuple
 from ..convolution_more import _pair, _single
 from . import init
 from .conv import _check_channels, _ConvNd
 from .linear import Dropout, Linear
-from ..tensor import Tensor
+from .lazy import LazyModuleMixin, UninitializedParameter
 from .module import Module, Parameter, _check_positive, _dtype
-from .module_state import _on_failure
 
 
 # ----- transposed convolutions ------------------------------------------------------------
 class _ConvTransposeNd(Module):
-    """What ConvTranspose1d and ConvTranspose2d share: torch's arguments (``groups`` before
-    ``bias`` before ``dilation``), the weight (in_channels, out_channels / groups, *kernel),
-    its initialisation and the repr."""
+    """What ConvTranspose1d, 2d and 3d share: torch's arguments (``groups`` before ``bias``
+    before ``dilation``), the weight (in_channels, out_channels / groups, *kernel), its
+    initialisation and the repr."""
 
     dims = 0
+    transposed = True
     _tuple = _ConvNd._tuple        # an int or ``dims`` ints, each at least a minimum
+    # zeros of torch's shapes, weight (in_channels, out_channels / groups, *kernel_size)
+    _make_parameters, _weight_shape = _ConvNd._make_parameters, _ConvNd._weight_shape
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
                  device="cpu", dtype=None):
         super().__init__()
+        _check_channels(type(self).__name__, in_channels, out_channels, groups)
+        self._set_options(kernel_size, stride, padding, output_padding, groups, dilation,
+                          padding_mode)
+        self.in_channels, self.out_channels = in_channels, out_channels
+        self._make_parameters(bias, device, dtype)
+        self.reset_parameters()
+
+    def _set_options(self, kernel_size, stride, padding, output_padding, groups, dilation,
+                     padding_mode):
+        # every option but the channels, checked as torch's (a lazy module's too)
         name = type(self).__name__
-        _check_channels(name, in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f'{name}: Only "zeros" padding mode is supported, got '
                              f"padding_mode={padding_mode!r}")
@@ -43,13 +54,7 @@ class _ConvTransposeNd(Module):
         self.padding = self._tuple("padding", padding, 0)
         self.output_padding = self._tuple("output_padding", output_padding, 0)
         self.dilation = self._tuple("dilation", dilation, 1)
-        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
-        self.padding_mode = padding_mode
-        dtype = _dtype(dtype)
-        shape = (in_channels, out_channels // groups) + self.kernel_size
-        self.weight = Parameter(np.zeros(shape, dtype), device=device)
-        self.bias = Parameter(np.zeros(out_channels, dtype), device=device) if bias else None
-        self.reset_parameters()
+        self.groups, self.padding_mode = groups, padding_mode
 
     reset_parameters = _ConvNd.reset_parameters     # fan_in: out_channels / groups · ∏kernel
 
@@ -158,6 +163,38 @@ class ConvTranspose2d(_ConvTransposeNd):
                                   self.dilation)
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    r"""3-D transposed convolution over (N, C_in, D, H, W) (``torch.nn.ConvTranspose3d``),
+    the gradient of Conv3d with respect to its input; see ``F.conv_transpose3d``.
+
+    Args:
+        in_channels, out_channels: channel counts, each divisible by ``groups``.
+        kernel_size, stride, padding, output_padding, dilation: an int or 3 ints.
+        groups: independent channel groups. bias: learn a bias per output channel.
+        padding_mode: ``"zeros"`` only, as torch's.
+
+    Parameters: weight (in_channels, out_channels / groups, k_d, k_h, k_w), bias
+    (out_channels,), both uniform in ±1/√(out_channels / groups · k_d · k_h · k_w).
+
+    Shape: (N, C_in, D, H, W) or (C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out),
+    D_out = (D − 1)·s_d − 2·pad_d + d_d·(k_d − 1) + output_padding_d + 1.
+
+    Example:
+        >>> nn.ConvTranspose3d(8, 4, 2, stride=2)(x)     # x (1, 8, 4, 8, 8) -> (1, 4, 8, 16, 16)
+    """
+
+    dims = 3
+
+    def forward(self, input, output_size=None):
+        """``F.conv_transpose3d`` with this module's weight, bias and options; an
+        ``output_size`` ((D_out, H_out, W_out), or with the batch and channel dims) picks the
+        output_padding. Shape: (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out)."""
+        x = self._check_input(input)
+        return F.conv_transpose3d(x, self.weight, self.bias, self.stride, self.padding,
+                                  self._output_padding(x, output_size), self.groups,
+                                  self.dilation)
+
+
 # ----- fold and unfold --------------------------------------------------------------------
 class Fold(Module):
     """Sliding blocks summed back into an image (``torch.nn.Fold``, col2im), see ``F.fold``.
@@ -217,7 +254,19 @@ class Unfold(Module):
 
 
 # ----- adaptive pooling and unpooling -----------------------------------------------------
-class AdaptiveMaxPool1d(Module):
+class _AdaptiveMaxPoolNd(Module):
+    """What AdaptiveMaxPool1d, 2d and 3d share: ``output_size`` kept as given, and
+    ``return_indices``."""
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     """Max pooling to a fixed length (``torch.nn.AdaptiveMaxPool1d``), see
     ``F.adaptive_max_pool1d``.
 
@@ -230,21 +279,14 @@ class AdaptiveMaxPool1d(Module):
         >>> nn.AdaptiveMaxPool1d(4)(x)           # (8, 16, 10) -> (8, 16, 4)
     """
 
-    def __init__(self, output_size, return_indices=False):
-        super().__init__()
-        self.output_size, self.return_indices = output_size, return_indices
-
     def forward(self, input):
         """The adaptive window maxima (and their indices when ``return_indices``).
         Shape: (N, C, L) -> (N, C, L_o)."""
         return F.adaptive_max_pool1d(self._check_input(input), self.output_size,
                                      self.return_indices)
 
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
 
-
-class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     """Max pooling to a fixed size (``torch.nn.AdaptiveMaxPool2d``), see
     ``F.adaptive_max_pool2d``.
 
@@ -262,6 +304,27 @@ class AdaptiveMaxPool2d(AdaptiveMaxPool1d):
         """The adaptive window maxima (and their flat indices when ``return_indices``).
         Shape: (N, C, H, W) -> (N, C, H_o, W_o)."""
         return F.adaptive_max_pool2d(self._check_input(input), self.output_size,
+                                     self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed size (``torch.nn.AdaptiveMaxPool3d``), see
+    ``F.adaptive_max_pool3d``.
+
+    Args:
+        output_size: an int or 3 ints (D_o, H_o, W_o); None keeps that input size.
+        return_indices: also return the maxima's flat indices into D·H·W.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_o, H_o, W_o).
+
+    Example:
+        >>> nn.AdaptiveMaxPool3d((1, 3, 3))(x)   # (2, 16, 4, 7, 9) -> (2, 16, 1, 3, 3)
+    """
+
+    def forward(self, input):
+        """The adaptive window maxima (and their flat indices when ``return_indices``).
+        Shape: (N, C, D, H, W) -> (N, C, D_o, H_o, W_o)."""
+        return F.adaptive_max_pool3d(self._check_input(input), self.output_size,
                                      self.return_indices)
 
 
@@ -351,6 +414,36 @@ class MaxUnpool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+class MaxUnpool3d(Module):
+    """The partial inverse of MaxPool3d (``torch.nn.MaxUnpool3d``), see ``F.max_unpool3d``;
+    sizes kept as triples, as torch's.
+
+    Args:
+        kernel_size: the pooling's window. stride: default ``kernel_size``. padding: the
+            pooling's.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W), indices of the same shape
+    -> (N, C, D_out, H_out, W_out).
+
+    Example:
+        >>> y, i = nn.MaxPool3d(2, return_indices=True)(x); nn.MaxUnpool3d(2)(y, i)
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = _ntuple(kernel_size, 3)
+        self.stride = _ntuple(kernel_size if stride is None else stride, 3)
+        self.padding = _ntuple(padding, 3)
+
+    def forward(self, input, indices, output_size=None):
+        """Zeros with each value at its index; ``output_size`` as ``F.max_unpool3d``'s.
+        Shape: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out)."""
+        return F.max_unpool3d(self._check_input(input), self._check_input(indices),
+                              self.kernel_size, self.stride, self.padding, output_size)
+
+    extra_repr = MaxUnpool2d.extra_repr
+
+
 # ----- Bilinear, LazyLinear ---------------------------------------------------------------
 class Bilinear(Module):
     r""":math:`y = x_1^T A\, x_2 + b` (``torch.nn.Bilinear``), see ``F.bilinear``; A and b
@@ -397,64 +490,7 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class _Uninitialized:
-    """``materialize`` of the uninitialised parameter and buffer: the class becomes
-    ``becomes`` (Parameter, Tensor) once the shape is known."""
-
-    becomes = None
-
-    def materialize(self, shape, device=None, dtype=None):
-        """Become a ``becomes`` of ``shape`` (uninitialised values: fill them next), on
-        ``device`` and of ``dtype`` if given, else this one's."""
-        dtype = self.dtype if dtype is None else _dtype(dtype)
-        self._array = backend.to_device(np.empty(tuple(shape), dtype),
-                                        self.device if device is None else device)
-        self._bump_version()
-        self.__class__ = self.becomes
-
-
-class UninitializedParameter(_Uninitialized, Parameter):
-    """A parameter whose shape is not known yet (``torch.nn.UninitializedParameter``), a lazy
-    module's until its first call: it holds no values (an empty array of its dtype), and
-    ``materialize(shape)`` gives it its shape and makes it a plain ``Parameter``.
-
-    Example:
-        >>> p = nn.UninitializedParameter(); p.materialize((3, 4)); type(p).__name__
-        'Parameter'
-    """
-
-    becomes = Parameter
-
-    def __init__(self, requires_grad=True, device=None, dtype=None):
-        super().__init__(np.empty(0, _dtype(dtype)), requires_grad, device=device)
-
-    def __repr__(self):
-        return "<UninitializedParameter>"
-
-
-def materialize_from_state(module, state_dict, prefix):
-    """torch's lazy load hook: each parameter or buffer of ``module`` still waiting for its
-    shape whose key ``state_dict`` holds with values takes that entry's shape, so a lazy
-    module loads a trained model's state. It holds zeros until the load writes the values,
-    and waits for its shape again if the load fails."""
-    for name, tensor in (*module._parameters.items(), *module._buffers.items()):
-        value = state_dict.get(prefix + name)
-        shape = tuple(getattr(value, "shape", np.shape(value)))
-        if isinstance(tensor, Tensor) and hasattr(tensor, "materialize") and \
-                value is not None and math.prod(shape) > 0:
-            _on_failure(_unmaterialize, tensor, type(tensor), tensor._array)
-            tensor.materialize(shape)
-            tensor._array[...] = 0
-
-
-def _unmaterialize(tensor, cls, array):
-    # a failed load: the tensor waits for its shape again, as it was
-    tensor._array = array
-    tensor._bump_version()
-    tensor.__class__ = cls
-
-
-class LazyLinear(Linear):
+class LazyLinear(LazyModuleMixin, Linear):
     r"""A Linear whose ``in_features`` is the last dim of its first input
     (``torch.nn.LazyLinear``): weight and bias are ``UninitializedParameter``\ s until that
     call, which gives them their shapes, draws them as Linear does and turns the module into
@@ -479,13 +515,16 @@ class LazyLinear(Linear):
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.bias = UninitializedParameter(device=device, dtype=dtype) if bias else None
 
-    def has_uninitialized_params(self):
-        """Whether weight (or bias) still waits for its shape."""
-        return any(isinstance(p, UninitializedParameter) for p in (self.weight, self.bias))
-
     def initialize_parameters(self, input):
         """Give weight (out_features, input's last dim) and bias (out_features,) their shapes
-        and draw them as ``Linear.reset_parameters`` does."""
+        and draw them as ``Linear.reset_parameters`` does; loaded while lazy, take
+        in_features from the loaded weight."""
+        if not self.has_uninitialized_params():
+            if self.weight.ndim != 2:           # torch's matmul: "mat2 must be a matrix"
+                raise RuntimeError(f"{self._describe()}: weight must be a matrix (out_features, "
+                                   f"in_features), got shape {self.weight.shape}")
+            self.in_features = self.weight.shape[1]
+            return
         if input.ndim == 0:
             raise RuntimeError(f"{self._describe()}: input must have a feature dim, got a "
                                "0-d tensor")
@@ -506,20 +545,7 @@ class LazyLinear(Linear):
     def forward(self, input):
         """Initialise at the first call, then y = x Wᵀ + b as Linear (which this module
         becomes). Shape: (*, in_features) -> (*, out_features)."""
-        x = self._check_input(input)
-        if self.has_uninitialized_params():
-            self.initialize_parameters(x)
-        else:                                   # loaded while lazy: the loaded shape's
-            if self.weight.ndim != 2:           # torch's matmul: "mat2 must be a matrix"
-                raise RuntimeError(f"{self._describe()}: weight must be a matrix (out_features, "
-                                   f"in_features), got shape {self.weight.shape}")
-            self.in_features = self.weight.shape[1]
-        self.__class__ = self.cls_to_become
-        return self.forward(x)
-
-    def _load_from_state_dict(self, state_dict, prefix, *args):
-        materialize_from_state(self, state_dict, prefix)
-        super()._load_from_state_dict(state_dict, prefix, *args)
+        return self._lazy_forward(input)
 
 
 # ----- dropout ----------------------------------------------------------------------------

@@ -2,14 +2,15 @@
 ``num_features`` is the channel count of the first input, whose call gives the parameters and
 running statistics their shape (``UninitializedParameter``, ``UninitializedBuffer`` until
 then), initializes them as the module's ``reset_parameters`` does and turns the module into
-its plain class (``cls_to_become``), as ``nn.LazyLinear`` does."""
+its plain class (``cls_to_become``), as ``nn.LazyLinear`` does: lazy.py's
+``LazyModuleMixin``."""
 
 import numpy as np
 
 from ..tensor import Tensor
 from .channel_norms import (BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d,
                             InstanceNorm3d, _InstanceNorm)
-from .conv_more import UninitializedParameter, _Uninitialized, materialize_from_state
+from .lazy import LazyModuleMixin, UninitializedParameter, _Uninitialized
 from .module import Module, _dtype
 from .normalization import BatchNorm1d, _BatchNorm
 
@@ -36,12 +37,10 @@ class UninitializedBuffer(_Uninitialized, Tensor):
         return "<UninitializedBuffer>"
 
 
-class _LazyNorm:
+class _LazyNorm(LazyModuleMixin):
     """What the lazy norms share (PyTorch's ``_LazyNormBase``), placed before a
     ``_NormBase`` family: ``num_features`` 0 and uninitialized state until the first call.
     PyTorch's defaults, InstanceNorm's included: affine, tracking running statistics."""
-
-    cls_to_become = None
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
                  device="cpu", dtype=None, *, bias=True, impl=None):
@@ -57,11 +56,6 @@ class _LazyNorm:
                                  Tensor(np.array(0, np.int64), device=device))
         else:
             self.running_mean = self.running_var = self.num_batches_tracked = None
-
-    def has_uninitialized_params(self):
-        """Whether a parameter or running statistic still waits for its shape."""
-        return any(isinstance(t, (UninitializedParameter, UninitializedBuffer))
-                   for t in (self.weight, self.bias, self.running_mean, self.running_var))
 
     def initialize_parameters(self, input):
         """``num_features`` from ``input``'s channel dim (its dims checked first); the
@@ -88,17 +82,6 @@ class _LazyNorm:
         """The module's own reset once the shapes are known; nothing before."""
         if not self.has_uninitialized_params() and self.num_features != 0:
             super().reset_parameters()
-
-    def _load_from_state_dict(self, state_dict, prefix, *args):
-        materialize_from_state(self, state_dict, prefix)
-        super()._load_from_state_dict(state_dict, prefix, *args)
-
-    def _lazy_forward(self, input):
-        # initialise at the first call, then the forward of the class this module becomes
-        x = self._check_input(input)
-        self.initialize_parameters(x)
-        self.__class__ = self.cls_to_become
-        return self.forward(x)
 
 
 class LazyBatchNorm1d(_LazyNorm, _BatchNorm):

@@ -1,4 +1,4 @@
-"""Linear, Embedding and Dropout: the layers with weights that are not norms."""
+"""Linear, Embedding, EmbeddingBag and Dropout: the layers with weights that are not norms."""
 
 import math
 
@@ -145,6 +145,109 @@ class Embedding(Module):
         return text
 
 
+class EmbeddingBag(Module):
+    r"""Sums, means or maxima of bags of rows of a table, initialised N(0, 1) (the
+    ``padding_idx`` row zeros), as PyTorch's; ``forward`` is ``F.embedding_bag``. With bags of
+    one length and no padding, ``mode="sum"`` is ``Embedding`` then ``sum(dim=1)``.
+
+    Args:
+        num_embeddings, embedding_dim: the table's shape.
+        max_norm, norm_type: rows looked up whose ``norm_type``-norm exceeds ``max_norm`` are
+            scaled down to it in place first.
+        scale_grad_by_freq, sparse: PyTorch's options, not implemented: False only.
+        mode: "sum", "mean" or "max" (checked here, not at the first call).
+        include_last_offset: the offsets have one more entry, the end (CSR).
+        padding_idx: an id left out of every bag, whose row starts at zero; a negative one
+            counts from the end.
+        _weight: a table to use instead of drawing one (``from_pretrained``).
+
+    Shape:
+        input (N,) with offsets (B,) (or (B + 1,)), or (B, L); per_sample_weights input's
+        shape; output (B, embedding_dim).
+
+    Example:
+        >>> bag = nn.EmbeddingBag(10, 3, mode="sum")
+        >>> bag(mg.tensor([1, 2, 4, 5, 4, 3]), mg.tensor([0, 4]))            # (2, 3)
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
+                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
+                 include_last_offset=False, padding_idx=None, device="cpu", dtype=None):
+        super().__init__()
+        name = "EmbeddingBag"
+        _check_positive(name, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        if mode not in ("sum", "mean", "max"):
+            raise ValueError(f"{name}: mode has to be one of sum, mean or max, got {mode!r}")
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError(f"{name}: scale_grad_by_freq and sparse gradients are "
+                                      "not implemented; pass False")
+        if max_norm is not None:
+            check_number(name, "max_norm", max_norm)
+        check_number(name, "norm_type", norm_type)
+        self.padding_idx = F.embedding_padding_idx(name, padding_idx, num_embeddings)
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        self.max_norm, self.norm_type = max_norm, norm_type
+        self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
+        self.mode, self.include_last_offset = mode, include_last_offset
+        if _weight is None:
+            self.weight = Parameter(np.zeros((num_embeddings, embedding_dim), _dtype(dtype)),
+                                    device=device)
+            self.reset_parameters()
+        elif tuple(_weight.shape) != (num_embeddings, embedding_dim):
+            raise F.AssertionValueError(f"{name}: Shape of weight does not match "
+                                        f"num_embeddings and embedding_dim ({num_embeddings}, "
+                                        f"{embedding_dim}), got {tuple(_weight.shape)}")
+        else:
+            self.weight = Parameter(_weight)
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
+                        scale_grad_by_freq=False, mode="mean", sparse=False,
+                        include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose table is ``embeddings`` (num_embeddings, embedding_dim),
+        sharing its memory as PyTorch's, frozen unless ``freeze`` is False; the padding row
+        is kept as given.
+
+        Example:
+            >>> bag = nn.EmbeddingBag.from_pretrained(mg.tensor([[1.0, 2.3], [4.0, 5.1]]))
+        """
+        if len(np.shape(embeddings)) != 2:
+            raise F.AssertionValueError(f"EmbeddingBag.from_pretrained: Embeddings parameter "
+                                        f"is expected to be 2-dimensional, got shape "
+                                        f"{tuple(np.shape(embeddings))}")
+        rows, cols = np.shape(embeddings)
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  _weight=embeddings, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
+
+    def reset_parameters(self):
+        """Draw the table again from N(0, 1), then zero the padding row, as PyTorch does."""
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with no_grad():
+                self.weight[self.padding_idx] = 0.0
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        """The bags' sums, means or maxima. Shape: (N,) with offsets, or (B, L) ->
+        (B, embedding_dim)."""
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
+
+    def extra_repr(self):
+        text = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            text += f", max_norm={self.max_norm!r}"
+        if self.norm_type != 2:
+            text += f", norm_type={self.norm_type!r}"
+        text += f", mode={self.mode!r}"
+        if self.padding_idx is not None:
+            text += f", padding_idx={self.padding_idx!r}"
+        return text
+
+
 class Dropout(Module):
     """Zero elements with probability ``p`` in training (scaling the rest by 1/(1-p));
     the identity in eval."""
@@ -173,3 +276,18 @@ class Dropout2d(Dropout):
         """Channel dropout in training, the identity in eval. Shape: (N, C, H, W) or
         (N, C, L), unchanged."""
         return F.dropout2d(input, self.p, self.training, self.inplace)
+
+
+class Dropout3d(Dropout):
+    """Zero whole channels (3-D feature maps) with probability ``p`` in training
+    (``torch.nn.Dropout3d``, see ``F.dropout3d``: one draw per sample and channel, torch's),
+    scaling the rest by 1/(1-p); the identity in eval.
+
+    Example:
+        >>> nn.Sequential(nn.Conv3d(3, 8, 3), nn.ReLU(), nn.Dropout3d(0.1))
+    """
+
+    def forward(self, input):
+        """Channel dropout in training, the identity in eval. Shape: (N, C, D, H, W) or
+        (C, D, H, W), unchanged."""
+        return F.dropout3d(self._check_input(input), self.p, self.training, self.inplace)

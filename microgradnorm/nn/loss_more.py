@@ -1,8 +1,9 @@
 """The rest of ``torch.nn``'s loss Modules, each ``forward`` the ``F`` function of its name
-(``losses_more.py``) with the module's options: the margin losses, the embedding losses and
-the likelihood losses. As in ``loss.py``, a class weight is a buffer, options are checked
-when the module is built, an array input becomes a Tensor first, and the options after
-PyTorch's deprecated ``size_average`` and ``reduce`` are keyword-only."""
+(``losses_more.py``, ``losses_ctc.py``) with the module's options: the margin losses, the
+embedding losses, the likelihood losses and CTC. As in ``loss.py``, a class weight is a
+buffer, options are checked when the module is built, an array input becomes a Tensor first,
+and the options after PyTorch's deprecated ``size_average`` and ``reduce`` are
+keyword-only (CTCLoss has none: its options are positional, as torch's)."""
 
 import numpy as np
 
@@ -298,3 +299,36 @@ class PoissonNLLLoss(_Loss):
         log_input, target = self._tensors(log_input, target)
         return F.poisson_nll_loss(log_input, target, self.log_input, self.full, eps=self.eps,
                                   reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    r"""The connectionist temporal classification loss (``F.ctc_loss``): :math:`-\log p(y
+    \mid x)`, summed over every alignment of each target to its frames by the alpha
+    recursion; torch's gradient (with respect to logits under a ``log_softmax``).
+
+    Args:
+        blank: the blank label. reduction: "mean" (each loss divided by its target length,
+            then the batch's mean), "sum", "none".
+        zero_infinity: make an impossible alignment's infinite loss (and its gradient) 0.
+
+    Shape:
+        log_probs (T, N, C) or (T, C); targets (N, S) padded or (sum of target_lengths,);
+        input_lengths, target_lengths (N,) Tensors or tuples; output () ("none": (N,)).
+
+    Example:
+        >>> nn.CTCLoss()(logits.log_softmax(2), targets, input_lengths, target_lengths)
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction)
+        check_number("CTCLoss", "blank", blank, integer=True)
+        if blank < 0:
+            raise ValueError(f"CTCLoss: blank must be a label >= 0, got {blank}")
+        check_bool("CTCLoss", "zero_infinity", zero_infinity)
+        self.blank, self.zero_infinity = blank, zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        """The loss. Shape: (T, N, C), targets, (N,), (N,) -> () ("none": (N,))."""
+        log_probs, targets = self._tensors(log_probs, targets)
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)

@@ -7,7 +7,7 @@
 ``microgradnorm.nn.modules.<name>``, that holds the classes torch's file of that name
 defines and ``nn`` has: the same class objects, none defined here. The package's namespace
 holds every one of them too, as ``torch.nn.modules`` does. A class torch has and ``nn``
-lacks (``Conv3d``, ``EmbeddingBag``, ``_Loss``, ...) is absent from its file here too.
+lacks (``FractionalMaxPool2d``, ``_Loss``, ...) is absent from its file here too.
 
 Example:
     >>> from microgradnorm.nn.modules.batchnorm import _BatchNorm
@@ -21,15 +21,17 @@ import types
 from .. import nn
 from .channel_norms import _InstanceNorm
 from .conv_more import _ConvNd, _ConvTransposeNd
+from .lazy import LazyModuleMixin
 from .lazy_norms import _LazyNorm
 from .linear import NonDynamicallyQuantizableLinear as _OutProjLinear
 from .normalization import _BatchNorm, _NormBase
 
-# torch's classes that are not ``nn``'s public names (nor in their file's ``__all__``);
-# ``_LazyNorm`` is torch's _LazyNormBase; MultiheadAttention's out_proj is the last one
+# torch's classes that are not ``nn``'s public names (nor, but LazyModuleMixin, in their
+# file's ``__all__``); ``_LazyNorm`` is torch's _LazyNormBase; MultiheadAttention's
+# out_proj is the last one
 _BASES = {"_NormBase": _NormBase, "_BatchNorm": _BatchNorm, "_LazyNormBase": _LazyNorm,
           "_InstanceNorm": _InstanceNorm, "_ConvNd": _ConvNd,
-          "_ConvTransposeNd": _ConvTransposeNd,
+          "_ConvTransposeNd": _ConvTransposeNd, "LazyModuleMixin": LazyModuleMixin,
           "NonDynamicallyQuantizableLinear": _OutProjLinear}
 
 # torch's file -> the names it defines that ``nn`` has, in torch's order
@@ -39,15 +41,18 @@ SUBMODULES = {
                    "GLU", "GELU", "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus",
                    "Softshrink", "MultiheadAttention", "PReLU", "Softsign", "Tanhshrink",
                    "Softmin", "Softmax", "Softmax2d", "LogSoftmax"),
+    "adaptive": ("AdaptiveLogSoftmaxWithLoss",),
     "batchnorm": ("_NormBase", "_BatchNorm", "_LazyNormBase", "BatchNorm1d", "LazyBatchNorm1d",
                   "BatchNorm2d", "LazyBatchNorm2d", "BatchNorm3d", "LazyBatchNorm3d",
                   "SyncBatchNorm"),
     "channelshuffle": ("ChannelShuffle",),
     "container": ("Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"),
-    "conv": ("_ConvNd", "Conv1d", "Conv2d", "_ConvTransposeNd", "ConvTranspose1d",
-             "ConvTranspose2d"),
+    "conv": ("_ConvNd", "Conv1d", "Conv2d", "Conv3d", "_ConvTransposeNd", "ConvTranspose1d",
+             "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",
+             "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"),
     "distance": ("PairwiseDistance", "CosineSimilarity"),
-    "dropout": ("Dropout", "Dropout1d", "Dropout2d", "AlphaDropout", "FeatureAlphaDropout"),
+    "dropout": ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                "FeatureAlphaDropout"),
     "flatten": ("Flatten", "Unflatten"),
     "fold": ("Fold", "Unfold"),
     "instancenorm": ("_InstanceNorm", "InstanceNorm1d", "LazyInstanceNorm1d", "InstanceNorm2d",
@@ -58,7 +63,8 @@ SUBMODULES = {
              "BCELoss", "BCEWithLogitsLoss", "HingeEmbeddingLoss", "MultiLabelMarginLoss",
              "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
              "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
-             "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss"),
+             "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
+             "CTCLoss"),
     "module": ("Module",),
     "normalization": ("LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"),
     "padding": ("CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
@@ -66,11 +72,13 @@ SUBMODULES = {
                 "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
                 "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"),
     "pixelshuffle": ("PixelShuffle", "PixelUnshuffle"),
-    "pooling": ("MaxPool1d", "MaxPool2d", "MaxUnpool1d", "MaxUnpool2d", "AvgPool1d",
-                "AvgPool2d", "LPPool1d", "LPPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
-                "AdaptiveAvgPool1d", "AdaptiveAvgPool2d"),
+    "lazy": ("LazyModuleMixin",),
+    "pooling": ("MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+                "MaxUnpool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d",
+                "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+                "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d"),
     "rnn": ("RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"),
-    "sparse": ("Embedding",),
+    "sparse": ("Embedding", "EmbeddingBag"),
     "transformer": ("Transformer", "TransformerEncoder", "TransformerDecoder",
                     "TransformerEncoderLayer", "TransformerDecoderLayer"),
     "upsampling": ("Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"),

@@ -1,13 +1,14 @@
-"""Pooling Modules with torch's arguments and repr: MaxPool1d, MaxPool2d, AvgPool1d,
-AvgPool2d, LPPool1d, LPPool2d, AdaptiveAvgPool2d, each a one-line forward over its ``F``
-function (whose checks apply when it is called, as torch's)."""
+"""Pooling Modules with torch's arguments and repr: MaxPool1d, MaxPool2d, MaxPool3d,
+AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
+each a one-line forward over its ``F`` function (whose checks apply when it is called, as
+torch's)."""
 
 from .. import functional as F
 from .module import Module
 
 
 class _MaxPoolNd(Module):
-    """What MaxPool1d and MaxPool2d share: the arguments and the repr."""
+    """What MaxPool1d, 2d and 3d share: the arguments and the repr."""
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                  ceil_mode=False):
@@ -65,6 +66,27 @@ class MaxPool2d(_MaxPoolNd):
                             self.dilation, self.ceil_mode, self.return_indices)
 
 
+class MaxPool3d(_MaxPoolNd):
+    """The maximum of each window over D, H, W (``torch.nn.MaxPool3d``), see ``F.max_pool3d``.
+
+    Args:
+        kernel_size: an int or 3 ints. stride: default ``kernel_size``. padding, dilation:
+            as ``F.max_pool3d``. return_indices: also return the maxima's flat indices.
+        ceil_mode: round the output size up.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out).
+
+    Example:
+        >>> nn.MaxPool3d((1, 2, 2))(x)           # (2, 4, 8, 16, 16) -> (2, 4, 8, 8, 8)
+    """
+
+    def forward(self, input):
+        """The window maxima (and their flat indices when ``return_indices``).
+        Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out)."""
+        return F.max_pool3d(self._check_input(input), self.kernel_size, self.stride, self.padding,
+                            self.dilation, self.ceil_mode, self.return_indices)
+
+
 class AvgPool1d(Module):
     """The mean of each window along L (``torch.nn.AvgPool1d``), see ``F.avg_pool1d``;
     sizes kept as 1-tuples, as torch's.
@@ -96,7 +118,22 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
+class _AvgPoolNd(Module):
+    """What AvgPool2d and AvgPool3d share: torch's arguments, kept as given, and the repr."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
+                 count_include_pad=True, divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = kernel_size if stride is None else stride
+        self.padding, self.ceil_mode = padding, ceil_mode
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
     """The mean of each window over H, W (``torch.nn.AvgPool2d``), see ``F.avg_pool2d``.
 
     Args:
@@ -110,21 +147,30 @@ class AvgPool2d(Module):
         >>> nn.AvgPool2d(2)(x)                   # (8, 4, 12, 12) -> (8, 4, 6, 6)
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
-                 count_include_pad=True, divisor_override=None):
-        super().__init__()
-        self.kernel_size = kernel_size
-        self.stride = kernel_size if stride is None else stride
-        self.padding, self.ceil_mode = padding, ceil_mode
-        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
-
     def forward(self, input):
         """The window means. Shape: (N, C, H, W) -> (N, C, H_out, W_out)."""
         return F.avg_pool2d(self._check_input(input), self.kernel_size, self.stride, self.padding,
                             self.ceil_mode, self.count_include_pad, self.divisor_override)
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+class AvgPool3d(_AvgPoolNd):
+    """The mean of each window over D, H, W (``torch.nn.AvgPool3d``), see ``F.avg_pool3d``.
+
+    Args:
+        kernel_size: an int or 3 ints. stride: default ``kernel_size``. padding: zeros each
+            side. ceil_mode: round the output size up. count_include_pad: divide by the
+            padded count. divisor_override: divide every window's sum by this instead.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out).
+
+    Example:
+        >>> nn.AvgPool3d(2)(x)                   # (2, 4, 8, 16, 16) -> (2, 4, 4, 8, 8)
+    """
+
+    def forward(self, input):
+        """The window means. Shape: (N, C, D, H, W) -> (N, C, D_out, H_out, W_out)."""
+        return F.avg_pool3d(self._check_input(input), self.kernel_size, self.stride, self.padding,
+                            self.ceil_mode, self.count_include_pad, self.divisor_override)
 
 
 class _LPPoolNd(Module):
@@ -180,7 +226,18 @@ class LPPool2d(_LPPoolNd):
                            self.stride, self.ceil_mode)
 
 
-class AdaptiveAvgPool2d(Module):
+class _AdaptiveAvgPoolNd(Module):
+    """What AdaptiveAvgPool2d and AdaptiveAvgPool3d share: ``output_size``, kept as given."""
+
+    def __init__(self, output_size):
+        super().__init__()
+        self.output_size = output_size
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average pooling to a fixed output size (``torch.nn.AdaptiveAvgPool2d``), see
     ``F.adaptive_avg_pool2d``.
 
@@ -193,18 +250,30 @@ class AdaptiveAvgPool2d(Module):
         >>> nn.AdaptiveAvgPool2d(1)(x)           # (8, 64, 7, 7) -> (8, 64, 1, 1)
     """
 
-    def __init__(self, output_size):
-        super().__init__()
-        self.output_size = output_size
-
     def forward(self, input):
         """The adaptive window means. Shape: (N, C, H, W) -> (N, C, H_o, W_o)."""
         return F.adaptive_avg_pool2d(self._check_input(input), self.output_size)
 
-    def extra_repr(self):
-        return f"output_size={self.output_size}"
+
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed output size (``torch.nn.AdaptiveAvgPool3d``), see
+    ``F.adaptive_avg_pool3d``.
+
+    Args:
+        output_size: an int or 3 ints (D_o, H_o, W_o); None keeps that input size.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_o, H_o, W_o).
+
+    Example:
+        >>> nn.AdaptiveAvgPool3d((1, None, None))(x)     # (2, 64, 4, 7, 7) -> (2, 64, 1, 7, 7)
+    """
+
+    def forward(self, input):
+        """The adaptive window means. Shape: (N, C, D, H, W) -> (N, C, D_o, H_o, W_o)."""
+        return F.adaptive_avg_pool3d(self._check_input(input), self.output_size)
 
 
 def _single(value):
     # torch's _single: an int as a 1-tuple, a sequence as a tuple
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+

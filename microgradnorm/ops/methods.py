@@ -16,7 +16,7 @@ from ..dtypes import is_floating
 from ..autograd.function import _next_seq
 from ..tensor import Size, Tensor, _snapshot, to_arguments, wrapped_int
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
-from . import decompositions, products, reductions, search, special, ternary
+from . import decompositions, factorizations, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
 from . import index_writes, tensor_more
@@ -460,7 +460,8 @@ def bind(tensor_class=Tensor):
             setattr(tensor_class, name, value)
     for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
                    reductions, indexing, search, arrange, products, decompositions,
-                   tensor_more, index_writes, torch_more, statistics, storage_ops):
+                   tensor_more, index_writes, torch_more, statistics, storage_ops,
+                   factorizations):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

@@ -1,6 +1,6 @@
 """Products that rearrange their operands, and distances: ``kron``, ``tensordot`` and
 ``inner`` (a matrix product of permuted, flattened operands, torch's way), ``cross``,
-``dist`` and ``cdist``, as PyTorch defines them. Each is a composition of the primitives
+``dist``, ``cdist`` and ``pdist``, as PyTorch defines them. Each is a composition of the primitives
 (``matmul``, products, the ``PNorm`` node of ``norm``), which carry the gradients.
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
@@ -199,3 +199,34 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)                        # (..., P, R, M)
     return PNorm.apply(difference, p=p, axis=(difference.ndim - 1,), keepdims=False,
                        share_ties=False)
+
+
+def pdist(input, p=2):
+    r"""``torch.pdist`` (``F.pdist``): the p-norm distance :math:`\lVert x_i - x_j \rVert_p`
+    between each pair of rows i < j of ``input`` (N, M), in torch's order (0, 1), (0, 2),
+    ..., (1, 2), ...: the upper triangle of ``cdist(input, input)`` read by rows, shape
+    (N (N - 1) / 2,). Written as cdist is, the ``PNorm`` of the pairs' differences (memory
+    N (N - 1) / 2 · M), so the gradient is torch's: 0 at a zero distance (and for p = 0),
+    and with p = inf each of tied largest differences gets the whole of it.
+
+    Args:
+        input: a float32 or float64 matrix (N, M).
+        p: a number >= 0 (``inf`` too), or a 0-d tensor.
+
+    Example:
+        >>> mg.pdist(mg.tensor([[0.0, 0.0], [3.0, 4.0], [6.0, 8.0]]))     # [5., 10., 5.]
+    """
+    check_tensor("pdist", input)
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if not is_floating(input.dtype):
+        raise RuntimeError(f"pdist only supports floating-point dtypes, got {input.dtype}")
+    if is_half(input.dtype):
+        raise NotImplementedError(f"pdist: not implemented for {input.dtype}")
+    p = norm_order("pdist", p)
+    if p < 0:
+        raise RuntimeError(f"pdist only supports non-negative p values, got {p}")
+    # (P,) each, P = N(N-1)/2, on input's device
+    first, second = (input.xp.asarray(rows) for rows in np.triu_indices(input.shape[0], 1))
+    difference = input[first] - input[second]                                 # (P, M)
+    return PNorm.apply(difference, p=p, axis=(1,), keepdims=False, share_ties=False)

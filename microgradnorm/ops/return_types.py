@@ -68,3 +68,12 @@ linalg_lstsq = _result_type("linalg_lstsq", ["solution", "residuals", "rank",
                                              "singular_values"])
 __all__ += ["linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_qr",
             "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "qr", "slogdet", "svd"]
+# ops/factorizations.py: the LU factorization, the older triangular solve
+linalg_lu_factor = _result_type("linalg_lu_factor", ["LU", "pivots"])
+linalg_lu_factor_ex = _result_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])
+linalg_lu = _result_type("linalg_lu", ["P", "L", "U"])
+lu_unpack = _result_type("lu_unpack", ["P", "L", "U"])
+_lu_with_info = _result_type("_lu_with_info", ["LU", "pivots", "info"])
+triangular_solve = _result_type("triangular_solve", ["solution", "cloned_coefficient"])
+__all__ += ["_lu_with_info", "linalg_lu", "linalg_lu_factor", "linalg_lu_factor_ex",
+            "lu_unpack", "triangular_solve"]

@@ -1,12 +1,13 @@
 """The rest of torch's math on tensors: the gamma family (``lgamma``, ``digamma``,
-``polygamma``, ``mvlgamma``), ``i0``, ``gcd``/``lcm``, ``heaviside``, ``frexp``/``ldexp``,
-``nextafter``, ``rsub``, ``renorm`` and their in-place forms; torch's dtype and shape helpers
-(``result_type``, ``promote_types``, ``can_cast``, ``broadcast_shapes``); and torch's
-top-level in-place functions (``torch.exp_(x)`` is ``x.exp_()``).
+``polygamma``, ``mvlgamma``, the incomplete ``igamma``/``igammac``), ``i0``, ``gcd``/``lcm``,
+``heaviside``, ``frexp``/``ldexp``, ``nextafter``, ``rsub``, ``renorm`` and their in-place forms;
+torch's dtype and shape helpers (``result_type``, ``promote_types``, ``can_cast``,
+``broadcast_shapes``); and torch's top-level in-place functions (``torch.exp_(x)`` is ``x.exp_()``).
 
 The special functions are ``Unary`` nodes over the array functions of ``ops/gamma.py``, with
 torch's closed-form gradients: lgamma' = digamma, digamma' = polygamma(1), polygamma(n)' =
-polygamma(n + 1), i0' = i1, each evaluated where torch evaluates it. At a float64 pole
+polygamma(n + 1), i0' = i1, ∂P(a, x)/∂x = x^(a-1) e^-x / Γ(a) (none in a, as torch's),
+each evaluated where torch evaluates it. At a float64 pole
 this gives torch's value (inf, NaN or a huge number); at a float32 one it may give another
 huge number (polygamma(1, -1): 6.6e32 here, 1.3e15 in torch). An integer or bool input
 gives the default dtype; half precision computes in float32 and rounds once. ``mvlgamma``
@@ -26,7 +27,7 @@ from .base import (_category, broadcast, broadcast_shape, check_tensor, constant
                    unbroadcast)
 from .binary import in_place as binary_in_place
 from .elementwise import Unary, _in_opmath, _unary
-from .gamma import (LOG_PI, digamma_array, i0_array, i1_array, lgamma_array,
+from .gamma import (LOG_PI, digamma_array, i0_array, i1_array, igamma_array, lgamma_array,
                     polygamma_array, trigamma_array)
 from .pointwise import _in_place
 from .return_types import frexp as frexp_result
@@ -139,6 +140,81 @@ def mvlgamma(input, p):
     offsets = constant(input.xp.arange(-(p - 1) / 2, 0.5, 0.5).astype(dtype))     # (p,)
     terms = lgamma(input.astype(dtype, copy=False).unsqueeze(-1) + offsets)        # (..., p)
     return terms.sum(-1) + p * (p - 1) / 4 * LOG_PI
+
+
+# ----- igamma, igammac: the regularized incomplete gamma functions ----------------------------
+def _igamma_values(upper):
+    # P(a, x) (Q with upper) of two arrays in float64 (igamma_array), or CuPy's
+    def values(xp, a, x):
+        if backend.is_cupy_array(a):
+            import cupyx.scipy.special
+            return (cupyx.scipy.special.gammaincc if upper else cupyx.scipy.special.gammainc)(a, x)
+        return igamma_array(a, x, upper).astype(np.result_type(a, x), copy=False)
+    return staticmethod(values)
+
+
+def _igamma_slope(a, x):
+    # dP/dx = x^(a-1) e^-x / Γ(a) (-dQ/dx), torch's formula, in float64
+    with np.errstate(all="ignore"):
+        wide_a, wide_x = a.astype(np.float64), x.astype(np.float64)
+        return np.exp((wide_a - 1) * np.log(wide_x) - wide_x - lgamma_array(wide_a))
+
+
+class Igamma(binary.Binary):
+    """P(a, x); dP/dx = x^(a-1) e^-x / Γ(a); the derivative in a raises, as torch's."""
+    name = "igamma"
+    f = _igamma_values(upper=False)
+
+    def da(grad, a, b, out):
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+
+    def db(grad, a, b, out):
+        return grad * _igamma_slope(a, b).astype(grad.dtype)
+
+
+class Igammac(binary.Binary):
+    """Q(a, x) = 1 - P(a, x); dQ/dx = -x^(a-1) e^-x / Γ(a); none in a, as torch's."""
+    name = "igammac"
+    f = _igamma_values(upper=True)
+
+    def da(grad, a, b, out):
+        raise NotImplementedError("the derivative for 'igammac: input' is not implemented.")
+
+    def db(grad, a, b, out):
+        return grad * -_igamma_slope(a, b).astype(grad.dtype)
+
+
+def _incomplete_gamma(name, node, doc):
+    # mg.igamma(input, other): two Tensors (no numbers, as torch's), a floating result
+    def function(input, other):
+        a, b = binary.operands(name, input, other, numbers_as=())
+        dtype = np.dtype(tensors_result_type(a, b))
+        if not dtypes.is_floating(dtype):
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{dtypes.torch_name(dtype)}'")
+        return node.apply(a, b)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
+igamma = _incomplete_gamma("igamma", Igamma, r"""The regularized lower incomplete gamma
+    function :math:`P(a, x) = \frac{1}{\Gamma(a)} \int_0^x t^{a-1} e^{-t}\,dt`, a =
+    ``input``, x = ``other``, broadcast (``torch.igamma``, ``torch.special.gammainc``):
+    torch's methods (``ops/gamma.py``'s ``igamma_array``), NaN for a or x below 0 or both 0.
+    d/dx = x^(a-1) e^-x / Γ(a); the derivative in a is not implemented (NotImplementedError
+    in backward), as torch's. Floating tensors (no numbers).
+
+    Example:
+        >>> mg.igamma(mg.tensor([1.0]), mg.tensor([2.0]))            # 1 - e⁻²: [0.8647]
+    """)
+igammac = _incomplete_gamma("igammac", Igammac, r"""The regularized upper incomplete gamma
+    function :math:`Q(a, x) = 1 - P(a, x)` (``torch.igammac``, ``torch.special.gammaincc``),
+    computed directly where it is small; d/dx = -x^(a-1) e^-x / Γ(a), none in a, as torch's.
+
+    Example:
+        >>> mg.igammac(mg.tensor([1.0]), mg.tensor([2.0]))           # e⁻²: [0.1353]
+    """)
 
 
 # ----- integers: gcd, lcm ---------------------------------------------------------------------
@@ -405,6 +481,8 @@ lcm_ = _checked(binary_in_place("lcm", lcm))
 heaviside_ = _checked(binary_in_place("heaviside", heaviside))
 ldexp_ = _checked(binary_in_place("ldexp", ldexp))
 nextafter_ = _checked(binary_in_place("nextafter", nextafter))
+igamma_ = _checked(binary_in_place("igamma", igamma))
+igammac_ = _checked(binary_in_place("igammac", igammac))
 
 
 # ----- dtypes and shapes: result_type, promote_types, can_cast, broadcast_shapes --------------
@@ -563,5 +641,5 @@ def fill(input, value):
 
 
 _FUNCTIONS = ("lgamma", "digamma", "polygamma", "mvlgamma", "i0", "gcd", "lcm", "heaviside",
-              "nextafter", "frexp", "ldexp", "renorm")
+              "nextafter", "frexp", "ldexp", "renorm", "igamma", "igammac")
 METHODS = _FUNCTIONS + tuple(name + "_" for name in _FUNCTIONS if name != "frexp")
