@@ -16,6 +16,7 @@ from .autograd.function import Function
 from .dtypes import check_number, is_floating
 from .fused import cross_entropy_rows, log_softmax
 from .fused.arguments import check_tensor, resolve_impl
+from .ops.double_backward import _operand
 from .tensor import Tensor
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
@@ -383,6 +384,18 @@ class BinaryCrossEntropy(Function):
         grad_x = grad * (x - t) / xp.maximum(x * (1 - x), 1e-12) if need_x else None
         with np.errstate(divide="ignore"):
             grad_t = grad * (xp.log1p(-x) - xp.log(x)) if need_t else None      # -logit(x)
+        return grad_x, grad_t
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        # create_graph: backward's formulas as Tensor ops; their derivatives are torch's
+        # double backward, ∂/∂x of grad_x = grad (x² - 2xt + t) / (x (1 - x))², ∂/∂t = -grad /
+        # (x (1 - x)), and ∂/∂x of grad_t = -grad / (x (1 - x)) (the clamp's floor a constant)
+        saved_x, saved_t = ctx.saved
+        x, t = _operand(ctx, 0, saved_x), _operand(ctx, 1, saved_t)
+        need_x, need_t = ctx.needs_input_grad
+        grad_x = grad * (x - t) / (x * (1 - x)).clamp(min=1e-12) if need_x else None
+        grad_t = grad * ((-x).log1p() - x.log()) if need_t else None
         return grad_x, grad_t
 
 

@@ -423,7 +423,11 @@ def _record_inplace(target, compute, value):
     check_inplace_result(target, result)
     node = result.grad_fn
     if any(a is target._array for a in node._saved):      # the old values, about to go
-        node._saved = tuple(a.copy() if a is target._array else a for a in node._saved)
+        old = target._array.copy()
+        node._saved = tuple(old if a is target._array else a for a in node._saved)
+        for snapshot in (before, value):  # the node's inputs: create_graph's formulas read them
+            if isinstance(snapshot, Tensor) and snapshot._array is target._array:
+                snapshot._array = old
     if result.dtype != target.dtype:
         result = result.astype(target.dtype)
     target._history = (target._history or ()) + ((node.seq, before),)

@@ -7,7 +7,9 @@ indices and weights, computed as its CPU kernel computes them
 (``area_pixel_compute_source_index``, ``guard_index_and_lambda``, a fused multiply-add
 included), then a weighted sum of two gathered neighbours along each dim; the values agree
 with PyTorch's to a few ulp (its kernels sum the products in other orders), the backward
-is the transposed interpolation."""
+is the transposed interpolation. Under ``create_graph=True`` that backward, and nearest's
+(``NearestSelect``), are nodes of their own (``LinearResampleGrad``, ``NearestSelectGrad``)
+whose gradient is the forward again: linear maps, each pair differentiates to any order."""
 
 import numbers
 import warnings
@@ -148,16 +150,52 @@ class NearestSelect(Function):
 
     @staticmethod
     def forward(ctx, x, axis, index):
-        ctx.axis, ctx.size = axis, x.shape[axis]
+        ctx.axis, ctx.size, ctx.index = axis, x.shape[axis], index
         xp = backend.array_module(x)
         return xp.take(x, xp.asarray(index), axis=axis)
 
     @staticmethod
     def backward(ctx, grad):
-        if grad.shape[ctx.axis] == ctx.size:                   # out == in: j -> j
-            return grad
-        pairs = grad.shape[:ctx.axis] + (ctx.size, 2) + grad.shape[ctx.axis + 1:]
-        return grad.reshape(pairs).sum(axis=ctx.axis + 1)      # out == 2 in: j -> j >> 1
+        return _nearest_shortcut_grad(grad, ctx.axis, ctx.size)
+
+    graph_reads_inputs = False       # a linear map: its formula reads no input values
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        return NearestSelectGrad.apply(grad, axis=ctx.axis, size=ctx.size, index=ctx.index)
+
+
+def _nearest_shortcut_grad(grad, axis, size):
+    # torch's nearest backward along `axis` (to `size`), out == in or out == 2 in
+    if grad.shape[axis] == size:                               # out == in: j -> j
+        return grad
+    pairs = grad.shape[:axis] + (size, 2) + grad.shape[axis + 1:]
+    return grad.reshape(pairs).sum(axis=axis + 1)              # out == 2 in: j -> j >> 1
+
+
+class NearestSelectGrad(Function):
+    """``NearestSelect``'s gradient as a node (under ``create_graph=True``): the shortcut
+    backward of the gradient. Its own gradient is torch's, the forward gather at ``index``
+    (torch's ``upsample_nearest1d`` of it: not the shortcut's transpose where the two
+    indices differ, as torch's), and that one's is the shortcut again, to any order."""
+
+    kept_options = ("index",)
+
+    @staticmethod
+    def forward(ctx, grad, axis, size, index):
+        ctx.axis, ctx.size, ctx.index = axis, size, index
+        return _nearest_shortcut_grad(grad, axis, size)
+
+    @staticmethod
+    def backward(ctx, grad):
+        xp = backend.array_module(grad)
+        return xp.take(grad, xp.asarray(ctx.index), axis=ctx.axis)
+
+    graph_reads_inputs = False
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        return NearestSelect.apply(grad, axis=ctx.axis, index=ctx.index)
 
 
 def _nearest(input, sizes, scales, exact):
@@ -210,32 +248,72 @@ class LinearResample(Function):
     def forward(ctx, x, weights):
         # weights: per spatial dim (i0, i1, w0, w1), each of the output's size
         ctx.weights, ctx.in_sizes = weights, x.shape[2:]
-        out = x.astype(np.float32) if is_half(x.dtype) else x
-        xp = backend.array_module(x)
-        for axis in range(-1, -len(weights) - 1, -1):           # W, then H
-            out = _lerp(xp, out, weights[axis], axis)
-        return out.astype(x.dtype, copy=False)
+        return _resample(x, weights)
 
     @staticmethod
     def backward(ctx, grad):
-        xp = backend.array_module(grad)
-        wide = grad.astype(np.float32) if is_half(grad.dtype) else grad
-        matrices = []
-        for (i0, i1, w0, w1), n in zip(ctx.weights, ctx.in_sizes):
-            m = np.zeros((len(i0), n), wide.dtype)            # (out, in): out = m @ in
-            np.add.at(m, (np.arange(len(i0)), i0), w0)
-            np.add.at(m, (np.arange(len(i0)), i1), w1)
-            matrices.append(xp.asarray(m))
-        out = wide @ matrices[-1]                             # (..., out_h, W)
-        if len(matrices) == 2:
-            out = matrices[0].T @ out                         # (..., H, W)
-        if not xp.isfinite(out.sum()):
-            # an inf or NaN reached it: the matrices' zeros (0·inf = NaN) would spread it
-            # over the whole row, so scatter each output to its own two neighbours only
-            out = wide
-            for axis in range(-1, -len(ctx.weights) - 1, -1):
-                out = _lerp_transposed(xp, out, ctx.weights[axis], ctx.in_sizes[axis], axis)
-        return out.astype(grad.dtype, copy=False)
+        return _resample_transposed(grad, ctx.weights, ctx.in_sizes)
+
+    graph_reads_inputs = False       # a linear map: its formula reads no input values
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        # create_graph: the transposed interpolation as a node, whose own gradient is this
+        # interpolation again (torch's: upsample_linear1d of the gradient)
+        return LinearResampleGrad.apply(grad, weights=ctx.weights, in_sizes=ctx.in_sizes)
+
+
+class LinearResampleGrad(Function):
+    """``LinearResample``'s gradient as a node (under ``create_graph=True``): the
+    transposed interpolation of the gradient to ``in_sizes``; its gradient is
+    ``LinearResample`` with the same weights, so the two differentiate each other to any
+    order."""
+
+    @staticmethod
+    def forward(ctx, grad, weights, in_sizes):
+        ctx.weights = weights
+        return _resample_transposed(grad, weights, in_sizes)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _resample(grad, ctx.weights)
+
+    graph_reads_inputs = False
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        return LinearResample.apply(grad, weights=ctx.weights)
+
+
+def _resample(x, weights):
+    # (N, C, *in) -> (N, C, *out): the weighted sum of two neighbours along each dim
+    out = x.astype(np.float32) if is_half(x.dtype) else x
+    xp = backend.array_module(x)
+    for axis in range(-1, -len(weights) - 1, -1):               # W, then H
+        out = _lerp(xp, out, weights[axis], axis)
+    return out.astype(x.dtype, copy=False)
+
+
+def _resample_transposed(grad, weights, in_sizes):
+    # (N, C, *out) -> (N, C, *in): _resample's transpose, one matrix per dim
+    xp = backend.array_module(grad)
+    wide = grad.astype(np.float32) if is_half(grad.dtype) else grad
+    matrices = []
+    for (i0, i1, w0, w1), n in zip(weights, in_sizes):
+        m = np.zeros((len(i0), n), wide.dtype)                # (out, in): out = m @ in
+        np.add.at(m, (np.arange(len(i0)), i0), w0)
+        np.add.at(m, (np.arange(len(i0)), i1), w1)
+        matrices.append(xp.asarray(m))
+    out = wide @ matrices[-1]                                 # (..., out_h, W)
+    if len(matrices) == 2:
+        out = matrices[0].T @ out                             # (..., H, W)
+    if not xp.isfinite(out.sum()):
+        # an inf or NaN reached it: the matrices' zeros (0·inf = NaN) would spread it
+        # over the whole row, so scatter each output to its own two neighbours only
+        out = wide
+        for axis in range(-1, -len(weights) - 1, -1):
+            out = _lerp_transposed(xp, out, weights[axis], in_sizes[axis], axis)
+    return out.astype(grad.dtype, copy=False)
 
 
 # ----- interpolate: arguments ----------------------------------------------------------

@@ -72,6 +72,13 @@ class _DependsOn(Function):
         xp = array_module(grad)
         return (grad, *[xp.zeros(t.shape, t.dtype) for t in ctx.inputs[1:]])
 
+    graph_reads_inputs = False
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        # the same as Tensors: a third derivative goes through the identity
+        return (grad, *[grad.new_zeros(t.shape, dtype=t.dtype) for t in ctx.inputs[1:]])
+
 
 def _node_backward(node, grads):
     function = node.function

@@ -77,6 +77,17 @@ class WriteThroughView(Function):
         to_base.reshape(-1)[flat] = 0
         return to_base, grad.reshape(-1)[flat].reshape(ctx.positions.shape), None
 
+    graph_reads_inputs = False       # the gradient moved, not scaled: no input values read
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        # create_graph: backward's write and gather as Tensor ops (``put`` of zeros, ``take``;
+        # each the other's adjoint, so differentiable again), the positions a constant
+        flat = _constant(ctx.positions.reshape(-1), grad)
+        need_base, need_values = ctx.needs_input_grad[:2]
+        return (grad.put(flat, grad.new_zeros(flat.shape)) if need_base else None,
+                grad.take(flat).reshape(ctx.positions.shape) if need_values else None)
+
 
 class ViewOfBase(Function):
     """The view read again from the written base: its values (the array given) and, in
@@ -93,6 +104,21 @@ class ViewOfBase(Function):
         to_base = xp.zeros(ctx.shape, grad.dtype)
         to_base.reshape(-1)[ctx.positions.reshape(-1)] = grad.reshape(-1)
         return to_base
+
+    graph_reads_inputs = False
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        # create_graph: the same placing as a Tensor op, ``put`` into zeros (its gradient to
+        # the values, ``take`` at the positions, is WriteThroughView's)
+        flat = _constant(ctx.positions.reshape(-1), grad)
+        return grad.new_zeros(ctx.shape).put(flat, grad.reshape(-1))
+
+
+def _constant(array, like):
+    # an index array as a Tensor without history on like's device (the Tensor class: given
+    # at run time)
+    return _tensor.Tensor._from_op(like.xp.asarray(array), None)
 
 
 def write_through(view, base, result, positions, before):

@@ -8,7 +8,8 @@ outputs, pass through one identity node each (``BackwardHookFunction``). The out
 sees dL/d(outputs) first and runs the pre-hooks; the inputs' node sees dL/d(inputs) once
 everything inside the module has sent its gradient, and runs the hooks with both. Each
 call keeps its own state, so a module called twice has its hooks run twice, each with its
-own gradients."""
+own gradients. Under ``create_graph=True`` the hooks get the gradients with their history
+and what they return is differentiated again, as torch's."""
 
 import warnings
 
@@ -238,6 +239,14 @@ class BackwardHookFunction(Function):
 
     @staticmethod
     def backward(ctx, *grads):
+        return tuple(_as_array(g) for g in BackwardHookFunction.graph_backward(ctx, *grads))
+
+    graph_reads_inputs = False       # the identity: it reads no input values
+
+    @staticmethod
+    def graph_backward(ctx, *grads):
+        # under create_graph=True the hooks get the gradient Tensors, history and all, and
+        # what they return is the gradient, as torch's
         if ctx.side == "outputs":
             return ctx.call.on_output_grads(grads)
         return ctx.call.on_input_grads(grads)
@@ -275,7 +284,9 @@ class BackwardHook:
         return values[0] if single else values
 
     def on_output_grads(self, grads):
-        """The outputs' node's backward: the pre-hooks may replace ``grad_output``."""
+        """The outputs' node's backward: the pre-hooks may replace ``grad_output``. Takes
+        the gradients as arrays (or as Tensors with history, under ``create_graph=True``);
+        returns Tensors."""
         grad_outputs = [None] * self.n_outputs
         for position, g in zip(self.output_wrapped, grads):
             if self.received is None or position in self.received:
@@ -295,7 +306,7 @@ class BackwardHook:
             self.received.clear()          # a backward with retain_graph marks them again
         if self.input_positions is None:   # no input requires grad: the hooks run now
             self._run_without_inputs()
-        return tuple(_as_array(grad_outputs[p]) for p in self.output_wrapped)
+        return tuple(grad_outputs[p] for p in self.output_wrapped)
 
     def _run_without_inputs(self):
         warnings.warn("Full backward hook is firing when gradients are computed with "
@@ -314,7 +325,8 @@ class BackwardHook:
         self.grad_outputs = None
 
     def on_input_grads(self, grads):
-        """The inputs' node's backward: the hooks may replace ``grad_input``."""
+        """The inputs' node's backward: the hooks may replace ``grad_input``. Takes and
+        returns the gradients as ``on_output_grads`` does."""
         if self.grad_outputs is None:      # the gradient did not come through the outputs
             return grads
         grad_inputs = [None] * len(self.inputs)
@@ -333,7 +345,7 @@ class BackwardHook:
                                    f"got {len(result)}, but expected {len(grad_inputs)}")
             grad_inputs = tuple(result)
         self.grad_outputs = None
-        return tuple(_as_array(grad_inputs[p]) for p in self.input_wrapped)
+        return tuple(grad_inputs[p] for p in self.input_wrapped)
 
 
 def _through_node(values, call, side):
@@ -361,6 +373,9 @@ class _Mark:
 
 
 def _as_tensor(g):
+    # an array gradient as a Tensor without history; a Tensor (create_graph) as it is
+    if isinstance(g, Tensor):
+        return g
     return Tensor._from_op(np.asarray(g) if isinstance(g, np.generic) else g, None)
 
 

@@ -16,10 +16,8 @@ Two kinds of formula:
   forward computed (no second factorization), so that the second backward runs the op's
   own backward once, on the sum of everything that reached its outputs.
 
-Left out (exact first order under ``create_graph=True``, a second backward through them
-raises, naming the op): ``scatter_reduce``/``index_reduce`` with "prod"; and the third
-derivatives of ``as_strided`` and of ``eigvalsh`` and ``svdvals`` (``_StridedAdd`` and
-``_Again`` have no formula).
+``scatter_reduce``/``index_reduce`` with "prod" is torch's formula too: its gradient to src
+where several zeros of src meet in one place has a node whose backward raises torch's error.
 
 Example:
     >>> a = mg.randn(3, 3, dtype=mg.float64, requires_grad=True)
@@ -38,7 +36,7 @@ from . import arrange, decompositions, elementwise, fft, index_writes, linalg
 from . import complex as complex_ops
 from . import shape as shape_ops
 from . import solves, tensor_more
-from .double_backward import _conj, _const, _fit, _formula, _operand
+from .double_backward import _conj, _const, _fit, _formula, _operand, _select
 
 
 def _outputs(ctx, *arrays):
@@ -53,16 +51,24 @@ class _Again(Function):
     """Arrays ``node`` saved that are none of its outputs (``EigvalsH``'s eigenvectors,
     ``SVDVals``' U and Vᴴ), as the outputs of a node of the same inputs whose backward is
     ``backward`` on ``node`` (``Eigh``'s, ``SVD``'s): Tensors of A without a second
-    factorization."""
+    factorization. Its formula is ``formula`` (``_eigh``'s, ``_svd``'s) on its own outputs,
+    so a third derivative goes through it again."""
 
     @staticmethod
-    def forward(ctx, *inputs, node, arrays, backward):
-        ctx.node, ctx.backward_of = node, backward
+    def forward(ctx, *inputs, node, arrays, backward, formula):
+        ctx.node, ctx.backward_of, ctx.formula = node, backward, formula
+        ctx.save_for_backward(*arrays)          # what ``formula`` reads as its outputs
         return arrays
 
     @staticmethod
     def backward(ctx, *grads):
         return ctx.backward_of(ctx.node, *grads)
+
+    graph_reads_inputs = False       # the formula reads the outputs, not A
+
+    @staticmethod
+    def graph_backward(ctx, *grads):
+        return ctx.formula(ctx, *grads)
 
 
 def _eye(n, like, dtype=None):
@@ -257,7 +263,7 @@ def _eigh(ctx, g_values, g_vectors):
 @_formula(decompositions.EigvalsH)
 def _eigvalsh(ctx, g):
     _, v = _Again.apply(ctx.inputs[0], node=ctx, arrays=ctx.saved,
-                        backward=decompositions.Eigh.backward)
+                        backward=decompositions.Eigh.backward, formula=_eigh)
     return (v * g.unsqueeze(-2)) @ v.mH
 
 
@@ -287,7 +293,7 @@ def _svd(ctx, g_u, g_s, g_vh):
 @_formula(decompositions.SVDVals)
 def _svdvals(ctx, g):
     u, _, vh = _Again.apply(ctx.inputs[0], node=ctx, arrays=ctx.saved,
-                            backward=decompositions.SVD.backward)
+                            backward=decompositions.SVD.backward, formula=_svd)
     return (u * g.unsqueeze(-2)) @ vh
 
 
@@ -450,30 +456,43 @@ def _diagonal_scatter(ctx, g):
 
 class _StridedAdd(Function):
     """``as_strided``'s gradient as a node (AsStrided.backward): the gradient added into a
-    zero storage at the view's positions, read at x's. Its own gradient is that map's
+    zero storage at the view's positions, read at x's. With ``transposed``, that map's
     adjoint: divided where x shows a position several times, added into the storage at
-    x's positions, read at the view's."""
+    x's positions, read at the view's. Each is the other's gradient, to any order."""
 
     @staticmethod
-    def forward(ctx, grad, node):
-        ctx.geometry = node.geometry
-        return tensor_more.AsStrided.backward(node, grad)
+    def forward(ctx, grad, geometry, transposed=False):
+        ctx.geometry, ctx.transposed = geometry, transposed
+        return _strided_adjoint(grad, geometry) if transposed else \
+            tensor_more.AsStrided.backward(ctx, grad)      # (which reads ctx.geometry only)
 
     @staticmethod
     def backward(ctx, grad):
-        xp = backend.array_module(grad)
-        own, view = ctx.geometry
-        inside, outside = tensor_more._positions(xp, *own), tensor_more._positions(xp, *view)
-        length = 1 + max([int(p.max()) for p in (inside, outside) if p.size], default=-1)
-        shown = xp.bincount(inside.reshape(-1), minlength=length)   # x's copies of each place
-        total = xp.zeros(length, dtype=grad.dtype)                   # (storage,)
-        xp.add.at(total, inside.reshape(-1), (grad / shown[inside]).reshape(-1))
-        return total[outside].astype(grad.dtype, copy=False)
+        return tensor_more.AsStrided.backward(ctx, grad) if ctx.transposed else \
+            _strided_adjoint(grad, ctx.geometry)
+
+    graph_reads_inputs = False       # a linear map: its formula reads no input values
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        return _StridedAdd.apply(grad, geometry=ctx.geometry, transposed=not ctx.transposed)
+
+
+def _strided_adjoint(grad, geometry):
+    # AsStrided.backward's adjoint: x's shape -> the view's
+    xp = backend.array_module(grad)
+    own, view = geometry
+    inside, outside = tensor_more._positions(xp, *own), tensor_more._positions(xp, *view)
+    length = 1 + max([int(p.max()) for p in (inside, outside) if p.size], default=-1)
+    shown = xp.bincount(inside.reshape(-1), minlength=length)       # x's copies of each place
+    total = xp.zeros(length, dtype=grad.dtype)                       # (storage,)
+    xp.add.at(total, inside.reshape(-1), (grad / shown[inside]).reshape(-1))
+    return total[outside].astype(grad.dtype, copy=False)
 
 
 @_formula(tensor_more.AsStrided)
 def _as_strided(ctx, g):
-    return _StridedAdd.apply(g, node=ctx)
+    return _StridedAdd.apply(g, geometry=ctx.geometry)
 
 
 class _WindowsAdded(Function):
@@ -505,11 +524,13 @@ def _unfold(ctx, g):
 @_formula(index_writes.ScatterReduce)
 def _scatter_reduce(ctx, g):
     # ScatterReduce.backward with its masks and counts as constants: linear in g for
-    # sum, mean, amax and amin; prod's gradient (a product of the others) is left out
+    # sum, mean, amax and amin; prod's, products of the others, torch's formula below
     x, src, out = ctx.saved
     places, reduce, include_self = ctx.places, ctx.reduce, ctx.include_self
+    if reduce == "prod":
+        return _scatter_prod(ctx, g)
     if reduce not in ("sum", "mean", "amax", "amin"):
-        return tuple(first_order(ctx, [g]))
+        return tuple(first_order(ctx, [g]))          # max, min: backward raises torch's error
     xp = g.xp
 
     def picked(t):                                  # t's elements at ``places``: torch's gather
@@ -535,6 +556,65 @@ def _scatter_reduce(ctx, g):
     need_x, need_src = ctx.needs_input_grad
     return (grad_x.to(x.dtype) if need_x else None,
             grad_src.to(src.dtype) if need_src else None)
+
+
+def _scatter_prod(ctx, g):
+    # torch's scatter_reduce_backward for prod, in Tensor ops (index_writes._prod_grads):
+    # g_x = g · P(x with its zeros as 1) / (x with its zeros as 1); g_src = g · P(x, src with
+    # its place's only zero as 1) at a lone zero, else g · out / (src with its zeros as 1),
+    # both gathered at src's places; P the scatter_reduce product, out the node's own output
+    x, src, out = ctx.saved
+    places, include_self = ctx.places, ctx.include_self
+    xp = g.xp
+    x_t, src_t = _operand(ctx, 0, x), _operand(ctx, 1, src)
+    (out_t,) = _outputs(ctx, out)
+    where = xp.unravel_index(places, x.shape)                  # src's places, flat order
+
+    def product(into, values):
+        return index_writes.ScatterReduce.apply(into, values, where=where, reduce="prod",
+                                                include_self=include_self)
+
+    def picked(t):                                             # t at src's places
+        return t.reshape(-1)[places].reshape(src.shape)
+    grad_x = grad_src = None
+    need_x, need_src = ctx.needs_input_grad
+    if need_x:
+        x_ones = _select(x == 0, x_t.new_ones(()), x_t)
+        grad_x = g * product(x_ones, src_t) / x_ones
+        if not include_self:                       # x's places that took a value get none
+            taken = xp.zeros(x.shape, bool)
+            taken.reshape(-1)[places] = True
+            grad_x = _select(taken, g.new_zeros(()), grad_x)
+        grad_x = grad_x.to(x.dtype)
+    if need_src:
+        zero = src == 0
+        zeros = xp.bincount(places, weights=zero.reshape(-1), minlength=x.size)  # per place
+        alone = zero & (zeros[places].reshape(src.shape) == 1)
+        others = product(x_t, _select(alone, src_t.new_ones(()), src_t))
+        grad_src = _select(alone, picked(g * others),
+                           picked(g * out_t) / _select(zero, src_t.new_ones(()), src_t))
+        if (zeros > 1).any():
+            grad_src = _Refused.apply(grad_src, message=_PROD_ZEROS)
+        grad_src = grad_src.to(src.dtype)
+    return grad_x, grad_src
+
+
+_PROD_ZEROS = ("scatter_reduce(): Double backward is unsupported for src when >1 zeros in src "
+               "are scattered to the same position in self")                   # torch's words
+
+
+class _Refused(Function):
+    """The identity on a gradient whose own gradient torch refuses (its DelayedError): the
+    value, and torch's error for a backward through it."""
+
+    @staticmethod
+    def forward(ctx, grad, message):
+        ctx.message = message
+        return grad.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError(ctx.message)
 
 
 # ----- Fourier transforms ---------------------------------------------------------------------
