@@ -499,6 +499,19 @@ def _xlogy(ctx, g):
 
 
 # ----- three operands (ops/ternary.py) --------------------------------------------------------
+@_formula(torch_more.Igamma)
+def _igamma(ctx, g):
+    # dP/dx = x^(a-1) e^-x / Γ(a) = exp((a - 1) log x - x - lgamma(a)), torch's formula;
+    # Q = 1 - P: the negative. None in a: da raises torch's NotImplementedError
+    a, x = ctx.inputs
+    sign = -1 if ctx.function is torch_more.Igammac else 1
+    return _fitted(ctx, lambda: ctx.function.da(g, a, x, None),
+                   lambda: g * (sign * ((a - 1) * x.log() - x - a.lgamma()).exp()))
+
+
+_formula(torch_more.Igammac)(_igamma)
+
+
 @_formula(ternary.Lerp)
 def _lerp(ctx, g):
     start, end, weight = ctx.inputs

@@ -289,3 +289,16 @@ def test_the_first_gradient_in_float32_is_the_ordinary_backwards(name):
     for a, b in zip(first(True), first(False)):
         assert a.dtype == b.dtype == np.float32
         np.testing.assert_allclose(a, b, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("name", ["igamma", "igammac"])
+def test_incomplete_gamma_second_derivative_in_x_matches_torch(name):
+    found = []
+    for lib in (mg, torch):
+        a = lib.tensor([0.5, 2.0, 3.5], dtype=lib.float64)
+        x = lib.tensor([0.3, 1.5, 4.0], dtype=lib.float64, requires_grad=True)
+        (g,) = lib.autograd.grad(getattr(lib, name)(a, x).sum(), x, create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), x)
+        found.append((g.detach().numpy(), h.numpy()))
+    for ours, theirs in zip(*found):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
