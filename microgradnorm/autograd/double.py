@@ -17,6 +17,7 @@ from ..backend import array_module
 from .function import Function, _tapes
 from .grad_mode import enable_grad
 from .history import _as_seen_by, on_paths
+from .hooks import _accumulate_lock, _post_hooks, _run_output_hooks, _run_post_hooks
 from .inputs import _tensor
 from .engine import topological_order
 
@@ -138,7 +139,7 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
                 raise NotImplementedError(f"create_graph=True through {node.name()}, which "
                                           "has hooks registered on the node")
             if node.tensor_hooks is not None:
-                grads = _run_output_hooks(node, grads, captured)
+                grads = _run_output_hooks(node, grads, captured, _run_hooks)
             if node._kept_versions:
                 node.check_versions(node._kept_versions)
             grads = [g if g is not None else _zeros(shape, dtype, grads)
@@ -169,7 +170,6 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
 def accumulate_graph(captured):
     """``.grad`` under ``create_graph=True``: the gradient itself (with its history) the
     first time, ``.grad + gradient`` out of place after, as PyTorch's AccumulateGrad."""
-    from .hooks import _accumulate_lock, _post_hooks, _run_post_hooks
     with _accumulate_lock:
         for tensor, g in captured.values():
             held = tensor._grad
@@ -183,7 +183,8 @@ def _zeros(shape, dtype, grads):
     return like.new_zeros(shape, dtype=dtype)
 
 
-def _run_hooks(hooks, g):
+def _run_hooks(hooks, g, shape=None):
+    # tensor hooks on a gradient with history: a Tensor of its shape, or None, from each
     for hook in list(hooks.values()):
         result = hook(g)
         if result is not None:
@@ -193,15 +194,3 @@ def _run_hooks(hooks, g):
                                    f"None or a Tensor of the gradient's shape {tuple(g.shape)}")
             g = result
     return g
-
-
-def _run_output_hooks(node, grads, captured):
-    grads = list(grads)
-    for i, (tensor_id, hooks) in node.tensor_hooks.items():
-        if grads[i] is None or not hooks:
-            continue
-        grads[i] = _run_hooks(hooks, grads[i])
-        held = captured.get(tensor_id)
-        if held is not None and held[0].grad_fn is node and held[0]._output_index == i:
-            captured[tensor_id] = (held[0], grads[i])
-    return grads

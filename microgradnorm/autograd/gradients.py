@@ -74,9 +74,8 @@ class _Wanted:
                 if held is None or not hooks or held[0].grad_fn is not node \
                         or held[0]._output_index != i:
                     continue
-                g = _run_graph_hooks(hooks, held[1]) if create_graph else \
-                    _run_hooks(hooks, held[1], node.outputs_meta[i][0])
-                captured[tensor_id] = (held[0], g)
+                run = _run_graph_hooks if create_graph else _run_hooks
+                captured[tensor_id] = (held[0], run(hooks, held[1], node.outputs_meta[i][0]))
 
 
 def _with_gradients(tensors, gradients):

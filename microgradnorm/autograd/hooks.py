@@ -138,14 +138,16 @@ def _run_hooks(hooks, g, shape):
     return g
 
 
-def _run_output_hooks(node, grads, captured):
-    # hooks replace an output's total gradient, its retained (captured) copy too
+def _run_output_hooks(node, grads, captured, run=None):
+    # hooks replace an output's total gradient, its retained (captured) copy too; run:
+    # how a gradient goes through them (arrays here, Tensors with history in double.py)
+    run = run or _run_hooks
     grads = list(grads)
     for i, (tensor_id, hooks) in node.tensor_hooks.items():
         if grads[i] is None or not hooks:
             continue
         shape = node.outputs_meta[i][0]
-        grads[i] = _run_hooks(hooks, grads[i], shape)
+        grads[i] = run(hooks, grads[i], shape)
         held = captured.get(tensor_id)
         if held is not None and held[0].grad_fn is node and held[0]._output_index == i:
             captured[tensor_id] = (held[0], grads[i])
