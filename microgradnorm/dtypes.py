@@ -155,6 +155,15 @@ def check_positive_ints(where, **values):
             raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")
 
 
+def check_nonnegative_ints(where, **values):
+    """Raise unless every value is an int (TypeError) >= 0 (ValueError), naming it: a size
+    that may be 0, as a Linear layer's features in torch."""
+    for name, value in values.items():
+        check_number(where, name, value, integer=True)
+        if value < 0:
+            raise ValueError(f"{where}: {name} must be a non-negative int, got {value!r}")
+
+
 def is_half(dtype):
     """float16 or bfloat16: the dtypes that accumulate in float32."""
     return is_floating(dtype) and np.dtype(dtype).itemsize < 4

@@ -115,6 +115,10 @@ def _check_offsets(starts, entries):
     if starts.size and (starts.min() < 0 or starts.max() > entries):
         raise IdOutOfRangeError(f"embedding_bag: offsets must be in [0, {entries}] (the "
                                 f"input's length), got {starts.min()} to {starts.max()}")
+    if starts.size > 1 and (starts[1:] < starts[:-1]).any():     # torch's: a RuntimeError
+        i = int((starts[1:] < starts[:-1]).argmax()) + 1
+        raise RuntimeError(f"embedding_bag: offsets must not decrease, got offsets[{i}] = "
+                           f"{starts[i]} after offsets[{i - 1}] = {starts[i - 1]}")
 
 
 def _check_weights(psw, input_shape, weight):

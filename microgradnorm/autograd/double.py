@@ -59,9 +59,9 @@ def first_order(node, grads, kind=OnceDifferentiable):
 
 
 class _DependsOn(Function):
-    """The gradient of an op that masks it by comparing its inputs (ReLU, clamp, max: the
-    op's ``graph_masks_by_inputs``) marked as a function of those inputs with a zero
-    derivative, as torch's nodes for them are: ``requires_grad`` answers as torch's, and a
+    """The gradient of an op whose torch formula reads its input or result only to mask the
+    gradient (ReLU: the op's ``graph_masks_by_inputs``), marked as a function of its inputs
+    with a zero derivative, as torch's node is: ``requires_grad`` answers as torch's, and a
     second backward through it gives zeros rather than an error."""
 
     @staticmethod

@@ -44,7 +44,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if not inputs:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         _check_inputs("backward()", inputs)
-        capture = _Wanted(inputs, retained=True)     # and the non-leaves retaining theirs
+        capture = _Wanted(inputs)                    # and the non-leaves retaining theirs
     grads = [_root_grad(t, g, f"backward(): grad_tensors[{i}]", create_graph)
              for i, (t, g) in enumerate(zip(tensors, grad_tensors))]
     retain = bool(create_graph if retain_graph is None else retain_graph)
@@ -56,16 +56,24 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
 
 
 class _Wanted:
-    """What ``grad()`` and ``inputs=`` capture: the tensors asked for (and, for ``inputs=``,
-    the non-leaves that retain their gradient). ``on_paths`` lists in ``hooked`` the nodes it
-    leaves out whose outputs carry tensor hooks; ``run_hooks`` runs those hooks on the
-    gradients captured for those outputs, as torch runs a hook on an input of ``grad()``."""
+    """What ``grad()`` and ``inputs=`` capture: the tensors asked for and the non-leaves that
+    retain their gradient. ``on_path`` is what the engine runs nodes for (``on_paths``): for
+    ``inputs=`` both, for ``grad()`` the tensors asked for, and a retaining tensor gets its
+    ``.grad`` only where its node ran (``retained``), as torch's. ``on_paths`` lists in
+    ``hooked`` the nodes it leaves out whose outputs carry tensor hooks; ``run_hooks`` runs
+    those hooks on the gradients captured there, as torch runs a hook on a ``grad()`` input."""
 
-    def __init__(self, tensors, retained=False):
-        self.ids, self.retained, self.hooked = {id(t) for t in tensors}, retained, []
+    def __init__(self, tensors, retained_on_paths=True):
+        self.ids, self.hooked, self.needed = {id(t) for t in tensors}, [], None
+        self.on_path = self if retained_on_paths else (lambda t: id(t) in self.ids)
 
     def __call__(self, tensor):
-        return id(tensor) in self.ids or self.retained and tensor._retains_grad
+        return id(tensor) in self.ids or tensor._retains_grad
+
+    def retained(self, captured):
+        """The captured gradients of the retaining tensors (not asked for) whose node ran."""
+        return {key: (t, g) for key, (t, g) in captured.items()
+                if key not in self.ids and t.grad_fn in self.needed}
 
     def run_hooks(self, captured, create_graph):
         for node in self.hooked:
@@ -143,12 +151,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "grad_outputs; give one gradient (or None) per output")
     grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]", create_graph)
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
-    wanted = _Wanted(inputs)
+    wanted = _Wanted(inputs, retained_on_paths=False)
     _check_inputs("grad()", inputs)
     retain = bool(create_graph if retain_graph is None else retain_graph)
     run = run_backward_graph if create_graph else run_backward
     captured = run(outputs, grads, retain, capture=wanted)
     wanted.run_hooks(captured, create_graph)
+    retained = wanted.retained(captured)          # .grad of the non-leaves that retain it
+    if retained:
+        (accumulate_graph if create_graph else accumulate)(retained)
     unused = [i for i, t in enumerate(inputs) if id(t) not in captured]
     if unused and not allow_unused:
         shown = ", ".join(f"inputs[{i}] (shape {inputs[i].shape})" for i in unused)

@@ -103,15 +103,16 @@ def on_paths(order, capture):
     have been freed, or have no formula under ``create_graph``). The nodes left out whose
     outputs carry tensor hooks go to ``capture.hooked`` where it has one: a hook on a
     non-leaf input runs on its gradient (``gradients.py``), its node does not."""
-    needed = set()
+    needed, on_path = set(), getattr(capture, "on_path", capture)
     for node in order:
         for t in node.inputs:
             if t is not None:
                 t = t if t._history is None else _as_seen_by(t, node)
-                if t.grad_fn in needed or capture(t):
+                if t.grad_fn in needed or on_path(t):
                     needed.add(node)
                     break
     hooked = getattr(capture, "hooked", None)
-    if hooked is not None:
+    if hooked is not None:                   # a gradients._Wanted: it keeps what ran too
+        capture.needed = needed
         hooked.extend(n for n in order if n not in needed and n.tensor_hooks is not None)
     return [node for node in order if node in needed]

@@ -68,10 +68,6 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         self.n_clusters = len(self.cutoffs) - 1
         self.head_size = self.shortlist_size + self.n_clusters
         sizes = [int(in_features // (div_value ** (i + 1))) for i in range(self.n_clusters)]
-        if min(sizes) < 1:          # torch makes a Linear of 0 features; nn.Linear refuses
-            raise ValueError(f"{name}: cluster {sizes.index(min(sizes))}'s projection has "
-                             f"in_features // div_value**(i+1) = {min(sizes)} features; "
-                             f"raise in_features or lower div_value")
         self.head = Linear(in_features, self.head_size, bias=head_bias, device=device,
                            dtype=dtype)
         self.tail = ModuleList()

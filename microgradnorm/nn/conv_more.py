@@ -20,21 +20,19 @@ from .module import Module, Parameter, _check_positive, _dtype
 
 
 # ----- transposed convolutions ------------------------------------------------------------
-class _ConvTransposeNd(Module):
+class _ConvTransposeNd(_ConvNd):
     """What ConvTranspose1d, 2d and 3d share: torch's arguments (``groups`` before ``bias``
     before ``dilation``), the weight (in_channels, out_channels / groups, *kernel), its
-    initialisation and the repr."""
+    initialisation and the repr; a ``_ConvNd``, as torch's (a loop over the convolutions
+    of a model finds the transposed ones too)."""
 
     dims = 0
     transposed = True
-    _tuple = _ConvNd._tuple        # an int or ``dims`` ints, each at least a minimum
-    # zeros of torch's shapes, weight (in_channels, out_channels / groups, *kernel_size)
-    _make_parameters, _weight_shape = _ConvNd._make_parameters, _ConvNd._weight_shape
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
                  device="cpu", dtype=None):
-        super().__init__()
+        Module.__init__(self)          # its own options: not _ConvNd's order of arguments
         _check_channels(type(self).__name__, in_channels, out_channels, groups)
         self._set_options(kernel_size, stride, padding, output_padding, groups, dilation,
                           padding_mode)
@@ -55,8 +53,6 @@ class _ConvTransposeNd(Module):
         self.output_padding = self._tuple("output_padding", output_padding, 0)
         self.dilation = self._tuple("dilation", dilation, 1)
         self.groups, self.padding_mode = groups, padding_mode
-
-    reset_parameters = _ConvNd.reset_parameters     # fan_in: out_channels / groups · ∏kernel
 
     def _output_padding(self, x, output_size):
         """torch's: ``output_padding``, or the one that gives ``output_size`` (the spatial

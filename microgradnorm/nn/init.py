@@ -236,13 +236,20 @@ def _kaiming_std(fn, tensor, a, mode, nonlinearity):
 
 
 def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """Fill with U(-b, b), b = gain · √(3 / fan) (He et al.); ``a``: leaky_relu's slope."""
+    """Fill with U(-b, b), b = gain · √(3 / fan) (He et al.); ``a``: leaky_relu's slope.
+    A tensor of no elements is returned as it is, with torch's warning."""
+    if isinstance(tensor, Tensor) and 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
     std = _kaiming_std("kaiming_uniform_", tensor, a, mode, nonlinearity)
     return uniform_(tensor, -math.sqrt(3.0) * std, math.sqrt(3.0) * std, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    """Fill with N(0, std²), std = gain / √fan (He et al.)."""
+    """Fill with N(0, std²), std = gain / √fan (He et al.); none of no elements, as above."""
+    if isinstance(tensor, Tensor) and 0 in tensor.shape:
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+        return tensor
     std = _kaiming_std("kaiming_normal_", tensor, a, mode, nonlinearity)
     return normal_(tensor, 0.0, std, generator)
 

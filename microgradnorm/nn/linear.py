@@ -8,6 +8,7 @@ from ..autograd import no_grad
 from ..dtypes import check_number
 from .. import functional as F
 from . import init
+from ..dtypes import check_nonnegative_ints
 from .module import Module, Parameter, _check_positive, _dtype
 
 
@@ -23,7 +24,7 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device="cpu", dtype=None):
         super().__init__()
-        _check_positive("Linear", in_features=in_features, out_features=out_features)
+        check_nonnegative_ints("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         dtype = _dtype(dtype)
         self.weight = Parameter(np.zeros((out_features, in_features), dtype), device=device)

@@ -20,11 +20,12 @@ import types
 
 from .. import nn
 from .channel_norms import _InstanceNorm
-from .conv_more import _ConvNd, _ConvTransposeNd
+from .conv_more import _AdaptiveMaxPoolNd, _ConvNd, _ConvTransposeNd
 from .lazy import LazyModuleMixin
 from .lazy_norms import _LazyNorm
 from .linear import NonDynamicallyQuantizableLinear as _OutProjLinear
 from .normalization import _BatchNorm, _NormBase
+from .pooling import _AdaptiveAvgPoolNd, _AvgPoolNd, _LPPoolNd, _MaxPoolNd
 
 # torch's classes that are not ``nn``'s public names (nor, but LazyModuleMixin, in their
 # file's ``__all__``); ``_LazyNorm`` is torch's _LazyNormBase; MultiheadAttention's
@@ -32,7 +33,9 @@ from .normalization import _BatchNorm, _NormBase
 _BASES = {"_NormBase": _NormBase, "_BatchNorm": _BatchNorm, "_LazyNormBase": _LazyNorm,
           "_InstanceNorm": _InstanceNorm, "_ConvNd": _ConvNd,
           "_ConvTransposeNd": _ConvTransposeNd, "LazyModuleMixin": LazyModuleMixin,
-          "NonDynamicallyQuantizableLinear": _OutProjLinear}
+          "NonDynamicallyQuantizableLinear": _OutProjLinear, "_MaxPoolNd": _MaxPoolNd,
+          "_AvgPoolNd": _AvgPoolNd, "_LPPoolNd": _LPPoolNd,
+          "_AdaptiveAvgPoolNd": _AdaptiveAvgPoolNd, "_AdaptiveMaxPoolNd": _AdaptiveMaxPoolNd}
 
 # torch's file -> the names it defines that ``nn`` has, in torch's order
 SUBMODULES = {
@@ -73,7 +76,9 @@ SUBMODULES = {
                 "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"),
     "pixelshuffle": ("PixelShuffle", "PixelUnshuffle"),
     "lazy": ("LazyModuleMixin",),
-    "pooling": ("MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
+    "pooling": ("_MaxPoolNd", "_AvgPoolNd", "_LPPoolNd", "_AdaptiveAvgPoolNd",
+                "_AdaptiveMaxPoolNd", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
+                "MaxUnpool2d",
                 "MaxUnpool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d",
                 "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
                 "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d"),

@@ -256,10 +256,9 @@ def _clone(ctx, g):
     return g
 
 
-# their gradients are masks of comparisons of the inputs: a gradient of them depends on the
-# inputs with a zero derivative (autograd/double.py), as torch's
-for _op in (elementwise.ReLU, elementwise.Clamp, elementwise.Extremum):
-    _op.graph_masks_by_inputs = True
+# torch's formula for ReLU reads its result (threshold_backward): the gradient depends on the
+# input with a zero derivative (autograd/double.py); clamp's and max's masks do not
+elementwise.ReLU.graph_masks_by_inputs = True
 
 
 # ----- shapes -------------------------------------------------------------------------------

@@ -459,8 +459,9 @@ class CholeskyInverse(Function):
     def forward(ctx, low, upper):
         xp = backend.array_module(low)
         diagonal = xp.diagonal(low, 0, -2, -1)
-        first = (diagonal == 0).argmax(-1) + 1
-        info = xp.where((diagonal == 0).any(-1), first, 0).astype(np.int32)
+        zero = diagonal == 0                     # (an empty matrix has no element to find)
+        first = zero.argmax(-1) + 1 if zero.shape[-1] else xp.zeros(zero.shape[:-1], int)
+        info = xp.where(zero.any(-1), first, 0).astype(np.int32)
         raise_failed("cholesky_inverse", info, lambda i: f"The diagonal element {i} is zero, "
                      "the inversion could not be completed because the input matrix is "
                      "singular.")

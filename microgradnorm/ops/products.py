@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import tensor as _tensor
 from ..dtypes import is_floating, is_half
-from . import indexing, linalg, reductions
+from . import elementwise, indexing, linalg, reductions
 from .base import check_same_dtype, check_tensor, normalize_axis
 from .shape import permute, reshape
 from .vector_norm import PNorm, norm_order
@@ -197,8 +197,19 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError(f"cdist: x1 and x2 must have the same number of columns, got "
                            f"{x1.shape[-1]} and {x2.shape[-1]}")
     difference = x1.unsqueeze(-2) - x2.unsqueeze(-3)                        # (..., P, R, M)
-    return PNorm.apply(difference, p=p, axis=(difference.ndim - 1,), keepdims=False,
-                       share_ties=False)
+    return _distances(difference, p)
+
+
+def _distances(difference, p):
+    # the p-norms over the last dim; with p = 0 a NaN difference makes its distance NaN:
+    # torch's distance kernels count min(ceil(|d|), 1), where vector_norm counts d != 0
+    out = PNorm.apply(difference, p=p, axis=(difference.ndim - 1,), keepdims=False,
+                      share_ties=False)
+    if p == 0:
+        nan = difference.xp.isnan(difference._array).any(axis=-1)
+        if nan.any():
+            out = elementwise.masked_fill(out, _tensor.Tensor._from_op(nan, None), np.nan)
+    return out
 
 
 def pdist(input, p=2):
@@ -229,4 +240,4 @@ def pdist(input, p=2):
     # (P,) each, P = N(N-1)/2, on input's device
     first, second = (input.xp.asarray(rows) for rows in np.triu_indices(input.shape[0], 1))
     difference = input[first] - input[second]                                 # (P, M)
-    return PNorm.apply(difference, p=p, axis=(1,), keepdims=False, share_ties=False)
+    return _distances(difference, p)

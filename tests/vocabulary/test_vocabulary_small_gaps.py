@@ -617,3 +617,50 @@ def test_relu_gradient_stops_an_inf_or_nan_at_a_zero_output_as_torchs(dtype):
         x.relu().backward(lib.tensor(grads, dtype=getattr(lib, dtype)))
         found.append(x.grad.float().numpy() if lib is torch else x.grad.numpy().astype(np.float32))
     np.testing.assert_array_equal(*found)
+
+
+@pytest.mark.parametrize("features", [(8, 0), (0, 3), (0, 0)])
+def test_linear_of_zero_features_is_built_as_torchs(features):
+    found = []
+    for lib in (mg, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            layer = lib.nn.Linear(*features)
+        out = layer(lib.ones(2, features[0]))
+        found.append((repr(layer), tuple(out.shape), out.detach().numpy().tolist(),
+                      [str(w.message) for w in caught]))
+    assert found[0] == found[1]
+
+
+def test_review_corners_of_the_new_vocabulary_match_torch():
+    import microgradnorm.nn.functional as mF
+    assert mg.cholesky_inverse(mg.zeros(3, 0, 0, dtype=mg.float64)).shape == (3, 0, 0)
+    with pytest.raises(RuntimeError, match="offsets"):
+        mF.embedding_bag(mg.tensor([1, 2, 3, 4, 5, 6]), mg.randn(10, 3), mg.tensor([0, 5, 3]))
+    rows = [[0.0, float("nan"), 1.0], [0.0, 0.0, 1.0], [1.0, 2.0, 3.0]]
+    for name in ("cdist", "pdist"):
+        args = (rows, rows) if name == "cdist" else (rows,)
+        ours = getattr(mg, name)(*[mg.tensor(a) for a in args], p=0)
+        theirs = getattr(torch, name)(*[torch.tensor(a) for a in args], p=0)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    for lib in (mg, torch):
+        assert isinstance(lib.nn.ConvTranspose2d(4, 6, 3), lib.nn.modules.conv._ConvNd)
+        pooling = lib.nn.modules.pooling
+        assert isinstance(lib.nn.MaxPool2d(2), pooling._MaxPoolNd)
+        assert isinstance(lib.nn.AvgPool3d(2), pooling._AvgPoolNd)
+        assert isinstance(lib.nn.AdaptiveMaxPool2d(2), pooling._AdaptiveMaxPoolNd)
+
+
+def test_grad_fills_retain_grad_tensors_its_nodes_reach_as_torchs():
+    found = []
+    for lib in (mg, torch):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        v = x * 3
+        v.retain_grad()
+        (g,) = lib.autograd.grad((v * v).sum(), x)
+        w = x * 3
+        w.retain_grad()
+        u = x * 2
+        lib.autograd.grad((w * u).sum(), u)          # w's node is on no path to u
+        found.append((g.numpy().tolist(), v.grad.numpy().tolist(), w.grad))
+    assert found[0] == found[1]
