@@ -7,7 +7,7 @@ import threading
 
 import numpy as np
 
-from ..backend import silent_floats
+from ..backend import array_module, silent_floats
 from .grad_mode import no_grad
 from .inputs import _tensor
 
@@ -96,6 +96,8 @@ def accumulate(captured):
             held = tensor._grad
             if held is None or held.requires_grad:    # (a grad set with history: out of place)
                 total = _own(g.copy()) if held is None else held._array + g
+                if held is None and not tensor._array.flags.c_contiguous:
+                    total = _in_layout_of(tensor._array, total)
                 tensor._grad = _tensor.Tensor._from_op(total, None)
             else:
                 held._array += g
@@ -105,6 +107,14 @@ def accumulate(captured):
 
 
 _accumulate_lock = threading.Lock()
+
+
+def _in_layout_of(data, g):
+    # torch's AccumulateGrad layout contract: .grad has the strides of its (dense) tensor,
+    # a channels-last leaf's gradient is channels-last
+    out = array_module(data).empty_like(data)
+    out[...] = g
+    return out
 
 
 def _run_post_hooks(captured):

@@ -63,7 +63,10 @@ class BatchNorm(FusedFunction):
         # Saved: x, weight, and mean and rstd per channel; x̂ is recomputed in backward.
         ctx.save_for_backward(x, weight, mean, rstd)
         ctx.has_bias, ctx.training = bias is not None, training
-        return y.reshape(x.shape)
+        y = y.reshape(x.shape)
+        if x.ndim < 4 and not y.flags.c_contiguous:   # torch keeps channels-last 4-D, 5-D only
+            y = type(y).copy(y, order="C")
+        return y
 
     @staticmethod
     def backward(ctx, dy):

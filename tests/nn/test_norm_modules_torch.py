@@ -619,3 +619,20 @@ def test_wrong_trailing_dims_raise_torchs_runtime_error(name, shape, x_shape):
         assert isinstance(info.value, ValueError)
     with pytest.raises(RuntimeError):
         F.layer_norm(mg.tensor(x), shape)
+
+
+def test_batch_norm_layouts_of_output_and_grad_follow_torch():
+    # a (N, L, C) sequence transposed to (N, C, L): torch's output is contiguous; a
+    # channels-last 4-D input keeps its layout, and so does the leaf's .grad (the layout
+    # contract of torch's AccumulateGrad)
+    rng = np.random.default_rng(0)
+    sequence = rng.standard_normal((4, 6, 3)).astype(np.float32)
+    image = rng.standard_normal((2, 4, 5, 3)).astype(np.float32)
+    found = []
+    for lib in (mg, torch):
+        y = lib.nn.BatchNorm1d(3)(lib.tensor(sequence).transpose(1, 2))
+        x = lib.tensor(image).permute(0, 3, 1, 2).detach().requires_grad_()
+        z = lib.nn.BatchNorm2d(3)(x)
+        z.sum().backward()
+        found.append((y.stride(), z.stride(), x.grad.stride()))
+    assert found[0] == found[1]
