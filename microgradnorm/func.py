@@ -1,17 +1,31 @@
-"""``torch.func``'s ``functional_call``: run a Module with some of its parameters and buffers
-replaced by given tensors for one call, the way ensembles, meta-learning loops and
-hypernetworks call a model with weights they computed. The module's own tensors come back
-afterwards, whatever the call did; gradients flow to the tensors given.
+"""``torch.func``: ``functional_call`` and ``stack_module_state``, which call a Module with
+given tensors, and the function transforms ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``,
+``jacfwd``, ``hessian`` and ``vmap``, with torch's signatures, errors and results, so the
+per-sample-gradient, ensembling, Jacobian and Hessian recipes run as written.
 
-``vmap``, ``grad`` and the other transforms of ``torch.func`` are not here: the engine has
-no batching rule (higher derivatives: ``mg.autograd.grad(..., create_graph=True)`` and
-``mg.autograd.functional``).
+``functional_call`` runs a Module with some of its parameters and buffers replaced by given
+tensors for one call, the way ensembles, meta-learning loops and hypernetworks call a model
+with weights they computed. The module's own tensors come back afterwards, whatever the call
+did; gradients flow to the tensors given.
+
+``stack_module_state`` stacks the tensors of an ensemble of Modules for ``vmap``.
+
+The transforms live in ``func_transforms.py``, which says how each is computed by the one
+reverse-mode engine: ``grad`` and ``vjp`` differentiate ``func`` at fresh inputs with
+``mg.autograd.grad`` (recorded where an outer transform needs it, so they nest); ``jacrev``,
+``jacfwd`` and ``hessian`` are a backward per output element (no forward-mode AD here); and
+``vmap`` calls ``func`` once per index of the mapped dim and stacks the outputs along
+``out_dims`` (torch's values for a function without side effects, one Python call per index
+where torch runs one batched op).
 """
 
+from .func_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, vjp, vmap
 from .nn.module import Module
+from .ops import stack
 from .tensor import Tensor
 
-__all__ = ["functional_call"]
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev",
+           "stack_module_state", "vjp", "vmap"]
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
@@ -132,3 +146,41 @@ def _swap(module, name, value):
     old_attribute = owner.__dict__.get(key, _ABSENT)
     owner.__dict__[key] = value
     return owner, table, key, old, old_attribute
+
+
+def stack_module_state(models):
+    """The parameters and buffers of ``models`` (Modules of one class, in one mode) stacked
+    along a new first dim, two dicts indexed by name, for ``vmap`` over an ensemble
+    (``torch.func.stack_module_state``). Stacked parameters are new leaves that require
+    grad, unrelated to the models' own (an optimizer takes them as they are).
+
+    Args:
+        models: a list or ``nn.ModuleList`` of M Modules.
+
+    Shape:
+        each value: (M, *the models' tensor's shape).
+
+    Example:
+        >>> params, buffers = stack_module_state(models)
+        >>> call = lambda p, b, x: functional_call(models[0], (p, b), (x,))
+        >>> outputs = vmap(call, in_dims=(0, 0, None))(params, buffers, x)   # (M, N, out)
+    """
+    if len(models) == 0:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    params = [dict(m.named_parameters()) for m in models]
+    buffers = [dict(m.named_buffers()) for m in models]
+    return ({name: _stacked_leaf([p[name] for p in params], name) for name in params[0]},
+            {name: _stacked_leaf([b[name] for b in buffers], name) for name in buffers[0]})
+
+
+def _stacked_leaf(tensors, name):
+    requires_grad = {t.requires_grad for t in tensors}
+    if len(requires_grad) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    stacked = stack(tensors)
+    return stacked.detach().requires_grad_() if True in requires_grad else stacked
