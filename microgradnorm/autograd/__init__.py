@@ -18,9 +18,12 @@ double backward); and PyTorch's autograd names beside the engine's: ``custom.py`
 written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``,
 ``hessian``, ``hvp``, ``vhp``),
 ``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as PyTorch's code reads it:
-``name()``, ``next_functions``, node hooks, ``AccumulateGrad``) (docs/architecture.md)."""
+``name()``, ``next_functions``, node hooks, ``AccumulateGrad``; the hooks on saved tensors of
+``saved_hooks.py``), ``profiler.py`` and ``profiler_util.py`` (``profile``,
+``record_function``: the ops timed by an observer, their table and trace)
+(docs/architecture.md)."""
 
-from . import functional, graph
+from . import functional, graph, profiler, profiler_util
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import run_backward, topological_order
@@ -42,5 +45,6 @@ __all__ = ["Context", "FreedInput", "Function", "FunctionCtx", "RemovableHandle"
            "backward", "detect_anomaly", "enable_grad", "functional", "grad", "graph",
            "in_module_call", "inference_mode", "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "is_grad_enabled", "module_scope", "no_grad", "observe",
-           "once_differentiable", "op_group", "register_hook", "register_tensor", "run_backward",
-           "set_detect_anomaly", "set_grad_enabled", "topological_order"]
+           "once_differentiable", "op_group", "profiler", "profiler_util", "register_hook",
+           "register_tensor", "run_backward", "set_detect_anomaly", "set_grad_enabled",
+           "topological_order"]

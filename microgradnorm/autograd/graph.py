@@ -9,7 +9,9 @@ the engine's loop polymorphic: 8 % more time per node); ``node.name`` is its op'
 the node's name in PyTorch's pattern, ``"MulBackward0"`` (a PyTorch-style custom Function
 ``Square``: ``"SquareBackward"``), which its repr shows too. Where this package's op differs
 from PyTorch's, so does the name (``MatMulBackward0`` for PyTorch's ``MmBackward0``,
-``GetItemBackward0`` for its ``IndexBackward0``).
+``GetItemBackward0`` for its ``IndexBackward0``). The hooks on saved tensors
+(``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``) are
+``saved_hooks.py``'s, here under torch's path.
 
 Example:
     >>> y = (x * 2).sum()                      # x a leaf that requires grad
@@ -26,9 +28,10 @@ import weakref
 from .history import _as_seen_by
 from .hooks import added
 from .inputs import _tensor, _zeros_for_missing
+from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
 __all__ = ["AccumulateGrad", "GradientEdge", "Node", "get_gradient_edge", "increment_version",
-           "node_name"]
+           "node_name", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
 
 
 class Node(abc.ABC):

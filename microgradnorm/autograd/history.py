@@ -2,6 +2,8 @@
 saved (an in-place change before backward raises, as in PyTorch), what is left of it once
 backward has freed it, and which state of an input written in place since it saw."""
 
+from .saved_hooks import _hooks, pack_saved
+
 
 class NodeHistory:
     """``Context``'s bookkeeping: version checks, freeing, and the views of what is saved
@@ -53,6 +55,8 @@ class NodeHistory:
                     versions += [(t._version_box, t._version_box[0], a.shape)]
         if versions:
             self._saved_versions += tuple(versions)
+        if _hooks:                  # saved_tensors_hooks (saved_hooks.py): pack what is kept
+            pack_saved(self, inputs, outputs)
 
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
