@@ -6,7 +6,9 @@ Each is a composition over one node, ``Im2Col``, which copies every kernel-sized
 the (padded) input into a place of its own: a convolution is then one matmul with the
 weight, a pooling a max or a sum over the window, and autograd comes from those ops
 (adaptive average pooling sums its windows one dim at a time with a node of its own,
-``AdaptiveSum``, for the same reason).
+``AdaptiveSum``, for the same reason). A channels-last input (or conv weight) gives a
+channels-last output, as torch's CPU kernels write it (``_torch_layout``): one copy at the
+end, where those kernels run in that layout.
 ``Im2Col`` earns a node of its own: its forward and its backward (col2im) are one strided
 slice per kernel place, k_h·k_w vectorised copies or adds, where a composition of gathers
 would scatter every element back one by one with ``add.at`` (col2im of a (8, 16, 32, 32)
@@ -21,6 +23,7 @@ import numpy as np
 from . import backend, ops
 from .autograd.function import Function
 from .dtypes import check_number, is_floating
+from .ops import memory_formats
 from .ops.base import constant
 from .tensor import Tensor
 
@@ -133,6 +136,17 @@ def _ints(fn, name, value, dims, minimum):
     return tuple(int(v) for v in values) * (dims // len(values))
 
 
+def _torch_layout(out, *inputs):
+    """``out`` in the memory format the first of ``inputs`` that suggests one does
+    (channels-last), as torch's CPU convolution and pooling kernels write it, else ``out``:
+    one copy, a node whose backward passes the gradient on."""
+    for t in inputs:
+        form = memory_formats.suggest_memory_format(t._array)
+        if form is not memory_formats.contiguous_format:
+            return out.contiguous(memory_format=form)
+    return out
+
+
 def _ntuple(value, n):
     # torch's _single, _pair, _triple, unchecked: an int n times, a sequence as a tuple
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
@@ -195,7 +209,10 @@ def _convolution(fn, dims, input, weight, bias, stride, padding, dilation, group
     y = (w @ cols).reshape((n, out_channels) + out_size)                # (N, O, *out)
     if bias is not None:
         y = y + bias.reshape((out_channels,) + (1,) * dims)
-    return y.reshape(y.shape[1:]) if unbatched else y
+    if unbatched:
+        return y.reshape(y.shape[1:])
+    # conv3d stays row-major: torch's layout there is its oneDNN path's choice
+    return _torch_layout(y, x, weight) if dims == 2 else y
 
 
 def _conv_padding(fn, padding, kernel, stride, dilation):
@@ -329,6 +346,8 @@ def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode
     values, chosen = windows.reshape((n, channels, window) + out_size).max(dim=2)
     if unbatched:
         values = values.reshape(values.shape[1:])
+    else:
+        values = _torch_layout(values, x)        # (max_pool3d: channels_last_3d stays so)
     if not return_indices:
         return values
     # each window position's flat index into the input's spatial dims, -1 in the padding
@@ -337,7 +356,9 @@ def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode
     positions = im2col(positions, geometry, fill=-1).reshape((1, 1, window) + out_size)
     indices = xp.take_along_axis(xp.broadcast_to(positions, (n, channels) + positions.shape[2:]),
                                  chosen._array[:, :, None], axis=2)[:, :, 0]
-    return values, constant(indices[0] if unbatched else indices)
+    if unbatched:
+        return values, constant(indices[0])
+    return values, _torch_layout(constant(indices), x)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -399,11 +420,13 @@ def _avg_pool(fn, dims, input, kernel_size, stride, padding, ceil_mode, count_in
         total = im2col(x._array, geometry).reshape(window_shape).sum(2)
         xp, divisor = x.xp, backend.to_device(divisor, x.device)
         out = abs(total) // abs(divisor) * xp.sign(total) * xp.sign(divisor)
-        return constant(out[0] if unbatched else out)
-    windows = Im2Col.apply(x, geometry=geometry, fill=0)             # (N, C, *kernel, *out)
-    total = windows.reshape(window_shape).sum(dim=2)
-    out = total / constant(backend.to_device(divisor.astype(x.dtype), x.device))
-    return out.reshape(out.shape[1:]) if unbatched else out
+        out = constant(out[0] if unbatched else out)
+    else:
+        windows = Im2Col.apply(x, geometry=geometry, fill=0)         # (N, C, *kernel, *out)
+        total = windows.reshape(window_shape).sum(dim=2)
+        out = total / constant(backend.to_device(divisor.astype(x.dtype), x.device))
+        out = out.reshape(out.shape[1:]) if unbatched else out
+    return _torch_layout(out, x) if dims == 2 and not unbatched else out    # (3-D: row-major)
 
 
 def _window_counts(spatial, geometry, padding, out_size, count_include_pad):
@@ -661,4 +684,6 @@ def _adaptive_avg_pool(fn, dims, input, output_size):
         start, end = _adaptive_windows(n, size)
         counts = np.multiply.outer(counts, end - start)                # (*out)
     out = total / constant(backend.to_device(counts.astype(x.dtype), x.device))
-    return out.reshape(out.shape[1:]) if unbatched else out
+    if unbatched:
+        return out.reshape(out.shape[1:])
+    return _torch_layout(out, x) if dims == 2 else out            # (3-D: row-major, as torch's)

@@ -20,8 +20,8 @@ from . import generator as streams
 from .autograd.function import Function
 from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
                           _adaptive_windows, _check_dtype, _check_input, _ints, _ntuple,
-                          _window_positions, avg_pool2d, col2im, im2col, max_pool1d,
-                          max_pool2d)
+                          _torch_layout, _window_positions, avg_pool2d, col2im, im2col,
+                          max_pool1d, max_pool2d)
 from .dtypes import check_number, is_floating
 from .ops.base import constant, result_dtype
 from .ops.indexing import scatter
@@ -239,10 +239,12 @@ def _adaptive_max_pool(fn, dims, input, output_size, return_indices):
     index = x.xp.take_along_axis(x.xp.broadcast_to(flat, windows.shape),
                                  _torch_pick(windows)[..., None], axis=-1)[..., 0]
     out = ops.gather(values, 2, constant(index.reshape(n, channels, math.prod(sizes))))
-    out = out.reshape((n, channels) + sizes)
+    out, index = out.reshape((n, channels) + sizes), constant(index[0] if unbatched else index)
     if unbatched:
-        out, index = out.reshape(out.shape[1:]), index[0]
-    return (out, constant(index)) if return_indices else out
+        out = out.reshape(out.shape[1:])
+    elif dims == 2:                     # channels-last stays so, as torch's (3-D: row-major)
+        out, index = _torch_layout(out, x), _torch_layout(index, x)
+    return (out, index) if return_indices else out
 
 
 def _torch_pick(windows):

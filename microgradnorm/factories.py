@@ -10,8 +10,10 @@ import numpy as np
 from . import backend, dtypes
 from . import generator as streams
 from . import sampling
+from .ops import memory_formats
 from .ops import shape as shape_ops
 from .ops.base import check_fits, fitted, number_of, size_args
+from .ops.storage import contiguous_format, preserve_format
 from .tensor import Tensor
 
 __all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy",
@@ -52,10 +54,13 @@ def ones(*size, dtype=None, device="cpu", requires_grad=False):
     return _make("ones", array, None, device, requires_grad)
 
 
-def empty(*size, dtype=None, device="cpu", requires_grad=False):
+def empty(*size, dtype=None, device="cpu", requires_grad=False,
+          memory_format=contiguous_format):
     """Uninitialized values of ``size``, in the default float dtype unless dtype is given
-    (``torch.empty``)."""
-    array = np.empty(size_args("empty", size), dtypes.default_float(dtype))
+    (``torch.empty``), laid out in ``memory_format`` (``mg.channels_last`` for a 4-D size:
+    strides (HWC, 1, WC, C))."""
+    array = memory_formats.empty(size_args("empty", size), dtypes.default_float(dtype),
+                                 memory_format)
     return _make("empty", array, None, device, requires_grad)
 
 
@@ -401,44 +406,47 @@ def bernoulli(input, p=None, *, generator=None):
     return _make("bernoulli", array, None, input.device, False)
 
 
-def _random_like(fn, other, dtype, device, requires_grad, draw):
-    # torch's empty_like(other) then the sampler: other's layout, dtype and device
+def _random_like(fn, other, dtype, device, requires_grad, memory_format, draw):
+    # torch's empty_like(other, memory_format=) then the sampler, which writes in memory
+    # order: other's layout (or the format's), dtype and device
     if not isinstance(other, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(other).__name__}")
     device = other.device if device is None else device
     dtype = other.dtype if dtype is None else dtypes.as_dtype(dtype)
     _check(fn, device, requires_grad, dtype)
-    source = other._array
-    array = np.empty_like(source, dtype) if isinstance(source, np.ndarray) else \
-        np.empty(other.shape, dtype)
+    array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format)
     streams.fill(array, lambda n, contiguous: draw(n, dtype, contiguous))
     return _make(fn, array, None, device, requires_grad)
 
 
-def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """U[0, 1) samples of ``input``'s shape, dtype and device (``torch.rand_like``).
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
+    """U[0, 1) samples of ``input``'s shape, dtype and device (``torch.rand_like``), laid out
+    as ``input`` (or in ``memory_format``), drawn in memory order as torch's.
 
     Example:
         >>> noise = mg.rand_like(x)
     """
     gen = streams.check_generator("rand_like", generator)
-    return _random_like("rand_like", input, dtype, device, requires_grad,
+    return _random_like("rand_like", input, dtype, device, requires_grad, memory_format,
                         lambda n, dtype, c: sampling.uniform(gen, n, dtype))
 
 
-def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False):
-    """N(0, 1) samples of ``input``'s shape, dtype and device (``torch.randn_like``).
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format):
+    """N(0, 1) samples of ``input``'s shape, dtype and device (``torch.randn_like``), laid out
+    as ``input`` (or in ``memory_format``), drawn in memory order as torch's.
 
     Example:
         >>> noise = mg.randn_like(x)
     """
     gen = streams.check_generator("randn_like", generator)
-    return _random_like("randn_like", input, dtype, device, requires_grad,
+    return _random_like("randn_like", input, dtype, device, requires_grad, memory_format,
                         lambda n, dtype, c: sampling.normal(gen, n, dtype, contiguous=c))
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
-                 requires_grad=False):
+                 requires_grad=False, memory_format=preserve_format):
     """Integers from [low, high) of ``input``'s shape, dtype and device
     (``torch.randint_like(input, high)`` or ``randint_like(input, low, high)``).
 
@@ -452,45 +460,57 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
         dtypes.check_number("randint_like", name, value, integer=True)
     if low >= high:
         raise ValueError(f"randint_like: low must be below high, got low {low}, high {high}")
-    return _random_like("randint_like", input, dtype, device, requires_grad,
+    return _random_like("randint_like", input, dtype, device, requires_grad, memory_format,
                         lambda n, dtype, c: sampling.random_integers(gen, n, dtype, low, high))
 
 
-def _like(fn, value, other, dtype, device, requires_grad):
+def _like(fn, value, other, dtype, device, requires_grad, memory_format):
+    # torch's empty_like(other, memory_format=) then a fill: other's layout by default
     if not isinstance(other, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(other).__name__}")
-    dtype = other.dtype if dtype is None else dtype
+    dtype = other.dtype if dtype is None else dtypes.as_dtype(dtype)
     device = other.device if device is None else device
-    return _make(fn, np.full(other.shape, value, dtype=dtypes.as_dtype(dtype)), None, device,
-                 requires_grad)
+    array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format)
+    array[...] = value
+    return _make(fn, array, None, device, requires_grad)
 
 
-def zeros_like(other, *, dtype=None, device=None, requires_grad=False):
-    """Zeros of ``other``'s shape, dtype and device (``torch.zeros_like``)."""
-    return _like("zeros_like", 0, other, dtype, device, requires_grad)
+def zeros_like(other, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format):
+    """Zeros of ``other``'s shape, dtype and device (``torch.zeros_like``), laid out as
+    ``other`` (a channels-last one stays channels-last) or in ``memory_format``."""
+    return _like("zeros_like", 0, other, dtype, device, requires_grad, memory_format)
 
 
-def ones_like(other, *, dtype=None, device=None, requires_grad=False):
-    """Ones of ``other``'s shape, dtype and device (``torch.ones_like``)."""
-    return _like("ones_like", 1, other, dtype, device, requires_grad)
+def ones_like(other, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
+    """Ones of ``other``'s shape, dtype and device (``torch.ones_like``), laid out as
+    ``other`` or in ``memory_format``."""
+    return _like("ones_like", 1, other, dtype, device, requires_grad, memory_format)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
+              memory_format=preserve_format):
     """``fill_value`` in ``input``'s shape, dtype and device unless given
-    (``torch.full_like``); a value the dtype cannot hold (NaN or 300 in int8) is refused as
-    torch refuses it, a float in an integer dtype is truncated."""
+    (``torch.full_like``), laid out as ``input`` or in ``memory_format``; a value the dtype
+    cannot hold (NaN or 300 in int8) is refused as torch refuses it, a float in an integer
+    dtype is truncated."""
     if not isinstance(input, Tensor):
         raise TypeError(f"full_like: input must be a Tensor, got {type(input).__name__}")
     dtype = input.dtype if dtype is None else dtypes.as_dtype(dtype)
-    array = shape_ops.filled("full_like", input.shape, fill_value, dtype)
+    filled = shape_ops.filled("full_like", input.shape, fill_value, dtype)
+    array = memory_formats.empty_like_array("full_like", input._array, dtype, memory_format)
+    array[...] = filled
     return _make("full_like", array, None, input.device if device is None else device,
                  requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False):
-    """A tensor of ``input``'s shape, dtype and device unless given (``torch.empty_like``);
-    its values are zeros here."""
-    return _like("empty_like", 0, input, dtype, device, requires_grad)
+def empty_like(input, *, dtype=None, device=None, requires_grad=False,
+               memory_format=preserve_format):
+    """A tensor of ``input``'s shape, dtype and device unless given (``torch.empty_like``),
+    laid out as ``input`` (a dense one keeps its strides, any other gets the dense order of
+    them) or in ``memory_format``; its values are zeros here."""
+    return _like("empty_like", 0, input, dtype, device, requires_grad, memory_format)
 
 
 def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False):

@@ -213,8 +213,23 @@ def empty_like(source, dtype):
         >>> empty_like(np.empty((4, 6))[:, ::2].T, np.float32).strides      # (3, 4) view
         (4, 12)
     """
-    strides = [abs(s) for s in source.strides]
-    perm = list(range(source.ndim - 1, -1, -1))             # innermost first
+    outer_first = dense_order(source.shape, source.strides)
+    array = np.empty([source.shape[d] for d in outer_first], dtype)
+    return array.transpose(np.argsort(outer_first))
+
+
+def dense_order(shape, strides):
+    """The dims of an array of ``shape`` and ``strides`` (in any unit), outermost first, in
+    the order torch's ``infer_dense_strides`` lays out a dense copy of it (``empty_like``'s
+    rule).
+
+    Example:
+        >>> dense_order((2, 3), (1, 2))                     # a transpose: dim 0 innermost
+        [1, 0]
+    """
+    strides = [abs(s) for s in strides]
+    ndim = len(shape)
+    perm = list(range(ndim - 1, -1, -1))                    # innermost first
 
     def should_swap(a, b):
         # torch's comparison of two dims: 1 to move b inward of a, -1 to stop, 0 unknown
@@ -222,9 +237,9 @@ def empty_like(source, dtype):
             return 0
         if strides[a] != strides[b]:
             return 1 if strides[a] > strides[b] else -1
-        return 1 if source.shape[a] > source.shape[b] else 0
+        return 1 if shape[a] > shape[b] else 0
 
-    for i in range(1, source.ndim):
+    for i in range(1, ndim):
         moving = i
         for before in range(i - 1, -1, -1):
             comparison = should_swap(perm[before], perm[moving])
@@ -233,9 +248,7 @@ def empty_like(source, dtype):
                 moving = before
             elif comparison < 0:
                 break
-    outer_first = perm[::-1]
-    array = np.empty([source.shape[d] for d in outer_first], dtype)
-    return array.transpose(np.argsort(outer_first))
+    return perm[::-1]
 
 
 def fill_order(target, values):

@@ -366,7 +366,7 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         noncontiguous: taken; every tensor here owns a contiguous array (the values are
             those of torch's non-contiguous tensor: every other one of twice as many).
         exclude_zero: zeros replaced by 1 (integers, bool) or the dtype's ``tiny``.
-        memory_format: taken (not with ``noncontiguous``); the layout is contiguous.
+        memory_format: the layout (``mg.channels_last``, ...; not with ``noncontiguous``).
 
     Example:
         >>> mg.manual_seed(0)
@@ -413,6 +413,8 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         result = view_as_complex(draws) if dtypes.is_complex(dtype) else draws
     if noncontiguous:
         result = result[..., 1::2].contiguous()
+    elif memory_format is not None:
+        result = result.clone(memory_format=memory_format)
     if exclude_zero:
         tiny = 1 if not floating else float(dtypes.finfo(dtypes.real_of(dtype)).tiny)
         result[result == 0] = tiny

@@ -11,6 +11,7 @@ from .. import autograd, backend, dtypes, torch_misc
 from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
 from ..norms import norm_impl
+from ..ops import memory_formats
 from ..tensor import Tensor, to_arguments
 from . import module_hooks, module_state
 from .module_hooks import ModuleHooks
@@ -326,32 +327,48 @@ class Module(ModuleHooks, ModuleState):
     def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
         """Move and/or cast (floating dtype) every parameter and buffer in place, keeping the
         Parameter objects; returns self. Also ``to(device, dtype)`` and ``to(tensor)``, each
-        with torch's ``non_blocking`` (positional last too) and ``memory_format``, which
-        change nothing here (copies are synchronous; one memory layout)."""
+        with torch's ``non_blocking`` (positional last too: copies are synchronous here) and
+        ``memory_format``: ``mg.channels_last`` lays out each 4-D parameter and buffer (a
+        convolution's weight) and its ``.grad`` channels-last, as torch's (its RuntimeError
+        for a 5-D one; ``mg.channels_last_3d`` the 5-D ones).
+
+        Example:
+            >>> model.to(memory_format=mg.channels_last)        # conv weights (O, kH, kW, I)
+        """
         if args and isinstance(args[-1], bool):
             args = args[:-1]                          # torch's positional non_blocking
         device, dtype = to_arguments("to()", args, device, dtype)
-        return self._convert(device, dtype, every_dtype=False)
+        if memory_format is not None:
+            memory_formats.check_format("to", memory_format)
+        return self._convert(device, dtype, every_dtype=False, memory_format=memory_format)
 
-    def _convert(self, device, dtype, every_dtype):
+    def _convert(self, device, dtype, every_dtype, memory_format=None):
         # each parameter and buffer moved and cast in place (floating ones only, unless
-        # ``every_dtype``: the integer buffers too, as torch's Module.type)
+        # ``every_dtype``: the integer buffers too, as torch's Module.type); the 4-D and 5-D
+        # ones laid out in ``memory_format``, checked for all before any changes
         if dtype is not None and not dtypes.is_floating(dtype):
             raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
-        for tensor in self.parameters() + self.buffers():
-            data = tensor._array
-            cast = every_dtype or dtypes.is_floating(data.dtype)
+        tensors = self.parameters() + self.buffers()
+        shaped = memory_format not in (None, memory_formats.preserve_format)
+        for tensor in tensors if shaped else ():
+            if tensor.ndim in (4, 5):
+                memory_formats.format_order(memory_format, tensor.ndim)   # torch's rank error
+
+        def converted(data, cast):
             if dtype is not None and cast and data.dtype != dtype:
                 data = data.astype(dtype)     # only a real change: the same array stays shared
-            if device is not None:
-                data = backend.to_device(data, device)
+            if shaped and data.ndim in (4, 5):
+                data = memory_formats.in_format(data, memory_format)
+            return data if device is None else backend.to_device(data, device)
+
+        for tensor in tensors:
+            cast = every_dtype or dtypes.is_floating(tensor.dtype)
+            data = converted(tensor._array, cast)
             if data is not tensor._array:
                 tensor._array = data
                 tensor._bump_version()
                 if tensor._grad is not None:
-                    grad = tensor._grad._array
-                    grad = grad.astype(data.dtype) if dtype is not None else grad
-                    tensor._grad = Tensor._from_op(backend.to_device(grad, tensor.device), None)
+                    tensor._grad = Tensor._from_op(converted(tensor._grad._array, cast), None)
         return self
 
     def cpu(self):

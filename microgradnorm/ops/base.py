@@ -197,6 +197,22 @@ def reduced_size(shape, axis):
     return int(np.prod([shape[a] for a in axes], dtype=np.int64))
 
 
+def empty_in_order(xp, shape, dtype, order):
+    """An uninitialised ``xp`` array of ``shape`` whose memory holds its dims in ``order``,
+    outermost first: ``(0, 2, 3, 1)`` makes an (N, C, H, W) array stored as (N, H, W, C), the
+    channels-last layout (``ops/memory_formats.py``)."""
+    stored = xp.empty(tuple(shape[d] for d in order), dtype)          # (shape permuted)
+    return stored.transpose(sorted(range(len(order)), key=list(order).__getitem__))
+
+
+def copy_in_order(array, order, dtype=None):
+    """``array``'s values (cast to ``dtype``) in new memory laid out as ``empty_in_order``."""
+    out = empty_in_order(backend.array_module(array), array.shape,
+                         array.dtype if dtype is None else dtype, order)
+    out[...] = array
+    return out
+
+
 # ----- errors and arguments -------------------------------------------------------------------
 class OutOfRangeError(IndexError, ValueError):
     """An index or class id out of range: an IndexError as in PyTorch, and a ValueError."""

@@ -12,9 +12,9 @@ from ..autograd.function import Function
 from ..dtypes import accumulation_dtype, cast_gradient, is_floating, is_half, upcast_half
 from . import logical
 from .base import (arithmetic, as_array, broadcast, check_fits, check_number_fits,
-                   check_orderable, check_tensor, complex_sign, conj, constant, fitted,
-                   float_input, int_as_read, keep, kept, promote, rounded, select, torch_sign,
-                   unbroadcast)
+                   check_orderable, check_tensor, complex_sign, conj, constant, copy_in_order,
+                   fitted, float_input, int_as_read, keep, kept, promote, rounded, select,
+                   torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -485,9 +485,9 @@ class Where(Function):
 # ----- casts and copies -----------------------------------------------------------------------
 class Cast(Function):
     @staticmethod
-    def forward(ctx, x, dtype):
+    def forward(ctx, x, dtype, order=None):    # order: dims in memory, outermost first
         ctx.input_dtype = x.dtype
-        return x.astype(dtype)
+        return x.astype(dtype) if order is None else copy_in_order(x, order, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -496,8 +496,8 @@ class Cast(Function):
 
 class Clone(Function):
     @staticmethod
-    def forward(ctx, x):
-        return x.copy()
+    def forward(ctx, x, order=None):           # order: dims in memory, outermost first
+        return x.copy() if order is None else copy_in_order(x, order)
 
     @staticmethod
     def backward(ctx, grad):

@@ -19,11 +19,11 @@ from . import arrange, base, binary, elementwise, indexing, linalg, logical, poi
 from . import decompositions, factorizations, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
-from . import index_writes, tensor_more
+from . import index_writes, memory_formats, tensor_more
 from . import storage as storage_ops      # not `storage`: that is a Tensor method
 from . import statistics, torch_more
 from .base import _augmented
-from .elementwise import Add, Cast, Clone, Div, Mul, Sub, ToDevice
+from .elementwise import Add, Cast, Div, Mul, Sub, ToDevice
 from .linalg import MatMul
 
 __all__ = ["bind"]
@@ -66,16 +66,19 @@ class _Methods:
         size.shape = tuple(self._array.shape)
         return size
 
-    # ----- conversion (ops/elementwise.py: Cast, ToDevice, Clone) -------------------------
-    def to(self, *args, device=None, dtype=None, non_blocking=False):
-        """A copy on ``device`` and/or in ``dtype`` (the tensor itself when nothing changes), in
-        the graph: ``to(device)``, ``to(dtype)``, ``to(device, dtype)``, ``to(other)``.
+    # ----- conversion (ops/elementwise.py: Cast, ToDevice; clone: ops/memory_formats.py) --
+    def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
+        """A copy on ``device``, in ``dtype`` and/or laid out in ``memory_format`` (the tensor
+        itself when nothing changes), in the graph: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(other)``, each with ``memory_format=`` (``mg.channels_last``,
+        ...; x itself where that is already its suggested format: ops/memory_formats.py).
         ``non_blocking`` is taken for PyTorch's code: every copy here is synchronous."""
         device, dtype = to_arguments("to()", args, device, dtype)
-        out = self
-        if dtype is not None and dtype != self.dtype:
-            out = out.astype(dtype)
-        if device is not None and device != out.device:
+        moved = device is not None and device != self.device
+        recast = dtype is not None and dtype != self.dtype
+        order = memory_formats.to_order(self, memory_format, recast or moved)
+        out = memory_formats.to_layout(self, dtype, order)
+        if moved:
             out = ToDevice.apply(out, device=device)
         return out
 
@@ -131,12 +134,6 @@ class _Methods:
         """``astype(other.dtype, copy=False)``: the tensor itself if the dtypes match."""
         return self.astype(other.dtype, copy=False)
 
-    def clone(self):
-        """A copy of the data in new memory, in the graph."""
-        return Clone.apply(self)
-
-    contiguous = shape_ops.contiguous
-
     # ----- what a tensor is: device, memory layout, flags (torch's habits) ---------------
     @property
     def is_cuda(self):
@@ -171,16 +168,8 @@ class _Methods:
     def stride(self, dim=None):
         """The step in elements between neighbours along each dim (a tuple), or along
         ``dim``: NumPy's byte strides divided by the item size, torch's value where NumPy
-        has 0 for a dim of size 1 or an empty array."""
-        array = self._array
-        steps, following = [], 1
-        for n, step in zip(reversed(array.shape), reversed(array.strides)):
-            # NumPy's 0 for a dim of size 1 it inserted, or for an empty array: torch's
-            # stride there is the next dim's extent, as a contiguous tensor's
-            step = step // array.itemsize if step or n > 1 and array.size else following
-            steps.append(step)
-            following = step * max(n, 1)
-        steps = tuple(reversed(steps))
+        has 0 for a dim of size 1 or an empty array (``memory_formats.element_strides``)."""
+        steps = memory_formats.element_strides(self._array)
         if dim is None:
             return steps
         return steps[base.normalize_axis("stride", dim, self._array.ndim, single=True)]
@@ -461,7 +450,7 @@ def bind(tensor_class=Tensor):
     for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
                    reductions, indexing, search, arrange, products, decompositions,
                    tensor_more, index_writes, torch_more, statistics, storage_ops,
-                   factorizations):
+                   factorizations, memory_formats):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

@@ -20,7 +20,7 @@ from .elementwise import Clone
 from .indexing import GetItem
 
 METHODS = ("unbind", "unflatten", "movedim", "moveaxis", "repeat_interleave", "narrow", "flip",
-           "roll", "expand_as", "ravel", "is_contiguous", "nelement", "element_size", "nbytes",
+           "roll", "expand_as", "ravel", "nelement", "element_size", "nbytes",
            "data_ptr", "new_full", "new_tensor", "new_empty")
 
 
@@ -619,12 +619,6 @@ def expand_as(x, other):
 def ravel(x):
     """x as one contiguous dim (``torch.ravel``): a view of a contiguous x, else a copy."""
     return reshape(contiguous(check_tensor("ravel", x)), -1)
-
-
-def is_contiguous(x):
-    """True when x's memory is in C (row-major) order, as torch reads strides: a transpose
-    or an expanded view is not; the stride of a size-1 dim does not count."""
-    return bool(x._array.flags.c_contiguous)
 
 
 def nelement(x):

@@ -1,7 +1,9 @@
 """The memory behind a tensor, as scripts written for PyTorch inspect it: ``x.layout``
-(``mg.strided``) and the flags that are constant here (``is_sparse``, ``is_quantized``,
-``is_meta``, ...); ``untyped_storage()`` and ``storage()``, whose ``data_ptr()`` tells which
-tensors share memory; ``resize_`` and ``resize_as_``; the legacy constructor ``x.new(...)``.
+(``mg.strided``), the memory formats (``mg.channels_last``, ...: the type and its four
+objects; ``memory_formats.py`` reads and changes them) and the flags that are constant here
+(``is_sparse``, ``is_quantized``, ``is_meta``, ...); ``untyped_storage()`` and ``storage()``,
+whose ``data_ptr()`` tells which tensors share memory; ``resize_`` and ``resize_as_``; the
+legacy constructor ``x.new(...)``.
 
 A tensor's storage is the array at the root of its NumPy (or CuPy) array's ``base`` chain:
 every view of it (a slice, a transpose, an expansion, ``detach()``, ``.data``) reads that
@@ -20,8 +22,9 @@ from .. import tensor as _tensor
 from . import arrange
 from .base import sizes_of
 
-__all__ = ["TypedStorage", "UntypedStorage", "jagged", "layout", "sparse_bsc", "sparse_bsr",
-           "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
+__all__ = ["TypedStorage", "UntypedStorage", "channels_last", "channels_last_3d",
+           "contiguous_format", "jagged", "layout", "memory_format", "preserve_format",
+           "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc", "sparse_csr", "strided"]
 
 
 # ----- layouts and the flags of a dense CPU tensor -----------------------------------------
@@ -55,6 +58,41 @@ def _layout(name):
 strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged = (
     _layout(name) for name in ("strided", "sparse_coo", "sparse_csr", "sparse_csc",
                                "sparse_bsr", "sparse_bsc", "jagged"))
+
+
+class memory_format:
+    """The order in which a strided tensor's elements lie in memory (``torch.memory_format``),
+    read from its strides (``ops/memory_formats.py``): ``mg.contiguous_format`` (row-major),
+    ``mg.channels_last`` (an (N, C, H, W) tensor stored as (N, H, W, C): strides
+    (HWC, 1, WC, C)), ``mg.channels_last_3d`` (its 5-D form, stored (N, D, H, W, C)) and
+    ``mg.preserve_format`` (a copy keeps its source's order). One object per name, printed
+    as torch prints it.
+
+    Example:
+        >>> mg.ones(2, 3, 4, 5).to(memory_format=mg.channels_last).stride()   # (60, 1, 15, 3)
+    """
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("cannot create 'torch.memory_format' instances")
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name               # pickled by name: this module's object again
+
+
+def _memory_format(name):
+    made = object.__new__(memory_format)
+    made._name = name
+    return made
+
+
+contiguous_format, channels_last, channels_last_3d, preserve_format = (
+    _memory_format(name) for name in ("contiguous_format", "channels_last", "channels_last_3d",
+                                      "preserve_format"))
 
 
 def _layout_of(x):
@@ -289,7 +327,8 @@ def resize_(x, *sizes, memory_format=None):
     is; the same or fewer elements keep the first ones of the storage (x stays a view of the
     memory it shared); more than the storage holds gives x new memory holding the old bytes
     first and zeros after (torch leaves them uninitialised). Refused on a tensor that
-    requires grad, as torch's. ``memory_format`` is taken: one layout here.
+    requires grad, as torch's. ``memory_format`` is taken; x stays row-major (torch's takes
+    that format's strides).
 
     Example:
         >>> mg.arange(6.0).resize_(2, 2)               # tensor([[0., 1.], [2., 3.]])

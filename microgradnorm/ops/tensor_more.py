@@ -585,14 +585,14 @@ class DimError(AxisError, RuntimeError):
 
 
 def narrow_copy(input, dim, start, length):
-    """``torch.narrow_copy``: ``narrow(input, dim, start, length)`` in new memory, in the
-    graph."""
+    """``torch.narrow_copy``: ``narrow(input, dim, start, length)`` in new memory, row-major
+    as torch's, in the graph."""
     check_tensor("narrow_copy", input)
     try:
         normalize_axis("narrow_copy", dim, input.ndim, single=True)
     except AxisError as error:
         raise DimError(str(error)) from None
-    return shape_ops.narrow(input, dim, start, length).clone()
+    return elementwise.Clone.apply(shape_ops.narrow(input, dim, start, length))
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
