@@ -4,6 +4,7 @@ from . import autograd, nn, optim, utils
 from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
 # torch.cpu, torch.distributed, torch.jit, torch.random, torch.special, torch.testing
 from . import cpu, distributed, jit, random, special, testing
+from . import profiler             # torch.profiler
 from .torch_misc import is_nonzero
 from .amp import autocast
 from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
@@ -39,7 +40,8 @@ from .kernels import cpu_kernels, get_cpu_kernels, set_cpu_kernels
 from .norms import get_norm_impl, norm_impl
 from .nn.utils import load, save
 from .nn import serialization      # torch.serialization: save, load, the safe globals
-from . import func                 # torch.func: functional_call
+from . import func                 # torch.func: functional_call, the transforms
+from .func import vmap             # torch.vmap is torch.func.vmap
 from .ops import (amax, amin, argmax, argmin, argsort, cat, chunk, clamp, concatenate, exp,
                   flatten, gather, index_select, log, log_softmax, masked_fill, matmul, maximum,
                   mean, minimum, norm, outer, permute, pow, relu, reshape, rsqrt, sigmoid,
@@ -136,6 +138,9 @@ from .tensor import Size, Tensor, tensor
 # the memory behind a tensor: layouts, storages (ops/storage.py); torch.* names of a few ops
 from .ops.storage import (TypedStorage, UntypedStorage, jagged, layout, sparse_bsc, sparse_bsr,
                           sparse_coo, sparse_csc, sparse_csr, strided)
+# memory formats (ops/storage.py; read and changed by ops/memory_formats.py)
+from .ops.storage import (channels_last, channels_last_3d, contiguous_format, memory_format,
+                          preserve_format)
 from .ops.arrange import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 from .ops.complex import conj_physical
 from .ops.logical import nonzero_static
@@ -258,6 +263,10 @@ __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsin
             "tanh_", "trapezoid", "trapz", "tril_indices", "triu_indices", "trunc_",
             "unravel_index", "use_deterministic_algorithms", "xlogy_", "zero_"]
 __all__ += ["cpu", "distributed", "is_nonzero", "jit", "random", "special", "testing"]
+__all__ += ["profiler"]
+__all__ += ["vmap"]
+__all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_format",
+            "preserve_format"]
 __all__ += ["TypedStorage", "UntypedStorage", "conj_physical", "jagged", "layout",
             "nonzero_static", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc",
             "sparse_csr", "strided", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
