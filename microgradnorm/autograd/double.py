@@ -168,7 +168,7 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
 
 
 def accumulate_graph(captured):
-    """``.grad`` under ``create_graph=True``: the gradient itself (with its history) the
+    """``.grad`` under ``create_graph=True``: a clone of the gradient (its history kept) the
     first time, ``.grad + gradient`` out of place after, as PyTorch's AccumulateGrad."""
     with _accumulate_lock:
         for tensor, g in captured.values():

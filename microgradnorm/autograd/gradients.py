@@ -1,5 +1,6 @@
-"""``grad``: the gradients of outputs with respect to chosen inputs, returned, with no
-``.grad`` touched (``torch.autograd.grad``), and ``backward``, PyTorch's
+"""``grad``: the gradients of outputs with respect to chosen inputs, returned, not
+accumulated (``torch.autograd.grad``; only a tensor that retains its gradient gets it in
+``.grad``, as torch's), and ``backward``, PyTorch's
 ``torch.autograd.backward`` (several outputs, ``inputs=``), both by the engine's backward
 loop."""
 
@@ -110,8 +111,9 @@ def _check_inputs(name, inputs):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False,
          materialize_grads=False):
-    """The gradients of ``outputs`` with respect to ``inputs``, touching no ``.grad``
-    (``torch.autograd.grad``).
+    """The gradients of ``outputs`` with respect to ``inputs``, returned, not accumulated
+    (``torch.autograd.grad``): no input's ``.grad`` changes; a tensor that called
+    ``retain_grad()`` and whose node runs gets its gradient in ``.grad``, as torch's.
 
     Args:
         outputs, inputs: a Tensor or a sequence of Tensors each.

@@ -8,11 +8,14 @@ formula is the op's closed-form backward again (the same formula as its ``backwa
 arrays, next to the op), so a gradient of a gradient is the engine's ordinary backward
 through these nodes. A Hessian-vector product, a gradient penalty and ``hessian`` are that.
 
-The reductions, scans and index writes have theirs in ``double_backward_reductions.py``;
-the nodes above the ops layer (the activations, ``special.py``'s, rrelu's) carry theirs
-beside them, with these helpers. An op without a formula still gives its exact first-order
-gradient under ``create_graph=True``; only a backward through that gradient raises, naming
-the op.
+The reductions, scans and index writes have theirs in ``double_backward_reductions.py``,
+the matrix functions, einsum, complex views and Fourier transforms in
+``double_backward_linalg.py``; the nodes above the ops layer (the activations,
+``special.py``'s, rrelu's, convolution's, interpolate's, binary cross-entropy's, a write
+through a view, a module's backward hooks) carry theirs beside them, with these helpers,
+and the fused nodes differentiate their composite twins (``fused/twin.py``). An op without
+a formula still gives its exact first-order gradient under ``create_graph=True``; only a
+backward through that gradient raises, naming the op.
 
 Example:
     >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
