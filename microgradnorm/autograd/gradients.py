@@ -129,7 +129,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         materialize_grads: zeros, not None, for an input the outputs do not depend on.
 
     Returns:
-        a tuple of Tensors without history (None for an unused input), one per input.
+        a tuple of Tensors, one per input (None for an unused one): without history, or
+        with it under ``create_graph``.
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
