@@ -9,7 +9,7 @@ import warnings
 import numpy as np
 
 from . import autograd, backend, dtypes, printing
-from .autograd import views
+from .autograd import saved_hooks, views
 from .dtypes import is_floating, is_half, is_numeric
 
 _grad_enabled = autograd.is_grad_enabled
@@ -417,8 +417,11 @@ def _record_inplace(target, compute, value):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
     before = _snapshot(target, [0])     # its own counter: the write below is not its change
+    if saved_hooks._hooks:              # a pack hook sees the old values, as torch's
+        before._array = target._array.copy()
     if value is target:                 # x.mul_(x): the old x, saved and then overwritten
         value = _snapshot(target, target._version_box)
+        value._array = before._array
     result = compute(before, value)
     check_inplace_result(target, result)
     node = result.grad_fn

@@ -200,7 +200,9 @@ def reduced_size(shape, axis):
 def empty_in_order(xp, shape, dtype, order):
     """An uninitialised ``xp`` array of ``shape`` whose memory holds its dims in ``order``,
     outermost first: ``(0, 2, 3, 1)`` makes an (N, C, H, W) array stored as (N, H, W, C), the
-    channels-last layout (``ops/memory_formats.py``)."""
+    channels-last layout (``ops/memory_formats.py``); None: row-major."""
+    if order is None:
+        return xp.empty(shape, dtype)
     stored = xp.empty(tuple(shape[d] for d in order), dtype)          # (shape permuted)
     return stored.transpose(sorted(range(len(order)), key=list(order).__getitem__))
 

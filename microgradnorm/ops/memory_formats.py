@@ -134,6 +134,8 @@ def _non_overlapping_and_dense(shape, strides):
 def _kept_order(array):
     # preserve_format for clone and empty_like: a dense array's own order (a size-1 dim
     # inside the dims of its stride, where its stride comes back), else infer_dense_strides'
+    if array.flags.c_contiguous:            # the usual case, row-major: None, no sorting
+        return None
     shape, strides = array.shape, element_strides(array)
     if _non_overlapping_and_dense(shape, strides):
         return sorted(range(array.ndim), key=lambda d: (-strides[d], shape[d] < 2))
@@ -182,11 +184,15 @@ def is_contiguous(x, *, memory_format=contiguous_format):
         >>> y = mg.ones(2, 3, 4, 5).to(memory_format=mg.channels_last)
         >>> y.is_contiguous(), y.is_contiguous(memory_format=mg.channels_last)  # False, True
     """
+    if memory_format is contiguous_format:                       # the usual call, first
+        return bool(x._array.flags.c_contiguous)
     form = check_format("is_contiguous", memory_format)
     if form is contiguous_format or form is preserve_format:      # (torch reads it as row-major)
         return bool(x._array.flags.c_contiguous)
     if x.ndim != _RANK.get(form, x.ndim):
         return False
+    if x._array.size == 0:                  # no element to place: every format, as torch's
+        return True
     return _is_contiguous_in(x.shape, element_strides(x._array), format_order(form, x.ndim))
 
 
@@ -204,6 +210,8 @@ def contiguous(x, *, memory_format=contiguous_format):
     Example:
         >>> x.contiguous(memory_format=mg.channels_last).stride()     # (HWC, 1, WC, C)
     """
+    if memory_format is contiguous_format and x._array.flags.c_contiguous:
+        return x                                                  # the usual call, first
     form = check_format("contiguous", memory_format)
     if is_contiguous(x, memory_format=form):
         return x
@@ -221,6 +229,8 @@ def clone(x, *, memory_format=preserve_format):
         >>> x.to(memory_format=mg.channels_last).clone().is_contiguous(
         ...     memory_format=mg.channels_last)                              # True
     """
+    if memory_format is preserve_format and x._array.flags.c_contiguous:
+        return Clone.apply(x)                                     # the usual call, first
     form = check_format("clone", memory_format, none_is=preserve_format)
     return _copy(x, _order_for(x._array, form))
 
@@ -231,8 +241,10 @@ def to_order(x, memory_format, copies):
     copies x anyway. torch's rule: x itself when nothing else changes and ``memory_format``
     is ``preserve_format`` (None) or x's suggested format; a copy that preserves lays x out
     as ``clone`` does."""
-    form = check_format("to", memory_format, none_is=preserve_format)
     array = x._array
+    if memory_format is None and (not copies or array.flags.c_contiguous):
+        return None                                               # the usual call, first
+    form = check_format("to", memory_format, none_is=preserve_format)
     if form is preserve_format:
         order = _kept_order(array) if copies else None
         # (a cast of a row-major array stays row-major; NumPy's keeps a size-1 dim's stride

@@ -459,3 +459,22 @@ def test_hooks_are_per_thread():
         worker.start()
         worker.join()
     assert calls == []
+
+
+def test_a_pack_hook_that_keeps_a_view_sees_an_in_place_ops_old_values():
+    found = []
+    for lib in (mg, torch):
+        a = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: t.detach(), lambda t: t):
+            x = a * 1
+            x.sin_()
+        x.sum().backward()
+        found.append(a.grad.numpy())
+    np.testing.assert_allclose(found[0], found[1])
+
+
+def test_is_contiguous_of_an_empty_tensor_in_every_format():
+    for lib in (mg, torch):
+        for shape in ((0, 3, 4, 5), (2, 3, 0, 5)):
+            x = lib.ones(*shape).to(memory_format=lib.channels_last)
+            assert x.is_contiguous(memory_format=lib.channels_last)
