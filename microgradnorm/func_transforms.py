@@ -156,13 +156,8 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
     with enable_grad():                  # a transform: an outer no_grad does not reach func
         argnums = _checked_argnums(argnums, len(args))
         diff, inputs, own, spec = _differentiable(_sliced(args, argnums))
-        output = func(*_replaced(args, diff, argnums), **kwargs)
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError(f"{api}: output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            output, aux = output
+        output, aux = _split_aux(api, func(*_replaced(args, diff, argnums), **kwargs),
+                                 has_aux)
         if not isinstance(output, Tensor):
             raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
                                f"{type(output)}")
@@ -176,6 +171,16 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
         if has_aux:
             return _leaving(gradients, own), (value, _leaving(aux, own))
         return _leaving(gradients, own), value
+
+
+def _split_aux(api, output, has_aux):
+    # (output, aux) of func's result, aux None without has_aux; checked as torch checks it
+    if not has_aux:
+        return output, None
+    if not (isinstance(output, tuple) and len(output) == 2):
+        raise RuntimeError(f"{api}: output of function f should be a tuple: "
+                           "(output, aux) if has_aux is True")
+    return output
 
 
 def vjp(func, *primals, has_aux=False):
@@ -208,14 +213,8 @@ def _vjp(func, primals, argnums, has_aux):
             argnums = _checked_argnums(argnums, len(primals))
             diff, inputs, own, primals_spec = _differentiable(_sliced(primals, argnums))
             diff = _replaced(primals, diff, argnums)
-        output = func(*diff)
-        aux = None
-        if has_aux:
-            if not (isinstance(output, tuple) and len(output) == 2):
-                raise RuntimeError(f"{api}: output of function f should be a tuple: "
-                                   "(output, aux) if has_aux is True")
-            output, aux = output
-            aux = _leaving(aux, own)
+        output, aux = _split_aux(api, func(*diff), has_aux)
+        aux = None if aux is None else _leaving(aux, own)
         flat_output, output_spec = _flatten(output)
         if not flat_output or len(flat_output) == 1 and flat_output[0] is None:
             raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output "

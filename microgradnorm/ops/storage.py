@@ -28,7 +28,33 @@ __all__ = ["TypedStorage", "UntypedStorage", "channels_last", "channels_last_3d"
 
 
 # ----- layouts and the flags of a dense CPU tensor -----------------------------------------
-class layout:
+class _Named:
+    """A value of one of torch's small enumerations (``torch.layout``,
+    ``torch.memory_format``): one object per name, printed ``torch.<name>`` as torch prints
+    it, pickled by name (this module's object again); none made by calling the class."""
+
+    __slots__ = ("_name",)
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError(f"cannot create 'torch.{cls.__name__}' instances")
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+    @classmethod
+    def _named(cls, *names):
+        made = []
+        for name in names:
+            value = object.__new__(cls)
+            value._name = name
+            made.append(value)
+        return made
+
+
+class layout(_Named):
     """How a tensor's elements lie in memory (``torch.layout``): every tensor here is
     ``mg.strided`` (dense, with strides); the sparse layouts are named for code that
     compares with them. One object per name, printed as torch prints it.
@@ -37,30 +63,14 @@ class layout:
         >>> mg.ones(2).layout == mg.strided, mg.strided            # (True, torch.strided)
     """
 
-    __slots__ = ("_name",)
-
-    def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'torch.layout' instances")
-
-    def __repr__(self):
-        return f"torch.{self._name}"
-
-    def __reduce__(self):
-        return self._name               # pickled by name: this module's object again
+    __slots__ = ()
 
 
-def _layout(name):
-    made = object.__new__(layout)
-    made._name = name
-    return made
+strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged = layout._named(
+    "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged")
 
 
-strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged = (
-    _layout(name) for name in ("strided", "sparse_coo", "sparse_csr", "sparse_csc",
-                               "sparse_bsr", "sparse_bsc", "jagged"))
-
-
-class memory_format:
+class memory_format(_Named):
     """The order in which a strided tensor's elements lie in memory (``torch.memory_format``),
     read from its strides (``ops/memory_formats.py``): ``mg.contiguous_format`` (row-major),
     ``mg.channels_last`` (an (N, C, H, W) tensor stored as (N, H, W, C): strides
@@ -72,27 +82,11 @@ class memory_format:
         >>> mg.ones(2, 3, 4, 5).to(memory_format=mg.channels_last).stride()   # (60, 1, 15, 3)
     """
 
-    __slots__ = ("_name",)
-
-    def __new__(cls, *args, **kwargs):
-        raise TypeError("cannot create 'torch.memory_format' instances")
-
-    def __repr__(self):
-        return f"torch.{self._name}"
-
-    def __reduce__(self):
-        return self._name               # pickled by name: this module's object again
+    __slots__ = ()
 
 
-def _memory_format(name):
-    made = object.__new__(memory_format)
-    made._name = name
-    return made
-
-
-contiguous_format, channels_last, channels_last_3d, preserve_format = (
-    _memory_format(name) for name in ("contiguous_format", "channels_last", "channels_last_3d",
-                                      "preserve_format"))
+contiguous_format, channels_last, channels_last_3d, preserve_format = memory_format._named(
+    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
 
 
 def _layout_of(x):
