@@ -14,6 +14,7 @@ OpenMP thread unless the environment names a count.
 
 import os
 import sys
+import zlib
 from pathlib import Path
 
 # Set before NumPy and PyTorch load, and inherited by subprocesses. The tests multiply small
@@ -48,6 +49,7 @@ except (ImportError, AttributeError, TypeError):
 # (``from strategies import arrays``) from every test folder.
 sys.path.insert(0, str(Path(__file__).parent / "helpers"))
 
+import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 import microgradnorm as mg  # noqa: E402
@@ -77,6 +79,22 @@ def pytest_collection_modifyitems(items):
 
 
 _SEED = int(os.environ.get("MICROGRADNORM_TEST_SEED", "0"))
+
+
+_MODULE_GENERATORS = ("RNG", "R", "rng", "_RNG")
+
+
+@pytest.fixture(autouse=True)
+def _module_generators_restarted(request):
+    """A test module's NumPy generator (``RNG = np.random.default_rng(0)`` at its top)
+    starts each test again from a seed of the test's own id: what a test draws does not
+    depend on which tests ran before it in its worker (pytest-xdist spreads them as it
+    likes), so a tolerance that holds in one run holds in every run."""
+    module = getattr(request, "module", None)
+    for name in _MODULE_GENERATORS:
+        if isinstance(getattr(module, name, None), np.random.Generator):
+            setattr(module, name, np.random.default_rng(zlib.crc32(request.node.nodeid.encode())))
+    yield
 
 
 @pytest.fixture(autouse=True)
