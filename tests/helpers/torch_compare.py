@@ -14,6 +14,22 @@ def pair(array, requires_grad=True):
     return mg.tensor(array, requires_grad=grad), torch.tensor(array, requires_grad=grad)
 
 
+def compare_module(ours, theirs, arrays, rng, **call):
+    """Two Modules called on the same arrays: the outputs, then the gradients of the inputs
+    and of every parameter from one upstream gradient drawn from ``rng``, float64."""
+    mine, reference = zip(*[pair(a) for a in arrays])
+    out, expected = ours(*mine, **call), theirs(*reference, **call)
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-12)
+    upstream = rng.standard_normal(out.shape)
+    out.backward(mg.tensor(upstream))
+    expected.backward(torch.tensor(upstream))
+    for a, b in zip(mine, reference):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-12)
+    params = dict(ours.named_parameters())
+    for name, param in theirs.named_parameters():
+        np.testing.assert_allclose(params[name].grad.numpy(), param.grad.numpy(), atol=1e-12)
+
+
 def same_error(ours, theirs):
     """``theirs()`` raises; ``ours()`` raises an instance of the same class."""
     with pytest.raises(Exception) as expected:                # noqa: PT011 (torch's class)

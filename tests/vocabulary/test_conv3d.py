@@ -16,19 +16,16 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
 
+from torch_compare import compare_module, pair
+
 RNG = np.random.default_rng(3)
-
-
-def _both(array):
-    grad = array.dtype.kind == "f"
-    return mg.tensor(array, requires_grad=grad), torch.tensor(array, requires_grad=grad)
 
 
 def compare(name, arrays, atol=1e-12, **options):
     """``F.name`` and torch's on the same arrays (random float64 for shapes): the output,
     the indices if any, and each floating input's gradient of a random upstream."""
     arrays = [RNG.standard_normal(a) if isinstance(a, tuple) else a for a in arrays]
-    ours, theirs = zip(*[_both(a) for a in arrays])
+    ours, theirs = zip(*[pair(a) for a in arrays])
     out, expected = getattr(F, name)(*ours, **options), getattr(TF, name)(*theirs, **options)
     if isinstance(expected, tuple):
         assert out[1].dtype == np.int64
@@ -323,21 +320,6 @@ def seeded_twins(cls, *args, **options):
     return ours, theirs
 
 
-def compare_module(ours, theirs, arrays, **call):
-    """Outputs and the gradients of the inputs and every parameter, float64."""
-    mine, reference = zip(*[_both(a) for a in arrays])
-    out, expected = ours(*mine, **call), theirs(*reference, **call)
-    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-12)
-    upstream = RNG.standard_normal(out.shape)
-    out.backward(mg.tensor(upstream))
-    expected.backward(torch.tensor(upstream))
-    for a, b in zip(mine, reference):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-12)
-    params = dict(ours.named_parameters())
-    for name, param in theirs.named_parameters():
-        np.testing.assert_allclose(params[name].grad.numpy(), param.grad.numpy(), atol=1e-12)
-
-
 @pytest.mark.parametrize("cls, args, options", [
     ("Conv3d", (3, 4, 3), dict()),
     ("Conv3d", (4, 6, (3, 2, 2)), dict(stride=(2, 1, 1), padding=(1, 0, 1), dilation=(1, 2, 1),
@@ -363,8 +345,8 @@ def test_conv_modules_as_torch(cls, args, options):
     theirs.double()
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     ours.double()
-    compare_module(ours, theirs, [x])
-    compare_module(ours, theirs, [x[0]])                                      # unbatched
+    compare_module(ours, theirs, [x], RNG)
+    compare_module(ours, theirs, [x[0]], RNG)                                      # unbatched
     again = getattr(nn, cls)(*args, **options).double()
     again.load_state_dict(ours.state_dict())
     for key, value in ours.state_dict().items():
@@ -409,7 +391,7 @@ def test_module_arguments_as_torch(cls, options):
 ])
 def test_pooling_modules_as_torch(cls, args, options, shape):
     ours, theirs = seeded_twins(cls, *args, **options)
-    compare_module(ours, theirs, [RNG.standard_normal(shape)])
+    compare_module(ours, theirs, [RNG.standard_normal(shape)], RNG)
 
 
 def test_modules_with_indices_unpooling_and_dropout_as_torch():
@@ -475,7 +457,7 @@ def test_lazy_convolutions_load_a_trained_state(cls, args, options, shape):
     ours.load_state_dict(state)
     assert not ours.has_uninitialized_params()
     x = RNG.standard_normal(shape)
-    compare_module(ours, trained, [x])
+    compare_module(ours, trained, [x], RNG)
     assert type(ours).__name__ == plain.__name__ and ours.in_channels == channels
     assert repr(ours) == repr(trained).replace(", dtype=torch.float64", "")
     failed = getattr(nn, cls)(*args, **options)

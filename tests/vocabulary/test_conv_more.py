@@ -15,12 +15,9 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
 
+from torch_compare import compare_module, pair
+
 RNG = np.random.default_rng(0)
-
-
-def _both(array):
-    grad = array.dtype.kind == "f"
-    return mg.tensor(array, requires_grad=grad), torch.tensor(array, requires_grad=grad)
 
 
 def compare(name, arrays, atol=1e-12, **options):
@@ -28,7 +25,7 @@ def compare(name, arrays, atol=1e-12, **options):
     shapes): the output, the indices if any, and each floating input's gradient of a random
     upstream."""
     arrays = [RNG.standard_normal(a) if isinstance(a, tuple) else a for a in arrays]
-    ours, theirs = zip(*[_both(a) for a in arrays])
+    ours, theirs = zip(*[pair(a) for a in arrays])
     out, expected = getattr(F, name)(*ours, **options), getattr(TF, name)(*theirs, **options)
     if isinstance(expected, tuple):                              # with indices
         assert out[1].dtype == np.int64
@@ -421,7 +418,7 @@ def test_local_response_norm_errors_have_torchs_class(shape, size):
 @pytest.mark.parametrize("p", [0.3, 0.9])
 def test_alpha_dropout_draws_torchs_values_and_gradient(dtype, p):
     x = RNG.standard_normal((3, 4, 5)).astype(dtype)
-    ours, theirs = _both(x)
+    ours, theirs = pair(x)
     mg.manual_seed(3)
     torch.manual_seed(3)
     out, expected = F.alpha_dropout(ours, p, True), TF.alpha_dropout(theirs, p, True)
@@ -481,7 +478,7 @@ def test_alpha_dropout_edges_as_torch():
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 def test_dropout1d_draws_torchs_channels(shape, dtype):
     x = RNG.standard_normal(shape).astype(dtype)
-    ours, theirs = _both(x)
+    ours, theirs = pair(x)
     mg.manual_seed(5)
     torch.manual_seed(5)
     out, expected = F.dropout1d(ours, 0.4), TF.dropout1d(theirs, 0.4)
@@ -533,22 +530,7 @@ def test_conv_transpose_modules_as_torch(cls, args, options):
     theirs.double()
     ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
     ours.double()
-    compare_module(ours, theirs, [x])
-
-
-def compare_module(ours, theirs, arrays, **call):
-    """Outputs and the gradients of the inputs and every parameter, float64."""
-    mine, reference = zip(*[_both(a) for a in arrays])
-    out, expected = ours(*mine, **call), theirs(*reference, **call)
-    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-12)
-    upstream = RNG.standard_normal(out.shape)
-    out.backward(mg.tensor(upstream))
-    expected.backward(torch.tensor(upstream))
-    for a, b in zip(mine, reference):
-        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), atol=1e-12)
-    params = dict(ours.named_parameters())
-    for name, param in theirs.named_parameters():
-        np.testing.assert_allclose(params[name].grad.numpy(), param.grad.numpy(), atol=1e-12)
+    compare_module(ours, theirs, [x], RNG)
 
 
 @pytest.mark.parametrize("output_size", [(12, 12), (1, 16, 11, 12), (11, 11), (13, 12), (12,)])
@@ -595,7 +577,7 @@ def test_conv_transpose_module_arguments_as_torch(options):
 ])
 def test_shape_modules_as_torch(cls, args, options, shape):
     ours, theirs = seeded_twins(cls, *args, **options)
-    compare_module(ours, theirs, [RNG.standard_normal(shape)])
+    compare_module(ours, theirs, [RNG.standard_normal(shape)], RNG)
 
 
 def test_pooling_modules_with_indices_and_unpooling_as_torch():
@@ -620,7 +602,7 @@ def test_bilinear_module_as_torch():
     seeded_twins("Bilinear", 3, 5, 4, bias=False)
     ours.double()
     theirs.double()
-    compare_module(ours, theirs, [RNG.standard_normal((4, 3)), RNG.standard_normal((4, 5))])
+    compare_module(ours, theirs, [RNG.standard_normal((4, 3)), RNG.standard_normal((4, 5))], RNG)
     same_error(lambda: nn.Bilinear(0, 5, 2), lambda: torch.nn.Bilinear(0, 5, 2))
 
 
