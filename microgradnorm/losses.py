@@ -112,6 +112,37 @@ def _pointwise(fn, input, target, integers=False):
     return input - target
 
 
+LEGACY_WARNING = ("size_average and reduce args will be deprecated, please use "
+                  "reduction='{}' instead.")
+
+
+def legacy_reduction(fn, size_average, reduce, stacklevel=3):
+    r"""The reduction torch's deprecated ``size_average`` and ``reduce`` name, with torch's
+    UserWarning (``torch.nn._reduction.legacy_get_string``): a None counts as True; both
+    true is ``"mean"``, ``reduce`` alone ``"sum"``, ``reduce=False`` ``"none"``. Each loss
+    that takes the pair, and ``_Loss.__init__``, calls this behind one test (``if
+    size_average is not None or reduce is not None:``); otherwise ``reduction`` stands.
+
+    Args:
+        fn: the loss, for the error. size_average, reduce: None, or read by their truth as
+            torch's (a string, as in ``F.mse_loss(x, y, "sum")``, is a TypeError naming it,
+            not torch's silent mean).
+        stacklevel: the warning's, to name the loss's caller.
+
+    Example:
+        >>> legacy_reduction("mse_loss", False, None)      # 'sum', with torch's warning
+    """
+    for name, value in (("size_average", size_average), ("reduce", reduce)):
+        if isinstance(value, str):
+            raise TypeError(f"{fn}: {name} (deprecated; use reduction=) must be a bool or "
+                            f"None, got str {value!r}")
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    reduction = "mean" if size_average and reduce else "sum" if reduce else "none"
+    warnings.warn(LEGACY_WARNING.format(reduction), UserWarning, stacklevel=stacklevel)
+    return reduction
+
+
 def _reduce(losses, reduction):
     if reduction == "mean":
         return losses.mean()
@@ -169,8 +200,8 @@ def _reduce_kept(losses, per_row, reduction, target_shape, keep):
     return losses.sum() / total
 
 
-def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0, impl=None):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0, *, impl=None):
     r"""Cross-entropy :math:`-w_{t_n} \log\mathrm{softmax}(\text{input}_n)_{t_n}` of integer
     targets, the class dim second as in PyTorch; the mean is over the targets kept (weighted
     by ``weight`` when given). A floating target of the input's shape holds class
@@ -179,6 +210,8 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
 
     Args:
         weight: a rescaling weight per class (C,), or None.
+        size_average, reduce: torch's deprecated pair, in its places; when either is given
+            it sets the reduction, with torch's warning (``legacy_reduction``).
         ignore_index: the target value that adds nothing (and is left out of the mean);
             class probabilities take none (a value >= 0 is a RuntimeError, as torch's).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
@@ -196,6 +229,8 @@ def cross_entropy(input, target, weight=None, *, ignore_index=-100, reduction="m
         >>> loss = F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1))   # (B·T, V)
         >>> F.cross_entropy(logits, F.softmax(teacher_logits, 1))   # soft targets (N, C)
     """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction("cross_entropy", size_average, reduce)
     check_tensor("cross_entropy", "input", input)
     if input.ndim == 0:
         raise ValueError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "
@@ -306,7 +341,8 @@ def _nll_target(input, target, target_shape):
     return data.reshape(-1)
 
 
-def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
     r"""Negative log-likelihood :math:`-w_{t_n}\,\text{input}_{n, t_n}` of log-probabilities
     and integer targets (``F.nll_loss``); the mean is over the targets kept, weighted:
     :math:`\sum_n \ell_n / \sum_n w_{t_n}`. ``nll_loss(log_softmax(x, 1), t)`` is
@@ -316,6 +352,7 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
         input: log-probabilities, the class dim second.
         target: int64 (or uint8) class indices, a Tensor or an array.
         weight: a floating (C,) Tensor of input's dtype, a weight per class, or None.
+        size_average, reduce: torch's deprecated pair (``legacy_reduction``).
         ignore_index: the target value that adds nothing (and is left out of the mean).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
@@ -324,6 +361,8 @@ def nll_loss(input, target, weight=None, *, ignore_index=-100, reduction="mean")
     Example:
         >>> F.nll_loss(F.log_softmax(logits, dim=1), targets)
     """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction("nll_loss", size_average, reduce)
     check_floating("nll_loss", "input", input)
     if input.ndim == 0:
         raise ValueError("nll_loss: input must have 1 or more dims ((C,), (N, C) or "
@@ -399,13 +438,15 @@ class BinaryCrossEntropy(Function):
         return grad_x, grad_t
 
 
-def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
     r"""Binary cross-entropy of probabilities :math:`-w (t \log x + (1 - t) \log(1 - x))`,
     each log clamped at -100 as in PyTorch (``F.binary_cross_entropy``).
 
     Args:
         input: probabilities in [0, 1]. target: in [0, 1], input's shape and dtype.
         weight: a rescaling weight that broadcasts to input's shape, or None.
+        size_average, reduce: torch's deprecated pair (``legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
     Shape: input (*), target (*), output () or (*) with ``"none"``.
@@ -414,6 +455,8 @@ def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
         >>> F.binary_cross_entropy(F.sigmoid(logits), labels)
     """
     fn = "binary_cross_entropy"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     check_floating(fn, "input", input)
     _tensor(fn, "target", target)
     _same_shape(fn, "target", target, input)
@@ -432,8 +475,8 @@ def binary_cross_entropy(input, target, weight=None, *, reduction="mean"):
     return _reduce(losses, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, *, reduction="mean",
-                                     pos_weight=None):
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
     r"""Binary cross-entropy of logits, :math:`-w (p\,t \log\sigma(x) + (1 - t)
     \log(1 - \sigma(x)))` with :math:`p` = ``pos_weight``, in the stable form
     :math:`(1 - t)\,x - (1 + (p - 1)\,t) \log\sigma(x)`
@@ -442,6 +485,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, *, reduction="m
     Args:
         input: logits. target: input's shape, floating.
         weight: a rescaling weight that broadcasts to input's shape, or None.
+        size_average, reduce: torch's deprecated pair (``legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
         pos_weight: a weight of the positive targets, broadcast over input (a weight per
             class as the last dim), or None.
@@ -452,6 +496,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, *, reduction="m
         >>> F.binary_cross_entropy_with_logits(logits, labels, pos_weight=mg.full((C,), 3.0))
     """
     fn = "binary_cross_entropy_with_logits"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     check_floating(fn, "input", input)
     _tensor(fn, "target", target)
     _same_shape(fn, "target", target, input)
@@ -474,42 +520,83 @@ def binary_cross_entropy_with_logits(input, target, weight=None, *, reduction="m
 
 
 # ----- pointwise regression losses ---------------------------------------------------------
-def mse_loss(input, target, reduction="mean"):
-    r"""Mean squared error :math:`\mathrm{mean}((\text{input} - \text{target})^2)`; a target
-    of another shape is broadcast with a warning, as in PyTorch."""
+def _weighted(fn, losses, weight, input, reduction, mean="weights"):
+    """torch's weighted pointwise loss: ``losses * weight``, a weight of input's shape
+    (ValueError otherwise); the mean divides the sum by the weights' sum (mean="weights":
+    mse_loss, l1_loss) or by the element count (mean="count": huber_loss)."""
+    _tensor(fn, "weight", weight)
+    _same_shape(fn, "weight", weight, input)
+    losses = losses * weight
+    if reduction == "mean" and mean == "weights":
+        return losses.sum() / weight.sum()
+    return _reduce(losses, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    r"""Mean squared error :math:`\mathrm{mean}((\text{input} - \text{target})^2)`
+    (``F.mse_loss``); a target of another shape is broadcast with a warning, as in PyTorch.
+    With ``weight``, :math:`\sum w\,d^2 / \sum w`.
+
+    Args:
+        size_average, reduce: torch's deprecated pair (``legacy_reduction``).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        weight: a weight per element, input's shape, or None.
+
+    Example:
+        >>> F.mse_loss(prediction, target, reduction="sum")
+    """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction("mse_loss", size_average, reduce)
     check_reduction("mse_loss", reduction)
     diff = _pointwise("mse_loss", input, target)
+    if weight is not None:
+        return _weighted("mse_loss", diff * diff, weight, input, reduction)
     return _reduce(diff * diff, reduction)
 
 
-def l1_loss(input, target, *, reduction="mean"):
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     r"""Mean absolute error :math:`\mathrm{mean}|\text{input} - \text{target}|`
     (``F.l1_loss``); the gradient at a tie is 0. A target of another shape is broadcast
     with a warning, as in PyTorch; integer tensors give an integer ``"sum"`` or ``"none"``.
+    With ``weight``, :math:`\sum w\,|d| / \sum w`.
+
+    Args:
+        size_average, reduce: torch's deprecated pair (``legacy_reduction``).
+        reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        weight: a weight per element, input's shape, or None.
 
     Example:
         >>> F.l1_loss(prediction, target, reduction="sum")
     """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction("l1_loss", size_average, reduce)
     _tensor("l1_loss", "input", input)
     check_reduction("l1_loss", reduction)
     if reduction == "mean" and not is_floating(_common_dtype(input, target)):
         raise RuntimeError(f"l1_loss: the mean of integer differences has no dtype; input "
                            f"is {input.dtype}: pass floating tensors or reduction='sum'")
-    return _reduce(_pointwise("l1_loss", input, target, integers=True).abs(), reduction)
+    losses = _pointwise("l1_loss", input, target, integers=True).abs()
+    if weight is not None:
+        return _weighted("l1_loss", losses, weight, input, reduction)
+    return _reduce(losses, reduction)
 
 
-def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean",
+                   beta=1.0):
     r"""Smooth L1 (``F.smooth_l1_loss``): :math:`0.5\,d^2/\beta` where :math:`|d| < \beta`,
     else :math:`|d| - 0.5\,\beta`, with :math:`d` = input - target; ``beta=0`` is
     ``l1_loss``.
 
     Args:
-        beta: where the quadratic turns linear, >= 0.
+        size_average, reduce: torch's deprecated pair (``legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
+        beta: where the quadratic turns linear, >= 0; after ``reduction``, as torch's.
 
     Example:
         >>> F.smooth_l1_loss(boxes, target_boxes, beta=0.5)
     """
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction("smooth_l1_loss", size_average, reduce)
     check_number("smooth_l1_loss", "beta", beta)
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta!r}")
@@ -522,14 +609,16 @@ def smooth_l1_loss(input, target, *, reduction="mean", beta=1.0):
                    reduction)
 
 
-def huber_loss(input, target, reduction="mean", delta=1.0):
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     r"""Huber (``F.huber_loss``): :math:`0.5\,d^2` where :math:`|d| \le \delta`, else
     :math:`\delta (|d| - 0.5\,\delta)`, with :math:`d` = input - target: smooth L1 times
-    δ. The result has input's dtype, as PyTorch's.
+    δ. The result has input's dtype, as PyTorch's. With ``weight``, :math:`w\,\ell`
+    elementwise, the mean over the elements (torch's: not over the weights, as mse_loss's).
 
     Args:
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
         delta: where the quadratic turns linear, > 0.
+        weight: a weight per element, input's shape, or None.
 
     Example:
         >>> F.huber_loss(prediction, target, delta=2.0)
@@ -545,17 +634,23 @@ def huber_loss(input, target, reduction="mean", delta=1.0):
     diff = _pointwise("huber_loss", input, target)
     size = diff.abs()
     losses = ops.where(size._array <= delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
-    return _reduce(losses if losses.dtype == input.dtype else losses.astype(input.dtype),
-                   reduction)
+    losses = losses if losses.dtype == input.dtype else losses.astype(input.dtype)
+    if weight is not None:
+        return _weighted("huber_loss", losses, weight, input, reduction, mean="count")
+    return _reduce(losses, reduction)
 
 
 # ----- divergence --------------------------------------------------------------------------
-def kl_div(input, target, *, reduction="mean", log_target=False):
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
+           log_target=False):
     r"""Kullback-Leibler divergence of log-probabilities ``input`` from ``target``
     (``F.kl_div``): :math:`t (\log t - x)` elementwise (0 where t = 0), or
     :math:`e^t (t - x)` with ``log_target``.
 
     Args:
+        size_average, reduce: torch's deprecated pair (``legacy_reduction``): when either
+            is given it reduces in place of ``reduction`` (no "mean" warning), and
+            ``reduction="batchmean"`` still divides that by the batch size, as torch's.
         reduction: ``"mean"`` (every element, with PyTorch's warning), ``"batchmean"`` (the
             sum over the batch size, the divergence's definition), ``"sum"`` or ``"none"``.
         log_target: whether ``target`` holds log-probabilities too.
@@ -564,6 +659,9 @@ def kl_div(input, target, *, reduction="mean", log_target=False):
         >>> F.kl_div(F.log_softmax(student, 1), F.softmax(teacher, 1), reduction="batchmean")
     """
     fn = "kl_div"
+    legacy = None
+    if size_average is not None or reduce is not None:
+        legacy = legacy_reduction(fn, size_average, reduce)
     _tensor(fn, "input", input)
     _tensor(fn, "target", target)
     if not isinstance(log_target, bool):
@@ -571,7 +669,8 @@ def kl_div(input, target, *, reduction="mean", log_target=False):
     if not (is_floating(input.dtype) and is_floating(target.dtype)):
         raise RuntimeError(f"{fn}: integer inputs are not supported, got input {input.dtype}, "
                            f"target {target.dtype}")
-    check_reduction(fn, reduction, ("batchmean",))
+    if legacy is None:
+        check_reduction(fn, reduction, ("batchmean",))
     try:
         np.broadcast_shapes(input.shape, target.shape)
     except ValueError:
@@ -583,12 +682,12 @@ def kl_div(input, target, *, reduction="mean", log_target=False):
         with np.errstate(invalid="ignore"):      # t log t: NaN for a negative t, as PyTorch's
             losses = target * target.masked_fill(target._array == 0, 1.0).log() \
                 - target * input
-    if reduction == "mean":
+    if reduction == "mean" and legacy is None:
         warnings.warn("kl_div: reduction='mean' divides the total loss by both the batch size "
                       "and the support size; 'batchmean' divides only by the batch size, "
                       "which is the KL divergence (PyTorch warns the same)", UserWarning,
                       stacklevel=2)
-    if reduction == "batchmean":
-        total = losses.sum()
-        return total / input.shape[0] if input.ndim else total
-    return _reduce(losses, reduction)
+    if reduction == "batchmean":        # the legacy pair's reduction (or the sum) over N
+        reduced = _reduce(losses, "sum" if legacy is None else legacy)
+        return reduced / input.shape[0] if input.ndim else reduced
+    return _reduce(losses, reduction if legacy is None else legacy)

@@ -6,8 +6,10 @@ embedding, soft margin, the multi-label and multi-class margins), the embedding 
 Each is a composition of primitive ops written as PyTorch's own kernel or composite writes
 it, so the values, the dtypes and the gradients at a hinge's kink are PyTorch's: a kink
 written ``clamp_min(·, 0)`` in PyTorch passes the gradient at 0, one its kernel tests with
-``z > 0`` does not (``relu``). The options after PyTorch's deprecated ``size_average`` and
-``reduce`` are keyword-only here, as in ``losses.py``. ``functional`` re-exports every name.
+``z > 0`` does not (``relu``). Each takes torch's signature, its deprecated ``size_average``
+and ``reduce`` in their places, read as torch reads them (``losses.legacy_reduction``);
+triplet_margin_with_distance_loss and gaussian_nll_loss have none, as torch's.
+``functional`` re-exports every name.
 """
 
 import math
@@ -17,7 +19,7 @@ import numpy as np
 from . import ops
 from .autograd import is_grad_enabled, no_grad
 from .dtypes import check_bool, check_number, is_floating
-from .losses import _reduce, check_floating, check_reduction, logsigmoid
+from .losses import _reduce, check_floating, check_reduction, legacy_reduction, logsigmoid
 from .ops.base import BroadcastError, broadcast_shape, constant
 from .tensor import Tensor
 
@@ -97,13 +99,15 @@ def _counted(scores, counts):
 
 
 # ----- margin losses of scores --------------------------------------------------------------
-def margin_ranking_loss(input1, input2, target, margin=0, *, reduction="mean"):
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
     r"""Margin ranking :math:`\max(0, -y\,(x_1 - x_2) + \text{margin})` elementwise
     (``F.margin_ranking_loss``): y = 1 asks for x1 ranked above x2 by the margin, y = -1 for
     x2 above x1. The gradient at the kink (a loss of exactly 0) is the linear side's.
 
     Args:
         input1, input2: the scores x1, x2. target: y, 1 or -1.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         margin: the gap asked for. reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
     Shape: input1, input2, target with one number of dims, broadcast together; output ()
@@ -113,6 +117,8 @@ def margin_ranking_loss(input1, input2, target, margin=0, *, reduction="mean"):
         >>> F.margin_ranking_loss(mg.tensor([0.2]), mg.tensor([0.5]), mg.tensor([1.0]))  # 0.3
     """
     fn = "margin_ranking_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input1=input1, input2=input2, target=target)
     check_number(fn, "margin", margin)
     check_reduction(fn, reduction)
@@ -123,13 +129,15 @@ def margin_ranking_loss(input1, input2, target, margin=0, *, reduction="mean"):
     return _reduce(ops.clamp(-target * (input1 - input2) + float(margin), min=0), reduction)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, *, reduction="mean"):
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
     r"""Hinge embedding (``F.hinge_embedding_loss``): :math:`x` where y = 1,
     :math:`\max(0, \text{margin} - x)` where y = -1, of distances x; a target of any other
     value adds both terms, as PyTorch's kernel. The result has input's dtype.
 
     Args:
         input: x, e.g. a distance. target: y, 1 or -1; only compared.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         margin: the distance that y = -1 asks for. reduction: ``"mean"``, ``"sum"``, ``"none"``.
 
     Shape: input and target broadcast together; output () (``"none"``: the broadcast shape).
@@ -138,6 +146,8 @@ def hinge_embedding_loss(input, target, margin=1.0, *, reduction="mean"):
         >>> F.hinge_embedding_loss(F.pairwise_distance(a, b), same_or_not)   # (N,), (N,)
     """
     fn = "hinge_embedding_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input=input, target=target)
     check_number(fn, "margin", margin)
     check_reduction(fn, reduction)
@@ -150,13 +160,14 @@ def hinge_embedding_loss(input, target, margin=1.0, *, reduction="mean"):
     return _reduce(_as_dtype(losses, input.dtype), reduction)
 
 
-def soft_margin_loss(input, target, *, reduction="mean"):
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     r"""Soft margin, the logistic loss of labels ±1: :math:`\log(1 + e^{-y x})` elementwise
     (``F.soft_margin_loss``). The result has input's shape and dtype; the target is not
     differentiable (PyTorch refuses one that requires grad).
 
     Args:
         input: scores x, floating. target: labels y, 1 or -1, broadcast to input's shape.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
     Shape: input (*), target broadcast to (*); output () (``"none"``: (*)).
@@ -165,6 +176,8 @@ def soft_margin_loss(input, target, *, reduction="mean"):
         >>> F.soft_margin_loss(scores, mg.tensor([1.0, -1.0, 1.0]))
     """
     fn = "soft_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input=input, target=target)
     check_reduction(fn, reduction)
     if not is_floating(input.dtype):
@@ -178,7 +191,8 @@ def soft_margin_loss(input, target, *, reduction="mean"):
     return _reduce(ops.log1p(ops.exp(margins)), reduction)
 
 
-def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean"):
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
     r"""Multi-label one-versus-all logistic loss (``F.multilabel_soft_margin_loss``):
     :math:`-\frac{1}{C}\sum_c w_c \left(y_c \log\sigma(x_c) + (1 - y_c) \log\sigma(-x_c)\right)`
     per sample, the classes in the last dim.
@@ -186,6 +200,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean")
     Args:
         input: logits x, floating. target: y in [0, 1] per class (any dtype), broadcast.
         weight: a weight per class (or anything that broadcasts), or None.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
     Shape: input (*, C), target and weight broadcast with it; output () (``"none"``: (*)).
@@ -194,6 +209,8 @@ def multilabel_soft_margin_loss(input, target, weight=None, *, reduction="mean")
         >>> F.multilabel_soft_margin_loss(logits, labels.float())          # (N, C), (N, C)
     """
     fn = "multilabel_soft_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input=input, target=target)
     check_floating(fn, "input", input)
     if input.ndim == 0:
@@ -227,7 +244,7 @@ def _class_indices(fn, target):
     return target._array
 
 
-def multilabel_margin_loss(input, target, *, reduction="mean"):
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     r"""Multi-label hinge (``F.multilabel_margin_loss``): per sample,
     :math:`\frac{1}{C}\sum_{j}\sum_{i \notin y} \max(0, 1 - (x_{y_j} - x_i))`, over the target
     classes :math:`y_j`: the leading entries of the target row before its first -1 (a class
@@ -235,6 +252,7 @@ def multilabel_margin_loss(input, target, *, reduction="mean"):
 
     Args:
         input: scores x, floating. target: int64 class indices in [-1, C), input's shape.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
     Shape: input (), (C,) or (N, C); target of the same shape ((1,) or () for a 0-d input);
@@ -244,6 +262,8 @@ def multilabel_margin_loss(input, target, *, reduction="mean"):
         >>> F.multilabel_margin_loss(x, mg.tensor([[3, 0, -1, 1]]))     # classes 3 and 0
     """
     fn = "multilabel_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input=input, target=target)
     check_reduction(fn, reduction)
     rows, classes = _class_layout(fn, input)
@@ -284,7 +304,8 @@ def multilabel_margin_loss(input, target, *, reduction="mean"):
     return _reduce(losses, reduction)
 
 
-def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction="mean"):
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
     r"""Multi-class hinge (``F.multi_margin_loss``): per sample of class y,
     :math:`\frac{1}{C}\sum_{i \ne y} w_y \max(0, \text{margin} - x_y + x_i)^p`. The gradient
     at the kink is 0, as PyTorch's kernel.
@@ -293,6 +314,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
         input: scores x, floating. target: int64 class indices in [0, C).
         p: 1 or 2. margin: the gap asked for between x_y and every other score.
         weight: a (C,) weight per class of input's dtype (not differentiable), or None.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
     Shape: input (), (C,) or (N, C); target () or (N,) ((1,) or () for one sample);
@@ -302,6 +324,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
         >>> F.multi_margin_loss(logits, labels, margin=0.5)                   # (N, C), (N,)
     """
     fn = "multi_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input=input, target=target)
     check_reduction(fn, reduction)
     check_margin_p(fn, p)
@@ -338,7 +362,8 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, *, reduction=
 
 
 # ----- embedding losses ---------------------------------------------------------------------
-def cosine_embedding_loss(input1, input2, target, margin=0, *, reduction="mean"):
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                          reduction="mean"):
     r"""Cosine embedding (``F.cosine_embedding_loss``): :math:`1 - \cos(x_1, x_2)` where
     y = 1, :math:`\max(0, \cos(x_1, x_2) - \text{margin})` where y = -1, 0 for any other y,
     with PyTorch's cosine
@@ -346,6 +371,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, *, reduction="mean")
 
     Args:
         input1, input2: the embeddings, broadcast together. target: y, 1 or -1.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         margin: in [-1, 1], 0 to 0.5 suggested. reduction: ``"mean"``, ``"sum"``, ``"none"``.
 
     Shape: input1, input2 (N, D) with target (N,), or (D,) with target (); output ()
@@ -355,6 +381,8 @@ def cosine_embedding_loss(input1, input2, target, margin=0, *, reduction="mean")
         >>> F.cosine_embedding_loss(a, b, mg.tensor([1.0, -1.0]))           # (2, D), (2, D)
     """
     fn = "cosine_embedding_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input1=input1, input2=input2, target=target)
     check_number(fn, "margin", margin)
     check_reduction(fn, reduction)
@@ -398,8 +426,8 @@ def _triplet(distance, anchor, positive, negative, margin, swap, reduction):
     return _reduce(ops.clamp(margin + positive_distance - negative_distance, min=0), reduction)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, *,
-                        reduction="mean"):
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
     r"""Triplet margin (``F.triplet_margin_loss``):
     :math:`\max(0, \text{margin} + d(a, p) - d(a, n))` with PyTorch's
     :math:`d(x, y) = \lVert x - y + \epsilon \rVert_p` over the last dim
@@ -409,6 +437,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     Args:
         anchor, positive, negative: embeddings, one number of dims, broadcast.
         margin: > 0. p: the norm's order. eps: added to each difference.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         swap: the distance swap (Balntas et al.). reduction: ``"mean"``, ``"sum"``, ``"none"``.
 
     Shape: each (*, D) (or (D,)); output () (``"none"``: (*)).
@@ -417,6 +446,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         >>> F.triplet_margin_loss(a, p, n, margin=0.5)                      # (N, D) each
     """
     fn = "triplet_margin_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, anchor=anchor, positive=positive, negative=negative)
     check_reduction(fn, reduction)
     for name, value in (("p", p), ("eps", eps)):
@@ -517,8 +548,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(losses, reduction)
 
 
-def poisson_nll_loss(input, target, log_input=True, full=False, *, eps=1e-8,
-                     reduction="mean"):
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
     r"""Poisson negative log-likelihood (``F.poisson_nll_loss``): :math:`e^x - y x` of a log
     rate x (``log_input``), else :math:`x - y \log(x + \epsilon)` of a rate; ``full`` adds
     Stirling's :math:`y \log y - y + \frac{1}{2}\log(2\pi y)` where y > 1.
@@ -526,6 +557,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, *, eps=1e-8,
     Args:
         input: the log rate, or the rate. target: counts y, broadcast with input.
         log_input: whether input is the log rate. full: add Stirling's term.
+        size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         eps: keeps the log finite at rate 0. reduction: ``"mean"``, ``"sum"``, ``"none"``.
 
     Shape: input and target broadcast together; output () (``"none"``: the broadcast shape).
@@ -534,6 +566,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, *, eps=1e-8,
         >>> F.poisson_nll_loss(log_rate, counts)
     """
     fn = "poisson_nll_loss"
+    if size_average is not None or reduce is not None:
+        reduction = legacy_reduction(fn, size_average, reduce)
     check_reduction(fn, reduction)
     _tensors(fn, input=input, target=target)
     check_bool(fn, "log_input", log_input)

@@ -3,34 +3,53 @@ of its name with the module's options. A class weight (``weight``, ``pos_weight`
 buffer, as in PyTorch: it moves with ``.to()`` and is saved in the state dict. Options are
 checked when the module is built; an array input or target becomes a Tensor first.
 
-PyTorch's deprecated ``size_average`` and ``reduce`` are not taken: the options after
-``weight`` are keyword-only, so a call that passed them by position fails loudly."""
+Each constructor takes torch's signature, PyTorch's deprecated ``size_average`` and
+``reduce`` in their places (``nn.MSELoss(False)``, ``nn.CrossEntropyLoss(None, True, -100,
+None, "mean")``): when either is given, ``_Loss.__init__`` turns the pair into the
+``reduction`` attribute with torch's warning, as torch's ``_Loss`` does."""
+
+import sys
 
 from .. import functional as F
 from ..dtypes import check_number
-from ..losses import LossArgumentError, check_reduction
+from ..losses import LossArgumentError, check_reduction, legacy_reduction
 from .module import Module
 
 
 class _Loss(Module):
-    """A loss's ``reduction``, checked: "mean", "sum", "none" (and ``extra_reductions``)."""
+    """A loss's ``reduction``, checked: "mean", "sum", "none" (and ``extra_reductions``);
+    torch's deprecated ``size_average`` and ``reduce``, when either is given, set it in
+    place of ``reduction`` (``losses.legacy_reduction``)."""
 
     extra_reductions = ()
 
-    def __init__(self, reduction="mean"):
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        check_reduction(type(self).__name__, reduction, self.extra_reductions)
+        name = type(self).__name__
+        if size_average is not None or reduce is not None:
+            reduction = legacy_reduction(name, size_average, reduce, _caller_level(self))
+        check_reduction(name, reduction, self.extra_reductions)
         self.reduction = reduction
 
     def _tensors(self, input, target):
         return self._check_input(input), self._check_input(target)
 
 
+def _caller_level(module):
+    # the warning's stacklevel that names the line building the module: past
+    # legacy_reduction, _Loss.__init__ and each subclass __init__ that called it
+    level, frame = 3, sys._getframe(2)
+    while frame is not None and frame.f_code.co_name == "__init__" and \
+            frame.f_locals.get("self") is module:
+        level, frame = level + 1, frame.f_back
+    return level
+
+
 class _WeightedLoss(_Loss):
     """A loss with a weight per class (or element), registered as the buffer ``weight``."""
 
-    def __init__(self, weight=None, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         self.register_buffer("weight", weight)
 
 
@@ -61,9 +80,9 @@ class CrossEntropyLoss(_WeightedLoss):
         >>> nn.CrossEntropyLoss(label_smoothing=0.1)(logits, targets)
     """
 
-    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean",
-                 label_smoothing=0.0):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean", label_smoothing=0.0):
+        super().__init__(weight, size_average, reduce, reduction)
         _check_class_options("CrossEntropyLoss", ignore_index, label_smoothing)
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
 
@@ -83,8 +102,9 @@ class NLLLoss(_WeightedLoss):
         input (C,), (N, C) or (N, C, d1, ...); target (), (N,) or (N, d1, ...).
     """
 
-    def __init__(self, weight=None, *, ignore_index=-100, reduction="mean"):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
         _check_class_options("NLLLoss", ignore_index)
         self.ignore_index = ignore_index
 
@@ -103,8 +123,8 @@ class BCELoss(_WeightedLoss):
         input (*), target (*) of the same shape; output () ("none": (*)).
     """
 
-    def __init__(self, weight=None, *, reduction="mean"):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
 
     def forward(self, input, target):
         """The loss. Shape: (*), (*) -> () ("none": (*))."""
@@ -123,8 +143,9 @@ class BCEWithLogitsLoss(_WeightedLoss):
         >>> nn.BCEWithLogitsLoss(pos_weight=mg.full((C,), 3.0))(logits, labels)
     """
 
-    def __init__(self, weight=None, *, reduction="mean", pos_weight=None):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
+                 pos_weight=None):
+        super().__init__(weight, size_average, reduce, reduction)
         self.register_buffer("pos_weight", pos_weight)
 
     def forward(self, input, target):
@@ -142,13 +163,13 @@ class MSELoss(_Loss):
         input (*), target (*); output () ("none": (*)).
     """
 
-    def __init__(self, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input, target):
         """The loss. Shape: (*), (*) -> () ("none": (*))."""
         input, target = self._tensors(input, target)
-        return F.mse_loss(input, target, self.reduction)
+        return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class L1Loss(_Loss):
@@ -158,8 +179,8 @@ class L1Loss(_Loss):
         input (*), target (*); output () ("none": (*)).
     """
 
-    def __init__(self, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input, target):
         """The loss. Shape: (*), (*) -> () ("none": (*))."""
@@ -175,8 +196,8 @@ class SmoothL1Loss(_Loss):
         input (*), target (*); output () ("none": (*)).
     """
 
-    def __init__(self, *, reduction="mean", beta=1.0):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
+        super().__init__(size_average, reduce, reduction)
         check_number("SmoothL1Loss", "beta", beta)
         if beta < 0:
             raise RuntimeError(f"SmoothL1Loss: beta must be non-negative, got {beta!r}")
@@ -197,7 +218,7 @@ class HuberLoss(_Loss):
     """
 
     def __init__(self, reduction="mean", delta=1.0):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         check_number("HuberLoss", "delta", delta)
         if delta <= 0:
             raise RuntimeError(f"HuberLoss: delta must be positive, got {delta!r}")
@@ -222,8 +243,8 @@ class KLDivLoss(_Loss):
 
     extra_reductions = ("batchmean",)
 
-    def __init__(self, *, reduction="mean", log_target=False):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
+        super().__init__(size_average, reduce, reduction)
         if not isinstance(log_target, bool):
             raise TypeError(f"KLDivLoss: log_target must be a bool, got {log_target!r}")
         self.log_target = log_target

@@ -2,8 +2,9 @@
 (``losses_more.py``, ``losses_ctc.py``) with the module's options: the margin losses, the
 embedding losses, the likelihood losses and CTC. As in ``loss.py``, a class weight is a
 buffer, options are checked when the module is built, an array input becomes a Tensor first,
-and the options after PyTorch's deprecated ``size_average`` and ``reduce`` are
-keyword-only (CTCLoss has none: its options are positional, as torch's)."""
+and each constructor takes torch's signature, its deprecated ``size_average`` and ``reduce``
+in their places, turned into ``reduction`` by ``_Loss.__init__`` (CTCLoss,
+GaussianNLLLoss and TripletMarginWithDistanceLoss have none, as torch's)."""
 
 import numpy as np
 
@@ -36,8 +37,8 @@ class MarginRankingLoss(_Loss):
         >>> nn.MarginRankingLoss(margin=0.1)(scores_a, scores_b, which_first)
     """
 
-    def __init__(self, margin=0.0, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         _check_margin("MarginRankingLoss", margin)
         self.margin = margin
 
@@ -56,8 +57,8 @@ class HingeEmbeddingLoss(_Loss):
         input (*), target broadcast with it; output () ("none": the broadcast shape).
     """
 
-    def __init__(self, margin=1.0, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         _check_margin("HingeEmbeddingLoss", margin)
         self.margin = margin
 
@@ -74,8 +75,8 @@ class SoftMarginLoss(_Loss):
         input (*), target broadcast to (*); output () ("none": (*)).
     """
 
-    def __init__(self, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input, target):
         """The loss. Shape: (*), (*) -> () ("none": (*))."""
@@ -94,8 +95,8 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
         input (N, C), target (N, C); output () ("none": (N,)).
     """
 
-    def __init__(self, weight=None, *, reduction="mean"):
-        super().__init__(weight, reduction)
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
 
     def forward(self, input, target):
         """The loss. Shape: (N, C), (N, C) -> () ("none": (N,))."""
@@ -116,8 +117,8 @@ class MultiLabelMarginLoss(_Loss):
         >>> nn.MultiLabelMarginLoss()(x, mg.tensor([[3, 0, -1, 1]]))
     """
 
-    def __init__(self, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
 
     def forward(self, input, target):
         """The loss. Shape: (N, C), (N, C) -> () ("none": (N,))."""
@@ -140,13 +141,14 @@ class MultiMarginLoss(_WeightedLoss):
         >>> nn.MultiMarginLoss(p=2, margin=0.5)(logits, labels)
     """
 
-    def __init__(self, p=1, margin=1.0, weight=None, *, reduction="mean"):
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
         check_margin_p("MultiMarginLoss", p)
         if weight is not None and getattr(weight, "ndim", 1) != 1:    # a list: the buffer's
             raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
                              f"{weight.ndim}D instead")
         _check_margin("MultiMarginLoss", margin)
-        super().__init__(weight, reduction)
+        super().__init__(weight, size_average, reduce, reduction)
         self.p, self.margin = p, margin
 
     def forward(self, input, target):
@@ -164,8 +166,8 @@ class CosineEmbeddingLoss(_Loss):
         input1, input2 (N, D) with target (N,), or (D,) with (); output () ("none": (N,)).
     """
 
-    def __init__(self, margin=0.0, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         _check_margin("CosineEmbeddingLoss", margin)
         self.margin = margin
 
@@ -191,8 +193,9 @@ class TripletMarginLoss(_Loss):
         >>> nn.TripletMarginLoss(margin=0.5, swap=True)(a, p, n)
     """
 
-    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, *, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None,
+                 reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         _check_margin("TripletMarginLoss", margin, positive=True)
         check_number("TripletMarginLoss", "p", p)
         check_number("TripletMarginLoss", "eps", eps)
@@ -224,7 +227,7 @@ class TripletMarginWithDistanceLoss(_Loss):
     """
 
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         _check_margin("TripletMarginWithDistanceLoss", margin, positive=True)
         check_distance_function("TripletMarginWithDistanceLoss", distance_function)
         check_bool("TripletMarginWithDistanceLoss", "swap", swap)
@@ -258,7 +261,7 @@ class GaussianNLLLoss(_Loss):
     """
 
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         check_bool("GaussianNLLLoss", "full", full)
         check_number("GaussianNLLLoss", "eps", eps)
         self.full, self.eps = full, eps
@@ -287,8 +290,9 @@ class PoissonNLLLoss(_Loss):
         >>> nn.PoissonNLLLoss()(log_rate, counts)
     """
 
-    def __init__(self, log_input=True, full=False, *, eps=1e-8, reduction="mean"):
-        super().__init__(reduction)
+    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
+                 reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
         check_bool("PoissonNLLLoss", "log_input", log_input)
         check_bool("PoissonNLLLoss", "full", full)
         check_number("PoissonNLLLoss", "eps", eps)
@@ -320,7 +324,7 @@ class CTCLoss(_Loss):
     """
 
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):
-        super().__init__(reduction)
+        super().__init__(reduction=reduction)
         check_number("CTCLoss", "blank", blank, integer=True)
         if blank < 0:
             raise ValueError(f"CTCLoss: blank must be a label >= 0, got {blank}")

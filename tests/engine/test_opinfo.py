@@ -268,7 +268,7 @@ def batch_norm(x, args, kwargs):
 
 def mse_loss(x, args, kwargs):
     only(kwargs, ("reduction",), "mse_loss")
-    return F.mse_loss(x, args[0], kwargs.get("reduction", "mean"))
+    return F.mse_loss(x, args[0], reduction=kwargs.get("reduction", "mean"))
 
 
 ADAPTERS = {

@@ -136,7 +136,7 @@ def test_cross_entropy_bad_targets():
 def test_mse_loss_matches_torch(reduction):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
-    check_against_torch(lambda t: F.mse_loss(t, b, reduction),
+    check_against_torch(lambda t: F.mse_loss(t, b, reduction=reduction),
                         lambda t: TF.mse_loss(t, torch.tensor(b), reduction=reduction), a)
     with pytest.raises(ValueError, match="shape"):
         F.mse_loss(mg.tensor(a), b[:2])

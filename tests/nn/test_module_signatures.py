@@ -2,9 +2,9 @@
 takes torch's names (``m(input=x)``, as torch's own ModuleInfo samples call Linear), and the
 constructor takes torch's arguments under torch's names, the positional ones in torch's
 order (``nn.Linear(4, 2, True, "cpu", dtype)``). Where this package adds arguments
-(``impl``, a norm's ``residual``) they come after torch's; the losses' options after
-``weight`` are keyword-only here and torch's deprecated ``size_average``/``reduce`` are not
-taken (nn/loss.py says why)."""
+(``impl``, a norm's ``residual``) they come after torch's; the losses take torch's
+deprecated ``size_average``/``reduce`` in their places too (test_loss_legacy_args.py
+compares the losses' signatures whole)."""
 
 import inspect
 
@@ -14,9 +14,6 @@ import torch
 
 import microgradnorm as mg
 from microgradnorm import nn
-
-# torch's deprecated constructor arguments the losses do not take
-DEPRECATED = {"size_average", "reduce"}
 
 
 def shared_classes():
@@ -51,12 +48,11 @@ def test_constructor_takes_torchs_arguments_in_torchs_order(name):
     if any(p.kind is p.VAR_POSITIONAL for p in theirs.values()):   # torch's RNN(*args)
         return
     ours = parameters(getattr(nn, name).__init__)
-    missing = [n for n in theirs if n not in DEPRECATED and n not in ours]
+    missing = [n for n in theirs if n not in ours]
     assert not missing, (name, missing)
 
     def positional(params):
-        return [n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD
-                and n not in DEPRECATED]
+        return [n for n, p in params.items() if p.kind is p.POSITIONAL_OR_KEYWORD]
     # ours may make torch's later options keyword-only, never reorder them
     assert positional(theirs)[:len(positional(ours))] == positional(ours), name
 

@@ -523,28 +523,18 @@ def test_target_out_of_range_is_also_the_project_s_out_of_range_error():
 
 
 # ----- signatures and modules ---------------------------------------------------------------
-DEPRECATED = ("size_average", "reduce")
-
-
-def parameters(function, deprecated_on=False):
-    """(name, default, keyword-only) of each parameter but self and the deprecated two;
-    with ``deprecated_on``, keyword-only also counts every parameter after the first
-    deprecated one (the form this library gives them)."""
-    found, after = [], False
-    for p in inspect.signature(function).parameters.values():
-        after = after or (deprecated_on and p.name in DEPRECATED)
-        if p.name not in ("self",) + DEPRECATED:
-            found.append((p.name, p.default, p.kind is p.KEYWORD_ONLY or after))
-    return found
+def parameters(function):
+    """(name, default, kind) of each parameter but self."""
+    return [(p.name, p.default, p.kind) for p in inspect.signature(function).parameters.values()
+            if p.name != "self"]
 
 
 @pytest.mark.parametrize("name", NAMES + MODULES)
-def test_signatures_are_torch_s_without_the_deprecated_arguments(name):
+def test_signatures_are_torch_s(name):
     ours = getattr(F, name, None) or getattr(nn, name)
     theirs = getattr(TF, name, None) or getattr(torch.nn, name)
-    # the same names, order and defaults; positional as torch's up to its deprecated
-    # arguments, keyword-only after them
-    assert parameters(ours) == parameters(theirs, deprecated_on=True)
+    # the same names, order, defaults and kinds, the deprecated size_average and reduce too
+    assert parameters(ours) == parameters(theirs)
     assert name in F.__all__ or name in nn.__all__
 
 
@@ -638,5 +628,5 @@ def test_module_options_torch_checks_late_are_checked_when_built():
                   lambda: nn.GaussianNLLLoss(full="no")]:
         with pytest.raises((ValueError, TypeError)):
             build()
-    with pytest.raises(TypeError):                          # keyword-only after the options
-        nn.MarginRankingLoss(0.1, None, None, "sum")
+    # positional as torch's: margin, size_average, reduce, reduction
+    assert nn.MarginRankingLoss(0.1, None, None, "sum").reduction == "sum"
