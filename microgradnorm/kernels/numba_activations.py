@@ -116,48 +116,60 @@ def _exp_of_the_dtype(z):
 # ----- GELU ---------------------------------------------------------------------------------
 # One pass over x: float64 calls libm's erf (1 ulp), as PyTorch's float64 does; its exp is
 # NumPy's, vectorized, in a pass before.
-# float32, branch-free so that LLVM vectorizes the loop: with a = |x|/√2, one vectorized
-# exp in float32 (16 lanes of AVX-512) gives E = exp(-a²), and erfc(a) = E·R(t), R =
-# exp(a²)·erfc(a) a polynomial in t = 1/(1 + 0.4a) (degree 10, a least-squares fit in
-# relative error over a in [0, 10.5], 0.04 float32 eps; clamped at 0 beyond, where E is 0
-# and R would turn negative) evaluated in float64: in float32 its alternating terms cost
-# 1.7 float32 eps (and R(0) = 0.99999988, a gradient of 0.50000006 at 0). Then Φ(x) is
-# 1 - erfc(a)/2 for x >= 0 and erfc(a)/2 below, so no 1 + erf cancels for negative x; y is
-# x - x·erfc(a)/2 for x > 0, else x·erfc(a)/2 (-0 stays -0), and φ(x) = E/√(2π), each
-# formed in float64 and rounded once (docs/precision.md has the sweep).
-_ERFCX_T = 0.4
-_ERFCX = (
-    -0.038752337665226316, 0.250531932546875, -0.630694050869277, 0.7380511411775246,
-    -0.45964908694836837, 0.37902847771127757, 0.08588378169625219, 0.22678425491580784,
-    0.22291839778583267, 0.22590593753321672, -8.446995897144811e-06)
-_erfcx = _horner(_ERFCX)
-_SQRT_HALF_F = np.float32(reference.SQRT_HALF)
+# float32, in float32 arithmetic (16 lanes of AVX-512) and branch-free so that LLVM
+# vectorizes the loop: with s = |x|, one vectorized exp gives E = exp(-x²/2), and
+# Φ(-s) = E·R(s)/2, R(s) = exp(s²/2)·erfc(s/√2) a rational P/Q of degrees 4 and 5 whose
+# coefficients are all positive (a least-squares fit in relative error over s in [0, 15],
+# 0.06 float32 eps; p0 = q0 = 1, so R(0) = 1 and the gradient at 0 is 0.5 exactly): sums of
+# positive terms, so nothing cancels in float32. Below s = 1, R is formed as 1 + s·D/Q
+# (D = (P - Q)/s), so the leading 1 is exact and only the small correction rounds. s is
+# clamped at 15 before the polynomials (E is 0 there; s⁵ would overflow for huge s). Then
+# y = x - x·Φ(-x) for x > 0 and x·Φ(x) below (-0 stays -0), so no 1 + erf cancels for
+# negative x, and dx = 1 + (x·φ - Φ(-x)) for x >= 0 and x·φ + Φ(x) below, φ = E/√(2π), each
+# one multiply-add before its last rounding. These compile without "reassoc"
+# (EXACT_OPTIONS), which would reorder them (docs/precision.md has the sweep).
+_GELU_P = (1.0, 0.8771477687924231, 0.3668305793647062, 0.08137243030391664,
+           0.00824369793206446)
+_GELU_Q = (1.0, 1.6750326311769397, 1.2033091120232102, 0.469939196887712,
+           0.10199146140651763, 0.010331828846562682)
+_GELU_D = tuple(p - q for p, q in zip(_GELU_P[1:] + (0.0,), _GELU_Q[1:]))
 
 
-@numba.njit(inline="always", **OPTIONS)
-def _erfc_and_gaussian(v):
-    """(erfc(|v|/√2), exp(-v²/2)) for float32 v, as float64 numbers (above)."""
-    a = abs(v) * _SQRT_HALF_F
-    e = np.float64(_exp32(-(a * a)))
-    r = _erfcx(1.0 / (1.0 + _ERFCX_T * np.float64(a)))
-    return e * max(r, 0.0), e
+def _float32_horner(coefficients):          # c0 + c1·s + …, as float32 Horner steps
+    return _horner([np.float32(c) for c in coefficients[::-1]])
 
 
-@_jit
+_gelu_p, _gelu_q, _gelu_d = map(_float32_horner, (_GELU_P, _GELU_Q, _GELU_D))
+_HALF, _ONE, _S_NEAR, _S_MAX = (np.float32(c) for c in (0.5, 1.0, 1.0, 15.0))
+_INV_SQRT_2PI_F = np.float32(reference.INV_SQRT_2PI)
+
+
+@numba.njit(inline="always", **EXACT_OPTIONS)
+def _gaussian_tail(v):
+    """(Φ(-|v|), exp(-v²/2)) for float32 v, in float32 (above)."""
+    s = abs(v)
+    e = _exp32(-(v * v) * _HALF)
+    c = s if s < _S_MAX else _S_MAX
+    inverse = _ONE / _gelu_q(c)
+    r = _ONE + c * (_gelu_d(c) * inverse) if c < _S_NEAR else _gelu_p(c) * inverse
+    return _HALF * e * r, e
+
+
+@_jit(options=EXACT_OPTIONS)
 def _gelu_float32(x, y):
     for i in range(x.size):
-        v = np.float64(x[i])
-        h = 0.5 * v * _erfc_and_gaussian(x[i])[0]                # x·Φ(-|x|)
-        y[i] = v if v == np.inf else (v - h if v > 0 else h)     # +inf: not inf - NaN
+        v = x[i]
+        tail = _gaussian_tail(v)[0]                              # Φ(-|x|)
+        y[i] = v if v == np.inf else (v - v * tail if v > 0 else v * tail)  # +inf: not inf - NaN
 
 
-@_jit
+@_jit(options=EXACT_OPTIONS)
 def _gelu_float32_backward(x, dy, dx):
     for i in range(x.size):
-        v = np.float64(x[i])
-        q, e = _erfc_and_gaussian(x[i])
-        tail = 0.5 * q                                           # Φ(-|x|)
-        dx[i] = dy[i] * ((1.0 - tail if v >= 0 else tail) + v * (reference.INV_SQRT_2PI * e))
+        v = x[i]
+        tail, e = _gaussian_tail(v)
+        slope = v * (_INV_SQRT_2PI_F * e)                        # x·φ(x)
+        dx[i] = dy[i] * (_ONE + (slope - tail) if v >= 0 else slope + tail)
 
 
 @_jit

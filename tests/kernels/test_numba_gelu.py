@@ -1,7 +1,8 @@
 """The numba GELU kernels (``numba_cpu.gelu_forward`` / ``gelu_backward``) against the
-reference kernels: float64 (libm's erf and exp) to a few ulps, float32 (a vectorized float32
-exp, erfc's polynomial in float64) within 0.7 float32 eps of the float64 result at the
-scale max(1, |x|) over a dense sweep and random points (PyTorch's float32: 3.1 and 2.4),
+reference kernels: float64 (libm's erf and exp) to a few ulps, float32 (in float32: a
+vectorized exp and a rational of positive terms) within 0.75 (y) and 1.0 (dx) float32 eps of
+the float64 result at the scale max(1, |x|) over a dense sweep and random points (measured
+0.69 and 0.99; PyTorch's float32: 3.1 and 2.5),
 non-finite inputs and signed zeros as the reference, and what they hand to the blocked
 kernels (half precision, views, mixed dtypes), exactly. The tanh form (x·σ(2u) with the
 vectorized exp, float32 in float32): float64 within 4 eps, float32 within 2 float32 eps of
@@ -53,7 +54,7 @@ def assert_within(actual, expected, x, bound):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")          # -inf · 0 in the reference
 @pytest.mark.parametrize("dtype, y_bound, dx_bound", [
     (np.float64, 4 * np.finfo(np.float64).eps, 4 * np.finfo(np.float64).eps),
-    (np.float32, 0.7 * np.finfo(np.float32).eps, 0.7 * np.finfo(np.float32).eps)])
+    (np.float32, 0.75 * np.finfo(np.float32).eps, 1.0 * np.finfo(np.float32).eps)])
 def test_the_numba_gelu_is_within_bound_of_the_float64_reference(dtype, y_bound, dx_bound):
     x = sweep(dtype)
     dy = np.ones_like(x)
