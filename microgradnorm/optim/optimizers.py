@@ -9,6 +9,7 @@ import numbers
 import numpy as np
 
 from .. import backend, kernels
+from ..autograd import enable_grad
 from ..dtypes import check_number, get_default_dtype, is_floating, is_half, is_numeric
 from ..tensor import Tensor
 
@@ -84,8 +85,18 @@ class Optimizer:
                 elif p.grad is not None:
                     p.grad.zero_()            # in place, as torch: NaN and inf go too
 
-    def step(self):
-        """Update every parameter that has a ``.grad``; a failing step changes nothing."""
+    def step(self, closure=None):
+        """Update every parameter that has a ``.grad``; a failing step changes nothing.
+        ``closure``, as torch's: called first with grad enabled (it clears the gradients,
+        computes the loss and calls ``backward``), and its loss returned; None without one."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        self._step()
+        return loss
+
+    def _step(self):
         name = type(self).__name__
         todo = []
         for group in self.param_groups:

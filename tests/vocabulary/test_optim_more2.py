@@ -407,3 +407,27 @@ def test_a_resumed_or_loaded_sequence_continues_the_run_at_every_step(sequence):
         scheduler.step()
         scheduler.load_state_dict({**state, "last_epoch": k})
         assert scheduler.get_last_lr() == [group["lr"] for group in opt.param_groups] == run[k]
+
+
+@pytest.mark.parametrize("name, options", ALL_OPTIMIZERS)
+def test_step_takes_a_closure_as_torchs(name, options):
+    # step(closure): the closure runs first, with grad enabled (under no_grad too), and its
+    # loss is returned; the update then uses the gradients it computed
+    losses, weights = [], []
+    for lib in (mg, torch):
+        w = lib.tensor(np.array([0.5, -1.5, 2.0]), requires_grad=True)
+        optimizer = getattr(lib.optim, name)([w], **options)
+        scale = lib.tensor(np.array([1.0, 2.0, 3.0]))
+
+        def closure(optimizer=optimizer, w=w, scale=scale):
+            optimizer.zero_grad()
+            loss = ((w - 1) ** 2 * scale).sum()
+            loss.backward()
+            return loss
+        with lib.no_grad():
+            returned = [optimizer.step(closure).item() for _ in range(3)]
+        assert optimizer.step() is None
+        losses.append(returned)
+        weights.append(w.detach().numpy())
+    np.testing.assert_allclose(losses[0], losses[1], rtol=1e-12)
+    np.testing.assert_allclose(weights[0], weights[1], rtol=1e-12, atol=1e-15)
