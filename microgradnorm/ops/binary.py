@@ -12,11 +12,13 @@ names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
+from ..autograd import is_grad_enabled, no_grad
 from ..autograd.function import Function
 from ..dtypes import accumulation_dtype, get_default_dtype, is_half
 from . import elementwise
@@ -77,6 +79,49 @@ def scalar(fn, name, value, dtype, negated=False):
     return int(value) if kind in "iu" else bool(value) if kind == "b" else value
 
 
+def write_out(fn, operands, out, compute):
+    """torch's ``out=``: ``compute()`` written into the Tensor ``out``, which is returned;
+    without ``out``, the result itself. ``out`` is resized to the result's shape (with torch's
+    deprecation warning where it held elements) and takes the result cast to its dtype where
+    torch's casting rule allows (not floating into integer, not complex into real:
+    RuntimeError). Nothing is recorded: while grad is on, an operand or ``out`` that requires
+    grad is torch's RuntimeError."""
+    if out is None:
+        return compute()
+    Tensor = _tensor.Tensor
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad
+                                 for v in (*operands, out)):
+        raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
+                           "differentiation, but one of the arguments requires grad.")
+    result = compute()
+    if not _tensor._can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {_torch_name(result.dtype)} can't be cast to the "
+                           f"desired output type {_torch_name(out.dtype)}")
+    if tuple(out.shape) != tuple(result.shape):
+        if out.numel():
+            warnings.warn(f"An output with one or more elements was resized since it had "
+                          f"shape {list(out.shape)}, which does not match the required output "
+                          f"shape {list(result.shape)}. This behavior is deprecated, and in a "
+                          "future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing "
+                          "it, inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=3)
+        out.resize_(result.shape)
+    with no_grad():
+        out.copy_(result)
+    return out
+
+
+def _torch_name(dtype):
+    # torch's scalar-type name in its messages: Float, Double, Long, ...
+    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+    return names.get(str(dtype), str(dtype))
+
+
 def in_place(name, function):
     """``x.<name>_(...)``: pointwise's in-place form (Tensor._inplace's rules); an argument
     that is the tensor itself is read as it was, through a copy in the graph, so that a
@@ -118,7 +163,10 @@ class AddScaled(Function):
 
 def _adding(fn, sign, doc):
     # torch.add, sub, subtract: the operators' nodes when alpha is 1, else one AddScaled
-    def add(input, other, *, alpha=1):
+    def add(input, other, *, alpha=1, out=None):
+        return write_out(fn, (input, other), out, lambda: _add(input, other, alpha))
+
+    def _add(input, other, alpha):
         given = input, other
         input, other = operands(fn, input, other, both_numbers=True)
         if sign < 0 and (np.bool_ in (input.dtype, other.dtype) or
@@ -138,6 +186,7 @@ def _adding(fn, sign, doc):
 add = _adding("add", 1, """``input + alpha · other``, broadcast, in the dtype torch promotes
     to (``torch.add``); either may be a number. ``alpha`` scales ``other`` first and the sum
     rounds once; an integer result refuses a fractional alpha (RuntimeError), as torch's.
+    ``out=`` writes the sum into a given tensor, as torch's (``write_out``).
 
     Example:
         >>> exp_avg.mul_(0.9).add_(grad, alpha=0.1)        # Adam's first moment
@@ -147,15 +196,17 @@ sub = _adding("sub", -1, """``input - alpha · other`` (``torch.sub``); argument
 subtract = _adding("subtract", -1, "``sub(input, other, alpha=alpha)`` (``torch.subtract``).")
 
 
-def mul(input, other):
+def mul(input, other, *, out=None):
     """``input · other``, broadcast, in the promoted dtype (``torch.mul``); either may be a
-    number."""
-    return Mul.apply(*operands("mul", input, other, both_numbers=True))
+    number; ``out=`` as ``add``'s."""
+    return write_out("mul", (input, other), out, lambda: Mul.apply(
+        *operands("mul", input, other, both_numbers=True)))
 
 
-def multiply(input, other):
+def multiply(input, other, *, out=None):
     """``mul(input, other)`` (``torch.multiply``)."""
-    return Mul.apply(*operands("multiply", input, other, both_numbers=True))
+    return write_out("multiply", (input, other), out, lambda: Mul.apply(
+        *operands("multiply", input, other, both_numbers=True)))
 
 
 class DivRounded(Function):
@@ -225,7 +276,12 @@ def _half_rounded(xp, a, b, dtype, mode, divisor):
     return xp.where(b == 0, quotient, out).astype(dtype)
 
 
-def _div(fn, input, other, rounding_mode):
+def _div(fn, input, other, rounding_mode, out=None):
+    return write_out(fn, (input, other), out,
+                     lambda: _divide(fn, input, other, rounding_mode))
+
+
+def _divide(fn, input, other, rounding_mode):
     divisor = other if isinstance(other, numbers.Real) else None     # a number, as given
     input, other = operands(fn, input, other, both_numbers=True,
                             floating=rounding_mode is None)
@@ -240,7 +296,7 @@ def _div(fn, input, other, rounding_mode):
     return DivRounded.apply(input, other, mode=rounding_mode, divisor=divisor)
 
 
-def div(input, other, *, rounding_mode=None):
+def div(input, other, *, rounding_mode=None, out=None):
     """``input / other``, broadcast (``torch.div``); either may be a number.
 
     Args:
@@ -249,18 +305,19 @@ def div(input, other, *, rounding_mode=None):
             ``"trunc"`` rounds toward 0, ``"floor"`` toward -inf (Python's ``//``), both
             keeping integer dtypes (an integer divided by 0 is a RuntimeError) and having
             gradient 0, as torch's.
+        out: a tensor to write the quotient into, as ``add``'s.
     """
-    return _div("div", input, other, rounding_mode)
+    return _div("div", input, other, rounding_mode, out)
 
 
-def divide(input, other, *, rounding_mode=None):
+def divide(input, other, *, rounding_mode=None, out=None):
     """``div(input, other, rounding_mode=rounding_mode)`` (``torch.divide``)."""
-    return _div("divide", input, other, rounding_mode)
+    return _div("divide", input, other, rounding_mode, out)
 
 
-def true_divide(input, other):
+def true_divide(input, other, *, out=None):
     """``div(input, other)``, true division (``torch.true_divide``)."""
-    return _div("true_divide", input, other, None)
+    return _div("true_divide", input, other, None, out)
 
 
 # ----- two-argument functions with a closed-form gradient -------------------------------------

@@ -198,8 +198,8 @@ def test_alpha_dtypes_and_refusals_match_torch():
         mg.mul(mg.ones(2), 2, alpha=2)
     with pytest.raises(ValueError, match="broadcast"):
         mg.add(mg.ones(2), mg.ones(3), alpha=2)
-    for call in [lambda: mg.add(mg.ones(2), 1, out=mg.ones(2)),       # out= is not taken
-                 lambda: mg.atan2(mg.ones(2), mg.ones(2), out=mg.ones(2)),
+    for call in [lambda: mg.atan2(mg.ones(2), mg.ones(2), out=mg.ones(2)),  # out= not taken
+                 lambda: mg.add(mg.ones(2), 1, out=[0.0, 0.0]),         # out= not a Tensor
                  lambda: mg.addcmul(mg.ones(2), mg.ones(2), mg.ones(2), out=mg.ones(2))]:
         with pytest.raises(TypeError, match="out"):
             call()
@@ -546,3 +546,39 @@ def test_complex_operands_get_torchs_conjugated_gradients():
         ours = [mg.tensor(d, requires_grad=True) for d in data]
         theirs = [torch.tensor(d, requires_grad=True) for d in data]
         check(call(mg, *ours), call(torch, *theirs), list(zip(ours, theirs)), upstream=draw())
+
+
+@pytest.mark.parametrize("name, call", [
+    ("add", dict(alpha=2)), ("sub", {}), ("subtract", dict(alpha=0.5)), ("mul", {}),
+    ("multiply", {}), ("div", {}), ("div", dict(rounding_mode="floor")), ("divide", {}),
+    ("true_divide", {})])
+@pytest.mark.parametrize("out_dtype, out_shape", [("float64", (2, 3)), ("float32", (2, 3)),
+                                                  ("float64", (0,))])
+def test_out_writes_into_the_given_tensor_as_torch(name, call, out_dtype, out_shape):
+    a = np.arange(6.0).reshape(2, 3) - 2.5
+    b = np.array([1.5, -2.0, 3.0])
+    results = []
+    for lib in (mg, torch):
+        out = lib.full(out_shape, 7.0, dtype=getattr(lib, out_dtype))
+        returned = getattr(lib, name)(lib.tensor(a), lib.tensor(b), **call, out=out)
+        assert returned is out and tuple(out.shape) == (2, 3)
+        results.append(out.numpy())
+    assert results[0].dtype == results[1].dtype
+    close(*results)
+
+
+def test_out_refuses_what_torch_refuses_and_warns_as_torch():
+    for lib in (mg, torch):
+        x, long_out = lib.ones(2, 3), lib.zeros(2, 3, dtype=lib.int64)
+        with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+            lib.add(x, x, out=long_out)
+        needs_grad = lib.ones(2, requires_grad=True)
+        with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+            lib.mul(needs_grad, 2, out=lib.empty(2))
+        with lib.no_grad():
+            assert lib.mul(needs_grad, 2, out=lib.empty(2)).tolist() == [2.0, 2.0]
+        with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+            lib.add(x, x, out=lib.empty(5))
+        base = lib.zeros(2, 3)
+        lib.add(lib.ones(3), 1, out=base[0])          # a view: its base sees the write
+        assert base.tolist() == [[2.0, 2.0, 2.0], [0.0, 0.0, 0.0]]
