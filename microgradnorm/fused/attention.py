@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import backend, kernels
+from .. import backend, kernels, sampling
 from ..autograd import op_group
 from ..generator import default_generator
 from ..dtypes import check_number
@@ -27,15 +27,16 @@ class ScaledDotProductAttention(FusedFunction):
     saved_names = ("query", "key", "value", "output", "logsumexp", "attn_mask")
 
     @staticmethod
-    def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, seed):
+    def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, stream):
         ctx.kernels = kernels.for_array(q)
         out, lse = ctx.kernels.attention_forward(q, k, v, mask, is_causal, scale,
-                                                 dropout_p, seed)         # (..., L, Ev)
+                                                 dropout_p, stream)       # (..., L, Ev)
         # Saved: the inputs (alive anyway), the output and one log-sum-exp per row; the
         # L×S probabilities and the dropout mask are recomputed in backward (the mask from
-        # its seed), never kept.
+        # the generator state it was drawn from), never kept.
         ctx.save_for_backward(q, k, v, out, lse, mask)
-        ctx.dropout_p, ctx.is_causal, ctx.scale, ctx.seed = dropout_p, is_causal, scale, seed
+        ctx.dropout_p, ctx.is_causal, ctx.scale = dropout_p, is_causal, scale
+        ctx.stream = stream
         return out
 
     @staticmethod
@@ -43,7 +44,7 @@ class ScaledDotProductAttention(FusedFunction):
         saved = ctx.saved                          # as given: their dtypes are the grads'
         q, k, v, out, lse, mask = saved
         dq, dk, dv, dmask = ctx.kernels.attention_backward(
-            dout, q, k, v, out, lse, mask, ctx.is_causal, ctx.scale, ctx.dropout_p, ctx.seed,
+            dout, q, k, v, out, lse, mask, ctx.is_causal, ctx.scale, ctx.dropout_p, ctx.stream,
             need_mask_grad=ctx.needs_input_grad[3])
         if dmask is not None:
             dmask = unbroadcast(dmask, mask.shape).astype(mask.dtype, copy=False)
@@ -52,15 +53,16 @@ class ScaledDotProductAttention(FusedFunction):
 
     @staticmethod
     def recompute(ctx, q, k, v, mask):
-        # the twin, for double backward: with dropout, the same mask drawn from the seed
+        # the twin, for double backward: with dropout, the same mask drawn again
         return composite_attention(q, k, v, mask, ctx.dropout_p, ctx.is_causal, ctx.scale,
-                                   ctx.seed)
+                                   ctx.stream)
 
 
 # ----- composite: the textbook graph ------------------------------------------------------
 def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                        seed=0):
-    """softmax(q·kᵀ·scale + mask), dropped out, times v; each step a node."""
+                        stream=None):
+    """softmax(q·kᵀ·scale + mask), dropped out (the mask drawn from the generator state
+    ``stream``), times v; each step a node."""
     scale = 1 / math.sqrt(q.shape[-1]) if scale is None else scale
     scores = (q @ k.mT) * scale                                            # (..., L, S)
     if is_causal:
@@ -77,8 +79,8 @@ def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     if dead.any():
         probs = probs.masked_fill(dead, 0.0)
     if dropout_p:
-        probs = probs * attention_dropout_kept(seed, probs.shape, dropout_p,
-                                               q.xp).astype(probs.dtype)
+        probs = probs * attention_dropout_kept(stream, probs.shape, dropout_p, q.xp,
+                                               probs.dtype)
     return probs @ v
 
 
@@ -172,15 +174,27 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if enable_gqa and query.ndim >= 3:               # key and value each to query's heads
         key, value = (_repeat_heads(t, query.shape[-3]) if t.ndim >= 3 and
                       t.shape[-3] != query.shape[-3] else t for t in (key, value))
-    # Dropout draws its mask from a seed taken from the default generator (mg.manual_seed),
-    # so the two implementations and the fused backward draw the same mask.
-    seed = default_generator.random64() >> 1 if dropout_p else 0
+    stream = _dropout_stream(query, key, dropout_p)
     if impl == "composite":
         with op_group(fn):
             return composite_attention(query, key, value, attn_mask, dropout_p, is_causal,
-                                       scale, seed)
+                                       scale, stream)
     return ScaledDotProductAttention.apply(query, key, value, attn_mask, dropout_p=dropout_p,
-                                           is_causal=is_causal, scale=scale, seed=seed)
+                                           is_causal=is_causal, scale=scale, stream=stream)
+
+
+def _dropout_stream(q, k, dropout_p):
+    # torch's CPU attention drops its probabilities out as F.dropout does: one Bernoulli
+    # draw from the default generator per probability, (..., L, S) in C order. The mask is
+    # drawn from the generator's state before those draws, kept in place of the L×S mask
+    # (5056 bytes), and the default generator moves past them, as torch's does; p = 0 and
+    # p = 1 draw nothing, as torch's
+    if not 0 < dropout_p < 1:
+        return None
+    shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+    stream = default_generator.get_state()
+    sampling.bernoulli(default_generator, math.prod(shape), np.float64, 1 - dropout_p)
+    return stream
 
 
 def _repeat_heads(t, heads):

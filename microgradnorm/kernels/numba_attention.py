@@ -304,27 +304,27 @@ def _finite(*arrays):
 
 
 # ----- the reference's functions ------------------------------------------------------------
-def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, seed=0):
+def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, stream=None):
     """As ``reference.attention_forward``: O (..., L, Ev) in q's dtype, ℓ (..., L, 1)."""
     if not _takes(q, k, v, mask, dropout_p):
-        return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, seed)
+        return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, stream)
     qh, kh, vh = _heads(q), _heads(k), _heads(v)
     if not _finite(qh, kh, vh):
-        return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, seed)
+        return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, stream)
     out = np.empty(q.shape[:-1] + v.shape[-1:], q.dtype)                # (..., L, Ev)
     lse = np.empty(q.shape[:-1] + (1,), q.dtype)                        # (..., L, 1)
     outh, lseh = _heads(out), _heads(lse)          # views (C-contiguous): written in place
     _attention_blocks(qh, kh, vh, float(scale), bool(is_causal), outh, lseh[..., 0])
     if not _finite(outh, lseh):                 # a score or a sum overflowed: torch's
-        return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, seed)
+        return reference.attention_forward(q, k, v, mask, is_causal, scale, dropout_p, stream)
     return out, lse
 
 
-def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_p=0.0, seed=0,
-                       need_mask_grad=False):
+def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_p=0.0,
+                       stream=None, need_mask_grad=False):
     """As ``reference.attention_backward``: dq, dk, dv and None (no mask here), each laid
     out in memory as its input where the kernels can write it so (``_gradient_like``)."""
-    args = (dout, q, k, v, out, lse, mask, is_causal, scale, dropout_p, seed, need_mask_grad)
+    args = (dout, q, k, v, out, lse, mask, is_causal, scale, dropout_p, stream, need_mask_grad)
     if not (_takes(q, k, v, mask, dropout_p)
             and all(type(a) is np.ndarray and a.dtype == q.dtype for a in (dout, out, lse))
             and dout.shape == out.shape == q.shape[:-1] + v.shape[-1:]

@@ -35,8 +35,10 @@ import math
 
 import numpy as np
 
+from .. import sampling
 from ..backend import array_module, corrected_mean, erf
 from ..dtypes import accumulation_dtype, upcast_half
+from ..generator import Generator
 
 __all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward",
            "add_layer_norm_forward", "add_rms_norm_backward", "add_rms_norm_forward",
@@ -525,9 +527,10 @@ def _affine(xhat, weight, bias):
 __all__ += ["attention_backward", "attention_dropout_kept", "attention_forward"]
 
 
-def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, seed=0):
+def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, stream=None):
     """O = (P∘M)·v with P = softmax(S) by rows, S = q·kᵀ·scale + mask, ℓ = log Σ_j exp(S)
-    per row, M the dropout mask of ``seed`` (``attention_dropout_kept``; none for p = 0).
+    per row, M the dropout mask drawn from the generator state ``stream``
+    (``attention_dropout_kept``; none for p = 0).
 
     Returns O (..., L, Ev) in q's dtype and ℓ (..., L, 1) in the computation dtype."""
     xp, dtype = array_module(q), q.dtype
@@ -536,14 +539,14 @@ def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, seed=0):
     p, lse = softmax_with_logsumexp(s, -1, scratch=True)                # P over S, ℓ (..., L, 1)
     _zero_dead_rows(p, lse)
     if dropout_p:
-        p *= attention_dropout_kept(seed, p.shape, dropout_p, xp).astype(p.dtype)
+        p *= attention_dropout_kept(stream, p.shape, dropout_p, xp, p.dtype)
     return (p @ v).astype(dtype, copy=False), lse
 
 
-def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_p=0.0, seed=0,
-                       need_mask_grad=False):
+def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_p=0.0,
+                       stream=None, need_mask_grad=False):
     """With P = exp(S - ℓ) recomputed from the scores (0 on a dead row), M the dropout mask
-    drawn again from ``seed`` and D = Σ_k dO∘O per row (= Σ_j P∘dP, without an L×S product):
+    drawn again from ``stream`` and D = Σ_k dO∘O per row (= Σ_j P∘dP, without an L×S product):
 
         dv = (P∘M)ᵀ·dO,  dP = (dO·vᵀ)∘M,  dS = P∘(dP - D),  dq = dS·k·scale,  dk = dSᵀ·q·scale
 
@@ -559,7 +562,7 @@ def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_
     _zero_dead_rows(p, lse)
     dp = dout @ xp.swapaxes(v, -1, -2)                                  # (..., L, S)
     if dropout_p:
-        kept = attention_dropout_kept(seed, p.shape, dropout_p, xp).astype(p.dtype)
+        kept = attention_dropout_kept(stream, p.shape, dropout_p, xp, p.dtype)
         dv = xp.swapaxes(p * kept, -1, -2) @ dout                       # (..., S, Ev)
         dp *= kept
     else:
@@ -574,12 +577,19 @@ def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_
     return dq, dk, dv, (ds if need_mask_grad else None)
 
 
-def attention_dropout_kept(seed, shape, dropout_p, xp):
-    """The dropout mask M of attention's probabilities: 1 / (1 - p) where kept, else 0, drawn
-    from ``seed`` (NumPy's generator) every time it is needed: forward and backward, and
-    both implementations, draw the same; p = 1 keeps nothing (all 0, no 1 / 0)."""
-    keep = np.random.default_rng(seed).random(shape) >= dropout_p
-    return xp.asarray(keep * (1 / (1 - dropout_p) if dropout_p < 1 else 0.0))
+def attention_dropout_kept(stream, shape, dropout_p, xp, dtype=np.float64):
+    """The dropout mask M of attention's probabilities in ``dtype``: torch's CPU mask, the
+    F.dropout of its math backend, ``empty(shape).bernoulli_(1 - p) / (1 - p)``, drawn in
+    C order from ``stream``, the generator's state before the draws
+    (``Generator.get_state()``). Drawn every time it is needed, forward and backward, so
+    both implementations draw the same and no L×S mask is kept; p = 1 keeps nothing (all 0,
+    no 1 / 0, and no draws, as torch's)."""
+    dtype = np.dtype(dtype)
+    if dropout_p >= 1:
+        return xp.zeros(shape, dtype)
+    generator = Generator().set_state(stream)
+    keep = sampling.bernoulli(generator, math.prod(shape), dtype, 1 - dropout_p)
+    return xp.asarray(keep.reshape(shape) / np.asarray(1 - dropout_p).astype(dtype))
 
 
 def _attention_scores(q, k, mask, is_causal, scale):

@@ -153,14 +153,17 @@ class MultiheadAttention(Module):
         else:
             out = F.scaled_dot_product_attention(q, k, v, mask, dropout_p, causal)
             weights = None
-        out = out.permute(0, 2, 1, 3).reshape(batch, target, self.embed_dim)
-        out = self.out_proj(out)                                             # (N, L, E)
+        # torch's memory order, (L, N, E) with each row the heads side by side; a
+        # batch_first output is its transposed view, as torch's (a dropout after it draws
+        # torch's mask only over torch's layout)
+        out = out.permute(2, 0, 1, 3).reshape(target, batch, self.embed_dim)
+        out = self.out_proj(out)                                             # (L, N, E)
         if weights is not None and average_attn_weights:
             weights = weights.mean(dim=1)                                    # (N, L, S)
         if not batched:
-            out = out.reshape(out.shape[1:])
+            out = out.reshape(target, self.embed_dim)
             weights = None if weights is None else weights.reshape(weights.shape[1:])
-        elif not self.batch_first:
+        elif self.batch_first:
             out = out.transpose(0, 1)
         return out, weights
 

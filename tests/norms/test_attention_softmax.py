@@ -165,6 +165,30 @@ def test_attention_dropout_one_gives_torchs_zeros(impl):
         assert_close(a.grad, b.grad)
 
 
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_attention_dropout_draws_torchs_mask(impl, dtype):
+    # torch's CPU attention drops its probabilities out as F.dropout does: one seed gives
+    # torch's output and gradients (key and value broadcast over the heads, a float mask),
+    # and leaves the generator where torch's leaves it
+    rng = np.random.default_rng(8)
+    data = [rng.standard_normal(s).astype(dtype) for s in ((2, 2, 3, 4), (2, 1, 5, 4),
+                                                            (2, 1, 5, 3), (3, 5))]
+    ours, theirs = leaves(*data[:3]), torch_leaves(*data[:3])
+    mg.manual_seed(5)
+    torch.manual_seed(5)
+    out = F.scaled_dot_product_attention(*ours, attn_mask=mg.tensor(data[3]), dropout_p=0.3,
+                                         impl=impl)
+    t_out = TF.scaled_dot_product_attention(*theirs, attn_mask=torch.tensor(data[3]),
+                                            dropout_p=0.3)
+    assert mg.rand(3).tolist() == torch.rand(3).tolist()
+    tol = 1e-12 if dtype == "float64" else 2e-6
+    assert_close(out.data, t_out, tol)
+    backward_both(out, t_out, rng)
+    for a, b in zip(ours, theirs):
+        assert_close(a.grad, b.grad, tol)
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.data())
 def test_attention_gradcheck_over_drawn_shapes(data):

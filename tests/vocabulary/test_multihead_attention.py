@@ -290,3 +290,16 @@ def test_dropout_one_in_training_as_torch():
         np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(),
                                    atol=1e-12)
         assert weights is None or not weights.detach().numpy().any()
+
+
+@pytest.mark.parametrize("options, batched", [({}, True), ({"batch_first": True}, True),
+                                              ({}, False)])
+def test_the_output_has_torchs_memory_layout(options, batched):
+    # (L, N, E) in memory, a batch_first output its transposed view: a dropout after the
+    # module draws its mask in memory order, so torch's layout gives torch's mask
+    ours, theirs = twins(**options)
+    arrays = inputs(options, batched)
+    out = ours(*(mg.tensor(a) for a in arrays), need_weights=False)[0]
+    expected = theirs(*(torch.tensor(a) for a in arrays), need_weights=False)[0]
+    assert out.stride() == expected.stride()
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=1e-12)

@@ -510,6 +510,22 @@ def test_dropout_one_trains_as_torch():
     run_both(ours, theirs, [seq(S), seq(T)], dict(tgt_mask=causal(T, "bool")))
 
 
+@pytest.mark.parametrize("batch_first", [False, True])
+def test_dropout_trains_as_torch_for_one_seed(batch_first):
+    # every dropout draws torch's mask: the attention's (torch's CPU attention drops its
+    # probabilities out as F.dropout does) and those after it (over torch's memory layout
+    # of the attention's output)
+    ours, theirs = twins("Transformer", E, HEADS, 1, 1, FF, dropout=0.3,
+                         batch_first=batch_first)
+    ours.train()
+    theirs.train()
+    mg.manual_seed(11)
+    torch.manual_seed(11)
+    run_both(ours, theirs, [seq(S, batch_first), seq(T, batch_first)],
+             dict(tgt_mask=causal(T, "float")), atol=1e-11)
+    assert mg.rand(2).tolist() == torch.rand(2).tolist()
+
+
 def test_the_decoder_stack_names_tgt():
     ours, theirs = stacks("TransformerDecoder", 1)
     _same_error(lambda: ours(mg.tensor(np.float64(1)), mg.tensor(seq(S))),
