@@ -145,7 +145,7 @@ class Captured:
             raise CaptureError(
                 f"captured {self.__name__}: the step drew random numbers from the generator "
                 "outside an op (F.dropout and nn.Dropout draw their mask in Python, "
-                "attention's dropout its seed): a replay would reuse the first call's draws. "
+                "attention's dropout its mask): a replay would reuse the first call's draws. "
                 "Capture with dropout off (p=0, or model.eval()), or keep the random part "
                 "outside the captured function")
         try:

@@ -79,15 +79,14 @@ def scalar(fn, name, value, dtype, negated=False):
     return int(value) if kind in "iu" else bool(value) if kind == "b" else value
 
 
-def write_out(fn, operands, out, compute):
-    """torch's ``out=``: ``compute()`` written into the Tensor ``out``, which is returned;
-    without ``out``, the result itself. ``out`` is resized to the result's shape (with torch's
-    deprecation warning where it held elements) and takes the result cast to its dtype where
-    torch's casting rule allows (not floating into integer, not complex into real:
-    RuntimeError). Nothing is recorded: while grad is on, an operand or ``out`` that requires
-    grad is torch's RuntimeError."""
-    if out is None:
-        return compute()
+def write_out(fn, operands, out, compute, stacklevel=3):
+    """torch's ``out=``: ``compute()`` written into the Tensor ``out``, which is returned
+    (the callers call ``compute`` themselves when ``out`` is None). ``out`` is resized to the
+    result's shape (with torch's deprecation warning where it held elements, ``stacklevel``
+    naming the caller's line) and takes the result cast to its dtype where torch's casting
+    rule allows (not floating into integer, not complex into real: RuntimeError); an ``out``
+    that overlaps an operand without being it is torch's RuntimeError. Nothing is recorded:
+    while grad is on, an operand or ``out`` that requires grad is torch's RuntimeError."""
     Tensor = _tensor.Tensor
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
@@ -95,10 +94,14 @@ def write_out(fn, operands, out, compute):
                                  for v in (*operands, out)):
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
+    if any(isinstance(v, Tensor) and _partly_overlap(v._array, out._array) for v in operands):
+        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
+                           "written-to tensor refer to a single memory location. Please clone() "
+                           "the tensor before performing the operation.")
     result = compute()
     if not _tensor._can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {_torch_name(result.dtype)} can't be cast to the "
-                           f"desired output type {_torch_name(out.dtype)}")
+        raise RuntimeError(f"result type {dtypes.torch_name(result.dtype)} can't be cast to "
+                           f"the desired output type {dtypes.torch_name(out.dtype)}")
     if tuple(out.shape) != tuple(result.shape):
         if out.numel():
             warnings.warn(f"An output with one or more elements was resized since it had "
@@ -107,19 +110,20 @@ def write_out(fn, operands, out, compute):
                           "future PyTorch release outputs will not be resized unless they have "
                           "zero elements. You can explicitly reuse an out tensor t by resizing "
                           "it, inplace, to zero elements with t.resize_(0).", UserWarning,
-                          stacklevel=3)
+                          stacklevel=stacklevel)
         out.resize_(result.shape)
     with no_grad():
         out.copy_(result)
     return out
 
 
-def _torch_name(dtype):
-    # torch's scalar-type name in its messages: Float, Double, Long, ...
-    names = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
-    return names.get(str(dtype), str(dtype))
+def _partly_overlap(a, b):
+    # memory shared in another layout (x[:3] into x[1:]); the same view is torch's in place
+    if type(a) is not np.ndarray or type(b) is not np.ndarray:
+        return False
+    same = (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+            and a.shape == b.shape and a.strides == b.strides)
+    return not same and np.shares_memory(a, b)
 
 
 def in_place(name, function):
@@ -164,6 +168,8 @@ class AddScaled(Function):
 def _adding(fn, sign, doc):
     # torch.add, sub, subtract: the operators' nodes when alpha is 1, else one AddScaled
     def add(input, other, *, alpha=1, out=None):
+        if out is None:
+            return _add(input, other, alpha)
         return write_out(fn, (input, other), out, lambda: _add(input, other, alpha))
 
     def _add(input, other, alpha):
@@ -199,14 +205,16 @@ subtract = _adding("subtract", -1, "``sub(input, other, alpha=alpha)`` (``torch.
 def mul(input, other, *, out=None):
     """``input · other``, broadcast, in the promoted dtype (``torch.mul``); either may be a
     number; ``out=`` as ``add``'s."""
-    return write_out("mul", (input, other), out, lambda: Mul.apply(
-        *operands("mul", input, other, both_numbers=True)))
+    if out is None:
+        return Mul.apply(*operands("mul", input, other, both_numbers=True))
+    return write_out("mul", (input, other), out, lambda: mul(input, other))
 
 
 def multiply(input, other, *, out=None):
     """``mul(input, other)`` (``torch.multiply``)."""
-    return write_out("multiply", (input, other), out, lambda: Mul.apply(
-        *operands("multiply", input, other, both_numbers=True)))
+    if out is None:
+        return Mul.apply(*operands("multiply", input, other, both_numbers=True))
+    return write_out("multiply", (input, other), out, lambda: multiply(input, other))
 
 
 class DivRounded(Function):
@@ -277,8 +285,10 @@ def _half_rounded(xp, a, b, dtype, mode, divisor):
 
 
 def _div(fn, input, other, rounding_mode, out=None):
+    if out is None:
+        return _divide(fn, input, other, rounding_mode)
     return write_out(fn, (input, other), out,
-                     lambda: _divide(fn, input, other, rounding_mode))
+                     lambda: _divide(fn, input, other, rounding_mode), stacklevel=4)
 
 
 def _divide(fn, input, other, rounding_mode):

@@ -4,7 +4,8 @@ parameter and gradient changes, with a fixed step or the strong-Wolfe line searc
 The algorithm is torch's (minFunc's), operation for operation on the flat vector of every
 parameter: the numbers it compares and scales by (the step t, yᵀs, the initial Hessian scale,
 the two-loop coefficients) are 0-d arrays in the parameters' dtype, as torch keeps them in
-0-d tensors, so float32 runs round as torch's do."""
+0-d tensors, so float32 runs round as torch's to an ulp a step (a sum taken in another order,
+a multiply-add fused or not, is the difference)."""
 
 import copy
 
@@ -209,6 +210,9 @@ class LBFGS(Optimizer):
     def step(self, closure):
         """Run up to ``max_iter`` L-BFGS iterations; ``closure`` recomputes the loss and its
         gradients and returns the loss. Returns the loss of the first call."""
+        if len(self.param_groups) != 1:         # add_param_group after the constructor
+            raise AssertionError(
+                f"Expected exactly one param_group, but got {len(self.param_groups)}")
         with no_grad():
             return self._iterate(enable_grad()(closure))
 

@@ -582,3 +582,21 @@ def test_out_refuses_what_torch_refuses_and_warns_as_torch():
         base = lib.zeros(2, 3)
         lib.add(lib.ones(3), 1, out=base[0])          # a view: its base sees the write
         assert base.tolist() == [[2.0, 2.0, 2.0], [0.0, 0.0, 0.0]]
+
+
+@pytest.mark.parametrize("name", ["add", "mul", "div"])
+def test_out_overlapping_an_operand_in_another_layout_is_refused_as_torchs(name):
+    for lib in (mg, torch):
+        x = lib.arange(4.0)
+        with pytest.raises(RuntimeError, match="refer to a single memory location"):
+            getattr(lib, name)(x[:3], x[1:], out=x[1:])
+        y = lib.arange(1.0, 5.0)
+        getattr(lib, name)(y, 2, out=y)             # the same view: in place, as torch's
+        assert y.tolist() == getattr(lib, name)(lib.arange(1.0, 5.0), 2).tolist()
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "true_divide"])
+def test_the_resize_warning_names_the_callers_line(name):
+    with pytest.warns(UserWarning, match="was resized") as record:
+        getattr(mg, name)(mg.ones(3), 1, out=mg.zeros(2))
+    assert record[0].filename == __file__

@@ -134,3 +134,19 @@ def test_torchs_errors():
         return loss
     with pytest.raises(RuntimeError, match="only 'strong_wolfe' is supported"):
         optimizer.step(closure)
+
+
+def test_a_group_added_later_is_refused_at_the_step_as_torchs():
+    for lib in (mg, torch):
+        p, q = (lib.tensor([3.0], requires_grad=True) for _ in range(2))
+        optimizer = lib.optim.LBFGS([p])
+        optimizer.add_param_group({"params": [q]})
+
+        def closure(optimizer=optimizer, p=p, q=q):
+            optimizer.zero_grad()
+            loss = (p * p).sum() + (q * q).sum()
+            loss.backward()
+            return loss
+        with pytest.raises(AssertionError, match="Expected exactly one param_group, but got 2"):
+            optimizer.step(closure)
+        assert p.tolist() == q.tolist() == [3.0]
