@@ -22,6 +22,7 @@ import numpy as np
 
 from . import backend, ops
 from .autograd.function import Function
+from .autograd.profiler import aten_op
 from .dtypes import check_number, is_floating
 from .ops import memory_formats
 from .ops.base import constant
@@ -174,6 +175,7 @@ def _check_windows(fn, spatial, geometry):
 
 
 # ----- convolutions -----------------------------------------------------------------------
+@aten_op(7)     # a profile's aten::conv2d, ... holds the nodes, torch's 7 arguments
 def _convolution(fn, dims, input, weight, bias, stride, padding, dilation, groups):
     x, unbatched = _check_input(fn, input, dims)
     if not isinstance(weight, Tensor) or weight.ndim != dims + 2:
@@ -330,6 +332,7 @@ def _pool_geometry(fn, dims, x, kernel_size, stride, padding, dilation, ceil_mod
     return Geometry(kernel, stride, tuple(zip(padding, afters)), dilation), padding
 
 
+@aten_op(6)     # (with indices: torch's aten::max_pool2d_with_indices)
 def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
     x, unbatched = _check_input(fn, input, dims)
@@ -402,6 +405,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      ceil_mode, return_indices)
 
 
+@aten_op(7)
 def _avg_pool(fn, dims, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override=None):
     x, unbatched = _check_input(fn, input, dims)
@@ -668,6 +672,7 @@ class AdaptiveSpread(Function):
         return AdaptiveSum.apply(grad, axis=ctx.axis, out=ctx.out)
 
 
+@aten_op(2)
 def _adaptive_avg_pool(fn, dims, input, output_size):
     """adaptive_avg_pool1d's, 2d's and 3d's: the window sums along one spatial dim at a
     time (``AdaptiveSum``), over the windows' counts; a None size keeps the input's (2-D and

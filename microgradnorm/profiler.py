@@ -2,17 +2,18 @@
 ``step()`` and a ``schedule``), ``record_function``, ``ProfilerActivity``, ``schedule``,
 ``tensorboard_trace_handler``.
 
-What is recorded, and how the times are taken, is ``autograd/profiler.py``'s: each forward
-node (named as torch's aten op, ``"aten::mm"``, where the op clearly is one), each node
-backward runs (``"MulBackward0"``) and each ``record_function`` range; ops that record no
-node (under ``no_grad``) are not seen. Only the CPU is timed: ``ProfilerActivity.CUDA`` is
+What is recorded, and how the times are taken, is ``autograd/profiler.py``'s: each op call,
+a recorded node or not (under ``no_grad``: an inference), named as torch's aten op
+(``"aten::mm"``) where the op clearly is one, each node backward runs (``"MulBackward0"``)
+and each ``record_function`` range. Only the CPU is timed: ``ProfilerActivity.CUDA`` is
 taken and adds nothing.
 
 Example:
     >>> from microgradnorm.profiler import profile, record_function, ProfilerActivity
-    >>> with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+    >>> with mg.no_grad(), profile(activities=[ProfilerActivity.CPU],
+    ...                            record_shapes=True) as prof:
     ...     with record_function("model_inference"):
-    ...         model(x).sum().backward()
+    ...         model(x)
     >>> print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=10))
 """
 

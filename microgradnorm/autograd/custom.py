@@ -26,7 +26,7 @@ backward.
 import inspect
 
 from .double import OnceDifferentiable, first_order
-from .function import Function as _EngineFunction
+from .function import Function as _EngineFunction, _next_seq
 from .grad_mode import enable_grad, no_grad
 from .inputs import _tensor
 from .tape import paused
@@ -130,6 +130,7 @@ class _Node(_EngineFunction):
     @staticmethod
     def backward(ctx, *grads):
         Tensor, user, own = _tensor.Tensor, ctx.function.user, ctx._user_ctx
+        ctx.backward_seq = _next_seq()      # a profile nests the ops it runs in its event
         with no_grad():
             result = user.backward(own, *[None if g is None else Tensor._from_op(g, None)
                                           for g in grads])

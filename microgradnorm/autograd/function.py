@@ -12,7 +12,7 @@ from .graph import Node, NodeAPI, node_name
 from .history import NodeHistory
 from .inputs import (_kept_constants, _refuse_stale_view, _share_versions_with_bases, _tensor,
                      _unpack)
-from .scopes import _observers, _observers_here
+from .scopes import _observers, notify_forward
 
 
 class Context(NodeHistory, NodeAPI):
@@ -147,9 +147,8 @@ class Function:
                 tuple([(a.shape, a.dtype) for a in raw])
             if ctx._saved:
                 ctx._track_saved(tensors, outputs)
-            if _observers:
-                for observer in _observers_here():
-                    observer.on_forward(ctx)
+        if _observers:                # a node, or (a profile's) a call that records none
+            notify_forward(ctx, outputs, record)
         if _tapes:                    # graph capture sees every call, recorded or not (tape.py)
             _tapes[-1].record(cls, ctx, tensors, arrays, given, options, outputs, record)
         return outputs[0] if single else outputs

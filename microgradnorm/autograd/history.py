@@ -10,6 +10,7 @@ class NodeHistory:
     that ``graph_stats`` and the visualizer read."""
 
     __slots__ = ()
+    backward_seq = None     # a custom Function's: Context.seq's count where its backward began
 
     def check_versions(self, versions):
         """Raise if a tensor whose array this node keeps was changed in place since:

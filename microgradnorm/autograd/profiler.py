@@ -2,15 +2,18 @@
 ``mg.profiler``, torch.profiler's names, builds on it).
 
 A profile is an observer of the engine (``scopes.observe``, as the memory timeline): each
-recorded forward node is an event named as torch's aten op where the op is clearly one
-(``Mul``: ``"aten::mul"``, see ``ATEN_NAMES``), else the op's own name; each node backward
-runs is an event named as its node (``"MulBackward0"``); ``record_function(name)`` adds a
-range. The engine calls an observer after a node's work, so an op's event starts where the
-last event of the thread ended (the op before it, a range's edge, the profile's start): the
-Python between two ops counts to the second. Ops that record no node (under ``no_grad``, or
-with no input that requires grad) are not seen: their time counts to the next event. No
-profile active, the engine pays its one test of the observers and ``record_function`` one
-test of ``_recorders``.
+op call, a recorded node or not (under ``no_grad``, or with no input that requires grad: an
+inference, as torch's profiler sees it), is an event named as torch's aten op where the op is
+clearly one (``Mul``: ``"aten::mul"``, see ``ATEN_NAMES``), else the op's own name; each
+node backward runs is an event named as its node (``"MulBackward0"``); ``record_function(
+name)`` adds a range, and ``aten_op`` one named as torch's op around a composition of nodes
+(``aten::conv2d``). The engine calls an observer after an op's work, so an op's event starts
+where the last event of the thread ended (the op before it, a range's edge, the profile's
+start): the Python between two ops counts to the second. An op that runs ops (a custom
+Function's forward or backward) holds their events: they came after it began (each event
+keeps a stamp of the engine's creation order, ``Context.seq``). No profile active, the
+engine pays its one test of the observers, and ``record_function`` and ``aten_op`` one test
+of ``_recorders``.
 
 Example:
     >>> with mg.autograd.profiler.profile(record_shapes=True) as prof:
@@ -20,16 +23,19 @@ Example:
 """
 
 import contextlib
+import functools
 import math
 import os
 import sys
 import threading
 from time import perf_counter_ns
 
+from .function import _next_seq
+from .inputs import _tensor
 from .profiler_util import EventList, FunctionEvent
 from .scopes import observe
 
-__all__ = ["ATEN_NAMES", "profile", "record_function"]
+__all__ = ["ATEN_NAMES", "aten_op", "profile", "record_function"]
 
 # the recorders that are active, in any thread; empty, ``record_function`` costs one test
 _recorders = []
@@ -85,8 +91,9 @@ def _python_stack():
 
 class _Recorder:
     """The observer of one profile, in the thread that started it: ``raw`` holds [name,
-    kind, start ns, end ns, input shapes, bytes, stack] per event; ``last`` is when the
-    thread's last event ended, where the next op's begins."""
+    kind, start ns, end ns, input shapes, bytes, stack, stamp] per event (the stamp: when
+    it began in the engine's creation order of nodes); ``last`` is when the thread's last
+    event ended, where the next op's begins."""
 
     def __init__(self, record_shapes=False, profile_memory=False, with_stack=False):
         self.record_shapes, self.profile_memory = record_shapes, profile_memory
@@ -94,7 +101,7 @@ class _Recorder:
         self.thread, self.native_thread = threading.get_ident(), threading.get_native_id()
         self.raw, self.open = [], []
         self.origin = self.last = perf_counter_ns()
-        self._observing = observe(self)
+        self._observing = observe(self, unrecorded=True)
         self._observing.__enter__()
         _recorders.append(self)
 
@@ -103,33 +110,47 @@ class _Recorder:
         self.raw, self.open = [], []
         self.origin = self.last = perf_counter_ns()
 
-    def _add(self, name, kind, shapes, nbytes, stack):
-        end = perf_counter_ns()
-        self.raw.append([name, kind, self.last, end, shapes, nbytes, stack])
+    def _add(self, name, shapes, nbytes, stack, began):
+        # an op event; the events stamped after ``began`` ran inside it (an op that runs ops)
+        end, start, raw = perf_counter_ns(), self.last, self.raw
+        i = len(raw)
+        while i and raw[i - 1][7] > began:
+            i -= 1
+            start = min(start, raw[i][2])
+        raw.append([name, "cpu_op", start, end, shapes, nbytes, stack, began])
         self.last = end
 
-    def on_forward(self, ctx):
+    def _op(self, ctx, outputs_meta):
         shapes = [[] if t is None else list(t.shape) for t in ctx.inputs] \
             if self.record_shapes else ()
-        nbytes = sum(math.prod(shape) * dtype.itemsize for shape, dtype in ctx.outputs_meta) \
+        nbytes = sum(math.prod(shape) * dtype.itemsize for shape, dtype in outputs_meta) \
             if self.profile_memory else 0
-        self._add(event_name(ctx), "cpu_op", shapes,
-                  nbytes, _python_stack() if self.with_stack else ())
+        self._add(event_name(ctx), shapes, nbytes,
+                  _python_stack() if self.with_stack else (), ctx.seq)
+
+    def on_forward(self, ctx):
+        self._op(ctx, ctx.outputs_meta)
+
+    def on_unrecorded(self, ctx, outputs):
+        self._op(ctx, [(t._array.shape, t._array.dtype) for t in outputs]
+                 if self.profile_memory else ())
 
     def on_backward(self, node, pending, captured):
         shapes = [list(shape) for shape, _ in node.outputs_meta] if self.record_shapes else ()
         nbytes = sum(getattr(getattr(t, "_array", None), "nbytes", 0)    # the gradients
                      for t, needed in zip(node.inputs, node.needs_input_grad) if needed) \
             if self.profile_memory else 0
-        self._add(node.name(), "cpu_op", shapes, nbytes, ())
+        # a custom Function's backward stamps where it began: the ops it ran are inside
+        began = node.backward_seq if node.backward_seq is not None else _next_seq()
+        self._add(node.name(), shapes, nbytes, (), began)
 
     def on_free(self, nodes):
         self.last = perf_counter_ns()   # the release of the graph is no node's time
 
-    def begin(self, name):
+    def begin(self, name, kind="user_annotation", shapes=()):
         now = perf_counter_ns()
-        entry = [name, "user_annotation", now, None, [], 0,
-                 _python_stack() if self.with_stack else ()]
+        entry = [name, kind, now, None, list(shapes) if self.record_shapes else [], None,
+                 _python_stack() if self.with_stack else (), _next_seq()]
         self.raw.append(entry)
         self.open.append(entry)
         self.last = now
@@ -147,9 +168,13 @@ class _Recorder:
         now = perf_counter_ns()
         for entry in self.open:
             entry[3] = now
-        order = sorted(self.raw, key=lambda r: (r[2], -r[3], r[1] != "user_annotation"))
-        events, enclosing = [], []
-        for i, (name, kind, start, end, shapes, nbytes, stack) in enumerate(order):
+        # by start, the longer first, a range (its bytes None until its events are summed)
+        # before an op of the same span
+        order = sorted(self.raw, key=lambda r: (r[2], -r[3], r[5] is not None))
+        events, enclosing, ranges = [], [], set()
+        for i, (name, kind, start, end, shapes, nbytes, stack, _) in enumerate(order):
+            if nbytes is None:
+                ranges.add(i)
             event = FunctionEvent(i, name, kind, self.native_thread,
                                   (start - self.origin) / 1e3, (end - self.origin) / 1e3,
                                   shapes, nbytes, stack)
@@ -161,7 +186,7 @@ class _Recorder:
             enclosing.append(event)
             events.append(event)
         for event in reversed(events):      # a range holds what its events hold
-            if event.kind == "user_annotation":
+            if event.id in ranges:
                 event.cpu_memory_usage = sum(c.cpu_memory_usage for c in event.cpu_children)
         return EventList(events, self.profile_memory, self.with_stack)
 
@@ -179,6 +204,8 @@ class record_function(contextlib.ContextDecorator):
         ...     y = attn(x)
     """
 
+    kind, shapes = "user_annotation", ()
+
     def __init__(self, name, args=None):
         self.name, self.args = name, args
         self._open = []                  # per entry (a decorated recursion nests)
@@ -187,7 +214,8 @@ class record_function(contextlib.ContextDecorator):
         entries = ()
         if _recorders:
             here = threading.get_ident()
-            entries = [(r, r.begin(self.name)) for r in list(_recorders) if r.thread == here]
+            entries = [(r, r.begin(self.name, self.kind, self.shapes)) for r in list(_recorders)
+                       if r.thread == here]
         self._open.append(entries)
         return self
 
@@ -195,6 +223,51 @@ class record_function(contextlib.ContextDecorator):
         for recorder, entry in self._open.pop():
             recorder.end(entry)
         return False
+
+
+class _aten_range(record_function):
+    """An op's event around the nodes it is composed of (torch's ``aten::conv2d``): the
+    input shapes of torch's op's arguments; the bytes of what it returns, as torch's
+    allocator nets out the temporaries freed inside (its nodes' outputs)."""
+
+    kind = "cpu_op"
+
+    def __init__(self, name, shapes):
+        super().__init__(name)
+        self.shapes = shapes
+
+    def returned(self, result):
+        nbytes = sum(t._array.nbytes for t in (result if type(result) is tuple else (result,))
+                     if isinstance(t, _tensor.Tensor))
+        for recorder, entry in self._open[-1]:
+            if recorder.profile_memory:
+                entry[5] = nbytes
+
+
+def aten_op(arguments):
+    """Decorate ``function(fn, dims, *args)``, an op composed of several nodes (a
+    convolution: im2col, a matmul, the bias), so that a profile sees one event ``aten::{fn}``
+    holding its nodes, as torch's ``aten::conv2d`` holds the kernels it runs; its input
+    shapes are those of ``args``, the first ``arguments`` (the number torch's op takes). No
+    profile active, a call pays one test.
+
+    Example:
+        >>> @aten_op(7)     # aten::conv2d(input, weight, bias, stride, padding, dilation, groups)
+        ... def _convolution(fn, dims, input, weight, bias, stride, padding, dilation, groups):
+    """
+    def decorate(function):
+        @functools.wraps(function)
+        def run(fn, dims, *args, **kwargs):
+            if not _recorders:
+                return function(fn, dims, *args, **kwargs)
+            shapes = [list(a.shape) if isinstance(a, _tensor.Tensor) else [] for a in args]
+            shapes = (shapes + [[]] * arguments)[:arguments]
+            with _aten_range(f"aten::{fn}", shapes) as scope:
+                result = function(fn, dims, *args, **kwargs)
+                scope.returned(result)
+            return result
+        return run
+    return decorate
 
 
 class _Results:

@@ -1,6 +1,6 @@
 """What labels the nodes and watches them: the module scope an ``nn.Module`` pushes while it
 runs, the op group a functional norm opens (the visualizer folds both into boxes), and the
-observers ``checks.memory`` registers."""
+observers ``checks.memory`` and the profiler register."""
 
 import contextlib
 import itertools
@@ -9,15 +9,19 @@ import threading
 from .grad_mode import _state
 
 
-# (thread ident, observer) for ``checks.memory``'s timeline; empty, it costs one test per op.
+# (thread ident, observer, whether it sees the calls that record no node) for
+# ``checks.memory``'s timeline and the profiler; empty, it costs one test per op.
 _observers = []
 
 
 @contextlib.contextmanager
-def observe(observer):
+def observe(observer, unrecorded=False):
     """Call ``observer.on_forward(node)``, ``on_backward(node, pending grads, captured)`` and
-    ``on_free(nodes)`` for the graphs this thread records and back-propagates in the block."""
-    entry = (threading.get_ident(), observer)
+    ``on_free(nodes)`` for the graphs this thread records and back-propagates in the block;
+    with ``unrecorded=True`` also ``on_unrecorded(ctx, outputs)`` for each op call that
+    records no node (under ``no_grad``, or no input requires grad): ``ctx`` holds the
+    inputs and options, but no graph holds it."""
+    entry = (threading.get_ident(), observer, unrecorded)
     _observers.append(entry)
     try:
         yield observer
@@ -27,7 +31,19 @@ def observe(observer):
 
 def _observers_here():
     here = threading.get_ident()
-    return [observer for thread, observer in _observers if thread == here]
+    return [observer for thread, observer, _ in _observers if thread == here]
+
+
+def notify_forward(ctx, outputs, recorded):
+    """``Function.apply``'s call of this thread's observers after an op: a recorded node
+    goes to each, a call that records none to those that asked for them."""
+    here = threading.get_ident()
+    for thread, observer, unrecorded in list(_observers):
+        if thread == here:
+            if recorded:
+                observer.on_forward(ctx)
+            elif unrecorded:
+                observer.on_unrecorded(ctx, outputs)
 
 
 def in_module_call():

@@ -67,17 +67,22 @@ class _Methods:
         return size
 
     # ----- conversion (ops/elementwise.py: Cast, ToDevice; clone: ops/memory_formats.py) --
-    def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
+    def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False,
+           memory_format=None):
         """A copy on ``device``, in ``dtype`` and/or laid out in ``memory_format`` (the tensor
-        itself when nothing changes), in the graph: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(other)``, each with ``memory_format=`` (``mg.channels_last``,
-        ...; x itself where that is already its suggested format: ops/memory_formats.py).
-        ``non_blocking`` is taken for PyTorch's code: every copy here is synchronous."""
+        itself when nothing changes, unless ``copy=True``), in the graph: ``to(device)``,
+        ``to(dtype)``, ``to(device, dtype)``, ``to(other)``, each with ``memory_format=``
+        (``mg.channels_last``, ...; x itself where that is already its suggested format; a
+        copy keeps a dense tensor's strides, else takes the dense order of its strides:
+        ops/memory_formats.py). ``non_blocking`` is taken for PyTorch's code: every copy here
+        is synchronous."""
         device, dtype = to_arguments("to()", args, device, dtype)
         moved = device is not None and device != self.device
         recast = dtype is not None and dtype != self.dtype
-        order = memory_formats.to_order(self, memory_format, recast or moved)
+        order = memory_formats.to_order(self, memory_format, recast or moved or bool(copy))
         out = memory_formats.to_layout(self, dtype, order)
+        if copy and out is self and not moved:     # nothing else changes: a copy all the same
+            out = memory_formats.clone(self)
         if moved:
             out = ToDevice.apply(out, device=device)
         return out
@@ -104,6 +109,11 @@ class _Methods:
         dtype = dtypes.as_dtype(dtype)
         if not copy and dtype == self.dtype:
             return self
+        # torch's copy to a dtype (preserve_format): a dense tensor's strides, size-1 dims'
+        # too, else the dense order of its strides (a transpose, channels-last, a slice)
+        order = memory_formats.to_order(self, None, True) if dtype != self.dtype else None
+        if order is not None:
+            return memory_formats.to_layout(self, dtype, order)
         if not (is_floating(dtype) or dtypes.is_complex(dtype)):
             return Tensor._from_op(self._array.astype(dtype), None)
         return Cast.apply(self, dtype=dtype)
@@ -176,11 +186,11 @@ class _Methods:
 
     def storage_offset(self):
         """Where the first element lies in the memory it shares with its base, in elements
-        (0 for a tensor that owns its memory)."""
-        array, owner = self._array, self._array
-        while getattr(owner, "base", None) is not None and hasattr(owner.base, "dtype"):
-            owner = owner.base
-        if owner is array or array.size == 0:
+        (0 for a tensor that owns its memory; an empty one's place as ``resize_`` left it:
+        NumPy's own empty slices point where their parent starts)."""
+        array = self._array
+        owner = storage_ops._root(array)       # (through as_strided's wrappers too)
+        if owner is array:
             return 0
         start = backend.data_address(array) - backend.data_address(owner)
         return start // array.itemsize

@@ -115,7 +115,11 @@ def test_the_time_of_an_op_and_of_its_backward_is_their_own():
         y = _Slow.apply(x).sum()
         y.backward()
     rows = {e.key: e for e in prof.key_averages()}
-    assert set(rows) == {"_Slow", "aten::sum", "SumBackward0", "_SlowBackward"}
+    assert set(rows) == {"_Slow", "aten::sum", "SumBackward0", "_SlowBackward", "aten::mul"}
+    # as torch's: the ops forward and backward run, not recorded, nest in their op's event
+    assert rows["aten::mul"].count == 2
+    muls = [e for e in prof.events() if e.name == "aten::mul"]
+    assert sorted(m.cpu_parent.name for m in muls) == ["_Slow", "_SlowBackward"]
     assert rows["_Slow"].cpu_time_total >= 30e3               # µs
     assert rows["_SlowBackward"].cpu_time_total >= 40e3
     assert rows["aten::sum"].cpu_time_total < 30e3     # the sleep before it is not its time
@@ -191,9 +195,9 @@ def test_nothing_is_observed_outside_a_profile():
         (x * 2).sum().backward()
     with profile() as prof:
         with mg.no_grad():
-            x * 2                                      # records no node: not seen
+            x * 2                                      # records no node: seen, as torch's
         x * 3
-    assert [e.key for e in prof.key_averages()] == ["aten::mul"]
+    assert [(e.key, e.count) for e in prof.key_averages()] == [("aten::mul", 2)]
     assert scopes._observers == [] and autograd_profiler._recorders == []
     with pytest.raises(RuntimeError, match="didn't finish"):
         mg.autograd.profiler.profile().key_averages()
@@ -234,6 +238,100 @@ def test_activities_are_torchs_names():
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
         mg.randn(2, requires_grad=True).exp()
     assert [e.key for e in prof.key_averages()] == ["aten::exp"]
+
+
+def _without_grad(lib, model):
+    model.requires_grad_(False)           # no input requires grad: no node is recorded
+    return contextlib.nullcontext()
+
+
+INFERENCE_BLOCKS = {"no_grad": lambda lib, model: lib.no_grad(),
+                    "inference_mode": lambda lib, model: lib.inference_mode(),
+                    "no input requires grad": _without_grad}
+
+
+def _inference(lib, block):
+    """torch's profiler recipe: a small conv net's inference in a range, under ``block``."""
+    nn, profiler = lib.nn, lib.profiler
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Flatten(), nn.Linear(64, 5))
+    x = lib.randn(2, 3, 8, 8)
+    with block(lib, model), profiler.profile(activities=[profiler.ProfilerActivity.CPU],
+                                             record_shapes=True, profile_memory=True) as prof:
+        with profiler.record_function("model_inference"):
+            model(x)
+    return prof
+
+
+@pytest.mark.parametrize("block", sorted(INFERENCE_BLOCKS))
+def test_an_inference_that_records_no_node_shows_torchs_ops(block):
+    profiles = [_inference(lib, INFERENCE_BLOCKS[block]) for lib in (mg, torch)]
+    ours, theirs = ({e.key: e for e in prof.key_averages()} for prof in profiles)
+    keys = ("aten::conv2d", "aten::relu", "aten::max_pool2d", "aten::linear")
+    for key in keys + ("model_inference",):
+        assert ours[key].count == theirs[key].count == 1, key
+    for key in keys:                     # the bytes of the result, as torch's allocator nets
+        assert ours[key].cpu_memory_usage == theirs[key].cpu_memory_usage, key
+
+    def shapes(prof):
+        return sorted((e.key, str(e.input_shapes))
+                      for e in prof.key_averages(group_by_input_shape=True) if e.key in keys)
+    assert shapes(profiles[0]) == shapes(profiles[1])
+    for prof in profiles:                # each op inside the range, as torch nests them
+        for event in prof.events():
+            if event.name in keys:
+                assert event.cpu_parent.name == "model_inference", event.name
+        rows = prof.key_averages().table(sort_by="cpu_time_total", row_limit=10)
+        assert rows.splitlines()[3].split()[0] == "model_inference"
+    [conv] = [e for e in profiles[0].events() if e.name == "aten::conv2d"]
+    assert {c.name for c in conv.cpu_children} >= {"Im2Col", "aten::matmul", "aten::add"}
+    assert conv.cpu_time_total >= sum(c.cpu_time_total for c in conv.cpu_children)
+
+
+def test_an_observer_sees_the_calls_that_record_no_node_only_when_it_asks():
+    class Spy:
+        def __init__(self):
+            self.seen = []
+
+        def on_forward(self, node):
+            self.seen.append(("node", node.name))
+
+        def on_unrecorded(self, ctx, outputs):
+            self.seen.append(("call", ctx.name, [tuple(t.shape) for t in outputs]))
+
+        def on_backward(self, node, pending, captured):
+            self.seen.append(("backward", node.name))
+
+        def on_free(self, nodes):
+            pass
+
+    x = mg.randn(3, requires_grad=True)
+    plain, asking = Spy(), Spy()
+    with scopes.observe(plain), scopes.observe(asking, unrecorded=True):
+        y = (x * 2).sum()
+        with mg.no_grad():
+            x.exp()
+        mg.ones(2).exp()
+        y.backward()
+    recorded = [("node", "Mul"), ("node", "Sum"), ("backward", "Sum"), ("backward", "Mul")]
+    assert plain.seen == recorded                # the memory timeline's view: unchanged
+    assert asking.seen == recorded[:2] + [("call", "Exp", [(3,)]), ("call", "Exp", [(2,)])] \
+        + recorded[2:]
+    assert scopes._observers == []
+
+
+def test_no_profile_costs_the_engine_one_test(monkeypatch):
+    from microgradnorm.autograd import function
+
+    def refuse(*args):
+        raise AssertionError("an observer was called with none active")
+    monkeypatch.setattr(function, "notify_forward", refuse)
+    monkeypatch.setattr(autograd_profiler, "_aten_range", refuse)
+    x = mg.randn(1, 2, 5, 5, requires_grad=True)
+    with mg.no_grad():
+        F.max_pool2d(F.conv2d(x, mg.randn(3, 2, 3, 3)), 2).relu()
+    F.conv2d(x, mg.randn(3, 2, 3, 3)).sum().backward()
 
 
 # ----- hooks on saved tensors ---------------------------------------------------------------
