@@ -73,14 +73,18 @@ class LRScheduler:
         if epoch is None:
             self._go_to(self.last_epoch + 1, self.base_lrs)
             return
-        warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        epoch = self._epoch_argument(epoch)
+        lrs = [self.closed_form(epoch, i) for i in range(len(self.base_lrs))]
+        self._commit(epoch, self.base_lrs, lrs)
+
+    def _epoch_argument(self, epoch):
+        # step(epoch)'s: torch's deprecation warning, then an int >= 0
+        warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=3)
         name = f"{type(self).__name__}.step"
         check_number(name, "epoch", epoch, integer=True)
         if epoch < 0:
             raise ValueError(f"{name}: epoch must be >= 0, got {epoch!r}")
-        epoch = int(epoch)
-        lrs = [self.closed_form(epoch, i) for i in range(len(self.base_lrs))]
-        self._commit(epoch, self.base_lrs, lrs)
+        return int(epoch)
 
     def chain_step(self, step, lr, group_index):
         """The rate torch's own update gives at ``step`` from the current rate ``lr`` (what
@@ -137,22 +141,25 @@ class LRScheduler:
 
     def load_state_dict(self, state_dict):
         """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match."""
-        name = type(self).__name__
+        name = f"{type(self).__name__}.load_state_dict"
         if not isinstance(state_dict, dict) or set(state_dict) != {"last_epoch", "base_lrs"}:
-            raise ValueError(f"{name}.load_state_dict: expected keys ['base_lrs', "
-                             f"'last_epoch'], got {state_dict!r}")
-        base_lrs, last_epoch = list(state_dict["base_lrs"]), state_dict["last_epoch"]
-        if len(base_lrs) != len(self.optimizer.param_groups):
-            raise ValueError(f"{name}.load_state_dict: {len(base_lrs)} base_lrs for "
-                             f"{len(self.optimizer.param_groups)} parameter groups")
-        if not isinstance(last_epoch, numbers.Integral) or last_epoch < 0:
-            raise ValueError(f"{name}.load_state_dict: last_epoch must be an int >= 0, got "
-                             f"{last_epoch!r}")
-        if not all(isinstance(lr, numbers.Real) and not isinstance(lr, bool) and lr >= 0
-                   for lr in base_lrs):
-            raise ValueError(f"{name}.load_state_dict: base_lrs must be numbers >= 0, got "
-                             f"{base_lrs!r}")
-        self._go_to(int(last_epoch), base_lrs)
+            raise ValueError(f"{name}: expected keys ['base_lrs', 'last_epoch'], got "
+                             f"{state_dict!r}")
+        self._go_to(*_checked_state(name, self.optimizer, state_dict))
+
+
+def _checked_state(name, optimizer, state_dict):
+    # a state_dict's last_epoch (an int >= 0) and base_lrs (a number >= 0 per group)
+    base_lrs, last_epoch = list(state_dict["base_lrs"]), state_dict["last_epoch"]
+    if len(base_lrs) != len(optimizer.param_groups):
+        raise ValueError(f"{name}: {len(base_lrs)} base_lrs for {len(optimizer.param_groups)} "
+                         f"parameter groups")
+    if not isinstance(last_epoch, numbers.Integral) or last_epoch < 0:
+        raise ValueError(f"{name}: last_epoch must be an int >= 0, got {last_epoch!r}")
+    if not all(isinstance(lr, numbers.Real) and not isinstance(lr, bool) and lr >= 0
+               for lr in base_lrs):
+        raise ValueError(f"{name}: base_lrs must be numbers >= 0, got {base_lrs!r}")
+    return int(last_epoch), base_lrs
 
 
 def _check_optimizer(where, optimizer):

@@ -18,12 +18,13 @@ Example:
 import copy
 import itertools
 import math
+import numbers
 
 from ..autograd import no_grad
 from ..tensor import tensor as _tensor
 from ..nn.module import Module
 from ..nn.normalization import _BatchNorm
-from .lr_base import _check_optimizer, _per_group
+from .lr_base import _check_optimizer, _checked_state, _per_group
 from .lr_scheduler import _Recursive
 
 __all__ = ["AveragedModel", "SWALR", "get_ema_avg_fn", "get_ema_multi_avg_fn",
@@ -184,14 +185,30 @@ class SWALR(_Recursive):
     the previous step's mix. The rate it moves from is the group's ``lr``, whatever set it:
     after another schedule's steps (torch's recipe: CosineAnnealingLR, then SWALR), at a
     SequentialLR's milestone or in a ChainedScheduler, it anneals from the rate that one left.
+    Its t is its count of steps, torch's ``_step_count``, not ``last_epoch``: the constructor's
+    step is t = 0 whatever ``last_epoch`` says, and ``step(epoch)`` (deprecated, it warns)
+    takes the next t, setting ``last_epoch`` to ``epoch``; ``load_state_dict`` restores the
+    count and leaves the groups' rates to the optimizer's own ``load_state_dict``.
 
     Args:
         optimizer: the optimizer whose groups' ``lr`` it sets (each gets ``swa_lr``).
         swa_lr: the final rate, one number or one per group.
         anneal_epochs: steps to reach it (>= 0). anneal_strategy: ``"cos"`` or ``"linear"``.
+        last_epoch: a resumed run's step (the groups need ``initial_lr``).
+
+    Example:
+        >>> swa = SWALR(optimizer, swa_lr=0.05, anneal_epochs=5)
+        >>> for epoch in range(epochs):
+        ...     train_one_epoch(model, optimizer)
+        ...     if epoch >= swa_start:
+        ...         averaged.update_parameters(model); swa.step()
     """
 
     restarts_from_rate = True
+    # the state torch's state_dict holds, past the base's; its two flags of the step in
+    # progress are taken from a torch state_dict and ignored
+    _STATE = ("_step_count", "anneal_epochs", "_anneal_strategy", "_last_lr")
+    _TORCH_FLAGS = ("_is_initial", "_get_lr_called_within_step")
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos",
                  last_epoch=-1):
@@ -207,7 +224,59 @@ class SWALR(_Recursive):
         for rate, group in zip(rates, optimizer.param_groups):
             group["swa_lr"] = rate
         self.anneal_epochs, self.anneal_strategy = anneal_epochs, anneal_strategy
+        self._step_count = 0
         super().__init__(optimizer, last_epoch)
+
+    def _initial_step(self):
+        # torch's constructor step: t = 0 from the rates the groups hold, a resumed
+        # last_epoch too (its count starts here)
+        self._step_count = 1
+        lrs = [self.chain_step(0, group["lr"], i)
+               for i, group in enumerate(self.optimizer.param_groups)]
+        self._commit(self.last_epoch + 1, self.base_lrs, lrs)
+
+    def step(self, epoch=None):
+        """One step: t is the count of steps taken, from the rates the groups hold;
+        ``step(epoch)`` warns, as torch's, sets ``last_epoch`` to ``epoch`` and anneals by the
+        count all the same (SWALR has no closed form in t = epoch)."""
+        epoch = self.last_epoch + 1 if epoch is None else self._epoch_argument(epoch)
+        lrs = [self.chain_step(self._step_count, group["lr"], i)
+               for i, group in enumerate(self.optimizer.param_groups)]
+        self._step_count += 1
+        self._commit(epoch, self.base_lrs, lrs)
+
+    def state_dict(self):
+        """torch's: ``last_epoch``, ``base_lrs``, ``_step_count`` (t + 1), ``anneal_epochs``,
+        ``_anneal_strategy`` and ``_last_lr``."""
+        return {**super().state_dict(), "_step_count": self._step_count,
+                "anneal_epochs": self.anneal_epochs, "_anneal_strategy": self.anneal_strategy,
+                "_last_lr": list(self._last_lr)}
+
+    def load_state_dict(self, state_dict):
+        """Continue from a ``state_dict()`` (ours or torch's): the count, the annealing and
+        the last rates; the groups' rates stay as they are, as torch's (load the optimizer's
+        state for them)."""
+        name = "SWALR.load_state_dict"
+        keys = {"last_epoch", "base_lrs", *self._STATE}
+        if not isinstance(state_dict, dict) or not keys <= set(state_dict) \
+                or not set(state_dict) <= keys | set(self._TORCH_FLAGS):
+            raise ValueError(f"{name}: expected keys {sorted(keys)}, got {state_dict!r}")
+        count, epochs = state_dict["_step_count"], state_dict["anneal_epochs"]
+        strategy, last_lr = state_dict["_anneal_strategy"], state_dict["_last_lr"]
+        for key, value, least in (("_step_count", count, 1), ("anneal_epochs", epochs, 0)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) \
+                    or value < least:
+                raise ValueError(f"{name}: {key} must be an int >= {least}, got {value!r}")
+        if strategy not in ("cos", "linear"):
+            raise ValueError(f"{name}: _anneal_strategy must be 'cos' or 'linear', got "
+                             f"{strategy!r}")
+        if not isinstance(last_lr, (list, tuple)) or len(last_lr) != len(self.base_lrs):
+            raise ValueError(f"{name}: _last_lr must hold one rate per parameter group, got "
+                             f"{last_lr!r}")
+        epoch, base_lrs = _checked_state(name, self.optimizer, state_dict)
+        self.last_epoch, self.base_lrs, self._last_lr = epoch, base_lrs, list(last_lr)
+        self._step_count, self.anneal_epochs = int(count), int(epochs)
+        self.anneal_strategy = strategy
 
     def _anneal(self, t):
         return (1 - math.cos(math.pi * t)) / 2 if self.anneal_strategy == "cos" else t

@@ -1,8 +1,9 @@
 """``optim.swa_utils`` against torch's, float64 with copied weights: AveragedModel's equal
 (SWA) and exponential (EMA) averages through ``multi_avg_fn`` and ``avg_fn``, with and
 without the buffers; SWALR's annealed rates (cos, linear, no annealing, one rate per
-group); ``update_bn``'s recomputed BatchNorm statistics and restored momenta and mode; the
-state dict's keys; the argument errors."""
+group; step(epoch), a resumed last_epoch, state_dict round trips mid-anneal);
+``update_bn``'s recomputed BatchNorm statistics and restored momenta and mode; the state
+dict's keys; the argument errors."""
 
 import numpy as np
 import pytest
@@ -108,6 +109,108 @@ def swalr_after(lib, kind, steps=9):
 @pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step")
 def test_swalr_anneals_from_the_rate_another_schedule_set(kind):
     np.testing.assert_allclose(swalr_after(mg, kind), swalr_after(torch, kind), rtol=1e-15)
+
+
+SWALR_OPTIONS = [{"swa_lr": 0.05}, {"swa_lr": 0.05, "anneal_epochs": 3},
+                 {"swa_lr": 0.05, "anneal_epochs": 0},
+                 {"swa_lr": 0.05, "anneal_epochs": 4, "anneal_strategy": "linear"},
+                 {"swa_lr": [0.05, 0.02], "anneal_epochs": 3}]
+
+
+def two_groups(lib, **options):
+    """SGD over two groups at lr 1 and 0.5, and SWALR over it with ``options``."""
+    w, v = lib.nn.Parameter(lib.zeros(2)), lib.nn.Parameter(lib.zeros(2))
+    optimizer = lib.optim.SGD([{"params": [w]}, {"params": [v], "lr": 0.5}], lr=1.0)
+    return optimizer, lib.optim.swa_utils.SWALR(optimizer, **options)
+
+
+def seen(optimizer, scheduler):
+    # every rate at a step: the groups', last_epoch, get_last_lr()
+    return [group["lr"] for group in optimizer.param_groups] + [scheduler.last_epoch] \
+        + list(scheduler.get_last_lr())
+
+
+def swalr_epochs(lib, options):
+    # plain steps and deprecated step(epoch)s, forwards and back: t counts the steps
+    optimizer, scheduler = two_groups(lib, **options)
+    rates = [seen(optimizer, scheduler)]
+    for epoch in (None, None, 5, None, 2, None, 0, None, None, 20, None):
+        if epoch is None:
+            scheduler.step()
+        else:
+            with pytest.warns(UserWarning, match="epoch parameter"):
+                scheduler.step(epoch)
+        rates.append(seen(optimizer, scheduler))
+    return rates
+
+
+@pytest.mark.parametrize("options", SWALR_OPTIONS)
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step")
+def test_swalr_step_with_an_epoch_anneals_by_its_count_as_torchs(options):
+    np.testing.assert_allclose(swalr_epochs(mg, options), swalr_epochs(torch, options),
+                               rtol=1e-15, atol=0)
+
+
+def swalr_resumed(lib, options, steps, load_optimizer, state=None):
+    # ``steps`` steps, then a new optimizer and SWALR loaded from their states (with or
+    # without the optimizer's) and stepped on; ``state``: the SWALR state to load instead
+    optimizer, scheduler = two_groups(lib, **options)
+    rates = []
+    for _ in range(steps):
+        scheduler.step()
+        rates.append(seen(optimizer, scheduler))
+    saved = scheduler.state_dict() if state is None else state
+    again, resumed = two_groups(lib, **{**options, "anneal_epochs": 7})   # the state's win
+    if load_optimizer:
+        again.load_state_dict(optimizer.state_dict())
+    resumed.load_state_dict(saved)
+    rates.append(seen(again, resumed))
+    for _ in range(6):
+        resumed.step()
+        rates.append(seen(again, resumed))
+    return rates, scheduler.state_dict()
+
+
+@pytest.mark.parametrize("options", SWALR_OPTIONS)
+@pytest.mark.parametrize("steps", [1, 2, 4])
+@pytest.mark.parametrize("load_optimizer", [True, False], ids=["with optimizer", "alone"])
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step")
+def test_swalr_state_dict_round_trip_mid_anneal_as_torchs(options, steps, load_optimizer):
+    ours, our_state = swalr_resumed(mg, options, steps, load_optimizer)
+    theirs, their_state = swalr_resumed(torch, options, steps, load_optimizer)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-15, atol=0)
+    assert set(our_state) <= set(their_state)
+    for key in our_state:
+        assert our_state[key] == their_state[key], key
+    # torch's own state_dict loads here and continues as torch's
+    from_torch, _ = swalr_resumed(mg, options, steps, load_optimizer, state=their_state)
+    np.testing.assert_allclose(from_torch, theirs, rtol=1e-15, atol=0)
+
+
+@pytest.mark.parametrize("options", SWALR_OPTIONS)
+@pytest.mark.filterwarnings("ignore:Detected call of `lr_scheduler.step")
+def test_swalr_made_with_last_epoch_starts_its_count_as_torchs(options):
+    def run(lib):
+        optimizer, scheduler = two_groups(lib, **options)
+        for _ in range(3):
+            scheduler.step()
+        resumed = lib.optim.swa_utils.SWALR(optimizer, last_epoch=3, **options)
+        rates = [seen(optimizer, resumed)]
+        for _ in range(5):
+            resumed.step()
+            rates.append(seen(optimizer, resumed))
+        return rates
+    np.testing.assert_allclose(run(mg), run(torch), rtol=1e-15, atol=0)
+
+
+def test_swalr_load_state_dict_checks_the_state():
+    _, scheduler = two_groups(mg, swa_lr=0.05)
+    state = scheduler.state_dict()
+    for change in ({"_step_count": 0}, {"anneal_epochs": -1}, {"_anneal_strategy": "step"},
+                   {"_last_lr": [0.1]}, {"last_epoch": -2}, {"extra": 1}):
+        with pytest.raises(ValueError, match="SWALR.load_state_dict"):
+            scheduler.load_state_dict({**state, **change})
+    assert scheduler.state_dict() == state
 
 
 def test_swalr_takes_one_rate_per_group_and_checks_its_arguments():
