@@ -131,10 +131,24 @@ def _non_overlapping_and_dense(shape, strides):
     return True
 
 
+def _exactly_row_major(array):
+    # C-contiguous with each size-1 dim's stride the row-major one too: NumPy's flag (and
+    # torch's is_contiguous) frees those strides, where torch's copies keep them
+    if not array.flags.c_contiguous:
+        return False
+    if 1 not in array.shape:                # the usual case: no stride to read
+        return True
+    expected, following = [], 1
+    for n in reversed(array.shape):
+        expected.append(following)
+        following *= max(n, 1)
+    return element_strides(array) == tuple(reversed(expected))
+
+
 def _kept_order(array):
     # preserve_format for clone and empty_like: a dense array's own order (a size-1 dim
     # inside the dims of its stride, where its stride comes back), else infer_dense_strides'
-    if array.flags.c_contiguous:            # the usual case, row-major: None, no sorting
+    if _exactly_row_major(array):           # the usual case, row-major: None, no sorting
         return None
     shape, strides = array.shape, element_strides(array)
     if _non_overlapping_and_dense(shape, strides):
@@ -229,7 +243,7 @@ def clone(x, *, memory_format=preserve_format):
         >>> x.to(memory_format=mg.channels_last).clone().is_contiguous(
         ...     memory_format=mg.channels_last)                              # True
     """
-    if memory_format is preserve_format and x._array.flags.c_contiguous:
+    if memory_format is preserve_format and _exactly_row_major(x._array):
         return Clone.apply(x)                                     # the usual call, first
     form = check_format("clone", memory_format, none_is=preserve_format)
     return _copy(x, _order_for(x._array, form))
@@ -242,7 +256,7 @@ def to_order(x, memory_format, copies):
     is ``preserve_format`` (None) or x's suggested format; a copy that preserves lays x out
     as ``clone`` does."""
     array = x._array
-    if memory_format is None and (not copies or array.flags.c_contiguous):
+    if memory_format is None and (not copies or _exactly_row_major(array)):
         return None                                               # the usual call, first
     form = check_format("to", memory_format, none_is=preserve_format)
     if form is preserve_format:

@@ -317,42 +317,58 @@ def _shape(fn, sizes):
 
 def resize_(x, *sizes, memory_format=None):
     """Resize x in place to ``sizes`` (ints or one tuple), reading its storage from x's
-    offset as a C-ordered array (``torch.Tensor.resize_``): the same shape leaves x as it
-    is; the same or fewer elements keep the first ones of the storage (x stays a view of the
-    memory it shared); more than the storage holds gives x new memory holding the old bytes
-    first and zeros after (torch leaves them uninitialised). Refused on a tensor that
-    requires grad, as torch's. ``memory_format`` is taken; x stays row-major (torch's takes
-    that format's strides).
+    offset, laid out in ``memory_format`` (``torch.Tensor.resize_``; None: row-major, and
+    the same shape leaves x as it is); the same or fewer elements keep the first ones of the
+    storage (x stays a view of the memory it shared, at its offset, resized to no element
+    and back too); more than the storage holds gives x new memory holding the old bytes
+    first and zeros after (torch leaves them uninitialised, and grows the storage it shares
+    with its base: NumPy cannot). Refused on a tensor that requires grad, as torch's.
 
     Example:
         >>> mg.arange(6.0).resize_(2, 2)               # tensor([[0., 1.], [2., 3.]])
+        >>> mg.arange(24.0).resize_(1, 2, 3, 4, memory_format=mg.channels_last).stride()
+        (24, 1, 8, 2)
     """
     shape = _shape("resize_", sizes)
+    order = None
+    if memory_format is not None:           # (memory_formats imports this module)
+        from .memory_formats import check_format, format_order
+        order = format_order(check_format("resize_", memory_format), len(shape))
     if x.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     array = x._array
-    if shape == tuple(array.shape):
+    if shape == tuple(array.shape) and order is None:
         return x                                        # torch: unchanged, no version bump
     root = _root(array)
     memory = _bytes_of(root)
     start = 0
     if memory is None:                  # no flat memory to read: x's values, as a copy
         memory = backend.array_module(array).ascontiguousarray(array).reshape(-1).view(np.uint8)
-    elif array.size:
-        start = backend.data_address(array) - backend.data_address(root)
+    else:                               # (an empty x too: resize_(0) kept its place below)
+        start = min(max(backend.data_address(array) - backend.data_address(root), 0),
+                    memory.size)
     end = start + math.prod(shape) * array.dtype.itemsize
     if end > memory.size:               # grown: new memory, the old bytes first
         grown = backend.array_module(array).zeros(end, np.uint8)
         grown[:memory.size] = memory
         memory = grown
         x._base = x._view_version = None             # it shares no base's memory now
-    x._array = memory[start:end].view(array.dtype).reshape(shape)
+    # NumPy points an empty slice at its parent's start: none elements are cut from one
+    # (the storage offset kept for a later resize_, as torch's)
+    part = memory[start:end] if end > start or start == memory.size \
+        else memory[start:start + 1][:0]
+    part = part.view(array.dtype)
+    if order is None or list(order) == sorted(order):
+        x._array = part.reshape(shape)
+    else:                                   # the dims in memory order, viewed back
+        x._array = part.reshape([shape[d] for d in order]).transpose(np.argsort(order))
     x._bump_version()
     return x
 
 
 def resize_as_(x, the_template, memory_format=None):
-    """``x.resize_(the_template.shape)`` (``torch.Tensor.resize_as_``; the dtype stays x's).
+    """``x.resize_(the_template.shape, memory_format=...)`` (``torch.Tensor.resize_as_``; the
+    dtype stays x's): ``preserve_format`` takes the format torch suggests for the template.
 
     Example:
         >>> mg.arange(6.0).resize_as_(mg.zeros(2, 2))
@@ -360,7 +376,85 @@ def resize_as_(x, the_template, memory_format=None):
     if not isinstance(the_template, _tensor.Tensor):
         raise TypeError(f"resize_as_(): argument 'the_template' (position 1) must be Tensor, "
                         f"not {type(the_template).__name__}")
+    if memory_format is preserve_format:
+        from .memory_formats import suggest_memory_format
+        memory_format = suggest_memory_format(the_template._array)
     return resize_(x, tuple(the_template.shape), memory_format=memory_format)
+
+
+# ----- set_ ----------------------------------------------------------------------------------
+def set_(x, source=None, storage_offset=0, size=None, stride=None):
+    """Make x, in place, a view of other memory (``torch.Tensor.set_``): ``set_()`` empty,
+    in memory of its own; ``set_(t)`` t's memory, offset, shape and strides (t of x's dtype);
+    ``set_(storage, storage_offset=0, size=None, stride=None)`` the storage's elements from
+    ``storage_offset`` in ``size`` (all of them, 1-D, by default) and ``stride`` (row-major
+    by default), an UntypedStorage read as x's dtype. x shares the memory, not the version
+    counter, and is no view in the graph: a write through it changes what the source
+    reads. Refused on a tensor that requires grad, and past the storage's end (torch grows
+    the storage there: NumPy cannot grow memory that others view).
+
+    Example:
+        >>> base = mg.arange(10.0)
+        >>> mg.tensor([]).set_(base.untyped_storage(), 2, (2, 2), (3, 1))   # [[2, 3], [5, 6]]
+    """
+    if x.requires_grad:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation." if x.grad_fn is None else
+                           "set_: refused on a tensor that requires grad (it has a graph)")
+    if source is None:
+        array = x.xp.zeros((0,), x.dtype)
+    elif isinstance(source, _tensor.Tensor):
+        if source.dtype != x.dtype:
+            raise RuntimeError(f"Could not set tensor of type {x.dtype} to a tensor of type "
+                               f"{source.dtype}")
+        array = source._array.view()            # its memory, offset, shape and strides
+    elif isinstance(source, (UntypedStorage, TypedStorage)):
+        array = _view_of_storage(x, source, storage_offset, size, stride)
+    else:
+        raise TypeError(f"set_(): source must be a Tensor or a storage, got "
+                        f"{type(source).__name__}")
+    x._array = array
+    x._base = x._view_version = None
+    x._bump_version()
+    return x
+
+
+def _view_of_storage(x, storage, storage_offset, size, stride):
+    # the storage's elements from storage_offset in size and stride, x's dtype, shared
+    if isinstance(storage, TypedStorage):
+        if storage.dtype != x.dtype:
+            raise RuntimeError(f"Expected a Storage of type {x.dtype} or an UntypedStorage, "
+                               f"but got type {storage.dtype} for argument 1 'storage'")
+        storage = storage.untyped()
+    memory = _bytes_of(storage._array)
+    if memory is None:
+        raise RuntimeError("set_: the storage is not one contiguous block")
+    count = memory.size // x.dtype.itemsize
+    if isinstance(storage_offset, numbers.Integral) and storage_offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
+    offset = _shape("set_", (storage_offset,))[0]
+    shape = (count - min(offset, count),) if size is None else _shape("set_", (size,))
+    if stride is None:                          # row-major
+        stride, following = [], 1
+        for n in reversed(shape):
+            stride.insert(0, following)
+            following *= max(n, 1)
+    stride = _shape("set_", (stride,)) if len(tuple(stride)) else ()
+    if len(stride) != len(shape):
+        raise RuntimeError(f"unequal size length ({len(shape)}) and stride length "
+                           f"({len(stride)})")
+    needed = offset + 1 + sum((n - 1) * s for n, s in zip(shape, stride)) if all(shape) \
+        else offset
+    if needed > count:
+        raise RuntimeError(f"set_: sizes {list(shape)}, strides {list(stride)} and storage "
+                           f"offset {offset} reach element {needed - 1} of a storage of "
+                           f"{count}: torch grows the storage, which NumPy cannot")
+    elements = memory[:count * x.dtype.itemsize].view(x.dtype)
+    # (an empty view at the end of the storage: NumPy points an empty slice at its start)
+    first = elements[offset:] if offset < count else elements[:0]
+    xp = backend.array_module(memory)
+    return xp.lib.stride_tricks.as_strided(first, shape,
+                                           [s * x.dtype.itemsize for s in stride])
 
 
 # ----- the legacy constructor ------------------------------------------------------------
@@ -426,4 +520,4 @@ def _over_storage(x, storage):
     return _tensor.Tensor._leaf("new", memory[:count * x.dtype.itemsize].view(x.dtype), False)
 
 
-METHODS = ("untyped_storage", "storage", "resize_", "resize_as_", "new", *FLAGS)
+METHODS = ("untyped_storage", "storage", "resize_", "resize_as_", "set_", "new", *FLAGS)
