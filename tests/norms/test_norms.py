@@ -17,6 +17,7 @@ from norm_cases import (FLOAT64_TOL, IMPLS, SPECS, assert_close, at_least, cases
 import microgradnorm as mg
 from microgradnorm import dtypes
 from microgradnorm.norms.arguments import machine_eps
+from microgradnorm.norms.group_norm import groups_for
 
 # bfloat16 (ml_dtypes, optional) joins every low-precision family when it is installed.
 BFLOAT16 = pytest.param(dtypes.bfloat16, id="bfloat16",
@@ -116,10 +117,24 @@ def assert_low_precision_close(spec, named, reference, dtype, tol, what):
 
 def spread(spec, arrays):
     """x plus a fixed ramp over every position one statistic reduces (a row's last axis,
-    or a channel's N and L together), so no row or channel is (nearly) constant: a float16
-    row whose variance is ~eps is ill-conditioned for any implementation that computes in
-    float16. (A ramp along N alone left a BatchNorm channel with N = 1 unspread.)"""
+    a channel's N and L together, or a GroupNorm group's C/G channels and every position),
+    so no row, channel or group is (nearly) constant: a float16 row whose variance is ~eps
+    is ill-conditioned for any implementation that computes in float16. (A ramp along N
+    alone left a BatchNorm channel with N = 1 unspread; one along the last axis alone left
+    a group of (N, C, 1) unspread, and one across C barely spread a group of two channels.)
+
+    The low-precision bound, tol·rstd, is the error model of a statistic whose |mean| is
+    within a few std of it: a composite graph rounds the mean to the low dtype, which moves
+    every centred value by up to u·|mean|/2, and its backward (Div, then Sqrt) multiplies
+    that shift by rstd²·mean(g): an error up to u·rstd·(|mean|·rstd)·|g|, not u·rstd·|g|.
+    Unspread, bfloat16 groups of two values a few ulps apart (|mean|·rstd 40 to 90, rstd
+    20 to 50) passed the bound. Spread, every statistic has |mean|·rstd of order 1, where
+    the bound holds; the fused kernels, whose statistics are float32's, meet it either way."""
     x = arrays[spec.x]
+    if "num_groups" in spec.defaults:       # a statistic per sample and group of channels
+        n, groups = x.shape[0], groups_for(x.shape[1])          # the spec's own num_groups
+        ramp = np.linspace(-2, 2, x.size // (n * groups))         # (C/G·positions,)
+        return arrays | {spec.x: (x.reshape(n, groups, -1) + ramp).reshape(x.shape)}
     axes = statistics_axes(spec, x.ndim)
     reduced = [x.shape[a] for a in axes]
     ramp = np.linspace(-2, 2, int(np.prod(reduced))).reshape(reduced)
