@@ -1,8 +1,8 @@
 """The numba GELU kernels (``numba_cpu.gelu_forward`` / ``gelu_backward``) against the
 reference kernels: float64 (libm's erf and exp) to a few ulps, float32 (in float32: a
-vectorized exp and a rational of positive terms) within 0.75 (y) and 1.0 (dx) float32 eps of
-the float64 result at the scale max(1, |x|) over a dense sweep and random points (measured
-0.69 and 0.99; PyTorch's float32: 3.1 and 2.5),
+vectorized exp and a rational of positive terms) within 0.8 (y) and 1.1 (dx) float32 eps of
+the float64 result at the scale max(1, |x|) over a dense sweep, random points and the worst
+points of every float32 in ±[0.5, 2] (0.75 and 1.05; PyTorch's float32: 3.1 and 2.6),
 non-finite inputs and signed zeros as the reference, and what they hand to the blocked
 kernels (half precision, views, mixed dtypes), exactly. The tanh form (x·σ(2u) with the
 vectorized exp, float32 in float32): float64 within 4 eps, float32 within 2 float32 eps of
@@ -17,7 +17,8 @@ pytest.importorskip("numba")
 from microgradnorm.kernels import numba_cpu  # noqa: E402  (after the skip)
 
 SPECIAL = [0.0, -0.0, 1e-30, -1e-30, 5e-324, 1.0, -1.0, 1.41421, -1.41421, 6.36, -6.37,
-           30.0, -30.0, 1e10, -1e10, 3e38, -3e38, np.inf, -np.inf, np.nan]
+           30.0, -30.0, 1e10, -1e10, 3e38, -3e38, np.inf, -np.inf, np.nan,
+           1.1491411, 0.93537587]     # the float32 kernel's worst y and dx in ±[0.5, 2]
 
 
 def sweep(dtype, count=400_001, end=12.0):
@@ -54,7 +55,7 @@ def assert_within(actual, expected, x, bound):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")          # -inf · 0 in the reference
 @pytest.mark.parametrize("dtype, y_bound, dx_bound", [
     (np.float64, 4 * np.finfo(np.float64).eps, 4 * np.finfo(np.float64).eps),
-    (np.float32, 0.75 * np.finfo(np.float32).eps, 1.0 * np.finfo(np.float32).eps)])
+    (np.float32, 0.8 * np.finfo(np.float32).eps, 1.1 * np.finfo(np.float32).eps)])
 def test_the_numba_gelu_is_within_bound_of_the_float64_reference(dtype, y_bound, dx_bound):
     x = sweep(dtype)
     dy = np.ones_like(x)
