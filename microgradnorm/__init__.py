@@ -48,7 +48,7 @@ from .ops import (amax, amin, argmax, argmin, argsort, cat, chunk, clamp, concat
                   softmax, sort, split, sqrt, squeeze, stack, std, sum, tanh, topk, transpose,
                   tril, triu, unsqueeze, var, where)
 from .ops import return_types  # torch.return_types: the (values, indices) named tuples
-from .ops.indexing import kthvalue, mode
+from .ops.sorting import kthvalue, mode
 from .ops.logical import (all, allclose, any, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
                           eq, equal, floor_divide, fmod, ge, gt, isclose, isfinite, isinf, isnan,
                           le, logical_and, logical_not, logical_or, logical_xor, lt, ne, nonzero,

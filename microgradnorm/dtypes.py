@@ -180,6 +180,13 @@ def upcast_half(array):
     return array.astype(np.float32) if is_half(array.dtype) else array
 
 
+def sortable(array):
+    """``array`` in a dtype NumPy's sorts order with NaN last: bfloat16 as float32, which
+    holds each of its values exactly (NumPy cannot sort ml_dtypes' bfloat16 around a NaN);
+    anything else as it is, not copied."""
+    return array.astype(np.float32) if array.dtype == bfloat16 else array
+
+
 def iinfo(dtype):
     """The limits of an integer dtype (``torch.iinfo``: ``bits``, ``min``, ``max``)."""
     return np.iinfo(np.dtype(dtype))

@@ -360,18 +360,19 @@ class Tensor:
 
     # ----- in-place: a plain write, or recorded as PyTorch does (_record_inplace) ----------
     def _inplace(self, write, compute, value=None):
-        # write(data) when no graph is involved (the fast path); else compute(before, value),
-        # out of place from a snapshot of this tensor, and this tensor takes the result
+        # write(data) when no graph is involved (the fast path; None: none rounds as torch's);
+        # else compute(before, value), out of place from a snapshot of this tensor, and this
+        # tensor takes the result
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
+        check_writable(self._array)
         with backend.silent_floats():        # inf and NaN silently, as in Function.apply
-            try:
-                write(self._array)
-            except TypeError as error:       # NumPy's same_kind rule refused, writing nothing
-                if "Cannot cast ufunc" not in str(error):
-                    raise
-                raise InPlaceCastError(f"in-place op: the result can't be cast to the desired "
-                                       f"output type {self.dtype} ({error})") from None
+            if write is None or not _written(write, self._array):
+                # out of place, then the cast torch allows (check_inplace_result): where NumPy
+                # refuses it (int16 into uint8, which wraps as C does) or rounds otherwise
+                result = compute(self, value)
+                check_inplace_result(self, result)
+                self._array[...] = result._array
         self._bump_version()
         return self
 
@@ -380,6 +381,17 @@ class Tensor:
             raise RuntimeError(f"the truth value of a tensor with {self._array.size} elements is "
                                "ambiguous; use (t > 0).numpy().any() or .all()")
         return bool(self.item())
+
+
+def _written(write, array):
+    # write(array); False where NumPy's same_kind rule refused the cast, writing nothing
+    try:
+        write(array)
+    except TypeError as error:
+        if "Cannot cast ufunc" not in str(error):
+            raise
+        return False
+    return True
 
 
 class InPlaceCastError(RuntimeError, TypeError):
@@ -399,10 +411,7 @@ def _record_inplace(target, compute, value):
     base = positions = None
     if target._view_version is not None:        # a view: the write lands in its base too
         base = target._base
-        if not getattr(target._array.flags, "writeable", True):      # (CuPy: no such flag)
-            raise RuntimeError("unsupported operation: more than one element of the "
-                               "written-to tensor refers to a single memory location. Please "
-                               "clone() the tensor before performing the operation.")
+        check_writable(target._array)
         if base is not None and not getattr(target, "_element", False):
             positions = views.view_positions(base._array, target._array)
         if positions is None:
@@ -442,6 +451,21 @@ def _record_inplace(target, compute, value):
     target.grad_fn, target._output_index = result.grad_fn, result._output_index
     target.requires_grad = True
     return target
+
+
+class OverlapWriteError(RuntimeError, ValueError):
+    """A write into read-only memory: an expanded tensor, whose elements share memory
+    (torch's RuntimeError), or an ``as_strided`` view (NumPy's ValueError too)."""
+
+
+def check_writable(array):
+    """Raise torch's error before a write into an array NumPy holds read-only (the
+    stride-0 dims of ``expand``, ``as_strided``'s views)."""
+    if not getattr(array.flags, "writeable", True):                  # (CuPy: no such flag)
+        raise OverlapWriteError("unsupported operation: more than one element of the "
+                                "written-to tensor refers to a single memory location (its "
+                                "array is read-only). Please clone() the tensor before "
+                                "performing the operation.")
 
 
 def check_inplace_result(target, result):

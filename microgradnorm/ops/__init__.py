@@ -11,8 +11,8 @@ from .elementwise import (Abs, Add, Cast, Clamp, Clone, Div, Erf, Exp, Log, PowO
                           Sub, Tanh, ToDevice, Where, clamp, erf, exp, log, masked_fill,
                           maximum, minimum, pow, relu, rsqrt, sigmoid, sqrt, tanh, tril, triu,
                           where)
-from .indexing import (Gather, GetItem, argsort, gather, index_select, sort,
-                       topk)
+from .indexing import Gather, GetItem, gather, index_select
+from .sorting import argsort, sort, topk
 from .linalg import (Einsum, Linear, MatMul, MatrixShapeError, addmm, addmv, baddbmm, bmm,
                      dot, einsum, matmul, mm, mv, outer)
 from .logical import (FloorDivide, Fmod, Remainder, all, allclose, any, bitwise_and,

@@ -21,7 +21,7 @@ from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import is_floating, torch_name
-from . import elementwise, indexing, reductions
+from . import elementwise, indexing, reductions, sorting
 from .base import (AxisError, broadcast_shape, check_tensor, constant, normalize_axis,
                    result_dtype, size_args, sizes_of)
 from .pointwise import _in_place
@@ -325,7 +325,7 @@ def diagflat(input, offset=0):
 def msort(input):
     """``input`` sorted along dim 0, the values only (``torch.msort``)."""
     check_tensor("msort", input)
-    return indexing.sort(input, 0).values
+    return sorting.sort(input, 0).values
 
 
 def split_with_sizes(input, split_sizes, dim=0):

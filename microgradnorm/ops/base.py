@@ -43,16 +43,61 @@ def result_dtype(a, b):
 
 def promote(a, b, opmath=False):
     """``(a, b, dtype)``: the operands to compute with and ``result_dtype(a, b)``; with
-    ``opmath``, half precision beside a 0-d operand computes in float32 (the caller rounds)."""
+    ``opmath``, half precision beside a 0-d operand computes in float32 (the caller rounds):
+    the 0-d operand at float32, one with dims cast to the half dtype first, as torch's."""
     if a.dtype == b.dtype:
         return a, b, a.dtype
     dtype = result_dtype(a, b)
     compute = dtype
-    if opmath and is_half(dtype) and (a.ndim == 0) != (b.ndim == 0):
+    if opmath and is_half(dtype) and (a.ndim == 0 or b.ndim == 0):
         compute = np.dtype(np.float32)
     with backend.silent_floats():         # a number past float16 is inf there, as torch's
-        return (a if a.dtype in (dtype, compute) else a.astype(compute),
-                b if b.dtype in (dtype, compute) else b.astype(compute), dtype)
+        return (a if a.dtype in (dtype, compute) else a.astype(compute if a.ndim == 0 else dtype),
+                b if b.dtype in (dtype, compute) else b.astype(compute if b.ndim == 0 else dtype),
+                dtype)
+
+
+def integer_power(xp, base, exponent):
+    """torch's integer pow of arrays: wraps on overflow, and a negative exponent gives 1 for
+    base 1, ±1 for base -1 and 0 for any other base (NumPy refuses negative exponents)."""
+    negative = exponent < 0
+    out = xp.power(base, xp.where(negative, 0, exponent).astype(exponent.dtype, copy=False))
+    if negative.any():
+        odd = exponent % 2 != 0
+        by_base = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0))
+        out = xp.where(negative, by_base, out).astype(out.dtype, copy=False)
+    return out
+
+
+def half_rounded(xp, a, b, dtype, mode, divisor=None):
+    """``a / b`` rounded by ``mode`` for a float16 or bfloat16 result ``dtype``, as torch's
+    CPU kernels: a divisor of one element (a number, a 0-d or one-element tensor: its
+    TensorIterator's scalar) is read in float32 as given, unrounded, and the quotient of a
+    (rounded to dtype) is computed in float32 and rounded once; otherwise both are rounded
+    to dtype and so is each step: trunc(a / b), and for floor c10's ``div_floor_floating``
+    (mod = fmod(a, b); div = (a - mod) / b, less 1 where mod's sign is not b's; its floor,
+    plus 1 where div - floor > 1/2; a signed 0 where div is 0; a / b where b is 0)."""
+    f32 = np.float32
+
+    def r(v):                                     # one step, rounded to dtype
+        return v.astype(dtype).astype(f32)
+
+    a = r(a)
+    if b.size == 1:
+        b = b.astype(f32) if divisor is None else xp.asarray(divisor, dtype=f32)
+        out = xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
+        return out.astype(dtype)
+    b = r(b)
+    quotient = r(a / b)
+    if mode == "trunc":
+        return xp.trunc(quotient).astype(dtype)
+    mod = xp.fmod(a, b)                           # exact
+    div = r(r(a - mod) / b)
+    div = xp.where((mod != 0) & ((b < 0) != (mod < 0)), r(div - 1), div)
+    floor = xp.floor(div)
+    floor = xp.where(div - floor > 0.5, r(floor + 1), floor)
+    out = xp.where(div != 0, floor, xp.copysign(xp.zeros((), f32), quotient))
+    return xp.where(b == 0, quotient, out).astype(dtype)
 
 
 def rounded(out, dtype):
@@ -109,6 +154,16 @@ def check_orderable(fn, x):
     if x.dtype.kind == "c":
         raise NotImplementedError(f"{fn}: not implemented for complex tensors (dtype {x.dtype}): "
                                   "complex numbers have no order; compare x.abs() or x.real")
+
+
+def check_not_bool(fn, x):
+    """Raise torch's error (NotImplementedError, a RuntimeError; torch's argmax and topk
+    raise a RuntimeError) for a bool tensor ``x``: ``fn`` has no kernel for bools in torch.
+    Returns x."""
+    if x.dtype == np.bool_:
+        raise NotImplementedError(f"{fn}: not implemented for bool tensors, as in torch; "
+                                  "cast first (x.to(mg.uint8))")
+    return x
 
 
 def torch_sign(x):
@@ -216,12 +271,14 @@ def copy_in_order(array, order, dtype=None):
 
 
 # ----- errors and arguments -------------------------------------------------------------------
-class OutOfRangeError(IndexError, ValueError):
-    """An index or class id out of range: an IndexError as in PyTorch, and a ValueError."""
+class OutOfRangeError(IndexError, ValueError, RuntimeError):
+    """An index or class id out of range: an IndexError as in PyTorch's indexing, a
+    RuntimeError as in its scatter, gather, index_add, ... and a ValueError."""
 
 
-class EmptyReductionError(IndexError, ValueError):
-    """A max, min or arg-reduction over an empty dim: an IndexError and a ValueError."""
+class EmptyReductionError(IndexError, ValueError, RuntimeError):
+    """A max, min or arg-reduction over an empty dim: an IndexError as in PyTorch (with a
+    dim), a RuntimeError as in PyTorch (without one: ``x.max()``), and a ValueError."""
 
 
 class AxisError(np.exceptions.AxisError):
@@ -413,12 +470,17 @@ def _number_category(value):
     return 3 if isinstance(value, (complex, np.complexfloating)) else 2
 
 
+class IndexDtypeError(TypeError, RuntimeError, IndexError):
+    """A mask or index of a dtype the op does not take: torch's RuntimeError (IndexError for
+    ``index_fill_``), and a TypeError."""
+
+
 def as_array(fn, name, value, like, kind):
     """``value`` as an array on ``like``'s device, of a dtype kind in ``kind`` ("b", "iu")."""
     data = value._array if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
     if data.dtype.kind not in kind:
         what = "be a bool tensor" if kind == "b" else "hold integers"
-        raise TypeError(f"{fn}: {name} must {what}, got dtype {data.dtype}")
+        raise IndexDtypeError(f"{fn}: {name} must {what}, got dtype {data.dtype}")
     return data
 
 

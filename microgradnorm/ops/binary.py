@@ -22,8 +22,8 @@ from ..autograd import is_grad_enabled, no_grad
 from ..autograd.function import Function
 from ..dtypes import accumulation_dtype, get_default_dtype, is_half
 from . import elementwise
-from .base import (broadcast, check_fits, conj, float_input, fma, int_as_read, promote,
-                   result_dtype, unbroadcast)
+from .base import (broadcast, check_fits, conj, float_input, fma, half_rounded, int_as_read,
+                   promote, result_dtype, unbroadcast)
 from .elementwise import Add, Div, Mul, Sub
 from .pointwise import _in_place
 
@@ -50,6 +50,14 @@ def operands(fn, input, other, numbers_as=("input", "other"), both_numbers=False
     if floating:
         input, other = int_as_read(input, like), int_as_read(other, like)
     return _tensor.as_tensor(input, like), _tensor.as_tensor(other, like)
+
+
+def _numbers_kept(fn, input, other, floating=False):
+    # ``operands``, but a number after a 0-d half tensor stays a number, which ``Mul.apply``
+    # keeps at float32 as torch's mul and div do (wrapped beside it, it would be rounded)
+    a, b = operands(fn, input, other, both_numbers=True, floating=floating)
+    return a, (other if type(other) in (int, float) and a.ndim == 0 and is_half(a.dtype)
+               else b)
 
 
 def _is_number(value):
@@ -206,14 +214,14 @@ def mul(input, other, *, out=None):
     """``input · other``, broadcast, in the promoted dtype (``torch.mul``); either may be a
     number; ``out=`` as ``add``'s."""
     if out is None:
-        return Mul.apply(*operands("mul", input, other, both_numbers=True))
+        return Mul.apply(*_numbers_kept("mul", input, other))
     return write_out("mul", (input, other), out, lambda: mul(input, other))
 
 
 def multiply(input, other, *, out=None):
     """``mul(input, other)`` (``torch.multiply``)."""
     if out is None:
-        return Mul.apply(*operands("multiply", input, other, both_numbers=True))
+        return Mul.apply(*_numbers_kept("multiply", input, other))
     return write_out("multiply", (input, other), out, lambda: multiply(input, other))
 
 
@@ -221,7 +229,7 @@ class DivRounded(Function):
     """``a / b`` rounded toward 0 (``mode`` "trunc") or toward -inf ("floor"), integers
     staying integral; a step function, whose gradient torch defines as 0 for both inputs.
     ``divisor``: b's value when it was a Python number (half precision reads it unrounded);
-    half precision is ``_half_rounded``'s."""
+    half precision is ``base.half_rounded``'s."""
 
     @staticmethod
     def forward(ctx, a, b, mode, divisor=None):
@@ -232,7 +240,7 @@ class DivRounded(Function):
                                       f"{dtype} tensors")
         xp = backend.array_module(a)
         if is_half(dtype):
-            return broadcast("div", lambda a, b: _half_rounded(xp, a, b, dtype, mode, divisor),
+            return broadcast("div", lambda a, b: half_rounded(xp, a, b, dtype, mode, divisor),
                              a, b)
         a, b, dtype = promote(a, b)
         if dtype.kind in "iu":
@@ -253,37 +261,6 @@ class DivRounded(Function):
                      for shape, need in zip(ctx.shapes, ctx.needs_input_grad))
 
 
-def _half_rounded(xp, a, b, dtype, mode, divisor):
-    """``a / b`` rounded by ``mode`` for a float16 or bfloat16 result ``dtype``, as torch's
-    CPU kernels: a divisor of one element (a number, a 0-d or one-element tensor: its
-    TensorIterator's scalar) is read in float32 as given, unrounded, and the quotient of a
-    (rounded to dtype) is computed in float32 and rounded once; otherwise both are rounded
-    to dtype and so is each step: trunc(a / b), and for floor c10's ``div_floor_floating``
-    (mod = fmod(a, b); div = (a - mod) / b, less 1 where mod's sign is not b's; its floor,
-    plus 1 where div - floor > 1/2; a signed 0 where div is 0; a / b where b is 0)."""
-    f32 = np.float32
-
-    def r(v):                                     # one step, rounded to dtype
-        return v.astype(dtype).astype(f32)
-
-    a = r(a)
-    if b.size == 1:
-        b = b.astype(f32) if divisor is None else xp.asarray(divisor, dtype=f32)
-        out = xp.floor_divide(a, b) if mode == "floor" else xp.trunc(a / b)
-        return out.astype(dtype)
-    b = r(b)
-    quotient = r(a / b)
-    if mode == "trunc":
-        return xp.trunc(quotient).astype(dtype)
-    mod = xp.fmod(a, b)                           # exact
-    div = r(r(a - mod) / b)
-    div = xp.where((mod != 0) & ((b < 0) != (mod < 0)), r(div - 1), div)
-    floor = xp.floor(div)
-    floor = xp.where(div - floor > 0.5, r(floor + 1), floor)
-    out = xp.where(div != 0, floor, xp.copysign(xp.zeros((), f32), quotient))
-    return xp.where(b == 0, quotient, out).astype(dtype)
-
-
 def _div(fn, input, other, rounding_mode, out=None):
     if out is None:
         return _divide(fn, input, other, rounding_mode)
@@ -293,10 +270,9 @@ def _div(fn, input, other, rounding_mode, out=None):
 
 def _divide(fn, input, other, rounding_mode):
     divisor = other if isinstance(other, numbers.Real) else None     # a number, as given
-    input, other = operands(fn, input, other, both_numbers=True,
-                            floating=rounding_mode is None)
     if rounding_mode is None:
-        return Div.apply(input, other)
+        return Div.apply(*_numbers_kept(fn, input, other, floating=True))
+    input, other = operands(fn, input, other, both_numbers=True)
     if not isinstance(rounding_mode, str):
         raise TypeError(f"{fn}: rounding_mode must be None, 'trunc' or 'floor', got "
                         f"{type(rounding_mode).__name__}")

@@ -13,8 +13,8 @@ from ..dtypes import accumulation_dtype, cast_gradient, is_floating, is_half, up
 from . import logical
 from .base import (arithmetic, as_array, broadcast, check_fits, check_number_fits,
                    check_orderable, check_tensor, complex_sign, conj, constant, copy_in_order,
-                   fitted, float_input, int_as_read, keep, kept, promote, rounded, select,
-                   torch_sign, unbroadcast)
+                   fitted, float_input, int_as_read, integer_power, keep, kept, promote,
+                   result_type, rounded, select, torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -23,8 +23,8 @@ class Add(Function):
 
     @staticmethod
     def forward(ctx, a, b):
-        ctx.shapes = a.shape, b.shape
-        return arithmetic(ctx.function.name, ctx.function.combine, a, b)
+        ctx.shapes = a.shape, b.shape       # a 0-d operand cast to a half result first: torch's
+        return broadcast(ctx.function.name, ctx.function.combine, *promote(a, b)[:2])
 
     @staticmethod
     def backward(ctx, grad):
@@ -49,13 +49,21 @@ class Sub(Add):
 class Mul(Function):
     name, combine = "mul", operator.mul
 
+    @classmethod
+    def apply(cls, a, b):
+        # a 0-d half x times a number: torch keeps the number at float32 (its opmath), where
+        # one wrapped beside a 0-d x takes x's dtype here; so in float32, rounded once
+        if type(b) in (int, float) and getattr(a, "ndim", 1) == 0 and is_half(a.dtype):
+            return super().apply(a.astype(np.float32), b).astype(a.dtype)
+        return super().apply(a, b)
+
     @staticmethod
     def forward(ctx, a, b):
         ctx.shapes = a.shape, b.shape
         if a.dtype == b.dtype:                      # the usual case: nothing to promote
             Mul.save_what_backward_reads(ctx, a, b)
             return broadcast(ctx.function.name, ctx.function.combine, a, b)
-        a, b, dtype = promote(a, b, opmath=True)
+        a, b, dtype = promote(a, b, opmath=b.ndim == 0)     # torch's: a 0-d b stays float32
         Mul.save_what_backward_reads(ctx, a, b)     # as computed: backward rounds as torch
         return rounded(broadcast(ctx.function.name, ctx.function.combine, a, b), dtype)
 
@@ -202,7 +210,7 @@ class PowOfNumber(Function):
             with np.errstate(all="ignore"):              # (-2) ** 0.5 is NaN, 0 ** -1 inf
                 out = xp.power(base_array, x_wide).astype(dtype, copy=False)
         else:
-            out = _integer_power(xp, base_array, x_wide)
+            out = integer_power(xp, base_array, x_wide)
         ctx.base, ctx.base_is_zero = base, base == 0    # base: the formula of double backward
         ctx.save_for_backward(out, *([x] if ctx.base_is_zero else []))    # x: where x >= 0
         with np.errstate(all="ignore"):
@@ -220,18 +228,6 @@ class PowOfNumber(Function):
         return grad_x
 
 
-def _integer_power(xp, base, exponent):
-    # torch's integer pow: wraps on overflow, and a negative exponent gives 1 for base 1,
-    # ±1 for base -1 and 0 for any other base (NumPy refuses negative exponents)
-    negative = exponent < 0
-    out = xp.power(base, xp.where(negative, 0, exponent).astype(exponent.dtype, copy=False))
-    if negative.any():
-        odd = exponent % 2 != 0
-        by_base = xp.where(base == 1, 1, xp.where(base == -1, xp.where(odd, -1, 1), 0))
-        out = xp.where(negative, by_base, out).astype(out.dtype, copy=False)
-    return out
-
-
 class PowTensor(Function):
     """``x ** exponent`` for two tensors, broadcast, in torch's promoted dtype (half precision
     computed in float32). d/dx = exponent · x^(exponent - 1), 0 where exponent is 0;
@@ -245,7 +241,7 @@ class PowTensor(Function):
             raise NotImplementedError("pow: not implemented for bool tensors")
         xp = backend.array_module(x)
         if dtype.kind in "iu":
-            out = broadcast("pow", lambda b, e: _integer_power(xp, b, e), x, exponent)
+            out = broadcast("pow", lambda b, e: integer_power(xp, b, e), x, exponent)
         else:
             wide = accumulation_dtype(dtype)
             out = broadcast("pow", xp.power, x.astype(wide, copy=False),
@@ -429,15 +425,16 @@ class Clamp(Function):
     def forward(ctx, x, low, high):
         check_orderable("clamp", x)
         xp = backend.array_module(x)
-        out, dtype, used = x, x.dtype, []
+        # torch's dtype of all three at once; backward compares the bounds cast to it
+        dtype = result_type(*(a for a in (x, low, high) if a is not None))
+        out, used = x.astype(dtype, copy=False), []          # (silent: inside apply)
         for bound, combine in ((low, xp.maximum), (high, xp.minimum)):
             if bound is not None:
-                out, bound, dtype = promote(out, bound)
+                bound = bound.astype(dtype, copy=False)
                 out = broadcast("clamp", combine, out, bound)
             used.append(bound)
-        # the bounds as compared (rounded to x's half dtype): backward agrees with forward
         ctx.save_for_backward(x, *used)
-        return out.astype(dtype, copy=False)
+        return out
 
     @staticmethod
     def backward(ctx, grad):
@@ -611,12 +608,16 @@ def clamp(x, min=None, max=None):
     if min is None and max is None:
         raise ValueError("clamp: at least one of min and max must be given, got both None")
     for name, bound in (("min", min), ("max", max)):
-        if bound is not None and not isinstance(bound, _tensor.Tensor) and (
-                not isinstance(bound, numbers.Real) or isinstance(bound, bool)):
+        if bound is not None and not isinstance(bound, (_tensor.Tensor, numbers.Real)):
             raise TypeError(f"clamp: {name} must be a number, a Tensor or None, "
                             f"got {type(bound).__name__} {bound!r}")
-        check_number_fits("clamp", bound, x)       # int8 with max=300: torch's RuntimeError
-    return Clamp.apply(x, min, max)
+    bounds = [b for b in (min, max) if b is not None]
+    dtype = result_type(x, *(_tensor.as_tensor(b, x) for b in bounds))     # of all three
+    if dtype == np.bool_ and (len(bounds) == 2 or not isinstance(bounds[0], _tensor.Tensor)):
+        raise NotImplementedError("clamp: torch has no bool kernel but with one Tensor bound")
+    min, max = (b if b is None or isinstance(b, _tensor.Tensor) else    # a number in that dtype:
+                constant(x.xp.asarray(fitted("clamp", b, dtype), dtype)) for b in (min, max))
+    return Clamp.apply(x, min, max)         # int8 with max=300 is torch's RuntimeError above
 
 
 def where(condition, a=None, b=None):

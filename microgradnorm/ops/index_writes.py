@@ -355,6 +355,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     check_tensor("scatter_reduce", input)
     _tensor_argument("scatter_reduce", "src", src)
     _reduce_name("scatter_reduce", reduce, REDUCTIONS + ("max", "min"))
+    normalize_axis("scatter_reduce", dim, input.ndim, single=True)     # before the dtypes
     if src.dtype != input.dtype:
         raise RuntimeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, "
                            f"got {input.dtype} and {src.dtype}")

@@ -1,10 +1,10 @@
 """Indexing: ``x[index]`` (an embedding lookup is ``weight[ids]``), gather, index_select,
-sort/argsort/topk/kthvalue/mode (gathers of the sorted order), and ``pick_along``, which the
-(values, indices) reductions share; backward adds each gradient into the element it came
-from, so repeats accumulate. Then the writes out of place (scatter, scatter_add, index_add,
-index_fill, index_copy: ``IndexPut`` and ``ScatterAdd``) and take/take_along_dim/
-masked_select. (The index constants, argwhere, unique, bincount, searchsorted, bucketize
-and isin, are in ``search.py``.)
+and ``pick_along``, which the (values, indices) reductions share (sort, topk, kthvalue and
+mode, gathers of the sorted order, are in ``sorting.py``); backward adds each gradient into
+the element it came from, so repeats accumulate. Then the writes out of place (scatter,
+scatter_add, index_add, index_fill, index_copy: ``IndexPut`` and ``ScatterAdd``) and
+take/take_along_dim/masked_select. (The index constants, argwhere, unique, bincount,
+searchsorted, bucketize and isin, are in ``search.py``.)
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
@@ -17,11 +17,10 @@ from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..autograd.tape import active_tape
-from ..dtypes import is_floating
-from . import return_types
-from .base import (AxisError, OutOfRangeError, as_array, broadcast_shape, check_fits,
-                   check_orderable, check_reducible, check_same_dtype, check_tensor, constant,
-                   fitted, kept, normalize_axis, raw, unbroadcast)
+from .base import (AxisError, BroadcastError, IndexDtypeError, OutOfRangeError, as_array,
+                   broadcast_shape, check_fits, check_orderable, check_reducible,
+                   check_same_dtype, check_tensor, constant, fitted, kept, normalize_axis, raw,
+                   unbroadcast)
 
 METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
            "index_fill", "index_copy", "take")
@@ -86,7 +85,7 @@ class IndexPut(Function):
     def forward(ctx, x, value, index):
         ctx.index, ctx.value_shape = index, value.shape
         out = x.copy()
-        out[index] = value                           # broadcast, cast to x's dtype
+        put(out, index, value)                       # broadcast, cast to x's dtype
         return out
 
     @staticmethod
@@ -134,10 +133,10 @@ def getitem(x, index):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors); a 0-d
     integer tensor is an int, as torch reads it (``c[y].add_(1)`` for y in a tensor)."""
     check_steps(index)
-    if isinstance(index, tuple):
-        index = tuple([_as_int(part) for part in index])
-    else:
-        index = _as_int(index)
+    index = normalized(index)
+    split = ints_first(index, x.ndim)
+    if split is not None:                         # x[0, :, [1, 2]]: two nodes, as torch reads it
+        return getitem(getitem(x, split[0]), split[1])
     out = GetItem.apply(x, index=index)           # apply keeps the index's tensors checked
     if out._array.ndim == 0 and out.requires_grad and out._view_version is None \
             and _is_basic_index(index):
@@ -149,6 +148,78 @@ def getitem(x, index):
     return out
 
 
+def ints_first(index, ndim):
+    """``(ints, rest)`` for an index torch reads otherwise than NumPy, else None: torch
+    selects an index's ints first and places the arrays' result dims by the arrays alone,
+    where NumPy counts the ints among the arrays. ``x[0, :, [1, 2]]`` of a (1, 3, 4) x is
+    (3, 2) in torch, (2, 3) in NumPy: ``x[ints][rest]``, ``x[0][:, [1, 2]]``, is torch's."""
+    if type(index) is not tuple:          # one part: no ints beside arrays (x[3], x[ids])
+        return None
+    parts, kinds = index, [_kind(part) for part in index]       # (``normalized`` first)
+    if "int" not in kinds or "array" not in kinds:
+        return None
+    others = [kind for kind in kinds if kind != "int"]
+    if _adjacent(kinds, ("int", "array")) or others[0] == "array" \
+            or not _adjacent(others, ("array",)):
+        return None          # the arrays' dims go first in both, or in place in both
+    ints, rest = [], []
+    for part, kind in zip(parts, kinds):
+        if kind == "int" or part is Ellipsis:
+            ints.append(part)
+        elif part is not None:      # the dims a part spans: a bool mask its own, else one
+            ints.extend([slice(None)] * _span(part))
+        if kind != "int":
+            rest.append(part)
+    return tuple(ints), tuple(rest)
+
+
+def put(array, index, value):
+    """``array[index] = value`` (arrays) with torch's error for a value that does not
+    broadcast to what the index picks: a RuntimeError (and NumPy's ValueError)."""
+    try:
+        array[index] = value
+    except (ValueError, TypeError) as error:
+        if "read-only" in str(error):
+            raise
+        raise BroadcastError(f"shape mismatch: a value of shape {np.shape(value)} cannot be "
+                             f"broadcast to the indexing result ({error})") from None
+
+
+def check_put_dtype(index, value, dtype):
+    """torch's RuntimeError for a Tensor ``value`` of another dtype than ``dtype`` written
+    through arrays of indices (its ``index_put_``); basic indices (a copy) and a lone bool
+    mask with one value (its ``masked_fill_``) cast the value instead."""
+    parts = index if isinstance(index, tuple) else (index,)        # (``normalized`` first)
+    if not isinstance(value, _tensor.Tensor) or value.dtype == dtype or \
+            "array" not in [_kind(part) for part in parts]:
+        return
+    if len(parts) == 1 and _is_mask(parts[0]) and np.ndim(raw(parts[0])) and value.size == 1:
+        check_fits("__setitem__", value.item(), dtype)       # its number, checked as torch's
+        return
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                       f"{dtype} for the destination and {value.dtype} for the source")
+
+
+def _kind(part):
+    if part is None or part is Ellipsis or type(part) is slice:
+        return "basic"
+    return "int" if type(part) is int or isinstance(part, np.integer) else "array"
+
+
+def _adjacent(kinds, advanced):
+    places = [i for i, kind in enumerate(kinds) if kind in advanced]
+    return places[-1] - places[0] + 1 == len(places)
+
+
+def _span(part):
+    return np.ndim(raw(part)) if _is_mask(part) else 1
+
+
+def _is_mask(part):
+    data = raw(part)
+    return (data if hasattr(data, "dtype") else np.asarray(data)).dtype == np.bool_
+
+
 def check_steps(index):
     """torch's ValueError for a slice of ``index`` (``x[index]``) stepping by 0 or backwards
     (``x[::-1]``: ``flip`` reverses)."""
@@ -158,6 +229,14 @@ def check_steps(index):
                              "slice step cannot be zero")
 
 
+def normalized(index):
+    """``index`` with its 0-d integer tensors as ints and its empty lists as empty int64
+    arrays (torch's ``x[[]]``: NumPy would read a float array)."""
+    if isinstance(index, tuple):
+        return tuple([_as_int(part) for part in index])
+    return _as_int(index)
+
+
 def _as_int(part):
     # signed integers only (a 0-d uint8 tensor is torch's byte mask; here it indexes as an
     # integer array, NumPy's reading); not while a capture records, where the value would
@@ -165,7 +244,7 @@ def _as_int(part):
     if isinstance(part, _tensor.Tensor) and part.ndim == 0 and part.dtype.kind == "i" \
             and active_tape() is None:
         return int(part.item())
-    return part
+    return np.zeros(0, np.int64) if isinstance(part, list) and not part else part
 
 
 def index_put(x, index, value):
@@ -195,18 +274,18 @@ def gather(x, dim, index):
     if index.size == 0:                         # any shape of empty index, as in torch
         return _flat_pick(x, index)
     if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
-        raise ValueError(f"gather: index must have as many dims as the tensor ({x.ndim}), "
-                         f"got shape {tuple(index.shape)}")
+        raise BroadcastError(f"gather: index must have as many dims as the tensor "
+                             f"({x.ndim}), got shape {tuple(index.shape)}")
     if x.ndim == 0 or index.ndim == 0:
         if index.size != 1 and x.ndim == 0 or index.ndim > 1:
-            raise ValueError(f"gather: a 0-d tensor takes a 0-d or one-element index, got "
-                             f"shape {tuple(index.shape)}")
+            raise BroadcastError(f"gather: a 0-d tensor takes a 0-d or one-element index, "
+                                 f"got shape {tuple(index.shape)}")
         _check_range("gather", index, max(x.size, 1) if x.ndim == 0 else x.shape[0], axis)
         return _flat_pick(x, index)
     for d, (n, m) in enumerate(zip(index.shape, x.shape)):
         if d != axis and n > m:
-            raise ValueError(f"gather: index of shape {tuple(index.shape)} is larger than the "
-                             f"tensor's {x.shape} in dim {d}")
+            raise BroadcastError(f"gather: index of shape {tuple(index.shape)} is larger than "
+                                 f"the tensor's {x.shape} in dim {d}")
     _check_range("gather", index, x.shape[axis], axis)
     return Gather.apply(x, index=kept(given, index), axis=axis)
 
@@ -222,46 +301,6 @@ def index_select(x, dim, index):
     if x.ndim == 0:
         return _flat_pick(x, index).reshape(())
     return getitem(x, (slice(None),) * axis + (index.reshape(-1),))
-
-
-def argsort(x, dim=-1, descending=False, stable=False):
-    """The int64 indices that sort x along ``dim`` (``torch.argsort``), a constant; equal
-    values keep their order (``stable`` is always true here), NaN counts as the largest."""
-    check_orderable("sort", check_tensor("argsort", x)._array)
-    axis = normalize_axis("argsort", dim, x.ndim, single=True)
-    if not isinstance(descending, bool) or not isinstance(stable, bool):
-        raise TypeError(f"argsort: descending and stable must be True or False, got "
-                        f"{descending!r} and {stable!r}")
-    xp, data = x.xp, (x._array if x.ndim else x._array.reshape(1))
-    if descending:        # ascending over the reversed dim, read backwards: ties keep order
-        last = data.shape[axis] - 1
-        order = last - xp.flip(xp.argsort(xp.flip(data, axis), axis, kind="stable"), axis)
-    else:
-        order = xp.argsort(data, axis, kind="stable")
-    return constant(order.reshape(x.shape).astype(xp.int64))
-
-
-def sort(x, dim=-1, descending=False, stable=False):
-    """``(values, indices)`` of x sorted along ``dim`` (``torch.sort``), the named tuple
-    ``return_types.sort``; the values are ``gather(x, dim, indices)``, so the gradient goes
-    back to each value's place."""
-    indices = argsort(x, dim, descending, stable)
-    return return_types.sort(gather(x, dim, indices), indices)
-
-
-def topk(x, k, dim=-1, largest=True, sorted=True):
-    """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
-    along ``dim``, in sorted order (``torch.topk``); the gradient goes to the picked ones."""
-    check_tensor("topk", x)
-    axis = normalize_axis("topk", dim, x.ndim, single=True)
-    size = x.shape[axis] if x.ndim else 1
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 0 <= k <= size:
-        raise ValueError(f"topk: k must be an int in [0, {size}] (the size of dim {axis}), "
-                         f"got {k!r}")
-    indices = argsort(x, dim, descending=bool(largest))
-    if x.ndim:
-        indices = indices[(slice(None),) * axis + (slice(0, int(k)),)]
-    return return_types.topk(gather(x, dim, indices), indices)
 
 
 def pick_along(fn, result, x, dim, keepdim, choose):
@@ -297,78 +336,6 @@ def pick_along(fn, result, x, dim, keepdim, choose):
         shape = index.shape[:axis] + index.shape[axis + 1:]
         values, index = values.reshape(shape), index.reshape(shape)
     return result(values, constant(index))
-
-
-def kthvalue(x, k, dim=-1, keepdim=False):
-    """``torch.kthvalue``: the named tuple ``(values, indices)`` of the ``k``-th smallest
-    element (1-based) of each slice along ``dim``; NaN counts as the largest.
-
-    Args:
-        x: the tensor.
-        k: an int in [1, size of ``dim``].
-        dim: the dim to reduce (last by default).
-        keepdim: keep ``dim`` as size 1.
-
-    Of equal values the index is the one at place k of a stable sort (torch leaves it
-    unspecified); the gradient of ``values`` goes to the indexed element.
-
-    Example:
-        >>> mg.tensor([[3.0, 1.0, 2.0]]).kthvalue(2)      # values tensor([2.]), indices [2]
-    """
-    check_tensor("kthvalue", x)
-    axis = normalize_axis("kthvalue", dim, x.ndim, single=True)
-    check_reducible("kthvalue", x.shape, (axis,) if x.ndim else ())   # before k, as torch
-    size = x.shape[axis] if x.ndim else 1
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not 1 <= k <= size:
-        raise ValueError(f"kthvalue(): k must be an int in [1, {size}] (the size of dim "
-                         f"{axis}), got {k!r}")
-
-    def kth(data, axis):
-        order = backend.array_module(data).argsort(data, axis=axis, kind="stable")
-        return backend.array_module(data).take(order, [int(k) - 1], axis=axis)
-
-    return pick_along("kthvalue", return_types.kthvalue, x, dim, keepdim, kth)
-
-
-def mode(x, dim=-1, keepdim=False):
-    """``torch.mode``: the named tuple ``(values, indices)`` of the most frequent value of
-    each slice along ``dim``; of equally frequent values the smallest, and its last
-    occurrence as the index (what torch's CPU kernel gives for slices of up to 16).
-
-    Args:
-        x: the tensor.
-        dim: the dim to reduce (last by default).
-        keepdim: keep ``dim`` as size 1.
-
-    NaNs count as one value, the largest (torch's NaN result is unspecified). The gradient
-    of ``values`` goes to the indexed element.
-
-    Example:
-        >>> mg.tensor([[1.0, 2.0, 1.0, 2.0]]).mode()      # values tensor([1.]), indices [2]
-    """
-    return pick_along("mode", return_types.mode, x, dim, keepdim, _mode_index)
-
-
-def _mode_index(data, axis):
-    # Sorted stably, each slice's equal values form runs; every run gets a global id
-    # (slice * n + run) so one bincount counts all of them; the first longest run holds the
-    # smallest most frequent value, and its last place in the stable order its last index.
-    xp = backend.array_module(data)
-    rows = xp.moveaxis(data, axis, -1)
-    n = rows.shape[-1]
-    flat = rows.reshape(-1, n)
-    order = xp.argsort(flat, axis=-1, kind="stable")
-    ordered = xp.take_along_axis(flat, order, axis=-1)
-    same = ordered[:, 1:] == ordered[:, :-1]
-    if is_floating(data.dtype):                   # NaNs are one value here
-        same |= xp.isnan(ordered[:, 1:]) & xp.isnan(ordered[:, :-1])
-    starts = xp.concatenate([xp.ones((len(flat), 1), bool), ~same], axis=-1)
-    run = xp.cumsum(starts, axis=-1) - 1 + n * xp.arange(len(flat))[:, None]
-    lengths = xp.bincount(run.reshape(-1), minlength=flat.size).reshape(flat.shape)
-    best = lengths.argmax(axis=-1)[:, None]
-    last = xp.take_along_axis(xp.cumsum(lengths, axis=-1), best, axis=-1) - 1
-    index = xp.take_along_axis(order, last, axis=-1)
-    return xp.moveaxis(index.reshape(rows.shape[:-1] + (1,)), -1, axis)
 
 
 # ----- writes out of place: scatter, scatter_add, index_add, index_fill, index_copy ----------
@@ -500,9 +467,9 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, got "
                            f"{reduce!r}")
+    normalize_axis("scatter", dim, check_tensor("scatter", input).ndim, single=True)  # first
     if src is not None:
-        check_same_dtype("scatter", check_tensor("scatter", input),
-                         check_tensor("scatter", src), ("input", "src"))
+        check_same_dtype("scatter", input, check_tensor("scatter", src), ("input", "src"))
     flat, src = _at_least_1d(check_tensor("scatter", input)), _at_least_1d(src)
     where, shape = _scatter_grid("scatter", flat, dim, index, src)
     if where is None:                             # an empty index writes nothing
@@ -528,8 +495,8 @@ def scatter_add(input, dim, index, src):
     Example:
         >>> mg.zeros(2).scatter_add(0, mg.tensor([1, 1, 0]), mg.tensor([1.0, 2.0, 3.0]))
     """
-    check_same_dtype("scatter_add", check_tensor("scatter_add", input),
-                     check_tensor("scatter_add", src), ("input", "src"))
+    normalize_axis("scatter_add", dim, check_tensor("scatter_add", input).ndim, single=True)
+    check_same_dtype("scatter_add", input, check_tensor("scatter_add", src), ("input", "src"))
     flat, src = _at_least_1d(input), _at_least_1d(src)
     where, shape = _scatter_grid("scatter_add", flat, dim, index, src)
     if where is None:
@@ -537,12 +504,16 @@ def scatter_add(input, dim, index, src):
     return _as_shaped(ScatterAdd.apply(flat, _src_part(src, shape), index=where), input)
 
 
-def _along(fn, input, dim, index, wrap=False, shape_error=IndexError):
+def _along(fn, input, dim, index, wrap=False, shape_error=IndexError, long_only=False):
     """(axis, the index array, the index of slices along ``axis``) for the index_* ops: a
     1-D or 0-d integer index (else ``shape_error``, torch's class), within the size of
-    ``dim``."""
+    ``dim``; int32 or int64 (``long_only``: int64), else torch's error."""
     check_tensor(fn, input)
     axis = normalize_axis(fn, dim, input.ndim, single=True)
+    wanted = ("int64",) if long_only else ("int32", "int64")
+    if isinstance(index, _tensor.Tensor) and index.dtype.name not in wanted:
+        raise IndexDtypeError(f"{fn}_(): expected dtype {' or '.join(wanted)} for the index, "
+                              f"got {index.dtype}")
     size = input.shape[axis] if input.ndim else 1
     given, index = index, index_array(fn, index, input, size=size, wrap=wrap, axis=axis)
     if index.ndim > 1:
@@ -554,6 +525,8 @@ def _along(fn, input, dim, index, wrap=False, shape_error=IndexError):
 
 def _slices_like(fn, input, axis, index, source):
     # source must be input's shape with len(index) at ``axis``
+    if not input.ndim and len(index) != 1:                  # torch's IndexError, as a dim's
+        raise IndexError(f"{fn}(): a 0-d input takes one index, got {len(index)}")
     check_same_dtype(fn, input, check_tensor(fn, source), ("input", "source"))
     wanted = input.shape[:axis] + (len(index),) + input.shape[axis + 1:] if input.ndim \
         else (len(index),)
@@ -597,7 +570,7 @@ def index_fill(input, dim, index, value):
         >>> mg.ones(2, 3).index_fill(1, mg.tensor([0, 2]), -1.0)      # columns 0 and 2
     """
     axis, index, where = _along("index_fill", input, dim, index, wrap=True,
-                                shape_error=RuntimeError)
+                                shape_error=RuntimeError, long_only=True)
     value = _fill_value("index_fill", value, input)
     unique_index = input.xp.unique(index)                   # a value counted once a place
     where = where[:-1] + (unique_index,)
@@ -613,7 +586,7 @@ def index_copy(input, dim, index, source):
     Example:
         >>> mg.zeros(3, 2).index_copy(0, mg.tensor([2, 0]), mg.ones(2, 2))
     """
-    axis, index, where = _along("index_copy", input, dim, index)
+    axis, index, where = _along("index_copy", input, dim, index, long_only=True)
     source = _slices_like("index_copy", input, axis, index, source)
     out = IndexPut.apply(input.reshape(1) if not input.ndim else input, source, index=where)
     return out.reshape(input.shape)

@@ -17,8 +17,8 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import get_default_dtype, is_floating, is_half
-from .base import (ALL_DIMS, broadcast, check_orderable, check_tensor, constant, normalize_axis,
-                   promote, unbroadcast)
+from .base import (ALL_DIMS, broadcast, check_orderable, check_tensor, constant, half_rounded,
+                   normalize_axis, promote, result_dtype, unbroadcast)
 
 
 def _is_operand(value):
@@ -327,9 +327,14 @@ class FloorDivide(Function):
     name, divide = "floor_divide", "floor_divide"
 
     @staticmethod
-    def forward(ctx, a, b):
+    def forward(ctx, a, b, divisor=None):
+        # divisor: b's value when it was a Python number (floor_divide reads it unrounded)
         function = ctx.function
         ctx.shapes = a.shape, b.shape
+        if function is FloorDivide and is_half(result_dtype(a, b)):    # torch's: div's floor
+            xp, dtype = backend.array_module(a), result_dtype(a, b)
+            return broadcast("floor_divide", lambda a, b: half_rounded(
+                xp, a, b, dtype, "floor", divisor), a, b)
         # unlike add and mul, a number beside a half tensor rounds to half first (torch's)
         a, b, dtype = promote(a, b)
         if dtype == np.bool_:
@@ -382,8 +387,10 @@ class Fmod(Remainder):
 
 
 def _division(function, input, other):
+    number = isinstance(other, numbers.Real) and not isinstance(other, (bool, np.bool_))
+    divisor = float(other) if number else None          # the number as given, unrounded
     input, other = _binary_operands(function.name, input, other)
-    return function.apply(input, other)
+    return function.apply(input, other, divisor=divisor)
 
 
 def floor_divide(input, other):

@@ -14,12 +14,12 @@ import numpy as np
 from .. import backend, dtypes
 from ..dtypes import is_floating
 from ..autograd.function import _next_seq
-from ..tensor import Size, Tensor, _snapshot, to_arguments, wrapped_int
+from ..tensor import Size, Tensor, _snapshot, check_inplace_result, to_arguments
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
 from . import decompositions, factorizations, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
-from . import index_writes, memory_formats, tensor_more
+from . import index_writes, memory_formats, sorting, tensor_more
 from . import storage as storage_ops      # not `storage`: that is a Tensor method
 from . import statistics, torch_more
 from .base import _augmented
@@ -43,6 +43,22 @@ def _operator(function, reflected=False):
     if reflected:
         return lambda self, other: function.apply(other, self)
     return lambda self, other: function.apply(self, other)
+
+
+def _numpy_write(tensor, raw, name):
+    # ``data op= raw``, NumPy's in-place arithmetic, where it rounds as torch's: raw of the
+    # tensor's dtype, or a number beside single or double precision. Else None, torch's
+    # Function out of place: NumPy computes float16 *= int64 in float64 and rounds a number
+    # to float16 first (torch's mul keeps it in float32, its add rounds it to float16 too)
+    dtype = tensor._array.dtype
+    same = raw.dtype == dtype if hasattr(raw, "dtype") else dtype.itemsize > 2 or \
+        not dtypes.is_half(dtype)
+    return (lambda data: getattr(data, name)(raw)) if same else None
+
+
+def _rtruediv(self, other):
+    # torch's number / x is x.reciprocal() * number: two roundings (its MulBackward0)
+    return pointwise.reciprocal(self) * other
 
 
 def _cast(name, dtype, note=""):
@@ -286,19 +302,22 @@ class _Methods:
         if alpha != 1.0:
             return binary.add_scaled_(self, other, alpha=alpha)
         raw = base.raw_number(other, self)
-        return self._inplace(lambda d: d.__iadd__(raw), Add.apply, other)
+        return self._inplace(_numpy_write(self, raw, "__iadd__"), Add.apply, other)
 
     def sub_(self, other, *, alpha=1):
         """In place ``self -= alpha * other``; the rules of ``add_``."""
         if alpha != 1:
             return binary.sub_scaled_(self, other, alpha=alpha)
         raw = base.raw_number(other, self)
-        return self._inplace(lambda d: d.__isub__(raw), Sub.apply, other)
+        if np.dtype(bool) in (self.dtype, getattr(raw, "dtype", None)) or isinstance(raw, bool):
+            raise RuntimeError("sub_: subtraction, the `-` operator, with a bool tensor is not "
+                               "supported; to invert a mask use `~` or logical_not()")
+        return self._inplace(_numpy_write(self, raw, "__isub__"), Sub.apply, other)
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
         raw = base.raw_number(other, self)
-        return self._inplace(lambda d: d.__imul__(raw), Mul.apply, other)
+        return self._inplace(_numpy_write(self, raw, "__imul__"), Mul.apply, other)
 
     def div_(self, other, *, rounding_mode=None):
         """In place ``self /= other``; the rules of ``add_``. ``rounding_mode`` "trunc" or
@@ -306,7 +325,7 @@ class _Methods:
         if rounding_mode is not None or self.dtype.kind in "biu":
             return binary.div_checked_(self, other, rounding_mode=rounding_mode)
         raw = base.raw_number(other, self)
-        return self._inplace(lambda d: d.__itruediv__(raw), Div.apply, other)
+        return self._inplace(_numpy_write(self, raw, "__itruediv__"), Div.apply, other)
 
     def copy_(self, other):
         """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
@@ -324,9 +343,12 @@ class _Methods:
         return self.__setitem__(Ellipsis, 0)
 
     def masked_fill_(self, mask, value):
-        """In place ``masked_fill``; the rules of ``add_``."""
+        """In place ``masked_fill``; the rules of ``add_`` (a mask that broadcasts self to
+        more dims is torch's RuntimeError)."""
         def write(data):
-            data[...] = self.masked_fill(mask, value)._array
+            filled = self.masked_fill(mask, value)
+            check_inplace_result(self, filled)
+            data[...] = filled._array
         return self._inplace(write, lambda before, v: before.masked_fill(mask, v), value)
 
     # ----- random fills in place (ops/random.py): torch's CPU streams -------------------
@@ -346,18 +368,25 @@ class _Methods:
 
     def __setitem__(self, index, value):
         indexing.check_steps(index)                     # x[::-1] = v: torch's ValueError
-        if type(value) is int and self._array.dtype.kind in "iu":
-            base.check_fits("__setitem__", value, self._array.dtype)   # torch's RuntimeError
-            value = wrapped_int(value, self._array.dtype)     # uint8's -1 is 255, as torch's
+        index = indexing.normalized(index)
+        split = indexing.ints_first(index, self.ndim)
+        if split is not None:                           # x[0, :, [1, 2]] = v: torch's dims
+            self[split[0]].__setitem__(split[1], value)
+            return self
+        if isinstance(value, (int, float, np.number, np.bool_)) and not (
+                type(value) is float and abs(value) <= 65504.0 and is_floating(self.dtype)):
+            # torch's RuntimeError for a number the dtype cannot hold; uint8's -1 is 255
+            value = base.fitted("__setitem__", value, self._array.dtype)
+        indexing.check_put_dtype(index, value, self.dtype)
         raw, raw_index = base.raw(value), base.raw_index(index)
-        return self._inplace(lambda d: d.__setitem__(raw_index, raw),
+        return self._inplace(lambda d: indexing.put(d, raw_index, raw),
                              lambda before, v: indexing.index_put(before, index, v), value)
 
     # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
     __add__, __radd__ = _operator(Add), _operator(Add, reflected=True)
     __sub__, __rsub__ = _operator(Sub), _operator(Sub, reflected=True)
-    __mul__, __rmul__ = _operator(Mul), _operator(Mul, reflected=True)
-    __truediv__, __rtruediv__ = _operator(Div), _operator(Div, reflected=True)
+    __mul__, __rmul__ = _operator(Mul), _operator(Mul)      # 2 * x is torch's x * 2
+    __truediv__, __rtruediv__ = _operator(Div), _rtruediv
     __rmatmul__ = _operator(MatMul, reflected=True)
     __neg__ = elementwise.neg
     __pos__ = pointwise.positive
@@ -436,11 +465,11 @@ class _Methods:
     # ----- indexing and matrix products (ops/indexing.py, ops/linalg.py) ------------------
     gather = indexing.gather
     index_select = indexing.index_select
-    sort = indexing.sort
-    argsort = indexing.argsort
-    topk = indexing.topk
-    kthvalue = indexing.kthvalue
-    mode = indexing.mode
+    sort = sorting.sort
+    argsort = sorting.argsort
+    topk = sorting.topk
+    kthvalue = sorting.kthvalue
+    mode = sorting.mode
     matmul = linalg.matmul
     mm = linalg.mm
     bmm = linalg.bmm

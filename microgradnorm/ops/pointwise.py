@@ -21,8 +21,8 @@ from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..dtypes import is_floating, is_half
 from . import elementwise
-from .base import (check_tensor, complex_sign, constant, float_input, normalize_axis,
-                   result_dtype)
+from .base import (Default, check_tensor, complex_sign, constant, float_input,
+                   normalize_axis, result_dtype)
 from .elementwise import Unary, _conj, _unary
 from .shape import cat
 
@@ -181,18 +181,23 @@ def trunc(input):
     return _step("trunc", Trunc, input)
 
 
-def round(x, *, decimals=0):
+NO_DECIMALS = Default(0)            # round's default, told from decimals=0 given
+
+
+def round(x, *, decimals=NO_DECIMALS):
     """x rounded to ``decimals`` decimal places, halves to even (``torch.round``: 2.5 -> 2,
     0.125 -> 0.12 with ``decimals=2``); the gradient is 0.
 
     Args:
-        x: the tensor; integer tensors are returned as a copy (``decimals=0`` only).
+        x: the tensor; integer tensors are returned as a copy (without ``decimals``: torch
+            has no integer kernel of its ``decimals`` form, even for 0).
         decimals: the number of decimal places; negative rounds to tens, hundreds, ...
     """
+    given, decimals = not isinstance(decimals, Default), getattr(decimals, "value", decimals)
     if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
     check_tensor("round", x)
-    if decimals and not is_floating(x.dtype):
+    if given and not is_floating(x.dtype):
         raise NotImplementedError(f"round: decimals={decimals} is not implemented for "
                                   f"{x.dtype} tensors (floating point only)")
     return _step("round", Round, x, decimals=int(decimals))
@@ -211,9 +216,12 @@ def frac(x):
 
 # ----- products and scans ---------------------------------------------------------------------
 def _along(xp_function, x, axis):
-    # a scan along axis; half precision accumulates in float32, as torch's CPU kernels
-    if is_half(x.dtype):
-        return xp_function(x, axis=axis, dtype=np.float32).astype(x.dtype)
+    # a scan along axis in torch's CPU accumulation dtype: half precision in float32, and
+    # float32 in float64 (a float32 running sum stays exact to its rounding, and a product
+    # that passes float32's max on its way comes back), each result rounded once
+    if is_half(x.dtype) or x.dtype == np.float32:
+        wide = np.float32 if is_half(x.dtype) else np.float64
+        return xp_function(x, axis=axis, dtype=wide).astype(x.dtype)
     return xp_function(x, axis=axis)
 
 
@@ -231,7 +239,7 @@ def _exclusive_cumprod(x, axis, reverse=False):
 def _reversed_cumsum(x, axis):
     # out[i] = sum of x[k] for k >= i along axis
     xp = backend.array_module(x)
-    return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis), axis)
+    return xp.flip(_along(xp.cumsum, xp.flip(x, axis), axis), axis)
 
 
 class Prod(Function):
@@ -338,15 +346,23 @@ def prod(x, dim=None, keepdim=False, *, dtype=None):
         # dim 0 or -1 of a 0-d tensor: the element itself
         out = Prod.apply(x, axis=axis if x.ndim else None, keepdims=bool(keepdim) and x.ndim > 0)
     # dtype=bool: torch's product stays bool (NumPy's of bools is an integer)
-    return out.astype(np.bool_) if x.dtype == np.bool_ else out
+    return out.astype(np.bool_) if x.dtype == np.bool_ else _as_given(out, dtype)
+
+
+def _as_given(out, dtype):
+    # a narrow integer dtype= is the result's, as torch's (NumPy's scans and products run
+    # in int64; modulo 2**bits the sums and products are the same)
+    return out if dtype is None else out.astype(dtypes.as_dtype(dtype), copy=False)
 
 
 def _scan(fn, function, x, dim, dtype):
     x = _scan_input(fn, x, dtype)
     axis = normalize_axis(fn, dim, x.ndim, single=True)
+    if x.dtype == np.bool_ and x.ndim and x.size:     # dtype=bool: torch has no such kernel
+        raise NotImplementedError(f'"{fn}_out_cpu" not implemented for \'Bool\'')
     if x.ndim == 0:                        # one element: the running result is itself
-        return function.apply(x.reshape(1), axis=0).reshape(())
-    return function.apply(x, axis=axis)
+        return _as_given(function.apply(x.reshape(1), axis=0).reshape(()), dtype)
+    return _as_given(function.apply(x, axis=axis), dtype)
 
 
 def cumsum(x, dim, *, dtype=None):

@@ -17,10 +17,12 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
-from ..dtypes import as_dtype, check_number, get_default_dtype, is_floating, is_half, torch_name
+from ..dtypes import (as_dtype, check_number, get_default_dtype, is_floating, is_half, sortable,
+                      torch_name)
 from . import elementwise, return_types
-from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_orderable, check_reducible,
-                   check_tensor, constant, dim_alias, normalize_axis, reduce_sum, reduced_size)
+from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_not_bool, check_orderable,
+                   check_reducible, check_tensor, constant, dim_alias, normalize_axis, reduce_sum,
+                   reduced_size)
 from .complex import imag, real
 from .indexing import pick_along
 from .scans import cummax, cummin, logcumsumexp  # noqa: F401  (mg.*, METHODS: scans.py)
@@ -127,7 +129,7 @@ class MedianAll(Extreme):
         xp, kept = backend.array_module(x), (1,) * x.ndim
         if x.size == 0:
             return xp.full(kept, np.nan, dtype=x.dtype)
-        ordered = xp.sort(x.reshape(-1))                    # NaN sorts last
+        ordered = xp.sort(sortable(x.reshape(-1))).astype(x.dtype, copy=False)   # NaN last
         if is_floating(x.dtype) and xp.isnan(ordered[-1]):
             return ordered[-1:].reshape(kept)
         middle = (x.size - 1) // 2                          # the lower of two middles
@@ -326,15 +328,16 @@ def median(x, dim=None, keepdim=False):
         >>> mg.tensor([[2.0, 1.0, 4.0, 3.0]]).median(1)   # values tensor([2.]), indices [0]
     """
     if dim is None:
+        check_not_bool("median", check_tensor("median", x))
         if keepdim:
             raise TypeError("median(): keepdim needs a dim")
         if x.size == 0 and not is_floating(x.dtype):
             raise EmptyReductionError(f"median(): an empty {x.dtype} tensor has no median")
         return MedianAll.apply(x, axis=None, keepdims=False)
 
-    def lower_median(data, axis):
-        xp = backend.array_module(data)
-        order = xp.argsort(data, axis=axis, kind="stable")           # NaN sorts last
+    def lower_median(data, axis):           # (after pick_along's checks of dim, as torch's)
+        xp = backend.array_module(check_not_bool("median", data))
+        order = xp.argsort(sortable(data), axis=axis, kind="stable")     # NaN sorts last
         index = xp.take(order, [(data.shape[axis] - 1) // 2], axis=axis)
         if is_floating(data.dtype):                                  # torch: the first NaN
             nan = xp.isnan(data)
@@ -396,6 +399,7 @@ def std(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim
 def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
     keepdims = _keepdims(fn, keepdims, keepdim)
     axis = dim_alias(fn, axis, dim)
+    check_not_bool(fn, x)                                   # before the dim's checks, as torch
     if axis is not None:
         axis = normalize_axis(fn, axis, x.ndim, single=True)
     check_reducible(fn, x.shape, None if axis is None else (axis,))

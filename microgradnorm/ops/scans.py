@@ -56,9 +56,11 @@ def cummin(input, dim):
 
 def _log_cumsum_exp(x, axis, reverse=False):
     # log(cumsum(exp(x))) along axis by logaddexp (log1p(exp(-|a - b|)) + max: no overflow),
-    # from the end with ``reverse``; half precision in float32
+    # from the end with ``reverse``; in torch's CPU accumulation dtype, as the other scans:
+    # half precision in float32, float32 in float64
     xp = backend.array_module(x)
-    wide = x.astype(np.float32) if is_half(x.dtype) else x
+    wide = x.astype(np.float32) if is_half(x.dtype) else \
+        x.astype(np.float64) if x.dtype == np.float32 else x
     if reverse:
         wide = xp.flip(wide, axis)
     out = xp.logaddexp.accumulate(wide, axis=axis)
@@ -101,10 +103,10 @@ def logcumsumexp(input, dim):
         >>> mg.logcumsumexp(mg.tensor([0.0, 0.0]), 0)              # tensor([0.0000, 0.6931])
     """
     check_tensor("logcumsumexp", input)
+    axis = normalize_axis("logcumsumexp", dim, input.ndim, single=True)    # first, as torch
     if not is_floating(input.dtype):
         raise NotImplementedError(f"logcumsumexp: not implemented for {input.dtype} tensors "
                                   "(floating point only)")
-    axis = normalize_axis("logcumsumexp", dim, input.ndim, single=True)
     if input.ndim == 0:
         return LogCumSumExp.apply(input.reshape(1), axis=0).reshape(())
     return LogCumSumExp.apply(input, axis=axis)

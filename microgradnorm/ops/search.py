@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
+from ..dtypes import sortable
 from .base import AxisError, check_tensor, constant, normalize_axis, result_dtype
 from .indexing import index_array
 
@@ -53,9 +54,10 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         axis = normalize_axis("unique", dim, input.ndim, single=True)
         if input.ndim == 0:
             raise AxisError(f"unique(): dim {dim} given, but the tensor is 0-d")
+        _check_empty_dims(data.shape, axis)
         rows = xp.moveaxis(data, axis, 0)
         rows = rows.reshape(len(rows), int(np.prod(rows.shape[1:])))    # (slices, elements)
-    order = xp.lexsort(rows.T[::-1]) if rows.shape[1] else xp.arange(len(rows))
+    order = xp.lexsort(sortable(rows).T[::-1]) if rows.shape[1] else xp.arange(len(rows))
     ordered = rows[order]
     starts = xp.ones(len(rows), bool)
     starts[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)      # NaN != NaN: a new value
@@ -73,6 +75,14 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         bounds = xp.append(xp.flatnonzero(starts), len(rows))
         results.append(constant(xp.diff(bounds).astype(np.int64)))
     return results[0] if len(results) == 1 else tuple(results)
+
+
+def _check_empty_dims(shape, axis):
+    # torch's unique over a dim compares slices: a size-0 dim may only be the one chosen
+    empty = shape.count(0)
+    if empty > 1 or empty and shape[axis]:
+        raise RuntimeError("unique(): there are 0 sized dimensions, and they aren't selected "
+                           "(or more than one), so unique cannot be applied")
 
 
 def bincount(input, weights=None, minlength=0):

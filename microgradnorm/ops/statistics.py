@@ -17,9 +17,9 @@ import numpy as np
 from .. import backend, dtypes
 from .. import tensor as _tensor
 from . import complex as complex_ops
-from . import elementwise, indexing, pointwise, return_types, shape as shape_ops
-from .base import (AxisError, EmptyReductionError, broadcast_shape, check_fits, check_tensor,
-                   constant, normalize_axis)
+from . import elementwise, indexing, pointwise, return_types, shape as shape_ops, sorting
+from .base import (AxisError, EmptyReductionError, broadcast_shape, check_fits, check_not_bool,
+                   check_tensor, constant, normalize_axis)
 from .reductions import MedianAll
 
 
@@ -365,7 +365,7 @@ class NanMedianAll(MedianAll):
     @classmethod
     def reduce(cls, x, axis):
         xp, kept = backend.array_module(x), (1,) * x.ndim
-        ordered = xp.sort(x.reshape(-1))                    # NaN sorts last
+        ordered = xp.sort(dtypes.sortable(x.reshape(-1))).astype(x.dtype, copy=False)  # NaN last
         numbers_ = int((~xp.isnan(ordered)).sum()) if dtypes.is_floating(x.dtype) else x.size
         if x.size == 0:
             return xp.full(kept, np.nan, dtype=x.dtype)
@@ -387,15 +387,16 @@ def nanmedian(input, dim=None, keepdim=False):
     """
     x = check_tensor("nanmedian", input)
     if dim is None:
+        check_not_bool("nanmedian", x)
         if keepdim:
             raise TypeError("nanmedian(): keepdim needs a dim")
         if x.size == 0 and not dtypes.is_floating(x.dtype):
             raise EmptyReductionError(f"nanmedian(): an empty {x.dtype} tensor has no median")
         return NanMedianAll.apply(x, axis=None, keepdims=False)
 
-    def lower_median(data, axis):
-        xp = backend.array_module(data)
-        order = xp.argsort(data, axis=axis, kind="stable")           # NaN sorts last
+    def lower_median(data, axis):           # (after pick_along's checks of dim, as torch's)
+        xp = backend.array_module(check_not_bool("nanmedian", data))
+        order = xp.argsort(dtypes.sortable(data), axis=axis, kind="stable")    # NaN sorts last
         present = (~xp.isnan(data)).sum(axis=axis, keepdims=True) if \
             dtypes.is_floating(data.dtype) else xp.full((1,) * data.ndim, data.shape[axis])
         return xp.take_along_axis(order, xp.maximum(present - 1, 0) // 2, axis=axis)
@@ -438,7 +439,7 @@ def _quantile(fn, input, q, dim, keepdim, interpolation, ignore_nan):
         rows = shape_ops.movedim(input, axis, -1) if input.ndim else input.reshape(1)
         kept = tuple(1 if d == axis and keepdim else n for d, n in enumerate(input.shape)
                      if d != axis or keepdim)
-    values = _interpolated(indexing.sort(rows, -1).values, q.reshape(-1), interpolation,
+    values = _interpolated(sorting.sort(rows, -1).values, q.reshape(-1), interpolation,
                            ignore_nan)                                      # (..., k)
     values = values.squeeze(-1) if q.ndim == 0 else shape_ops.movedim(values, -1, 0)
     return values.reshape(((q.size,) if q.ndim else ()) + kept)

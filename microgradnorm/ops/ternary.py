@@ -26,11 +26,13 @@ class Lerp(Function):
     @staticmethod
     def forward(ctx, start, end, weight, scalar=None):
         xp, dtype = backend.array_module(start), start.dtype
+        if weight is not None:          # a 0-d weight beside 0-d ends: torch's wider dtype
+            dtype = result_type(start, end, weight)
         broadcast_shape("lerp", start.shape, end.shape, () if weight is None else weight.shape)
         ctx.shapes, ctx.scalar = (start.shape, end.shape), scalar
         wide = accumulation_dtype(dtype)
         w = xp.asarray(scalar, dtype=wide) if weight is None else \
-            weight.astype(wide, copy=False)
+            weight.astype(dtype, copy=False).astype(wide, copy=False)   # torch's: dtype first
         start_w, end_w = start.astype(wide, copy=False), end.astype(wide, copy=False)
         small = xp.abs(w) < 0.5
         coeff, base = xp.where(small, w, w - 1), xp.where(small, start_w, end_w)
@@ -76,7 +78,9 @@ def lerp(input, end, weight):
             raise RuntimeError(f"lerp: expected dtype {dtype} for `weight` but got dtype "
                                f"{weight.dtype}")
         return Lerp.apply(input, end, weight)
-    return Lerp.apply(input, end, None, scalar=scalar("lerp", "weight", weight, dtype))
+    # the weight checked against the dtype torch computes in (float32 for half precision)
+    return Lerp.apply(input, end, None,
+                      scalar=scalar("lerp", "weight", weight, accumulation_dtype(dtype)))
 
 
 class Addcmul(Function):
@@ -91,8 +95,9 @@ class Addcmul(Function):
         broadcast_shape("addcdiv" if ctx.function.divide else "addcmul", input.shape,
                         tensor1.shape, tensor2.shape)
         ctx.shapes, ctx.value = (input.shape, tensor1.shape, tensor2.shape), value
-        wide = accumulation_dtype(dtype)
-        input, tensor1, tensor2 = (a.astype(wide, copy=False) for a in (input, tensor1, tensor2))
+        wide = accumulation_dtype(dtype)     # each operand in the result dtype first, as torch's
+        input, tensor1, tensor2 = (a.astype(dtype, copy=False).astype(wide, copy=False)
+                                   for a in (input, tensor1, tensor2))
         scaled = np.array(value).astype(wide) * tensor1
         ctx.save_for_backward(tensor1, tensor2)
         if ctx.function.divide:
@@ -129,7 +134,7 @@ def _fused(fn, function, input, tensor1, tensor2, value):
                            f"{tensor1.dtype}, tensor2 {tensor2.dtype}); divide floats")
     if dtype == np.bool_:
         raise NotImplementedError(f"{fn}: not implemented for bool tensors")
-    value = scalar(fn, "value", value, dtype)
+    value = scalar(fn, "value", value, accumulation_dtype(dtype))    # (half: float32's, as torch)
     return function.apply(input, tensor1, tensor2, value=value, dtype=dtype)
 
 
