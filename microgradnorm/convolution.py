@@ -332,7 +332,7 @@ def _pool_geometry(fn, dims, x, kernel_size, stride, padding, dilation, ceil_mod
     return Geometry(kernel, stride, tuple(zip(padding, afters)), dilation), padding
 
 
-@aten_op(6)     # (with indices: torch's aten::max_pool2d_with_indices)
+@aten_op(6, lambda fn, args: f"aten::{fn}_with_indices" if args[-1] else f"aten::{fn}")
 def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
     x, unbatched = _check_input(fn, input, dims)
@@ -405,7 +405,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                      ceil_mode, return_indices)
 
 
-@aten_op(7)
+@aten_op(lambda dims: 6 if dims == 1 else 7)      # avg_pool1d takes no divisor_override
 def _avg_pool(fn, dims, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override=None):
     x, unbatched = _check_input(fn, input, dims)

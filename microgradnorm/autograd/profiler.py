@@ -244,12 +244,13 @@ class _aten_range(record_function):
                 entry[5] = nbytes
 
 
-def aten_op(arguments):
+def aten_op(arguments, event=None):
     """Decorate ``function(fn, dims, *args)``, an op composed of several nodes (a
     convolution: im2col, a matmul, the bias), so that a profile sees one event ``aten::{fn}``
     holding its nodes, as torch's ``aten::conv2d`` holds the kernels it runs; its input
-    shapes are those of ``args``, the first ``arguments`` (the number torch's op takes). No
-    profile active, a call pays one test.
+    shapes are those of ``args``, the first ``arguments`` (the number torch's op takes, or a
+    function of ``dims`` giving it); ``event(fn, args)``, where given, names the event
+    instead. No profile active, a call pays one test.
 
     Example:
         >>> @aten_op(7)     # aten::conv2d(input, weight, bias, stride, padding, dilation, groups)
@@ -260,9 +261,11 @@ def aten_op(arguments):
         def run(fn, dims, *args, **kwargs):
             if not _recorders:
                 return function(fn, dims, *args, **kwargs)
+            count = arguments(dims) if callable(arguments) else arguments
             shapes = [list(a.shape) if isinstance(a, _tensor.Tensor) else [] for a in args]
-            shapes = (shapes + [[]] * arguments)[:arguments]
-            with _aten_range(f"aten::{fn}", shapes) as scope:
+            shapes = (shapes + [[]] * count)[:count]
+            name = event(fn, args) if event is not None else f"aten::{fn}"
+            with _aten_range(name, shapes) as scope:
                 result = function(fn, dims, *args, **kwargs)
                 scope.returned(result)
             return result

@@ -1,6 +1,7 @@
 """What every op family shares: PyTorch's dtype promotion, ``unbroadcast``, half-precision
 sums, the errors, and the one reading of an ``axis``."""
 
+import functools
 import numbers
 
 import numpy as np
@@ -350,6 +351,17 @@ def check_reducible(fn, shape, axis):
         raise EmptyReductionError(f"{fn}(): cannot reduce over an empty dim (there is no "
                                   f"value to return); tensor of shape {tuple(shape)}, "
                                   f"axis {axis}")
+
+
+@functools.lru_cache(maxsize=256)
+def row_major_strides(shape):
+    """The row-major strides of ``shape`` in elements, a size-1 or empty dim's too (the
+    stride torch's copies give it): (2, 3, 4) -> (12, 4, 1)."""
+    strides, following = [], 1
+    for n in reversed(shape):
+        strides.append(following)
+        following *= max(n, 1)
+    return tuple(reversed(strides))
 
 
 def sizes_of(args):

@@ -27,7 +27,7 @@ import numpy as np
 from .. import dtypes
 from .. import tensor as _tensor
 from ..generator import dense_order
-from .base import copy_in_order, empty_in_order
+from .base import copy_in_order, empty_in_order, row_major_strides
 from .elementwise import Cast, Clone
 from .storage import (channels_last, channels_last_3d, contiguous_format, memory_format,
                       preserve_format)
@@ -138,11 +138,7 @@ def _exactly_row_major(array):
         return False
     if 1 not in array.shape:                # the usual case: no stride to read
         return True
-    expected, following = [], 1
-    for n in reversed(array.shape):
-        expected.append(following)
-        following *= max(n, 1)
-    return element_strides(array) == tuple(reversed(expected))
+    return element_strides(array) == row_major_strides(array.shape)
 
 
 def _kept_order(array):

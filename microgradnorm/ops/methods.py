@@ -126,8 +126,11 @@ class _Methods:
         if not copy and dtype == self.dtype:
             return self
         # torch's copy to a dtype (preserve_format): a dense tensor's strides, size-1 dims'
-        # too, else the dense order of its strides (a transpose, channels-last, a slice)
-        order = memory_formats.to_order(self, None, True) if dtype != self.dtype else None
+        # too, else the dense order of its strides (a transpose, channels-last, a slice);
+        # a C-contiguous array without a size-1 dim is row-major as it is (the usual case)
+        array = self._array
+        order = None if dtype == self.dtype or array.flags.c_contiguous and 1 not in array.shape \
+            else memory_formats.to_order(self, None, True)
         if order is not None:
             return memory_formats.to_layout(self, dtype, order)
         if not (is_floating(dtype) or dtypes.is_complex(dtype)):

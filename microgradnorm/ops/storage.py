@@ -20,7 +20,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from . import arrange
-from .base import sizes_of
+from .base import row_major_strides, sizes_of
 
 __all__ = ["TypedStorage", "UntypedStorage", "channels_last", "channels_last_3d",
            "contiguous_format", "jagged", "layout", "memory_format", "preserve_format",
@@ -337,8 +337,9 @@ def resize_(x, *sizes, memory_format=None):
     if x.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
     array = x._array
-    if shape == tuple(array.shape) and order is None:
-        return x                                        # torch: unchanged, no version bump
+    same = shape == tuple(array.shape)      # torch: no version bump, a new format or not
+    if same and order is None:
+        return x
     root = _root(array)
     memory = _bytes_of(root)
     start = 0
@@ -362,7 +363,8 @@ def resize_(x, *sizes, memory_format=None):
         x._array = part.reshape(shape)
     else:                                   # the dims in memory order, viewed back
         x._array = part.reshape([shape[d] for d in order]).transpose(np.argsort(order))
-    x._bump_version()
+    if not same:
+        x._bump_version()
     return x
 
 
@@ -434,11 +436,8 @@ def _view_of_storage(x, storage, storage_offset, size, stride):
         raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
     offset = _shape("set_", (storage_offset,))[0]
     shape = (count - min(offset, count),) if size is None else _shape("set_", (size,))
-    if stride is None:                          # row-major
-        stride, following = [], 1
-        for n in reversed(shape):
-            stride.insert(0, following)
-            following *= max(n, 1)
+    if stride is None:
+        stride = row_major_strides(shape)
     stride = _shape("set_", (stride,)) if len(tuple(stride)) else ()
     if len(stride) != len(shape):
         raise RuntimeError(f"unequal size length ({len(shape)}) and stride length "

@@ -255,9 +255,13 @@ class SWALR(_Recursive):
     def load_state_dict(self, state_dict):
         """Continue from a ``state_dict()`` (ours or torch's): the count, the annealing and
         the last rates; the groups' rates stay as they are, as torch's (load the optimizer's
-        state for them)."""
+        state for them). A state dict of only ``last_epoch`` and ``base_lrs`` (written by
+        this library's older versions) keeps this scheduler's count and annealing, as
+        torch's ``__dict__.update`` of such a dict does."""
         name = "SWALR.load_state_dict"
         keys = {"last_epoch", "base_lrs", *self._STATE}
+        if isinstance(state_dict, dict) and set(state_dict) == {"last_epoch", "base_lrs"}:
+            state_dict = {**self.state_dict(), **state_dict}
         if not isinstance(state_dict, dict) or not keys <= set(state_dict) \
                 or not set(state_dict) <= keys | set(self._TORCH_FLAGS):
             raise ValueError(f"{name}: expected keys {sorted(keys)}, got {state_dict!r}")

@@ -576,3 +576,22 @@ def test_is_contiguous_of_an_empty_tensor_in_every_format():
         for shape in ((0, 3, 4, 5), (2, 3, 0, 5)):
             x = lib.ones(*shape).to(memory_format=lib.channels_last)
             assert x.is_contiguous(memory_format=lib.channels_last)
+
+
+def test_pooling_events_take_torchs_names_and_argument_counts():
+    def pools(lib):
+        x = lib.ones(1, 2, 8)
+        lib.nn.functional.max_pool1d(x, 2, return_indices=True)
+        lib.nn.functional.max_pool2d(x[None], 2)
+        lib.nn.functional.avg_pool1d(x, 2)
+        lib.nn.functional.avg_pool2d(x[None], 2)
+    seen = {}
+    for lib in (mg, torch):
+        with lib.no_grad(), lib.profiler.profile(record_shapes=True) as prof:
+            pools(lib)
+        names = [(e.name, len(e.input_shapes)) for e in prof.events()
+                 if e.name.startswith("aten::") and "pool" in e.name]
+        seen[lib] = sorted(set(names))
+    assert seen[mg] == [n for n in seen[torch] if n in seen[mg]]
+    assert [n for n, _ in seen[mg]] == ["aten::avg_pool1d", "aten::avg_pool2d",
+                                        "aten::max_pool1d_with_indices", "aten::max_pool2d"]

@@ -165,3 +165,18 @@ def test_set_past_the_storage_is_refused_where_torch_grows_it():
     with pytest.raises(RuntimeError, match="torch grows the storage"):
         t.set_(base.untyped_storage(), 8, (2, 2), (1, 3))
     assert t.tolist() == [1.0] and base.untyped_storage().nbytes() == 40
+
+
+@pytest.mark.parametrize("shape, fmt", [((2, 3), "contiguous_format"),
+                                        ((1, 2, 3, 4), "channels_last")])
+def test_a_resize_to_the_same_shape_bumps_no_version_as_torchs(shape, fmt):
+    for lib in (mg, torch):
+        w, x = lib.ones(shape, requires_grad=True), lib.ones(shape)
+        y = (w * x).sum()
+        version = x._version
+        x.resize_(shape, memory_format=getattr(lib, fmt))
+        assert x._version == version
+        y.backward()                        # the saved x is still the one it was
+        assert w.grad.tolist() == lib.ones(shape).tolist()
+    assert mg.ones(shape).resize_(shape, memory_format=getattr(mg, fmt)).stride() == \
+        torch.ones(shape).resize_(shape, memory_format=getattr(torch, fmt)).stride()

@@ -251,3 +251,21 @@ def test_average_function_errors_are_torchs():
         with pytest.raises(AssertionError, match="Only one of avg_fn and multi_avg_fn"):
             lib.optim.swa_utils.AveragedModel(lib.nn.Linear(2, 2), avg_fn=lambda *a: a[0],
                                               multi_avg_fn=lambda *a: None)
+
+
+def test_a_two_key_state_dict_loads_as_torchs_keeping_the_count():
+    # {last_epoch, base_lrs}: what older versions of this library wrote; torch's load
+    # updates those two and keeps the rest
+    rates = {}
+    for lib in (mg, torch):
+        p = lib.nn.Parameter(lib.zeros(2))
+        optimizer = lib.optim.SGD([p], lr=0.5)
+        scheduler = lib.optim.swa_utils.SWALR(optimizer, swa_lr=0.1, anneal_epochs=3)
+        scheduler.load_state_dict({"last_epoch": 3, "base_lrs": [0.5]})
+        rates[lib] = []
+        for _ in range(4):
+            optimizer.step()
+            scheduler.step()
+            rates[lib].append(optimizer.param_groups[0]["lr"])
+        assert scheduler.last_epoch == 7
+    assert rates[mg] == rates[torch]
