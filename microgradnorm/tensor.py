@@ -365,14 +365,28 @@ class Tensor:
         # tensor takes the result
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
-        check_writable(self._array)
-        with backend.silent_floats():        # inf and NaN silently, as in Function.apply
-            if write is None or not _written(write, self._array):
-                # out of place, then the cast torch allows (check_inplace_result): where NumPy
-                # refuses it (int16 into uint8, which wraps as C does) or rounds otherwise
-                result = compute(self, value)
-                check_inplace_result(self, result)
-                self._array[...] = result._array
+        try:
+            with backend.silent_floats():        # inf and NaN silently, as in Function.apply
+                if write is not None:
+                    try:
+                        write(self._array)
+                    except TypeError as error:   # NumPy's same_kind rule refused: unwritten
+                        if "Cannot cast ufunc" not in str(error):
+                            raise
+                        write = None
+                if write is None:
+                    # out of place, then the cast torch allows (check_inplace_result): where
+                    # NumPy refuses it (int16 into uint8, which wraps as C does) or rounds
+                    # otherwise
+                    result = compute(self, value)
+                    check_inplace_result(self, result)
+                    self._array[...] = result._array
+        except ValueError as error:
+            # read-only memory (an expanded tensor): NumPy checks the flag before it writes
+            # any element, so the tensor is as it was; no check up front on the fast path
+            if "read-only" not in str(error) or getattr(self._array.flags, "writeable", True):
+                raise
+            raise _overlap_error() from None
         self._bump_version()
         return self
 
@@ -381,17 +395,6 @@ class Tensor:
             raise RuntimeError(f"the truth value of a tensor with {self._array.size} elements is "
                                "ambiguous; use (t > 0).numpy().any() or .all()")
         return bool(self.item())
-
-
-def _written(write, array):
-    # write(array); False where NumPy's same_kind rule refused the cast, writing nothing
-    try:
-        write(array)
-    except TypeError as error:
-        if "Cannot cast ufunc" not in str(error):
-            raise
-        return False
-    return True
 
 
 class InPlaceCastError(RuntimeError, TypeError):
@@ -462,10 +465,14 @@ def check_writable(array):
     """Raise torch's error before a write into an array NumPy holds read-only (the
     stride-0 dims of ``expand``, ``as_strided``'s views)."""
     if not getattr(array.flags, "writeable", True):                  # (CuPy: no such flag)
-        raise OverlapWriteError("unsupported operation: more than one element of the "
-                                "written-to tensor refers to a single memory location (its "
-                                "array is read-only). Please clone() the tensor before "
-                                "performing the operation.")
+        raise _overlap_error()
+
+
+def _overlap_error():
+    return OverlapWriteError("unsupported operation: more than one element of the written-to "
+                             "tensor refers to a single memory location (its array is "
+                             "read-only). Please clone() the tensor before performing the "
+                             "operation.")
 
 
 def check_inplace_result(target, result):

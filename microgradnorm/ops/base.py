@@ -167,6 +167,20 @@ def check_not_bool(fn, x):
     return x
 
 
+def subtraction(fn, a, b):
+    """``(a, b)`` for ``a - b`` as torch takes them, or its RuntimeError for a bool there: a
+    bool tensor (or array) on either side, or a Python bool (``x - True``, ``True - x``); a
+    NumPy bool is the number torch reads it as, a float (``x - np.True_`` is ``x - 1.0``)."""
+    for value in (a, b):
+        kind, dtype = type(value), getattr(value, "dtype", None)
+        if kind is bool or dtype is not None and dtype.kind == "b" and kind is not np.bool_:
+            raise RuntimeError(f"{fn}: subtraction, the `-` operator, with a bool tensor is "
+                               "not supported; to invert a mask use `~` or logical_not()")
+    if type(a) is np.bool_ or type(b) is np.bool_:
+        return (float(a) if type(a) is np.bool_ else a), (float(b) if type(b) is np.bool_ else b)
+    return a, b
+
+
 def torch_sign(x):
     """A new array of -1, 0 or 1 by the sign of ``x``, 0 for NaN (torch's)."""
     check_orderable("sign", x)           # torch.sgn is the complex one
@@ -410,14 +424,18 @@ def check_same_dtype(fn, input, other, names=("input", "other")):
 def check_fits(fn, value, dtype):
     """Raise torch's RuntimeError (``c10::checked_convert``) unless ``dtype`` holds the number
     ``value``: an integer dtype [min, max] (an unsigned one an integer down to -max too: it
-    wraps), a floating or complex one any part with |part| <= its max, inf and NaN."""
+    wraps), a floating or complex one any part with |part| <= its max, inf and NaN; a real
+    dtype a complex number only with imaginary part 0."""
     if isinstance(value, np.generic):       # np.float32(2) <= 1.8e308 would cast the bound
         value = value.item()
     if type(value) is int:
         _tensor.check_int(value)            # 2**70: torch's OverflowError, before any dtype
+    lost = False                            # an imaginary part a real dtype would lose
     if isinstance(value, complex) and dtype.kind != "c":
-        value = value.real                  # what a cast to a real dtype keeps
-    if dtype.kind in "iu":
+        lost, value = value.imag != 0, value.real      # c10's rule: lost is an overflow
+    if lost:
+        fits = False
+    elif dtype.kind in "iu":
         info, integral = np.iinfo(dtype), isinstance(value, (numbers.Integral, np.bool_))
         low = -int(info.max) if dtype.kind == "u" and integral else int(info.min)
         fits = (integral or bool(np.isfinite(value))) and low <= value <= info.max

@@ -23,7 +23,7 @@ from ..autograd.function import Function
 from ..dtypes import accumulation_dtype, get_default_dtype, is_half
 from . import elementwise
 from .base import (broadcast, check_fits, conj, float_input, fma, half_rounded, int_as_read,
-                   promote, result_dtype, unbroadcast)
+                   promote, result_dtype, subtraction, unbroadcast)
 from .elementwise import Add, Div, Mul, Sub
 from .pointwise import _in_place
 
@@ -181,12 +181,9 @@ def _adding(fn, sign, doc):
         return write_out(fn, (input, other), out, lambda: _add(input, other, alpha))
 
     def _add(input, other, alpha):
-        given = input, other
+        if sign < 0:                    # a bool refused, a NumPy bool a float: torch's
+            input, other = subtraction(fn, input, other)
         input, other = operands(fn, input, other, both_numbers=True)
-        if sign < 0 and (np.bool_ in (input.dtype, other.dtype) or
-                         any(isinstance(v, (bool, np.bool_)) for v in given)):
-            raise RuntimeError(f"{fn}: subtraction with a bool (tensor or number) is not "
-                               "supported; to invert a mask use `~` or logical_not()")
         if type(alpha) is int and alpha == 1:
             return (Add if sign > 0 else Sub).apply(input, other)
         dtype = result_dtype(input._array, other._array)

@@ -14,7 +14,7 @@ from . import logical
 from .base import (arithmetic, as_array, broadcast, check_fits, check_number_fits,
                    check_orderable, check_tensor, complex_sign, conj, constant, copy_in_order,
                    fitted, float_input, int_as_read, integer_power, keep, kept, promote,
-                   result_type, rounded, select, torch_sign, unbroadcast)
+                   result_type, rounded, select, subtraction, torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -40,9 +40,8 @@ class Sub(Add):
 
     @staticmethod
     def forward(ctx, a, b):
-        if a.dtype == np.bool_ or b.dtype == np.bool_:          # torch's rule
-            raise RuntimeError("sub: subtraction, the `-` operator, with a bool tensor is not "
-                               "supported; to invert a mask use `~` or logical_not()")
+        if a.dtype.kind == "b" or b.dtype.kind == "b":
+            subtraction("sub", a, b)                            # a bool: torch's error
         return Add.forward(ctx, a, b)
 
 

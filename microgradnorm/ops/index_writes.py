@@ -1,6 +1,7 @@
-"""PyTorch's writes by index beside ``indexing.py``'s scatter family: ``index_put`` (a
-tuple of index tensors, ``accumulate``), ``put`` (flat positions), ``masked_scatter``, the
-reductions into places (``scatter_reduce``, ``index_reduce``: sum, prod, mean, amax, amin,
+"""PyTorch's writes by index beside ``indexing.py``'s scatter family: the Tensor value of
+``x[index] = value`` as torch writes it (``put_value``), ``index_put`` (a tuple of index
+tensors, ``accumulate``), ``put`` (flat positions), ``masked_scatter``, the reductions into
+places (``scatter_reduce``, ``index_reduce``: sum, prod, mean, amax, amin,
 ``include_self``), ``fill_diagonal_`` and the writes into a view's places
 (``diagonal_scatter``, ``select_scatter``, ``slice_scatter``), with their in-place forms
 (``pointwise._in_place``'s rules).
@@ -11,21 +12,52 @@ diagonal's write, ``DiagonalScatter``.
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
+import warnings
+
 import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from .arrange import _diagonal_view, _offset, _two_dims
-from .base import OutOfRangeError, broadcast_shape, check_tensor, kept, normalize_axis
+from .base import (OutOfRangeError, broadcast_shape, check_fits, check_tensor, kept,
+                   normalize_axis, raw)
 from .indexing import (IndexPut, ScatterAdd, _as_shaped, _at_least_1d, _fill_value, _grid,
-                       _scatter_grid, _src_part, index_array)
+                       _is_mask, _kind, _scatter_grid, _src_part, index_array)
 from .pointwise import _in_place
 from .shape import Expand, _int
 
 METHODS = ("index_put", "index_put_", "put", "put_", "masked_scatter", "masked_scatter_",
            "scatter_reduce", "scatter_reduce_", "index_reduce", "index_reduce_",
            "fill_diagonal_", "diagonal_scatter", "select_scatter", "slice_scatter")
+
+
+def put_value(index, value, dtype):
+    """The Tensor ``value`` as torch's ``x[index] = value`` writes it into a tensor of
+    ``dtype`` (``index``: ``indexing.parsed``'s). Basic indices and a lone ``True`` copy it,
+    cast (a complex value's real part, with torch's warning). One element beside one bool
+    mask with dims, the index's only array (whatever ints, slices, None or ``...`` stand
+    beside it), is its ``masked_fill_`` of that number: checked as torch's, cast, returned
+    0-d. Beside any other array (its ``index_put_``) another dtype is torch's
+    RuntimeError."""
+    parts = index if type(index) is tuple else (index,)
+    arrays = [part for part in parts if _kind(part) == "array"]
+    lost = value.dtype.kind == "c" and dtype.kind != "c"        # an imaginary part
+    if not arrays or index is True:
+        if lost:
+            warnings.warn("Casting complex values to real discards the imaginary part",
+                          UserWarning, stacklevel=4)
+        return value.real if lost else value
+    if value.size == 1 and len(arrays) == 1 and _is_mask(arrays[0]) \
+            and np.ndim(raw(arrays[0])):
+        if value.dtype != dtype:
+            check_fits("__setitem__", value.item(), dtype)     # its number, as torch's
+        value = value.reshape(()) if value.ndim else value
+        return value.real if lost else value
+    if value.dtype != dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{dtype} for the destination and {value.dtype} for the source")
+    return value
 
 
 class IndexRangeError(OutOfRangeError, RuntimeError):

@@ -8,6 +8,7 @@ searchsorted, bucketize and isin, are in ``search.py``.)
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
+import functools
 import numbers
 
 import numpy as np
@@ -32,11 +33,17 @@ def _is_basic_index(index):
 
 
 class GetItem(Function):
-    kept_options = ("index",)
+    """``x[index]``; with ``then``, ``x[index][then]`` (``getitem``'s one pass over an index
+    whose ints torch selects first, where no node is recorded: recorded, it is two nodes)."""
+
+    kept_options = ("index", "then")
 
     @staticmethod
-    def forward(ctx, x, index):
+    def forward(ctx, x, index, then=None):
         ctx.shape, ctx.dtype, ctx.index = x.shape, x.dtype, index
+        if then is not None:
+            out = x[index][then]
+            return out if out.flags.c_contiguous else out.copy()
         out = x[index]
         if isinstance(out, np.generic) and not (ctx.needs_input_grad[0] and is_grad_enabled()):
             # x[1, 2]: a 0-d view, as torch's (t[1, 2].add_(5) writes into t). Recorded, a
@@ -132,11 +139,11 @@ class Gather(Function):
 def getitem(x, index):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors); a 0-d
     integer tensor is an int, as torch reads it (``c[y].add_(1)`` for y in a tensor)."""
-    check_steps(index)
-    index = normalized(index)
-    split = ints_first(index, x.ndim)
-    if split is not None:                         # x[0, :, [1, 2]]: two nodes, as torch reads it
-        return getitem(getitem(x, split[0]), split[1])
+    index, split = parsed(index)
+    if split is not None:                         # x[0, :, [1, 2]], as torch reads it:
+        if x.requires_grad and is_grad_enabled():     # its two nodes, select and index
+            return getitem(getitem(x, split[0]), split[1])
+        return GetItem.apply(x, index=split[0], then=split[1])
     out = GetItem.apply(x, index=index)           # apply keeps the index's tensors checked
     if out._array.ndim == 0 and out.requires_grad and out._view_version is None \
             and _is_basic_index(index):
@@ -148,56 +155,70 @@ def getitem(x, index):
     return out
 
 
-def ints_first(index, ndim):
-    """``(ints, rest)`` for an index torch reads otherwise than NumPy, else None: torch
-    selects an index's ints first and places the arrays' result dims by the arrays alone,
-    where NumPy counts the ints among the arrays. ``x[0, :, [1, 2]]`` of a (1, 3, 4) x is
-    (3, 2) in torch, (2, 3) in NumPy: ``x[ints][rest]``, ``x[0][:, [1, 2]]``, is torch's."""
+def parsed(index):
+    """``(index, split)`` in one pass over the index's parts: ``index`` with its 0-d integer
+    tensors as ints and its empty lists as empty int64 arrays (torch's ``x[[]]``: NumPy would
+    read a float array), and ``split``, ``(ints, rest)`` where torch reads it otherwise than
+    NumPy (else None): torch selects an index's ints first and places the arrays' result
+    dims by the arrays alone, where NumPy counts the ints among the arrays. ``x[0, :, [1, 2]]``
+    of a (1, 3, 4) x is (3, 2) in torch, (2, 3) in NumPy: ``x[ints][rest]``,
+    ``x[0][:, [1, 2]]``, is torch's. A slice stepping by 0 or backwards is torch's ValueError
+    (``x[::-1]``: ``flip`` reverses)."""
     if type(index) is not tuple:          # one part: no ints beside arrays (x[3], x[ids])
-        return None
-    parts, kinds = index, [_kind(part) for part in index]       # (``normalized`` first)
+        _check_step(index)
+        return _as_int(index), None
+    parts, kinds = [], []
+    for part in index:
+        if type(part) is slice:
+            _check_step(part)
+        elif part is not None and part is not Ellipsis:
+            part = _as_int(part)
+        parts.append(part)
+        kinds.append(_kind(part))
+    index = tuple(parts)
     if "int" not in kinds or "array" not in kinds:
+        return index, None
+    return index, _ints_first(parts, kinds)
+
+
+def _ints_first(parts, kinds):
+    # parsed's split of an index with ints and arrays, or None where NumPy reads it as torch
+    if not _split_needed(tuple(kinds)):
         return None
-    others = [kind for kind in kinds if kind != "int"]
-    if _adjacent(kinds, ("int", "array")) or others[0] == "array" \
-            or not _adjacent(others, ("array",)):
-        return None          # the arrays' dims go first in both, or in place in both
     ints, rest = [], []
     for part, kind in zip(parts, kinds):
         if kind == "int" or part is Ellipsis:
             ints.append(part)
         elif part is not None:      # the dims a part spans: a bool mask its own, else one
-            ints.extend([slice(None)] * _span(part))
+            ints.extend([slice(None)] * (_span(part) if kind == "array" else 1))
         if kind != "int":
             rest.append(part)
     return tuple(ints), tuple(rest)
 
 
+@functools.lru_cache(maxsize=256)
+def _split_needed(kinds):
+    # False where NumPy places the arrays' dims as torch does: the ints and arrays side by
+    # side, an array first of the other parts, or arrays apart (first, in both)
+    advanced = [i for i, kind in enumerate(kinds) if kind != "basic"]
+    others = [i for i, kind in enumerate(kinds) if kind != "int"]
+    arrays = [n for n, i in enumerate(others) if kinds[i] == "array"]
+    return not (advanced[-1] - advanced[0] + 1 == len(advanced) or arrays[0] == 0
+                or arrays[-1] - arrays[0] + 1 != len(arrays))
+
+
 def put(array, index, value):
     """``array[index] = value`` (arrays) with torch's error for a value that does not
-    broadcast to what the index picks: a RuntimeError (and NumPy's ValueError)."""
+    broadcast to what the index picks: a RuntimeError (and NumPy's ValueError). NumPy's
+    other errors are its own (a read-only array's, a value it cannot convert)."""
     try:
         array[index] = value
     except (ValueError, TypeError) as error:
-        if "read-only" in str(error):
+        if not any(word in str(error) for word in ("broadcast", "shape", "dimensional input",
+                                                   "input values", "with a sequence")):
             raise
         raise BroadcastError(f"shape mismatch: a value of shape {np.shape(value)} cannot be "
                              f"broadcast to the indexing result ({error})") from None
-
-
-def check_put_dtype(index, value, dtype):
-    """torch's RuntimeError for a Tensor ``value`` of another dtype than ``dtype`` written
-    through arrays of indices (its ``index_put_``); basic indices (a copy) and a lone bool
-    mask with one value (its ``masked_fill_``) cast the value instead."""
-    parts = index if isinstance(index, tuple) else (index,)        # (``normalized`` first)
-    if not isinstance(value, _tensor.Tensor) or value.dtype == dtype or \
-            "array" not in [_kind(part) for part in parts]:
-        return
-    if len(parts) == 1 and _is_mask(parts[0]) and np.ndim(raw(parts[0])) and value.size == 1:
-        check_fits("__setitem__", value.item(), dtype)       # its number, checked as torch's
-        return
-    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
-                       f"{dtype} for the destination and {value.dtype} for the source")
 
 
 def _kind(part):
@@ -206,35 +227,19 @@ def _kind(part):
     return "int" if type(part) is int or isinstance(part, np.integer) else "array"
 
 
-def _adjacent(kinds, advanced):
-    places = [i for i, kind in enumerate(kinds) if kind in advanced]
-    return places[-1] - places[0] + 1 == len(places)
-
-
 def _span(part):
     return np.ndim(raw(part)) if _is_mask(part) else 1
 
 
 def _is_mask(part):
     data = raw(part)
-    return (data if hasattr(data, "dtype") else np.asarray(data)).dtype == np.bool_
+    return (data if hasattr(data, "dtype") else np.asarray(data)).dtype.kind == "b"
 
 
-def check_steps(index):
-    """torch's ValueError for a slice of ``index`` (``x[index]``) stepping by 0 or backwards
-    (``x[::-1]``: ``flip`` reverses)."""
-    for part in index if isinstance(index, tuple) else (index,):
-        if isinstance(part, slice) and part.step is not None and part.step <= 0:
-            raise ValueError("step must be greater than zero" if part.step else
-                             "slice step cannot be zero")
-
-
-def normalized(index):
-    """``index`` with its 0-d integer tensors as ints and its empty lists as empty int64
-    arrays (torch's ``x[[]]``: NumPy would read a float array)."""
-    if isinstance(index, tuple):
-        return tuple([_as_int(part) for part in index])
-    return _as_int(index)
+def _check_step(part):
+    if type(part) is slice and part.step is not None and part.step <= 0:
+        raise ValueError("step must be greater than zero" if part.step else
+                         "slice step cannot be zero")
 
 
 def _as_int(part):

@@ -7,12 +7,15 @@ direction is one way, autograd → tensor → ops, with no circle (docs/architec
 Each method is the function of its ``ops`` family module: ``Tensor.tanh`` is
 ``elementwise.tanh.method``, the unchecked twin of ``mg.tanh`` (``self`` is a Tensor)."""
 
+import math
+import numbers
 import operator
 
 import numpy as np
 
 from .. import backend, dtypes
 from ..dtypes import is_floating
+from ..autograd import is_grad_enabled
 from ..autograd.function import _next_seq
 from ..tensor import Size, Tensor, _snapshot, check_inplace_result, to_arguments
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
@@ -45,15 +48,65 @@ def _operator(function, reflected=False):
     return lambda self, other: function.apply(self, other)
 
 
-def _numpy_write(tensor, raw, name):
+def _numpy_write(tensor, raw, op):
     # ``data op= raw``, NumPy's in-place arithmetic, where it rounds as torch's: raw of the
-    # tensor's dtype, or a number beside single or double precision. Else None, torch's
-    # Function out of place: NumPy computes float16 *= int64 in float64 and rounds a number
-    # to float16 first (torch's mul keeps it in float32, its add rounds it to float16 too)
+    # tensor's dtype, or a number beside single or double precision, or float16 += and -=
+    # a number. Else None, torch's Function out of place: NumPy computes float16 *= int64 in
+    # float64 and rounds a number to float16 first (torch's mul keeps it in float32; its add
+    # rounds it to float16 too, as NumPy's, bit for bit over every finite float16; not so
+    # bfloat16's add: ml_dtypes rounds its sums otherwise)
     dtype = tensor._array.dtype
-    same = raw.dtype == dtype if hasattr(raw, "dtype") else dtype.itemsize > 2 or \
-        not dtypes.is_half(dtype)
-    return (lambda data: getattr(data, name)(raw)) if same else None
+    if hasattr(raw, "dtype"):
+        same = raw.dtype == dtype
+    else:
+        same = dtype.itemsize > 2 or not dtypes.is_half(dtype) or (dtype, op) in _HALF_ADDS
+    return (lambda data: op(data, raw)) if same else None
+
+
+_HALF_ADDS = {(np.dtype(np.float16), operator.iadd), (np.dtype(np.float16), operator.isub)}
+_FLOATING = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64),
+             *([dtypes.bfloat16] if dtypes.bfloat16 is not None else [])}
+_FLOAT32, _FLOAT32_MAX = np.dtype(np.float32), float(np.finfo(np.float32).max)
+_INT64 = 1 << 63
+
+
+def _put_value(tensor, index, value):
+    """``value`` as ``tensor[index] = value`` writes it, checked as torch's. A Python int is
+    an int64 (else torch's ValueError); an int or a float into a floating dtype is written
+    as it is: past float16's and bfloat16's range it is ±inf, as torch's (so any real number
+    into those), and only float32 refuses a finite float past its max (an int64 never
+    overflows it: one comparison). Any other number is ``base.fitted``'s (an integer dtype's
+    range and wrap, NaN into it, a complex number's imaginary part); a Tensor
+    ``index_writes.put_value``'s; a str or None is torch's TypeError."""
+    dtype = tensor._array.dtype
+    kind = type(value)
+    if kind is int and not -_INT64 <= value < _INT64:
+        raise ValueError(f"Overflow when unpacking long long: {value} (x[index] = value "
+                         "reads an int as an int64, as torch's)")
+    if (kind is int or kind is float) and dtype in _FLOATING:
+        if kind is int or dtype != _FLOAT32 or abs(value) <= _FLOAT32_MAX \
+                or not math.isfinite(value):
+            return value
+    elif isinstance(value, Tensor):
+        return index_writes.put_value(index, value, dtype)
+    elif not isinstance(value, (numbers.Number, np.generic)):
+        if isinstance(value, (str, bytes)) or value is None:
+            raise TypeError(f"can't assign a {kind.__name__} to a {dtype} tensor")
+        return value                            # an array, a list: NumPy's reading
+    elif isinstance(value, numbers.Real) and dtypes.is_half(dtype) and kind is not bool:
+        return value
+    return base.fitted("__setitem__", value, dtype)
+
+
+def _subtract(a, b):
+    # a - b: a Python bool refused, a NumPy bool a float (base.subtraction); a bool tensor
+    # or array is Sub.forward's refusal (the same helper's)
+    if type(a) in _BOOLS or type(b) in _BOOLS:
+        a, b = base.subtraction("sub", a, b)
+    return Sub.apply(a, b)
+
+
+_BOOLS = frozenset((bool, np.bool_))
 
 
 def _rtruediv(self, other):
@@ -305,22 +358,21 @@ class _Methods:
         if alpha != 1.0:
             return binary.add_scaled_(self, other, alpha=alpha)
         raw = base.raw_number(other, self)
-        return self._inplace(_numpy_write(self, raw, "__iadd__"), Add.apply, other)
+        return self._inplace(_numpy_write(self, raw, operator.iadd), Add.apply, other)
 
     def sub_(self, other, *, alpha=1):
         """In place ``self -= alpha * other``; the rules of ``add_``."""
         if alpha != 1:
             return binary.sub_scaled_(self, other, alpha=alpha)
+        if type(other) is not float and type(other) is not int or self.dtype.kind == "b":
+            other = base.subtraction("sub_", self, other)[1]    # a bool: torch's error
         raw = base.raw_number(other, self)
-        if np.dtype(bool) in (self.dtype, getattr(raw, "dtype", None)) or isinstance(raw, bool):
-            raise RuntimeError("sub_: subtraction, the `-` operator, with a bool tensor is not "
-                               "supported; to invert a mask use `~` or logical_not()")
-        return self._inplace(_numpy_write(self, raw, "__isub__"), Sub.apply, other)
+        return self._inplace(_numpy_write(self, raw, operator.isub), Sub.apply, other)
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
         raw = base.raw_number(other, self)
-        return self._inplace(_numpy_write(self, raw, "__imul__"), Mul.apply, other)
+        return self._inplace(_numpy_write(self, raw, operator.imul), Mul.apply, other)
 
     def div_(self, other, *, rounding_mode=None):
         """In place ``self /= other``; the rules of ``add_``. ``rounding_mode`` "trunc" or
@@ -328,7 +380,7 @@ class _Methods:
         if rounding_mode is not None or self.dtype.kind in "biu":
             return binary.div_checked_(self, other, rounding_mode=rounding_mode)
         raw = base.raw_number(other, self)
-        return self._inplace(_numpy_write(self, raw, "__itruediv__"), Div.apply, other)
+        return self._inplace(_numpy_write(self, raw, operator.itruediv), Div.apply, other)
 
     def copy_(self, other):
         """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
@@ -337,7 +389,7 @@ class _Methods:
     def fill_(self, value):
         """In place: every element set to ``value``; the rules of ``add_``. A number the
         dtype cannot hold raises torch's error."""
-        if isinstance(value, (int, float, np.number, np.bool_)):
+        if isinstance(value, (int, float, complex, np.number, np.bool_)):
             value = base.fitted("fill_", value, self.dtype)
         return self.__setitem__(Ellipsis, value)
 
@@ -365,29 +417,28 @@ class _Methods:
     geometric_ = random_ops.geometric_
 
     __iadd__ = _augmented(add_, Add.apply)
-    __isub__ = _augmented(sub_, Sub.apply)
+    __isub__ = _augmented(sub_, _subtract)
     __imul__ = _augmented(mul_, Mul.apply)
     __itruediv__ = _augmented(div_, Div.apply)
 
     def __setitem__(self, index, value):
-        indexing.check_steps(index)                     # x[::-1] = v: torch's ValueError
-        index = indexing.normalized(index)
-        split = indexing.ints_first(index, self.ndim)
+        index, split = indexing.parsed(index)           # x[::-1] = v: torch's ValueError
         if split is not None:                           # x[0, :, [1, 2]] = v: torch's dims
-            self[split[0]].__setitem__(split[1], value)
-            return self
-        if isinstance(value, (int, float, np.number, np.bool_)) and not (
-                type(value) is float and abs(value) <= 65504.0 and is_floating(self.dtype)):
-            # torch's RuntimeError for a number the dtype cannot hold; uint8's -1 is 255
-            value = base.fitted("__setitem__", value, self._array.dtype)
-        indexing.check_put_dtype(index, value, self.dtype)
+            if is_grad_enabled() and (self.requires_grad or
+                                      getattr(value, "requires_grad", False)):
+                self[split[0]].__setitem__(split[1], value)     # recorded through the view
+                return self
+            value = _put_value(self, split[1], value)
+            ints, rest, raw = split[0], base.raw_index(split[1]), base.raw(value)
+            return self._inplace(lambda d: indexing.put(d[ints], rest, raw), None, value)
+        value = _put_value(self, index, value)
         raw, raw_index = base.raw(value), base.raw_index(index)
         return self._inplace(lambda d: indexing.put(d, raw_index, raw),
                              lambda before, v: indexing.index_put(before, index, v), value)
 
     # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
     __add__, __radd__ = _operator(Add), _operator(Add, reflected=True)
-    __sub__, __rsub__ = _operator(Sub), _operator(Sub, reflected=True)
+    __sub__, __rsub__ = _subtract, lambda self, other: _subtract(other, self)
     __mul__, __rmul__ = _operator(Mul), _operator(Mul)      # 2 * x is torch's x * 2
     __truediv__, __rtruediv__ = _operator(Div), _rtruediv
     __rmatmul__ = _operator(MatMul, reflected=True)

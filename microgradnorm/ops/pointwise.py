@@ -219,10 +219,23 @@ def _along(xp_function, x, axis):
     # a scan along axis in torch's CPU accumulation dtype: half precision in float32, and
     # float32 in float64 (a float32 running sum stays exact to its rounding, and a product
     # that passes float32's max on its way comes back), each result rounded once
-    if is_half(x.dtype) or x.dtype == np.float32:
-        wide = np.float32 if is_half(x.dtype) else np.float64
-        return xp_function(x, axis=axis, dtype=wide).astype(x.dtype)
-    return xp_function(x, axis=axis)
+    if not (is_half(x.dtype) or x.dtype == np.float32):
+        return xp_function(x, axis=axis)
+    wide = x.astype(np.float32 if is_half(x.dtype) else np.float64)    # scanned in place
+    ufunc = _SCANS.get(xp_function)          # (NumPy's: CuPy's scans stay whole)
+    if ufunc is not None and axis < x.ndim - 1 and x.size >= 256 * x.shape[axis]:
+        # across rows of 256 elements or more, a row at a time: NumPy's accumulate over a
+        # dim that is not the last walks it element by element (7x slower at (256, 1024)
+        # dim 0); the same operations in the same order, so the same bits
+        rows = np.moveaxis(wide, axis, 0)
+        for i in range(1, len(rows)):
+            ufunc(rows[i - 1], rows[i], out=rows[i])
+    else:
+        xp_function(wide, axis=axis, out=wide)       # dtype= would cast in a buffered loop
+    return wide.astype(x.dtype)
+
+
+_SCANS = {np.cumsum: np.add, np.cumprod: np.multiply}
 
 
 def _exclusive_cumprod(x, axis, reverse=False):

@@ -16,6 +16,7 @@ def _fill_random(x, fn, generator, draw):
     # draw(generator, n, contiguous) -> the n values in PyTorch's element order
     # (generator.py); recorded in a graph as a constant (zero gradient), as in torch
     gen = streams.check_generator(fn, generator)
+    _tensor.check_writable(x._array)      # before any draw: refused, the stream is untouched
 
     def fresh(before, _):
         values = streams.fill(np.empty(x.shape, x.dtype), lambda n, c: draw(gen, n, c))

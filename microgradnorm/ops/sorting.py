@@ -6,6 +6,8 @@ kernel for bools (topk, kthvalue)."""
 
 import numbers
 
+import numpy as np
+
 from .. import backend
 from ..dtypes import is_floating, sortable
 from . import return_types
@@ -88,15 +90,17 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     def kth(data, axis):
         xp, keys = backend.array_module(data), sortable(data)
         order = xp.argsort(keys, axis=axis, kind="stable")
-        return _as_torch_picks(keys, xp.take(order, [int(k) - 1], axis=axis), axis, int(k))
+        return _as_torch_picks(keys, order, axis, int(k))
 
     return pick_along("kthvalue", return_types.kthvalue, x, dim, keepdim, kth)
 
 
-def _as_torch_picks(keys, index, axis, k):
-    # index (axis kept as size 1) is right wherever the k-th value is alone in its slice;
-    # where it has equals, torch's index is its quickselect's: run it on those slices only
+def _as_torch_picks(keys, order, axis, k):
+    # the index at place k of the stable order (axis kept as size 1) is right wherever the
+    # k-th value is alone in its slice; where it has equals, torch's index is its
+    # quickselect's: run it on those slices only
     xp = backend.array_module(keys)
+    index = xp.take(order, [k - 1], axis=axis)
     value = xp.take_along_axis(keys, index, axis=axis)
     same = keys == value
     if is_floating(keys.dtype):
@@ -106,10 +110,32 @@ def _as_torch_picks(keys, index, axis, k):
         return index
     rows = xp.moveaxis(keys, axis, -1).reshape(len(tied), -1)         # (slices, n)
     picks = xp.moveaxis(index, axis, -1).reshape(-1).copy()           # (slices,)
-    for row in xp.flatnonzero(tied).tolist():
-        picks[row] = _quickselect(rows[row].tolist(), k - 1)
+    orders = xp.moveaxis(order, axis, -1).reshape(len(tied), -1)
+    picks[tied] = _quickselect_patterns(rows[tied], orders[tied], k - 1)
     shape = xp.moveaxis(index, axis, -1).shape
     return xp.moveaxis(picks.reshape(shape), -1, axis)
+
+
+def _quickselect_patterns(rows, order, k):
+    """``_quickselect_rows``, each row's pattern of order once: a quickselect reads only
+    which values are greater, so a row's index is its dense ranks' (NaN one rank, the
+    largest). Rows of up to 15 places (``order``: each row's argsort), their ranks packed 4
+    bits a place into one int64."""
+    xp = backend.array_module(rows)
+    m, n = rows.shape
+    if n > 15 or m < 64:
+        return _quickselect_rows(rows, k)
+    ordered = xp.take_along_axis(rows, order, axis=1)
+    step = ordered[:, 1:] != ordered[:, :-1]
+    if is_floating(rows.dtype):
+        step &= ~(xp.isnan(ordered[:, 1:]) & xp.isnan(ordered[:, :-1]))
+    ranks = xp.zeros((m, n), np.int64)
+    ranks[xp.arange(m)[:, None], order[:, 1:]] = xp.cumsum(step, axis=1)
+    key = (ranks << (4 * xp.arange(n))).sum(axis=1)
+    _, first, back = xp.unique(key, return_index=True, return_inverse=True)
+    if 2 * len(first) > m:                  # few rows share one: not worth it
+        return _quickselect_rows(rows, k)
+    return _quickselect_rows(ranks[first], k)[back.reshape(-1)]
 
 
 def _quickselect(values, k):
@@ -154,6 +180,101 @@ def _quickselect(values, k):
     if high == low + 1 and greater(values[low], values[high]):
         swap(low, high)
     return index[k]
+
+
+def _quickselect_rows(rows, k):
+    """``_quickselect`` of every row of the (m, n) array ``rows`` at once: the index each
+    row's quickselect leaves at place ``k``, its passes in lockstep (each row its own range).
+    A pass's partition is found whole rather than swap by swap: its i scan stops at the
+    places >= pivot from low + 2 on, its j scan at those <= pivot from high - 1 down; the
+    t-th stop of one swaps with the t-th of the other while i <= j. Those places are ones
+    neither scan has passed, so the stops are read off the values before any swap, and the
+    swaps are the max over places of min(i stops at or before, j stops at or after). Each
+    scan's last run ends at its next stop or at the nearest place the other swapped."""
+    xp = backend.array_module(rows)
+    m, n = rows.shape
+    values, index = rows.reshape(-1).copy(), xp.tile(xp.arange(n), m)   # flat: row * n + place
+    low, high = xp.zeros(m, np.int64), xp.full(m, n - 1, np.int64)
+
+    def greater(a, b):                              # torch's gt_or_nan, elementwise
+        if not is_floating(values.dtype):
+            return a > b
+        return (a > b) | (xp.isnan(a) & ~xp.isnan(b))
+
+    def swap(a, b):                                 # flat places a and b
+        for array in (values, index):
+            array[a], array[b] = array[b], array[a]
+
+    live = xp.arange(m)
+    while True:
+        live = live[high[live] > low[live] + 1]
+        if not len(live):
+            break
+        lo, hi = low[live], high[live]
+        first, end = live * n + lo, live * n + hi
+        _median_of_three(values, index, first, first + (hi - lo) // 2, end, greater)
+        # (rows, places), each row from its lo: the running sums run along the last axis
+        span, offset = (hi - lo)[:, None], xp.arange(int((hi - lo).max()) + 1)
+        if len(live) == m and len(offset) == n:        # the first pass: the rows themselves
+            window = values.reshape(m, n)
+        else:
+            window = values[first[:, None] + xp.minimum(offset, span)]
+        pivot = window[:, :1]
+        stops_i = ~greater(pivot, window) & (offset <= span)
+        stops_i[:, :2] = False                                # i scans from lo + 2 on
+        stops_j = ~greater(window, pivot) & (offset < span)
+        stops_j[:, 0] = False                                 # j scans down to lo + 1
+        rank_i = xp.cumsum(stops_i, axis=1, dtype=np.int32)   # i stops at or before
+        rank_j = xp.cumsum(stops_j[:, ::-1], axis=1, dtype=np.int32)[:, ::-1]   # at or after
+        swaps = xp.minimum(rank_i, rank_j).max(axis=1)
+        # each row's first swaps + 1 stops of each scan, a block a row (row-major): the i
+        # stops by rank, the j stops by place (rank swaps + 1 first); every row has them
+        places_i = xp.nonzero(stops_i & (rank_i <= (swaps + 1)[:, None]))[1]
+        places_j = xp.nonzero(stops_j & (rank_j <= (swaps + 1)[:, None]))[1]
+        block = xp.cumsum(swaps + 1) - swaps - 1                            # its first
+        row = xp.repeat(xp.arange(len(live)), swaps + 1)
+        rank = xp.arange(len(places_i)) - block[row]                        # t - 1
+        pair = rank < swaps[row]                     # the t-th stops swap, t <= swaps
+        partner = (block + swaps)[row] - rank        # the j block's place of rank t
+        swap(first[row[pair]] + places_i[pair], first[row[pair]] + places_j[partner[pair]])
+        next_i, next_j = places_i[block + swaps], places_j[block]
+        # the last swap's places bound the scans; one place for both (only possible at the
+        # last swap) bounds neither, and the swap before it does
+        same = (swaps > 0) & (_nth(places_i, block, swaps - 1) == _nth(places_j, block, 1))
+        bounded = swaps > same
+        i_end = lo + xp.where(bounded, xp.minimum(next_i, _nth(places_j, block, 1 + same)),
+                              next_i)
+        j_end = lo + xp.where(bounded,
+                              xp.maximum(next_j, _nth(places_i, block, swaps - 1 - same)),
+                              next_j)
+        swap(first, live * n + j_end)
+        low[live] = xp.where(j_end <= k, i_end, lo)
+        high[live] = xp.where(j_end >= k, j_end - 1, hi)
+    two = xp.flatnonzero(high == low + 1)                # two places left: in order
+    a, b = two * n + low[two], two * n + high[two]
+    flip = greater(values[a], values[b])
+    swap(a[flip], b[flip])
+    return index[xp.arange(m) * n + k]
+
+
+def _nth(places, block, at):
+    # the place at index ``at`` of each row's block (blocks start at ``block``); where a
+    # block has none there, any (the caller's where leaves it out)
+    return places[(block + at).clip(0, len(places) - 1)]
+
+
+def _median_of_three(values, index, first, middle, end, greater):
+    # torch's pivot choice at the flat places first (lo), middle and end (hi) of each row:
+    # the middle swapped to lo + 1, then lo + 1 <= lo <= hi by three conditional swaps
+    xp, second = backend.array_module(values), first + 1
+    trio = [[array[first], array[middle], array[end]] for array in (values, index)]
+    for a, b in ((1, 2), (0, 2), (1, 0)):
+        flip = greater(trio[0][a], trio[0][b])
+        for t in trio:
+            t[a], t[b] = xp.where(flip, t[b], t[a]), xp.where(flip, t[a], t[b])
+    for array, (at_first, at_second, at_end) in zip((values, index), trio):
+        array[middle] = array[second]                # (middle may be second: written over)
+        array[first], array[second], array[end] = at_first, at_second, at_end
 
 
 def mode(x, dim=-1, keepdim=False):
