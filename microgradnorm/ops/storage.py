@@ -421,8 +421,9 @@ def set_(x, source=None, storage_offset=0, size=None, stride=None):
     return x
 
 
-def _view_of_storage(x, storage, storage_offset, size, stride):
-    # the storage's elements from storage_offset in size and stride, x's dtype, shared
+def _storage_bytes(fn, x, storage):
+    # (the storage's flat bytes, how many of x's dtype they hold); a typed storage of
+    # another dtype is torch's RuntimeError
     if isinstance(storage, TypedStorage):
         if storage.dtype != x.dtype:
             raise RuntimeError(f"Expected a Storage of type {x.dtype} or an UntypedStorage, "
@@ -430,8 +431,13 @@ def _view_of_storage(x, storage, storage_offset, size, stride):
         storage = storage.untyped()
     memory = _bytes_of(storage._array)
     if memory is None:
-        raise RuntimeError("set_: the storage is not one contiguous block")
-    count = memory.size // x.dtype.itemsize
+        raise RuntimeError(f"{fn}: the storage is not one contiguous block")
+    return memory, memory.size // x.dtype.itemsize
+
+
+def _view_of_storage(x, storage, storage_offset, size, stride):
+    # the storage's elements from storage_offset in size and stride, x's dtype, shared
+    memory, count = _storage_bytes("set_", x, storage)
     if isinstance(storage_offset, numbers.Integral) and storage_offset < 0:
         raise RuntimeError(f"Tensor: invalid storage offset {storage_offset}")
     offset = _shape("set_", (storage_offset,))[0]
@@ -507,15 +513,7 @@ def _uninitialised(x, shape):
 
 def _over_storage(x, storage):
     # the storage's bytes as x's dtype: shared memory, as torch's Tensor.new(storage)
-    if isinstance(storage, TypedStorage):
-        if storage.dtype != x.dtype:
-            raise RuntimeError(f"Expected a Storage of type {x.dtype} or an UntypedStorage, "
-                               f"but got type {storage.dtype} for argument 1 'storage'")
-        storage = storage.untyped()
-    memory = _bytes_of(storage._array)
-    if memory is None:
-        raise RuntimeError("new(storage): the storage is not one contiguous block")
-    count = memory.size // x.dtype.itemsize
+    memory, count = _storage_bytes("new(storage)", x, storage)
     return _tensor.Tensor._leaf("new", memory[:count * x.dtype.itemsize].view(x.dtype), False)
 
 
