@@ -12,9 +12,9 @@ from ..autograd.function import Function
 from ..dtypes import accumulation_dtype, cast_gradient, is_floating, is_half, upcast_half
 from . import logical
 from .base import (arithmetic, as_array, broadcast, check_fits, check_number_fits,
-                   check_orderable, check_tensor, complex_sign, conj, constant, copy_in_order,
-                   fitted, float_input, int_as_read, integer_power, keep, kept, promote,
-                   result_type, rounded, select, subtraction, torch_sign, unbroadcast)
+                   check_orderable, check_tensor, complex_sign, conj, constant, converted,
+                   copy_in_order, fitted, float_input, int_as_read, integer_power, keep, kept,
+                   promote, result_type, rounded, select, subtraction, torch_sign, unbroadcast)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -483,7 +483,7 @@ class Cast(Function):
     @staticmethod
     def forward(ctx, x, dtype, order=None):    # order: dims in memory, outermost first
         ctx.input_dtype = x.dtype
-        return x.astype(dtype) if order is None else copy_in_order(x, order, dtype)
+        return converted(x, dtype) if order is None else copy_in_order(x, order, dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -187,7 +187,7 @@ class _Methods:
         if order is not None:
             return memory_formats.to_layout(self, dtype, order)
         if not (is_floating(dtype) or dtypes.is_complex(dtype)):
-            return Tensor._from_op(self._array.astype(dtype), None)
+            return Tensor._from_op(base.converted(self._array, dtype), None)
         return Cast.apply(self, dtype=dtype)
 
     float = _cast("float", "float32", " (``float(t)`` gives a Python number)")
