@@ -30,12 +30,54 @@ def compare_module(ours, theirs, arrays, rng, **call):
         np.testing.assert_allclose(params[name].grad.numpy(), param.grad.numpy(), atol=1e-12)
 
 
-def same_error(ours, theirs):
-    """``theirs()`` raises; ``ours()`` raises an instance of the same class."""
+def same_error(ours, theirs, match=None):
+    """``theirs()`` raises; ``ours()`` raises an instance of the same class (whose message
+    names ``match``, where given)."""
     with pytest.raises(Exception) as expected:                # noqa: PT011 (torch's class)
         theirs()
-    with pytest.raises(expected.type):
+    with pytest.raises(expected.type, match=match):
         ours()
+
+
+def compare_functional(name, arrays, rng, atol=1e-12, **options):
+    """``F.name`` and ``torch.nn.functional.name`` on the same arrays (``rng``'s float64 for
+    shapes): the output, the indices if any, and each floating input's gradient of one
+    upstream drawn from ``rng`` (none for an empty output)."""
+    import torch.nn.functional as TF
+
+    import microgradnorm.functional as F
+    arrays = [rng.standard_normal(a) if isinstance(a, tuple) else a for a in arrays]
+    ours, theirs = zip(*[pair(a) for a in arrays])
+    out, expected = getattr(F, name)(*ours, **options), getattr(TF, name)(*theirs, **options)
+    if isinstance(expected, tuple):                              # with indices
+        assert out[1].dtype == np.int64
+        np.testing.assert_array_equal(out[1].numpy(), expected[1].numpy())
+        out, expected = out[0], expected[0]
+    assert out.shape == tuple(expected.shape)
+    assert str(out.dtype) == str(expected.dtype).removeprefix("torch.")
+    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=atol)
+    if not out.requires_grad or out.size == 0:
+        return
+    upstream = rng.standard_normal(out.shape)
+    out.backward(mg.tensor(upstream, dtype=out.dtype))
+    expected.backward(torch.tensor(upstream, dtype=expected.dtype))
+    for mine, reference in zip(ours, theirs):
+        if reference.requires_grad:
+            np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), atol=atol)
+
+
+def seeded_twins(cls, *args, **options):
+    """Ours and torch's ``nn.cls`` built after the same seed: the same repr, state-dict
+    names, order, shapes and float32 values."""
+    mg.manual_seed(11)
+    torch.manual_seed(11)
+    ours, theirs = getattr(mg.nn, cls)(*args, **options), getattr(torch.nn, cls)(*args, **options)
+    assert repr(ours) == repr(theirs)
+    state, expected = ours.state_dict(), theirs.state_dict()
+    assert list(state) == list(expected)
+    for key in expected:
+        np.testing.assert_array_equal(state[key].numpy(), expected[key].numpy())
+    return ours, theirs
 
 
 def check(ours, theirs, inputs, atol=1e-12, rtol=1e-12):

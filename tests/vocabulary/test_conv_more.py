@@ -15,41 +15,14 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
 
-from torch_compare import compare_module, pair
+from torch_compare import compare_functional, compare_module, pair, same_error, seeded_twins
 
 RNG = np.random.default_rng(0)
 
 
 def compare(name, arrays, atol=1e-12, **options):
-    """``F.name`` and ``torch.nn.functional.name`` on the same arrays (random float64 for
-    shapes): the output, the indices if any, and each floating input's gradient of a random
-    upstream."""
-    arrays = [RNG.standard_normal(a) if isinstance(a, tuple) else a for a in arrays]
-    ours, theirs = zip(*[pair(a) for a in arrays])
-    out, expected = getattr(F, name)(*ours, **options), getattr(TF, name)(*theirs, **options)
-    if isinstance(expected, tuple):                              # with indices
-        assert out[1].dtype == np.int64
-        np.testing.assert_array_equal(out[1].numpy(), expected[1].numpy())
-        out, expected = out[0], expected[0]
-    assert out.shape == tuple(expected.shape)
-    assert str(out.dtype) == str(expected.dtype).removeprefix("torch.")
-    np.testing.assert_allclose(out.detach().numpy(), expected.detach().numpy(), atol=atol)
-    if not out.requires_grad or out.size == 0:
-        return
-    upstream = RNG.standard_normal(out.shape)
-    out.backward(mg.tensor(upstream, dtype=out.dtype))
-    expected.backward(torch.tensor(upstream, dtype=expected.dtype))
-    for mine, reference in zip(ours, theirs):
-        if reference.requires_grad:
-            np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), atol=atol)
-
-
-def same_error(ours, theirs):
-    """Our call raises the class of error that torch's call raises."""
-    with pytest.raises(Exception) as expected:                   # noqa: PT011 (torch's class)
-        theirs()
-    with pytest.raises(type(expected.value)):
-        ours()
+    """``torch_compare.compare_functional`` with this module's generator."""
+    compare_functional(name, arrays, RNG, atol, **options)
 
 
 def same_error_of(name, arrays, **options):
@@ -498,20 +471,6 @@ def test_dropout1d_errors_have_torchs_class(data, options):
 
 
 # ----- modules ----------------------------------------------------------------------------
-def seeded_twins(cls, *args, **options):
-    """Ours and torch's module built after the same seed; the same names, order, shapes and
-    float32 values in their state dicts, and the same repr."""
-    mg.manual_seed(11)
-    torch.manual_seed(11)
-    ours, theirs = getattr(nn, cls)(*args, **options), getattr(torch.nn, cls)(*args, **options)
-    assert repr(ours) == repr(theirs)
-    state, expected = ours.state_dict(), theirs.state_dict()
-    assert list(state) == list(expected)
-    for key in expected:
-        np.testing.assert_array_equal(state[key].numpy(), expected[key].numpy())
-    return ours, theirs
-
-
 @pytest.mark.parametrize("cls, args, options", [
     ("ConvTranspose2d", (4, 6, 3), dict()),
     ("ConvTranspose2d", (4, 6, (3, 2)), dict(stride=2, padding=(1, 0), output_padding=(1, 0),

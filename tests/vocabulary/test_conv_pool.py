@@ -11,6 +11,8 @@ import microgradnorm as mg
 import microgradnorm.functional as F
 from microgradnorm import nn
 
+from torch_compare import same_error
+
 RNG = np.random.default_rng(0)
 # torch's note that its own 'same' padding of an even kernel copies the input
 pytestmark = pytest.mark.filterwarnings("ignore:Using padding='same'")
@@ -40,13 +42,6 @@ def compare(name, shapes, *, values=None, **options):
     for mine, reference in zip(ours, theirs):
         np.testing.assert_allclose(mine.grad.numpy(), reference.grad.numpy(), atol=1e-12)
 
-
-def same_error(ours, theirs):
-    """Our call raises the class of error that torch's call raises."""
-    with pytest.raises(Exception) as expected:
-        theirs()
-    with pytest.raises(type(expected.value)):
-        ours()
 
 
 # ----- convolutions -----------------------------------------------------------------------
