@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import backend, kernels, sampling
+from .. import backend, kernels
 from ..autograd import op_group
 from ..generator import default_generator
 from ..dtypes import check_number
@@ -29,8 +29,8 @@ class ScaledDotProductAttention(FusedFunction):
     @staticmethod
     def forward(ctx, q, k, v, mask, dropout_p, is_causal, scale, stream):
         ctx.kernels = kernels.for_array(q)
-        out, lse = ctx.kernels.attention_forward(q, k, v, mask, is_causal, scale,
-                                                 dropout_p, stream)       # (..., L, Ev)
+        out, lse = ctx.kernels.attention_forward(q, k, v, mask, is_causal, scale, dropout_p,
+                                                 _drawn_from(stream))     # (..., L, Ev)
         # Saved: the inputs (alive anyway), the output and one log-sum-exp per row; the
         # L×S probabilities and the dropout mask are recomputed in backward (the mask from
         # the generator state it was drawn from), never kept.
@@ -174,27 +174,24 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if enable_gqa and query.ndim >= 3:               # key and value each to query's heads
         key, value = (_repeat_heads(t, query.shape[-3]) if t.ndim >= 3 and
                       t.shape[-3] != query.shape[-3] else t for t in (key, value))
-    stream = _dropout_stream(query, key, dropout_p)
+    # torch's CPU attention drops its probabilities out as F.dropout does: one Bernoulli
+    # draw from the default generator per probability, (..., L, S) in C order, moving it
+    # past them; p = 0 and p = 1 draw nothing. The forward draws from the default generator
+    # itself; the generator's state before the draws (5056 bytes) is kept in place of the
+    # L×S mask, which backward draws again from a copy.
+    stream = default_generator.get_state() if 0 < dropout_p < 1 else None
     if impl == "composite":
         with op_group(fn):
             return composite_attention(query, key, value, attn_mask, dropout_p, is_causal,
-                                       scale, stream)
+                                       scale, _drawn_from(stream))
     return ScaledDotProductAttention.apply(query, key, value, attn_mask, dropout_p=dropout_p,
                                            is_causal=is_causal, scale=scale, stream=stream)
 
 
-def _dropout_stream(q, k, dropout_p):
-    # torch's CPU attention drops its probabilities out as F.dropout does: one Bernoulli
-    # draw from the default generator per probability, (..., L, S) in C order. The mask is
-    # drawn from the generator's state before those draws, kept in place of the L×S mask
-    # (5056 bytes), and the default generator moves past them, as torch's does; p = 0 and
-    # p = 1 draw nothing, as torch's
-    if not 0 < dropout_p < 1:
-        return None
-    shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
-    stream = default_generator.get_state()
-    sampling.bernoulli(default_generator, math.prod(shape), np.float64, 1 - dropout_p)
-    return stream
+def _drawn_from(stream):
+    # the first draw of a mask is from the default generator (which moves on); ``stream``,
+    # its state before, is what backward draws the same mask from again
+    return None if stream is None else default_generator
 
 
 def _repeat_heads(t, heads):

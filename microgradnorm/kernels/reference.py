@@ -529,7 +529,7 @@ __all__ += ["attention_backward", "attention_dropout_kept", "attention_forward"]
 
 def attention_forward(q, k, v, mask, is_causal, scale, dropout_p=0.0, stream=None):
     """O = (P∘M)·v with P = softmax(S) by rows, S = q·kᵀ·scale + mask, ℓ = log Σ_j exp(S)
-    per row, M the dropout mask drawn from the generator state ``stream``
+    per row, M the dropout mask drawn from ``stream``, a Generator or a generator's state
     (``attention_dropout_kept``; none for p = 0).
 
     Returns O (..., L, Ev) in q's dtype and ℓ (..., L, 1) in the computation dtype."""
@@ -580,14 +580,14 @@ def attention_backward(dout, q, k, v, out, lse, mask, is_causal, scale, dropout_
 def attention_dropout_kept(stream, shape, dropout_p, xp, dtype=np.float64):
     """The dropout mask M of attention's probabilities in ``dtype``: torch's CPU mask, the
     F.dropout of its math backend, ``empty(shape).bernoulli_(1 - p) / (1 - p)``, drawn in
-    C order from ``stream``, the generator's state before the draws
-    (``Generator.get_state()``). Drawn every time it is needed, forward and backward, so
-    both implementations draw the same and no L×S mask is kept; p = 1 keeps nothing (all 0,
-    no 1 / 0, and no draws, as torch's)."""
+    C order from ``stream``: a Generator, drawn from and moved past the draws (the forward),
+    or a generator's state before them (``Generator.get_state()``: backward draws the same
+    mask again from a copy, so no L×S mask is kept). p = 1 keeps nothing (all 0, no 1 / 0,
+    and no draws, as torch's)."""
     dtype = np.dtype(dtype)
     if dropout_p >= 1:
         return xp.zeros(shape, dtype)
-    generator = Generator().set_state(stream)
+    generator = stream if isinstance(stream, Generator) else Generator().set_state(stream)
     keep = sampling.bernoulli(generator, math.prod(shape), dtype, 1 - dropout_p)
     return xp.asarray(keep.reshape(shape) / np.asarray(1 - dropout_p).astype(dtype))
 
