@@ -14,6 +14,7 @@ from .ops import memory_formats
 from .ops import shape as shape_ops
 from .ops.base import check_fits, fitted, number_of, size_args
 from .ops.storage import contiguous_format, preserve_format
+from .autograd.inputs import RequiresGradError
 from .tensor import Tensor
 
 __all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy",
@@ -36,8 +37,8 @@ def _check(fn, device, requires_grad, dtype=None):
     if not isinstance(requires_grad, bool):
         raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
     if requires_grad and dtype is not None and not dtypes.is_floating(dtype):
-        raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
-                        f"{dtype}")
+        raise RequiresGradError(f"{fn}: only floating-point tensors can require grad, "
+                                f"got dtype {dtype}")
 
 
 def zeros(*size, dtype=None, device="cpu", requires_grad=False):

@@ -4,12 +4,14 @@ functions of the ``ops`` family modules, which bind them when ``ops`` is importe
 (``ops/methods.py``): tensor imports autograd, ops imports tensor, never the other way;
 dtypes promote as PyTorch's (docs/architecture.md, "dtypes")."""
 
+import math
 import warnings
 
 import numpy as np
 
 from . import autograd, backend, dtypes, printing
 from .autograd import saved_hooks, views
+from .autograd.inputs import RequiresGradError
 from .dtypes import is_floating, is_half, is_numeric
 
 _grad_enabled = autograd.is_grad_enabled
@@ -104,6 +106,8 @@ class Tensor:
         for field, value in vars(Tensor._leaf(fn, array, requires_grad)).items():
             setattr(self, field, value)
 
+    _wrapped_number = False     # a Python number an op took (as_tensor), as torch's
+
     @classmethod
     def _from_op(cls, array, ctx, output_index=0):
         """A Tensor of ``array`` itself: output ``output_index`` of ``ctx``, or a constant."""
@@ -129,8 +133,8 @@ class Tensor:
             raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
                             f"{array.dtype}")
         if requires_grad and not (is_floating(array.dtype) or dtypes.is_complex(array.dtype)):
-            raise TypeError(f"{fn}: only floating-point tensors can require grad, got dtype "
-                            f"{array.dtype}")
+            raise RequiresGradError(f"{fn}: only floating-point tensors can require grad, "
+                                    f"got dtype {array.dtype}")
         leaf = cls._from_op(array, None)
         leaf.requires_grad = requires_grad
         return leaf
@@ -199,13 +203,17 @@ class Tensor:
         seen by the graph's version checks, so they can corrupt a gradient; PyTorch code
         uses it for updates such as ``p.data += -lr * p.grad``. ``.numpy()`` gives the array.
         Assigning a Tensor (``p.data = t``) makes this tensor share ``t``'s memory, whatever
-        its shape, dtype or device, as torch's (``p.data = p.data.half()``)."""
+        its shape, dtype or device, as torch's (``p.data = p.data.half()``); a tensor that
+        requires grad takes floating or complex data only (torch's RuntimeError)."""
         return Tensor._from_op(self._array, None)
 
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
+        if self.requires_grad and not (is_floating(value.dtype) or dtypes.is_complex(value.dtype)):
+            raise RequiresGradError("data set to a tensor that requires gradients must be "
+                                    f"floating point or complex dtype, got {value.dtype}")
         self._array = value._array
 
     @property
@@ -339,14 +347,18 @@ class Tensor:
             autograd.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def retain_grad(self):
-        """Also fill ``.grad`` of this non-leaf tensor during backward."""
+        """Also fill ``.grad`` of this non-leaf tensor during backward (a leaf's is filled
+        anyway); a RuntimeError for a tensor that does not require grad, as PyTorch's."""
+        if not self.requires_grad:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains_grad = self.grad_fn is not None
         return self
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place (floating leaves only); returns self."""
         if requires_grad and not (is_floating(self.dtype) or dtypes.is_complex(self.dtype)):
-            raise TypeError(f"only floating-point tensors can require grad, got {self.dtype}")
+            raise RequiresGradError(f"only floating-point tensors can require grad, got "
+                                    f"{self.dtype}")
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach()")
         self.requires_grad = requires_grad
@@ -560,7 +572,9 @@ def as_tensor(value, like=None):
         else:                                       # beside bool: int64; complex
             dtype = xp.result_type(like._array, value)
         with backend.silent_floats():              # 1e40 in float32: inf, as torch's
-            return Tensor._from_op(xp.asarray(value, dtype=dtype), None)
+            number = Tensor._from_op(xp.asarray(value, dtype=dtype), None)
+        number._wrapped_number = True      # torch's: no saved-tensor hook packs it
+        return number
     if isinstance(value, np.integer):               # a NumPy int is a Python int to torch
         return as_tensor(int(value), like)
     return Tensor._from_op(xp.asarray(value, dtype=dtypes.scalar_dtype(value, like.dtype)), None)

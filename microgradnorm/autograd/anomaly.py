@@ -2,6 +2,8 @@
 ``set_detect_anomaly``: while it is on, the backward loop checks each node's gradients and
 names the node whose backward returned a NaN. Global, as PyTorch's, not per thread."""
 
+import warnings
+
 import numpy as np
 
 from .decorators import _grad_mode_decorator
@@ -49,6 +51,8 @@ class detect_anomaly:
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
+        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
+                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
         self.previous = tuple(_anomaly)
@@ -64,10 +68,14 @@ class detect_anomaly:
 
 
 def check_gradients(node, grads):
-    """Raise if a gradient ``node``'s backward returned holds a NaN (PyTorch's message)."""
+    """Raise if a gradient ``node``'s backward returned holds a NaN (PyTorch's message),
+    after PyTorch's UserWarning naming the node ("Error detected in LogBackward0")."""
     if not _anomaly[1]:
         return
     for i, g in enumerate(grads):
         if g is not None and np.issubdtype(g.dtype, np.inexact) and bool((g != g).any()):
+            warnings.warn(f"Error detected in {node.name()}. No traceback of the forward "
+                          "call is kept here; the node's name says which op made it.",
+                          UserWarning, stacklevel=2)
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
                                f"{i}th output.")

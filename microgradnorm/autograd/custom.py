@@ -24,6 +24,7 @@ backward.
 """
 
 import inspect
+import warnings
 
 from .double import OnceDifferentiable, first_order
 from .function import Function as _EngineFunction, _next_seq
@@ -53,6 +54,10 @@ class FunctionCtx:
 
     def save_for_backward(self, *tensors):
         """Keep ``tensors`` (or None) for backward, where ``saved_tensors`` gives them."""
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, _tensor.Tensor):
+                raise TypeError("save_for_backward can only save variables, but argument "
+                                f"{i} is of type {type(t).__name__}")
         self.to_save = tensors
 
     @property
@@ -96,6 +101,8 @@ class _Node(_EngineFunction):
         for i, array, t in zip(positions, arrays, ctx.inputs):
             args[i] = Tensor._from_op(array, None)          # the array apply was given
             args[i].requires_grad = t is not None and t.requires_grad
+            if isinstance(t, Tensor):   # a write in forward moves the caller's counter
+                args[i]._version_box = t._version_box
         needs = dict(zip(positions, ctx.needs_input_grad))
         own = ctx._user_ctx = FunctionCtx(ctx, tuple(needs.get(i, False)
                                                      for i in range(len(args))))
@@ -275,6 +282,16 @@ class Function:
 
     vjp = backward
 
+    def __init__(self, *args, **kwargs):
+        warnings.warn(f"{type(self)} should not be instantiated. Methods on autograd "
+                      "functions are all static, so you should invoke them on the class "
+                      "itself.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is "
+                           "deprecated. Please use new-style autograd function with static "
+                           "forward method: call Function.apply(...), not Function()(...).")
+
     @classmethod
     def _setup_form(cls):
         return cls.setup_context is not Function.setup_context
@@ -289,6 +306,9 @@ class Function:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
+        elif kwargs:            # as torch's: an argument named is an argument (ctx aside)
+            bound = inspect.signature(cls.forward).bind(None, *args, **kwargs)
+            args, kwargs = bound.args[1:], bound.kwargs
         Tensor = _tensor.Tensor
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         others = tuple(None if i in positions else a for i, a in enumerate(args))

@@ -17,8 +17,9 @@ from ..backend import array_module
 from .function import Function, _tapes
 from .grad_mode import enable_grad
 from .history import _as_seen_by, on_paths
-from .hooks import _accumulate_lock, _post_hooks, _run_output_hooks, _run_post_hooks
-from .inputs import _tensor
+from .hooks import (_accumulate_lock, _post_hooks, _refuse_dtype, _run_output_hooks,
+                    _run_post_hooks)
+from .inputs import _broadcast_axes, _tensor
 from .engine import topological_order
 
 
@@ -150,10 +151,10 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
                 if tensor._history is not None:
                     tensor = _as_seen_by(tensor, node)
                 if tensor.requires_grad:
-                    if tuple(g.shape) != tuple(tensor.shape):
-                        raise RuntimeError(f"{node.name()}: the gradient formula gave shape "
-                                           f"{tuple(g.shape)} for an input of shape "
-                                           f"{tuple(tensor.shape)}")
+                    if tuple(g.shape) != tuple(tensor.shape):     # broadcast: summed back
+                        axes = _broadcast_axes(tuple(g.shape), tuple(tensor.shape),
+                                               f"{node.name()}: the gradient formula")
+                        g = g.sum(dim=axes, keepdim=True).reshape(tensor.shape)
                     if g.dtype != tensor.dtype:     # complex to real: the real part
                         g = (g.real if g.is_complex() and not tensor.is_complex() else g)
                         g = g.to(tensor.dtype)
@@ -192,5 +193,7 @@ def _run_hooks(hooks, g, shape=None):
                 raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
                                    f"{tuple(getattr(result, 'shape', ()))}; a hook must return "
                                    f"None or a Tensor of the gradient's shape {tuple(g.shape)}")
+            if result.dtype != g.dtype:
+                _refuse_dtype(hook, g.dtype, result.dtype)
             g = result
     return g

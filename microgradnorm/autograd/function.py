@@ -129,13 +129,13 @@ class Function:
         make, node = _tensor.Tensor._from_op, ctx if record else None
         single = not isinstance(raw, tuple)
         if single and raw.shape == () and isinstance(raw, np.generic):
-            raw = np.asarray(raw)     # NumPy's 0-d results are scalars: memory takes writes
+            raw = ctx._as_array(raw)  # NumPy's 0-d results are scalars: memory takes writes
         if single:                              # one output, the usual case: no loops
             outputs = (make(raw, node, 0),)
             if getattr(raw, "base", None) is not None:
                 _share_versions_with_bases(tensors, outputs)
         else:
-            raw = tuple([np.asarray(a) if isinstance(a, np.generic) else a for a in raw])
+            raw = tuple([ctx._as_array(a) if isinstance(a, np.generic) else a for a in raw])
             outputs = tuple([make(a, node, i) for i, a in enumerate(raw)])
             _share_versions_with_bases(tensors, outputs)
         if record:

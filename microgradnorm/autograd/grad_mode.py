@@ -39,7 +39,7 @@ class set_grad_enabled:
                             f"got {type(mode).__name__}")
         self.mode = mode
         self.previous = _state.grad_enabled
-        _state.grad_enabled = mode
+        _state.grad_enabled = mode and not _state.inference     # inference: still no graph
 
     def __enter__(self):
         return self
@@ -66,7 +66,7 @@ class _GradMode:
 
     def __enter__(self):
         self.previous = _state.grad_enabled, _state.inference
-        _state.grad_enabled = self.MODE
+        _state.grad_enabled = self.MODE and not _state.inference    # as torch's: no graph
         return self
 
     def __exit__(self, *exc):

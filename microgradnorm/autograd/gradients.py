@@ -4,12 +4,14 @@ accumulated (``torch.autograd.grad``; only a tensor that retains its gradient ge
 ``torch.autograd.backward`` (several outputs, ``inputs=``), both by the engine's backward
 loop."""
 
+from collections.abc import Mapping
+
 from ..backend import array_module
 from .double import _run_hooks as _run_graph_hooks
 from .double import accumulate_graph, run_backward_graph
 from .engine import run_backward
 from .hooks import _own, _run_hooks, accumulate
-from .inputs import _root_grad, _tensor
+from .inputs import GradientMismatchError, _root_grad, _tensor
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -30,15 +32,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     Tensor = _tensor.Tensor
     tensors, grad_tensors = _with_gradients(tensors, grad_tensors)
     if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"backward(): grad_tensors should be the same length as tensors "
-                           f"({len(grad_tensors)} != {len(tensors)})")
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"backward(): tensors[{i}] must be a Tensor, got "
-                            f"{type(t).__name__}")
-        if not t.requires_grad:
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
-                               "have a grad_fn")
+        raise GradientMismatchError(f"backward(): grad_tensors should be the same length as "
+                                    f"tensors ({len(grad_tensors)} != {len(tensors)})")
+    _check_outputs("backward(): tensors", tensors)
     capture = None
     if inputs is not None:
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
@@ -72,9 +68,10 @@ class _Wanted:
         return id(tensor) in self.ids or tensor._retains_grad
 
     def retained(self, captured):
-        """The captured gradients of the retaining tensors (not asked for) whose node ran."""
-        return {key: (t, g) for key, (t, g) in captured.items()
-                if key not in self.ids and t.grad_fn in self.needed}
+        """The captured gradients of the retaining tensors: those asked for, and the others
+        whose node ran (torch's retain_grad hook fires wherever the gradient is computed)."""
+        return {key: (t, g) for key, (t, g) in captured.items() if t._retains_grad
+                and (key in self.ids or t.grad_fn in self.needed)}
 
     def run_hooks(self, captured, create_graph):
         for node in self.hooked:
@@ -98,6 +95,15 @@ def _with_gradients(tensors, gradients):
     return tensors, tuple(gradients)
 
 
+def _check_outputs(name, tensors):
+    for i, t in enumerate(tensors):
+        if not isinstance(t, _tensor.Tensor):
+            raise TypeError(f"{name}[{i}] must be a Tensor, got {type(t).__name__}")
+        if not t.requires_grad:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not "
+                               "have a grad_fn")
+
+
 def _check_inputs(name, inputs):
     Tensor = _tensor.Tensor
     for i, t in enumerate(inputs):
@@ -116,7 +122,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     ``retain_grad()`` and whose node runs gets its gradient in ``.grad``, as torch's.
 
     Args:
-        outputs, inputs: a Tensor or a sequence of Tensors each.
+        outputs, inputs: a Tensor or a sequence of Tensors each; ``inputs`` may also be a
+            dict of Tensors, whose gradients come back in a dict with its keys.
         grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
             one-element output.
         retain_graph: keep the saved arrays for another backward through the graph.
@@ -126,11 +133,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused: None for an input the outputs do not depend on, instead of an error
             (the default: ``materialize_grads``).
         is_grads_batched: must be False.
-        materialize_grads: zeros, not None, for an input the outputs do not depend on.
+        materialize_grads: zeros, not None, for an input the outputs do not depend on
+            (zeros that require grad under ``create_graph``, as torch's).
 
     Returns:
         a tuple of Tensors, one per input (None for an unused one): without history, or
-        with it under ``create_graph``.
+        with it under ``create_graph``; a dict for a dict of inputs.
 
     Example:
         >>> x = mg.tensor([1.0, 2.0], requires_grad=True)
@@ -146,12 +154,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                          "materialize_grads=True, but got: allow_unused=False.")
     Tensor = _tensor.Tensor
     outputs, grad_outputs = _with_gradients(outputs, grad_outputs)
-    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    keys = list(inputs) if type(inputs) is dict else None
+    if keys is None and isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    inputs = (inputs,) if isinstance(inputs, Tensor) else \
+        tuple(inputs.values() if keys is not None else inputs)
     if not inputs:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if len(grad_outputs) != len(outputs):
-        raise ValueError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
-                         "grad_outputs; give one gradient (or None) per output")
+        raise GradientMismatchError(f"grad(): {len(outputs)} outputs but {len(grad_outputs)} "
+                                    "grad_outputs; give one gradient (or None) per output")
+    _check_outputs("grad(): outputs", outputs)
     grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]", create_graph)
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
     wanted = _Wanted(inputs, retained_on_paths=False)
@@ -171,10 +185,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     found = [captured[id(t)][1] if id(t) in captured else None for t in inputs]
     if not create_graph:
         found = [None if g is None else Tensor._from_op(_own(g), None) for g in found]
-    return tuple(_zeros_like(t) if g is None and materialize_grads else g
-                 for g, t in zip(found, inputs))
+    found = tuple(_zeros_like(t, create_graph) if g is None and materialize_grads else g
+                  for g, t in zip(found, inputs))
+    return found if keys is None else dict(zip(keys, found))
 
 
-def _zeros_like(tensor):
+def _zeros_like(tensor, requires_grad):
     array = tensor._array
-    return _tensor.Tensor._from_op(array_module(array).zeros_like(array), None)
+    zeros = _tensor.Tensor._from_op(array_module(array).zeros_like(array), None)
+    return zeros.requires_grad_() if requires_grad else zeros

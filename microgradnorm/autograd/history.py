@@ -2,6 +2,8 @@
 saved (an in-place change before backward raises, as in PyTorch), what is left of it once
 backward has freed it, and which state of an input written in place since it saw."""
 
+import numpy as np
+
 from .saved_hooks import _hooks, pack_saved
 
 
@@ -40,6 +42,14 @@ class NodeHistory:
             return ()
         names = self.function.saved_names or (None,) * len(self._saved)
         return tuple((n, a) for n, a in zip(names, self._saved) if a is not None)
+
+    def _as_array(self, scalar):
+        """A 0-d result NumPy gave as a scalar, as a 0-d array; a save of that result
+        (``save_for_backward(out)``) becomes the array, so its version is tracked."""
+        array = np.asarray(scalar)
+        if self._saved and any(a is scalar for a in self._saved):
+            self._saved = tuple([array if a is scalar else a for a in self._saved])
+        return array
 
     def _track_saved(self, inputs, outputs):
         # A saved array that is an input's or output's data records that tensor's version,

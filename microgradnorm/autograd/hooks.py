@@ -94,12 +94,13 @@ def accumulate(captured):
     with _accumulate_lock, silent_floats():
         for tensor, g in captured.values():       # (_grad: no property calls per tensor)
             held = tensor._grad
-            if held is None or held.requires_grad:    # (a grad set with history: out of place)
+            if held is None or held.requires_grad and not getattr(     # (CuPy: no flag)
+                    held._array.flags, "writeable", True):
                 total = _own(g.copy()) if held is None else held._array + g
                 if held is None and not tensor._array.flags.c_contiguous:
                     total = _in_layout_of(tensor._array, total)
                 tensor._grad = _tensor.Tensor._from_op(total, None)
-            else:
+            else:         # a .grad with history (create_graph) keeps it, as torch's += does
                 held._array += g
                 held._bump_version()
     if _post_hooks:         # register_post_accumulate_grad_hook's, unlocked
@@ -144,8 +145,16 @@ def _run_hooks(hooks, g, shape):
             raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
                                f"{tuple(getattr(result, 'shape', ()))}; a hook must return "
                                f"None or an array of the gradient's shape {tuple(shape)}")
-        g = result if result.dtype == g.dtype else result.astype(g.dtype)
+        if result.dtype != g.dtype:
+            _refuse_dtype(hook, g.dtype, result.dtype)
+        g = result
     return g
+
+
+def _refuse_dtype(hook, dtype, returned):
+    # torch's check of a tensor hook's result (validate_outputs): the gradient's dtype kept
+    raise RuntimeError(f"hook '{getattr(hook, '__name__', hook)}' has changed the type of value "
+                       f"(was {dtype} got {returned})")
 
 
 def _run_output_hooks(node, grads, captured, run=None):

@@ -19,6 +19,18 @@ class _TensorType:
 _tensor = _TensorType()
 
 
+class GradientMismatchError(RuntimeError, ValueError):
+    """Output gradients that do not match the outputs, in number or an output's shape:
+    PyTorch's RuntimeError ("Mismatch in shape", "got 2 tensors and 1 gradients"), a
+    ValueError too."""
+
+
+class RequiresGradError(RuntimeError, TypeError):
+    """``requires_grad=True`` asked of an integer or bool tensor: PyTorch's RuntimeError
+    ("Only Tensors of floating point and complex dtype can require gradients"), a TypeError
+    too."""
+
+
 def register_tensor(tensor_class, as_tensor):
     """Make ``tensor_class`` the type of the outputs ``Function.apply`` makes and the type
     the engine accepts, ``as_tensor(value, like)`` what turns numbers into constants."""
@@ -147,8 +159,8 @@ def _root_grad(root, grad, name, as_tensor=False):
     if not _is_real(grad.dtype) and grad.dtype.kind != "c":
         raise TypeError(f"{name} must hold real numbers, got dtype {grad.dtype}")
     if tuple(grad.shape) != root.shape:
-        raise ValueError(f"{name} has shape {tuple(grad.shape)}, expected the "
-                         f"output's shape {root.shape}")
+        raise GradientMismatchError(f"{name} has shape {tuple(grad.shape)}, expected the "
+                                    f"output's shape {root.shape}")
     if device_of(grad) != root.device:
         raise ValueError(f"{name} is on {device_of(grad)}, the output on "
                          f"{root.device}")
@@ -168,6 +180,22 @@ def _zeros_for_missing(grads, outputs_meta):
 def _fit(g, shape, dtype, node):
     # a gradient of an input of ``shape`` and ``dtype``: the engine's and a replay's check
     if g.shape != shape:
-        raise RuntimeError(f"{node.name}.backward returned a gradient of shape "
-                           f"{tuple(g.shape)} for an input of shape {tuple(shape)}")
+        g = _summed_to(g, shape, node)
     return g if g.dtype == dtype else dtypes.cast_gradient(g, dtype)
+
+
+def _summed_to(g, shape, node):
+    # a gradient of the input broadcast (torch's validate_outputs): summed back to ``shape``
+    axes = _broadcast_axes(tuple(g.shape), tuple(shape), f"{node.name}.backward")
+    return g.sum(axis=axes, keepdims=True).reshape(shape)
+
+
+def _broadcast_axes(gshape, shape, name):
+    """The axes of a gradient of shape ``gshape`` to sum for an input of ``shape`` that
+    broadcasts to it, as torch's engine sums them; a RuntimeError where it does not."""
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(n != m and n != 1 for n, m in zip(shape, gshape[lead:])):
+        raise RuntimeError(f"{name} returned a gradient of shape {gshape} for an input of "
+                           f"shape {shape}")
+    return tuple(range(lead)) + tuple(lead + i for i, (n, m)
+                                      in enumerate(zip(shape, gshape[lead:])) if n != m)

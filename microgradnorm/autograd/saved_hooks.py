@@ -129,6 +129,9 @@ def pack_saved(ctx, inputs, outputs):
                 continue
             source = next((t for t in inputs if t is not None and t._array is array), None)
             kept.append(None if source is None else array)
+            if source is not None and source._wrapped_number:   # a Python number: as is
+                packed.append(_Kept(array))
+                continue
             if source is None:      # an output (torch hands the output itself), else new
                 source = next((t for t in outputs if t._array is array), None)
             packed.append(pack(Tensor._from_op(array, None) if source is None else source))
@@ -151,9 +154,18 @@ class _Packed:
     def __getitem__(self, index):
         node = self.node()
         if node is not None:
-            node._saved = tuple([None if p is _NONE else _unpacked(self.unpack(p))
-                                 for p in self.packed])
+            node._saved = tuple([None if p is _NONE else p.array if type(p) is _Kept
+                                 else _unpacked(self.unpack(p)) for p in self.packed])
         return 0
+
+
+class _Kept:
+    """A saved Python number's array, which torch keeps as a number: neither hook sees it."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array):
+        self.array = array
 
 
 def _unpacked(tensor):
