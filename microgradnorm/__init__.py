@@ -58,7 +58,7 @@ from .ops.pointwise import (ceil, clamp_max, clamp_min, cos, cumprod, cumsum, di
 from .ops.linalg import addmm, addmv, baddbmm, bmm, dot, einsum, mm, mv
 from .ops.reductions import aminmax, max, median, min  # torch.max: value or (values, indices)
 from .ops.shape import (flip, meshgrid, movedim, moveaxis, narrow, ravel, repeat_interleave,
-                        roll, unbind, unflatten)
+                        roll, t, unbind, unflatten)
 from .ops.complex import (angle, complex, conj, imag, is_complex, polar, real, view_as_complex,
                           view_as_real)
 # the unary functions (ops/elementwise.py, ops/pointwise.py, ops/special.py)
@@ -83,8 +83,8 @@ from .ops.reductions import (count_nonzero, cummax, cummin, logcumsumexp, logsum
                              nansum, std_mean, var_mean)
 from .ops.arrange import (atleast_1d, atleast_2d, atleast_3d, broadcast_tensors, broadcast_to,
                           column_stack, diag, diag_embed, diagonal, dsplit, dstack, fliplr,
-                          flipud, hsplit, hstack, rot90, swapaxes, swapdims, tensor_split, tile,
-                          trace, vsplit, vstack)
+                          flipud, hsplit, hstack, rot90, row_stack, swapaxes, swapdims,
+                          tensor_split, tile, trace, vsplit, vstack)
 from .ops.products import cdist, cross, dist, inner, kron, pdist, tensordot
 from .ops.indexing import (index_add, index_copy, index_fill, masked_select, scatter,
                            scatter_add, take, take_along_dim)
@@ -213,8 +213,9 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "dsplit", "dstack", "fliplr", "flipud", "hsplit", "hstack", "index_add", "index_copy",
            "index_fill", "inner", "isin", "kron", "logcumsumexp", "logsumexp", "masked_select",
            "pdist",
-           "nanmean", "nansum", "rot90", "scatter", "scatter_add", "searchsorted", "std_mean",
-           "swapaxes", "swapdims", "take", "take_along_dim", "tensor_split", "tensordot", "tile",
+           "nanmean", "nansum", "rot90", "row_stack", "scatter", "scatter_add", "searchsorted",
+           "std_mean", "swapaxes", "swapdims", "t", "take", "take_along_dim", "tensor_split",
+           "tensordot", "tile",
            "trace", "unique", "var_mean", "vsplit", "vstack",
            # activations.py, functional.py, vision.py
            "celu", "celu_", "hardshrink", "pairwise_distance", "pixel_shuffle",

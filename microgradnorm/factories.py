@@ -74,6 +74,10 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
             raise ValueError(f"full: fill_value must be a number or a one-element tensor, "
                              f"got shape {fill_value.shape}")
         fill_value = fill_value.item()
+    if isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real) \
+            and (dtype is None or dtypes.as_dtype(dtype).kind == "c"):
+        dtype = dtypes.as_dtype(dtype) or dtypes.complex_of(dtypes.get_default_dtype())
+        return _make("full", np.full(size, fill_value, dtype), None, device, requires_grad)
     if not isinstance(fill_value, numbers.Real):
         raise TypeError(f"full: fill_value must be a real number, got "
                         f"{type(fill_value).__name__} {fill_value!r}")
@@ -81,6 +85,11 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
         np.int64 if isinstance(fill_value, numbers.Integral) else dtypes.get_default_dtype()
     array = shape_ops.filled("full", size, fill_value, dtypes.as_dtype(dtype) or default)
     return _make("full", array, None, device, requires_grad)
+
+
+class RangeError(RuntimeError, ValueError):
+    """A range a factory cannot make (a zero step, ends against the step's sign, negative
+    steps): torch's RuntimeError, and a ValueError."""
 
 
 def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
@@ -111,11 +120,11 @@ def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=F
             raise TypeError(f"arange: {name} must be a real number, got "
                             f"{type(value).__name__} {value!r}")
     if step == 0:
-        raise ValueError("arange: step must be nonzero, got 0")
+        raise RangeError("arange: step must be nonzero, got 0")
     if not (np.isfinite(start) and np.isfinite(end)):
         raise RuntimeError(f"arange: unsupported range: {start} -> {end}")
     if (end - start) * step < 0:
-        raise ValueError(f"arange: the range from start {start} to end {end} goes against "
+        raise RangeError(f"arange: the range from start {start} to end {end} goes against "
                          f"step {step}")
     integral = all(isinstance(v, numbers.Integral) for v in (start, end, step))
     dtype = dtypes.as_dtype(dtype) if dtype is not None else \
@@ -129,7 +138,7 @@ def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=F
     first, stride = int(start), int(step)
     if dtype == np.int64:
         if stride == 0:
-            raise ValueError(f"arange: step must be nonzero, got {step} (0 as an int64)")
+            raise RangeError(f"arange: step must be nonzero, got {step} (0 as an int64)")
         count = -(-(int(end) - first) // stride)                 # the ceiling, in ints
     array = first + stride * np.arange(count, dtype=np.int64)
     return _make("arange", array, dtype, device, requires_grad)
@@ -160,7 +169,7 @@ def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False
         dtypes.check_number("linspace", name, value)
     dtypes.check_number("linspace", "steps", steps, integer=True)
     if steps < 0:
-        raise ValueError(f"linspace: steps must be non-negative, got {steps}")
+        raise RangeError(f"linspace: steps must be non-negative, got {steps}")
     dtype = dtypes.default_float(dtype)
     work = dtype if dtypes.is_floating(dtype) else np.dtype(np.float64)    # ints: via float64
     if dtype.kind in "iu":      # torch casts the ends to the dtype first: -3 is 253 in uint8

@@ -98,7 +98,14 @@ class Tensor:
             given, data = data, np.asarray(data)  # Python numbers and lists: torch's
             if data.dtype.kind in "fc":           # defaults, floats in the default dtype
                 dtype = dtypes.inferred_float(given)
-        self._become_leaf("Tensor", backend.new_array(data, dtype, device), requires_grad)
+        try:
+            array = backend.new_array(data, dtype, device)
+        except (OverflowError, ValueError):       # numbers NumPy refuses for an int dtype
+            if dtype is None or dtype.kind not in "iu" or \
+                    not isinstance(data, (list, tuple, int, float)):
+                raise
+            array = backend.new_array(_as_torch_converts(data, dtype), dtype, device)
+        self._become_leaf("Tensor", array, requires_grad)
 
     def _become_leaf(self, fn, array, requires_grad):
         # this object takes _from_op's fields (listed there only) for a leaf of ``array``
@@ -532,6 +539,25 @@ def wrapped_int(value, dtype):
         return value
     check_int(value)
     return (value - low) % (1 << bits) + low
+
+
+def _as_torch_converts(data, dtype):
+    """Python numbers (nested lists of them) for the integer ``dtype`` as ``torch.tensor``
+    converts them (c10's checked conversion) where NumPy refuses them: a float is truncated
+    where the dtype holds it, an int an unsigned dtype holds down to -max wraps (-4 is 252 in
+    uint8); NaN, inf and anything else past the range is torch's RuntimeError. (A float past
+    the range by less than 1, 255.5 for uint8, NumPy truncates without a word: torch refuses
+    it.)"""
+    if isinstance(data, (list, tuple)):
+        return [_as_torch_converts(item, dtype) for item in data]
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        return data
+    info = np.iinfo(dtype)
+    low = -int(info.max) if dtype.kind == "u" and isinstance(data, int) else int(info.min)
+    if not ((type(data) is int or math.isfinite(data)) and low <= data <= info.max):
+        raise RuntimeError(f"value {data} cannot be converted to type {dtype} without "
+                           "overflow")
+    return wrapped_int(int(data), dtype)
 
 
 def check_int(value):

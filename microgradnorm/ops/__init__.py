@@ -1,7 +1,7 @@
 """The primitive ops, one family per module over ``base``: each holds its ``Function``s and
 the functions that apply them, which are also ``Tensor``'s methods and ``mg.*`` names."""
 
-from .base import (AxisError, EmptyReductionError, OutOfRangeError, arithmetic,
+from .base import (AxisError, EmptyReductionError, OutOfRangeError, ShapeError, arithmetic,
                    check_reducible, float_input, normalize_axis, promote, reduce_sum,
                    reduced_size, result_dtype, torch_sign, unbroadcast)
 from .complex import (Angle, Complex, Conj, Imag, Polar, Real, ViewAsComplex, ViewAsReal, angle,
@@ -38,8 +38,9 @@ from . import (double_backward, double_backward_linalg,  # noqa: F401  (give the
 __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concatenate", "Div",
            "EmptyReductionError", "Erf", "Exp", "Expand", "Gather", "GetItem", "Log", "MatMul",
            "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "OutOfRangeError", "Permute", "Pow",
-           "ReLU", "Reshape", "Rsqrt", "Sigmoid", "Sign", "Split", "Sqrt", "StdFromVar", "Sub",
-           "Sum", "Tanh", "ToDevice", "Where", "amax", "amin", "argmax", "argmin",
+           "ReLU", "Reshape", "Rsqrt", "ShapeError", "Sigmoid", "Sign", "Split", "Sqrt",
+           "StdFromVar", "Sub", "Sum", "Tanh", "ToDevice", "Where", "amax", "amin", "argmax",
+           "argmin",
            "argsort", "arithmetic", "cat", "check_reducible", "chunk", "clamp", "concatenate",
            "erf", "exp", "flatten", "float_input", "gather", "index_select", "log", "log_softmax",
            "masked_fill", "matmul", "maximum", "mean", "minimum", "norm", "normalize_axis", "outer",

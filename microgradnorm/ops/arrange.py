@@ -22,7 +22,7 @@ from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import is_floating, torch_name
 from . import elementwise, indexing, reductions, sorting
-from .base import (AxisError, broadcast_shape, check_tensor, constant, normalize_axis,
+from .base import (broadcast_shape, check_tensor, constant, normalize_axis,
                    result_dtype, size_args, sizes_of)
 from .pointwise import _in_place
 from .shape import (Expand, Split, chunk, concatenate, expanded_shape, flip, repeat, reshape,
@@ -141,7 +141,7 @@ def _bits_as(input, dtype):
                 "sizes)")
         if array.ndim == 0:
             raise RuntimeError(f"view(dtype): self.dim() cannot be 0 {what}")
-        if array.shape[-1] != 1 and array.strides[-1] != array.itemsize:
+        if array.shape[-1] != 1 and input.stride(-1) != 1:       # torch's strides, not NumPy's
             raise RuntimeError(f"view(dtype): self.stride(-1) must be 1 {what}, but got "
                                f"{input.stride(-1)}")
         if ratio > 1 and array.shape[-1] % ratio:
@@ -252,9 +252,7 @@ class DiagEmbed(Function):
 def _two_dims(fn, ndim, dim1, dim2):
     a = normalize_axis(fn, dim1, ndim, single=True)
     b = normalize_axis(fn, dim2, ndim, single=True)
-    if ndim < 2:
-        raise AxisError(f"{fn}(): needs at least 2 dims, got {ndim}")
-    if a == b:
+    if a == b:       # (below 2 dims any two dims are the same one: torch's error too)
         raise RuntimeError(f"{fn}(): diagonal dimensions cannot be identical {dim1}, {dim2}")
     return a, b
 
@@ -524,6 +522,9 @@ def vstack(tensors):
         >>> mg.vstack([mg.ones(3), mg.zeros(3)]).shape                           # (2, 3)
     """
     return _joined("vstack", [atleast_2d(t) for t in _tensors("vstack", tensors)], 0)
+
+
+row_stack = vstack                    # torch.row_stack, vstack's other name
 
 
 def dstack(tensors):

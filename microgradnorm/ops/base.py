@@ -305,6 +305,11 @@ class OutOfRangeError(IndexError, ValueError, RuntimeError):
     RuntimeError as in its scatter, gather, index_add, ... and a ValueError."""
 
 
+class ShapeError(RuntimeError, ValueError):
+    """A shape, dim count or size an op cannot take (``t()`` of 3 dims, ``cat`` of 0-d
+    tensors, split sizes that do not add up): torch's RuntimeError, and a ValueError."""
+
+
 class EmptyReductionError(IndexError, ValueError, RuntimeError):
     """A max, min or arg-reduction over an empty dim: an IndexError as in PyTorch (with a
     dim), a RuntimeError as in PyTorch (without one: ``x.max()``), and a ValueError."""

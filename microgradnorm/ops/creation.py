@@ -20,7 +20,8 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from .base import check_fits, check_tensor, constant, number_of, result_type, size_args
+from .base import (check_fits, check_tensor, constant, fitted, number_of, result_type,
+                   size_args)
 from .gamma import i0_array
 from .indexing import index_select
 from .shape import concatenate, meshgrid, stack
@@ -116,7 +117,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     exponents evenly spaced (``torch.logspace``): element i is :math:`b^{e_i}` with
     :math:`e_i = \text{start} + h i` in the first half and :math:`\text{end} - h (n - 1 - i)`
     in the second, :math:`h = (\text{end} - \text{start}) / (n - 1)`, the exponents in the
-    dtype (float64 for an integer dtype, start and end truncated) and the power in float64:
+    dtype (float64 for an integer dtype, start and end truncated beyond one step) and the
+    power in float64:
     torch's formula, within a few ulp of its float32 values (its vectorised ``pow`` rounds
     differently). The default float dtype unless ``dtype`` is given.
 
@@ -130,7 +132,12 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     if steps < 0:
         raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
     dtype = dtypes.default_float(dtype)
+    if dtype.kind == "b" and steps > 1:
+        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\' (more than one '
+                                  'step; one step works)')
     if dtype.kind in "biu":                      # the exponents in float64, from integers
+        if dtype.kind in "iu" and steps > 1:       # torch casts the ends, checked: -2 is 254
+            start, end = fitted("logspace", start, dtype), fitted("logspace", end, dtype)
         work, first, last = np.dtype(np.float64), float(int(start)), float(int(end))
     else:
         work = dtype if dtypes.is_floating(dtype) else np.dtype(np.float64)
@@ -139,8 +146,12 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     step = (work.type(last) - work.type(first)) / work.type(max(steps - 1, 1))
     exponents = np.where(index < steps // 2, first + step * index.astype(work),
                          last - step * (steps - 1 - index).astype(work)).astype(work)
-    if steps == 1:
-        exponents = np.asarray([first], dtype=work)
+    if steps == 1:              # torch's one-step case: base ** start, start not truncated,
+        exponents = np.asarray([float(start) if dtype.kind in "biu" else first], dtype=work)
+        if dtype.kind in "iu":  # the power cast checked (an overflow to inf refused there)
+            with backend.silent_floats():
+                power = float(np.float64(base) ** exponents[0])
+            check_fits("logspace", power, dtype)
     with backend.silent_floats():
         values = np.power(np.float64(base), exponents.astype(np.float64)).astype(dtype)
     return _leaf("logspace", values, device, requires_grad)
@@ -362,6 +373,8 @@ def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
     dtype = dtypes.default_float(dtype)
     if dtype == np.bool_:
         raise NotImplementedError('"range_cpu" not implemented for \'Bool\'')
+    if (step > 0 and end < start) or (step < 0 and end > start):   # the values as given
+        raise RuntimeError("range: upper bound and lower bound inconsistent with step sign")
     if not (dtypes.is_floating(dtype) or dtype.kind == "c"):
         start, end, step = int(start), int(end), int(step)
     if step == 0:

@@ -449,16 +449,41 @@ def _label_sizes(inputs, shapes, ellipsis_labels):
     return sizes
 
 
+def _sublist_equation(args):
+    """torch's sublist form ``einsum(x, [0, 1], y, [1], [0])`` as ``("ab,b->a", (x, y))``:
+    labels 0-25 are A-Z, 26-51 a-z (as torch's, so an implicit output is in label order),
+    and ``...`` (Ellipsis) the ellipsis."""
+    def spelled(sublist):
+        out = []
+        for label in sublist:
+            if label is Ellipsis:
+                out.append("...")
+            elif isinstance(label, numbers.Integral) and 0 <= label < 52:
+                out.append((string.ascii_uppercase + string.ascii_lowercase)[label])
+            else:
+                raise ValueError(f"einsum(): subscript in subscript list is not within the "
+                                 f"valid range [0, 52), got {label!r}")
+        return "".join(out)
+    operands, subscripts = args[0:len(args) - len(args) % 2:2], args[1::2]
+    equation = ",".join(spelled(s) for s in subscripts)
+    if len(args) % 2:
+        equation += "->" + spelled(args[-1])
+    return equation, operands
+
+
 def einsum(equation, *operands):
     """The sum of products of ``operands``' elements that ``equation`` names
     (``torch.einsum``): "ij,jk->ik" is a matrix product, "bij->bji" a transpose, "ii" a
     trace; without "->", the output is the labels used once, sorted. An ellipsis "..."
     stands for the dims the subscripts leave, broadcast across operands; so does a size-1
-    dim. The operands are tensors of one dtype, or one list of them.
+    dim. The operands are tensors of one dtype, or one list of them; torch's sublist form,
+    ``einsum(x, [0, 1], y, [1], [0])``, is taken too.
 
     Example:
         >>> scores = mg.einsum("bhqd,bhkd->bhqk", q, k)   # attention scores, (B, H, T, T)
     """
+    if isinstance(equation, _tensor.Tensor) and operands:
+        equation, operands = _sublist_equation((equation,) + operands)
     if not isinstance(equation, str):
         raise TypeError(f"einsum(): equation must be a str, got {type(equation).__name__}")
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):

@@ -14,14 +14,14 @@ import numpy as np
 from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, check_tensor,
-                   fitted, normalize_axis, size_args, sizes_of, unbroadcast)
+from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, ShapeError,
+                   check_tensor, converted, fitted, normalize_axis, result_type, size_args,
+                   sizes_of, unbroadcast)
 from .elementwise import Clone
 from .indexing import GetItem
 
 METHODS = ("unbind", "unflatten", "movedim", "moveaxis", "repeat_interleave", "narrow", "flip",
-           "roll", "expand_as", "ravel", "nelement", "element_size", "nbytes",
-           "data_ptr", "new_full", "new_tensor", "new_empty")
+           "roll", "expand_as", "ravel", "new_full", "new_tensor", "new_empty")
 
 
 class Reshape(Function):
@@ -31,7 +31,7 @@ class Reshape(Function):
         try:
             return x.reshape(shape)
         except ValueError:
-            raise ValueError(f"reshape: cannot view a tensor of shape {tuple(x.shape)} "
+            raise ShapeError(f"reshape: cannot view a tensor of shape {tuple(x.shape)} "
                              f"({x.size} elements) as shape {tuple(shape)}; the sizes must "
                              "multiply to the same count (one -1 is inferred)") from None
 
@@ -96,10 +96,12 @@ def _legacy_empty(shape, shapes):
 
 class Concatenate(Function):
     @staticmethod
-    def forward(ctx, *arrays, axis):
+    def forward(ctx, *arrays, axis, dtype):
         shapes = [a.shape for a in arrays]
         ctx.kept = [not _legacy_empty(a.shape, shapes) for a in arrays]
         kept = [a for a, k in zip(arrays, ctx.kept) if k] or list(arrays)
+        if dtype is not None:              # torch's result dtype of them all, skipped included
+            kept = [a if a.dtype == dtype else converted(a, dtype) for a in kept]
         ctx.axis = axis
         ctx.splits = [int(s) for s in np.cumsum([a.shape[axis] for a in kept])[:-1]]
         return backend.array_module(arrays[0]).concatenate(kept, axis=axis)
@@ -108,6 +110,7 @@ class Concatenate(Function):
     def backward(ctx, grad):
         xp = backend.array_module(grad)
         parts = iter(xp.split(grad, ctx.splits, axis=ctx.axis))
+        # (each piece in the result's dtype: the engine casts it to its input's)
         return tuple(next(parts) if k else xp.zeros((0,), grad.dtype) for k in ctx.kept)
 
 
@@ -145,7 +148,7 @@ def flatten(x, start_dim=0, end_dim=-1):
     if x.ndim == 0:
         return reshape(x, 1)
     if start > end:
-        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
+        raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
     merged = int(np.prod(x.shape[start:end + 1], dtype=np.int64))
     return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
 
@@ -176,15 +179,20 @@ def reversed_dims(x):
 def t(x):
     """The transpose of a tensor with at most 2 dims (``torch.Tensor.t``)."""
     if x.ndim > 2:
-        raise ValueError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; "
+        raise ShapeError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; "
                          "use transpose(dim0, dim1) or .mT")
     return reversed_dims(x)
 
 
 def matrix_transpose(x):
-    """The last two dims swapped (``x.mT``)."""
+    """The last two dims swapped (``x.mT``); a 0-d tensor's view of itself, with torch's
+    deprecation warning."""
+    if x.ndim == 0:
+        warnings.warn("Tensor.mT is deprecated on 0-D tensors. This function is the identity "
+                      "in these cases.", UserWarning, stacklevel=2)
+        return reshape(x, ())
     if x.ndim < 2:
-        raise ValueError(f"mT needs a tensor with at least 2 dims, got shape {x.shape}")
+        raise ShapeError(f"mT needs a tensor with at least 2 dims, got shape {x.shape}")
     return transpose(x, -2, -1)
 
 
@@ -212,22 +220,25 @@ def contiguous(x):
 
 
 def concatenate(tensors, axis=DIM_0, *, dim=None):
-    """Tensors joined along an existing ``axis`` (``torch.cat``); as torch, an empty 1-D
-    tensor beside tensors of more dims is skipped."""
+    """Tensors joined along an existing ``axis`` (``torch.cat``), in torch's result dtype of
+    them all; as torch, an empty 1-D tensor beside tensors of more dims is skipped (its
+    dtype still counts)."""
     tensors = tuple(tensors)
     if not tensors:
-        raise ValueError("concatenate: expected at least one tensor")
+        raise ShapeError("concatenate: expected at least one tensor")
     shapes = [np.shape(t) for t in tensors]
     kept = [s for s in shapes if not _legacy_empty(s, shapes)] or shapes
     ndim = len(kept[0])
     if ndim == 0 or any(len(s) != ndim for s in kept):
-        raise ValueError(f"concatenate: tensors must have the same number of dims (at least "
+        raise ShapeError(f"concatenate: tensors must have the same number of dims (at least "
                          f"1), got shapes {shapes}")
     axis = normalize_axis("concatenate", axis, ndim, dim=dim, single=True)
     if any(s[:axis] + s[axis + 1:] != kept[0][:axis] + kept[0][axis + 1:] for s in kept):
-        raise ValueError(f"concatenate: sizes must match except along axis {axis}, got "
+        raise ShapeError(f"concatenate: sizes must match except along axis {axis}, got "
                          f"shapes {shapes}")
-    return Concatenate.apply(*tensors, axis=axis)
+    first = tensors[0].dtype
+    mixed = any(t.dtype != first for t in tensors)
+    return Concatenate.apply(*tensors, axis=axis, dtype=result_type(*tensors) if mixed else None)
 
 
 cat = concatenate
@@ -237,23 +248,22 @@ def stack(tensors, axis=DIM_0, *, dim=None):
     """Tensors of one shape joined along a new ``axis`` (``torch.stack``)."""
     tensors = tuple(tensors)
     if not tensors:
-        raise ValueError("stack: expected at least one tensor")
+        raise ShapeError("stack: expected at least one tensor")
     shape = np.shape(tensors[0])
+    axis = normalize_axis("stack", axis, len(shape), dim=dim, single=True,
+                          insert=True)                      # the dim first, as torch
     for i, t in enumerate(tensors):
         if np.shape(t) != shape:
-            raise ValueError(f"stack expects each tensor to be equal size, but got shape "
+            raise ShapeError(f"stack expects each tensor to be equal size, but got shape "
                              f"{shape} at entry 0 and {np.shape(t)} at entry {i}")
-    axis = normalize_axis("stack", axis, len(shape), dim=dim, single=True,
-                          insert=True)
     new_shape = shape[:axis] + (1,) + shape[axis:]
     return concatenate([Reshape.apply(t, shape=new_shape) for t in tensors], axis)
 
 
 def _split_axis(fn, x, axis, dim):
-    axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
-    if x.ndim == 0:
-        raise ValueError(f"{fn}: a 0-d tensor has no dim to cut")
-    return axis
+    if x.ndim == 0:                       # before the dim's check, as torch
+        raise ShapeError(f"{fn}: a 0-d tensor has no dim to cut")
+    return normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
 
 
 def split(x, split_size_or_sections, axis=DIM_0, *, dim=None):
@@ -269,13 +279,13 @@ def split(x, split_size_or_sections, axis=DIM_0, *, dim=None):
             and not isinstance(split_size_or_sections, bool):
         size = int(split_size_or_sections)
         if size < 1:
-            raise ValueError(f"split: split_size must be a positive int, got {size}")
+            raise ShapeError(f"split: split_size must be a positive int, got {size}")
         sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
     else:
         sizes = list(split_size_or_sections)
         if (not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0
                     for n in sizes) or sum(sizes) != length):
-            raise ValueError(f"split: sections must be non-negative ints adding up to the "
+            raise ShapeError(f"split: sections must be non-negative ints adding up to the "
                              f"size {length} of axis {axis}, got {sizes}")
     return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
 
@@ -285,7 +295,7 @@ def chunk(x, chunks, axis=DIM_0, *, dim=None):
     if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
         raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
     if chunks < 1:
-        raise ValueError(f"chunk: chunks must be at least 1, got {chunks}")
+        raise ShapeError(f"chunk: chunks must be at least 1, got {chunks}")
     axis = _split_axis("chunk", x, axis, dim)
     if x.shape[axis] == 0:
         return Split.apply(x, sizes=(0,) * int(chunks), axis=axis)
@@ -299,7 +309,7 @@ def repeat(x, *sizes):
                for r in sizes):
         raise ValueError(f"repeat: repeats must be non-negative ints, got {sizes}")
     if len(sizes) < x.ndim:
-        raise ValueError(f"repeat: give at least one repeat per dim ({x.ndim}), got "
+        raise ShapeError(f"repeat: give at least one repeat per dim ({x.ndim}), got "
                          f"{len(sizes)}: {sizes}")
     padded = (1,) * (len(sizes) - x.ndim) + x.shape
     # a copy of x for each repeat: (1, s0, 1, s1, ...) broadcast to (r0, s0, r1, s1, ...)
@@ -355,6 +365,9 @@ def meshgrid(*tensors, indexing=None):
         if t.ndim > 1:
             raise RuntimeError(f"meshgrid: expects 0-d or 1-d tensors, got tensors[{i}] of "
                                f"shape {t.shape}")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError(f"meshgrid expects all tensors to have the same dtype, got "
+                               f"{tensors[0].dtype} and {t.dtype} (tensors[{i}])")
     if indexing is None:
         warnings.warn("meshgrid: the indexing argument will be required; pass "
                       "indexing='ij' for this default (torch warns the same)", UserWarning,
@@ -619,31 +632,6 @@ def expand_as(x, other):
 def ravel(x):
     """x as one contiguous dim (``torch.ravel``): a view of a contiguous x, else a copy."""
     return reshape(contiguous(check_tensor("ravel", x)), -1)
-
-
-def nelement(x):
-    """The number of elements, an int (``numel``)."""
-    return int(x._array.size)
-
-
-def element_size(x):
-    """The bytes of one element, an int (4 for float32)."""
-    return int(x._array.dtype.itemsize)
-
-
-def _nbytes(x):
-    """The bytes of the elements, ``numel() * element_size()``, an int (an expanded view
-    counts each element it shows, as torch's)."""
-    return int(x._array.size) * int(x._array.dtype.itemsize)
-
-
-nbytes = property(_nbytes)
-
-
-def data_ptr(x):
-    """The address of x's first element, an int (a view's is inside its base's memory); 0
-    for an empty tensor, as torch's."""
-    return 0 if x._array.size == 0 else backend.data_address(x._array)
 
 
 # ----- new tensors of x's dtype and device: x.new_full(...) ----------------------------------

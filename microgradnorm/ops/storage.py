@@ -3,7 +3,8 @@
 objects; ``memory_formats.py`` reads and changes them) and the flags that are constant here
 (``is_sparse``, ``is_quantized``, ``is_meta``, ...); ``untyped_storage()`` and ``storage()``,
 whose ``data_ptr()`` tells which tensors share memory; ``resize_`` and ``resize_as_``; the
-legacy constructor ``x.new(...)``.
+legacy constructor ``x.new(...)``; the elements' count, size and address (``nelement``,
+``element_size``, ``nbytes``, ``data_ptr``).
 
 A tensor's storage is the array at the root of its NumPy (or CuPy) array's ``base`` chain:
 every view of it (a slice, a transpose, an expansion, ``detach()``, ``.data``) reads that
@@ -517,4 +518,31 @@ def _over_storage(x, storage):
     return _tensor.Tensor._leaf("new", memory[:count * x.dtype.itemsize].view(x.dtype), False)
 
 
-METHODS = ("untyped_storage", "storage", "resize_", "resize_as_", "set_", "new", *FLAGS)
+# ----- the sizes and address of a tensor's elements -------------------------------------------
+def nelement(x):
+    """The number of elements, an int (``numel``)."""
+    return int(x._array.size)
+
+
+def element_size(x):
+    """The bytes of one element, an int (4 for float32)."""
+    return int(x._array.dtype.itemsize)
+
+
+def _nbytes(x):
+    """The bytes of the elements, ``numel() * element_size()``, an int (an expanded view
+    counts each element it shows, as torch's)."""
+    return int(x._array.size) * int(x._array.dtype.itemsize)
+
+
+nbytes = property(_nbytes)
+
+
+def data_ptr(x):
+    """The address of x's first element, an int (a view's is inside its base's memory); 0
+    for an empty tensor, as torch's."""
+    return 0 if x._array.size == 0 else backend.data_address(x._array)
+
+
+METHODS = ("untyped_storage", "storage", "resize_", "resize_as_", "set_", "new", "nelement",
+           "element_size", "nbytes", "data_ptr", *FLAGS)
