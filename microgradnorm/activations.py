@@ -376,8 +376,7 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
     negated = -input
     if dtype is not None:
         negated = negated.to(dtype)
-    check_floating("softmin", "input", negated)
-    return softmax(negated, dim=dim)
+    return softmax(negated, dim=dim)     # integers: empty as torch's, else NotImplementedError
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):

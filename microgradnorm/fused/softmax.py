@@ -8,6 +8,7 @@ from .. import backend, dtypes, ops
 from ..autograd import op_group
 from ..kernels import for_array
 from ..ops.base import LAST_DIM, normalize_axis
+from ..tensor import Tensor
 from . import arguments
 from .twin import FusedFunction, Input, Twin
 
@@ -146,11 +147,11 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None, impl=None, dtype=None):
 
 def _row_op(fn, composite, fused, x, axis, dim, impl, dtype):
     x = ops.reductions.in_dtype(fn, x, dtype, floating=True)     # cast first, as torch's
-    arguments.check_tensor(fn, "x", x)
     impl = arguments.resolve_impl(fn, impl)
+    if isinstance(x, Tensor) and x.size == 0:        # an empty copy of x in its dtype, an
+        return composite(x, axis, dim=dim)            # integer one too, as torch's
+    arguments.check_tensor(fn, "x", x)
     axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
-    if x.size == 0:
-        return x * 1.0                   # as empty as x, as in torch
     if impl == "composite":
         with op_group(fn):
             return composite(x, axis)

@@ -9,7 +9,8 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
-from ..dtypes import complex_of, finfo, get_default_dtype, is_floating, is_half
+from ..dtypes import (bfloat16, complex_of, finfo, get_default_dtype, is_floating, is_half,
+                      upcast_half)
 
 
 # ----- dtypes ---------------------------------------------------------------------------------
@@ -182,15 +183,75 @@ def subtraction(fn, a, b):
 
 
 def torch_sign(x):
-    """A new array of -1, 0 or 1 by the sign of ``x``, 0 for NaN (torch's)."""
+    """A new array of -1, 0 or 1 by the sign of ``x``, +0 for NaN and ±0 (torch's)."""
     check_orderable("sign", x)           # torch.sgn is the complex one
     if x.dtype == np.bool_:
         return x.copy()
     xp = backend.array_module(x)
     out = xp.sign(x)                 # a NumPy scalar for a 0-d x: where() makes an array
-    if is_floating(x.dtype):
-        out = xp.where(xp.isnan(out), xp.zeros((), out.dtype), out)
+    if is_floating(x.dtype):         # bfloat16's sign(-0.0) is -0.0
+        out = xp.where(xp.isnan(out) | (out == 0), xp.zeros((), out.dtype), out)
     return xp.asarray(out)
+
+
+def scalar_power(x, exponent):
+    """``x ** exponent`` for a number ``exponent``, as torch's kernels take it: x^-0.5 is
+    ``rsqrt`` (-inf at -0.0, NaN at -inf, where C's pow gives inf and 0) but in float16;
+    x^2 is x·x, x^3 x·x·x and x^-2 1/(x·x), each step rounded, but in float16 (bfloat16 by
+    its exponent rounded to bfloat16). Half precision rounds the exponent to its dtype: 1
+    where that is 0 (NaN too), x where 1, x·x where 2 (exact in float32), else C's pow in
+    float32, rounded once (NumPy's half loops); bfloat16's x^0.5 is sqrt, x^-1 1/x."""
+    if x.dtype.kind == "c":
+        return x ** exponent
+    if exponent == -0.5 and x.dtype != np.float16:
+        return rsqrt_array(x)
+    if x.dtype.itemsize > 2 or not is_floating(x.dtype):          # not half precision
+        if exponent in (3, -2) and x.dtype.kind == "f":
+            square = x * x
+            return square * x if exponent == 3 else 1 / square
+        return x ** exponent                        # x ** 2: NumPy's square, x·x
+    xp = backend.array_module(x)
+    if abs(exponent) < 6e4:
+        rounded_exponent = x.dtype.type(exponent)
+    else:
+        with np.errstate(over="ignore"):            # 7e4 is inf in float16
+            rounded_exponent = x.dtype.type(exponent)
+    if rounded_exponent in (0, 1, 2):
+        return xp.ones_like(x) if rounded_exponent == 0 else xp.square(x) \
+            if rounded_exponent == 2 else x.copy()
+    if x.dtype == bfloat16 and (exponent in (0.5, -1) or rounded_exponent in (3, -2)):
+        if exponent in (0.5, -1):
+            return xp.sqrt(x) if exponent == 0.5 else x.dtype.type(1) / x
+        square = x * x
+        return square * x if rounded_exponent == 3 else x.dtype.type(1) / square
+    return xp.power(x, rounded_exponent)
+
+
+def power_slope(x, exponent):
+    """``exponent · x^(exponent - 1)``, the slope of ``x ** exponent`` for a real ``x``, as
+    torch's backward rounds it: the power in x's dtype, the product in float32 for half
+    precision (the number not rounded to it), rounded once."""
+    power = scalar_power(x, exponent - 1)
+    if not is_half(x.dtype):
+        return exponent * power
+    return (np.float32(exponent) * power.astype(np.float32)).astype(x.dtype)
+
+
+def rsqrt_array(x):
+    """1 / sqrt(x) of a floating or complex array, half precision computed in float32 and
+    rounded once (torch's ``rsqrt``)."""
+    return (1 / backend.array_module(x).sqrt(upcast_half(x))).astype(x.dtype, copy=False)
+
+
+def c_power(xp, base, exponent):
+    """``xp.power(base, exponent)`` as C's pow at every element, as torch's pow of two
+    tensors: NumPy's loop takes a repeated exponent (0-d, broadcast, or of stride 0) of 0.5
+    as sqrt, NaN at -inf and -0.0 at -0.0 where pow gives inf and 0."""
+    shape = np.broadcast_shapes(base.shape, exponent.shape)
+    if exponent.shape == shape and shape and 0 not in exponent.strides:
+        return xp.power(base, exponent)
+    exponent = xp.array(xp.broadcast_to(exponent, shape or (1,)))     # a contiguous copy
+    return xp.power(base if shape else base.reshape(1), exponent).reshape(shape)
 
 
 def conj(*arrays):
@@ -440,6 +501,12 @@ def check_same_dtype(fn, input, other, names=("input", "other")):
                            f"{input.dtype} and {other.dtype}")
 
 
+@functools.lru_cache(maxsize=None)
+def _largest(dtype):
+    # a floating dtype's max as a float, once per dtype: a number checked per call
+    return float(finfo(dtype).max)
+
+
 def check_fits(fn, value, dtype):
     """Raise torch's RuntimeError (``c10::checked_convert``) unless ``dtype`` holds the number
     ``value``: an integer dtype [min, max] (an unsigned one an integer down to -max too: it
@@ -461,7 +528,7 @@ def check_fits(fn, value, dtype):
     elif dtype.kind in "fc" or is_floating(dtype):        # bfloat16's kind is "V"
         parts = (value.real, value.imag) if isinstance(value, complex) else (value,)
         fits = all(not (isinstance(v, numbers.Integral) or np.isfinite(v))     # 2**1100 too
-                   or abs(v) <= float(finfo(dtype).max) for v in parts)
+                   or abs(v) <= _largest(dtype) for v in parts)
     else:
         fits = True
     if not fits:

@@ -536,10 +536,15 @@ def float_power(input, exponent):
     """``input ** exponent`` in float64 (complex128 for a complex operand), whatever the
     inputs' dtypes (``torch.float_power``); either may be a number. The gradients are
     ``pow``'s, cast back to each input's dtype."""
+    number = float(exponent) if type(exponent) in (int, float) else None
+    if type(input) is float and isinstance(exponent, _tensor.Tensor):
+        input = _tensor.Tensor(np.float64(input))   # read in float64 (an int: as_read's checks)
     input, exponent = operands("float_power", input, exponent, names=("input", "exponent"),
                                floating=True)
     wide = dtypes.complex128 if "c" in (input.dtype.kind, exponent.dtype.kind) \
         else dtypes.float64
+    if number is not None and wide == dtypes.float64:   # torch's pow of a number: x^-0.5 = 1/√x
+        return elementwise.pow(input.astype(wide, copy=False), number)
     return elementwise.pow(input.astype(wide, copy=False), exponent.astype(wide, copy=False))
 
 

@@ -14,7 +14,8 @@ from . import logical
 from .base import (arithmetic, as_array, broadcast, check_fits, check_number_fits,
                    check_orderable, check_tensor, complex_sign, conj, constant, converted,
                    copy_in_order, fitted, float_input, int_as_read, integer_power, keep, kept,
-                   promote, result_type, rounded, select, subtraction, torch_sign, unbroadcast)
+                   power_slope, promote, result_type, rounded, rsqrt_array, scalar_power, select,
+                   subtraction, torch_sign, unbroadcast, c_power, ShapeError)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -180,8 +181,8 @@ class Pow(Function):
         ctx.save_for_backward(x)
         ctx.exponent = exponent
         if is_floating(x.dtype):
-            return (x ** exponent).astype(x.dtype, copy=False)
-        return float_input(x) ** exponent if isinstance(exponent, float) else x ** exponent
+            return scalar_power(x, exponent).astype(x.dtype, copy=False)
+        return scalar_power(float_input(x) if isinstance(exponent, float) else x, exponent)
 
     @staticmethod
     def backward(ctx, grad):
@@ -190,7 +191,7 @@ class Pow(Function):
             return backend.array_module(grad).zeros_like(grad)
         if x.dtype.kind == "c":          # grad · conj(n x^(n-1)), as torch's
             return grad * _conj(ctx.exponent * x ** (ctx.exponent - 1))
-        return grad * ctx.exponent * x ** (ctx.exponent - 1)
+        return grad * power_slope(x, ctx.exponent)
 
 
 class PowOfNumber(Function):
@@ -243,7 +244,7 @@ class PowTensor(Function):
             out = broadcast("pow", lambda b, e: integer_power(xp, b, e), x, exponent)
         else:
             wide = accumulation_dtype(dtype)
-            out = broadcast("pow", xp.power, x.astype(wide, copy=False),
+            out = broadcast("pow", lambda b, e: c_power(xp, b, e), x.astype(wide, copy=False),
                             exponent.astype(wide, copy=False)).astype(dtype, copy=False)
         ctx.save_for_backward(x, exponent, out)
         return out
@@ -255,7 +256,7 @@ class PowTensor(Function):
         need_x, need_exponent = ctx.needs_input_grad
         grad_x = grad_exponent = None
         if need_x:
-            slope = conj(exponent * x ** (exponent - 1))[0]
+            slope = conj(exponent * c_power(xp, x, exponent - 1))[0]
             grad_x = unbroadcast(xp.where(exponent == 0, zero, grad * slope), ctx.shapes[0])
         if need_exponent:
             positive = exponent >= 0 if exponent.dtype.kind != "c" else \
@@ -327,10 +328,10 @@ class Rsqrt(Unary):
     """1 / sqrt(x), one node (the norms' rstd), rounded once in half precision."""
 
     def f(xp, x):
-        return _in_opmath(lambda x32: 1 / xp.sqrt(x32), x)
+        return rsqrt_array(float_input(x))
 
-    def df(grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2
-        return grad * _conj(-0.5 * out * out * out)
+    def df(grad, out):                       # -1 / (2 x^(3/2)) = -out³ / 2, out³ as torch's
+        return grad * _conj(-0.5 * scalar_power(out, 3))
 
 
 class Tanh(Unary):
@@ -675,7 +676,7 @@ def masked_fill(x, mask, value):
 def _triangle(fn, x, diagonal):
     check_tensor(fn, x)
     if x.ndim < 2:
-        raise ValueError(f"{fn}: x must have at least 2 dims, got shape {x.shape}")
+        raise ShapeError(f"{fn}: x must have at least 2 dims, got shape {x.shape}")
     if isinstance(diagonal, bool) or not isinstance(diagonal, numbers.Integral):
         raise TypeError(f"{fn}: diagonal must be an int, got {diagonal!r}")
     rows, cols = x.shape[-2:]

@@ -143,9 +143,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
         close = close | (input.xp.isnan(a) & input.xp.isnan(b))
     if rtol == 0 and atol == 0:
         return constant(input.xp.asarray(close))
-    # the errors by the tensor ops: torch's dtypes for each step (ints beside a float: the
-    # default dtype; float16 computed in float32 and rounded)
-    if a.dtype == np.bool_:
+    # the errors by the tensor ops: torch's dtypes for each step (integers and bools in the
+    # default dtype, so |a - b| does not wrap around; float16 computed in float32, rounded)
+    if a.dtype.kind in "biu":
         a, b = a.astype(get_default_dtype()), b.astype(get_default_dtype())
     a, b = constant(a), constant(b)
     with np.errstate(invalid="ignore", over="ignore"):      # inf - inf: NaN, not close

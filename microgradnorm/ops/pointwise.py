@@ -312,6 +312,8 @@ class CumProd(Function):
     def backward(ctx, grad):
         x, out = ctx.saved
         xp, axis = backend.array_module(x), ctx.axis
+        if x.size <= 1 or x.shape[axis] == 1:    # out = x: grad itself, at inf or NaN too
+            return grad
         if x.dtype.kind == "c":                  # torch's complex gradient: grad · conj(∂out/∂x)
             x, out = x.conj(), out.conj()
         zeros_so_far = xp.cumsum(x == 0, axis=axis)
@@ -319,9 +321,16 @@ class CumProd(Function):
         first = (x == 0) & (zeros_so_far == 1)                     # the first zero itself
         one = xp.ones((), x.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
-            grad_before = _reversed_cumsum(grad * out, axis) / xp.where(before, x, one)
-        skipped = xp.cumprod(xp.where(first, one, x), axis=axis)   # that zero taken as 1
-        grad_first = _reversed_cumsum(grad * skipped, axis)
+            # the sum stops before the first zero: out is 0 after it (NaN past an inf)
+            grad_out = xp.where(before, grad * out, xp.zeros((), grad.dtype))
+            grad_before = _reversed_cumsum(grad_out, axis) / xp.where(before, x, one)
+        # the products after that zero up to the second zero (0 beyond it, or NaN past an
+        # inf), summed, then times the product before it (±inf, not inf - inf, before it)
+        after = xp.cumprod(xp.where(before | first, one, x), axis=axis)
+        upto_second = (zeros_so_far == 1) | ((x == 0) & (zeros_so_far == 2))     # (torch's)
+        upto_second = xp.where(upto_second, grad * after, xp.zeros((), grad.dtype))
+        grad_first = _reversed_cumsum(upto_second, axis) * \
+            xp.cumprod(xp.where(before, x, one), axis=axis)
         zero = xp.zeros((), grad.dtype)
         return xp.where(before, grad_before, xp.where(first, grad_first, zero))
 

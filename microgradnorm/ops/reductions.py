@@ -167,9 +167,12 @@ def in_dtype(fn, x, dtype, floating=False):
     """``x`` cast to ``dtype`` (None: x itself) before a reduction, as torch's ``dtype=``: the
     gradient flows through the cast; an integer dtype for an input that requires grad is
     torch's RuntimeError while grad is enabled. ``floating`` (softmax, log_softmax, whose
-    kernels torch has for real floating dtypes only): another dtype is torch's
-    NotImplementedError."""
+    kernels torch has for real floating dtypes only): another dtype, or a non-empty integer
+    or bool x without one, is torch's NotImplementedError."""
     if dtype is None:
+        if floating and x.dtype.kind in "biu" and x.size:
+            raise NotImplementedError(f'"{fn}" not implemented for {torch_name(x.dtype)}; '
+                                      "give dtype= a floating dtype")
         return x
     dtype = as_dtype(dtype)
     if floating and not is_floating(dtype):
@@ -448,7 +451,7 @@ def softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
     x = in_dtype("softmax", x, dtype, floating=True)
     axis = normalize_axis("softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
-        return x * 1.0                   # as empty as x, as in torch
+        return x.clone()                 # as empty as x, of its dtype (bool too), as torch's
     e = _shifted(x, axis).exp()
     return e / sum(e, axis, keepdims=True)
 
@@ -459,7 +462,7 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
     x = in_dtype("log_softmax", x, dtype, floating=True)
     axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, single=True)
     if x.size == 0:
-        return x * 1.0
+        return x.clone()
     z = _shifted(x, axis)
     return z - sum(z.exp(), axis, keepdims=True).log()
 

@@ -22,17 +22,13 @@ from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..backend import _polynomial     # Horner, as erf's
 from ..dtypes import accumulation_dtype, is_half
-from .base import check_tensor, float_input
+from .base import check_tensor, float_input, rsqrt_array
 from .elementwise import Unary, _conj, _in_opmath, _unary
 from .pointwise import _in_place
 
 LN_2 = math.log(2)
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)          # erf'(0)
 M_PI_180, M_180_PI = math.pi / 180, 180 / math.pi
-
-
-def _rsqrt(array):
-    return 1 / backend.array_module(array).sqrt(array)
 
 
 def _real_only(fn, x):
@@ -78,7 +74,7 @@ class Asin(Unary):
         return _in_opmath(xp.arcsin, x)
 
     def df(grad, x):                         # 1 / sqrt(1 - x²): inf at ±1, NaN beyond
-        return grad * _conj(_rsqrt(-x * x + 1))
+        return grad * _conj(rsqrt_array(-x * x + 1))
 
 
 class Acos(Unary):
@@ -88,7 +84,7 @@ class Acos(Unary):
         return _in_opmath(xp.arccos, x)
 
     def df(grad, x):                         # -1 / sqrt(1 - x²)
-        return grad * -_conj(_rsqrt(-x * x + 1))
+        return grad * -_conj(rsqrt_array(-x * x + 1))
 
 
 class Atan(Unary):
@@ -108,7 +104,7 @@ class Asinh(Unary):
         return _in_opmath(xp.arcsinh, x)
 
     def df(grad, x):                         # 1 / sqrt(x² + 1)
-        return grad * _conj(_rsqrt(x * x + 1))
+        return grad * _conj(rsqrt_array(x * x + 1))
 
 
 class Acosh(Unary):
@@ -119,8 +115,8 @@ class Acosh(Unary):
 
     def df(grad, x):                         # 1 / sqrt(x² - 1): inf at ±1, as torch's
         if x.dtype.kind == "c":              # √(x²-1) = √(x+1)·√(x-1) off the real line
-            return grad * _conj(_rsqrt(x + 1) * _rsqrt(x - 1))
-        return grad * _rsqrt(x * x - 1)
+            return grad * _conj(rsqrt_array(x + 1) * rsqrt_array(x - 1))
+        return grad * rsqrt_array(x * x - 1)
 
 
 class Atanh(Unary):
@@ -172,7 +168,9 @@ def _on_gpu(name, x):
 def _exp_of_minus_square(a):
     # exp(-a²) with a² split exactly: a = hi + lo with hi of 24 bits, so hi² is exact, and
     # a² - hi² = (a - hi)(a + hi) is small; exp(-a²) in one rounding of a² would lose
-    # a²·2⁻⁵³ of relative precision (8e-14 at a = 27)
+    # a²·2⁻⁵³ of relative precision (8e-14 at a = 27); a held below 40, where exp(-a²) is 0
+    # already, so that hi stays finite (a past float32's range: 0 · inf, NaN)
+    a = np.minimum(a, 40.0)
     hi = a.astype(np.float32).astype(np.float64)
     return np.exp(-hi * hi) * np.exp(-(a - hi) * (a + hi))
 
