@@ -404,6 +404,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     axis = ops.normalize_axis("gumbel_softmax", dim, logits.ndim, single=True)
     if logits.ndim == 0:
         return y_soft - y_soft.detach() + 1.0
+    ops.base.check_reducible("gumbel_softmax", logits.shape, (axis,))   # torch's max()
     index = y_soft._array.argmax(axis=axis)                       # the first of a tie
     positions = np.arange(logits.shape[axis]).reshape(
         (-1,) + (1,) * (logits.ndim - 1 - axis))

@@ -1,6 +1,7 @@
 """Convolutions and pooling with ``torch.nn.functional``'s semantics: conv1d and conv2d,
 max and average pooling, adaptive average pooling and unfold (im2col); the helpers take the
-number of spatial dims, and convolution_3d.py calls them with 3.
+number of spatial dims, and convolution_3d.py calls them with 3 (LP pooling, composed over
+these poolings, is lp_pool.py's).
 
 Each is a composition over one node, ``Im2Col``, which copies every kernel-sized window of
 the (padded) input into a place of its own: a convolution is then one matmul with the
@@ -28,8 +29,8 @@ from .ops import memory_formats
 from .ops.base import constant
 from .tensor import Tensor
 
-__all__ = ["adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "lp_pool1d",
-           "lp_pool2d", "max_pool1d", "max_pool2d", "unfold"]
+__all__ = ["adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "max_pool1d",
+           "max_pool2d", "unfold"]
 
 
 # ----- the windows ------------------------------------------------------------------------
@@ -153,13 +154,18 @@ def _ntuple(value, n):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,) * n
 
 
-def _check_input(fn, input, dims, name="input"):
-    """``input`` as (N, C, *spatial) and whether it was unbatched ((C, *spatial))."""
+def _check_input(fn, input, dims, name="input", empty_batch_only=False):
+    """``input`` as (N, C, *spatial) and whether it was unbatched ((C, *spatial));
+    ``empty_batch_only``: unfold's rules, only the batch may be empty."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: {name} must be a Tensor, got {type(input).__name__}")
-    if input.ndim not in (dims + 1, dims + 2):
-        raise RuntimeError(f"{fn}: expected a {dims + 1}-D (unbatched) or {dims + 2}-D "
-                           f"(batched) {name}, got shape {input.shape}")
+    if input.ndim not in (dims + 1, dims + 2):     # unfold of 2-D: torch's IndexError
+        raise (ops.OutOfRangeError if empty_batch_only and input.ndim < 3 else RuntimeError)(
+            f"{fn}: expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) {name}, got "
+            f"shape {input.shape}")
+    if empty_batch_only and 0 in input.shape[-dims - 1:]:
+        raise RuntimeError(f"{fn}: expected non-empty channel and spatial dims (an empty "
+                           f"batch is allowed), got {name} of shape {input.shape}")
     unbatched = input.ndim == dims + 1
     return (input.reshape((1,) + input.shape) if unbatched else input), unbatched
 
@@ -178,6 +184,9 @@ def _check_windows(fn, spatial, geometry):
 @aten_op(7)     # a profile's aten::conv2d, ... holds the nodes, torch's 7 arguments
 def _convolution(fn, dims, input, weight, bias, stride, padding, dilation, groups):
     x, unbatched = _check_input(fn, input, dims)
+    if 0 in x.shape[2:] and x.shape[0] and x.shape[1]:
+        raise RuntimeError(f"{fn}: only an empty batch or no channels may come with an empty "
+                           f"spatial dim, got input of shape {input.shape}")
     if not isinstance(weight, Tensor) or weight.ndim != dims + 2:
         raise RuntimeError(f"{fn}: weight must be a {dims + 2}-D Tensor (out_channels, "
                            f"in_channels / groups, *kernel), got "
@@ -287,7 +296,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     Example:
         >>> F.unfold(x, 3, padding=1).shape      # x (2, 4, 5, 5) -> (2, 36, 25)
     """
-    x, unbatched = _check_input("unfold", input, 2)
+    x, unbatched = _check_input("unfold", input, 2, empty_batch_only=True)
     _check_dtype("unfold", x, (np.dtype(np.bool_),))        # a copy: bool too, as torch
     kernel = _ints("unfold", "kernel_size", kernel_size, 2, 1)
     padding = _ints("unfold", "padding", padding, 2, 0)
@@ -314,9 +323,9 @@ def _pool_geometry(fn, dims, x, kernel_size, stride, padding, dilation, ceil_mod
     dilation = _ints(fn, "dilation", dilation, dims, 1)
     if not isinstance(ceil_mode, (bool, np.bool_)):
         raise TypeError(f"{fn}: ceil_mode must be True or False, got {ceil_mode!r}")
-    if any(p > (d * (k - 1) + 1) // 2 for p, k, d in zip(padding, kernel, dilation)):
-        raise RuntimeError(f"{fn}: padding must be at most half the (dilated) kernel size, "
-                           f"got padding {padding}, kernel_size {kernel}, dilation {dilation}")
+    if any(p > k // 2 for p, k in zip(padding, kernel)):     # torch's: the kernel undilated
+        raise RuntimeError(f"{fn}: padding must be at most half the kernel size, got "
+                           f"padding {padding}, kernel_size {kernel}")
     out_size, afters = [], []
     for n, k, s, p, d in zip(x.shape[2:], kernel, stride, padding, dilation):
         span = n + 2 * p - d * (k - 1) - 1
@@ -371,7 +380,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
     Args:
         kernel_size: the window size. stride: default ``kernel_size``. padding: at most half
-            the dilated window, each side. dilation: the step between window elements.
+            the kernel (undilated, as torch's check), each side. dilation: the step
+            between window elements.
         ceil_mode: round the output size up (a last, partial window), as torch.
         return_indices: also return each maximum's index along L (int64).
 
@@ -412,6 +422,9 @@ def _avg_pool(fn, dims, input, kernel_size, stride, padding, ceil_mode, count_in
     _check_dtype(fn, x, (np.dtype(np.int64),))
     geometry, padding = _pool_geometry(fn, dims, x, kernel_size, stride, padding, 1,
                                        ceil_mode)
+    if dims == 3 and any(n < k for n, k in zip(x.shape[2:], geometry.kernel)):   # torch's 3-D
+        raise RuntimeError(f"{fn}: input image {x.shape[2:]} smaller than kernel size "
+                           f"{geometry.kernel} (the padding not counted)")
     if divisor_override is not None:
         check_number(fn, "divisor_override", divisor_override, integer=True)
         if divisor_override == 0:
@@ -486,63 +499,6 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     """
     return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode,
                      count_include_pad, divisor_override)
-
-
-def _lp_pool(fn, dims, input, norm_type, kernel_size, stride, ceil_mode):
-    # torch's composition: max pooling of |x| at p = ±inf, else the window's mean of x^p
-    # times its size, to the power 1/p. torch takes sign(m) * relu(|m|) of the mean m: m
-    # itself, whose gradient is 0 where m is 0 (relu's backward a select), so a zero window's
-    # inf gradient of the root stops there: here the same select, where(m != 0, m, 0)
-    check_number(fn, "norm_type", norm_type)
-    pool = (max_pool1d, max_pool2d)[dims - 1]
-    if norm_type == math.inf:
-        return pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if norm_type == -math.inf:
-        return -pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
-    if dims == 1:
-        out, size = avg_pool1d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode), \
-            kernel_size
-    else:
-        kernel_h, kernel_w = kernel_size if isinstance(kernel_size, (tuple, list)) else \
-            (kernel_size, kernel_size)
-        out = avg_pool2d(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
-        size = kernel_h * kernel_w
-    return (ops.where(out != 0, out, 0) * size).pow(1.0 / norm_type)
-
-
-def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    r"""The p-norm of each window along L (``F.lp_pool1d``), torch's composition:
-    :math:`y = \bigl(k \cdot \mathrm{avg\_pool}(x^p)\bigr)^{1/p}
-    = \bigl(\sum_{w} x^p\bigr)^{1/p}`, a negative window sum clipped to 0; at p = inf, the
-    maximum of |x|.
-
-    Args:
-        norm_type: p, a number (a float inf too). kernel_size: the window size (an int).
-        stride: default ``kernel_size``. ceil_mode: round the output size up, as torch.
-
-    Shape: (N, C, L) or (C, L) -> (N, C, L_out).
-
-    Example:
-        >>> F.lp_pool1d(x, 2, 3, stride=2)             # (8, 4, 10) -> (8, 4, 4)
-    """
-    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
-
-
-def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    r"""The p-norm of each window over H, W (``F.lp_pool2d``), torch's composition:
-    :math:`y = \bigl(k_h k_w \cdot \mathrm{avg\_pool}(x^p)\bigr)^{1/p}`, a negative window
-    sum clipped to 0; at p = inf, the maximum of |x|.
-
-    Args:
-        norm_type: p. kernel_size, stride (default ``kernel_size``): an int or a pair.
-        ceil_mode: round the output size up, as torch.
-
-    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out).
-
-    Example:
-        >>> F.lp_pool2d(x, 2, 2)                       # (8, 4, 12, 12) -> (8, 4, 6, 6)
-    """
-    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -678,11 +634,13 @@ def _adaptive_avg_pool(fn, dims, input, output_size):
     time (``AdaptiveSum``), over the windows' counts; a None size keeps the input's (2-D and
     3-D, as torch's)."""
     x, unbatched = _check_input(fn, input, dims)
-    if 0 in x.shape[2:]:
-        raise RuntimeError(f"{fn}: expected non-empty spatial dims, got input of shape "
-                           f"{input.shape}")
     _check_dtype(fn, x, ())              # (a NotImplementedError is a RuntimeError)
     sizes = _adaptive_sizes(fn, dims, x, output_size, none_keeps=dims >= 2)
+    if 0 in x.shape[2:] or (dims == 3 and x.shape[1] == 0):
+        if all(size == 1 for size in sizes):     # torch's shortcut first: the mean (NaN)
+            return input.mean(dim=tuple(range(-dims, 0)), keepdim=True)
+        raise RuntimeError(f"{fn}: expected non-empty spatial dims (and channels in 3-D), "
+                           f"got input of shape {input.shape}")
     total, counts = x, np.ones((), np.int64)
     for axis, (n, size) in enumerate(zip(x.shape[2:], sizes), start=2):
         total = AdaptiveSum.apply(total, axis=axis, out=size)      # (N, C, out, ...)

@@ -88,7 +88,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
     Args:
         kernel_size, stride (default ``kernel_size``), padding, dilation: an int or 3 ints;
-            padding at most half the dilated window.
+            padding at most half the kernel (undilated, as torch's check).
         ceil_mode: round the output size up (a last, partial window), as torch.
         return_indices: also return each maximum's flat index into D·H·W (int64).
 

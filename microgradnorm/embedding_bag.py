@@ -198,8 +198,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             empty); None for a 2-D input.
         max_norm, norm_type: rows looked up whose ``norm_type``-norm exceeds ``max_norm``
             are scaled down to it first, in place in ``weight`` (as ``F.embedding``).
-        scale_grad_by_freq, sparse: torch's options, not implemented (as in
-            ``F.embedding``): False only.
+        scale_grad_by_freq, sparse: torch's options, not implemented here (``F.embedding``
+            has ``scale_grad_by_freq``): False only.
         mode: "sum", "mean" or "max".
         per_sample_weights: weights of input's shape and weight's dtype, multiplying each
             row ("sum" only); they get gradients too.

@@ -2,7 +2,7 @@
 log_softmax, cross_entropy and attention (``impl="fused"`` or ``"composite"``,
 docs/architecture.md), activations (the rarer ones from ``activations.py``) and their in-place
 forms, the losses (from ``losses.py``), linear, embedding, one_hot, normalize,
-cosine_similarity, pairwise_distance, dropout, pad, and the vision functions (interpolate,
+cosine_similarity, pairwise_distance, dropout, and the vision functions (pad, interpolate,
 pixel_shuffle, from ``vision.py``; affine_grid, grid_sample, from ``vision_grid.py``).
 Arguments are checked before anything runs, running statistics included."""
 
@@ -20,7 +20,7 @@ from .activations import maybe_in_place as _activation
 from .autograd import no_grad
 from .autograd.function import Function
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
-                          lp_pool1d, lp_pool2d, max_pool1d, max_pool2d, unfold)
+                          max_pool1d, max_pool2d, unfold)
 from .dtypes import check_number, is_floating
 from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, check_floating,
                      cross_entropy, huber_loss, kl_div, l1_loss, logsigmoid, mse_loss,
@@ -44,7 +44,7 @@ from .convolution_more import (adaptive_avg_pool1d, adaptive_max_pool1d,
                                feature_alpha_dropout, fold, local_response_norm,
                                max_pool1d_with_indices, max_pool2d_with_indices, max_unpool1d,
                                max_unpool2d)
-from .vision import (interpolate, pad_by_index, pixel_shuffle, pixel_unshuffle, upsample,
+from .vision import (interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample,
                      upsample_bilinear, upsample_nearest)
 from .vision_grid import affine_grid, grid_sample
 from .embedding_bag import embedding_bag              # bags of rows (embedding_bag.py)
@@ -55,6 +55,7 @@ from .convolution_3d import (adaptive_avg_pool3d, adaptive_max_pool3d,
                              adaptive_max_pool3d_with_indices, avg_pool3d, conv3d,
                              conv_transpose3d, dropout3d, max_pool3d, max_pool3d_with_indices,
                              max_unpool3d)
+from .lp_pool import lp_pool1d, lp_pool2d, lp_pool3d    # LP pooling (lp_pool.py)
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
            "group_norm", "instance_norm", "dyt",
@@ -89,7 +90,7 @@ __all__ += ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool1d_w
 # __all__ additions: convolution_3d.py
 __all__ += ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
             "avg_pool3d", "conv3d", "conv_transpose3d", "dropout3d", "max_pool3d",
-            "max_pool3d_with_indices", "max_unpool3d"]
+            "max_pool3d_with_indices", "max_unpool3d", "lp_pool3d"]
 
 
 class AssertionValueError(ValueError, AssertionError):
@@ -367,7 +368,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
                       "deprecated and will result in an error in a future release. To retain "
                       "the behavior and silence this warning, please use dropout instead.",
                       stacklevel=2)
-    if input.ndim < 2:
+    if input.ndim < 2 and training and 0 < p < 1 and input.size:   # torch checks where it draws
         raise RuntimeError("dropout2d: Feature dropout requires at least 2 dimensions in the "
                            f"input, got shape {input.shape}")
     noise = input.shape[:2] + (1,) * (input.ndim - 2)
@@ -398,56 +399,6 @@ def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
     return x.mul_(mask) if inplace else x * mask
 
 
-def pad(input, pad, mode="constant", value=None):
-    """``input`` padded around its last ``len(pad) // 2`` dims (``F.pad``): ``pad = (left,
-    right)`` of the last dim, then ``(top, bottom)`` of the one before, ...; a negative
-    amount crops.
-
-    Modes: "constant" (``value``, 0 when None: slicing and ``cat``); "reflect" (mirrored
-    without repeating the edge), "replicate" (the edge repeated), "circular" (wrapped), each
-    an index of the input's positions along each padded dim (``vision.pad_by_index``, with
-    PyTorch's rules on which dims and amounts they take); they take no ``value`` but 0.
-
-    Example:
-        >>> F.pad(x, (1, 2))                        # x (N, L) -> (N, 1 + L + 2)
-        >>> F.pad(img, (1, 1, 1, 1), mode="reflect")   # (N, C, H, W) -> (N, C, H + 2, W + 2)
-    """
-    ops.base.check_tensor("pad", input)
-    if isinstance(pad, (str, bytes)) or not hasattr(pad, "__len__"):
-        raise TypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
-    for amount in pad:
-        check_number("pad", "pad", amount, integer=True)
-    if len(pad) % 2:
-        raise RuntimeError(f"pad: Padding length must be divisible by 2, got {tuple(pad)}")
-    if len(pad) // 2 > input.ndim:
-        raise RuntimeError(f"pad: Padding length should be less than or equal to two times the "
-                           f"input dimension but got padding length {len(pad)} and input of "
-                           f"dimension {input.ndim}")
-    if mode not in ("constant", "reflect", "replicate", "circular"):
-        raise NotImplementedError(f"pad: Unrecognised padding mode {mode}")
-    if mode != "constant":
-        if value is not None and value != 0:
-            raise RuntimeError(f'pad: Padding mode "{mode}" doesn\'t take in value argument')
-        return pad_by_index("pad", input, tuple(int(n) for n in pad), mode)
-    value = 0.0 if value is None else value
-    check_number("pad", "value", value)
-    out = input
-    for i in range(len(pad) // 2):
-        axis, before, after = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
-        index = [slice(None)] * out.ndim
-        index[axis] = slice(max(-before, 0), out.shape[axis] - max(-after, 0))
-        out = out[tuple(index)]                    # negative amounts crop
-        pieces = []
-        for amount in (before, None, after):
-            if amount is None:
-                pieces.append(out)
-            elif amount > 0:
-                shape = out.shape[:axis] + (amount,) + out.shape[axis + 1:]
-                pieces.append(ops.base.constant(input.xp.full(shape, value, input.dtype)))
-        out = ops.cat(pieces, dim=axis) if len(pieces) > 1 else out
-    return out
-
-
 # ----- layers as functions: linear, embedding, one_hot ------------------------------------
 def linear(input, weight, bias=None):
     r""":math:`y = x W^T + b` (``F.linear``); ``nn.Linear`` calls it. One graph node
@@ -467,9 +418,11 @@ def linear(input, weight, bias=None):
     for name, value in (("input", input), ("weight", weight), ("bias", bias)):
         if value is not None and not isinstance(value, Tensor):
             raise TypeError(f"linear: {name} must be a Tensor, got {type(value).__name__}")
-    if input.ndim == 0 or weight.ndim not in (1, 2) or (weight.ndim == 1 and bias is not None):
+    if input.ndim == 0 or weight.ndim not in (1, 2) or (weight.ndim == 1 and bias is not None
+                                                         and (bias.ndim or input.ndim == 2)):
         raise RuntimeError(f"linear: input must have 1 or more dims and weight 2 (or 1, "
-                           f"without a bias), got input {input.shape}, weight {weight.shape}")
+                           f"without a bias or with a 0-d one and an input not 2-D, as torch's "
+                           f"matmul path), got input {input.shape}, weight {weight.shape}")
     if input._array.shape[-1] != weight._array.shape[-1]:    # (arrays' shapes: no Size)
         raise RuntimeError(f"linear: input's last dim {input.shape[-1]} must match weight's "
                            f"in_features {weight.shape[-1]} (input {input.shape}, weight "
@@ -531,6 +484,26 @@ def _renorm_rows(weight, ids, max_norm, norm_type):
             weight.detach()[rows[too_long]] = (data[too_long] * scale).astype(weight.dtype)
 
 
+class GradientScale(Function):
+    """The identity whose gradient is ``grad * scale`` (``scale`` broadcasting to it):
+    embedding's ``scale_grad_by_freq``, 1 / count per looked-up row."""
+
+    kept_options = ("scale",)
+
+    @staticmethod
+    def forward(ctx, x, scale):
+        ctx.scale = scale
+        return x.copy()                 # a new array: the rows' node keeps its own
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.scale
+
+    @staticmethod
+    def graph_backward(ctx, grad):          # double backward (ops/double_backward.py)
+        return grad * ops.base.constant(ctx.scale)
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` for the ids in ``input`` (``F.embedding``); ``nn.Embedding`` calls
@@ -543,7 +516,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
             a negative one counts from the end.
         max_norm: if given, each row looked up whose ``norm_type``-norm exceeds it is
             scaled down to it first, in place in ``weight`` (PyTorch's renorm).
-        scale_grad_by_freq, sparse: PyTorch's options, not implemented: False only.
+        scale_grad_by_freq: each row's gradient divided by the number of times its id
+            occurs in ``input``, as PyTorch's. sparse: not implemented: False only.
 
     Shape: input (*), output (*, embedding_dim).
 
@@ -555,9 +529,9 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
                            f"got shape {weight.shape}")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding: scale_grad_by_freq and sparse gradients are not "
-                                  "implemented; pass False")
+    if sparse:
+        raise NotImplementedError("embedding: sparse gradients are not implemented; pass "
+                                  "sparse=False")
     padding_idx = embedding_padding_idx("embedding", padding_idx, weight.shape[0])
     ids = _ids("embedding", input, weight)
     if max_norm is not None:
@@ -565,6 +539,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         check_number("embedding", "norm_type", norm_type)
         _renorm_rows(weight, ids, max_norm, norm_type)
     rows = weight[ops.base.kept(input, ids)]      # (*, D); ids changed in place raise
+    if scale_grad_by_freq and ids.size:           # each id's gradient / its count in input
+        xp = weight.xp
+        _, where, counts = xp.unique(ids.reshape(-1), return_inverse=True, return_counts=True)
+        scale = (1 / counts[where]).astype(weight.dtype).reshape(ids.shape + (1,))   # (*, 1)
+        rows = GradientScale.apply(rows, scale=scale)
     if padding_idx is None:
         return rows
     # the padding rows are read, but their gradient is not passed back to the table
@@ -612,7 +591,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     Args:
         p: the norm's exponent, any real number or ``±inf`` (``Tensor.norm``'s: 0 counts the
             nonzero elements, a negative p is the harmonic-like norm torch computes). dim:
-            the dim normalized. eps: the smallest divisor.
+            the dim normalized, or a tuple of dims (one norm over them), as torch's.
+            eps: the smallest divisor.
 
     Example:
         >>> F.normalize(mg.tensor([[3.0, 4.0]]))               # [[0.6, 0.8]]
@@ -622,7 +602,7 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
         raise RuntimeError(f"normalize: input must be a floating tensor, got {input.dtype}")
     check_number("normalize", "p", p)
     check_number("normalize", "eps", eps)
-    axis = ops.normalize_axis("normalize", dim, input.ndim, single=True)
+    axis = ops.normalize_axis("normalize", dim, input.ndim, reduce=True)   # a tuple too
     return input / ops.clamp(input.norm(p, dim=axis, keepdim=True), min=eps)
 
 
@@ -630,7 +610,8 @@ def _norm_at_least(x, axis, eps):
     # PyTorch clamps the norms in place outside the graph: the value is max(norm, eps), the
     # gradient the norm's own
     norm = x.norm(2, dim=axis, keepdim=True)
-    return norm + ops.base.constant(x.xp.maximum(norm._array, eps) - norm._array)
+    raised = x.xp.maximum(norm._array, eps).astype(norm.dtype, copy=False)   # bfloat16 too
+    return norm + ops.base.constant(raised - norm._array)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
@@ -656,11 +637,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     if not is_floating(dtype):
         raise RuntimeError(f"cosine_similarity: x1 and x2 must promote to a floating dtype, "
                            f"got {x1.dtype} and {x2.dtype}")
-    try:
-        shape = np.broadcast_shapes(x1.shape, x2.shape)
-    except ValueError:
-        raise ValueError(f"cosine_similarity: shapes {x1.shape} and {x2.shape} do not "
-                         "broadcast") from None
+    shape = ops.base.broadcast_shape("cosine_similarity", x1.shape, x2.shape)
     axis = ops.normalize_axis("cosine_similarity", dim, len(shape), single=True)
     # the norms are of the broadcast operands, in the common dtype, as PyTorch's
     x1, x2 = (x if x.dtype == dtype else x.astype(dtype) for x in (x1, x2))

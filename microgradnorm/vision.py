@@ -1,6 +1,6 @@
-"""``F``'s vision functions with PyTorch's semantics: ``pad``'s reflect, replicate and circular
-modes (``pad_by_index``), ``interpolate`` (nearest, nearest-exact, linear, bilinear, area)
-and its deprecated ``upsample`` forms, ``pixel_shuffle`` and ``pixel_unshuffle``.
+"""``F``'s vision functions with PyTorch's semantics: ``pad`` (its reflect, replicate and
+circular modes ``pad_by_index``), ``interpolate`` (nearest, nearest-exact, linear, bilinear,
+area) and its deprecated ``upsample`` forms, ``pixel_shuffle`` and ``pixel_unshuffle``.
 
 Linear and bilinear interpolation are one node (``LinearResample``): PyTorch's source
 indices and weights, computed as its CPU kernel computes them
@@ -19,10 +19,11 @@ import numpy as np
 from . import backend, ops
 from .autograd.function import Function
 from .convolution import adaptive_avg_pool2d
+from .convolution_3d import adaptive_avg_pool3d
 from .dtypes import check_number, is_floating, is_half
 from .sampling import _fma32, _fma64
 
-__all__ = ["interpolate", "pad_by_index", "pixel_shuffle", "pixel_unshuffle", "upsample",
+__all__ = ["interpolate", "pad", "pad_by_index", "pixel_shuffle", "pixel_unshuffle", "upsample",
            "upsample_bilinear", "upsample_nearest"]
 
 
@@ -59,6 +60,10 @@ def pad_by_index(fn, input, pad, mode):
     if mode != "circular" and any(n == 0 for n in input.shape[int(batched):]):
         raise RuntimeError(f"{fn}: {mode} padding expects a tensor whose dims are non-zero but "
                            f"for a batch dim, got shape {list(input.shape)}")
+    sizes = [input.shape[ndim - 1 - k] + pad[2 * k] + pad[2 * k + 1] for k in range(count // 2)]
+    if mode != "circular" and max(sizes) < 1:    # PyTorch's kernels: one size >= 1 will do
+        raise RuntimeError(f"{fn}: input {list(input.shape)} is too small for padding {pad}: "
+                           f"the output sizes of the padded dims would be {sizes[::-1]}")
     out = input
     for k in range(count // 2):
         axis, before, after = ndim - 1 - k, pad[2 * k], pad[2 * k + 1]
@@ -72,11 +77,11 @@ def pad_by_index(fn, input, pad, mode):
             raise RuntimeError(f"{fn}: Padding value causes wrapping around more than once "
                                f"(padding ({before}, {after}) of dimension {axis}, of size "
                                f"{size})")
-        if mode == "circular" and max(before, after) > kept:
+        if mode == "circular" and max(before, after) > kept and size + before + after > 0:
             raise RuntimeError(f"{fn}: circular padding ({before}, {after}) of dimension "
                                f"{axis} wraps around more than the {kept} positions left "
                                "after cropping (PyTorch reads past its input there)")
-        if size + before + after < 1:
+        if size + before + after < 0:
             raise RuntimeError(f"{fn}: input (size {size} at dimension {axis}) is too small for "
                                f"padding ({before}, {after}): the output size would be "
                                f"{size + before + after}")
@@ -84,6 +89,60 @@ def pad_by_index(fn, input, pad, mode):
             continue
         out = ops.index_select(out, axis, _source(mode, size, before, after))
     return out if out is not input else input.clone()
+
+
+def pad(input, pad, mode="constant", value=None):
+    """``input`` padded around its last ``len(pad) // 2`` dims (``F.pad``): ``pad = (left,
+    right)`` of the last dim, then ``(top, bottom)`` of the one before, ...; a negative
+    amount crops.
+
+    Modes: "constant" (``value``, 0 when None: slicing and ``cat``); "reflect" (mirrored
+    without repeating the edge), "replicate" (the edge repeated), "circular" (wrapped), each
+    an index of the input's positions along each padded dim (``pad_by_index``, with
+    PyTorch's rules on which dims and amounts they take); they take no ``value`` but 0.
+    A crop past a dim (constant) or to a negative size is PyTorch's RuntimeError.
+
+    Example:
+        >>> F.pad(x, (1, 2))                        # x (N, L) -> (N, 1 + L + 2)
+        >>> F.pad(img, (1, 1, 1, 1), mode="reflect")   # (N, C, H, W) -> (N, C, H + 2, W + 2)
+    """
+    ops.base.check_tensor("pad", input)
+    if isinstance(pad, (str, bytes)) or not hasattr(pad, "__len__"):
+        raise TypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
+    for amount in pad:
+        check_number("pad", "pad", amount, integer=True)
+    if len(pad) % 2:
+        raise RuntimeError(f"pad: Padding length must be divisible by 2, got {tuple(pad)}")
+    if len(pad) // 2 > input.ndim:
+        raise RuntimeError(f"pad: Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {input.ndim}")
+    if mode not in ("constant", "reflect", "replicate", "circular"):
+        raise NotImplementedError(f"pad: Unrecognised padding mode {mode}")
+    if mode != "constant":
+        if value is not None and value != 0:
+            raise RuntimeError(f'pad: Padding mode "{mode}" doesn\'t take in value argument')
+        return pad_by_index("pad", input, tuple(int(n) for n in pad), mode)
+    value = 0.0 if value is None else value
+    check_number("pad", "value", value)
+    out = input
+    for i in range(len(pad) // 2):
+        axis, before, after = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
+        if out.shape[axis] + min(before, 0) + min(after, 0) < 0:   # PyTorch's narrow()s
+            raise RuntimeError(f"pad: negative padding ({before}, {after}) crops more than the "
+                               f"{out.shape[axis]} positions of dimension {axis}")
+        index = [slice(None)] * out.ndim
+        index[axis] = slice(max(-before, 0), out.shape[axis] - max(-after, 0))
+        out = out[tuple(index)]                    # negative amounts crop
+        pieces = []
+        for amount in (before, None, after):
+            if amount is None:
+                pieces.append(out)
+            elif amount > 0:
+                shape = out.shape[:axis] + (amount,) + out.shape[axis + 1:]
+                pieces.append(ops.base.constant(input.xp.full(shape, value, input.dtype)))
+        out = ops.cat(pieces, dim=axis) if len(pieces) > 1 else out
+    return out
 
 
 # ----- interpolate: source indices and weights, PyTorch's arithmetic ---------------------
@@ -338,8 +397,9 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, area):
         raise ValueError("interpolate: recompute_scale_factor is not meaningful with an "
                          "explicit size.")
     if size is not None:
-        sizes = list(size) if isinstance(size, (list, tuple)) else [size] * dims
-        if len(sizes) != dims:
+        given = isinstance(size, (list, tuple))         # torch compares a given one with dims
+        sizes = list(size) if given else [size] * max(dims, 0)
+        if given and len(sizes) != dims:
             raise ValueError(f"interpolate: Input and output must have the same number of "
                              f"spatial dimensions, but got input with spatial dimensions of "
                              f"{list(input.shape[2:])} and output size of {size}")
@@ -347,9 +407,9 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, area):
             raise TypeError(f"interpolate: expected size to be an int or a tuple of ints, but "
                             f"got size with types {[type(n).__name__ for n in sizes]}")
         return [int(n) for n in sizes], [None] * dims
-    scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else \
-        [scale_factor] * dims
-    if len(scales) != dims:
+    given = isinstance(scale_factor, (list, tuple))
+    scales = list(scale_factor) if given else [scale_factor] * max(dims, 0)
+    if given and len(scales) != dims:
         raise ValueError(f"interpolate: Input and scale_factor must have the same number of "
                          f"spatial dimensions, but got input with spatial dimensions of "
                          f"{list(input.shape[2:])} and scale_factor of shape {scale_factor}")
@@ -388,7 +448,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     Args:
         size: the output's spatial size, an int or one per spatial dim; or
         scale_factor: a number or one per spatial dim (output size ⌊in · scale⌋).
-        mode: one of the above ("bicubic" and "trilinear" are not implemented).
+        mode: one of the above ("bicubic" and "trilinear" are not implemented); "area" also
+            for 5-D input (adaptive average pooling in 3-D).
         align_corners: linear modes only (False when None).
         recompute_scale_factor: the kernels then use in / out rather than 1 / scale_factor.
         antialias: not implemented (False only).
@@ -406,17 +467,18 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              "interpolating modes: linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
+    # PyTorch's order: size / scale_factor read first (ValueError), the rank and mode after
+    sizes, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor,
+                                      mode == "area")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):
+        raise ValueError("interpolate: Anti-alias option is restricted to bilinear, "
+                         "bicubic, and lanczos modes and requires a 4-D tensor as input")
     if input.ndim not in (3, 4, 5) or (mode not in _LINEAR_DIMS and mode not in (
             "nearest", "nearest-exact", "area")):
         raise NotImplementedError(f"interpolate: Input Error: Only 3D, 4D and 5D input Tensors "
                                   f"supported (got {input.ndim}D) for the modes: {_MODES} (got "
                                   f"{mode})")
-    sizes, scales = _sizes_and_scales(input, size, scale_factor, recompute_scale_factor,
-                                      mode == "area")
     if antialias:
-        if not (mode in ("bilinear", "bicubic") and input.ndim == 4):
-            raise ValueError("interpolate: Anti-alias option is restricted to bilinear, "
-                             "bicubic, and lanczos modes and requires a 4-D tensor as input")
         raise NotImplementedError("interpolate: antialias=True is not implemented")
     if mode in _LINEAR_DIMS and input.ndim != _LINEAR_DIMS[mode]:
         raise NotImplementedError(f"interpolate: Got {input.ndim}D input, but {mode} mode needs "
@@ -426,8 +488,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                   "nearest-exact, linear, bilinear and area are")
     if mode == "area":
         if input.ndim == 5:
-            raise NotImplementedError("interpolate: mode 'area' is implemented for 3-D and 4-D "
-                                      "inputs")
+            return adaptive_avg_pool3d(input, tuple(sizes))
         if input.ndim == 3:                      # PyTorch's adaptive_avg_pool1d: as 2-D
             return adaptive_avg_pool2d(input.unsqueeze(-2), (1, sizes[0])).squeeze(-2)
         return adaptive_avg_pool2d(input, tuple(sizes))

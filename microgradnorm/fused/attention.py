@@ -12,7 +12,7 @@ from ..autograd import op_group
 from ..generator import default_generator
 from ..dtypes import check_number
 from ..kernels.reference import attention_dropout_kept
-from ..ops.base import constant, unbroadcast
+from ..ops.base import OutOfRangeError, constant, unbroadcast
 from ..tensor import Tensor
 from . import arguments
 from .twin import FusedFunction, Input, Option, Twin
@@ -99,6 +99,9 @@ def check_attention(fn, q, k, v, mask, dropout_p, is_causal, scale, enable_gqa, 
     if k.shape[-1] != q.shape[-1] or v.shape[-2] != k.shape[-2]:
         raise ValueError(f"{fn}: key must be (..., S, E) for query (..., L, E) and value "
                          f"(..., S, Ev), got query {q.shape}, key {k.shape}, value {v.shape}")
+    if enable_gqa and min(q.ndim, k.ndim, v.ndim) < 3:     # torch reads each one's dim -3
+        raise OutOfRangeError(f"{fn}: enable_gqa needs a heads dim (-3) in query, key and "
+                              f"value, got shapes {q.shape}, {k.shape}, {v.shape}")
     heads = q.shape[-3] if q.ndim >= 3 else 1
     batch = [q.shape[:-2]]
     for name, t in (("key", k), ("value", v)):      # each may have its own head count

@@ -30,7 +30,7 @@ from .padding import (CircularPad1d, CircularPad2d, CircularPad3d, ConstantPad1d
                       ReplicationPad1d, ReplicationPad2d, ReplicationPad3d, ZeroPad1d,
                       ZeroPad2d, ZeroPad3d)
 from .pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
-from .pooling import LPPool1d, LPPool2d
+from .pooling import LPPool1d, LPPool2d, LPPool3d
 # nn.parallel: DataParallel (the module itself, run), DistributedDataParallel (refused)
 from . import parallel
 from .parallel import DataParallel
@@ -124,7 +124,8 @@ __all__ += ["DataParallel", "parallel"]
 # __all__ additions: modules.py
 __all__ += ["modules"]
 # __all__ additions: parameter.py, pooling.py, conv_more.py
-__all__ += ["Buffer", "FeatureAlphaDropout", "LPPool1d", "LPPool2d", "MaxUnpool1d"]
+__all__ += ["Buffer", "FeatureAlphaDropout", "LPPool1d", "LPPool2d", "LPPool3d",
+            "MaxUnpool1d"]
 # __all__ additions: the 3-D layers, lazy_conv.py
 __all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "ConvTranspose3d",
             "Dropout3d", "MaxPool3d", "MaxUnpool3d", "LazyConv1d", "LazyConv2d", "LazyConv3d",

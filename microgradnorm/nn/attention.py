@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import functional as F
 from .. import ops
-from ..dtypes import check_number
+from ..dtypes import check_number, is_floating
 from ..ops.base import constant
 from ..tensor import Tensor
 from . import init
@@ -261,7 +261,7 @@ def as_mask(mask, like):
     if isinstance(mask, Tensor):
         return mask
     array = like.xp.array(mask)                                  # a copy
-    return constant(array.astype(like.dtype, copy=False) if array.dtype.kind == "f" else array)
+    return constant(array.astype(like.dtype, copy=False) if is_floating(array.dtype) else array)
 
 
 def canonical_mask(name, mask, like, other=None, other_name=""):
@@ -273,7 +273,7 @@ def canonical_mask(name, mask, like, other=None, other_name=""):
     if mask is None:
         return None
     mask = as_mask(mask, like)
-    if mask.dtype != np.bool_ and mask.dtype.kind != "f":
+    if mask.dtype != np.bool_ and not is_floating(mask.dtype):      # bfloat16 too
         raise AssertionError(f"only bool and floating types of {name} are supported, got "
                              f"{mask.dtype}")
     if other is not None and as_mask(other, like).dtype != mask.dtype:

@@ -68,7 +68,8 @@ class Embedding(Module):
             negative one counts from the end.
         max_norm, norm_type: rows looked up whose ``norm_type``-norm exceeds ``max_norm`` are
             scaled down to it in place first.
-        scale_grad_by_freq, sparse: PyTorch's options, not implemented: False only.
+        scale_grad_by_freq: each row's gradient divided by its id's count in the input.
+        sparse: PyTorch's option, not implemented: False only.
         _weight, _freeze: a table to use instead of drawing one (``from_pretrained``), and
             whether it is frozen.
 
@@ -84,9 +85,9 @@ class Embedding(Module):
                  _freeze=False, device="cpu", dtype=None):
         super().__init__()
         _check_positive("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
-        if scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding: scale_grad_by_freq and sparse gradients are "
-                                      "not implemented; pass False")
+        if sparse:
+            raise NotImplementedError("Embedding: sparse gradients are not implemented; pass "
+                                      "sparse=False")
         if max_norm is not None:
             check_number("Embedding", "max_norm", max_norm)
         check_number("Embedding", "norm_type", norm_type)

@@ -80,7 +80,7 @@ SUBMODULES = {
                 "_AdaptiveMaxPoolNd", "MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d",
                 "MaxUnpool2d",
                 "MaxUnpool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d",
-                "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+                "LPPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
                 "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d"),
     "rnn": ("RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"),
     "sparse": ("Embedding", "EmbeddingBag"),

@@ -1,7 +1,7 @@
 """Pooling Modules with torch's arguments and repr: MaxPool1d, MaxPool2d, MaxPool3d,
-AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, AdaptiveAvgPool2d, AdaptiveAvgPool3d,
-each a one-line forward over its ``F`` function (whose checks apply when it is called, as
-torch's)."""
+AvgPool1d, AvgPool2d, AvgPool3d, LPPool1d, LPPool2d, LPPool3d, AdaptiveAvgPool2d,
+AdaptiveAvgPool3d, each a one-line forward over its ``F`` function (whose checks apply when
+it is called, as torch's)."""
 
 from .. import functional as F
 from .module import Module
@@ -174,7 +174,7 @@ class AvgPool3d(_AvgPoolNd):
 
 
 class _LPPoolNd(Module):
-    """What LPPool1d and LPPool2d share: torch's arguments, kept as given, and the repr."""
+    """What LPPool1d, 2d and 3d share: torch's arguments, kept as given, and the repr."""
 
     def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
         super().__init__()
@@ -223,6 +223,26 @@ class LPPool2d(_LPPoolNd):
     def forward(self, input):
         """The window p-norms. Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out)."""
         return F.lp_pool2d(self._check_input(input), float(self.norm_type), self.kernel_size,
+                           self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    r"""The p-norm of each window over D, H, W, :math:`(\sum_{x \in w} x^p)^{1/p}`
+    (``torch.nn.LPPool3d``), see ``F.lp_pool3d``.
+
+    Args:
+        norm_type: p (inf: the maximum of |x|). kernel_size: an int or 3 ints. stride:
+            default ``kernel_size``. ceil_mode: round the output size up.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out).
+
+    Example:
+        >>> nn.LPPool3d(2, 2)(x)                 # (2, 4, 8, 12, 12) -> (2, 4, 4, 6, 6)
+    """
+
+    def forward(self, input):
+        """The window p-norms. Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, ...)."""
+        return F.lp_pool3d(self._check_input(input), float(self.norm_type), self.kernel_size,
                            self.stride, self.ceil_mode)
 
 

@@ -117,7 +117,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if x.ndim < 2 and x.size == 0:          # torch returns an empty 1-D input as it is
         return x * 1.0
     if x.ndim < 2:
-        raise ValueError(f"batch_norm: x must have shape (N, C) or (N, C, L), got {x.shape}")
+        raise ChannelNormError(f"batch_norm: x must have shape (N, C) or (N, C, L), got "
+                               f"{x.shape}")
     stats = check_batch_norm(x, running_mean, running_var, weight, bias, training,
                                        momentum, eps, impl)
     if x.size == 0:                 # an empty batch (or no channels): an empty result,

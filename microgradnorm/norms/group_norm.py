@@ -7,6 +7,7 @@ and shifted per channel. InstanceNorm is G = C, with optional running statistics
 LayerNorm over (C, *) without its per-element affine is G = 1.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -310,7 +311,7 @@ def _check_instance_norm(x, running_mean, running_var, weight, bias, use_input_s
     stats = [arguments.running_stat(fn, name, stat, x, use_input_stats, "use_input_stats=True",
                                     ChannelNormError)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
-    if use_input_stats and x.size and x.size // (x.shape[0] * x.shape[1]) == 1:
+    if use_input_stats and math.prod(x.shape[2:]) == 1:    # torch's: an empty batch too
         raise ValueError(f"{fn}: expected more than 1 position per channel to compute a "
                          f"variance when use_input_stats=True, got x of shape {x.shape}")
     return stats

@@ -118,9 +118,9 @@ def broadcast(op, combine, a, b):
     except ValueError as error:
         if "broadcast" not in str(error):
             raise
-        raise ValueError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
-                         "broadcast (compared from the last dim, each pair of sizes must be "
-                         "equal or one of them 1)") from None
+        raise BroadcastError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not "
+                             "broadcast (compared from the last dim, each pair of sizes must "
+                             "be equal or one of them 1)") from None
 
 
 class BroadcastError(RuntimeError, ValueError):

@@ -22,7 +22,7 @@ LAYERS = (
     ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "convolution_more", "convolution_3d",
                     "losses", "losses_more", "activations", "vision", "linalg", "fft",
-                    "special", "embedding_bag", "losses_ctc", "vision_grid")),
+                    "special", "embedding_bag", "losses_ctc", "vision_grid", "lp_pool")),
     ("model", ("nn", "optim", "layers", "utils", "distributions", "func", "func_transforms")),
     ("look", ("checks", "viz", "train", "checkpoint", "capture", "testing")),
     ("apps", ("cli", "__main__")),
