@@ -209,6 +209,26 @@ def _fans(fn, tensor):
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
 
+def _calculate_fan_in_and_fan_out(tensor):
+    """``(fan_in, fan_out)`` of a weight of at least 2 dims: torch's private helper, which
+    modules' ``reset_parameters`` copied from torch's call (``nn.Linear``'s bias bound)."""
+    return _fans("_calculate_fan_in_and_fan_out", tensor)
+
+
+def _calculate_correct_fan(tensor, mode):
+    """The fan ``mode`` ("fan_in" or "fan_out", any case) names: torch's private helper."""
+    return _mode_fan("_calculate_correct_fan", tensor, mode)
+
+
+def _mode_fan(fn, tensor, mode):
+    # the fan ``mode`` names, in any case as torch's; the mode checked before the tensor
+    mode = mode.lower() if isinstance(mode, str) else mode
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"{fn}: mode must be 'fan_in' or 'fan_out' (any case), got {mode!r}")
+    fan_in, fan_out = _fans(fn, tensor)
+    return fan_in if mode == "fan_in" else fan_out
+
+
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """Fill with U(-a, a), a = √3 · gain · √(2 / (fan_in + fan_out)) (Glorot & Bengio;
     torch's order of operations, so the bound rounds as torch's)."""
@@ -225,10 +245,7 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
 
 
 def _kaiming_std(fn, tensor, a, mode, nonlinearity):
-    if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"{fn}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
-    fan_in, fan_out = _fans(fn, tensor)
-    fan = fan_in if mode == "fan_in" else fan_out
+    fan = _mode_fan(fn, tensor, mode)
     if fan == 0:
         raise ValueError(f"{fn}: cannot initialise a tensor with a zero fan, shape "
                          f"{tensor.shape}")

@@ -87,7 +87,8 @@ class Module(ModuleHooks, ModuleState):
             return
         params, modules, buffers = self._parameters, self._modules, self._buffers
         tree_changes = name in params or name in modules
-        if isinstance(value, (Parameter, Module)):
+        # a Module does not replace a parameter: torch checks the parameter's name first
+        if isinstance(value, Parameter) or (isinstance(value, Module) and name not in params):
             table = params if isinstance(value, Parameter) else modules
             for other in (params, modules, buffers):
                 if other is not table:                # its own keeps the name's place
@@ -148,7 +149,7 @@ class Module(ModuleHooks, ModuleState):
             raise TypeError(f"register_buffer: {name} must be a Tensor or None, "
                             f"got {type(tensor).__name__}")
         self._buffers[name] = tensor
-        self.__setattr__(name, tensor)
+        object.__setattr__(self, name, tensor)   # a buffer, even a Parameter, as torch's
         if persistent:
             self._non_persistent_buffers_set.discard(name)
         else:
@@ -313,10 +314,7 @@ class Module(ModuleHooks, ModuleState):
     def zero_grad(self, set_to_none=True):
         """Clear every parameter's ``.grad``: None (default) or zeros of its shape."""
         for param in self.parameters():
-            if set_to_none:
-                param.grad = None
-            elif param.grad is not None:
-                param.grad.zero_()            # in place, as torch: NaN and inf go too
+            clear_grad(param, set_to_none)
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self."""
@@ -427,7 +425,8 @@ class Module(ModuleHooks, ModuleState):
 
     def _run_hooks(self, args, kwargs):
         if self._forward_pre_hooks or self._forward_hooks or self._backward_hooks \
-                or self._backward_pre_hooks:
+                or self._backward_pre_hooks or module_hooks.GLOBAL["_forward_pre_hooks"] \
+                or module_hooks.GLOBAL["_forward_hooks"]:
             return self._call_with_hooks(args, kwargs)       # module_hooks.py
         return self.forward(*args, **kwargs)
 
@@ -556,3 +555,16 @@ def _check_choice(fn, name, value, choices):
         raise ValueError(f"{fn}: {name} must be one of {choices}, got {value!r}")
 
 
+def clear_grad(param, set_to_none=True):
+    """``zero_grad``'s work on one parameter (Module's and the optimizers'): ``.grad`` None,
+    or zeroed in place (NaN and inf go too), first cut from any graph a ``create_graph=True``
+    backward gave it, as torch's."""
+    grad = param.grad
+    if set_to_none:
+        param.grad = None
+    elif grad is not None:
+        if grad.grad_fn is not None:
+            grad.detach_()
+        else:
+            grad.requires_grad_(False)
+        grad.zero_()

@@ -1,7 +1,8 @@
 """A Module's hooks, as torch's: forward pre-hooks and forward hooks (``with_kwargs``,
 ``prepend``, ``always_call``), full backward hooks and backward pre-hooks, and the deprecated
-``register_backward_hook``. ``Module`` inherits them from ``ModuleHooks``; a module without
-hooks never reaches this file (``Module._run`` calls ``forward`` itself).
+``register_backward_hook``; torch's global forward hooks, which every module runs before its
+own. ``Module`` inherits them from ``ModuleHooks``; a module without hooks (and no global
+one) never reaches this file (``Module._run`` calls ``forward`` itself).
 
 The full backward hooks are torch's ``BackwardHook``: a call's Tensor inputs, and then its
 outputs, pass through one identity node each (``BackwardHookFunction``). The outputs' node
@@ -27,6 +28,45 @@ TABLES = ("_forward_pre_hooks",               # hook(module, args)
           "_forward_pre_hooks_with_kwargs",   # True for the hooks given kwargs
           "_forward_hooks_with_kwargs",
           "_forward_hooks_always_called")     # True: run also when forward raised
+
+# torch's global forward hooks (``nn.modules.module.register_module_forward_pre_hook`` and
+# ``register_module_forward_hook``): every module's call runs them, before its own
+GLOBAL = {name: {} for name in TABLES if "forward" in name}
+
+
+def register_module_forward_pre_hook(hook):
+    """``hook(module, args)`` before every module's forward, before the module's own
+    pre-hooks (torch's global hook); a non-None result replaces the arguments."""
+    return _add_global("_forward_pre_hooks", hook, "register_module_forward_pre_hook", {})
+
+
+def register_module_forward_hook(hook, *, with_kwargs=False, always_call=False):
+    """``hook(module, args[, kwargs], output)`` after every module's forward, before the
+    module's own hooks (torch's global hook); a non-None result replaces the output."""
+    return _add_global("_forward_hooks", hook, "register_module_forward_hook",
+                       {"_forward_hooks_with_kwargs": with_kwargs,
+                        "_forward_hooks_always_called": always_call})
+
+
+def _add_global(table, hook, where, flags):
+    if not callable(hook):
+        raise TypeError(f"{where}: hook must be callable, got {type(hook).__name__}")
+    extra = [GLOBAL[name] for name, on in flags.items() if on]
+    handle = RemovableHandle(GLOBAL[table], extra_dict=extra)
+    GLOBAL[table][handle.id] = hook
+    for flag_table in extra:
+        flag_table[handle.id] = True
+    return handle
+
+
+def _hooks(module, table):
+    # the global hooks, then the module's own (ids are unique across both)
+    return [*GLOBAL[table].items(), *getattr(module, table).items()] if GLOBAL[table] \
+        else list(getattr(module, table).items())
+
+
+def _flagged(module, table, hook_id):
+    return hook_id in getattr(module, table) or hook_id in GLOBAL[table]
 
 
 class ModuleHooks:
@@ -164,9 +204,8 @@ def _run_hooked(module, state):
     full = module._is_full_backward_hook
     hooks = list(module._backward_hooks.values())
     pre_hooks = list(module._backward_pre_hooks.values())
-    with_kwargs = module._forward_pre_hooks_with_kwargs
-    for hook_id, hook in list(module._forward_pre_hooks.items()):
-        if hook_id in with_kwargs:
+    for hook_id, hook in _hooks(module, "_forward_pre_hooks"):
+        if _flagged(module, "_forward_pre_hooks_with_kwargs", hook_id):
             result = hook(module, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -183,7 +222,7 @@ def _run_hooked(module, state):
         call = BackwardHook(module, hooks if full else [], pre_hooks)
         args = state["args"] = call.setup_inputs(args)
     output = state["result"] = module.forward(*args, **kwargs)
-    output = _run_forward_hooks(module, state, module._forward_hooks)
+    output = _run_forward_hooks(module, state)
     if call is not None:
         if not isinstance(output, (Tensor, tuple)):
             warnings.warn(f"For backward hooks to be called, module output should be a "
@@ -195,10 +234,9 @@ def _run_hooked(module, state):
     return output
 
 
-def _run_forward_hooks(module, state, hooks):
-    always = module._forward_hooks_always_called
-    for hook_id, hook in list(hooks.items()):
-        if hook_id in always:
+def _run_forward_hooks(module, state):
+    for hook_id, hook in _hooks(module, "_forward_hooks"):
+        if _flagged(module, "_forward_hooks_always_called", hook_id):
             state["called"].add(hook_id)
         _call_forward_hook(module, state, hook_id, hook)
     return state["result"]
@@ -206,8 +244,9 @@ def _run_forward_hooks(module, state, hooks):
 
 def _run_always_called(module, state):
     # after an exception: the always_call hooks not yet run, each error only a warning
-    for hook_id, hook in list(module._forward_hooks.items()):
-        if hook_id not in module._forward_hooks_always_called or hook_id in state["called"]:
+    for hook_id, hook in _hooks(module, "_forward_hooks"):
+        if not _flagged(module, "_forward_hooks_always_called", hook_id) \
+                or hook_id in state["called"]:
             continue
         try:
             _call_forward_hook(module, state, hook_id, hook)
@@ -219,7 +258,7 @@ def _run_always_called(module, state):
 
 def _call_forward_hook(module, state, hook_id, hook):
     # hook(module, args[, kwargs], output); a non-None result becomes the output
-    if hook_id in module._forward_hooks_with_kwargs:
+    if _flagged(module, "_forward_hooks_with_kwargs", hook_id):
         result = hook(module, state["args"], state["kwargs"], state["result"])
     else:
         result = hook(module, state["args"], state["result"])

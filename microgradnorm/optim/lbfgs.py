@@ -11,7 +11,7 @@ import copy
 
 from .. import backend
 from ..autograd import enable_grad, no_grad
-from .optimizers import Optimizer
+from .optimizers import Optimizer, lr_value
 
 __all__ = ["LBFGS"]
 
@@ -218,7 +218,8 @@ class LBFGS(Optimizer):
 
     def _iterate(self, closure):
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        # a Tensor rate read as a number at each step, as the other optimizers read it
+        lr, max_iter, max_eval = lr_value(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         history_size, line_search_fn = group["history_size"], group["line_search_fn"]
         state = self.state.setdefault(id(self._params[0]), {})

@@ -6,9 +6,25 @@ import numbers
 import warnings
 
 from ..dtypes import check_number
-from .optimizers import Optimizer
+from ..tensor import Tensor
+from .optimizers import Optimizer, lr_value
 
 __all__ = ["LRScheduler"]
+
+# torch's warning when a schedule's first step comes before its optimizer's first step
+STEP_ORDER_WARNING = (
+    "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
+    "later, you should call them in the opposite order: `optimizer.step()` before "
+    "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+    "value of the learning rate schedule.")
+
+
+class MissingInitialLR(KeyError, ValueError):
+    """A schedule resumed (``last_epoch >= 0``) on groups without ``initial_lr``: torch's
+    KeyError, a ValueError too."""
+
+    def __str__(self):
+        return str(self.args[0])
 
 # what torch warns on ``scheduler.step(epoch)`` (its EPOCH_DEPRECATION_WARNING, shortened)
 EPOCH_DEPRECATION_WARNING = (
@@ -32,22 +48,34 @@ class LRScheduler:
     # MultiplicativeLR, SWALR: the rate at a SequentialLR's milestone (``restart_rate``) is taken
     # from the rate the scheduler before it left, so a jump past that milestone replays it
     restarts_from_rate = False
+    # torch's base step warns when it comes before the optimizer's first step; the
+    # schedules whose own step torch writes without that check say False
+    checks_step_order = True
 
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(type(self).__name__, optimizer)
         if isinstance(last_epoch, bool) or not isinstance(last_epoch, int) or last_epoch < -1:
             raise ValueError(f"{type(self).__name__}: last_epoch must be an int >= -1, got "
                              f"{last_epoch!r}")
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
+        added = [group for group in optimizer.param_groups
+                 if last_epoch == -1 and "initial_lr" not in group]
+        for group in added:                      # a Tensor rate: a copy, as torch's
+            lr = group["lr"]
+            group["initial_lr"] = lr.clone() if isinstance(lr, Tensor) else lr
         missing = [i for i, g in enumerate(optimizer.param_groups) if "initial_lr" not in g]
         if missing:
-            raise ValueError(f"{type(self).__name__}: last_epoch={last_epoch} needs "
-                             f"'initial_lr' in every parameter group, missing in {missing}")
+            raise MissingInitialLR(
+                f"{type(self).__name__}: param 'initial_lr' is not specified in "
+                f"param_groups{missing} when resuming a scheduler with "
+                f"last_epoch={last_epoch}: load the optimizer's state dict first")
+        self._order_checked = False
         self.optimizer = optimizer
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = [lr_value(group["initial_lr"]) for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        if not getattr(optimizer, "_steps_watched", False):
+            # torch's wrapper of optimizer.step, put on by the first schedule: the
+            # optimizer's steps count from here
+            optimizer._steps_watched, optimizer._opt_called = True, False
         self._initial_step()
 
     def _initial_step(self):
@@ -55,7 +83,7 @@ class LRScheduler:
         # another on the same optimizer composes with it (what ChainedScheduler takes), and
         # one resumed with last_epoch=k continues from the checkpoint's rate
         epoch = self.last_epoch + 1
-        current = [group["lr"] for group in self.optimizer.param_groups]
+        current = [lr_value(group["lr"]) for group in self.optimizer.param_groups]
         if epoch > 0 and self.keeps_rate_on_resume:
             lrs = current
         else:
@@ -70,12 +98,29 @@ class LRScheduler:
         """Advance one step and write the new learning rate into every parameter group.
         ``step(epoch)``, deprecated in torch (which warns, as here), goes to the int
         ``epoch`` by the closed form where torch has one."""
+        self._check_step_order()
         if epoch is None:
             self._go_to(self.last_epoch + 1, self.base_lrs)
             return
         epoch = self._epoch_argument(epoch)
         lrs = [self.closed_form(epoch, i) for i in range(len(self.base_lrs))]
         self._commit(epoch, self.base_lrs, lrs)
+
+    def _check_step_order(self):
+        # torch's warning at a schedule's first step, if the optimizer has not stepped
+        if not self.checks_step_order or getattr(self, "_order_checked", True):
+            return
+        self._order_checked = True
+        if not getattr(self.optimizer, "_opt_called", True):
+            warnings.warn(STEP_ORDER_WARNING, UserWarning, stacklevel=3)
+
+    def get_lr(self):
+        """torch's chainable form at ``last_epoch`` from the rates the groups hold, with its
+        warning: ``get_last_lr()`` is the rate the latest step set."""
+        warnings.warn("To get the last learning rate computed by the scheduler, please use "
+                      "`get_last_lr()`.", UserWarning, stacklevel=2)
+        return [self.chain_step(self.last_epoch, group["lr"], i)
+                for i, group in enumerate(self.optimizer.param_groups)]
 
     def _epoch_argument(self, epoch):
         # step(epoch)'s: torch's deprecation warning, then an int >= 0
@@ -113,7 +158,7 @@ class LRScheduler:
         self._on_step(epoch)
         self.base_lrs, self.last_epoch, self._last_lr = base_lrs, epoch, list(lrs)
         for group, lr in zip(self.optimizer.param_groups, lrs):
-            group["lr"] = lr
+            set_lr(group, lr)
 
     def _on_step(self, epoch):
         # what else the step to ``epoch`` moves, called before ``last_epoch`` does (on every
@@ -145,7 +190,24 @@ class LRScheduler:
         if not isinstance(state_dict, dict) or set(state_dict) != {"last_epoch", "base_lrs"}:
             raise ValueError(f"{name}: expected keys ['base_lrs', 'last_epoch'], got "
                              f"{state_dict!r}")
-        self._go_to(*_checked_state(name, self.optimizer, state_dict))
+        epoch, base_lrs = _checked_state(name, self.optimizer, state_dict)
+        last = self._last_lr
+        self._last_lr = None          # a jump, even to the next step: the walk from the base
+        try:
+            self._go_to(epoch, base_lrs)
+        except Exception:
+            self._last_lr = last
+            raise
+        self._order_checked = True             # torch's restored step count
+
+
+def set_lr(group, lr):
+    """Write a schedule's rate into ``group``: a Tensor rate filled in place, as torch's, so
+    the Tensor the optimizer was given follows the schedule."""
+    if isinstance(group["lr"], Tensor):
+        group["lr"].fill_(lr)
+    else:
+        group["lr"] = lr
 
 
 def _checked_state(name, optimizer, state_dict):

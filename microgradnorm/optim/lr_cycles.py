@@ -7,7 +7,7 @@ import numbers
 
 from ..dtypes import check_number
 from .lr_base import (LRScheduler, _check_optimizer, _members, _momentum_kind, _per_group,
-                      _write_momentum)
+                      _write_momentum, lr_value, set_lr)
 
 __all__ = ["ChainedScheduler", "CosineAnnealingWarmRestarts", "CyclicLR"]
 
@@ -36,6 +36,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         ...     for i in range(iters):
         ...         scheduler.step(epoch + i / iters)
     """
+
+    checks_step_order = False              # torch's own step has no order check
 
     def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
         name = "CosineAnnealingWarmRestarts"
@@ -105,7 +107,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         lrs = [self._rate(base, position, length) for base in self.base_lrs]
         self.last_epoch, self.T_cur, self.T_i = last_epoch, position, length
         for group, lr in zip(self.optimizer.param_groups, lrs):
-            group["lr"] = lr
+            set_lr(group, lr)
         self._last_lr = lrs
 
     def state_dict(self):
@@ -183,7 +185,7 @@ class CyclicLR(LRScheduler):
             self.max_momentums = _per_group(name, "max_momentum", max_momentum, len(groups))
         if last_epoch == -1:
             for group, lr in zip(groups, base_lrs):
-                group["lr"] = lr
+                set_lr(group, lr)
             if cycle_momentum:
                 for group, top, bottom in zip(groups, self.max_momentums, self.base_momentums):
                     _write_momentum(group, top, self.use_beta1)
@@ -252,6 +254,8 @@ class ChainedScheduler(LRScheduler):
         ...                               ExponentialLR(opt, gamma=0.9)], optimizer=opt)
     """
 
+    checks_step_order = False              # torch's own step has no order check
+
     def __init__(self, schedulers, optimizer=None):
         name = "ChainedScheduler"
         schedulers, optimizer = _members(name, schedulers, optimizer)
@@ -260,7 +264,7 @@ class ChainedScheduler(LRScheduler):
             raise ValueError(f"{name}: the schedulers are at different steps {steps}; chain "
                              f"schedulers made together")
         self.optimizer, self._schedulers = optimizer, schedulers
-        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.base_lrs = [lr_value(group["initial_lr"]) for group in optimizer.param_groups]
         self.last_epoch = steps[0]
         # read, not written: each scheduler's constructor already stepped from the rate the
         # one before it left
@@ -268,7 +272,14 @@ class ChainedScheduler(LRScheduler):
 
     def step(self):
         """One step of every scheduler, in order (torch's takes no epoch)."""
+        for scheduler in self._schedulers:       # each one's own step checks the order
+            scheduler._check_step_order()
         super().step()
+
+    def get_lr(self):
+        """torch's NotImplementedError: its schedulers compute the rates
+        (``get_last_lr()`` reads the latest)."""
+        raise NotImplementedError
 
     def _rates(self, step, base_lr, group_index):
         # the rate before ``step`` and after each scheduler at it: from the composed rate of

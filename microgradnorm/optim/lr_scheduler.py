@@ -10,7 +10,7 @@ import math
 
 from ..dtypes import check_number, check_positive_ints
 from .lr_base import (LRScheduler, _check_optimizer, _int_list, _lr_lambdas, _members,
-                      _momentum_kind, _per_group, _write_momentum)
+                      _momentum_kind, _per_group, _write_momentum, lr_value, set_lr)
 from .lr_cycles import ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
@@ -40,15 +40,16 @@ class LambdaLR(LRScheduler):
 class _Recursive(LRScheduler):
     # A schedule torch writes as an update of the current rate, lr_t = f(t, lr_{t-1})
     # (``chain_step``): updated here the same way, so the rates agree with torch's bit for
-    # bit. The latest rates are the last link, so a step costs one update; a jump
-    # (load_state_dict) walks the chain from the base rate.
+    # bit. A step updates the rate the group holds, as torch's: a rate changed from outside,
+    # or by another schedule, goes on from there; a jump (load_state_dict) walks the chain
+    # from the base rate.
 
     def lr_at(self, step, base_lr, group_index):
         """The rate at ``step``: ``base_lr`` through every update up to it, in order."""
-        last = getattr(self, "_last_lr", None)
-        if last is not None and step == self.last_epoch + 1 \
+        if getattr(self, "_last_lr", None) is not None and step == self.last_epoch + 1 \
                 and base_lr == self.base_lrs[group_index]:
-            return self.chain_step(step, last[group_index], group_index)
+            current = self.optimizer.param_groups[group_index]["lr"]
+            return self.chain_step(step, lr_value(current), group_index)
         lr = base_lr
         for at in range(step + 1):
             lr = self.chain_step(at, lr, group_index)
@@ -432,6 +433,8 @@ class SequentialLR(LRScheduler):
         >>> scheduler = SequentialLR(opt, [warmup, decay], milestones=[5])
     """
 
+    checks_step_order = False              # torch's own step has no order check
+
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         name = "SequentialLR"
         _check_optimizer(name, optimizer)
@@ -451,7 +454,15 @@ class SequentialLR(LRScheduler):
 
     def step(self):
         """One step of the scheduler running there (torch's takes no epoch)."""
+        scheduler, own_step = self._current(self.last_epoch + 1)
+        if own_step:                               # its own step, with torch's order check
+            scheduler._check_step_order()
         super().step()
+
+    def get_lr(self):
+        """torch's NotImplementedError: its schedulers compute the rates
+        (``get_last_lr()`` reads the latest)."""
+        raise NotImplementedError
 
     def _current(self, step):
         # the scheduler that runs at ``step``, and its own step count there
@@ -503,11 +514,11 @@ class SequentialLR(LRScheduler):
             if epoch == 0:
                 scheduler._go_to(0, scheduler.base_lrs)
             else:
-                rates = [group["lr"] for group in self.optimizer.param_groups]
+                rates = [lr_value(group["lr"]) for group in self.optimizer.param_groups]
                 lrs = [scheduler.restart_rate(lr, i) for i, lr in enumerate(rates)]
                 scheduler._follow(0, rates, lrs)
                 for group, lr in zip(self.optimizer.param_groups, lrs):
-                    group["lr"] = lr
+                    set_lr(group, lr)
         else:
             scheduler._go_to(own_step, scheduler.base_lrs)
         self.last_epoch, self._last_lr = epoch, scheduler.get_last_lr()
@@ -607,13 +618,17 @@ class ReduceLROnPlateau(LRScheduler):
             for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
                 reduced = max(float(group["lr"]) * self.factor, floor)
                 if float(group["lr"]) - reduced > self.eps:
-                    group["lr"] = reduced
+                    set_lr(group, reduced)
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        self._last_lr = [lr_value(group["lr"]) for group in self.optimizer.param_groups]
 
     def lr_at(self, step, base_lr, group_index):
         """Not a function of the step: the rate depends on the metrics seen."""
         raise TypeError("ReduceLROnPlateau: the rate depends on the metrics, not the step")
+
+    def get_lr(self):
+        """torch's NotImplementedError: the rate follows the metrics (``get_last_lr()``)."""
+        raise NotImplementedError
 
     def state_dict(self):
         """The counters and the best metric (the rates are in the optimizer's state)."""

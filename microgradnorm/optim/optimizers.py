@@ -11,14 +11,17 @@ import numpy as np
 from .. import backend, kernels
 from ..autograd import enable_grad
 from ..dtypes import check_number, get_default_dtype, is_floating, is_half, is_numeric
+from ..nn.module import clear_grad
 from ..tensor import Tensor
+from .optimizer_hooks import OptimizerHooks
 
 __all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop"]
 
 
-class Optimizer:
+class Optimizer(OptimizerHooks):
     """Base class: parameter groups (missing options from ``defaults``), ``zero_grad``,
-    ``step``, ``state_dict`` and ``load_state_dict``."""
+    ``step``, ``state_dict`` and ``load_state_dict``, with torch's hooks around the last
+    three (``optimizer_hooks.py``)."""
 
     def __repr__(self):
         """PyTorch's form: the class, then each group's options, sorted."""
@@ -36,6 +39,9 @@ class Optimizer:
         for name, value in defaults.items():
             self._check_option(name, value)
         self.defaults = defaults
+        if isinstance(params, Tensor):
+            raise TypeError(f"{type(self).__name__}: params must be an iterable of Tensors or "
+                            "dicts, got a Tensor (torch's error; pass [tensor])")
         params = list(params)
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
@@ -43,6 +49,26 @@ class Optimizer:
         self.state = {}                      # id(param) -> {name: array}
         for group in params if isinstance(params[0], dict) else [{"params": params}]:
             self.add_param_group(group)
+
+    @property
+    def state(self):
+        """Per-parameter state, ``{id(param): {name: array}}``; ``state[param]`` reads a
+        parameter's entry too (torch's ``optimizer.state[p]``), {} where it has none yet."""
+        return self._state
+
+    @state.setter
+    def state(self, value):
+        self._state = ParamState(value)
+
+    def __deepcopy__(self, memo):
+        # the state is keyed by id(param): a copy's entries follow the copied parameters
+        copied = object.__new__(type(self))
+        memo[id(self)] = copied
+        for name, value in self.__getstate__().items():     # no hooks, as torch's
+            copied.__dict__[name] = copy.deepcopy(value, memo)
+        copied.state = {id(memo[key]) if key in memo else key: entries
+                        for key, entries in copied.state.items()}
+        return copied
 
     def add_param_group(self, param_group):
         """Add a group of parameters with options of its own (``torch.optim``'s); a missing
@@ -52,19 +78,28 @@ class Optimizer:
         if not isinstance(param_group, dict) or "params" not in param_group:
             raise TypeError(f"{name}: a parameter group must be a dict with 'params', got "
                             f"{type(param_group).__name__}")
-        unknown = sorted(set(param_group) - set(self.defaults) - {"params"})
+        # a schedule's keys taken, as torch's (a group of a state dict saved with a schedule)
+        unknown = sorted(set(param_group) - set(self.defaults) - SCHEDULER_KEYS
+                         - {"params", "param_names"})
         if unknown:
             raise ValueError(f"{name}: unknown options in a parameter group: {unknown}; "
                              f"expected some of {sorted(self.defaults)}")
-        params = param_group["params"]
-        params = [params] if isinstance(params, Tensor) else list(params)
+        params, names = _named_params(name, param_group["params"])
         group = {**self.defaults, **param_group, "params": params}
+        if names:                                # torch 2.13's named parameters
+            group["param_names"] = names
         for p in params:
             if not isinstance(p, Tensor) or not p.requires_grad:
                 raise TypeError(f"{name}: params must be Tensors that require grad, got "
                                 f"{type(p).__name__}")
-        for option in self.defaults:
-            self._check_option(option, group[option])
+            if not (p.is_leaf or p._retains_grad):
+                raise ValueError(f"{name}: can't optimize a non-leaf Tensor (torch's error); "
+                                 "pass the leaf, or a .detach().requires_grad_() copy")
+        if any(("param_names" in g) != bool(names) for g in self.param_groups):
+            raise ValueError(f"{name}: all parameter groups must be with or without names "
+                             "(torch's error)")
+        for option in [*self.defaults, *(SCHEDULER_KEYS & set(group))]:
+            self._check_option(option, group[option])   # scheduler keys: numbers >= 0 too
         self._check_group(group)
         if len({id(p) for p in params}) < len(params):
             warnings.warn(f"{name}: a parameter group lists a parameter more than once "
@@ -80,10 +115,10 @@ class Optimizer:
         """Clear the ``.grad`` of every parameter: None (default) or zeros."""
         for group in self.param_groups:
             for p in group["params"]:
-                if set_to_none:
+                if set_to_none:                  # clear_grad's first case, without its call
                     p.grad = None
-                elif p.grad is not None:
-                    p.grad.zero_()            # in place, as torch: NaN and inf go too
+                else:
+                    clear_grad(p, False)
 
     def step(self, closure=None):
         """Update every parameter that has a ``.grad``; a failing step changes nothing.
@@ -98,12 +133,18 @@ class Optimizer:
 
     def _step(self):
         name = type(self).__name__
+        # the state's own dict methods, keyed by id(p): ParamState's, which also take a
+        # parameter as the key, cost a Python call per parameter
+        raw = self._state
         todo = []
         for group in self.param_groups:
-            for p in group["params"]:
+            params = group["params"]
+            if isinstance(group["lr"], Tensor):   # read at each step, as torch's
+                group = {**group, "lr": float(lr_value(group["lr"]))}
+            for p in params:
                 if p.grad is not None:
                     _check_gradient(name, p)
-                    _check_state(self, p, self.state.get(id(p), {}))
+                    _check_state(self, p, dict.get(raw, id(p), {}))
                     todo.append((p, group))
         for p, _ in todo:                        # all or none: no write fails half-way
             if not getattr(p._array.flags, "writeable", True):
@@ -111,19 +152,20 @@ class Optimizer:
                                  "nothing was updated")
         if self.updates_in_place:                # every check passed: nothing left to fail
             for p, group in todo:
-                new = self._half_aware_update(p, self.state.setdefault(id(p), {}), group)
+                new = self._half_aware_update(p, dict.setdefault(raw, id(p), {}), group)
                 if new is not p._array:
                     p._array[...] = new          # half precision: rounded once, here
                 p._bump_version()
             return
         updates = []                             # new values and states, then the writes
         for p, group in todo:
-            state = dict(self.state.get(id(p), {}))
+            state = dict(dict.get(raw, id(p), {}))
             updates.append((p, self._half_aware_update(p, state, group), state))
         for p, new, state in updates:
             p._array[...] = new
             p._bump_version()
-            self.state[id(p)] = state
+            if state or dict.__contains__(raw, id(p)):   # SGD without momentum keeps none
+                dict.__setitem__(raw, id(p), state)
 
     def state_dict(self):
         """``{"state": {index: {name: value}}, "param_groups": [...]}`` as torch lays it out;
@@ -134,8 +176,7 @@ class Optimizer:
             groups.append({**copy.deepcopy({k: v for k, v in group.items() if k != "params"}),
                            "params": ids})
         params = {id(p): p for group in self.param_groups for p in group["params"]}
-        state = {index[key]: {name: value if isinstance(value, numbers.Integral) else value.copy()
-                              for name, value in entries.items()}
+        state = {index[key]: {name: _saved_value(name, value) for name, value in entries.items()}
                  for key, entries in self.state.items() if key in params}
         return {"state": state, "param_groups": groups}
 
@@ -157,7 +198,7 @@ class Optimizer:
                 raise ValueError(f"{name}.load_state_dict: group {number} has "
                                  f"{len(saved['params'])} parameters in state_dict, "
                                  f"{len(group['params'])} in the optimizer")
-            options = {k: v for k, v in saved.items() if k != "params"}
+            options = {k: v for k, v in saved.items() if k not in ("params", "param_names")}
             for option in OPTIONAL & set(self.defaults) - set(options):
                 options[option] = group[option]     # saved before the option existed
             if not set(self.defaults) <= set(options) <= set(self.defaults) | SCHEDULER_KEYS:
@@ -168,6 +209,9 @@ class Optimizer:
                     options[option] = tuple(value)
             for option, value in options.items():
                 self._check_option(option, value)       # scheduler keys: numbers >= 0 too
+            names = saved.get("param_names", group.get("param_names"))
+            if names is not None:                   # the saved names, else the optimizer's
+                options["param_names"] = list(names)
             new_groups.append({**options, "params": group["params"]})
             by_index.update(zip(saved["params"], group["params"]))
         new_state = {}
@@ -225,6 +269,39 @@ class Optimizer:
     def _update(self, param, grad, state, group):
         # the new value of ``param`` (``param`` itself where updated in place)
         raise NotImplementedError
+
+
+class ParamState(dict):
+    """An optimizer's state by ``id(param)``, indexed by the parameter as well, as torch's
+    ``defaultdict`` keyed by parameters: a missing entry is a new {}."""
+
+    def __getitem__(self, key):
+        return super().__getitem__(_state_key(key))
+
+    def __missing__(self, key):
+        return self.setdefault(key, {})
+
+    def __setitem__(self, key, value):
+        super().__setitem__(_state_key(key), value)
+
+    def __delitem__(self, key):
+        super().__delitem__(_state_key(key))
+
+    def __contains__(self, key):
+        return super().__contains__(_state_key(key))
+
+    def get(self, key, default=None):
+        return super().get(_state_key(key), default)
+
+    def setdefault(self, key, default=None):
+        return super().setdefault(_state_key(key), default)
+
+    def pop(self, key, *default):
+        return super().pop(_state_key(key), *default)
+
+
+def _state_key(key):
+    return id(key) if isinstance(key, Tensor) else key
 
 
 class SGD(Optimizer):
@@ -314,6 +391,12 @@ class Adam(Optimizer):
             float(group["weight_decay"]), bool(group["decoupled_weight_decay"]),
             bool(group["maximize"]))
         return param
+
+    def _check_group(self, group):
+        super()._check_group(group)
+        if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
+            raise ValueError(f"{type(self).__name__}: lr as a Tensor is not supported for "
+                             "capturable=False and foreach=True (torch's error)")
 
 
 class AdamW(Adam):
@@ -445,6 +528,12 @@ SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "b
 
 
 def _check_option(optimizer, name, value):
+    if name in ("lr", "initial_lr") and isinstance(value, Tensor):
+        # torch takes a 1-element Tensor rate; a schedule's initial_lr is its copy
+        if value.numel() != 1:
+            raise ValueError(f"{optimizer}: Tensor {name} must be 1-element, got shape "
+                             f"{tuple(value.shape)}")
+        value = value.item()
     if name in SWITCHES:
         if value is not None and not isinstance(value, bool):
             raise ValueError(f"{optimizer}: {name} must be None, True or False, got {value!r}")
@@ -468,6 +557,39 @@ def _check_option(optimizer, name, value):
     check_number(optimizer, name, value)
     if not value >= 0:
         raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
+
+
+def lr_value(lr):
+    """A group's rate as a number: a Tensor rate (torch takes a 1-element one) read, as torch
+    reads it at each step."""
+    return lr.item() if isinstance(lr, Tensor) else lr
+
+
+def _named_params(optimizer, params):
+    # a group's params as torch 2.13 reads them: a Tensor, or an ordered iterable of Tensors
+    # or of (name, Tensor) pairs (``named_parameters()``), all named or none; the names too
+    if isinstance(params, Tensor):
+        return [params], []
+    if isinstance(params, (set, frozenset)):
+        raise TypeError(f"{optimizer}: optimizer parameters need to be organized in ordered "
+                        "collections, but the ordering of tensors in sets changes between "
+                        "runs; use a list")
+    params = list(params)
+    named = [p for p in params if isinstance(p, tuple)]
+    if named and len(named) != len(params):
+        raise ValueError(f"{optimizer}: all optimizer params should be with or without names; "
+                         "some parameter names are missing")
+    if named and any(len(p) != 2 for p in named):
+        raise TypeError(f"{optimizer}: named parameters must be (name, Tensor) pairs")
+    return [p[1] for p in named] or params, [p[0] for p in named]
+
+
+def _saved_value(key, value):
+    # a state entry as ``state_dict()`` gives it: arrays copied; a step counter as torch's
+    # 0-d float in its scalar dtype (``.item()`` reads it); other numbers as they are
+    if key == "step" and isinstance(value, numbers.Integral):
+        return np.array(value, dtype=scalar_dtype())
+    return value if isinstance(value, numbers.Integral) else value.copy()
 
 
 def scalar_dtype():

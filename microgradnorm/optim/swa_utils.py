@@ -239,6 +239,7 @@ class SWALR(_Recursive):
         """One step: t is the count of steps taken, from the rates the groups hold;
         ``step(epoch)`` warns, as torch's, sets ``last_epoch`` to ``epoch`` and anneals by the
         count all the same (SWALR has no closed form in t = epoch)."""
+        self._check_step_order()
         epoch = self.last_epoch + 1 if epoch is None else self._epoch_argument(epoch)
         lrs = [self.chain_step(self._step_count, group["lr"], i)
                for i, group in enumerate(self.optimizer.param_groups)]
