@@ -136,14 +136,20 @@ from .ops.index_writes import (diagonal_scatter, index_put, index_put_, index_re
                                slice_scatter)
 from .tensor import Size, Tensor, tensor
 # the memory behind a tensor: layouts, storages (ops/storage.py); torch.* names of a few ops
-from .ops.storage import (TypedStorage, UntypedStorage, jagged, layout, sparse_bsc, sparse_bsr,
-                          sparse_coo, sparse_csc, sparse_csr, strided)
+from .ops.storage import (TypedStorage, UntypedStorage, is_storage, jagged, layout, sparse_bsc,
+                          sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
 # memory formats (ops/storage.py; read and changed by ops/memory_formats.py)
 from .ops.storage import (channels_last, channels_last_3d, contiguous_format, memory_format,
                           preserve_format)
 from .ops.arrange import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 from .ops.complex import conj_physical
 from .ops.logical import nonzero_static
+# torch's legacy type classes: mg.FloatTensor(2, 3), isinstance(t, mg.LongTensor) (ops/protocol.py)
+from .ops.protocol import LEGACY_TYPES as _LEGACY_TYPES
+(BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+ IntTensor, LongTensor, ShortTensor) = (_LEGACY_TYPES[name] for name in (
+    "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
+    "HalfTensor", "IntTensor", "LongTensor", "ShortTensor"))
 
 # PyTorch's torch.autograd.gradcheck: the finite-difference check lives in checks/, above
 # the engine, so the package puts it under the autograd name
@@ -269,5 +275,8 @@ __all__ += ["vmap"]
 __all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_format",
             "preserve_format"]
 __all__ += ["TypedStorage", "UntypedStorage", "conj_physical", "jagged", "layout",
-            "nonzero_static", "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc",
+            "nonzero_static", "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor",
+            "DoubleTensor", "FloatTensor", "HalfTensor", "IntTensor", "LongTensor", "ShortTensor",
+            "is_storage",
+            "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc",
             "sparse_csr", "strided", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]

@@ -187,34 +187,84 @@ def sortable(array):
     return array.astype(np.float32) if array.dtype == bfloat16 else array
 
 
-def iinfo(dtype):
-    """The limits of an integer dtype (``torch.iinfo``: ``bits``, ``min``, ``max``)."""
-    return np.iinfo(np.dtype(dtype))
+class iinfo:
+    """The limits of an integer dtype as ``torch.iinfo`` gives them: ``bits``, ``min``,
+    ``max`` (Python ints), ``dtype`` its name; a bool or floating dtype is torch's TypeError.
+
+    Example:
+        >>> iinfo(int8).min, iinfo(uint8).max
+        (-128, 255)
+    """
+
+    def __init__(self, dtype):
+        dtype = np.dtype(dtype)
+        if dtype.kind not in "iu":
+            raise TypeError(f"iinfo() requires an integer input type, got {dtype}; "
+                            "use finfo for a floating one")
+        info = np.iinfo(dtype)
+        self.bits, self.min, self.max = int(info.bits), int(info.min), int(info.max)
+        self.dtype = str(dtype)
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
-def finfo(dtype=None):
-    """``numpy.finfo`` that also knows bfloat16 (``ml_dtypes.finfo``): ``torch.finfo``'s
-    ``eps``, ``max``, ``min``, ``tiny``, ``bits``, ``resolution``; of the default float
-    dtype when none is given, as torch's ``finfo()``."""
-    dtype = np.dtype(get_default_dtype() if dtype is None else dtype)
-    if bfloat16 is not None and dtype == bfloat16:
-        return ml_dtypes.finfo(dtype)
-    return np.finfo(dtype)
+class finfo:
+    """The limits of a floating dtype as ``torch.finfo`` gives them: ``bits``, then ``eps``,
+    ``max``, ``min``, ``tiny`` (= ``smallest_normal``) and ``resolution`` (10^-digits) as
+    Python floats, ``dtype`` its name; a complex dtype's are its real part's; of the default
+    float dtype when none is given. NumPy's ``finfo`` (``ml_dtypes``' for bfloat16) gives
+    the values.
+
+    Example:
+        >>> finfo(float32).resolution, finfo(bfloat16).eps
+        (1e-06, 0.0078125)
+    """
+
+    def __init__(self, dtype=None):
+        dtype = np.dtype(get_default_dtype() if dtype is None else dtype)
+        if dtype.kind not in "fc" and dtype != bfloat16:
+            raise TypeError(f"finfo() requires a floating point input type, got {dtype}; "
+                            "use iinfo for an integer one")
+        info = ml_dtypes.finfo(dtype) if bfloat16 is not None and dtype == bfloat16 \
+            else np.finfo(dtype)
+        self.bits = int(info.bits)
+        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
+        self.tiny = self.smallest_normal = float(info.smallest_normal)
+        self.resolution = 10.0 ** -int(info.precision)    # NumPy's is rounded to the dtype
+        self.dtype = str(info.dtype)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
+                f"tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+_SCALARS = frozenset((float, int, bool, complex))
 
 
 def inferred_float(data):
     """torch's dtype for a Python number or nested lists holding floats or complex numbers:
     a Python float counts as the default dtype, a NumPy scalar as its own, and a Python
     complex as complex64 beside them (``[np.float64(1.0)]`` is float64, ``[1.0]`` float32,
-    ``[1j]`` complex64)."""
+    ``[1j]`` complex64); a 0-d tensor as its dtype (``[mg.tensor(1.5, dtype=float64), 1]`` is
+    float64)."""
     kinds, pending = set(), [data]
     while pending:
         item = pending.pop()
-        if isinstance(item, (list, tuple)):
+        kind = type(item)
+        if kind is list or kind is tuple:
             pending.extend(item)
+        elif kind in _SCALARS or isinstance(item, np.generic):   # by type: the common case
+            kinds.add(kind)
+        elif isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif isinstance(getattr(item, "dtype", None), np.dtype):  # a tensor (or an array)
+            kinds.add(item.dtype.type)
         else:
-            kinds.add(type(item))
-    found = [np.dtype(k) for k in kinds if issubclass(k, np.inexact)]
+            kinds.add(kind)
+    found = [np.dtype(k) for k in kinds
+             if issubclass(k, np.inexact) or (bfloat16 is not None and k is bfloat16.type)]
     if not found or any(issubclass(k, (float, complex)) and not issubclass(k, np.inexact)
                         for k in kinds):
         found.append(get_default_dtype())

@@ -288,9 +288,18 @@ class Tensor:
 
     def _scalar(self, kind):
         if self._array.size != 1:
-            raise ValueError(f"{kind}(): only a one-element tensor converts to a Python "
-                             f"number, got shape {self.shape}; use .numpy() or .tolist()")
+            # torch's words: item()'s RuntimeError, float()'s and int()'s ValueError
+            raise ScalarConversionError(
+                f"{kind}(): only a one-element tensor converts to a Python number, got shape "
+                f"{self.shape} (a Tensor with {self._array.size} elements cannot be converted "
+                f"to Scalar); use .numpy() or .tolist()")
         return self._array.reshape(()).item()
+
+    def _real(self, value, ctype):
+        # a complex one converts where it is real
+        if value.imag:
+            raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+        return value.real
 
     def __format__(self, spec):
         # f"{loss:.3f}": a one-element 0-d tensor formats as its number, as torch's
@@ -299,10 +308,15 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __float__(self):
-        return float(self._scalar("float"))
+        value = self._scalar("float")         # (inline: float(loss) is called per step)
+        return float(self._real(value, "double") if type(value) is complex else value)
 
     def __int__(self):
-        return int(self._scalar("int"))
+        value = self._scalar("int")
+        return int(self._real(value, "int64_t") if type(value) is complex else value)
+
+    def __complex__(self):
+        return complex(self._scalar("complex"))
 
     def __index__(self):        # data[i:i + T] for i in ix: an integer tensor as an index
         if self._array.size != 1 or self.dtype.kind not in "biu":
@@ -411,9 +425,16 @@ class Tensor:
 
     def __bool__(self):
         if self._array.size != 1:
-            raise RuntimeError(f"the truth value of a tensor with {self._array.size} elements is "
-                               "ambiguous; use (t > 0).numpy().any() or .all()")
+            # torch's words
+            amount = "no values" if self._array.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {amount} is ambiguous; use "
+                               "t.any() or t.all()")
         return bool(self.item())
+
+
+class ScalarConversionError(RuntimeError, ValueError):
+    """A tensor of other than one element read as a Python number: torch's RuntimeError
+    (``item()``) and its ValueError (``float(t)``, ``int(t)``)."""
 
 
 class InPlaceCastError(RuntimeError, TypeError):

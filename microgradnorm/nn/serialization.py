@@ -14,7 +14,11 @@ dtype, shape, device}}`` and ``{"tensor": {member, dtype, shape, device, require
 ref, parameter}}`` (``ref``: the same Tensor saved twice comes back as one object).
 bfloat16, which ``.npy`` cannot name, is stored as its uint16 bits and named in the node.
 Arrays that share memory exactly (tied weights in a state dict) are stored once and come
-back sharing one array.
+back sharing one array. Tensors that view one memory in different layouts (a tensor and
+its slices, reshapes, transposes) are saved as torch saves a storage: the whole memory once,
+one member, and each tensor's node an ``offset`` and ``stride`` (in elements) into the
+member's flat elements; so they come back sharing memory. A tensor alone is its own member,
+in its shape, as ``np.load`` reads it.
 """
 
 import collections
@@ -29,6 +33,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..savefile import (MAX_JSON_BYTES, NpzReader, atomic_write, decode_dtypes, parse_json,
                         write_arrays)
+from ..ops.storage import _place
 from ..tensor import Size, Tensor
 from .module import Module, Parameter
 
@@ -45,6 +50,7 @@ _PLAIN = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"
 _FLOAT_TAGS = {"nan": math.nan, "inf": math.inf, "-inf": -math.inf}
 _TENSOR_KEYS = {"member", "dtype", "shape", "device", "requires_grad", "ref", "parameter"}
 _ARRAY_KEYS = {"member", "dtype", "shape", "device"}
+_VIEW_KEYS = {"offset", "stride"}         # a view of its member (both, or neither)
 _TYPES_SAVED = ("None, bool, int, float, str, lists, tuples, dicts with str or int keys, "
                 "Tensors, NumPy arrays and NumPy numbers")
 
@@ -170,6 +176,7 @@ def save_file(obj, f, where):
         raise TypeError(f"{where}: the file is open in text mode; open it with 'wb'")
     encoder = _Encoder(where)
     document = {"format": FORMAT, "version": VERSION, "obj": encoder.encode(obj, [])}
+    encoder.share_memory()
     # ASCII with escapes: any str comes back, lone surrogates included
     text = json.dumps(document, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
     if len(text) > MAX_JSON_BYTES:
@@ -229,6 +236,8 @@ class _Encoder:
         self.refs = {}          # id(Tensor) -> ref number
         self.active = set()     # ids of the containers being walked: meeting one is a cycle
         self.alive = []         # every object whose id is a key above (ids stay unique)
+        self.uses = collections.Counter()   # member -> nodes that name it
+        self.tensor_nodes = []  # (node, array, path) of every tensor: share_memory's input
 
     def fail(self, error, path, why):
         return error(f"{self.where}: {_at(path)}{why}")
@@ -301,6 +310,7 @@ class _Encoder:
         self.alive.append(tensor)
         node = {**self.array(tensor._array, path), "requires_grad": bool(tensor.requires_grad),
                 "ref": ref}
+        self.tensor_nodes.append((node, tensor._array, path))
         if isinstance(tensor, Parameter):
             node["parameter"] = True
         return {"tensor": node}
@@ -328,7 +338,31 @@ class _Encoder:
             member = self.shared[identity] = self.member_name(path)
             self.arrays[member] = host
             self.alive.append(array)
+        self.uses[member] += 1
         return {"member": member, "dtype": name, "shape": list(array.shape), "device": device}
+
+    def share_memory(self):
+        """Rewrite the nodes of tensors that view one memory in two or more layouts as views
+        of one member holding that memory whole; a member no node names any more is
+        dropped."""
+        groups = collections.defaultdict(list)     # id(root) -> [(node, root, offset, stride)]
+        for node, array, path in self.tensor_nodes:
+            place = _place_in_root(array)
+            if place is not None:
+                groups[id(place[0])].append((node, path, *place))
+        for views in groups.values():
+            layouts = {(offset, tuple(node["shape"]), tuple(stride))
+                       for node, _, _, offset, stride in views}
+            if len(layouts) < 2:
+                continue
+            _, path, root, _, _ = views[0]
+            whole = self.array(root, path)
+            for node, _, _, offset, stride in views:
+                self.uses[node["member"]] -= 1
+                if not self.uses[node["member"]]:
+                    del self.arrays[node["member"]]
+                node.update(member=whole["member"], offset=offset, stride=stride)
+                self.uses[whole["member"]] += 1
 
     def member_name(self, path):
         # the key path ("model/0.weight"), readable in np.load's list, or a number
@@ -354,6 +388,20 @@ class _Encoder:
         else:
             why = f"{article} {kind} can't be saved (files hold {_TYPES_SAVED}: no pickles)"
         return self.fail(TypeError, path, ": " + why)
+
+
+def _place_in_root(array):
+    """``(root, offset, stride)``, in elements, where ``array`` reads the C-contiguous array
+    of its dtype at the end of its base chain (``ops.storage._place``: the memory a torch
+    storage would be, saved as one member) with strides >= 0; None for memory read otherwise
+    (CuPy's, another dtype's or layout's, a negative stride, ...)."""
+    place = _place(array) if isinstance(array, np.ndarray) else None
+    if place is None:
+        return None
+    root, _, start, strides = place
+    if root.dtype != array.dtype or not root.flags.c_contiguous or min(strides, default=0) < 0:
+        return None
+    return root, start, list(strides)
 
 
 def _float_node(value):
@@ -523,7 +571,7 @@ class _Decoder:
             raise self.fail(path, f"is a NumPy {name} of value {value!r}") from None
 
     def tensor(self, body, path):
-        self.check_keys(body, _TENSOR_KEYS - {"parameter"}, _TENSOR_KEYS, path)
+        self.check_keys(body, _TENSOR_KEYS - {"parameter"}, _TENSOR_KEYS | _VIEW_KEYS, path)
         ref, requires_grad = body["ref"], body["requires_grad"]
         parameter = body.get("parameter", False)
         if type(ref) is not int or type(requires_grad) is not bool or parameter is not True \
@@ -540,7 +588,7 @@ class _Decoder:
         return tensor
 
     def check_keys(self, body, required, allowed, path):
-        if not required <= set(body) <= allowed:
+        if not required <= set(body) <= allowed or len(_VIEW_KEYS & set(body)) == 1:
             raise self.fail(path, f"has fields {sorted(body)}, expected {sorted(required)}")
         if body["device"] not in ("cpu", "cuda"):
             raise self.fail(path, f"was saved on device {body['device']!r}")
@@ -566,11 +614,34 @@ class _Decoder:
         if type(shape) is not list or not all(type(n) is int and n >= 0 for n in shape):
             raise self.fail(path, f"has shape {shape!r}, not a list of sizes")
         header_shape, header_dtype = self.reader.headers[member]
-        if header_shape != tuple(shape) or header_dtype.newbyteorder("=") != stored:
+        if header_shape != tuple(shape) and "offset" not in body \
+                or header_dtype.newbyteorder("=") != stored:
             raise self.fail(path, f"says {body['dtype']}{shape} but its member {member!r} holds "
                                   f"{header_dtype}{list(header_shape)}")
         if member not in self.arrays:
             array = self.reader.read(member)
             self.arrays[member] = array if array.dtype.isnative else array.astype(stored)
         array = self.arrays[member]
-        return (array.view(dtype) if dtype != stored else array), (member, body["dtype"])
+        array = array.view(dtype) if dtype != stored else array
+        if "offset" not in body:
+            return array, (member, body["dtype"])
+        key = (member, body["dtype"], body["offset"], tuple(body["stride"]), tuple(shape))
+        return self.view(array.reshape(-1), shape, body["offset"], body["stride"], path), key
+
+    def view(self, flat, shape, offset, stride, path):
+        """The elements of ``flat`` from ``offset`` by ``stride`` in ``shape``, each checked
+        to lie in ``flat``: a view, sharing the member with every other view of it."""
+        if type(offset) is not int or type(stride) is not list or len(stride) != len(shape) \
+                or not all(type(step) is int for step in stride):
+            raise self.fail(path, f"has offset {offset!r} and stride {stride!r}, not ints of "
+                                  f"its {len(shape)} dims")
+        first = offset + sum(min(0, (n - 1) * step) for n, step in zip(shape, stride))
+        last = offset + sum(max(0, (n - 1) * step) for n, step in zip(shape, stride))
+        if not 0 <= offset <= flat.size or 0 not in shape and (first < 0 or last >= flat.size):
+            raise self.fail(path, f"views elements {first} to {last} of a member of "
+                                  f"{flat.size}")
+        # elements repeated (a stride 0 over a dim of 2 or more) read only, as an expand's
+        repeated = any(step == 0 and n > 1 for n, step in zip(shape, stride))
+        return np.lib.stride_tricks.as_strided(
+            flat[offset:], shape, [step * flat.itemsize for step in stride],
+            writeable=not repeated)

@@ -306,8 +306,8 @@ def bitwise_not(x):
 
 def invert(x):
     """``~x`` (``Tensor.__invert__``): ``bitwise_not`` of an integer or bool tensor; a
-    floating one is a TypeError, as torch's."""
-    if is_floating(x.dtype):
+    floating or complex one is a TypeError, as torch's."""
+    if x.dtype.kind not in "biu":
         raise TypeError(f"~ (operator.invert) is only implemented on integer and bool "
                         f"tensors, got {x.dtype}")
     return bitwise_not(x)

@@ -22,7 +22,7 @@ from . import arrange, base, binary, elementwise, indexing, linalg, logical, poi
 from . import decompositions, factorizations, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
-from . import index_writes, memory_formats, sorting, tensor_more
+from . import index_writes, memory_formats, protocol, sorting, tensor_more
 from . import storage as storage_ops      # not `storage`: that is a Tensor method
 from . import statistics, torch_more
 from .base import _augmented
@@ -210,6 +210,8 @@ class _Methods:
             return place + dtypes.TENSOR_TYPES[self.dtype]
         if isinstance(dtype, str) and dtype.endswith("Tensor"):
             dtype = dtypes.tensor_type_dtype(dtype)
+        elif isinstance(dtype, protocol.LegacyType):          # t.type(mg.DoubleTensor)
+            dtype = dtype.dtype
         return self.astype(dtype, copy=False)
 
     def type_as(self, other):
@@ -543,7 +545,7 @@ def bind(tensor_class=Tensor):
     for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
                    reductions, indexing, search, arrange, products, decompositions,
                    tensor_more, index_writes, torch_more, statistics, storage_ops,
-                   factorizations, memory_formats):
+                   factorizations, memory_formats, protocol):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

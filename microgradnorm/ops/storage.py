@@ -143,6 +143,23 @@ def _bytes_of(root):
     return None
 
 
+def _place(array):
+    """``(root, flat, start, strides)``: where ``array`` lies in the memory it reads as
+    torch's storage: ``root`` (``_root``), its memory as a flat array of ``array``'s dtype
+    in memory order, the place of ``array``'s first element in it and ``array``'s strides,
+    in elements. None where that memory is not one block (``_bytes_of``) or ``array`` does
+    not start and step in it by whole elements."""
+    root = _root(array)
+    memory = _bytes_of(root) if hasattr(root, "flags") else None
+    size = array.itemsize
+    if memory is None or memory.size % size:
+        return None
+    start = backend.data_address(array) - backend.data_address(root)
+    if start % size or any(step % size for step in array.strides):
+        return None
+    return root, memory.view(array.dtype), start // size, tuple(s // size for s in array.strides)
+
+
 class UntypedStorage:
     """The bytes a tensor reads (``torch.UntypedStorage``): ``x.untyped_storage()``, which
     views of x share. ``UntypedStorage(n)`` makes n zero bytes.
@@ -276,6 +293,12 @@ class TypedStorage:
         body = "".join(f" {value}\n" for value in self.tolist())
         return (f"{body}[torch.storage.TypedStorage(dtype={self.dtype}, device={self.device}) "
                 f"of size {len(self)}]")
+
+
+def is_storage(obj):
+    """True for a storage (``UntypedStorage``, ``TypedStorage``), as ``torch.is_storage``;
+    a Tensor is none."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))
 
 
 def untyped_storage(x):

@@ -35,9 +35,11 @@ from .linalg import MatrixShapeError, _check_operands, _scaled_sum, mm, outer
 from .logical import _binary_operands, operators
 from .pointwise import _in_place
 from .shape import _int
+from .storage import _place
 
 METHODS = ("t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_",
-           "as_strided", "unfold", "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_",
+           "as_strided", "as_strided_", "unfold",
+           "eq_", "ne_", "lt_", "le_", "gt_", "ge_", "greater_",
            "less_", "greater_equal_", "less_equal_", "not_equal_", "logical_and_",
            "logical_or_", "logical_xor_", "logical_not_", "bitwise_and_", "bitwise_or_",
            "bitwise_xor_", "bitwise_not_", "bitwise_left_shift", "bitwise_right_shift",
@@ -126,15 +128,13 @@ def unsqueeze_(self, axis=ALL_DIMS, *, dim=None):
 # ----- strided views: as_strided, unfold ------------------------------------------------------
 def _storage(array):
     """``(storage, start, strides)``: the memory ``array`` lives in as torch sees a storage
-    (its owner's elements, 1-D), where ``array`` starts in it and its strides in elements.
-    Memory owned by another dtype or layout counts as a copy of ``array`` of its own."""
-    xp, owner = backend.array_module(array), backend.memory_owner(array)
-    size = array.itemsize
-    if isinstance(owner, xp.ndarray) and owner.dtype == array.dtype \
-            and owner.flags.c_contiguous and array.size and \
-            all(s % size == 0 for s in array.strides):
-        start = (backend.data_address(array) - backend.data_address(owner)) // size
-        return owner.reshape(-1), start, tuple(s // size for s in array.strides)
+    (its root's memory as elements of its dtype, 1-D: ``storage._place``), where ``array``
+    starts in it and its strides in elements. Memory that is no such storage counts as a
+    copy of ``array`` of its own."""
+    place = _place(array) if array.size else None
+    if place is not None:
+        return place[1:]
+    xp, size = backend.array_module(array), array.itemsize
     copy = xp.ascontiguousarray(array)
     return copy.reshape(-1), 0, tuple(s // size for s in copy.strides)
 
@@ -216,6 +216,14 @@ def as_strided(input, size, stride, storage_offset=None):
         if offset < 0:
             raise RuntimeError(f"as_strided(): invalid storage offset {offset}")
     return AsStrided.apply(input, shape=size, strides=stride, offset=offset)
+
+
+def as_strided_(self, size, stride, storage_offset=None):
+    """In place ``as_strided``: the tensor becomes that view of its own storage (read-only
+    here, as ``as_strided``'s); the version counter moves, as torch's."""
+    as_strided(self, size, stride, storage_offset)            # the checks, before any change
+    return _view_in_place(self, "as_strided_",
+                          lambda x: as_strided(x, size, stride, storage_offset))
 
 
 def _along(ndim, axis, part):
@@ -339,6 +347,7 @@ def _unrecorded(name):
                 f"{name}_: in-place op on a view (shape {self.shape}) while the graph records "
                 "it: an element x[i] of a recorded tensor, a copy here (the write would be "
                 "lost); write into the base (x[index] = value), or clone() the view first")
+        _tensor.check_writable(self._array)           # an expanded tensor: torch's error
         out = function(self, *args)._array
         if out.shape != self._array.shape:
             raise RuntimeError(f"{name}_: output with shape {self.shape} doesn't match the "

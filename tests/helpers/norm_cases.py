@@ -134,7 +134,9 @@ def assert_close(actual, expected, tol, what=""):
         a = actual[name]
         assert a is not None, f"{what}{name}: missing"
         assert a.shape == e.shape, f"{what}{name}: shape {a.shape} != {e.shape}"
-        diff = np.max(np.abs(a.astype(np.float64) - e.astype(np.float64)), initial=0.0)
+        # (values compared as arrays: a NumPy reduction of a Tensor is torch's TypeError)
+        diff = np.max(np.abs(np.asarray(a, dtype=np.float64) - np.asarray(e, dtype=np.float64)),
+                      initial=0.0)
         assert diff <= tol, f"{what}{name}: max |difference| {diff:.3g} > {tol:g}"
 
 
