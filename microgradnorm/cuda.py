@@ -12,7 +12,7 @@ from . import amp, backend
 sys.modules[__name__ + ".amp"] = amp
 
 __all__ = ["NoGPUError", "current_device", "device_count", "get_device_name", "is_available",
-           "manual_seed", "manual_seed_all", "synchronize"]
+           "is_bf16_supported", "manual_seed", "manual_seed_all", "synchronize"]
 
 
 class NoGPUError(RuntimeError, AssertionError):
@@ -34,6 +34,14 @@ def device_count():
     if not is_available():
         return 0
     return int(backend._cupy().cuda.runtime.getDeviceCount())
+
+
+def is_bf16_supported(including_emulation=True):
+    """Whether bfloat16 tensors compute on the GPU (``torch.cuda.is_bf16_supported``, which
+    training scripts ask to pick their dtype): wherever a GPU is seen, as CuPy arrays take
+    bfloat16 here; False without one, as torch's CPU build. ``including_emulation`` is
+    taken and changes nothing."""
+    return is_available()
 
 
 def _gpu(fn):

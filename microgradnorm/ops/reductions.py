@@ -47,6 +47,12 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
+        if ctx.function.mean and x.size and x.dtype == np.float32:
+            # accumulated in float64, rounded once: the mean of a count or a 0/1 mask
+            # ((x > t).float().mean()) is sum/n correctly rounded, as torch's exact sum gives,
+            # and a constant slice's is exact
+            with np.errstate(invalid="ignore"):              # inf - inf: NaN, silently
+                return x.mean(axis=axis, keepdims=keepdims, dtype=np.float64).astype(x.dtype)
         if ctx.function.mean and x.size and is_floating(x.dtype) and not is_half(x.dtype):
             return backend.corrected_mean(x, axis, keepdims)   # exact on a constant slice
         return reduce_sum(x, axis, keepdims, mean=ctx.function.mean)

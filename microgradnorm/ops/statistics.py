@@ -281,15 +281,16 @@ def histc(input, bins=100, min=0, max=0):
     return constant(input.xp.asarray(_count(index, bins, None, data.dtype)))
 
 
-def histogram(input, bins, *, range=None, weight=None, density=False):
+def histogram(input, bins=100, *, range=None, weight=None, density=False):
     """A histogram of every element of ``input`` (``torch.histogram``): the named tuple
     ``(hist, bin_edges)``, in input's dtype.
 
     Args:
         input: a floating tensor (flattened).
-        bins: an int, that many equal-width bins over ``range`` (edges from ``linspace``,
-            within an ulp of torch's, so a point on an edge may fall in the bin beside);
-            or a 1-D tensor of the edges (input's dtype), increasing.
+        bins: an int (100 if not given, as torch's), that many equal-width bins over
+            ``range`` (edges from ``linspace``, within an ulp of torch's, so a point on an
+            edge may fall in the bin beside); or a 1-D tensor of the edges (input's dtype),
+            increasing.
         range: (min, max) for int bins; None takes the data's extremes, widened by 0.5 on
             each side where they are equal (no data: [0, 1]).
         weight: a tensor of input's shape and dtype: each element counts its weight.

@@ -242,6 +242,10 @@ def test_cuda_is_available_and_device_count_match_cupy_and_torch_without_a_gpu()
     if GPUS == 0 and not torch.cuda.is_available():
         assert (mg.cuda.is_available(), mg.cuda.device_count()) == \
             (torch.cuda.is_available(), torch.cuda.device_count())
+        # a training script's dtype choice: 'bfloat16' if available and supported
+        assert mg.cuda.is_bf16_supported() is torch.cuda.is_bf16_supported() is False
+        assert mg.cuda.is_bf16_supported(including_emulation=False) is False
+    assert mg.cuda.is_bf16_supported() is (GPUS > 0)
 
 
 def test_cuda_is_available_never_raises(monkeypatch):

@@ -200,6 +200,20 @@ def test_mean_var_and_std_of_integers_raise_torchs_runtime_error(call):
                     match="could not infer output dtype|floating point")
 
 
+def test_float32_mean_of_a_mask_or_a_count_is_torchs_to_the_bit():
+    """``(x > t).float().mean()``, the fraction training loops print: the sum is exact, so
+    torch's mean is sum/n correctly rounded, and so is ours, over every dim and in keepdim."""
+    x = np.random.default_rng(3).standard_normal((32, 50, 3))
+    for threshold in (0.5, 1.2, 2.0):
+        for dims in ((), (0,), (1,), (0, 1), (0, 2)):
+            ours = (mg.tensor(x).abs() > threshold).float().mean(dims, keepdim=True)
+            theirs = (torch.tensor(x).abs() > threshold).float().mean(dims, keepdim=True)
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    counts = np.random.default_rng(4).integers(0, 40, (27, 27)).astype(np.float32)
+    np.testing.assert_array_equal(mg.tensor(counts).mean(1).numpy(),
+                                  torch.tensor(counts).mean(1).numpy())
+
+
 @pytest.mark.parametrize("call", [
     lambda lib, x: x.sum(dtype=lib.float64), lambda lib, x: x.sum(1, dtype=lib.float32),
     lambda lib, x: lib.sum(x, 1, True, dtype=lib.float32), lambda lib, x: x.mean(dtype=lib.float32),

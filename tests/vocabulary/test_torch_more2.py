@@ -183,6 +183,17 @@ def test_histogram_matches_torch_in_counts_edges_weights_and_density():
         same(call, np.array([1.0, 2.0, 1.0]))
 
 
+def test_histogram_without_bins_takes_torchs_100():
+    """``hy, hx = torch.histogram(t, density=True)``, as activation plots call it."""
+    data = np.random.default_rng(5).standard_normal(400) * 2
+    for call in [lambda lib, x: lib.histogram(x, density=True), lambda lib, x: lib.histogram(x),
+                 lambda lib, x: x.histogram(range=(-2.0, 2.0))]:
+        ours, theirs = call(mg, mg.tensor(data)), call(torch, torch.tensor(data))
+        assert ours.hist.shape == (100,) and ours.bin_edges.shape == (101,)
+        for a, b in zip(ours, theirs):
+            close(a.numpy(), b.numpy(), rtol=1e-12, atol=1e-14)   # linspace's edges: an ulp
+
+
 @pytest.mark.parametrize("name", ["histc", "histogram"])
 def test_histograms_near_the_dtypes_limits_count_as_torch_without_warnings(name):
     # a width past the dtype's max: torch's edges are NaN and nothing counts; a range a half
