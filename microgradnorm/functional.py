@@ -34,7 +34,8 @@ from .tensor import Tensor
 from .losses_more import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,
                           margin_ranking_loss, multi_margin_loss, multilabel_margin_loss,
                           multilabel_soft_margin_loss, poisson_nll_loss, soft_margin_loss,
-                          triplet_margin_loss, triplet_margin_with_distance_loss)
+                          triplet_margin_loss, triplet_margin_with_distance_loss,
+                          linear_cross_entropy)
 # transposed convolutions, fold, adaptive max pooling (convolution_more.py)
 from .convolution_more import _check_p, _trivial_dropout
 from .convolution_more import (adaptive_avg_pool1d, adaptive_max_pool1d,
@@ -48,6 +49,7 @@ from .vision import (interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample,
                      upsample_bilinear, upsample_nearest)
 from .vision_grid import affine_grid, grid_sample
 from .embedding_bag import embedding_bag              # bags of rows (embedding_bag.py)
+from .attention_forward import multi_head_attention_forward    # (attention_forward.py)
 from .losses_ctc import ctc_loss                      # the CTC loss (losses_ctc.py)
 from .ops.products import pdist                       # beside cdist (ops/products.py)
 # the 3-D convolutions, pooling and dropout (convolution_3d.py)
@@ -68,6 +70,7 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
            "elu", "embedding", "hardtanh", "huber_loss", "kl_div", "l1_loss", "leaky_relu",
            "linear", "log_sigmoid", "logsigmoid", "mish", "nll_loss", "normalize", "one_hot",
            "smooth_l1_loss", "softplus", "ctc_loss", "embedding_bag", "pdist",
+           "multi_head_attention_forward",
            # activations.py, and the in-place forms
            "celu", "celu_", "elu_", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid",
            "hardswish", "hardtanh_", "leaky_relu_", "prelu", "relu6", "relu_", "rrelu",
@@ -80,7 +83,8 @@ __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_lay
 __all__ += ["cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss",
             "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
             "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
-            "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+            "triplet_margin_loss", "triplet_margin_with_distance_loss",
+            "linear_cross_entropy"]
 # __all__ additions: convolution_more.py
 __all__ += ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool1d_with_indices",
             "adaptive_max_pool2d", "adaptive_max_pool2d_with_indices", "alpha_dropout",

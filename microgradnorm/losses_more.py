@@ -1,7 +1,8 @@
 """The rest of ``torch.nn.functional``'s losses, with its names, defaults, reductions
 ("mean", "sum", "none"), shape rules and errors: the margin losses (ranking, hinge
 embedding, soft margin, the multi-label and multi-class margins), the embedding losses
-(cosine, triplet, triplet with any distance) and the likelihood losses (Gaussian, Poisson).
+(cosine, triplet, triplet with any distance), the likelihood losses (Gaussian, Poisson)
+and the cross entropy of a linear projection (``linear_cross_entropy``).
 
 Each is a composition of primitive ops written as PyTorch's own kernel or composite writes
 it, so the values, the dtypes and the gradients at a hinge's kink are PyTorch's: a kink
@@ -26,7 +27,8 @@ from .tensor import Tensor
 __all__ = ["cosine_embedding_loss", "gaussian_nll_loss", "hinge_embedding_loss",
            "margin_ranking_loss", "multi_margin_loss", "multilabel_margin_loss",
            "multilabel_soft_margin_loss", "poisson_nll_loss", "soft_margin_loss",
-           "triplet_margin_loss", "triplet_margin_with_distance_loss"]
+           "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "linear_cross_entropy"]
 
 # what cosine_embedding_loss adds to each squared norm: PyTorch's EPSILON, a C++ float, so
 # 1e-12 rounded to float32 (9.99999996e-13); it decides the gradient at a zero embedding
@@ -582,3 +584,59 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
         stirling = target * ops.log(target) - target + 0.5 * ops.log(2 * math.pi * target)
         losses = losses + stirling.masked_fill(target._array <= 1, 0.0)
     return _reduce(losses, reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None,
+                         reduction="mean", ignore_index=None, label_smoothing=0.0,
+                         options=None):
+    r"""The cross entropy of ``linear(input, linear_weight, linear_bias)`` against
+    ``target`` (``F.linear_cross_entropy``): torch's reference composition, the logits
+    reshaped to (\*, C, d1, ...) for a ``linear_weight`` of shape (C, d1, ..., in_features).
+
+    Args:
+        input: (N, in_features) or (in_features,).
+        linear_weight: (C, in_features), or (C, d1, ..., in_features) for a K-dim loss
+            (batched input only). linear_bias: None or (C, d1, ...).
+        target: class indices (N, d1, ...) or probabilities of the logits' shape.
+        weight, reduction, label_smoothing: as ``F.cross_entropy``'s. ignore_index: None
+            (-100) or a class index; class indices only.
+        options: torch's chunking options (``nn.LinearCrossEntropyOptions``), which save
+            memory without changing the values: taken, and the composition runs.
+
+    Example:
+        >>> F.linear_cross_entropy(h, lm_head.weight, targets)     # h (N, E), targets (N,)
+    """
+    from .functional import cross_entropy, linear      # functional imports this module
+    fn = "linear_cross_entropy"
+    check_floating(fn, "input", input)
+    check_floating(fn, "linear_weight", linear_weight)
+    if not 1 <= input.ndim <= 2:
+        raise RuntimeError(f"{fn}: expected input with dimensionality 1 or 2, got "
+                           f"{input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"{fn}: expected linear_weight with dimensionality at least 2, "
+                           f"got {linear_weight.ndim}")
+    batches, in_features = input.shape[:-1], input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"{fn}: expected equal input and linear_weight last dimensions "
+                           f"(in_features), got {in_features} and {linear_weight.shape[-1]}")
+    classes, out_features = linear_weight.shape[0], linear_weight.shape[1:-1]
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes,) + out_features:
+        raise RuntimeError(f"{fn}: expected linear_bias shape {(classes,) + out_features}, "
+                           f"got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"{fn}: K-dimensional loss defined by linear_weight shape "
+                           f"{linear_weight.shape} requires batched input, (N, "
+                           f"{in_features}), got unbatched input with shape {input.shape}")
+    logits_shape = batches + (classes,) + out_features
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError(f"{fn}: ignore_index cannot be specified when target contains "
+                           "probabilities")
+    if out_features:
+        rows = math.prod(out_features) * classes
+        linear_weight = linear_weight.reshape(rows, in_features)
+        linear_bias = None if linear_bias is None else linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)

@@ -10,11 +10,12 @@ import warnings
 
 from .. import functional as F
 from .. import ops
+from ..attention_forward import as_mask, canonical_mask
 from ..dtypes import check_number
 from ..factories import full
 from . import init
 from .activation import GELU, ReLU
-from .attention import MultiheadAttention, as_mask, canonical_mask
+from .attention import MultiheadAttention
 from .container import ModuleList
 from .linear import Dropout, Linear
 from .module import Module
