@@ -327,8 +327,8 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     return _make("multinomial", samples, None, input.device, False)
 
 
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device="cpu",
-           requires_grad=False):
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
+           device="cpu", requires_grad=False):
     r"""Samples of N(mean, std²) (``torch.normal``): numbers with a ``size``, or a Tensor
     ``mean`` and/or ``std`` (then the result has their broadcast shape and mean's dtype, or
     std's, and no ``size``).
@@ -339,6 +339,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device="
 
     Args:
         generator: a ``mg.Generator``, by default ``mg.default_generator``.
+        layout: taken, as torch's default (strided).
 
     Example:
         >>> mg.normal(0.0, 0.02, (768, 768))          # a weight matrix

@@ -5,7 +5,9 @@ and the rest of torch.special that is made of what the library has: ``ndtr`` (a 
 over ``erfc``), and one node each, with torch's gradient, for ``erfcx``, ``log_ndtr``,
 ``ndtri``, ``entr``, ``xlog1py``, ``zeta``, ``i1``, ``i0e`` and ``i1e``;
 ``modified_bessel_i0``/``i1`` and ``spherical_bessel_j0`` give constants, as torch's have no
-gradient.
+gradient; the orthogonal polynomials (``chebyshev_polynomial_t``/``u``/``v``/``w``, their
+``shifted_`` forms, ``hermite_polynomial_h``/``he``, ``laguerre_polynomial_l``,
+``legendre_polynomial_p``) by torch's recurrences, elementwise, constants too.
 
 The array functions below are written on the kernels of ``ops/special.py`` (erfc, erfinv,
 and the fitted erfcx inside erfc) and ``ops/gamma.py`` (I0, I1, the Hurwitz zeta),
@@ -16,9 +18,7 @@ torch's; an integer input gives the default dtype); CuPy arrays go to
 Not here, because each needs a special-function kernel the library does not have (an
 AttributeError names it): the Bessel functions J, Y and K (``bessel_j0``, ``bessel_j1``,
 ``bessel_y0``, ``bessel_y1``, ``modified_bessel_k0``/``k1``, ``scaled_modified_bessel_k0``/
-``k1``), ``airy_ai`` and the orthogonal polynomials (``chebyshev_polynomial_*``,
-``shifted_chebyshev_polynomial_*``, ``hermite_polynomial_h``/``he``,
-``laguerre_polynomial_l``, ``legendre_polynomial_p``)."""
+``k1``) and ``airy_ai``."""
 
 import math
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from . import backend
 from .ops import binary
-from .ops.base import check_tensor, constant, float_input
+from .ops.base import check_tensor, constant, float_input, promote
 from .ops.elementwise import Unary, _in_opmath, _unary, erf, sigmoid
 from .ops.gamma import i0_array, i1_array, zeta_array
 from .ops.pointwise import expm1, log1p, round
@@ -43,7 +43,12 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "log_softmax", "logit",
            "logsumexp", "modified_bessel_i0", "modified_bessel_i1", "multigammaln", "ndtr",
            "ndtri", "polygamma", "psi", "round", "sinc", "softmax", "spherical_bessel_j0",
-           "xlog1py", "xlogy", "zeta"]
+           "xlog1py", "xlogy", "zeta",
+           "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v",
+           "chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
+           "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
+           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+           "shifted_chebyshev_polynomial_w"]
 
 # torch.special's names for functions the library has under its own
 expit = sigmoid
@@ -58,12 +63,7 @@ LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 # torch.special's functions that need a kernel the library does not have
 MISSING = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
-           "modified_bessel_k1", "scaled_modified_bessel_k0",
-           "scaled_modified_bessel_k1", "chebyshev_polynomial_t", "chebyshev_polynomial_u",
-           "chebyshev_polynomial_v", "chebyshev_polynomial_w", "shifted_chebyshev_polynomial_t",
-           "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
-           "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he",
-           "laguerre_polynomial_l", "legendre_polynomial_p")
+           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
 
 
 def __getattr__(name):
@@ -455,3 +455,133 @@ def _zeta_graph(ctx, g):                     # d/dq = -x·ζ(x + 1, q); none in 
     a, b = ctx.inputs
     return _fitted(ctx, lambda: Zeta.da(g, None, None, None),
                    lambda: g * -a * Zeta.apply(a + 1, b))
+
+
+# ----- the orthogonal polynomials: torch's recurrences, elementwise, without a gradient -------
+def _polynomial_of(name, recurrence, doc):
+    # torch.special.<name>(input, n): x and n broadcast and promoted (integers to the default
+    # dtype), n truncated to an integer per element; computed in that dtype, as torch's
+    # kernels do, and returned outside the graph (torch's has no derivative)
+    def function(input, n):
+        a, b = binary.operands(name, input, n, floating=True)
+        x, n = np.broadcast_arrays(*promote(float_input(a._array), float_input(b._array))[:2])
+        xp = backend.array_module(x)
+        with np.errstate(all="ignore"):
+            order = xp.where(xp.isfinite(n), xp.trunc(n), -1).astype(np.int64)
+            return constant(xp.asarray(recurrence(xp, x, order), dtype=x.dtype))
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc + """ ``n`` (a Tensor or a number) is truncated to an integer per
+    element (0 below 0); integers give the default dtype. Without a gradient, as torch's."""
+    return function
+
+
+def _recurrence(xp, x, n, first, step):
+    # P_n of the three-term recurrence from P_0 = 1 and P_1 = first: P_k = step(k, P_k-2,
+    # P_k-1), k = 2..n, each element's n picked as the loop passes it; 0 for n < 0
+    one = xp.ones_like(x)
+    out = xp.where(n == 0, one, xp.where(n == 1, first, 0 * x))
+    out = xp.where(n < 0, 0 * one, out)
+    p, q = one, first
+    for k in range(2, int(n.max(initial=1)) + 1):
+        p, q = q, step(k, p, q)
+        out = xp.where(n == k, q, out)
+    return out
+
+
+def _chebyshev(kind, shifted):
+    # T, U, V, W (shifted: of 2x - 1): torch's ends (|y| = 1) and its trigonometric form for
+    # large n inside (-1, 1), else the recurrence P_k = 2y·P_k-1 - P_k-2
+    def recurrence(xp, x, n):
+        y = x + x - 1 if shifted else x
+        first = {"t": y, "u": y + y, "v": y + y - 1, "w": y + y + 1}[kind]
+        large = {"t": 6, "u": 8, "v": 8, "w": 8}[kind] if not shifted else \
+            {"t": 6, "u": 6, "v": 6, "w": 4}[kind]
+        by_trig = (n > large) & (xp.abs(y) < 1)   # the recurrence runs only to the others' n
+        out = _recurrence(xp, x, xp.where(by_trig | (xp.abs(y) == 1), 0, n), first,
+                          lambda k, p, q: (y + y) * q - p)
+        theta, odd = xp.arccos(y), n % 2 == 1
+        sign = xp.where(odd, -1, 1)
+        if kind == "t":
+            top, bottom, trig = 1 + 0 * n, sign, xp.cos(n * theta)
+        elif kind == "u":
+            top, bottom = n + 1, sign * (n + 1)
+            trig = xp.where(xp.sin(theta) != 0, xp.sin((n + 1) * theta) / xp.sin(theta),
+                            (n + 1) * xp.cos((n + 1) * theta) / y)
+        elif kind == "v":
+            top, bottom = 1 + 0 * n, sign * (n + n + 1)
+            trig = xp.where(xp.sin(theta / 2) != 1, xp.cos((n + 0.5) * theta)
+                            / xp.cos(theta / 2), bottom)
+        else:
+            top, bottom = n + n + 1, sign
+            trig = xp.where(xp.cos(theta / 2) != 1, xp.sin((n + 0.5) * theta)
+                            / xp.sin(theta / 2), xp.where(y > 0, top, bottom))
+        out = xp.where(by_trig, trig, out)
+        out = xp.where(y == 1, top, xp.where(y == -1, bottom, out))
+        return xp.where(n < 0, 0, out)
+    return recurrence
+
+
+def _hermite_h(xp, x, n):
+    return _recurrence(xp, x, n, x + x, lambda k, p, q: (x + x) * q - (2 * k - 2) * p)
+
+
+def _hermite_he(xp, x, n):
+    return _recurrence(xp, x, n, x, lambda k, p, q: x * q - (k - 1) * p)
+
+
+def _laguerre_l(xp, x, n):
+    out = _recurrence(xp, x, n, 1 - x,
+                      lambda k, p, q: (((2 * k - 2) + (1 - x)) * q - (k - 1) * p) / k)
+    return xp.where((x == 0) & (n >= 0), 1, out)
+
+
+def _legendre_p(xp, x, n):
+    out = _recurrence(xp, x, n, x,
+                      lambda k, p, q: ((2 * k - 1) * x * q - (k - 1) * p) / k)
+    ends = xp.where((x > 0) | (n % 2 == 0), 1, -1)
+    return xp.where((xp.abs(x) == 1) & (n >= 0), ends, out)
+
+
+chebyshev_polynomial_t = _polynomial_of("chebyshev_polynomial_t", _chebyshev("t", False),
+                                        """The Chebyshev polynomial of the first kind
+    Tₙ(x) (``torch.special.chebyshev_polynomial_t``): T₀ = 1, T₁ = x, Tₖ = 2x·Tₖ₋₁ - Tₖ₋₂;
+    cos(n·acos x) for n > 6 inside (-1, 1), as torch's.""")
+chebyshev_polynomial_u = _polynomial_of("chebyshev_polynomial_u", _chebyshev("u", False),
+                                        """The Chebyshev polynomial of the second kind
+    Uₙ(x) (``torch.special.chebyshev_polynomial_u``): U₀ = 1, U₁ = 2x, then as Tₙ's
+    recurrence; sin((n + 1)θ)/sin θ with θ = acos x for n > 8 inside (-1, 1).""")
+chebyshev_polynomial_v = _polynomial_of("chebyshev_polynomial_v", _chebyshev("v", False),
+                                        """The Chebyshev polynomial of the third kind
+    Vₙ(x) (``torch.special.chebyshev_polynomial_v``): V₀ = 1, V₁ = 2x - 1, then as Tₙ's
+    recurrence; cos((n + ½)θ)/cos(θ/2) for n > 8 inside (-1, 1).""")
+chebyshev_polynomial_w = _polynomial_of("chebyshev_polynomial_w", _chebyshev("w", False),
+                                        """The Chebyshev polynomial of the fourth kind
+    Wₙ(x) (``torch.special.chebyshev_polynomial_w``): W₀ = 1, W₁ = 2x + 1, then as Tₙ's
+    recurrence; sin((n + ½)θ)/sin(θ/2) for n > 8 inside (-1, 1).""")
+shifted_chebyshev_polynomial_t = _polynomial_of(
+    "shifted_chebyshev_polynomial_t", _chebyshev("t", True), """Tₙ(2x - 1), the Chebyshev
+    polynomial of the first kind on [0, 1] (``torch.special.shifted_chebyshev_polynomial_t``).""")
+shifted_chebyshev_polynomial_u = _polynomial_of(
+    "shifted_chebyshev_polynomial_u", _chebyshev("u", True), """Uₙ(2x - 1), the Chebyshev
+    polynomial of the second kind on [0, 1]
+    (``torch.special.shifted_chebyshev_polynomial_u``).""")
+shifted_chebyshev_polynomial_v = _polynomial_of(
+    "shifted_chebyshev_polynomial_v", _chebyshev("v", True), """Vₙ(2x - 1), the Chebyshev
+    polynomial of the third kind on [0, 1]
+    (``torch.special.shifted_chebyshev_polynomial_v``).""")
+shifted_chebyshev_polynomial_w = _polynomial_of(
+    "shifted_chebyshev_polynomial_w", _chebyshev("w", True), """Wₙ(2x - 1), the Chebyshev
+    polynomial of the fourth kind on [0, 1]
+    (``torch.special.shifted_chebyshev_polynomial_w``).""")
+hermite_polynomial_h = _polynomial_of("hermite_polynomial_h", _hermite_h, """The physicists'
+    Hermite polynomial Hₙ(x) (``torch.special.hermite_polynomial_h``): H₀ = 1, H₁ = 2x,
+    Hₖ = 2x·Hₖ₋₁ - 2(k - 1)·Hₖ₋₂.""")
+hermite_polynomial_he = _polynomial_of("hermite_polynomial_he", _hermite_he, """The
+    probabilists' Hermite polynomial Heₙ(x) (``torch.special.hermite_polynomial_he``): He₀ =
+    1, He₁ = x, Heₖ = x·Heₖ₋₁ - (k - 1)·Heₖ₋₂.""")
+laguerre_polynomial_l = _polynomial_of("laguerre_polynomial_l", _laguerre_l, """The Laguerre
+    polynomial Lₙ(x) (``torch.special.laguerre_polynomial_l``): L₀ = 1, L₁ = 1 - x,
+    k·Lₖ = (2k - 1 - x)·Lₖ₋₁ - (k - 1)·Lₖ₋₂; 1 at x = 0.""")
+legendre_polynomial_p = _polynomial_of("legendre_polynomial_p", _legendre_p, """The Legendre
+    polynomial Pₙ(x) (``torch.special.legendre_polynomial_p``): P₀ = 1, P₁ = x,
+    k·Pₖ = (2k - 1)·x·Pₖ₋₁ - (k - 1)·Pₖ₋₂; ±1 at x = ±1.""")

@@ -32,7 +32,8 @@ def _float64(array):
     shape, dtype = np.shape(array), array.dtype
 
     def back(out):
-        return np.asarray(out.reshape(shape), dtype=dtype)
+        with np.errstate(over="ignore"):         # past the dtype's range: inf, as torch's
+            return np.asarray(out.reshape(shape), dtype=dtype)
     return np.array(array, dtype=np.float64).reshape(-1), back
 
 

@@ -63,8 +63,9 @@ def _contracted(fn, a, b, dims):
 def tensordot(a, b, dims=2):
     r"""``torch.tensordot``: :math:`\sum` of products over the dims ``dims`` pairs: an int n
     (a's last n with b's first n) or two lists ``([a dims], [b dims])``; the result's dims
-    are a's others then b's others. As torch computes it: a as (a's others, contracted), b
-    as (contracted, b's others), one ``matmul``.
+    are a's others then b's others; a contracted dim of size 1 broadcasts (the other's dim
+    summed first), as torch's. As torch computes it: a as (a's others, contracted), b as
+    (contracted, b's others), one ``matmul``.
 
     Example:
         >>> mg.tensordot(mg.ones(2, 3, 4), mg.ones(3, 4, 5)).shape           # (2, 5)
@@ -73,8 +74,12 @@ def tensordot(a, b, dims=2):
     check_tensor("tensordot", b)
     check_same_dtype("tensordot", a, b)
     a_dims, b_dims = _contracted("tensordot", a, b, dims)
-    for i, j in zip(a_dims, b_dims):
-        if a.shape[i] != b.shape[j]:
+    for i, j in zip(a_dims, b_dims):          # a dim of size 1 broadcasts: the other's sum
+        if b.shape[j] == 1:
+            a = a.sum(i, keepdim=True)
+        elif a.shape[i] == 1:
+            b = b.sum(j, keepdim=True)
+        elif a.shape[i] != b.shape[j]:
             raise RuntimeError(f"tensordot(): contracted dimensions need to match, but first "
                                f"has size {a.shape[i]} in dim {i} and second has size "
                                f"{b.shape[j]} in dim {j}")

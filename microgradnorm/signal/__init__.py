@@ -1,0 +1,5 @@
+"""``mg.signal``, ``torch.signal``'s namespace: ``windows``, the window functions."""
+
+from . import windows
+
+__all__ = ["windows"]
