@@ -5,6 +5,7 @@ from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
 # torch.cpu, torch.distributed, torch.jit, torch.random, torch.special, torch.testing
 from . import cpu, distributed, jit, random, special, testing
 from . import profiler             # torch.profiler
+from . import signal               # torch.signal: the windows
 from .torch_misc import is_nonzero
 from .amp import autocast
 from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
@@ -92,7 +93,8 @@ from .ops.search import argwhere, bincount, bucketize, isin, searchsorted, uniqu
 # the activations and vision functions torch also has at the top level
 from .activations import celu, hardshrink, prelu, selu, threshold
 from .functional import celu_, pairwise_distance, relu_, rrelu, rrelu_, selu_, threshold_
-from .vision import pixel_shuffle, pixel_unshuffle
+from .vision import constant_pad_nd, pixel_shuffle, pixel_unshuffle
+from .vision_grid import grid_sampler, grid_sampler_2d, grid_sampler_3d
 from .printing import get_printoptions, set_printoptions
 # torch.linalg (linalg.py); torch.fft (fft.py) and torch.distributions (distributions/)
 from . import distributions, fft, linalg
@@ -114,6 +116,8 @@ from .ops.torch_more import (abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, ar
                              tanh_, trunc_, xlogy_, zero_)
 from .ops.statistics import (corrcoef, cov, cumulative_trapezoid, histc, histogram, nanmedian,
                              nanquantile, quantile, trapezoid, trapz)
+from .ops.statistics import gradient
+from .ops.creation import empty_permuted
 from .ops.creation import (asarray, bartlett_window, blackman_window, block_diag,
                            cartesian_prod, combinations, concat, empty_strided,
                            hamming_window, hann_window, kaiser_window, logspace, range,
@@ -131,6 +135,11 @@ from .torch_misc import (are_deterministic_algorithms_enabled, compile, get_defa
 from .ops.tensor_more import (addbmm, addmv_, addr, adjoint, as_strided, bitwise_left_shift,
                               bitwise_right_shift, chalf, is_conj, is_neg, narrow_copy,
                               resolve_conj, resolve_neg, unique_consecutive)
+from .ops.view_copies import alias_copy, as_strided_copy, diagonal_copy, expand_copy
+from .ops.view_copies import (permute_copy, split_with_sizes_copy, squeeze_copy, t_copy,
+                              transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
+                              view_copy)
+from .ops.index_writes import as_strided_scatter
 from .ops.index_writes import (diagonal_scatter, index_put, index_put_, index_reduce,
                                masked_scatter, put, scatter_reduce, select_scatter,
                                slice_scatter)
@@ -141,6 +150,7 @@ from .ops.storage import (TypedStorage, UntypedStorage, is_storage, jagged, layo
 # memory formats (ops/storage.py; read and changed by ops/memory_formats.py)
 from .ops.storage import (channels_last, channels_last_3d, contiguous_format, memory_format,
                           preserve_format)
+from .ops.storage import resize_as_          # torch.resize_as_, also a Tensor method
 from .ops.arrange import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 from .ops.complex import conj_physical
 from .ops.logical import nonzero_static
@@ -270,7 +280,14 @@ __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsin
             "tanh_", "trapezoid", "trapz", "tril_indices", "triu_indices", "trunc_",
             "unravel_index", "use_deterministic_algorithms", "xlogy_", "zero_"]
 __all__ += ["cpu", "distributed", "is_nonzero", "jit", "random", "special", "testing"]
+__all__ += ["resize_as_"]
+__all__ += ["permute_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
+            "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy"]
+__all__ += ["alias_copy", "as_strided_copy", "as_strided_scatter", "constant_pad_nd",
+            "diagonal_copy", "empty_permuted", "expand_copy", "gradient", "grid_sampler",
+            "grid_sampler_2d", "grid_sampler_3d"]
 __all__ += ["profiler"]
+__all__ += ["signal"]
 __all__ += ["vmap"]
 __all__ += ["channels_last", "channels_last_3d", "contiguous_format", "memory_format",
             "preserve_format"]

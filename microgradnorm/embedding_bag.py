@@ -69,7 +69,7 @@ def _check_mode(mode, scale_grad_by_freq, sparse, psw):
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse gradients are "
-                                  "not implemented (as in F.embedding); pass False")
+                                  "not implemented here; pass False")
 
 
 def _flat_bags(ids, offsets, include_last_offset, psw):

@@ -40,6 +40,7 @@ from .ops.pointwise import nan_to_num
 from .ops.shape import permute
 from .ops.solves import (LinAlgError, SolveTriangular, check_dtype, check_kernel,
                          solve_operands, solved)
+from .ops.tensor_algebra import eigvals, householder_product, tensorinv, tensorsolve, vander
 from .ops.vector_norm import norm_dtype, norm_order
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
@@ -47,6 +48,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "matmul", "matrix_exp", "matrix_norm",
            "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+__all__ += ["eigvals", "householder_product", "tensorinv", "tensorsolve", "vander"]
 
 INF = float("inf")
 MATRIX_ORDERS = ("fro", "nuc", 1, -1, 2, -2, INF, -INF)
@@ -501,7 +503,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     s = singular_arrays(A)
     rank = numerical_rank(s, 0.0, rtol) if driver != "gels" else xp.zeros(0, np.int64)
     values = s if driver in ("gelsd", "gelss") else xp.zeros(0, real)
-    residuals = constant(xp.zeros(0, real))
+    residuals = solution.abs().reshape(-1)[:0]     # empty, in the graph as torch's
     if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
         residuals = (matmul(A, solution) - b).abs().pow(2).sum(-2)          # (*batch, k)
         if n == 0 and driver == "gels":       # torch's gels leaves them 0 for no column

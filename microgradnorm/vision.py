@@ -23,8 +23,8 @@ from .convolution_3d import adaptive_avg_pool3d
 from .dtypes import check_number, is_floating, is_half
 from .sampling import _fma32, _fma64
 
-__all__ = ["interpolate", "pad", "pad_by_index", "pixel_shuffle", "pixel_unshuffle", "upsample",
-           "upsample_bilinear", "upsample_nearest"]
+__all__ = ["constant_pad_nd", "interpolate", "pad", "pad_by_index", "pixel_shuffle",
+           "pixel_unshuffle", "upsample", "upsample_bilinear", "upsample_nearest"]
 
 
 # ----- pad: reflect, replicate, circular --------------------------------------------------
@@ -143,6 +143,21 @@ def pad(input, pad, mode="constant", value=None):
                 pieces.append(ops.base.constant(input.xp.full(shape, value, input.dtype)))
         out = ops.cat(pieces, dim=axis) if len(pieces) > 1 else out
     return out
+
+
+def constant_pad_nd(input, pad, value=0):
+    """``torch.constant_pad_nd``: ``F.pad(input, pad, "constant", value)``, ``pad`` the
+    (before, after) amounts of the last dims, the last dim first; a negative amount crops.
+
+    Example:
+        >>> mg.constant_pad_nd(mg.ones(2, 3), (1, 1))             # (2, 5), zeros at the ends
+    """
+    if hasattr(pad, "__len__") and len(pad) % 2:
+        raise RuntimeError(f"Length of pad must be even but instead it equals {len(pad)}")
+    return _pad(input, pad, "constant", value)
+
+
+_pad = pad                  # F.pad, under a name constant_pad_nd's argument does not hide
 
 
 # ----- interpolate: source indices and weights, PyTorch's arithmetic ---------------------

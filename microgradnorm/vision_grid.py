@@ -31,7 +31,7 @@ from .ops.base import check_tensor, constant
 from .ops.linalg import matmul
 from .tensor import Tensor
 
-__all__ = ["affine_grid", "grid_sample"]
+__all__ = ["affine_grid", "grid_sample", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d"]
 
 MODES = ("bilinear", "nearest", "bicubic")
 PADDINGS = ("zeros", "border", "reflection")
@@ -519,3 +519,28 @@ def affine_grid(theta, size, align_corners=None):
     base = np.broadcast_to(base.reshape(1, -1, dims + 1), (n, base[..., 0].size, dims + 1))
     base = constant(theta.xp.asarray(base.astype(theta.dtype)))
     return matmul(base, theta.mT).reshape(n, *spatial, dims)            # (N, *spatial, dims)
+
+
+def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``torch.grid_sampler``, the op under ``F.grid_sample``: its mode and padding as
+    torch's enums, 0, 1, 2 for "bilinear", "nearest", "bicubic" and for "zeros", "border",
+    "reflection"; ``align_corners`` a bool."""
+    if interpolation_mode not in range(3) or padding_mode not in range(3):
+        raise RuntimeError(f"grid_sampler(): expected interpolation_mode and padding_mode in "
+                           f"0, 1, 2, got {interpolation_mode} and {padding_mode}")
+    return grid_sample(input, grid, MODES[interpolation_mode], PADDINGS[padding_mode],
+                       bool(align_corners))
+
+
+def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``torch.grid_sampler_2d``: ``grid_sampler`` of a 4-D input."""
+    if getattr(input, "ndim", None) != 4:
+        raise RuntimeError(f"grid_sampler_2d(): expected 4D input, got {input.ndim}D")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode, padding_mode, align_corners):
+    """``torch.grid_sampler_3d``: ``grid_sampler`` of a 5-D input."""
+    if getattr(input, "ndim", None) != 5:
+        raise RuntimeError(f"grid_sampler_3d(): expected 5D input, got {input.ndim}D")
+    return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)

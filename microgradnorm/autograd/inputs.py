@@ -164,7 +164,8 @@ def _root_grad(root, grad, name, as_tensor=False):
     if device_of(grad) != root.device:
         raise ValueError(f"{name} is on {device_of(grad)}, the output on "
                          f"{root.device}")
-    return grad.astype(root.dtype, copy=False)     # a gradient has its tensor's dtype
+    # a gradient has its tensor's dtype, rounded into it as torch's engine does
+    return dtypes.half_through_float(grad, root.dtype).astype(root.dtype, copy=False)
 
 
 def _is_real(dtype):

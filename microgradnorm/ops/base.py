@@ -9,8 +9,8 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
-from ..dtypes import (bfloat16, complex_of, finfo, get_default_dtype, is_floating, is_half,
-                      upcast_half)
+from ..dtypes import (bfloat16, complex_of, finfo, get_default_dtype, half_through_float,
+                      is_floating, is_half, upcast_half)
 
 
 # ----- dtypes ---------------------------------------------------------------------------------
@@ -348,12 +348,11 @@ def copy_in_order(array, order, dtype=None):
 
 
 def converted(array, dtype):
-    """``array.astype(dtype)`` as torch converts: float64 into float16 through float32 (c10's
-    Half is built from a float, so torch rounds twice: 7 in 100,000 normal values differ from
-    one rounding), and NaN or inf into an integer silently, as C's cast (NumPy warns)."""
+    """``array.astype(dtype)`` as torch converts: float64 into float16 through float32
+    (``dtypes.half_through_float``), and NaN or inf into an integer silently, as C's cast
+    (NumPy warns)."""
     dtype = np.dtype(dtype)
-    if dtype == np.float16 and array.dtype == np.float64:
-        array = array.astype(np.float32)
+    array = half_through_float(array, dtype)
     if dtype.kind in "iu" and array.dtype.kind in "fc":
         with np.errstate(invalid="ignore"):
             return array.astype(dtype)

@@ -364,13 +364,19 @@ def is_complex(x):
     return dtypes.is_complex(check_tensor("is_complex", x).dtype)
 
 
-def cfloat(x):
-    """``x.to(complex64)``, in the graph; the tensor itself if it is complex64."""
+def cfloat(x, memory_format=None):
+    """``x.to(complex64)``, in the graph; the tensor itself if it is complex64 (with
+    ``memory_format=``, ``x.to(complex64, memory_format=memory_format)``)."""
+    if memory_format is not None:
+        return x.to(dtypes.complex64, memory_format=memory_format)
     return x.astype(dtypes.complex64, copy=False)
 
 
-def cdouble(x):
-    """``x.to(complex128)``, in the graph; the tensor itself if it is complex128."""
+def cdouble(x, memory_format=None):
+    """``x.to(complex128)``, in the graph; the tensor itself if it is complex128 (with
+    ``memory_format=``, ``x.to(complex128, memory_format=memory_format)``)."""
+    if memory_format is not None:
+        return x.to(dtypes.complex128, memory_format=memory_format)
     return x.astype(dtypes.complex128, copy=False)
 
 

@@ -359,6 +359,27 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
     return _leaf("empty_strided", array, device, requires_grad)
 
 
+def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
+                   requires_grad=False, pin_memory=False):
+    """Uninitialized values of ``size`` laid out in memory in the order of dims
+    ``physical_layout``, outermost first (``torch.empty_permuted``): ``(0, 2, 3, 1)`` of an
+    (N, C, H, W) size is channels-last. ``layout`` and ``pin_memory`` are taken, as torch's
+    CPU defaults.
+
+    Example:
+        >>> mg.empty_permuted((2, 3, 4), (0, 2, 1)).stride()                  # (12, 1, 3)
+    """
+    size, order = size_args("empty_permuted", (size,)), tuple(physical_layout)
+    if len(size) != len(order):
+        raise RuntimeError(f"Number of dimensions in size does not match the length of the "
+                           f"physical_layout; i.e. len(size) = {len(size)} is not equal to "
+                           f"len(physical_layout) = {len(order)}")
+    if sorted(order) != list(builtins.range(len(size))):
+        raise RuntimeError("Duplicate dim not allowed")
+    array = np.empty([size[d] for d in order], dtypes.default_float(dtype))
+    return _leaf("empty_permuted", array.transpose(np.argsort(order)), device, requires_grad)
+
+
 def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` **included** by ``step`` (``torch.range``, deprecated:
     it warns, as torch's; use ``arange``, which excludes ``end``): ⌊(end - start)/step⌋ + 1

@@ -20,7 +20,7 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from .arrange import _diagonal_view, _offset, _two_dims
-from .base import (OutOfRangeError, broadcast_shape, check_fits, check_tensor, kept,
+from .base import (OutOfRangeError, broadcast_shape, check_fits, check_tensor, constant, kept,
                    normalize_axis, raw)
 from .indexing import (IndexPut, ScatterAdd, _as_shaped, _at_least_1d, _fill_value, _grid,
                        _is_mask, _kind, _scatter_grid, _src_part, index_array)
@@ -573,3 +573,42 @@ def slice_scatter(input, src, dim=0, start=None, end=None, step=1):
     src = _check_src("slice_scatter", src, wanted, input)
     return IndexPut.apply(input, src, index=(slice(None),) * axis + (part,))
 
+
+def as_strided_scatter(input, src, size, stride, storage_offset=None):
+    """``torch.as_strided_scatter``: a copy of input with ``src`` written at the elements of
+    ``input.as_strided(size, stride, storage_offset)``, input's elements numbered as torch's
+    clone of it lays them in memory (a dense input's own order, else row-major); src of that
+    view's shape, cast to input's dtype. The gradient to input is grad with those elements 0,
+    to src grad's view.
+
+    Example:
+        >>> mg.as_strided_scatter(mg.zeros(2, 2), mg.ones(2), (2,), (3,))   # [[1, 0], [0, 1]]
+    """
+    check_tensor("as_strided_scatter", input)
+    where = _strided_elements(input, size, stride, storage_offset)
+    src = _check_src("as_strided_scatter", src, where.shape, input)
+    shown = where >= 0                               # (the places input shows)
+    if not shown.all():
+        src = src[constant(shown)]
+        where = where[shown]
+    return IndexPut.apply(input.reshape(-1), src, index=(where,)).reshape(input.shape)
+
+
+def _strided_elements(input, size, stride, storage_offset):
+    # input's row-major element numbers at the storage places of as_strided(size, stride,
+    # storage_offset) (-1 where input shows none): the places through input's strides
+    from .storage import _place
+    xp, count = input.xp, input.numel()
+    ids = constant(xp.arange(count, dtype=np.int64).reshape(input.shape))
+    ids.as_strided(size, stride, storage_offset)                 # its checks, as torch's
+    place = _place(input._array) if xp is np else None
+    if place is None:                                     # one block of its own: row-major
+        return ids.as_strided(size, stride, storage_offset)._array
+    _, flat, start, strides = place
+    places = start + sum(np.arange(n).reshape((-1,) + (1,) * (input.ndim - 1 - d)) * step
+                         for d, (n, step) in enumerate(zip(input.shape, strides)))
+    element = np.full(flat.size, -1, np.int64)                 # storage place -> element
+    element[np.asarray(places, np.int64).reshape(-1)] = np.arange(count, dtype=np.int64)
+    offset = start if storage_offset is None else storage_offset
+    return np.lib.stride_tricks.as_strided(element[offset:], tuple(size),
+                                           tuple(8 * st for st in stride))

@@ -117,10 +117,13 @@ def _rtruediv(self, other):
 def _cast(name, dtype, note=""):
     # x.float(), x.long(), ...: astype(dtype) under torch's name, with its own help(); as
     # torch's, the tensor itself when it already has the dtype (same memory, same node)
-    def cast(self):
-        return self.astype(dtype, copy=False)
+    def cast(self, memory_format=None):
+        if memory_format is None:
+            return self.astype(dtype, copy=False)
+        return self.to(dtype, memory_format=memory_format)
     cast.__name__ = cast.__qualname__ = name
-    cast.__doc__ = f"``astype({dtype}, copy=False)``{note}; the tensor itself if {dtype}."
+    cast.__doc__ = f"``astype({dtype}, copy=False)``{note}; the tensor itself if {dtype}; " \
+        f"with ``memory_format=``, ``to({dtype}, memory_format=memory_format)``."
     return cast
 
 
@@ -144,7 +147,15 @@ class _Methods:
         (``mg.channels_last``, ...; x itself where that is already its suggested format; a
         copy keeps a dense tensor's strides, else takes the dense order of its strides:
         ops/memory_formats.py). ``non_blocking`` is taken for PyTorch's code: every copy here
-        is synchronous."""
+        is synchronous; as torch's, ``non_blocking`` and ``copy`` may follow positionally."""
+        flags = len(args)
+        if args and type(args[-1]) in _BOOLS:        # (rare: the scan only then)
+            flags = next(i for i, a in enumerate(args) if type(a) in _BOOLS)
+        if len(args) - flags > 2:
+            raise TypeError(f"to() takes at most 2 positional flags (non_blocking, copy), got "
+                            f"{len(args) - flags}")
+        args, (non_blocking, copy) = args[:flags], \
+            args[flags:] + (non_blocking, copy)[len(args) - flags:]
         device, dtype = to_arguments("to()", args, device, dtype)
         moved = device is not None and device != self.device
         recast = dtype is not None and dtype != self.dtype

@@ -1,5 +1,6 @@
 """torch's statistics on tensors: integration by the trapezoidal rule (``trapezoid``,
-``trapz``, ``cumulative_trapezoid``), ``cov`` and ``corrcoef``, histograms (``histc``,
+``trapz``, ``cumulative_trapezoid``), differentiation by central differences
+(``gradient``), ``cov`` and ``corrcoef``, histograms (``histc``,
 ``histogram``), ``nanmedian`` and the quantiles (``quantile``, ``nanquantile``).
 
 Each is a composition of the primitives with torch's formula, step for step, so its
@@ -106,6 +107,77 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
         return pointwise.cumsum(spacing / 2.0 * pairs, axis)
     broadcast_shape("cumulative_trapezoid", spacing.shape, pairs.shape)
     return pointwise.cumsum(spacing * pairs / 2.0, axis)
+
+
+def gradient(input, *, spacing=1, dim=None, edge_order=1):
+    """The derivative of ``input`` along each dim of ``dim`` by central differences
+    (``torch.gradient``), one tensor per dim: (f[i+1] - f[i-1]) / 2h inside, one-sided
+    differences of order ``edge_order`` (1 or 2) at the two ends; torch's formulas, step for
+    step, so the gradient is the differences'.
+
+    Args:
+        input: the samples; each dim of ``dim`` needs at least ``edge_order + 1`` of them.
+            An integer one gives the default dtype.
+        spacing: the distance between samples, one number for every dim, a list of numbers
+            (one per dim), or a list of 1-D tensors (each dim's coordinates, for uneven
+            spacing); None is 1.
+        dim: an int, a tuple of ints, or None (every dim).
+        edge_order: 1 or 2.
+
+    Example:
+        >>> mg.gradient(mg.tensor([1.0, 4.0, 9.0, 16.0]))       # (tensor([3., 4., 6., 7.]),)
+    """
+    check_tensor("torch.gradient", input)
+    dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(
+        dim, numbers.Integral) else list(dim)
+    dims = [normalize_axis("gradient", d, input.ndim, single=True) for d in dims]
+    spacing = 1 if spacing is None else spacing
+    spacings = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
+    if len(spacings) != len(dims):
+        given = "'self.dim() = " if dim is None else "'dim = "
+        raise RuntimeError(f"torch.gradient expected spacing to be unspecified, a scalar, or a "
+                           f"list of length equal to {given}{len(dims)}', since dim argument "
+                           f"was {'not ' if dim is None else ''}given, but got a list of length "
+                           f"{len(spacings)}")
+    if edge_order not in (1, 2):
+        raise RuntimeError("torch.gradient only supports edge_order=1 and edge_order=2.")
+    if any(input.shape[d] < edge_order + 1 for d in dims):
+        raise RuntimeError("torch.gradient expected each dimension size to be at least "
+                           "edge_order+1")
+    if not (dtypes.is_floating(input.dtype) or dtypes.is_complex(input.dtype)):
+        input = input.astype(dtypes.get_default_dtype())
+    return tuple(_derivative(input, d, h, edge_order) for d, h in zip(dims, spacings))
+
+
+def _derivative(f, axis, h, edge_order):
+    # torch's gradient_helper (scalar spacing) and its coordinates' form (a 1-D tensor)
+    def part(start, stop=None):
+        return _slice(f, axis, start, stop)
+    if not isinstance(h, _tensor.Tensor) or h.ndim == 0:      # a number (a 0-d tensor too)
+        center = (part(2) - part(0, -2)) / h / 2
+        if edge_order == 1:
+            before, after = (part(1, 2) - part(0, 1)) / h, (part(-1) - part(-2, -1)) / h
+        else:
+            before = (part(0, 1) * -1.5 + part(1, 2) * 2 - part(2, 3) * 0.5) / h
+            after = (part(-3, -2) * 0.5 - part(-2, -1) * 2 + part(-1) * 1.5) / h
+        return shape_ops.concatenate([before, center, after], dim=axis)
+    column = [1] * f.ndim
+    column[axis] = -1
+    dx = h[1:] - h[:-1]
+    dx1, dx2 = dx[:-1], dx[1:]
+    a, b, c = (-dx2 / (dx1 * (dx1 + dx2)), (dx2 - dx1) / (dx1 * dx2),
+               dx1 / (dx2 * (dx1 + dx2)))
+    center = a.reshape(column) * part(0, -2) + b.reshape(column) * part(1, -1) + \
+        c.reshape(column) * part(2)
+    if edge_order == 1:
+        before, after = (part(1, 2) - part(0, 1)) / dx[0], (part(-1) - part(-2, -1)) / dx[-1]
+    else:
+        d0, d1, e1, e2 = dx[0], dx[1], dx[-1], dx[-2]
+        before = -(2.0 * d0 + d1) / (d0 * (d0 + d1)) * part(0, 1) + \
+            (d0 + d1) / (d0 * d1) * part(1, 2) + -d0 / (d1 * (d0 + d1)) * part(2, 3)
+        after = e1 / (e2 * (e1 + e2)) * part(-3, -2) - (e1 + e2) / (e1 * e2) * \
+            part(-2, -1) + (2 * e1 + e2) / (e1 * (e1 + e2)) * part(-1)
+    return shape_ops.concatenate([before, center, after], dim=axis)
 
 
 # ----- cov, corrcoef --------------------------------------------------------------------------
