@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow          # torch's tables take seconds to import
 torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 from torch.testing._internal.common_methods_invocations import op_db  # noqa: E402
+from opinfo_generic import tensors_of  # noqa: E402
 
 MAX_SAMPLES = 24
 RTOL, ATOL = 1e-7, 1e-9
@@ -341,16 +342,6 @@ def test_excluded_ops_really_have_no_usable_sample(key):
     for sample in op.sample_inputs("cpu", torch.float64, requires_grad=True):
         with pytest.raises(Unsupported):
             pow_(to_mg(sample.input), to_mg(sample.args), sample.kwargs)
-
-
-def tensors_of(value):
-    if isinstance(value, (torch.Tensor, mg.Tensor)):
-        return [value]
-    if isinstance(value, (list, tuple)):
-        return [t for v in value for t in tensors_of(v)]
-    if isinstance(value, dict):
-        return [t for v in value.values() for t in tensors_of(v)]
-    return []
 
 
 def run_sample(key, sample):
