@@ -331,17 +331,24 @@ def embedding_mlp(torch, nn, F):
     with torch.no_grad():
         report += [F.cross_entropy(logits_of(X), Y).item() for X, Y in ((Xa, Ya), (Xb, Yb))]
     for _ in range(3):
-        ctx = [code["$"]] * width
-        out = []
-        while len(out) < 12:
-            probs = F.softmax(logits_of(torch.tensor([ctx])), dim=1)
-            nxt = torch.multinomial(probs, num_samples=1, generator=gen).item()
-            if nxt == code["$"]:
-                break
-            out.append(nxt)
-            ctx = ctx[1:] + [nxt]
-        report.append(spell(letters, out))
+        report.append(spell(letters, sampled_ids(
+            torch, code["$"], width,
+            lambda ctx: F.softmax(logits_of(torch.tensor([ctx])), dim=1),
+            lambda probs: torch.multinomial(probs, num_samples=1, generator=gen))))
     return report
+
+
+def sampled_ids(torch, stop, width, probs_of, draw, longest=12):
+    """Ids drawn one at a time from ``probs_of(context)`` until ``stop`` (or ``longest``),
+    the context the last ``width`` ids, padded with ``stop``."""
+    ctx, out = [stop] * width, []
+    while len(out) < longest:
+        nxt = draw(probs_of(ctx)).item()
+        if nxt == stop:
+            break
+        out.append(nxt)
+        ctx = ctx[1:] + [nxt]
+    return out
 
 
 def batch_statistics_by_hand(torch, nn, F):

@@ -11,7 +11,7 @@ import itertools
 import math
 import random
 
-from lecture_programs import coined_words, spell, vocabulary, windows
+from lecture_programs import coined_words, sampled_ids, spell, vocabulary, windows
 
 # ----- one generic hand-written layer, and stacks of it ---------------------------------------
 
@@ -195,15 +195,10 @@ def pairwise_merge_model(torch, nn, F):
                    for X, Y in ((Xa, Ya), (Xb, Yb))]
     report.append(stack.layers[3].var.mean().item())
     for _ in range(3):
-        ctx, out = [code["$"]] * width, []
-        while len(out) < 12:
-            probs = F.softmax(stack(torch.tensor([ctx]))[:, -1], dim=-1)
-            nxt = torch.multinomial(probs, 1).item()
-            if nxt == code["$"]:
-                break
-            out.append(nxt)
-            ctx = ctx[1:] + [nxt]
-        report.append(spell(letters, out))
+        report.append(spell(letters, sampled_ids(
+            torch, code["$"], width,
+            lambda ctx: F.softmax(stack(torch.tensor([ctx]))[:, -1], dim=-1),
+            lambda probs: torch.multinomial(probs, 1))))
     return report
 
 
