@@ -360,3 +360,13 @@ def test_loss_modules_take_arrays_move_their_weight_and_check_their_options():
         with pytest.raises((ValueError, RuntimeError, TypeError)):
             build()
     assert nn.KLDivLoss(reduction="batchmean").reduction == "batchmean"
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_cross_entropy_of_integer_logits_is_torchs_not_implemented(dtype):
+    # torch's log_softmax has no integer kernel: NotImplementedError, as here
+    data = np.array([[1, 0], [0, 1]]).astype(dtype)
+    with pytest.raises(NotImplementedError):
+        torch.nn.functional.cross_entropy(torch.tensor(data), torch.tensor([0, 1]))
+    with pytest.raises(NotImplementedError):
+        F.cross_entropy(mg.tensor(data), mg.tensor([0, 1]))
