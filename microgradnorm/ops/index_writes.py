@@ -597,12 +597,14 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
 def _strided_elements(input, size, stride, storage_offset):
     # input's row-major element numbers at the storage places of as_strided(size, stride,
     # storage_offset) (-1 where input shows none): the places through input's strides
+    from ..autograd import no_grad
     from .storage import _place
     xp, count = input.xp, input.numel()
-    ids = constant(xp.arange(count, dtype=np.int64).reshape(input.shape))
-    ids.as_strided(size, stride, storage_offset)                 # its checks, as torch's
+    with no_grad():            # its checks against input's own storage, as torch's
+        input.as_strided(size, stride, storage_offset)
     place = _place(input._array) if xp is np else None
     if place is None:                                     # one block of its own: row-major
+        ids = constant(xp.arange(count, dtype=np.int64).reshape(input.shape))
         return ids.as_strided(size, stride, storage_offset)._array
     _, flat, start, strides = place
     places = start + sum(np.arange(n).reshape((-1,) + (1,) * (input.ndim - 1 - d)) * step
