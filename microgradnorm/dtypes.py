@@ -118,6 +118,11 @@ def scalar_dtype(value, beside):
     return complex_of(beside if beside.kind in "fc" else _default_dtype)
 
 
+class NotFloatingError(NotImplementedError, TypeError):
+    """An integer or bool tensor (or dtype) where only floating ones are taken: PyTorch's
+    NotImplementedError (no kernel for the dtype; a RuntimeError too), and a TypeError."""
+
+
 def half_through_float(array, dtype):
     """``array`` as torch rounds it into ``dtype``: float64 into float16 through float32 (c10's
     Half is built from a float, so torch rounds twice: 7 in 100,000 normal values differ from

@@ -13,7 +13,7 @@ import numpy as np
 
 from . import backend, ops
 from .autograd.function import Function
-from .dtypes import check_number, is_floating, torch_name
+from .dtypes import check_number, is_floating
 from .fused import cross_entropy_rows, log_softmax
 from .fused.arguments import check_tensor, resolve_impl
 from .ops.double_backward import _operand
@@ -231,9 +231,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     """
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction("cross_entropy", size_average, reduce)
-    if isinstance(input, Tensor) and input.dtype.kind in "biu":    # torch's log_softmax's
-        raise NotImplementedError(f'cross_entropy: "log_softmax" not implemented for '
-                                  f"{torch_name(input.dtype)} input; give floating logits")
     check_tensor("cross_entropy", "input", input)
     if input.ndim == 0:
         raise ValueError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "

@@ -107,9 +107,7 @@ class DistributionRangeError(RuntimeError, ValueError):
     torch's RuntimeError, and a ValueError."""
 
 
-class NotFloatingError(NotImplementedError, TypeError):
-    """A continuous distribution asked for an integer or bool dtype: torch's
-    NotImplementedError (a RuntimeError), and a TypeError."""
+NotFloatingError = dtypes.NotFloatingError    # a continuous distribution of an integer dtype
 
 
 # ----- dtypes ------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ everywhere: the function, the argument, expected and got."""
 import threading
 import warnings
 
+from ..dtypes import NotFloatingError
 from ..tensor import Tensor, is_floating
 
 IMPLS = ("fused", "composite")
@@ -14,13 +15,14 @@ __all__ = ["IMPLS", "check_impl", "check_tensor", "get_norm_impl", "norm_impl",
 
 
 def check_tensor(fn, name, value):
-    """``value`` is a floating-point Tensor."""
+    """``value`` is a floating-point Tensor: another dtype is torch's NotImplementedError (its
+    kernels have none for it), a TypeError too (``dtypes.NotFloatingError``)."""
     if not isinstance(value, Tensor):
         raise TypeError(f"{fn}: {name} must be a microgradnorm Tensor, "
                         f"got {type(value).__name__}")
     if not is_floating(value.dtype):
-        raise TypeError(f"{fn}: {name} must be a floating-point tensor (float16, bfloat16, "
-                        f"float32 or float64), got dtype {value.dtype}")
+        raise NotFloatingError(f"{fn}: {name} must be a floating-point tensor (float16, "
+                               f"bfloat16, float32 or float64), got dtype {value.dtype}")
 
 
 def check_impl(fn, impl):

@@ -12,10 +12,10 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from ..autograd import no_grad, op_group
 from ..kernels import for_array, reference
-from ..tensor import Tensor, is_floating
+from ..tensor import Tensor
 from . import arguments
 from .arguments import ChannelNormError
 from .spec import FusedFunction, Input, Norm, Option, affine, eps_beside
@@ -29,9 +29,7 @@ class MixedDtypeError(RuntimeError, TypeError):
     TypeError the other norms raise."""
 
 
-class NotFloatingError(NotImplementedError, TypeError):
-    """An integer or bool x: PyTorch's NotImplementedError (no kernel for the dtype), and
-    the TypeError the other norms raise."""
+NotFloatingError = dtypes.NotFloatingError    # an integer or bool x (arguments.check_tensor)
 
 
 # ----- composite: the textbook graphs, one node per primitive -----------------------------
@@ -318,9 +316,6 @@ def _check_instance_norm(x, running_mean, running_var, weight, bias, use_input_s
 
 
 def _check_channels_input(fn, x):
-    if isinstance(x, Tensor) and not is_floating(x.dtype):
-        raise NotFloatingError(f"{fn}: x must be a floating-point tensor (float16, bfloat16, "
-                               f"float32 or float64), got dtype {x.dtype}")
     arguments.check_tensor(fn, "x", x)
     if x.ndim < 2:
         raise ChannelNormError(f"{fn}: x must have at least 2 dims (N, C, *), got shape "
