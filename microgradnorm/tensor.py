@@ -657,7 +657,7 @@ def to_arguments(name, args, device=None, dtype=None):
         try:
             dtype = dtypes.as_dtype(dtype)
         except TypeError as error:
-            if isinstance(dtype, str):
+            if isinstance(dtype, str) and dtype != "bfloat16":    # bfloat16: what to install
                 raise ValueError(f"{name}: {dtype!r} is neither a device {backend.DEVICES} "
                                  "nor a dtype") from error
             raise

@@ -183,6 +183,7 @@ class LegacyType(type):
         if device not in (None, "cpu"):
             raise RuntimeError(f"legacy constructor expects device type: cpu but device "
                                f"type: {device} was passed")
+        dtypes.as_dtype(cls.dtype)        # BFloat16Tensor without ml_dtypes: says what to install
         if all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in args):
             for n in args:
                 if n < 0:
@@ -203,9 +204,12 @@ class LegacyType(type):
         return Tensor(data, dtype=cls.dtype)
 
 
-# the classes by name, as torch's top level holds them: FloatTensor, LongTensor, ...
+# the classes by name, as torch's top level holds them: FloatTensor, LongTensor, ...; without
+# ml_dtypes, BFloat16Tensor holds the dtype's name and calling it says what to install
+_LEGACY_DTYPES = {"BFloat16Tensor": "bfloat16", **{
+    name: dtype for dtype, name in dtypes.TENSOR_TYPES.items() if dtype.kind != "c"}}
 LEGACY_TYPES = {name: LegacyType(name, (), {
     "dtype": dtype, "__module__": "microgradnorm",
     "__doc__": f"torch's legacy {name}: {name}(2, 3) is a {dtype} tensor of that shape, "
                f"{name}([1, 2]) of those values; every CPU {dtype} tensor is an instance."})
-    for dtype, name in dtypes.TENSOR_TYPES.items() if dtype.kind != "c"}
+    for name, dtype in _LEGACY_DTYPES.items()}
