@@ -233,5 +233,6 @@ def test_the_tanh_forms_non_finite_and_huge_inputs_are_the_references(dtype):
         y_ref = reference.gelu_forward(x, "tanh")
         dx_ref = reference.gelu_backward(np.ones_like(x), x, "tanh")
     np.testing.assert_array_equal(y, y_ref)
-    np.testing.assert_array_equal(np.signbit(y), np.signbit(y_ref))
+    number = ~np.isnan(y_ref)             # a NaN's sign is the CPU's and libm's choice
+    np.testing.assert_array_equal(np.signbit(y[number]), np.signbit(y_ref[number]))
     np.testing.assert_array_equal(dx, dx_ref)

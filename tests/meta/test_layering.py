@@ -18,7 +18,7 @@ LAYERS = (
     ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
                  "cuda", "amp", "backends", "cpu", "distributed")),
     ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc", "jit",
-              "random", "profiler")),
+              "random", "profiler", "poisson")),
     ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "convolution_more", "convolution_3d",
                     "losses", "losses_more", "activations", "vision", "linalg", "fft",
@@ -150,3 +150,11 @@ def test_relative_imports_resolve_from_packages_and_modules():
         {"nn.module"}
     assert imports_of("import microgradnorm.functional as F\n", "viz", is_package=False) == \
         {"functional"}
+
+
+def test_every_module_reads_in_one_sitting():
+    """A file is readable in one sitting: at most 700 lines (what grows past it splits by
+    subject into a module of its own layer)."""
+    long = {str(path.relative_to(PACKAGE)): n for path in PACKAGE.rglob("*.py")
+            if (n := len(path.read_text().splitlines())) > 700}
+    assert not long, f"over 700 lines: {long}"
