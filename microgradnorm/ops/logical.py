@@ -16,9 +16,9 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import get_default_dtype, is_floating, is_half
-from .base import (ALL_DIMS, broadcast, check_orderable, check_tensor, constant, half_rounded,
-                   normalize_axis, promote, result_dtype, unbroadcast)
+from ..dtypes import bfloat16, get_default_dtype, is_floating, is_half
+from .base import (ALL_DIMS, broadcast, broadcast_shape, check_orderable, check_tensor,
+                   constant, half_rounded, normalize_axis, promote, result_dtype, unbroadcast)
 
 
 def _is_operand(value):
@@ -224,7 +224,7 @@ def _comparison(fn, dunder, symbol):
     # mg.eq(x, y) is x == y: Tensor's operator, once it knows both are operands
     def compare(input, other):
         check_tensor(fn, input)
-        if not _is_operand(other):
+        if not isinstance(other, (_tensor.Tensor, numbers.Number)):   # complex numbers too
             raise TypeError(f"{fn}: other must be a Tensor or a number, got "
                             f"{type(other).__name__}")
         return getattr(input, dunder)(other)
@@ -337,8 +337,8 @@ class FloorDivide(Function):
                 xp, a, b, dtype, "floor", divisor), a, b)
         # unlike add and mul, a number beside a half tensor rounds to half first (torch's)
         a, b, dtype = promote(a, b)
-        if dtype == np.bool_:
-            raise NotImplementedError(f"{function.name}: not implemented for bool tensors")
+        if dtype.kind in "bc":               # torch has no kernel: nothing to round
+            raise NotImplementedError(f"{function.name}: not implemented for {dtype} tensors")
         if dtype.kind in "iu" and a.size and (b == 0).any():
             raise RuntimeError(f"{function.name}: ZeroDivisionError (an integer divided by 0)")
         ctx.save_for_backward(a, b)              # as divided: backward's quotient is forward's
@@ -418,15 +418,23 @@ def comparison(op):
     """``x < y`` for Tensor's dunders: a constant bool tensor, compared in the dtype PyTorch
     promotes to; NotImplemented beside an object that is no operand (as torch, so that
     ``pytest.approx(...) == t`` and the like ask the other side)."""
+    ordered = op not in (operator.eq, operator.ne)      # == and != need no order
     def compare(self, other):
         if not isinstance(other, (_tensor.Tensor, numbers.Number, np.ndarray, np.generic,
                                   list, tuple)) and not backend.is_cupy_array(other):
             return NotImplemented
         other = _tensor.as_tensor(other, self)      # an int wraps: int8 < 300 is < 44
         a, b, _ = promote(self._array, other._array)
-        if op not in (operator.eq, operator.ne):
+        if ordered:
             check_orderable(op.__name__, a)
-        return _tensor.Tensor._from_op(op(a, b), None)
+        try:
+            if a.dtype is not bfloat16:
+                return _tensor.Tensor._from_op(op(a, b), None)
+            with backend.silent_floats():            # bfloat16 warns at NaN; torch does not
+                return _tensor.Tensor._from_op(op(a, b), None)
+        except ValueError:                           # shapes that do not broadcast
+            broadcast_shape(op.__name__, a.shape, b.shape)
+            raise
     return compare
 
 

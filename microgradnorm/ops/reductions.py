@@ -10,6 +10,7 @@ ones it lists itself."""
 
 import builtins
 import numbers
+import warnings
 
 import numpy as np
 
@@ -388,13 +389,23 @@ def _variance(fn, x, axis, unbiased, keepdims, correction, dim, keepdim):
         correction = int(unbiased)
     correction = 1 if correction is None else correction
     check_number(fn, "correction", correction)
-    if x.dtype.kind == "c":
-        return _variance(fn, real(x), axis, None, keepdims, correction, None, None) + \
-            _variance(fn, imag(x), axis, None, keepdims, correction, None, None)
-    centered = x - mean(x, axis, keepdims=True)
+    if x.dtype.kind == "c":                           # var(real) + var(imag), as torch's
+        return _two_pass(fn, real(x), axis, keepdims, correction) + \
+            _two_pass(fn, imag(x), axis, keepdims, correction)
+    return _two_pass(fn, x, axis, keepdims, correction)
+
+
+def _two_pass(fn, x, axis, keepdims, correction):
+    # the variance of a real x; each call warns as torch's (a complex x's two parts: twice)
     n = reduced_size(x.shape, axis)
-    with np.errstate(divide="ignore", invalid="ignore"):      # n <= correction: NaN
-        return sum(centered * centered, axis, keepdims) / builtins.max(n - correction, 0)
+    dof = n - correction
+    if (n if x.size else 0) - correction <= 0:        # torch's reduction factor: 0 if empty
+        warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less "
+                      "than the reduction factor (input numel divided by output numel).",
+                      UserWarning, stacklevel=4)
+    centered = x - mean(x, axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):      # dof <= 0: NaN
+        return sum(centered * centered, axis, keepdims) / builtins.max(dof, 0)
 
 
 def std(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,
@@ -452,7 +463,7 @@ def softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
     ``dtype`` casts x first, as torch's.
 
     Example:
-        >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
+        >>> mg.softmax(mg.tensor([[1.0, 2.0, 3.0]]), dim=-1)  # rows sum to 1
     """
     x = in_dtype("softmax", x, dtype, floating=True)
     axis = normalize_axis("softmax", axis, x.ndim, dim=dim, single=True)

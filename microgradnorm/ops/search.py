@@ -88,7 +88,7 @@ def _check_empty_dims(shape, axis):
 def bincount(input, weights=None, minlength=0):
     """``torch.bincount``: how many times each value 0..max occurs in the 1-D non-negative
     integer input (int64), or the sum of ``weights`` at its places (float64; float32 for
-    float32 weights); at least ``minlength`` long. A constant.
+    float32 weights; int64 zeros for an empty input); at least ``minlength`` long. A constant.
 
     Example:
         >>> mg.bincount(mg.tensor([1, 1, 3]))                       # tensor([0, 2, 0, 1])
@@ -102,9 +102,9 @@ def bincount(input, weights=None, minlength=0):
     if isinstance(minlength, bool) or not isinstance(minlength, numbers.Integral) \
             or minlength < 0:
         raise RuntimeError(f"bincount: minlength must be an int >= 0, got {minlength!r}")
-    if weights is None:
+    given = None if weights is None else check_tensor("bincount", weights)._array
+    if given is None or not data.size:      # no input: int64 zeros whatever the weights
         return constant(input.xp.bincount(data, minlength=minlength).astype(np.int64))
-    given = check_tensor("bincount", weights)._array
     if given.ndim != 1 or len(given) != len(data):
         raise RuntimeError("bincount: weights should be 1-d and have the same length as input")
     if given.dtype.kind == "c":                   # torch's cast, with its warning

@@ -9,11 +9,13 @@ import numbers
 import numpy as np
 
 from .. import backend
+from .. import tensor as _tensor
 from ..dtypes import is_floating, sortable
 from . import return_types
 from .base import check_not_bool, check_orderable, check_reducible, check_tensor, constant, \
     normalize_axis
 from .indexing import gather, pick_along
+from .introsort import introsort_order
 
 
 class SelectionRangeError(RuntimeError, ValueError):
@@ -47,16 +49,22 @@ def sort(x, dim=-1, descending=False, stable=False):
 
 
 def _check_k(fn, k, low, size, axis):
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or not low <= k <= size:
+    # k as an int: a Python or NumPy int, or an integer tensor of one element (torch's too)
+    if isinstance(k, _tensor.Tensor) and k.numel() == 1 and k.dtype.kind in "iu":
+        k = k.item()
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+        raise TypeError(f"{fn}: argument 'k' must be int, not {type(k).__name__}")
+    if not low <= k <= size:
         raise SelectionRangeError(f"{fn}: k must be an int in [{low}, {size}] (the size of "
                                   f"dim {axis}), got {k!r}: selected number k out of range")
+    return int(k)
 
 
 def topk(x, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
     along ``dim``, in sorted order (``torch.topk``); the gradient goes to the picked ones."""
     axis = normalize_axis("topk", dim, check_tensor("topk", x).ndim, single=True)
-    _check_k("topk", k, 0, x.shape[axis] if x.ndim else 1, axis)
+    k = _check_k("topk", k, 0, x.shape[axis] if x.ndim else 1, axis)
     check_not_bool("topk", x)
     indices = argsort(x, dim, descending=bool(largest))
     if x.ndim:
@@ -83,7 +91,7 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     """
     axis = normalize_axis("kthvalue", dim, check_tensor("kthvalue", x).ndim, single=True)
     check_reducible("kthvalue", x.shape, (axis,) if x.ndim else ())   # before k, as torch
-    _check_k("kthvalue()", k, 1, x.shape[axis] if x.ndim else 1, axis)
+    k = _check_k("kthvalue()", k, 1, x.shape[axis] if x.ndim else 1, axis)
     if x.ndim:                                    # (torch takes a 0-d bool: one element)
         check_not_bool("kthvalue", x)
 
@@ -279,16 +287,17 @@ def _median_of_three(values, index, first, middle, end, greater):
 
 def mode(x, dim=-1, keepdim=False):
     """``torch.mode``: the named tuple ``(values, indices)`` of the most frequent value of
-    each slice along ``dim``; of equally frequent values the smallest, and its last
-    occurrence as the index (what torch's CPU kernel gives for slices of up to 16).
+    each slice along ``dim``; of equally frequent values the smallest. The index is torch's
+    CPU kernel's: the last of the value's run after C++'s ``std::sort`` (``introsort.py``),
+    its last occurrence in a slice of up to 16 without NaN; another slice replays that sort.
 
     Args:
         x: the tensor.
         dim: the dim to reduce (last by default).
         keepdim: keep ``dim`` as size 1.
 
-    NaNs count as one value, the largest (torch's NaN result is unspecified). The gradient
-    of ``values`` goes to the indexed element.
+    A NaN equals nothing, not even another NaN (each is a run of one), and stays where the
+    sort leaves it, as in torch. The gradient of ``values`` goes to the indexed element.
 
     Example:
         >>> mg.tensor([[1.0, 2.0, 1.0, 2.0]]).mode()      # values tensor([1.]), indices [2]
@@ -315,4 +324,25 @@ def _mode_index(data, axis):
     best = lengths.argmax(axis=-1)[:, None]
     last = xp.take_along_axis(xp.cumsum(lengths, axis=-1), best, axis=-1) - 1
     index = xp.take_along_axis(order, last, axis=-1)
+    # std::sort keeps ties in order only in a slice of up to 16 (an insertion sort) without
+    # NaN; where the choice depends on it (ties of the winner, or a NaN), replay that sort
+    replay = xp.isnan(flat).any(axis=-1) if is_floating(data.dtype) else xp.zeros(len(flat), bool)
+    if n > 16:
+        replay |= lengths.max(axis=-1) > 1
+    for row in xp.nonzero(replay)[0].tolist():
+        index[row, 0] = _sorted_run_index(flat[row].tolist())
     return xp.moveaxis(index.reshape(rows.shape[:-1] + (1,)), -1, axis)
+
+
+def _sorted_run_index(values):
+    # torch's scan over the std::sort order: the last index of the first longest run of
+    # equal neighbours (a NaN is unequal to everything: a run of one)
+    order = introsort_order(values)
+    best_index, best_length, length = order[-1], 0, 0
+    for place, i in enumerate(order):
+        length += 1
+        if place == len(order) - 1 or values[i] != values[order[place + 1]]:
+            if length > best_length:
+                best_index, best_length = i, length
+            length = 0
+    return best_index

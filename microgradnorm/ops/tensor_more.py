@@ -28,14 +28,15 @@ from ..tensor import _snapshot
 from . import binary, elementwise, linalg, logical
 from . import shape as shape_ops
 from .arrange import _ints
-from .base import (ALL_DIMS, AxisError, _augmented, check_tensor, constant, normalize_axis,
-                   promote, result_type, size_args)
+from .base import (ALL_DIMS, AxisError, _augmented, broadcast_shape, check_tensor, constant,
+                   normalize_axis, promote, result_type, size_args)
 from .complex import conj
 from .linalg import MatrixShapeError, _check_operands, _scaled_sum, mm, outer
 from .logical import _binary_operands, operators
 from .pointwise import _in_place
 from .shape import _int
 from .storage import _place
+from .view_copies import _copied
 
 METHODS = ("t_", "transpose_", "swapaxes_", "swapdims_", "squeeze_", "unsqueeze_",
            "as_strided", "as_strided_", "unfold",
@@ -220,8 +221,8 @@ def as_strided(input, size, stride, storage_offset=None):
 
 def as_strided_(self, size, stride, storage_offset=None):
     """In place ``as_strided``: the tensor becomes that view of its own storage (read-only
-    here, as ``as_strided``'s); the version counter moves, as torch's."""
-    as_strided(self, size, stride, storage_offset)            # the checks, before any change
+    here, as ``as_strided``'s); the version counter moves, as torch's. The view is built
+    once: a bad argument raises before anything changes (after the leaf check, as torch's)."""
     return _view_in_place(self, "as_strided_",
                           lambda x: as_strided(x, size, stride, storage_offset))
 
@@ -388,6 +389,7 @@ def _shift(fn, input, other, left):
     if dtype.kind not in "iu":
         raise NotImplementedError(f"{fn}: not implemented for {dtype} tensors (integers "
                                   "only)")
+    broadcast_shape(fn, a.shape, b.shape)              # torch's RuntimeError, not NumPy's
     xp, bits = input.xp, dtype.itemsize * 8
     outside = (b < 0) | (b >= bits)
     counts = xp.where(outside, 0, b).astype(dtype)
@@ -601,7 +603,7 @@ def narrow_copy(input, dim, start, length):
         normalize_axis("narrow_copy", dim, input.ndim, single=True)
     except AxisError as error:
         raise DimError(str(error)) from None
-    return elementwise.Clone.apply(shape_ops.narrow(input, dim, start, length))
+    return _copied(shape_ops.narrow(input, dim, start, length))
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, device=None, requires_grad=False):
