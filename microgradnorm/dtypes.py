@@ -118,6 +118,16 @@ def scalar_dtype(value, beside):
     return complex_of(beside if beside.kind in "fc" else _default_dtype)
 
 
+class ComplexScalarError(RuntimeError, TypeError):
+    """A complex number where an op takes a real one (a norm's order, ``addmm``'s scales for
+    real operands): PyTorch's RuntimeError, and a TypeError (a number of the wrong kind)."""
+
+
+class ArgumentError(RuntimeError, ValueError):
+    """An argument PyTorch refuses with a RuntimeError (``clamp`` with neither bound): a
+    ValueError too, as this package raised before."""
+
+
 class NotFloatingError(NotImplementedError, TypeError):
     """An integer or bool tensor (or dtype) where only floating ones are taken: PyTorch's
     NotImplementedError (no kernel for the dtype; a RuntimeError too), and a TypeError."""

@@ -49,7 +49,8 @@ def _input(fn, x, real=False):
     if dtypes.is_half(x.dtype):
         raise RuntimeError(f"Unsupported dtype {TORCH_NAMES[str(x.dtype)]}")
     if real and dtypes.is_complex(x.dtype):
-        raise RuntimeError(f"{fn} expects a real input tensor, but got "
+        kind = "real-valued" if fn.endswith("n") else "real"           # torch's words
+        raise RuntimeError(f"{fn} expects a {kind} input tensor, but got "
                            f"{TORCH_NAMES[str(x.dtype)]}")
     if not (dtypes.is_floating(x.dtype) or dtypes.is_complex(x.dtype)):
         x = x.to(dtypes.get_default_dtype())
@@ -296,10 +297,11 @@ def hfftn(input, s=None, dim=None, norm=None):
 def ihfftn(input, s=None, dim=None, norm=None):
     """The inverse of ``hfftn`` (``torch.fft.ihfftn``): the conjugate of ``rfftn`` with
     the dual ``norm``."""
-    x = _input("ihfftn", input, real=True)
+    x = _input("ihfftn", input)
     axes, sizes = _dims("ihfftn", x, s, dim)
-    return conj(RFFT.apply(x, axes=_some_axis("ihfftn", axes), sizes=sizes,
-                           norm=DUAL[_norm(norm)]))
+    norm = DUAL[_norm(norm)]
+    _input("ihfftn", x, real=True)            # after the dims and norm: torch's order
+    return conj(RFFT.apply(x, axes=_some_axis("ihfftn", axes), sizes=sizes, norm=norm))
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None):

@@ -1,5 +1,5 @@
 """``torch.linalg`` as ``mg.linalg``: norms, inverses and solves, the decompositions
-(Cholesky, QR, eigh, SVD), the pseudoinverse, least squares, ranks and condition numbers,
+(Cholesky, QR, eigh, eig, SVD), the pseudoinverse, least squares, ranks and condition numbers,
 matrix powers and products, with torch's signatures, results (its named tuples, in
 ``mg.return_types``), errors and gradients.
 
@@ -40,7 +40,7 @@ from .ops.pointwise import nan_to_num
 from .ops.shape import permute
 from .ops.solves import (LinAlgError, SolveTriangular, check_dtype, check_kernel,
                          solve_operands, solved)
-from .ops.tensor_algebra import eigvals, householder_product, tensorinv, tensorsolve, vander
+from .ops.tensor_algebra import eig, eigvals, householder_product, tensorinv, tensorsolve, vander
 from .ops.vector_norm import norm_dtype, norm_order
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
@@ -48,7 +48,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "matmul", "matrix_exp", "matrix_norm",
            "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
-__all__ += ["eigvals", "householder_product", "tensorinv", "tensorsolve", "vander"]
+__all__ += ["eig", "eigvals", "householder_product", "tensorinv", "tensorsolve", "vander"]
 
 INF = float("inf")
 MATRIX_ORDERS = ("fro", "nuc", 1, -1, 2, -2, INF, -INF)
@@ -137,8 +137,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
     check_dtype(fn, A, half=True)
     dims = _matrix_dims(fn, A, dim)
+    if ord is None:                          # torch's argument parser refuses it
+        raise TypeError(f"{fn}: ord must be a number or a string, not None")
     if not _is_order(ord):
         raise RuntimeError(f"{fn}: Order {ord} not supported.")
+    if ord in ("nuc", 2, -2):              # through the SVD: no half precision, even empty
+        check_dtype(fn, A)
     A = norm_dtype(fn, A, dtype)
     if ord == "fro":
         return vector_norm(A, 2, dims, keepdim)

@@ -13,6 +13,8 @@ NumPy's (CuPy's) LAPACK computes in the input's precision, as torch's.
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
+import math
+
 import numpy as np
 
 from .. import backend, dtypes
@@ -202,13 +204,13 @@ class Eigh(Function):
                          None if _unused(grad_vectors) else grad_vectors)
 
 
-def check_eigenvector_phases(vhgv):
+def check_eigenvector_phases(vhgv, fn="linalg_eigh_backward"):
     """torch's refusal of a complex loss that sees the eigenvectors' phases: the diagonal of
     Vᴴg_V (an array) must be real."""
     xp = backend.array_module(vhgv)
     if vhgv.dtype.kind == "c" and not np.allclose(backend.to_numpy(
             xp.diagonal(vhgv, 0, -2, -1).imag), 0, rtol=1e-2, atol=1e-2):
-        raise RuntimeError("linalg_eigh_backward: The eigenvectors in the complex case are "
+        raise RuntimeError(f"{fn}: The eigenvectors in the complex case are "
                            "specified up to multiplication by e^{i phi}. The specified loss "
                            "function depends on this quantity, so it is ill-defined.")
 
@@ -524,8 +526,9 @@ def logdet(input):
         >>> mg.eye(3).mul(2.0).logdet()                               # 3 log 2
     """
     sign, logabsdet = SlogDet.apply(check_matrices("logdet", input))
-    if input.dtype.kind == "c":
-        return sign.log() + logabsdet
+    if input.dtype.kind == "c":        # singular: log 0 = -inf, its phase unknown (torch's NaN)
+        return (sign.log() + logabsdet).masked_fill(sign._array == 0, complex(-math.inf,
+                                                                               math.nan))
     return logabsdet.masked_fill(sign._array == -1, float("nan"))
 
 

@@ -109,7 +109,7 @@ def _einsum_operand_grad(ctx, operands, g, k):
         grad = grad.sum(stretched, keepdim=True)
     wanted = tuple(own[c] for c in unique)
     if tuple(grad.shape) != wanted:
-        grad = grad.expand(*wanted)
+        grad = grad.expand(wanted)
     if unique == subs:
         return grad
     # a repeated label: a fresh label per repeat and an identity tying it to the first

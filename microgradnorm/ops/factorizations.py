@@ -22,6 +22,7 @@ and the Tensor methods torch has for them (``METHODS``, bound by ``ops/methods.p
 An array (..., m, n) is a batch of matrices; Aᴴ the conjugate transpose; a gradient gA is
 torch's, dL = Re tr(gAᴴ dA)."""
 
+import math
 import warnings
 
 import numpy as np
@@ -82,7 +83,8 @@ def permutation(pivots, m):
     """The row order ``perm`` (..., m) of LAPACK's ``pivots`` (..., k): row i of PᵀA is
     row perm[i] of A, for A = PLU (P[perm[i], i] = 1)."""
     xp = backend.array_module(pivots)
-    flat = pivots.reshape(-1, pivots.shape[-1]).astype(np.int64) - 1     # (B, k) 0-based
+    # (B, k) 0-based; B counted, not -1: ambiguous for an empty batch or k = 0
+    flat = pivots.reshape(math.prod(pivots.shape[:-1]), pivots.shape[-1]).astype(np.int64) - 1
     perm = xp.broadcast_to(xp.arange(m), (len(flat), m)).copy()
     rows = xp.arange(len(flat))
     for j in range(flat.shape[1]):
@@ -144,7 +146,7 @@ def _check_lu_input(fn, A, pivot):
         raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(A.shape)} instead")
     check_kernel("lu_cpu", A)
-    if not pivot:
+    if not pivot and A.numel():                  # torch factors an empty input either way
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the "
                            "CPU")
 
@@ -250,7 +252,10 @@ def linalg_lu(A, *, pivot=True):
         >>> P, L, U = mg.linalg.lu(mg.randn(3, 4, dtype=mg.float64))
     """
     lu_packed, pivots, _ = _factored("linalg.lu", A, pivot, False)
-    return return_types.linalg_lu(*lu_unpack(lu_packed, pivots))
+    P, L, U = lu_unpack(lu_packed, pivots)
+    if not pivot:                             # no permutation: torch's P is empty, (0,)
+        P = constant(A.xp.zeros(0, A.dtype))
+    return return_types.linalg_lu(P, L, U)
 
 
 def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):

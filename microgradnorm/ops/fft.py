@@ -102,6 +102,10 @@ class IRFFT(Function):
         xp = backend.array_module(z)
         ctx.shape, ctx.axes, ctx.sizes, ctx.norm = z.shape, axes, sizes, norm
         ctx.real = not dtypes.is_complex(z.dtype)
+        if z.shape[axes[-1]] == 0:       # NumPy's irfft reads memory past an empty spectrum:
+            bins = list(z.shape)         # its zero bins given explicitly
+            bins[axes[-1]] = sizes[-1] // 2 + 1
+            z = fitted(z, bins, axes[-1:])
         signal = xp.fft.irfftn(z, s=sizes, axes=axes, norm=norm)
         return signal.astype(dtypes.real_of(z.dtype), copy=False)
 
@@ -143,10 +147,14 @@ def frequencies(fn, n, d, onesided, dtype, device, requires_grad):
                                   f"'{dtypes.torch_name(dtype)}'")
     if not dtypes.is_floating(dtype):
         raise RuntimeError(f"{fn} requires a floating point or complex dtype")
-    if n < 0:
-        raise RuntimeError(f"{fn}: n must be non-negative, got {n}")
+    # torch's size: n//2 + 1 bins with C's division, truncated toward 0 (so rfftfreq(-1)
+    # has one bin, -0.0), refused below 0 as any tensor of a negative size
+    size = int(n / 2) + 1 if onesided else n
+    if size < 0:
+        raise RuntimeError(f"{fn}: Trying to create tensor with negative dimension {size}: "
+                           f"[{size}] (n = {n})")
     work = dtypes.accumulation_dtype(dtype)
-    values = np.arange(n // 2 + 1 if onesided else n).astype(work)
+    values = np.arange(size).astype(work)
     if not onesided:
         values[(n + 1) // 2:] -= n
     with backend.silent_floats():                    # d = 0: torch's inf and NaN

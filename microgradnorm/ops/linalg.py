@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import is_half, torch_name
+from ..dtypes import ComplexScalarError, is_half, torch_name
 from .base import conj, reduce_sum, unbroadcast
 
 METHODS = ("mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm", "addmv")
@@ -28,22 +28,22 @@ class MatrixShapeError(RuntimeError, ValueError):
 
 def _check_matmul(a_shape, b_shape):
     if not a_shape or not b_shape:
-        raise ValueError(f"matmul: both operands need at least 1 dim, got shapes "
-                         f"{tuple(a_shape)} and {tuple(b_shape)}")
+        raise MatrixShapeError(f"matmul: both operands need at least 1 dim, got shapes "
+                               f"{tuple(a_shape)} and {tuple(b_shape)}")
     k_b = b_shape[0] if len(b_shape) == 1 else b_shape[-2]
     if a_shape[-1] != k_b:
         which = "only dim" if len(b_shape) == 1 else "dim -2"
-        raise ValueError(f"matmul: shapes {tuple(a_shape)} and {tuple(b_shape)} do not match: "
-                         f"a's last dim is {a_shape[-1]}, b's {which} is {k_b}")
+        raise MatrixShapeError(f"matmul: shapes {tuple(a_shape)} and {tuple(b_shape)} do not "
+                               f"match: a's last dim is {a_shape[-1]}, b's {which} is {k_b}")
     batch_a, batch_b = a_shape[:-2], b_shape[:-2]
     if not batch_a or not batch_b or batch_a == batch_b:
         return                                   # the usual cases: nothing to broadcast
     try:
         np.broadcast_shapes(batch_a, batch_b)
     except ValueError:
-        raise ValueError(f"matmul: the batch dims of shapes {tuple(a_shape)} and "
-                         f"{tuple(b_shape)}, {tuple(batch_a)} and {tuple(batch_b)}, do not "
-                         "broadcast") from None
+        raise MatrixShapeError(f"matmul: the batch dims of shapes {tuple(a_shape)} and "
+                               f"{tuple(b_shape)}, {tuple(batch_a)} and {tuple(batch_b)}, do "
+                               "not broadcast") from None
 
 
 def _matmul(a, b):
@@ -106,10 +106,24 @@ class MatMul(Function):
 def matmul(a, b):
     """``a @ b`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), broadcast;
     two tensors of one dtype (no promotion: torch's RuntimeError, as ``mm``'s)."""
-    if isinstance(a, _tensor.Tensor) and isinstance(b, _tensor.Tensor) \
-            and a._array.dtype != b._array.dtype:
-        raise _mixed_dtypes(a, b)
+    if isinstance(a, _tensor.Tensor) and isinstance(b, _tensor.Tensor):
+        dtype = a._array.dtype                  # one lookup: this is the hot path
+        if dtype != b._array.dtype:
+            raise _mixed_dtypes(a, b)
+        if dtype.kind == "b":
+            _refuse_bool_product("matmul", a.shape, b.shape)
     return MatMul.apply(a, b)
+
+
+def _refuse_bool_product(fn, a_shape, b_shape):
+    # torch has no bool product kernel: its dot always refuses, a matrix product only when
+    # it computes something (a non-empty result summed over a non-empty dim)
+    k = a_shape[-1] if a_shape else 0
+    if len(a_shape) == len(b_shape) == 1 or (k and math.prod(np.broadcast_shapes(
+            a_shape[:-2], b_shape[:-2])) * (a_shape[-2] if len(a_shape) > 1 else 1)
+            * (b_shape[-1] if len(b_shape) > 1 else 1)):
+        raise NotImplementedError(f"{fn}: bool operands are not supported (torch has no bool "
+                                  "kernel for them either)")
 
 
 def _mixed_dtypes(a, b):
@@ -138,8 +152,10 @@ def _check_operands(fn, ndims, **operands):
         raise RuntimeError(f"{fn}: expected {', '.join(operands)} to have the same dtype, "
                            f"got {', '.join(str(t.dtype) for t in operands.values())}")
     if kinds.pop().kind == "b":
-        raise NotImplementedError(f"{fn}: bool operands are not supported (torch has no bool "
-                                  "kernel for them either)")
+        if None in ndims:                 # the scaled sums, einsum: refused whatever the shapes
+            raise NotImplementedError(f"{fn}: bool operands are not supported (torch has no "
+                                      "bool kernel for them either)")
+        _refuse_bool_product(fn, *(t.shape for t in operands.values()))
 
 
 def mm(a, b):
@@ -191,10 +207,18 @@ def vdot(input, other):
 def _scaled_sum(fn, input, product, beta, alpha):
     """``beta * input + alpha * product``, input broadcast to the product's shape (torch's
     rule: only input broadcasts); with beta 0 input's values are ignored, NaN included."""
+    scales = []
     for name, value in (("beta", beta), ("alpha", alpha)):
-        if not isinstance(value, (numbers.Real, np.bool_)):
-            raise TypeError(f"{fn}: {name} must be a real number, got "
+        if not isinstance(value, (numbers.Complex, np.bool_)):
+            raise TypeError(f"{fn}: {name} must be a number, got "
                             f"{type(value).__name__} {value!r}")
+        if not isinstance(value, (numbers.Real, np.bool_)) and product.dtype.kind != "c":
+            if value.imag:                # torch converts a complex scale with no imaginary part
+                raise ComplexScalarError(f"{fn}: {name} {value!r} cannot be converted to the "
+                                         f"operands' dtype {torch_name(product.dtype)}")
+            value = value.real
+        scales.append(value)
+    beta, alpha = scales
     if product.dtype.kind in "iu":               # torch truncates the scales of integers
         beta, alpha = int(beta), int(alpha)
     shape, lead = product.shape, product.ndim - input.ndim
@@ -314,7 +338,8 @@ def outer(a, b):
     """The outer product of two 1-D tensors, (n,) and (m,) -> (n, m) (``torch.outer``)."""
     a_shape, b_shape = np.shape(a), np.shape(b)
     if len(a_shape) != 1 or len(b_shape) != 1:
-        raise ValueError(f"outer: both operands must be 1-D, got shapes {a_shape} and {b_shape}")
+        raise MatrixShapeError(f"outer: both operands must be 1-D, got shapes {a_shape} and "
+                               f"{b_shape}")
     return a.reshape(-1, 1) * b.reshape(1, -1)
 
 

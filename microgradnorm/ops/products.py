@@ -126,6 +126,9 @@ def cross(input, other, dim=None):
     if input.ndim != other.ndim:
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     check_same_dtype("cross", input, other)
+    if input.dtype == np.bool_:
+        raise NotImplementedError("cross: \"cross\" not implemented for 'Bool' (torch has no "
+                                  "bool kernel)")
     if dim is None:
         warnings.warn("cross: using it without dim is deprecated (torch warns the same): "
                       "the default will become the last dim, as torch.linalg.cross's; "

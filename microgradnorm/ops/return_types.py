@@ -60,14 +60,17 @@ svd = _result_type("svd", ["U", "S", "V"])
 linalg_slogdet = _result_type("linalg_slogdet", ["sign", "logabsdet"])
 linalg_qr = _result_type("linalg_qr", ["Q", "R"])
 linalg_eigh = _result_type("linalg_eigh", ["eigenvalues", "eigenvectors"])
+linalg_eig = _result_type("linalg_eig", ["eigenvalues", "eigenvectors"])
+geqrf = _result_type("geqrf", ["a", "tau"])
 linalg_svd = _result_type("linalg_svd", ["U", "S", "Vh"])
 linalg_inv_ex = _result_type("linalg_inv_ex", ["inverse", "info"])
 linalg_cholesky_ex = _result_type("linalg_cholesky_ex", ["L", "info"])
 linalg_solve_ex = _result_type("linalg_solve_ex", ["result", "info"])
 linalg_lstsq = _result_type("linalg_lstsq", ["solution", "residuals", "rank",
                                              "singular_values"])
-__all__ += ["linalg_cholesky_ex", "linalg_eigh", "linalg_inv_ex", "linalg_lstsq", "linalg_qr",
-            "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "qr", "slogdet", "svd"]
+__all__ += ["geqrf", "linalg_cholesky_ex", "linalg_eig", "linalg_eigh", "linalg_inv_ex",
+            "linalg_lstsq", "linalg_qr", "linalg_slogdet", "linalg_solve_ex", "linalg_svd", "qr",
+            "slogdet", "svd"]
 # ops/factorizations.py: the LU factorization, the older triangular solve
 linalg_lu_factor = _result_type("linalg_lu_factor", ["LU", "pivots"])
 linalg_lu_factor_ex = _result_type("linalg_lu_factor_ex", ["LU", "pivots", "info"])

@@ -123,8 +123,19 @@ def substitute(t, b, upper, unit=False):
     for i in (range(n - 1, -1, -1) if upper else range(n)):
         done = slice(i + 1, n) if upper else slice(0, i)       # the rows solved before i
         rest = b[..., i, :] - (t[..., i:i + 1, done] @ x[..., done, :])[..., 0, :]
-        x[..., i, :] = rest if unit else rest / t[..., i, i, None]
+        x[..., i, :] = rest if unit else _divided(rest, t[..., i, i, None])
     return x
+
+
+def _divided(rest, pivot):
+    # rest / pivot: ±inf or NaN at a zero real pivot; NaN + NaN·i at a zero complex one, as
+    # LAPACK's complex division gives torch (NumPy's gives inf + NaN·i)
+    quotient = rest / pivot
+    if quotient.dtype.kind == "c":
+        xp = backend.array_module(quotient)
+        quotient = xp.where(pivot == 0, quotient.dtype.type(complex(math.nan, math.nan)),
+                            quotient)
+    return quotient
 
 
 def solve_info(a, b):
@@ -148,7 +159,10 @@ def solve_info(a, b):
     # substitution's NaN, as torch's
     fine = (info == 0) & xp.isfinite(a3).all(axis=(-2, -1))
     if fine.any():
-        x[fine] = xp.linalg.solve(a3[fine], b3[fine])
+        try:
+            x[fine] = xp.linalg.solve(a3[fine], b3[fine])
+        except np.linalg.LinAlgError:   # a zero pivot for LAPACK only, rounding's: ours kept
+            pass
     return x.reshape(batch + x.shape[-2:]), info.reshape(batch)
 
 
@@ -161,6 +175,8 @@ def info_of(info, a):
     """The info of each matrix of ``a`` alone, from an ``info`` over the batch dims that
     a's broadcast to (torch's info has A's batch shape)."""
     extra = info.ndim - (a.ndim - 2)
+    if info.size == 0 and math.prod(a.shape[:-2]):   # B's batch empty, A's not: no failure
+        return backend.array_module(info).zeros(a.shape[:-2], info.dtype)
     return info[(0,) * extra + tuple(slice(None) if n != 1 else slice(0, 1)
                                      for n in a.shape[:-2])]
 

@@ -1,8 +1,11 @@
 """``torch.linalg``'s functions over reshaped tensors and powers: ``vander`` (the powers of
-a vector, as torch's cumulative product), ``tensorinv`` and ``tensorsolve`` (a tensor read
-as a square matrix, then ``linalg.inv`` or ``linalg.solve``), ``householder_product`` (the
-reflections' product, one rank-one update each): compositions, so each gradient is the
-composition's; and ``eigvals``, one node with torch's closed-form gradient."""
+a vector, as torch's cumulative product; ``torch.vander`` too), ``tensorinv`` and
+``tensorsolve`` (a tensor read as a square matrix, then ``linalg.inv`` or ``linalg.solve``),
+``householder_product`` (the reflections' product, one rank-one update each; ``ormqr``
+multiplies by it): compositions, so each gradient is the composition's; ``eig``,
+``eigvals``, one node each with torch's closed-form gradient; ``geqrf``, LAPACK's packed
+QR, without a gradient as torch's. ``METHODS`` names the functions ``ops/methods.py`` binds
+as ``Tensor`` methods (``orgqr`` is ``householder_product``, torch's other name for it)."""
 
 import math
 
@@ -10,11 +13,15 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd.function import Function
+from ..autograd.grad_mode import is_grad_enabled
 from . import shape as shape_ops
 from .base import check_tensor, constant
-from .decompositions import inverse, lapack
+from . import return_types
+from .decompositions import _unused, check_eigenvector_phases, inverse, lapack
 from .pointwise import cumprod
-from .solves import check_matrices, mH, solved
+from .solves import check_kernel, check_matrices, mH, solved
+
+METHODS = ("geqrf", "orgqr", "ormqr")
 
 
 def vander(x, *, N=None):
@@ -40,12 +47,43 @@ def vander(x, *, N=None):
     N = x.shape[-1] if N is None else N
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
-    if x.dtype.kind in "iu":
-        x = x.long()
+    return _powers(x.long() if x.dtype.kind in "iu" else x, N)
+
+
+def _powers(x, N):
+    # x ** j for j < N along a new last dim: ones beside the cumulative product of x
     column = x.unsqueeze(-1)
     ones = constant(x.xp.ones(column.shape, x.dtype))
+    if N <= 1:
+        return ones[..., :N]
     powers = cumprod(column.expand(*x.shape, N - 1), -1)
     return shape_ops.concatenate([ones, powers], dim=-1)
+
+
+def torch_vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a 1-D ``x`` (``torch.vander``): its columns the powers
+    x^(N-1), ..., x, 1 (x^0 first with ``increasing``), N = len(x) by default; an
+    integer or bool x gives int64. Built as ``linalg.vander``, so its gradient is the
+    cumulative product's.
+
+    Args:
+        x: (n,), floating, complex, integer or bool.
+        N: the number of columns, >= 0; n by default.
+        increasing: the powers increasing from x^0, as ``linalg.vander``'s.
+
+    Shape: (n,) -> (n, N).
+
+    Example:
+        >>> mg.vander(mg.tensor([1.0, 2.0, 3.0]))       # [[1, 1, 1], [4, 2, 1], [9, 3, 1]]
+    """
+    check_tensor("vander", x)
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    N = x.shape[0] if N is None else N
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    powers = _powers(x.long() if x.dtype.kind in "biu" else x, N)
+    return powers if increasing else shape_ops.flip(powers, (-1,))
 
 
 def _as_square(split, A, rows, rest):
@@ -137,26 +175,95 @@ def householder_product(A, tau):
     return q[..., :, :n]
 
 
-class Eigvals(Function):
-    """The eigenvalues of a general square A (complex), LAPACK geev's order. With
-    A = V diag(λ) V⁻¹, dλ = diag(V⁻¹ dA V); the adjoint (torch's ``linalg_eig_backward``
-    without the vectors' gradient): g_A = V⁻ᴴ diag(g_λ) Vᴴ, its real part for a real A."""
+orgqr = householder_product               # torch.orgqr, Tensor.orgqr
+
+
+def _eig(fn, a):
+    # LAPACK geev's (values, vectors), both complex (NumPy's are real for a real A with
+    # real eigenvalues); each vector of unit norm, its largest component real, as torch's
+    xp = backend.array_module(a)
+    if not bool(xp.isfinite(a).all()):
+        raise RuntimeError(f"torch.{fn}: input tensor should not contain infs or NaNs.")
+    values, vectors = lapack(fn, xp.linalg.eig, a)
+    complex_dtype = dtypes.complex_of(a.dtype)
+    return values.astype(complex_dtype, copy=False), vectors.astype(complex_dtype, copy=False)
+
+
+def eig_grad(values, v, grad_values, grad_vectors, real):
+    r"""The gradient of A = V diag(λ) V⁻¹ (torch's ``linalg_eig_backward``), the vectors of
+    unit norm: with E_ij = λ_j - λ_i (1 on the diagonal) and the vectors' part
+    M = (VᴴG_V - VᴴV diag(Re diag(VᴴG_V))) / Ē off the diagonal,
+    :math:`g_A = V^{-H} (M + \operatorname{diag}(g_\lambda)) V^H`, its real part for a real
+    A; ``grad_vectors`` None when only the values reach the loss (then ``values`` is not
+    read)."""
+    xp = backend.array_module(v)
+    eye = xp.eye(v.shape[-1], dtype=v.dtype)
+    inner = grad_values[..., :, None] * eye                     # diag(g_λ), (..., n, n)
+    if grad_vectors is not None:
+        vhgv = mH(v) @ grad_vectors
+        check_eigenvector_phases(vhgv, "linalg_eig_backward")
+        vectors_part = vhgv - mH(v) @ (v * xp.diagonal(vhgv, 0, -2, -1).real[..., None, :])
+        gaps = (values[..., None, :] - values[..., :, None]).conj() + eye     # Ē_ij
+        with backend.silent_floats():                # a repeated eigenvalue: inf, as torch's
+            inner = inner + vectors_part / gaps * (1 - eye)
+    grad_a = xp.linalg.solve(mH(v), inner @ mH(v))
+    return grad_a.real if real else grad_a
+
+
+class Eig(Function):
+    """(eigenvalues, eigenvectors) of a general square A, complex, LAPACK geev's order and
+    unit-norm vectors (``torch.linalg.eig``); the gradient ``eig_grad``."""
 
     @staticmethod
     def forward(ctx, a):
-        xp = backend.array_module(a)
-        values, vectors = lapack("linalg.eigvals", xp.linalg.eig, a)
-        ctx.save_for_backward(vectors)
+        values, vectors = _eig("linalg.eig", a)
+        ctx.save_for_backward(values, vectors)
         ctx.real = a.dtype.kind != "c"
-        return values.astype(dtypes.complex_of(a.dtype), copy=False)
+        return values, vectors
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_vectors):
+        values, v = ctx.saved
+        return eig_grad(values, v, grad_values, None if _unused(grad_vectors) else grad_vectors,
+                        ctx.real)
+
+
+class Eigvals(Function):
+    """The eigenvalues of a general square A (complex), LAPACK geev's order. With
+    A = V diag(λ) V⁻¹, dλ = diag(V⁻¹ dA V); the adjoint (``eig_grad`` without the vectors'
+    gradient): g_A = V⁻ᴴ diag(g_λ) Vᴴ, its real part for a real A."""
+
+    @staticmethod
+    def forward(ctx, a):
+        values, vectors = _eig("linalg.eigvals", a)
+        ctx.save_for_backward(vectors)              # the values' gradient needs only V
+        ctx.real = a.dtype.kind != "c"
+        return values
 
     @staticmethod
     def backward(ctx, grad):
         (v,) = ctx.saved
-        xp = backend.array_module(v)
-        diag = grad[..., :, None] * xp.eye(grad.shape[-1], dtype=grad.dtype)
-        grad_a = xp.linalg.solve(mH(v), diag @ mH(v))
-        return grad_a.real if ctx.real else grad_a
+        return eig_grad(None, v, grad, None, ctx.real)
+
+
+def eig(A):
+    r"""The eigenvalues and eigenvectors of each square matrix of ``A``
+    (``torch.linalg.eig``): :math:`A V = V \operatorname{diag}(\lambda)`, both complex, in
+    LAPACK's order, each eigenvector of unit norm (its phase LAPACK's: a loss must not
+    depend on it, and one that does is refused in backward, as torch's). One ``Eig`` node;
+    a repeated eigenvalue gives an inf or NaN gradient when the vectors reach the loss.
+
+    Args:
+        A: (..., n, n), floating or complex, finite.
+
+    Shape: (..., n, n) -> eigenvalues (..., n), eigenvectors (..., n, n); complex64 for
+    float32, complex128 for float64.
+
+    Example:
+        >>> w, V = mg.linalg.eig(mg.tensor([[2.0, 1.0], [0.0, 3.0]]))    # w = [2, 3]
+    """
+    A = check_matrices("linalg.eig", A, kernel="linalg_eig_out_cpu")
+    return return_types.linalg_eig(*Eig.apply(A))
 
 
 def eigvals(A):
@@ -170,4 +277,94 @@ def eigvals(A):
     Example:
         >>> mg.linalg.eigvals(mg.tensor([[0.0, -1.0], [1.0, 0.0]]))     # [0.+1.j, 0.-1.j]
     """
-    return Eigvals.apply(check_matrices("linalg.eigvals", A))
+    return Eigvals.apply(check_matrices("linalg.eigvals", A, kernel="linalg_eig_out_cpu"))
+
+
+class Geqrf(Function):
+    """LAPACK geqrf's QR of each matrix, packed (``torch.geqrf``): R on and above the
+    diagonal, the Householder vectors below it, their scales tau. No gradient, as torch's."""
+
+    @staticmethod
+    def forward(ctx, a):
+        packed, tau = lapack("torch.geqrf", backend.array_module(a).linalg.qr, a, mode="raw")
+        return packed.swapaxes(-1, -2).copy(), tau       # NumPy's raw QR is transposed
+
+    @staticmethod
+    def backward(ctx, grad_packed, grad_tau):
+        raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
+
+
+def geqrf(input):
+    """The QR decomposition of each matrix of ``input`` as LAPACK's geqrf packs it
+    (``torch.geqrf``): ``a`` holds R on and above the diagonal and the Householder vectors
+    below it, ``tau`` their scales; ``householder_product(a, tau)`` is Q. A backward through
+    it raises NotImplementedError, as torch's.
+
+    Args:
+        input: (..., m, n), floating or complex.
+
+    Shape: (..., m, n) -> a (..., m, n), tau (..., min(m, n)).
+
+    Example:
+        >>> A = mg.randn(4, 3, dtype=mg.float64)
+        >>> a, tau = mg.geqrf(A); Q = mg.linalg.householder_product(a, tau)   # A = Q R
+    """
+    fn = "torch.geqrf"
+    check_tensor(fn, input)
+    if input.ndim < 2:
+        raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
+    check_kernel("geqrf_cpu", input)
+    if input.requires_grad and input.dtype.kind == "c" and is_grad_enabled():
+        raise RuntimeError("geqrf does not support automatic differentiation for outputs with "
+                           "complex dtype.")
+    return return_types.geqrf(*Geqrf.apply(input))
+
+
+def ormqr(input, tau, other, left=True, transpose=False):
+    """``other`` multiplied by the Q of ``geqrf``'s (input, tau) (``torch.ormqr``): Q·other
+    (``left``) or other·Q, Qᴴ with ``transpose``; Q is the full m×m product of the
+    reflections (``householder_product`` of input widened with zero columns), so the
+    gradient is the composition's.
+
+    Args:
+        input, tau: ``geqrf``'s result (tau may hold fewer reflections).
+        other: the matrices multiplied, of input's dtype.
+        left: Q on the left of ``other`` (else on its right).
+        transpose: Qᴴ in place of Q.
+
+    Shape: input (..., m, k), tau (..., min(m, k)), other (..., m, n) (left) or (..., n, m).
+
+    Example:
+        >>> A, B = mg.randn(4, 3, dtype=mg.float64), mg.randn(4, 2, dtype=mg.float64)
+        >>> a, tau = mg.geqrf(A); mg.ormqr(a, tau, B)          # Q @ B
+    """
+    fn = "torch.ormqr"
+    for t in (input, tau, other):
+        check_tensor(fn, t)
+    if input.ndim < 2 or other.ndim < 2:
+        raise RuntimeError(f"{fn}: input and other must have at least 2 dimensions.")
+    m = input.shape[-2]
+    if other.shape[-2 if left else -1] != m:
+        which = "other.shape[-2]" if left else "other.shape[-1]"
+        raise RuntimeError(f"{fn}: {which} must be equal to input.shape[-2]")
+    if tau.shape[-1] > min(m, input.shape[-1]):
+        raise RuntimeError(f"{fn}: tau.shape[-1] must be less than or equal to "
+                           "min(input.shape[-2], input.shape[-1])")
+    if other.ndim != input.ndim:                      # no broadcasting, as torch's
+        raise RuntimeError(f"{fn}: Expected other to have the same number of dimensions as "
+                           f"input, but got other.ndim equal to {other.ndim} and input.ndim "
+                           f"is equal to {input.ndim}")
+    if tuple(other.shape[:-2]) != tuple(input.shape[:-2]):
+        raise RuntimeError(f"{fn}: Expected batch dimensions of other to be equal to "
+                           f"input.shape[:-2], but got {list(other.shape[:-2])}")
+    for name, t in (("tau", tau), ("other", other)):
+        if t.dtype != input.dtype:
+            raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
+                               f"input has dtype {dtypes.torch_name(input.dtype)} and {name} "
+                               f"has dtype {dtypes.torch_name(t.dtype)}")
+    width = m - input.shape[-1]
+    square = input[..., :, :m] if width <= 0 else shape_ops.concatenate(
+        [input, constant(input.xp.zeros(input.shape[:-1] + (width,), input.dtype))], dim=-1)
+    q = householder_product(square, tau)                                    # (..., m, m)
+    q = q.mH if transpose else q
+    return q @ other if left else other @ q

@@ -14,15 +14,19 @@ from ..autograd.function import Function
 from ..dtypes import as_dtype, is_floating, is_half, real_of
 from .base import complex_sign, normalize_axis, torch_sign
 from .decompositions import SVDVals
-from ..dtypes import torch_name
+from ..dtypes import ComplexScalarError, torch_name
 from .solves import check_matrices
 
 
 def norm_order(fn, p):
     """The order ``p`` of a p-norm as a float: a real number, or a 0-d tensor of one (torch
-    takes both); else a TypeError naming ``fn``."""
-    if isinstance(p, _tensor.Tensor) and p.ndim == 0 and p.dtype.kind in "iuf":
+    takes both); else a TypeError naming ``fn`` (a complex one, or a 0-d complex tensor:
+    ``ComplexScalarError``, torch's RuntimeError)."""
+    if isinstance(p, _tensor.Tensor) and p.ndim == 0 and p.dtype.kind in "iufc":
         p = p.item()
+    if isinstance(p, numbers.Complex) and not isinstance(p, numbers.Real):
+        raise ComplexScalarError(f"{fn}: Expected a non-complex scalar as the order of "
+                                 f"norm, got {p!r}")
     if isinstance(p, bool) or not isinstance(p, numbers.Real):
         raise TypeError(f"{fn}(): p must be a real number, got {p!r}")
     return float(p)
