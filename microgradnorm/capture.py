@@ -132,7 +132,7 @@ class Captured:
         if first is not None:
             self._check(args, signature, grad, None)
         tape = Tape(args)
-        before = default_generator.get_state()
+        before = default_generator.state_array()
         _tapes.append(tape)
         try:
             result = self.fn(*args)
@@ -140,7 +140,7 @@ class Captured:
             raise CaptureError(f"captured {self.__name__}: {error}") from None
         finally:
             _tapes.remove(tape)
-        if (default_generator.get_state() != before).any():
+        if (default_generator.state_array() != before).any():
             default_generator.set_state(before)
             raise CaptureError(
                 f"captured {self.__name__}: the step drew random numbers from the generator "

@@ -5,7 +5,7 @@ one file of ``mg.save``'s format (docs/training.md, "Checkpoints that resume bit
 state dict), ``optimizer`` and ``scheduler`` (their ``state_dict()``, or None) with
 ``optimizer_type`` and ``scheduler_type`` (class names), ``random`` (``numpy``:
 ``np.random.get_state(legacy=False)``; ``python``: ``random.getstate()``;
-``default_generator``: ``mg.default_generator.get_state()``; ``generator``: the ``rng``'s
+``default_generator``: ``mg.default_generator.state_array()``; ``generator``: the ``rng``'s
 ``bit_generator.state``, or None) and ``extra``. Checkpoints of the layout before
 (version 1: ``model/<name>``, ``optimizer/<index>/<name>``, ``numpy_random_key`` and a JSON
 string ``meta``) still load, read into this one."""
@@ -72,7 +72,7 @@ def save_checkpoint(path, model, optimizer=None, step=0, scheduler=None, rng=Non
         # every stream a loop draws from: initialisation, dropout (mg.default_generator),
         # batches (rng), Python's random
         "random": {"numpy": np.random.get_state(legacy=False), "python": random.getstate(),
-                   "default_generator": streams.default_generator.get_state(),
+                   "default_generator": streams.default_generator.state_array(),
                    "generator": None if rng is None else rng.bit_generator.state},
         "extra": extra,
     }

@@ -12,8 +12,10 @@ from . import generator as streams
 from . import sampling
 from .ops import memory_formats
 from .ops import shape as shape_ops
-from .ops.base import check_fits, fitted, number_of, size_args
+from .ops.base import broadcast_shape, check_fits, fitted, number_of, size_args, sizes_of
 from .ops.storage import contiguous_format, preserve_format
+from .ops.tensor_more import ConstantResult
+from .autograd import is_grad_enabled
 from .autograd.inputs import RequiresGradError
 from .tensor import Tensor
 
@@ -31,6 +33,17 @@ def _make(fn, array, dtype, device, requires_grad):
     return Tensor._leaf(fn, backend.to_device(array, device), requires_grad)
 
 
+def zero_gradient(draw, *sources):
+    """``draw`` in the graph of each Tensor in ``sources`` that requires grad, with a zero
+    gradient to it: torch records ``normal(mean, std)``, ``bernoulli(p)`` and
+    ``poisson(rates)`` so (the draw does not move with its parameters). One
+    ``ConstantResult`` node, the in-place comparisons' (ops/tensor_more.py)."""
+    needing = [t for t in sources if isinstance(t, Tensor) and t.requires_grad]
+    if needing and is_grad_enabled():
+        return ConstantResult.apply(*needing, result=draw._array)
+    return draw
+
+
 def _check(fn, device, requires_grad, dtype=None):
     # before any draw: a failed call leaves the generator where it was
     backend.check_device(device)
@@ -41,26 +54,26 @@ def _check(fn, device, requires_grad, dtype=None):
                                 f"got dtype {dtype}")
 
 
-def zeros(*size, dtype=None, device="cpu", requires_grad=False):
-    """Zeros of ``size`` (ints or one tuple), in the default float dtype unless dtype is
-    given (``torch.zeros``)."""
-    array = np.zeros(size_args("zeros", size), dtypes.default_float(dtype))
+def zeros(*sizes, size=None, dtype=None, device="cpu", requires_grad=False):
+    """Zeros of ``size`` (ints, one tuple or ``size=``), in the default float dtype unless
+    dtype is given (``torch.zeros``)."""
+    array = np.zeros(size_args("zeros", sizes, size), dtypes.default_float(dtype))
     return _make("zeros", array, None, device, requires_grad)
 
 
-def ones(*size, dtype=None, device="cpu", requires_grad=False):
-    """Ones of ``size`` (ints or one tuple), in the default float dtype unless dtype is
-    given (``torch.ones``)."""
-    array = np.ones(size_args("ones", size), dtypes.default_float(dtype))
+def ones(*sizes, size=None, dtype=None, device="cpu", requires_grad=False):
+    """Ones of ``size`` (ints, one tuple or ``size=``), in the default float dtype unless
+    dtype is given (``torch.ones``)."""
+    array = np.ones(size_args("ones", sizes, size), dtypes.default_float(dtype))
     return _make("ones", array, None, device, requires_grad)
 
 
-def empty(*size, dtype=None, device="cpu", requires_grad=False,
+def empty(*sizes, size=None, dtype=None, device="cpu", requires_grad=False,
           memory_format=contiguous_format):
     """Uninitialized values of ``size``, in the default float dtype unless dtype is given
     (``torch.empty``), laid out in ``memory_format`` (``mg.channels_last`` for a 4-D size:
     strides (HWC, 1, WC, C))."""
-    array = memory_formats.empty(size_args("empty", size), dtypes.default_float(dtype),
+    array = memory_formats.empty(size_args("empty", sizes, size), dtypes.default_float(dtype),
                                  memory_format)
     return _make("empty", array, None, device, requires_grad)
 
@@ -92,7 +105,7 @@ class RangeError(RuntimeError, ValueError):
     steps): torch's RuntimeError, and a ValueError."""
 
 
-def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
+def arange(start=None, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
     r"""Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
     all three are ints, else the default float dtype, unless dtype is given.
 
@@ -111,8 +124,11 @@ def arange(start, end=None, step=1, *, dtype=None, device="cpu", requires_grad=F
         >>> mg.arange(-2.5, 0, 1, dtype=mg.int32)      # 3 elements, from -2
         tensor([-2, -1,  0], dtype=int32)
     """
+    if end is None and step != 1:          # torch's arange(end) takes no step
+        raise TypeError(f"arange(): a step ({step!r}) needs a start and an end")
+    start, end = (0, start) if end is None else (0 if start is None else start, end)
     if end is None:
-        start, end = 0, start
+        raise TypeError("arange() missing 1 required positional argument: 'end'")
     start, end, step = (value.item() if isinstance(value, Tensor) and value.ndim == 0
                         else value for value in (start, end, step))
     for name, value in (("start", start), ("end", end), ("step", step)):
@@ -198,7 +214,7 @@ def _sample(fn, size, dtype, device, requires_grad, draw):
     return _make(fn, array, None, device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device="cpu", requires_grad=False):
     r"""Samples of N(0, 1) of ``size`` (ints or one tuple), in the default float dtype
     unless dtype is given (``torch.randn``).
 
@@ -215,11 +231,11 @@ def randn(*size, generator=None, dtype=None, device="cpu", requires_grad=False):
     """
     gen = streams.check_generator("randn", generator)
     dtype = dtypes.default_float(dtype)
-    return _sample("randn", size, dtype, device, requires_grad,
+    return _sample("randn", (sizes_of(sizes, size),), dtype, device, requires_grad,
                    lambda n: sampling.normal(gen, n, dtype))
 
 
-def rand(*size, generator=None, dtype=None, device="cpu", requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device="cpu", requires_grad=False):
     r"""Samples of U[0, 1) of ``size`` (ints or one tuple), in the default float dtype
     unless dtype is given (``torch.rand``).
 
@@ -236,11 +252,12 @@ def rand(*size, generator=None, dtype=None, device="cpu", requires_grad=False):
     """
     gen = streams.check_generator("rand", generator)
     dtype = dtypes.default_float(dtype)
-    return _sample("rand", size, dtype, device, requires_grad,
+    return _sample("rand", (sizes_of(sizes, size),), dtype, device, requires_grad,
                    lambda n: sampling.uniform(gen, n, dtype))
 
 
-def randint(*args, size=None, generator=None, dtype=None, device="cpu", requires_grad=False):
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device="cpu",
+            requires_grad=False):
     r"""Integers drawn uniformly from [low, high) (``torch.randint(high, size)`` or
     ``randint(low, high, size)``), int64 unless dtype is given.
 
@@ -256,6 +273,14 @@ def randint(*args, size=None, generator=None, dtype=None, device="cpu", requires
         tensor([4, 9, 3, 0])
     """
     gen = streams.check_generator("randint", generator)
+    # torch's keywords: randint(low=0, high=10, size=(3,)), randint(high=10, size=(3,)),
+    # randint(0, high=10, size=(3,)): a keyword bound needs high= and size=, low= no
+    # positional bound (randint(low=2, size=s) must not read as randint(2, s))
+    if (low is not None or high is not None) and (
+            size is None or high is None or low is not None and args):
+        raise TypeError("randint: a keyword low= or high= needs high= and size= as keywords, "
+                        "and low= no positional bound")
+    args = (() if low is None else (low,)) + args + (() if high is None else (high,))
     if size is not None:
         args = (*args, size)
     if len(args) not in (2, 3):
@@ -266,7 +291,8 @@ def randint(*args, size=None, generator=None, dtype=None, device="cpu", requires
     for name, value in (("low", low), ("high", high)):
         dtypes.check_number("randint", name, value, integer=True)
     if low >= high:
-        raise ValueError(f"randint: low must be below high, got low {low}, high {high}")
+        raise sampling.DistributionRangeError(f"randint: low must be below high, got low {low}, "
+                                              f"high {high}")
     dtype = dtypes.as_dtype(dtype) or np.dtype(np.int64)
     return _sample("randint", (size,), dtype, device, requires_grad,
                    lambda n: sampling.random_integers(gen, n, dtype, low, high))
@@ -285,11 +311,41 @@ def randperm(n, *, generator=None, dtype=None, device="cpu", requires_grad=False
     """
     gen = streams.check_generator("randperm", generator)
     dtypes.check_number("randperm", "n", n, integer=True)
-    if n < 0:
-        raise ValueError(f"randperm: n must be non-negative, got {n}")
     dtype = dtypes.as_dtype(dtype) or np.dtype(np.int64)
+    sampling.check_randperm(n, dtype)
     return _sample("randperm", (n,), dtype, device, requires_grad,
                    lambda count: sampling.randperm(gen, count))
+
+
+def _check_multinomial(input, num_samples, replacement):
+    # torch's checks, in its order, each its RuntimeError (a ValueError too, as before)
+    fail = sampling.DistributionRangeError
+    if not dtypes.is_floating(input.dtype):
+        raise dtypes.NotFloatingError(f"multinomial only supports floating-point dtypes for "
+                                      f"input, got: {input.dtype}")
+    if input.ndim not in (1, 2):
+        raise fail(f"multinomial: prob_dist must be 1 or 2 dim, got shape {input.shape}")
+    if num_samples <= 0:
+        raise fail(f"multinomial: cannot sample n_sample <= 0 samples, got {num_samples}")
+    if not replacement and num_samples > input.shape[-1]:
+        raise fail(f"multinomial: cannot sample n_sample > prob_dist.size(-1) samples without "
+                   f"replacement: {num_samples} from {input.shape[-1]} categories")
+    if input.shape[-1] > 1 << 24:
+        raise fail(f"multinomial: number of categories cannot exceed 2^24, got "
+                   f"{input.shape[-1]}")
+    if not input.numel():
+        if input.ndim == 2 and not input.shape[0]:       # no row: nothing to draw
+            return
+        raise fail("multinomial: cannot compute aminmax over an empty dimension (a row of no "
+                   "category)")
+    weights = np.asarray(backend.to_numpy(input._array), np.float64).reshape(
+        -1, input.shape[-1])            # (rows, categories), at least one of each
+    if not np.isfinite(weights).all() or (weights < 0).any():
+        raise fail("multinomial: probability tensor contains either `inf`, `nan` or element "
+                   "< 0: every weight must be finite and non-negative")
+    if (weights.sum(1) <= 0).any():
+        raise fail("multinomial: invalid multinomial distribution (sum of probabilities <= 0): "
+                   "every row needs a positive sum")
 
 
 def multinomial(input, num_samples, replacement=False, *, generator=None):
@@ -306,22 +362,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if not isinstance(input, Tensor):
         raise TypeError(f"multinomial: input must be a Tensor, got {type(input).__name__}")
     gen = streams.check_generator("multinomial", generator)
-    dtypes.check_positive_ints("multinomial", num_samples=num_samples)
-    if not dtypes.is_floating(input.dtype):
-        raise TypeError(f"multinomial: input must be a floating tensor, got dtype "
-                        f"{input.dtype}")
-    if input.ndim not in (1, 2) or input.shape[-1] == 0:
-        raise ValueError(f"multinomial: input must be 1-D or 2-D with at least one category, "
-                         f"got shape {input.shape}")
-    probs = np.asarray(backend.to_numpy(input._array)).reshape(-1, input.shape[-1])
-    weights = probs.astype(np.float64)
-    if not np.isfinite(weights).all() or (weights < 0).any() or (weights.sum(1) <= 0).any():
-        raise sampling.DistributionRangeError(
-            "multinomial: every row of input must hold finite, non-negative weights with a "
-            "positive sum")
-    if not replacement and num_samples > (weights > 0).sum(1).min():
-        raise ValueError(f"multinomial: cannot draw {num_samples} samples without replacement "
-                         f"from a row with only {(weights > 0).sum(1).min()} nonzero weights")
+    num_samples = number_of("multinomial", "num_samples", num_samples)
+    dtypes.check_number("multinomial", "num_samples", num_samples, integer=True)
+    _check_multinomial(input, num_samples, replacement)
+    rows = input.shape[0] if input.ndim == 2 else 1
+    probs = np.asarray(backend.to_numpy(input._array)).reshape(rows, input.shape[-1])
     samples = sampling.multinomial(gen, probs, num_samples, replacement)
     samples = samples.reshape(*input.shape[:-1], num_samples)
     return _make("multinomial", samples, None, input.device, False)
@@ -364,8 +409,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
     for name, value in (("mean", mean), ("std", std)):
         if isinstance(value, Tensor):
             if not dtypes.is_floating(value.dtype):
-                raise TypeError(f"normal: {name} must be a floating tensor, got dtype "
-                                f"{value.dtype}")
+                raise dtypes.NotFloatingError(f"normal: {name} must be a floating tensor, got "
+                                              f"dtype {value.dtype}")
         else:
             dtypes.check_number("normal", name, value)
     std_array = np.asarray(backend.to_numpy(std._array)) if isinstance(std, Tensor) else std
@@ -374,14 +419,15 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
     mean_array = np.asarray(backend.to_numpy(mean._array)) if isinstance(mean, Tensor) \
         else mean
     dtype = like.dtype
-    shape = np.broadcast_shapes(np.shape(mean_array), np.shape(std_array))
+    shape = broadcast_shape("normal", np.shape(mean_array), np.shape(std_array))
     if isinstance(std, Tensor):
         z = sampling.normal(gen, int(np.prod(shape, dtype=np.int64)), dtype).reshape(shape)
         array = z * std_array.astype(dtype) + np.asarray(mean_array).astype(dtype)
     else:
         z = sampling.normal(gen, int(np.prod(shape, dtype=np.int64)), dtype, 0.0, std)
         array = z.reshape(shape) + mean_array.astype(dtype)
-    return _make("normal", np.asarray(array, dtype), None, like.device, False)
+    return zero_gradient(_make("normal", np.asarray(array, dtype), None, like.device, False),
+                         mean, std)
 
 
 def bernoulli(input, p=None, *, generator=None):
@@ -403,8 +449,8 @@ def bernoulli(input, p=None, *, generator=None):
         raise TypeError(f"bernoulli: input must be a Tensor, got {type(input).__name__}")
     gen = streams.check_generator("bernoulli", generator)
     if p is None and not dtypes.is_floating(input.dtype):
-        raise TypeError(f"bernoulli: input holds the probabilities and must be floating, got "
-                        f"dtype {input.dtype}")
+        raise dtypes.NotFloatingError(f"bernoulli: input holds the probabilities and must be "
+                                      f"floating, got dtype {input.dtype}")
     source = np.asarray(backend.to_numpy(input._array))
     # torch's empty_like(input, LEGACY_CONTIGUOUS_MEMORY_FORMAT): row-major whatever input's
     # layout (a transposed or an expanded p), the draws in row-major order
@@ -414,7 +460,7 @@ def bernoulli(input, p=None, *, generator=None):
         streams.fill(array, lambda n, c: sampling.bernoulli(gen, n, array.dtype, probs))
     else:
         streams.fill(array, lambda n, c: sampling.bernoulli(gen, n, array.dtype, p))
-    return _make("bernoulli", array, None, input.device, False)
+    return zero_gradient(_make("bernoulli", array, None, input.device, False), input)
 
 
 def _random_like(fn, other, dtype, device, requires_grad, memory_format, draw):
@@ -470,7 +516,8 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
     for name, value in (("low", low), ("high", high)):
         dtypes.check_number("randint_like", name, value, integer=True)
     if low >= high:
-        raise ValueError(f"randint_like: low must be below high, got low {low}, high {high}")
+        raise sampling.DistributionRangeError(f"randint_like: low must be below high, got "
+                                              f"low {low}, high {high}")
     return _random_like("randint_like", input, dtype, device, requires_grad, memory_format,
                         lambda n, dtype, c: sampling.random_integers(gen, n, dtype, low, high))
 
@@ -573,11 +620,13 @@ def manual_seed(seed):
 
     Args:
         seed: an int in [-2**63, 2**64); a negative one counts modulo 2**64, as in torch.
+            Anything ``int()`` takes is converted first, as torch does (``1.5`` seeds 1,
+            ``"7"`` 7, a one-element tensor its value).
 
     Example:
         >>> mg.manual_seed(0); x = mg.randn(3)       # torch.manual_seed(0); torch.randn(3)
     """
-    return streams.default_generator.manual_seed(seed)          # checks the seed first
+    return streams.default_generator.manual_seed(int(seed))     # checks the seed first
 
 
 def seed():
@@ -599,7 +648,11 @@ def get_rng_state():
         >>> state = mg.get_rng_state(); a = mg.rand(2)
         >>> mg.set_rng_state(state); b = mg.rand(2)      # a == b
     """
-    return Tensor._leaf("get_rng_state", streams.default_generator.get_state(), False)
+    return streams.default_generator.get_state()
+
+
+# Generator.get_state gives torch's uint8 Tensor (the generator sits below tensors)
+streams.state_tensor = lambda array: Tensor._leaf("get_state", array, False)
 
 
 def set_rng_state(new_state):

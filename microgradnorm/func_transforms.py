@@ -611,7 +611,7 @@ class _Draws:
     def __init__(self, randomness):
         self.randomness = randomness
         self.state = None if randomness == "different" else \
-            streams.default_generator.get_state()
+            streams.default_generator.state_array()
 
     def before_call(self):
         if self.randomness == "same":
@@ -619,7 +619,7 @@ class _Draws:
 
     def after_call(self):
         if self.randomness == "error" and \
-                not np.array_equal(streams.default_generator.get_state(), self.state):
+                not np.array_equal(streams.default_generator.state_array(), self.state):
             streams.default_generator.set_state(self.state)
             raise RuntimeError("vmap: called random operation while in randomness error mode. "
                                "Please either use the 'same' or 'different' randomness flags "

@@ -29,7 +29,7 @@ from .fused import gelu, log_softmax, scaled_dot_product_attention, softmax
 from .fused.arguments import check_tensor
 from .norms import CASTINGS, IMPLS, add_layer_norm, add_rms_norm, batch_norm, layer_norm, rms_norm
 from .norms import dyt, group_norm, instance_norm
-from .tensor import Tensor
+from .tensor import InPlaceCastError, Tensor
 # more losses (losses_more.py)
 from .losses_more import (cosine_embedding_loss, gaussian_nll_loss, hinge_embedding_loss,
                           margin_ranking_loss, multi_margin_loss, multilabel_margin_loss,
@@ -388,6 +388,9 @@ def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
     trivial = _trivial_dropout(x, p, training, inplace)
     if trivial is not None:
         return trivial
+    if x.dtype.kind in "biu":           # torch divides the mask in x's dtype: refused
+        raise InPlaceCastError(f"{fn}: result type Float can't be cast to the desired output "
+                               f"type {x.dtype}")
     if rng is not None:
         shape = x.shape if noise_shape is None else noise_shape
         keep = (rng.random(shape) >= p).astype(x.dtype)

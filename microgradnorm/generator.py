@@ -49,14 +49,33 @@ def _seed_words(seed):
     return key
 
 
+class SeedError(RuntimeError, TypeError):
+    """A seed that is no int (``Generator.manual_seed(1.5)``): torch's RuntimeError, and a
+    TypeError."""
+
+
+class StateError(RuntimeError, ValueError):
+    """A generator state of the wrong size or contents: torch's RuntimeError, and a
+    ValueError."""
+
+
 def _check_seed(where, seed):
     # torch takes a seed in [-2**63, 2**64): a negative one counts modulo 2**64
-    dtypes.check_number(where, "seed", seed, integer=True)
+    try:
+        dtypes.check_number(where, "seed", seed, integer=True)
+    except TypeError as error:
+        raise SeedError(str(error)) from None
     seed = int(seed)
     if not -(1 << 63) <= seed <= _MASK64:
         raise ValueError(f"{where}: seed must be in [-2**63, 2**64) (a negative seed counts "
                          f"modulo 2**64, as in torch), got {seed}")
     return seed & _MASK64
+
+
+# the tensor layer makes ``get_state``'s Tensor (factories.py sets it; the generator sits
+# below tensors): until then, the array itself
+def state_tensor(array):
+    return array
 
 
 class Generator:
@@ -76,8 +95,8 @@ class Generator:
 
     def __init__(self, device="cpu"):
         if str(device) != "cpu":
-            raise ValueError(f"Generator: device must be 'cpu' (tensors on cuda draw from the "
-                             f"CPU stream), got {device!r}")
+            raise backend.DeviceError(f"Generator: device must be 'cpu' (tensors on cuda draw "
+                                      f"from the CPU stream), got {device!r}")
         self._engine = np.random.MT19937(0)    # its state is replaced by manual_seed
         self.manual_seed(DEFAULT_SEED)
 
@@ -113,9 +132,14 @@ class Generator:
         self.next_float_normal_sample = next_float
 
     def get_state(self):
-        """The state as torch's byte layout (5056 uint8, ``torch.Generator.get_state``):
-        seed, engine position, the 624 words, the cached normal samples. Feed it to
-        ``set_state`` here or to ``torch.Generator.set_state``."""
+        """The state as torch's byte layout, a uint8 Tensor of 5056 values
+        (``torch.Generator.get_state``): seed, engine position, the 624 words, the cached
+        normal samples. Feed it to ``set_state`` here or to ``torch.Generator.set_state``."""
+        return state_tensor(self.state_array())
+
+    def state_array(self):
+        """``get_state``'s bytes as a NumPy uint8 array (what the library keeps and
+        compares)."""
         state = self._engine.state["state"]
         pos = int(state["pos"])
         nxt, left = (self._idle_next, 1) if pos == _N else (pos, _N - pos + 1)
@@ -134,11 +158,11 @@ class Generator:
         bytes of 5056 values); returns the generator. A bad state changes nothing."""
         raw = np.asarray(state) if not isinstance(state, (bytes, bytearray)) else \
             np.frombuffer(bytes(state), np.uint8)
-        if raw.dtype != np.uint8 or raw.ndim != 1:
-            raise TypeError(f"set_state: state must be a 1-D uint8 array (get_state's), got "
-                            f"dtype {raw.dtype} with {raw.ndim} dims")
+        if raw.dtype != np.uint8:
+            raise TypeError(f"set_state: state must be a uint8 array (get_state's), got "
+                            f"dtype {raw.dtype}")
         if raw.size != _STATE_BYTES:
-            raise ValueError(f"set_state: expected a state of {_STATE_BYTES} bytes, got "
+            raise StateError(f"set_state: expected a state of {_STATE_BYTES} bytes, got "
                              f"{raw.size}")
         data = raw.tobytes()
         seed, left, seeded, nxt = struct.unpack_from("<QiiQ", data, 0)
@@ -146,7 +170,7 @@ class Generator:
         # torch's own states keep left + next == 625 (or left == 1 before a twist)
         if not seeded or not 0 < left <= _N or nxt > _N or (left != 1 and left + nxt != _N + 1) \
                 or (key > 0xFFFFFFFF).any():
-            raise ValueError("set_state: invalid mt19937 state")
+            raise StateError("set_state: invalid mt19937 state")
         (normal_y,) = struct.unpack_from("<d", data, 5024)
         (valid,) = struct.unpack_from("<i", data, 5040)
         next_float, float_valid = struct.unpack_from("<f?", data, 5048)
@@ -154,6 +178,27 @@ class Generator:
                   normal_y if valid else None,
                   float(next_float) if float_valid else None)
         return self
+
+    def clone_state(self):
+        """A new Generator at this one's state (seed, position, cached normals): both then
+        draw the same values (``torch.Generator.clone_state``)."""
+        return Generator().set_state(self.state_array())
+
+    def get_offset(self):
+        """Refused, as torch's CPU generator: only Philox (CUDA) counts an offset."""
+        raise RuntimeError("get_offset: CPU Generator does not use offset")
+
+    def set_offset(self, offset):
+        """Refused, as torch's CPU generator: only Philox (CUDA) counts an offset."""
+        raise RuntimeError("set_offset: CPU Generator does not use offset")
+
+    def graphsafe_get_state(self):
+        """Refused, as torch's CPU generator (CUDA graphs only)."""
+        raise NotImplementedError("graphsafe_get_state is not supported in this Generator")
+
+    def graphsafe_set_state(self, state):
+        """Refused, as torch's CPU generator (CUDA graphs only)."""
+        raise NotImplementedError("graphsafe_set_state is not supported in this Generator")
 
     def _words(self, n):
         # n 32-bit words (PyTorch's random()), as uint64

@@ -28,7 +28,7 @@ def fork_rng(devices=None, enabled=True, _caller="fork_rng", _devices_kw="device
     if not enabled or device_type == "meta":
         yield
         return
-    state = streams.default_generator.get_state()
+    state = streams.default_generator.state_array()
     try:
         yield
     finally:

@@ -17,6 +17,8 @@ What each sampler does with the words (PyTorch's CPU kernels, restated):
 * normal, fewer than 16 elements (or a non-contiguous tensor): two float64 uniforms per
   pair, ``r = sqrt(-2 log1p(-u2))``, ``r cos(2 pi u1)`` now and ``r sin`` cached in the
   generator for the next draw (``next_double_normal_sample``).
+* complex uniform and normal: the real dtype's draws for 2n elements, read as n (real,
+  imaginary) pairs (torch fills ``view_as_real``), the normal's std divided by sqrt(2).
 * random integers in [low, high): ``word % (high - low) + low`` with one word when the
   range is below 2**28, a 64-bit draw otherwise.
 * bernoulli(p): a uniform below p (float64 uniform for a float p; a float32 uniform for a
@@ -39,7 +41,7 @@ import numpy as np
 from . import dtypes
 
 __all__ = ["bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial",
-           "normal", "random_integers", "randperm", "uniform"]
+           "normal", "random_integers", "randperm", "check_randperm", "uniform"]
 
 _MASK64 = (1 << 64) - 1
 
@@ -110,10 +112,17 @@ class DistributionRangeError(RuntimeError, ValueError):
 NotFloatingError = dtypes.NotFloatingError    # a continuous distribution of an integer dtype
 
 
+class SamplerDtypeError(NotImplementedError, TypeError):
+    """A dtype a sampler has no kernel for (``random_`` of a complex tensor, ``randperm`` of
+    bool): torch's NotImplementedError (a RuntimeError), and a TypeError."""
+
+
 # ----- dtypes ------------------------------------------------------------------------------
-def _float_dtype(where, dtype):
+def _float_dtype(where, dtype, n=None):
+    # n: the draws' count, for the samplers whose dtype torch checks in the kernel only (none
+    # runs for no element: an empty int64 tensor's normal_ is itself)
     dtype = dtypes.as_dtype(dtype)
-    if not dtypes.is_floating(dtype):
+    if not dtypes.is_floating(dtype) and n != 0:
         raise NotFloatingError(f"{where}: needs a floating dtype (float16, bfloat16, float32, "
                         f"float64), got {dtype}")
     return dtype
@@ -152,6 +161,9 @@ def uniform(generator, n, dtype, low=0.0, high=1.0):
         >>> uniform(Generator().manual_seed(0), 2, "float64")
         array([0.970053  , 0.70781986])
     """
+    if dtypes.as_dtype(dtype).kind == "c":       # torch fills view_as_real: (re, im) pairs
+        pairs = uniform(generator, 2 * n, dtypes.real_of(dtype), low, high)
+        return pairs.view(dtypes.as_dtype(dtype))
     dtype = _float_dtype("uniform_", dtype)
     dtypes.check_number("uniform_", "from", low)
     dtypes.check_number("uniform_", "to", high)
@@ -160,8 +172,9 @@ def uniform(generator, n, dtype, low=0.0, high=1.0):
         raise DistributionRangeError(f"uniform_: expects from <= to, got from={low} > "
                                      f"to={high}")
     if not (-limit <= low <= limit and -limit <= high <= limit) or high - low > limit:
-        raise ValueError(f"uniform_: from={low} and to={high} must lie within the range of "
-                         f"{dtype}, and to - from within its largest value")
+        raise DistributionRangeError(f"uniform_: from={low} and to={high} must lie within the "
+                                     f"range of {dtype}, and to - from within its largest "
+                                     f"value")
     if n == 0:
         return np.empty(0, dtype)
     if dtype == np.float64:
@@ -300,11 +313,16 @@ def normal(generator, n, dtype, mean=0.0, std=1.0, contiguous=True):
         >>> normal(Generator().manual_seed(0), 3, "float32")
         array([ 1.5409961, -0.2934289, -2.1787894], dtype=float32)
     """
-    dtype = _float_dtype("normal_", dtype)
+    complex_dtype = dtypes.as_dtype(dtype)
+    dtype = _float_dtype("normal_", dtype if complex_dtype.kind != "c" else
+                         dtypes.real_of(complex_dtype), n)
     dtypes.check_number("normal_", "mean", mean)
     dtypes.check_number("normal_", "std", std)
     if not std >= 0:
         raise DistributionRangeError(f"normal_: expects std >= 0.0, got std={std}")
+    if complex_dtype.kind == "c":     # torch fills view_as_real, each part std / sqrt(2)
+        pairs = normal(generator, 2 * n, dtype, mean, std / math.sqrt(2), contiguous)
+        return pairs.view(complex_dtype)
     if n == 0:
         return np.empty(0, dtype)
     if n < 16 or not contiguous:
@@ -380,8 +398,8 @@ def random_integers(generator, n, dtype, low=None, high=None):
     """
     dtype = dtypes.as_dtype(dtype)
     if not dtypes.is_numeric(dtype) or dtype.kind == "u" and dtype != np.uint8:
-        raise TypeError(f"random_: dtype {dtype} is not supported (bool, uint8, signed "
-                        f"integers and floats are)")
+        raise SamplerDtypeError(f"random_: dtype {dtype} is not supported (bool, uint8, "
+                                f"signed integers and floats are)")
     for name, value in (("from", low), ("to", high)):
         if value is not None:
             dtypes.check_number("random_", name, value, integer=True)
@@ -409,13 +427,13 @@ def random_integers(generator, n, dtype, low=None, high=None):
         if floating:
             low, high = _update_from(low, dtype), _update_to(high, dtype)
             if not low < high:
-                raise ValueError(f"random_: from and to rounded to {dtype} leave no value: "
-                                 f"from={low} >= to={high}")
+                raise DistributionRangeError(f"random_: from and to rounded to {dtype} leave no "
+                                             f"value: from={low} >= to={high}")
     if not (lowest <= low <= top and lowest <= high - 1 <= top):
         message = (f"random_: from={low} and to - 1={high - 1} must lie within "
                    f"[{lowest}, {top}] for dtype {dtype}")
         if not floating:
-            raise ValueError(message)
+            raise DistributionRangeError(message)
         # torch only warns for floats: beyond 2**digits not every integer is a value
         warnings.warn(message + ": not every integer there is a value of the dtype",
                       stacklevel=3)
@@ -424,6 +442,23 @@ def random_integers(generator, n, dtype, low=None, high=None):
     with np.errstate(over="ignore"):                     # two's complement, as in C++
         values = words % np.uint64(span & _MASK64) + np.uint64(low & _MASK64)
     return values.view(np.int64).astype(dtype)
+
+
+def check_randperm(n, dtype):
+    """torch's checks of ``randperm(n, dtype=dtype)``: n >= 0, n - 1 a value of an integer
+    dtype, n at most one past the consecutive integers of a floating one (float16: 2049),
+    no bool; each a RuntimeError (NotImplementedError for bool), as torch's."""
+    if n < 0:
+        raise DistributionRangeError(f"randperm: n must be non-negative, got {n}")
+    if dtype.kind == "b" or not dtypes.is_numeric(dtype):
+        raise SamplerDtypeError(f'"randperm" not implemented for {dtype}')
+    if dtypes.is_floating(dtype):
+        if dtype != dtypes.bfloat16 and n > (1 << _digits(dtype)) + 1:
+            raise DistributionRangeError(f"randperm: n cannot be greater than "
+                                         f"2^{_digits(dtype)}+1 for {dtype}, got {n}")
+    elif max(n - 1, 0) > _bounds(dtype)[1]:
+        raise DistributionRangeError(f"randperm: n - 1 = {n - 1} cannot be converted to "
+                                     f"{dtype} without overflow")
 
 
 def randperm(generator, n):
@@ -436,7 +471,7 @@ def randperm(generator, n):
     """
     dtypes.check_number("randperm", "n", n, integer=True)
     if n < 0:
-        raise ValueError(f"randperm: n must be non-negative, got {n}")
+        raise DistributionRangeError(f"randperm: n must be non-negative, got {n}")
     n = int(n)
     perm = list(range(n))
     if n > 1:
@@ -464,9 +499,12 @@ def bernoulli(generator, n, dtype, p):
         array([0., 0., 1., 0.], dtype=float32)
     """
     dtype = dtypes.as_dtype(dtype)
+    if dtype.kind == "c":
+        raise SamplerDtypeError(f"bernoulli_: not implemented for dtype {dtype}")
     if isinstance(p, np.ndarray):
         if not dtypes.is_floating(p.dtype):
-            raise TypeError(f"bernoulli_: p must be a floating tensor, got dtype {p.dtype}")
+            raise NotFloatingError(f"bernoulli_: p must be a floating tensor, got dtype "
+                                   f"{p.dtype}")
         if not ((p >= 0) & (p <= 1)).all():
             raise DistributionRangeError("bernoulli_: every p must be in [0, 1]")
         u = _uniform53(generator, n) if p.dtype == np.float64 else _uniform24(generator, n)
@@ -488,7 +526,7 @@ def exponential(generator, n, dtype, lambd=1.0):
         >>> exponential(Generator().manual_seed(0), 2, "float64")
         array([3.50832619, 1.23038476])
     """
-    dtype = _float_dtype("exponential_", dtype)
+    dtype = _float_dtype("exponential_", dtype, n)
     dtypes.check_number("exponential_", "lambd", lambd)
     if not lambd > 0:
         raise DistributionRangeError(f"exponential_: expects lambd > 0.0, got lambd={lambd}")
@@ -538,7 +576,7 @@ def log_normal(generator, n, dtype, mean=1.0, std=2.0):
         >>> log_normal(Generator().manual_seed(0), 2, "float64", 0.0, 1.0)
         array([4.66923902, 0.74570224])
     """
-    dtype = _float_dtype("log_normal_", dtype)
+    dtype = _float_dtype("log_normal_", dtype, n)
     dtypes.check_number("log_normal_", "mean", mean)
     dtypes.check_number("log_normal_", "std", std)
     if not std > 0:
@@ -596,6 +634,8 @@ def multinomial(generator, probs, num_samples, replacement=False):
         array([[2, 1]])
     """
     rows, classes = probs.shape
+    if not rows:
+        return np.empty((0, num_samples), np.int64)
     if not replacement or num_samples == 1:
         q = exponential(generator, probs.size, probs.dtype, 1.0).reshape(probs.shape)
         with np.errstate(divide="ignore", invalid="ignore"):

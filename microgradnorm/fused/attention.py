@@ -182,7 +182,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # past them; p = 0 and p = 1 draw nothing. The forward draws from the default generator
     # itself; the generator's state before the draws (5056 bytes) is kept in place of the
     # L×S mask, which backward draws again from a copy.
-    stream = default_generator.get_state() if 0 < dropout_p < 1 else None
+    stream = default_generator.state_array() if 0 < dropout_p < 1 else None
     if impl == "composite":
         with op_group(fn):
             return composite_attention(query, key, value, attn_mask, dropout_p, is_causal,

@@ -581,7 +581,7 @@ def attention_dropout_kept(stream, shape, dropout_p, xp, dtype=np.float64):
     """The dropout mask M of attention's probabilities in ``dtype``: torch's CPU mask, the
     F.dropout of its math backend, ``empty(shape).bernoulli_(1 - p) / (1 - p)``, drawn in
     C order from ``stream``: a Generator, drawn from and moved past the draws (the forward),
-    or a generator's state before them (``Generator.get_state()``: backward draws the same
+    or a generator's state before them (``Generator.state_array()``: backward draws the same
     mask again from a copy, so no L×S mask is kept). p = 1 keeps nothing (all 0, no 1 / 0,
     and no draws, as torch's)."""
     dtype = np.dtype(dtype)

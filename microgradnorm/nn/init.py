@@ -103,8 +103,9 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """
     for name, value in (("mean", mean), ("std", std), ("a", a), ("b", b)):
         check_number("trunc_normal_", name, value)
-    if not a < b:
-        raise ValueError(f"trunc_normal_: a must be below b, got a {a}, b {b}")
+    if not a <= b:                        # torch's uniform_(a, b) refuses it (a == b: all a)
+        raise sampling.DistributionRangeError(f"trunc_normal_: a must not exceed b, got a {a}, "
+                                              f"b {b}")
     _check_tensor("trunc_normal_", tensor)
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("trunc_normal_: mean is more than 2 std from [a, b]; the distribution "

@@ -28,7 +28,10 @@ def generators(seed=0):
 
 
 def same_state(g, t):
-    np.testing.assert_array_equal(g.get_state(), t.get_state().numpy())
+    ours, theirs = g.get_state(), t.get_state()
+    assert isinstance(ours, mg.Tensor) and ours.dtype == mg.uint8      # torch's ByteTensor
+    assert ours.shape == theirs.shape and not ours.requires_grad
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
 @pytest.mark.parametrize("dtype, torch_dtype", FLOATS)
@@ -205,7 +208,7 @@ def test_generator_api():
     first = mg.randn(9, generator=g, dtype=mg.float64)
     assert g.set_state(state) is g
     same(mg.randn(9, generator=g, dtype=mg.float64), first)         # replays, cache too
-    other = torch.Generator().set_state(torch.from_numpy(g.get_state()))   # into torch
+    other = torch.Generator().set_state(torch.from_numpy(g.get_state().numpy()))  # into torch
     same(mg.rand(4, generator=g), torch.rand(4, generator=other))
     fresh = mg.Generator().set_state(other.get_state())                   # and back
     same(mg.rand(4, generator=fresh), torch.rand(4, generator=other))
@@ -273,9 +276,9 @@ def unmoved(call, error, match):
     (lambda: mg.zeros(3).normal_(generator="g"), TypeError, "generator"),
     (lambda: nn.init.uniform_(mg.zeros(3), generator=np.random), TypeError, "generator"),
     (lambda: F.dropout(mg.ones(3), generator=object()), TypeError, "generator"),
-    (lambda: mg.manual_seed(1.5), TypeError, "seed"),
-    (lambda: mg.manual_seed(True), TypeError, "seed"),
-    (lambda: mg.manual_seed("1"), TypeError, "seed"),
+    (lambda: mg.Generator().manual_seed(1.5), TypeError, "seed"),      # mg.manual_seed:
+    (lambda: mg.Generator().manual_seed(True), TypeError, "seed"),     # int(seed), as torch
+    (lambda: mg.Generator().manual_seed("1"), TypeError, "seed"),
     (lambda: mg.manual_seed(2 ** 64), ValueError, "seed"),
     (lambda: mg.manual_seed(-2 ** 63 - 1), ValueError, "seed"),
     (lambda: mg.set_rng_state(np.zeros(10, np.uint8)), ValueError, "5056"),

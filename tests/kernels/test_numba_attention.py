@@ -187,7 +187,7 @@ def nan_in_one_projection():
 @pytest.mark.parametrize("case", list(handed_over()))
 def test_the_rest_is_the_reference_exactly(case, monkeypatch):
     q, k, v, dout, mask, is_causal, dropout_p = handed_over()[case]
-    stream = mg.Generator().manual_seed(7).get_state()    # the dropout mask's draws
+    stream = mg.Generator().manual_seed(7).state_array()  # the dropout mask's draws
     args = (mask, is_causal, 0.5, dropout_p, stream)
     out, lse = reference.attention_forward(q, k, v, *args)
     expected = (out, lse, *reference.attention_backward(dout, q, k, v, out, lse, *args,
