@@ -64,10 +64,11 @@ from .linear import Dropout3d
 from .pooling import AdaptiveAvgPool3d, AvgPool3d, MaxPool3d
 from .lazy_conv import (LazyConv1d, LazyConv2d, LazyConv3d, LazyConvTranspose1d,
                         LazyConvTranspose2d, LazyConvTranspose3d)
-# EmbeddingBag (linear.py), CTCLoss (loss_more.py), the adaptive softmax (adaptive.py)
+# EmbeddingBag (linear.py), CTCLoss and LinearCrossEntropyLoss (loss_more.py), the
+# adaptive softmax (adaptive.py)
 from .adaptive import AdaptiveLogSoftmaxWithLoss
 from .linear import EmbeddingBag
-from .loss_more import CTCLoss
+from .loss_more import CTCLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions
 from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
                     load, parameters_to_vector, save, vector_to_parameters)
 # torch's paths to the classes, ``nn.modules.batchnorm._BatchNorm``: after every class above
@@ -132,3 +133,4 @@ __all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "Co
             "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 # __all__ additions: EmbeddingBag, CTCLoss, adaptive.py
 __all__ += ["AdaptiveLogSoftmaxWithLoss", "CTCLoss", "EmbeddingBag"]
+__all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]

@@ -432,9 +432,9 @@ class ParameterDict(_Named):
         return self
 
     def extra_repr(self):
-        return _describe_parameters(self.items())
+        return _describe_parameters(self.items(), type_names=True)
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, input):
         raise RuntimeError("ParameterDict should not be called.")
 
 
@@ -447,9 +447,10 @@ def _as_parameter(value):
     return Parameter(value)
 
 
-def _describe_parameters(items):
-    # torch's lines: "  (0): Parameter containing: [float32 of size 2x3]", and for what is
-    # no Tensor (None) "  (1): Object of type: NoneType"
+def _describe_parameters(items, type_names=False):
+    # torch's lines: "  (0): Parameter containing: [float32 of size 2x3]" (a ParameterDict
+    # names the tensor type: "[torch.FloatTensor of size 2x3]"), and for what is no Tensor
+    # (None) "  (1): Object of type: NoneType"
     lines = []
     for key, p in items:
         if not isinstance(p, Tensor):
@@ -457,7 +458,8 @@ def _describe_parameters(items):
             continue
         size = "x".join(str(n) for n in p.shape)
         device = f" ({p.device})" if p.device != "cpu" else ""
-        lines.append(f"  ({key}): Parameter containing: [{p.dtype} of size {size}{device}]")
+        kind = p.type() if type_names else p.dtype
+        lines.append(f"  ({key}): Parameter containing: [{kind} of size {size}{device}]")
     return "\n".join(lines)
 
 

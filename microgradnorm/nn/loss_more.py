@@ -6,13 +6,19 @@ and each constructor takes torch's signature, its deprecated ``size_average`` an
 in their places, turned into ``reduction`` by ``_Loss.__init__`` (CTCLoss,
 GaussianNLLLoss and TripletMarginWithDistanceLoss have none, as torch's)."""
 
+import dataclasses
+import math
+
 import numpy as np
 
 from .. import backend
+from .. import dtypes
 from .. import functional as F
 from ..dtypes import check_bool, check_number
+from ..losses import LossArgumentError
 from ..losses_more import check_distance_function, check_margin_p, check_positive_margin
 from .distance import PairwiseDistance
+from .linear import Linear
 from .loss import _Loss, _WeightedLoss
 
 
@@ -336,3 +342,114 @@ class CTCLoss(_Loss):
         log_probs, targets = self._tensors(log_probs, targets)
         return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
                           self.reduction, self.zero_infinity)
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearCrossEntropyOptions:
+    """torch's options for its chunked ``F.linear_cross_entropy`` (chunks of the batch, so
+    the (N, C) logits never exist at once). The values are the same with or without them;
+    here they are checked as torch checks them and the composition runs whole.
+
+    Args:
+        allow_retain_graph: a second ``backward`` through the loss allowed (always, here).
+        batch_chunk_size: rows per chunk, a positive int, or None.
+        chunking_method: "auto", "aspect_ratio" or "aspect_ratio:N" (N >= 1), or None.
+        acc_policy: "auto", "accurate", "balanced" or "compact".
+        acc_dtype: None or a floating dtype (float16, bfloat16, float32, float64).
+
+    Example:
+        >>> nn.LinearCrossEntropyLoss(64, 50257, options=nn.LinearCrossEntropyOptions())
+    """
+
+    allow_retain_graph: bool = False
+    batch_chunk_size: int | None = None
+    chunking_method: str | None = "auto"
+    acc_policy: str = "auto"
+    acc_dtype: object = None
+
+    def __post_init__(self):
+        if self.acc_policy not in ("auto", "accurate", "balanced", "compact"):
+            raise ValueError(f"LinearCrossEntropyOptions: acc_policy must be 'auto', "
+                             f"'accurate', 'balanced' or 'compact', got {self.acc_policy!r}")
+        if self.chunking_method not in (None, "auto"):
+            name, colon, factor = str(self.chunking_method).partition(":")
+            factor = factor if colon else "1"
+            if name != "aspect_ratio" or not factor.isdigit() or int(factor) < 1:
+                raise ValueError("LinearCrossEntropyOptions: chunking_method must be 'auto', "
+                                 "'aspect_ratio' or 'aspect_ratio:N' with N >= 1, or None, "
+                                 f"got {self.chunking_method!r}")
+        size = self.batch_chunk_size
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool)
+                                 or size < 1):
+            raise ValueError("LinearCrossEntropyOptions: batch_chunk_size must be a positive "
+                             f"int or None, got {size!r}")
+        accumulators = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+        if self.acc_dtype is not None and self.acc_dtype not in accumulators:
+            raise ValueError("LinearCrossEntropyOptions: acc_dtype must be None, float16, "
+                             f"bfloat16, float32 or float64, got {self.acc_dtype!r}")
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    r"""The cross entropy of logits made by a Linear layer it holds
+    (``F.linear_cross_entropy``): :math:`\mathrm{CE}(x W^T + b, t)`, W of shape
+    (C·d1·…, in_features) stored flat in ``self.linear`` and viewed as (C, d1, …,
+    in_features) for a K-dimensional loss.
+
+    Args:
+        in_features: the size of each input row. num_classes: C.
+        out_features: (d1, ..., dK) for a K-dimensional loss, () otherwise.
+        bias: the Linear layer's bias (default False). device, dtype: of its weight.
+        reduction: "mean", "sum", "none". weight: None or a (C,) Tensor, a weight per class.
+        ignore_index: None (-100 for class indices) or a class index.
+        label_smoothing: ε in [0, 1]. options: None or a ``LinearCrossEntropyOptions``.
+
+    Shape:
+        input (in_features,) or (N, in_features); target class indices (), (N,) or
+        (N, d1, ...), or probabilities (C,) or (N, C, d1, ...); output () ("none": the
+        target's batch shape).
+
+    Example:
+        >>> nn.LinearCrossEntropyLoss(64, 1000)(hidden, targets)   # (N, 64), (N,)
+    """
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        name = "LinearCrossEntropyLoss"
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise LossArgumentError(f"{name}: expected weight shape {(num_classes,)}, got "
+                                    f"{tuple(weight.shape)}")
+        check_number(name, "label_smoothing", label_smoothing)
+        if not 0 <= label_smoothing <= 1:
+            raise LossArgumentError(f"{name}: label_smoothing must be in [0, 1], got "
+                                    f"{label_smoothing!r}")
+        if ignore_index is not None:
+            check_number(name, "ignore_index", ignore_index, integer=True)
+        if options is not None and not isinstance(options, LinearCrossEntropyOptions):
+            raise TypeError(f"{name}: options must be a LinearCrossEntropyOptions or None, "
+                            f"got {type(options).__name__}")
+        super().__init__(weight=weight, reduction=reduction)
+        self.num_classes, self.out_features = num_classes, out_features
+        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
+        # (C·d1·…, in_features): a Linear's weight is 2-D; forward views it as (C, d1, …)
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
+                             bias=bias, device="cpu" if device is None else device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input, target):
+        """The loss. Shape: (N, in_features), (N,) -> () ("none": (N,))."""
+        input, target = self._tensors(input, target)
+        shape = (self.num_classes, *self.out_features)
+        bias = self.linear.bias
+        return F.linear_cross_entropy(
+            input, self.linear.weight.reshape(shape + (self.linear.in_features,)), target,
+            linear_bias=None if bias is None else bias.reshape(shape), weight=self.weight,
+            reduction=self.reduction, ignore_index=self.ignore_index,
+            label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

@@ -205,10 +205,12 @@ class ModuleState:
         local = {name: t for name, t in (*self._parameters.items(), *self._buffers.items())
                  if t is not None and name not in skip}
         assign = local_metadata.get("assign_to_params_buffers", False)
+        version = local_metadata.get("version")
+        optional = self._optional_state if version is None or version < self._version else ()
         for name, target in local.items():
             key = prefix + name
             if key not in state_dict:
-                if strict and name not in self._optional_state:
+                if strict and name not in optional:
                     missing_keys.append(key)
                 continue
             value, problem = _checked(key, target, state_dict[key], assign)

@@ -71,7 +71,7 @@ SUBMODULES = {
              "SmoothL1Loss", "HuberLoss", "SoftMarginLoss", "CrossEntropyLoss",
              "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
              "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
-             "CTCLoss"),
+             "CTCLoss", "LinearCrossEntropyLoss"),
     "module": ("Module", "register_module_forward_pre_hook", "register_module_forward_hook"),
     "normalization": ("LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"),
     "padding": ("CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",

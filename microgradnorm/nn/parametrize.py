@@ -97,12 +97,17 @@ class ParametrizationList(ModuleList):
                              f"(list, tuple...). Got {type(new).__name__}")
         self.is_tensor = isinstance(new, Tensor)
         self.ntensors = 1 if self.is_tensor else len(new)
+        shape, dtype, data = original.shape, original.dtype, original.data
         if self.is_tensor:
             self._register_one(original, new)
         else:
             self._register_many(original, new)
         if not self.unsafe:
-            self._check_result(original.shape, original.dtype)
+            try:           # against the tensor as it was: right_inverse may have reshaped it
+                self._check_result(shape, dtype)
+            except Exception:
+                _set_data(original, data)                   # a refused call changes nothing
+                raise
 
     def _register_one(self, original, new):
         # the original keeps its identity, so an optimizer built before still holds it

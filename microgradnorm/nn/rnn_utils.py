@@ -87,10 +87,34 @@ class PackedSequence(namedtuple("PackedSequence_", ["data", "batch_sizes", "sort
         """``data`` as float16."""
         return self.to(dtype=np.dtype("float16"))
 
+    def long(self):
+        """``data`` as int64."""
+        return self.to(dtype=np.dtype("int64"))
+
+    def int(self):
+        """``data`` as int32."""
+        return self.to(dtype=np.dtype("int32"))
+
+    def short(self):
+        """``data`` as int16."""
+        return self.to(dtype=np.dtype("int16"))
+
+    def char(self):
+        """``data`` as int8."""
+        return self.to(dtype=np.dtype("int8"))
+
+    def byte(self):
+        """``data`` as uint8."""
+        return self.to(dtype=np.dtype("uint8"))
+
     @property
     def is_cuda(self):
         """Whether ``data`` is on a CUDA device."""
         return self.data.device != "cpu"
+
+    def is_pinned(self):
+        """Whether ``data`` sits in pinned memory (``Tensor.is_pinned``)."""
+        return self.data.is_pinned()
 
 
 def invert_permutation(permutation):
