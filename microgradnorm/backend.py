@@ -3,6 +3,7 @@ written once against ``xp = array_module(array)``; only this module knows the li
 
 import builtins
 import os
+import warnings
 
 import numpy as np
 
@@ -200,6 +201,18 @@ def to_device(array, device):
     return array.get()
 
 
+_COMPLEX_TO_REAL_WARNED = []
+
+
+def warn_complex_to_real():
+    """A complex array cast to a real dtype: torch's UserWarning, once per process as
+    torch's (not NumPy's ComplexWarning, a RuntimeWarning)."""
+    if not _COMPLEX_TO_REAL_WARNED:
+        _COMPLEX_TO_REAL_WARNED.append(True)
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=4)
+
+
 def new_array(data, dtype=None, device="cpu"):
     """A copy of ``data`` (array_like) in ``dtype`` on ``device``, as ``torch.tensor``."""
     device = check_device(device)
@@ -212,6 +225,10 @@ def new_array(data, dtype=None, device="cpu"):
         return cupy.asarray(np.asarray(data, dtype=dtype))
     if is_cupy_array(data):
         data = data.get()
+    if dtype is not None and getattr(data, "dtype", None) is not None \
+            and data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        warn_complex_to_real()
+        data = data.real
     return np.array(data, dtype=dtype, copy=True)
 
 
@@ -220,6 +237,28 @@ def memory_owner(array):
     while getattr(array, "base", None) is not None:
         array = array.base
     return array
+
+
+def partly_overlap(a, b):
+    """True where arrays ``a`` and ``b`` share some memory without being one view (the same
+    start, end and strides): torch's partial overlap, which an op refuses between what it
+    reads and what it writes (``x[1:].add_(x[:-1])``, ``x.add_(x.t())``). As torch's, told
+    only of arrays that fill their memory span densely; any other layout is never refused."""
+    if a is b or a.size == 0 or b.size == 0 or memory_owner(a) is not memory_owner(b):
+        return False
+    spans = []
+    for array in (a, b):
+        step = array.itemsize
+        for stride, n in sorted((s, n) for s, n in zip(array.strides, array.shape)
+                                if n > 1):
+            if stride != step:                      # not dense: torch's "too hard"
+                return False
+            step *= n
+        start = data_address(array)
+        spans.append((start, start + array.size * array.itemsize))
+    if spans[0] == spans[1]:
+        return a.strides != b.strides
+    return spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]
 
 
 def to_numpy(array):

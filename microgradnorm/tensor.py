@@ -369,11 +369,11 @@ class Tensor:
 
     def retain_grad(self):
         """Also fill ``.grad`` of this non-leaf tensor during backward (a leaf's is filled
-        anyway); a RuntimeError for a tensor that does not require grad, as PyTorch's."""
+        anyway); a RuntimeError for a tensor that does not require grad, as PyTorch's. Returns
+        None, as torch's."""
         if not self.requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains_grad = self.grad_fn is not None
-        return self
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place (floating leaves only); returns self."""
@@ -415,8 +415,13 @@ class Tensor:
                     check_inplace_result(self, result)
                     self._array[...] = result._array
         except ValueError as error:
-            # read-only memory (an expanded tensor): NumPy checks the flag before it writes
-            # any element, so the tensor is as it was; no check up front on the fast path
+            # read-only memory (an expanded tensor), or a result that does not broadcast to
+            # the tensor's shape: NumPy checks both before it writes any element, so the
+            # tensor is as it was; no check up front on the fast path
+            if isinstance(error, RuntimeError):     # the library's own (BroadcastError)
+                raise
+            if "broadcast" in str(error):
+                raise BroadcastError(f"in-place op: {error}") from None
             if "read-only" not in str(error) or getattr(self._array.flags, "writeable", True):
                 raise
             raise _overlap_error() from None
@@ -435,6 +440,12 @@ class Tensor:
 class ScalarConversionError(RuntimeError, ValueError):
     """A tensor of other than one element read as a Python number: torch's RuntimeError
     (``item()``) and its ValueError (``float(t)``, ``int(t)``)."""
+
+
+class BroadcastError(RuntimeError, ValueError):
+    """Shapes that do not broadcast, or an in-place result whose shape is not the tensor's
+    (``x.add_(y)`` with y broadcasting past x): torch's RuntimeError, and the ValueError
+    NumPy raises."""
 
 
 class InPlaceCastError(RuntimeError, TypeError):
@@ -508,6 +519,19 @@ def check_writable(array):
         raise _overlap_error()
 
 
+def check_no_partial_overlap(target, value):
+    """torch's refusal of an op that writes the array ``target`` while reading ``value``, a
+    Tensor that shares part of its memory (``backend.partly_overlap``), before any element
+    is written; anything else is let through."""
+    # two arrays that own their memory share none: the common case, checked first
+    if isinstance(value, Tensor) and (target.base is not None or value._array.base is not None) \
+            and backend.partly_overlap(value._array, target):
+        raise OverlapWriteError("unsupported operation: some elements of the input tensor "
+                                "and the written-to tensor refer to a single memory "
+                                "location. Please clone() the tensor before performing "
+                                "the operation.")
+
+
 def _overlap_error():
     return OverlapWriteError("unsupported operation: more than one element of the written-to "
                              "tensor refers to a single memory location (its array is "
@@ -519,11 +543,12 @@ def check_inplace_result(target, result):
     """Raise torch's error unless ``target`` can take ``result`` in place: the same shape,
     a dtype it can be cast to (``_can_cast``)."""
     if result.shape != target.shape:
-        raise RuntimeError(f"in-place op: output with shape {target.shape} doesn't match "
-                           f"the broadcast shape {result.shape}")
+        raise BroadcastError(f"in-place op: output with shape {target.shape} doesn't "
+                             f"match the broadcast shape {result.shape}")
     if not _can_cast(result.dtype, target.dtype):
-        raise InPlaceCastError(f"in-place op: result type {result.dtype} can't be cast to "
-                               f"the desired output type {target.dtype}")
+        raise InPlaceCastError(f"in-place op: result type {dtypes.torch_name(result.dtype)} "
+                               "can't be cast to the desired output type "
+                               f"{dtypes.torch_name(target.dtype)}")
 
 
 def _snapshot(tensor, version_box):

@@ -25,6 +25,7 @@ from . import elementwise
 from .base import (broadcast, check_fits, conj, float_input, fma, half_rounded, int_as_read,
                    promote, result_dtype, subtraction, unbroadcast)
 from .elementwise import Add, Div, Mul, Sub
+from .legacy_overloads import scalar_first
 from .pointwise import _in_place
 
 
@@ -102,15 +103,19 @@ def write_out(fn, operands, out, compute, stacklevel=3):
                                  for v in (*operands, out)):
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "
                            "differentiation, but one of the arguments requires grad.")
-    if any(isinstance(v, Tensor) and _partly_overlap(v._array, out._array) for v in operands):
-        raise RuntimeError("unsupported operation: some elements of the input tensor and the "
-                           "written-to tensor refer to a single memory location. Please clone() "
-                           "the tensor before performing the operation.")
+    for operand in operands:
+        _tensor.check_no_partial_overlap(out._array, operand)
     result = compute()
     if not _tensor._can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"result type {dtypes.torch_name(result.dtype)} can't be cast to "
                            f"the desired output type {dtypes.torch_name(out.dtype)}")
+    version = out._version_box[0]
     if tuple(out.shape) != tuple(result.shape):
+        if any(isinstance(v, Tensor) and _same_memory(v._array, out._array) for v in operands):
+            # an operand as out is written in place, never resized: torch's in-place error
+            raise _tensor.BroadcastError(f"{fn}(): output with shape {list(out.shape)} "
+                                         "doesn't match the broadcast shape "
+                                         f"{list(result.shape)}")
         if out.numel():
             warnings.warn(f"An output with one or more elements was resized since it had "
                           f"shape {list(out.shape)}, which does not match the required output "
@@ -122,16 +127,15 @@ def write_out(fn, operands, out, compute, stacklevel=3):
         out.resize_(result.shape)
     with no_grad():
         out.copy_(result)
+    out._version_box[0] = version + 1          # one write, resized or not, as torch counts
     return out
 
 
-def _partly_overlap(a, b):
-    # memory shared in another layout (x[:3] into x[1:]); the same view is torch's in place
-    if type(a) is not np.ndarray or type(b) is not np.ndarray:
-        return False
-    same = (a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
-            and a.shape == b.shape and a.strides == b.strides)
-    return not same and np.shares_memory(a, b)
+def _same_memory(a, b):
+    # one view of one memory: the same start, shape and strides
+    return a is b or type(a) is np.ndarray and type(b) is np.ndarray and (
+        a.__array_interface__["data"][0] == b.__array_interface__["data"][0]
+        and a.shape == b.shape and a.strides == b.strides)
 
 
 def in_place(name, function):
@@ -173,9 +177,24 @@ class AddScaled(Function):
                 unbroadcast(grad * alpha, ctx.shapes[1]) if need_b else None)
 
 
+def _alpha_first(fn, other, deprecated, alpha, method=False):
+    # torch's deprecated (alpha, other) form; its warning writes the method's signature or
+    # the function's, as torch's, and names the user's line (two frames up from here)
+    if fn == "subtract":                # the only one of the three without the old form
+        raise TypeError(f"subtract() takes 1 positional argument but {1 + len(deprecated)} "
+                        "were given")
+    old, new = (("Number alpha, Tensor other", "Tensor other, *, Number alpha = 1") if method
+                else ("Tensor input, Number alpha, Tensor other, *, Tensor out = None",
+                      "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None"))
+    return scalar_first(fn, (other, *deprecated), 1, "alpha", alpha != 1, old, new,
+                        stacklevel=4)
+
+
 def _adding(fn, sign, doc):
     # torch.add, sub, subtract: the operators' nodes when alpha is 1, else one AddScaled
-    def add(input, other, *, alpha=1, out=None):
+    def add(input, other, *deprecated, alpha=1, out=None):
+        if deprecated:                  # torch.add(x, 2, y): its deprecated (alpha, other)
+            alpha, (other,) = _alpha_first(fn, other, deprecated, alpha)
         if out is None:
             return _add(input, other, alpha)
         return write_out(fn, (input, other), out, lambda: _add(input, other, alpha))
@@ -189,8 +208,14 @@ def _adding(fn, sign, doc):
         dtype = result_dtype(input._array, other._array)
         alpha = scalar(fn, "alpha", alpha, dtype, negated=sign < 0)
         return AddScaled.apply(input, other, alpha=alpha if sign > 0 else -alpha, dtype=dtype)
-    add.__name__ = add.__qualname__ = fn
-    add.__doc__ = doc
+
+    def method(self, other, *deprecated, alpha=1):  # Tensor.add: no out=, as torch's
+        if deprecated:
+            alpha, (other,) = _alpha_first(fn, other, deprecated, alpha, method=True)
+        return _add(self, other, alpha)
+    add.__name__ = add.__qualname__ = method.__name__ = method.__qualname__ = fn
+    add.__doc__ = method.__doc__ = doc
+    add.method = method
     return add
 
 
@@ -279,6 +304,17 @@ def _divide(fn, input, other, rounding_mode):
     return DivRounded.apply(input, other, mode=rounding_mode, divisor=divisor)
 
 
+def _without_out(function, method):
+    # the Tensor method of an ``out=`` function: torch's methods take no ``out`` (TypeError)
+    method.__name__ = method.__qualname__ = function.__name__
+    method.__doc__ = function.__doc__
+    function.method = method
+
+
+_without_out(mul, lambda self, other: mul(self, other))
+_without_out(multiply, lambda self, other: multiply(self, other))
+
+
 def div(input, other, *, rounding_mode=None, out=None):
     """``input / other``, broadcast (``torch.div``); either may be a number.
 
@@ -301,6 +337,13 @@ def divide(input, other, *, rounding_mode=None, out=None):
 def true_divide(input, other, *, out=None):
     """``div(input, other)``, true division (``torch.true_divide``)."""
     return _div("true_divide", input, other, None, out)
+
+
+_without_out(div, lambda self, other, *, rounding_mode=None:
+             _divide("div", self, other, rounding_mode))
+_without_out(divide, lambda self, other, *, rounding_mode=None:
+             _divide("divide", self, other, rounding_mode))
+_without_out(true_divide, lambda self, other: _divide("true_divide", self, other, None))
 
 
 # ----- two-argument functions with a closed-form gradient -------------------------------------

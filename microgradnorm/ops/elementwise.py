@@ -1,5 +1,6 @@
-"""Elementwise ops: arithmetic, maximum/minimum, the unary functions, clamp, where,
-masked_fill, casts and copies; their ``Function``s, then the functions that apply them."""
+"""Elementwise ops: arithmetic, maximum/minimum, the unary functions, clamp, casts and
+copies; their ``Function``s, then the functions that apply them (``where`` and
+``masked_fill`` are ``masking.py``'s, named here too)."""
 
 import numbers
 import operator
@@ -9,13 +10,14 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import accumulation_dtype, cast_gradient, is_floating, is_half, upcast_half
-from . import logical
-from .base import (arithmetic, as_array, broadcast, check_fits, check_number_fits,
-                   check_orderable, check_tensor, complex_sign, conj, constant, converted,
-                   copy_in_order, fitted, float_input, int_as_read, integer_power, keep, kept,
-                   power_slope, promote, result_type, rounded, rsqrt_array, scalar_power, select,
-                   subtraction, torch_sign, unbroadcast, c_power, ShapeError)
+from ..dtypes import (ArgumentError, accumulation_dtype, cast_gradient, is_floating, is_half,
+                      upcast_half)
+from .masking import Where, masked_fill, where  # noqa: F401  (the elementwise names, kept)
+from .base import (arithmetic, broadcast, check_number_fits, check_orderable, check_tensor,
+                   complex_sign, conj, constant, converted, copy_in_order, fitted, float_input,
+                   int_as_read, integer_power, keep, power_slope, promote, result_type,
+                   rounded, rsqrt_array, scalar_power, subtraction, torch_sign, unbroadcast,
+                   c_power, ShapeError)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -456,29 +458,6 @@ class Clamp(Function):
         return grad_x, grad_low, grad_high
 
 
-class Where(Function):
-    """``condition ? a : b``, broadcast; the condition is a constant bool array."""
-
-    kept_options = ("condition",)
-
-    @staticmethod
-    def forward(ctx, a, b, condition):
-        a, b, dtype = promote(a, b)
-        ctx.condition, ctx.shapes = condition, (a.shape, b.shape)
-        try:
-            return select(condition, a, b).astype(dtype, copy=False)
-        except ValueError:
-            raise ValueError(f"where: shapes {tuple(condition.shape)} (condition), "
-                             f"{tuple(a.shape)} and {tuple(b.shape)} do not broadcast") from None
-
-    @staticmethod
-    def backward(ctx, grad):
-        a_shape, b_shape = ctx.shapes
-        need_a, need_b = ctx.needs_input_grad
-        return (unbroadcast(keep(grad, ctx.condition), a_shape) if need_a else None,
-                unbroadcast(keep(grad, ~ctx.condition), b_shape) if need_b else None)
-
-
 # ----- casts and copies -----------------------------------------------------------------------
 class Cast(Function):
     @staticmethod
@@ -606,71 +585,27 @@ def clamp(x, min=None, max=None):
     """Each element limited to [min, max] (``torch.clamp``), each bound a number, a tensor
     (broadcast) or None; min > max gives max."""
     if min is None and max is None:
-        raise ValueError("clamp: at least one of min and max must be given, got both None")
+        raise ArgumentError("clamp: at least one of min and max must not be None")
     for name, bound in (("min", min), ("max", max)):
-        if bound is not None and not isinstance(bound, (_tensor.Tensor, numbers.Real)):
+        if isinstance(bound, complex) and not is_floating(x.dtype):    # complex or integral x
+            raise NotImplementedError("clamp is not supported for complex types")
+        if isinstance(bound, complex) and bound.imag:   # torch's checked cast to x's type
+            raise RuntimeError(f"clamp: {name}={bound!r} cannot be converted to type "
+                               f"{x.dtype} without overflow")
+        if bound is not None and not isinstance(bound, (_tensor.Tensor, numbers.Number)):
             raise TypeError(f"clamp: {name} must be a number, a Tensor or None, "
                             f"got {type(bound).__name__} {bound!r}")
-    bounds = [b for b in (min, max) if b is not None]
+    dims = [b.ndim > 0 if isinstance(b, _tensor.Tensor) else None for b in (min, max)]
+    if True in dims and None in dims and not (min is None or max is None):   # Tensor, number
+        raise TypeError("clamp: min and max must both be Tensors or both numbers (torch's two "
+                        f"signatures), got {type(min).__name__} and {type(max).__name__}")
+    bounds = [b.real if isinstance(b, complex) else b for b in (min, max) if b is not None]
     dtype = result_type(x, *(_tensor.as_tensor(b, x) for b in bounds))     # of all three
     if dtype == np.bool_ and (len(bounds) == 2 or not isinstance(bounds[0], _tensor.Tensor)):
         raise NotImplementedError("clamp: torch has no bool kernel but with one Tensor bound")
     min, max = (b if b is None or isinstance(b, _tensor.Tensor) else    # a number in that dtype:
                 constant(x.xp.asarray(fitted("clamp", b, dtype), dtype)) for b in (min, max))
     return Clamp.apply(x, min, max)         # int8 with max=300 is torch's RuntimeError above
-
-
-def where(condition, a=None, b=None):
-    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); broadcast.
-    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
-    if a is None and b is None:
-        return logical.nonzero(check_tensor("where", condition), as_tuple=True)
-    if a is None or b is None:
-        raise TypeError("where: give both a and b, or neither (where(condition))")
-    Tensor = _tensor.Tensor
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
-    if like is None:
-        a = like = Tensor(a)
-    for value in (a, b):    # 300 beside int8: torch's RuntimeError (beside half: inf)
-        if not is_half(like.dtype):
-            check_number_fits("where", value, like)
-    array = as_array("where", "condition", condition, like, "b")
-    return Where.apply(a, b, condition=kept(condition, array))
-
-
-def masked_fill(x, mask, value):
-    """A copy of x with ``value`` (a number or a 0-d tensor) where the bool ``mask`` is True
-    (``torch.Tensor.masked_fill``).
-
-    Example:
-        >>> scores.masked_fill(~causal, float("-inf"))       # an attention mask
-    """
-    given, mask = mask, as_array("masked_fill", "mask", mask, x, "b")
-    try:
-        np.broadcast_shapes(tuple(mask.shape), x.shape)
-    except ValueError:
-        raise ValueError(f"masked_fill: mask of shape {tuple(mask.shape)} does not broadcast "
-                         f"with the tensor's shape {x.shape}") from None
-    if isinstance(value, _tensor.Tensor):
-        if value.ndim != 0:
-            raise ValueError(f"masked_fill: value must be a number or a 0-d tensor, got a "
-                             f"tensor of shape {value.shape}")
-        item = value.item()
-        if isinstance(item, complex) and item.imag and x.dtype.kind != "c":
-            # torch's checked conversion: an imaginary part does not fit a real dtype
-            raise RuntimeError(f"masked_fill: value {item!r} cannot be converted to type "
-                               f"{x.dtype} without overflow")
-        check_fits("masked_fill", item, x.dtype)
-        if value.dtype.kind == "c" and x.dtype.kind != "c":
-            value = value.real                     # its imaginary part is 0 (just checked)
-    elif not isinstance(value, numbers.Number) or isinstance(value, complex):
-        raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
-                        f"{type(value).__name__} {value!r}")
-    else:
-        value = constant(x.xp.asarray(fitted("masked_fill", value, x.dtype), dtype=x.dtype))
-    if value.dtype != x.dtype:
-        value = value.astype(x.dtype)
-    return Where.apply(value, x, condition=kept(given, mask))
 
 
 def _triangle(fn, x, diagonal):

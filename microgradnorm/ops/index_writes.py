@@ -16,14 +16,15 @@ import warnings
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from .arrange import _diagonal_view, _offset, _two_dims
 from .base import (OutOfRangeError, broadcast_shape, check_fits, check_tensor, constant, kept,
                    normalize_axis, raw)
+from .index_parsing import _BYTE_MASK, _is_mask, _kind, byte_mask_fill, warn_once
 from .indexing import (IndexPut, ScatterAdd, _as_shaped, _at_least_1d, _fill_value, _grid,
-                       _is_mask, _kind, _scatter_grid, _src_part, index_array)
+                       _scatter_grid, _src_part, index_array)
 from .pointwise import _in_place
 from .shape import Expand, _int
 
@@ -34,7 +35,7 @@ METHODS = ("index_put", "index_put_", "put", "put_", "masked_scatter", "masked_s
 
 def put_value(index, value, dtype):
     """The Tensor ``value`` as torch's ``x[index] = value`` writes it into a tensor of
-    ``dtype`` (``index``: ``indexing.parsed``'s). Basic indices and a lone ``True`` copy it,
+    ``dtype`` (``index``: ``index_parsing.parsed``'s). Basic indices and a lone ``True`` copy it,
     cast (a complex value's real part, with torch's warning). One element beside one bool
     mask with dims, the index's only array (whatever ints, slices, None or ``...`` stand
     beside it), is its ``masked_fill_`` of that number: checked as torch's, cast, returned
@@ -89,6 +90,8 @@ def _index_arrays(fn, input, indices):
                             f"but got {type(t).__name__}")
         data = t._array
         if data.dtype.kind == "b" or data.dtype == np.uint8:
+            if data.dtype == np.uint8:
+                warnings.warn(_BYTE_MASK, UserWarning, stacklevel=3)
             if data.ndim == 0:
                 raise IndexError(f"{fn}(): a 0-d bool index is not supported; index with a "
                                  "1-D mask")
@@ -99,7 +102,7 @@ def _index_arrays(fn, input, indices):
                                  f"{list(input.shape)} at dim {dim}")
             parts += input.xp.nonzero(data.astype(bool, copy=False))
             dim += data.ndim
-        elif data.dtype.kind in "iu":
+        elif data.dtype == np.int64 or data.dtype == np.int32:
             size = input.shape[dim] if dim < input.ndim else 0
             if dim < input.ndim and data.size and (int(data.min()) < -size or
                                                    int(data.max()) >= size):
@@ -141,6 +144,8 @@ def index_put(input, indices, values, accumulate=False):
     """
     check_tensor("index_put", input)
     _tensor_argument("index_put", "values", values)
+    if not accumulate and isinstance(indices, (tuple, list)):
+        byte_mask_fill(tuple(indices), values, input.shape)   # torch's masked_fill_ of it
     index = _index_arrays("index_put", input, indices)
     if values.dtype != input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
@@ -360,9 +365,13 @@ def _reduce_name(fn, reduce, allowed):
 
 
 def _check_reducible(fn, input, reduce):
-    # after the dtype check of src (each op words its own, as torch's)
-    if reduce == "mean" and input.dtype == np.bool_:
-        raise NotImplementedError(f"{fn}(): reduce='mean' is not implemented for bool tensors")
+    # after the dtype check of src (each op words its own, as torch's): torch has no kernel
+    # for bool's mean, complex maxima, and index_reduce of bool or complex tensors
+    kind = input.dtype.kind
+    if kind == "b" and (reduce == "mean" or fn == "index_reduce") or \
+            kind == "c" and (reduce in ("amax", "amin") or fn == "index_reduce"):
+        raise NotImplementedError(f"{fn}(): reduce={reduce!r} is not implemented for "
+                                  f"{dtypes.torch_name(input.dtype)} tensors")
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
@@ -391,14 +400,13 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     if src.dtype != input.dtype:
         raise RuntimeError(f"scatter_reduce(): Expected self.dtype to be equal to src.dtype, "
                            f"got {input.dtype} and {src.dtype}")
-    _check_reducible("scatter_reduce", input, reduce)
+    if np.size(raw(index)) or reduce == "mean":    # an empty index reduces nothing first,
+        _check_reducible("scatter_reduce", input, reduce)   # but a mean divides, as torch's
     flat, src = _own_rows(input), _at_least_1d(src)
     try:
         where, shape = _scatter_grid("scatter_reduce", flat, dim, index, src)
     except OutOfRangeError as error:
         raise IndexRangeError(str(error)) from None
-    if where is None:                              # an empty index reduces nothing
-        return input.clone()
     out = ScatterReduce.apply(flat, _src_part(src, shape), where=where, reduce=reduce,
                               include_self=bool(include_self))
     return _as_shaped(out, input)
@@ -413,6 +421,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     Example:
         >>> mg.ones(3, 2).index_reduce(0, mg.tensor([0, 0]), mg.full((2, 2), 3.0), "prod")
     """
+    warn_once("index_reduce() is in beta and the API may change at any time.")
     check_tensor("index_reduce", input)
     _tensor_argument("index_reduce", "source", source)
     _reduce_name("index_reduce", reduce, REDUCTIONS[1:])
@@ -439,8 +448,6 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
         raise OutOfRangeError(f"index_reduce(): index out of range in self: an index of "
                               f"{[int(index.min()), int(index.max())]} for dim {axis} of size "
                               f"{size}")
-    if index.size == 0:
-        return input.clone()
     along = (1,) * axis + (index.size,) + (1,) * (flat.ndim - axis - 1)
     spread = flat.xp.broadcast_to(index.reshape(along), block.shape)
     where = _grid(spread, axis)

@@ -8,7 +8,6 @@ searchsorted, bucketize and isin, are in ``search.py``.)
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
-import functools
 import numbers
 
 import numpy as np
@@ -17,11 +16,11 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
-from ..autograd.tape import active_tape
-from .base import (AxisError, BroadcastError, IndexDtypeError, OutOfRangeError, as_array,
+from .base import (AxisError, BroadcastError, IndexDtypeError, OutOfRangeError,
                    broadcast_shape, check_fits, check_orderable, check_reducible,
                    check_same_dtype, check_tensor, constant, fitted, kept, normalize_axis, raw,
                    unbroadcast)
+from .index_parsing import parsed, views_first, warn_once  # noqa: F401  (views_first: x[i] = v)
 
 METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
            "index_fill", "index_copy", "take")
@@ -155,58 +154,6 @@ def getitem(x, index):
     return out
 
 
-def parsed(index):
-    """``(index, split)`` in one pass over the index's parts: ``index`` with its 0-d integer
-    tensors as ints and its empty lists as empty int64 arrays (torch's ``x[[]]``: NumPy would
-    read a float array), and ``split``, ``(ints, rest)`` where torch reads it otherwise than
-    NumPy (else None): torch selects an index's ints first and places the arrays' result
-    dims by the arrays alone, where NumPy counts the ints among the arrays. ``x[0, :, [1, 2]]``
-    of a (1, 3, 4) x is (3, 2) in torch, (2, 3) in NumPy: ``x[ints][rest]``,
-    ``x[0][:, [1, 2]]``, is torch's. A slice stepping by 0 or backwards is torch's ValueError
-    (``x[::-1]``: ``flip`` reverses)."""
-    if type(index) is not tuple:          # one part: no ints beside arrays (x[3], x[ids])
-        _check_step(index)
-        return _as_int(index), None
-    parts, kinds = [], []
-    for part in index:
-        if type(part) is slice:
-            _check_step(part)
-        elif part is not None and part is not Ellipsis:
-            part = _as_int(part)
-        parts.append(part)
-        kinds.append(_kind(part))
-    index = tuple(parts)
-    if "int" not in kinds or "array" not in kinds:
-        return index, None
-    return index, _ints_first(parts, kinds)
-
-
-def _ints_first(parts, kinds):
-    # parsed's split of an index with ints and arrays, or None where NumPy reads it as torch
-    if not _split_needed(tuple(kinds)):
-        return None
-    ints, rest = [], []
-    for part, kind in zip(parts, kinds):
-        if kind == "int" or part is Ellipsis:
-            ints.append(part)
-        elif part is not None:      # the dims a part spans: a bool mask its own, else one
-            ints.extend([slice(None)] * (_span(part) if kind == "array" else 1))
-        if kind != "int":
-            rest.append(part)
-    return tuple(ints), tuple(rest)
-
-
-@functools.lru_cache(maxsize=256)
-def _split_needed(kinds):
-    # False where NumPy places the arrays' dims as torch does: the ints and arrays side by
-    # side, an array first of the other parts, or arrays apart (first, in both)
-    advanced = [i for i, kind in enumerate(kinds) if kind != "basic"]
-    others = [i for i, kind in enumerate(kinds) if kind != "int"]
-    arrays = [n for n, i in enumerate(others) if kinds[i] == "array"]
-    return not (advanced[-1] - advanced[0] + 1 == len(advanced) or arrays[0] == 0
-                or arrays[-1] - arrays[0] + 1 != len(arrays))
-
-
 def put(array, index, value):
     """``array[index] = value`` (arrays) with torch's error for a value that does not
     broadcast to what the index picks: a RuntimeError (and NumPy's ValueError). NumPy's
@@ -215,41 +162,11 @@ def put(array, index, value):
         array[index] = value
     except (ValueError, TypeError) as error:
         if not any(word in str(error) for word in ("broadcast", "shape", "dimensional input",
-                                                   "input values", "with a sequence")):
+                                                   "input values", "with a sequence",
+                                                   "0-dimensional arrays")):
             raise
         raise BroadcastError(f"shape mismatch: a value of shape {np.shape(value)} cannot be "
                              f"broadcast to the indexing result ({error})") from None
-
-
-def _kind(part):
-    if part is None or part is Ellipsis or type(part) is slice:
-        return "basic"
-    return "int" if type(part) is int or isinstance(part, np.integer) else "array"
-
-
-def _span(part):
-    return np.ndim(raw(part)) if _is_mask(part) else 1
-
-
-def _is_mask(part):
-    data = raw(part)
-    return (data if hasattr(data, "dtype") else np.asarray(data)).dtype.kind == "b"
-
-
-def _check_step(part):
-    if type(part) is slice and part.step is not None and part.step <= 0:
-        raise ValueError("step must be greater than zero" if part.step else
-                         "slice step cannot be zero")
-
-
-def _as_int(part):
-    # signed integers only (a 0-d uint8 tensor is torch's byte mask; here it indexes as an
-    # integer array, NumPy's reading); not while a capture records, where the value would
-    # become a constant of the tape instead of an argument
-    if isinstance(part, _tensor.Tensor) and part.ndim == 0 and part.dtype.kind == "i" \
-            and active_tape() is None:
-        return int(part.item())
-    return np.zeros(0, np.int64) if isinstance(part, list) and not part else part
 
 
 def index_put(x, index, value):
@@ -275,7 +192,7 @@ def gather(x, dim, index):
     """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
     ``index`` has x's number of dims, each but ``dim`` no larger than x's; shape: index's."""
     axis = normalize_axis("gather", dim, x.ndim, single=True)
-    given, index = index, as_array("gather", "index", index, x, "iu")
+    given, index = index, index_array("gather", index, x, any_empty=True)
     if index.size == 0:                         # any shape of empty index, as in torch
         return _flat_pick(x, index)
     if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
@@ -298,7 +215,7 @@ def gather(x, dim, index):
 def index_select(x, dim, index):
     """The slices of x at ``index`` (1-D or 0-d) along ``dim`` (``torch.index_select``)."""
     axis = normalize_axis("index_select", dim, x.ndim, single=True)
-    index = as_array("index_select", "index", index, x, "iu")
+    index = index_array("index_select", index, x)
     if index.ndim > 1:
         raise ValueError(f"index_select: index must be 1-D or 0-d, got shape "
                          f"{tuple(index.shape)}")
@@ -370,14 +287,23 @@ class ScatterAdd(Function):
                 unbroadcast(grad[ctx.index], ctx.src_shape) if need_src else None)
 
 
-def index_array(fn, value, like, long_only=False, wrap=False, size=None, axis=0):
+_LONG, _INT_OR_LONG = (np.dtype(np.int64),), (np.dtype(np.int64), np.dtype(np.int32))
+
+
+def index_array(fn, value, like, long_only=False, wrap=False, size=None, axis=0,
+                any_empty=False):
     """``value`` (a Tensor or an array) as an integer array on like's device, refused with
-    torch's RuntimeError for another dtype (int64 alone with ``long_only``); with ``size``,
-    each index checked against it (``wrap``: -size <= index < size, negatives wrapped)."""
+    torch's RuntimeError for another dtype (int64 alone with ``long_only``; ``any_empty``:
+    an empty index of any dtype is taken, as torch's gather and scatter take it); with
+    ``size``, each index checked against it (``wrap``: -size <= index < size, negatives
+    wrapped)."""
     data = value._array if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
-    if data.dtype.kind not in "iu" or long_only and data.dtype != np.int64:
+    if any_empty and data.size == 0:
+        return data.astype(np.int64, copy=False)
+    if data.dtype not in (_LONG if long_only else _INT_OR_LONG):
         wanted = "int64" if long_only else "int32 or int64"
-        raise RuntimeError(f"{fn}(): expected dtype {wanted} for the index, got {data.dtype}")
+        raise IndexDtypeError(f"{fn}(): expected dtype {wanted} for the index, got "
+                              f"{data.dtype}")
     if size is not None:
         _check_range(fn + "()", data, size, axis, low=-size if wrap else 0)
         if wrap and data.size and int(data.min()) < 0:
@@ -406,12 +332,14 @@ def _fill_value(fn, value, like):
 def _scatter_grid(fn, input, dim, given, src):
     """(index positions, index's shape): ``out[index[i][j]][j]`` for dim 0, after torch's
     checks (index with input's dims, no larger than src anywhere and than input off ``dim``;
-    input and src at least 1-D, a 0-d index taken as 1-D, as torch's); no positions for an
-    empty index. The index Tensor itself among the positions: its version is checked."""
+    input and src at least 1-D, a 0-d index taken as 1-D, as torch's); empty positions for
+    an empty index of any shape. The index Tensor itself among the positions: its version
+    is checked."""
     axis = normalize_axis(fn, dim, input.ndim, single=True)
-    index = index_array(fn, given, input)
-    if index.size == 0:
-        return None, index.shape
+    index = index_array(fn, given, input, any_empty=True)
+    if index.size == 0:                  # writes nothing; src's part gets a zero gradient
+        return tuple(input.xp.zeros(index.shape, np.int64) for _ in range(input.ndim)), \
+            index.shape
     index = index.reshape(1) if index.ndim == 0 else index
     if index.ndim != input.ndim or src is not None and src.ndim != index.ndim:
         raise RuntimeError(f"{fn}(): index must have as many dims as input (and src), got "
@@ -441,6 +369,8 @@ def _src_part(src, index_shape):
     # the block of src that index covers: src[:i0, :i1, ...], a view in the graph
     if src.shape == tuple(index_shape):
         return src
+    if 0 in index_shape and len(index_shape) != src.ndim:      # an empty index of any shape
+        return src.reshape(-1)[:0].reshape(index_shape)
     return getitem(src, tuple(slice(0, n) for n in index_shape))
 
 
@@ -473,11 +403,15 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         raise RuntimeError(f"scatter(): reduce argument must be either add or multiply, got "
                            f"{reduce!r}")
     normalize_axis("scatter", dim, check_tensor("scatter", input).ndim, single=True)  # first
+    if reduce is not None and src is not None:
+        warn_once("The reduce argument of torch.scatter with Tensor src is deprecated and will "
+                  "be removed in a future PyTorch release. Use torch.scatter_reduce instead "
+                  "for more reduction options.")
     if src is not None:
         check_same_dtype("scatter", input, check_tensor("scatter", src), ("input", "src"))
     flat, src = _at_least_1d(check_tensor("scatter", input)), _at_least_1d(src)
     where, shape = _scatter_grid("scatter", flat, dim, index, src)
-    if where is None:                             # an empty index writes nothing
+    if 0 in shape and reduce == "multiply":       # an empty index multiplies nothing
         return input.clone()
     part = _src_part(src, shape) if src is not None else _fill_value("scatter", value, input)
     if reduce == "add":
@@ -504,8 +438,6 @@ def scatter_add(input, dim, index, src):
     check_same_dtype("scatter_add", input, check_tensor("scatter_add", src), ("input", "src"))
     flat, src = _at_least_1d(input), _at_least_1d(src)
     where, shape = _scatter_grid("scatter_add", flat, dim, index, src)
-    if where is None:
-        return input.clone()
     return _as_shaped(ScatterAdd.apply(flat, _src_part(src, shape), index=where), input)
 
 
@@ -528,6 +460,11 @@ def _along(fn, input, dim, index, wrap=False, shape_error=IndexError, long_only=
     return axis, index, lead + (kept(given, index),)        # (the Tensor: version-checked)
 
 
+class IndexCountError(IndexError, RuntimeError):
+    """``index_copy`` with a number of indices other than the source's size along dim:
+    torch's IndexError (``index_add``'s is a RuntimeError)."""
+
+
 def _slices_like(fn, input, axis, index, source):
     # source must be input's shape with len(index) at ``axis``
     if not input.ndim and len(index) != 1:                  # torch's IndexError, as a dim's
@@ -536,6 +473,11 @@ def _slices_like(fn, input, axis, index, source):
     wanted = input.shape[:axis] + (len(index),) + input.shape[axis + 1:] if input.ndim \
         else (len(index),)
     if tuple(source.shape) != wanted and not (source.ndim == 0 and wanted == (1,)):
+        if fn == "index_copy" and source.ndim == len(wanted) and \
+                source.shape[axis if input.ndim else 0] != len(index):
+            raise IndexCountError(f"index_copy_(): Number of indices ({len(index)}) should be "
+                                  f"equal to source.size(dim) "
+                                  f"({source.shape[axis if input.ndim else 0]})")
         raise RuntimeError(f"{fn}(): source of shape {source.shape} must be input's shape "
                            f"{input.shape} with {len(index)} (the number of indices) at dim "
                            f"{axis}, {wanted}")
@@ -560,7 +502,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     axis, index, where = _along("index_add", input, dim, index)
     source = _slices_like("index_add", input, axis, index, source)
     if alpha != 1:
-        source = source * (int(alpha) if input.dtype.kind in "iub" else alpha)
+        kind = input.dtype.kind               # bool takes alpha's truth, as torch's
+        source = source * (bool(alpha) if kind == "b" else int(alpha) if kind in "iu" else alpha)
         source = source.astype(input.dtype, copy=False)
     out = ScatterAdd.apply(input.reshape(1) if not input.ndim else input, source, index=where)
     return out.reshape(input.shape)

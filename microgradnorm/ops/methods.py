@@ -17,14 +17,16 @@ from .. import backend, dtypes
 from ..dtypes import is_floating
 from ..autograd import is_grad_enabled
 from ..autograd.function import _next_seq
-from ..tensor import Size, Tensor, _snapshot, check_inplace_result, to_arguments
+from ..tensor import (BroadcastError, Size, Tensor, _snapshot, check_inplace_result,
+                      check_no_partial_overlap, to_arguments)
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
+from .legacy_overloads import scalar_first
 from . import decompositions, factorizations, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
 from . import index_writes, memory_formats, protocol, sorting, tensor_more
 from . import storage as storage_ops      # not `storage`: that is a Tensor method
-from . import statistics, torch_more
+from . import statistics, tensor_algebra, torch_more
 from .base import _augmented
 from .elementwise import Add, Cast, Div, Mul, Sub, ToDevice
 from .linalg import MatMul
@@ -64,10 +66,41 @@ def _numpy_write(tensor, raw, op):
 
 
 _HALF_ADDS = {(np.dtype(np.float16), operator.iadd), (np.dtype(np.float16), operator.isub)}
+_WIDE_SCALES = {np.dtype(np.float32): np.float32, np.dtype(np.float64): np.float64}
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _scaled_write(tensor, other, alpha):
+    # ``data += alpha · other`` written in place where no graph is involved (an optimizer's
+    # ``p.add_(g, alpha=-lr)``): single or double precision, ``other`` a Tensor of the same
+    # dtype, alpha a real number. As ``binary.AddScaled``: alpha in the tensor's dtype,
+    # float32's product exact in float64 and the sum rounded once, as torch's fused kernel.
+    # Else None: ``binary.add_scaled_``, which checks and records
+    scale_type = _WIDE_SCALES.get(tensor._array.dtype)
+    if scale_type is None or type(alpha) not in (float, int) or type(other) is not Tensor \
+            or other._array.dtype != tensor._array.dtype or other.requires_grad \
+            or tensor.requires_grad and is_grad_enabled() or not abs(alpha) <= _FLOAT32_MAX:
+        return None            # (an alpha past float32's range: the checked path's error)
+    scale, raw = np.float64(scale_type(alpha)), other._array
+    if scale_type is np.float64:
+        return lambda data: np.add(data, raw * scale, out=data)
+
+    def write(data):
+        wide = np.multiply(raw, scale, out=np.empty(np.broadcast_shapes(raw.shape, data.shape)))
+        np.copyto(data, np.add(wide, data, out=wide), casting="same_kind")
+    return write
 _FLOATING = {np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64),
              *([dtypes.bfloat16] if dtypes.bfloat16 is not None else [])}
 _FLOAT32, _FLOAT32_MAX = np.dtype(np.float32), float(np.finfo(np.float32).max)
 _INT64 = 1 << 63
+
+
+def _broadcast(*shapes):
+    # the broadcast shape, or None where the shapes do not broadcast
+    try:
+        return np.broadcast_shapes(*shapes)
+    except ValueError:
+        return None
 
 
 def _put_value(tensor, index, value):
@@ -348,43 +381,65 @@ class _Methods:
         from ..factories import bernoulli                # a layer above ops
         return bernoulli(self, p, generator=generator)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        """Zeros of ``size`` (ints or one tuple), of this tensor's dtype and device unless given."""
-        return self._new_filled("new_zeros", 0, size, dtype, device, requires_grad)
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+        """Zeros of ``size`` (ints, a tuple, ``size=``), of self's dtype and device unless given."""
+        return self._new_filled("new_zeros", 0, base.sizes_of(sizes, size), dtype, device,
+                                requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
         """Ones of ``size``, of this tensor's dtype and device unless given."""
-        return self._new_filled("new_ones", 1, size, dtype, device, requires_grad)
+        return self._new_filled("new_ones", 1, base.sizes_of(sizes, size), dtype, device,
+                                requires_grad)
 
     def _new_filled(self, fn, value, size, dtype, device, requires_grad):
-        size = base.size_args(fn, size)
+        size = base.size_args(fn, (size,))
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = self.device if device is None else backend.check_device(device)
         array = backend.to_device(self.xp.full(size, value, dtype=dtype), device)
         return Tensor._leaf(fn, array, requires_grad)
 
     # ----- in-place ops: written plainly, or recorded (Tensor._inplace) --------------------
-    def add_(self, other, alpha=1.0):
+    def add_(self, other, *deprecated, alpha=1.0):
         """In place ``self += alpha * other``, recorded when a graph needs it (a leaf that
         requires grad: only under ``mg.no_grad()``, as optimizers do); an alpha other than 1
-        is ``mg.add``'s (checked as torch's, the sum rounded once)."""
+        is ``mg.add``'s (checked as torch's, the sum rounded once). Torch's deprecated
+        ``add_(alpha, other)`` is taken, with its warning (ops/legacy_overloads.py)."""
+        if deprecated:
+            alpha, (other,) = scalar_first("add_", (other, *deprecated), 1, "alpha",
+                                           alpha != 1.0, "Number alpha, Tensor other",
+                                           "Tensor other, *, Number alpha = 1")
         if alpha != 1.0:
-            return binary.add_scaled_(self, other, alpha=alpha)
+            write = _scaled_write(self, other, alpha)
+            if write is None:
+                return binary.add_scaled_(self, other, alpha=alpha)
+            check_no_partial_overlap(self._array, other)
+            return self._inplace(write, None, other)
         raw = base.raw_number(other, self)
+        check_no_partial_overlap(self._array, other)
         return self._inplace(_numpy_write(self, raw, operator.iadd), Add.apply, other)
 
-    def sub_(self, other, *, alpha=1):
+    def sub_(self, other, *deprecated, alpha=1):
         """In place ``self -= alpha * other``; the rules of ``add_``."""
+        if deprecated:
+            alpha, (other,) = scalar_first("sub_", (other, *deprecated), 1, "alpha",
+                                           alpha != 1, "Number alpha, Tensor other",
+                                           "Tensor other, *, Number alpha = 1")
         if alpha != 1:
-            return binary.sub_scaled_(self, other, alpha=alpha)
+            write = _scaled_write(self, other, -alpha)
+            if write is None:
+                return binary.sub_scaled_(self, other, alpha=alpha)
+            check_no_partial_overlap(self._array, other)
+            return self._inplace(write, None, other)
         if type(other) is not float and type(other) is not int or self.dtype.kind == "b":
             other = base.subtraction("sub_", self, other)[1]    # a bool: torch's error
         raw = base.raw_number(other, self)
+        check_no_partial_overlap(self._array, other)
         return self._inplace(_numpy_write(self, raw, operator.isub), Sub.apply, other)
 
     def mul_(self, other):
         """In place ``self *= other``; the rules of ``add_``."""
         raw = base.raw_number(other, self)
+        check_no_partial_overlap(self._array, other)
         return self._inplace(_numpy_write(self, raw, operator.imul), Mul.apply, other)
 
     def div_(self, other, *, rounding_mode=None):
@@ -393,16 +448,27 @@ class _Methods:
         if rounding_mode is not None or self.dtype.kind in "biu":
             return binary.div_checked_(self, other, rounding_mode=rounding_mode)
         raw = base.raw_number(other, self)
+        check_no_partial_overlap(self._array, other)
         return self._inplace(_numpy_write(self, raw, operator.itruediv), Div.apply, other)
 
-    def copy_(self, other):
-        """In place: every element from ``other`` (broadcast); the rules of ``add_``."""
+    def copy_(self, other, non_blocking=False):
+        """In place: every element from ``other``, which must broadcast to this tensor's
+        shape (torch's RuntimeError otherwise, where ``x[...] = other`` also drops leading
+        dims of size 1); the rules of ``add_``. ``non_blocking`` is taken (copies are
+        synchronous here)."""
+        shape, own = (other._array.shape if isinstance(other, Tensor) else np.shape(other),
+                      self._array.shape)
+        if shape != own and _broadcast(shape, own) != own:
+            raise BroadcastError(f"copy_(): output with shape {list(self.shape)} doesn't "
+                                 f"match the broadcast shape {list(shape)}")
         return self.__setitem__(Ellipsis, other)
 
     def fill_(self, value):
         """In place: every element set to ``value``; the rules of ``add_``. A number the
         dtype cannot hold raises torch's error."""
         if isinstance(value, (int, float, complex, np.number, np.bool_)):
+            if self.dtype == np.bool_:
+                value = bool(value)                     # any nonzero number, as torch's
             value = base.fitted("fill_", value, self.dtype)
         return self.__setitem__(Ellipsis, value)
 
@@ -435,7 +501,13 @@ class _Methods:
     __itruediv__ = _augmented(div_, Div.apply)
 
     def __setitem__(self, index, value):
-        index, split = indexing.parsed(index)           # x[::-1] = v: torch's ValueError
+        # x[::-1] = v: torch's ValueError; x[uint8 mask] = 5: its error (as masked_fill_)
+        index, split = indexing.parsed(index, value)
+        if self.requires_grad and self.grad_fn is None and is_grad_enabled() \
+                and indexing.views_first(index):
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               "an in-place operation. (Writes into a leaf that requires grad "
+                               "are allowed only under mg.no_grad().)")
         if split is not None:                           # x[0, :, [1, 2]] = v: torch's dims
             if is_grad_enabled() and (self.requires_grad or
                                       getattr(value, "requires_grad", False)):
@@ -446,6 +518,11 @@ class _Methods:
             return self._inplace(lambda d: indexing.put(d[ints], rest, raw), None, value)
         value = _put_value(self, index, value)
         raw, raw_index = base.raw(value), base.raw_index(index)
+        if isinstance(value, Tensor) and (self._array.base is not None or
+                                          value._array.base is not None):
+            # x[1:4] = x[:3]: torch's error (arrays that own their memory share none)
+            check_no_partial_overlap(self._array[raw_index] if indexing._is_basic_index(index)
+                                     else self._array, value)
         return self._inplace(lambda d: indexing.put(d, raw_index, raw),
                              lambda before, v: indexing.index_put(before, index, v), value)
 
@@ -556,7 +633,7 @@ def bind(tensor_class=Tensor):
     for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
                    reductions, indexing, search, arrange, products, decompositions,
                    tensor_more, index_writes, torch_more, statistics, storage_ops,
-                   factorizations, memory_formats, protocol):
+                   factorizations, tensor_algebra, memory_formats, protocol):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

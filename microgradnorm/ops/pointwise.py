@@ -596,10 +596,13 @@ def _in_place(name, function):
                 raise RuntimeError(f"{name}_: output with shape {data.shape} doesn't match "
                                    f"the broadcast shape {out.shape}")
             if not _tensor._can_cast(out.dtype, data.dtype):
-                raise RuntimeError(f"{name}_: result type {out.dtype} can't be cast to the "
-                                   f"desired output type {data.dtype}")
+                raise RuntimeError(f"{name}_: result type {dtypes.torch_name(out.dtype)} "
+                                   "can't be cast to the desired output type "
+                                   f"{dtypes.torch_name(data.dtype)}")
             data[...] = out
 
+        for operand in (*args, *kwargs.values()):
+            _tensor.check_no_partial_overlap(self._array, operand)
         needs_grad = [v for v in (*args, *kwargs.values())
                       if isinstance(v, _tensor.Tensor) and v.requires_grad]
         return self._inplace(write, compute, needs_grad[0] if needs_grad else None)

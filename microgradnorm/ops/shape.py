@@ -81,8 +81,10 @@ class Expand(Function):
     @staticmethod
     def forward(ctx, x, shape):
         ctx.shape = x.shape
-        return backend.array_module(x).broadcast_to(x, expanded_shape("expand", x.shape,
-                                                                      shape))
+        shape = expanded_shape("expand", x.shape, shape)
+        if x.size == math.prod(shape):      # nothing repeated (1 to 1, new dims of 1): a
+            return x.reshape(shape)         # writable view, as torch's; else read-only
+        return backend.array_module(x).broadcast_to(x, shape)
 
     @staticmethod
     def backward(ctx, grad):
@@ -135,9 +137,9 @@ class Split(Function):
 
 
 # ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
-def reshape(x, *shape):
-    """The same elements in ``shape`` (ints or one tuple; one -1 is inferred)."""
-    return Reshape.apply(x, shape=sizes_of(shape))
+def reshape(x, *sizes, shape=None):
+    """The same elements in ``shape`` (ints, one tuple or ``shape=``; one -1 is inferred)."""
+    return Reshape.apply(x, shape=sizes_of(sizes, shape, "shape"))
 
 
 def flatten(x, start_dim=0, end_dim=-1):
@@ -153,18 +155,19 @@ def flatten(x, start_dim=0, end_dim=-1):
     return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
 
 
-def permute(x, *axes):
-    """The dims reordered (ints or one tuple)."""
-    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in sizes_of(axes))
+def permute(x, *axes, dims=None):
+    """The dims reordered (ints, one tuple or ``dims=``)."""
+    axes = sizes_of(axes, dims, "dims")
+    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in axes)
     if sorted(order) != list(range(x.ndim)):
-        raise ValueError(f"permute: axes {sizes_of(axes)} are not a permutation of {x.ndim} dims")
+        raise ValueError(f"permute: axes {axes} are not a permutation of {x.ndim} dims")
     return Permute.apply(x, axes=order)
 
 
-def transpose(x, axis0=-2, axis1=-1):
+def transpose(x, dim0=-2, dim1=-1):
     """Two dims swapped, by default the last two."""
-    a = normalize_axis("transpose", axis0, x.ndim, single=True)
-    b = normalize_axis("transpose", axis1, x.ndim, single=True)
+    a = normalize_axis("transpose", dim0, x.ndim, single=True)
+    b = normalize_axis("transpose", dim1, x.ndim, single=True)
     axes = list(range(x.ndim))
     if x.ndim:
         axes[a], axes[b] = axes[b], axes[a]
@@ -196,9 +199,9 @@ def matrix_transpose(x):
     return transpose(x, -2, -1)
 
 
-def expand(x, *shape):
-    """A broadcast view of ``shape`` (-1 keeps a dim)."""
-    return Expand.apply(x, shape=sizes_of(shape))
+def expand(x, *sizes, size=None):
+    """A broadcast view of ``size`` (ints, one tuple or ``size=``; -1 keeps a dim)."""
+    return Expand.apply(x, shape=sizes_of(sizes, size))
 
 
 def unsqueeze(x, axis=ALL_DIMS, *, dim=None):
@@ -302,9 +305,9 @@ def chunk(x, chunks, axis=DIM_0, *, dim=None):
     return split(x, math.ceil(x.shape[axis] / chunks), axis)
 
 
-def repeat(x, *sizes):
-    """x tiled ``sizes[d]`` times along dim d (``torch.Tensor.repeat``)."""
-    sizes = sizes_of(sizes)
+def repeat(x, *sizes, repeats=None):
+    """x tiled ``sizes[d]`` times along dim d (``torch.Tensor.repeat``; ``repeats=``)."""
+    sizes = sizes_of(sizes, repeats, "repeats")
     if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) and r >= 0
                for r in sizes):
         raise ValueError(f"repeat: repeats must be non-negative ints, got {sizes}")
@@ -573,7 +576,7 @@ def _flip_method(x, *dims, **by_name):
     # torch's x.flip(0, 1), x.flip((0, 1)) and x.flip(dims=(0, 1))
     if by_name.keys() - {"dims"} or (by_name and dims):
         raise TypeError(f"flip() got unexpected or repeated arguments {sorted(by_name)}")
-    return flip(x, by_name["dims"]) if by_name else _flipped(x, sizes_of(dims))
+    return flip(x, by_name["dims"]) if by_name else _flipped(x, sizes_of(dims, None, "dims"))
 
 
 _flip_method.__name__ = _flip_method.__qualname__ = "flip"
@@ -675,7 +678,7 @@ def new_tensor(x, data, *, dtype=None, device=None, requires_grad=False):
     return _tensor.Tensor._leaf("new_tensor", array, requires_grad)
 
 
-def new_empty(x, *size, dtype=None, device=None, requires_grad=False):
-    """A tensor of ``size`` (ints or one tuple) of x's dtype and device unless given
-    (``torch.Tensor.new_empty``); its values are zeros here."""
-    return x._new_filled("new_empty", 0, size, dtype, device, requires_grad)
+def new_empty(x, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` (ints, one tuple or ``size=``) of x's dtype and device unless
+    given (``torch.Tensor.new_empty``); its values are zeros here."""
+    return x._new_filled("new_empty", 0, sizes_of(sizes, size), dtype, device, requires_grad)

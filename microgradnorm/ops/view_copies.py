@@ -108,5 +108,5 @@ def expand_copy(input, size, *, implicit=False):
     in new memory, each repeated element its own; ``implicit`` is taken, as torch's, and
     changes nothing."""
     check_tensor("expand_copy", input)
-    return _copied(input.expand(*size) if isinstance(size, (list, tuple)) else
+    return _copied(input.expand(size) if isinstance(size, (list, tuple)) else
                    input.expand(size))

@@ -600,3 +600,36 @@ def test_the_resize_warning_names_the_callers_line(name):
     with pytest.warns(UserWarning, match="was resized") as record:
         getattr(mg, name)(mg.ones(3), 1, out=mg.zeros(2))
     assert record[0].filename == __file__
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shapes", [((64,), (64,)), ((5, 7), (7,)), ((), ()), ((0,), (0,)),
+                                    ((3,), (2, 3)), ((4, 1), (4, 3))])
+@pytest.mark.parametrize("alpha", [0.1, -0.01, 3, 2.5e-8, 1e38, 1e39, float("inf"),
+                                   float("nan")])
+@pytest.mark.parametrize("op", ["add_", "sub_"])
+def test_in_place_add_with_an_alpha_rounds_once_as_torchs(dtype, shapes, alpha, op):
+    # an optimizer's p.add_(g, alpha=-lr): written in place, float32's sum rounded once
+    # (torch's fused multiply-add); float64 within an ulp (rounded twice here)
+    rng = np.random.default_rng(len(shapes[0]) + len(shapes[1]))
+    a = (rng.standard_normal(shapes[0]) * 10).astype(dtype)
+    b = rng.standard_normal(shapes[1]).astype(dtype)
+
+    def run(lib):
+        x, y = lib.tensor(a.copy()), lib.tensor(b.copy())
+        with lib.no_grad():
+            try:
+                assert getattr(x, op)(y, alpha=alpha) is x
+            except RuntimeError:
+                return "RuntimeError", x.numpy().copy()
+        return x._version, x.numpy().copy()
+
+    (t_version, t_values), (m_version, m_values) = run(torch), run(mg)
+    assert m_version == t_version
+    if dtype == "float32":
+        np.testing.assert_array_equal(m_values, t_values)
+    elif m_version != "RuntimeError":        # within an ulp of the terms' magnitude
+        with np.errstate(invalid="ignore", over="ignore"):
+            bound = 2.3e-16 * (np.abs(a) + np.abs(alpha * b))
+            close = (m_values == t_values) | (np.abs(m_values - t_values) <= bound)
+        assert (close | np.isnan(m_values) & np.isnan(t_values)).all()

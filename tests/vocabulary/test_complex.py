@@ -5,6 +5,8 @@ errors (ordering ops included), 0-d and empty tensors, and printing."""
 
 import operator
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -357,3 +359,19 @@ def test_repr_as_torch():
     z_ours, z_theirs = both(np.array([1 + 2j]), True)
     assert repr(z_ours) == repr(z_theirs).replace("torch.", "")
     assert repr(z_ours * 2).endswith("grad_fn=<MulBackward0>)")
+
+
+@pytest.mark.parametrize("cast", [lambda L, z: z.to(L.float32), lambda L, z: z.float(),
+                                  lambda L, z: z.to(L.int64),
+                                  lambda L, z: L.tensor(z.numpy(), dtype=L.float64)])
+def test_complex_into_real_warns_as_torch_and_keeps_the_real_part(cast):
+    values = np.array([1.5 + 2j, -3 - 1j])
+    results = []
+    for lib in (torch, mg):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results.append(cast(lib, lib.tensor(values)).numpy())
+        # torch's UserWarning, once per process (never NumPy's ComplexWarning)
+        assert len(caught) <= 1 and all(w.category is UserWarning and "discards the "
+                                        "imaginary part" in str(w.message) for w in caught)
+    np.testing.assert_array_equal(*results)

@@ -1,0 +1,105 @@
+"""The selections by a bool condition: ``where`` and ``masked_fill`` (``x`` where a mask is
+False, a value where it is True), over one node, ``Where``, whose gradient goes to each
+side where the condition picked it. torch's checks: a bool condition (uint8 taken by
+``where`` with torch's deprecation warning), shapes that broadcast (RuntimeError), a fill
+value of one element that the dtype holds."""
+
+import numbers
+
+import numpy as np
+
+from .. import tensor as _tensor
+from ..autograd.function import Function
+from ..dtypes import is_half
+from . import logical
+from .base import (BroadcastError, ShapeError, as_array, check_fits, check_number_fits,
+                   check_tensor, constant, fitted, keep, kept, promote, select, unbroadcast)
+from .index_parsing import warn_once
+
+
+class Where(Function):
+    """``condition ? a : b``, broadcast; the condition is a constant bool array."""
+
+    kept_options = ("condition",)
+
+    @staticmethod
+    def forward(ctx, a, b, condition):
+        a, b, dtype = promote(a, b)
+        ctx.condition, ctx.shapes = condition, (a.shape, b.shape)
+        try:
+            return select(condition, a, b).astype(dtype, copy=False)
+        except ValueError:
+            raise BroadcastError(f"where: shapes {tuple(condition.shape)} (condition), "
+                                 f"{tuple(a.shape)} and {tuple(b.shape)} do not broadcast"
+                                 ) from None
+
+    @staticmethod
+    def backward(ctx, grad):
+        a_shape, b_shape = ctx.shapes
+        need_a, need_b = ctx.needs_input_grad
+        return (unbroadcast(keep(grad, ctx.condition), a_shape) if need_a else None,
+                unbroadcast(keep(grad, ~ctx.condition), b_shape) if need_b else None)
+
+
+def where(condition, a=None, b=None):
+    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); broadcast.
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
+    if a is None and b is None:
+        return logical.nonzero(check_tensor("where", condition), as_tuple=True)
+    if a is None or b is None:
+        raise TypeError("where: give both a and b, or neither (where(condition))")
+    Tensor = _tensor.Tensor
+    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    if like is None:
+        a = like = Tensor(a)
+    for value in (a, b):    # 300 beside int8: torch's RuntimeError (beside half: inf)
+        if not is_half(like.dtype):
+            check_number_fits("where", value, like)
+    if getattr(condition, "dtype", None) == np.uint8:
+        warn_once("where received a uint8 condition tensor. This behavior is deprecated and "
+                  "will be removed in a future version of PyTorch. Use a boolean condition "
+                  "instead.")
+        condition = condition != 0
+    array = as_array("where", "condition", condition, like, "b")
+    return Where.apply(a, b, condition=kept(condition, array))
+
+
+def masked_fill(x, mask, value):
+    """A copy of x with ``value`` (a number or a 0-d tensor) where the bool ``mask`` is True
+    (``torch.Tensor.masked_fill``).
+
+    Example:
+        >>> scores.masked_fill(~causal, float("-inf"))       # an attention mask
+    """
+    given, mask = mask, as_array("masked_fill", "mask", mask, x, "b")
+    try:
+        np.broadcast_shapes(tuple(mask.shape), x.shape)
+    except ValueError:
+        raise BroadcastError(f"masked_fill: mask of shape {tuple(mask.shape)} does not "
+                             f"broadcast with the tensor's shape {x.shape}") from None
+    if isinstance(value, complex) and x.dtype.kind == "c":
+        value = _tensor.Tensor(x.xp.asarray(value, dtype=x.dtype))
+    elif isinstance(value, complex):          # its real part, if it has no imaginary part
+        value = _tensor.Tensor(x.xp.asarray(value))
+    if isinstance(value, _tensor.Tensor):
+        if value.ndim != 0:
+            raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got a "
+                             f"tensor of shape {value.shape}")
+        item = value.item()
+        if isinstance(item, complex) and item.imag and x.dtype.kind not in "bc":
+            # torch's checked conversion: an imaginary part does not fit a real dtype
+            raise RuntimeError(f"masked_fill: value {item!r} cannot be converted to type "
+                               f"{x.dtype} without overflow")
+        if x.dtype.kind == "b":
+            item = bool(item)                      # any nonzero number is True, as torch's
+        check_fits("masked_fill", item, x.dtype)
+        if value.dtype.kind == "c" and x.dtype.kind not in "bc":
+            value = value.real                     # its imaginary part is 0 (just checked)
+    elif not isinstance(value, numbers.Number):
+        raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
+                        f"{type(value).__name__} {value!r}")
+    else:
+        value = constant(x.xp.asarray(fitted("masked_fill", value, x.dtype), dtype=x.dtype))
+    if value.dtype != x.dtype:
+        value = value.astype(x.dtype)
+    return Where.apply(value, x, condition=kept(given, mask))
