@@ -86,7 +86,7 @@ def main(argv=None):
         grid = np.stack(np.meshgrid(np.linspace(-1.5, 2.5, 200), np.linspace(-1, 1.5, 150)), -1)
         model.eval()
         with mg.no_grad():
-            probs = F.softmax(model(mg.tensor(grid.reshape(-1, 2), dtype=mg.float32)))
+            probs = F.softmax(model(mg.tensor(grid.reshape(-1, 2), dtype=mg.float32)), dim=-1)
             probs = probs.numpy()[:, 1]
         fig, ax = plt.subplots(figsize=(6, 4))
         ax.contourf(grid[..., 0], grid[..., 1], probs.reshape(grid.shape[:2]), levels=20,

@@ -36,6 +36,7 @@ from .factories import (arange, bernoulli, empty, from_numpy, full, get_rng_stat
                         set_rng_state, zeros, zeros_like)
 from .backend import Device as device  # torch.device
 from .factories import as_tensor, empty_like, eye, full_like, is_tensor
+from .poisson import poisson
 from .generator import Generator, default_generator
 from .kernels import cpu_kernels, get_cpu_kernels, set_cpu_kernels
 from .norms import get_norm_impl, norm_impl
@@ -102,6 +103,7 @@ from .ops.decompositions import (cholesky, det, inverse, logdet, matrix_exp, mat
                                  pinverse, qr, slogdet, svd)
 from .ops.factorizations import (cholesky_inverse, cholesky_solve, lu, lu_solve, lu_unpack,
                                  triangular_solve)
+from .ops.tensor_algebra import geqrf, orgqr, ormqr, torch_vander as vander
 # torch.* utilities, creation and math functions (ops/torch_more.py, torch_misc.py)
 from .ops.torch_more import (broadcast_shapes, can_cast, digamma, fill, frexp, gcd, heaviside,
                              i0, igamma, igammac, lcm, ldexp, lgamma, mvlgamma, nextafter,
@@ -127,7 +129,8 @@ from .torch_misc import (are_deterministic_algorithms_enabled, compile, get_defa
                          get_num_interop_threads, get_num_threads, is_anomaly_check_nan_enabled,
                          is_anomaly_enabled, is_deterministic_algorithms_warn_only_enabled,
                          is_inference_mode_enabled, is_warn_always_enabled,
-                         set_anomaly_enabled, set_default_device, set_deterministic_debug_mode,
+                         set_anomaly_enabled, set_default_device, set_default_tensor_type,
+                         set_deterministic_debug_mode,
                          set_float32_matmul_precision, set_flush_denormal,
                          set_num_interop_threads, set_num_threads, set_warn_always,
                          use_deterministic_algorithms)
@@ -194,7 +197,7 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "mode", "multinomial", "nn",
            "no_grad", "norm", "norm_impl", "normal", "numel", "ones", "ones_like", "optim", "outer",
            "serialization", "func",
-           "permute", "pow", "precision_report", "rand",
+           "permute", "poisson", "pow", "precision_report", "rand",
            "rand_like", "randint", "randint_like", "randn", "randn_like", "randperm",
            "relu", "reshape", "return_types", "rsqrt", "save", "seed", "set_cpu_kernels",
            "set_default_dtype",
@@ -255,7 +258,7 @@ __all__ += ["distributions", "fft", "linalg", "cholesky", "det", "inverse", "log
             "matrix_exp", "matrix_power",
             "pinverse", "qr", "slogdet", "svd"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "igamma", "igammac", "lu", "lu_solve",
-            "lu_unpack", "triangular_solve"]
+            "lu_unpack", "triangular_solve", "vander", "geqrf", "orgqr", "ormqr"]
 __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_",
             "arctanh_", "are_deterministic_algorithms_enabled", "asarray", "asin_", "asinh_",
             "atan_", "atanh_", "bartlett_window", "blackman_window", "block_diag",
@@ -274,8 +277,9 @@ __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsin
             "negative_", "nextafter", "polygamma", "promote_types", "quantile", "rad2deg_",
             "range", "reciprocal_", "renorm", "result_type", "round_", "rsqrt_", "rsub",
             "scalar_tensor", "set_anomaly_enabled", "set_default_device",
-            "set_deterministic_debug_mode", "set_float32_matmul_precision",
-            "set_flush_denormal", "set_num_interop_threads", "set_num_threads",
+            "set_default_tensor_type", "set_deterministic_debug_mode",
+            "set_float32_matmul_precision", "set_flush_denormal", "set_num_interop_threads",
+            "set_num_threads",
             "set_warn_always", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
             "tanh_", "trapezoid", "trapz", "tril_indices", "triu_indices", "trunc_",
             "unravel_index", "use_deterministic_algorithms", "xlogy_", "zero_"]

@@ -16,13 +16,14 @@ from . import sampling
 from .autograd.function import Function
 from .dtypes import check_number, is_floating, is_half
 from .fused import softmax
+from .fused.arguments import implicit_dim
 from .losses import check_floating
 from .ops.double_backward import _formula, _select, _zero_where
 from .tensor import Tensor
 
 __all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
-           "implicit_dim", "maybe_in_place", "prelu", "selu", "softmin", "softshrink",
-           "softsign", "tanhshrink", "threshold"]
+           "maybe_in_place", "prelu", "selu", "softmin", "softshrink", "softsign", "tanhshrink",
+           "threshold"]
 
 SELU_ALPHA = 1.6732632423543772848170429916717
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -37,14 +38,6 @@ def maybe_in_place(fn, input, inplace, compute):
     ops.base.check_tensor(fn, input)
     # computed from a copy when recorded: the nodes must not save the memory written next
     return input.copy_(compute(input.clone() if input.requires_grad else input))
-
-
-def implicit_dim(fn, ndim, stacklevel=3):
-    """PyTorch's legacy dim of a softmax called without one (0 for 0-, 1- and 3-d inputs,
-    else 1), with its deprecation warning."""
-    warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
-                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
-    return 0 if ndim in (0, 1, 3) else 1
 
 
 # ----- one node each: an elementwise f(x; options) and its derivative from x ---------------

@@ -284,7 +284,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if weight is None and not label_smoothing:      # one node (or its twin graph) of rows
         loss = cross_entropy_rows(rows, flat, ignore_index, reduction, impl)
         return loss.reshape(target_shape) if reduction == "none" else loss
-    logp = log_softmax(rows, impl=impl)                                      # (M, C)
+    logp = log_softmax(rows, dim=1, impl=impl)                               # (M, C)
     losses, per_row = _picked(logp, flat, keep, weight)
     if label_smoothing:
         smooth = -(logp if weight is None else logp * weight.astype(input.dtype)).sum(-1)

@@ -16,7 +16,7 @@ import numbers
 import os
 import warnings
 
-from . import backend
+from . import backend, dtypes
 from .autograd import anomaly
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import _state as _grad_state
@@ -27,8 +27,8 @@ __all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_devic
            "get_num_interop_threads", "get_num_threads", "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
            "is_inference_mode_enabled", "is_nonzero", "is_warn_always_enabled",
-           "set_anomaly_enabled",
-           "set_default_device", "set_deterministic_debug_mode", "set_float32_matmul_precision",
+           "set_anomaly_enabled", "set_default_device", "set_default_tensor_type",
+           "set_deterministic_debug_mode", "set_float32_matmul_precision",
            "set_flush_denormal", "set_num_interop_threads", "set_num_threads",
            "set_warn_always", "use_deterministic_algorithms"]
 
@@ -178,6 +178,43 @@ def set_default_device(device):
         raise NotImplementedError(f"set_default_device({str(device)!r}): factories here make "
                                   "CPU tensors unless given device=; pass device='cuda' to "
                                   "each factory or move tensors with .to('cuda')")
+
+
+_warned = set()         # torch warns once a process for each of these
+
+
+def set_default_tensor_type(t, /):
+    """Torch's deprecated setter of the default floating dtype (``set_default_tensor_type``):
+    ``t`` a legacy CPU tensor type (``mg.DoubleTensor``) or its dotted name
+    (``"torch.DoubleTensor"``), whose dtype becomes the default one (``mg.set_default_dtype``),
+    with torch's deprecation warning, once. Torch's errors for the rest: a CUDA type's name or
+    a type that is not floating, a TypeError; another name, the import error torch's lookup
+    gives.
+
+    Example:
+        >>> mg.set_default_tensor_type("torch.DoubleTensor")    # mg.tensor([1.5]) is float64
+    """
+    from .ops.protocol import LEGACY_TYPES, LegacyType      # the legacy types sit above us
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module == "torch.cuda":
+            raise TypeError(f"type {t} not available. Torch not compiled with CUDA enabled.")
+        if module not in ("torch", "microgradnorm"):
+            raise ModuleNotFoundError(f"No module named '{module or t}'")
+        if name not in LEGACY_TYPES:
+            raise AttributeError(f"module '{module}' has no attribute '{name}'")
+        t = LEGACY_TYPES[name]
+    if not isinstance(t, LegacyType):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not dtypes.is_floating(t.dtype):                 # bfloat16 too, as torch's
+        raise TypeError("only floating-point types are supported as the default type")
+    if "set_default_tensor_type" not in _warned:
+        _warned.add("set_default_tensor_type")
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                      "use torch.set_default_dtype() and torch.set_default_device() as "
+                      "alternatives.", UserWarning, stacklevel=2)
+    dtypes.set_default_dtype(t.dtype)
 
 
 def get_default_device():

@@ -378,7 +378,8 @@ def block_grad_norms(depth, norm, placement, d_model, init, seed=0):
     inputs = []
     for block in model.blocks:                     # keep each block's input and its grad
         def forward(x, block_forward=block.forward):
-            inputs.append(x.retain_grad())
+            x.retain_grad()
+            inputs.append(x)
             return block_forward(x)
         block.forward = forward
     tokens = np.random.default_rng(seed).integers(

@@ -10,8 +10,16 @@ from ..tensor import Tensor, is_floating
 
 IMPLS = ("fused", "composite")
 
-__all__ = ["IMPLS", "check_impl", "check_tensor", "get_norm_impl", "norm_impl",
+__all__ = ["IMPLS", "check_impl", "check_tensor", "get_norm_impl", "implicit_dim", "norm_impl",
            "resolve_impl"]
+
+
+def implicit_dim(fn, ndim, stacklevel=3):
+    """PyTorch's legacy dim of a softmax called without one (0 for 0-, 1- and 3-d inputs,
+    else 1), with its deprecation warning."""
+    warnings.warn(f"Implicit dimension choice for {fn} has been deprecated. Change the call "
+                  "to include dim=X as an argument.", UserWarning, stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
 
 
 def check_tensor(fn, name, value):

@@ -131,10 +131,11 @@ def softmax(x, axis=LAST_DIM, *, dim=None, impl=None, dtype=None):
 
     ``impl="fused"`` is one node saving only the output; ``"composite"`` the graph of
     primitives (``Tensor.softmax``); None follows ``mg.norm_impl`` (fused by default).
-    ``dtype`` casts x first, as torch's (the gradient through the cast).
+    ``dtype`` casts x first, as torch's (the gradient through the cast). Given no dim (or
+    None), torch's legacy implicit one, with its warning: 0 for 0-, 1- and 3-d x, else 1.
 
     Example:
-        >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]))          # rows sum to 1
+        >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]), dim=-1)  # rows sum to 1
     """
     return _row_op("softmax", ops.softmax, Softmax, x, axis, dim, impl, dtype)
 
@@ -147,6 +148,8 @@ def log_softmax(x, axis=LAST_DIM, *, dim=None, impl=None, dtype=None):
 
 def _row_op(fn, composite, fused, x, axis, dim, impl, dtype):
     x = ops.reductions.in_dtype(fn, x, dtype, floating=True)     # cast first, as torch's
+    if dim is None and (axis is None or axis is LAST_DIM) and isinstance(x, Tensor):
+        axis = arguments.implicit_dim(fn, x.ndim, stacklevel=4)  # F.softmax(x): torch's dim
     impl = arguments.resolve_impl(fn, impl)
     if isinstance(x, Tensor) and x.size == 0:        # an empty copy of x in its dtype, an
         return composite(x, axis, dim=dim)            # integer one too, as torch's
@@ -173,12 +176,16 @@ def _torch_row_op(name):
     return lambda tF, given: getattr(tF, name)(given["x"], -1)
 
 
+def _last_dim_call(function, given, impl):
+    return function(given["x"], -1, impl=impl)            # the rows: the last dim, as torch's
+
+
 _X = Input("x", "x")
 SOFTMAX = Twin(name="softmax", title="Softmax", function=softmax, composite=ops.softmax,
-               fused=Softmax, inputs=(_X,), torch=_torch_row_op("softmax"))
+               fused=Softmax, inputs=(_X,), call=_last_dim_call, torch=_torch_row_op("softmax"))
 LOG_SOFTMAX = Twin(name="log_softmax", title="LogSoftmax", function=log_softmax,
                    composite=ops.log_softmax, fused=LogSoftmax, inputs=(_X,),
-                   torch=_torch_row_op("log_softmax"))
+                   call=_last_dim_call, torch=_torch_row_op("log_softmax"))
 CROSS_ENTROPY = Twin(
     name="cross_entropy", title="CrossEntropy", function=cross_entropy_rows,
     composite=composite_cross_entropy, fused=CrossEntropy,

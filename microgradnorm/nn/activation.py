@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 
 from .. import functional as F
-from ..activations import implicit_dim
 from ..dtypes import check_number
+from ..fused.arguments import implicit_dim
 from . import init
 from .module import Module, Parameter, _check_choice, _dtype
 

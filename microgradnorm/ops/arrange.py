@@ -101,19 +101,21 @@ def swapdims(input, dim0, dim1):
     return transpose(check_tensor("swapdims", input), dim0, dim1)
 
 
-def view(input, *shape):
+def view(input, *shape, size=None, dtype=None):
     """``torch.Tensor.view``: input's elements in ``shape`` (ints or one tuple; one -1 is
     inferred), reading input's memory. Where a view of C-ordered memory (a transpose,
     permute, slice or expand of it) cannot be read in ``shape`` without a copy (a new dim
     would span two separate runs of it: ``x.T.view(-1)``), torch's RuntimeError; ``reshape``
     copies there. An op's result whose NumPy memory order is not torch's (NumPy's
     ``x[:, index]``, ``exp`` of a transpose) and its views are copied where needed, never
-    refused. ``x.view(dtype)`` reads the same bytes as ``dtype`` (``_bits_as``).
+    refused. ``x.view(dtype)`` (or ``dtype=``) reads the same bytes as ``dtype`` (``_bits_as``).
 
     Example:
         >>> mg.arange(6).reshape(2, 3).view(3, 2)      # a view; .T.view(-1) raises
     """
-    size = sizes_of(shape)
+    if dtype is not None and size is not None:
+        raise TypeError("view() takes a size or a dtype, not both")
+    size = sizes_of(shape, size if dtype is None else dtype, "size" if dtype is None else "dtype")
     if len(size) == 1 and isinstance(size[0], (str, type, np.dtype)):
         return _bits_as(input, dtypes.as_dtype(size[0]))
     array = input._array
@@ -446,7 +448,8 @@ def tile(input, dims):
     return _tiled(input, _ints("tile", "dims", dims))
 
 
-_twin(tile, lambda x, *dims: _tiled(x, _ints("tile", "dims", sizes_of(dims))))
+_twin(tile, lambda x, *sizes, dims=None: _tiled(x, _ints("tile", "dims",
+                                                         sizes_of(sizes, dims, "dims"))))
 
 
 def _tensors(fn, tensors):

@@ -123,8 +123,7 @@ def broadcast(op, combine, a, b):
                              "be equal or one of them 1)") from None
 
 
-class BroadcastError(RuntimeError, ValueError):
-    """Shapes that do not broadcast: torch's RuntimeError, and the ValueError NumPy raises."""
+BroadcastError = _tensor.BroadcastError     # shapes that do not broadcast (tensor.py's)
 
 
 def broadcast_shape(fn, *shapes):
@@ -352,6 +351,9 @@ def converted(array, dtype):
     (``dtypes.half_through_float``), and NaN or inf into an integer silently, as C's cast
     (NumPy warns)."""
     dtype = np.dtype(dtype)
+    if array.dtype.kind == "c" and dtype.kind != "c":   # torch's UserWarning, not NumPy's
+        backend.warn_complex_to_real()
+        array = array.real
     array = half_through_float(array, dtype)
     if dtype.kind in "iu" and array.dtype.kind in "fc":
         with np.errstate(invalid="ignore"):
@@ -457,19 +459,26 @@ def row_major_strides(shape):
     return tuple(reversed(strides))
 
 
-def sizes_of(args):
-    """``(2, 3)`` from the arguments of ``f(2, 3)`` or ``f((2, 3))``: PyTorch takes both."""
+def sizes_of(args, given=None, name="size"):
+    """``(2, 3)`` from the arguments of ``f(2, 3)``, ``f((2, 3))`` or ``f(name=(2, 3))``
+    (``given``, torch's keyword): PyTorch takes all three, and refuses a keyword beside them."""
+    if given is not None:
+        if args:
+            raise TypeError(f"got multiple values for argument '{name}'")
+        args = (given,)
+    elif not args:                      # f(): torch's TypeError (a 0-d shape is f(()))
+        raise TypeError(f'missing 1 required positional arguments: "{name}"')
     return tuple(args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args)
 
 
-def size_args(fn, size):
-    """``sizes_of(size)``: ints only, none negative."""
-    size = sizes_of(size)
+def size_args(fn, size, given=None):
+    """``sizes_of(size, given)``: ints only, none negative."""
+    size = sizes_of(size, given)
     for n in size:
         if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
             raise TypeError(f"{fn}: size must be ints, got {n!r} in {size}")
         if n < 0:
-            raise ValueError(f"{fn}: size must be non-negative, got {tuple(size)}")
+            raise ShapeError(f"{fn}: size must be non-negative, got {tuple(size)}")
     return tuple(int(n) for n in size)
 
 

@@ -272,7 +272,7 @@ def _reshape(ctx, g):
 
 @_formula(shape.Permute, reads_inputs=False)
 def _permute(ctx, g):
-    return g.permute(*[int(i) for i in np.argsort(ctx.axes)])
+    return g.permute([int(i) for i in np.argsort(ctx.axes)])
 
 
 @_formula(shape.Expand, reads_inputs=False)
@@ -298,7 +298,7 @@ def _sum(ctx, g):
     kept = tuple(1 if i in axes else n for i, n in enumerate(ctx.shape))
     if ctx.function.mean:
         g = g / reductions.reduced_size(ctx.shape, ctx.axis)
-    return g.reshape(kept).expand(*ctx.shape)
+    return g.reshape(kept).expand(ctx.shape)
 
 
 class _IndexedAdd(Function):

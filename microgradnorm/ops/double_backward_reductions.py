@@ -84,7 +84,7 @@ def _extreme(ctx, g):
 @_formula(reductions.NanSum)
 def _nan_sum(ctx, g):
     kept = _kept_shape(ctx.shape, ctx.axis)
-    return g.reshape(kept).expand(*ctx.shape) * _const(~ctx.saved[0])
+    return g.reshape(kept).expand(ctx.shape) * _const(~ctx.saved[0])
 
 
 @_formula(pointwise.Prod)
@@ -97,7 +97,7 @@ def _prod(ctx, g):
     along = 0 if axis is None else axis
     size = rows.shape[along]
     if size == 0:
-        return g.reshape(_kept_shape(x.shape, axis)).expand(*x.shape)
+        return g.reshape(_kept_shape(x.shape, axis)).expand(x.shape)
     ones = g.new_ones(rows.shape[:along] + (1,) + rows.shape[along + 1:])
     before = shape.cat([ones, rows.narrow(along, 0, size - 1)], along).cumprod(along)
     after = shape.cat([ones, rows.narrow(along, 1, size - 1).flip(along)], along)

@@ -531,7 +531,7 @@ def _interpolated(ordered, q, interpolation, ignore_nan):
     else:
         last = ordered.shape[-1] - 1
         shape = ordered.shape[:-1] + (q.shape[0],)
-        ranks = (q * last).expand(*shape).masked_fill(constant(nan.any(-1, keepdims=True)),
+        ranks = (q * last).expand(shape).masked_fill(constant(nan.any(-1, keepdims=True)),
                                                       last)
     if interpolation in ("lower", "higher", "nearest"):
         rounding = {"lower": pointwise.floor, "higher": pointwise.ceil,

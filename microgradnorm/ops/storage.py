@@ -339,7 +339,7 @@ def _shape(fn, sizes):
     return tuple(int(n) for n in shape)
 
 
-def resize_(x, *sizes, memory_format=None):
+def resize_(x, *sizes, size=None, memory_format=None):
     """Resize x in place to ``sizes`` (ints or one tuple), reading its storage from x's
     offset, laid out in ``memory_format`` (``torch.Tensor.resize_``; None: row-major, and
     the same shape leaves x as it is); the same or fewer elements keep the first ones of the
@@ -353,7 +353,7 @@ def resize_(x, *sizes, memory_format=None):
         >>> mg.arange(24.0).resize_(1, 2, 3, 4, memory_format=mg.channels_last).stride()
         (24, 1, 8, 2)
     """
-    shape = _shape("resize_", sizes)
+    shape = _shape("resize_", (sizes_of(sizes, size),))
     order = None
     if memory_format is not None:           # (memory_formats imports this module)
         from .memory_formats import check_format, format_order

@@ -16,6 +16,7 @@ from ..autograd.function import Function
 from ..dtypes import accumulation_dtype
 from .base import broadcast_shape, conj, fma, result_type, unbroadcast
 from .binary import in_place, scalar
+from .legacy_overloads import scalar_first
 
 
 class Lerp(Function):
@@ -138,23 +139,35 @@ def _fused(fn, function, input, tensor1, tensor2, value):
     return function.apply(input, tensor1, tensor2, value=value, dtype=dtype)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):
+def _value_first(fn, tensor1, tensor2, deprecated, value):
+    return scalar_first(fn, (tensor1, tensor2, *deprecated), 2, "value", value != 1,
+                        "Number value, Tensor tensor1, Tensor tensor2",
+                        "Tensor tensor1, Tensor tensor2, *, Number value = 1")
+
+
+def addcmul(input, tensor1, tensor2, *deprecated, value=1):
     """``input + value · tensor1 · tensor2``, broadcast, in the dtype torch promotes the
-    three to (``torch.addcmul``); an integer result truncates ``value``.
+    three to (``torch.addcmul``); an integer result truncates ``value``. Torch's deprecated
+    ``addcmul(input, value, tensor1, tensor2)`` is taken, with its warning.
 
     Example:
         >>> exp_avg_sq.mul_(0.999).addcmul_(grad, grad, value=0.001)    # Adam's second moment
     """
+    if deprecated:
+        value, (tensor1, tensor2) = _value_first("addcmul", tensor1, tensor2, deprecated, value)
     return _fused("addcmul", Addcmul, input, tensor1, tensor2, value)
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):
+def addcdiv(input, tensor1, tensor2, *deprecated, value=1):
     """``input + value · tensor1 / tensor2`` (``torch.addcdiv``); tensor1 and tensor2 may not
-    both be integral (RuntimeError, as torch's).
+    both be integral (RuntimeError, as torch's). The deprecated value-first form as
+    ``addcmul``'s.
 
     Example:
         >>> p.addcdiv_(exp_avg, denom, value=-step_size)       # Adam's step, in no_grad()
     """
+    if deprecated:
+        value, (tensor1, tensor2) = _value_first("addcdiv", tensor1, tensor2, deprecated, value)
     return _fused("addcdiv", Addcdiv, input, tensor1, tensor2, value)
 
 

@@ -1,9 +1,10 @@
 """Optimizers and learning-rate schedules with ``torch.optim``'s names and semantics."""
 
-from . import lr_scheduler, swa_utils
+from . import lr_scheduler, optimizer, swa_utils
 from .lbfgs import LBFGS
 from .optimizers import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
 from .variants import ASGD, Adadelta, Adafactor, Adamax, NAdam, RAdam, Rprop
 
 __all__ = ["ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "swa_utils"]
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "optimizer",
+           "swa_utils"]

@@ -176,7 +176,9 @@ class Optimizer(OptimizerHooks):
             groups.append({**copy.deepcopy({k: v for k, v in group.items() if k != "params"}),
                            "params": ids})
         params = {id(p): p for group in self.param_groups for p in group["params"]}
-        state = {index[key]: {name: _saved_value(name, value) for name, value in entries.items()}
+        own = _own_step(self)
+        state = {index[key]: {name: value if own else _saved_value(name, value)
+                              for name, value in entries.items()}
                  for key, entries in self.state.items() if key in params}
         return {"state": state, "param_groups": groups}
 
@@ -601,6 +603,8 @@ def scalar_dtype():
 def _state_value(optimizer, index, key, value, param):
     # a saved state entry, checked against its parameter and put on its device and dtype
     name = type(optimizer).__name__
+    if _own_step(optimizer):
+        return _own_state_value(key, value, param)
     if isinstance(value, numbers.Integral) or (np.ndim(value) == 0 and key == "step"):
         return int(value)
     if key in optimizer.scalar_state:         # a number: on the host, in its float dtype
@@ -620,6 +624,22 @@ def _state_value(optimizer, index, key, value, param):
     # half-precision parameters keep float32 states (and float32 master copies)
     dtype = np.float32 if is_half(param.dtype) else param.dtype
     return backend.to_device(value, param.device).astype(dtype, copy=True)
+
+
+def _own_step(optimizer):
+    # a subclass with its own step() (``torch.optim.optimizer.Optimizer``'s habit), whose
+    # state holds what it stored: Tensors, ints, anything, given and taken as they are
+    return type(optimizer)._update is Optimizer._update
+
+
+def _own_state_value(key, value, param):
+    # what a hand-written step() stored, loaded by torch's rule: a floating Tensor in the
+    # parameter's dtype and on its device (``step`` as saved), another on its device; the
+    # rest (numbers, lists, None) as saved
+    if not isinstance(value, Tensor) or key == "step":
+        return value
+    dtype = param.dtype if value.is_floating_point() else value.dtype
+    return value.to(dtype=dtype, device=param.device)
 
 
 def _check_state(optimizer, p, state):

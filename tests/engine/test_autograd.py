@@ -107,7 +107,8 @@ def test_detach_cuts_the_graph_and_shares_data():
 def test_non_leaf_grad_is_none_unless_retain_grad():
     x = leaf([1.0, 2.0])
     hidden = x * 3.0
-    kept = (x * 3.0).retain_grad()
+    kept = x * 3.0
+    kept.retain_grad()
     (hidden * hidden + kept * 2.0).sum().backward()
     with pytest.warns(UserWarning, match="retain_grad"):
         assert hidden.grad is None
@@ -138,7 +139,12 @@ def test_backward_accepts_a_tensor_grad_and_one_element_roots():
     assert_close(y.grad, [[4.0]])
 
 
-@pytest.mark.parametrize("make_root", [lambda x: x, lambda x: (x * 2.0).retain_grad()],
+def _retained(t):
+    t.retain_grad()
+    return t
+
+
+@pytest.mark.parametrize("make_root", [lambda x: x, lambda x: _retained(x * 2.0)],
                          ids=["leaf_root", "retained_root"])
 def test_backward_grad_argument_takes_the_dtype_of_the_tensor(make_root):
     # "A gradient always has the dtype of its tensor", also where the root itself is

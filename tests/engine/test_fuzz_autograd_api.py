@@ -431,3 +431,12 @@ def test_saved_tensor_hooks_pack_what_torch_packs_beside_numbers(name):
         grads.append(values(x.grad))
     assert counts[1] == counts[0]
     np.testing.assert_allclose(grads[1], grads[0])
+
+
+@pytest.mark.parametrize("leaf", [True, False])
+def test_retain_grad_returns_none_as_torchs(leaf):
+    def run(lib):
+        x = lib.ones(3, requires_grad=True)
+        return (x if leaf else x * 2).retain_grad()
+
+    assert_same_outcome(run)

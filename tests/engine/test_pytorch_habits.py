@@ -206,7 +206,8 @@ def test_grad_of_an_input_that_does_not_require_grad_raises():
 def test_reading_grad_of_a_non_leaf_warns_and_retain_grad_silences_it():
     x, _ = leaf((3,))
     hidden = x * 2.0
-    kept = (x * 3.0).retain_grad()
+    kept = x * 3.0
+    kept.retain_grad()
     (hidden + kept).sum().backward()
     with pytest.warns(UserWarning, match=r"non-leaf tensor \(made by Mul\).*retain_grad\(\)"):
         assert hidden.grad is None

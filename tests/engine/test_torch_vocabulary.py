@@ -109,10 +109,10 @@ def test_flatten_start_and_end_dims_match_torch(shape, dims):
         expected = tuple(torch.zeros(shape).flatten(*dims).shape)
     except (IndexError, RuntimeError) as error:
         with pytest.raises((IndexError, ValueError)):
-            mg.zeros(*shape).flatten(*dims)
+            mg.zeros(shape).flatten(*dims)
         assert error
         return
-    assert mg.zeros(*shape).flatten(*dims).shape == expected
+    assert mg.zeros(shape).flatten(*dims).shape == expected
 
 
 def test_function_forms_are_the_methods():
@@ -145,6 +145,6 @@ def test_multinomial_draws_in_proportion_and_without_replacement():
     unique = mg.multinomial(mg.ones(5), 5, generator=mg.Generator().manual_seed(1))
     assert sorted(unique.tolist()) == list(range(5))
     with pytest.raises(ValueError, match="without replacement"):
-        mg.multinomial(probs, 3)
+        mg.multinomial(probs, 4)          # more than the 3 categories (torch: a RuntimeError)
     with pytest.raises(ValueError, match="non-negative"):
         mg.multinomial(mg.tensor([0.5, -0.1]), 1)

@@ -247,3 +247,23 @@ def test_tensor_of_numpy_arrays_keeps_their_dtype(dtype):
     _same(mg.tensor(rows), torch.tensor(rows))
     mixed = [rows[0], [3.0, -4.0]]                   # a Python float: the default dtype counts
     _same(mg.tensor(mixed), torch.tensor(mixed))
+
+
+NO_SIZE = {
+    "view": lambda L: L.tensor(1.0).view(), "reshape": lambda L: L.tensor(1.0).reshape(),
+    "permute": lambda L: L.tensor(1.0).permute(), "expand": lambda L: L.tensor(1.0).expand(),
+    "repeat": lambda L: L.tensor(1.0).repeat(), "flip": lambda L: L.tensor(1.0).flip(),
+    "tile": lambda L: L.tensor(1.0).tile(), "new_zeros": lambda L: L.tensor(1.0).new_zeros(),
+    "resize_": lambda L: L.tensor(1.0).resize_(), "rand": lambda L: L.rand(),
+    "randn": lambda L: L.randn(), "zeros": lambda L: L.zeros(), "ones": lambda L: L.ones(),
+    "empty": lambda L: L.empty(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_SIZE))
+def test_a_size_argument_is_required_as_torchs(name):
+    # f() is torch's TypeError; f(()) and f(size=()) are the 0-d shape
+    for lib in (torch, mg):
+        with pytest.raises(TypeError):
+            NO_SIZE[name](lib)
+    assert mg.zeros(()).shape == mg.zeros(size=()).shape == torch.zeros(()).shape
