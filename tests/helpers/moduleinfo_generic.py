@@ -23,7 +23,8 @@ import numpy as np
 import torch
 
 import microgradnorm as mg
-from opinfo_generic import _differentiable, _pick, compare, describe, tensors_of, to_mg
+from opinfo_generic import (_differentiable, _pick, _shapes, compare, describe, tensors_of,
+                            to_mg)
 
 # modules whose training-mode values are random draws: their shapes and dtypes compared
 RANDOM = ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
@@ -85,14 +86,6 @@ def _unique(tensors):
     for t in tensors:
         seen.setdefault(id(t), t)
     return list(seen.values())
-
-
-def _shapes(value):
-    if isinstance(value, (torch.Tensor, mg.Tensor)):
-        return (tuple(value.shape), str(value.dtype).split(".")[-1])
-    if isinstance(value, (tuple, list)):
-        return [_shapes(v) for v in value]
-    return type(value).__name__
 
 
 def _build(info, sample, dtype, training, memo):
