@@ -201,16 +201,12 @@ def to_device(array, device):
     return array.get()
 
 
-_COMPLEX_TO_REAL_WARNED = []
-
-
 def warn_complex_to_real():
-    """A complex array cast to a real dtype: torch's UserWarning, once per process as
-    torch's (not NumPy's ComplexWarning, a RuntimeWarning)."""
-    if not _COMPLEX_TO_REAL_WARNED:
-        _COMPLEX_TO_REAL_WARNED.append(True)
-        warnings.warn("Casting complex values to real discards the imaginary part",
-                      UserWarning, stacklevel=4)
+    """A complex array cast to a real dtype: torch's UserWarning (not NumPy's ComplexWarning,
+    a RuntimeWarning); at each cast, as this package's other complex-to-real writes warn
+    (torch: once a process)."""
+    warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
+                  stacklevel=4)
 
 
 def new_array(data, dtype=None, device="cpu"):
@@ -226,7 +222,7 @@ def new_array(data, dtype=None, device="cpu"):
     if is_cupy_array(data):
         data = data.get()
     if dtype is not None and getattr(data, "dtype", None) is not None \
-            and data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            and data.dtype.kind == "c" and np.dtype(dtype).kind not in "cb":
         warn_complex_to_real()
         data = data.real
     return np.array(data, dtype=dtype, copy=True)

@@ -351,7 +351,7 @@ def converted(array, dtype):
     (``dtypes.half_through_float``), and NaN or inf into an integer silently, as C's cast
     (NumPy warns)."""
     dtype = np.dtype(dtype)
-    if array.dtype.kind == "c" and dtype.kind != "c":   # torch's UserWarning, not NumPy's
+    if array.dtype.kind == "c" and dtype.kind not in "cb":  # torch's UserWarning, not NumPy's
         backend.warn_complex_to_real()
         array = array.real
     array = half_through_float(array, dtype)

@@ -371,7 +371,8 @@ def test_complex_into_real_warns_as_torch_and_keeps_the_real_part(cast):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             results.append(cast(lib, lib.tensor(values)).numpy())
-        # torch's UserWarning, once per process (never NumPy's ComplexWarning)
+        # torch's UserWarning (torch: once a process; here at each cast), never NumPy's
         assert len(caught) <= 1 and all(w.category is UserWarning and "discards the "
                                         "imaginary part" in str(w.message) for w in caught)
     np.testing.assert_array_equal(*results)
+    assert len(caught) == 1                                  # ours, at every cast

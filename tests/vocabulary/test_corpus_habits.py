@@ -127,6 +127,7 @@ def test_type_names_and_casts_as_torch(dtype):
         assert ours.type(mg.float64).dtype == mg.float64       # imaginary part goes
         assert ours.type(theirs.double().type()).dtype == mg.float64
     assert bool(caught) == (dtype == "complex64")
+    assert all(w.category is UserWarning for w in caught)
     with pytest.raises(ValueError, match="unknown tensor type"):
         ours.type("torch.NoSuchTensor")
 
