@@ -9,19 +9,15 @@ bfloat16 to compute in them), so:
   ``optimizer.step()``, ``update()`` does nothing, ``get_scale()`` is 1.0."""
 
 import functools
-import warnings
+
+from . import backend
 
 __all__ = ["GradScaler", "autocast"]
 
-_warned = set()
-
-
 def _warn_once(what):
-    if what not in _warned:
-        _warned.add(what)
-        warnings.warn(f"{what} is enabled, but mixed precision is not implemented here: "
-                      "ops run in their inputs' dtypes (torch disables it the same way on a "
-                      "machine without the device)", UserWarning, stacklevel=3)
+    backend.warn_once(f"{what} is enabled, but mixed precision is not implemented here: ops "
+                      "run in their inputs' dtypes (torch disables it the same way on a "
+                      "machine without the device)", stacklevel=4, key=what)
 
 
 class autocast:

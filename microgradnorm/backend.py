@@ -201,6 +201,18 @@ def to_device(array, device):
     return array.get()
 
 
+_WARNED = set()      # the keys of the warnings given once a process (``warn_once``)
+
+
+def warn_once(message, stacklevel=3, category=UserWarning, key=None):
+    """torch's ``TORCH_WARN_ONCE``: ``warnings.warn(message, category, stacklevel)`` the first
+    time only, once per ``key`` (default: the message itself) in this process."""
+    key = message if key is None else key
+    if key not in _WARNED:
+        _WARNED.add(key)
+        warnings.warn(message, category, stacklevel=stacklevel)
+
+
 def warn_complex_to_real():
     """A complex array cast to a real dtype: torch's UserWarning (not NumPy's ComplexWarning,
     a RuntimeWarning); at each cast, as this package's other complex-to-real writes warn

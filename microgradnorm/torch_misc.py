@@ -180,9 +180,6 @@ def set_default_device(device):
                                   "each factory or move tensors with .to('cuda')")
 
 
-_warned = set()         # torch warns once a process for each of these
-
-
 def set_default_tensor_type(t, /):
     """Torch's deprecated setter of the default floating dtype (``set_default_tensor_type``):
     ``t`` a legacy CPU tensor type (``mg.DoubleTensor``) or its dotted name
@@ -209,11 +206,9 @@ def set_default_tensor_type(t, /):
                         "default type")
     if not dtypes.is_floating(t.dtype):                 # bfloat16 too, as torch's
         raise TypeError("only floating-point types are supported as the default type")
-    if "set_default_tensor_type" not in _warned:
-        _warned.add("set_default_tensor_type")
-        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
-                      "use torch.set_default_dtype() and torch.set_default_device() as "
-                      "alternatives.", UserWarning, stacklevel=2)
+    backend.warn_once("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, "
+                      "please use torch.set_default_dtype() and torch.set_default_device() as "
+                      "alternatives.", stacklevel=3)
     dtypes.set_default_dtype(t.dtype)
 
 

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from .. import dtypes
+from ..backend import warn_once
 from .. import tensor as _tensor
 from ..autograd.tape import active_tape
 from .base import raw
@@ -151,16 +152,6 @@ def byte_mask_fill(index, value, shape=None):
                              f"{start}")
     raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype "
                        "unsigned char")
-
-
-_WARNED = set()      # torch warns of some deprecations once a process
-
-
-def warn_once(message, stacklevel=3):
-    """torch's ``TORCH_WARN_ONCE``: the UserWarning ``message`` the first time only."""
-    if message not in _WARNED:
-        _WARNED.add(message)
-        warnings.warn(message, UserWarning, stacklevel=stacklevel)
 
 
 def views_first(index):

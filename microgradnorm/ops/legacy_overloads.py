@@ -7,13 +7,11 @@ extra positional argument is the TypeError Python gives for too many of them, as
 (``x.add_(y, 2)``: ``alpha`` is keyword-only)."""
 
 import numbers
-import warnings
 
+from ..backend import warn_once
 from ..tensor import Tensor
 
 __all__ = ["scalar_first"]
-
-_warned = []            # torch warns once a process, for the first deprecated call of any op
 
 
 def scalar_first(fn, args, count, keyword, given, old, new, stacklevel=3):
@@ -42,9 +40,7 @@ def scalar_first(fn, args, count, keyword, given, old, new, stacklevel=3):
     if given:
         raise TypeError(f"{fn}() received an invalid combination of arguments - got "
                         f"unrecognized keyword arguments: {keyword}")
-    if not _warned:
-        _warned.append(fn)
-        warnings.warn(f"This overload of {fn} is deprecated:\n\t{fn}({old})\nConsider using "
-                      f"one of the following signatures instead:\n\t{fn}({new})", UserWarning,
-                      stacklevel=stacklevel)
+    warn_once(f"This overload of {fn} is deprecated:\n\t{fn}({old})\nConsider using one "
+              f"of the following signatures instead:\n\t{fn}({new})", stacklevel + 1,
+              key="scalar-first overload")       # one warning, for whichever op comes first
     return value, operands
