@@ -16,6 +16,7 @@ from ..ops.logical import isclose
 __all__ = ["Constraint", "boolean", "dependent", "dependent_property", "greater_than",
            "greater_than_eq", "half_open_interval", "independent", "integer_interval",
            "interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+           "MixtureSameFamilyConstraint", "multinomial",
            "nonnegative", "nonnegative_integer", "one_hot", "positive", "positive_definite",
            "positive_integer", "positive_semidefinite", "real", "real_vector", "simplex",
            "square", "symmetric", "unit_interval"]
@@ -246,6 +247,61 @@ class _Simplex(Constraint):
         return (value >= 0).all(-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
+class _Multinomial(Constraint):
+    """Counts: non-negative entries summing to at most ``upper_bound`` (torch checks the
+    sum's upper bound only)."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        """Non-negative rows whose sum is at most the bound."""
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """A mixture's support: the component's constraint checked on the value with the
+    component dim put back, every component valid.
+
+    Args:
+        base_constraint: the component distribution's support.
+
+    Example:
+        >>> MixtureSameFamilyConstraint(positive).check(mg.tensor([1.0, -1.0]))
+    """
+
+    def __init__(self, base_constraint):
+        if not isinstance(base_constraint, Constraint):
+            raise AssertionError(f"base_constraint must be a Constraint, got "
+                                 f"{type(base_constraint).__name__}")
+        self.base_constraint = base_constraint
+
+    @property
+    def is_discrete(self):
+        """The component's."""
+        return self.base_constraint.is_discrete
+
+    @property
+    def event_dim(self):
+        """The component's."""
+        return self.base_constraint.event_dim
+
+    def check(self, value):
+        """The component's check of value unsqueezed at the component dim, all of it."""
+        result = self.base_constraint.check(value.unsqueeze(-1 - self.event_dim))
+        if value.dim() < self.event_dim:
+            raise ValueError(f"Expected value.dim() >= {self.event_dim} but got "
+                             f"{value.dim()}")
+        keep = value.dim() - self.event_dim
+        return result.reshape(result.shape[:keep] + (-1,)).all(-1)
+
+    def __repr__(self):
+        return f"{self.__class__.__name__}({self.base_constraint!r})"
+
+
 class _LowerTriangular(Constraint):
     """Lower-triangular square matrices."""
 
@@ -328,6 +384,7 @@ unit_interval = _Interval(0.0, 1.0)
 interval = _Interval
 half_open_interval = _HalfOpenInterval
 simplex = _Simplex()
+multinomial = _Multinomial
 lower_triangular = _LowerTriangular()
 lower_cholesky = _LowerCholesky()
 square = _Square()

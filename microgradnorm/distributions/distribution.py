@@ -208,6 +208,24 @@ class Distribution:
                                       "define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _expand_params(self, cls, batch_shape, _instance, names, kept=()):
+        # expand's common body: a ``cls`` instance whose attributes ``names`` that this one
+        # holds are expanded (a tensor to batch_shape + event_shape, a distribution to
+        # batch_shape), ``kept`` copied as they are, unchecked
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = SCALAR + tuple(batch_shape)
+        for name in names:
+            if name in self.__dict__:
+                value = self.__dict__[name]
+                shape = batch_shape if isinstance(value, Distribution) else \
+                    batch_shape + self.event_shape
+                setattr(new, name, value.expand(shape))
+        for name in kept:
+            setattr(new, name, getattr(self, name))
+        super(cls, new).__init__(batch_shape, self.event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def __repr__(self):
         shown = []
         for name in self.arg_constraints:

@@ -96,6 +96,33 @@ class lazy_property:  # noqa: N801 (torch's name)
         return value
 
 
+class BinaryParams:
+    """The pair of a success probability: ``probs`` p and ``logits`` log p - log(1 - p),
+    each computed from the other on first use (the families of one probability that torch
+    writes them into: ``Binomial``, ``NegativeBinomial``, ``Geometric``,
+    ``LogitRelaxedBernoulli``)."""
+
+    @lazy_property
+    def logits(self):
+        """log p - log(1 - p), p clamped into (0, 1)."""
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        """sigmoid(logits)."""
+        return logits_to_probs(self.logits, is_binary=True)
+
+    def _set_count_and_param(self, total_count, probs, logits):
+        # Binomial's and NegativeBinomial's init: exactly one of probs and logits, broadcast
+        # with the count, which takes its dtype; the given one is ``_param``
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        name, value = ("probs", probs) if probs is not None else ("logits", logits)
+        total_count, self._param = broadcast_all(total_count, value)
+        setattr(self, name, self._param)
+        self.total_count = total_count.type_as(self._param)
+
+
 def is_number(value):
     """A Python int, float or bool (torch's ``_Number``), not a tensor."""
     return isinstance(value, NUMBER)

@@ -88,7 +88,8 @@ def broadcast_tensors(*tensors):
             raise TypeError(f"broadcast_tensors(): expected a Tensor as argument {i}, got "
                             f"{type(t).__name__}")
     shape = broadcast_shape("broadcast_tensors", *(t.shape for t in tensors))
-    return tuple(Expand.apply(t, shape=shape) for t in tensors)
+    # a tensor of the shape already is returned itself, as torch returns it
+    return tuple(t if t.shape == shape else Expand.apply(t, shape=shape) for t in tensors)
 
 
 def swapaxes(input, axis0, axis1):
