@@ -13,6 +13,7 @@ import numpy as np
 from . import backend, dtypes, ops
 from . import generator as streams
 from . import sampling
+from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .dtypes import check_number, is_floating, is_half
 from .fused import softmax
@@ -261,7 +262,8 @@ def threshold(input, threshold, value, inplace=False):
     def compute(x):
         with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
             keep = ~(x._array.astype(wide, copy=False) <= bound)     # NaN is kept
-        return ops.where(keep, x, ops.base.constant(x.xp.asarray(filler)))
+        out = ops.where(keep, x, ops.base.constant(x.xp.asarray(filler)))
+        return gradient_reads(out, x)        # torch's backward reads x (autograd/double.py)
     return maybe_in_place("threshold", input, inplace, compute)
 
 
@@ -347,7 +349,8 @@ def prelu(input, weight):
         slope = weight.reshape(())
     with backend.silent_floats():            # a bfloat16 NaN compared flags "invalid"
         positive = input._array > 0
-    return ops.where(positive, input, slope * input)
+    # torch's one node reads both under create_graph=True (autograd/double.py)
+    return gradient_reads(ops.where(positive, input, slope * input), input, weight)
 
 
 # torch's Tensor methods x.hardshrink(lambd) and x.prelu(weight) are these two ops, bound
@@ -443,3 +446,6 @@ def _shrink_graph(ctx, g):
 
 
 Softshrink.graph_backward = Hardshrink.graph_backward = staticmethod(_shrink_graph)
+# torch's formula reads the input to mask: a zero derivative to it (autograd/double.py)
+Softshrink.graph_masks_by_inputs = Hardshrink.graph_masks_by_inputs = True
+Hardsigmoid.graph_masks_by_inputs = True     # (torch's raises on a second backward through it)

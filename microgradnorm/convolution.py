@@ -22,6 +22,7 @@ from collections import namedtuple
 import numpy as np
 
 from . import backend, ops
+from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .autograd.profiler import aten_op
 from .dtypes import check_number, is_floating
@@ -220,10 +221,9 @@ def _convolution(fn, dims, input, weight, bias, stride, padding, dilation, group
     y = (w @ cols).reshape((n, out_channels) + out_size)                # (N, O, *out)
     if bias is not None:
         y = y + bias.reshape((out_channels,) + (1,) * dims)
-    if unbatched:
-        return y.reshape(y.shape[1:])
     # conv3d stays row-major: torch's layout there is its oneDNN path's choice
-    return _torch_layout(y, x, weight) if dims == 2 else y
+    y = y.reshape(y.shape[1:]) if unbatched else _torch_layout(y, x, weight) if dims == 2 else y
+    return gradient_reads(y, x, unused=True)   # torch's one node: its input gradient's input
 
 
 def _conv_padding(fn, padding, kernel, stride, dilation):
@@ -360,6 +360,7 @@ def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode
         values = values.reshape(values.shape[1:])
     else:
         values = _torch_layout(values, x)        # (max_pool3d: channels_last_3d stays so)
+    gradient_reads(values, x)        # torch's backward reads the input (autograd/double.py)
     if not return_indices:
         return values
     # each window position's flat index into the input's spatial dims, -1 in the padding
@@ -443,7 +444,8 @@ def _avg_pool(fn, dims, input, kernel_size, stride, padding, ceil_mode, count_in
         total = windows.reshape(window_shape).sum(dim=2)
         out = total / constant(backend.to_device(divisor.astype(x.dtype), x.device))
         out = out.reshape(out.shape[1:]) if unbatched else out
-    return _torch_layout(out, x) if dims == 2 and not unbatched else out    # (3-D: row-major)
+    out = _torch_layout(out, x) if dims == 2 and not unbatched else out    # (3-D: row-major)
+    return gradient_reads(out, x)            # torch's backward reads the input
 
 
 def _window_counts(spatial, geometry, padding, out_size, count_include_pad):
@@ -647,6 +649,7 @@ def _adaptive_avg_pool(fn, dims, input, output_size):
         start, end = _adaptive_windows(n, size)
         counts = np.multiply.outer(counts, end - start)                # (*out)
     out = total / constant(backend.to_device(counts.astype(x.dtype), x.device))
-    if unbatched:
-        return out.reshape(out.shape[1:])
-    return _torch_layout(out, x) if dims == 2 else out            # (3-D: row-major, as torch's)
+    out = out.reshape(out.shape[1:]) if unbatched else \
+        _torch_layout(out, x) if dims == 2 else out                 # (3-D: row-major)
+    # torch's backward reads x, but for its mean where every size is 1 (autograd/double.py)
+    return out if all(size == 1 for size in sizes) else gradient_reads(out, x)

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import backend, dtypes, ops, sampling
 from . import generator as streams
+from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
                           _adaptive_windows, _check_dtype, _check_input, _ints, _ntuple,
@@ -115,7 +116,8 @@ def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_paddi
     y = Col2Im.apply(cols, shape=(n, out_channels) + out_size, geometry=geometry)
     if bias is not None:
         y = y + bias.reshape((out_channels,) + (1,) * dims)
-    return y.reshape(y.shape[1:]) if unbatched else y
+    # torch's one node: its input gradient has history and no gradient to x (autograd/double.py)
+    return gradient_reads(y.reshape(y.shape[1:]) if unbatched else y, x, unused=True)
 
 
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
@@ -244,6 +246,7 @@ def _adaptive_max_pool(fn, dims, input, output_size, return_indices):
         out = out.reshape(out.shape[1:])
     elif dims == 2:                     # channels-last stays so, as torch's (3-D: row-major)
         out, index = _torch_layout(out, x), _torch_layout(index, x)
+    gradient_reads(out, x)              # torch's backward reads the input (double.py)
     return (out, index) if return_indices else out
 
 

@@ -25,13 +25,16 @@
 Pytrees are nested tuples, lists and dicts, as ``torch.utils._pytree`` reads them.
 """
 
+import contextlib
 import functools
+import threading
 
 import numpy as np
 
 from . import generator as streams
 from .autograd import enable_grad, is_grad_enabled
 from .autograd import grad as autograd_grad
+from .autograd.custom import transform_scope
 from .factories import eye, zeros, zeros_like
 from .ops import stack
 from .tensor import Tensor
@@ -156,8 +159,9 @@ def _grad_and_value(func, argnums, has_aux, args, kwargs):
     with enable_grad():                  # a transform: an outer no_grad does not reach func
         argnums = _checked_argnums(argnums, len(args))
         diff, inputs, own, spec = _differentiable(_sliced(args, argnums))
-        output, aux = _split_aux(api, func(*_replaced(args, diff, argnums), **kwargs),
-                                 has_aux)
+        with _running(own):
+            output = func(*_replaced(args, diff, argnums), **kwargs)
+        output, aux = _split_aux(api, output, has_aux)
         if not isinstance(output, Tensor):
             raise RuntimeError(f"{api}: Expected f(*args) to return a Tensor, got "
                                f"{type(output)}")
@@ -213,7 +217,9 @@ def _vjp(func, primals, argnums, has_aux):
             argnums = _checked_argnums(argnums, len(primals))
             diff, inputs, own, primals_spec = _differentiable(_sliced(primals, argnums))
             diff = _replaced(primals, diff, argnums)
-        output, aux = _split_aux(api, func(*diff), has_aux)
+        with _running(own):
+            output = func(*diff)
+        output, aux = _split_aux(api, output, has_aux)
         aux = None if aux is None else _leaving(aux, own)
         flat_output, output_spec = _flatten(output)
         if not flat_output or len(flat_output) == 1 and flat_output[0] is None:
@@ -285,9 +291,32 @@ def _differentiable(tree):
             x = x.clone()
         else:
             x = x.detach().requires_grad_()
+            x._transform_leaf = True         # outside this transform's run, a constant
             own.add(id(x))
         inputs.append(x)
     return _unflatten(inputs, spec), inputs, own, spec
+
+
+class _Running(threading.local):
+    """The leaves (``own`` id sets) of the differentiating transforms whose function this
+    thread is running, outermost first."""
+
+    def __init__(self):
+        self.owns = []
+
+
+_RUNNING = _Running()
+
+
+@contextlib.contextmanager
+def _running(own):
+    # func's call inside a transform: its leaves are live for the transforms nested in it
+    _RUNNING.owns.append(own)
+    try:
+        with transform_scope("grad"):
+            yield
+    finally:
+        _RUNNING.owns.pop()
 
 
 def _gradients(outputs, inputs, cotangents=None, retain_graph=True, create_graph=True):
@@ -307,7 +336,7 @@ def _gradients(outputs, inputs, cotangents=None, retain_graph=True, create_graph
 def _reaches_outside(tensors, own):
     """Whether the history of ``tensors`` reaches a tensor that requires grad other than the
     transform's own leaves (``own``: ids): a parameter ``func`` closes over, an outer
-    transform's input."""
+    transform's input (the leaves of a nested transform that has returned are constants)."""
     stack_, seen = list(tensors), set()
     while stack_:
         t = stack_.pop()
@@ -315,7 +344,8 @@ def _reaches_outside(tensors, own):
             continue
         node = t.grad_fn
         if node is None:
-            if id(t) not in own:
+            if id(t) not in own and (not getattr(t, "_transform_leaf", False) or
+                                     any(id(t) in live for live in _RUNNING.owns)):
                 return True
         elif id(node) not in seen:
             seen.add(id(node))
@@ -486,7 +516,8 @@ def _vmap(func, in_dims, out_dims, randomness, args, kwargs):
     for b in range(max(size, 1)):
         draws.before_call()
         flat = [arg if pieces is None else pieces[b] for arg, pieces in zip(flat_args, slices)]
-        outputs.append(func(*_unflatten(flat, args_spec), **kwargs))
+        with transform_scope("vmap"):
+            outputs.append(func(*_unflatten(flat, args_spec), **kwargs))
         draws.after_call()
     return _stacked(outputs, out_dims, func, size)
 

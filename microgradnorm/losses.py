@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from . import backend, ops
+from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .dtypes import check_number, is_floating
 from .fused import cross_entropy_rows, log_softmax
@@ -385,7 +386,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     check_reduction("nll_loss", reduction)
     losses, per_row = _picked(_class_rows(input, classes), flat, keep,
                               None if weight is None else weight._array)
-    return _reduce_kept(losses, per_row, reduction, target_shape, keep)
+    out = _reduce_kept(losses, per_row, reduction, target_shape, keep)
+    return gradient_reads(out, input)        # as torch's backward, which reads the input
 
 
 # ----- logistic losses: binary_cross_entropy (with logits) ----------------------------------

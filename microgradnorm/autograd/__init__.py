@@ -16,14 +16,15 @@ functions and generators), ``tape.py`` and ``replay.py`` (graph capture's record
 replay), ``double.py`` (``create_graph=True``: the backward recorded as a graph, for
 double backward); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
 written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``,
-``hessian``, ``hvp``, ``vhp``),
+``hessian``, ``hvp``, ``vhp``), ``forward_ad.py`` (dual tensors, their tangents by the
+double-backward trick),
 ``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as PyTorch's code reads it:
 ``name()``, ``next_functions``, node hooks, ``AccumulateGrad``; the hooks on saved tensors of
 ``saved_hooks.py``), ``profiler.py`` and ``profiler_util.py`` (``profile``,
 ``record_function``: the ops timed by an observer, their table and trace)
 (docs/architecture.md)."""
 
-from . import functional, graph, profiler, profiler_util
+from . import forward_ad, functional, graph, profiler, profiler_util
 from .anomaly import (detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled,
                       set_detect_anomaly)
 from .engine import run_backward, topological_order
@@ -42,7 +43,8 @@ from .scopes import (_module_path, in_module_call, module_scope,  # noqa: F401  
 function.FunctionCtx = FunctionCtx   # where PyTorch keeps it: torch.autograd.function
 
 __all__ = ["Context", "FreedInput", "Function", "FunctionCtx", "RemovableHandle", "Variable",
-           "backward", "detect_anomaly", "enable_grad", "functional", "grad", "graph",
+           "backward", "detect_anomaly", "enable_grad", "forward_ad", "functional", "grad",
+           "graph",
            "in_module_call", "inference_mode", "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "is_grad_enabled", "module_scope", "no_grad", "observe",
            "once_differentiable", "op_group", "profiler", "profiler_util", "register_hook",

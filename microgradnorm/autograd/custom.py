@@ -23,7 +23,9 @@ moves the version counters of the inputs written in place, and the ctx is droppe
 backward.
 """
 
+import contextlib
 import inspect
+import threading
 import warnings
 
 from .double import OnceDifferentiable, first_order
@@ -217,8 +219,9 @@ class DelayedError(OnceDifferentiable):
 
 
 def _delayed_error(node, grads):
-    # double.first_order, with torch's error for the backward through its result
-    return tuple(first_order(node, grads, DelayedError))
+    # double.first_order, with torch's error for the backward through its result: a node
+    # over the output gradients alone, so none of them requiring grad, no history, as torch's
+    return tuple(first_order(node, grads, DelayedError, inputs=()))
 
 
 def _as_tensor(array, inputs):
@@ -297,11 +300,33 @@ class Function:
         return cls.setup_context is not Function.setup_context
 
     @classmethod
+    def _check_transforms(cls):
+        docs = "For more details, please see https://pytorch.org/docs/main/notes/extending.func.html"
+        if not cls._setup_form():
+            raise RuntimeError("In order to use an autograd.Function with functorch transforms "
+                               "(vmap, grad, jvp, jacrev, ...), it must override the "
+                               f"setup_context staticmethod. {docs}")
+        if "vmap" in _transforms.stack:
+            rule, own = getattr(cls, "generate_vmap_rule", False), hasattr(cls, "vmap")
+            if rule and own:
+                raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both "
+                                   "generate_vmap_rule=True and an overridden vmap "
+                                   "staticmethod. Please set generate_vmap_rule=False or "
+                                   "delete the overridden vmap staticmethod to avoid "
+                                   f"ambiguity. {docs}")
+            if not rule and not own:
+                raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not "
+                                   "have vmap support. Please override and implement the vmap "
+                                   f"staticmethod or set generate_vmap_rule=True. {docs}")
+
+    @classmethod
     def apply(cls, *args, **kwargs):
         """Run forward on ``args``; the outputs get one node when an input requires grad."""
         if cls is Function:
             raise RuntimeError("apply() on Function itself: subclass it with forward and "
                                "backward")
+        if _transforms.stack:       # under a torch.func transform (func_transforms.py)
+            cls._check_transforms()
         if cls._setup_form():
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
@@ -326,10 +351,45 @@ class Function:
 
 
 
-def Variable(data, requires_grad=False):
+class _Transforms(threading.local):
+    """The ``torch.func`` transforms (``"grad"``, ``"vmap"``) whose function this thread is
+    running, innermost last: ``Function.apply`` refuses what torch's transforms refuse."""
+
+    def __init__(self):
+        self.stack = []
+
+
+_transforms = _Transforms()
+
+
+@contextlib.contextmanager
+def transform_scope(kind):
+    """Run a block as the function of a ``torch.func`` transform of ``kind`` ("grad" for
+    grad, vjp and jacrev; "vmap"): a custom ``Function`` applied inside must have a
+    ``setup_context`` (and, under vmap, ``generate_vmap_rule=True`` or a ``vmap``
+    staticmethod, not both), as torch's.
+
+    Example:
+        >>> with transform_scope("vmap"):
+        ...     out = func(x_slice)
+    """
+    _transforms.stack.append(kind)
+    try:
+        yield
+    finally:
+        _transforms.stack.pop()
+
+
+def Variable(data, requires_grad=False, volatile=False):
     """PyTorch's legacy ``Variable(tensor, requires_grad=False)``: a Tensor without history
-    sharing ``data``'s memory."""
+    sharing ``data``'s memory. ``volatile=True``, long removed from torch, warns and changes
+    nothing (with ``requires_grad=True``: torch's ValueError)."""
     Tensor = _tensor.Tensor
     if not isinstance(data, Tensor):
         raise TypeError(f"Variable: data must be a Tensor, got {type(data).__name__}")
+    if volatile:
+        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
+                      "instead.", UserWarning, stacklevel=2)
+        if requires_grad:
+            raise ValueError("Variable can't be volatile and require_grad at the same time!")
     return data.detach().requires_grad_(requires_grad)

@@ -16,6 +16,7 @@ a gradient with history in ``.grad`` and adds a later one to it out of place: so
 from ..backend import array_module
 from .function import Function, _tapes
 from .grad_mode import enable_grad
+from .graph import _checked, _needed
 from .history import _as_seen_by, on_paths
 from .hooks import (_accumulate_lock, _post_hooks, _refuse_dtype, _run_output_hooks,
                     _run_post_hooks)
@@ -29,10 +30,11 @@ class OnceDifferentiable(Function):
     reaches it raises instead of leaving a term out."""
 
     @staticmethod
-    def forward(ctx, *arrays, node, count):
+    def forward(ctx, *arrays, node, count, present):
         grads = node.function.backward(node, *arrays[:count])
         grads = grads if type(grads) is tuple else (grads,)
-        ctx.present = tuple(i for i, g in enumerate(grads) if g is not None)
+        present.extend(i for i, g in enumerate(grads) if g is not None)   # (the caller's)
+        ctx.present = tuple(present)
         ctx.node_name = node.name()
         # each output an array of its own: a backward may hand its gradient on (Add's twice)
         seen, out = {id(a) for a in arrays[:count]}, []
@@ -48,38 +50,80 @@ class OnceDifferentiable(Function):
                            "(ops/double_backward.py), only its first-order closed form")
 
 
-def first_order(node, grads, kind=OnceDifferentiable):
+def first_order(node, grads, kind=OnceDifferentiable, inputs=None):
     """``node``'s input gradients as Tensors from one ``kind`` node (``OnceDifferentiable``
-    or a subclass with its own error), None where none."""
-    made = kind.apply(*grads, *node.inputs, node=node, count=len(grads))
+    or a subclass with its own error) over ``grads`` and ``inputs`` (default: the node's
+    inputs), None where none."""
+    inputs, present = node.inputs if inputs is None else inputs, []
+    made = kind.apply(*grads, *inputs, node=node, count=len(grads), present=present)
     made = made if type(made) is tuple else (made,)
     out = [None] * len(node.inputs)
-    for i, g in zip(made[0].grad_fn.present if made else (), made):
+    for i, g in zip(present, made):
         out[i] = g
     return out
 
 
 class _DependsOn(Function):
     """The gradient of an op whose torch formula reads its input or result only to mask the
-    gradient (ReLU: the op's ``graph_masks_by_inputs``), marked as a function of its inputs
-    with a zero derivative, as torch's node is: ``requires_grad`` answers as torch's, and a
-    second backward through it gives zeros rather than an error."""
+    gradient (ReLU: the op's ``graph_masks_by_inputs``; a composite marked by
+    ``gradient_reads``), marked as a function of its inputs with a zero derivative, as
+    torch's node is: ``requires_grad`` answers as torch's, and a second backward through it
+    reaches the inputs with zeros rather than an error."""
 
     @staticmethod
-    def forward(ctx, g, *inputs):
+    def forward(ctx, g, *inputs, through=False, unused=False):
+        ctx.through, ctx.unused = through, unused
         return g.copy()
 
     @staticmethod
     def backward(ctx, grad):
+        # (``unused``: torch's formula gives the inputs no gradient at all, a convolution's)
         xp = array_module(grad)
-        return (grad, *[xp.zeros(t.shape, t.dtype) for t in ctx.inputs[1:]])
+        return (grad, *[None if ctx.unused else xp.zeros(t.shape, t.dtype)
+                        for t in ctx.inputs[1:]])
 
     graph_reads_inputs = False
 
     @staticmethod
     def graph_backward(ctx, grad):
-        # the same as Tensors: a third derivative goes through the identity
-        return (grad, *[grad.new_zeros(t.shape, dtype=t.dtype) for t in ctx.inputs[1:]])
+        # the same as Tensors, the identity still reading the inputs (torch's formula for
+        # the gradient's gradient is the masking op again): a third derivative reaches them
+        # (``through``: torch's formula reads the op's result, whose own backward masks the
+        # zeros again, so they too depend on the inputs: ReLU's ``graph_reads_result``)
+        inputs = ctx.inputs[1:]
+        zeros = [None if ctx.unused else grad.new_zeros(t.shape, dtype=t.dtype)
+                 for t in inputs]
+        if ctx.through:
+            zeros = [depends_on(z, *inputs) for z in zeros]
+        return (depends_on(grad, *inputs, unused=ctx.unused), *zeros)
+
+
+def gradient_reads(result, *inputs, unused=False):
+    """Mark ``result``'s node (the last of a composite op: leaky_relu's ``where``, a
+    pooling's reshape) as torch's one node whose backward reads ``inputs`` only to mask or
+    route the gradient: under ``create_graph=True`` the gradient it passes back depends on
+    them with a zero derivative, so it requires grad and a second backward gives zeros, as
+    torch's (``unused``: gives them no gradient, torch's undefined one of a convolution's
+    input). Returns ``result``; a result without a node of its own is left as it is. The
+    ops that call it (or set ``graph_masks_by_inputs`` on their node) are listed in
+    docs/pytorch.md's ``create_graph=True`` rows: a new op of the kind calls it too."""
+    node = result.grad_fn
+    if node is not None:
+        for t in inputs:
+            if t is result:
+                return result
+        node.graph_depends_on = inputs
+        if unused:
+            node.graph_depends_unused = True
+    return result
+
+
+def depends_on(g, *inputs, through=False, unused=False):
+    """``g`` as a function of ``inputs`` with a zero derivative (``_DependsOn``), where one
+    of them requires grad: for a ``graph_backward`` whose torch formula reads an input
+    that its own formula does not need."""
+    inputs = [t for t in inputs if t is not None and t.requires_grad]
+    return _DependsOn.apply(g, *inputs, through=through, unused=unused) if inputs else g
 
 
 def _node_backward(node, grads):
@@ -96,10 +140,13 @@ def _node_backward(node, grads):
     _ = node.saved                          # raises, naming it, if a saved array changed
     out = formula(node, *grads)
     out = out if type(out) is tuple else (out,)
-    if getattr(function, "graph_masks_by_inputs", False) and \
-            any(g is not None and not g.requires_grad for g in out):
-        inputs = [t for t in node.inputs if t is not None and t.requires_grad]
-        out = tuple(g if g is None or g.requires_grad else _DependsOn.apply(g, *inputs)
+    depends = node.__dict__.get("graph_depends_on")          # gradient_reads' mark
+    if depends is None and getattr(function, "graph_masks_by_inputs", False):
+        depends = node.inputs
+    if depends is not None:       # a path to the inputs even where g has history of its own
+        through = getattr(function, "graph_reads_result", False)
+        unused = node.__dict__.get("graph_depends_unused", False)
+        out = tuple(g if g is None else depends_on(g, *depends, through=through, unused=unused)
                     for g in out)
     return out
 
@@ -136,16 +183,15 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
                 continue
             if node._freed:
                 node.check_not_freed()
-            if node._graph is not None and (node._graph.prehooks or node._graph.hooks):
-                raise NotImplementedError(f"create_graph=True through {node.name()}, which "
-                                          "has hooks registered on the node")
             if node.tensor_hooks is not None:
                 grads = _run_output_hooks(node, grads, captured, _run_hooks)
             if node._kept_versions:
                 node.check_versions(node._kept_versions)
-            grads = [g if g is not None else _zeros(shape, dtype, grads)
-                     for g, (shape, dtype) in zip(grads, node.outputs_meta)]
-            for tensor, g in zip(node.inputs, _node_backward(node, grads)):
+            if node._graph is not None and (node._graph.prehooks or node._graph.hooks):
+                input_grads = _hooked_node_backward(node, grads)
+            else:
+                input_grads = _node_backward(node, _filled(node, grads))
+            for tensor, g in zip(node.inputs, input_grads):
                 if g is None or tensor is None:
                     continue
                 if tensor._history is not None:
@@ -179,9 +225,30 @@ def accumulate_graph(captured):
         _run_post_hooks(captured)
 
 
-def _zeros(shape, dtype, grads):
+def _filled(node, grads):
+    # zeros for the outputs no path reached (one at least did)
     like = next(g for g in grads if g is not None)
-    return like.new_zeros(shape, dtype=dtype)
+    return [g if g is not None else like.new_zeros(shape, dtype=dtype)
+            for g, (shape, dtype) in zip(grads, node.outputs_meta)]
+
+
+def _hooked_node_backward(node, grads):
+    """``graph.run_node_hooks`` with Tensors that keep their history: the node's prehooks
+    on the output gradients (None where none reached), its ``graph_backward``, its hooks on
+    the input gradients (None where an input needs none), each replacement checked."""
+    state, outputs = node._graph, tuple(grads)
+    for hook in tuple(state.prehooks.values()):
+        new = hook(outputs)
+        if new is not None:
+            outputs = _checked(new, outputs, "a prehook", "grad_outputs")
+    if all(g is None for g in outputs):
+        return (None,) * len(node.inputs)
+    inputs = _needed(node, tuple(_node_backward(node, _filled(node, outputs))))
+    for hook in tuple(state.hooks.values()):
+        new = hook(inputs, outputs)
+        if new is not None:
+            inputs = _checked(new, inputs, "a hook", "grad_inputs")
+    return inputs
 
 
 def _run_hooks(hooks, g, shape=None):

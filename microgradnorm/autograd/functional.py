@@ -297,7 +297,10 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                                "set `strict=False` or `vectorize=False`.")
         rows = tuple(_jacobian_of(i, o, inputs, create_graph, strict)
                      for i, o in enumerate(outputs))
-    return _unpack(_postprocess(rows, create_graph), (is_outputs_tuple, is_inputs_tuple))
+    result = _unpack(_postprocess(rows, create_graph), (is_outputs_tuple, is_inputs_tuple))
+    if strategy == "forward-mode" and is_inputs_tuple:    # torch's vectorized forward AD's
+        result = [list(r) for r in result] if is_outputs_tuple else list(result)   # lists
+    return result
 
 
 def _jacobian_of(i, out, inputs, create_graph, strict):

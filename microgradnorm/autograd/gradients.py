@@ -10,8 +10,9 @@ from ..backend import array_module
 from .double import _run_hooks as _run_graph_hooks
 from .double import accumulate_graph, run_backward_graph
 from .engine import run_backward
+from .function import Function
 from .hooks import _own, _run_hooks, accumulate
-from .inputs import GradientMismatchError, _root_grad, _tensor
+from .inputs import GradientMismatchError, GradientTypeError, _root_grad, _tensor
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -108,7 +109,8 @@ def _check_inputs(name, inputs):
     Tensor = _tensor.Tensor
     for i, t in enumerate(inputs):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{name}: inputs[{i}] must be a Tensor, got {type(t).__name__}")
+            raise GradientTypeError(f"{name}: inputs[{i}] must be a Tensor, got "
+                                    f"{type(t).__name__}")
         if not t.requires_grad:
             raise RuntimeError(f"{name}: inputs[{i}] (shape {t.shape}) does not require "
                                "grad; create it with requires_grad=True")
@@ -132,7 +134,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         only_inputs: ignored, as in PyTorch.
         allow_unused: None for an input the outputs do not depend on, instead of an error
             (the default: ``materialize_grads``).
-        is_grads_batched: must be False.
+        is_grads_batched: the first dim of each grad_output is a batch: the gradients of
+            each index, stacked along a new first dim (torch's vmap; a loop here).
         materialize_grads: zeros, not None, for an input the outputs do not depend on
             (zeros that require grad under ``create_graph``, as torch's).
 
@@ -146,7 +149,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         (tensor([2., 4.]),)
     """
     if is_grads_batched:
-        raise NotImplementedError("grad(): is_grads_batched=True is not supported")
+        return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
     if allow_unused is None:
         allow_unused = materialize_grads
     elif materialize_grads and not allow_unused:
@@ -194,3 +198,65 @@ def _zeros_like(tensor, requires_grad):
     array = tensor._array
     zeros = _tensor.Tensor._from_op(array_module(array).zeros_like(array), None)
     return zeros.requires_grad_() if requires_grad else zeros
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``grad(..., is_grads_batched=True)``: one ``grad`` per index of the grad_outputs'
+    first dim, the graph kept until the last, each input's gradients stacked (``_Stack``);
+    an unused input's None, or with ``materialize_grads`` its zeros unbatched, as torch's."""
+    Tensor = _tensor.Tensor
+    outputs, grad_outputs = _with_gradients(outputs, grad_outputs)
+    sizes = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(g, Tensor) or g.ndim == 0:
+            got = "a 0-d Tensor" if isinstance(g, Tensor) else type(g).__name__
+            raise ValueError(f"grad(): with is_grads_batched=True, grad_outputs[{i}] must be "
+                             f"a Tensor whose first dim is the batch, got {got}")
+        if isinstance(out, Tensor) and tuple(g.shape[1:]) != tuple(out.shape):
+            raise GradientMismatchError(
+                f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                f"grad_output as the batch dimension. The sizes of the remaining dimensions "
+                f"are expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of {tuple(g.shape[1:])} and output[{i}] "
+                f"has a shape of {tuple(out.shape)}.")
+        sizes.append(g.shape[0])
+    if len(set(sizes)) > 1:
+        raise ValueError(f"grad(): with is_grads_batched=True every grad_output's first dim "
+                         f"is the batch's, got sizes {sizes}")
+    if sizes and sizes[0] == 0:
+        raise IndexError("grad(): is_grads_batched=True with a batch of size 0 (index 0 is "
+                         "out of bounds for dimension 0 with size 0)")
+    count = sizes[0] if sizes else 1
+    keep = bool(create_graph if retain_graph is None else retain_graph)
+    per_index = [grad(outputs, inputs, [g[b] for g in grad_outputs],
+                      retain_graph=keep or b < count - 1, create_graph=create_graph,
+                      allow_unused=allow_unused or materialize_grads)
+                 for b in range(count)]
+    keys = list(per_index[0]) if type(per_index[0]) is dict else None
+    listed = inputs.values() if keys is not None else \
+        (inputs,) if isinstance(inputs, Tensor) else inputs
+    found = []
+    for j, t in enumerate(listed):
+        column = [r[keys[j]] if keys is not None else r[j] for r in per_index]
+        if column[0] is None:
+            found.append(_zeros_like(t, create_graph) if materialize_grads else None)
+        else:
+            found.append(_Stack.apply(*column))
+    return tuple(found) if keys is None else dict(zip(keys, found))
+
+
+class _Stack(Function):
+    """The gradients of ``is_grads_batched``'s indices stacked along a new first dim."""
+
+    @staticmethod
+    def forward(ctx, *arrays):
+        return array_module(arrays[0]).stack(arrays)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return tuple(grad[i] for i in range(grad.shape[0]))
+
+    @staticmethod
+    def graph_backward(ctx, grad):          # double backward (double.py): Tensor indexing
+        return tuple(grad[i] for i in range(grad.shape[0]))

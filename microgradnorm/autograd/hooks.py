@@ -9,7 +9,7 @@ import numpy as np
 
 from ..backend import array_module, silent_floats
 from .grad_mode import no_grad
-from .inputs import _tensor
+from .inputs import GradientTypeError, _tensor
 
 
 class RemovableHandle:
@@ -127,7 +127,8 @@ def _run_post_hooks(captured):
             if tensor._post_accumulate_hooks:
                 for hook in list(tensor._post_accumulate_hooks.values()):
                     if hook(tensor) is not None:
-                        raise TypeError("a post accumulate grad hook must return None")
+                        raise GradientTypeError("Tensor post accumulate grad hooks "
+                                                "should return None.")
 
 
 # [True] once any post-accumulate hook has been registered: until then the engine's

@@ -31,6 +31,12 @@ class RequiresGradError(RuntimeError, TypeError):
     too."""
 
 
+class GradientTypeError(RuntimeError, TypeError):
+    """A value of the wrong kind given to ``grad`` or ``backward`` (an input that is not a
+    Tensor, a complex gradient of a real output) or returned by a post-accumulate hook:
+    PyTorch's RuntimeError, a TypeError too."""
+
+
 def register_tensor(tensor_class, as_tensor):
     """Make ``tensor_class`` the type of the outputs ``Function.apply`` makes and the type
     the engine accepts, ``as_tensor(value, like)`` what turns numbers into constants."""
@@ -143,7 +149,13 @@ def _root_grad(root, grad, name, as_tensor=False):
         if root.size != 1:
             raise RuntimeError(f"{name} can be omitted only for a one-element "
                                f"output, got shape {root.shape}")
+        if root.dtype.kind == "c":
+            raise RuntimeError(f"{name}: grad can be implicitly created only for real "
+                               f"scalar outputs but got {root.dtype}")
         return root.xp.ones(root.shape, dtype=root.dtype)
+    if isinstance(grad, (int, float, complex)):          # torch's: not a sequence of them
+        raise TypeError(f"{name}: gradients can be either Tensors or None, but got "
+                        f"{type(grad).__name__}")
     grad = grad._array if isinstance(grad, _tensor.Tensor) else grad
     if not hasattr(grad, "shape") or not hasattr(grad, "dtype"):     # a list, a number
         try:
@@ -154,8 +166,8 @@ def _root_grad(root, grad, name, as_tensor=False):
             raise TypeError(f"{name} must be an array, a Tensor or nested lists "
                             f"of numbers of the output's shape {root.shape}")
     if grad.dtype.kind == "c" and root.dtype.kind != "c":
-        raise TypeError(f"{name} is complex ({grad.dtype}) but the output is "
-                        f"real ({root.dtype}); the imaginary part would be dropped")
+        raise GradientTypeError(f"{name} is complex ({grad.dtype}) but the output is "
+                                f"real ({root.dtype}); the imaginary part would be dropped")
     if not _is_real(grad.dtype) and grad.dtype.kind != "c":
         raise TypeError(f"{name} must hold real numbers, got dtype {grad.dtype}")
     if tuple(grad.shape) != root.shape:

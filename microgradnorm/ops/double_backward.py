@@ -30,6 +30,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
+from ..autograd.double import depends_on
 from ..autograd.function import Function
 from . import (binary, elementwise, indexing, linalg, logical, pointwise, reductions, shape,
                special, tensor_more, ternary, torch_more)
@@ -262,6 +263,7 @@ def _clone(ctx, g):
 # torch's formula for ReLU reads its result (threshold_backward): the gradient depends on the
 # input with a zero derivative (autograd/double.py); clamp's and max's masks do not
 elementwise.ReLU.graph_masks_by_inputs = True
+elementwise.ReLU.graph_reads_result = True       # its result: a third derivative reaches x
 
 
 # ----- shapes -------------------------------------------------------------------------------
@@ -480,7 +482,9 @@ def _copysign(ctx, g):
     xp = backend.array_module(a)
     with np.errstate(divide="ignore", invalid="ignore"):
         slope = xp.where(a == 0, xp.zeros((), out.dtype), out / xp.where(a == 0, 1, a))
-    return _fitted(ctx, lambda: g * _const(slope), lambda: g.new_zeros(ctx.shapes[1]))
+    # torch's formula reads the input: a zero derivative to it (autograd/double.py)
+    return _fitted(ctx, lambda: depends_on(g * _const(slope), ctx.inputs[0]),
+                   lambda: g.new_zeros(ctx.shapes[1]))
 
 
 @_formula(binary.Fmax)
