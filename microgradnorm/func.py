@@ -20,11 +20,12 @@ where torch runs one batched op).
 """
 
 from .func_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, vjp, vmap
+from .func_jvp import jvp
 from .nn.module import Module
 from .ops import stack
 from .tensor import Tensor
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev",
+__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
            "stack_module_state", "vjp", "vmap"]
 
 
@@ -141,9 +142,9 @@ def _swap(module, name, value):
                                  f"{'.'.join(path)!r} (for {name!r})")
     table = next((t for t in (owner._parameters, owner._buffers) if key in t), None)
     old = None if table is None else table[key]
+    old_attribute = owner.__dict__.get(key, _ABSENT)
     if table is not None:
         table[key] = value
-    old_attribute = owner.__dict__.get(key, _ABSENT)
     owner.__dict__[key] = value
     return owner, table, key, old, old_attribute
 

@@ -20,9 +20,11 @@ __all__ = ["BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "Instanc
 def _affine_parameters(module, channels, affine, bias, dtype, device):
     """weight (ones) and bias (zeros) of shape (C,), or None, as PyTorch initialises them."""
     dtype = _dtype(dtype)
-    module.weight = Parameter(np.ones(channels, dtype), device=device) if affine else None
-    module.bias = (Parameter(np.zeros(channels, dtype), device=device) if affine and bias
-                   else None)
+    # None registered too, as torch's
+    module.register_parameter(
+        "weight", Parameter(np.ones(channels, dtype), device=device) if affine else None)
+    module.register_parameter("bias", Parameter(np.zeros(channels, dtype), device=device)
+                              if affine and bias else None)
     return dtype
 
 
@@ -46,7 +48,7 @@ class GroupNorm(NormModule):
 
     norm = "group_norm"
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device="cpu",
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None, *, bias=True, impl=None):
         super().__init__()
         _check_positive("GroupNorm", num_groups=num_groups, num_channels=num_channels)
@@ -60,7 +62,7 @@ class GroupNorm(NormModule):
         _affine_parameters(self, num_channels, affine, bias, dtype, device)
 
     @classmethod
-    def for_width(cls, width, impl=None, dtype=None, device="cpu"):
+    def for_width(cls, width, impl=None, dtype=None, device=None):
         """GroupNorm of ``width`` channels in gcd(width/2, 32) groups: Wu and He's 32 for 64
         channels and more (of a power of two), and at least 2 channels to a group below,
         so that a group is not InstanceNorm's one channel (16 channels: 8 groups)."""
@@ -90,7 +92,7 @@ class _InstanceNorm(_NormBase):
     batch_dims = None
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
-                 track_running_stats=False, device="cpu", dtype=None, *, bias=True,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True,
                  impl=None):
         # PyTorch registers num_batches_tracked too, and InstanceNorm never advances it
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
@@ -103,6 +105,26 @@ class _InstanceNorm(_NormBase):
                              f"{self.batch_dims}D input, got {x.ndim}D input of shape "
                              f"{x.shape}")
         return x.ndim - (self.batch_dims - 1)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        # torch's: a state dict without versions (saved before 0.4, when InstanceNorm kept
+        # running statistics by default) that has them, for a module that keeps none, is an
+        # error even with strict=False; the keys are taken out of the unexpected ones
+        if local_metadata.get("version") is None and not self.track_running_stats:
+            keys = [prefix + name for name in ("running_mean", "running_var")
+                    if prefix + name in state_dict]
+            if keys:
+                name = type(self).__name__
+                error_msgs.append(
+                    f"Unexpected running stats buffer(s) {' and '.join(map(repr, keys))} for "
+                    f"{name} with track_running_stats=False: a state dict saved before "
+                    f"0.4.0 may hold them; remove these keys from the state dict, or set "
+                    f"track_running_stats=True in {name} to use them")
+                for key in keys:
+                    state_dict.pop(key)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
 
     def _instance_norm(self, x):
         """PyTorch's forward: the dims and channels checked, a single sample given a batch
@@ -228,7 +250,7 @@ class SyncBatchNorm(_BatchNorm):
     """
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, process_group=None, device="cpu", dtype=None, *,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
                  bias=True, impl=None):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
                          dtype, bias=bias, impl=impl)

@@ -37,7 +37,7 @@ class _ConvNd(Module):
     transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
-                 dilation=1, groups=1, bias=True, padding_mode="zeros", device="cpu",
+                 dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                  dtype=None):
         super().__init__()
         _check_channels(type(self).__name__, in_channels, out_channels, groups)
@@ -72,7 +72,8 @@ class _ConvNd(Module):
         # zeros of torch's shapes, until reset_parameters draws them
         dtype = _dtype(dtype)
         self.weight = Parameter(np.zeros(self._weight_shape(), dtype), device=device)
-        self.bias = Parameter(np.zeros(self.out_channels, dtype), device=device) if bias else None
+        self.register_parameter(   # None registered too, as torch's
+            "bias", Parameter(np.zeros(self.out_channels, dtype), device=device) if bias else None)
 
     def _weight_shape(self):
         # (out_channels, in_channels / groups, *kernel_size); transposed, (in, out / groups, ...)

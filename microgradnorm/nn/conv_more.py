@@ -31,7 +31,7 @@ class _ConvTransposeNd(_ConvNd):
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
-                 device="cpu", dtype=None):
+                 device=None, dtype=None):
         Module.__init__(self)          # its own options: not _ConvNd's order of arguments
         _check_channels(type(self).__name__, in_channels, out_channels, groups)
         self._set_options(kernel_size, stride, padding, output_padding, groups, dilation,
@@ -456,7 +456,7 @@ class Bilinear(Module):
         >>> nn.Bilinear(3, 5, 2)(x1, x2)         # (N, 3), (N, 5) -> (N, 2)
     """
 
-    def __init__(self, in1_features, in2_features, out_features, bias=True, device="cpu",
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
         super().__init__()
         _check_positive("Bilinear", in1_features=in1_features, in2_features=in2_features,
@@ -466,7 +466,8 @@ class Bilinear(Module):
         dtype = _dtype(dtype)
         self.weight = Parameter(np.zeros((out_features, in1_features, in2_features), dtype),
                                 device=device)
-        self.bias = Parameter(np.zeros(out_features, dtype), device=device) if bias else None
+        self.register_parameter("bias", Parameter(np.zeros(out_features, dtype), device=device)
+                                if bias else None)               # None too, as torch's
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -504,12 +505,13 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     cls_to_become = Linear
 
-    def __init__(self, out_features, bias=True, device="cpu", dtype=None):
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
         Module.__init__(self)
         _check_positive("LazyLinear", out_features=out_features)
         self.in_features, self.out_features = 0, out_features
         self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.bias = UninitializedParameter(device=device, dtype=dtype) if bias else None
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
+                                if bias else None)               # None too, as torch's
 
     def initialize_parameters(self, input):
         """Give weight (out_features, input's last dim) and bias (out_features,) their shapes

@@ -28,7 +28,8 @@ class _LazyConvNd(LazyModuleMixin):
                              f"out_channels={out_channels}, groups={self.groups}")
         self.in_channels, self.out_channels = 0, out_channels
         self.weight = UninitializedParameter(device=device, dtype=dtype)
-        self.bias = UninitializedParameter(device=device, dtype=dtype) if bias else None
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
+                                if bias else None)               # None too, as torch's
 
     def initialize_parameters(self, input):
         """``in_channels`` from ``input``'s channel dim (dim 1, or dim 0 of an unbatched
@@ -65,7 +66,7 @@ class _LazyConv(_LazyConvNd):
     """A lazy Conv1d, 2d or 3d: torch's arguments, without ``in_channels``."""
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device="cpu", dtype=None):
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
         Module.__init__(self)
         _check_groups(type(self).__name__, groups)
         self._set_options(kernel_size, stride, padding, dilation, groups, padding_mode)
@@ -76,7 +77,7 @@ class _LazyConvTranspose(_LazyConvNd):
     """A lazy ConvTranspose1d, 2d or 3d: torch's arguments, without ``in_channels``."""
 
     def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
-                 groups=1, bias=True, dilation=1, padding_mode="zeros", device="cpu",
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
                  dtype=None):
         Module.__init__(self)
         _check_groups(type(self).__name__, groups)

@@ -30,8 +30,8 @@ class UninitializedBuffer(_Uninitialized, Tensor):
 
     becomes = Tensor
 
-    def __init__(self, requires_grad=False, device="cpu", dtype=None):
-        super().__init__(np.empty(0, _dtype(dtype)), requires_grad, device=device)
+    def __init__(self, requires_grad=False, device=None, dtype=None):
+        super().__init__(np.empty(0, _dtype(dtype)), requires_grad=requires_grad, device=device)
 
     def __repr__(self):
         return "<UninitializedBuffer>"
@@ -43,19 +43,22 @@ class _LazyNorm(LazyModuleMixin):
     PyTorch's defaults, InstanceNorm's included: affine, tracking running statistics."""
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device="cpu", dtype=None, *, bias=True, impl=None):
+                 device=None, dtype=None, *, bias=True, impl=None):
         Module.__init__(self)
         self._set_options(0, eps, momentum, affine, track_running_stats, impl)
-        self.weight = UninitializedParameter(device=device, dtype=dtype) if affine else None
-        self.bias = (UninitializedParameter(device=device, dtype=dtype) if affine and bias
-                     else None)
+        # None registered too, as torch's
+        self.register_parameter("weight", UninitializedParameter(device=device, dtype=dtype)
+                                if affine else None)
+        self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
+                                if affine and bias else None)
         if track_running_stats:
             for name in ("running_mean", "running_var"):
                 self.register_buffer(name, UninitializedBuffer(device=device, dtype=dtype))
             self.register_buffer("num_batches_tracked",
                                  Tensor(np.array(0, np.int64), device=device))
         else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
 
     def initialize_parameters(self, input):
         """``num_features`` from ``input``'s channel dim (its dims checked first); the

@@ -11,10 +11,11 @@ from .. import autograd, backend, dtypes, torch_misc
 from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
 from ..norms import norm_impl
-from ..ops import memory_formats
-from ..tensor import Tensor, to_arguments
+from ..norms.arguments import MixedDtypeError
+from ..tensor import Tensor
 from . import module_hooks, module_state
-from .module_hooks import ModuleHooks
+from .module_convert import ModuleConvert
+from .module_hooks import REGISTRATION, ModuleHooks
 from .module_state import ModuleState
 from .parameter import Buffer, Parameter
 
@@ -36,7 +37,7 @@ _call_paths_state = _CallPaths()
 _last_named_root = [None]  # weak reference to the module that named the parameters last
 
 
-class Module(ModuleHooks, ModuleState):
+class Module(ModuleHooks, ModuleState, ModuleConvert):
     """Base class of every layer. Subclasses assign Parameters, buffers (``register_buffer``)
     and sub-Modules as attributes in ``__init__`` and define ``forward``.
 
@@ -57,9 +58,12 @@ class Module(ModuleHooks, ModuleState):
     _optional_state = ()
 
     def __init__(self):
-        object.__setattr__(self, "_parameters", {})
-        object.__setattr__(self, "_buffers", {})
-        object.__setattr__(self, "_modules", {})
+        # the member tables, each with a weak reference to self (no Python __init__: cheap)
+        params, buffers, modules = _TreeTable(), _Table(), _TreeTable()
+        params._owner = buffers._owner = modules._owner = weakref.ref(self)
+        attributes = self.__dict__
+        attributes["_parameters"], attributes["_buffers"], attributes["_modules"] = \
+            params, buffers, modules
         object.__setattr__(self, "_non_persistent_buffers_set", set())   # not in state_dict
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_paths", None)          # (tree version, {id: path})
@@ -69,6 +73,7 @@ class Module(ModuleHooks, ModuleState):
     def __setstate__(self, state):
         # unpickling and deepcopy: a module saved before a table existed gets an empty one
         self.__dict__.update(state)
+        bind_tables(self)
         for name in _HOOK_TABLES:
             if name not in self.__dict__:
                 object.__setattr__(self, name, OrderedDict())
@@ -91,11 +96,14 @@ class Module(ModuleHooks, ModuleState):
         # a Module does not replace a parameter: torch checks the parameter's name first
         if isinstance(value, Parameter) or (isinstance(value, Module) and name not in params):
             table = params if isinstance(value, Parameter) else modules
+            kind = "parameter" if table is params else "module"
+            if REGISTRATION[kind]:                     # torch's global registration hooks
+                value = module_hooks.registered(self, kind, name, value)
             for other in (params, modules, buffers):
-                if other is not table:                # its own keeps the name's place
-                    other.pop(name, None)
+                if other is not table and name in other:   # its own keeps the name's place
+                    dict.__delitem__(other, name)
             self._non_persistent_buffers_set.discard(name)
-            table[name] = value
+            dict.__setitem__(table, name, value)      # the attribute is set below
             tree_changes = True
         elif isinstance(value, Buffer) and name not in params and name not in modules:
             # nn.Buffer: a buffer, with the persistence it carries (torch's register_buffer)
@@ -114,6 +122,8 @@ class Module(ModuleHooks, ModuleState):
             if kind != "buffer" or not isinstance(value, Tensor):
                 raise TypeError(f"cannot assign '{type(value).__name__}' as {kind} '{name}' "
                                 f"({expected} or None expected)")
+            if REGISTRATION["buffer"]:
+                value = module_hooks.registered(self, "buffer", name, value)
             buffers[name] = value
         else:
             for table in (params, modules, buffers):
@@ -123,18 +133,20 @@ class Module(ModuleHooks, ModuleState):
             _tree_version[0] += 1                     # cached paths and names are stale
         object.__setattr__(self, name, value)
 
-    # No __getattr__: members live in __dict__ too (mirrored by __setattr__ and the
-    # register_* methods), so ``m.weight`` is a plain lookup. A class __getattr__ would slow
-    # every attribute access (no specialised attribute loads: ~19% on ``m.weight``, ~6% on
-    # a small model's forward+backward); a member put straight into a table
-    # (``m._parameters["w"] = p``) is therefore seen by state_dict and parameters() but is
-    # no attribute until assigned.
+    # No __getattr__: members live in __dict__ too (mirrored by __setattr__, the register_*
+    # methods and the tables' own writes, _Table), so ``m.weight`` is a plain lookup. A
+    # class __getattr__ would slow every attribute access (no specialised attribute loads:
+    # ~19% on ``m.weight``, ~6% on a small model's forward+backward).
 
     def __delattr__(self, name):
+        # torch's: the first table that has the name loses it, else a plain attribute
         for table in (self._parameters, self._buffers, self._modules):
-            table.pop(name, None)
-        self._non_persistent_buffers_set.discard(name)
-        _tree_version[0] += 1
+            if name in table:
+                del table[name]
+                self.__dict__.pop(name, None)
+                self._non_persistent_buffers_set.discard(name)
+                _tree_version[0] += 1
+                return
         object.__delattr__(self, name)
 
     def register_buffer(self, name, tensor, persistent=True):
@@ -156,6 +168,8 @@ class Module(ModuleHooks, ModuleState):
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"register_buffer: {name} must be a Tensor or None, "
                             f"got {type(tensor).__name__}")
+        if REGISTRATION["buffer"]:                     # torch's global registration hooks
+            tensor = module_hooks.registered(self, "buffer", name, tensor)
         self._buffers[name] = tensor
         object.__setattr__(self, name, tensor)   # a buffer, even a Parameter, as torch's
         if persistent:
@@ -183,11 +197,15 @@ class Module(ModuleHooks, ModuleState):
             raise KeyError(f"{where}: attribute {name!r} already exists on "
                            f"{type(self).__name__}")
         self.__setattr__(name, value)
-        registry[name] = value
+        if value is None:                             # registered (not a plain attribute)
+            registry[name] = value
 
     def get_submodule(self, target):
         """The module at the dotted path ``target`` ("" is this module); AttributeError
         naming the first part that is missing or no Module, as torch's."""
+        if not isinstance(target, str):
+            raise AttributeError(f"get_submodule: target must be a dotted name (a str), got "
+                                 f"{type(target).__name__}")
         module = self
         for part in target.split(".") if target else ():
             if not hasattr(module, part):
@@ -325,108 +343,13 @@ class Module(ModuleHooks, ModuleState):
             clear_grad(param, set_to_none)
 
     def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self."""
+        """Set ``requires_grad`` on every parameter (e.g. False to freeze); returns self.
+        A ``requires_grad`` that is not a bool is torch's TypeError, before any change."""
+        if not isinstance(requires_grad, bool):
+            raise TypeError(f"requires_grad_(): argument 'requires_grad' must be bool, not "
+                            f"{type(requires_grad).__name__}")
         for param in self.parameters():
             param.requires_grad_(requires_grad)
-        return self
-
-    def to(self, *args, device=None, dtype=None, non_blocking=False, memory_format=None):
-        """Move and/or cast (floating dtype) every parameter and buffer in place, keeping the
-        Parameter objects; returns self. Also ``to(device, dtype)`` and ``to(tensor)``, each
-        with torch's ``non_blocking`` (positional last too: copies are synchronous here) and
-        ``memory_format``: ``mg.channels_last`` lays out each 4-D parameter and buffer (a
-        convolution's weight) and its ``.grad`` channels-last, as torch's (its RuntimeError
-        for a 5-D one; ``mg.channels_last_3d`` the 5-D ones).
-
-        Example:
-            >>> model.to(memory_format=mg.channels_last)        # conv weights (O, kH, kW, I)
-        """
-        if args and isinstance(args[-1], bool):
-            args = args[:-1]                          # torch's positional non_blocking
-        device, dtype = to_arguments("to()", args, device, dtype)
-        if memory_format is not None:
-            memory_formats.check_format("to", memory_format)
-        return self._convert(device, dtype, every_dtype=False, memory_format=memory_format)
-
-    def _convert(self, device, dtype, every_dtype, memory_format=None):
-        # each parameter and buffer moved and cast in place (floating ones only, unless
-        # ``every_dtype``: the integer buffers too, as torch's Module.type); the 4-D and 5-D
-        # ones laid out in ``memory_format``, checked for all before any changes
-        if dtype is not None and not dtypes.is_floating(dtype):
-            raise TypeError(f"to(): dtype must be a floating dtype, got {dtype}")
-        tensors = self.parameters() + self.buffers()
-        shaped = memory_format not in (None, memory_formats.preserve_format)
-        for tensor in tensors if shaped else ():
-            if tensor.ndim in (4, 5):
-                memory_formats.format_order(memory_format, tensor.ndim)   # torch's rank error
-
-        def converted(data, cast):
-            if dtype is not None and cast and data.dtype != dtype:
-                data = data.astype(dtype)     # only a real change: the same array stays shared
-            if shaped and data.ndim in (4, 5):
-                data = memory_formats.in_format(data, memory_format)
-            return data if device is None else backend.to_device(data, device)
-
-        for tensor in tensors:
-            cast = every_dtype or dtypes.is_floating(tensor.dtype)
-            data = converted(tensor._array, cast)
-            if data is not tensor._array:
-                tensor._array = data
-                tensor._bump_version()
-                if tensor._grad is not None:
-                    tensor._grad = Tensor._from_op(converted(tensor._grad._array, cast), None)
-        return self
-
-    def to_empty(self, *, device, recurse=True):
-        """Every parameter and buffer (and ``.grad``) given a new array of its shape and
-        dtype on ``device``, in place, keeping the Parameter objects (``Module.to_empty``:
-        torch leaves the values uninitialised; they are zeros here); returns self.
-
-        Example:
-            >>> model.to_empty(device="cpu")           # then load a state dict into it
-        """
-        device, dtype = to_arguments("to_empty()", (device,), None, None)
-        if dtype is not None:                         # a dtype where the device goes
-            raise TypeError(f"to_empty(): device must be a device, got {dtype}")
-        for tensor in self.parameters(recurse) + self.buffers(recurse):
-            tensor._array = backend.to_device(np.zeros(tensor.shape, tensor.dtype), device)
-            tensor._bump_version()
-            if tensor._grad is not None:
-                tensor._grad = Tensor._from_op(backend.to_device(
-                    np.zeros(tensor._grad.shape, tensor._grad.dtype), device), None)
-        return self
-
-    def cpu(self):
-        """``to("cpu")``."""
-        return self.to("cpu")
-
-    def cuda(self):
-        """``to("cuda")`` (needs CuPy and a GPU)."""
-        return self.to("cuda")
-
-    def float(self):
-        """``to(dtype="float32")``."""
-        return self.to(dtype="float32")
-
-    def double(self):
-        """``to(dtype="float64")``."""
-        return self.to(dtype="float64")
-
-    def half(self):
-        """``to(dtype="float16")``."""
-        return self.to(dtype="float16")
-
-    def bfloat16(self):
-        """``to(dtype="bfloat16")`` (needs ml_dtypes)."""
-        return self.to(dtype="bfloat16")
-
-    def type(self, dst_type):
-        """Cast every parameter and buffer, the integer ones too (torch's ``Module.type``),
-        to the floating ``dst_type``; returns self."""
-        return self._convert(None, dtypes.as_dtype(dst_type), every_dtype=True)
-
-    def share_memory(self):
-        """Returns self: one process holds the data here (docs/pytorch.md)."""
         return self
 
     def compile(self, *args, **kwargs):
@@ -527,10 +450,11 @@ class Module(ModuleHooks, ModuleState):
             raise ValueError(f"{self._describe()}: {got}, expected {config} "
                              f"(input shape {x.shape})")
         if weight is not None and x.dtype.kind == "f" and x.dtype != weight.dtype:
-            raise TypeError(f"{self._describe()}: input is {x.dtype} but the parameters are "
-                            f"{weight.dtype}; cast the model with "
-                            f"model.to(dtype=\"{x.dtype}\") or the input with "
-                            f"x.astype(\"{weight.dtype}\")")
+            # torch's RuntimeError ("mat1 and mat2 must have the same dtype"), a TypeError too
+            raise MixedDtypeError(f"{self._describe()}: input is {x.dtype} but the parameters "
+                                  f"are {weight.dtype}; cast the model with "
+                                  f"model.to(dtype=\"{x.dtype}\") or the input with "
+                                  f"x.astype(\"{weight.dtype}\")")
         return x
 
     def __repr__(self):
@@ -545,6 +469,94 @@ class Module(ModuleHooks, ModuleState):
         lines = extra_lines + child_lines
         body = "\n  " + "\n  ".join(lines) + "\n" if lines else ""
         return f"{self._get_name()}({body})"
+
+
+class _Table(dict):
+    """A module's ``_parameters``, ``_buffers`` or ``_modules``: a dict whose writes also set
+    (or remove) the module's attribute of that name, so a member put straight into it
+    (``m._parameters["w"] = p``, ``del m._modules["fc"]``, as torch code does) is one as
+    ``m.w``, as a registered one is everywhere. Reads are plain dict reads; ``_owner`` is a
+    weak reference to the module (None: unbound, until ``bind_tables``)."""
+
+    __slots__ = ("_owner",)
+    _tree = False                             # a write changes the tree's paths and names
+
+    def _attributes(self):
+        owner = getattr(self, "_owner", None)
+        owner = None if owner is None else owner()
+        if self._tree:
+            _tree_version[0] += 1
+        return None if owner is None else owner.__dict__
+
+    def __setitem__(self, name, value):
+        dict.__setitem__(self, name, value)
+        attributes = self._attributes()
+        if attributes is not None and isinstance(name, str):
+            attributes[name] = value
+
+    def __delitem__(self, name):
+        dict.__delitem__(self, name)
+        attributes = self._attributes()
+        if attributes is not None:
+            attributes.pop(name, None)
+
+    def pop(self, name, *default):
+        if name not in self:
+            return dict.pop(self, name, *default)
+        value = self[name]
+        del self[name]
+        return value
+
+    def popitem(self):
+        name, value = dict.popitem(self)
+        dict.__setitem__(self, name, value)
+        del self[name]
+        return name, value
+
+    def setdefault(self, name, default=None):
+        if name not in self:
+            self[name] = default
+        return self[name]
+
+    def update(self, *args, **kwargs):
+        for name, value in dict(*args, **kwargs).items():
+            self[name] = value
+
+    def __ior__(self, other):
+        self.update(other)
+        return self
+
+    def clear(self):
+        for name in list(self):
+            del self[name]
+
+    def __reduce__(self):
+        # pickled and copied as its items; the copy's module binds it (bind_tables)
+        return type(self), (), None, None, iter(dict.items(self))
+
+
+class _TreeTable(_Table):
+    """``_parameters`` and ``_modules``: a write also makes cached paths and names stale."""
+
+    __slots__ = ()
+    _tree = True
+
+
+def bind_tables(module):
+    """Make ``module``'s tables (after an unpickle or a copy of its ``__dict__``) its own
+    ``_Table``s: plain dicts (an older pickle) become tables, unbound ones are bound."""
+    for name, kind in (("_parameters", _TreeTable), ("_buffers", _Table),
+                       ("_modules", _TreeTable)):
+        table = module.__dict__.get(name)
+        if table is None:
+            continue
+        if type(table) is not kind:
+            items, table = table, kind()
+            dict.update(table, items)
+            object.__setattr__(module, name, table)
+        owner = getattr(table, "_owner", None)
+        if owner is None or owner() is None:
+            table._owner = weakref.ref(module)
 
 
 class _Members(list):

@@ -59,6 +59,70 @@ def _add_global(table, hook, where, flags):
     return handle
 
 
+# torch's global registration hooks: hook(module, name, value) as a parameter, sub-module
+# or buffer is registered; a non-None result is registered in its place
+REGISTRATION = {"parameter": {}, "module": {}, "buffer": {}}
+
+
+def register_module_parameter_registration_hook(hook):
+    """``hook(module, name, param)`` whenever any module registers a parameter (assigned
+    or ``register_parameter``), torch's global hook; a non-None result is registered in
+    its place.
+
+    Args:
+        hook: a callable.
+
+    Example:
+        >>> handle = register_module_parameter_registration_hook(lambda m, n, p: None)
+        >>> handle.remove()
+    """
+    return _add_registration("parameter", hook)
+
+
+def register_module_module_registration_hook(hook):
+    """``hook(module, name, submodule)`` whenever any module registers a sub-module (as
+    ``register_module_parameter_registration_hook`` does for parameters).
+
+    Args:
+        hook: a callable.
+
+    Example:
+        >>> register_module_module_registration_hook(lambda m, n, sub: None).remove()
+    """
+    return _add_registration("module", hook)
+
+
+def register_module_buffer_registration_hook(hook):
+    """``hook(module, name, buffer)`` whenever any module registers or assigns a buffer
+    (as ``register_module_parameter_registration_hook`` does for parameters).
+
+    Args:
+        hook: a callable.
+
+    Example:
+        >>> register_module_buffer_registration_hook(lambda m, n, b: None).remove()
+    """
+    return _add_registration("buffer", hook)
+
+
+def _add_registration(kind, hook):
+    if not callable(hook):
+        raise TypeError(f"register_module_{kind}_registration_hook: hook must be callable, "
+                        f"got {type(hook).__name__}")
+    handle = RemovableHandle(REGISTRATION[kind])
+    REGISTRATION[kind][handle.id] = hook
+    return handle
+
+
+def registered(module, kind, name, value):
+    """``value`` after the global registration hooks of ``kind`` (called only where any)."""
+    for hook in list(REGISTRATION[kind].values()):
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 def _hooks(module, table):
     # the global hooks, then the module's own (ids are unique across both)
     return [*GLOBAL[table].items(), *getattr(module, table).items()] if GLOBAL[table] \

@@ -147,7 +147,8 @@ class ModuleState:
         Returns torch's ``_IncompatibleKeys``: ``.missing_keys``, ``.unexpected_keys`` (it
         unpacks as the two lists). Each module's ``_load_from_state_dict`` runs and writes
         as it goes (a model's override may rename keys, or read the loaded values after
-        ``super()``); the load post-hooks run once everything is written. Every problem is
+        ``super()``); the load post-hooks run once everything is written, before the strict
+        check (a hook may clear the key lists in place). Every problem is
         one ``StateDictError`` (a RuntimeError, as torch's, and a ValueError), raised after
         what was written is put back.
 
@@ -165,14 +166,23 @@ class ModuleState:
         try:
             _load(self, state_dict, "", metadata, assign, (missing, unexpected, problems),
                   loaded)
+            keys = _IncompatibleKeys(missing, unexpected)
+            for module in loaded:     # children before their parent, as torch's; a hook
+                for hook in module._load_state_dict_post_hooks.values():   # may edit keys
+                    if hook(module, keys) is not None:
+                        raise AssertionError("Hooks registered with "
+                                             "``register_load_state_dict_post_hook`` are not "
+                                             "expected to return new values, if "
+                                             "incompatible_keys need to be modified, it "
+                                             "should be done inplace.")
+            if strict and unexpected:                 # torch's lines, first these two
+                problems.insert(0, f"Unexpected key(s) in state_dict: {_quoted(unexpected)}. ")
             if strict and missing:
-                problems.append(f"missing keys {missing}")
-            if strict and unexpected:
-                problems.append(f"unexpected keys {unexpected}")
+                problems.insert(0, f"Missing key(s) in state_dict: {_quoted(missing)}. ")
             if problems:
                 raise StateDictError(f"Error(s) in loading state_dict for "
-                                     f"{type(self).__name__}: " + "; ".join(sorted(problems))
-                                     + ". Nothing was loaded.")
+                                     f"{type(self).__name__}:\n\t" + "\n\t".join(problems)
+                                     + "\nNothing was loaded.")
         except Exception:
             for put_back in reversed(undo):           # a tied tensor's first value last
                 put_back()
@@ -181,15 +191,6 @@ class ModuleState:
             _loading.undo = outer
         if outer is not None:                         # undone too if the outer load fails
             outer.extend(undo)
-        keys = _IncompatibleKeys(missing, unexpected)
-        for module in loaded:                 # children before their parent, as torch's
-            for hook in module._load_state_dict_post_hooks.values():
-                if hook(module, keys) is not None:
-                    raise AssertionError("Hooks registered with "
-                                         "``register_load_state_dict_post_hook`` are not "
-                                         "expected to return new values, if "
-                                         "incompatible_keys need to be modified, it should "
-                                         "be done inplace.")
         return keys
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
@@ -293,7 +294,9 @@ def _checked(key, target, value, assign):
         if target.shape == () and array.shape == (1,):        # torch's one exception
             array = array.reshape(())
         if tuple(array.shape) != target.shape:
-            return None, f"{key}: expected shape {target.shape}, got {tuple(array.shape)}"
+            return None, (f"size mismatch for {key}: copying a param with shape "   # torch's
+                          f"torch.Size({list(array.shape)}) from checkpoint, the shape in "
+                          f"current model is torch.Size({list(target.shape)}).")
         if not dtypes.is_numeric(array.dtype):
             raise TypeError(f"dtype {array.dtype}")
         if assign:                                # the state dict's tensor itself
@@ -332,6 +335,10 @@ def _set_extra_state(module, state):
             type(module).get_extra_state is not ModuleState.get_extra_state:
         _on_failure(module.set_extra_state, module.get_extra_state())
     module.set_extra_state(state)
+
+
+def _quoted(keys):
+    return ", ".join(f'"{key}"' for key in keys)
 
 
 def _on_failure(put_back, *args):

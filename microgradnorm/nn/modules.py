@@ -24,7 +24,10 @@ from .conv_more import _AdaptiveMaxPoolNd, _ConvNd, _ConvTransposeNd
 from .lazy import LazyModuleMixin
 from .lazy_norms import _LazyNorm
 from .linear import NonDynamicallyQuantizableLinear as _OutProjLinear
-from .module_hooks import register_module_forward_hook, register_module_forward_pre_hook
+from .module_hooks import (register_module_buffer_registration_hook,
+                           register_module_forward_hook, register_module_forward_pre_hook,
+                           register_module_module_registration_hook,
+                           register_module_parameter_registration_hook)
 from .normalization import _BatchNorm, _NormBase
 from .pooling import _AdaptiveAvgPoolNd, _AvgPoolNd, _LPPoolNd, _MaxPoolNd
 
@@ -39,7 +42,11 @@ _BASES = {"_NormBase": _NormBase, "_BatchNorm": _BatchNorm, "_LazyNormBase": _La
           "_AdaptiveAvgPoolNd": _AdaptiveAvgPoolNd, "_AdaptiveMaxPoolNd": _AdaptiveMaxPoolNd,
           # torch's global hooks, functions of its file module.py
           "register_module_forward_pre_hook": register_module_forward_pre_hook,
-          "register_module_forward_hook": register_module_forward_hook}
+          "register_module_forward_hook": register_module_forward_hook,
+          "register_module_buffer_registration_hook": register_module_buffer_registration_hook,
+          "register_module_module_registration_hook": register_module_module_registration_hook,
+          "register_module_parameter_registration_hook":
+              register_module_parameter_registration_hook}
 
 # torch's file -> the names it defines that ``nn`` has, in torch's order
 SUBMODULES = {
@@ -72,7 +79,10 @@ SUBMODULES = {
              "MultiLabelSoftMarginLoss", "CosineEmbeddingLoss", "MarginRankingLoss",
              "MultiMarginLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss",
              "CTCLoss", "LinearCrossEntropyLoss"),
-    "module": ("Module", "register_module_forward_pre_hook", "register_module_forward_hook"),
+    "module": ("Module", "register_module_forward_pre_hook", "register_module_forward_hook",
+               "register_module_buffer_registration_hook",
+               "register_module_module_registration_hook",
+               "register_module_parameter_registration_hook"),
     "normalization": ("LocalResponseNorm", "LayerNorm", "GroupNorm", "RMSNorm"),
     "padding": ("CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
                 "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",

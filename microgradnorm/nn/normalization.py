@@ -48,7 +48,7 @@ class NormModule(Module):
                                 f"already {taken.__name__}'s; declare places = (...)")
 
     @classmethod
-    def for_width(cls, width, impl=None, dtype=None, device="cpu"):
+    def for_width(cls, width, impl=None, dtype=None, device=None):
         """The module for ``width`` features (or channels), with its defaults otherwise."""
         return cls(width, impl=impl, dtype=dtype, device=device)
 
@@ -77,7 +77,7 @@ class LayerNorm(NormModule):
     norm = "layer_norm"
 
     def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True,
-                 device="cpu", dtype=None, *, impl=None):
+                 device=None, dtype=None, *, impl=None):
         super().__init__()
         self.normalized_shape = arguments.normalized_shape("LayerNorm", normalized_shape)
         arguments.check_eps("LayerNorm", eps)
@@ -85,8 +85,11 @@ class LayerNorm(NormModule):
         self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
         dtype = _dtype(dtype)
         ones, zeros = np.ones(self.normalized_shape, dtype), np.zeros(self.normalized_shape, dtype)
-        self.weight = Parameter(ones, device=device) if elementwise_affine else None
-        self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
+        # None registered too, as torch's
+        self.register_parameter("weight", Parameter(ones, device=device)
+                                if elementwise_affine else None)
+        self.register_parameter("bias", Parameter(zeros, device=device)
+                                if elementwise_affine and bias else None)
 
     def reset_parameters(self):
         """γ to ones and β to zeros, in place (``torch.nn.LayerNorm.reset_parameters``)."""
@@ -131,7 +134,7 @@ class RMSNorm(NormModule):
     norm = "rms_norm"
     LLAMA_EPS = 1e-6            # the eps of LLaMA's RMSNorm, which the models here use
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device="cpu",
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
                  dtype=None, *, impl=None, offset=0.0, casting="llama"):
         super().__init__()
         self.normalized_shape = arguments.normalized_shape("RMSNorm", normalized_shape)
@@ -141,10 +144,11 @@ class RMSNorm(NormModule):
         self.eps, self.impl, self.elementwise_affine = eps, impl, elementwise_affine
         self.offset, self.casting = offset, casting
         init = np.full(self.normalized_shape, 1.0 - offset).astype(_dtype(dtype))
-        self.weight = Parameter(init, device=device) if elementwise_affine else None
+        self.register_parameter("weight", Parameter(init, device=device)
+                                if elementwise_affine else None)     # None too, as torch's
 
     @classmethod
-    def for_width(cls, width, impl=None, dtype=None, device="cpu"):
+    def for_width(cls, width, impl=None, dtype=None, device=None):
         """A model's RMSNorm of ``width`` features: LLaMA's, eps 1e-6 (a Transformer block's
         and an MLP's norm here), where the module's own default is PyTorch's None."""
         return cls(width, eps=cls.LLAMA_EPS, impl=impl, dtype=dtype, device=device)
@@ -186,16 +190,19 @@ class _NormBase(NormModule):
         _check_positive(name, num_features=num_features)
         self._set_options(num_features, eps, momentum, affine, track_running_stats, impl)
         dtype = _dtype(dtype)
-        self.weight = Parameter(np.ones(num_features, dtype), device=device) if affine else None
-        self.bias = (Parameter(np.zeros(num_features, dtype), device=device)
-                     if affine and bias else None)
+        # None registered too, as torch's
+        self.register_parameter("weight", Parameter(np.ones(num_features, dtype), device=device)
+                                if affine else None)
+        self.register_parameter("bias", Parameter(np.zeros(num_features, dtype), device=device)
+                                if affine and bias else None)
         if track_running_stats:
             for buffer, value in (("running_mean", np.zeros(num_features, dtype)),
                                   ("running_var", np.ones(num_features, dtype)),
                                   ("num_batches_tracked", np.array(0, np.int64))):
                 self.register_buffer(buffer, Tensor(value, device=device))
         else:
-            self.running_mean = self.running_var = self.num_batches_tracked = None
+            for buffer in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(buffer, None)      # None registered, as torch's
 
     def _set_options(self, num_features, eps, momentum, affine, track_running_stats, impl):
         name = type(self).__name__
@@ -236,7 +243,7 @@ class _BatchNorm(_NormBase):
     input_dims = None
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True,
-                 track_running_stats=True, device="cpu", dtype=None, *, bias=True, impl=None):
+                 track_running_stats=True, device=None, dtype=None, *, bias=True, impl=None):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
                          dtype, bias, impl)
 
@@ -325,7 +332,7 @@ class DyT(NormModule):
     norm = "dyt"
 
     def __init__(self, normalized_shape, alpha_init_value=0.5, elementwise_affine=True,
-                 bias=True, impl=None, dtype=None, device="cpu"):
+                 bias=True, impl=None, dtype=None, device=None):
         super().__init__()
         self.normalized_shape = arguments.normalized_shape("DyT", normalized_shape)
         check_number("DyT", "alpha_init_value", alpha_init_value)
@@ -335,8 +342,11 @@ class DyT(NormModule):
         dtype = _dtype(dtype)
         ones, zeros = np.ones(self.normalized_shape, dtype), np.zeros(self.normalized_shape, dtype)
         self.alpha = Parameter(np.full(1, alpha_init_value, dtype), device=device)
-        self.weight = Parameter(ones, device=device) if elementwise_affine else None
-        self.bias = Parameter(zeros, device=device) if elementwise_affine and bias else None
+        # None registered too, as torch's
+        self.register_parameter("weight", Parameter(ones, device=device)
+                                if elementwise_affine else None)
+        self.register_parameter("bias", Parameter(zeros, device=device)
+                                if elementwise_affine and bias else None)
 
     def forward(self, x, residual=None):
         """DyT of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
@@ -373,7 +383,7 @@ def module_for(norm, place):
     return MODULES[spec.name, place]
 
 
-def make_norm(norm, width, impl=None, dtype=None, device="cpu", place="row"):
+def make_norm(norm, width, impl=None, dtype=None, device=None, place="row"):
     """The module of ``norm`` (by name or alias, one that fits ``place``: "row", a
     Transformer block's, by default; "mlp"; "channel") for ``width`` features.
 

@@ -20,7 +20,8 @@ class Parameter(Tensor):
         data: a Tensor, an array or array_like; None: an empty tensor of the default dtype.
         requires_grad: floating data only.
         dtype: None keeps the data's (a list of floats: the default dtype).
-        device: None keeps the data's ("cpu" for a list or a number).
+        device: None keeps a Tensor's device; other data (a NumPy array, a list, a number)
+            goes to the default device (``mg.set_default_device``, ``with mg.device(...)``).
 
     Example:
         >>> w = mg.zeros(3); p = nn.Parameter(w); w[0] = 1.0       # p[0] is 1.0 too
@@ -33,9 +34,11 @@ class Parameter(Tensor):
         dtype = dtypes.as_dtype(dtype)
         if not (isinstance(array, np.ndarray) or backend.is_cupy_array(array)):
             super().__init__(data, requires_grad=requires_grad, dtype=dtype,
-                             device="cpu" if device is None else device)
+                             device=device)
             return
         here = backend.device_of(array)
+        if device is None and not isinstance(data, Tensor) and here == "cpu":
+            device = backend.check_device(None)   # new data: the default device, as mg.tensor's
         writeable = isinstance(data, Tensor) or backend.is_cupy_array(array) \
             or array.flags.writeable                  # torch only warns; a copy can be written
         if dtype not in (None, array.dtype) or device not in (None, here) or not writeable:
@@ -48,6 +51,17 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter containing:\n" + super().__repr__()
+
+    def __deepcopy__(self, memo):
+        # torch's Parameter.__deepcopy__: the data and requires_grad, without the .grad (a
+        # deep-copied model starts with no gradients)
+        if id(self) in memo:
+            return memo[id(self)]
+        grad, self._grad = self._grad, None
+        try:
+            return super().__deepcopy__(memo)
+        finally:
+            self._grad = grad
 
 
 class _BufferMeta(type):

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from ..autograd import no_grad
 from ..tensor import Tensor
 from .container import ModuleDict, ModuleList
-from .module import Module, Parameter
+from .module import Module, Parameter, bind_tables
 
 __all__ = ["ParametrizationList", "cached", "is_parametrized", "register_parametrization",
            "remove_parametrizations", "transfer_parametrizations_and_params",
@@ -202,6 +202,7 @@ def _deepcopy(self, memo):
     replica = self.__new__(type(self))
     memo[id(self)] = replica
     object.__setattr__(replica, "__dict__", copy.deepcopy(self.__dict__, memo))
+    bind_tables(replica)
     for slot in copyreg._slotnames(type(self)):
         if hasattr(self, slot):
             setattr(replica, slot, copy.deepcopy(getattr(self, slot), memo))

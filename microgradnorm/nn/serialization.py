@@ -8,7 +8,8 @@ UTF-8 bytes of a JSON document ``{"format": "microgradnorm.save", "version": 1, 
 node}`` that describes the object. A node is JSON's null, true/false, a string, an int, a
 finite float, or a list (a Python list); anything else is an object with one key, its tag:
 ``{"tuple": [node, ...]}`` (``"size"`` for a ``Size``), ``{"dict": [[key, node], ...]}``
-(keys str or int, in order; ``"ordered_dict"`` for an OrderedDict), ``{"float": "nan" |
+(keys str or int, in order; ``"ordered_dict"`` for an OrderedDict; ``{"state_dict": [pairs,
+node]}`` for one with torch's ``_metadata``, the node), ``{"float": "nan" |
 "inf" | "-inf"}``, ``{"scalar": [dtype, value]}`` (a NumPy number), ``{"ndarray": {member,
 dtype, shape, device}}`` and ``{"tensor": {member, dtype, shape, device, requires_grad,
 ref, parameter}}`` (``ref``: the same Tensor saved twice comes back as one object).
@@ -35,6 +36,7 @@ from ..savefile import (MAX_JSON_BYTES, NpzReader, atomic_write, decode_dtypes, 
                         write_arrays)
 from ..ops.storage import _place
 from ..tensor import Size, Tensor
+from . import torch_files
 from .module import Module, Parameter
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
@@ -55,7 +57,8 @@ _TYPES_SAVED = ("None, bool, int, float, str, lists, tuples, dicts with str or i
                 "Tensors, NumPy arrays and NumPy numbers")
 
 
-def save(obj, f):
+def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
+         _disable_byteorder_record=False):
     """Write ``obj`` to ``f`` as ``torch.save`` does, without pickling: a file of arrays and
     one JSON record of the structure (this module's docstring has the format).
 
@@ -70,6 +73,8 @@ def save(obj, f):
         obj: what to save.
         f: a path, used exactly as given (str, bytes or os.PathLike: no suffix is added), or
             a binary file object open for writing (``io.BytesIO``, ``open(path, "wb")``).
+        pickle_module, pickle_protocol, _use_new_zipfile_serialization,
+            _disable_byteorder_record: torch's, taken and unused (nothing is pickled).
 
     Raises:
         TypeError: a value or key that cannot be stored, naming its place
@@ -84,7 +89,8 @@ def save(obj, f):
     save_file(obj, f, "mg.save")
 
 
-def load(f, map_location=None, weights_only=True):
+def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
+         **pickle_load_args):
     """Read what ``save`` wrote (``torch.load``'s contract): the same structure, with
     Tensors, NumPy arrays and numbers, dicts, lists, tuples and plain values as saved.
 
@@ -93,7 +99,10 @@ def load(f, map_location=None, weights_only=True):
     claiming more than the file holds or more memory than there is, or a structure record
     too large, too deep or naming what is not there is one ValueError naming the file.
     A ``.npz`` state dict written by ``nn.save`` before this format loads as its {name:
-    Tensor}; a checkpoint of that time loads with ``checkpoint.load_checkpoint``.
+    Tensor}; a checkpoint of that time loads with ``checkpoint.load_checkpoint``. A file
+    ``torch.save`` wrote (its zip format) is read as torch's ``weights_only=True`` load
+    reads it: Tensors, Parameters, containers and plain values; any other object in it is
+    a ValueError naming it.
 
     Args:
         f: a path (str, bytes, os.PathLike) or a binary file object open for reading.
@@ -106,6 +115,8 @@ def load(f, map_location=None, weights_only=True):
             where a device or dict puts them on "cuda"; a function sees Tensors only).
         weights_only: taken for torch's code; True and False read alike, since nothing here
             unpickles: a file can only hold data, so there is nothing less safe to allow.
+        pickle_module, mmap, pickle_load_args: torch's (``encoding="latin1"``, ...), taken
+            and unused: nothing is unpickled, and the arrays are read into memory.
 
     Example:
         >>> state = mg.load("ckpt.pt", map_location="cpu")
@@ -114,6 +125,8 @@ def load(f, map_location=None, weights_only=True):
     """
     if weights_only not in (True, False, None):
         raise TypeError(f"mg.load: weights_only must be True or False, got {weights_only!r}")
+    if torch_files.is_torch_file(f):              # torch.save's zip: read as weights only
+        return torch_files.load(f, "mg.load", _placement(map_location, "mg.load"))
     return load_file(f, "mg.load", map_location, text=("meta",), legacy=_legacy_state_dict)
 
 
@@ -285,6 +298,9 @@ class _Encoder:
                                                 for i, item in enumerate(value)]}
             items = [[self.key(key, path), self.encode(item, path + [key])]
                      for key, item in value.items()]
+            metadata = getattr(value, "_metadata", None) if kind is not dict else None
+            if metadata is not None:        # a state dict's module versions, as torch keeps
+                return {"state_dict": [items, self.encode(metadata, path + ["_metadata"])]}
             return {"dict" if kind is dict else "ordered_dict": items}
         finally:
             self.active.discard(id(value))
@@ -531,6 +547,14 @@ class _Decoder:
         if tag in ("dict", "ordered_dict") and type(body) is list:
             self.check_depth(path)
             return self.mapping(tag, body, path)
+        if tag == "state_dict" and type(body) is list and len(body) == 2 \
+                and type(body[0]) is list:
+            self.check_depth(path)
+            result = self.mapping("ordered_dict", body[0], path)
+            result._metadata = self.node(body[1], path + ["_metadata"])
+            if not isinstance(result._metadata, dict):
+                raise self.fail(path, "is a state dict whose _metadata is no dict")
+            return result
         if tag == "float" and body in _FLOAT_TAGS:
             return _FLOAT_TAGS[body]
         if tag == "scalar":

@@ -10,6 +10,7 @@ from ..autograd import RemovableHandle
 
 __all__ = ["OptimizerHooks"]
 
+_PARAM_IDS = "_param_ids"         # in a pickled optimizer's state: id(param), group order
 _TABLES = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
            "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
            "_optimizer_load_state_dict_pre_hooks", "_optimizer_load_state_dict_post_hooks")
@@ -38,8 +39,21 @@ class OptimizerHooks:
 
     def __getstate__(self):
         # a copy or a pickle carries no hooks, as torch's (whose state is its groups, state
-        # and defaults): a hook is often a closure, which would not pickle
-        return {k: v for k, v in self.__dict__.items() if k not in _TABLES}
+        # and defaults): a hook is often a closure, which would not pickle. The state is
+        # keyed by id(param): the ids in group order let an unpickled copy re-key it
+        state = {k: v for k, v in self.__dict__.items() if k not in _TABLES}
+        if "param_groups" in state:
+            state[_PARAM_IDS] = [id(p) for g in self.param_groups for p in g["params"]]
+        return state
+
+    def __setstate__(self, state):
+        state = dict(state)
+        ids = state.pop(_PARAM_IDS, None)
+        self.__dict__.update(state)
+        if ids is not None and "_state" in state:   # the ids the state was keyed by, then
+            new = {old: id(p) for old, p in zip(ids, (p for g in self.param_groups
+                                                       for p in g["params"]))}
+            self.state = {new.get(key, key): entries for key, entries in self.state.items()}
 
     def _hooks(self, table):
         # a table made on first use: a subclass need not call the base __init__ first

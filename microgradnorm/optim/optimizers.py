@@ -65,7 +65,8 @@ class Optimizer(OptimizerHooks):
         copied = object.__new__(type(self))
         memo[id(self)] = copied
         for name, value in self.__getstate__().items():     # no hooks, as torch's
-            copied.__dict__[name] = copy.deepcopy(value, memo)
+            if name != "_param_ids":                            # for unpickling only
+                copied.__dict__[name] = copy.deepcopy(value, memo)
         copied.state = {id(memo[key]) if key in memo else key: entries
                         for key, entries in copied.state.items()}
         return copied

@@ -284,7 +284,7 @@ MATRIX = [
          ValueError, "weight", "every parameter and buffer", module_state),
     Case("nn", "load_state_dict with a missing key",
          lambda e: e["model"].load_state_dict({"weight": np.ones(3)}), ValueError,
-         "missing keys", "every parameter and buffer", module_state),
+         r"Missing key\(s\) in state_dict", "every parameter and buffer", module_state),
     Case("nn", "register_buffer of a list",
          lambda e: e["model"].register_buffer("b", [1.0]), TypeError, "must be a Tensor or None",
          "every parameter and buffer", module_state),

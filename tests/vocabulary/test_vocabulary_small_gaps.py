@@ -94,13 +94,23 @@ def test_buffer_before_init(lib):
         Early()
 
 
-def test_buffer_through_to_and_deepcopy():
-    ours = nn.Module()
-    ours.w = nn.Buffer(mg.ones(2))
-    ours.to(mg.float64)
-    assert ours.w.dtype == mg.float64 and list(ours.state_dict()) == ["w"]
-    twin = copy.deepcopy(ours)
-    assert isinstance(twin.w, nn.Buffer) and list(twin.state_dict()) == ["w"]
+@pytest.mark.parametrize("persistent", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_buffer_through_to_and_deepcopy(persistent, dtype):
+    # torch: to() that changes a buffer puts a plain Tensor in its place (no longer an
+    # nn.Buffer; one to() leaves alone stays one); its persistence stays the module's
+    def run(lib):
+        module = lib.nn.Module()
+        module.w = lib.nn.Buffer(lib.ones(2), persistent=persistent)
+        marks = [isinstance(module.w, lib.nn.Buffer)]
+        module.to(getattr(lib, dtype))
+        marks.append(isinstance(module.w, lib.nn.Buffer))
+        twin = copy.deepcopy(module)
+        marks.append(isinstance(twin.w, lib.nn.Buffer))
+        dtype_name = str(module.w.dtype).replace("torch.", "")
+        return marks, dtype_name, list(module.state_dict()), list(twin.state_dict())
+
+    assert run(mg) == run(torch)
 
 
 # ----- flags, layout ------------------------------------------------------------------------
