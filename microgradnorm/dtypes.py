@@ -118,6 +118,22 @@ def scalar_dtype(value, beside):
     return complex_of(beside if beside.kind in "fc" else _default_dtype)
 
 
+# The Python type torch reads each NumPy scalar type as beside a tensor (``python_number``)
+PYTHON_NUMBER = {**{np.dtype(code).type: int for code in "bBhHiIlLqQ"},
+                 **{kind: float for kind in (np.float16, np.float32, np.float64, np.longdouble,
+                                             np.bool_)},
+                 **{kind: complex for kind in (np.complex64, np.complex128, np.clongdouble)}}
+
+
+def python_number(value):
+    """The Python number torch reads a NumPy scalar ``value`` as beside a tensor (a weak
+    number, typed by the tensor): an int for ``np.integer``, a complex for
+    ``np.complexfloating``, a float for ``np.floating`` and for ``np.bool_`` (torch reads a
+    NumPy bool as a float: ``x + np.True_`` is ``x + 1.0``); anything else as it is."""
+    convert = PYTHON_NUMBER.get(value.__class__)
+    return value if convert is None else convert(value)
+
+
 class ComplexScalarError(RuntimeError, TypeError):
     """A complex number where an op takes a real one (a norm's order, ``addmm``'s scales for
     real operands): PyTorch's RuntimeError, and a TypeError (a number of the wrong kind)."""
@@ -289,10 +305,107 @@ def inferred_float(data):
             kinds.add(kind)
     found = [np.dtype(k) for k in kinds
              if issubclass(k, np.inexact) or (bfloat16 is not None and k is bfloat16.type)]
+    if kinds <= {int, bool}:            # NumPy's float64 of ints past int64: torch's error
+        check_python_ints(data, int64)
     if not found or any(issubclass(k, (float, complex)) and not issubclass(k, np.inexact)
                         for k in kinds):
         found.append(get_default_dtype())
     return np.result_type(*found, *{complex64 for k in kinds if issubclass(k, complex)})
+
+
+_INT64 = 1 << 63
+
+
+def check_python_ints(data, dtype=None):
+    """Raise torch's ValueError where ``torch.tensor(data)`` reads a Python int of ``data``
+    (nested lists) as an int64 it does not fit: with no ``dtype`` (the ints' own int64, but
+    not beside a float or complex number: then the default dtype, returned), or an integer
+    one other than uint64. A bool dtype and the floating ones take any int. Returns None or
+    that dtype."""
+    if dtype is not None and (dtype.kind not in "iu" or dtype == np.uint64):
+        return None
+    pending, wide = [data], None
+    while pending:
+        item = pending.pop()
+        if isinstance(item, (list, tuple)):
+            pending.extend(item)
+        elif dtype is None and isinstance(item, (float, complex)):
+            return inferred_float(data)
+        elif type(item) is int and not -_INT64 <= item < _INT64:
+            wide = item
+    if wide is not None:
+        raise ValueError(f"Overflow when unpacking long long: {wide} (torch.tensor reads a "
+                         "Python int as an int64; give a floating dtype for it)")
+    return None
+
+
+def ragged_error(data):
+    """torch's error for nested lists that hold no array (NumPy refused them), or None: the
+    sizes come from the first item of each level, and an item where a number should be is
+    a TypeError, a number where a list should be a TypeError, a list of another length a
+    ValueError, each naming where."""
+    sizes, first = [], data
+    while isinstance(first, (list, tuple)):
+        sizes.append(len(first))
+        if not first:
+            break
+        first = first[0]
+    pending = [(data, 0)]
+    while pending:
+        item, dim = pending.pop()
+        sequence = isinstance(item, (list, tuple))
+        if dim == len(sizes):
+            if sequence:
+                return TypeError(f"expected a number at dim {dim}, got a "
+                                 f"{type(item).__name__} of length {len(item)}")
+        elif not sequence:
+            return TypeError(f"expected a sequence at dim {dim}, got "
+                             f"{type(item).__name__} {item!r} (not a sequence)")
+        elif len(item) != sizes[dim]:
+            return ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
+                              f"(got {len(item)})")
+        else:
+            pending.extend((child, dim + 1) for child in item)
+    return None
+
+
+def converted_ints(data, dtype):
+    """Python numbers (nested lists of them) for the integer ``dtype`` as ``torch.tensor``
+    converts them (c10's checked conversion) where NumPy refuses them: a float is truncated
+    where the dtype holds it, an int an unsigned dtype holds down to -max wraps (-4 is 252 in
+    uint8); an int past int64 is torch's ValueError, NaN, inf and anything else past the
+    range its RuntimeError. (A float past the range by less than 1, 255.5 for uint8, NumPy
+    truncates without a word: torch refuses it.)"""
+    if isinstance(data, (list, tuple)):
+        return [converted_ints(item, dtype) for item in data]
+    if isinstance(data, bool) or not isinstance(data, (int, float)):
+        return data
+    check_python_ints(data, dtype)
+    info = np.iinfo(dtype)
+    low = -int(info.max) if dtype.kind == "u" and isinstance(data, int) else int(info.min)
+    if not ((type(data) is int or np.isfinite(data)) and low <= data <= info.max):
+        raise RuntimeError(f"value {data} cannot be converted to type {dtype} without "
+                           "overflow")
+    span = 1 << 8 * dtype.itemsize
+    return (int(data) - int(info.min)) % span + int(info.min)
+
+
+def torch_readable(data, dtype, error):
+    """``data`` (Python numbers, nested lists, 0-d tensors) in a form NumPy writes into
+    ``dtype`` as ``torch.tensor`` reads it, where NumPy refused it with ``error``; else the
+    error torch raises (ragged lists: ``ragged_error``; ``error`` itself where torch's is
+    NumPy's). A number bfloat16 cannot take from NumPy (an int past int64, a tensor) goes
+    through float32, as c10 rounds a double into bfloat16."""
+    if isinstance(data, (list, tuple)) and isinstance(error, ValueError):
+        ragged = ragged_error(data)
+        if ragged is not None:
+            raise ragged from None
+    if isinstance(data, (list, tuple, int, float)) and dtype is not None and \
+            dtype.kind in "iu" and isinstance(error, (OverflowError, ValueError)):
+        return converted_ints(data, dtype)
+    if dtype is not None and dtype == bfloat16 and isinstance(error, TypeError):
+        return np.asarray(data, dtype=float32)
+    raise error
 
 
 # torch's legacy tensor type names (``x.type()``: "torch.FloatTensor"), by dtype
@@ -317,3 +430,26 @@ def tensor_type_dtype(name):
             return dtype
     raise ValueError(f"type: unknown tensor type {name!r}; expected one of "
                      f"{sorted(TENSOR_TYPES.values())}")
+
+
+def legacy_data(data, sizes):
+    """What torch's legacy constructor ``torch.Tensor(*args)`` reads, as ``Tensor`` then
+    takes it: ints (or one ``Size``) are a shape, given zeros in the default dtype (torch's
+    are uninitialised); a list or tuple of ints or bools is data in the default dtype (other
+    data is returned as it is). A size that is not an int raises TypeError, a negative one
+    RuntimeError, as torch's."""
+    if sizes or data.__class__ is int or (isinstance(data, tuple) and type(data) is not tuple):
+        shape = ((data,) + sizes) if sizes or data.__class__ is int else tuple(data)
+        for n in shape:
+            if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)):
+                raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got "
+                                f"{shape}")
+            if n < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
+                                   f"{[int(k) for k in shape]}")
+        return np.zeros(shape, get_default_dtype())
+    try:
+        array = np.asarray(data)
+    except ValueError:                  # ragged: Tensor's own reading raises torch's error
+        return data
+    return array.astype(get_default_dtype()) if array.dtype.kind in "iub" else data

@@ -4,20 +4,21 @@
 ``mg.randn(...)`` gives ``torch.manual_seed(s)`` then ``torch.randn(...)``'s values)."""
 
 import numbers
+import operator
 
 import numpy as np
 
 from . import backend, dtypes
 from . import generator as streams
 from . import sampling
-from .ops import memory_formats
+from .ops import creation, memory_formats
 from .ops import shape as shape_ops
 from .ops.base import broadcast_shape, check_fits, fitted, number_of, size_args, sizes_of
 from .ops.storage import contiguous_format, preserve_format
 from .ops.tensor_more import ConstantResult
 from .autograd import is_grad_enabled
 from .autograd.inputs import RequiresGradError
-from .tensor import Tensor
+from .tensor import Tensor, tensor
 
 __all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "from_numpy",
            "full", "full_like", "get_rng_state", "initial_seed", "is_tensor", "linspace",
@@ -49,26 +50,27 @@ def _check(fn, device, requires_grad, dtype=None):
     backend.check_device(device)
     if not isinstance(requires_grad, bool):
         raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
-    if requires_grad and dtype is not None and not dtypes.is_floating(dtype):
-        raise RequiresGradError(f"{fn}: only floating-point tensors can require grad, "
-                                f"got dtype {dtype}")
+    if requires_grad and dtype is not None and not (dtypes.is_floating(dtype)
+                                                    or dtypes.is_complex(dtype)):
+        raise RequiresGradError(f"{fn}: only floating-point and complex tensors can require "
+                                f"grad, got dtype {dtype}")
 
 
-def zeros(*sizes, size=None, dtype=None, device="cpu", requires_grad=False):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """Zeros of ``size`` (ints, one tuple or ``size=``), in the default float dtype unless
     dtype is given (``torch.zeros``)."""
     array = np.zeros(size_args("zeros", sizes, size), dtypes.default_float(dtype))
     return _make("zeros", array, None, device, requires_grad)
 
 
-def ones(*sizes, size=None, dtype=None, device="cpu", requires_grad=False):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
     """Ones of ``size`` (ints, one tuple or ``size=``), in the default float dtype unless
     dtype is given (``torch.ones``)."""
     array = np.ones(size_args("ones", sizes, size), dtypes.default_float(dtype))
     return _make("ones", array, None, device, requires_grad)
 
 
-def empty(*sizes, size=None, dtype=None, device="cpu", requires_grad=False,
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False,
           memory_format=contiguous_format):
     """Uninitialized values of ``size``, in the default float dtype unless dtype is given
     (``torch.empty``), laid out in ``memory_format`` (``mg.channels_last`` for a 4-D size:
@@ -78,7 +80,7 @@ def empty(*sizes, size=None, dtype=None, device="cpu", requires_grad=False,
     return _make("empty", array, None, device, requires_grad)
 
 
-def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor of ``size`` filled with ``fill_value``, by default of its kind: bool, int64,
     or the default float dtype for a float (``torch.full``)."""
     size = size_args("full", (size,))
@@ -91,8 +93,8 @@ def full(size, fill_value, *, dtype=None, device="cpu", requires_grad=False):
             and (dtype is None or dtypes.as_dtype(dtype).kind == "c"):
         dtype = dtypes.as_dtype(dtype) or dtypes.complex_of(dtypes.get_default_dtype())
         return _make("full", np.full(size, fill_value, dtype), None, device, requires_grad)
-    if not isinstance(fill_value, numbers.Real):
-        raise TypeError(f"full: fill_value must be a real number, got "
+    if not isinstance(fill_value, (numbers.Number, np.bool_)):
+        raise TypeError(f"full: fill_value must be a number, got "
                         f"{type(fill_value).__name__} {fill_value!r}")
     default = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else \
         np.int64 if isinstance(fill_value, numbers.Integral) else dtypes.get_default_dtype()
@@ -105,7 +107,7 @@ class RangeError(RuntimeError, ValueError):
     steps): torch's RuntimeError, and a ValueError."""
 
 
-def arange(start=None, end=None, step=1, *, dtype=None, device="cpu", requires_grad=False):
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     r"""Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
     all three are ints, else the default float dtype, unless dtype is given.
 
@@ -135,6 +137,9 @@ def arange(start=None, end=None, step=1, *, dtype=None, device="cpu", requires_g
         if not isinstance(value, numbers.Real):        # bools count as ints, as in torch
             raise TypeError(f"arange: {name} must be a real number, got "
                             f"{type(value).__name__} {value!r}")
+    if dtype is not None and dtypes.as_dtype(dtype).kind in "bc":
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for {dtypes.as_dtype(dtype)} "
+                                  "(torch has no bool or complex arange); cast a real one")
     if step == 0:
         raise RangeError("arange: step must be nonzero, got 0")
     if not (np.isfinite(start) and np.isfinite(end)):
@@ -160,7 +165,7 @@ def arange(start=None, end=None, step=1, *, dtype=None, device="cpu", requires_g
     return _make("arange", array, dtype, device, requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     r"""``steps`` evenly spaced values from ``start`` to ``end``, both included
     (``torch.linspace``), in the default float dtype unless dtype is given.
 
@@ -173,30 +178,26 @@ def linspace(start, end, steps, *, dtype=None, device="cpu", requires_grad=False
         computed in float64, then truncated.
 
     Args:
-        start, end: real numbers (or 0-d tensors of them). steps: an int >= 0; 1 gives
-            ``[start]``.
+        start, end: real or complex numbers (or 0-d tensors of them); a complex one gives
+            the default complex dtype. steps: an int >= 0 (or a 0-d integer tensor); 1
+            gives ``[start]``.
 
     Example:
         >>> mg.linspace(0, 1, 5)
         tensor([0.0000, 0.2500, 0.5000, 0.7500, 1.0000])
     """
-    start, end = number_of("linspace", "start", start), number_of("linspace", "end", end)
-    for name, value in (("start", start), ("end", end)):
-        dtypes.check_number("linspace", name, value)
-    dtypes.check_number("linspace", "steps", steps, integer=True)
-    if steps < 0:
-        raise RangeError(f"linspace: steps must be non-negative, got {steps}")
-    dtype = dtypes.default_float(dtype)
-    work = dtype if dtypes.is_floating(dtype) else np.dtype(np.float64)    # ints: via float64
+    start, end, steps, dtype = creation.spaced_arguments("linspace", start, end, steps, dtype,
+                                                         RangeError)
+    work = dtype if dtypes.is_floating(dtype) or dtype.kind == "c" else np.dtype(np.float64)
     if dtype.kind in "iu":      # torch casts the ends to the dtype first: -3 is 253 in uint8
         if steps > 0:                             # (none for no step, the start for one)
             start = fitted("linspace", start, dtype)
         if steps > 1:
             end = fitted("linspace", end, dtype)
-    first, last = np.asarray(start).astype(work), np.asarray(end).astype(work)
     index = np.arange(steps)
     half = steps // 2
     with backend.silent_floats():                 # inf ends: NaNs, as torch's, no warnings
+        first, last = np.asarray(start).astype(work), np.asarray(end).astype(work)
         step = (last - first) / work.type(max(steps - 1, 1))
         values = np.where(index < half, first + step * index.astype(work),
                           last - step * (steps - 1 - index).astype(work))
@@ -214,7 +215,7 @@ def _sample(fn, size, dtype, device, requires_grad, draw):
     return _make(fn, array, None, device, requires_grad)
 
 
-def randn(*sizes, size=None, generator=None, dtype=None, device="cpu", requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     r"""Samples of N(0, 1) of ``size`` (ints or one tuple), in the default float dtype
     unless dtype is given (``torch.randn``).
 
@@ -235,7 +236,7 @@ def randn(*sizes, size=None, generator=None, dtype=None, device="cpu", requires_
                    lambda n: sampling.normal(gen, n, dtype))
 
 
-def rand(*sizes, size=None, generator=None, dtype=None, device="cpu", requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     r"""Samples of U[0, 1) of ``size`` (ints or one tuple), in the default float dtype
     unless dtype is given (``torch.rand``).
 
@@ -256,7 +257,7 @@ def rand(*sizes, size=None, generator=None, dtype=None, device="cpu", requires_g
                    lambda n: sampling.uniform(gen, n, dtype))
 
 
-def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device="cpu",
+def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
             requires_grad=False):
     r"""Integers drawn uniformly from [low, high) (``torch.randint(high, size)`` or
     ``randint(low, high, size)``), int64 unless dtype is given.
@@ -298,7 +299,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
                    lambda n: sampling.random_integers(gen, n, dtype, low, high))
 
 
-def randperm(n, *, generator=None, dtype=None, device="cpu", requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
     """A random permutation of ``0 .. n-1``, int64 unless dtype is given (``torch.randperm``,
     its CPU swaps: the same seed gives the same permutation).
 
@@ -373,7 +374,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
-           device="cpu", requires_grad=False):
+           device=None, requires_grad=False):
     r"""Samples of N(mean, std²) (``torch.normal``): numbers with a ``size``, or a Tensor
     ``mean`` and/or ``std`` (then the result has their broadcast shape and mean's dtype, or
     std's, and no ``size``).
@@ -571,9 +572,11 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False,
     return _like("empty_like", 0, input, dtype, device, requires_grad, memory_format)
 
 
-def eye(n, m=None, *, dtype=None, device="cpu", requires_grad=False):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     """The (n, m) matrix with ones on the diagonal, zeros elsewhere (``torch.eye``); m is n
     unless given; the default float dtype unless dtype is given."""
+    n, m = (operator.index(v) if isinstance(v, Tensor) and v.dtype.kind in "iu" else v
+            for v in (n, m))                  # a one-element int tensor: its int, as torch's
     for name, value in (("n", n), ("m", n if m is None else m)):
         dtypes.check_number("eye", name, value, integer=True)
         if value < 0:
@@ -599,7 +602,7 @@ def as_tensor(data, dtype=None, device=None):
         if dtype == data.dtype and device == backend.device_of(data):
             return Tensor._leaf("as_tensor", data, False)
         return Tensor._leaf("as_tensor", backend.new_array(data, dtype, device), False)
-    return Tensor(data, dtype=dtype, device="cpu" if device is None else device)
+    return tensor(data, dtype=dtype, device=device)
 
 
 def is_tensor(obj):

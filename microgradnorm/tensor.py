@@ -4,7 +4,6 @@ functions of the ``ops`` family modules, which bind them when ``ops`` is importe
 (``ops/methods.py``): tensor imports autograd, ops imports tensor, never the other way;
 dtypes promote as PyTorch's (docs/architecture.md, "dtypes")."""
 
-import math
 import warnings
 
 import numpy as np
@@ -71,11 +70,16 @@ class Size(tuple):
 
 
 _size = tuple.__new__
+_LEGACY = frozenset((int, list, tuple, Size))    # what Tensor(...) reads as torch.Tensor(...)
+_AS_DATA = object()     # Tensor(data, _AS_DATA): data as mg.tensor reads it (ints stay int64)
 
 
 class Tensor:
     """An n-dimensional array that can record the ops applied to it; ``data`` (array_like)
-    is copied to ``device``, ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy).
+    is copied to ``device``, ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy). As ``torch.Tensor``'s
+    legacy constructor, ints are a shape (``Tensor(2, 3)``: zeros, where torch's are
+    uninitialised) and a list of ints or bools is data in the default dtype (``mg.tensor``
+    keeps it int64).
 
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -89,22 +93,26 @@ class Tensor:
     _view_version = None          # a view's version when made (_record_inplace)
     _base = None                  # a view's base: the tensor whose memory it shows
 
-    def __init__(self, data, requires_grad=False, dtype=None, device="cpu"):
-        backend.check_device(device)
+    def __init__(self, data=(), *sizes, requires_grad=False, dtype=None, device=None):
+        if (sizes or data.__class__ in _LEGACY) and not (sizes and sizes[0] is _AS_DATA):
+            data = dtypes.legacy_data(data, sizes)    # torch's legacy forms: Tensor(2, 3),
+        device = backend.check_device(device)         # Tensor([1, 2]) of floats
         data = data._array if isinstance(data, Tensor) else data
         dtype = dtypes.as_dtype(dtype)
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) \
                 and not backend.is_cupy_array(data):
-            given, data = data, np.asarray(data)  # Python numbers and lists: torch's
-            if data.dtype.kind in "fc":           # defaults, floats in the default dtype
+            try:                                  # Python numbers and lists: torch's
+                given, data = data, np.asarray(data)   # defaults, floats in the default dtype
+            except ValueError as error:
+                data = dtypes.torch_readable(data, None, error)      # ragged: torch's error
+            if data.dtype.kind in "fc":
                 dtype = dtypes.inferred_float(given)
+            elif data.dtype.kind in "uO":         # an int past int64: torch's ValueError
+                dtype = dtypes.check_python_ints(given)    # (beside a float: its dtype)
         try:
             array = backend.new_array(data, dtype, device)
-        except (OverflowError, ValueError):       # numbers NumPy refuses for an int dtype
-            if dtype is None or dtype.kind not in "iu" or \
-                    not isinstance(data, (list, tuple, int, float)):
-                raise
-            array = backend.new_array(_as_torch_converts(data, dtype), dtype, device)
+        except (OverflowError, ValueError, TypeError) as error:  # numbers NumPy refuses
+            array = backend.new_array(dtypes.torch_readable(data, dtype, error), dtype, device)
         self._become_leaf("Tensor", array, requires_grad)
 
     def _become_leaf(self, fn, array, requires_grad):
@@ -568,9 +576,10 @@ def _can_cast(source, target):
         target.kind != "b" or source.kind == "b")
 
 
-def tensor(data, requires_grad=False, dtype=None, device="cpu"):
-    """Create a Tensor; same arguments as ``Tensor``."""
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
+def tensor(data, requires_grad=False, dtype=None, device=None):
+    """Create a Tensor of ``data`` in its own dtype (``torch.tensor``: ``tensor(3)`` is an
+    int64 0-d tensor, where ``Tensor(3)`` has 3 elements); the arguments as ``Tensor``'s."""
+    return Tensor(data, _AS_DATA, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
 def wrapped_int(value, dtype):
@@ -585,25 +594,6 @@ def wrapped_int(value, dtype):
         return value
     check_int(value)
     return (value - low) % (1 << bits) + low
-
-
-def _as_torch_converts(data, dtype):
-    """Python numbers (nested lists of them) for the integer ``dtype`` as ``torch.tensor``
-    converts them (c10's checked conversion) where NumPy refuses them: a float is truncated
-    where the dtype holds it, an int an unsigned dtype holds down to -max wraps (-4 is 252 in
-    uint8); NaN, inf and anything else past the range is torch's RuntimeError. (A float past
-    the range by less than 1, 255.5 for uint8, NumPy truncates without a word: torch refuses
-    it.)"""
-    if isinstance(data, (list, tuple)):
-        return [_as_torch_converts(item, dtype) for item in data]
-    if isinstance(data, bool) or not isinstance(data, (int, float)):
-        return data
-    info = np.iinfo(dtype)
-    low = -int(info.max) if dtype.kind == "u" and isinstance(data, int) else int(info.min)
-    if not ((type(data) is int or math.isfinite(data)) and low <= data <= info.max):
-        raise RuntimeError(f"value {data} cannot be converted to type {dtype} without "
-                           "overflow")
-    return wrapped_int(int(data), dtype)
 
 
 def check_int(value):
@@ -623,8 +613,11 @@ def as_tensor(value, like=None):
     if isinstance(value, Tensor):
         return value
     if like is None:
-        return Tensor(value)
+        return tensor(value)
     xp = like.xp
+    convert = dtypes.PYTHON_NUMBER.get(value.__class__)
+    if convert is not None:                         # a NumPy scalar: the Python number
+        value = convert(value)                      # torch reads it as, a weak one
     if isinstance(value, (bool, int, float)):
         if type(value) is int and not -(1 << 63) <= value < 1 << 64:
             check_int(value)                        # torch's OverflowError
@@ -643,12 +636,13 @@ def as_tensor(value, like=None):
                 value = wrapped_int(value, dtype)
         else:                                       # beside bool: int64; complex
             dtype = xp.result_type(like._array, value)
-        with backend.silent_floats():              # 1e40 in float32: inf, as torch's
+        if -65504.0 <= value <= 65504.0:            # (float16's range: no cast overflows)
             number = Tensor._from_op(xp.asarray(value, dtype=dtype), None)
+        else:
+            with backend.silent_floats():          # 1e40 in float32: inf, as torch's
+                number = Tensor._from_op(xp.asarray(value, dtype=dtype), None)
         number._wrapped_number = True      # torch's: no saved-tensor hook packs it
         return number
-    if isinstance(value, np.integer):               # a NumPy int is a Python int to torch
-        return as_tensor(int(value), like)
     return Tensor._from_op(xp.asarray(value, dtype=dtypes.scalar_dtype(value, like.dtype)), None)
 
 

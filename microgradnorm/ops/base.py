@@ -474,8 +474,9 @@ def sizes_of(args, given=None, name="size"):
 def size_args(fn, size, given=None):
     """``sizes_of(size, given)``: ints only, none negative."""
     size = sizes_of(size, given)
-    for n in size:
-        if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+    for n in size:            # (a one-element integer tensor is its int, as torch's)
+        if (isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral)) and not (
+                isinstance(n, _tensor.Tensor) and n.size == 1 and n.dtype.kind in "iu"):
             raise TypeError(f"{fn}: size must be ints, got {n!r} in {size}")
         if n < 0:
             raise ShapeError(f"{fn}: size must be non-negative, got {tuple(size)}")

@@ -31,7 +31,7 @@ concat = concatenate                     # torch.concat: torch.cat's other name
 
 def _leaf(fn, array, device, requires_grad):
     # a new leaf of ``array`` on ``device`` (None: the CPU)
-    device = backend.check_device("cpu" if device is None else device)
+    device = backend.check_device(device)
     return _tensor.Tensor._leaf(fn, backend.to_device(array, device), requires_grad)
 
 
@@ -89,7 +89,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
                          "(copy=False)")
     if isinstance(obj, str):
         raise TypeError(f"asarray: invalid data type {type(obj).__name__!r}")
-    out = _tensor.Tensor(obj, dtype=dtype, device="cpu" if device is None else device)
+    out = _tensor.tensor(obj, dtype=dtype, device=device)
     return out.requires_grad_(bool(requires_grad)) if requires_grad else out
 
 
@@ -125,36 +125,67 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     Example:
         >>> mg.logspace(0, 2, 3)                             # tensor([  1.,  10., 100.])
     """
-    start, end = number_of("logspace", "start", start), number_of("logspace", "end", end)
-    for name, value in (("start", start), ("end", end), ("base", base)):
-        dtypes.check_number("logspace", name, value)
-    dtypes.check_number("logspace", "steps", steps, integer=True)
-    if steps < 0:
-        raise RuntimeError(f"logspace: number of steps must be non-negative, got {steps}")
-    dtype = dtypes.default_float(dtype)
-    if dtype.kind == "b" and steps > 1:
-        raise NotImplementedError('"logspace_cpu" not implemented for \'Bool\' (more than one '
-                                  'step; one step works)')
+    dtypes.check_number("logspace", "base", base)
+    start, end, steps, dtype = spaced_arguments("logspace", start, end, steps, dtype,
+                                                RuntimeError)
     if dtype.kind in "biu":                      # the exponents in float64, from integers
         if dtype.kind in "iu" and steps > 1:       # torch casts the ends, checked: -2 is 254
             start, end = fitted("logspace", start, dtype), fitted("logspace", end, dtype)
         work, first, last = np.dtype(np.float64), float(int(start)), float(int(end))
     else:
-        work = dtype if dtypes.is_floating(dtype) else np.dtype(np.float64)
-        first, last = np.asarray([start, end], dtype=work)
+        work = dtype if dtypes.is_floating(dtype) or dtype.kind == "c" else np.dtype(np.float64)
+        with backend.silent_floats():     # an end past the dtype in no step, or one
+            first, last = np.asarray([start, end], dtype=work)
     index = np.arange(steps)
-    step = (work.type(last) - work.type(first)) / work.type(max(steps - 1, 1))
-    exponents = np.where(index < steps // 2, first + step * index.astype(work),
-                         last - step * (steps - 1 - index).astype(work)).astype(work)
+    with backend.silent_floats():
+        step = (work.type(last) - work.type(first)) / work.type(max(steps - 1, 1))
+        exponents = np.where(index < steps // 2, first + step * index.astype(work),
+                             last - step * (steps - 1 - index).astype(work)).astype(work)
     if steps == 1:              # torch's one-step case: base ** start, start not truncated,
         exponents = np.asarray([float(start) if dtype.kind in "biu" else first], dtype=work)
         if dtype.kind in "iu":  # the power cast checked (an overflow to inf refused there)
             with backend.silent_floats():
                 power = float(np.float64(base) ** exponents[0])
             check_fits("logspace", power, dtype)
+    wide = np.complex128 if dtype.kind == "c" else np.float64
     with backend.silent_floats():
-        values = np.power(np.float64(base), exponents.astype(np.float64)).astype(dtype)
+        values = np.power(wide(base), exponents.astype(wide)).astype(dtype)
     return _leaf("logspace", values, device, requires_grad)
+
+
+def spaced_arguments(fn, start, end, steps, dtype, range_error):
+    """``(start, end, steps, dtype)`` of ``linspace`` and ``logspace`` as torch reads them:
+    0-d tensors as numbers (an integer one for ``steps``); real or complex ends, a complex
+    one making the default complex dtype, which a real ``dtype`` refuses (torch's
+    RuntimeError); ``steps`` below 0 is ``range_error``, and a bool ``dtype`` past one step
+    torch's NotImplementedError. ``dtype`` is returned a NumPy dtype, the default float one
+    for None."""
+    start, end = number_of(fn, "start", start), number_of(fn, "end", end)
+    if isinstance(steps, _tensor.Tensor) and steps.ndim == 0 and steps.dtype.kind in "iu":
+        steps = steps.item()
+    complex_ends = False
+    for name, value in (("start", start), ("end", end)):
+        if isinstance(value, numbers.Complex) and not isinstance(value, numbers.Real):
+            complex_ends = True
+        else:
+            dtypes.check_number(fn, name, value)
+    dtypes.check_number(fn, "steps", steps, integer=True)
+    if steps < 0:
+        raise range_error(f"{fn}: number of steps must be non-negative, got {steps}")
+    if complex_ends:
+        inferred = dtypes.complex_of(dtypes.get_default_dtype())
+        if dtype is not None and dtypes.as_dtype(dtype).kind != "c":
+            raise RuntimeError(f"{fn}(): inferred dtype {inferred} can't be safely cast to "
+                               f"passed dtype {dtypes.as_dtype(dtype)}")
+        dtype, start, end = dtype or inferred, complex(start), complex(end)
+    dtype = dtypes.default_float(dtype)
+    if dtype.kind == "b" and steps > 1:
+        raise NotImplementedError(f'"{fn}_cpu" not implemented for \'Bool\' (more than one '
+                                  'step; one step works)')
+    if steps > 1 and dtype.kind not in "biu":
+        for value in (start, end):          # torch casts the ends to the dtype, checked
+            check_fits(fn, value, dtype)
+    return start, end, steps, dtype
 
 
 def _triangle_indices(fn, numpy_fn, row, col, offset, dtype, device):

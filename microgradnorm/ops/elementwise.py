@@ -11,13 +11,13 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import (ArgumentError, accumulation_dtype, cast_gradient, is_floating, is_half,
-                      upcast_half)
+                      python_number, upcast_half)
 from .masking import Where, masked_fill, where  # noqa: F401  (the elementwise names, kept)
 from .base import (arithmetic, broadcast, check_number_fits, check_orderable, check_tensor,
                    complex_sign, conj, constant, converted, copy_in_order, fitted, float_input,
-                   int_as_read, integer_power, keep, power_slope, promote, result_type,
-                   rounded, rsqrt_array, scalar_power, subtraction, torch_sign, unbroadcast,
-                   c_power, ShapeError)
+                   int_as_read, integer_power, keep, power_slope, promote,
+                   result_type, rounded, rsqrt_array, scalar_power, subtraction, torch_sign,
+                   unbroadcast, c_power, ShapeError)
 
 
 # ----- binary arithmetic ----------------------------------------------------------------------
@@ -91,6 +91,9 @@ class Mul(Function):
         return grad_a, grad_b
 
 
+_INTEGERS = frozenset([int] + [np.dtype(code).type for code in "bBhHiIlLqQ"])  # and NumPy's
+
+
 class Div(Mul):
     name, combine = "div", operator.truediv
     b_read_by_its_own_gradient = True
@@ -99,10 +102,10 @@ class Div(Mul):
     def apply(cls, a, b):
         # an int beside an integer tensor enters as read, not wrapped into its dtype:
         # u8 / 300 divides by 300.0, as torch's (``int_as_read``)
-        if type(b) is int:
-            b = int_as_read(b, a)
-        elif type(a) is int:
-            a = int_as_read(a, b)
+        if b.__class__ in _INTEGERS:             # (a NumPy int too: a Python int to torch)
+            b = int_as_read(int(b), a)
+        elif a.__class__ in _INTEGERS:
+            a = int_as_read(int(a), b)
         return super().apply(a, b)
 
     @staticmethod
@@ -527,19 +530,24 @@ def pow(input, exponent):
     broadcast (``PowTensor``: both get torch's gradient); ``mg.pow(number, x)``
     (``number ** x``) is any real number to a tensor's power (``PowOfNumber``), an integer x
     with an integer number staying integral, as torch's."""
-    x = input
+    x = input if isinstance(input, _tensor.Tensor) else python_number(input)
     if isinstance(exponent, _tensor.Tensor):
         if _is_real(x):
-            if exponent.dtype.kind == "c":
-                raise NotImplementedError("pow: a number to a complex tensor's power is not "
-                                          "implemented; use mg.pow(mg.tensor(number), t)")
+            if exponent.dtype.kind == "c":          # the number as a complex 0-d tensor
+                return PowTensor.apply(_tensor.as_tensor(complex(x), exponent), exponent)
             return PowOfNumber.apply(exponent, base=x)
+        if isinstance(x, complex):                  # as a complex 0-d tensor, as torch's
+            return PowTensor.apply(_tensor.as_tensor(x, exponent), exponent)
         return PowTensor.apply(check_tensor("pow", x), exponent)
     check_tensor("pow", x)
-    if isinstance(exponent, (bool, np.bool_)):
+    if isinstance(exponent, np.generic):     # np.float16(2) is 2.0, np.True_ 1.0, as torch's
+        exponent = python_number(exponent)
+    if isinstance(exponent, bool):
         if x.dtype == np.bool_:          # torch's: x ** True is x, x ** False is all True
             return constant(x._array | (not exponent))
         exponent = int(exponent)
+    if isinstance(exponent, complex):        # x ** 1j: a complex 0-d tensor, as torch's
+        return PowTensor.apply(x, _tensor.as_tensor(exponent, x))
     if not isinstance(exponent, numbers.Real):
         raise TypeError(f"pow: exponent must be a real number, got {type(exponent).__name__}")
     if x.dtype == np.bool_ and isinstance(exponent, numbers.Integral):
@@ -555,7 +563,9 @@ def pow(input, exponent):
 def rpow(x, base):
     """``base ** x`` (``Tensor.__rpow__``): ``pow(base, x)`` for a real number or a Tensor
     ``base`` (torch's ``x.__rpow__(base)``)."""
-    return pow(base, x) if _is_real(base) or isinstance(base, _tensor.Tensor) else \
+    if isinstance(base, np.generic):
+        base = python_number(base)
+    return pow(base, x) if isinstance(base, (numbers.Number, _tensor.Tensor)) else \
         NotImplemented
 
 
@@ -610,10 +620,12 @@ def clamp(x, min=None, max=None):
 
 def _triangle(fn, x, diagonal):
     check_tensor(fn, x)
-    if x.ndim < 2:
-        raise ShapeError(f"{fn}: x must have at least 2 dims, got shape {x.shape}")
+    if isinstance(diagonal, _tensor.Tensor) and diagonal.dtype.kind in "iu":
+        diagonal = operator.index(diagonal)     # a one-element int tensor: its int, as torch's
     if isinstance(diagonal, bool) or not isinstance(diagonal, numbers.Integral):
         raise TypeError(f"{fn}: diagonal must be an int, got {diagonal!r}")
+    if x.ndim < 2:
+        raise ShapeError(f"{fn}: x must have at least 2 dims, got shape {x.shape}")
     rows, cols = x.shape[-2:]
     keep = getattr(x.xp, fn)(x.xp.ones((rows, cols), dtype=bool), int(diagonal))  # (rows, cols)
     return masked_fill(x, ~keep, 0)        # 0, not x · 0: an inf or NaN above stays out

@@ -22,8 +22,9 @@ from .base import (ALL_DIMS, broadcast, broadcast_shape, check_orderable, check_
 
 
 def _is_operand(value):
-    # a Tensor or a real number (bool included): what PyTorch's binary ops take
-    return isinstance(value, (_tensor.Tensor, numbers.Number)) and not isinstance(value, complex)
+    # a Tensor or a real number (bool, NumPy's bool included): what PyTorch's binary ops take
+    return isinstance(value, (_tensor.Tensor, numbers.Number, np.bool_)) and \
+        not isinstance(value, complex)
 
 
 def _binary_operands(fn, input, other):

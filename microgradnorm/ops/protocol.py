@@ -10,7 +10,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
-from ..tensor import Size, Tensor, _as_torch_converts
+from ..tensor import Size, Tensor
 from .storage import _place
 
 __all__ = ["LEGACY_TYPES", "LegacyType", "apply_", "map_"]
@@ -133,7 +133,7 @@ def _write(tensor, values):
         if any(isinstance(value, int) and not -2**63 <= value < 2**63 for value in values):
             raise ValueError(f"value cannot be converted to type {tensor.dtype} without "
                              "overflow")
-        values = _as_torch_converts(values, tensor.dtype)
+        values = dtypes.converted_ints(values, tensor.dtype)
     with np.errstate(over="ignore"):            # 1e300 into float32: inf, silently
         array = np.asarray(values, dtype=tensor.dtype)
     tensor[...] = array.reshape(tensor._array.shape)

@@ -18,6 +18,7 @@ from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, 
                    check_tensor, converted, fitted, normalize_axis, result_type, size_args,
                    sizes_of, unbroadcast)
 from .elementwise import Clone
+from .numpy_names import numpy_dim
 from .indexing import GetItem
 
 METHODS = ("unbind", "unflatten", "movedim", "moveaxis", "repeat_interleave", "narrow", "flip",
@@ -293,6 +294,12 @@ def split(x, split_size_or_sections, axis=DIM_0, *, dim=None):
     return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
+def split_method(x, split_size, axis=DIM_0, *, dim=None):
+    """``Tensor.split(split_size, dim=0)``: ``split`` under the method's own keyword name,
+    ``x.split(split_size=[d, d], dim=1)`` (the function's is ``split_size_or_sections``)."""
+    return split(x, split_size, axis, dim=dim)
+
+
 def chunk(x, chunks, axis=DIM_0, *, dim=None):
     """At most ``chunks`` views along ``axis``, each ceil(n / chunks) long (``torch.chunk``)."""
     if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
@@ -391,12 +398,15 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
-def unbind(x, dim=0):
-    """The slices of x along ``dim``, a tuple of views without that dim (``torch.unbind``).
+def unbind(x, dim=None, *, axis=None):
+    """The slices of x along ``dim`` (0 when None; ``axis``: NumPy's name for it), a tuple of
+    views without that dim (``torch.unbind``).
 
     Example:
         >>> q, k, v = qkv.unbind(0)              # (3, B, T, C) -> 3 x (B, T, C)
     """
+    if dim is None or axis is not None:
+        dim = numpy_dim("unbind", dim, axis, default=0)
     axis = _dim("unbind", check_tensor("unbind", x), dim)
     if x.shape[axis] == 0:
         return ()
@@ -524,10 +534,13 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
     return result
 
 
-def narrow(x, dim, start, length):
+def narrow(x, dim=None, start=None, length=None, *, axis=None):
     """The view of ``length`` elements of dim ``dim`` from ``start`` (negative: from the
     end) (``torch.narrow``): ``x.narrow(1, start, length)`` is ``x[:, start:start + length]``.
+    ``axis``: NumPy's name for ``dim``, as torch's.
     """
+    if dim is None or start is None or length is None or axis is not None:
+        dim = numpy_dim("narrow", dim, axis, missing=start is None or length is None)
     check_tensor("narrow", x)
     if isinstance(start, _tensor.Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
         start = start.item()                     # torch takes a 0-d integer tensor too
@@ -647,10 +660,10 @@ def filled(fn, shape, value, dtype):
             raise TypeError(f"{fn}: fill_value must be a number or a one-element tensor, got "
                             f"a tensor of shape {value.shape}")
         value = value.item()
-    if not isinstance(value, (numbers.Real, np.bool_)):
-        raise TypeError(f"{fn}: fill_value must be a real number, got "
+    if not isinstance(value, (numbers.Number, np.bool_)):
+        raise TypeError(f"{fn}: fill_value must be a number, got "
                         f"{type(value).__name__} {value!r}")
-    dtype = np.dtype(dtype)
+    dtype = np.dtype(dtype)          # (a complex value into a real dtype: torch's error)
     return np.full(shape, fitted(fn, value, dtype), dtype=dtype)
 
 
