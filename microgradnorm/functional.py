@@ -18,6 +18,7 @@ from .activations import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid, ha
                           selu, softmin, softshrink, softsign, tanhshrink, threshold)
 from .activations import maybe_in_place as _activation
 from .autograd import no_grad
+from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                           max_pool1d, max_pool2d, unfold)
@@ -148,7 +149,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     def compute(x):
         with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
             positive = x._array > 0
-        return ops.where(positive, x, x * negative_slope)
+        return gradient_reads(ops.where(positive, x, x * negative_slope), x)   # as torch's
     return _activation("leaky_relu", input, inplace, compute)
 
 
@@ -216,7 +217,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
             clipped = x.xp.clip(data, min_val, max_val).astype(x.dtype, copy=False)
             inside = (data > min_val) & (data < max_val)
-        return ops.where(inside, x, ops.base.constant(clipped))
+        return gradient_reads(ops.where(inside, x, ops.base.constant(clipped)), x)  # torch's
     return _activation("hardtanh", input, inplace, compute)
 
 
@@ -277,6 +278,7 @@ class RandomSlopes(Function):
     x's dtype (the noise PyTorch's kernel saves)."""
 
     kept_options = ("slopes",)
+    graph_masks_by_inputs = True        # torch's backward reads x (autograd/double.py)
 
     @staticmethod
     def forward(ctx, x, slopes):
@@ -493,22 +495,26 @@ def _renorm_rows(weight, ids, max_norm, norm_type):
 
 class GradientScale(Function):
     """The identity whose gradient is ``grad * scale`` (``scale`` broadcasting to it):
-    embedding's ``scale_grad_by_freq``, 1 / count per looked-up row."""
+    embedding's ``scale_grad_by_freq``, 1 / count per looked-up row (``sparse``: torch's
+    backward error, as for its sparse gradient)."""
 
     kept_options = ("scale",)
 
     @staticmethod
-    def forward(ctx, x, scale):
-        ctx.scale = scale
+    def forward(ctx, x, scale, sparse=False):
+        ctx.scale, ctx.sparse = scale, sparse
         return x.copy()                 # a new array: the rows' node keeps its own
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad * ctx.scale
+    def backward(ctx, grad, scale=None):
+        if ctx.sparse:
+            raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with "
+                               "sparse gradients")
+        return grad * (ctx.scale if scale is None else scale)
 
     @staticmethod
     def graph_backward(ctx, grad):          # double backward (ops/double_backward.py)
-        return grad * ops.base.constant(ctx.scale)
+        return GradientScale.backward(ctx, grad, ops.base.constant(ctx.scale))
 
 
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -524,7 +530,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         max_norm: if given, each row looked up whose ``norm_type``-norm exceeds it is
             scaled down to it first, in place in ``weight`` (PyTorch's renorm).
         scale_grad_by_freq: each row's gradient divided by the number of times its id
-            occurs in ``input``, as PyTorch's. sparse: not implemented: False only.
+            occurs in ``input``, as PyTorch's. sparse: True gives the dense gradient here
+            (torch's is sparse; the values are the same).
 
     Shape: input (*), output (*, embedding_dim).
 
@@ -536,9 +543,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
                            f"got shape {weight.shape}")
-    if sparse:
-        raise NotImplementedError("embedding: sparse gradients are not implemented; pass "
-                                  "sparse=False")
     padding_idx = embedding_padding_idx("embedding", padding_idx, weight.shape[0])
     ids = _ids("embedding", input, weight)
     if max_norm is not None:
@@ -550,7 +554,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         xp = weight.xp
         _, where, counts = xp.unique(ids.reshape(-1), return_inverse=True, return_counts=True)
         scale = (1 / counts[where]).astype(weight.dtype).reshape(ids.shape + (1,))   # (*, 1)
-        rows = GradientScale.apply(rows, scale=scale)
+        rows = GradientScale.apply(rows, scale=scale, sparse=bool(sparse))
     if padding_idx is None:
         return rows
     # the padding rows are read, but their gradient is not passed back to the table

@@ -71,12 +71,36 @@ class NodeHistory:
 
     def free(self):
         """Drop what backward needed (saved arrays, options holding arrays) and the inputs'
-        data: a kept output holds the graph's structure, not its activations."""
+        data: a kept output holds the graph's structure, not its activations. A node that
+        holds no data (nothing saved, options without arrays, every input a leaf that
+        requires grad, a Python number or the output of a node left whole:
+        ``x.float().view(-1, 1)``, ``x + 1``, ``torch.cat([x, y])`` of such leaves) is left
+        whole, as torch's backward runs it again (``free`` runs producers first)."""
+        if not self._saved and not self._kept_versions and self._holds_no_data():
+            return
         self._saved = self._saved_versions = self._kept_versions = ()
         self.__dict__.clear()
         self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
                              else _freed_input(t, self) for t in self.inputs])
         self._freed = True
+
+    def _holds_no_data(self):
+        for t in self.inputs:
+            if t is not None and (t.grad_fn._freed or t._history is not None
+                                  if t.grad_fn is not None
+                                  else not (t.requires_grad or t._wrapped_number)):
+                return False
+        for value in self.__dict__.values():
+            if _holds_data(value):
+                return False
+        return True
+
+
+def _holds_data(value):
+    # an option that keeps an array (or Tensor), directly or in a tuple or list
+    if isinstance(value, (tuple, list)):
+        return any(map(_holds_data, value))
+    return hasattr(value, "shape") and not isinstance(value, (np.generic, np.dtype))
 
 
 def _freed_input(t, node):

@@ -22,13 +22,14 @@ class Linear(Module):
         >>> y = nn.Linear(4, 2)(mg.tensor(np.ones((3, 4))))      # (3, 2)
     """
 
-    def __init__(self, in_features, out_features, bias=True, device="cpu", dtype=None):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         check_nonnegative_ints("Linear", in_features=in_features, out_features=out_features)
         self.in_features, self.out_features = in_features, out_features
         dtype = _dtype(dtype)
         self.weight = Parameter(np.zeros((out_features, in_features), dtype), device=device)
-        self.bias = (Parameter(np.zeros(out_features, dtype), device=device) if bias else None)
+        self.register_parameter(   # None registered too, as torch's (a Tensor refused there)
+            "bias", Parameter(np.zeros(out_features, dtype), device=device) if bias else None)
         self.reset_parameters()
 
     def reset_parameters(self):
@@ -69,7 +70,8 @@ class Embedding(Module):
         max_norm, norm_type: rows looked up whose ``norm_type``-norm exceeds ``max_norm`` are
             scaled down to it in place first.
         scale_grad_by_freq: each row's gradient divided by its id's count in the input.
-        sparse: PyTorch's option, not implemented: False only.
+        sparse: True: the gradient of ``weight`` is dense here (torch's is a sparse tensor
+            of the rows read); its values are torch's, and ``optim.SparseAdam`` takes it.
         _weight, _freeze: a table to use instead of drawing one (``from_pretrained``), and
             whether it is frozen.
 
@@ -82,12 +84,9 @@ class Embedding(Module):
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
-                 _freeze=False, device="cpu", dtype=None):
+                 _freeze=False, device=None, dtype=None):
         super().__init__()
         _check_positive("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
-        if sparse:
-            raise NotImplementedError("Embedding: sparse gradients are not implemented; pass "
-                                      "sparse=False")
         if max_norm is not None:
             check_number("Embedding", "max_norm", max_norm)
         check_number("Embedding", "norm_type", norm_type)
@@ -174,7 +173,7 @@ class EmbeddingBag(Module):
 
     def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
-                 include_last_offset=False, padding_idx=None, device="cpu", dtype=None):
+                 include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
         name = "EmbeddingBag"
         _check_positive(name, num_embeddings=num_embeddings, embedding_dim=embedding_dim)

@@ -16,10 +16,10 @@ from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, n
                                resolve_impl)
 from ..tensor import Tensor, is_floating
 
-__all__ = ["IMPLS", "ChannelNormError", "NormalizedShapeError", "check_eps", "check_impl",
-           "check_like", "check_momentum", "check_param", "check_row_norm", "check_tensor",
-           "get_norm_impl", "machine_eps", "norm_impl", "normalized_shape", "resolve_eps",
-           "resolve_impl"]
+__all__ = ["IMPLS", "ChannelNormError", "MixedDtypeError", "NormalizedShapeError", "check_eps",
+           "check_impl", "check_like", "check_momentum", "check_param", "check_row_norm",
+           "check_tensor", "get_norm_impl", "machine_eps", "norm_impl", "normalized_shape",
+           "resolve_eps", "resolve_impl"]
 
 
 class ChannelNormError(RuntimeError, ValueError):
@@ -41,12 +41,18 @@ def check_like(fn, name, value, x):
     _check_dtype_device(fn, name, value, x)
 
 
+class MixedDtypeError(RuntimeError, TypeError):
+    """A parameter or statistic whose dtype is not x's: PyTorch's RuntimeError ("mixed
+    dtype"), and a TypeError (what this check raised first)."""
+
+
 def _check_dtype_device(fn, name, value, x, dtype=None):
     dtype = x.dtype if dtype is None else dtype
     if value.dtype != dtype:
         hint = (f"; cast the model with model.to(dtype=\"{dtype}\") or the input with "
                 f"x.astype(\"{value.dtype}\")" if name in ("weight", "bias") else "")
-        raise TypeError(f"{fn}: {name} must have x's dtype {dtype}, got {value.dtype}{hint}")
+        raise MixedDtypeError(f"{fn}: {name} must have x's dtype {dtype}, got "
+                              f"{value.dtype}{hint}")
     if value.device != x.device:
         raise ValueError(f"{fn}: {name} must be on x's device {x.device!r}, "
                          f"got {value.device!r}")

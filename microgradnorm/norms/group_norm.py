@@ -17,16 +17,11 @@ from ..autograd import no_grad, op_group
 from ..kernels import for_array, reference
 from ..tensor import Tensor
 from . import arguments
-from .arguments import ChannelNormError
+from .arguments import ChannelNormError, MixedDtypeError
 from .spec import FusedFunction, Input, Norm, Option, affine, eps_beside
 
 __all__ = ["GROUP_NORM", "INSTANCE_NORM", "MixedDtypeError", "NotFloatingError", "group_norm",
            "instance_norm"]
-
-
-class MixedDtypeError(RuntimeError, TypeError):
-    """A parameter whose dtype is not x's: PyTorch's RuntimeError ("mixed dtype"), and the
-    TypeError the other norms raise."""
 
 
 NotFloatingError = dtypes.NotFloatingError    # an integer or bool x (arguments.check_tensor)

@@ -3,8 +3,8 @@
 from . import lr_scheduler, optimizer, swa_utils
 from .lbfgs import LBFGS
 from .optimizers import SGD, Adagrad, Adam, AdamW, Optimizer, RMSprop
-from .variants import ASGD, Adadelta, Adafactor, Adamax, NAdam, RAdam, Rprop
+from .variants import ASGD, Adadelta, Adafactor, Adamax, NAdam, RAdam, Rprop, SparseAdam
 
 __all__ = ["ASGD", "SGD", "Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "LBFGS",
-           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "lr_scheduler", "optimizer",
-           "swa_utils"]
+           "NAdam", "Optimizer", "RAdam", "RMSprop", "Rprop", "SparseAdam", "lr_scheduler",
+           "optimizer", "swa_utils"]

@@ -14,7 +14,7 @@ from ..dtypes import check_number
 from ..ops.base import torch_sign
 from .optimizers import Optimizer, scalar_dtype
 
-__all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop"]
+__all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop", "SparseAdam"]
 
 
 def _lerp(start, end, weight):
@@ -439,3 +439,57 @@ class Rprop(Optimizer):
         grad[factor == etaminus] = 0                  # a flipped sign: no move this step
         state.update(step=state["step"] + 1, prev=grad, step_size=step_size)
         return param - torch_sign(grad) * step_size
+
+
+class SparseAdam(Optimizer):
+    r"""Adam for the gradients of ``Embedding(sparse=True)`` (``torch.optim.SparseAdam``):
+    the moments and the parameter change only in the rows the gradient holds,
+
+    .. math::
+        m_r \leftarrow m_r + (1-\beta_1)(g_r - m_r), \quad
+        v_r \leftarrow v_r + (1-\beta_2)(g_r^2 - v_r), \quad
+        \theta_r \leftarrow \theta_r - \eta \frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t}
+        \frac{m_r}{\sqrt{v_r} + \epsilon}
+
+    with t counting every step. Gradients are dense here: a row is held when it is not all
+    zeros (torch's sparse gradient also holds a row read whose gradient sums to zero; there
+    its moments decay, here they stay).
+
+    Args:
+        params: parameters or groups; lr, betas, eps: Adam's (lr > 0, eps > 0, betas in
+            [0, 1)); maximize: ascend.
+
+    Example:
+        >>> emb = nn.Embedding(100, 8, sparse=True)
+        >>> opt = SparseAdam(emb.parameters(), lr=1e-2)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+        if not 0.0 < lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 < eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        for i in (0, 1):
+            if not 0.0 <= betas[i] < 1.0:
+                raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize},
+                         False)
+
+    def _update(self, param, grad, state, group):
+        _start(state, param)
+        xp = backend.array_module(param)
+        lr, eps = float(group["lr"]), float(group["eps"])
+        beta1, beta2 = (float(b) for b in group["betas"])
+        grad = -grad if group["maximize"] else grad
+        step = state["step"] + 1
+        rows = (xp.flatnonzero(xp.any(grad.reshape(len(grad), -1) != 0, axis=1))
+                if grad.ndim else Ellipsis)
+        exp_avg, exp_avg_sq = state["exp_avg"].copy(), state["exp_avg_sq"].copy()
+        g, m, v = grad[rows], exp_avg[rows], exp_avg_sq[rows]
+        m_step, v_step = (g - m) * (1 - beta1), (g * g - v) * (1 - beta2)
+        exp_avg[rows], exp_avg_sq[rows] = m + m_step, v + v_step
+        step_size = lr * (1 - beta2 ** step) ** 0.5 / (1 - beta1 ** step)
+        param = param.copy()
+        param[rows] = param[rows] + -step_size * ((m_step + m) / (xp.sqrt(v_step + v) + eps))
+        state.update(step=step, exp_avg=exp_avg, exp_avg_sq=exp_avg_sq)
+        return param

@@ -168,13 +168,19 @@ def test_second_backward_raises_without_retain_graph():
 
 
 def test_second_backward_raises_also_through_nodes_that_saved_nothing():
-    # Add and Sum keep no arrays for backward; the graph is freed all the same.
+    # Add and Sum keep no arrays for backward, but they read Exp's output, whose node saved
+    # it: the graph is freed all the same. Over the leaf alone they run again, as torch's.
     x = leaf([1.0, 2.0])
-    loss = (x + 1.0).sum()
+    loss = (x.exp() + 1.0).sum()
     loss.backward()
     with pytest.raises(RuntimeError, match="retain_graph"):
         loss.backward()
-    assert_close(x.grad, [1.0, 1.0])
+    assert_close(x.grad, np.exp([1.0, 2.0]))
+    x.grad = None
+    loss = (x + 1.0).sum()
+    loss.backward()
+    loss.backward()
+    assert_close(x.grad, [2.0, 2.0])
 
 
 def test_retain_graph_allows_a_second_backward_that_doubles_grad():

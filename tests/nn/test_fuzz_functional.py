@@ -249,8 +249,12 @@ def test_embedding_scale_grad_by_freq_errors_first_as_torch():
     for ids, options in (([3], {}), ([-1, 1], {}), ([0], dict(padding_idx=3))):
         check_call(lambda lib, w, ids=ids, options=options: lib.nn.functional.embedding(
             lib.tensor(np.array(ids)), w, scale_grad_by_freq=True, **options), table)
-    with pytest.raises(NotImplementedError, match="sparse"):
-        F.embedding(mg.tensor([0]), mg.tensor(table), sparse=True)
+    grads = []                                   # sparse=True: torch's gradient, dense here
+    for lib in (torch, mg):
+        w = lib.tensor(table, requires_grad=True)
+        (lib.nn.functional.embedding(lib.tensor([0, 2, 0]), w, sparse=True) * 2).sum().backward()
+        grads.append(w.grad.to_dense().numpy())
+    np.testing.assert_array_equal(grads[1], grads[0])
 
 
 # ----- gumbel_softmax(hard=True) over an empty dim -----------------------------------------
