@@ -1,11 +1,13 @@
 """``F``'s vision functions with PyTorch's semantics: ``pad`` (its reflect, replicate and
 circular modes ``pad_by_index``), ``interpolate`` (nearest, nearest-exact, linear, bilinear,
-area) and its deprecated ``upsample`` forms, ``pixel_shuffle`` and ``pixel_unshuffle``.
+bicubic, trilinear, area) and its deprecated ``upsample`` forms, ``pixel_shuffle`` and
+``pixel_unshuffle``.
 
-Linear and bilinear interpolation are one node (``LinearResample``): PyTorch's source
-indices and weights, computed as its CPU kernel computes them
+Linear, bilinear, trilinear and bicubic interpolation are one node (``LinearResample``):
+PyTorch's source indices and weights, computed as its CPU kernel computes them
 (``area_pixel_compute_source_index``, ``guard_index_and_lambda``, a fused multiply-add
-included), then a weighted sum of two gathered neighbours along each dim; the values agree
+included), then a weighted sum of the gathered neighbours (two, or four for bicubic) along
+each dim; the values agree
 with PyTorch's to a few ulp (its kernels sum the products in other orders), the backward
 is the transposed interpolation. Under ``create_graph=True`` that backward, and nearest's
 (``NearestSelect``), are nodes of their own (``LinearResampleGrad``, ``NearestSelectGrad``)
@@ -17,6 +19,7 @@ import warnings
 import numpy as np
 
 from . import backend, ops
+from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import adaptive_avg_pool2d
 from .convolution_3d import adaptive_avg_pool3d
@@ -122,7 +125,9 @@ def pad(input, pad, mode="constant", value=None):
     if mode != "constant":
         if value is not None and value != 0:
             raise RuntimeError(f'pad: Padding mode "{mode}" doesn\'t take in value argument')
-        return pad_by_index("pad", input, tuple(int(n) for n in pad), mode)
+        out = pad_by_index("pad", input, tuple(int(n) for n in pad), mode)
+        # torch's reflection and replication backward read the input (autograd/double.py)
+        return out if mode == "circular" else gradient_reads(out, input)
     value = 0.0 if value is None else value
     check_number("pad", "value", value)
     out = input
@@ -168,33 +173,36 @@ def _fma(a, b, c):
 
 
 def _lerp(xp, x, weights, axis):
-    # w0·x[i0] + w1·x[i1] along `axis`, the weights of that dim
-    i0, i1, w0, w1 = (xp.asarray(v) for v in weights)
+    # Σₖ wₖ·x[iₖ] along `axis`: the taps (indices, weights) of that dim, in tap order
+    indices, taps = weights
     shape = [1] * x.ndim
-    shape[axis] = len(i0)
-    return xp.take(x, i0, axis=axis) * w0.reshape(shape) + \
-        xp.take(x, i1, axis=axis) * w1.reshape(shape)
+    shape[axis] = len(indices[0])
+    out = None
+    for i, w in zip(indices, taps):
+        term = xp.take(x, xp.asarray(i), axis=axis) * xp.asarray(w).reshape(shape)
+        out = term if out is None else out + term
+    return out
 
 
 def _lerp_transposed(xp, grad, weights, size, axis):
-    # the transpose of _lerp: grad_j·w0_j summed into i0_j, grad_j·w1_j into i1_j along
-    # `axis` (of `size` after), as torch's backward adds them (a zero weight times inf or
-    # NaN included). Each input position gathers its contributions from a (size, most)
-    # table of product slots, the missing ones pointing at an appended zero slot
-    i0, i1, w0, w1 = weights
-    axis, count = axis % grad.ndim, len(i0)
+    # the transpose of _lerp: grad_j·wₖ_j summed into iₖ_j along `axis` (of `size` after),
+    # as torch's backward adds them (a zero weight times inf or NaN included). Each input
+    # position gathers its contributions from a (size, most) table of product slots, the
+    # missing ones pointing at an appended zero slot
+    indices, taps = weights
+    axis, count = axis % grad.ndim, len(indices[0]) * len(indices)
     shape = [1] * grad.ndim
-    shape[axis] = count
+    shape[axis] = len(indices[0])
     zero = xp.zeros(grad.shape[:axis] + (1,) + grad.shape[axis + 1:], grad.dtype)
-    products = xp.concatenate([grad * xp.asarray(w0).reshape(shape),
-                               grad * xp.asarray(w1).reshape(shape), zero], axis=axis)
-    target = np.concatenate([i0, i1])
+    products = xp.concatenate([grad * xp.asarray(w).reshape(shape) for w in taps] + [zero],
+                              axis=axis)
+    target = np.concatenate(indices)
     order = np.argsort(target, kind="stable")             # slots grouped by input position
     counts = np.bincount(target, minlength=size)
     first = np.cumsum(counts) - counts
     k = np.arange(counts.max())
-    table = np.where(k < counts[:, None], order[np.minimum(first[:, None] + k, 2 * count - 1)],
-                     2 * count)                           # (size, most)
+    table = np.where(k < counts[:, None], order[np.minimum(first[:, None] + k, count - 1)],
+                     count)                               # (size, most)
     gathered = xp.take(products, xp.asarray(table.ravel()), axis=axis)
     split = grad.shape[:axis] + table.shape + grad.shape[axis + 1:]
     return gathered.reshape(split).sum(axis=axis + 1)
@@ -287,36 +295,66 @@ def _nearest(input, sizes, scales, exact):
     return out
 
 
+def _source_position(in_size, out_size, align_corners, scale, dtype, cubic):
+    # area_pixel_compute_source_index: the source position of each output j, in dtype
+    j = np.arange(out_size)
+    if align_corners:
+        ratio = dtype((in_size - 1) / (out_size - 1)) if out_size > 1 else dtype(0)
+        return ratio * j.astype(dtype)
+    ratio = dtype(1.0 / scale) if scale else dtype(in_size) / dtype(out_size)
+    real = _fma(np.full(out_size, ratio, dtype), j.astype(dtype) + dtype(0.5),
+                np.full(out_size, -0.5, dtype))
+    return real if cubic else np.where(real < 0, dtype(0), real)
+
+
+def _cubic_weights(in_size, out_size, align_corners, scale, dtype, stored=None):
+    """Bicubic taps along one dim, as PyTorch computes them: output j reads the source
+    position p (not clamped), i = ⌊p⌋, t = p - i, and sums x[i - 1 + k] (k = 0..3, the index
+    clamped to the border) with Keys' cubic convolution weights at A = -0.75:
+    c₁(x) = ((A + 2)x - (A + 3))x² + 1 for |x| ≤ 1, c₂(x) = ((Ax - 5A)x + 8A)x - 4A for
+    1 < |x| < 2, taken at t + 1, t, 1 - t, 2 - t; rounded to ``stored`` (a half input's
+    dtype, which PyTorch's kernel keeps its weights in)."""
+    dtype = np.dtype(dtype).type
+    real = _source_position(in_size, out_size, align_corners, scale, dtype, cubic=True)
+    i = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), in_size - 1)
+    t = np.minimum(np.maximum(real - i.astype(dtype), dtype(0)), dtype(1)).astype(dtype)
+    a = dtype(-0.75)
+
+    def near(x):
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+    one = dtype(1)
+    stored = stored or dtype
+    taps = tuple(w.astype(stored).astype(dtype) for w in (far(t + one), near(t), near(one - t),
+                                                           far(one - t + one)))
+    return tuple(np.clip(i - 1 + k, 0, in_size - 1) for k in range(4)), taps
+
+
 def _linear_weights(in_size, out_size, align_corners, scale, dtype):
-    """(i0, i1, w0, w1): output j = w0[j] x[i0[j]] + w1[j] x[i1[j]] along one dim, the
+    """((i0, i1), (w0, w1)): output j = w0[j] x[i0[j]] + w1[j] x[i1[j]] along one dim, the
     weights in ``dtype`` (the kernel's opmath type), as PyTorch computes them."""
     dtype = np.dtype(dtype).type
     j = np.arange(out_size)
     if out_size == in_size:                           # a copy: weight 1 on itself
-        return j, j, np.ones(out_size, dtype), np.zeros(out_size, dtype)
-    if align_corners:
-        ratio = dtype((in_size - 1) / (out_size - 1)) if out_size > 1 else dtype(0)
-        real = ratio * j.astype(dtype)
-    else:
-        ratio = dtype(1.0 / scale) if scale else dtype(in_size) / dtype(out_size)
-        real = _fma(np.full(out_size, ratio, dtype), j.astype(dtype) + dtype(0.5),
-                    np.full(out_size, -0.5, dtype))
-        real = np.where(real < 0, dtype(0), real)
+        return (j, j), (np.ones(out_size, dtype), np.zeros(out_size, dtype))
+    real = _source_position(in_size, out_size, align_corners, scale, dtype, cubic=False)
     # floorf: the index from the position rounded to float, the weight from the position
     i0 = np.minimum(np.floor(real.astype(np.float32)).astype(np.int64), in_size - 1)
     w1 = np.minimum(np.maximum(real - i0.astype(dtype), dtype(0)), dtype(1)).astype(dtype)
     i1 = i0 + (i0 < in_size - 1)
-    return i0, i1, (dtype(1) - w1).astype(dtype), w1
+    return (i0, i1), ((dtype(1) - w1).astype(dtype), w1)
 
 
 class LinearResample(Function):
-    """Linear (3-D input) or bilinear (4-D) interpolation, one node: along each spatial dim,
-    last first, y_j = w0_j·x[i0_j] + w1_j·x[i1_j] (two gathers and a weighted sum);
-    backward the transposed interpolation, one matrix per dim, or where an inf or NaN
-    reaches it, each output scattered to its two neighbours only (``_lerp_transposed``,
-    torch's result: a matrix's zeros would spread it). PyTorch's indices and
-    weights (``_linear_weights``); PyTorch's kernels sum the same products in another order
-    and with fused multiply-adds, so the values agree to within a few ulp."""
+    """Linear, bilinear, trilinear or bicubic interpolation, one node: along each spatial
+    dim, last first, y_j = Σₖ wₖ_j·x[iₖ_j] (two taps, four for bicubic: gathers and a
+    weighted sum); backward the transposed interpolation, one matrix per dim, or where an
+    inf or NaN reaches it, each output scattered to its own taps only (``_lerp_transposed``,
+    torch's result: a matrix's zeros would spread it). PyTorch's indices and weights
+    (``_linear_weights``, ``_cubic_weights``); PyTorch's kernels sum the same products in
+    another order and with fused multiply-adds, so the values agree to within a few ulp."""
 
     @staticmethod
     def forward(ctx, x, weights):
@@ -372,15 +410,13 @@ def _resample_transposed(grad, weights, in_sizes):
     # (N, C, *out) -> (N, C, *in): _resample's transpose, one matrix per dim
     xp = backend.array_module(grad)
     wide = grad.astype(np.float32) if is_half(grad.dtype) else grad
-    matrices = []
-    for (i0, i1, w0, w1), n in zip(weights, in_sizes):
-        m = np.zeros((len(i0), n), wide.dtype)                # (out, in): out = m @ in
-        np.add.at(m, (np.arange(len(i0)), i0), w0)
-        np.add.at(m, (np.arange(len(i0)), i1), w1)
-        matrices.append(xp.asarray(m))
-    out = wide @ matrices[-1]                                 # (..., out_h, W)
-    if len(matrices) == 2:
-        out = matrices[0].T @ out                             # (..., H, W)
+    out = wide
+    for axis in range(-1, -len(weights) - 1, -1):             # W, then H, then D
+        (indices, taps), n = weights[axis], in_sizes[axis]
+        m = np.zeros((len(indices[0]), n), wide.dtype)        # (out, in): out = m @ in
+        for i, w in zip(indices, taps):
+            np.add.at(m, (np.arange(len(i)), i), w)
+        out = xp.moveaxis(xp.moveaxis(out, axis, -1) @ xp.asarray(m), -1, axis)
     if not xp.isfinite(out.sum()):
         # an inf or NaN reached it: the matrices' zeros (0·inf = NaN) would spread it
         # over the whole row, so scatter each output to its own two neighbours only
@@ -452,25 +488,25 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False):
     r"""Resample the spatial dims of ``input`` (``F.interpolate``), PyTorch's values:
     "nearest" (source :math:`\lfloor j\,s \rfloor`), "nearest-exact"
-    (:math:`\lfloor (j + 1/2)\,s \rfloor`), "linear" (3-D input) and "bilinear" (4-D), with
-    :math:`s` = 1 / scale_factor or in / out in float, and "area" (adaptive average
-    pooling).
+    (:math:`\lfloor (j + 1/2)\,s \rfloor`), "linear" (3-D input), "bilinear" and "bicubic"
+    (4-D), "trilinear" (5-D), with :math:`s` = 1 / scale_factor or in / out in float, and
+    "area" (adaptive average pooling).
 
     Linear modes: output j reads the source position :math:`s\,(j + 1/2) - 1/2` (clamped at
     0), or :math:`j\,(in - 1)/(out - 1)` with ``align_corners=True``, weighting its two
-    neighbours linearly.
+    neighbours linearly along each dim; "bicubic" weights the four around it (not clamped,
+    the indices clamped to the border) by Keys' cubic convolution with A = -0.75.
 
     Args:
         size: the output's spatial size, an int or one per spatial dim; or
         scale_factor: a number or one per spatial dim (output size ⌊in · scale⌋).
-        mode: one of the above ("bicubic" and "trilinear" are not implemented); "area" also
-            for 5-D input (adaptive average pooling in 3-D).
+        mode: one of the above; "area" also for 5-D input (adaptive average pooling in 3-D).
         align_corners: linear modes only (False when None).
         recompute_scale_factor: the kernels then use in / out rather than 1 / scale_factor.
         antialias: not implemented (False only).
 
-    Shape: (N, C, W), (N, C, H, W) or (N, C, D, H, W) (nearest modes) -> the same with the
-    output's spatial sizes.
+    Shape: (N, C, W), (N, C, H, W) or (N, C, D, H, W) -> the same with the output's spatial
+    sizes.
 
     Example:
         >>> F.interpolate(x, scale_factor=2, mode="bilinear")   # (N, C, 8, 8) -> (N, C, 16, 16)
@@ -498,9 +534,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _LINEAR_DIMS and input.ndim != _LINEAR_DIMS[mode]:
         raise NotImplementedError(f"interpolate: Got {input.ndim}D input, but {mode} mode needs "
                                   f"{_LINEAR_DIMS[mode]}D input")
-    if mode in ("bicubic", "trilinear"):
-        raise NotImplementedError(f"interpolate: mode {mode!r} is not implemented; nearest, "
-                                  "nearest-exact, linear, bilinear and area are")
     if mode == "area":
         if input.ndim == 5:
             return adaptive_avg_pool3d(input, tuple(sizes))
@@ -517,7 +550,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"interpolate: {mode} is not implemented for dtype "
                                   f"{input.dtype} (floating only)")
     opmath = np.float32 if is_half(input.dtype) else input.dtype
-    weights = tuple(_linear_weights(n_in, n, align_corners, scale, opmath)
+    weights = tuple(_cubic_weights(n_in, n, align_corners, scale, opmath, input.dtype)
+                    if mode == "bicubic" else
+                    _linear_weights(n_in, n, align_corners, scale, opmath)
                     for n_in, n, scale in zip(input.shape[2:], sizes, scales))
     return LinearResample.apply(input, weights=weights)
 

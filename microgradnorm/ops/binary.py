@@ -46,7 +46,7 @@ def operands(fn, input, other, numbers_as=("input", "other"), both_numbers=False
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         if not both_numbers:
             raise TypeError(f"{fn}: expected a Tensor, got two numbers ({input!r}, {other!r})")
-        input = Tensor(input)
+        input = _tensor.tensor(input)
     like = input if isinstance(input, Tensor) else other
     if floating:
         input, other = int_as_read(input, like), int_as_read(other, like)

@@ -20,6 +20,7 @@ from .base import (AxisError, BroadcastError, IndexDtypeError, OutOfRangeError,
                    broadcast_shape, check_fits, check_orderable, check_reducible,
                    check_same_dtype, check_tensor, constant, fitted, kept, normalize_axis, raw,
                    unbroadcast)
+from .numpy_names import numpy_dim
 from .index_parsing import parsed, views_first, warn_once  # noqa: F401  (views_first: x[i] = v)
 
 METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
@@ -188,9 +189,12 @@ def _flat_pick(x, index):
     return getitem(x.reshape(-1), index.reshape(-1)).reshape(index.shape)
 
 
-def gather(x, dim, index):
+def gather(x, dim=None, index=None, *, axis=None):
     """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
-    ``index`` has x's number of dims, each but ``dim`` no larger than x's; shape: index's."""
+    ``index`` has x's number of dims, each but ``dim`` no larger than x's; shape: index's.
+    ``axis``: NumPy's name for ``dim``, as torch's."""
+    if axis is not None or dim is None or index is None:
+        dim = numpy_dim("gather", dim, axis, missing=index is None)
     axis = normalize_axis("gather", dim, x.ndim, single=True)
     given, index = index, index_array("gather", index, x, any_empty=True)
     if index.size == 0:                         # any shape of empty index, as in torch
@@ -212,8 +216,11 @@ def gather(x, dim, index):
     return Gather.apply(x, index=kept(given, index), axis=axis)
 
 
-def index_select(x, dim, index):
-    """The slices of x at ``index`` (1-D or 0-d) along ``dim`` (``torch.index_select``)."""
+def index_select(x, dim=None, index=None, *, axis=None):
+    """The slices of x at ``index`` (1-D or 0-d) along ``dim`` (``torch.index_select``;
+    ``axis``: NumPy's name for ``dim``, as torch's)."""
+    if axis is not None or dim is None or index is None:
+        dim = numpy_dim("index_select", dim, axis, missing=index is None)
     axis = normalize_axis("index_select", dim, x.ndim, single=True)
     index = index_array("index_select", index, x)
     if index.ndim > 1:

@@ -51,7 +51,7 @@ def where(condition, a=None, b=None):
     Tensor = _tensor.Tensor
     like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
     if like is None:
-        a = like = Tensor(a)
+        a = like = _tensor.tensor(a)
     for value in (a, b):    # 300 beside int8: torch's RuntimeError (beside half: inf)
         if not is_half(like.dtype):
             check_number_fits("where", value, like)

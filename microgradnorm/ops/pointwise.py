@@ -24,6 +24,7 @@ from . import elementwise
 from .base import (Default, check_tensor, complex_sign, constant, float_input,
                    normalize_axis, result_dtype)
 from .elementwise import Unary, _conj, _unary
+from .numpy_names import numpy_dim
 from .shape import cat
 
 LN_2, LN_10 = math.log(2), math.log(10)
@@ -343,7 +344,7 @@ def _scan_input(fn, x, dtype):
     return x if is_floating(x.dtype) or x.dtype.kind == "c" else x.astype(np.int64, copy=False)
 
 
-def prod(x, dim=None, keepdim=False, *, dtype=None):
+def prod(x, dim=None, keepdim=None, *, dtype=None, axis=None, keepdims=None):
     """The product of the elements over ``dim`` (``torch.prod``); its gradient is exact with
     zeros in x (the product of the other elements).
 
@@ -352,12 +353,19 @@ def prod(x, dim=None, keepdim=False, *, dtype=None):
         dim: one int, or None for every element (then ``keepdim`` is refused, as torch's).
         keepdim: keep ``dim`` as size 1.
         dtype: cast x to this dtype first.
+        axis, keepdims: NumPy's names for ``dim`` and ``keepdim``, as torch's.
 
     Shape: x's without ``dim`` (size 1 there with ``keepdim``); 0-d without a dim.
 
     Example:
         >>> mg.tensor([[1.0, 2.0], [3.0, 4.0]]).prod(1)          # tensor([ 2., 12.])
     """
+    if axis is not None:
+        dim = numpy_dim("prod", dim, axis)
+    if keepdims is not None:
+        if keepdim is not None:
+            raise TypeError("prod() got multiple values for argument 'keepdim'")
+        keepdim = keepdims
     x = _scan_input("prod", x, dtype)
     if dim is None:
         if keepdim:
@@ -387,17 +395,22 @@ def _scan(fn, function, x, dim, dtype):
     return _as_given(function.apply(x, axis=axis), dtype)
 
 
-def cumsum(x, dim, *, dtype=None):
+def cumsum(x, dim=None, *, dtype=None, axis=None):
     """Running sums along ``dim``: ``out[i] = x[0] + ... + x[i]`` (``torch.cumsum``).
 
     Args:
         x: the tensor; an integer or bool x gives int64.
         dim: the dim to sum along (an int).
         dtype: cast x to this dtype first.
+        axis: NumPy's name for ``dim``, as torch's.
 
     Example:
         >>> mg.tensor([1, 2, 3]).cumsum(0)                       # tensor([1, 3, 6])
     """
+    if dim is None:
+        dim = numpy_dim("cumsum", dim, axis)
+    elif axis is not None:
+        numpy_dim("cumsum", dim, axis)
     return _scan("cumsum", CumSum, x, dim, dtype)
 
 

@@ -27,6 +27,7 @@ from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_not_bool, chec
 from .complex import imag, real
 from .indexing import pick_along
 from .scans import cummax, cummin, logcumsumexp  # noqa: F401  (mg.*, METHODS: scans.py)
+from .numpy_names import numpy_dim
 from .vector_norm import PNorm, norm_dtype, norm_order, nuclear_norm
 
 METHODS = ("logsumexp", "count_nonzero", "nansum", "nanmean", "cummax", "cummin",
@@ -523,7 +524,7 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
 
 
 # ----- more of PyTorch's reductions and scans -------------------------------------------------
-def logsumexp(input, dim, keepdim=False):
+def logsumexp(input, dim=None, keepdim=None, *, axis=None, keepdims=None):
     r"""``torch.logsumexp``: :math:`\log \sum_i e^{x_i}` over ``dim``, computed stably as
     :math:`m + \log \sum_i e^{x_i - m}` with m the (detached) max, the shift softmax uses;
     an infinite m counts as 0, so a slice of -inf (or an empty one) gives -inf, one holding
@@ -535,6 +536,7 @@ def logsumexp(input, dim, keepdim=False):
             one is refused: torch takes it).
         dim: an int or a tuple of ints (required, as torch's); an empty tuple is every dim.
         keepdim: keep the reduced dims as size 1.
+        axis, keepdims: NumPy's names for ``dim`` and ``keepdim``, as torch's.
 
     Shape: input's without ``dim`` (size 1 there with ``keepdim``).
 
@@ -542,6 +544,13 @@ def logsumexp(input, dim, keepdim=False):
         >>> mg.logsumexp(mg.tensor([[0.0, 0.0], [1.0, -inf]]), dim=1)   # [log 2, 1]
     """
     check_tensor("logsumexp", input)
+    if axis is not None:
+        dim = numpy_dim("logsumexp", dim, axis)
+    if keepdims is not None:
+        if keepdim is not None:
+            raise TypeError("logsumexp() got multiple values for argument 'keepdim'")
+        keepdim = keepdims
+    keepdim = bool(keepdim)
     if dim is None:
         raise TypeError("logsumexp(): dim must be an int or a tuple of ints, got None")
     if input.dtype.kind == "c":

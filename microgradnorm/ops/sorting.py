@@ -16,6 +16,7 @@ from .base import check_not_bool, check_orderable, check_reducible, check_tensor
     normalize_axis
 from .indexing import gather, pick_along
 from .introsort import introsort_order
+from .numpy_names import numpy_dim
 
 
 class SelectionRangeError(RuntimeError, ValueError):
@@ -23,9 +24,12 @@ class SelectionRangeError(RuntimeError, ValueError):
     ValueError."""
 
 
-def argsort(x, dim=-1, descending=False, stable=False):
-    """The int64 indices that sort x along ``dim`` (``torch.argsort``), a constant; equal
-    values keep their order (``stable`` is always true here), NaN counts as the largest."""
+def argsort(x, dim=None, descending=False, stable=False, *, axis=None):
+    """The int64 indices that sort x along ``dim`` (-1 when None; ``axis``: NumPy's name for
+    it, as torch's) (``torch.argsort``), a constant; equal values keep their order
+    (``stable`` is always true here), NaN counts as the largest."""
+    if dim is None or axis is not None:
+        dim = numpy_dim("argsort", dim, axis, default=-1)
     check_orderable("sort", check_tensor("argsort", x)._array)
     axis = normalize_axis("argsort", dim, x.ndim, single=True)
     if not isinstance(descending, bool) or not isinstance(stable, bool):
@@ -40,10 +44,12 @@ def argsort(x, dim=-1, descending=False, stable=False):
     return constant(order.reshape(x.shape).astype(xp.int64))
 
 
-def sort(x, dim=-1, descending=False, stable=False):
-    """``(values, indices)`` of x sorted along ``dim`` (``torch.sort``), the named tuple
-    ``return_types.sort``; the values are ``gather(x, dim, indices)``, so the gradient goes
-    back to each value's place."""
+def sort(x, dim=None, descending=False, stable=False, *, axis=None):
+    """``(values, indices)`` of x sorted along ``dim`` (-1 when None; ``axis``: NumPy's name
+    for it) (``torch.sort``), the named tuple ``return_types.sort``; the values are
+    ``gather(x, dim, indices)``, so the gradient goes back to each value's place."""
+    if dim is None or axis is not None:
+        dim = numpy_dim("sort", dim, axis, default=-1)
     indices = argsort(x, dim, descending, stable)
     return return_types.sort(gather(x, dim, indices), indices)
 
@@ -60,9 +66,12 @@ def _check_k(fn, k, low, size, axis):
     return int(k)
 
 
-def topk(x, k, dim=-1, largest=True, sorted=True):
+def topk(x, k, dim=None, largest=True, sorted=True, *, axis=None):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
-    along ``dim``, in sorted order (``torch.topk``); the gradient goes to the picked ones."""
+    along ``dim`` (-1 when None; ``axis``: NumPy's name for it), in sorted order
+    (``torch.topk``); the gradient goes to the picked ones."""
+    if dim is None or axis is not None:
+        dim = numpy_dim("topk", dim, axis, default=-1)
     axis = normalize_axis("topk", dim, check_tensor("topk", x).ndim, single=True)
     k = _check_k("topk", k, 0, x.shape[axis] if x.ndim else 1, axis)
     check_not_bool("topk", x)
