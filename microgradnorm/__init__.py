@@ -1,13 +1,19 @@
 """microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
+import math as _math
+
 from . import autograd, nn, optim, utils
 from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
 # torch.cpu, torch.distributed, torch.jit, torch.random, torch.special, torch.testing
 from . import cpu, distributed, jit, random, special, testing
+from . import __future__          # torch.__future__: the module-conversion switches
 from . import profiler             # torch.profiler
+from . import compiler, _dynamo, _inductor   # torch.compiler, and the settings torch._dynamo
+                                              # and torch._inductor hold
 from . import signal               # torch.signal: the windows
+from . import version              # torch.version: no CUDA build of torch's kind
 from .torch_misc import is_nonzero
-from .amp import autocast
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
 from .autograd import (enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
@@ -99,6 +105,9 @@ from .vision_grid import grid_sampler, grid_sampler_2d, grid_sampler_3d
 from .printing import get_printoptions, set_printoptions
 # torch.linalg (linalg.py); torch.fft (fft.py) and torch.distributions (distributions/)
 from . import distributions, fft, linalg
+# torch.binomial, and torch's private samplers under Gamma and Dirichlet (end of file)
+from .distributions.binomial import binomial
+from .distributions import gamma_sampler as _gamma_sampler
 from .ops.decompositions import (cholesky, det, inverse, logdet, matrix_exp, matrix_power,
                                  pinverse, qr, slogdet, svd)
 from .ops.factorizations import (cholesky_inverse, cholesky_solve, lu, lu_solve, lu_unpack,
@@ -133,7 +142,7 @@ from .torch_misc import (are_deterministic_algorithms_enabled, compile, get_defa
                          set_deterministic_debug_mode,
                          set_float32_matmul_precision, set_flush_denormal,
                          set_num_interop_threads, set_num_threads, set_warn_always,
-                         use_deterministic_algorithms)
+                         typename, use_deterministic_algorithms)
 # the in-place and indexing Tensor methods (ops/tensor_more.py)
 from .ops.tensor_more import (addbmm, addmv_, addr, adjoint, as_strided, bitwise_left_shift,
                               bitwise_right_shift, chalf, is_conj, is_neg, narrow_copy,
@@ -147,6 +156,10 @@ from .ops.index_writes import (diagonal_scatter, index_put, index_put_, index_re
                                masked_scatter, put, scatter_reduce, select_scatter,
                                slice_scatter)
 from .tensor import Size, Tensor, tensor
+from .ops import numpy_names as _numpy_names
+# torch.sparse, sparse_coo_tensor, spmm, Tensor.to_sparse/to_dense: on dense tensors (sparse.py)
+from . import sparse
+from .sparse import sparse_coo_tensor, spmm
 # the memory behind a tensor: layouts, storages (ops/storage.py); torch.* names of a few ops
 from .ops.storage import (TypedStorage, UntypedStorage, is_storage, jagged, layout, sparse_bsc,
                           sparse_bsr, sparse_coo, sparse_csc, sparse_csr, strided)
@@ -174,7 +187,6 @@ numel = Tensor.numel
 clone = Tensor.clone
 detach = Tensor.detach
 
-__version__ = "0.1.0"
 
 __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimeline", "Size",
            "Tensor",
@@ -254,7 +266,7 @@ __all__ += ["addbmm", "addmv_", "addr", "adjoint", "as_strided", "bitwise_left_s
             "index_reduce", "is_conj", "is_neg", "masked_scatter", "narrow_copy", "put",
             "resolve_conj", "resolve_neg", "scatter_reduce", "select_scatter", "slice_scatter",
             "unique_consecutive"]
-__all__ += ["distributions", "fft", "linalg", "cholesky", "det", "inverse", "logdet",
+__all__ += ["binomial", "distributions", "fft", "linalg", "cholesky", "det", "inverse", "logdet",
             "matrix_exp", "matrix_power",
             "pinverse", "qr", "slogdet", "svd"]
 __all__ += ["cholesky_inverse", "cholesky_solve", "igamma", "igammac", "lu", "lu_solve",
@@ -284,7 +296,7 @@ __all__ += ["abs_", "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsin
             "tanh_", "trapezoid", "trapz", "tril_indices", "triu_indices", "trunc_",
             "unravel_index", "use_deterministic_algorithms", "xlogy_", "zero_"]
 __all__ += ["cpu", "distributed", "is_nonzero", "jit", "random", "special", "testing"]
-__all__ += ["resize_as_"]
+__all__ += ["resize_as_", "typename"]
 __all__ += ["permute_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
             "transpose_copy", "unbind_copy", "unfold_copy", "unsqueeze_copy", "view_copy"]
 __all__ += ["alias_copy", "as_strided_copy", "as_strided_scatter", "constant_pad_nd",
@@ -301,3 +313,16 @@ __all__ += ["TypedStorage", "UntypedStorage", "conj_physical", "jagged", "layout
             "is_storage",
             "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc",
             "sparse_csr", "strided", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
+__all__ += ["sparse", "sparse_coo_tensor", "spmm"]
+
+# torch's NumPy spellings axis= / keepdims= for the functions whose own signatures lack them
+_numpy_names.install(globals(), Tensor)
+DeviceObjType = device  # torch's name for the device type in annotations
+pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan   # torch's constants
+# torch's private names of the gamma and Dirichlet samplers (distributions/gamma_sampler.py)
+_dirichlet_grad, _sample_dirichlet = _gamma_sampler.dirichlet_grad, _gamma_sampler.sample_dirichlet
+_standard_gamma = _gamma_sampler.standard_gamma
+_standard_gamma_grad = _gamma_sampler.standard_gamma_grad
+__all__ += ["__future__", "compiler", "_dynamo", "_inductor", "get_autocast_dtype",
+            "is_autocast_enabled", "version"]
+__version__ = version.__version__

@@ -1,18 +1,29 @@
-"""``mg.amp`` (also ``mg.cuda.amp``): ``autocast`` and ``GradScaler`` with torch's names, as
-torch runs them where they are disabled — which is what they are here. Mixed-precision
-casting is not implemented (ops run in their inputs' dtypes; cast the model to float16 or
-bfloat16 to compute in them), so:
+"""``mg.amp`` (also ``mg.cuda.amp``): ``autocast`` and ``GradScaler`` with torch's names.
+Mixed-precision casting is not implemented (ops run in their inputs' dtypes; cast the model
+to float16 or bfloat16 to compute in them), so:
 
 * ``autocast(...)`` is a context manager and decorator that changes nothing; enabled, it
-  warns once, as torch's does on a machine without the device;
-* ``GradScaler(...)`` passes through: ``scale(loss)`` is the loss, ``step(optimizer)`` is
-  ``optimizer.step()``, ``update()`` does nothing, ``get_scale()`` is 1.0."""
+  warns once, as torch's does on a machine without the device; ``is_autocast_enabled()`` is
+  False inside it (nothing is cast), ``get_autocast_dtype`` the dtype its innermost block on
+  that device names (torch's default outside one);
+* ``GradScaler(...)`` scales as torch's (the loss times the scale, the gradients unscaled
+  and checked, a step skipped on an inf or NaN, the scale backed off and grown), enabled
+  where torch's is: on "cpu", and on "cuda" where a GPU is seen."""
 
 import functools
+import warnings
 
-from . import backend
+import numpy as np
 
-__all__ = ["GradScaler", "autocast"]
+from . import backend, dtypes
+
+__all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_available",
+           "is_autocast_enabled"]
+
+# torch's autocast dtype of each device type outside any block
+_DEFAULT_DTYPES = {"cuda": "float16", "cpu": "bfloat16", "mps": "float16", "xpu": "bfloat16"}
+_AVAILABLE = ("cpu", "cuda", "mps", "xpu", "hpu", "xla", "mtia", "maia", "ipu")
+_blocks = []            # (device_type, dtype) of the autocast blocks entered, innermost last
 
 def _warn_once(what):
     backend.warn_once(f"{what} is enabled, but mixed precision is not implemented here: ops "
@@ -38,9 +49,12 @@ class autocast:
     def __enter__(self):
         if self.enabled:
             _warn_once("autocast")
+        _blocks.append((self.device_type, self.dtype))
         return self
 
     def __exit__(self, *exc):
+        if _blocks:
+            _blocks.pop()
         return False
 
     def __call__(self, fn):
@@ -51,50 +65,219 @@ class autocast:
         return within
 
 
+def is_autocast_available(device_type):
+    """Whether torch has autocast for ``device_type`` ("cpu", "cuda", "mps", ...), as torch's
+    ``torch.amp.is_autocast_available``; it casts nothing here."""
+    return device_type in _AVAILABLE
+
+
+def is_autocast_enabled(device_type=None):
+    """False: nothing is cast here, inside an ``autocast`` block too (``torch.is_autocast_enabled``,
+    which a module asks before casting its inputs by hand)."""
+    return False
+
+
+def get_autocast_dtype(device_type):
+    """The dtype the innermost ``autocast`` block on ``device_type`` names, else torch's
+    default (float16 on "cuda", bfloat16 on "cpu") (``torch.get_autocast_dtype``)."""
+    for device, dtype in reversed(_blocks):
+        if device == device_type and dtype is not None:
+            return dtype
+    default = _DEFAULT_DTYPES.get(device_type, "float16")
+    return dtypes.bfloat16 if default == "bfloat16" else np.dtype(default)
+
+
 class GradScaler:
-    """Loss scaling for float16 training (``torch.amp.GradScaler``), passing through here:
-    with no float16 autocast there are no underflowing gradients to rescue.
+    """Loss scaling (``torch.amp.GradScaler``), as torch's: ``scale(loss)`` multiplies by the
+    scale (a float32 0-d tensor, so a float16 loss comes out float32), ``unscale_`` divides
+    the gradients in place and looks for infs and NaNs, ``step`` skips the optimizer's step
+    when it found one, ``update`` backs the scale off after a skipped step and grows it
+    after ``growth_interval`` good ones. Enabled as torch's: on "cpu", and on "cuda" where a
+    GPU is seen (without one, torch's warning, and it passes everything through, as a
+    disabled one: ``scale`` returns its input, ``get_scale()`` is 1.0).
 
     Example:
-        >>> scaler = mg.amp.GradScaler(enabled=False)
+        >>> scaler = mg.amp.GradScaler("cpu")
         >>> scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()
     """
 
     def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
                  backoff_factor=0.5, growth_interval=2000, enabled=True):
-        self.device = device
-        self._enabled = bool(enabled)
+        self._device, self._enabled = device, enabled
+        if device == "cuda" and enabled and not backend.cuda_available():
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  "
+                          "Disabling.", stacklevel=2)
+            self._enabled = False
         if self._enabled:
-            _warn_once("GradScaler")
+            if growth_factor <= 1.0:
+                raise AssertionError("The growth factor must be > 1.0.")
+            if backoff_factor >= 1.0:
+                raise AssertionError("The backoff factor must be < 1.0.")
+            self._init_scale, self._scale = init_scale, None
+            self._growth_factor, self._backoff_factor = growth_factor, backoff_factor
+            self._growth_interval = growth_interval
+            self._init_growth_tracker, self._growth_tracker = 0, None
+            self._per_optimizer_states = {}
 
     def is_enabled(self):
-        """False: loss scaling is not implemented here."""
-        return False
+        """Whether this scaler scales (see the class docstring)."""
+        return self._enabled
+
+    def _state(self, optimizer):
+        return self._per_optimizer_states.setdefault(id(optimizer),
+                                                     {"stage": "ready", "found_inf": None})
+
+    def _check(self, fn):
+        fix = ("This may indicate your script did not use scaler.scale(loss or outputs) "
+               "earlier in the iteration.")
+        if self._scale is None:
+            raise AssertionError(f"Attempted {fn} but _scale is None.  " + fix)
 
     def scale(self, outputs):
-        """``outputs`` unchanged (a loss, or a list of them)."""
-        return outputs
+        """``outputs`` (a tensor, or lists and tuples of them) times the scale."""
+        if not self._enabled:
+            return outputs
+        if isinstance(outputs, (list, tuple)):
+            return type(outputs)(self.scale(output) for output in outputs)
+        if not hasattr(outputs, "new_full"):
+            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
+        if self._scale is None:
+            self._scale = np.float32(self._init_scale)
+            self._growth_tracker = self._init_growth_tracker
+        return outputs * outputs.new_full((), float(self._scale), dtype=np.float32)
 
     def unscale_(self, optimizer):
-        """Nothing to unscale."""
+        """Divide ``optimizer``'s gradients by the scale, in place, once per step; records
+        whether any holds an inf or a NaN. A float16 gradient is torch's ValueError."""
+        if not self._enabled:
+            return
+        self._check("unscale_")
+        state = self._state(optimizer)
+        if state["stage"] == "unscaled":
+            raise RuntimeError("unscale_() has already been called on this optimizer since "
+                               "the last update().")
+        if state["stage"] == "stepped":
+            raise RuntimeError("unscale_() is being called after step().")
+        inverse = float(np.float32(1.0 / np.float64(self._scale)))   # torch's: in float64
+        grads = [p.grad for group in optimizer.param_groups for p in group["params"]
+                 if p.grad is not None]
+        for grad in grads:
+            if grad.dtype == np.float16:
+                raise ValueError("Attempting to unscale FP16 gradients.")
+        found = False
+        for grad in grads:
+            found = found or not bool(grad.isfinite().all())
+            grad.data.mul_(inverse)
+        state["found_inf"], state["stage"] = found, "unscaled"
 
     def step(self, optimizer, *args, **kwargs):
-        """``optimizer.step(*args, **kwargs)``."""
-        return optimizer.step(*args, **kwargs)
+        """``optimizer.step(*args, **kwargs)`` with the gradients unscaled first (unless
+        ``unscale_`` was called), skipped when they hold an inf or a NaN; its return value,
+        or None when skipped."""
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
+        if "closure" in kwargs:
+            raise RuntimeError("Closure use is not currently supported if GradScaler is "
+                               "enabled.")
+        self._check("step")
+        state = self._state(optimizer)
+        if state["stage"] == "stepped":
+            raise RuntimeError("step() has already been called since the last update().")
+        if state["stage"] == "ready":
+            self.unscale_(optimizer)
+        retval = None if state["found_inf"] else optimizer.step(*args, **kwargs)
+        state["stage"] = "stepped"
+        return retval
 
     def update(self, new_scale=None):
-        """Nothing to update."""
+        """The next scale: ``new_scale`` if given, else the last one times ``backoff_factor``
+        if a step was skipped, times ``growth_factor`` after ``growth_interval`` good steps
+        in a row (where the product stays finite)."""
+        if not self._enabled:
+            return
+        self._check("update")
+        if new_scale is not None:
+            if not isinstance(new_scale, float):
+                reason = ("new_scale should be a float or a 1-element torch.cuda.FloatTensor "
+                          "or torch.FloatTensor with requires_grad=False.")
+                if new_scale.numel() != 1 or new_scale.requires_grad:
+                    raise AssertionError(reason)
+                new_scale = new_scale.item()
+            self._scale = np.float32(new_scale)
+        else:
+            found = [state["found_inf"] for state in self._per_optimizer_states.values()
+                     if state["found_inf"] is not None]
+            if not found:
+                raise AssertionError("No inf checks were recorded prior to update.")
+            if any(found):
+                self._scale = np.float32(float(self._scale) * self._backoff_factor)
+                self._growth_tracker = 0
+            elif self._growth_tracker + 1 == self._growth_interval:
+                grown = np.float32(float(self._scale) * self._growth_factor)
+                if np.isfinite(grown):
+                    self._scale = grown
+                self._growth_tracker = 0
+            else:
+                self._growth_tracker += 1
+        self._per_optimizer_states = {}
 
     def get_scale(self):
-        """1.0, torch's answer for a disabled scaler."""
-        return 1.0
+        """The scale, a Python float: ``init_scale`` before the first ``scale``; 1.0 when
+        disabled."""
+        if not self._enabled:
+            return 1.0
+        return float(self._init_scale if self._scale is None else self._scale)
+
+    def get_growth_factor(self):
+        return self._growth_factor
+
+    def set_growth_factor(self, new_factor):
+        self._growth_factor = new_factor
+
+    def get_backoff_factor(self):
+        return self._backoff_factor
+
+    def set_backoff_factor(self, new_factor):
+        self._backoff_factor = new_factor
+
+    def get_growth_interval(self):
+        return self._growth_interval
+
+    def set_growth_interval(self, new_interval):
+        self._growth_interval = new_interval
+
+    def _get_growth_tracker(self):
+        if not self._enabled:
+            return 0
+        return self._init_growth_tracker if self._growth_tracker is None else self._growth_tracker
 
     def state_dict(self):
-        """{}, as a disabled scaler's."""
-        return {}
+        """torch's five entries (scale, the factors, the interval, the growth tracker); {}
+        when disabled."""
+        if not self._enabled:
+            return {}
+        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
+                "backoff_factor": self._backoff_factor,
+                "growth_interval": self._growth_interval,
+                "_growth_tracker": self._get_growth_tracker()}
 
     def load_state_dict(self, state_dict):
-        """Accepts the dict a scaler saved; there is nothing to restore."""
+        """The state ``state_dict`` saved; nothing when disabled; an empty dict is torch's
+        RuntimeError."""
         if not isinstance(state_dict, dict):
             raise TypeError(f"GradScaler.load_state_dict: expected a dict, got "
                             f"{type(state_dict).__name__}")
+        if not self._enabled:
+            return
+        if len(state_dict) == 0:
+            raise RuntimeError("The source state dict is empty, possibly because it was saved "
+                               "from a disabled instance of GradScaler.")
+        self._init_scale = float(state_dict["scale"])
+        if self._scale is not None:
+            self._scale = np.float32(state_dict["scale"])
+        self._growth_factor = float(state_dict["growth_factor"])
+        self._backoff_factor = float(state_dict["backoff_factor"])
+        self._growth_interval = int(state_dict["growth_interval"])
+        self._init_growth_tracker = int(state_dict["_growth_tracker"])
+        if self._growth_tracker is not None:
+            self._growth_tracker = int(state_dict["_growth_tracker"])

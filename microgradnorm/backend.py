@@ -3,6 +3,7 @@ written once against ``xp = array_module(array)``; only this module knows the li
 
 import builtins
 import os
+import threading
 import warnings
 
 import numpy as np
@@ -97,6 +98,18 @@ class Device:
     def __reduce__(self):
         return Device, (self._type, self._index)
 
+    def __enter__(self):
+        """``with mg.device("cuda"):``: factories given no device put tensors here until the
+        block ends, in this thread (``torch.device`` as a context manager)."""
+        _default_devices.blocks.append(check_device(self))
+        _count_blocks(1)
+        return self
+
+    def __exit__(self, *exc_info):
+        _default_devices.blocks.pop()
+        _count_blocks(-1)
+        return False
+
 
 CPU, CUDA = Device("cpu"), Device("cuda", 0)      # what Tensor.device answers: torch's names
 
@@ -171,15 +184,51 @@ def is_device(value):
         and value.partition(":")[0] in DEVICES
 
 
+class _DefaultDevices(threading.local):
+    """Per thread, the devices of the ``with mg.device(...)`` blocks entered, innermost last."""
+
+    def __init__(self):
+        self.blocks = []
+
+
+_default_devices = _DefaultDevices()
+_global_default = ["cpu"]       # set_default_device's (torch_misc.py): "cpu" or "cuda"
+_open_blocks = [0]              # `with mg.device(...)` blocks open, in all threads
+_lock = threading.Lock()
+_cpu_default = True             # no block open, no global default set: None is "cpu" at once
+
+
+def _count_blocks(change):
+    # a block entered (+1) or left (-1); the flag check_device reads, set again
+    global _cpu_default
+    with _lock:
+        _open_blocks[0] += change
+        _cpu_default = _open_blocks[0] == 0 and _global_default[0] == "cpu"
+
+
+def default_device():
+    """The device factories put tensors on when given none, "cpu" or "cuda": the innermost
+    ``with mg.device(...)`` block's in this thread, else ``mg.set_default_device``'s, else
+    the CPU (``torch.get_default_device``)."""
+    blocks = _default_devices.blocks
+    return blocks[-1] if blocks else _global_default[0]
+
+
+def set_global_default_device(device):
+    """The default device outside any block (``torch.set_default_device``); None: the CPU."""
+    _global_default[0] = "cpu" if device is None else check_device(device)
+    _count_blocks(0)
+
+
 def check_device(device):
     """``device`` (a string or a ``Device``) as "cpu" or "cuda", the names the array
-    functions take; None is the default device, the CPU, as torch's factories take
-    ``device=None``; a GPU index other than 0 is refused, as torch refuses a device ordinal
-    that a one-GPU machine lacks (this library drives one GPU)."""
+    functions take; None is the default device (``default_device``: the CPU unless set), as
+    torch's factories take ``device=None``; a GPU index other than 0 is refused, as torch
+    refuses a device ordinal that a one-GPU machine lacks (this library drives one GPU)."""
+    if device is None:                            # the usual case: a factory's default
+        return "cpu" if _cpu_default else default_device()
     if type(device) is str and device in DEVICES:
-        return device                             # the usual case: nothing to parse
-    if device is None:
-        return "cpu"          # torch_misc.get_default_device(): factories make CPU tensors
+        return device                             # nothing to parse
     if not isinstance(device, Device):
         if not isinstance(device, str):
             raise DeviceError(f"device must be a str or a device ({', '.join(DEVICES)}), "

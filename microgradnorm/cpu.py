@@ -4,11 +4,44 @@ which order nothing, as torch's CPU streams."""
 
 import contextlib
 import sys
+import types
+import warnings
 
-from . import amp
+from . import amp as _amp
 
-# ``torch.cpu.amp.autocast`` spelled for this module: mg.cpu.amp is mg.amp
-sys.modules[__name__ + ".amp"] = amp
+
+def _deprecated(name):
+    # torch's FutureWarning for the torch.cpu.amp spellings
+    warnings.warn(f"`torch.cpu.amp.{name}(args...)` is deprecated. Please use "
+                  f"`torch.amp.{name}('cpu', args...)` instead.", FutureWarning, stacklevel=3)
+
+
+class _CPUAutocast(_amp.autocast):
+    """``torch.cpu.amp.autocast``: ``mg.autocast`` on "cpu", with torch's deprecation warning."""
+
+    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+        _deprecated("autocast")
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class _CPUGradScaler(_amp.GradScaler):
+    """``torch.cpu.amp.GradScaler``: ``mg.amp.GradScaler`` on "cpu", so enabled; torch's
+    deprecation warning."""
+
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        _deprecated("GradScaler")
+        super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
+                         backoff_factor=backoff_factor, growth_interval=growth_interval,
+                         enabled=enabled)
+
+
+# ``torch.cpu.amp``: autocast and GradScaler whose device is the CPU (torch.cuda.amp's, which
+# mg.cuda.amp is, default to "cuda")
+amp = types.ModuleType(__name__ + ".amp", "torch.cpu.amp: autocast and GradScaler on the CPU")
+amp.autocast, amp.GradScaler = _CPUAutocast, _CPUGradScaler
+amp.autocast.__name__, amp.GradScaler.__name__ = "autocast", "GradScaler"
+sys.modules[amp.__name__] = amp
 
 __all__ = ["Stream", "current_device", "current_stream", "device_count", "is_available",
            "is_initialized", "set_device", "stream", "synchronize"]

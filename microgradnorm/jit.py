@@ -13,6 +13,8 @@ import types
 import typing
 import warnings
 
+from .nn.module import Module
+
 __all__ = ["Attribute", "Final", "Future", "RecursiveScriptModule", "ScriptFunction",
            "ScriptModule", "TracerWarning", "annotate", "export", "fork", "freeze", "ignore",
            "interface", "is_scripting", "is_tracing", "isinstance", "load",
@@ -38,9 +40,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'microgradnorm.jit' has no attribute {name!r}")
 
 
-class ScriptModule:
-    """``torch.jit.ScriptModule``, for ``isinstance`` checks: nothing here is one
-    (``script`` returns the Module itself)."""
+class ScriptModule(Module):
+    """``torch.jit.ScriptModule``, a Module: a class written as one (``class
+    RWKV_RNN(torch.jit.ScriptModule)``, its methods marked ``@torch.jit.script_method``) is an
+    ordinary Module here, its methods run eagerly, as torch runs it with its compiler off
+    (``PYTORCH_JIT=0``). ``script`` returns a Module as it is, so a scripted one is not one."""
 
 
 class RecursiveScriptModule(ScriptModule):

@@ -5,12 +5,12 @@ default device, ``compile``, anomaly detection, the warning mode, denormals, and
 tensor.
 
 What each changes here (docs/pytorch.md): ``set_num_threads`` sets NumPy's BLAS threads
-through ``threadpoolctl``; the rest is recorded and read back, because nothing here has
-the thing it switches (TF32 matmuls, nondeterministic kernels, a default device other than
-the CPU, a compiler, flushed denormals), but anomaly detection, which is the engine's
-(``autograd/anomaly.py``); ``set_default_device("cuda")``
-is refused, since the factories make CPU tensors unless given ``device=``. Bad arguments
-raise torch's error classes and change nothing."""
+through ``threadpoolctl``; ``set_default_device`` is where factories given no device put
+tensors (``backend.default_device``, which ``with mg.device(...)`` blocks override); the
+rest is recorded and read back, because nothing here has the thing it switches (TF32
+matmuls, nondeterministic kernels, a compiler, flushed denormals), but anomaly detection,
+which is the engine's (``autograd/anomaly.py``). Bad arguments raise torch's error classes
+and change nothing."""
 
 import numbers
 import os
@@ -27,7 +27,7 @@ __all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_devic
            "get_num_interop_threads", "get_num_threads", "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
            "is_inference_mode_enabled", "is_nonzero", "is_warn_always_enabled",
-           "set_anomaly_enabled", "set_default_device", "set_default_tensor_type",
+           "set_anomaly_enabled", "set_default_device", "set_default_tensor_type", "typename",
            "set_deterministic_debug_mode", "set_float32_matmul_precision",
            "set_flush_denormal", "set_num_interop_threads", "set_num_threads",
            "set_warn_always", "use_deterministic_algorithms"]
@@ -168,16 +168,10 @@ def get_deterministic_debug_mode():
 # ----- the default device ---------------------------------------------------------------------
 def set_default_device(device):
     """Where factories put tensors given no ``device=`` (``torch.set_default_device``):
-    here the CPU, always, so "cpu" (or None, torch's reset) is taken and "cuda" is refused
-    with a NotImplementedError, a RuntimeError (give ``device="cuda"`` to each factory, or
-    move tensors and models with ``.to("cuda")``); a name that is no device is torch's
-    RuntimeError."""
-    if device is None:
-        return
-    if backend.check_device(device) != "cpu":
-        raise NotImplementedError(f"set_default_device({str(device)!r}): factories here make "
-                                  "CPU tensors unless given device=; pass device='cuda' to "
-                                  "each factory or move tensors with .to('cuda')")
+    "cpu" or "cuda" (a ``with mg.device(...)`` block overrides it in its thread); None puts
+    the CPU back. A name that is no device is torch's RuntimeError; "cuda" is taken on any
+    machine, and a factory then needs CuPy and a GPU, as torch's CPU build needs CUDA."""
+    backend.set_global_default_device(device)
 
 
 def set_default_tensor_type(t, /):
@@ -213,9 +207,14 @@ def set_default_tensor_type(t, /):
 
 
 def get_default_device():
-    """The device factories use when given none: ``mg.device("cpu")``
-    (``torch.get_default_device``)."""
-    return backend.Device("cpu")
+    """The device factories use when given none (``torch.get_default_device``): a
+    ``with mg.device(...)`` block's, else ``set_default_device``'s, else ``mg.device("cpu")``;
+    the GPU as ``cuda:0``, without one the error a factory then raises (torch's: its
+    AssertionError)."""
+    if backend.default_device() == "cpu":
+        return backend.CPU
+    backend._cupy_with_gpu()                      # no GPU: the factories' error
+    return backend.CUDA
 
 
 # ----- compile --------------------------------------------------------------------------------
@@ -299,3 +298,25 @@ def is_nonzero(input):
         raise TypeError(f"is_nonzero(): argument 'input' (position 1) must be Tensor, not "
                         f"{type(input).__name__}")
     return input.is_nonzero()
+
+
+def typename(obj):
+    """The name of ``obj``'s type as ``torch.typename`` gives it: a Tensor's legacy type
+    name (``x.type()``, "torch.FloatTensor"); otherwise "module.qualname" of a class or
+    function, or of an object's class, the module left out for builtins.
+
+    Args:
+        obj: anything.
+
+    Example:
+        >>> mg.typename(mg.zeros(2)), mg.typename(3)
+        ('torch.FloatTensor', 'int')
+    """
+    if isinstance(obj, Tensor):
+        return obj.type()
+    if hasattr(obj, "__qualname__") or hasattr(obj, "__name__"):
+        module = getattr(obj, "__module__", "") or ""
+        name = getattr(obj, "__qualname__", None) or obj.__name__
+    else:
+        module, name = type(obj).__module__ or "", type(obj).__qualname__
+    return name if module in ("", "builtins") else f"{module}.{name}"

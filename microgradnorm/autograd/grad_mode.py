@@ -42,7 +42,7 @@ class set_grad_enabled:
         _state.grad_enabled = mode and not _state.inference     # inference: still no graph
 
     def __enter__(self):
-        return self
+        return None                  # as torch's: `with mg.no_grad() as g` binds None
 
     def __exit__(self, *exc):
         _state.grad_enabled = self.previous
@@ -67,7 +67,7 @@ class _GradMode:
     def __enter__(self):
         self.previous = _state.grad_enabled, _state.inference
         _state.grad_enabled = self.MODE and not _state.inference    # as torch's: no graph
-        return self
+        return None
 
     def __exit__(self, *exc):
         _state.grad_enabled, _state.inference = self.previous
@@ -109,7 +109,7 @@ class inference_mode(_GradMode):
     def __enter__(self):
         self.previous = _state.grad_enabled, _state.inference
         _state.grad_enabled, _state.inference = not self.enabled, self.enabled    # torch's
-        return self
+        return None
 
     def __call__(self, fn):
         return _grad_mode_decorator(fn, lambda: inference_mode(self.enabled))

@@ -47,7 +47,7 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     """
 
     def __init__(self, in_features, n_classes, cutoffs, div_value=4.0, head_bias=False,
-                 device="cpu", dtype=None):
+                 device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
         _check_positive(name, in_features=in_features, n_classes=n_classes)

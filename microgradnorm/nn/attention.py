@@ -1,14 +1,38 @@
 """MultiheadAttention with torch's parameters (names, shapes, initialisation: a torch state
 dict loads) and torch's forward (``F.multi_head_attention_forward``): masks, padding,
-batch_first, unbatched input, head-averaged weights."""
+batch_first, unbatched input, head-averaged weights. Beside it what ``torch.nn.attention``
+holds: ``SDPBackend`` and ``sdpa_kernel``, the attention kernels' flags for a block
+(``backends.py``: recorded, they pick no kernel here)."""
+
+import contextlib
 
 import numpy as np
 
+from .. import backends as _flags
 from .. import functional as F
+from ..backends import SDPBackend
 from ..dtypes import check_number
 from . import init
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter, _check_positive, _dtype
+
+
+@contextlib.contextmanager
+def sdpa_kernel(backends, set_priority=False):
+    """Only ``backends`` (an ``SDPBackend`` or a list of them) enabled for a block, the
+    previous flags put back after (``torch.nn.attention.sdpa_kernel``); yields ``{}``. Anything
+    else is torch's AssertionError. The flags are recorded (``mg.backends.cuda.*_sdp_enabled``)
+    and pick no kernel here."""
+    if not isinstance(backends, (list, SDPBackend)):
+        raise AssertionError(f"Backend must be an instance of SDPBackend or a list of "
+                             f"SDPBackend instances, got {type(backends).__name__}")
+    chosen = [backends] if isinstance(backends, SDPBackend) else list(backends)
+    previous = _flags.sdp_backends()
+    try:
+        _flags.set_sdp_backends(chosen)
+        yield {}
+    finally:
+        _flags.set_sdp_backends(previous)
 
 
 class MultiheadAttention(Module):
@@ -39,7 +63,7 @@ class MultiheadAttention(Module):
     """
 
     def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False,
-                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device="cpu",
+                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):
         super().__init__()
         for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):

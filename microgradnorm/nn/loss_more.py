@@ -433,7 +433,7 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
         # (C·d1·…, in_features): a Linear's weight is 2-D; forward views it as (C, d1, …)
         self.linear = Linear(in_features, math.prod(out_features, start=num_classes),
-                             bias=bias, device="cpu" if device is None else device,
+                             bias=bias, device=device,
                              dtype=dtype)
         self.options = options
 

@@ -22,7 +22,7 @@ class MLP(Module):
     """
 
     def __init__(self, *sizes, activation="relu", norm=None, impl=None, dtype=None,
-                 device="cpu"):
+                 device=None):
         super().__init__()
         if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
             sizes = sizes[0]

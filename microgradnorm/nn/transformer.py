@@ -35,7 +35,7 @@ class CausalSelfAttention(Module):
         input (B, T, d_model), output (B, T, d_model).
     """
 
-    def __init__(self, d_model, n_heads, bias=True, dropout=0.0, dtype=None, device="cpu"):
+    def __init__(self, d_model, n_heads, bias=True, dropout=0.0, dtype=None, device=None):
         super().__init__()
         _check_positive("CausalSelfAttention", d_model=d_model, n_heads=n_heads)
         if d_model % n_heads:
@@ -88,7 +88,7 @@ class FeedForward(Module):
     """
 
     def __init__(self, d_model, hidden=None, activation="gelu", dropout=0.0, dtype=None,
-                 device="cpu", multiple_of=256):
+                 device=None, multiple_of=256):
         super().__init__()
         _check_choice("FeedForward", "activation", activation, FEEDFORWARD_ACTIVATIONS)
         _check_positive("FeedForward", d_model=d_model, multiple_of=multiple_of)
@@ -152,7 +152,7 @@ class TransformerBlock(Module):
 
     def __init__(self, d_model, n_heads, norm="layer_norm", placement="pre", impl=None,
                  n_layers=1, hidden=None, activation="gelu", dropout=0.0, dtype=None,
-                 device="cpu", multiple_of=256):
+                 device=None, multiple_of=256):
         super().__init__()
         norm = lookup(norm, "TransformerBlock: norm", fitting("row")).name
         _check_choice("TransformerBlock", "placement", placement, PLACEMENTS)
@@ -214,7 +214,7 @@ class GPT(Module):
 
     def __init__(self, vocab_size, context_length, d_model=64, n_heads=4, n_layers=2,
                  norm="layer_norm", placement="pre", impl=None, dropout=0.0, hidden=None,
-                 activation="gelu", init="gpt2", dtype=None, device="cpu", multiple_of=256):
+                 activation="gelu", init="gpt2", dtype=None, device=None, multiple_of=256):
         super().__init__()
         _check_choice("GPT", "init", init, ("gpt2", "xavier"))
         _check_positive("GPT", vocab_size=vocab_size, context_length=context_length,

@@ -432,7 +432,7 @@ def _generate_square_subsequent_mask(sz, device=None, dtype=None):
                         f"{type(sz).__name__} {sz!r}") from None
     if sz < 0:                                      # torch: a negative dimension, RuntimeError
         raise RuntimeError(f"generate_square_subsequent_mask: sz must be >= 0, got {sz}")
-    mask = full((sz, sz), float("-inf"), dtype=dtype, device="cpu" if device is None else device)
+    mask = full((sz, sz), float("-inf"), dtype=dtype, device=device)
     return ops.triu(mask, diagonal=1)
 
 

@@ -28,6 +28,7 @@ from . import index_writes, memory_formats, protocol, sorting, tensor_more
 from . import storage as storage_ops      # not `storage`: that is a Tensor method
 from . import statistics, tensor_algebra, torch_more
 from .base import _augmented
+from .numpy_names import numpy_dim
 from .elementwise import Add, Cast, Div, Mul, Sub, ToDevice
 from .linalg import MatMul
 
@@ -121,14 +122,28 @@ def _put_value(tensor, index, value):
                 or not math.isfinite(value):
             return value
     elif isinstance(value, Tensor):
-        return index_writes.put_value(index, value, dtype)
+        value = index_writes.put_value(index, value, dtype)
+        shape = value._array.shape
+        return _without_leading_ones(value, shape) if shape and shape[0] == 1 else value
     elif not isinstance(value, (numbers.Number, np.generic)):
         if isinstance(value, (str, bytes)) or value is None:
             raise TypeError(f"can't assign a {kind.__name__} to a {dtype} tensor")
-        return value                            # an array, a list: NumPy's reading
+        if isinstance(value, np.ndarray) and value.shape and value.shape[0] == 1:
+            return _without_leading_ones(value, value.shape)
+        return value                            # a list: NumPy's reading
     elif isinstance(value, numbers.Real) and dtypes.is_half(dtype) and kind is not bool:
         return value
     return base.fitted("__setitem__", value, dtype)
+
+
+def _without_leading_ones(value, shape):
+    """``value`` (of ``shape``, led by a 1) without its leading dims of size 1, as torch's
+    ``x[index] = value`` views it before broadcasting (``slicePrefix1sSize``): a (1,) value
+    fills one element, a (1, 3) one a row picked by a mask."""
+    k = 1
+    while k < len(shape) and shape[k] == 1:
+        k += 1
+    return value.reshape(tuple(shape[k:]))
 
 
 def _subtract(a, b):
@@ -364,9 +379,11 @@ class _Methods:
         self.grad_fn, self._output_index, self.requires_grad = None, 0, False
         return self
 
-    def select(self, dim, index):
+    def select(self, dim=None, index=None, *, axis=None):
         """The slice at ``index`` along ``dim``, that dim removed (``x.select(1, 2)`` is
-        ``x[:, 2]``): a view in the graph."""
+        ``x[:, 2]``): a view in the graph. ``axis``: NumPy's name for ``dim``, as torch's."""
+        if dim is None or index is None or axis is not None:
+            dim = numpy_dim("select", dim, axis, missing=index is None)
         axis = base.normalize_axis("select", dim, self._array.ndim, single=True)
         return self[(slice(None),) * axis + (index,)]
 
@@ -602,7 +619,7 @@ class _Methods:
     expand = shape_ops.expand
     unsqueeze = shape_ops.unsqueeze
     squeeze = shape_ops.squeeze
-    split = shape_ops.split
+    split = shape_ops.split_method
     chunk = shape_ops.chunk
     repeat = shape_ops.repeat
 

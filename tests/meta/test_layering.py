@@ -16,15 +16,17 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
     ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
-                 "cuda", "amp", "backends", "cpu", "distributed")),
-    ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc", "jit",
-              "random", "profiler", "poisson")),
+                 "cuda", "amp", "backends", "cpu", "distributed", "__future__",
+                 "version")),
+    ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc",
+              "random", "profiler", "poisson", "compiler", "_dynamo", "_inductor")),
     ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "convolution_more", "convolution_3d",
                     "losses", "losses_more", "activations", "vision", "linalg", "fft",
                     "special", "signal", "embedding_bag", "losses_ctc", "vision_grid", "lp_pool",
-                    "attention_forward")),
-    ("model", ("nn", "optim", "layers", "utils", "distributions", "func", "func_transforms")),
+                    "attention_forward", "sparse")),
+    ("model", ("nn", "optim", "layers", "utils", "distributions", "func", "func_transforms",
+               "func_jvp", "jit")),
     ("look", ("checks", "viz", "train", "checkpoint", "capture", "testing")),
     ("apps", ("cli", "__main__")),
 )

@@ -561,15 +561,29 @@ def test_matmul_precision_and_determinism_are_recorded_as_torch(fresh_settings):
     assert not mg.are_deterministic_algorithms_enabled()
 
 
-def test_default_device_is_the_cpu_and_cuda_is_refused_clearly(fresh_settings):
+def test_default_device_is_the_cpu_until_set_and_a_block_overrides_it(fresh_settings):
     assert mg.get_default_device() == mg.device("cpu") == "cpu"
     mg.set_default_device("cpu")
     mg.set_default_device(mg.device("cpu"))
-    mg.set_default_device(None)
-    with pytest.raises(NotImplementedError, match="device="):
-        mg.set_default_device("cuda")
     same_error(lambda: mg.set_default_device("foo"), lambda: torch.set_default_device("foo"))
-    assert mg.zeros(2).device == "cpu"
+    try:
+        mg.set_default_device("cuda")              # taken on any machine, as torch's
+        if mg.cuda.is_available():
+            assert repr(mg.get_default_device()) == repr(torch.device("cuda", 0))
+        else:                                      # torch's CPU build: its AssertionError
+            with pytest.raises(RuntimeError, match="GPU"):
+                mg.get_default_device()
+        with mg.device("cpu") as block:            # a block wins, in its thread
+            assert block == "cpu" and mg.get_default_device() == "cpu"
+            assert mg.zeros(2).device == mg.nn.Linear(2, 2).weight.device == "cpu"
+        assert mg.backend.default_device() == "cuda"
+        assert mg.ones(1, device="cpu").device == "cpu"     # an explicit device wins
+        assert mg.from_numpy(np.ones(1)).device == "cpu"     # NumPy's memory stays there
+    finally:
+        mg.set_default_device(None)
+    assert mg.zeros(2).device == "cpu" and mg.get_default_device() == "cpu"
+    with pytest.raises(RuntimeError, match="meta"):
+        mg.device("meta")                          # no tensor here lives without its data
 
 
 def test_compile_returns_the_model_itself_with_and_without_arguments():

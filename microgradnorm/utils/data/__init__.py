@@ -2,7 +2,7 @@
 same seed gives the same shuffles and splits as torch's (``mg.manual_seed`` or a
 ``mg.Generator``)."""
 
-from .dataloader import DataLoader, default_collate, default_convert
+from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import (ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset,
                       random_split)
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
@@ -11,4 +11,4 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler,
 __all__ = ["BatchSampler", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
            "RandomSampler", "Sampler", "SequentialSampler", "Subset", "SubsetRandomSampler",
            "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
-           "random_split"]
+           "get_worker_info", "random_split"]

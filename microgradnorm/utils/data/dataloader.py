@@ -22,7 +22,7 @@ from ...tensor import Tensor, tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
-__all__ = ["DataLoader", "default_collate", "default_convert"]
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
 # NumPy dtypes that hold strings or objects: left as they are (``dtype.str`` as "<U5", "|O")
 _NOT_NUMERIC = re.compile(r"[SaUO]")
@@ -240,6 +240,13 @@ class DataLoader:
         if self.batch_size is None:
             return length
         return length // self.batch_size if self.drop_last else -(-length // self.batch_size)
+
+
+def get_worker_info():
+    """None: the batches are always loaded in the calling process, never by a worker
+    (``torch.utils.data.get_worker_info``, which gives None there too), so a dataset that
+    splits its work by worker reads the whole of it."""
+    return None
 
 
 def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers):
