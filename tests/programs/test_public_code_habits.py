@@ -33,7 +33,12 @@ def plain(value):
 
 
 def assert_close(got, expected, rtol=1e-6, atol=1e-7):
-    if isinstance(expected, list):
+    """``got`` against ``expected`` (nested lists, dicts, floats, anything else exactly)."""
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and list(got) == list(expected), (got, expected)
+        for key in expected:
+            assert_close(got[key], expected[key], rtol, atol)
+    elif isinstance(expected, list):
         assert isinstance(got, list) and len(got) == len(expected), (got, expected)
         for ours, theirs in zip(got, expected):
             assert_close(ours, theirs, rtol, atol)

@@ -28,8 +28,8 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
-             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
+from test_public_code_habits import LIBRARIES  # noqa: E402
+from test_public_code_habits import assert_close as _assert_close  # noqa: E402
 
 
 def part(torch, name):
@@ -54,19 +54,8 @@ def plain(value):
 
 
 def assert_close(got, expected, rtol=1e-5, atol=1e-6):
-    if isinstance(expected, dict):
-        assert isinstance(got, dict) and list(got) == list(expected), (got, expected)
-        for key in expected:
-            assert_close(got[key], expected[key], rtol, atol)
-    elif isinstance(expected, list):
-        assert isinstance(got, list) and len(got) == len(expected), (got, expected)
-        for ours, theirs in zip(got, expected):
-            assert_close(ours, theirs, rtol, atol)
-    elif isinstance(expected, float):
-        assert math.isclose(got, expected, rel_tol=rtol, abs_tol=atol) or (
-            math.isnan(got) and math.isnan(expected)), (got, expected)
-    else:
-        assert got == expected, (got, expected)
+    """test_public_code_habits' comparison, at float32 training's tolerances."""
+    _assert_close(got, expected, rtol, atol)
 
 
 def run_both(program):

@@ -17,8 +17,8 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
-             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
+from test_public_code_habits import LIBRARIES  # noqa: E402
+from test_public_code_habits import assert_close as _assert_close  # noqa: E402
 
 
 def plain(value):
@@ -35,15 +35,8 @@ def plain(value):
 
 
 def assert_close(got, expected, rtol=1e-5, atol=1e-6):
-    if isinstance(expected, list):
-        assert isinstance(got, list) and len(got) == len(expected), (got, expected)
-        for ours, theirs in zip(got, expected):
-            assert_close(ours, theirs, rtol, atol)
-    elif isinstance(expected, float):
-        assert math.isclose(got, expected, rel_tol=rtol, abs_tol=atol) or (
-            math.isnan(got) and math.isnan(expected)), (got, expected)
-    else:
-        assert got == expected, (got, expected)
+    """test_public_code_habits' comparison, at float32 training's tolerances."""
+    _assert_close(got, expected, rtol, atol)
 
 
 def run_both(program, *args):
