@@ -102,11 +102,16 @@ def _default_dtype_restored():
     """Every test starts with PyTorch's default dtype, float32, and leaves it so, and with the
     default generators seeded, ours and PyTorch's where a test loaded it (as PyTorch's own test
     cases seed theirs), so a run repeats. ``MICROGRADNORM_TEST_SEED`` picks another seed: a
-    run over a few of them finds a tolerance that held for one draw only."""
+    run over a few of them finds a tolerance that held for one draw only. The distributions'
+    argument checks start on, both libraries' (``torch.compile`` turns torch's off for the
+    whole process, so a test that compiles under PyTorch changed every later test's torch)."""
     mg.set_default_dtype(mg.float32)
     mg.manual_seed(_SEED)
+    mg.distributions.Distribution.set_default_validate_args(True)
     if "torch" in sys.modules:
         sys.modules["torch"].manual_seed(_SEED)
+    if "torch.distributions" in sys.modules:
+        sys.modules["torch.distributions"].Distribution.set_default_validate_args(True)
     yield
     mg.set_default_dtype(mg.float32)
 

@@ -288,18 +288,8 @@ METHOD_CASES = {
 }
 
 
-@pytest.fixture
-def torch_distribution_checks():
-    """torch's ``Module.compile()`` imports its compiler, which turns off torch.distributions'
-    argument checks for the whole process: put them back for the tests that follow."""
-    checks = torch.distributions.Distribution._validate_args
-    yield
-    torch.distributions.Distribution.set_default_validate_args(checks)
-
-
 @pytest.mark.parametrize("case", METHOD_CASES.values(), ids=METHOD_CASES)
-def test_module_methods_take_torchs_keywords_and_raise_its_errors(case,
-                                                                  torch_distribution_checks):
+def test_module_methods_take_torchs_keywords_and_raise_its_errors(case):
     same_on_both(lambda lib: case(lib, shared_tree(lib)))
 
 
