@@ -76,7 +76,28 @@ class LogitRelaxedBernoulli(BinaryParams, Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
+class RelaxedParams:
+    """The relaxed distributions' parameters, read from their base distribution (the
+    logit-relaxed one RelaxedBernoulli transforms by a sigmoid, the exp-relaxed one
+    RelaxedOneHotCategorical transforms by exp)."""
+
+    @property
+    def temperature(self):
+        """τ."""
+        return self.base_dist.temperature
+
+    @property
+    def logits(self):
+        """The base's logits."""
+        return self.base_dist.logits
+
+    @property
+    def probs(self):
+        """The base's probs."""
+        return self.base_dist.probs
+
+
+class RelaxedBernoulli(RelaxedParams, TransformedDistribution):
     """The binary Concrete distribution on (0, 1): sigmoid of a LogitRelaxedBernoulli.
 
     Args:
@@ -102,18 +123,3 @@ class RelaxedBernoulli(TransformedDistribution):
         """The distribution expanded to ``batch_shape``."""
         new = self._get_checked_instance(RelaxedBernoulli, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        """τ."""
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        """The base's logits."""
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        """The base's probs."""
-        return self.base_dist.probs

@@ -5,6 +5,7 @@ its log."""
 
 from ..factories import full_like, rand
 from .categorical import Categorical
+from .relaxed_bernoulli import RelaxedParams
 from .distribution import SCALAR, Distribution
 from . import constraints
 from .transformed_distribution import TransformedDistribution
@@ -85,7 +86,7 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(RelaxedParams, TransformedDistribution):
     """The Concrete (Gumbel-softmax) distribution on the simplex: exp of an
     ExpRelaxedCategorical draw.
 
@@ -113,18 +114,3 @@ class RelaxedOneHotCategorical(TransformedDistribution):
         """The distribution expanded to ``batch_shape``."""
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        """τ."""
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        """The base's logits."""
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        """The base's probs."""
-        return self.base_dist.probs
