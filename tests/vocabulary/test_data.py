@@ -63,7 +63,7 @@ def test_tensor_concat_and_subset_datasets_index_as_torch():
     raises_like_torch(lambda: data.ConcatDataset([]), lambda: tdata.ConcatDataset([]), "empty")
     raises_like_torch(lambda: data.TensorDataset(mg.zeros(3), mg.zeros(4)),
                       lambda: tdata.TensorDataset(torch.zeros(3), torch.zeros(4)),
-                      r"size mismatch between tensors: first dimensions \[3, 4\]")
+                      r"Size mismatch between tensors: first dimensions \[3, 4\]")
     raises_like_torch(lambda: data.TensorDataset(mg.zeros(())),
                       lambda: tdata.TensorDataset(torch.zeros(())), "0-d")
     empty, empty_t = data.TensorDataset(mg.zeros(0, 2)), tdata.TensorDataset(torch.zeros(0, 2))
@@ -89,7 +89,7 @@ def test_random_split_errors_and_empty_split_warning():
                       lambda: tdata.random_split(range(10), [3, 3]), "sum to 6")
     raises_like_torch(lambda: data.random_split(range(10), [1.5, -0.5]),
                       lambda: tdata.random_split(range(10), [1.5, -0.5]), "index 0")
-    with pytest.warns(UserWarning, match="index 1 has length 0"):
+    with pytest.warns(UserWarning, match="Length of split at index 1 is 0"):
         parts = data.random_split(range(1), [0.5, 0.5])
     assert [len(p) for p in parts] == [1, 0]
 

@@ -1,19 +1,22 @@
 """The DataLoader (``torch.utils.data.DataLoader``) and its collate functions.
 
-Batches are loaded in the calling process. ``num_workers > 0`` is accepted, so PyTorch
-programs run unchanged, and warns that it loads in-process (the batches and their order are
-those torch gives; only the parallelism is missing). ``pin_memory`` is accepted and does
-nothing: arrays live in ordinary memory.
+Batches are loaded in the calling process. ``num_workers > 0`` runs the workers there in
+turn (``workers.py``), with one warning: each with its own dataset copy, seeds,
+``get_worker_info()`` and ``worker_init_fn``, so the batches, their order and every draw are
+torch's; only the parallelism is missing. ``pin_memory`` is accepted and does nothing
+(torch's warning where no GPU is seen): arrays live in ordinary memory.
 """
 
 import collections.abc
 import copy
-import itertools
+import functools
+import multiprocessing
 import re
 import warnings
 
 import numpy as np
 
+from ...backend import cuda_available
 from ...dtypes import float64, int64
 from ...factories import empty, from_numpy
 from ...generator import check_generator
@@ -21,6 +24,7 @@ from ...ops import stack
 from ...tensor import Tensor, tensor
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
+from .workers import IterableFetcher, Worker, WorkerPass, fetch_map, get_worker_info
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
 
@@ -131,7 +135,9 @@ class DataLoader:
         batch_size: samples per batch; None yields samples one by one (``default_convert``).
         shuffle: a new random order every pass.
         sampler, batch_sampler: the order of indices, or of batches of indices, instead.
-        num_workers: accepted; loading stays in this process (a warning says so).
+        num_workers: workers, run in turn in this process (a warning says so): torch's
+            batches, seeds and ``get_worker_info()``; ``worker_init_fn(id)`` runs in each,
+            ``persistent_workers`` keeps them (and their streams) from pass to pass.
         collate_fn: puts a list of samples together (default ``default_collate``).
         drop_last: leave out a last, smaller batch.
         generator: a ``mg.Generator`` for the shuffle.
@@ -151,6 +157,9 @@ class DataLoader:
                  prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True):
         _check_workers(num_workers, timeout, prefetch_factor, persistent_workers)
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        _check_context(multiprocessing_context, num_workers)
         check_generator("DataLoader", generator)
         iterable = isinstance(dataset, IterableDataset)
         if iterable:
@@ -158,7 +167,7 @@ class DataLoader:
                                 ("batch_sampler", batch_sampler)):
                 if value not in (None, False):
                     raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
-                                     f"{name} option, got {name}={value!r}")
+                                     f"{name} option, but got {name}={value!r}")
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise ValueError("DataLoader: sampler option is mutually exclusive with shuffle")
@@ -189,6 +198,7 @@ class DataLoader:
                                                   else default_convert))
         vars(self).update(settings)
         self._batching, self._iterable = batching, iterable
+        self._workers, self._pass, self._prefetch = None, None, prefetch_factor
         self._initialized = True
 
     def __setattr__(self, name, value):
@@ -199,37 +209,53 @@ class DataLoader:
 
     def __iter__(self):
         """A pass over the dataset: one batch (or sample) at a time."""
-        if self.num_workers > 0:
-            warnings.warn(f"DataLoader: num_workers={self.num_workers} loads in this process; "
-                          f"the batches are the same, without parallel workers", stacklevel=2)
-        if self._iterable:
-            indices = None
+        workers = self.num_workers
+        if workers > 0:
+            warnings.warn(f"DataLoader: num_workers={workers} loads in this process; "
+                          f"its workers run in turn, giving torch's batches", stacklevel=2)
+        index_sampler = None if self._iterable else (
+            self.batch_sampler if self._batching else self.sampler)
+        keep = self.persistent_workers and workers > 0
+        if keep and self._workers:
+            started = self._workers
+            if self._pass is not None:     # torch's workers finish what they were handed
+                self._pass.drain()
         else:
-            indices = iter(self.batch_sampler if self._batching else self.sampler)
-        # torch draws a base seed for its workers here (from the loader's generator, or the
-        # default one): drawn too, so the generator moves as torch's does
-        empty((), dtype=int64).random_(generator=self.generator)
-        return self._iterable_batches() if self._iterable else self._batches(indices)
-
-    def _batches(self, indices):
-        many = callable(getattr(self.dataset, "__getitems__", None))
-        for index in indices:
-            if not self._batching:
-                yield self.collate_fn(self.dataset[index])
-            elif many:
-                yield self.collate_fn(self.dataset.__getitems__(index))
-            else:
-                yield self.collate_fn([self.dataset[i] for i in index])
-
-    def _iterable_batches(self):
-        samples = iter(self.dataset)
-        if not self._batching:
-            yield from (self.collate_fn(sample) for sample in samples)
-            return
-        while batch := list(itertools.islice(samples, self.batch_size)):
-            if len(batch) < self.batch_size and self.drop_last:
-                return
-            yield self.collate_fn(batch)
+            # torch draws a base seed for its workers as each iterator is made (once for
+            # persistent workers), from the loader's generator or the default one
+            if self.pin_memory and not cuda_available():
+                warnings.warn("'pin_memory' argument is set as true but no accelerator is "
+                              "found, then device pinned memory won't be used.", stacklevel=2)
+            base_seed = int(empty((), dtype=int64).random_(generator=self.generator).item())
+            if workers == 0 and self.timeout != 0:
+                raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+            if workers > 0 and self._prefetch <= 0:
+                raise AssertionError("prefetch_factor must be greater than 0 for "
+                                     "MultiProcessingDataLoaderIter")
+            started = [Worker(i, workers, base_seed, self.dataset, self.worker_init_fn)
+                       for i in range(workers)]
+            vars(self)["_workers"] = started if keep else None
+        # iterators that, as torch's, go on after an error in one batch
+        if workers == 0:
+            if self._iterable:
+                return iter(IterableFetcher(self.dataset, self.batch_size, self.drop_last,
+                                            self.collate_fn).fetch, _NEVER)
+            return map(functools.partial(fetch_map, self.dataset, batching=self._batching,
+                                         collate_fn=self.collate_fn), iter(index_sampler))
+        if self._iterable:
+            for worker in started:
+                with worker:
+                    worker.stream = IterableFetcher(worker.info.dataset, self.batch_size,
+                                                    self.drop_last, self.collate_fn)
+            tasks = WorkerPass(started, _next_of_stream, None, self._prefetch)
+        else:
+            # torch hands each worker its first indices (prefetch_factor of them) at once
+            tasks = WorkerPass(started, functools.partial(
+                _fetch_in, batching=self._batching, collate_fn=self.collate_fn),
+                iter(index_sampler), self._prefetch)
+        if keep:
+            vars(self)["_pass"] = tasks
+        return tasks
 
     def __len__(self):
         """The number of batches in a pass (of samples with ``batch_size=None``); for an
@@ -242,27 +268,64 @@ class DataLoader:
         return length // self.batch_size if self.drop_last else -(-length // self.batch_size)
 
 
-def get_worker_info():
-    """None: the batches are always loaded in the calling process, never by a worker
-    (``torch.utils.data.get_worker_info``, which gives None there too), so a dataset that
-    splits its work by worker reads the whole of it."""
-    return None
+class _Never:
+    # the sentinel of ``iter(fetch, _NEVER)``: equal to no batch, asked first (a stream
+    # ends by its StopIteration)
+    __hash__ = object.__hash__
+
+    def __eq__(self, other):
+        return False
+
+
+_NEVER = _Never()
+
+
+def _next_of_stream(worker, _index):
+    return worker.stream.fetch()
+
+
+def _fetch_in(worker, index, batching, collate_fn):
+    return fetch_map(worker.info.dataset, index, batching, collate_fn)
 
 
 def _check_workers(num_workers, timeout, prefetch_factor, persistent_workers):
-    # torch's checks of the multiprocessing options, kept so that the same calls fail
+    # torch's checks of the multiprocessing options, with torch's messages, kept so that
+    # the same calls fail
     if isinstance(num_workers, bool) or not isinstance(num_workers, int):
         raise TypeError(f"DataLoader: num_workers must be an int, got {num_workers!r}")
     if num_workers < 0:
-        raise ValueError(f"DataLoader: num_workers option should be non-negative, got "
-                         f"{num_workers}; use num_workers=0 to disable multiprocessing")
+        raise ValueError(f"DataLoader: num_workers option should be non-negative; use "
+                         f"num_workers=0 to disable multiprocessing. Got {num_workers}")
     if timeout < 0:
-        raise ValueError(f"DataLoader: timeout option should be non-negative, got {timeout}")
+        raise ValueError(f"DataLoader: timeout option should be non-negative (got {timeout})")
     if num_workers == 0 and prefetch_factor is not None:
-        raise ValueError("DataLoader: prefetch_factor option could only be specified with "
-                         "num_workers > 0; otherwise set prefetch_factor to None")
+        raise ValueError(f"DataLoader: prefetch_factor option could only be specified in "
+                         f"multiprocessing.let num_workers > 0 to enable multiprocessing, "
+                         f"otherwise set prefetch_factor to None. Got num_workers=0, "
+                         f"prefetch_factor={prefetch_factor!r}")
     if prefetch_factor is not None and prefetch_factor < 0:
-        raise ValueError(f"DataLoader: prefetch_factor option should be non-negative, got "
-                         f"{prefetch_factor}")
+        raise ValueError(f"DataLoader: prefetch_factor option should be non-negative (got "
+                         f"{prefetch_factor})")
     if persistent_workers and num_workers == 0:
         raise ValueError("DataLoader: persistent_workers option needs num_workers > 0")
+
+
+def _check_context(context, num_workers):
+    # torch's checks of multiprocessing_context; the workers here run in this process, so
+    # a valid context is taken and not used
+    if context is None:
+        return
+    if num_workers == 0:
+        raise ValueError(f"DataLoader: multiprocessing_context can only be used with "
+                         f"multi-process loading (num_workers > 0), but got "
+                         f"num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError(f"DataLoader: multiprocessing_context option should specify a "
+                             f"valid start method in {methods!r}, but got "
+                             f"multiprocessing_context={context!r}")
+    elif not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError(f"DataLoader: multiprocessing_context option should be a valid "
+                        f"context object or a string specifying the start method, but got "
+                        f"multiprocessing_context={context}")

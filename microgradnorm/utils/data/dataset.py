@@ -1,5 +1,6 @@
 """Datasets (``torch.utils.data``): the map-style ``Dataset`` and its ``TensorDataset``,
-``ConcatDataset`` and ``Subset``, the ``IterableDataset``, and ``random_split``."""
+``ConcatDataset``, ``StackDataset`` and ``Subset``, the ``IterableDataset`` and its
+``ChainDataset``, and ``random_split``."""
 
 import bisect
 import collections.abc
@@ -13,8 +14,8 @@ from ...factories import randperm
 from ...generator import default_generator
 from ...tensor import Tensor
 
-__all__ = ["ConcatDataset", "Dataset", "IterableDataset", "Subset", "TensorDataset",
-           "random_split"]
+__all__ = ["ChainDataset", "ConcatDataset", "Dataset", "IterableDataset", "StackDataset",
+           "Subset", "TensorDataset", "random_split"]
 
 
 class Dataset:
@@ -66,7 +67,7 @@ class TensorDataset(Dataset):
                                  f"first dimension to index")
         sizes = [tensor.shape[0] for tensor in tensors]
         if any(size != sizes[0] for size in sizes):
-            raise AssertionError(f"TensorDataset: size mismatch between tensors: first "
+            raise AssertionError(f"TensorDataset: Size mismatch between tensors: first "
                                  f"dimensions {sizes}")
         self.tensors = tensors
 
@@ -75,6 +76,89 @@ class TensorDataset(Dataset):
 
     def __len__(self):
         return self.tensors[0].shape[0]
+
+
+class StackDataset(Dataset):
+    """Datasets side by side: sample ``i`` is ``(d[i] for d in datasets)`` as a tuple, or a
+    dict ``{name: d[i]}`` when they are given by name (``torch.utils.data.StackDataset``).
+
+    Args:
+        *args: map-style datasets of one length, stacked as a tuple.
+        **kwargs: the same by name, stacked as a dict (not both).
+
+    Example:
+        >>> pairs = StackDataset(image=images, label=labels)
+        >>> pairs[0]                               # {"image": images[0], "label": labels[0]}
+    """
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("StackDataset: Supported either ``tuple``- (via ``args``) or"
+                             "``dict``- (via ``kwargs``) like input/output, but both types "
+                             "are given.")
+        if not args and not kwargs:
+            raise ValueError("StackDataset: At least one dataset should be passed")
+        parts = list(args or kwargs.values())
+        lengths = [len(dataset) for dataset in parts]
+        if any(length != lengths[0] for length in lengths):
+            raise ValueError(f"StackDataset: Size mismatch between datasets (lengths "
+                             f"{lengths})")
+        self._length, self.datasets = lengths[0], args or kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {key: dataset[index] for key, dataset in self.datasets.items()}
+        return tuple(dataset[index] for dataset in self.datasets)
+
+    def __getitems__(self, indices):
+        # a batch at once, each part through its own __getitems__ where it has one
+        named = isinstance(self.datasets, dict)
+        parts = self.datasets.items() if named else enumerate(self.datasets)
+        samples = [{} if named else [] for _ in indices]
+        for key, dataset in parts:
+            if callable(getattr(dataset, "__getitems__", None)):
+                items = dataset.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError(f"StackDataset: Nested dataset's output size mismatch. "
+                                     f"Expected {len(indices)}, got {len(items)}")
+            else:
+                items = [dataset[i] for i in indices]
+            for sample, item in zip(samples, items):
+                if named:
+                    sample[key] = item
+                else:
+                    sample.append(item)
+        return samples if named else [tuple(sample) for sample in samples]
+
+    def __len__(self):
+        return self._length
+
+
+class ChainDataset(IterableDataset):
+    """IterableDatasets one after another, read as they are iterated
+    (``torch.utils.data.ChainDataset``).
+
+    Args:
+        datasets: an iterable of IterableDatasets (an AssertionError names one that is not,
+            when it is reached).
+    """
+
+    def __init__(self, datasets):
+        self.datasets = datasets
+
+    def __iter__(self):
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from dataset
+
+    def __len__(self):
+        total = 0
+        for dataset in self.datasets:
+            if not isinstance(dataset, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(dataset)
+        return total
 
 
 class ConcatDataset(Dataset):
@@ -89,7 +173,7 @@ class ConcatDataset(Dataset):
         if not self.datasets:
             raise AssertionError("ConcatDataset: datasets should not be an empty iterable")
         if any(isinstance(d, IterableDataset) for d in self.datasets):
-            raise AssertionError("ConcatDataset: does not support IterableDataset")
+            raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes = list(itertools.accumulate(len(d) for d in self.datasets))
 
     def __len__(self):
@@ -98,8 +182,8 @@ class ConcatDataset(Dataset):
     def __getitem__(self, index):
         if index < 0:
             if -index > len(self):
-                raise ValueError(f"ConcatDataset: absolute value of index {index} exceeds "
-                                 f"the dataset length {len(self)}")
+                raise ValueError(f"ConcatDataset: absolute value of index should not exceed "
+                                 f"dataset length: index {index} exceeds the length {len(self)}")
             index += len(self)
         which = bisect.bisect_right(self.cumulative_sizes, index)
         if which == len(self.datasets):
@@ -118,6 +202,15 @@ class Subset(Dataset):
 
     def __init__(self, dataset, indices):
         self.dataset, self.indices = dataset, indices
+        if type(self).__getitem__ is not Subset.__getitem__ \
+                and type(self).__getitems__ is Subset.__getitems__:
+            # torch's refusal: the DataLoader would read batches past the override
+            raise NotImplementedError(
+                f"{type(self).__name__} overrides __getitem__ but not __getitems__. When "
+                f"subclassing Subset and overriding __getitem__, you must also override "
+                f"__getitems__ to ensure DataLoader works correctly with your custom logic. "
+                f"A simple implementation:\n\ndef __getitems__(self, indices):\n"
+                f"    return [self.__getitem__(idx) for idx in indices]")
 
     def __getitem__(self, index):
         if isinstance(index, list):
@@ -157,22 +250,23 @@ def random_split(dataset, lengths, generator=default_generator):
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         for i, fraction in enumerate(lengths):
             if not 0 <= fraction <= 1:
-                raise ValueError(f"random_split: fraction at index {i} is not between 0 and "
-                                 f"1: {fraction!r}")
+                raise ValueError(f"random_split: Fraction at index {i} is not between 0 and "
+                                 f"1 (got {fraction!r})")
         counts = [math.floor(size * fraction) for fraction in lengths]
         for i in range(size - sum(counts)):
             counts[i % len(counts)] += 1
         for i, count in enumerate(counts):
             if count == 0:
-                warnings.warn(f"random_split: the split at index {i} has length 0",
-                              stacklevel=2)
+                warnings.warn(f"random_split: Length of split at index {i} is 0. This might "
+                              f"result in an empty dataset.", stacklevel=2)
         lengths = counts
+    if sum(lengths) != size:
+        raise ValueError(f"random_split: Sum of input lengths does not equal the length of the "
+                         f"input dataset! (the lengths sum to {sum(lengths)}, the dataset has "
+                         f"{size} samples)")
     if not all(isinstance(length, numbers.Integral) and length >= 0 for length in lengths):
         raise ValueError(f"random_split: lengths must be non-negative ints or fractions "
                          f"summing to 1, got {lengths}")
-    if sum(lengths) != size:
-        raise ValueError(f"random_split: the lengths sum to {sum(lengths)}, the dataset has "
-                         f"{size} samples")
     order = randperm(size, generator=generator).tolist()
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]

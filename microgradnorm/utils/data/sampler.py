@@ -56,15 +56,15 @@ class RandomSampler(Sampler):
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         if not isinstance(replacement, bool):
-            raise TypeError(f"RandomSampler: replacement should be a boolean value, got "
-                            f"{replacement!r}")
+            raise TypeError(f"RandomSampler: replacement should be a boolean value, but got "
+                            f"replacement={replacement!r}")
         check_generator("RandomSampler", generator)
         self.data_source, self.replacement = data_source, replacement
         self._num_samples, self.generator = num_samples, generator
         count = self.num_samples
         if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
             raise ValueError(f"RandomSampler: num_samples should be a positive integer value, "
-                             f"got num_samples={count!r}")
+                             f"but got num_samples={count!r}")
 
     @property
     def num_samples(self):
@@ -151,9 +151,9 @@ class BatchSampler(Sampler):
     def __init__(self, sampler, batch_size, drop_last):
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size <= 0:
             raise ValueError(f"BatchSampler: batch_size should be a positive integer value, "
-                             f"got batch_size={batch_size!r}")
+                             f"but got batch_size={batch_size!r}")
         if not isinstance(drop_last, bool):
-            raise ValueError(f"BatchSampler: drop_last should be a boolean value, got "
+            raise ValueError(f"BatchSampler: drop_last should be a boolean value, but got "
                              f"drop_last={drop_last!r}")
         self.sampler, self.batch_size, self.drop_last = sampler, batch_size, drop_last
 
