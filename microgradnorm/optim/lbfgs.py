@@ -9,9 +9,13 @@ a multiply-add fused or not, is the difference)."""
 
 import copy
 
+import numpy as np
+
 from .. import backend
 from ..autograd import enable_grad, no_grad
+from ..tensor import Tensor
 from .optimizers import Optimizer, lr_value
+from .state_tensors import state_tensor
 
 __all__ = ["LBFGS"]
 
@@ -234,10 +238,15 @@ class LBFGS(Optimizer):
         if abs(flat_grad).max() <= tolerance_grad:
             return orig_loss
 
-        d, t = state.get("d"), state.get("t")
-        old_dirs, old_stps, ro = state.get("old_dirs"), state.get("old_stps"), state.get("ro")
-        H_diag, prev_flat_grad = state.get("H_diag"), state.get("prev_flat_grad")
-        prev_loss = state.get("prev_loss")
+        # the history as torch keeps it, Tensors (lists of them), read as arrays here
+        d, t = _array(state.get("d")), _number(state.get("t"))
+        old_dirs, old_stps, ro = (None if state.get(key) is None else
+                                  [_array(v) for v in state[key]]
+                                  for key in ("old_dirs", "old_stps", "ro"))
+        H_diag, prev_flat_grad = _array(state.get("H_diag")), _array(state.get("prev_flat_grad"))
+        prev_loss = _number(state.get("prev_loss"))
+        if "al" in state:
+            state["al"] = [_array(v) for v in state["al"]]
         n_iter = 0
         while n_iter < max_iter:
             n_iter += 1
@@ -302,8 +311,12 @@ class LBFGS(Optimizer):
                 break
             if abs(d * t).max() <= tolerance_change or abs(loss - prev_loss) < tolerance_change:
                 break
-        state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
-                     prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
+        state.update(d=_tensor(d), t=_number(t), old_dirs=[_tensor(v) for v in old_dirs],
+                     old_stps=[_tensor(v) for v in old_stps], ro=[_tensor(v) for v in ro],
+                     H_diag=_tensor(H_diag), prev_flat_grad=_tensor(prev_flat_grad),
+                     prev_loss=prev_loss)
+        if "al" in state:
+            state["al"] = [_tensor(v) for v in state["al"]]
         return orig_loss
 
     def state_dict(self):
@@ -324,6 +337,26 @@ class LBFGS(Optimizer):
         super().load_state_dict({**state_dict, "state": {}})
         if entries:
             self.state = {id(self._params[0]): copy.deepcopy(entries[0])}
+
+
+def _array(value):
+    # a state entry read for the iteration: a Tensor's array (a view: no copy)
+    return value._array if isinstance(value, Tensor) else value
+
+
+def _number(value):
+    # a step length or loss as a Python float (torch's may be a 0-d Tensor)
+    return None if value is None else float(_array(value))
+
+
+def _tensor(value):
+    # a state entry as torch keeps it: arrays and NumPy numbers as Tensors; Python numbers
+    # (``H_diag``'s first 1) and None (an unused slot of ``al``) as they are
+    if isinstance(value, np.generic):         # (np.float64 is a float too)
+        return state_tensor(np.array(value))
+    if value is None or isinstance(value, (Tensor, int, float)):
+        return value
+    return state_tensor(value)
 
 
 def _real_flat(array):

@@ -4,16 +4,17 @@ other optimizers of ``torch.optim`` are in ``variants.py``, on the same base cla
 
 import copy
 import warnings
-import numbers
 
 import numpy as np
 
 from .. import backend, kernels
 from ..autograd import enable_grad
-from ..dtypes import check_number, get_default_dtype, is_floating, is_half, is_numeric
+from ..dtypes import check_number, is_floating, is_half
 from ..nn.module import clear_grad
 from ..tensor import Tensor
 from .optimizer_hooks import OptimizerHooks
+from .state_tensors import (advance, as_arrays, loaded_value, rate_rounding, state_tensor,
+                            step_tensor, store, tensor_rate)
 
 __all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop"]
 
@@ -46,14 +47,15 @@ class Optimizer(OptimizerHooks):
         if not params:
             raise ValueError(f"{type(self).__name__}: got an empty parameter list")
         self.param_groups = []
-        self.state = {}                      # id(param) -> {name: array}
+        self.state = {}                      # id(param) -> {name: Tensor}
         for group in params if isinstance(params[0], dict) else [{"params": params}]:
             self.add_param_group(group)
 
     @property
     def state(self):
-        """Per-parameter state, ``{id(param): {name: array}}``; ``state[param]`` reads a
-        parameter's entry too (torch's ``optimizer.state[p]``), {} where it has none yet."""
+        """Per-parameter state, ``{id(param): {name: Tensor}}`` (``state_tensors.py``);
+        ``state[param]`` reads a parameter's entry too (torch's ``optimizer.state[p]``), {}
+        where it has none yet."""
         return self._state
 
     @state.setter
@@ -86,9 +88,12 @@ class Optimizer(OptimizerHooks):
             raise ValueError(f"{name}: unknown options in a parameter group: {unknown}; "
                              f"expected some of {sorted(self.defaults)}")
         params, names = _named_params(name, param_group["params"])
-        group = {**self.defaults, **param_group, "params": params}
+        # torch's order: the group's own keys as given, its names, the defaults it lacks
+        group = {**param_group, "params": params}
         if names:                                # torch 2.13's named parameters
             group["param_names"] = names
+        for option, default in self.defaults.items():
+            group.setdefault(option, default)
         for p in params:
             if not isinstance(p, Tensor) or not p.requires_grad:
                 raise TypeError(f"{name}: params must be Tensors that require grad, got "
@@ -140,8 +145,9 @@ class Optimizer(OptimizerHooks):
         todo = []
         for group in self.param_groups:
             params = group["params"]
-            if isinstance(group["lr"], Tensor):   # read at each step, as torch's
-                group = {**group, "lr": float(lr_value(group["lr"]))}
+            if isinstance(group["lr"], Tensor):   # read at each step, as torch's (its
+                group = {**group, "lr": float(lr_value(group["lr"])),   # dtype: Adam's)
+                         "lr_dtype": group["lr"]._array.dtype.type}
             for p in params:
                 if p.grad is not None:
                     _check_gradient(name, p)
@@ -151,35 +157,45 @@ class Optimizer(OptimizerHooks):
             if not getattr(p._array.flags, "writeable", True):
                 raise ValueError(f"{name}.step: a parameter of shape {p.shape} is read-only; "
                                  "nothing was updated")
+        # every update runs here: an inf or NaN gradient gives torch's values silently
+        # (inf - inf, 0 · inf, x / inf: NumPy would warn)
+        silent = backend.silent_floats()
         if self.updates_in_place:                # every check passed: nothing left to fail
-            for p, group in todo:
-                new = self._half_aware_update(p, dict.setdefault(raw, id(p), {}), group)
-                if new is not p._array:
-                    p._array[...] = new          # half precision: rounded once, here
-                p._bump_version()
+            with silent:
+                for p, group in todo:
+                    entry = dict.get(raw, id(p))
+                    if entry is None:            # kept once it holds something (SGD
+                        entry = {}               # without momentum keeps none)
+                    new = self._half_aware_update(p, entry, group)
+                    if entry:
+                        dict.__setitem__(raw, id(p), entry)
+                    if new is not p._array:
+                        p._array[...] = new      # half precision: rounded once, here
+                    p._bump_version()
             return
         updates = []                             # new values and states, then the writes
-        for p, group in todo:
-            state = dict(dict.get(raw, id(p), {}))
-            updates.append((p, self._half_aware_update(p, state, group), state))
+        with silent:                             # (the update on the state's arrays)
+            for p, group in todo:
+                state = as_arrays(dict.get(raw, id(p), {}))
+                updates.append((p, self._half_aware_update(p, state, group), state))
         for p, new, state in updates:
             p._array[...] = new
             p._bump_version()
             if state or dict.__contains__(raw, id(p)):   # SGD without momentum keeps none
-                dict.__setitem__(raw, id(p), state)
+                dict.__setitem__(raw, id(p), store(dict.get(raw, id(p), {}), state,
+                                                   not self.tensor_step,  # (the same dict)
+                                                   (id(p._array), id(p.grad._array))))
 
     def state_dict(self):
         """``{"state": {index: {name: value}}, "param_groups": [...]}`` as torch lays it out;
-        arrays are copies."""
+        the state's Tensors themselves, as torch's (``copy.deepcopy`` keeps a snapshot)."""
         index, groups = {}, []
         for group in self.param_groups:
             ids = [index.setdefault(id(p), len(index)) for p in group["params"]]
             groups.append({**copy.deepcopy({k: v for k, v in group.items() if k != "params"}),
                            "params": ids})
         params = {id(p): p for group in self.param_groups for p in group["params"]}
-        own = _own_step(self)
-        state = {index[key]: {name: value if own else _saved_value(name, value)
-                              for name, value in entries.items()}
+        state = {index[key]: dict(entries)
                  for key, entries in self.state.items() if key in params}
         return {"state": state, "param_groups": groups}
 
@@ -217,13 +233,13 @@ class Optimizer(OptimizerHooks):
                 options["param_names"] = list(names)
             new_groups.append({**options, "params": group["params"]})
             by_index.update(zip(saved["params"], group["params"]))
-        new_state = {}
+        new_state, own = {}, _own_step(self)
         for index, entries in state_dict["state"].items():
             if int(index) not in by_index:
                 raise ValueError(f"{name}.load_state_dict: state for parameter {index}, "
                                  f"which no group lists")
             param = by_index[int(index)]
-            new_state[id(param)] = {key: _state_value(self, index, key, value, param)
+            new_state[id(param)] = {key: loaded_value(self, index, key, value, param, own)
                                     for key, value in entries.items()}
         for group in new_groups:
             self._check_group(group)
@@ -231,18 +247,19 @@ class Optimizer(OptimizerHooks):
         self.state = new_state
 
     def _half_aware_update(self, p, state, group):
-        # every update passes here: an inf or NaN gradient gives torch's values silently
-        # (inf - inf, 0 · inf, x / inf: NumPy would warn); half-precision parameters update
-        # in float32 (from the master copy, if kept)
-        with backend.silent_floats():
-            if not is_half(p.dtype):
-                return self._update(p._array, p.grad._array, state, group)
-            param = state.pop("master", None) if self.master_weights else None
-            if param is None:
-                param = p._array.astype(np.float32)
-            new = self._update(param, p.grad._array.astype(np.float32), state, group)
-        if self.master_weights:
-            state["master"] = new
+        # every update passes here (``_step`` silences NumPy's float warnings around it):
+        # half-precision parameters update in float32 (from the master copy, if kept)
+        if not is_half(p._array.dtype):
+            return self._update(p._array, p.grad._array, state, group)
+        master = state.pop("master", None) if self.master_weights else None
+        param = getattr(master, "_array", master)          # a Tensor in an in-place state
+        if param is None:
+            param = p._array.astype(np.float32)
+        new = self._update(param, p.grad._array.astype(np.float32), state, group)
+        if self.master_weights:                  # in-place states hold Tensors
+            kept = isinstance(master, Tensor) and new is param
+            state["master"] = (new if not self.updates_in_place else master if kept
+                               else state_tensor(new))
         return new
 
     def _check_option(self, name, value):
@@ -265,9 +282,12 @@ class Optimizer(OptimizerHooks):
         """The shape of state ``key`` for a parameter of ``shape``."""
         return () if key in self.scalar_state else tuple(shape)
 
-    # ``_update`` returns new arrays (the state's too) unless the optimizer says it writes
-    # the parameter and its state in place (after every check of ``step``)
+    # ``_update`` returns new arrays (the state's too, given as arrays) unless the optimizer
+    # says it writes the parameter and its state (Tensors) in place, after every check of
+    # ``step``
     updates_in_place = False
+    # the state's ``step``: torch's 0-d Tensor (False: an int, SparseAdam's)
+    tensor_step = True
 
     def _update(self, param, grad, state, group):
         # the new value of ``param`` (``param`` itself where updated in place)
@@ -321,7 +341,7 @@ class SGD(Optimizer):
     keeps them, they change nothing here (one implementation); ``differentiable=True`` is a
     NotImplementedError (the step is not recorded in the graph)."""
 
-    def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
                  nesterov=False, master_weights=False, *, maximize=False, foreach=None,
                  differentiable=False, fused=None):
         super().__init__(params, {"lr": lr, "momentum": momentum, "dampening": dampening,
@@ -335,19 +355,24 @@ class SGD(Optimizer):
         if group["nesterov"] and (group["momentum"] <= 0 or group["dampening"] != 0):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
 
+    updates_in_place = True                      # the momentum buffer, a Tensor
+
     def _update(self, param, grad, state, group):
         if group["maximize"]:
             grad = -grad
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
-        if group["momentum"]:
-            if "momentum_buffer" not in state:
-                state["momentum_buffer"] = grad.copy()
-            else:
-                state["momentum_buffer"] = (group["momentum"] * state["momentum_buffer"]
-                                            + (1 - group["dampening"]) * grad)
-            buf = state["momentum_buffer"]
-            grad = grad + group["momentum"] * buf if group["nesterov"] else buf
+        momentum = group["momentum"]
+        if momentum:
+            held = state.get("momentum_buffer")
+            if held is None:                     # (a 0-d parameter's: an array too)
+                held = state["momentum_buffer"] = state_tensor(grad.copy())
+                buf = held._array
+            else:                                # b <- μb + (1 - τ)g, in the buffer itself
+                buf = held._array
+                buf *= momentum
+                buf += grad if group["dampening"] == 0 else (1 - group["dampening"]) * grad
+            grad = grad + momentum * buf if group["nesterov"] else buf
         return param - group["lr"] * grad
 
 
@@ -363,7 +388,7 @@ class Adam(Optimizer):
     AdamW's decay; ``maximize``, ``master_weights``, ``foreach``, ``fused``, ``capturable``,
     ``differentiable``: SGD's."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False, fused=None, decoupled_weight_decay=False,
                  master_weights=False):
@@ -380,18 +405,25 @@ class Adam(Optimizer):
     def _update(self, param, grad, state, group):
         # in place, by the selected kernels (numba's one loop, else the NumPy reference);
         # the options as Python numbers: a NumPy float64 lr would promote float32 arrays
+        # the state holds Tensors (``state_tensors.py``): their arrays are updated in place
         xp = backend.array_module(param)
         if not state:
-            state.update(step=0, exp_avg=xp.zeros_like(param), exp_avg_sq=xp.zeros_like(param))
+            state.update(step=step_tensor(0), exp_avg=state_tensor(xp.zeros_like(param)),
+                         exp_avg_sq=state_tensor(xp.zeros_like(param)))
         if group["amsgrad"] and "max_exp_avg_sq" not in state:
-            state["max_exp_avg_sq"] = xp.zeros_like(param)
-        state["step"] += 1
+            state["max_exp_avg_sq"] = state_tensor(xp.zeros_like(param))
+        step = advance(state)
         beta1, beta2 = (float(b) for b in group["betas"])
+        lr, weight_decay = float(group["lr"]), float(group["weight_decay"])
+        rounded = group.get("lr_dtype")
+        if rounded is not None:                  # a Tensor rate: torch's numbers, below
+            lr, weight_decay = tensor_rate(param, lr, weight_decay, beta1 ** step, group,
+                                           rounded)
         kernels.for_array(param).adam_update(
-            param, grad, state["exp_avg"], state["exp_avg_sq"],
-            state["max_exp_avg_sq"] if group["amsgrad"] else None, state["step"],
-            float(group["lr"]), beta1, beta2, float(group["eps"]),
-            float(group["weight_decay"]), bool(group["decoupled_weight_decay"]),
+            param, grad, state["exp_avg"]._array, state["exp_avg_sq"]._array,
+            state["max_exp_avg_sq"]._array if group["amsgrad"] else None, step,
+            lr, beta1, beta2, float(group["eps"]),
+            weight_decay, bool(group["decoupled_weight_decay"]),
             bool(group["maximize"]))
         return param
 
@@ -434,14 +466,16 @@ class RMSprop(Optimizer):
         >>> opt = RMSprop(model.parameters(), lr=0.01, momentum=0.9, centered=True)
     """
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0.0, momentum=0.0,
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,
                  differentiable=False, *, master_weights=False):
-        super().__init__(params, {"lr": lr, "alpha": alpha, "eps": eps,
-                                  "weight_decay": weight_decay, "momentum": momentum,
-                                  "centered": centered, "maximize": maximize,
+        super().__init__(params, {"lr": lr, "momentum": momentum, "alpha": alpha, "eps": eps,
+                                  "centered": centered, "weight_decay": weight_decay,
                                   "capturable": capturable, "foreach": foreach,
-                                  "differentiable": differentiable}, master_weights)
+                                  "maximize": maximize, "differentiable": differentiable},
+                         master_weights)
+
+    updates_in_place = True                      # the state's Tensors, in place
 
     def _update(self, param, grad, state, group):
         alpha, momentum = group["alpha"], group["momentum"]
@@ -451,22 +485,26 @@ class RMSprop(Optimizer):
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
         if not state:
-            state.update(step=0, square_avg=xp.zeros_like(param))
+            state.update(step=step_tensor(0), square_avg=state_tensor(xp.zeros_like(param)))
         # created when first needed: a schedule may switch momentum on after the first step
         if momentum > 0 and "momentum_buffer" not in state:
-            state["momentum_buffer"] = xp.zeros_like(param)
+            state["momentum_buffer"] = state_tensor(xp.zeros_like(param))
         if group["centered"] and "grad_avg" not in state:
-            state["grad_avg"] = xp.zeros_like(param)
-        state["step"] += 1
-        state["square_avg"] = alpha * state["square_avg"] + (1 - alpha) * grad * grad
-        second = state["square_avg"]
+            state["grad_avg"] = state_tensor(xp.zeros_like(param))
+        advance(state)
+        second = state["square_avg"]._array       # v <- αv + (1-α)g², in place
+        second *= alpha
+        second += (1 - alpha) * grad * grad
         if group["centered"]:                      # the variance instead of the raw moment
-            state["grad_avg"] = state["grad_avg"] + (1 - alpha) * (grad - state["grad_avg"])
-            second = second - state["grad_avg"] * state["grad_avg"]
+            average = state["grad_avg"]._array
+            average += (1 - alpha) * (grad - average)
+            second = second - average * average
         denom = second ** 0.5 + group["eps"]
         if momentum > 0:
-            state["momentum_buffer"] = momentum * state["momentum_buffer"] + grad / denom
-            return param - group["lr"] * state["momentum_buffer"]
+            buf = state["momentum_buffer"]._array
+            buf *= momentum
+            buf += grad / denom
+            return param - group["lr"] * buf
         return param - group["lr"] * grad / denom
 
 
@@ -487,12 +525,13 @@ class Adagrad(Optimizer):
         >>> opt = Adagrad(model.parameters(), lr=0.1, lr_decay=1e-3)
     """
 
-    def __init__(self, params, lr=1e-2, lr_decay=0.0, weight_decay=0.0,
-                 initial_accumulator_value=0.0, eps=1e-10, foreach=None, *, maximize=False,
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
                  differentiable=False, fused=None, master_weights=False):
-        super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "weight_decay": weight_decay,
+        super().__init__(params, {"lr": lr, "lr_decay": lr_decay, "eps": eps,
+                                  "weight_decay": weight_decay,
                                   "initial_accumulator_value": initial_accumulator_value,
-                                  "eps": eps, "maximize": maximize, "foreach": foreach,
+                                  "foreach": foreach, "maximize": maximize,
                                   "differentiable": differentiable, "fused": fused},
                          master_weights)
         for group in self.param_groups:
@@ -500,8 +539,10 @@ class Adagrad(Optimizer):
                 # half-precision parameters keep float32 states
                 dtype = np.float32 if is_half(p.dtype) else p.dtype
                 xp = backend.array_module(p._array)
-                self.state[id(p)] = {"step": 0, "sum": xp.full(
-                    p.shape, group["initial_accumulator_value"], dtype)}
+                self.state[id(p)] = {"step": step_tensor(0), "sum": state_tensor(xp.full(
+                    p.shape, group["initial_accumulator_value"], dtype))}
+
+    updates_in_place = True                      # the sum, a Tensor, in place
 
     def _update(self, param, grad, state, group):
         if group["maximize"]:
@@ -509,12 +550,14 @@ class Adagrad(Optimizer):
         if group["weight_decay"]:
             grad = grad + group["weight_decay"] * param
         if "sum" not in state:                     # a state dict saved without it
-            state.update(step=0, sum=backend.array_module(param).full_like(
-                param, group["initial_accumulator_value"]))
-        state["step"] += 1
-        rate = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
-        state["sum"] = state["sum"] + grad * grad
-        return param - rate * grad / (state["sum"] ** 0.5 + group["eps"])
+            state.update(step=step_tensor(0), sum=state_tensor(backend.array_module(
+                param).full_like(param, group["initial_accumulator_value"])))
+        step = advance(state)
+        r = rate_rounding(group)                 # a Tensor rate: torch's rounding
+        rate = r(group["lr"] / r(1 + (step - 1) * group["lr_decay"]))
+        total = state["sum"]._array              # the sum, in place (the Tensor's array)
+        total += grad * grad
+        return param - rate * grad / (total ** 0.5 + group["eps"])
 
 
 FLAGS = ("nesterov", "amsgrad", "maximize", "centered", "decoupled_weight_decay", "capturable",
@@ -587,68 +630,22 @@ def _named_params(optimizer, params):
     return [p[1] for p in named] or params, [p[0] for p in named]
 
 
-def _saved_value(key, value):
-    # a state entry as ``state_dict()`` gives it: arrays copied; a step counter as torch's
-    # 0-d float in its scalar dtype (``.item()`` reads it); other numbers as they are
-    if key == "step" and isinstance(value, numbers.Integral):
-        return np.array(value, dtype=scalar_dtype())
-    return value if isinstance(value, numbers.Integral) else value.copy()
-
-
-def scalar_dtype():
-    """torch's dtype for an optimizer's per-parameter numbers (``_get_scalar_dtype``): float64
-    where that is the default dtype, else float32; their products round in it."""
-    return np.dtype(np.float64) if get_default_dtype() == np.float64 else np.dtype(np.float32)
-
-
-def _state_value(optimizer, index, key, value, param):
-    # a saved state entry, checked against its parameter and put on its device and dtype
-    name = type(optimizer).__name__
-    if _own_step(optimizer):
-        return _own_state_value(key, value, param)
-    if isinstance(value, numbers.Integral) or (np.ndim(value) == 0 and key == "step"):
-        return int(value)
-    if key in optimizer.scalar_state:         # a number: on the host, in its float dtype
-        value = np.asarray(backend.to_numpy(value) if backend.is_cupy_array(value) else value)
-        if value.shape != () or value.dtype.kind not in "iuf":
-            raise ValueError(f"{name}.load_state_dict: state {key!r} of parameter {index} "
-                             f"must be a number, got shape {value.shape} and dtype "
-                             f"{value.dtype}")
-        keep = value.dtype in (np.float32, np.float64)
-        return np.array(value, dtype=value.dtype if keep else scalar_dtype())
-    value = value if backend.is_cupy_array(value) else np.asarray(value)
-    expected = optimizer._state_shape(key, param.shape)
-    if tuple(value.shape) != expected or not is_numeric(value.dtype):
-        raise ValueError(f"{name}.load_state_dict: state {key!r} of parameter {index} "
-                         f"has shape {tuple(value.shape)} and dtype {value.dtype}, expected "
-                         f"shape {expected} and a numeric dtype")
-    # half-precision parameters keep float32 states (and float32 master copies)
-    dtype = np.float32 if is_half(param.dtype) else param.dtype
-    return backend.to_device(value, param.device).astype(dtype, copy=True)
-
-
 def _own_step(optimizer):
     # a subclass with its own step() (``torch.optim.optimizer.Optimizer``'s habit), whose
     # state holds what it stored: Tensors, ints, anything, given and taken as they are
     return type(optimizer)._update is Optimizer._update
 
 
-def _own_state_value(key, value, param):
-    # what a hand-written step() stored, loaded by torch's rule: a floating Tensor in the
-    # parameter's dtype and on its device (``step`` as saved), another on its device; the
-    # rest (numbers, lists, None) as saved
-    if not isinstance(value, Tensor) or key == "step":
-        return value
-    dtype = param.dtype if value.is_floating_point() else value.dtype
-    return value.to(dtype=dtype, device=param.device)
-
-
 def _check_state(optimizer, p, state):
     # a state array of another shape (the parameter's data replaced since): torch's error,
-    # before anything changes
+    # before anything changes (an entry of the parameter's shape passes at one comparison
+    # where every entry has that shape)
+    own = p._array.shape
+    plain = not optimizer.scalar_state and \
+        type(optimizer)._state_shape is Optimizer._state_shape
     for key, value in state.items():
-        shape = getattr(value, "shape", None)
-        if shape is not None and key != "step" \
+        shape = getattr(getattr(value, "_array", value), "shape", None)
+        if shape is not None and key != "step" and not (plain and shape == own) \
                 and tuple(shape) != optimizer._state_shape(key, p.shape):
             raise ValueError(f"{type(optimizer).__name__}.step: state {key!r} has shape "
                              f"{tuple(shape)}, its parameter {p.shape} (was the parameter's "
@@ -656,6 +653,9 @@ def _check_state(optimizer, p, state):
 
 
 def _check_gradient(optimizer, p):
+    grad = p.grad._array
+    if grad.shape == p._array.shape and grad.dtype.kind == "f":
+        return                                   # the common case, at two comparisons
     if tuple(p.grad.shape) != p.shape:
         raise ValueError(f"{optimizer}.step: a gradient has shape {tuple(p.grad.shape)}, its "
                          f"parameter {p.shape}")

@@ -5,14 +5,16 @@ Each ``_update`` is torch's single-tensor loop written once in NumPy/CuPy, in to
 of operations, and returns new arrays (the base class writes them only after every
 parameter's update is computed). The per-parameter numbers torch keeps as 0-d tensors of its
 scalar dtype (NAdam's ``mu_product``, ASGD's ``eta`` and ``mu``) are 0-d arrays of that
-dtype here, so they round as torch's do."""
+dtype in the update, so they round as torch's do; the base class keeps every array of the
+state in a Tensor, as torch's (``state_tensors.py``)."""
 
 import numpy as np
 
 from .. import backend
 from ..dtypes import check_number
 from ..ops.base import torch_sign
-from .optimizers import Optimizer, scalar_dtype
+from .optimizers import Optimizer
+from .state_tensors import rate_rounding, scalar_dtype
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop", "SparseAdam"]
 
@@ -46,8 +48,9 @@ def _decay(param, grad, group):
     decay = float(group["weight_decay"])
     if not decay:
         return param, grad
-    if group.get("decoupled_weight_decay"):
-        return param * (1 - float(group["lr"]) * decay), grad
+    if group.get("decoupled_weight_decay"):              # (a Tensor rate: torch's rounding)
+        r = rate_rounding(group)
+        return param * r(1 - r(float(group["lr"]) * r(decay))), grad
     return param, grad + decay * param
 
 
@@ -73,7 +76,7 @@ class NAdam(Optimizer):
 
     scalar_state = ("mu_product",)
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False, master_weights=False):
         super().__init__(params, {
@@ -96,8 +99,9 @@ class NAdam(Optimizer):
         exp_avg, exp_avg_sq = _moments(state, grad, beta1, beta2)
         denom = xp.sqrt(exp_avg_sq / (1 - beta2 ** step)) + eps
         product = float(mu_product)
-        param = param + (-lr * (1.0 - mu) / (1.0 - product)) * grad / denom
-        param = param + (-lr * mu_next) / (1.0 - product * mu_next) * exp_avg / denom
+        r = rate_rounding(group)                  # a Tensor rate: torch's rounding
+        param = param + r(r(-lr * r(1.0 - mu)) / r(1.0 - product)) * grad / denom
+        param = param + r(r(-lr * r(mu_next)) / r(1.0 - product * mu_next)) * exp_avg / denom
         state.update(step=step, mu_product=mu_product, exp_avg=exp_avg, exp_avg_sq=exp_avg_sq)
         return param
 
@@ -123,7 +127,7 @@ class RAdam(Optimizer):
         ...             decoupled_weight_decay=True)
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False, master_weights=False):
         super().__init__(params, {
@@ -170,7 +174,7 @@ class Adamax(Optimizer):
         >>> opt = Adamax(model.parameters(), lr=2e-3)
     """
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False,
                  master_weights=False):
         super().__init__(params, {
@@ -189,7 +193,8 @@ class Adamax(Optimizer):
         param, grad = _decay(param, grad, group)
         exp_avg = _lerp(state["exp_avg"], grad, 1 - beta1)
         exp_inf = xp.maximum(state["exp_inf"] * beta2, xp.abs(grad) + eps)
-        param = param + -(lr / (1 - beta1 ** step)) * exp_avg / exp_inf
+        r = rate_rounding(group)                  # a Tensor rate: torch's rounding
+        param = param + -r(lr / r(1 - beta1 ** step)) * exp_avg / exp_inf
         state.update(step=step, exp_avg=exp_avg, exp_inf=exp_inf)
         return param
 
@@ -209,7 +214,7 @@ class Adadelta(Optimizer):
         >>> opt = Adadelta(model.parameters(), lr=1.0, rho=0.9)
     """
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0.0, foreach=None, *,
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False, master_weights=False):
         super().__init__(params, {
             "lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
@@ -310,9 +315,12 @@ class Adafactor(Optimizer):
         step = state["step"] + 1
         weight = float(step) ** float(group["beta2_decay"])          # 1 - beta2 at step t
         rho = min(lr, 1 / (float(step) ** 0.5))
-        alpha = max(float(eps2), float(xp.linalg.norm(param)) / (param.size ** 0.5)) * rho
+        # a Tensor rate: torch's rounding where the rate is the factor ρ (and in the decay)
+        r = rate_rounding(group)
+        q = r if not 1 / (float(step) ** 0.5) < lr else rate_rounding({})
+        alpha = q(q(max(float(eps2), float(xp.linalg.norm(param)) / (param.size ** 0.5))) * rho)
         if group["weight_decay"]:
-            param = param * (1 - lr * float(group["weight_decay"]))
+            param = param * r(1 - r(lr * r(float(group["weight_decay"]))))
         if factored:
             row_mean = xp.linalg.norm(grad, axis=-1, keepdims=True) ** 2 / grad.shape[-1]
             col_mean = xp.linalg.norm(grad, axis=-2, keepdims=True) ** 2 / grad.shape[-2]
@@ -326,7 +334,7 @@ class Adafactor(Optimizer):
         update = 1 / xp.sqrt(xp.maximum(estimate, eps1 * eps1)) * grad
         denom = max(1.0, float(xp.linalg.norm(update)) / ((update.size ** 0.5) * group["d"]))
         state["step"] = step
-        return param + -alpha / denom * update
+        return param + q(-alpha / q(denom)) * update
 
 
 class ASGD(Optimizer):
@@ -349,7 +357,7 @@ class ASGD(Optimizer):
 
     scalar_state = ("eta", "mu")
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0.0,
+    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False, *,
                  master_weights=False):
         super().__init__(params, {
@@ -376,8 +384,10 @@ class ASGD(Optimizer):
         param = param * (1 - lambd * eta)
         param = param + -eta * grad
         ax = state["ax"] + (param - state["ax"]) * mu if mu != 1 else param.copy()
+        r = rate_rounding(group)                  # a Tensor rate: torch's rounding
         state.update(step=step, ax=ax,
-                     eta=np.array(lr / ((1 + lambd * lr * float(step)) ** alpha), scalar_dtype()),
+                     eta=np.array(r(lr / r(r(1 + r(r(r(lambd) * lr) * r(float(step))))
+                                           ** r(alpha))), scalar_dtype()),
                      mu=np.array(1 / max(1, float(step) - float(group["t0"])), scalar_dtype()))
         return param
 
@@ -474,6 +484,8 @@ class SparseAdam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize},
                          False)
+
+    tensor_step = False                          # torch's SparseAdam counts in an int
 
     def _update(self, param, grad, state, group):
         _start(state, param)

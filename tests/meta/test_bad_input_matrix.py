@@ -61,7 +61,10 @@ def module_state(env):
 
 
 def params(env):
-    return [p.detach().numpy().copy() for p in env["params"]], dict(env["opt"].state)
+    # the state's Tensors are updated in place: a snapshot copies their values
+    state = {key: {name: np.array(value) for name, value in entries.items()}
+             for key, entries in env["opt"].state.items()}
+    return [p.detach().numpy().copy() for p in env["params"]], state
 
 
 def cli_call(*argv):
