@@ -595,7 +595,7 @@ def one_hot(tensor, num_classes=-1):
 
 
 # ----- normalize, cosine_similarity ---------------------------------------------------------
-def normalize(input, p=2.0, dim=1, eps=1e-12):
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     r""":math:`x / \max(\lVert x \rVert_p, \epsilon)` along ``dim`` (``F.normalize``); a norm
     below eps passes no gradient, as PyTorch's ``clamp_min``.
 
@@ -603,7 +603,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
         p: the norm's exponent, any real number or ``±inf`` (``Tensor.norm``'s: 0 counts the
             nonzero elements, a negative p is the harmonic-like norm torch computes). dim:
             the dim normalized, or a tuple of dims (one norm over them), as torch's.
-            eps: the smallest divisor.
+            eps: the smallest divisor. out: a Tensor the quotient is written into, as
+            ``mg.div``'s (no gradient: refused where an operand requires grad).
 
     Example:
         >>> F.normalize(mg.tensor([[3.0, 4.0]]))               # [[0.6, 0.8]]
@@ -614,7 +615,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12):
     check_number("normalize", "p", p)
     check_number("normalize", "eps", eps)
     axis = ops.normalize_axis("normalize", dim, input.ndim, reduce=True)   # a tuple too
-    return input / ops.clamp(input.norm(p, dim=axis, keepdim=True), min=eps)
+    denom = ops.clamp(input.norm(p, dim=axis, keepdim=True), min=eps)
+    return input / denom if out is None else ops.binary.div(input, denom, out=out)
 
 
 def _norm_at_least(x, axis, eps):

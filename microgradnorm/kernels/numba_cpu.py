@@ -116,7 +116,8 @@ def _layer_norm_rows(x, residual, weight, has_weight, bias, has_bias, eps, subtr
             total = _add_and_sum(x[i], residual[i], row)
         m = x.dtype.type(total / size) if subtract_mean else x.dtype.type(0)
         square, drift = _centred_sums(row, m)
-        drift = drift / size if subtract_mean and np.isfinite(drift) else 0.0
+        # |drift| < inf, not np.isfinite: under "reassoc" isfinite's x - x == 0 folds to True
+        drift = drift / size if subtract_mean and abs(drift) < np.inf else 0.0
         mean[i] = m + drift
         variance = max(square / size - drift * drift, 0.0)             # >= 0 as rounded
         rstd[i] = 1.0 / np.sqrt(variance + eps)         # eps inside the sqrt
@@ -457,7 +458,7 @@ def _row_statistics(rows, mean, var):
             centred = row[j] - m
             square += centred * centred
             drift += centred
-        drift = drift / size if np.isfinite(drift) else 0.0
+        drift = drift / size if abs(drift) < np.inf else 0.0     # NaN, ±inf: no step
         mean[i] = m + drift
         var[i] = max(square / size - drift * drift, 0.0)
 

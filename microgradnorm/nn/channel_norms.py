@@ -51,6 +51,11 @@ class GroupNorm(NormModule):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None, *, bias=True, impl=None):
         super().__init__()
+        if type(num_groups) is int and num_groups == 0:     # torch: num_channels % 0
+            raise arguments.GroupCountError("GroupNorm: num_groups must be a positive int, got 0")
+        if type(num_channels) is int and num_channels < 0:     # torch: a negative size
+            raise arguments.ChannelNormError(f"GroupNorm: num_channels must be a positive "
+                                             f"int, got {num_channels}")
         _check_positive("GroupNorm", num_groups=num_groups, num_channels=num_channels)
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "

@@ -187,6 +187,9 @@ class _NormBase(NormModule):
                  bias, impl):
         super().__init__()
         name = type(self).__name__
+        if type(num_features) is int and num_features < 0:    # torch: a negative size
+            raise ChannelNormError(f"{name}: num_features must be a positive int, got "
+                                   f"{num_features}")
         _check_positive(name, num_features=num_features)
         self._set_options(num_features, eps, momentum, affine, track_running_stats, impl)
         dtype = _dtype(dtype)

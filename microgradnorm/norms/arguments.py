@@ -14,18 +14,29 @@ from ..autograd import is_grad_enabled
 from ..dtypes import check_number
 from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, norm_impl,
                                resolve_impl)
+from ..ops.base import ShapeError
 from ..tensor import Tensor, is_floating
 
-__all__ = ["IMPLS", "ChannelNormError", "MixedDtypeError", "NormalizedShapeError", "check_eps",
-           "check_impl", "check_like", "check_momentum", "check_param", "check_row_norm",
-           "check_tensor", "get_norm_impl", "machine_eps", "norm_impl", "normalized_shape",
-           "resolve_eps", "resolve_impl"]
+__all__ = ["IMPLS", "BatchNormRankError", "ChannelNormError", "GroupCountError",
+           "MixedDtypeError", "NormalizedShapeError", "check_eps", "check_impl", "check_like",
+           "check_momentum", "check_param", "check_row_norm", "check_tensor", "get_norm_impl",
+           "machine_eps", "norm_impl", "normalized_shape", "resolve_eps", "resolve_impl"]
 
 
 class ChannelNormError(RuntimeError, ValueError):
     """A call the channel norms (BatchNorm, GroupNorm, InstanceNorm) refuse where PyTorch
     raises a RuntimeError (a shape that does not fit the channels, missing running
     statistics); also a ValueError, as the other norms' bad shapes and values are."""
+
+
+class GroupCountError(ChannelNormError, ZeroDivisionError):
+    """``num_groups=0``: torch's ZeroDivisionError (its channel count modulo 0), and the
+    RuntimeError and ValueError of the other bad group counts."""
+
+
+class BatchNormRankError(ChannelNormError, IndexError):
+    """A BatchNorm x of fewer than 2 dims: torch's IndexError in training (its batch-size
+    check reads dim 1), its RuntimeError in eval."""
 
 
 class NormalizedShapeError(RuntimeError, ValueError):
@@ -36,8 +47,8 @@ class NormalizedShapeError(RuntimeError, ValueError):
 def check_like(fn, name, value, x):
     """``value`` is a Tensor of x's shape, dtype and device."""
     check_tensor(fn, name, value)
-    if value.shape != x.shape:
-        raise ValueError(f"{fn}: {name} must have the shape of x {x.shape}, got {value.shape}")
+    if value.shape != x.shape:          # torch's RuntimeError (x + residual), a ValueError
+        raise ShapeError(f"{fn}: {name} must have the shape of x {x.shape}, got {value.shape}")
     _check_dtype_device(fn, name, value, x)
 
 
@@ -64,8 +75,8 @@ def check_param(fn, name, param, shape, x, dtype=None):
     if param is None:
         return
     check_tensor(fn, name, param)
-    if param.shape != shape:
-        raise ValueError(f"{fn}: {name} must have shape {shape}, got {param.shape}")
+    if param.shape != shape:            # torch's RuntimeError, a ValueError
+        raise ShapeError(f"{fn}: {name} must have shape {shape}, got {param.shape}")
     _check_dtype_device(fn, name, param, x, dtype)
 
 
@@ -185,7 +196,7 @@ def machine_eps(dtype):
     return float(dtypes.finfo(dtypes.accumulation_dtype(dtype)).eps)
 
 
-def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ValueError):
+def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ChannelNormError):
     """(array, owning Tensor or None) for a running statistic of a channel norm, checked
     with the rules BatchNorm and InstanceNorm share: a Tensor that does not require grad (it
     is state, not an input: torch's RuntimeError) or an array, of shape (C,) for x (N, C,
@@ -204,8 +215,8 @@ def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ValueErro
     if tuple(array.shape) != x.shape[1:2]:
         raise shape_error(f"{fn}: {name} must have shape {x.shape[1:2]}, got "
                           f"{tuple(array.shape)} (one value per channel of x {x.shape})")
-    if not is_floating(array.dtype):
-        raise TypeError(f"{fn}: {name} must be floating point, got dtype {array.dtype}")
+    if not is_floating(array.dtype):    # torch's RuntimeError ("mixed dtype"), a TypeError
+        raise MixedDtypeError(f"{fn}: {name} must be floating point, got dtype {array.dtype}")
     if updates and not getattr(getattr(array, "flags", None), "writeable", True):
         raise ValueError(f"{fn}: {name} is read-only, but {what_updates} updates it in "
                          "place; pass a writeable array (np.array(...) makes one)")

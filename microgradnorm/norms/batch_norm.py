@@ -7,7 +7,7 @@ from ..dtypes import is_half
 from ..kernels import for_array, reference
 from ..tensor import Tensor
 from . import arguments
-from .arguments import ChannelNormError
+from .arguments import BatchNormRankError, ChannelNormError, MixedDtypeError
 from .spec import FusedFunction, Input, Naive, Norm, Option, affine, eps_beside, one_pass_norm
 
 __all__ = ["BATCH_NORM", "batch_norm", "check_batch_norm"]
@@ -117,8 +117,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if x.ndim < 2 and x.size == 0:          # torch returns an empty 1-D input as it is
         return x * 1.0
     if x.ndim < 2:
-        raise ChannelNormError(f"batch_norm: x must have shape (N, C) or (N, C, L), got "
-                               f"{x.shape}")
+        raise BatchNormRankError(f"batch_norm: x must have shape (N, C) or (N, C, L), got "
+                                 f"{x.shape}")
     stats = check_batch_norm(x, running_mean, running_var, weight, bias, training,
                                        momentum, eps, impl)
     if x.size == 0:                 # an empty batch (or no channels): an empty result,
@@ -178,8 +178,8 @@ def _running_stat(name, stat, x, training):
                                           "training=True")
     if array is not None and array.dtype != x.dtype and not (
             is_half(x.dtype) and array.dtype == np.float32):
-        raise TypeError(f"batch_norm: {name} must have x's dtype {x.dtype} (or float32 for "
-                        f"float16/bfloat16 x), got {array.dtype}")
+        raise MixedDtypeError(f"batch_norm: {name} must have x's dtype {x.dtype} (or float32 "
+                              f"for float16/bfloat16 x), got {array.dtype}")
     return array, owner
 
 

@@ -17,7 +17,7 @@ from ..autograd import no_grad, op_group
 from ..kernels import for_array, reference
 from ..tensor import Tensor
 from . import arguments
-from .arguments import ChannelNormError, MixedDtypeError
+from .arguments import ChannelNormError, GroupCountError, MixedDtypeError
 from .spec import FusedFunction, Input, Norm, Option, affine, eps_beside
 
 __all__ = ["GROUP_NORM", "INSTANCE_NORM", "MixedDtypeError", "NotFloatingError", "group_norm",
@@ -268,7 +268,8 @@ def _check_group_norm(x, num_groups, weight, bias, eps, impl):
         raise TypeError(f"{fn}: num_groups must be an int, got {type(num_groups).__name__} "
                         f"{num_groups!r}")
     if num_groups < 1:
-        raise ChannelNormError(f"{fn}: num_groups must be positive, got {num_groups}")
+        error = GroupCountError if num_groups == 0 else ChannelNormError
+        raise error(f"{fn}: num_groups must be positive, got {num_groups}")
     if x.shape[1] % num_groups:
         raise ChannelNormError(f"{fn}: the channels of x (dim 1) must be divisible by "
                                f"num_groups; got x of shape {x.shape} and "
