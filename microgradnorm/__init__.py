@@ -117,6 +117,7 @@ from .ops.tensor_algebra import geqrf, orgqr, ormqr, torch_vander as vander
 from .ops.torch_more import (broadcast_shapes, can_cast, digamma, fill, frexp, gcd, heaviside,
                              i0, igamma, igammac, lcm, ldexp, lgamma, mvlgamma, nextafter,
                              polygamma, promote_types, renorm, result_type, rsub)
+from .ops.torch_more import detach, is_floating_point, numel   # torch's input= (not methods)
 from .ops.torch_more import (abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_,
                              arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_,
                              clamp_max_, clamp_min_, clip_, cos_, cosh_, deg2rad_, detach_,
@@ -182,10 +183,7 @@ from .ops.protocol import LEGACY_TYPES as _LEGACY_TYPES
 autograd.gradcheck = _torch_gradcheck
 autograd.gradgradcheck = _torch_gradgradcheck
 
-is_floating_point = Tensor.is_floating_point
-numel = Tensor.numel
 clone = Tensor.clone
-detach = Tensor.detach
 
 
 __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimeline", "Size",

@@ -534,18 +534,18 @@ def _like(fn, value, other, dtype, device, requires_grad, memory_format):
     return _make(fn, array, None, device, requires_grad)
 
 
-def zeros_like(other, *, dtype=None, device=None, requires_grad=False,
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False,
                memory_format=preserve_format):
-    """Zeros of ``other``'s shape, dtype and device (``torch.zeros_like``), laid out as
-    ``other`` (a channels-last one stays channels-last) or in ``memory_format``."""
-    return _like("zeros_like", 0, other, dtype, device, requires_grad, memory_format)
+    """Zeros of ``input``'s shape, dtype and device (``torch.zeros_like``), laid out as
+    ``input`` (a channels-last one stays channels-last) or in ``memory_format``."""
+    return _like("zeros_like", 0, input, dtype, device, requires_grad, memory_format)
 
 
-def ones_like(other, *, dtype=None, device=None, requires_grad=False,
+def ones_like(input, *, dtype=None, device=None, requires_grad=False,
               memory_format=preserve_format):
-    """Ones of ``other``'s shape, dtype and device (``torch.ones_like``), laid out as
-    ``other`` or in ``memory_format``."""
-    return _like("ones_like", 1, other, dtype, device, requires_grad, memory_format)
+    """Ones of ``input``'s shape, dtype and device (``torch.ones_like``), laid out as
+    ``input`` or in ``memory_format``."""
+    return _like("ones_like", 1, input, dtype, device, requires_grad, memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,

@@ -335,17 +335,17 @@ def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None):
+def dropout(input, p=0.5, training=True, inplace=False, *, generator=None, rng=None):
     r"""Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)``;
-    ``x`` itself when not ``training`` (or p = 0) (``F.dropout``).
+    ``input`` itself when not ``training`` (or p = 0) (``F.dropout``).
 
     Formula:
         :math:`y = x \cdot m / (1 - p)`, :math:`m_i \sim \mathrm{Bernoulli}(1 - p)`: the
-        mask is ``empty_like(x).bernoulli_(1 - p)`` then divided by 1 - p in x's dtype,
+        mask is ``empty_like(input).bernoulli_(1 - p)`` then divided by 1 - p in its dtype,
         torch's CPU steps, so the same seed gives torch's mask.
 
     Args:
-        p: the probability of zeroing, in [0, 1]. inplace: multiply ``x`` in place.
+        p: the probability of zeroing, in [0, 1]. inplace: multiply ``input`` in place.
         generator: a ``mg.Generator``, by default ``mg.default_generator``.
         rng: legacy: a ``numpy.random.Generator`` whose uniforms make the mask instead.
 
@@ -353,7 +353,7 @@ def dropout(x, p=0.5, training=True, inplace=False, *, generator=None, rng=None)
         >>> y = F.dropout(h, 0.1, training=model.training)
     """
     _check_p("dropout", p)
-    return _dropout("dropout", x, p, training, inplace, generator, None, rng)
+    return _dropout("dropout", input, p, training, inplace, generator, None, rng)
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False, *, generator=None):
@@ -561,24 +561,24 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return ops.where((ids == padding_idx)[..., None], rows.detach(), rows)
 
 
-def one_hot(tensor, num_classes=-1):
-    """An int64 tensor (*, num_classes) with 1 at each class index of ``tensor`` (*) and 0
+def one_hot(input, num_classes=-1):
+    """An int64 tensor (*, num_classes) with 1 at each class index of ``input`` (*) and 0
     elsewhere (``F.one_hot``); ``num_classes=-1`` is the largest index + 1.
 
     Args:
-        tensor: int64 class indices, each in [0, num_classes).
+        input: int64 class indices, each in [0, num_classes).
         num_classes: the size of the new last dim, or -1 to infer it (not from an empty
             tensor).
 
     Example:
         >>> F.one_hot(mg.tensor([0, 2]))        # [[1, 0, 0], [0, 0, 1]]
     """
-    ops.base.check_tensor("one_hot", tensor)
+    ops.base.check_tensor("one_hot", input)
     check_number("one_hot", "num_classes", num_classes, integer=True)
-    if tensor.dtype != np.int64:
+    if input.dtype != np.int64:
         raise RuntimeError(f"one_hot: tensor must hold int64 class indices, got dtype "
-                           f"{tensor.dtype}")
-    data, xp = tensor._array, tensor.xp
+                           f"{input.dtype}")
+    data, xp = input._array, input.xp
     if data.size == 0:
         if num_classes <= 0:
             raise RuntimeError("one_hot: cannot infer the number of classes from an empty "

@@ -30,7 +30,7 @@ from .ops import products, reductions, return_types
 from .ops.arrange import diagonal as _diagonal
 from .ops.base import broadcast_shape, check_tensor, constant, normalize_axis
 from .ops.decompositions import (QR, SVD, Cholesky, Eigh, EigvalsH, Inverse, Pinv, SVDVals,
-                                 check_lapack_input, check_matrices, det, eigh_input, matrix_exp,
+                                 check_lapack_input, check_matrices, eigh_input, matrix_exp,
                                  matrix_power, numerical_rank, singular_arrays, tolerances,
                                  torch_name)
 from .ops.factorizations import linalg_lu as lu, linalg_lu_solve as lu_solve
@@ -56,36 +56,36 @@ LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
 # ----- norms ----------------------------------------------------------------------------------
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(input, ord=2, dim=None, keepdim=False, *, dtype=None):
     r""":math:`\lVert x \rVert_p = (\sum |x_i|^p)^{1/p}` over ``dim`` (None or (): every
     element), as ``torch.linalg.vector_norm``: one ``PNorm`` node (``mg.norm``'s), whose
     gradient is torch's (0 at a zero element or a zero norm).
 
     Args:
-        x: a floating or complex tensor (half precision computes in float32).
+        input: a floating or complex tensor (half precision computes in float32).
         ord: a number: 0 counts the nonzero elements, ``inf``/``-inf`` take max/min |x|.
         dim: an int, a tuple of ints, or None.
         keepdim: keep the reduced dims as size 1.
-        dtype: compute in this dtype (a widening cast of x, as torch's).
+        dtype: compute in this dtype (a widening cast of input, as torch's).
 
-    Shape: x's without ``dim`` (size 1 there with ``keepdim``); the real dtype of x.
+    Shape: input's without ``dim`` (size 1 there with ``keepdim``); its real dtype.
 
     Example:
         >>> mg.linalg.vector_norm(mg.tensor([3.0, 4.0]))                    # tensor(5.)
     """
     fn = "linalg.vector_norm"
-    check_tensor(fn, x)
+    check_tensor(fn, input)
     if isinstance(ord, str):
         raise TypeError("linalg_vector_norm(): argument 'ord' must be Number, not str")
-    check_dtype(fn, x, half=True)
-    x = norm_dtype(fn, x, dtype)
+    check_dtype(fn, input, half=True)
+    input = norm_dtype(fn, input, dtype)
     p = norm_order(fn, int(ord) if isinstance(ord, bool) else ord)      # torch's True is 1
-    axes = normalize_axis(fn, dim, x.ndim, reduce=True)
-    axes = range(x.ndim) if axes is None else axes
-    if (p < 0 or p == INF) and any(x.shape[d] == 0 for d in axes):
+    axes = normalize_axis(fn, dim, input.ndim, reduce=True)
+    axes = range(input.ndim) if axes is None else axes
+    if (p < 0 or p == INF) and any(input.shape[d] == 0 for d in axes):
         raise RuntimeError(f"{fn} cannot compute the {ord} norm on an empty tensor because "
                            "the operation does not have an identity")
-    return reductions.norm(x, p, dim, keepdim)
+    return reductions.norm(input, p, dim, keepdim)
 
 
 def _matrix_dims(fn, A, dim):
@@ -112,7 +112,7 @@ def _singular_values_along(A, dims):
     return svdvals(moved)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(input, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     r"""The matrix norm of each matrix of dims ``dim`` (``torch.linalg.matrix_norm``):
     "fro" :math:`\sqrt{\sum |a_{ij}|^2}`, "nuc" :math:`\sum \sigma_i`, 2 / -2 the largest /
     smallest singular value, 1 / -1 the largest / smallest column sum of |a|, inf / -inf the
@@ -120,78 +120,78 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     ``amax``/``amin`` (ties share the gradient), as torch's.
 
     Args:
-        A: (..., m, n) floating or complex (half precision: "fro", ±1, ±inf only).
+        input: (..., m, n) floating or complex (half precision: "fro", ±1, ±inf only).
         ord: one of "fro", "nuc", 1, -1, 2, -2, inf, -inf.
         dim: the two dims of the matrices.
         keepdim: keep those dims as size 1.
         dtype: compute in this dtype (a widening cast, as torch's).
 
-    Shape: A's without ``dim``; A's real dtype.
+    Shape: input's without ``dim``; its real dtype.
 
     Example:
         >>> mg.linalg.matrix_norm(mg.eye(3), "nuc")                          # tensor(3.)
     """
     fn = "linalg.matrix_norm"
-    check_tensor(fn, A)
-    if A.ndim < 2:
+    check_tensor(fn, input)
+    if input.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor A must have at least 2 dimensions.")
-    check_dtype(fn, A, half=True)
-    dims = _matrix_dims(fn, A, dim)
+    check_dtype(fn, input, half=True)
+    dims = _matrix_dims(fn, input, dim)
     if ord is None:                          # torch's argument parser refuses it
         raise TypeError(f"{fn}: ord must be a number or a string, not None")
     if not _is_order(ord):
         raise RuntimeError(f"{fn}: Order {ord} not supported.")
     if ord in ("nuc", 2, -2):              # through the SVD: no half precision, even empty
-        check_dtype(fn, A)
-    A = norm_dtype(fn, A, dtype)
+        check_dtype(fn, input)
+    input = norm_dtype(fn, input, dtype)
     if ord == "fro":
-        return vector_norm(A, 2, dims, keepdim)
-    if A.size == 0 and ord != "nuc" and ord > 0:        # torch's 0 for an empty matrix
-        return reductions.sum(A.abs(), dims, keepdim)
+        return vector_norm(input, 2, dims, keepdim)
+    if input.size == 0 and ord != "nuc" and ord > 0:        # torch's 0 for an empty matrix
+        return reductions.sum(input.abs(), dims, keepdim)
     if ord in ("nuc", 2, -2):
-        s = _singular_values_along(A, dims)
+        s = _singular_values_along(input, dims)
         out = s.sum(-1) if ord == "nuc" else s.amax(-1) if ord == 2 else s.amin(-1)
         if keepdim:
-            out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(A.shape)))
+            out = out.reshape(tuple(1 if d in dims else n for d, n in enumerate(input.shape)))
         return out
     rows, columns = dims if abs(ord) == 1 else dims[::-1]      # inf: 1 of the transpose
-    sums = vector_norm(A, 1, rows, keepdim)
+    sums = vector_norm(input, 1, rows, keepdim)
     if not keepdim and rows < columns:
         columns -= 1
     return sums.amax(columns, keepdim) if ord > 0 else sums.amin(columns, keepdim)
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(input, ord=None, dim=None, keepdim=False, *, dtype=None):
     """``torch.linalg.norm``: ``vector_norm`` over one dim (or every element when neither
     ``ord`` nor ``dim`` is given), ``matrix_norm`` over two (``dim`` of length 2, or a 2-D
     input with ``ord`` given); ``ord=None`` is 2 for vectors, "fro" for matrices.
 
     Args:
-        A: a floating or complex tensor; 1-D or 2-D unless ``dim`` is given with ``ord``.
+        input: a floating or complex tensor; 1-D or 2-D unless ``dim`` is given with ``ord``.
         ord: a number, or "fro" / "nuc" (matrices).
         dim: an int, or a tuple of one or two ints.
         keepdim: keep the reduced dims as size 1.
         dtype: compute in this dtype.
 
-    Shape: A's without the reduced dims.
+    Shape: input's without the reduced dims.
 
     Example:
         >>> mg.linalg.norm(mg.ones(2, 2), ord=2)                  # the spectral norm, 2
     """
     fn = "linalg.norm"
-    check_tensor(fn, A)
+    check_tensor(fn, input)
     if dim is not None:
         dim = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
         if len(dim) not in (1, 2):
             raise RuntimeError(f"{fn}: If dim is specified, it must be of length 1 or 2. Got "
                                f"{list(dim)}")
-    elif ord is not None and A.ndim not in (1, 2):
+    elif ord is not None and input.ndim not in (1, 2):
         raise RuntimeError(f"{fn}: If dim is not specified but ord is, the input must be 1D "
-                           f"or 2D. Got {A.ndim}D.")
+                           f"or 2D. Got {input.ndim}D.")
     if isinstance(ord, str) or ord is not None and (
-            len(dim) == 2 if dim is not None else A.ndim == 2):
-        return matrix_norm(A, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
-    return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
+            len(dim) == 2 if dim is not None else input.ndim == 2):
+        return matrix_norm(input, ord, (0, 1) if dim is None else dim, keepdim, dtype=dtype)
+    return vector_norm(input, 2 if ord is None else ord, dim, keepdim, dtype=dtype)
 
 
 # ----- inverses and solves --------------------------------------------------------------------
@@ -220,6 +220,18 @@ def inv_ex(A, *, check_errors=False):
     fn = "linalg.inv_ex"
     inverse, info = Inverse.apply(check_matrices(fn, A), fn=fn if check_errors else None)
     return return_types.linalg_inv_ex(inverse, constant(info._array))
+
+
+def det(A):
+    """``torch.linalg.det``: the determinant of each matrix, ``mg.det``'s (``Det``), under
+    torch's name for the argument, ``A``.
+
+    Shape: A (..., n, n) -> (...).
+
+    Example:
+        >>> mg.linalg.det(2 * mg.eye(2))                                      # tensor(4.)
+    """
+    return _dec.det(A)
 
 
 def slogdet(A):
@@ -260,13 +272,13 @@ def solve_ex(A, B, *, left=True, check_errors=False):
     return return_types.linalg_solve_ex(*solved("linalg.solve_ex", A, B, left, check_errors))
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+def solve_triangular(input, B, *, upper, left=True, unitriangular=False):
     """X with AX = B (``left=False``: XA = B) for a triangular A, of which only the
     ``upper`` (or lower) triangle is read, its diagonal taken as ones with
     ``unitriangular`` (``torch.linalg.solve_triangular``): substitution, a zero on the
     diagonal giving inf and NaN as LAPACK's; the gradient of A stays on its triangle.
 
-    Shape: A (..., n, n), B (..., n, k) (left) or (..., k, n) -> B's, batch dims broadcast;
+    Shape: input (..., n, n), B (..., n, k) (left) or (..., k, n) -> B's, batch dims broadcast;
     A's dtype (B is cast to it, as torch's: a complex B for a real A loses its imaginary
     part, with torch's UserWarning).
 
@@ -274,48 +286,49 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         >>> mg.linalg.solve_triangular(mg.eye(2), mg.ones(2, 1), upper=True)
     """
     fn = "linalg.solve_triangular"
-    check_matrices(fn, A, dtype=False)
-    check_kernel("triangular_solve_cpu", A)
+    check_matrices(fn, input, dtype=False)
+    check_kernel("triangular_solve_cpu", input)
     check_tensor(fn, B)
     if B.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor B must have at least 2 dimensions.")
-    if B.dtype.kind == "c" and A.dtype.kind != "c":
+    if B.dtype.kind == "c" and input.dtype.kind != "c":
         warnings.warn("Casting complex values to real discards the imaginary part", UserWarning,
                       stacklevel=2)
         B = B.real
-    b, _ = solve_operands(fn, A, B.astype(A.dtype, copy=False), left, vectors=False)   # torch's
+    b, _ = solve_operands(fn, input, B.astype(input.dtype, copy=False), left,
+                          vectors=False)   # torch's
     if left:
-        return SolveTriangular.apply(A, b, upper=bool(upper), unit=bool(unitriangular))
-    return SolveTriangular.apply(A.mT, b.mT, upper=not upper, unit=bool(unitriangular)).mT
+        return SolveTriangular.apply(input, b, upper=bool(upper), unit=bool(unitriangular))
+    return SolveTriangular.apply(input.mT, b.mT, upper=not upper, unit=bool(unitriangular)).mT
 
 
 # ----- decompositions -------------------------------------------------------------------------
-def cholesky(A, *, upper=False):
+def cholesky(input, *, upper=False):
     """L, lower triangular, with A = LLᴴ from A's lower triangle (``upper=True``: U = Lᴴ from
     the upper one), as ``torch.linalg.cholesky``; an input that is not positive-definite
     raises ``LinAlgError`` naming its leading minor. Gradient: ``Cholesky``.
 
-    Shape: A (..., n, n) -> (..., n, n).
+    Shape: input (..., n, n) -> (..., n, n).
 
     Example:
         >>> mg.linalg.cholesky(mg.tensor([[4.0, 2.0], [2.0, 5.0]]))     # [[2, 0], [1, 2]]
     """
     fn = "linalg.cholesky"
-    check_matrices(fn, A, kernel="cholesky_cpu")
-    return Cholesky.apply(A, upper=bool(upper), fn=fn)[0]
+    check_matrices(fn, input, kernel="cholesky_cpu")
+    return Cholesky.apply(input, upper=bool(upper), fn=fn)[0]
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
+def cholesky_ex(input, *, upper=False, check_errors=False):
     """``linalg_cholesky_ex(L, info)``: ``cholesky`` and LAPACK's info per matrix (int32: 0,
     or the order of the first leading minor that is not positive-definite, where L stops).
 
-    Shape: A (..., n, n) -> (..., n, n) and (...).
+    Shape: input (..., n, n) -> (..., n, n) and (...).
 
     Example:
         >>> mg.linalg.cholesky_ex(-mg.eye(2)).info                    # tensor(1, dtype=int32)
     """
     fn = "linalg.cholesky_ex"
-    low, info = Cholesky.apply(check_matrices(fn, A, kernel="cholesky_cpu"), upper=bool(upper),
+    low, info = Cholesky.apply(check_matrices(fn, input, kernel="cholesky_cpu"), upper=bool(upper),
                                fn=fn if check_errors else None)
     return return_types.linalg_cholesky_ex(low, constant(info._array))
 
@@ -339,31 +352,31 @@ def qr(A, mode="reduced"):
     return return_types.linalg_qr(*QR.apply(A, mode=mode))
 
 
-def eigh(A, UPLO="L"):
+def eigh(input, UPLO="L"):
     """``linalg_eigh(eigenvalues, eigenvectors)`` of each Hermitian (symmetric) matrix, from
     its ``UPLO`` ("L" or "U") triangle (``torch.linalg.eigh``): ascending real eigenvalues,
     orthonormal eigenvectors as columns (each up to sign, or phase). Gradient: ``Eigh``
     (inf/NaN at a repeated eigenvalue when the vectors are used, as torch's).
 
-    Shape: A (..., n, n) -> (..., n) and (..., n, n).
+    Shape: input (..., n, n) -> (..., n) and (..., n, n).
 
     Example:
         >>> mg.linalg.eigh(mg.tensor([[2.0, 1.0], [1.0, 2.0]])).eigenvalues      # [1, 3]
     """
-    uplo = eigh_input("linalg.eigh", A, UPLO)
-    return return_types.linalg_eigh(*Eigh.apply(A, uplo=uplo))
+    uplo = eigh_input("linalg.eigh", input, UPLO)
+    return return_types.linalg_eigh(*Eigh.apply(input, uplo=uplo))
 
 
-def eigvalsh(A, UPLO="L"):
+def eigvalsh(input, UPLO="L"):
     """The eigenvalues of each Hermitian matrix, ascending (``torch.linalg.eigvalsh``):
     ``eigh``'s, gradient V diag(g) Vᴴ (finite at repeated eigenvalues).
 
-    Shape: A (..., n, n) -> (..., n).
+    Shape: input (..., n, n) -> (..., n).
 
     Example:
         >>> mg.linalg.eigvalsh(mg.eye(2))                               # tensor([1., 1.])
     """
-    return EigvalsH.apply(A, uplo=eigh_input("linalg.eigvalsh", A, UPLO))
+    return EigvalsH.apply(input, uplo=eigh_input("linalg.eigvalsh", input, UPLO))
 
 
 def _no_driver(fn, driver):
@@ -406,57 +419,57 @@ def svdvals(A, *, driver=None):
 
 
 # ----- pseudoinverse, least squares, rank, condition ------------------------------------------
-def pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
+def pinv(input, rcond=None, hermitian=False, *, atol=None, rtol=None):
     r"""The Moore–Penrose pseudoinverse A⁺ of each matrix (``torch.linalg.pinv``): through
     the SVD (``hermitian``: eigh of the lower triangle), the singular values at most
     max(atol, rtol·σ₁) dropped. ``rcond`` is torch's older name for rtol (atol 0).
     Gradient: ``Pinv``, torch's closed form at a fixed rank.
 
     Args:
-        A: (..., m, n) floating or complex.
+        input: (..., m, n) floating or complex.
         rcond: the relative tolerance, positionally (NumPy's form).
         hermitian: A is Hermitian (symmetric); only its lower triangle is read.
         atol, rtol: numbers or tensors broadcast over the batch; rtol's default is
             eps·max(m, n), or 0 where atol > 0.
 
-    Shape: A (..., m, n) -> (..., n, m).
+    Shape: input (..., m, n) -> (..., n, m).
 
     Example:
         >>> mg.linalg.pinv(mg.ones(2, 3))                             # every entry 1/6
     """
     fn = "linalg.pinv"
-    check_lapack_input(fn, A)
+    check_lapack_input(fn, input)
     if rcond is not None:
         if atol is not None or rtol is not None:
             raise TypeError(f"{fn}(): give rcond, or atol and rtol, not both")
         atol, rtol = 0.0, rcond
     if hermitian:
-        check_matrices(fn, A)
-    atol, rtol = tolerances(fn, A, atol, rtol)
-    return Pinv.apply(A, atol=atol, rtol=rtol, hermitian=bool(hermitian))
+        check_matrices(fn, input)
+    atol, rtol = tolerances(fn, input, atol, rtol)
+    return Pinv.apply(input, atol=atol, rtol=rtol, hermitian=bool(hermitian))
 
 
-def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None):
+def matrix_rank(input, tol=None, hermitian=False, *, atol=None, rtol=None):
     """The numerical rank of each matrix (``torch.linalg.matrix_rank``): how many singular
     values (|eigenvalues| with ``hermitian``) exceed max(atol, rtol·σ₁); ``tol`` is NumPy's
     name for atol (rtol 0). A constant int64 tensor.
 
-    Shape: A (..., m, n) -> (...).
+    Shape: input (..., m, n) -> (...).
 
     Example:
         >>> mg.linalg.matrix_rank(mg.ones(3, 3))                              # tensor(1)
     """
     fn = "linalg.matrix_rank"
-    check_matrices(fn, A, square=bool(hermitian))
+    check_matrices(fn, input, square=bool(hermitian))
     if tol is not None:
         if atol is not None or rtol is not None:
             raise TypeError(f"{fn}(): give tol, or atol and rtol, not both")
         atol, rtol = tol, 0.0
-    atol, rtol = tolerances(fn, A, atol, rtol)
-    return constant(A.xp.asarray(numerical_rank(singular_arrays(A, hermitian), atol, rtol)))
+    atol, rtol = tolerances(fn, input, atol, rtol)
+    return constant(input.xp.asarray(numerical_rank(singular_arrays(input, hermitian), atol, rtol)))
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(input, b, rcond=None, *, driver=None):
     r"""``linalg_lstsq(solution, residuals, rank, singular_values)``: X minimising
     :math:`\lVert AX - B \rVert_F` (the least-norm one when A is rank-deficient), as
     ``torch.linalg.lstsq``. X = A⁺B (``pinv`` with rtol ``rcond``, default eps·max(m, n),
@@ -469,8 +482,9 @@ def lstsq(A, B, rcond=None, *, driver=None):
     ``singular_values`` for "gelsd" and "gelss"; empty tensors otherwise.
 
     Args:
-        A: (..., m, n) floating or complex.
-        B: (..., m, k), or (..., m) (one dim fewer than A: a batch of vectors), A's dtype.
+        input: (..., m, n) floating or complex.
+        b: (..., m, k), or (..., m) (one dim fewer than input: a batch of vectors), input's
+            dtype.
         rcond: singular values below rcond·σ₁ count as zero.
         driver: one of "gels", "gelsy", "gelsd", "gelss" (which fields are computed).
 
@@ -484,41 +498,41 @@ def lstsq(A, B, rcond=None, *, driver=None):
     if driver not in LSTSQ_DRIVERS:
         raise RuntimeError(f"{fn}: parameter `driver` should be one of "
                            f"({', '.join(LSTSQ_DRIVERS)})")
-    check_matrices(fn, A, square=False)
-    check_tensor(fn, B)
-    if B.dtype != A.dtype:
+    check_matrices(fn, input, square=False)
+    check_tensor(fn, b)
+    if b.dtype != input.dtype:
         raise RuntimeError(f"{fn}: Expected input and other to have the same dtype, but got "
-                           f"input's dtype {torch_name(A.dtype)} and other's dtype "
-                           f"{torch_name(B.dtype)}")
-    if B.ndim not in (A.ndim - 1, A.ndim):
+                           f"input's dtype {torch_name(input.dtype)} and other's dtype "
+                           f"{torch_name(b.dtype)}")
+    if b.ndim not in (input.ndim - 1, input.ndim):
         raise RuntimeError(f"{fn}: input.dim() must be greater or equal to other.dim() and "
                            "(input.dim() - other.dim()) <= 1")
-    vector = B.ndim == A.ndim - 1
-    b = B.reshape(B.shape + (1,)) if vector else B
-    (m, n), xp = A.shape[-2:], A.xp
-    if b.shape[-2] != m:
+    vector = b.ndim == input.ndim - 1
+    rhs = b.reshape(b.shape + (1,)) if vector else b
+    (m, n), xp = input.shape[-2:], input.xp
+    if rhs.shape[-2] != m:
         raise RuntimeError(f"{fn}: input.size(-2) should match other.size(-2)")
-    batch = broadcast_shape(fn, A.shape[:-2], b.shape[:-2])
-    eps = float(dtypes.finfo(dtypes.real_of(A.dtype)).eps)
+    batch = broadcast_shape(fn, input.shape[:-2], rhs.shape[:-2])
+    eps = float(dtypes.finfo(dtypes.real_of(input.dtype)).eps)
     rtol = eps * max(m, n) if rcond is None or rcond < 0 else float(rcond)
-    solution = matmul(Pinv.apply(A, atol=xp.zeros(()), rtol=xp.asarray(rtol),
-                                 hermitian=False), b)
-    real = dtypes.real_of(A.dtype)
-    s = singular_arrays(A)
+    solution = matmul(Pinv.apply(input, atol=xp.zeros(()), rtol=xp.asarray(rtol),
+                                 hermitian=False), rhs)
+    real = dtypes.real_of(input.dtype)
+    s = singular_arrays(input)
     rank = numerical_rank(s, 0.0, rtol) if driver != "gels" else xp.zeros(0, np.int64)
     values = s if driver in ("gelsd", "gelss") else xp.zeros(0, real)
     residuals = solution.abs().reshape(-1)[:0]     # empty, in the graph as torch's
     if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
-        residuals = (matmul(A, solution) - b).abs().pow(2).sum(-2)          # (*batch, k)
+        residuals = (matmul(input, solution) - rhs).abs().pow(2).sum(-2)          # (*batch, k)
         if n == 0 and driver == "gels":       # torch's gels leaves them 0 for no column
-            residuals = constant(xp.zeros(batch + b.shape[-1:], real))
+            residuals = constant(xp.zeros(batch + rhs.shape[-1:], real))
     if vector:
         solution = solution.reshape(solution.shape[:-1])
     return return_types.linalg_lstsq(solution, residuals, constant(xp.asarray(rank)),
                                      constant(values))
 
 
-def cond(A, p=None):
+def cond(input, p=None):
     r"""The condition number of each matrix in the norm ``p`` (``torch.linalg.cond``):
     p None or 2 :math:`\sigma_1/\sigma_n`, -2 :math:`\sigma_n/\sigma_1` (any shape); "nuc"
     :math:`\sum \sigma_i \sum 1/\sigma_i`; "fro", ±1, ±inf
@@ -526,7 +540,7 @@ def cond(A, p=None):
     An empty input gives zeros (for "fro" and "nuc" only a square one, as torch's).
     Compositions of ``svdvals``, ``inv_ex`` and ``matrix_norm``, with their gradients.
 
-    Shape: A (..., m, n) -> (...); A's real dtype.
+    Shape: input (..., m, n) -> (...); its real dtype.
 
     Example:
         >>> mg.linalg.cond(mg.tensor([[2.0, 0.0], [0.0, 0.5]]))                 # 4
@@ -535,22 +549,22 @@ def cond(A, p=None):
     if p is not None and not _is_order(p):
         raise RuntimeError(f"{fn} got an invalid norm type: {p}")
     if isinstance(p, str):                  # torch checks their shape first, empty or not
-        check_matrices(f"{fn}(ord={p})", A, dtype=False)
+        check_matrices(f"{fn}(ord={p})", input, dtype=False)
     by_svd = p is None or p in (2, -2, "nuc")
-    check_matrices(fn, A, square=False, kernel="linalg_svd_cpu" if by_svd else None)
-    if A.size == 0:
-        return constant(A.xp.zeros(A.shape[:-2], dtypes.real_of(A.dtype)))
+    check_matrices(fn, input, square=False, kernel="linalg_svd_cpu" if by_svd else None)
+    if input.size == 0:
+        return constant(input.xp.zeros(input.shape[:-2], dtypes.real_of(input.dtype)))
     if p is None or p in (2, -2):
-        s = svdvals(A)
+        s = svdvals(input)
         largest, smallest = s[..., 0], s[..., -1]
         return largest / smallest if p != -2 else smallest / largest
-    check_matrices(f"{fn}(ord={p})", A)
+    check_matrices(f"{fn}(ord={p})", input)
     if p == "nuc":                            # Σσᵢ · Σ1/σᵢ, as torch computes it
-        s = svdvals(A)
+        s = svdvals(input)
         return s.sum(-1) * (1 / s).sum(-1)
-    inverse, info = Inverse.apply(A)
+    inverse, info = Inverse.apply(input)
     inverse = inverse.masked_fill(info._array[..., None, None] > 0, INF)
-    result = matrix_norm(A, p) * matrix_norm(inverse, p)
+    result = matrix_norm(input, p) * matrix_norm(inverse, p)
     return nan_to_num(result, nan=INF, posinf=INF, neginf=-INF)   # 0 · inf: NumPy's inf
 
 

@@ -394,8 +394,13 @@ modified_bessel_i0 = _constant("modified_bessel_i0", lambda xp, a: i0_array(a), 
     (``torch.special.modified_bessel_i0``), without a gradient, as torch's (``i0`` has one).""")
 modified_bessel_i1 = _constant("modified_bessel_i1", lambda xp, a: i1_array(a), """I1(x)
     (``torch.special.modified_bessel_i1``), without a gradient, as torch's (``i1`` has one).""")
-spherical_bessel_j0 = _constant("spherical_bessel_j0", spherical_j0_array, """sin(x)/x, 1 at
-    0 (``torch.special.spherical_bessel_j0``), without a gradient, as torch's.""")
+_spherical_j0 = _constant("spherical_bessel_j0", spherical_j0_array, "")
+
+
+def spherical_bessel_j0(x):
+    """sin(x)/x, 1 at 0 (``torch.special.spherical_bessel_j0``, whose argument is named
+    ``x``), without a gradient, as torch's."""
+    return _spherical_j0(x)
 
 
 # ----- double backward: each node's gradient with Tensor ops (ops/double_backward.py) -------
@@ -459,16 +464,17 @@ def _zeta_graph(ctx, g):                     # d/dq = -x·ζ(x + 1, q); none in 
 
 # ----- the orthogonal polynomials: torch's recurrences, elementwise, without a gradient -------
 def _polynomial_of(name, recurrence, doc):
-    # torch.special.<name>(input, n): x and n broadcast and promoted (integers to the default
-    # dtype), n truncated to an integer per element; computed in that dtype, as torch's
-    # kernels do, and returned outside the graph (torch's has no derivative)
-    def function(input, n):
-        a, b = binary.operands(name, input, n, floating=True)
-        x, n = np.broadcast_arrays(*promote(float_input(a._array), float_input(b._array))[:2])
-        xp = backend.array_module(x)
+    # torch.special.<name>(x, n) (torch's keyword names): x and n broadcast and promoted
+    # (integers to the default dtype), n truncated to an integer per element; computed in
+    # that dtype, as torch's kernels do, and returned outside the graph (no derivative)
+    def function(x, n):
+        a, b = binary.operands(name, x, n, floating=True)
+        values, n = np.broadcast_arrays(*promote(float_input(a._array),
+                                                 float_input(b._array))[:2])
+        xp = backend.array_module(values)
         with np.errstate(all="ignore"):
             order = xp.where(xp.isfinite(n), xp.trunc(n), -1).astype(np.int64)
-            return constant(xp.asarray(recurrence(xp, x, order), dtype=x.dtype))
+            return constant(xp.asarray(recurrence(xp, values, order), dtype=values.dtype))
     function.__name__ = function.__qualname__ = name
     function.__doc__ = doc + """ ``n`` (a Tensor or a number) is truncated to an integer per
     element (0 below 0); integers give the default dtype. Without a gradient, as torch's."""

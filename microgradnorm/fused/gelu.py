@@ -46,7 +46,7 @@ def composite_gelu(x, approximate="none"):
 
 
 # ----- the public entry -------------------------------------------------------------------
-def gelu(x, approximate="none", *, impl=None):
+def gelu(input, approximate="none", *, impl=None):
     r"""GELU :math:`x\,\Phi(x) = \tfrac12 x (1 + \mathrm{erf}(x/\sqrt2))`; with
     ``approximate="tanh"``, GPT-2's :math:`\tfrac12 x (1 + \tanh(\sqrt{2/\pi}(x + 0.044715 x^3)))`.
 
@@ -56,18 +56,19 @@ def gelu(x, approximate="none", *, impl=None):
     Example:
         >>> F.gelu(mg.tensor([-1.0, 0.0, 1.0]))           # [-0.1587, 0, 0.8413]
     """
-    arguments.check_tensor("gelu", "x", x)
+    arguments.check_tensor("gelu", "x", input)
     if approximate not in APPROXIMATIONS:
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     impl = arguments.resolve_impl("gelu", impl)
     if impl == "composite":
         with op_group("gelu"):
-            return composite_gelu(x, approximate)
-    return Gelu.apply(x, approximate=approximate)
+            return composite_gelu(input, approximate)
+    return Gelu.apply(input, approximate=approximate)
 
 
 # ----- the spec ---------------------------------------------------------------------------
 GELU = Twin(name="gelu", title="GELU", function=gelu, composite=composite_gelu, fused=Gelu,
             inputs=(Input("x", "x"),),
+            call=lambda f, given, impl, **options: f(given["x"], impl=impl, **options),
             options=(Option("approximate", "none"),),
             torch=lambda tF, given, approximate: tF.gelu(given["x"], approximate=approximate))

@@ -616,22 +616,30 @@ def _split_at(fn, ndim, axis, input, indices_or_sections):
     return _split(fn, input, indices_or_sections, axis)
 
 
-def hsplit(input, indices_or_sections):
+def _sections(fn, sections, indices):
+    # the int of torch's ``sections=`` overload, or the list of its ``indices=`` one
+    if (sections is None) == (indices is None) or isinstance(indices, int):
+        raise TypeError(f"{fn}() takes an int sections or a list indices, got "
+                        f"sections={sections!r}, indices={indices!r}")
+    return indices if sections is None else sections
+
+
+def hsplit(input, sections=None, *, indices=None):
     """``torch.hsplit``: ``tensor_split`` along dim 1 (dim 0 for 1-D input); an int must
-    divide that dim."""
-    return _split_at("hsplit", 1, 1, input, indices_or_sections)
+    divide that dim; by keyword, ``sections=`` (an int) or ``indices=`` (a list), as torch's."""
+    return _split_at("hsplit", 1, 1, input, _sections("hsplit", sections, indices))
 
 
-def vsplit(input, indices_or_sections):
+def vsplit(input, sections=None, *, indices=None):
     """``torch.vsplit``: ``tensor_split`` along dim 0 of an input of 2 or more dims; an int
-    must divide that dim."""
-    return _split_at("vsplit", 2, 0, input, indices_or_sections)
+    must divide that dim; by keyword, ``sections=`` (an int) or ``indices=`` (a list)."""
+    return _split_at("vsplit", 2, 0, input, _sections("vsplit", sections, indices))
 
 
-def dsplit(input, indices_or_sections):
+def dsplit(input, sections=None, *, indices=None):
     """``torch.dsplit``: ``tensor_split`` along dim 2 of an input of 3 or more dims; an int
-    must divide that dim."""
-    return _split_at("dsplit", 3, 2, input, indices_or_sections)
+    must divide that dim; by keyword, ``sections=`` (an int) or ``indices=`` (a list)."""
+    return _split_at("dsplit", 3, 2, input, _sections("dsplit", sections, indices))
 
 
 # ----- rotation, flips ------------------------------------------------------------------------

@@ -218,12 +218,12 @@ def polar(abs, angle):
     return Polar.apply(abs, angle)
 
 
-def view_as_complex(x):
+def view_as_complex(input):
     """x's memory read as complex numbers (``torch.view_as_complex``): a view whose element
     i is ``x[..., i, 0] + i·x[..., i, 1]``; writes through either show in both.
 
     Args:
-        x: a float32 (giving complex64) or float64 tensor whose last dim has size 2 and
+        input: a float32 (giving complex64) or float64 tensor whose last dim has size 2 and
             stride 1, its other strides even and its offset in memory even, as torch's.
 
     Shape:
@@ -233,19 +233,19 @@ def view_as_complex(x):
         >>> mg.view_as_complex(mg.tensor([[1.0, 2.0], [3.0, -1.0]]))
         tensor([1.+2.j, 3.-1.j])
     """
-    if not isinstance(x, _tensor.Tensor):
+    if not isinstance(input, _tensor.Tensor):
         raise TypeError(f"view_as_complex(): argument 'input' must be a Tensor, not "
-                        f"{type(x).__name__}")
-    if x.dtype not in (dtypes.float32, dtypes.float64):
+                        f"{type(input).__name__}")
+    if input.dtype not in (dtypes.float32, dtypes.float64):
         raise RuntimeError(f"view_as_complex is only supported for float32 and float64 "
-                           f"tensors, but got a tensor of dtype {x.dtype}")
-    if x.ndim == 0:
+                           f"tensors, but got a tensor of dtype {input.dtype}")
+    if input.ndim == 0:
         raise RuntimeError("view_as_complex: input tensor must have one or more dimensions")
-    if x.shape[-1] != 2:
+    if input.shape[-1] != 2:
         raise RuntimeError(f"view_as_complex: tensor must have a last dimension of size 2, "
-                           f"got shape {x.shape}")
-    _check_pairs_in_memory(x._array)
-    return ViewAsComplex.apply(x)
+                           f"got shape {input.shape}")
+    _check_pairs_in_memory(input._array)
+    return ViewAsComplex.apply(input)
 
 
 def _check_pairs_in_memory(array):
@@ -280,12 +280,12 @@ def _address(array):
     return int(array.__array_interface__["data"][0])
 
 
-def view_as_real(x):
+def view_as_real(input):
     """A complex tensor's memory read as (real, imag) pairs (``torch.view_as_real``): a
     view; writes through either show in both.
 
     Args:
-        x: a complex64 (giving float32) or complex128 (float64) tensor.
+        input: a complex64 (giving float32) or complex128 (float64) tensor.
 
     Shape:
         (...) → (..., 2).
@@ -295,13 +295,13 @@ def view_as_real(x):
         tensor([[ 1.,  2.],
                 [ 3., -1.]])
     """
-    if not isinstance(x, _tensor.Tensor):
+    if not isinstance(input, _tensor.Tensor):
         raise TypeError(f"view_as_real(): argument 'input' must be a Tensor, not "
-                        f"{type(x).__name__}")
-    if not dtypes.is_complex(x.dtype):
+                        f"{type(input).__name__}")
+    if not dtypes.is_complex(input.dtype):
         raise RuntimeError(f"view_as_real is only supported for complex tensors, got dtype "
-                           f"{x.dtype}")
-    return ViewAsReal.apply(x)
+                           f"{input.dtype}")
+    return ViewAsReal.apply(input)
 
 
 def _real(x):
@@ -319,49 +319,49 @@ def _imag(x):
     return Imag.apply(x)
 
 
-def real(x):
+def real(input):
     """``torch.real``: the real parts of a complex tensor as a view of its memory; a real
     tensor itself. ``x.real`` is the same, as a property."""
-    return _real(check_tensor("real", x))
+    return _real(check_tensor("real", input))
 
 
-def imag(x):
+def imag(input):
     """``torch.imag``: the imaginary parts of a complex tensor as a view of its memory
     (RuntimeError for a real tensor). ``x.imag`` is the same, as a property."""
-    return _imag(check_tensor("imag", x))
+    return _imag(check_tensor("imag", input))
 
 
 real.method, imag.method = property(_real), property(_imag)     # x.real, x.imag
 
 
-def angle(x):
+def angle(input):
     """The argument of each element in radians, atan2(imag, real) (``torch.angle``); of a
     real tensor, π where it is negative and 0 elsewhere (an integer one gives the default
     dtype), with gradient 0."""
-    return Angle.apply(check_tensor("angle", x))
+    return Angle.apply(check_tensor("angle", input))
 
 
-def conj(x):
+def conj(input):
     """The complex conjugate (``torch.conj``): a new tensor (torch's is a lazy view, with
     the same values); a real tensor itself."""
-    check_tensor("conj", x)
-    return Conj.apply(x) if dtypes.is_complex(x.dtype) else x
+    check_tensor("conj", input)
+    return Conj.apply(input) if dtypes.is_complex(input.dtype) else input
 
 
-def conj_physical(x):
+def conj_physical(input):
     """The complex conjugate in new memory (``torch.conj_physical``: torch's ``conj`` is
     lazy, this one computes; here both compute); a real tensor itself, as torch's.
 
     Example:
         >>> mg.tensor([1 + 2j]).conj_physical()                     # tensor([1.-2.j])
     """
-    check_tensor("conj_physical", x)
-    return Conj.apply(x) if dtypes.is_complex(x.dtype) else x
+    check_tensor("conj_physical", input)
+    return Conj.apply(input) if dtypes.is_complex(input.dtype) else input
 
 
-def is_complex(x):
+def is_complex(input):
     """True for a complex64 or complex128 tensor (``torch.is_complex``)."""
-    return dtypes.is_complex(check_tensor("is_complex", x).dtype)
+    return dtypes.is_complex(check_tensor("is_complex", input).dtype)
 
 
 def cfloat(x, memory_format=None):

@@ -581,27 +581,27 @@ def square(input):
     return pow(input, 2)
 
 
-def maximum(a, b):
+def maximum(input, other):
     """Elementwise maximum (``torch.maximum``); a tie halves the gradient."""
-    return Maximum.apply(a, b)
+    return Maximum.apply(input, other)
 
 
-def minimum(a, b):
+def minimum(input, other):
     """Elementwise minimum (``torch.minimum``); a tie halves the gradient."""
-    return Minimum.apply(a, b)
+    return Minimum.apply(input, other)
 
 
-def clamp(x, min=None, max=None):
+def clamp(input, min=None, max=None):
     """Each element limited to [min, max] (``torch.clamp``), each bound a number, a tensor
     (broadcast) or None; min > max gives max."""
     if min is None and max is None:
         raise ArgumentError("clamp: at least one of min and max must not be None")
     for name, bound in (("min", min), ("max", max)):
-        if isinstance(bound, complex) and not is_floating(x.dtype):    # complex or integral x
+        if isinstance(bound, complex) and not is_floating(input.dtype):    # complex or integral x
             raise NotImplementedError("clamp is not supported for complex types")
         if isinstance(bound, complex) and bound.imag:   # torch's checked cast to x's type
             raise RuntimeError(f"clamp: {name}={bound!r} cannot be converted to type "
-                               f"{x.dtype} without overflow")
+                               f"{input.dtype} without overflow")
         if bound is not None and not isinstance(bound, (_tensor.Tensor, numbers.Number)):
             raise TypeError(f"clamp: {name} must be a number, a Tensor or None, "
                             f"got {type(bound).__name__} {bound!r}")
@@ -610,12 +610,12 @@ def clamp(x, min=None, max=None):
         raise TypeError("clamp: min and max must both be Tensors or both numbers (torch's two "
                         f"signatures), got {type(min).__name__} and {type(max).__name__}")
     bounds = [b.real if isinstance(b, complex) else b for b in (min, max) if b is not None]
-    dtype = result_type(x, *(_tensor.as_tensor(b, x) for b in bounds))     # of all three
+    dtype = result_type(input, *(_tensor.as_tensor(b, input) for b in bounds))     # of all three
     if dtype == np.bool_ and (len(bounds) == 2 or not isinstance(bounds[0], _tensor.Tensor)):
         raise NotImplementedError("clamp: torch has no bool kernel but with one Tensor bound")
     min, max = (b if b is None or isinstance(b, _tensor.Tensor) else    # a number in that dtype:
-                constant(x.xp.asarray(fitted("clamp", b, dtype), dtype)) for b in (min, max))
-    return Clamp.apply(x, min, max)         # int8 with max=300 is torch's RuntimeError above
+                constant(input.xp.asarray(fitted("clamp", b, dtype), dtype)) for b in (min, max))
+    return Clamp.apply(input, min, max)         # int8 with max=300 is torch's RuntimeError above
 
 
 def _triangle(fn, x, diagonal):
@@ -631,13 +631,13 @@ def _triangle(fn, x, diagonal):
     return masked_fill(x, ~keep, 0)        # 0, not x · 0: an inf or NaN above stays out
 
 
-def tril(x, diagonal=0):
+def tril(input, diagonal=0):
     """The lower triangle of the last two dims, the rest 0 (``torch.tril``): the elements
     with ``col - row <= diagonal``. Example: ``mg.tril(mg.ones(T, T))``, a causal mask."""
-    return _triangle("tril", x, diagonal)
+    return _triangle("tril", input, diagonal)
 
 
-def triu(x, diagonal=0):
+def triu(input, diagonal=0):
     """The upper triangle of the last two dims (``col - row >= diagonal``), the rest 0
     (``torch.triu``)."""
-    return _triangle("triu", x, diagonal)
+    return _triangle("triu", input, diagonal)

@@ -342,7 +342,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return lu_packed, pivots
 
 
-def lu_solve(b, LU_data, LU_pivots, out=None):
+def lu_solve(input, LU_data, LU_pivots, out=None):
     """``torch.lu_solve``, ``b.lu_solve(LU_data, LU_pivots)`` (deprecated, with torch's
     warning): ``linalg.lu_solve(LU_data, LU_pivots, b)``.
 
@@ -358,7 +358,7 @@ def lu_solve(b, LU_data, LU_pivots, out=None):
         "a future PyTorch release.\nNote that torch.linalg.lu_solve has its arguments "
         "reversed.\nX = torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
         "torch.linalg.lu_solve(LU, pivots, B)", UserWarning, stacklevel=2)
-    return linalg_lu_solve(LU_data, LU_pivots, b)
+    return linalg_lu_solve(LU_data, LU_pivots, input)
 
 
 def _solve_operands(fn, b, A, b_name, a_name, kernel):
@@ -387,7 +387,7 @@ def _solve_operands(fn, b, A, b_name, a_name, kernel):
     return tuple(broadcast_shape(fn, b.shape[:-2], A.shape[:-2]))
 
 
-def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, out=None):
+def triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, out=None):
     """``torch.triangular_solve``, ``b.triangular_solve(A)`` (deprecated, with torch's
     warning): ``triangular_solve(solution, cloned_coefficient)``, X with op(A)X = b, A
     triangular (only its ``upper`` or lower triangle read, a unit diagonal with
@@ -407,9 +407,9 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, out
         "arguments reversed and does not return a copy of one of the inputs.\nX = "
         "torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
         "torch.linalg.solve_triangular(A, B).", UserWarning, stacklevel=2)
-    batch = _solve_operands("triangular_solve", b, A, "b", "A", "triangular_solve_cpu")
+    batch = _solve_operands("triangular_solve", input, A, "b", "A", "triangular_solve_cpu")
     coefficient = A.mT if transpose else A
-    solution = SolveTriangular.apply(coefficient, b, upper=bool(upper) != bool(transpose),
+    solution = SolveTriangular.apply(coefficient, input, upper=bool(upper) != bool(transpose),
                                      unit=bool(unitriangular))
     shape = batch + A.shape[-2:]
     return return_types.triangular_solve(

@@ -189,47 +189,49 @@ def _flat_pick(x, index):
     return getitem(x.reshape(-1), index.reshape(-1)).reshape(index.shape)
 
 
-def gather(x, dim=None, index=None, *, axis=None):
+def gather(input, dim=None, index=None, *, sparse_grad=False, axis=None):
     """Values along ``dim`` at ``index``: ``out[i][j] = x[index[i][j]][j]`` for dim 0.
     ``index`` has x's number of dims, each but ``dim`` no larger than x's; shape: index's.
-    ``axis``: NumPy's name for ``dim``, as torch's."""
+    ``axis``: NumPy's name for ``dim``, as torch's; ``sparse_grad`` is taken, the gradient
+    dense whatever it says (its values are torch's sparse gradient's)."""
     if axis is not None or dim is None or index is None:
         dim = numpy_dim("gather", dim, axis, missing=index is None)
-    axis = normalize_axis("gather", dim, x.ndim, single=True)
-    given, index = index, index_array("gather", index, x, any_empty=True)
+    axis = normalize_axis("gather", dim, input.ndim, single=True)
+    given, index = index, index_array("gather", index, input, any_empty=True)
     if index.size == 0:                         # any shape of empty index, as in torch
-        return _flat_pick(x, index)
-    if index.ndim != x.ndim and not (index.ndim <= 1 and x.ndim <= 1):
+        return _flat_pick(input, index)
+    if index.ndim != input.ndim and not (index.ndim <= 1 and input.ndim <= 1):
         raise BroadcastError(f"gather: index must have as many dims as the tensor "
-                             f"({x.ndim}), got shape {tuple(index.shape)}")
-    if x.ndim == 0 or index.ndim == 0:
-        if index.size != 1 and x.ndim == 0 or index.ndim > 1:
+                             f"({input.ndim}), got shape {tuple(index.shape)}")
+    if input.ndim == 0 or index.ndim == 0:
+        if index.size != 1 and input.ndim == 0 or index.ndim > 1:
             raise BroadcastError(f"gather: a 0-d tensor takes a 0-d or one-element index, "
                                  f"got shape {tuple(index.shape)}")
-        _check_range("gather", index, max(x.size, 1) if x.ndim == 0 else x.shape[0], axis)
-        return _flat_pick(x, index)
-    for d, (n, m) in enumerate(zip(index.shape, x.shape)):
+        _check_range("gather", index,
+                     max(input.size, 1) if input.ndim == 0 else input.shape[0], axis)
+        return _flat_pick(input, index)
+    for d, (n, m) in enumerate(zip(index.shape, input.shape)):
         if d != axis and n > m:
             raise BroadcastError(f"gather: index of shape {tuple(index.shape)} is larger than "
-                                 f"the tensor's {x.shape} in dim {d}")
-    _check_range("gather", index, x.shape[axis], axis)
-    return Gather.apply(x, index=kept(given, index), axis=axis)
+                                 f"the tensor's {input.shape} in dim {d}")
+    _check_range("gather", index, input.shape[axis], axis)
+    return Gather.apply(input, index=kept(given, index), axis=axis)
 
 
-def index_select(x, dim=None, index=None, *, axis=None):
+def index_select(input, dim=None, index=None, *, axis=None):
     """The slices of x at ``index`` (1-D or 0-d) along ``dim`` (``torch.index_select``;
     ``axis``: NumPy's name for ``dim``, as torch's)."""
     if axis is not None or dim is None or index is None:
         dim = numpy_dim("index_select", dim, axis, missing=index is None)
-    axis = normalize_axis("index_select", dim, x.ndim, single=True)
-    index = index_array("index_select", index, x)
+    axis = normalize_axis("index_select", dim, input.ndim, single=True)
+    index = index_array("index_select", index, input)
     if index.ndim > 1:
         raise ValueError(f"index_select: index must be 1-D or 0-d, got shape "
                          f"{tuple(index.shape)}")
-    _check_range("index_select", index, x.shape[axis] if x.ndim else 1, axis)
-    if x.ndim == 0:
-        return _flat_pick(x, index).reshape(())
-    return getitem(x, (slice(None),) * axis + (index.reshape(-1),))
+    _check_range("index_select", index, input.shape[axis] if input.ndim else 1, axis)
+    if input.ndim == 0:
+        return _flat_pick(input, index).reshape(())
+    return getitem(input, (slice(None),) * axis + (index.reshape(-1),))
 
 
 def pick_along(fn, result, x, dim, keepdim, choose):

@@ -103,16 +103,16 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
-def matmul(a, b):
-    """``a @ b`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), broadcast;
+def matmul(input, other):
+    """``input @ other`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), broadcast;
     two tensors of one dtype (no promotion: torch's RuntimeError, as ``mm``'s)."""
-    if isinstance(a, _tensor.Tensor) and isinstance(b, _tensor.Tensor):
-        dtype = a._array.dtype                  # one lookup: this is the hot path
-        if dtype != b._array.dtype:
-            raise _mixed_dtypes(a, b)
+    if isinstance(input, _tensor.Tensor) and isinstance(other, _tensor.Tensor):
+        dtype = input._array.dtype                  # one lookup: this is the hot path
+        if dtype != other._array.dtype:
+            raise _mixed_dtypes(input, other)
         if dtype.kind == "b":
-            _refuse_bool_product("matmul", a.shape, b.shape)
-    return MatMul.apply(a, b)
+            _refuse_bool_product("matmul", input.shape, other.shape)
+    return MatMul.apply(input, other)
 
 
 def _refuse_bool_product(fn, a_shape, b_shape):
@@ -158,43 +158,45 @@ def _check_operands(fn, ndims, **operands):
         _refuse_bool_product(fn, *(t.shape for t in operands.values()))
 
 
-def mm(a, b):
+def mm(input, mat2):
     """The product of two matrices of one dtype, (n, k) @ (k, m) -> (n, m) (``torch.mm``)."""
-    _check_operands("mm", (2, 2), mat1=a, mat2=b)
-    if a.shape[1] != b.shape[0]:
+    _check_operands("mm", (2, 2), mat1=input, mat2=mat2)
+    if input.shape[1] != mat2.shape[0]:
         raise MatrixShapeError(f"mm: mat1 and mat2 shapes cannot be multiplied "
-                               f"({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
-    return MatMul.apply(a, b)
+                               f"({input.shape[0]}x{input.shape[1]} and "
+                               f"{mat2.shape[0]}x{mat2.shape[1]})")
+    return MatMul.apply(input, mat2)
 
 
-def bmm(a, b):
+def bmm(input, mat2):
     """The batched product of two 3-D tensors of one batch size and dtype,
     (B, n, k) @ (B, k, m) -> (B, n, m) (``torch.bmm``)."""
-    _check_operands("bmm", (3, 3), batch1=a, batch2=b)
-    if b.shape[:2] != (a.shape[0], a.shape[2]):
-        raise MatrixShapeError(f"bmm: batch2 must have shape ({a.shape[0]}, {a.shape[2]}, m) "
-                               f"for batch1 of shape {a.shape}, got {b.shape}")
-    return MatMul.apply(a, b)
+    _check_operands("bmm", (3, 3), batch1=input, batch2=mat2)
+    if mat2.shape[:2] != (input.shape[0], input.shape[2]):
+        raise MatrixShapeError(f"bmm: batch2 must have shape ({input.shape[0]}, "
+                               f"{input.shape[2]}, m) "
+                               f"for batch1 of shape {input.shape}, got {mat2.shape}")
+    return MatMul.apply(input, mat2)
 
 
-def mv(mat, vec):
+def mv(input, vec):
     """The product of a matrix and a vector of one dtype, (n, k) @ (k,) -> (n,)
     (``torch.mv``)."""
-    _check_operands("mv", (2, 1), mat=mat, vec=vec)
-    if mat.shape[1] != vec.shape[0]:
-        raise MatrixShapeError(f"mv: size mismatch, mat {mat.shape[0]}x{mat.shape[1]} and vec "
+    _check_operands("mv", (2, 1), mat=input, vec=vec)
+    if input.shape[1] != vec.shape[0]:
+        raise MatrixShapeError(f"mv: size mismatch, mat {input.shape[0]}x{input.shape[1]} and vec "
                                f"({vec.shape[0]})")
-    return MatMul.apply(mat, vec)
+    return MatMul.apply(input, vec)
 
 
-def dot(a, b):
+def dot(input, tensor):
     """The inner product of two 1-D tensors of one size and dtype, a 0-d tensor
-    (``torch.dot``): the sum of ``a * b``."""
-    _check_operands("dot", (1, 1), input=a, tensor=b)
-    if a.shape != b.shape:
+    (``torch.dot``): the sum of ``input * tensor``."""
+    _check_operands("dot", (1, 1), input=input, tensor=tensor)
+    if input.shape != tensor.shape:
         raise MatrixShapeError(f"dot: inconsistent tensor size, expected the same number of "
-                               f"elements, got {a.shape[0]} and {b.shape[0]}")
-    return MatMul.apply(a, b)
+                               f"elements, got {input.shape[0]} and {tensor.shape[0]}")
+    return MatMul.apply(input, tensor)
 
 
 def vdot(input, other):
@@ -334,13 +336,13 @@ def _as_rows(weight):
     return weight if weight.ndim == 2 else weight[None, :]
 
 
-def outer(a, b):
+def outer(input, vec2):
     """The outer product of two 1-D tensors, (n,) and (m,) -> (n, m) (``torch.outer``)."""
-    a_shape, b_shape = np.shape(a), np.shape(b)
+    a_shape, b_shape = np.shape(input), np.shape(vec2)
     if len(a_shape) != 1 or len(b_shape) != 1:
         raise MatrixShapeError(f"outer: both operands must be 1-D, got shapes {a_shape} and "
                                f"{b_shape}")
-    return a.reshape(-1, 1) * b.reshape(1, -1)
+    return input.reshape(-1, 1) * vec2.reshape(1, -1)
 
 
 ger = outer                 # torch's older name

@@ -51,24 +51,24 @@ def _classify(fn, xp_name, x):
     return constant(xp.asarray(getattr(xp, xp_name)(x._array)))
 
 
-def isnan(x):
+def isnan(input):
     """True where x is NaN (``torch.isnan``); never for integer and bool x."""
-    return _classify("isnan", "isnan", x)
+    return _classify("isnan", "isnan", input)
 
 
-def isinf(x):
+def isinf(input):
     """True where x is +inf or -inf (``torch.isinf``)."""
-    return _classify("isinf", "isinf", x)
+    return _classify("isinf", "isinf", input)
 
 
-def isposinf(x):
+def isposinf(input):
     """True where x is +inf (``torch.isposinf``); never for integer and bool x."""
-    return _classify("isposinf", "isposinf", _not_complex("isposinf", x))
+    return _classify("isposinf", "isposinf", _not_complex("isposinf", input))
 
 
-def isneginf(x):
+def isneginf(input):
     """True where x is -inf (``torch.isneginf``); never for integer and bool x."""
-    return _classify("isneginf", "isneginf", _not_complex("isneginf", x))
+    return _classify("isneginf", "isneginf", _not_complex("isneginf", input))
 
 
 def _not_complex(fn, x):
@@ -77,16 +77,16 @@ def _not_complex(fn, x):
     return x
 
 
-def isreal(x):
+def isreal(input):
     """True where x's imaginary part is 0 (``torch.isreal``): everywhere for a real x."""
-    check_tensor("isreal", x)
-    data = x._array
-    return constant(data.imag == 0 if data.dtype.kind == "c" else x.xp.ones(x.shape, bool))
+    check_tensor("isreal", input)
+    data = input._array
+    return constant(data.imag == 0 if data.dtype.kind == "c" else input.xp.ones(input.shape, bool))
 
 
-def isfinite(x):
+def isfinite(input):
     """True where x is neither NaN nor infinite (``torch.isfinite``); always for integer x."""
-    return _classify("isfinite", "isfinite", x)
+    return _classify("isfinite", "isfinite", input)
 
 
 # ----- any, all -------------------------------------------------------------------------------
@@ -103,17 +103,17 @@ def _truth(fn, x, dim, keepdim, axis, out, keepdims):
     return constant(x.xp.asarray(out, dtype=dtype))
 
 
-def any(x, dim=None, keepdim=False, *, axis=None, out=None, keepdims=None):
+def any(input, dim=None, keepdim=False, *, axis=None, out=None, keepdims=None):
     """True if any element over ``dim`` (None: every element; an int or a tuple) is nonzero
     (``torch.any``); False over nothing. A bool tensor, uint8 for a uint8 x (torch's).
     NumPy's ``axis``/``keepdims`` are taken too, so ``np.any(t)`` works."""
-    return _truth("any", x, dim, keepdim, axis, out, keepdims)
+    return _truth("any", input, dim, keepdim, axis, out, keepdims)
 
 
-def all(x, dim=None, keepdim=False, *, axis=None, out=None, keepdims=None):
+def all(input, dim=None, keepdim=False, *, axis=None, out=None, keepdims=None):
     """True if every element over ``dim`` is nonzero (``torch.all``); True over nothing.
     Arguments and result dtype as ``any``."""
-    return _truth("all", x, dim, keepdim, axis, out, keepdims)
+    return _truth("all", input, dim, keepdim, axis, out, keepdims)
 
 
 # ----- closeness and equality -----------------------------------------------------------------
@@ -174,37 +174,37 @@ def equal(input, other):
 
 
 # ----- nonzero ------------------------------------------------------------------------------
-def nonzero(x, *, as_tuple=False):
+def nonzero(input, *, as_tuple=False):
     """The int64 indices of the nonzero elements of x (NaN counts), in row-major order
     (``torch.nonzero``).
 
     Args:
-        x: the tensor.
+        input: the tensor.
         as_tuple: False, one (n, x.ndim) tensor, a row per element; True, a tuple of x.ndim
             1-D tensors, one per dim (one for a 0-d x), as ``x[...]`` takes them.
 
     Example:
         >>> mg.tensor([[1, 0], [0, 2]]).nonzero()                # tensor([[0, 0], [1, 1]])
     """
-    check_tensor("nonzero", x)
-    xp = x.xp
-    found = xp.nonzero(x._array.reshape(-1) if x.ndim == 0 else x._array)
+    check_tensor("nonzero", input)
+    xp = input.xp
+    found = xp.nonzero(input._array.reshape(-1) if input.ndim == 0 else input._array)
     found = [index.astype(np.int64, copy=False) for index in found]
     if as_tuple:
         return tuple(constant(index) for index in found)
-    if x.ndim == 0:
+    if input.ndim == 0:
         return constant(xp.zeros((found[0].size, 0), dtype=np.int64))
     return constant(xp.stack(found, axis=1))
 
 
-def nonzero_static(x, *, size, fill_value=-1):
-    """``nonzero(x)`` as exactly ``size`` rows (``torch.nonzero_static``): the first ``size``
-    indices, then rows of ``fill_value``; int64, (size, x.ndim).
+def nonzero_static(input, *, size, fill_value=-1):
+    """``nonzero(input)`` as exactly ``size`` rows (``torch.nonzero_static``): the first
+    ``size`` indices, then rows of ``fill_value``; int64, (size, input.ndim).
 
     Example:
         >>> mg.tensor([0, 3, 0, 5]).nonzero_static(size=3)       # [[1], [3], [-1]]
     """
-    check_tensor("nonzero_static", x)
+    check_tensor("nonzero_static", input)
     for name, value in (("size", size), ("fill_value", fill_value)):
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
             raise TypeError(f"nonzero_static(): argument '{name}' must be int, not "
@@ -214,8 +214,8 @@ def nonzero_static(x, *, size, fill_value=-1):
     if not -(1 << 63) <= fill_value < 1 << 63:
         raise ValueError("nonzero_static: fill_value must fit in int64 (Overflow when "
                          "unpacking long long)")
-    found = nonzero(x)._array[:size]                                # (<= size, ndim)
-    out = x.xp.full((int(size), x.ndim), int(fill_value), dtype=np.int64)
+    found = nonzero(input)._array[:size]                                # (<= size, ndim)
+    out = input.xp.full((int(size), input.ndim), int(fill_value), dtype=np.int64)
     out[:found.shape[0]] = found
     return constant(out)
 
@@ -267,10 +267,10 @@ logical_or = _logical("logical_or", np.logical_or)
 logical_xor = _logical("logical_xor", np.logical_xor)
 
 
-def logical_not(x):
+def logical_not(input):
     """True where x is zero (``torch.logical_not``): a bool tensor of any x."""
-    check_tensor("logical_not", x)
-    return constant(x.xp.asarray(x._array == 0))
+    check_tensor("logical_not", input)
+    return constant(input.xp.asarray(input._array == 0))
 
 
 def _integral(fn, dtype):
@@ -297,12 +297,12 @@ bitwise_or = _bitwise("bitwise_or", operator.or_, "|")
 bitwise_xor = _bitwise("bitwise_xor", operator.xor, "^")
 
 
-def bitwise_not(x):
+def bitwise_not(input):
     """Elementwise ``~x`` (``torch.bitwise_not``): each bit flipped for integers, ``not``
     for bools."""
-    check_tensor("bitwise_not", x)
-    _integral("bitwise_not", x.dtype)
-    return constant(x.xp.asarray(~x._array))
+    check_tensor("bitwise_not", input)
+    _integral("bitwise_not", input.dtype)
+    return constant(input.xp.asarray(~input._array))
 
 
 def invert(x):

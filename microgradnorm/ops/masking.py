@@ -41,18 +41,19 @@ class Where(Function):
                 unbroadcast(keep(grad, ~ctx.condition), b_shape) if need_b else None)
 
 
-def where(condition, a=None, b=None):
-    """``a`` where the bool ``condition`` is True, else ``b`` (``torch.where``); broadcast.
+def where(condition, input=None, other=None):
+    """``input`` where the bool ``condition`` is True, else ``other`` (``torch.where``);
+    broadcast.
     ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``."""
-    if a is None and b is None:
+    if input is None and other is None:
         return logical.nonzero(check_tensor("where", condition), as_tuple=True)
-    if a is None or b is None:
-        raise TypeError("where: give both a and b, or neither (where(condition))")
+    if input is None or other is None:
+        raise TypeError("where: give both input and other, or neither (where(condition))")
     Tensor = _tensor.Tensor
-    like = a if isinstance(a, Tensor) else b if isinstance(b, Tensor) else None
+    like = input if isinstance(input, Tensor) else other if isinstance(other, Tensor) else None
     if like is None:
-        a = like = _tensor.tensor(a)
-    for value in (a, b):    # 300 beside int8: torch's RuntimeError (beside half: inf)
+        input = like = _tensor.tensor(input)
+    for value in (input, other):    # 300 beside int8: torch's RuntimeError (beside half: inf)
         if not is_half(like.dtype):
             check_number_fits("where", value, like)
     if getattr(condition, "dtype", None) == np.uint8:
@@ -61,45 +62,46 @@ def where(condition, a=None, b=None):
                   "instead.")
         condition = condition != 0
     array = as_array("where", "condition", condition, like, "b")
-    return Where.apply(a, b, condition=kept(condition, array))
+    return Where.apply(input, other, condition=kept(condition, array))
 
 
-def masked_fill(x, mask, value):
+def masked_fill(input, mask, value):
     """A copy of x with ``value`` (a number or a 0-d tensor) where the bool ``mask`` is True
     (``torch.Tensor.masked_fill``).
 
     Example:
         >>> scores.masked_fill(~causal, float("-inf"))       # an attention mask
     """
-    given, mask = mask, as_array("masked_fill", "mask", mask, x, "b")
+    given, mask = mask, as_array("masked_fill", "mask", mask, input, "b")
     try:
-        np.broadcast_shapes(tuple(mask.shape), x.shape)
+        np.broadcast_shapes(tuple(mask.shape), input.shape)
     except ValueError:
         raise BroadcastError(f"masked_fill: mask of shape {tuple(mask.shape)} does not "
-                             f"broadcast with the tensor's shape {x.shape}") from None
-    if isinstance(value, complex) and x.dtype.kind == "c":
-        value = _tensor.Tensor(x.xp.asarray(value, dtype=x.dtype))
+                             f"broadcast with the tensor's shape {input.shape}") from None
+    if isinstance(value, complex) and input.dtype.kind == "c":
+        value = _tensor.Tensor(input.xp.asarray(value, dtype=input.dtype))
     elif isinstance(value, complex):          # its real part, if it has no imaginary part
-        value = _tensor.Tensor(x.xp.asarray(value))
+        value = _tensor.Tensor(input.xp.asarray(value))
     if isinstance(value, _tensor.Tensor):
         if value.ndim != 0:
             raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got a "
                              f"tensor of shape {value.shape}")
         item = value.item()
-        if isinstance(item, complex) and item.imag and x.dtype.kind not in "bc":
+        if isinstance(item, complex) and item.imag and input.dtype.kind not in "bc":
             # torch's checked conversion: an imaginary part does not fit a real dtype
             raise RuntimeError(f"masked_fill: value {item!r} cannot be converted to type "
-                               f"{x.dtype} without overflow")
-        if x.dtype.kind == "b":
+                               f"{input.dtype} without overflow")
+        if input.dtype.kind == "b":
             item = bool(item)                      # any nonzero number is True, as torch's
-        check_fits("masked_fill", item, x.dtype)
-        if value.dtype.kind == "c" and x.dtype.kind not in "bc":
+        check_fits("masked_fill", item, input.dtype)
+        if value.dtype.kind == "c" and input.dtype.kind not in "bc":
             value = value.real                     # its imaginary part is 0 (just checked)
     elif not isinstance(value, numbers.Number):
         raise TypeError(f"masked_fill: value must be a number or a 0-d tensor, got "
                         f"{type(value).__name__} {value!r}")
     else:
-        value = constant(x.xp.asarray(fitted("masked_fill", value, x.dtype), dtype=x.dtype))
-    if value.dtype != x.dtype:
-        value = value.astype(x.dtype)
-    return Where.apply(value, x, condition=kept(given, mask))
+        value = constant(input.xp.asarray(fitted("masked_fill", value, input.dtype),
+                                          dtype=input.dtype))
+    if value.dtype != input.dtype:
+        value = value.astype(input.dtype)
+    return Where.apply(value, input, condition=kept(given, mask))

@@ -230,7 +230,7 @@ def contiguous(x, *, memory_format=contiguous_format):
     return _copy(x, format_order(form, x.ndim))
 
 
-def clone(x, *, memory_format=preserve_format):
+def clone(input, *, memory_format=preserve_format):
     """A copy of x in new memory, in the graph (``torch.Tensor.clone``): laid out in
     ``memory_format``, by default x's own (``preserve_format``: a dense x's strides, any
     other the dense order of its strides, torch's ``infer_dense_strides``).
@@ -239,10 +239,10 @@ def clone(x, *, memory_format=preserve_format):
         >>> x.to(memory_format=mg.channels_last).clone().is_contiguous(
         ...     memory_format=mg.channels_last)                              # True
     """
-    if memory_format is preserve_format and _exactly_row_major(x._array):
-        return Clone.apply(x)                                     # the usual call, first
+    if memory_format is preserve_format and _exactly_row_major(input._array):
+        return Clone.apply(input)                                 # the usual call, first
     form = check_format("clone", memory_format, none_is=preserve_format)
-    return _copy(x, _order_for(x._array, form))
+    return _copy(input, _order_for(input._array, form))
 
 
 def to_order(x, memory_format, copies):

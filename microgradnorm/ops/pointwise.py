@@ -167,14 +167,14 @@ def _step(fn, function, x, **options):
     return function.apply(x, **options)
 
 
-def floor(x):
+def floor(input):
     """The largest integer <= x, elementwise (``torch.floor``); the gradient is 0."""
-    return _step("floor", Floor, x)
+    return _step("floor", Floor, input)
 
 
-def ceil(x):
+def ceil(input):
     """The smallest integer >= x, elementwise (``torch.ceil``); the gradient is 0."""
-    return _step("ceil", Ceil, x)
+    return _step("ceil", Ceil, input)
 
 
 def trunc(input):
@@ -185,34 +185,34 @@ def trunc(input):
 NO_DECIMALS = Default(0)            # round's default, told from decimals=0 given
 
 
-def round(x, *, decimals=NO_DECIMALS):
+def round(input, *, decimals=NO_DECIMALS):
     """x rounded to ``decimals`` decimal places, halves to even (``torch.round``: 2.5 -> 2,
     0.125 -> 0.12 with ``decimals=2``); the gradient is 0.
 
     Args:
-        x: the tensor; integer tensors are returned as a copy (without ``decimals``: torch
+        input: the tensor; integer tensors are returned as a copy (without ``decimals``: torch
             has no integer kernel of its ``decimals`` form, even for 0).
         decimals: the number of decimal places; negative rounds to tens, hundreds, ...
     """
     given, decimals = not isinstance(decimals, Default), getattr(decimals, "value", decimals)
     if isinstance(decimals, bool) or not isinstance(decimals, numbers.Integral):
         raise TypeError(f"round: decimals must be an int, got {decimals!r}")
-    check_tensor("round", x)
-    if given and not is_floating(x.dtype):
+    check_tensor("round", input)
+    if given and not is_floating(input.dtype):
         raise NotImplementedError(f"round: decimals={decimals} is not implemented for "
-                                  f"{x.dtype} tensors (floating point only)")
-    return _step("round", Round, x, decimals=int(decimals))
+                                  f"{input.dtype} tensors (floating point only)")
+    return _step("round", Round, input, decimals=int(decimals))
 
 
-def frac(x):
+def frac(input):
     """The fractional part x - trunc(x), with x's sign (``torch.frac``); its gradient is 1.
     Floating x only, as torch's."""
-    check_tensor("frac", x)
-    if not is_floating(x.dtype):
-        raise NotImplementedError(f"frac: not implemented for {x.dtype} tensors (floating "
+    check_tensor("frac", input)
+    if not is_floating(input.dtype):
+        raise NotImplementedError(f"frac: not implemented for {input.dtype} tensors (floating "
                                   "point only)")
     with np.errstate(invalid="ignore"):             # inf - inf: NaN, as torch's
-        return x - trunc(x)
+        return input - trunc(input)
 
 
 # ----- products and scans ---------------------------------------------------------------------
@@ -344,12 +344,12 @@ def _scan_input(fn, x, dtype):
     return x if is_floating(x.dtype) or x.dtype.kind == "c" else x.astype(np.int64, copy=False)
 
 
-def prod(x, dim=None, keepdim=None, *, dtype=None, axis=None, keepdims=None):
+def prod(input, dim=None, keepdim=None, *, dtype=None, axis=None, keepdims=None):
     """The product of the elements over ``dim`` (``torch.prod``); its gradient is exact with
     zeros in x (the product of the other elements).
 
     Args:
-        x: the tensor; an integer or bool x gives int64.
+        input: the tensor; an integer or bool x gives int64.
         dim: one int, or None for every element (then ``keepdim`` is refused, as torch's).
         keepdim: keep ``dim`` as size 1.
         dtype: cast x to this dtype first.
@@ -366,17 +366,18 @@ def prod(x, dim=None, keepdim=None, *, dtype=None, axis=None, keepdims=None):
         if keepdim is not None:
             raise TypeError("prod() got multiple values for argument 'keepdim'")
         keepdim = keepdims
-    x = _scan_input("prod", x, dtype)
+    input = _scan_input("prod", input, dtype)
     if dim is None:
         if keepdim:
             raise TypeError("prod: keepdim needs a dim (torch has no prod(x, keepdim=True))")
-        out = Prod.apply(x, axis=None, keepdims=False)
+        out = Prod.apply(input, axis=None, keepdims=False)
     else:
-        axis = normalize_axis("prod", dim, x.ndim, single=True)
+        axis = normalize_axis("prod", dim, input.ndim, single=True)
         # dim 0 or -1 of a 0-d tensor: the element itself
-        out = Prod.apply(x, axis=axis if x.ndim else None, keepdims=bool(keepdim) and x.ndim > 0)
+        out = Prod.apply(input, axis=axis if input.ndim else None,
+                         keepdims=bool(keepdim) and input.ndim > 0)
     # dtype=bool: torch's product stays bool (NumPy's of bools is an integer)
-    return out.astype(np.bool_) if x.dtype == np.bool_ else _as_given(out, dtype)
+    return out.astype(np.bool_) if input.dtype == np.bool_ else _as_given(out, dtype)
 
 
 def _as_given(out, dtype):
@@ -395,11 +396,11 @@ def _scan(fn, function, x, dim, dtype):
     return _as_given(function.apply(x, axis=axis), dtype)
 
 
-def cumsum(x, dim=None, *, dtype=None, axis=None):
+def cumsum(input, dim=None, *, dtype=None, axis=None):
     """Running sums along ``dim``: ``out[i] = x[0] + ... + x[i]`` (``torch.cumsum``).
 
     Args:
-        x: the tensor; an integer or bool x gives int64.
+        input: the tensor; an integer or bool x gives int64.
         dim: the dim to sum along (an int).
         dtype: cast x to this dtype first.
         axis: NumPy's name for ``dim``, as torch's.
@@ -411,22 +412,22 @@ def cumsum(x, dim=None, *, dtype=None, axis=None):
         dim = numpy_dim("cumsum", dim, axis)
     elif axis is not None:
         numpy_dim("cumsum", dim, axis)
-    return _scan("cumsum", CumSum, x, dim, dtype)
+    return _scan("cumsum", CumSum, input, dim, dtype)
 
 
-def cumprod(x, dim, *, dtype=None):
+def cumprod(input, dim, *, dtype=None):
     """Running products along ``dim``: ``out[i] = x[0] · ... · x[i]`` (``torch.cumprod``);
     the gradient is exact with zeros in x. An integer or bool x gives int64; ``dtype``
     casts x first."""
-    return _scan("cumprod", CumProd, x, dim, dtype)
+    return _scan("cumprod", CumProd, input, dim, dtype)
 
 
-def diff(x, n=1, dim=-1, prepend=None, append=None):
+def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim``, ``x[i + 1] - x[i]`` applied n times
     (``torch.diff``); a bool x gives ``x[i + 1] != x[i]``.
 
     Args:
-        x: the tensor, at least 1-D.
+        input: the tensor, at least 1-D.
         n: how many times to difference (0: a copy of x; prepend and append are checked
             but not joined, as torch's).
         dim: the dim along which to take it.
@@ -434,24 +435,24 @@ def diff(x, n=1, dim=-1, prepend=None, append=None):
 
     Shape: x's, with ``dim`` shorter by n (after ``prepend``/``append``), at least 0.
     """
-    check_tensor("diff", x)
-    if x.ndim == 0:
+    check_tensor("diff", input)
+    if input.ndim == 0:
         raise RuntimeError("diff: expects input to be at least one-dimensional, got a 0-d "
                            "tensor")
     if isinstance(n, bool) or not isinstance(n, numbers.Integral):
         raise TypeError(f"diff: n must be an int, got {n!r}")
     if n < 0:
         raise RuntimeError(f"diff: order must be non-negative but got {n}")
-    axis = normalize_axis("diff", dim, x.ndim, single=True)
-    _check_ends(x, prepend, append, axis)
+    axis = normalize_axis("diff", dim, input.ndim, single=True)
+    _check_ends(input, prepend, append, axis)
     if n == 0:                  # torch: a copy of x, prepend and append checked, not joined
-        return x.clone()
-    x = _joined(x, prepend, append, axis)
+        return input.clone()
+    input = _joined(input, prepend, append, axis)
     leading = (slice(None),) * axis
     for _ in range(n):
-        later, earlier = x[leading + (slice(1, None),)], x[leading + (slice(None, -1),)]
-        x = later != earlier if x.dtype == np.bool_ else later - earlier
-    return x
+        later, earlier = input[leading + (slice(1, None),)], input[leading + (slice(None, -1),)]
+        input = later != earlier if input.dtype == np.bool_ else later - earlier
+    return input
 
 
 def _check_ends(x, prepend, append, axis):
@@ -599,7 +600,7 @@ def _in_place(name, function):
     # x.<name>_(...): function's result written into x, by Tensor._inplace's rules; the
     # result is computed and checked before anything is written, so a refused call changes
     # nothing
-    def method(self, *args, **kwargs):
+    def method(input, *args, **kwargs):
         def compute(before, _value):
             return function(before, *args, **kwargs)
 
@@ -615,10 +616,10 @@ def _in_place(name, function):
             data[...] = out
 
         for operand in (*args, *kwargs.values()):
-            _tensor.check_no_partial_overlap(self._array, operand)
+            _tensor.check_no_partial_overlap(input._array, operand)
         needs_grad = [v for v in (*args, *kwargs.values())
                       if isinstance(v, _tensor.Tensor) and v.requires_grad]
-        return self._inplace(write, compute, needs_grad[0] if needs_grad else None)
+        return input._inplace(write, compute, needs_grad[0] if needs_grad else None)
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = (f"In place ``{name}``: x takes its result (x's dtype and shape), "
                       "recorded when a graph needs it, as ``add_``.")

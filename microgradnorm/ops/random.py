@@ -25,22 +25,28 @@ def _fill_random(x, fn, generator, draw):
     return x._inplace(lambda d: streams.fill(d, lambda n, c: draw(gen, n, c)), fresh)
 
 
-def uniform_(x, a=0.0, b=1.0, *, generator=None):
-    r"""Fill in place with draws from U[a, b) (``torch.Tensor.uniform_``; the values of
+def uniform_(x, a=0.0, to=1.0, *, generator=None, **bounds):
+    r"""Fill in place with draws from U[a, to) (``torch.Tensor.uniform_``; the values of
     torch's CPU generator for the same seed).
 
     Formula:
-        :math:`\mathrm{fma}(x, b - a, a)`, x a float32 (or float64) uniform of the
+        :math:`\mathrm{fma}(x, to - a, a)`, x a float32 (or float64) uniform of the
         generator's words (generator.py).
 
     Args:
-        a, b: the bounds, a <= b. generator: a ``mg.Generator`` (default: the global).
+        a, to: the bounds, a <= to; by keyword ``from=`` and ``to=``, torch's names.
+        generator: a ``mg.Generator`` (default: the global).
 
     Example:
         >>> w = mg.empty(4, 3); w.uniform_(-0.5, 0.5)
     """
+    if bounds:                                  # ``from``, a Python keyword, by keyword only
+        unknown = [k for k in bounds if k != "from"]
+        if unknown:
+            raise TypeError(f"uniform_() got an unexpected keyword argument '{unknown[0]}'")
+        a = bounds["from"]
     return _fill_random(x, "uniform_", generator,
-                             lambda g, n, c: sampling.uniform(g, n, x.dtype, a, b))
+                             lambda g, n, c: sampling.uniform(g, n, x.dtype, a, to))
 
 
 def normal_(x, mean=0.0, std=1.0, *, generator=None):

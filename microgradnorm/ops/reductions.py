@@ -199,16 +199,16 @@ def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
     return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
 
 
-def sum(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None):
+def sum(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None):
     """Sum over ``axis`` (None: every element; an int or a tuple); ``dtype`` casts x first,
     as torch's (``x.sum(dtype=mg.float64)``), the gradient through the cast.
 
     Shape: x's without the reduced dims (size 1 there with ``keepdims``)."""
-    out = _reduce("sum", Sum, in_dtype("sum", x, dtype), axis, keepdims, dim, keepdim)
+    out = _reduce("sum", Sum, in_dtype("sum", input, dtype), axis, keepdims, dim, keepdim)
     return out if dtype is None else out.astype(dtype, copy=False)    # int32: not int64
 
 
-def mean(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None):
+def mean(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None):
     """Arithmetic mean over ``axis``; arguments and shape as in ``sum``. A floating or
     complex x, or a floating or complex ``dtype`` to cast it to first; else torch's
     RuntimeError (``mg.arange(5).mean()``: it could not infer the output dtype)."""
@@ -216,32 +216,36 @@ def mean(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=None
         raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be "
                            f"either a floating point or complex dtype. Got: "
                            f"{torch_name(as_dtype(dtype))}")
-    x = in_dtype("mean", x, dtype)
-    if not _inexact(x.dtype):
+    input = in_dtype("mean", input, dtype)
+    if not _inexact(input.dtype):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
-                           f"a floating point or complex dtype. Got: {torch_name(x.dtype)}")
-    return _reduce("mean", Mean, x, axis, keepdims, dim, keepdim)
+                           f"a floating point or complex dtype. Got: {torch_name(input.dtype)}")
+    return _reduce("mean", Mean, input, axis, keepdims, dim, keepdim)
 
 
 def _inexact(dtype):
     return is_floating(dtype) or dtype.kind == "c"
 
 
-def amax(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
+def amax(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Maximum over ``axis``, values only (``torch.amax``, ``x.max()``); ties share the
     gradient. An empty reduced dim is an ``EmptyReductionError``."""
-    return _reduce("max", Max, x, axis, keepdims, dim, keepdim)
+    return _reduce("max", Max, input, axis, keepdims, dim, keepdim)
 
 
-def amin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
+def amin(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Minimum over ``axis``, values only (``torch.amin``, ``x.min()``); as ``amax``."""
-    return _reduce("amin", AMin, x, axis, keepdims, dim, keepdim)
+    return _reduce("amin", AMin, input, axis, keepdims, dim, keepdim)
 
 
-def _extreme(fn, x, dim, keepdim, axis, keepdims):
+def _extreme(fn, x, dim, keepdim, axis, keepdims, other=None):
     """``x.max(...)`` and ``x.min(...)``, by torch's overloads: no dim, the value; an int dim,
-    (values, indices); a Tensor, the elementwise maximum or minimum."""
+    (values, indices); a Tensor (``other=``), the elementwise maximum or minimum."""
     check_tensor(fn, x)
+    if other is not None:
+        if dim is not None or not isinstance(other, _tensor.Tensor):
+            raise TypeError(f"{fn}(): other must be a Tensor, given without dim")
+        dim = other
     if isinstance(dim, _tensor.Tensor):
         if axis is not None or keepdim or keepdims:
             raise TypeError(f"{fn}(other): an elementwise {fn} takes no dim or keepdim")
@@ -265,14 +269,14 @@ def _extreme(fn, x, dim, keepdim, axis, keepdims):
                       lambda data, a: getattr(data, "arg" + fn)(axis=a, keepdims=True))
 
 
-def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
     """``torch.max``: ``x.max()`` is the largest element (a 0-d tensor; its gradient shared
     by ties); ``x.max(dim)`` the named tuple ``(values, indices)`` over ``dim``; ``x.max(y)``
     (y a Tensor) the elementwise ``maximum``.
 
     Args:
-        x: the tensor.
-        dim: an int (``axis`` is its NumPy name), None, or a Tensor ``other``.
+        input: the tensor.
+        dim: an int (``axis`` is its NumPy name), None, or a Tensor (``other=``).
         keepdim: keep ``dim`` as size 1 (``keepdims`` too).
 
     With a dim, ``indices`` (int64) holds the first of equal maxima, or the first NaN (NaN
@@ -283,30 +287,30 @@ def max(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
         >>> values, indices = mg.tensor([[1.0, 3.0], [4.0, 2.0]]).max(dim=1)
         >>> values, indices                           # tensor([3., 4.]), tensor([1, 0])
     """
-    return _extreme("max", x, dim, keepdim, axis, keepdims)
+    return _extreme("max", input, dim, keepdim, axis, keepdims, other)
 
 
-def min(x, dim=None, keepdim=False, *, axis=None, keepdims=None):
+def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
     """``torch.min``: the smallest element, ``(values, indices)`` over ``dim``, or the
     elementwise ``minimum`` with a Tensor; as ``max`` (NaN counts as the smallest).
 
     Args:
-        x: the tensor.
-        dim: an int (``axis`` too), None, or a Tensor ``other``.
+        input: the tensor.
+        dim: an int (``axis`` too), None, or a Tensor (``other=``).
         keepdim: keep ``dim`` as size 1 (``keepdims`` too).
 
     Example:
         >>> mg.tensor([[1.0, 3.0], [4.0, 2.0]]).min(0).indices          # tensor([0, 1])
     """
-    return _extreme("min", x, dim, keepdim, axis, keepdims)
+    return _extreme("min", input, dim, keepdim, axis, keepdims, other)
 
 
-def aminmax(x, *, dim=None, keepdim=False):
+def aminmax(input, *, dim=None, keepdim=False):
     """``torch.aminmax``: the named tuple ``(min, max)``, ``amin`` and ``amax`` over ``dim``
     (None: every element); ties share each gradient, as theirs.
 
     Args:
-        x: the tensor.
+        input: the tensor.
         dim: an int or None (keyword only, as torch's).
         keepdim: keep the reduced dims as size 1.
 
@@ -315,17 +319,17 @@ def aminmax(x, *, dim=None, keepdim=False):
         >>> lo, hi                                    # tensor([1., 2.]), tensor([3., 5.])
     """
     if dim is not None:
-        dim = normalize_axis("aminmax", dim, x.ndim, single=True)
-    check_reducible("aminmax", x.shape, None if dim is None else (dim,))
-    return return_types.aminmax(amin(x, dim=dim, keepdim=keepdim),
-                                amax(x, dim=dim, keepdim=keepdim))
+        dim = normalize_axis("aminmax", dim, input.ndim, single=True)
+    check_reducible("aminmax", input.shape, None if dim is None else (dim,))
+    return return_types.aminmax(amin(input, dim=dim, keepdim=keepdim),
+                                amax(input, dim=dim, keepdim=keepdim))
 
 
-def median(x, dim=None, keepdim=False):
+def median(input, dim=None, keepdim=False):
     """``torch.median``: the lower of the two middle values when their count is even.
 
     Args:
-        x: the tensor.
+        input: the tensor.
         dim: None, the median of every element as a 0-d tensor (NaN if any element is NaN,
             or if x is empty; the gradient shared by the elements equal to it, as torch's);
             an int, the named tuple ``(values, indices)`` over ``dim``.
@@ -339,12 +343,12 @@ def median(x, dim=None, keepdim=False):
         >>> mg.tensor([[2.0, 1.0, 4.0, 3.0]]).median(1)   # values tensor([2.]), indices [0]
     """
     if dim is None:
-        check_not_bool("median", check_tensor("median", x))
+        check_not_bool("median", check_tensor("median", input))
         if keepdim:
             raise TypeError("median(): keepdim needs a dim")
-        if x.size == 0 and not is_floating(x.dtype):
-            raise EmptyReductionError(f"median(): an empty {x.dtype} tensor has no median")
-        return MedianAll.apply(x, axis=None, keepdims=False)
+        if input.size == 0 and not is_floating(input.dtype):
+            raise EmptyReductionError(f"median(): an empty {input.dtype} tensor has no median")
+        return MedianAll.apply(input, axis=None, keepdims=False)
 
     def lower_median(data, axis):           # (after pick_along's checks of dim, as torch's)
         xp = backend.array_module(check_not_bool("median", data))
@@ -356,17 +360,17 @@ def median(x, dim=None, keepdim=False):
                              nan.argmax(axis=axis, keepdims=True), index)
         return index
 
-    return pick_along("median", return_types.median, x, dim, keepdim, lower_median)
+    return pick_along("median", return_types.median, input, dim, keepdim, lower_median)
 
 
-def var(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,
+def var(input, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,
         keepdim=None):
     """Variance over ``axis``, sum(|x - mean|²) / (n - correction), in two passes; n <=
     correction gives inf (NaN for a constant x), as torch. The positional order is torch's
     ``var(dim, unbiased, keepdim)``, and ``var(unbiased)`` (a bool first) its other
     overload; ``unbiased``: correction 1/0; ``correction`` None is 1. A complex x gives the
     real var(x.real) + var(x.imag), torch's way."""
-    return _variance("var", x, axis, unbiased, keepdims, correction, dim, keepdim)
+    return _variance("var", input, axis, unbiased, keepdims, correction, dim, keepdim)
 
 
 def _variance(fn, x, axis, unbiased, keepdims, correction, dim, keepdim):
@@ -409,11 +413,11 @@ def _two_pass(fn, x, axis, keepdims, correction):
         return sum(centered * centered, axis, keepdims) / builtins.max(dof, 0)
 
 
-def std(x, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,
+def std(input, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,
         keepdim=None):
     """Standard deviation, ``sqrt(var(...))`` with ``var``'s arguments; the gradient is 0
     where it is 0."""
-    return StdFromVar.apply(_variance("std", x, axis, unbiased, keepdims, correction, dim,
+    return StdFromVar.apply(_variance("std", input, axis, unbiased, keepdims, correction, dim,
                                       keepdim))
 
 
@@ -432,16 +436,16 @@ def _arg_extreme(fn, x, axis, keepdims, dim, keepdim):
     return constant(x.xp.asarray(index, dtype=np.int64))
 
 
-def argmax(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
+def argmax(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """The int64 index of the largest value over ``axis`` (None: flattened), the first of
     ties; NaN counts as the largest. A constant."""
-    return _arg_extreme("argmax", x, axis, keepdims, dim, keepdim)
+    return _arg_extreme("argmax", input, axis, keepdims, dim, keepdim)
 
 
-def argmin(x, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
+def argmin(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """The int64 index of the smallest value over ``axis``; NaN counts as the smallest, as
     in torch. Otherwise as ``argmax``."""
-    return _arg_extreme("argmin", x, axis, keepdims, dim, keepdim)
+    return _arg_extreme("argmin", input, axis, keepdims, dim, keepdim)
 
 
 # ----- softmax, from the primitives -----------------------------------------------------------
@@ -459,40 +463,40 @@ def _shifted(x, axis):
     return x - _row_max(x, axis)
 
 
-def softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
+def softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
     r"""Softmax along ``axis``: :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`;
     ``dtype`` casts x first, as torch's.
 
     Example:
         >>> mg.softmax(mg.tensor([[1.0, 2.0, 3.0]]), dim=-1)  # rows sum to 1
     """
-    x = in_dtype("softmax", x, dtype, floating=True)
-    axis = normalize_axis("softmax", axis, x.ndim, dim=dim, single=True)
-    if x.size == 0:
-        return x.clone()                 # as empty as x, of its dtype (bool too), as torch's
-    e = _shifted(x, axis).exp()
+    input = in_dtype("softmax", input, dtype, floating=True)
+    axis = normalize_axis("softmax", axis, input.ndim, dim=dim, single=True)
+    if input.size == 0:
+        return input.clone()                 # as empty as x, of its dtype (bool too), as torch's
+    e = _shifted(input, axis).exp()
     return e / sum(e, axis, keepdims=True)
 
 
-def log_softmax(x, axis=LAST_DIM, *, dim=None, dtype=None):
+def log_softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
     r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``; ``dtype`` as
     ``softmax``'s."""
-    x = in_dtype("log_softmax", x, dtype, floating=True)
-    axis = normalize_axis("log_softmax", axis, x.ndim, dim=dim, single=True)
-    if x.size == 0:
-        return x.clone()
-    z = _shifted(x, axis)
+    input = in_dtype("log_softmax", input, dtype, floating=True)
+    axis = normalize_axis("log_softmax", axis, input.ndim, dim=dim, single=True)
+    if input.size == 0:
+        return input.clone()
+    z = _shifted(input, axis)
     return z - sum(z.exp(), axis, keepdims=True).log()
 
 
-def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
+def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     r"""``torch.norm``: the p-norm :math:`(\sum |x|^p)^{1/p}` over ``dim`` (None, or an empty
     tuple: every element), one ``PNorm`` node (ops/vector_norm.py) with torch's gradient,
     0 at a zero element or a zero norm where the composition's would be NaN; "nuc" the sum
     of the singular values (``vector_norm.nuclear_norm``).
 
     Args:
-        x: a floating or complex tensor (a complex one gives its real dtype).
+        input: a floating or complex tensor (a complex one gives its real dtype).
         p: a number or a 0-d tensor of one: 0 counts the nonzero elements, ``inf`` /
             ``-inf`` take the largest / smallest |x|, a negative p gives 0 when an element
             is 0. "fro" (the default) or None: 2, over at most two dims. "nuc": the
@@ -505,22 +509,22 @@ def norm(x, p="fro", dim=None, keepdim=False, dtype=None):
         >>> x.norm(2, dim=-1, keepdim=True)
         >>> mg.norm(mg.eye(3), "nuc")                                      # tensor(3.)
     """
-    check_tensor("norm", x)
-    if not (is_floating(x.dtype) or x.dtype.kind == "c"):
+    check_tensor("norm", input)
+    if not (is_floating(input.dtype) or input.dtype.kind == "c"):
         raise RuntimeError(f"norm: expected a floating point or complex tensor as input, got "
-                           f"{x.dtype}")
-    x = norm_dtype("norm", x, dtype)
+                           f"{input.dtype}")
+    input = norm_dtype("norm", input, dtype)
     if isinstance(p, str):
         if p != "fro" or not (dim is None or isinstance(dim, numbers.Integral) or len(dim) <= 2):
-            return nuclear_norm(x, p, dim, keepdim)
+            return nuclear_norm(input, p, dim, keepdim)
         p = 2
     p = norm_order("norm", 2 if p is None else p)
-    axis = normalize_axis("norm", dim, x.ndim, reduce=True)
-    if (p < 0 or p == np.inf) and 0 in x.shape and (
-            axis is None or builtins.any(x.shape[d] == 0 for d in axis)):
+    axis = normalize_axis("norm", dim, input.ndim, reduce=True)
+    if (p < 0 or p == np.inf) and 0 in input.shape and (
+            axis is None or builtins.any(input.shape[d] == 0 for d in axis)):
         raise RuntimeError(f"norm: cannot compute the {p} norm over an empty dim (there is "
-                           f"no identity), shape {x.shape}, dim {dim}")
-    return PNorm.apply(x, p=p, axis=axis, keepdims=bool(keepdim))
+                           f"no identity), shape {input.shape}, dim {dim}")
+    return PNorm.apply(input, p=p, axis=axis, keepdims=bool(keepdim))
 
 
 # ----- more of PyTorch's reductions and scans -------------------------------------------------

@@ -215,15 +215,18 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
 
 
-def isin(elements, test_elements, *, assume_unique=False, invert=False):
+def isin(elements=None, test_elements=None, *, assume_unique=False, invert=False,
+         element=None, test_element=None):
     """``torch.isin``: True where an element of ``elements`` is among ``test_elements``
     (``invert``: is not), in elements' shape; either may be a number (typed as torch types
-    it beside the tensor). Both are compared in their promoted dtype; NaN is in nothing. A
-    constant.
+    it beside the tensor; by keyword ``element=`` and ``test_element=``, torch's names for a
+    number). Both are compared in their promoted dtype; NaN is in nothing. A constant.
 
     Example:
         >>> mg.isin(mg.tensor([1, 2, 3]), mg.tensor([2, 5]))   # [False, True, False]
     """
+    elements = element if elements is None else elements
+    test_elements = test_element if test_elements is None else test_elements
     like = elements if isinstance(elements, _tensor.Tensor) else test_elements
     check_tensor("isin", like)
     arrays = [_tensor.as_tensor(v, like)._array for v in (elements, test_elements)]

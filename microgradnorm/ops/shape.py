@@ -138,41 +138,41 @@ class Split(Function):
 
 
 # ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
-def reshape(x, *sizes, shape=None):
+def reshape(input, *sizes, shape=None):
     """The same elements in ``shape`` (ints, one tuple or ``shape=``; one -1 is inferred)."""
-    return Reshape.apply(x, shape=sizes_of(sizes, shape, "shape"))
+    return Reshape.apply(input, shape=sizes_of(sizes, shape, "shape"))
 
 
-def flatten(x, start_dim=0, end_dim=-1):
+def flatten(input, start_dim=0, end_dim=-1):
     """The dims from ``start_dim`` to ``end_dim`` (inclusive) merged into one
     (``torch.flatten``): ``logits.flatten(0, 1)`` is (B·T, V) of (B, T, V)."""
-    start = normalize_axis("flatten", start_dim, x.ndim, single=True)
-    end = normalize_axis("flatten", end_dim, x.ndim, single=True)
-    if x.ndim == 0:
-        return reshape(x, 1)
+    start = normalize_axis("flatten", start_dim, input.ndim, single=True)
+    end = normalize_axis("flatten", end_dim, input.ndim, single=True)
+    if input.ndim == 0:
+        return reshape(input, 1)
     if start > end:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-    merged = int(np.prod(x.shape[start:end + 1], dtype=np.int64))
-    return reshape(x, x.shape[:start] + (merged,) + x.shape[end + 1:])
+    merged = int(np.prod(input.shape[start:end + 1], dtype=np.int64))
+    return reshape(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
 
 
-def permute(x, *axes, dims=None):
+def permute(input, *axes, dims=None):
     """The dims reordered (ints, one tuple or ``dims=``)."""
     axes = sizes_of(axes, dims, "dims")
-    order = tuple(normalize_axis("permute", a, x.ndim, single=True) for a in axes)
-    if sorted(order) != list(range(x.ndim)):
-        raise ValueError(f"permute: axes {axes} are not a permutation of {x.ndim} dims")
-    return Permute.apply(x, axes=order)
+    order = tuple(normalize_axis("permute", a, input.ndim, single=True) for a in axes)
+    if sorted(order) != list(range(input.ndim)):
+        raise ValueError(f"permute: axes {axes} are not a permutation of {input.ndim} dims")
+    return Permute.apply(input, axes=order)
 
 
-def transpose(x, dim0=-2, dim1=-1):
+def transpose(input, dim0=-2, dim1=-1):
     """Two dims swapped, by default the last two."""
-    a = normalize_axis("transpose", dim0, x.ndim, single=True)
-    b = normalize_axis("transpose", dim1, x.ndim, single=True)
-    axes = list(range(x.ndim))
-    if x.ndim:
+    a = normalize_axis("transpose", dim0, input.ndim, single=True)
+    b = normalize_axis("transpose", dim1, input.ndim, single=True)
+    axes = list(range(input.ndim))
+    if input.ndim:
         axes[a], axes[b] = axes[b], axes[a]
-    return Permute.apply(x, axes=tuple(axes))
+    return Permute.apply(input, axes=tuple(axes))
 
 
 def reversed_dims(x):
@@ -180,12 +180,12 @@ def reversed_dims(x):
     return Permute.apply(x, axes=tuple(reversed(range(x.ndim))))
 
 
-def t(x):
+def t(input):
     """The transpose of a tensor with at most 2 dims (``torch.Tensor.t``)."""
-    if x.ndim > 2:
-        raise ShapeError(f"t() expects a tensor with <= 2 dims, got shape {x.shape}; "
+    if input.ndim > 2:
+        raise ShapeError(f"t() expects a tensor with <= 2 dims, got shape {input.shape}; "
                          "use transpose(dim0, dim1) or .mT")
-    return reversed_dims(x)
+    return reversed_dims(input)
 
 
 def matrix_transpose(x):
@@ -205,17 +205,17 @@ def expand(x, *sizes, size=None):
     return Expand.apply(x, shape=sizes_of(sizes, size))
 
 
-def unsqueeze(x, axis=ALL_DIMS, *, dim=None):
+def unsqueeze(input, axis=ALL_DIMS, *, dim=None):
     """A view with a new dim of size 1 at ``axis``; -1 appends one."""
-    axis = normalize_axis("unsqueeze", axis, x.ndim, dim=dim, single=True, insert=True)
-    return reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
+    axis = normalize_axis("unsqueeze", axis, input.ndim, dim=dim, single=True, insert=True)
+    return reshape(input, input.shape[:axis] + (1,) + input.shape[axis:])
 
 
-def squeeze(x, axis=ALL_DIMS, *, dim=None):
+def squeeze(input, axis=ALL_DIMS, *, dim=None):
     """Size-1 dims removed: all, or those of ``axis`` (a named dim of another size stays)."""
-    axes = normalize_axis("squeeze", axis, x.ndim, dim=dim)
-    axes = range(x.ndim) if axes is None else axes
-    return reshape(x, tuple(n for i, n in enumerate(x.shape) if i not in axes or n != 1))
+    axes = normalize_axis("squeeze", axis, input.ndim, dim=dim)
+    axes = range(input.ndim) if axes is None else axes
+    return reshape(input, tuple(n for i, n in enumerate(input.shape) if i not in axes or n != 1))
 
 
 def contiguous(x):
@@ -270,15 +270,15 @@ def _split_axis(fn, x, axis, dim):
     return normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
 
 
-def split(x, split_size_or_sections, axis=DIM_0, *, dim=None):
+def split(tensor, split_size_or_sections, axis=DIM_0, *, dim=None):
     """A tuple of views along ``axis`` (``torch.split``): pieces of an int size (the last
     smaller), or of each size of a sequence.
 
     Example:
         >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
     """
-    axis = _split_axis("split", x, axis, dim)
-    length = x.shape[axis]
+    axis = _split_axis("split", tensor, axis, dim)
+    length = tensor.shape[axis]
     if isinstance(split_size_or_sections, numbers.Integral) \
             and not isinstance(split_size_or_sections, bool):
         size = int(split_size_or_sections)
@@ -291,7 +291,7 @@ def split(x, split_size_or_sections, axis=DIM_0, *, dim=None):
                     for n in sizes) or sum(sizes) != length):
             raise ShapeError(f"split: sections must be non-negative ints adding up to the "
                              f"size {length} of axis {axis}, got {sizes}")
-    return Split.apply(x, sizes=tuple(int(n) for n in sizes), axis=axis)
+    return Split.apply(tensor, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
 def split_method(x, split_size, axis=DIM_0, *, dim=None):
@@ -300,16 +300,16 @@ def split_method(x, split_size, axis=DIM_0, *, dim=None):
     return split(x, split_size, axis, dim=dim)
 
 
-def chunk(x, chunks, axis=DIM_0, *, dim=None):
+def chunk(input, chunks, axis=DIM_0, *, dim=None):
     """At most ``chunks`` views along ``axis``, each ceil(n / chunks) long (``torch.chunk``)."""
     if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
         raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
     if chunks < 1:
         raise ShapeError(f"chunk: chunks must be at least 1, got {chunks}")
-    axis = _split_axis("chunk", x, axis, dim)
-    if x.shape[axis] == 0:
-        return Split.apply(x, sizes=(0,) * int(chunks), axis=axis)
-    return split(x, math.ceil(x.shape[axis] / chunks), axis)
+    axis = _split_axis("chunk", input, axis, dim)
+    if input.shape[axis] == 0:
+        return Split.apply(input, sizes=(0,) * int(chunks), axis=axis)
+    return split(input, math.ceil(input.shape[axis] / chunks), axis)
 
 
 def repeat(x, *sizes, repeats=None):
@@ -398,7 +398,7 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
-def unbind(x, dim=None, *, axis=None):
+def unbind(input, dim=None, *, axis=None):
     """The slices of x along ``dim`` (0 when None; ``axis``: NumPy's name for it), a tuple of
     views without that dim (``torch.unbind``).
 
@@ -407,35 +407,35 @@ def unbind(x, dim=None, *, axis=None):
     """
     if dim is None or axis is not None:
         dim = numpy_dim("unbind", dim, axis, default=0)
-    axis = _dim("unbind", check_tensor("unbind", x), dim)
-    if x.shape[axis] == 0:
+    axis = _dim("unbind", check_tensor("unbind", input), dim)
+    if input.shape[axis] == 0:
         return ()
-    shape = x.shape[:axis] + x.shape[axis + 1:]
-    pieces = Split.apply(x, sizes=(1,) * x.shape[axis], axis=axis)       # one node
+    shape = input.shape[:axis] + input.shape[axis + 1:]
+    pieces = Split.apply(input, sizes=(1,) * input.shape[axis], axis=axis)       # one node
     return tuple(Reshape.apply(piece, shape=shape) for piece in pieces)
 
 
-def unflatten(x, dim, sizes):
+def unflatten(input, dim, sizes):
     """Dim ``dim`` of x split into dims of ``sizes``, a tuple of ints of which one may be -1
     (inferred) (``torch.unflatten``); the inverse of ``flatten``.
 
     Example:
         >>> x.unflatten(-1, (heads, -1))         # (B, T, C) -> (B, T, heads, C // heads)
     """
-    check_tensor("unflatten", x)
+    check_tensor("unflatten", input)
     if not isinstance(sizes, (tuple, list)):
         raise TypeError(f"unflatten: sizes must be a tuple of ints, got "
                         f"{type(sizes).__name__} {sizes!r}")
     sizes = tuple(_int("unflatten", "sizes", n) for n in sizes)
-    axis = normalize_axis("unflatten", dim, x.ndim, single=True)
-    if x.ndim == 0:
+    axis = normalize_axis("unflatten", dim, input.ndim, single=True)
+    if input.ndim == 0:
         raise RuntimeError("unflatten: a 0-d tensor has no dim to unflatten")
     if not sizes:
         raise RuntimeError("unflatten: sizes must be non-empty")
     if sizes.count(-1) > 1 or any(n < -1 for n in sizes):
         raise RuntimeError(f"unflatten: sizes must be >= 0, with at most one -1 (inferred), "
                            f"got {sizes}")
-    size, known = x.shape[axis], math.prod(n for n in sizes if n != -1)
+    size, known = input.shape[axis], math.prod(n for n in sizes if n != -1)
     shape = sizes
     if -1 in sizes:
         if known == 0:
@@ -444,11 +444,11 @@ def unflatten(x, dim, sizes):
         shape = tuple(size // known if n == -1 else n for n in sizes)
     if math.prod(shape) != size:
         raise RuntimeError(f"unflatten: sizes {sizes} don't multiply up to the size of dim "
-                           f"{axis} ({size}) of the tensor of shape {x.shape}")
-    return reshape(x, x.shape[:axis] + shape + x.shape[axis + 1:])
+                           f"{axis} ({size}) of the tensor of shape {input.shape}")
+    return reshape(input, input.shape[:axis] + shape + input.shape[axis + 1:])
 
 
-def movedim(x, source, destination):
+def movedim(input, source, destination):
     """x with its dims ``source`` moved to the places ``destination`` (two ints or two
     sequences of one length), the other dims kept in order: a view (``torch.movedim``;
     ``moveaxis`` is the same).
@@ -456,7 +456,7 @@ def movedim(x, source, destination):
     Example:
         >>> images.movedim(-1, 1)                # (N, H, W, C) -> (N, C, H, W)
     """
-    check_tensor("movedim", x)
+    check_tensor("movedim", input)
     given = {"source": _ints("movedim", "source", source),
              "destination": _ints("movedim", "destination", destination)}
     if len(given["source"]) != len(given["destination"]):
@@ -464,15 +464,15 @@ def movedim(x, source, destination):
                            f"{list(given['destination'])} must hold the same number of dims")
     dims = {}
     for name, values in given.items():
-        dims[name] = [normalize_axis("movedim", d, x.ndim, single=True) for d in values]
+        dims[name] = [normalize_axis("movedim", d, input.ndim, single=True) for d in values]
         if len(set(dims[name])) != len(values):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(values)})")
-    order = [None] * x.ndim
+    order = [None] * input.ndim
     for src, dst in zip(dims["source"], dims["destination"]):
-        if x.ndim:                               # a 0-d tensor's dim 0 moves nowhere
+        if input.ndim:                               # a 0-d tensor's dim 0 moves nowhere
             order[dst] = src
-    rest = iter(d for d in range(x.ndim) if d not in dims["source"])
-    return Permute.apply(x, axes=tuple(next(rest) if d is None else d for d in order))
+    rest = iter(d for d in range(input.ndim) if d not in dims["source"])
+    return Permute.apply(input, axes=tuple(next(rest) if d is None else d for d in order))
 
 
 moveaxis = movedim
@@ -503,7 +503,7 @@ def _repeat_counts(fn, repeats, size):
     return counts.reshape(()) if counts.size == 1 else counts
 
 
-def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
+def repeat_interleave(input=None, repeats=None, dim=None, *, output_size=None):
     """Each slice of x along ``dim`` repeated ``repeats`` times in place, as NumPy's
     ``repeat`` (``torch.repeat_interleave``); without ``dim``, each element of the
     flattened x. ``repeats`` is an int, or an integer tensor of one count per slice (or one
@@ -515,40 +515,41 @@ def repeat_interleave(x, repeats=None, dim=None, *, output_size=None):
         >>> kv.repeat_interleave(heads // kv_heads, dim=1)        # grouped-query attention
     """
     fn = "repeat_interleave"
-    check_tensor(fn, x)
+    input, repeats = (repeats, None) if input is None else (input, repeats)  # (repeats=)
+    check_tensor(fn, input)
     if repeats is None:                          # x holds the counts: their indices
-        counts = _repeat_counts(fn, x, x.size)
-        out = np.repeat(np.arange(x.size), counts)
-        result = _tensor.Tensor._from_op(backend.to_device(out, x.device), None)
+        counts = _repeat_counts(fn, input, input.size)
+        out = np.repeat(np.arange(input.size), counts)
+        result = _tensor.Tensor._from_op(backend.to_device(out, input.device), None)
         axis = 0
     else:
-        axis = 0 if dim is None else _dim(fn, x, dim)
-        x = reshape(x, -1) if dim is None else x
-        counts = _repeat_counts(fn, repeats, x.shape[axis])
-        index = np.repeat(np.arange(x.shape[axis]), counts)
-        index = backend.to_device(index, x.device)
-        result = GetItem.apply(x, index=(slice(None),) * axis + (index,))
+        axis = 0 if dim is None else _dim(fn, input, dim)
+        input = reshape(input, -1) if dim is None else input
+        counts = _repeat_counts(fn, repeats, input.shape[axis])
+        index = np.repeat(np.arange(input.shape[axis]), counts)
+        index = backend.to_device(index, input.device)
+        result = GetItem.apply(input, index=(slice(None),) * axis + (index,))
     if output_size is not None and _int(fn, "output_size", output_size) != result.shape[axis]:
         raise RuntimeError(f"{fn}: output_size {output_size} does not match the result's "
                            f"size {result.shape[axis]} along dim {axis}")
     return result
 
 
-def narrow(x, dim=None, start=None, length=None, *, axis=None):
+def narrow(input, dim=None, start=None, length=None, *, axis=None):
     """The view of ``length`` elements of dim ``dim`` from ``start`` (negative: from the
     end) (``torch.narrow``): ``x.narrow(1, start, length)`` is ``x[:, start:start + length]``.
     ``axis``: NumPy's name for ``dim``, as torch's.
     """
     if dim is None or start is None or length is None or axis is not None:
         dim = numpy_dim("narrow", dim, axis, missing=start is None or length is None)
-    check_tensor("narrow", x)
+    check_tensor("narrow", input)
     if isinstance(start, _tensor.Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
         start = start.item()                     # torch takes a 0-d integer tensor too
     start, length = _int("narrow", "start", start), _int("narrow", "length", length)
-    if x.ndim == 0:
+    if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor")
-    axis = normalize_axis("narrow", dim, x.ndim, single=True)
-    size = x.shape[axis]
+    axis = normalize_axis("narrow", dim, input.ndim, single=True)
+    size = input.shape[axis]
     if not -size <= start <= size:
         raise OutOfRangeError(f"narrow: start {start} is out of range for dim {axis} of size "
                               f"{size} (expected {-size} <= start <= {size})")
@@ -558,7 +559,7 @@ def narrow(x, dim=None, start=None, length=None, *, axis=None):
     if start + length > size:
         raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension "
                            f"size ({size}) of dim {axis}")
-    return GetItem.apply(x, index=(slice(None),) * axis + (slice(start, start + length),))
+    return GetItem.apply(input, index=(slice(None),) * axis + (slice(start, start + length),))
 
 
 def _flipped(x, dims):
@@ -574,15 +575,15 @@ def _flipped(x, dims):
     return Clone.apply(GetItem.apply(x, index=index))     # torch's flip copies: no view
 
 
-def flip(x, dims):
+def flip(input, dims):
     """x with the order of the elements along each dim of ``dims`` (a sequence of ints)
     reversed, in new memory (``torch.flip``); the method also takes the dims one by one:
     ``x.flip(0, 1)``."""
-    check_tensor("flip", x)
+    check_tensor("flip", input)
     if not isinstance(dims, (tuple, list)):
         raise TypeError(f"flip: dims must be a tuple of ints, got {type(dims).__name__} "
                         f"{dims!r}; x.flip(d) takes a single int")
-    return _flipped(x, dims)
+    return _flipped(input, dims)
 
 
 def _flip_method(x, *dims, **by_name):
@@ -607,7 +608,7 @@ def _rolled(x, shift, axis):
                         narrow(x, axis, 0, split_at)], axis)
 
 
-def roll(x, shifts, dims=None):
+def roll(input, shifts, dims=None):
     """x rotated by ``shifts`` along ``dims`` (ints, or sequences of one length): elements
     pushed past the end come back at the start (``torch.roll``); without ``dims``, the
     flattened x rotated, in x's shape. A new tensor.
@@ -615,25 +616,25 @@ def roll(x, shifts, dims=None):
     Example:
         >>> mg.arange(5).roll(2)                 # [3, 4, 0, 1, 2]
     """
-    check_tensor("roll", x)
+    check_tensor("roll", input)
     shifts = _ints("roll", "shifts", shifts)
     if not shifts:
         raise RuntimeError("roll: `shifts` required, got none")
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"roll: without dims, shifts must be one int, got {shifts}")
-        flat = reshape(x, -1)
+        flat = reshape(input, -1)
         out = _rolled(flat, shifts[0], 0)
-        return Clone.apply(x) if out is flat else reshape(out, x.shape)
+        return Clone.apply(input) if out is flat else reshape(out, input.shape)
     dims = _ints("roll", "dims", dims)
     if len(shifts) != len(dims):
         raise RuntimeError(f"roll: shifts and dims must align, got {len(shifts)} shifts "
                            f"{shifts} and {len(dims)} dims {dims}")
-    axes = [_dim("roll", x, d) for d in dims]
-    out = x
+    axes = [_dim("roll", input, d) for d in dims]
+    out = input
     for shift, axis in zip(shifts, axes):
         out = _rolled(out, shift, axis)
-    return Clone.apply(x) if out is x else out
+    return Clone.apply(input) if out is input else out
 
 
 def expand_as(x, other):
@@ -645,9 +646,9 @@ def expand_as(x, other):
     return Expand.apply(x, shape=expanded_shape("expand_as", x.shape, other.shape))
 
 
-def ravel(x):
+def ravel(input):
     """x as one contiguous dim (``torch.ravel``): a view of a contiguous x, else a copy."""
-    return reshape(contiguous(check_tensor("ravel", x)), -1)
+    return reshape(contiguous(check_tensor("ravel", input)), -1)
 
 
 # ----- new tensors of x's dtype and device: x.new_full(...) ----------------------------------

@@ -24,34 +24,34 @@ class SelectionRangeError(RuntimeError, ValueError):
     ValueError."""
 
 
-def argsort(x, dim=None, descending=False, stable=False, *, axis=None):
+def argsort(input, dim=None, descending=False, stable=False, *, axis=None):
     """The int64 indices that sort x along ``dim`` (-1 when None; ``axis``: NumPy's name for
     it, as torch's) (``torch.argsort``), a constant; equal values keep their order
     (``stable`` is always true here), NaN counts as the largest."""
     if dim is None or axis is not None:
         dim = numpy_dim("argsort", dim, axis, default=-1)
-    check_orderable("sort", check_tensor("argsort", x)._array)
-    axis = normalize_axis("argsort", dim, x.ndim, single=True)
+    check_orderable("sort", check_tensor("argsort", input)._array)
+    axis = normalize_axis("argsort", dim, input.ndim, single=True)
     if not isinstance(descending, bool) or not isinstance(stable, bool):
         raise TypeError(f"argsort: descending and stable must be True or False, got "
                         f"{descending!r} and {stable!r}")
-    xp, data = x.xp, sortable(x._array if x.ndim else x._array.reshape(1))
+    xp, data = input.xp, sortable(input._array if input.ndim else input._array.reshape(1))
     if descending:        # ascending over the reversed dim, read backwards: ties keep order
         last = data.shape[axis] - 1
         order = last - xp.flip(xp.argsort(xp.flip(data, axis), axis, kind="stable"), axis)
     else:
         order = xp.argsort(data, axis, kind="stable")
-    return constant(order.reshape(x.shape).astype(xp.int64))
+    return constant(order.reshape(input.shape).astype(xp.int64))
 
 
-def sort(x, dim=None, descending=False, stable=False, *, axis=None):
-    """``(values, indices)`` of x sorted along ``dim`` (-1 when None; ``axis``: NumPy's name
+def sort(input, dim=None, descending=False, stable=False, *, axis=None):
+    """``(values, indices)`` of input sorted along ``dim`` (-1 when None; ``axis``: NumPy's name
     for it) (``torch.sort``), the named tuple ``return_types.sort``; the values are
-    ``gather(x, dim, indices)``, so the gradient goes back to each value's place."""
+    ``gather(input, dim, indices)``, so the gradient goes back to each value's place."""
     if dim is None or axis is not None:
         dim = numpy_dim("sort", dim, axis, default=-1)
-    indices = argsort(x, dim, descending, stable)
-    return return_types.sort(gather(x, dim, indices), indices)
+    indices = argsort(input, dim, descending, stable)
+    return return_types.sort(gather(input, dim, indices), indices)
 
 
 def _check_k(fn, k, low, size, axis):
@@ -66,27 +66,27 @@ def _check_k(fn, k, low, size, axis):
     return int(k)
 
 
-def topk(x, k, dim=None, largest=True, sorted=True, *, axis=None):
+def topk(input, k, dim=None, largest=True, sorted=True, *, axis=None):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
     along ``dim`` (-1 when None; ``axis``: NumPy's name for it), in sorted order
     (``torch.topk``); the gradient goes to the picked ones."""
     if dim is None or axis is not None:
         dim = numpy_dim("topk", dim, axis, default=-1)
-    axis = normalize_axis("topk", dim, check_tensor("topk", x).ndim, single=True)
-    k = _check_k("topk", k, 0, x.shape[axis] if x.ndim else 1, axis)
-    check_not_bool("topk", x)
-    indices = argsort(x, dim, descending=bool(largest))
-    if x.ndim:
+    axis = normalize_axis("topk", dim, check_tensor("topk", input).ndim, single=True)
+    k = _check_k("topk", k, 0, input.shape[axis] if input.ndim else 1, axis)
+    check_not_bool("topk", input)
+    indices = argsort(input, dim, descending=bool(largest))
+    if input.ndim:
         indices = indices[(slice(None),) * axis + (slice(0, int(k)),)]
-    return return_types.topk(gather(x, dim, indices), indices)
+    return return_types.topk(gather(input, dim, indices), indices)
 
 
-def kthvalue(x, k, dim=-1, keepdim=False):
+def kthvalue(input, k, dim=-1, keepdim=False):
     """``torch.kthvalue``: the named tuple ``(values, indices)`` of the ``k``-th smallest
     element (1-based) of each slice along ``dim``; NaN counts as the largest.
 
     Args:
-        x: the tensor (not bool, as torch's).
+        input: the tensor (not bool, as torch's).
         k: an int in [1, size of ``dim``].
         dim: the dim to reduce (last by default).
         keepdim: keep ``dim`` as size 1.
@@ -98,18 +98,18 @@ def kthvalue(x, k, dim=-1, keepdim=False):
     Example:
         >>> mg.tensor([[3.0, 1.0, 2.0]]).kthvalue(2)      # values tensor([2.]), indices [2]
     """
-    axis = normalize_axis("kthvalue", dim, check_tensor("kthvalue", x).ndim, single=True)
-    check_reducible("kthvalue", x.shape, (axis,) if x.ndim else ())   # before k, as torch
-    k = _check_k("kthvalue()", k, 1, x.shape[axis] if x.ndim else 1, axis)
-    if x.ndim:                                    # (torch takes a 0-d bool: one element)
-        check_not_bool("kthvalue", x)
+    axis = normalize_axis("kthvalue", dim, check_tensor("kthvalue", input).ndim, single=True)
+    check_reducible("kthvalue", input.shape, (axis,) if input.ndim else ())   # before k, as torch
+    k = _check_k("kthvalue()", k, 1, input.shape[axis] if input.ndim else 1, axis)
+    if input.ndim:                                    # (torch takes a 0-d bool: one element)
+        check_not_bool("kthvalue", input)
 
     def kth(data, axis):
         xp, keys = backend.array_module(data), sortable(data)
         order = xp.argsort(keys, axis=axis, kind="stable")
         return _as_torch_picks(keys, order, axis, int(k))
 
-    return pick_along("kthvalue", return_types.kthvalue, x, dim, keepdim, kth)
+    return pick_along("kthvalue", return_types.kthvalue, input, dim, keepdim, kth)
 
 
 def _as_torch_picks(keys, order, axis, k):
@@ -294,14 +294,14 @@ def _median_of_three(values, index, first, middle, end, greater):
         array[first], array[second], array[end] = at_first, at_second, at_end
 
 
-def mode(x, dim=-1, keepdim=False):
+def mode(input, dim=-1, keepdim=False):
     """``torch.mode``: the named tuple ``(values, indices)`` of the most frequent value of
     each slice along ``dim``; of equally frequent values the smallest. The index is torch's
     CPU kernel's: the last of the value's run after C++'s ``std::sort`` (``introsort.py``),
     its last occurrence in a slice of up to 16 without NaN; another slice replays that sort.
 
     Args:
-        x: the tensor.
+        input: the tensor.
         dim: the dim to reduce (last by default).
         keepdim: keep ``dim`` as size 1.
 
@@ -311,7 +311,7 @@ def mode(x, dim=-1, keepdim=False):
     Example:
         >>> mg.tensor([[1.0, 2.0, 1.0, 2.0]]).mode()      # values tensor([1.]), indices [2]
     """
-    return pick_along("mode", return_types.mode, x, dim, keepdim, _mode_index)
+    return pick_along("mode", return_types.mode, input, dim, keepdim, _mode_index)
 
 
 def _mode_index(data, axis):

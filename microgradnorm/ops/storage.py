@@ -392,7 +392,7 @@ def resize_(x, *sizes, size=None, memory_format=None):
     return x
 
 
-def resize_as_(x, the_template, memory_format=None):
+def resize_as_(input, the_template, memory_format=None):
     """``x.resize_(the_template.shape, memory_format=...)`` (``torch.Tensor.resize_as_``; the
     dtype stays x's): ``preserve_format`` takes the format torch suggests for the template.
 
@@ -405,7 +405,7 @@ def resize_as_(x, the_template, memory_format=None):
     if memory_format is preserve_format:
         from .memory_formats import suggest_memory_format
         memory_format = suggest_memory_format(the_template._array)
-    return resize_(x, tuple(the_template.shape), memory_format=memory_format)
+    return resize_(input, tuple(the_template.shape), memory_format=memory_format)
 
 
 # ----- set_ ----------------------------------------------------------------------------------

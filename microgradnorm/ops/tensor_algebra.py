@@ -95,28 +95,30 @@ def _as_square(split, A, rows, rest):
     return A.reshape(math.prod(rows), math.prod(rest))
 
 
-def tensorinv(A, ind=2):
-    """The inverse of ``A`` read as a matrix, its first ``ind`` dims the rows and the rest
-    the columns (``torch.linalg.tensorinv``): ``tensordot(tensorinv(A, ind), A, ind)`` is
-    the identity of ``A.shape[ind:]``; the dims of each side must hold as many elements.
+def tensorinv(input, ind=2):
+    """The inverse of ``input`` read as a matrix, its first ``ind`` dims the rows and the
+    rest the columns (``torch.linalg.tensorinv``): ``tensordot(tensorinv(A, ind), A, ind)``
+    (A the input) is the identity of ``A.shape[ind:]``; the dims of each side must hold as
+    many elements.
 
-    Shape: A (*rows, *cols) -> (*cols, *rows).
+    Shape: input (*rows, *cols) -> (*cols, *rows).
 
     Example:
         >>> A = mg.eye(6).reshape(6, 2, 3)
         >>> mg.linalg.tensorinv(A, ind=1).shape                          # (2, 3, 6)
     """
-    check_tensor("linalg.tensorinv", A)
+    check_tensor("linalg.tensorinv", input)
     if not isinstance(ind, int) or isinstance(ind, bool) or ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
-    rows, rest = A.shape[:ind], A.shape[ind:]
-    return inverse(_as_square("ind", A, rows, rest)).reshape(*rest, *rows)
+    rows, rest = input.shape[:ind], input.shape[ind:]
+    return inverse(_as_square("ind", input, rows, rest)).reshape(*rest, *rows)
 
 
-def tensorsolve(A, B, dims=None):
-    """X with ``tensordot(A, X, X.ndim) == B`` (``torch.linalg.tensorsolve``): A read as a
-    matrix whose rows are B's elements and whose columns are the rest of A's dims, then
-    ``linalg.solve``; ``dims`` (a tuple) moves those dims of A to the end first.
+def tensorsolve(input, other, dims=None):
+    """X with ``tensordot(A, X, X.ndim) == B``, A ``input`` and B ``other``
+    (``torch.linalg.tensorsolve``): A read as a matrix whose rows are B's elements and
+    whose columns are the rest of A's dims, then ``linalg.solve``; ``dims`` (a tuple) moves
+    those dims of A to the end first.
 
     Shape: A (*B.shape, *x_shape), B -> x_shape.
 
@@ -124,58 +126,61 @@ def tensorsolve(A, B, dims=None):
         >>> A = mg.eye(6).reshape(2, 3, 6)
         >>> mg.linalg.tensorsolve(A, mg.ones(2, 3)).shape                # (6,)
     """
-    check_tensor("linalg.tensorsolve", A)
-    check_tensor("linalg.tensorsolve", B)
+    check_tensor("linalg.tensorsolve", input)
+    check_tensor("linalg.tensorsolve", other)
     if dims is not None:
-        dims = [d % A.ndim for d in dims]
-        A = A.permute(*[d for d in range(A.ndim) if d not in dims], *dims)
-    rows, rest = A.shape[:B.ndim], A.shape[B.ndim:]
-    matrix = _as_square("other.ndim", A, rows, rest)
-    return solved("linalg.tensorsolve", matrix, B.reshape(-1), True, True)[0].reshape(rest)
+        dims = [d % input.ndim for d in dims]
+        input = input.permute(*[d for d in range(input.ndim) if d not in dims], *dims)
+    rows, rest = input.shape[:other.ndim], input.shape[other.ndim:]
+    matrix = _as_square("other.ndim", input, rows, rest)
+    return solved("linalg.tensorsolve", matrix, other.reshape(-1), True, True)[0].reshape(rest)
 
 
-def householder_product(A, tau):
+def householder_product(input, tau):
     """The first n columns of the product of the Householder reflections H_1 ⋯ H_k
     (``torch.linalg.householder_product``, LAPACK's orgqr), H_i = I - τ_i v_i v_iᴴ with v_i
-    column i of A below the diagonal and 1 on it: the Q of ``geqrf``'s output. A loop of k
+    column i of ``input`` below the diagonal and 1 on it: the Q of ``geqrf``'s output. A loop of k
     rank-one updates, so the gradient is theirs.
 
-    Shape: A (..., m, n) with m >= n, tau (..., k) with k <= n -> (..., m, n).
+    Shape: input (..., m, n) with m >= n, tau (..., k) with k <= n -> (..., m, n).
 
     Example:
         >>> mg.linalg.householder_product(mg.zeros(3, 2), mg.zeros(2))      # eye(3)[:, :2]
     """
     fn = "torch.linalg.householder_product"
-    check_tensor(fn, A)
+    check_tensor(fn, input)
     check_tensor(fn, tau)
-    if A.ndim < 2:
+    if input.ndim < 2:
         raise RuntimeError(f"{fn}: input must have at least 2 dimensions.")
-    m, n = A.shape[-2:]
+    m, n = input.shape[-2:]
     if m < n:
         raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
                            "input.shape[-1]")
-    if tau.ndim != A.ndim - 1:
+    if tau.ndim != input.ndim - 1:
         raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got "
-                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to {A.ndim}")
+                           f"tau.ndim equal to {tau.ndim} and input.ndim is equal to {input.ndim}")
     if tau.shape[-1] > n:
         raise RuntimeError(f"{fn}: input.shape[-1] must be greater than or equal to "
                            "tau.shape[-1]")
-    if tuple(tau.shape[:-1]) != tuple(A.shape[:-2]):
+    if tuple(tau.shape[:-1]) != tuple(input.shape[:-2]):
         raise RuntimeError(f"{fn}: Expected batch dimensions of tau to be equal to "
                            f"input.shape[:-2], but got {list(tau.shape[:-1])}")
-    eye = constant(A.xp.eye(m, dtype=A.dtype))
-    vectors = A.tril(-1) + eye[:, :n]
+    eye = constant(input.xp.eye(m, dtype=input.dtype))
+    vectors = input.tril(-1) + eye[:, :n]
     # I plus an empty product of A's and tau's columns: 0, but in the graph of both, so
     # that with no reflection (k = 0) the result requires grad as torch's
     none = vectors[..., :, :0] * tau[..., :0].unsqueeze(-2)
-    q = eye.expand(*A.shape[:-2], m, m) + none @ vectors[..., :, :0].mH
+    q = eye.expand(*input.shape[:-2], m, m) + none @ vectors[..., :, :0].mH
     for i in range(tau.shape[-1]):
         v = vectors[..., :, i:i + 1]
         q = q - (q @ v) * tau[..., i:i + 1].unsqueeze(-1) @ v.mH
     return q[..., :, :n]
 
 
-orgqr = householder_product               # torch.orgqr, Tensor.orgqr
+def orgqr(input, input2):
+    """``torch.orgqr``, ``x.orgqr(tau)``: ``householder_product`` under torch's names of the
+    arguments, ``input`` (the reflectors) and ``input2`` (their scales τ)."""
+    return householder_product(input, input2)
 
 
 def _eig(fn, a):
@@ -246,15 +251,15 @@ class Eigvals(Function):
         return eig_grad(None, v, grad, None, ctx.real)
 
 
-def eig(A):
-    r"""The eigenvalues and eigenvectors of each square matrix of ``A``
-    (``torch.linalg.eig``): :math:`A V = V \operatorname{diag}(\lambda)`, both complex, in
+def eig(input):
+    r"""The eigenvalues and eigenvectors of each square matrix A of
+    ``input`` (``torch.linalg.eig``): :math:`A V = V \operatorname{diag}(\lambda)`, both complex, in
     LAPACK's order, each eigenvector of unit norm (its phase LAPACK's: a loss must not
     depend on it, and one that does is refused in backward, as torch's). One ``Eig`` node;
     a repeated eigenvalue gives an inf or NaN gradient when the vectors reach the loss.
 
     Args:
-        A: (..., n, n), floating or complex, finite.
+        input: (..., n, n), floating or complex, finite.
 
     Shape: (..., n, n) -> eigenvalues (..., n), eigenvectors (..., n, n); complex64 for
     float32, complex128 for float64.
@@ -262,12 +267,12 @@ def eig(A):
     Example:
         >>> w, V = mg.linalg.eig(mg.tensor([[2.0, 1.0], [0.0, 3.0]]))    # w = [2, 3]
     """
-    A = check_matrices("linalg.eig", A, kernel="linalg_eig_out_cpu")
-    return return_types.linalg_eig(*Eig.apply(A))
+    input = check_matrices("linalg.eig", input, kernel="linalg_eig_out_cpu")
+    return return_types.linalg_eig(*Eig.apply(input))
 
 
-def eigvals(A):
-    """The eigenvalues of each square matrix of ``A`` (``torch.linalg.eigvals``), complex,
+def eigvals(input):
+    """The eigenvalues of each square matrix of ``input`` (``torch.linalg.eigvals``), complex,
     in LAPACK's order (as torch's); one ``Eigvals`` node, gradient V⁻ᴴ diag(g) Vᴴ (real
     for a real A). A repeated eigenvalue with too few eigenvectors has no gradient: inf or
     NaN, as torch's.
@@ -277,7 +282,7 @@ def eigvals(A):
     Example:
         >>> mg.linalg.eigvals(mg.tensor([[0.0, -1.0], [1.0, 0.0]]))     # [0.+1.j, 0.-1.j]
     """
-    return Eigvals.apply(check_matrices("linalg.eigvals", A, kernel="linalg_eig_out_cpu"))
+    return Eigvals.apply(check_matrices("linalg.eigvals", input, kernel="linalg_eig_out_cpu"))
 
 
 class Geqrf(Function):
@@ -320,44 +325,44 @@ def geqrf(input):
     return return_types.geqrf(*Geqrf.apply(input))
 
 
-def ormqr(input, tau, other, left=True, transpose=False):
-    """``other`` multiplied by the Q of ``geqrf``'s (input, tau) (``torch.ormqr``): Q·other
-    (``left``) or other·Q, Qᴴ with ``transpose``; Q is the full m×m product of the
+def ormqr(input, input2, input3, left=True, transpose=False):
+    """``input3`` multiplied by the Q of ``geqrf``'s (input, input2) (``torch.ormqr``):
+    Q·input3 (``left``) or input3·Q, Qᴴ with ``transpose``; Q is the full m×m product of the
     reflections (``householder_product`` of input widened with zero columns), so the
     gradient is the composition's.
 
     Args:
-        input, tau: ``geqrf``'s result (tau may hold fewer reflections).
-        other: the matrices multiplied, of input's dtype.
-        left: Q on the left of ``other`` (else on its right).
+        input, input2: ``geqrf``'s result and tau (which may hold fewer reflections).
+        input3: the matrices multiplied, of input's dtype.
+        left: Q on the left of ``input3`` (else on its right).
         transpose: Qᴴ in place of Q.
 
-    Shape: input (..., m, k), tau (..., min(m, k)), other (..., m, n) (left) or (..., n, m).
+    Shape: input (..., m, k), input2 (..., min(m, k)), input3 (..., m, n) (left) or (..., n, m).
 
     Example:
         >>> A, B = mg.randn(4, 3, dtype=mg.float64), mg.randn(4, 2, dtype=mg.float64)
         >>> a, tau = mg.geqrf(A); mg.ormqr(a, tau, B)          # Q @ B
     """
     fn = "torch.ormqr"
-    for t in (input, tau, other):
+    for t in (input, input2, input3):
         check_tensor(fn, t)
-    if input.ndim < 2 or other.ndim < 2:
+    if input.ndim < 2 or input3.ndim < 2:
         raise RuntimeError(f"{fn}: input and other must have at least 2 dimensions.")
     m = input.shape[-2]
-    if other.shape[-2 if left else -1] != m:
+    if input3.shape[-2 if left else -1] != m:
         which = "other.shape[-2]" if left else "other.shape[-1]"
         raise RuntimeError(f"{fn}: {which} must be equal to input.shape[-2]")
-    if tau.shape[-1] > min(m, input.shape[-1]):
+    if input2.shape[-1] > min(m, input.shape[-1]):
         raise RuntimeError(f"{fn}: tau.shape[-1] must be less than or equal to "
                            "min(input.shape[-2], input.shape[-1])")
-    if other.ndim != input.ndim:                      # no broadcasting, as torch's
+    if input3.ndim != input.ndim:                      # no broadcasting, as torch's
         raise RuntimeError(f"{fn}: Expected other to have the same number of dimensions as "
-                           f"input, but got other.ndim equal to {other.ndim} and input.ndim "
+                           f"input, but got other.ndim equal to {input3.ndim} and input.ndim "
                            f"is equal to {input.ndim}")
-    if tuple(other.shape[:-2]) != tuple(input.shape[:-2]):
+    if tuple(input3.shape[:-2]) != tuple(input.shape[:-2]):
         raise RuntimeError(f"{fn}: Expected batch dimensions of other to be equal to "
-                           f"input.shape[:-2], but got {list(other.shape[:-2])}")
-    for name, t in (("tau", tau), ("other", other)):
+                           f"input.shape[:-2], but got {list(input3.shape[:-2])}")
+    for name, t in (("tau", input2), ("other", input3)):
         if t.dtype != input.dtype:
             raise RuntimeError(f"{fn}: Expected input and {name} to have the same dtype, but "
                                f"input has dtype {dtypes.torch_name(input.dtype)} and {name} "
@@ -365,6 +370,6 @@ def ormqr(input, tau, other, left=True, transpose=False):
     width = m - input.shape[-1]
     square = input[..., :, :m] if width <= 0 else shape_ops.concatenate(
         [input, constant(input.xp.zeros(input.shape[:-1] + (width,), input.dtype))], dim=-1)
-    q = householder_product(square, tau)                                    # (..., m, m)
+    q = householder_product(square, input2)                                    # (..., m, m)
     q = q.mH if transpose else q
-    return q @ other if left else other @ q
+    return q @ input3 if left else input3 @ q

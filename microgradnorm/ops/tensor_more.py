@@ -310,10 +310,10 @@ class ConstantResult(Function):
 def _recorded(function):
     # ``function`` (a constant result) as a node of ConstantResult when an input requires
     # grad: x.lt_(y) on a tensor of the graph keeps it in the graph, with a zero gradient
-    def recorded(input, *args):
-        out = function(input, *args)
-        needing = [t for t in (input, *args) if isinstance(t, _tensor.Tensor)
-                   and t.requires_grad]
+    def recorded(input, *args, **kwargs):
+        out = function(input, *args, **kwargs)
+        needing = [t for t in (input, *args, *kwargs.values())
+                   if isinstance(t, _tensor.Tensor) and t.requires_grad]
         if needing and is_grad_enabled():
             return ConstantResult.apply(*needing, result=out._array.astype(input.dtype))
         return out
@@ -341,7 +341,7 @@ def _unrecorded(name):
     # through as before); the result is checked before anything is written
     function = getattr(logical, name)
 
-    def method(self, *args):
+    def method(self, *args, **kwargs):
         if getattr(self, "_element", False) and is_grad_enabled():
             # y[0] of a recorded y is a copy (indexing.getitem): a write would miss y
             raise RuntimeError(
@@ -349,7 +349,7 @@ def _unrecorded(name):
                 "it: an element x[i] of a recorded tensor, a copy here (the write would be "
                 "lost); write into the base (x[index] = value), or clone() the view first")
         _tensor.check_writable(self._array)           # an expanded tensor: torch's error
-        out = function(self, *args)._array
+        out = function(self, *args, **kwargs)._array
         if out.shape != self._array.shape:
             raise RuntimeError(f"{name}_: output with shape {self.shape} doesn't match the "
                                f"broadcast shape {tuple(out.shape)}")

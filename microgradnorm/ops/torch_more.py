@@ -497,15 +497,21 @@ def _number_dtype(value):
     return dtypes.get_default_dtype()
 
 
-def result_type(tensor, other):
+def result_type(tensor=None, other=None, *, scalar=None, scalar1=None, scalar2=None):
     """The dtype torch's arithmetic gives ``tensor`` and ``other`` (``torch.result_type``),
     each a Tensor or a number: tensors with dims decide among themselves, then a 0-d tensor
     counts only where of a higher category (bool < integer < floating < complex), and then a
-    number, which counts by its category alone (``x * 2.0`` keeps a float16 x half).
+    number, which counts by its category alone (``x * 2.0`` keeps a float16 x half). By
+    keyword, torch's names of its overloads: ``(tensor, other)``, ``(scalar, tensor)``,
+    ``(scalar1, scalar2)``.
 
     Example:
         >>> mg.result_type(mg.tensor([1, 2]), 1.0)              # float32, the default dtype
     """
+    if scalar1 is not None or scalar2 is not None:
+        tensor, other = scalar1, scalar2
+    elif scalar is not None:
+        tensor, other = scalar, tensor
     tensors = [v for v in (tensor, other) if isinstance(v, _tensor.Tensor)]
     numbers_ = [v for v in (tensor, other) if not isinstance(v, _tensor.Tensor)]
     for name, value in zip(("tensor", "other"), (tensor, other)):
@@ -638,6 +644,21 @@ def fill(input, value):
     """A new tensor of ``input``'s shape and dtype filled with ``value`` (``torch.fill``): in
     the graph, its gradient 0 to ``input`` (and the sum to a tensor ``value``)."""
     return check_tensor("fill", input).clone().fill_(value)
+
+
+def numel(input):
+    """The number of elements of ``input`` (``torch.numel``), ``input.numel()``."""
+    return check_tensor("numel", input).numel()
+
+
+def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating one (``torch.is_floating_point``)."""
+    return check_tensor("is_floating_point", input).is_floating_point()
+
+
+def detach(input):
+    """``input.detach()`` (``torch.detach``): the same memory, outside the graph."""
+    return check_tensor("detach", input).detach()
 
 
 _FUNCTIONS = ("lgamma", "digamma", "polygamma", "mvlgamma", "i0", "gcd", "lcm", "heaviside",
