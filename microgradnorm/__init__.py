@@ -158,6 +158,7 @@ from .ops.index_writes import (diagonal_scatter, index_put, index_put_, index_re
                                slice_scatter)
 from .tensor import Size, Tensor, tensor
 from .ops import numpy_names as _numpy_names
+from .ops import out_arguments as _out_arguments
 # torch.sparse, sparse_coo_tensor, spmm, Tensor.to_sparse/to_dense: on dense tensors (sparse.py)
 from . import sparse
 from .sparse import sparse_coo_tensor, spmm
@@ -315,6 +316,8 @@ __all__ += ["sparse", "sparse_coo_tensor", "spmm"]
 
 # torch's NumPy spellings axis= / keepdims= for the functions whose own signatures lack them
 _numpy_names.install(globals(), Tensor)
+# torch's out= of the top-level functions that take one (ops/out_arguments.py)
+_out_arguments.install(globals(), vars(linalg), (vars(special),))
 DeviceObjType = device  # torch's name for the device type in annotations
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan   # torch's constants
 # torch's private names of the gamma and Dirichlet samplers (distributions/gamma_sampler.py)

@@ -20,10 +20,11 @@ class NodeHistory:
         for box, version, shape in versions:
             if box[0] != version:
                 raise RuntimeError(
-                    f"An array that {self.name} saved for backward was modified in place: the "
-                    f"tensor of shape {shape} is at version {box[0]}, expected "
-                    f"version {version}. Do the in-place change on a copy (x = x.clone()) or "
-                    "after backward().")
+                    "one of the variables needed for gradient computation has been modified "
+                    f"by an inplace operation: an array that {self.name} saved for backward "
+                    f"(a tensor of shape {shape}) was modified in place and is at version "
+                    f"{box[0]}; expected version {version} instead. Do the in-place change on "
+                    "a copy (x = x.clone()) or after backward().")
 
     def check_not_freed(self):
         if self._freed:

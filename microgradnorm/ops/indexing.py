@@ -479,6 +479,14 @@ def _slices_like(fn, input, axis, index, source):
     if not input.ndim and len(index) != 1:                  # torch's IndexError, as a dim's
         raise IndexError(f"{fn}(): a 0-d input takes one index, got {len(index)}")
     check_same_dtype(fn, input, check_tensor(fn, source), ("input", "source"))
+    if fn == "index_add" and source.ndim != input.ndim:     # no 0-d source beside dims
+        raise RuntimeError("index_add(): source tensor shape must match self tensor shape, "
+                           f"excluding the specified dimension. Got self.shape = "
+                           f"{list(input.shape)} source.shape = {list(source.shape)}")
+    if fn == "index_copy" and source.ndim and input.ndim and source.ndim != input.ndim:
+        raise IndexError("index_copy_(): When source and destination are not scalars, their "
+                         f"dimensionality must match. Source dimensionality ({source.ndim}), "
+                         f"destination dimensionality ({input.ndim})")
     wanted = input.shape[:axis] + (len(index),) + input.shape[axis + 1:] if input.ndim \
         else (len(index),)
     if tuple(source.shape) != wanted and not (source.ndim == 0 and wanted == (1,)):

@@ -425,7 +425,7 @@ class _Methods:
             alpha, (other,) = scalar_first("add_", (other, *deprecated), 1, "alpha",
                                            alpha != 1.0, "Number alpha, Tensor other",
                                            "Tensor other, *, Number alpha = 1")
-        if alpha != 1.0:
+        if alpha != 1.0 or alpha is True:       # (a bool alpha: checked as torch's)
             write = _scaled_write(self, other, alpha)
             if write is None:
                 return binary.add_scaled_(self, other, alpha=alpha)
@@ -441,8 +441,8 @@ class _Methods:
             alpha, (other,) = scalar_first("sub_", (other, *deprecated), 1, "alpha",
                                            alpha != 1, "Number alpha, Tensor other",
                                            "Tensor other, *, Number alpha = 1")
-        if alpha != 1:
-            write = _scaled_write(self, other, -alpha)
+        if alpha != 1 or alpha is True:         # (a bool alpha: checked as torch's)
+            write = None if alpha is True else _scaled_write(self, other, -alpha)
             if write is None:
                 return binary.sub_scaled_(self, other, alpha=alpha)
             check_no_partial_overlap(self._array, other)
@@ -487,6 +487,9 @@ class _Methods:
             if self.dtype == np.bool_:
                 value = bool(value)                     # any nonzero number, as torch's
             value = base.fitted("fill_", value, self.dtype)
+        elif isinstance(value, Tensor) and value._array.ndim:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
         return self.__setitem__(Ellipsis, value)
 
     def zero_(self):

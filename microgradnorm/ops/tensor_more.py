@@ -68,6 +68,10 @@ def _view_in_place(self, name, view):
                 "a leaf Variable that requires grad is being used in an in-place operation: "
                 "in-place ops on a tensor that requires grad and is a leaf are allowed only "
                 "under mg.no_grad(); write x = x.t() otherwise")
+        base = self._base if self._view_version is not None else None
+        if base is not None and base.requires_grad and base.grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
+                               f"an in-place operation ({name}).")
         if self._view_version is not None and not fresh:
             refreshed(self)                   # read from its written base again, as torch's
             fresh = self._view_version == self._version

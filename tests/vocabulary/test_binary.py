@@ -198,9 +198,9 @@ def test_alpha_dtypes_and_refusals_match_torch():
         mg.mul(mg.ones(2), 2, alpha=2)
     with pytest.raises(ValueError, match="broadcast"):
         mg.add(mg.ones(2), mg.ones(3), alpha=2)
-    for call in [lambda: mg.atan2(mg.ones(2), mg.ones(2), out=mg.ones(2)),  # out= not taken
+    for call in [lambda: mg.ones(2).atan2(mg.ones(2), out=mg.ones(2)),  # methods: no out=
                  lambda: mg.add(mg.ones(2), 1, out=[0.0, 0.0]),         # out= not a Tensor
-                 lambda: mg.addcmul(mg.ones(2), mg.ones(2), mg.ones(2), out=mg.ones(2))]:
+                 lambda: mg.ones(2).addcmul(mg.ones(2), mg.ones(2), out=mg.ones(2))]:
         with pytest.raises(TypeError, match="out"):
             call()
 

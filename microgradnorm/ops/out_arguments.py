@@ -1,0 +1,278 @@
+"""torch's ``out=`` for the top-level functions that take one (``mg.exp(x, out=y)``,
+``mg.matmul(a, b, out=c)``, ``mg.max(x, 1, out=(values, indices))``,
+``mg.linalg.inv(A, out=B)``): the result is computed as without ``out`` and written into
+the given tensor (or each tensor of the given tuple), which is returned. ``add``, ``sub``,
+``mul`` and ``div`` take ``out`` in their own signatures (``binary.write_out``); the
+functions named here take it through one wrapper, put in the namespace once at import by
+``install`` (the Tensor methods take no ``out``, as torch's).
+
+Each ``out`` follows torch's rules, all checked before anything is written:
+
+- its dtype, by the function's rule: ``CAST``, the result cast where torch's casting rule
+  allows (not floating into integer: "result type Float can't be cast to the desired output
+  type Long"); ``SAME``, the result's dtype exactly (``matmul``, ``clamp``, ``where``, the
+  tuples of values and indices); ``DTYPE``, the result computed in ``out``'s dtype, as
+  ``dtype=`` would (``sum``, ``prod``, ``cumsum``, ``cumprod``; a ``dtype=`` given must be
+  ``out``'s);
+- its shape: resized to the result's, silently where it has no elements, with torch's
+  deprecation warning where it has some;
+- no autograd: while grad mode is on, an input or ``out`` that requires grad is torch's
+  RuntimeError ("functions with out=... arguments don't support automatic differentiation"),
+  except for the ops torch gives no gradient (comparisons, ``argmax``, ``floor_divide``) and
+  its compositions that take it (``linalg.norm``, ``diag``, ...: ``_NOT_DIFFERENTIABLE``);
+- an ``out`` that overlaps an input without being it is torch's RuntimeError (a reduction
+  reads its input whole first: taken);
+- ``sum``, ``prod``, ``median`` over all elements and ``where(condition)`` (or of numbers)
+  take no ``out``, as torch's overloads (TypeError).
+
+The wrapper is compiled from ``fn``'s own parameters (``_same_signature``: a short ``def``
+built from the signature's names only), so a call without ``out`` costs one call and one
+test; ``inspect.signature`` and ``help()`` show ``out``, and each wrapper keeps ``fn``'s name,
+doc and ``__wrapped__`` and pickles by reference under its namespace's name.
+
+Each ``out`` written counts one version (``out._version``).
+"""
+
+import functools
+import inspect
+
+from .. import dtypes
+from ..autograd import is_grad_enabled, no_grad
+from ..tensor import InPlaceCastError, Tensor, _can_cast, check_no_partial_overlap
+from .binary import write_out
+
+CAST, SAME, DTYPE = "cast", "same", "dtype"
+
+OUT_RULES = {
+    CAST: (
+        "exp", "log", "sin", "cos", "tan", "tanh", "sigmoid", "sqrt", "reciprocal", "rsqrt",
+        "square", "erf", "erfc", "erfinv", "log1p", "expm1", "log2", "log10", "exp2", "asin",
+        "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos",
+        "arctan", "arcsinh", "arccosh", "arctanh", "deg2rad", "rad2deg", "sinc", "logit",
+        "lgamma", "digamma", "i0", "angle", "logical_not", "maximum", "minimum", "pow",
+        "remainder", "fmod", "atan2", "arctan2", "eq", "ne", "lt", "le", "gt", "ge",
+        "greater", "greater_equal", "less", "less_equal", "not_equal", "logical_and",
+        "logical_or", "logical_xor", "hypot", "copysign", "xlogy", "logaddexp", "logaddexp2",
+        "fmax", "fmin", "nextafter", "floor_divide", "kron", "mean", "std", "var", "diff",
+        "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
+        "column_stack", "row_stack", "lerp", "addcmul", "addcdiv", "logsumexp", "outer",
+        "ger"),
+    SAME: (
+        "abs", "absolute", "neg", "negative", "floor", "ceil", "round", "trunc", "fix",
+        "frac", "sign", "sgn", "nan_to_num", "msort", "tril", "triu", "diag", "amax", "amin",
+        "argmax", "argmin", "logcumsumexp", "matmul", "mm", "bmm", "mv", "dot", "clamp",
+        "clip", "where", "all", "any", "signbit", "isneginf", "isposinf", "max", "min",
+        "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin",
+        "aminmax", "index_select", "gather", "masked_select",
+        "take_along_dim", "inner", "addmm", "cross"),
+    DTYPE: ("sum", "prod", "cumsum", "cumprod"),
+}
+
+LINALG_OUT = (
+    "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
+    "norm", "vector_norm", "matrix_norm", "cross", "vecdot", "multi_dot", "lu", "lu_factor",
+    "lu_solve", "solve_triangular", "cholesky_ex", "inv_ex", "tensorsolve",
+    "eigvals", "eig", "matrix_power", "matmul", "solve_ex", "lu_factor_ex")
+
+# composed of other ops in torch: the result cast into out
+LINALG_CAST = ("pinv", "lstsq", "matrix_rank", "cond", "tensorinv", "householder_product")
+
+# torch's ops without a derivative: an input that requires grad is taken with out=
+_NOT_DIFFERENTIABLE = frozenset((
+    "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+    "not_equal", "logical_not", "logical_and", "logical_or", "logical_xor", "argmax",
+    "argmin", "floor_divide", "all", "any", "signbit", "isneginf", "isposinf",
+    # and torch's compositions of other ops, whose out= records nothing either
+    "diag", "inner", "linalg.norm", "linalg.matrix_norm", "linalg.matrix_power",
+    "linalg.matrix_rank", "linalg.cond", "linalg.tensorinv", "linalg.eigvals"))
+
+_REDUCTIONS = frozenset(("sum", "prod", "mean", "std", "var", "amax", "amin", "argmax",
+                         "argmin", "all", "any", "logsumexp"))
+
+_C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def accept_out(fn, name, rule):
+    """``fn`` taking torch's keyword ``out=``: a tensor, or a tuple (list) of tensors where
+    ``fn`` returns a tuple; None is ``fn``'s own call.
+
+    Args:
+        fn: the function, whose result is a Tensor or a tuple of Tensors.
+        name: its torch name, for the errors ("exp").
+        rule: how ``out``'s dtype is read: ``CAST``, ``SAME`` or ``DTYPE`` (module doc).
+
+    Example:
+        >>> y = mg.empty(0)
+        >>> mg.exp(mg.zeros(2), out=y)               # y is tensor([1., 1.])
+    """
+    with_out = _same_signature(fn, name, rule)
+    if with_out is None:                    # no signature to copy: a generic wrapper
+        def with_out(*args, out=None, **kwargs):
+            if out is None:
+                return fn(*args, **kwargs)
+            return _call_with_out(fn, name, rule, args, kwargs, out)
+    with_out = functools.wraps(fn)(with_out)
+    try:                                    # help() and inspect.signature show ``out``
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return with_out
+    at = len(parameters) - any(p.kind is p.VAR_KEYWORD for p in parameters)
+    if all(p.name != "out" for p in parameters):
+        parameters.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY,
+                                                default=None))
+        with_out.__signature__ = inspect.Signature(parameters)
+    return with_out
+
+
+def _same_signature(fn, name, rule):
+    # a wrapper with fn's own parameters and a keyword ``out``, compiled once, so the call
+    # without ``out`` costs one call and one test, not the packing of *args and **kwargs
+    if hasattr(fn, "__wrapped__"):         # a wrapper's own (*args, **kwargs) is its signature
+        return None
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    parameters = [p for p in parameters      # fn's own keyword out (NumPy's, None): ours
+                  if not (p.name == "out" and p.kind is p.KEYWORD_ONLY and p.default is None)]
+    if any(p.name in ("out", "fn", "name", "rule", "call") for p in parameters):
+        return None
+    heads, passed, keywords, star = [], [], [], False
+    for p in parameters:
+        if p.kind is p.POSITIONAL_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD:
+            heads.append(p.name)
+            passed.append(p.name)
+        elif p.kind is p.VAR_POSITIONAL:
+            heads.append(f"*{p.name}")
+            passed.append(f"*{p.name}")
+            star = True
+        elif p.kind is p.KEYWORD_ONLY:
+            heads.append(p.name if star else f"*, {p.name}")
+            keywords.append(p.name)
+            star = True
+        else:
+            heads.append(("" if star else "*, out, ") + f"**{p.name}")
+            keywords.append(f"**{p.name}")
+            star = None
+    if star is not None:
+        heads.append("out" if star else "*, out")
+    elif "*, out" not in heads[-1]:
+        heads.insert(-1, "out")
+    call = ", ".join(passed + [k if k.startswith("**") else f"{k}={k}" for k in keywords])
+    kwargs = ", ".join(k if k.startswith("**") else f"{k!r}: {k}" for k in keywords)
+    source = (f"def with_out({', '.join(heads)}):\n"
+              f"    if out is None:\n"
+              f"        return fn({call})\n"
+              f"    return call(fn, name, rule, ({', '.join(passed)}{',' if passed else ''}), "
+              f"{{{kwargs}}}, out)\n")
+    scope = {"fn": fn, "name": name, "rule": rule, "call": _call_with_out}
+    exec(compile(source, f"<out= of {name}>", "exec"), scope)       # noqa: S102
+    with_out = scope["with_out"]
+    with_out.__defaults__ = tuple(p.default for p in parameters if p.default is not p.empty
+                                  and p.kind is not p.KEYWORD_ONLY) or None
+    with_out.__kwdefaults__ = {**{p.name: p.default for p in parameters
+                                  if p.kind is p.KEYWORD_ONLY and p.default is not p.empty},
+                               "out": None}
+    return with_out
+
+
+def _tensors(values):
+    for value in values:
+        if isinstance(value, Tensor):
+            yield value
+        elif isinstance(value, (list, tuple)):
+            yield from _tensors(value)
+
+
+def _call_with_out(fn, name, rule, args, kwargs, out):
+    outs = tuple(out) if isinstance(out, (list, tuple)) else (out,)
+    for each in outs:
+        if not isinstance(each, Tensor):
+            raise TypeError(f"{name}(): argument 'out' must be Tensor or a tuple of Tensors, "
+                            f"not {type(each).__name__}")
+    operands = tuple(_tensors((*args, *kwargs.values())))
+    dim = args[1] if len(args) > 1 else None
+    if name in ("sum", "prod", "median", "nanmedian") and getattr(dim, "value", dim) is None \
+            and kwargs.get("dim") is None:                      # (value: a Default's)
+        raise TypeError(f"{name}(): out= needs a dim (the overload over all elements takes "
+                        "no out)")
+    if name == "where" and not all(isinstance(a, Tensor) for a in (*args[1:3], None)[:2]):
+        raise TypeError("where(): out= needs input and other as Tensors (where(condition) and "
+                        "the overloads of numbers take no out)")
+    if name not in _NOT_DIFFERENTIABLE and is_grad_enabled() \
+            and any(t.requires_grad for t in (*operands, *outs)):
+        raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
+                           "automatic differentiation, but one of the arguments requires "
+                           "grad.")
+    for each in outs if name not in _REDUCTIONS else ():  # a reduction reads before it writes
+        for operand in operands:
+            check_no_partial_overlap(each._array, operand)
+    if rule == DTYPE and kwargs.get("dtype") is None and len(outs) == 1:
+        kwargs = {**kwargs, "dtype": outs[0].dtype}
+    elif rule == DTYPE:
+        rule = SAME             # a dtype= given: out's must be it, as torch's
+    with no_grad():
+        result = fn(*args, **kwargs)
+    results = tuple(result) if isinstance(result, tuple) else (result,)
+    if rule == SAME and (name in ("max", "min") and not isinstance(result, tuple)
+                         or name in ("clamp", "clip")
+                         and any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values()))):
+        rule = CAST             # torch's overloads of all elements, of tensor bounds: cast
+    elif name == "lerp" and isinstance(args[2] if len(args) > 2 else kwargs.get("weight"),
+                                       Tensor):
+        rule = SAME             # and its overload of a tensor weight: the same dtype
+    if isinstance(out, (list, tuple)) != isinstance(result, tuple):
+        raise TypeError(f"{name}(): argument 'out' must be "
+                        + (f"a tuple of {len(results)} Tensors" if isinstance(result, tuple)
+                           else "Tensor") + f", not {type(out).__name__}")
+    if len(outs) != len(results):
+        raise TypeError(f"{name}(): expected tuple of {len(results)} elements but got "
+                        f"{len(outs)}")
+    for value, each in zip(results, outs):          # every out checked before any write
+        if rule == SAME and value.dtype != each.dtype:
+            raise RuntimeError(f"{name}(): Expected out tensor to have dtype "
+                               f"{_C_NAMES.get(str(value.dtype), value.dtype)}, but got "
+                               f"{_C_NAMES.get(str(each.dtype), each.dtype)} instead")
+        if not _can_cast(value.dtype, each.dtype):
+            raise InPlaceCastError(
+                f"{name}(): result type {dtypes.torch_name(value.dtype)} can't be cast to "
+                f"the desired output type {dtypes.torch_name(each.dtype)}")
+    with no_grad():                                 # (the check of grad made above)
+        for value, each in zip(results, outs):
+            write_out(name, () if name in _REDUCTIONS else operands, each,
+                      lambda value=value: value, stacklevel=5)
+    if not isinstance(result, tuple):
+        return out
+    return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+
+
+def install(namespace, linalg_namespace=None, alias_namespaces=()):
+    """Wrap each function of ``OUT_RULES`` in ``namespace`` (a module's globals), and each of
+    ``LINALG_OUT`` in ``linalg_namespace`` (``mg.linalg``'s, the ``SAME`` rule), by
+    ``accept_out``; a name a namespace lacks is skipped. A name of ``alias_namespaces`` bound
+    to a wrapped function (``special.expit``, ``sigmoid``) is bound to its wrapper too."""
+    wrapped = {}                        # an alias stays the same function as its name
+    for rule, names in OUT_RULES.items():
+        for name in names:
+            function = namespace.get(name)
+            if callable(function):
+                if id(function) not in wrapped:
+                    wrapped[id(function)] = accept_out(function, name, rule)
+                namespace[name] = wrapped[id(function)]
+    made = []
+    for name in LINALG_OUT + LINALG_CAST if linalg_namespace is not None else ():
+        if callable(linalg_namespace.get(name)):
+            made.append(accept_out(linalg_namespace[name], f"linalg.{name}",
+                                   CAST if name in LINALG_CAST else SAME))
+            linalg_namespace[name] = made[-1]
+    for each in alias_namespaces:
+        for name, function in list(each.items()):
+            if callable(function) and id(function) in wrapped:
+                each[name] = wrapped[id(function)]
+    for each in (namespace, linalg_namespace or {}):    # pickled by reference, as before:
+        for function in set(wrapped.values()) | set(made):   # under the namespace's name
+            if each.get(function.__qualname__) is function and "__name__" in each:
+                function.__module__ = each["__name__"]
