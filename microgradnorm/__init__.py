@@ -101,6 +101,33 @@ from .ops.search import argwhere, bincount, bucketize, isin, searchsorted, uniqu
 from .activations import celu, hardshrink, prelu, selu, threshold
 from .functional import celu_, pairwise_distance, relu_, rrelu, rrelu_, selu_, threshold_
 from .vision import constant_pad_nd, pixel_shuffle, pixel_unshuffle
+# F's ops under torch's top-level names: the same signatures ...
+from .convolution import conv1d, conv2d
+from .convolution_3d import conv3d, conv_transpose3d
+from .convolution_more import (adaptive_avg_pool1d, bilinear, channel_shuffle,
+                               conv_transpose1d, conv_transpose2d)
+from .functional import cosine_similarity
+from .ops.arrange import split_with_sizes
+# ... and torch's native argument orders (torch_functional.py)
+from .torch_functional import (adaptive_max_pool1d, affine_grid_generator, alpha_dropout,
+                               alpha_dropout_, as_strided_, batch_norm,
+                               binary_cross_entropy_with_logits, chain_matmul, conj_physical_,
+                               conv_tbc, cosine_embedding_loss, ctc_loss, dropout, dropout_,
+                               embedding, embedding_renorm_, feature_alpha_dropout,
+                               feature_alpha_dropout_, feature_dropout, feature_dropout_,
+                               frobenius_norm, group_norm, hinge_embedding_loss, instance_norm,
+                               kl_div, layer_norm, margin_ranking_loss, max_pool1d,
+                               max_pool1d_with_indices, max_pool2d, max_pool3d,
+                               nuclear_norm, poisson_nll_loss, rms_norm, select,
+                               triplet_margin_loss)
+from .nn.weight_norm import norm_except_dim         # weight normalization's norm
+from .torch_functional import avg_pool1d
+# torch.stft/istft (and the Tensor methods), histogramdd, the low-rank SVD and PCA, and
+# tensors over other libraries' memory (buffers, DLPack)
+from .spectral import istft, stft
+from .ops.histogramdd import histogramdd
+from .lowrank import pca_lowrank, svd_lowrank
+from .ops.interchange import from_dlpack, frombuffer, to_dlpack
 from .vision_grid import grid_sampler, grid_sampler_2d, grid_sampler_3d
 from .printing import get_printoptions, set_printoptions
 # torch.linalg (linalg.py); torch.fft (fft.py) and torch.distributions (distributions/)
@@ -313,6 +340,23 @@ __all__ += ["TypedStorage", "UntypedStorage", "conj_physical", "jagged", "layout
             "sparse_bsc", "sparse_bsr", "sparse_coo", "sparse_csc",
             "sparse_csr", "strided", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"]
 __all__ += ["sparse", "sparse_coo_tensor", "spmm"]
+# F's ops under torch's top-level names (torch_functional.py and F's modules)
+__all__ += ["adaptive_avg_pool1d", "bilinear", "channel_shuffle", "conv1d", "conv2d", "conv3d",
+            "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cosine_similarity",
+            "split_with_sizes"]
+__all__ += ["from_dlpack", "frombuffer", "histogramdd", "istft", "pca_lowrank", "stft",
+            "svd_lowrank", "to_dlpack"]
+__all__ += ["adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout",
+            "alpha_dropout_", "as_strided_", "avg_pool1d", "batch_norm",
+            "binary_cross_entropy_with_logits", "chain_matmul", "conj_physical_",
+            "conv_tbc", "cosine_embedding_loss", "ctc_loss", "dropout", "dropout_",
+            "embedding", "embedding_renorm_", "feature_alpha_dropout",
+            "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
+            "frobenius_norm", "group_norm", "hinge_embedding_loss", "instance_norm",
+            "kl_div", "layer_norm", "margin_ranking_loss", "max_pool1d",
+            "max_pool1d_with_indices", "max_pool2d", "max_pool3d", "norm_except_dim",
+            "nuclear_norm", "poisson_nll_loss", "rms_norm", "select",
+            "triplet_margin_loss"]
 
 # torch's NumPy spellings axis= / keepdims= for the functions whose own signatures lack them
 _numpy_names.install(globals(), Tensor)

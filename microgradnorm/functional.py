@@ -59,6 +59,8 @@ from .convolution_3d import (adaptive_avg_pool3d, adaptive_max_pool3d,
                              conv_transpose3d, dropout3d, max_pool3d, max_pool3d_with_indices,
                              max_unpool3d)
 from .lp_pool import lp_pool1d, lp_pool2d, lp_pool3d    # LP pooling (lp_pool.py)
+from .fractional_pool import (fractional_max_pool2d, fractional_max_pool2d_with_indices,
+                              fractional_max_pool3d, fractional_max_pool3d_with_indices)
 
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
            "group_norm", "instance_norm", "dyt",
@@ -95,7 +97,9 @@ __all__ += ["adaptive_avg_pool1d", "adaptive_max_pool1d", "adaptive_max_pool1d_w
 # __all__ additions: convolution_3d.py
 __all__ += ["adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
             "avg_pool3d", "conv3d", "conv_transpose3d", "dropout3d", "max_pool3d",
-            "max_pool3d_with_indices", "max_unpool3d", "lp_pool3d"]
+            "max_pool3d_with_indices", "max_unpool3d", "lp_pool3d", "fractional_max_pool2d",
+            "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices"]
 
 
 class AssertionValueError(ValueError, AssertionError):

@@ -41,6 +41,7 @@ from .ops.shape import permute
 from .ops.solves import (LinAlgError, SolveTriangular, check_dtype, check_kernel,
                          solve_operands, solved)
 from .ops.tensor_algebra import eig, eigvals, householder_product, tensorinv, tensorsolve, vander
+from .ops.ldl import ldl_factor, ldl_factor_ex, ldl_solve
 from .ops.vector_norm import norm_dtype, norm_order
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
@@ -49,6 +50,7 @@ __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "di
            "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
 __all__ += ["eig", "eigvals", "householder_product", "tensorinv", "tensorsolve", "vander"]
+__all__ += ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
 INF = float("inf")
 MATRIX_ORDERS = ("fro", "nuc", 1, -1, 2, -2, INF, -INF)

@@ -15,10 +15,9 @@ computed in float64 and returned in the input's dtype (half precision through fl
 torch's; an integer input gives the default dtype); CuPy arrays go to
 ``cupyx.scipy.special``.
 
-Not here, because each needs a special-function kernel the library does not have (an
-AttributeError names it): the Bessel functions J, Y and K (``bessel_j0``, ``bessel_j1``,
-``bessel_y0``, ``bessel_y1``, ``modified_bessel_k0``/``k1``, ``scaled_modified_bessel_k0``/
-``k1``) and ``airy_ai``."""
+The Bessel functions J, Y and K (``bessel_j0``, ``bessel_j1``, ``bessel_y0``, ``bessel_y1``,
+``modified_bessel_k0``/``k1``, ``scaled_modified_bessel_k0``/``k1``) and ``airy_ai`` are
+torch's Cephes approximations in ``special_bessel.py``, constants as torch's."""
 
 import math
 
@@ -37,6 +36,9 @@ from .ops.torch_more import digamma, i0, igamma, igammac, lgamma, mvlgamma, poly
 from .ops.binary import xlogy
 from .ops.double_backward import _fitted, _formula, _safe, _select, _zero_where
 from .ops.torch_more import I0
+from .special_bessel import (airy_ai, bessel_j0, bessel_j1, bessel_y0, bessel_y1,
+                             modified_bessel_k0, modified_bessel_k1, scaled_modified_bessel_k0,
+                             scaled_modified_bessel_k1)
 
 __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit", "expm1",
            "gammainc", "gammaincc", "gammaln", "i0", "i0e", "i1", "i1e", "log1p", "log_ndtr",
@@ -49,6 +51,9 @@ __all__ = ["digamma", "entr", "erf", "erfc", "erfcx", "erfinv", "exp2", "expit",
            "laguerre_polynomial_l", "legendre_polynomial_p", "shifted_chebyshev_polynomial_t",
            "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
            "shifted_chebyshev_polynomial_w"]
+__all__ += ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1",
+            "modified_bessel_k0", "modified_bessel_k1", "scaled_modified_bessel_k0",
+            "scaled_modified_bessel_k1"]
 
 # torch.special's names for functions the library has under its own
 expit = sigmoid
@@ -61,9 +66,8 @@ SQRT_2 = math.sqrt(2.0)
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
-# torch.special's functions that need a kernel the library does not have
-MISSING = ("airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "modified_bessel_k0",
-           "modified_bessel_k1", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1")
+# torch.special's functions that need a kernel the library does not have: none left
+MISSING = ()
 
 
 def __getattr__(name):

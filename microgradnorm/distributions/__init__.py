@@ -10,7 +10,9 @@ Families: ``Normal``, ``Uniform``, ``Bernoulli``, ``Categorical``, ``OneHotCateg
 ``HalfNormal``, ``StudentT``, ``Pareto``, ``Weibull``, ``InverseGamma``, ``Kumaraswamy``,
 ``FisherSnedecor``, ``VonMises``, ``Poisson``, ``Geometric``, ``Binomial``,
 ``NegativeBinomial``, ``Multinomial``, ``RelaxedBernoulli``, ``RelaxedOneHotCategorical``,
-``MixtureSameFamily``, ``TransformedDistribution`` and its ``transforms``
+``MixtureSameFamily``, ``HalfCauchy``, ``ContinuousBernoulli``, ``LogisticNormal``,
+``GeneralizedPareto``, ``Wishart``, ``LKJCholesky``, ``TransformedDistribution`` and its
+``transforms``
 (``TanhTransform``, ``AffineTransform``, ``ExpTransform``, ...), ``biject_to`` and
 ``transform_to``; the bases ``Distribution`` and ``ExponentialFamily``; ``constraints``;
 ``kl_divergence`` and ``register_kl`` (the pairs of ``kl.py`` and ``kl_more.py``). Each
@@ -70,6 +72,11 @@ from .transforms import (AbsTransform, AffineTransform, ComposeTransform, ExpTra
 from .transforms_more import (IndependentTransform, LowerCholeskyTransform, ReshapeTransform,
                               SoftmaxTransform, StickBreakingTransform)
 from .uniform import Uniform
+from .more_families import ContinuousBernoulli, GeneralizedPareto, HalfCauchy, LogisticNormal
+from .matrix_families import LKJCholesky, Wishart
+from .transforms_extra import (CatTransform, CorrCholeskyTransform,
+                               CumulativeDistributionTransform, PositiveDefiniteTransform,
+                               StackTransform)
 from .von_mises import VonMises
 from .weibull import Weibull
 
@@ -88,3 +95,7 @@ __all__ = ["AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial",
            "Transform", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
            "biject_to", "constraints", "kl", "kl_divergence", "kl_more", "register_kl",
            "transform_to", "transforms", "utils"]
+__all__ += ["CatTransform", "ContinuousBernoulli", "CorrCholeskyTransform",
+            "CumulativeDistributionTransform", "GeneralizedPareto", "HalfCauchy",
+            "LogisticNormal", "PositiveDefiniteTransform", "StackTransform", "LKJCholesky",
+            "Wishart"]

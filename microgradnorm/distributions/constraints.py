@@ -391,3 +391,6 @@ square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+# the constraints built of others, and Cholesky factors of correlation matrices
+from .constraints_more import cat, corr_cholesky, stack  # noqa: E402
+__all__ += ["cat", "corr_cholesky", "stack"]

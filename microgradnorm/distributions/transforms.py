@@ -569,3 +569,9 @@ class AffineTransform(Transform):
 # the transforms of whole events, defined on the ones above, under this module's name too
 from .transforms_more import (IndependentTransform, LowerCholeskyTransform,  # noqa: E402
                               ReshapeTransform, SoftmaxTransform, StickBreakingTransform)
+# the transforms built of others, of a distribution, or onto matrices (transforms_extra.py)
+from .transforms_extra import (CatTransform, CorrCholeskyTransform,  # noqa: E402
+                               CumulativeDistributionTransform, PositiveDefiniteTransform,
+                               StackTransform)
+__all__ += ["CatTransform", "CorrCholeskyTransform", "CumulativeDistributionTransform",
+            "PositiveDefiniteTransform", "StackTransform"]

@@ -72,6 +72,7 @@ from .loss_more import CTCLoss, LinearCrossEntropyLoss, LinearCrossEntropyOption
 from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
                     load, parameters_to_vector, save, vector_to_parameters)
 # torch's paths to the classes, ``nn.modules.batchnorm._BatchNorm``: after every class above
+from .fractional import CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d
 from . import modules
 
 # ``import microgradnorm.nn.functional as F`` is ``microgradnorm.functional``, as in torch
@@ -134,3 +135,5 @@ __all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "Conv3d", "Co
 # __all__ additions: EmbeddingBag, CTCLoss, adaptive.py
 __all__ += ["AdaptiveLogSoftmaxWithLoss", "CTCLoss", "EmbeddingBag"]
 __all__ += ["LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+# __all__ additions: fractional.py
+__all__ += ["CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"]

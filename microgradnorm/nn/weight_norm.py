@@ -60,7 +60,7 @@ def norm_except_dim(v, pow=2, dim=0):
         return v.norm(pow)
     axes = tuple(axis for axis in range(v.ndim) if axis != dim)
     if not axes:                              # a 1-D v: each element its own norm
-        return v.abs()
+        return v.unsqueeze(-1).norm(pow, dim=-1)
     return v.norm(pow, dim=axes, keepdim=True)
 
 

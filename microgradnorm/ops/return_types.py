@@ -53,6 +53,8 @@ nanmedian = _result_type("nanmedian", ["values", "indices"])
 frexp = _result_type("frexp", ["mantissa", "exponent"])
 histogram = _result_type("histogram", ["hist", "bin_edges"])
 __all__ += ["frexp", "histogram", "nanmedian"]
+histogramdd = _result_type("histogramdd", ["hist", "bin_edges"])     # ops/histogramdd.py
+__all__ += ["histogramdd"]
 # ops/decompositions.py and mg.linalg: torch.linalg's results and the older methods'
 slogdet = _result_type("slogdet", ["sign", "logabsdet"])
 qr = _result_type("qr", ["Q", "R"])
