@@ -149,9 +149,11 @@ def test_each_sample_builds_torchs_repr_state_keys_and_parameter_names(name):
         assert ([n for n, _ in ours.named_parameters()]
                 == [n for n, _ in theirs.named_parameters()]), (args, kwargs)
         built += 1
-    # TransformerEncoder's samples all pass a layer module, LinearCrossEntropyLoss's a dtype
-    # (tests/nn/test_moduleinfo_generic.py builds both from every argument)
-    assert built or name in ("TransformerEncoder", "LinearCrossEntropyLoss")
+    # TransformerEncoder's samples all pass a layer module, LinearCrossEntropyLoss's a dtype,
+    # FractionalMaxPool's their _random_samples tensors (tests/nn/test_moduleinfo_generic.py
+    # builds them from every argument)
+    assert built or name in ("TransformerEncoder", "LinearCrossEntropyLoss",
+                             "FractionalMaxPool2d", "FractionalMaxPool3d")
 
 
 # ----- module_error_inputs: what torch refuses is refused, with torch's class ---------------
