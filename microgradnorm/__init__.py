@@ -1,6 +1,7 @@
 """microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
 import math as _math
+import importlib as _importlib
 
 from . import autograd, nn, optim, utils
 from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
@@ -130,11 +131,8 @@ from .lowrank import pca_lowrank, svd_lowrank
 from .ops.interchange import from_dlpack, frombuffer, to_dlpack
 from .vision_grid import grid_sampler, grid_sampler_2d, grid_sampler_3d
 from .printing import get_printoptions, set_printoptions
-# torch.linalg (linalg.py); torch.fft (fft.py) and torch.distributions (distributions/)
-from . import distributions, fft, linalg
-# torch.binomial, and torch's private samplers under Gamma and Dirichlet (end of file)
-from .distributions.binomial import binomial
-from .distributions import gamma_sampler as _gamma_sampler
+# torch.linalg (linalg.py) and torch.fft (fft.py); torch.distributions on first use (end of file)
+from . import fft, linalg
 from .ops.decompositions import (cholesky, det, inverse, logdet, matrix_exp, matrix_power,
                                  pinverse, qr, slogdet, svd)
 from .ops.factorizations import (cholesky_inverse, cholesky_solve, lu, lu_solve, lu_unpack,
@@ -364,10 +362,32 @@ _numpy_names.install(globals(), Tensor)
 _out_arguments.install(globals(), vars(linalg), (vars(special),))
 DeviceObjType = device  # torch's name for the device type in annotations
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan   # torch's constants
-# torch's private names of the gamma and Dirichlet samplers (distributions/gamma_sampler.py)
-_dirichlet_grad, _sample_dirichlet = _gamma_sampler.dirichlet_grad, _gamma_sampler.sample_dirichlet
-_standard_gamma = _gamma_sampler.standard_gamma
-_standard_gamma_grad = _gamma_sampler.standard_gamma_grad
+# torch.distributions (distributions/) and the names it serves, torch.binomial and torch's
+# private samplers under Gamma and Dirichlet (distributions/gamma_sampler.py), are imported on
+# first use: the package is a tenth of this one's import time, which every CLI command pays
+_FROM_DISTRIBUTIONS = {"binomial": ("binomial", "binomial"),
+                       "_dirichlet_grad": ("gamma_sampler", "dirichlet_grad"),
+                       "_sample_dirichlet": ("gamma_sampler", "sample_dirichlet"),
+                       "_standard_gamma": ("gamma_sampler", "standard_gamma"),
+                       "_standard_gamma_grad": ("gamma_sampler", "standard_gamma_grad")}
+
+
+def __getattr__(name):
+    if name == "distributions":
+        return _importlib.import_module(".distributions", __name__)
+    if name in _FROM_DISTRIBUTIONS:
+        module, attribute = _FROM_DISTRIBUTIONS[name]
+        value = getattr(_importlib.import_module(f".distributions.{module}", __name__),
+                        attribute)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), "distributions", *_FROM_DISTRIBUTIONS})
+
+
 __all__ += ["__future__", "compiler", "_dynamo", "_inductor", "get_autocast_dtype",
             "is_autocast_enabled", "version"]
 __version__ = version.__version__
