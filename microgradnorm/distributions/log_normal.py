@@ -5,6 +5,7 @@ import math
 
 from ..factories import zeros_like
 from ..ops.masking import where
+from ..tensor import Tensor
 from . import constraints
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
@@ -74,7 +75,42 @@ class LogNormal(TransformedDistribution):
         return self.base_dist.entropy() + self.loc
 
 
-class HalfNormal(TransformedDistribution):
+class FoldedAtZero:
+    """What a distribution symmetric about 0 folded onto [0, inf) by |x| (``HalfNormal``,
+    ``HalfCauchy``: a TransformedDistribution of its base and ``AbsTransform``) reads from
+    its base: the density doubled for x >= 0 (-inf below), the CDF 2F(x) - 1, the inverse
+    CDF F⁻¹((p + 1)/2), the entropy less log 2, the mode 0."""
+
+    @property
+    def mode(self):
+        """0."""
+        return zeros_like(self.scale)
+
+    def log_prob(self, value):
+        """The base's log density + log 2 for x >= 0, -inf below."""
+        if self._validate_args:
+            self._validate_sample(value)
+        if not isinstance(value, Tensor):
+            value = self.scale.new_tensor(value)
+        log_prob = self.base_dist.log_prob(value) + math.log(2)
+        return where(value >= 0, log_prob, -math.inf)
+
+    def cdf(self, value):
+        """2F(x) - 1, F the base's CDF."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return 2 * self.base_dist.cdf(value) - 1
+
+    def icdf(self, prob):
+        """The base's inverse CDF at (p + 1)/2."""
+        return self.base_dist.icdf((prob + 1) / 2)
+
+    def entropy(self):
+        """The base's entropy - log 2."""
+        return self.base_dist.entropy() - math.log(2)
+
+
+class HalfNormal(FoldedAtZero, TransformedDistribution):
     r"""The half-normal distribution: |X|, X ~ N(0, scale²).
 
     Formula:
@@ -114,32 +150,6 @@ class HalfNormal(TransformedDistribution):
         return self.scale * math.sqrt(2 / math.pi)
 
     @property
-    def mode(self):
-        """0."""
-        return zeros_like(self.scale)
-
-    @property
     def variance(self):
         """σ²(1 - 2/π)."""
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-    def log_prob(self, value):
-        """The base's log density + log 2 for x >= 0, -inf below."""
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        """2F(x) - 1, F the base's CDF."""
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        """The base's inverse CDF at (p + 1)/2."""
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        """The base's entropy - log 2."""
-        return self.base_dist.entropy() - math.log(2)

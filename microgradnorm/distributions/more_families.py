@@ -12,10 +12,10 @@ from ..ops.elementwise import exp
 from ..ops.logical import isclose
 from ..ops.masking import where
 from ..ops.pointwise import expm1, log1p
-from ..tensor import Tensor
 from . import constraints
 from .cauchy import Cauchy
 from .distribution import SCALAR, Distribution, ExponentialFamily
+from .log_normal import FoldedAtZero
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
@@ -26,7 +26,7 @@ from .utils import (broadcast_all, clamp_probs, is_number, lazy_property, logits
 __all__ = ["ContinuousBernoulli", "GeneralizedPareto", "HalfCauchy", "LogisticNormal"]
 
 
-class HalfCauchy(TransformedDistribution):
+class HalfCauchy(FoldedAtZero, TransformedDistribution):
     r"""The half-Cauchy distribution: |X|, X ~ Cauchy(0, scale).
 
     Formula:
@@ -67,37 +67,9 @@ class HalfCauchy(TransformedDistribution):
         return full(self._extended_shape(), math.inf, dtype=self.scale.dtype)
 
     @property
-    def mode(self):
-        """0."""
-        return zeros_like(self.scale)
-
-    @property
     def variance(self):
         """The base's (inf)."""
         return self.base_dist.variance
-
-    def log_prob(self, value):
-        """The base's log density + log 2 for x >= 0, -inf below."""
-        if self._validate_args:
-            self._validate_sample(value)
-        if not isinstance(value, Tensor):
-            value = self.scale.new_tensor(value)
-        log_prob = self.base_dist.log_prob(value) + math.log(2)
-        return where(value >= 0, log_prob, -math.inf)
-
-    def cdf(self, value):
-        """2F(x) - 1, F the base's CDF."""
-        if self._validate_args:
-            self._validate_sample(value)
-        return 2 * self.base_dist.cdf(value) - 1
-
-    def icdf(self, prob):
-        """The base's icdf at (p + 1) / 2."""
-        return self.base_dist.icdf((prob + 1) / 2)
-
-    def entropy(self):
-        """The base's entropy - log 2."""
-        return self.base_dist.entropy() - math.log(2)
 
 
 class LogisticNormal(TransformedDistribution):
