@@ -76,10 +76,25 @@ class LogNormal(TransformedDistribution):
 
 
 class FoldedAtZero:
-    """What a distribution symmetric about 0 folded onto [0, inf) by |x| (``HalfNormal``,
-    ``HalfCauchy``: a TransformedDistribution of its base and ``AbsTransform``) reads from
-    its base: the density doubled for x >= 0 (-inf below), the CDF 2F(x) - 1, the inverse
-    CDF F⁻¹((p + 1)/2), the entropy less log 2, the mode 0."""
+    """A distribution symmetric about 0 folded onto [0, inf) by |x| (``HalfNormal``,
+    ``HalfCauchy``: a TransformedDistribution of its ``_base`` class at loc 0 and
+    ``AbsTransform``), and what it reads from that base: the scale, the density doubled for
+    x >= 0 (-inf below), the CDF 2F(x) - 1, the inverse CDF F⁻¹((p + 1)/2), the entropy less
+    log 2, the mode 0."""
+
+    arg_constraints = {"scale": constraints.positive}
+    support = constraints.nonnegative
+    has_rsample = True
+    _base = None                      # the class of (loc, scale) a subclass folds
+
+    def __init__(self, scale, validate_args=None):
+        base_dist = self._base(0, scale, validate_args=False)
+        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+
+    @property
+    def scale(self):
+        """The base's scale."""
+        return self.base_dist.scale
 
     @property
     def mode(self):
@@ -126,23 +141,12 @@ class HalfNormal(FoldedAtZero, TransformedDistribution):
         >>> HalfNormal(mg.ones(2)).mean               # √(2/π) each
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Normal(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+    _base = Normal
 
     def expand(self, batch_shape, _instance=None):
         """The distribution expanded to ``batch_shape``."""
         new = self._get_checked_instance(HalfNormal, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        """σ, the base's."""
-        return self.base_dist.scale
 
     @property
     def mean(self):

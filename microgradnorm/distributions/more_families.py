@@ -18,7 +18,6 @@ from .distribution import SCALAR, Distribution, ExponentialFamily
 from .log_normal import FoldedAtZero
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
-from .transforms import AbsTransform
 from .transforms_more import StickBreakingTransform
 from .utils import (broadcast_all, clamp_probs, is_number, lazy_property, logits_to_probs,
                     probs_to_logits)
@@ -43,23 +42,12 @@ class HalfCauchy(FoldedAtZero, TransformedDistribution):
         >>> HalfCauchy(mg.ones(2)).rsample()
     """
 
-    arg_constraints = {"scale": constraints.positive}
-    support = constraints.nonnegative
-    has_rsample = True
-
-    def __init__(self, scale, validate_args=None):
-        base_dist = Cauchy(0, scale, validate_args=False)
-        super().__init__(base_dist, AbsTransform(), validate_args=validate_args)
+    _base = Cauchy
 
     def expand(self, batch_shape, _instance=None):
         """The distribution expanded to ``batch_shape``."""
         new = self._get_checked_instance(HalfCauchy, _instance)
         return super().expand(batch_shape, _instance=new)
-
-    @property
-    def scale(self):
-        """γ, the base's."""
-        return self.base_dist.scale
 
     @property
     def mean(self):
