@@ -22,6 +22,7 @@ Example:
     (2357136044, 2546248239)
 """
 
+import functools
 import secrets
 import struct
 
@@ -39,13 +40,20 @@ _MASK64 = (1 << 64) - 1
 
 
 def _seed_words(seed):
-    # PyTorch's (and Matsumoto-Nishimura's init_genrand) expansion of the low 32 bits
+    return _expanded(seed & 0xFFFFFFFF)
+
+
+@functools.lru_cache(maxsize=16)
+def _expanded(word):
+    # PyTorch's (and Matsumoto-Nishimura's init_genrand) expansion of the low 32 bits; a
+    # loop of 624 Python steps (0.2 ms), kept for the few seeds a program reuses. Read-only:
+    # the engine's state setter copies it
     key = np.empty(_N, np.uint32)
-    word = seed & 0xFFFFFFFF
     key[0] = word
     for j in range(1, _N):
         word = (1812433253 * (word ^ (word >> 30)) + j) & 0xFFFFFFFF
         key[j] = word
+    key.flags.writeable = False
     return key
 
 

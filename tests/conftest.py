@@ -23,6 +23,15 @@ from pathlib import Path
 for _variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_variable, "1")
 
+# Bytecode is written, as Python does by default, even where PYTHONDONTWRITEBYTECODE is set:
+# a few hundred tests start a Python that imports the package (commands, doc blocks,
+# notebooks, examples), and without its .pyc files each compiled it again (0.9 s an import
+# where 0.45 s is the rest; tests/programs/test_cli.py took 34 s instead of 17-22). The
+# files go to __pycache__ folders, which git ignores; pytest's rewritten tests are cached
+# there too, once for both xdist workers.
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
+
 from hypothesis import settings  # noqa: E402
 
 settings.register_profile("microgradnorm", deadline=None,
@@ -109,11 +118,42 @@ def _default_dtype_restored():
     mg.manual_seed(_SEED)
     mg.distributions.Distribution.set_default_validate_args(True)
     if "torch" in sys.modules:
-        sys.modules["torch"].manual_seed(_SEED)
+        # torch.manual_seed also queues the seed for CUDA, formatting a stack trace each time
+        # (0.3 ms); the CPU build's one generator is this one
+        sys.modules["torch"].default_generator.manual_seed(_SEED)
+        _torch_sample_iterators_unhooked()
     if "torch.distributions" in sys.modules:
         sys.modules["torch.distributions"].Distribution.set_default_validate_args(True)
     yield
     mg.set_default_dtype(mg.float32)
+
+
+def _torch_sample_iterators_unhooked():
+    """PyTorch's OpInfo and ModuleInfo samples come through its ``TrackedInputIter``, which
+    looks for a ``unittest.TestCase`` on the stack (``inspect.stack()``, reading the source
+    of every frame: about 0.1 s a call under pytest) and reseeds with ``torch.manual_seed``
+    before each sample. These tests are pytest functions, so the search always finds none
+    and the seed is ``common_utils.SEED`` either way: both are replaced by what they come to
+    here, a None and a seeding of the CPU generators. Their samples are the same; the
+    sweeps over PyTorch's samples took three times as long with the search."""
+    common_utils = sys.modules.get("torch.testing._internal.common_utils")
+    if common_utils is None:
+        return
+    if not getattr(common_utils, "_microgradnorm_unhooked", False):
+        torch, random = sys.modules["torch"], __import__("random")
+
+        def set_rng_seed(seed=None):
+            seed = common_utils.SEED if seed is None else seed
+            torch.default_generator.manual_seed(seed)
+            random.seed(seed)
+            np.random.seed(seed)
+
+        common_utils.extract_test_fn = lambda: None
+        common_utils.set_rng_seed = set_rng_seed
+        common_utils._microgradnorm_unhooked = True
+    opinfo_core = sys.modules.get("torch.testing._internal.opinfo.core")   # its own import
+    if opinfo_core is not None:
+        opinfo_core.extract_test_fn = common_utils.extract_test_fn
 
 
 @pytest.fixture

@@ -68,6 +68,18 @@ def test_seeds_over_the_whole_range_match_torch(seed):
     np.testing.assert_array_equal(mg.get_rng_state().numpy(), torch.get_rng_state().numpy())
 
 
+def test_a_seed_given_again_restarts_the_same_stream():
+    # the expanded seed is kept for reuse: drawing must not change what the next
+    # manual_seed of the same seed (or of one equal in its low 32 bits) starts from
+    g = mg.Generator()
+    first = g.manual_seed(5).get_state().numpy().copy()
+    mg.randn(1000, generator=g)
+    np.testing.assert_array_equal(g.manual_seed(5).get_state().numpy(), first)
+    t = torch.Generator().manual_seed(2 ** 32 + 5)
+    np.testing.assert_array_equal(g.manual_seed(2 ** 32 + 5).get_state().numpy(),
+                                  t.get_state().numpy())
+
+
 def test_integer_samplers_match_torch():
     g, t = generators(5)
     for n in SIZES:
