@@ -52,9 +52,9 @@ def capture(fn):
         a tensor of the step, a hook registered inside it, a backward inside it, an input
         computed with a graph outside it, ops or constants that differ between the first
         two calls; and at a later call that does not match the capture (the number of
-        arguments, an argument's shape, dtype, strides, requires_grad or value, which
-        arguments share one array, grad mode, a parameter replaced, reshaped or frozen).
-        A refused call changes nothing.
+        arguments, an argument's shape, dtype, strides, requires_grad, value or being an
+        inference tensor, which arguments share one array, grad mode, a parameter
+        replaced, reshaped or frozen). A refused call changes nothing.
 
     Example:
         >>> @mg.capture
@@ -303,8 +303,9 @@ def _argument(value):
 
 def _signature(args):
     """What a call must repeat of the capture's: per Tensor its array's type, shape, dtype,
-    strides, requires_grad and the first argument holding the same array (one array is
-    one slot of the tape); per other value its type and the value itself."""
+    strides, requires_grad, the first argument holding the same array (one array is one
+    slot of the tape) and whether it is an inference tensor (which no op may save); per
+    other value its type and the value itself."""
     first = {}
     return tuple([_signature_of(a, i, first) for i, a in enumerate(args)])
 
@@ -313,7 +314,7 @@ def _signature_of(value, i, first):
     if isinstance(value, Tensor):
         data = value._array
         return ("tensor", type(data), data.shape, data.dtype, value.requires_grad,
-                data.strides, first.setdefault(id(data), i))
+                data.strides, first.setdefault(id(data), i), value.is_inference())
     if _holds_arrays(value):
         raise CaptureError(f"argument {i} is a {type(value).__name__} holding "
                            "tensors or arrays; pass each tensor as an argument of its own")
@@ -352,6 +353,9 @@ def _signature_difference(expected, got):
                     + ", at capture " + (f"the array of argument {a[6]}" if a[6] != i else
                                          "an array of its own")
                     + " (one array is one input of the recorded step)")
+        if a[7] != b[7]:        # the recording checked what an op saves of it: torch's rule
+            return (f"argument {i} is {'an' if b[7] else 'no'} inference tensor, at capture "
+                    f"{'one' if a[7] else 'an ordinary one'} (made inside mg.inference_mode())")
     return "the arguments differ from the capture's"
 
 

@@ -9,11 +9,12 @@ import warnings
 import numpy as np
 
 from . import autograd, backend, dtypes, printing
-from .autograd import saved_hooks, views
+from .autograd import inference, saved_hooks, views
 from .autograd.inputs import RequiresGradError
 from .dtypes import is_floating, is_half, is_numeric
 
-_grad_enabled = autograd.is_grad_enabled
+_grad_enabled, _modes = autograd.is_grad_enabled, autograd._state
+_open = inference._inference_open         # inference_mode blocks open, in any thread
 
 __all__ = ["Size", "Tensor", "as_tensor", "tensor", "to_arguments"]
 
@@ -69,7 +70,7 @@ class Size(tuple):
     __str__ = tuple.__repr__
 
 
-_size = tuple.__new__
+_size, _Marked = tuple.__new__, inference.InferenceVersions     # (an inference counter)
 _LEGACY = frozenset((int, list, tuple, Size))    # what Tensor(...) reads as torch.Tensor(...)
 _AS_DATA = object()     # Tensor(data, _AS_DATA): data as mg.tensor reads it (ints stay int64)
 
@@ -133,7 +134,9 @@ class Tensor:
         tensor.requires_grad = ctx is not None
         tensor.grad_fn = ctx              # the Context (graph node) that made this tensor
         tensor._output_index = output_index
-        tensor._version_box = [0]         # bumped by every in-place op; shared by detach()
+        # bumped by every in-place op, shared by detach(); inference_mode's: marked (as torch)
+        tensor._version_box = [0] if ctx is not None or not (_open[0] and _modes.inference) \
+            else _Marked([0])
         tensor._retains_grad = False
         tensor.name = None                # a parameter name, set by nn.Module (for viz)
         return tensor
@@ -192,12 +195,17 @@ class Tensor:
 
     @property
     def _version(self):
+        if self._version_box.__class__ is not list:         # an inference tensor: torch's
+            inference.refuse_version()
         return self._version_box[0]
 
     def _bump_version(self):
         """Count one in-place change of this tensor's memory: the one place the version
         counter (shared with its views and ``detach()``) moves; what a node saved of it
-        before then fails its check at backward."""
+        before then fails its check at backward. Outside ``inference_mode``, an inference
+        tensor's write is refused here if not before (after it, as torch's)."""
+        if self._version_box.__class__ is not list:
+            inference.refuse_write(self)
         self._version_box[0] += 1
 
     @property
@@ -390,6 +398,8 @@ class Tensor:
                                     f"{self.dtype}")
         if self.grad_fn is not None and not requires_grad:
             raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach()")
+        if requires_grad:
+            inference.refuse_requires_grad(self)
         self.requires_grad = requires_grad
         return self
 
@@ -404,6 +414,7 @@ class Tensor:
         # write(data) when no graph is involved (the fast path; None: none rounds as torch's);
         # else compute(before, value), out of place from a snapshot of this tensor, and this
         # tensor takes the result
+        inference.refuse_write(self)        # an inference tensor outside the mode: unwritten
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
         try:

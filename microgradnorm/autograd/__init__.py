@@ -3,25 +3,24 @@
 * ``function.py``: ``Function`` records one graph node (a ``Context``) per call;
 * ``engine.py``: ``backward`` sorts the nodes topologically and runs one reversed loop, as
   micrograd, then has the leaves' ``.grad`` accumulate;
-* ``grad_mode.py``: ``no_grad``, ``enable_grad``, ``inference_mode``, ``set_grad_enabled``,
-  per thread;
+* ``grad_mode.py``: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, per thread;
 
 and beside it what the core calls but a first reading can skip: ``inputs.py`` (what
 ``apply`` and ``backward`` take, the arrays a node keeps), ``history.py`` (a node's version
 checks and freeing, in-place history), ``gradients.py`` (``grad``: gradients returned, not
 accumulated; PyTorch's ``backward`` of several tensors), ``hooks.py`` (tensor hooks, the
-accumulation into ``.grad`` and the hooks after it), ``scopes.py`` (module scopes and op groups that
-label nodes, the memory timeline's observers), ``decorators.py`` (grad modes decorating
-functions and generators), ``tape.py`` and ``replay.py`` (graph capture's recording and
-replay), ``double.py`` (``create_graph=True``: the backward recorded as a graph, for
-double backward); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
+accumulation into ``.grad`` and the hooks after it), ``scopes.py`` (module scopes and op
+groups that label nodes, the memory timeline's observers), ``decorators.py`` (grad modes
+decorating functions and generators), ``inference.py`` (``inference_mode``, inference
+tensors), ``tape.py`` and ``replay.py`` (graph capture's recording and replay),
+``double.py`` (``create_graph=True``: the backward recorded as a graph, for double
+backward); and PyTorch's autograd names beside the engine's: ``custom.py`` (``Function``
 written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, ``jvp``,
 ``hessian``, ``hvp``, ``vhp``), ``forward_ad.py`` (dual tensors, their tangents by the
-double-backward trick),
-``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as PyTorch's code reads it:
-``name()``, ``next_functions``, node hooks, ``AccumulateGrad``; the hooks on saved tensors of
-``saved_hooks.py``), ``profiler.py`` and ``profiler_util.py`` (``profile``,
-``record_function``: the ops timed by an observer, their table and trace)
+double-backward trick), ``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as
+PyTorch's code reads it: ``name()``, ``next_functions``, node hooks, ``AccumulateGrad``; the
+hooks on saved tensors of ``saved_hooks.py``), ``profiler.py`` and ``profiler_util.py``
+(``profile``, ``record_function``: the ops timed by an observer, their table and trace)
 (docs/architecture.md)."""
 
 from . import forward_ad, functional, graph, profiler, profiler_util
@@ -32,8 +31,9 @@ from . import function
 from .custom import Function, FunctionCtx, Variable     # PyTorch's kind, on Tensors
 from .function import Context, once_differentiable
 from .gradients import backward, grad
-from .grad_mode import (_state, enable_grad, inference_mode,  # noqa: F401  (_state: nn's)
+from .grad_mode import (_state, enable_grad,  # noqa: F401  (_state: nn's)
                         is_grad_enabled, no_grad, set_grad_enabled)
+from .inference import inference_mode
 from .history import FreedInput
 from .hooks import RemovableHandle, register_hook
 from .inputs import register_tensor

@@ -1,6 +1,7 @@
-"""Grad mode, per thread as in PyTorch: ``no_grad``, ``enable_grad``, ``inference_mode``,
-``set_grad_enabled``, as blocks, calls and decorators (``decorators.py``: a decorated generator
-keeps the mode at each resumption); the thread's state holds the stacks that label nodes."""
+"""Grad mode, per thread as in PyTorch: ``no_grad``, ``enable_grad``, ``set_grad_enabled``
+(``inference_mode``: ``inference.py``), as blocks, calls and decorators (``decorators.py``: a
+decorated generator keeps the mode at each resumption); the thread's state holds the stacks
+that label nodes."""
 
 import threading
 
@@ -92,24 +93,3 @@ class enable_grad(_GradMode):
     """Record the graph again inside a ``no_grad`` block (``torch.enable_grad``)."""
 
     MODE = True
-
-
-class inference_mode(_GradMode):
-    """``no_grad`` under torch's other name (``torch.inference_mode``); here there are no
-    inference tensors, only a block or decorated function that records no graph.
-    ``inference_mode(False)`` turns recording on, as torch's (even inside ``no_grad``)."""
-
-    def __new__(cls, mode=True):
-        if not isinstance(mode, bool):                   # bare ``@inference_mode``
-            return cls()(mode)
-        self = super().__new__(cls)
-        self.enabled = mode
-        return self
-
-    def __enter__(self):
-        self.previous = _state.grad_enabled, _state.inference
-        _state.grad_enabled, _state.inference = not self.enabled, self.enabled    # torch's
-        return None
-
-    def __call__(self, fn):
-        return _grad_mode_decorator(fn, lambda: inference_mode(self.enabled))

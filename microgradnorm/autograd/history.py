@@ -4,6 +4,7 @@ backward has freed it, and which state of an input written in place since it saw
 
 import numpy as np
 
+from .inference import refuse_saved
 from .saved_hooks import _hooks, pack_saved
 
 
@@ -66,6 +67,9 @@ class NodeHistory:
                 if t._array is a:
                     versions += [(t._version_box, t._version_box[0], a.shape)]
         if versions:
+            for box, _, _ in versions:  # an inference tensor's counter: torch's refusal
+                if box.__class__ is not list:
+                    refuse_saved()
             self._saved_versions += tuple(versions)
         if _hooks:                  # saved_tensors_hooks (saved_hooks.py): pack what is kept
             pack_saved(self, inputs, outputs)

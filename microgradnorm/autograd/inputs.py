@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..backend import array_module, device_of, is_cupy_array, memory_owner
+from .inference import refuse_saved
 
 
 class _TensorType:
@@ -63,6 +64,8 @@ def _kept_constants(ctx, options, names, record):
 def _kept(ctx, value, record, Tensor):
     if isinstance(value, Tensor):
         if record:
+            if value._version_box.__class__ is not list:    # an inference tensor: torch's
+                refuse_saved()
             ctx._kept_versions += ((value._version_box, value._version_box[0], value.shape),)
         return value._array
     if record:
@@ -132,7 +135,7 @@ def _share_versions_with_bases(inputs, outputs):
             if data is owner or (data is not None and data.base is not None
                                  and memory_owner(data) is owner):
                 out._version_box = t._version_box     # its own output matches no input
-                out._view_version = t._version        # a later write makes its grad_fn stale
+                out._view_version = t._version_box[0]  # a later write makes its grad_fn stale
                 out._base = t if t._base is None else t._base     # (views.py writes through)
 
 

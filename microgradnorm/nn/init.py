@@ -14,6 +14,7 @@ from .. import backend
 from .. import generator as streams
 from .. import sampling
 from ..autograd import no_grad
+from ..autograd.inference import refuse_write
 from ..dtypes import check_number
 from ..tensor import Tensor
 
@@ -52,6 +53,7 @@ def _fill(fn, tensor, values):
     # in place, as torch's no_grad fill: optimizers and modules hold the same object
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(tensor).__name__}")
+    refuse_write(tensor)            # an inference tensor outside its mode: left unwritten
     values = values(tensor.shape) if callable(values) else values
     tensor._array[...] = backend.to_device(np.asarray(values), tensor.device).astype(tensor.dtype)
     tensor._bump_version()
@@ -153,6 +155,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
             else:       # a window far in a tail: torch's loop would all but never end
                 values = np.where(pending, _inverse_cdf_on_grid(gen, values.shape, dtype,
                                                                 mean, std, a, b), values)
+        refuse_write(tensor)
         tensor._array[...] = backend.to_device(values.astype(dtype), tensor.device)
         tensor._bump_version()
     return tensor

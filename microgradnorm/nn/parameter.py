@@ -5,6 +5,7 @@ Tensor that assigning registers as a buffer (torch's ``nn.parameter``); here, be
 import numpy as np
 
 from .. import backend, dtypes
+from ..autograd.inference import refuse_requires_grad
 from ..tensor import Tensor
 
 
@@ -45,6 +46,8 @@ class Parameter(Tensor):
             super().__init__(data, requires_grad=requires_grad, dtype=dtype,
                              device=here if device is None else device)
             return
+        if isinstance(data, Tensor) and requires_grad:    # an inference tensor outside its
+            refuse_requires_grad(data)                    # mode: torch's RuntimeError
         self._become_leaf("Parameter", array, requires_grad)      # the array itself: shared
         if isinstance(data, Tensor):                  # as torch's detach(): one counter
             self._version_box = data._version_box

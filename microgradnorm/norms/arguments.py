@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..autograd import is_grad_enabled
+from ..autograd.inference import refuse_write
 from ..dtypes import check_number
 from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, norm_impl,
                                resolve_impl)
@@ -217,6 +218,8 @@ def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ChannelNo
                           f"{tuple(array.shape)} (one value per channel of x {x.shape})")
     if not is_floating(array.dtype):    # torch's RuntimeError ("mixed dtype"), a TypeError
         raise MixedDtypeError(f"{fn}: {name} must be floating point, got dtype {array.dtype}")
+    if updates and owner is not None:   # an inference tensor outside its mode: unwritten
+        refuse_write(owner)
     if updates and not getattr(getattr(array, "flags", None), "writeable", True):
         raise ValueError(f"{fn}: {name} is read-only, but {what_updates} updates it in "
                          "place; pass a writeable array (np.array(...) makes one)")

@@ -20,6 +20,7 @@ from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled, no_grad
 from ..autograd.function import Function
+from ..autograd.inference import refuse_write
 from ..dtypes import accumulation_dtype, get_default_dtype, is_half
 from . import elementwise
 from .base import (broadcast, check_fits, conj, float_input, fma, half_rounded, int_as_read,
@@ -99,6 +100,7 @@ def write_out(fn, operands, out, compute, stacklevel=3):
     Tensor = _tensor.Tensor
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    refuse_write(out)                         # an inference tensor outside its mode
     if is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad
                                  for v in (*operands, out)):
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "

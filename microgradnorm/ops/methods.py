@@ -346,9 +346,18 @@ class _Methods:
         return bool(self.item())
 
     def is_inference(self):
-        """False: no tensor here is an inference tensor (``mg.inference_mode`` records no
-        graph and makes ordinary tensors)."""
-        return False
+        """Whether this is an inference tensor (``torch.Tensor.is_inference``): made inside
+        ``mg.inference_mode()``, or a view or ``detach()`` of one. Outside the mode such a
+        tensor takes no in-place write, no ``requires_grad_(True)``, and is not saved for
+        backward (torch's RuntimeErrors); an op's result made outside the mode, its
+        ``clone()`` included, is an ordinary tensor.
+
+        Example:
+            >>> with mg.inference_mode():
+            ...     y = model(x)
+            >>> y.is_inference(), y.clone().is_inference()           # (True, False)
+        """
+        return self._version_box.__class__ is not list
 
     def pin_memory(self, device=None):
         """Where CuPy sees a GPU, the tensor itself: NumPy memory is what a copy to the GPU

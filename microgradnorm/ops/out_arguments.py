@@ -38,6 +38,7 @@ import inspect
 
 from .. import dtypes
 from ..autograd import is_grad_enabled, no_grad
+from ..autograd.inference import refuse_write
 from ..tensor import InPlaceCastError, Tensor, _can_cast, check_no_partial_overlap
 from .binary import write_out
 
@@ -193,6 +194,8 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
         if not isinstance(each, Tensor):
             raise TypeError(f"{name}(): argument 'out' must be Tensor or a tuple of Tensors, "
                             f"not {type(each).__name__}")
+    for each in outs:                   # an inference tensor outside its mode: none written
+        refuse_write(each)
     operands = tuple(_tensors((*args, *kwargs.values())))
     dim = args[1] if len(args) > 1 else None
     if name in ("sum", "prod", "median", "nanmedian") and getattr(dim, "value", dim) is None \

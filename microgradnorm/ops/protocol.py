@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
+from ..autograd.inference import new_counter
 from ..tensor import Size, Tensor
 from .storage import _place
 
@@ -57,7 +58,7 @@ def __deepcopy__(self, memo):
     new._array = _copied_array(self._array, memo)
     new._grad = copy.deepcopy(self._grad, memo)
     new.requires_grad, new.grad_fn, new._output_index = self.requires_grad, None, 0
-    new._version_box, new._retains_grad = [0], False
+    new._version_box, new._retains_grad = new_counter(), False     # (inference_mode's)
     return new
 
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
+from ..autograd.inference import refuse_write
 from . import arrange
 from .base import row_major_strides, sizes_of
 
@@ -364,6 +365,7 @@ def resize_(x, *sizes, size=None, memory_format=None):
     same = shape == tuple(array.shape)      # torch: no version bump, a new format or not
     if same and order is None:
         return x
+    refuse_write(x)                         # an inference tensor outside its mode: unchanged
     root = _root(array)
     memory = _bytes_of(root)
     start = 0
@@ -439,6 +441,7 @@ def set_(x, source=None, storage_offset=0, size=None, stride=None):
     else:
         raise TypeError(f"set_(): source must be a Tensor or a storage, got "
                         f"{type(source).__name__}")
+    refuse_write(x)                         # an inference tensor outside its mode: unchanged
     x._array = array
     x._base = x._view_version = None
     x._bump_version()

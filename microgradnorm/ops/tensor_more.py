@@ -22,6 +22,7 @@ from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..autograd import hooks
+from ..autograd.inference import refuse_write
 from ..autograd.inputs import _refuse_stale_view
 from ..autograd.views import refreshed
 from ..tensor import _snapshot
@@ -61,7 +62,8 @@ def _view_in_place(self, name, view):
     gradient's path) the tensor takes. The version counter moves, as torch's. A stale view
     (its base written since it was made) is read from its base again first while
     recording, as by any op (``autograd.views.refreshed``), and stays stale otherwise."""
-    fresh = self._view_version == self._version
+    refuse_write(self)                        # an inference tensor outside its mode
+    fresh = self._view_version == self._version_box[0]
     if is_grad_enabled() and self.requires_grad:
         if self.grad_fn is None:
             raise RuntimeError(
@@ -74,7 +76,7 @@ def _view_in_place(self, name, view):
                                f"an in-place operation ({name}).")
         if self._view_version is not None and not fresh:
             refreshed(self)                   # read from its written base again, as torch's
-            fresh = self._view_version == self._version
+            fresh = self._view_version == self._version_box[0]
             if not fresh:
                 _refuse_stale_view(name, self)
         before = _snapshot(self, [0])
@@ -86,7 +88,7 @@ def _view_in_place(self, name, view):
     self._array = result._array
     self._bump_version()
     if fresh:                                 # its node is taken now: not a stale view
-        self._view_version = self._version
+        self._view_version = self._version_box[0]
     return self
 
 
@@ -353,15 +355,16 @@ def _unrecorded(name):
                 "it: an element x[i] of a recorded tensor, a copy here (the write would be "
                 "lost); write into the base (x[index] = value), or clone() the view first")
         _tensor.check_writable(self._array)           # an expanded tensor: torch's error
+        refuse_write(self)                            # an inference tensor outside its mode
         out = function(self, *args, **kwargs)._array
         if out.shape != self._array.shape:
             raise RuntimeError(f"{name}_: output with shape {self.shape} doesn't match the "
                                f"broadcast shape {tuple(out.shape)}")
-        fresh = self._view_version == self._version
+        fresh = self._view_version == self._version_box[0]
         self._array[...] = out
         self._bump_version()
         if fresh:                  # its values changed outside the graph; a stale view stays so
-            self._view_version = self._version
+            self._view_version = self._version_box[0]
         return self
     method.__name__ = method.__qualname__ = name + "_"
     method.__doc__ = (f"In place ``{name}``: 1 where it holds, 0 elsewhere, in the tensor's "

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import backend, kernels
 from ..autograd import enable_grad
+from ..autograd.inference import refuse_write
 from ..dtypes import check_number, is_floating, is_half
 from ..nn.module import clear_grad
 from ..tensor import Tensor
@@ -154,6 +155,7 @@ class Optimizer(OptimizerHooks):
                     _check_state(self, p, dict.get(raw, id(p), {}))
                     todo.append((p, group))
         for p, _ in todo:                        # all or none: no write fails half-way
+            refuse_write(p)                      # an inference tensor outside its mode
             if not getattr(p._array.flags, "writeable", True):
                 raise ValueError(f"{name}.step: a parameter of shape {p.shape} is read-only; "
                                  "nothing was updated")

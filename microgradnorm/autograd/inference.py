@@ -1,0 +1,117 @@
+"""Inference tensors, as torch's: a tensor made inside ``inference_mode`` (a factory's, an
+op's result, a module's parameters) is one. Its mark is the class of its version counter,
+``InferenceVersions``, so that no tensor carries a field for it; a view of it and its
+``detach()`` share the counter and so are inference tensors too, while an op's result made
+outside the mode is an ordinary tensor. Outside the mode such a tensor refuses what would
+need a version counter, with torch's RuntimeErrors: an in-place write (``refuse_write``,
+before the write), ``requires_grad_(True)``, being saved for backward by an op that records
+the graph (``refuse_saved``), and reading ``_version``. Inside the mode every write is
+allowed, into ordinary tensors too."""
+
+import threading
+
+from .decorators import _grad_mode_decorator
+from .grad_mode import _GradMode, _state
+
+__all__ = ["InferenceVersions", "inference_mode", "is_inference", "new_counter",
+           "refuse_requires_grad", "refuse_saved", "refuse_version", "refuse_write"]
+
+# inference_mode blocks open in any thread: while none is, a new tensor reads this one list
+# (cheaper than the thread's state) to know it is no inference tensor
+_inference_open, _inference_lock = [0], threading.Lock()
+
+
+class InferenceVersions(list):
+    """The version counter of an inference tensor: a one-element list as every tensor's (the
+    engine still counts the writes made inside the mode), whose class marks the tensor."""
+
+    __slots__ = ()
+
+
+def new_counter():
+    """A version counter for a tensor made now by other means than ``Tensor._from_op`` (a
+    deep copy): an inference tensor's inside ``inference_mode``."""
+    return InferenceVersions([0]) if _state.inference else [0]
+
+
+def is_inference(tensor):
+    """Whether ``tensor`` was made inside ``inference_mode`` (or views one)."""
+    return tensor._version_box.__class__ is InferenceVersions
+
+
+def refuse_write(tensor):
+    """torch's RuntimeError for an in-place write into an inference tensor outside
+    ``inference_mode`` (``inference_mode(False)`` included); nothing otherwise."""
+    if tensor._version_box.__class__ is InferenceVersions and not _state.inference:
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed. You can make a clone to get a normal tensor before doing "
+                           "inplace update (a tensor made inside mg.inference_mode() takes "
+                           "in-place writes only inside it).")
+
+
+def refuse_requires_grad(tensor):
+    """torch's RuntimeError for ``requires_grad_(True)`` on an inference tensor outside
+    ``inference_mode``; nothing otherwise."""
+    if tensor._version_box.__class__ is InferenceVersions and not _state.inference:
+        raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                           "InferenceMode is not allowed.")
+
+
+def refuse_saved():
+    """torch's RuntimeError for an inference tensor that a recorded op saves for backward."""
+    raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use "
+                       "Tensors created in inference mode in computation tracked by "
+                       "autograd. To work around this, you can make a clone to get a normal "
+                       "tensor and use it in autograd.")
+
+
+def refuse_version():
+    """torch's RuntimeError for ``_version`` of an inference tensor."""
+    raise RuntimeError("Inference tensors do not track version counter.")
+
+
+class inference_mode(_GradMode):
+    """Inference mode in this thread for a block or a decorated function (a generator's
+    too), as ``torch.inference_mode``: no graph is recorded, and every tensor made inside
+    (a factory's, an op's result, a module's parameters and buffers) is an inference tensor
+    (``Tensor.is_inference()``), as are its views. Inside the mode any tensor takes in-place
+    writes; outside it an inference tensor refuses, with torch's RuntimeErrors, an in-place
+    write (nothing written), ``requires_grad_(True)``, being saved for backward by an op
+    that records the graph (``w * t``; ``w + t`` saves nothing and is allowed) and
+    ``_version``; ``clone()`` it to get an ordinary tensor. ``no_grad`` makes no inference
+    tensors. ``inference_mode(False)`` turns the mode off inside it and turns recording on,
+    as torch's (even inside ``no_grad``).
+
+    Args:
+        mode (bool): True (default) to turn inference mode on, False to turn it off.
+
+    Example:
+        >>> with mg.inference_mode():
+        ...     logits = model(x)                     # no graph; logits.is_inference()
+        >>> logits.add_(1)                            # RuntimeError: clone() it first
+    """
+
+    def __new__(cls, mode=True):
+        if not isinstance(mode, bool):                   # bare ``@inference_mode``
+            return cls()(mode)
+        self = super().__new__(cls)
+        self.enabled = mode
+        return self
+
+    def __enter__(self):
+        self.previous = _state.grad_enabled, _state.inference
+        if self.enabled:
+            with _inference_lock:
+                _inference_open[0] += 1
+        _state.grad_enabled, _state.inference = not self.enabled, self.enabled    # torch's
+        return None
+
+    def __exit__(self, *exc):
+        _state.grad_enabled, _state.inference = self.previous
+        if self.enabled:
+            with _inference_lock:
+                _inference_open[0] -= 1
+        return False
+
+    def __call__(self, fn):
+        return _grad_mode_decorator(fn, lambda: inference_mode(self.enabled))
