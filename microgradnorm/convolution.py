@@ -161,7 +161,7 @@ def _check_input(fn, input, dims, name="input", empty_batch_only=False):
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: {name} must be a Tensor, got {type(input).__name__}")
     if input.ndim not in (dims + 1, dims + 2):     # unfold of 2-D: torch's IndexError
-        raise (ops.OutOfRangeError if empty_batch_only and input.ndim < 3 else RuntimeError)(
+        raise (ops.OutOfRangeError if empty_batch_only and input.ndim < 3 else ops.ShapeError)(
             f"{fn}: expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) {name}, got "
             f"shape {input.shape}")
     if empty_batch_only and 0 in input.shape[-dims - 1:]:

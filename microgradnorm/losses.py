@@ -18,7 +18,7 @@ from .dtypes import check_number, is_floating
 from .fused import cross_entropy_rows, log_softmax
 from .fused.arguments import check_tensor, resolve_impl
 from .ops.double_backward import _operand
-from .tensor import Tensor
+from .tensor import BroadcastError, Tensor
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
            "huber_loss", "kl_div", "l1_loss", "logsigmoid", "mse_loss", "nll_loss",
@@ -89,8 +89,8 @@ def _paired(fn, input, target):
         try:
             np.broadcast_shapes(target_shape, input.shape)
         except ValueError:
-            raise ValueError(f"{fn}: target of shape {target_shape} does not broadcast "
-                             f"with input of shape {input.shape}") from None
+            raise BroadcastError(f"{fn}: target of shape {target_shape} does not broadcast "
+                                 f"with input of shape {input.shape}") from None
         warnings.warn(f"{fn}: target shape {target_shape} differs from input shape "
                       f"{input.shape}; they are broadcast, which is likely not intended "
                       "(PyTorch warns the same)", UserWarning, stacklevel=4)
@@ -676,8 +676,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     try:
         np.broadcast_shapes(input.shape, target.shape)
     except ValueError:
-        raise ValueError(f"{fn}: target of shape {target.shape} does not broadcast with "
-                         f"input of shape {input.shape}") from None
+        raise BroadcastError(f"{fn}: target of shape {target.shape} does not broadcast with "
+                             f"input of shape {input.shape}") from None
     if log_target:
         losses = target.exp() * (target - input)
     else:

@@ -4,6 +4,7 @@ derivative in backward, as PyTorch's GELU does."""
 
 from .. import ops
 from ..autograd import op_group
+from ..dtypes import ArgumentError
 from ..kernels import for_array
 from ..kernels.reference import KAPPA, SQRT_2_OVER_PI, SQRT_HALF
 from . import arguments
@@ -58,7 +59,8 @@ def gelu(input, approximate="none", *, impl=None):
     """
     arguments.check_tensor("gelu", "x", input)
     if approximate not in APPROXIMATIONS:
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+        raise ArgumentError(f"gelu: approximate must be 'none' or 'tanh', got "
+                            f"{approximate!r}")
     impl = arguments.resolve_impl("gelu", impl)
     if impl == "composite":
         with op_group("gelu"):

@@ -101,6 +101,7 @@ def write_out(fn, operands, out, compute, stacklevel=3):
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
     refuse_write(out)                         # an inference tensor outside its mode
+    _tensor.check_writable(out._array)        # an expanded out, before it is resized (torch)
     if is_grad_enabled() and any(isinstance(v, Tensor) and v.requires_grad
                                  for v in (*operands, out)):
         raise RuntimeError(f"{fn}(): functions with out=... arguments don't support automatic "

@@ -286,8 +286,8 @@ def _window(fn, window_length, periodic, dtype, device, requires_grad, values):
     checks; ``periodic`` takes n + 1 points and drops the last."""
     dtypes.check_number(fn, "window_length", window_length, integer=True)
     if window_length < 0:
-        raise RuntimeError(f"{fn} requires non-negative window_length, got window_length="
-                           f"{window_length}")
+        raise dtypes.ArgumentError(f"{fn} requires non-negative window_length, got "
+                                   f"window_length={window_length}")
     dtype = _floating(fn, dtype)
     if window_length <= 1:
         array = np.ones(window_length, dtype)

@@ -21,7 +21,9 @@ Each ``out`` follows torch's rules, all checked before anything is written:
   except for the ops torch gives no gradient (comparisons, ``argmax``, ``floor_divide``) and
   its compositions that take it (``linalg.norm``, ``diag``, ...: ``_NOT_DIFFERENTIABLE``);
 - an ``out`` that overlaps an input without being it is torch's RuntimeError (a reduction
-  reads its input whole first: taken);
+  reads its input whole first: taken), and so is one that is an input of ``cat``,
+  ``gather``, ``index_select``, ``masked_select``, ``kthvalue``, ``take_along_dim``
+  (``_NO_OVERLAP``), or an expanded one (its elements share memory);
 - ``sum``, ``prod``, ``median`` over all elements and ``where(condition)`` (or of numbers)
   take no ``out``, as torch's overloads (TypeError).
 
@@ -35,11 +37,13 @@ Each ``out`` written counts one version (``out._version``).
 
 import functools
 import inspect
+import math
 
-from .. import dtypes
+from .. import backend, dtypes
 from ..autograd import is_grad_enabled, no_grad
 from ..autograd.inference import refuse_write
-from ..tensor import InPlaceCastError, Tensor, _can_cast, check_no_partial_overlap
+from ..tensor import (InPlaceCastError, OverlapWriteError, Tensor, _can_cast,
+                      check_no_partial_overlap, check_writable)
 from .binary import write_out
 
 CAST, SAME, DTYPE = "cast", "same", "dtype"
@@ -89,6 +93,11 @@ _NOT_DIFFERENTIABLE = frozenset((
 
 _REDUCTIONS = frozenset(("sum", "prod", "mean", "std", "var", "amax", "amin", "argmax",
                          "argmin", "all", "any", "logsumexp"))
+
+# torch's kernels that refuse an out which is one of their inputs (any overlap, not only a
+# partial one): they read the input while they write out
+_NO_OVERLAP = frozenset(("cat", "concat", "concatenate", "gather", "index_select",
+                         "masked_select", "kthvalue", "take_along_dim"))
 
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
@@ -180,6 +189,28 @@ def _same_signature(fn, name, rule):
     return with_out
 
 
+def _span(array, shape=None):
+    # the bytes [low, high) of array's memory; of the C-ordered array of ``shape`` that
+    # resizing array gives from its first element, where ``shape`` is another
+    start = backend.data_address(array)
+    if shape is not None and tuple(shape) != array.shape:
+        return start, start + math.prod(shape) * array.itemsize
+    low = sum(s * (n - 1) for s, n in zip(array.strides, array.shape) if s < 0)
+    high = sum(s * (n - 1) for s, n in zip(array.strides, array.shape) if s > 0)
+    return start + low, start + high + array.itemsize
+
+
+def _overlaps_resized(out, shape, operand):
+    """Whether ``out``, once resized to ``shape`` as torch resizes it (within its memory,
+    from its first element), shares memory with the array ``operand``: torch's check, made
+    after the resize, of the kernels that refuse any overlap (``_NO_OVERLAP``)."""
+    if not operand.size or not math.prod(shape) or type(out) is not type(operand) \
+            or backend.memory_owner(out) is not backend.memory_owner(operand):
+        return False
+    (a, b), (c, d) = _span(out, shape), _span(operand)
+    return a < d and c < b
+
+
 def _tensors(values):
     for value in values:
         if isinstance(value, Tensor):
@@ -210,6 +241,8 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
         raise RuntimeError(f"{name}(): functions with out=... arguments don't support "
                            "automatic differentiation, but one of the arguments requires "
                            "grad.")
+    for each in outs:           # an expanded out, refused before it is resized, as torch's
+        check_writable(each._array)
     for each in outs if name not in _REDUCTIONS else ():  # a reduction reads before it writes
         for operand in operands:
             check_no_partial_overlap(each._array, operand)
@@ -235,6 +268,12 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
         raise TypeError(f"{name}(): expected tuple of {len(results)} elements but got "
                         f"{len(outs)}")
     for value, each in zip(results, outs):          # every out checked before any write
+        if name in _NO_OVERLAP and any(_overlaps_resized(each._array, value.shape, t._array)
+                                       for t in operands):
+            raise OverlapWriteError(
+                f"{name}(): unsupported operation: out shares memory with an input of the "
+                "call (some elements of the input tensor and the written-to tensor refer to "
+                "a single memory location); pass a new tensor or clone() the input")
         if rule == SAME and value.dtype != each.dtype:
             raise RuntimeError(f"{name}(): Expected out tensor to have dtype "
                                f"{_C_NAMES.get(str(value.dtype), value.dtype)}, but got "

@@ -19,6 +19,7 @@ from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, 
                    sizes_of, unbroadcast)
 from .elementwise import Clone
 from .numpy_names import numpy_dim
+from .shape_arguments import tensor_sequence, tensor_start
 from .indexing import GetItem
 
 METHODS = ("unbind", "unflatten", "movedim", "moveaxis", "repeat_interleave", "narrow", "flip",
@@ -227,7 +228,7 @@ def concatenate(tensors, axis=DIM_0, *, dim=None):
     """Tensors joined along an existing ``axis`` (``torch.cat``), in torch's result dtype of
     them all; as torch, an empty 1-D tensor beside tensors of more dims is skipped (its
     dtype still counts)."""
-    tensors = tuple(tensors)
+    tensors = tensor_sequence("cat", tensors)
     if not tensors:
         raise ShapeError("concatenate: expected at least one tensor")
     shapes = [np.shape(t) for t in tensors]
@@ -250,7 +251,7 @@ cat = concatenate
 
 def stack(tensors, axis=DIM_0, *, dim=None):
     """Tensors of one shape joined along a new ``axis`` (``torch.stack``)."""
-    tensors = tuple(tensors)
+    tensors = tensor_sequence("stack", tensors)
     if not tensors:
         raise ShapeError("stack: expected at least one tensor")
     shape = np.shape(tensors[0])
@@ -543,8 +544,8 @@ def narrow(input, dim=None, start=None, length=None, *, axis=None):
     if dim is None or start is None or length is None or axis is not None:
         dim = numpy_dim("narrow", dim, axis, missing=start is None or length is None)
     check_tensor("narrow", input)
-    if isinstance(start, _tensor.Tensor) and start.ndim == 0 and start.dtype.kind in "iu":
-        start = start.item()                     # torch takes a 0-d integer tensor too
+    if isinstance(start, _tensor.Tensor):        # torch takes a 0-d integer tensor too
+        start = tensor_start("narrow", start)
     start, length = _int("narrow", "start", start), _int("narrow", "length", length)
     if input.ndim == 0:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor")

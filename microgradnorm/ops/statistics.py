@@ -19,8 +19,8 @@ from .. import backend, dtypes
 from .. import tensor as _tensor
 from . import complex as complex_ops
 from . import elementwise, indexing, pointwise, return_types, shape as shape_ops, sorting
-from .base import (AxisError, EmptyReductionError, broadcast_shape, check_fits, check_not_bool,
-                   check_tensor, constant, normalize_axis)
+from .base import (AxisError, EmptyReductionError, RepeatedAxisError, broadcast_shape,
+                   check_fits, check_not_bool, check_tensor, constant, normalize_axis)
 from .reductions import MedianAll
 
 
@@ -131,6 +131,10 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     dims = list(range(input.ndim)) if dim is None else [dim] if isinstance(
         dim, numbers.Integral) else list(dim)
     dims = [normalize_axis("gradient", d, input.ndim, single=True) for d in dims]
+    if len(set(dims)) != len(dims):
+        repeated = next(d for d in dims if dims.count(d) > 1)
+        raise RepeatedAxisError(f"torch.gradient: dim {repeated} appears multiple times in "
+                                f"the list of dims, got dim={dim!r}")
     spacing = 1 if spacing is None else spacing
     spacings = list(spacing) if isinstance(spacing, (list, tuple)) else [spacing] * len(dims)
     if len(spacings) != len(dims):

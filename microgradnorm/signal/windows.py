@@ -53,8 +53,10 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None,
                    requires_grad=False):
     r""":math:`w_i = \sum_j (-1)^j a_j \cos(2\pi j i / (M - 1))` (M in place of M - 1 when
     ``sym=False``) (``torch.signal.windows.general_cosine``); ``a`` a list of numbers."""
-    if not isinstance(a, (list, tuple)) or not a:
-        raise TypeError(f"general_cosine: a must be a non-empty list of numbers, got {a!r}")
+    if not isinstance(a, (list, tuple)):
+        raise TypeError(f"general_cosine: a must be a list of numbers, got {a!r}")
+    if not a:
+        raise ValueError("general_cosine: the coefficients a cannot be empty")
     for value in a:
         dtypes.check_number("general_cosine", "a", value)
 

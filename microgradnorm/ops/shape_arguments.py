@@ -1,0 +1,59 @@
+"""torch's checks of the shape functions' arguments that are given as tensors: a sequence of
+tensors (``torch.cat``'s and ``torch.stack``'s ``tensors``: a sequence, not a Tensor, whose
+elements are tensors, each refused by name and position otherwise with torch's TypeError;
+any iterable is read as the sequence here, where torch takes a tuple or a list only), and
+``narrow``'s ``start`` as a tensor (a 0-d integer one only)."""
+
+import numpy as np
+
+from .. import tensor as _tensor
+
+
+def tensor_sequence(fn, tensors, name="tensors"):
+    """``tensors`` as a tuple, after torch's checks: a sequence (not a Tensor, whose rows
+    torch does not read as the sequence), each element a Tensor (a NumPy array is
+    taken too).
+
+    Args:
+        fn: the function's name, for the messages.
+        tensors: the argument as given.
+        name: the argument's name, for the messages.
+
+    Example:
+        >>> tensor_sequence("cat", [mg.ones(2), mg.zeros(2)])    # doctest: +SKIP
+        (tensor([1., 1.]), tensor([0., 0.]))
+        >>> tensor_sequence("cat", mg.ones(2, 3))                 # doctest: +SKIP
+        TypeError: cat(): argument 'tensors' must be a tuple of Tensors, not Tensor
+    """
+    if isinstance(tensors, _tensor.Tensor) or not hasattr(tensors, "__iter__"):
+        raise TypeError(f"{fn}(): argument '{name}' must be a tuple of Tensors, not "
+                        f"{type(tensors).__name__}")
+    tensors = tuple(tensors)
+    for i, each in enumerate(tensors):
+        if not isinstance(each, (_tensor.Tensor, np.ndarray)):
+            raise TypeError(f"{fn}(): expected Tensor as element {i} in argument '{name}', "
+                            f"but got {type(each).__name__}")
+    return tensors
+
+
+class StartTensorError(RuntimeError, TypeError):
+    """``narrow``'s ``start`` given as a tensor other than a 0-d integer one: torch's
+    RuntimeError, and the TypeError of a start that is not an int."""
+
+
+def tensor_start(fn, start):
+    """``start`` given as a Tensor, as the int it holds: torch takes a 0-d integer tensor
+    and refuses any other (a bool one, one of more elements) with its RuntimeError.
+
+    Args:
+        fn: the function's name, for the message.
+        start: the Tensor given.
+
+    Example:
+        >>> tensor_start("narrow", mg.tensor(2))                 # doctest: +SKIP
+        2
+    """
+    if start.ndim != 0 or start.dtype.kind not in "iu":
+        raise StartTensorError(f"{fn}(): start must be an 0-dim integral Tensor, got one of "
+                               f"shape {tuple(start.shape)} and dtype {start.dtype}")
+    return int(start.item())
