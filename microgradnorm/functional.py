@@ -53,6 +53,7 @@ from .embedding_bag import embedding_bag              # bags of rows (embedding_
 from .attention_forward import multi_head_attention_forward    # (attention_forward.py)
 from .losses_ctc import ctc_loss                      # the CTC loss (losses_ctc.py)
 from .ops.products import pdist                       # beside cdist (ops/products.py)
+from .ops.elementwise import in_opmath                # half: one rounding, as torch's
 # the 3-D convolutions, pooling and dropout (convolution_3d.py)
 from .convolution_3d import (adaptive_avg_pool3d, adaptive_max_pool3d,
                              adaptive_max_pool3d_with_indices, avg_pool3d, conv3d,
@@ -137,7 +138,7 @@ def silu(input, inplace=False):
     result into ``input``. Floating inputs only, as PyTorch's kernel (no integer result to
     truncate into)."""
     check_floating("silu", "input", input)
-    return _activation("silu", input, inplace, lambda x: x * sigmoid(x))
+    return _activation("silu", input, inplace, in_opmath(lambda x: x * sigmoid(x)))
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):

@@ -37,7 +37,7 @@ import numpy as np
 
 from .. import sampling
 from ..backend import array_module, corrected_mean, erf
-from ..dtypes import accumulation_dtype, upcast_half
+from ..dtypes import accumulation_dtype, is_half, upcast_half
 from ..generator import Generator
 
 __all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward",
@@ -428,7 +428,11 @@ def softmax_forward(x, axis):
 
 def softmax_backward(g, y, axis):
     """dx = y·(g - Σ g·y) along ``axis``: the softmax's Jacobian diag(y) - y yᵀ applied to
-    g, reading the output y alone. Returns dx in the dtype of g·y."""
+    g, reading the output y alone. Returns dx in the dtype of g·y (half precision computed
+    in float32 from the rounded y and rounded once, as PyTorch's kernel)."""
+    if g.dtype == y.dtype and is_half(g.dtype):
+        g32, y32 = upcast_half(g), upcast_half(y)
+        return (y32 * (g32 - (g32 * y32).sum(axis=axis, keepdims=True))).astype(g.dtype)
     return y * (g - (g * y).sum(axis=axis, keepdims=True))         # (..., 1, ...) sum
 
 
@@ -443,8 +447,11 @@ def log_softmax_forward(x, axis):
 
 def log_softmax_backward(g, y, axis):
     """dx = g - exp(y)·Σ g along ``axis`` (exp(y) is the softmax), reading the output y
-    alone. Returns dx in the dtype of g and y."""
-    return g - array_module(y).exp(y) * g.sum(axis=axis, keepdims=True)
+    alone. Returns dx in the dtype of g and y (half precision computed in float32 and
+    rounded once, as PyTorch's kernel)."""
+    g32, y32 = upcast_half(g), upcast_half(y)
+    dx = g32 - array_module(y).exp(y32) * g32.sum(axis=axis, keepdims=True)
+    return dx.astype(g.dtype, copy=False) if g.dtype == y.dtype else dx
 
 
 def cross_entropy_backward(logits, lse, classes, row_weight):

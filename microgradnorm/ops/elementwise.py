@@ -297,6 +297,33 @@ def _in_opmath(xp_function, x):
     return out.astype(x.dtype, copy=False) if is_floating(x.dtype) else out
 
 
+def in_opmath(compute):
+    """``compute`` of float16/bfloat16 tensors done in float32 and rounded once to the first
+    one's dtype, as PyTorch's kernels compute half precision (their opmath), where the same
+    composite in the dtype would round after each op; other dtypes go straight through. The
+    Tensor-level form of ``_in_opmath`` (which works on a node's arrays).
+
+    Args:
+        compute: a function of Tensors of one dtype, returning one Tensor.
+
+    Example:
+        >>> silu = in_opmath(lambda x: x * x.sigmoid())    # bfloat16 x: one rounding
+        >>> y = in_opmath(lambda b, x, w: b + x @ w)(bias, x, w)
+    """
+    def run(*tensors):
+        dtype = tensors[0].dtype
+        if is_half(dtype):
+            return compute(*(t.to(np.float32) for t in tensors)).to(dtype)
+        return compute(*tensors)
+    return run
+
+
+def _half_slope(df, grad, out):
+    # torch's dedicated backward kernels (tanh_backward, sigmoid_backward) take half
+    # precision to float32 and round once, where the same formula in the dtype rounds per op
+    return df(grad.astype(np.float32), out.astype(np.float32)).astype(grad.dtype)
+
+
 def _conj(slope):
     # conj(f'(z)): torch's gradient through a complex f is grad · conj(f'(z)) (ops/complex.py);
     # a real slope costs one dtype check
@@ -344,6 +371,8 @@ class Tanh(Unary):
         return xp.tanh(float_input(x))
 
     def df(grad, out):                       # d tanh(x) = 1 - tanh(x)²
+        if is_half(out.dtype):
+            return _half_slope(Tanh.df, grad, out)
         return grad * _conj(1 - out * out)
 
 
@@ -368,6 +397,10 @@ class Sigmoid(Unary):
     def df(grad, out):                       # dσ = σ (1 - σ)
         if out.dtype.kind == "c":
             return grad * _conj(out * (1 - out))
+        if out.dtype == np.float16:           # torch's kernel: per op in float16, this order
+            return grad * (1 - out) * out
+        if is_half(out.dtype):
+            return _half_slope(Sigmoid.df, grad, out)
         return grad * out * (1 - out)
 
 
@@ -408,7 +441,13 @@ class Erf(Unary):
         return backend.erf(float_input(x))
 
     def df(grad, x):
-        return grad * (2 / np.sqrt(np.pi)) * backend.array_module(x).exp(-x * x)
+        xp = backend.array_module(x)
+        if is_half(x.dtype):
+            # torch's formula, each op rounded to the dtype: (2/√π · exp(-x²)) · grad, the
+            # scale a float32 one
+            slope = xp.exp(-(x * x)).astype(np.float32) * np.float32(2 / np.sqrt(np.pi))
+            return slope.astype(x.dtype) * grad
+        return grad * (2 / np.sqrt(np.pi)) * xp.exp(-x * x)
 
 
 class Sign(Function):

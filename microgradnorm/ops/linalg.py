@@ -16,6 +16,7 @@ from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import ComplexScalarError, is_half, torch_name
 from .base import conj, reduce_sum, unbroadcast
+from .elementwise import in_opmath
 
 METHODS = ("mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm", "addmv")
 SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation may use
@@ -242,21 +243,26 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         >>> y = mg.addmm(bias, x, weight.t())            # a linear layer, (N, out)
     """
     _check_operands("addmm", (None, 2, 2), input=input, mat1=mat1, mat2=mat2)
-    return _scaled_sum("addmm", input, mm(mat1, mat2), beta, alpha)
+    # half precision: the product, its scaling and the sum in float32, rounded once
+    # (as torch's kernels; rounding the product, then the sum, is an ulp off)
+    return in_opmath(lambda i, a, b: _scaled_sum("addmm", i, mm(a, b), beta, alpha))(
+        input, mat1, mat2)
 
 
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)``, batched (``torch.baddbmm``): batch1
     (B, n, k), batch2 (B, k, m), input broadcast to (B, n, m), one dtype."""
     _check_operands("baddbmm", (None, 3, 3), input=input, batch1=batch1, batch2=batch2)
-    return _scaled_sum("baddbmm", input, bmm(batch1, batch2), beta, alpha)
+    return in_opmath(lambda i, a, b: _scaled_sum("baddbmm", i, bmm(a, b), beta, alpha))(
+        input, batch1, batch2)                                   # half: as addmm's
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)`` (``torch.addmv``): mat (n, k), vec (k,), input
     broadcast to (n,), one dtype."""
     _check_operands("addmv", (None, 2, 1), input=input, mat=mat, vec=vec)
-    return _scaled_sum("addmv", input, mv(mat, vec), beta, alpha)
+    return in_opmath(lambda i, a, b: _scaled_sum("addmv", i, mv(a, b), beta, alpha))(
+        input, mat, vec)                                   # half: as addmm's
 
 
 class Linear(Function):
@@ -291,9 +297,15 @@ class Linear(Function):
         ctx.save_for_backward(x if need_w else None, weight if need_x else None)
         ctx.shapes = x.shape, weight.shape
         rows = x if x.ndim == 2 else _stacked_rows(x)                     # (R, in)
-        y = _matmul(rows, _as_rows(weight).T)                              # (R, out)
-        if bias is not None:
-            y += bias                          # in place: the product is new memory
+        if bias is not None and bias.dtype.itemsize == 2 and is_half(bias.dtype):
+            # torch adds the bias into the float32 accumulator: one rounding, not two
+            f32 = np.float32
+            y = (rows.astype(f32) @ _as_rows(weight).T.astype(f32) + bias.astype(f32))
+            y = y.astype(bias.dtype)
+        else:
+            y = _matmul(rows, _as_rows(weight).T)                          # (R, out)
+            if bias is not None:
+                y += bias                      # in place: the product is new memory
         if x.ndim == 2 and weight.ndim == 2:
             return y
         return y.reshape(x.shape[:-1] + weight.shape[:-1])     # (*, out), (*) for a 1-D W

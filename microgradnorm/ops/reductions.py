@@ -474,8 +474,8 @@ def softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
     axis = normalize_axis("softmax", axis, input.ndim, dim=dim, single=True)
     if input.size == 0:
         return input.clone()                 # as empty as x, of its dtype (bool too), as torch's
-    e = _shifted(input, axis).exp()
-    return e / sum(e, axis, keepdims=True)
+    e = _shifted(input.to(np.float32) if is_half(input.dtype) else input, axis).exp()
+    return (e / sum(e, axis, keepdims=True)).to(input.dtype)   # half: torch's one rounding
 
 
 def log_softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
@@ -485,8 +485,8 @@ def log_softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
     axis = normalize_axis("log_softmax", axis, input.ndim, dim=dim, single=True)
     if input.size == 0:
         return input.clone()
-    z = _shifted(input, axis)
-    return z - sum(z.exp(), axis, keepdims=True).log()
+    z = _shifted(input.to(np.float32) if is_half(input.dtype) else input, axis)
+    return (z - sum(z.exp(), axis, keepdims=True).log()).to(input.dtype)   # as softmax's
 
 
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
