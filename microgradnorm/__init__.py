@@ -58,6 +58,8 @@ from .ops import (amax, amin, argmax, argmin, argsort, cat, chunk, clamp, concat
                   tril, triu, unsqueeze, var, where)
 from .ops import return_types  # torch.return_types: the (values, indices) named tuples
 from .ops.sorting import kthvalue, mode
+from .ops import foreach as _foreach  # torch._foreach_add_, ...: bound below
+from .torch_misc import _assert as _assert  # torch._assert: private in torch, used by models
 from .ops.logical import (all, allclose, any, bitwise_and, bitwise_not, bitwise_or, bitwise_xor,
                           eq, equal, floor_divide, fmod, ge, gt, isclose, isfinite, isinf, isnan,
                           le, logical_and, logical_not, logical_or, logical_xor, lt, ne, nonzero,
@@ -370,6 +372,9 @@ _FROM_DISTRIBUTIONS = {"binomial": ("binomial", "binomial"),
                        "_sample_dirichlet": ("gamma_sampler", "sample_dirichlet"),
                        "_standard_gamma": ("gamma_sampler", "standard_gamma"),
                        "_standard_gamma_grad": ("gamma_sampler", "standard_gamma_grad")}
+
+
+globals().update({name: getattr(_foreach, name) for name in _foreach.__all__})
 
 
 def __getattr__(name):

@@ -611,9 +611,16 @@ def is_tensor(obj):
 
 
 def from_numpy(array):
-    """A CPU tensor sharing ``array``'s memory (``torch.from_numpy``)."""
+    """A CPU tensor sharing ``array``'s memory (``torch.from_numpy``). As torch's, a
+    TypeError for what is not a NumPy array and a ValueError for an array with a negative
+    stride (``a[::-1]``: copy it first)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
+    if any(stride < 0 for stride in array.strides):     # a reversed view: torch's refusal
+        raise ValueError(
+            f"from_numpy: the array's strides {array.strides} hold a negative one (a reversed "
+            "view such as a[::-1]), and tensors with negative strides are not supported; pass "
+            "a copy (array.copy())")
     return Tensor._leaf("from_numpy", array, False)
 
 

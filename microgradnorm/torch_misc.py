@@ -300,6 +300,21 @@ def is_nonzero(input):
     return input.is_nonzero()
 
 
+def _assert(condition, message):
+    """``assert condition, message`` as a function (``torch._assert``), the form model code
+    uses for shape checks that tracing keeps: an AssertionError with ``message`` when
+    ``condition`` is false (a one-element Tensor by its truth).
+
+    Args:
+        condition: a bool, or anything with a truth value.
+        message: the AssertionError's message.
+
+    Example:
+        >>> mg._assert(mg.zeros(2, 3).shape[1] == 3, "want 3 columns")
+    """
+    assert condition, message
+
+
 def typename(obj):
     """The name of ``obj``'s type as ``torch.typename`` gives it: a Tensor's legacy type
     name (``x.type()``, "torch.FloatTensor"); otherwise "module.qualname" of a class or

@@ -347,6 +347,56 @@ def _linear_weights(in_size, out_size, align_corners, scale, dtype):
     return (i0, i1), ((dtype(1) - w1).astype(dtype), w1)
 
 
+def _antialias_weights(in_size, out_size, align_corners, scale, dtype, cubic):
+    """``antialias=True``'s taps along one dim, as PyTorch's separable kernel computes them:
+    with s the in/out ratio, output j centred on c = s (j + 1/2) reads the inputs within the
+    filter's support (1 for bilinear, 2 for bicubic, times s when s > 1: a wider filter that
+    averages what downsampling skips), each weighted by the filter at (i + 1/2 - c) / max(s,
+    1) (the triangle 1 - |x|, or Keys' cubic at A = -0.5), the weights normalised to sum 1;
+    padded with zero weights to the widest output's count.
+
+    Returns (indices, weights): tuples of per-output arrays, one per tap.
+
+    Example:
+        >>> np.stack(_antialias_weights(4, 2, False, None, np.float64, False)[1], 1)
+        ... # rows 3/7 3/7 1/7 and 1/7 3/7 3/7: a 2x shrink reads 3 inputs per output
+    """
+    dtype = np.dtype(dtype).type
+    if in_size == out_size:                          # torch skips the dim: a copy
+        return (np.arange(out_size),), (np.ones(out_size, dtype),)
+    if align_corners:
+        ratio = dtype(in_size - 1) / dtype(out_size - 1) if out_size > 1 else dtype(0)
+    else:
+        ratio = dtype(1.0 / scale) if scale else dtype(in_size) / dtype(out_size)
+    half = 2.0 if cubic else 1.0                   # half the filter's width at scale 1
+    support = dtype(half * float(ratio)) if ratio >= 1 else dtype(half)
+    invscale = dtype(1.0 / float(ratio)) if ratio >= 1 else dtype(1)
+    center = (float(ratio) * (np.arange(out_size) + 0.5)).astype(dtype)
+    first = np.maximum(np.trunc((center - support).astype(np.float64) + 0.5).astype(np.int64), 0)
+    stop = np.minimum(np.trunc((center + support).astype(np.float64) + 0.5).astype(np.int64),
+                      in_size)
+    k = np.arange(max(int((stop - first).max()), 1))
+    inside = k[None, :] < (stop - first)[:, None]
+    x = (((k[None, :] + first[:, None]).astype(dtype) - center[:, None]).astype(np.float64)
+         + 0.5) * float(invscale)
+    x = np.abs(x.astype(dtype))
+    if cubic:                                       # in double, then rounded, as torch's
+        x, a = x.astype(np.float64), -0.5
+        w = np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                     np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0)).astype(dtype)
+    else:
+        w = np.where(x < 1, dtype(1) - x, dtype(0)).astype(dtype)
+    w = np.where(inside, w, dtype(0))
+    total = np.zeros(out_size, dtype)
+    for column in w.T:                              # summed tap by tap, in the kernel's order
+        total = (total + column).astype(dtype)
+    w = np.where(total[:, None] != 0, w / np.where(total == 0, 1, total)[:, None], w)
+    # a padding tap reads the output's first input, which its sum holds already: an inf
+    # there makes the output inf or NaN either way, and one outside its window none
+    indices = np.where(inside, first[:, None] + k[None, :], first[:, None])
+    return tuple(indices.T), tuple(w.astype(dtype).T)
+
+
 class LinearResample(Function):
     """Linear, bilinear, trilinear or bicubic interpolation, one node: along each spatial
     dim, last first, y_j = Σₖ wₖ_j·x[iₖ_j] (two taps, four for bicubic: gathers and a
@@ -503,7 +553,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         mode: one of the above; "area" also for 5-D input (adaptive average pooling in 3-D).
         align_corners: linear modes only (False when None).
         recompute_scale_factor: the kernels then use in / out rather than 1 / scale_factor.
-        antialias: not implemented (False only).
+        antialias: "bilinear" and "bicubic" only: a filter widened by the scale when
+            downsampling, averaging every input under it (``_antialias_weights``: the
+            triangle, or Keys' cubic at A = -0.5), torch's ``antialias=True``.
 
     Shape: (N, C, W), (N, C, H, W) or (N, C, D, H, W) -> the same with the output's spatial
     sizes.
@@ -529,8 +581,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"interpolate: Input Error: Only 3D, 4D and 5D input Tensors "
                                   f"supported (got {input.ndim}D) for the modes: {_MODES} (got "
                                   f"{mode})")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not implemented")
     if mode in _LINEAR_DIMS and input.ndim != _LINEAR_DIMS[mode]:
         raise NotImplementedError(f"interpolate: Got {input.ndim}D input, but {mode} mode needs "
                                   f"{_LINEAR_DIMS[mode]}D input")
@@ -550,7 +600,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"interpolate: {mode} is not implemented for dtype "
                                   f"{input.dtype} (floating only)")
     opmath = np.float32 if is_half(input.dtype) else input.dtype
-    weights = tuple(_cubic_weights(n_in, n, align_corners, scale, opmath, input.dtype)
+    weights = tuple(_antialias_weights(n_in, n, align_corners, scale, opmath,
+                                       mode == "bicubic") if antialias else
+                    _cubic_weights(n_in, n, align_corners, scale, opmath, input.dtype)
                     if mode == "bicubic" else
                     _linear_weights(n_in, n, align_corners, scale, opmath)
                     for n_in, n, scale in zip(input.shape[2:], sizes, scales))

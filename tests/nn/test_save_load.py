@@ -59,7 +59,7 @@ def test_non_contiguous_tensors_and_arrays_round_trip(dtype):
     base = mg.tensor(np.arange(24.0).reshape(4, 6), dtype=dtype)
     array = np.asarray(base.numpy())
     views = {"transposed": base.t(), "strided": base[::2, 1::3],
-             "flipped": mg.from_numpy(array[::-1])}      # negative strides (x[::-1] refuses)
+             "flipped": mg.as_tensor(array[::-1])}       # negative strides (x[::-1] refuses)
     arrays = {"fortran": np.asfortranarray(array), "strided": array[1::2, ::-2]}
     loaded = round_trip({"views": views, "arrays": arrays})
     for key, view in views.items():
