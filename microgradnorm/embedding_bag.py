@@ -56,6 +56,8 @@ def _padding_row(padding_idx, rows):
 
 
 def _check_mode(mode, scale_grad_by_freq, sparse, psw):
+    check_bool("embedding_bag", "scale_grad_by_freq", scale_grad_by_freq)
+    check_bool("embedding_bag", "sparse", sparse)
     if mode not in MODES:
         raise ValueError(f"embedding_bag: mode has to be one of sum, mean or max, got {mode!r}")
     if mode == "max" and scale_grad_by_freq:
@@ -67,9 +69,6 @@ def _check_mode(mode, scale_grad_by_freq, sparse, psw):
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError("embedding_bag: scale_grad_by_freq and sparse gradients are "
-                                  "not implemented here; pass False")
 
 
 def _flat_bags(ids, offsets, include_last_offset, psw):
@@ -164,9 +163,14 @@ def _bag_max(weight, ids, bag, bags):
     return out.index_add(0, backend.to_device(filled, device), best)
 
 
-def _bag_sum(weight, ids, bag, bags, psw, kept, mean):
+def _bag_sum(weight, ids, bag, bags, psw, kept, mean, frequency, sparse):
     device = weight.device
     rows = weight[backend.to_device(ids, device)]                           # (K, D)
+    if frequency is not None:       # each row's gradient / its id's count in the whole input
+        from .functional import GradientScale   # functional imports this module
+        scale = (1 / frequency[ids]).astype(weight.dtype)[:, None]          # (K, 1)
+        rows = GradientScale.apply(rows, scale=backend.to_device(scale, device),
+                                   sparse=bool(sparse))     # (sparse: torch's backward error)
     if psw is not None:
         rows = rows * psw.reshape(-1)[backend.to_device(kept, device)].unsqueeze(1)
     out = constant(weight.xp.zeros((bags, weight.shape[1]), weight.dtype))
@@ -198,8 +202,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             empty); None for a 2-D input.
         max_norm, norm_type: rows looked up whose ``norm_type``-norm exceeds ``max_norm``
             are scaled down to it first, in place in ``weight`` (as ``F.embedding``).
-        scale_grad_by_freq, sparse: torch's options, not implemented here (``F.embedding``
-            has ``scale_grad_by_freq``): False only.
+        scale_grad_by_freq: each row's gradient divided by the number of times its id
+            occurs in ``input`` ("sum" and "mean"), as torch's.
+        sparse: True gives the dense gradient here (torch's is sparse; the values are the
+            same); with ``scale_grad_by_freq``, torch's RuntimeError at backward.
         mode: "sum", "mean" or "max".
         per_sample_weights: weights of input's shape and weight's dtype, multiplying each
             row ("sum" only); they get gradients too.
@@ -248,4 +254,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     kept = np.flatnonzero((bag < bags) & (ids != (-1 if padding_idx is None else padding_idx)))
     if mode == "max" and kept.size:
         return _bag_max(weight, ids[kept], bag[kept], bags)
-    return _bag_sum(weight, ids[kept], bag[kept], bags, psw, kept, mode == "mean")
+    # torch's counts: every id of the input, padding and entries past the bags included
+    frequency = np.bincount(ids, minlength=rows) if scale_grad_by_freq else None
+    return _bag_sum(weight, ids[kept], bag[kept], bags, psw, kept, mode == "mean", frequency,
+                    sparse)

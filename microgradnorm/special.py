@@ -65,6 +65,7 @@ psi = digamma
 SQRT_2 = math.sqrt(2.0)
 TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
+SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 
 # torch.special's functions that need a kernel the library does not have: none left
 MISSING = ()
@@ -256,7 +257,12 @@ class LogNdtr(Unary):
     def df(grad, x):                     # φ(x)/Φ(x) = exp(-x²/2 - log Φ(x)) / √(2π)
         w = _wide(x)
         xp = backend.array_module(w)
-        return grad * xp.exp(-w * w / 2 - log_ndtr_array(w) - LOG_SQRT_2PI).astype(grad.dtype)
+        slope = xp.exp(-w * w / 2 - log_ndtr_array(w) - LOG_SQRT_2PI)
+        # below -1, log Φ(x) = log(erfcx(-x/√2)/2) - x²/2: the x²/2 cancels in the exponent,
+        # whose rounding grows with x² (1e-3 relative at x = -5e6), so φ/Φ = √(2/π)/erfcx
+        with np.errstate(over="ignore"):
+            left = SQRT_2_OVER_PI / erfcx_array(xp.maximum(-w, 1) / SQRT_2)
+        return grad * xp.where((w < -1) & (w > -np.inf), left, slope).astype(grad.dtype)
 
 
 class Ndtri(Unary):

@@ -155,7 +155,8 @@ class EmbeddingBag(Module):
         num_embeddings, embedding_dim: the table's shape.
         max_norm, norm_type: rows looked up whose ``norm_type``-norm exceeds ``max_norm`` are
             scaled down to it in place first.
-        scale_grad_by_freq, sparse: PyTorch's options, not implemented: False only.
+        scale_grad_by_freq: each row's gradient divided by its id's count in the input.
+        sparse: True gives the dense gradient here (the values of torch's sparse one).
         mode: "sum", "mean" or "max" (checked here, not at the first call).
         include_last_offset: the offsets have one more entry, the end (CSR).
         padding_idx: an id left out of every bag, whose row starts at zero; a negative one
@@ -179,9 +180,6 @@ class EmbeddingBag(Module):
         _check_positive(name, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"{name}: mode has to be one of sum, mean or max, got {mode!r}")
-        if scale_grad_by_freq or sparse:
-            raise NotImplementedError(f"{name}: scale_grad_by_freq and sparse gradients are "
-                                      "not implemented; pass False")
         if max_norm is not None:
             check_number(name, "max_norm", max_norm)
         check_number(name, "norm_type", norm_type)
@@ -243,6 +241,8 @@ class EmbeddingBag(Module):
             text += f", max_norm={self.max_norm!r}"
         if self.norm_type != 2:
             text += f", norm_type={self.norm_type!r}"
+        if self.scale_grad_by_freq is not False:
+            text += f", scale_grad_by_freq={self.scale_grad_by_freq!r}"
         text += f", mode={self.mode!r}"
         if self.padding_idx is not None:
             text += f", padding_idx={self.padding_idx!r}"

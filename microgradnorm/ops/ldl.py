@@ -218,7 +218,8 @@ def ldl_factor_ex(input, *, hermitian=False, check_errors=False, out=None):
         raise TypeError("linalg.ldl_factor_ex: out= is not supported here")
     data = backend.to_numpy(A._array)
     batch, n = data.shape[:-2], data.shape[-1]
-    factors = np.array(data, copy=True).reshape((-1, n, n))
+    count = math.prod(batch)            # (not -1: a reshape cannot infer it from 0 elements)
+    factors = np.array(data, copy=True).reshape((count, n, n))
     pivots = np.zeros((factors.shape[0], n), np.int32)
     infos = np.zeros(factors.shape[0], np.int32)
     for i, matrix in enumerate(factors):
@@ -285,10 +286,11 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
                            f"({LD.shape[-2]}x{n} and {B.shape[-2]}x{B.shape[-1]}), pivots "
                            f"{tuple(pivots.shape)}")
     batch = np.broadcast_shapes(LD.shape[:-2], pivots.shape[:-1], B.shape[:-2])
-    a = np.broadcast_to(backend.to_numpy(LD._array), batch + (n, n)).reshape((-1, n, n))
-    p = np.broadcast_to(backend.to_numpy(pivots._array), batch + (n,)).reshape((-1, n))
+    count = math.prod(batch)            # (not -1: a reshape cannot infer it from 0 elements)
+    a = np.broadcast_to(backend.to_numpy(LD._array), batch + (n, n)).reshape((count, n, n))
+    p = np.broadcast_to(backend.to_numpy(pivots._array), batch + (n,)).reshape((count, n))
     b = np.array(np.broadcast_to(backend.to_numpy(B._array), batch + B.shape[-2:]))
-    flat = b.reshape((-1,) + B.shape[-2:])
+    flat = b.reshape((count,) + B.shape[-2:])
     for i in range(flat.shape[0]):
         _sytrs(a[i], p[i], flat[i], hermitian)
     value = LD.xp.asarray(flat.reshape(b.shape))
