@@ -78,6 +78,32 @@ def _shifted(values, by, fill):
     return out
 
 
+def _log_sum(*terms):
+    r""":math:`\log \sum_i e^{x_i}` elementwise, rounded as torch's CPU kernel rounds it:
+    :math:`\log \sum_i e^{x_i - m} + m` with m the largest term (0 where all are -inf),
+    the sum taken in order. One rounding at the magnitude of m where nested ``logaddexp``
+    gives two: over a long sequence in float32 the recursions then drift from the exact
+    values as torch's do, and the gradient stays within float32's tolerance of torch's."""
+    xp = backend.array_module(terms[0])
+    top = terms[0]
+    for term in terms[1:]:
+        top = xp.maximum(top, term)
+    top = xp.where(top == -np.inf, top.dtype.type(0), top)
+    total = _rounded(xp.exp, terms[0] - top)
+    for term in terms[1:]:
+        total = total + _rounded(xp.exp, term - top)
+    return _rounded(xp.log, total) + top
+
+
+def _rounded(function, values):
+    # exp and log correctly rounded to float32, as the C library's expf and logf that
+    # torch's kernel calls: NumPy's own float32 exp and log may be off by a few ulps, and
+    # one ulp of a log-probability sum near 100 is a relative 1e-5 in the gradient
+    if values.dtype == np.float32:
+        return function(values.astype(np.float64)).astype(np.float32)
+    return function(values)
+
+
 def ctc_alpha(emissions, skip, input_lengths, target_lengths):
     r"""The forward variables :math:`\log \alpha_t(s)` (T, N, W) from the emission
     log-probabilities ``emissions`` (T, N, W) = log_probs[t, n, l'_s], and each sequence's
@@ -90,14 +116,14 @@ def ctc_alpha(emissions, skip, input_lengths, target_lengths):
     for t in range(1, steps):
         previous = log_alpha[t - 1]                                           # (N, W)
         two_back = xp.where(skip, _shifted(previous, 2, -np.inf), -np.inf)
-        reach = xp.logaddexp(previous, xp.logaddexp(_shifted(previous, 1, -np.inf), two_back))
-        log_alpha[t] = reach + emissions[t]
+        log_alpha[t] = _log_sum(previous, _shifted(previous, 1, -np.inf), two_back) \
+            + emissions[t]
     batch = xp.arange(count)
     last = log_alpha[xp.maximum(input_lengths - 1, 0), batch]                 # (N, W)
     end = last[batch, 2 * target_lengths]
     before = xp.where(target_lengths > 0, last[batch, xp.maximum(2 * target_lengths - 1, 0)],
                       -np.inf)
-    log_likelihood = xp.logaddexp(end, before)
+    log_likelihood = _log_sum(end, before)
     # no frame: the empty target has probability 1, any other 0
     log_likelihood = xp.where(input_lengths == 0, xp.where(target_lengths == 0, 0.0, -np.inf),
                               log_likelihood)
@@ -118,9 +144,8 @@ def ctc_beta(emissions, skip, input_lengths, target_lengths):
         if t < steps - 1:
             following = log_beta[t + 1]                                        # (N, W)
             two_ahead = xp.where(skip_ahead, _shifted(following, -2, -np.inf), -np.inf)
-            reach = xp.logaddexp(following,
-                                 xp.logaddexp(_shifted(following, -1, -np.inf), two_ahead))
-            log_beta[t] = reach + emissions[t]
+            log_beta[t] = _log_sum(following, _shifted(following, -1, -np.inf),
+                                   two_ahead) + emissions[t]
         starting = batch[input_lengths - 1 == t]            # the sequences whose last frame t
         if starting.size:
             ends = 2 * target_lengths[starting]
@@ -130,19 +155,28 @@ def ctc_beta(emissions, skip, input_lengths, target_lengths):
     return log_beta
 
 
-def ctc_gradient(grad, log_probs, labels, emissions, log_alpha, log_beta, nll, input_lengths,
+def ctc_gradient(grad, log_probs, labels, log_alpha, log_beta, nll, input_lengths,
                  zero_infinity):
     r"""torch's gradient (T, N, C): :math:`g_n (y_t(k) - \gamma_t(k))` for t < L, 0 after,
     with :math:`\gamma_t(k) = \sum_{s: l'_s = k} \exp(\log\alpha_t(s) + \log\beta_t(s) -
     \text{log\_probs}[t, k] + \text{nll})`, the occupancy; NaN for a sequence of infinite
-    loss (torch's :math:`\exp(-\infty + \infty)`), 0 with ``zero_infinity``."""
+    loss (torch's :math:`\exp(-\infty + \infty)`), 0 with ``zero_infinity``.
+
+    Computed in torch's order, so float32 rounds as torch's does: the
+    :math:`\log\alpha + \log\beta` of the places of one class summed in log space (``_log_sum``,
+    from the last place to the first), then :math:`\exp((\text{that} + \text{nll}) -
+    \text{log\_probs})`."""
     xp = backend.array_module(log_probs)
     steps, count, classes = log_probs.shape
-    occupancy = xp.exp(log_alpha + log_beta - emissions + nll[None, :, None])   # (T, N, W)
-    gamma = xp.zeros(log_probs.shape, dtype=log_probs.dtype)                    # (T, N, C)
-    where = (xp.arange(steps)[:, None, None], xp.arange(count)[None, :, None], labels[None])
-    xp.add.at(gamma, where, occupancy)                  # a label repeated in l' adds up
-    out = (xp.exp(log_probs) - gamma) * grad[None, :, None]
+    both = log_alpha + log_beta                                                 # (T, N, W)
+    summed = xp.full(log_probs.shape, -np.inf, dtype=log_probs.dtype)          # (T, N, C)
+    batch = xp.arange(count)
+    for place in range(labels.shape[1] - 1, -1, -1):      # a label repeated in l' adds up
+        where = (slice(None), batch, labels[:, place])
+        before, term = summed[where], both[:, :, place]
+        summed[where] = xp.where(before == -np.inf, term, _log_sum(before, term))
+    out = (_rounded(xp.exp, log_probs)
+           - _rounded(xp.exp, summed + nll[None, :, None] - log_probs)) * grad[None, :, None]
     infinite = xp.isinf(nll)
     out[:, infinite] = 0.0 if zero_infinity else np.nan
     out[xp.arange(steps)[:, None] >= input_lengths[None, :]] = 0.0         # frames past L
@@ -179,7 +213,7 @@ class CtcLoss(Function):
             ctx.labels[None], (steps,) + ctx.labels.shape), axis=2)             # (T, N, W)
         input_lengths, target_lengths = ctx.lengths
         log_beta = ctc_beta(emissions, ctx.skip, input_lengths, target_lengths)
-        return ctc_gradient(grad, log_probs, ctx.labels, emissions, log_alpha, log_beta, nll,
+        return ctc_gradient(grad, log_probs, ctx.labels, log_alpha, log_beta, nll,
                             input_lengths, ctx.zero_infinity)
 
 
