@@ -657,8 +657,25 @@ square_ = _in_place("square", elementwise.square)
 absolute_ = abs_
 fix_ = trunc_
 nan_to_num_ = _in_place("nan_to_num", nan_to_num)
-cumsum_ = _in_place("cumsum", cumsum)
-cumprod_ = _in_place("cumprod", cumprod)
+
+
+def _cumulative_in_place(name, function):
+    # torch has no in-place cumulative kernel for bool: its NotImplementedError (a
+    # RuntimeError) before any cast check, where the out-of-place form gives int64
+    method = _in_place(name, function)
+
+    def checked(input, *args, **kwargs):
+        if isinstance(input, _tensor.Tensor) and input.dtype == np.bool_:
+            raise NotImplementedError(f"{name}_: not implemented for bool tensors (as "
+                                      f"torch's {name}_out_cpu); {name}() gives int64")
+        return method(input, *args, **kwargs)
+    checked.__name__ = checked.__qualname__ = method.__name__
+    checked.__doc__ = method.__doc__
+    return checked
+
+
+cumsum_ = _cumulative_in_place("cumsum", cumsum)
+cumprod_ = _cumulative_in_place("cumprod", cumprod)
 
 
 def positive(input):

@@ -3,7 +3,8 @@ flags and ``layout``; ``Tensor.new``; ``resize_``/``resize_as_``; storages and t
 ``data_ptr`` sharing; ``unsafe_split``/``unsafe_chunk``/``unsafe_split_with_sizes``;
 ``conj_physical``; ``hardshrink``/``prelu`` as methods; ``nonzero_static``; the random fills
 ``cauchy_``, ``log_normal_``, ``geometric_`` (torch's draws for one seed, bit for bit);
-``feature_alpha_dropout``, ``lp_pool1d``/``2d``, ``max_unpool1d`` and their modules."""
+``feature_alpha_dropout``, ``lp_pool1d``/``2d``, ``max_unpool1d`` and their modules;
+``cumsum_``/``cumprod_`` of bool refused as torch refuses them."""
 
 import copy
 import pickle
@@ -674,3 +675,15 @@ def test_grad_fills_retain_grad_tensors_its_nodes_reach_as_torchs():
         lib.autograd.grad((w * u).sum(), u)          # w's node is on no path to u
         found.append((g.numpy().tolist(), v.grad.numpy().tolist(), w.grad))
     assert found[0] == found[1]
+
+
+# ----- cumsum_ / cumprod_ of bool ---------------------------------------------------------------
+@pytest.mark.parametrize("name", ["cumsum_", "cumprod_"])
+def test_in_place_cumulative_of_bool_is_torchs_not_implemented_and_writes_nothing(name):
+    ours, theirs = mg.tensor([True, False, True]), torch.tensor([True, False, True])
+    same_error(lambda: getattr(ours, name)(0), lambda: getattr(theirs, name)(0))
+    assert ours.tolist() == theirs.tolist() == [True, False, True]
+    # another dtype is still written in place, as torch's
+    ints, torch_ints = mg.tensor([1, 2, 3]), torch.tensor([1, 2, 3])
+    getattr(ints, name)(0), getattr(torch_ints, name)(0)
+    assert ints.tolist() == torch_ints.tolist()
