@@ -414,7 +414,8 @@ class Tensor:
         # write(data) when no graph is involved (the fast path; None: none rounds as torch's);
         # else compute(before, value), out of place from a snapshot of this tensor, and this
         # tensor takes the result
-        inference.refuse_write(self)        # an inference tensor outside the mode: unwritten
+        if self._version_box.__class__ is not list:     # an inference tensor: outside the
+            inference.refuse_write(self)                # mode refused, unwritten
         if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
         try:
