@@ -257,11 +257,13 @@ def step_norm(p, x):
             return batch_norm(p, x, impl)
         kind = "layer_norm"
     d = m.shape[-1]
-    if d == 1 and p.precision == np.float32 and "layer" in kind:
-        # LayerNorm over one element outputs β exactly and its exact x-gradient is 0, which
-        # is what this package returns; torch's float32 kernel returns rounding noise there
-        # (e.g. ±0.0039), and a later norm of the constant rows that follow amplifies it by
-        # 1/sqrt(eps) ≈ 316 past any float32 tolerance. RMSNorm over one element is x/|x|.
+    if d == 1 and "layer" in kind:
+        # LayerNorm over one element outputs β exactly and its exact x-gradient is 0; the
+        # kernels return rounding noise there instead (torch's float32 one e.g. ±0.0039, the
+        # composite graph's the difference of two products), which a later norm of the
+        # constant rows that follow amplifies by 1/sqrt(eps), ≈ 316 at eps 1e-5 and 6.7e7 at
+        # float64's machine epsilon (RMSNorm's default), past any tolerance. RMSNorm over one
+        # element is x/|x|.
         kind = kind.replace("layer", "rms")
     affine = p.flag("affine")
     w = p.leaf((d,), ties=False) if affine else (None, None)
