@@ -10,8 +10,9 @@ import numpy as np
 
 from . import autograd, backend, dtypes, printing
 from .autograd import inference, saved_hooks, views
+from .autograd import requires_grad as flags
 from .autograd.inputs import RequiresGradError
-from .dtypes import is_floating, is_half, is_numeric
+from .dtypes import is_floating, is_half
 
 _grad_enabled, _modes = autograd.is_grad_enabled, autograd._state
 _open = inference._inference_open         # inference_mode blocks open, in any thread
@@ -131,7 +132,7 @@ class Tensor:
         tensor = cls.__new__(cls)
         tensor._array = array
         tensor._grad = None
-        tensor.requires_grad = ctx is not None
+        tensor._requires_grad = ctx is not None
         tensor.grad_fn = ctx              # the Context (graph node) that made this tensor
         tensor._output_index = output_index
         # bumped by every in-place op, shared by detach(); inference_mode's: marked (as torch)
@@ -145,16 +146,9 @@ class Tensor:
     def _leaf(cls, fn, array, requires_grad):
         """A leaf of ``array`` itself (the constructor's, the factories'); ``fn`` starts the
         errors."""
-        if not isinstance(requires_grad, bool):
-            raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
-        if not (is_numeric(array.dtype) or dtypes.is_complex(array.dtype)):
-            raise TypeError(f"{fn}: data must be numeric (float, int or bool), got dtype "
-                            f"{array.dtype}")
-        if requires_grad and not (is_floating(array.dtype) or dtypes.is_complex(array.dtype)):
-            raise RequiresGradError(f"{fn}: only floating-point tensors can require grad, "
-                                    f"got dtype {array.dtype}")
+        flags.check_new_leaf(fn, array.dtype, requires_grad)
         leaf = cls._from_op(array, None)
-        leaf.requires_grad = requires_grad
+        leaf._requires_grad = requires_grad
         return leaf
 
     # ----- properties ---------------------------------------------------------------------
@@ -195,7 +189,7 @@ class Tensor:
 
     @property
     def _version(self):
-        if self._version_box.__class__ is not list:         # an inference tensor: torch's
+        if self._version_box.__class__ is _Marked:          # an inference tensor: torch's
             inference.refuse_version()
         return self._version_box[0]
 
@@ -228,13 +222,16 @@ class Tensor:
         Assigning a Tensor (``p.data = t``) makes this tensor share ``t``'s memory, whatever
         its shape, dtype or device, as torch's (``p.data = p.data.half()``); a tensor that
         requires grad takes floating or complex data only (torch's RuntimeError)."""
-        return Tensor._from_op(self._array, None)
+        data = Tensor._from_op(self._array, None)     # torch's: no counter shared, but an
+        data._version_box = [0] if self._version_box.__class__ is list \
+            else inference.detached_counter()      # inference tensor's .data is one too
+        return data
 
     @data.setter
     def data(self, value):
         if not isinstance(value, Tensor):
             raise TypeError(f"data must be set to a Tensor, got {type(value).__name__}")
-        if self.requires_grad and not (is_floating(value.dtype) or dtypes.is_complex(value.dtype)):
+        if self._requires_grad and not (is_floating(value.dtype) or dtypes.is_complex(value.dtype)):
             raise RequiresGradError("data set to a tensor that requires gradients must be "
                                     f"floating point or complex dtype, got {value.dtype}")
         self._array = value._array
@@ -284,13 +281,13 @@ class Tensor:
         # torch's text (printing.py): str() falls back to it, and a Parameter prefixes it
         grad_fn = None if self.grad_fn is None else self.grad_fn.name()    # MulBackward0
         return printing.tensor_repr(self._array, grad_fn=grad_fn,
-                                    requires_grad=self.requires_grad)
+                                    requires_grad=self._requires_grad)
 
     # ----- conversion ---------------------------------------------------------------------
     def numpy(self, force=False):
         """The data as a NumPy array (shared on the CPU); refused if it requires grad, unless
         ``force`` (then shared all the same, as ``detach().numpy()``)."""
-        if self.requires_grad and not force:
+        if self._requires_grad and not force:
             raise RuntimeError(
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
                 "to it would corrupt the gradients); use t.detach().numpy() for the shared "
@@ -346,7 +343,7 @@ class Tensor:
         shared = array is self._array
         if isinstance(array, np.generic):       # a 0-d op result can be a NumPy scalar
             array = np.asarray(array)
-        if copy is False and (self.requires_grad or not shared):
+        if copy is False and (self._requires_grad or not shared):
             raise ValueError("np.asarray(t, copy=False): this tensor can only be copied (it "
                              "requires grad, or lives on the GPU); use t.detach().numpy()")
         if dtype is not None and np.dtype(dtype) != array.dtype:
@@ -354,7 +351,7 @@ class Tensor:
                 raise ValueError(f"np.asarray(t, dtype={np.dtype(dtype)}, copy=False): "
                                  f"converting from {array.dtype} needs a copy")
             return array.astype(dtype)                   # a new array
-        if copy is True or (self.requires_grad and shared):
+        if copy is True or (self._requires_grad and shared):
             return array.copy()
         return array
 
@@ -365,7 +362,8 @@ class Tensor:
     def detach(self):
         """A new leaf that shares this tensor's data and version counter, outside the graph."""
         detached = Tensor._from_op(self._array, None)
-        detached._version_box = self._version_box
+        box = self._version_box         # an inference tensor's: a counter of its own (torch's)
+        detached._version_box = box if box.__class__ is list else inference.detached_counter()
         return detached
 
     # ----- autograd -----------------------------------------------------------------------
@@ -387,21 +385,23 @@ class Tensor:
         """Also fill ``.grad`` of this non-leaf tensor during backward (a leaf's is filled
         anyway); a RuntimeError for a tensor that does not require grad, as PyTorch's. Returns
         None, as torch's."""
-        if not self.requires_grad:
+        if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
         self._retains_grad = self.grad_fn is not None
 
     def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` in place (floating leaves only); returns self."""
-        if requires_grad and not (is_floating(self.dtype) or dtypes.is_complex(self.dtype)):
-            raise RequiresGradError(f"only floating-point tensors can require grad, got "
-                                    f"{self.dtype}")
-        if self.grad_fn is not None and not requires_grad:
-            raise RuntimeError("requires_grad_(False) on a non-leaf tensor; use detach()")
-        if requires_grad:
-            inference.refuse_requires_grad(self)
-        self.requires_grad = requires_grad
-        return self
+        """Set ``requires_grad`` in place, a bool (torch's TypeError), by the assignment's
+        rules but ``True`` allowed on a non-leaf (which requires grad already); returns self."""
+        return flags.requires_grad_(self, requires_grad)
+
+    @property
+    def requires_grad(self):
+        """Whether ops on this tensor are recorded for backward. Assigned as torch's: a bool,
+        on a leaf only, ``True`` for floating or complex tensors and, outside
+        ``inference_mode``, no inference tensor (RuntimeErrors)."""
+        return self._requires_grad        # (the engine reads _requires_grad itself)
+
+    requires_grad = requires_grad.setter(flags.set_flag)
 
     def register_hook(self, hook):
         """Call ``hook(grad)`` on this tensor's total gradient each backward; hooks run in
@@ -416,7 +416,7 @@ class Tensor:
         # tensor takes the result
         if self._version_box.__class__ is not list:     # an inference tensor: outside the
             inference.refuse_write(self)                # mode refused, unwritten
-        if _grad_enabled() and (self.requires_grad or getattr(value, "requires_grad", False)):
+        if _grad_enabled() and (self._requires_grad or getattr(value, "requires_grad", False)):
             return _record_inplace(self, compute, value)
         try:
             with backend.silent_floats():        # inf and NaN silently, as in Function.apply
@@ -477,7 +477,7 @@ def _record_inplace(target, compute, value):
     """An in-place op the graph must record (PyTorch's rules): ``compute(before, value)``
     makes the result out of place from a snapshot of the target; the target keeps its
     memory, takes the result's values and node, and the node's input is the snapshot."""
-    if target.requires_grad and target.grad_fn is None:
+    if target._requires_grad and target.grad_fn is None:
         raise RuntimeError(
             "a leaf Variable that requires grad is being used in an in-place operation: "
             "in-place ops on a tensor that requires grad and is a leaf are allowed only "
@@ -496,7 +496,7 @@ def _record_inplace(target, compute, value):
                 f"in-place op on a view (shape {tuple(target.shape)}) while the graph records "
                 f"it: {what}; write into the base (x[index] = value), or clone() the view "
                 "first")
-        if base.requires_grad and base.grad_fn is None:
+        if base._requires_grad and base.grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation.")
     before = _snapshot(target, [0])     # its own counter: the write below is not its change
@@ -523,7 +523,7 @@ def _record_inplace(target, compute, value):
     target._array[...] = result._array
     target._bump_version()
     target.grad_fn, target._output_index = result.grad_fn, result._output_index
-    target.requires_grad = True
+    target._requires_grad = True
     return target
 
 
@@ -574,7 +574,7 @@ def check_inplace_result(target, result):
 def _snapshot(tensor, version_box):
     # the tensor's state now (data, node, output index) as a tensor of its own
     before = Tensor._from_op(tensor._array, tensor.grad_fn, tensor._output_index)
-    before.requires_grad, before.name = tensor.requires_grad, tensor.name
+    before._requires_grad, before.name = tensor._requires_grad, tensor.name
     before._version_box = version_box
     return before
 

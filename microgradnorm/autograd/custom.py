@@ -102,7 +102,7 @@ class _Node(_EngineFunction):
         args = list(args)
         for i, array, t in zip(positions, arrays, ctx.inputs):
             args[i] = Tensor._from_op(array, None)          # the array apply was given
-            args[i].requires_grad = t is not None and t.requires_grad
+            args[i]._requires_grad = t is not None and t._requires_grad
             if isinstance(t, Tensor):   # a write in forward moves the caller's counter
                 args[i]._version_box = t._version_box
         needs = dict(zip(positions, ctx.needs_input_grad))
@@ -125,7 +125,7 @@ class _Node(_EngineFunction):
         written = {id(t._array) for t in own._dirty}
         for t in ctx.inputs:                    # the caller's tensors count the writes
             if t is not None and id(t._array) in written:
-                if t.grad_fn is None and t.requires_grad:
+                if t.grad_fn is None and t._requires_grad:
                     raise RuntimeError("a leaf Variable that requires grad has been used in "
                                        "an in-place operation.")
                 t._bump_version()
@@ -346,7 +346,7 @@ class Function:
             for i, t in enumerate(outputs):       # not differentiable: integer or marked
                 if i in node._non_differentiable or not (
                         t.is_floating_point() or t.is_complex()):
-                    t.grad_fn, t.requires_grad = None, False
+                    t.grad_fn, t._requires_grad = None, False
         return outputs if several else outputs[0]
 
 

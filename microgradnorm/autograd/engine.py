@@ -38,7 +38,7 @@ def topological_order(root_nodes):
 
 def backward(root, grad=None, retain_graph=False):
     """``Tensor.backward``: ``.grad`` is written only at the end, so a failure changes none."""
-    if not root.requires_grad:
+    if not root._requires_grad:
         raise RuntimeError("backward(): the tensor does not require grad and has no grad_fn; "
                            "create its inputs with requires_grad=True")
     grad = _root_grad(root, grad, "backward(): grad")
@@ -78,7 +78,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
                     summed.add(id(total))
 
     for root, g in zip(roots, root_grads):
-        if root.requires_grad:
+        if root._requires_grad:
             receive(root, g)
     order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
     if capture is not None:               # grad(), inputs=: the nodes on a path to them
@@ -111,7 +111,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
                     continue
                 if tensor._history is not None:           # written in place since the node
                     tensor = _as_seen_by(tensor, node)
-                if tensor.requires_grad:
+                if tensor._requires_grad:
                     data = tensor._array          # (dtypes are mostly one object: `is` first)
                     if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
                         g = _fit(g, data.shape, data.dtype, node)

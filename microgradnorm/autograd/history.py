@@ -85,7 +85,7 @@ class NodeHistory:
             return
         self._saved = self._saved_versions = self._kept_versions = ()
         self.__dict__.clear()
-        self.inputs = tuple([t if t is None or t.grad_fn is None and t.requires_grad
+        self.inputs = tuple([t if t is None or t.grad_fn is None and t._requires_grad
                              else _freed_input(t, self) for t in self.inputs])
         self._freed = True
 
@@ -93,7 +93,7 @@ class NodeHistory:
         for t in self.inputs:
             if t is not None and (t.grad_fn._freed or t._history is not None
                                   if t.grad_fn is not None
-                                  else not (t.requires_grad or t._wrapped_number)):
+                                  else not (t._requires_grad or t._wrapped_number)):
                 return False
         for value in self.__dict__.values():
             if _holds_data(value):
@@ -110,7 +110,7 @@ def _holds_data(value):
 
 def _freed_input(t, node):
     # a leaf that requires grad stays (a parameter, not an activation); a constant goes
-    if t is None or not t.requires_grad:
+    if t is None or not t._requires_grad:
         return None
     if t.grad_fn is None:
         return t
@@ -124,7 +124,8 @@ class FreedInput:
 
     __slots__ = ("grad_fn", "_output_index")
     _array = name = _history = None
-    requires_grad, _retains_grad = True, False
+    requires_grad = _requires_grad = True
+    _retains_grad = False
 
     def __init__(self, grad_fn, output_index):
         self.grad_fn, self._output_index = grad_fn, output_index

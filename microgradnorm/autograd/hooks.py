@@ -43,7 +43,7 @@ def register_hook(tensor, hook):
     """``Tensor.register_hook``: kept by a leaf, or by a non-leaf's node per output."""
     if not callable(hook):
         raise TypeError(f"register_hook: hook must be callable, got {type(hook).__name__}")
-    if not tensor.requires_grad:
+    if not tensor._requires_grad:
         raise RuntimeError("register_hook: cannot register a hook on a tensor that doesn't "
                            "require grad")
     node = tensor.grad_fn
@@ -74,7 +74,7 @@ def register_post_accumulate_grad_hook(tensor, hook):
     if not callable(hook):
         raise TypeError(f"register_post_accumulate_grad_hook: hook must be callable, got "
                         f"{type(hook).__name__}")
-    if not tensor.requires_grad:
+    if not tensor._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if tensor.grad_fn is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
@@ -94,7 +94,7 @@ def accumulate(captured):
     with _accumulate_lock, silent_floats():
         for tensor, g in captured.values():       # (_grad: no property calls per tensor)
             held = tensor._grad
-            if held is None or held.requires_grad and not getattr(     # (CuPy: no flag)
+            if held is None or held._requires_grad and not getattr(     # (CuPy: no flag)
                     held._array.flags, "writeable", True):
                 total = _own(g.copy()) if held is None else held._array + g
                 if held is None and not tensor._array.flags.c_contiguous:

@@ -6,14 +6,21 @@ outside the mode is an ordinary tensor. Outside the mode such a tensor refuses w
 need a version counter, with torch's RuntimeErrors: an in-place write (``refuse_write``,
 before the write), ``requires_grad_(True)``, being saved for backward by an op that records
 the graph (``refuse_saved``), and reading ``_version``. Inside the mode every write is
-allowed, into ordinary tensors too."""
+allowed, into ordinary tensors too.
+
+``detach()`` and ``.data`` of an inference tensor taken outside the mode, and a parameter
+that ``Module.to()`` (``.double()``, ...) converts inside it, are inference tensors of
+another kind, as torch's: a ``DetachedVersions`` counter of their own, which takes in-place
+writes and reads ``_version`` outside the mode but refuses ``requires_grad=True`` and being
+saved for backward."""
 
 import threading
 
 from .decorators import _grad_mode_decorator
 from .grad_mode import _GradMode, _state
 
-__all__ = ["InferenceVersions", "inference_mode", "is_inference", "new_counter",
+__all__ = ["DetachedVersions", "InferenceVersions", "converted_counter", "detached_counter",
+           "inference_mode", "is_inference", "new_counter",
            "refuse_requires_grad", "refuse_saved", "refuse_version", "refuse_write"]
 
 # inference_mode blocks open in any thread: while none is, a new tensor reads this one list
@@ -28,6 +35,30 @@ class InferenceVersions(list):
     __slots__ = ()
 
 
+class DetachedVersions(list):
+    """The version counter of an inference tensor that takes writes outside the mode (a
+    ``detach()`` or ``.data`` taken outside it, torch's): counted as an ordinary tensor's,
+    whose class marks the tensor an inference tensor all the same."""
+
+    __slots__ = ()
+
+
+def detached_counter():
+    """A new counter for ``detach()`` or ``.data`` of an inference tensor: torch's is an
+    inference tensor that refuses writes outside the mode if taken inside it, and takes them
+    if taken outside."""
+    return InferenceVersions([0]) if _state.inference else DetachedVersions([0])
+
+
+def converted_counter(box, new):
+    """The counter of a parameter that takes the data of ``new`` (``box``: its own), a
+    conversion's result (``Module.to()``, ``.double()``): as torch's, an inference tensor
+    that takes writes if converted inside the mode, an ordinary one if outside."""
+    if new.__class__ is list:
+        return box if box.__class__ is list else [0]
+    return box if box.__class__ is not list else DetachedVersions(box)
+
+
 def new_counter():
     """A version counter for a tensor made now by other means than ``Tensor._from_op`` (a
     deep copy): an inference tensor's inside ``inference_mode``."""
@@ -36,7 +67,7 @@ def new_counter():
 
 def is_inference(tensor):
     """Whether ``tensor`` was made inside ``inference_mode`` (or views one)."""
-    return tensor._version_box.__class__ is InferenceVersions
+    return tensor._version_box.__class__ is not list
 
 
 def refuse_write(tensor):
@@ -52,7 +83,7 @@ def refuse_write(tensor):
 def refuse_requires_grad(tensor):
     """torch's RuntimeError for ``requires_grad_(True)`` on an inference tensor outside
     ``inference_mode``; nothing otherwise."""
-    if tensor._version_box.__class__ is InferenceVersions and not _state.inference:
+    if tensor._version_box.__class__ is not list and not _state.inference:
         raise RuntimeError("Setting requires_grad=True on inference tensor outside "
                            "InferenceMode is not allowed.")
 

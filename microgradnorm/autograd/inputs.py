@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import dtypes
 from ..backend import array_module, device_of, is_cupy_array, memory_owner
-from .inference import refuse_saved
+from .inference import DetachedVersions, InferenceVersions, refuse_saved
 
 
 class _TensorType:
@@ -99,7 +99,7 @@ def _unpack(op_name, inputs):
         if t._view_version is not None and t._view_version != t._version_box[0]:
             return _unpack_mixed(op_name, inputs)     # a view whose base was written
         arrays += [data]                  # (+=, not append: no call, as counted in tests)
-        needs_input_grad += [t.requires_grad]
+        needs_input_grad += [t._requires_grad]
     return inputs, arrays, tuple(needs_input_grad)
 
 
@@ -119,7 +119,7 @@ def _unpack_mixed(op_name, inputs):
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
         raise ValueError(f"{op_name}: all inputs must be on one device, got {shown}")
     return (tensors, [None if t is None else t._array for t in tensors],
-            tuple([t is not None and t.requires_grad for t in tensors]))
+            tuple([t is not None and t._requires_grad for t in tensors]))
 
 
 def _share_versions_with_bases(inputs, outputs):
@@ -134,8 +134,11 @@ def _share_versions_with_bases(inputs, outputs):
             data = None if t is None else t._array
             if data is owner or (data is not None and data.base is not None
                                  and memory_owner(data) is owner):
-                out._version_box = t._version_box     # its own output matches no input
-                out._view_version = t._version_box[0]  # a later write makes its grad_fn stale
+                box = t._version_box      # its own output matches no input
+                if box.__class__ is DetachedVersions:      # an inference tensor that takes
+                    box = InferenceVersions([0])         # writes: its views do not (torch's)
+                out._version_box = box
+                out._view_version = box[0]      # a later write makes its grad_fn stale
                 out._base = t if t._base is None else t._base     # (views.py writes through)
 
 

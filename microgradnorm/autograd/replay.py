@@ -50,7 +50,7 @@ class Plan:
         # the leaves a call checks: those read, and those a gradient reaches
         self.guarded = tuple(self.leaves) + tuple(
             t for t in self.grad_leaves if all(t is not u for u in self.leaves))
-        self.leaf_meta = tuple((t.shape, t.dtype, t.requires_grad) for t in self.guarded)
+        self.leaf_meta = tuple((t.shape, t.dtype, t._requires_grad) for t in self.guarded)
         self._saved_checks(tape)
         self.contexts = [e.ctx for e in tape.entries]
         self._stand_ins(tape)
@@ -135,7 +135,7 @@ def _last_reads(tape, results):
 
 
 def _structural(t, args):
-    if t is None or not t.requires_grad:
+    if t is None or not t._requires_grad:
         return None
     if id(t) in args:
         return args[id(t)]
@@ -147,7 +147,7 @@ def _structural(t, args):
 def _stand_in(t, name):
     # a data-free tensor of t's shape and dtype (a broadcast zero): a leaf for the viewer
     leaf = _tensor.Tensor._from_op(np.broadcast_to(np.zeros((), t.dtype), t.shape), None)
-    leaf.requires_grad, leaf.name = t.requires_grad, name
+    leaf._requires_grad, leaf.name = t._requires_grad, name
     return leaf
 
 

@@ -130,9 +130,9 @@ def write_through(view, base, result, positions, before):
     base._array[...] = new_base._array                      # the view's memory too
     base._bump_version()
     base._history = (base._history or ()) + ((new_base.grad_fn.seq, before),)
-    base.grad_fn, base._output_index, base.requires_grad = new_base.grad_fn, 0, True
+    base.grad_fn, base._output_index, base._requires_grad = new_base.grad_fn, 0, True
     again = ViewOfBase.apply(base, positions=positions, values=view._array)
-    view.grad_fn, view._output_index, view.requires_grad = again.grad_fn, 0, True
+    view.grad_fn, view._output_index, view._requires_grad = again.grad_fn, 0, True
     view._view_version = base._version_box[0]
 
 
@@ -147,11 +147,11 @@ def refreshed(view):
     if positions is None:
         return view
     before = _tensor.Tensor._from_op(view._array, view.grad_fn, view._output_index)
-    before.requires_grad, before._version_box = view.requires_grad, [0]
+    before._requires_grad, before._version_box = view._requires_grad, [0]
     again = ViewOfBase.apply(base, positions=positions, values=view._array)
     if again.grad_fn is not None:    # the nodes that read the view before see its old node
         view._history = (view._history or ()) + ((again.grad_fn.seq, before),)
     view.grad_fn, view._output_index = again.grad_fn, 0
-    view.requires_grad = again.requires_grad
+    view._requires_grad = again._requires_grad
     view._view_version = base._version_box[0]
     return view

@@ -13,6 +13,7 @@ import warnings
 
 from .. import __future__ as future
 from .. import autograd, dtypes
+from ..autograd import inference
 from ..autograd.inputs import RequiresGradError
 from ..ops import memory_formats
 from ..factories import zeros
@@ -44,6 +45,9 @@ class ModuleConvert:
                 self._parameters[key] = out           # the table sets the attribute too
             else:
                 param.data = applied
+                if applied is not param:      # inference or not as made: torch's
+                    param._version_box = inference.converted_counter(param._version_box,
+                                                                     applied._version_box)
                 out = param
             if grad is not None:
                 with autograd.no_grad():

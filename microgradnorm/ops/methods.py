@@ -79,8 +79,8 @@ def _scaled_write(tensor, other, alpha):
     # Else None: ``binary.add_scaled_``, which checks and records
     scale_type = _WIDE_SCALES.get(tensor._array.dtype)
     if scale_type is None or type(alpha) not in (float, int) or type(other) is not Tensor \
-            or other._array.dtype != tensor._array.dtype or other.requires_grad \
-            or tensor.requires_grad and is_grad_enabled() or not abs(alpha) <= _FLOAT32_MAX:
+            or other._array.dtype != tensor._array.dtype or other._requires_grad \
+            or tensor._requires_grad and is_grad_enabled() or not abs(alpha) <= _FLOAT32_MAX:
         return None            # (an alpha past float32's range: the checked path's error)
     scale, raw = np.float64(scale_type(alpha)), other._array
     if scale_type is np.float64:
@@ -385,7 +385,7 @@ class _Methods:
         if self.grad_fn is not None:     # the nodes that read it so far keep what they read,
             self._history = (self._history or ()) + ((_next_seq(), _snapshot(self, [0])),)
             self._bump_version()         # and one that saved it refuses, as torch's
-        self.grad_fn, self._output_index, self.requires_grad = None, 0, False
+        self.grad_fn, self._output_index, self._requires_grad = None, 0, False
         return self
 
     def select(self, dim=None, index=None, *, axis=None):
@@ -532,13 +532,13 @@ class _Methods:
     def __setitem__(self, index, value):
         # x[::-1] = v: torch's ValueError; x[uint8 mask] = 5: its error (as masked_fill_)
         index, split = indexing.parsed(index, value)
-        if self.requires_grad and self.grad_fn is None and is_grad_enabled() \
+        if self._requires_grad and self.grad_fn is None and is_grad_enabled() \
                 and indexing.views_first(index):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "
                                "an in-place operation. (Writes into a leaf that requires grad "
                                "are allowed only under mg.no_grad().)")
         if split is not None:                           # x[0, :, [1, 2]] = v: torch's dims
-            if is_grad_enabled() and (self.requires_grad or
+            if is_grad_enabled() and (self._requires_grad or
                                       getattr(value, "requires_grad", False)):
                 self[split[0]].__setitem__(split[1], value)     # recorded through the view
                 return self

@@ -20,7 +20,7 @@ METHODS = ("apply_", "map_", "__deepcopy__", "__reduce_ex__", "__array_wrap__")
 
 # the fields every Tensor has (``Tensor._from_op``) or gets as a view or by writes: a deep
 # copy makes its own; the rest of ``__dict__`` (a Parameter's, a user's) is deep-copied
-_OWN_FIELDS = {"_array", "_grad", "requires_grad", "grad_fn", "_output_index",
+_OWN_FIELDS = {"_array", "_grad", "_requires_grad", "grad_fn", "_output_index",
                "_version_box", "_retains_grad", "_base", "_view_version", "_history"}
 _HOOKS = {"_hooks", "_post_accumulate_hooks"}      # every copy drops them, as torch's
 
@@ -57,7 +57,7 @@ def __deepcopy__(self, memo):
                                       memo))
     new._array = _copied_array(self._array, memo)
     new._grad = copy.deepcopy(self._grad, memo)
-    new.requires_grad, new.grad_fn, new._output_index = self.requires_grad, None, 0
+    new._requires_grad, new.grad_fn, new._output_index = self._requires_grad, None, 0
     new._version_box, new._retains_grad = new_counter(), False     # (inference_mode's)
     return new
 
@@ -68,7 +68,7 @@ def __reduce_ex__(self, protocol):
     kept; no ``.grad``, no node, no hooks."""
     state = {name: value for name, value in vars(self).items()
              if name not in _OWN_FIELDS and name not in _HOOKS}
-    return _rebuilt, (type(self), self._array, bool(self.requires_grad), state)
+    return _rebuilt, (type(self), self._array, bool(self._requires_grad), state)
 
 
 def _rebuilt(cls, array, requires_grad, state):
@@ -84,7 +84,7 @@ def __array_wrap__(self, array, context=None, return_scalar=False):
     ``context``: the ufunc, its inputs, the output's index). A bool result (``np.isnan(t)``)
     stays bool, so that ``t[np.isnan(t)]`` is a mask: torch 2.13 gives uint8, which its
     indexing reads as a mask under a deprecation warning and its index writes refuse."""
-    if context is not None and any(isinstance(arg, Tensor) and arg.requires_grad
+    if context is not None and any(isinstance(arg, Tensor) and arg._requires_grad
                                    for arg in context[1]):
         raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                            "tensor.detach().numpy() instead.")
@@ -92,7 +92,7 @@ def __array_wrap__(self, array, context=None, return_scalar=False):
 
 
 def _check_plain(fn, tensor):
-    if tensor.requires_grad:
+    if tensor._requires_grad:
         raise RuntimeError(f"Can't call {fn}() on Variable that requires grad. Use "
                            f"var.detach().{fn}() instead.")
     if tensor.device != "cpu":
