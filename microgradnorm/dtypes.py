@@ -196,12 +196,14 @@ def check_positive_ints(where, **values):
 
 
 def check_nonnegative_ints(where, **values):
-    """Raise unless every value is an int (TypeError) >= 0 (ValueError), naming it: a size
-    that may be 0, as a Linear layer's features in torch."""
+    """Raise unless every value is an int (TypeError) >= 0, naming it: a size that may be 0,
+    as a Linear layer's features or a Conv's channels in torch, which builds the empty
+    weight. A negative one raises ``ArgumentError``: torch's RuntimeError (its allocation
+    refuses the size), a ValueError too."""
     for name, value in values.items():
         check_number(where, name, value, integer=True)
         if value < 0:
-            raise ValueError(f"{where}: {name} must be a non-negative int, got {value!r}")
+            raise ArgumentError(f"{where}: {name} must be a non-negative int, got {value!r}")
 
 
 def is_half(dtype):

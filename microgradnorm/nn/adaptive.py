@@ -13,7 +13,7 @@ from ..dtypes import check_bool, check_number
 from ..tensor import Tensor
 from .container import ModuleList, Sequential
 from .linear import Linear
-from .module import Module, _check_positive
+from .module import Module, _check_positive, _check_sizes
 
 __all__ = ["AdaptiveLogSoftmaxWithLoss"]
 
@@ -50,7 +50,8 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                  device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
-        _check_positive(name, in_features=in_features, n_classes=n_classes)
+        _check_sizes(name, in_features=in_features)
+        _check_positive(name, n_classes=n_classes)
         check_number(name, "div_value", div_value)
         check_bool(name, "head_bias", head_bias)
         cutoffs = list(cutoffs)

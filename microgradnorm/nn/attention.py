@@ -14,7 +14,7 @@ from ..backends import SDPBackend
 from ..dtypes import check_number
 from . import init
 from .linear import NonDynamicallyQuantizableLinear
-from .module import Module, Parameter, _check_positive, _dtype
+from .module import Module, Parameter, _check_sizes, _dtype
 
 
 @contextlib.contextmanager
@@ -80,7 +80,7 @@ class MultiheadAttention(Module):
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim
-        _check_positive("MultiheadAttention", kdim=self.kdim, vdim=self.vdim)
+        _check_sizes("MultiheadAttention", kdim=self.kdim, vdim=self.vdim)
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
         self.dropout, self.batch_first, self.add_zero_attn = dropout, batch_first, add_zero_attn
         dtype = _dtype(dtype)

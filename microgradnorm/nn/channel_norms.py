@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import functional as F
 from ..norms import arguments
-from .module import Parameter, _check_positive, _dtype
+from .module import Parameter, _check_positive, _check_sizes, _dtype
 from .normalization import NormModule, _BatchNorm, _fill, _NormBase
 
 __all__ = ["BatchNorm2d", "BatchNorm3d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
@@ -53,10 +53,14 @@ class GroupNorm(NormModule):
         super().__init__()
         if type(num_groups) is int and num_groups == 0:     # torch: num_channels % 0
             raise arguments.GroupCountError("GroupNorm: num_groups must be a positive int, got 0")
+        if type(num_groups) is int and num_groups < 0:      # torch builds, its call raises
+            raise arguments.ChannelNormError(f"GroupNorm: num_groups must be a positive int, "
+                                             f"got {num_groups}")
         if type(num_channels) is int and num_channels < 0:     # torch: a negative size
-            raise arguments.ChannelNormError(f"GroupNorm: num_channels must be a positive "
-                                             f"int, got {num_channels}")
-        _check_positive("GroupNorm", num_groups=num_groups, num_channels=num_channels)
+            raise arguments.ChannelNormError(f"GroupNorm: num_channels must be a "
+                                             f"non-negative int, got {num_channels}")
+        _check_positive("GroupNorm", num_groups=num_groups)
+        _check_sizes("GroupNorm", num_channels=num_channels)
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
                              f"num_groups ({num_groups})")

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import functional as F
 from . import init
-from .module import Module, Parameter, _check_positive, _dtype
+from .module import Module, Parameter, _check_sizes, _dtype
 
 PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
@@ -19,9 +19,10 @@ def _check_groups(name, groups):
 
 
 def _check_channels(name, in_channels, out_channels, groups):
-    """Conv's and ConvTranspose's checks: positive channel counts, each divisible by a
-    positive int ``groups``; ValueErrors as torch's."""
-    _check_positive(name, in_channels=in_channels, out_channels=out_channels)
+    """Conv's and ConvTranspose's checks: channel counts of at least 0 (torch builds the
+    empty weight of 0 channels; a negative count is its allocation's RuntimeError), each
+    divisible by a positive int ``groups`` (ValueErrors as torch's)."""
+    _check_sizes(name, in_channels=in_channels, out_channels=out_channels)
     _check_groups(name, groups)
     for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
         if channels % groups:
@@ -119,6 +120,9 @@ class _ConvNd(Module):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in = self.weight.shape[1] * math.prod(self.kernel_size)
+            if fan_in == 0:     # torch draws nothing then (its bias left as allocated)
+                init.zeros_(self.bias)
+                return
             bound = 1 / math.sqrt(fan_in)
             init.uniform_(self.bias, -bound, bound)
 

@@ -16,7 +16,7 @@ from . import init
 from .conv import _check_channels, _ConvNd
 from .linear import Dropout, Linear
 from .lazy import LazyModuleMixin, UninitializedParameter
-from .module import Module, Parameter, _check_positive, _dtype
+from .module import Module, Parameter, _check_sizes, _dtype
 
 
 # ----- transposed convolutions ------------------------------------------------------------
@@ -459,8 +459,10 @@ class Bilinear(Module):
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        _check_positive("Bilinear", in1_features=in1_features, in2_features=in2_features,
-                        out_features=out_features)
+        _check_sizes("Bilinear", in1_features=in1_features, in2_features=in2_features,
+                     out_features=out_features)
+        if in1_features == 0:       # torch's own check: its bound 1/√in1_features
+            raise ValueError("Bilinear: in1_features must be > 0, got 0")
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
         dtype = _dtype(dtype)
@@ -507,7 +509,8 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         Module.__init__(self)
-        _check_positive("LazyLinear", out_features=out_features)
+        # a negative size fails here, where torch fails at the first call (docs/pytorch.md)
+        _check_sizes("LazyLinear", out_features=out_features)
         self.in_features, self.out_features = 0, out_features
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)
@@ -526,9 +529,6 @@ class LazyLinear(LazyModuleMixin, Linear):
         if input.ndim == 0:
             raise RuntimeError(f"{self._describe()}: input must have a feature dim, got a "
                                "0-d tensor")
-        if input.shape[-1] == 0:            # torch leaves the bias of in_features=0 unset
-            raise ValueError(f"{self._describe()}: in_features must be positive, got an "
-                             f"input of shape {input.shape} (in_features = its last dim)")
         self.in_features = input.shape[-1]
         self.weight.materialize((self.out_features, self.in_features))
         if self.bias is not None:
@@ -536,9 +536,15 @@ class LazyLinear(LazyModuleMixin, Linear):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Linear's draws once the shapes are known; nothing before."""
-        if not self.has_uninitialized_params():
-            super().reset_parameters()
+        """Linear's draws once the shapes are known; nothing before. Of 0 in_features, no
+        draw (torch's leaves the bias as allocated): the bias zeros."""
+        if self.has_uninitialized_params():
+            return
+        if self.in_features == 0:
+            if self.bias is not None:
+                init.zeros_(self.bias)
+            return
+        super().reset_parameters()
 
     def forward(self, input):
         """Initialise at the first call, then y = x Wᵀ + b as Linear (which this module

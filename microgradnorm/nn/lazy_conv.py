@@ -4,10 +4,11 @@ their shapes (``UninitializedParameter`` until then), draws them as the plain mo
 ``reset_parameters`` does and turns the module into it (``cls_to_become``): lazy.py's
 ``LazyModuleMixin``, as ``nn.LazyLinear`` and the lazy norms."""
 
+from . import init
 from .conv import Conv1d, Conv2d, Conv3d, _check_groups
 from .conv_more import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .lazy import LazyModuleMixin, UninitializedParameter
-from .module import Module, _check_positive
+from .module import Module, _check_sizes
 
 __all__ = ["LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
            "LazyConvTranspose2d", "LazyConvTranspose3d"]
@@ -22,7 +23,7 @@ class _LazyConvNd(LazyModuleMixin):
         # after the options: out_channels checked as the plain module's (torch's lazy
         # module leaves that to the first call's convolution)
         name = type(self).__name__
-        _check_positive(name, out_channels=out_channels)
+        _check_sizes(name, out_channels=out_channels)
         if out_channels % self.groups:
             raise ValueError(f"{name}: out_channels must be divisible by groups, got "
                              f"out_channels={out_channels}, groups={self.groups}")
@@ -47,9 +48,9 @@ class _LazyConvNd(LazyModuleMixin):
             raise RuntimeError(f"{name}: expected a {dims + 1}-D (unbatched) or {dims + 2}-D "
                                f"(batched) input, got input of size {input.shape}")
         channels = input.shape[input.ndim - dims - 1]
-        if channels == 0 or channels % self.groups:           # torch: 0 leaves bias undrawn
-            raise ValueError(f"{name}: in_channels must be positive and divisible by groups, "
-                             f"got an input of {channels} channels, groups={self.groups}")
+        if channels % self.groups:
+            raise ValueError(f"{name}: in_channels must be divisible by groups, got an input "
+                             f"of {channels} channels, groups={self.groups}")
         self.in_channels = channels
         self.weight.materialize(self._weight_shape())
         if self.bias is not None:
@@ -57,9 +58,15 @@ class _LazyConvNd(LazyModuleMixin):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """The plain module's draws once the shapes are known; nothing before."""
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
+        """The plain module's draws once the shapes are known; nothing before (0 input
+        channels draw nothing and warn of nothing, as torch's: the bias zeros)."""
+        if self.has_uninitialized_params():
+            return
+        if self.in_channels == 0:
+            if self.bias is not None:
+                init.zeros_(self.bias)
+            return
+        super().reset_parameters()
 
 
 class _LazyConv(_LazyConvNd):

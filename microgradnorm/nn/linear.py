@@ -9,7 +9,7 @@ from ..dtypes import check_number
 from .. import functional as F
 from . import init
 from ..dtypes import check_nonnegative_ints
-from .module import Module, Parameter, _check_positive, _dtype
+from .module import Module, Parameter, _dtype
 
 
 class Linear(Module):
@@ -86,7 +86,8 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        _check_positive("Embedding", num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        check_nonnegative_ints("Embedding", num_embeddings=num_embeddings,
+                               embedding_dim=embedding_dim)
         if max_norm is not None:
             check_number("Embedding", "max_norm", max_norm)
         check_number("Embedding", "norm_type", norm_type)
@@ -177,7 +178,7 @@ class EmbeddingBag(Module):
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
         name = "EmbeddingBag"
-        _check_positive(name, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        check_nonnegative_ints(name, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"{name}: mode has to be one of sum, mean or max, got {mode!r}")
         if max_norm is not None:

@@ -10,6 +10,7 @@ import numpy as np
 from .. import autograd, backend, dtypes, torch_misc
 from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
+from ..dtypes import check_nonnegative_ints as _check_sizes  # noqa: F401 (for the layers)
 from ..norms import norm_impl
 from ..norms.arguments import MixedDtypeError
 from ..tensor import Tensor

@@ -16,7 +16,7 @@ from ..norms import arguments, fitting, lookup
 from ..norms.arguments import ChannelNormError
 from ..norms.rms_norm import check_rms_options
 from ..tensor import Tensor
-from .module import Module, Parameter, _check_positive, _dtype
+from .module import Module, Parameter, _check_sizes, _dtype
 
 MODULES = {}        # (norm name, place) -> the module class; filled by ``NormModule``s
 
@@ -187,10 +187,12 @@ class _NormBase(NormModule):
                  bias, impl):
         super().__init__()
         name = type(self).__name__
+        # 0 features: torch's empty parameters and buffers; a negative count fails here,
+        # where an InstanceNorm without affine or running stats of torch's builds
         if type(num_features) is int and num_features < 0:    # torch: a negative size
-            raise ChannelNormError(f"{name}: num_features must be a positive int, got "
+            raise ChannelNormError(f"{name}: num_features must be a non-negative int, got "
                                    f"{num_features}")
-        _check_positive(name, num_features=num_features)
+        _check_sizes(name, num_features=num_features)
         self._set_options(num_features, eps, momentum, affine, track_running_stats, impl)
         dtype = _dtype(dtype)
         # None registered too, as torch's

@@ -450,15 +450,13 @@ def _activation(activation):
 
 def _check_layer_arguments(layer, dim_feedforward, layer_norm_eps):
     """The layer's own arguments by their names, before Linear and LayerNorm name theirs:
-    torch's TypeError for a width that is no int, its RuntimeError for a negative one; a
-    width of 0 and a negative eps, which torch builds, a ValueError (docs/pytorch.md)."""
+    torch's TypeError for a width that is no int, its RuntimeError for a negative one (a
+    width of 0 builds, as torch's); a negative eps, which torch builds, a ValueError
+    (docs/pytorch.md)."""
     where = type(layer).__name__
     check_number(where, "dim_feedforward", dim_feedforward, integer=True)
     if dim_feedforward < 0:
         raise RuntimeError(f"{where}: dim_feedforward must be >= 0, got {dim_feedforward}")
-    if dim_feedforward == 0:
-        raise ValueError(f"{where}: dim_feedforward must be a positive int (Linear here has "
-                         "no zero-width layer), got 0")
     check_number(where, "layer_norm_eps", layer_norm_eps)
     if not layer_norm_eps >= 0:
         raise ValueError(f"{where}: layer_norm_eps must be a non-negative number, got "

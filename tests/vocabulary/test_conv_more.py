@@ -584,10 +584,14 @@ def test_lazy_linear_becomes_torchs_linear_at_its_first_call():
     assert no_bias.bias is None and no_bias(np.ones((1, 5), "float32")).shape == (1, 2)
     with pytest.raises(TypeError):               # its parameters are float32, as torch's
         nn.LazyLinear(2)(np.ones((1, 5)))
-    lazy = nn.LazyLinear(2)
-    with pytest.raises(ValueError, match="in_features"):    # torch: an uninitialised bias
-        lazy(np.ones((3, 0), "float32"))
-    assert lazy.has_uninitialized_params()
+    # 0 features: torch's Linear(0, 2), its bias left as allocated; here zeros, no draw
+    lazy, theirs = nn.LazyLinear(2), torch.nn.LazyLinear(2)
+    state = mg.default_generator.get_state()
+    out = lazy(np.ones((3, 0), "float32"))
+    assert out.shape == tuple(theirs(torch.ones(3, 0)).shape)
+    assert not np.any(out.detach().numpy())
+    assert repr(lazy) == repr(theirs)
+    np.testing.assert_array_equal(mg.default_generator.get_state(), state)
 
 
 @pytest.mark.parametrize("cls", ["Dropout1d", "AlphaDropout"])
