@@ -172,7 +172,9 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     Formula:
         :math:`h = (\text{end} - \text{start}) / (\text{steps} - 1)`; element i is
         :math:`\text{start} + h\,i` in the first half and :math:`\text{end} - h\,(\text{steps}
-        - 1 - i)` in the second (torch's split, so both ends are exact), in the dtype. For
+        - 1 - i)` in the second (torch's split, so both ends are exact), in the dtype,
+        each rounded once (a fused multiply-add, as torch's compiled kernel; halves and
+        complex dtypes round the product and the sum apart, as torch's arithmetic). For
         an integer dtype the ends are first converted to it, as torch's kernel does (-3 is
         253 in uint8; inf, NaN or out of range is torch's RuntimeError), h and the elements
         computed in float64, then truncated.
@@ -199,11 +201,18 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     with backend.silent_floats():                 # inf ends: NaNs, as torch's, no warnings
         first, last = np.asarray(start).astype(work), np.asarray(end).astype(work)
         step = (last - first) / work.type(max(steps - 1, 1))
-        values = np.where(index < half, first + step * index.astype(work),
-                          last - step * (steps - 1 - index).astype(work))
+        if work.kind == "f" and work.itemsize >= 4:    # torch's contracted FMA, one rounding
+            fused = backend.fused_multiply_add          # (halves round product and sum);
+            # each half computed on its own slice: the FMA costs some twenty passes
+            values = np.concatenate([fused(index[:half].astype(work), step, first),
+                                     fused((steps - 1 - index[half:]).astype(work), -step,
+                                           last)])
+        else:
+            values = np.where(index < half, first + step * index.astype(work),
+                              last - step * (steps - 1 - index).astype(work))
     if steps == 1:                                        # torch: the start alone
         values = first.reshape(1)
-    return _make("linspace", values.astype(dtype), None, device, requires_grad)
+    return _make("linspace", values.astype(dtype, copy=False), None, device, requires_grad)
 
 
 def _sample(fn, size, dtype, device, requires_grad, draw):

@@ -15,9 +15,10 @@ bicubic), each with a weight; the forward sums weight · value in torch's order,
 gradient scatters g · weight back to each tap, the grid's is Σ value · ∂weight/∂position · g
 times the unnormalization's scale and the padding's slope (0 where a clamp holds, -1 where a
 reflection flips). The positions are computed as torch's CPU kernels compute them: the
-vectorized 2-D kernel (``(x + 1) · size/2 - 1/2``, reflections through a truncated division)
-and the scalar 3-D one (``((x + 1) · size - 1) / 2``, reflections through ``fmod``), so float64
-values agree with torch's to the last bit or so (its scatters add in another order)."""
+vectorized 2-D kernel (``(x + 1) · size/2 - 1/2`` as one FMA, so a position on a pixel's
+centre floors as torch's; reflections through a truncated division) and the scalar 3-D one
+(``((x + 1) · size - 1) / 2``, reflections through ``fmod``), so float64 values agree with
+torch's to the last bit or so (its scatters add in another order)."""
 
 import numbers
 import warnings
@@ -49,7 +50,9 @@ def _unnormalize(coord, size, align_corners, vector):
     dtype = coord.dtype.type
     scale = dtype(size - 1) / 2 if align_corners else dtype(size) / 2
     if vector:
-        position = (coord + 1) * scale if align_corners else (coord + 1) * scale - dtype(0.5)
+        # torch's build contracts the 2-D kernel's multiply and subtract into one FMA
+        position = (coord + 1) * scale if align_corners else \
+            backend.fused_multiply_add(coord + 1, scale, dtype(-0.5))
     else:
         position = (coord + 1) / 2 * dtype(size - 1) if align_corners else \
             ((coord + 1) * dtype(size) - 1) / 2
@@ -462,8 +465,9 @@ def _linspace_from_minus_one(steps, align_corners, dtype):
         return np.zeros(1, dtype)
     step = dtype.type(2) / dtype.type(steps - 1)
     i = np.arange(steps)
-    values = np.where(i < steps // 2, dtype.type(-1) + step * i.astype(dtype),
-                      dtype.type(1) - step * (steps - 1 - i).astype(dtype)).astype(dtype)
+    fma = backend.fused_multiply_add         # torch's linspace rounds each point once
+    values = np.where(i < steps // 2, fma(i.astype(dtype), step, dtype.type(-1)),
+                      fma((steps - 1 - i).astype(dtype), -step, dtype.type(1))).astype(dtype)
     return values if align_corners else values * dtype.type(steps - 1) / dtype.type(steps)
 
 

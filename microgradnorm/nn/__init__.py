@@ -74,6 +74,8 @@ from .utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, ge
 # torch's paths to the classes, ``nn.modules.batchnorm._BatchNorm``: after every class above
 from .fractional import CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d
 from . import modules
+# torch.nn.grad: a convolution's input and weight gradients as functions (grad.py)
+from . import grad  # noqa: F401
 
 # ``import microgradnorm.nn.functional as F`` is ``microgradnorm.functional``, as in torch
 sys.modules[__name__ + ".functional"] = functional
