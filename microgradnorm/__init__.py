@@ -1,9 +1,11 @@
 """microgradnorm: a miniature autograd engine whose subject is normalization (README.md)."""
 
 import math as _math
+import sys as _sys
 import importlib as _importlib
 
 from . import autograd, nn, optim, utils
+from . import ao  # torch.ao: module fusion (ao.quantization.fuse_modules), ao.nn.intrinsic
 from . import amp, backends, cuda  # torch.amp, torch.backends, torch.cuda
 # torch.cpu, torch.distributed, torch.jit, torch.random, torch.special, torch.testing
 from . import cpu, distributed, jit, random, special, testing
@@ -243,6 +245,7 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "set_grad_enabled", "set_rng_state", "short",
            "sigmoid", "softmax", "sort", "split", "sqrt", "squeeze", "stack", "std", "sum",
            "tanh", "tensor", "topk", "transpose", "tril", "triu", "uint8", "unsqueeze", "utils",
+           "ao", "quantization",
            "var", "where", "zeros", "zeros_like",
            # ops/pointwise.py, ops/logical.py
            "all", "allclose", "any", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor",
@@ -396,3 +399,6 @@ def __dir__():
 __all__ += ["__future__", "compiler", "_dynamo", "_inductor", "get_autocast_dtype",
             "is_autocast_enabled", "version"]
 __version__ = version.__version__
+
+quantization = ao.quantization        # torch.quantization, torch.ao.quantization's old name
+_sys.modules[__name__ + ".quantization"] = quantization

@@ -5,7 +5,7 @@
 packed sequences of the recurrent layers (``nn/rnn_utils.py``); weight and spectral
 normalization, the hook forms (``nn/weight_norm.py``, ``nn/spectral_norm.py``) and
 ``nn.utils.parametrize`` / ``nn.utils.parametrizations`` (``nn/parametrize.py``,
-``nn/parametrizations.py``)."""
+``nn/parametrizations.py``); ``nn.utils.prune``, pruning through masks (``nn/prune.py``)."""
 
 import inspect
 import math
@@ -20,7 +20,7 @@ from ..dtypes import (accumulation_dtype, check_number, get_default_dtype, is_co
                       is_floating, real_of)
 from ..ops.vector_norm import p_norm
 from ..tensor import Tensor
-from . import fusion, parametrizations, parametrize, stateless
+from . import fusion, parametrizations, parametrize, prune, stateless
 from . import rnn_utils as rnn
 from .conv import Conv2d, Conv3d
 from .conv_more import ConvTranspose2d, ConvTranspose3d
@@ -37,6 +37,7 @@ sys.modules[__name__ + ".parametrize"] = parametrize
 sys.modules[__name__ + ".parametrizations"] = parametrizations
 sys.modules[__name__ + ".stateless"] = stateless
 sys.modules[__name__ + ".fusion"] = fusion
+sys.modules[__name__ + ".prune"] = prune
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_total_norm",
            "load", "parameters_to_vector", "rnn", "save", "vector_to_parameters",
@@ -44,7 +45,7 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_", "clip_grads_with_norm_", "get_
            "spectral_norm", "weight_norm", "clip_grad_norm", "fuse_conv_bn_eval",
            "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "fusion",
            "skip_init", "stateless", "convert_conv2d_weight_memory_format",
-           "convert_conv3d_weight_memory_format"]
+           "convert_conv3d_weight_memory_format", "prune"]
 
 
 def _as_list(parameters):

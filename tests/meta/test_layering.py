@@ -27,7 +27,7 @@ LAYERS = (
                     "attention_forward", "sparse", "torch_functional", "spectral",
                     "lowrank", "fractional_pool", "special_bessel")),
     ("model", ("nn", "optim", "layers", "utils", "distributions", "func", "func_transforms",
-               "func_jvp", "jit")),
+               "func_jvp", "jit", "ao")),
     ("look", ("checks", "viz", "train", "checkpoint", "capture", "testing")),
     ("apps", ("cli", "__main__")),
 )
