@@ -689,8 +689,8 @@ def to_arguments(name, args, device=None, dtype=None):
             dtype = dtypes.as_dtype(dtype)
         except TypeError as error:
             if isinstance(dtype, str) and dtype != "bfloat16":    # bfloat16: what to install
-                raise ValueError(f"{name}: {dtype!r} is neither a device {backend.DEVICES} "
-                                 "nor a dtype") from error
+                raise backend.DeviceError(f"{name}: {dtype!r} is neither a device "
+                                          f"{backend.DEVICES} nor a dtype") from error
             raise
     return device, dtype
 

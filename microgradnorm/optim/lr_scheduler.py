@@ -146,12 +146,20 @@ class StepLR(_Multiplicative):
     :math:`\eta_t = \eta_0\, \gamma^{\lfloor t / \text{step\_size} \rfloor}`
     (one product per decay, as torch computes it).
 
+    ``step_size`` may be a positive float, as torch takes it (``StepLR(opt, 1.0, gamma=0.1)``,
+    the text-classification tutorial's call): the decays fall where ``t % step_size == 0``.
+
     Example:
         >>> scheduler = StepLR(opt, step_size=30, gamma=0.1)
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        check_positive_ints("StepLR", step_size=step_size)
+        if isinstance(step_size, float):
+            if not (step_size > 0 and math.isfinite(step_size)):
+                raise ValueError(f"StepLR: step_size must be positive and finite, got "
+                                 f"{step_size!r}")
+        else:
+            check_positive_ints("StepLR", step_size=step_size)
         check_number("StepLR", "gamma", gamma)
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
