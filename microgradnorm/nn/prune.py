@@ -17,7 +17,7 @@ The masks are torch's: the same entries for the same input and, for the random m
 the same seed (``mg.manual_seed``), since the draws are the default generator's torch
 draws (``rand_like`` for the unstructured method, ``rand(channels)`` for the structured
 one) and the choice among equal values is that of torch's ``topk``
-(:mod:`~microgradnorm.nn.topk_order`).
+(``ops.sorting.topk_indices``).
 """
 
 import numbers
@@ -28,8 +28,8 @@ import numpy as np
 
 from .. import backend, factories, ops
 from ..ops import sorting
+from ..ops.sorting import topk_indices
 from ..tensor import Tensor
-from .topk_order import topk_indices
 
 __all__ = ["BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured",
            "LnStructured", "PruningContainer", "RandomStructured", "RandomUnstructured",
@@ -39,7 +39,7 @@ __all__ = ["BasePruningMethod", "CustomFromMask", "Identity", "L1Unstructured",
 
 
 def _host(t):
-    return backend.to_numpy(t.detach().data)
+    return backend.to_numpy(t.detach()._array)
 
 
 def _index(indices, like):

@@ -15,7 +15,7 @@ from . import return_types
 from .base import check_not_bool, check_orderable, check_reducible, check_tensor, constant, \
     normalize_axis
 from .indexing import gather, pick_along
-from .introsort import introsort_order
+from .introsort import introsort_order, topk_order
 from .numpy_names import numpy_dim
 
 
@@ -69,16 +69,60 @@ def _check_k(fn, k, low, size, axis):
 def topk(input, k, dim=None, largest=True, sorted=True, *, axis=None):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
     along ``dim`` (-1 when None; ``axis``: NumPy's name for it), in sorted order
-    (``torch.topk``); the gradient goes to the picked ones."""
+    (``torch.topk``); the gradient goes to the picked ones.
+
+    Of equal values, the ones picked and their order are those of torch's CPU kernel (its
+    C++ selection's moves, replayed on the slices where a tie decides: ``_as_torch_topk``);
+    ``sorted=False`` gives the order its selection leaves, as torch's (sorted where
+    ``64 k <= n``, else ``std::nth_element``'s arrangement, replayed slice by slice)."""
     if dim is None or axis is not None:
         dim = numpy_dim("topk", dim, axis, default=-1)
     axis = normalize_axis("topk", dim, check_tensor("topk", input).ndim, single=True)
     k = _check_k("topk", k, 0, input.shape[axis] if input.ndim else 1, axis)
     check_not_bool("topk", input)
-    indices = argsort(input, dim, descending=bool(largest))
+    check_orderable("topk", input._array)
     if input.ndim:
-        indices = indices[(slice(None),) * axis + (slice(0, int(k)),)]
+        indices = constant(_as_torch_topk(input._array, axis, k, bool(largest), bool(sorted)))
+    else:                             # 0-d: its one element whatever k (0 or 1), as torch's
+        indices = constant(input.xp.zeros((), input.xp.int64))
     return return_types.topk(gather(input, dim, indices), indices)
+
+
+def topk_indices(values, k, largest):
+    """The int64 indices of the ``k`` entries torch's CPU ``topk`` picks from the 1-d array
+    ``values``, in its order (equal values chosen as torch's): ``topk(...).indices`` for
+    code that works on arrays (``nn.utils.prune``'s masks)."""
+    return _as_torch_topk(values.reshape(-1), 0, k, largest, True)
+
+
+def _as_torch_topk(data, axis, k, largest, sorted):
+    # the k + 1 best of each slice by a partition, sorted: the first k are torch's picks
+    # wherever these k + 1 values are distinct; elsewhere a tie decides which of equals come
+    # and in what order: replay torch's selection on those slices (ops/introsort.py)
+    xp, n = backend.array_module(data), data.shape[axis]
+    shape = data.shape[:axis] + data.shape[axis + 1:] + (k,)
+    if k == 0 or data.size == 0:
+        return xp.moveaxis(xp.zeros(shape, xp.int64), -1, axis)
+    rows = xp.moveaxis(sortable(data), axis, -1).reshape(-1, n)
+    m = min(k + 1, n)                              # NaN sorts last, as the largest value
+    if m < n:
+        part = xp.argpartition(rows, n - m if largest else m - 1, axis=-1)
+        head = part[:, n - m:] if largest else part[:, :m]
+    else:
+        head = xp.broadcast_to(xp.arange(n), rows.shape)
+    order = xp.argsort(xp.take_along_axis(rows, head, axis=-1), axis=-1)
+    head = xp.take_along_axis(head, order[:, ::-1] if largest else order, axis=-1)
+    values = xp.take_along_axis(rows, head, axis=-1)
+    same = values[:, 1:] == values[:, :-1]
+    if is_floating(values.dtype):
+        same |= xp.isnan(values[:, 1:]) & xp.isnan(values[:, :-1])
+    picks = head[:, :k].astype(xp.int64)
+    replay = same.any(axis=-1)
+    if not sorted and 1 < k and n < 64 * k:      # nth_element's arrangement, not sorted order
+        replay[:] = True                         # (partial_sort's, for 64 k <= n, is sorted)
+    for row in xp.nonzero(replay)[0].tolist():
+        picks[row] = xp.asarray(topk_order(rows[row].tolist(), k, largest, sorted))
+    return xp.moveaxis(picks.reshape(shape), -1, axis)
 
 
 def kthvalue(input, k, dim=-1, keepdim=False):

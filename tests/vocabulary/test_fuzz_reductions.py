@@ -5,8 +5,9 @@ bfloat16 NaN (silent); integer division and remainders of complex tensors (no ke
 ``clamp`` with no bound or a Tensor bound beside a number bound; ``bincount`` of an empty
 input with weights; bit shifts whose shapes do not broadcast; ``topk`` and ``kthvalue``
 given a ``k`` that is no int (a 0-d integer tensor is one); the degrees-of-freedom warning
-of ``var``, ``std``, ``var_mean`` and ``std_mean``; and ``mode``'s index among ties in
-slices of more than 16 elements or holding NaN (the order C++'s ``std::sort`` leaves)."""
+of ``var``, ``std``, ``var_mean`` and ``std_mean``; ``mode``'s index among ties in
+slices of more than 16 elements or holding NaN (the order C++'s ``std::sort`` leaves); and
+which of equal values ``topk`` picks, and in what order (its C++ selection's moves)."""
 
 import warnings
 
@@ -256,3 +257,32 @@ def test_introsort_order_is_a_permutation_that_sorts():
         order = introsort_order(values)
         assert sorted(order) == list(range(n))
         assert [values[i] for i in order] == sorted(values)
+
+
+def topk_inputs():
+    """Slices full of ties (a few distinct values, NaN, -0.0 beside 0.0) through both of
+    torch's paths: std::nth_element then std::sort (64 k > n), std::partial_sort (64 k <= n)."""
+    rng, cases = np.random.default_rng(11), []
+    for dtype in (np.float64, np.float32, np.float16, np.int64, np.int8):
+        for n in (1, 5, 17, 40, 130, 700):
+            x = rng.integers(-2, 3, (3, n)).astype(dtype)
+            if dtype in (np.float64, np.float32, np.float16):
+                x[rng.random(x.shape) < 0.1] = np.nan
+                x[x == 0] = rng.choice([0.0, -0.0], (x == 0).sum())
+            for k in sorted({0, 1, 2, max(1, n // 64), n // 3, n - 1, n} - {-1}):
+                cases.append((x, k))
+    return cases
+
+
+@pytest.mark.parametrize("x, k", topk_inputs(), ids=lambda v: f"{v.dtype}{v.shape}"
+                         if isinstance(v, np.ndarray) else f"k{v}")
+def test_topk_picks_and_orders_ties_as_torch(x, k):
+    for largest in (True, False):
+        for sorted_ in (True, False):
+            for dim in (-1, 0):
+                if k > x.shape[dim]:
+                    continue
+                ours = mg.topk(mg.tensor(x), k, dim, largest, sorted_)
+                theirs = torch.topk(torch.from_numpy(x), k, dim, largest, sorted_)
+                np.testing.assert_array_equal(ours.indices.numpy(), theirs.indices.numpy())
+                np.testing.assert_array_equal(ours.values.numpy(), theirs.values.numpy())
