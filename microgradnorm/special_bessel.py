@@ -367,7 +367,9 @@ def _public(name, array_function, doc):
         refused = _TORCH_NAMES.get(str(x.dtype))
         if refused is not None:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{refused}\'')
-        dtype = x.dtype if dtypes.is_floating(x.dtype) else float_input(x[:0]).dtype
+        # (an empty slice of the flattened input: a 0-d input has no [:0])
+        dtype = x.dtype if dtypes.is_floating(x.dtype) else \
+            float_input(x.reshape(-1)[:0]).dtype
         values = array_function(backend.to_numpy(x).astype(np.float64)).astype(dtype)
         return constant(backend.array_module(x).asarray(values))
     function.__name__ = function.__qualname__ = name

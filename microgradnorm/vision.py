@@ -129,7 +129,8 @@ def pad(input, pad, mode="constant", value=None):
         # torch's reflection and replication backward read the input (autograd/double.py)
         return out if mode == "circular" else gradient_reads(out, input)
     value = 0.0 if value is None else value
-    check_number("pad", "value", value)
+    if not isinstance(value, (bool, np.bool_)):     # torch's float argument takes a bool too
+        check_number("pad", "value", value)
     out = input
     for i in range(len(pad) // 2):
         axis, before, after = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]

@@ -409,7 +409,8 @@ def sum_to_size(input, *size):
     lead = input.ndim - len(size)
     axes = tuple(range(lead)) + tuple(lead + d for d, n in enumerate(size)
                                       if n == 1 and input.shape[lead + d] != 1)
-    out = reductions.sum(input, axes, keepdims=True) if axes else input
+    # torch sums whenever the size is (), a 0-d input too: a bool or int32 one gives int64
+    out = reductions.sum(input, axes, keepdims=True) if axes or not size else input
     return reshape(out, size)
 
 

@@ -37,6 +37,27 @@ def introsort_order(values):
     return [i for _, i in items]
 
 
+def sort_order(values, descending=False):
+    """The indices torch's CPU ``sort`` with ``stable=False`` leaves the 1-d list ``values``
+    in: ``std::sort`` with NaN above every number, equal values where its moves leave them
+    (in a stable order up to 16 values, where it is an insertion sort).
+
+    Example:
+        >>> sort_order([0.0] * 17)[:3]                              # torch's [8, 16, 15]
+    """
+    items = [(value, i) for i, value in enumerate(values)]
+    sort(items, 0, len(items), _nan_greater if descending else _nan_less)
+    return [i for _, i in items]
+
+
+def _nan_less(a, b):
+    return (a[0] == a[0] and b[0] != b[0]) or a[0] < b[0]
+
+
+def _nan_greater(a, b):
+    return (a[0] != a[0] and b[0] == b[0]) or a[0] > b[0]
+
+
 def topk_order(values, k, largest, sorted=True):
     """The indices torch's CPU ``topk`` returns for the 1-d list ``values``, in its order:
     the comparison puts NaN above every number (below, for ``largest=False``), and equal

@@ -75,10 +75,10 @@ def tensordot(a, b, dims=2):
     check_same_dtype("tensordot", a, b)
     a_dims, b_dims = _contracted("tensordot", a, b, dims)
     for i, j in zip(a_dims, b_dims):          # a dim of size 1 broadcasts: the other's sum
-        if b.shape[j] == 1:
-            a = a.sum(i, keepdim=True)
+        if b.shape[j] == 1:             # (in its own dtype: torch's int32 stays int32)
+            a = a.sum(i, keepdim=True, dtype=a.dtype)
         elif a.shape[i] == 1:
-            b = b.sum(j, keepdim=True)
+            b = b.sum(j, keepdim=True, dtype=b.dtype)
         elif a.shape[i] != b.shape[j]:
             raise RuntimeError(f"tensordot(): contracted dimensions need to match, but first "
                                f"has size {a.shape[i]} in dim {i} and second has size "

@@ -397,7 +397,8 @@ def _variance(fn, x, axis, unbiased, keepdims, correction, dim, keepdim):
     if x.dtype.kind == "c":                           # var(real) + var(imag), as torch's
         return _two_pass(fn, real(x), axis, keepdims, correction) + \
             _two_pass(fn, imag(x), axis, keepdims, correction)
-    return _two_pass(fn, x, axis, keepdims, correction)
+    wide = x.float() if is_half(x.dtype) else x        # torch's: in float32, rounded once
+    return _two_pass(fn, wide, axis, keepdims, correction).to(x.dtype)
 
 
 def _two_pass(fn, x, axis, keepdims, correction):

@@ -15,7 +15,7 @@ from . import return_types
 from .base import check_not_bool, check_orderable, check_reducible, check_tensor, constant, \
     normalize_axis
 from .indexing import gather, pick_along
-from .introsort import introsort_order, topk_order
+from .introsort import introsort_order, sort_order, topk_order
 from .numpy_names import numpy_dim
 
 
@@ -27,7 +27,10 @@ class SelectionRangeError(RuntimeError, ValueError):
 def argsort(input, dim=None, descending=False, stable=False, *, axis=None):
     """The int64 indices that sort x along ``dim`` (-1 when None; ``axis``: NumPy's name for
     it, as torch's) (``torch.argsort``), a constant; equal values keep their order
-    (``stable`` is always true here), NaN counts as the largest."""
+    (``stable=True``), NaN counts as the largest. With ``stable=False`` the equal values of a
+    dim longer than 16 fall where torch's CPU kernel (``std::sort``) leaves them, for inputs
+    of up to 32767 elements (the moves are replayed in Python); a larger one keeps them in
+    order (as torch's radix sort of a 1-d integer input of that size does)."""
     if dim is None or axis is not None:
         dim = numpy_dim("argsort", dim, axis, default=-1)
     check_orderable("sort", check_tensor("argsort", input)._array)
@@ -41,7 +44,30 @@ def argsort(input, dim=None, descending=False, stable=False, *, axis=None):
         order = last - xp.flip(xp.argsort(xp.flip(data, axis), axis, kind="stable"), axis)
     else:
         order = xp.argsort(data, axis, kind="stable")
+    if not stable and 16 < data.shape[axis] and data.size < _REPLAY_LIMIT:
+        order = _unstable_order(xp, data, order, axis, descending)
     return constant(order.reshape(input.shape).astype(xp.int64))
+
+
+_REPLAY_LIMIT = 32768   # the replay runs in Python (torch's radix sort of 1-d ints starts here)
+
+
+def _unstable_order(xp, data, order, axis, descending):
+    # torch's std::sort moves equal values (insertion sort below 17 keeps them in order):
+    # replay its moves on each slice that holds a tie, NaNs being equal to each other there
+    ordered = xp.moveaxis(xp.take_along_axis(data, order, axis), axis, -1)
+    same = ordered[..., 1:] == ordered[..., :-1]
+    if is_floating(ordered.dtype):
+        same |= xp.isnan(ordered[..., 1:]) & xp.isnan(ordered[..., :-1])
+    tied = same.reshape(-1, same.shape[-1]).any(axis=-1)
+    if not tied.any():
+        return order
+    rows = xp.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    out = xp.moveaxis(order, axis, -1).reshape(rows.shape).copy()
+    for row in xp.nonzero(tied)[0].tolist():
+        out[row] = xp.asarray(sort_order(rows[row].tolist(), descending))
+    shape = tuple(n for d, n in enumerate(data.shape) if d != axis) + (data.shape[axis],)
+    return xp.moveaxis(out.reshape(shape), -1, axis)
 
 
 def sort(input, dim=None, descending=False, stable=False, *, axis=None):

@@ -21,6 +21,8 @@ import microgradnorm as mg
 TOLERANCES = {torch.float64: (1e-7, 1e-9), torch.float32: (1e-4, 1e-5),
               torch.float16: (1e-2, 1e-3), torch.bfloat16: (3e-2, 1e-2),
               torch.complex128: (1e-7, 1e-9), torch.complex64: (1e-4, 1e-5)}
+# torch.testing.assert_close's defaults, which torch's own OpInfo tests of the half dtypes use
+TORCH_TOLERANCES = {**TOLERANCES, torch.float16: (1e-3, 1e-5), torch.bfloat16: (1.6e-2, 1e-5)}
 
 
 class Unresolved(Exception):
@@ -105,7 +107,7 @@ def _numpy(t):
     return np.asarray(t.float() if str(t.dtype) == "bfloat16" else t)
 
 
-def compare(ours, theirs, dtype, where="output"):
+def compare(ours, theirs, dtype, where="output", tolerances=TOLERANCES):
     """Raise AssertionError where ``ours`` differs from torch's ``theirs``."""
     if isinstance(theirs, torch.Tensor):
         assert isinstance(ours, mg.Tensor), f"{where}: {type(ours).__name__}, not a Tensor"
@@ -113,7 +115,7 @@ def compare(ours, theirs, dtype, where="output"):
             f"{where}: shape {tuple(ours.shape)} vs {tuple(theirs.shape)}"
         assert str(ours.dtype) == str(theirs.dtype).split(".")[-1], \
             f"{where}: dtype {ours.dtype} vs {theirs.dtype}"
-        rtol, atol = TOLERANCES.get(theirs.dtype, (0, 0))
+        rtol, atol = tolerances.get(theirs.dtype, (0, 0))
         a, b = _numpy(ours), _numpy(theirs)
         if a.dtype.kind in "fc":
             np.testing.assert_allclose(a, b, rtol, atol, equal_nan=True, err_msg=where)
@@ -123,7 +125,7 @@ def compare(ours, theirs, dtype, where="output"):
         assert isinstance(ours, (tuple, list)), f"{where}: {type(ours).__name__}, not a tuple"
         assert len(ours) == len(theirs), f"{where}: {len(ours)} outputs vs {len(theirs)}"
         for i, (a, b) in enumerate(zip(ours, theirs)):
-            compare(a, b, dtype, f"{where}[{i}]")
+            compare(a, b, dtype, f"{where}[{i}]", tolerances)
     elif isinstance(theirs, float):
         np.testing.assert_allclose(float(ours), theirs, *TOLERANCES[torch.float64],
                                    err_msg=where)
@@ -165,7 +167,7 @@ def _shapes(value):
     return type(value).__name__
 
 
-def run_sample(function, op, sample, dtype):
+def run_sample(function, op, sample, dtype, tolerances=TOLERANCES):
     """Compare one sample: forward, then (float64) the gradients of its leaves."""
     # a view made under no_grad of a leaf: torch's autograd sends it nothing, a leaf here
     sample = sample.transform(lambda t: t.detach().requires_grad_() if isinstance(
@@ -179,7 +181,7 @@ def run_sample(function, op, sample, dtype):
     if op.name in RANDOM:
         assert _shapes(got) == _shapes(expected), (_shapes(got), _shapes(expected))
         return
-    compare(got, expected, dtype)
+    compare(got, expected, dtype, tolerances=tolerances)
     if dtype != torch.float64:
         return
     outs = _differentiable(expected)
@@ -218,9 +220,10 @@ def describe(sample):
            f"kwargs={ {k: short(v) for k, v in sample.kwargs.items()} }"
 
 
-def run_op(op, dtype=torch.float64, max_samples=40):
-    """``(ran, failures)``: how many samples ran and 'sample i ...: error' for the others.
-    Raises Unresolved when the op has no counterpart here."""
+def run_op(op, dtype=torch.float64, max_samples=40, tolerances=TOLERANCES, max_numel=None):
+    """``(ran, failures)``: how many samples ran and 'sample i ...: error' for the others
+    (the values within ``tolerances``, by dtype; a sample holding a tensor of more than
+    ``max_numel`` elements left out). Raises Unresolved when the op has no counterpart here."""
     function = resolve(op)
     ran, failures = 0, []
     requires_grad = dtype == torch.float64 and op.supports_autograd
@@ -231,6 +234,10 @@ def run_op(op, dtype=torch.float64, max_samples=40):
         samples = list(itertools.islice(
             op.reference_inputs("cpu", dtype, requires_grad=False), max_samples))
     for i, sample in enumerate(samples):
+        if max_numel is not None and any(
+                t.numel() > max_numel for t in tensors_of((sample.input, sample.args,
+                                                            sample.kwargs))):
+            continue
         if any(t._base is not None for t in tensors_of((sample.input, sample.args,
                                                           sample.kwargs))):
             # a view as a leaf, which torch's autograd gives no gradient: a leaf of its own
@@ -242,7 +249,7 @@ def run_op(op, dtype=torch.float64, max_samples=40):
             continue
         ran += 1
         try:
-            run_sample(function, op, sample, dtype)
+            run_sample(function, op, sample, dtype, tolerances)
         except Exception as error:
             message = str(error).strip().split("\n")
             failures.append(f"sample {i} {describe(sample)}: {type(error).__name__}: "
