@@ -195,12 +195,19 @@ def check_positive_ints(where, **values):
             raise ValueError(f"{where}: {name} must be a positive int, got {value!r}")
 
 
-def check_nonnegative_ints(where, **values):
+def check_nonnegative_ints(where, leading=None, **values):
     """Raise unless every value is an int (TypeError) >= 0, naming it: a size that may be 0,
     as a Linear layer's features or a Conv's channels in torch, which builds the empty
     weight. A negative one raises ``ArgumentError``: torch's RuntimeError (its allocation
-    refuses the size), a ValueError too."""
+    refuses the size), a ValueError too.
+
+    ``leading`` (names, for a module that builds its parameters from the values) takes a
+    Python bool as the int it is, as torch's modules do (``nn.Linear(True, 3)``), except for
+    the names it lists, the first dim of a parameter's shape, where torch's factory refuses
+    a bool (a TypeError); None refuses bools everywhere."""
     for name, value in values.items():
+        if leading is not None and value.__class__ is bool and name not in leading:
+            continue
         check_number(where, name, value, integer=True)
         if value < 0:
             raise ArgumentError(f"{where}: {name} must be a non-negative int, got {value!r}")

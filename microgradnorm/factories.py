@@ -598,7 +598,8 @@ def as_tensor(data, dtype=None, device=None):
     """``data`` as a tensor, sharing its memory where it can (``torch.as_tensor``): a Tensor
     of that dtype and device is returned itself (else ``data.to(device, dtype)``, in the
     graph); a NumPy (CuPy) array of that dtype on that device is wrapped, not copied; other
-    data (numbers, lists) is copied as ``mg.tensor`` does.
+    data (numbers, lists) is copied as ``mg.tensor`` does. A NumPy array with a negative
+    stride (``a[::-1]``) raises torch's ValueError.
 
     Example:
         >>> a = np.zeros(3); t = mg.as_tensor(a); a[0] = 1    # t[0] is 1 too
@@ -606,6 +607,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) or backend.is_cupy_array(data):
+        backend.refuse_negative_strides("as_tensor", data)      # torch's, as from_numpy's
         dtype = data.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = backend.device_of(data) if device is None else backend.check_device(device)
         if dtype == data.dtype and device == backend.device_of(data):
@@ -625,11 +627,7 @@ def from_numpy(array):
     stride (``a[::-1]``: copy it first)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    if any(stride < 0 for stride in array.strides):     # a reversed view: torch's refusal
-        raise ValueError(
-            f"from_numpy: the array's strides {array.strides} hold a negative one (a reversed "
-            "view such as a[::-1]), and tensors with negative strides are not supported; pass "
-            "a copy (array.copy())")
+    backend.refuse_negative_strides("from_numpy", array)   # a reversed view: torch's
     return Tensor._leaf("from_numpy", array, False)
 
 

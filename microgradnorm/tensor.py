@@ -591,6 +591,7 @@ def _can_cast(source, target):
 def tensor(data, requires_grad=False, dtype=None, device=None):
     """Create a Tensor of ``data`` in its own dtype (``torch.tensor``: ``tensor(3)`` is an
     int64 0-d tensor, where ``Tensor(3)`` has 3 elements); the arguments as ``Tensor``'s."""
+    backend.refuse_negative_strides("tensor", data)     # a reversed NumPy view: torch's
     return Tensor(data, _AS_DATA, requires_grad=requires_grad, dtype=dtype, device=device)
 
 

@@ -21,7 +21,8 @@ from .grad_mode import _GradMode, _state
 
 __all__ = ["DetachedVersions", "InferenceVersions", "converted_counter", "detached_counter",
            "inference_mode", "is_inference", "new_counter",
-           "refuse_requires_grad", "refuse_saved", "refuse_version", "refuse_write"]
+           "refuse_requires_grad", "refuse_saved", "refuse_version", "refuse_view_write",
+           "refuse_write"]
 
 # inference_mode blocks open in any thread: while none is, a new tensor reads this one list
 # (cheaper than the thread's state) to know it is no inference tensor
@@ -74,10 +75,22 @@ def refuse_write(tensor):
     """torch's RuntimeError for an in-place write into an inference tensor outside
     ``inference_mode`` (``inference_mode(False)`` included); nothing otherwise."""
     if tensor._version_box.__class__ is InferenceVersions and not _state.inference:
-        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
-                           "allowed. You can make a clone to get a normal tensor before doing "
-                           "inplace update (a tensor made inside mg.inference_mode() takes "
-                           "in-place writes only inside it).")
+        raise RuntimeError(_WRITE_REFUSED)
+
+
+_WRITE_REFUSED = ("Inplace update to inference tensor outside InferenceMode is not allowed. "
+                  "You can make a clone to get a normal tensor before doing inplace update (a "
+                  "tensor made inside mg.inference_mode() takes in-place writes only inside "
+                  "it).")
+
+
+def refuse_view_write(tensor):
+    """torch's RuntimeError for ``x[i] = v`` outside ``inference_mode`` where x is an
+    inference tensor that takes writes (a ``detach()`` taken outside the mode) and torch
+    writes through a view of it (an int, a slice, None or a bool in the index): the view is
+    one that refuses them. ``x[...] = v`` and ``x[ids] = v`` write into x itself."""
+    if tensor._version_box.__class__ is DetachedVersions and not _state.inference:
+        raise RuntimeError(_WRITE_REFUSED)
 
 
 def refuse_requires_grad(tensor):

@@ -459,15 +459,15 @@ class Bilinear(Module):
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        _check_sizes("Bilinear", in1_features=in1_features, in2_features=in2_features,
-                     out_features=out_features)
+        _check_sizes("Bilinear", ("out_features",), in1_features=in1_features,
+                     in2_features=in2_features, out_features=out_features)   # bools: torch's
         if in1_features == 0:       # torch's own check: its bound 1/√in1_features
             raise ValueError("Bilinear: in1_features must be > 0, got 0")
         self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
         dtype = _dtype(dtype)
-        self.weight = Parameter(np.zeros((out_features, in1_features, in2_features), dtype),
-                                device=device)
+        self.weight = Parameter(np.zeros((out_features, int(in1_features),
+                                          int(in2_features)), dtype), device=device)
         self.register_parameter("bias", Parameter(np.zeros(out_features, dtype), device=device)
                                 if bias else None)               # None too, as torch's
         self.reset_parameters()
@@ -510,7 +510,7 @@ class LazyLinear(LazyModuleMixin, Linear):
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         Module.__init__(self)
         # a negative size fails here, where torch fails at the first call (docs/pytorch.md)
-        _check_sizes("LazyLinear", out_features=out_features)
+        _check_sizes("LazyLinear", (), out_features=out_features)   # bool: at the call
         self.in_features, self.out_features = 0, out_features
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)

@@ -24,10 +24,12 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        check_nonnegative_ints("Linear", in_features=in_features, out_features=out_features)
+        check_nonnegative_ints("Linear", ("out_features",), in_features=in_features,
+                               out_features=out_features)      # Linear(True, 3): torch's
         self.in_features, self.out_features = in_features, out_features
         dtype = _dtype(dtype)
-        self.weight = Parameter(np.zeros((out_features, in_features), dtype), device=device)
+        self.weight = Parameter(np.zeros((out_features, int(in_features)), dtype),
+                                device=device)
         self.register_parameter(   # None registered too, as torch's (a Tensor refused there)
             "bias", Parameter(np.zeros(out_features, dtype), device=device) if bias else None)
         self.reset_parameters()
@@ -86,8 +88,8 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        check_nonnegative_ints("Embedding", num_embeddings=num_embeddings,
-                               embedding_dim=embedding_dim)
+        check_nonnegative_ints("Embedding", ("num_embeddings",), num_embeddings=num_embeddings,
+                               embedding_dim=embedding_dim)    # a bool dim: torch's
         if max_norm is not None:
             check_number("Embedding", "max_norm", max_norm)
         check_number("Embedding", "norm_type", norm_type)
@@ -96,8 +98,8 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, norm_type
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         if _weight is None:
-            self.weight = Parameter(np.zeros((num_embeddings, embedding_dim), _dtype(dtype)),
-                                    device=device)
+            self.weight = Parameter(np.zeros((num_embeddings, int(embedding_dim)),
+                                             _dtype(dtype)), device=device)
             self.reset_parameters()
             return
         if tuple(_weight.shape) != (num_embeddings, embedding_dim):
@@ -190,8 +192,8 @@ class EmbeddingBag(Module):
         self.scale_grad_by_freq, self.sparse = scale_grad_by_freq, sparse
         self.mode, self.include_last_offset = mode, include_last_offset
         if _weight is None:
-            self.weight = Parameter(np.zeros((num_embeddings, embedding_dim), _dtype(dtype)),
-                                    device=device)
+            self.weight = Parameter(np.zeros((num_embeddings, int(embedding_dim)),
+                                             _dtype(dtype)), device=device)
             self.reset_parameters()
         elif tuple(_weight.shape) != (num_embeddings, embedding_dim):
             raise F.AssertionValueError(f"{name}: Shape of weight does not match "

@@ -5,7 +5,7 @@ Tensor that assigning registers as a buffer (torch's ``nn.parameter``); here, be
 import numpy as np
 
 from .. import backend, dtypes
-from ..autograd.inference import refuse_requires_grad
+from ..autograd.inference import new_counter, refuse_requires_grad
 from ..tensor import Tensor
 
 
@@ -62,9 +62,11 @@ class Parameter(Tensor):
             return memo[id(self)]
         grad, self._grad = self._grad, None
         try:
-            return super().__deepcopy__(memo)
+            copied = super().__deepcopy__(memo)
         finally:
             self._grad = grad
+        copied._version_box = new_counter()     # torch's: a clone's, at version 0
+        return copied
 
 
 class _BufferMeta(type):

@@ -49,7 +49,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     Args:
         obj: a Tensor (itself when dtype and device match and ``copy`` is not True; else
             ``to``/``clone``, in the graph), a NumPy (CuPy) array (wrapped, not copied,
-            when it matches), or numbers and nested lists (a new tensor, torch's dtypes).
+            when it matches; one with a negative stride is torch's ValueError), or numbers
+            and nested lists (a new tensor, torch's dtypes).
         dtype, device: of the result; None keeps obj's (the default dtype for floats in
             lists).
         copy: True always copies; False never does (a ValueError where it must); None
@@ -75,6 +76,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
             out.requires_grad_(requires_grad)
         return out
     if isinstance(obj, np.ndarray) or backend.is_cupy_array(obj):
+        backend.refuse_negative_strides("asarray", obj)        # torch's, whatever copy=
         same = (dtype is None or dtype == obj.dtype) and device in (None,
                                                                    backend.device_of(obj))
         if copy is False and not same:

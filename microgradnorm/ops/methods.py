@@ -17,6 +17,7 @@ from .. import backend, dtypes
 from ..dtypes import is_floating
 from ..autograd import is_grad_enabled
 from ..autograd.function import _next_seq
+from ..autograd.inference import refuse_view_write
 from ..tensor import (BroadcastError, Size, Tensor, _snapshot, check_inplace_result,
                       check_no_partial_overlap, to_arguments)
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
@@ -532,6 +533,8 @@ class _Methods:
     def __setitem__(self, index, value):
         # x[::-1] = v: torch's ValueError; x[uint8 mask] = 5: its error (as masked_fill_)
         index, split = indexing.parsed(index, value)
+        if self._version_box.__class__ is not list and indexing.views_first(index):
+            refuse_view_write(self)        # an inference tensor's view: torch's refusal
         if self._requires_grad and self.grad_fn is None and is_grad_enabled() \
                 and indexing.views_first(index):
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in "

@@ -44,7 +44,8 @@ def _copied_array(array, memo):
 def __deepcopy__(self, memo):
     """``copy.deepcopy(t)``: a leaf with its own memory (views of one memory deep-copied
     together still share theirs), ``requires_grad``, a deep copy of ``.grad`` and of the
-    other attributes, no hooks; torch's RuntimeError for a tensor an op made."""
+    other attributes, no hooks, ``_version`` 1 (a Parameter's: 0), as torch's; torch's
+    RuntimeError for a tensor an op made."""
     if self.grad_fn is not None:
         raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
                            "support the deepcopy protocol at the moment")
@@ -59,6 +60,7 @@ def __deepcopy__(self, memo):
     new._grad = copy.deepcopy(self._grad, memo)
     new._requires_grad, new.grad_fn, new._output_index = self._requires_grad, None, 0
     new._version_box, new._retains_grad = new_counter(), False     # (inference_mode's)
+    new._bump_version()         # torch's copy is an empty tensor that a set_ fills: version 1
     return new
 
 

@@ -20,6 +20,8 @@ import numpy as np
 
 from .. import backend
 from .. import tensor as _tensor
+from ..autograd import is_grad_enabled
+from ..autograd.function import Function
 from ..autograd.inference import refuse_write
 from . import arrange
 from .base import row_major_strides, sizes_of
@@ -414,38 +416,68 @@ def resize_as_(input, the_template, memory_format=None):
 def set_(x, source=None, storage_offset=0, size=None, stride=None):
     """Make x, in place, a view of other memory (``torch.Tensor.set_``): ``set_()`` empty,
     in memory of its own; ``set_(t)`` t's memory, offset, shape and strides (t of x's dtype);
+    ``set_(t, storage_offset, size, stride=None)`` t's storage from t's own offset plus
+    ``storage_offset``, as a storage (no graph from t);
     ``set_(storage, storage_offset=0, size=None, stride=None)`` the storage's elements from
     ``storage_offset`` in ``size`` (all of them, 1-D, by default) and ``stride`` (row-major
     by default), an UntypedStorage read as x's dtype. x shares the memory, not the version
     counter, and is no view in the graph: a write through it changes what the source
-    reads. Refused on a tensor that requires grad, and past the storage's end (torch grows
-    the storage there: NumPy cannot grow memory that others view).
+    reads. While grad is enabled, x then requires grad where the source Tensor does or x
+    did, as torch's: a non-leaf whose backward raises (torch defines no derivative for
+    ``set_``). Refused on a leaf that requires grad while grad is enabled, and past the
+    storage's end (torch grows the storage there: NumPy cannot grow memory that others view).
 
     Example:
         >>> base = mg.arange(10.0)
         >>> mg.tensor([]).set_(base.untyped_storage(), 2, (2, 2), (3, 1))   # [[2, 3], [5, 6]]
     """
-    if x.requires_grad:
+    grad = is_grad_enabled()
+    if x._requires_grad and x.grad_fn is None and grad:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation." if x.grad_fn is None else
-                           "set_: refused on a tensor that requires grad (it has a graph)")
+                           "operation.")
     if source is None:
         array = x.xp.zeros((0,), x.dtype)
     elif isinstance(source, _tensor.Tensor):
         if source.dtype != x.dtype:
             raise RuntimeError(f"Could not set tensor of type {x.dtype} to a tensor of type "
                                f"{source.dtype}")
-        array = source._array.view()            # its memory, offset, shape and strides
+        if size is None:
+            if storage_offset != 0:
+                raise TypeError("set_(): a Tensor source takes a storage_offset only with "
+                                "a size (source, storage_offset, size, stride=None)")
+            array = source._array.view()        # its memory, offset, shape and strides
+        else:     # torch's: the source's storage from its own offset on, and no graph
+            array = _view_of_storage(x, source.untyped_storage(),
+                                     source.storage_offset() + storage_offset, size, stride)
+            source = None
     elif isinstance(source, (UntypedStorage, TypedStorage)):
         array = _view_of_storage(x, source, storage_offset, size, stride)
     else:
         raise TypeError(f"set_(): source must be a Tensor or a storage, got "
                         f"{type(source).__name__}")
     refuse_write(x)                         # an inference tensor outside its mode: unchanged
+    inputs = [t for t in (x, source) if isinstance(t, _tensor.Tensor) and t._requires_grad]
+    if grad and inputs:                     # torch's node without a derivative
+        node = Set_.apply(*[_tensor._snapshot(t, [0]) if t is x else t for t in inputs],
+                          value=array)
+        x.grad_fn, x._output_index, x._requires_grad = node.grad_fn, node._output_index, True
     x._array = array
     x._base = x._view_version = None
     x._bump_version()
     return x
+
+
+class Set_(Function):
+    """The node of ``set_`` on a tensor that requires grad, or from one: torch records one
+    whose backward raises, having no derivative for it."""
+
+    @staticmethod
+    def forward(ctx, *arrays, value):
+        return value                        # x's new memory: the node's output is x
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for set_ is not implemented")
 
 
 def _storage_bytes(fn, x, storage):
