@@ -1,4 +1,7 @@
-"""Comparisons against torch that the vocabulary tests share."""
+"""Comparisons against torch that the vocabulary and program tests share."""
+
+import math
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -125,3 +128,36 @@ def same_call(call, *args, ulps, rtol=None):
         got, expected = got.float(), expected.float()
     tolerance = ulps.get(dtype, 0) if rtol is None else rtol
     np.testing.assert_allclose(got.numpy(), expected.numpy(), atol=0, rtol=tolerance)
+
+
+@contextmanager
+def default_dtype(name):
+    """Both libraries' default dtype set to ``name`` for the block."""
+    previous = torch.get_default_dtype(), mg.get_default_dtype()
+    torch.set_default_dtype(getattr(torch, name))
+    mg.set_default_dtype(getattr(mg, name))
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(previous[0])
+        mg.set_default_dtype(previous[1])
+
+
+def leaves(printed):
+    """The numbers, strings and flags a program printed, nested lists flattened."""
+    if isinstance(printed, (list, tuple)):
+        return [leaf for item in printed for leaf in leaves(item)]
+    return [printed]
+
+
+def assert_same_output(got, expected, rtol, atol):
+    """A program's printed output against torch's: the same leaves, each of the same type,
+    floats within ``rtol``/``atol``, the rest equal."""
+    got, expected = leaves(got), leaves(expected)
+    assert len(got) == len(expected), (len(got), len(expected))
+    for i, (ours, theirs) in enumerate(zip(got, expected)):
+        assert type(ours) is type(theirs), (i, ours, theirs)
+        if isinstance(theirs, float):
+            assert math.isclose(ours, theirs, rel_tol=rtol, abs_tol=atol), (i, ours, theirs)
+        else:
+            assert ours == theirs, (i, ours, theirs)

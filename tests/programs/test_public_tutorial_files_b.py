@@ -5,9 +5,7 @@ language model. Each program (``tutorial_programs_func_seq.py``, ``tutorial_prog
 runs under PyTorch and here from one seed (the generators agree bit for bit) and what it prints
 must agree: rtol 1e-9 in float64, float32 rounding in float32."""
 
-import math
 import warnings
-from contextlib import contextmanager
 
 import pytest
 
@@ -20,6 +18,7 @@ from tutorial_programs_func_seq import (ensembling_with_dropout,  # noqa: E402
                                         seq2seq_attention)
 from tutorial_programs_text import (char_rnn_classification, char_rnn_generation,  # noqa: E402
                                     text_classification, transformer_language_model)
+from torch_compare import assert_same_output, default_dtype, leaves  # noqa: E402
 
 LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
              "microgradnorm": (mg, mg.nn, mg.nn.functional)}
@@ -40,18 +39,6 @@ TOLERANCES = {"float64": {"rtol": 1e-9, "atol": 1e-12},
               "float32": {"rtol": 2e-5, "atol": 2e-5}}
 
 
-@contextmanager
-def default_dtype(name):
-    """Both libraries' default dtype set to ``name`` for the block."""
-    previous = torch.get_default_dtype(), mg.get_default_dtype()
-    torch.set_default_dtype(getattr(torch, name))
-    mg.set_default_dtype(getattr(mg, name))
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(previous[0])
-        mg.set_default_dtype(previous[1])
-
 
 # The ensembles' skeletons go to the meta device under torch, as the tutorial moves them; no
 # tensor here exists without its data (docs/pytorch.md), so here the skeleton stays on the CPU:
@@ -67,24 +54,6 @@ def run(name, library, dtype):
         warnings.filterwarnings("ignore", message=".*torch.jit.script.*",
                                 category=DeprecationWarning)
         return PROGRAMS[name](*LIBRARIES[library], **kwargs)
-
-
-def leaves(printed):
-    """The numbers, strings and flags a program printed, nested lists flattened."""
-    if isinstance(printed, (list, tuple)):
-        return [leaf for item in printed for leaf in leaves(item)]
-    return [printed]
-
-
-def assert_same_output(got, expected, rtol, atol):
-    got, expected = leaves(got), leaves(expected)
-    assert len(got) == len(expected), (len(got), len(expected))
-    for i, (ours, theirs) in enumerate(zip(got, expected)):
-        assert type(ours) is type(theirs), (i, ours, theirs)
-        if isinstance(theirs, float):
-            assert math.isclose(ours, theirs, rel_tol=rtol, abs_tol=atol), (i, ours, theirs)
-        else:
-            assert ours == theirs, (i, ours, theirs)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])

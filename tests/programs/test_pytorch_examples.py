@@ -6,9 +6,7 @@ must agree to rounding: rtol 1e-9 in float64, float32 rounding in float32. The p
 beside this file, by family: ``pytorch_examples_vision.py``, ``pytorch_examples_sequences.py``
 and ``pytorch_examples_tutorials.py``."""
 
-import math
 import warnings
-from contextlib import contextmanager
 
 import pytest
 import torch
@@ -19,6 +17,7 @@ from pytorch_examples_tutorials import (blitz_networks, blitz_tensors_and_autogr
                                         polynomial_nn, transfer_learning)
 from pytorch_examples_vision import (dcgan, fast_neural_style, mnist_cnn, mnist_hogwild,
                                      siamese_network, super_resolution, vae)
+from torch_compare import assert_same_output, default_dtype, leaves
 
 import microgradnorm as mg
 
@@ -73,18 +72,6 @@ TOLERANCES = {"float64": {"rtol": 1e-9, "atol": 1e-12},
               "float32 buffer": {"rtol": 1e-7, "atol": 1e-9}}
 
 
-@contextmanager
-def default_dtype(name):
-    """Both libraries' default dtype set to ``name`` for the block."""
-    previous = torch.get_default_dtype(), mg.get_default_dtype()
-    torch.set_default_dtype(getattr(torch, name))
-    mg.set_default_dtype(getattr(mg, name))
-    try:
-        yield
-    finally:
-        torch.set_default_dtype(previous[0])
-        mg.set_default_dtype(previous[1])
-
 
 def run(name, library):
     program, dtype, _ = PROGRAMS[name]
@@ -93,24 +80,6 @@ def run(name, library):
         # default) are not the program's output
         warnings.filterwarnings("ignore", message=".*nested.*", category=UserWarning)
         return program(*LIBRARIES[library])
-
-
-def leaves(printed):
-    """The numbers, strings and flags a program printed, nested lists flattened."""
-    if isinstance(printed, (list, tuple)):
-        return [leaf for item in printed for leaf in leaves(item)]
-    return [printed]
-
-
-def assert_same_output(got, expected, rtol, atol):
-    got, expected = leaves(got), leaves(expected)
-    assert len(got) == len(expected)
-    for i, (ours, theirs) in enumerate(zip(got, expected)):
-        assert type(ours) is type(theirs), (i, ours, theirs)
-        if isinstance(theirs, float):
-            assert math.isclose(ours, theirs, rel_tol=rtol, abs_tol=atol), (i, ours, theirs)
-        else:
-            assert ours == theirs, (i, ours, theirs)
 
 
 @pytest.mark.parametrize("name", PROGRAMS)
