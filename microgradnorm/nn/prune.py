@@ -368,11 +368,7 @@ class RandomStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t, default_mask):
-        _check_structured(t)
-        _check_dim(t, self.dim)
-        size = t.shape[self.dim]
-        count = _count(self.amount, size)
-        _check_fits(count, size)
+        size, count = _structured_count(t, self.amount, self.dim)
         if count == 0:
             return default_mask
         draws = factories.rand(size)
@@ -409,11 +405,7 @@ class LnStructured(BasePruningMethod):
         self.dim = dim
 
     def compute_mask(self, t, default_mask):
-        _check_structured(t)
-        _check_dim(t, self.dim)
-        size = t.shape[self.dim]
-        count = _count(self.amount, size)
-        _check_fits(count, size)
+        size, count = _structured_count(t, self.amount, self.dim)
         if self.dim < -t.dim():
             raise IndexError(f"Invalid index {self.dim} for tensor of size {tuple(t.shape)}")
         dim = self.dim % t.dim()
@@ -608,6 +600,17 @@ def _check_amount(amount):
     if (integral and amount < 0) or (not integral and not 0.0 <= float(amount) <= 1.0):
         raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or "
                          "a non-negative integer")
+
+
+def _structured_count(t, amount, dim):
+    """A structured method's checks of ``t`` and ``dim``, then (the channels along ``dim``,
+    how many of them ``amount`` prunes)."""
+    _check_structured(t)
+    _check_dim(t, dim)
+    size = t.shape[dim]
+    count = _count(amount, size)
+    _check_fits(count, size)
+    return size, count
 
 
 def _check_fits(amount, size):
