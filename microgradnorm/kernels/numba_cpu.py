@@ -508,6 +508,10 @@ def _group_norm_blocks_backward(dy, x, mean, rstd, weight, training, dx, dweight
             for k in range(channels):
                 w = weight[g, k]
                 x_row, dy_row, dx_row = x[i, g, k], dy[i, g, k], dx[i, g, k]
+                if not training:        # x̂ left out: a NaN in x is no NaN in dx, as torch's
+                    for j in range(positions):
+                        dx_row[j] = r * (dy_row[j] * w)
+                    continue
                 for j in range(positions):
                     xhat = (x_row[j] - m) * r
                     dx_row[j] = r * (dy_row[j] * w - mean_g - xhat * mean_g_xhat)

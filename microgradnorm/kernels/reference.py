@@ -271,12 +271,11 @@ def update_running_stats(running_mean, running_var, mean, var, count, momentum):
     """PyTorch's update, in place: running = (1 - momentum)·running + momentum·batch, with
     the unbiased variance var·n/(n-1) for running_var (the biased one normalizes)."""
     unbiased = var * (count / (count - 1))
-    if running_mean is not None:
-        running_mean *= 1 - momentum
-        running_mean += momentum * mean.astype(running_mean.dtype, copy=False)
-    if running_var is not None:
-        running_var *= 1 - momentum
-        running_var += momentum * unbiased.astype(running_var.dtype, copy=False)
+    for running, batch in ((running_mean, mean), (running_var, unbiased)):
+        if running is not None:     # half precision blended in float32, rounded once
+            acc = accumulation_dtype(running.dtype)
+            running[...] = (running.astype(acc) * (1 - momentum)
+                            + momentum * batch.astype(acc, copy=False))
 
 
 # ----- DyT, Dynamic Tanh (derivations §12) ---------------------------------------------------

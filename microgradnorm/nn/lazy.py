@@ -93,6 +93,20 @@ class LazyModuleMixin:
         return any(isinstance(t, _Uninitialized)
                    for t in (*self._parameters.values(), *self._buffers.values()))
 
+    def _apply(self, fn, recurse=True):
+        """``Module._apply``, with each buffer still waiting for its shape waiting after it
+        too (as torch's ``UninitializedBuffer`` stays one through ``.to()``/``.double()``):
+        ``fn`` gives a plain Tensor of the new dtype and device, which takes the waiting
+        class back, so the first call still gives its shape."""
+        waiting = {name: type(buffer) for name, buffer in self._buffers.items()
+                   if isinstance(buffer, _Uninitialized)}
+        super()._apply(fn, recurse)
+        for name, cls in waiting.items():
+            buffer = self._buffers.get(name)
+            if buffer is not None and not isinstance(buffer, _Uninitialized):
+                buffer.__class__ = cls
+        return self
+
     def _load_from_state_dict(self, state_dict, prefix, *args):
         materialize_from_state(self, state_dict, prefix)
         super()._load_from_state_dict(state_dict, prefix, *args)

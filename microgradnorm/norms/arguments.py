@@ -6,6 +6,7 @@ the checks every twin makes (a floating-point tensor, ``impl``) come from
 and got."""
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -19,7 +20,8 @@ from ..ops.base import ShapeError
 from ..tensor import Tensor, is_floating
 
 __all__ = ["IMPLS", "BatchNormRankError", "ChannelNormError", "GroupCountError",
-           "MixedDtypeError", "NormalizedShapeError", "check_eps", "check_impl", "check_like",
+           "MixedDtypeError", "NormalizedShapeError", "NormalizedShapeTypeError",
+           "check_eps", "check_impl", "check_like",
            "check_momentum", "check_param", "check_row_norm", "check_tensor", "get_norm_impl",
            "machine_eps", "norm_impl", "normalized_shape", "resolve_eps", "resolve_impl"]
 
@@ -43,6 +45,11 @@ class BatchNormRankError(ChannelNormError, IndexError):
 class NormalizedShapeError(RuntimeError, ValueError):
     """A LayerNorm/RMSNorm input whose trailing dims are not ``normalized_shape``: PyTorch's
     RuntimeError ("Given normalized_shape=..."), and a ValueError as the other bad shapes."""
+
+
+class NormalizedShapeTypeError(NormalizedShapeError, TypeError):
+    """A ``normalized_shape`` that is not ints (a float, a string, None, a bool, a 0-d
+    Tensor): PyTorch's TypeError ("must be tuple of ints"), and a ``NormalizedShapeError``."""
 
 
 def check_like(fn, name, value, x):
@@ -99,20 +106,30 @@ def check_momentum(fn, momentum, allow_none=False):
 
 
 def normalized_shape(fn, shape):
-    """``shape`` (an int or a non-empty sequence of ints >= 0) as a tuple of ints; else a
-    ``NormalizedShapeError`` (torch's RuntimeError, "at least 1-dimensional")."""
+    """``shape`` (an int or a non-empty sequence of ints >= 0; an int may be a 0-d integer
+    Tensor inside the sequence, as torch takes ``[tensor(5)]``) as a tuple of ints; else a
+    ``NormalizedShapeError`` (torch's RuntimeError, "at least 1-dimensional"), a
+    ``NormalizedShapeTypeError`` where it is not ints (torch's TypeError)."""
     given = shape
-    if isinstance(shape, numbers.Integral):
+    if isinstance(shape, numbers.Integral) and not isinstance(shape, bool):
         shape = (shape,)
     try:
-        shape = tuple(shape)
+        shape = tuple(_index(n) for n in shape)
     except TypeError:
         shape = None
-    if (not shape or any(isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0
-                         for n in shape)):
-        raise NormalizedShapeError(f"{fn}: normalized_shape must be a non-negative int or a "
-                                   f"non-empty tuple of non-negative ints, got {given!r}")
-    return tuple(int(n) for n in shape)
+    if not shape or min(shape) < 0:
+        error = NormalizedShapeError if shape is not None else NormalizedShapeTypeError
+        raise error(f"{fn}: normalized_shape must be a non-negative int or a non-empty tuple "
+                    f"of non-negative ints, got {given!r}")
+    return shape
+
+
+def _index(n):
+    """One entry of a normalized shape as an int: ints and 0-d integer Tensors, not bools
+    (TypeError otherwise, as torch's)."""
+    if isinstance(n, (bool, np.bool_)):
+        raise TypeError("a bool is not a size")
+    return int(n) if isinstance(n, numbers.Integral) else operator.index(n)
 
 
 def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **params):

@@ -26,8 +26,7 @@ RTOL, ATOL = 1e-7, 1e-9
 # torch class name -> (microgradnorm class, constructor keywords it does not have)
 MODULES = {
     "Linear": (nn.Linear, ()),
-    "Embedding": (nn.Embedding, ("padding_idx", "max_norm", "norm_type",
-                                 "scale_grad_by_freq", "sparse", "_weight", "_freeze")),
+    "Embedding": (nn.Embedding, ()),
     "LayerNorm": (nn.LayerNorm, ()),
     "RMSNorm": (nn.RMSNorm, ()),
     "BatchNorm1d": (nn.BatchNorm1d, ()),
@@ -38,10 +37,10 @@ MODULES = {
     "InstanceNorm2d": (nn.InstanceNorm2d, ()),
     "InstanceNorm3d": (nn.InstanceNorm3d, ()),
     "LocalResponseNorm": (nn.LocalResponseNorm, ()),
-    "ReLU": (nn.ReLU, ("inplace",)),
+    "ReLU": (nn.ReLU, ()),
     "GELU": (nn.GELU, ()),
     "Tanh": (nn.Tanh, ()),
-    "SiLU": (nn.SiLU, ("inplace",)),
+    "SiLU": (nn.SiLU, ()),
 }
 INFOS = {info.module_cls.__name__: info for info in module_db
          if info.module_cls.__name__ in MODULES}
@@ -63,6 +62,8 @@ def run_sample(name, sample, training):
     if unsupported:
         return f"{name}: constructor argument(s) {unsupported}"
     torch_module = INFOS[name].module_cls(*args, **kwargs).to(torch.float64)
+    kwargs = {k: mg.tensor(to_numpy(v)) if isinstance(v, torch.Tensor) else v    # _weight
+              for k, v in kwargs.items()}
     ours = (cls(*args, **kwargs) if cls is not nn.Embedding else cls(**kwargs)).to(mg.float64)
     state = {k: to_numpy(v) for k, v in torch_module.state_dict().items()}
     if state:
