@@ -15,7 +15,7 @@ from .. import backend
 from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
 from .optimizers import Optimizer, lr_value
-from .state_tensors import state_tensor
+from .state_tensors import loaded_value, state_tensor
 
 __all__ = ["LBFGS"]
 
@@ -320,23 +320,31 @@ class LBFGS(Optimizer):
         return orig_loss
 
     def state_dict(self):
-        """torch's layout: the one group's options, and the state under parameter 0
-        (copies)."""
+        """torch's layout: the one group's options, and the state under parameter 0 (the
+        entry itself, as torch's: ``copy.deepcopy`` keeps a snapshot)."""
         options = {k: v for k, v in self.param_groups[0].items() if k != "params"}
         groups = [{**copy.deepcopy(options), "params": list(range(len(self._params)))}]
         entries = self.state.get(id(self._params[0]))
-        return {"state": {0: copy.deepcopy(entries)} if entries else {},
-                "param_groups": groups}
+        return {"state": {0: entries} if entries else {}, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
-        """Restore a ``state_dict()``: the options as any optimizer's, the history copied."""
+        """Restore a ``state_dict()``: the options as any optimizer's; the history in new
+        lists holding the saved Tensors, each cast to the parameter's dtype and device (kept
+        as it is where it has them, as torch 2.13's)."""
         entries = state_dict.get("state", {}) if isinstance(state_dict, dict) else {}
         if set(entries) - {0} or not all(isinstance(v, dict) for v in entries.values()):
             raise ValueError("LBFGS.load_state_dict: the state is kept under parameter 0 "
                              f"only, got keys {sorted(entries)}")
         super().load_state_dict({**state_dict, "state": {}})
         if entries:
-            self.state = {id(self._params[0]): copy.deepcopy(entries[0])}
+            first = self._params[0]
+
+            def cast(key, value):
+                if isinstance(value, (list, tuple)):
+                    return type(value)(cast(key, v) for v in value)
+                return loaded_value(self, 0, key, value, first, own=True)
+            self.state = {id(first): {key: cast(key, value)
+                                      for key, value in entries[0].items()}}
 
 
 def _array(value):

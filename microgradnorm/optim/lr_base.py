@@ -3,6 +3,7 @@ share; ``lr_scheduler`` and ``lr_cycles`` both build on it (and users find it in
 ``lr_scheduler``)."""
 
 import numbers
+import types
 import warnings
 
 from ..dtypes import check_number
@@ -17,6 +18,11 @@ STEP_ORDER_WARNING = (
     "later, you should call them in the opposite order: `optimizer.step()` before "
     "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
     "value of the learning rate schedule.")
+# ... and when the optimizer's ``step`` was replaced on the instance after the first schedule
+STEP_OVERRIDDEN_WARNING = (
+    "Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+    "initialization. Please, make sure to call `optimizer.step()` before "
+    "`lr_scheduler.step()`.")
 
 
 class MissingInitialLR(KeyError, ValueError):
@@ -76,6 +82,7 @@ class LRScheduler:
             # torch's wrapper of optimizer.step, put on by the first schedule: the
             # optimizer's steps count from here
             optimizer._steps_watched, optimizer._opt_called = True, False
+            optimizer._watched_step = optimizer.__dict__.get("step")   # an instance's own
         self._initial_step()
 
     def _initial_step(self):
@@ -111,7 +118,10 @@ class LRScheduler:
         if not self.checks_step_order or getattr(self, "_order_checked", True):
             return
         self._order_checked = True
-        if not getattr(self.optimizer, "_opt_called", True):
+        optimizer = self.optimizer
+        if optimizer.__dict__.get("step") is not optimizer.__dict__.get("_watched_step"):
+            warnings.warn(STEP_OVERRIDDEN_WARNING, UserWarning, stacklevel=3)
+        elif not getattr(optimizer, "_opt_called", True):
             warnings.warn(STEP_ORDER_WARNING, UserWarning, stacklevel=3)
 
     def get_lr(self):
@@ -181,24 +191,54 @@ class LRScheduler:
                 f"last_lr={self.get_last_lr()}, optimizer={type(self.optimizer).__name__})")
 
     def state_dict(self):
-        """``{"last_epoch": int, "base_lrs": [...]}``; ``lr_lambda`` is not saved."""
-        return {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
+        """``{"last_epoch": int, "base_lrs": [...]}``; a schedule of ``lr_lambdas``
+        (``LambdaLR``, ``MultiplicativeLR``) adds torch's ``"lr_lambdas"``: per group, the
+        attributes (``__dict__``) of a callable object, None for a function or a lambda."""
+        state = {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
+        if "lr_lambdas" in self.__dict__:
+            state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType)
+                                   else dict(getattr(fn, "__dict__", {}))
+                                   for fn in self.lr_lambdas]
+        return state
 
     def load_state_dict(self, state_dict):
-        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match."""
+        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match (and a
+        callable object's attributes from ``"lr_lambdas"``, before the rates they give)."""
         name = f"{type(self).__name__}.load_state_dict"
-        if not isinstance(state_dict, dict) or set(state_dict) != {"last_epoch", "base_lrs"}:
+        keys = {"last_epoch", "base_lrs"}
+        lambdas = state_dict.get("lr_lambdas") if isinstance(state_dict, dict) else None
+        if not isinstance(state_dict, dict) or set(state_dict) - {"lr_lambdas"} != keys \
+                or ("lr_lambdas" in state_dict and "lr_lambdas" not in self.__dict__):
             raise ValueError(f"{name}: expected keys ['base_lrs', 'last_epoch'], got "
                              f"{state_dict!r}")
         epoch, base_lrs = _checked_state(name, self.optimizer, state_dict)
+        kept = [] if lambdas is None else _load_lambdas(name, self.lr_lambdas, lambdas)
         last = self._last_lr
         self._last_lr = None          # a jump, even to the next step: the walk from the base
         try:
             self._go_to(epoch, base_lrs)
         except Exception:
             self._last_lr = last
+            for fn, attributes in kept:           # the objects as they were: nothing loaded
+                fn.__dict__.clear()
+                fn.__dict__.update(attributes)
             raise
         self._order_checked = True             # torch's restored step count
+
+
+def _load_lambdas(name, lr_lambdas, saved):
+    # torch's restore of callable objects' attributes (``__dict__.update``), checked first;
+    # returns each updated object with its attributes before, to put back on a failure
+    if not isinstance(saved, (list, tuple)) or len(saved) != len(lr_lambdas) \
+            or not all(entry is None or isinstance(entry, dict) for entry in saved):
+        raise ValueError(f"{name}: lr_lambdas must be a list of {len(lr_lambdas)} dicts or "
+                         f"None (one per parameter group), got {saved!r}")
+    kept = []
+    for fn, entry in zip(lr_lambdas, saved):
+        if entry is not None and hasattr(fn, "__dict__"):
+            kept.append((fn, dict(fn.__dict__)))
+            fn.__dict__.update(entry)
+    return kept
 
 
 def set_lr(group, lr):

@@ -8,7 +8,44 @@ from collections import OrderedDict
 
 from ..autograd import RemovableHandle
 
-__all__ = ["OptimizerHooks"]
+__all__ = ["OptimizerHooks", "register_optimizer_step_post_hook",
+           "register_optimizer_step_pre_hook"]
+
+# the hooks of every optimizer's step (torch's ``optimizer.register_optimizer_step_*_hook``):
+# the global pre-hooks run before an optimizer's own, the global post-hooks after
+_GLOBAL_PRE, _GLOBAL_POST = OrderedDict(), OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook):
+    """Register ``hook(optimizer, args, kwargs)`` before the ``step`` of every optimizer,
+    ahead of each optimizer's own pre-hooks; like theirs, it may return ``(new_args,
+    new_kwargs)`` for the step. Returns a handle whose ``remove()`` unregisters it.
+
+    Example:
+        >>> handle = register_optimizer_step_pre_hook(lambda opt, args, kwargs: None)
+        >>> handle.remove()
+    """
+    return _register_global(_GLOBAL_PRE, hook)
+
+
+def register_optimizer_step_post_hook(hook):
+    """Register ``hook(optimizer, args, kwargs)`` after the ``step`` of every optimizer,
+    after each optimizer's own post-hooks. Returns a handle whose ``remove()`` unregisters
+    it.
+
+    Example:
+        >>> handle = register_optimizer_step_post_hook(lambda opt, args, kwargs: None)
+        >>> handle.remove()
+    """
+    return _register_global(_GLOBAL_POST, hook)
+
+
+def _register_global(table, hook):
+    if not callable(hook):
+        raise TypeError(f"a hook must be callable, got {type(hook).__name__}")
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    return handle
 
 _PARAM_IDS = "_param_ids"         # in a pickled optimizer's state: id(param), group order
 _TABLES = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
@@ -133,7 +170,7 @@ def _hooked_step(method):
         # new arguments hold it too
         self._opt_called = True                  # what a schedule's first step checks
         args = (self, *args)
-        for hook in self._hooks_to_run("_optimizer_step_pre_hooks"):
+        for hook in [*_GLOBAL_PRE.values(), *self._hooks_to_run("_optimizer_step_pre_hooks")]:
             result = hook(self, args, kwargs)
             if result is not None:
                 if not (isinstance(result, tuple) and len(result) == 2):
@@ -141,7 +178,7 @@ def _hooked_step(method):
                                        f"new_kwargs), but got {result}.")
                 args, kwargs = result
         out = method(*args, **kwargs)
-        for hook in self._hooks_to_run("_optimizer_step_post_hooks"):
+        for hook in [*self._hooks_to_run("_optimizer_step_post_hooks"), *_GLOBAL_POST.values()]:
             hook(self, args, kwargs)
         return out
     return _outermost(method, around)

@@ -14,8 +14,8 @@ from ..dtypes import check_number, is_floating, is_half
 from ..nn.module import clear_grad
 from ..tensor import Tensor
 from .optimizer_hooks import OptimizerHooks
-from .state_tensors import (advance, as_arrays, loaded_value, rate_rounding, state_tensor,
-                            step_tensor, store, tensor_rate)
+from .state_tensors import (advance, as_arrays, complex_update, loaded_value, rate_rounding,
+                            state_tensor, step_tensor, store, tensor_rate)
 
 __all__ = ["SGD", "Adagrad", "Adam", "AdamW", "Optimizer", "RMSprop"]
 
@@ -151,7 +151,7 @@ class Optimizer(OptimizerHooks):
                          "lr_dtype": group["lr"]._array.dtype.type}
             for p in params:
                 if p.grad is not None:
-                    _check_gradient(name, p)
+                    _check_gradient(name, p, self.complex_params)
                     _check_state(self, p, dict.get(raw, id(p), {}))
                     todo.append((p, group))
         for p, _ in todo:                        # all or none: no write fails half-way
@@ -190,19 +190,22 @@ class Optimizer(OptimizerHooks):
 
     def state_dict(self):
         """``{"state": {index: {name: value}}, "param_groups": [...]}`` as torch lays it out;
-        the state's Tensors themselves, as torch's (``copy.deepcopy`` keeps a snapshot)."""
+        the state's entries and Tensors themselves, as torch's (``copy.deepcopy`` keeps a
+        snapshot)."""
         index, groups = {}, []
         for group in self.param_groups:
             ids = [index.setdefault(id(p), len(index)) for p in group["params"]]
             groups.append({**copy.deepcopy({k: v for k, v in group.items() if k != "params"}),
                            "params": ids})
         params = {id(p): p for group in self.param_groups for p in group["params"]}
-        state = {index[key]: dict(entries)
+        state = {index[key]: entries         # the entries themselves, as torch's
                  for key, entries in self.state.items() if key in params}
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
-        """Restore a ``state_dict()``; a mismatch is a ValueError before anything changes."""
+        """Restore a ``state_dict()``; a mismatch is a ValueError before anything changes.
+        A saved Tensor already of its parameter's dtype and device is loaded as it is (the
+        state dict and the optimizer then share it, as torch 2.13's); others are cast copies."""
         name = type(self).__name__
         if not isinstance(state_dict, dict) or set(state_dict) != {"state", "param_groups"}:
             raise ValueError(f"{name}.load_state_dict: expected a dict with keys 'state' and "
@@ -252,6 +255,9 @@ class Optimizer(OptimizerHooks):
         # every update passes here (``_step`` silences NumPy's float warnings around it):
         # half-precision parameters update in float32 (from the master copy, if kept)
         if not is_half(p._array.dtype):
+            if p._array.dtype.kind == "c":       # as torch's: its real and imaginary parts
+                return complex_update(lambda *args: self._update(*args, group), p._array,
+                                      p.grad._array, state)
             return self._update(p._array, p.grad._array, state, group)
         master = state.pop("master", None) if self.master_weights else None
         param = getattr(master, "_array", master)          # a Tensor in an in-place state
@@ -290,6 +296,8 @@ class Optimizer(OptimizerHooks):
     updates_in_place = False
     # the state's ``step``: torch's 0-d Tensor (False: an int, SparseAdam's)
     tensor_step = True
+    # complex parameters update as their real and imaginary parts (False: torch refuses)
+    complex_params = True
 
     def _update(self, param, grad, state, group):
         # the new value of ``param`` (``param`` itself where updated in place)
@@ -654,13 +662,20 @@ def _check_state(optimizer, p, state):
                              "data replaced?); nothing was updated")
 
 
-def _check_gradient(optimizer, p):
+def _check_gradient(optimizer, p, complex_params=True):
     grad = p.grad._array
     if grad.shape == p._array.shape and grad.dtype.kind == "f":
         return                                   # the common case, at two comparisons
     if tuple(p.grad.shape) != p.shape:
         raise ValueError(f"{optimizer}.step: a gradient has shape {tuple(p.grad.shape)}, its "
                          f"parameter {p.shape}")
+    if p._array.dtype.kind == "c":               # torch views both as real, or refuses
+        if not complex_params:
+            raise RuntimeError(f"{optimizer} does not support complex parameters")
+        if grad.dtype != p._array.dtype:
+            raise TypeError(f"{optimizer}.step: a complex parameter of dtype "
+                            f"{p._array.dtype} needs a gradient of its dtype, got {grad.dtype}")
+        return
     dtype = getattr(p.grad, "dtype", None)
     kind = getattr(dtype, "kind", None)
     if kind not in ("i", "u") and not (dtype is not None and is_floating(dtype)):

@@ -7,7 +7,8 @@ follows the steps, as torch's do.
 The updates themselves run on arrays: ``as_arrays`` gives an update the arrays of an entry
 (the step as an int), and ``store`` writes what it returned back into the entry's Tensors,
 in place where the shapes and dtypes agree (a Tensor someone holds sees the new values).
-``loaded_value`` makes a saved entry (``load_state_dict``) one of the parameter's, a copy.
+``loaded_value`` makes a saved entry (``load_state_dict``) one of the parameter's: the saved
+Tensor itself where it already has the dtype and device, else a copy, as torch 2.13 loads it.
 """
 
 import numbers
@@ -18,8 +19,8 @@ from .. import backend
 from ..dtypes import get_default_dtype, is_half, is_numeric
 from ..tensor import Tensor
 
-__all__ = ["advance", "as_arrays", "loaded_value", "rate_rounding", "scalar_dtype", "state_tensor",
-           "step_count", "step_tensor", "store", "tensor_rate"]
+__all__ = ["advance", "as_arrays", "complex_update", "loaded_value", "rate_rounding",
+           "scalar_dtype", "state_tensor", "step_count", "step_tensor", "store", "tensor_rate"]
 
 _wrap = Tensor._from_op          # a constant Tensor of the array itself (no copy)
 
@@ -138,17 +139,22 @@ def tensor_rate(param, lr, weight_decay, beta1_power, group, dtype):
 
 def loaded_value(optimizer, index, key, value, param, own=False):
     """A saved state entry (``load_state_dict``) as the entry of ``param``: checked against it
-    and copied onto its device and dtype as a state Tensor, as torch loads it; ``own``: of an
+    and copied onto its device and dtype as a state Tensor (the saved Tensor itself where it
+    already has them, shared with the state dict), as torch loads it; ``own``: of an
     optimizer with its own ``step()``, loaded by torch's rule alone."""
     if own:
         return _own_value(key, value, param)
     name = type(optimizer).__name__
-    value = value._array if isinstance(value, Tensor) else value   # copied below, as torch's
+    given = value if type(value) is Tensor else None
+    value = value._array if isinstance(value, Tensor) else value
     if key == "step" and (isinstance(value, numbers.Number) or np.ndim(value) == 0):
         if not optimizer.tensor_step:
             return int(value)
-        # torch keeps a saved step as it is: a float Tensor stays one of its dtype
+        # torch keeps a saved step as it is: a float Tensor stays one of its dtype (the
+        # Tensor itself, shared with the state dict, as torch 2.13's)
         dtype = getattr(value, "dtype", None)
+        if _shareable(given, dtype if dtype in (np.float32, np.float64) else None, ()):
+            return given
         return step_tensor(float(value), dtype if dtype in (np.float32, np.float64) else None)
     if key in optimizer.scalar_state:         # a number: on the host, in its float dtype
         value = np.asarray(backend.to_numpy(value) if backend.is_cupy_array(value) else value)
@@ -157,6 +163,8 @@ def loaded_value(optimizer, index, key, value, param, own=False):
                              f"must be a number, got shape {value.shape} and dtype "
                              f"{value.dtype}")
         keep = value.dtype in (np.float32, np.float64)
+        if keep and _shareable(given, value.dtype, ()):
+            return given
         return state_tensor(np.array(value, dtype=value.dtype if keep else scalar_dtype()))
     value = value if backend.is_cupy_array(value) else np.asarray(value)
     expected = optimizer._state_shape(key, param.shape)
@@ -166,7 +174,21 @@ def loaded_value(optimizer, index, key, value, param, own=False):
                          f"shape {expected} and a numeric dtype")
     # half-precision parameters keep float32 states (and float32 master copies)
     dtype = np.float32 if is_half(param.dtype) else param.dtype
+    if _shareable(given, dtype, expected, param.device):
+        return given          # torch 2.13 keeps a Tensor already of the dtype and device
     return state_tensor(backend.to_device(value, param.device).astype(dtype, copy=True))
+
+
+def _shareable(given, dtype, shape, device=None):
+    # a saved Tensor the loaded state may hold itself, as torch's ``Tensor.to`` returns it
+    # unchanged: already of the dtype, shape and device, and writable (the updates write
+    # into it, so the state dict follows the steps, as torch's does)
+    if given is None or dtype is None:
+        return False
+    array = given._array
+    return (array.dtype == dtype and array.shape == shape
+            and (device is None or backend.device_of(array) == device)
+            and getattr(array.flags, "writeable", True))
 
 
 def _own_value(key, value, param):
@@ -177,3 +199,57 @@ def _own_value(key, value, param):
         return value
     dtype = param.dtype if value.is_floating_point() else value.dtype
     return value.to(dtype=dtype, device=param.device)
+
+
+def complex_update(update, param, grad, state):
+    """``update(param, grad, state)`` on a complex parameter as torch runs it: the parameter,
+    its gradient and every complex state array viewed as real arrays of shape
+    ``shape + (2,)`` (``view_as_real``), so each real and imaginary part updates as a real
+    number. The state ``update`` leaves is stored back as complex arrays (a state Tensor
+    kept, its memory the same where the update wrote into the view); returns the new
+    complex value of the parameter (``param`` itself where the update wrote into it)."""
+    viewed, real = {}, {}
+    for key, value in state.items():
+        array = value._array if type(value) is Tensor else value
+        if getattr(array, "dtype", None) is not None and array.dtype.kind == "c":
+            view = _real_view(array)
+            viewed[key] = view if array.flags.c_contiguous else None   # a copy: stored back
+            real[key] = _wrap(view, None) if type(value) is Tensor else view
+        else:
+            real[key] = value
+    param_view = _real_view(param)
+    new = update(param_view, _real_view(grad), real)
+    shape = param.shape + (2,)
+    for key in [key for key in state if key not in real]:
+        del state[key]
+    for key, value in real.items():
+        array = value._array if type(value) is Tensor else value
+        if getattr(array, "shape", None) != shape or (key in viewed and array is viewed[key]):
+            if key not in viewed:                # numbers, steps: as the update left them
+                state[key] = value
+            continue                             # written into the complex array's view
+        held = state.get(key)
+        if type(held) is Tensor:                 # kept: whoever holds it sees the values
+            held._array = _complex_of(array, param.dtype)
+        elif type(value) is Tensor:
+            state[key] = _wrap(_complex_of(array, param.dtype), None)
+        else:
+            state[key] = _complex_of(array, param.dtype)
+    if new is param_view and param.flags.c_contiguous:
+        return param
+    return _complex_of(new, param.dtype)
+
+
+def _real_view(array):
+    # ``view_as_real``: the memory itself where the array is contiguous (a 0-d one too,
+    # whose dtype NumPy cannot change without a dimension to widen)
+    if not array.flags.c_contiguous:
+        array = array.copy()
+    return array.reshape(array.shape + (1,)).view(array.real.dtype)
+
+
+def _complex_of(array, dtype):
+    # a real array of shape ``shape + (2,)`` as the complex array of ``shape``
+    xp = backend.array_module(array)
+    array = xp.ascontiguousarray(array, dtype=np.dtype(dtype).type(0).real.dtype)
+    return array.view(dtype).reshape(array.shape[:-1])

@@ -292,6 +292,8 @@ class Adafactor(Optimizer):
         else:
             super()._check_option(name, value)
 
+    complex_params = False                       # torch's Adafactor refuses them at step
+
     def _state_shape(self, key, shape):
         if key == "row_var":                      # (..., R, 1): the mean over each row
             return tuple(shape[:-1]) + (1,)
@@ -484,6 +486,11 @@ class SparseAdam(Optimizer):
                 raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "maximize": maximize},
                          False)
+        complex_at = [[i, j] for i, group in enumerate(self.param_groups)
+                      for j, p in enumerate(group["params"]) if p.is_complex()]
+        if complex_at:                            # torch's refusal, at construction
+            raise ValueError(f"Complex params at indices {complex_at}: SparseAdam does not "
+                             "support complex parameters")
 
     tensor_step = False                          # torch's SparseAdam counts in an int
 

@@ -212,7 +212,7 @@ def test_a_schedule_function_that_raises_changes_nothing():
     assert scheduler.last_epoch == 1 and opt.param_groups[0]["lr"] == 0.1
     with pytest.raises(ZeroDivisionError):
         scheduler.load_state_dict({"last_epoch": 2, "base_lrs": [0.2]})
-    assert scheduler.state_dict() == {"last_epoch": 1, "base_lrs": [0.1]}
+    assert scheduler.state_dict() == {"last_epoch": 1, "base_lrs": [0.1], "lr_lambdas": [None]}
 
 
 def test_warmup_cosine_ramps_then_decays_to_the_floor():
