@@ -361,10 +361,11 @@ __all__ += ["adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout",
             "nuclear_norm", "poisson_nll_loss", "rms_norm", "select",
             "triplet_margin_loss"]
 
-# torch's NumPy spellings axis= / keepdims= for the functions whose own signatures lack them
-_numpy_names.install(globals(), Tensor)
 # torch's out= of the top-level functions that take one (ops/out_arguments.py)
 _out_arguments.install(globals(), vars(linalg), (vars(special),))
+# torch's NumPy spellings (axis=, keepdims=, x= for input, x2= for other) where the functions'
+# own signatures lack them: after out=, so that a call's names are torch's before out= reads
+_numpy_names.install(globals(), Tensor, (vars(special), vars(linalg)))
 DeviceObjType = device  # torch's name for the device type in annotations
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan   # torch's constants
 # torch.distributions (distributions/) and the names it serves, torch.binomial and torch's

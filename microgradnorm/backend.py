@@ -251,6 +251,19 @@ def check_device(device):
     return device.type
 
 
+def check_pin_memory(fn, pin_memory):
+    """Refuse ``pin_memory=True`` of a factory as torch without a GPU does (RuntimeError):
+    there is no page-locked host memory here (a GPU array is copied from any host array);
+    False and None (torch's default) are taken, anything else is torch's TypeError."""
+    if pin_memory is None or pin_memory is False:
+        return
+    if pin_memory is not True:
+        raise TypeError(f"{fn}(): argument 'pin_memory' must be bool, got "
+                        f"{type(pin_memory).__name__} {pin_memory!r}")
+    raise RuntimeError(f"{fn}(): pin_memory=True is not supported: there is no pinned "
+                       "(page-locked) host memory here; leave pin_memory False")
+
+
 def to_device(array, device):
     """Move ``array`` to ``device``; returns ``array`` itself when it is already there."""
     device = check_device(device)

@@ -25,7 +25,7 @@ from . import backend, ops
 from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .autograd.profiler import aten_op
-from .dtypes import check_number, is_floating
+from .dtypes import check_number, index_of, is_floating
 from .ops import memory_formats
 from .ops.base import constant
 from .tensor import Tensor
@@ -129,6 +129,7 @@ def _ints(fn, name, value, dims, minimum):
     """``value`` (an int or a sequence of 1 or ``dims`` ints) as ``dims`` ints, each at least
     ``minimum``: a TypeError for a non-int, a RuntimeError (torch's) for a bad count or size."""
     values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    values = tuple(index_of(v) for v in values)      # a 0-d int tensor: its int, as torch's
     for v in values:
         check_number(fn, name, v, integer=True)
     if len(values) not in (1, dims):
@@ -317,7 +318,7 @@ def _pool_geometry(fn, dims, x, kernel_size, stride, padding, dilation, ceil_mod
         raise RuntimeError(f"{fn}: expected non-empty channel and spatial dims (an empty "
                            f"batch is allowed), got input of shape {x.shape}")
     kernel = _ints(fn, "kernel_size", kernel_size, dims, 1)
-    stride = kernel if stride is None or stride in ((), []) else \
+    stride = kernel if stride is None or isinstance(stride, (tuple, list)) and not stride else \
         _ints(fn, "stride", stride, dims, 1)
     padding = _ints(fn, "padding", padding, dims, 0)
     dilation = _ints(fn, "dilation", dilation, dims, 1)

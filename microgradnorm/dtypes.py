@@ -3,6 +3,7 @@ checks. Half precision (float16, bfloat16) accumulates in float32 and rounds onc
 (docs/precision.md)."""
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -204,13 +205,55 @@ def check_nonnegative_ints(where, leading=None, **values):
     ``leading`` (names, for a module that builds its parameters from the values) takes a
     Python bool as the int it is, as torch's modules do (``nn.Linear(True, 3)``), except for
     the names it lists, the first dim of a parameter's shape, where torch's factory refuses
-    a bool (a TypeError); None refuses bools everywhere."""
+    a bool (a TypeError); None refuses bools everywhere.
+
+    Returns the values in order as the module keeps them: a 0-d integer Tensor (or any
+    ``__index__`` but a bool's) as its int, as torch's modules take ``torch.tensor(3)``."""
+    kept = []
     for name, value in values.items():
+        value = index_of(value)
+        kept.append(value)
         if leading is not None and value.__class__ is bool and name not in leading:
             continue
         check_number(where, name, value, integer=True)
         if value < 0:
             raise ArgumentError(f"{where}: {name} must be a non-negative int, got {value!r}")
+    return tuple(kept)
+
+
+def factory_shape(shape, where="shape"):
+    """``shape`` as torch's factories and ``view`` read a list of sizes: a bool first is
+    refused (a TypeError naming ``where``), a bool after it is the int it is
+    (``torch.zeros(3, True)`` is (3, 1)), an integer NumPy scalar or one-element Tensor its
+    int; anything else is left for the caller to refuse. A module's parameter shapes built
+    from its sizes go through here."""
+    shape = tuple(shape)
+    for n in shape:                 # ints only, the common call: as they are, at no cost
+        if n.__class__ is not int:
+            break
+    else:
+        return shape
+    if shape and isinstance(shape[0], (bool, np.bool_)):
+        raise TypeError(f"{where} must be a tuple of ints, but found element of type bool at "
+                        f"pos 0 in {shape}")
+    return tuple(int(n) if isinstance(n, (bool, np.integer)) else index_of(n) for n in shape)
+
+
+def index_of(value):
+    """``value`` as torch reads an int argument: an object with ``__index__`` that is not a
+    number already (a one-element integer Tensor) as its int; anything else as it is, so a
+    bool stays the bool a module's repr shows, and a float is left to be refused. An integer
+    NumPy scalar is its int too."""
+    if value.__class__ is int or value is None:        # the common calls, at no cost
+        return value
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (numbers.Number, np.bool_)) or not hasattr(type(value), "__index__"):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:                    # a float Tensor: refused by the caller, naming it
+        return value
 
 
 def is_half(dtype):
@@ -446,17 +489,33 @@ def legacy_data(data, sizes):
     takes it: ints (or one ``Size``) are a shape, given zeros in the default dtype (torch's
     are uninitialised); a list or tuple of ints or bools is data in the default dtype (other
     data is returned as it is). A size that is not an int raises TypeError, a negative one
-    RuntimeError, as torch's."""
-    if sizes or data.__class__ is int or (isinstance(data, tuple) and type(data) is not tuple):
-        shape = ((data,) + sizes) if sizes or data.__class__ is int else tuple(data)
-        for n in shape:
-            if not isinstance(n, (int, np.integer)) or isinstance(n, (bool, np.bool_)):
+    RuntimeError, as torch's: a bool is a size after the first (``Tensor(2, True)`` is
+    (2, 1)), an integer NumPy scalar or 0-d integer Tensor is its int, and a bool or float
+    alone is no data (TypeError). A NumPy array with a negative stride (``a[::-1]``) is
+    torch's ValueError, as ``mg.tensor``'s."""
+    if data.__class__ is np.ndarray and not sizes:
+        if any(stride < 0 for stride in data.strides):
+            raise ValueError(f"Tensor(): the array's strides {data.strides} hold a negative "
+                             "one (a reversed view such as a[::-1]), and tensors with negative "
+                             "strides are not supported; pass a copy (array.copy())")
+        return data
+    if not sizes and data.__class__ in (bool, float):
+        raise TypeError(f"Tensor(): data must be a sequence or sizes, got "
+                        f"{type(data).__name__} {data!r}")
+    if sizes or isinstance(data, (int, np.integer)) or (
+            isinstance(data, tuple) and type(data) is not tuple):
+        shape = ((data,) + sizes) if sizes or isinstance(data, (int, np.integer)) else \
+            tuple(data)
+        shape = tuple(index_of(n) for n in shape)        # tensor(3): 3
+        for i, n in enumerate(shape):
+            if not isinstance(n, (int, np.integer)) or isinstance(n, np.bool_) or (
+                    n.__class__ is bool and i == 0):
                 raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got "
                                 f"{shape}")
             if n < 0:
                 raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
                                    f"{[int(k) for k in shape]}")
-        return np.zeros(shape, get_default_dtype())
+        return np.zeros(tuple(int(n) for n in shape), get_default_dtype())
     try:
         array = np.asarray(data)
     except ValueError:                  # ragged: Tensor's own reading raises torch's error

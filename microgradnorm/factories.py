@@ -14,7 +14,7 @@ from . import sampling
 from .ops import creation, memory_formats
 from .ops import shape as shape_ops
 from .ops.base import broadcast_shape, check_fits, fitted, number_of, size_args, sizes_of
-from .ops.storage import contiguous_format, preserve_format
+from .ops.storage import contiguous_format, factory_memory, preserve_format
 from .ops.tensor_more import ConstantResult
 from .autograd import is_grad_enabled
 from .autograd.inputs import RequiresGradError
@@ -27,7 +27,10 @@ __all__ = ["arange", "as_tensor", "bernoulli", "empty", "empty_like", "eye", "fr
            "set_rng_state", "zeros", "zeros_like"]
 
 
-def _make(fn, array, dtype, device, requires_grad):
+def _make(fn, array, dtype, device, requires_grad, layout=None, pin_memory=False):
+    # every factory's layout= and pin_memory= are checked here (or in _check, before a draw)
+    if layout is not None or pin_memory is not False:
+        factory_memory(fn, layout, pin_memory)
     backend.check_device(device)
     if dtype is not None:
         array = array.astype(dtypes.as_dtype(dtype), copy=False)
@@ -45,8 +48,9 @@ def zero_gradient(draw, *sources):
     return draw
 
 
-def _check(fn, device, requires_grad, dtype=None):
+def _check(fn, device, requires_grad, dtype=None, memory=(None, False)):
     # before any draw: a failed call leaves the generator where it was
+    factory_memory(fn, *memory)
     backend.check_device(device)
     if not isinstance(requires_grad, bool):
         raise TypeError(f"{fn}: requires_grad must be True or False, got {requires_grad!r}")
@@ -56,31 +60,34 @@ def _check(fn, device, requires_grad, dtype=None):
                                 f"grad, got dtype {dtype}")
 
 
-def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+def zeros(*sizes, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+          pin_memory=False):
     """Zeros of ``size`` (ints, one tuple or ``size=``), in the default float dtype unless
     dtype is given (``torch.zeros``)."""
     array = np.zeros(size_args("zeros", sizes, size), dtypes.default_float(dtype))
-    return _make("zeros", array, None, device, requires_grad)
+    return _make("zeros", array, None, device, requires_grad, layout, pin_memory)
 
 
-def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False):
+def ones(*sizes, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+         pin_memory=False):
     """Ones of ``size`` (ints, one tuple or ``size=``), in the default float dtype unless
     dtype is given (``torch.ones``)."""
     array = np.ones(size_args("ones", sizes, size), dtypes.default_float(dtype))
-    return _make("ones", array, None, device, requires_grad)
+    return _make("ones", array, None, device, requires_grad, layout, pin_memory)
 
 
-def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False,
-          memory_format=contiguous_format):
+def empty(*sizes, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+          pin_memory=False, memory_format=contiguous_format):
     """Uninitialized values of ``size``, in the default float dtype unless dtype is given
     (``torch.empty``), laid out in ``memory_format`` (``mg.channels_last`` for a 4-D size:
     strides (HWC, 1, WC, C))."""
     array = memory_formats.empty(size_args("empty", sizes, size), dtypes.default_float(dtype),
                                  memory_format)
-    return _make("empty", array, None, device, requires_grad)
+    return _make("empty", array, None, device, requires_grad, layout, pin_memory)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+         pin_memory=False):
     """A tensor of ``size`` filled with ``fill_value``, by default of its kind: bool, int64,
     or the default float dtype for a float (``torch.full``)."""
     size = size_args("full", (size,))
@@ -92,14 +99,15 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real) \
             and (dtype is None or dtypes.as_dtype(dtype).kind == "c"):
         dtype = dtypes.as_dtype(dtype) or dtypes.complex_of(dtypes.get_default_dtype())
-        return _make("full", np.full(size, fill_value, dtype), None, device, requires_grad)
+        return _make("full", np.full(size, fill_value, dtype), None, device, requires_grad,
+                     layout, pin_memory)
     if not isinstance(fill_value, (numbers.Number, np.bool_)):
         raise TypeError(f"full: fill_value must be a number, got "
                         f"{type(fill_value).__name__} {fill_value!r}")
     default = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else \
         np.int64 if isinstance(fill_value, numbers.Integral) else dtypes.get_default_dtype()
     array = shape_ops.filled("full", size, fill_value, dtypes.as_dtype(dtype) or default)
-    return _make("full", array, None, device, requires_grad)
+    return _make("full", array, None, device, requires_grad, layout, pin_memory)
 
 
 class RangeError(RuntimeError, ValueError):
@@ -107,7 +115,8 @@ class RangeError(RuntimeError, ValueError):
     steps): torch's RuntimeError, and a ValueError."""
 
 
-def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
+           layout=None, pin_memory=False):
     r"""Values from ``start`` to ``end`` (exclusive) by ``step`` (``torch.arange``): int64 if
     all three are ints, else the default float dtype, unless dtype is given.
 
@@ -153,7 +162,7 @@ def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_gr
     count = int(np.ceil((float(end) - float(start)) / float(step)))
     if dtype.kind not in "iu":
         array = float(start) + float(step) * np.arange(count, dtype=np.float64)
-        return _make("arange", array, dtype, device, requires_grad)
+        return _make("arange", array, dtype, device, requires_grad, layout, pin_memory)
     for value in (start, end, step):
         check_fits("arange", value, np.dtype(np.int64))      # inf, 1e30: torch's error
     first, stride = int(start), int(step)
@@ -162,10 +171,11 @@ def arange(start=None, end=None, step=1, *, dtype=None, device=None, requires_gr
             raise RangeError(f"arange: step must be nonzero, got {step} (0 as an int64)")
         count = -(-(int(end) - first) // stride)                 # the ceiling, in ints
     array = first + stride * np.arange(count, dtype=np.int64)
-    return _make("arange", array, dtype, device, requires_grad)
+    return _make("arange", array, dtype, device, requires_grad, layout, pin_memory)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
     r"""``steps`` evenly spaced values from ``start`` to ``end``, both included
     (``torch.linspace``), in the default float dtype unless dtype is given.
 
@@ -212,19 +222,21 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
                               last - step * (steps - 1 - index).astype(work))
     if steps == 1:                                        # torch: the start alone
         values = first.reshape(1)
-    return _make("linspace", values.astype(dtype, copy=False), None, device, requires_grad)
+    return _make("linspace", values.astype(dtype, copy=False), None, device, requires_grad,
+                 layout, pin_memory)
 
 
-def _sample(fn, size, dtype, device, requires_grad, draw):
+def _sample(fn, size, dtype, device, requires_grad, memory, draw):
     # draw(n) fills a fresh array of ``size`` in ``dtype`` (checked first: no draw on error)
     size = size_args(fn, size)
-    _check(fn, device, requires_grad, dtype)
+    _check(fn, device, requires_grad, dtype, memory)
     array = np.empty(size, dtype)
     streams.fill(array, lambda n, contiguous: draw(n))
     return _make(fn, array, None, device, requires_grad)
 
 
-def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+          layout=None, pin_memory=False):
     r"""Samples of N(0, 1) of ``size`` (ints or one tuple), in the default float dtype
     unless dtype is given (``torch.randn``).
 
@@ -242,10 +254,11 @@ def randn(*sizes, size=None, generator=None, dtype=None, device=None, requires_g
     gen = streams.check_generator("randn", generator)
     dtype = dtypes.default_float(dtype)
     return _sample("randn", (sizes_of(sizes, size),), dtype, device, requires_grad,
-                   lambda n: sampling.normal(gen, n, dtype))
+                   (layout, pin_memory), lambda n: sampling.normal(gen, n, dtype))
 
 
-def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False):
+def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+         layout=None, pin_memory=False):
     r"""Samples of U[0, 1) of ``size`` (ints or one tuple), in the default float dtype
     unless dtype is given (``torch.rand``).
 
@@ -263,11 +276,11 @@ def rand(*sizes, size=None, generator=None, dtype=None, device=None, requires_gr
     gen = streams.check_generator("rand", generator)
     dtype = dtypes.default_float(dtype)
     return _sample("rand", (sizes_of(sizes, size),), dtype, device, requires_grad,
-                   lambda n: sampling.uniform(gen, n, dtype))
+                   (layout, pin_memory), lambda n: sampling.uniform(gen, n, dtype))
 
 
 def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, device=None,
-            requires_grad=False):
+            requires_grad=False, layout=None, pin_memory=False):
     r"""Integers drawn uniformly from [low, high) (``torch.randint(high, size)`` or
     ``randint(low, high, size)``), int64 unless dtype is given.
 
@@ -304,11 +317,12 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
         raise sampling.DistributionRangeError(f"randint: low must be below high, got low {low}, "
                                               f"high {high}")
     dtype = dtypes.as_dtype(dtype) or np.dtype(np.int64)
-    return _sample("randint", (size,), dtype, device, requires_grad,
+    return _sample("randint", (size,), dtype, device, requires_grad, (layout, pin_memory),
                    lambda n: sampling.random_integers(gen, n, dtype, low, high))
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False, layout=None,
+             pin_memory=False):
     """A random permutation of ``0 .. n-1``, int64 unless dtype is given (``torch.randperm``,
     its CPU swaps: the same seed gives the same permutation).
 
@@ -323,7 +337,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     dtypes.check_number("randperm", "n", n, integer=True)
     dtype = dtypes.as_dtype(dtype) or np.dtype(np.int64)
     sampling.check_randperm(n, dtype)
-    return _sample("randperm", (n,), dtype, device, requires_grad,
+    return _sample("randperm", (n,), dtype, device, requires_grad, (layout, pin_memory),
                    lambda count: sampling.randperm(gen, count))
 
 
@@ -383,7 +397,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=None,
-           device=None, requires_grad=False):
+           device=None, requires_grad=False, pin_memory=False):
     r"""Samples of N(mean, std²) (``torch.normal``): numbers with a ``size``, or a Tensor
     ``mean`` and/or ``std`` (then the result has their broadcast shape and mean's dtype, or
     std's, and no ``size``).
@@ -394,7 +408,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
 
     Args:
         generator: a ``mg.Generator``, by default ``mg.default_generator``.
-        layout: taken, as torch's default (strided).
+        layout, pin_memory: as every factory's (``ops/storage.py`` ``factory_memory``).
 
     Example:
         >>> mg.normal(0.0, 0.02, (768, 768))          # a weight matrix
@@ -410,7 +424,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, layout=N
             raise sampling.DistributionRangeError(f"normal: expects std >= 0.0, got "
                                                   f"std={std}")
         dtype = dtypes.default_float(dtype)
-        return _sample("normal", (size,), dtype, device, requires_grad,
+        return _sample("normal", (size,), dtype, device, requires_grad, (layout, pin_memory),
                        lambda n: sampling.normal(gen, n, dtype, mean, std))
     if size is not None:
         raise TypeError("normal: size goes with numbers; with a Tensor mean or std the shape "
@@ -473,21 +487,21 @@ def bernoulli(input, p=None, *, generator=None):
     return zero_gradient(_make("bernoulli", array, None, input.device, False), input)
 
 
-def _random_like(fn, other, dtype, device, requires_grad, memory_format, draw):
+def _random_like(fn, other, dtype, device, requires_grad, memory_format, memory, draw):
     # torch's empty_like(other, memory_format=) then the sampler, which writes in memory
     # order: other's layout (or the format's), dtype and device
     if not isinstance(other, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(other).__name__}")
     device = other.device if device is None else device
     dtype = other.dtype if dtype is None else dtypes.as_dtype(dtype)
-    _check(fn, device, requires_grad, dtype)
+    _check(fn, device, requires_grad, dtype, memory)
     array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format)
     streams.fill(array, lambda n, contiguous: draw(n, dtype, contiguous))
     return _make(fn, array, None, device, requires_grad)
 
 
 def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
-              memory_format=preserve_format):
+              layout=None, pin_memory=False, memory_format=preserve_format):
     """U[0, 1) samples of ``input``'s shape, dtype and device (``torch.rand_like``), laid out
     as ``input`` (or in ``memory_format``), drawn in memory order as torch's.
 
@@ -496,11 +510,11 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
     """
     gen = streams.check_generator("rand_like", generator)
     return _random_like("rand_like", input, dtype, device, requires_grad, memory_format,
-                        lambda n, dtype, c: sampling.uniform(gen, n, dtype))
+                        (layout, pin_memory), lambda n, dtype, c: sampling.uniform(gen, n, dtype))
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
-               memory_format=preserve_format):
+               layout=None, pin_memory=False, memory_format=preserve_format):
     """N(0, 1) samples of ``input``'s shape, dtype and device (``torch.randn_like``), laid out
     as ``input`` (or in ``memory_format``), drawn in memory order as torch's.
 
@@ -509,11 +523,12 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
     """
     gen = streams.check_generator("randn_like", generator)
     return _random_like("randn_like", input, dtype, device, requires_grad, memory_format,
+                        (layout, pin_memory),
                         lambda n, dtype, c: sampling.normal(gen, n, dtype, contiguous=c))
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=None,
-                 requires_grad=False, memory_format=preserve_format):
+                 requires_grad=False, layout=None, pin_memory=False, memory_format=preserve_format):
     """Integers from [low, high) of ``input``'s shape, dtype and device
     (``torch.randint_like(input, high)`` or ``randint_like(input, low, high)``).
 
@@ -529,10 +544,11 @@ def randint_like(input, low=0, high=None, *, generator=None, dtype=None, device=
         raise sampling.DistributionRangeError(f"randint_like: low must be below high, got "
                                               f"low {low}, high {high}")
     return _random_like("randint_like", input, dtype, device, requires_grad, memory_format,
+                        (layout, pin_memory),
                         lambda n, dtype, c: sampling.random_integers(gen, n, dtype, low, high))
 
 
-def _like(fn, value, other, dtype, device, requires_grad, memory_format):
+def _like(fn, value, other, dtype, device, requires_grad, memory_format, layout, pin_memory):
     # torch's empty_like(other, memory_format=) then a fill: other's layout by default
     if not isinstance(other, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(other).__name__}")
@@ -540,25 +556,27 @@ def _like(fn, value, other, dtype, device, requires_grad, memory_format):
     device = other.device if device is None else device
     array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format)
     array[...] = value
-    return _make(fn, array, None, device, requires_grad)
+    return _make(fn, array, None, device, requires_grad, layout, pin_memory)
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False,
-               memory_format=preserve_format):
+def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False, memory_format=preserve_format):
     """Zeros of ``input``'s shape, dtype and device (``torch.zeros_like``), laid out as
     ``input`` (a channels-last one stays channels-last) or in ``memory_format``."""
-    return _like("zeros_like", 0, input, dtype, device, requires_grad, memory_format)
+    return _like("zeros_like", 0, input, dtype, device, requires_grad, memory_format, layout,
+                 pin_memory)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False,
-              memory_format=preserve_format):
+def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False, memory_format=preserve_format):
     """Ones of ``input``'s shape, dtype and device (``torch.ones_like``), laid out as
     ``input`` or in ``memory_format``."""
-    return _like("ones_like", 1, input, dtype, device, requires_grad, memory_format)
+    return _like("ones_like", 1, input, dtype, device, requires_grad, memory_format, layout,
+                 pin_memory)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=preserve_format):
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False, memory_format=preserve_format):
     """``fill_value`` in ``input``'s shape, dtype and device unless given
     (``torch.full_like``), laid out as ``input`` or in ``memory_format``; a value the dtype
     cannot hold (NaN or 300 in int8) is refused as torch refuses it, a float in an integer
@@ -570,18 +588,19 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
     array = memory_formats.empty_like_array("full_like", input._array, dtype, memory_format)
     array[...] = filled
     return _make("full_like", array, None, input.device if device is None else device,
-                 requires_grad)
+                 requires_grad, layout, pin_memory)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False,
-               memory_format=preserve_format):
+def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False, memory_format=preserve_format):
     """A tensor of ``input``'s shape, dtype and device unless given (``torch.empty_like``),
     laid out as ``input`` (a dense one keeps its strides, any other gets the dense order of
     them) or in ``memory_format``; its values are zeros here."""
-    return _like("empty_like", 0, input, dtype, device, requires_grad, memory_format)
+    return _like("empty_like", 0, input, dtype, device, requires_grad, memory_format, layout,
+                 pin_memory)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """The (n, m) matrix with ones on the diagonal, zeros elsewhere (``torch.eye``); m is n
     unless given; the default float dtype unless dtype is given."""
     n, m = (operator.index(v) if isinstance(v, Tensor) and v.dtype.kind in "iu" else v
@@ -591,7 +610,7 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
         if value < 0:
             raise RuntimeError(f"eye: {name} must be greater or equal to 0, got {value}")
     array = np.eye(n, n if m is None else m, dtype=dtypes.default_float(dtype))
-    return _make("eye", array, None, device, requires_grad)
+    return _make("eye", array, None, device, requires_grad, layout, pin_memory)
 
 
 def as_tensor(data, dtype=None, device=None):

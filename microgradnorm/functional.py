@@ -22,7 +22,7 @@ from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                           max_pool1d, max_pool2d, unfold)
-from .dtypes import check_number, is_floating
+from .dtypes import check_number, index_of, is_floating
 from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, check_floating,
                      cross_entropy, huber_loss, kl_div, l1_loss, logsigmoid, mse_loss,
                      nll_loss, smooth_l1_loss)
@@ -464,7 +464,9 @@ def embedding_padding_idx(fn, padding_idx, num_embeddings):
     PyTorch's assert as an ``AssertionValueError`` naming ``fn``."""
     if padding_idx is None:
         return None
-    check_number(fn, "padding_idx", padding_idx, integer=True)
+    padding_idx = index_of(padding_idx)       # a bool, a 0-d int tensor: ints, as torch's
+    check_number(fn, "padding_idx", int(padding_idx) if padding_idx.__class__ is bool
+                 else padding_idx, integer=True)
     if not -num_embeddings <= padding_idx < num_embeddings:
         raise AssertionValueError(f"{fn}: padding_idx must be within num_embeddings, in "
                                   f"[-{num_embeddings}, {num_embeddings}), got {padding_idx}")

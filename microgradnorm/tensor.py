@@ -72,7 +72,7 @@ class Size(tuple):
 
 
 _size, _Marked = tuple.__new__, inference.InferenceVersions     # (an inference counter)
-_LEGACY = frozenset((int, list, tuple, Size))    # what Tensor(...) reads as torch.Tensor(...)
+_LEGACY = frozenset((int, list, tuple, Size, bool, float, np.int64, np.ndarray))  # torch.Tensor's
 _AS_DATA = object()     # Tensor(data, _AS_DATA): data as mg.tensor reads it (ints stay int64)
 
 
@@ -588,10 +588,11 @@ def _can_cast(source, target):
         target.kind != "b" or source.kind == "b")
 
 
-def tensor(data, requires_grad=False, dtype=None, device=None):
+def tensor(data, requires_grad=False, dtype=None, device=None, *, pin_memory=False):
     """Create a Tensor of ``data`` in its own dtype (``torch.tensor``: ``tensor(3)`` is an
     int64 0-d tensor, where ``Tensor(3)`` has 3 elements); the arguments as ``Tensor``'s."""
     backend.refuse_negative_strides("tensor", data)     # a reversed NumPy view: torch's
+    backend.check_pin_memory("tensor", pin_memory)      # as the factories' (storage.py)
     return Tensor(data, _AS_DATA, requires_grad=requires_grad, dtype=dtype, device=device)
 
 

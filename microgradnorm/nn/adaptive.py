@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import backend, ops
 from .. import functional as F
-from ..dtypes import check_bool, check_number
+from ..dtypes import check_bool, check_number, index_of
 from ..tensor import Tensor
 from .container import ModuleList, Sequential
 from .linear import Linear
@@ -50,8 +50,10 @@ class AdaptiveLogSoftmaxWithLoss(Module):
                  device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
-        _check_sizes(name, in_features=in_features)
-        _check_positive(name, n_classes=n_classes)
+        in_features, = _check_sizes(name, (), in_features=in_features)   # a bool: torch's
+        n_classes = index_of(n_classes)          # a 0-d int tensor; a bool fails the cutoffs
+        if n_classes.__class__ is not bool:
+            _check_positive(name, n_classes=n_classes)
         check_number(name, "div_value", div_value)
         check_bool(name, "head_bias", head_bias)
         cutoffs = list(cutoffs)

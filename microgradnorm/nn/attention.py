@@ -11,7 +11,7 @@ import numpy as np
 from .. import backends as _flags
 from .. import functional as F
 from ..backends import SDPBackend
-from ..dtypes import check_number
+from ..dtypes import check_number, index_of
 from . import init
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter, _check_sizes, _dtype
@@ -66,8 +66,10 @@ class MultiheadAttention(Module):
                  add_zero_attn=False, kdim=None, vdim=None, batch_first=False, device=None,
                  dtype=None):
         super().__init__()
+        embed_dim, num_heads = index_of(embed_dim), index_of(num_heads)   # tensor(4): an int
         for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
-            check_number("MultiheadAttention", name, value, integer=True)
+            if value.__class__ is not bool:     # a bool is the int it is, as torch's
+                check_number("MultiheadAttention", name, value, integer=True)
         if embed_dim <= 0 or num_heads <= 0:
             raise ValueError(f"MultiheadAttention: embed_dim and num_heads must be greater "
                              f"than 0, got embed_dim={embed_dim} and num_heads={num_heads}")

@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from .. import functional as F
+from ..dtypes import index_of
 from ..norms import arguments
 from .module import Parameter, _check_positive, _check_sizes, _dtype
 from .normalization import NormModule, _BatchNorm, _fill, _NormBase
@@ -51,6 +52,7 @@ class GroupNorm(NormModule):
     def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None,
                  dtype=None, *, bias=True, impl=None):
         super().__init__()
+        num_groups = index_of(num_groups)             # a 0-d int tensor: its int, as torch's
         if type(num_groups) is int and num_groups == 0:     # torch: num_channels % 0
             raise arguments.GroupCountError("GroupNorm: num_groups must be a positive int, got 0")
         if type(num_groups) is int and num_groups < 0:      # torch builds, its call raises
@@ -60,7 +62,7 @@ class GroupNorm(NormModule):
             raise arguments.ChannelNormError(f"GroupNorm: num_channels must be a "
                                              f"non-negative int, got {num_channels}")
         _check_positive("GroupNorm", num_groups=num_groups)
-        _check_sizes("GroupNorm", num_channels=num_channels)
+        num_channels, = _check_sizes("GroupNorm", num_channels=num_channels)
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
                              f"num_groups ({num_groups})")

@@ -2,10 +2,12 @@
 ``F.conv1d``/``F.conv2d``/``F.conv3d``."""
 
 import math
+import numbers
 
 import numpy as np
 
 from .. import functional as F
+from ..dtypes import factory_shape, index_of
 from . import init
 from .module import Module, Parameter, _check_sizes, _dtype
 
@@ -13,21 +15,30 @@ PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 def _check_groups(name, groups):
-    # every convolution module's, the lazy ones' too: a ValueError as torch's
-    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+    # every convolution module's, the lazy ones' too: a ValueError as torch's (an integer
+    # NumPy scalar or 0-d Tensor is its int, as torch's takes them)
+    groups = index_of(groups)
+    if not isinstance(groups, numbers.Integral):        # a float: torch's TypeError
+        raise TypeError(f"{name}: groups must be a positive integer, got {groups!r}")
+    if isinstance(groups, bool) or groups < 1:
         raise ValueError(f"{name}: groups must be a positive integer, got {groups!r}")
+    return int(groups)
 
 
-def _check_channels(name, in_channels, out_channels, groups):
+def _check_channels(name, in_channels, out_channels, groups, leading=("out_channels",)):
     """Conv's and ConvTranspose's checks: channel counts of at least 0 (torch builds the
     empty weight of 0 channels; a negative count is its allocation's RuntimeError), each
-    divisible by a positive int ``groups`` (ValueErrors as torch's)."""
-    _check_sizes(name, in_channels=in_channels, out_channels=out_channels)
-    _check_groups(name, groups)
+    divisible by a positive int ``groups`` (ValueErrors as torch's). A bool count is taken
+    except for ``leading``, the counts that are a first dim of torch's parameters; the
+    counts are returned as the module keeps them."""
+    in_channels, out_channels = _check_sizes(name, leading, in_channels=in_channels,
+                                             out_channels=out_channels)  # Conv2d(True, 2, 1)
+    groups = _check_groups(name, groups)
     for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
         if channels % groups:
             raise ValueError(f"{name}: {what} must be divisible by groups, got "
                              f"{what}={channels}, groups={groups}")
+    return in_channels, out_channels
 
 
 class _ConvNd(Module):
@@ -41,7 +52,8 @@ class _ConvNd(Module):
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                  dtype=None):
         super().__init__()
-        _check_channels(type(self).__name__, in_channels, out_channels, groups)
+        in_channels, out_channels = _check_channels(type(self).__name__, in_channels,
+                                                    out_channels, groups)
         self._set_options(kernel_size, stride, padding, dilation, groups, padding_mode)
         self.in_channels, self.out_channels = in_channels, out_channels
         self._make_parameters(bias, device, dtype)
@@ -66,13 +78,14 @@ class _ConvNd(Module):
         if padding_mode not in PADDING_MODES:
             raise ValueError(f"{name}: padding_mode must be one of {PADDING_MODES}, but got "
                              f"padding_mode={padding_mode!r}")
-        self.groups, self.padding_mode = groups, padding_mode
+        self.groups, self.padding_mode = int(index_of(groups)), padding_mode   # checked
         self._reversed_padding_repeated_twice = self._pad_amounts()
 
     def _make_parameters(self, bias, device, dtype):
         # zeros of torch's shapes, until reset_parameters draws them
         dtype = _dtype(dtype)
-        self.weight = Parameter(np.zeros(self._weight_shape(), dtype), device=device)
+        shape = factory_shape(self._weight_shape(), type(self).__name__)   # kernel_size=True
+        self.weight = Parameter(np.zeros(shape, dtype), device=device)
         self.register_parameter(   # None registered too, as torch's
             "bias", Parameter(np.zeros(self.out_channels, dtype), device=device) if bias else None)
 
@@ -83,12 +96,16 @@ class _ConvNd(Module):
         return (first, second // self.groups) + self.kernel_size
 
     def _tuple(self, what, value, minimum):
-        # an int or a sequence of ``dims`` ints, each at least ``minimum`` (torch's _pair)
+        # an int or a sequence of ``dims`` ints, each at least ``minimum`` (torch's _pair);
+        # a bool is the int it is, kept for the repr, an integer NumPy scalar its int
         values = tuple(value) if isinstance(value, (tuple, list)) else (value,) * self.dims
-        if len(values) != self.dims or any(
-                isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in values):
-            raise ValueError(f"{type(self).__name__}: {what} must be an int or {self.dims} "
-                             f"ints >= {minimum}, got {value!r}")
+        values = tuple(v if isinstance(v, bool) or not isinstance(v, np.integer) else int(v)
+                       for v in values)
+        wrong_type = any(not isinstance(v, int) for v in values)   # a float, a Tensor: torch's
+        if len(values) != self.dims or wrong_type or any(v < minimum for v in values):
+            raise (TypeError if wrong_type else ValueError)(
+                f"{type(self).__name__}: {what} must be an int or {self.dims} ints >= "
+                f"{minimum}, got {value!r}")
         return values
 
     def _pad_amounts(self):

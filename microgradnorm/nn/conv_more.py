@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import functional as F
 from ..convolution import _ntuple
+from ..dtypes import index_of
 from ..convolution_more import _pair, _single
 from . import init
 from .conv import _check_channels, _ConvNd
@@ -33,7 +34,9 @@ class _ConvTransposeNd(_ConvNd):
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
                  device=None, dtype=None):
         Module.__init__(self)          # its own options: not _ConvNd's order of arguments
-        _check_channels(type(self).__name__, in_channels, out_channels, groups)
+        in_channels, out_channels = _check_channels(   # bools where torch's shapes take them
+            type(self).__name__, in_channels, out_channels, groups,
+            ("in_channels", "out_channels") if bias else ("in_channels",))
         self._set_options(kernel_size, stride, padding, output_padding, groups, dilation,
                           padding_mode)
         self.in_channels, self.out_channels = in_channels, out_channels
@@ -52,7 +55,7 @@ class _ConvTransposeNd(_ConvNd):
         self.padding = self._tuple("padding", padding, 0)
         self.output_padding = self._tuple("output_padding", output_padding, 0)
         self.dilation = self._tuple("dilation", dilation, 1)
-        self.groups, self.padding_mode = groups, padding_mode
+        self.groups, self.padding_mode = int(index_of(groups)), padding_mode   # checked
 
     def _output_padding(self, x, output_size):
         """torch's: ``output_padding``, or the one that gives ``output_size`` (the spatial
@@ -459,8 +462,9 @@ class Bilinear(Module):
     def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
                  dtype=None):
         super().__init__()
-        _check_sizes("Bilinear", ("out_features",), in1_features=in1_features,
-                     in2_features=in2_features, out_features=out_features)   # bools: torch's
+        in1_features, in2_features, out_features = _check_sizes(
+            "Bilinear", ("out_features",), in1_features=in1_features,
+            in2_features=in2_features, out_features=out_features)   # bools: torch's
         if in1_features == 0:       # torch's own check: its bound 1/√in1_features
             raise ValueError("Bilinear: in1_features must be > 0, got 0")
         self.in1_features, self.in2_features = in1_features, in2_features
@@ -510,7 +514,7 @@ class LazyLinear(LazyModuleMixin, Linear):
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         Module.__init__(self)
         # a negative size fails here, where torch fails at the first call (docs/pytorch.md)
-        _check_sizes("LazyLinear", (), out_features=out_features)   # bool: at the call
+        out_features, = _check_sizes("LazyLinear", (), out_features=out_features)  # bool: call
         self.in_features, self.out_features = 0, out_features
         self.weight = UninitializedParameter(device=device, dtype=dtype)
         self.register_parameter("bias", UninitializedParameter(device=device, dtype=dtype)

@@ -3,7 +3,7 @@ tensor op of its name."""
 
 import numbers
 
-from ..dtypes import check_number
+from ..dtypes import check_number, index_of
 from .module import Module
 
 
@@ -36,8 +36,11 @@ class Flatten(Module):
 
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
-        check_number("Flatten", "start_dim", start_dim, integer=True)
-        check_number("Flatten", "end_dim", end_dim, integer=True)
+        # a bool is kept (torch's builds; its call refuses it), a 0-d int tensor is its int
+        start_dim, end_dim = index_of(start_dim), index_of(end_dim)
+        for name, dim in (("start_dim", start_dim), ("end_dim", end_dim)):
+            if dim.__class__ is not bool:
+                check_number("Flatten", name, dim, integer=True)
         self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input):

@@ -23,7 +23,7 @@ class _LazyConvNd(LazyModuleMixin):
         # after the options: out_channels checked as the plain module's (torch's lazy
         # module leaves that to the first call's convolution)
         name = type(self).__name__
-        _check_sizes(name, out_channels=out_channels)
+        out_channels, = _check_sizes(name, (), out_channels=out_channels)   # bool: at the call
         if out_channels % self.groups:
             raise ValueError(f"{name}: out_channels must be divisible by groups, got "
                              f"out_channels={out_channels}, groups={self.groups}")

@@ -24,8 +24,9 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
-        check_nonnegative_ints("Linear", ("out_features",), in_features=in_features,
-                               out_features=out_features)      # Linear(True, 3): torch's
+        in_features, out_features = check_nonnegative_ints(
+            "Linear", ("out_features",), in_features=in_features,
+            out_features=out_features)      # Linear(True, 3): torch's
         self.in_features, self.out_features = in_features, out_features
         dtype = _dtype(dtype)
         self.weight = Parameter(np.zeros((out_features, int(in_features)), dtype),
@@ -88,8 +89,9 @@ class Embedding(Module):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        check_nonnegative_ints("Embedding", ("num_embeddings",), num_embeddings=num_embeddings,
-                               embedding_dim=embedding_dim)    # a bool dim: torch's
+        num_embeddings, embedding_dim = check_nonnegative_ints(
+            "Embedding", ("num_embeddings",), num_embeddings=num_embeddings,
+            embedding_dim=embedding_dim)    # a bool dim: torch's
         if max_norm is not None:
             check_number("Embedding", "max_norm", max_norm)
         check_number("Embedding", "norm_type", norm_type)
@@ -180,7 +182,9 @@ class EmbeddingBag(Module):
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
         name = "EmbeddingBag"
-        check_nonnegative_ints(name, num_embeddings=num_embeddings, embedding_dim=embedding_dim)
+        num_embeddings, embedding_dim = check_nonnegative_ints(
+            name, ("num_embeddings",), num_embeddings=num_embeddings,
+            embedding_dim=embedding_dim)    # a bool dim: torch's, as Embedding's
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"{name}: mode has to be one of sum, mean or max, got {mode!r}")
         if max_norm is not None:

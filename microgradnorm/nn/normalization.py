@@ -192,7 +192,7 @@ class _NormBase(NormModule):
         if type(num_features) is int and num_features < 0:    # torch: a negative size
             raise ChannelNormError(f"{name}: num_features must be a non-negative int, got "
                                    f"{num_features}")
-        _check_sizes(name, num_features=num_features)
+        num_features, = _check_sizes(name, num_features=num_features)
         self._set_options(num_features, eps, momentum, affine, track_running_stats, impl)
         dtype = _dtype(dtype)
         # None registered too, as torch's

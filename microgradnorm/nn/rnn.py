@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import functional as F
 from .. import ops
+from ..dtypes import factory_shape, index_of
 from ..ops.base import constant
 from .module import Module, Parameter, _dtype
 from .rnn_cells import (GRUCell, LSTMCell, RNNCell, RNNCellBase, _gru_step, _lstm_step,
@@ -98,13 +99,17 @@ class RNNBase(Module):
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
                  device=None, dtype=None):
         super().__init__()
+        # torch's takes a NumPy or 0-d Tensor int for these
+        num_layers, proj_size = index_of(num_layers), index_of(proj_size)
         _check_config(mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
                       proj_size)
         self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional, self.proj_size = float(dropout), bidirectional, proj_size
         dtype = _dtype(dtype)
-        gate_size, directions = _CHUNKS[mode] * hidden_size, 2 if bidirectional else 1
+        # torch's gate_size is hidden_size itself for one gate: a bool there is refused
+        gate_size = _CHUNKS[mode] * hidden_size if _CHUNKS[mode] > 1 else hidden_size
+        directions = 2 if bidirectional else 1
         real_hidden = proj_size if proj_size > 0 else hidden_size
         self._flat_weights_names, self._all_weights = [], []
         for layer in range(num_layers):
@@ -119,6 +124,7 @@ class RNNBase(Module):
                 suffix = f"_l{layer}" + ("_reverse" if direction else "")
                 names = [kind + suffix for kind in shapes]
                 for name, shape in zip(names, shapes.values()):
+                    shape = factory_shape(shape, f"{type(self).__name__}: size")   # RNN(True, 4)
                     setattr(self, name, Parameter(np.zeros(shape, dtype), device=device))
                 self._flat_weights_names.extend(names)
                 self._all_weights.append(names)
@@ -263,7 +269,7 @@ class RNNBase(Module):
     def _initial(self, like, batch):
         # zeros (num_layers · directions, batch, H) in the input's dtype and on its device
         shape = self.get_expected_hidden_size(like, [batch])
-        return constant(like.xp.zeros(shape, like.dtype))
+        return constant(like.xp.zeros(factory_shape(shape), like.dtype))   # H=True: 1
 
     def _check_hidden_dtype(self, hx):
         weight = self._flat_weights[0]
@@ -449,7 +455,7 @@ class LSTM(RNNBase):
     def _initial(self, like, batch):
         h = super()._initial(like, batch)
         shape = self.get_expected_cell_size(like, [batch])
-        return h, constant(like.xp.zeros(shape, like.dtype))
+        return h, constant(like.xp.zeros(factory_shape(shape), like.dtype))
 
     def forward(self, input, hx=None):
         """``(output, (h_n, c_n))``: every step's last-layer h, and each layer's last h and

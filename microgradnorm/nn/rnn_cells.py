@@ -11,6 +11,7 @@ import numbers
 import numpy as np
 
 from .. import functional as F
+from ..dtypes import factory_shape, index_of
 from ..ops.base import constant
 from . import init
 from .module import Module, Parameter, _dtype
@@ -62,6 +63,7 @@ class RNNCellBase(Module):
 
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
+        input_size, hidden_size = index_of(input_size), index_of(hidden_size)   # tensor(3)
         for name, size in (("input_size", input_size), ("hidden_size", hidden_size)):
             if not isinstance(size, numbers.Integral):
                 raise TypeError(f"{type(self).__name__}: {name} must be an int, got "
@@ -73,6 +75,7 @@ class RNNCellBase(Module):
         dtype = _dtype(dtype)
 
         def parameter(*shape):
+            shape = factory_shape(shape, f"{type(self).__name__}: size")   # a bool size: torch's
             return Parameter(np.zeros(shape, dtype), device=device)
         self.weight_ih = parameter(num_chunks * hidden_size, input_size)
         self.weight_hh = parameter(num_chunks * hidden_size, hidden_size)
@@ -119,7 +122,8 @@ class RNNCellBase(Module):
         if not batched:
             input = input.unsqueeze(0)
         if states is None:
-            zeros = constant(input.xp.zeros((input.shape[0], self.hidden_size), input.dtype))
+            shape = (input.shape[0], int(self.hidden_size))        # hidden_size=True: 1
+            zeros = constant(input.xp.zeros(shape, input.dtype))
             states = [zeros] * count
         elif not batched:
             states = [h.unsqueeze(0) for h in states]

@@ -11,7 +11,7 @@ import warnings
 from .. import functional as F
 from .. import ops
 from ..attention_forward import as_mask, canonical_mask
-from ..dtypes import check_number
+from ..dtypes import check_number, index_of
 from ..factories import full
 from . import init
 from .activation import GELU, ReLU
@@ -454,6 +454,7 @@ def _check_layer_arguments(layer, dim_feedforward, layer_norm_eps):
     width of 0 builds, as torch's); a negative eps, which torch builds, a ValueError
     (docs/pytorch.md)."""
     where = type(layer).__name__
+    dim_feedforward = index_of(dim_feedforward)     # a 0-d int tensor: Linear takes it too
     check_number(where, "dim_feedforward", dim_feedforward, integer=True)
     if dim_feedforward < 0:
         raise RuntimeError(f"{where}: dim_feedforward must be >= 0, got {dim_feedforward}")

@@ -10,7 +10,7 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..dtypes import (bfloat16, complex_of, finfo, get_default_dtype, half_through_float,
-                      is_floating, is_half, upcast_half)
+                      index_of, is_floating, is_half, upcast_half)
 
 
 # ----- dtypes ---------------------------------------------------------------------------------
@@ -415,7 +415,7 @@ def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False, redu
     axis = dim_alias(fn, axis, dim)
     if axis is None and not single:
         return None
-    axes = (axis,)
+    axes = (axis := index_of(axis),)     # a 0-d integer tensor is its int, as torch's
     if not single and not isinstance(axis, numbers.Integral):
         try:
             axes = tuple(axis)
@@ -474,8 +474,8 @@ def sizes_of(args, given=None, name="size"):
 def size_args(fn, size, given=None):
     """``sizes_of(size, given)``: ints only, none negative."""
     size = sizes_of(size, given)
-    for n in size:            # (a one-element integer tensor is its int, as torch's)
-        if (isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral)) and not (
+    for i, n in enumerate(size):  # (an int tensor of one element, a bool not first: ints)
+        if (not isinstance(n, numbers.Integral) or isinstance(n, bool) and i == 0) and not (
                 isinstance(n, _tensor.Tensor) and n.size == 1 and n.dtype.kind in "iu"):
             raise TypeError(f"{fn}: size must be ints, got {n!r} in {size}")
         if n < 0:

@@ -27,6 +27,7 @@ from .base import (broadcast, check_fits, conj, float_input, fma, half_rounded, 
                    promote, result_dtype, subtraction, unbroadcast)
 from .elementwise import Add, Div, Mul, Sub
 from .legacy_overloads import scalar_first
+from .numpy_names import REQUIRED, numpy_operands, user_stacklevel
 from .pointwise import _in_place
 
 
@@ -89,14 +90,15 @@ def scalar(fn, name, value, dtype, negated=False):
     return int(value) if kind in "iu" else bool(value) if kind == "b" else value
 
 
-def write_out(fn, operands, out, compute, stacklevel=3):
+def write_out(fn, operands, out, compute, stacklevel=None):
     """torch's ``out=``: ``compute()`` written into the Tensor ``out``, which is returned
     (the callers call ``compute`` themselves when ``out`` is None). ``out`` is resized to the
-    result's shape (with torch's deprecation warning where it held elements, ``stacklevel``
-    naming the caller's line) and takes the result cast to its dtype where torch's casting
-    rule allows (not floating into integer, not complex into real: RuntimeError); an ``out``
-    that overlaps an operand without being it is torch's RuntimeError. Nothing is recorded:
-    while grad is on, an operand or ``out`` that requires grad is torch's RuntimeError."""
+    result's shape (with torch's deprecation warning where it held elements, naming the first
+    line outside this package, or ``stacklevel``'s where given) and takes the result cast to
+    its dtype where torch's casting rule allows (not floating into integer, not complex into
+    real: RuntimeError); an ``out`` that overlaps an operand without being it is torch's
+    RuntimeError. Nothing is recorded: while grad is on, an operand or ``out`` that requires
+    grad is torch's RuntimeError."""
     Tensor = _tensor.Tensor
     if not isinstance(out, Tensor):
         raise TypeError(f"{fn}(): argument 'out' must be Tensor, not {type(out).__name__}")
@@ -126,7 +128,7 @@ def write_out(fn, operands, out, compute, stacklevel=3):
                           "future PyTorch release outputs will not be resized unless they have "
                           "zero elements. You can explicitly reuse an out tensor t by resizing "
                           "it, inplace, to zero elements with t.resize_(0).", UserWarning,
-                          stacklevel=stacklevel)
+                          stacklevel=stacklevel or user_stacklevel())
         out.resize_(result.shape)
     with no_grad():
         out.copy_(result)
@@ -189,13 +191,15 @@ def _alpha_first(fn, other, deprecated, alpha, method=False):
     old, new = (("Number alpha, Tensor other", "Tensor other, *, Number alpha = 1") if method
                 else ("Tensor input, Number alpha, Tensor other, *, Tensor out = None",
                       "Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None"))
-    return scalar_first(fn, (other, *deprecated), 1, "alpha", alpha != 1, old, new,
-                        stacklevel=4)
+    return scalar_first(fn, (other, *deprecated), 1, "alpha", alpha != 1, old, new)
 
 
 def _adding(fn, sign, doc):
     # torch.add, sub, subtract: the operators' nodes when alpha is 1, else one AddScaled
-    def add(input, other, *deprecated, alpha=1, out=None):
+    # the NumPy spellings (x=, x2=, ...) in the signature: a wrapper would cost each call
+    def add(input=REQUIRED, other=REQUIRED, *deprecated, alpha=1, out=None, **numpy_names):
+        if numpy_names or input is REQUIRED or other is REQUIRED:
+            input, other = numpy_operands(fn, input, other, numpy_names)
         if deprecated:                  # torch.add(x, 2, y): its deprecated (alpha, other)
             alpha, (other,) = _alpha_first(fn, other, deprecated, alpha)
         if out is None:
@@ -212,7 +216,9 @@ def _adding(fn, sign, doc):
         alpha = scalar(fn, "alpha", alpha, dtype, negated=sign < 0)
         return AddScaled.apply(input, other, alpha=alpha if sign > 0 else -alpha, dtype=dtype)
 
-    def method(self, other, *deprecated, alpha=1):  # Tensor.add: no out=, as torch's
+    def method(self, other=REQUIRED, *deprecated, alpha=1, **numpy_names):  # no out=: torch's
+        if numpy_names or other is REQUIRED:
+            _, other = numpy_operands(fn, self, other, numpy_names, method=True)
         if deprecated:
             alpha, (other,) = _alpha_first(fn, other, deprecated, alpha, method=True)
         return _add(self, other, alpha)
@@ -290,7 +296,7 @@ def _div(fn, input, other, rounding_mode, out=None):
     if out is None:
         return _divide(fn, input, other, rounding_mode)
     return write_out(fn, (input, other), out,
-                     lambda: _divide(fn, input, other, rounding_mode), stacklevel=4)
+                     lambda: _divide(fn, input, other, rounding_mode))
 
 
 def _divide(fn, input, other, rounding_mode):

@@ -23,14 +23,16 @@ from .. import tensor as _tensor
 from .base import (check_fits, check_tensor, constant, fitted, number_of, result_type,
                    size_args)
 from .gamma import i0_array
+from .storage import factory_memory
 from .indexing import index_select
 from .shape import concatenate, meshgrid, stack
 
 concat = concatenate                     # torch.concat: torch.cat's other name
 
 
-def _leaf(fn, array, device, requires_grad):
-    # a new leaf of ``array`` on ``device`` (None: the CPU)
+def _leaf(fn, array, device, requires_grad, layout=None, pin_memory=False):
+    # a new leaf of ``array`` on ``device`` (None: the CPU); layout= and pin_memory= checked
+    factory_memory(fn, layout, pin_memory)
     device = backend.check_device(device)
     return _tensor.Tensor._leaf(fn, backend.to_device(array, device), requires_grad)
 
@@ -114,7 +116,8 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 
 # ----- logspace, tril_indices, triu_indices ---------------------------------------------------
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
     r"""``steps`` values from :math:`b^{\text{start}}` to :math:`b^{\text{end}}`, their
     exponents evenly spaced (``torch.logspace``): element i is :math:`b^{e_i}` with
     :math:`e_i = \text{start} + h i` in the first half and :math:`\text{end} - h (n - 1 - i)`
@@ -152,7 +155,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_
     wide = np.complex128 if dtype.kind == "c" else np.float64
     with backend.silent_floats():
         values = np.power(wide(base), exponents.astype(wide)).astype(dtype)
-    return _leaf("logspace", values, device, requires_grad)
+    return _leaf("logspace", values, device, requires_grad, layout, pin_memory)
 
 
 def spaced_arguments(fn, start, end, steps, dtype, range_error):
@@ -370,7 +373,8 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device
 
 
 # ----- empty_strided, range, unravel_index ----------------------------------------------------
-def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False):
+def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
     """Uninitialized values of ``size`` with the element strides ``stride``
     (``torch.empty_strided``): only the contiguous (row-major) strides of ``size`` are
     taken (a size-1 dim's stride is free, as torch's); any other layout is refused with a
@@ -389,7 +393,7 @@ def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False)
                                   f" of size {size} are supported, got stride {stride}; make "
                                   "the tensor contiguous and permute it instead")
     array = np.empty(size, dtypes.default_float(dtype))
-    return _leaf("empty_strided", array, device, requires_grad)
+    return _leaf("empty_strided", array, device, requires_grad, layout, pin_memory)
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None,
@@ -410,7 +414,8 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     if sorted(order) != list(builtins.range(len(size))):
         raise RuntimeError("Duplicate dim not allowed")
     array = np.empty([size[d] for d in order], dtypes.default_float(dtype))
-    return _leaf("empty_permuted", array.transpose(np.argsort(order)), device, requires_grad)
+    return _leaf("empty_permuted", array.transpose(np.argsort(order)), device, requires_grad,
+                 layout, pin_memory)
 
 
 def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):

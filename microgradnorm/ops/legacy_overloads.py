@@ -10,11 +10,12 @@ import numbers
 
 from ..backend import warn_once
 from ..tensor import Tensor
+from .numpy_names import user_stacklevel
 
 __all__ = ["scalar_first"]
 
 
-def scalar_first(fn, args, count, keyword, given, old, new, stacklevel=3):
+def scalar_first(fn, args, count, keyword, given, old, new, stacklevel=None):
     """``(value, operands)`` of the call ``fn(*args)`` in torch's deprecated form, ``args`` the
     positional arguments after ``self`` (or ``input``): a number first, then the operands.
 
@@ -26,7 +27,7 @@ def scalar_first(fn, args, count, keyword, given, old, new, stacklevel=3):
         given: whether that keyword was given too (torch refuses both).
         old, new: the two signatures, as torch's warning writes them.
         stacklevel: the warning's, counted from here (3: the caller of the op that calls
-            this).
+            this); by default the first line outside this package's.
 
     Example:
         >>> value, (t1, t2) = scalar_first("addcmul_", (0.5, g, g), 2, "value", False, ...)
@@ -41,6 +42,7 @@ def scalar_first(fn, args, count, keyword, given, old, new, stacklevel=3):
         raise TypeError(f"{fn}() received an invalid combination of arguments - got "
                         f"unrecognized keyword arguments: {keyword}")
     warn_once(f"This overload of {fn} is deprecated:\n\t{fn}({old})\nConsider using one "
-              f"of the following signatures instead:\n\t{fn}({new})", stacklevel + 1,
+              f"of the following signatures instead:\n\t{fn}({new})",
+              (stacklevel or user_stacklevel()) + 1,
               key="scalar-first overload")       # one warning, for whichever op comes first
     return value, operands

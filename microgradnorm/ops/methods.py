@@ -408,17 +408,21 @@ class _Methods:
         from ..factories import bernoulli                # a layer above ops
         return bernoulli(self, p, generator=generator)
 
-    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    def new_zeros(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+                  layout=None, pin_memory=False):
         """Zeros of ``size`` (ints, a tuple, ``size=``), of self's dtype and device unless given."""
         return self._new_filled("new_zeros", 0, base.sizes_of(sizes, size), dtype, device,
-                                requires_grad)
+                                requires_grad, layout, pin_memory)
 
-    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False):
+    def new_ones(self, *sizes, size=None, dtype=None, device=None, requires_grad=False,
+                 layout=None, pin_memory=False):
         """Ones of ``size``, of this tensor's dtype and device unless given."""
         return self._new_filled("new_ones", 1, base.sizes_of(sizes, size), dtype, device,
-                                requires_grad)
+                                requires_grad, layout, pin_memory)
 
-    def _new_filled(self, fn, value, size, dtype, device, requires_grad):
+    def _new_filled(self, fn, value, size, dtype, device, requires_grad, layout=None,
+                    pin_memory=False):
+        storage_ops.factory_memory(fn, layout, pin_memory)     # the factories' check
         size = base.size_args(fn, (size,))
         dtype = self.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = self.device if device is None else backend.check_device(device)

@@ -7,9 +7,23 @@ do the hot ones (``gather``, ``index_select``, ``cumsum``, ``prod``, ``logsumexp
 wrapper on their calls. The functions named in ``NUMPY_NAMED`` take only torch's, and
 ``install`` puts each, wrapped by ``accept_numpy_names``, in the namespace and on Tensor
 once at import. Python-level torch
-functions (``split``, ``unique``, ``norm``) refuse ``axis``, and so do their forms here."""
+functions (``split``, ``unique``, ``norm``) refuse ``axis``, and so do their forms here.
+
+torch's parser also takes ``x``, ``a`` or ``x1`` for an argument named ``input`` and ``x2`` for
+one named ``other`` (``torch.add(x=a, x2=b)``, ``torch.exp(x=t)``, ``t.add(x2=u)``; a method's
+``self`` has no other name). ``install`` wraps, by the same ``accept_numpy_names``, every
+public function of the namespace whose parameters name ``input`` or ``other`` and every Tensor
+method whose parameters name ``other``, once at import, after ``out=`` is installed (so the
+wrapper is the outermost). The torch functions written in Python (``PYTHON_LEVEL``: ``norm``,
+``stft``, ``unique``, ...) take no such names, and neither do theirs here. The wrapper costs
+one call on a call without keywords, so the hottest, ``add``, ``sub``, ``subtract`` and their
+methods, read the spellings in their own signatures instead (``**numpy_names``, read by
+``numpy_operands``), and the operators (``a + b``) take none."""
 
 import functools
+import inspect
+import os
+import sys
 
 NUMPY_NAMED = (
     "aminmax", "count_nonzero", "cross", "cummax", "cummin", "cumprod",
@@ -23,6 +37,64 @@ NUMPY_NAMED = (
     "unsafe_split", "unsafe_split_with_sizes", "unsqueeze_copy", "var_mean")
 
 _RENAMED = (("axis", "dim"), ("keepdims", "keepdim"))
+# torch's other names of ``input`` and ``other`` (its parser's NumPy spellings)
+_INPUT_NAMES, _OTHER_NAMES = ("x", "a", "x1"), ("x2",)
+# the torch functions written in Python, whose parameters have no second spelling
+PYTHON_LEVEL = ("norm", "stft", "istft", "unique", "unique_consecutive", "split", "lu",
+                "cdist", "tensordot", "einsum", "chain_matmul", "block_diag", "meshgrid",
+                "broadcast_tensors", "cartesian_prod", "atleast_1d", "atleast_2d",
+                "atleast_3d", "unravel_index", "lu_unpack", "pca_lowrank", "svd_lowrank",
+                "lobpcg", "align_tensors", "is_tensor", "is_storage")
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_stacklevel():
+    """The ``stacklevel`` with which a ``warnings.warn`` in the calling function names the
+    first line outside this package: the user's call, past the wrappers between (these, and
+    ``out=``'s, compiled as ``"<out= of ...>"``), whichever path reached the op.
+
+    Example:
+        >>> warnings.warn("deprecated", UserWarning, stacklevel=user_stacklevel())
+    """
+    frame, level = sys._getframe(2), 2
+    while frame is not None and frame.f_code.co_filename.startswith((_PACKAGE, "<out= of")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class _Required:
+    # the default of an argument a function reads in its own signature under two names
+    def __repr__(self):
+        return "<required>"
+
+
+REQUIRED = _Required()
+
+
+def numpy_operands(fn, input, other, numpy_names, method=False):
+    """``(input, other)`` of a function that takes torch's NumPy spellings in its own
+    signature (``add``, ``sub``, ``subtract`` and their methods: no wrapper on their calls),
+    ``numpy_names`` its ``**numpy_names``: ``x``, ``a`` or ``x1`` for ``input`` (not a
+    method's ``self``), ``x2`` for ``other``; one argument given twice, another name, or a
+    required argument absent (``REQUIRED``, their default) is torch's TypeError."""
+    names = dict(numpy_names)
+    for alias, torch_name in ((() if method else tuple((a, "input") for a in _INPUT_NAMES))
+                              + tuple((a, "other") for a in _OTHER_NAMES)):
+        if alias in names:
+            if (input if torch_name == "input" else other) is not REQUIRED:
+                raise TypeError(f"{fn}() got multiple values for argument '{torch_name}'")
+            if torch_name == "input":
+                input = names.pop(alias)
+            else:
+                other = names.pop(alias)
+    if names:
+        raise TypeError(f"{fn}() got an unexpected keyword argument '{next(iter(names))}'")
+    for name, value in (("input", input), ("other", other)):
+        if value is REQUIRED:
+            raise TypeError(f"{fn}() missing 1 required positional argument: '{name}'")
+    return input, other
 
 
 def numpy_dim(fn, dim, axis, missing=False, default=None):
@@ -37,20 +109,27 @@ def numpy_dim(fn, dim, axis, missing=False, default=None):
     return default if axis is None and dim is None else dim if axis is None else axis
 
 
-def accept_numpy_names(fn):
-    """``fn`` taking ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=`` as torch's
-    native functions do; both spellings of one argument given is a TypeError, as torch's.
+def accept_numpy_names(fn, renamed=_RENAMED):
+    """``fn`` taking torch's NumPy spellings of its arguments: by default ``axis=`` for
+    ``dim=`` and ``keepdims=`` for ``keepdim=``, as torch's native functions do; both
+    spellings of one argument given is a TypeError, as torch's.
 
     Args:
-        fn: a function whose arguments are named ``dim`` and ``keepdim``.
+        fn: a function whose arguments carry torch's names (``dim``, ``keepdim``, ``input``,
+            ``other``).
+        renamed: the ``(numpy_name, torch_name)`` pairs ``fn`` takes (``("x2", "other")``).
 
     Example:
         >>> accept_numpy_names(mg.ops.pointwise.cumsum)(mg.ones(2, 3), axis=1)   # cumsum over 1
+        >>> accept_numpy_names(mg.ops.binary.mul, (("x", "input"), ("x2", "other")))(
+        ...     x=mg.ones(2), x2=mg.ones(2))                                   # tensor([1., 1.])
     """
+    numpy_names = frozenset(numpy_name for numpy_name, _ in renamed)
+
     @functools.wraps(fn)
     def numpy_named(*args, **kwargs):
-        if kwargs:
-            for numpy_name, torch_name in _RENAMED:
+        if kwargs and not numpy_names.isdisjoint(kwargs):
+            for numpy_name, torch_name in renamed:
                 if numpy_name in kwargs:
                     if torch_name in kwargs:
                         raise TypeError(f"{fn.__name__}() got multiple values for argument "
@@ -60,15 +139,64 @@ def accept_numpy_names(fn):
     return numpy_named
 
 
-def install(namespace, tensor_class):
-    """Wrap each function of ``NUMPY_NAMED`` in ``namespace`` (a module's globals) and on
-    ``tensor_class`` (the method, wrapped once where it is the same function)."""
-    for name in NUMPY_NAMED:
-        function = namespace.get(name)
-        method = getattr(tensor_class, name, None)
-        wrapped = accept_numpy_names(function) if callable(function) else None
-        if wrapped is not None:
-            namespace[name] = wrapped
-        if callable(method) and not isinstance(method, type):
-            setattr(tensor_class, name,
-                    wrapped if method is function else accept_numpy_names(method))
+def _parameter_names(fn):
+    # the names of fn's parameters and of those of the functions it wraps (``__wrapped__``:
+    # a wrapper's own are ``*args, **kwargs``); read from the code, once at import
+    names = set()
+    while fn is not None:
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            names.update(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        fn = getattr(fn, "__wrapped__", None)
+    return names
+
+
+def _renamed(fn, name, method):
+    # the pairs fn takes: axis/keepdims where named in NUMPY_NAMED; x/a/x1 for ``input``
+    # (a function's, not a method's: its ``self``) and x2 for ``other``, where named so;
+    # none where fn reads them in its own signature (``**numpy_names``: numpy_operands)
+    names = _parameter_names(fn)
+    code = getattr(fn, "__code__", None)
+    if code is not None and code.co_flags & inspect.CO_VARKEYWORDS \
+            and code.co_varnames[code.co_argcount + code.co_kwonlyargcount
+                                 + bool(code.co_flags & inspect.CO_VARARGS)] == "numpy_names":
+        return ()
+    pairs = list(_RENAMED) if name in NUMPY_NAMED else []
+    if name not in PYTHON_LEVEL:
+        if "input" in names and not method:
+            pairs += [(alias, "input") for alias in _INPUT_NAMES if alias not in names]
+        if "other" in names:
+            pairs += [(alias, "other") for alias in _OTHER_NAMES if alias not in names]
+    return tuple(pairs)
+
+
+def install(namespace, tensor_class, others=()):
+    """Wrap, by ``accept_numpy_names``, each public function of ``namespace`` (a module's
+    globals) and of the ``others`` (torch.special's, torch.linalg's, whose parser takes the
+    same spellings) that takes one of torch's NumPy spellings (``NUMPY_NAMED``, a parameter
+    named ``input`` or ``other``), and each such method of ``tensor_class``; a function bound
+    to several names (``special.gammainc`` is ``igamma``; a method with the same spellings)
+    is wrapped once, so such names stay one object."""
+    wrapped = {}
+    for space in (namespace, *others):
+        for name, function in list(space.items()):
+            if name.startswith("_") or not callable(function) or isinstance(function, type) \
+                    or not hasattr(function, "__code__") and not hasattr(function, "__wrapped__"):
+                continue
+            renamed = _renamed(function, name, method=False)
+            if renamed:
+                if (id(function), renamed) not in wrapped:
+                    wrapped[id(function), renamed] = accept_numpy_names(function, renamed)
+                space[name] = wrapped[id(function), renamed]
+    for name, method in list(vars(tensor_class).items()):
+        if name.startswith("_") or not callable(method) or isinstance(method, type) \
+                or not hasattr(method, "__code__") and not hasattr(method, "__wrapped__"):
+            continue
+        renamed = _renamed(method, name, method=True)
+        if renamed:
+            if (id(method), renamed) not in wrapped:
+                wrapped[id(method), renamed] = accept_numpy_names(method, renamed)
+            setattr(tensor_class, name, wrapped[id(method), renamed])
+    for function in {id(f): f for f in wrapped.values()}.values():   # pickled by reference:
+        if namespace.get(function.__qualname__) is function and "__name__" in namespace:
+            function.__module__ = namespace["__name__"]      # under the namespace's name

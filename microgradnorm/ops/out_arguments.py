@@ -285,7 +285,7 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
     with no_grad():                                 # (the check of grad made above)
         for value, each in zip(results, outs):
             write_out(name, () if name in _REDUCTIONS else operands, each,
-                      lambda value=value: value, stacklevel=5)
+                      lambda value=value: value)
     if not isinstance(result, tuple):
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)

@@ -141,7 +141,7 @@ class Split(Function):
 # ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
 def reshape(input, *sizes, shape=None):
     """The same elements in ``shape`` (ints, one tuple or ``shape=``; one -1 is inferred)."""
-    return Reshape.apply(input, shape=sizes_of(sizes, shape, "shape"))
+    return Reshape.apply(input, shape=dtypes.factory_shape(sizes_of(sizes, shape, "shape")))
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -203,7 +203,7 @@ def matrix_transpose(x):
 
 def expand(x, *sizes, size=None):
     """A broadcast view of ``size`` (ints, one tuple or ``size=``; -1 keeps a dim)."""
-    return Expand.apply(x, shape=sizes_of(sizes, size))
+    return Expand.apply(x, shape=dtypes.factory_shape(sizes_of(sizes, size)))   # (6, True)
 
 
 def unsqueeze(input, axis=ALL_DIMS, *, dim=None):
@@ -315,10 +315,10 @@ def chunk(input, chunks, axis=DIM_0, *, dim=None):
 
 def repeat(x, *sizes, repeats=None):
     """x tiled ``sizes[d]`` times along dim d (``torch.Tensor.repeat``; ``repeats=``)."""
-    sizes = sizes_of(sizes, repeats, "repeats")
-    if not all(isinstance(r, numbers.Integral) and not isinstance(r, bool) and r >= 0
-               for r in sizes):
-        raise ValueError(f"repeat: repeats must be non-negative ints, got {sizes}")
+    sizes = dtypes.factory_shape(sizes_of(sizes, repeats, "repeats"), "repeat: repeats")
+    typed = all(isinstance(r, numbers.Integral) for r in sizes)      # a float: TypeError
+    if not typed or any(r < 0 for r in sizes):
+        raise (ValueError if typed else TypeError)(f"repeat: repeats must be ints >= 0: {sizes}")
     if len(sizes) < x.ndim:
         raise ShapeError(f"repeat: give at least one repeat per dim ({x.ndim}), got "
                          f"{len(sizes)}: {sizes}")

@@ -74,6 +74,31 @@ strided, sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged = la
     "strided", "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged")
 
 
+def factory_memory(fn, layout, pin_memory):
+    """Check the ``layout=`` and ``pin_memory=`` of a factory (``mg.zeros``, ``mg.arange``,
+    ``mg.ones_like``, ``x.new_zeros``, ...): ``strided`` and None (and ``jagged``, which
+    torch's factories build strided) are taken; a sparse layout is refused with a
+    NotImplementedError (a RuntimeError, torch's class where it refuses one: a tensor here
+    owns a dense array); ``pin_memory`` as ``backend.check_pin_memory``.
+
+    Example:
+        >>> mg.zeros(3, layout=mg.strided, pin_memory=False)         # a tensor([0., 0., 0.])
+    """
+    if not (layout is None or layout is strided or layout is jagged):
+        # a torch.layout too (code written for torch passes torch.strided), read by name
+        name = layout._name if isinstance(layout, type(strided)) else str(layout)[6:] if (
+            type(layout).__name__ == "layout" and str(layout).startswith("torch.")) else None
+        if name is None:
+            raise TypeError(f"{fn}(): argument 'layout' must be torch.layout, got "
+                            f"{type(layout).__name__} {layout!r}")
+        if name in ("strided", "jagged"):
+            return backend.check_pin_memory(fn, pin_memory)
+        raise NotImplementedError(f"{fn}(): layout={layout!r} is not supported: every tensor "
+                                  "here is dense (mg.strided); build it dense, then "
+                                  "mg.sparse_coo_tensor where a sparse API is needed")
+    backend.check_pin_memory(fn, pin_memory)
+
+
 class memory_format(_Named):
     """The order in which a strided tensor's elements lie in memory (``torch.memory_format``),
     read from its strides (``ops/memory_formats.py``): ``mg.contiguous_format`` (row-major),
