@@ -26,7 +26,7 @@ __all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_devic
            "get_deterministic_debug_mode", "get_float32_matmul_precision",
            "get_num_interop_threads", "get_num_threads", "is_anomaly_check_nan_enabled",
            "is_anomaly_enabled", "is_deterministic_algorithms_warn_only_enabled",
-           "is_inference_mode_enabled", "is_nonzero", "is_warn_always_enabled",
+           "is_inference", "is_inference_mode_enabled", "is_nonzero", "is_warn_always_enabled",
            "set_anomaly_enabled", "set_default_device", "set_default_tensor_type", "typename",
            "set_deterministic_debug_mode", "set_float32_matmul_precision",
            "set_flush_denormal", "set_num_interop_threads", "set_num_threads",
@@ -291,6 +291,25 @@ def set_flush_denormal(mode):
 
 
 # ----- a tensor's truth -----------------------------------------------------------------------
+def is_inference(input):
+    """Whether ``input`` is an inference tensor (``torch.is_inference``), the function form
+    of ``Tensor.is_inference``: made inside ``mg.inference_mode()``, or a view or
+    ``detach()`` of one; a TypeError for what is not a Tensor, as torch's.
+
+    Args:
+        input: the Tensor to ask.
+
+    Example:
+        >>> with mg.inference_mode():
+        ...     y = mg.ones(2)
+        >>> mg.is_inference(y), mg.is_inference(y.clone())          # (True, False)
+    """
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.is_inference()
+
+
 def is_nonzero(input):
     """The one element of ``input`` as a bool (``torch.is_nonzero``): a RuntimeError for
     no element or more than one, a TypeError for what is not a Tensor, as torch's."""

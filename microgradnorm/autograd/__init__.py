@@ -19,7 +19,8 @@ written with Tensors, ``Variable``), ``functional.py`` (``jacobian``, ``vjp``, `
 ``hessian``, ``hvp``, ``vhp``), ``forward_ad.py`` (dual tensors, their tangents by the
 double-backward trick), ``anomaly.py`` (``detect_anomaly``), ``graph.py`` (a node as
 PyTorch's code reads it: ``name()``, ``next_functions``, node hooks, ``AccumulateGrad``; the
-hooks on saved tensors of ``saved_hooks.py``), ``profiler.py`` and ``profiler_util.py``
+hooks on saved tensors of ``saved_hooks.py``; ``_saved_self`` and the like of
+``saved_attrs.py``), ``profiler.py`` and ``profiler_util.py``
 (``profile``, ``record_function``: the ops timed by an observer, their table and trace)
 (docs/architecture.md)."""
 

@@ -21,6 +21,12 @@ def is_anomaly_check_nan_enabled():
     return _anomaly[1]
 
 
+def _check_nan_flag(check_nan):
+    if not isinstance(check_nan, bool):
+        raise TypeError(f"set_anomaly_enabled(): argument 'check_nan' (position 2) must be "
+                        f"bool, not {type(check_nan).__name__}")
+
+
 class set_detect_anomaly:
     """Turn anomaly detection on or off: called, from then on; as a context manager, until
     the block ends (``torch.autograd.set_detect_anomaly``).
@@ -34,6 +40,7 @@ class set_detect_anomaly:
         if not isinstance(mode, bool):
             raise TypeError(f"set_detect_anomaly: mode must be a bool, got "
                             f"{type(mode).__name__}")
+        _check_nan_flag(check_nan)
         self.previous = tuple(_anomaly)
         _anomaly[:] = [mode, bool(check_nan)]
 
@@ -55,8 +62,9 @@ class detect_anomaly:
                       "and should only be enabled for debugging.", UserWarning, stacklevel=2)
 
     def __enter__(self):
+        _check_nan_flag(self.check_nan)       # torch checks it here, after the warning
         self.previous = tuple(_anomaly)
-        _anomaly[:] = [True, bool(self.check_nan)]
+        _anomaly[:] = [True, self.check_nan]
         return self
 
     def __exit__(self, *exc):

@@ -17,10 +17,10 @@ enabled, on output gradients with history, ``ctx.saved_tensors`` giving the save
 and outputs with their history (``_Node.graph_backward``), so a backward written with
 differentiable Tensor ops is differentiated again; a backward decorated
 ``once_differentiable`` gives its first-order value, and a backward through that raises.
-What differs (docs/pytorch.md): the gradients are always materialized
-(``set_materialize_grads(False)`` is accepted and changes nothing), ``mark_dirty`` only
-moves the version counters of the inputs written in place, and the ctx is dropped after
-backward.
+``ctx.set_materialize_grads(False)`` passes None for an output no gradient reached; an
+input marked ``ctx.mark_dirty`` and returned is the caller's Tensor itself, now this node's
+output; what forward returns that is not a Tensor comes back as it is (its gradient in
+backward is None). What differs (docs/pytorch.md): the ctx is dropped after backward.
 """
 
 import contextlib
@@ -28,9 +28,12 @@ import inspect
 import threading
 import warnings
 
+from . import forward_ad
 from .double import OnceDifferentiable, first_order
 from .function import Function as _EngineFunction, _next_seq
 from .grad_mode import enable_grad, no_grad
+from .graph import _state
+from .history import _as_seen_by
 from .inputs import _tensor
 from .tape import paused
 
@@ -77,11 +80,13 @@ class FunctionCtx:
         self._non_differentiable += outputs
 
     def mark_dirty(self, *inputs):
-        """These inputs were written in place by forward: their version counters move."""
+        """These inputs were written in place by forward: their version counters move, and
+        one that forward returns is the caller's Tensor itself, as PyTorch's."""
         self._dirty += inputs
 
     def set_materialize_grads(self, value):
-        """Accepted; a missing output gradient always reaches backward as zeros here."""
+        """Whether an output no gradient reached gets zeros in backward (True, the default)
+        or None (False), as PyTorch's."""
         self.materialize_grads = bool(value)
 
 
@@ -94,6 +99,9 @@ class _Node(_EngineFunction):
 
     user = None
     node_suffix = "Backward"        # PyTorch names a custom Function's nodes SquareBackward
+    # its backward reads the inputs only through ctx.saved_tensors, which checks versions:
+    # an input written later (mark_dirty's, by this very node) is no reason to refuse
+    graph_reads_inputs = False
 
     @staticmethod
     def forward(ctx, *arrays, call):
@@ -115,11 +123,19 @@ class _Node(_EngineFunction):
                 user.setup_context(own, tuple(args), output)
             else:
                 output = user.forward(own, *args, **kwargs)
-        outputs = output if isinstance(output, tuple) else (output,)
-        for i, t in enumerate(outputs):
-            if not isinstance(t, Tensor):
-                raise TypeError(f"{user.__name__}.forward must return a Tensor or a tuple of "
-                                f"Tensors, got {type(t).__name__} at output {i}")
+        several = isinstance(output, tuple)     # (a list is one output, as torch's)
+        outputs = tuple(output) if several else (output,)
+        # what is not a Tensor is returned as it is, as torch's: the node's outputs are the
+        # Tensors; apply puts the rest back where forward had them
+        _returned.form = (type(output) if several else None, outputs, own._dirty)
+        ctx._tensor_at = None           # (which outputs of forward are Tensors, if not all)
+        if not all(isinstance(t, Tensor) for t in outputs):
+            ctx._tensor_at = tuple(isinstance(t, Tensor) for t in outputs)
+            outputs = tuple(t for t in outputs if isinstance(t, Tensor))
+            several = True
+        if not own.materialize_grads:   # None for a missing gradient: the hooks' path keeps it
+            ctx._keep_missing = True
+            _state(ctx)
         marked = {id(t) for t in own._non_differentiable}
         ctx._non_differentiable = tuple(i for i, t in enumerate(outputs) if id(t) in marked)
         written = {id(t._array) for t in own._dirty}
@@ -134,17 +150,18 @@ class _Node(_EngineFunction):
         if own.to_save:         # which saved tensors are outputs: graph_backward's history
             own._saved_outputs = {id(t): i for i, t in enumerate(outputs)}
         arrays_out = tuple(t._array for t in outputs)
-        return arrays_out if isinstance(output, tuple) else arrays_out[0]
+        return arrays_out if several else arrays_out[0]
 
     @staticmethod
     def backward(ctx, *grads):
         Tensor, user, own = _tensor.Tensor, ctx.function.user, ctx._user_ctx
         ctx.backward_seq = _next_seq()      # a profile nests the ops it runs in its event
+        grads = _with_others(ctx, [None if g is None else Tensor._from_op(g, None)
+                                   for g in grads])
         with no_grad():
-            result = user.backward(own, *[None if g is None else Tensor._from_op(g, None)
-                                          for g in grads])
+            result = user.backward(own, *grads)
         positions = ctx._positions
-        result = _checked(user, own, positions, result)
+        result = _checked(user, own, positions, result, ctx.inputs)
         return tuple(None if result[i] is None else result[i]._array for i in positions)
 
     @staticmethod
@@ -160,16 +177,60 @@ class _Node(_EngineFunction):
         own._graph_saved = _saved_with_history(ctx, own)
         try:
             with enable_grad():
-                result = user.backward(own, *grads)
+                result = user.backward(own, *_with_others(ctx, grads))
         finally:
             own._graph_saved = None
-        result = _checked(user, own, ctx._positions, result)
+        result = _checked(user, own, ctx._positions, result, ctx.inputs)
         return tuple(result[i] for i in ctx._positions)
 
 
-def _checked(user, own, positions, result):
+def _with_others(node, grads):
+    # one gradient per output of forward: None for each that was not a Tensor, as torch's
+    tensor_at = node._tensor_at
+    if tensor_at is None:
+        return grads
+    grads = iter(grads)
+    return [next(grads) if is_tensor else None for is_tensor in tensor_at]
+
+
+class _Returned(threading.local):
+    """What this thread's last forward returned, from ``_Node.forward`` to ``apply``, which
+    takes it at once: (its container type or None, its outputs, its ``mark_dirty`` inputs)."""
+
+    form = None
+
+
+_returned = _Returned()
+
+
+def _written_inputs(node, outputs, dirty, given):
+    """The outputs of a forward that wrote inputs in place and marked them dirty, as torch
+    returns them: such an output is the caller's input Tensor itself, now the output of
+    ``node`` (a new history entry keeps its earlier node for the nodes that read it before,
+    as a built-in in-place op's); a view of another tensor stays a new Tensor."""
+    written = {id(t._array) for t in dirty}
+    inputs = {id(t._array): t for t in given if id(t._array) in written}
+    result = []
+    for out in outputs:
+        t = inputs.get(id(out._array))
+        if t is None or t._view_version is not None:
+            result.append(out)
+            continue
+        if node is not None:
+            before = _tensor.Tensor._from_op(t._array, t.grad_fn, t._output_index)
+            before._requires_grad, before.name = t._requires_grad, t.name
+            before._version_box = [0]         # its own counter: the write is not its change
+            t._history = (t._history or ()) + ((node.seq, before),)
+            t.grad_fn, t._output_index = out.grad_fn, out._output_index
+            t._requires_grad = out._requires_grad
+        result.append(t)
+    return tuple(result)
+
+
+def _checked(user, own, positions, result, inputs):
     """What ``user.backward`` returned as a tuple, one gradient (or None) per forward
-    argument, checked as torch checks it."""
+    argument, checked as torch checks it (``inputs``: the node's, one per Tensor argument,
+    None where it needs no gradient)."""
     Tensor = _tensor.Tensor
     result = result if isinstance(result, tuple) else (result,)
     expected = len(own.needs_input_grad)
@@ -185,6 +246,12 @@ def _checked(user, own, positions, result):
             raise RuntimeError(f"function {user.__name__}Backward returned "
                                f"{type(g).__name__} as the gradient of argument {i}; "
                                "expected a Tensor or None")
+    for i, t in zip(positions, inputs):     # torch's engine: no complex gradient of a real
+        g = result[i] if i < len(result) else None
+        if g is not None and t is not None and g.is_complex() and not t.is_complex():
+            raise RuntimeError(f"function {user.__name__}Backward returned a complex "
+                               f"gradient ({g.dtype}) for argument {i}, a real tensor "
+                               f"({t.dtype})")
     return result
 
 
@@ -193,7 +260,7 @@ def _saved_with_history(node, own):
     differentiable output this node's output (a new Tensor object of it), anything else a
     constant (torch: an intermediate must be returned to be differentiated)."""
     Tensor, saved = _tensor.Tensor, node.saved             # (checks the versions)
-    inputs = {id(t._array): t for t in node.inputs if t is not None}
+    inputs = {id(t._array): _as_seen_by(t, node) for t in node.inputs if t is not None}
     outputs = getattr(own, "_saved_outputs", {})
     result = []
     for kept, array in zip(own.to_save, saved):
@@ -237,7 +304,7 @@ class Function:
     """A differentiable op written with Tensors, PyTorch's ``torch.autograd.Function``:
     subclass it with static methods and call ``apply``.
 
-        forward(ctx, *args, **kwargs) -> Tensor or tuple of Tensors   (grad disabled)
+        forward(ctx, *args, **kwargs) -> Tensor or tuple (non-Tensors returned as they are)
         backward(ctx, *grad_outputs)  -> one gradient or None per forward argument
 
     or ``forward(*args)`` without ctx and ``setup_context(ctx, inputs, output)``. ``ctx``
@@ -337,17 +404,27 @@ class Function:
         Tensor = _tensor.Tensor
         positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor))
         others = tuple(None if i in positions else a for i, a in enumerate(args))
-        outputs = cls._node.apply(*[args[i] for i in positions],
-                                  call=(others, kwargs, positions))
-        several = isinstance(outputs, tuple)
-        outputs = outputs if several else (outputs,)
-        node = outputs[0].grad_fn
+        try:
+            outputs = cls._node.apply(*[args[i] for i in positions],
+                                      call=(others, kwargs, positions))
+        finally:                # taken at once: a failed call keeps nothing of forward's
+            form, _returned.form = _returned.form, None
+        kind, returned, dirty = form
+        outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+        node = outputs[0].grad_fn if outputs else None
         if node is not None:
             for i, t in enumerate(outputs):       # not differentiable: integer or marked
                 if i in node._non_differentiable or not (
                         t.is_floating_point() or t.is_complex()):
                     t.grad_fn, t._requires_grad = None, False
-        return outputs if several else outputs[0]
+            if hasattr(cls, "jvp") and len(outputs) == len(returned):     # forward-mode
+                outputs = forward_ad.custom_jvp(cls, node._user_ctx, args, outputs)
+        if dirty:                               # mark_dirty: the inputs themselves
+            outputs = _written_inputs(node, outputs, dirty, [args[i] for i in positions])
+        if len(outputs) != len(returned):       # forward's non-Tensors, where it had them
+            outputs = iter(outputs)
+            outputs = [next(outputs) if isinstance(t, Tensor) else t for t in returned]
+        return outputs[0] if kind is None else list(outputs) if kind is list else tuple(outputs)
 
 
 

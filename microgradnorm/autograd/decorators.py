@@ -4,6 +4,7 @@ torch's ``_wrap_generator``)."""
 
 import functools
 import inspect
+import warnings
 
 
 def _grad_mode_decorator(fn, make):
@@ -11,6 +12,15 @@ def _grad_mode_decorator(fn, make):
     # resumption, with the caller's mode back between them (torch's _wrap_generator)
     if not callable(fn):
         raise TypeError(f"expected a function to decorate, got {type(fn).__name__}")
+    if inspect.isclass(fn):         # torch's deprecated form: its construction in the mode
+        warnings.warn("Decorating classes is deprecated and will be disabled in future "
+                      "versions. You should only decorate functions or methods. To preserve "
+                      "the current behavior of class decoration, you can directly decorate "
+                      "the `__init__` method and nothing else.", FutureWarning, stacklevel=3)
+        cls = fn
+
+        def fn(*args, **kwargs):
+            return cls(*args, **kwargs)
     if inspect.isgeneratorfunction(fn):
         @functools.wraps(fn)
         def generator(*args, **kwargs):

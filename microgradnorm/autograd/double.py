@@ -226,7 +226,10 @@ def accumulate_graph(captured):
 
 
 def _filled(node, grads):
-    # zeros for the outputs no path reached (one at least did)
+    # zeros for the outputs no path reached (one at least did); None kept for a custom
+    # Function that asked for it (set_materialize_grads(False))
+    if node.__dict__.get("_keep_missing"):
+        return grads
     like = next(g for g in grads if g is not None)
     return [g if g is not None else like.new_zeros(shape, dtype=dtype)
             for g, (shape, dtype) in zip(grads, node.outputs_meta)]
@@ -256,7 +259,10 @@ def _run_hooks(hooks, g, shape=None):
     for hook in list(hooks.values()):
         result = hook(g)
         if result is not None:
-            if not isinstance(result, _tensor.Tensor) or tuple(result.shape) != tuple(g.shape):
+            if not isinstance(result, _tensor.Tensor):
+                raise TypeError(f"expected Variable, but hook returned "
+                                f"'{type(result).__name__}'")
+            if tuple(result.shape) != tuple(g.shape):
                 raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
                                    f"{tuple(getattr(result, 'shape', ()))}; a hook must return "
                                    f"None or a Tensor of the gradient's shape {tuple(g.shape)}")

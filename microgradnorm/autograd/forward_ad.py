@@ -1,10 +1,13 @@
 """``torch.autograd.forward_ad``: dual tensors, computed here without forward-mode AD. A
 dual tensor is its primal recorded by the reverse-mode graph as a tensor that requires
 grad; ``unpack_dual`` gives the tangent J·t of a result by the double-backward trick of
-``autograd.functional.jvp`` (two backward passes over the graph from the level's duals)."""
+``autograd.functional.jvp`` (two backward passes over the graph from the level's duals). A
+custom Function with a ``jvp`` staticmethod, applied to duals, has its tangents from that
+``jvp`` (``custom_jvp``): its outputs are duals of their own."""
 
 import collections
 
+from .grad_mode import no_grad as _no_grad
 from .gradients import grad as _grad
 from .inputs import _tensor
 
@@ -130,6 +133,8 @@ def unpack_dual(tensor, *, level=None):
     duals = _levels[-1] if _levels else {}
     reached, outside = _reached(tensor, duals) if duals else ([], False)
     primal = tensor if outside else tensor.detach()
+    if duals.get(id(tensor), (None,))[0] is tensor:     # a dual: the tangent it was given
+        return UnpackedDualTensor(primal, duals[id(tensor)][1])
     if not reached or not (tensor.is_floating_point() or tensor.is_complex()):
         return UnpackedDualTensor(primal, None)
     tangents = [duals[id(d)][1] for d in reached]
@@ -144,6 +149,45 @@ def unpack_dual(tensor, *, level=None):
                       retain_graph=True, create_graph=record, allow_unused=True)[0]
     return UnpackedDualTensor(primal, tensor.new_zeros(tensor.shape) if found is None
                               else found)
+
+
+def custom_jvp(user, ctx, args, outputs):
+    """The tangents of a custom Function's ``outputs`` from its ``jvp(ctx, *tangents)``,
+    where a level is open and a Tensor argument carries a tangent (else ``outputs`` as they
+    are): one tangent per argument (zeros for a Tensor without one, None for a non-Tensor),
+    one per output back. Each floating output comes back as a dual of its own, without the
+    reverse graph of the Function (its tangent would otherwise be counted twice).
+
+    Example:
+        >>> outputs = custom_jvp(Exp, ctx, (x,), (y,))       # y's tangent: jvp(ctx, x_t)
+    """
+    Tensor = _tensor.Tensor
+    if not _levels:
+        return outputs
+    tangents = [unpack_dual(a).tangent if isinstance(a, Tensor) else None for a in args]
+    if all(t is None for t in tangents):
+        return outputs
+    tangents = [a.new_zeros(a.shape) if t is None and isinstance(a, Tensor) else t
+                for a, t in zip(args, tangents)]
+    with _no_grad():
+        out_tangents = user.jvp(ctx, *tangents)
+    out_tangents = out_tangents if isinstance(out_tangents, tuple) else (out_tangents,)
+    if len(out_tangents) != len(outputs):
+        raise RuntimeError(f"{user.__name__}.jvp returned {len(out_tangents)} tangents; "
+                           f"the function has {len(outputs)} outputs")
+    duals, result = _levels[-1], []
+    for out, t in zip(outputs, out_tangents):
+        if t is None or not (out.is_floating_point() or out.is_complex()):
+            result.append(out)
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"{user.__name__}.jvp must return Tensors (or None), got "
+                            f"{type(t).__name__}")
+        check_tangent(out, t)
+        dual = out.detach().requires_grad_()
+        duals[id(dual)] = (dual, t.detach())
+        result.append(dual)
+    return tuple(result)
 
 
 def _reached(tensor, duals):

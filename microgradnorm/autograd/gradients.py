@@ -4,14 +4,16 @@ accumulated (``torch.autograd.grad``; only a tensor that retains its gradient ge
 ``torch.autograd.backward`` (several outputs, ``inputs=``), both by the engine's backward
 loop."""
 
+import warnings
 from collections.abc import Mapping
 
-from ..backend import array_module
+from ..backend import array_module, warn_once
 from .double import _run_hooks as _run_graph_hooks
 from .double import accumulate_graph, run_backward_graph
 from .engine import run_backward
 from .function import Function
 from .hooks import _own, _run_hooks, accumulate
+from .graph import GradientEdge
 from .inputs import GradientMismatchError, GradientTypeError, _root_grad, _tensor
 
 
@@ -36,6 +38,13 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise GradientMismatchError(f"backward(): grad_tensors should be the same length as "
                                     f"tensors ({len(grad_tensors)} != {len(tensors)})")
     _check_outputs("backward(): tensors", tensors)
+    if create_graph:                # torch's warning, once a process, of .grad's cycle
+        warn_once("Using backward() with create_graph=True will create a reference cycle "
+                  "between the parameter and its gradient which can cause a memory leak. We "
+                  "recommend using autograd.grad when creating the graph to avoid this. If "
+                  "you have to use this function, make sure to reset the .grad fields of "
+                  "your parameters to None after use to break the cycle and avoid the leak.",
+                  stacklevel=4)
     capture = None
     if inputs is not None:
         inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
@@ -50,6 +59,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     captured = run(tensors, grads, retain, capture)
     if capture is not None:
         capture.run_hooks(captured, create_graph)
+        for t in inputs:            # a non-leaf in inputs= retains its gradient from now on
+            if t.grad_fn is not None:
+                t._retains_grad = True
     (accumulate_graph if create_graph else accumulate)(captured)
 
 
@@ -83,6 +95,52 @@ class _Wanted:
                     continue
                 run = _run_graph_hooks if create_graph else _run_hooks
                 captured[tensor_id] = (held[0], run(hooks, held[1], node.outputs_meta[i][0]))
+
+
+class _WantedEdges(_Wanted):
+    """``grad()``'s capture where some inputs are ``GradientEdge``s of op nodes: the
+    gradient of every tensor that is that node's output, however many Tensor objects hold
+    it, gathered under the edge's stand-in (``_edge_tensor``)."""
+
+    def __init__(self, tensors, edges):
+        super().__init__(tensors, retained_on_paths=False)
+        self.edges = edges
+        self.on_path = self.wanted
+
+    def wanted(self, tensor):
+        return id(tensor) in self.ids or (tensor.grad_fn, tensor._output_index) in self.edges
+
+    def __call__(self, tensor):
+        return self.wanted(tensor) or tensor._retains_grad
+
+    def gathered(self, captured):
+        """``captured`` with each edge's gradient under its stand-in's id."""
+        result = dict(captured)
+        for key, (tensor, g) in captured.items():
+            stand_in = self.edges.get((tensor.grad_fn, tensor._output_index))
+            if stand_in is not None and key not in self.ids:
+                held = result.get(id(stand_in))
+                result[id(stand_in)] = (stand_in, g if held is None else held[1] + g)
+        return result
+
+
+def _edge_tensor(edge, edges=None):
+    """A ``GradientEdge`` of ``grad()``'s outputs or inputs as a Tensor: an
+    ``AccumulateGrad``'s leaf itself; for an op node's output, a stand-in Tensor of that
+    output (shape and dtype, no values) which ``edges`` maps (node, index) to."""
+    node, index = edge.node, edge.output_nr
+    leaf = getattr(node, "variable", None)
+    if leaf is not None:
+        return leaf
+    if not hasattr(node, "outputs_meta") or not 0 <= index < len(node.outputs_meta):
+        raise RuntimeError(f"grad(): a GradientEdge must be one of an op node's outputs, got "
+                           f"({type(node).__name__}, {index})")
+    shape, dtype = node.outputs_meta[index]
+    like = next((t._array for t in node.inputs if t is not None), None)   # NumPy or CuPy
+    stand_in = _tensor.Tensor._from_op(array_module(like).empty(shape, dtype), node, index)
+    if edges is not None:
+        edges[(node, index)] = stand_in
+    return stand_in
 
 
 def _with_gradients(tensors, gradients):
@@ -124,14 +182,16 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     ``retain_grad()`` and whose node runs gets its gradient in ``.grad``, as torch's.
 
     Args:
-        outputs, inputs: a Tensor or a sequence of Tensors each; ``inputs`` may also be a
-            dict of Tensors, whose gradients come back in a dict with its keys.
+        outputs, inputs: a Tensor or a sequence of Tensors each, any of them may be a
+            ``graph.GradientEdge`` (``get_gradient_edge(t)``: the gradient of ``t``'s node's
+            output, whichever Tensor holds it); ``inputs`` may also be a dict of Tensors,
+            whose gradients come back in a dict with its keys.
         grad_outputs: d(loss)/d(output) per output (arrays or Tensors); None for a
             one-element output.
         retain_graph: keep the saved arrays for another backward through the graph.
         create_graph: record the backward as a graph, so the gradients returned have
             history and can be differentiated again (double backward, ``double.py``).
-        only_inputs: ignored, as in PyTorch.
+        only_inputs: ignored, as in PyTorch (False gives its FutureWarning).
         allow_unused: None for an input the outputs do not depend on, instead of an error
             (the default: ``materialize_grads``).
         is_grads_batched: the first dim of each grad_output is a batch: the gradients of
@@ -148,6 +208,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         >>> mg.grad((x * x).sum(), [x])
         (tensor([2., 4.]),)
     """
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                      "True). To accumulate gradient for other parts of the graph, please use "
+                      "torch.autograd.backward.", FutureWarning, stacklevel=2)
     if is_grads_batched:
         return _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph,
                              allow_unused, materialize_grads)
@@ -157,7 +221,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         raise ValueError("Expected allow_unused to be True or not passed when "
                          "materialize_grads=True, but got: allow_unused=False.")
     Tensor = _tensor.Tensor
+    if isinstance(outputs, GradientEdge):
+        outputs = (outputs,)
+    if isinstance(inputs, GradientEdge):
+        inputs = (inputs,)
     outputs, grad_outputs = _with_gradients(outputs, grad_outputs)
+    outputs = tuple(_edge_tensor(o) if isinstance(o, GradientEdge) else o for o in outputs)
     keys = list(inputs) if type(inputs) is dict else None
     if keys is None and isinstance(inputs, Mapping):
         raise TypeError(f"`inputs` argument to `grad()` must be a dict, not "
@@ -172,12 +241,18 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     _check_outputs("grad(): outputs", outputs)
     grads = [_root_grad(o, g, f"grad(): grad_outputs[{i}]", create_graph)
              for i, (o, g) in enumerate(zip(outputs, grad_outputs))]
-    wanted = _Wanted(inputs, retained_on_paths=False)
+    edges = {}
+    if any(isinstance(t, GradientEdge) for t in inputs):
+        inputs = tuple(_edge_tensor(t, edges) if isinstance(t, GradientEdge) else t
+                       for t in inputs)
+    wanted = _WantedEdges(inputs, edges) if edges else _Wanted(inputs, retained_on_paths=False)
     _check_inputs("grad()", inputs)
     retain = bool(create_graph if retain_graph is None else retain_graph)
     run = run_backward_graph if create_graph else run_backward
     captured = run(outputs, grads, retain, capture=wanted)
     wanted.run_hooks(captured, create_graph)
+    if edges:
+        captured = wanted.gathered(captured)
     retained = wanted.retained(captured)          # .grad of the non-leaves that retain it
     if retained:
         (accumulate_graph if create_graph else accumulate)(retained)

@@ -28,6 +28,7 @@ import weakref
 from .history import _as_seen_by
 from .hooks import added
 from .inputs import _tensor, _zeros_for_missing
+from .saved_attrs import saved_attribute
 from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
 
 __all__ = ["AccumulateGrad", "GradientEdge", "Node", "get_gradient_edge", "increment_version",
@@ -89,6 +90,15 @@ class NodeAPI:
     """PyTorch's ``Node`` methods, mixed into ``Context``."""
 
     __slots__ = ()
+
+    # torch's saved-tensor attributes (saved_attrs.py): properties, not a __getattr__,
+    # which would slow every attribute read of every node (3.11 specializes plain reads)
+    _saved_self = property(lambda self: saved_attribute(self, "_saved_self"))
+    _saved_other = property(lambda self: saved_attribute(self, "_saved_other"))
+    _saved_result = property(lambda self: saved_attribute(self, "_saved_result"))
+    _raw_saved_self = property(lambda self: saved_attribute(self, "_raw_saved_self"))
+    _raw_saved_other = property(lambda self: saved_attribute(self, "_raw_saved_other"))
+    _raw_saved_result = property(lambda self: saved_attribute(self, "_raw_saved_result"))
 
     @property
     def next_functions(self):
@@ -157,7 +167,8 @@ def run_node_hooks(node, grads):
     if any(a is None for a in arrays):
         if all(a is None for a in arrays):
             return (None,) * len(node.inputs)
-        arrays = _zeros_for_missing(arrays, node.outputs_meta)
+        if not node.__dict__.get("_keep_missing"):      # set_materialize_grads(False)'s
+            arrays = _zeros_for_missing(arrays, node.outputs_meta)
     inputs = node.function.backward(node, *arrays)
     inputs = _tensors(_needed(node, inputs if type(inputs) is tuple else (inputs,)))
     for hook in tuple(state.hooks.values()):

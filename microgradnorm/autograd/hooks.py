@@ -101,7 +101,14 @@ def accumulate(captured):
                     total = _in_layout_of(tensor._array, total)
                 tensor._grad = _tensor.Tensor._from_op(total, None)
             else:         # a .grad with history (create_graph) keeps it, as torch's += does
-                held._array += g
+                try:
+                    held._array += g
+                except ValueError as error:     # a .grad set to an expanded (read-only) view
+                    raise RuntimeError(
+                        f"unsupported operation: the .grad of a tensor of shape "
+                        f"{tuple(tensor.shape)} cannot take the gradient in place: more than "
+                        "one element of it refers to a single memory location (or it is "
+                        "read-only); assign it a clone() first") from error
                 held._bump_version()
     if _post_hooks:         # register_post_accumulate_grad_hook's, unlocked
         _run_post_hooks(captured)
@@ -142,7 +149,10 @@ def _run_hooks(hooks, g, shape):
         if result is None:
             continue
         result = result._array if isinstance(result, _tensor.Tensor) else result
-        if tuple(getattr(result, "shape", ())) != tuple(shape) or not hasattr(result, "dtype"):
+        if not hasattr(result, "dtype"):        # torch's TypeError for what is no tensor
+            raise TypeError(f"expected Variable, but hook returned "
+                            f"'{type(result).__name__}'")
+        if tuple(result.shape) != tuple(shape):
             raise RuntimeError(f"a hook returned {type(result).__name__} of shape "
                                f"{tuple(getattr(result, 'shape', ()))}; a hook must return "
                                f"None or an array of the gradient's shape {tuple(shape)}")

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from ..autograd import enable_grad, grad, no_grad
+from ..autograd import enable_grad, forward_ad, grad, no_grad
 from ..backend import to_numpy
 from ..dtypes import check_number
 from ..tensor import Tensor
@@ -17,7 +17,8 @@ class GradcheckError(AssertionError, RuntimeError):
     as PyTorch's, and an AssertionError for tests)."""
 
 
-def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
+def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, *, backward_ad=True,
+              forward_ad=False):
     """Check the gradients of ``fn`` at ``inputs`` against central differences in float64.
 
     d(Σ v·fn)/d(input), for fixed random directions v, must satisfy |analytical -
@@ -28,6 +29,9 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
         inputs: a Tensor or a sequence (float64 where they require grad, else a warning, as
             torch's; other values are passed through).
         eps: the finite-difference step.
+        backward_ad: check the gradients that backward gives (reverse mode).
+        forward_ad: also check the tangents ``autograd.forward_ad`` gives (one dual
+            evaluation per input element), as torch's ``check_forward_ad``.
 
     Returns:
         True, the inputs unchanged; else raises ``GradcheckError`` naming the worst element.
@@ -57,6 +61,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
     rng = np.random.default_rng(seed)
     directions = [outputs[k].xp.asarray(rng.standard_normal(outputs[k].shape)) for k in used]
     tracked = [(outputs[k], v) for k, v in zip(used, directions) if outputs[k].requires_grad]
+    tracked = tracked if backward_ad else []
     analytical = grad([o for o, _ in tracked], [inputs[i] for i in checked],
                       [v for _, v in tracked], allow_unused=True) if tracked else \
         (None,) * len(checked)
@@ -68,24 +73,51 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0):
 
     for i, analytic in zip(checked, analytical):
         numerical = numerical_grad(objective, inputs[i]._array, eps)
-        analytic = np.zeros(inputs[i].shape) if analytic is None else to_numpy(analytic._array)
-        _compare(i, inputs[i], analytic, numerical, atol, rtol)
+        if backward_ad:
+            analytic = np.zeros(inputs[i].shape) if analytic is None else \
+                to_numpy(analytic._array)
+            _compare(i, inputs[i], analytic, numerical, atol, rtol)
+        if forward_ad:
+            _compare(i, inputs[i], _forward_gradient(fn, inputs, i, used, directions),
+                     numerical, atol, rtol)
     return True
+
+
+def _forward_gradient(fn, inputs, i, used, directions):
+    """d(Σ v·fn)/d(input i) by forward-mode AD: one dual level per element of the input,
+    its tangent that element's unit vector."""
+    result = np.zeros(inputs[i].shape)
+    for index in np.ndindex(inputs[i].shape):
+        unit = inputs[i].xp.zeros(inputs[i].shape, dtype=inputs[i].dtype)
+        unit[index] = 1
+        with forward_ad.dual_level():
+            args = list(inputs)
+            args[i] = forward_ad.make_dual(inputs[i], Tensor(unit))
+            outputs = _as_tuple(fn(*args))
+            tangents = [forward_ad.unpack_dual(outputs[k]).tangent for k in used]
+        result[index] = sum(float((to_numpy(t._array) * to_numpy(v)).sum())
+                            for t, v in zip(tangents, directions) if t is not None)
+    return result
 
 
 # torch.autograd.gradcheck's switches that this check has no counterpart for and that only
 # relax or time it; those asking for forward-mode or batched gradients are refused
-_ACCEPTED = {"nondet_tol", "check_undefined_grad", "check_grad_dtypes", "check_backward_ad",
-             "fast_mode", "masked"}
-_REFUSED = {"check_batched_grad", "check_batched_forward_grad", "check_forward_ad"}
+_ACCEPTED = {"nondet_tol", "check_undefined_grad", "check_grad_dtypes", "fast_mode",
+             "masked"}
+_REFUSED = {"check_batched_grad", "check_batched_forward_grad"}
 
 
 def torch_gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-                    **switches):
+                    check_forward_ad=False, check_backward_ad=True, **switches):
     """``torch.autograd.gradcheck`` (``mg.autograd.gradcheck``): ``gradcheck`` with
     PyTorch's defaults and keywords; with ``raise_exception=False`` a failure returns False.
-    Forward-mode and batched checks (``check_forward_ad``, ``check_batched_grad``, ...)
-    are refused: this engine has neither."""
+    ``check_forward_ad`` checks the tangents of ``autograd.forward_ad`` too,
+    ``check_backward_ad=False`` leaves out the gradients; batched checks
+    (``check_batched_grad``, ``check_batched_forward_grad``) are refused: no batched
+    gradients here."""
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
     for name, value in switches.items():
         if name in _REFUSED and value:
             raise NotImplementedError(f"gradcheck: {name}=True is not supported (no "
@@ -93,7 +125,8 @@ def torch_gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_excep
         if name not in _ACCEPTED | _REFUSED:
             raise TypeError(f"gradcheck() got an unexpected keyword argument '{name}'")
     try:
-        return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol)
+        return gradcheck(func, inputs, eps=eps, atol=atol, rtol=rtol,
+                         backward_ad=bool(check_backward_ad), forward_ad=bool(check_forward_ad))
     except GradcheckError:
         if raise_exception:
             raise

@@ -253,17 +253,19 @@ def test_once_differentiable_and_function_ctx_are_importable_where_torch_has_the
     assert values(x.grad).tolist() == [2.0, 2.0]
 
 
-def test_forward_must_return_tensors_and_function_itself_cannot_apply():
-    class Number(mg.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            return 5
+def test_a_non_tensor_forward_result_is_returned_and_function_itself_cannot_apply():
+    def run(lib):
+        class Number(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return 5
 
-        @staticmethod
-        def backward(ctx, g):
-            return g
-    with pytest.raises(TypeError, match="Number.forward must return a Tensor"):
-        Number.apply(mg.ones(2, requires_grad=True))
+            @staticmethod
+            def backward(ctx, g):
+                return g
+        return Number.apply(lib.ones(2, requires_grad=True))
+    ours, theirs = both(run)
+    assert ours == theirs
     with pytest.raises(RuntimeError, match="subclass"):
         mg.autograd.Function.apply(mg.ones(2))
 
@@ -389,8 +391,19 @@ def test_autograd_gradcheck_passes_a_right_gradient_and_catches_a_wrong_one():
     assert mg.autograd.gradcheck(Wrong.apply, (x,), raise_exception=False) is False
     with pytest.raises(RuntimeError):                    # torch's GradcheckError class
         mg.autograd.gradcheck(Wrong.apply, (x,))
-    with pytest.raises(NotImplementedError, match="check_forward_ad"):
-        mg.autograd.gradcheck(lambda t: t.sin(), (x,), check_forward_ad=True)
+    assert mg.autograd.gradcheck(lambda t: t.sin(), (x,), check_forward_ad=True)
+
+    class WrongTangent(Wrong):
+        @staticmethod
+        def jvp(ctx, t):
+            return t * 3
+    # the forward-mode check alone: the tangent is wrong, the gradient is not looked at
+    assert mg.autograd.gradcheck(WrongTangent.apply, (x,), check_forward_ad=True,
+                                 check_backward_ad=False, raise_exception=False) is False
+    with pytest.raises(AssertionError, match="check_forward_ad or check_backward_ad"):
+        mg.autograd.gradcheck(lambda t: t.sin(), (x,), check_backward_ad=False)
+    with pytest.raises(NotImplementedError, match="check_batched_grad"):
+        mg.autograd.gradcheck(lambda t: t.sin(), (x,), check_batched_grad=True)
 
 
 def test_variable_is_a_tensor_sharing_memory():
