@@ -6,7 +6,6 @@ the checks every twin makes (a floating-point tensor, ``impl``) come from
 and got."""
 
 import numbers
-import operator
 
 import numpy as np
 
@@ -127,9 +126,10 @@ def normalized_shape(fn, shape):
 def _index(n):
     """One entry of a normalized shape as an int: ints and 0-d integer Tensors, not bools
     (TypeError otherwise, as torch's)."""
-    if isinstance(n, (bool, np.bool_)):
-        raise TypeError("a bool is not a size")
-    return int(n) if isinstance(n, numbers.Integral) else operator.index(n)
+    n = dtypes.index_of(n)                      # a 0-d integer Tensor: its int
+    if isinstance(n, (bool, np.bool_)) or not isinstance(n, numbers.Integral):
+        raise TypeError(f"a size must be an int, got {type(n).__name__}")
+    return int(n)
 
 
 def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **params):

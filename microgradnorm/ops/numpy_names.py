@@ -178,25 +178,23 @@ def install(namespace, tensor_class, others=()):
     to several names (``special.gammainc`` is ``igamma``; a method with the same spellings)
     is wrapped once, so such names stay one object."""
     wrapped = {}
-    for space in (namespace, *others):
-        for name, function in list(space.items()):
+
+    def wrap(where, method):
+        # where's callables that take a spelling, each replaced by its (shared) wrapper
+        for name, function in list(where.items()):
             if name.startswith("_") or not callable(function) or isinstance(function, type) \
                     or not hasattr(function, "__code__") and not hasattr(function, "__wrapped__"):
                 continue
-            renamed = _renamed(function, name, method=False)
+            renamed = _renamed(function, name, method=method)
             if renamed:
                 if (id(function), renamed) not in wrapped:
                     wrapped[id(function), renamed] = accept_numpy_names(function, renamed)
-                space[name] = wrapped[id(function), renamed]
-    for name, method in list(vars(tensor_class).items()):
-        if name.startswith("_") or not callable(method) or isinstance(method, type) \
-                or not hasattr(method, "__code__") and not hasattr(method, "__wrapped__"):
-            continue
-        renamed = _renamed(method, name, method=True)
-        if renamed:
-            if (id(method), renamed) not in wrapped:
-                wrapped[id(method), renamed] = accept_numpy_names(method, renamed)
-            setattr(tensor_class, name, wrapped[id(method), renamed])
+                yield name, wrapped[id(function), renamed]
+
+    for space in (namespace, *others):
+        space.update(dict(wrap(space, method=False)))
+    for name, method in list(wrap(vars(tensor_class), method=True)):
+        setattr(tensor_class, name, method)
     for function in {id(f): f for f in wrapped.values()}.values():   # pickled by reference:
         if namespace.get(function.__qualname__) is function and "__name__" in namespace:
             function.__module__ = namespace["__name__"]      # under the namespace's name

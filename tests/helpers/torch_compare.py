@@ -161,3 +161,18 @@ def assert_same_output(got, expected, rtol, atol):
             assert math.isclose(ours, theirs, rel_tol=rtol, abs_tol=atol), (i, ours, theirs)
         else:
             assert ours == theirs, (i, ours, theirs)
+
+
+def assert_comparison_catches(expected, rtol, atol):
+    """``assert_same_output`` fails on ``expected`` with one printed number moved by more
+    than the tolerance, and with one printed flag flipped: a program test can fail."""
+    changed = leaves(expected)
+    index = next(i for i, v in enumerate(changed) if isinstance(v, float) and v)
+    changed[index] *= 1 + 100 * rtol + 1e-7
+    with pytest.raises(AssertionError):
+        assert_same_output(changed, expected, rtol, atol)
+    flipped = leaves(expected)
+    index = next(i for i, v in enumerate(flipped) if isinstance(v, bool))
+    flipped[index] = not flipped[index]
+    with pytest.raises(AssertionError):
+        assert_same_output(flipped, expected, rtol, atol)
