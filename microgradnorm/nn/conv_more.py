@@ -542,13 +542,7 @@ class LazyLinear(LazyModuleMixin, Linear):
     def reset_parameters(self):
         """Linear's draws once the shapes are known; nothing before. Of 0 in_features, no
         draw (torch's leaves the bias as allocated): the bias zeros."""
-        if self.has_uninitialized_params():
-            return
-        if self.in_features == 0:
-            if self.bias is not None:
-                init.zeros_(self.bias)
-            return
-        super().reset_parameters()
+        self._reset_once_shaped(self.in_features)
 
     def forward(self, input):
         """Initialise at the first call, then y = x Wᵀ + b as Linear (which this module

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import backend
 from ..tensor import Tensor
+from . import init
 from .module import Parameter, _dtype
 from .module_state import _on_failure
 
@@ -87,6 +88,18 @@ class LazyModuleMixin:
     """
 
     cls_to_become = None
+
+    def _reset_once_shaped(self, fan_in):
+        """A lazy layer's ``reset_parameters``: the plain module's draws once the shapes are
+        known, nothing before; a ``fan_in`` of 0 draws nothing and warns of nothing (torch's
+        leaves the bias as allocated): the bias zeros."""
+        if self.has_uninitialized_params():
+            return
+        if fan_in == 0:
+            if self.bias is not None:
+                init.zeros_(self.bias)
+            return
+        super(LazyModuleMixin, self).reset_parameters()       # the plain class's, after this
 
     def has_uninitialized_params(self):
         """Whether a parameter or buffer still waits for its shape."""

@@ -4,7 +4,6 @@ their shapes (``UninitializedParameter`` until then), draws them as the plain mo
 ``reset_parameters`` does and turns the module into it (``cls_to_become``): lazy.py's
 ``LazyModuleMixin``, as ``nn.LazyLinear`` and the lazy norms."""
 
-from . import init
 from .conv import Conv1d, Conv2d, Conv3d, _check_groups
 from .conv_more import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .lazy import LazyModuleMixin, UninitializedParameter
@@ -60,13 +59,7 @@ class _LazyConvNd(LazyModuleMixin):
     def reset_parameters(self):
         """The plain module's draws once the shapes are known; nothing before (0 input
         channels draw nothing and warn of nothing, as torch's: the bias zeros)."""
-        if self.has_uninitialized_params():
-            return
-        if self.in_channels == 0:
-            if self.bias is not None:
-                init.zeros_(self.bias)
-            return
-        super().reset_parameters()
+        self._reset_once_shaped(self.in_channels)
 
 
 class _LazyConv(_LazyConvNd):

@@ -100,12 +100,8 @@ class BasePruningMethod(ABC):
         first = not isinstance(method, PruningContainer)
         try:
             orig = getattr(module, name)
-            if importance_scores is None:
-                importance_scores = orig
-            elif tuple(importance_scores.shape) != tuple(orig.shape):
-                raise AssertionError(
-                    f"importance_scores should have the same shape as parameter {name} of "
-                    f"{module}, got {tuple(importance_scores.shape)} vs {tuple(orig.shape)}")
+            importance_scores = _scores(importance_scores, orig,
+                                        f"parameter {name} of {module}")
         except Exception:
             _restore(module, method, first, saved_hooks, None)
             raise
@@ -134,12 +130,7 @@ class BasePruningMethod(ABC):
     def prune(self, t, default_mask=None, importance_scores=None):
         """``t`` times its mask (``compute_mask`` of ``importance_scores``, ``t`` by
         default), without touching any module."""
-        if importance_scores is None:
-            importance_scores = t
-        elif tuple(importance_scores.shape) != tuple(t.shape):
-            raise AssertionError(
-                f"importance_scores should have the same shape as tensor t, got "
-                f"{tuple(importance_scores.shape)} vs {tuple(t.shape)}")
+        importance_scores = _scores(importance_scores, t, "tensor t")
         if default_mask is None:
             default_mask = factories.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
@@ -159,6 +150,17 @@ class BasePruningMethod(ABC):
         del module._parameters[self._tensor_name + "_orig"]
         del module._buffers[self._tensor_name + "_mask"]
         setattr(module, self._tensor_name, orig)
+
+
+def _scores(importance_scores, like, what):
+    """The scores a mask is computed from: ``like`` where None is given, else
+    ``importance_scores`` of ``like``'s shape (torch's AssertionError, naming ``what``)."""
+    if importance_scores is None:
+        return like
+    if tuple(importance_scores.shape) != tuple(like.shape):
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got "
+                             f"{tuple(importance_scores.shape)} vs {tuple(like.shape)}")
+    return importance_scores
 
 
 def _restore(module, method, first, saved_hooks, old_mask):
