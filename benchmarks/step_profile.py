@@ -10,10 +10,10 @@ time by aten op. Profilers slow both sides (ours more: cProfile hooks every Pyth
 so compare the shares, and take the step times from ``bench --train``.
 """
 
+import argparse
 import cProfile
 import collections
 import pstats
-import sys
 
 from microgradnorm.autograd.function import Function
 from microgradnorm.cli import bench_train
@@ -76,9 +76,13 @@ def theirs(step):
               f"{100 * e.self_cpu_time_total / total:5.1f} %")
 
 
-def main():
-    dtype = sys.argv[1] if len(sys.argv) > 1 else "float32"
-    model = sys.argv[2] if len(sys.argv) > 2 else "file"
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("dtype", nargs="?", default="float32", choices=("float32", "float64"))
+    parser.add_argument("model", nargs="?", default="file", choices=("file", "gpt"),
+                        help="the model file of bench --train, or nn.GPT")
+    arguments = parser.parse_args(argv)
+    dtype, model = arguments.dtype, arguments.model
     with bench_train.single_thread() as threads:
         print(f"{model} {dtype}, sizes {SIZES}; {threads}")
         if model == "file":

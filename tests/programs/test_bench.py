@@ -190,6 +190,15 @@ def test_benchmark_scripts_run_from_a_checkout():
     assert cpu.stdout.strip().splitlines()[-1].startswith("rms_norm")
 
 
+def test_step_profile_rejects_an_unknown_dtype_before_it_builds_a_model():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "step_profile.py"),
+                             "float16"], check=False, capture_output=True, text=True,
+                            timeout=120, env=env)
+    assert result.returncode == 2
+    assert "invalid choice: 'float16'" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_bench_rejects_a_shape_that_is_not_2d():
     result = run_cli("bench", "--quick", "--shape", "4,8,16")
     assert result.returncode == 2
