@@ -8,7 +8,10 @@ tensors for one call, the way ensembles, meta-learning loops and hypernetworks c
 with weights they computed. The module's own tensors come back afterwards, whatever the call
 did; gradients flow to the tensors given.
 
-``stack_module_state`` stacks the tensors of an ensemble of Modules for ``vmap``.
+``stack_module_state`` stacks the tensors of an ensemble of Modules for ``vmap``;
+``replace_all_batch_norm_modules_`` turns off the running statistics of a model's BatchNorms
+for it. ``functionalize`` returns its function: this eager engine has no traced program
+whose mutations it would rewrite.
 
 The transforms live in ``func_transforms.py``, which says how each is computed by the one
 reverse-mode engine: ``grad`` and ``vjp`` differentiate ``func`` at fresh inputs with
@@ -19,13 +22,17 @@ reverse-mode engine: ``grad`` and ``vjp`` differentiate ``func`` at fresh inputs
 where torch runs one batched op).
 """
 
+import functools
+
 from .func_transforms import grad, grad_and_value, hessian, jacfwd, jacrev, vjp, vmap
-from .func_jvp import jvp
+from .func_jvp import jvp, linearize
 from .nn.module import Module
+from .nn.normalization import _BatchNorm
 from .ops import stack
 from .tensor import Tensor
 
-__all__ = ["functional_call", "grad", "grad_and_value", "hessian", "jacfwd", "jacrev", "jvp",
+__all__ = ["functional_call", "functionalize", "grad", "grad_and_value", "hessian", "jacfwd",
+           "jacrev", "jvp", "linearize", "replace_all_batch_norm_modules_",
            "stack_module_state", "vjp", "vmap"]
 
 
@@ -185,3 +192,61 @@ def _stacked_leaf(tensors, name):
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
     stacked = stack(tensors)
     return stacked.detach().requires_grad_() if True in requires_grad else stacked
+
+
+_REMOVE = ("mutations", "mutations_and_views")
+
+
+def functionalize(func, *, remove="mutations"):
+    """``func`` with its in-place ops and views rewritten as out-of-place ones
+    (``torch.func.functionalize``). Torch rewrites the ops a tracer records, and writes the
+    changes of an input back into it at the end; this eager engine records no program to
+    rewrite, so the function returned runs ``func`` as it is: the same values, the same
+    changes of the inputs.
+
+    Args:
+        func: the function.
+        remove: ``"mutations"`` (default) or ``"mutations_and_views"``, as torch's
+            (RuntimeError otherwise).
+
+    Returns:
+        A function of ``func``'s arguments (its name and docstring ``func``'s).
+
+    Example:
+        >>> f = functionalize(lambda x: x.clone().add_(1))
+        >>> f(mg.zeros(2))                       # tensor([1., 1.])
+    """
+    if remove not in _REMOVE:
+        raise RuntimeError(f"functionalize(f, remove='mutations'): received invalid argument "
+                           f"for remove={remove}. Valid options are {_REMOVE}")
+
+    @functools.wraps(func)
+    def functionalized(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return functionalized
+
+
+def replace_all_batch_norm_modules_(root):
+    """Stop every BatchNorm in ``root`` (``root`` too) tracking running statistics, in place
+    (``torch.func.replace_all_batch_norm_modules_``): ``running_mean``, ``running_var`` and
+    ``num_batches_tracked`` become None and ``track_running_stats`` False, so each normalizes
+    by its batch's statistics, in training and in eval mode, as ``vmap`` over a model needs.
+
+    Args:
+        root: a Module.
+
+    Returns:
+        ``root``.
+
+    Example:
+        >>> net = replace_all_batch_norm_modules_(nn.Sequential(nn.BatchNorm1d(3)))
+        >>> net[0].running_mean is None
+        True
+    """
+    for module in root.modules():
+        if isinstance(module, _BatchNorm) and module.track_running_stats:
+            module.running_mean = module.running_var = None
+            module.num_batches_tracked = None
+            module.track_running_stats = False
+    return root

@@ -1,7 +1,7 @@
 """``torch.func.jvp``: the forward-mode product J·t, computed here without forward-mode AD
 by the double-backward trick of ``autograd.functional.jvp`` inside ``func_transforms``'s
 machinery (fresh inputs, results leaving the transform detached, nesting with ``grad`` and
-``vjp``)."""
+``vjp``); ``linearize``, a ``jvp`` at fixed primals as a function of the tangents."""
 
 from .autograd import enable_grad
 from .autograd import grad as autograd_grad
@@ -11,7 +11,7 @@ from .func_transforms import (_differentiable, _flatten, _leaving, _reaches_outs
                               _spec_text, _split_aux, _unflatten)
 from .tensor import Tensor
 
-__all__ = ["jvp"]
+__all__ = ["jvp", "linearize"]
 
 _API = "jvp(f, primals, tangents)"
 
@@ -102,3 +102,46 @@ def _pushed(outputs, inputs, tangents, own):
         if g is not None:
             found[i] = g
     return found
+
+
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)`` (``torch.func.linearize``): ``jvp_fn(*tangents)`` is
+    J·tangents, the Jacobian of ``func`` at ``primals`` applied to the tangents, for as many
+    tangents as wanted.
+
+    Torch traces ``func``'s forward-mode graph once and replays it per call; here each call
+    of ``jvp_fn`` is one ``jvp`` at the primals' values when ``linearize`` was called (kept as
+    copies), the same values.
+
+    Args:
+        func: a function of the primals returning a Tensor or a pytree of Tensors.
+        *primals: the Tensors (or pytrees of them) at which J is taken.
+
+    Returns:
+        ``func(*primals)`` and ``jvp_fn``, which takes tangents of the primals' structure,
+        each of its primal's shape and dtype (RuntimeError otherwise, as torch's), and
+        returns J·t in the output's structure.
+
+    Example:
+        >>> out, jvp_fn = linearize(lambda x: x.sin(), x)
+        >>> jvp_fn(mg.ones_like(x))                # x.cos()
+    """
+    output = func(*primals)
+    flat, spec = _flatten(primals)
+    fixed = _unflatten([p.detach().clone() if isinstance(p, Tensor) else p for p in flat],
+                       spec)
+
+    def jvp_fn(*tangents):
+        flat_tangents, tangents_spec = _flatten(tangents)
+        if tangents_spec != spec:
+            raise RuntimeError(f"Expected the tangents {_spec_text(tangents_spec)} to have "
+                               f"the same argspec as the primals {_spec_text(spec)}")
+        for i, (p, t) in enumerate(zip(flat, flat_tangents)):
+            for what in ("shape", "device", "dtype"):
+                if getattr(t, what, None) != getattr(p, what):
+                    raise RuntimeError(f"tangent:{i} with {what} {getattr(t, what, None)} in "
+                                       f"flattened pytree doesn't match the {what} "
+                                       f"{getattr(p, what)} of the corresponding primal.")
+        return jvp(func, fixed, tangents)[1]
+
+    return output, jvp_fn

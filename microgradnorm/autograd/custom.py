@@ -457,16 +457,45 @@ def transform_scope(kind):
         _transforms.stack.pop()
 
 
-def Variable(data, requires_grad=False, volatile=False):
+class _VariableMeta(type):
+    # torch's: every Tensor is an instance of Variable
+    def __instancecheck__(cls, other):
+        return isinstance(other, _tensor.Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
     """PyTorch's legacy ``Variable(tensor, requires_grad=False)``: a Tensor without history
-    sharing ``data``'s memory. ``volatile=True``, long removed from torch, warns and changes
-    nothing (with ``requires_grad=True``: torch's ValueError)."""
-    Tensor = _tensor.Tensor
-    if not isinstance(data, Tensor):
-        raise TypeError(f"Variable: data must be a Tensor, got {type(data).__name__}")
-    if volatile:
-        warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` "
-                      "instead.", UserWarning, stacklevel=2)
-        if requires_grad:
-            raise ValueError("Variable can't be volatile and require_grad at the same time!")
-    return data.detach().requires_grad_(requires_grad)
+    sharing ``data``'s memory (no argument: an empty one), and the class every Tensor is an
+    instance of. ``volatile=True``, long removed from torch, warns and changes nothing (with
+    ``requires_grad=True``: torch's ValueError).
+
+    Example:
+        >>> v = mg.autograd.Variable(y, requires_grad=True)     # a leaf on y's memory
+        >>> isinstance(v, mg.autograd.Variable), type(v) is mg.Tensor
+        (True, True)
+    """
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        Tensor = _tensor.Tensor
+        if data is None:
+            data = Tensor([])             # torch's: an empty tensor of the default dtype
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{type(data).__name__}")
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with "
+                          "torch.no_grad():` instead.", UserWarning, stacklevel=2)
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same "
+                                 "time!")
+        return data.detach().requires_grad_(requires_grad)
+
+
+def variable(*args, **kwargs):
+    """``torch.autograd.variable``, a function long deprecated: it raises a RuntimeError, as
+    torch's; ``variable.Variable`` is ``Variable``."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) "
+                       "instead")
+
+
+variable.Variable = Variable

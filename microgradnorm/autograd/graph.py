@@ -11,7 +11,8 @@ the node's name in PyTorch's pattern, ``"MulBackward0"`` (a PyTorch-style custom
 from PyTorch's, so does the name (``MatMulBackward0`` for PyTorch's ``MmBackward0``,
 ``GetItemBackward0`` for its ``IndexBackward0``). The hooks on saved tensors
 (``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``) are
-``saved_hooks.py``'s, here under torch's path.
+``saved_hooks.py``'s, here under torch's path, with ``allow_mutation_on_saved_tensors``;
+``register_multi_grad_hook`` is ``multi_grad.py``'s.
 
 Example:
     >>> y = (x * 2).sum()                      # x a leaf that requires grad
@@ -29,10 +30,12 @@ from .history import _as_seen_by
 from .hooks import added
 from .inputs import _tensor, _zeros_for_missing
 from .saved_attrs import saved_attribute
-from .saved_hooks import disable_saved_tensors_hooks, save_on_cpu, saved_tensors_hooks
+from .saved_hooks import (allow_mutation_on_saved_tensors, disable_saved_tensors_hooks,
+                          save_on_cpu, saved_tensors_hooks)
 
 __all__ = ["AccumulateGrad", "GradientEdge", "Node", "get_gradient_edge", "increment_version",
-           "node_name", "disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
+           "node_name", "allow_mutation_on_saved_tensors", "disable_saved_tensors_hooks",
+           "register_multi_grad_hook", "save_on_cpu", "saved_tensors_hooks"]
 
 
 class Node(abc.ABC):
@@ -300,3 +303,6 @@ def increment_version(tensor):
                             f"Tensors, got {type(t).__name__}")
     for t in tensors:
         t._bump_version()
+
+
+from .multi_grad import register_multi_grad_hook   # noqa: E402  (it reads the hooks above)

@@ -173,3 +173,62 @@ def _unpacked(tensor):
         raise TypeError("Output of saved tensor unpack_hook expected to be a Tensor but got "
                         f"result of type {type(tensor).__name__}")
     return tensor._array
+
+
+_mutation_allowed = [False]     # a process-wide flag, as torch's: the contexts do not nest
+
+
+class _MutationContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` block: the copies its nodes
+    saved (``original``, keyed by the packed handle), dropped when the block ends."""
+
+    def __init__(self):
+        self.original = {}
+
+    def clear(self):
+        self.original.clear()
+
+
+_OUTSIDE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in "
+            "which the graph was originally recorded.")
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """A block in which a tensor saved for backward may be changed in place
+    (``torch.autograd.graph.allow_mutation_on_saved_tensors``): backward reads the value it
+    had when it was saved, where outside the block it refuses to run. Both the forward and
+    the backward run inside the block; a backward after it raises an AssertionError, and
+    blocks do not nest (RuntimeError).
+
+    Each saved tensor is copied when it is saved (torch copies it when it is first changed:
+    the same gradients, more memory held here until backward).
+
+    Example:
+        >>> with mg.autograd.graph.allow_mutation_on_saved_tensors():
+        ...     b = a.clone()                    # a: a leaf that requires grad
+        ...     out = (b ** 2).sum()
+        ...     b.sin_()                         # pow saved b: its old value is kept
+        ...     out.backward()                   # a.grad == 2 * a
+    """
+    state = _MutationContext()
+
+    def pack(tensor):
+        handle = object()
+        state.original[handle] = tensor.detach().clone()
+        return handle
+
+    def unpack(handle):
+        if not _mutation_allowed[0] or handle not in state.original:
+            raise AssertionError(_OUTSIDE)
+        return state.original[handle]
+
+    with saved_tensors_hooks(pack, unpack):
+        try:
+            if _mutation_allowed[0]:
+                raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+            _mutation_allowed[0] = True
+            yield state
+        finally:            # (a nested block's refusal ends the outer one too, as torch's)
+            state.clear()
+            _mutation_allowed[0] = False
