@@ -525,8 +525,9 @@ def _adaptive_sizes(fn, dims, x, output_size, none_keeps):
     """``output_size`` (an int, or a sequence of ``dims``) as ``dims`` ints >= 0, a None in
     the sequence keeping the input's size where ``none_keeps``: a TypeError for a non-int, a
     RuntimeError for a bad count or size, as torch's."""
+    output_size = index_of(output_size)          # a 0-d integer tensor is its int, as torch's
     if isinstance(output_size, (tuple, list)):
-        sizes = tuple(output_size)
+        sizes = tuple(map(index_of, output_size))
     else:
         check_number(fn, "output_size", output_size, integer=True)
         sizes = (output_size,) * dims

@@ -23,7 +23,7 @@ from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
                           _adaptive_windows, _check_dtype, _check_input, _ints, _ntuple,
                           _torch_layout, _window_positions, avg_pool2d, col2im, im2col,
                           max_pool1d, max_pool2d)
-from .dtypes import check_number, is_floating
+from .dtypes import check_number, index_of, is_floating
 from .ops.base import constant, result_dtype
 from .ops.indexing import scatter
 from .tensor import Tensor
@@ -71,6 +71,7 @@ def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_paddi
     for name, t in (("weight", weight), ("bias", bias)):
         if (t is not None or name == "weight") and not isinstance(t, Tensor):
             raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
+    groups = index_of(groups)                    # a 0-d integer tensor is its int, as torch's
     check_number(fn, "groups", groups, integer=True)
     if groups < 1:
         raise RuntimeError(f"{fn}: groups must be positive, got {groups}")
@@ -350,8 +351,9 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 # ----- max unpooling ----------------------------------------------------------------------
 def _pair(value):
-    # torch's _pair: an int twice, a sequence as a tuple
-    return tuple(value) if isinstance(value, (tuple, list)) else (value, value)
+    # torch's _pair: an int twice, a sequence (or a Tensor, whose 0-d one is a TypeError) as a
+    # tuple
+    return tuple(value) if isinstance(value, (tuple, list, Tensor)) else (value, value)
 
 
 def _unpool_size(fn, input, kernel, stride, padding, output_size, dims=2):
@@ -462,8 +464,8 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 def _single(value):
-    # torch's _single: an int once, a sequence as a tuple
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    # torch's _single: an int once, a sequence (or a Tensor, as _pair) as a tuple
+    return tuple(value) if isinstance(value, (tuple, list, Tensor)) else (value,)
 
 
 # ----- the rarer layers -------------------------------------------------------------------
@@ -523,6 +525,7 @@ def channel_shuffle(input, groups):
     fn = "channel_shuffle"
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: input must be a Tensor, got {type(input).__name__}")
+    groups = index_of(groups)                    # a 0-d integer tensor is its int, as torch's
     check_number(fn, "groups", groups, integer=True)
     if groups < 1:
         raise RuntimeError(f"{fn}: groups must be positive, got {groups}")
@@ -557,6 +560,7 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     fn = "local_response_norm"
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: input must be a Tensor, got {type(input).__name__}")
+    size = index_of(size)                        # a 0-d integer tensor is its int, as torch's
     check_number(fn, "size", size, integer=True)
     for name, value in (("alpha", alpha), ("beta", beta), ("k", k)):
         check_number(fn, name, value)

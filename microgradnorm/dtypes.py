@@ -521,3 +521,28 @@ def legacy_data(data, sizes):
     except ValueError:                  # ragged: Tensor's own reading raises torch's error
         return data
     return array.astype(get_default_dtype()) if array.dtype.kind in "iub" else data
+
+
+def wrapped_int(value, dtype):
+    """The Python int ``value`` cast to the integer ``dtype`` as C casts it (modulo 2**bits,
+    into the dtype's range: -1 is 255 in uint8, 300 is 44 in int8), as torch casts a number
+    beside a tensor into the dtype an op computes in; one torch cannot read raises its
+    OverflowError (``check_int``)."""
+    dtype = np.dtype(dtype)
+    bits = 8 * dtype.itemsize
+    low = -(1 << bits - 1) if dtype.kind == "i" else 0      # (np.iinfo costs a microsecond)
+    if low <= value < low + (1 << bits):
+        return value
+    check_int(value)
+    return (value - low) % (1 << bits) + low
+
+
+def check_int(value):
+    """Raise torch's OverflowError for a Python int outside [-2**63, 2**64): torch reads a
+    number as an int64, or as a uint64 from 2**63, before any op sees it."""
+    if value >= 1 << 64:
+        raise OverflowError(f"int too big to convert: {value} (a number beside a tensor "
+                            "must lie in [-2**63, 2**64))")
+    if value < -(1 << 63):
+        raise OverflowError(f"can't convert negative int to unsigned: {value} (a number "
+                            "beside a tensor must lie in [-2**63, 2**64))")

@@ -310,7 +310,7 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
         raise TypeError(f"randint: expected (high, size) or (low, high, size), got "
                         f"{len(args)} arguments")
     *bounds, size = args
-    low, high = (0, *bounds) if len(bounds) == 1 else bounds
+    low, high = map(dtypes.index_of, (0, *bounds) if len(bounds) == 1 else bounds)  # tensor(5)
     for name, value in (("low", low), ("high", high)):
         dtypes.check_number("randint", name, value, integer=True)
     if low >= high:

@@ -15,7 +15,7 @@ import numbers
 
 import numpy as np
 
-from . import backend
+from . import backend, dtypes
 from .autograd.function import Function
 from .factories import rand
 from .ops.base import constant
@@ -48,7 +48,11 @@ def _fractional(fn, dims, input, kernel_size, output_size, output_ratio, return_
         raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(input).__name__}")
     if output_size is None and output_ratio is None:
         raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
-    kernel = _tuple(kernel_size, dims)
+    # read as torch's list of ints: a bool first or a float is its TypeError
+    kernel = dtypes.factory_shape(_tuple(kernel_size, dims), f"{fn}(): kernel_size")
+    if not all(isinstance(k, numbers.Integral) for k in kernel):
+        raise TypeError(f"{fn}(): kernel_size must be an int or a tuple of ints, got "
+                        f"{kernel_size!r}")
     if _random_samples is None and input.ndim < dims + 1:     # torch reads input.size(-dims-1)
         raise IndexError(f"Dimension out of range (expected to be in range of "
                          f"[-{max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got "

@@ -12,7 +12,7 @@ from . import autograd, backend, dtypes, printing
 from .autograd import inference, saved_hooks, views
 from .autograd import requires_grad as flags
 from .autograd.inputs import RequiresGradError
-from .dtypes import is_floating, is_half
+from .dtypes import check_int, is_floating, is_half, wrapped_int   # (ops.base: from here)
 
 _grad_enabled, _modes = autograd.is_grad_enabled, autograd._state
 _open = inference._inference_open         # inference_mode blocks open, in any thread
@@ -80,8 +80,8 @@ class Tensor:
     """An n-dimensional array that can record the ops applied to it; ``data`` (array_like)
     is copied to ``device``, ``"cpu"`` (NumPy) or ``"cuda"`` (CuPy). As ``torch.Tensor``'s
     legacy constructor, ints are a shape (``Tensor(2, 3)``: zeros, where torch's are
-    uninitialised) and a list of ints or bools is data in the default dtype (``mg.tensor``
-    keeps it int64).
+    uninitialised), a list of ints or bools is data in the default dtype (``mg.tensor``
+    keeps it int64), and so is a NumPy array, shared when it holds that dtype already.
 
     Example:
         >>> x = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
@@ -98,7 +98,11 @@ class Tensor:
     def __init__(self, data=(), *sizes, requires_grad=False, dtype=None, device=None):
         if (sizes or data.__class__ in _LEGACY) and not (sizes and sizes[0] is _AS_DATA):
             data = dtypes.legacy_data(data, sizes)    # torch's legacy forms: Tensor(2, 3),
-        device = backend.check_device(device)         # Tensor([1, 2]) of floats
+            if data.__class__ is np.ndarray and dtype is None and self.__class__ is Tensor:
+                dtype = dtypes.get_default_dtype()    # Tensor([1, 2]) of floats; an array
+                if data.dtype == dtype and device in (None, "cpu") and data.flags.writeable:
+                    return self._become_leaf("Tensor", data, requires_grad)   # in it: shared
+        device = backend.check_device(device)
         data = data._array if isinstance(data, Tensor) else data
         dtype = dtypes.as_dtype(dtype)
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) \
@@ -594,31 +598,6 @@ def tensor(data, requires_grad=False, dtype=None, device=None, *, pin_memory=Fal
     backend.refuse_negative_strides("tensor", data)     # a reversed NumPy view: torch's
     backend.check_pin_memory("tensor", pin_memory)      # as the factories' (storage.py)
     return Tensor(data, _AS_DATA, requires_grad=requires_grad, dtype=dtype, device=device)
-
-
-def wrapped_int(value, dtype):
-    """The Python int ``value`` cast to the integer ``dtype`` as C casts it (modulo 2**bits,
-    into the dtype's range: -1 is 255 in uint8, 300 is 44 in int8), as torch casts a number
-    beside a tensor into the dtype an op computes in; one torch cannot read raises its
-    OverflowError (``check_int``)."""
-    dtype = np.dtype(dtype)
-    bits = 8 * dtype.itemsize
-    low = -(1 << bits - 1) if dtype.kind == "i" else 0      # (np.iinfo costs a microsecond)
-    if low <= value < low + (1 << bits):
-        return value
-    check_int(value)
-    return (value - low) % (1 << bits) + low
-
-
-def check_int(value):
-    """Raise torch's OverflowError for a Python int outside [-2**63, 2**64): torch reads a
-    number as an int64, or as a uint64 from 2**63, before any op sees it."""
-    if value >= 1 << 64:
-        raise OverflowError(f"int too big to convert: {value} (a number beside a tensor "
-                            "must lie in [-2**63, 2**64))")
-    if value < -(1 << 63):
-        raise OverflowError(f"can't convert negative int to unsigned: {value} (a number "
-                            "beside a tensor must lie in [-2**63, 2**64))")
 
 
 def as_tensor(value, like=None):

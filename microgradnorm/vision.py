@@ -23,7 +23,7 @@ from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import adaptive_avg_pool2d
 from .convolution_3d import adaptive_avg_pool3d
-from .dtypes import check_number, is_floating, is_half
+from .dtypes import check_number, index_of, is_floating, is_half
 from .sampling import _fma32, _fma64
 
 __all__ = ["constant_pad_nd", "interpolate", "pad", "pad_by_index", "pixel_shuffle",
@@ -500,7 +500,7 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, area):
                          "explicit size.")
     if size is not None:
         given = isinstance(size, (list, tuple))         # torch compares a given one with dims
-        sizes = list(size) if given else [size] * max(dims, 0)
+        sizes = list(map(index_of, size)) if given else [index_of(size)] * max(dims, 0)
         if given and len(sizes) != dims:
             raise ValueError(f"interpolate: Input and output must have the same number of "
                              f"spatial dimensions, but got input with spatial dimensions of "
@@ -638,7 +638,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 # ----- pixel_shuffle, pixel_unshuffle -------------------------------------------------------
 def _factor(fn, name, factor, input):
     ops.base.check_tensor(fn, input)
-    if not _integral(factor):
+    if not _integral(factor := index_of(factor)):          # a 0-d integer tensor: its int
         raise TypeError(f"{fn}: {name} must be an int, got {type(factor).__name__} {factor!r}")
     if factor <= 0:
         raise RuntimeError(f"{fn}: {fn} expects a positive {name}, but got {factor}")

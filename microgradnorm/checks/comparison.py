@@ -10,7 +10,7 @@ import numpy as np
 
 from ..autograd import grad, no_grad
 from ..norms import SPECS, lookup
-from ..tensor import Tensor
+from ..tensor import tensor
 from .gradcheck import numerical_grad
 from .stats import graph_stats
 
@@ -165,7 +165,7 @@ def compare_arrays(composite, fused):
 
 def _finite_difference_diffs(norm, impl, arrays, upstream, analytic):
     # Σ upstream·outputs, whose gradient backward computed, in float64 whatever the dtype
-    tensors = {name: Tensor(a if name in norm.constants else a.astype(np.float64))
+    tensors = {name: tensor(a if name in norm.constants else a.astype(np.float64))
                for name, a in arrays.items()}
     upstream = [u.astype(np.float64) for u in upstream]
 
@@ -203,7 +203,7 @@ def _run_side(norm, impl, arrays, upstream, repeat):
 def make_leaves(norm, arrays):
     """{name: a fresh Tensor of a copy of the array}, requiring grad but for the spec's
     ``constants``."""
-    return {name: Tensor(a.copy(), requires_grad=name not in norm.constants)
+    return {name: tensor(a, requires_grad=name not in norm.constants)
             for name, a in arrays.items()}
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from ..autograd import enable_grad, forward_ad, grad, no_grad
 from ..backend import to_numpy
 from ..dtypes import check_number
-from ..tensor import Tensor
+from ..tensor import Tensor, tensor
 
 
 class GradcheckError(AssertionError, RuntimeError):
@@ -92,7 +92,7 @@ def _forward_gradient(fn, inputs, i, used, directions):
         unit[index] = 1
         with forward_ad.dual_level():
             args = list(inputs)
-            args[i] = forward_ad.make_dual(inputs[i], Tensor(unit))
+            args[i] = forward_ad.make_dual(inputs[i], Tensor(unit, dtype=unit.dtype))
             outputs = _as_tuple(fn(*args))
             tangents = [forward_ad.unpack_dual(outputs[k]).tangent for k in used]
         result[index] = sum(float((to_numpy(t._array) * to_numpy(v)).sum())
@@ -162,7 +162,7 @@ def gradgradcheck(fn, inputs, grad_outputs=None, eps=1e-6, atol=1e-5, rtol=1e-4,
     if grad_outputs is None:
         rng = np.random.default_rng(seed)
         grad_outputs = tuple(
-            Tensor(o.xp.asarray(rng.uniform(-1, 1, o.shape)).astype(
+            tensor(o.xp.asarray(rng.uniform(-1, 1, o.shape)).astype(
                 o.dtype if o.is_floating_point() or o.is_complex() else np.float64),
                 requires_grad=True) for o in _differentiable(fn(*inputs)))
     else:
@@ -273,7 +273,7 @@ def jacobian(fn, x):
     data = x._array if isinstance(x, Tensor) else np.asarray(x)
     if np.dtype(data.dtype).kind != "f":
         raise TypeError(f"jacobian: x must be a floating-point tensor, got dtype {data.dtype}")
-    leaf = Tensor(data.copy(), requires_grad=True)
+    leaf = Tensor(data, requires_grad=True, dtype=data.dtype)
     out = fn(leaf)
     xp = leaf.xp
     result = xp.zeros(out.shape + leaf.shape, dtype=np.result_type(out.dtype, leaf.dtype))

@@ -15,7 +15,7 @@ from .. import backend, kernels
 from ..autograd import grad
 from ..checks.stats import graph_stats
 from ..norms import NORMS, lookup
-from ..tensor import Tensor
+from ..tensor import tensor
 from . import bench_cuda, bench_train
 from .bench_harness import (NUMBA_IMPL, BenchRow, Timing, copy_bandwidth, cpu_timer,
                             fill_ratios, format_table, fused_impls, graph_impl, kernel_choice,
@@ -50,7 +50,7 @@ def microgradnorm_case(norm, impl, arrays, upstream, device="cpu"):
     """``impl`` ("composite", "fused", "fused-numpy", ...) of ``norm`` (a ``Norm``) on copies
     of ``arrays`` placed on ``device``. The step computes gradients with ``mg.grad`` (no
     ``.grad`` accumulates); BatchNorm runs in training mode with running statistics."""
-    tensors = {name: Tensor(a, requires_grad=True, device=device) for name, a in arrays.items()}
+    tensors = {name: tensor(a, requires_grad=True, device=device) for name, a in arrays.items()}
     grads = [backend.to_device(g, device) for g in upstream]
     running = {name: backend.to_device(a, device)
                for name, a in (norm.running_stats(arrays) or {}).items()}
@@ -160,9 +160,9 @@ def engine_overhead(layers=50, width=4, batch=2, repeat=20, warmup=2):
     (batch, width) float64 tensors, then ``.sum().backward()``. The arrays are so small
     that the time is the engine's bookkeeping, not arithmetic."""
     rng = np.random.default_rng(0)
-    x = Tensor(rng.standard_normal((batch, width)))
-    params = [(Tensor(rng.standard_normal((width, width)) / width, requires_grad=True),
-               Tensor(rng.standard_normal(width), requires_grad=True)) for _ in range(layers)]
+    x = tensor(rng.standard_normal((batch, width)))
+    params = [(tensor(rng.standard_normal((width, width)) / width, requires_grad=True),
+               tensor(rng.standard_normal(width), requires_grad=True)) for _ in range(layers)]
 
     def step():
         h = x

@@ -31,7 +31,7 @@ from ..capture import capture
 from ..checks.stats import graph_stats
 from ..factories import manual_seed
 from ..functional import cross_entropy
-from ..tensor import Tensor
+from ..tensor import tensor
 from .bench_harness import (UNSTEADY, cpu_timer, fused_impls, graph_impl, kernel_choice,
                             time_interleaved, torch_available, unsteady)
 from .common import load_every_blas
@@ -419,8 +419,8 @@ def engine_comparison(layers=50, width=4, batch=2, repeat=50, warmup=3, timer=No
     x0 = rng.standard_normal((batch, width))
     weights = [(rng.standard_normal((width, width)) / width, rng.standard_normal(width))
                for _ in range(layers)]
-    x = Tensor(x0)
-    params = [(Tensor(w, requires_grad=True), Tensor(b, requires_grad=True))
+    x = tensor(x0)
+    params = [(tensor(w, requires_grad=True), tensor(b, requires_grad=True))
               for w, b in weights]
 
     def ours():

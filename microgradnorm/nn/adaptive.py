@@ -187,5 +187,5 @@ class AdaptiveLogSoftmaxWithLoss(Module):
         log_prob = self._get_full_log_prob(input[rows], head_output[rows])
         predicted = backend.to_numpy(output._array).copy()
         predicted[rows] = backend.to_numpy(ops.argmax(log_prob, dim=1)._array)
-        return Tensor(predicted, device=input.device)
+        return Tensor(predicted, dtype=predicted.dtype, device=input.device)
 

@@ -18,6 +18,7 @@ from .conv import _check_channels, _ConvNd
 from .linear import Dropout, Linear
 from .lazy import LazyModuleMixin, UninitializedParameter
 from .module import Module, Parameter, _check_sizes, _dtype
+from ..tensor import Tensor
 
 
 # ----- transposed convolutions ------------------------------------------------------------
@@ -413,6 +414,12 @@ class MaxUnpool2d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
+def _triple(value):
+    # torch's _triple: an int thrice, a sequence (or a Tensor, whose 0-d one is torch's
+    # TypeError) as a tuple
+    return tuple(value) if isinstance(value, Tensor) else _ntuple(value, 3)
+
+
 class MaxUnpool3d(Module):
     """The partial inverse of MaxPool3d (``torch.nn.MaxUnpool3d``), see ``F.max_unpool3d``;
     sizes kept as triples, as torch's.
@@ -430,9 +437,9 @@ class MaxUnpool3d(Module):
 
     def __init__(self, kernel_size, stride=None, padding=0):
         super().__init__()
-        self.kernel_size = _ntuple(kernel_size, 3)
-        self.stride = _ntuple(kernel_size if stride is None else stride, 3)
-        self.padding = _ntuple(padding, 3)
+        self.kernel_size = _triple(kernel_size,)
+        self.stride = _triple(kernel_size if stride is None else stride,)
+        self.padding = _triple(padding,)
 
     def forward(self, input, indices, output_size=None):
         """Zeros with each value at its index; ``output_size`` as ``F.max_unpool3d``'s.

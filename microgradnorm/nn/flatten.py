@@ -64,6 +64,7 @@ class Unflatten(Module):
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
+        dim = index_of(dim)                      # a 0-d integer tensor is its int, as torch's
         check_number("Unflatten", "dim", dim, integer=True)
         if not isinstance(unflattened_size, (tuple, list)) or not all(
                 isinstance(n, numbers.Integral) and not isinstance(n, bool)

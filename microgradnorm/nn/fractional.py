@@ -4,9 +4,16 @@ checks and repr: FractionalMaxPool2d, FractionalMaxPool3d (one-line forwards ove
 torch's), CrossMapLRN2d (over ``fractional_pool.cross_map_lrn2d``)."""
 
 from .. import fractional_pool
+from ..tensor import Tensor
 from .module import Module
 
 __all__ = ["CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
+
+
+def _tuple(value, dims):
+    # torch's _pair/_triple of the module's sizes iterate a Tensor, so a 0-d one is torch's
+    # TypeError here (its functional takes one)
+    return tuple(value) if isinstance(value, Tensor) else fractional_pool._tuple(value, dims)
 
 
 class _FractionalMaxPoolNd(Module):
@@ -21,11 +28,11 @@ class _FractionalMaxPoolNd(Module):
         if self.dims == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or (
                 isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
             raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
-        self.kernel_size = fractional_pool._tuple(kernel_size, self.dims)
+        self.kernel_size = _tuple(kernel_size, self.dims)
         self.return_indices = return_indices
         self.register_buffer("_random_samples", _random_samples)
         self.output_size = None if output_size is None else \
-            fractional_pool._tuple(output_size, self.dims)
+            _tuple(output_size, self.dims)
         self.output_ratio = None if output_ratio is None else \
             fractional_pool._tuple(output_ratio, self.dims)
         if output_size is None and output_ratio is None:

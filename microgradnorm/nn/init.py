@@ -288,7 +288,8 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     rows = tensor.shape[0]
     cols = tensor.size // rows
     # torch's draws (new_empty((rows, cols)).normal_()), then the QR in float64
-    flat = Tensor(np.empty((rows, cols), tensor.dtype)).normal_(generator=generator)
+    flat = Tensor(np.empty((rows, cols), tensor.dtype), dtype=tensor.dtype).normal_(
+        generator=generator)
     flat = backend.to_numpy(flat._array).astype(np.float64)
     if rows < cols:
         flat = flat.T

@@ -55,7 +55,7 @@ class _LazyNorm(LazyModuleMixin):
             for name in ("running_mean", "running_var"):
                 self.register_buffer(name, UninitializedBuffer(device=device, dtype=dtype))
             self.register_buffer("num_batches_tracked",
-                                 Tensor(np.array(0, np.int64), device=device))
+                                 Tensor(np.array(0, np.int64), dtype=np.int64, device=device))
         else:
             for name in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(name, None)

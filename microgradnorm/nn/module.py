@@ -439,7 +439,7 @@ class Module(ModuleHooks, ModuleState, ModuleConvert):
             if not (isinstance(x, np.ndarray) or backend.is_cupy_array(x)):
                 raise TypeError(f"{self._describe()}: input must be a Tensor or an array, "
                                 f"got {type(x).__name__}; wrap data with mg.tensor(...)")
-            x = Tensor(x, device=backend.device_of(x))
+            x = Tensor(x, dtype=x.dtype, device=backend.device_of(x))
         k = 0 if trailing is None else len(trailing)
         if k and (x.ndim < k or x._array.shape[-k:] != tuple(trailing)):
             if x.ndim < k:

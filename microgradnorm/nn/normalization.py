@@ -204,7 +204,7 @@ class _NormBase(NormModule):
             for buffer, value in (("running_mean", np.zeros(num_features, dtype)),
                                   ("running_var", np.ones(num_features, dtype)),
                                   ("num_batches_tracked", np.array(0, np.int64))):
-                self.register_buffer(buffer, Tensor(value, device=device))
+                self.register_buffer(buffer, Tensor(value, dtype=value.dtype, device=device))
         else:
             for buffer in ("running_mean", "running_var", "num_batches_tracked"):
                 self.register_buffer(buffer, None)      # None registered, as torch's

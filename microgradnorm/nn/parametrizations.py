@@ -197,7 +197,7 @@ def _householder_inverse(Q):
     diagonal = np.arange(tau.shape[-1])
     signs = np.sign(X[..., diagonal, diagonal])
     X[..., diagonal, diagonal] = np.where(tau == 0.0, -signs, signs)
-    return Tensor(X.astype(Q.dtype), device=Q.device)
+    return Tensor(X, dtype=Q.dtype, device=Q.device)
 
 
 def _is_orthogonal(Q):

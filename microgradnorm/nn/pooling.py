@@ -4,6 +4,7 @@ AdaptiveAvgPool3d, each a one-line forward over its ``F`` function (whose checks
 it is called, as torch's)."""
 
 from .. import functional as F
+from ..convolution_more import _single      # torch's, a 0-d Tensor its TypeError
 from .module import Module
 
 
@@ -291,9 +292,4 @@ class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     def forward(self, input):
         """The adaptive window means. Shape: (N, C, D, H, W) -> (N, C, D_o, H_o, W_o)."""
         return F.adaptive_avg_pool3d(self._check_input(input), self.output_size)
-
-
-def _single(value):
-    # torch's _single: an int as a 1-tuple, a sequence as a tuple
-    return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 

@@ -43,7 +43,7 @@ def _host(t):
 
 
 def _index(indices, like):
-    return Tensor(backend.to_device(indices, like.device), requires_grad=False)
+    return Tensor(backend.to_device(indices, like.device), dtype=indices.dtype)
 
 
 class BasePruningMethod(ABC):

@@ -228,7 +228,7 @@ def _norm_tensor(total, grads):
     if not grads:
         return Tensor(np.asarray(total, get_default_dtype()))
     dtype = real_of(np.result_type(*[g.dtype for g in grads]))
-    return Tensor(np.asarray(total, dtype), device=backend.device_of(grads[0]))
+    return Tensor(np.asarray(total, dtype), dtype=dtype, device=backend.device_of(grads[0]))
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):

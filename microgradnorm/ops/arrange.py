@@ -36,10 +36,11 @@ METHODS = ("broadcast_to", "swapaxes", "swapdims", "view", "view_as", "reshape_a
 
 
 def _ints(fn, name, values):
-    # a tuple of ints, refused with torch's TypeError otherwise
-    values = tuple(values)
+    # a tuple of ints as torch's factories read one (a bool first refused, a bool after it
+    # or a 0-d integer tensor its int), refused with torch's TypeError otherwise
+    values = dtypes.factory_shape(values, f"{fn}(): {name}")
     for v in values:
-        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Integral):
+        if not isinstance(v, numbers.Integral):
             raise TypeError(f"{fn}(): {name} must be a tuple of ints, got "
                             f"{type(v).__name__} {v!r} in {values}")
     return tuple(int(v) for v in values)
@@ -261,6 +262,7 @@ def _two_dims(fn, ndim, dim1, dim2):
 
 
 def _offset(fn, offset):
+    offset = dtypes.index_of(offset)     # a 0-d integer tensor is its int, as torch reads it
     if isinstance(offset, (bool, np.bool_)) or not isinstance(offset, numbers.Integral):
         raise TypeError(f"{fn}(): offset must be an int, got {offset!r}")
     return int(offset)

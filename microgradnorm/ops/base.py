@@ -9,8 +9,8 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
-from ..dtypes import (bfloat16, complex_of, finfo, get_default_dtype, half_through_float,
-                      index_of, is_floating, is_half, upcast_half)
+from ..dtypes import (bfloat16, complex_of, factory_shape, finfo, get_default_dtype,
+                      half_through_float, index_of, is_floating, is_half, upcast_half)
 
 
 # ----- dtypes ---------------------------------------------------------------------------------
@@ -419,6 +419,8 @@ def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False, redu
     if not single and not isinstance(axis, numbers.Integral):
         try:
             axes = tuple(axis)
+            if not all(a.__class__ is int for a in axes):    # (0, True) is (0, 1), as torch's
+                axes = factory_shape(axes, f"{fn}(): dim")
         except TypeError:
             pass                         # not a sequence: refused just below
     span = ndim + 1 if insert else max(ndim, 1)

@@ -23,7 +23,7 @@ from .. import tensor as _tensor
 from .base import (check_fits, check_tensor, constant, fitted, number_of, result_type,
                    size_args)
 from .gamma import i0_array
-from .storage import factory_memory
+from .storage import factory_memory, strided
 from .indexing import index_select
 from .shape import concatenate, meshgrid, stack
 
@@ -97,9 +97,13 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     return out.requires_grad_(bool(requires_grad)) if requires_grad else out
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False, layout=None,
+                  pin_memory=False):
     """A 0-d tensor of the number ``s`` (or a 0-d tensor's value) in the default float dtype
-    unless ``dtype`` is given (``torch.scalar_tensor``: an int or bool too)."""
+    unless ``dtype`` is given (``torch.scalar_tensor``: an int or bool too); ``layout`` and
+    ``pin_memory`` as every factory's."""
+    if type(layout).__name__ == "layout":     # torch's builds a strided tensor whatever layout
+        layout = None
     if isinstance(s, _tensor.Tensor) and s.ndim == 0:
         s = s.item()
     if not isinstance(s, (numbers.Number, np.bool_)):
@@ -112,7 +116,7 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
     check_fits("scalar_tensor", s, dtype)
     with backend.silent_floats():
         array = np.asarray(s).astype(dtype)
-    return _leaf("scalar_tensor", array, device, requires_grad)
+    return _leaf("scalar_tensor", array, device, requires_grad, layout, pin_memory)
 
 
 # ----- logspace, tril_indices, triu_indices ---------------------------------------------------
@@ -193,7 +197,11 @@ def spaced_arguments(fn, start, end, steps, dtype, range_error):
     return start, end, steps, dtype
 
 
-def _triangle_indices(fn, numpy_fn, row, col, offset, dtype, device):
+def _triangle_indices(fn, numpy_fn, row, col, offset, dtype, device, memory):
+    factory_memory(fn, *memory)
+    if str(memory[0]).endswith("jagged"):       # torch's triangles take the strided one only
+        raise RuntimeError(f"{fn}(): only support layout=torch.strided, got {memory[0]}")
+    row, col, offset = map(dtypes.index_of, (row, col, offset))    # tensor(3): its int
     for name, value in (("row", row), ("col", col), ("offset", offset)):
         dtypes.check_number(fn, name, value, integer=True)
     for name, value in (("row", row), ("col", col)):
@@ -206,20 +214,25 @@ def _triangle_indices(fn, numpy_fn, row, col, offset, dtype, device):
     return _leaf(fn, np.stack([rows, cols]).astype(dtype), device, False)
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None):
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 pin_memory=False):
     """The (2, N) indices of the lower triangle of a row × col matrix, the elements with
-    ``j - i <= offset``, row by row (``torch.tril_indices``); int64 unless ``dtype``.
+    ``j - i <= offset``, row by row (``torch.tril_indices``); int64 unless ``dtype``;
+    ``layout`` and ``pin_memory`` as every factory's.
 
     Example:
         >>> r, c = mg.tril_indices(3, 3); m[r, c]              # the lower triangle of m
     """
-    return _triangle_indices("tril_indices", np.tril_indices, row, col, offset, dtype, device)
+    return _triangle_indices("tril_indices", np.tril_indices, row, col, offset, dtype, device,
+                             (layout, pin_memory))
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None):
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 pin_memory=False):
     """The (2, N) indices of the upper triangle, ``j - i >= offset`` (``torch.triu_indices``);
     as ``tril_indices``."""
-    return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype, device)
+    return _triangle_indices("triu_indices", np.triu_indices, row, col, offset, dtype, device,
+                             (layout, pin_memory))
 
 
 # ----- cartesian_prod, combinations, block_diag -----------------------------------------------
@@ -286,9 +299,12 @@ def block_diag(*tensors):
 
 
 # ----- windows --------------------------------------------------------------------------------
-def _window(fn, window_length, periodic, dtype, device, requires_grad, values):
+def _window(fn, window_length, periodic, dtype, device, requires_grad, values, layout=None,
+            pin_memory=False):
     """The window of ``values(n, dtype)`` (n points, the symmetric form), with torch's
-    checks; ``periodic`` takes n + 1 points and drops the last."""
+    checks; ``periodic`` takes n + 1 points and drops the last. ``layout`` and
+    ``pin_memory`` as every factory's (``factory_memory``)."""
+    factory_memory(fn, layout, pin_memory)
     dtypes.check_number(fn, "window_length", window_length, integer=True)
     if window_length < 0:
         raise dtypes.ArgumentError(f"{fn} requires non-negative window_length, got "
@@ -303,13 +319,13 @@ def _window(fn, window_length, periodic, dtype, device, requires_grad, values):
 
 
 def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
-                   device=None, requires_grad=False):
+                   device=None, requires_grad=False, layout=None, pin_memory=False):
     r"""The generalized Hamming window (``torch.hamming_window``):
     :math:`w_i = \alpha - \beta \cos(2\pi i / (N - 1))`, N = window_length (+ 1 when
     ``periodic``, which drops the last point: the window for a DFT). One point gives 1,
     none an empty tensor; the default float dtype unless ``dtype`` (floating) is given."""
     return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
-                   _hamming_values(alpha, beta))
+                   _hamming_values(alpha, beta), layout, pin_memory)
 
 
 def _hamming_values(alpha, beta):
@@ -321,15 +337,15 @@ def _hamming_values(alpha, beta):
 
 
 def hann_window(window_length, periodic=True, *, dtype=None, device=None,
-                requires_grad=False):
+                requires_grad=False, layout=None, pin_memory=False):
     r"""The Hann window, :math:`w_i = 1/2 - 1/2 \cos(2\pi i / (N - 1)) = \sin^2(\pi i /
     (N - 1))` (``torch.hann_window``): ``hamming_window`` with α = β = 1/2."""
     return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
-                   _hamming_values(0.5, 0.5))
+                   _hamming_values(0.5, 0.5), layout, pin_memory)
 
 
 def blackman_window(window_length, periodic=True, *, dtype=None, device=None,
-                    requires_grad=False):
+                    requires_grad=False, layout=None, pin_memory=False):
     r"""The Blackman window (``torch.blackman_window``):
     :math:`w_i = 0.42 - 0.5 \cos(2\pi i / (N - 1)) + 0.08 \cos(4\pi i / (N - 1))`; N and
     ``periodic`` as ``hamming_window``'s."""
@@ -338,11 +354,11 @@ def blackman_window(window_length, periodic=True, *, dtype=None, device=None,
         return (np.cos(angle * dtype.type(4)) * dtype.type(0.08)
                 - np.cos(angle * dtype.type(2)) * dtype.type(0.5) + dtype.type(0.42))
     return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
-                   values)
+                   values, layout, pin_memory)
 
 
 def bartlett_window(window_length, periodic=True, *, dtype=None, device=None,
-                    requires_grad=False):
+                    requires_grad=False, layout=None, pin_memory=False):
     r"""The Bartlett (triangular) window (``torch.bartlett_window``): :math:`w_i = 2i/(N-1)`
     up to the middle, :math:`2 - 2i/(N-1)` after it; N and ``periodic`` as
     ``hamming_window``'s."""
@@ -352,11 +368,11 @@ def bartlett_window(window_length, periodic=True, *, dtype=None, device=None,
         out[first_half:] = out[first_half:] * dtype.type(-1) + dtype.type(2)
         return out
     return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
-                   values)
+                   values, layout, pin_memory)
 
 
 def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device=None,
-                  requires_grad=False):
+                  requires_grad=False, layout=None, pin_memory=False):
     r"""The Kaiser window (``torch.kaiser_window``):
     :math:`w_i = I_0(\beta \sqrt{1 - ((i - a)/a)^2}) / I_0(\beta)` with a = (N - 1)/2 and
     :math:`I_0` the modified Bessel function (``mg.i0``); N and ``periodic`` as
@@ -369,7 +385,7 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device
         return (i0_array(beta * np.sqrt(1 - ratio ** 2)) / i0_array(np.float64(beta))
                 ).astype(dtype)
     return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
-                   values)
+                   values, layout, pin_memory)
 
 
 # ----- empty_strided, range, unravel_index ----------------------------------------------------
@@ -418,11 +434,16 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
                  layout, pin_memory)
 
 
-def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False):
+def range(start, end, step=1, *, dtype=None, device=None, requires_grad=False,
+          layout=strided):
     """Values from ``start`` to ``end`` **included** by ``step`` (``torch.range``, deprecated:
     it warns, as torch's; use ``arange``, which excludes ``end``): ⌊(end - start)/step⌋ + 1
     values start + i·step, computed in float64 (integers for an integer ``dtype``, the
-    arguments truncated), in the default float dtype unless ``dtype`` is given."""
+    arguments truncated), in the default float dtype unless ``dtype`` is given; ``layout`` as
+    every factory's, but a layout (None is torch's TypeError); no ``pin_memory``, as torch's."""
+    if layout is None:
+        raise TypeError("range(): argument 'layout' must be torch.layout, not NoneType")
+    factory_memory("range", layout, False)
     warnings.warn("torch.range is deprecated and will be removed in a future release because "
                   "its behavior is inconsistent with Python's range builtin. Instead, use "
                   "torch.arange, which produces values in [start, end).", UserWarning,

@@ -79,9 +79,9 @@ def masked_fill(input, mask, value):
         raise BroadcastError(f"masked_fill: mask of shape {tuple(mask.shape)} does not "
                              f"broadcast with the tensor's shape {input.shape}") from None
     if isinstance(value, complex) and input.dtype.kind == "c":
-        value = _tensor.Tensor(input.xp.asarray(value, dtype=input.dtype))
+        value = _tensor.tensor(input.xp.asarray(value, dtype=input.dtype))
     elif isinstance(value, complex):          # its real part, if it has no imaginary part
-        value = _tensor.Tensor(input.xp.asarray(value))
+        value = _tensor.tensor(input.xp.asarray(value))
     if isinstance(value, _tensor.Tensor):
         if value.ndim != 0:
             raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got a "

@@ -15,10 +15,12 @@ one named ``other`` (``torch.add(x=a, x2=b)``, ``torch.exp(x=t)``, ``t.add(x2=u)
 public function of the namespace whose parameters name ``input`` or ``other`` and every Tensor
 method whose parameters name ``other``, once at import, after ``out=`` is installed (so the
 wrapper is the outermost). The torch functions written in Python (``PYTHON_LEVEL``: ``norm``,
-``stft``, ``unique``, ...) take no such names, and neither do theirs here. The wrapper costs
-one call on a call without keywords, so the hottest, ``add``, ``sub``, ``subtract`` and their
-methods, read the spellings in their own signatures instead (``**numpy_names``, read by
-``numpy_operands``), and the operators (``a + b``) take none."""
+``stft``, ``unique``, ...) take no such names, and neither do theirs here; every function of
+torch.linalg and torch.special is native, so each takes ``x`` for ``input`` and ``axis`` and
+``keepdims`` where it has ``dim`` or ``keepdim`` (``torch.linalg.norm(x=t, keepdims=True)``).
+The wrapper costs one call on a call without keywords, so the hottest, ``add``, ``sub``,
+``subtract`` and their methods, read the spellings in their own signatures instead
+(``**numpy_names``, read by ``numpy_operands``), and the operators (``a + b``) take none."""
 
 import functools
 import inspect
@@ -151,18 +153,21 @@ def _parameter_names(fn):
     return names
 
 
-def _renamed(fn, name, method):
-    # the pairs fn takes: axis/keepdims where named in NUMPY_NAMED; x/a/x1 for ``input``
-    # (a function's, not a method's: its ``self``) and x2 for ``other``, where named so;
-    # none where fn reads them in its own signature (``**numpy_names``: numpy_operands)
+def _renamed(fn, name, method, native=False):
+    # the pairs fn takes: axis/keepdims where named in NUMPY_NAMED (or ``native``, a function
+    # of torch.linalg or torch.special, where it names dim or keepdim); x/a/x1 for ``input``
+    # (a function's, not a method's: its ``self``) and x2 for ``other``, where named so and
+    # not in PYTHON_LEVEL (unless ``native``); none where fn reads them in its own signature
+    # (``**numpy_names``: numpy_operands)
     names = _parameter_names(fn)
     code = getattr(fn, "__code__", None)
     if code is not None and code.co_flags & inspect.CO_VARKEYWORDS \
             and code.co_varnames[code.co_argcount + code.co_kwonlyargcount
                                  + bool(code.co_flags & inspect.CO_VARARGS)] == "numpy_names":
         return ()
-    pairs = list(_RENAMED) if name in NUMPY_NAMED else []
-    if name not in PYTHON_LEVEL:
+    pairs = list(_RENAMED) if name in NUMPY_NAMED or native and {"dim", "keepdim"} & names \
+        else []
+    if native or name not in PYTHON_LEVEL:
         if "input" in names and not method:
             pairs += [(alias, "input") for alias in _INPUT_NAMES if alias not in names]
         if "other" in names:
@@ -179,20 +184,21 @@ def install(namespace, tensor_class, others=()):
     is wrapped once, so such names stay one object."""
     wrapped = {}
 
-    def wrap(where, method):
+    def wrap(where, method, native=False):
         # where's callables that take a spelling, each replaced by its (shared) wrapper
         for name, function in list(where.items()):
             if name.startswith("_") or not callable(function) or isinstance(function, type) \
                     or not hasattr(function, "__code__") and not hasattr(function, "__wrapped__"):
                 continue
-            renamed = _renamed(function, name, method=method)
+            renamed = _renamed(function, name, method=method, native=native)
             if renamed:
                 if (id(function), renamed) not in wrapped:
                     wrapped[id(function), renamed] = accept_numpy_names(function, renamed)
                 yield name, wrapped[id(function), renamed]
 
-    for space in (namespace, *others):
-        space.update(dict(wrap(space, method=False)))
+    namespace.update(dict(wrap(namespace, method=False)))
+    for space in others:          # torch.special's and torch.linalg's are native: linalg.norm
+        space.update(dict(wrap(space, method=False, native=True)))
     for name, method in list(wrap(vars(tensor_class), method=True)):
         setattr(tensor_class, name, method)
     for function in {id(f): f for f in wrapped.values()}.values():   # pickled by reference:

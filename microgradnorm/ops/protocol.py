@@ -192,7 +192,7 @@ class LegacyType(type):
                 if n < 0:
                     raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
                                        f"{[int(n) for n in args]}")
-            return Tensor(np.zeros(args if args else (0,), cls.dtype))
+            return Tensor(np.zeros(args if args else (0,), cls.dtype), dtype=cls.dtype)
         if len(args) != 1:
             raise TypeError(f"{cls.__name__}(): expected sizes or one sequence of data")
         data = args[0]
@@ -203,7 +203,7 @@ class LegacyType(type):
                 raise TypeError(f"expected {cls.dtype} (got {data.dtype})")
             return data.detach()                      # the same memory, as torch's
         if isinstance(data, Size):
-            return Tensor(np.zeros(data, cls.dtype))
+            return Tensor(np.zeros(data, cls.dtype), dtype=cls.dtype)
         return Tensor(data, dtype=cls.dtype)
 
 

@@ -15,15 +15,15 @@ from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, ShapeError,
-                   check_tensor, converted, fitted, normalize_axis, result_type, size_args,
-                   sizes_of, unbroadcast)
+                   check_tensor, converted, fitted, normalize_axis, result_type, sizes_of,
+                   unbroadcast)
 from .elementwise import Clone
 from .numpy_names import numpy_dim
-from .shape_arguments import tensor_sequence, tensor_start
+from .shape_arguments import split_sizes, tensor_sequence, tensor_start
 from .indexing import GetItem
 
 METHODS = ("unbind", "unflatten", "movedim", "moveaxis", "repeat_interleave", "narrow", "flip",
-           "roll", "expand_as", "ravel", "new_full", "new_tensor", "new_empty")
+           "roll", "expand_as", "ravel", "new_tensor")
 
 
 class Reshape(Function):
@@ -159,10 +159,11 @@ def flatten(input, start_dim=0, end_dim=-1):
 
 def permute(input, *axes, dims=None):
     """The dims reordered (ints, one tuple or ``dims=``)."""
-    axes = sizes_of(axes, dims, "dims")
+    axes = dtypes.factory_shape(sizes_of(axes, dims, "dims"), "permute(): dims")   # (1, False)
     order = tuple(normalize_axis("permute", a, input.ndim, single=True) for a in axes)
     if sorted(order) != list(range(input.ndim)):
-        raise ValueError(f"permute: axes {axes} are not a permutation of {input.ndim} dims")
+        raise dtypes.ArgumentError(f"permute: axes {axes} are not a permutation of "
+                                   f"{input.ndim} dims")     # torch's RuntimeError
     return Permute.apply(input, axes=order)
 
 
@@ -279,19 +280,14 @@ def split(tensor, split_size_or_sections, axis=DIM_0, *, dim=None):
         >>> q, k, v = qkv.split(d_model, axis=-1)        # (B, T, 3C) -> 3 x (B, T, C)
     """
     axis = _split_axis("split", tensor, axis, dim)
-    length = tensor.shape[axis]
-    if isinstance(split_size_or_sections, numbers.Integral) \
-            and not isinstance(split_size_or_sections, bool):
-        size = int(split_size_or_sections)
-        if size < 1:
+    length, sizes = tensor.shape[axis], split_sizes("split", split_size_or_sections)
+    if isinstance(sizes, int):
+        if (size := sizes) < 1:
             raise ShapeError(f"split: split_size must be a positive int, got {size}")
         sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
-    else:
-        sizes = list(split_size_or_sections)
-        if (not all(isinstance(n, numbers.Integral) and not isinstance(n, bool) and n >= 0
-                    for n in sizes) or sum(sizes) != length):
-            raise ShapeError(f"split: sections must be non-negative ints adding up to the "
-                             f"size {length} of axis {axis}, got {sizes}")
+    elif any(n < 0 for n in sizes) or sum(sizes) != length:
+        raise ShapeError(f"split: sections must be non-negative ints adding up to the "
+                         f"size {length} of axis {axis}, got {list(sizes)}")
     return Split.apply(tensor, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
@@ -303,9 +299,7 @@ def split_method(x, split_size, axis=DIM_0, *, dim=None):
 
 def chunk(input, chunks, axis=DIM_0, *, dim=None):
     """At most ``chunks`` views along ``axis``, each ceil(n / chunks) long (``torch.chunk``)."""
-    if isinstance(chunks, bool) or not isinstance(chunks, numbers.Integral):
-        raise TypeError(f"chunk: chunks must be an int, got {chunks!r}")
-    if chunks < 1:
+    if (chunks := _int("chunk", "chunks", chunks)) < 1:
         raise ShapeError(f"chunk: chunks must be at least 1, got {chunks}")
     axis = _split_axis("chunk", input, axis, dim)
     if input.shape[axis] == 0:
@@ -335,15 +329,18 @@ def repeat(x, *sizes, repeats=None):
 
 # ----- more of PyTorch's vocabulary, composed of the ops above --------------------------------
 def _int(fn, name, value):
+    value = dtypes.index_of(value)       # a 0-d integer tensor is its int, as torch reads it
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{fn}: {name} must be an int, got {type(value).__name__} {value!r}")
     return int(value)
 
 
 def _ints(fn, name, value):
-    # an int or a sequence of ints, as a tuple
+    # an int or a sequence of ints (read as the factories read one: (1, True) is (1, 1)), as
+    # a tuple
     if isinstance(value, (tuple, list)):
-        return tuple(_int(fn, name, v) for v in value)
+        return tuple(_int(fn, name, v) for v in dtypes.factory_shape(value, f"{fn}(): {name}"))
+    value = dtypes.index_of(value)       # a 0-d integer tensor is its int, as torch reads it
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{fn}: {name} must be an int or a tuple of ints, got "
                         f"{type(value).__name__} {value!r}")
@@ -427,7 +424,8 @@ def unflatten(input, dim, sizes):
     if not isinstance(sizes, (tuple, list)):
         raise TypeError(f"unflatten: sizes must be a tuple of ints, got "
                         f"{type(sizes).__name__} {sizes!r}")
-    sizes = tuple(_int("unflatten", "sizes", n) for n in sizes)
+    sizes = tuple(_int("unflatten", "sizes", n)          # (6, True) is (6, 1), as torch's
+                  for n in dtypes.factory_shape(sizes, "unflatten(): sizes"))
     axis = normalize_axis("unflatten", dim, input.ndim, single=True)
     if input.ndim == 0:
         raise RuntimeError("unflatten: a 0-d tensor has no dim to unflatten")
@@ -565,7 +563,7 @@ def narrow(input, dim=None, start=None, length=None, *, axis=None):
 
 def _flipped(x, dims):
     axes = [normalize_axis("flip", _int("flip", "dims", d), x.ndim, single=True)
-            for d in dims]
+            for d in dtypes.factory_shape(dims, "flip(): dims")]      # (0, True) is (0, 1)
     for axis in axes:
         if axes.count(axis) > 1:
             raise RuntimeError(f"flip: dim {axis} appears multiple times in the list of dims "
@@ -652,7 +650,7 @@ def ravel(input):
     return reshape(contiguous(check_tensor("ravel", input)), -1)
 
 
-# ----- new tensors of x's dtype and device: x.new_full(...) ----------------------------------
+# ----- new tensors of x's dtype and device: x.new_tensor(...) --------------------------------
 def filled(fn, shape, value, dtype):
     """A NumPy array of ``shape`` holding ``value`` (a real number, or a one-element tensor)
     in ``dtype``; refused with torch's error when the dtype cannot hold it (an unsigned
@@ -669,19 +667,6 @@ def filled(fn, shape, value, dtype):
     return np.full(shape, fitted(fn, value, dtype), dtype=dtype)
 
 
-def new_full(x, size, fill_value, *, dtype=None, device=None, requires_grad=False):
-    """A tensor of ``size`` (a tuple of ints) filled with ``fill_value``, of x's dtype and
-    device unless given (``torch.Tensor.new_full``)."""
-    if not isinstance(size, (tuple, list)):
-        raise TypeError(f"new_full: size must be a tuple of ints, got {type(size).__name__} "
-                        f"{size!r}")
-    size = size_args("new_full", (size,))
-    dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)
-    array = filled("new_full", size, fill_value, dtype)
-    device = x.device if device is None else device
-    return _tensor.Tensor._leaf("new_full", backend.to_device(array, device), requires_grad)
-
-
 def new_tensor(x, data, *, dtype=None, device=None, requires_grad=False):
     """A copy of ``data`` (numbers, nested lists, an array or a tensor, taken outside the
     graph) in x's dtype and on x's device unless given (``torch.Tensor.new_tensor``; a float
@@ -691,9 +676,3 @@ def new_tensor(x, data, *, dtype=None, device=None, requires_grad=False):
     device = x.device if device is None else device
     array = backend.new_array(data, dtype, device)
     return _tensor.Tensor._leaf("new_tensor", array, requires_grad)
-
-
-def new_empty(x, *sizes, size=None, dtype=None, device=None, requires_grad=False):
-    """A tensor of ``size`` (ints, one tuple or ``size=``) of x's dtype and device unless
-    given (``torch.Tensor.new_empty``); its values are zeros here."""
-    return x._new_filled("new_empty", 0, sizes_of(sizes, size), dtype, device, requires_grad)

@@ -1,11 +1,14 @@
 """torch's checks of the shape functions' arguments that are given as tensors: a sequence of
 tensors (``torch.cat``'s and ``torch.stack``'s ``tensors``: a sequence, not a Tensor, whose
 elements are tensors, each refused by name and position otherwise with torch's TypeError;
-any iterable is read as the sequence here, where torch takes a tuple or a list only), and
-``narrow``'s ``start`` as a tensor (a 0-d integer one only)."""
+any iterable is read as the sequence here, where torch takes a tuple or a list only),
+``narrow``'s ``start`` as a tensor (a 0-d integer one only), and ``split``'s sizes."""
+
+import numbers
 
 import numpy as np
 
+from .. import dtypes
 from .. import tensor as _tensor
 
 
@@ -57,3 +60,33 @@ def tensor_start(fn, start):
         raise StartTensorError(f"{fn}(): start must be an 0-dim integral Tensor, got one of "
                                f"shape {tuple(start.shape)} and dtype {start.dtype}")
     return int(start.item())
+
+
+def split_sizes(fn, given):
+    """``split``'s ``split_size_or_sections`` as torch reads it: an int (a Tensor of one
+    element as ``int()`` reads it, as ``Tensor.split`` does; an integer NumPy scalar its int)
+    or a sequence of sizes read as the factories read one (a bool first refused, a bool
+    after it its int, a 0-d integer tensor its int). Anything else is torch's TypeError.
+
+    Args:
+        fn: the function's name, for the messages.
+        given: the argument as given.
+
+    Returns:
+        an int, or a tuple of ints (their sum and signs are the caller's to check).
+
+    Example:
+        >>> split_sizes("split", mg.tensor(2)), split_sizes("split", [mg.tensor(1), 5])
+        (2, (1, 5))                                                # doctest: +SKIP
+    """
+    if isinstance(given, _tensor.Tensor) and given.numel() == 1:
+        return int(given.item())
+    given = dtypes.index_of(given)
+    if given.__class__ is int:
+        return given
+    if isinstance(given, (tuple, list)):
+        sizes = dtypes.factory_shape(given, f"{fn}(): split_size")
+        if all(isinstance(n, numbers.Integral) for n in sizes):
+            return tuple(int(n) for n in sizes)
+    raise TypeError(f"{fn}(): split_size must be an int or a sequence of ints, got "
+                    f"{type(given).__name__} {given!r}")

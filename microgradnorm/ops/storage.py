@@ -18,13 +18,14 @@ import warnings
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..autograd.inference import refuse_write
 from . import arrange
-from .base import row_major_strides, sizes_of
+from .base import row_major_strides, size_args, sizes_of
+from .shape import filled
 
 __all__ = ["TypedStorage", "UntypedStorage", "channels_last", "channels_last_3d",
            "contiguous_format", "jagged", "layout", "memory_format", "preserve_format",
@@ -627,5 +628,39 @@ def data_ptr(x):
     return 0 if x._array.size == 0 else backend.data_address(x._array)
 
 
+# ----- x.new_full, x.new_empty: the factories of x's dtype and device -----------------------
+def new_full(x, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
+    """A tensor of ``size`` (a tuple of ints) filled with ``fill_value``, of x's dtype and
+    device unless given (``torch.Tensor.new_full``); ``layout`` and ``pin_memory`` checked as
+    every factory's (``factory_memory``).
+
+    Example:
+        >>> mg.zeros(2, dtype=mg.int64).new_full((2, 3), 7)    # int64 sevens, (2, 3)
+    """
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"new_full: size must be a tuple of ints, got {type(size).__name__} "
+                        f"{size!r}")
+    factory_memory("new_full", layout, pin_memory)
+    size = size_args("new_full", (size,))
+    dtype = x.dtype if dtype is None else dtypes.as_dtype(dtype)
+    array = filled("new_full", size, fill_value, dtype)
+    device = x.device if device is None else device
+    return _tensor.Tensor._leaf("new_full", backend.to_device(array, device), requires_grad)
+
+
+def new_empty(x, *sizes, size=None, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    """A tensor of ``size`` (ints, one tuple or ``size=``) of x's dtype and device unless
+    given (``torch.Tensor.new_empty``); its values are zeros here. ``layout`` and
+    ``pin_memory`` as every factory's.
+
+    Example:
+        >>> mg.ones(3).new_empty(2, 4).shape                  # (2, 4), x's dtype
+    """
+    return x._new_filled("new_empty", 0, sizes_of(sizes, size), dtype, device, requires_grad,
+                         layout, pin_memory)
+
+
 METHODS = ("untyped_storage", "storage", "resize_", "resize_as_", "set_", "new", "nelement",
-           "element_size", "nbytes", "data_ptr", *FLAGS)
+           "element_size", "nbytes", "data_ptr", "new_full", "new_empty", *FLAGS)

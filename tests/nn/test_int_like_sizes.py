@@ -130,7 +130,18 @@ def _modules():
     add("LPPool2d.kernel_size", lambda nn, v: nn.LPPool2d(2, v), 2, (1, 1, 4, 4))
     add("FractionalMaxPool2d.output_size",
         lambda nn, v: nn.FractionalMaxPool2d(2, output_size=v), 2, (1, 1, 5, 5))
-    add("MaxUnpool2d.kernel_size", lambda nn, v: nn.MaxUnpool2d(v), 2)
+    add("FractionalMaxPool2d.kernel_size",
+        lambda nn, v: nn.FractionalMaxPool2d(v, output_size=2), 2, (1, 1, 5, 5))
+    add("FractionalMaxPool3d.output_size",
+        lambda nn, v: nn.FractionalMaxPool3d(2, output_size=v), 2, (1, 1, 5, 5, 5))
+    for d in (1, 2, 3):
+        add(f"MaxUnpool{d}d.kernel_size", lambda nn, v, d=d: getattr(nn, f"MaxUnpool{d}d")(v), 2)
+    add("AvgPool1d.padding", lambda nn, v: nn.AvgPool1d(3, padding=v), 1, (2, 2, 5))
+    add("Upsample.size (2d)", lambda nn, v: nn.Upsample(size=v), 4, (1, 1, 2, 2))
+    add("Upsample.size (3d)", lambda nn, v: nn.Upsample(size=v, mode="trilinear"), 4,
+        (1, 1, 2, 2, 2))
+    add("ChannelShuffle.groups (2 groups)", lambda nn, v: nn.ChannelShuffle(v), 2, (1, 4, 2))
+    add("PixelShuffle.upscale_factor (2)", lambda nn, v: nn.PixelShuffle(v), 2, (1, 4, 2, 2))
     add("SyncBatchNorm.num_features", lambda nn, v: nn.SyncBatchNorm(v), 2)
     return cases
 
@@ -199,6 +210,27 @@ def _functions():
     add("transpose(v, 0)", lambda lib, v: grid(lib).transpose(v, 0), 1)
     add("unsqueeze(v)", lambda lib, v: grid(lib).unsqueeze(v), 1)
     add("squeeze(v)", lambda lib, v: grid(lib).squeeze(v), 1)
+    add("torch.split(x, v)", lambda lib, v: lib.split(six(lib), v), 2)
+    add("permute((1, v))", lambda lib, v: grid(lib).permute((1, v)), 0)
+    add("tile(v)", lambda lib, v: six(lib).tile(v), 2)
+    add("movedim(v, 1)", lambda lib, v: grid(lib).movedim(v, 1), 0)
+    add("movedim(0, v)", lambda lib, v: grid(lib).movedim(0, v), 1)
+    add("movedim((0, 1), (1, v))", lambda lib, v: grid(lib).movedim((0, 1), (1, v)), 0)
+    add("roll(v)", lambda lib, v: six(lib).roll(v), 1)
+    add("roll(1, v)", lambda lib, v: grid(lib).roll(1, v), 1)
+    add("roll((1, v), (0, 1))", lambda lib, v: grid(lib).roll((1, v), (0, 1)), 1)
+    add("diag_embed(offset=v)", lambda lib, v: six(lib).diag_embed(offset=v), 1)
+    add("diagonal(v)", lambda lib, v: grid(lib).diagonal(v), 1)
+    add("rot90(v)", lambda lib, v: grid(lib).rot90(v), 1)
+    add("flip(v)", lambda lib, v: grid(lib).flip(v), 1)
+    add("flip((0, v))", lambda lib, v: grid(lib).flip((0, v)), 1)
+    add("torch.flip(x, (0, v))", lambda lib, v: lib.flip(grid(lib), (0, v)), 1)
+    add("repeat_interleave(v)", lambda lib, v: six(lib).repeat_interleave(v), 2)
+    add("repeat_interleave(2, output_size=v)",
+        lambda lib, v: six(lib).repeat_interleave(2, output_size=v), 12)
+    add("squeeze((v,))", lambda lib, v: six(lib).view(1, 6).squeeze((v,)), 0)
+    add("sum((0, v))", lambda lib, v: grid(lib).sum((0, v)), 1)
+    add("unflatten(0, (6, v))", lambda lib, v: six(lib).unflatten(0, (6, v)), 1)
     add("Tensor(v)", lambda lib, v: lib.Tensor(v), 2)
     add("Tensor(2, v)", lambda lib, v: lib.Tensor(2, v), 3)
     return cases
@@ -242,11 +274,13 @@ _CALL_FAILS = "torch's call fails on the value its constructor kept; ours runs"
 for _d in (2, 3):
     for _pool in ("AdaptiveAvgPool", "AdaptiveMaxPool"):
         KEPT[f"{_pool}{_d}d.output_size", "numpy"] = _CALL_FAILS
+        KEPT[f"{_pool}{_d}d.output_size", "tensor"] = _CALL_FAILS
 for _name in ("Fold.output_size", "Fold.kernel_size", "Unfold.kernel_size", "Unfold.stride",
               "LPPool2d.kernel_size"):
     KEPT[_name, "tensor"] = _CALL_FAILS
 KEPT["full(v)", "numpy"] = KEPT["full(v)", "tensor"] = "torch takes a bare int size only"
-KEPT["split(v)", "numpy"] = "torch reads a NumPy int as a list of sizes"
+KEPT["split(v)", "numpy"] = KEPT["torch.split(x, v)", "numpy"] = \
+    "torch reads a NumPy int as a list of sizes"
 for _name in ("MultiheadAttention.num_heads", "TransformerEncoderLayer.nhead",
               "TransformerDecoderLayer.nhead"):
     KEPT[_name, "float"] = "torch builds a float head_dim"
@@ -255,19 +289,6 @@ for _name in ("Embedding.padding_idx", "EmbeddingBag.padding_idx"):
 
 # differences not yet followed (each checked to differ still)
 LEFT = {}
-_NOT_YET = "not yet followed: a 0-d int tensor"
-for _name in ("AvgPool1d.kernel_size", "AvgPool1d.stride", "AdaptiveAvgPool1d.output_size",
-              "AdaptiveMaxPool1d.output_size", "Unflatten.dim", "PixelShuffle.upscale_factor",
-              "PixelUnshuffle.downscale_factor", "ChannelShuffle.groups", "Upsample.size",
-              "LocalResponseNorm.size", "FractionalMaxPool2d.output_size",
-              "MaxUnpool2d.kernel_size", "randint(v, size)", "tile((2, v))", "tile((v,))",
-              "narrow(1, 0, v)", "unflatten(0, (2, v))", "split(v)", "split([v, 5])",
-              "chunk(v)"):
-    LEFT[_name, "tensor"] = _NOT_YET
-for _name in ("permute(1, v)", "tile((2, v))", "unflatten(0, (2, v))", "split([v, 5])"):
-    for _k in ("True", "False"):
-        LEFT[_name, _k] = "not yet followed: a bool in a list of ints"
-LEFT["split([v, 5])", "float"] = "not yet followed: torch's TypeError for a float size"
 
 
 def _normalised(text):

@@ -58,6 +58,11 @@ def _reductions(lib, a, b):
         lambda: lib.cummax(x=a, axis=1).values,
         lambda: lib.max(x=a),
         lambda: lib.std(x=a, axis=1),
+        lambda: lib.linalg.norm(x=a),                    # native in torch.linalg
+        lambda: lib.linalg.norm(x=a, ord=1, dim=0, keepdims=True),
+        lambda: lib.linalg.vector_norm(x=a, ord=2, axis=0, keepdims=True),
+        lambda: lib.linalg.matrix_norm(a, keepdims=True),
+        lambda: lib.special.logsumexp(a, axis=1, keepdims=True),
     ]
 
 
@@ -100,6 +105,7 @@ def _refusals(lib, a, b):
         lambda: a.exp(x=a),
         lambda: a.sum(x=a),
         lambda: lib.norm(x=a),                           # torch's Python-level functions
+        lambda: lib.linalg.norm(a, x=a),                 # linalg's input given twice
         lambda: lib.unique(x=a),
         lambda: lib.split(x=a, split_size_or_sections=1),
         lambda: lib.nn.functional.relu(x=a),

@@ -1,0 +1,104 @@
+"""``mg.Tensor(array)`` as ``torch.Tensor(array)``: the legacy constructor gives the default
+float dtype whatever the array's, and shares the array's memory when it already holds that
+dtype (a copy otherwise). Compared with torch at test time."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import microgradnorm as mg
+
+torch = pytest.importorskip("torch")
+
+ARRAYS = {
+    "float64": lambda: np.array([1.5, -2.25, 3.0]),
+    "float32": lambda: np.array([1.5, -2.25, 3.0], np.float32),
+    "float16": lambda: np.array([1.5, -2.25], np.float16),
+    "int64": lambda: np.array([[1, 2], [3, 4]]),
+    "uint8": lambda: np.array([0, 200, 255], np.uint8),
+    "bool": lambda: np.array([True, False]),
+    "0-d": lambda: np.array(3.25),
+    "empty": lambda: np.zeros((0, 3)),
+    "strided": lambda: np.arange(12.0).reshape(3, 4)[:, ::2],
+    "transposed": lambda: np.arange(6.0, dtype=np.float32).reshape(2, 3).T,
+}
+
+
+def _shares(tensor, array):
+    return np.shares_memory(np.asarray(tensor.detach().numpy()), array)
+
+
+@pytest.mark.parametrize("default", ["float32", "float64"])
+@pytest.mark.parametrize("name", ARRAYS)
+def test_an_array_becomes_the_default_dtype_and_is_shared_when_it_has_it(name, default):
+    before = mg.get_default_dtype(), torch.get_default_dtype()
+    mg.set_default_dtype(getattr(mg, default))
+    torch.set_default_dtype(getattr(torch, default))
+    try:
+        ours, theirs = mg.Tensor(ARRAYS[name]()), torch.Tensor(ARRAYS[name]())
+        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        assert tuple(ours.shape) == tuple(theirs.shape)
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+        array, reference = ARRAYS[name](), ARRAYS[name]()
+        ours, theirs = mg.Tensor(array), torch.Tensor(reference)
+        assert _shares(ours, array) == _shares(theirs, reference)
+        if array.size:                      # a write to the array shows where it is shared
+            array.reshape(-1)[:1] = 7 if array.flags.c_contiguous else array.reshape(-1)[:1]
+            reference.reshape(-1)[:1] = 7 if reference.flags.c_contiguous else \
+                reference.reshape(-1)[:1]
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    finally:
+        mg.set_default_dtype(before[0])
+        torch.set_default_dtype(before[1])
+
+
+def test_a_complex_array_loses_its_imaginary_part_with_torchs_warning():
+    data = np.array([1 + 2j, -3j])
+    with pytest.warns(UserWarning, match="discards the imaginary part"):
+        ours = mg.Tensor(data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        theirs = torch.Tensor(data)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_a_shared_tensor_writes_through_to_the_array_as_torchs_does():
+    ours_array, their_array = np.zeros(3, np.float32), np.zeros(3, np.float32)
+    ours, theirs = mg.Tensor(ours_array), torch.Tensor(their_array)
+    ours.add_(2)
+    theirs.add_(2)
+    np.testing.assert_array_equal(ours_array, their_array)
+
+
+def test_a_read_only_array_is_copied_and_the_copy_can_be_written():
+    array = np.ones(3, np.float32)
+    array.flags.writeable = False
+    ours = mg.Tensor(array)
+    assert not _shares(ours, array)
+    ours.add_(1)
+    np.testing.assert_array_equal(ours.numpy(), [2, 2, 2])
+
+
+def test_a_reversed_view_is_refused_as_torch_refuses_it():
+    with pytest.raises(ValueError):
+        torch.Tensor(np.arange(3.0)[::-1])
+    with pytest.raises(ValueError, match="negative"):
+        mg.Tensor(np.arange(3.0)[::-1])
+
+
+def test_dtype_given_keeps_its_meaning_and_subclasses_keep_the_arrays_dtype():
+    # ``dtype=`` beside data is this library's (torch's Tensor(array, dtype=...) is a
+    # TypeError); Parameter and the library's own arrays keep their dtype
+    assert mg.Tensor(np.array([1, 2]), dtype=mg.float64).dtype == np.float64
+    assert mg.nn.Parameter(np.zeros(2)).dtype == np.float64
+    assert mg.nn.Linear(2, 3, dtype=mg.float64).weight.dtype == np.float64
+    assert mg.nn.BatchNorm1d(2).num_batches_tracked.dtype == np.int64
+    assert mg.tensor(np.array([1.0, 2.0])).dtype == np.float64        # torch.tensor's rule
+
+
+def test_the_comparison_can_fail():
+    with pytest.raises(AssertionError):
+        assert str(mg.tensor(np.array([1.0])).dtype) == \
+            str(torch.Tensor(np.array([1.0])).dtype).removeprefix("torch.")
