@@ -21,6 +21,7 @@ from .history import _as_seen_by, on_paths
 from .hooks import (_accumulate_lock, _post_hooks, _refuse_dtype, _run_output_hooks,
                     _run_post_hooks)
 from .inputs import _broadcast_axes, _tensor
+from .runs import started
 from .engine import topological_order
 
 
@@ -177,37 +178,41 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
         order = topological_order([r.grad_fn for r in roots if r.grad_fn is not None])
         if capture is not None:
             order = on_paths(order, capture)
-        for node in reversed(order):
-            grads = output_grads.pop(node, None)
-            if grads is None:
-                continue
-            if node._freed:
-                node.check_not_freed()
-            if node.tensor_hooks is not None:
-                grads = _run_output_hooks(node, grads, captured, _run_hooks)
-            if node._kept_versions:
-                node.check_versions(node._kept_versions)
-            if node._graph is not None and (node._graph.prehooks or node._graph.hooks):
-                input_grads = _hooked_node_backward(node, grads)
-            else:
-                input_grads = _node_backward(node, _filled(node, grads))
-            for tensor, g in zip(node.inputs, input_grads):
-                if g is None or tensor is None:
+        runs = started(captured, capture, order, roots)   # what multi-grad hooks read
+        try:
+            for node in reversed(order):
+                grads = output_grads.pop(node, None)
+                if grads is None:
                     continue
-                if tensor._history is not None:
-                    tensor = _as_seen_by(tensor, node)
-                if tensor.requires_grad:
-                    if tuple(g.shape) != tuple(tensor.shape):     # broadcast: summed back
-                        axes = _broadcast_axes(tuple(g.shape), tuple(tensor.shape),
-                                               f"{node.name()}: the gradient formula")
-                        g = g.sum(dim=axes, keepdim=True).reshape(tensor.shape)
-                    if g.dtype != tensor.dtype:     # complex to real: the real part
-                        g = (g.real if g.is_complex() and not tensor.is_complex() else g)
-                        g = g.to(tensor.dtype)
-                    receive(tensor, g)
-        for key, (tensor, g) in captured.items():
-            if tensor._hooks is not None:
-                captured[key] = (tensor, _run_hooks(tensor._hooks, g))
+                if node._freed:
+                    node.check_not_freed()
+                if node.tensor_hooks is not None:
+                    grads = _run_output_hooks(node, grads, captured, _run_hooks)
+                if node._kept_versions:
+                    node.check_versions(node._kept_versions)
+                if node._graph is not None and (node._graph.prehooks or node._graph.hooks):
+                    input_grads = _hooked_node_backward(node, grads)
+                else:
+                    input_grads = _node_backward(node, _filled(node, grads))
+                for tensor, g in zip(node.inputs, input_grads):
+                    if g is None or tensor is None:
+                        continue
+                    if tensor._history is not None:
+                        tensor = _as_seen_by(tensor, node)
+                    if tensor.requires_grad:
+                        if tuple(g.shape) != tuple(tensor.shape):     # broadcast: summed back
+                            axes = _broadcast_axes(tuple(g.shape), tuple(tensor.shape),
+                                                   f"{node.name()}: the gradient formula")
+                            g = g.sum(dim=axes, keepdim=True).reshape(tensor.shape)
+                        if g.dtype != tensor.dtype:     # complex to real: the real part
+                            g = (g.real if g.is_complex() and not tensor.is_complex() else g)
+                            g = g.to(tensor.dtype)
+                        receive(tensor, g)
+            for key, (tensor, g) in captured.items():
+                if tensor._hooks is not None:
+                    captured[key] = (tensor, _run_hooks(tensor._hooks, g))
+        finally:
+            runs.pop()
     if not retain_graph:
         for node in order:
             node.free()

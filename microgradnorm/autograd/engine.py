@@ -9,6 +9,7 @@ from .graph import run_node_hooks
 from .history import _as_seen_by, on_paths
 from .hooks import _run_hooks, _run_output_hooks, accumulate
 from .inputs import _fit, _root_grad, _zeros_for_missing
+from .runs import started
 from .scopes import _observers, _observers_here
 
 
@@ -84,43 +85,48 @@ def run_backward(roots, root_grads, retain_graph, capture):
     if capture is not None:               # grad(), inputs=: the nodes on a path to them
         order = on_paths(order, capture)
     watching = _observers_here() if _observers else ()
-    with silent_floats():                # inf and NaN silently, as torch's (backend)
-        for node in reversed(order):
-            grads = output_grads.pop(node, None)
-            if grads is None:
-                continue
-            if summed:                    # the sums leave the loop's hands: no more in place
-                summed.difference_update(map(id, grads))
-            if node._freed:               # also a node that saved nothing: the graph is gone
-                node.check_not_freed()
-            if node.tensor_hooks is not None:     # the outputs' gradients are final here
-                grads = _run_output_hooks(node, grads, captured)
-            if node._kept_versions:       # an index or mask backward reads without ctx.saved
-                node.check_versions(node._kept_versions)
-            if node._graph is not None:   # hooks on the node (graph.py): they see None there
-                input_grads = run_node_hooks(node, grads)
-            else:
-                if len(grads) > 1 and any(g is None for g in grads):   # no path reached these
-                    grads = _zeros_for_missing(grads, node.outputs_meta)
-                input_grads = node.function.backward(node, *grads)
-            input_grads = input_grads if type(input_grads) is tuple else (input_grads,)
-            if _anomaly[0]:               # detect_anomaly: a NaN names the node that made it
-                check_gradients(node, input_grads)
-            for tensor, g in zip(node.inputs, input_grads):
-                if g is None or tensor is None:
+    runs = started(captured, capture, order, roots)   # what multi-grad hooks read (runs.py)
+    try:
+        with silent_floats():                # inf and NaN silently, as torch's (backend)
+            for node in reversed(order):
+                grads = output_grads.pop(node, None)
+                if grads is None:
                     continue
-                if tensor._history is not None:           # written in place since the node
-                    tensor = _as_seen_by(tensor, node)
-                if tensor._requires_grad:
-                    data = tensor._array          # (dtypes are mostly one object: `is` first)
-                    if g.shape != data.shape or g.dtype is not data.dtype and g.dtype != data.dtype:
-                        g = _fit(g, data.shape, data.dtype, node)
-                    receive(tensor, g)
-            for observer in watching:
-                observer.on_backward(node, output_grads, captured)
-    for key, (tensor, g) in captured.items():
-        if tensor._hooks is not None:         # a leaf's gradient is final after the loop
-            captured[key] = (tensor, _run_hooks(tensor._hooks, g, tensor.shape))
+                if summed:                    # the sums leave the loop's hands: no more in place
+                    summed.difference_update(map(id, grads))
+                if node._freed:               # also a node that saved nothing: the graph is gone
+                    node.check_not_freed()
+                if node.tensor_hooks is not None:     # the outputs' gradients are final here
+                    grads = _run_output_hooks(node, grads, captured)
+                if node._kept_versions:       # an index or mask backward reads without ctx.saved
+                    node.check_versions(node._kept_versions)
+                if node._graph is not None:   # hooks on the node (graph.py): they see None there
+                    input_grads = run_node_hooks(node, grads)
+                else:
+                    if len(grads) > 1 and any(g is None for g in grads):   # no path reached these
+                        grads = _zeros_for_missing(grads, node.outputs_meta)
+                    input_grads = node.function.backward(node, *grads)
+                input_grads = input_grads if type(input_grads) is tuple else (input_grads,)
+                if _anomaly[0]:               # detect_anomaly: a NaN names the node that made it
+                    check_gradients(node, input_grads)
+                for tensor, g in zip(node.inputs, input_grads):
+                    if g is None or tensor is None:
+                        continue
+                    if tensor._history is not None:           # written in place since the node
+                        tensor = _as_seen_by(tensor, node)
+                    if tensor._requires_grad:
+                        data = tensor._array          # (dtypes are mostly one object: `is` first)
+                        if g.shape != data.shape or \
+                                g.dtype is not data.dtype and g.dtype != data.dtype:
+                            g = _fit(g, data.shape, data.dtype, node)
+                        receive(tensor, g)
+                for observer in watching:
+                    observer.on_backward(node, output_grads, captured)
+        for key, (tensor, g) in captured.items():
+            if tensor._hooks is not None:         # a leaf's gradient is final after the loop
+                captured[key] = (tensor, _run_hooks(tensor._hooks, g, tensor.shape))
+    finally:
+        runs.pop()
     if not retain_graph:
         for node in order:
             node.free()

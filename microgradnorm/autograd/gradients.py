@@ -15,6 +15,7 @@ from .function import Function
 from .hooks import _own, _run_hooks, accumulate
 from .graph import GradientEdge
 from .inputs import GradientMismatchError, GradientTypeError, _root_grad, _tensor
+from .runs import started
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
@@ -87,14 +88,22 @@ class _Wanted:
                 and (key in self.ids or t.grad_fn in self.needed)}
 
     def run_hooks(self, captured, create_graph):
-        for node in self.hooked:
-            for i, (tensor_id, hooks) in node.tensor_hooks.items():
-                held = captured.get(tensor_id)
-                if held is None or not hooks or held[0].grad_fn is not node \
-                        or held[0]._output_index != i:
-                    continue
-                run = _run_graph_hooks if create_graph else _run_hooks
-                captured[tensor_id] = (held[0], run(hooks, held[1], node.outputs_meta[i][0]))
+        if not self.hooked:
+            return
+        # a run of its own for multi-grad hooks (runs.py): this capture, the nodes that ran
+        runs = started(captured, self, self.needed or (), ())
+        try:
+            for node in self.hooked:
+                for i, (tensor_id, hooks) in node.tensor_hooks.items():
+                    held = captured.get(tensor_id)
+                    if held is None or not hooks or held[0].grad_fn is not node \
+                            or held[0]._output_index != i:
+                        continue
+                    run = _run_graph_hooks if create_graph else _run_hooks
+                    captured[tensor_id] = (held[0],
+                                           run(hooks, held[1], node.outputs_meta[i][0]))
+        finally:
+            runs.pop()
 
 
 class _WantedEdges(_Wanted):

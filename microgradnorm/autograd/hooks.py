@@ -10,6 +10,7 @@ import numpy as np
 from ..backend import array_module, silent_floats
 from .grad_mode import no_grad
 from .inputs import GradientTypeError, _tensor
+from .runs import running
 
 
 class RemovableHandle:
@@ -173,14 +174,19 @@ def _run_output_hooks(node, grads, captured, run=None):
     # how a gradient goes through them (arrays here, Tensors with history in double.py)
     run = run or _run_hooks
     grads = list(grads)
-    for i, (tensor_id, hooks) in node.tensor_hooks.items():
-        if grads[i] is None or not hooks:
-            continue
-        shape = node.outputs_meta[i][0]
-        grads[i] = run(hooks, grads[i], shape)
-        held = captured.get(tensor_id)
-        if held is not None and held[0].grad_fn is node and held[0]._output_index == i:
-            captured[tensor_id] = (held[0], grads[i])
+    here = running()[-1]        # the run calling: a multi-grad hook reads node and grads
+    here.node, here.grads = node, grads
+    try:
+        for i, (tensor_id, hooks) in node.tensor_hooks.items():
+            if grads[i] is None or not hooks:
+                continue
+            shape = node.outputs_meta[i][0]
+            grads[i] = run(hooks, grads[i], shape)
+            held = captured.get(tensor_id)
+            if held is not None and held[0].grad_fn is node and held[0]._output_index == i:
+                captured[tensor_id] = (held[0], grads[i])
+    finally:
+        here.node = here.grads = None
     return grads
 
 

@@ -3,21 +3,23 @@ tensors, called once per backward, after the last of them that backward computes
 or with the first of them computed ("any").
 
 Each tensor gets a tensor hook, as torch's; what they share is the backward that runs them.
-The engine keeps no record of its runs (one would cost every backward), so a hook that
-fires finds its run on the call stack: the engine's loop (``engine.run_backward``, or
-``double.run_backward_graph`` under ``create_graph``) and its ``captured`` table, one per
-run, which keys the run's state; and, the first time, the nodes that run will execute,
-from which it counts the tensors whose gradient it will compute (torch's
-``_will_engine_execute_node``). A tensor whose node runs but whose output received no
-gradient counts as computed, with None, when its node runs, as torch calls its hook with
-an undefined gradient there.
+A hook that fires reads that backward from the record of the runs in progress
+(``runs.py``): the innermost ``Run`` of its thread, pushed by the engine's loop
+(``engine.run_backward``, or ``double.run_backward_graph`` under ``create_graph``) or by
+``gradients._Wanted.run_hooks`` for the hooks on ``grad()``'s inputs after the loop. Its
+``captured`` table, one per run, keys the run's state here; the first time, its ``order``
+(the nodes it executes), ``capture`` and ``roots`` give the tensors whose gradient it will
+compute (torch's ``_will_engine_execute_node``). A tensor whose node runs but whose output
+received no gradient counts as computed, with None, when its node runs (the run's ``node``
+and ``grads``, set by ``hooks._run_output_hooks``), as torch calls its hook with an
+undefined gradient there. A run's state is dropped once the run is off its thread's stack.
 """
 
-import sys
 import threading
 
 from .history import _as_seen_by
-from .hooks import RemovableHandle, _run_output_hooks
+from .hooks import RemovableHandle
+from .runs import running
 
 __all__ = ["register_multi_grad_hook"]
 
@@ -77,9 +79,9 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
             run = _current_run()
             with lock:
                 _forget_finished(runs)
-                if id(run["captured"]) in runs:
+                if id(run.captured) in runs:
                     return
-                runs[id(run["captured"])] = (run["captured"], threading.get_ident(), None)
+                runs[id(run.captured)] = (run.captured, threading.get_ident(), None)
             fn(grad)
         return _MultiHandle(t.register_hook(first) for t in tensors if t.requires_grad)
 
@@ -93,15 +95,15 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
             run = _current_run()
             with lock:
                 _forget_finished(runs)
-                key = id(run["captured"])
+                key = id(run.captured)
                 if key not in runs:
-                    runs[key] = (run["captured"], threading.get_ident(),
+                    runs[key] = (run.captured, threading.get_ident(),
                                  {"grads": [None] * len(tensors),
                                   "pending": _will_compute(tensors, run)})
                 state = runs[key][2]
                 state["grads"][index] = grad
                 state["pending"].discard(index)
-                node, grads = run["node"], run["grads"]
+                node, grads = run.node, run.grads
                 if node is not None:    # siblings on this node that received nothing
                     state["pending"].difference_update(
                         [j for j in state["pending"] if tensors[j].grad_fn is node
@@ -116,45 +118,21 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
     return _MultiHandle(t.register_hook(inner(i)) for i, t in enumerate(tensors))
 
 
-def _engine_codes():
-    from . import double, engine, gradients     # (gradients imports graph, which imports us)
-    return (engine.run_backward.__code__, double.run_backward_graph.__code__,
-            gradients._Wanted.run_hooks.__code__)
-
-
 def _current_run():
-    """The innermost backward running on this thread, from the call stack: its ``captured``
-    table; ``order`` and ``capture`` (the nodes it executes and what it captures; for a
-    hook run after the loop on a ``grad()`` input, the nodes that ran); ``node`` and
-    ``grads`` when the hook runs on a node's output gradients in the loop."""
-    loop, hook_call = _engine_codes(), _run_output_hooks.__code__
-    run = {"node": None, "grads": None}
-    frame = sys._getframe(2)
-    while frame is not None:
-        code = frame.f_code
-        if code is hook_call and run["node"] is None:
-            run["node"], run["grads"] = frame.f_locals["node"], frame.f_locals["grads"]
-        elif code in loop:
-            here = frame.f_locals
-            run["captured"] = here["captured"]
-            if code is loop[2]:             # gradients._Wanted.run_hooks, after the loop
-                run["capture"], run["order"], run["roots"] = here["self"], \
-                    here["self"].needed or (), ()
-            else:
-                run["capture"], run["order"] = here["capture"], here.get("order", ())
-                run["roots"] = here["roots"]
-            return run
-        frame = frame.f_back
-    raise AssertionError("expected this hook to be called inside a backward call")
+    """The innermost backward running on this thread (a ``runs.Run``)."""
+    here = running()
+    if not here:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return here[-1]
 
 
 def _will_compute(tensors, run):
     """The indices of ``tensors`` whose gradient this run computes (torch's count of the
     nodes the engine will execute)."""
-    nodes, capture = set(run["order"]), run["capture"]
+    nodes, capture = set(run.order), run.capture
     in_grad = capture is not None and getattr(capture, "on_path", capture) is not capture
     asked = capture.ids if capture is not None else ()
-    reached = {id(r) for r in run["roots"]}        # the tensors this run reaches
+    reached = {id(r) for r in run.roots}           # the tensors this run reaches
     for node in nodes:
         reached.update(id(_as_seen_by(x, node) if x._history is not None else x)
                        for x in node.inputs if x is not None)
@@ -180,13 +158,7 @@ def _forget_finished(runs):
     # run is off the stack (a nested backward's outer run stays; other threads' runs too)
     if not runs:
         return
-    alive, frame = set(), sys._getframe(1)
-    while frame is not None:
-        table = frame.f_locals.get("captured")
-        if type(table) is dict:
-            alive.add(id(table))
-        frame = frame.f_back
+    alive = {id(run.captured) for run in running()}
     here = threading.get_ident()
-    for key in [k for k, (table, thread, _) in runs.items()
-                if thread == here and id(table) not in alive]:
+    for key in [k for k, (_, thread, _) in runs.items() if thread == here and k not in alive]:
         del runs[key]

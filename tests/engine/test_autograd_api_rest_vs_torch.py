@@ -111,6 +111,42 @@ def test_multi_grad_all_refuses_a_leaf_input_of_grad_as_torch():
     assert classes[0] is not None and issubclass(classes[0], classes[1])
 
 
+def test_multi_grad_all_sees_its_own_run_after_a_backward_raised_in_a_hook():
+    """A backward that raises in a hook ends there: the backward whose hook started it (a
+    nested one) and the next backward on the thread each hand over their own gradients."""
+    def run(lib, x):
+        log, grads = [], []
+
+        def failing(_):
+            with lib.enable_grad():                 # (a backward's hooks run without it)
+                u = lib.tensor(x, requires_grad=True) * 5
+                v = u.cos()
+                u.register_hook(lambda g: 1 / 0)    # before the hook below: it never fires
+                lib.autograd.graph.register_multi_grad_hook(
+                    (v, u), lambda gs: log.append("inner"))
+                try:
+                    v.sum().backward()
+                except ZeroDivisionError:
+                    log.append("raised")
+
+        y = lib.tensor(x, requires_grad=True) * 2
+        z = y.sin()
+        w = z * 3
+        lib.autograd.graph.register_multi_grad_hook(
+            (w, y), lambda gs: (log.append("fn"), grads.append(gs)))
+        z.register_hook(failing)
+        w.sum().backward(retain_graph=True)          # one raised nested in its hook
+        failing(None)                                # one raised on its own
+        w.sum().backward()
+        return log, grads
+
+    x = RNG.standard_normal(3)
+    (ours, got), (theirs, want) = run(mg, x), run(torch, x)
+    assert ours == theirs and ours.count("fn") == 2
+    for a, b in zip(got, want):
+        same(a, b)
+
+
 def test_multi_grad_any_gets_the_first_gradient_once_per_backward():
     seen = {}
     for lib in LIBS:
