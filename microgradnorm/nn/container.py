@@ -448,7 +448,7 @@ def _as_parameter(value):
 
 
 def _describe_parameters(items, type_names=False):
-    # torch's lines: "  (0): Parameter containing: [float32 of size 2x3]" (a ParameterDict
+    # torch's lines: "  (0): Parameter containing: [torch.float32 of size 2x3]" (a ParameterDict
     # names the tensor type: "[torch.FloatTensor of size 2x3]"), and for what is no Tensor
     # (None) "  (1): Object of type: NoneType"
     lines = []
@@ -458,7 +458,7 @@ def _describe_parameters(items, type_names=False):
             continue
         size = "x".join(str(n) for n in p.shape)
         device = f" ({p.device})" if p.device != "cpu" else ""
-        kind = p.type() if type_names else p.dtype
+        kind = p.type() if type_names else f"torch.{p.dtype}"
         lines.append(f"  ({key}): Parameter containing: [{kind} of size {size}{device}]")
     return "\n".join(lines)
 

@@ -96,9 +96,10 @@ class Optimizer(OptimizerHooks):
         for option, default in self.defaults.items():
             group.setdefault(option, default)
         for p in params:
-            if not isinstance(p, Tensor) or not p.requires_grad:
-                raise TypeError(f"{name}: params must be Tensors that require grad, got "
-                                f"{type(p).__name__}")
+            # a frozen parameter (requires_grad False) is taken, as torch's: fine-tuning
+            # passes model.parameters() whole, and the step skips what has no gradient
+            if not isinstance(p, Tensor):
+                raise TypeError(f"{name}: params must be Tensors, got {type(p).__name__}")
             if not (p.is_leaf or p._retains_grad):
                 raise ValueError(f"{name}: can't optimize a non-leaf Tensor (torch's error); "
                                  "pass the leaf, or a .detach().requires_grad_() copy")

@@ -298,8 +298,8 @@ MATRIX = [
          lambda e: optim.Adam(e["params"], betas=(1.5, 0.9)), ValueError, "betas must be", "-"),
     Case("optim", "an empty parameter list", lambda e: optim.AdamW([]), ValueError,
          "empty parameter list", "-"),
-    Case("optim", "a parameter that does not require grad",
-         lambda e: optim.SGD([mg.tensor([1.0])], lr=0.1), TypeError, "require grad", "-"),
+    Case("optim", "a parameter that is not a Tensor",
+         lambda e: optim.SGD([1.0], lr=0.1), TypeError, "Tensors, got float", "-"),
     # a .grad is a Tensor of the parameter's shape and dtype: torch refuses another at the
     # assignment (RuntimeError), before a step could use it (there are no complex Tensors)
     Case("optim", "step with a float32 gradient for a float64 parameter",

@@ -222,8 +222,13 @@ def test_parameter_containers_as_torch(case):
 
 
 def test_parameter_container_reprs_and_missing_key_errors():
-    assert repr(params(mg)) == ("ParameterList(\n    (0): Parameter containing: [float32 of size "
-                                "2]\n    (1): Parameter containing: [float32 of size 3]\n)")
+    assert repr(params(mg)) == ("ParameterList(\n    (0): Parameter containing: [torch.float32 of "
+                                "size 2]\n    (1): Parameter containing: [torch.float32 of size "
+                                "3]\n)")
+    # a ParameterList names the dtype as torch prints it, whatever it is
+    same_on_both(lambda lib: repr(lib.nn.ParameterList(
+        [lib.ones(2, dtype=lib.float64), lib.nn.Parameter(lib.ones(1, dtype=lib.int64),
+                                                          requires_grad=False)])))
     with pytest.raises(KeyError):                     # a dict's habit ...
         param_dict(mg)["x"]
     with pytest.raises(AttributeError):               # ... and torch's class
@@ -451,7 +456,7 @@ def test_parameter_containers_print_what_is_not_a_tensor_as_torch():
                               repr(lib.nn.ParameterDict({"a": None}))])
     assert repr(mg.nn.ParameterList([None, mg.ones(1)])) == (
         "ParameterList(\n    (0): Object of type: NoneType\n"
-        "    (1): Parameter containing: [float32 of size 1]\n)")
+        "    (1): Parameter containing: [torch.float32 of size 1]\n)")
 
 
 def test_an_overridden_load_from_state_dict_sees_the_loaded_values_as_torch():

@@ -122,10 +122,29 @@ def test_bad_options(bad, error):
 def test_bad_params():
     with pytest.raises(ValueError, match="empty"):
         optim.SGD([], lr=0.1)
-    with pytest.raises(TypeError, match="require grad"):
-        optim.SGD([mg.tensor([1.0])], lr=0.1)
+    with pytest.raises(TypeError, match="Tensors, got float"):    # torch's class
+        optim.SGD([1.0], lr=0.1)
     with pytest.raises(ValueError, match="nesterov"):
         optim.SGD([nn.Parameter(np.ones(1))], lr=0.1, nesterov=True)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam", "AdamW"])
+def test_a_frozen_parameter_is_taken_and_moves_once_it_has_a_gradient_as_torch(name):
+    """Fine-tuning passes ``model.parameters()`` whole, frozen ones (and a plain leaf)
+    included: torch takes them, and the step skips what has no gradient."""
+    def run(lib):
+        frozen = lib.nn.Parameter(lib.ones(2, dtype=lib.float64), requires_grad=False)
+        live = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        plain = lib.tensor([1.0, 2.0], dtype=lib.float64)
+        opt = getattr(lib.optim, name)([frozen, live, plain], lr=0.1)
+        (live * 3).sum().backward()
+        opt.step()
+        moved = [frozen.tolist(), live.tolist(), plain.tolist()]
+        frozen.requires_grad_(True)
+        (frozen * 2).sum().backward()
+        opt.step()
+        return moved + [frozen.tolist(), live.tolist()]
+    np.testing.assert_allclose(run(mg), run(torch), rtol=1e-12)
 
 
 @pytest.mark.parametrize("max_norm, norm_type", [(0.5, 2.0), (100.0, 2.0), (0.3, 1.0),

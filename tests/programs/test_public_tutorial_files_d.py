@@ -1,0 +1,70 @@
+"""PyTorch's own tutorials and notes, fourth set, run as written: datasets and data loaders,
+building models, adjusting the learning rate, autograd mechanics, tensor basics and the habits
+of a training loop. Each program (``tutorial_programs_d.py``) runs under PyTorch and here from
+one seed (the generators agree bit for bit) and what it prints must agree: orders, integers,
+flags and error class names exactly, floats within rtol 1e-9 in float64 and float32 rounding
+in float32."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import microgradnorm as mg  # noqa: E402
+from torch_compare import (assert_comparison_catches, assert_same_output,  # noqa: E402
+                           default_dtype, leaves)
+from tutorial_programs_d import (autograd_mechanics, building_models,  # noqa: E402
+                                 data_loading, lr_schedules, tensor_basics, training_habits)
+
+LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
+             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
+
+PROGRAMS = {"data_loading": data_loading,
+            "building_models": building_models,
+            "lr_schedules": lr_schedules,
+            "autograd_mechanics": autograd_mechanics,
+            "tensor_basics": tensor_basics,
+            "training_habits": training_habits}
+# float64: rounding amplified by a few training steps; float32: torch's blocked and vectorised
+# sums against NumPy's pairwise ones, then the same steps
+TOLERANCES = {"float64": {"rtol": 1e-9, "atol": 1e-12},
+              "float32": {"rtol": 2e-5, "atol": 2e-5}}
+
+
+def run(name, library, dtype):
+    with default_dtype(dtype):
+        return PROGRAMS[name](*LIBRARIES[library])
+
+
+def errors_named(got, expected):
+    """Both outputs' leaves with each exception class replaced by the name of torch's, once
+    ours is checked to be that class or a subclass of it (ours may be an IndexError and a
+    RuntimeError where torch's is a RuntimeError)."""
+    got, expected = leaves(got), leaves(expected)
+    assert len(got) == len(expected), (len(got), len(expected))
+    for i, theirs in enumerate(expected):
+        if isinstance(theirs, type) and issubclass(theirs, BaseException):
+            ours = got[i]
+            assert isinstance(ours, type) and issubclass(ours, theirs), (i, ours, theirs)
+            got[i] = expected[i] = theirs.__name__
+    return got, expected
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name", PROGRAMS)
+def test_the_tutorial_prints_what_it_prints_under_pytorch(name, dtype):
+    expected = run(name, "torch", dtype)
+    got = run(name, "microgradnorm", dtype)
+    assert_same_output(*errors_named(got, expected), **TOLERANCES[dtype])
+
+
+def test_the_comparison_can_fail():
+    """A printed number moved by more than the tolerance, or a flag flipped, fails; so does
+    an error of another class than torch's, or none where torch raises."""
+    expected = run("autograd_mechanics", "torch", "float64")
+    assert_comparison_catches(expected, **TOLERANCES["float64"])
+    index = next(i for i, v in enumerate(leaves(expected)) if isinstance(v, type))
+    for wrong in (ValueError, None):
+        got = leaves(expected)
+        got[index] = wrong
+        with pytest.raises(AssertionError):
+            errors_named(got, expected)
