@@ -16,6 +16,11 @@ class DeviceError(RuntimeError, ValueError):
     class this library raised for a bad device name before."""
 
 
+class NoGPUError(DeviceError, AssertionError):
+    """"cuda" asked for where no GPU is reached: also an AssertionError, the class of torch's
+    "Torch not compiled with CUDA enabled" on a machine without one."""
+
+
 class Device:
     """Where a tensor lives, as ``torch.device``: a ``type`` ("cpu" or "cuda") and an
     ``index`` (None: the current one). ``Tensor.device`` is one; every ``device=`` argument
@@ -118,7 +123,7 @@ def _cupy():
     try:
         import cupy
     except ImportError as error:
-        raise DeviceError(
+        raise NoGPUError(
             'device "cuda" needs CuPy: pip install "microgradnorm[gpu]" (cupy-cuda12x)'
         ) from error
     return cupy
@@ -134,10 +139,10 @@ def _cupy_with_gpu():
         try:
             count = cupy.cuda.runtime.getDeviceCount()
         except cupy.cuda.runtime.CUDARuntimeError as error:
-            raise DeviceError(f'device "cuda": CuPy is installed but reaches no GPU '
-                              f'({error})') from None
+            raise NoGPUError(f'device "cuda": CuPy is installed but reaches no GPU '
+                             f'({error})') from None
         if count == 0:
-            raise DeviceError('device "cuda": CuPy is installed but sees no GPU')
+            raise NoGPUError('device "cuda": CuPy is installed but sees no GPU')
         _gpu_found.append(True)
     return cupy
 

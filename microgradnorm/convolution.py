@@ -25,7 +25,7 @@ from . import backend, ops
 from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .autograd.profiler import aten_op
-from .dtypes import check_number, index_of, is_floating
+from .dtypes import check_number, factory_shape, index_of, is_floating
 from .ops import memory_formats
 from .ops.base import constant
 from .tensor import Tensor
@@ -128,8 +128,8 @@ def _check_dtype(fn, x, others):
 def _ints(fn, name, value, dims, minimum):
     """``value`` (an int or a sequence of 1 or ``dims`` ints) as ``dims`` ints, each at least
     ``minimum``: a TypeError for a non-int, a RuntimeError (torch's) for a bad count or size."""
-    values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    values = tuple(index_of(v) for v in values)      # a 0-d int tensor: its int, as torch's
+    values = (factory_shape(value, f"{fn}(): {name}") if isinstance(value, (tuple, list))
+              else (index_of(value),))   # torch's int lists: (2, True) is (2, 1), tensor(2) 2
     for v in values:
         check_number(fn, name, v, integer=True)
     if len(values) not in (1, dims):
@@ -193,7 +193,7 @@ def _convolution(fn, dims, input, weight, bias, stride, padding, dilation, group
         raise RuntimeError(f"{fn}: weight must be a {dims + 2}-D Tensor (out_channels, "
                            f"in_channels / groups, *kernel), got "
                            f"{getattr(weight, 'shape', type(weight).__name__)}")
-    check_number(fn, "groups", groups, integer=True)
+    check_number(fn, "groups", groups := index_of(groups), integer=True)    # tensor(1): 1
     out_channels, group_channels, *kernel = weight.shape
     if groups < 1 or out_channels == 0 or out_channels % groups:
         raise RuntimeError(f"{fn}: groups must be a positive int dividing out_channels "
@@ -527,7 +527,7 @@ def _adaptive_sizes(fn, dims, x, output_size, none_keeps):
     RuntimeError for a bad count or size, as torch's."""
     output_size = index_of(output_size)          # a 0-d integer tensor is its int, as torch's
     if isinstance(output_size, (tuple, list)):
-        sizes = tuple(map(index_of, output_size))
+        sizes = factory_shape(output_size, f"{fn}(): output_size")     # (2, True): (2, 1)
     else:
         check_number(fn, "output_size", output_size, integer=True)
         sizes = (output_size,) * dims

@@ -487,19 +487,21 @@ def tensor_type_dtype(name):
 def legacy_data(data, sizes):
     """What torch's legacy constructor ``torch.Tensor(*args)`` reads, as ``Tensor`` then
     takes it: ints (or one ``Size``) are a shape, given zeros in the default dtype (torch's
-    are uninitialised); a list or tuple of ints or bools is data in the default dtype (other
-    data is returned as it is). A size that is not an int raises TypeError, a negative one
-    RuntimeError, as torch's: a bool is a size after the first (``Tensor(2, True)`` is
-    (2, 1)), an integer NumPy scalar or 0-d integer Tensor is its int, and a bool or float
-    alone is no data (TypeError). A NumPy array with a negative stride (``a[::-1]``) is
-    torch's ValueError, as ``mg.tensor``'s."""
+    are uninitialised); a list or tuple of ints, bools or floats (NumPy arrays of any float
+    dtype among them) is data in the default dtype (other data is returned as it is). A size
+    that is not an int raises TypeError, a negative one RuntimeError, as torch's: a bool is a
+    size after the first (``Tensor(2, True)`` is (2, 1)), an integer NumPy scalar or 0-d
+    integer Tensor is its int, and a bool or float alone (a NumPy one too) is no data
+    (TypeError). A NumPy array with a negative stride (``a[::-1]``) is torch's ValueError, as
+    ``mg.tensor``'s."""
     if data.__class__ is np.ndarray and not sizes:
         if any(stride < 0 for stride in data.strides):
             raise ValueError(f"Tensor(): the array's strides {data.strides} hold a negative "
                              "one (a reversed view such as a[::-1]), and tensors with negative "
                              "strides are not supported; pass a copy (array.copy())")
         return data
-    if not sizes and data.__class__ in (bool, float):
+    if not sizes and (data.__class__ in (bool, float)
+                      or isinstance(data, (np.bool_, np.floating))):
         raise TypeError(f"Tensor(): data must be a sequence or sizes, got "
                         f"{type(data).__name__} {data!r}")
     if sizes or isinstance(data, (int, np.integer)) or (
@@ -520,7 +522,8 @@ def legacy_data(data, sizes):
         array = np.asarray(data)
     except ValueError:                  # ragged: Tensor's own reading raises torch's error
         return data
-    return array.astype(get_default_dtype()) if array.dtype.kind in "iub" else data
+    # ints, bools and floats ([float64 array, ...] too) in the default dtype
+    return array.astype(get_default_dtype()) if array.dtype.kind in "iubf" else data
 
 
 def wrapped_int(value, dtype):

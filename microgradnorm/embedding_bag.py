@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 
 from . import backend, ops
-from .dtypes import check_bool, check_number, is_floating
+from .dtypes import check_bool, check_number, index_of, is_floating
 from .ops.base import constant
 from .tensor import Tensor
 
@@ -48,6 +48,7 @@ def _padding_row(padding_idx, rows):
     # F.embedding_bag's own check (a RuntimeError in torch); a negative id counts from the end
     if padding_idx is None:
         return None
+    padding_idx = index_of(padding_idx)          # a 0-d integer tensor is its int, as torch's
     check_number("embedding_bag", "padding_idx", padding_idx, integer=True)
     if not -rows <= padding_idx < rows:
         raise RuntimeError(f"embedding_bag: padding_idx must be within the number of "

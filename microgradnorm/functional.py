@@ -550,6 +550,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.ndim != 2:
         raise RuntimeError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), "
                            f"got shape {weight.shape}")
+    if isinstance(padding_idx, (bool, np.bool_)):     # torch's int argument refuses a bool
+        check_number("embedding", "padding_idx", padding_idx, integer=True)
     padding_idx = embedding_padding_idx("embedding", padding_idx, weight.shape[0])
     ids = _ids("embedding", input, weight)
     if max_norm is not None:
@@ -581,7 +583,7 @@ def one_hot(input, num_classes=-1):
         >>> F.one_hot(mg.tensor([0, 2]))        # [[1, 0, 0], [0, 0, 1]]
     """
     ops.base.check_tensor("one_hot", input)
-    check_number("one_hot", "num_classes", num_classes, integer=True)
+    check_number("one_hot", "num_classes", num_classes := index_of(num_classes), integer=True)
     if input.dtype != np.int64:
         raise RuntimeError(f"one_hot: tensor must hold int64 class indices, got dtype "
                            f"{input.dtype}")

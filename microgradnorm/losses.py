@@ -14,7 +14,7 @@ import numpy as np
 from . import backend, ops
 from .autograd.double import gradient_reads
 from .autograd.function import Function
-from .dtypes import check_number, is_floating
+from .dtypes import check_number, index_of, is_floating
 from .fused import cross_entropy_rows, log_softmax
 from .fused.arguments import check_tensor, resolve_impl
 from .ops.double_backward import _operand
@@ -252,7 +252,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         raise TargetDtypeError(f"cross_entropy: target must hold integer class indices "
                                f"(or class probabilities of the input's shape), got dtype "
                                f"{target_data.dtype}")
-    check_number("cross_entropy", "ignore_index", ignore_index, integer=True)
+    check_number("cross_entropy", "ignore_index", ignore_index := index_of(ignore_index),
+                 integer=True)                  # a 0-d integer tensor is its int, as torch's
     check_number("cross_entropy", "label_smoothing", label_smoothing)
     if not 0 <= label_smoothing <= 1:
         raise LossArgumentError(f"cross_entropy: label_smoothing must be in [0, 1], "
@@ -370,7 +371,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                          "(N, C, d1, ...)), got a 0-d tensor")
     classes, target_shape = _class_layout(input)
     flat = _nll_target(input, target, target_shape)
-    check_number("nll_loss", "ignore_index", ignore_index, integer=True)
+    check_number("nll_loss", "ignore_index", ignore_index := index_of(ignore_index),
+                 integer=True)                  # a 0-d integer tensor is its int, as torch's
     if weight is not None:
         _tensor("nll_loss", "weight", weight)
         if weight.shape != (classes,) or weight.dtype != input.dtype:

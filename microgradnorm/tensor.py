@@ -73,6 +73,7 @@ class Size(tuple):
 
 _size, _Marked = tuple.__new__, inference.InferenceVersions     # (an inference counter)
 _LEGACY = frozenset((int, list, tuple, Size, bool, float, np.int64, np.ndarray))  # torch.Tensor's
+_SCALARS = frozenset(np.dtype(c).type for c in "?bhilqBHILQefd")  # read so without dtype=
 _AS_DATA = object()     # Tensor(data, _AS_DATA): data as mg.tensor reads it (ints stay int64)
 
 
@@ -96,14 +97,19 @@ class Tensor:
     _base = None                  # a view's base: the tensor whose memory it shows
 
     def __init__(self, data=(), *sizes, requires_grad=False, dtype=None, device=None):
-        if (sizes or data.__class__ in _LEGACY) and not (sizes and sizes[0] is _AS_DATA):
+        if (sizes or data.__class__ in _LEGACY or dtype is None and data.__class__ in _SCALARS) \
+                and not (sizes and sizes[0] is _AS_DATA):
             data = dtypes.legacy_data(data, sizes)    # torch's legacy forms: Tensor(2, 3),
             if data.__class__ is np.ndarray and dtype is None and self.__class__ is Tensor:
                 dtype = dtypes.get_default_dtype()    # Tensor([1, 2]) of floats; an array
                 if data.dtype == dtype and device in (None, "cpu") and data.flags.writeable:
                     return self._become_leaf("Tensor", data, requires_grad)   # in it: shared
+        if isinstance(data, Tensor):
+            if not (sizes or requires_grad or self.__class__ is not Tensor) \
+                    and dtype is device is None:  # torch's alias: the same memory, in the graph
+                return self._become(views.alias(data))
+            data = data._array
         device = backend.check_device(device)
-        data = data._array if isinstance(data, Tensor) else data
         dtype = dtypes.as_dtype(dtype)
         if dtype is None and not isinstance(data, (np.ndarray, np.generic)) \
                 and not backend.is_cupy_array(data):
@@ -124,7 +130,11 @@ class Tensor:
     def _become_leaf(self, fn, array, requires_grad):
         # this object takes _from_op's fields (listed there only) for a leaf of ``array``
         # itself, one by one: vars(self).update() slows reads
-        for field, value in vars(Tensor._leaf(fn, array, requires_grad)).items():
+        self._become(Tensor._leaf(fn, array, requires_grad))
+
+    def _become(self, other):
+        # this object takes the fields of the Tensor ``other``, the same memory and node
+        for field, value in vars(other).items():
             setattr(self, field, value)
 
     _wrapped_number = False     # a Python number an op took (as_tensor), as torch's
@@ -597,6 +607,14 @@ def tensor(data, requires_grad=False, dtype=None, device=None, *, pin_memory=Fal
     int64 0-d tensor, where ``Tensor(3)`` has 3 elements); the arguments as ``Tensor``'s."""
     backend.refuse_negative_strides("tensor", data)     # a reversed NumPy view: torch's
     backend.check_pin_memory("tensor", pin_memory)      # as the factories' (storage.py)
+    if isinstance(data, Tensor):                        # torch's advice, its UserWarning
+        warnings.warn("To copy construct from a tensor, it is recommended to use "
+                      "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
+                      "requires_grad_(True), rather than torch.tensor(sourceTensor).",
+                      UserWarning, stacklevel=2)
+    elif data.__class__ in (list, tuple) and data and isinstance(data[0], Tensor):
+        # torch reads a one-element tensor among the items as its number: [t([1.]), t([2.])]
+        data = [t.reshape(()) if isinstance(t, Tensor) and t.numel() == 1 else t for t in data]
     return Tensor(data, _AS_DATA, requires_grad=requires_grad, dtype=dtype, device=device)
 
 

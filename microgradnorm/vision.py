@@ -23,7 +23,7 @@ from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import adaptive_avg_pool2d
 from .convolution_3d import adaptive_avg_pool3d
-from .dtypes import check_number, index_of, is_floating, is_half
+from .dtypes import check_number, factory_shape, index_of, is_floating, is_half
 from .sampling import _fma32, _fma64
 
 __all__ = ["constant_pad_nd", "interpolate", "pad", "pad_by_index", "pixel_shuffle",
@@ -112,6 +112,7 @@ def pad(input, pad, mode="constant", value=None):
     ops.base.check_tensor("pad", input)
     if isinstance(pad, (str, bytes)) or not hasattr(pad, "__len__"):
         raise TypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
+    pad = factory_shape(pad, "pad(): pad")     # (1, True) is (1, 1), tensor(1) 1, as torch's
     for amount in pad:
         check_number("pad", "pad", amount, integer=True)
     if len(pad) % 2:
@@ -505,6 +506,7 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, area):
             raise ValueError(f"interpolate: Input and output must have the same number of "
                              f"spatial dimensions, but got input with spatial dimensions of "
                              f"{list(input.shape[2:])} and output size of {size}")
+        sizes = list(factory_shape(sizes, "interpolate(): size"))   # (2, True): torch's (2, 1)
         if not all(_integral(n) for n in sizes):
             raise TypeError(f"interpolate: expected size to be an int or a tuple of ints, but "
                             f"got size with types {[type(n).__name__ for n in sizes]}")

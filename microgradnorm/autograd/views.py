@@ -115,6 +115,40 @@ class ViewOfBase(Function):
         return grad.new_zeros(ctx.shape).put(flat, grad.reshape(-1))
 
 
+class Alias(Function):
+    """The node of ``torch.Tensor(t)`` of a Tensor ``t`` (PyTorch's ``AliasBackward0``): the
+    output is t's memory itself, a view of all of it; the gradient passes through as it is."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.view()         # a new array object over the same memory: the view's own
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+    graph_reads_inputs = False
+
+    @staticmethod
+    def graph_backward(ctx, grad):
+        return grad
+
+
+def alias(tensor):
+    """``Tensor(t)`` of a Tensor ``t`` as PyTorch's legacy constructor makes it: a view of
+    all of t's memory, sharing its version counter (``_base`` is t's base, or t), recorded as
+    an ``AliasBackward0`` node where t requires grad and grad mode is on; under ``no_grad``
+    it requires grad as t does, without a node (a leaf), as torch's.
+
+    Example:
+        >>> a = mg.Tensor(t)            # a[0] = 5 writes t[0]; t._version follows
+    """
+    out = Alias.apply(tensor)
+    if out.grad_fn is None and tensor._requires_grad:      # no_grad: torch's flag, no node
+        out._requires_grad = True
+    return out
+
+
 def _constant(array, like):
     # an index array as a Tensor without history on like's device (the Tensor class: given
     # at run time)

@@ -197,6 +197,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, impl=None):
     """
     x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("group_norm", impl)
+    num_groups = dtypes.index_of(num_groups)      # a 0-d integer tensor is its int, as torch's
     _check_group_norm(x, num_groups, weight, bias, eps, impl)
     if x.size == 0:
         return GROUP_NORM.empty_output(x, weight=weight, bias=bias)

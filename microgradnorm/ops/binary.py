@@ -590,7 +590,7 @@ def float_power(input, exponent):
     ``pow``'s, cast back to each input's dtype."""
     number = float(exponent) if type(exponent) in (int, float) else None
     if type(input) is float and isinstance(exponent, _tensor.Tensor):
-        input = _tensor.Tensor(np.float64(input))   # read in float64 (an int: as_read's checks)
+        input = _tensor.tensor(np.float64(input))   # read in float64 (an int: as_read's checks)
     input, exponent = operands("float_power", input, exponent, names=("input", "exponent"),
                                floating=True)
     wide = dtypes.complex128 if "c" in (input.dtype.kind, exponent.dtype.kind) \

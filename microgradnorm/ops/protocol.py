@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
+from ..autograd import views
 from ..autograd.inference import new_counter
 from ..tensor import Size, Tensor
 from .storage import _place
@@ -182,7 +183,8 @@ class LegacyType(type):
                 and instance.dtype == cls.dtype)
 
     def __call__(cls, *args, device=None):
-        # mg.FloatTensor(2, 3): uninitialised (zeros here); (data): its values; (): (0,)
+        # mg.FloatTensor(2, 3): uninitialised (zeros here); (data): its values (an array of
+        # the class's dtype shared, a tensor aliased, as torch's); (): (0,)
         if device not in (None, "cpu"):
             raise RuntimeError(f"legacy constructor expects device type: cpu but device "
                                f"type: {device} was passed")
@@ -198,12 +200,17 @@ class LegacyType(type):
         data = args[0]
         if isinstance(data, (numbers.Number, np.generic)):    # 2.5, True: no sequence
             raise TypeError(f"new(): data must be a sequence (got {_type_name(data)})")
+        if isinstance(data, (str, bytes)):
+            raise TypeError(f"new(): invalid data type '{_type_name(data)}'")
         if isinstance(data, Tensor):
             if data.dtype != cls.dtype:
                 raise TypeError(f"expected {cls.dtype} (got {data.dtype})")
-            return data.detach()                      # the same memory, as torch's
+            return views.alias(data)        # torch's alias: the same memory, in the graph
         if isinstance(data, Size):
             return Tensor(np.zeros(data, cls.dtype), dtype=cls.dtype)
+        if data.__class__ is np.ndarray and data.dtype == cls.dtype and data.flags.writeable:
+            dtypes.legacy_data(data, ())    # a negative stride: torch's ValueError
+            return Tensor._leaf(cls.__name__, data, False)     # shared, as torch.from_numpy
         return Tensor(data, dtype=cls.dtype)
 
 

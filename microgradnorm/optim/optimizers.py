@@ -217,7 +217,7 @@ class Optimizer(OptimizerHooks):
         if len(saved_groups) != len(self.param_groups):
             raise ValueError(f"{name}.load_state_dict: state_dict has {len(saved_groups)} "
                              f"parameter groups, the optimizer {len(self.param_groups)}")
-        by_index, new_groups = {}, []
+        by_index, new_groups, pinned = {}, [], set()
         for number, (group, saved) in enumerate(zip(self.param_groups, saved_groups)):
             if len(saved["params"]) != len(group["params"]):
                 raise ValueError(f"{name}.load_state_dict: group {number} has "
@@ -239,13 +239,16 @@ class Optimizer(OptimizerHooks):
                 options["param_names"] = list(names)
             new_groups.append({**options, "params": group["params"]})
             by_index.update(zip(saved["params"], group["params"]))
+            if saved.get("capturable") or saved.get("fused"):    # their steps: float32
+                pinned.update(saved["params"])
         new_state, own = {}, _own_step(self)
         for index, entries in state_dict["state"].items():
             if int(index) not in by_index:
                 raise ValueError(f"{name}.load_state_dict: state for parameter {index}, "
                                  f"which no group lists")
             param = by_index[int(index)]
-            new_state[id(param)] = {key: loaded_value(self, index, key, value, param, own)
+            new_state[id(param)] = {key: loaded_value(self, index, key, value, param, own,
+                                                      int(index) in pinned)
                                     for key, value in entries.items()}
         for group in new_groups:
             self._check_group(group)

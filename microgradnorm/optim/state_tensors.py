@@ -137,13 +137,14 @@ def tensor_rate(param, lr, weight_decay, beta1_power, group, dtype):
     return step_size * bias_correction1, weight_decay
 
 
-def loaded_value(optimizer, index, key, value, param, own=False):
+def loaded_value(optimizer, index, key, value, param, own=False, float32_step=False):
     """A saved state entry (``load_state_dict``) as the entry of ``param``: checked against it
     and copied onto its device and dtype as a state Tensor (the saved Tensor itself where it
     already has them, shared with the state dict), as torch loads it; ``own``: of an
-    optimizer with its own ``step()``, loaded by torch's rule alone."""
+    optimizer with its own ``step()``, loaded by torch's rule alone; ``float32_step``: the
+    saved group is ``capturable`` or ``fused``, whose ``step`` torch loads as float32."""
     if own:
-        return _own_value(key, value, param)
+        return _own_value(key, value, param, float32_step)
     name = type(optimizer).__name__
     given = value if type(value) is Tensor else None
     value = value._array if isinstance(value, Tensor) else value
@@ -152,7 +153,7 @@ def loaded_value(optimizer, index, key, value, param, own=False):
             return int(value)
         # torch keeps a saved step as it is: a float Tensor stays one of its dtype (the
         # Tensor itself, shared with the state dict, as torch 2.13's)
-        dtype = getattr(value, "dtype", None)
+        dtype = np.dtype(np.float32) if float32_step else getattr(value, "dtype", None)
         if _shareable(given, dtype if dtype in (np.float32, np.float64) else None, ()):
             return given
         return step_tensor(float(value), dtype if dtype in (np.float32, np.float64) else None)
@@ -191,13 +192,15 @@ def _shareable(given, dtype, shape, device=None):
             and getattr(array.flags, "writeable", True))
 
 
-def _own_value(key, value, param):
-    # what a hand-written step() stored, loaded by torch's rule: a floating Tensor in the
-    # parameter's dtype and on its device (``step`` as saved), another on its device; the
-    # rest (numbers, lists, None) as saved
-    if not isinstance(value, Tensor) or key == "step":
+def _own_value(key, value, param, float32_step=False):
+    # what a hand-written step() stored, loaded by torch's rule: every Tensor (an integer one
+    # too) in a floating parameter's dtype and on its device, ``step`` as saved (float32 for
+    # a capturable or fused group); the rest (numbers, lists, None) as saved
+    if not isinstance(value, Tensor) or key == "step" and not float32_step:
         return value
-    dtype = param.dtype if value.is_floating_point() else value.dtype
+    if key == "step":
+        return value.to(dtype=np.float32, device=param.device)
+    dtype = param.dtype if param.is_floating_point() else value.dtype
     return value.to(dtype=dtype, device=param.device)
 
 

@@ -153,6 +153,28 @@ def test_a_list_of_zero_d_tensors_and_wide_ints_take_bfloat16():
     assert_as_torch(lambda lib: lib.tensor(-2 ** 63 - 1, dtype=lib.bfloat16), rtol=1e-2)
 
 
+ONE_ELEMENT_ITEMS = {
+    "1-d": lambda lib: [lib.tensor([1.0]), lib.tensor([2.0])],
+    "2-d and 0-d": lambda lib: [lib.tensor([[1]]), lib.tensor(2), 3],
+    "float64 items": lambda lib: [lib.tensor([0.5], dtype=lib.float64), lib.tensor(1.5)],
+    "nested": lambda lib: [lib.tensor([1.5]), [2.5]],
+}
+
+
+@pytest.mark.parametrize("items", ONE_ELEMENT_ITEMS)
+def test_one_element_tensors_in_a_list_are_read_as_their_numbers_as_torchs(items):
+    assert_as_torch(lambda lib: lib.tensor(ONE_ELEMENT_ITEMS[items](lib)))
+
+
+def test_a_tensor_of_a_tensor_warns_and_copies_as_torchs():
+    for lib in (torch, mg):
+        w = lib.ones(2, requires_grad=True)
+        with pytest.warns(UserWarning):
+            copy = lib.tensor(w)
+        copy[0] = 5.0
+        assert not copy.requires_grad and w.tolist() == [1.0, 1.0]
+
+
 SPACED_ENDS = [(0, 1 + 1j), (-1 - 2j, 3 + 1j), (1j, 2), (0, 1), (-5, 5), (2.5, 2)]
 
 

@@ -458,3 +458,139 @@ def _state_dict_hooks(lib):
 
 def test_state_dict_and_load_hooks_run_as_torch_s():
     assert _state_dict_hooks(mg) == _state_dict_hooks(torch)
+
+
+CROSS = [("Adam", {"lr": 0.1}), ("AdamW", {"lr": 0.1, "amsgrad": True}),
+         ("SGD", {"lr": 0.1, "momentum": 0.9}),
+         ("RMSprop", {"lr": 0.01, "momentum": 0.9, "centered": True}),
+         ("Adagrad", {"lr": 0.1}), ("LBFGS", {"lr": 0.5, "history_size": 3, "max_iter": 4})]
+
+
+def _cross_steps(lib, name, opt, params, steps, first):
+    # ``steps`` steps from gradient set ``first``; LBFGS by a closure of a quadratic
+    for step in range(first, first + steps):
+        targets = [lib.tensor(g.astype(np.float64), dtype=p.dtype)
+                   for g, p in zip(GRADS[step], params)]
+        if name == "LBFGS":
+            def closure(targets=targets):
+                opt.zero_grad()
+                loss = sum(((p - t) ** 2).sum() for p, t in zip(params, targets))
+                loss.backward()
+                return loss
+            opt.step(closure)
+        else:
+            for p, t in zip(params, targets):
+                p.grad = t
+            opt.step()
+
+
+def _summary(value):
+    # a state entry as (dtype, values): Tensors copied, LBFGS's lists entry by entry
+    if isinstance(value, list):
+        return [_summary(v) for v in value]
+    if hasattr(value, "dtype"):
+        return _dtype(value), _array(value).astype(np.float64).copy()
+    return type(value).__name__, value
+
+
+def _cross_loaded(lib, name, options, saved_dtype, loaded_dtype):
+    made = [lib.nn.Parameter(lib.tensor(a, dtype=getattr(lib, saved_dtype))) for a in START]
+    opt = getattr(lib.optim, name)(made, **options)
+    _cross_steps(lib, name, opt, made, 2, 0)
+    fresh = [lib.nn.Parameter(lib.tensor(a, dtype=getattr(lib, loaded_dtype))) for a in START]
+    opt2 = getattr(lib.optim, name)(fresh, **options)
+    opt2.load_state_dict(opt.state_dict())
+    state = [{k: _summary(v) for k, v in opt2.state[p].items()} for p in fresh if p in opt2.state]
+    _cross_steps(lib, name, opt2, fresh, 1, 2)
+    return state, [(_dtype(p), _array(p).astype(np.float64)) for p in fresh]
+
+
+def _assert_same(theirs, ours, where):
+    if isinstance(theirs, dict):
+        assert set(theirs) == set(ours), where
+        for key in theirs:
+            _assert_same(theirs[key], ours[key], f"{where}[{key!r}]")
+    elif isinstance(theirs, (list, tuple)) and not isinstance(theirs, np.ndarray):
+        assert isinstance(ours, (list, tuple)) and len(theirs) == len(ours), (where, ours)
+        for i, (a, b) in enumerate(zip(theirs, ours)):
+            _assert_same(a, b, f"{where}[{i}]")
+    elif isinstance(theirs, np.ndarray):      # (LBFGS's float32 history: its sums' order)
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-6, err_msg=where)
+    elif isinstance(theirs, float):
+        assert ours == pytest.approx(theirs, rel=1e-6), (where, theirs, ours)
+    else:
+        assert theirs == ours, (where, theirs, ours)
+
+
+@pytest.mark.parametrize("name, options", CROSS, ids=lambda v: str(v))
+@pytest.mark.parametrize("saved, loaded", [("float64", "float32"), ("float32", "float64")])
+def test_a_state_dict_loads_into_parameters_of_another_dtype_as_torch_s(name, options, saved,
+                                                                        loaded):
+    """Floating states cast to the parameter's dtype, the step as saved, and the next step's
+    parameters: torch's."""
+    theirs = _cross_loaded(torch, name, options, saved, loaded)
+    ours = _cross_loaded(mg, name, options, saved, loaded)
+    _assert_same(theirs, ours, f"{name} {saved} -> {loaded}")
+
+
+def _pinned_and_own_states(lib):
+    # a capturable (or fused) group's step loads as float32; a hand-written optimizer's
+    # Tensors, an integer one too, load in the floating parameter's dtype
+    seen = []
+    for flag in ("capturable", "fused"):
+        p = lib.nn.Parameter(lib.ones(2, dtype=lib.float64))
+        opt = lib.optim.Adam([p], **{flag: True})
+        groups = opt.state_dict()["param_groups"]
+        state = {"step": lib.tensor(3.0, dtype=lib.float64), "exp_avg": lib.tensor([1, 2]),
+                 "exp_avg_sq": lib.ones(2)}
+        opt.load_state_dict({"state": {0: state}, "param_groups": groups})
+        seen.append({k: _dtype(v) for k, v in opt.state[p].items()})
+
+    class Own(lib.optim.Optimizer):
+        def __init__(self, params, capturable):
+            super().__init__(params, {"lr": 0.1, "capturable": capturable})
+
+        def step(self, closure=None):
+            for p in self.param_groups[0]["params"]:
+                self.state[p].update(count=lib.tensor(3), buf=lib.ones(2, dtype=lib.float64),
+                                     step=lib.tensor(2.0, dtype=lib.float64), n=5)
+
+    for capturable in (False, True):
+        opt = Own([lib.nn.Parameter(lib.ones(2))], capturable)
+        opt.step()
+        q = lib.nn.Parameter(lib.ones(2))
+        loaded = Own([q], capturable)
+        loaded.load_state_dict(opt.state_dict())
+        seen.append({k: _dtype(v) for k, v in loaded.state[q].items()})
+    return seen
+
+
+def test_capturable_steps_and_a_hand_written_optimizer_s_states_load_as_torch_s():
+    assert _pinned_and_own_states(mg) == _pinned_and_own_states(torch)
+
+
+def _mismatch_errors(lib, name, options):
+    params = [lib.nn.Parameter(lib.tensor(a)) for a in START]
+    saved = getattr(lib.optim, name)(params, **options).state_dict()
+    targets = [params[:1]]
+    if name != "LBFGS":                          # LBFGS takes one group only
+        targets.append([{"params": params[:1]}, {"params": params[1:]}])
+    classes = []
+    for target in targets:
+        opt = getattr(lib.optim, name)(target, **options)
+        before = opt.state_dict()
+        try:
+            opt.load_state_dict(saved)
+            classes.append(None)
+        except Exception as error:                # noqa: BLE001 (the class is the outcome)
+            classes.append(type(error))
+        assert len(opt.state_dict()["param_groups"]) == len(before["param_groups"])
+    return classes
+
+
+@pytest.mark.parametrize("name, options", CROSS, ids=lambda v: str(v))
+def test_a_state_dict_of_other_groups_or_counts_is_torch_s_value_error(name, options):
+    theirs, ours = _mismatch_errors(torch, name, options), _mismatch_errors(mg, name, options)
+    assert all(t is not None and o is not None and issubclass(o, t)
+               for t, o in zip(theirs, ours)), (theirs, ours)
+    assert len(theirs) == len(ours)

@@ -275,3 +275,17 @@ def test_cuda_calls_that_need_a_gpu_raise_torchs_class_without_one():
             getattr(torch.cuda, name)()
         with pytest.raises(error.type, match="no GPU"):
             getattr(mg.cuda, name)()
+
+
+@pytest.mark.skipif(GPUS > 0, reason="the calls that need a GPU succeed on one")
+@pytest.mark.parametrize("call", [lambda lib: lib.ones(2).cuda(),
+                                  lambda lib: lib.zeros(2, device="cuda"),
+                                  lambda lib: lib.nn.Linear(2, 1).cuda(),
+                                  lambda lib: lib.ones(2).to("cuda")])
+def test_cuda_where_no_gpu_is_reached_is_torchs_assertion_error(call):
+    # torch's CPU build: "Torch not compiled with CUDA enabled", an AssertionError
+    with pytest.raises(AssertionError):
+        call(torch)
+    with pytest.raises(AssertionError, match="GPU|CuPy") as error:
+        call(mg)
+    assert isinstance(error.value, RuntimeError)       # the DeviceError it was before

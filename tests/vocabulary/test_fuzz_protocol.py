@@ -184,7 +184,7 @@ def test_apply_and_map_refuse_as_torch(case):
 LEGACY_ARGUMENTS = {"a float": (2.5,), "a bool": (True,), "a NumPy float": (np.float32(1),),
                     "a negative size": (-1,), "a negative second size": (2, -1),
                     "a NumPy int": (np.int64(2),), "a 0-d array": (np.array(2.5),),
-                    "a tuple": ((1, 2),), "sizes": (2, 0)}
+                    "a tuple": ((1, 2),), "sizes": (2, 0), "a str": ("ab",)}
 
 
 @pytest.mark.parametrize("name", ["FloatTensor", "LongTensor", "BoolTensor"])
@@ -199,6 +199,22 @@ def test_legacy_type_classes_take_sizes_or_a_sequence_as_torch(name, arguments):
             assert_same(ours(), theirs())
     else:
         assert_says_as_torch(theirs, ours)
+
+
+@pytest.mark.parametrize("name", ["FloatTensor", "DoubleTensor", "LongTensor"])
+def test_legacy_type_classes_share_an_array_of_their_dtype_and_alias_a_tensor_as_torch(name):
+    def facts(lib):
+        dtype = getattr(lib, name)(0).dtype
+        same, other = (np.arange(3).astype(str(d).removeprefix("torch."))
+                       for d in (dtype, "int32"))
+        made = [getattr(lib, name)(same), getattr(lib, name)(other)]
+        same[0] = other[0] = 7                         # shared where the dtype is the class's
+        w = lib.zeros(2, dtype=dtype, requires_grad=dtype.is_floating_point
+                      if lib is torch else dtype.kind == "f")
+        alias = getattr(lib, name)(w)
+        return [values_of(t) for t in made] + [alias._base is w, alias.requires_grad,
+                                               raised(lambda: getattr(lib, name)(same[::-1]))]
+    assert facts(mg) == facts(torch)
 
 
 # ----- copy.deepcopy ----------------------------------------------------------------------

@@ -102,3 +102,52 @@ def test_the_comparison_can_fail():
     with pytest.raises(AssertionError):
         assert str(mg.tensor(np.array([1.0])).dtype) == \
             str(torch.Tensor(np.array([1.0])).dtype).removeprefix("torch.")
+
+
+def _name(node):
+    return None if node is None else node.name()
+
+
+def _alias_facts(lib):
+    # Tensor(t) of a Tensor t: memory, version counter, base, flags, node and gradients
+    facts = []
+    base = lib.arange(6.0)
+    t = base[1:4]
+    a = lib.Tensor(t)
+    a[0] = 50.0                                        # through the alias into t and base
+    facts += [base.tolist(), t._version, a._version, a._base is base, a.requires_grad,
+              _name(a.grad_fn), a.is_leaf, a.data_ptr() == t.data_ptr()]
+    for dtype in (lib.float64, lib.int64, lib.bool):
+        x = lib.zeros(2, dtype=dtype)
+        y = lib.Tensor(x)
+        facts += [str(y.dtype).removeprefix("torch."), y.data_ptr() == x.data_ptr()]
+    w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = lib.Tensor(w)
+    facts += [b.requires_grad, _name(b.grad_fn), b.is_leaf, b._base is w, type(b).__name__]
+    (b * b).sum().backward()
+    facts.append(w.grad.tolist())
+    with lib.no_grad():
+        c = lib.Tensor(w)
+    facts += [c.requires_grad, _name(c.grad_fn), c.is_leaf, c._base is w]
+    y = w * 1.0                                        # an in-place write through the alias
+    saved = (y * y).sum()                              # bumps y's version: y was saved
+    lib.Tensor(y).mul_(2.0)
+    try:
+        saved.backward()
+        facts.append("ran")
+    except RuntimeError:
+        facts.append(RuntimeError)
+    x = lib.tensor([0.5, -1.0], requires_grad=True)    # twice differentiable
+    (g,) = lib.autograd.grad((lib.Tensor(x) ** 3).sum(), x, create_graph=True)
+    g.sum().backward()
+    facts += [g.tolist(), x.grad.tolist()]
+    p = lib.nn.Parameter(lib.ones(2))
+    q = lib.Tensor(p)
+    facts += [type(q).__name__, q.requires_grad, _name(q.grad_fn), q.data_ptr() == p.data_ptr()]
+    return facts
+
+
+def test_tensor_of_a_tensor_is_torchs_alias():
+    """Same memory and version counter, ``_base``, an ``AliasBackward0`` node where the
+    tensor requires grad (none under ``no_grad``, where the flag is kept), as torch's."""
+    assert _alias_facts(mg) == _alias_facts(torch)
