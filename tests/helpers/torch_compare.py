@@ -1,6 +1,7 @@
 """Comparisons against torch that the vocabulary and program tests share."""
 
 import math
+import warnings
 from contextlib import contextmanager
 
 import numpy as np
@@ -8,6 +9,23 @@ import pytest
 import torch
 
 import microgradnorm as mg
+
+
+# the (torch, nn, F) a program written once is run with, under each library's name
+LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
+             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
+
+
+def under_both(program, plain, *args, ignore=Warning):
+    """[``plain`` of ``program(torch, nn, F, *args)`` under torch, the same under
+    microgradnorm]: warnings of the class ``ignore`` (deprecations, disabled devices) are
+    silenced, as they are not the program's output."""
+    results = []
+    for name in ("torch", "microgradnorm"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ignore)
+            results.append(plain(program(*LIBRARIES[name], *args)))
+    return results
 
 
 def pair(array, requires_grad=True):

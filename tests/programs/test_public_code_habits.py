@@ -17,8 +17,7 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
-             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
+from torch_compare import under_both  # noqa: E402
 
 
 def plain(value):
@@ -50,12 +49,7 @@ def assert_close(got, expected, rtol=1e-6, atol=1e-7):
 
 
 def run_both(program):
-    results = []
-    for name in ("torch", "microgradnorm"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)    # deprecations: not the output
-            results.append(plain(program(*LIBRARIES[name])))
-    return results
+    return under_both(program, plain, ignore=UserWarning)   # deprecations: not the output
 
 
 # ----- torch's keyword names for sizes and dims ------------------------------------------

@@ -6,7 +6,6 @@ step and greedily generated tokens must agree, to 1e-9 in float64 and to roundin
 float32."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -16,7 +15,7 @@ import microgradnorm as mg
 torch = pytest.importorskip("torch")
 
 from language_programs import PROGRAMS  # noqa: E402
-from test_public_code_habits import LIBRARIES  # noqa: E402
+from torch_compare import LIBRARIES, under_both  # noqa: E402
 from test_public_llm_habits import assert_close, part, plain  # noqa: E402
 
 # T5 and LLaMA compute in float32 (their norms and rotary embeddings cast to it); the rest
@@ -48,12 +47,7 @@ def test_the_comparison_can_fail():
 
 # ----- habits around the models: generation loops, masks, initialisations ---------------------
 def run_habit(program):
-    results = []
-    for name in ("torch", "microgradnorm"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results.append(plain(program(*LIBRARIES[name])))
-    return results
+    return under_both(program, plain)
 
 
 def logits_processors(torch, nn, F):

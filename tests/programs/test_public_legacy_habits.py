@@ -21,7 +21,7 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-from test_public_code_habits import LIBRARIES  # noqa: E402
+from torch_compare import under_both  # noqa: E402
 from test_public_code_habits import assert_close as _assert_close  # noqa: E402
 
 
@@ -81,12 +81,7 @@ def warned(call):
 
 
 def run_both(program):
-    results = []
-    for name in ("torch", "microgradnorm"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            results.append(plain(program(*LIBRARIES[name])))
-    return results
+    return under_both(program, plain)
 
 
 # ----- the legacy constructors ----------------------------------------------------------------

@@ -18,7 +18,6 @@ banded mask through ``log``, grouped-query attention by ``expand``, a low-rank S
 values, minGPT's ``@autocast()`` decorator."""
 
 import math
-import warnings
 from importlib import import_module
 
 import numpy as np
@@ -28,7 +27,7 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-from test_public_code_habits import LIBRARIES  # noqa: E402
+from torch_compare import under_both  # noqa: E402
 from test_public_code_habits import assert_close as _assert_close  # noqa: E402
 
 
@@ -59,12 +58,7 @@ def assert_close(got, expected, rtol=1e-5, atol=1e-6):
 
 
 def run_both(program):
-    results = []
-    for name in ("torch", "microgradnorm"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")       # deprecations and disabled devices: not output
-            results.append(plain(program(*LIBRARIES[name])))
-    return results
+    return under_both(program, plain)       # deprecations and disabled devices: not output
 
 
 # ----- a token buffer written one slot at a time, sampled without a sync --------------------

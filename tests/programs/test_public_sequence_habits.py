@@ -18,7 +18,8 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-from test_public_code_habits import LIBRARIES, assert_close  # noqa: E402
+from test_public_code_habits import assert_close  # noqa: E402
+from torch_compare import under_both  # noqa: E402
 
 assert_close = functools.partial(assert_close, rtol=1e-5, atol=1e-6)
 
@@ -34,12 +35,7 @@ def plain(value):
 
 
 def run_both(program, *args):
-    results = []
-    for name in ("torch", "microgradnorm"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)    # deprecations: not the output
-            results.append(plain(program(*LIBRARIES[name], *args)))
-    return results
+    return under_both(program, plain, *args, ignore=UserWarning)   # deprecations
 
 
 # ----- a second backward through a node that holds no data -------------------------------

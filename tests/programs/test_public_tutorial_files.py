@@ -19,7 +19,7 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-from test_public_code_habits import LIBRARIES  # noqa: E402
+from torch_compare import LIBRARIES  # noqa: E402
 from test_public_vision_norm_files import assert_close, plain  # noqa: E402
 
 # float32: torch's vectorised and blocked sums against NumPy's pairwise ones, through a few

@@ -18,11 +18,8 @@ from tutorial_programs_func_seq import (ensembling_with_dropout,  # noqa: E402
                                         seq2seq_attention)
 from tutorial_programs_text import (char_rnn_classification, char_rnn_generation,  # noqa: E402
                                     text_classification, transformer_language_model)
-from torch_compare import (assert_comparison_catches, assert_same_output,  # noqa: E402
-                           default_dtype)
-
-LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
-             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
+from torch_compare import (LIBRARIES, assert_comparison_catches,  # noqa: E402
+                           assert_same_output, default_dtype)
 
 PROGRAMS = {"per_sample_gradients": per_sample_gradients,
             "model_ensembling": model_ensembling,

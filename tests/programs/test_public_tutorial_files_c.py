@@ -9,14 +9,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import microgradnorm as mg  # noqa: E402
-from torch_compare import (assert_comparison_catches, assert_same_output,  # noqa: E402
-                           default_dtype)
+from torch_compare import (LIBRARIES, assert_comparison_catches,  # noqa: E402
+                           assert_same_output, default_dtype)
 from tutorial_programs_c import (forward_mode_ad, function_transforms,  # noqa: E402
                                  optimizer_habits, parametrizations, saved_tensor_hooks,
                                  style_transfer)
-
-LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
-             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
 
 PROGRAMS = {"forward_mode_ad": forward_mode_ad,
             "parametrizations": parametrizations,

@@ -9,14 +9,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import microgradnorm as mg  # noqa: E402
-from torch_compare import (assert_comparison_catches, assert_same_output,  # noqa: E402
-                           default_dtype, leaves)
+from torch_compare import (LIBRARIES, assert_comparison_catches,  # noqa: E402
+                           assert_same_output, default_dtype, leaves)
 from tutorial_programs_d import (autograd_mechanics, building_models,  # noqa: E402
                                  data_loading, lr_schedules, tensor_basics, training_habits)
-
-LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
-             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
 
 PROGRAMS = {"data_loading": data_loading,
             "building_models": building_models,

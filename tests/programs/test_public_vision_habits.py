@@ -8,7 +8,6 @@ initialised, NumPy's argument names ``axis=`` / ``keepdims=`` given to torch fun
 its annotation-only names (``torch.DeviceObjType``, ``torch.typename``)."""
 
 import math
-import warnings
 
 import numpy as np
 import pytest
@@ -17,7 +16,7 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-from test_public_code_habits import LIBRARIES  # noqa: E402
+from torch_compare import under_both  # noqa: E402
 from test_public_code_habits import assert_close as _assert_close  # noqa: E402
 
 
@@ -40,12 +39,7 @@ def assert_close(got, expected, rtol=1e-5, atol=1e-6):
 
 
 def run_both(program, *args):
-    results = []
-    for name in ("torch", "microgradnorm"):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UserWarning)
-            results.append(plain(program(*LIBRARIES[name], *args)))
-    return results
+    return under_both(program, plain, *args, ignore=UserWarning)
 
 
 # ----- bicubic and trilinear resampling -------------------------------------------------

@@ -19,7 +19,7 @@ import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 
-from test_public_code_habits import LIBRARIES  # noqa: E402
+from torch_compare import LIBRARIES  # noqa: E402
 
 TOLERANCES = {"float64": (1e-9, 1e-12), "float32": (2e-5, 2e-6)}
 

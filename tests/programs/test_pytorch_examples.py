@@ -9,7 +9,6 @@ and ``pytorch_examples_tutorials.py``."""
 import warnings
 
 import pytest
-import torch
 from pytorch_examples_sequences import (actor_critic, reinforce, time_sequence_prediction,
                                         word_language_model)
 from pytorch_examples_tutorials import (blitz_networks, blitz_tensors_and_autograd,
@@ -17,12 +16,8 @@ from pytorch_examples_tutorials import (blitz_networks, blitz_tensors_and_autogr
                                         polynomial_nn, transfer_learning)
 from pytorch_examples_vision import (dcgan, fast_neural_style, mnist_cnn, mnist_hogwild,
                                      siamese_network, super_resolution, vae)
-from torch_compare import assert_same_output, default_dtype, leaves
+from torch_compare import LIBRARIES, assert_same_output, default_dtype, leaves
 
-import microgradnorm as mg
-
-LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
-             "microgradnorm": (mg, mg.nn, mg.nn.functional)}
 
 # name: (program, the default dtype both libraries run it in, the dtype it computes in).
 # The reinforcement-learning programs feed `torch.from_numpy(state).float()` to their policy,
