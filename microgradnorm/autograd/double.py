@@ -227,7 +227,7 @@ def accumulate_graph(captured):
             held = tensor._grad
             tensor._grad = g.clone() if held is None else held + g    # its own, as torch's
     if _post_hooks:
-        _run_post_hooks(captured)
+        _run_post_hooks(captured, create_graph=True)
 
 
 def _filled(node, grads):

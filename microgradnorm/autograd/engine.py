@@ -5,6 +5,7 @@ instead)."""
 from ..backend import allocator_setting, keep_freed_memory_by_default, silent_floats
 from .anomaly import _anomaly, check_gradients
 from .function import _tapes
+from .grad_mode import _state
 from .graph import run_node_hooks
 from .history import _as_seen_by, on_paths
 from .hooks import _run_hooks, _run_output_hooks, accumulate
@@ -86,6 +87,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
         order = on_paths(order, capture)
     watching = _observers_here() if _observers else ()
     runs = started(captured, capture, order, roots)   # what multi-grad hooks read (runs.py)
+    mode, _state.grad_enabled = _state.grad_enabled, False   # torch's: hooks record no graph
     try:
         with silent_floats():                # inf and NaN silently, as torch's (backend)
             for node in reversed(order):
@@ -127,6 +129,7 @@ def run_backward(roots, root_grads, retain_graph, capture):
                 captured[key] = (tensor, _run_hooks(tensor._hooks, g, tensor.shape))
     finally:
         runs.pop()
+        _state.grad_enabled = mode
     if not retain_graph:
         for node in order:
             node.free()

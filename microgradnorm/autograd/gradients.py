@@ -12,6 +12,7 @@ from .double import _run_hooks as _run_graph_hooks
 from .double import accumulate_graph, run_backward_graph
 from .engine import run_backward
 from .function import Function
+from .grad_mode import set_grad_enabled
 from .hooks import _own, _run_hooks, accumulate
 from .graph import GradientEdge
 from .inputs import GradientMismatchError, GradientTypeError, _root_grad, _tensor
@@ -93,15 +94,16 @@ class _Wanted:
         # a run of its own for multi-grad hooks (runs.py): this capture, the nodes that ran
         runs = started(captured, self, self.needed or (), ())
         try:
-            for node in self.hooked:
-                for i, (tensor_id, hooks) in node.tensor_hooks.items():
-                    held = captured.get(tensor_id)
-                    if held is None or not hooks or held[0].grad_fn is not node \
-                            or held[0]._output_index != i:
-                        continue
-                    run = _run_graph_hooks if create_graph else _run_hooks
-                    captured[tensor_id] = (held[0],
-                                           run(hooks, held[1], node.outputs_meta[i][0]))
+            with set_grad_enabled(create_graph):       # as in the loop: torch's mode in hooks
+                for node in self.hooked:
+                    for i, (tensor_id, hooks) in node.tensor_hooks.items():
+                        held = captured.get(tensor_id)
+                        if held is None or not hooks or held[0].grad_fn is not node \
+                                or held[0]._output_index != i:
+                            continue
+                        run = _run_graph_hooks if create_graph else _run_hooks
+                        captured[tensor_id] = (held[0],
+                                               run(hooks, held[1], node.outputs_meta[i][0]))
         finally:
             runs.pop()
 

@@ -8,7 +8,7 @@ import threading
 import numpy as np
 
 from ..backend import array_module, silent_floats
-from .grad_mode import no_grad
+from .grad_mode import set_grad_enabled
 from .inputs import GradientTypeError, _tensor
 from .runs import running
 
@@ -126,11 +126,12 @@ def _in_layout_of(data, g):
     return out
 
 
-def _run_post_hooks(captured):
+def _run_post_hooks(captured, create_graph=False):
     """After ``backward()`` has written every ``.grad`` and released its lock (a hook may
     step an optimizer or start another backward): each accumulated leaf's post-accumulate
-    hooks, in registration order, with grad mode off, as torch runs them."""
-    with no_grad():
+    hooks, in registration order, with grad mode off (on under ``create_graph``), as torch
+    runs them."""
+    with set_grad_enabled(create_graph):
         for tensor, _ in captured.values():
             if tensor._post_accumulate_hooks:
                 for hook in list(tensor._post_accumulate_hooks.values()):

@@ -4,8 +4,14 @@ parameter and gradient changes, with a fixed step or the strong-Wolfe line searc
 The algorithm is torch's (minFunc's), operation for operation on the flat vector of every
 parameter: the numbers it compares and scales by (the step t, yᵀs, the initial Hessian scale,
 the two-loop coefficients) are 0-d arrays in the parameters' dtype, as torch keeps them in
-0-d tensors, so float32 runs round as torch's to an ulp a step (a sum taken in another order,
-a multiply-add fused or not, is the difference)."""
+0-d tensors, so float32 runs round as torch's: each ``add_(x, alpha=a)`` of torch's (the
+two-loop updates, the parameter step) is one rounding here too, as its FMA-compiled kernels
+round it, and a Python number divided by a float32 step (the line search's cubic) is the
+step's reciprocal times the number, as torch's ``number / tensor``. What is left is each
+library's own last bit: the order of the dot products' and the 1-norm's sums (NumPy's BLAS
+and pairwise sums, torch's MKL and cascade sums) and the line search's square root (torch's
+float32 one is not always correctly rounded): an ulp now and then, which an ill-conditioned
+problem grows over the iterations, as it would between any two float32 runs."""
 
 import copy
 
@@ -30,11 +36,14 @@ def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None):
 
     (with the two points swapped where x1 > x2)."""
     low, high = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    span = x1 - x2
+    # torch's number / tensor is tensor.reciprocal() * number: two roundings, as here
+    d1 = g1 + g2 - (3 * (f1 - f2) / span if type(span) in (int, float)
+                    else 1 / span * (3 * (f1 - f2)))
     d2_square = d1 ** 2 - g1 * g2
     if not d2_square >= 0:
         return (low + high) / 2.0
-    d2 = backend.array_module(d2_square).sqrt(d2_square)
+    d2 = _sqrt(d2_square)
     if x1 <= x2:
         min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
     else:
@@ -53,7 +62,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
     d_norm = abs(d).max()
     f_new, g_new = evaluate(t)
     evals, ls_iter = 1, 0
-    gtd_new = g_new.dot(d)
+    gtd_new = _dot(g_new, d)
     t_prev, f_prev, g_prev, gtd_prev = 0, f, g.copy(), gtd
     done = False
     while ls_iter < max_ls:                           # bracketing
@@ -75,7 +84,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
         t = t_next
         f_new, g_new = evaluate(t)
         evals += 1
-        gtd_new = g_new.dot(d)
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0, t], [f, f_new], [g, g_new]
@@ -100,7 +109,7 @@ def _strong_wolfe(evaluate, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_change=1
             insufficient_progress = False
         f_new, g_new = evaluate(t)
         evals += 1
-        gtd_new = g_new.dot(d)
+        gtd_new = _dot(g_new, d)
         ls_iter += 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low]:
             bracket[high], bracket_f[high] = t, f_new      # not low enough: the new high
@@ -193,7 +202,7 @@ class LBFGS(Optimizer):
         offset = 0
         for p in self._params:
             flat = _real_flat(p._array)        # a view, or a copy of a strided parameter
-            flat += step_size * update[offset:offset + flat.size]
+            flat[...] = _axpy(flat, step_size, update[offset:offset + flat.size])
             offset += flat.size
             p._array[...] = flat.view(p._array.dtype).reshape(p.shape)
             p._bump_version()
@@ -258,7 +267,7 @@ class LBFGS(Optimizer):
             else:
                 y = flat_grad - prev_flat_grad                 # (n,) gradient change
                 s = d * t                                      # (n,) the last step
-                ys = y.dot(s)
+                ys = _dot(y, s)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:          # forget the oldest pair
                         old_dirs.pop(0)
@@ -267,24 +276,24 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    H_diag = ys / y.dot(y)
+                    H_diag = ys / _dot(y, y)
                 al = state.setdefault("al", [None] * history_size)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i] = old_stps[i].dot(q) * ro[i]
-                    q += -al[i] * old_dirs[i]
+                    al[i] = _dot(old_stps[i], q) * ro[i]
+                    q[...] = _axpy(q, -al[i], old_dirs[i])
                 d = r = q * H_diag
                 for i in range(len(old_dirs)):
-                    be_i = old_dirs[i].dot(r) * ro[i]
-                    r += (al[i] - be_i) * old_stps[i]
+                    be_i = _dot(old_dirs[i], r) * ro[i]
+                    r[...] = _axpy(r, al[i] - be_i, old_stps[i])     # (r is d: in place)
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
             # the step length: min(1, 1/|g|₁)·lr at the very first iteration, lr after
             if state["n_iter"] == 1:
-                t = min(1.0, 1.0 / abs(flat_grad).sum()) * lr
+                t = min(1.0, 1.0 / _sum(abs(flat_grad))) * lr
             else:
                 t = lr
-            gtd = flat_grad.dot(d)                             # the slope along d
+            gtd = _dot(flat_grad, d)                           # the slope along d
             if gtd > -tolerance_change:
                 break
             ls_func_evals = 0
@@ -365,6 +374,30 @@ def _tensor(value):
     if value is None or isinstance(value, (Tensor, int, float)):
         return value
     return state_tensor(value)
+
+
+def _dot(a, b):
+    # the last bits that are each library's own: torch's dot runs in its BLAS's order, its
+    # sum in its cascade's, its float32 sqrt is not always correctly rounded; these are
+    # NumPy's, so float32 iterates can part from torch's by an ulp, then more as iterations
+    # compound it (module-level names: the tests put torch's in their place)
+    return a.dot(b)
+
+
+def _sum(a):
+    return a.sum()
+
+
+def _sqrt(a):
+    return backend.array_module(a).sqrt(a)
+
+
+def _axpy(y, alpha, x):
+    # y + alpha·x as torch's ``y.add_(x, alpha=alpha)`` rounds it: alpha in the kernel's
+    # math type (float32 for float32 and narrower), the multiply-add rounded once, as its
+    # FMA-compiled kernels do; two roundings drift from torch's iterates within ~20 steps
+    alpha = (np.float64 if y.dtype.itemsize > 4 else np.float32)(float(alpha))
+    return backend.fused_multiply_add(x, alpha, y)
 
 
 def _real_flat(array):
