@@ -173,17 +173,6 @@ def array_module(array):
     return _cupy() if is_cupy_array(array) else np
 
 
-def refuse_negative_strides(fn, array):
-    """torch's ValueError for a NumPy array with a negative stride (``a[::-1]``), which
-    ``torch.tensor``, ``as_tensor``, ``asarray`` and ``from_numpy`` refuse, whatever the
-    dtype asked for: its storage has no negative strides. Nothing for other data."""
-    if array.__class__ is np.ndarray and any(stride < 0 for stride in array.strides):
-        raise ValueError(
-            f"{fn}: the array's strides {array.strides} hold a negative one (a reversed "
-            "view such as a[::-1]), and tensors with negative strides are not supported; pass "
-            "a copy (array.copy())")
-
-
 def device_of(array):
     """``"cuda"`` for a CuPy array, ``"cpu"`` for everything else."""
     return "cuda" if is_cupy_array(array) else "cpu"
@@ -315,7 +304,10 @@ def new_array(data, dtype=None, device="cpu"):
             and data.dtype.kind == "c" and np.dtype(dtype).kind not in "cb":
         warn_complex_to_real()
         data = data.real
-    return np.array(data, dtype=dtype, copy=True)
+    if dtype is None:
+        return np.array(data, copy=True)
+    with silent_floats():               # 1e40 as float32: inf, silently, as torch's
+        return np.array(data, dtype=dtype, copy=True)
 
 
 def memory_owner(array):

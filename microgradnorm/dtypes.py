@@ -484,6 +484,46 @@ def tensor_type_dtype(name):
                      f"{sorted(TENSOR_TYPES.values())}")
 
 
+# the NumPy dtype kinds no tensor holds (torch's TypeError): objects, bytes and str, records
+# and raw bytes, dates and durations
+_UNREADABLE_KINDS = {"O": "object", "S": "bytes", "U": "str", "V": "structured or void",
+                     "M": "datetime64", "m": "timedelta64"}
+
+
+def check_array(fn, array):
+    """Raise torch's error for a NumPy array no tensor can be made of, as ``torch.tensor``,
+    ``torch.Tensor``, ``as_tensor``, ``asarray`` and ``from_numpy`` refuse it whatever dtype
+    is asked for: a TypeError for an object, bytes, str, structured, void, datetime64 or
+    timedelta64 array; a ValueError for one in non-native byte order (``dtype=">f8"`` on a
+    little-endian machine: ``array.astype(array.dtype.newbyteorder("="))`` converts it) or
+    with a negative stride (``a[::-1]``: its storage has none; ``array.copy()``). Nothing
+    for other data.
+
+    Args:
+        fn: the name the error starts with (``"tensor"``, ``"from_numpy"``, ...).
+        array: the data given; only a NumPy array is checked.
+
+    Example:
+        >>> check_array("tensor", np.array(["a"]))     # TypeError, as torch.tensor's
+    """
+    if not isinstance(array, np.ndarray):
+        return
+    dtype = array.dtype
+    if dtype.kind in _UNREADABLE_KINDS and dtype != bfloat16:   # (ml_dtypes' kind is "V")
+        raise TypeError(f"{fn}: can't convert a NumPy array of dtype {dtype} "
+                        f"({_UNREADABLE_KINDS[dtype.kind]}): a tensor holds bool, integer, "
+                        "floating-point or complex numbers only")
+    if not dtype.isnative:
+        raise ValueError(f"{fn}: the NumPy array's byte order ({dtype.str}) is not the "
+                         f"machine's: convert it first "
+                         f"(array.astype(array.dtype.newbyteorder('=')))")
+    for stride in array.strides:
+        if stride < 0:
+            raise ValueError(f"{fn}: the array's strides {array.strides} hold a negative one "
+                             "(a reversed view such as a[::-1]), and tensors with negative "
+                             "strides are not supported; pass a copy (array.copy())")
+
+
 def legacy_data(data, sizes):
     """What torch's legacy constructor ``torch.Tensor(*args)`` reads, as ``Tensor`` then
     takes it: ints (or one ``Size``) are a shape, given zeros in the default dtype (torch's
@@ -492,13 +532,9 @@ def legacy_data(data, sizes):
     that is not an int raises TypeError, a negative one RuntimeError, as torch's: a bool is a
     size after the first (``Tensor(2, True)`` is (2, 1)), an integer NumPy scalar or 0-d
     integer Tensor is its int, and a bool or float alone (a NumPy one too) is no data
-    (TypeError). A NumPy array with a negative stride (``a[::-1]``) is torch's ValueError, as
-    ``mg.tensor``'s."""
+    (TypeError). A NumPy array is checked as ``mg.tensor``'s (``check_array``)."""
     if data.__class__ is np.ndarray and not sizes:
-        if any(stride < 0 for stride in data.strides):
-            raise ValueError(f"Tensor(): the array's strides {data.strides} hold a negative "
-                             "one (a reversed view such as a[::-1]), and tensors with negative "
-                             "strides are not supported; pass a copy (array.copy())")
+        check_array("Tensor()", data)
         return data
     if not sizes and (data.__class__ in (bool, float)
                       or isinstance(data, (np.bool_, np.floating))):
@@ -522,8 +558,10 @@ def legacy_data(data, sizes):
         array = np.asarray(data)
     except ValueError:                  # ragged: Tensor's own reading raises torch's error
         return data
-    # ints, bools and floats ([float64 array, ...] too) in the default dtype
-    return array.astype(get_default_dtype()) if array.dtype.kind in "iubf" else data
+    if array.dtype.kind not in "iubf":
+        return data
+    with np.errstate(over="ignore"):    # ints, bools and floats ([float64 array, ...] too) in
+        return array.astype(get_default_dtype())    # the default dtype; 1e40: inf, as torch's
 
 
 def wrapped_int(value, dtype):

@@ -605,7 +605,7 @@ def _can_cast(source, target):
 def tensor(data, requires_grad=False, dtype=None, device=None, *, pin_memory=False):
     """Create a Tensor of ``data`` in its own dtype (``torch.tensor``: ``tensor(3)`` is an
     int64 0-d tensor, where ``Tensor(3)`` has 3 elements); the arguments as ``Tensor``'s."""
-    backend.refuse_negative_strides("tensor", data)     # a reversed NumPy view: torch's
+    dtypes.check_array("tensor", data)     # object, str, reversed, ...: torch's errors
     backend.check_pin_memory("tensor", pin_memory)      # as the factories' (storage.py)
     if isinstance(data, Tensor):                        # torch's advice, its UserWarning
         warnings.warn("To copy construct from a tensor, it is recommended to use "

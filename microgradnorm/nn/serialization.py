@@ -8,7 +8,8 @@ UTF-8 bytes of a JSON document ``{"format": "microgradnorm.save", "version": 1, 
 node}`` that describes the object. A node is JSON's null, true/false, a string, an int, a
 finite float, or a list (a Python list); anything else is an object with one key, its tag:
 ``{"tuple": [node, ...]}`` (``"size"`` for a ``Size``), ``{"dict": [[key, node], ...]}``
-(keys str or int, in order; ``"ordered_dict"`` for an OrderedDict; ``{"state_dict": [pairs,
+(keys str or int, in order; ``"ordered_dict"`` for an OrderedDict, ``"counter"`` for a
+Counter, as a scheduler's state dict holds; ``{"state_dict": [pairs,
 node]}`` for one with torch's ``_metadata``, the node), ``{"float": "nan" |
 "inf" | "-inf"}``, ``{"scalar": [dtype, value]}`` (a NumPy number), ``{"ndarray": {member,
 dtype, shape, device}}`` and ``{"tensor": {member, dtype, shape, device, requires_grad,
@@ -135,6 +136,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
 # nothing (a file holds data alone), so the list is kept for code that reads it back and
 # changes what no load does.
 _SAFE_GLOBALS = []
+_MAPPING_TAGS = {dict: "dict", collections.OrderedDict: "ordered_dict",
+                 collections.Counter: "counter"}
 
 
 def add_safe_globals(safe_globals):
@@ -272,7 +275,7 @@ class _Encoder:
         if isinstance(value, Module):
             value = value.state_dict()    # code is not data: its state, as nn.save always did
             kind = dict
-        if kind in (list, tuple, Size, dict, collections.OrderedDict):
+        if kind in (list, tuple, Size, dict, collections.OrderedDict, collections.Counter):
             return self.container(value, kind, path)
         raise self.refusal(value, path)
 
@@ -301,7 +304,7 @@ class _Encoder:
             metadata = getattr(value, "_metadata", None) if kind is not dict else None
             if metadata is not None:        # a state dict's module versions, as torch keeps
                 return {"state_dict": [items, self.encode(metadata, path + ["_metadata"])]}
-            return {"dict" if kind is dict else "ordered_dict": items}
+            return {_MAPPING_TAGS[kind]: items}
         finally:
             self.active.discard(id(value))
 
@@ -544,7 +547,7 @@ class _Decoder:
             if tag == "size" and not all(type(n) is int and n >= 0 for n in items):
                 raise self.fail(path, "is a Size of what are not sizes")
             return Size(items) if tag == "size" else items
-        if tag in ("dict", "ordered_dict") and type(body) is list:
+        if tag in _MAPPING_TAGS.values() and type(body) is list:
             self.check_depth(path)
             return self.mapping(tag, body, path)
         if tag == "state_dict" and type(body) is list and len(body) == 2 \
@@ -572,7 +575,7 @@ class _Decoder:
             raise self.fail(path, f"nests more than {MAX_DEPTH} containers deep")
 
     def mapping(self, tag, pairs, path):
-        result = {} if tag == "dict" else collections.OrderedDict()
+        result = {value: key for key, value in _MAPPING_TAGS.items()}[tag]()
         for pair in pairs:
             if type(pair) is not list or len(pair) != 2 or type(pair[0]) not in (str, int):
                 raise self.fail(path, "holds an entry that is not a [str or int key, value]")

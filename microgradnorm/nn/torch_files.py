@@ -117,8 +117,8 @@ class _Unpickler(pickle.Unpickler):
         return ValueError(f"{self.where}: {self.label}: {why}")
 
     def find_class(self, module, name):
-        if (module, name) == ("collections", "OrderedDict"):
-            return collections.OrderedDict
+        if module == "collections" and name in ("OrderedDict", "Counter"):
+            return getattr(collections, name)
         if module == "builtins" and name in ("set", "frozenset", "complex", "slice"):
             return {"set": set, "frozenset": frozenset, "complex": complex,
                     "slice": slice}[name]

@@ -78,7 +78,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
             out.requires_grad_(requires_grad)
         return out
     if isinstance(obj, np.ndarray) or backend.is_cupy_array(obj):
-        backend.refuse_negative_strides("asarray", obj)        # torch's, whatever copy=
+        dtypes.check_array("asarray", obj)        # torch's refusals, whatever copy=
         same = (dtype is None or dtype == obj.dtype) and device in (None,
                                                                    backend.device_of(obj))
         if copy is False and not same:

@@ -3,11 +3,11 @@ share; ``lr_scheduler`` and ``lr_cycles`` both build on it (and users find it in
 ``lr_scheduler``)."""
 
 import numbers
-import types
 import warnings
 
 from ..dtypes import check_number
 from ..tensor import Tensor
+from . import lr_scheduler_state
 from .optimizers import Optimizer, lr_value
 
 __all__ = ["LRScheduler"]
@@ -77,7 +77,7 @@ class LRScheduler:
         self._order_checked = False
         self.optimizer = optimizer
         self.base_lrs = [lr_value(group["initial_lr"]) for group in optimizer.param_groups]
-        self.last_epoch = last_epoch
+        self.last_epoch, self._step_count = last_epoch, 0       # torch's count of steps
         if not getattr(optimizer, "_steps_watched", False):
             # torch's wrapper of optimizer.step, put on by the first schedule: the
             # optimizer's steps count from here
@@ -96,6 +96,7 @@ class LRScheduler:
         else:
             lrs = [self.chain_step(epoch, lr, i) for i, lr in enumerate(current)]
         self._commit(epoch, self.base_lrs, lrs)
+        self._step_count = 1
 
     def lr_at(self, step, base_lr, group_index):
         """The learning rate of group ``group_index`` at ``step`` (defined by subclasses)."""
@@ -108,10 +109,11 @@ class LRScheduler:
         self._check_step_order()
         if epoch is None:
             self._go_to(self.last_epoch + 1, self.base_lrs)
-            return
-        epoch = self._epoch_argument(epoch)
-        lrs = [self.closed_form(epoch, i) for i in range(len(self.base_lrs))]
-        self._commit(epoch, self.base_lrs, lrs)
+        else:
+            epoch = self._epoch_argument(epoch)
+            lrs = [self.closed_form(epoch, i) for i in range(len(self.base_lrs))]
+            self._commit(epoch, self.base_lrs, lrs)
+        self._step_count = getattr(self, "_step_count", 0) + 1
 
     def _check_step_order(self):
         # torch's warning at a schedule's first step, if the optimizer has not stepped
@@ -191,54 +193,28 @@ class LRScheduler:
                 f"last_lr={self.get_last_lr()}, optimizer={type(self.optimizer).__name__})")
 
     def state_dict(self):
-        """``{"last_epoch": int, "base_lrs": [...]}``; a schedule of ``lr_lambdas``
-        (``LambdaLR``, ``MultiplicativeLR``) adds torch's ``"lr_lambdas"``: per group, the
-        attributes (``__dict__``) of a callable object, None for a function or a lambda."""
-        state = {"last_epoch": self.last_epoch, "base_lrs": list(self.base_lrs)}
-        if "lr_lambdas" in self.__dict__:
-            state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType)
-                                   else dict(getattr(fn, "__dict__", {}))
-                                   for fn in self.lr_lambdas]
-        return state
+        """torch's state dict: every attribute torch's scheduler of this class holds (its
+        ``__dict__`` less the optimizer), under torch's names, in torch's order: the
+        schedule's own options, then ``base_lrs``, ``last_epoch``, ``_step_count``,
+        ``_is_initial``, ``_get_lr_called_within_step`` and ``_last_lr``; ``LambdaLR`` and
+        ``MultiplicativeLR`` add ``lr_lambdas`` (per group, a callable object's attributes,
+        None for a function or a lambda)."""
+        return lr_scheduler_state.state_dict(self)
 
     def load_state_dict(self, state_dict):
-        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match (and a
-        callable object's attributes from ``"lr_lambdas"``, before the rates they give)."""
-        name = f"{type(self).__name__}.load_state_dict"
-        keys = {"last_epoch", "base_lrs"}
-        lambdas = state_dict.get("lr_lambdas") if isinstance(state_dict, dict) else None
-        if not isinstance(state_dict, dict) or set(state_dict) - {"lr_lambdas"} != keys \
-                or ("lr_lambdas" in state_dict and "lr_lambdas" not in self.__dict__):
-            raise ValueError(f"{name}: expected keys ['base_lrs', 'last_epoch'], got "
-                             f"{state_dict!r}")
-        epoch, base_lrs = _checked_state(name, self.optimizer, state_dict)
-        kept = [] if lambdas is None else _load_lambdas(name, self.lr_lambdas, lambdas)
-        last = self._last_lr
-        self._last_lr = None          # a jump, even to the next step: the walk from the base
-        try:
-            self._go_to(epoch, base_lrs)
-        except Exception:
-            self._last_lr = last
-            for fn, attributes in kept:           # the objects as they were: nothing loaded
-                fn.__dict__.clear()
-                fn.__dict__.update(attributes)
-            raise
-        self._order_checked = True             # torch's restored step count
+        """Continue from a ``state_dict()``, this library's or one torch's scheduler of the
+        same class saved: its options, then the rates of its step (the parameter groups'
+        ``lr`` set to match, walked from the base rates), its count and last rates; a
+        callable object's attributes from ``"lr_lambdas"``. A bad dict changes nothing."""
+        where = lr_scheduler_state.check_keys(self, state_dict)
+        epoch, base_lrs = _checked_state(where, self.optimizer, state_dict)
 
+        def jump(scheduler):
+            scheduler._last_lr = None      # a jump, even to the next step: the walk from the base
+            scheduler._go_to(epoch, base_lrs)
+            scheduler._order_checked = True             # torch's restored step count
 
-def _load_lambdas(name, lr_lambdas, saved):
-    # torch's restore of callable objects' attributes (``__dict__.update``), checked first;
-    # returns each updated object with its attributes before, to put back on a failure
-    if not isinstance(saved, (list, tuple)) or len(saved) != len(lr_lambdas) \
-            or not all(entry is None or isinstance(entry, dict) for entry in saved):
-        raise ValueError(f"{name}: lr_lambdas must be a list of {len(lr_lambdas)} dicts or "
-                         f"None (one per parameter group), got {saved!r}")
-    kept = []
-    for fn, entry in zip(lr_lambdas, saved):
-        if entry is not None and hasattr(fn, "__dict__"):
-            kept.append((fn, dict(fn.__dict__)))
-            fn.__dict__.update(entry)
-    return kept
+        lr_scheduler_state.load_state_dict(self, state_dict, jump)
 
 
 def set_lr(group, lr):

@@ -6,6 +6,7 @@ import math
 import numbers
 
 from ..dtypes import check_number
+from . import lr_scheduler_state
 from .lr_base import (LRScheduler, _check_optimizer, _members, _momentum_kind, _per_group,
                       _write_momentum, lr_value, set_lr)
 
@@ -110,22 +111,20 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             set_lr(group, lr)
         self._last_lr = lrs
 
-    def state_dict(self):
-        """``{"last_epoch", "base_lrs", "T_cur", "T_i"}``: the place in the cycle too."""
-        return {**super().state_dict(), "T_cur": self.T_cur, "T_i": self.T_i}
-
     def load_state_dict(self, state_dict):
-        """Continue from a ``state_dict()``; sets the parameter groups' ``lr`` to match."""
+        """Continue from a ``state_dict()`` (torch's keys); sets the parameter groups' ``lr``
+        to match, at the saved place in the cycle (``T_cur``, ``T_i``)."""
         name = "CosineAnnealingWarmRestarts.load_state_dict"
         keys = {"last_epoch", "base_lrs", "T_cur", "T_i"}
-        if not isinstance(state_dict, dict) or set(state_dict) != keys:
+        if not isinstance(state_dict, dict) or not keys <= set(state_dict):
             raise ValueError(f"{name}: expected keys {sorted(keys)}, got {state_dict!r}")
         check_number(name, "T_cur", state_dict["T_cur"])
         check_number(name, "T_i", state_dict["T_i"])
-        if not 0 <= state_dict["T_cur"] < state_dict["T_i"] or state_dict["T_i"] < self.T_0:
-            raise ValueError(f"{name}: T_cur must be in [0, T_i) and T_i >= T_0={self.T_0}, "
+        first = state_dict.get("T_0", self.T_0)
+        if not 0 <= state_dict["T_cur"] < state_dict["T_i"] or state_dict["T_i"] < first:
+            raise ValueError(f"{name}: T_cur must be in [0, T_i) and T_i >= T_0={first}, "
                              f"got T_cur={state_dict['T_cur']!r}, T_i={state_dict['T_i']!r}")
-        super().load_state_dict({key: state_dict[key] for key in ("last_epoch", "base_lrs")})
+        super().load_state_dict(state_dict)
         self._set(self.last_epoch, state_dict["T_cur"], state_dict["T_i"])
 
 
@@ -247,7 +246,7 @@ class ChainedScheduler(LRScheduler):
     SequentialLR updates the rate by the scheduler running there, and at a milestone sets
     that one's first rate. The schedulers must be at the same step (freshly made, as a
     rule); the rate before the first step is the one their constructors left, as in torch.
-    ``state_dict()`` holds the step, the base rates and each scheduler's ``state_dict()``.
+    ``state_dict()`` holds torch's: the last rates and each scheduler's ``state_dict()``.
 
     Example:
         >>> scheduler = ChainedScheduler([ConstantLR(opt, factor=0.1, total_iters=2),
@@ -275,6 +274,8 @@ class ChainedScheduler(LRScheduler):
         for scheduler in self._schedulers:       # each one's own step checks the order
             scheduler._check_step_order()
         super().step()
+        for scheduler in self._schedulers:       # and counts the step, as torch's
+            scheduler._step_count = getattr(scheduler, "_step_count", 0) + 1
 
     def get_lr(self):
         """torch's NotImplementedError: its schedulers compute the rates
@@ -324,22 +325,8 @@ class ChainedScheduler(LRScheduler):
             lrs = out
         self.last_epoch, self._last_lr = epoch, list(lrs_out)
 
-    def state_dict(self):
-        """``{"last_epoch", "base_lrs", "_schedulers": [each scheduler's state_dict()]}``."""
-        return {**super().state_dict(),
-                "_schedulers": [scheduler.state_dict() for scheduler in self._schedulers]}
-
     def load_state_dict(self, state_dict):
-        """Continue from a ``state_dict()``: every scheduler's, then the composed rate."""
-        name = "ChainedScheduler.load_state_dict"
-        keys = {"last_epoch", "base_lrs", "_schedulers"}
-        if not isinstance(state_dict, dict) or set(state_dict) != keys:
-            raise ValueError(f"{name}: expected keys {sorted(keys)}, got {state_dict!r}")
-        saved = state_dict["_schedulers"]
-        if not isinstance(saved, (list, tuple)) or len(saved) != len(self._schedulers):
-            raise ValueError(f"{name}: expected {len(self._schedulers)} scheduler states, got "
-                             f"{saved!r}")
-        for scheduler, entry in zip(self._schedulers, saved):
-            scheduler.load_state_dict(entry)
-        self._last_lr = None                      # walk from the base rates
-        super().load_state_dict({key: state_dict[key] for key in ("last_epoch", "base_lrs")})
+        """Continue from a ``state_dict()`` (torch's: ``_last_lr`` and every scheduler's
+        state dict): every scheduler's options, the composed rate of their step (walked from
+        the base rates), then each one's count and last rates as saved."""
+        lr_scheduler_state.load_composite(self, state_dict)

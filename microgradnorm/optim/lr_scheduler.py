@@ -9,6 +9,7 @@ import bisect
 import math
 
 from ..dtypes import check_number, check_positive_ints
+from . import lr_scheduler_state
 from .lr_base import (LRScheduler, _check_optimizer, _int_list, _lr_lambdas, _members,
                       _momentum_kind, _per_group, _write_momentum, lr_value, set_lr)
 from .lr_cycles import ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR
@@ -453,6 +454,13 @@ class SequentialLR(LRScheduler):
                              f"{len(schedulers)} schedulers, got {len(milestones)}")
         self.schedulers, self.milestones = schedulers, milestones
         super().__init__(optimizer, last_epoch)
+        if last_epoch == -1:              # torch's undo of the steps the others' made
+            lr_scheduler_state.undo_waiting(self)
+
+    def load_state_dict(self, state_dict):
+        """Continue from a ``state_dict()`` (torch's: ``_milestones``, ``last_epoch``,
+        ``_last_lr`` and every scheduler's state dict): the run to that step replayed."""
+        lr_scheduler_state.load_composite(self, state_dict)
 
     def _initial_step(self):
         # step 0: the first scheduler's, from its own base rates (torch's reset); resumed
@@ -521,6 +529,7 @@ class SequentialLR(LRScheduler):
             scheduler.last_epoch, scheduler._last_lr = -1, None
             if epoch == 0:
                 scheduler._go_to(0, scheduler.base_lrs)
+                scheduler._step_count = 1           # torch's constructor step, again
             else:
                 rates = [lr_value(group["lr"]) for group in self.optimizer.param_groups]
                 lrs = [scheduler.restart_rate(lr, i) for i, lr in enumerate(rates)]
@@ -529,6 +538,7 @@ class SequentialLR(LRScheduler):
                     set_lr(group, lr)
         else:
             scheduler._go_to(own_step, scheduler.base_lrs)
+            scheduler._step_count = getattr(scheduler, "_step_count", 0) + 1
         self.last_epoch, self._last_lr = epoch, scheduler.get_last_lr()
 
     def _replay(self, epoch):
@@ -595,6 +605,7 @@ class ReduceLROnPlateau(LRScheduler):
         for option, value in (("threshold", threshold), ("eps", eps)):
             check_number(name, option, value)
         self.min_lrs = _per_group(name, "min_lr", min_lr, len(optimizer.param_groups))
+        self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
         self.optimizer, self.mode, self.factor = optimizer, mode, factor
         self.patience, self.threshold, self.threshold_mode = patience, threshold, threshold_mode
         self.cooldown, self.eps = cooldown, eps
@@ -638,24 +649,10 @@ class ReduceLROnPlateau(LRScheduler):
         """torch's NotImplementedError: the rate follows the metrics (``get_last_lr()``)."""
         raise NotImplementedError
 
-    def state_dict(self):
-        """The counters and the best metric (the rates are in the optimizer's state)."""
-        return {"last_epoch": self.last_epoch, "best": self.best,
-                "num_bad_epochs": self.num_bad_epochs, "cooldown_counter": self.cooldown_counter}
-
     def load_state_dict(self, state_dict):
-        """Continue from a ``state_dict()``."""
-        keys = {"last_epoch", "best", "num_bad_epochs", "cooldown_counter"}
-        if not isinstance(state_dict, dict) or set(state_dict) != keys:
-            raise ValueError(f"ReduceLROnPlateau.load_state_dict: expected keys "
-                             f"{sorted(keys)}, got {state_dict!r}")
-        for key in keys - {"best"}:
-            check_number("ReduceLROnPlateau.load_state_dict", key, state_dict[key], integer=True)
-        check_number("ReduceLROnPlateau.load_state_dict", "best", state_dict["best"])
-        self.last_epoch, self.best = int(state_dict["last_epoch"]), float(state_dict["best"])
-        self.num_bad_epochs = int(state_dict["num_bad_epochs"])
-        self.cooldown_counter = int(state_dict["cooldown_counter"])
-        self._last_lr = [group["lr"] for group in self.optimizer.param_groups]
+        """Continue from a ``state_dict()`` (torch's keys: the options, the counters, the
+        best metric and the last rates; the rates themselves are in the optimizer's)."""
+        lr_scheduler_state.load_plateau(self, state_dict)
 
 
 def warmup_cosine(warmup_steps, total_steps, min_factor=0.0):

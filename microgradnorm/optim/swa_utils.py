@@ -246,13 +246,6 @@ class SWALR(_Recursive):
         self._step_count += 1
         self._commit(epoch, self.base_lrs, lrs)
 
-    def state_dict(self):
-        """torch's: ``last_epoch``, ``base_lrs``, ``_step_count`` (t + 1), ``anneal_epochs``,
-        ``_anneal_strategy`` and ``_last_lr``."""
-        return {**super().state_dict(), "_step_count": self._step_count,
-                "anneal_epochs": self.anneal_epochs, "_anneal_strategy": self.anneal_strategy,
-                "_last_lr": list(self._last_lr)}
-
     def load_state_dict(self, state_dict):
         """Continue from a ``state_dict()`` (ours or torch's): the count, the annealing and
         the last rates; the groups' rates stay as they are, as torch's (load the optimizer's

@@ -151,3 +151,87 @@ def test_tensor_of_a_tensor_is_torchs_alias():
     """Same memory and version counter, ``_base``, an ``AliasBackward0`` node where the
     tensor requires grad (none under ``no_grad``, where the flag is kept), as torch's."""
     assert _alias_facts(mg) == _alias_facts(torch)
+
+
+# arrays no tensor is made of, or not as they are: each constructor's answer is torch's
+UNREADABLE = {
+    "object of numbers": lambda: np.array([1.5, 2], dtype=object),
+    "object of mixed": lambda: np.array(["a", 1], dtype=object),
+    "empty object": lambda: np.array([], dtype=object),
+    "str": lambda: np.array(["ab", "c"]),
+    "bytes": lambda: np.array([b"ab", b"c"]),
+    "structured": lambda: np.zeros(2, dtype=[("a", "f4"), ("b", "i4")]),
+    "void": lambda: np.zeros(2, dtype="V4"),
+    "datetime64": lambda: np.array(["2020-01-01", "2021-06-30"], dtype="datetime64[D]"),
+    "timedelta64": lambda: np.array([1, 2], dtype="timedelta64[s]"),
+    "big-endian float64": lambda: np.array([1.5, 2.0], dtype=">f8"),
+    "big-endian int32": lambda: np.array([[1, 2]], dtype=">i4"),
+    "big-endian 0-d": lambda: np.array(1.5, dtype=">f4"),
+    "big-endian empty": lambda: np.zeros((0, 2), dtype=">f8"),
+    "little-endian float64": lambda: np.array([1.5, 2.0], dtype="<f8"),
+    "native bool": lambda: np.array([True, False], dtype="=?"),
+}
+CONSTRUCTORS = {
+    "Tensor": lambda lib, a: lib.Tensor(a),
+    "tensor": lambda lib, a: lib.tensor(a),
+    "tensor dtype=float32": lambda lib, a: lib.tensor(a, dtype=lib.float32),
+    "as_tensor": lambda lib, a: lib.as_tensor(a),
+    "as_tensor dtype=float64": lambda lib, a: lib.as_tensor(a, dtype=lib.float64),
+    "asarray": lambda lib, a: lib.asarray(a),
+    "from_numpy": lambda lib, a: lib.from_numpy(a),
+    "FloatTensor": lambda lib, a: lib.FloatTensor(a),
+    "LongTensor": lambda lib, a: lib.LongTensor(a),
+    "DoubleTensor": lambda lib, a: lib.DoubleTensor(a),
+}
+
+
+def _outcome(lib, constructor, name):
+    # (dtype, values) of the tensor made, or the error's class
+    try:
+        made = CONSTRUCTORS[constructor](lib, UNREADABLE[name]())
+    except Exception as error:                 # the class is what is compared
+        return type(error)
+    return str(made.dtype).removeprefix("torch."), made.tolist()
+
+
+@pytest.mark.parametrize("constructor", CONSTRUCTORS)
+@pytest.mark.parametrize("name", UNREADABLE)
+def test_an_unreadable_array_gets_torchs_answer_from_every_constructor(name, constructor):
+    theirs = _outcome(torch, constructor, name)
+    ours = _outcome(mg, constructor, name)
+    if isinstance(theirs, type):
+        assert isinstance(ours, type) and issubclass(ours, theirs), (ours, theirs)
+    else:
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("name, error, words", [
+    ("object of numbers", TypeError, "object"), ("str", TypeError, "str"),
+    ("datetime64", TypeError, "datetime64"), ("big-endian float64", ValueError, "byte order")])
+def test_the_refusal_names_the_constructor_and_what_is_wrong(name, error, words):
+    for constructor, fn in (("tensor", "tensor"), ("Tensor", "Tensor()"),
+                            ("from_numpy", "from_numpy")):
+        with pytest.raises(error, match=words) as caught:
+            CONSTRUCTORS[constructor](mg, UNREADABLE[name]())
+        assert str(caught.value).startswith(fn + ":")
+
+
+def test_a_refused_array_is_left_as_it_was():
+    array = np.array([1.5, 2.0], dtype=">f8")
+    with pytest.raises(ValueError):
+        mg.from_numpy(array)
+    assert array.dtype == np.dtype(">f8") and array.tolist() == [1.5, 2.0]
+    converted = array.astype(array.dtype.newbyteorder("="))    # the way the message gives
+    assert mg.from_numpy(converted).tolist() == torch.from_numpy(converted).tolist()
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.Tensor([1e40, -1e40, 1.0]),
+    lambda lib: lib.Tensor(np.array([1e40, -1e40, 1.0])),
+    lambda lib: lib.tensor([1e40, -1e40, 1.0], dtype=lib.float32),
+    lambda lib: lib.tensor(np.array([1e40, 1.0]), dtype=lib.float16)])
+def test_a_value_past_the_dtypes_range_is_inf_silently_as_torchs(make):
+    # a RuntimeWarning from the library fails the test (the suite's filterwarnings)
+    ours, theirs = make(mg), make(torch)
+    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
