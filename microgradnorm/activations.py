@@ -15,7 +15,7 @@ from . import generator as streams
 from . import sampling
 from .autograd.double import gradient_reads
 from .autograd.function import Function
-from .dtypes import check_number, is_floating, is_half
+from .dtypes import float_of, is_floating, is_half
 from .fused import softmax
 from .fused.arguments import implicit_dim
 from .losses import check_floating
@@ -187,7 +187,7 @@ def celu(input, alpha=1.0, inplace=False):
         >>> F.celu(mg.tensor([2.0, -2.0]), alpha=2.0)          # [2, 2 (e⁻¹ - 1)]
     """
     check_floating("celu", "input", input)
-    check_number("celu", "alpha", alpha)
+    alpha = float_of(alpha, "celu", "alpha")
     if alpha == 0:
         raise RuntimeError("celu: ZeroDivisionError: alpha cannot be 0 for CELU")
     if input.dtype != np.float64:          # PyTorch's kernel takes alpha and 1/alpha as float
@@ -211,7 +211,7 @@ def softshrink(input, lambd=0.5):
         >>> F.softshrink(mg.tensor([-2.0, 0.2, 1.0]))          # [-1.5, 0, 0.5]
     """
     check_floating("softshrink", "input", input)
-    check_number("softshrink", "lambd", lambd)
+    lambd = float_of(lambd, "softshrink", "lambd")
     largest = float(dtypes.finfo(input.dtype).max)
     if not 0 <= lambd <= largest:
         raise RuntimeError(f"softshrink: lambda must be in range [0, {largest:g}] for input "
@@ -227,7 +227,7 @@ def hardshrink(input, lambd=0.5):
         >>> F.hardshrink(mg.tensor([-2.0, 0.2, 1.0]))          # [-2, 0, 1]
     """
     check_floating("hardshrink", "input", input)
-    check_number("hardshrink", "lambd", lambd)
+    lambd = float_of(lambd, "hardshrink", "lambd")
     return Hardshrink.apply(input, lambd=lambd)
 
 
@@ -245,7 +245,7 @@ def threshold(input, threshold, value, inplace=False):
         raise NotImplementedError("threshold: not implemented for bool tensors")
     given = {"threshold": threshold, "value": value}
     for name, number in given.items():
-        check_number("threshold", name, number)
+        given[name] = number = float_of(number, "threshold", name)
         if isinstance(number, numbers.Integral):
             if not -2**63 <= number < 2**64:
                 raise OverflowError(f"threshold: {name} {number} is too big to convert (an "
@@ -387,7 +387,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         >>> F.gumbel_softmax(logits, tau=0.5, hard=True)       # one-hot rows
     """
     check_floating("gumbel_softmax", "logits", logits)
-    check_number("gumbel_softmax", "tau", tau)
+    tau = float_of(tau, "gumbel_softmax", "tau")
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     draws = np.empty(logits.shape, logits.dtype)

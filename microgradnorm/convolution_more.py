@@ -23,7 +23,7 @@ from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
                           _adaptive_windows, _check_dtype, _check_input, _ints, _ntuple,
                           _torch_layout, _window_positions, avg_pool2d, col2im, im2col,
                           max_pool1d, max_pool2d)
-from .dtypes import check_number, index_of, is_floating
+from .dtypes import check_number, float_of, index_of, is_floating
 from .ops.base import constant, result_dtype
 from .ops.indexing import scatter
 from .tensor import Tensor
@@ -562,8 +562,8 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         raise TypeError(f"{fn}: input must be a Tensor, got {type(input).__name__}")
     size = index_of(size)                        # a 0-d integer tensor is its int, as torch's
     check_number(fn, "size", size, integer=True)
-    for name, value in (("alpha", alpha), ("beta", beta), ("k", k)):
-        check_number(fn, name, value)
+    alpha, beta, k = (float_of(value, fn, name, one_element=True)   # torch's: arithmetic
+                      for name, value in (("alpha", alpha), ("beta", beta), ("k", k)))
     if input.ndim < 3:
         raise ValueError(f"{fn}: expected an input of 3 or more dims, got {input.shape}")
     if input.size == 0:                           # torch's: before it looks at size
@@ -585,7 +585,7 @@ LAMBDA_ALPHA = 1.7580993408473766        # +λα, SELU's scale times its alpha (
 
 def _check_p(fn, p):
     # every dropout's (F.dropout's and dropout2d's too): checked before the input, as torch's
-    check_number(fn, "p", p)
+    p = float_of(p, fn, "p")
     if not 0 <= p <= 1:
         raise ValueError(f"{fn}: p must be a number in [0, 1], got {p!r}")
 

@@ -256,6 +256,45 @@ def index_of(value):
         return value
 
 
+def float_of(value, where, name, one_element=False):
+    """``value`` as torch reads a float argument (``eps``, ``p``, ``negative_slope``, ...): a
+    Python float or int as it is; a bool as 0.0 or 1.0; a NumPy float, int or bool scalar as
+    its Python float (int); a 0-d Tensor of a real dtype that does not require grad as its
+    value (``one_element``: any one-element Tensor, as torch's functions written in Python
+    read one through tensor arithmetic). A complex number, or a complex Tensor, raises
+    ``ComplexScalarError`` (torch's RuntimeError or TypeError); anything else, a string, None,
+    a Tensor of several elements, a TypeError naming ``name`` of ``where``.
+
+    Example:
+        >>> float_of(True, "dropout", "p"), float_of(np.float32(0.5), "dropout", "p")
+        (1.0, 0.5)
+    """
+    if value.__class__ is float or value.__class__ is int:     # the common calls, free
+        return value
+    if isinstance(value, (bool, np.bool_, np.floating)):
+        return float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, (complex, np.complexfloating)):
+        raise ComplexScalarError(f"{where}: {name} must be a real number, got complex "
+                                 f"{value!r}")
+    if isinstance(value, numbers.Real):
+        return float(value)
+    array = getattr(value, "_array", None)      # a Tensor (this layer knows no Tensor class)
+    if array is not None and not isinstance(value, np.ndarray):
+        if array.size == 1 and (array.ndim == 0 or one_element):
+            if array.dtype.kind == "c":
+                raise ComplexScalarError(f"{where}: {name} must be a real number, got a "
+                                         f"complex Tensor {value!r}")
+            if one_element or not getattr(value, "requires_grad", False):
+                item = array.reshape(()).item()
+                return float(item) if array.dtype.kind not in "iu" else item
+        raise TypeError(f"{where}: {name} must be a real number or a 0-d Tensor that does not "
+                        f"require grad, got a Tensor of shape {tuple(array.shape)}")
+    raise TypeError(f"{where}: {name} must be a real number, got {type(value).__name__} "
+                    f"{value!r}")
+
+
 def is_half(dtype):
     """float16 or bfloat16: the dtypes that accumulate in float32."""
     return is_floating(dtype) and np.dtype(dtype).itemsize < 4

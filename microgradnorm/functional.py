@@ -22,7 +22,7 @@ from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                           max_pool1d, max_pool2d, unfold)
-from .dtypes import check_number, index_of, is_floating
+from .dtypes import check_number, float_of, index_of, is_floating
 from .losses import (binary_cross_entropy, binary_cross_entropy_with_logits, check_floating,
                      cross_entropy, huber_loss, kl_div, l1_loss, logsigmoid, mse_loss,
                      nll_loss, smooth_l1_loss)
@@ -149,7 +149,7 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
         >>> F.leaky_relu(mg.tensor([-2.0, 3.0]), 0.1)          # [-0.2, 3.0]
     """
     check_floating("leaky_relu", "input", input)
-    check_number("leaky_relu", "negative_slope", negative_slope)
+    negative_slope = float_of(negative_slope, "leaky_relu", "negative_slope")
 
     def compute(x):
         with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
@@ -165,7 +165,7 @@ def elu(input, alpha=1.0, inplace=False):
         >>> F.elu(mg.tensor([-1.0, 2.0]))                      # [e⁻¹ - 1, 2]
     """
     check_floating("elu", "input", input)
-    check_number("elu", "alpha", alpha)
+    alpha = float_of(alpha, "elu", "alpha")
 
     def compute(x):
         # of min(x, 0): the branch where() leaves out cannot overflow into inf · 0 = NaN
@@ -184,8 +184,8 @@ def softplus(input, beta=1.0, threshold=20.0):
         >>> F.softplus(mg.tensor([0.0, 100.0]))                # [log 2, 100]
     """
     check_floating("softplus", "input", input)
-    check_number("softplus", "beta", beta)
-    check_number("softplus", "threshold", threshold)
+    beta = float_of(beta, "softplus", "beta")
+    threshold = float_of(threshold, "softplus", "threshold")
     scaled = input * beta
     with backend.silent_floats():            # a bfloat16 NaN compared flags "invalid"
         linear = scaled._array > threshold
@@ -211,8 +211,8 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     """
     ops.base.check_tensor("hardtanh", input)
     _not_bool("hardtanh", input)
-    check_number("hardtanh", "min_val", min_val)
-    check_number("hardtanh", "max_val", max_val)
+    min_val = float_of(min_val, "hardtanh", "min_val")
+    max_val = float_of(max_val, "hardtanh", "max_val")
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
                          f"({max_val})")
@@ -253,8 +253,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         >>> F.rrelu(h, training=model.training)
     """
     check_floating("rrelu", "input", input)
-    check_number("rrelu", "lower", lower)
-    check_number("rrelu", "upper", upper)
+    lower = float_of(lower, "rrelu", "lower")
+    upper = float_of(upper, "rrelu", "upper")
     if lower > upper:
         raise RuntimeError(f"rrelu: Lower bound should be less than or equal to the upper "
                            f"bound, got lower {lower}, upper {upper}")
@@ -555,8 +555,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     padding_idx = embedding_padding_idx("embedding", padding_idx, weight.shape[0])
     ids = _ids("embedding", input, weight)
     if max_norm is not None:
-        check_number("embedding", "max_norm", max_norm)
-        check_number("embedding", "norm_type", norm_type)
+        max_norm = float_of(max_norm, "embedding", "max_norm")
+        norm_type = float_of(norm_type, "embedding", "norm_type")
         _renorm_rows(weight, ids, max_norm, norm_type)
     rows = weight[ops.base.kept(input, ids)]      # (*, D); ids changed in place raise
     if scale_grad_by_freq and ids.size:           # each id's gradient / its count in input
@@ -621,8 +621,8 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     ops.base.check_tensor("normalize", input)
     if not is_floating(input.dtype):
         raise RuntimeError(f"normalize: input must be a floating tensor, got {input.dtype}")
-    check_number("normalize", "p", p)
-    check_number("normalize", "eps", eps)
+    p = float_of(p, "normalize", "p")
+    eps = float_of(eps, "normalize", "eps")
     axis = ops.normalize_axis("normalize", dim, input.ndim, reduce=True)   # a tuple too
     denom = ops.clamp(input.norm(p, dim=axis, keepdim=True), min=eps)
     return input / denom if out is None else ops.binary.div(input, denom, out=out)
@@ -652,7 +652,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         if not isinstance(value, Tensor):
             raise TypeError(f"cosine_similarity: {name} must be a Tensor, got "
                             f"{type(value).__name__}")
-    check_number("cosine_similarity", "eps", eps)
+    eps = float_of(eps, "cosine_similarity", "eps")
     if eps < 0:
         raise RuntimeError(f"cosine_similarity: eps must be non-negative, got {eps!r}")
     dtype = ops.result_dtype(x1._array, x2._array)
@@ -687,8 +687,8 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
         if not isinstance(value, Tensor):
             raise TypeError(f"pairwise_distance: {name} must be a Tensor, got "
                             f"{type(value).__name__}")
-    check_number("pairwise_distance", "p", p)
-    check_number("pairwise_distance", "eps", eps)
+    p = float_of(p, "pairwise_distance", "p")
+    eps = float_of(eps, "pairwise_distance", "eps")
     difference, dim = x1 - x2 + eps, max(x1.ndim, x2.ndim) - 1
     if p == 0:      # the count of nonzero differences; its gradient is 0, as torch's
         one = ops.base.constant(difference.xp.ones((), difference.dtype))

@@ -14,7 +14,7 @@ import numpy as np
 from . import backend, ops
 from .autograd.double import gradient_reads
 from .autograd.function import Function
-from .dtypes import check_number, index_of, is_floating
+from .dtypes import check_number, float_of, index_of, is_floating
 from .fused import cross_entropy_rows, log_softmax
 from .fused.arguments import check_tensor, resolve_impl
 from .ops.double_backward import _operand
@@ -254,7 +254,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                                f"{target_data.dtype}")
     check_number("cross_entropy", "ignore_index", ignore_index := index_of(ignore_index),
                  integer=True)                  # a 0-d integer tensor is its int, as torch's
-    check_number("cross_entropy", "label_smoothing", label_smoothing)
+    label_smoothing = float_of(label_smoothing, "cross_entropy", "label_smoothing")
     if not 0 <= label_smoothing <= 1:
         raise LossArgumentError(f"cross_entropy: label_smoothing must be in [0, 1], "
                                 f"got {label_smoothing!r}")
@@ -601,7 +601,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     """
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction("smooth_l1_loss", size_average, reduce)
-    check_number("smooth_l1_loss", "beta", beta)
+    beta = float_of(beta, "smooth_l1_loss", "beta")
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta!r}")
     check_reduction("smooth_l1_loss", reduction)
@@ -627,7 +627,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     Example:
         >>> F.huber_loss(prediction, target, delta=2.0)
     """
-    check_number("huber_loss", "delta", delta)
+    delta = float_of(delta, "huber_loss", "delta")
     if delta <= 0:
         raise RuntimeError(f"huber_loss: delta must be positive, got {delta!r}")
     check_reduction("huber_loss", reduction)

@@ -19,7 +19,7 @@ import numpy as np
 
 from . import ops
 from .autograd import is_grad_enabled, no_grad
-from .dtypes import check_bool, check_number, is_floating
+from .dtypes import check_bool, float_of, is_floating
 from .losses import _reduce, check_floating, check_reduction, legacy_reduction, logsigmoid
 from .ops.base import BroadcastError, broadcast_shape, constant
 from .tensor import Tensor
@@ -53,9 +53,10 @@ def _tensors(fn, **named):
 
 def check_positive_margin(fn, margin):
     """A triplet loss's margin: a real number (TypeError) greater than 0 (ValueError)."""
-    check_number(fn, "margin", margin)
+    margin = float_of(margin, fn, "margin")
     if margin <= 0:
         raise ValueError(f"{fn}: margin must be greater than 0, got {margin!r}")
+    return margin
 
 
 def check_margin_p(fn, p):
@@ -122,7 +123,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input1=input1, input2=input2, target=target)
-    check_number(fn, "margin", margin)
+    margin = float_of(margin, fn, "margin")
     check_reduction(fn, reduction)
     _same_ndim(fn, "input1, input2 and target must have the same number of dims",
                input1=input1, input2=input2, target=target)
@@ -151,7 +152,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input=input, target=target)
-    check_number(fn, "margin", margin)
+    margin = float_of(margin, fn, "margin")
     check_reduction(fn, reduction)
     broadcast_shape(fn, input.shape, target.shape)
     if reduction == "mean" and not is_floating(input.dtype):
@@ -335,7 +336,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         _tensors(fn, weight=weight)
         if weight.ndim != 1:
             raise ValueError(f"{fn}: weight must be one-dimensional, got shape {weight.shape}")
-    check_number(fn, "margin", margin)
+    margin = float_of(margin, fn, "margin")
     rows, classes = _class_layout(fn, input)
     if target.ndim > 1 or target.size != rows:
         raise RuntimeError(f"{fn}: target must be 1-D with one class index per sample "
@@ -386,7 +387,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input1=input1, input2=input2, target=target)
-    check_number(fn, "margin", margin)
+    margin = float_of(margin, fn, "margin")
     check_reduction(fn, reduction)
     dim = target.ndim                             # the embedding dim: 1 for (N, D), 0 for (D,)
     if dim > 1:
@@ -452,9 +453,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
         reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, anchor=anchor, positive=positive, negative=negative)
     check_reduction(fn, reduction)
-    for name, value in (("p", p), ("eps", eps)):
-        check_number(fn, name, value)
-    check_positive_margin(fn, margin)
+    p, eps = float_of(p, fn, "p"), float_of(eps, fn, "eps")
+    margin = check_positive_margin(fn, margin)
     check_bool(fn, "swap", swap)
     _same_ndim(fn, "anchor, positive and negative must have the same number of dims",
                anchor=anchor, positive=positive, negative=negative)
@@ -485,7 +485,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     fn = "triplet_margin_with_distance_loss"
     _tensors(fn, anchor=anchor, positive=positive, negative=negative)
     check_reduction(fn, reduction)
-    check_positive_margin(fn, margin)
+    margin = check_positive_margin(fn, margin)
     check_distance_function(fn, distance_function)
     _same_ndim(fn, "anchor, positive and negative must have the same number of dims",
                anchor=anchor, positive=positive, negative=negative)
@@ -539,7 +539,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     _tensors(fn, input=input, target=target)
     var = _variance(fn, input, var)
     check_reduction(fn, reduction)
-    check_number(fn, "eps", eps)
+    eps = float_of(eps, fn, "eps")
     broadcast_shape(fn, input.shape, target.shape, var.shape)
     var = var.clone()
     with no_grad():
@@ -574,7 +574,7 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     _tensors(fn, input=input, target=target)
     check_bool(fn, "log_input", log_input)
     check_bool(fn, "full", full)
-    check_number(fn, "eps", eps)
+    eps = float_of(eps, fn, "eps")
     broadcast_shape(fn, input.shape, target.shape)
     if log_input:
         losses = ops.exp(input) - target * input

@@ -8,7 +8,7 @@ import math
 from . import ops
 from .convolution import _ints, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from .convolution_3d import avg_pool3d, max_pool3d
-from .dtypes import check_number
+from .dtypes import float_of
 
 __all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d"]
 
@@ -18,7 +18,7 @@ def _lp_pool(fn, dims, input, norm_type, kernel_size, stride, ceil_mode):
     # times its size, to the power 1/p. torch takes sign(m) * relu(|m|) of the mean m: m
     # itself, whose gradient is 0 where m is 0 (relu's backward a select), so a zero window's
     # inf gradient of the root stops there: here the same select, where(m != 0, m, 0)
-    check_number(fn, "norm_type", norm_type)
+    norm_type = float_of(norm_type, fn, "norm_type", one_element=True)   # torch: arithmetic
     max_pool = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
     if norm_type == math.inf:
         return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)

@@ -23,7 +23,7 @@ from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import adaptive_avg_pool2d
 from .convolution_3d import adaptive_avg_pool3d
-from .dtypes import check_number, factory_shape, index_of, is_floating, is_half
+from .dtypes import check_number, float_of, factory_shape, index_of, is_floating, is_half
 from .sampling import _fma32, _fma64
 
 __all__ = ["constant_pad_nd", "interpolate", "pad", "pad_by_index", "pixel_shuffle",
@@ -131,7 +131,7 @@ def pad(input, pad, mode="constant", value=None):
         return out if mode == "circular" else gradient_reads(out, input)
     value = 0.0 if value is None else value
     if not isinstance(value, (bool, np.bool_)):     # torch's float argument takes a bool too
-        check_number("pad", "value", value)
+        value = float_of(value, "pad", "value")
     out = input
     for i in range(len(pad) // 2):
         axis, before, after = input.ndim - 1 - i, pad[2 * i], pad[2 * i + 1]
@@ -517,6 +517,8 @@ def _sizes_and_scales(input, size, scale_factor, recompute_scale_factor, area):
         raise ValueError(f"interpolate: Input and scale_factor must have the same number of "
                          f"spatial dimensions, but got input with spatial dimensions of "
                          f"{list(input.shape[2:])} and scale_factor of shape {scale_factor}")
+    scales = [scale if hasattr(scale, "_array") else       # a Tensor: refused, as torch's
+              float_of(scale, "interpolate", "scale_factor") for scale in scales]
     for scale in scales:
         check_number("interpolate", "scale_factor", scale)
     sizes = [int(n * float(s)) for n, s in zip(input.shape[2:], scales)]

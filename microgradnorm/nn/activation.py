@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from .. import functional as F
-from ..dtypes import check_number
+from ..dtypes import check_number, float_of
 from ..fused.arguments import implicit_dim
 from . import init
 from .module import Module, Parameter, _check_choice, _dtype
@@ -95,7 +95,7 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
-        check_number("LeakyReLU", "negative_slope", negative_slope)
+        float_of(negative_slope, "LeakyReLU", "negative_slope")
         self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
@@ -111,7 +111,7 @@ class ELU(Module):
 
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
-        check_number("ELU", "alpha", alpha)
+        float_of(alpha, "ELU", "alpha")
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
@@ -128,8 +128,8 @@ class Softplus(Module):
 
     def __init__(self, beta=1.0, threshold=20.0):
         super().__init__()
-        check_number("Softplus", "beta", beta)
-        check_number("Softplus", "threshold", threshold)
+        float_of(beta, "Softplus", "beta")
+        float_of(threshold, "Softplus", "threshold")
         self.beta, self.threshold = beta, threshold
 
     def forward(self, input):
@@ -170,8 +170,8 @@ class Hardtanh(Module):
             warnings.warn("keyword argument `max_value` is deprecated and renamed to "
                           "`max_val`", FutureWarning, stacklevel=2)
             max_val = max_value
-        check_number("Hardtanh", "min_val", min_val)
-        check_number("Hardtanh", "max_val", max_val)
+        float_of(min_val, "Hardtanh", "min_val")
+        float_of(max_val, "Hardtanh", "max_val")
         if max_val <= min_val:
             raise F.AssertionValueError(f"Hardtanh: max_val ({max_val}) must be greater than "
                                         f"min_val ({min_val})")
@@ -290,7 +290,7 @@ class CELU(Module):
 
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
-        check_number("CELU", "alpha", alpha)
+        float_of(alpha, "CELU", "alpha")
         self.alpha, self.inplace = alpha, inplace
 
     def forward(self, input):
@@ -382,7 +382,7 @@ class PReLU(Module):
         check_number("PReLU", "num_parameters", num_parameters, integer=True)
         if num_parameters < 0:                # 0 is a weight of no slopes, as torch's
             raise RuntimeError(f"PReLU: num_parameters must be >= 0, got {num_parameters}")
-        check_number("PReLU", "init", init)
+        float_of(init, "PReLU", "init")
         self.num_parameters, self.init = num_parameters, init
         self.weight = Parameter(np.zeros(num_parameters, _dtype(dtype)), device=device)
         self.reset_parameters()
@@ -404,8 +404,8 @@ class Threshold(Module):
 
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
-        check_number("Threshold", "threshold", threshold)
-        check_number("Threshold", "value", value)
+        float_of(threshold, "Threshold", "threshold")
+        float_of(value, "Threshold", "value")
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input):
@@ -421,7 +421,7 @@ class Softshrink(Module):
 
     def __init__(self, lambd=0.5):
         super().__init__()
-        check_number("Softshrink", "lambd", lambd)
+        float_of(lambd, "Softshrink", "lambd")
         self.lambd = lambd
 
     def forward(self, input):
@@ -437,7 +437,7 @@ class Hardshrink(Module):
 
     def __init__(self, lambd=0.5):
         super().__init__()
-        check_number("Hardshrink", "lambd", lambd)
+        float_of(lambd, "Hardshrink", "lambd")
         self.lambd = lambd
 
     def forward(self, input):
@@ -459,8 +459,8 @@ class RReLU(Module):
 
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
-        check_number("RReLU", "lower", lower)
-        check_number("RReLU", "upper", upper)
+        float_of(lower, "RReLU", "lower")
+        float_of(upper, "RReLU", "upper")
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input):

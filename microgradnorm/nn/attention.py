@@ -11,7 +11,7 @@ import numpy as np
 from .. import backends as _flags
 from .. import functional as F
 from ..backends import SDPBackend
-from ..dtypes import check_number, index_of
+from ..dtypes import check_number, float_of, index_of
 from . import init
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter, _check_sizes, _dtype
@@ -76,7 +76,7 @@ class MultiheadAttention(Module):
         if embed_dim % num_heads:           # torch asserts this: the same class here
             raise AssertionError(f"MultiheadAttention: embed_dim must be divisible by "
                                  f"num_heads, got embed_dim={embed_dim}, num_heads={num_heads}")
-        check_number("MultiheadAttention", "dropout", dropout)
+        float_of(dropout, "MultiheadAttention", "dropout")
         if not 0 <= dropout <= 1:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1], got {dropout!r}")
         self.embed_dim, self.num_heads, self.head_dim = embed_dim, num_heads, embed_dim // num_heads

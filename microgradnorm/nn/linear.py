@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ..autograd import no_grad
-from ..dtypes import check_number
+from ..dtypes import float_of
 from .. import functional as F
 from . import init
 from ..dtypes import check_nonnegative_ints
@@ -93,8 +93,8 @@ class Embedding(Module):
             "Embedding", ("num_embeddings",), num_embeddings=num_embeddings,
             embedding_dim=embedding_dim)    # a bool dim: torch's
         if max_norm is not None:
-            check_number("Embedding", "max_norm", max_norm)
-        check_number("Embedding", "norm_type", norm_type)
+            float_of(max_norm, "Embedding", "max_norm")
+        float_of(norm_type, "Embedding", "norm_type")
         self.padding_idx = F.embedding_padding_idx("Embedding", padding_idx, num_embeddings)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type = max_norm, norm_type
@@ -188,8 +188,8 @@ class EmbeddingBag(Module):
         if mode not in ("sum", "mean", "max"):
             raise ValueError(f"{name}: mode has to be one of sum, mean or max, got {mode!r}")
         if max_norm is not None:
-            check_number(name, "max_norm", max_norm)
-        check_number(name, "norm_type", norm_type)
+            float_of(max_norm, name, "max_norm")
+        float_of(norm_type, name, "norm_type")
         self.padding_idx = F.embedding_padding_idx(name, padding_idx, num_embeddings)
         self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.max_norm, self.norm_type = max_norm, norm_type
@@ -263,7 +263,7 @@ class Dropout(Module):
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         name = type(self).__name__
-        check_number(name, "p", p)
+        float_of(p, name, "p")
         if not 0 <= p <= 1:
             raise ValueError(f"{name}: p must be a number in [0, 1], got {p!r}")
         self.p, self.inplace = p, bool(inplace)

@@ -11,7 +11,7 @@ None, "mean")``): when either is given, ``_Loss.__init__`` turns the pair into t
 import sys
 
 from .. import functional as F
-from ..dtypes import check_number
+from ..dtypes import check_number, float_of
 from ..losses import LossArgumentError, check_reduction, legacy_reduction
 from .module import Module
 
@@ -55,7 +55,7 @@ class _WeightedLoss(_Loss):
 
 def _check_class_options(name, ignore_index, label_smoothing=0.0):
     check_number(name, "ignore_index", ignore_index, integer=True)
-    check_number(name, "label_smoothing", label_smoothing)
+    float_of(label_smoothing, name, "label_smoothing")
     if not 0 <= label_smoothing <= 1:
         raise LossArgumentError(f"{name}: label_smoothing must be in [0, 1], got "
                                 f"{label_smoothing!r}")
@@ -198,7 +198,7 @@ class SmoothL1Loss(_Loss):
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
         super().__init__(size_average, reduce, reduction)
-        check_number("SmoothL1Loss", "beta", beta)
+        float_of(beta, "SmoothL1Loss", "beta")
         if beta < 0:
             raise RuntimeError(f"SmoothL1Loss: beta must be non-negative, got {beta!r}")
         self.beta = beta
@@ -219,7 +219,7 @@ class HuberLoss(_Loss):
 
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction=reduction)
-        check_number("HuberLoss", "delta", delta)
+        float_of(delta, "HuberLoss", "delta")
         if delta <= 0:
             raise RuntimeError(f"HuberLoss: delta must be positive, got {delta!r}")
         self.delta = delta

@@ -14,7 +14,7 @@ import numpy as np
 from .. import backend
 from .. import dtypes
 from .. import functional as F
-from ..dtypes import check_bool, check_number
+from ..dtypes import check_bool, check_number, float_of
 from ..losses import LossArgumentError
 from ..losses_more import check_distance_function, check_margin_p, check_positive_margin
 from .distance import PairwiseDistance
@@ -26,7 +26,7 @@ def _check_margin(name, margin, positive=False):
     if positive:
         check_positive_margin(name, margin)
     else:
-        check_number(name, "margin", margin)
+        float_of(margin, name, "margin")
 
 
 class MarginRankingLoss(_Loss):
@@ -203,8 +203,8 @@ class TripletMarginLoss(_Loss):
                  reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
         _check_margin("TripletMarginLoss", margin, positive=True)
-        check_number("TripletMarginLoss", "p", p)
-        check_number("TripletMarginLoss", "eps", eps)
+        float_of(p, "TripletMarginLoss", "p")
+        float_of(eps, "TripletMarginLoss", "eps")
         check_bool("TripletMarginLoss", "swap", swap)
         self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
 
@@ -269,7 +269,7 @@ class GaussianNLLLoss(_Loss):
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
         super().__init__(reduction=reduction)
         check_bool("GaussianNLLLoss", "full", full)
-        check_number("GaussianNLLLoss", "eps", eps)
+        float_of(eps, "GaussianNLLLoss", "eps")
         self.full, self.eps = full, eps
 
     def forward(self, input, target, var):
@@ -301,7 +301,7 @@ class PoissonNLLLoss(_Loss):
         super().__init__(size_average, reduce, reduction)
         check_bool("PoissonNLLLoss", "log_input", log_input)
         check_bool("PoissonNLLLoss", "full", full)
-        check_number("PoissonNLLLoss", "eps", eps)
+        float_of(eps, "PoissonNLLLoss", "eps")
         self.log_input, self.full, self.eps = log_input, full, eps
 
     def forward(self, log_input, target):
@@ -419,7 +419,7 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         if weight is not None and tuple(weight.shape) != (num_classes,):
             raise LossArgumentError(f"{name}: expected weight shape {(num_classes,)}, got "
                                     f"{tuple(weight.shape)}")
-        check_number(name, "label_smoothing", label_smoothing)
+        float_of(label_smoothing, name, "label_smoothing")
         if not 0 <= label_smoothing <= 1:
             raise LossArgumentError(f"{name}: label_smoothing must be in [0, 1], got "
                                     f"{label_smoothing!r}")

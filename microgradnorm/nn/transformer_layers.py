@@ -11,7 +11,7 @@ import warnings
 from .. import functional as F
 from .. import ops
 from ..attention_forward import as_mask, canonical_mask
-from ..dtypes import check_number, index_of
+from ..dtypes import check_number, float_of, index_of
 from ..factories import full
 from . import init
 from .activation import GELU, ReLU
@@ -458,7 +458,7 @@ def _check_layer_arguments(layer, dim_feedforward, layer_norm_eps):
     check_number(where, "dim_feedforward", dim_feedforward, integer=True)
     if dim_feedforward < 0:
         raise RuntimeError(f"{where}: dim_feedforward must be >= 0, got {dim_feedforward}")
-    check_number(where, "layer_norm_eps", layer_norm_eps)
+    float_of(layer_norm_eps, where, "layer_norm_eps")   # kept as given, as torch keeps it
     if not layer_norm_eps >= 0:
         raise ValueError(f"{where}: layer_norm_eps must be a non-negative number, got "
                          f"{layer_norm_eps!r}")

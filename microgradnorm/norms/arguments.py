@@ -12,7 +12,7 @@ import numpy as np
 from .. import backend, dtypes
 from ..autograd import is_grad_enabled
 from ..autograd.inference import refuse_write
-from ..dtypes import check_number
+from ..dtypes import float_of
 from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, norm_impl,
                                resolve_impl)
 from ..ops.base import ShapeError
@@ -89,7 +89,7 @@ def check_param(fn, name, param, shape, x, dtype=None):
 
 def check_eps(fn, eps):
     """eps is a number >= 0: NaN and negatives are refused, inf is taken as PyTorch does."""
-    check_number(fn, "eps", eps)
+    eps = float_of(eps, fn, "eps")
     if not eps >= 0:
         raise ValueError(f"{fn}: eps must be a non-negative number, got {eps!r}")
 
@@ -98,7 +98,7 @@ def check_momentum(fn, momentum, allow_none=False):
     """momentum is a number in [0, 1] (or None where the caller allows it)."""
     if momentum is None and allow_none:
         return
-    check_number(fn, "momentum", momentum)
+    momentum = float_of(momentum, fn, "momentum")
     if not 0 <= momentum <= 1:
         none = " or None" if allow_none else ""
         raise ValueError(f"{fn}: momentum must be a number in [0, 1]{none}, got {momentum!r}")

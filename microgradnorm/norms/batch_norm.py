@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..autograd import no_grad, op_group
-from ..dtypes import is_half
+from ..dtypes import float_of, is_half
 from ..kernels import for_array, reference
 from ..tensor import Tensor
 from . import arguments
@@ -113,6 +113,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """
     x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("batch_norm", impl)
+    eps = float_of(eps, "batch_norm", "eps")   # a bool, NumPy scalar or 0-d tensor: its value
+    momentum = float_of(momentum, "batch_norm", "momentum")
     arguments.check_tensor("batch_norm", "x", x)
     if x.ndim < 2 and x.size == 0:          # torch returns an empty 1-D input as it is
         return x * 1.0

@@ -197,6 +197,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, impl=None):
     """
     x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("group_norm", impl)
+    eps = dtypes.float_of(eps, "group_norm", "eps")   # a bool, NumPy scalar or 0-d tensor
     num_groups = dtypes.index_of(num_groups)      # a 0-d integer tensor is its int, as torch's
     _check_group_norm(x, num_groups, weight, bias, eps, impl)
     if x.size == 0:
@@ -241,6 +242,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """
     x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("instance_norm", impl)
+    eps = dtypes.float_of(eps, "instance_norm", "eps")
+    momentum = dtypes.float_of(momentum, "instance_norm", "momentum")
     stats = _check_instance_norm(x, running_mean, running_var, weight, bias, use_input_stats,
                                  momentum, eps, impl)
     if x.size == 0:                         # an empty batch: an empty result, stats unchanged

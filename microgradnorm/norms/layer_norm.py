@@ -2,6 +2,7 @@
 docs/derivations.md derives the fused node's backward."""
 
 from ..autograd import op_group
+from ..dtypes import float_of
 from ..kernels import for_array
 from . import arguments
 from .spec import (FusedFunction, Input, Naive, Norm, Option, affine, eps_beside, flat,
@@ -123,6 +124,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, impl=N
     """
     x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("layer_norm", impl)
+    if eps.__class__ is not float:            # a bool, NumPy scalar or 0-d tensor
+        eps = float_of(eps, "layer_norm", "eps")
     normalized_shape = arguments.check_row_norm("layer_norm", x, normalized_shape, eps, impl,
                                                 weight=weight, bias=bias)
     if x._array.size == 0:
@@ -146,6 +149,8 @@ def add_layer_norm(x, residual, normalized_shape, weight=None, bias=None, eps=1e
         >>> h, stream = F.add_layer_norm(attn_out, stream, 64, ln.weight, ln.bias)
     """
     impl = arguments.resolve_impl("add_layer_norm", impl)
+    if eps.__class__ is not float:            # a bool, NumPy scalar or 0-d tensor
+        eps = float_of(eps, "add_layer_norm", "eps")
     normalized_shape = arguments.check_row_norm("add_layer_norm", x, normalized_shape, eps,
                                                 impl, residual=residual, weight=weight,
                                                 bias=bias)

@@ -5,7 +5,7 @@ docs/derivations.md derives the backward; docs/precision.md explains ``offset`` 
 import numpy as np
 
 from ..autograd import op_group
-from ..dtypes import accumulation_dtype, check_number, is_half
+from ..dtypes import accumulation_dtype, check_number, float_of, is_half
 from ..kernels import CASTINGS, for_array
 from ..tensor import Tensor
 from . import arguments
@@ -188,6 +188,8 @@ def _check(fn, x, residual, normalized_shape, weight, eps, impl, offset, casting
             eps = arguments.MACHINE_EPS[x._array.dtype]
         except (AttributeError, KeyError, TypeError):
             eps = arguments.resolve_eps(x, None)
+    else:                                     # a bool, NumPy scalar or 0-d tensor: its value
+        eps = float_of(eps, fn, "eps")
     return arguments.check_row_norm(
         fn, x, normalized_shape, eps, impl, residual=residual, weight=weight,
         weight_dtype=rms_weight_dtype(fn, x, weight, offset, casting)), eps

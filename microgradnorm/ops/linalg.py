@@ -212,6 +212,8 @@ def _scaled_sum(fn, input, product, beta, alpha):
     rule: only input broadcasts); with beta 0 input's values are ignored, NaN included."""
     scales = []
     for name, value in (("beta", beta), ("alpha", alpha)):
+        if hasattr(value, "_array") and value.ndim == 0 and not value.requires_grad:
+            value = value.item()              # a 0-d tensor: its number, as torch's parser
         if not isinstance(value, (numbers.Complex, np.bool_)):
             raise TypeError(f"{fn}: {name} must be a number, got "
                             f"{type(value).__name__} {value!r}")

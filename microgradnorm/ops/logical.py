@@ -16,7 +16,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..dtypes import bfloat16, get_default_dtype, is_floating, is_half
+from ..dtypes import bfloat16, float_of, get_default_dtype, is_floating, is_half
 from .base import (ALL_DIMS, broadcast, broadcast_shape, check_orderable, check_tensor,
                    constant, half_rounded, normalize_axis, promote, result_dtype, unbroadcast)
 
@@ -132,9 +132,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     if input.dtype != other.dtype:
         raise RuntimeError(f"isclose: {input.dtype} did not match {other.dtype} (input and "
                            "other must have one dtype)")
+    rtol, atol = float_of(rtol, "isclose", "rtol"), float_of(atol, "isclose", "atol")
     for name, value in (("rtol", rtol), ("atol", atol)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"isclose: {name} must be a number, got {value!r}")
         if value < 0:
             raise RuntimeError(f"isclose: {name} must be greater than or equal to zero, but "
                                f"got {value}")

@@ -336,8 +336,7 @@ def histc(input, bins=100, min=0, max=0):
     """
     data = _floating_data("histc", input)
     dtypes.check_number("histc", "bins", bins, integer=True)
-    for name, value in (("min", min), ("max", max)):
-        dtypes.check_number("histc", name, value)
+    min, max = dtypes.float_of(min, "histc", "min"), dtypes.float_of(max, "histc", "max")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            "dimension 0")
@@ -500,7 +499,7 @@ def _quantile(fn, input, q, dim, keepdim, interpolation, ignore_nan):
         if not ((q._array >= 0) & (q._array <= 1)).all():
             raise RuntimeError(f"{fn}() q values must be in the range [0, 1]")
     else:
-        dtypes.check_number(fn, "q", q)
+        q = dtypes.float_of(q, fn, "q")
         if not 0 <= q <= 1:
             raise RuntimeError(f"{fn}() q must be in the range [0, 1] but got {q}")
         q = constant(input.xp.asarray(q, dtype=input.dtype))

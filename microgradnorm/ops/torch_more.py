@@ -431,8 +431,7 @@ def renorm(input, p, dim, maxnorm):
         >>> mg.renorm(mg.tensor([[1.0, 2.0], [3.0, 4.0]]), 2, 0, 2.0)   # rows of norm <= 2
     """
     check_tensor("renorm", input)
-    for name, value in (("p", p), ("maxnorm", maxnorm)):
-        dtypes.check_number("renorm", name, value)
+    p, maxnorm = dtypes.float_of(p, "renorm", "p"), dtypes.float_of(maxnorm, "renorm", "maxnorm")
     if input.ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
                            "dimensions")

@@ -27,7 +27,7 @@ def norm_order(fn, p):
     if isinstance(p, numbers.Complex) and not isinstance(p, numbers.Real):
         raise ComplexScalarError(f"{fn}: Expected a non-complex scalar as the order of "
                                  f"norm, got {p!r}")
-    if isinstance(p, bool) or not isinstance(p, numbers.Real):
+    if not isinstance(p, numbers.Real):        # a bool is 0.0 or 1.0, as torch reads it
         raise TypeError(f"{fn}(): p must be a real number, got {p!r}")
     return float(p)
 

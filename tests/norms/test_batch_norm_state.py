@@ -37,7 +37,7 @@ def test_running_stats_of_another_dtype_are_refused(impl):
     assert rm.any()
 
 
-@pytest.mark.parametrize("bad", [dict(momentum=True), dict(training="yes"),
+@pytest.mark.parametrize("bad", [dict(momentum="0.1"), dict(training="yes"),
                                  dict(momentum=1.5), dict(eps=-1.0)])
 def test_bad_options_change_nothing(bad):
     rm, rv = np.zeros(3), np.ones(3)
