@@ -85,11 +85,11 @@ def test_conversions_keep_parameters_and_replace_buffers_as_torch(name):
     # new tensor, the dtypes follow torch's rule for each method
     results = []
     for m, lib in zip(_both(_model), (torch, mg)):
-        before = [id(t) for t in _tensors(m)]
+        before = list(_tensors(m))    # held, so no new tensor can take a freed one's id
         grad = m[0].weight.grad
         with pytest.warns(UserWarning) if name == "to_complex" else _no_warning():
             out = CONVERSIONS[name](m, lib)
-        results.append((out is m, _describe(m), [id(t) == i for t, i in
+        results.append((out is m, _describe(m), [t is old for t, old in
                                                  zip(_tensors(m), before)],
                         m[0].weight.grad is grad))
     assert results[0] == results[1]
