@@ -16,6 +16,23 @@ LIBRARIES = {"torch": (torch, torch.nn, torch.nn.functional),
              "microgradnorm": (mg, mg.nn, mg.nn.functional)}
 
 
+# the tutorial programs' tolerances. float64: rounding amplified by a few training steps;
+# float32: torch's blocked and vectorised sums against NumPy's pairwise ones, then the same
+# steps
+TUTORIAL_TOLERANCES = {"float64": {"rtol": 1e-9, "atol": 1e-12},
+                       "float32": {"rtol": 2e-5, "atol": 2e-5}}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def one_torch_thread():
+    """torch's kernels on one thread for a module's tests (import it there: autouse): the
+    same sums every run, and no waiting on a busy machine."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 def under_both(program, plain, *args, ignore=Warning):
     """[``plain`` of ``program(torch, nn, F, *args)`` under torch, the same under
     microgradnorm]: warnings of the class ``ignore`` (deprecations, disabled devices) are

@@ -25,6 +25,7 @@ pytestmark = pytest.mark.slow          # torch's tables take seconds to import
 torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 from test_moduleinfo import INFOS, MODULES  # noqa: E402
+from torch_compare import one_torch_thread  # noqa: E402, F401 (autouse fixture)
 
 MAX_SAMPLES = 3
 DTYPES = ("float32", "float16", "bfloat16")
@@ -43,15 +44,6 @@ EXPECTED = {
                              "bias's gradients in the dtype, rounding every sum"
        for dtype in ("float16", "bfloat16")},
 }
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    # torch's kernels on one thread: the same sums every run
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def to_numpy(t):

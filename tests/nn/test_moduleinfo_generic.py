@@ -17,6 +17,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
 
 from moduleinfo_generic import module_table, run_module  # noqa: E402
+from torch_compare import one_torch_thread  # noqa: E402, F401 (autouse fixture)
 
 pytestmark = pytest.mark.slow          # torch's tables take seconds to import
 
@@ -50,15 +51,6 @@ FLOAT64 = [
 ]
 # every class passes in float32 too; one that could not would be left out here, with why
 FLOAT32 = list(FLOAT64)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    # torch's kernels on one thread: the same sums every run, and no waiting on a busy machine
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 def test_every_module_db_class_is_listed_or_absent():

@@ -18,8 +18,8 @@ from tutorial_programs_func_seq import (ensembling_with_dropout,  # noqa: E402
                                         seq2seq_attention)
 from tutorial_programs_text import (char_rnn_classification, char_rnn_generation,  # noqa: E402
                                     text_classification, transformer_language_model)
-from torch_compare import (LIBRARIES, assert_comparison_catches,  # noqa: E402
-                           assert_same_output, default_dtype)
+from torch_compare import (LIBRARIES, TUTORIAL_TOLERANCES,  # noqa: E402
+                           assert_comparison_catches, assert_same_output, default_dtype)
 
 PROGRAMS = {"per_sample_gradients": per_sample_gradients,
             "model_ensembling": model_ensembling,
@@ -31,10 +31,6 @@ PROGRAMS = {"per_sample_gradients": per_sample_gradients,
             "char_rnn_generation": char_rnn_generation,
             "text_classification": text_classification,
             "transformer_language_model": transformer_language_model}
-# float64: rounding amplified by a few training steps; float32: torch's blocked and vectorised
-# sums against NumPy's pairwise ones, then the same steps
-TOLERANCES = {"float64": {"rtol": 1e-9, "atol": 1e-12},
-              "float32": {"rtol": 2e-5, "atol": 2e-5}}
 
 
 
@@ -59,13 +55,13 @@ def run(name, library, dtype):
 def test_the_tutorial_prints_what_it_prints_under_pytorch(name, dtype):
     expected = run(name, "torch", dtype)
     got = run(name, "microgradnorm", dtype)
-    assert_same_output(got, expected, **TOLERANCES[dtype])
+    assert_same_output(got, expected, **TUTORIAL_TOLERANCES[dtype])
 
 
 def test_the_comparison_can_fail():
     """A printed number moved by more than the tolerance, or a flag flipped, fails."""
     expected = run("per_sample_gradients", "torch", "float64")
-    assert_comparison_catches(expected, **TOLERANCES["float64"])
+    assert_comparison_catches(expected, **TUTORIAL_TOLERANCES["float64"])
 
 
 def test_a_module_moved_to_the_meta_device_is_refused_as_torch_refuses_a_bad_device():

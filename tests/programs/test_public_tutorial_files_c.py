@@ -9,8 +9,8 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import microgradnorm as mg  # noqa: E402
-from torch_compare import (LIBRARIES, assert_comparison_catches,  # noqa: E402
-                           assert_same_output, default_dtype)
+from torch_compare import (LIBRARIES, TUTORIAL_TOLERANCES,  # noqa: E402
+                           assert_comparison_catches, assert_same_output, default_dtype)
 from tutorial_programs_c import (forward_mode_ad, function_transforms,  # noqa: E402
                                  optimizer_habits, parametrizations, saved_tensor_hooks,
                                  style_transfer)
@@ -21,10 +21,6 @@ PROGRAMS = {"forward_mode_ad": forward_mode_ad,
             "saved_tensor_hooks": saved_tensor_hooks,
             "optimizer_habits": optimizer_habits,
             "function_transforms": function_transforms}
-# float64: rounding amplified by a few training steps; float32: torch's blocked and vectorised
-# sums against NumPy's pairwise ones, then the same steps
-TOLERANCES = {"float64": {"rtol": 1e-9, "atol": 1e-12},
-              "float32": {"rtol": 2e-5, "atol": 2e-5}}
 
 
 # L-BFGS's twenty inner iterations per step amplify float32's last-bit differences (the sums'
@@ -42,12 +38,13 @@ def run(name, library, dtype):
 def test_the_tutorial_prints_what_it_prints_under_pytorch(name, dtype):
     expected = run(name, "torch", dtype)
     got = run(name, "microgradnorm", dtype)
-    assert_same_output(got, expected, **TOLERANCES[dtype])
+    assert_same_output(got, expected, **TUTORIAL_TOLERANCES[dtype])
 
 
 def test_the_comparison_can_fail():
     """A printed number moved by more than the tolerance, or a flag flipped, fails."""
-    assert_comparison_catches(run("forward_mode_ad", "torch", "float64"), **TOLERANCES["float64"])
+    expected = run("forward_mode_ad", "torch", "float64")
+    assert_comparison_catches(expected, **TUTORIAL_TOLERANCES["float64"])
 
 
 def exp_with_jvp(library):

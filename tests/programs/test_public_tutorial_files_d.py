@@ -9,8 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from torch_compare import (LIBRARIES, assert_comparison_catches,  # noqa: E402
-                           assert_same_output, default_dtype, leaves)
+from torch_compare import (LIBRARIES, TUTORIAL_TOLERANCES,  # noqa: E402
+                           assert_comparison_catches, assert_same_output, default_dtype,
+                           leaves)
 from tutorial_programs_d import (autograd_mechanics, building_models,  # noqa: E402
                                  data_loading, lr_schedules, tensor_basics, training_habits)
 
@@ -20,10 +21,6 @@ PROGRAMS = {"data_loading": data_loading,
             "autograd_mechanics": autograd_mechanics,
             "tensor_basics": tensor_basics,
             "training_habits": training_habits}
-# float64: rounding amplified by a few training steps; float32: torch's blocked and vectorised
-# sums against NumPy's pairwise ones, then the same steps
-TOLERANCES = {"float64": {"rtol": 1e-9, "atol": 1e-12},
-              "float32": {"rtol": 2e-5, "atol": 2e-5}}
 
 
 def run(name, library, dtype):
@@ -50,14 +47,14 @@ def errors_named(got, expected):
 def test_the_tutorial_prints_what_it_prints_under_pytorch(name, dtype):
     expected = run(name, "torch", dtype)
     got = run(name, "microgradnorm", dtype)
-    assert_same_output(*errors_named(got, expected), **TOLERANCES[dtype])
+    assert_same_output(*errors_named(got, expected), **TUTORIAL_TOLERANCES[dtype])
 
 
 def test_the_comparison_can_fail():
     """A printed number moved by more than the tolerance, or a flag flipped, fails; so does
     an error of another class than torch's, or none where torch raises."""
     expected = run("autograd_mechanics", "torch", "float64")
-    assert_comparison_catches(expected, **TOLERANCES["float64"])
+    assert_comparison_catches(expected, **TUTORIAL_TOLERANCES["float64"])
     index = next(i for i, v in enumerate(leaves(expected)) if isinstance(v, type))
     for wrong in (ValueError, None):
         got = leaves(expected)
