@@ -17,7 +17,7 @@ from .dtypes import check_int, is_floating, is_half, wrapped_int   # (ops.base: 
 _grad_enabled, _modes = autograd.is_grad_enabled, autograd._state
 _open = inference._inference_open         # inference_mode blocks open, in any thread
 
-__all__ = ["Size", "Tensor", "as_tensor", "tensor", "to_arguments"]
+__all__ = ["Size", "Tensor", "as_tensor", "tensor"]
 
 
 class Size(tuple):
@@ -352,20 +352,24 @@ class Tensor:
         return int(self._array.reshape(()).item())
 
     def __array__(self, dtype=None, copy=None):
-        # np.asarray(t) shares a CPU tensor's memory, unless it requires grad
+        # np.asarray(t) shares a CPU tensor's memory; refused if it requires grad, as torch's
+        # (NumPy would read the values outside the graph: t.detach() says so)
+        if self._requires_grad:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")          # torch's words
         array = backend.to_numpy(self._array)              # a copy already for "cuda"
         shared = array is self._array
         if isinstance(array, np.generic):       # a 0-d op result can be a NumPy scalar
             array = np.asarray(array)
-        if copy is False and (self._requires_grad or not shared):
-            raise ValueError("np.asarray(t, copy=False): this tensor can only be copied (it "
-                             "requires grad, or lives on the GPU); use t.detach().numpy()")
+        if copy is False and not shared:
+            raise ValueError("np.asarray(t, copy=False): a GPU tensor can only be copied; "
+                             "use t.cpu().numpy()")
         if dtype is not None and np.dtype(dtype) != array.dtype:
             if copy is False:
                 raise ValueError(f"np.asarray(t, dtype={np.dtype(dtype)}, copy=False): "
                                  f"converting from {array.dtype} needs a copy")
             return array.astype(dtype)                   # a new array
-        if copy is True or (self._requires_grad and shared):
+        if copy is True:
             return array.copy()
         return array
 
@@ -612,10 +616,29 @@ def tensor(data, requires_grad=False, dtype=None, device=None, *, pin_memory=Fal
                       "sourceTensor.detach().clone() or sourceTensor.detach().clone()."
                       "requires_grad_(True), rather than torch.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    elif data.__class__ in (list, tuple) and data and isinstance(data[0], Tensor):
-        # torch reads a one-element tensor among the items as its number: [t([1.]), t([2.])]
-        data = [t.reshape(()) if isinstance(t, Tensor) and t.numel() == 1 else t for t in data]
+    elif data.__class__ in (list, tuple) and data and _first_leaf(data).__class__ is not float:
+        data = _scalars_of_tensors(data)
     return Tensor(data, _AS_DATA, requires_grad=requires_grad, dtype=dtype, device=device)
+
+
+def _first_leaf(data):
+    while data.__class__ in (list, tuple) and data:
+        data = data[0]
+    return data
+
+
+def _scalars_of_tensors(data):
+    # torch reads a one-element tensor among a list's items, at any depth, as its number
+    # ([t([1.]), t([2.])], of a tensor that requires grad too) and refuses a larger one
+    if isinstance(data, Tensor):
+        if data.numel() != 1:
+            raise (TypeError("only integer tensors of a single element can be converted to an "
+                             "index") if data.dtype.kind in "iub" else ValueError(
+                "only one element tensors can be converted to Python scalars")) from None
+        return data.detach().reshape(())
+    if data.__class__ in (list, tuple):
+        return [_scalars_of_tensors(item) for item in data]
+    return data
 
 
 def as_tensor(value, like=None):
@@ -655,43 +678,6 @@ def as_tensor(value, like=None):
         number._wrapped_number = True      # torch's: no saved-tensor hook packs it
         return number
     return Tensor._from_op(xp.asarray(value, dtype=dtypes.scalar_dtype(value, like.dtype)), None)
-
-
-def to_arguments(name, args, device=None, dtype=None):
-    """``(device, dtype)`` from the arguments of ``Tensor.to`` or ``nn.Module.to``: PyTorch's
-    forms ``(device)``, ``(dtype)``, ``(device, dtype)``, ``(tensor)`` and the keywords."""
-    if len(args) > 2:
-        raise TypeError(f"{name} takes at most 2 positional arguments (device, dtype), "
-                        f"got {len(args)}")
-    if len(args) == 1 and isinstance(args[0], Tensor):
-        if device is not None or dtype is not None:
-            raise TypeError(f"{name} with a tensor takes its device and dtype; give no "
-                            "device= or dtype= beside it")
-        return args[0].device, args[0].dtype
-    for i, arg in enumerate(args):
-        if isinstance(arg, Tensor):
-            raise TypeError(f"{name}: a tensor argument must come alone, got it at "
-                            f"position {i} of {len(args)}")
-        if backend.is_device(arg):
-            if device is not None or i > 0:
-                raise TypeError(f"{name}: the device must come first and once, got "
-                                f"{arg!r} at position {i}")
-            device = arg
-        else:
-            if dtype is not None:
-                raise TypeError(f"{name}: dtype given twice ({dtype!r} and {arg!r})")
-            dtype = arg
-    if device is not None:
-        backend.check_device(device)
-    if dtype is not None:
-        try:
-            dtype = dtypes.as_dtype(dtype)
-        except TypeError as error:
-            if isinstance(dtype, str) and dtype != "bfloat16":    # bfloat16: what to install
-                raise backend.DeviceError(f"{name}: {dtype!r} is neither a device "
-                                          f"{backend.DEVICES} nor a dtype") from error
-            raise
-    return device, dtype
 
 
 autograd.register_tensor(Tensor, as_tensor)    # the type Function.apply makes

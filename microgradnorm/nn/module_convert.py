@@ -16,8 +16,8 @@ from .. import autograd, dtypes
 from ..autograd import inference
 from ..autograd.inputs import RequiresGradError
 from ..ops import memory_formats
+from ..ops.shape_arguments import to_arguments
 from ..factories import zeros
-from ..tensor import to_arguments
 from .parameter import Parameter
 
 

@@ -19,9 +19,10 @@ from ..autograd import is_grad_enabled
 from ..autograd.function import _next_seq
 from ..autograd.inference import refuse_view_write
 from ..tensor import (BroadcastError, Size, Tensor, _snapshot, check_inplace_result,
-                      check_no_partial_overlap, to_arguments)
+                      check_no_partial_overlap)
 from . import arrange, base, binary, elementwise, indexing, linalg, logical, pointwise
 from .legacy_overloads import scalar_first
+from .shape_arguments import to_arguments
 from . import decompositions, factorizations, products, reductions, search, special, ternary
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property

@@ -2,13 +2,14 @@
 tensors (``torch.cat``'s and ``torch.stack``'s ``tensors``: a sequence, not a Tensor, whose
 elements are tensors, each refused by name and position otherwise with torch's TypeError;
 any iterable is read as the sequence here, where torch takes a tuple or a list only),
-``narrow``'s ``start`` as a tensor (a 0-d integer one only), and ``split``'s sizes."""
+``narrow``'s ``start`` as a tensor (a 0-d integer one only), ``split``'s sizes; and the
+device and dtype of ``Tensor.to`` and ``Module.to`` (``to_arguments``)."""
 
 import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
 from .. import tensor as _tensor
 
 
@@ -90,3 +91,40 @@ def split_sizes(fn, given):
             return tuple(int(n) for n in sizes)
     raise TypeError(f"{fn}(): split_size must be an int or a sequence of ints, got "
                     f"{type(given).__name__} {given!r}")
+
+
+def to_arguments(name, args, device=None, dtype=None):
+    """``(device, dtype)`` from the arguments of ``Tensor.to`` or ``nn.Module.to``: PyTorch's
+    forms ``(device)``, ``(dtype)``, ``(device, dtype)``, ``(tensor)`` and the keywords."""
+    if len(args) > 2:
+        raise TypeError(f"{name} takes at most 2 positional arguments (device, dtype), "
+                        f"got {len(args)}")
+    if len(args) == 1 and isinstance(args[0], _tensor.Tensor):
+        if device is not None or dtype is not None:
+            raise TypeError(f"{name} with a tensor takes its device and dtype; give no "
+                            "device= or dtype= beside it")
+        return args[0].device, args[0].dtype
+    for i, arg in enumerate(args):
+        if isinstance(arg, _tensor.Tensor):
+            raise TypeError(f"{name}: a tensor argument must come alone, got it at "
+                            f"position {i} of {len(args)}")
+        if backend.is_device(arg):
+            if device is not None or i > 0:
+                raise TypeError(f"{name}: the device must come first and once, got "
+                                f"{arg!r} at position {i}")
+            device = arg
+        else:
+            if dtype is not None:
+                raise TypeError(f"{name}: dtype given twice ({dtype!r} and {arg!r})")
+            dtype = arg
+    if device is not None:
+        backend.check_device(device)
+    if dtype is not None:
+        try:
+            dtype = dtypes.as_dtype(dtype)
+        except TypeError as error:
+            if isinstance(dtype, str) and dtype != "bfloat16":    # bfloat16: what to install
+                raise backend.DeviceError(f"{name}: {dtype!r} is neither a device "
+                                          f"{backend.DEVICES} nor a dtype") from error
+            raise
+    return device, dtype

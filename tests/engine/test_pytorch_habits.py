@@ -163,15 +163,53 @@ def test_float_int_bool_of_one_element_tensors():
         float(mg.tensor([1.0, 2.0]))
 
 
-def test_np_asarray_of_a_tensor_that_requires_grad_is_a_copy():
-    x, _ = leaf((3,))
-    array = np.asarray(x)
-    np.testing.assert_array_equal(array, x.data)
-    array[0] = 1e9                                      # must not reach the tensor
-    assert x.data[0] != 1e9
-    assert np.asarray(x, dtype=np.float32).dtype == np.float32
-    with pytest.raises(ValueError, match="can only be copied"):
-        np.array(x, copy=False)
+@pytest.mark.parametrize("convert", [np.asarray, np.array, lambda t: np.asarray(t, np.float32),
+                                     lambda t: np.exp(t), lambda t: np.stack([t, t])],
+                         ids=["asarray", "array", "asarray_dtype", "ufunc", "stack"])
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")     # torch's __array_wrap__'s
+def test_numpy_of_a_tensor_that_requires_grad_is_refused_as_torch(convert):
+    """torch refuses to hand NumPy a tensor that requires grad (the values would leave the
+    graph unseen), in every NumPy entry; detach() first is the way, in both."""
+    torch = pytest.importorskip("torch")
+    values = np.array([0.5, -1.0, 2.0])
+    for lib in (torch, mg):
+        x = lib.tensor(values, requires_grad=True)
+        with pytest.raises(RuntimeError, match="requires grad"):
+            convert(x)
+        np.testing.assert_array_equal(convert(x.detach()), convert(values))
+        assert x.grad is None and x.requires_grad
+
+
+LISTS_OF_TENSORS = {
+    "two_vectors": lambda lib: [lib.ones(2), lib.zeros(2)],
+    "one_element_each": lambda lib: [lib.ones(1), lib.tensor([2.5])],
+    "nested_vector": lambda lib: [[lib.ones(2)]],
+    "nested_one_element": lambda lib: [[lib.ones(1)], [lib.tensor(3.0)]],
+    "scalar_then_vector": lambda lib: [lib.tensor(1.0), lib.ones(2)],
+    "integer_vectors": lambda lib: [lib.arange(2), lib.arange(2)],
+    "empty_tensor": lambda lib: [lib.ones(0)],
+    "requires_grad_scalar": lambda lib: [lib.tensor(1.5, requires_grad=True)],
+    "float64_scalar": lambda lib: [[lib.tensor(1.0, dtype=lib.float64)]],
+    "bools": lambda lib: (lib.tensor(True), lib.tensor(False)),
+    "int_and_float": lambda lib: [lib.tensor(2), 2.5],
+}
+
+
+@pytest.mark.parametrize("name", list(LISTS_OF_TENSORS))
+@pytest.mark.filterwarnings("ignore::UserWarning")     # torch's on a scalar that requires grad
+def test_tensor_of_a_list_of_tensors_as_torch(name):
+    """torch.tensor reads a one-element tensor in a list, at any depth, as its number, and
+    refuses a larger one (ValueError; TypeError for integer tensors): no stacking."""
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, mg):
+        try:
+            made = lib.tensor(LISTS_OF_TENSORS[name](lib))
+        except (TypeError, ValueError) as error:
+            results.append(type(error))
+        else:
+            results.append((str(made.dtype).split(".")[-1], made.tolist(), made.requires_grad))
+    assert results[1] == results[0]
 
 
 def test_np_asarray_of_a_constant_tensor_shares_its_memory_like_torch():
