@@ -22,12 +22,17 @@ from numpy.lib import format as np_format
 
 from . import dtypes
 
-__all__ = ["DTYPES_KEY", "NpzReader", "as_path", "atomic_write", "available_memory",
-           "check_writable", "decode_dtypes", "path_error", "write_arrays"]
+__all__ = ["DTYPES_KEY", "DamagedFileError", "NpzReader", "as_path", "atomic_write",
+           "available_memory", "check_writable", "decode_dtypes", "path_error", "write_arrays"]
 
 DTYPES_KEY = "__dtypes__"
 NUMERIC_KINDS = "biuf"
 _NPY_MAGIC = b"\x93NUMPY"
+
+
+class DamagedFileError(ValueError, RuntimeError):
+    """A file truncated or corrupt: a ValueError naming it, and a RuntimeError as well, the
+    class ``torch.load`` raises for a damaged archive, so code catching either catches it."""
 
 
 def as_path(path, where):
@@ -301,21 +306,23 @@ class NpzReader:
             yield
         except OSError as error:
             if error.errno == errno.EINVAL:      # a seek before the start: a corrupt offset
-                raise ValueError(f"{self.where}: {self.label} is truncated or corrupt (an "
+                raise DamagedFileError(f"{self.where}: {self.label} is truncated or corrupt (an "
                                  "offset points outside the file)") from None
             if self.path is None or isinstance(error, io.UnsupportedOperation):
                 raise
             raise path_error(error, self.path, self.where) from None
         except (zipfile.BadZipFile, EOFError, zlib.error, KeyError, struct.error,
                 OverflowError) as error:
-            raise ValueError(f"{self.where}: {self.label} is truncated or corrupt "
+            raise DamagedFileError(f"{self.where}: {self.label} is truncated or corrupt "
                              f"({error})") from None
+        except DamagedFileError:
+            raise
         except (NotImplementedError, RuntimeError) as error:   # encrypted, unknown method
             raise ValueError(f"{self.where}: {self.label} can't be read ({error})") from None
         except ValueError as error:
             if str(error).startswith(self.where):
                 raise
-            raise ValueError(f"{self.where}: {self.label} is truncated or corrupt "
+            raise DamagedFileError(f"{self.where}: {self.label} is truncated or corrupt "
                              f"({error})") from None
 
     def _open(self, file, text):
@@ -326,7 +333,7 @@ class NpzReader:
         if head == _NPY_MAGIC:
             raise ValueError(f"{where}: {label} is a .npy file (one array), not a .npz archive")
         if not zipfile.is_zipfile(file):
-            raise ValueError(f"{where}: {label} is not a complete .npz archive (it is "
+            raise DamagedFileError(f"{where}: {label} is not a complete .npz archive (it is "
                              "truncated, corrupt or made by something else)")
         file.seek(start)
         archive = zipfile.ZipFile(file)

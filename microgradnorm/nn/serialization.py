@@ -1,6 +1,7 @@
 """``save`` and ``load`` (``mg.save``, ``mg.load``): ``torch.save`` / ``torch.load``'s contract
 on a data-only file that nothing pickles, on either side (docs/training.md, "Saving and
-loading").
+loading"); what is not data is pickled (``pickled_files``: a file of the same kind with a
+pickle member and a structure record of format ``microgradnorm.pickle``).
 
 The file is an uncompressed ``.npz``: each array one ``.npy`` member (named by its key path,
 ``model/0.weight``, so ``np.load`` lists them), and one member ``__structure__.npy``, the
@@ -37,8 +38,9 @@ from ..savefile import (MAX_JSON_BYTES, NpzReader, atomic_write, decode_dtypes, 
                         write_arrays)
 from ..ops.storage import _place
 from ..tensor import Size, Tensor
-from . import torch_files
+from . import pickled_files, torch_files
 from .module import Module, Parameter
+from .pickled_files import add_safe_globals, clear_safe_globals, get_safe_globals, safe_globals
 
 __all__ = ["add_safe_globals", "clear_safe_globals", "get_safe_globals", "load",
            "safe_globals", "save"]
@@ -60,50 +62,58 @@ _TYPES_SAVED = ("None, bool, int, float, str, lists, tuples, dicts with str or i
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
-    """Write ``obj`` to ``f`` as ``torch.save`` does, without pickling: a file of arrays and
-    one JSON record of the structure (this module's docstring has the format).
+    """Write ``obj`` to ``f`` as ``torch.save`` does. Data is written without pickling: a
+    file of arrays and one JSON record of the structure (this module's docstring has the
+    format); anything else is pickled, as torch pickles it (``pickled_files``).
 
-    ``obj`` may be a Tensor, a state dict, an optimizer's ``state_dict()``, or dicts (str or
-    int keys), lists and tuples of those, None, bool, int, float, str, NumPy arrays and
-    NumPy numbers, nested up to 100 deep. A Module is stored as its ``state_dict()`` (code
-    is not data: load it back with ``model.load_state_dict``). Everything is checked before
-    anything is written; a path is written atomically (a temporary file moved over it), so a
-    failed or interrupted save leaves the previous file as it was.
+    Data: a Tensor, a state dict, an optimizer's ``state_dict()``, or dicts (str or int
+    keys), lists and tuples of those, None, bool, int, float, str, numeric NumPy arrays and
+    NumPy numbers, nested up to 100 deep. What is not data (a Module, an optimizer, a user's
+    object, a set, a tuple key, a cycle, ...) is pickled, its Tensors and numeric arrays
+    stored apart as array members, so tied weights and views still share memory; such a
+    file loads with ``mg.load(f, weights_only=False)``, as torch's. Everything is encoded
+    before anything is written; a path is written atomically (a temporary file moved over
+    it), so a failed or interrupted save leaves the previous file as it was.
 
     Args:
         obj: what to save.
         f: a path, used exactly as given (str, bytes or os.PathLike: no suffix is added), or
             a binary file object open for writing (``io.BytesIO``, ``open(path, "wb")``).
-        pickle_module, pickle_protocol, _use_new_zipfile_serialization,
-            _disable_byteorder_record: torch's, taken and unused (nothing is pickled).
+        pickle_module, pickle_protocol: the pickler (a module with ``Pickler``; default
+            ``pickle``) and protocol (default 2, torch's) for what is not data.
+        _use_new_zipfile_serialization, _disable_byteorder_record: torch's, taken and unused.
 
     Raises:
-        TypeError: a value or key that cannot be stored, naming its place
-            (``obj['config']['fn']: a function can't be saved``), or a bad ``f``.
-        ValueError: a cycle, nesting deeper than 100, a structure over 64 MiB of JSON.
+        TypeError: a bad ``f``; a Tensor of a dtype no file holds (complex).
+        pickle.PicklingError, AttributeError: what pickle raises for what it cannot pickle
+            (a lambda, a local class), as ``torch.save``.
         OSError: the path cannot be written (its class and errno, naming the path).
 
     Example:
         >>> mg.save({"model": model.state_dict(), "iter_num": 100}, "ckpt.pt")
         >>> model.load_state_dict(mg.load("ckpt.pt")["model"])
+        >>> mg.save(model, "model.pt")                 # the whole model, pickled
+        >>> model = mg.load("model.pt", weights_only=False)
     """
-    save_file(obj, f, "mg.save")
+    save_file(obj, f, "mg.save", (pickle_protocol, pickle_module))
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=None,
          **pickle_load_args):
     """Read what ``save`` wrote (``torch.load``'s contract): the same structure, with
-    Tensors, NumPy arrays and numbers, dicts, lists, tuples and plain values as saved.
+    Tensors, NumPy arrays and numbers, dicts, lists, tuples and plain values as saved; a
+    pickled object (a whole Module, ...) with ``weights_only=False``.
 
-    The file is checked before and while it is read, never unpickled: a file not in this
+    A data file is checked before and while it is read, never unpickled: a file not in this
     format, truncated or corrupt, a member that is not a numeric ``.npy``, an array header
     claiming more than the file holds or more memory than there is, or a structure record
-    too large, too deep or naming what is not there is one ValueError naming the file.
-    A ``.npz`` state dict written by ``nn.save`` before this format loads as its {name:
-    Tensor}; a checkpoint of that time loads with ``checkpoint.load_checkpoint``. A file
-    ``torch.save`` wrote (its zip format) is read as torch's ``weights_only=True`` load
-    reads it: Tensors, Parameters, containers and plain values; any other object in it is
-    a ValueError naming it.
+    too large, too deep or naming what is not there is one ValueError naming the file (a
+    truncated or corrupt archive a ``savefile.DamagedFileError``, also the RuntimeError
+    torch raises). A missing path is a FileNotFoundError. A ``.npz`` state dict written
+    by ``nn.save`` before this format loads as its {name: Tensor}; a checkpoint of that
+    time loads with ``checkpoint.load_checkpoint``. A file ``torch.save`` wrote (its zip
+    format) is read as torch's ``weights_only=True`` load reads it: Tensors, Parameters,
+    containers and plain values; any other object in it is a ValueError naming it.
 
     Args:
         f: a path (str, bytes, os.PathLike) or a binary file object open for reading.
@@ -114,10 +124,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
             location)`` called with each Tensor on the CPU and its saved location, returning
             a Tensor or None (None: the saved device). Arrays stay arrays (NumPy, or CuPy
             where a device or dict puts them on "cuda"; a function sees Tensors only).
-        weights_only: taken for torch's code; True and False read alike, since nothing here
-            unpickles: a file can only hold data, so there is nothing less safe to allow.
+        weights_only: for a file holding a pickle: True (the default, as torch's) reads
+            its globals without running anything and refuses the first one not allowed
+            (``pickle.UnpicklingError`` naming it; allow classes with
+            ``serialization.add_safe_globals`` or ``safe_globals``); False unpickles it,
+            which runs code the file names: use it only for files you trust. A data file
+            reads alike either way.
         pickle_module, mmap, pickle_load_args: torch's (``encoding="latin1"``, ...), taken
-            and unused: nothing is unpickled, and the arrays are read into memory.
+            and unused: the arrays are read into memory.
 
     Example:
         >>> state = mg.load("ckpt.pt", map_location="cpu")
@@ -128,56 +142,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=True, mmap=No
         raise TypeError(f"mg.load: weights_only must be True or False, got {weights_only!r}")
     if torch_files.is_torch_file(f):              # torch.save's zip: read as weights only
         return torch_files.load(f, "mg.load", _placement(map_location, "mg.load"))
-    return load_file(f, "mg.load", map_location, text=("meta",), legacy=_legacy_state_dict)
+    return load_file(f, "mg.load", map_location, text=("meta",), legacy=_legacy_state_dict,
+                     weights_only=weights_only is not False)
 
 
-# ----- torch.serialization's allowlist of globals ------------------------------------------
-# torch's weights_only load unpickles only the globals allowed here; this format unpickles
-# nothing (a file holds data alone), so the list is kept for code that reads it back and
-# changes what no load does.
-_SAFE_GLOBALS = []
 _MAPPING_TAGS = {dict: "dict", collections.OrderedDict: "ordered_dict",
                  collections.Counter: "counter"}
 
 
-def add_safe_globals(safe_globals):
-    """Allow ``safe_globals`` (classes, functions, or (object, name) pairs) in a
-    ``weights_only`` load, as ``torch.serialization.add_safe_globals``; every load here is
-    data only, so it is recorded and changes nothing."""
-    if not isinstance(safe_globals, (list, tuple)):
-        raise TypeError(f"add_safe_globals: expected a list, got {type(safe_globals).__name__}")
-    _SAFE_GLOBALS.extend(safe_globals)
-
-
-def get_safe_globals():
-    """The globals ``add_safe_globals`` allowed, a list."""
-    return list(_SAFE_GLOBALS)
-
-
-def clear_safe_globals():
-    """Forget every global ``add_safe_globals`` allowed."""
-    _SAFE_GLOBALS.clear()
-
-
-class safe_globals:
-    """``with safe_globals([...]):`` allows them for the block, then the list is as
-    before (``torch.serialization.safe_globals``)."""
-
-    def __init__(self, safe_globals):
-        self.safe_globals = safe_globals
-
-    def __enter__(self):
-        self.before = get_safe_globals()
-        add_safe_globals(self.safe_globals)
-
-    def __exit__(self, *exc):
-        _SAFE_GLOBALS[:] = self.before
-        return False
-
-
-def save_file(obj, f, where):
+def save_file(obj, f, where, pickling=None):
     """``save`` for ``save`` and ``checkpoint``: errors start with ``where``; returns the path
-    written (a str), or None for a file object.
+    written (a str), or None for a file object. ``pickling``: None keeps a Module as its
+    ``state_dict()`` and refuses what is not data (a checkpoint); ``(protocol,
+    pickle_module)`` pickles what is not data (``mg.save``, ``pickled_files``).
 
     Example:
         >>> save_file(checkpoint, "run.npz", "save_checkpoint")
@@ -190,24 +167,37 @@ def save_file(obj, f, where):
                         f"file object open for writing, got {type(f).__name__}")
     if isinstance(f, io.TextIOBase):
         raise TypeError(f"{where}: the file is open in text mode; open it with 'wb'")
-    encoder = _Encoder(where)
-    document = {"format": FORMAT, "version": VERSION, "obj": encoder.encode(obj, [])}
-    encoder.share_memory()
-    # ASCII with escapes: any str comes back, lone surrogates included
-    text = json.dumps(document, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
-    if len(text) > MAX_JSON_BYTES:
-        raise ValueError(f"{where}: the structure of obj is {len(text):,} bytes of JSON, more "
-                         f"than the {MAX_JSON_BYTES:,} a load reads: keep large data in "
-                         "arrays or Tensors, not in lists of numbers")
+    encoder = _Encoder(where, modules_as_state=pickling is None)
+    try:
+        document = {"format": FORMAT, "version": VERSION, "obj": encoder.encode(obj, [])}
+        encoder.share_memory()
+        text = _json_text(document, where)
+        members = dict(encoder.arrays)
+    except (TypeError, ValueError):
+        if pickling is None:
+            raise
+        # not data (a Module, an optimizer, a set, ...): pickled, as torch.save does
+        members, document = pickled_files.members(obj, _Encoder(where), *pickling)
+        text = _json_text(document, where)
     # the arrays first, the record of what they are last
-    members = {**encoder.arrays, STRUCTURE: np.frombuffer(text.encode("ascii"), np.uint8)}
+    members[STRUCTURE] = np.frombuffer(text.encode("ascii"), np.uint8)
     if is_path:
         return atomic_write(f, lambda file: write_arrays(file, members), where)
     write_arrays(f, members)
     return None
 
 
-def load_file(f, where, map_location=None, text=(), legacy=None):
+def _json_text(document, where):
+    # ASCII with escapes: any str comes back, lone surrogates included
+    text = json.dumps(document, ensure_ascii=True, allow_nan=False, separators=(",", ":"))
+    if len(text) > MAX_JSON_BYTES:
+        raise ValueError(f"{where}: the structure of obj is {len(text):,} bytes of JSON, more "
+                         f"than the {MAX_JSON_BYTES:,} a load reads: keep large data in "
+                         "arrays or Tensors, not in lists of numbers")
+    return text
+
+
+def load_file(f, where, map_location=None, text=(), legacy=None, weights_only=None):
     """What ``f`` holds, for ``load`` and ``checkpoint``: the object of a file in ``save``'s
     format, else ``legacy(arrays, label, where, place)`` of a file from before it ({name:
     array}, bfloat16 restored, string members named in ``text`` kept).
@@ -215,6 +205,8 @@ def load_file(f, where, map_location=None, text=(), legacy=None):
     Args:
         f: a path or a binary file object; where: the caller, first in every error.
         map_location: as ``load``'s, checked before the file is opened.
+        weights_only: for a file holding a pickle (``pickled_files``): True refuses the
+            globals not allowed, False unpickles, None refuses the file (a checkpoint).
 
     Example:
         >>> load_file("run.npz", "load_checkpoint", "cpu", text=("meta",), legacy=convert)
@@ -222,7 +214,7 @@ def load_file(f, where, map_location=None, text=(), legacy=None):
     place = _placement(map_location, where)
     with NpzReader(f, where, text) as reader:
         if STRUCTURE in reader.headers:
-            return _Decoder(reader, where, place).load()
+            return _Decoder(reader, where, place, weights_only).load()
         arrays = {name: reader.read(name) for name in reader.headers}
         decode_dtypes(arrays, where, reader.label)
         if legacy is None:
@@ -245,8 +237,8 @@ def _legacy_state_dict(arrays, label, where, place):
 class _Encoder:
     """obj -> JSON nodes, collecting the arrays to write ({member name: NumPy array})."""
 
-    def __init__(self, where):
-        self.where = where
+    def __init__(self, where, modules_as_state=True):
+        self.where, self.modules_as_state = where, modules_as_state
         self.arrays = {}
         self.shared = {}        # (address, shape, strides, dtype, device) -> member name
         self.refs = {}          # id(Tensor) -> ref number
@@ -272,7 +264,7 @@ class _Encoder:
             return {"ndarray": self.array(value, path)}
         if isinstance(value, np.generic):
             return self.scalar(value, path)
-        if isinstance(value, Module):
+        if isinstance(value, Module) and self.modules_as_state:
             value = value.state_dict()    # code is not data: its state, as nn.save always did
             kind = dict
         if kind in (list, tuple, Size, dict, collections.OrderedDict, collections.Counter):
@@ -503,8 +495,9 @@ def _device(device, where):
 class _Decoder:
     """JSON nodes -> the object, reading each array member the first time a node names it."""
 
-    def __init__(self, reader, where, place):
+    def __init__(self, reader, where, place, weights_only=None):
         self.reader, self.where, self.place = reader, where, place
+        self.weights_only = weights_only
         self.label = reader.label
         self.arrays = {}       # member -> array as stored (read once: nodes share it)
         self.refs = {}         # ref -> Tensor
@@ -521,6 +514,8 @@ class _Decoder:
                              f"{MAX_JSON_BYTES:,} of JSON")
         data = self.reader.read(STRUCTURE).tobytes()
         document = parse_json(data, self.where, self.label, "structure record")
+        if isinstance(document, dict) and document.get("format") == pickled_files.FORMAT:
+            return pickled_files.load(self, document, self.weights_only)
         if not isinstance(document, dict) or document.get("format") != FORMAT:
             found = document.get("format") if isinstance(document, dict) else None
             raise ValueError(f"{self.where}: {self.label}: its structure record is not "

@@ -576,12 +576,6 @@ PROGRAMS = {f.__name__: f for f in (
 
 # differences kept on purpose, each a row of docs/pytorch.md (or of the tutorial's list)
 XFAIL = {
-    "tensor_of_multi_element_tensors": "mg.tensor of a list of tensors with more than one "
-    "element stacks them, as NumPy reads them (torch: ValueError)",
-    "numpy_of_a_tensor_requiring_grad": "np.asarray of a tensor that requires grad copies it "
-    "(torch: RuntimeError)",
-    "whole_model_pickle": "mg.save keeps a Module as its state_dict, and mg.load gives the "
-    "dict back (torch pickles the Module and refuses it without weights_only=False)",
 }
 
 

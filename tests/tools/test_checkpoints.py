@@ -259,7 +259,7 @@ KILLED_SAVE = textwrap.dedent("""
     if {how!r} == "checkpoint":
         save_checkpoint({path!r}, model, step=2)
     elif {how!r} == "nn.save":
-        nn.save(model, {path!r})
+        nn.save(model.state_dict(), {path!r})
     else:
         np.savez({path!r}, **model.state_dict())  # what nn.save did before: in place
 """)
@@ -284,7 +284,7 @@ def test_a_save_killed_mid_write_leaves_the_previous_file_loadable(how, tmp_path
     if how == "checkpoint":
         save_checkpoint(path, model, step=1)
     else:
-        nn.save(model, path)
+        nn.save(model.state_dict(), path)
     _kill_while_saving(path, how)
     partial = [p for p in tmp_path.iterdir() if p.name != "last.npz"]
     assert len(partial) == 1 and partial[0].name.startswith(".last.npz.")
