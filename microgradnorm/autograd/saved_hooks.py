@@ -141,6 +141,23 @@ def pack_saved(ctx, inputs, outputs):
     ctx._saved_versions = ((_Packed(ctx, packed, unpack), 0, None),)
 
 
+def pack_now(tensors):
+    """Pack ``tensors`` with this thread's innermost hooks, as a node recorded now would
+    (a non-reentrant checkpoint saves its inputs so: an enclosing one then recomputes them,
+    as torch's input-saving node lets it); None while no hooks are active, else
+    ``(unpack_hook, [what pack_hook returned, per tensor])``."""
+    here = threading.get_ident()
+    hooks = next((h for h in reversed(_hooks) if h[0] == here), None)
+    if hooks is None or here in _packing:
+        return None
+    _, pack, unpack = hooks
+    _packing.add(here)
+    try:
+        return unpack, [pack(t) for t in tensors]
+    finally:
+        _packing.discard(here)
+
+
 class _Packed:
     """A packed node's saved values, read as its version counter by ``Context.saved``:
     ``box[0]`` unpacks them into ``ctx._saved`` and answers the version recorded (0)."""

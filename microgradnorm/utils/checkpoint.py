@@ -9,23 +9,27 @@ and backpropagates through that graph, the parameters inside the function gettin
 gradients in ``.grad``. As torch's, a call whose tensor inputs all lack ``requires_grad``
 warns and gives outputs without a graph (the parameters inside get no gradient).
 
-``use_reentrant=False`` (torch's recommendation) runs the function as it is, under
-``context_fn``'s first context manager: the same values and gradients, every autograd
-feature (``mg.autograd.grad``, keyword arguments), and no memory saved, because the
-activations the function's nodes save are kept as in any forward; torch frees them and
-recomputes them in backward (docs/pytorch.md)."""
+``use_reentrant=False`` (torch's recommendation) is built on the saved-tensor hooks, as
+torch's (``checkpoint_recompute.py``): the function runs under ``context_fn``'s first
+context manager, its nodes keep a small holder for each tensor they save, and the graph
+keeps its inputs, not its activations; the first unpack in each backward runs it again
+(the forward's random state, ``context_fn``'s second context manager) up to the last saved
+tensor, and a recomputed tensor whose shape or dtype differs raises ``CheckpointError``
+(``determinism_check="default"``). Every autograd feature works through it
+(``mg.autograd.grad``, ``retain_graph``, ``create_graph``, keyword arguments, nesting)."""
 
 import contextlib
 import warnings
 
 from .. import factories
-from ..autograd import backward as run_backward, enable_grad, no_grad
+from ..autograd import backward as run_backward, enable_grad, is_grad_enabled, no_grad
 from ..autograd.custom import Function
 from ..nn.container import Sequential
 from ..random import fork_rng
 from ..tensor import Tensor
+from .checkpoint_recompute import CheckpointError, checkpoint_without_reentrant
 
-__all__ = ["checkpoint", "checkpoint_sequential", "noop_context_fn"]
+__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential", "noop_context_fn"]
 
 
 def noop_context_fn():
@@ -116,13 +120,16 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
         function: what to run; with ``use_reentrant=True``, of what it returns, a Tensor
             or a tuple's Tensors are in the graph (the rest passes through, as torch's).
         args: its arguments.
-        use_reentrant: True (the default when None, after torch's warning): the
-            activations are freed and recomputed in backward (module docstring); False:
-            the function runs as it is, keeping them.
+        use_reentrant: True (the default when None, after torch's warning) or False: the
+            activations are freed and recomputed in backward, by one reentrant node or by
+            the saved-tensor hooks (module docstring).
         context_fn: a callable returning two context managers; the function runs in the
-            first (``use_reentrant=False`` only, as torch's).
-        determinism_check, debug, early_stop: taken, as torch's (``debug`` and
-            ``context_fn`` only with ``use_reentrant=False``).
+            first, its recomputation in the second (``use_reentrant=False`` only).
+        determinism_check: "default" (a recomputed saved tensor of another shape, dtype or
+            device raises ``CheckpointError``) or "none" (``use_reentrant=False``).
+        debug: taken, as torch's (``use_reentrant=False`` only).
+        early_stop: stop the recomputation once every saved tensor is recomputed
+            (``use_reentrant=False``; default True, as torch's).
         preserve_rng_state: (in ``kwargs``, default True) recompute with the forward's
             random state, so dropout draws the same masks.
         kwargs: keyword arguments of ``function`` (``use_reentrant=False`` only).
@@ -149,9 +156,12 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
-    forward_context, _ = context_fn()
-    with forward_context:
-        return function(*args, **kwargs)
+    if not is_grad_enabled():               # nothing is recorded: nothing to recompute
+        forward_context, _ = context_fn()
+        with forward_context:
+            return function(*args, **kwargs)
+    return checkpoint_without_reentrant(function, args, kwargs, preserve, context_fn,
+                                        determinism_check, early_stop)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
