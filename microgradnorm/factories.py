@@ -91,10 +91,10 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     """A tensor of ``size`` filled with ``fill_value``, by default of its kind: bool, int64,
     or the default float dtype for a float (``torch.full``)."""
     size = size_args("full", (size,))
-    if isinstance(fill_value, Tensor):
-        if fill_value.size != 1:
-            raise ValueError(f"full: fill_value must be a number or a one-element tensor, "
-                             f"got shape {fill_value.shape}")
+    if isinstance(fill_value, Tensor):       # torch reads a number from a 0-d one only
+        if fill_value.ndim != 0:
+            raise TypeError(f"full: fill_value must be a number or a 0-d tensor, got a "
+                            f"tensor of shape {tuple(fill_value.shape)}")
         fill_value = fill_value.item()
     if isinstance(fill_value, numbers.Complex) and not isinstance(fill_value, numbers.Real) \
             and (dtype is None or dtypes.as_dtype(dtype).kind == "c"):
@@ -104,7 +104,8 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, layo
     if not isinstance(fill_value, (numbers.Number, np.bool_)):
         raise TypeError(f"full: fill_value must be a number, got "
                         f"{type(fill_value).__name__} {fill_value!r}")
-    default = np.bool_ if isinstance(fill_value, (bool, np.bool_)) else \
+    # a NumPy bool is a number to torch (its default float dtype), a Python bool a bool
+    default = np.bool_ if isinstance(fill_value, bool) else \
         np.int64 if isinstance(fill_value, numbers.Integral) else dtypes.get_default_dtype()
     array = shape_ops.filled("full", size, fill_value, dtypes.as_dtype(dtype) or default)
     return _make("full", array, None, device, requires_grad, layout, pin_memory)

@@ -5,7 +5,6 @@ Draws come from the tensor's in-place samplers (``uniform_``, ``normal_``) and s
 after the same seed, the same calls give torch's weights."""
 
 import math
-import numbers
 import warnings
 
 import numpy as np
@@ -15,7 +14,7 @@ from .. import generator as streams
 from .. import sampling
 from ..autograd import no_grad
 from ..autograd.inference import refuse_write
-from ..dtypes import check_number
+from ..dtypes import check_number, float_of
 from ..tensor import Tensor
 
 __all__ = ["calculate_gain", "constant_", "dirac_", "eye_", "kaiming_normal_",
@@ -43,7 +42,7 @@ def calculate_gain(nonlinearity, param=None):
         return 3.0 / 4
     if nonlinearity == "leaky_relu":
         slope = 0.01 if param is None else param
-        if isinstance(slope, bool) or not isinstance(slope, numbers.Real):
+        if isinstance(slope, bool) or not isinstance(slope, (int, float)):   # torch's test
             raise ValueError(f"calculate_gain: negative_slope {slope!r} is not a valid number")
         return math.sqrt(2.0 / (1 + slope ** 2))
     raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
@@ -60,6 +59,15 @@ def _fill(fn, tensor, values):
     return tensor
 
 
+def _number(fn, name, value, one_element=False, several=RuntimeError):
+    # a float argument as torch reads it (``float_of``); a Tensor of several elements is
+    # torch's RuntimeError (its arithmetic's or comparison's), or ``several``
+    if isinstance(value, Tensor) and value.numel() > 1:
+        raise several(f"{fn}: {name} must be a number or a one-element Tensor, got a "
+                           f"Tensor of shape {tuple(value.shape)}")
+    return float_of(value, fn, name, one_element)
+
+
 def _check_tensor(fn, tensor):
     if not isinstance(tensor, Tensor):
         raise TypeError(f"{fn}: expected a Tensor, got {type(tensor).__name__}")
@@ -68,8 +76,7 @@ def _check_tensor(fn, tensor):
 
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with draws from U(a, b): ``tensor.uniform_(a, b)`` under no_grad, as torch."""
-    check_number("uniform_", "a", a)
-    check_number("uniform_", "b", b)
+    a, b = float_of(a, "uniform_", "a"), float_of(b, "uniform_", "b")
     with no_grad():
         return _check_tensor("uniform_", tensor).uniform_(a, b, generator=generator)
 
@@ -77,8 +84,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with draws from N(mean, std²): ``tensor.normal_`` under no_grad, as torch.
     Example: ``nn.init.normal_(w, std=0.02)``."""
-    check_number("normal_", "mean", mean)
-    check_number("normal_", "std", std)
+    mean, std = float_of(mean, "normal_", "mean"), float_of(std, "normal_", "std")
     with no_grad():
         return _check_tensor("normal_", tensor).normal_(mean, std, generator=generator)
 
@@ -103,8 +109,8 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     Example:
         >>> nn.init.trunc_normal_(w, std=0.02)            # ViT's weights
     """
-    for name, value in (("mean", mean), ("std", std), ("a", a), ("b", b)):
-        check_number("trunc_normal_", name, value)
+    mean, std = _number("trunc_normal_", "mean", mean), _number("trunc_normal_", "std", std)
+    a, b = _number("trunc_normal_", "a", a, True), _number("trunc_normal_", "b", b, True)
     if not a <= b:                        # torch's uniform_(a, b) refuses it (a == b: all a)
         raise sampling.DistributionRangeError(f"trunc_normal_: a must not exceed b, got a {a}, "
                                               f"b {b}")
@@ -181,9 +187,12 @@ def _inverse_cdf_on_grid(gen, shape, dtype, mean, std, a, b):
 
 
 def constant_(tensor, val):
-    """Fill with ``val``."""
-    check_number("constant_", "val", val)
-    return _fill("constant_", tensor, val)
+    """Fill with ``val``: a number, a bool, a complex number or a 0-d Tensor, as
+    ``tensor.fill_(val)`` under no_grad (torch's)."""
+    if isinstance(val, (Tensor, complex)):
+        with no_grad():
+            return _check_tensor("constant_", tensor).fill_(val)
+    return _fill("constant_", tensor, float_of(val, "constant_", "val"))
 
 
 def ones_(tensor):
@@ -237,6 +246,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
     """Fill with U(-a, a), a = √3 · gain · √(2 / (fan_in + fan_out)) (Glorot & Bengio;
     torch's order of operations, so the bound rounds as torch's)."""
     fan_in, fan_out = _fans("xavier_uniform_", tensor)
+    gain = float_of(gain, "xavier_uniform_", "gain")
     std = gain * math.sqrt(2.0 / float(fan_in + fan_out))
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
@@ -245,6 +255,7 @@ def xavier_uniform_(tensor, gain=1.0, generator=None):
 def xavier_normal_(tensor, gain=1.0, generator=None):
     """Fill with N(0, std²), std = gain · √(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _fans("xavier_normal_", tensor)
+    gain = float_of(gain, "xavier_normal_", "gain")
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
 
@@ -283,6 +294,7 @@ def orthogonal_(tensor, gain=1.0, generator=None):
     if not isinstance(tensor, Tensor) or tensor.ndim < 2:
         raise ValueError(f"orthogonal_: expected a Tensor of at least 2 dims, got "
                          f"{getattr(tensor, 'shape', type(tensor).__name__)}")
+    gain = _number("orthogonal_", "gain", gain, True)
     if tensor.size == 0:                       # nothing to fill, nothing drawn (torch)
         return tensor
     rows = tensor.shape[0]
@@ -335,7 +347,8 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     _check_tensor("sparse_", tensor)
     if tensor.ndim != 2:
         raise ValueError("sparse_: Only tensors with 2 dimensions are supported")
-    check_number("sparse_", "sparsity", sparsity)
+    sparsity = _number("sparse_", "sparsity", sparsity, True, ValueError)
+    std = float_of(std, "sparse_", "std")
     rows, cols = tensor.shape
     zeros = math.ceil(sparsity * rows)
     normal_(tensor, 0.0, std, generator)

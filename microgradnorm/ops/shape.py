@@ -652,13 +652,13 @@ def ravel(input):
 
 # ----- new tensors of x's dtype and device: x.new_tensor(...) --------------------------------
 def filled(fn, shape, value, dtype):
-    """A NumPy array of ``shape`` holding ``value`` (a real number, or a one-element tensor)
+    """A NumPy array of ``shape`` holding ``value`` (a real number, or a 0-d tensor)
     in ``dtype``; refused with torch's error when the dtype cannot hold it (an unsigned
     dtype takes a negative value modulo 2**bits, as torch's)."""
-    if isinstance(value, _tensor.Tensor):
-        if value.size != 1:
-            raise TypeError(f"{fn}: fill_value must be a number or a one-element tensor, got "
-                            f"a tensor of shape {value.shape}")
+    if isinstance(value, _tensor.Tensor):    # torch reads a number from a 0-d one only
+        if value.ndim != 0:
+            raise TypeError(f"{fn}: fill_value must be a number or a 0-d tensor, got a "
+                            f"tensor of shape {tuple(value.shape)}")
         value = value.item()
     if not isinstance(value, (numbers.Number, np.bool_)):
         raise TypeError(f"{fn}: fill_value must be a number, got "

@@ -8,9 +8,10 @@ import warnings
 from ..dtypes import check_number
 from ..tensor import Tensor
 from . import lr_scheduler_state
+from .option_numbers import kept_number
 from .optimizers import Optimizer, lr_value
 
-__all__ = ["LRScheduler"]
+__all__ = ["LRScheduler", "_LRScheduler"]
 
 # torch's warning when a schedule's first step comes before its optimizer's first step
 STEP_ORDER_WARNING = (
@@ -42,9 +43,22 @@ EPOCH_DEPRECATION_WARNING = (
 
 class LRScheduler:
     """Base class: ``step()``, ``get_last_lr()``, ``state_dict()``, ``load_state_dict()``.
-    Subclasses define ``lr_at(step, base_lr, group_index)``, the learning rate at ``step``;
-    ``chain_step`` (a step from a given rate, what torch's ``get_lr`` does with the groups'
-    rates) and ``closed_form`` (what ``step(epoch)`` sets) default to it."""
+    The library's schedules define ``lr_at(step, base_lr, group_index)``, the learning rate
+    at ``step``; ``chain_step`` (a step from a given rate, what torch's ``get_lr`` does with
+    the groups' rates) and ``closed_form`` (what ``step(epoch)`` sets) default to it.
+
+    A user's subclass (of this class, ``_LRScheduler`` or a built-in schedule) that defines
+    ``get_lr()`` runs as torch runs it: each ``step()`` moves ``last_epoch`` and sets the
+    rates ``get_lr()`` returns (``step(epoch)``: ``_get_closed_form_lr()`` if the class has
+    one), with ``base_lrs``, ``_step_count``, ``_is_initial`` and ``get_last_lr()`` as in
+    torch; its ``state_dict()`` holds every attribute but the optimizer, its own too.
+
+    Example:
+        >>> class Warmup(LRScheduler):
+        ...     def get_lr(self):
+        ...         return [base * min(1.0, (self.last_epoch + 1) / 4) for base in self.base_lrs]
+        >>> scheduler = Warmup(opt)          # the rate base / 4, then 2/4, 3/4, 1 at each step
+    """
 
     # torch's ``_is_initial``: the schedules whose constructor, resuming (last_epoch >= 0),
     # keeps the rate the optimizer holds rather than taking a step from it
@@ -57,6 +71,16 @@ class LRScheduler:
     # torch's base step warns when it comes before the optimizer's first step; the
     # schedules whose own step torch writes without that check say False
     checks_step_order = True
+    # torch's flags of a step in progress, which a user's ``get_lr`` may read
+    _is_initial = False
+    _get_lr_called_within_step = False
+    # a user's class whose ``get_lr`` is its own: stepped as torch steps it (``_update_lr``)
+    _own_get_lr = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        owner = next(base for base in cls.__mro__ if "get_lr" in vars(base))
+        cls._own_get_lr = not owner.__module__.startswith(__name__.split(".")[0] + ".")
 
     def __init__(self, optimizer, last_epoch=-1):
         _check_optimizer(type(self).__name__, optimizer)
@@ -74,9 +98,11 @@ class LRScheduler:
                 f"{type(self).__name__}: param 'initial_lr' is not specified in "
                 f"param_groups{missing} when resuming a scheduler with "
                 f"last_epoch={last_epoch}: load the optimizer's state dict first")
-        self._order_checked = False
+        if not self._own_get_lr:           # a user's get_lr: torch's attributes only
+            self._order_checked = False
         self.optimizer = optimizer
-        self.base_lrs = [lr_value(group["initial_lr"]) for group in optimizer.param_groups]
+        self.base_lrs = [_group_value(group, "initial_lr") if self._own_get_lr
+                         else lr_value(group["initial_lr"]) for group in optimizer.param_groups]
         self.last_epoch, self._step_count = last_epoch, 0       # torch's count of steps
         if not getattr(optimizer, "_steps_watched", False):
             # torch's wrapper of optimizer.step, put on by the first schedule: the
@@ -89,6 +115,13 @@ class LRScheduler:
         # torch's constructor step, from the rates the groups hold: a schedule made after
         # another on the same optimizer composes with it (what ChainedScheduler takes), and
         # one resumed with last_epoch=k continues from the checkpoint's rate
+        if self._own_get_lr:                       # torch's: its step, get_lr in "initial" mode
+            self._step_count, self._is_initial = 0, True
+            try:
+                self.step()
+            finally:
+                self._is_initial = False
+            return
         epoch = self.last_epoch + 1
         current = [lr_value(group["lr"]) for group in self.optimizer.param_groups]
         if epoch > 0 and self.keeps_rate_on_resume:
@@ -105,8 +138,16 @@ class LRScheduler:
     def step(self, epoch=None):
         """Advance one step and write the new learning rate into every parameter group.
         ``step(epoch)``, deprecated in torch (which warns, as here), goes to the int
-        ``epoch`` by the closed form where torch has one."""
+        ``epoch`` by the closed form where torch has one. A user's class that defines
+        ``get_lr`` is stepped as torch steps it: ``last_epoch`` moved, then its ``get_lr()``
+        (or its ``_get_closed_form_lr()`` for ``step(epoch)``) sets the rates."""
         self._check_step_order()
+        if self._own_get_lr:
+            self._step_count += 1
+            if epoch is not None:
+                warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+            self._update_lr(epoch)
+            return
         if epoch is None:
             self._go_to(self.last_epoch + 1, self.base_lrs)
         else:
@@ -115,9 +156,39 @@ class LRScheduler:
             self._commit(epoch, self.base_lrs, lrs)
         self._step_count = getattr(self, "_step_count", 0) + 1
 
+    def _update_lr(self, epoch=None):
+        # torch's step of a user's get_lr: ``last_epoch`` first, then the rates, computed
+        # "within the step" (get_lr's warning off); step(epoch) takes the closed form where
+        # the class has one (its own ``_get_closed_form_lr``, or a built-in's of torch's)
+        self._get_lr_called_within_step = True
+        try:
+            if epoch is None:
+                self.last_epoch += 1
+                values = self.get_lr()
+            else:
+                self.last_epoch = epoch
+                if hasattr(self, "_get_closed_form_lr"):
+                    values = self._get_closed_form_lr()
+                elif lr_scheduler_state.kind(self) in CLOSED_FORMS:
+                    values = [self.closed_form(epoch, i) for i in range(len(self.base_lrs))]
+                else:
+                    values = self.get_lr()
+        finally:
+            self._get_lr_called_within_step = False
+        values, groups = list(values), self.optimizer.param_groups
+        if len(values) != len(groups):
+            raise ValueError(f"{type(self).__name__}.get_lr: expected {len(groups)} rates "
+                             f"(one per parameter group), got {len(values)}")
+        for group, lr in zip(groups, values):
+            set_lr(group, lr)
+        self._last_lr = [_group_value(group, "lr") for group in groups]
+
     def _check_step_order(self):
         # torch's warning at a schedule's first step, if the optimizer has not stepped
-        if not self.checks_step_order or getattr(self, "_order_checked", True):
+        if self._own_get_lr:                  # torch's test: the step after the constructor's
+            if self._step_count != 1:
+                return
+        elif not self.checks_step_order or getattr(self, "_order_checked", True):
             return
         self._order_checked = True
         optimizer = self.optimizer
@@ -129,10 +200,14 @@ class LRScheduler:
     def get_lr(self):
         """torch's chainable form at ``last_epoch`` from the rates the groups hold, with its
         warning: ``get_last_lr()`` is the rate the latest step set."""
-        warnings.warn("To get the last learning rate computed by the scheduler, please use "
-                      "`get_last_lr()`.", UserWarning, stacklevel=2)
-        return [self.chain_step(self.last_epoch, group["lr"], i)
-                for i, group in enumerate(self.optimizer.param_groups)]
+        if not self._get_lr_called_within_step:   # a user's get_lr calling it in a step
+            warnings.warn("To get the last learning rate computed by the scheduler, please "
+                          "use `get_last_lr()`.", UserWarning, stacklevel=2)
+        groups = self.optimizer.param_groups
+        if self._is_initial and self.last_epoch > 0 and self.keeps_rate_on_resume:
+            return [group["lr"] for group in groups]
+        return [self.chain_step(self.last_epoch, lr_value(group["lr"]), i)
+                for i, group in enumerate(groups)]
 
     def _epoch_argument(self, epoch):
         # step(epoch)'s: torch's deprecation warning, then an int >= 0
@@ -160,7 +235,29 @@ class LRScheduler:
         step 0 (from the base rate, whatever ``lr`` is) unless a schedule says otherwise."""
         return self.closed_form(0, group_index)
 
+    def _restart(self):
+        # a SequentialLR's milestone: this scheduler's step 0 from the rates the groups hold
+        # (torch's ``_update_lr(0)``)
+        if self._own_get_lr:
+            self._update_lr(0)
+            return
+        groups = self.optimizer.param_groups
+        rates = [lr_value(group["lr"]) for group in groups]
+        lrs = [self.restart_rate(lr, i) for i, lr in enumerate(rates)]
+        self._follow(0, rates, lrs)
+        for group, lr in zip(groups, lrs):
+            set_lr(group, lr)
+
     def _go_to(self, epoch, base_lrs):
+        if self._own_get_lr:
+            # a user's get_lr stepped by a SequentialLR: its step to ``epoch``; step 0 from
+            # the initial rates, torch's reset of the groups
+            if epoch == 0:
+                for group in self.optimizer.param_groups:
+                    set_lr(group, _group_value(group, "initial_lr"))
+            self.last_epoch = epoch - 1
+            self._update_lr()
+            return
         # the rates first: a schedule function that raises leaves everything as it was
         lrs = [self.lr_at(epoch, base, i) for i, base in enumerate(base_lrs)]
         self._commit(epoch, base_lrs, lrs)
@@ -207,6 +304,11 @@ class LRScheduler:
         ``lr`` set to match, walked from the base rates), its count and last rates; a
         callable object's attributes from ``"lr_lambdas"``. A bad dict changes nothing."""
         where = lr_scheduler_state.check_keys(self, state_dict)
+        if self._own_get_lr:                    # torch's: the attributes as saved, the rates
+            lr_scheduler_state.load_state_dict(  # the optimizer's state dict holds
+                self, state_dict, lambda scheduler: lr_scheduler_state.load_attributes(
+                    scheduler, state_dict, where, rates=True))
+            return
         epoch, base_lrs = _checked_state(where, self.optimizer, state_dict)
 
         def jump(scheduler):
@@ -217,11 +319,27 @@ class LRScheduler:
         lr_scheduler_state.load_state_dict(self, state_dict, jump)
 
 
+class _LRScheduler(LRScheduler):
+    """torch's older name of ``LRScheduler``, which user code still subclasses."""
+
+
+# the built-in schedules whose torch class has a ``_get_closed_form_lr`` (what ``step(epoch)``
+# of a subclass with its own get_lr takes)
+CLOSED_FORMS = ("StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+                "PolynomialLR", "CosineAnnealingLR")
+
+
+def _group_value(group, key):
+    # torch's copy of a group's entry: a Tensor cloned, anything else as it is
+    value = group[key]
+    return value.clone() if isinstance(value, Tensor) else value
+
+
 def set_lr(group, lr):
     """Write a schedule's rate into ``group``: a Tensor rate filled in place, as torch's, so
     the Tensor the optimizer was given follows the schedule."""
     if isinstance(group["lr"], Tensor):
-        group["lr"].fill_(lr)
+        group["lr"].fill_(lr.item() if isinstance(lr, Tensor) else lr)
     else:
         group["lr"] = lr
 
@@ -238,6 +356,12 @@ def _checked_state(name, optimizer, state_dict):
                for lr in base_lrs):
         raise ValueError(f"{name}: base_lrs must be numbers >= 0, got {base_lrs!r}")
     return int(last_epoch), base_lrs
+
+
+def _cooldown_running(scheduler):
+    """Whether the cooldown after a reduction still runs (ReduceLROnPlateau's ``in_cooldown``,
+    torch's property)."""
+    return scheduler.cooldown_counter > 0
 
 
 def _check_optimizer(where, optimizer):
@@ -313,9 +437,7 @@ def _per_group(where, name, value, groups):
     if len(values) != groups:
         raise ValueError(f"{where}: expected {groups} values of {name} (one per parameter "
                          f"group), got {len(values)}")
-    for item in values:
-        check_number(where, name, item)
-    return values
+    return [kept_number(where, name, item) for item in values]
 
 
 def _int_list(where, name, values):

@@ -3,10 +3,10 @@
 by ``lr_scheduler``, where users find them."""
 
 import math
-import numbers
 
 from ..dtypes import check_number
 from . import lr_scheduler_state
+from .option_numbers import kept_number
 from .lr_base import (LRScheduler, _check_optimizer, _members, _momentum_kind, _per_group,
                       _write_momentum, lr_value, set_lr)
 
@@ -46,7 +46,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             raise ValueError(f"{name}: T_0 must be a positive int, got {T_0!r}")
         if isinstance(T_mult, bool) or not isinstance(T_mult, int) or T_mult < 1:
             raise ValueError(f"{name}: T_mult must be an int >= 1, got {T_mult!r}")
-        if isinstance(eta_min, bool) or not isinstance(eta_min, numbers.Real):
+        if not isinstance(eta_min, (float, int)):              # torch's test: a bool passes
             raise ValueError(f"{name}: eta_min must be a float or an int, got {eta_min!r}")
         self.T_0, self.T_mult, self.eta_min = T_0, T_mult, eta_min
         self.T_i, self.T_cur = T_0, last_epoch
@@ -172,7 +172,7 @@ class CyclicLR(LRScheduler):
         if scale_mode not in ("cycle", "iterations"):
             raise ValueError(f"{name}: scale_mode must be 'cycle' or 'iterations', got "
                              f"{scale_mode!r}")
-        check_number(name, "gamma", gamma)
+        gamma = kept_number(name, "gamma", gamma)
         self.use_beta1 = _momentum_kind(name, optimizer, cycle_momentum)
         self.mode, self.gamma, self._scale_fn_custom = mode, gamma, scale_fn
         # the built-in modes fix what they scale by, as torch's do
@@ -194,7 +194,7 @@ class CyclicLR(LRScheduler):
 
     @staticmethod
     def _half(value, name):
-        check_number("CyclicLR", name, value)
+        value = kept_number("CyclicLR", name, value)
         if not value > 0 and not (name == "step_size_down" and value == 0):
             raise ValueError(f"CyclicLR: {name} must be a positive number, got {value!r}")
         return float(value)
@@ -271,11 +271,32 @@ class ChainedScheduler(LRScheduler):
 
     def step(self):
         """One step of every scheduler, in order (torch's takes no epoch)."""
+        if any(scheduler._own_get_lr for scheduler in self._schedulers):
+            self._step_each()
+            return
         for scheduler in self._schedulers:       # each one's own step checks the order
             scheduler._check_step_order()
         super().step()
         for scheduler in self._schedulers:       # and counts the step, as torch's
             scheduler._step_count = getattr(scheduler, "_step_count", 0) + 1
+
+    def _step_each(self):
+        # a user's scheduler (its own get_lr) in the chain: torch's loop, each scheduler
+        # stepping from the rates the one before it left in the groups
+        groups = self.optimizer.param_groups
+        for scheduler in self._schedulers:
+            if scheduler._own_get_lr:
+                scheduler.step()
+                continue
+            scheduler._check_step_order()
+            epoch, rates = scheduler.last_epoch + 1, [lr_value(group["lr"]) for group in groups]
+            lrs = [scheduler.chain_step(epoch, lr, i) for i, lr in enumerate(rates)]
+            scheduler._follow(epoch, rates, lrs)
+            for group, lr in zip(groups, lrs):
+                set_lr(group, lr)
+            scheduler._step_count = getattr(scheduler, "_step_count", 0) + 1
+        self.last_epoch += 1
+        self._last_lr = [group["lr"] for group in groups]
 
     def get_lr(self):
         """torch's NotImplementedError: its schedulers compute the rates

@@ -7,17 +7,20 @@ ChainedScheduler are in ``lr_cycles.py``; both re-exported here."""
 
 import bisect
 import math
+import warnings
 
 from ..dtypes import check_number, check_positive_ints
 from . import lr_scheduler_state
-from .lr_base import (LRScheduler, _check_optimizer, _int_list, _lr_lambdas, _members,
+from .option_numbers import kept_number
+from .lr_base import (EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer,
+                      _cooldown_running, _int_list, _LRScheduler, _lr_lambdas, _members,
                       _momentum_kind, _per_group, _write_momentum, lr_value, set_lr)
 from .lr_cycles import ChainedScheduler, CosineAnnealingWarmRestarts, CyclicLR
 
 __all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
            "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR",
            "MultiStepLR", "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau",
-           "SequentialLR", "StepLR", "warmup_cosine"]
+           "SequentialLR", "StepLR", "_LRScheduler", "warmup_cosine"]
 
 
 class LambdaLR(LRScheduler):
@@ -99,7 +102,7 @@ class CosineAnnealingLR(_Recursive):
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
         check_positive_ints("CosineAnnealingLR", T_max=T_max)
-        check_number("CosineAnnealingLR", "eta_min", eta_min)
+        eta_min = kept_number("CosineAnnealingLR", "eta_min", eta_min)
         if eta_min < 0:
             raise ValueError(f"CosineAnnealingLR: eta_min must be a non-negative number, "
                              f"got {eta_min!r}")
@@ -161,7 +164,7 @@ class StepLR(_Multiplicative):
                                  f"{step_size!r}")
         else:
             check_positive_ints("StepLR", step_size=step_size)
-        check_number("StepLR", "gamma", gamma)
+        gamma = kept_number("StepLR", "gamma", gamma)
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -184,7 +187,7 @@ class MultiStepLR(_Multiplicative):
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         milestones = _int_list("MultiStepLR", "milestones", milestones)
-        check_number("MultiStepLR", "gamma", gamma)
+        gamma = kept_number("MultiStepLR", "gamma", gamma)
         self.milestones, self.gamma = sorted(milestones), gamma
         super().__init__(optimizer, last_epoch)
 
@@ -213,7 +216,7 @@ class ExponentialLR(_Multiplicative):
     keeps_rate_on_resume = True
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
-        check_number("ExponentialLR", "gamma", gamma)
+        gamma = kept_number("ExponentialLR", "gamma", gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -236,7 +239,7 @@ class ConstantLR(_Multiplicative):
     """
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
-        check_number("ConstantLR", "factor", factor)
+        factor = kept_number("ConstantLR", "factor", factor)
         if not 0 <= factor <= 1:
             raise ValueError(f"ConstantLR: factor must be in [0, 1] (the constant multiplicative "
                              f"factor), got {factor!r}")
@@ -310,7 +313,7 @@ class PolynomialLR(_Multiplicative):
         if total_iters < 0:
             raise ValueError(f"PolynomialLR: total_iters must be an int >= 0, got "
                              f"{total_iters!r}")
-        check_number("PolynomialLR", "power", power)
+        power = kept_number("PolynomialLR", "power", power)
         self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
 
@@ -363,14 +366,14 @@ class OneCycleLR(LRScheduler):
             check_positive_ints(name, epochs=epochs, steps_per_epoch=steps_per_epoch)
             total_steps = epochs * steps_per_epoch
         check_positive_ints(name, total_steps=total_steps)
-        check_number(name, "pct_start", pct_start)
-        if not 0 <= pct_start <= 1:
-            raise ValueError(f"{name}: pct_start must be in [0, 1], got {pct_start!r}")
+        if not isinstance(pct_start, float) or not 0 <= pct_start <= 1:   # torch's test
+            raise ValueError(f"{name}: pct_start must be a float in [0, 1], got {pct_start!r}")
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError(f"{name}: anneal_strategy must be 'cos' or 'linear', got "
                              f"{anneal_strategy!r}")
+        div_factor, final_div_factor = (kept_number(name, option, value) for option, value in (
+            ("div_factor", div_factor), ("final_div_factor", final_div_factor)))
         for option, value in (("div_factor", div_factor), ("final_div_factor", final_div_factor)):
-            check_number(name, option, value)
             if not value > 0:
                 raise ValueError(f"{name}: {option} must be positive, got {value!r}")
         if not isinstance(cycle_momentum, bool) or not isinstance(three_phase, bool):
@@ -531,11 +534,7 @@ class SequentialLR(LRScheduler):
                 scheduler._go_to(0, scheduler.base_lrs)
                 scheduler._step_count = 1           # torch's constructor step, again
             else:
-                rates = [lr_value(group["lr"]) for group in self.optimizer.param_groups]
-                lrs = [scheduler.restart_rate(lr, i) for i, lr in enumerate(rates)]
-                scheduler._follow(0, rates, lrs)
-                for group, lr in zip(self.optimizer.param_groups, lrs):
-                    set_lr(group, lr)
+                scheduler._restart()
         else:
             scheduler._go_to(own_step, scheduler.base_lrs)
             scheduler._step_count = getattr(scheduler, "_step_count", 0) + 1
@@ -594,7 +593,7 @@ class ReduceLROnPlateau(LRScheduler):
                  threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
         name = "ReduceLROnPlateau"
         _check_optimizer(name, optimizer)
-        check_number(name, "factor", factor)
+        factor = kept_number(name, "factor", factor)
         if not factor < 1.0:
             raise ValueError(f"{name}: factor must be below 1.0, got {factor!r}")
         if mode not in ("min", "max") or threshold_mode not in ("rel", "abs"):
@@ -602,8 +601,8 @@ class ReduceLROnPlateau(LRScheduler):
                              f"'abs', got {mode!r} and {threshold_mode!r}")
         for option, value in (("patience", patience), ("cooldown", cooldown)):
             check_number(name, option, value, integer=True)
-        for option, value in (("threshold", threshold), ("eps", eps)):
-            check_number(name, option, value)
+        threshold = kept_number(name, "threshold", threshold)
+        eps = kept_number(name, "eps", eps)
         self.min_lrs = _per_group(name, "min_lr", min_lr, len(optimizer.param_groups))
         self.default_min_lr = None if isinstance(min_lr, (list, tuple)) else min_lr
         self.optimizer, self.mode, self.factor = optimizer, mode, factor
@@ -613,8 +612,8 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs, self.cooldown_counter = 0, 0
         self._last_lr = [group["lr"] for group in optimizer.param_groups]
 
-    def is_better(self, metric, best):
-        """Whether ``metric`` improves on ``best`` by more than the threshold."""
+    def _is_better(self, metric, best):
+        # torch's hook, a subclass's to override: ``metric`` beats ``best`` by the threshold
         if self.threshold_mode == "rel":
             scale = 1 - self.threshold if self.mode == "min" else 1 + self.threshold
             return metric < best * scale if self.mode == "min" else metric > best * scale
@@ -622,24 +621,32 @@ class ReduceLROnPlateau(LRScheduler):
             return metric < best - self.threshold
         return metric > best + self.threshold
 
-    def step(self, metrics):
-        """Count one step with the metric's value (a number or a one-element Tensor)."""
+    in_cooldown = property(_cooldown_running)
+
+    def step(self, metrics, epoch=None):
+        """Count a step with the metric (a number or 1-element Tensor); ``epoch``: deprecated."""
         current = float(metrics)
-        self.last_epoch += 1
-        if self.is_better(current, self.best):
+        if epoch is not None:
+            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._is_better(current, self.best):
             self.best, self.num_bad_epochs = current, 0
         else:
             self.num_bad_epochs += 1
-        if self.cooldown_counter > 0:               # bad steps in a cooldown do not count
+        if self.in_cooldown:                        # bad steps in a cooldown do not count
             self.cooldown_counter -= 1
             self.num_bad_epochs = 0
         if self.num_bad_epochs > self.patience:
-            for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
-                reduced = max(float(group["lr"]) * self.factor, floor)
-                if float(group["lr"]) - reduced > self.eps:
-                    set_lr(group, reduced)
+            self._reduce_lr(self.last_epoch)
             self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = [lr_value(group["lr"]) for group in self.optimizer.param_groups]
+
+    def _reduce_lr(self, epoch):
+        # torch's hook (a subclass may override it): every group's rate times ``factor``
+        for group, floor in zip(self.optimizer.param_groups, self.min_lrs):
+            reduced = max(float(group["lr"]) * self.factor, floor)
+            if float(group["lr"]) - reduced > self.eps:
+                set_lr(group, reduced)
 
     def lr_at(self, step, base_lr, group_index):
         """Not a function of the step: the rate depends on the metrics seen."""

@@ -3,11 +3,15 @@ scheduler holds (its ``__dict__`` less the optimizer), under torch's names and i
 order, with torch's values; and the load of such a dict (saved here or by torch) into a
 schedule of the same class. ``LRScheduler.state_dict``/``load_state_dict`` call these."""
 
+import ast
 import bisect
 import collections
 import copy
+import functools
+import inspect
 import math
 import numbers
+import textwrap
 import types
 
 from ..dtypes import check_number
@@ -62,7 +66,42 @@ def keys(scheduler):
         before = before[:-3]
     if name == "OneCycleLR" and not scheduler.cycle_momentum:
         before = before[:-1]
-    return before + (() if name in NO_BASE else BASE_KEYS) + after
+    own = before + (() if name in NO_BASE else BASE_KEYS) + after
+    first, last = user_keys(scheduler, own)
+    return first + own + last
+
+
+@functools.cache
+def _assigned(cls):
+    # the attributes the code of a library class sets on ``self``
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    names = set()
+    for node in ast.walk(tree):
+        targets = node.targets if isinstance(node, ast.Assign) else \
+            [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else []
+        names.update(sub.attr for target in targets for sub in ast.walk(target)
+                     if isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name)
+                     and sub.value.id == "self")
+    return frozenset(names)
+
+
+def user_keys(scheduler, own=()):
+    """The attributes a user's subclass set itself (torch's state dict holds every one):
+    those set before the library's constructor ran, and those after; none for a library
+    class."""
+    package = __name__.split(".")[0] + "."
+    if type(scheduler).__module__.startswith(package):
+        return (), ()
+    library = set(own) | {"optimizer"}
+    for base in type(scheduler).__mro__:
+        if base.__module__.startswith(package):
+            library |= _assigned(base)
+    first, last, seen = [], [], False
+    for key in vars(scheduler):
+        seen = seen or key in library
+        if key not in library:
+            (last if seen else first).append(key)
+    return tuple(first), tuple(last)
 
 
 def _callable_state(fn):

@@ -10,10 +10,11 @@ import numpy as np
 from .. import backend, kernels
 from ..autograd import enable_grad
 from ..autograd.inference import refuse_write
-from ..dtypes import check_number, is_floating, is_half
+from ..dtypes import is_floating, is_half
 from ..nn.module import clear_grad
 from ..tensor import Tensor
 from .optimizer_hooks import OptimizerHooks
+from .option_numbers import check_betas_kinds, check_step_numbers, option_number, step_numbers
 from .state_tensors import (advance, as_arrays, complex_update, loaded_value, rate_rounding,
                             state_tensor, step_tensor, store, tensor_rate)
 
@@ -150,6 +151,8 @@ class Optimizer(OptimizerHooks):
             if isinstance(group["lr"], Tensor):   # read at each step, as torch's (its
                 group = {**group, "lr": float(lr_value(group["lr"])),   # dtype: Adam's)
                          "lr_dtype": group["lr"]._array.dtype.type}
+            check_step_numbers(self, group)       # torch's errors at step, before any write
+            group = step_numbers(group)           # the other options held as Tensors
             for p in params:
                 if p.grad is not None:
                     _check_gradient(name, p, self.complex_params)
@@ -289,6 +292,8 @@ class Optimizer(OptimizerHooks):
     # mu_product, ASGD's eta and mu); every other array has the parameter's shape unless
     # ``_state_shape`` says otherwise (Adafactor's factored second moments)
     scalar_state = ()
+    # the options torch's step reads as Python numbers: ``option_numbers.check_step_numbers``
+    python_number_options = {}
 
     def _state_shape(self, key, shape):
         """The shape of state ``key`` for a parameter of ``shape``."""
@@ -370,6 +375,7 @@ class SGD(Optimizer):
             raise ValueError("SGD: nesterov needs momentum > 0 and dampening = 0")
 
     updates_in_place = True                      # the momentum buffer, a Tensor
+    python_number_options = {"weight_decay": TypeError, "dampening": TypeError}
 
     def _update(self, param, grad, state, group):
         if group["maximize"]:
@@ -415,6 +421,11 @@ class Adam(Optimizer):
                          master_weights)
 
     updates_in_place = True
+    python_number_options = {"weight_decay": TypeError}
+
+    def _check_option(self, name, value):
+        super()._check_option(name, value)
+        check_betas_kinds(type(self).__name__, name, value)   # torch's Adam's, of betas
 
     def _update(self, param, grad, state, group):
         # in place, by the selected kernels (numba's one loop, else the NumPy reference);
@@ -490,6 +501,7 @@ class RMSprop(Optimizer):
                          master_weights)
 
     updates_in_place = True                      # the state's Tensors, in place
+    python_number_options = {"weight_decay": TypeError, "alpha": TypeError}
 
     def _update(self, param, grad, state, group):
         alpha, momentum = group["alpha"], group["momentum"]
@@ -557,6 +569,7 @@ class Adagrad(Optimizer):
                     p.shape, group["initial_accumulator_value"], dtype))}
 
     updates_in_place = True                      # the sum, a Tensor, in place
+    python_number_options = {"weight_decay": TypeError, "lr_decay": TypeError}
 
     def _update(self, param, grad, state, group):
         if group["maximize"]:
@@ -606,15 +619,13 @@ def _check_option(optimizer, name, value):
                                       "the step is not recorded in the graph")
         return
     if name == "betas":
-        if isinstance(value, (tuple, list)) and len(value) == 2:
-            for b in value:
-                check_number(optimizer, "betas", b)
-        if (not isinstance(value, (tuple, list)) or len(value) != 2
-                or not all(0 <= b < 1 for b in value)):
+        numbers = [option_number(optimizer, "betas", b) for b in value] \
+            if isinstance(value, (tuple, list)) and len(value) == 2 else None
+        if numbers is None or not all(0 <= b < 1 for b in numbers):
             raise ValueError(f"{optimizer}: betas must be two numbers in [0, 1), got "
                              f"{value!r}")
         return
-    check_number(optimizer, name, value)
+    value = option_number(optimizer, name, value)
     if not value >= 0:
         raise ValueError(f"{optimizer}: {name} must be a non-negative number, got {value!r}")
 

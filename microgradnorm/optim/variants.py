@@ -11,9 +11,8 @@ state in a Tensor, as torch's (``state_tensors.py``)."""
 import numpy as np
 
 from .. import backend
-from ..dtypes import check_number
 from ..ops.base import torch_sign
-from .optimizers import Optimizer
+from .optimizers import Optimizer, option_number
 from .state_tensors import rate_rounding, scalar_dtype
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop", "SparseAdam"]
@@ -76,6 +75,8 @@ class NAdam(Optimizer):
 
     scalar_state = ("mu_product",)
 
+    python_number_options = {"weight_decay": TypeError, "momentum_decay": RuntimeError}
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
                  maximize=False, capturable=False, differentiable=False, master_weights=False):
@@ -127,6 +128,8 @@ class RAdam(Optimizer):
         ...             decoupled_weight_decay=True)
     """
 
+    python_number_options = {"weight_decay": TypeError}
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,
                  capturable=False, differentiable=False, master_weights=False):
@@ -174,6 +177,8 @@ class Adamax(Optimizer):
         >>> opt = Adamax(model.parameters(), lr=2e-3)
     """
 
+    python_number_options = {"weight_decay": TypeError, "betas": TypeError}
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False,
                  master_weights=False):
@@ -213,6 +218,8 @@ class Adadelta(Optimizer):
     Example:
         >>> opt = Adadelta(model.parameters(), lr=1.0, rho=0.9)
     """
+
+    python_number_options = {"weight_decay": TypeError, "rho": TypeError}
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False, master_weights=False):
@@ -274,7 +281,7 @@ class Adafactor(Optimizer):
 
     def _check_option(self, name, value):
         if name == "beta2_decay":
-            check_number("Adafactor", name, value)
+            value = option_number("Adafactor", name, value)
             if not value <= 0:
                 raise ValueError(f"Adafactor: beta2_decay must be <= 0, got {value!r}")
         elif name == "eps":
@@ -285,7 +292,7 @@ class Adafactor(Optimizer):
                 super()._check_option("eps1", value[0])
             super()._check_option("eps2", value[1])
         elif name == "d":
-            check_number("Adafactor", name, value)
+            value = option_number("Adafactor", name, value)
             if not value >= 1:
                 raise ValueError(f"Adafactor: d (the clipping threshold) must be >= 1, got "
                                  f"{value!r}")
@@ -359,6 +366,9 @@ class ASGD(Optimizer):
 
     scalar_state = ("eta", "mu")
 
+    python_number_options = {"weight_decay": TypeError, "lambd": RuntimeError,
+                             "alpha": RuntimeError}
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False, *,
                  master_weights=False):
@@ -369,7 +379,7 @@ class ASGD(Optimizer):
 
     def _check_option(self, name, value):
         if name in ("lambd", "alpha", "t0"):      # any real number, as torch takes them
-            check_number("ASGD", name, value)
+            option_number("ASGD", name, value)
         else:
             super()._check_option(name, value)
 
@@ -412,6 +422,8 @@ class Rprop(Optimizer):
         >>> opt = Rprop(model.parameters(), lr=0.01, etas=(0.5, 1.2))
     """
 
+    python_number_options = {"step_sizes": TypeError}
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False,
                  master_weights=False):
@@ -427,7 +439,7 @@ class Rprop(Optimizer):
         if not isinstance(value, (tuple, list)) or len(value) != 2:
             raise ValueError(f"Rprop: {name} must be a pair of numbers, got {value!r}")
         for number in value:
-            check_number("Rprop", name, number)
+            option_number("Rprop", name, number)
         if name == "etas" and not 0.0 < value[0] < 1.0 < value[1]:
             raise ValueError(f"Rprop: etas must be (etaminus, etaplus) with 0 < etaminus < 1 "
                              f"< etaplus, got {value!r}")

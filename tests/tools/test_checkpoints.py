@@ -181,12 +181,13 @@ def test_checkpoint_of_another_bit_generator_is_refused_before_anything_loads(tm
 
 def test_checkpoint_of_numpy_scalar_options_saves_them_and_blames_only_extra(tmp_path):
     model = nn.Linear(2, 2)
-    opt = optim.Adam(model.parameters(), lr=np.float32(0.01), betas=(np.float32(0.9), 0.99))
+    # betas: NumPy float64s (Python floats), as torch's Adam takes them
+    opt = optim.Adam(model.parameters(), lr=np.float32(0.01), betas=(np.float64(0.9), 0.99))
     path = save_checkpoint(tmp_path / "c.npz", model, opt)
     other = optim.Adam(model.parameters())
     load_checkpoint(path, model, other)
     assert other.param_groups[0]["lr"] == np.float32(0.01)
-    assert other.param_groups[0]["betas"] == (np.float32(0.9), 0.99)
+    assert other.param_groups[0]["betas"] == (np.float64(0.9), 0.99)
     path = save_checkpoint(tmp_path / "e.npz", model, opt,
                            extra={"loss": np.float32(1.5), "seen": np.arange(2)})
     assert load_checkpoint(path, model, opt).extra == {"loss": 1.5, "seen": [0, 1]}
