@@ -47,6 +47,10 @@ def default_collate(batch):
     """
     elem = batch[0]
     if isinstance(elem, Tensor):
+        for i, item in enumerate(batch):
+            if not isinstance(item, Tensor):    # stack would take an array; torch's refuses
+                raise TypeError(f"default_collate: expected Tensor as element {i} of the "
+                                f"batch, but got {type(item).__name__}")
         return stack(batch, 0)
     if isinstance(elem, np.ndarray):
         if _NOT_NUMERIC.search(elem.dtype.str):
@@ -238,10 +242,13 @@ class DataLoader:
         # iterators that, as torch's, go on after an error in one batch
         if workers == 0:
             if self._iterable:
-                return iter(IterableFetcher(self.dataset, self.batch_size, self.drop_last,
-                                            self.collate_fn).fetch, _NEVER)
-            return map(functools.partial(fetch_map, self.dataset, batching=self._batching,
-                                         collate_fn=self.collate_fn), iter(index_sampler))
+                return _Pass(self, iter(IterableFetcher(self.dataset, self.batch_size,
+                                                        self.drop_last, self.collate_fn).fetch,
+                                        _NEVER))
+            return _Pass(self, map(functools.partial(fetch_map, self.dataset,
+                                                     batching=self._batching,
+                                                     collate_fn=self.collate_fn),
+                                   iter(index_sampler)))
         if self._iterable:
             for worker in started:
                 with worker:
@@ -255,7 +262,7 @@ class DataLoader:
                 iter(index_sampler), self._prefetch)
         if keep:
             vars(self)["_pass"] = tasks
-        return tasks
+        return _Pass(self, tasks)
 
     def __len__(self):
         """The number of batches in a pass (of samples with ``batch_size=None``); for an
@@ -266,6 +273,23 @@ class DataLoader:
         if self.batch_size is None:
             return length
         return length // self.batch_size if self.drop_last else -(-length // self.batch_size)
+
+
+class _Pass:
+    # a pass's iterator: its batches, and ``len`` of the loader as torch's iterator has
+    __slots__ = ("_loader", "_batches")
+
+    def __init__(self, loader, batches):
+        self._loader, self._batches = loader, batches
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return next(self._batches)
+
+    def __len__(self):
+        return len(self._loader)
 
 
 class _Never:

@@ -9,7 +9,8 @@ import math
 import numbers
 import warnings
 
-from ...dtypes import check_number
+import numpy as np
+
 from ...factories import randperm
 from ...generator import default_generator
 from ...tensor import Tensor
@@ -227,6 +228,19 @@ class Subset(Dataset):
         return len(self.indices)
 
 
+def _split_length(i, length):
+    # torch sums what it is given: a one-element Tensor counts as its number in its dtype
+    # (a float32 fraction sums in float32, as NumPy's scalar does), a bool as 0/1
+    if isinstance(length, Tensor) and length.numel() == 1:
+        length = length.detach().numpy().reshape(())[()]
+    if isinstance(length, np.bool_):
+        length = bool(length)
+    if not isinstance(length, numbers.Real):
+        raise TypeError(f"random_split: lengths[{i}] must be a number, got "
+                        f"{type(length).__name__} {length!r}")
+    return length
+
+
 def random_split(dataset, lengths, generator=default_generator):
     """Split ``dataset`` into non-overlapping ``Subset``s of the given lengths, shuffled by
     ``randperm(len(dataset), generator=generator)``: the same seed gives torch's split.
@@ -236,16 +250,15 @@ def random_split(dataset, lengths, generator=default_generator):
 
     Args:
         dataset: a map-style dataset with ``len``.
-        lengths: ints summing to ``len(dataset)``, or fractions summing to 1.
+        lengths: ints summing to ``len(dataset)``, or fractions summing to 1 (a
+            one-element Tensor counts as its number, a bool as 0 or 1, as in torch).
         generator: a ``mg.Generator`` (default: the default generator).
 
     Example:
         >>> train, test = random_split(range(10), [0.8, 0.2],
         ...                            generator=mg.Generator().manual_seed(42))
     """
-    lengths = list(lengths)
-    for length in lengths:
-        check_number("random_split", "lengths", length)
+    lengths = [_split_length(i, length) for i, length in enumerate(lengths)]
     size = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
         for i, fraction in enumerate(lengths):
@@ -264,9 +277,14 @@ def random_split(dataset, lengths, generator=default_generator):
         raise ValueError(f"random_split: Sum of input lengths does not equal the length of the "
                          f"input dataset! (the lengths sum to {sum(lengths)}, the dataset has "
                          f"{size} samples)")
-    if not all(isinstance(length, numbers.Integral) and length >= 0 for length in lengths):
-        raise ValueError(f"random_split: lengths must be non-negative ints or fractions "
-                         f"summing to 1, got {lengths}")
+    for i, length in enumerate(lengths):
+        # torch's randperm refuses a float size with a TypeError
+        if not isinstance(length, numbers.Integral):
+            raise TypeError(f"random_split: lengths must be ints or fractions summing to 1, "
+                            f"got lengths[{i}]={length!r} in {lengths}")
+        if length < 0:
+            raise ValueError(f"random_split: lengths must be non-negative, got "
+                             f"lengths[{i}]={length!r} in {lengths}")
     order = randperm(size, generator=generator).tolist()
     ends = itertools.accumulate(lengths)
     return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]
