@@ -91,7 +91,7 @@ def _layer_norm_forward(x, residual, weight, bias, eps):
         var = sq @ ones                                     # (m,)  stable: of centred values
         var /= size
         _correct_flat_rows(yb, mb, var, ones)
-        rb = 1 / np.sqrt(var + eps)                         # (m,)  eps inside the sqrt
+        rb = reference.inverse_sqrt(var + eps)              # (m,)  eps inside the sqrt
         yb *= rb[:, None]                                   # x̂
         _affine_(yb, _rows(weight, len(rb)), _rows(bias, len(rb)))
         if y.dtype != acc:
@@ -219,7 +219,7 @@ def _rms_blocks(x, residual, weight, eps):
         np.multiply(xb, xb, out=yb)                         # x², built where y goes
         rb = yb @ ones                                      # (m,)
         rb /= size
-        rb = 1 / np.sqrt(rb + eps)                          # (m,)
+        rb = reference.inverse_sqrt(rb + eps)               # (m,)
         np.multiply(xb, rb[:, None], out=yb)                # x̂
         _affine_(yb, _rows(weight, len(rb)), None)
         if y.dtype != acc:

@@ -226,7 +226,7 @@ def batch_norm_forward(x, mean, var, weight, bias, eps):
             and var.dtype == np.float64):
         return reference.batch_norm_forward(given, mean, var, weight, bias, eps)
     channels = x.shape[1]
-    rstd = 1 / np.sqrt(var + eps)                                        # (C,)
+    rstd = reference.inverse_sqrt(var + eps)                             # (C,)
     scale = rstd if weight is None else rstd * weight.astype(np.float64)
     y = np.empty_like(x)
     _normalize(x.reshape(x.shape[0], -1), x.shape[2], mean, scale,

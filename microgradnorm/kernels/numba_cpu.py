@@ -550,8 +550,7 @@ def group_norm_forward(x, num_groups, mean, var, weight, bias, eps):
     """As ``reference.group_norm_forward``: returns y (N, C, S) and rstd (N, G)."""
     if not _group_takes(x, num_groups, columns=(weight, bias), stats=(mean, var)):
         return reference.group_norm_forward(x, num_groups, mean, var, weight, bias, eps)
-    with np.errstate(divide="ignore"):          # var + eps = 0: rstd = inf, as IEEE's
-        rstd = 1 / np.sqrt(var + x.dtype.type(eps))                 # (N, G)
+    rstd = reference.inverse_sqrt(var + x.dtype.type(eps))          # (N, G)
     y = np.empty_like(x)
     channels = x.shape[1]
     w = np.ones(channels, x.dtype) if weight is None else weight    # times 1, plus 0: exact

@@ -52,6 +52,13 @@ __all__ = ["accumulation_dtype", "adam_update", "add_layer_norm_backward",
            "softmax_with_logsumexp", "update_running_stats", "weight_dtype_for"]
 
 
+def inverse_sqrt(values):
+    """1 / sqrt(values), IEEE's and silent, as torch's rsqrt: inf at 0 (eps = 0 on a constant
+    row), NaN below 0 (a negative eps, which torch takes) and at NaN."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 1 / array_module(values).sqrt(values)
+
+
 def fallback(module_name):
     """A kernel module's ``__getattr__`` (PEP 562, asked only for a name the module lacks):
     a kernel of this module's ``__all__`` that the backend does not define is this one, so
@@ -70,12 +77,12 @@ def layer_norm_forward(x, weight, bias, eps):
 
     Returns y (M, D) in x's dtype, mean (M,) and rstd (M,) in the accumulation dtype.
     """
-    xp, size = array_module(x), x.shape[1]
+    size = x.shape[1]
     xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (M, D)
     mean = corrected_mean(xa, axis=1)                       # (M,)
     xc = xa - mean[:, None]                                 # (M, D) centred
     var = (xc * xc).sum(axis=1) / size                      # (M,)  biased, from centred values
-    rstd = 1 / xp.sqrt(var + eps)                           # (M,)
+    rstd = inverse_sqrt(var + eps)                          # (M,)
     xhat = xc * rstd[:, None]                               # (M, D)
     y = _affine(xhat, weight, bias)
     return y.astype(x.dtype, copy=False), mean, rstd
@@ -106,10 +113,9 @@ def rms_norm_forward(x, weight, eps, offset=0.0, casting="llama"):
     Returns y (M, D) in x's dtype (float32 for "llama" with a float32 weight beside half x)
     and rstd (M,) in the accumulation dtype.
     """
-    xp = array_module(x)
     xa = x.astype(accumulation_dtype(x.dtype), copy=False)  # (M, D)
     ms = (xa * xa).sum(axis=1) / x.shape[1]                 # (M,)  mean square
-    rstd = 1 / xp.sqrt(ms + eps)                            # (M,)
+    rstd = inverse_sqrt(ms + eps)                           # (M,)
     xhat = xa * rstd[:, None]                               # (M, D)
     return rms_weighted(x, xhat, rstd, weight, offset, casting), rstd
 
@@ -235,7 +241,7 @@ def batch_norm_forward(x, mean, var, weight, bias, eps):
     rstd·w is one per-channel scale; centring first (not x·scale + (b - mean·scale)) keeps
     the precision when |mean| is large against the spread."""
     acc = mean.dtype
-    rstd = 1 / array_module(x).sqrt(var + eps)              # (C,)
+    rstd = inverse_sqrt(var + eps)                          # (C,)
     scale = rstd if weight is None else rstd * weight.astype(acc)       # (C,)
     y = (x.astype(acc, copy=False) - mean[:, None]) * scale[:, None]   # (N, C, L)
     if bias is not None:
@@ -327,7 +333,7 @@ def group_norm_forward(x, num_groups, mean, var, weight, bias, eps):
     w and b per channel, for given statistics (the groups' own, or for InstanceNorm in eval
     the running ones, one per sample and channel). Returns y (N, C, S) and rstd (N, G)."""
     n, c, s = x.shape
-    rstd = 1 / array_module(x).sqrt(var + eps)                          # (N, G)
+    rstd = inverse_sqrt(var + eps)                                      # (N, G)
     groups = x.astype(mean.dtype, copy=False).reshape(n, num_groups, -1)  # (N, G, C/G·S)
     xhat = ((groups - mean[:, :, None]) * rstd[:, :, None]).reshape(n, c, s)
     return _channel_affine(xhat, weight, bias).astype(x.dtype, copy=False), rstd

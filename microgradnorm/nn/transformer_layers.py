@@ -451,17 +451,14 @@ def _activation(activation):
 def _check_layer_arguments(layer, dim_feedforward, layer_norm_eps):
     """The layer's own arguments by their names, before Linear and LayerNorm name theirs:
     torch's TypeError for a width that is no int, its RuntimeError for a negative one (a
-    width of 0 builds, as torch's); a negative eps, which torch builds, a ValueError
-    (docs/pytorch.md)."""
+    width of 0 builds, as torch's); any real eps, as torch's (a negative one gives NaN where
+    var + eps < 0)."""
     where = type(layer).__name__
     dim_feedforward = index_of(dim_feedforward)     # a 0-d int tensor: Linear takes it too
     check_number(where, "dim_feedforward", dim_feedforward, integer=True)
     if dim_feedforward < 0:
         raise RuntimeError(f"{where}: dim_feedforward must be >= 0, got {dim_feedforward}")
     float_of(layer_norm_eps, where, "layer_norm_eps")   # kept as given, as torch keeps it
-    if not layer_norm_eps >= 0:
-        raise ValueError(f"{where}: layer_norm_eps must be a non-negative number, got "
-                         f"{layer_norm_eps!r}")
 
 
 def _add_feed_forward(layer, d_model, dim_feedforward, dropout, bias, factory):

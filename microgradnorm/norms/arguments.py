@@ -88,20 +88,19 @@ def check_param(fn, name, param, shape, x, dtype=None):
 
 
 def check_eps(fn, eps):
-    """eps is a number >= 0: NaN and negatives are refused, inf is taken as PyTorch does."""
-    eps = float_of(eps, fn, "eps")
-    if not eps >= 0:
-        raise ValueError(f"{fn}: eps must be a non-negative number, got {eps!r}")
+    """eps is a real number (a string is a TypeError). Any value is taken, as PyTorch takes
+    it: a negative eps gives NaN wherever var + eps < 0, NaN gives NaN, inf gives 0 (or NaN
+    beside an infinite x)."""
+    float_of(eps, fn, "eps")
 
 
 def check_momentum(fn, momentum, allow_none=False):
-    """momentum is a number in [0, 1] (or None where the caller allows it)."""
+    """momentum is a real number (or None where the caller allows it: the cumulative
+    average). Any value is taken, as PyTorch takes it: outside [0, 1] the running statistics
+    extrapolate, ``(1 - momentum)·running + momentum·batch`` all the same."""
     if momentum is None and allow_none:
         return
-    momentum = float_of(momentum, fn, "momentum")
-    if not 0 <= momentum <= 1:
-        none = " or None" if allow_none else ""
-        raise ValueError(f"{fn}: momentum must be a number in [0, 1]{none}, got {momentum!r}")
+    float_of(momentum, fn, "momentum")
 
 
 def normalized_shape(fn, shape):
@@ -166,8 +165,7 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
     for n in shape:                 # a loop, not set(map(type, shape)): a third faster
         if type(n) is not int:
             return False
-    if (data.shape[-len(shape):] != shape or type(eps) is not float or not eps >= 0
-            or impl not in IMPLS):
+    if data.shape[-len(shape):] != shape or type(eps) is not float or impl not in IMPLS:
         return False
     if residual is not None and not (type(residual) is Tensor
                                      and residual._array.shape == data.shape

@@ -106,6 +106,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         running_mean, running_var: Tensors or arrays of shape (C,) in x's dtype (or float32
             for half-precision x); None only when training.
         weight, bias: γ and β of shape (C,), or None.
+        momentum: any number, as torch's (outside [0, 1] the update extrapolates; NaN
+            makes the running statistics NaN).
+        eps: above 0 in training, at least 0 in eval (else torch's ValueError); NaN is
+            taken, as torch takes it (a NaN output).
         impl: ``"fused"`` or ``"composite"``; None: as in ``layer_norm``.
 
     Example:
@@ -155,8 +159,11 @@ def check_batch_norm(x, running_mean, running_var, weight, bias, training, momen
     arguments.check_momentum(fn, momentum)
     if not isinstance(training, (bool, np.bool_)):
         raise TypeError(f"{fn}: training must be a bool, got {type(training).__name__}")
-    if training and eps == 0:           # as torch: a constant channel would give 0 · inf
+    eps = float_of(eps, fn, "eps")
+    if training and eps <= 0:           # torch's checks; NaN passes them (a NaN y), as torch's
         raise ValueError(f"{fn}: eps must be positive during training, got {eps!r}")
+    if eps < 0:
+        raise ValueError(f"{fn}: eps must be non-negative, got {eps!r}")
     stats = [_running_stat(name, stat, x, training)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
     if training and (running_mean is None) != (running_var is None):    # torch's ValueError

@@ -229,7 +229,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         running_mean, running_var: Tensors or arrays of shape (C,), both or neither; needed
             when ``use_input_stats`` is False.
         weight, bias: γ and β of shape (C,), or None.
-        momentum: the weight of the batch in the running update, in [0, 1].
+        momentum: the weight of the batch in the running update; any number, as torch's
+            (outside [0, 1] the update extrapolates).
         eps: added to the variance inside the square root.
         impl: ``"fused"`` or ``"composite"``; None: as in ``layer_norm``.
 

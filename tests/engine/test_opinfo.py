@@ -236,8 +236,6 @@ def layer_norm(x, args, kwargs):
     only(kwargs, ("weight", "bias", "eps"), "layer_norm")
     shape = args[0]
     rest = dict(zip(("weight", "bias", "eps"), args[1:]), **kwargs)
-    if rest.get("eps", 0) < 0:
-        raise Unsupported("layer_norm: eps < 0 (refused here: sqrt of a negative variance)")
     return F.layer_norm(x, tuple(shape), rest.get("weight"), rest.get("bias"),
                         rest.get("eps", 1e-5))
 
@@ -248,8 +246,6 @@ def rms_norm(x, args, kwargs):
     eps = rest.get("eps")
     if eps is None:                   # torch's default is the dtype's machine epsilon
         eps = float(np.finfo(x.dtype).eps)
-    if eps < 0:
-        raise Unsupported("rms_norm: eps < 0 (refused here: sqrt of a negative mean square)")
     return F.rms_norm(x, tuple(args[0]), rest.get("weight"), eps)
 
 
@@ -258,8 +254,6 @@ def batch_norm(x, args, kwargs):
     rest = dict(zip(("running_mean", "running_var", "weight", "bias", "training", "momentum",
                      "eps"), args), **kwargs)
     momentum = rest.get("momentum", 0.1)
-    if not 0 <= momentum <= 1:
-        raise Unsupported(f"batch_norm: momentum {momentum} outside [0, 1] (refused here)")
     stats = [None if rest.get(k) is None else rest[k].data
              for k in ("running_mean", "running_var")]
     y = F.batch_norm(x, stats[0], stats[1], rest.get("weight"), rest.get("bias"),
