@@ -121,7 +121,7 @@ def _fractional(fn, dims, input, kernel_size, output_size, output_ratio, return_
     if not batched:
         index = index[0]
     flat = input.reshape(tuple(input.shape[:-dims]) + (flat_size,))
-    ids = constant(input.xp.asarray(index.reshape(index.shape[:-dims] + (-1,))))
+    ids = constant(input.xp.asarray(index.reshape(index.shape[:-dims] + (int(np.prod(out)),))))
     output = flat.gather(-1, ids).reshape(index.shape)
     if return_indices:
         return output, constant(input.xp.asarray(index))

@@ -210,7 +210,7 @@ def spherical_j0_array(xp, x):
 
 def zeta_arrays(xp, s, q):
     """ζ(s, q) of broadcast arrays: ``ops/gamma.py``'s series once per distinct s; inf at
-    s = 1 and NaN below, as torch's."""
+    s = 1 and NaN below, and inf for a NaN s at a pole of q, as torch's."""
     if backend.is_cupy_array(q):
         import cupyx.scipy.special
         return cupyx.scipy.special.zeta(s, q)
@@ -218,6 +218,8 @@ def zeta_arrays(xp, s, q):
     s64, q64 = s.astype(np.float64).reshape(-1), q.astype(np.float64).reshape(-1)
     out = np.full(s64.shape, np.nan)
     out[s64 == 1] = np.inf
+    # torch tests q for a pole (a non-positive integer, -inf too) before s's NaN
+    out[np.isnan(s64) & (q64 <= 0) & (q64 == np.floor(q64))] = np.inf
     for value in np.unique(s64[s64 > 1]):
         where = s64 == value
         out[where] = zeta_array(value, q64[where])

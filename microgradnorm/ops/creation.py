@@ -392,23 +392,30 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, device
 def empty_strided(size, stride, *, dtype=None, device=None, requires_grad=False, layout=None,
                   pin_memory=False):
     """Uninitialized values of ``size`` with the element strides ``stride``
-    (``torch.empty_strided``): only the contiguous (row-major) strides of ``size`` are
-    taken (a size-1 dim's stride is free, as torch's); any other layout is refused with a
-    NotImplementedError, since a tensor here owns a NumPy array of its own layout."""
+    (``torch.empty_strided``): a strided view of a fresh block of memory just large enough
+    for it, as torch's storage of ``1 + Σ (size_k - 1) · stride_k`` elements (none for an
+    empty size); transposed, overlapping (a zero stride) and gapped layouts alike. Its values
+    are zeros here.
+
+    Args:
+        size, stride: tuples of ints of one length, the strides in elements (>= 0).
+        dtype: of the result; the default dtype when None.
+        device, requires_grad, layout, pin_memory: as torch's factories take them.
+
+    Example:
+        >>> mg.empty_strided((2, 3), (1, 2)).stride()                        # (1, 2)
+    """
     size, stride = size_args("empty_strided", (size,)), tuple(stride)
     if len(size) != len(stride):
         raise RuntimeError(f"empty_strided: dimensionality of sizes ({len(size)}) must match "
                            f"dimensionality of strides ({len(stride)})")
-    expected, step = [], 1
-    for n in reversed(size):
-        expected.append(step)
-        step *= max(n, 1)
-    expected.reverse()
-    if 0 not in size and any(n > 1 and s != e for n, s, e in zip(size, stride, expected)):
-        raise NotImplementedError(f"empty_strided: only the contiguous strides {tuple(expected)}"
-                                  f" of size {size} are supported, got stride {stride}; make "
-                                  "the tensor contiguous and permute it instead")
-    array = np.empty(size, dtypes.default_float(dtype))
+    if any(s < 0 for s in stride):
+        raise RuntimeError(f"empty_strided: Storage size calculation overflowed with "
+                           f"sizes={list(size)} and strides={list(stride)}")
+    dtype = dtypes.default_float(dtype)
+    needed = 0 if 0 in size else 1 + sum((n - 1) * s for n, s in zip(size, stride))
+    memory = np.zeros(needed, dtype)
+    array = np.lib.stride_tricks.as_strided(memory, size, [s * memory.itemsize for s in stride])
     return _leaf("empty_strided", array, device, requires_grad, layout, pin_memory)
 
 

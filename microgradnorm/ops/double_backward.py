@@ -592,7 +592,8 @@ def _heaviside(ctx, g):
 
 @_formula(torch_more.Nextafter)
 def _nextafter(ctx, g):
-    return _fitted(ctx, lambda: g, lambda: g.new_zeros(ctx.shapes[1]))
+    return _fitted(ctx, lambda: g.masked_fill(_tensor.as_tensor(ctx.equal), 0),
+                   lambda: g.new_zeros(ctx.shapes[1]))
 
 
 @_formula(torch_more.Frexp)

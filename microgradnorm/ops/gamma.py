@@ -301,7 +301,8 @@ def i1_array(array):
 # torch's algorithm (SciPy's gammainc, after Cephes' igam and igamc): by where (a, x) lies, the
 # power series of P, the series of Q (DLMF 8.7.3) or the continued fraction of Q (DLMF 8.9.2),
 # the other one as 1 minus it. Where torch takes Temme's uniform expansion (a > 20 within 0.3a
-# of x, a > 200 within 4.5√a) P's series (x < a) or Q's fraction run longer instead.
+# of x, a > 200 within 4.5√a) P's series (x < a) or Q's fraction run longer instead, up to
+# a = TEMME_FROM; past it (the terms would be too many), Temme's expansion too.
 MAXLOG = 7.09782712893383996843e2            # log of the largest double
 ITERATIONS = 2000                            # torch's cap on each series and fraction
 NEAR_ITERATIONS = 40000                      # a ~ x: the terms fall as exp(-k²/2a)
@@ -423,6 +424,25 @@ def _upper_fraction(a, x, iterations):
         return np.where(prefactor == 0, 0.0, ans * prefactor)
 
 
+# Temme's uniform expansion (DLMF 8.12.8), torch's method where a ~ x; here only past
+# TEMME_FROM, where the first two coefficient functions, each near η = 0 (|η| < 5/√a),
+# leave an error below 1e-18: Q = erfc(η√(a/2))/2 + e^(-aη²/2)/√(2πa) Σₖ Cₖ(η) a⁻ᵏ
+TEMME_FROM = 1e6
+_TEMME_C0 = (-1 / 3, 1 / 12, -2 / 135, 1 / 864, 1 / 2835, -139 / 777600)
+_TEMME_C1 = (-1 / 540, -1 / 288)
+
+
+def _temme(a, x, upper):
+    """Q(a, x) (``upper``) or P(a, x) for a > TEMME_FROM, x within 4.5√a of a."""
+    from .special import erfc_array          # (special's module imports this one)
+    sigma = (x - a) / a
+    eta = np.sign(sigma) * np.sqrt(-2 * (np.log1p(sigma) - sigma))
+    sign = 1.0 if upper else -1.0
+    series = _polynomial(_TEMME_C0[::-1], eta) + _polynomial(_TEMME_C1[::-1], eta) / a
+    return 0.5 * erfc_array(sign * eta * np.sqrt(a / 2)) \
+        + sign * np.exp(-0.5 * a * eta * eta) * series / np.sqrt(2 * np.pi * a)
+
+
 def igamma_array(a, x, upper=False):
     """P(a, x) = γ(a, x)/Γ(a), the regularized lower incomplete gamma function, of broadcast
     arrays in float64 (Q(a, x) = 1 - P with ``upper``); torch's values at the edges: NaN for
@@ -452,10 +472,14 @@ def igamma_array(a, x, upper=False):
         else:       # torch's igamma: Q's methods for x > 1 beyond a, else P's series
             q_fraction |= rest & (x > 1.1) & (x > a)
             p_series |= rest & ~((x > 1) & (x > a))
+    huge = near & (a > TEMME_FROM)        # the series would need ~9√a terms
+    p_series &= ~huge
+    q_fraction &= ~huge
     q_series = rest & ~q_fraction & ~p_series
+    p[huge] = _temme(a[huge], x[huge], upper)
     for where, method in ((p_series, _lower_series), (q_fraction, _upper_fraction)):
         for part, iterations in ((where & near, NEAR_ITERATIONS), (where & ~near, ITERATIONS)):
             p[part] = method(a[part], x[part], iterations)
     p[q_series] = _upper_series(a[q_series], x[q_series])
-    from_q = q_fraction | q_series
+    from_q = q_fraction | q_series | (huge & upper)
     return np.where(from_q != upper, 1 - p, p).reshape(shape)        # the one asked for

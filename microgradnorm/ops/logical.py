@@ -396,8 +396,16 @@ def _division(function, input, other):
 def floor_divide(input, other):
     """``input // other``, rounded toward -inf, broadcast (``torch.floor_divide``);
     integer inputs stay integral (dividing by 0 is an error), floats give ±inf at 0. Its
-    derivative is undefined in PyTorch: a backward through it raises."""
+    derivative is undefined in PyTorch: a backward through it raises. Two numbers are
+    taken too, as torch's: ``floor_divide(7, 2)`` is ``tensor(3)``, ``floor_divide(7.5, 2)``
+    ``tensor(3.)`` in the default dtype."""
+    if _is_number(input) and _is_number(other):
+        input = _tensor.tensor(input)              # (torch's Scalar overload: a 0-d input)
     return _division(FloorDivide, input, other)
+
+
+def _is_number(value):
+    return isinstance(value, numbers.Real)
 
 
 def remainder(input, other):

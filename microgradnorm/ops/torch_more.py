@@ -289,11 +289,12 @@ def heaviside(input, values):
 
 class Nextafter(Function):
     """The next float after x toward y, in their promoted floating dtype; torch's gradient:
-    grad to x, zeros to y."""
+    grad to x, but 0 where x == y (the result is y there), zeros to y."""
 
     @staticmethod
     def forward(ctx, x, y):
         ctx.shapes = x.shape, y.shape
+        ctx.equal = x == y if ctx.needs_input_grad[0] else None       # (broadcast)
         x, y, dtype = promote(x, y)
         if not dtypes.is_floating(dtype):
             raise NotImplementedError(f"nextafter: not implemented for {dtype} tensors "
@@ -307,8 +308,10 @@ class Nextafter(Function):
     def backward(ctx, grad):
         x_shape, y_shape = ctx.shapes
         need_x, need_y = ctx.needs_input_grad
-        return (unbroadcast(grad, x_shape) if need_x else None,
-                backend.array_module(grad).zeros(y_shape, grad.dtype) if need_y else None)
+        xp = backend.array_module(grad)
+        return (unbroadcast(xp.where(ctx.equal, 0, grad).astype(grad.dtype, copy=False),
+                            x_shape) if need_x else None,
+                xp.zeros(y_shape, grad.dtype) if need_y else None)
 
 
 def _nextafter_bfloat16(xp, x, y):
@@ -324,7 +327,8 @@ def _nextafter_bfloat16(xp, x, y):
 def nextafter(input, other):
     """The next representable float after ``input`` toward ``other``, elementwise
     (``torch.nextafter``); floating tensors, broadcast and promoted. The gradient passes
-    to ``input`` unchanged (0 to ``other``), as torch's."""
+    to ``input`` unchanged where it differs from ``other``, else 0 (0 to ``other``), as
+    torch's."""
     check_tensor("nextafter", input)
     check_tensor("nextafter", other)
     return Nextafter.apply(input, other)

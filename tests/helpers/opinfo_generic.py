@@ -220,20 +220,23 @@ def describe(sample):
            f"kwargs={ {k: short(v) for k, v in sample.kwargs.items()} }"
 
 
-def run_op(op, dtype=torch.float64, max_samples=40, tolerances=TOLERANCES, max_numel=None):
+def run_op(op, dtype=torch.float64, max_samples=40, tolerances=TOLERANCES, max_numel=None,
+           first=0):
     """``(ran, failures)``: how many samples ran and 'sample i ...: error' for the others
     (the values within ``tolerances``, by dtype; a sample holding a tensor of more than
-    ``max_numel`` elements left out). Raises Unresolved when the op has no counterpart here."""
+    ``max_numel`` elements left out), samples ``first`` to ``max_samples`` (not included).
+    Raises Unresolved when the op has no counterpart here."""
     function = resolve(op)
     ran, failures = 0, []
     requires_grad = dtype == torch.float64 and op.supports_autograd
     try:
         samples = list(itertools.islice(
-            op.reference_inputs("cpu", dtype, requires_grad=requires_grad), max_samples))
+            op.reference_inputs("cpu", dtype, requires_grad=requires_grad), first,
+            max_samples))
     except (RuntimeError, ValueError):     # torch's generator asks grad of a bool tensor
         samples = list(itertools.islice(
-            op.reference_inputs("cpu", dtype, requires_grad=False), max_samples))
-    for i, sample in enumerate(samples):
+            op.reference_inputs("cpu", dtype, requires_grad=False), first, max_samples))
+    for i, sample in enumerate(samples, first):
         if max_numel is not None and any(
                 t.numel() > max_numel for t in tensors_of((sample.input, sample.args,
                                                             sample.kwargs))):

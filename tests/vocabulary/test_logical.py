@@ -227,5 +227,7 @@ def test_floor_divide_has_no_derivative_as_in_torch():
     assert x.grad is None
     with pytest.raises(TypeError):
         mg.fmod(7, mg.tensor([2]))
-    with pytest.raises(TypeError):
-        mg.floor_divide(7, 2)
+    for a, b in ((7, 2), (7.5, 2), (-4.8, -7.5)):      # two numbers: a 0-d tensor, as torch's
+        ours, theirs = mg.floor_divide(a, b), torch.floor_divide(a, b)
+        assert str(ours.dtype) == str(theirs.dtype).split(".")[-1]
+        assert ours.item() == theirs.item()

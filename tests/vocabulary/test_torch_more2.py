@@ -415,8 +415,12 @@ def test_empty_strided_range_concat_and_unravel_index_match_torch():
     assert mg.empty_strided((2, 1), (1, 5)).shape == (2, 1)
     assert mg.empty_strided((), ()).shape == () and mg.empty_strided((2, 0), (7, 9)).size == 0
     same_error(lambda: mg.empty_strided((2, 3), (3,)), lambda: torch.empty_strided((2, 3), (3,)))
-    with pytest.raises(NotImplementedError, match="contiguous"):
-        mg.empty_strided((2, 3), (1, 2))
+    for size, stride in [((2, 3), (1, 2)), ((2, 2), (0, 0)), ((3, 2), (5, 2))]:
+        made, theirs = mg.empty_strided(size, stride), torch.empty_strided(size, stride)
+        assert (made.shape, made.stride()) == (tuple(theirs.shape), theirs.stride())
+        assert made.untyped_storage().nbytes() == theirs.untyped_storage().nbytes()
+    same_error(lambda: mg.empty_strided((2, 3), (-1, 2)),
+               lambda: torch.empty_strided((2, 3), (-1, 2)))
     for args, kwargs in [((1, 4), {}), ((1, 4, 0.5), {}), ((1, 4), {"dtype": "int64"}),
                          ((0, 5, 2.5), {"dtype": "int64"}), ((4, 1, -1), {}), ((4, 1), {}),
                          ((1, 4, 0), {}), ((0, 1, 0.3), {}), ((0.1, 0.3, 0.1), {}),
