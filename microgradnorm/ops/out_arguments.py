@@ -13,7 +13,8 @@ Each ``out`` follows torch's rules, all checked before anything is written:
   type Long"); ``SAME``, the result's dtype exactly (``matmul``, ``clamp``, ``where``, the
   tuples of values and indices); ``DTYPE``, the result computed in ``out``'s dtype, as
   ``dtype=`` would (``sum``, ``prod``, ``cumsum``, ``cumprod``; a ``dtype=`` given must be
-  ``out``'s);
+  ``out``'s); a complex ``out`` of a real ``std`` or ``var`` along some of the dims is
+  torch's NotImplementedError (its kernel would run in ``out``'s dtype);
 - its shape: resized to the result's, silently where it has no elements, with torch's
   deprecation warning where it has some;
 - no autograd: while grad mode is on, an input or ``out`` that requires grad is torch's
@@ -76,11 +77,13 @@ OUT_RULES = {
 LINALG_OUT = (
     "inv", "det", "slogdet", "solve", "cholesky", "qr", "eigh", "eigvalsh", "svd", "svdvals",
     "norm", "vector_norm", "matrix_norm", "cross", "vecdot", "multi_dot", "lu", "lu_factor",
-    "lu_solve", "solve_triangular", "cholesky_ex", "inv_ex", "tensorsolve",
-    "eigvals", "eig", "matrix_power", "matmul", "solve_ex", "lu_factor_ex")
+    "lu_solve", "solve_triangular", "cholesky_ex", "inv_ex",
+    "eig", "matrix_power", "matmul", "solve_ex", "lu_factor_ex")
 
-# composed of other ops in torch: the result cast into out
-LINALG_CAST = ("pinv", "lstsq", "matrix_rank", "cond", "tensorinv", "householder_product")
+# composed of other ops in torch: the result cast into out (``eigvals``' complex64 into a
+# complex128 out, ``tensorsolve``'s float64 into a float32 one)
+LINALG_CAST = ("pinv", "lstsq", "matrix_rank", "cond", "tensorinv", "householder_product",
+               "tensorsolve", "eigvals")
 
 # torch's ops without a derivative: an input that requires grad is taken with out=
 _NOT_DIFFERENTIABLE = frozenset((
@@ -219,6 +222,18 @@ def _tensors(values):
             yield from _tensors(value)
 
 
+def _partial(args, kwargs):
+    # whether a reduction's dim leaves some of its input's dims (std, var: not all of them)
+    dims = (kwargs.get("dim"), args[1] if len(args) > 1 else None, kwargs.get("axis"))
+    dim = next((d for d in map(lambda d: getattr(d, "value", d), dims)  # (a Default's value)
+                if d is not None), None)
+    if dim is None or isinstance(dim, bool):                # (std(x, True): unbiased)
+        return False
+    ndim = max((args[0] if args else kwargs["input"]).ndim, 1)
+    dims = {d % ndim for d in ((dim,) if isinstance(dim, int) else dim)}
+    return len(dims) < ndim
+
+
 def _call_with_out(fn, name, rule, args, kwargs, out):
     outs = tuple(out) if isinstance(out, (list, tuple)) else (out,)
     for each in outs:
@@ -260,6 +275,9 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
     elif name == "lerp" and isinstance(args[2] if len(args) > 2 else kwargs.get("weight"),
                                        Tensor):
         rule = SAME             # and its overload of a tensor weight: the same dtype
+    elif name == "linalg.matrix_power" and (args[1] if len(args) > 1 else kwargs.get("n")) \
+            in (0, 1):
+        rule = CAST             # torch's copy of the identity or of the input: cast
     if isinstance(out, (list, tuple)) != isinstance(result, tuple):
         raise TypeError(f"{name}(): argument 'out' must be "
                         + (f"a tuple of {len(results)} Tensors" if isinstance(result, tuple)
@@ -274,6 +292,11 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
                 f"{name}(): unsupported operation: out shares memory with an input of the "
                 "call (some elements of the input tensor and the written-to tensor refer to "
                 "a single memory location); pass a new tensor or clone() the input")
+        if name in ("std", "var") and dtypes.is_complex(each.dtype) \
+                and not dtypes.is_complex(value.dtype) and _partial(args, kwargs):
+            # torch's kernel along some dims runs in out's dtype (over all it casts)
+            raise NotImplementedError(f'"{name}_cpu" not implemented for '
+                                      f"'{dtypes.torch_name(each.dtype)}' (out's dtype)")
         if rule == SAME and value.dtype != each.dtype:
             raise RuntimeError(f"{name}(): Expected out tensor to have dtype "
                                f"{_C_NAMES.get(str(value.dtype), value.dtype)}, but got "
