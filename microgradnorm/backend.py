@@ -8,7 +8,9 @@ import warnings
 
 import numpy as np
 
-DEVICES = ("cpu", "cuda")
+from .meta_arrays import META_NUMPY, MetaArray, is_meta_array, meta_array
+
+DEVICES = ("cpu", "cuda", "meta")     # meta: shapes and dtypes, no data (meta_arrays.py)
 
 
 class DeviceError(RuntimeError, ValueError):
@@ -22,9 +24,9 @@ class NoGPUError(DeviceError, AssertionError):
 
 
 class Device:
-    """Where a tensor lives, as ``torch.device``: a ``type`` ("cpu" or "cuda") and an
-    ``index`` (None: the current one). ``Tensor.device`` is one; every ``device=`` argument
-    takes one or its string.
+    """Where a tensor lives, as ``torch.device``: a ``type`` ("cpu", "cuda", or "meta": a
+    shape and dtype without data, ``meta_arrays.py``) and an ``index`` (None: the current
+    one). ``Tensor.device`` is one; every ``device=`` argument takes one or its string.
 
     Unlike torch's, a device also equals its strings, so ``x.device == "cuda"`` holds on
     cuda:0 (a string without an index names any index); as a dict key it finds only the
@@ -70,7 +72,7 @@ class Device:
 
     @property
     def type(self):
-        """"cpu" or "cuda"."""
+        """"cpu", "cuda" or "meta"."""
         return self._type
 
     @property
@@ -116,7 +118,7 @@ class Device:
         return False
 
 
-CPU, CUDA = Device("cpu"), Device("cuda", 0)      # what Tensor.device answers: torch's names
+CPU, CUDA, META = Device("cpu"), Device("cuda", 0), Device("meta")  # torch's names
 
 
 def _cupy():
@@ -169,18 +171,21 @@ def data_address(array):
 
 
 def array_module(array):
-    """``numpy`` or ``cupy``, whichever owns ``array``."""
-    return _cupy() if is_cupy_array(array) else np
+    """``numpy`` or ``cupy``, whichever owns ``array`` (a meta array: NumPy whose
+    conversions and factories make meta arrays, ``meta_arrays.META_NUMPY``)."""
+    if is_cupy_array(array):
+        return _cupy()
+    return META_NUMPY if array.__class__ is MetaArray else np
 
 
 def device_of(array):
-    """``"cuda"`` for a CuPy array, ``"cpu"`` for everything else."""
-    return "cuda" if is_cupy_array(array) else "cpu"
+    """``"cuda"`` for a CuPy array, ``"meta"`` for a meta array, ``"cpu"`` for the rest."""
+    return "cuda" if is_cupy_array(array) else "meta" if is_meta_array(array) else "cpu"
 
 
 def torch_device(array):
-    """The ``Device`` of ``array`` as torch names a tensor's: cpu, or cuda:0."""
-    return CUDA if is_cupy_array(array) else CPU
+    """The ``Device`` of ``array`` as torch names a tensor's: cpu, cuda:0 or meta."""
+    return CUDA if is_cupy_array(array) else META if is_meta_array(array) else CPU
 
 
 def is_device(value):
@@ -258,11 +263,23 @@ def check_pin_memory(fn, pin_memory):
                        "(page-locked) host memory here; leave pin_memory False")
 
 
+def empty_array(shape, dtype, device="cpu"):
+    """An uninitialised host array of ``shape`` and ``dtype`` (``np.empty``), or a meta
+    array where ``device`` is "meta" (what a sampler fills: a meta one draws nothing)."""
+    if check_device(device) == "meta":
+        return meta_array(shape, dtype)
+    return np.empty(shape, dtype)
+
+
 def to_device(array, device):
     """Move ``array`` to ``device``; returns ``array`` itself when it is already there."""
     device = check_device(device)
     if device_of(array) == device:
         return array
+    if device == "meta":                  # torch's: shape and dtype kept, the data dropped
+        return meta_array(array.shape, array.dtype)
+    if is_meta_array(array):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if device == "cuda":
         return _cupy_with_gpu().asarray(array)
     return array.get()
@@ -291,6 +308,13 @@ def warn_complex_to_real():
 def new_array(data, dtype=None, device="cpu"):
     """A copy of ``data`` (array_like) in ``dtype`` on ``device``, as ``torch.tensor``."""
     device = check_device(device)
+    if device == "meta":
+        if is_meta_array(data):
+            return meta_array(data.shape, data.dtype if dtype is None else dtype)
+        data = new_array(data, dtype)          # torch's dtype inference and errors
+        return meta_array(data.shape, data.dtype)
+    if is_meta_array(data):
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     if device == "cuda":
         cupy = _cupy_with_gpu()
         if is_cupy_array(data):
@@ -339,7 +363,12 @@ def partly_overlap(a, b):
     return spans[0][0] < spans[1][1] and spans[1][0] < spans[0][1]
 
 
-def to_numpy(array):
+def to_numpy(array, for_numpy=False):
+    """``array`` on the host; a meta array's refusal is torch's ``numpy()``'s TypeError where
+    ``for_numpy``, else its NotImplementedError."""
+    if for_numpy and is_meta_array(array):
+        raise TypeError("can't convert meta device type tensor to numpy: a meta tensor has "
+                        "no data (materialize it first, e.g. Module.to_empty)")
     return to_device(array, "cpu")
 
 

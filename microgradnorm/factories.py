@@ -231,7 +231,7 @@ def _sample(fn, size, dtype, device, requires_grad, memory, draw):
     # draw(n) fills a fresh array of ``size`` in ``dtype`` (checked first: no draw on error)
     size = size_args(fn, size)
     _check(fn, device, requires_grad, dtype, memory)
-    array = np.empty(size, dtype)
+    array = backend.empty_array(size, dtype, device)         # meta: no draw (torch's)
     streams.fill(array, lambda n, contiguous: draw(n))
     return _make(fn, array, None, device, requires_grad)
 
@@ -496,7 +496,7 @@ def _random_like(fn, other, dtype, device, requires_grad, memory_format, memory,
     device = other.device if device is None else device
     dtype = other.dtype if dtype is None else dtypes.as_dtype(dtype)
     _check(fn, device, requires_grad, dtype, memory)
-    array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format)
+    array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format, device)
     streams.fill(array, lambda n, contiguous: draw(n, dtype, contiguous))
     return _make(fn, array, None, device, requires_grad)
 
@@ -555,7 +555,7 @@ def _like(fn, value, other, dtype, device, requires_grad, memory_format, layout,
         raise TypeError(f"{fn}: expected a Tensor, got {type(other).__name__}")
     dtype = other.dtype if dtype is None else dtypes.as_dtype(dtype)
     device = other.device if device is None else device
-    array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format)
+    array = memory_formats.empty_like_array(fn, other._array, dtype, memory_format, device)
     array[...] = value
     return _make(fn, array, None, device, requires_grad, layout, pin_memory)
 

@@ -266,6 +266,8 @@ def empty_like(source, dtype):
         >>> empty_like(np.empty((4, 6))[:, ::2].T, np.float32).strides      # (3, 4) view
         (4, 12)
     """
+    if backend.is_meta_array(source):
+        return backend.meta_array(source.shape, dtype)     # a meta draw's: never filled
     outer_first = dense_order(source.shape, source.strides)
     array = np.empty([source.shape[d] for d in outer_first], dtype)
     return array.transpose(np.argsort(outer_first))
@@ -330,6 +332,8 @@ def fill(target, draw):
         >>> fill(a, lambda n, c: np.arange(n)).tolist()
         [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
     """
+    if backend.is_meta_array(target):
+        return target                 # a meta tensor's draw: none, the stream stays (torch's)
     order = _order(target)
     view = target if order is None else target.transpose(order)
     values = np.asarray(draw(target.size, order is None)).reshape(view.shape)

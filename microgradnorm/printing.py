@@ -277,10 +277,16 @@ def tensor_repr(array, grad_fn=None, requires_grad=False, prefix="tensor("):
         >>> print(tensor_repr(np.array([1.0, 2.5], dtype=np.float64)))
         tensor([1.0000, 2.5000], dtype=float64)
     """
-    host = np.asarray(backend.to_numpy(array))
     indent = len(prefix)
     suffixes = []
     device = backend.device_of(array)
+    if device == "meta":            # no values: torch's "...", the size always, the dtype
+        suffixes += [_suffix("device='meta'"), _suffix(f"size={tuple(array.shape)}")]
+        if array.dtype != dtypes.get_default_dtype():
+            suffixes.append(_dtype_suffix(array.dtype))
+        return _add_suffixes(prefix + "...", suffixes + _grad_suffix(grad_fn, requires_grad),
+                             indent)
+    host = np.asarray(backend.to_numpy(array))
     if device != "cpu":
         # torch names the device with its index: 'cuda:0'
         suffixes.append(_suffix(f"device='{device}'", f"device='{device}:0'"))
@@ -298,8 +304,11 @@ def tensor_repr(array, grad_fn=None, requires_grad=False, prefix="tensor("):
         if host.dtype not in (default, dtypes.complex_of(default), dtypes.int64, dtypes.bool_):
             suffixes.append(_dtype_suffix(host.dtype))
         body = _body(host, indent)
+    return _add_suffixes(prefix + body, suffixes + _grad_suffix(grad_fn, requires_grad),
+                         indent)
+
+
+def _grad_suffix(grad_fn, requires_grad):
     if grad_fn is not None:
-        suffixes.append(_suffix(f"grad_fn=<{grad_fn}>"))
-    elif requires_grad:
-        suffixes.append(_suffix("requires_grad=True"))
-    return _add_suffixes(prefix + body, suffixes, indent)
+        return [_suffix(f"grad_fn=<{grad_fn}>")]
+    return [_suffix("requires_grad=True")] if requires_grad else []

@@ -306,7 +306,7 @@ class Tensor:
                 "numpy(): can't hand out the memory of a tensor that requires grad (writing "
                 "to it would corrupt the gradients); use t.detach().numpy() for the shared "
                 "memory, or t.detach().numpy().copy() for a copy")
-        array = backend.to_numpy(self._array)
+        array = backend.to_numpy(self._array, for_numpy=True)
         return np.asarray(array) if isinstance(array, np.generic) else array
 
     def item(self):

@@ -16,6 +16,7 @@ Which kernels NumPy arrays get is a process-wide choice: "numba" (``numba_cpu``)
 import contextlib
 import os
 
+from ..meta_arrays import MetaArray
 from . import blocked, reference
 
 __all__ = ["CASTINGS", "CPU_KERNELS", "blocked", "cpu_kernels", "default_cpu_kernels",
@@ -142,6 +143,9 @@ def for_array(array):
             from . import cuda  # imports no CuPy by itself, but keep it lazy
             _cuda.append(cuda)
         return _cuda[0]
+    if array.__class__ is MetaArray:                   # the meta device's: shapes only
+        from . import meta
+        return meta
     if not _cpu:
         get_cpu_kernels()
     return _cpu["module"]

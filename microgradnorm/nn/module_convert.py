@@ -40,7 +40,9 @@ class ModuleConvert:
             with autograd.no_grad():
                 applied = fn(param)
             grad = param._grad
-            if overwrite:
+            # torch swaps in a new Parameter where the data cannot be set in place: between
+            # the meta device and one with data (so to_empty unties tied weights, as torch's)
+            if overwrite or (param.device.type == "meta") != (applied.device.type == "meta"):
                 out = Parameter(applied, param.requires_grad)
                 self._parameters[key] = out           # the table sets the attribute too
             else:
@@ -52,7 +54,7 @@ class ModuleConvert:
             if grad is not None:
                 with autograd.no_grad():
                     grad_applied = fn(grad)
-                if overwrite:
+                if out is not param:
                     out.grad = grad_applied.requires_grad_(grad.requires_grad)
                 else:
                     grad.data = grad_applied
@@ -101,8 +103,9 @@ class ModuleConvert:
 
     def to_empty(self, *, device, recurse=True):
         """Every parameter and buffer (and ``.grad``) given a new tensor of its shape and
-        dtype on ``device`` (``empty_like``), keeping the Parameter objects (torch leaves the
-        values uninitialised; they are zeros here); returns self.
+        dtype on ``device`` (``empty_like``; torch leaves the values uninitialised, they are
+        zeros here); returns self. From or to the meta device each parameter is a new
+        Parameter, as torch's: weights tied before are two Parameters after (tie them again).
 
         Example:
             >>> model.to_empty(device="cpu")           # then load a state dict into it

@@ -303,6 +303,12 @@ def _checked(key, target, value, assign):
             return (value if isinstance(value, Tensor) else Tensor(array)), None
         if not getattr(target._array.flags, "writeable", True):
             return None, f"{key}: the tensor it loads into is read-only"
+        if target.is_meta and not backend.is_meta_array(array):      # torch's warning
+            warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint "
+                          "to a meta parameter in the current model, which is a no-op. (Did "
+                          "you mean to pass `assign=True` to assign items in the state "
+                          "dictionary to their corresponding key in the module instead of "
+                          "copying them in place?)", UserWarning, stacklevel=5)
         return backend.to_device(array, target.device).astype(target.dtype), None
     except (TypeError, ValueError) as error:
         return None, f"{key}: cannot be loaded into {target.dtype} ({error})"

@@ -16,6 +16,7 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
+from ..meta_arrays import refuse_values
 from .base import (AxisError, BroadcastError, IndexDtypeError, OutOfRangeError,
                    broadcast_shape, check_fits, check_orderable, check_reducible,
                    check_same_dtype, check_tensor, constant, fitted, kept, normalize_axis, raw,
@@ -140,6 +141,8 @@ def getitem(x, index):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors); a 0-d
     integer tensor is an int, as torch reads it (``c[y].add_(1)`` for y in a tensor)."""
     index, split = parsed(index)
+    if x._array.__class__ is not np.ndarray and _masks(index):
+        refuse_values("indexing by a bool mask", x._array)
     if split is not None:                         # x[0, :, [1, 2]], as torch reads it:
         if x.requires_grad and is_grad_enabled():     # its two nodes, select and index
             return getitem(getitem(x, split[0]), split[1])
@@ -153,6 +156,11 @@ def getitem(x, index):
         # place and writes back through y[0] = ... (``base._augmented``)
         out._view_version, out._element = 0, True
     return out
+
+
+def _masks(index):
+    return any(getattr(i, "dtype", None) == np.bool_ for i in
+               (index if isinstance(index, tuple) else (index,)))
 
 
 def put(array, index, value):
@@ -622,6 +630,7 @@ def masked_select(input, mask):
     """
     check_tensor("masked_select", input)
     mask = mask._array if isinstance(mask, _tensor.Tensor) else input.xp.asarray(mask)
+    refuse_values("masked_select", input._array, mask)
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_select(): expected a bool mask, got dtype {mask.dtype}")
     shape = broadcast_shape("masked_select", input.shape, mask.shape) or (1,)

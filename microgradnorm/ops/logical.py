@@ -16,6 +16,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
+from ..meta_arrays import refuse_values
 from ..dtypes import bfloat16, float_of, get_default_dtype, is_floating, is_half
 from .base import (ALL_DIMS, broadcast, broadcast_shape, check_orderable, check_tensor,
                    constant, half_rounded, normalize_axis, promote, result_dtype, unbroadcast)
@@ -186,6 +187,7 @@ def nonzero(input, *, as_tuple=False):
         >>> mg.tensor([[1, 0], [0, 2]]).nonzero()                # tensor([[0, 0], [1, 1]])
     """
     check_tensor("nonzero", input)
+    refuse_values("nonzero", input._array)
     xp = input.xp
     found = xp.nonzero(input._array.reshape(-1) if input.ndim == 0 else input._array)
     found = [index.astype(np.int64, copy=False) for index in found]
@@ -213,7 +215,7 @@ def nonzero_static(input, *, size, fill_value=-1):
     if not -(1 << 63) <= fill_value < 1 << 63:
         raise ValueError("nonzero_static: fill_value must fit in int64 (Overflow when "
                          "unpacking long long)")
-    found = nonzero(input)._array[:size]                                # (<= size, ndim)
+    found = input.xp.argwhere(input._array)[:size]                      # (<= size, ndim)
     out = input.xp.full((int(size), input.ndim), int(fill_value), dtype=np.int64)
     out[:found.shape[0]] = found
     return constant(out)

@@ -24,7 +24,8 @@ values never change, nor do the gradients; a leaf's ``.grad`` takes the leaf's l
 
 import numpy as np
 
-from .. import dtypes
+from .. import backend, dtypes
+from ..meta_arrays import meta_array
 from .. import tensor as _tensor
 from ..generator import dense_order
 from .base import copy_in_order, empty_in_order, row_major_strides
@@ -170,11 +171,14 @@ def in_format(array, form):
     return copy_in_order(array, format_order(form, array.ndim))
 
 
-def empty_like_array(fn, array, dtype, form):
+def empty_like_array(fn, array, dtype, form, device=None):
     """An uninitialised NumPy array of ``array``'s shape in ``dtype``, laid out as torch's
     ``empty_like(input, memory_format=form)`` lays out a tensor of ``array``'s strides
-    (``form`` None is ``preserve_format``)."""
+    (``form`` None is ``preserve_format``); a meta array where ``device`` (None: the
+    array's) is "meta", which a sampler leaves undrawn."""
     order = _order_for(array, check_format(fn, form, none_is=preserve_format))
+    if backend.device_of(array) == "meta" if device is None else device == "meta":
+        return meta_array(array.shape, dtype)
     return empty_in_order(np, array.shape, dtype, order)
 
 

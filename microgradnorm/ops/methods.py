@@ -493,6 +493,8 @@ class _Methods:
         if shape != own and _broadcast(shape, own) != own:
             raise BroadcastError(f"copy_(): output with shape {list(self.shape)} doesn't "
                                  f"match the broadcast shape {list(shape)}")
+        if isinstance(other, Tensor) and other.is_meta and not self.is_meta:
+            raise NotImplementedError("Cannot copy out of meta tensor; no data!")   # torch's
         return self.__setitem__(Ellipsis, other)
 
     def fill_(self, value):

@@ -10,6 +10,7 @@ import numbers
 import numpy as np
 
 from .. import dtypes
+from ..meta_arrays import is_meta_array
 from ..autograd import views
 from ..autograd.inference import new_counter
 from ..tensor import Size, Tensor
@@ -29,8 +30,9 @@ _HOOKS = {"_hooks", "_post_accumulate_hooks"}      # every copy drops them, as t
 def _copied_array(array, memo):
     """A copy of ``array`` that shares memory with the copies of other views of its memory
     made in the same deepcopy (``memo``), as torch copies a storage once."""
-    place = _place(array) if isinstance(array, np.ndarray) else None
-    if place is None:                 # no one block of host memory: a copy of its own
+    place = _place(array) if isinstance(array, np.ndarray) and \
+        not is_meta_array(array) else None
+    if place is None:                 # no one block of host memory (a meta array's: none)
         return array.copy()
     root, flat, start, _ = place
     key = ("storage", id(root))

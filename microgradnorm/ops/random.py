@@ -3,8 +3,6 @@
 CPU generator for the same seed (generator.py draws them, in torch's element order). In a
 graph a fill is recorded as a constant: the gradient through it is zero, as in torch."""
 
-import numpy as np
-
 from .. import backend
 from .. import generator as streams
 from .. import sampling
@@ -19,7 +17,8 @@ def _fill_random(x, fn, generator, draw):
     _tensor.check_writable(x._array)      # before any draw: refused, the stream is untouched
 
     def fresh(before, _):
-        values = streams.fill(np.empty(x.shape, x.dtype), lambda n, c: draw(gen, n, c))
+        values = streams.fill(backend.empty_array(x.shape, x.dtype, x.device),
+                              lambda n, c: draw(gen, n, c))
         return elementwise.where(True, _tensor.Tensor._from_op(x.xp.asarray(values), None),
                                  before)
     return x._inplace(lambda d: streams.fill(d, lambda n, c: draw(gen, n, c)), fresh)

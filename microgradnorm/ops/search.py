@@ -12,6 +12,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..dtypes import sortable
+from ..meta_arrays import refuse_values
 from .base import AxisError, check_tensor, constant, normalize_axis, result_dtype
 from .indexing import index_array
 
@@ -26,6 +27,7 @@ def argwhere(input):
         >>> mg.argwhere(mg.tensor([[0, 1], [2, 0]]))                # [[0, 1], [1, 0]]
     """
     check_tensor("argwhere", input)
+    refuse_values("argwhere", input._array)
     return constant(input.xp.argwhere(input._array).astype(np.int64))
 
 
@@ -47,6 +49,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
         >>> values, counts = mg.tensor([3, 1, 3]).unique(return_counts=True)   # [1, 3], [1, 2]
     """
     check_tensor("unique", input)
+    refuse_values("unique", input._array)
     xp, data = input.xp, input._array
     if dim is None:
         rows = data.reshape(-1, 1)
@@ -94,6 +97,7 @@ def bincount(input, weights=None, minlength=0):
         >>> mg.bincount(mg.tensor([1, 1, 3]))                       # tensor([0, 2, 0, 1])
     """
     check_tensor("bincount", input)
+    refuse_values("bincount", input._array)
     data = input._array
     if data.dtype.kind not in "iu":
         raise NotImplementedError(f"bincount: not implemented for {data.dtype} tensors")

@@ -135,7 +135,15 @@ def _never(name, what):
 is_sparse = _never("is_sparse", "no sparse COO tensor here")
 is_sparse_csr = _never("is_sparse_csr", "no compressed sparse tensor here")
 is_quantized = _never("is_quantized", "no quantized dtype here")
-is_meta = _never("is_meta", "every tensor here holds its data")
+
+
+@property
+def is_meta(x):
+    """True for a tensor of the meta device: a shape and a dtype, no data
+    (``torch.Tensor.is_meta``)."""
+    return backend.is_meta_array(x._array)
+
+
 is_nested = _never("is_nested", "no nested (jagged) tensor here")
 is_mkldnn = _never("is_mkldnn", "no oneDNN layout here")
 is_xpu = _never("is_xpu", "no Intel GPU here")

@@ -20,6 +20,7 @@ import numpy as np
 from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
+from ..meta_arrays import refuse_values
 from ..autograd.function import Function
 from ..autograd import hooks
 from ..autograd.inference import refuse_write
@@ -505,6 +506,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         >>> mg.unique_consecutive(mg.tensor([1, 1, 2, 1]))          # tensor([1, 2, 1])
     """
     check_tensor("unique_consecutive", input)
+    refuse_values("unique_consecutive", input._array)
     xp, data = input.xp, input._array
     if dim is None:
         rows, axis = data.reshape(-1, 1), None

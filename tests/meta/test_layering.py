@@ -15,8 +15,8 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
-    ("backend", ("backend", "dtypes", "savefile", "generator", "sampling", "printing",
-                 "cuda", "amp", "backends", "cpu", "distributed", "__future__",
+    ("backend", ("backend", "meta_arrays", "dtypes", "savefile", "generator", "sampling",
+                 "printing", "cuda", "amp", "backends", "cpu", "distributed", "__future__",
                  "version")),
     ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc",
               "random", "profiler", "poisson", "compiler", "_dynamo", "_inductor")),
