@@ -82,12 +82,13 @@ def test_composite_matches_fused_float64(spec, data):
     assert_close(sides["composite"], sides["fused"], FLOAT64_TOL)
 
 
-# About 20 units in the last place of float16 (2^-11), 32 of bfloat16 (2^-8): the composite
+# About 20 units in the last place of float16 (2^-11), 64 of bfloat16 (2^-8): the composite
 # graph rounds to bfloat16 after each of its ~10 ops, and with 2-element rows (x̂ = ±1, dx
-# a cancellation) those roundings add up to ~25 units of the gradient's scale.
+# a cancellation to 0) those roundings add up to 25-55 units of the gradient's scale (55:
+# Add + LayerNorm, rows (5, 2), its sum x + residual rounded first).
 LOW_PRECISION = [pytest.param(np.float32, 1e-5, id="float32"),
                  pytest.param(np.float16, 1e-2, id="float16"),
-                 pytest.param(dtypes.bfloat16, 1.25e-1, id="bfloat16",
+                 pytest.param(dtypes.bfloat16, 2.5e-1, id="bfloat16",
                               marks=BFLOAT16.marks)]
 
 
