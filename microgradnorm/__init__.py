@@ -15,6 +15,12 @@ from . import compiler, _dynamo, _inductor   # torch.compiler, and the settings 
                                               # and torch._inductor hold
 from . import signal               # torch.signal: the windows
 from . import version              # torch.version: no CUDA build of torch's kind
+# torch.accelerator, torch.mps, torch.xpu, torch.multiprocessing: the runtime a script sets up
+from . import accelerator, mps, multiprocessing, xpu
+from .accelerator import get_device_module
+from .cuda import OutOfMemoryError   # torch.OutOfMemoryError is torch.cuda.OutOfMemoryError
+from .torch_misc import get_device, is_same_size, is_signed
+from .dtypes import uint16, uint32, uint64
 from .torch_misc import is_nonzero
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
@@ -198,6 +204,7 @@ from .ops.storage import (TypedStorage, UntypedStorage, is_storage, jagged, layo
 from .ops.storage import (channels_last, channels_last_3d, contiguous_format, memory_format,
                           preserve_format)
 from .ops.storage import resize_as_          # torch.resize_as_, also a Tensor method
+from .ops import storage            # torch.storage: UntypedStorage, TypedStorage
 from .ops.arrange import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 from .ops.complex import conj_physical
 from .ops.logical import nonzero_static
@@ -369,6 +376,7 @@ _out_arguments.install(globals(), vars(linalg), (vars(special),))
 _numpy_names.install(globals(), Tensor, (vars(special), vars(linalg)))
 DeviceObjType = device  # torch's name for the device type in annotations
 pi, e, inf, nan = _math.pi, _math.e, _math.inf, _math.nan   # torch's constants
+newaxis = None                     # torch.newaxis, NumPy's: x[:, mg.newaxis]
 # torch.distributions (distributions/) and the names it serves, torch.binomial and torch's
 # private samplers under Gamma and Dirichlet (distributions/gamma_sampler.py), are imported on
 # first use: the package is a tenth of this one's import time, which every CLI command pays
@@ -404,3 +412,7 @@ __version__ = version.__version__
 
 quantization = ao.quantization        # torch.quantization, torch.ao.quantization's old name
 _sys.modules[__name__ + ".quantization"] = quantization
+_sys.modules[__name__ + ".storage"] = storage
+__all__ += ["OutOfMemoryError", "accelerator", "get_device", "get_device_module",
+            "is_same_size", "is_signed", "mps", "multiprocessing", "newaxis", "storage",
+            "uint16", "uint32", "uint64", "xpu"]

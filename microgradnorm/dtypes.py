@@ -19,6 +19,8 @@ bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 uint8, int8, int16 = np.dtype("uint8"), np.dtype("int8"), np.dtype("int16")
 int32, int64, bool_ = np.dtype("int32"), np.dtype("int64"), np.dtype("bool")
+# torch's "barebones" unsigned dtypes: tensors of them are made, stored and converted
+uint16, uint32, uint64 = np.dtype("uint16"), np.dtype("uint32"), np.dtype("uint64")
 complex64, complex128 = np.dtype("complex64"), np.dtype("complex128")
 TORCH_ALIASES = {"half": float16, "float": float32, "double": float64, "short": int16,
                  "int": int32, "long": int64, "bool": bool_, "cfloat": complex64,

@@ -354,3 +354,58 @@ def typename(obj):
     else:
         module, name = type(obj).__module__ or "", type(obj).__qualname__
     return name if module in ("", "builtins") else f"{module}.{name}"
+
+
+# ----- the function forms of a few Tensor questions -------------------------------------------
+def _tensor_argument(fn, input, name="input", position=1):
+    # torch's TypeError for what is not a Tensor
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
+                        f"{type(input).__name__}")
+
+
+def is_same_size(input, other):
+    """Whether ``input`` and ``other`` have the same shape (``torch.is_same_size``); a
+    TypeError for what is not a Tensor, as torch's.
+
+    Args:
+        input, other: the Tensors to compare.
+
+    Example:
+        >>> mg.is_same_size(mg.zeros(2, 3), mg.ones(2, 3))
+        True
+    """
+    _tensor_argument("is_same_size", input)
+    _tensor_argument("is_same_size", other, "other", 2)
+    return input.is_same_size(other)
+
+
+def is_signed(input):
+    """Whether ``input``'s dtype holds negative numbers (``torch.is_signed``): True for the
+    floating, complex and signed integer dtypes, False for uint8 and bool; a TypeError for
+    what is not a Tensor.
+
+    Args:
+        input: the Tensor to ask.
+
+    Example:
+        >>> mg.is_signed(mg.zeros(2)), mg.is_signed(mg.zeros(2, dtype=mg.uint8))
+        (True, False)
+    """
+    _tensor_argument("is_signed", input)
+    return input.is_signed()
+
+
+def get_device(input):
+    """The index of the GPU holding ``input``, -1 on the CPU (``torch.get_device``, the
+    function form of ``Tensor.get_device``); a TypeError for what is not a Tensor.
+
+    Args:
+        input: the Tensor to ask.
+
+    Example:
+        >>> mg.get_device(mg.zeros(2))
+        -1
+    """
+    _tensor_argument("get_device", input)
+    return input.get_device()

@@ -17,7 +17,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 LAYERS = (
     ("backend", ("backend", "meta_arrays", "dtypes", "savefile", "generator", "sampling",
                  "printing", "cuda", "amp", "backends", "cpu", "distributed", "__future__",
-                 "version")),
+                 "version", "accelerator", "mps", "xpu", "multiprocessing")),
     ("core", ("tensor", "autograd", "ops", "factories", "kernels", "torch_misc",
               "random", "profiler", "poisson", "compiler", "_dynamo", "_inductor")),
     ("norms", ("fused", "norms")),

@@ -253,7 +253,8 @@ def test_cuda_is_available_never_raises(monkeypatch):
         raise OSError("libcuda.so: cannot open shared object file")
     monkeypatch.setattr(backend, "_cupy_with_gpu", broken)
     assert mg.cuda.is_available() is False and mg.cuda.device_count() == 0
-    mg.cuda.synchronize()                              # no GPU: nothing to wait for
+    with pytest.raises(mg.cuda.NoGPUError):            # no GPU to wait for, as torch's
+        mg.cuda.synchronize()
 
 
 def test_cuda_seeds_are_taken_and_leave_the_cpu_stream_alone():
@@ -269,8 +270,7 @@ def test_cuda_seeds_are_taken_and_leave_the_cpu_stream_alone():
 
 @pytest.mark.skipif(GPUS > 0, reason="the calls that need a GPU succeed on one")
 def test_cuda_calls_that_need_a_gpu_raise_torchs_class_without_one():
-    mg.cuda.synchronize()                              # as torch's with no work queued
-    for name in ("current_device", "get_device_name"):
+    for name in ("current_device", "get_device_name", "synchronize"):
         with pytest.raises((AssertionError, RuntimeError)) as error:
             getattr(torch.cuda, name)()
         with pytest.raises(error.type, match="no GPU"):

@@ -1,0 +1,189 @@
+"""``mg.accelerator``, ``torch.accelerator``: the device-neutral questions current scripts
+start with (``mg.accelerator.current_accelerator() if mg.accelerator.is_available() else
+mg.device("cpu")``), answered by the one accelerator this package can drive, a GPU through
+CuPy (``mg.cuda``). Without one, as torch's CPU build: ``is_available()`` is False,
+``current_accelerator()`` None, ``device_count()`` 0, and what needs the device raises
+torch's RuntimeError. The answers with a GPU are ``mg.cuda``'s and are not exercised by the
+CPU test suite. Also ``get_device_module``, torch's top-level map from a device to its
+module."""
+
+import warnings
+
+from . import backend, cpu, cuda, mps, xpu
+
+__all__ = ["current_accelerator", "current_device_idx", "current_device_index",
+           "current_stream", "device_count", "device_index", "empty_cache",
+           "get_device_capability", "get_memory_info", "is_available", "max_memory_allocated",
+           "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
+           "reset_peak_memory_stats", "set_device_idx", "set_device_index", "set_stream",
+           "synchronize"]
+
+
+def is_available():
+    """True when an accelerator (here a GPU seen by CuPy) is there
+    (``torch.accelerator.is_available``); never raises."""
+    return cuda.is_available()
+
+
+def current_accelerator(check_available=False):
+    """The accelerator's device type, ``mg.device("cuda")``, or None without one
+    (``torch.accelerator.current_accelerator``).
+
+    Args:
+        check_available: also None when the device is built but not available (here the
+            two are the same).
+
+    Example::
+
+        >>> device = mg.accelerator.current_accelerator() or mg.device("cpu")
+    """
+    return backend.Device("cuda") if is_available() else None
+
+
+def device_count():
+    """The number of accelerator devices, 0 without one (``torch.accelerator.device_count``)."""
+    return cuda.device_count()
+
+
+def _device(fn):
+    # mg.cuda when a GPU is seen, else torch's error for the function that needed one
+    if not is_available():
+        raise RuntimeError(f"mg.accelerator.{fn}(): Cannot access accelerator device when "
+                           "none is available.")
+    return cuda
+
+
+def current_device_index():
+    """The index of the current accelerator device (``torch.accelerator.
+    current_device_index``); RuntimeError without one."""
+    return _device("current_device_index").current_device()
+
+
+def current_device_idx():
+    """``current_device_index`` under its older name, with torch's FutureWarning."""
+    warnings.warn("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
+    return current_device_index()
+
+
+def set_device_index(device):
+    """Make accelerator device ``device`` (an int, "cuda:1", a mg.device) current
+    (``torch.accelerator.set_device_index``); RuntimeError without one."""
+    _device("set_device_index").set_device(device)
+
+
+def set_device_idx(device):
+    """``set_device_index`` under its older name, with torch's FutureWarning."""
+    warnings.warn("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
+    set_device_index(device)
+
+
+def synchronize(device=None):
+    """Wait for the work queued on the accelerator (``torch.accelerator.synchronize``);
+    RuntimeError without one."""
+    _device("synchronize").synchronize(device)
+
+
+def current_stream(device=None):
+    """The accelerator's current stream, a ``mg.cuda.Stream``
+    (``torch.accelerator.current_stream``); RuntimeError without one."""
+    return _device("current_stream").current_stream(device)
+
+
+def set_stream(stream):
+    """Make ``stream`` (a ``mg.cuda.Stream``) current (``torch.accelerator.set_stream``);
+    RuntimeError without an accelerator."""
+    _device("set_stream")
+    stream._stream.use()
+
+
+def get_device_capability(device=None):
+    """The accelerator's capability: here ``{"major": ..., "minor": ...}`` of the GPU
+    (``torch.accelerator.get_device_capability``); RuntimeError without one."""
+    major, minor = _device("get_device_capability").get_device_capability(device)
+    return {"major": major, "minor": minor}
+
+
+def _memory(name, doc):
+    def query(device=None):
+        return getattr(_device(name), name)(device)
+    query.__name__ = name
+    query.__doc__ = (f"{doc} (``torch.accelerator.{name}``): ``mg.cuda.{name}``'s with a "
+                     "GPU; RuntimeError without one.")
+    return query
+
+
+memory_allocated = _memory("memory_allocated", "The bytes tensors hold on the device")
+memory_reserved = _memory("memory_reserved", "The bytes the allocator keeps on the device")
+max_memory_allocated = _memory("max_memory_allocated", "The peak of ``memory_allocated``")
+max_memory_reserved = _memory("max_memory_reserved", "The peak of ``memory_reserved``")
+reset_peak_memory_stats = _memory("reset_peak_memory_stats", "Start the peaks again")
+memory_stats = _memory("memory_stats", "The allocator's statistics, a dict")
+
+
+def get_memory_info(device=None):
+    """``(free, total)`` bytes of the device (``torch.accelerator.get_memory_info``);
+    RuntimeError without one."""
+    return _device("get_memory_info").mem_get_info(device)
+
+
+def empty_cache():
+    """Give the memory the allocator keeps but no tensor holds back
+    (``torch.accelerator.empty_cache``); RuntimeError without an accelerator."""
+    _device("empty_cache").empty_cache()
+
+
+class device_index:
+    """``with mg.accelerator.device_index(1): ...``: accelerator device 1 is current inside
+    the block (``torch.accelerator.device_index``); None changes nothing. Entering with an
+    index and no accelerator raises torch's RuntimeError.
+
+    Args:
+        device: an int, or None (no change).
+    """
+
+    def __init__(self, device):
+        self.idx, self.prev_idx = device, -1
+
+    def __enter__(self):
+        if self.idx is not None:
+            self.prev_idx = current_device_index()
+            set_device_index(self.idx)
+
+    def __exit__(self, *exc):
+        if self.idx is not None and self.prev_idx >= 0:
+            set_device_index(self.prev_idx)
+        return False
+
+
+# the device types torch knows (its error lists them); those with a module here map to it
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
+                 "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                 "privateuseone")
+_MODULES = {"cpu": cpu, "cuda": cuda, "mps": mps, "xpu": xpu}
+
+
+def get_device_module(device=None):
+    """The module of a device type, ``mg.cuda`` for "cuda" (``torch.get_device_module``):
+    None gives the current accelerator's module, or ``mg.cpu`` without one.
+
+    Args:
+        device: a mg.device, a string ("cuda", "cuda:0", "cpu", "mps", "xpu") or None.
+
+    Example::
+
+        >>> mg.get_device_module("cuda").is_available()
+        False
+    """
+    if device is None:
+        return cuda if is_available() else cpu
+    if not isinstance(device, (str, backend.Device)):
+        raise RuntimeError(f"Invalid value of device '{device}', expect torch.device, str, "
+                           "or None")
+    kind = device.type if isinstance(device, backend.Device) else device.split(":")[0]
+    if kind in _MODULES:
+        return _MODULES[kind]
+    if kind in _DEVICE_TYPES:
+        raise RuntimeError(f"Device '{kind}' does not have a corresponding module registered "
+                           f"as 'mg.{kind}'.")
+    raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
+                       f"device string: {device}")
