@@ -152,18 +152,20 @@ def check_batch_norm(x, running_mean, running_var, weight, bias, training, momen
     the running mean and variance, so a bad running_var cannot leave running_mean moved."""
     fn = "batch_norm"
     channels = (x.shape[1],)
-    arguments.check_param(fn, "weight", weight, channels, x)
-    arguments.check_param(fn, "bias", bias, channels, x)
     arguments.check_eps(fn, eps)
-    arguments.check_impl(fn, impl)
-    arguments.check_momentum(fn, momentum)
     if not isinstance(training, (bool, np.bool_)):
         raise TypeError(f"{fn}: training must be a bool, got {type(training).__name__}")
     eps = float_of(eps, fn, "eps")
-    if training and eps <= 0:           # torch's checks; NaN passes them (a NaN y), as torch's
+    # torch's checks, before the parameters' dtypes and shapes as in torch (a float64 x
+    # beside float32 weights with eps=-1 is the eps error); NaN passes them (a NaN y)
+    if training and eps <= 0:
         raise ValueError(f"{fn}: eps must be positive during training, got {eps!r}")
     if eps < 0:
         raise ValueError(f"{fn}: eps must be non-negative, got {eps!r}")
+    arguments.check_param(fn, "weight", weight, channels, x)
+    arguments.check_param(fn, "bias", bias, channels, x)
+    arguments.check_impl(fn, impl)
+    arguments.check_momentum(fn, momentum)
     stats = [_running_stat(name, stat, x, training)
              for name, stat in (("running_mean", running_mean), ("running_var", running_var))]
     if training and (running_mean is None) != (running_var is None):    # torch's ValueError
