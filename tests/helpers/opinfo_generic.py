@@ -241,14 +241,8 @@ def run_op(op, dtype=torch.float64, max_samples=40, tolerances=TOLERANCES, max_n
                 t.numel() > max_numel for t in tensors_of((sample.input, sample.args,
                                                             sample.kwargs))):
             continue
-        if any(t._base is not None for t in tensors_of((sample.input, sample.args,
-                                                          sample.kwargs))):
-            # a view as a leaf, which torch's autograd gives no gradient: a leaf of its own
-            sample = sample.transform(lambda t: t.detach().clone().requires_grad_(
-                t.requires_grad) if isinstance(t, torch.Tensor) else t)
-        try:
-            op(sample.input, *sample.args, **sample.kwargs)
-        except Exception:                   # torch refuses its own sample: not ours to test
+        sample = taken(op, sample)
+        if sample is None:
             continue
         ran += 1
         try:
@@ -258,6 +252,21 @@ def run_op(op, dtype=torch.float64, max_samples=40, tolerances=TOLERANCES, max_n
             failures.append(f"sample {i} {describe(sample)}: {type(error).__name__}: "
                             f"{' '.join(message)[:300]}")
     return ran, failures
+
+
+def taken(op, sample):
+    """``sample`` as the sweeps run it (a view among its tensors made a leaf of its own:
+    torch's autograd gives a view that is a leaf no gradient), or None where torch's own
+    function refuses it (not ours to test)."""
+    if any(t._base is not None for t in tensors_of((sample.input, sample.args,
+                                                      sample.kwargs))):
+        sample = sample.transform(lambda t: t.detach().clone().requires_grad_(
+            t.requires_grad) if isinstance(t, torch.Tensor) else t)
+    try:
+        op(sample.input, *sample.args, **sample.kwargs)
+    except Exception:
+        return None
+    return sample
 
 
 @functools.lru_cache(maxsize=None)

@@ -15,8 +15,8 @@ import numpy as np
 import torch
 
 import microgradnorm as mg
-from opinfo_generic import (RANDOM, TOLERANCES, Unresolved, _numpy, compare, describe, mg_dtype,
-                            resolve, run_sample, tensors_of, to_mg)
+from opinfo_generic import (compare, describe, mg_dtype, _numpy, RANDOM, resolve, run_sample, taken,
+                            tensors_of, to_mg, TOLERANCES, Unresolved)
 
 VARIANTS = ("method", "inplace", "out")
 
@@ -221,15 +221,10 @@ def run_variant(op, variant, dtype=torch.float64, max_samples=8, max_numel=None)
     function = ours(op, variant)
     ran, failures, leaf_checked = 0, [], False
     for i, sample in enumerate(samples_of(op, dtype, max_samples, max_numel)):
-        if any(t._base is not None for t in tensors_of((sample.input, sample.args,
-                                                          sample.kwargs))):
-            sample = sample.transform(lambda t: t.detach().clone().requires_grad_(
-                t.requires_grad) if isinstance(t, torch.Tensor) else t)
         if variant != "out" and not isinstance(sample.input, torch.Tensor):
             continue
-        try:
-            op(sample.input, *sample.args, **sample.kwargs)
-        except Exception:                   # torch refuses its own sample: not ours to test
+        sample = taken(op, sample)
+        if sample is None:
             continue
         ran += 1
         try:
