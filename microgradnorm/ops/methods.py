@@ -28,7 +28,7 @@ from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
 from . import index_writes, memory_formats, protocol, sorting, tensor_more
 from . import storage as storage_ops      # not `storage`: that is a Tensor method
-from . import statistics, tensor_algebra, torch_more
+from . import statistics, tensor_algebra, tensor_rest, torch_more
 from .base import _augmented
 from .numpy_names import numpy_dim
 from .elementwise import Add, Cast, Div, Mul, Sub, ToDevice
@@ -376,6 +376,7 @@ class _Methods:
     def share_memory_(self):
         """The tensor itself: one process holds the data here (DataLoader workers run in
         the calling process)."""
+        self._shared = True       # is_shared() answers True from now, as torch's
         return self
 
     def detach_(self):
@@ -672,7 +673,7 @@ def bind(tensor_class=Tensor):
     for family in (pointwise, special, binary, ternary, logical, shape_ops, linalg, complex_ops,
                    reductions, indexing, search, arrange, products, decompositions,
                    tensor_more, index_writes, torch_more, statistics, storage_ops,
-                   factorizations, tensor_algebra, memory_formats, protocol):
+                   factorizations, tensor_algebra, memory_formats, protocol, tensor_rest):
         for name in family.METHODS:
             function = getattr(family, name)
             setattr(tensor_class, name, getattr(function, "method", function))

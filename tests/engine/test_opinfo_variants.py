@@ -99,7 +99,8 @@ INPLACE = [
     ('addmm', ''), ('addmm', 'decomposed'), ('addmv', ''), ('addr', ''), ('as_strided', ''),
     ('as_strided', 'partial_views'), ('asin', ''), ('asinh', ''), ('atan', ''), ('atan2', ''),
     ('atanh', ''), ('baddbmm', ''), ('cauchy', ''), ('ceil', ''), ('clamp', ''), ('clamp_max', ''),
-    ('clamp_min', ''), ('copysign', ''), ('cos', ''), ('cosh', ''), ('cumprod', ''), ('cumsum', ''),
+    ('clamp_min', ''), ('conj_physical', ''), ('copysign', ''), ('cos', ''), ('cosh', ''),
+    ('cumprod', ''), ('cumsum', ''),
     ('deg2rad', ''), ('digamma', ''), ('div', 'floor_rounding'), ('div', 'no_rounding_mode'),
     ('div', 'trunc_rounding'), ('eq', ''), ('erf', ''), ('erfc', ''), ('erfinv', ''), ('exp', ''),
     ('exp2', ''), ('expm1', ''), ('exponential', ''), ('fill', ''), ('float_power', ''),
@@ -170,7 +171,6 @@ OUT = [
 
 # the forms torch has that this package lacks
 ABSENT_INPLACE = [
-    ('conj_physical', ''),
 ]
 ABSENT_OUT = [
     ('addbmm', ''), ('addmv', ''), ('addr', ''), ('alias_copy', ''), ('arange', ''),
