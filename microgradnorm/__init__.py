@@ -133,6 +133,15 @@ from .torch_functional import (adaptive_max_pool1d, affine_grid_generator, alpha
                                triplet_margin_loss)
 from .nn.weight_norm import norm_except_dim         # weight normalization's norm
 from .torch_functional import avg_pool1d
+# torch's native norms, which return their statistics (native_norms.py)
+from .native_norms import _native_batch_norm_legit as _native_batch_norm_legit
+from .native_norms import _softmax_backward_data as _softmax_backward_data
+from .native_norms import (batch_norm_backward_elemt, batch_norm_backward_reduce,
+                           batch_norm_elemt, batch_norm_gather_stats,
+                           batch_norm_gather_stats_with_counts, batch_norm_stats)
+from .native_norms import (batch_norm_update_stats, native_batch_norm, native_channel_shuffle,
+                           native_dropout, native_dropout_backward, native_group_norm,
+                           native_layer_norm, native_norm)
 # torch.stft/istft (and the Tensor methods), histogramdd, the low-rank SVD and PCA, and
 # tensors over other libraries' memory (buffers, DLPack)
 from .spectral import istft, stft
@@ -416,3 +425,8 @@ _sys.modules[__name__ + ".storage"] = storage
 __all__ += ["OutOfMemoryError", "accelerator", "get_device", "get_device_module",
             "is_same_size", "is_signed", "mps", "multiprocessing", "newaxis", "storage",
             "uint16", "uint32", "uint64", "xpu"]
+__all__ += ["batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_norm_elemt",
+            "batch_norm_gather_stats", "batch_norm_gather_stats_with_counts",
+            "batch_norm_stats", "batch_norm_update_stats", "native_batch_norm",
+            "native_channel_shuffle", "native_dropout", "native_dropout_backward",
+            "native_group_norm", "native_layer_norm", "native_norm"]

@@ -93,6 +93,8 @@ OPS_M_TO_Z = [
     ('mvlgamma', 'mvlgamma_p_1'), ('mvlgamma', 'mvlgamma_p_3'), ('mvlgamma', 'mvlgamma_p_5'),
     ('nan_to_num', ''), ('nanmean', ''), ('nanmedian', ''), ('nanquantile', ''), ('nansum', ''),
     ('narrow', ''), ('narrow_copy', ''), ('ne', ''), ('neg', ''), ('new_empty', ''),
+    ('native_batch_norm', ''), ('native_dropout_backward', ''), ('native_group_norm', ''),
+    ('native_layer_norm', ''),
     ('new_empty_strided', ''), ('new_full', ''), ('new_ones', ''), ('new_zeros', ''),
     ('nextafter', ''), ('nonzero', ''), ('nonzero_static', ''), ('norm', ''), ('norm', 'fro'),
     ('norm', 'inf'), ('norm', 'nuc'), ('normal', ''), ('normal', 'in_place'),

@@ -25,7 +25,7 @@ LAYERS = (
                     "losses", "losses_more", "activations", "vision", "linalg", "fft",
                     "special", "signal", "embedding_bag", "losses_ctc", "vision_grid", "lp_pool",
                     "attention_forward", "sparse", "torch_functional", "spectral",
-                    "lowrank", "fractional_pool", "special_bessel")),
+                    "lowrank", "fractional_pool", "special_bessel", "native_norms")),
     ("model", ("nn", "optim", "layers", "utils", "distributions", "func", "func_transforms",
                "func_jvp", "jit", "ao")),
     ("look", ("checks", "viz", "train", "checkpoint", "capture", "testing")),
