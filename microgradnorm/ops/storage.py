@@ -348,16 +348,21 @@ def untyped_storage(x):
     return UntypedStorage._of(x._array)
 
 
-def storage(x):
-    """x's storage read as x's dtype (``torch.Tensor.storage``): a ``TypedStorage``; warns
-    the first time, as torch's (TypedStorage is deprecated there)."""
+def warn_typed_storage(stacklevel=3):
+    """torch's deprecation warning for a typed storage, the first time one is asked for."""
     if not _warned_typed[0]:
         _warned_typed[0] = True
         warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
                       "UntypedStorage will be the only storage class. This should only matter "
                       "to you if you are using storages directly.  To access UntypedStorage "
                       "directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=2)
+                      UserWarning, stacklevel=stacklevel)
+
+
+def storage(x):
+    """x's storage read as x's dtype (``torch.Tensor.storage``): a ``TypedStorage``; warns
+    the first time, as torch's (TypedStorage is deprecated there)."""
+    warn_typed_storage()
     return TypedStorage(untyped_storage(x), x.dtype)
 
 

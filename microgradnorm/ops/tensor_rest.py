@@ -17,7 +17,8 @@ from ..tensor import Tensor
 from .complex import conj_physical
 from .index_writes import as_strided_scatter  # noqa: F401 -- bound as the method
 from .protocol import _check_plain, _type_name, _write
-from .storage import TypedStorage, _warned_typed, memory_format
+from . import storage as storage_ops
+from .storage import TypedStorage, memory_format
 
 METHODS = ("grad_fn", "name", "volatile", "grad_dtype", "as_subclass", "const_data_ptr",
            "dim_order", "is_set_to", "is_shared", "is_distributed", "is_coalesced",
@@ -363,13 +364,7 @@ def storage_type(self):
     Example:
         >>> mg.ones(2).storage_type().__name__           # 'FloatStorage'
     """
-    if not _warned_typed[0]:
-        _warned_typed[0] = True
-        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
-                      "UntypedStorage will be the only storage class. This should only matter "
-                      "to you if you are using storages directly.  To access UntypedStorage "
-                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=2)
+    storage_ops.warn_typed_storage()
     label = self.type().rsplit(".", 1)[-1].replace("Tensor", "Storage")   # FloatStorage
     if label not in _STORAGE_TYPES:
         _STORAGE_TYPES[label] = type(label, (TypedStorage,), {"dtype": self.dtype})
