@@ -76,11 +76,13 @@ def _environment(name, value):
             os.environ[name] = old
 
 
-def rawmodule_compile(code, options, name_expressions, arch):
+def rawmodule_compile(code, options, name_expressions, arch, ptx=False):
     """Compile ``code`` as ``cupy.RawModule(code=code, options=options,
     name_expressions=name_expressions)`` would on a GPU of compute capability ``arch``
     ("80", "90"). Returns (options CuPy passed to NVRTC, the cubin bytes, {name expression:
-    lowered name}). A compile error raises CuPy's ``CompileException`` with NVRTC's log."""
+    lowered name}). ``ptx``: as CuPy does under ``CUPY_COMPILE_WITH_PTX=1``, PTX for
+    ``compute_<arch>`` (NVRTC's front end and optimizer, without ptxas: half the time), the
+    PTX text returned. A compile error raises CuPy's ``CompileException`` with NVRTC's log."""
     import cupy
     from cupy._core import raw
     from cupy.cuda import compiler
@@ -104,6 +106,7 @@ def rawmodule_compile(code, options, name_expressions, arch):
         stack.enter_context(_patched(compiler, "_get_arch", lambda: arch))
         stack.enter_context(_patched(compiler, "_get_arch_for_options_for_nvrtc",
                                      arch_options))
+        stack.enter_context(_patched(compiler, "_use_ptx", bool(ptx)))
         # No on-disk cache: a cached binary would be loaded onto the device, not compiled.
         stack.enter_context(_environment("CUPY_CACHE_IN_MEMORY", "1"))
         try:
