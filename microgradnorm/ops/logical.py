@@ -28,17 +28,22 @@ def _is_operand(value):
         not isinstance(value, complex)
 
 
-def _binary_operands(fn, input, other):
+def _binary_operands(fn, input, other, both_numbers=False):
     """``(input, other)`` as Tensors, a number beside the other's dtype as torch types it;
-    one of them must be a Tensor, the other a Tensor or a number."""
+    one of them must be a Tensor, the other a Tensor or a number (``both_numbers``: both
+    may be real Python numbers, input then a 0-d tensor, as ``binary.operands``)."""
     Tensor = _tensor.Tensor
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+    neither = not isinstance(input, Tensor) and not isinstance(other, Tensor)
+    if neither and not (both_numbers and isinstance(input, numbers.Real)
+                        and isinstance(other, numbers.Real)):
         raise TypeError(f"{fn}: expected a Tensor, got {type(input).__name__} and "
                         f"{type(other).__name__}")
     for name, value in (("input", input), ("other", other)):
         if not _is_operand(value):
             raise TypeError(f"{fn}: {name} must be a Tensor or a number, got "
                             f"{type(value).__name__}")
+    if neither:
+        input = _tensor.tensor(input)          # torch's Scalar overload: a 0-d input
     # an int beside an integer tensor wraps into its dtype (``as_tensor``): uint8 & -1 is
     # uint8 & 255, int8 < 300 is int8 < 44, as torch's
     like = input if isinstance(input, Tensor) else other
@@ -388,10 +393,10 @@ class Fmod(Remainder):
         return _divided(lambda a, b: xp.trunc(a / b), a, b)
 
 
-def _division(function, input, other):
+def _division(function, input, other, both_numbers=False):
     number = isinstance(other, numbers.Real) and not isinstance(other, (bool, np.bool_))
     divisor = float(other) if number else None          # the number as given, unrounded
-    input, other = _binary_operands(function.name, input, other)
+    input, other = _binary_operands(function.name, input, other, both_numbers)
     return function.apply(input, other, divisor=divisor)
 
 
@@ -401,13 +406,7 @@ def floor_divide(input, other):
     derivative is undefined in PyTorch: a backward through it raises. Two numbers are
     taken too, as torch's: ``floor_divide(7, 2)`` is ``tensor(3)``, ``floor_divide(7.5, 2)``
     ``tensor(3.)`` in the default dtype."""
-    if _is_number(input) and _is_number(other):
-        input = _tensor.tensor(input)              # (torch's Scalar overload: a 0-d input)
-    return _division(FloorDivide, input, other)
-
-
-def _is_number(value):
-    return isinstance(value, numbers.Real)
+    return _division(FloorDivide, input, other, both_numbers=True)
 
 
 def remainder(input, other):
