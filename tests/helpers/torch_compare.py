@@ -211,3 +211,17 @@ def assert_comparison_catches(expected, rtol, atol):
     flipped[index] = not flipped[index]
     with pytest.raises(AssertionError):
         assert_same_output(flipped, expected, rtol, atol)
+
+
+def plain_batch(value):
+    """A data loader's batch of either library as plain Python, to compare: a tensor as
+    ("tensor", dtype name, shape, values), containers (a namedtuple, a dict) by their type's
+    name and their items."""
+    if isinstance(value, (torch.Tensor, mg.Tensor)):
+        return ("tensor", str(value.dtype).removeprefix("torch."), tuple(value.shape),
+                value.tolist())
+    if isinstance(value, dict):
+        return (type(value).__name__, [(key, plain_batch(item)) for key, item in value.items()])
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [plain_batch(item) for item in value])
+    return value

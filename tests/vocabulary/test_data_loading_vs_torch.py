@@ -18,26 +18,16 @@ from microgradnorm.utils import data
 torch = pytest.importorskip("torch")
 tdata = torch.utils.data
 
+from torch_compare import plain_batch  # noqa: E402
+
 Point = collections.namedtuple("Point", "x y")
-
-
-def plain(value):
-    """A batch of either library as plain Python: a tensor as (dtype, shape, values)."""
-    if isinstance(value, (torch.Tensor, mg.Tensor)):
-        return ("tensor", str(value.dtype).removeprefix("torch."), tuple(value.shape),
-                value.tolist())
-    if isinstance(value, dict):
-        return (type(value).__name__, [(key, plain(item)) for key, item in value.items()])
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, [plain(item) for item in value])
-    return value
 
 
 def outcome(call, lib, dlib):
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return "ok", plain(call(lib, dlib))
+            return "ok", plain_batch(call(lib, dlib))
     except Exception as error:                       # noqa: BLE001 (the class is compared)
         return "error", error
 

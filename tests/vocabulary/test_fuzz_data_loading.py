@@ -21,26 +21,14 @@ from microgradnorm.utils import data
 torch = pytest.importorskip("torch")
 tdata = torch.utils.data
 
+from torch_compare import plain_batch  # noqa: E402
+
 Point = collections.namedtuple("Point", "x y")
-
-
-def plain(value):
-    """A batch of either library as plain Python: tensors as (dtype, shape, values)."""
-    if isinstance(value, (torch.Tensor, mg.Tensor)):
-        return ("tensor", str(value.dtype).removeprefix("torch."), tuple(value.shape),
-                value.tolist())
-    if isinstance(value, dict):
-        return (type(value).__name__, [(key, plain(item)) for key, item in value.items()])
-    if isinstance(value, tuple) and hasattr(value, "_fields"):
-        return (type(value).__name__, [plain(item) for item in value])
-    if isinstance(value, (list, tuple)):
-        return (type(value).__name__, [plain(item) for item in value])
-    return value
 
 
 def run(call, lib, dlib):
     try:
-        return "ok", plain(call(lib, dlib))
+        return "ok", plain_batch(call(lib, dlib))
     except Exception as error:                            # noqa: BLE001 (torch's class)
         return "error", error
 
@@ -231,7 +219,7 @@ def test_pin_memory_warns_as_torch_without_a_gpu():
     message = str(caught[0].message)
     with pytest.warns(UserWarning, match=re.escape(message)):
         got = list(data.DataLoader(range(3), batch_size=2, pin_memory=True))
-    assert plain(got) == plain(expected)
+    assert plain_batch(got) == plain_batch(expected)
 
 
 # ----- collation --------------------------------------------------------------------------
@@ -340,7 +328,7 @@ def steps(loader, count):
     batches, out = iter(loader), []
     for _ in range(count):
         try:
-            out.append(plain(next(batches)))
+            out.append(plain_batch(next(batches)))
         except StopIteration:
             out.append("end")
         except Exception as error:                        # noqa: BLE001 (torch's class)
