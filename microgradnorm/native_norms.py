@@ -26,6 +26,7 @@ from .kernels import for_array
 from .norms import batch_norm as _batch_norm
 from .norms import layer_norm as _layer_norm
 from .norms.spec import flat, rows, unrows
+from .ops.shape_arguments import tensor_argument
 from .tensor import Tensor
 
 __all__ = ["native_layer_norm", "native_batch_norm", "_native_batch_norm_legit",
@@ -34,15 +35,6 @@ __all__ = ["native_layer_norm", "native_batch_norm", "_native_batch_norm_legit",
            "batch_norm_stats", "batch_norm_elemt", "batch_norm_gather_stats",
            "batch_norm_gather_stats_with_counts", "batch_norm_backward_reduce",
            "batch_norm_backward_elemt", "native_norm"]
-
-
-def _tensor(fn, name, value, optional=False):
-    if value is None and optional:
-        return None
-    if not isinstance(value, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not "
-                        f"{type(value).__name__}")
-    return value
 
 
 def _compute(x):
@@ -82,7 +74,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         (2, 3, 1)
     """
     fn = "native_layer_norm"
-    x = _tensor(fn, "input", input)
+    x = tensor_argument(fn, "input", input)
     if isinstance(normalized_shape, numbers.Integral):
         normalized_shape = (normalized_shape,)
     shape = tuple(int(s) for s in normalized_shape)
@@ -95,7 +87,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
                            f"with shape [*, {', '.join(map(str, shape))}], but got input of "
                            f"size {list(x.shape)}")
     for name, p in (("weight", weight), ("bias", bias)):
-        if _tensor(fn, name, p, optional=True) is not None and tuple(p.shape) != shape:
+        if tensor_argument(fn, name, p, optional=True) is not None and tuple(p.shape) != shape:
             raise RuntimeError(f"{fn}: expected {name} of the same shape as normalized_shape "
                                f"{list(shape)}, but got {name} of shape {list(p.shape)}")
     stat_shape = tuple(x.shape[:x.dim() - k]) + (1,) * k
@@ -129,12 +121,12 @@ def _records(*tensors):
 
 
 def _batch_stats(fn, x, weight, bias):
-    x = _tensor(fn, "input", x)
+    x = tensor_argument(fn, "input", x)
     if x.dim() < 2:
         raise RuntimeError(f"{fn}: expected input with at least 2 dims (N, C, ...), got "
                            f"{x.dim()}")
-    _tensor(fn, "weight", weight, optional=True)
-    _tensor(fn, "bias", bias, optional=True)
+    tensor_argument(fn, "weight", weight, optional=True)
+    tensor_argument(fn, "bias", bias, optional=True)
     dims = (0,) + tuple(range(2, x.dim()))
     shape = (1, x.shape[1]) + (1,) * (x.dim() - 2)
     return x, dims, shape
@@ -185,8 +177,9 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     """
     fn = "native_batch_norm"
     x, dims, shape = _batch_stats(fn, input, weight, bias)
-    params = [p for p in (weight, bias, _tensor(fn, "running_mean", running_mean, True),
-                          _tensor(fn, "running_var", running_var, True)) if p is not None]
+    running = [tensor_argument(fn, name, stat, optional=True) for name, stat in
+               (("running_mean", running_mean), ("running_var", running_var))]
+    params = [p for p in (weight, bias, *running) if p is not None]
     # torch's CPU kernel takes float32 parameters beside a half input (its statistics then
     # float32), and otherwise parameters of the input's dtype only
     mixed = dtypes.is_half(x.dtype) and any(p.dtype == dtypes.float32 for p in params)
@@ -314,9 +307,9 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
         (2, 2)
     """
     fn = "native_group_norm"
-    x = _tensor(fn, "input", input)
+    x = tensor_argument(fn, "input", input)
     for name, p in (("weight", weight), ("bias", bias)):
-        if _tensor(fn, name, p, optional=True) is not None and p.numel() != C:
+        if tensor_argument(fn, name, p, optional=True) is not None and p.numel() != C:
             raise RuntimeError(f"{fn}: expected {name} to be a vector of size {C}, but got "
                                f"{name} of shape {list(p.shape)}")
     if group <= 0 or C % group:
@@ -357,7 +350,7 @@ def native_dropout(input, p, train):
         >>> y, mask = mg.native_dropout(mg.ones(4), 0.5, True)
     """
     fn = "native_dropout"
-    x = _tensor(fn, "input", input)
+    x = tensor_argument(fn, "input", input)
     if not 0 <= p <= 1:
         raise RuntimeError(f"{fn}: dropout probability has to be between 0 and 1, but got "
                            f"{p}")
@@ -384,8 +377,8 @@ def native_dropout_backward(grad_output, mask, scale):
         >>> mg.native_dropout_backward(mg.ones(3), mg.tensor([True, False, True]), 2.0)
         tensor([2., 0., 2.])
     """
-    g = _tensor("native_dropout_backward", "grad_output", grad_output)
-    m = _tensor("native_dropout_backward", "mask", mask)
+    g = tensor_argument("native_dropout_backward", "grad_output", grad_output)
+    m = tensor_argument("native_dropout_backward", "mask", mask)
     if g.dtype == dtypes.bool_:
         return g & m
     return (g * m.to(g.dtype)) * scale
@@ -408,8 +401,8 @@ def _softmax_backward_data(grad_output, output, dim, input_dtype):
         >>> y = mg.randn(2, 3).softmax(1)
         >>> g = mg._softmax_backward_data(mg.ones(2, 3), y, 1, mg.float32)
     """
-    g = _tensor("_softmax_backward_data", "grad_output", grad_output)
-    y = _tensor("_softmax_backward_data", "output", output)
+    g = tensor_argument("_softmax_backward_data", "grad_output", grad_output)
+    y = tensor_argument("_softmax_backward_data", "output", output)
     return (y * (g - (g * y).sum(dim=dim, keepdim=True))).to(input_dtype)
 
 
@@ -432,7 +425,7 @@ def native_channel_shuffle(input, groups):
 
 # ----- SyncBatchNorm's pieces: per-process statistics, their gather, the split backward ----
 def _channels(fn, x):
-    x = _tensor(fn, "input", x)
+    x = tensor_argument(fn, "input", x)
     if x.dim() < 2:
         raise RuntimeError(f"{fn}: expected input with at least 2 dims (N, C, ...), got "
                            f"{x.dim()}")
@@ -479,8 +472,8 @@ def batch_norm_elemt(input, weight, bias, mean, invstd, eps):
     """
     fn = "batch_norm_elemt"
     x, _, shape = _channels(fn, input)
-    _tensor(fn, "mean", mean)
-    _tensor(fn, "invstd", invstd)
+    tensor_argument(fn, "mean", mean)
+    tensor_argument(fn, "invstd", invstd)
     out = (_compute(x) - mean.reshape(shape)) * invstd.reshape(shape)
     return _affine(out, weight, bias, shape).to(x.dtype)
 
@@ -514,13 +507,13 @@ def batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, runni
         ...     mg.stack([s[1] for s in stats]), None, None, 0.1, 1e-5, mg.tensor([4., 4.]))
     """
     fn = "batch_norm_gather_stats_with_counts"
-    _tensor(fn, "input", input)
-    mean = _tensor(fn, "mean", mean)
-    invstd = _tensor(fn, "invstd", invstd)
+    tensor_argument(fn, "input", input)
+    mean = tensor_argument(fn, "mean", mean)
+    invstd = tensor_argument(fn, "invstd", invstd)
     if mean.dim() != 2 or tuple(invstd.shape) != tuple(mean.shape):
         raise RuntimeError(f"{fn}: expected mean and invstd of one shape (W, C), got "
                            f"{list(mean.shape)} and {list(invstd.shape)}")
-    n = _tensor(fn, "counts", counts).to(mean.dtype).reshape(-1, 1)
+    n = tensor_argument(fn, "counts", counts).to(mean.dtype).reshape(-1, 1)
     if n.shape[0] != mean.shape[0]:
         raise RuntimeError(f"{fn}: expected {mean.shape[0]} counts, got {n.shape[0]}")
     total = n.sum(dim=0)
@@ -544,7 +537,7 @@ def batch_norm_gather_stats(input, mean, invstd, running_mean, running_var, mome
         ...                                           None, 0.1, 1e-5, 4)
     """
     fn = "batch_norm_gather_stats"
-    mean = _tensor(fn, "mean", mean)
+    mean = tensor_argument(fn, "mean", mean)
     counts = ones_like(mean[:, 0] if mean.dim() == 2 else mean) * count
     return batch_norm_gather_stats_with_counts(input, mean, invstd, running_mean, running_var,
                                                momentum, eps, counts)
@@ -574,7 +567,7 @@ def batch_norm_backward_reduce(grad_out, input, mean, invstd, weight, input_g, w
     """
     fn = "batch_norm_backward_reduce"
     x, dims, shape = _channels(fn, input)
-    g = _compute(_tensor(fn, "grad_out", grad_out))
+    g = _compute(tensor_argument(fn, "grad_out", grad_out))
     sum_dy = g.sum(dim=dims).to(mean.dtype)
     sum_dy_xmu = (g * (_compute(x) - mean.reshape(shape))).sum(dim=dims).to(mean.dtype)
     kind = weight.dtype if weight is not None else mean.dtype
@@ -610,8 +603,8 @@ def batch_norm_backward_elemt(grad_out, input, mean, invstd, weight, sum_dy, sum
     """
     fn = "batch_norm_backward_elemt"
     x, _, shape = _channels(fn, input)
-    g = _compute(_tensor(fn, "grad_out", grad_out))
-    n = float(_tensor(fn, "count", count).sum().item())
+    g = _compute(tensor_argument(fn, "grad_out", grad_out))
+    n = float(tensor_argument(fn, "count", count).sum().item())
     mean, invstd = mean.reshape(shape), invstd.reshape(shape)
     xmu = _compute(x) - mean
     dx = (g - sum_dy.reshape(shape) / n

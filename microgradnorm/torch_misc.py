@@ -20,6 +20,7 @@ from . import backend, dtypes
 from .autograd import anomaly
 from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.grad_mode import _state as _grad_state
+from .ops.shape_arguments import tensor_argument
 from .tensor import Tensor
 
 __all__ = ["are_deterministic_algorithms_enabled", "compile", "get_default_device",
@@ -357,13 +358,6 @@ def typename(obj):
 
 
 # ----- the function forms of a few Tensor questions -------------------------------------------
-def _tensor_argument(fn, input, name="input", position=1):
-    # torch's TypeError for what is not a Tensor
-    if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not "
-                        f"{type(input).__name__}")
-
-
 def is_same_size(input, other):
     """Whether ``input`` and ``other`` have the same shape (``torch.is_same_size``); a
     TypeError for what is not a Tensor, as torch's.
@@ -375,8 +369,8 @@ def is_same_size(input, other):
         >>> mg.is_same_size(mg.zeros(2, 3), mg.ones(2, 3))
         True
     """
-    _tensor_argument("is_same_size", input)
-    _tensor_argument("is_same_size", other, "other", 2)
+    tensor_argument("is_same_size", "input", input, 1)
+    tensor_argument("is_same_size", "other", other, 2)
     return input.is_same_size(other)
 
 
@@ -392,7 +386,7 @@ def is_signed(input):
         >>> mg.is_signed(mg.zeros(2)), mg.is_signed(mg.zeros(2, dtype=mg.uint8))
         (True, False)
     """
-    _tensor_argument("is_signed", input)
+    tensor_argument("is_signed", "input", input, 1)
     return input.is_signed()
 
 
@@ -407,5 +401,5 @@ def get_device(input):
         >>> mg.get_device(mg.zeros(2))
         -1
     """
-    _tensor_argument("get_device", input)
+    tensor_argument("get_device", "input", input, 1)
     return input.get_device()

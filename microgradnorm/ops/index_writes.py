@@ -27,6 +27,7 @@ from .indexing import (IndexPut, ScatterAdd, _as_shaped, _at_least_1d, _fill_val
                        _scatter_grid, _src_part, index_array)
 from .pointwise import _in_place
 from .shape import Expand, _int
+from .shape_arguments import tensor_argument
 
 METHODS = ("index_put", "index_put_", "put", "put_", "masked_scatter", "masked_scatter_",
            "scatter_reduce", "scatter_reduce_", "index_reduce", "index_reduce_",
@@ -64,13 +65,6 @@ def put_value(index, value, dtype):
 class IndexRangeError(OutOfRangeError, RuntimeError):
     """An index out of range where torch raises a RuntimeError (``scatter_reduce``): also
     the ``OutOfRangeError`` (an IndexError and a ValueError) of the other index ops."""
-
-
-def _tensor_argument(fn, name, value):
-    if not isinstance(value, _tensor.Tensor):
-        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not "
-                        f"{type(value).__name__}")
-    return value
 
 
 # ----- index_put, put, masked_scatter ---------------------------------------------------------
@@ -143,7 +137,7 @@ def index_put(input, indices, values, accumulate=False):
         >>> mg.zeros(3).index_put((mg.tensor([0, 2]),), mg.tensor(1.0))   # [1., 0., 1.]
     """
     check_tensor("index_put", input)
-    _tensor_argument("index_put", "values", values)
+    tensor_argument("index_put", "values", values)
     if not accumulate and isinstance(indices, (tuple, list)):
         byte_mask_fill(tuple(indices), values, input.shape)   # torch's masked_fill_ of it
     index = _index_arrays("index_put", input, indices)
@@ -175,8 +169,8 @@ def put(input, index, source, accumulate=False):
         >>> mg.zeros(2, 2).put(mg.tensor([0, -1]), mg.tensor([1.0, 2.0]))   # [[1, 0], [0, 2]]
     """
     check_tensor("put", input)
-    _tensor_argument("put", "index", index)
-    _tensor_argument("put", "source", source)
+    tensor_argument("put", "index", index)
+    tensor_argument("put", "source", source)
     if index.dtype != np.int64:
         raise RuntimeError(f"put_(): Expected a long tensor for index, but got {index.dtype}")
     if source.dtype != input.dtype:
@@ -211,8 +205,8 @@ def masked_scatter(input, mask, source):
         >>> mg.zeros(3).masked_scatter(mg.tensor([True, False, True]), mg.tensor([1.0, 2.0]))
     """
     check_tensor("masked_scatter", input)
-    _tensor_argument("masked_scatter", "mask", mask)
-    _tensor_argument("masked_scatter", "source", source)
+    tensor_argument("masked_scatter", "mask", mask)
+    tensor_argument("masked_scatter", "source", source)
     if mask.dtype != np.bool_:
         raise RuntimeError(f"masked_scatter_ only supports boolean masks, but got mask with "
                            f"dtype {mask.dtype}")
@@ -394,7 +388,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         >>> mg.zeros(2).scatter_reduce(0, mg.tensor([1, 1]), mg.tensor([2.0, 3.0]), "amax")
     """
     check_tensor("scatter_reduce", input)
-    _tensor_argument("scatter_reduce", "src", src)
+    tensor_argument("scatter_reduce", "src", src)
     _reduce_name("scatter_reduce", reduce, REDUCTIONS + ("max", "min"))
     normalize_axis("scatter_reduce", dim, input.ndim, single=True)     # before the dtypes
     if src.dtype != input.dtype:
@@ -423,7 +417,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
     """
     warn_once("index_reduce() is in beta and the API may change at any time.")
     check_tensor("index_reduce", input)
-    _tensor_argument("index_reduce", "source", source)
+    tensor_argument("index_reduce", "source", source)
     _reduce_name("index_reduce", reduce, REDUCTIONS[1:])
     if source.dtype != input.dtype:
         raise RuntimeError(f"index_reduce_(): self ({input.dtype}) and source "
@@ -512,7 +506,7 @@ class DiagonalScatter(Function):
 
 def _check_src(fn, src, wanted, like):
     # src of the view's shape, taken in input's dtype (a cast in the graph)
-    _tensor_argument(fn, "src", src)
+    tensor_argument(fn, "src", src)
     if tuple(src.shape) != tuple(wanted):
         raise RuntimeError(f"{fn}(): expected src to have a size equal to the slice of self. "
                            f"src size = {list(src.shape)}, slice size = {list(wanted)}")

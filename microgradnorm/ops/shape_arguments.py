@@ -2,8 +2,9 @@
 tensors (``torch.cat``'s and ``torch.stack``'s ``tensors``: a sequence, not a Tensor, whose
 elements are tensors, each refused by name and position otherwise with torch's TypeError;
 any iterable is read as the sequence here, where torch takes a tuple or a list only),
-``narrow``'s ``start`` as a tensor (a 0-d integer one only), ``split``'s sizes; and the
-device and dtype of ``Tensor.to`` and ``Module.to`` (``to_arguments``)."""
+``narrow``'s ``start`` as a tensor (a 0-d integer one only), ``split``'s sizes; an argument
+that must be a Tensor (``tensor_argument``, torch's parser's TypeError); and the device and
+dtype of ``Tensor.to`` and ``Module.to`` (``to_arguments``)."""
 
 import numbers
 
@@ -128,3 +129,14 @@ def to_arguments(name, args, device=None, dtype=None):
                                           f"{backend.DEVICES} nor a dtype") from error
             raise
     return device, dtype
+
+
+def tensor_argument(fn, name, value, position=None, optional=False):
+    """``value`` itself if it is a Tensor (or None where ``optional``), else torch's argument
+    parser's TypeError: "fn(): argument 'name' (position N) must be Tensor, not T" (the
+    position where ``position`` is given)."""
+    if isinstance(value, _tensor.Tensor) or value is None and optional:
+        return value
+    where = "" if position is None else f" (position {position})"
+    raise TypeError(f"{fn}(): argument '{name}'{where} must be Tensor, not "
+                    f"{type(value).__name__}")
