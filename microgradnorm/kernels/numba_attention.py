@@ -41,7 +41,7 @@ from ..backend import memory_owner
 # _exp is compiled into these kernels, and numba's disk cache looks only at this file's time
 # stamp: after editing _exp, delete this module's .nbi/.nbc files in kernels/__pycache__
 from .numba_activations import _exp
-from .numba_jit import DTYPES, OPTIONS, _jit
+from .numba_jit import DTYPES, OPTIONS, _any_layout, _jit
 
 __all__ = ["attention_backward", "attention_forward"]
 
@@ -137,7 +137,13 @@ def _softmax_block_row(row, seen, scale, top, total, r):
     return alpha if m_old > -np.inf else 1.0
 
 
-@_jit
+def _arrays(dtype, *ndims, readonly=False):
+    return tuple(numba.types.Array(dtype, n, "A", readonly=readonly) for n in ndims)
+
+
+# q, k, v read where they lie, any layout: one compiled version a dtype (_any_layout)
+@_any_layout(lambda t: (*_arrays(t, 4, 4, 4, readonly=True), numba.float64, numba.boolean,
+                        *_arrays(t, 4, 3)))
 def _attention_blocks(q, k, v, scale, causal, out, lse):
     """O (B, H, L, Ev) and ℓ (B, H, L) of each head, a block of queries at a time."""
     batch, heads, length = q.shape[0], q.shape[1], q.shape[2]
@@ -182,7 +188,8 @@ def _probability_block_row(row, seen, scale, lse):
         row[c] = 0
 
 
-@_jit
+@_any_layout(lambda t: (*_arrays(t, 4, 4, 4, 4, 4, 3, readonly=True), numba.float64,
+                        numba.boolean, *_arrays(t, 4, 4, 4)))
 def _attention_blocks_backward(dout, q, k, v, out, lse, scale, causal, dq, dk, dv):
     """dq (B, H, L, E), dk (B, H, S, E), dv (B, H, S, Ev) of each head, a block of keys at
     a time, each accumulated in place by the products (β = 0 on a block's first visit,

@@ -61,6 +61,31 @@ def _jit(function=None, *, options=OPTIONS):
     return dispatcher
 
 
+def _any_layout(signature):
+    """``_jit`` for a kernel that reads its arrays through their strides whatever numba knows
+    of their layout (BLAS's leading dimensions): compiled, at its first call, for
+    ``signature(dtype)`` (numba's argument types, the arrays as any-layout 'A' ones) of
+    each of DTYPES, and for nothing else. Arrays of any layout then pass as those: numba
+    would otherwise compile one version per combination of C-contiguous, strided,
+    Fortran-ordered and read-only arguments (the attention kernels met 13 in the test
+    suite, 2-5 s of CPU each). Returns the function that calls the kernel."""
+    def decorate(function):
+        dispatcher = _jit(function)
+        compiled = []
+
+        def call(*args):
+            if not compiled:
+                for dtype in DTYPES:
+                    dispatcher.compile(signature(numba.from_dtype(dtype)))
+                dispatcher.disable_compile()
+                compiled.append(True)
+            return dispatcher(*args)
+        call.__doc__, call.__name__, call.dispatcher = function.__doc__, function.__name__, \
+            dispatcher
+        return call
+    return decorate
+
+
 def _recover_from_a_bad_cache(dispatcher):
     # Two cases make numba's load wrong, each read as a cache miss (numba then compiles and
     # writes a fresh entry):
