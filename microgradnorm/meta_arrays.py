@@ -14,7 +14,7 @@ where the ops ask (``refuse_values``).
 import numpy as np
 
 __all__ = ["META_NUMPY", "MetaArray", "as_meta", "is_meta_array", "memory_root", "meta_array",
-           "refuse_values", "stand_in"]
+           "refuse_mixed", "refuse_values", "stand_in", "takes_cpu_beside_meta"]
 
 # NumPy functions whose result's shape depends on the values: torch has no meta kernel
 _DATA_DEPENDENT = {np.nonzero, np.flatnonzero, np.argwhere, np.unique, np.extract,
@@ -33,6 +33,36 @@ def refuse_values(name, *arrays):
             f"{name}: the result's shape depends on the values, and a meta tensor has none "
             "(torch: attempted to run this operator with Meta tensors, but there was no fake "
             "impl or Meta kernel registered)")
+
+
+# the ops whose meta kernels in torch check no device: the matrix products (mm, bmm,
+# matmul, linear) of operands with at least 2 dims; dot and mv (a 1-d operand) check
+_DEVICE_BLIND = frozenset({"MatMul", "Linear"})
+
+
+def takes_cpu_beside_meta(op_name, tensors):
+    """torch's rule for an op given meta and CPU tensors (``tensors``, None skipped): a 0-d
+    CPU tensor is a wrapped number, taken beside meta ones; the matrix products take CPU
+    operands with dims too (``_DEVICE_BLIND``); any other mix is its device RuntimeError
+    (the caller raises it)."""
+    tensors = [t for t in tensors if t is not None]
+    if all(t.device.type == "meta" or t.ndim == 0 for t in tensors):
+        return True
+    return op_name in _DEVICE_BLIND and all(t.ndim >= 2 for t in tensors)
+
+
+def refuse_mixed(name, *arrays):
+    """torch's device RuntimeError (``backend.DeviceError``) where an op that reads its
+    operands as arrays (the comparisons, ``where``'s condition) is given a meta array beside
+    a CPU one with dims; a 0-d CPU array (a wrapped number) is taken, as torch's."""
+    arrays = [a for a in arrays if isinstance(a, np.ndarray)]
+    if any(isinstance(a, MetaArray) for a in arrays) and any(
+            not isinstance(a, MetaArray) and a.ndim > 0 for a in arrays):
+        from .backend import DeviceError     # (backend imports this module)
+        shown = ", ".join(f"{'meta' if isinstance(a, MetaArray) else 'cpu'} {a.shape}"
+                          for a in arrays)
+        raise DeviceError(f"{name}: all inputs must be on one device, got {shown} (a meta "
+                          "tensor takes a CPU one only as a 0-d number)")
 
 
 def meta_array(shape, dtype):

@@ -264,7 +264,7 @@ class Tensor:
 
     @grad.setter
     def grad(self, value):
-        # PyTorch's rules: None, or a Tensor of this shape, dtype and device (kept as it is)
+        # PyTorch's rules: None, or a Tensor of this shape, grad_dtype and device (kept as it is)
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad "
@@ -275,9 +275,8 @@ class Tensor:
             if value.shape != self.shape:
                 raise RuntimeError(f"assigned grad has data of shape {value.shape}, "
                                    f"different from the tensor's shape {self.shape}")
-            if value.dtype != self.dtype:
-                raise RuntimeError(f"assigned grad has data of dtype {value.dtype}, "
-                                   f"different from the tensor's dtype {self.dtype}")
+            if value.dtype != self.dtype or self._grad_cast:    # grad_dtype's rule
+                self._check_grad_dtype(value.dtype)
         self._grad = value
 
     def __len__(self):

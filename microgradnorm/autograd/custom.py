@@ -73,7 +73,12 @@ class FunctionCtx:
             return self._graph_saved
         node = self._node
         inputs = {id(t._array): t for t in node.inputs if t is not None}
-        return tuple(_as_tensor(a, inputs) for a in node.saved)
+        user_reads.depth = getattr(user_reads, "depth", 0) + 1
+        try:                # a checkpoint's unpack tells the user's reads from the engine's
+            saved = node.saved
+        finally:
+            user_reads.depth -= 1
+        return tuple(_as_tensor(a, inputs) for a in saved)
 
     def mark_non_differentiable(self, *outputs):
         """These outputs of forward get no gradient (backward receives zeros for them)."""
@@ -88,6 +93,11 @@ class FunctionCtx:
         """Whether an output no gradient reached gets zeros in backward (True, the default)
         or None (False), as PyTorch's."""
         self.materialize_grads = bool(value)
+
+
+# per thread, how many ``ctx.saved_tensors`` reads are in progress: a non-reentrant
+# checkpoint refuses the user's second read of one saved tensor in a backward, as torch's
+user_reads = threading.local()
 
 
 class _Node(_EngineFunction):

@@ -209,6 +209,9 @@ def run_backward_graph(roots, root_grads, retain_graph, capture):
                             g = g.to(tensor.dtype)
                         receive(tensor, g)
             for key, (tensor, g) in captured.items():
+                wanted = tensor.__dict__.get("_grad_dtype") if tensor._grad_cast else None
+                if wanted is not None and g.dtype != wanted:      # grad_dtype's cast
+                    captured[key] = (tensor, g := g.to(wanted))
                 if tensor._hooks is not None:
                     captured[key] = (tensor, _run_hooks(tensor._hooks, g))
         finally:

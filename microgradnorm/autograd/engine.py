@@ -8,7 +8,7 @@ from .function import _tapes
 from .grad_mode import _state
 from .graph import run_node_hooks
 from .history import _as_seen_by, on_paths
-from .hooks import _run_hooks, _run_output_hooks, accumulate
+from .hooks import _leaf_final, _run_output_hooks, accumulate
 from .inputs import _fit, _root_grad, _zeros_for_missing
 from .runs import started
 from .scopes import _observers, _observers_here
@@ -125,8 +125,8 @@ def run_backward(roots, root_grads, retain_graph, capture):
                 for observer in watching:
                     observer.on_backward(node, output_grads, captured)
         for key, (tensor, g) in captured.items():
-            if tensor._hooks is not None:         # a leaf's gradient is final after the loop
-                captured[key] = (tensor, _run_hooks(tensor._hooks, g, tensor.shape))
+            if tensor._hooks is not None or tensor._grad_cast:    # final after the loop
+                captured[key] = (tensor, _leaf_final(tensor, g))
     finally:
         runs.pop()
         _state.grad_enabled = mode

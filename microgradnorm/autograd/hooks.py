@@ -121,7 +121,7 @@ _accumulate_lock = threading.Lock()
 def _in_layout_of(data, g):
     # torch's AccumulateGrad layout contract: .grad has the strides of its (dense) tensor,
     # a channels-last leaf's gradient is channels-last
-    out = array_module(data).empty_like(data)
+    out = array_module(data).empty_like(data, dtype=g.dtype)    # (grad_dtype's)
     out[...] = g
     return out
 
@@ -162,6 +162,16 @@ def _run_hooks(hooks, g, shape):
             _refuse_dtype(hook, g.dtype, result.dtype)
         g = result
     return g
+
+
+def _leaf_final(tensor, g):
+    """A leaf's gradient once the loop is done: cast to its ``grad_dtype`` where one was set
+    (None keeps it), then through its hooks, which so see that dtype, as torch's."""
+    if tensor._grad_cast:
+        wanted = tensor.__dict__.get("_grad_dtype")
+        if wanted is not None and g.dtype != wanted:
+            g = g.astype(wanted)
+    return g if tensor._hooks is None else _run_hooks(tensor._hooks, g, tensor.shape)
 
 
 def _refuse_dtype(hook, dtype, returned):

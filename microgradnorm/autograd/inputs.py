@@ -8,6 +8,7 @@ import numpy as np
 from .. import dtypes
 from ..backend import (CPU, META, DeviceError, array_module, device_of, is_cupy_array,
                        memory_owner)
+from ..meta_arrays import takes_cpu_beside_meta
 from .inference import DetachedVersions, InferenceVersions, refuse_saved
 
 
@@ -116,17 +117,14 @@ def _unpack_mixed(op_name, inputs):
             from .views import refreshed  # (views.py's nodes are Functions: imported late)
             refreshed(t)
     devices = {t.device for t in tensors if t is not None}
-    if len(devices) > 1 and not _meta_with_scalars(tensors, devices):
+    if len(devices) > 1 and not (devices == {META, CPU}
+                                 and takes_cpu_beside_meta(op_name, tensors)):
         shown = ", ".join(f"{t.device} {t.shape}" for t in tensors if t is not None)
         raise DeviceError(f"{op_name}: all inputs must be on one device, got {shown}")
     return (tensors, [None if t is None else t._array for t in tensors],
             tuple([t is not None and t._requires_grad for t in tensors]))
 
 
-def _meta_with_scalars(tensors, devices):
-    # torch takes a 0-d CPU tensor (a wrapped number) beside meta tensors, as beside CUDA's
-    return devices == {META, CPU} and all(t is None or t.device == META or t.ndim == 0
-                                          for t in tensors)
 
 
 def _share_versions_with_bases(inputs, outputs):

@@ -27,6 +27,9 @@ __all__ = ["disable_saved_tensors_hooks", "save_on_cpu", "saved_tensors_hooks"]
 # costs a node that saves arrays one test (``_track_saved``)
 _hooks = []
 _packing = set()        # the threads running a pack hook: their ops pack nothing
+# per thread, the inputs of the node whose saved tensors are being packed: a non-reentrant
+# checkpoint compares their dtypes too, as torch's saves the operands an op converts here
+packing_inputs = threading.local()
 _disabled = {}          # thread ident -> the message of its innermost disable block
 _NONE = object()        # a None placeholder of save_for_backward: not packed
 
@@ -121,6 +124,7 @@ def pack_saved(ctx, inputs, outputs):
     Tensor = _tensor.Tensor
     packed, kept = [], []
     _packing.add(here)
+    packing_inputs.tensors = inputs
     try:
         for array in ctx._saved:
             if array is None:
@@ -137,6 +141,7 @@ def pack_saved(ctx, inputs, outputs):
             packed.append(pack(Tensor._from_op(array, None) if source is None else source))
     finally:
         _packing.discard(here)
+        packing_inputs.tensors = None
     ctx._saved = tuple(kept)
     ctx._saved_versions = ((_Packed(ctx, packed, unpack), 0, None),)
 

@@ -132,6 +132,12 @@ def positive_float(text):
     return _number(text, float, lambda v: np.isfinite(v) and v > 0, "a finite number > 0")
 
 
+def any_float(text):
+    """Any float, negative, inf and NaN too, as torch's norms take an ``eps``; only text
+    that is no number is refused."""
+    return _number(text, float, lambda v: True, "a number")
+
+
 def nonnegative_float(text):
     """A finite float >= 0."""
     return _number(text, float, lambda v: np.isfinite(v) and v >= 0, "a finite number >= 0")

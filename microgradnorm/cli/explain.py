@@ -22,7 +22,7 @@ from ..factories import manual_seed
 from ..norms import NORMS, lookup
 from ..tensor import tensor
 from . import plotting
-from .common import check_out_dir, nonnegative_float, nonnegative_int, positive_int, seed
+from .common import any_float, check_out_dir, nonnegative_int, positive_int, seed
 
 TOPICS = ("jacobian", "batchnorm", "placement")
 # The norms of the Jacobian topic: those that scale each row by its statistics, centred
@@ -39,8 +39,9 @@ def add_parser(commands):
     parser.add_argument("topic", choices=TOPICS, help="what to measure and draw")
     parser.add_argument("--dim", type=int, default=8,
                         help="jacobian: the row length D (default %(default)s)")
-    parser.add_argument("--eps", type=nonnegative_float, default=1e-5,
-                        help="jacobian: epsilon of both norms (default %(default)s)")
+    parser.add_argument("--eps", type=any_float, default=1e-5,
+                        help="jacobian: epsilon of both norms, any number as the norms take "
+                             "it (default %(default)s)")
     parser.add_argument("--steps", type=nonnegative_int, default=100,
                         help="batchnorm: training batches before eval (default %(default)s)")
     parser.add_argument("--seed", type=seed, default=0, help="random inputs (default "
@@ -190,7 +191,10 @@ def jacobian_spectrum(norm, dim=8, eps=1e-5, seed=0):
     closed = rstd * (eye - np.outer(xhat, xhat) / dim)
     if centres:
         closed -= rstd * np.ones((dim, dim)) / dim
-    _, singular_values, vt = np.linalg.svd(measured)
+    if np.isfinite(measured).all():
+        _, singular_values, vt = np.linalg.svd(measured)
+    else:       # a negative eps past the row's moment: the norm's NaN, which SVD refuses
+        singular_values, vt = np.full(dim, np.nan), np.full((dim, dim), np.nan)
     predicted = [rstd] * (dim - removed) + [rstd * eps / (second_moment + eps)]
     predicted += [0.0] if centres else []
     return JacobianSpectrum(norm.name, dim, eps, x, measured, closed, singular_values,

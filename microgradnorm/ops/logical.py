@@ -16,7 +16,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
-from ..meta_arrays import refuse_values
+from ..meta_arrays import refuse_mixed, refuse_values
 from ..dtypes import bfloat16, float_of, get_default_dtype, is_floating, is_half
 from .base import (ALL_DIMS, broadcast, broadcast_shape, check_orderable, check_tensor,
                    constant, half_rounded, normalize_axis, promote, result_dtype, unbroadcast)
@@ -433,6 +433,8 @@ def comparison(op):
                                   list, tuple)) and not backend.is_cupy_array(other):
             return NotImplemented
         other = _tensor.as_tensor(other, self)      # an int wraps: int8 < 300 is < 44
+        if type(self._array) is not type(other._array):    # a meta beside a CPU one
+            refuse_mixed(op.__name__, self._array, other._array)
         a, b, _ = promote(self._array, other._array)
         if ordered:
             check_orderable(op.__name__, a)

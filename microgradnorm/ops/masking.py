@@ -11,6 +11,7 @@ import numpy as np
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from ..dtypes import is_half
+from ..meta_arrays import refuse_mixed
 from . import logical
 from .base import (BroadcastError, ShapeError, as_array, check_fits, check_number_fits,
                    check_tensor, constant, fitted, keep, kept, promote, select, unbroadcast)
@@ -62,6 +63,7 @@ def where(condition, input=None, other=None):
                   "instead.")
         condition = condition != 0
     array = as_array("where", "condition", condition, like, "b")
+    refuse_mixed("where", array, *(getattr(v, "_array", None) for v in (input, other)))
     return Where.apply(input, other, condition=kept(condition, array))
 
 

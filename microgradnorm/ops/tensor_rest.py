@@ -20,7 +20,8 @@ from .protocol import _check_plain, _type_name, _write
 from . import storage as storage_ops
 from .storage import TypedStorage, memory_format
 
-METHODS = ("grad_fn", "name", "volatile", "grad_dtype", "as_subclass", "const_data_ptr",
+METHODS = ("grad_fn", "name", "volatile", "grad_dtype", "_grad_cast", "_check_grad_dtype",
+           "as_subclass", "const_data_ptr",
            "dim_order", "is_set_to", "is_shared", "is_distributed", "is_coalesced",
            "dense_dim", "sparse_dim", "resize", "resize_as", "map2_", "module_load",
            "conj_physical_", "as_strided_scatter", "slice_inverse", "hash_tensor", "eig",
@@ -57,13 +58,17 @@ def _leaf_only(self, verb):
 
 
 def _grad_dtype_get(self):
-    """The dtype a leaf's gradient is allowed to have: the tensor's dtype unless set (a
-    dtype, or None for any), as torch's. Only a leaf has it: reading or setting it on a
-    non-leaf is torch's RuntimeError. The value is recorded; the gradients accumulated here
-    keep the dtype of the leaf (docs/pytorch.md).
+    """The dtype of a leaf's gradient: the tensor's dtype unless set, as torch's. Set to a
+    dtype, every gradient that reaches the leaf is cast to it (its hooks, ``mg.grad`` and
+    ``.grad`` see that dtype) and a ``.grad`` of that dtype may be assigned; None keeps the
+    gradient's dtype and takes a ``.grad`` of any dtype. Only a leaf has it: reading or
+    setting it on a non-leaf is torch's RuntimeError, and so is setting it to a dtype other
+    than that of a ``.grad`` already held.
 
     Example:
-        >>> x = mg.ones(2, requires_grad=True); x.grad_dtype      # float32
+        >>> x = mg.ones(2, dtype=mg.float16, requires_grad=True)
+        >>> x.grad_dtype = mg.float32
+        >>> (x * 2).sum().backward(); x.grad.dtype                # float32
     """
     _leaf_only(self, "accessed")
     given = self.__dict__.get("_grad_dtype", _UNSET)
@@ -75,7 +80,26 @@ def _grad_dtype_set(self, value):
     if value is not None and not isinstance(value, np.dtype):
         raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
                            f"{_type_name(value)}")
+    held = self._grad
+    if held is not None and value is not None and held.dtype != value:
+        raise RuntimeError(f"Cannot set grad_dtype to {value} because there is already a "
+                           f"gradient with dtype {held.dtype}: set .grad = None first, or "
+                           "choose the gradient's dtype")
     self._grad_dtype = value
+    self._grad_cast = True       # the engine's cue to cast the leaf's gradient (hooks.py)
+
+
+# a class default: the engine reads it for each leaf it reached, without a property call
+_grad_cast = False
+
+
+def _check_grad_dtype(self, dtype):
+    """Refuse assigning a ``.grad`` of ``dtype`` where ``grad_dtype`` does not allow it."""
+    allowed = self.__dict__.get("_grad_dtype", self.dtype)
+    if allowed is not None and dtype != allowed:
+        raise RuntimeError(f"assigned grad has data of dtype {dtype}, different from the "
+                           f"tensor's grad_dtype {allowed} (its dtype unless grad_dtype is "
+                           "set; None allows any)")
 
 
 grad_dtype = property(_grad_dtype_get, _grad_dtype_set)

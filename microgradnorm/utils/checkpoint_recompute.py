@@ -17,7 +17,10 @@ under a hook that hands each recomputed saved tensor to its holder, stopping as 
 last one is there (``early_stop``), and puts the recomputed data back into the intermediate
 tensors it blanked. Each backward (``backward``, ``autograd.grad``, a ``retain_graph=True``
 second one) recomputes once; with ``determinism_check="default"`` a recomputed tensor whose
-shape, dtype or device differs from the forward's raises ``CheckpointError``.
+shape, dtype or device differs from the forward's, or whose node's inputs have other dtypes
+(an op here saves the operand it converted, torch's the one given), raises
+``CheckpointError``, and so does a custom Function's second ``ctx.saved_tensors`` read in
+one backward.
 """
 
 import sys
@@ -25,10 +28,11 @@ import weakref
 
 from .. import factories
 from ..autograd import enable_grad
+from ..autograd.custom import user_reads
 from ..autograd.function import _next_seq
 from ..autograd.history import _as_seen_by
 from ..autograd.runs import running
-from ..autograd.saved_hooks import _Packed, pack_now, saved_tensors_hooks
+from ..autograd.saved_hooks import _Packed, pack_now, packing_inputs, saved_tensors_hooks
 from ..backend import array_module, memory_owner
 from ..random import fork_rng
 from ..tensor import Tensor
@@ -59,6 +63,13 @@ def _metadata(tensor):
     return {"shape": tuple(tensor.shape), "dtype": tensor.dtype, "device": str(tensor.device)}
 
 
+def _operand_dtypes():
+    # the dtypes of the inputs of the node packing now: an op here saves an operand it
+    # converted (x * y of two dtypes), torch's the operand as given, whose dtype it checks
+    inputs = getattr(packing_inputs, "tensors", None) or ()
+    return tuple(None if t is None else t.dtype for t in inputs)
+
+
 class _Frame:
     """One checkpointed call: its holders (weakly, in packing order), what recomputes it,
     and per backward in progress (keyed by the ``runs.Run``, kept with it) the recomputed
@@ -70,13 +81,14 @@ class _Frame:
         self.restore = {}                 # pack index -> weakref to the tensor blanked
         self.tasks = {}                   # id(run) -> (run, {index: tensor}, [count])
         self.forward_completed = self.ignore_mismatch = False
+        self.operands_now = {}            # pack index -> its node's operand dtypes, recomputed
 
     def pack(self, tensor):
         holder = _Holder()
         self.holders.append(weakref.ref(holder))
         self.sources.append(weakref.ref(tensor))
         if self.check:
-            self.metas.append(_metadata(tensor))
+            self.metas.append({**_metadata(tensor), "operand dtypes": _operand_dtypes()})
         return holder
 
     def unpack(self, holder):
@@ -89,7 +101,9 @@ class _Frame:
         index = holder.handles.get(key)
         if index is None:
             array = holder.given() if holder.given is not None else None
-            if array is not None:         # read again in the same backward (create_graph)
+            # the engine reads a node's saved arrays again (a double backward's formulas);
+            # a user's ctx.saved_tensors read twice is torch's error
+            if array is not None and not getattr(user_reads, "depth", 0):
                 return Tensor._from_op(array, None)
             raise CheckpointError(
                 "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
@@ -126,6 +140,8 @@ class _Frame:
                                   "during recomputation than during the original forward "
                                   "pass.")
         holder = self.holders[index]()
+        if self.check:
+            self.operands_now[index] = _operand_dtypes()
         if holder is not None:                    # (its node may be gone already)
             holder.handles[key] = index
             entry[1][index] = tensor.detach() if tensor.requires_grad else tensor
@@ -152,7 +168,8 @@ class _Frame:
         for index, ref in enumerate(self.holders):
             if ref() is None:
                 continue
-            now = _metadata(entry[1][index])
+            now = {**_metadata(entry[1][index]),
+                   "operand dtypes": self.operands_now.get(index, ())}
             if now != self.metas[index]:
                 different.append(f"tensor at position {index}:\nsaved metadata: "
                                  f"{self.metas[index]}\nrecomputed metadata: {now}")

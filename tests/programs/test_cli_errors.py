@@ -81,7 +81,7 @@ CASES = [
     (["demo", "--shape", "-3,4"], "--shape: shape must be positive ints, got '-3,4'"),
     (["graph", "--shape", "-3"], "--shape: shape must be positive ints, got '-3'"),
     (["memory", "--heads", "3"], "--heads 3 must divide --d-model 32"),
-    (["explain", "jacobian", "--eps", "-1"], "--eps"),
+    (["explain", "jacobian", "--eps", "small"], "--eps: expected a number"),
     (["explain", "placement", "--widths", "6", "--seeds", "1"], "--widths"),
     # argparse's own refusals: one line too, never the usage block
     ([], "the following arguments are required: command"),
