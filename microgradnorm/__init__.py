@@ -193,6 +193,25 @@ from .ops.tensor_more import (addbmm, addmv_, addr, adjoint, as_strided, bitwise
                               bitwise_right_shift, chalf, is_conj, is_neg, narrow_copy,
                               resolve_conj, resolve_neg, unique_consecutive)
 from .ops.view_copies import alias_copy, as_strided_copy, diagonal_copy, expand_copy
+from .ops.view_copies import (detach_copy, select_copy, slice_copy, split_copy,
+                              view_as_complex_copy, view_as_real_copy)
+from .ops.segments import segment_reduce
+from .ops.tensor_rest import eig, hash_tensor, lstsq, matrix_rank, slice_inverse, solve, symeig
+from .torch_misc import (compiled_with_cxx11_abi, has_lapack, has_mkl, has_openmp,
+                         has_spectral, init_num_threads, is_distributed, is_vulkan_available)
+from .amp import GradScaler      # torch.GradScaler is torch.amp.GradScaler
+from . import overrides     # torch.overrides: the __torch_function__ helpers
+from .accelerator import Event, Stream      # torch.Stream, torch.Event (CPU build)
+from .ops.legacy_storages import STORAGES as _STORAGES      # FloatStorage, LongStorage, ...
+from .overrides import DisableTorchFunction, DisableTorchFunctionSubclass
+from .amp import (autocast_decrement_nesting, autocast_increment_nesting,
+                  clear_autocast_cache, get_autocast_cpu_dtype, get_autocast_gpu_dtype,
+                  get_autocast_ipu_dtype, get_autocast_xla_dtype, is_autocast_cache_enabled,
+                  is_autocast_cpu_enabled, is_autocast_ipu_enabled, is_autocast_xla_enabled,
+                  set_autocast_cache_enabled, set_autocast_cpu_dtype, set_autocast_cpu_enabled,
+                  set_autocast_dtype, set_autocast_enabled, set_autocast_gpu_dtype,
+                  set_autocast_ipu_dtype, set_autocast_ipu_enabled, set_autocast_xla_dtype,
+                  set_autocast_xla_enabled)
 from .ops.view_copies import (permute_copy, split_with_sizes_copy, squeeze_copy, t_copy,
                               transpose_copy, unbind_copy, unfold_copy, unsqueeze_copy,
                               view_copy)
@@ -213,6 +232,7 @@ from .ops.storage import (TypedStorage, UntypedStorage, is_storage, jagged, layo
 from .ops.storage import (channels_last, channels_last_3d, contiguous_format, memory_format,
                           preserve_format)
 from .ops.storage import resize_as_          # torch.resize_as_, also a Tensor method
+from .ops.storage import contiguous_format as legacy_contiguous_format   # torch's alias
 from .ops import storage            # torch.storage: UntypedStorage, TypedStorage
 from .ops.arrange import unsafe_chunk, unsafe_split, unsafe_split_with_sizes
 from .ops.complex import conj_physical
@@ -430,3 +450,28 @@ __all__ += ["batch_norm_backward_elemt", "batch_norm_backward_reduce", "batch_no
             "batch_norm_stats", "batch_norm_update_stats", "native_batch_norm",
             "native_channel_shuffle", "native_dropout", "native_dropout_backward",
             "native_group_norm", "native_layer_norm", "native_norm"]
+
+# autocast's function family (amp.py), torch.* vocabulary composed of the graph's ops
+# (ops/view_copies.py, ops/segments.py; ops/tensor_rest.py's removed linalg names), the
+# build's flags (torch_misc.py)
+__all__ += ["GradScaler", "autocast_decrement_nesting", "autocast_increment_nesting",
+            "clear_autocast_cache", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+            "get_autocast_ipu_dtype", "get_autocast_xla_dtype",
+            "is_autocast_cache_enabled", "is_autocast_cpu_enabled",
+            "is_autocast_ipu_enabled", "is_autocast_xla_enabled",
+            "set_autocast_cache_enabled", "set_autocast_cpu_dtype",
+            "set_autocast_cpu_enabled", "set_autocast_dtype", "set_autocast_enabled",
+            "set_autocast_gpu_dtype", "set_autocast_ipu_dtype",
+            "set_autocast_ipu_enabled", "set_autocast_xla_dtype",
+            "set_autocast_xla_enabled"]
+__all__ += ["detach_copy", "eig", "hash_tensor", "lstsq", "matrix_rank", "segment_reduce",
+            "select_copy", "slice_copy", "slice_inverse", "solve", "split_copy", "symeig",
+            "view_as_complex_copy", "view_as_real_copy"]
+globals().update(_STORAGES)
+Storage = _STORAGES["FloatStorage"]     # torch.Storage: FloatStorage's old name
+__all__ += ["DisableTorchFunction", "DisableTorchFunctionSubclass", "Event", "Stream",
+            "overrides", "Storage",
+            *_STORAGES]
+__all__ += ["compiled_with_cxx11_abi", "has_lapack", "has_mkl", "has_openmp", "has_spectral",
+            "init_num_threads", "is_distributed", "is_vulkan_available",
+            "legacy_contiguous_format"]

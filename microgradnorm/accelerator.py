@@ -5,7 +5,8 @@ CuPy (``mg.cuda``). Without one, as torch's CPU build: ``is_available()`` is Fal
 ``current_accelerator()`` None, ``device_count()`` 0, and what needs the device raises
 torch's RuntimeError. The answers with a GPU are ``mg.cuda``'s and are not exercised by the
 CPU test suite. Also ``get_device_module``, torch's top-level map from a device to its
-module."""
+module, and torch's device-generic ``Stream`` and ``Event`` (``mg.Stream``, ``mg.Event``) as
+its CPU build has them."""
 
 import warnings
 
@@ -187,3 +188,138 @@ def get_device_module(device=None):
                            f"as 'mg.{kind}'.")
     raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of "
                        f"device string: {device}")
+
+
+# ----- torch.Stream and torch.Event: the device-generic stream and event ---------------------
+def _generic_device(where, device):
+    """The device type a generic stream or event is made on: "cpu" (torch's CPU build); an
+    accelerator's are ``mg.cuda.Stream``/``mg.cuda.Event`` here (RuntimeError, as torch's
+    build without the device)."""
+    if device is None:
+        device = "cuda" if is_available() else "cpu"
+    kind = str(device).split(":")[0]
+    if kind == "cpu":
+        return kind
+    if kind == "cuda" and is_available():
+        raise RuntimeError(f"{where}: device-generic streams and events on cuda are not "
+                           "offered here; use mg.cuda.Stream and mg.cuda.Event")
+    raise RuntimeError(f"{where}: PyTorch is not linked with support for {kind} devices")
+
+
+class Stream:
+    """A device-generic stream (``torch.Stream``) on the CPU, as torch's CPU build: work on
+    it runs in order, as all CPU work does, so ``query()`` is True and waiting does nothing;
+    recording an event on it is torch's RuntimeError (the CPU has no events).
+
+    Args:
+        device (str or mg.device, optional): "cpu" (the default without an accelerator).
+        priority (int): taken, as torch's on the CPU, and not used.
+
+    Example:
+        >>> s = mg.Stream(); s.query()                 # True
+    """
+
+    def __init__(self, device=None, *, priority=0):
+        self.device_type = _generic_device("Stream", device)
+        self.device_index, self.stream_id = -1, 0
+
+    @property
+    def device(self):
+        """The stream's device, ``mg.device("cpu")``."""
+        return backend.Device(self.device_type)
+
+    def query(self):
+        """True: everything put on it is done."""
+        return True
+
+    def synchronize(self):
+        """Nothing to wait for."""
+
+    def wait_stream(self, stream):
+        """torch's RuntimeError: waiting on a stream records an event, which the CPU
+        backend has none of."""
+        raise RuntimeError("cpu backend doesn't support events.")
+
+    def wait_event(self, event):
+        """Nothing to wait for."""
+
+    def is_capturing(self):
+        """False: no graph capture on the CPU."""
+        return False
+
+    def record_event(self, event=None):
+        """torch's RuntimeError: the CPU backend has no events."""
+        raise RuntimeError("cpu backend doesn't support events.")
+
+    @property
+    def native_handle(self):
+        """torch's RuntimeError: a CPU stream has no native handle."""
+        raise RuntimeError("Backend doesn't support getting stream native handle.")
+
+    def __eq__(self, other):
+        return isinstance(other, Stream) and (self.device_type, self.stream_id) == (
+            other.device_type, other.stream_id)
+
+    def __hash__(self):
+        return hash((self.device_type, self.device_index, self.stream_id))
+
+    def __repr__(self):
+        return (f"torch.Stream device_type={self.device_type}, device_index="
+                f"{self.device_index}, stream_id={self.stream_id}")
+
+
+class Event:
+    """A device-generic event (``torch.Event``) on the CPU, as torch's CPU build: ``query()``
+    is True and ``synchronize``/``wait`` do nothing; ``record`` is torch's RuntimeError (the
+    CPU has no events), so ``elapsed_time`` is torch's ValueError.
+
+    Args:
+        device (str or mg.device, optional): "cpu" (the default without an accelerator).
+        enable_timing (bool): whether the event would measure time.
+        blocking, interprocess (bool): taken, as torch's, and not used.
+
+    Example:
+        >>> mg.Event().query()                          # True
+    """
+
+    def __init__(self, device=None, *, enable_timing=False, blocking=False,
+                 interprocess=False):
+        self.device_type = _generic_device("Event", device)
+        self.device_index, self.event_id = -1, 0
+        self._timing = bool(enable_timing)
+
+    @property
+    def device(self):
+        """The event's device, ``mg.device("cpu")``."""
+        return backend.Device(self.device_type)
+
+    def query(self):
+        """True: nothing recorded is pending."""
+        return True
+
+    def synchronize(self):
+        """Nothing to wait for."""
+
+    def wait(self, stream=None):
+        """Nothing to wait for."""
+
+    def record(self, stream=None):
+        """torch's RuntimeError: the CPU backend has no events."""
+        raise RuntimeError("cpu backend doesn't support events.")
+
+    def elapsed_time(self, end_event):
+        """torch's ValueError: both events need ``enable_timing=True`` and to be recorded,
+        which no CPU event can be."""
+        if not (self._timing and getattr(end_event, "_timing", False)):
+            raise ValueError("Both events must be created with argument 'enable_timing=True'.")
+        raise ValueError("Both events must be recorded before calculating elapsed time.")
+
+    def ipc_handle(self):
+        """torch's NotImplementedError: events are not shared between processes."""
+        raise NotImplementedError("torch.Event ipc is not supported yet, please open an issue "
+                                  "if you need this!")
+
+    def __repr__(self):
+        return (f"torch.Event device_type={self.device_type}, device_index="
+                f"{self.device_index}, event_flag={int(self._timing)}, "
+                f"event_id={self.event_id}")

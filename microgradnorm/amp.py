@@ -2,10 +2,11 @@
 Mixed-precision casting is not implemented (ops run in their inputs' dtypes; cast the model
 to float16 or bfloat16 to compute in them), so:
 
-* ``autocast(...)`` is a context manager and decorator that changes nothing; enabled, it
-  warns once, as torch's does on a machine without the device; ``is_autocast_enabled()`` is
-  False inside it (nothing is cast), ``get_autocast_dtype`` the dtype its innermost block on
-  that device names (torch's default outside one);
+* ``autocast(...)`` is a context manager and decorator that casts nothing; enabled, it
+  warns once. It records torch's per-device state, which the function family reads and
+  sets as torch's (``is_autocast_enabled("cpu")`` True inside an enabled "cpu" block,
+  ``get_autocast_dtype`` its dtype, ``set_autocast_enabled``, the nesting count, the cache
+  flag; the deprecated per-device forms with torch's warnings);
 * ``GradScaler(...)`` scales as torch's (the loss times the scale, the gradients unscaled
   and checked, a step skipped on an inf or NaN, the scale backed off and grown), enabled
   where torch's is: on "cpu", and on "cuda" where a GPU is seen."""
@@ -20,10 +21,25 @@ from . import backend, dtypes
 __all__ = ["GradScaler", "autocast", "get_autocast_dtype", "is_autocast_available",
            "is_autocast_enabled"]
 
-# torch's autocast dtype of each device type outside any block
-_DEFAULT_DTYPES = {"cuda": "float16", "cpu": "bfloat16", "mps": "float16", "xpu": "bfloat16"}
+# torch's autocast dtype of each device type before anything sets one
+_DEFAULT_DTYPES = {"cuda": "float16", "cpu": "bfloat16", "mps": "float16", "xpu": "bfloat16",
+                   "xla": "bfloat16"}
 _AVAILABLE = ("cpu", "cuda", "mps", "xpu", "hpu", "xla", "mtia", "maia", "ipu")
-_blocks = []            # (device_type, dtype) of the autocast blocks entered, innermost last
+# torch's device types (what its set_/is_/get_autocast_* accept)
+DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
+                "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
+                "privateuseone")
+# the per-device state torch's autocast keeps: enabled flags and dtypes set (by a block or
+# set_autocast_*), the cache flag and the nesting count; nothing here reads it to cast
+_state = {"enabled": {}, "dtype": {}, "cache": True, "nesting": 0}
+
+
+def _dtype_of(device_type):
+    if device_type in _state["dtype"]:
+        return _state["dtype"][device_type]
+    default = _DEFAULT_DTYPES.get(device_type, "float16")
+    return dtypes.bfloat16 if default == "bfloat16" else np.dtype(default)
+
 
 def _warn_once(what):
     backend.warn_once(f"{what} is enabled, but mixed precision is not implemented here: ops "
@@ -47,14 +63,35 @@ class autocast:
         self.device_type, self.dtype, self.enabled = device_type, dtype, bool(enabled)
 
     def __enter__(self):
-        if self.enabled:
+        device = self.device_type
+        self._saved = (_state["enabled"].get(device), _state["dtype"].get(device),
+                       _state["cache"])
+        dtype = _dtype_of(device) if self.dtype is None else self.dtype
+        enabled = self.enabled
+        if enabled and device == "cuda" and not backend.cuda_available():
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling "
+                          "autocast.", UserWarning, stacklevel=2)
+            enabled = False
+        if enabled and device == "cpu" and dtype not in (np.dtype("float16"), dtypes.bfloat16):
+            warnings.warn("In CPU autocast, but the target dtype is not supported. Disabling "
+                          "autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
+                          "torch.float16 currently.", UserWarning, stacklevel=2)
+            enabled = False
+        if enabled:
             _warn_once("autocast")
-        _blocks.append((self.device_type, self.dtype))
+        _state["enabled"][device], _state["dtype"][device] = enabled, dtype
+        _state["nesting"] += 1
         return self
 
     def __exit__(self, *exc):
-        if _blocks:
-            _blocks.pop()
+        enabled, dtype, cache = getattr(self, "_saved", (None, None, True))
+        for key, value in (("enabled", enabled), ("dtype", dtype)):
+            if value is None:
+                _state[key].pop(self.device_type, None)
+            else:
+                _state[key][self.device_type] = value
+        _state["cache"] = cache
+        _state["nesting"] -= 1
         return False
 
     def __call__(self, fn):
@@ -72,19 +109,155 @@ def is_autocast_available(device_type):
 
 
 def is_autocast_enabled(device_type=None):
-    """False: nothing is cast here, inside an ``autocast`` block too (``torch.is_autocast_enabled``,
-    which a module asks before casting its inputs by hand)."""
-    return False
+    """Whether autocast is on for ``device_type`` (without one, "cuda"), as torch's: True
+    inside an enabled ``autocast`` block on that device, or after ``set_autocast_enabled``.
+    Ops cast nothing here whatever it says (see the module's docstring).
+
+    Example:
+        >>> with mg.autocast("cpu", dtype=mg.bfloat16):
+        ...     mg.is_autocast_enabled("cpu")          # True
+    """
+    device = "cuda" if device_type is None else check_device_type("is_autocast_enabled",
+                                                                   device_type)
+    return bool(_state["enabled"].get(device, False))
 
 
 def get_autocast_dtype(device_type):
-    """The dtype the innermost ``autocast`` block on ``device_type`` names, else torch's
-    default (float16 on "cuda", bfloat16 on "cpu") (``torch.get_autocast_dtype``)."""
-    for device, dtype in reversed(_blocks):
-        if device == device_type and dtype is not None:
-            return dtype
-    default = _DEFAULT_DTYPES.get(device_type, "float16")
-    return dtypes.bfloat16 if default == "bfloat16" else np.dtype(default)
+    """The dtype autocast on ``device_type`` names: the innermost block's, or the one
+    ``set_autocast_dtype`` set, else torch's default (float16 on "cuda", bfloat16 on "cpu")
+    (``torch.get_autocast_dtype``)."""
+    return _dtype_of(check_device_type("get_autocast_dtype", device_type))
+
+
+def check_device_type(where, device_type, position=1):
+    """``device_type`` if it is one of torch's device types (TypeError for a non-str,
+    RuntimeError for an unknown name, as torch's)."""
+    if not isinstance(device_type, str):
+        raise TypeError(f"{where}(): argument 'device_type' (position {position}) must be "
+                        f"str, not {type(device_type).__name__}")
+    if device_type not in DEVICE_TYPES:
+        raise RuntimeError(f"{where}(): expected one of {', '.join(DEVICE_TYPES)} device type, "
+                           f"got {device_type!r}")
+    return device_type
+
+
+def _check_bool(where, value, position):
+    if not isinstance(value, bool):
+        raise TypeError(f"{where}(): argument 'enabled' (position {position}) must be bool, "
+                        f"not {type(value).__name__}")
+    return value
+
+
+def _check_dtype(where, dtype, position):
+    if not isinstance(dtype, np.dtype):
+        raise TypeError(f"{where}(): argument 'dtype' (position {position}) must be "
+                        f"torch.dtype, not {type(dtype).__name__}")
+    return dtype
+
+
+def set_autocast_enabled(device_type, enabled=None):
+    """Turn autocast on or off for ``device_type`` (``set_autocast_enabled(enabled)``: for
+    "cuda"), as torch's; ``is_autocast_enabled`` reads it back. Ops cast nothing here.
+
+    Args:
+        device_type (str): "cpu", "cuda", ...
+        enabled (bool): the new state (a bool: anything else is torch's TypeError).
+
+    Example:
+        >>> mg.set_autocast_enabled("cpu", True); mg.is_autocast_enabled("cpu")   # True
+    """
+    if enabled is None:                      # torch's one-argument form, for "cuda"
+        device_type, enabled, position = "cuda", device_type, 1
+    else:
+        check_device_type("set_autocast_enabled", device_type)
+        position = 2
+    _state["enabled"][device_type] = _check_bool("set_autocast_enabled", enabled, position)
+
+
+def set_autocast_dtype(device_type, dtype):
+    """Set the dtype autocast on ``device_type`` names (``get_autocast_dtype`` reads it), as
+    torch's ``set_autocast_dtype``; torch's TypeError for a non-dtype.
+
+    Example:
+        >>> mg.set_autocast_dtype("cpu", mg.float16); mg.get_autocast_dtype("cpu")
+    """
+    check_device_type("set_autocast_dtype", device_type)
+    _state["dtype"][device_type] = _check_dtype("set_autocast_dtype", dtype, 2)
+
+
+def autocast_increment_nesting():
+    """Add one to the count of autocast blocks open, and return it (torch's, which every
+    ``autocast`` block also does on entry)."""
+    _state["nesting"] += 1
+    return _state["nesting"]
+
+
+def autocast_decrement_nesting():
+    """Take one from the count of autocast blocks open, and return it (torch's; it may go
+    below zero, as torch's)."""
+    _state["nesting"] -= 1
+    return _state["nesting"]
+
+
+def clear_autocast_cache():
+    """Empty autocast's cache of cast weights: there is none here (nothing is cast), so this
+    does nothing, as torch's does with an empty cache."""
+
+
+def set_autocast_cache_enabled(enabled):
+    """Whether autocast would cache cast weights inside a block (torch's flag, read back by
+    ``is_autocast_cache_enabled``; nothing is cached here)."""
+    _state["cache"] = _check_bool("set_autocast_cache_enabled", enabled, 1)
+
+
+def is_autocast_cache_enabled():
+    """torch's autocast cache flag: True unless ``set_autocast_cache_enabled(False)``."""
+    return _state["cache"]
+
+
+def _deprecated_form(name, device, kind):
+    """torch's deprecated per-device forms (``is_autocast_cpu_enabled``, ...): each warns
+    torch's deprecation and calls the form taking ``device``."""
+    if kind == "is":
+        def form():
+            _deprecation(f"torch.{name}()", f"torch.is_autocast_enabled('{device}')")
+            return is_autocast_enabled(device)
+    elif kind == "get":
+        def form():
+            _deprecation(f"torch.{name}()", f"torch.get_autocast_dtype('{device}')")
+            return get_autocast_dtype(device)
+    elif kind == "set_enabled":
+        def form(enabled):
+            _deprecation(f"torch.{name}(enabled)",
+                         f"torch.set_autocast_enabled('{device}', enabled)")
+            _state["enabled"][device] = _check_bool(name, enabled, 1)
+    else:
+        def form(dtype):
+            _deprecation(f"torch.{name}(dtype)", f"torch.set_autocast_dtype('{device}', dtype)")
+            _state["dtype"][device] = _check_dtype(name, dtype, 1)
+    form.__name__ = form.__qualname__ = name
+    form.__doc__ = (f"Deprecated, with torch's DeprecationWarning: the "
+                    f"{kind.replace('_', ' ')} form of autocast on {device!r}.")
+    return form
+
+
+def _deprecation(old, new):
+    warnings.warn(f"{old} is deprecated. Please use {new} instead.", DeprecationWarning,
+                  stacklevel=3)
+
+
+_FORMS = {f"{kind_name.format(short)}": (device, kind)
+          for short, device in (("cpu", "cpu"), ("gpu", "cuda"), ("ipu", "ipu"), ("xla", "xla"))
+          for kind_name, kind in (("is_autocast_{}_enabled", "is"),
+                                  ("get_autocast_{}_dtype", "get"),
+                                  ("set_autocast_{}_enabled", "set_enabled"),
+                                  ("set_autocast_{}_dtype", "set_dtype"))
+          if (short, kind) not in (("gpu", "is"), ("gpu", "set_enabled"))}   # not torch's
+for _name, (_device, _kind) in _FORMS.items():
+    globals()[_name] = _deprecated_form(_name, _device, _kind)
+AUTOCAST_FUNCTIONS = ("set_autocast_enabled", "set_autocast_dtype", "autocast_increment_nesting",
+                      "autocast_decrement_nesting", "clear_autocast_cache",
+                      "set_autocast_cache_enabled", "is_autocast_cache_enabled") + tuple(_FORMS)
 
 
 class GradScaler:
@@ -229,21 +402,27 @@ class GradScaler:
         return float(self._init_scale if self._scale is None else self._scale)
 
     def get_growth_factor(self):
+        """The factor the scale grows by after ``growth_interval`` good steps."""
         return self._growth_factor
 
     def set_growth_factor(self, new_factor):
+        """Set the factor the scale grows by (torch's, unchecked)."""
         self._growth_factor = new_factor
 
     def get_backoff_factor(self):
+        """The factor the scale is multiplied by after a skipped step."""
         return self._backoff_factor
 
     def set_backoff_factor(self, new_factor):
+        """Set the factor the scale backs off by (torch's, unchecked)."""
         self._backoff_factor = new_factor
 
     def get_growth_interval(self):
+        """The number of good steps after which the scale grows."""
         return self._growth_interval
 
     def set_growth_interval(self, new_interval):
+        """Set the number of good steps after which the scale grows."""
         self._growth_interval = new_interval
 
     def _get_growth_tracker(self):

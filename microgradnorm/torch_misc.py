@@ -403,3 +403,35 @@ def get_device(input):
     """
     tensor_argument("get_device", "input", input, 1)
     return input.get_device()
+
+
+# ----- the build's flags, as torch's CPU build answers them ---------------------------------
+has_lapack = True        # NumPy's LAPACK: mg.linalg's factorizations
+has_mkl = False          # this package calls no MKL (torch's CPU wheel answers True)
+has_openmp = True        # as torch's CPU build answers (threads: set_num_threads)
+has_spectral = True      # mg.fft
+
+
+def compiled_with_cxx11_abi():
+    """True, as torch's builds since 2.x answer (nothing here is compiled against it)."""
+    return True
+
+
+def init_num_threads():
+    """Set up the thread pool of the calling thread, as torch's; NumPy's needs nothing, so
+    this returns None and changes nothing."""
+
+
+def is_vulkan_available():
+    """False: no Vulkan backend, as torch's CPU build."""
+    return False
+
+
+def is_distributed(input):
+    """``input.is_distributed()``: False, as torch's for every dense tensor.
+
+    Example:
+        >>> mg.is_distributed(mg.ones(2))           # False
+    """
+    tensor_argument("is_distributed", "input", input, 1)
+    return input.is_distributed()

@@ -14,6 +14,8 @@ from .attention import MultiheadAttention
 from .channel_norms import (BatchNorm2d, BatchNorm3d, GroupNorm, InstanceNorm1d,
                             InstanceNorm2d, InstanceNorm3d, SyncBatchNorm)
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
+from .container import Container        # deprecated: torch's FutureWarning
+from .loss import NLLLoss2d             # deprecated alias of NLLLoss: torch's FutureWarning
 from .conv import Conv1d, Conv2d
 from .distance import CosineSimilarity, PairwiseDistance
 from .flatten import Flatten, Identity, Unflatten
@@ -79,6 +81,12 @@ from . import grad  # noqa: F401
 
 # ``import microgradnorm.nn.functional as F`` is ``microgradnorm.functional``, as in torch
 sys.modules[__name__ + ".functional"] = functional
+# names torch's F carries from elsewhere: the module torch.nn.grad, and two torch.* ops
+# (functional.py is at its size limit, and nn.grad sits above it)
+from ..native_norms import native_channel_shuffle as _native_channel_shuffle  # noqa: E402
+from ..torch_functional import conv_tbc as _conv_tbc  # noqa: E402
+functional.grad, functional.conv_tbc = grad, _conv_tbc
+functional.native_channel_shuffle = _native_channel_shuffle
 
 __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSelfAttention",
            "BatchNorm2d", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "DyT", "DynamicTanh",
@@ -88,7 +96,7 @@ __all__ = ["GELU", "GPT", "MLP", "NORMS", "PLACEMENTS", "BatchNorm1d", "CausalSe
            "HuberLoss", "Identity", "KLDivLoss", "L1Loss", "LeakyReLU", "LogSoftmax", "MSELoss",
            "Mish", "NLLLoss", "Sigmoid", "SmoothL1Loss", "Softmax", "Softplus", "Unflatten",
            "Dropout", "Dropout2d", "Embedding", "FeedForward", "LayerNorm", "Linear", "Module",
-           "ModuleDict",
+           "ModuleDict", "NLLLoss2d", "Container",
            "ModuleList", "Parameter", "ParameterDict", "ParameterList", "RMSNorm", "ReLU",
            "Sequential", "SiLU", "Tanh", "TransformerBlock", "clip_grad_norm_",
            "deepnorm_constants", "functional", "init", "load", "make_norm", "module_for",

@@ -3,6 +3,7 @@
 
 import itertools
 import operator
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 
@@ -516,3 +517,20 @@ class ParameterList(Module):
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterList should not be called.")
+
+
+class Container(Module):
+    """The old base of containers, with torch's FutureWarning: a ``Module`` that registers
+    each keyword argument as a child (subclass ``Module`` instead).
+
+    Example:
+        >>> mg.nn.Container(proj=mg.nn.Linear(2, 2))
+    """
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)

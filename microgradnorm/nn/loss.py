@@ -9,6 +9,7 @@ None, "mean")``): when either is given, ``_Loss.__init__`` turns the pair into t
 ``reduction`` attribute with torch's warning, as torch's ``_Loss`` does."""
 
 import sys
+import warnings
 
 from .. import functional as F
 from ..dtypes import check_number, float_of
@@ -114,6 +115,26 @@ class NLLLoss(_WeightedLoss):
         return F.nll_loss(input, target, self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
 
+
+
+class NLLLoss2d(NLLLoss):
+    """``NLLLoss`` under its old name for (N, C, H, W) inputs, with torch's FutureWarning:
+    the same loss (``NLLLoss`` takes any number of trailing dims).
+
+    Example:
+        >>> mg.nn.NLLLoss2d()(mg.zeros(1, 2, 3, 3), mg.zeros(1, 3, 3, dtype=mg.int64))
+    """
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                 reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a "
+                      "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
+                      "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+    def forward(self, input, target):
+        """``NLLLoss``'s. Shape: (N, C, H, W), (N, H, W) -> () ("none": (N, H, W))."""
+        return super().forward(input, target)
 
 class BCELoss(_WeightedLoss):
     r"""Binary cross-entropy of probabilities (``F.binary_cross_entropy``):

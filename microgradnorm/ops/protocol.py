@@ -14,7 +14,8 @@ from ..meta_arrays import is_meta_array
 from ..autograd import views
 from ..autograd.inference import new_counter
 from ..tensor import Size, Tensor
-from .storage import _place
+from .legacy_storages import wrapping_tensor
+from .storage import TypedStorage, _place
 
 __all__ = ["LEGACY_TYPES", "LegacyType", "apply_", "map_"]
 
@@ -210,6 +211,9 @@ class LegacyType(type):
             return views.alias(data)        # torch's alias: the same memory, in the graph
         if isinstance(data, Size):
             return Tensor(np.zeros(data, cls.dtype), dtype=cls.dtype)
+        if isinstance(data, TypedStorage):      # FloatTensor(storage): its memory, shared
+            return wrapping_tensor(data, cls.dtype,
+                                   lambda array: Tensor._leaf(cls.__name__, array, False))
         if data.__class__ is np.ndarray and data.dtype == cls.dtype and data.flags.writeable:
             dtypes.legacy_data(data, ())    # a negative stride: torch's ValueError
             return Tensor._leaf(cls.__name__, data, False)     # shared, as torch.from_numpy

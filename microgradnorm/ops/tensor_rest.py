@@ -18,6 +18,7 @@ from .complex import conj_physical
 from .index_writes import as_strided_scatter  # noqa: F401 -- bound as the method
 from .protocol import _check_plain, _type_name, _write
 from . import storage as storage_ops
+from .legacy_storages import STORAGES
 from .storage import TypedStorage, memory_format
 
 METHODS = ("grad_fn", "name", "volatile", "grad_dtype", "_grad_cast", "_check_grad_dtype",
@@ -301,7 +302,7 @@ def conj_physical_(self):
     return self.copy_(conj_physical(self))
 
 
-def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
     """The tensor ``src`` would be if this tensor were ``src``'s slice
     ``[start:end:step]`` along ``dim``: ``src``'s sizes and strides over this tensor's
     memory, starting ``start`` steps before it (torch's ``slice_inverse``); memory the
@@ -313,14 +314,14 @@ def slice_inverse(self, src, dim=0, start=None, end=None, step=1):
     dim = dim + src.ndim if dim < 0 else dim
     first = 0 if start is None else start
     first = max(0, first + src.shape[dim] if first < 0 else first)
-    offset = self.storage_offset() - first * src.stride()[dim]
-    return self.as_strided(tuple(src.shape), src.stride(), offset)
+    offset = input.storage_offset() - first * src.stride()[dim]
+    return input.as_strided(tuple(src.shape), src.stride(), offset)
 
 
 _HASH_SOURCE = {"f": np.float64, "i": np.int64, "u": np.int64, "b": np.int64}
 
 
-def hash_tensor(self, dim=None, *, keepdim=False, mode=0):
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0):
     """The xor of the elements' bits, each first widened to float64 or int64 and read as
     uint64, over ``dim`` (all dims by default), as torch's ``hash_tensor`` (mode 0, the
     only one). A uint64 tensor, not differentiable.
@@ -335,31 +336,33 @@ def hash_tensor(self, dim=None, *, keepdim=False, mode=0):
     """
     if mode != 0:
         raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
-    kind = self.dtype.kind if self.dtype != dtypes.bfloat16 else "f"
+    kind = input.dtype.kind if input.dtype != dtypes.bfloat16 else "f"
     if kind not in _HASH_SOURCE:
-        raise NotImplementedError(f'"xor_sum_cpu" not implemented for {self.type()!r}')
-    if dim is None and self.numel() == 0:
+        raise NotImplementedError(f'"xor_sum_cpu" not implemented for {input.type()!r}')
+    if dim is None and input.numel() == 0:
         raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
                            "input.numel() == 0. Specify the reduction dim with the 'dim' "
                            "argument.")
-    axes = base.normalize_axis("hash_tensor", dim, self.ndim, reduce=True)
-    axes = tuple(range(self.ndim)) if axes is None else axes
+    axes = base.normalize_axis("hash_tensor", dim, input.ndim, reduce=True)
+    axes = tuple(range(input.ndim)) if axes is None else axes
     for axis in axes:
-        if self.shape[axis] == 0:
+        if input.shape[axis] == 0:
             raise IndexError(f"hash_tensor: Expected reduction dim {axis} to have non-zero "
                              "size.")
-    array = np.asarray(self.detach().cpu()._array).astype(_HASH_SOURCE[kind])
+    array = np.asarray(input.detach().cpu()._array).astype(_HASH_SOURCE[kind])
     bits = array.view(np.uint64)
     result = np.bitwise_xor.reduce(bits, axis=axes, keepdims=keepdim) if axes else bits
-    return Tensor._from_op(np.asarray(result, dtype=np.uint64), None).to(self.device)
+    return Tensor._from_op(np.asarray(result, dtype=np.uint64), None).to(input.device)
 
 
 def _removed(fn, use):
     def method(self, *args, **kwargs):
         raise RuntimeError(f"This function was deprecated since version 1.9 and is now "
-                           f"removed: Tensor.{fn}() is gone; use {use} instead.")
+                           f"removed: torch.{fn}() and Tensor.{fn}() are gone; use {use} "
+                           f"instead.")
     method.__name__ = method.__qualname__ = fn
-    method.__doc__ = f"Removed in torch 1.9 (torch's RuntimeError): use ``{use}``."
+    method.__doc__ = (f"Removed in torch 1.9 (torch's RuntimeError, as ``torch.{fn}`` and as "
+                      f"the method): use ``{use}``.")
     return method
 
 
@@ -367,6 +370,14 @@ eig = _removed("eig", "torch.linalg.eig(A) (complex eigenvalues and vectors)")
 lstsq = _removed("lstsq", "torch.linalg.lstsq(A, B) (arguments reversed)")
 solve = _removed("solve", "torch.linalg.solve(A, B) (arguments reversed)")
 symeig = _removed("symeig", "torch.linalg.eigh(A) (the lower triangle by default)")
+
+
+def matrix_rank(input, tol=None, symmetric=False, *, out=None):
+    """Removed in torch 1.9 (torch's RuntimeError; a function only, no Tensor method): use
+    ``torch.linalg.matrix_rank(A)``, whose ``hermitian`` was ``symmetric``."""
+    raise RuntimeError("This function was deprecated since version 1.9 and is now removed: "
+                       "torch.matrix_rank() is gone; use torch.linalg.matrix_rank(A) "
+                       "('symmetric' is now 'hermitian') instead.")
 
 
 def reinforce(self, reward):
@@ -377,7 +388,7 @@ def reinforce(self, reward):
                        "loss = -m.log_prob(action) * reward; loss.backward()")
 
 
-_STORAGE_TYPES = {}
+_STORAGE_TYPES = dict(STORAGES)      # torch's classes: FloatStorage, LongStorage, ...
 
 
 def storage_type(self):

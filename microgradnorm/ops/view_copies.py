@@ -1,15 +1,18 @@
 """torch's ``*_copy`` functions: a view op's result in new memory (``permute_copy``,
 ``t_copy``, ``transpose_copy``, ``squeeze_copy``, ``unsqueeze_copy``, ``view_copy``,
 ``unfold_copy``, ``unbind_copy``, ``split_with_sizes_copy``, ``alias_copy``,
-``as_strided_copy``, ``diagonal_copy``, ``expand_copy``; ``narrow_copy`` lives in
+``as_strided_copy``, ``diagonal_copy``, ``expand_copy``, ``detach_copy``, ``select_copy``,
+``slice_copy``, ``split_copy``, ``view_as_real_copy``, ``view_as_complex_copy``;
+``narrow_copy`` lives in
 ``tensor_more.py``). Each is the view, then one ``Clone`` node: row-major memory, as
 torch's, and the view's gradient through the graph."""
 
 import numbers
 
+from . import complex as complex_ops
 from . import elementwise
 from . import shape as shape_ops
-from .base import check_tensor
+from .base import check_tensor, normalize_axis
 
 
 def _copied(view):
@@ -110,3 +113,60 @@ def expand_copy(input, size, *, implicit=False):
     check_tensor("expand_copy", input)
     return _copied(input.expand(size) if isinstance(size, (list, tuple)) else
                    input.expand(size))
+
+
+def detach_copy(input):
+    """``torch.detach_copy``: ``input.detach()`` in new memory, outside the graph (torch's
+    result of an input requiring grad claims to require grad too, and its backward raises:
+    here it requires none)."""
+    check_tensor("detach_copy", input)
+    return input.detach().clone()
+
+
+def select_copy(input, dim, index):
+    """``torch.select_copy``: ``input.select(dim, index)`` (the dim removed) in new memory."""
+    check_tensor("select_copy", input)
+    return _copied(input.select(dim, index))
+
+
+def slice_copy(input, dim=0, start=None, end=None, step=1):
+    """``torch.slice_copy``: ``input``'s slice ``[start:end:step]`` along ``dim`` in new
+    memory; bounds past the ends are clipped, as in Python slicing; ``step`` must be
+    positive (torch's RuntimeError).
+
+    Example:
+        >>> mg.slice_copy(mg.arange(6.), 0, 1, 5, 2)          # tensor([1., 3.])
+    """
+    check_tensor("slice_copy", input)
+    if not isinstance(step, numbers.Integral) or step <= 0:
+        raise RuntimeError(f"slice_copy(): step must be a positive int, got {step!r}")
+    if input.ndim == 0:
+        raise IndexError("slice_copy(): slice() cannot be applied to a 0-dim tensor.")
+    axis = normalize_axis("slice_copy", dim, input.ndim, single=True)
+    key = (slice(None),) * axis + (slice(start, end, step),)
+    return _copied(input[key])
+
+
+def split_copy(input, split_size, dim=0):
+    """``torch.split_copy``: the pieces of ``input.split(split_size, dim)`` (pieces of
+    ``split_size``, an int, the last smaller), each in new memory, as a list; a list of sizes
+    is ``split_with_sizes_copy``'s (torch's TypeError here)."""
+    check_tensor("split_copy", input)
+    if isinstance(split_size, bool) or not isinstance(split_size, numbers.Integral):
+        raise TypeError(f"split_copy(): argument 'split_size' (position 2) must be int, not "
+                        f"{type(split_size).__name__}")
+    return [_copied(t) for t in shape_ops.split(input, split_size, dim)]
+
+
+def view_as_real_copy(input):
+    """``torch.view_as_real_copy``: ``mg.view_as_real(input)`` (a complex tensor's real and
+    imaginary parts as a last dim of 2) in new memory."""
+    check_tensor("view_as_real_copy", input)
+    return _copied(complex_ops.view_as_real(input))
+
+
+def view_as_complex_copy(input):
+    """``torch.view_as_complex_copy``: ``mg.view_as_complex(input)`` (a last dim of 2 read
+    as complex numbers) in new memory."""
+    check_tensor("view_as_complex_copy", input)
+    return _copied(complex_ops.view_as_complex(input))
