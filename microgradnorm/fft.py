@@ -96,6 +96,7 @@ def _dims(fn, x, s, dim, last_default=None):
     if isinstance(s, numbers.Integral):
         s = (s,)
     if dim is not None:
+        dim = dtypes.index_of(dim)         # a 0-d integer tensor is its int, as torch's
         dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
         axes = tuple(_dim(fn, x, d) for d in dims)
         if len(set(axes)) != len(axes):
@@ -336,6 +337,7 @@ def _shift(fn, x, dim, amount):
     if dim is None:
         axes = tuple(range(x.ndim))
     else:                      # each dim checked; one named twice is rolled twice, as torch's
+        dim = dtypes.index_of(dim)         # a 0-d integer tensor is its int, as torch's
         dims = (dim,) if isinstance(dim, numbers.Integral) else tuple(dim)
         axes = tuple(_dim(fn, x, d) for d in dims)
     if not axes:

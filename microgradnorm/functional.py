@@ -392,6 +392,7 @@ def _dropout(fn, x, p, training, inplace, generator, noise_shape, rng=None):
     # empty_like(x), so a transposed x gets torch's mask). p is checked by the caller
     # (convolution_more._check_p), before its input
     gen = streams.check_generator(fn, generator)
+    ops.shape_arguments.tensor_argument(fn, "input", x, position=1)     # (a list: not as it is)
     trivial = _trivial_dropout(x, p, training, inplace)
     if trivial is not None:
         return trivial

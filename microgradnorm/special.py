@@ -481,8 +481,10 @@ def _polynomial_of(name, recurrence, doc):
     # that dtype, as torch's kernels do, and returned outside the graph (no derivative)
     def function(x, n):
         a, b = binary.operands(name, x, n, floating=True)
-        values, n = np.broadcast_arrays(*promote(float_input(a._array),
-                                                 float_input(b._array))[:2])
+        values, n = (float_input(v) for v in promote(a._array, b._array)[:2])    # (as torch:
+        values, n = np.broadcast_arrays(values, n)      # promoted first, then made floating)
+        if values.dtype.kind == "c":          # torch's kernels have no complex form
+            raise NotImplementedError(f"{name}: not implemented for {values.dtype} tensors")
         xp = backend.array_module(values)
         with np.errstate(all="ignore"):
             order = xp.where(xp.isfinite(n), xp.trunc(n), -1).astype(np.int64)

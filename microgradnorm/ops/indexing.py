@@ -308,13 +308,19 @@ _LONG, _INT_OR_LONG = (np.dtype(np.int64),), (np.dtype(np.int64), np.dtype(np.in
 
 
 def index_array(fn, value, like, long_only=False, wrap=False, size=None, axis=0,
-                any_empty=False):
+                any_empty=False, name="index"):
     """``value`` (a Tensor or an array) as an integer array on like's device, refused with
     torch's RuntimeError for another dtype (int64 alone with ``long_only``; ``any_empty``:
     an empty index of any dtype is taken, as torch's gather and scatter take it); with
     ``size``, each index checked against it (``wrap``: -size <= index < size, negatives
-    wrapped)."""
-    data = value._array if isinstance(value, _tensor.Tensor) else like.xp.asarray(value)
+    wrapped). Anything else (a list, None, a number) is torch's TypeError naming ``name``."""
+    if isinstance(value, _tensor.Tensor):
+        data = value._array
+    elif hasattr(value, "dtype") and hasattr(value, "shape"):     # an array (NumPy's, CuPy's)
+        data = like.xp.asarray(value)
+    else:
+        raise TypeError(f"{fn}(): argument '{name}' must be Tensor, not "
+                        f"{type(value).__name__}")
     if any_empty and data.size == 0:
         return data.astype(np.int64, copy=False)
     if data.dtype not in (_LONG if long_only else _INT_OR_LONG):
@@ -524,6 +530,9 @@ def index_add(input, dim, index, source, *, alpha=1):
     Example:
         >>> mg.zeros(3, 2).index_add(0, mg.tensor([0, 0]), mg.ones(2, 2))   # row 0: 2s
     """
+    if not isinstance(alpha, (numbers.Number, np.generic, _tensor.Tensor)):
+        raise TypeError(f"index_add(): argument 'alpha' must be Number, not "
+                        f"{type(alpha).__name__}")       # (None, a string: before any work)
     axis, index, where = _along("index_add", input, dim, index)
     source = _slices_like("index_add", input, axis, index, source)
     if alpha != 1:
@@ -598,13 +607,13 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         flat = input.reshape(-1)
         index = index_array("take_along_dim", indices, input, long_only=True,
-                            size=input.size)
+                            size=input.size, name="indices")
         return getitem(flat, index.reshape(-1))
     axis = normalize_axis("take_along_dim", dim, input.ndim, single=True)
     if input.ndim == 0:
         raise AxisError(f"take_along_dim(): dim {dim} given, but the tensor is 0-d")
     index = index_array("take_along_dim", indices, input, long_only=True, wrap=True,
-                        size=input.shape[axis], axis=axis)
+                        size=input.shape[axis], axis=axis, name="indices")
     if index.ndim != input.ndim:
         raise RuntimeError(f"take_along_dim(): input and indices must have the same number "
                            f"of dims, got {input.ndim} and {index.ndim}")

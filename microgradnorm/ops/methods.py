@@ -397,6 +397,9 @@ class _Methods:
         if dim is None or index is None or axis is not None:
             dim = numpy_dim("select", dim, axis, missing=index is None)
         axis = base.normalize_axis("select", dim, self._array.ndim, single=True)
+        index = dtypes.index_of(index)
+        if index.__class__ is not int:          # a float or bool: torch's parser's TypeError
+            raise TypeError(f"select(): argument 'index' must be int, not {type(index).__name__}")
         return self[(slice(None),) * axis + (index,)]
 
     def multinomial(self, num_samples, replacement=False, *, generator=None):

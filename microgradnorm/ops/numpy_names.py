@@ -111,7 +111,28 @@ def numpy_dim(fn, dim, axis, missing=False, default=None):
     return default if axis is None and dim is None else dim if axis is None else axis
 
 
-def accept_numpy_names(fn, renamed=_RENAMED):
+def _input_refused(fn, args, kwargs, error):
+    # torch's parser refuses an ``input`` that is not a Tensor (or an ``other``, the second
+    # parameter, neither a Tensor nor a number) before the call; here a list, None or a
+    # string reaches the function, which fails on it deep inside (an AttributeError naming
+    # an internal attribute): that failure, as torch's TypeError naming the argument
+    from numbers import Number
+
+    from .shape_arguments import tensor_argument
+    for position, name in ((1, "input"), (2, "other")):
+        given = args[position - 1] if len(args) >= position else kwargs.get(name, Number)
+        if given is Number or name == "other" and (isinstance(given, Number)
+                                                   or _second(fn) != "other"):
+            continue                # (an ``other`` may be a number: the failure is not it)
+        try:
+            tensor_argument(fn.__name__, name, given, position if len(args) >= position
+                            else None)
+        except TypeError as refused:
+            raise refused from error
+    raise error
+
+
+def accept_numpy_names(fn, renamed=_RENAMED, input_tensor=False):
     """``fn`` taking torch's NumPy spellings of its arguments: by default ``axis=`` for
     ``dim=`` and ``keepdims=`` for ``keepdim=``, as torch's native functions do; both
     spellings of one argument given is a TypeError, as torch's.
@@ -120,6 +141,10 @@ def accept_numpy_names(fn, renamed=_RENAMED):
         fn: a function whose arguments carry torch's names (``dim``, ``keepdim``, ``input``,
             ``other``).
         renamed: the ``(numpy_name, torch_name)`` pairs ``fn`` takes (``("x2", "other")``).
+        input_tensor: ``fn``'s first parameter is a Tensor ``input``: an AttributeError from
+            a call whose ``input`` (or ``other``, where it is the second parameter) is
+            neither a Tensor nor a number (a list, None, a string) is raised as torch's
+            TypeError naming the argument.
 
     Example:
         >>> accept_numpy_names(mg.ops.pointwise.cumsum)(mg.ones(2, 3), axis=1)   # cumsum over 1
@@ -137,7 +162,12 @@ def accept_numpy_names(fn, renamed=_RENAMED):
                         raise TypeError(f"{fn.__name__}() got multiple values for argument "
                                         f"'{torch_name}'")
                     kwargs[torch_name] = kwargs.pop(numpy_name)
-        return fn(*args, **kwargs)
+        if not input_tensor:
+            return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except AttributeError as error:
+            _input_refused(fn, args, kwargs, error)
     return numpy_named
 
 
@@ -151,6 +181,21 @@ def _parameter_names(fn):
             names.update(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
         fn = getattr(fn, "__wrapped__", None)
     return names
+
+
+def _first(fn, which=0):
+    # the name of the first (``which``: another) positional parameter of fn, or of the
+    # function it wraps (``__wrapped__``)
+    while fn is not None:
+        code = getattr(fn, "__code__", None)
+        if code is not None and code.co_argcount:
+            return code.co_varnames[which] if which < code.co_argcount else None
+        fn = getattr(fn, "__wrapped__", None)
+    return None
+
+
+def _second(fn):
+    return _first(fn, 1)
 
 
 def _renamed(fn, name, method, native=False):
@@ -193,7 +238,8 @@ def install(namespace, tensor_class, others=()):
             renamed = _renamed(function, name, method=method, native=native)
             if renamed:
                 if (id(function), renamed) not in wrapped:
-                    wrapped[id(function), renamed] = accept_numpy_names(function, renamed)
+                    wrapped[id(function), renamed] = accept_numpy_names(
+                        function, renamed, input_tensor=not method and _first(function) == "input")
                 yield name, wrapped[id(function), renamed]
 
     namespace.update(dict(wrap(namespace, method=False)))

@@ -150,7 +150,8 @@ class Round(Floor):
         if decimals == 0:
             return xp.rint(x)
         wide = dtypes.upcast_half(x)
-        scale = np.asarray(10.0 ** abs(decimals), dtype=wide.dtype)
+        scale = np.asarray(10.0 ** abs(decimals) if abs(decimals) < 309 else math.inf,
+                           dtype=wide.dtype)      # past 1e308 inf, so NaN out, as torch's
         out = xp.rint(wide * scale) / scale if decimals > 0 else xp.rint(wide / scale) * scale
         return out.astype(x.dtype, copy=False)
 

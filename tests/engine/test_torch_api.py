@@ -248,7 +248,7 @@ GRADCHECKS = {
     "masked_fill": lambda x: x.masked_fill(x.detach() > 0, 2.0),
     "where": lambda x: mg.where(x.detach() > 0, x * 3, x.exp()),
     "gather": lambda x: x.gather(1, np.array([[0, 0, 3], [1, 2, 2], [3, 3, 3]])),
-    "index_select": lambda x: x.index_select(1, [3, 0, 3]),
+    "index_select": lambda x: x.index_select(1, mg.tensor([3, 0, 3])),
     "chunk": lambda x: x.chunk(2, 1)[1] * 2,
     "mm": lambda x: x.mm(x.t()),
     "bmm": lambda x: x.reshape(1, 3, 4).bmm(x.reshape(1, 4, 3)),
@@ -556,9 +556,9 @@ def test_bad_input_names_the_argument():
     with pytest.raises(OutOfRangeError, match="index 3 is out of bounds"):
         x.gather(1, np.array([[0, 3, 0], [0, 0, 0]]))
     with pytest.raises(OutOfRangeError, match="index -1"):
-        x.index_select(0, [-1])
+        x.index_select(0, mg.tensor([-1]))
     with pytest.raises(TypeError, match="expected dtype int32 or int64"):
-        x.index_select(0, [0.5])
+        x.index_select(0, mg.tensor([0.5]))
     with pytest.raises(ValueError, match="as many dims"):
         x.gather(0, np.zeros(2, np.int64))
     with pytest.raises(AxisError, match="axis 2 is out of range"):
