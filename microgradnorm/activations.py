@@ -387,6 +387,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
         >>> F.gumbel_softmax(logits, tau=0.5, hard=True)       # one-hot rows
     """
     check_floating("gumbel_softmax", "logits", logits)
+    dim = dtypes.int_dim("gumbel_softmax", dim)      # None: torch's TypeError, no implicit dim
     tau = float_of(tau, "gumbel_softmax", "tau")
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)

@@ -483,9 +483,9 @@ def bilinear(input1, input2, weight, bias=None):
         >>> F.bilinear(x1, x2, w, b)             # (N, 3), (N, 5), w (2, 3, 5) -> (N, 2)
     """
     fn = "bilinear"
-    for name, t in (("input1", input1), ("input2", input2), ("weight", weight), ("bias", bias)):
-        if t is not None and not isinstance(t, Tensor):
-            raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
+    for i, (name, t) in enumerate({"input1": input1, "input2": input2, "weight": weight,
+                                   "bias": bias}.items()):      # torch's parser's TypeError
+        ops.shape_arguments.tensor_argument(fn, name, t, i + 1, optional=name == "bias")
     if input1.ndim == 0 or input2.ndim == 0:
         raise IndexError(f"{fn}: the inputs need a feature dim, got shapes {input1.shape} and "
                          f"{input2.shape}")

@@ -258,6 +258,66 @@ def index_of(value):
         return value
 
 
+class NotGiven:
+    """The default of a ``dim`` that torch types as a plain int (``cat``, ``sort``,
+    ``softmax``, ``max``, ...): it tells a dim left out, which takes the function's own
+    default, from ``dim=None`` given, which torch's argument parser refuses."""
+
+    def __repr__(self):
+        return "<not given>"
+
+
+NOT_GIVEN = NotGiven()
+
+
+def int_dim(fn, dim, name="dim"):
+    """``dim`` as given to a function whose ``dim`` torch types as a plain int: None where it
+    was not given (``NOT_GIVEN``, for the function's own default), torch's TypeError where
+    None was given, else ``dim`` itself (its type and range are the caller's to check).
+
+    Args:
+        fn: the function's name, for the message.
+        dim: the argument as given.
+        name: the argument's name, for the message.
+
+    Example:
+        >>> int_dim("cat", NOT_GIVEN), int_dim("cat", 1)           # doctest: +SKIP
+        (None, 1)
+        >>> int_dim("cat", None)                                   # doctest: +SKIP
+        TypeError: cat(): argument 'dim' must be int, not NoneType
+    """
+    if dim is NOT_GIVEN:
+        return None
+    if dim is None:
+        raise TypeError(f"{fn}(): argument '{name}' must be int, not NoneType (leave it out "
+                        "for the default)")
+    return dim
+
+
+def int_argument(fn, name, value, position=None):
+    """``value`` as torch's argument parser reads an argument typed ``int`` (``tensorinv``'s
+    ``ind``, ``vander``'s ``N``, ``native_group_norm``'s sizes, ``grid_sampler``'s modes): an
+    int, an integer NumPy scalar or a one-element integer Tensor as its int (``index_of``);
+    a bool, a float, a string, None, ... torch's TypeError naming the argument.
+
+    Args:
+        fn: the function's name, for the message.
+        name: the argument's name, for the message.
+        value: the argument as given.
+        position: its place in torch's signature (1 for the first), for the message.
+
+    Example:
+        >>> int_argument("linalg.vander", "N", np.int64(3))          # doctest: +SKIP
+        3
+        >>> int_argument("linalg.vander", "N", 2.5)                   # doctest: +SKIP
+        TypeError: linalg.vander(): argument 'N' must be int, not float
+    """
+    value = index_of(value)
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return int(value)
+    where = "" if position is None else f" (position {position})"
+    raise TypeError(f"{fn}(): argument '{name}'{where} must be int, not {type(value).__name__}")
+
 def float_of(value, where, name, one_element=False):
     """``value`` as torch reads a float argument (``eps``, ``p``, ``negative_slope``, ...): a
     Python float or int as it is; a bool as 0.0 or 1.0; a NumPy float, int or bool scalar as

@@ -654,7 +654,7 @@ def cross(input, other, *, dim=-1):
     Example:
         >>> mg.linalg.cross(mg.tensor([1.0, 0, 0]), mg.tensor([0.0, 1, 0]))  # [0, 0, 1]
     """
-    return products.cross(input, other, dim=dim)
+    return products.cross(input, other, dim=dtypes.int_dim("linalg.cross", dim))
 
 
 def vecdot(x, y, *, dim=-1):

@@ -91,7 +91,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
             raise RuntimeError(f"{fn}: expected {name} of the same shape as normalized_shape "
                                f"{list(shape)}, but got {name} of shape {list(p.shape)}")
     stat_shape = tuple(x.shape[:x.dim() - k]) + (1,) * k
-    if x.numel() == 0:
+    if _floating(fn, "LayerNormKernelImpl", x).numel() == 0:
         xc = _compute(x)
         mean = xc.sum(dim=tuple(range(x.dim() - k, x.dim())), keepdim=True)
         out = _affine(xc.to(x.dtype), weight, bias, shape)
@@ -118,6 +118,14 @@ def _array(t):
 def _records(*tensors):
     # whether the fused node would be recorded (its saved statistics then read from it)
     return is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+
+
+def _floating(fn, kernel, x):
+    # torch's CPU kernels of the norms have no integer or bool instantiation
+    if not (dtypes.is_floating(x.dtype) or x.dtype.kind == "c"):
+        raise NotImplementedError(f"{fn}: \"{kernel}\" not implemented for {x.dtype} input; "
+                                  "give a floating point tensor")
+    return x
 
 
 def _batch_stats(fn, x, weight, bias):
@@ -179,6 +187,11 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     x, dims, shape = _batch_stats(fn, input, weight, bias)
     running = [tensor_argument(fn, name, stat, optional=True) for name, stat in
                (("running_mean", running_mean), ("running_var", running_var))]
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if stat is not None and stat.dim() != 1:        # torch's accessor's RuntimeError
+            raise RuntimeError(f"{fn}: expected {name} of one dim (C,), got a tensor of "
+                               f"shape {tuple(stat.shape)}")
+    _floating(fn, "batch_norm", x)
     params = [p for p in (weight, bias, *running) if p is not None]
     # torch's CPU kernel takes float32 parameters beside a half input (its statistics then
     # float32), and otherwise parameters of the input's dtype only
@@ -275,6 +288,7 @@ def batch_norm_update_stats(input, running_mean, running_var, momentum):
     """
     fn = "batch_norm_update_stats"
     x, dims, shape = _batch_stats(fn, input, None, None)
+    _floating(fn, "batch_norm_update_stats_cpu", x)
     xc = _compute(x).detach()
     count = x.numel() // max(x.shape[1], 1)
     mean = xc.mean(dim=dims)
@@ -308,6 +322,8 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     """
     fn = "native_group_norm"
     x = tensor_argument(fn, "input", input)
+    N, C, HxW, group = (dtypes.int_argument(fn, name, v, i + 4) for i, (name, v) in
+                        enumerate((("N", N), ("C", C), ("HxW", HxW), ("group", group))))
     for name, p in (("weight", weight), ("bias", bias)):
         if tensor_argument(fn, name, p, optional=True) is not None and p.numel() != C:
             raise RuntimeError(f"{fn}: expected {name} to be a vector of size {C}, but got "
@@ -319,7 +335,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
     if x.numel() != N * C * HxW:
         raise RuntimeError(f"{fn}: expected input of N * C * HxW = {N * C * HxW} elements, "
                            f"got {x.numel()}")
-    xc = _compute(x).reshape(N, group, C // group * HxW)
+    xc = _compute(_floating(fn, "GroupNormKernelImpl", x)).reshape(N, group, C // group * HxW)
     if xc.numel() == 0:
         mean = xc.sum(dim=2)
         rstd = mean

@@ -31,7 +31,7 @@ from .ops.gamma import i0_array, i1_array, zeta_array
 from .ops.pointwise import expm1, log1p, round
 from .ops.reductions import log_softmax as _log_softmax, logsumexp, softmax as _softmax
 from .ops.special import (_ERFCX_FAR, _ERFCX_NEAR, _exp_of_minus_square, _on_gpu, _polynomial,
-                          erfc, erfc_array, erfinv, erfinv_array, exp2, logit, sinc)
+                          _real_only, erfc, erfc_array, erfinv, erfinv_array, exp2, logit, sinc)
 from .ops.torch_more import digamma, i0, igamma, igammac, lgamma, mvlgamma, polygamma
 from .ops.binary import xlogy
 from .ops.double_backward import _fitted, _formula, _safe, _select, _zero_where
@@ -377,22 +377,34 @@ def ndtr(input):
     return erfc(x * (-1 / SQRT_2)) * 0.5
 
 
-erfcx = _unary("erfcx", Erfcx, """The scaled complementary error function exp(x²)·erfc(x)
+def _real_unary(name, function, doc):
+    # torch has no complex kernel for these: its NotImplementedError, not a complex result
+    unchecked = _unary(name, function, doc)
+
+    def real(input):
+        _real_only(f"special.{name}", check_tensor(name, input))
+        return unchecked(input)
+    real.__name__, real.__qualname__, real.__doc__ = name, name, doc
+    real.method = unchecked.method
+    return real
+
+
+erfcx = _real_unary("erfcx", Erfcx, """The scaled complementary error function exp(x²)·erfc(x)
     (``torch.special.erfcx``), finite far right where erfc underflows (~1/(x√π)), inf far
     left; d/dx = 2x·erfcx(x) - 2/√π.""")
-log_ndtr = _unary("log_ndtr", LogNdtr, """log Φ(x), the log of the standard normal
+log_ndtr = _real_unary("log_ndtr", LogNdtr, """log Φ(x), the log of the standard normal
     distribution function (``torch.special.log_ndtr``), precise where Φ(x) underflows
     (log_ndtr(-40) = -804.6...); d/dx = φ(x)/Φ(x).""")
-ndtri = _unary("ndtri", Ndtri, """Φ⁻¹(p), the standard normal quantile
+ndtri = _real_unary("ndtri", Ndtri, """Φ⁻¹(p), the standard normal quantile
     (``torch.special.ndtri``): -inf at 0, inf at 1, NaN outside [0, 1], precise in both
     tails (``ndtri_array``); d/dp = √(2π)·exp(x²/2).""")
-entr = _unary("entr", Entr, """-x·log(x) elementwise, 0 at 0 and -inf for x < 0
+entr = _real_unary("entr", Entr, """-x·log(x) elementwise, 0 at 0 and -inf for x < 0
     (``torch.special.entr``); d/dx = -(log x + 1).""")
-i1 = _unary("i1", I1, """I1(x), the modified Bessel function of the first kind of order
+i1 = _real_unary("i1", I1, """I1(x), the modified Bessel function of the first kind of order
     1 (``torch.special.i1``); d/dx = I0(x) - I1(x)/x (1/2 at 0).""")
-i0e = _unary("i0e", I0e, """e^-|x|·I0(x), the exponentially scaled I0
+i0e = _real_unary("i0e", I0e, """e^-|x|·I0(x), the exponentially scaled I0
     (``torch.special.i0e``), finite where I0 overflows; d/dx = i1e(x) - sgn(x)·i0e(x).""")
-i1e = _unary("i1e", I1e, """e^-|x|·I1(x), the exponentially scaled I1
+i1e = _real_unary("i1e", I1e, """e^-|x|·I1(x), the exponentially scaled I1
     (``torch.special.i1e``); d/dx = i0e(x) - i1e(x)·(sgn(x) + 1/x) (1/2 at 0).""")
 xlog1py = binary._function("xlog1py", Xlog1py, ("input", "other"), """``input ·
     log1p(other)``, 0 where input is 0 (even for other -1), NaN where other is NaN

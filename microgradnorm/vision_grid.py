@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from . import backend
+from . import backend, dtypes
 from .autograd.function import Function
 from .dtypes import is_floating, is_half, torch_name
 from .ops.base import check_tensor, constant
@@ -525,10 +525,17 @@ def affine_grid(theta, size, align_corners=None):
     return matmul(base, theta.mT).reshape(n, *spatial, dims)            # (N, *spatial, dims)
 
 
+def _modes(fn, interpolation_mode, padding_mode):
+    # torch's parser types both as int: a float, a bool, None is its TypeError
+    return (dtypes.int_argument(fn, "interpolation_mode", interpolation_mode, 3),
+            dtypes.int_argument(fn, "padding_mode", padding_mode, 4))
+
+
 def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
     """``torch.grid_sampler``, the op under ``F.grid_sample``: its mode and padding as
     torch's enums, 0, 1, 2 for "bilinear", "nearest", "bicubic" and for "zeros", "border",
     "reflection"; ``align_corners`` a bool."""
+    interpolation_mode, padding_mode = _modes("grid_sampler", interpolation_mode, padding_mode)
     if interpolation_mode not in range(3) or padding_mode not in range(3):
         raise RuntimeError(f"grid_sampler(): expected interpolation_mode and padding_mode in "
                            f"0, 1, 2, got {interpolation_mode} and {padding_mode}")
@@ -538,6 +545,8 @@ def grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners):
 
 def grid_sampler_2d(input, grid, interpolation_mode, padding_mode, align_corners):
     """``torch.grid_sampler_2d``: ``grid_sampler`` of a 4-D input."""
+    interpolation_mode, padding_mode = _modes("grid_sampler_2d", interpolation_mode,
+                                              padding_mode)
     if getattr(input, "ndim", None) != 4:
         raise RuntimeError(f"grid_sampler_2d(): expected 4D input, got {input.ndim}D")
     return grid_sampler(input, grid, interpolation_mode, padding_mode, align_corners)

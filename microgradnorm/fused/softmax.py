@@ -153,7 +153,7 @@ def _row_op(fn, composite, fused, x, axis, dim, impl, dtype):
         axis = arguments.implicit_dim(fn, x.ndim, stacklevel=4)  # F.softmax(x): torch's dim
     impl = arguments.resolve_impl(fn, impl)
     if isinstance(x, Tensor) and x.size == 0:        # an empty copy of x in its dtype, an
-        return composite(x, axis, dim=dim)            # integer one too, as torch's
+        return composite(x, axis, **({} if dim is None else {"dim": dim}))   # as torch's
     arguments.check_tensor(fn, "x", x)
     axis = normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
     if impl == "composite":

@@ -31,7 +31,7 @@ from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd.function import Function
 from . import return_types
-from .base import broadcast_shape, check_tensor, constant, unbroadcast
+from .base import OutOfRangeError, broadcast_shape, check_tensor, constant, unbroadcast
 from .double_backward import _fit, _formula, _operand
 from .elementwise import tril, triu
 from .indexing import gather
@@ -216,6 +216,9 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True):
     if LU_data.ndim < 2:
         raise RuntimeError(f"{fn}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{list(LU_data.shape)} instead")
+    if unpack_pivots and LU_pivots.ndim == 0:
+        raise RuntimeError(f"{fn}: Expected LU_pivots of shape (*, k), k = min(m, n), got a "
+                           "0-d tensor")
     if LU_pivots.dtype != np.int32:
         raise RuntimeError(f"{fn}: LU_pivots is expected to be a contiguous tensor of "
                            "torch.int32 dtype.\nNote: this function is intended to be used "
@@ -288,9 +291,12 @@ def linalg_lu_solve(LU, pivots, B, *, left=True, adjoint=False):
         shape = "x".join(str(d) for d in B.shape[-2:])
         raise RuntimeError(f"{fn}: Incompatible shapes of A and B for the equation "
                            f"{'AX = B' if left else 'XA = B'} ({n}x{n} and {shape})")
-    if pivots.shape[-1:] != (n,):
-        raise RuntimeError(f"{fn}: Expected pivots of shape (*, {n}) for LU of shape "
-                           f"{list(LU.shape)}, got {list(pivots.shape)}")
+    if pivots.ndim == 0:                      # torch reads its size(-1) first: an IndexError
+        raise OutOfRangeError(f"{fn}: Expected pivots of shape (*, {n}) for LU of shape "
+                              f"{list(LU.shape)}, got a 0-d tensor")
+    if pivots.shape[-1] != n or pivots.shape != LU.shape[:-1]:      # no broadcast, as torch's
+        raise RuntimeError(f"{fn}: Expected LU.shape[:-1] and pivots.shape to be the same "
+                           f"({list(LU.shape[:-1])}), got pivots of shape {list(pivots.shape)}")
     broadcast_shape(fn, LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
     if not left:                              # XA = B: AᴴXᴴ = Bᴴ (XAᴴ = B: AXᴴ = Bᴴ)
         return _lu_solved(LU, pivots._array, B.mH, not adjoint).mH

@@ -396,9 +396,9 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
                            f"got {input.dtype} and {src.dtype}")
     if np.size(raw(index)) or reduce == "mean":    # an empty index reduces nothing first,
         _check_reducible("scatter_reduce", input, reduce)   # but a mean divides, as torch's
-    flat, src = _own_rows(input), _at_least_1d(src)
+    flat, src, dims = _own_rows(input), _at_least_1d(src), src.ndim
     try:
-        where, shape = _scatter_grid("scatter_reduce", flat, dim, index, src)
+        where, shape = _scatter_grid("scatter_reduce", flat, dim, index, src, dims)
     except OutOfRangeError as error:
         raise IndexRangeError(str(error)) from None
     out = ScatterReduce.apply(flat, _src_part(src, shape), where=where, reduce=reduce,

@@ -352,12 +352,12 @@ def _fill_value(fn, value, like):
     return constant(like.xp.asarray(value).astype(like.dtype))
 
 
-def _scatter_grid(fn, input, dim, given, src):
+def _scatter_grid(fn, input, dim, given, src, src_dims=None):
     """(index positions, index's shape): ``out[index[i][j]][j]`` for dim 0, after torch's
     checks (index with input's dims, no larger than src anywhere and than input off ``dim``;
     input and src at least 1-D, a 0-d index taken as 1-D, as torch's); empty positions for
     an empty index of any shape. The index Tensor itself among the positions: its version
-    is checked."""
+    is checked. ``src_dims``: src's dims as given (before a 0-d one is taken as 1-D)."""
     axis = normalize_axis(fn, dim, input.ndim, single=True)
     index = index_array(fn, given, input, any_empty=True)
     if index.size == 0:                  # writes nothing; src's part gets a zero gradient
@@ -365,9 +365,14 @@ def _scatter_grid(fn, input, dim, given, src):
             index.shape
     index = index.reshape(1) if index.ndim == 0 else index
     if index.ndim != input.ndim or src is not None and src.ndim != index.ndim:
-        raise RuntimeError(f"{fn}(): index must have as many dims as input (and src), got "
-                           f"shapes {tuple(index.shape)}, {input.shape}"
-                           + ("" if src is None else f" and {src.shape}"))
+        # torch reads src.size(d) for each dim d of index before it compares their dims: a
+        # src of fewer dims (not 0-d), no smaller than index on its own, is its IndexError
+        short = index.ndim == input.ndim and 0 < (src_dims or 0) < index.ndim and all(
+            n <= src.shape[d] and (d == axis or n <= input.shape[d])
+            for d, n in enumerate(index.shape[:src.ndim]))
+        raise (OutOfRangeError if short else RuntimeError)(
+            f"{fn}(): index must have as many dims as input (and src), got shapes "
+            f"{tuple(index.shape)}, {input.shape}" + ("" if src is None else f" and {src.shape}"))
     for d, n in enumerate(index.shape):
         if (d != axis and n > input.shape[d]) or (src is not None and n > src.shape[d]):
             raise RuntimeError(f"{fn}(): index {tuple(index.shape)} must be no larger than "
@@ -432,8 +437,9 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
                   "for more reduction options.")
     if src is not None:
         check_same_dtype("scatter", input, check_tensor("scatter", src), ("input", "src"))
+    dims = None if src is None else src.ndim
     flat, src = _at_least_1d(check_tensor("scatter", input)), _at_least_1d(src)
-    where, shape = _scatter_grid("scatter", flat, dim, index, src)
+    where, shape = _scatter_grid("scatter", flat, dim, index, src, dims)
     if 0 in shape and reduce == "multiply":       # an empty index multiplies nothing
         return input.clone()
     part = _src_part(src, shape) if src is not None else _fill_value("scatter", value, input)
@@ -459,8 +465,8 @@ def scatter_add(input, dim, index, src):
     """
     normalize_axis("scatter_add", dim, check_tensor("scatter_add", input).ndim, single=True)
     check_same_dtype("scatter_add", input, check_tensor("scatter_add", src), ("input", "src"))
-    flat, src = _at_least_1d(input), _at_least_1d(src)
-    where, shape = _scatter_grid("scatter_add", flat, dim, index, src)
+    flat, src, dims = _at_least_1d(input), _at_least_1d(src), src.ndim
+    where, shape = _scatter_grid("scatter_add", flat, dim, index, src, dims)
     return _as_shaped(ScatterAdd.apply(flat, _src_part(src, shape), index=where), input)
 
 

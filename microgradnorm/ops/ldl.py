@@ -275,6 +275,9 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
         raise TypeError("linalg.ldl_solve: out= is not supported here")
     if B.ndim < 2:
         raise RuntimeError(f"{fn}: The input tensor B must have at least 2 dimensions.")
+    if tuple(pivots.shape) != tuple(LD.shape[:-1]):          # a 0-d one too, as torch's
+        raise RuntimeError(f"{fn}: Expected LD.shape[:-1] and pivots.shape to be the same "
+                           f"({list(LD.shape[:-1])}), got pivots of shape {list(pivots.shape)}")
     if pivots.dtype != np.int32:
         raise RuntimeError(f"{fn}: Expected pivots to be integers. Got {pivots.dtype}")
     if B.dtype != LD.dtype:

@@ -17,6 +17,7 @@ from ..autograd.function import Function
 from ..dtypes import ComplexScalarError, is_half, torch_name
 from .base import conj, reduce_sum, unbroadcast
 from .elementwise import in_opmath
+from .shape_arguments import tensor_argument
 
 METHODS = ("mv", "dot", "vdot", "outer", "ger", "addmm", "baddbmm", "addmv")
 SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation may use
@@ -25,6 +26,11 @@ SUBSCRIPTS = string.ascii_letters             # the labels an einsum equation ma
 class MatrixShapeError(RuntimeError, ValueError):
     """Operands a product cannot take: torch's RuntimeError, and the ValueError this library
     raised for them before."""
+
+
+class MissingDimError(MatrixShapeError, IndexError):
+    """An operand without a dim that torch reads (its ``size(d)``) before its own shape check
+    (``mv`` of a 0-d matrix, ``addbmm`` of a 2-D batch2): torch's IndexError."""
 
 
 def _check_matmul(a_shape, b_shape):
@@ -136,8 +142,9 @@ def _mixed_dtypes(a, b):
     return RuntimeError(f"matmul: expected m1 and m2 to have the same dtype, but got: {x} != {y}")
 
 
-def _check_operands(fn, ndims, **operands):
-    # Tensors of ``ndims`` dims (None: any) and one dtype, not bool: torch has no bool kernel
+def _check_operands(fn, ndims, reads=None, **operands):
+    # Tensors of ``ndims`` dims (None: any) and one dtype, not bool: torch has no bool kernel;
+    # ``reads``: {name: dims torch reads first}, fewer its IndexError (MissingDimError)
     for name, t in operands.items():
         if not isinstance(t, _tensor.Tensor):
             raise TypeError(f"{fn}: {name} must be a Tensor, got {type(t).__name__}")
@@ -146,8 +153,9 @@ def _check_operands(fn, ndims, **operands):
         wanted = {n for _, _, n in named}
         wanted = f"both operands must be {wanted.pop()}-D" if len(wanted) == 1 \
             else ", ".join(f"{name} must be {n}-D" for name, _, n in named)
-        raise MatrixShapeError(f"{fn}: {wanted}, got shapes "
-                               f"{' and '.join(str(t.shape) for _, t, _ in named)}")
+        short = any(operands[name].ndim < n for name, n in (reads or {}).items())
+        raise (MissingDimError if short else MatrixShapeError)(
+            f"{fn}: {wanted}, got shapes {' and '.join(str(t.shape) for _, t, _ in named)}")
     kinds = {t.dtype for t in operands.values()}
     if len(kinds) > 1:
         raise RuntimeError(f"{fn}: expected {', '.join(operands)} to have the same dtype, "
@@ -183,7 +191,7 @@ def bmm(input, mat2):
 def mv(input, vec):
     """The product of a matrix and a vector of one dtype, (n, k) @ (k,) -> (n,)
     (``torch.mv``)."""
-    _check_operands("mv", (2, 1), mat=input, vec=vec)
+    _check_operands("mv", (2, 1), {"mat": 1}, mat=input, vec=vec)
     if input.shape[1] != vec.shape[0]:
         raise MatrixShapeError(f"mv: size mismatch, mat {input.shape[0]}x{input.shape[1]} and vec "
                                f"({vec.shape[0]})")
@@ -254,7 +262,8 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * (batch1 @ batch2)``, batched (``torch.baddbmm``): batch1
     (B, n, k), batch2 (B, k, m), input broadcast to (B, n, m), one dtype."""
-    _check_operands("baddbmm", (None, 3, 3), input=input, batch1=batch1, batch2=batch2)
+    _check_operands("baddbmm", (None, 3, 3), {"batch1": 2, "batch2": 3}, input=input,
+                    batch1=batch1, batch2=batch2)
     return in_opmath(lambda i, a, b: _scaled_sum("baddbmm", i, bmm(a, b), beta, alpha))(
         input, batch1, batch2)                                   # half: as addmm's
 
@@ -352,6 +361,8 @@ def _as_rows(weight):
 
 def outer(input, vec2):
     """The outer product of two 1-D tensors, (n,) and (m,) -> (n, m) (``torch.outer``)."""
+    tensor_argument("outer", "input", input, 1)
+    tensor_argument("outer", "vec2", vec2, 2)
     a_shape, b_shape = np.shape(input), np.shape(vec2)
     if len(a_shape) != 1 or len(b_shape) != 1:
         raise MatrixShapeError(f"outer: both operands must be 1-D, got shapes {a_shape} and "

@@ -19,7 +19,7 @@ from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
 from ..dtypes import (as_dtype, check_number, get_default_dtype, is_floating, is_half, sortable,
-                      torch_name)
+                      torch_name, NOT_GIVEN as _NO_DIM, int_dim)
 from . import elementwise, return_types
 from .base import (ALL_DIMS, LAST_DIM, EmptyReductionError, check_not_bool, check_orderable,
                    check_reducible, check_tensor, constant, dim_alias, normalize_axis, reduce_sum,
@@ -269,14 +269,14 @@ def _extreme(fn, x, dim, keepdim, axis, keepdims, other=None):
                       lambda data, a: getattr(data, "arg" + fn)(axis=a, keepdims=True))
 
 
-def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
+def max(input, dim=_NO_DIM, keepdim=False, *, other=None, axis=None, keepdims=None):
     """``torch.max``: ``x.max()`` is the largest element (a 0-d tensor; its gradient shared
     by ties); ``x.max(dim)`` the named tuple ``(values, indices)`` over ``dim``; ``x.max(y)``
     (y a Tensor) the elementwise ``maximum``.
 
     Args:
         input: the tensor.
-        dim: an int (``axis`` is its NumPy name), None, or a Tensor (``other=``).
+        dim: an int (``axis`` is its NumPy name), left out, or a Tensor (``other=``).
         keepdim: keep ``dim`` as size 1 (``keepdims`` too).
 
     With a dim, ``indices`` (int64) holds the first of equal maxima, or the first NaN (NaN
@@ -287,22 +287,22 @@ def max(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None)
         >>> values, indices = mg.tensor([[1.0, 3.0], [4.0, 2.0]]).max(dim=1)
         >>> values, indices                           # tensor([3., 4.]), tensor([1, 0])
     """
-    return _extreme("max", input, dim, keepdim, axis, keepdims, other)
+    return _extreme("max", input, int_dim("max", dim), keepdim, axis, keepdims, other)
 
 
-def min(input, dim=None, keepdim=False, *, other=None, axis=None, keepdims=None):
+def min(input, dim=_NO_DIM, keepdim=False, *, other=None, axis=None, keepdims=None):
     """``torch.min``: the smallest element, ``(values, indices)`` over ``dim``, or the
     elementwise ``minimum`` with a Tensor; as ``max`` (NaN counts as the smallest).
 
     Args:
         input: the tensor.
-        dim: an int (``axis`` too), None, or a Tensor (``other=``).
+        dim: an int (``axis`` too), left out, or a Tensor (``other=``).
         keepdim: keep ``dim`` as size 1 (``keepdims`` too).
 
     Example:
         >>> mg.tensor([[1.0, 3.0], [4.0, 2.0]]).min(0).indices          # tensor([0, 1])
     """
-    return _extreme("min", input, dim, keepdim, axis, keepdims, other)
+    return _extreme("min", input, int_dim("min", dim), keepdim, axis, keepdims, other)
 
 
 def aminmax(input, *, dim=None, keepdim=False):
@@ -325,12 +325,12 @@ def aminmax(input, *, dim=None, keepdim=False):
                                 amax(input, dim=dim, keepdim=keepdim))
 
 
-def median(input, dim=None, keepdim=False):
+def median(input, dim=_NO_DIM, keepdim=False):
     """``torch.median``: the lower of the two middle values when their count is even.
 
     Args:
         input: the tensor.
-        dim: None, the median of every element as a 0-d tensor (NaN if any element is NaN,
+        dim: left out, the median of every element as a 0-d tensor (NaN if any is NaN,
             or if x is empty; the gradient shared by the elements equal to it, as torch's);
             an int, the named tuple ``(values, indices)`` over ``dim``.
         keepdim: keep ``dim`` as size 1 (needs a dim).
@@ -342,7 +342,7 @@ def median(input, dim=None, keepdim=False):
     Example:
         >>> mg.tensor([[2.0, 1.0, 4.0, 3.0]]).median(1)   # values tensor([2.]), indices [0]
     """
-    if dim is None:
+    if (dim := int_dim("median", dim)) is None:
         check_not_bool("median", check_tensor("median", input))
         if keepdim:
             raise TypeError("median(): keepdim needs a dim")
@@ -464,7 +464,7 @@ def _shifted(x, axis):
     return x - _row_max(x, axis)
 
 
-def softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
+def softmax(input, axis=LAST_DIM, *, dim=_NO_DIM, dtype=None):
     r"""Softmax along ``axis``: :math:`e^{x_i - m} / \sum_j e^{x_j - m}`, :math:`m = \max_j x_j`;
     ``dtype`` casts x first, as torch's.
 
@@ -472,18 +472,18 @@ def softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
         >>> mg.softmax(mg.tensor([[1.0, 2.0, 3.0]]), dim=-1)  # rows sum to 1
     """
     input = in_dtype("softmax", input, dtype, floating=True)
-    axis = normalize_axis("softmax", axis, input.ndim, dim=dim, single=True)
+    axis = normalize_axis("softmax", axis, input.ndim, dim=int_dim("softmax", dim), single=True)
     if input.size == 0:
         return input.clone()                 # as empty as x, of its dtype (bool too), as torch's
     e = _shifted(input.to(np.float32) if is_half(input.dtype) else input, axis).exp()
     return (e / sum(e, axis, keepdims=True)).to(input.dtype)   # half: torch's one rounding
 
 
-def log_softmax(input, axis=LAST_DIM, *, dim=None, dtype=None):
-    r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``; ``dtype`` as
-    ``softmax``'s."""
+def log_softmax(input, axis=LAST_DIM, *, dim=_NO_DIM, dtype=None):
+    r"""Stable :math:`(x_i - m) - \log\sum_j e^{x_j - m}` along ``axis``; ``dtype`` as softmax's."""
     input = in_dtype("log_softmax", input, dtype, floating=True)
-    axis = normalize_axis("log_softmax", axis, input.ndim, dim=dim, single=True)
+    axis = normalize_axis("log_softmax", axis, input.ndim, dim=int_dim("log_softmax", dim),
+                          single=True)
     if input.size == 0:
         return input.clone()
     z = _shifted(input.to(np.float32) if is_half(input.dtype) else input, axis)

@@ -19,6 +19,7 @@ from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, 
                    unbroadcast)
 from .elementwise import Clone
 from .numpy_names import numpy_dim
+from ..dtypes import NOT_GIVEN, int_dim
 from .shape_arguments import split_sizes, tensor_sequence, tensor_start
 from .indexing import GetItem
 
@@ -213,8 +214,11 @@ def unsqueeze(input, axis=ALL_DIMS, *, dim=None):
     return reshape(input, input.shape[:axis] + (1,) + input.shape[axis:])
 
 
-def squeeze(input, axis=ALL_DIMS, *, dim=None):
-    """Size-1 dims removed: all, or those of ``axis`` (a named dim of another size stays)."""
+def squeeze(input, axis=ALL_DIMS, *, dim=NOT_GIVEN):
+    """Size-1 dims removed: all, or those of ``axis`` (a named dim of another size stays;
+    None given for it is torch's TypeError: leave it out for all)."""
+    if (dim := int_dim("squeeze", dim)) is None:        # both given: dim_alias's TypeError
+        axis = int_dim("squeeze", axis)
     axes = normalize_axis("squeeze", axis, input.ndim, dim=dim)
     axes = range(input.ndim) if axes is None else axes
     return reshape(input, tuple(n for i, n in enumerate(input.shape) if i not in axes or n != 1))
@@ -225,7 +229,7 @@ def contiguous(x):
     return x if x._array.flags.c_contiguous else Clone.apply(x)
 
 
-def concatenate(tensors, axis=DIM_0, *, dim=None):
+def concatenate(tensors, axis=DIM_0, *, dim=NOT_GIVEN):
     """Tensors joined along an existing ``axis`` (``torch.cat``), in torch's result dtype of
     them all; as torch, an empty 1-D tensor beside tensors of more dims is skipped (its
     dtype still counts)."""
@@ -238,7 +242,7 @@ def concatenate(tensors, axis=DIM_0, *, dim=None):
     if ndim == 0 or any(len(s) != ndim for s in kept):
         raise ShapeError(f"concatenate: tensors must have the same number of dims (at least "
                          f"1), got shapes {shapes}")
-    axis = normalize_axis("concatenate", axis, ndim, dim=dim, single=True)
+    axis = normalize_axis("concatenate", axis, ndim, dim=int_dim("cat", dim), single=True)
     if any(s[:axis] + s[axis + 1:] != kept[0][:axis] + kept[0][axis + 1:] for s in kept):
         raise ShapeError(f"concatenate: sizes must match except along axis {axis}, got "
                          f"shapes {shapes}")
@@ -250,13 +254,13 @@ def concatenate(tensors, axis=DIM_0, *, dim=None):
 cat = concatenate
 
 
-def stack(tensors, axis=DIM_0, *, dim=None):
+def stack(tensors, axis=DIM_0, *, dim=NOT_GIVEN):
     """Tensors of one shape joined along a new ``axis`` (``torch.stack``)."""
     tensors = tensor_sequence("stack", tensors)
     if not tensors:
         raise ShapeError("stack: expected at least one tensor")
     shape = np.shape(tensors[0])
-    axis = normalize_axis("stack", axis, len(shape), dim=dim, single=True,
+    axis = normalize_axis("stack", axis, len(shape), dim=int_dim("stack", dim), single=True,
                           insert=True)                      # the dim first, as torch
     for i, t in enumerate(tensors):
         if np.shape(t) != shape:
@@ -269,10 +273,10 @@ def stack(tensors, axis=DIM_0, *, dim=None):
 def _split_axis(fn, x, axis, dim):
     if x.ndim == 0:                       # before the dim's check, as torch
         raise ShapeError(f"{fn}: a 0-d tensor has no dim to cut")
-    return normalize_axis(fn, axis, x.ndim, dim=dim, single=True)
+    return normalize_axis(fn, axis, x.ndim, dim=int_dim(fn, dim), single=True)
 
 
-def split(tensor, split_size_or_sections, axis=DIM_0, *, dim=None):
+def split(tensor, split_size_or_sections, axis=DIM_0, *, dim=NOT_GIVEN):
     """A tuple of views along ``axis`` (``torch.split``): pieces of an int size (the last
     smaller), or of each size of a sequence.
 
@@ -291,13 +295,13 @@ def split(tensor, split_size_or_sections, axis=DIM_0, *, dim=None):
     return Split.apply(tensor, sizes=tuple(int(n) for n in sizes), axis=axis)
 
 
-def split_method(x, split_size, axis=DIM_0, *, dim=None):
+def split_method(x, split_size, axis=DIM_0, *, dim=NOT_GIVEN):
     """``Tensor.split(split_size, dim=0)``: ``split`` under the method's own keyword name,
     ``x.split(split_size=[d, d], dim=1)`` (the function's is ``split_size_or_sections``)."""
     return split(x, split_size, axis, dim=dim)
 
 
-def chunk(input, chunks, axis=DIM_0, *, dim=None):
+def chunk(input, chunks, axis=DIM_0, *, dim=NOT_GIVEN):
     """At most ``chunks`` views along ``axis``, each ceil(n / chunks) long (``torch.chunk``)."""
     if (chunks := _int("chunk", "chunks", chunks)) < 1:
         raise ShapeError(f"chunk: chunks must be at least 1, got {chunks}")
@@ -396,14 +400,14 @@ def meshgrid(*tensors, indexing=None):
     return tuple(grids)
 
 
-def unbind(input, dim=None, *, axis=None):
-    """The slices of x along ``dim`` (0 when None; ``axis``: NumPy's name for it), a tuple of
+def unbind(input, dim=NOT_GIVEN, *, axis=None):
+    """The slices of x along ``dim`` (0 when left out; ``axis``: NumPy's name for it), a tuple of
     views without that dim (``torch.unbind``).
 
     Example:
         >>> q, k, v = qkv.unbind(0)              # (3, B, T, C) -> 3 x (B, T, C)
     """
-    if dim is None or axis is not None:
+    if (dim := int_dim("unbind", dim)) is None or axis is not None:
         dim = numpy_dim("unbind", dim, axis, default=0)
     axis = _dim("unbind", check_tensor("unbind", input), dim)
     if input.shape[axis] == 0:

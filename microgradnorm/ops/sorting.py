@@ -16,6 +16,7 @@ from .base import check_not_bool, check_orderable, check_reducible, check_tensor
     normalize_axis
 from .indexing import gather, pick_along
 from .introsort import introsort_order, sort_order, topk_order
+from ..dtypes import NOT_GIVEN, int_dim
 from .numpy_names import numpy_dim
 
 
@@ -24,14 +25,14 @@ class SelectionRangeError(RuntimeError, ValueError):
     ValueError."""
 
 
-def argsort(input, dim=None, descending=False, stable=False, *, axis=None):
-    """The int64 indices that sort x along ``dim`` (-1 when None; ``axis``: NumPy's name for
+def argsort(input, dim=NOT_GIVEN, descending=False, stable=False, *, axis=None):
+    """The int64 indices that sort x along ``dim`` (-1 when left out; ``axis``: NumPy's name for
     it, as torch's) (``torch.argsort``), a constant; equal values keep their order
     (``stable=True``), NaN counts as the largest. With ``stable=False`` the equal values of a
     dim longer than 16 fall where torch's CPU kernel (``std::sort``) leaves them, for inputs
     of up to 32767 elements (the moves are replayed in Python); a larger one keeps them in
     order (as torch's radix sort of a 1-d integer input of that size does)."""
-    if dim is None or axis is not None:
+    if (dim := int_dim("argsort", dim)) is None or axis is not None:
         dim = numpy_dim("argsort", dim, axis, default=-1)
     check_orderable("sort", check_tensor("argsort", input)._array)
     axis = normalize_axis("argsort", dim, input.ndim, single=True)
@@ -70,11 +71,11 @@ def _unstable_order(xp, data, order, axis, descending):
     return xp.moveaxis(out.reshape(shape), -1, axis)
 
 
-def sort(input, dim=None, descending=False, stable=False, *, axis=None):
-    """``(values, indices)`` of input sorted along ``dim`` (-1 when None; ``axis``: NumPy's name
+def sort(input, dim=NOT_GIVEN, descending=False, stable=False, *, axis=None):
+    """``(values, indices)`` of input sorted along ``dim`` (-1 when left out; ``axis``: NumPy's name
     for it) (``torch.sort``), the named tuple ``return_types.sort``; the values are
     ``gather(input, dim, indices)``, so the gradient goes back to each value's place."""
-    if dim is None or axis is not None:
+    if (dim := int_dim("sort", dim)) is None or axis is not None:
         dim = numpy_dim("sort", dim, axis, default=-1)
     indices = argsort(input, dim, descending, stable)
     return return_types.sort(gather(input, dim, indices), indices)
@@ -92,16 +93,16 @@ def _check_k(fn, k, low, size, axis):
     return int(k)
 
 
-def topk(input, k, dim=None, largest=True, sorted=True, *, axis=None):
+def topk(input, k, dim=NOT_GIVEN, largest=True, sorted=True, *, axis=None):
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements
-    along ``dim`` (-1 when None; ``axis``: NumPy's name for it), in sorted order
+    along ``dim`` (-1 when left out; ``axis``: NumPy's name for it), in sorted order
     (``torch.topk``); the gradient goes to the picked ones.
 
     Of equal values, the ones picked and their order are those of torch's CPU kernel (its
     C++ selection's moves, replayed on the slices where a tie decides: ``_as_torch_topk``);
     ``sorted=False`` gives the order its selection leaves, as torch's (sorted where
     ``64 k <= n``, else ``std::nth_element``'s arrangement, replayed slice by slice)."""
-    if dim is None or axis is not None:
+    if (dim := int_dim("topk", dim)) is None or axis is not None:
         dim = numpy_dim("topk", dim, axis, default=-1)
     axis = normalize_axis("topk", dim, check_tensor("topk", input).ndim, single=True)
     k = _check_k("topk", k, 0, input.shape[axis] if input.ndim else 1, axis)

@@ -449,20 +449,20 @@ class NanMedianAll(MedianAll):
         return ordered[middle:middle + 1].reshape(kept)
 
 
-def nanmedian(input, dim=None, keepdim=False):
+def nanmedian(input, dim=dtypes.NOT_GIVEN, keepdim=False):
     """``median`` ignoring NaN (``torch.nanmedian``): the lower of the two middle values of
     the elements that are not NaN; NaN only where every element is.
 
     Args:
         input: the tensor.
-        dim: None, the value over every element (0-d; the gradient shared by the elements
+        dim: left out, the value over every element (0-d; the gradient shared by the elements
             equal to it); an int, the named tuple ``(values, indices)`` over ``dim``, the
             index that of the median in a stable sort (an all-NaN slice: its first element;
             torch leaves which NaN unspecified).
         keepdim: keep ``dim`` as size 1 (needs a dim).
     """
     x = check_tensor("nanmedian", input)
-    if dim is None:
+    if (dim := dtypes.int_dim("nanmedian", dim)) is None:
         check_not_bool("nanmedian", x)
         if keepdim:
             raise TypeError("nanmedian(): keepdim needs a dim")

@@ -15,7 +15,7 @@ from .. import backend, dtypes
 from ..autograd.function import Function
 from ..autograd.grad_mode import is_grad_enabled
 from . import shape as shape_ops
-from .base import check_tensor, constant
+from .base import OutOfRangeError, check_tensor, constant
 from . import return_types
 from .decompositions import _unused, check_eigenvector_phases, inverse, lapack
 from .pointwise import cumprod
@@ -44,7 +44,7 @@ def vander(x, *, N=None):
         raise RuntimeError("linalg.vander supports floating point, complex, and integer "
                            "tensors, but got Bool")
     x = x.reshape(1) if x.ndim == 0 else x               # a 0-d x: one element, as torch's
-    N = x.shape[-1] if N is None else N
+    N = x.shape[-1] if N is None else dtypes.int_argument("linalg.vander", "N", N)
     if N <= 1:
         raise RuntimeError("N must be greater than 1.")
     return _powers(x.long() if x.dtype.kind in "iu" else x, N)
@@ -108,7 +108,7 @@ def tensorinv(input, ind=2):
         >>> mg.linalg.tensorinv(A, ind=1).shape                          # (2, 3, 6)
     """
     check_tensor("linalg.tensorinv", input)
-    if not isinstance(ind, int) or isinstance(ind, bool) or ind <= 0:
+    if (ind := dtypes.int_argument("linalg.tensorinv", "ind", ind)) <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, rest = input.shape[:ind], input.shape[ind:]
     return inverse(_as_square("ind", input, rows, rest)).reshape(*rest, *rows)
@@ -156,6 +156,9 @@ def householder_product(input, tau):
     if m < n:
         raise RuntimeError(f"{fn}: input.shape[-2] must be greater than or equal to "
                            "input.shape[-1]")
+    if tau.ndim == 0:                   # torch reads its size(-1) first: an IndexError
+        raise OutOfRangeError(f"{fn}: Expected tau of one dim less than input, with at least "
+                              f"one, got a 0-d tensor (input of shape {tuple(input.shape)})")
     if tau.ndim != input.ndim - 1:
         raise RuntimeError(f"{fn}: Expected tau to have one dimension less than input, but got "
                            f"tau.ndim equal to {tau.ndim} and input.ndim is equal to {input.ndim}")

@@ -119,10 +119,12 @@ def swapdims_(self, dim0, dim1):
     return transpose_(self, dim0, dim1)
 
 
-def squeeze_(self, axis=ALL_DIMS, *, dim=None):
+def squeeze_(self, axis=ALL_DIMS, *, dim=dtypes.NOT_GIVEN):
     """In place ``squeeze``: the size-1 dims (all, or those of ``dim``, an int or a tuple)
     removed from the tensor's shape."""
-    normalize_axis("squeeze_", axis, self.ndim, dim=dim)
+    if (given := dtypes.int_dim("squeeze_", dim)) is None:
+        dtypes.int_dim("squeeze_", axis)
+    normalize_axis("squeeze_", axis, self.ndim, dim=given)
     return _view_in_place(self, "squeeze_", lambda x: shape_ops.squeeze(x, axis, dim=dim))
 
 
@@ -443,7 +445,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     Example:
         >>> mg.addbmm(mg.zeros(2, 4), mg.ones(3, 2, 5), mg.ones(3, 5, 4))   # 15 everywhere
     """
-    _check_operands("addbmm", (None, 3, 3), input=input, batch1=batch1, batch2=batch2)
+    _check_operands("addbmm", (None, 3, 3), {"batch1": 2, "batch2": 3}, input=input,
+                    batch1=batch1, batch2=batch2)
     (count, n, k), (count2, k2, m) = batch1.shape, batch2.shape
     if count != count2:
         raise MatrixShapeError(f"addbmm: batch1 and batch2 must have same number of "

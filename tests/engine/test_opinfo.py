@@ -58,6 +58,8 @@ def reduction(method):
         only(kwargs, ("dim", "keepdim"), method)
         dim = args[0] if args else kwargs.get("dim")
         keepdim = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+        if dim is None and method in ("max", "min"):    # x.max(None) is torch's TypeError
+            return getattr(x, method)(keepdims=keepdim)
         return getattr(x, method)(dims(dim), keepdims=keepdim)
     return run
 

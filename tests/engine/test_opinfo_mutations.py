@@ -17,13 +17,18 @@ NotImplementedError, and an integer or bool one beside a float64 ``n``, float32 
 promotes first, to float64;
 ``round``'s ``decimals`` past 308 places, an OverflowError where torch's result is NaN;
 ``fft.fftshift``'s ``dim`` as a 0-d integer tensor, which torch takes);
-``SPREAD`` a spread of the others, by kind of change.
+``SPREAD`` a spread of the others, by kind of change. ``REFUSED`` holds more such calls made
+directly (a ``dim`` given None where torch types it as a plain int, a dim torch reads before
+its shape check missing, a dtype without a kernel, an int argument given a float, None or a
+bool, a Tensor argument given None or a list); ``TAKEN`` the defaults beside them.
 """
 
 import warnings
 
 import numpy as np
 import pytest
+
+import microgradnorm as mg
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("expecttest")
@@ -186,3 +191,175 @@ def test_one_wrong_argument_answers_as_pytorch(case):
     for (values, dtype, shape), t in zip(before, given):
         assert (dtype, shape) == (t.dtype, tuple(t.shape))
         np.testing.assert_array_equal(values, t.detach().numpy())
+
+
+# ----- the same differences called directly: a dim torch types as a plain int given None, a
+# dim torch reads before its own shape check missing, an integer or complex tensor where torch
+# has no kernel, an int argument given a float, a string, a bool or None, a Tensor argument
+# given None or a list. Each case is ``(id, call)``, ``call(L, t)`` with ``L`` the library
+# (torch or mg) and ``t(*shape, dtype=...)`` making a float64 tensor (the same values under
+# both) that the test checks is left unchanged.
+
+def _fn(L):
+    return L.nn.functional
+
+
+def _piv(L, shape=()):           # int32 pivots of ones (a 0-d one by default)
+    return L.ones(shape, dtype=L.int32)
+
+
+REFUSED = [
+    # 1. dim=None given where torch's dim is a plain int (left out, it is the default)
+    ("cat", lambda L, t: L.cat([t(2, 3), t(2, 3)], dim=None)),
+    ("concat", lambda L, t: L.concat([t(2, 3)], dim=None)),
+    ("stack", lambda L, t: L.stack([t(2, 3), t(2, 3)], dim=None)),
+    ("unbind", lambda L, t: L.unbind(t(2, 3), dim=None)),
+    ("Tensor.unbind", lambda L, t: t(2, 3).unbind(None)),
+    ("topk", lambda L, t: L.topk(t(2, 3), 1, dim=None)),
+    ("sort", lambda L, t: L.sort(t(2, 3), dim=None)),
+    ("sort positional", lambda L, t: t(2, 3).sort(None)),
+    ("argsort", lambda L, t: L.argsort(t(2, 3), dim=None)),
+    ("linalg.cross", lambda L, t: L.linalg.cross(t(2, 3), t(2, 3), dim=None)),
+    ("trapezoid", lambda L, t: L.trapezoid(t(2, 3), dim=None)),
+    ("split", lambda L, t: L.split(t(2, 3), 1, dim=None)),
+    ("Tensor.split", lambda L, t: t(2, 3).split(1, dim=None)),
+    ("chunk", lambda L, t: L.chunk(t(2, 3), 2, dim=None)),
+    ("squeeze", lambda L, t: L.squeeze(t(1, 3), dim=None)),
+    ("squeeze positional", lambda L, t: t(1, 3).squeeze(None)),
+    ("squeeze_", lambda L, t: t(1, 3).squeeze_(dim=None)),
+    ("softmax", lambda L, t: L.softmax(t(2, 3), dim=None)),
+    ("Tensor.log_softmax", lambda L, t: t(2, 3).log_softmax(dim=None)),
+    ("special.softmax", lambda L, t: L.special.softmax(t(2, 3), None)),
+    ("gumbel_softmax", lambda L, t: _fn(L).gumbel_softmax(t(2, 3), dim=None)),
+    ("max", lambda L, t: L.max(t(2, 3), dim=None)),
+    ("Tensor.min", lambda L, t: t(2, 3).min(None)),
+    ("median", lambda L, t: L.median(t(2, 3), dim=None)),
+    ("nanmedian", lambda L, t: t(2, 3).nanmedian(dim=None)),
+    ("select", lambda L, t: L.select(t(2, 3), None, 0)),
+    ("flatten", lambda L, t: L.flatten(t(2, 3), start_dim=None)),
+    ("cumsum", lambda L, t: L.cumsum(t(2, 3), dim=None)),
+    # 2. a dim torch reads first missing (IndexError), shapes torch refuses (RuntimeError)
+    ("addbmm batch1 0-d", lambda L, t: L.addbmm(t(2, 4), t(), t(2, 3, 4))),
+    ("addbmm batch2 2-D", lambda L, t: L.addbmm(t(2, 4), t(2, 2, 3), t(3, 4))),
+    ("addbmm batch1 2-D", lambda L, t: L.addbmm(t(2, 4), t(2, 3), t(2, 3, 4))),
+    ("baddbmm batch1 1-D", lambda L, t: L.baddbmm(t(2, 2, 4), t(2), t(2, 3, 4))),
+    ("baddbmm batch2 0-d", lambda L, t: L.baddbmm(t(2, 2, 4), t(2, 2, 3), t())),
+    ("mv 0-d mat", lambda L, t: L.mv(t(), t(3))),
+    ("mv 3-D mat", lambda L, t: L.mv(t(1, 2, 3), t(3))),
+    ("scatter src 1-D", lambda L, t: L.scatter(t(2, 3), 0, L.tensor([[0, 1, 1]]), t(3))),
+    ("scatter src 0-d", lambda L, t: L.scatter(t(2, 3), 0, L.tensor([[0, 1, 1]]), t())),
+    ("scatter_add src 1-D", lambda L, t: L.scatter_add(t(2, 3), 0, L.tensor([[0, 1, 1]]),
+                                                       t(3))),
+    ("scatter_reduce src 1-D", lambda L, t: L.scatter_reduce(
+        t(2, 3), 0, L.tensor([[0, 1, 1]]), t(3), "sum")),
+    ("lu_solve 0-d pivots", lambda L, t: L.linalg.lu_solve(t(3, 3), _piv(L), t(3, 1))),
+    ("lu_solve pivots of one more dim", lambda L, t: L.linalg.lu_solve(
+        t(3, 3), _piv(L, (1, 3)), t(3, 1))),
+    ("householder_product 0-d tau", lambda L, t: L.linalg.householder_product(t(3, 2), t())),
+    ("ldl_solve 0-d pivots", lambda L, t: L.linalg.ldl_solve(t(3, 3), _piv(L), t(3, 1))),
+    ("ldl_solve pivots of one more dim", lambda L, t: L.linalg.ldl_solve(
+        t(3, 3), _piv(L, (1, 3)), t(3, 1))),
+    ("lu_unpack 0-d pivots", lambda L, t: L.lu_unpack(t(3, 3), _piv(L))),
+    ("native_batch_norm 0-d running stats", lambda L, t: L.native_batch_norm(
+        t(2, 3), None, None, t(), t(), True, 0.1, 1e-5)),
+    ("native_batch_norm 2-D running stats, eval", lambda L, t: L.native_batch_norm(
+        t(2, 3), None, None, t(1, 3), t(1, 3), False, 0.1, 1e-5)),
+    # 3. no kernel for the dtype: NotImplementedError
+    ("native_layer_norm int64", lambda L, t: L.native_layer_norm(
+        t(2, 3, dtype=L.int64), [3], None, None, 1e-5)),
+    ("native_batch_norm bool", lambda L, t: L.native_batch_norm(
+        t(2, 3, dtype=L.bool), None, None, None, None, True, 0.1, 1e-5)),
+    ("native_group_norm int64", lambda L, t: L.native_group_norm(
+        t(2, 4, 3, dtype=L.int64), None, None, 2, 4, 3, 2, 1e-5)),
+    ("bmm bool", lambda L, t: L.bmm(t(2, 2, 2, dtype=L.bool), t(2, 2, 2, dtype=L.bool))),
+    ("cross bool", lambda L, t: L.linalg.cross(t(2, 3, dtype=L.bool), t(2, 3, dtype=L.bool))),
+    *[(f"special.{name} complex", lambda L, t, name=name: getattr(L.special, name)(
+        t(3, dtype=L.complex128))) for name in
+      ("entr", "i1", "ndtri", "i0e", "i1e", "erfcx", "log_ndtr")],
+    # 4. an int argument given a float, a string, a bool or None: TypeError
+    ("tensorinv ind float", lambda L, t: L.linalg.tensorinv(t(4, 2, 2), ind=1.5)),
+    ("tensorinv ind None", lambda L, t: L.linalg.tensorinv(t(4, 2, 2), ind=None)),
+    ("vander N str", lambda L, t: L.linalg.vander(t(3), N="x")),
+    ("vander N bool", lambda L, t: L.linalg.vander(t(3), N=True)),
+    ("native_group_norm N float", lambda L, t: L.native_group_norm(
+        t(2, 4, 3), None, None, 2.5, 4, 3, 2, 1e-5)),
+    ("native_group_norm HxW None", lambda L, t: L.native_group_norm(
+        t(2, 4, 3), None, None, 2, 4, None, 2, 1e-5)),
+    ("native_group_norm group bool", lambda L, t: L.native_group_norm(
+        t(2, 4, 3), None, None, 2, 4, 3, True, 1e-5)),
+    ("grid_sampler mode float", lambda L, t: L.grid_sampler(
+        t(1, 1, 3, 3), t(1, 2, 2, 2), 0.5, 0, False)),
+    ("grid_sampler padding str", lambda L, t: L.grid_sampler(
+        t(1, 1, 3, 3), t(1, 2, 2, 2), 0, "x", False)),
+    ("grid_sampler_2d mode None", lambda L, t: L.grid_sampler_2d(
+        t(1, 1, 3, 3), t(1, 2, 2, 2), None, 0, False)),
+    # 5. a Tensor argument given None or a list: torch's parser's TypeError
+    ("outer vec2 None", lambda L, t: L.outer(t(3), None)),
+    ("outer vec2 list", lambda L, t: L.outer(t(3), [1.0, 2.0])),
+    ("Tensor.outer None", lambda L, t: t(3).outer(None)),
+    ("bilinear input1 None", lambda L, t: _fn(L).bilinear(None, t(2, 3), t(4, 3, 3))),
+    ("bilinear input2 list", lambda L, t: _fn(L).bilinear(t(2, 3), [[1.0] * 3] * 2,
+                                                          t(4, 3, 3))),
+    ("pinv None", lambda L, t: L.linalg.pinv(None)),
+    ("pinv list", lambda L, t: L.linalg.pinv([[1.0, 2.0], [3.0, 4.0]])),
+]
+# the defaults these checks must leave as they were: the dim left out, or None where torch
+# takes it (torch.cross's legacy dim, F.softmax's implicit one)
+TAKEN = [
+    ("cat", lambda L, t: L.cat([t(2, 3), t(2, 3)])),
+    ("stack", lambda L, t: L.stack([t(2, 3), t(2, 3)], 1)),
+    ("unbind", lambda L, t: L.unbind(t(2, 3))[1]),
+    ("sort", lambda L, t: t(2, 3).sort(descending=True).indices),
+    ("topk", lambda L, t: L.topk(t(2, 3), 2).values),
+    ("split", lambda L, t: t(4, 3).split(3)[1]),
+    ("chunk", lambda L, t: L.chunk(t(3, 2), 2)[1]),
+    ("squeeze", lambda L, t: L.squeeze(t(1, 3, 1))),
+    ("squeeze_", lambda L, t: t(1, 3).squeeze_()),
+    ("max", lambda L, t: t(2, 3).max()), ("median", lambda L, t: L.median(t(2, 3))),
+    ("nanmedian", lambda L, t: L.nanmedian(t(2, 3))),
+    ("softmax", lambda L, t: L.softmax(t(2, 3), 0)),
+    ("F.softmax dim None", lambda L, t: _fn(L).softmax(t(2, 3), dim=None)),
+    ("F.log_softmax empty", lambda L, t: _fn(L).log_softmax(t(0, 3), dim=1)),
+    ("cross dim None", lambda L, t: L.cross(t(2, 3), t(2, 3) * 2 + 1, dim=None)),
+    ("outer", lambda L, t: L.outer(t(3), t(2))),
+    ("vander N", lambda L, t: L.linalg.vander(t(3), N=L.tensor(4))),
+    ("grid_sampler", lambda L, t: L.grid_sampler(t(1, 1, 3, 3), t(1, 2, 2, 2) / 12, 1, 0, False)),
+]
+
+
+def _maker(L, made):
+    """``t(*shape, dtype=None)``: a tensor of the values 1/4, 2/4, ... in ``L``, appended with
+    its state (values, dtype, shape) as made to ``made``."""
+    def t(*shape, dtype=None):
+        values = np.arange(1, 1 + int(np.prod(shape)), dtype=np.float64).reshape(shape) / 4
+        tensor = L.tensor(values) if dtype is None else L.tensor(values).to(dtype)
+        made.append((tensor, _state([tensor])[0]))
+        return tensor
+    return t
+
+
+@pytest.mark.parametrize("case", REFUSED, ids=[c[0] for c in REFUSED])
+def test_a_call_torch_refuses_is_refused_with_its_class(case):
+    _, call = case
+    made = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as theirs:          # noqa: PT011 (torch's, whichever)
+            call(torch, _maker(torch, []))
+        with pytest.raises(type(theirs.value)) as ours:
+            call(mg, _maker(mg, made))
+    assert "object has no attribute" not in str(ours.value), ours.value
+    assert "tuple index out of range" not in str(ours.value), ours.value   # a bare one
+    for tensor, (values, dtype, shape) in made:          # a failed call changes nothing
+        assert (dtype, shape) == (tensor.dtype, tuple(tensor.shape))
+        np.testing.assert_array_equal(values, tensor.detach().numpy())
+
+
+@pytest.mark.parametrize("case", TAKEN, ids=[c[0] for c in TAKEN])
+def test_the_defaults_those_checks_keep(case):
+    _, call = case
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = call(torch, _maker(torch, []))
+        got = call(mg, _maker(mg, []))
+    compare(got, expected, torch.float64)
