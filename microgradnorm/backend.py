@@ -18,6 +18,11 @@ class DeviceError(RuntimeError, ValueError):
     class this library raised for a bad device name before."""
 
 
+class DeviceTypeError(DeviceError, TypeError):
+    """A device given as something other than a str, a device or an index (a float, a
+    Tensor): torch's argument parser's TypeError."""
+
+
 class NoGPUError(DeviceError, AssertionError):
     """"cuda" asked for where no GPU is reached: also an AssertionError, the class of torch's
     "Torch not compiled with CUDA enabled" on a machine without one."""
@@ -240,9 +245,10 @@ def check_device(device):
     if type(device) is str and device in DEVICES:
         return device                             # nothing to parse
     if not isinstance(device, Device):
-        if not isinstance(device, str):
-            raise DeviceError(f"device must be a str or a device ({', '.join(DEVICES)}), "
-                              f"got {type(device).__name__} {device!r}")
+        if not isinstance(device, str):     # an int is an accelerator's index to torch
+            raise (DeviceError if type(device) is int else DeviceTypeError)(
+                f"device must be a str or a device ({', '.join(DEVICES)}), got "
+                f"{type(device).__name__} {device!r}")
         device = Device(device)
     if device.type == "cuda" and device.index not in (None, 0):
         raise DeviceError(f"device {str(device)!r}: CUDA error: invalid device ordinal "

@@ -25,7 +25,7 @@ from . import backend, ops
 from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .autograd.profiler import aten_op
-from .dtypes import check_number, factory_shape, index_of, is_floating
+from .dtypes import NotFloatingError, check_number, factory_shape, index_of, is_floating
 from .ops import memory_formats
 from .ops.base import constant
 from .tensor import Tensor
@@ -204,8 +204,10 @@ def _convolution(fn, dims, input, weight, bias, stride, padding, dilation, group
                            f"got {x.shape[1]}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (not isinstance(t, Tensor) or t.dtype != x.dtype):
-            raise RuntimeError(f"{fn}: input ({x.dtype}) and {name} "
-                               f"({getattr(t, 'dtype', type(t).__name__)}) must have one dtype")
+            # a bool input: torch's NotImplementedError (no bool kernel), a RuntimeError too
+            raise (NotFloatingError if x.dtype == bool else RuntimeError)(
+                f"{fn}: input ({x.dtype}) and {name} "
+                f"({getattr(t, 'dtype', type(t).__name__)}) must have one dtype")
     _check_dtype(fn, x, INTEGERS)
     if bias is not None and bias.shape != (out_channels,):
         raise RuntimeError(f"{fn}: bias must have shape ({out_channels},) for weight "

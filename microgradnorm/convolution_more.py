@@ -85,9 +85,9 @@ def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_paddi
     if x.shape[1] != in_channels:
         raise RuntimeError(f"{fn}: weight {weight.shape} expects input {input.shape} to have "
                            f"{in_channels} channels, got {x.shape[1]}")
-    if weight.dtype != x.dtype:
-        raise RuntimeError(f"{fn}: input ({x.dtype}) and weight ({weight.dtype}) must have "
-                           "one dtype")
+    if weight.dtype != x.dtype:     # a bool x: torch's NotImplementedError (a RuntimeError)
+        raise (dtypes.NotFloatingError if x.dtype == bool else RuntimeError)(
+            f"{fn}: input ({x.dtype}) and weight ({weight.dtype}) must have one dtype")
     _check_dtype(fn, x, LONG)
     out_channels = group_out * groups
     if bias is not None and (bias.shape != (out_channels,) or result_dtype(x, bias) != x.dtype):
@@ -487,8 +487,8 @@ def bilinear(input1, input2, weight, bias=None):
                                    "bias": bias}.items()):      # torch's parser's TypeError
         ops.shape_arguments.tensor_argument(fn, name, t, i + 1, optional=name == "bias")
     if input1.ndim == 0 or input2.ndim == 0:
-        raise IndexError(f"{fn}: the inputs need a feature dim, got shapes {input1.shape} and "
-                         f"{input2.shape}")
+        raise (IndexError if input1.ndim == input2.ndim else RuntimeError)(   # torch's, by rank
+            f"{fn}: the inputs need a feature dim, got shapes {input1.shape} and {input2.shape}")
     if input1.shape[-1] == 0 or input2.shape[-1] == 0:
         raise RuntimeError(f"{fn}: the inputs need at least one feature, got shapes "
                            f"{input1.shape} and {input2.shape}")

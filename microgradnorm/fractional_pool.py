@@ -18,6 +18,7 @@ import numpy as np
 from . import backend, dtypes
 from .autograd.function import Function
 from .factories import rand
+from .fused.arguments import NotATensorError, RankError
 from .ops.base import constant
 from .tensor import Tensor
 
@@ -45,7 +46,8 @@ def _intervals(sample, in_size, out_size, pool):
 def _fractional(fn, dims, input, kernel_size, output_size, output_ratio, return_indices,
                 _random_samples):
     if not isinstance(input, Tensor):
-        raise TypeError(f"{fn}(): argument 'input' must be Tensor, not {type(input).__name__}")
+        raise NotATensorError(f"{fn}(): argument 'input' must be Tensor, not "
+                              f"{type(input).__name__}")        # torch's reads input.size()
     if output_size is None and output_ratio is None:
         raise ValueError(f"{fn} requires specifying either an output_size or an output_ratio")
     # read as torch's list of ints: a bool first or a float is its TypeError
@@ -58,8 +60,9 @@ def _fractional(fn, dims, input, kernel_size, output_size, output_ratio, return_
                          f"[-{max(input.ndim, 1)}, {max(input.ndim, 1) - 1}], but got "
                          f"{-dims - 1})")
     if input.ndim not in (dims + 1, dims + 2):
-        raise RuntimeError(f"{fn}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: "
-                           f"{list(input.shape)}")
+        # fewer than ``dims`` dims: torch's IndexError (it reads input.size(-dims))
+        raise (RankError if input.ndim < dims else RuntimeError)(
+            f"{fn}(): Expected {dims + 1}D or {dims + 2}D tensor, but got: {list(input.shape)}")
     spatial = input.shape[-dims:]
     if output_size is None:
         if dims == 2:                       # torch's 2-D check reads len() of the ratio first

@@ -121,9 +121,9 @@ log_sigmoid = logsigmoid       # PyTorch's F.logsigmoid, from losses.py (the log
 
 
 def _not_bool(fn, input):
-    # PyTorch has no bool kernel for these, though it has integer ones
-    if isinstance(input, Tensor) and input.dtype == np.bool_:
-        raise RuntimeError(f"{fn}: bool inputs are not supported")
+    if isinstance(input, Tensor) and input.dtype.kind in "bc":  # torch: no bool kernel, no order
+        kind = RuntimeError if input.dtype == np.bool_ else NotImplementedError   # of complex
+        raise kind(f"{fn}: {input.dtype} inputs are not supported")
 
 
 def relu(input, inplace=False):
@@ -477,8 +477,9 @@ def embedding_padding_idx(fn, padding_idx, num_embeddings):
 def _ids(fn, input, weight):
     """The integer ids of ``input`` (a Tensor or an array) on weight's device, in range."""
     ids = input._array if isinstance(input, Tensor) else input
-    ids = backend.to_device(ids if backend.is_cupy_array(ids) else np.asarray(ids),
-                            weight.device)
+    if not isinstance(ids, (np.ndarray, np.generic)) and not backend.is_cupy_array(ids):
+        raise TypeError(f"{fn}(): input must be a Tensor or an array, not {type(ids).__name__}")
+    ids = backend.to_device(ids if backend.is_cupy_array(ids) else np.asarray(ids), weight.device)
     if ids.dtype.kind not in "iu":
         raise IdsDtypeError(f"{fn}: input must hold integer ids, got dtype {ids.dtype}")
     rows = weight.shape[0]

@@ -16,7 +16,7 @@ from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .dtypes import check_number, float_of, index_of, is_floating
 from .fused import cross_entropy_rows, log_softmax
-from .fused.arguments import check_tensor, resolve_impl
+from .fused.arguments import RankError, check_tensor, resolve_impl
 from .ops.double_backward import _operand
 from .tensor import BroadcastError, Tensor
 
@@ -110,6 +110,9 @@ def _pointwise(fn, input, target, integers=False):
     if not integers and not is_floating(_common_dtype(input, target)):
         raise NotImplementedError(f"{fn}: input and target must not both be integer or bool "
                                   f"tensors, got {input.dtype}")
+    if not integers:    # torch's kernels take a bool beside a float (its `-` refuses one)
+        input, target = (t.to(_common_dtype(input, target)) if t.dtype == np.bool_ else t
+                         for t in (input, target))
     return input - target
 
 
@@ -234,8 +237,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         reduction = legacy_reduction("cross_entropy", size_average, reduce)
     check_tensor("cross_entropy", "input", input)
     if input.ndim == 0:
-        raise ValueError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "
-                         "got a 0-d tensor")
+        raise RankError("cross_entropy: input must have shape (C,), (N, C) or (N, C, d1, ...), "
+                        "got a 0-d tensor")
     classes, target_shape = _class_layout(input)
     xp = input.xp
     target_data = target._array if isinstance(target, Tensor) else target
@@ -338,8 +341,8 @@ def _nll_target(input, target, target_shape):
         if input.ndim > 1 and tuple(data.shape[:1]) != target_shape[:1]:
             raise ValueError(f"nll_loss: input batch size {input.shape[0]} must match target "
                              f"batch size {data.shape[0] if data.ndim else 0}")
-        raise RuntimeError(f"nll_loss: target must have shape {target_shape} for input "
-                           f"{input.shape} (the class dim is dim 1), got {tuple(data.shape)}")
+        raise LossArgumentError(f"nll_loss: target must have shape {target_shape} for input "
+                                f"{input.shape} (class dim 1), got {tuple(data.shape)}")
     return data.reshape(-1)
 
 
@@ -576,7 +579,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
         reduction = legacy_reduction("l1_loss", size_average, reduce)
     _tensor("l1_loss", "input", input)
     check_reduction("l1_loss", reduction)
-    if reduction == "mean" and not is_floating(_common_dtype(input, target)):
+    if reduction == "mean" and _common_dtype(input, target).kind in "biu":   # complex: |d|
         raise RuntimeError(f"l1_loss: the mean of integer differences has no dtype; input "
                            f"is {input.dtype}: pass floating tensors or reduction='sum'")
     losses = _pointwise("l1_loss", input, target, integers=True).abs()

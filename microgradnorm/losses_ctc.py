@@ -39,7 +39,8 @@ import numpy as np
 
 from . import backend, ops
 from .autograd.function import Function
-from .dtypes import check_bool, check_number, is_floating, is_half
+from .dtypes import NotFloatingError, check_bool, check_number, is_floating, is_half
+from .fused.arguments import RankError
 from .losses import check_reduction
 from .ops.base import constant
 from .tensor import Tensor
@@ -283,14 +284,14 @@ def _check_log_probs(log_probs):
     if not isinstance(log_probs, Tensor):
         raise TypeError(f"ctc_loss: log_probs must be a Tensor, got "
                         f"{type(log_probs).__name__}")
-    if not is_floating(log_probs.dtype):
-        raise RuntimeError(f"ctc_loss: log_probs must be floating, got {log_probs.dtype}")
+    if not is_floating(log_probs.dtype):    # torch's NotImplementedError (no kernel), a TypeError
+        raise NotFloatingError(f"ctc_loss: log_probs must be floating, got {log_probs.dtype}")
     if is_half(log_probs.dtype):
         raise NotImplementedError(f"ctc_loss: not implemented for {log_probs.dtype} (torch's "
                                   f"CPU has float32 and float64)")
-    if log_probs.ndim not in (2, 3):
-        raise RuntimeError(f"ctc_loss: log_probs must be (T, N, C) or unbatched (T, C), got "
-                           f"{log_probs.ndim}-D")
+    if log_probs.ndim not in (2, 3):        # torch's IndexError for a 0-d one (its size(1))
+        raise (RankError if log_probs.ndim == 0 else RuntimeError)(
+            f"ctc_loss: log_probs must be (T, N, C) or unbatched (T, C), got {log_probs.ndim}-D")
     if log_probs.size == 0:
         raise RuntimeError("ctc_loss: log_probs tensor must not be empty")
 

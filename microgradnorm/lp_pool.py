@@ -9,6 +9,8 @@ from . import ops
 from .convolution import _ints, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from .convolution_3d import avg_pool3d, max_pool3d
 from .dtypes import float_of
+from .fused.arguments import RankError
+from .tensor import Tensor
 
 __all__ = ["lp_pool1d", "lp_pool2d", "lp_pool3d"]
 
@@ -19,6 +21,9 @@ def _lp_pool(fn, dims, input, norm_type, kernel_size, stride, ceil_mode):
     # itself, whose gradient is 0 where m is 0 (relu's backward a select), so a zero window's
     # inf gradient of the root stops there: here the same select, where(m != 0, m, 0)
     norm_type = float_of(norm_type, fn, "norm_type", one_element=True)   # torch: arithmetic
+    if dims == 2 and isinstance(input, Tensor) and input.ndim < 3:   # torch reads dim -3
+        raise RankError(f"{fn}: expected a 3-D (unbatched) or 4-D (batched) input, got shape "
+                        f"{input.shape}")
     max_pool = (max_pool1d, max_pool2d, max_pool3d)[dims - 1]
     if norm_type == math.inf:
         return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)

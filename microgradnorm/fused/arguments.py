@@ -10,8 +10,20 @@ from ..tensor import Tensor, is_floating
 
 IMPLS = ("fused", "composite")
 
-__all__ = ["IMPLS", "check_impl", "check_tensor", "get_norm_impl", "implicit_dim", "norm_impl",
-           "resolve_impl"]
+__all__ = ["IMPLS", "NotATensorError", "RankError", "check_impl", "check_tensor",
+           "get_norm_impl", "implicit_dim", "norm_impl", "resolve_impl"]
+
+
+class NotATensorError(TypeError, AttributeError):
+    """Something other than a Tensor (or an array, where one is taken) given as an input:
+    torch's TypeError where its C function reads the argument, its AttributeError
+    (``'list' object has no attribute 'dim'``) where its Python code does; both catch this."""
+
+
+class RankError(RuntimeError, ValueError, IndexError):
+    """An input with too few dims (a 0-d one where a class or feature dim is read): torch's
+    IndexError where its kernel reads the missing dim, its RuntimeError where it checks the
+    rank, a ValueError too."""
 
 
 def implicit_dim(fn, ndim, stacklevel=3):

@@ -75,7 +75,7 @@ class Tanh(Module):
 
     def forward(self, input):
         """tanh(x). Shape: (*) -> (*)."""
-        return input.tanh()
+        return self._check_input(input).tanh()
 
 
 class Sigmoid(Module):

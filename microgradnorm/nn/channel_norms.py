@@ -4,6 +4,7 @@ parameters and buffers under PyTorch's names and forwards to its functional norm
 checks the input."""
 
 import math
+import numbers
 import warnings
 
 import numpy as np
@@ -61,8 +62,13 @@ class GroupNorm(NormModule):
         if type(num_channels) is int and num_channels < 0:     # torch: a negative size
             raise arguments.ChannelNormError(f"GroupNorm: num_channels must be a "
                                              f"non-negative int, got {num_channels}")
-        _check_positive("GroupNorm", num_groups=num_groups)
-        num_channels, = _check_sizes("GroupNorm", num_channels=num_channels)
+        try:
+            _check_positive("GroupNorm", num_groups=num_groups)
+            num_channels, = _check_sizes("GroupNorm", num_channels=num_channels)
+        except TypeError as error:      # a float or bool count: torch divides it first
+            if not all(isinstance(v, numbers.Real) for v in (num_groups, num_channels)):
+                raise
+            raise arguments.ChannelCountError(str(error)) from None
         if num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by "
                              f"num_groups ({num_groups})")

@@ -7,7 +7,8 @@ import numbers
 import numpy as np
 
 from .. import functional as F
-from ..dtypes import factory_shape, index_of
+from ..dtypes import ArgumentError, factory_shape, index_of
+from ..norms.arguments import ChannelCountError
 from . import init
 from .module import Module, Parameter, _check_sizes, _dtype
 
@@ -31,8 +32,15 @@ def _check_channels(name, in_channels, out_channels, groups, leading=("out_chann
     divisible by a positive int ``groups`` (ValueErrors as torch's). A bool count is taken
     except for ``leading``, the counts that are a first dim of torch's parameters; the
     counts are returned as the module keeps them."""
-    in_channels, out_channels = _check_sizes(name, leading, in_channels=in_channels,
-                                             out_channels=out_channels)  # Conv2d(True, 2, 1)
+    try:
+        in_channels, out_channels = _check_sizes(name, leading, in_channels=in_channels,
+                                                 out_channels=out_channels)  # Conv2d(True, 2, 1)
+    except TypeError as error:
+        if not any(isinstance(c, float) for c in (in_channels, out_channels)):
+            raise
+        # torch divides a float count by groups first: a ValueError where that leaves a
+        # remainder, its allocation's TypeError where not; both catch this
+        raise ChannelCountError(str(error)) from None
     groups = _check_groups(name, groups)
     for what, channels in (("in_channels", in_channels), ("out_channels", out_channels)):
         if channels % groups:
@@ -103,7 +111,8 @@ class _ConvNd(Module):
                        for v in values)
         wrong_type = any(not isinstance(v, int) for v in values)   # a float, a Tensor: torch's
         if len(values) != self.dims or wrong_type or any(v < minimum for v in values):
-            raise (TypeError if wrong_type else ValueError)(
+            # a negative size is torch's allocation's RuntimeError: ArgumentError is both
+            raise (TypeError if wrong_type else ArgumentError)(
                 f"{type(self).__name__}: {what} must be an int or {self.dims} ints >= "
                 f"{minimum}, got {value!r}")
         return values

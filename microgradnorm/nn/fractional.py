@@ -3,6 +3,8 @@ checks and repr: FractionalMaxPool2d, FractionalMaxPool3d (one-line forwards ove
 ``F.fractional_max_pool2d/3d``; a ``_random_samples`` given is kept as a buffer, as
 torch's), CrossMapLRN2d (over ``fractional_pool.cross_map_lrn2d``)."""
 
+import numbers
+
 from .. import fractional_pool
 from ..tensor import Tensor
 from .module import Module
@@ -34,7 +36,11 @@ class _FractionalMaxPoolNd(Module):
         self.output_size = None if output_size is None else \
             _tuple(output_size, self.dims)
         self.output_ratio = None if output_ratio is None else \
-            fractional_pool._tuple(output_ratio, self.dims)
+            _tuple(output_ratio, self.dims)         # a 0-d Tensor: torch's TypeError
+        if self.output_ratio is not None and not all(
+                isinstance(r, (numbers.Real, Tensor)) for r in self.output_ratio):
+            raise TypeError(f"{name}: output_ratio must be a number or a tuple of {self.dims} "
+                            f"numbers in (0, 1), got {output_ratio!r}")
         if output_size is None and output_ratio is None:
             raise ValueError(f"{name} requires specifying either an output size, or a pooling "
                              "ratio")

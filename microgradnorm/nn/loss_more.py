@@ -15,8 +15,10 @@ from .. import backend
 from .. import dtypes
 from .. import functional as F
 from ..dtypes import check_bool, check_number, float_of
+from ..fused.arguments import NotATensorError
 from ..losses import LossArgumentError
 from ..losses_more import check_distance_function, check_margin_p, check_positive_margin
+from ..tensor import Tensor
 from .distance import PairwiseDistance
 from .linear import Linear
 from .loss import _Loss, _WeightedLoss
@@ -416,6 +418,12 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                  dtype=None, reduction="mean", weight=None, ignore_index=None,
                  label_smoothing=0.0, options=None):
         name = "LinearCrossEntropyLoss"
+        if weight is not None and not isinstance(weight, Tensor):     # torch: weight.shape
+            raise NotATensorError(f"{name}: weight must be a Tensor or None, got "
+                                  f"{type(weight).__name__}")
+        if not isinstance(out_features, (tuple, list)):     # torch iterates it
+            raise TypeError(f"{name}: out_features must be a tuple of ints, got "
+                            f"{type(out_features).__name__} {out_features!r}")
         if weight is not None and tuple(weight.shape) != (num_classes,):
             raise LossArgumentError(f"{name}: expected weight shape {(num_classes,)}, got "
                                     f"{tuple(weight.shape)}")
@@ -423,7 +431,8 @@ class LinearCrossEntropyLoss(_WeightedLoss):
         if not 0 <= label_smoothing <= 1:
             raise LossArgumentError(f"{name}: label_smoothing must be in [0, 1], got "
                                     f"{label_smoothing!r}")
-        if ignore_index is not None:
+        if ignore_index is not None:        # a 0-d integer tensor is its int, as torch's
+            ignore_index = dtypes.index_of(ignore_index)
             check_number(name, "ignore_index", ignore_index, integer=True)
         if options is not None and not isinstance(options, LinearCrossEntropyOptions):
             raise TypeError(f"{name}: options must be a LinearCrossEntropyOptions or None, "

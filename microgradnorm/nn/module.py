@@ -11,6 +11,7 @@ from .. import autograd, backend, dtypes, torch_misc
 from .. import functional as F
 from ..dtypes import check_positive_ints as _check_positive  # noqa: F401 (for the layers)
 from ..dtypes import check_nonnegative_ints as _check_sizes  # noqa: F401 (for the layers)
+from ..fused.arguments import NotATensorError
 from ..norms import norm_impl
 from ..norms.arguments import MixedDtypeError
 from ..tensor import Tensor
@@ -32,6 +33,11 @@ class _CallPaths(threading.local):
     # per thread, as autograd's scope stacks: each thread sees its own outermost module
     def __init__(self):
         self.stack = []          # {id(module): dotted path} of the outermost module called
+
+
+class FloatDtypeError(RuntimeError, TypeError):
+    """A module's ``dtype=`` that is not floating: torch's RuntimeError (its parameters
+    cannot require grad), a TypeError too."""
 
 
 _call_paths_state = _CallPaths()
@@ -437,8 +443,9 @@ class Module(ModuleHooks, ModuleState, ModuleConvert):
         # "in_features=3") and its dtype ``weight``'s; errors name this module
         if not isinstance(x, Tensor):
             if not (isinstance(x, np.ndarray) or backend.is_cupy_array(x)):
-                raise TypeError(f"{self._describe()}: input must be a Tensor or an array, "
-                                f"got {type(x).__name__}; wrap data with mg.tensor(...)")
+                raise NotATensorError(f"{self._describe()}: input must be a Tensor or an "
+                                      f"array, got {type(x).__name__}; wrap data with "
+                                      f"mg.tensor(...)")
             x = Tensor(x, dtype=x.dtype, device=backend.device_of(x))
         k = 0 if trailing is None else len(trailing)
         if k and (x.ndim < k or x._array.shape[-k:] != tuple(trailing)):
@@ -448,8 +455,9 @@ class Module(ModuleHooks, ModuleState, ModuleConvert):
                 got = f"input's last dim is {x.shape[-1]}"
             else:
                 got = f"input's last {k} dims are {x.shape[-k:]}"
-            raise ValueError(f"{self._describe()}: {got}, expected {config} "
-                             f"(input shape {x.shape})")
+            # torch's RuntimeError (its matmul's shapes), a ValueError as here before
+            raise dtypes.ArgumentError(f"{self._describe()}: {got}, expected {config} "
+                                       f"(input shape {x.shape})")
         if weight is not None and x.dtype.kind == "f" and x.dtype != weight.dtype:
             # torch's RuntimeError ("mat1 and mat2 must have the same dtype"), a TypeError too
             raise MixedDtypeError(f"{self._describe()}: input is {x.dtype} but the parameters "
@@ -586,7 +594,7 @@ def _check_name(where, kind, name):
 def _dtype(dtype):
     dtype = dtypes.default_float(dtype)           # None: the default dtype, float32
     if not dtypes.is_floating(dtype):
-        raise TypeError(f"dtype must be a floating dtype, got {dtype}")
+        raise FloatDtypeError(f"dtype must be a floating dtype, got {dtype}")
     return dtype
 
 

@@ -41,6 +41,12 @@ class BatchNormRankError(ChannelNormError, IndexError):
     check reads dim 1), its RuntimeError in eval."""
 
 
+class ChannelCountError(TypeError, ValueError):
+    """A channel or group count given as a float (or a bool torch divides): torch's
+    ValueError where its divisibility check leaves a remainder, its allocation's TypeError
+    where not; both catch this (Conv*, ConvTranspose*, GroupNorm)."""
+
+
 class NormalizedShapeError(RuntimeError, ValueError):
     """A LayerNorm/RMSNorm input whose trailing dims are not ``normalized_shape``: PyTorch's
     RuntimeError ("Given normalized_shape=..."), and a ValueError as the other bad shapes."""
