@@ -70,21 +70,44 @@ def pytest_cmdline_main(config):
     a run of some paths runs in this process. ``-n N`` decides instead (``-n0``: this process).
     On a 2-core machine at load 4-6 the two workers took the suite from 12.5 to 9.6 minutes
     for 10% more CPU time. ``loadgroup`` keeps the tests of one ``xdist_group`` in one worker
-    (the CUDA builds' tests, which share the builds: tests/kernels/conftest.py)."""
+    (the CUDA builds' tests, which share the builds: tests/kernels/conftest.py; and each
+    file's tests, below)."""
     whole_suite = config.args_source is pytest.Config.ArgsSource.TESTPATHS
     if (whole_suite and config.pluginmanager.hasplugin("xdist")
             and config.option.numprocesses is None and not hasattr(config, "workerinput")):
         config.option.numprocesses, config.option.dist = 2, "loadgroup"
+    # a worker parses the command line again, without the dist chosen here: it is told
+    # (pytest_configure_node), or it would not mark the groups in the tests' ids
+    if getattr(config, "workerinput", {}).get("microgradnorm_loadgroup"):
+        config.option.loadgroup = True
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    """pytest-xdist's hook, in the controller, for each worker it starts."""
+    node.workerinput["microgradnorm_loadgroup"] = node.config.option.dist == "loadgroup"
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Refuse a test id that holds an object's address (``<function <lambda> at 0x...>``): it
+    """Each test file runs in one worker: a test without an ``xdist_group`` of its own is put
+    in its file's (``loadgroup`` then deals out whole files, the largest first, as
+    ``loadfile`` would, and keeps the groups that span files). Spread over both workers, a
+    file's module fixtures were built twice and its numba kernels compiled twice on a fresh
+    clone. Both ``tryfirst``: this runs after tests/kernels/conftest.py has set its groups
+    (registered later, that one runs first) and before pytest-xdist reads the groups into
+    the tests' ids.
+
+    Refuse a test id that holds an object's address (``<function <lambda> at 0x...>``): it
     differs from process to process, and the xdist workers, which each collect the suite,
     stop the run when their ids differ."""
     unstable = [item.nodeid for item in items if " at 0x" in item.nodeid]
     if unstable:
         raise pytest.UsageError("test ids that change from run to run (give the parameters "
                                 "ids): " + ", ".join(unstable[:5]))
+    for item in items:
+        if item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
 _SEED = int(os.environ.get("MICROGRADNORM_TEST_SEED", "0"))

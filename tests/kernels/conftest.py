@@ -46,9 +46,11 @@ def plain_emulation(tmp_path_factory):
         pytest.skip(str(error))
 
 
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items):
-    """Under pytest-xdist's ``--dist loadgroup`` (pyproject.toml) the tests of the two shared
-    builds run in one worker, which makes each build once."""
+    """Under pytest-xdist's ``--dist loadgroup`` (tests/conftest.py) the tests of the two
+    shared builds run in one worker, which makes each build once. ``tryfirst``: the group
+    must be set before pytest-xdist's own hook reads it into the tests' ids."""
     for item in items:
         if {"sm90_build", "plain_emulation"} & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.xdist_group("cuda-builds"))
