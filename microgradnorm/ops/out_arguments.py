@@ -234,6 +234,11 @@ def _partial(args, kwargs):
     return len(dims) < ndim
 
 
+def _no_dim(dim):
+    # left out (None, or the sentinel of the functions whose dim torch types as an int)
+    return dim is None or dim is dtypes.NOT_GIVEN
+
+
 def _call_with_out(fn, name, rule, args, kwargs, out):
     outs = tuple(out) if isinstance(out, (list, tuple)) else (out,)
     for each in outs:
@@ -243,9 +248,9 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
     for each in outs:                   # an inference tensor outside its mode: none written
         refuse_write(each)
     operands = tuple(_tensors((*args, *kwargs.values())))
-    dim = args[1] if len(args) > 1 else None
-    if name in ("sum", "prod", "median", "nanmedian") and getattr(dim, "value", dim) is None \
-            and kwargs.get("dim") is None:                      # (value: a Default's)
+    dim = getattr(args[1], "value", args[1]) if len(args) > 1 else None  # (a Default's value)
+    if name in ("sum", "prod", "median", "nanmedian") and _no_dim(dim) \
+            and _no_dim(kwargs.get("dim")):
         raise TypeError(f"{name}(): out= needs a dim (the overload over all elements takes "
                         "no out)")
     if name == "where" and not all(isinstance(a, Tensor) for a in (*args[1:3], None)[:2]):
