@@ -206,7 +206,23 @@ def _generic_device(where, device):
     raise RuntimeError(f"{where}: PyTorch is not linked with support for {kind} devices")
 
 
-class Stream:
+class _OnTheCpu:
+    """What a CPU stream and a CPU event share: their device, and nothing ever pending."""
+
+    @property
+    def device(self):
+        """``mg.device("cpu")``."""
+        return backend.Device(self.device_type)
+
+    def query(self):
+        """True: everything put on it is done (CPU work runs in order)."""
+        return True
+
+    def synchronize(self):
+        """Nothing to wait for."""
+
+
+class Stream(_OnTheCpu):
     """A device-generic stream (``torch.Stream``) on the CPU, as torch's CPU build: work on
     it runs in order, as all CPU work does, so ``query()`` is True and waiting does nothing;
     recording an event on it is torch's RuntimeError (the CPU has no events).
@@ -222,18 +238,6 @@ class Stream:
     def __init__(self, device=None, *, priority=0):
         self.device_type = _generic_device("Stream", device)
         self.device_index, self.stream_id = -1, 0
-
-    @property
-    def device(self):
-        """The stream's device, ``mg.device("cpu")``."""
-        return backend.Device(self.device_type)
-
-    def query(self):
-        """True: everything put on it is done."""
-        return True
-
-    def synchronize(self):
-        """Nothing to wait for."""
 
     def wait_stream(self, stream):
         """torch's RuntimeError: waiting on a stream records an event, which the CPU
@@ -268,7 +272,7 @@ class Stream:
                 f"{self.device_index}, stream_id={self.stream_id}")
 
 
-class Event:
+class Event(_OnTheCpu):
     """A device-generic event (``torch.Event``) on the CPU, as torch's CPU build: ``query()``
     is True and ``synchronize``/``wait`` do nothing; ``record`` is torch's RuntimeError (the
     CPU has no events), so ``elapsed_time`` is torch's ValueError.
@@ -287,18 +291,6 @@ class Event:
         self.device_type = _generic_device("Event", device)
         self.device_index, self.event_id = -1, 0
         self._timing = bool(enable_timing)
-
-    @property
-    def device(self):
-        """The event's device, ``mg.device("cpu")``."""
-        return backend.Device(self.device_type)
-
-    def query(self):
-        """True: nothing recorded is pending."""
-        return True
-
-    def synchronize(self):
-        """Nothing to wait for."""
 
     def wait(self, stream=None):
         """Nothing to wait for."""
