@@ -318,6 +318,7 @@ def int_argument(fn, name, value, position=None):
     where = "" if position is None else f" (position {position})"
     raise TypeError(f"{fn}(): argument '{name}'{where} must be int, not {type(value).__name__}")
 
+
 def float_of(value, where, name, one_element=False):
     """``value`` as torch reads a float argument (``eps``, ``p``, ``negative_slope``, ...): a
     Python float or int as it is; a bool as 0.0 or 1.0; a NumPy float, int or bool scalar as
