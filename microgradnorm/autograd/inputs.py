@@ -125,8 +125,6 @@ def _unpack_mixed(op_name, inputs):
             tuple([t is not None and t._requires_grad for t in tensors]))
 
 
-
-
 def _share_versions_with_bases(inputs, outputs):
     # A view output shares its input's version counter, as in PyTorch: an in-place change
     # through either one invalidates what was saved of both.
