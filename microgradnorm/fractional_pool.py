@@ -20,6 +20,7 @@ from .autograd.function import Function
 from .factories import rand
 from .fused.arguments import NotATensorError, RankError
 from .ops.base import constant
+from .ops.shape_arguments import tensor_argument
 from .tensor import Tensor
 
 __all__ = ["cross_map_lrn2d", "fractional_max_pool2d", "fractional_max_pool2d_with_indices",
@@ -83,9 +84,7 @@ def _fractional(fn, dims, input, kernel_size, output_size, output_ratio, return_
     planes = input.shape[-dims - 1]
     if _random_samples is None:
         _random_samples = rand(n_batch, planes, dims, dtype=input.dtype)
-    elif not isinstance(_random_samples, Tensor):
-        raise TypeError(f"{fn}(): argument '_random_samples' must be Tensor, not "
-                        f"{type(_random_samples).__name__}")
+    tensor_argument(fn, "_random_samples", _random_samples)
     if _random_samples.dtype != input.dtype:
         raise RuntimeError(f"Expected _random_samples to have the same dtype as input, got "
                            f"{_random_samples.dtype} and {input.dtype}")
