@@ -106,35 +106,21 @@ def _leading(x):
 # ----- the compiled loops -------------------------------------------------------------------
 # q (B, H, L, E), k (B, H, S, E), v (B, H, S, Ev), one dtype, any strides with each row's
 # E values contiguous; dout, O, ℓ and the gradients likewise (``_heads``). A block's
-# scores live in a flat buffer whose first rows·cols values are viewed as a C-contiguous
-# (rows, cols) matrix.
+# scores are held transposed, Sᵀ (keys, queries), in a flat buffer whose first cols·rows
+# values are viewed as a C-contiguous matrix: a key's row holds every query of the block,
+# so each query's running max, exp and sums are element-wise over a contiguous row of
+# queries, loops LLVM vectorizes whatever the causal cut. Held as S (queries, keys), each
+# query's max was a reduction LLVM does not vectorize (NaN's order), and a causal row's few
+# keys left its loops to their scalar remainders: the float32 forward took 1.4x as long
+# (one AVX-512 CPU, (16, 4, 64, 16)). A loop whose index does not start at 0 is written over
+# a slice that does: numba adds a negative index's wraparound to ``a[i]`` for an i not known
+# to be >= 0, and that select kept such loops from vectorizing (1.5-2x slower).
 
 @numba.njit(inline="always", **OPTIONS)
-def _softmax_block_row(row, seen, scale, top, total, r):
-    """Row r of a block of scores: S = row·scale on its first ``seen`` values (the keys it
-    may attend to), P = exp(S - m) written over them and 0 over the rest, m and l (top[r],
-    total[r], float64) updated. Returns exp(m_old - m), the accumulator's rescaling (1 on
-    the row's first keys, while the accumulator is still 0)."""
-    m_old = top[r]
-    m = m_old
-    for c in range(seen):
-        s = row[c] * scale
-        row[c] = s
-        m = s if s > m else m
-    for c in range(max(seen, 0), row.size):
-        row[c] = 0
-    if seen <= 0:
-        return 1.0
-    m = row.dtype.type(m)                       # S - m formed in the data's dtype
-    partial = 0.0                               # float64 accumulator
-    for c in range(seen):
-        e = _exp(row[c] - m)                    # in the data's dtype
-        row[c] = e
-        partial += e
-    alpha = math.exp(m_old - m)                 # 0 on the first block: m_old = -inf
-    total[r] = total[r] * alpha + partial
-    top[r] = m
-    return alpha if m_old > -np.inf else 1.0
+def _first_query(causal, i0, j0, c):
+    """The first row of a block of queries starting at query i0 that sees key j0 + c: with
+    ``is_causal`` (torch's top-left triangle) query i sees the keys j <= i, else all."""
+    return max(j0 + c - i0, 0) if causal else 0
 
 
 def _arrays(dtype, *ndims, readonly=False):
@@ -145,13 +131,22 @@ def _arrays(dtype, *ndims, readonly=False):
 @_any_layout(lambda t: (*_arrays(t, 4, 4, 4, readonly=True), numba.float64, numba.boolean,
                         *_arrays(t, 4, 3)))
 def _attention_blocks(q, k, v, scale, causal, out, lse):
-    """O (B, H, L, Ev) and ℓ (B, H, L) of each head, a block of queries at a time."""
+    """O (B, H, L, Ev) and ℓ (B, H, L) of each head, a block of queries at a time. Per
+    block of keys: Sᵀ = k_b·qᵀ·scale (BLAS, the scale as its α), each query's max m grown
+    over the keys it sees, l and the accumulator rescaled by exp(m_old - m), Pᵀ = exp(Sᵀ -
+    m) (0 where the query does not see the key) summed into l, and Pᵀᵀ·v_b added to the
+    accumulator."""
     batch, heads, length = q.shape[0], q.shape[1], q.shape[2]
     keys, width = k.shape[2], v.shape[3]
-    scores = np.empty(BLOCK_Q * BLOCK_K, q.dtype)           # S, then P, of one block
-    acc = np.empty((BLOCK_Q, width), q.dtype)               # Σ_b P_b·v_b, rescaled
-    top, total = np.empty(BLOCK_Q), np.empty(BLOCK_Q)       # m and l per row (float64)
-    overwrite, accumulate = np.array([1.0, 0.0], q.dtype), np.array([1.0, 1.0], q.dtype)
+    dtype = q.dtype
+    scores = np.empty(BLOCK_Q * BLOCK_K, dtype)             # Sᵀ, then Pᵀ, of one block
+    acc = np.empty((BLOCK_Q, width), dtype)                 # Σ_b P_b·v_b, rescaled
+    top = np.empty(BLOCK_Q, dtype)                          # m per query, S - m in dtype
+    grown = np.empty(BLOCK_Q, dtype)                        # m after this block's keys
+    total = np.empty(BLOCK_Q)                               # l per query (float64)
+    alpha = np.empty(BLOCK_Q)                               # exp(m_old - m), float64
+    scaled = np.array([scale, 0.0], dtype)                  # (α, β) of Sᵀ
+    accumulate = np.array([1.0, 1.0], dtype)
     for b in range(batch):
         for h in range(heads):
             qn, kn, vn = q[b, h], k[b, h], v[b, h]
@@ -163,29 +158,39 @@ def _attention_blocks(q, k, v, scale, causal, out, lse):
                 acc[:] = 0
                 for j0 in range(0, stop, BLOCK_K):
                     cols = min(BLOCK_K, stop - j0)
-                    s = scores[:rows * cols].reshape(rows, cols)
-                    _gemm(qn[i0:i0 + rows], False, kn[j0:j0 + cols], True, s, overwrite)
+                    st = scores[:cols * rows].reshape(cols, rows)
+                    _gemm(kn[j0:j0 + cols], False, qn[i0:i0 + rows], True, st, scaled)
+                    grown[:rows] = top[:rows]
+                    for c in range(cols):           # the max: -inf where a query is blind
+                        row = st[c]
+                        row[:min(_first_query(causal, i0, j0, c), rows)] = -np.inf
+                        for r in range(rows):
+                            grown[r] = row[r] if row[r] > grown[r] else grown[r]
+                    for r in range(rows):           # 0 on a query's first keys (-inf before)
+                        alpha[r] = _exp(np.float64(top[r]) - np.float64(grown[r]))
+                    for r in range(rows):           # 1 where m stayed (-inf - -inf is NaN)
+                        alpha[r] = 1.0 if grown[r] == top[r] else alpha[r]
+                        top[r] = grown[r]
+                        total[r] *= alpha[r]
+                    for c in range(cols):
+                        row = st[c]
+                        first = min(_first_query(causal, i0, j0, c), rows)
+                        seen, m = row[first:], top[first:rows]
+                        for r in range(seen.size):
+                            seen[r] = _exp(seen[r] - m[r])          # in the data's dtype
+                        row[:first] = 0
+                        for r in range(rows):
+                            total[r] += row[r]
                     for r in range(rows):
-                        seen = min(cols, i0 + r + 1 - j0) if causal else cols
-                        alpha = _softmax_block_row(s[r], seen, scale, top, total, r)
-                        if alpha != 1.0:
+                        if alpha[r] != 1.0:
+                            rescale = dtype.type(alpha[r])
                             for e in range(width):
-                                acc[r, e] *= alpha
-                    _gemm(s, False, vn[j0:j0 + cols], False, acc[:rows], accumulate)
+                                acc[r, e] *= rescale
+                    _gemm(st, True, vn[j0:j0 + cols], False, acc[:rows], accumulate)
                 for r in range(rows):
                     for e in range(width):
                         out[b, h, i0 + r, e] = acc[r, e] / total[r]
                     lse[b, h, i0 + r] = top[r] + math.log(total[r])
-
-
-@numba.njit(inline="always", **OPTIONS)
-def _probability_block_row(row, seen, scale, lse):
-    """P = exp(row·scale - ℓ) on the first ``seen`` values of a row of scores, 0 after."""
-    for c in range(seen):
-        s = row.dtype.type(row[c] * scale)
-        row[c] = _exp(s - lse)
-    for c in range(max(seen, 0), row.size):
-        row[c] = 0
 
 
 @_any_layout(lambda t: (*_arrays(t, 4, 4, 4, 4, 4, 3, readonly=True), numba.float64,
@@ -193,15 +198,19 @@ def _probability_block_row(row, seen, scale, lse):
 def _attention_blocks_backward(dout, q, k, v, out, lse, scale, causal, dq, dk, dv):
     """dq (B, H, L, E), dk (B, H, S, E), dv (B, H, S, Ev) of each head, a block of keys at
     a time, each accumulated in place by the products (β = 0 on a block's first visit,
-    then 1; the scale folded into α)."""
+    then 1; the scale folded into α). Per block of queries, transposed as the forward's:
+    Pᵀ = exp(k_b·qᵀ·scale - ℓ), dv_b += Pᵀ·dO, dPᵀ = v_b·dOᵀ, dSᵀ = Pᵀ∘(dPᵀ - D),
+    dq += dSᵀᵀ·k_b·scale, dk_b += dSᵀ·q·scale."""
     batch, heads, length, _ = q.shape
     keys, width = k.shape[2], v.shape[3]
-    p_block = np.empty(BLOCK_Q * BLOCK_K, q.dtype)          # P of one block
-    ds_block = np.empty(BLOCK_Q * BLOCK_K, q.dtype)         # dP, then dS
-    delta = np.empty(length, q.dtype)                       # D = Σ dO∘O per row
-    one = np.array([1.0, 0.0], q.dtype)                     # (α, β): overwrite
-    sums = np.array([[1.0, 0.0], [1.0, 1.0]], q.dtype)      # first visit, then accumulate
-    scaled = np.array([[scale, 0.0], [scale, 1.0]], q.dtype)
+    dtype = q.dtype
+    p_block = np.empty(BLOCK_Q * BLOCK_K, dtype)            # Pᵀ of one block
+    ds_block = np.empty(BLOCK_Q * BLOCK_K, dtype)           # dPᵀ, then dSᵀ
+    delta = np.empty(length, dtype)                         # D = Σ dO∘O per query
+    ell = np.empty(length, dtype)                           # the head's ℓ, contiguous
+    one = np.array([1.0, 0.0], dtype)                       # (α, β): overwrite
+    sums = np.array([[1.0, 0.0], [1.0, 1.0]], dtype)        # first visit, then accumulate
+    scaled = np.array([[scale, 0.0], [scale, 1.0]], dtype)
     for b in range(batch):
         for h in range(heads):
             qn, kn, vn, dn = q[b, h], k[b, h], v[b, h], dout[b, h]
@@ -211,6 +220,7 @@ def _attention_blocks_backward(dout, q, k, v, out, lse, scale, causal, dq, dk, d
                 for e in range(width):
                     d += dn[i, e] * out[b, h, i, e]
                 delta[i] = d
+                ell[i] = lse[b, h, i]
             for j0 in range(0, keys, BLOCK_K):
                 cols = min(BLOCK_K, keys - j0)
                 k_b, v_b = kn[j0:j0 + cols], vn[j0:j0 + cols]
@@ -223,20 +233,25 @@ def _attention_blocks_backward(dout, q, k, v, out, lse, scale, causal, dq, dk, d
                     rows = min(BLOCK_Q, length - i0)
                     again = 1 if i0 > first else 0          # this key block seen before
                     q_b, dout_b = qn[i0:i0 + rows], dn[i0:i0 + rows]
-                    p = p_block[:rows * cols].reshape(rows, cols)
-                    _gemm(q_b, False, k_b, True, p, one)          # (rows, cols)
-                    for r in range(rows):
-                        seen = min(cols, i0 + r + 1 - j0) if causal else cols
-                        _probability_block_row(p[r], seen, scale, lse[b, h, i0 + r])
-                    _gemm(p, True, dout_b, False, dv_b, sums[again])  # Σ Pᵀ·dO
-                    ds = ds_block[:rows * cols].reshape(rows, cols)
-                    _gemm(dout_b, False, v_b, True, ds, one)      # dP (rows, cols)
-                    for r in range(rows):
-                        for c in range(cols):
-                            ds[r, c] = (ds[r, c] - delta[i0 + r]) * p[r, c]
+                    pt = p_block[:cols * rows].reshape(cols, rows)
+                    _gemm(k_b, False, q_b, True, pt, scaled[0])        # Sᵀ (cols, rows)
+                    for c in range(cols):
+                        start = min(_first_query(causal, i0, j0, c), rows)
+                        pt[c, :start] = 0
+                        seen, m = pt[c, start:], ell[i0 + start:i0 + rows]
+                        for r in range(seen.size):
+                            seen[r] = _exp(seen[r] - m[r])
+                    _gemm(pt, False, dout_b, False, dv_b, sums[again])  # Σ Pᵀ·dO
+                    dst = ds_block[:cols * rows].reshape(cols, rows)
+                    _gemm(v_b, False, dout_b, True, dst, one)           # dPᵀ (cols, rows)
+                    d = delta[i0:i0 + rows]
+                    for c in range(cols):
+                        ds_row, p_row = dst[c], pt[c]
+                        for r in range(rows):
+                            ds_row[r] = (ds_row[r] - d[r]) * p_row[r]
                     # dq's rows: first met at the first key block (j0 = 0 sees every query)
-                    _gemm(ds, False, k_b, False, dqn[i0:i0 + rows], scaled[1 if j0 else 0])
-                    _gemm(ds, True, q_b, False, dk_b, scaled[again])  # Σ dSᵀ·q·scale
+                    _gemm(dst, True, k_b, False, dqn[i0:i0 + rows], scaled[1 if j0 else 0])
+                    _gemm(dst, False, q_b, False, dk_b, scaled[again])  # Σ dSᵀ·q·scale
 
 
 @_jit
