@@ -426,18 +426,34 @@ def _exp_sum(row, shift, out):
     return total
 
 
+# Both forwards take the rows a block at a time, each pass over the block's rows before the
+# next: the maxima, then the exponentials and their sums, then the write of y. Row by row,
+# each pass waited on the previous one's horizontal reduction (max, sum) of the same row;
+# across a block's rows those chains overlap. Measured at (4096, 64), one thread, Intel Xeon
+# (AVX-512), ms per forward, row by row -> blocks of 4: softmax float32 0.44 -> 0.36,
+# log-softmax 0.57 -> 0.39; float64 0.74 -> 0.69 and 0.91 -> 0.61 (blocks of 16 and 64: a
+# little slower than 4), the same values bit for bit. (The backward in blocks, the sums
+# then the writes, was slower: log-softmax float32 0.18 -> 0.21.)
+_BLOCK = 4
+
+
 @_jit
 def _softmax_rows(x, bits, sign, magnitude, y):
     """y = e/Σe, e = exp(x - m), over each row of x (M, N) into y (M, N); a row of -inf
-    gives 0/0 = NaN. Passes per row (in cache): the max, the write of e and its sum
-    (``_exp_sum``), the write of y."""
+    gives 0/0 = NaN. Passes over each block of rows (in cache): the maxima, the write of e
+    and its sums (``_exp_sum``), the write of y."""
     rows, size = x.shape
-    for i in range(rows):
-        xi, yi = x[i], y[i]
-        top = _row_shift(xi, bits[i], sign, magnitude)
-        t = x.dtype.type(_exp_sum(xi, top, yi))
-        for j in range(size):
-            yi[j] = yi[j] / t
+    shift, total = np.empty(_BLOCK, x.dtype), np.empty(_BLOCK, x.dtype)    # (block,)
+    for start in range(0, rows, _BLOCK):
+        block = range(start, min(start + _BLOCK, rows))
+        for i in block:
+            shift[i - start] = _row_shift(x[i], bits[i], sign, magnitude)
+        for i in block:
+            total[i - start] = x.dtype.type(_exp_sum(x[i], shift[i - start], y[i]))
+        for i in block:
+            yi, t = y[i], total[i - start]
+            for j in range(size):
+                yi[j] = yi[j] / t
 
 
 @numba.njit(inline="always", **OPTIONS)
@@ -452,13 +468,20 @@ def _row_logsumexp(row, bits, sign, magnitude, scratch):
 @_jit
 def _log_softmax_rows(x, bits, sign, magnitude, y):
     """y = x - ℓ over each row of x (M, N) into y (M, N); a row of -inf gives y = NaN.
-    Passes as ``_softmax_rows``'s, the exponentials not written."""
+    Passes as ``_softmax_rows``'s, the exponentials written to y as scratch."""
     rows, size = x.shape
-    for i in range(rows):
-        xi, yi = x[i], y[i]
-        lse = _row_logsumexp(xi, bits[i], sign, magnitude, yi)   # yi: scratch, then y
-        for j in range(size):
-            yi[j] = xi[j] - lse
+    shift, lse = np.empty(_BLOCK, x.dtype), np.empty(_BLOCK, x.dtype)      # (block,)
+    for start in range(0, rows, _BLOCK):
+        block = range(start, min(start + _BLOCK, rows))
+        for i in block:
+            shift[i - start] = _row_shift(x[i], bits[i], sign, magnitude)
+        for i in block:
+            top = shift[i - start]                  # ℓ = m + log Σ exp(x - m)
+            lse[i - start] = top + x.dtype.type(math.log(_exp_sum(x[i], top, y[i])))
+        for i in block:
+            xi, yi, ell = x[i], y[i], lse[i - start]
+            for j in range(size):
+                yi[j] = xi[j] - ell
 
 
 @_jit
