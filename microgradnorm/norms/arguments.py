@@ -16,7 +16,7 @@ from ..dtypes import float_of
 from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, norm_impl,
                                resolve_impl)
 from ..ops.base import ShapeError
-from ..tensor import Tensor, is_floating
+from ..tensor import Size, Tensor, is_floating
 
 __all__ = ["IMPLS", "BatchNormRankError", "ChannelNormError", "GroupCountError",
            "MixedDtypeError", "NormalizedShapeError", "NormalizedShapeTypeError",
@@ -141,7 +141,7 @@ def check_row_norm(fn, x, shape, eps, impl, weight_dtype=None, residual=None, **
     """Checks of LayerNorm/RMSNorm and their residual forms; returns normalized_shape as a
     tuple. ``params``: weight and bias, in x's dtype (or ``weight_dtype`` for the weight)."""
     if _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
-        return (shape,) if type(shape) is int else shape
+        return (shape,) if type(shape) is int else tuple(shape)     # a Size: its tuple
     check_tensor(fn, "x", x)
     shape = normalized_shape(fn, shape)
     trailing = x.shape[max(x.ndim - len(shape), 0):]
@@ -166,6 +166,8 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
         return False
     data = x._array
     shape = (shape,) if type(shape) is int else shape
+    if type(shape) is Size:         # ``weight.shape``, as nanoGPT's LayerNorm passes it: its
+        shape = tuple(shape)        # tuple, compared without Size's Python-level __eq__
     if type(shape) is not tuple or not shape:
         return False
     for n in shape:                 # a loop, not set(map(type, shape)): a third faster
