@@ -43,6 +43,8 @@ from .dtypes import int16 as short
 from .dtypes import int32 as int
 from .dtypes import int64 as long
 from .dtypes import complex64, complex128
+from .dtypes import (float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz,
+                     float8_e8m0fnu)
 from .dtypes import complex64 as cfloat
 from .dtypes import complex128 as cdouble
 from .factories import (arange, bernoulli, empty, from_numpy, full, get_rng_state, initial_seed,
@@ -260,6 +262,7 @@ __all__ = ["Function", "Generator", "GradcheckError", "GraphStats", "MemoryTimel
            "chunk", "clamp", "compare", "concatenate", "cpu_kernels",
            "default_generator", "double", "empty",
            "enable_grad", "exp", "finfo", "flatten", "float", "float16", "float32", "float64",
+           "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu",
            "from_numpy", "full", "gather", "get_cpu_kernels", "get_default_dtype", "get_norm_impl",
            "get_printoptions", "get_rng_state",
            "grad",

@@ -12,6 +12,7 @@ to float16 or bfloat16 to compute in them), so:
   where torch's is: on "cpu", and on "cuda" where a GPU is seen."""
 
 import functools
+import threading
 import warnings
 
 import numpy as np
@@ -29,9 +30,23 @@ _AVAILABLE = ("cpu", "cuda", "mps", "xpu", "hpu", "xla", "mtia", "maia", "ipu")
 DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip",
                 "ve", "fpga", "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia",
                 "privateuseone")
-# the per-device state torch's autocast keeps: enabled flags and dtypes set (by a block or
-# set_autocast_*), the cache flag and the nesting count; nothing here reads it to cast
-_state = {"enabled": {}, "dtype": {}, "cache": True, "nesting": 0}
+class _ThreadState(threading.local):
+    """The per-device state torch's autocast keeps: enabled flags and dtypes set (by a block
+    or set_autocast_*), the cache flag and the nesting count; nothing here reads it to cast.
+    Each thread has its own, as torch's (its thread-local dispatch keys and counters): a
+    block in one thread is not seen in another, which starts from the defaults."""
+
+    def __init__(self):
+        self.values = {"enabled": {}, "dtype": {}, "cache": True, "nesting": 0}
+
+    def __getitem__(self, key):
+        return self.values[key]
+
+    def __setitem__(self, key, value):
+        self.values[key] = value
+
+
+_state = _ThreadState()
 
 
 def _dtype_of(device_type):

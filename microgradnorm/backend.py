@@ -8,6 +8,8 @@ import warnings
 
 import numpy as np
 
+from . import dtypes
+
 from .meta_arrays import META_NUMPY, MetaArray, is_meta_array, meta_array
 
 DEVICES = ("cpu", "cuda", "meta")     # meta: shapes and dtypes, no data (meta_arrays.py)
@@ -336,6 +338,8 @@ def new_array(data, dtype=None, device="cpu"):
         data = data.real
     if dtype is None:
         return np.array(data, copy=True)
+    if dtypes.is_float8(dtype):         # torch's saturation and NaN bytes, not ml_dtypes'
+        return dtypes.float8_converted(np.asarray(data), np.dtype(dtype))
     with silent_floats():               # 1e40 as float32: inf, silently, as torch's
         return np.array(data, dtype=dtype, copy=True)
 

@@ -14,6 +14,20 @@ except ImportError:                       # optional: only bfloat16 needs it
 
 bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
 
+# torch's 8-bit floats, ml_dtypes' types: e4m3fn (max 448, no inf), e5m2 (IEEE-like, inf),
+# the "fnuz" pair (one NaN, no -0, no inf) and e8m0fnu (powers of two, a scale's dtype).
+# Without ml_dtypes each name is its string, which ``as_dtype`` refuses naming the package.
+FLOAT8_NAMES = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
+                "float8_e8m0fnu")
+FLOAT8 = {name: name if ml_dtypes is None else np.dtype(getattr(ml_dtypes, name))
+          for name in FLOAT8_NAMES}
+float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = \
+    FLOAT8.values()
+_FLOAT8_DTYPES = frozenset(() if ml_dtypes is None else FLOAT8.values())
+# the float8 dtypes whose NaN torch converts to the integer 0 (the others: C's INT_MIN)
+_FLOAT8_NAN_TO_ZERO = frozenset(() if ml_dtypes is None else
+                                (float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
+
 # PyTorch's dtype names as NumPy dtypes, so ``t.dtype == mg.float32`` and ``dtype=mg.long``
 # work anywhere a dtype is taken; ``mg.float``, ``mg.long``, ... are ``TORCH_ALIASES``
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
@@ -71,18 +85,87 @@ def as_dtype(dtype):
     """``dtype`` (a NumPy dtype, a type, or a name such as ``"bfloat16"``) as a NumPy dtype."""
     if dtype is None:
         return None
-    if isinstance(dtype, str) and dtype == "bfloat16":
-        if bfloat16 is None:
-            raise TypeError('dtype "bfloat16" needs ml_dtypes: pip install ml_dtypes '
+    if isinstance(dtype, str) and (dtype == "bfloat16" or dtype in FLOAT8):
+        if ml_dtypes is None:
+            raise TypeError(f'dtype "{dtype}" needs ml_dtypes: pip install ml_dtypes '
                             '(or "microgradnorm[bf16]")')
-        return bfloat16
+        return bfloat16 if dtype == "bfloat16" else FLOAT8[dtype]
     return np.dtype(dtype)
 
 
+def is_float8(dtype):
+    """One of torch's five 8-bit floating dtypes (``FLOAT8_NAMES``)."""
+    return dtype in _FLOAT8_DTYPES
+
+
+class Float8Error(NotImplementedError):
+    """An op torch has no CPU kernel for on a float8 tensor (``add``, ``sum``, ``lt``, ...):
+    its NotImplementedError (a RuntimeError too)."""
+
+
+class Float8PromotionError(RuntimeError, TypeError):
+    """A float8 dtype beside any other dtype: torch refuses to promote them (a RuntimeError);
+    a TypeError too."""
+
+
+def check_float8_promotion(first, second):
+    """Raise torch's error where ``first`` and ``second`` differ and one is a float8 dtype
+    (``torch.promote_types``: "Promotion for Float8 Types is not supported")."""
+    if first != second and (first in _FLOAT8_DTYPES or second in _FLOAT8_DTYPES):
+        raise Float8PromotionError(f"Promotion for Float8 Types is not supported, attempted "
+                                   f"to promote {torch_name(first)} and {torch_name(second)}")
+
+
+def float8_converted(array, dtype):
+    """``array`` converted to or from a float8 ``dtype`` as torch's CPU casts do, where
+    ml_dtypes' ``astype`` differs:
+
+    * into float8 every source goes through float32 (c10's Float8 types are built from a
+      float, so a float64 rounds twice, as torch's);
+    * e4m3fn saturates: a finite value past 448 and ±inf become ±448 (ml_dtypes: NaN);
+    * e5m2's NaN is 0x7f with the sign (ml_dtypes: 0x7e);
+    * e8m0fnu reads |x| (the sign is dropped) and 0 becomes 2**-127, its byte 0 (ml_dtypes:
+      NaN);
+    * out of float8 the value goes through float32 (exact), then as float32 converts, so
+      e4m3fn's and e5m2's NaN and inf become integers as C's cast (INT_MIN), except into
+      uint32, which goes through int64 (NaN: 0, the low half of INT64_MIN), as torch's;
+      the NaN of the "fnuz" pair and e8m0fnu becomes 0 in every integer dtype (measured
+      on torch 2.13's CPU).
+    """
+    if array.dtype in _FLOAT8_DTYPES and dtype not in _FLOAT8_DTYPES:
+        wide = array.astype(float32)
+        if dtype.kind not in "iu":
+            return wide.astype(dtype)
+        if array.dtype in _FLOAT8_NAN_TO_ZERO:
+            wide[np.isnan(wide)] = 0.0
+        with np.errstate(invalid="ignore"):
+            if dtype == np.uint32:
+                return wide.astype(np.int64).astype(dtype)
+            return wide.astype(dtype)
+    if array.dtype.kind == "c":
+        array = array.real
+    with np.errstate(over="ignore", invalid="ignore"):
+        wide = array.astype(float32)
+    if dtype == FLOAT8["float8_e4m3fn"]:
+        wide = np.clip(wide, -448.0, 448.0)                 # NaN stays NaN
+    elif dtype == FLOAT8["float8_e8m0fnu"]:
+        bits = np.abs(wide).astype(dtype)
+        bits.view(np.uint8)[np.abs(wide) == 0] = 0          # 2**-127
+        return bits
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = wide.astype(dtype)
+    if dtype == FLOAT8["float8_e5m2"]:
+        nan = np.isnan(wide)
+        out.view(np.uint8)[nan] = 0x7F | (np.signbit(wide[nan]).astype(np.uint8) << 7)
+    return out
+
+
 def is_floating(dtype):
-    """float16, bfloat16, float32 or float64 (any NumPy float, and ml_dtypes' bfloat16)."""
+    """float16, bfloat16, float32 or float64 (any NumPy float), or one of ml_dtypes' float8
+    dtypes (torch's ``is_floating_point``)."""
     dtype = np.dtype(dtype)
-    return dtype.kind == "f" or (bfloat16 is not None and dtype == bfloat16)
+    return dtype.kind == "f" or (bfloat16 is not None and dtype == bfloat16) or \
+        dtype in _FLOAT8_DTYPES
 
 
 def is_complex(dtype):
@@ -370,8 +453,22 @@ def accumulation_dtype(dtype):
 
 def upcast_half(array):
     """``array`` in its accumulation dtype: half precision cast to float32 (where the fused
-    nodes compute it), anything else as it is, not copied."""
-    return array.astype(np.float32) if is_half(array.dtype) else array
+    nodes compute it), anything else as it is, not copied. A float8 array is refused as
+    torch's CPU kernels refuse it (``check_float8_compute``)."""
+    if not is_half(array.dtype):
+        return array
+    check_float8_compute("opmath", array.dtype)
+    return array.astype(np.float32)
+
+
+def check_float8_compute(fn, dtype):
+    """Raise torch's NotImplementedError where ``dtype`` is a float8 dtype: torch's CPU has
+    no arithmetic kernel for them (add, sum, exp, lt, ...; mul, abs, == and copies it has).
+    Called only on half precision's paths (``is_half`` holds for float8 too), so float32
+    and float64 never reach it: a test on every op cost 3 % per node."""
+    if dtype in _FLOAT8_DTYPES:
+        raise Float8Error(f'"{fn}" not implemented for \'{torch_name(dtype)}\': torch has no '
+                          "CPU kernel for this op on float8; convert first (x.float())")
 
 
 def sortable(array):
@@ -417,15 +514,19 @@ class finfo:
 
     def __init__(self, dtype=None):
         dtype = np.dtype(get_default_dtype() if dtype is None else dtype)
-        if dtype.kind not in "fc" and dtype != bfloat16:
+        if dtype.kind not in "fc" and dtype != bfloat16 and dtype not in _FLOAT8_DTYPES:
             raise TypeError(f"finfo() requires a floating point input type, got {dtype}; "
                             "use iinfo for an integer one")
-        info = ml_dtypes.finfo(dtype) if bfloat16 is not None and dtype == bfloat16 \
-            else np.finfo(dtype)
+        info = np.finfo(dtype) if dtype.kind in "fc" and dtype not in _FLOAT8_DTYPES \
+            else ml_dtypes.finfo(dtype)
         self.bits = int(info.bits)
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
         self.resolution = 10.0 ** -int(info.precision)    # NumPy's is rounded to the dtype
+        if dtype in _FLOAT8_DTYPES:     # torch's digits, floor(nmant log10 2): 0 for float8
+            self.resolution = 10.0 ** -int(info.nmant * 0.30102999566398120)
+        if dtype == float8_e5m2fnuz:    # c10's epsilon() constant is 2**-3, not 2**-2
+            self.eps = 0.125
         self.dtype = str(info.dtype)
 
     def __repr__(self):
@@ -568,10 +669,14 @@ TENSOR_TYPES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfT
                 int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor",
                 complex64: "ComplexFloatTensor", complex128: "ComplexDoubleTensor",
                 **({} if bfloat16 is None else {bfloat16: "BFloat16Tensor"})}
+# torch's names of the float8 dtypes in its messages ("Float8_e4m3fn"); no legacy type
+FLOAT8_TORCH_NAMES = {dtype: "F" + str(dtype)[1:] for dtype in _FLOAT8_DTYPES}
 
 
 def torch_name(dtype):
     """torch's name of ``dtype`` in its messages: "Long", "Half", "ComplexFloat"."""
+    if dtype in _FLOAT8_DTYPES:
+        return FLOAT8_TORCH_NAMES[dtype]
     return TENSOR_TYPES.get(dtype, str(dtype)).removesuffix("Tensor")
 
 

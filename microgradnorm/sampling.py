@@ -125,6 +125,8 @@ def _float_dtype(where, dtype, n=None):
     if not dtypes.is_floating(dtype) and n != 0:
         raise NotFloatingError(f"{where}: needs a floating dtype (float16, bfloat16, float32, "
                         f"float64), got {dtype}")
+    if dtypes.is_float8(dtype) and n != 0:       # torch's CPU has no sampler for float8
+        dtypes.check_float8_compute(where, dtype)
     return dtype
 
 
@@ -397,9 +399,12 @@ def random_integers(generator, n, dtype, low=None, high=None):
         array([4, 9, 3, 0])
     """
     dtype = dtypes.as_dtype(dtype)
-    if not dtypes.is_numeric(dtype) or dtype.kind == "u" and dtype != np.uint8:
-        raise SamplerDtypeError(f"random_: dtype {dtype} is not supported (bool, uint8, "
-                                f"signed integers and floats are)")
+    # torch draws uint16, uint32 and uint64 between bounds (randint, random_(to),
+    # random_(from, to)) but has no unbounded kernel for them (random_())
+    if not dtypes.is_numeric(dtype) or dtypes.is_float8(dtype) or (
+            dtype.kind == "u" and dtype != np.uint8 and low is None and high is None):
+        raise SamplerDtypeError(f'"random_kernel_cpu" not implemented for {dtype}: random_() '
+                                f"without bounds takes bool, uint8, signed integers and floats")
     for name, value in (("from", low), ("to", high)):
         if value is not None:
             dtypes.check_number("random_", name, value, integer=True)

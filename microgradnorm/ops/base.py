@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..dtypes import (bfloat16, complex_of, factory_shape, finfo, get_default_dtype,
@@ -33,6 +33,7 @@ def result_dtype(a, b):
             return dims
         # a complex 0-d operand beside floating dims: complex at the dims' precision
         return complex_of(dims) if zero_cat == 3 and dims_cat == 2 else zero
+    dtypes.check_float8_promotion(da, db)              # float8 beside another: refused
     if ca != cb:
         high, low = (da, db) if ca > cb else (db, da)
         if {ca, cb} == {2, 3}:                         # float64 with complex64: complex128
@@ -315,6 +316,7 @@ def reduce_sum(x, axis, keepdims, mean=False):
     if x.dtype.itemsize >= 4 or not is_half(x.dtype):     # (itemsize: no calls, mostly)
         return x.mean(axis=axis, keepdims=keepdims) if mean else \
             x.sum(axis=axis, keepdims=keepdims)
+    dtypes.check_float8_compute("mean" if mean else "sum", x.dtype)    # torch: no kernel
     total = x.sum(axis=axis, keepdims=keepdims, dtype=np.float32)
     if mean:
         total /= reduced_size(x.shape, axis)
@@ -351,6 +353,8 @@ def converted(array, dtype):
     (``dtypes.half_through_float``), and NaN or inf into an integer silently, as C's cast
     (NumPy warns)."""
     dtype = np.dtype(dtype)
+    if dtypes.is_float8(dtype) or dtypes.is_float8(array.dtype):   # (e5m2's kind is "f")
+        return dtypes.float8_converted(array, dtype)     # torch's saturation, NaN bytes
     if array.dtype.kind == "c" and dtype.kind not in "cb":  # torch's UserWarning, not NumPy's
         backend.warn_complex_to_real()
         array = array.real

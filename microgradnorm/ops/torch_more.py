@@ -299,6 +299,7 @@ class Nextafter(Function):
         if not dtypes.is_floating(dtype):
             raise NotImplementedError(f"nextafter: not implemented for {dtype} tensors "
                                       "(floating tensors only)")
+        dtypes.check_float8_compute("nextafter", dtype)    # (e5m2's kind is "f": it would run)
         xp = backend.array_module(x)
         if dtype.kind != "f":                    # bfloat16: its neighbours in float32's bits
             return _nextafter_bfloat16(xp, x, y)

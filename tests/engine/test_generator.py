@@ -318,3 +318,24 @@ def unmoved(call, error, match):
 ])
 def test_bad_input_is_a_clear_error_and_draws_nothing(call, error, match):
     unmoved(call, error, match)
+
+
+@pytest.mark.parametrize("dtype", ["uint16", "uint32", "uint64"])
+def test_unsigned_randint_and_bounded_random_match_torch(dtype):
+    g, t = generators(3)
+    theirs_dtype = getattr(torch, dtype)
+    for n in (0, 1, 7, 100):
+        same(mg.randint(0, 10, (n,), generator=g, dtype=dtype),
+             torch.randint(0, 10, (n,), generator=t, dtype=theirs_dtype))
+        same(mg.randint(3, 1 << 15, (n,), generator=g, dtype=dtype),
+             torch.randint(3, 1 << 15, (n,), generator=t, dtype=theirs_dtype))
+        mine, theirs = mg.empty(n, dtype=dtype), torch.empty(n, dtype=theirs_dtype)
+        same(mine.random_(5, generator=g), theirs.random_(5, generator=t))
+        same(mine.random_(2, 9, generator=g), theirs.random_(2, 9, generator=t))
+    if dtype == "uint64":                                  # a 64-bit draw, as torch's
+        same(mg.randint(0, 1 << 40, (9,), generator=g, dtype=dtype),
+             torch.randint(0, 1 << 40, (9,), generator=t, dtype=theirs_dtype))
+    with pytest.raises(NotImplementedError):               # torch has no random_() kernel
+        torch.empty(3, dtype=theirs_dtype).random_()
+    with pytest.raises(NotImplementedError):
+        mg.empty(3, dtype=dtype).random_()

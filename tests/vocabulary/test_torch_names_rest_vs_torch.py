@@ -4,6 +4,7 @@ nn's deprecated names and ``F.grad``; each run here and under torch and compared
 test lists torch's top-level names missing here and checks each belongs to a family left
 out on purpose, so a new gap is noticed."""
 
+import threading
 import warnings
 
 import numpy as np
@@ -487,12 +488,11 @@ LEFT_OUT = {
         "raw ATen RNN kernels and lobpcg: the nn modules are the public API here"),
     # dtypes that cannot hold data here, and the symbolic number types
     **dict.fromkeys(
-        ["float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
-         "float8_e8m0fnu", "float4_e2m1fn_x2", "complex32", "bit", "bits8", "bits16",
+        ["float4_e2m1fn_x2", "complex32", "bit", "bits8", "bits16",
          "bits1x8", "bits2x4", "bits4x2", "int1", "int2", "int3", "int4", "int5", "int6",
          "int7", "uint1", "uint2", "uint3", "uint4", "uint5", "uint6", "uint7", "SymBool",
          "SymFloat", "SymInt"],
-        "dtypes with no array type here (float8, sub-byte, complex32): not offered yet"),
+        "dtypes with no array type here (float4, sub-byte, complex32): not offered yet"),
     "StorageBase": "the C++ base of torch's storages: UntypedStorage is the base here",
     # the Python modules torch's namespace happens to import
     **dict.fromkeys(
@@ -511,3 +511,26 @@ def test_torchs_missing_top_level_names_are_the_families_left_out():
     now_offered = {n for n in LEFT_OUT if hasattr(mg, n) or not hasattr(torch, n)}
     assert not now_offered, f"listed as left out, but offered here or gone from torch: " \
                             f"{sorted(now_offered)}"
+
+
+def autocast_seen_from_another_thread(lib):
+    """What a second thread reads of the autocast state while the first is in a block."""
+    seen = {}
+
+    def read():
+        seen["state"] = [lib.is_autocast_enabled("cpu"), name_of(lib.get_autocast_dtype("cpu")),
+                         lib.is_autocast_cache_enabled(), lib.autocast_increment_nesting(),
+                         lib.autocast_decrement_nesting()]
+
+    lib.set_autocast_cache_enabled(False)
+    with lib.autocast("cpu", dtype=lib.float16):
+        worker = threading.Thread(target=read)
+        worker.start()
+        worker.join()
+        own = [lib.is_autocast_enabled("cpu"), name_of(lib.get_autocast_dtype("cpu"))]
+    lib.set_autocast_cache_enabled(True)
+    return own, seen["state"]
+
+
+def test_autocast_state_is_per_thread_as_torchs(clean_autocast):
+    assert autocast_seen_from_another_thread(mg) == autocast_seen_from_another_thread(torch)
