@@ -25,6 +25,7 @@ from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
                           max_pool1d, max_pool2d)
 from .dtypes import check_number, float_of, index_of, is_floating
 from .ops.base import constant, result_dtype
+from .ops.elementwise import in_opmath
 from .ops.indexing import scatter
 from .tensor import Tensor
 
@@ -111,12 +112,18 @@ def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_paddi
                            f"{out_size}; both must be positive")
     geometry = Geometry(tuple(kernel), stride, tuple((p, p) for p in padding), dilation)
     n, length = x.shape[0], math.prod(spatial)
-    x = x.reshape(n, groups, in_channels // groups, length)            # (N, g, C_in/g, L)
-    w = weight.reshape(groups, in_channels // groups, group_out * math.prod(kernel))
-    cols = (w.mT @ x).reshape((n, out_channels) + tuple(kernel) + spatial)   # (N, C_out, *k, *in)
-    y = Col2Im.apply(cols, shape=(n, out_channels) + out_size, geometry=geometry)
-    if bias is not None:
-        y = y + bias.reshape((out_channels,) + (1,) * dims)
+
+    def transposed(x, weight, *bias):
+        x = x.reshape(n, groups, in_channels // groups, length)        # (N, g, C_in/g, L)
+        # cols: (N, C_out, *kernel, *input's spatial dims)
+        w = weight.reshape(groups, in_channels // groups, group_out * math.prod(kernel))
+        cols = (w.mT @ x).reshape((n, out_channels) + tuple(kernel) + spatial)
+        y = Col2Im.apply(cols, shape=(n, out_channels) + out_size, geometry=geometry)
+        return y + bias[0].reshape((out_channels,) + (1,) * dims) if bias else y
+
+    # half precision: the product, the windows' sums and the bias in float32, rounded once
+    # (as torch's oneDNN kernels; rounding each window's sum in the dtype is ulps apart)
+    y = in_opmath(transposed)(x, weight, *(() if bias is None else (bias,)))
     # torch's one node: its input gradient has history and no gradient to x (autograd/double.py)
     return gradient_reads(y.reshape(y.shape[1:]) if unbatched else y, x, unused=True)
 

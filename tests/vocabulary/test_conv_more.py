@@ -68,6 +68,28 @@ def test_conv_transpose_of_an_empty_batch_and_other_dtypes():
                                        RNG.standard_normal(2)])
 
 
+@pytest.mark.parametrize("name, x, w, options", [
+    ("conv_transpose2d", (2, 2, 4, 4), (2, 2, 4, 5), dict(stride=(3, 2), padding=(1, 2),
+                                                         output_padding=(2, 3), groups=2,
+                                                         dilation=(4, 4))),
+    ("conv_transpose2d", (1, 3, 4, 4), (3, 3, 3, 3), dict(stride=2, padding=2,
+                                                         output_padding=1)),
+    ("conv_transpose1d", (2, 6, 7), (6, 2, 4), dict(stride=3, padding=2, dilation=2, groups=3,
+                                                   output_padding=1)),
+])
+def test_half_precision_conv_transpose_rounds_once(name, x, w, options):
+    """float16: the product, the overlapping windows' sums and the bias in float32, rounded
+    once: torch's float32 result rounded to float16, within a float16 ulp (BLAS's order of
+    the float32 sums). torch's own float16 kernel rounds once where oneDNN takes the call
+    and once per window where its col2im does, by CPU and arguments."""
+    out_channels = w[1] * options.get("groups", 1)
+    arrays = [RNG.standard_normal(s).astype(np.float16) for s in (x, w, (out_channels,))]
+    got = getattr(F, name)(*(mg.tensor(a) for a in arrays), **options)
+    want = getattr(TF, name)(*(torch.tensor(a).float() for a in arrays), **options).half()
+    assert got.dtype == mg.float16
+    np.testing.assert_array_max_ulp(got.numpy(), want.numpy(), maxulp=1)
+
+
 def test_conv_transpose_is_the_adjoint_of_conv():
     """⟨conv2d(x, w), y⟩ = ⟨x, conv_transpose2d(y, w)⟩, independently of either's code."""
     x, w = mg.tensor(RNG.standard_normal((2, 4, 9, 8))), mg.tensor(RNG.standard_normal((6, 2,
