@@ -241,8 +241,9 @@ def threshold(input, threshold, value, inplace=False):
         >>> F.threshold(mg.tensor([-1.0, 0.5, 2.0]), 1.0, 0.0)      # [0, 0, 2]
     """
     ops.base.check_tensor("threshold", input)
-    if input.dtype == np.bool_:
-        raise NotImplementedError("threshold: not implemented for bool tensors")
+    if input.dtype == np.bool_ or input.dtype.kind == "c":     # no torch kernel for them
+        raise NotImplementedError(f"threshold: not implemented for {input.dtype} tensors, "
+                                  "as torch's (no order to compare with threshold)")
     given = {"threshold": threshold, "value": value}
     for name, number in given.items():
         given[name] = number = float_of(number, "threshold", name)

@@ -74,6 +74,9 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     if embed_dim % num_heads:
         raise AssertionError(f"{FN}: embed_dim {embed_dim} not divisible by num_heads "
                              f"{num_heads}")
+    if not use_separate_proj_weight and key.shape != value.shape:   # torch asserts this
+        raise AssertionError(f"{FN}: key shape {key.shape} does not match value shape "
+                             f"{value.shape} (the packed in_proj_weight projects both)")
     weights = _projection_weights(embed_dim, in_proj_weight, use_separate_proj_weight,
                                   q_proj_weight, k_proj_weight, v_proj_weight)
     _check_features(weights, query, key, value)

@@ -26,6 +26,7 @@ from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .autograd.profiler import aten_op
 from .dtypes import NotFloatingError, check_number, factory_shape, index_of, is_floating
+from .fused.arguments import RankError
 from .ops import memory_formats
 from .ops.base import constant
 from .tensor import Tensor
@@ -161,8 +162,11 @@ def _check_input(fn, input, dims, name="input", empty_batch_only=False):
     ``empty_batch_only``: unfold's rules, only the batch may be empty."""
     if not isinstance(input, Tensor):
         raise TypeError(f"{fn}: {name} must be a Tensor, got {type(input).__name__}")
-    if input.ndim not in (dims + 1, dims + 2):     # unfold of 2-D: torch's IndexError
-        raise (ops.OutOfRangeError if empty_batch_only and input.ndim < 3 else ops.ShapeError)(
+    if input.ndim not in (dims + 1, dims + 2):
+        # too few dims: torch's IndexError where it reads dim -3 (unfold, avg_pool2d), its
+        # RuntimeError where it checks the rank (RankError is both); too many: RuntimeError
+        few = ops.OutOfRangeError if empty_batch_only and input.ndim < 3 else RankError
+        raise (few if input.ndim < dims + 1 else ops.ShapeError)(
             f"{fn}: expected a {dims + 1}-D (unbatched) or {dims + 2}-D (batched) {name}, got "
             f"shape {input.shape}")
     if empty_batch_only and 0 in input.shape[-dims - 1:]:

@@ -135,9 +135,13 @@ def relu(input, inplace=False):
 
 def silu(input, inplace=False):
     r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish); ``inplace`` writes the
-    result into ``input``. Floating inputs only, as PyTorch's kernel (no integer result to
-    truncate into)."""
-    check_floating("silu", "input", input)
+    result into ``input``. Floating (or complex) inputs only, as PyTorch's kernel (no integer
+    result to truncate into)."""
+    try:
+        check_floating("silu", "input", input)
+    except NotImplementedError:         # torch's silu takes complex x too: x·σ(x)
+        if input.dtype.kind != "c":
+            raise
     return _activation("silu", input, inplace, in_opmath(lambda x: x * sigmoid(x)))
 
 

@@ -490,7 +490,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     (``F.binary_cross_entropy_with_logits``). The result has target's dtype, as PyTorch's.
 
     Args:
-        input: logits. target: input's shape, floating.
+        input: logits. target: input's shape, floating (or complex, as torch's: the loss is
+            then complex).
         weight: a rescaling weight that broadcasts to input's shape, or None.
         size_average, reduce: torch's deprecated pair (``legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
@@ -508,7 +509,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     check_floating(fn, "input", input)
     _tensor(fn, "target", target)
     _same_shape(fn, "target", target, input)
-    if not is_floating(target.dtype):
+    if not is_floating(target.dtype) and target.dtype.kind != "c":   # torch: complex too
         raise RuntimeError(f"{fn}: target must be a floating tensor (the result takes its "
                            f"dtype), got {target.dtype}")
     for name, value in (("weight", weight), ("pos_weight", pos_weight)):

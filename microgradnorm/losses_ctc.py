@@ -335,9 +335,10 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     check_bool("ctc_loss", "zero_infinity", zero_infinity)
     if not isinstance(targets, Tensor):
         raise TypeError(f"ctc_loss: targets must be a Tensor, got {type(targets).__name__}")
-    if targets.dtype.kind not in "iuf":
-        raise RuntimeError(f"ctc_loss: targets must hold integer labels, got {targets.dtype}")
-    labels = backend.to_numpy(targets._array).astype(np.int64)
+    # torch casts targets of any dtype to int64: a float's integer part, a bool's 0 or 1 (0
+    # is a blank, which no alignment emits: an infinite loss), a complex one's real part
+    labels = backend.to_numpy(targets._array)
+    labels = (labels.real if labels.dtype.kind == "c" else labels).astype(np.int64)
     if isinstance(input_lengths, Tensor) != isinstance(target_lengths, Tensor):
         raise TypeError("ctc_loss: input_lengths and target_lengths must both be Tensors or "
                         "both tuples of ints, as torch's two signatures")

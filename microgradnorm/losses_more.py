@@ -169,7 +169,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     differentiable (PyTorch refuses one that requires grad).
 
     Args:
-        input: scores x, floating. target: labels y, 1 or -1, broadcast to input's shape.
+        input: scores x, floating (or complex, as torch's). target: labels y, 1 or -1,
+            broadcast to input's shape (complex only with a complex input).
         size_average, reduce: torch's deprecated pair (``losses.legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.
 
@@ -183,9 +184,12 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
         reduction = legacy_reduction(fn, size_average, reduce)
     _tensors(fn, input=input, target=target)
     check_reduction(fn, reduction)
-    if not is_floating(input.dtype):
+    if not is_floating(input.dtype) and input.dtype.kind != "c":    # torch: complex too
         raise RuntimeError(f"{fn}: input must be a floating tensor (the loss takes its "
                            f"dtype), got {input.dtype}")
+    if target.dtype.kind == "c" and input.dtype.kind != "c":
+        raise RuntimeError(f"{fn}: a complex target needs a complex input (the loss takes "
+                           f"input's dtype {input.dtype}), got target of {target.dtype}")
     if broadcast_shape(fn, input.shape, target.shape) != input.shape:
         raise RuntimeError(f"{fn}: target of shape {target.shape} must broadcast to input's "
                            f"shape {input.shape} without growing it")
@@ -243,7 +247,10 @@ def _class_layout(fn, input):
 
 def _class_indices(fn, target):
     if target.dtype != "int64":
-        raise RuntimeError(f"{fn}: target must hold int64 class indices, got {target.dtype}")
+        # a complex target: torch's NotImplementedError (a RuntimeError: no kernel reads
+        # it), else its RuntimeError (the indices must be int64)
+        raise (NotImplementedError if target.dtype.kind == "c" else RuntimeError)(
+            f"{fn}: target must hold int64 class indices, got {target.dtype}")
     return target._array
 
 

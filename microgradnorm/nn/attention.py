@@ -35,6 +35,12 @@ def sdpa_kernel(backends, set_priority=False):
         _flags.set_sdp_backends(previous)
 
 
+class HeadCountError(TypeError, AssertionError):
+    """A float ``embed_dim`` or ``num_heads``: a TypeError here, and torch's AssertionError
+    (it divides them, ``head_dim = embed_dim // num_heads``, then asserts that
+    ``head_dim * num_heads == embed_dim``); both catch this."""
+
+
 class MultiheadAttention(Module):
     r"""Multi-head attention (``torch.nn.MultiheadAttention``): each head h attends with
     :math:`\mathrm{softmax}(Q_h K_h^T / \sqrt{d} + M)\,V_h`, :math:`Q = xW_q^T + b_q` (K, V
@@ -68,6 +74,9 @@ class MultiheadAttention(Module):
         super().__init__()
         embed_dim, num_heads = index_of(embed_dim), index_of(num_heads)   # tensor(4): an int
         for name, value in (("embed_dim", embed_dim), ("num_heads", num_heads)):
+            if isinstance(value, float):    # torch: embed_dim // num_heads, then its assert
+                raise HeadCountError(f"MultiheadAttention: {name} must be an int (embed_dim "
+                                     f"divisible by num_heads), got float {value!r}")
             if value.__class__ is not bool:     # a bool is the int it is, as torch's
                 check_number("MultiheadAttention", name, value, integer=True)
         if embed_dim <= 0 or num_heads <= 0:

@@ -64,6 +64,11 @@ class _ConvTransposeNd(_ConvNd):
         the smallest output; a ValueError otherwise."""
         if output_size is None:
             return self.output_padding
+        if isinstance(output_size, Tensor) and output_size.ndim:
+            # torch reads a tensor's rows as the sizes: 0-d ones are numbers, longer ones
+            # fail its range test (a RuntimeError: several values have no truth value)
+            output_size = [index_of(row) if row.ndim == 0 else row
+                           for row in output_size.unbind(0)]
         if not isinstance(output_size, (tuple, list)):        # torch: a TypeError too
             raise TypeError(f"{type(self).__name__}: output_size must be a sequence of ints, "
                             f"got {type(output_size).__name__} {output_size!r}")
@@ -75,6 +80,11 @@ class _ConvTransposeNd(_ConvNd):
             raise ValueError(f"{type(self).__name__}: for {x.ndim}-D input, output_size must "
                              f"have {self.dims} or {self.dims + 1 + batched} elements, got "
                              f"{tuple(output_size)}")
+        rows = [size for size in sizes if isinstance(size, Tensor)]
+        if rows:
+            raise RuntimeError(f"{type(self).__name__}: output_size must hold ints, got "
+                               f"tensors of shape {tuple(rows[0].shape)}: a tensor of "
+                               "several values has no truth value to compare with a size")
         smallest = tuple((n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in
                          zip(x.shape[x.ndim - self.dims:], self.stride, self.padding,
                              self.dilation, self.kernel_size))

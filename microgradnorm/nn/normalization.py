@@ -160,10 +160,26 @@ class RMSNorm(NormModule):
     def forward(self, x, residual=None):
         """RMSNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
         if residual is None:
-            return F.rms_norm(self._check_input(x), self.normalized_shape, self.weight,
-                              self.eps, self.impl, self.offset, self.casting)
+            try:
+                return F.rms_norm(self._check_input(x), self.normalized_shape, self.weight,
+                                  self.eps, self.impl, self.offset, self.casting)
+            except arguments.MixedDtypeError as error:
+                return self._mixed_rms_norm(x, error)
         return F.add_rms_norm(self._check_input(x), residual, self.normalized_shape,
                               self.weight, self.eps, self.impl, self.offset, self.casting)
+
+    def _mixed_rms_norm(self, x, error):
+        """torch's RMSNorm of a floating x whose dtype is not the weight's (float32 x, a
+        float64 model): x normalized in its dtype, times γ in the promoted dtype, the product
+        cast back to x's dtype (torch's ``rms_norm``: ``(x̂ * weight).type_as(x)``). Only
+        after the usual call refused it: the valid call pays nothing for this."""
+        weight = self.weight
+        if self.offset or not (isinstance(x, Tensor) and x.dtype.kind == "f"
+                               and weight is not None and weight.dtype.kind == "f"):
+            raise error                             # not torch's mixed case: its own error
+        unit = F.rms_norm(x, self.normalized_shape, None, self.eps, self.impl, 0.0,
+                          self.casting)
+        return (unit * weight).to(x.dtype)
 
     def extra_repr(self):
         extra = "" if not self.offset else f", offset={self.offset}"
@@ -193,8 +209,11 @@ class _NormBase(NormModule):
             raise ChannelNormError(f"{name}: num_features must be a non-negative int, got "
                                    f"{num_features}")
         num_features, = _check_sizes(name, num_features=num_features)
+        # without affine parameters or running statistics torch makes no tensor of dtype
+        # and builds with any (int64 too): checked only where a tensor is made of it
+        if affine or track_running_stats:
+            dtype = _dtype(dtype)
         self._set_options(num_features, eps, momentum, affine, track_running_stats, impl)
-        dtype = _dtype(dtype)
         # None registered too, as torch's
         self.register_parameter("weight", Parameter(np.ones(num_features, dtype), device=device)
                                 if affine else None)

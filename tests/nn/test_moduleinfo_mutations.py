@@ -24,7 +24,23 @@ ConvTranspose input, a non-floating CTC ``log_probs``, NLLLoss's target of the w
 likewise; Embedding taking a list, a complex input taken by Hardtanh or refused by L1Loss,
 a bool HuberLoss target refused, FractionalMaxPool's ``output_ratio`` as a string or a 0-d
 tensor, LinearCrossEntropyLoss's ``out_features``, ``weight``, ``ignore_index`` and
-``device`` checks. ``SPREAD`` holds one case of each kind of change and outcome.
+``device`` checks; InstanceNorm refusing an integer ``dtype`` it never uses; a
+float MultiheadAttention head count, a key of another shape than the value, a tensor as
+ConvTranspose's ``output_size``, AvgPool2d's input of too few dims, each refused with
+another class than torch's; bool or complex CTCLoss targets refused; complex values
+(BCEWithLogitsLoss's target, SoftMarginLoss's and SiLU's input) refused where torch computes
+with them, taken where it refuses them (Threshold's input, SoftMarginLoss's target of a real
+input) or refused with another class (MultiLabelMarginLoss's target); a float32 input to a
+float64 RMSNorm refused.
+``SPREAD`` holds one case of each kind of change and outcome.
+
+Left as they are: a string ``dtype=`` ("float64"), which modules here take as NumPy's name
+(torch takes only its dtype objects); the second positional argument of LayerNorm and
+RMSNorm, a residual here (``ln(x, residual)``); InstanceNorm's ``num_features`` that is no
+size (a float, bool, negative int, string, None or tuple), which torch takes without weights
+and ours refuses where the module is made (docs/pytorch.md; tests/nn/test_int_like_sizes.py
+keeps the difference); the complex input of RMSNorm; PoissonNLLLoss
+of a bool input, whose float32 ``exp(1)`` NumPy rounds one ulp away from torch's.
 """
 
 import functools
@@ -302,6 +318,31 @@ FIXED = [
     ("LinearCrossEntropyLoss", "ctor", "kwargs[ignore_index]", "tensor"),
     ("LinearCrossEntropyLoss", "ctor", "kwargs[device]", "float"),
     ("Tanh", "fwd", "args[0]", "list"),
+    # InstanceNorm without affine or running stats: torch builds with any dtype
+    *[(f"InstanceNorm{d}d", "ctor", "dtype", "int64") for d in (1, 2, 3)],
+    # a float head count: torch's assert (embed_dim // num_heads) * num_heads == embed_dim
+    ("MultiheadAttention", "ctor", "kwargs[embed_dim]", "float"),
+    ("MultiheadAttention", "ctor", "kwargs[num_heads]", "float"),
+    ("Transformer", "ctor", "kwargs[d_model]", "float"),
+    ("Transformer", "ctor", "kwargs[nhead]", "float"),
+    ("TransformerDecoderLayer", "ctor", "args[0]", "float"),
+    ("TransformerDecoderLayer", "ctor", "args[1]", "float"),
+    ("TransformerEncoderLayer", "ctor", "args[0]", "float"),
+    ("TransformerEncoderLayer", "ctor", "args[1]", "float"),
+    ("MultiheadAttention", "fwd", "args[1]", "chan"),
+    ("MultiheadAttention", "fwd", "args[2]", "chan"),
+    # a tensor as ConvTranspose's output_size (one positional argument too many)
+    ("ConvTranspose1d", "fwd", "extra", ""), ("ConvTranspose2d", "fwd", "extra", ""),
+    ("ConvTranspose3d", "fwd", "extra", ""), ("LazyConvTranspose1d", "fwd", "extra", ""),
+    ("LazyConvTranspose2d", "fwd", "extra", ""), ("LazyConvTranspose3d", "fwd", "extra", ""),
+    ("AvgPool2d", "fwd", "args[0]", "dim-1"), ("AvgPool2d", "fwd", "args[0]", "0d"),
+    ("CTCLoss", "fwd", "args[1]", "bool"), ("CTCLoss", "fwd", "args[1]", "complex128"),
+    ("BCEWithLogitsLoss", "fwd", "args[1]", "complex128"),
+    ("SoftMarginLoss", "fwd", "args[0]", "complex128"),
+    ("SoftMarginLoss", "fwd", "args[1]", "complex128"),
+    ("MultiLabelMarginLoss", "fwd", "args[1]", "complex128"),
+    ("SiLU", "fwd", "args[0]", "complex128"), ("Threshold", "fwd", "args[0]", "complex128"),
+    ("RMSNorm", "fwd", "args[0]", "float32"),
 ]
 SPREAD = [
     ("LayerNorm", "ctor", "typo", ""), ("GroupNorm", "ctor", "args[0]", "None"),
