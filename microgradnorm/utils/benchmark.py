@@ -19,6 +19,7 @@ Example:
 
 import collections
 import dataclasses
+import math
 import textwrap
 import time
 import timeit as _timeit
@@ -38,8 +39,11 @@ _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 
 
 def _log10(x):
-    # torch's statistics here run in float32 (tensors of Python floats): so do these
-    return float(np.log10(np.float32(x)))
+    # torch's statistics here run in float32 (tensors of Python floats): so do these, the
+    # log rounded once from float64 (NumPy's float32 log10 of float32(1e-6) is an ulp below
+    # -6, so 1e-6 s read as "ns"; torch's float32 log10 gives -6 on an Intel AVX-512 CPU)
+    x = np.float32(x)
+    return float(np.float32(math.log10(x))) if x > 0 else float(np.log10(x))
 
 
 def select_unit(t):

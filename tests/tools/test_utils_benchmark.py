@@ -39,8 +39,11 @@ def test_measurement_statistics_and_text_are_torchs(n, spread):
 
 
 def test_helpers_are_torchs():
-    for t in (3e-10, 2.5e-8, 1e-6, 4.2e-4, 0.5, 12.0):
+    for t in (3e-10, 2.5e-8, 1.2e-6, 4.2e-4, 0.5, 12.0):
         assert mb.select_unit(t) == tb.select_unit(t)
+    # a power of 1000: float32(1e-6)'s log10 is -6 rounded once, as torch's float32 log10
+    # gives it on an Intel AVX-512 CPU (NumPy's float32 log10: an ulp below, so "ns")
+    assert mb.select_unit(1e-6) == ("us", 1e-6) and mb.select_unit(1e-3) == ("ms", 1e-3)
     for x, n in ((123.456, 2), (0.0123456, 3), (98765.0, 1), (1.5, 4)):
         assert mb.trim_sigfig(x, n) == tb.trim_sigfig(x, n)
     assert mb.unit_to_english("us") == tb.unit_to_english("us")
