@@ -160,26 +160,10 @@ class RMSNorm(NormModule):
     def forward(self, x, residual=None):
         """RMSNorm of ``x`` (or of ``x + residual``, and that sum). Shape: unchanged."""
         if residual is None:
-            try:
-                return F.rms_norm(self._check_input(x), self.normalized_shape, self.weight,
-                                  self.eps, self.impl, self.offset, self.casting)
-            except arguments.MixedDtypeError as error:
-                return self._mixed_rms_norm(x, error)
+            return F.rms_norm(self._check_input(x), self.normalized_shape, self.weight,
+                              self.eps, self.impl, self.offset, self.casting)
         return F.add_rms_norm(self._check_input(x), residual, self.normalized_shape,
                               self.weight, self.eps, self.impl, self.offset, self.casting)
-
-    def _mixed_rms_norm(self, x, error):
-        """torch's RMSNorm of a floating x whose dtype is not the weight's (float32 x, a
-        float64 model): x normalized in its dtype, times γ in the promoted dtype, the product
-        cast back to x's dtype (torch's ``rms_norm``: ``(x̂ * weight).type_as(x)``). Only
-        after the usual call refused it: the valid call pays nothing for this."""
-        weight = self.weight
-        if self.offset or not (isinstance(x, Tensor) and x.dtype.kind == "f"
-                               and weight is not None and weight.dtype.kind == "f"):
-            raise error                             # not torch's mixed case: its own error
-        unit = F.rms_norm(x, self.normalized_shape, None, self.eps, self.impl, 0.0,
-                          self.casting)
-        return (unit * weight).to(x.dtype)
 
     def extra_repr(self):
         extra = "" if not self.offset else f", offset={self.offset}"

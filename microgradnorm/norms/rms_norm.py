@@ -2,6 +2,8 @@
 docs/derivations.md derives the backward; docs/precision.md explains ``offset`` and
 ``casting`` (Hugging Face's LLaMA and Gemma conventions)."""
 
+import warnings
+
 import numpy as np
 
 from ..autograd import op_group
@@ -151,8 +153,11 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, impl=None, offset=0
     """
     x = input                                 # torch's keyword; x, as the formula says
     impl = arguments.resolve_impl("rms_norm", impl)
-    normalized_shape, eps = _check("rms_norm", x, None, normalized_shape, weight, eps, impl,
-                                   offset, casting)
+    try:
+        normalized_shape, eps = _check("rms_norm", x, None, normalized_shape, weight, eps,
+                                       impl, offset, casting)
+    except arguments.MixedDtypeError as error:      # the failure path only
+        return _mixed_rms_norm(error, x, normalized_shape, weight, eps, impl, offset, casting)
     if x._array.size == 0:
         return RMS_NORM.empty_output(x, weight=weight)
     if impl == "composite":
@@ -160,6 +165,22 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, impl=None, offset=0
             return composite_rms_norm(x, normalized_shape, weight, eps, offset, casting)
     return RMSNorm.apply(x, weight, normalized_shape=normalized_shape, eps=eps, offset=offset,
                          casting=casting)
+
+
+def _mixed_rms_norm(error, x, normalized_shape, weight, eps, impl, offset, casting):
+    """torch's ``rms_norm`` of a floating x beside a floating weight of another dtype (float64
+    x in a float32 model, or the reverse), which its fused kernel does not take: its
+    composite, with a UserWarning: x normalized in its dtype, times γ in the promoted dtype,
+    the product cast back to x's dtype. Anything else re-raises ``error``."""
+    if offset or not (isinstance(x, Tensor) and isinstance(weight, Tensor)
+                      and x.dtype.kind == "f" and weight.dtype.kind == "f"):
+        raise error
+    warnings.warn(f"rms_norm: input dtype {x.dtype} and weight dtype {weight.dtype} differ: "
+                  "computed as torch's composite (the input normalized in its dtype, times "
+                  "the weight, cast back to the input's dtype), not the fused node",
+                  UserWarning, stacklevel=3)
+    unit = rms_norm(x, normalized_shape, None, eps, impl, 0.0, casting)
+    return (unit * weight).to(x.dtype)
 
 
 def add_rms_norm(x, residual, normalized_shape, weight=None, eps=None, impl=None,

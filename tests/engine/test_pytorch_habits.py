@@ -270,9 +270,16 @@ def test_linear_with_float64_input_and_float32_weights_names_module_dtypes_and_f
 
 def test_norm_modules_say_how_to_fix_a_dtype_or_shape_mismatch():
     # the module's one-line forward: its functional norm's checks speak for it
-    with pytest.raises(TypeError, match=r"^rms_norm: weight must have x's dtype float64, "
+    with pytest.raises(TypeError, match=r"^layer_norm: weight must have x's dtype float64, "
                                         r"got float32.*model\.to\(dtype=\"float64\"\)"):
-        nn.RMSNorm(4)(mg.tensor(np.ones((2, 4))))
+        nn.LayerNorm(4)(mg.tensor(np.ones((2, 4))))
+    # RMSNorm takes it, as torch's: its composite, with a warning, in x's dtype
+    x = np.arange(8.0).reshape(2, 4)
+    with pytest.warns(UserWarning, match="input dtype float64 and weight dtype float32"):
+        y = nn.RMSNorm(4)(mg.tensor(x))
+    expected = torch.nn.RMSNorm(4)(torch.tensor(x))
+    assert y.dtype == mg.float64
+    np.testing.assert_allclose(y.detach().numpy(), expected.detach().numpy(), rtol=1e-15)
     with pytest.raises(ValueError, match=r"^layer_norm: normalized_shape \(4,\) must equal "
                                          r"the trailing dims of x; x has shape \(2, 5\)"):
         nn.LayerNorm(4)(mg.tensor(np.ones((2, 5))))
