@@ -14,19 +14,11 @@ except ImportError:                       # optional: only bfloat16 needs it
 
 bfloat16 = None if ml_dtypes is None else np.dtype(ml_dtypes.bfloat16)
 
-# torch's 8-bit floats, ml_dtypes' types: e4m3fn (max 448, no inf), e5m2 (IEEE-like, inf),
-# the "fnuz" pair (one NaN, no -0, no inf) and e8m0fnu (powers of two, a scale's dtype).
-# Without ml_dtypes each name is its string, which ``as_dtype`` refuses naming the package.
-FLOAT8_NAMES = ("float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2", "float8_e5m2fnuz",
-                "float8_e8m0fnu")
-FLOAT8 = {name: name if ml_dtypes is None else np.dtype(getattr(ml_dtypes, name))
-          for name in FLOAT8_NAMES}
-float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu = \
-    FLOAT8.values()
-_FLOAT8_DTYPES = frozenset(() if ml_dtypes is None else FLOAT8.values())
-# the float8 dtypes whose NaN torch converts to the integer 0 (the others: C's INT_MIN)
-_FLOAT8_NAN_TO_ZERO = frozenset(() if ml_dtypes is None else
-                                (float8_e4m3fnuz, float8_e5m2fnuz, float8_e8m0fnu))
+# torch's 8-bit floats (float8.py: the dtypes, torch's conversions into and out of them)
+from .float8 import (FLOAT8, FLOAT8_NAMES, FLOAT8_TORCH_NAMES, Float8Error,  # noqa: E402, F401
+                     Float8PromotionError, float8_converted, float8_e4m3fn, float8_e4m3fnuz,
+                     float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, is_float8)
+from .float8 import FLOAT8_DTYPES as _FLOAT8_DTYPES  # noqa: E402
 
 # PyTorch's dtype names as NumPy dtypes, so ``t.dtype == mg.float32`` and ``dtype=mg.long``
 # work anywhere a dtype is taken; ``mg.float``, ``mg.long``, ... are ``TORCH_ALIASES``
@@ -86,26 +78,12 @@ def as_dtype(dtype):
     if dtype is None:
         return None
     if isinstance(dtype, str) and (dtype == "bfloat16" or dtype in FLOAT8):
-        if ml_dtypes is None:
+        found = bfloat16 if dtype == "bfloat16" else FLOAT8[dtype]
+        if found is None or isinstance(found, str):         # ml_dtypes is not installed
             raise TypeError(f'dtype "{dtype}" needs ml_dtypes: pip install ml_dtypes '
                             '(or "microgradnorm[bf16]")')
-        return bfloat16 if dtype == "bfloat16" else FLOAT8[dtype]
+        return found
     return np.dtype(dtype)
-
-
-def is_float8(dtype):
-    """One of torch's five 8-bit floating dtypes (``FLOAT8_NAMES``)."""
-    return dtype in _FLOAT8_DTYPES
-
-
-class Float8Error(NotImplementedError):
-    """An op torch has no CPU kernel for on a float8 tensor (``add``, ``sum``, ``lt``, ...):
-    its NotImplementedError (a RuntimeError too)."""
-
-
-class Float8PromotionError(RuntimeError, TypeError):
-    """A float8 dtype beside any other dtype: torch refuses to promote them (a RuntimeError);
-    a TypeError too."""
 
 
 def check_float8_promotion(first, second):
@@ -114,50 +92,6 @@ def check_float8_promotion(first, second):
     if first != second and (first in _FLOAT8_DTYPES or second in _FLOAT8_DTYPES):
         raise Float8PromotionError(f"Promotion for Float8 Types is not supported, attempted "
                                    f"to promote {torch_name(first)} and {torch_name(second)}")
-
-
-def float8_converted(array, dtype):
-    """``array`` converted to or from a float8 ``dtype`` as torch's CPU casts do, where
-    ml_dtypes' ``astype`` differs:
-
-    * into float8 every source goes through float32 (c10's Float8 types are built from a
-      float, so a float64 rounds twice, as torch's);
-    * e4m3fn saturates: a finite value past 448 and ±inf become ±448 (ml_dtypes: NaN);
-    * e5m2's NaN is 0x7f with the sign (ml_dtypes: 0x7e);
-    * e8m0fnu reads |x| (the sign is dropped) and 0 becomes 2**-127, its byte 0 (ml_dtypes:
-      NaN);
-    * out of float8 the value goes through float32 (exact), then as float32 converts, so
-      e4m3fn's and e5m2's NaN and inf become integers as C's cast (INT_MIN), except into
-      uint32, which goes through int64 (NaN: 0, the low half of INT64_MIN), as torch's;
-      the NaN of the "fnuz" pair and e8m0fnu becomes 0 in every integer dtype (measured
-      on torch 2.13's CPU).
-    """
-    if array.dtype in _FLOAT8_DTYPES and dtype not in _FLOAT8_DTYPES:
-        wide = array.astype(float32)
-        if dtype.kind not in "iu":
-            return wide.astype(dtype)
-        if array.dtype in _FLOAT8_NAN_TO_ZERO:
-            wide[np.isnan(wide)] = 0.0
-        with np.errstate(invalid="ignore"):
-            if dtype == np.uint32:
-                return wide.astype(np.int64).astype(dtype)
-            return wide.astype(dtype)
-    if array.dtype.kind == "c":
-        array = array.real
-    with np.errstate(over="ignore", invalid="ignore"):
-        wide = array.astype(float32)
-    if dtype == FLOAT8["float8_e4m3fn"]:
-        wide = np.clip(wide, -448.0, 448.0)                 # NaN stays NaN
-    elif dtype == FLOAT8["float8_e8m0fnu"]:
-        bits = np.abs(wide).astype(dtype)
-        bits.view(np.uint8)[np.abs(wide) == 0] = 0          # 2**-127
-        return bits
-    with np.errstate(over="ignore", invalid="ignore"):
-        out = wide.astype(dtype)
-    if dtype == FLOAT8["float8_e5m2"]:
-        nan = np.isnan(wide)
-        out.view(np.uint8)[nan] = 0x7F | (np.signbit(wide[nan]).astype(np.uint8) << 7)
-    return out
 
 
 def is_floating(dtype):
@@ -535,142 +469,12 @@ class finfo:
                 f"tiny={self.tiny:g}, dtype={self.dtype})")
 
 
-_SCALARS = frozenset((float, int, bool, complex))
-
-
-def inferred_float(data):
-    """torch's dtype for a Python number or nested lists holding floats or complex numbers:
-    a Python float counts as the default dtype, a NumPy scalar as its own, and a Python
-    complex as complex64 beside them (``[np.float64(1.0)]`` is float64, ``[1.0]`` float32,
-    ``[1j]`` complex64); a 0-d tensor as its dtype (``[mg.tensor(1.5, dtype=float64), 1]`` is
-    float64)."""
-    kinds, pending = set(), [data]
-    while pending:
-        item = pending.pop()
-        kind = type(item)
-        if kind is list or kind is tuple:
-            pending.extend(item)
-        elif kind in _SCALARS or isinstance(item, np.generic):   # by type: the common case
-            kinds.add(kind)
-        elif isinstance(item, (list, tuple)):
-            pending.extend(item)
-        elif isinstance(getattr(item, "dtype", None), np.dtype):  # a tensor (or an array)
-            kinds.add(item.dtype.type)
-        else:
-            kinds.add(kind)
-    found = [np.dtype(k) for k in kinds
-             if issubclass(k, np.inexact) or (bfloat16 is not None and k is bfloat16.type)]
-    if kinds <= {int, bool}:            # NumPy's float64 of ints past int64: torch's error
-        check_python_ints(data, int64)
-    if not found or any(issubclass(k, (float, complex)) and not issubclass(k, np.inexact)
-                        for k in kinds):
-        found.append(get_default_dtype())
-    return np.result_type(*found, *{complex64 for k in kinds if issubclass(k, complex)})
-
-
-_INT64 = 1 << 63
-
-
-def check_python_ints(data, dtype=None):
-    """Raise torch's ValueError where ``torch.tensor(data)`` reads a Python int of ``data``
-    (nested lists) as an int64 it does not fit: with no ``dtype`` (the ints' own int64, but
-    not beside a float or complex number: then the default dtype, returned), or an integer
-    one other than uint64. A bool dtype and the floating ones take any int. Returns None or
-    that dtype."""
-    if dtype is not None and (dtype.kind not in "iu" or dtype == np.uint64):
-        return None
-    pending, wide = [data], None
-    while pending:
-        item = pending.pop()
-        if isinstance(item, (list, tuple)):
-            pending.extend(item)
-        elif dtype is None and isinstance(item, (float, complex)):
-            return inferred_float(data)
-        elif type(item) is int and not -_INT64 <= item < _INT64:
-            wide = item
-    if wide is not None:
-        raise ValueError(f"Overflow when unpacking long long: {wide} (torch.tensor reads a "
-                         "Python int as an int64; give a floating dtype for it)")
-    return None
-
-
-def ragged_error(data):
-    """torch's error for nested lists that hold no array (NumPy refused them), or None: the
-    sizes come from the first item of each level, and an item where a number should be is
-    a TypeError, a number where a list should be a TypeError, a list of another length a
-    ValueError, each naming where."""
-    sizes, first = [], data
-    while isinstance(first, (list, tuple)):
-        sizes.append(len(first))
-        if not first:
-            break
-        first = first[0]
-    pending = [(data, 0)]
-    while pending:
-        item, dim = pending.pop()
-        sequence = isinstance(item, (list, tuple))
-        if dim == len(sizes):
-            if sequence:
-                return TypeError(f"expected a number at dim {dim}, got a "
-                                 f"{type(item).__name__} of length {len(item)}")
-        elif not sequence:
-            return TypeError(f"expected a sequence at dim {dim}, got "
-                             f"{type(item).__name__} {item!r} (not a sequence)")
-        elif len(item) != sizes[dim]:
-            return ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
-                              f"(got {len(item)})")
-        else:
-            pending.extend((child, dim + 1) for child in item)
-    return None
-
-
-def converted_ints(data, dtype):
-    """Python numbers (nested lists of them) for the integer ``dtype`` as ``torch.tensor``
-    converts them (c10's checked conversion) where NumPy refuses them: a float is truncated
-    where the dtype holds it, an int an unsigned dtype holds down to -max wraps (-4 is 252 in
-    uint8); an int past int64 is torch's ValueError, NaN, inf and anything else past the
-    range its RuntimeError. (A float past the range by less than 1, 255.5 for uint8, NumPy
-    truncates without a word: torch refuses it.)"""
-    if isinstance(data, (list, tuple)):
-        return [converted_ints(item, dtype) for item in data]
-    if isinstance(data, bool) or not isinstance(data, (int, float)):
-        return data
-    check_python_ints(data, dtype)
-    info = np.iinfo(dtype)
-    low = -int(info.max) if dtype.kind == "u" and isinstance(data, int) else int(info.min)
-    if not ((type(data) is int or np.isfinite(data)) and low <= data <= info.max):
-        raise RuntimeError(f"value {data} cannot be converted to type {dtype} without "
-                           "overflow")
-    span = 1 << 8 * dtype.itemsize
-    return (int(data) - int(info.min)) % span + int(info.min)
-
-
-def torch_readable(data, dtype, error):
-    """``data`` (Python numbers, nested lists, 0-d tensors) in a form NumPy writes into
-    ``dtype`` as ``torch.tensor`` reads it, where NumPy refused it with ``error``; else the
-    error torch raises (ragged lists: ``ragged_error``; ``error`` itself where torch's is
-    NumPy's). A number bfloat16 cannot take from NumPy (an int past int64, a tensor) goes
-    through float32, as c10 rounds a double into bfloat16."""
-    if isinstance(data, (list, tuple)) and isinstance(error, ValueError):
-        ragged = ragged_error(data)
-        if ragged is not None:
-            raise ragged from None
-    if isinstance(data, (list, tuple, int, float)) and dtype is not None and \
-            dtype.kind in "iu" and isinstance(error, (OverflowError, ValueError)):
-        return converted_ints(data, dtype)
-    if dtype is not None and dtype == bfloat16 and isinstance(error, TypeError):
-        return np.asarray(data, dtype=float32)
-    raise error
-
-
 # torch's legacy tensor type names (``x.type()``: "torch.FloatTensor"), by dtype
 TENSOR_TYPES = {float32: "FloatTensor", float64: "DoubleTensor", float16: "HalfTensor",
                 int64: "LongTensor", int32: "IntTensor", int16: "ShortTensor",
                 int8: "CharTensor", uint8: "ByteTensor", bool_: "BoolTensor",
                 complex64: "ComplexFloatTensor", complex128: "ComplexDoubleTensor",
                 **({} if bfloat16 is None else {bfloat16: "BFloat16Tensor"})}
-# torch's names of the float8 dtypes in its messages ("Float8_e4m3fn"); no legacy type
-FLOAT8_TORCH_NAMES = {dtype: "F" + str(dtype)[1:] for dtype in _FLOAT8_DTYPES}
 
 
 def torch_name(dtype):
@@ -689,86 +493,6 @@ def tensor_type_dtype(name):
             return dtype
     raise ValueError(f"type: unknown tensor type {name!r}; expected one of "
                      f"{sorted(TENSOR_TYPES.values())}")
-
-
-# the NumPy dtype kinds no tensor holds (torch's TypeError): objects, bytes and str, records
-# and raw bytes, dates and durations
-_UNREADABLE_KINDS = {"O": "object", "S": "bytes", "U": "str", "V": "structured or void",
-                     "M": "datetime64", "m": "timedelta64"}
-
-
-def check_array(fn, array):
-    """Raise torch's error for a NumPy array no tensor can be made of, as ``torch.tensor``,
-    ``torch.Tensor``, ``as_tensor``, ``asarray`` and ``from_numpy`` refuse it whatever dtype
-    is asked for: a TypeError for an object, bytes, str, structured, void, datetime64 or
-    timedelta64 array; a ValueError for one in non-native byte order (``dtype=">f8"`` on a
-    little-endian machine: ``array.astype(array.dtype.newbyteorder("="))`` converts it) or
-    with a negative stride (``a[::-1]``: its storage has none; ``array.copy()``). Nothing
-    for other data.
-
-    Args:
-        fn: the name the error starts with (``"tensor"``, ``"from_numpy"``, ...).
-        array: the data given; only a NumPy array is checked.
-
-    Example:
-        >>> check_array("tensor", np.array(["a"]))     # TypeError, as torch.tensor's
-    """
-    if not isinstance(array, np.ndarray):
-        return
-    dtype = array.dtype
-    if dtype.kind in _UNREADABLE_KINDS and dtype != bfloat16:   # (ml_dtypes' kind is "V")
-        raise TypeError(f"{fn}: can't convert a NumPy array of dtype {dtype} "
-                        f"({_UNREADABLE_KINDS[dtype.kind]}): a tensor holds bool, integer, "
-                        "floating-point or complex numbers only")
-    if not dtype.isnative:
-        raise ValueError(f"{fn}: the NumPy array's byte order ({dtype.str}) is not the "
-                         f"machine's: convert it first "
-                         f"(array.astype(array.dtype.newbyteorder('=')))")
-    for stride in array.strides:
-        if stride < 0:
-            raise ValueError(f"{fn}: the array's strides {array.strides} hold a negative one "
-                             "(a reversed view such as a[::-1]), and tensors with negative "
-                             "strides are not supported; pass a copy (array.copy())")
-
-
-def legacy_data(data, sizes):
-    """What torch's legacy constructor ``torch.Tensor(*args)`` reads, as ``Tensor`` then
-    takes it: ints (or one ``Size``) are a shape, given zeros in the default dtype (torch's
-    are uninitialised); a list or tuple of ints, bools or floats (NumPy arrays of any float
-    dtype among them) is data in the default dtype (other data is returned as it is). A size
-    that is not an int raises TypeError, a negative one RuntimeError, as torch's: a bool is a
-    size after the first (``Tensor(2, True)`` is (2, 1)), an integer NumPy scalar or 0-d
-    integer Tensor is its int, and a bool or float alone (a NumPy one too) is no data
-    (TypeError). A NumPy array is checked as ``mg.tensor``'s (``check_array``)."""
-    if data.__class__ is np.ndarray and not sizes:
-        check_array("Tensor()", data)
-        return data
-    if not sizes and (data.__class__ in (bool, float)
-                      or isinstance(data, (np.bool_, np.floating))):
-        raise TypeError(f"Tensor(): data must be a sequence or sizes, got "
-                        f"{type(data).__name__} {data!r}")
-    if sizes or isinstance(data, (int, np.integer)) or (
-            isinstance(data, tuple) and type(data) is not tuple):
-        shape = ((data,) + sizes) if sizes or isinstance(data, (int, np.integer)) else \
-            tuple(data)
-        shape = tuple(index_of(n) for n in shape)        # tensor(3): 3
-        for i, n in enumerate(shape):
-            if not isinstance(n, (int, np.integer)) or isinstance(n, np.bool_) or (
-                    n.__class__ is bool and i == 0):
-                raise TypeError(f"Tensor(): expected sizes (ints) or one sequence of data, got "
-                                f"{shape}")
-            if n < 0:
-                raise RuntimeError(f"Trying to create tensor with negative dimension {n}: "
-                                   f"{[int(k) for k in shape]}")
-        return np.zeros(tuple(int(n) for n in shape), get_default_dtype())
-    try:
-        array = np.asarray(data)
-    except ValueError:                  # ragged: Tensor's own reading raises torch's error
-        return data
-    if array.dtype.kind not in "iubf":
-        return data
-    with np.errstate(over="ignore"):    # ints, bools and floats ([float64 array, ...] too) in
-        return array.astype(get_default_dtype())    # the default dtype; 1e40: inf, as torch's
 
 
 def wrapped_int(value, dtype):

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from . import backend, dtypes
+from . import backend, dtypes, tensor_data
 from . import generator as streams
 from . import sampling
 from .ops import creation, memory_formats
@@ -627,7 +627,7 @@ def as_tensor(data, dtype=None, device=None):
     if isinstance(data, Tensor):
         return data.to(device=device, dtype=dtype)
     if isinstance(data, np.ndarray) or backend.is_cupy_array(data):
-        dtypes.check_array("as_tensor", data)      # torch's refusals, as from_numpy's
+        tensor_data.check_array("as_tensor", data)      # torch's refusals, as from_numpy's
         dtype = data.dtype if dtype is None else dtypes.as_dtype(dtype)
         device = backend.device_of(data) if device is None else backend.check_device(device)
         if dtype == data.dtype and device == backend.device_of(data):
@@ -647,7 +647,7 @@ def from_numpy(array):
     stride (``a[::-1]``: copy it first)."""
     if not isinstance(array, np.ndarray):
         raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}")
-    dtypes.check_array("from_numpy", array)   # object, str, reversed, ...: torch's errors
+    tensor_data.check_array("from_numpy", array)   # object, str, reversed, ...: torch's errors
     return Tensor._leaf("from_numpy", array, False)
 
 

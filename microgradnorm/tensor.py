@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from . import autograd, backend, dtypes, printing
+from . import autograd, backend, dtypes, printing, tensor_data
 from .autograd import inference, saved_hooks, views
 from .autograd import requires_grad as flags
 from .autograd.inputs import RequiresGradError
@@ -99,7 +99,7 @@ class Tensor:
     def __init__(self, data=(), *sizes, requires_grad=False, dtype=None, device=None):
         if (sizes or data.__class__ in _LEGACY or dtype is None and data.__class__ in _SCALARS) \
                 and not (sizes and sizes[0] is _AS_DATA):
-            data = dtypes.legacy_data(data, sizes)    # torch's legacy forms: Tensor(2, 3),
+            data = tensor_data.legacy_data(data, sizes)    # torch's legacy forms: Tensor(2, 3),
             if data.__class__ is np.ndarray and dtype is None and self.__class__ is Tensor:
                 dtype = dtypes.get_default_dtype()    # Tensor([1, 2]) of floats; an array
                 if data.dtype == dtype and device in (None, "cpu") and data.flags.writeable:
@@ -116,15 +116,15 @@ class Tensor:
             try:                                  # Python numbers and lists: torch's
                 given, data = data, np.asarray(data)   # defaults, floats in the default dtype
             except ValueError as error:
-                data = dtypes.torch_readable(data, None, error)      # ragged: torch's error
+                data = tensor_data.torch_readable(data, None, error)      # ragged: torch's error
             if data.dtype.kind in "fc":
-                dtype = dtypes.inferred_float(given)
+                dtype = tensor_data.inferred_float(given)
             elif data.dtype.kind in "uO":         # an int past int64: torch's ValueError
-                dtype = dtypes.check_python_ints(given)    # (beside a float: its dtype)
+                dtype = tensor_data.check_python_ints(given)    # (beside a float: its dtype)
         try:
             array = backend.new_array(data, dtype, device)
         except (OverflowError, ValueError, TypeError) as error:  # numbers NumPy refuses
-            array = backend.new_array(dtypes.torch_readable(data, dtype, error), dtype, device)
+            array = backend.new_array(tensor_data.torch_readable(data, dtype, error), dtype, device)
         self._become_leaf("Tensor", array, requires_grad)
 
     def _become_leaf(self, fn, array, requires_grad):
@@ -608,7 +608,7 @@ def _can_cast(source, target):
 def tensor(data, requires_grad=False, dtype=None, device=None, *, pin_memory=False):
     """Create a Tensor of ``data`` in its own dtype (``torch.tensor``: ``tensor(3)`` is an
     int64 0-d tensor, where ``Tensor(3)`` has 3 elements); the arguments as ``Tensor``'s."""
-    dtypes.check_array("tensor", data)     # object, str, reversed, ...: torch's errors
+    tensor_data.check_array("tensor", data)     # object, str, reversed, ...: torch's errors
     backend.check_pin_memory("tensor", pin_memory)      # as the factories' (storage.py)
     if isinstance(data, Tensor):                        # torch's advice, its UserWarning
         warnings.warn("To copy construct from a tensor, it is recommended to use "

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .. import backend, dtypes
+from .. import backend, dtypes, tensor_data
 from .. import tensor as _tensor
 from .base import (check_fits, check_tensor, constant, fitted, number_of, result_type,
                    size_args)
@@ -78,7 +78,7 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
             out.requires_grad_(requires_grad)
         return out
     if isinstance(obj, np.ndarray) or backend.is_cupy_array(obj):
-        dtypes.check_array("asarray", obj)        # torch's refusals, whatever copy=
+        tensor_data.check_array("asarray", obj)        # torch's refusals, whatever copy=
         same = (dtype is None or dtype == obj.dtype) and device in (None,
                                                                    backend.device_of(obj))
         if copy is False and not same:

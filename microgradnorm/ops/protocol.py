@@ -9,7 +9,7 @@ import numbers
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, tensor_data
 from ..meta_arrays import is_meta_array
 from ..autograd import views
 from ..autograd.inference import new_counter
@@ -140,7 +140,7 @@ def _write(tensor, values):
         if any(isinstance(value, int) and not -2**63 <= value < 2**63 for value in values):
             raise ValueError(f"value cannot be converted to type {tensor.dtype} without "
                              "overflow")
-        values = dtypes.converted_ints(values, tensor.dtype)
+        values = tensor_data.converted_ints(values, tensor.dtype)
     with np.errstate(over="ignore"):            # 1e300 into float32: inf, silently
         array = np.asarray(values, dtype=tensor.dtype)
     tensor[...] = array.reshape(tensor._array.shape)
@@ -215,7 +215,7 @@ class LegacyType(type):
             return wrapping_tensor(data, cls.dtype,
                                    lambda array: Tensor._leaf(cls.__name__, array, False))
         if data.__class__ is np.ndarray and data.dtype == cls.dtype and data.flags.writeable:
-            dtypes.legacy_data(data, ())    # a negative stride: torch's ValueError
+            tensor_data.legacy_data(data, ())    # a negative stride: torch's ValueError
             return Tensor._leaf(cls.__name__, data, False)     # shared, as torch.from_numpy
         return Tensor(data, dtype=cls.dtype)
 
