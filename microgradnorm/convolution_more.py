@@ -8,8 +8,7 @@ transpose times the input's columns, then ``Col2Im``, which adds every kernel-si
 back where it lies (convolution.py's ``col2im``, the backward of ``Im2Col``, as a node whose
 own backward is ``im2col``). ``fold`` is that node alone. Adaptive max pooling picks
 torch's index in each window outside the graph, then gathers there, so its gradient is
-torch's: each output's gradient added at its index. Everything else composes ops.
-"""
+torch's: each output's gradient added at its index. Everything else composes ops."""
 
 import math
 
@@ -25,7 +24,6 @@ from .convolution import (Geometry, Im2Col, _adaptive_avg_pool, _adaptive_sizes,
                           max_pool1d, max_pool2d)
 from .dtypes import check_number, float_of, index_of, is_floating
 from .ops.base import constant, result_dtype
-from .ops.elementwise import in_opmath
 from .ops.indexing import scatter
 from .tensor import Tensor
 
@@ -40,8 +38,7 @@ LONG = (np.dtype(np.int64),)
 
 class Col2Im(Function):
     """``col2im`` as a graph node: the windows (N, C, *kernel, *windows) added back into
-    (N, C, *spatial); backward is ``im2col`` of the gradient, the windows given. Saves
-    nothing but the windows' count and the geometry."""
+    (N, C, *spatial); backward is ``im2col`` of the gradient (it keeps the geometry, windows)."""
 
     @staticmethod
     def forward(ctx, cols, shape, geometry):
@@ -113,17 +110,14 @@ def _conv_transpose(fn, dims, input, weight, bias, stride, padding, output_paddi
     geometry = Geometry(tuple(kernel), stride, tuple((p, p) for p in padding), dilation)
     n, length = x.shape[0], math.prod(spatial)
 
-    def transposed(x, weight, *bias):
+    def transposed(x, weight, *bias):       # cols (N, C_out, *kernel, *input's spatial dims)
         x = x.reshape(n, groups, in_channels // groups, length)        # (N, g, C_in/g, L)
-        # cols: (N, C_out, *kernel, *input's spatial dims)
         w = weight.reshape(groups, in_channels // groups, group_out * math.prod(kernel))
         cols = (w.mT @ x).reshape((n, out_channels) + tuple(kernel) + spatial)
         y = Col2Im.apply(cols, shape=(n, out_channels) + out_size, geometry=geometry)
         return y + bias[0].reshape((out_channels,) + (1,) * dims) if bias else y
-
     # half precision: the product, the windows' sums and the bias in float32, rounded once
-    # (as torch's oneDNN kernels; rounding each window's sum in the dtype is ulps apart)
-    y = in_opmath(transposed)(x, weight, *(() if bias is None else (bias,)))
+    y = ops.elementwise.in_opmath(transposed)(x, weight, *(() if bias is None else (bias,)))
     # torch's one node: its input gradient has history and no gradient to x (autograd/double.py)
     return gradient_reads(y.reshape(y.shape[1:]) if unbatched else y, x, unused=True)
 

@@ -135,13 +135,9 @@ def relu(input, inplace=False):
 
 def silu(input, inplace=False):
     r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish); ``inplace`` writes the
-    result into ``input``. Floating (or complex) inputs only, as PyTorch's kernel (no integer
-    result to truncate into)."""
-    try:
+    result into ``input``. Floating or complex inputs only, as PyTorch's kernel."""
+    if getattr(getattr(input, "dtype", None), "kind", None) != "c":    # torch: complex too
         check_floating("silu", "input", input)
-    except NotImplementedError:         # torch's silu takes complex x too: x·σ(x)
-        if input.dtype.kind != "c":
-            raise
     return _activation("silu", input, inplace, in_opmath(lambda x: x * sigmoid(x)))
 
 

@@ -490,8 +490,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     (``F.binary_cross_entropy_with_logits``). The result has target's dtype, as PyTorch's.
 
     Args:
-        input: logits. target: input's shape, floating (or complex, as torch's: the loss is
-            then complex).
+        input: logits. target: input's shape, floating (or complex, as torch's).
         weight: a rescaling weight that broadcasts to input's shape, or None.
         size_average, reduce: torch's deprecated pair (``legacy_reduction``).
         reduction: ``"mean"``, ``"sum"`` or ``"none"``.

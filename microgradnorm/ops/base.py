@@ -314,8 +314,7 @@ def reduce_sum(x, axis, keepdims, mean=False):
     if x.dtype.kind == "u" and not mean:     # NumPy sums unsigned ints in uint64, torch int64
         return x.sum(axis=axis, keepdims=keepdims, dtype=np.int64)
     if x.dtype.itemsize >= 4 or not is_half(x.dtype):     # (itemsize: no calls, mostly)
-        return x.mean(axis=axis, keepdims=keepdims) if mean else \
-            x.sum(axis=axis, keepdims=keepdims)
+        return (x.mean if mean else x.sum)(axis=axis, keepdims=keepdims)
     dtypes.check_float8_compute("mean" if mean else "sum", x.dtype)    # torch: no kernel
     total = x.sum(axis=axis, keepdims=keepdims, dtype=np.float32)
     if mean:
@@ -353,8 +352,8 @@ def converted(array, dtype):
     (``dtypes.half_through_float``), and NaN or inf into an integer silently, as C's cast
     (NumPy warns)."""
     dtype = np.dtype(dtype)
-    if dtypes.is_float8(dtype) or dtypes.is_float8(array.dtype):   # (e5m2's kind is "f")
-        return dtypes.float8_converted(array, dtype)     # torch's saturation, NaN bytes
+    if dtypes.is_float8(dtype) or dtypes.is_float8(array.dtype):    # torch's saturation and
+        return dtypes.float8_converted(array, dtype)     # NaN bytes (e5m2's kind is "f")
     if array.dtype.kind == "c" and dtype.kind not in "cb":  # torch's UserWarning, not NumPy's
         backend.warn_complex_to_real()
         array = array.real
@@ -441,17 +440,15 @@ def normalize_axis(fn, axis, ndim, *, dim=None, single=False, insert=False, redu
         return None
     normalized = tuple(sorted(int(a) % span for a in axes))
     if len(set(normalized)) != len(normalized):
-        raise RepeatedAxisError(f"{fn}: axis {axis!r} names a dim twice (tensor with {ndim} "
-                                "dims)")
+        raise RepeatedAxisError(f"{fn}: axis {axis!r} names a dim twice ({ndim}-dim tensor)")
     return () if ndim == 0 else normalized     # reducing a 0-d tensor reduces nothing
 
 
 def check_reducible(fn, shape, axis):
     """Raise ``EmptyReductionError`` if a max/min over ``axis`` meets an empty dim."""
     if 0 in shape and (axis is None or any(shape[a] == 0 for a in axis)):
-        raise EmptyReductionError(f"{fn}(): cannot reduce over an empty dim (there is no "
-                                  f"value to return); tensor of shape {tuple(shape)}, "
-                                  f"axis {axis}")
+        raise EmptyReductionError(f"{fn}(): cannot reduce over an empty dim (there is no value "
+                                  f"to return); tensor of shape {tuple(shape)}, axis {axis}")
 
 
 @functools.lru_cache(maxsize=256)
@@ -583,8 +580,7 @@ def check_number_fits(fn, value, like):
     """Raise torch's RuntimeError unless a number ``value`` fits the dtype of its result beside
     the Tensor ``like`` (``check_fits``): ``where`` and ``clamp`` convert a number so, where
     ``+`` wraps it (int8 beside 300: an error there, 44 here; uint8 beside -1: 255)."""
-    if not isinstance(like, _tensor.Tensor) or not isinstance(value, (numbers.Number,
-                                                                       np.generic)):
+    if not isinstance(like, _tensor.Tensor) or not isinstance(value, (numbers.Number, np.generic)):
         return
     if _number_category(value) <= _category(like.dtype):   # it takes like's dtype, as torch's
         check_fits(fn, value, like.dtype)
