@@ -46,6 +46,8 @@ class Input:
         differentiable: takes a gradient (not running statistics or class indices).
         init: where random values centre (a weight's 1, a bias's 0, DyT's α 0.5; the
             running variance's 1), the module's initial value.
+        other_float: may be of another floating dtype than x, as torch's entry takes it
+            (``rms_norm``'s weight: its composite then runs).
     """
 
     name: str
@@ -53,6 +55,7 @@ class Input:
     optional: bool = False
     differentiable: bool = True
     init: float = 0.0
+    other_float: bool = False
 
     def __post_init__(self):
         if self.kind not in KINDS:

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..autograd import op_group
-from ..dtypes import accumulation_dtype, check_number, float_of, is_half
+from ..dtypes import accumulation_dtype, bfloat16, check_number, float_of, is_half
 from ..kernels import CASTINGS, for_array
 from ..tensor import Tensor
 from . import arguments
@@ -167,19 +167,25 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, impl=None, offset=0
                          casting=casting)
 
 
+_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
+    {np.dtype(bfloat16)} if bfloat16 is not None else set())
+
+
 def _mixed_rms_norm(error, x, normalized_shape, weight, eps, impl, offset, casting):
     """torch's ``rms_norm`` of a floating x beside a floating weight of another dtype (float64
     x in a float32 model, or the reverse), which its fused kernel does not take: its
-    composite, with a UserWarning: x normalized in its dtype, times γ in the promoted dtype,
-    the product cast back to x's dtype. Anything else re-raises ``error``."""
-    if offset or not (isinstance(x, Tensor) and isinstance(weight, Tensor)
-                      and x.dtype.kind == "f" and weight.dtype.kind == "f"):
-        raise error
+    composite, with a UserWarning: x normalized in its dtype (half precision's in float32),
+    times γ in the promoted dtype, the product cast back to x's dtype once. Anything else
+    (an offset, a casting mode other than the default) re-raises ``error``."""
+    if offset or casting != "llama" or not (isinstance(x, Tensor) and isinstance(
+            weight, Tensor) and x.dtype in _FLOATS and weight.dtype in _FLOATS):
+        raise error                 # (an offset, a casting mode: this package's, not torch's)
     warnings.warn(f"rms_norm: input dtype {x.dtype} and weight dtype {weight.dtype} differ: "
                   "computed as torch's composite (the input normalized in its dtype, times "
                   "the weight, cast back to the input's dtype), not the fused node",
                   UserWarning, stacklevel=3)
-    unit = rms_norm(x, normalized_shape, None, eps, impl, 0.0, casting)
+    wide = x.float() if is_half(x.dtype) else x         # half: the unit kept in float32
+    unit = rms_norm(wide, normalized_shape, None, eps, impl, 0.0, casting)
     return (unit * weight).to(x.dtype)
 
 
@@ -262,7 +268,9 @@ _OPTIONS = (Option("eps", None), Option("offset", 0.0, torch=False),
 _WEIGHT = Input("weight", "per-feature", optional=True, init=1.0)
 RMS_NORM = Norm(
     name="rms_norm", title="RMSNorm", aliases=("rmsnorm",), function=rms_norm,
-    composite=composite_rms_norm, fused=RMSNorm, inputs=(Input("x", "x"), _WEIGHT),
+    composite=composite_rms_norm, fused=RMSNorm,
+    inputs=(Input("x", "x"), Input("weight", "per-feature", optional=True, init=1.0,
+                                   other_float=True)),
     options=_OPTIONS, call=row_norm_call, torch=row_norm_torch("rms_norm"),
     places=("row", "mlp"), centres=False, kernels=("rms_norm_forward", "rms_norm_backward"),
     kernel_calls=_kernel_calls, kernel_outputs=("y", "rstd", "dx", "dweight"))

@@ -149,9 +149,14 @@ def test_mixing_where_hugging_face_defines_nothing_is_an_error(dtype):
     with pytest.raises(TypeError, match="casting 'llama' or 'gemma'"):
         F.rms_norm(xt, x.shape[-1], wt, casting="none")
     with pytest.raises(TypeError, match="dtype"):
-        F.rms_norm(xt, x.shape[-1], mg.tensor(w.astype(np.float64)))
-    with pytest.raises(TypeError, match="dtype"):
         F.layer_norm(xt, x.shape[-1], wt)
+    # a float64 weight beside half x: no convention's, but torch's composite, as torch's
+    with pytest.warns(UserWarning, match="weight dtype float64"):
+        y = F.rms_norm(xt, x.shape[-1], mg.tensor(w.astype(np.float64)))
+    tx = torch.tensor(x.astype(np.float32)).to(getattr(torch, dtype))
+    expected = torch.nn.functional.rms_norm(tx, x.shape[-1:], torch.tensor(w.astype(np.float64)))
+    assert y.dtype == xt.dtype
+    np.testing.assert_array_equal(y.float().numpy(), expected.float().numpy())
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
