@@ -437,6 +437,16 @@ def _exp_sum(row, shift, out):
 _BLOCK = 4
 
 
+@numba.njit(inline="always", **OPTIONS)
+def _block_shifts(x, bits, sign, magnitude, start, shift):
+    """A block's first pass: the max of each of its rows (``_row_shift``) into ``shift``;
+    returns the block's rows, start to at most start + _BLOCK."""
+    block = range(start, min(start + _BLOCK, x.shape[0]))
+    for i in block:
+        shift[i - start] = _row_shift(x[i], bits[i], sign, magnitude)
+    return block
+
+
 @_jit
 def _softmax_rows(x, bits, sign, magnitude, y):
     """y = e/Σe, e = exp(x - m), over each row of x (M, N) into y (M, N); a row of -inf
@@ -445,9 +455,7 @@ def _softmax_rows(x, bits, sign, magnitude, y):
     rows, size = x.shape
     shift, total = np.empty(_BLOCK, x.dtype), np.empty(_BLOCK, x.dtype)    # (block,)
     for start in range(0, rows, _BLOCK):
-        block = range(start, min(start + _BLOCK, rows))
-        for i in block:
-            shift[i - start] = _row_shift(x[i], bits[i], sign, magnitude)
+        block = _block_shifts(x, bits, sign, magnitude, start, shift)
         for i in block:
             total[i - start] = x.dtype.type(_exp_sum(x[i], shift[i - start], y[i]))
         for i in block:
@@ -472,9 +480,7 @@ def _log_softmax_rows(x, bits, sign, magnitude, y):
     rows, size = x.shape
     shift, lse = np.empty(_BLOCK, x.dtype), np.empty(_BLOCK, x.dtype)      # (block,)
     for start in range(0, rows, _BLOCK):
-        block = range(start, min(start + _BLOCK, rows))
-        for i in block:
-            shift[i - start] = _row_shift(x[i], bits[i], sign, magnitude)
+        block = _block_shifts(x, bits, sign, magnitude, start, shift)
         for i in block:
             top = shift[i - start]                  # ℓ = m + log Σ exp(x - m)
             lse[i - start] = top + x.dtype.type(math.log(_exp_sum(x[i], top, y[i])))
