@@ -202,39 +202,47 @@ def is_device(value):
 
 
 class _DefaultDevices(threading.local):
-    """Per thread, the devices of the ``with mg.device(...)`` blocks entered, innermost last."""
+    """Per thread, as torch's (a ``threading.local`` there too): the devices of the ``with
+    mg.device(...)`` blocks entered, innermost last, and ``set_default_device``'s device; a
+    new thread starts on the CPU, whatever the thread that started it set."""
 
     def __init__(self):
         self.blocks = []
+        self.default = "cpu"    # set_default_device's (torch_misc.py): "cpu", "cuda", "meta"
 
 
 _default_devices = _DefaultDevices()
-_global_default = ["cpu"]       # set_default_device's (torch_misc.py): "cpu" or "cuda"
 _open_blocks = [0]              # `with mg.device(...)` blocks open, in all threads
+_other_defaults = [0]           # threads whose set_default_device is not the CPU
 _lock = threading.Lock()
-_cpu_default = True             # no block open, no global default set: None is "cpu" at once
+_cpu_default = True             # no block open, no default set in any thread: None is "cpu"
 
 
-def _count_blocks(change):
-    # a block entered (+1) or left (-1); the flag check_device reads, set again
+def _count_blocks(change, other_defaults=0):
+    # a block entered (+1) or left (-1), a thread's default moved off (+1) or back to the CPU
+    # (-1); the flag check_device reads, set again. A thread that ends off the CPU leaves
+    # its count: factories then read their thread's default on each call (right, a bit slower)
     global _cpu_default
     with _lock:
         _open_blocks[0] += change
-        _cpu_default = _open_blocks[0] == 0 and _global_default[0] == "cpu"
+        _other_defaults[0] += other_defaults
+        _cpu_default = _open_blocks[0] == 0 and _other_defaults[0] == 0
 
 
 def default_device():
     """The device factories put tensors on when given none, "cpu" or "cuda": the innermost
-    ``with mg.device(...)`` block's in this thread, else ``mg.set_default_device``'s, else
-    the CPU (``torch.get_default_device``)."""
-    blocks = _default_devices.blocks
-    return blocks[-1] if blocks else _global_default[0]
+    ``with mg.device(...)`` block's in this thread, else ``mg.set_default_device``'s in this
+    thread, else the CPU (``torch.get_default_device``)."""
+    state = _default_devices
+    return state.blocks[-1] if state.blocks else state.default
 
 
 def set_global_default_device(device):
-    """The default device outside any block (``torch.set_default_device``); None: the CPU."""
-    _global_default[0] = "cpu" if device is None else check_device(device)
-    _count_blocks(0)
+    """This thread's default device outside any block (``torch.set_default_device``, per
+    thread as torch's); None: the CPU."""
+    new = "cpu" if device is None else check_device(device)
+    old, _default_devices.default = _default_devices.default, new
+    _count_blocks(0, (new != "cpu") - (old != "cpu"))
 
 
 def check_device(device):

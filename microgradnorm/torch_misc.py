@@ -169,9 +169,10 @@ def get_deterministic_debug_mode():
 # ----- the default device ---------------------------------------------------------------------
 def set_default_device(device):
     """Where factories put tensors given no ``device=`` (``torch.set_default_device``):
-    "cpu" or "cuda" (a ``with mg.device(...)`` block overrides it in its thread); None puts
-    the CPU back. A name that is no device is torch's RuntimeError; "cuda" is taken on any
-    machine, and a factory then needs CuPy and a GPU, as torch's CPU build needs CUDA."""
+    "cpu", "cuda" or "meta", in this thread, as torch's (a new thread starts on the CPU; a
+    ``with mg.device(...)`` block overrides it in its thread); None puts the CPU back. A
+    name that is no device is torch's RuntimeError; "cuda" is taken on any machine, and a
+    factory then needs CuPy and a GPU, as torch's CPU build needs CUDA."""
     backend.set_global_default_device(device)
 
 
@@ -212,8 +213,9 @@ def get_default_device():
     ``with mg.device(...)`` block's, else ``set_default_device``'s, else ``mg.device("cpu")``;
     the GPU as ``cuda:0``, without one the error a factory then raises (torch's: its
     AssertionError)."""
-    if backend.default_device() == "cpu":
-        return backend.CPU
+    device = backend.default_device()
+    if device != "cuda":
+        return backend.CPU if device == "cpu" else backend.META
     backend._cupy_with_gpu()                      # no GPU: the factories' error
     return backend.CUDA
 
