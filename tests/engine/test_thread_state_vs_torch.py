@@ -194,8 +194,7 @@ def _cases(lib):
             lambda: lib.backends.cuda.matmul.allow_tf32,
             lambda flag: setattr(lib.backends.cuda.matmul, "allow_tf32", flag), True, False),
         "backends.cudnn.benchmark": _setter_case(
-            lambda: lib.backends.cudnn.benchmark,
-            lambda flag: setattr(lib.backends.cudnn, "benchmark", flag), True, False),
+            lambda: lib.backends.cudnn.benchmark, _cudnn_setter(lib, is_mg), True, False),
         "backends.cuda.enable_flash_sdp": _setter_case(
             lib.backends.cuda.flash_sdp_enabled, lib.backends.cuda.enable_flash_sdp,
             False, True),
@@ -204,6 +203,18 @@ def _cases(lib):
                      lambda: lib.autocast("cpu", enabled=False)),
     }
     return cases
+
+
+def _cudnn_setter(lib, is_mg):
+    # torch refuses a plain assignment once its test utilities ran disable_global_flags()
+    # (another test of the session may have imported them): its own escape hatch then
+    def set_flag(flag):
+        if is_mg:
+            lib.backends.cudnn.benchmark = flag
+            return
+        with getattr(torch.backends, "__allow_nonbracketed_mutation")():
+            torch.backends.cudnn.benchmark = flag
+    return set_flag
 
 
 @pytest.mark.parametrize("name", sorted(_cases(mg)))
