@@ -18,7 +18,7 @@ from ..fused.arguments import (IMPLS, check_impl, check_tensor, get_norm_impl, n
 from ..ops.base import ShapeError
 from ..tensor import Size, Tensor, is_floating
 
-__all__ = ["IMPLS", "BatchNormRankError", "ChannelNormError", "GroupCountError",
+__all__ = ["COMMON_FLOATS", "IMPLS", "BatchNormRankError", "ChannelNormError", "GroupCountError",
            "MixedDtypeError", "NormalizedShapeError", "NormalizedShapeTypeError",
            "check_eps", "check_impl", "check_like",
            "check_momentum", "check_param", "check_row_norm", "check_tensor", "get_norm_impl",
@@ -162,7 +162,7 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
     """True for the usual, valid call (Tensors like x in a common float dtype, a shape of
     Python ints, a float eps), checked without a call per argument: a norm on a GPU is
     host-bound (docs/gpu.md, "Host cost"). ``check_row_norm`` checks the others one by one."""
-    if type(x) is not Tensor or x._array.dtype not in _COMMON_FLOATS:
+    if type(x) is not Tensor or x._array.dtype not in COMMON_FLOATS:
         return False
     data = x._array
     shape = (shape,) if type(shape) is int else shape
@@ -191,7 +191,8 @@ def _is_usual_row_norm(x, shape, eps, impl, weight_dtype, residual, params):
     return True
 
 
-_COMMON_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
+# the floating dtypes a norm computes in: float16, bfloat16 (with ml_dtypes), float32, float64
+COMMON_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
     {np.dtype(dtypes.bfloat16)} if dtypes.bfloat16 is not None else set())
 
 # {dtype: machine_eps(dtype)} of the common dtypes: ``resolve_eps``'s table, which the
@@ -251,4 +252,4 @@ def running_stat(fn, name, stat, x, updates, what_updates, shape_error=ChannelNo
     return array, owner
 
 
-MACHINE_EPS.update({dtype: machine_eps(dtype) for dtype in _COMMON_FLOATS})
+MACHINE_EPS.update({dtype: machine_eps(dtype) for dtype in COMMON_FLOATS})

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 
 from ..autograd import op_group
-from ..dtypes import accumulation_dtype, bfloat16, check_number, float_of, is_half
+from ..dtypes import accumulation_dtype, check_number, float_of, is_half
 from ..kernels import CASTINGS, for_array
 from ..tensor import Tensor
 from . import arguments
@@ -167,10 +167,6 @@ def rms_norm(input, normalized_shape, weight=None, eps=None, impl=None, offset=0
                          casting=casting)
 
 
-_FLOATS = {np.dtype(t) for t in ("float16", "float32", "float64")} | (
-    {np.dtype(bfloat16)} if bfloat16 is not None else set())
-
-
 def _mixed_rms_norm(error, x, normalized_shape, weight, eps, impl, offset, casting):
     """torch's ``rms_norm`` of a floating x beside a floating weight of another dtype (float64
     x in a float32 model, or the reverse), which its fused kernel does not take: its
@@ -178,7 +174,8 @@ def _mixed_rms_norm(error, x, normalized_shape, weight, eps, impl, offset, casti
     times γ in the promoted dtype, the product cast back to x's dtype once. Anything else
     (an offset, a casting mode other than the default) re-raises ``error``."""
     if offset or casting != "llama" or not (isinstance(x, Tensor) and isinstance(
-            weight, Tensor) and x.dtype in _FLOATS and weight.dtype in _FLOATS):
+            weight, Tensor) and x.dtype in arguments.COMMON_FLOATS
+            and weight.dtype in arguments.COMMON_FLOATS):
         raise error                 # (an offset, a casting mode: this package's, not torch's)
     warnings.warn(f"rms_norm: input dtype {x.dtype} and weight dtype {weight.dtype} differ: "
                   "computed as torch's composite (the input normalized in its dtype, times "
