@@ -2,23 +2,24 @@
 here, so a COO triple (indices, values, size) becomes the dense tensor it stands for, and the
 sparse products are the dense ones. Values, products and gradients (to the values and to the
 dense operand) are torch's; the result's layout is ``strided`` (``is_sparse`` False, no
-``indices()``/``values()``/``coalesce()``).
+``indices()``/``values()``/``_nnz()``). ``coalesce()`` is taken: it has nothing left to do.
 
-``sparse_coo_tensor``, ``spmm`` and the methods ``to_sparse`` / ``to_dense`` are also at the
-top level and on ``Tensor``; ``mm``, ``sum`` and the legacy ``FloatTensor(indices, values,
-size)`` constructors live here, as ``torch.sparse.*``."""
+``sparse_coo_tensor``, ``spmm`` and the methods ``to_sparse`` / ``to_dense`` / ``coalesce``
+are also at the top level and on ``Tensor``; ``mm``, ``addmm``, ``sum`` and the legacy
+``FloatTensor(indices, values, size)`` constructors live here, as ``torch.sparse.*``."""
 
 import numpy as np
 
 from . import backend, dtypes
 from .factories import zeros
 from .ops.index_writes import index_put
+from .ops.linalg import addmm as _addmm
 from .ops.linalg import mm as _mm
 from .ops.reductions import sum as _sum
 from .tensor import Tensor, tensor
 
-__all__ = ["sparse_coo_tensor", "spmm", "mm", "sum", "to_sparse", "to_dense", "FloatTensor",
-           "DoubleTensor", "LongTensor", "IntTensor"]
+__all__ = ["sparse_coo_tensor", "spmm", "mm", "addmm", "sum", "to_sparse", "to_dense",
+           "coalesce", "FloatTensor", "DoubleTensor", "LongTensor", "IntTensor"]
 
 
 def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
@@ -28,7 +29,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     ``out[indices[0, k], ..., indices[d-1, k]] = sum of values[k]``. Dense here.
 
     Args:
-        indices: (d, nnz) integers, one column per stored entry.
+        indices: (d, nnz) integers, one column per stored entry (floats or flags are cast
+            to int64, rounded toward zero, as torch's).
         values: (nnz, *dense_shape) values; a list or array is read as ``tensor`` reads it.
         size: the full shape (d sparse dims, then ``dense_shape``); None: one past the
             largest index of each sparse dim.
@@ -44,9 +46,11 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
     """
     indices = indices if isinstance(indices, Tensor) else tensor(indices)
     values = values if isinstance(values, Tensor) else tensor(values, dtype=dtype)
-    if indices.dtype.kind not in "iu" or indices.ndim != 2:
-        raise RuntimeError(f"sparse_coo_tensor: indices must be a 2-D integer tensor (d, nnz), "
+    if indices.ndim != 2:
+        raise RuntimeError(f"sparse_coo_tensor: indices must be a 2-D tensor (d, nnz), "
                            f"got {indices.dtype} of shape {tuple(indices.shape)}")
+    if indices.dtype.kind not in "iu":
+        indices = indices.long()        # floats and flags as torch's: cast, rounded to zero
     d, nnz = indices.shape
     if values.ndim == 0 or values.shape[0] != nnz:
         raise RuntimeError(f"sparse_coo_tensor: indices and values must have the same number "
@@ -101,6 +105,23 @@ def mm(mat1, mat2, reduce="sum"):
     return _mm(mat1, mat2)
 
 
+def addmm(mat, mat1, mat2, *, beta=1.0, alpha=1.0):
+    """``torch.sparse.addmm``: ``beta * mat + alpha * (mat1 @ mat2)``, ``addmm`` with a
+    sparse (here dense) ``mat1``; the gradient reaches each input, as torch's.
+
+    Args:
+        mat: (n, p) matrix added; mat1: (n, m) matrix; mat2: (m, p) matrix;
+        beta, alpha: the factors of ``mat`` and of the product.
+
+    Shape:
+        (n, p), (n, m), (m, p) -> (n, p)
+
+    Example:
+        >>> mg.sparse.addmm(mg.ones(2, 3), mg.eye(2), mg.ones(2, 3), beta=0.5)  # all 1.5
+    """
+    return _addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
+
+
 def sum(input, dim=None, dtype=None):
     """``torch.sparse.sum``: the sum over ``dim`` (all dims when None).
 
@@ -136,6 +157,19 @@ def to_dense(self, dtype=None, *, masked_grad=None):
     return self if dtype is None else self.to(dtype)
 
 
+def coalesce(self):
+    """``Tensor.coalesce()``: the tensor itself. torch's sums the values of repeated indices
+    and sorts the indices; a COO tensor here is already the dense tensor it stands for, its
+    repeated indices summed by ``sparse_coo_tensor``, so nothing is left to do (and the
+    gradient reaches the values through it, as torch's).
+
+    Example:
+        >>> adj = mg.sparse_coo_tensor([[0, 0], [1, 1]], [1., 2.], (2, 2)).coalesce()
+        >>> adj.to_dense()                                            # [[0., 3.], [0., 0.]]
+    """
+    return self
+
+
 def _legacy(dtype):
     def construct(*args, device=None):
         if all(isinstance(n, (int, np.integer)) for n in args):      # sizes: all zeros
@@ -165,3 +199,4 @@ IntTensor = _legacy(np.int32)
 
 Tensor.to_sparse = to_sparse
 Tensor.to_dense = to_dense
+Tensor.coalesce = coalesce

@@ -15,7 +15,7 @@ LIBS = (mg, torch)
 
 # the families Tensor leaves out: sparse layouts, quantized tensors, other devices, nested
 # tensors, and functorch.dim's first-class dims (``index``)
-SPARSE = {"ccol_indices", "coalesce", "col_indices", "crow_indices", "indices",
+SPARSE = {"ccol_indices", "col_indices", "crow_indices", "indices",
           "resize_as_sparse_", "row_indices", "smm", "sparse_mask", "sparse_resize_",
           "sparse_resize_and_clear_", "sspaddmm", "to_sparse_bsc", "to_sparse_bsr",
           "to_sparse_coo", "to_sparse_csc", "to_sparse_csr", "values"}

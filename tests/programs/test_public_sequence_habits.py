@@ -4,7 +4,7 @@ short program run under PyTorch and here (the same text given either library's `
 whose collocation points are made once as ``tensor(..., requires_grad=True).float()`` and
 reused by every LBFGS closure (a second backward through a node that holds no data), graph
 convolutions over a COO adjacency (``sparse_coo_tensor``, ``torch.sparse.FloatTensor``,
-``spmm``, ``sparse.mm``, ``to_dense``/``to_sparse``), skip-gram embeddings with
+``spmm``, ``sparse.mm``, ``to_dense``/``to_sparse``, ``coalesce``), skip-gram embeddings with
 ``Embedding(sparse=True)`` trained by ``optim.SparseAdam``, a float64 state given to float32
 layers (torch's RuntimeError), and the legacy ``Variable(x, volatile=True)``."""
 
@@ -127,6 +127,10 @@ def graph_convolution(torch, nn, F, edges, size, build):
         adj = torch.sparse_coo_tensor(indices, values, *sized)
     elif build == "legacy FloatTensor":
         adj = torch.sparse.FloatTensor(indices, values, torch.Size(size or (4, 4)))
+    elif build == "coalesce":                  # repeated edges summed, as GNN code does
+        adj = torch.sparse_coo_tensor(indices, values, *sized).coalesce()
+    elif build == "float indices":             # torch casts them to int64, rounded to zero
+        adj = torch.sparse_coo_tensor(indices.float() + 0.25, values, *sized)
     else:                                      # a dense matrix made sparse
         adj = torch.sparse_coo_tensor(indices, values, *sized).to_dense().to_sparse()
     weight = nn.Parameter(torch.FloatTensor(3, 2))
@@ -139,7 +143,8 @@ def graph_convolution(torch, nn, F, edges, size, build):
     return [adj.to_dense(), hidden, again, weight.grad]
 
 
-@pytest.mark.parametrize("build", ["sparse_coo_tensor", "legacy FloatTensor", "to_sparse"])
+@pytest.mark.parametrize("build", ["sparse_coo_tensor", "legacy FloatTensor", "to_sparse",
+                                   "coalesce", "float indices"])
 @pytest.mark.parametrize("name", list(EDGES))
 def test_graph_convolution_over_a_coo_adjacency(name, build):
     expected, got = run_both(graph_convolution, *EDGES[name], build)
@@ -155,6 +160,26 @@ def coo_values_gradient(torch, nn, F):
 
 def test_the_values_of_a_coo_tensor_get_gradients():
     expected, got = run_both(coo_values_gradient)
+    assert_close(got, expected)
+
+
+def coalesced_values_gradient(torch, nn, F):
+    values = torch.tensor([1.0, -2.0, 0.5, 3.0], requires_grad=True)
+    indices = torch.tensor([[0, 1, 1, 0], [1, 0, 0, 1]])
+    adj = torch.sparse_coo_tensor(indices, values, (2, 2)).coalesce()
+    torch.sparse.mm(adj, torch.tensor([[1.0, 2.0], [3.0, -1.0]])).pow(2).sum().backward()
+    by_mm, values.grad = values.grad, None        # the next product's gradients alone
+    flags = torch.sparse_coo_tensor(torch.tensor([[True, False], [False, True]]),
+                                    torch.tensor([4.0, 5.0]), (2, 2))
+    base = torch.tensor([[0.5, -1.0], [2.0, 0.25]], requires_grad=True)
+    dense = torch.tensor([[1.0, 2.0], [3.0, -1.0]], requires_grad=True)
+    adj = torch.sparse_coo_tensor(indices, values, (2, 2)).coalesce()
+    torch.sparse.addmm(base, adj, dense, beta=0.5, alpha=2.0).pow(2).sum().backward()
+    return [adj.to_dense(), by_mm, flags.to_dense(), values.grad, base.grad, dense.grad]
+
+
+def test_coalesce_and_addmm_pass_the_gradient_to_the_values():
+    expected, got = run_both(coalesced_values_gradient)
     assert_close(got, expected)
 
 
