@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 
 from torch_compare import (LIBRARIES, TUTORIAL_TOLERANCES,  # noqa: E402
                            assert_comparison_catches, assert_same_output, default_dtype,
-                           leaves)
+                           errors_named, leaves)
 from tutorial_programs_d import (autograd_mechanics, building_models,  # noqa: E402
                                  data_loading, lr_schedules, tensor_basics, training_habits)
 
@@ -26,20 +26,6 @@ PROGRAMS = {"data_loading": data_loading,
 def run(name, library, dtype):
     with default_dtype(dtype):
         return PROGRAMS[name](*LIBRARIES[library])
-
-
-def errors_named(got, expected):
-    """Both outputs' leaves with each exception class replaced by the name of torch's, once
-    ours is checked to be that class or a subclass of it (ours may be an IndexError and a
-    RuntimeError where torch's is a RuntimeError)."""
-    got, expected = leaves(got), leaves(expected)
-    assert len(got) == len(expected), (len(got), len(expected))
-    for i, theirs in enumerate(expected):
-        if isinstance(theirs, type) and issubclass(theirs, BaseException):
-            ours = got[i]
-            assert isinstance(ours, type) and issubclass(ours, theirs), (i, ours, theirs)
-            got[i] = expected[i] = theirs.__name__
-    return got, expected
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
