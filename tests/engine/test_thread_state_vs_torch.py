@@ -173,8 +173,12 @@ def _cases(lib):
         "set_default_dtype": _setter_case(_dtype_name(lib.get_default_dtype),
                                           lambda name: lib.set_default_dtype(
                                               getattr(lib, name)), "float64", "float16"),
-        "set_default_device": _setter_case(lambda: str(lib.get_default_device()),
-                                           lib.set_default_device, "meta", "cpu"),
+        # "cpu" set as None: torch's set_default_device("cpu") leaves a TorchFunctionMode
+        # pushed, which other tests of the process would then see (has_torch_function)
+        "set_default_device": _setter_case(
+            lambda: str(lib.get_default_device()),
+            lambda device: lib.set_default_device(None if device == "cpu" else device),
+            "meta", "cpu"),
         "manual_seed": _setter_case(lib.initial_seed, lib.manual_seed, 11, 12),
         "set_printoptions": _setter_case(
             lambda: (mg.printing.get_printoptions() if is_mg
