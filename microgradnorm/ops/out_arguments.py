@@ -14,9 +14,16 @@ Each ``out`` follows torch's rules, all checked before anything is written:
   tuples of values and indices); ``DTYPE``, the result computed in ``out``'s dtype, as
   ``dtype=`` would (``sum``, ``prod``, ``cumsum``, ``cumprod``; a ``dtype=`` given must be
   ``out``'s); a complex ``out`` of a real ``std`` or ``var`` along some of the dims is
-  torch's NotImplementedError (its kernel would run in ``out``'s dtype);
+  torch's NotImplementedError (its kernel would run in ``out``'s dtype), and so is an
+  integer or complex ``out`` of ``nanmean`` (``DTYPE``: its ``nansum`` runs in ``out``'s
+  dtype) and a complex one of ``bernoulli`` (``CAST``, but its draws of 0 and 1 go into any
+  real ``out``, integers included); ``FACTORY``, the factories' (``zeros``, ``arange``,
+  ``rand``, ...): ``out``'s dtype and device are those of what is made (a ``dtype=`` given
+  must be ``out``'s), so a random draw into ``out`` is the draw of ``out``'s dtype from the
+  same generator state;
 - its shape: resized to the result's, silently where it has no elements, with torch's
-  deprecation warning where it has some;
+  deprecation warning where it has some (a factory's silently; ``arange``'s and ``range``'s
+  kept where it holds as many elements, with torch's warning of their count where not);
 - no autograd: while grad mode is on, an input or ``out`` that requires grad is torch's
   RuntimeError ("functions with out=... arguments don't support automatic differentiation"),
   except for the ops torch gives no gradient (comparisons, ``argmax``, ``floor_divide``) and
@@ -39,6 +46,7 @@ Each ``out`` written counts one version (``out._version``).
 import functools
 import inspect
 import math
+import warnings
 
 from .. import backend, dtypes
 from ..autograd import is_grad_enabled, no_grad
@@ -46,8 +54,9 @@ from ..autograd.inference import refuse_write
 from ..tensor import (InPlaceCastError, OverlapWriteError, Tensor, _can_cast,
                       check_no_partial_overlap, check_writable)
 from .binary import write_out
+from .numpy_names import user_stacklevel
 
-CAST, SAME, DTYPE = "cast", "same", "dtype"
+CAST, SAME, DTYPE, FACTORY = "cast", "same", "dtype", "factory"
 
 OUT_RULES = {
     CAST: (
@@ -62,7 +71,9 @@ OUT_RULES = {
         "fmax", "fmin", "nextafter", "floor_divide", "kron", "mean", "std", "var", "diff",
         "cat", "concat", "concatenate", "stack", "hstack", "vstack", "dstack",
         "column_stack", "row_stack", "lerp", "addcmul", "addcdiv", "logsumexp", "outer",
-        "ger"),
+        "ger", "addr", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+        "bitwise_right_shift", "gcd", "lcm", "cholesky", "geqrf", "igamma", "igammac",
+        "mvlgamma", "polygamma", "bernoulli", "ldexp"),
     SAME: (
         "abs", "absolute", "neg", "negative", "floor", "ceil", "round", "trunc", "fix",
         "frac", "sign", "sgn", "nan_to_num", "msort", "tril", "triu", "diag", "amax", "amin",
@@ -70,8 +81,14 @@ OUT_RULES = {
         "clip", "where", "all", "any", "signbit", "isneginf", "isposinf", "max", "min",
         "sort", "topk", "kthvalue", "mode", "median", "nanmedian", "cummax", "cummin",
         "aminmax", "index_select", "gather", "masked_select",
-        "take_along_dim", "inner", "addmm", "cross"),
-    DTYPE: ("sum", "prod", "cumsum", "cumprod"),
+        "take_along_dim", "inner", "addmm", "cross", "addbmm", "addmv", "baddbmm",
+        "bitwise_not", "bucketize", "searchsorted", "complex", "polar", "conj_physical",
+        "float_power", "frexp", "heaviside", "histc", "histogram", "inverse",
+        "lu_unpack", "matrix_power", "quantile", "nanquantile", "narrow_copy", "nonzero",
+        "norm", "ormqr", "renorm", "svd", "vdot", "softmax", "log_softmax", "multinomial"),
+    DTYPE: ("sum", "prod", "cumsum", "cumprod", "nanmean"),
+    FACTORY: ("zeros", "ones", "full", "empty", "eye", "arange", "range", "linspace",
+              "logspace", "rand", "randn", "randint", "randperm", "normal"),
 }
 
 LINALG_OUT = (
@@ -89,7 +106,9 @@ LINALG_CAST = ("pinv", "lstsq", "matrix_rank", "cond", "tensorinv", "householder
 _NOT_DIFFERENTIABLE = frozenset((
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
     "not_equal", "logical_not", "logical_and", "logical_or", "logical_xor", "argmax",
-    "argmin", "floor_divide", "all", "any", "signbit", "isneginf", "isposinf",
+    "argmin", "floor_divide", "all", "any", "signbit", "isneginf", "isposinf", "bucketize",
+    "searchsorted", "heaviside", "histc", "histogram", "multinomial", "conj_physical",
+    "quantile", "nanquantile", "softmax", "log_softmax",
     # and torch's compositions of other ops, whose out= records nothing either
     "diag", "inner", "linalg.norm", "linalg.matrix_norm", "linalg.matrix_power",
     "linalg.matrix_rank", "linalg.cond", "linalg.tensorinv", "linalg.eigvals"))
@@ -101,6 +120,10 @@ _REDUCTIONS = frozenset(("sum", "prod", "mean", "std", "var", "amax", "amin", "a
 # partial one): they read the input while they write out
 _NO_OVERLAP = frozenset(("cat", "concat", "concatenate", "gather", "index_select",
                          "masked_select", "kthvalue", "take_along_dim"))
+
+# torch's kernels that resize out themselves, without the deprecation warning
+_RESIZED_SILENTLY = frozenset(("addbmm", "narrow_copy", "bernoulli", "multinomial", "linspace",
+                               "logspace"))
 
 _C_NAMES = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
@@ -151,7 +174,7 @@ def _same_signature(fn, name, rule):
         return None
     parameters = [p for p in parameters      # fn's own keyword out (NumPy's, None): ours
                   if not (p.name == "out" and p.kind is p.KEYWORD_ONLY and p.default is None)]
-    if any(p.name in ("out", "fn", "name", "rule", "call") for p in parameters):
+    if any(p.name in ("out", "fn", "name", "rule", "call", "keywords") for p in parameters):
         return None
     heads, passed, keywords, star = [], [], [], False
     for p in parameters:
@@ -162,13 +185,10 @@ def _same_signature(fn, name, rule):
             heads.append(f"*{p.name}")
             passed.append(f"*{p.name}")
             star = True
-        elif p.kind is p.KEYWORD_ONLY:
-            heads.append(p.name if star else f"*, {p.name}")
-            keywords.append(p.name)
-            star = True
-        else:
-            heads.append(("" if star else "*, out, ") + f"**{p.name}")
-            keywords.append(f"**{p.name}")
+        elif star is not None:      # the keywords passed on as given: naming each one in
+            # the call to fn costs more than the dict of those given (zeros' six)
+            heads.append(("" if star else "*, out, ") + "**keywords")
+            keywords.append("**keywords")
             star = None
     if star is not None:
         heads.append("out" if star else "*, out")
@@ -186,9 +206,7 @@ def _same_signature(fn, name, rule):
     with_out = scope["with_out"]
     with_out.__defaults__ = tuple(p.default for p in parameters if p.default is not p.empty
                                   and p.kind is not p.KEYWORD_ONLY) or None
-    with_out.__kwdefaults__ = {**{p.name: p.default for p in parameters
-                                  if p.kind is p.KEYWORD_ONLY and p.default is not p.empty},
-                               "out": None}
+    with_out.__kwdefaults__ = {"out": None}     # (fn's keyword-only ones: fn's own defaults)
     return with_out
 
 
@@ -266,12 +284,35 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
     for each in outs if name not in _REDUCTIONS else ():  # a reduction reads before it writes
         for operand in operands:
             check_no_partial_overlap(each._array, operand)
-    if rule == DTYPE and kwargs.get("dtype") is None and len(outs) == 1:
+    # (normal's overloads of a tensor mean or std: CAST; linspace's of tensor ends: a factory)
+    factory = rule == FACTORY and not (operands and name == "normal")
+    if factory:
+        kwargs = _factory_dtype(name, kwargs, outs[0])
+    if name == "nanmean" and not dtypes.is_floating(outs[0].dtype) \
+            or name == "bernoulli" and dtypes.is_complex(outs[0].dtype) and args[0].numel():
+        # torch's kernel runs in out's dtype (nansum's, the draw's), which it lacks for these
+        raise NotImplementedError(f'"{"nansum" if name == "nanmean" else name}_cpu" not '
+                                  f"implemented for '{dtypes.torch_name(outs[0].dtype)}'")
+    if name == "bernoulli" and (args[1] if len(args) > 1 else kwargs.get("p")) is not None:
+        raise TypeError("bernoulli(): out= needs p left out (the overload of a float p takes "
+                        "no out)")
+    if name == "nonzero" and kwargs.get("as_tuple"):
+        raise TypeError("nonzero(): argument 'out' must be Tensor, not tuple (as_tuple=True "
+                        "takes no out)")
+    if name == "normal" and operands and not (dtypes.is_floating(outs[0].dtype)
+                                              or dtypes.is_complex(outs[0].dtype)):
+        raise NotImplementedError("\"normal_kernel_cpu\" not implemented for "
+                                  f"'{dtypes.torch_name(outs[0].dtype)}'")
+    if rule == FACTORY:         # normal's overloads of a tensor mean or std: drawn, then cast
+        rule = SAME if factory else CAST
+    elif rule == DTYPE and kwargs.get("dtype") is None and len(outs) == 1:
         kwargs = {**kwargs, "dtype": outs[0].dtype}
     elif rule == DTYPE:
         rule = SAME             # a dtype= given: out's must be it, as torch's
     with no_grad():
         result = fn(*args, **kwargs)
+    if name == "bernoulli":         # draws of 0 and 1, exact in any dtype: out's, as torch's
+        result = result.to(outs[0].dtype)
     results = tuple(result) if isinstance(result, tuple) else (result,)
     if rule == SAME and (name in ("max", "min") and not isinstance(result, tuple)
                          or name in ("clamp", "clip")
@@ -312,11 +353,44 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
                 f"the desired output type {dtypes.torch_name(each.dtype)}")
     with no_grad():                                 # (the check of grad made above)
         for value, each in zip(results, outs):
+            if (factory or name in _RESIZED_SILENTLY) \
+                    and tuple(value.shape) != tuple(each.shape):
+                value = _factory_shape(name, value, each)
             write_out(name, () if name in _REDUCTIONS else operands, each,
                       lambda value=value: value)
     if not isinstance(result, tuple):
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+
+
+def _factory_dtype(name, kwargs, out):
+    # a factory's out sets the dtype and the device of what it makes; a dtype= given must be
+    # out's (torch's RuntimeError)
+    dtype = kwargs.get("dtype")
+    if dtype is not None and dtypes.as_dtype(dtype) != out.dtype:
+        raise RuntimeError(f"{name}(): dtype {dtypes.torch_name(dtypes.as_dtype(dtype))} does "
+                           f"not match dtype of out parameter ({dtypes.torch_name(out.dtype)})")
+    return {**kwargs, "dtype": out.dtype, "device": out.device}
+
+
+def _factory_shape(name, value, out):
+    """``value`` to write into a factory's ``out`` of another shape: torch's factories (and
+    ``_RESIZED_SILENTLY``) resize ``out`` without the deprecation warning (their kernels
+    resize it themselves); ``arange``
+    and ``range`` keep ``out``'s shape where it holds as many elements, and warn of the
+    resize where it does not (their steps may round to one element more or less)."""
+    if name in ("arange", "range") and out.numel() == value.numel():
+        return value.reshape(out.shape)
+    if name in ("arange", "range") and out.numel():
+        warnings.warn(f"The number of elements in the out tensor of shape {list(out.shape)} is "
+                      f"{out.numel()} which does not match the computed number of elements "
+                      f"{value.numel()}. Note that this may occur as a result of rounding "
+                      f"error. The out tensor will be resized to a tensor of shape "
+                      f"{tuple(value.shape)}.", UserWarning, stacklevel=user_stacklevel())
+    version = out._version_box[0]
+    out.resize_(value.shape)                # (write_out counts the one write)
+    out._version_box[0] = version
+    return value
 
 
 def install(namespace, linalg_namespace=None, alias_namespaces=()):
