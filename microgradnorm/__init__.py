@@ -62,10 +62,12 @@ from .nn import serialization      # torch.serialization: save, load, the safe g
 from . import func                 # torch.func: functional_call, the transforms
 from .func import vmap             # torch.vmap is torch.func.vmap
 from .ops import (amax, amin, argmax, argmin, argsort, cat, chunk, clamp, concatenate, exp,
-                  flatten, gather, index_select, log, log_softmax, masked_fill, matmul, maximum,
-                  mean, minimum, norm, outer, permute, pow, relu, reshape, rsqrt, sigmoid,
-                  softmax, sort, split, sqrt, squeeze, stack, std, sum, tanh, topk, transpose,
-                  tril, triu, unsqueeze, var, where)
+                  flatten, gather, index_select, log, masked_fill, matmul, maximum, mean,
+                  minimum, norm, outer, permute, pow, relu, reshape, rsqrt, sigmoid, sort,
+                  split, sqrt, squeeze, stack, std, sum, tanh, topk, transpose, tril, triu,
+                  unsqueeze, var, where)
+# torch.softmax and torch.log_softmax: the fused node by default, as F's (fused/softmax.py)
+from .fused.softmax import tensor_log_softmax as log_softmax, tensor_softmax as softmax
 from .ops import return_types  # torch.return_types: the (values, indices) named tuples
 from .ops.sorting import kthvalue, mode
 from .ops import foreach as _foreach  # torch._foreach_add_, ...: bound below

@@ -29,7 +29,8 @@ from .ops.base import check_tensor, constant, float_input, promote
 from .ops.elementwise import Unary, _in_opmath, _unary, erf, sigmoid
 from .ops.gamma import i0_array, i1_array, zeta_array
 from .ops.pointwise import expm1, log1p, round
-from .ops.reductions import log_softmax as _log_softmax, logsumexp, softmax as _softmax
+from .fused.softmax import tensor_log_softmax as _log_softmax, tensor_softmax as _softmax
+from .ops.reductions import logsumexp
 from .ops.special import (_ERFCX_FAR, _ERFCX_NEAR, _exp_of_minus_square, _on_gpu, _polynomial,
                           _real_only, erfc, erfc_array, erfinv, erfinv_array, exp2, logit, sinc)
 from .ops.torch_more import digamma, i0, igamma, igammac, lgamma, mvlgamma, polygamma

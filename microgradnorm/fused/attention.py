@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from .. import backend, kernels
+from .. import backend, kernels, ops
 from ..autograd import op_group
 from ..generator import default_generator
 from ..dtypes import check_number
@@ -75,7 +75,7 @@ def composite_attention(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     dead = q.xp.isneginf(scores._array).all(axis=-1, keepdims=True)        # nothing to attend
     if dead.any():             # softmax of 0s there (finite, also backward), then zeroed
         scores = scores.masked_fill(dead, 0.0)
-    probs = scores.softmax(-1)
+    probs = ops.softmax(scores, -1)              # the primitives' graph (x.softmax: fused)
     if dead.any():
         probs = probs.masked_fill(dead, 0.0)
     if dropout_p:

@@ -7,13 +7,14 @@ import numpy as np
 from .. import backend, dtypes, ops
 from ..autograd import op_group
 from ..kernels import for_array
+from ..dtypes import NOT_GIVEN
 from ..ops.base import LAST_DIM, normalize_axis
 from ..tensor import Tensor
 from . import arguments
 from .twin import FusedFunction, Input, Twin
 
 __all__ = ["CROSS_ENTROPY", "LOG_SOFTMAX", "SOFTMAX", "cross_entropy_rows", "log_softmax",
-           "softmax"]
+           "softmax", "tensor_log_softmax", "tensor_softmax"]
 
 
 # ----- fused: one node each, closed-form backward ----------------------------------------
@@ -147,6 +148,35 @@ def log_softmax(input, axis=LAST_DIM, *, dim=None, impl=None, dtype=None, _stack
     return _row_op("log_softmax", ops.log_softmax, LogSoftmax, input, axis, dim, impl, dtype)
 
 
+def tensor_softmax(input, axis=NOT_GIVEN, dtype=None, *, dim=NOT_GIVEN):
+    r"""``torch.softmax(x, dim)`` and ``x.softmax(dim)``: ``F.softmax`` with ``dim`` required,
+    as torch's (no implicit dim); one node (``SoftmaxBackward0``, as torch's) unless a
+    ``mg.norm_impl("composite")`` block asks for the graph of primitives. ``dtype`` (also
+    positional, as torch's) casts x first.
+
+    Example:
+        >>> mg.tensor([[1.0, 2.0, 3.0]]).softmax(-1)                     # rows sum to 1
+    """
+    return _tensor_row_op("softmax", ops.softmax, Softmax, input, axis, dim, dtype)
+
+
+def tensor_log_softmax(input, axis=NOT_GIVEN, dtype=None, *, dim=NOT_GIVEN):
+    r"""``torch.log_softmax(x, dim)`` and ``x.log_softmax(dim)``: as ``tensor_softmax``, one
+    ``LogSoftmaxBackward0`` node by default."""
+    return _tensor_row_op("log_softmax", ops.log_softmax, LogSoftmax, input, axis, dim, dtype)
+
+
+def _tensor_row_op(fn, composite, fused, x, axis, dim, dtype):
+    if axis is NOT_GIVEN and dim is NOT_GIVEN:
+        raise TypeError(f'{fn}() missing 1 required positional argument: "dim"')
+    if axis is not NOT_GIVEN and dim is not NOT_GIVEN:
+        raise TypeError(f"{fn}(): got both axis={axis!r} and dim={dim!r}; pass one")
+    axis = axis if dim is NOT_GIVEN else dim
+    if axis is None:                            # (F.softmax's implicit dim: not torch.softmax's)
+        raise TypeError(f"{fn}(): argument 'dim' must be int, not NoneType")
+    return _row_op(fn, composite, fused, x, axis, None, None, dtype)
+
+
 def _row_op(fn, composite, fused, x, axis, dim, impl, dtype):
     x = ops.reductions.in_dtype(fn, x, dtype, floating=True)     # cast first, as torch's
     if dim is None and (axis is None or axis is LAST_DIM) and isinstance(x, Tensor):
@@ -194,3 +224,8 @@ CROSS_ENTROPY = Twin(
     call=lambda f, given, impl: f(given["x"], given["target"]._array, impl=impl),
     torch=lambda tF, given: tF.cross_entropy(given["x"], given["target"]),
     ndim=(2, 2), shape_text="(N, C)")
+
+# torch's Tensor methods, bound here beside the node they run (the Tensor's other methods are
+# ops': this one's default is the fused node, a layer above them)
+Tensor.softmax = tensor_softmax
+Tensor.log_softmax = tensor_log_softmax

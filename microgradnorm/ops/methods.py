@@ -630,8 +630,7 @@ class _Methods:
     std = reductions.std
     argmax = reductions.argmax
     argmin = reductions.argmin
-    softmax = reductions.softmax
-    log_softmax = reductions.log_softmax
+    # softmax and log_softmax: fused/softmax.py binds them (their default is the fused node)
     norm = reductions.norm
 
     # ----- shape (ops/shape.py) -----------------------------------------------------------

@@ -103,6 +103,50 @@ def test_softmax_and_log_softmax_take_dim(fn, torch_fn):
                                rtol=1e-12)
 
 
+SOFTMAX_FORMS = {
+    "torch.softmax": lambda lib, x: lib.softmax(x, 1),
+    "x.softmax": lambda lib, x: x.softmax(-1),
+    "dim=": lambda lib, x: x.softmax(dim=0),
+    "dtype positional": lambda lib, x: lib.softmax(x.float(), 1, lib.float64),
+    "dtype=": lambda lib, x: x.log_softmax(1, dtype=lib.float32),
+    "torch.log_softmax": lambda lib, x: lib.log_softmax(x, 2),
+    "special.softmax": lambda lib, x: lib.special.softmax(x, 1),
+    "special.log_softmax": lambda lib, x: lib.special.log_softmax(x, -1),
+}
+
+
+@pytest.mark.parametrize("form", SOFTMAX_FORMS)
+def test_torch_softmax_and_the_methods_are_one_node_as_torchs(form):
+    """``torch.softmax(x, d)`` and ``x.softmax(d)``, not only ``F.softmax``: one
+    SoftmaxBackward0 (LogSoftmaxBackward0) node, torch's values, dtype and gradient; under
+    ``mg.norm_impl("composite")`` the graph of primitives, with the same values."""
+    x, tx = leaf()
+    mine, theirs = SOFTMAX_FORMS[form](mg, x), SOFTMAX_FORMS[form](torch, tx)
+    assert mine.grad_fn.name() == theirs.grad_fn.name()
+    assert str(mine.dtype) == str(theirs.dtype).replace("torch.", "")
+    np.testing.assert_allclose(mine.detach().numpy(), theirs.detach().numpy(), rtol=1e-6)
+    weights = np.random.default_rng(1).standard_normal(tuple(theirs.shape))
+    (grad,) = mg.autograd.grad((mine * mg.tensor(weights).to(mine.dtype)).sum(), x)
+    (tgrad,) = torch.autograd.grad((theirs * torch.tensor(weights).to(theirs.dtype)).sum(), tx)
+    np.testing.assert_allclose(grad.numpy(), tgrad.numpy(), rtol=1e-5, atol=1e-7)
+    with mg.norm_impl("composite"):
+        composite = SOFTMAX_FORMS[form](mg, x)
+    assert composite.grad_fn.name() != mine.grad_fn.name()
+    np.testing.assert_allclose(composite.detach().numpy(), mine.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("call", [lambda lib, x: lib.softmax(x), lambda lib, x: x.softmax(),
+                                  lambda lib, x: x.log_softmax(None),
+                                  lambda lib, x: lib.log_softmax(x)])
+def test_torch_softmax_needs_its_dim(call):
+    # F.softmax(x) takes torch's legacy implicit dim; torch.softmax and the methods do not
+    x, tx = leaf()
+    with pytest.raises(TypeError):
+        call(torch, tx)
+    with pytest.raises(TypeError, match="dim"):
+        call(mg, x)
+
+
 def test_shape_functions_take_dim():
     x, _ = leaf((2, 1, 3))
     assert mg.stack([x, x], dim=1).shape == (2, 2, 1, 3)
