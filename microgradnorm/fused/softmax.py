@@ -127,14 +127,15 @@ def composite_cross_entropy(logits, target, ignore_index=-100, reduction="mean")
 
 
 # ----- the public entries -----------------------------------------------------------------
-def softmax(input, axis=LAST_DIM, *, dim=None, impl=None, dtype=None, _stacklevel=3):
+def softmax(input, axis=LAST_DIM, _stacklevel=3, dtype=None, *, dim=None, impl=None):
     r"""Softmax along ``axis``: :math:`e^{x_i} / \sum_j e^{x_j}`, computed shifted by the max.
 
     ``impl="fused"`` is one node saving only the output; ``"composite"`` the graph of
-    primitives (``Tensor.softmax``); None follows ``mg.norm_impl`` (fused by default).
+    primitives (``ops.softmax``); None follows ``mg.norm_impl`` (fused by default).
     ``dtype`` casts x first, as torch's (the gradient through the cast). Given no dim (or
     None), torch's legacy implicit one, with its warning: 0 for 0-, 1- and 3-d x, else 1.
-    ``_stacklevel`` is taken, as torch's, and unused (the warning names the caller).
+    ``_stacklevel`` is taken (third, as torch's, before ``dtype``) and unused (the warning
+    names the caller).
 
     Example:
         >>> F.softmax(mg.tensor([[1.0, 2.0, 3.0]]), dim=-1)  # rows sum to 1
@@ -142,7 +143,7 @@ def softmax(input, axis=LAST_DIM, *, dim=None, impl=None, dtype=None, _stackleve
     return _row_op("softmax", ops.softmax, Softmax, input, axis, dim, impl, dtype)
 
 
-def log_softmax(input, axis=LAST_DIM, *, dim=None, impl=None, dtype=None, _stacklevel=3):
+def log_softmax(input, axis=LAST_DIM, _stacklevel=3, dtype=None, *, dim=None, impl=None):
     r"""Stable :math:`x_i - \log\sum_j e^{x_j}` along ``axis``; ``impl`` and ``dtype`` as in
     ``softmax``."""
     return _row_op("log_softmax", ops.log_softmax, LogSoftmax, input, axis, dim, impl, dtype)

@@ -112,6 +112,7 @@ SOFTMAX_FORMS = {
     "torch.log_softmax": lambda lib, x: lib.log_softmax(x, 2),
     "special.softmax": lambda lib, x: lib.special.softmax(x, 1),
     "special.log_softmax": lambda lib, x: lib.special.log_softmax(x, -1),
+    "F.softmax positional": lambda lib, x: lib.nn.functional.softmax(x.float(), 1, 3, lib.float64),
 }
 
 
