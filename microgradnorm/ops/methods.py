@@ -217,13 +217,19 @@ class _Methods:
             out = ToDevice.apply(out, device=device)
         return out
 
-    def cpu(self):
-        """``to("cpu")``: a NumPy-backed copy, in the graph (the tensor itself if on the CPU)."""
-        return self.to("cpu")
+    def cpu(self, *, memory_format=None):
+        """``to("cpu")``: a NumPy-backed copy, in the graph (the tensor itself if on the CPU);
+        ``memory_format`` as ``to``'s (None: torch's ``preserve_format``)."""
+        return self.to("cpu", memory_format=memory_format)
 
-    def cuda(self):
-        """``to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU)."""
-        return self.to("cuda")
+    def cuda(self, device=None, non_blocking=False, *, memory_format=None):
+        """``to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU);
+        ``device`` (None, an index or "cuda:i"), ``non_blocking`` and ``memory_format`` as
+        ``to``'s."""
+        device = "cuda" if device is None else \
+            f"cuda:{device}" if isinstance(device, int) and not isinstance(device, bool) \
+            else device
+        return self.to(device, non_blocking=non_blocking, memory_format=memory_format)
 
     def astype(self, dtype, copy=True):
         """A copy in ``dtype``, in the graph; an integer or bool result is a constant.
@@ -262,10 +268,14 @@ class _Methods:
     char = _cast("char", "int8", ": a constant, outside the graph")
     byte = _cast("byte", "uint8", ": a constant, outside the graph")
 
-    def type(self, dtype=None):
+    def type(self, dtype=None, non_blocking=False, **kwargs):
         """Without ``dtype``, torch's legacy type name ("torch.FloatTensor",
         "torch.cuda.LongTensor"); with one (a dtype or such a name), ``astype(dtype,
-        copy=False)``."""
+        copy=False)``. ``non_blocking`` (and torch's legacy ``async``) is taken: every copy
+        here is synchronous."""
+        unknown = set(kwargs) - {"async"}
+        if unknown:
+            raise TypeError(f"type() got an unexpected keyword argument '{unknown.pop()}'")
         if dtype is None:
             place = "torch.cuda." if self.device == "cuda" else "torch."
             return place + dtypes.TENSOR_TYPES[self.dtype]

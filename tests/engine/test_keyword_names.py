@@ -498,3 +498,43 @@ def _sweep(namespace):
 @pytest.mark.parametrize("namespace", ["torch", "F", "linalg", "special", "fft", "Tensor"])
 def test_no_keyword_torch_takes_is_refused(namespace):
     assert _sweep(namespace) == {}
+
+
+DEVICE_CALLS = {
+    "type(dtype, non_blocking=)": lambda lib, x: x.type(lib.float64, non_blocking=True),
+    "type(dtype, True)": lambda lib, x: x.type(lib.float64, True),
+    "type(foo=)": lambda lib, x: x.type(lib.float64, foo=1),
+    "cpu(memory_format=)": lambda lib, x: x.cpu(memory_format=lib.preserve_format),
+    "cpu(format) positional": lambda lib, x: x.cpu(lib.contiguous_format),
+    "cpu(channels_last)": lambda lib, x: x.reshape(1, 2, 1, 2).cpu(memory_format=lib.channels_last),
+}
+
+
+@pytest.mark.parametrize("name", DEVICE_CALLS)
+def test_type_and_cpu_take_torchs_flags(name):
+    """``x.type(dtype, non_blocking=True)`` and ``x.cpu(memory_format=...)``, as torch code
+    moving data writes them: taken (or refused) as torch's, with torch's dtype and strides."""
+    x, tx = mg.arange(4.0), torch.arange(4.0)
+    try:
+        theirs = DEVICE_CALLS[name](torch, tx)
+    except TypeError:
+        with pytest.raises(TypeError):
+            DEVICE_CALLS[name](mg, x)
+        return
+    mine = DEVICE_CALLS[name](mg, x)
+    assert str(mine.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert mine.stride() == theirs.stride()
+    np.testing.assert_array_equal(mine.numpy(), theirs.numpy())
+
+
+def test_cuda_takes_a_device_and_non_blocking():
+    # without a GPU both refuse, torch with an AssertionError or a RuntimeError, here with
+    # NoGPUError (both)
+    for call in (lambda lib: lib.ones(1).cuda(0), lambda lib: lib.ones(1).cuda(non_blocking=True),
+                 lambda lib: lib.ones(1).cuda("cuda:0", True)):
+        if torch.cuda.is_available():
+            pytest.skip("a GPU: the calls succeed")
+        with pytest.raises((AssertionError, RuntimeError)) as theirs:
+            call(torch)
+        with pytest.raises(type(theirs.value)):      # torch's class, not a TypeError
+            call(mg)
