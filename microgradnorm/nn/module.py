@@ -273,9 +273,10 @@ class Module(ModuleHooks, ModuleState, ModuleConvert):
                 yield from module.named_modules(memo, f"{prefix}.{name}" if prefix else name,
                                                 remove_duplicate)
 
-    def modules(self):
-        """This module and every module below it, depth first (an iterator)."""
-        return (module for _, module in self.named_modules())
+    def modules(self, remove_duplicate=True):
+        """This module and every module below it, depth first (an iterator); a shared one
+        once, unless not ``remove_duplicate``."""
+        return (module for _, module in self.named_modules(remove_duplicate=remove_duplicate))
 
     def children(self):
         """The direct sub-modules, in registration order, each once (an iterator)."""

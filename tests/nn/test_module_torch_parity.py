@@ -256,6 +256,9 @@ METHOD_CASES = {
     + [n for n, _ in m.named_modules(remove_duplicate=False)]
     + [n for n, _ in m.named_modules(None, "top")],
     "named_modules memo": lambda lib, m: [n for n, _ in m.named_modules({m[0]})],
+    "modules": lambda lib, m: [len(list(m.modules())),
+                               len(list(m.modules(remove_duplicate=False))),
+                               [type(c).__name__ for c in m.modules(False)]],
     "children": lambda lib, m: [type(c).__name__ for c in m.children()],
     "get_buffer": lambda lib, m: tuple(m.get_buffer("1.running_var").shape),
     "get_buffer of a parameter": lambda lib, m: m.get_buffer("0.weight"),
