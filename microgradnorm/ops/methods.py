@@ -550,6 +550,7 @@ class _Methods:
     __isub__ = _augmented(sub_, _subtract)
     __imul__ = _augmented(mul_, Mul.apply)
     __itruediv__ = _augmented(div_, Div.apply)
+    __idiv__ = __itruediv__                   # Python 2's names, which torch's Tensor keeps
 
     def __setitem__(self, index, value):
         # x[::-1] = v: torch's ValueError; x[uint8 mask] = 5: its error (as masked_fill_)
@@ -584,6 +585,7 @@ class _Methods:
     __sub__, __rsub__ = _subtract, lambda self, other: _subtract(other, self)
     __mul__, __rmul__ = _operator(Mul), _operator(Mul)      # 2 * x is torch's x * 2
     __truediv__, __rtruediv__ = _operator(Div), _rtruediv
+    __div__, __rdiv__ = __truediv__, __rtruediv__       # (torch's aliases, called by name)
     __rmatmul__ = _operator(MatMul, reflected=True)
     __neg__ = elementwise.neg
     __pos__ = pointwise.positive

@@ -22,7 +22,9 @@ MAX_SAMPLES = 12
 
 # (name, variant) of torch's op_db, by the first letter of the name
 OPS_A_TO_L = [
-    ('H', ''), ('__getitem__', ''), ('abs', ''), ('acos', ''), ('acosh', ''), ('add', ''),
+    ('H', ''), ('__getitem__', ''), ('__radd__', ''), ('__rdiv__', ''), ('__rmatmul__', ''),
+    ('__rmod__', ''), ('__rmul__', ''), ('__rpow__', ''), ('__rsub__', ''), ('abs', ''),
+    ('acos', ''), ('acosh', ''), ('add', ''),
     ('addbmm', ''), ('addcdiv', ''), ('addcmul', ''), ('addmm', ''), ('addmm', 'decomposed'),
     ('addmv', ''), ('addr', ''), ('alias_copy', ''), ('all', ''), ('allclose', ''), ('amax', ''),
     ('amin', ''), ('aminmax', ''), ('angle', ''), ('any', ''), ('arange', ''), ('argmax', ''),

@@ -68,8 +68,8 @@ def resolve(op):
         return types.FunctionType(op.op.__code__, {**op.op.__globals__, "torch": mg},
                                   None, op.op.__defaults__, op.op.__closure__)  # the same, here
     if name.startswith("__r") or name.startswith("_"):
-        if name == "__getitem__":
-            return lambda x, *a, **k: x.__getitem__(*a, **k)
+        if name == "__getitem__" or name.startswith("__r"):     # the reflected operators
+            return lambda x, *a, **k: getattr(x, name)(*a, **k)
         raise Unresolved(name)
     parts = name.split(".")
     module = mg
