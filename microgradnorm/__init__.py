@@ -115,7 +115,8 @@ from .ops.search import argwhere, bincount, bucketize, isin, searchsorted, uniqu
 # the activations and vision functions torch also has at the top level
 from .activations import celu, hardshrink, prelu, selu, threshold
 from .functional import celu_, pairwise_distance, relu_, rrelu, rrelu_, selu_, threshold_
-from .vision import constant_pad_nd, pixel_shuffle, pixel_unshuffle
+from .padding import constant_pad_nd
+from .vision import pixel_shuffle, pixel_unshuffle
 # F's ops under torch's top-level names: the same signatures ...
 from .convolution import conv1d, conv2d
 from .convolution_3d import conv3d, conv_transpose3d

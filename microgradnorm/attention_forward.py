@@ -19,7 +19,7 @@ from .dtypes import is_floating
 from .fused import scaled_dot_product_attention
 from .ops.base import constant
 from .tensor import Tensor
-from .vision import pad
+from .padding import pad
 
 __all__ = ["multi_head_attention_forward"]
 

@@ -3,7 +3,7 @@ log_softmax, cross_entropy and attention (``impl="fused"`` or ``"composite"``,
 docs/architecture.md), activations (the rarer ones from ``activations.py``) and their in-place
 forms, the losses (from ``losses.py``), linear, embedding, one_hot, normalize,
 cosine_similarity, pairwise_distance, dropout, and the vision functions (pad, interpolate,
-pixel_shuffle, from ``vision.py``; affine_grid, grid_sample, from ``vision_grid.py``).
+pixel_shuffle, from ``vision.py`` and ``padding.py``; affine_grid, grid_sample, ``vision_grid.py``).
 Arguments are checked before anything runs, running statistics included."""
 
 import warnings
@@ -46,8 +46,9 @@ from .convolution_more import (adaptive_avg_pool1d, adaptive_max_pool1d,
                                feature_alpha_dropout, fold, local_response_norm,
                                max_pool1d_with_indices, max_pool2d_with_indices, max_unpool1d,
                                max_unpool2d)
-from .vision import (interpolate, pad, pixel_shuffle, pixel_unshuffle, upsample,
-                     upsample_bilinear, upsample_nearest)
+from .padding import pad                               # (padding.py)
+from .vision import (interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
+                     upsample_nearest)
 from .vision_grid import affine_grid, grid_sample
 from .embedding_bag import embedding_bag              # bags of rows (embedding_bag.py)
 from .attention_forward import multi_head_attention_forward    # (attention_forward.py)
@@ -66,10 +67,9 @@ from .fractional_pool import (fractional_max_pool2d, fractional_max_pool2d_with_
 __all__ = ["CASTINGS", "IMPLS", "layer_norm", "rms_norm", "batch_norm", "add_layer_norm",
            "group_norm", "instance_norm", "dyt",
            "adaptive_avg_pool2d", "avg_pool1d", "avg_pool2d", "conv1d", "conv2d", "max_pool1d",
-           "max_pool2d", "unfold",
-           "add_rms_norm", "cross_entropy", "dropout", "dropout2d", "gelu", "log_softmax",
-           "mse_loss", "pad",
-           "relu", "scaled_dot_product_attention", "sigmoid", "silu", "softmax", "tanh",
+           "max_pool2d", "unfold", "add_rms_norm", "cross_entropy", "dropout", "dropout2d",
+           "gelu", "log_softmax", "mse_loss", "pad", "relu", "scaled_dot_product_attention",
+           "sigmoid", "silu", "softmax", "tanh",
            "binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_similarity",
            "elu", "embedding", "hardtanh", "huber_loss", "kl_div", "l1_loss", "leaky_relu",
            "linear", "log_sigmoid", "logsigmoid", "mish", "nll_loss", "normalize", "one_hot",

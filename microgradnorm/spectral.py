@@ -12,7 +12,7 @@ from . import backend, fft
 from .convolution_more import fold
 from .ops.complex import view_as_complex, view_as_real
 from .tensor import Tensor
-from .vision import pad as _pad
+from .padding import pad as _pad
 
 __all__ = ["istft", "stft"]
 

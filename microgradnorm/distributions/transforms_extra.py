@@ -12,7 +12,7 @@ from ..dtypes import finfo
 from ..factories import arange, eye
 from ..linalg import cholesky
 from ..ops.shape import cat, stack
-from ..vision import pad
+from ..padding import pad
 from . import constraints
 from .constraint_registry import biject_to, transform_to
 from .transforms import Transform

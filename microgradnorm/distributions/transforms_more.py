@@ -12,7 +12,7 @@ from ..dtypes import finfo
 from ..functional import logsigmoid
 from ..ops.arrange import diag_embed
 from ..tensor import Size
-from ..vision import pad
+from ..padding import pad
 from . import constraints
 from .transforms import SigmoidTransform, Transform
 from .utils import sum_rightmost

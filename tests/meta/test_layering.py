@@ -24,7 +24,7 @@ LAYERS = (
               "overrides")),
     ("norms", ("fused", "norms")),
     ("functional", ("functional", "convolution", "convolution_more", "convolution_3d",
-                    "losses", "losses_more", "activations", "vision", "linalg", "fft",
+                    "losses", "losses_more", "activations", "vision", "padding", "linalg", "fft",
                     "special", "signal", "embedding_bag", "losses_ctc", "vision_grid", "lp_pool",
                     "attention_forward", "sparse", "torch_functional", "spectral",
                     "lowrank", "fractional_pool", "special_bessel", "native_norms")),

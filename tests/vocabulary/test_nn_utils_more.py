@@ -202,6 +202,24 @@ def test_pad_modes_match_torch(mode):
     check(F.pad(x, (1, 1), mode, 0.0), TF.pad(xt, (1, 1), mode, 0.0), [(x, xt)])
 
 
+CONSTANT_PADS = PADS[:-1] + [((2, 3, 5), (-2, -3)), ((4,), (0, 0)), ((2, 3), (3, -3, 1, 0)),
+                             ((2, 3, 4, 5), (1, 1, -1, -1, 2, 0, 0, 1))]
+
+
+@pytest.mark.parametrize("shape, amounts", CONSTANT_PADS)
+def test_constant_pad_is_one_node_with_torchs_values_and_gradients(shape, amounts):
+    """F.pad's constant mode (pads, crops, both at once, every dim): one
+    ConstantPadNdBackward0 node as torch's, its values, its gradient; and a second
+    derivative through it (the gradient is the same pad negated, again one node)."""
+    data = np.random.default_rng(9).standard_normal(shape)
+    x, xt = pair(data)
+    mine, theirs = F.pad(x, amounts, value=0.25), TF.pad(xt, amounts, value=0.25)
+    assert mine.grad_fn.name() == theirs.grad_fn.name() == "ConstantPadNdBackward0"
+    check(mine, theirs, [(x, xt)])
+    assert mg.autograd.gradgradcheck(lambda t: F.pad(t, amounts, value=1.5) ** 2,
+                                     (mg.tensor(data, requires_grad=True),))
+
+
 def test_pad_errors_as_torch():
     x3 = np.arange(6.0).reshape(1, 2, 3)
     calls = [(np.arange(3.0), (1, 1), "reflect"), (x3, (3, 0), "reflect"),
