@@ -5,6 +5,7 @@ the ``Tensor.new_*`` factories.
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
+import itertools
 import math
 import numbers
 import warnings
@@ -108,7 +109,7 @@ class Concatenate(Function):
         if dtype is not None:              # torch's result dtype of them all, skipped included
             kept = [a if a.dtype == dtype else converted(a, dtype) for a in kept]
         ctx.axis = axis
-        ctx.splits = [int(s) for s in np.cumsum([a.shape[axis] for a in kept])[:-1]]
+        ctx.splits = list(itertools.accumulate([a.shape[axis] for a in kept[:-1]]))
         return backend.array_module(arrays[0]).concatenate(kept, axis=axis)
 
     @staticmethod
@@ -224,6 +225,11 @@ def squeeze(input, axis=ALL_DIMS, *, dim=NOT_GIVEN):
     return reshape(input, tuple(n for i, n in enumerate(input.shape) if i not in axes or n != 1))
 
 
+def _shape(t):
+    # a Tensor's array's shape, a plain tuple (t.shape builds a Size, checked, each call)
+    return t._array.shape if isinstance(t, _tensor.Tensor) else np.shape(t)
+
+
 def contiguous(x):
     """x itself when its memory is in C order, else a C-ordered copy in the graph."""
     return x if x._array.flags.c_contiguous else Clone.apply(x)
@@ -236,14 +242,15 @@ def concatenate(tensors, axis=DIM_0, *, dim=NOT_GIVEN):
     tensors = tensor_sequence("cat", tensors)
     if not tensors:
         raise ShapeError("concatenate: expected at least one tensor")
-    shapes = [np.shape(t) for t in tensors]
+    shapes = [_shape(t) for t in tensors]          # (the arrays' tuples: no Size made)
     kept = [s for s in shapes if not _legacy_empty(s, shapes)] or shapes
     ndim = len(kept[0])
     if ndim == 0 or any(len(s) != ndim for s in kept):
         raise ShapeError(f"concatenate: tensors must have the same number of dims (at least "
                          f"1), got shapes {shapes}")
     axis = normalize_axis("concatenate", axis, ndim, dim=int_dim("cat", dim), single=True)
-    if any(s[:axis] + s[axis + 1:] != kept[0][:axis] + kept[0][axis + 1:] for s in kept):
+    rest = kept[0][:axis] + kept[0][axis + 1:]
+    if any(s[:axis] + s[axis + 1:] != rest for s in kept):
         raise ShapeError(f"concatenate: sizes must match except along axis {axis}, got "
                          f"shapes {shapes}")
     first = tensors[0].dtype
@@ -259,13 +266,13 @@ def stack(tensors, axis=DIM_0, *, dim=NOT_GIVEN):
     tensors = tensor_sequence("stack", tensors)
     if not tensors:
         raise ShapeError("stack: expected at least one tensor")
-    shape = np.shape(tensors[0])
+    shape = _shape(tensors[0])
     axis = normalize_axis("stack", axis, len(shape), dim=int_dim("stack", dim), single=True,
                           insert=True)                      # the dim first, as torch
     for i, t in enumerate(tensors):
-        if np.shape(t) != shape:
+        if _shape(t) != shape:
             raise ShapeError(f"stack expects each tensor to be equal size, but got shape "
-                             f"{shape} at entry 0 and {np.shape(t)} at entry {i}")
+                             f"{shape} at entry 0 and {_shape(t)} at entry {i}")
     new_shape = shape[:axis] + (1,) + shape[axis:]
     return concatenate([Reshape.apply(t, shape=new_shape) for t in tensors], axis)
 
