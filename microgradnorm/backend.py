@@ -2,6 +2,7 @@
 written once against ``xp = array_module(array)``; only this module knows the libraries."""
 
 import builtins
+import math
 import os
 import threading
 import warnings
@@ -534,6 +535,9 @@ def erf(array):
             return cupy_erf(array.astype(np.float32)).astype(array.dtype)
         return cupy_erf(array)
     x = np.asarray(array, dtype=np.float64)
+    if x.size <= _ERF_BY_ELEMENT:            # libm's per element: the polynomials below are
+        out = np.fromiter(map(math.erf, x.flat), np.float64, x.size)    # ~110 NumPy calls
+        return np.asarray(out.reshape(x.shape), dtype=array.dtype)
     a = np.abs(x)
     out = np.where(a == a, 1.0, np.nan)      # |x| >= 6: erf rounds to 1; NaN stays NaN
     small, middle = a < 1, (a >= 1) & (a < 2)
@@ -545,6 +549,11 @@ def erf(array):
         t = a[where]                        # erf = 1 - exp(-x²)·erfcx(x), erfcx smooth
         out[where] = 1 - np.exp(-t * t) * _polynomial(erfcx, t - centre)
     return np.asarray(np.copysign(out, x), dtype=array.dtype)   # 0-d stays an array
+
+
+# arrays of at most this many elements take math.erf per element: 3 us for 24 of them, where
+# the pieces' ~110 NumPy calls take 90 whatever the size; the two agree within 1 ulp
+_ERF_BY_ELEMENT = 64
 
 
 def _polynomial(coefficients, t):
