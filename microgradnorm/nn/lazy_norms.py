@@ -22,6 +22,8 @@ class UninitializedBuffer(_Uninitialized, Tensor):
     """A buffer whose shape is not known yet (``torch.nn.UninitializedBuffer``), a lazy
     module's running statistic until its first call: it holds no values (an empty array of
     its dtype), and ``materialize(shape)`` gives it its shape and makes it a plain Tensor.
+    Like ``nn.Buffer``'s, it is marked a buffer (``isinstance(b, nn.Buffer)``), with its
+    ``persistent`` flag (default True).
 
     Example:
         >>> b = nn.UninitializedBuffer(); b.materialize((3,)); type(b).__name__
@@ -30,8 +32,11 @@ class UninitializedBuffer(_Uninitialized, Tensor):
 
     becomes = Tensor
 
-    def __init__(self, requires_grad=False, device=None, dtype=None):
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         super().__init__(np.empty(0, _dtype(dtype)), requires_grad=requires_grad, device=device)
+        # as torch's: an ``nn.Buffer`` (isinstance holds) with its flag, before and after
+        # ``materialize``, so assigning it registers a buffer
+        self.persistent, self._is_buffer = persistent, True
 
     def __repr__(self):
         return "<UninitializedBuffer>"

@@ -1,6 +1,9 @@
 """``Parameter``: the Tensor a Module finds as one of its parameters, and ``Buffer``, the
 Tensor that assigning registers as a buffer (torch's ``nn.parameter``); here, below
-``module.py`` and ``module_state.py``, which both use them."""
+``module.py`` and ``module_state.py``, which both use them. The lazy modules' uninitialized
+tensors, which torch keeps here too (``UninitializedParameter``, ``UninitializedBuffer``,
+``is_lazy``), are read from ``lazy.py`` and ``lazy_norms.py`` on first use: they are
+built on ``Parameter``, so above this module."""
 
 import numpy as np
 
@@ -102,3 +105,21 @@ class Buffer(Tensor, metaclass=_BufferMeta):
         buffer = data.detach().requires_grad_(data.requires_grad)
         buffer.persistent, buffer._is_buffer = persistent, True
         return buffer
+
+
+def is_lazy(param):
+    """Whether ``param`` is an ``UninitializedParameter`` or ``UninitializedBuffer`` (one not
+    materialized yet), as torch's ``nn.parameter.is_lazy``."""
+    from .lazy import _Uninitialized
+    return isinstance(param, _Uninitialized)
+
+
+def __getattr__(name):
+    # torch's nn.parameter names that live above this module (lazy.py imports Parameter)
+    if name == "UninitializedParameter":
+        from .lazy import UninitializedParameter
+        return UninitializedParameter
+    if name == "UninitializedBuffer":
+        from .lazy_norms import UninitializedBuffer
+        return UninitializedBuffer
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -3,13 +3,15 @@ dataset. The random ones draw exactly what torch's draw, so the same seed gives 
 order."""
 
 import itertools
+import math
 
+from ... import distributed
 from ...dtypes import float64, int64
 from ...factories import as_tensor, empty, multinomial, randint, randperm
 from ...generator import Generator, check_generator
 
-__all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler"]
+__all__ = ["BatchSampler", "DistributedSampler", "RandomSampler", "Sampler",
+           "SequentialSampler", "SubsetRandomSampler", "WeightedRandomSampler"]
 
 
 class Sampler:
@@ -168,3 +170,78 @@ class BatchSampler(Sampler):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
         return -(-len(self.sampler) // self.batch_size)
+
+
+class DistributedSampler(Sampler):
+    r"""One replica's share of a map-style dataset (``torch.utils.data.DistributedSampler``):
+    the dataset's indices (shuffled by ``randperm`` from a generator seeded with
+    ``seed + epoch``, or in order) made a multiple of ``num_replicas`` long, by repeating
+    the first ones (or, with ``drop_last``, by cutting the tail), then every
+    ``num_replicas``-th from ``rank``:
+
+    .. math::
+        \text{indices}[\text{rank} :: \text{num\_replicas}], \quad
+        \text{num\_samples} = \lceil n / \text{num\_replicas} \rceil
+        \ (\lceil (n - \text{num\_replicas}) / \text{num\_replicas} \rceil
+        \text{ with drop\_last, when it does not divide } n)
+
+    so each replica sees as many indices and, together, every index (the same lists as
+    torch's for the same arguments). Call ``set_epoch(epoch)`` before each epoch for a new
+    shuffle.
+
+    Args:
+        dataset: a dataset with ``len``.
+        num_replicas, rank: the replicas' count and this one's rank in [0, num_replicas);
+            None asks the default process group, which is never made here: torch's
+            ValueError, so give both.
+        shuffle: shuffle the indices (default True).
+        seed: the shuffle's seed, the same on every replica (default 0).
+        drop_last: cut the tail instead of repeating indices (default False).
+
+    Shape:
+        ``len(sampler)`` is ``num_samples``; ``total_size`` = num_samples · num_replicas.
+
+    Example:
+        >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
+        [1, 3, 0]
+    """
+
+    def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
+                 drop_last=False):
+        if num_replicas is None:
+            num_replicas = distributed.get_world_size()  # torch's ValueError: no group
+        if rank is None:
+            rank = distributed.get_rank()
+        if rank >= num_replicas or rank < 0:
+            raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
+                             f"[0, {num_replicas - 1}]")
+        self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
+        self.epoch, self.drop_last, self.shuffle, self.seed = 0, drop_last, shuffle, seed
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
+
+    def __iter__(self):
+        n = len(self.dataset)
+        if self.shuffle:          # every replica draws the same permutation
+            generator = Generator().manual_seed(self.seed + self.epoch)
+            indices = randperm(n, generator=generator).tolist()
+        else:
+            indices = list(range(n))
+        padding = self.total_size - n
+        if self.drop_last:
+            indices = indices[:self.total_size]
+        elif padding > 0:         # the first indices again, cycled as often as needed
+            indices += (indices * math.ceil(padding / n))[:padding]
+        return iter(indices[self.rank:self.total_size:self.num_replicas])
+
+    def __len__(self):
+        return self.num_samples
+
+    def set_epoch(self, epoch):
+        """Make the next pass's shuffle the one of ``seed + epoch`` (the same on every
+        replica, another each epoch)."""
+        self.epoch = epoch
