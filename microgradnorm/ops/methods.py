@@ -218,14 +218,11 @@ class _Methods:
         return out
 
     def cpu(self, *, memory_format=None):
-        """``to("cpu")``: a NumPy-backed copy, in the graph (the tensor itself if on the CPU);
-        ``memory_format`` as ``to``'s (None: torch's ``preserve_format``)."""
+        """``to("cpu", memory_format=...)``: a NumPy-backed copy, in the graph (or x)."""
         return self.to("cpu", memory_format=memory_format)
 
     def cuda(self, device=None, non_blocking=False, *, memory_format=None):
-        """``to("cuda")``: a CuPy-backed copy, in the graph (needs CuPy and a GPU);
-        ``device`` (None, an index or "cuda:i"), ``non_blocking`` and ``memory_format`` as
-        ``to``'s."""
+        """``to("cuda")`` (device None, an index or "cuda:i"): a CuPy-backed copy, in the graph."""
         device = "cuda" if device is None else \
             f"cuda:{device}" if isinstance(device, int) and not isinstance(device, bool) \
             else device

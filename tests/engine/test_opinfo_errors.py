@@ -30,9 +30,13 @@ _NO_OUT = "this function takes no out= here (docs/pytorch.md, out=): a TypeError
 _NUMBERS = "maximum/minimum take a Python number here (docs/pytorch.md: lenient)"
 _NDIM = "NumPy holds at most 64 dims: the 65-dim input cannot be made"
 _META = "a tensor on the meta device, which has no counterpart here"
+_UNBOUND = ("the unbound method called with a Python number as self (Tensor.__radd__(2, t)): "
+            "Python never makes that call (2 + t is t.__radd__(2))")
 
 # (name, variant, index of the error input): why this package differs from torch there
 EXPECTED = {
+    ("__radd__", "", 0): _UNBOUND, ("__radd__", "", 1): _UNBOUND,
+    ("__rmul__", "", 0): _UNBOUND, ("__rmul__", "", 1): _UNBOUND,
     ("amax", "", 1): _NDIM, ("amax", "", 2): _NDIM,
     ("amin", "", 1): _NDIM, ("amin", "", 2): _NDIM,
     ("aminmax", "", 1): _NDIM, ("aminmax", "", 2): _NDIM,
