@@ -23,8 +23,9 @@ from .pointwise import (Ceil, Cos, CumProd, CumSum, Expm1, Floor, Log1p, Log2, L
                         Reciprocal, Round, Sin, Trunc, ceil, clamp_max, clamp_min, cos,
                         cumprod, cumsum, diff, expm1, floor, frac, log1p, log2, log10, prod,
                         reciprocal, round, sin, trunc)
-from .reductions import (AMin, Max, Mean, StdFromVar, Sum, amax, amin, argmax, argmin,
-                         log_softmax, mean, norm, softmax, std, sum, var)
+from .reductions import (AMin, Max, Mean, Sum, amax, amin, argmax, argmin, log_softmax, mean,
+                         norm, softmax, std, sum, var)
+from .variance import StdFromVar, Var
 from .shape import (Concatenate, Expand, Permute, Reshape, Split, cat, chunk,
                     concatenate, flatten, permute, repeat, reshape, split, squeeze, stack,
                     transpose, unsqueeze)
@@ -39,7 +40,7 @@ __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concate
            "EmptyReductionError", "Erf", "Exp", "Expand", "Gather", "GetItem", "Log", "MatMul",
            "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "OutOfRangeError", "Permute", "Pow",
            "ReLU", "Reshape", "Rsqrt", "ShapeError", "Sigmoid", "Sign", "Split", "Sqrt",
-           "StdFromVar", "Sub", "Sum", "Tanh", "ToDevice", "Where", "amax", "amin", "argmax",
+           "StdFromVar", "Sub", "Sum", "Tanh", "ToDevice", "Var", "Where", "amax", "amin", "argmax",
            "argmin",
            "argsort", "arithmetic", "cat", "check_reducible", "chunk", "clamp", "concatenate",
            "erf", "exp", "flatten", "float_input", "gather", "index_select", "log", "log_softmax",

@@ -17,7 +17,7 @@ Example:
 import numpy as np
 
 from .. import backend, dtypes
-from . import indexing, pointwise, reductions, scans, shape, vector_norm
+from . import indexing, pointwise, reductions, scans, shape, variance, vector_norm
 from .double_backward import _conj, _const, _fit, _formula, _safe, _select, _zero_where
 
 
@@ -60,12 +60,21 @@ def _p_norm(ctx, g):
     return scaled * _zero_where(empty, g / _safe(empty, n) ** (p - 1))
 
 
-@_formula(reductions.StdFromVar)
+@_formula(variance.StdFromVar)
 def _std_from_var(ctx, g):
     # g / (2 sqrt(var)), 0 where the result is 0
     at_zero = ctx.saved[0] == 0
-    std = reductions.StdFromVar.apply(ctx.inputs[0])
+    std = variance.StdFromVar.apply(ctx.inputs[0])
     return _zero_where(at_zero, g / (2 * _safe(at_zero, std)))
+
+
+@_formula(variance.Var)
+def _var(ctx, g):
+    # g·2(x - mean)/dof, g with the reduced dims back; x centred by Tensor ops
+    x = ctx.inputs[0] if ctx.inputs[0] is not None else _const(ctx.saved[0])
+    if not ctx.keepdims:
+        g = g.reshape(_kept_shape(tuple(x.shape), ctx.axis))
+    return g * (x - x.mean(ctx.axis, keepdims=True)) * variance.two_over(ctx.dof)
 
 
 @_formula(reductions.Extreme)

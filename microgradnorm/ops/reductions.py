@@ -28,6 +28,7 @@ from .complex import imag, real
 from .indexing import pick_along
 from .scans import cummax, cummin, logcumsumexp  # noqa: F401  (mg.*, METHODS: scans.py)
 from .numpy_names import numpy_dim
+from .variance import StdFromVar, Var, mean_array
 from .vector_norm import PNorm, norm_dtype, norm_order, nuclear_norm
 
 METHODS = ("logsumexp", "count_nonzero", "nansum", "nanmean", "cummax", "cummin",
@@ -49,15 +50,9 @@ class Sum(Function):
     @staticmethod
     def forward(ctx, x, axis, keepdims):
         ctx.shape, ctx.axis = x.shape, axis
-        if ctx.function.mean and x.size and x.dtype == np.float32:
-            # accumulated in float64, rounded once: the mean of a count or a 0/1 mask
-            # ((x > t).float().mean()) is sum/n correctly rounded, as torch's exact sum gives,
-            # and a constant slice's is exact
-            with np.errstate(invalid="ignore"):              # inf - inf: NaN, silently
-                return x.mean(axis=axis, keepdims=keepdims, dtype=np.float64).astype(x.dtype)
-        if ctx.function.mean and x.size and is_floating(x.dtype) and not is_half(x.dtype):
-            return backend.corrected_mean(x, axis, keepdims)   # exact on a constant slice
-        return reduce_sum(x, axis, keepdims, mean=ctx.function.mean)
+        if ctx.function.mean:
+            return mean_array(x, axis, keepdims)        # (variance.py: Var's mean too)
+        return reduce_sum(x, axis, keepdims)
 
     @staticmethod
     def backward(ctx, grad):
@@ -142,24 +137,6 @@ class MedianAll(Extreme):
             return ordered[-1:].reshape(kept)
         middle = (x.size - 1) // 2                          # the lower of two middles
         return ordered[middle:middle + 1].reshape(kept)
-
-
-class StdFromVar(Function):
-    """sqrt of a variance (or of a sum of squares: the 2-norm), whose gradient is 0 where the
-    result is 0 (Sqrt's would be NaN)."""
-
-    @staticmethod
-    def forward(ctx, var):
-        out = backend.array_module(var).sqrt(var)
-        ctx.save_for_backward(out)
-        return out
-
-    @staticmethod
-    def backward(ctx, grad):
-        (out,) = ctx.saved
-        xp = backend.array_module(grad)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return xp.where(out == 0, xp.zeros((), dtype=grad.dtype), grad / (2 * out))
 
 
 # ----- the functions: x.sum(), x.max(), ... --------------------------------------------------
@@ -409,9 +386,7 @@ def _two_pass(fn, x, axis, keepdims, correction):
         warnings.warn(f"{fn}(): degrees of freedom is <= 0. Correction should be strictly less "
                       "than the reduction factor (input numel divided by output numel).",
                       UserWarning, stacklevel=4)
-    centered = x - mean(x, axis, keepdims=True)
-    with np.errstate(divide="ignore", invalid="ignore"):      # dof <= 0: NaN
-        return sum(centered * centered, axis, keepdims) / builtins.max(dof, 0)
+    return Var.apply(x, axis=axis, keepdims=keepdims, dof=dof)
 
 
 def std(input, axis=ALL_DIMS, unbiased=None, keepdims=False, *, correction=None, dim=None,

@@ -557,6 +557,36 @@ def test_var_and_std_take_torchs_positional_overloads(name, args, kwargs):
                                fn_theirs(t, *args, **kwargs).detach().numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("data, kwargs", [
+    (np.random.default_rng(2).standard_normal((4, 6)), {"dim": 1}),
+    (np.random.default_rng(3).standard_normal((3, 4, 5)), {"dim": (0, 2), "keepdim": True}),
+    (np.random.default_rng(4).standard_normal((3, 2)), {"dim": 0, "correction": 5}),
+    (np.array([[1.0, np.inf, 2.0], [1.0, 2.0, 4.0]]), {"dim": 1}),
+    (np.array([[1.0, 2.0]]), {"dim": 0}),
+])
+def test_var_is_one_node_with_torchs_gradient(data, kwargs):
+    """x.var(): one VarBackward0 node as torch's, whose gradient is torch's 2/dof·g·(x - mean)
+    (a dof below 0 as it is, an inf in the slice: -inf and NaN as torch's); std through it;
+    and a second derivative through both."""
+    mine, theirs = {}, {}
+    for out, lib in ((mine, mg), (theirs, torch)):
+        x = lib.tensor(data, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")                 # no degrees of freedom
+            v, s = x.var(**kwargs), x.std(**kwargs)
+        out["name"] = v.grad_fn.name()
+        out["values"] = v.detach().numpy()
+        out["grads"] = [g.numpy() for g in lib.autograd.grad(v.sum(), x)] + \
+            [g.numpy() for g in lib.autograd.grad(s.sum(), x)]
+    assert mine["name"] == theirs["name"] == "VarBackward0"
+    np.testing.assert_allclose(mine["values"], theirs["values"], rtol=1e-12)
+    for a, b in zip(mine["grads"], theirs["grads"]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    if np.isfinite(data).all() and data.shape[0] > 1 and "correction" not in kwargs:
+        assert mg.autograd.gradgradcheck(lambda t: t.var(**kwargs).exp(),
+                                         (mg.tensor(data, requires_grad=True),))
+
+
 def test_argmax_argmin_abs_follow_torch():
     data = np.array([[1.0, 5.0, np.nan, 5.0], [4.0, 2.0, 6.0, 6.0]])
     x, t = mg.tensor(data), torch.tensor(data)
