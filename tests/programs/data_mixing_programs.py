@@ -13,20 +13,7 @@ import copy
 
 import numpy as np
 
-
-def values(t):
-    """A tensor's elements as a flat list of Python numbers."""
-    return t.detach().reshape(-1).tolist()
-
-
-def error_class(call):
-    """The class of what ``call()`` raises, or None when it returns (the test takes a subclass
-    of torch's class for torch's)."""
-    try:
-        call()
-    except Exception as error:                                # noqa: BLE001 (any class)
-        return type(error)
-    return None
+from program_output import error_class, values
 
 
 class SmallConvNet:

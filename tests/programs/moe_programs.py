@@ -9,20 +9,7 @@ orders, error class names and the values of small tensors as lists.
 ``test_public_model_families.py`` runs it under both libraries and compares. The models, names,
 sizes and constants are the programs' own."""
 
-
-def values(t):
-    """A tensor's elements as a flat list of Python numbers."""
-    return t.detach().reshape(-1).tolist()
-
-
-def error_class(call):
-    """The class of what ``call()`` raises, or None when it returns (the test takes a subclass
-    of torch's class for torch's)."""
-    try:
-        call()
-    except Exception as error:                                # noqa: BLE001 (any class)
-        return type(error)
-    return None
+from program_output import error_class, values
 
 
 # ----- Switch Transformer: top-1 routing with a capacity ---------------------------------------

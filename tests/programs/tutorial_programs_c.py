@@ -13,10 +13,7 @@ import copy
 
 import numpy as np
 
-
-def values(t):
-    """A tensor's elements as a flat list of Python numbers."""
-    return t.detach().reshape(-1).tolist()
+from program_output import values
 
 
 # ----- forward-mode automatic differentiation ---------------------------------------------------

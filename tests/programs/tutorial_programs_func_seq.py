@@ -11,10 +11,7 @@ libraries and compares."""
 import copy
 import importlib
 
-
-def values(t):
-    """A tensor's elements as a flat list of Python numbers."""
-    return t.detach().reshape(-1).tolist()
+from program_output import values
 
 
 # ----- torch.func: per-sample gradients ---------------------------------------------------------
