@@ -155,8 +155,11 @@ def flatten(input, start_dim=0, end_dim=-1):
         return reshape(input, 1)
     if start > end:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-    merged = int(np.prod(input.shape[start:end + 1], dtype=np.int64))
-    return reshape(input, input.shape[:start] + (merged,) + input.shape[end + 1:])
+    if start == end:                      # no dims merged: the tensor itself, as torch's
+        return input
+    shape = input._array.shape            # (a tuple: no Size built and checked)
+    merged = math.prod(shape[start:end + 1])
+    return Reshape.apply(input, shape=shape[:start] + (merged,) + shape[end + 1:])
 
 
 def permute(input, *axes, dims=None):

@@ -157,6 +157,17 @@ def test_shape_functions_take_dim():
     assert x.squeeze().shape == (2, 3)                  # every size-1 dim, as torch
 
 
+@pytest.mark.parametrize("shape, dims", [((2, 3), (1, 1)), ((5,), ()), ((2, 3), (0, 0)),
+                                         ((2, 3, 4), (1,)), ((2, 0, 4), (1,)), ((), ())])
+def test_flatten_returns_the_tensor_itself_where_torch_does(shape, dims):
+    # no dims merged (one dim, or start == end): torch returns the input object
+    data = np.ones(shape)
+    x, tx = mg.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    mine, theirs = x.flatten(*dims), tx.flatten(*dims)
+    assert (mine is x) == (theirs is tx)
+    assert mine.shape == tuple(theirs.shape)
+
+
 def test_unsqueeze_checks_its_axis():
     x, _ = leaf((2, 3))
     with pytest.raises(TypeError, match="unsqueeze: axis must be an int, got 1.5"):
