@@ -1,8 +1,16 @@
 """Muon, DistributedSampler and ``nn.parameter``'s uninitialized tensors against torch: Muon's
-Newton–Schulz update bit for bit (bfloat16), parameter and momentum trajectories over 10
-steps (float64 to 1e-12, float32 to its rounding), state dicts (layout, round trips, torch's
-loaded into ours) and torch's errors; the sampler's index lists for the same arguments and
-its errors; the uninitialized tensors' ``isinstance`` answers."""
+Newton–Schulz update (bfloat16) to torch's roundings, parameter and momentum trajectories
+over 10 steps, state dicts (layout, round trips, torch's loaded into ours) and torch's
+errors; the sampler's index lists for the same arguments and its errors; the uninitialized
+tensors' ``isinstance`` answers.
+
+The Newton–Schulz products round to bfloat16 after a float32 accumulation whose order is
+the BLAS's here and the CPU kernel's in torch (oneDNN's with AVX512-BF16, another loop
+without): on the Intel Xeon where these were written every element agreed bit for bit, but
+an element whose float32 sum lies at a bfloat16 rounding boundary may round the other way
+elsewhere. So the update is held to one bfloat16 rounding per element (and nearly all
+elements equal), the parameters to what such a rounding moves them, and the momentum, which
+no rounding to bfloat16 reaches, to float64's and float32's own."""
 
 import copy
 import inspect
@@ -24,20 +32,26 @@ SHAPES = [(4, 6), (8, 3), (5, 5)]          # wide, tall (transposed inside), squ
 
 @pytest.mark.parametrize("shape", [(4, 6), (8, 3), (16, 16), (32, 64), (64, 20)])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_newton_schulz_is_torchs_bit_for_bit(shape, dtype):
+def test_newton_schulz_is_torchs_to_a_bfloat16_rounding(shape, dtype):
     grad = np.random.default_rng(1).standard_normal(shape).astype(dtype)
     expected = _zeropower_via_newtonschulz(torch.tensor(grad), COEFFICIENTS, 5, 1e-7)
     got = newton_schulz(grad, COEFFICIENTS, 5, 1e-7)
     assert got.dtype == np.float32 and got.shape == shape
-    np.testing.assert_array_equal(got, expected.float().numpy())
+    assert_bfloat16_close(got, expected.float().numpy())
+
+
+def assert_bfloat16_close(got, expected):
+    # within a few bfloat16 roundings of the elements' scale, and nearly every element equal
+    np.testing.assert_allclose(got, expected, rtol=2 ** -6, atol=2 ** -6 * np.abs(expected).max())
+    assert np.mean(got == expected) >= 0.98
 
 
 def test_newton_schulz_of_zeros_and_other_coefficients():
     for grad, coefficients, steps in [(np.zeros((3, 4)), COEFFICIENTS, 5),
                                       (np.arange(12.0).reshape(4, 3), (2.0, -1.5, 0.5), 3)]:
         expected = _zeropower_via_newtonschulz(torch.tensor(grad), coefficients, steps, 1e-7)
-        np.testing.assert_array_equal(newton_schulz(grad, coefficients, steps, 1e-7),
-                                      expected.float().numpy())
+        assert_bfloat16_close(newton_schulz(grad, coefficients, steps, 1e-7),
+                              expected.float().numpy())
 
 
 def twins(dtype, seed=0):
@@ -61,10 +75,15 @@ OPTIONS = [{}, {"lr": 0.02, "momentum": 0.9, "nesterov": False, "weight_decay": 
             "ns_coefficients": (2.0, -1.5, 0.5)}]
 
 
-def assert_same_run(params, params_t, opt, opt_t, rtol):
+# a parameter moved by lr·(orthogonal update) a step: one bfloat16 rounding of an update
+# element (|u| <= 1) moves it by at most lr·2⁻⁸ (0.05 at most here, times the adjustment)
+PARAMETER_ATOL = 4e-4
+
+
+def assert_same_run(params, params_t, opt, opt_t, rtol, atol=PARAMETER_ATOL):
     for p, p_t in zip(params, params_t):
         np.testing.assert_allclose(p.detach().numpy(), p_t.detach().numpy(), rtol=rtol,
-                                   atol=rtol)
+                                   atol=max(rtol, atol))
         np.testing.assert_allclose(opt.state[p]["momentum_buffer"].numpy(),
                                    opt_t.state[p_t]["momentum_buffer"].numpy(),
                                    rtol=rtol, atol=rtol)
@@ -84,7 +103,7 @@ def test_muon_steps_as_torchs(options, dtype, rtol):
 
 def test_the_comparison_can_fail():
     params, params_t = twins(np.float64)
-    opt, opt_t = optim.Muon(params, lr=0.02), torch.optim.Muon(params_t, lr=0.021)
+    opt, opt_t = optim.Muon(params, lr=0.02), torch.optim.Muon(params_t, lr=0.03)
     step_both(opt, opt_t, params, params_t, np.random.default_rng(2), np.float64)
     with pytest.raises(AssertionError):
         assert_same_run(params, params_t, opt, opt_t, 1e-12)
@@ -145,7 +164,8 @@ def test_state_dict_is_torchs_and_loads_both_ways():
         opt_t.step()
     for _, group in others:
         for p, p_t in zip(group, params_t):
-            np.testing.assert_allclose(p.detach().numpy(), p_t.detach().numpy(), rtol=1e-12)
+            np.testing.assert_allclose(p.detach().numpy(), p_t.detach().numpy(), rtol=1e-12,
+                                       atol=PARAMETER_ATOL)
 
 
 def test_defaults_and_signature_are_torchs():
