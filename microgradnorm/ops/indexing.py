@@ -137,7 +137,7 @@ class Gather(Function):
     def backward(ctx, grad):
         xp = backend.array_module(grad)
         grad_x = xp.zeros(ctx.shape, dtype=grad.dtype)
-        if ctx.one_pick is not None:
+        if ctx.one_pick is not None and xp is np:
             np.put_along_axis(grad_x, ctx.one_pick, grad, ctx.axis)
         else:
             xp.add.at(grad_x, ctx.where, grad)       # repeated picks accumulate
