@@ -348,6 +348,29 @@ def _pool_geometry(fn, dims, x, kernel_size, stride, padding, dilation, ceil_mod
     return Geometry(kernel, stride, tuple(zip(padding, afters)), dilation), padding
 
 
+def _tiles(x, geometry, out_size):
+    """Max pooling's fast path, where the windows tile the input without overlap or padding
+    (stride == kernel, dilation 1, no padding, ceil_mode without a partial window; the rows
+    past the last window are dropped): each window as the last, contiguous axis, (N, C,
+    *out, K), by one reshape-permute copy; None for every other geometry (im2col's path).
+    Its max and first-max index are then an argmax along the last axis, and backward puts
+    each gradient into a zero window and copies back once, where col2im adds K strided
+    slices. Forward and backward of (64, 64, 24, 24) float32, kernel 2, one thread: 39-40
+    ms against im2col's 42-45 ms (medians of 15; the argmax over rows of 4 and the two
+    permuting copies are most of what is left)."""
+    kernel = geometry.kernel
+    if (geometry.stride != kernel or any(d != 1 for d in geometry.dilation)
+            or any(before or after for before, after in geometry.padding)):
+        return None
+    tiled = tuple(o * k for o, k in zip(out_size, kernel))
+    if tiled != x.shape[2:]:                 # floor mode: drop what no window covers
+        x = x[(slice(None), slice(None)) + tuple(slice(0, m) for m in tiled)]
+    dims = len(kernel)
+    split = x.reshape(x.shape[:2] + sum(((o, k) for o, k in zip(out_size, kernel)), ()))
+    order = (0, 1) + tuple(range(2, 2 + 2 * dims, 2)) + tuple(range(3, 3 + 2 * dims, 2))
+    return split.permute(order).reshape(x.shape[:2] + out_size + (math.prod(kernel),))
+
+
 @aten_op(6, lambda fn, args: f"aten::{fn}_with_indices" if args[-1] else f"aten::{fn}")
 def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode,
               return_indices):
@@ -357,12 +380,16 @@ def _max_pool(fn, dims, input, kernel_size, stride, padding, dilation, ceil_mode
                                  ceil_mode)
     # the padding never wins: -inf, or the dtype's least value (which only ties with itself)
     fill = -np.inf if is_floating(x.dtype) else np.iinfo(x.dtype).min
-    windows = Im2Col.apply(x, geometry=geometry, fill=fill)          # (N, C, *kernel, *out)
-    n, channels, out_size = x.shape[0], x.shape[1], windows.shape[2 + dims:]
+    n, channels, out_size = x.shape[0], x.shape[1], geometry.out_size(x.shape[2:])
+    window = math.prod(geometry.kernel)
     # the first maximum in the kernel's row-major order (or the first NaN) takes the
     # gradient, as torch's scan of each window
-    window = math.prod(geometry.kernel)
-    values, chosen = windows.reshape((n, channels, window) + out_size).max(dim=2)
+    blocks = _tiles(x, geometry, out_size)
+    if blocks is not None:
+        values, chosen = blocks.max(dim=-1)
+    else:
+        windows = Im2Col.apply(x, geometry=geometry, fill=fill)      # (N, C, *kernel, *out)
+        values, chosen = windows.reshape((n, channels, window) + out_size).max(dim=2)
     if unbatched:
         values = values.reshape(values.shape[1:])
     else:
