@@ -405,7 +405,7 @@ __all__ += ["adaptive_max_pool1d", "affine_grid_generator", "alpha_dropout",
             "triplet_margin_loss"]
 
 # torch's out= of the top-level functions that take one (ops/out_arguments.py)
-_out_arguments.install(globals(), vars(linalg), (vars(special),))
+_out_arguments.install(globals(), vars(linalg), (vars(special),), {"special": vars(special)})
 # torch's NumPy spellings (axis=, keepdims=, x= for input, x2= for other) where the functions'
 # own signatures lack them: after out=, so that a call's names are torch's before out= reads
 _numpy_names.install(globals(), Tensor, (vars(special), vars(linalg)))

@@ -1,6 +1,7 @@
 """torch's ``out=`` for the top-level functions that take one (``mg.exp(x, out=y)``,
 ``mg.matmul(a, b, out=c)``, ``mg.max(x, 1, out=(values, indices))``,
-``mg.linalg.inv(A, out=B)``): the result is computed as without ``out`` and written into
+``mg.linalg.inv(A, out=B)``, ``mg.special.i0e(x, out=y)``, ``mg.scatter_add(..., out=o)``,
+the ``*_copy`` views): the result is computed as without ``out`` and written into
 the given tensor (or each tensor of the given tuple), which is returned. ``add``, ``sub``,
 ``mul`` and ``div`` take ``out`` in their own signatures (``binary.write_out``); the
 functions named here take it through one wrapper, put in the namespace once at import by
@@ -73,7 +74,7 @@ OUT_RULES = {
         "column_stack", "row_stack", "lerp", "addcmul", "addcdiv", "logsumexp", "outer",
         "ger", "addr", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
         "bitwise_right_shift", "gcd", "lcm", "cholesky", "geqrf", "igamma", "igammac",
-        "mvlgamma", "polygamma", "bernoulli", "ldexp"),
+        "mvlgamma", "polygamma", "bernoulli", "ldexp", "clamp_max", "clamp_min"),
     SAME: (
         "abs", "absolute", "neg", "negative", "floor", "ceil", "round", "trunc", "fix",
         "frac", "sign", "sgn", "nan_to_num", "msort", "tril", "triu", "diag", "amax", "amin",
@@ -85,8 +86,13 @@ OUT_RULES = {
         "bitwise_not", "bucketize", "searchsorted", "complex", "polar", "conj_physical",
         "float_power", "frexp", "heaviside", "histc", "histogram", "inverse",
         "lu_unpack", "matrix_power", "quantile", "nanquantile", "narrow_copy", "nonzero",
-        "norm", "ormqr", "renorm", "svd", "vdot", "softmax", "log_softmax", "multinomial"),
-    DTYPE: ("sum", "prod", "cumsum", "cumprod", "nanmean"),
+        "norm", "ormqr", "renorm", "svd", "vdot", "softmax", "log_softmax", "multinomial",
+        "take", "isin", "index_add", "index_copy", "index_reduce",
+        "scatter", "scatter_add", "scatter_reduce", "slice_scatter", "tensordot", "qr",
+        "alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "permute_copy",
+        "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy",
+        "unsqueeze_copy", "view_copy"),
+    DTYPE: ("sum", "prod", "cumsum", "cumprod", "nanmean", "nansum"),
     FACTORY: ("zeros", "ones", "full", "empty", "eye", "arange", "range", "linspace",
               "logspace", "rand", "randn", "randint", "randperm", "normal"),
 }
@@ -99,6 +105,19 @@ LINALG_OUT = (
 
 # composed of other ops in torch: the result cast into out (``eigvals``' complex64 into a
 # complex128 out, ``tensorsolve``'s float64 into a float32 one)
+# torch.special's own functions (its aliases of top-level ones follow those): pointwise
+SPECIAL_CAST = (
+    "airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w", "entr",
+    "erfcx", "hermite_polynomial_h", "hermite_polynomial_he", "i0e", "i1", "i1e",
+    "laguerre_polynomial_l", "legendre_polynomial_p", "log_ndtr", "modified_bessel_i0",
+    "modified_bessel_i1", "modified_bessel_k0", "modified_bessel_k1", "ndtr", "ndtri",
+    "scaled_modified_bessel_k0", "scaled_modified_bessel_k1", "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w", "spherical_bessel_j0", "xlog1py", "zeta")
+
+NAMESPACE_OUT = {"special": (SPECIAL_CAST, CAST)}
+
 LINALG_CAST = ("pinv", "lstsq", "matrix_rank", "cond", "tensorinv", "householder_product",
                "tensorsolve", "eigvals")
 
@@ -288,7 +307,7 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
     factory = rule == FACTORY and not (operands and name == "normal")
     if factory:
         kwargs = _factory_dtype(name, kwargs, outs[0])
-    if name == "nanmean" and not dtypes.is_floating(outs[0].dtype) \
+    if name in ("nanmean", "nansum") and not dtypes.is_floating(outs[0].dtype) \
             or name == "bernoulli" and dtypes.is_complex(outs[0].dtype) and args[0].numel():
         # torch's kernel runs in out's dtype (nansum's, the draw's), which it lacks for these
         raise NotImplementedError(f'"{"nansum" if name == "nanmean" else name}_cpu" not '
@@ -393,11 +412,13 @@ def _factory_shape(name, value, out):
     return value
 
 
-def install(namespace, linalg_namespace=None, alias_namespaces=()):
-    """Wrap each function of ``OUT_RULES`` in ``namespace`` (a module's globals), and each of
-    ``LINALG_OUT`` in ``linalg_namespace`` (``mg.linalg``'s, the ``SAME`` rule), by
-    ``accept_out``; a name a namespace lacks is skipped. A name of ``alias_namespaces`` bound
-    to a wrapped function (``special.expit``, ``sigmoid``) is bound to its wrapper too."""
+def install(namespace, linalg_namespace=None, alias_namespaces=(), others=None):
+    """Wrap each function of ``OUT_RULES`` in ``namespace`` (a module's globals), each of
+    ``LINALG_OUT`` in ``linalg_namespace`` (``mg.linalg``'s, the ``SAME`` rule) and, for
+    each ``{prefix: namespace}`` of ``others``, the names ``NAMESPACE_OUT`` gives that prefix
+    (``special``'s own functions), by ``accept_out``; a name a
+    namespace lacks is skipped. A name of ``alias_namespaces`` bound to a wrapped function
+    (``special.expit``, ``sigmoid``) is bound to its wrapper too."""
     wrapped = {}                        # an alias stays the same function as its name
     for rule, names in OUT_RULES.items():
         for name in names:
@@ -416,7 +437,15 @@ def install(namespace, linalg_namespace=None, alias_namespaces=()):
         for name, function in list(each.items()):
             if callable(function) and id(function) in wrapped:
                 each[name] = wrapped[id(function)]
-    for each in (namespace, linalg_namespace or {}):    # pickled by reference, as before:
-        for function in set(wrapped.values()) | set(made):   # under the namespace's name
+    others = others or {}
+    for prefix, space in others.items():
+        names, rule = NAMESPACE_OUT[prefix]
+        for name in names:
+            function = space.get(name)
+            if callable(function) and id(function) not in wrapped:
+                made.append(accept_out(function, f"{prefix}.{name}", rule))
+                space[name] = made[-1]
+    for each in (namespace, linalg_namespace or {}, *others.values()):   # pickled by
+        for function in set(wrapped.values()) | set(made):   # reference, under its name
             if each.get(function.__qualname__) is function and "__name__" in each:
                 function.__module__ = each["__name__"]
