@@ -6,8 +6,8 @@ import numpy as np
 
 from .. import backend, dtypes, ops
 from ..autograd import op_group
-from ..kernels import for_array
 from ..dtypes import NOT_GIVEN
+from ..kernels import for_array
 from ..ops.base import LAST_DIM, normalize_axis
 from ..tensor import Tensor
 from . import arguments

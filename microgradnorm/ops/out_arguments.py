@@ -395,9 +395,9 @@ def _factory_dtype(name, kwargs, out):
 def _factory_shape(name, value, out):
     """``value`` to write into a factory's ``out`` of another shape: torch's factories (and
     ``_RESIZED_SILENTLY``) resize ``out`` without the deprecation warning (their kernels
-    resize it themselves); ``arange``
-    and ``range`` keep ``out``'s shape where it holds as many elements, and warn of the
-    resize where it does not (their steps may round to one element more or less)."""
+    resize it themselves); ``arange`` and ``range`` keep ``out``'s shape where it holds as
+    many elements, and warn of the resize where it does not (their steps may round to one
+    element more or less)."""
     if name in ("arange", "range") and out.numel() == value.numel():
         return value.reshape(out.shape)
     if name in ("arange", "range") and out.numel():
@@ -416,9 +416,9 @@ def install(namespace, linalg_namespace=None, alias_namespaces=(), others=None):
     """Wrap each function of ``OUT_RULES`` in ``namespace`` (a module's globals), each of
     ``LINALG_OUT`` in ``linalg_namespace`` (``mg.linalg``'s, the ``SAME`` rule) and, for
     each ``{prefix: namespace}`` of ``others``, the names ``NAMESPACE_OUT`` gives that prefix
-    (``special``'s own functions), by ``accept_out``; a name a
-    namespace lacks is skipped. A name of ``alias_namespaces`` bound to a wrapped function
-    (``special.expit``, ``sigmoid``) is bound to its wrapper too."""
+    (``special``'s own functions), by ``accept_out``; a name a namespace lacks is skipped.
+    A name of ``alias_namespaces`` bound to a wrapped function (``special.expit``,
+    ``sigmoid``) is bound to its wrapper too."""
     wrapped = {}                        # an alias stays the same function as its name
     for rule, names in OUT_RULES.items():
         for name in names:
