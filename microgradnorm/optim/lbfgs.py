@@ -20,7 +20,7 @@ import numpy as np
 from .. import backend
 from ..autograd import enable_grad, no_grad
 from ..tensor import Tensor
-from .optimizers import Optimizer, lr_value
+from .optimizers import Optimizer, _check_option, lr_value
 from .state_tensors import loaded_value, state_tensor
 
 __all__ = ["LBFGS"]
@@ -165,6 +165,8 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
                  tolerance_change=1e-9, history_size=100, line_search_fn=None):
+        if isinstance(lr, Tensor):
+            _check_option("LBFGS", "lr", lr)          # a Tensor rate of one element, as torch's
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:

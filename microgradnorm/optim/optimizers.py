@@ -14,7 +14,8 @@ from ..dtypes import is_floating, is_half
 from ..nn.module import clear_grad
 from ..tensor import Tensor
 from .optimizer_hooks import OptimizerHooks
-from .option_numbers import check_betas_kinds, check_step_numbers, option_number, step_numbers
+from .option_numbers import (check_betas_kinds, check_foreach_tensors, check_step_numbers,
+                             option_number, step_numbers)
 from .state_tensors import (advance, as_arrays, complex_update, loaded_value, rate_rounding,
                             state_tensor, step_tensor, store, tensor_rate)
 
@@ -41,6 +42,7 @@ class Optimizer(OptimizerHooks):
         self.master_weights = master_weights
         for name, value in defaults.items():
             self._check_option(name, value)
+        self._check_group({**defaults, "params": []})    # before params is read, as torch's
         self.defaults = defaults
         if isinstance(params, Tensor):
             raise TypeError(f"{type(self).__name__}: params must be an iterable of Tensors or "
@@ -454,9 +456,7 @@ class Adam(Optimizer):
 
     def _check_group(self, group):
         super()._check_group(group)
-        if isinstance(group["lr"], Tensor) and group["foreach"] and not group["capturable"]:
-            raise ValueError(f"{type(self).__name__}: lr as a Tensor is not supported for "
-                             "capturable=False and foreach=True (torch's error)")
+        check_foreach_tensors(type(self).__name__, group)      # torch's Adam's
 
 
 class AdamW(Adam):

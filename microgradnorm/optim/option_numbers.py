@@ -86,6 +86,15 @@ def check_step_numbers(optimizer, group):
                                f"results\"); give a number")
 
 
+def check_foreach_tensors(optimizer, group):
+    """torch's Adam and AdamW: a Tensor ``lr`` or ``betas[0]`` is refused with
+    ``foreach=True`` unless ``capturable`` (its foreach kernels take numbers)."""
+    for option, value in (("lr", group["lr"]), ("betas[0]", group["betas"][0])):
+        if isinstance(value, Tensor) and group["foreach"] and not group["capturable"]:
+            raise ValueError(f"{optimizer}: {option} as a Tensor is not supported for "
+                             "capturable=False and foreach=True (torch's error)")
+
+
 def check_betas_kinds(optimizer, name, betas):
     """torch's Adam and AdamW, for option ``name``: ``betas`` both Python floats or both
     Tensors (a ValueError for an int, a NumPy float32 or a mix, as torch's)."""

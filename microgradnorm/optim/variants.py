@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import backend
 from ..ops.base import torch_sign
-from .optimizers import Optimizer, option_number
+from ..tensor import Tensor
+from .optimizers import Optimizer, _check_option, option_number
 from .state_tensors import rate_rounding, scalar_dtype
 
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop", "SparseAdam"]
@@ -489,6 +490,8 @@ class SparseAdam(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+        if isinstance(lr, Tensor):
+            _check_option("SparseAdam", "lr", lr)     # a Tensor rate of one element, as torch's
         if not 0.0 < lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < eps:
