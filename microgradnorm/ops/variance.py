@@ -37,15 +37,17 @@ class Var(Function):
         \frac{\partial v}{\partial x} = \frac{2 (x - \bar x)}{\mathrm{dof}}
 
     (torch's ``var_backward``: the mean's own term, 2/n·Σ(x - x̄), is 0 and left out; a dof
-    below 0 enters the gradient as it is, as torch's). Saves x; backward centres it again."""
+    below 0 enters the gradient as it is, as torch's). Saves x, as torch's node; keeps its
+    mean (the reduced shape) beside it, so backward centres x without a second mean."""
 
     saved_names = ("input",)
 
     @staticmethod
     def forward(ctx, x, axis, keepdims, dof):
         ctx.save_for_backward(x)
+        ctx.mean = mean_array(x, axis, True)
         ctx.axis, ctx.keepdims, ctx.dof = axis, keepdims, dof
-        centered = x - mean_array(x, axis, True)
+        centered = x - ctx.mean
         with np.errstate(divide="ignore", invalid="ignore"):      # dof <= 0: inf, NaN
             return reduce_sum(centered * centered, axis, keepdims) / max(dof, 0)
 
@@ -56,7 +58,7 @@ class Var(Function):
             axes = tuple(range(x.ndim)) if ctx.axis is None else ctx.axis
             grad = backend.array_module(grad).expand_dims(grad, axes)
         with np.errstate(invalid="ignore"):                       # inf · 0 at dof 0
-            return grad * (x - mean_array(x, ctx.axis, True)) * two_over(ctx.dof)
+            return grad * (x - ctx.mean) * two_over(ctx.dof)
 
 
 def two_over(dof):
