@@ -197,8 +197,9 @@ def torch_device(array):
 
 
 def is_device(value):
-    """True for a ``Device`` and a string that starts as one ("cuda:1" too)."""
-    return isinstance(value, Device) or isinstance(value, str) \
+    """True for a ``Device``, a string that starts as one ("cuda:1" too) and an int (not a
+    bool): to torch a GPU's index, as ``x.to(0)`` reads it."""
+    return isinstance(value, Device) or type(value) is int or isinstance(value, str) \
         and value.partition(":")[0] in DEVICES
 
 
@@ -249,18 +250,21 @@ def set_global_default_device(device):
 def check_device(device):
     """``device`` (a string or a ``Device``) as "cpu" or "cuda", the names the array
     functions take; None is the default device (``default_device``: the CPU unless set), as
-    torch's factories take ``device=None``; a GPU index other than 0 is refused, as torch
-    refuses a device ordinal that a one-GPU machine lacks (this library drives one GPU)."""
+    torch's factories take ``device=None``; an int is a GPU's index, as torch reads
+    ``device=0`` ("cuda:0"); a GPU index other than 0 is refused, as torch refuses a device
+    ordinal that a one-GPU machine lacks (this library drives one GPU)."""
     if device is None:                            # the usual case: a factory's default
         return "cpu" if _cpu_default else default_device()
     if type(device) is str and device in DEVICES:
         return device                             # nothing to parse
     if not isinstance(device, Device):
-        if not isinstance(device, str):     # an int is an accelerator's index to torch
-            raise (DeviceError if type(device) is int else DeviceTypeError)(
-                f"device must be a str or a device ({', '.join(DEVICES)}), got "
-                f"{type(device).__name__} {device!r}")
-        device = Device(device)
+        if type(device) is int:                   # torch's accelerator index: cuda:i
+            device = Device("cuda", device)
+        elif not isinstance(device, str):
+            raise DeviceTypeError(f"device must be a str, a device or an int (a GPU's "
+                                  f"index), got {type(device).__name__} {device!r}")
+        else:
+            device = Device(device)
     if device.type == "cuda" and device.index not in (None, 0):
         raise DeviceError(f"device {str(device)!r}: CUDA error: invalid device ordinal "
                           "(microgradnorm drives one GPU, cuda:0)")

@@ -207,6 +207,25 @@ def test_tensor_device_is_a_device_and_devices_work_wherever_strings_do():
         mg.zeros(2, device="tpu")
 
 
+def test_an_int_device_is_a_gpus_index_as_torchs():
+    # torch reads device=0 and x.to(0) as the accelerator's index: cuda:0 in a CUDA build
+    x = mg.zeros(2)
+    assert backend.check_device(0) == "cuda" and mg.device(0) == mg.device("cuda:0")
+    for call in (lambda: x.to(0), lambda: x.to(device=0), lambda: x.to(0, mg.float64),
+                 lambda: mg.zeros(2, device=0), lambda: x.cuda(0)):
+        if GPUS:
+            assert call().device == mg.device("cuda:0")
+        else:                                          # as x.to("cuda") without a GPU
+            with pytest.raises(AssertionError, match="GPU|CuPy"):
+                call()
+    for index, error in ((1, "invalid device ordinal"), (-1, "must not be negative")):
+        with pytest.raises(RuntimeError, match=error):
+            x.to(index)
+    with pytest.raises(TypeError, match="float 1.5"):
+        mg.zeros(2, device=1.5)
+    assert x.to(mg.float64).dtype == np.float64 and x.to(None) is x
+
+
 NONE_DEVICE = [("tensor", ([1.0, 2.0],)), ("Tensor", ([1.0, 2.0],)), ("zeros", (2, 3)),
                ("ones", (2,)), ("empty", (2,)), ("full", ((2,), 1.5)), ("arange", (3,)),
                ("linspace", (0, 1, 3)), ("logspace", (0, 1, 3)), ("eye", (2,)),
