@@ -1,7 +1,9 @@
 r"""``torch.fft`` as ``mg.fft``: the discrete Fourier transforms of one, two or n dims,
 complex (``fft``, ``ifft``), real to one-sided (``rfft``, ``irfft``) and Hermitian
-(``hfft``, ``ihfft``), with torch's signatures (``n``/``s``, ``dim``, ``norm``), dtypes,
-errors and gradients; the sample frequencies and the shifts that centre them.
+(``hfft``, ``ihfft``), with torch's signatures (``n``/``s``, ``dim``, ``norm``, ``out``),
+dtypes, errors and gradients; the sample frequencies and the shifts that centre them.
+``out=`` follows ops/out_arguments.py's ``FFT`` rule (the result cast into ``out``, which
+must be complex or floating as the result is), installed at the end of this module.
 
 Formula (one dim, ``n`` points; ``norm`` puts the factor c on one side)::
 
@@ -28,6 +30,7 @@ from . import dtypes
 from .ops.base import AxisError, check_tensor, normalize_axis
 from .ops.complex import conj
 from .ops.fft import DUAL, FFT, IRFFT, NORMS, RFFT, frequencies
+from .ops import out_arguments as _out_arguments
 from .ops.shape import roll
 from .tensor import Tensor
 
@@ -358,3 +361,8 @@ def fftshift(input, dim=None):
 def ifftshift(input, dim=None):
     """The inverse of ``fftshift`` (``torch.fft.ifftshift``): each dim rolled by -(n//2)."""
     return _shift("ifftshift", input, dim, lambda n: -(n // 2))
+
+
+# each transform takes torch's out= (ops/out_arguments.py's FFT rule), installed here, once,
+# so that mg.fft's functions are the wrappers whatever imports them
+_out_arguments.install({}, others={"fft": globals()})

@@ -1,7 +1,8 @@
 """torch's ``out=`` for the top-level functions that take one (``mg.exp(x, out=y)``,
 ``mg.matmul(a, b, out=c)``, ``mg.max(x, 1, out=(values, indices))``,
-``mg.linalg.inv(A, out=B)``, ``mg.special.i0e(x, out=y)``, ``mg.scatter_add(..., out=o)``,
-the ``*_copy`` views): the result is computed as without ``out`` and written into
+``mg.linalg.inv(A, out=B)``, ``mg.special.i0e(x, out=y)``, ``mg.fft.rfft(x, out=z)``,
+``mg.scatter_add(..., out=o)``, the ``*_copy`` views, ``split_with_sizes_copy``'s list of
+outs): the result is computed as without ``out`` and written into
 the given tensor (or each tensor of the given tuple), which is returned. ``add``, ``sub``,
 ``mul`` and ``div`` take ``out`` in their own signatures (``binary.write_out``); the
 functions named here take it through one wrapper, put in the namespace once at import by
@@ -21,18 +22,27 @@ Each ``out`` follows torch's rules, all checked before anything is written:
   real ``out``, integers included); ``FACTORY``, the factories' (``zeros``, ``arange``,
   ``rand``, ...): ``out``'s dtype and device are those of what is made (a ``dtype=`` given
   must be ``out``'s), so a random draw into ``out`` is the draw of ``out``'s dtype from the
-  same generator state;
+  same generator state; ``FFT``, the transforms of ``mg.fft``: the result cast into ``out``
+  as ``CAST`` (a complex128 ``out`` of a float32 input holds the complex64 transform
+  widened, as torch's), but ``out`` must be complex where the transform's result is
+  ("fft expects a complex output tensor, but got Float") and floating, half precision
+  included, where it is real ("irfft expects a floating point output tensor"), torch's
+  checks of ``out`` made before any other; ``ifft`` and ``ihfft`` of a real input take
+  only the result's own dtype, as torch's ("Found dtype ComplexDouble but expected
+  ComplexFloat");
 - its shape: resized to the result's, silently where it has no elements, with torch's
   deprecation warning where it has some (a factory's silently; ``arange``'s and ``range``'s
   kept where it holds as many elements, with torch's warning of their count where not);
 - no autograd: while grad mode is on, an input or ``out`` that requires grad is torch's
   RuntimeError ("functions with out=... arguments don't support automatic differentiation"),
   except for the ops torch gives no gradient (comparisons, ``argmax``, ``floor_divide``) and
-  its compositions that take it (``linalg.norm``, ``diag``, ...: ``_NOT_DIFFERENTIABLE``);
+  its compositions that take it (``linalg.norm``, ``diag``, ...: ``_NOT_DIFFERENTIABLE``)
+  and ``split_with_sizes_copy``, whose ``out=`` kernel records nothing;
 - an ``out`` that overlaps an input without being it is torch's RuntimeError (a reduction
-  reads its input whole first: taken), and so is one that is an input of ``cat``,
-  ``gather``, ``index_select``, ``masked_select``, ``kthvalue``, ``take_along_dim``
-  (``_NO_OVERLAP``), or an expanded one (its elements share memory);
+  reads its input whole first, a transform computes its result before it writes: taken),
+  and so is one that is an input of ``cat``, ``gather``, ``index_select``,
+  ``masked_select``, ``kthvalue``, ``take_along_dim`` (``_NO_OVERLAP``), or an expanded one
+  (its elements share memory);
 - ``sum``, ``prod``, ``median`` over all elements and ``where(condition)`` (or of numbers)
   take no ``out``, as torch's overloads (TypeError).
 
@@ -57,7 +67,7 @@ from ..tensor import (InPlaceCastError, OverlapWriteError, Tensor, _can_cast,
 from .binary import write_out
 from .numpy_names import user_stacklevel
 
-CAST, SAME, DTYPE, FACTORY = "cast", "same", "dtype", "factory"
+CAST, SAME, DTYPE, FACTORY, FFT = "cast", "same", "dtype", "factory", "fft"
 
 OUT_RULES = {
     CAST: (
@@ -90,8 +100,8 @@ OUT_RULES = {
         "take", "isin", "index_add", "index_copy", "index_reduce",
         "scatter", "scatter_add", "scatter_reduce", "slice_scatter", "tensordot", "qr",
         "alias_copy", "as_strided_copy", "diagonal_copy", "expand_copy", "permute_copy",
-        "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy", "unfold_copy",
-        "unsqueeze_copy", "view_copy"),
+        "split_with_sizes_copy", "squeeze_copy", "t_copy", "transpose_copy", "unbind_copy",
+        "unfold_copy", "unsqueeze_copy", "view_copy"),
     DTYPE: ("sum", "prod", "cumsum", "cumprod", "nanmean", "nansum"),
     FACTORY: ("zeros", "ones", "full", "empty", "eye", "arange", "range", "linspace",
               "logspace", "rand", "randn", "randint", "randperm", "normal"),
@@ -116,7 +126,12 @@ SPECIAL_CAST = (
     "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
     "shifted_chebyshev_polynomial_w", "spherical_bessel_j0", "xlog1py", "zeta")
 
-NAMESPACE_OUT = {"special": (SPECIAL_CAST, CAST)}
+# torch.fft's transforms (fft.py installs them): complex results, then the real ones
+FFT_COMPLEX = ("fft", "ifft", "rfft", "ihfft", "fft2", "ifft2", "rfft2", "ihfft2", "fftn",
+               "ifftn", "rfftn", "ihfftn")
+FFT_REAL = ("irfft", "hfft", "irfft2", "hfft2", "irfftn", "hfftn")
+
+NAMESPACE_OUT = {"special": (SPECIAL_CAST, CAST), "fft": (FFT_COMPLEX + FFT_REAL, FFT)}
 
 LINALG_CAST = ("pinv", "lstsq", "matrix_rank", "cond", "tensorinv", "householder_product",
                "tensorsolve", "eigvals")
@@ -130,7 +145,9 @@ _NOT_DIFFERENTIABLE = frozenset((
     "quantile", "nanquantile", "softmax", "log_softmax",
     # and torch's compositions of other ops, whose out= records nothing either
     "diag", "inner", "linalg.norm", "linalg.matrix_norm", "linalg.matrix_power",
-    "linalg.matrix_rank", "linalg.cond", "linalg.tensorinv", "linalg.eigvals"))
+    "linalg.matrix_rank", "linalg.cond", "linalg.tensorinv", "linalg.eigvals",
+    # and torch's split_with_sizes_copy, whose out= kernel has no autograd check
+    "split_with_sizes_copy"))
 
 _REDUCTIONS = frozenset(("sum", "prod", "mean", "std", "var", "amax", "amin", "argmax",
                          "argmin", "all", "any", "logsumexp"))
@@ -157,7 +174,8 @@ def accept_out(fn, name, rule):
     Args:
         fn: the function, whose result is a Tensor or a tuple of Tensors.
         name: its torch name, for the errors ("exp").
-        rule: how ``out``'s dtype is read: ``CAST``, ``SAME`` or ``DTYPE`` (module doc).
+        rule: how ``out``'s dtype is read: ``CAST``, ``SAME``, ``DTYPE``, ``FACTORY`` or
+            ``FFT`` (module doc).
 
     Example:
         >>> y = mg.empty(0)
@@ -284,6 +302,8 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
                             f"not {type(each).__name__}")
     for each in outs:                   # an inference tensor outside its mode: none written
         refuse_write(each)
+    if rule == FFT and isinstance(out, Tensor):     # torch checks it before all else
+        _check_fft_kind(name, out)
     operands = tuple(_tensors((*args, *kwargs.values())))
     dim = getattr(args[1], "value", args[1]) if len(args) > 1 else None  # (a Default's value)
     if name in ("sum", "prod", "median", "nanmedian") and _no_dim(dim) \
@@ -300,7 +320,8 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
                            "grad.")
     for each in outs:           # an expanded out, refused before it is resized, as torch's
         check_writable(each._array)
-    for each in outs if name not in _REDUCTIONS else ():  # a reduction reads before it writes
+    computed_first = name in _REDUCTIONS or rule == FFT   # read whole before out is written
+    for each in outs if not computed_first else ():
         for operand in operands:
             check_no_partial_overlap(each._array, operand)
     # (normal's overloads of a tensor mean or std: CAST; linspace's of tensor ends: a factory)
@@ -328,11 +349,14 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
         kwargs = {**kwargs, "dtype": outs[0].dtype}
     elif rule == DTYPE:
         rule = SAME             # a dtype= given: out's must be it, as torch's
+    elif rule == FFT:           # torch's ifft and ihfft of a real input: out of its dtype
+        real = not dtypes.is_complex((args[0] if args else kwargs["input"]).dtype)
+        rule = SAME if name in ("fft.ifft", "fft.ihfft") and real else CAST
     with no_grad():
         result = fn(*args, **kwargs)
     if name == "bernoulli":         # draws of 0 and 1, exact in any dtype: out's, as torch's
         result = result.to(outs[0].dtype)
-    results = tuple(result) if isinstance(result, tuple) else (result,)
+    results = tuple(result) if isinstance(result, (tuple, list)) else (result,)
     if rule == SAME and (name in ("max", "min") and not isinstance(result, tuple)
                          or name in ("clamp", "clip")
                          and any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values()))):
@@ -343,10 +367,13 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
     elif name == "linalg.matrix_power" and (args[1] if len(args) > 1 else kwargs.get("n")) \
             in (0, 1):
         rule = CAST             # torch's copy of the identity or of the input: cast
-    if isinstance(out, (list, tuple)) != isinstance(result, tuple):
+    if isinstance(out, (list, tuple)) != isinstance(result, (tuple, list)):
         raise TypeError(f"{name}(): argument 'out' must be "
                         + (f"a tuple of {len(results)} Tensors" if isinstance(result, tuple)
                            else "Tensor") + f", not {type(out).__name__}")
+    if isinstance(result, list) and len(outs) != len(results):     # a list of pieces
+        raise RuntimeError(f"{name}_out expected an out= argument of size {len(results)}, "
+                           f"got size {len(outs)}")
     if len(outs) != len(results):
         raise TypeError(f"{name}(): expected tuple of {len(results)} elements but got "
                         f"{len(outs)}")
@@ -362,6 +389,9 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
             # torch's kernel along some dims runs in out's dtype (over all it casts)
             raise NotImplementedError(f'"{name}_cpu" not implemented for '
                                       f"'{dtypes.torch_name(each.dtype)}' (out's dtype)")
+        if rule == SAME and value.dtype != each.dtype and name.startswith("fft."):
+            raise RuntimeError(f"{name}(): Found dtype {dtypes.torch_name(each.dtype)} but "
+                               f"expected {dtypes.torch_name(value.dtype)}")
         if rule == SAME and value.dtype != each.dtype:
             raise RuntimeError(f"{name}(): Expected out tensor to have dtype "
                                f"{_C_NAMES.get(str(value.dtype), value.dtype)}, but got "
@@ -375,11 +405,27 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
             if (factory or name in _RESIZED_SILENTLY) \
                     and tuple(value.shape) != tuple(each.shape):
                 value = _factory_shape(name, value, each)
-            write_out(name, () if name in _REDUCTIONS else operands, each,
+            write_out(name, () if computed_first else operands, each,
                       lambda value=value: value)
+    if isinstance(result, list):
+        return list(outs)
     if not isinstance(result, tuple):
         return out
     return type(result)(*outs) if hasattr(result, "_fields") else tuple(outs)
+
+
+def _check_fft_kind(name, out):
+    """A transform's ``out`` complex where its result is, floating where it is real (torch's
+    RuntimeError, naming the n-dim transform for the 2-dim ones, ``fftn`` for ``ifftn``)."""
+    transform = name.removeprefix("fft.")
+    torch_name = "fftn" if transform in ("fft2", "ifft2", "ifftn") else \
+        transform[:-1] + "n" if transform.endswith("2") else transform
+    if transform in FFT_REAL and not dtypes.is_floating(out.dtype):
+        raise RuntimeError(f"{torch_name} expects a floating point output tensor, but got "
+                           f"{dtypes.torch_name(out.dtype)}")
+    if transform in FFT_COMPLEX and not dtypes.is_complex(out.dtype):
+        raise RuntimeError(f"{torch_name} expects a complex output tensor, but got "
+                           f"{dtypes.torch_name(out.dtype)}")
 
 
 def _factory_dtype(name, kwargs, out):
@@ -416,7 +462,8 @@ def install(namespace, linalg_namespace=None, alias_namespaces=(), others=None):
     """Wrap each function of ``OUT_RULES`` in ``namespace`` (a module's globals), each of
     ``LINALG_OUT`` in ``linalg_namespace`` (``mg.linalg``'s, the ``SAME`` rule) and, for
     each ``{prefix: namespace}`` of ``others``, the names ``NAMESPACE_OUT`` gives that prefix
-    (``special``'s own functions), by ``accept_out``; a name a namespace lacks is skipped.
+    (``special``'s own functions; ``fft``'s transforms, which fft.py installs itself), by
+    ``accept_out``; a name a namespace lacks is skipped.
     A name of ``alias_namespaces`` bound to a wrapped function (``special.expit``,
     ``sigmoid``) is bound to its wrapper too."""
     wrapped = {}                        # an alias stays the same function as its name

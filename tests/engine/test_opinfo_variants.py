@@ -144,7 +144,11 @@ OUT = [
     ('diagonal_copy', ''), ('digamma', ''), ('div', 'floor_rounding'), ('div', 'no_rounding_mode'),
     ('div', 'trunc_rounding'), ('dot', ''), ('dstack', ''), ('empty', ''), ('eq', ''), ('erf', ''),
     ('erfc', ''), ('erfinv', ''), ('exp', ''), ('exp2', ''), ('expand_copy', ''), ('expm1', ''),
-    ('eye', ''), ('float_power', ''), ('floor', ''), ('floor_divide', ''), ('fmax', ''),
+    ('eye', ''), ('fft.fft', ''), ('fft.fft2', ''), ('fft.fftn', ''), ('fft.hfft', ''),
+    ('fft.hfft2', ''), ('fft.hfftn', ''), ('fft.ifft', ''), ('fft.ifft2', ''), ('fft.ifftn', ''),
+    ('fft.ihfft', ''), ('fft.ihfft2', ''), ('fft.irfft', ''), ('fft.irfft2', ''),
+    ('fft.irfftn', ''), ('fft.rfft', ''), ('fft.rfft2', ''), ('fft.rfftn', ''), ('float_power', ''),
+    ('floor', ''), ('floor_divide', ''), ('fmax', ''),
     ('fmin', ''), ('fmod', ''), ('frac', ''), ('frexp', ''), ('full', ''), ('gather', ''),
     ('ge', ''), ('geqrf', ''), ('gt', ''), ('heaviside', ''), ('histc', ''), ('histogram', ''),
     ('hstack', ''), ('hypot', ''), ('i0', ''), ('igamma', ''), ('igammac', ''), ('index_add', ''),
@@ -195,7 +199,8 @@ OUT = [
     ('special.scaled_modified_bessel_k1', ''), ('special.shifted_chebyshev_polynomial_t', ''),
     ('special.shifted_chebyshev_polynomial_u', ''), ('special.shifted_chebyshev_polynomial_v', ''),
     ('special.shifted_chebyshev_polynomial_w', ''), ('special.spherical_bessel_j0', ''),
-    ('special.xlog1py', ''), ('special.zeta', ''), ('sqrt', ''), ('square', ''),
+    ('special.xlog1py', ''), ('special.zeta', ''), ('split_with_sizes_copy', ''), ('sqrt', ''),
+    ('square', ''),
     ('squeeze_copy', ''), ('stack', ''), ('std', ''), ('sub', ''), ('svd', ''), ('t_copy', ''),
     ('take', ''), ('take_along_dim', ''), ('tan', ''), ('tanh', ''), ('tensordot', ''),
     ('topk', ''), ('transpose_copy', ''), ('tril', ''), ('triu', ''), ('true_divide', ''),
@@ -207,14 +212,11 @@ OUT = [
 ABSENT_INPLACE = [
 ]
 ABSENT_OUT = [
-    ('equal', ''), ('fft.fft', ''), ('fft.fft2', ''), ('fft.fftn', ''), ('fft.hfft', ''),
-    ('fft.hfft2', ''), ('fft.hfftn', ''), ('fft.ifft', ''), ('fft.ifft2', ''), ('fft.ifftn', ''),
-    ('fft.ihfft', ''), ('fft.ihfft2', ''), ('fft.ihfftn', ''), ('fft.irfft', ''),
-    ('fft.irfft2', ''), ('fft.irfftn', ''), ('fft.rfft', ''), ('fft.rfft2', ''), ('fft.rfftn', ''),
-    ('histogramdd', ''), ('nn.functional.avg_pool2d', ''), ('nn.functional.avg_pool3d', ''),
+    ('equal', ''), ('histogramdd', ''), ('nn.functional.avg_pool2d', ''),
+    ('nn.functional.avg_pool3d', ''),
     ('nn.functional.gelu', ''), ('nn.functional.hardshrink', ''), ('nn.functional.linear', ''),
     ('nn.functional.logsigmoid', ''), ('nn.functional.softplus', ''),
-    ('nn.functional.softshrink', ''), ('split_with_sizes_copy', ''),
+    ('nn.functional.softshrink', ''),
 ]
 # functions that name ``out`` but refuse it (a TypeError), as docs/pytorch.md's ``out=`` row
 OUT_REFUSED = [

@@ -1,7 +1,8 @@
 """torch's ``out=`` of the functions added to ``ops/out_arguments.py``'s rules (the linear
-algebra, bitwise, special, histogram and sampling functions, and the factories), each call
-made in torch and here: the values, dtype, shape, ``out`` returned, its version moved, the
-resize warnings and the class of each error compared at test time."""
+algebra, bitwise, special, histogram and sampling functions, the factories, the fft
+transforms and ``split_with_sizes_copy``), each call made in torch and here: the values,
+dtype, shape, ``out`` returned, its version moved, the resize warnings and the class of each
+error compared at test time."""
 
 import warnings
 
@@ -257,3 +258,142 @@ def test_std_mean_takes_no_out_as_torchs():
     for library, value in ((torch, x), (mg, _mg(x))):
         with pytest.raises(TypeError):
             library.std_mean(value, 0, out=(library.zeros(0), library.zeros(0)))
+
+
+
+def _fft_cases():
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(3, 8, dtype=F32, generator=g)
+    z = torch.randn(3, 5, dtype=torch.complex64, generator=g)
+    cube = torch.randn(2, 4, 6, dtype=F64, generator=g)
+    return {
+        "fft": ((x,), {}), "fft_n_norm": ((x,), {"n": 6, "dim": 0, "norm": "ortho"}),
+        "ifft": ((z,), {"norm": "forward"}), "ifft_real": ((x,), {}),
+        "rfft": ((x,), {"n": 10}), "irfft": ((z,), {"n": 7, "norm": "ortho"}),
+        "hfft": ((z,), {}), "ihfft": ((x,), {"norm": "forward"}),
+        "fft2": ((x,), {"s": (4, 6)}), "ifft2": ((z,), {"dim": (0, 1)}),
+        "rfft2": ((cube,), {"dim": (0, 2)}), "irfft2": ((z,), {"s": (2, 6)}),
+        "hfft2": ((z,), {"norm": "ortho"}), "ihfft2": ((cube,), {}),
+        "fftn": ((cube,), {"s": (3, 5), "dim": (2, 0), "norm": "forward"}),
+        "ifftn": ((cube.to(C128),), {"dim": 1}), "rfftn": ((cube,), {"s": (4, 4)}),
+        "irfftn": ((z,), {"s": (4, 8), "norm": "forward"}), "hfftn": ((z,), {"dim": (0, 1)}),
+        "ihfftn": ((cube,), {"s": (4, 6)}),
+    }
+
+
+FFT_CASES = _fft_cases()
+
+
+def _fft_call(library, case, out, requires_grad=False):
+    (x,), kwargs = FFT_CASES[case]
+    x = x.clone().requires_grad_(requires_grad)
+    fn = getattr(library.fft, case.split("_")[0])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            return fn(_mg(x) if library is mg else x, **kwargs, out=out), caught
+        except Exception as error:          # noqa: BLE001 (its class is compared)
+            return error, caught
+
+
+@pytest.mark.parametrize("shape", [(0,), (2, 2)], ids=["empty", "resized"])
+@pytest.mark.parametrize("dtype", [C128, torch.complex64, F64, F32, torch.float16, I64],
+                         ids=str)
+@pytest.mark.parametrize("case", sorted(FFT_CASES))
+def test_fft_out(case, dtype, shape):
+    # a wider out holds the result widened, a narrower one the result rounded, as torch's
+    # copy into it; a real out of a complex result, a complex or integer one of a real
+    # result, and another dtype for ifft and ihfft of a real input are RuntimeErrors
+    out_t = torch.ones(shape, dtype=dtype)
+    out_m = _mg(out_t)
+    version = out_m._version
+    got_t, caught_t = _fft_call(torch, case, out_t)
+    got_m, caught_m = _fft_call(mg, case, out_m)
+    if isinstance(got_t, Exception):
+        assert isinstance(got_m, type(got_t)), (got_t, got_m)
+        assert str(got_t).split(",")[0][-24:] in str(got_m), (got_t, got_m)
+        assert out_m._version == version and tuple(out_m.shape) == shape
+        return
+    assert got_m is out_m, got_m
+    assert out_m._version == version + 1
+    assert bool(_resized(caught_m)) == bool(_resized(caught_t))
+    assert str(out_m.dtype) == str(out_t.dtype).replace("torch.", "")
+    _close(out_m, out_t, 1e-3 if dtype == torch.float16 else 1e-5)
+
+
+def _close(ours, theirs, tolerance=1e-5):
+    # within float32's rounding: the transforms here and torch's sum in other orders
+    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(np.asarray(ours.numpy(), dtype=complex),
+                               np.asarray(theirs.numpy(), dtype=complex),
+                               rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("case", sorted(c for c in FFT_CASES if c != "ifft_real"))
+def test_fft_out_requiring_grad(case):
+    # refused under grad mode, the input's or out's (torch's ifft and ihfft of a real input
+    # take it: docs/pytorch.md), taken under no_grad
+    dtype = _fft_call(torch, case, None)[0].dtype
+    for input_grad in (True, False):
+        out_t = torch.zeros(0, dtype=dtype, requires_grad=not input_grad)
+        got_t, _ = _fft_call(torch, case, out_t, input_grad)
+        got_m, _ = _fft_call(mg, case, _mg(out_t), input_grad)
+        if case != "ihfft":
+            assert isinstance(got_t, RuntimeError), got_t
+        assert isinstance(got_m, RuntimeError), got_m
+        assert "automatic differentiation" in str(got_m)
+        with torch.no_grad(), mg.no_grad():
+            got_t, _ = _fft_call(torch, case, out_t.detach(), input_grad)
+            out_m = _mg(out_t.detach())
+            assert _fft_call(mg, case, out_m, input_grad)[0] is out_m
+        _close(out_m, got_t)
+
+
+def test_fft_out_that_overlaps_or_is_expanded():
+    # a transform computes before it writes: an out overlapping its input is taken, as
+    # torch's; an expanded out is refused
+    z = torch.randn(12, dtype=torch.complex64)
+    zm = _mg(z)
+    torch.fft.fft(z[:8], out=z[2:10])
+    mg.fft.fft(zm[:8], out=zm[2:10])
+    _close(zm, z)
+    for library, value in ((torch, z), (mg, zm)):
+        with pytest.raises(RuntimeError):
+            library.fft.fft(value[:4], out=library.zeros(1, dtype=library.complex64).expand(4))
+
+
+def test_fft_out_must_be_one_tensor():
+    x = torch.randn(4)
+    for library, value in ((torch, x), (mg, _mg(x))):
+        with pytest.raises(TypeError):
+            library.fft.fft(value, out=(library.zeros(0, dtype=library.complex64),))
+
+
+@pytest.mark.parametrize("outs", [
+    [((0,),), ((0,),)], [((2, 3),), ((4, 3),)], [((3, 3),), ((3, 3),)], [((0,),)],
+    [((0,),), ((0,),), ((0,),)], [((0,), F64), ((0,),)], [((0,),), ((0,), I64)]], ids=str)
+def test_split_with_sizes_copy_out(outs):
+    # a list (or tuple) of outs, each of its piece's dtype, resized with torch's warning;
+    # the wrong count is torch's RuntimeError
+    y = torch.randn(6, 3)
+    out_t = [torch.ones(o[0], dtype=o[1] if len(o) > 1 else F32) for o in outs]
+    out_m = [_mg(o) for o in out_t]
+    got_t, caught_t = _call(torch, "split_with_sizes_copy", (y, [2, 4]), {}, out_t)
+    got_m, caught_m = _call(mg, "split_with_sizes_copy", (_mg(y), [2, 4]), {}, out_m)
+    if isinstance(got_t, Exception):
+        assert isinstance(got_m, type(got_t)), (got_t, got_m)
+        return
+    assert isinstance(got_m, list) and all(g is o for g, o in zip(got_m, out_m))
+    assert bool(_resized(caught_m)) == bool(_resized(caught_t))
+    _same_values(tuple(out_m), tuple(out_t))
+
+
+def test_split_with_sizes_copy_out_takes_grad():
+    # torch's out= kernel has no autograd check: an input that requires grad is taken
+    y = torch.randn(6, 3, requires_grad=True)
+    out_t = [torch.zeros(0), torch.zeros(0)]
+    torch.split_with_sizes_copy(y, [1, 2], dim=1, out=out_t)
+    out_m = [mg.zeros(0), mg.zeros(0)]
+    mg.split_with_sizes_copy(_mg(y), [1, 2], dim=1, out=out_m)
+    _same_values(tuple(out_m), tuple(out_t))
