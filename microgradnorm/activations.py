@@ -1,8 +1,9 @@
 """``F``'s activations beyond the common ones of functional.py, with PyTorch's signatures:
 hardsigmoid, hardswish, selu, celu, softshrink, hardshrink (one node each, PyTorch's closed
-forms), threshold, tanhshrink, softsign, glu, prelu, softmin and gumbel_softmax (compositions
-of primitive ops); and ``maybe_in_place``, how every activation's ``inplace=True`` writes
-into its input."""
+forms), threshold, tanhshrink, softsign, prelu, softmin and gumbel_softmax (compositions
+of primitive ops); ``Pointwise``, the base of the one-node activations (here and in
+activation_nodes.py, the common ones); and ``maybe_in_place``, how every activation's
+``inplace=True`` writes into its input."""
 
 import math
 import numbers
@@ -22,7 +23,7 @@ from .losses import check_floating
 from .ops.double_backward import _formula, _select, _zero_where
 from .tensor import Tensor
 
-__all__ = ["celu", "glu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
+__all__ = ["celu", "gumbel_softmax", "hardshrink", "hardsigmoid", "hardswish",
            "maybe_in_place", "prelu", "selu", "softmin", "softshrink", "softsign", "tanhshrink",
            "threshold"]
 
@@ -94,12 +95,12 @@ class Hardswish(Pointwise):
         return xp.where(x <= -3, _zero(xp, grad), inner)
 
 
-class ELU(Pointwise):
+class Elu(Pointwise):
     r"""PyTorch's elu kernel: :math:`s x` where x > 0, else
-    :math:`\mathrm{expm1}(x \cdot i) \cdot (\alpha s)`, the coefficients in x's dtype (SELU:
-    α and s its constants, i = 1; CELU: s = 1, i = 1/α). The slope where x <= 0 is
-    :math:`i \alpha s\, e^{x i}`, multiplied in PyTorch's order, with its backward's own
-    i (``backward_scale``: CELU's is 1 / α rounded to float first)."""
+    :math:`\mathrm{expm1}(x \cdot i) \cdot (\alpha s)`, the coefficients in x's dtype (ELU:
+    s = 1, i = 1; SELU: α and s its constants, i = 1; CELU, its own node: s = 1, i = 1/α).
+    The slope where x <= 0 is :math:`i \alpha s\, e^{x i}`, multiplied in PyTorch's order,
+    with its backward's own i (``backward_scale``: CELU's is 1 / α rounded to float first)."""
 
     def f(xp, x, alpha, scale, input_scale, backward_scale):
         dtype = x.dtype.type
@@ -113,6 +114,10 @@ class ELU(Pointwise):
         dtype, inner = x.dtype.type, x.dtype.type(backward_scale)
         negative = grad * inner * (dtype(alpha) * dtype(scale)) * xp.exp(x * inner)
         return xp.where(x <= 0, negative, grad * dtype(scale))
+
+
+class Celu(Elu):
+    """CELU's node: ``Elu`` under PyTorch's name for it (``CeluBackward0``)."""
 
 
 class Softshrink(Pointwise):
@@ -175,7 +180,7 @@ def selu(input, inplace=False):
         >>> F.selu(mg.tensor([1.0, -1.0]))                     # [1.0507, -1.1113]
     """
     check_floating("selu", "input", input)
-    return maybe_in_place("selu", input, inplace, lambda x: ELU.apply(
+    return maybe_in_place("selu", input, inplace, lambda x: Elu.apply(
         x, alpha=SELU_ALPHA, scale=SELU_SCALE, input_scale=1.0, backward_scale=1.0))
 
 
@@ -199,7 +204,7 @@ def celu(input, alpha=1.0, inplace=False):
     # and its conversion refuses an alpha beyond float's range (None: backward raises)
     small = float(np.float32(alpha)) if abs(alpha) <= _FLOAT32_MAX else None
     backward_scale = None if small is None else math.inf if small == 0 else 1.0 / small
-    return maybe_in_place("celu", input, inplace, lambda x: ELU.apply(
+    return maybe_in_place("celu", input, inplace, lambda x: Celu.apply(
         x, alpha=alpha, scale=1.0, input_scale=1.0 / alpha, backward_scale=backward_scale))
 
 
@@ -290,28 +295,6 @@ def softsign(input):
     if input.dtype == np.bool_:
         raise NotImplementedError("softsign: abs is not implemented for bool tensors")
     return input / (input.abs() + 1)
-
-
-def glu(input, dim=-1):
-    r"""The gated linear unit: :math:`a \otimes \sigma(b)`, a and b the two halves of
-    ``input`` along ``dim`` (``F.glu``).
-
-    Shape: (*, 2n, *) -> (*, n, *), the halved dim at ``dim``.
-
-    Example:
-        >>> F.glu(mg.ones(4, 6)).shape                         # (4, 3)
-    """
-    ops.base.check_tensor("glu", input)
-    if input.ndim == 0:
-        raise RuntimeError("glu: glu does not support scalars because halving size must be "
-                           "even")
-    axis = ops.normalize_axis("glu", dim, input.ndim, single=True)
-    if input.shape[axis] % 2:
-        raise RuntimeError(f"glu: Halving dimension must be even, but dimension {axis} is size "
-                           f"{input.shape[axis]}")
-    check_floating("glu", "input", input)
-    first, second = ops.chunk(input, 2, dim=axis)
-    return first * second.sigmoid()
 
 
 def prelu(input, weight):
@@ -429,7 +412,7 @@ def _hardswish_graph(ctx, g):
     return _zero_where(x_saved <= -3, _select(x_saved < 3, g * (x / 3 + 0.5), g))
 
 
-@_formula(ELU)
+@_formula(Elu)
 def _elu_graph(ctx, g):
     (x_saved,), x, options = ctx.saved, ctx.inputs[0], ctx.options
     if options["backward_scale"] is None:
@@ -437,7 +420,10 @@ def _elu_graph(ctx, g):
     dtype = _compute_type(x_saved)
     inner, scale = float(dtype(options["backward_scale"])), float(dtype(options["scale"]))
     coefficient = float(dtype(options["alpha"]) * dtype(options["scale"]))
-    return _select(x_saved <= 0, g * inner * coefficient * (x * inner).exp(), g * scale)
+    # PyTorch's: to g, elu_backward (x <= 0); to x, elu_double_backward, 0 at x = 0 itself:
+    # there x enters as a constant of its value
+    held = _select(x_saved < 0, x, ops.base.constant(x_saved))
+    return _select(x_saved <= 0, g * inner * coefficient * (held * inner).exp(), g * scale)
 
 
 def _shrink_graph(ctx, g):

@@ -1,9 +1,10 @@
 """Functional ops with the semantics of ``torch.nn.functional``: the norms, softmax,
 log_softmax, cross_entropy and attention (``impl="fused"`` or ``"composite"``,
-docs/architecture.md), activations (the rarer ones from ``activations.py``) and their in-place
-forms, the losses (from ``losses.py``), linear, embedding, one_hot, normalize,
-cosine_similarity, pairwise_distance, dropout, and the vision functions (pad, interpolate,
-pixel_shuffle, from ``vision.py`` and ``padding.py``; affine_grid, grid_sample, ``vision_grid.py``).
+docs/architecture.md), activations (from ``activation_nodes.py``, the common ones, and
+``activations.py``, the rarer ones) and their in-place forms, the losses (from ``losses.py``),
+linear, embedding, one_hot, normalize, cosine_similarity, pairwise_distance, dropout, and the
+vision functions (pad, interpolate, pixel_shuffle, from ``vision.py`` and ``padding.py``;
+affine_grid, grid_sample, ``vision_grid.py``).
 Arguments are checked before anything runs, running statistics included."""
 
 import warnings
@@ -14,11 +15,12 @@ from . import backend, dtypes, ops
 from . import generator as streams
 from . import sampling
 from . import activations as _activations
-from .activations import (celu, glu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, prelu,
+from .activations import (celu, gumbel_softmax, hardshrink, hardsigmoid, hardswish, prelu,
                           selu, softmin, softshrink, softsign, tanhshrink, threshold)
+from .activation_nodes import (elu, glu, hardtanh, leaky_relu, mish, not_bool, relu6, silu,
+                               softplus)
 from .activations import maybe_in_place as _activation
 from .autograd import no_grad
-from .autograd.double import gradient_reads
 from .autograd.function import Function
 from .convolution import (adaptive_avg_pool2d, avg_pool1d, avg_pool2d, conv1d, conv2d,
                           max_pool1d, max_pool2d, unfold)
@@ -54,7 +56,6 @@ from .embedding_bag import embedding_bag              # bags of rows (embedding_
 from .attention_forward import multi_head_attention_forward    # (attention_forward.py)
 from .losses_ctc import ctc_loss                      # the CTC loss (losses_ctc.py)
 from .ops.products import pdist                       # beside cdist (ops/products.py)
-from .ops.elementwise import in_opmath                # half: one rounding, as torch's
 # the 3-D convolutions, pooling and dropout (convolution_3d.py)
 from .convolution_3d import (adaptive_avg_pool3d, adaptive_max_pool3d,
                              adaptive_max_pool3d_with_indices, avg_pool3d, conv3d,
@@ -114,127 +115,17 @@ class IdsDtypeError(RuntimeError, TypeError):
     TypeError."""
 
 
-# ----- activations, dropout: composites of primitive ops ---------------------------------
+# ----- activations (activation_nodes.py, activations.py), dropout -------------------------
 tanh = ops.tanh                # one home each: F.tanh is ops.tanh is Tensor.tanh
 sigmoid = ops.sigmoid
 log_sigmoid = logsigmoid       # PyTorch's F.logsigmoid, from losses.py (the logistic losses')
 
 
-def _not_bool(fn, input):
-    if isinstance(input, Tensor) and input.dtype.kind in "bc":  # torch: no bool kernel, no order
-        kind = RuntimeError if input.dtype == np.bool_ else NotImplementedError   # of complex
-        raise kind(f"{fn}: {input.dtype} inputs are not supported")
-
-
 def relu(input, inplace=False):
     r""":math:`\max(x, 0)` elementwise (``F.relu``, ``ops.relu``); the gradient at 0 is 0.
     ``inplace``: the result written into ``input``."""
-    _not_bool("relu", input)
+    not_bool("relu", input)
     return _activation("relu", input, inplace, ops.relu)
-
-
-def silu(input, inplace=False):
-    r""":math:`\mathrm{SiLU}(x) = x\,\sigma(x)` (also called swish); ``inplace`` writes the
-    result into ``input``. Floating or complex inputs only, as PyTorch's kernel."""
-    if getattr(getattr(input, "dtype", None), "kind", None) != "c":    # torch: complex too
-        check_floating("silu", "input", input)
-    return _activation("silu", input, inplace, in_opmath(lambda x: x * sigmoid(x)))
-
-
-def leaky_relu(input, negative_slope=0.01, inplace=False):
-    r""":math:`x` where :math:`x > 0`, else :math:`s\,x` with :math:`s` = ``negative_slope``
-    (``F.leaky_relu``); the gradient at 0 is :math:`s`, as PyTorch's.
-
-    Example:
-        >>> F.leaky_relu(mg.tensor([-2.0, 3.0]), 0.1)          # [-0.2, 3.0]
-    """
-    check_floating("leaky_relu", "input", input)
-    negative_slope = float_of(negative_slope, "leaky_relu", "negative_slope")
-
-    def compute(x):
-        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
-            positive = x._array > 0
-        return gradient_reads(ops.where(positive, x, x * negative_slope), x)   # as torch's
-    return _activation("leaky_relu", input, inplace, compute)
-
-
-def elu(input, alpha=1.0, inplace=False):
-    r""":math:`x` where :math:`x > 0`, else :math:`\alpha\,\mathrm{expm1}(x)` (``F.elu``).
-
-    Example:
-        >>> F.elu(mg.tensor([-1.0, 2.0]))                      # [e⁻¹ - 1, 2]
-    """
-    check_floating("elu", "input", input)
-    alpha = float_of(alpha, "elu", "alpha")
-
-    def compute(x):
-        # of min(x, 0): the branch where() leaves out cannot overflow into inf · 0 = NaN
-        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
-            positive = ~(x._array <= 0)      # NaN too: torch's kernel, x <= 0 ? ... : x
-        return ops.where(positive, x, ops.expm1(ops.clamp(x, max=0.0)) * alpha)
-    return _activation("elu", input, inplace, compute)
-
-
-def softplus(input, beta=1.0, threshold=20.0):
-    r""":math:`\frac{1}{\beta}\log(1 + e^{\beta x})`, and :math:`x` itself where
-    :math:`\beta x >` ``threshold`` (``F.softplus``); stable, as
-    :math:`-\log\sigma(-\beta x) / \beta`.
-
-    Example:
-        >>> F.softplus(mg.tensor([0.0, 100.0]))                # [log 2, 100]
-    """
-    check_floating("softplus", "input", input)
-    beta = float_of(beta, "softplus", "beta")
-    threshold = float_of(threshold, "softplus", "threshold")
-    scaled = input * beta
-    with backend.silent_floats():            # a bfloat16 NaN compared flags "invalid"
-        linear = scaled._array > threshold
-    return ops.where(linear, input, -logsigmoid(-scaled) / beta)
-
-
-def mish(input, inplace=False):
-    r""":math:`x \tanh(\mathrm{softplus}(x))` elementwise (``F.mish``).
-
-    Example:
-        >>> F.mish(mg.tensor([0.0, 1.0]))                      # [0, 0.8651]
-    """
-    check_floating("mish", "input", input)
-    return _activation("mish", input, inplace, lambda x: x * (-logsigmoid(-x)).tanh())
-
-
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
-    r"""``input`` clipped to [min_val, max_val] (``F.hardtanh``); the gradient passes only
-    strictly inside, as PyTorch's (0 at the bounds). An integer input stays integral.
-
-    Example:
-        >>> F.hardtanh(mg.tensor([-3.0, 0.5, 3.0]))            # [-1, 0.5, 1]
-    """
-    ops.base.check_tensor("hardtanh", input)
-    _not_bool("hardtanh", input)
-    min_val = float_of(min_val, "hardtanh", "min_val")
-    max_val = float_of(max_val, "hardtanh", "max_val")
-    if min_val > max_val:
-        raise ValueError(f"hardtanh: min_val ({min_val}) cannot be greater than max_val "
-                         f"({max_val})")
-
-    def compute(x):
-        data = x._array
-        with backend.silent_floats():        # a bfloat16 NaN compared flags "invalid"
-            clipped = x.xp.clip(data, min_val, max_val).astype(x.dtype, copy=False)
-            inside = (data > min_val) & (data < max_val)
-        return gradient_reads(ops.where(inside, x, ops.base.constant(clipped)), x)  # torch's
-    return _activation("hardtanh", input, inplace, compute)
-
-
-def relu6(input, inplace=False):
-    r""":math:`\min(\max(x, 0), 6)` elementwise (``F.relu6``): ``hardtanh(input, 0, 6)``, as
-    PyTorch's, so the gradient passes strictly inside (0, 6) and an integer input stays
-    integral.
-
-    Example:
-        >>> F.relu6(mg.tensor([-1.0, 3.0, 8.0]))               # [0, 3, 6]
-    """
-    return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):

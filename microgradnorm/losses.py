@@ -3,21 +3,23 @@
 log-likelihood), logistic losses (binary cross-entropy on probabilities or logits),
 pointwise regression losses (L1, MSE, smooth L1, Huber) and the KL divergence.
 
-Each is a composition of primitive ops, so autograd comes for free; binary cross-entropy
-is the one ``Function``, for its closed-form backward (see ``BinaryCrossEntropy``).
-``functional`` re-exports every name here."""
+The pointwise losses torch computes in one node (mse, smooth L1, Huber, binary
+cross-entropy with and without logits, nll, logsigmoid) are one node here too, with torch's
+node names and closed-form backward (``loss_nodes.py``); the cases torch writes as a graph
+(a weight of mse_loss or huber_loss, smooth L1 with β = 0) and the rest are compositions of
+primitive ops. ``functional`` re-exports every name here."""
 
 import warnings
 
 import numpy as np
 
 from . import backend, ops
-from .autograd.double import gradient_reads
-from .autograd.function import Function
 from .dtypes import check_number, float_of, index_of, is_floating
 from .fused import cross_entropy_rows, log_softmax
 from .fused.arguments import RankError, check_tensor, resolve_impl
-from .ops.double_backward import _operand
+from .loss_nodes import (BinaryCrossEntropy, BinaryCrossEntropyWithLogits, HuberLoss,
+                         LogSigmoid, MseLoss, NllLoss, NllLoss2D, SmoothL1Loss)
+from .ops.arrange import broadcast_tensors
 from .tensor import BroadcastError, Tensor
 
 __all__ = ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cross_entropy",
@@ -103,17 +105,23 @@ def _common_dtype(input, target):
 
 
 def _pointwise(fn, input, target, integers=False):
-    """``input - target`` after the checks the pointwise losses share: floating unless
-    ``integers``."""
+    """(input, target) after the checks the pointwise losses share: floating unless
+    ``integers`` (then as given); else both of the common dtype and the broadcast shape, as
+    torch's Python functions hand them to the loss's node (its ToCopy and Expand nodes)."""
     _tensor(fn, "input", input)
     _paired(fn, input, target)
-    if not integers and not is_floating(_common_dtype(input, target)):
+    if integers:
+        return input, target
+    dtype = _common_dtype(input, target)
+    if not is_floating(dtype):
         raise NotImplementedError(f"{fn}: input and target must not both be integer or bool "
                                   f"tensors, got {input.dtype}")
-    if not integers:    # torch's kernels take a bool beside a float (its `-` refuses one)
-        input, target = (t.to(_common_dtype(input, target)) if t.dtype == np.bool_ else t
-                         for t in (input, target))
-    return input - target
+    if not isinstance(target, Tensor):
+        target = ops.base.constant(input.xp.asarray(target, dtype=dtype))
+    input, target = (t if t.dtype == dtype else t.to(dtype) for t in (input, target))
+    if input.shape != target.shape:
+        input, target = broadcast_tensors(input, target)
+    return input, target
 
 
 LEGACY_WARNING = ("size_average and reduce args will be deprecated, please use "
@@ -389,10 +397,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
                                   f"bounds: must be in [0, {classes}) or ignore_index "
                                   f"{ignore_index}")
     check_reduction("nll_loss", reduction)
-    losses, per_row = _picked(_class_rows(input, classes), flat, keep,
-                              None if weight is None else weight._array)
-    out = _reduce_kept(losses, per_row, reduction, target_shape, keep)
-    return gradient_reads(out, input)        # as torch's backward, which reads the input
+    node = NllLoss2D if input.ndim > 2 else NllLoss      # torch's names (nll_loss2d's)
+    return node.apply(input, target=flat, keep=keep, reduction=reduction,
+                      target_shape=target_shape, weight=None if weight is None else weight._array)
 
 
 # ----- logistic losses: binary_cross_entropy (with logits) ----------------------------------
@@ -404,45 +411,7 @@ def logsigmoid(input):
         >>> F.logsigmoid(mg.tensor([-1000.0, 0.0]))       # [-1000, -log 2]
     """
     check_floating("logsigmoid", "input", input)
-    # the tie of minimum at 0 halves its gradient, and |x|'s gradient there is 0: σ(0) = 1/2
-    return ops.minimum(input, 0.0) - ops.log1p((-input.abs()).exp())
-
-
-class BinaryCrossEntropy(Function):
-    r""":math:`-(t \log x + (1 - t) \log(1 - x))` elementwise, each log clamped at -100 as in
-    PyTorch. One node for its closed-form backward, PyTorch's: the derivative of the clamped
-    logs is 0/0 at x = 0 or 1, while :math:`(x - t) / \max(x (1 - x), 10^{-12})` stays
-    finite."""
-
-    @staticmethod
-    def forward(ctx, x, t):
-        xp = backend.array_module(x)
-        ctx.save_for_backward(x, t)                  # the backward reads both, nothing else
-        with np.errstate(divide="ignore"):           # log 0 = -inf, clamped just below
-            log_x, log_rest = xp.log(x), xp.log1p(-x)
-        return -(t * xp.maximum(log_x, -100) + (1 - t) * xp.maximum(log_rest, -100))
-
-    @staticmethod
-    def backward(ctx, grad):
-        x, t = ctx.saved
-        xp = backend.array_module(x)
-        need_x, need_t = ctx.needs_input_grad
-        grad_x = grad * (x - t) / xp.maximum(x * (1 - x), 1e-12) if need_x else None
-        with np.errstate(divide="ignore"):
-            grad_t = grad * (xp.log1p(-x) - xp.log(x)) if need_t else None      # -logit(x)
-        return grad_x, grad_t
-
-    @staticmethod
-    def graph_backward(ctx, grad):
-        # create_graph: backward's formulas as Tensor ops; their derivatives are torch's
-        # double backward, ∂/∂x of grad_x = grad (x² - 2xt + t) / (x (1 - x))², ∂/∂t = -grad /
-        # (x (1 - x)), and ∂/∂x of grad_t = -grad / (x (1 - x)) (the clamp's floor a constant)
-        saved_x, saved_t = ctx.saved
-        x, t = _operand(ctx, 0, saved_x), _operand(ctx, 1, saved_t)
-        need_x, need_t = ctx.needs_input_grad
-        grad_x = grad * (x - t) / (x * (1 - x)).clamp(min=1e-12) if need_x else None
-        grad_t = grad * ((-x).log1p() - x.log()) if need_t else None
-        return grad_x, grad_t
+    return LogSigmoid.apply(input)      # one node, torch's LogSigmoidBackward0
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
@@ -476,10 +445,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if weight is not None:
         _broadcasts_to(fn, "weight", weight, input.shape)
     check_reduction(fn, reduction)
-    losses = BinaryCrossEntropy.apply(input, target)
-    if weight is not None:
-        losses = losses * weight.astype(input.dtype)    # PyTorch: in the input's dtype
-    return _reduce(losses, reduction)
+    if weight is not None and weight.requires_grad:     # torch refuses; a graph gives it one
+        losses = BinaryCrossEntropy.apply(input, target, reduction="none")
+        return _reduce(losses * weight.astype(input.dtype), reduction)
+    weight = None if weight is None else weight._array.astype(input.dtype)  # input's dtype
+    return BinaryCrossEntropy.apply(input, target, reduction=reduction, weight=weight)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -515,7 +485,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         if value is not None:
             _broadcasts_to(fn, name, value, input.shape)
     check_reduction(fn, reduction)
-    log_sigmoid = logsigmoid(input)
+    if target.dtype.kind != "c" and not any(w is not None and w.requires_grad
+                                             for w in (weight, pos_weight)):
+        return BinaryCrossEntropyWithLogits.apply(input, target, reduction=reduction,
+                                                  dtype=target.dtype, weight=weight,
+                                                  pos_weight=pos_weight)
+    log_sigmoid = logsigmoid(input)     # torch refuses weights that require grad: a graph
     if pos_weight is not None:
         log_sigmoid = log_sigmoid * ((pos_weight - 1) * target + 1)
     losses = (1 - target) * input - log_sigmoid
@@ -555,10 +530,11 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     if size_average is not None or reduce is not None:
         reduction = legacy_reduction("mse_loss", size_average, reduce)
     check_reduction("mse_loss", reduction)
-    diff = _pointwise("mse_loss", input, target)
-    if weight is not None:
+    pair = _pointwise("mse_loss", input, target)
+    if weight is not None:          # torch's is a graph too
+        diff = pair[0] - pair[1]
         return _weighted("mse_loss", diff * diff, weight, input, reduction)
-    return _reduce(diff * diff, reduction)
+    return MseLoss.apply(*pair, reduction=reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -582,7 +558,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     if reduction == "mean" and _common_dtype(input, target).kind in "biu":   # complex: |d|
         raise RuntimeError(f"l1_loss: the mean of integer differences has no dtype; input "
                            f"is {input.dtype}: pass floating tensors or reduction='sum'")
-    losses = _pointwise("l1_loss", input, target, integers=True).abs()
+    pair = _pointwise("l1_loss", input, target, integers=True)
+    losses = (pair[0] - pair[1]).abs()
     if weight is not None:
         return _weighted("l1_loss", losses, weight, input, reduction)
     return _reduce(losses, reduction)
@@ -608,12 +585,10 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     if beta < 0:
         raise RuntimeError(f"smooth_l1_loss: beta must be non-negative, got {beta!r}")
     check_reduction("smooth_l1_loss", reduction)
-    diff = _pointwise("smooth_l1_loss", input, target)
-    if beta == 0:
-        return _reduce(diff.abs(), reduction)
-    size = diff.abs()
-    return _reduce(ops.where(size._array < beta, 0.5 * diff * diff / beta, size - 0.5 * beta),
-                   reduction)
+    pair = _pointwise("smooth_l1_loss", input, target)
+    if beta == 0:                   # l1_loss, torch's graph too
+        return _reduce((pair[0] - pair[1]).abs(), reduction)
+    return SmoothL1Loss.apply(*pair, reduction=reduction, beta=beta)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -638,13 +613,13 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if not is_floating(input.dtype) and is_floating(_common_dtype(input, target)):
         raise RuntimeError(f"huber_loss: the result takes input's dtype {input.dtype}, which "
                            "cannot hold a floating loss")
-    diff = _pointwise("huber_loss", input, target)
-    size = diff.abs()
-    losses = ops.where(size._array <= delta, 0.5 * diff * diff, delta * (size - 0.5 * delta))
+    pair = _pointwise("huber_loss", input, target)
+    losses = HuberLoss.apply(*pair, reduction="none" if weight is not None else reduction,
+                             delta=delta)   # weighted, torch's is a graph over the losses
     losses = losses if losses.dtype == input.dtype else losses.astype(input.dtype)
     if weight is not None:
         return _weighted("huber_loss", losses, weight, input, reduction, mean="count")
-    return _reduce(losses, reduction)
+    return losses
 
 
 # ----- divergence --------------------------------------------------------------------------

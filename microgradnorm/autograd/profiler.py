@@ -46,7 +46,7 @@ ATEN_NAMES = {
     "Add": "aten::add", "Sub": "aten::sub", "Mul": "aten::mul", "Div": "aten::div",
     "Neg": "aten::neg", "Pow": "aten::pow", "Exp": "aten::exp", "Log": "aten::log",
     "Sqrt": "aten::sqrt", "Rsqrt": "aten::rsqrt", "Abs": "aten::abs", "Tanh": "aten::tanh",
-    "Sigmoid": "aten::sigmoid", "ReLU": "aten::relu", "Gelu": "aten::gelu",
+    "Sigmoid": "aten::sigmoid", "Relu": "aten::relu", "Gelu": "aten::gelu",
     "Sin": "aten::sin", "Cos": "aten::cos", "Log1p": "aten::log1p", "Expm1": "aten::expm1",
     "Erf": "aten::erf", "Reciprocal": "aten::reciprocal", "Clamp": "aten::clamp",
     "Where": "aten::where", "Maximum": "aten::maximum", "Minimum": "aten::minimum",

@@ -7,7 +7,7 @@ from .base import (AxisError, EmptyReductionError, OutOfRangeError, ShapeError, 
 from .complex import (Angle, Complex, Conj, Imag, Polar, Real, ViewAsComplex, ViewAsReal, angle,
                       conj, imag, is_complex, polar, real, view_as_complex, view_as_real)
 from .elementwise import (Abs, Add, Cast, Clamp, Clone, Div, Erf, Exp, Log, PowOfNumber,
-                          Maximum, Minimum, Mul, Neg, Pow, ReLU, Rsqrt, Sigmoid, Sign, Sqrt,
+                          Maximum, Minimum, Mul, Neg, Pow, ReLU, Relu, Rsqrt, Sigmoid, Sign, Sqrt,
                           Sub, Tanh, ToDevice, Where, clamp, erf, exp, log, masked_fill,
                           maximum, minimum, pow, relu, rsqrt, sigmoid, sqrt, tanh, tril, triu,
                           where)
@@ -39,7 +39,7 @@ from . import (double_backward, double_backward_linalg,  # noqa: F401  (give the
 __all__ = ["AMin", "Abs", "Add", "AxisError", "Cast", "Clamp", "Clone", "Concatenate", "Div",
            "EmptyReductionError", "Erf", "Exp", "Expand", "Gather", "GetItem", "Log", "MatMul",
            "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "OutOfRangeError", "Permute", "Pow",
-           "ReLU", "Reshape", "Rsqrt", "ShapeError", "Sigmoid", "Sign", "Split", "Sqrt",
+           "ReLU", "Relu", "Reshape", "Rsqrt", "ShapeError", "Sigmoid", "Sign", "Split", "Sqrt",
            "StdFromVar", "Sub", "Sum", "Tanh", "ToDevice", "Var", "Where", "amax", "amin", "argmax",
            "argmin",
            "argsort", "arithmetic", "cat", "check_reducible", "chunk", "clamp", "concatenate",

@@ -160,7 +160,7 @@ for _op in (elementwise.Exp, elementwise.Log, elementwise.Sqrt, elementwise.Rsqr
     _formula(_op, reads_inputs=_op.saves == "x")(_unary)
 
 
-@_formula(elementwise.ReLU, reads_inputs=False)
+@_formula(elementwise.Relu, reads_inputs=False)
 def _relu(ctx, g):
     # passes where not out <= 0 (at NaN too): a where on a mask of the saved output, so that
     # an inf or NaN gradient stops there, as the array backward's
@@ -262,8 +262,8 @@ def _clone(ctx, g):
 
 # torch's formula for ReLU reads its result (threshold_backward): the gradient depends on the
 # input with a zero derivative (autograd/double.py); clamp's and max's masks do not
-elementwise.ReLU.graph_masks_by_inputs = True
-elementwise.ReLU.graph_reads_result = True       # its result: a third derivative reaches x
+elementwise.Relu.graph_masks_by_inputs = True
+elementwise.Relu.graph_reads_result = True       # its result: a third derivative reaches x
 
 
 # ----- shapes -------------------------------------------------------------------------------

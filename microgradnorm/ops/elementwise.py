@@ -404,7 +404,7 @@ class Sigmoid(Unary):
         return grad * out * (1 - out)
 
 
-class ReLU(Unary):
+class Relu(Unary):                  # PyTorch's node name: ReluBackward0
     def f(xp, x):
         check_orderable("relu", x)
         return xp.maximum(x, 0)
@@ -412,6 +412,9 @@ class ReLU(Unary):
     def df(grad, out):       # grad where not out <= 0 (at NaN too), else 0, as torch's
         # threshold: a where (base.keep), so an inf or NaN grad stops there too
         return keep(grad, ~(out <= 0))
+
+
+ReLU = Relu                         # its former name, still importable
 
 
 class Abs(Unary):
@@ -553,7 +556,7 @@ sqrt = _unary("sqrt", Sqrt, "Elementwise square root (``torch.sqrt``).")
 rsqrt = _unary("rsqrt", Rsqrt, "Elementwise 1 / sqrt(x) (``torch.rsqrt``), one node.")
 tanh = _unary("tanh", Tanh, "Elementwise tanh (``torch.tanh``).")
 sigmoid = _unary("sigmoid", Sigmoid, "Elementwise 1 / (1 + e**-x) (``torch.sigmoid``).")
-relu = _unary("relu", ReLU, "Elementwise max(x, 0) (``torch.relu``); the gradient at 0 is 0.")
+relu = _unary("relu", Relu, "Elementwise max(x, 0) (``torch.relu``); the gradient at 0 is 0.")
 abs = _unary("abs", Abs, "Elementwise |x| (``torch.abs``); the gradient at 0 is 0.")
 sign = _unary("sign", Sign, "Elementwise -1, 0 or 1 (0 for NaN); the gradient is 0.")
 erf = _unary("erf", Erf, "The error function, elementwise (``torch.erf``).")

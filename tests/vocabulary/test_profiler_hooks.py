@@ -51,15 +51,15 @@ def test_an_mlp_step_records_torchs_aten_ops_as_often(mlp_profiles):
     # one event per node backward runs: each forward node's gradient, once (the targets'
     # reshape before the loss is a node here)
     backward = {key: e.count for key, e in ours.items() if key.endswith("Backward0")}
-    assert backward == {"LinearBackward0": 2, "ReLUBackward0": 1, "CrossEntropyBackward0": 1,
+    assert backward == {"LinearBackward0": 2, "ReluBackward0": 1, "CrossEntropyBackward0": 1,
                         "ReshapeBackward0": 1}
     assert sum(backward.values()) == sum(e.count for key, e in ours.items()
                                          if key.startswith("aten::") or key == "Reshape")
-    assert ours["ReLUBackward0"].count == theirs["ReluBackward0"].count
+    assert ours["ReluBackward0"].count == theirs["ReluBackward0"].count
     # the bytes of the outputs (a backward node: of its gradients), as torch's allocator
     for key in ("aten::linear", "aten::relu"):
         assert ours[key].cpu_memory_usage == theirs[key].cpu_memory_usage, key
-    assert ours["ReLUBackward0"].cpu_memory_usage == theirs["ReluBackward0"].cpu_memory_usage
+    assert ours["ReluBackward0"].cpu_memory_usage == theirs["ReluBackward0"].cpu_memory_usage
 
 
 def test_input_shapes_are_torchs(mlp_profiles):
