@@ -1,7 +1,7 @@
 """The numba CPU kernels: the row-norm functions of ``kernels.reference``, same names and
 signatures, compiled with numba for float32 and float64 NumPy arrays. The default CPU
 kernels where numba imports (``kernels.default_cpu_kernels``); tested against the reference.
-GELU's and the softmax rows' kernels are ``numba_activations``', BatchNorm's
+GELU's kernels are ``numba_gelu``', the softmax rows' ``numba_activations``', BatchNorm's
 ``numba_batch_norm``', attention's ``numba_attention``', Adam's update ``numba_optim``',
 imported at the end; ``numba_jit`` holds how they compile (``_jit``, the fastmath flags).
 
@@ -581,7 +581,7 @@ def group_norm_backward(dy, x, num_groups, weight, mean, rstd, training, need_bi
 from .numba_activations import cross_entropy_backward  # noqa: E402, F401
 from .numba_batch_norm import batch_norm_backward, batch_norm_forward  # noqa: E402, F401
 from .numba_batch_norm import batch_norm_statistics  # noqa: E402, F401
-from .numba_activations import gelu_backward, gelu_forward  # noqa: E402, F401
+from .numba_gelu import gelu_backward, gelu_forward  # noqa: E402, F401
 from .numba_activations import log_softmax_backward, log_softmax_forward  # noqa: E402, F401
 from .numba_activations import logsumexp  # noqa: E402, F401
 from .numba_activations import softmax_backward, softmax_forward  # noqa: E402, F401

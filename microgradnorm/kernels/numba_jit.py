@@ -1,6 +1,6 @@
 """How the numba kernel modules compile: the fastmath flags, the error model, the dtypes the
 loops take and ``_jit``, numba.njit cached on disk with recovery from a damaged cache file.
-``numba_cpu`` (the norms), ``numba_activations`` (GELU, softmax rows), ``numba_attention``
+``numba_cpu`` (the norms), ``numba_activations`` (softmax rows), ``numba_gelu``, ``numba_attention``
 and ``numba_optim`` (Adam's update) compile through it; importing it raises ImportError
 where numba is missing. numba's disk cache checks only each kernel's own file: after
 editing the flags here, delete the ``.nbi``/``.nbc`` files in ``kernels/__pycache__``.

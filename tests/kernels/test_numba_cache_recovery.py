@@ -4,7 +4,7 @@ compiled afresh), not an error on every fused call."""
 import pytest
 
 numba_jit = pytest.importorskip("microgradnorm.kernels.numba_jit")
-from microgradnorm.kernels import numba_activations, numba_cpu  # noqa: E402  (after the skip)
+from microgradnorm.kernels import numba_activations, numba_cpu, numba_gelu  # noqa: E402
 
 
 class _DamagedCache:
@@ -33,7 +33,7 @@ def test_a_damaged_cache_reads_as_a_miss_with_one_warning_and_is_flushed():
     assert dispatcher._cache.flushed == 1
 
 
-@pytest.mark.parametrize("module", [numba_cpu, numba_activations])
+@pytest.mark.parametrize("module", [numba_cpu, numba_activations, numba_gelu])
 def test_every_compiled_kernel_reads_its_cache_through_the_guard(module):
     guarded = [name for name, value in vars(module).items()        # the cached ones
                if hasattr(value, "py_func") and type(getattr(value, "_cache", None)).__name__

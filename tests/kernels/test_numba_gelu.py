@@ -255,12 +255,12 @@ def test_the_float64_tail_is_within_3_ulp_of_libms_erfc():
     result of half the smallest subnormal, near |x| = 38.5, that rounds to 0 where libm's
     gives 5e-324: allowed as 1 ulp)."""
     import numba
-    from microgradnorm.kernels import numba_activations
+    from microgradnorm.kernels import numba_gelu
 
     @numba.njit(error_model="numpy")
     def tails(x, out):
         for i in range(x.size):
-            out[i] = numba_activations._gaussian_tail64(x[i])
+            out[i] = numba_gelu._gaussian_tail64(x[i])
 
     x, libm = _libm_tail_sweep()
     ours = np.empty_like(x)
@@ -284,3 +284,57 @@ def test_float64_y_for_negative_x_is_x_times_libms_tail_to_a_few_ulp():
     assert (expected == 0).all()
     np.testing.assert_array_equal(y, expected)
     np.testing.assert_array_equal(np.signbit(y), np.signbit(expected))
+
+
+def test_the_float64_near_tail_is_the_full_forms_below_a_of_1_25():
+    """The forward's first pass (``_gaussian_tail64_near``: only the pieces of a² and a - 1)
+    gives the full form's Φ(-|x|) bit for bit where a = |x|/√2 < 1.25, and so within 3 ulp
+    of libm's erfc there."""
+    import numba
+    from microgradnorm.kernels import numba_gelu
+
+    @numba.njit(error_model="numpy")
+    def tails(x, near, full):
+        for i in range(x.size):
+            near[i] = numba_gelu._gaussian_tail64_near(x[i])
+            full[i] = numba_gelu._gaussian_tail64(x[i])
+
+    x, libm = _libm_tail_sweep()
+    inside = np.abs(x) * reference.SQRT_HALF < 1.25
+    x, libm = x[inside], libm[inside]
+    near, full = np.empty_like(x), np.empty_like(x)
+    tails(x, near, full)
+    np.testing.assert_array_equal(near, full)
+    assert (np.abs(near - libm) / np.spacing(libm)).max() <= 3.0
+
+
+def _near_and_far(case):
+    """x of 7,500 float64 values: mostly near with wide stretches ("gathered"), mostly wide
+    ("wide"), or wide but near at every 14th element, where the kernels' probe looks
+    ("misjudged"); NaN and -inf sprinkled in."""
+    rng = np.random.default_rng(3)
+    widths = {"gathered": (1.0, 1.0, 5.0, 1.0, 0.1), "wide": (5.0, 0.5, 5.0, 1.0, 5.0),
+              "misjudged": (30.0,) * 5}[case]
+    x = np.concatenate([width * rng.standard_normal(1500) for width in widths])
+    if case == "misjudged":
+        x[::14] = 0.1 * rng.standard_normal(x[::14].size)
+    x[::97] = np.nan
+    x[::101] = -np.inf
+    return x
+
+
+@pytest.mark.parametrize("case", ["gathered", "wide", "misjudged"])
+def test_float64_near_and_far_inputs_give_each_elements_own_y_and_dx(case):
+    """The float64 kernels run x through the near pass and gather its far elements for the
+    full form, or, where x is wide (seen at once or after the near pass), run the full form
+    over all: either way an element's y and dx are the ones it gets alone, and y is within
+    4 eps of the reference."""
+    x = _near_and_far(case)
+    dy = np.random.default_rng(4).standard_normal(x.size)
+    y, dx = numba_cpu.gelu_forward(x), numba_cpu.gelu_backward(dy, x)
+    alone = [(numba_cpu.gelu_forward(x[i:i + 1])[0],
+              numba_cpu.gelu_backward(dy[i:i + 1], x[i:i + 1])[0]) for i in range(x.size)]
+    np.testing.assert_array_equal(y, [y_i for y_i, _ in alone])
+    np.testing.assert_array_equal(dx, [dx_i for _, dx_i in alone])
+    with np.errstate(invalid="ignore"):
+        assert_within(y, reference.gelu_forward(x), x, 4 * np.finfo(np.float64).eps)

@@ -399,7 +399,7 @@ def hide_numba(monkeypatch):
     """As where numba is not installed: importing it raises, and the numba kernel modules
     are imported afresh (each of them imports numba), so they raise too."""
     monkeypatch.setitem(sys.modules, "numba", None)          # import numba -> ImportError
-    for name in ("numba_cpu", "numba_activations", "numba_jit"):
+    for name in ("numba_cpu", "numba_activations", "numba_gelu", "numba_jit"):
         monkeypatch.delitem(sys.modules, f"microgradnorm.kernels.{name}", raising=False)
         monkeypatch.delattr(kernels, name, raising=False)
 
