@@ -23,7 +23,7 @@ from .torch_misc import get_device, is_same_size, is_signed
 from .dtypes import uint16, uint32, uint64
 from .torch_misc import is_nonzero
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled
-from numpy import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
+from .dtypes import dtype  # torch.dtype: the class of every dtype here (mg.float32, ...)
 from .autograd import (enable_grad, grad, inference_mode, is_grad_enabled, no_grad,
                        set_grad_enabled)
 from .autograd.function import Function       # the engine's base, on arrays
@@ -33,8 +33,9 @@ from .checks.gradcheck import torch_gradgradcheck as _torch_gradgradcheck
 from .checks import (GradcheckError, GraphStats, MemoryTimeline, compare, gradcheck, graph_stats,
                      jacobian, memory_timeline, precision_report)
 from .checks import gradgradcheck
-from .dtypes import (bfloat16, finfo, float16, float32, float64, get_default_dtype, iinfo, int8,
-                     int16, int32, int64, set_default_dtype, uint8)
+from .dtypes import (bfloat16, finfo, float16, float32, float64, iinfo, int8, int16, int32,
+                     int64, set_default_dtype, uint8)
+from .dtypes import torch_default_dtype as get_default_dtype
 from .dtypes import bool_ as bool      # torch.bool; torch's other aliases below
 from .dtypes import float16 as half
 from .dtypes import float32 as float
@@ -244,10 +245,17 @@ from .ops.complex import conj_physical
 from .ops.logical import nonzero_static
 # torch's legacy type classes: mg.FloatTensor(2, 3), isinstance(t, mg.LongTensor) (ops/protocol.py)
 from .ops.protocol import LEGACY_TYPES as _LEGACY_TYPES
+from .dtypes import TORCH_ALIASES as _ALIASES, TORCH_DTYPE_NAMES as _DTYPE_NAMES
+from .dtypes import torch_dtype as _torch_dtype
 (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
  IntTensor, LongTensor, ShortTensor) = (_LEGACY_TYPES[name] for name in (
     "BFloat16Tensor", "BoolTensor", "ByteTensor", "CharTensor", "DoubleTensor", "FloatTensor",
     "HalfTensor", "IntTensor", "LongTensor", "ShortTensor"))
+
+# the public dtypes (mg.float32, mg.long, ...) are torch's dtype objects (dtypes.dtype): they
+# print as torch's and are their NumPy dtypes to NumPy; the package's own code keeps NumPy's
+globals().update(_DTYPE_NAMES)
+globals().update({alias: _torch_dtype(numpy_dtype) for alias, numpy_dtype in _ALIASES.items()})
 
 # PyTorch's torch.autograd.gradcheck: the finite-difference check lives in checks/, above
 # the engine, so the package puts it under the autograd name

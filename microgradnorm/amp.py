@@ -140,8 +140,8 @@ def is_autocast_enabled(device_type=None):
 def get_autocast_dtype(device_type):
     """The dtype autocast on ``device_type`` names: the innermost block's, or the one
     ``set_autocast_dtype`` set, else torch's default (float16 on "cuda", bfloat16 on "cpu")
-    (``torch.get_autocast_dtype``)."""
-    return _dtype_of(check_device_type("get_autocast_dtype", device_type))
+    (``torch.get_autocast_dtype``), as torch's dtype object (``torch.bfloat16``)."""
+    return dtypes.torch_dtype(_dtype_of(check_device_type("get_autocast_dtype", device_type)))
 
 
 def check_device_type(where, device_type, position=1):
@@ -164,7 +164,7 @@ def _check_bool(where, value, position):
 
 
 def _check_dtype(where, dtype, position):
-    if not isinstance(dtype, np.dtype):
+    if not dtypes.is_dtype(dtype):
         raise TypeError(f"{where}(): argument 'dtype' (position {position}) must be "
                         f"torch.dtype, not {type(dtype).__name__}")
     return dtype

@@ -20,8 +20,9 @@ from .float8 import (FLOAT8, FLOAT8_NAMES, FLOAT8_TORCH_NAMES, Float8Error,  # n
                      float8_e5m2, float8_e5m2fnuz, float8_e8m0fnu, is_float8)
 from .float8 import FLOAT8_DTYPES as _FLOAT8_DTYPES  # noqa: E402
 
-# PyTorch's dtype names as NumPy dtypes, so ``t.dtype == mg.float32`` and ``dtype=mg.long``
-# work anywhere a dtype is taken; ``mg.float``, ``mg.long``, ... are ``TORCH_ALIASES``
+# PyTorch's dtype names as NumPy dtypes, what the package's own code reads (the public
+# ``mg.float32``, ``t.dtype`` are their torch dtype objects: ``dtype`` below); ``mg.float``,
+# ``mg.long``, ... are ``TORCH_ALIASES``
 float16, float32, float64 = np.dtype("float16"), np.dtype("float32"), np.dtype("float64")
 uint8, int8, int16 = np.dtype("uint8"), np.dtype("int8"), np.dtype("int16")
 int32, int64, bool_ = np.dtype("int32"), np.dtype("int64"), np.dtype("bool")
@@ -42,6 +43,12 @@ def get_default_dtype():
     return _default_dtype
 
 
+def torch_default_dtype():
+    """``torch.get_default_dtype()``: the default floating dtype as torch's dtype object
+    (``torch.float32``); the package's own code reads ``get_default_dtype``'s NumPy dtype."""
+    return torch_dtype(_default_dtype)
+
+
 def set_default_dtype(dtype):
     """Make ``dtype`` (float16, bfloat16, float32 or float64) the default floating dtype, for
     the whole process, as ``torch.set_default_dtype``. NumPy arrays keep their own dtype.
@@ -49,7 +56,7 @@ def set_default_dtype(dtype):
     Example:
         >>> mg.set_default_dtype(mg.float64)      # teach in float64
         >>> mg.tensor([1.0]).dtype
-        dtype('float64')
+        torch.float64
     """
     global _default_dtype
     try:
@@ -77,6 +84,8 @@ def as_dtype(dtype):
     """``dtype`` (a NumPy dtype, a type, or a name such as ``"bfloat16"``) as a NumPy dtype."""
     if dtype is None:
         return None
+    if dtype.__class__ is globals()["dtype"]:     # torch's dtype object: its NumPy dtype
+        return dtype.dtype
     if isinstance(dtype, str) and (dtype == "bfloat16" or dtype in FLOAT8):
         found = bfloat16 if dtype == "bfloat16" else FLOAT8[dtype]
         if found is None or isinstance(found, str):         # ml_dtypes is not installed
@@ -518,3 +527,105 @@ def check_int(value):
     if value < -(1 << 63):
         raise OverflowError(f"can't convert negative int to unsigned: {value} (a number "
                             "beside a tensor must lie in [-2**63, 2**64))")
+
+
+# ----- torch's dtype objects ---------------------------------------------------------------
+class dtype:
+    """A dtype as torch shows it (``torch.dtype``): ``mg.float32``, ``x.dtype``. It prints as
+    torch's (``torch.float32``) and has torch's attributes (``is_floating_point``,
+    ``is_complex``, ``is_signed``, ``itemsize``, ``to_real()``, ``to_complex()``); it is also
+    a NumPy dtype to every NumPy function (``np.empty(2, mg.float32)``, ``a.astype(x.dtype)``:
+    NumPy reads its ``dtype`` attribute), equal to and hashed as that NumPy dtype
+    (``x.dtype == np.float32``), with its attributes (``kind``, ``type``, ...). One object per
+    dtype: ``x.dtype is mg.float32``."""
+
+    __slots__ = ("dtype", "kind", "itemsize", "type", "char", "num", "is_floating_point",
+                 "is_complex", "is_signed", "_name")
+
+    def __init__(self, numpy_dtype, name):
+        self.dtype = numpy_dtype                  # what NumPy reads (its dtype protocol)
+        self.kind, self.itemsize, self.type = numpy_dtype.kind, numpy_dtype.itemsize, \
+            numpy_dtype.type
+        self.char, self.num = numpy_dtype.char, numpy_dtype.num
+        self.is_floating_point = is_floating(numpy_dtype)
+        self.is_complex = numpy_dtype.kind == "c"
+        # torch's unsigned ones: bool, uint8..uint64, and float8_e8m0fnu (an exponent alone)
+        self.is_signed = (numpy_dtype.kind in "ifc" or self.is_floating_point) \
+            and name != "float8_e8m0fnu"
+        self._name = name
+
+    def __eq__(self, other):
+        if other.__class__ is dtype:
+            return self is other
+        try:
+            return self.dtype == other
+        except TypeError:
+            return False
+
+    def __ne__(self, other):
+        return not self == other
+
+    def __hash__(self):
+        return hash(self.dtype)
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+    __str__ = __repr__
+
+    def __getattr__(self, name):           # the rest of NumPy's dtype: name, str, names, ...
+        return getattr(object.__getattribute__(self, "dtype"), name)
+
+    def __reduce__(self):
+        return (_torch_dtype_named, (self._name,))
+
+    def to_real(self):
+        """The real dtype of a complex one (float32 of complex64), any other itself."""
+        return TORCH_DTYPES[real_of(self.dtype)]
+
+    def to_complex(self):
+        """The complex dtype of a floating one (complex64 of float32), a complex one itself;
+        float16's is complex64 (torch's complex32 has no NumPy twin). An integer, bool or
+        float8 dtype has none: torch's RuntimeError."""
+        if not (self.is_complex or self._name in ("float16", "bfloat16", "float32", "float64")):
+            name = torch_name(self.dtype)                 # c10's: "Long", "Float8_e4m3fn"
+            name = "UInt" + name[4:] if name.startswith("uint") else name
+            raise RuntimeError(f"Unknown Complex ScalarType for {name}")
+        return TORCH_DTYPES[complex_of(self.dtype)]
+
+
+def _torch_dtype_named(name):
+    # how a pickled dtype comes back (dtype.__reduce__): the one object of its name
+    found = TORCH_DTYPE_NAMES.get(name)
+    return torch_dtype(as_dtype(name)) if found is None else found
+
+
+TORCH_DTYPE_NAMES = {}                      # "float32": mg.float32, ...
+TORCH_DTYPES = {}                           # {NumPy dtype: mg dtype}
+for _numpy, _name in [(float16, "float16"), (float32, "float32"), (float64, "float64"),
+                      (uint8, "uint8"), (int8, "int8"), (int16, "int16"), (int32, "int32"),
+                      (int64, "int64"), (bool_, "bool"), (uint16, "uint16"),
+                      (uint32, "uint32"), (uint64, "uint64"), (complex64, "complex64"),
+                      (complex128, "complex128")] + \
+        ([] if bfloat16 is None else [(bfloat16, "bfloat16")]) + \
+        [(d, n) for n, d in FLOAT8.items() if not isinstance(d, str) and d is not None]:
+    TORCH_DTYPES[_numpy] = TORCH_DTYPE_NAMES[_name] = dtype(_numpy, _name)
+
+
+def is_dtype(value):
+    """Whether ``value`` is a dtype itself: a NumPy dtype (``np.dtype("float32")``) or torch's
+    dtype object (``mg.float32``, ``x.dtype``); a type (``np.float32``) or a name is not."""
+    return value.__class__ is dtype or isinstance(value, np.dtype)
+
+
+def torch_dtype(numpy_dtype):
+    """The torch dtype object of a NumPy dtype (``x.dtype``; a type or a name such as
+    ``np.float16`` or ``"bfloat16"`` too); a NumPy dtype torch lacks gets one of its own,
+    named by NumPy."""
+    found = TORCH_DTYPES.get(numpy_dtype)
+    if found is None:
+        numpy_dtype = as_dtype(numpy_dtype)
+        found = TORCH_DTYPES.get(numpy_dtype)
+        if found is None:
+            found = TORCH_DTYPES[numpy_dtype] = dtype(numpy_dtype, str(numpy_dtype))
+    return found

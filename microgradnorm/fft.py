@@ -50,11 +50,11 @@ def _input(fn, x, real=False):
     if not isinstance(x, Tensor):
         raise TypeError(f"fft_{fn}(): argument 'input' must be Tensor, not {type(x).__name__}")
     if dtypes.is_half(x.dtype):
-        raise RuntimeError(f"Unsupported dtype {TORCH_NAMES[str(x.dtype)]}")
+        raise RuntimeError(f"Unsupported dtype {TORCH_NAMES[x.dtype.name]}")
     if real and dtypes.is_complex(x.dtype):
         kind = "real-valued" if fn.endswith("n") else "real"           # torch's words
         raise RuntimeError(f"{fn} expects a {kind} input tensor, but got "
-                           f"{TORCH_NAMES[str(x.dtype)]}")
+                           f"{TORCH_NAMES[x.dtype.name]}")
     if not (dtypes.is_floating(x.dtype) or dtypes.is_complex(x.dtype)):
         x = x.to(dtypes.get_default_dtype())
     return x

@@ -256,8 +256,7 @@ def _suffix(text, torch_text=None):
 
 
 def _dtype_suffix(dtype):
-    # our dtypes are NumPy's: "float64" where torch prints "torch.float64"
-    return _suffix(f"dtype={dtype}", f"dtype=torch.{dtype}")
+    return _suffix(f"dtype={dtypes.torch_dtype(dtype)}")          # "dtype=torch.float64"
 
 
 def tensor_repr(array, grad_fn=None, requires_grad=False, prefix="tensor("):
@@ -275,7 +274,7 @@ def tensor_repr(array, grad_fn=None, requires_grad=False, prefix="tensor("):
 
     Example:
         >>> print(tensor_repr(np.array([1.0, 2.5], dtype=np.float64)))
-        tensor([1.0000, 2.5000], dtype=float64)
+        tensor([1.0000, 2.5000], dtype=torch.float64)
     """
     indent = len(prefix)
     suffixes = []

@@ -364,7 +364,7 @@ _TORCH_NAMES = {"float16": "Half", "bfloat16": "BFloat16", "complex64": "Complex
 def _public(name, array_function, doc):
     def function(input):
         x = check_tensor(name, input)._array
-        refused = _TORCH_NAMES.get(str(x.dtype))
+        refused = _TORCH_NAMES.get(x.dtype.name)
         if refused is not None:
             raise NotImplementedError(f'"{name}_cpu" not implemented for \'{refused}\'')
         # (an empty slice of the flattened input: a 0-d input has no [:0])

@@ -13,6 +13,7 @@ from .autograd import inference, saved_hooks, views
 from .autograd import requires_grad as flags
 from .autograd.inputs import RequiresGradError
 from .dtypes import check_int, is_floating, is_half, wrapped_int   # (ops.base: from here)
+from .dtypes import TORCH_DTYPES as _TORCH_DTYPES, torch_dtype as _torch_dtype
 
 _grad_enabled, _modes = autograd.is_grad_enabled, autograd._state
 _open = inference._inference_open         # inference_mode blocks open, in any thread
@@ -173,8 +174,11 @@ class Tensor:
 
     @property
     def dtype(self):
-        """The NumPy dtype of the data."""
-        return self._array.dtype
+        """The dtype of the data, as torch's (``torch.float32``; also its NumPy dtype)."""
+        try:
+            return _TORCH_DTYPES[self._array.dtype]      # read by every op: one dict lookup
+        except KeyError:
+            return _torch_dtype(self._array.dtype)
 
     @property
     def ndim(self):

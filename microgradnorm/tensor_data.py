@@ -5,7 +5,8 @@ sizes-or-data forms, each with torch's error."""
 
 import numpy as np
 
-from .dtypes import bfloat16, complex64, float32, get_default_dtype, index_of, int64
+from .dtypes import (bfloat16, complex64, float32, get_default_dtype, index_of, int64,
+                     is_dtype)
 
 __all__ = ["check_array", "check_python_ints", "converted_ints", "inferred_float",
            "legacy_data", "ragged_error", "torch_readable"]
@@ -29,7 +30,7 @@ def inferred_float(data):
             kinds.add(kind)
         elif isinstance(item, (list, tuple)):
             pending.extend(item)
-        elif isinstance(getattr(item, "dtype", None), np.dtype):  # a tensor (or an array)
+        elif is_dtype(getattr(item, "dtype", None)):  # a tensor (or an array)
             kinds.add(item.dtype.type)
         else:
             kinds.add(kind)

@@ -4,6 +4,7 @@ backward has freed it, and which state of an input written in place since it saw
 
 import numpy as np
 
+from ..dtypes import is_dtype
 from .inference import refuse_saved
 from .saved_hooks import _hooks, pack_saved
 
@@ -105,7 +106,8 @@ def _holds_data(value):
     # an option that keeps an array (or Tensor), directly or in a tuple or list
     if isinstance(value, (tuple, list)):
         return any(map(_holds_data, value))
-    return hasattr(value, "shape") and not isinstance(value, (np.generic, np.dtype))
+    return hasattr(value, "shape") and not isinstance(value, np.generic) \
+        and not is_dtype(value)
 
 
 def _freed_input(t, node):

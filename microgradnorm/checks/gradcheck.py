@@ -49,7 +49,7 @@ def gradcheck(fn, inputs, eps=1e-6, atol=1e-5, rtol=1e-4, seed=0, *, backward_ad
     for i in checked:          # as torch's: a warning, and the check runs in that dtype
         if inputs[i].dtype != np.float64:
             warnings.warn(f"gradcheck: input {i} requires grad and is {inputs[i].dtype}, not "
-                          "float64; finite differences in it will likely fail the check. "
+                          "torch.float64; finite differences in it will likely fail the check. "
                           "Create the inputs with dtype=mg.float64.", UserWarning, stacklevel=2)
 
     outputs = _as_tuple(fn(*inputs))

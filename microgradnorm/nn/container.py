@@ -459,7 +459,7 @@ def _describe_parameters(items, type_names=False):
             continue
         size = "x".join(str(n) for n in p.shape)
         device = f" ({p.device})" if p.device != "cpu" else ""
-        kind = p.type() if type_names else f"torch.{p.dtype}"
+        kind = p.type() if type_names else str(p.dtype)           # "torch.float32"
         lines.append(f"  ({key}): Parameter containing: [{kind} of size {size}{device}]")
     return "\n".join(lines)
 

@@ -463,8 +463,8 @@ class Module(ModuleHooks, ModuleState, ModuleConvert):
             # torch's RuntimeError ("mat1 and mat2 must have the same dtype"), a TypeError too
             raise MixedDtypeError(f"{self._describe()}: input is {x.dtype} but the parameters "
                                   f"are {weight.dtype}; cast the model with "
-                                  f"model.to(dtype=\"{x.dtype}\") or the input with "
-                                  f"x.astype(\"{weight.dtype}\")")
+                                  f"model.to(dtype=\"{x.dtype.name}\") or the input with "
+                                  f"x.astype(\"{weight.dtype.name}\")")
         return x
 
     def __repr__(self):

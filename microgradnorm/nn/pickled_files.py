@@ -24,7 +24,7 @@ import pickletools
 
 import numpy as np
 
-from .. import backend
+from .. import backend, dtypes
 from ..tensor import Size, Tensor
 from .module import _Table, _TreeTable
 
@@ -92,14 +92,16 @@ def _name_of(obj):
 
 def _allowed():
     """{"module.name": object} a weights-only load rebuilds: torch's defaults that exist
-    here (containers, complex, bytes, Size, a Module's and an optimizer's tables), then the
-    user's."""
+    here (containers, complex, bytes, Size, dtypes, a Module's and an optimizer's tables),
+    then the user's."""
     allowed = {"collections.OrderedDict": collections.OrderedDict,
                "collections.Counter": collections.Counter, "builtins.set": set,
                "builtins.complex": complex, "builtins.bytearray": bytearray,
                "_codecs.encode": _codecs.encode,
                "microgradnorm.tensor.Size": Size, "microgradnorm.nn.module._Table": _Table,
-               "microgradnorm.nn.module._TreeTable": _TreeTable}
+               "microgradnorm.nn.module._TreeTable": _TreeTable,
+               # a dtype (mg.float32) pickles as its name; torch allows its dtypes too
+               "microgradnorm.dtypes._torch_dtype_named": dtypes._torch_dtype_named}
     for entry in _SAFE_GLOBALS:
         if isinstance(entry, tuple) and len(entry) == 2 and isinstance(entry[1], str):
             allowed[entry[1]] = entry[0]

@@ -134,10 +134,10 @@ class _Unpickler(pickle.Unpickler):
                 return Size
             if name == "device":
                 return backend.Device
-            if name in _DTYPES:
-                return dtypes.as_dtype({"float": "float32", "double": "float64",
-                                        "half": "float16", "long": "int64", "int": "int32",
-                                        "short": "int16"}.get(name, name))
+            if name in _DTYPES:                           # torch.float32: mg.float32
+                return dtypes.torch_dtype(dtypes.as_dtype(
+                    {"float": "float32", "double": "float64", "half": "float16",
+                     "long": "int64", "int": "int32", "short": "int16"}.get(name, name)))
         raise self.fail(f"holds the global {module}.{name}, which a weights-only load does "
                         "not rebuild (only tensors, containers and plain values)")
 

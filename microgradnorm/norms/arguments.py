@@ -73,10 +73,10 @@ class MixedDtypeError(RuntimeError, TypeError):
 def _check_dtype_device(fn, name, value, x, dtype=None):
     dtype = x.dtype if dtype is None else dtype
     if value.dtype != dtype:
-        hint = (f"; cast the model with model.to(dtype=\"{dtype}\") or the input with "
-                f"x.astype(\"{value.dtype}\")" if name in ("weight", "bias") else "")
-        raise MixedDtypeError(f"{fn}: {name} must have x's dtype {dtype}, got "
-                              f"{value.dtype}{hint}")
+        dtype, got = dtypes.torch_dtype(dtype), dtypes.torch_dtype(value.dtype)  # as torch's
+        hint = (f"; cast the model with model.to(dtype=\"{dtype.name}\") or the input with "
+                f"x.astype(\"{got.name}\")" if name in ("weight", "bias") else "")
+        raise MixedDtypeError(f"{fn}: {name} must have x's dtype {dtype}, got {got}{hint}")
     if value.device != x.device:
         raise ValueError(f"{fn}: {name} must be on x's device {x.device!r}, "
                          f"got {value.device!r}")

@@ -118,7 +118,7 @@ def view(input, *shape, size=None, dtype=None):
     if dtype is not None and size is not None:
         raise TypeError("view() takes a size or a dtype, not both")
     size = sizes_of(shape, size if dtype is None else dtype, "size" if dtype is None else "dtype")
-    if len(size) == 1 and isinstance(size[0], (str, type, np.dtype)):
+    if len(size) == 1 and (isinstance(size[0], (str, type)) or dtypes.is_dtype(size[0])):
         return _bits_as(input, dtypes.as_dtype(size[0]))
     array = input._array
     # torch's strides are these only for a view (of an input: _view_version) of C order

@@ -394,8 +394,8 @@ def _call_with_out(fn, name, rule, args, kwargs, out):
                                f"expected {dtypes.torch_name(value.dtype)}")
         if rule == SAME and value.dtype != each.dtype:
             raise RuntimeError(f"{name}(): Expected out tensor to have dtype "
-                               f"{_C_NAMES.get(str(value.dtype), value.dtype)}, but got "
-                               f"{_C_NAMES.get(str(each.dtype), each.dtype)} instead")
+                               f"{_C_NAMES.get(value.dtype.name, value.dtype)}, but got "
+                               f"{_C_NAMES.get(each.dtype.name, each.dtype)} instead")
         if not _can_cast(value.dtype, each.dtype):
             raise InPlaceCastError(
                 f"{name}(): result type {dtypes.torch_name(value.dtype)} can't be cast to "

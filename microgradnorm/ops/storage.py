@@ -282,7 +282,8 @@ class TypedStorage:
     """
 
     def __init__(self, untyped, dtype):
-        self._untyped, self.dtype = untyped, np.dtype(dtype)
+        # its dtype as torch's dtype object (torch.float32), which NumPy reads as its own
+        self._untyped, self.dtype = untyped, dtypes.torch_dtype(np.dtype(dtype))
 
     def untyped(self):
         """The ``UntypedStorage`` underneath."""

@@ -78,7 +78,7 @@ def _grad_dtype_get(self):
 
 def _grad_dtype_set(self, value):
     _leaf_only(self, "set")
-    if value is not None and not isinstance(value, np.dtype):
+    if value is not None and not dtypes.is_dtype(value):
         raise RuntimeError(f"grad_dtype must be a torch.dtype or None, but got "
                            f"{_type_name(value)}")
     held = self._grad

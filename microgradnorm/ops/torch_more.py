@@ -529,7 +529,7 @@ def result_type(tensor=None, other=None, *, scalar=None, scalar1=None, scalar2=N
             dtype = number
         elif _category(number) > _category(dtype):
             dtype = result_dtype(np.empty(1, dtype), np.empty((), number))
-    return dtype
+    return dtypes.torch_dtype(dtype)
 
 
 def promote_types(type1, type2):
@@ -538,7 +538,7 @@ def promote_types(type1, type2):
     higher category wins (int64 with float16 is float16)."""
     first = _as_dtype("promote_types", "type1", type1)
     second = _as_dtype("promote_types", "type2", type2)
-    return result_dtype(np.empty(1, first), np.empty(1, second))
+    return dtypes.torch_dtype(result_dtype(np.empty(1, first), np.empty(1, second)))
 
 
 def can_cast(from_, to):
@@ -550,8 +550,8 @@ def can_cast(from_, to):
 
 
 def _as_dtype(fn, name, value):
-    if isinstance(value, (np.dtype, str)) or (isinstance(value, type)
-                                              and issubclass(value, np.generic)):
+    if dtypes.is_dtype(value) or isinstance(value, str) or (isinstance(value, type)
+                                                             and issubclass(value, np.generic)):
         try:
             return dtypes.as_dtype(value)
         except TypeError:

@@ -556,7 +556,7 @@ def test_gradcheck_names_the_input_and_the_element_of_a_wrong_backward():
 
 def test_gradcheck_warns_on_float32_inputs_as_torch():
     x = leaf(randn(2, 2), dtype=np.float32)
-    with pytest.warns(UserWarning, match="input 0 requires grad and is float32"):
+    with pytest.warns(UserWarning, match="input 0 requires grad and is torch.float32"):
         assert mg.gradcheck(lambda t: t * 2.0, x, eps=1e-2, atol=1e-3, rtol=1e-3)
 
 

@@ -154,7 +154,7 @@ def test_assigning_data_swaps_the_memory():
         x.data = np.zeros(3)
     assert x.tolist() == [5.0, 6.0, 7.0]
     x.data, tx.data = x.data.float(), tx.data.float()         # another dtype, as torch allows
-    assert str(x.dtype) == str(tx.dtype).removeprefix("torch.") == "float32"
+    assert str(x.dtype) == str(tx.dtype) == "torch.float32"
     assert x.requires_grad and tx.requires_grad
 
 
@@ -181,7 +181,7 @@ def test_dtypes_follow_torchs_default(make, default):
         ours, theirs = make(mg), make(torch)
     finally:
         torch.set_default_dtype(torch_default)
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-7)   # float32 exp: 1 ulp
 
 
@@ -252,8 +252,8 @@ def test_clip_grad_norm_returns_the_norm_as_torch_a_0_d_tensor():
         norm = nn.utils.clip_grad_norm_([p], 1.0)
         tnorm = torch.nn.utils.clip_grad_norm_([tp], 1.0)
         assert isinstance(norm, mg.Tensor) and norm.shape == ()
-        assert str(norm.dtype) == str(tnorm.dtype).removeprefix("torch.")
+        assert str(norm.dtype) == str(tnorm.dtype)
         assert norm.item() == pytest.approx(tnorm.item(), rel=1e-6)
         np.testing.assert_allclose(p.grad.numpy(), tp.grad.numpy(), rtol=1e-6)
     empty, tempty = nn.utils.clip_grad_norm_([], 1.0), torch.nn.utils.clip_grad_norm_([], 1.0)
-    assert empty.item() == tempty.item() == 0.0 and str(empty.dtype) == "float32"
+    assert empty.item() == tempty.item() == 0.0 and str(empty.dtype) == str(tempty.dtype)

@@ -40,7 +40,7 @@ def outcome(call, lib):
     if isinstance(out, torch.Tensor):
         data = out.detach()
         data = data.float() if data.dtype == torch.bfloat16 else data
-        return str(out.dtype).removeprefix("torch."), tuple(out.shape), data.numpy()
+        return str(out.dtype), tuple(out.shape), data.numpy()
     assert isinstance(out, mg.Tensor), type(out)      # never a NumPy array
     data = out.detach().numpy()
     data = data.astype(np.float32) if str(data.dtype) == "bfloat16" else data
@@ -83,7 +83,7 @@ def test_a_number_to_a_complex_tensors_power_is_torchs_with_its_gradient(base, d
     t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=True)
     m = mg.tensor(values, dtype=dtype, requires_grad=True)
     theirs, ours = base ** t, base ** m
-    assert str(ours.dtype) == dtype
+    assert str(ours.dtype) == f"torch.{dtype}"
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-5)
     theirs.abs().sum().backward()
     ours.abs().sum().backward()
@@ -101,7 +101,7 @@ def test_complex_numbers_and_tensors_power_each_other_as_torchs(number, dtype, n
     t = torch.tensor(values, dtype=getattr(torch, dtype), requires_grad=grad)
     m = mg.tensor(values, dtype=dtype, requires_grad=grad)
     theirs, ours = (number ** t, number ** m) if number_first else (t ** number, m ** number)
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-5,
                                equal_nan=True)
     if grad:

@@ -232,7 +232,7 @@ def test_constant_pad_takes_a_bool_value_as_torch(value):
     for x in (torch.tensor([[True, False]]), torch.tensor([[1.5, 2.0]])):
         expected = torch.constant_pad_nd(x, (1, 2), value)
         got = mg.constant_pad_nd(_ours(x), (1, 2), value)
-        assert str(got.dtype) == str(expected.dtype).split(".")[-1]
+        assert str(got.dtype) == str(expected.dtype)
         assert (got.numpy() == expected.numpy()).all()
     with pytest.raises(TypeError):
         mg.nn.functional.pad(mg.ones(2), (1, 1), value="1")
@@ -244,7 +244,7 @@ def test_special_functions_of_0d_integers(dtype):
     for name in ("bessel_j0", "bessel_y1", "modified_bessel_k0", "scaled_modified_bessel_k1"):
         expected = getattr(torch.special, name)(x)
         got = getattr(mg.special, name)(_ours(x))
-        assert got.shape == () and str(got.dtype) == str(expected.dtype).split(".")[-1]
+        assert got.shape == () and str(got.dtype) == str(expected.dtype)
         assert abs(float(got) - float(expected)) <= 1e-6 * abs(float(expected))
 
 
@@ -254,7 +254,7 @@ def test_tensordot_over_a_size_one_dim_keeps_the_dtype(dtype):
     b = torch.arange(4).reshape(2, 1, 2).to(getattr(torch, dtype))
     expected = torch.tensordot(a, b, dims=([0, 1], [2, 0]))
     got = mg.tensordot(_ours(a), _ours(b), dims=([0, 1], [2, 0]))
-    assert str(got.dtype) == str(expected.dtype).split(".")[-1]
+    assert str(got.dtype) == str(expected.dtype)
     assert (got.numpy() == expected.numpy()).all()
 
 
@@ -265,6 +265,6 @@ def test_half_variance_rounds_once_as_torch(dtype):
     for name in ("var", "std"):
         expected = getattr(torch, name)(x, dim=1, correction=1.3)
         got = getattr(mg, name)(_ours(x), dim=1, correction=1.3)
-        assert str(got.dtype) == dtype
+        assert str(got.dtype) == f"torch.{dtype}"
         torch.testing.assert_close(torch.from_numpy(got.float().numpy()), expected.float(),
                                    **dict(zip(("rtol", "atol"), TORCH_TOLERANCES[x.dtype])))

@@ -39,7 +39,7 @@ def outcome(case, lib):
 def plain(value):
     if isinstance(value, (list, tuple)):
         return type(value)(plain(v) for v in value)
-    if isinstance(value, (torch.dtype, np.dtype)):
+    if isinstance(value, (torch.dtype, np.dtype, mg.dtype)):
         return str(value).replace("torch.", "")
     return value
 

@@ -104,7 +104,7 @@ def _numpy(t):
         t = t.detach().resolve_conj().resolve_neg()
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy(force=True)
     t = t.detach()
-    return np.asarray(t.float() if str(t.dtype) == "bfloat16" else t)
+    return np.asarray(t.float() if str(t.dtype) == "torch.bfloat16" else t)
 
 
 def compare(ours, theirs, dtype, where="output", tolerances=TOLERANCES):
@@ -113,7 +113,7 @@ def compare(ours, theirs, dtype, where="output", tolerances=TOLERANCES):
         assert isinstance(ours, mg.Tensor), f"{where}: {type(ours).__name__}, not a Tensor"
         assert tuple(ours.shape) == tuple(theirs.shape), \
             f"{where}: shape {tuple(ours.shape)} vs {tuple(theirs.shape)}"
-        assert str(ours.dtype) == str(theirs.dtype).split(".")[-1], \
+        assert str(ours.dtype) == str(theirs.dtype), \
             f"{where}: dtype {ours.dtype} vs {theirs.dtype}"
         rtol, atol = tolerances.get(theirs.dtype, (0, 0))
         a, b = _numpy(ours), _numpy(theirs)

@@ -34,7 +34,7 @@ def _array(t):
     t = t.detach()
     if isinstance(t, torch.Tensor):
         return (t.float() if t.dtype == torch.bfloat16 else t).numpy()
-    return np.asarray((t.float() if str(t.dtype) == "bfloat16" else t).numpy())
+    return np.asarray((t.float() if str(t.dtype) == "torch.bfloat16" else t).numpy())
 
 
 def _dtype(t):

@@ -233,7 +233,7 @@ def to_torch(value):
     if isinstance(value, (list, tuple)):
         return type(value)(to_torch(item) for item in value)
     if isinstance(value, mg.Tensor):
-        dtype = getattr(torch, str(value.dtype))
+        dtype = getattr(torch, str(value.dtype).removeprefix("torch."))
         array = value.detach().numpy()
         if dtype == torch.bfloat16:
             return torch.from_numpy(array.view(np.int16).copy()).view(torch.bfloat16)

@@ -238,11 +238,11 @@ def test_attention_keeps_a_low_precision_dtype_and_matches_torch(impl, dtype, to
     g = rng.standard_normal(out.shape)
     out.backward(mg.tensor(g, dtype=dtype))
     t_out.backward(torch.tensor(g, dtype=getattr(torch, dtype)))
-    assert str(out.dtype) == dtype
+    assert str(out.dtype) == f"torch.{dtype}"
     np.testing.assert_allclose(np.asarray(out.data, np.float64), t_out.double().detach(),
                                rtol=tol, atol=tol)
     for a, b in zip(ours, theirs):
-        assert str(a.grad.dtype) == dtype
+        assert str(a.grad.dtype) == f"torch.{dtype}"
         np.testing.assert_allclose(np.asarray(a.grad, np.float64), b.grad.double(),
                                    rtol=4 * tol, atol=4 * tol)
 

@@ -87,7 +87,7 @@ def test_fused_gelu_keeps_the_dtype_and_matches_torch(dtype, approximate):
     y, t_y = F.gelu(ours, approximate, impl="fused"), TF.gelu(theirs, approximate=approximate)
     y.sum().backward()
     t_y.sum().backward()
-    assert str(y.dtype) == str(ours.grad.dtype) == dtype
+    assert str(y.dtype) == str(ours.grad.dtype) == f"torch.{dtype}"
     tol = 1e-6 if dtype == "float32" else 1e-2
     np.testing.assert_allclose(np.asarray(y.data, np.float64), t_y.double().detach().numpy(),
                                rtol=tol, atol=tol)

@@ -48,7 +48,7 @@ def bad_inputs(spec):
     cases = [(f"{x} a NumPy array", {x: lambda t: t.detach().numpy()}, {}, TypeError,
               f"{x} must be a microgradnorm Tensor, got ndarray"),
              (f"{x} of int64", {x: lambda t: mg.tensor(t.data.astype(np.int64))}, {},
-              TypeError, f"{x} must be a floating-point tensor .*got dtype int64"),
+              TypeError, f"{x} must be a floating-point tensor .*got dtype torch\\.int64"),
              ("impl 'Fused'", {}, {"impl": "Fused"}, ValueError,
               r"impl must be one of \('fused', 'composite'\), got 'Fused'")]
     if spec.has_eps:                             # a norm with an eps
@@ -68,7 +68,7 @@ def bad_inputs(spec):
                    rf"{name} must be a microgradnorm Tensor, got ndarray")]
         if not spec_input.other_float:          # (rms_norm's weight: torch's composite runs)
             cases += [(f"{name} float32", {name: f32}, {}, TypeError,
-                       rf"{name} must have x's dtype float64, got float32")]
+                       rf"{name} must have x's dtype torch.float64, got torch.float32")]
     return cases
 
 

@@ -151,7 +151,7 @@ def test_mixing_where_hugging_face_defines_nothing_is_an_error(dtype):
     with pytest.raises(TypeError, match="dtype"):
         F.layer_norm(xt, x.shape[-1], wt)
     # a float64 weight beside half x: no convention's, but torch's composite, as torch's
-    with pytest.warns(UserWarning, match="weight dtype float64"):
+    with pytest.warns(UserWarning, match="weight dtype torch.float64"):
         y = F.rms_norm(xt, x.shape[-1], mg.tensor(w.astype(np.float64)))
     tx = torch.tensor(x.astype(np.float32)).to(getattr(torch, dtype))
     expected = torch.nn.functional.rms_norm(tx, x.shape[-1:], torch.tensor(w.astype(np.float64)))

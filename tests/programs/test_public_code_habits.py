@@ -26,7 +26,7 @@ def plain(value):
         return np.asarray(value.detach().numpy(), dtype=np.float64).tolist()
     if isinstance(value, (list, tuple)):
         return [plain(item) for item in value]
-    if isinstance(value, (torch.dtype, np.dtype)):
+    if isinstance(value, (torch.dtype, np.dtype, mg.dtype)):
         return str(value).replace("torch.", "")
     return value
 

@@ -45,7 +45,7 @@ def plain(value):
         return [plain(item) for item in value]
     if isinstance(value, dict):
         return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, (torch.dtype, np.dtype)):
+    if isinstance(value, (torch.dtype, np.dtype, mg.dtype)):
         return str(value).replace("torch.", "")
     if isinstance(value, np.generic):
         return value.item()

@@ -28,7 +28,7 @@ def plain(value):
         return [str(value.dtype).replace("torch.", ""), list(array.shape), array.tolist()]
     if isinstance(value, (list, tuple)):
         return [plain(item) for item in value]
-    if isinstance(value, (torch.dtype, np.dtype)):
+    if isinstance(value, (torch.dtype, np.dtype, mg.dtype)):
         return str(value).replace("torch.", "")
     return value
 

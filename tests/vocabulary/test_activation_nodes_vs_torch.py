@@ -217,5 +217,5 @@ def test_hardtanh_of_integers_stays_integral_as_torch():
     for dtype in ("int64", "int32"):
         got = F.hardtanh(mg.tensor(data.astype(dtype)))
         expected = TF.hardtanh(torch.tensor(data.astype(dtype)))
-        assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+        assert str(got.dtype) == str(expected.dtype)
         np.testing.assert_array_equal(got.numpy(), expected.numpy())

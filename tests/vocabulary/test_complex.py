@@ -30,7 +30,7 @@ def both(array, requires_grad=False):
 
 
 def same_dtype(ours, theirs):
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch."), (ours, theirs)
+    assert str(ours.dtype) == str(theirs.dtype), (ours, theirs)
 
 
 def check(ours, theirs, inputs, atol=1e-12):
@@ -352,12 +352,12 @@ def test_repr_as_torch():
         for dtype in ("complex64", "complex128"):
             ours = mg.tensor(np.asarray(data), dtype=dtype)
             theirs = torch.tensor(np.asarray(data), dtype=getattr(torch, dtype))
-            assert repr(ours) == repr(theirs).replace("torch.", "")
+            assert repr(ours) == repr(theirs)
     for shape in ((0,), (2, 0)):
         assert repr(mg.zeros(shape, dtype=mg.complex64)) == \
-            repr(torch.zeros(shape, dtype=torch.complex64)).replace("torch.", "")
+            repr(torch.zeros(shape, dtype=torch.complex64))
     z_ours, z_theirs = both(np.array([1 + 2j]), True)
-    assert repr(z_ours) == repr(z_theirs).replace("torch.", "")
+    assert repr(z_ours) == repr(z_theirs)
     assert repr(z_ours * 2).endswith("grad_fn=<MulBackward0>)")
 
 

@@ -21,7 +21,7 @@ def same(ours, theirs):
     """Assert that two collated values have the same structure, dtypes, shapes and values."""
     if isinstance(theirs, torch.Tensor):
         assert isinstance(ours, mg.Tensor), type(ours)
-        assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+        assert str(ours.dtype) == str(theirs.dtype)
         np.testing.assert_array_equal(ours.detach().numpy(), theirs.numpy())
     elif isinstance(theirs, dict):
         assert type(ours) is type(theirs) and list(ours) == list(theirs)

@@ -113,7 +113,7 @@ def test_dtypes():
         assert str(lib.fft.ihfft(lib.ones(3, dtype=lib.float64)).dtype).endswith("complex128")
     # an integer input: the default float dtype's complex
     ours, theirs = mg.fft.fft(mg.arange(4)), torch.fft.fft(torch.arange(4))
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.") == "complex64"
+    assert str(ours.dtype) == str(theirs.dtype) == "torch.complex64"
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), atol=1e-6)
 
 
@@ -184,7 +184,7 @@ def test_an_empty_batch_is_transformed_where_torch_refuses():
         ours = getattr(mg.fft, fn)(mg.zeros(0, 4, 4, dtype=getattr(mg, dtype)))
         one = getattr(torch.fft, fn)(torch.zeros(1, 4, 4, dtype=getattr(torch, dtype)))
         assert ours.shape == (0,) + tuple(one.shape[1:])
-        assert str(ours.dtype) == str(one.dtype).removeprefix("torch.")
+        assert str(ours.dtype) == str(one.dtype)
         if torch.backends.mkl.is_available():
             with pytest.raises(RuntimeError, match="MKL FFT error"):
                 getattr(torch.fft, fn)(torch.zeros(0, 4, 4, dtype=getattr(torch, dtype)))
@@ -224,8 +224,8 @@ def test_single_precision_where_numpy_transforms_in_double(monkeypatch, node, dt
     x = mg.tensor(np.ones((2, 4), dtype), requires_grad=True)
     fn = {"FFT": "ifft" if options.get("inverse") else "fft", "RFFT": "rfft"}.get(node, "irfft")
     y = getattr(mg.fft, fn)(x, n=6)
-    assert str(y.dtype) == out == str(getattr(torch.fft, fn)(
-        torch.ones(2, 4, dtype=getattr(torch, dtype)), n=6).dtype).removeprefix("torch.")
+    assert str(y.dtype) == f"torch.{out}" == str(getattr(torch.fft, fn)(
+        torch.ones(2, 4, dtype=getattr(torch, dtype)), n=6).dtype)
 
 
 def test_shifts():

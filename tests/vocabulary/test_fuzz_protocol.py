@@ -39,7 +39,7 @@ def pair(values, dtype):
 def values_of(tensor):
     """A tensor's dtype name, shape and values, comparable across the two libraries."""
     if isinstance(tensor, torch.Tensor):
-        name = str(tensor.dtype).removeprefix("torch.")
+        name = str(tensor.dtype)
         data = tensor.detach().float() if tensor.dtype == torch.bfloat16 else tensor.detach()
         return name, tuple(tensor.shape), data.numpy().tolist()
     data = tensor.detach().numpy()

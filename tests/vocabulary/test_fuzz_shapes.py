@@ -23,10 +23,10 @@ def _both(values, dtype):
 
 
 def _same(ours, theirs):
-    assert str(ours.dtype) == str(theirs.dtype).replace("torch.", "")
+    assert str(ours.dtype) == str(theirs.dtype)
     assert tuple(ours.shape) == tuple(theirs.shape)
     np.testing.assert_array_equal(np.asarray(ours.detach().float().numpy()
-                                             if str(ours.dtype) == "bfloat16"
+                                             if str(ours.dtype) == "torch.bfloat16"
                                              else ours.detach().numpy()),
                                   theirs.detach().float().numpy()
                                   if theirs.dtype == torch.bfloat16 else theirs.detach().numpy())

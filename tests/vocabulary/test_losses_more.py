@@ -278,7 +278,7 @@ DTYPE_CASES = [
                          ids=[f"{c[0]}-{i}" for i, c in enumerate(DTYPE_CASES)])
 def test_result_dtypes_are_torch_s(name, arrays, options):
     ours, theirs = run_both(name, *arrays, **options)
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
 
 
@@ -289,7 +289,7 @@ def test_gaussian_dtypes_and_a_float_variance_as_torch():
         ours = F.gaussian_nll_loss(mg.tensor(x), mg.tensor(y), var, reduction="none")
         theirs = TF.gaussian_nll_loss(torch.tensor(x), torch.tensor(y), var_torch,
                                       reduction="none")
-        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        assert str(ours.dtype) == str(theirs.dtype)
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
     var = mg.tensor([1e-9, 2.0])                             # the clamp is on a copy
     F.gaussian_nll_loss(mg.tensor([0.0, 1.0]), mg.tensor([1.0, 1.0]), var)

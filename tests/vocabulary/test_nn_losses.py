@@ -173,7 +173,7 @@ def test_binary_cross_entropy_with_logits_dtypes_edges_and_errors():
         want = TF.binary_cross_entropy_with_logits(
             torch.tensor([0.5], dtype=getattr(torch, x_dtype)),
             torch.tensor([0.5], dtype=getattr(torch, t_dtype)))
-        assert str(got.dtype) == str(want.dtype)[6:]
+        assert str(got.dtype) == str(want.dtype)
     for shape in [(), (0,)]:
         for reduction in REDUCTIONS:
             got = quiet(F.binary_cross_entropy_with_logits, mg.zeros(shape, dtype=mg.float64),

@@ -110,7 +110,7 @@ def test_signal_windows_match_torch(name, kwargs, sym):
                                                            dtype=getattr(torch, dtype))
             got = getattr(mg.signal.windows, name)(m, sym=sym, **kwargs,
                                                    dtype=getattr(mg, dtype))
-            assert str(got.dtype) == dtype and tuple(got.shape) == (m,)
+            assert str(got.dtype) == f"torch.{dtype}" and tuple(got.shape) == (m,)
             np.testing.assert_allclose(np.asarray(got), expected.numpy(), 1e-6, 1e-7)
 
 

@@ -23,7 +23,7 @@ def test_ldl_factor_and_solve_of_empty_matrices_as_torch(shape):
     ours = mg.linalg.ldl_factor_ex(mg.tensor(a))
     for got, expected in zip(ours, theirs):
         assert tuple(got.shape) == tuple(expected.shape)
-        assert str(got.dtype) == str(expected.dtype).split(".")[-1]
+        assert str(got.dtype) == str(expected.dtype)
     x = torch.linalg.ldl_solve(theirs.LD, theirs.pivots, torch.tensor(b))
     got = mg.linalg.ldl_solve(ours.LD, ours.pivots, mg.tensor(b))
     assert tuple(got.shape) == tuple(x.shape)

@@ -37,7 +37,7 @@ def test_an_array_becomes_the_default_dtype_and_is_shared_when_it_has_it(name, d
     torch.set_default_dtype(getattr(torch, default))
     try:
         ours, theirs = mg.Tensor(ARRAYS[name]()), torch.Tensor(ARRAYS[name]())
-        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        assert str(ours.dtype) == str(theirs.dtype)
         assert tuple(ours.shape) == tuple(theirs.shape)
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
         array, reference = ARRAYS[name](), ARRAYS[name]()
@@ -60,7 +60,7 @@ def test_a_complex_array_loses_its_imaginary_part_with_torchs_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = torch.Tensor(data)
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
 
 
@@ -233,5 +233,5 @@ def test_a_refused_array_is_left_as_it_was():
 def test_a_value_past_the_dtypes_range_is_inf_silently_as_torchs(make):
     # a RuntimeWarning from the library fails the test (the suite's filterwarnings)
     ours, theirs = make(mg), make(torch)
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert str(ours.dtype) == str(theirs.dtype)
     np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

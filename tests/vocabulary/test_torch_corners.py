@@ -241,7 +241,7 @@ def test_the_gradient_flows_through_a_reductions_cast(name, dtype):
     data = normal((3, 4)).astype(np.float32 if dtype == "float64" else np.float64)
     x, xt = pair(data)
     ours, theirs = call(mg, x), call(torch, xt)
-    assert str(ours.dtype) == dtype and x.grad is None
+    assert str(ours.dtype) == f"torch.{dtype}" and x.grad is None
     check(ours, theirs, [(x, xt)], rtol=1e-6, atol=1e-6)
     assert x.grad.dtype == data.dtype
 
@@ -322,7 +322,7 @@ def test_integer_and_bool_sums_are_int64_as_torchs(dtype):
     for axis in (None, 0):
         ours = mg.tensor(values).sum() if axis is None else mg.tensor(values).sum(axis)
         theirs = torch.tensor(values).sum() if axis is None else torch.tensor(values).sum(axis)
-        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        assert str(ours.dtype) == str(theirs.dtype)
         assert (ours - 10).tolist() == (theirs - 10).tolist()          # -7, not 2**64 - 7
 
 

@@ -141,7 +141,7 @@ def test_make_tensor_draws_torchs_values(options):
                                           ours.dtype).numpy(),
                                   theirs.to(torch.float64 if options["dtype"] == "bfloat16"
                                             else theirs.dtype).numpy())
-    assert ours.shape == tuple(theirs.shape) and str(ours.dtype) == options["dtype"]
+    assert ours.shape == tuple(theirs.shape) and str(ours.dtype) == "torch." + options["dtype"]
 
 
 def test_make_tensor_arguments():

@@ -35,7 +35,7 @@ def close(ours, theirs, rtol=1e-13, atol=0.0):
 def check(ours, theirs, inputs, rtol=1e-12, atol=1e-12):
     """Values, dtype, and the gradient of a random upstream into each input, against torch,
     relative to each value (the gamma family spans many decades)."""
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert str(ours.dtype) == str(theirs.dtype)
     expected = theirs.detach().numpy()
     close(ours.detach().numpy(), expected, rtol, atol)
     upstream = np.asarray(np.random.default_rng(0).standard_normal(expected.shape))
@@ -238,7 +238,7 @@ def test_frexp_splits_as_torch_with_its_gradient():
         for lib_result in [(mg.frexp(mg.tensor(data.astype(dtype))),
                             torch.frexp(torch.tensor(data.astype(dtype))))]:
             for ours, theirs in zip(*lib_result):
-                assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+                assert str(ours.dtype) == str(theirs.dtype)
                 np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
     ours = mg.tensor([3.0, 0.75]).bfloat16().frexp()
     theirs = torch.tensor([3.0, 0.75]).bfloat16().frexp()
@@ -419,7 +419,7 @@ def test_promote_types_and_can_cast_follow_torchs_tables():
             ours = mg.promote_types(mg.dtypes.as_dtype(first), mg.dtypes.as_dtype(second))
             theirs = torch.promote_types(getattr(torch, first), getattr(torch, second))
             if theirs != torch.complex32:                     # no NumPy complex32
-                assert str(ours) == str(theirs).removeprefix("torch."), (first, second)
+                assert str(ours) == str(theirs), (first, second)
             assert mg.can_cast(mg.dtypes.as_dtype(first), mg.dtypes.as_dtype(second)) == \
                 torch.can_cast(getattr(torch, first), getattr(torch, second)), (first, second)
     assert mg.promote_types("int32", mg.float32) == mg.float32
@@ -445,7 +445,7 @@ def test_result_type_types_numbers_as_torch():
     same(lambda lib, a: lib.zeros(1, dtype=lib.result_type(tensor=a, other=2.0)),
          np.array([1, 2]))
     for a, b in [(1, 2.0), (1, 2), (True, 2), (True, False), (1, 2j), (2.0, 1j)]:
-        assert str(mg.result_type(a, b)) == str(torch.result_type(a, b)).removeprefix("torch.")
+        assert str(mg.result_type(a, b)) == str(torch.result_type(a, b))
     with pytest.raises(TypeError):
         mg.result_type(mg.tensor([1]), "a")
 

@@ -77,7 +77,7 @@ def test_complex_scans_and_cumulative_trapezoid_match_torch_with_gradients():
         with warnings.catch_warnings():
             warnings.simplefilter("error")           # NumPy's ComplexWarning of a real cast
             ours, theirs = call(mg, x), call(torch, xt)
-            assert str(ours.dtype) == "complex128" == str(theirs.dtype).removeprefix("torch.")
+            assert str(ours.dtype) == "torch.complex128" == str(theirs.dtype)
             np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(),
                                        rtol=1e-12, atol=1e-12)
             grad = upstream.reshape(-1)[:theirs.numel()].reshape(theirs.shape)
@@ -169,7 +169,7 @@ def test_histogram_matches_torch_in_counts_edges_weights_and_density():
                             for lib in (mg, torch)]
             assert type(ours).__name__ == "histogram" and ours.hist is ours[0]
             for a, b in zip(ours, theirs):
-                assert str(a.dtype) == str(b.dtype).removeprefix("torch.")
+                assert str(a.dtype) == str(b.dtype)
                 close(a.numpy(), b.numpy(), rtol=3e-7, atol=0)   # linspace's edges: an ulp
     for data, args in [(np.array([1.0, 2, 1]), (4,)), (np.ones(3), (4,)), (np.zeros(0), (4,)),
                        (np.array([0.0, 1.0, 0.25, 0.5, 0.75]), (4,)),
@@ -389,7 +389,7 @@ def test_windows_match_torch(name):
             for dtype in ["float32", "float64"]:
                 ours = getattr(mg, name)(n, periodic, dtype=getattr(mg, dtype))
                 theirs = getattr(torch, name)(n, periodic, dtype=getattr(torch, dtype))
-                assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+                assert str(ours.dtype) == str(theirs.dtype)
                 close(ours.numpy(), theirs.numpy(), rtol=0,     # kaiser: torch's float32 I0
                       atol=(4e-15 if dtype == "float64" else 6e-7) if "kaiser" in name else
                       1e-15 if dtype == "float64" else 2e-7)

@@ -30,7 +30,7 @@ def close(ours, theirs, rtol=1e-14, atol=1e-300):
 
 def check(ours, theirs, inputs, rtol=1e-14):
     """Values, dtype and the gradient of a random upstream into each input, against torch."""
-    assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+    assert str(ours.dtype) == str(theirs.dtype)
     expected = theirs.detach().numpy()
     close(ours.detach().numpy(), expected, rtol)
     upstream = np.random.default_rng(0).standard_normal(expected.shape)
@@ -100,7 +100,7 @@ def test_bfloat16_computes_in_float32_and_rounds_once():
         x, xt = mg.tensor(data).bfloat16(), torch.tensor(data).bfloat16()
         same(lambda lib, x, name: getattr(lib, name)(x), x.float().numpy(), name)
         got, expected = getattr(mg, name)(x), getattr(torch, name)(xt)
-        assert str(got.dtype) == "bfloat16"
+        assert str(got.dtype) == "torch.bfloat16"
         close(got.float().numpy(), expected.float().numpy(), rtol=8e-3)
 
 

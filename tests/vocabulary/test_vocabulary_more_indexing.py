@@ -502,7 +502,7 @@ def test_bincount_of_complex_weights_warns_and_takes_the_real_part_as_torch():
         warnings.simplefilter("ignore")
         expected = torch.bincount(torch.tensor(ints(0, 1, 1)),
                                   torch.tensor(np.array([1 + 1j, 2, 3j])))
-    assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+    assert str(got.dtype) == str(expected.dtype)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
@@ -513,7 +513,7 @@ def _agree_quietly(call, array, number):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         got = call(mg, mg.tensor(array), number)
-    assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+    assert str(got.dtype) == str(expected.dtype)
     np.testing.assert_array_equal(got.numpy(), expected.numpy())
 
 
@@ -551,5 +551,5 @@ def test_a_numpy_scalar_fill_value_is_checked_without_a_warning():
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 got = call(mg, mg.zeros(3, dtype=dtype), value)
-            assert str(got.dtype) == str(expected.dtype).removeprefix("torch.")
+            assert str(got.dtype) == str(expected.dtype)
             np.testing.assert_array_equal(got.numpy(), expected.numpy())
