@@ -451,7 +451,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         max_norm = float_of(max_norm, "embedding", "max_norm")
         norm_type = float_of(norm_type, "embedding", "norm_type")
         _renorm_rows(weight, ids, max_norm, norm_type)
-    rows = weight[ops.base.kept(input, ids)]      # (*, D); ids changed in place raise
+    # (*, D); ids changed in place raise; torch's node: EmbeddingBackward0
+    rows = ops.indexing.getitem(weight, ops.base.kept(input, ids), ops.indexing.Embedding)
     if scale_grad_by_freq and ids.size:           # each id's gradient / its count in input
         xp = weight.xp
         _, where, counts = xp.unique(ids.reshape(-1), return_inverse=True, return_counts=True)

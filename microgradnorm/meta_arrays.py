@@ -37,7 +37,7 @@ def refuse_values(name, *arrays):
 
 # the ops whose meta kernels in torch check no device: the matrix products (mm, bmm,
 # matmul, linear) of operands with at least 2 dims; dot and mv (a 1-d operand) check
-_DEVICE_BLIND = frozenset({"MatMul", "Linear"})
+_DEVICE_BLIND = frozenset({"MatMul", "Mm", "Bmm", "Linear"})
 
 
 def takes_cpu_beside_meta(op_name, tensors):

@@ -7,9 +7,11 @@ Every node is a ``Context``, one class for all (per-op classes made every attrib
 the engine's loop polymorphic: 8 % more time per node); ``node.name`` is its op's name,
 ``"Mul"``, a string the visualizer and the statistics read, and called, ``node.name()``,
 the node's name in PyTorch's pattern, ``"MulBackward0"`` (a PyTorch-style custom Function
-``Square``: ``"SquareBackward"``), which its repr shows too. Where this package's op differs
-from PyTorch's, so does the name (``MatMulBackward0`` for PyTorch's ``MmBackward0``,
-``GetItemBackward0`` for its ``IndexBackward0``). The hooks on saved tensors
+``Square``: ``"SquareBackward"``), which its repr shows too. Where several of PyTorch's
+functions are one op here, each names its node as PyTorch's (a subclass that only renames
+the op, ``node_alias`` below: ``ViewBackward0``, ``SelectBackward0``,
+``MmBackward0``); where this package's op differs from PyTorch's, so does the name
+(``LinearBackward0`` for PyTorch's ``AddmmBackward0``). The hooks on saved tensors
 (``saved_tensors_hooks``, ``save_on_cpu``, ``disable_saved_tensors_hooks``) are
 ``saved_hooks.py``'s, here under torch's path, with ``allow_mutation_on_saved_tensors``;
 ``register_multi_grad_hook`` is ``multi_grad.py``'s.
@@ -72,6 +74,20 @@ def node_name(function):
     """``function``'s op name, ``"Mul"``, that called gives its nodes' name,
     ``<op><function.node_suffix>``: ``"MulBackward0"`` (above)."""
     return _Name(function.__name__, function.__name__ + function.node_suffix)
+
+
+def node_alias(base, op, suffix="Backward0", *, alias=None, module=None):
+    """A subclass of the Function ``base`` that only renames its nodes to torch's
+    ``<op><suffix>`` (``node_alias(Reshape, "Squeeze", "Backward1")``: ``SqueezeBackward1``,
+    torch's overload number in the suffix): forward, backward and the double-backward
+    formulas (``graph_*``, read through the class) are ``base``'s. Where several of torch's
+    public functions are one op here, each names its node as torch does, at no cost per
+    call. ``alias``: the module-level name it is bound to, where it is not ``op`` (two
+    overloads of one op), so that pickle finds the class; ``module``: that module's
+    ``__name__`` (default ``base``'s)."""
+    return type(op, (base,), {"node_suffix": suffix, "__qualname__": alias or op,
+                              "__module__": module or base.__module__,
+                              "__doc__": f"``{base.__name__}``, its nodes named {op}{suffix}"})
 
 
 class _NodeState:

@@ -40,8 +40,10 @@ __all__ = ["ATEN_NAMES", "aten_op", "profile", "record_function"]
 # the recorders that are active, in any thread; empty, ``record_function`` costs one test
 _recorders = []
 
-# op name -> torch's aten op, where the node is that one op (a Reshape is torch's view,
-# reshape, flatten or squeeze: it keeps its name; MatMul: ``_matmul_name``)
+# op name -> torch's aten op, where the node is that one op (the ops that are one node here
+# for several of torch's, named per public function as torch names its nodes: View,
+# Unsqueeze, Select, Mm, ... (autograd/graph.py ``node_alias``); a MatMul of other dims:
+# ``_matmul_name``)
 ATEN_NAMES = {
     "Add": "aten::add", "Sub": "aten::sub", "Mul": "aten::mul", "Div": "aten::div",
     "Neg": "aten::neg", "Pow": "aten::pow", "Exp": "aten::exp", "Log": "aten::log",
@@ -51,7 +53,17 @@ ATEN_NAMES = {
     "Erf": "aten::erf", "Reciprocal": "aten::reciprocal", "Clamp": "aten::clamp",
     "Where": "aten::where", "Maximum": "aten::maximum", "Minimum": "aten::minimum",
     "Sum": "aten::sum", "Mean": "aten::mean", "Prod": "aten::prod", "CumSum": "aten::cumsum",
-    "MaxAll": "aten::max", "MinAll": "aten::min", "Softmax": "aten::softmax",
+    "Cumsum": "aten::cumsum", "Cumprod": "aten::cumprod", "Rsub": "aten::rsub",
+    "MaxAll": "aten::max", "MinAll": "aten::min", "Max": "aten::max", "Min": "aten::min",
+    "Amax": "aten::amax", "Amin": "aten::amin", "Median": "aten::median",
+    "Mm": "aten::mm", "Bmm": "aten::bmm", "Dot": "aten::dot", "Mv": "aten::mv",
+    "View": "aten::view", "Unsqueeze": "aten::unsqueeze", "Squeeze": "aten::squeeze",
+    "Transpose": "aten::transpose", "T": "aten::t", "Permute": "aten::permute",
+    "Cat": "aten::cat", "Select": "aten::select", "Slice": "aten::slice",
+    "Index": "aten::index", "Alias": "aten::alias", "IndexSelect": "aten::index_select",
+    "Embedding": "aten::embedding", "ToCopy": "aten::to", "Sort": "aten::sort",
+    "Topk": "aten::topk", "MaskedFill": "aten::masked_fill", "Tril": "aten::tril",
+    "Triu": "aten::triu", "Softmax": "aten::softmax",
     "LogSoftmax": "aten::log_softmax", "CrossEntropy": "aten::cross_entropy_loss",
     "LayerNorm": "aten::layer_norm", "RMSNorm": "aten::rms_norm",
     "GroupNorm": "aten::group_norm", "BatchNorm": "aten::batch_norm",

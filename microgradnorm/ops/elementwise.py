@@ -10,8 +10,10 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
+from ..autograd.graph import node_alias
 from ..dtypes import (ArgumentError, accumulation_dtype, cast_gradient, is_floating, is_half,
                       python_number, upcast_half)
+from . import masking
 from .masking import Where, masked_fill, where  # noqa: F401  (the elementwise names, kept)
 from .base import (arithmetic, broadcast, check_number_fits, check_orderable, check_tensor,
                    complex_sign, conj, constant, converted, copy_in_order, fitted, float_input,
@@ -503,6 +505,11 @@ class Clamp(Function):
         return grad_x, grad_low, grad_high
 
 
+# clamp with number bounds: torch's clamp(Scalar, Scalar) overload, ClampBackward1 (with
+# Tensor bounds: ClampBackward0, Clamp's own)
+ClampScalars = node_alias(Clamp, "Clamp", "Backward1", alias="ClampScalars")
+
+
 # ----- casts and copies -----------------------------------------------------------------------
 class Cast(Function):
     @staticmethod
@@ -657,7 +664,8 @@ def clamp(input, min=None, max=None):
         raise NotImplementedError("clamp: torch has no bool kernel but with one Tensor bound")
     min, max = (b if b is None or isinstance(b, _tensor.Tensor) else    # a number in that dtype:
                 constant(input.xp.asarray(fitted("clamp", b, dtype), dtype)) for b in (min, max))
-    return Clamp.apply(input, min, max)         # int8 with max=300 is torch's RuntimeError above
+    node = Clamp if True in dims or False in dims else ClampScalars    # a Tensor bound or not
+    return node.apply(input, min, max)          # int8 with max=300 is torch's RuntimeError above
 
 
 def _triangle(fn, x, diagonal):
@@ -670,7 +678,8 @@ def _triangle(fn, x, diagonal):
         raise ShapeError(f"{fn}: x must have at least 2 dims, got shape {x.shape}")
     rows, cols = x.shape[-2:]
     keep = getattr(x.xp, fn)(x.xp.ones((rows, cols), dtype=bool), int(diagonal))  # (rows, cols)
-    return masked_fill(x, ~keep, 0)        # 0, not x · 0: an inf or NaN above stays out
+    node = masking.Tril if fn == "tril" else masking.Triu       # torch's TrilBackward0
+    return masking.masked_fill_as(x, ~keep, 0, node)    # 0, not x · 0: inf or NaN above stays out
 
 
 def tril(input, diagonal=0):

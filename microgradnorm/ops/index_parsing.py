@@ -9,6 +9,7 @@ tuple (torch's deprecated NumPy heuristic, with its warning). It then finds wher
 places the result dims of integer arrays otherwise than NumPy (``split``)."""
 
 import functools
+import numbers
 import warnings
 
 import numpy as np
@@ -218,4 +219,36 @@ def _check_step(part):
                          "slice step cannot be zero")
 
 
-__all__ = ["byte_mask_fill", "parsed", "views_first", "warn_once"]
+SELECT, SLICE, UNSQUEEZE, INDEX, ALIAS = range(5)       # torch's ops of indexing
+_ALL = slice(None)
+
+
+def last_op(index):
+    """The op torch applies last for ``x[index]`` (``index`` parsed), which names its node:
+    torch indexes by a chain of one op per part, left to right (``:`` and ``...`` skipped),
+    the arrays last. An int's SELECT, a slice's SLICE (as x[:]), None's UNSQUEEZE, any array's
+    INDEX; of a tuple, the part that is last (none: ALIAS, x itself)."""
+    kind = index.__class__
+    if kind is int:                             # x[0], the common cases first
+        return SELECT
+    if kind is slice:
+        return SLICE
+    if kind is not tuple:
+        return UNSQUEEZE if index is None else ALIAS if index is Ellipsis else SELECT \
+            if isinstance(index, numbers.Integral) else INDEX
+    op = ALIAS
+    for part in index:
+        if part is Ellipsis or part.__class__ is slice and part == _ALL:
+            continue
+        if part is None:
+            op = UNSQUEEZE
+        elif part.__class__ is slice:
+            op = SLICE
+        elif isinstance(part, numbers.Integral):
+            op = SELECT
+        else:
+            return INDEX                        # arrays: torch's index op, applied last
+    return op
+
+
+__all__ = ["byte_mask_fill", "last_op", "parsed", "views_first", "warn_once"]

@@ -16,13 +16,14 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
+from ..autograd.graph import node_alias
 from ..meta_arrays import refuse_values
 from .base import (AxisError, BroadcastError, IndexDtypeError, OutOfRangeError,
                    broadcast_shape, check_fits, check_orderable, check_reducible,
                    check_same_dtype, check_tensor, constant, fitted, kept, normalize_axis, raw,
                    unbroadcast)
 from .numpy_names import numpy_dim
-from .index_parsing import parsed, views_first, warn_once  # noqa: F401  (views_first: x[i] = v)
+from .index_parsing import last_op, parsed, views_first, warn_once  # noqa: F401  (views_first)
 
 METHODS = ("take_along_dim", "masked_select", "scatter", "scatter_add", "index_add",
            "index_fill", "index_copy", "take")
@@ -67,6 +68,18 @@ class GetItem(Function):
         else:
             xp.add.at(grad_x, index, grad)           # integer arrays may repeat rows
         return grad_x
+
+
+# torch's names of x[index]'s node, the last op of torch's chain of one per part of the
+# index (``index_parsing.last_op``); index_select and embedding are one op in torch too
+Select = node_alias(GetItem, "Select")          # x[0], x[:, 2], x[..., 1]
+Slice = node_alias(GetItem, "Slice")            # x[1:3], x[:, 1:3], narrow
+UnsqueezeIndex = node_alias(GetItem, "Unsqueeze", alias="UnsqueezeIndex")   # x[None]
+Index = node_alias(GetItem, "Index")            # x[I], x[mask], x[0, [1, 2]]
+Alias = node_alias(GetItem, "Alias")            # x[:, :], x[...]
+IndexSelect = node_alias(GetItem, "IndexSelect")
+Embedding = node_alias(GetItem, "Embedding")
+_INDEX_NODES = (Select, Slice, UnsqueezeIndex, Index, Alias)   # by last_op's code
 
 
 def _add_rows(out, index, grad):
@@ -144,18 +157,27 @@ class Gather(Function):
         return grad_x
 
 
+# sort's and topk's values: one Gather each, torch's SortBackward0 and TopkBackward0
+Sort = node_alias(Gather, "Sort")
+Topk = node_alias(Gather, "Topk")
+
+
 # ----- the functions ------------------------------------------------------------------------
-def getitem(x, index):
+def getitem(x, index, node=None):
     """``x[index]``: slices, ints, None, ``...``, integer or bool arrays (or Tensors); a 0-d
-    integer tensor is an int, as torch reads it (``c[y].add_(1)`` for y in a tensor)."""
+    integer tensor is an int, as torch reads it (``c[y].add_(1)`` for y in a tensor).
+    ``node``: the GetItem that names the node where torch's op is not indexing's
+    (``index_select``, ``embedding``); by default torch's for the index (``last_op``)."""
     index, split = parsed(index)
     if x._array.__class__ is not np.ndarray and _masks(index):
         refuse_values("indexing by a bool mask", x._array)
     if split is not None:                         # x[0, :, [1, 2]], as torch reads it:
         if x.requires_grad and is_grad_enabled():     # its two nodes, select and index
             return getitem(getitem(x, split[0]), split[1])
-        return GetItem.apply(x, index=split[0], then=split[1])
-    out = GetItem.apply(x, index=index)           # apply keeps the index's tensors checked
+        return Index.apply(x, index=split[0], then=split[1])
+    if node is None:                              # x[0] first, without a call
+        node = Select if index.__class__ is int else _INDEX_NODES[last_op(index)]
+    out = node.apply(x, index=index)              # apply keeps the index's tensors checked
     if out._array.ndim == 0 and out.requires_grad and out._view_version is None \
             and _is_basic_index(index):
         # an element of a recorded tensor is a copy (GetItem.forward) that the in-place rules
@@ -210,6 +232,11 @@ def gather(input, dim=None, index=None, *, sparse_grad=False, axis=None):
     ``index`` has x's number of dims, each but ``dim`` no larger than x's; shape: index's.
     ``axis``: NumPy's name for ``dim``, as torch's; ``sparse_grad`` is taken, the gradient
     dense whatever it says (its values are torch's sparse gradient's)."""
+    return gathered(input, dim, index, axis, Gather)
+
+
+def gathered(input, dim, index, axis, node):
+    """``gather``, its node ``node`` (a ``Gather``: ``Sort`` for ``sort``'s values)."""
     if axis is not None or dim is None or index is None:
         dim = numpy_dim("gather", dim, axis, missing=index is None)
     axis = normalize_axis("gather", dim, input.ndim, single=True)
@@ -231,7 +258,7 @@ def gather(input, dim=None, index=None, *, sparse_grad=False, axis=None):
             raise BroadcastError(f"gather: index of shape {tuple(index.shape)} is larger than "
                                  f"the tensor's {input.shape} in dim {d}")
     _check_range("gather", index, input.shape[axis], axis)
-    return Gather.apply(input, index=kept(given, index), axis=axis)
+    return node.apply(input, index=kept(given, index), axis=axis)
 
 
 def index_select(input, dim=None, index=None, *, axis=None):
@@ -247,7 +274,7 @@ def index_select(input, dim=None, index=None, *, axis=None):
     _check_range("index_select", index, input.shape[axis] if input.ndim else 1, axis)
     if input.ndim == 0:
         return _flat_pick(input, index).reshape(())
-    return getitem(input, (slice(None),) * axis + (index.reshape(-1),))
+    return getitem(input, (slice(None),) * axis + (index.reshape(-1),), IndexSelect)
 
 
 def pick_along(fn, result, x, dim, keepdim, choose):

@@ -14,6 +14,7 @@ import numpy as np
 from .. import backend
 from .. import tensor as _tensor
 from ..autograd.function import Function
+from ..autograd.graph import node_alias
 from ..dtypes import ComplexScalarError, is_half, torch_name
 from .base import conj, reduce_sum, unbroadcast
 from .elementwise import in_opmath
@@ -110,15 +111,29 @@ class MatMul(Function):
         return grad_a, grad_b
 
 
+# torch's nodes of the products that are one MatMul here: mm (and matmul of 2-D by 2-D),
+# bmm, dot (and matmul of 1-D by 1-D), mv (and matmul of 2-D by 1-D); torch's matmul of
+# other dims is a composite of views and one of them (its top node an UnsafeView, a Squeeze
+# or a Clone, 3-D by 3-D too): MatMulBackward0 here
+Mm = node_alias(MatMul, "Mm")
+Bmm = node_alias(MatMul, "Bmm")
+Dot = node_alias(MatMul, "Dot")
+Mv = node_alias(MatMul, "Mv")
+_PRODUCTS = {(2, 2): Mm, (1, 1): Dot, (2, 1): Mv}        # (a.ndim, b.ndim) -> matmul's node
+
+
 def matmul(input, other):
     """``input @ other`` (``torch.matmul``): (..., n, k) @ (..., k, m) -> (..., n, m), broadcast;
     two tensors of one dtype (no promotion: torch's RuntimeError, as ``mm``'s)."""
     if isinstance(input, _tensor.Tensor) and isinstance(other, _tensor.Tensor):
-        dtype = input._array.dtype                  # one lookup: this is the hot path
-        if dtype != other._array.dtype:
+        a, b = input._array, other._array           # one lookup each: this is the hot path
+        dtype = a.dtype
+        if dtype != b.dtype:
             raise _mixed_dtypes(input, other)
         if dtype.kind == "b":
             _refuse_bool_product("matmul", input.shape, other.shape)
+        node = Mm if a.ndim == 2 == b.ndim else _PRODUCTS.get((a.ndim, b.ndim), MatMul)
+        return node.apply(input, other)
     return MatMul.apply(input, other)
 
 
@@ -174,7 +189,7 @@ def mm(input, mat2):
         raise MatrixShapeError(f"mm: mat1 and mat2 shapes cannot be multiplied "
                                f"({input.shape[0]}x{input.shape[1]} and "
                                f"{mat2.shape[0]}x{mat2.shape[1]})")
-    return MatMul.apply(input, mat2)
+    return Mm.apply(input, mat2)
 
 
 def bmm(input, mat2):
@@ -185,7 +200,7 @@ def bmm(input, mat2):
         raise MatrixShapeError(f"bmm: batch2 must have shape ({input.shape[0]}, "
                                f"{input.shape[2]}, m) "
                                f"for batch1 of shape {input.shape}, got {mat2.shape}")
-    return MatMul.apply(input, mat2)
+    return Bmm.apply(input, mat2)
 
 
 def mv(input, vec):
@@ -195,7 +210,7 @@ def mv(input, vec):
     if input.shape[1] != vec.shape[0]:
         raise MatrixShapeError(f"mv: size mismatch, mat {input.shape[0]}x{input.shape[1]} and vec "
                                f"({vec.shape[0]})")
-    return MatMul.apply(input, vec)
+    return Mv.apply(input, vec)
 
 
 def dot(input, tensor):
@@ -205,7 +220,7 @@ def dot(input, tensor):
     if input.shape != tensor.shape:
         raise MatrixShapeError(f"dot: inconsistent tensor size, expected the same number of "
                                f"elements, got {input.shape[0]} and {tensor.shape[0]}")
-    return MatMul.apply(input, tensor)
+    return Dot.apply(input, tensor)
 
 
 def vdot(input, other):

@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import tensor as _tensor
 from ..autograd.function import Function
+from ..autograd.graph import node_alias
 from ..dtypes import is_half
 from ..meta_arrays import refuse_mixed
 from . import logical
@@ -67,6 +68,14 @@ def where(condition, input=None, other=None):
     return Where.apply(input, other, condition=kept(condition, array))
 
 
+# torch's names of the nodes of masked_fill (a number: MaskedFillBackward0, a 0-d tensor:
+# MaskedFillBackward1), tril and triu: one Where each here
+MaskedFill = node_alias(Where, "MaskedFill")
+MaskedFillTensor = node_alias(Where, "MaskedFill", "Backward1", alias="MaskedFillTensor")
+Tril = node_alias(Where, "Tril")
+Triu = node_alias(Where, "Triu")
+
+
 def masked_fill(input, mask, value):
     """A copy of x with ``value`` (a number or a 0-d tensor) where the bool ``mask`` is True
     (``torch.Tensor.masked_fill``).
@@ -74,6 +83,12 @@ def masked_fill(input, mask, value):
     Example:
         >>> scores.masked_fill(~causal, float("-inf"))       # an attention mask
     """
+    return masked_fill_as(input, mask, value,
+                          MaskedFillTensor if isinstance(value, _tensor.Tensor) else MaskedFill)
+
+
+def masked_fill_as(input, mask, value, node):
+    """``masked_fill``, its node ``node`` (a ``Where``: ``Tril`` for ``tril``'s)."""
     given, mask = mask, as_array("masked_fill", "mask", mask, input, "b")
     try:
         np.broadcast_shapes(tuple(mask.shape), input.shape)
@@ -106,4 +121,4 @@ def masked_fill(input, mask, value):
                                           dtype=input.dtype))
     if value.dtype != input.dtype:
         value = value.astype(input.dtype)
-    return Where.apply(value, input, condition=kept(given, mask))
+    return node.apply(value, input, condition=kept(given, mask))

@@ -15,7 +15,7 @@ stores a format; each question is answered from the strides by torch's rules (c1
   ``infer_dense_strides``).
 
 A copy to a format is one node whose backward hands the gradient on unchanged: ``Clone``
-(``contiguous``, ``clone``, ``to`` without a new dtype) or ``Cast`` (``to`` with one), told
+(``contiguous``, ``clone``, ``to`` without a new dtype) or ``ToCopy`` (``to`` with one), told
 the order of the dims in memory, outermost first (``(0, 2, 3, 1)`` for channels-last). The
 values never change, nor do the gradients; a leaf's ``.grad`` takes the leaf's layout
 (the engine's accumulation, torch's layout contract).
@@ -29,6 +29,7 @@ from ..meta_arrays import meta_array
 from .. import tensor as _tensor
 from ..generator import dense_order
 from .base import copy_in_order, empty_in_order, row_major_strides
+from ..autograd.graph import node_alias
 from .elementwise import Cast, Clone
 from .storage import (channels_last, channels_last_3d, contiguous_format, memory_format,
                       preserve_format)
@@ -37,6 +38,7 @@ __all__ = ["clone", "contiguous", "element_strides", "empty_like_array", "format
            "in_format", "is_contiguous", "suggest_memory_format"]
 
 _RANK = {channels_last: 4, channels_last_3d: 5}        # the dims each channels-last format takes
+ToCopy = node_alias(Cast, "ToCopy", module=__name__)   # x.to(dtype), x.float(): ToCopyBackward0
 
 
 # ----- the strides, as torch reads them -------------------------------------------------------
@@ -272,14 +274,14 @@ def to_order(x, memory_format, copies):
 
 def to_layout(x, dtype, order):
     """``x`` in ``dtype`` (None: its own) laid out in ``order`` (None: x's layout), one node
-    (``Cast`` or ``Clone``); an integer or bool result is a constant, as ``astype``'s."""
+    (``ToCopy`` or ``Clone``); an integer or bool result is a constant, as ``astype``'s."""
     if dtype is None or dtype == x.dtype:
         return x if order is None else _copy(x, order)
     if order is None:
         return x.astype(dtype)
     if not (dtypes.is_floating(dtype) or dtypes.is_complex(dtype)):
         return _tensor.Tensor._from_op(copy_in_order(x._array, order, dtype), None)
-    return Cast.apply(x, dtype=dtype, order=tuple(order))
+    return ToCopy.apply(x, dtype=dtype, order=tuple(order))
 
 
 def empty(shape, dtype, memory_format):

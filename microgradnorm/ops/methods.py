@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from ..dtypes import is_floating
-from ..autograd import is_grad_enabled
+from ..autograd import graph, is_grad_enabled
 from ..autograd.function import _next_seq
 from ..autograd.inference import refuse_view_write
 from ..tensor import (BroadcastError, Size, Tensor, _snapshot, check_inplace_result,
@@ -27,11 +27,12 @@ from . import decompositions, factorizations, products, reductions, search, spec
 from . import complex as complex_ops, random as random_ops
 from . import shape as shape_ops          # not `shape`: that is a Tensor property
 from . import index_writes, memory_formats, protocol, sorting, tensor_more
+from .memory_formats import ToCopy
 from . import storage as storage_ops      # not `storage`: that is a Tensor method
 from . import statistics, tensor_algebra, tensor_rest, torch_more
 from .base import _augmented
 from .numpy_names import numpy_dim
-from .elementwise import Add, Cast, Div, Mul, Sub, ToDevice
+from .elementwise import Add, Div, Mul, Sub, ToDevice
 from .linalg import MatMul
 
 __all__ = ["bind"]
@@ -148,15 +149,16 @@ def _without_leading_ones(value, shape):
     return value.reshape(tuple(shape[k:]))
 
 
-def _subtract(a, b):
+def _subtract(a, b, node=Sub):
     # a - b: a Python bool refused, a NumPy bool a float (base.subtraction); a bool tensor
-    # or array is Sub.forward's refusal (the same helper's)
+    # or array is Sub.forward's refusal (the same helper's); node: Rsub for 2 - x
     if type(a) in _BOOLS or type(b) in _BOOLS:
         a, b = base.subtraction("sub", a, b)
-    return Sub.apply(a, b)
+    return node.apply(a, b)
 
 
 _BOOLS = frozenset((bool, np.bool_))
+Rsub = graph.node_alias(Sub, "Rsub", "Backward1", module=__name__)    # 2 - x: RsubBackward1
 
 
 def _rtruediv(self, other):
@@ -188,7 +190,7 @@ class _Methods:
         size.shape = tuple(self._array.shape)
         return size
 
-    # ----- conversion (ops/elementwise.py: Cast, ToDevice; clone: ops/memory_formats.py) --
+    # ----- conversion (ops/elementwise.py: ToCopy, ToDevice; clone: ops/memory_formats.py) --
     def to(self, *args, device=None, dtype=None, non_blocking=False, copy=False,
            memory_format=None):
         """A copy on ``device``, in ``dtype`` and/or laid out in ``memory_format`` (the tensor
@@ -252,7 +254,7 @@ class _Methods:
             return memory_formats.to_layout(self, dtype, order)
         if not (is_floating(dtype) or dtypes.is_complex(dtype)):
             return Tensor._from_op(base.converted(self._array, dtype), None)
-        return Cast.apply(self, dtype=dtype)
+        return ToCopy.apply(self, dtype=dtype)
 
     float = _cast("float", "float32", " (``float(t)`` gives a Python number)")
     double = _cast("double", "float64")
@@ -579,7 +581,7 @@ class _Methods:
 
     # ----- operators (ops/elementwise.py, ops/linalg.py, ops/indexing.py) -----------------
     __add__, __radd__ = _operator(Add), _operator(Add, reflected=True)
-    __sub__, __rsub__ = _subtract, lambda self, other: _subtract(other, self)
+    __sub__, __rsub__ = _subtract, lambda self, other: _subtract(other, self, Rsub)
     __mul__, __rmul__ = _operator(Mul), _operator(Mul)      # 2 * x is torch's x * 2
     __truediv__, __rtruediv__ = _operator(Div), _rtruediv
     __div__, __rdiv__ = __truediv__, __rtruediv__       # (torch's aliases, called by name)

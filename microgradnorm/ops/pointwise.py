@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd import is_grad_enabled
+from ..autograd import graph, is_grad_enabled
 from ..autograd.function import Function
 from ..dtypes import is_floating, is_half
 from . import elementwise
@@ -337,6 +337,10 @@ class CumProd(Function):
         return xp.where(before, grad_before, xp.where(first, grad_first, zero))
 
 
+ProdDim = graph.node_alias(Prod, "Prod", "Backward1", alias="ProdDim")    # torch's prod(dim)
+Cumsum, Cumprod = graph.node_alias(CumSum, "Cumsum"), graph.node_alias(CumProd, "Cumprod")
+
+
 def _scan_input(fn, x, dtype):
     # x in ``dtype`` (cast first, as torch's), else an integer or bool x as int64 (torch's)
     check_tensor(fn, x)
@@ -375,8 +379,8 @@ def prod(input, dim=None, keepdim=None, *, dtype=None, axis=None, keepdims=None)
     else:
         axis = normalize_axis("prod", dim, input.ndim, single=True)
         # dim 0 or -1 of a 0-d tensor: the element itself
-        out = Prod.apply(input, axis=axis if input.ndim else None,
-                         keepdims=bool(keepdim) and input.ndim > 0)
+        out = ProdDim.apply(input, axis=axis if input.ndim else None,
+                            keepdims=bool(keepdim) and input.ndim > 0)
     # dtype=bool: torch's product stays bool (NumPy's of bools is an integer)
     return out.astype(np.bool_) if input.dtype == np.bool_ else _as_given(out, dtype)
 
@@ -413,14 +417,14 @@ def cumsum(input, dim=None, *, dtype=None, axis=None):
         dim = numpy_dim("cumsum", dim, axis)
     elif axis is not None:
         numpy_dim("cumsum", dim, axis)
-    return _scan("cumsum", CumSum, input, dim, dtype)
+    return _scan("cumsum", Cumsum, input, dim, dtype)
 
 
 def cumprod(input, dim, *, dtype=None):
     """Running products along ``dim``: ``out[i] = x[0] · ... · x[i]`` (``torch.cumprod``);
     the gradient is exact with zeros in x. An integer or bool x gives int64; ``dtype``
     casts x first."""
-    return _scan("cumprod", CumProd, input, dim, dtype)
+    return _scan("cumprod", Cumprod, input, dim, dtype)
 
 
 def diff(input, n=1, dim=-1, prepend=None, append=None):

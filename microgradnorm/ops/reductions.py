@@ -18,6 +18,7 @@ from .. import backend
 from .. import tensor as _tensor
 from ..autograd import is_grad_enabled
 from ..autograd.function import Function
+from ..autograd.graph import node_alias
 from ..dtypes import (as_dtype, check_number, get_default_dtype, is_floating, is_half, sortable,
                       torch_name, NOT_GIVEN as _NO_DIM, int_dim)
 from . import elementwise, return_types
@@ -63,6 +64,12 @@ class Sum(Function):
 
 class Mean(Sum):
     mean = True
+
+
+# sum(dim) and mean(dim): torch's dim overloads, SumBackward1 and MeanBackward1 (of every
+# element: SumBackward0, MeanBackward0, the ops' own names)
+SumDims = node_alias(Sum, "Sum", "Backward1", alias="SumDims")
+MeanDims = node_alias(Mean, "Mean", "Backward1", alias="MeanDims")
 
 
 class Extreme(Function):
@@ -121,6 +128,14 @@ class MinAll(AMin):
     nan_ties = True
 
 
+# torch's names: amax and amin are AmaxBackward0 and AminBackward0; x.max() and x.min()
+# MaxBackward1 and MinBackward1 (its overload of no dim), x.median() MedianBackward0
+Amax = node_alias(Max, "Amax")
+Amin = node_alias(AMin, "Amin")
+MaxOfAll = node_alias(MaxAll, "Max", "Backward1", alias="MaxOfAll")
+MinOfAll = node_alias(MinAll, "Min", "Backward1", alias="MinOfAll")
+
+
 class MedianAll(Extreme):
     """``x.median()``: the lower median of every element (NaN if any is NaN, or if there is
     none, as torch); the gradient is shared by the elements equal to it."""
@@ -137,6 +152,9 @@ class MedianAll(Extreme):
             return ordered[-1:].reshape(kept)
         middle = (x.size - 1) // 2                          # the lower of two middles
         return ordered[middle:middle + 1].reshape(kept)
+
+
+Median = node_alias(MedianAll, "Median")       # x.median(): torch's MedianBackward0
 
 
 # ----- the functions: x.sum(), x.max(), ... --------------------------------------------------
@@ -169,10 +187,13 @@ def in_dtype(fn, x, dtype, floating=False):
     return x.astype(dtype, copy=False)
 
 
-def _reduce(fn, function, x, axis, keepdims, dim, keepdim):
+def _reduce(fn, function, x, axis, keepdims, dim, keepdim, over_dims=None):
+    # over_dims: the node of torch's dim overload, where its name is another (SumBackward1)
     axis = normalize_axis(fn, axis, x.ndim, dim=dim, reduce=True)
     if issubclass(function, Extreme):            # a max of nothing has no value
         check_reducible(fn, x.shape, axis)
+    if over_dims is not None and axis is not None:
+        function = over_dims
     return function.apply(x, axis=axis, keepdims=_keepdims(fn, keepdims, keepdim))
 
 
@@ -181,7 +202,8 @@ def sum(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=N
     as torch's (``x.sum(dtype=mg.float64)``), the gradient through the cast.
 
     Shape: x's without the reduced dims (size 1 there with ``keepdims``)."""
-    out = _reduce("sum", Sum, in_dtype("sum", input, dtype), axis, keepdims, dim, keepdim)
+    out = _reduce("sum", Sum, in_dtype("sum", input, dtype), axis, keepdims, dim, keepdim,
+                  SumDims)
     return out if dtype is None else out.astype(dtype, copy=False)    # int32: not int64
 
 
@@ -197,7 +219,7 @@ def mean(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None, dtype=
     if not _inexact(input.dtype):
         raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
                            f"a floating point or complex dtype. Got: {torch_name(input.dtype)}")
-    return _reduce("mean", Mean, input, axis, keepdims, dim, keepdim)
+    return _reduce("mean", Mean, input, axis, keepdims, dim, keepdim, MeanDims)
 
 
 def _inexact(dtype):
@@ -207,12 +229,12 @@ def _inexact(dtype):
 def amax(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Maximum over ``axis``, values only (``torch.amax``, ``x.max()``); ties share the
     gradient. An empty reduced dim is an ``EmptyReductionError``."""
-    return _reduce("max", Max, input, axis, keepdims, dim, keepdim)
+    return _reduce("max", Amax, input, axis, keepdims, dim, keepdim)
 
 
 def amin(input, axis=ALL_DIMS, keepdims=False, *, dim=None, keepdim=None):
     """Minimum over ``axis``, values only (``torch.amin``, ``x.min()``); as ``amax``."""
-    return _reduce("amin", AMin, input, axis, keepdims, dim, keepdim)
+    return _reduce("amin", Amin, input, axis, keepdims, dim, keepdim)
 
 
 def _extreme(fn, x, dim, keepdim, axis, keepdims, other=None):
@@ -237,7 +259,7 @@ def _extreme(fn, x, dim, keepdim, axis, keepdims, other=None):
             raise TypeError(f"{fn}(): keepdim needs a dim; for the value with every dim kept "
                             f"use a{fn}(keepdim=True)")
         check_reducible(fn, x.shape, None)
-        return (MaxAll if fn == "max" else MinAll).apply(x, axis=None, keepdims=False)
+        return (MaxOfAll if fn == "max" else MinOfAll).apply(x, axis=None, keepdims=False)
     if isinstance(dim, (tuple, list)):
         raise TypeError(f"{fn}(): dim must be an int (the result is values and indices), "
                         f"got {dim!r}; for the values over several dims use a{fn}(dim=...)")
@@ -325,7 +347,7 @@ def median(input, dim=_NO_DIM, keepdim=False):
             raise TypeError("median(): keepdim needs a dim")
         if input.size == 0 and not is_floating(input.dtype):
             raise EmptyReductionError(f"median(): an empty {input.dtype} tensor has no median")
-        return MedianAll.apply(input, axis=None, keepdims=False)
+        return Median.apply(input, axis=None, keepdims=False)
 
     def lower_median(data, axis):           # (after pick_along's checks of dim, as torch's)
         xp = backend.array_module(check_not_bool("median", data))

@@ -1,11 +1,11 @@
-"""Shape ops: views (reshape, permute, expand, split) and concatenate, then the functions
-behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ...; stack and repeat are compositions,
+"""Shape ops: the functions behind ``x.reshape``, ``x.transpose``, ``mg.cat``, ... that apply
+the views (reshape, permute, expand, split) and concatenate of ``shape_nodes.py``, each named
+as torch names its node (``View``, ``Transpose``, ...); stack and repeat are compositions,
 and so is the rest of PyTorch's shape vocabulary (unbind, movedim, flip, roll, ...), with
 the ``Tensor.new_*`` factories.
 
 ``METHODS`` names the functions ``ops/methods.py`` binds as ``Tensor`` methods."""
 
-import itertools
 import math
 import numbers
 import warnings
@@ -14,136 +14,25 @@ import numpy as np
 
 from .. import backend, dtypes
 from .. import tensor as _tensor
-from ..autograd.function import Function
-from .base import (ALL_DIMS, DIM_0, AxisError, BroadcastError, OutOfRangeError, ShapeError,
-                   check_tensor, converted, fitted, normalize_axis, result_type, sizes_of,
-                   unbroadcast)
+from .base import (ALL_DIMS, DIM_0, AxisError, OutOfRangeError, ShapeError, check_tensor,
+                   fitted, normalize_axis, result_type, sizes_of)
 from .elementwise import Clone
 from .numpy_names import numpy_dim
 from ..dtypes import NOT_GIVEN, int_dim
 from .shape_arguments import split_sizes, tensor_sequence, tensor_start
-from .indexing import GetItem
+from .indexing import GetItem, Slice
+from .shape_nodes import (Cat, Concatenate, Expand, Permute, Reshape, Split,  # noqa: F401
+                          Squeeze, SqueezeDim, SqueezeDims, T, Transpose, Unsqueeze, View,
+                          _legacy_empty, expanded_shape)              # (Concatenate: mg.ops)
 
 METHODS = ("unbind", "unflatten", "movedim", "moveaxis", "repeat_interleave", "narrow", "flip",
            "roll", "expand_as", "ravel", "new_tensor")
 
 
-class Reshape(Function):
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.shape = x.shape
-        try:
-            return x.reshape(shape)
-        except ValueError:
-            raise ShapeError(f"reshape: cannot view a tensor of shape {tuple(x.shape)} "
-                             f"({x.size} elements) as shape {tuple(shape)}; the sizes must "
-                             "multiply to the same count (one -1 is inferred)") from None
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.reshape(ctx.shape)
-
-
-class Permute(Function):
-    @staticmethod
-    def forward(ctx, x, axes):
-        ctx.axes = axes
-        return x.transpose(axes)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad.transpose(np.argsort(ctx.axes))        # the inverse permutation
-
-
-def expanded_shape(fn, sizes, shape):
-    """The shape a tensor of ``sizes`` expands to as ``shape`` (-1 keeps a dim), checked as
-    torch checks it, from the last dim; a ``BroadcastError`` (torch's RuntimeError, NumPy's
-    ValueError) naming ``fn`` and both shapes otherwise."""
-    names = f"target sizes {list(shape)}, tensor sizes {list(sizes)}"
-    lead = len(shape) - len(sizes)
-    if lead < 0:
-        raise BroadcastError(f"{fn}: the number of sizes provided ({len(shape)}) must be "
-                             f"greater or equal to the number of dimensions in the tensor "
-                             f"({len(sizes)}); {names}")
-    out = list(shape)
-    for i in reversed(range(len(shape))):
-        size = sizes[i - lead] if i >= lead else 1
-        if shape[i] == -1 and i < lead:
-            raise BroadcastError(f"{fn}: the expanded size of the tensor (-1) isn't allowed in "
-                                 f"a leading, non-existing dimension {i}; {names}")
-        out[i] = size if shape[i] == -1 else shape[i]
-        if out[i] != size and size != 1:
-            raise BroadcastError(f"{fn}: the expanded size of the tensor ({shape[i]}) must "
-                                 f"match the existing size ({size}) at non-singleton "
-                                 f"dimension {i}; {names}")
-        if out[i] < 0:
-            raise BroadcastError(f"{fn}: negative size {out[i]} at dimension {i}; {names}")
-    return tuple(out)
-
-
-class Expand(Function):
-    @staticmethod
-    def forward(ctx, x, shape):
-        ctx.shape = x.shape
-        shape = expanded_shape("expand", x.shape, shape)
-        if x.size == math.prod(shape):      # nothing repeated (1 to 1, new dims of 1): a
-            return x.reshape(shape)         # writable view, as torch's; else read-only
-        return backend.array_module(x).broadcast_to(x, shape)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return unbroadcast(grad, ctx.shape)
-
-
-def _legacy_empty(shape, shapes):
-    # torch.cat skips a 1-D tensor of shape (0,) next to tensors of more dims.
-    return tuple(shape) == (0,) and any(len(s) > 1 for s in shapes)
-
-
-class Concatenate(Function):
-    @staticmethod
-    def forward(ctx, *arrays, axis, dtype):
-        shapes = [a.shape for a in arrays]
-        ctx.kept = [not _legacy_empty(a.shape, shapes) for a in arrays]
-        kept = [a for a, k in zip(arrays, ctx.kept) if k] or list(arrays)
-        if dtype is not None:              # torch's result dtype of them all, skipped included
-            kept = [a if a.dtype == dtype else converted(a, dtype) for a in kept]
-        ctx.axis = axis
-        ctx.splits = list(itertools.accumulate([a.shape[axis] for a in kept[:-1]]))
-        return backend.array_module(arrays[0]).concatenate(kept, axis=axis)
-
-    @staticmethod
-    def backward(ctx, grad):
-        xp = backend.array_module(grad)
-        parts = iter(xp.split(grad, ctx.splits, axis=ctx.axis))
-        # (each piece in the result's dtype: the engine casts it to its input's)
-        return tuple(next(parts) if k else xp.zeros((0,), grad.dtype) for k in ctx.kept)
-
-
-class Split(Function):
-    """Views of consecutive pieces along ``axis``: one node, one output per piece, so
-    backward joins the pieces' gradients instead of adding a full-size one per piece."""
-
-    @staticmethod
-    def forward(ctx, x, sizes, axis):
-        ctx.axis = axis
-        index = [slice(None)] * x.ndim
-        pieces, start = [], 0
-        for size in sizes:
-            index[axis] = slice(start, start + size)
-            pieces.append(x[tuple(index)])
-            start += size
-        return tuple(pieces)
-
-    @staticmethod
-    def backward(ctx, *grads):
-        return backend.array_module(grads[0]).concatenate(grads, axis=ctx.axis)
-
-
 # ----- the functions: x.reshape(), mg.cat, ... -----------------------------------------------
 def reshape(input, *sizes, shape=None):
     """The same elements in ``shape`` (ints, one tuple or ``shape=``; one -1 is inferred)."""
-    return Reshape.apply(input, shape=dtypes.factory_shape(sizes_of(sizes, shape, "shape")))
+    return View.apply(input, shape=dtypes.factory_shape(sizes_of(sizes, shape, "shape")))
 
 
 def flatten(input, start_dim=0, end_dim=-1):
@@ -159,7 +48,7 @@ def flatten(input, start_dim=0, end_dim=-1):
         return input
     shape = input._array.shape            # (a tuple: no Size built and checked)
     merged = math.prod(shape[start:end + 1])
-    return Reshape.apply(input, shape=shape[:start] + (merged,) + shape[end + 1:])
+    return View.apply(input, shape=shape[:start] + (merged,) + shape[end + 1:])
 
 
 def permute(input, *axes, dims=None):
@@ -179,7 +68,7 @@ def transpose(input, dim0=-2, dim1=-1):
     axes = list(range(input.ndim))
     if input.ndim:
         axes[a], axes[b] = axes[b], axes[a]
-    return Permute.apply(input, axes=tuple(axes))
+    return Transpose.apply(input, axes=tuple(axes))
 
 
 def reversed_dims(x):
@@ -192,7 +81,7 @@ def t(input):
     if input.ndim > 2:
         raise ShapeError(f"t() expects a tensor with <= 2 dims, got shape {input.shape}; "
                          "use transpose(dim0, dim1) or .mT")
-    return reversed_dims(input)
+    return T.apply(input, axes=tuple(reversed(range(input.ndim))))
 
 
 def matrix_transpose(x):
@@ -215,7 +104,7 @@ def expand(x, *sizes, size=None):
 def unsqueeze(input, axis=ALL_DIMS, *, dim=None):
     """A view with a new dim of size 1 at ``axis``; -1 appends one."""
     axis = normalize_axis("unsqueeze", axis, input.ndim, dim=dim, single=True, insert=True)
-    return reshape(input, input.shape[:axis] + (1,) + input.shape[axis:])
+    return Unsqueeze.apply(input, shape=input.shape[:axis] + (1,) + input.shape[axis:])
 
 
 def squeeze(input, axis=ALL_DIMS, *, dim=NOT_GIVEN):
@@ -223,9 +112,13 @@ def squeeze(input, axis=ALL_DIMS, *, dim=NOT_GIVEN):
     None given for it is torch's TypeError: leave it out for all)."""
     if (dim := int_dim("squeeze", dim)) is None:        # both given: dim_alias's TypeError
         axis = int_dim("squeeze", axis)
+    given = axis if dim is None else dim           # torch's overloads: (), (dim), (dims)
+    node = Squeeze if given is ALL_DIMS or given is None else \
+        SqueezeDims if isinstance(given, (tuple, list)) else SqueezeDim
     axes = normalize_axis("squeeze", axis, input.ndim, dim=dim)
     axes = range(input.ndim) if axes is None else axes
-    return reshape(input, tuple(n for i, n in enumerate(input.shape) if i not in axes or n != 1))
+    return node.apply(input, shape=tuple(n for i, n in enumerate(input.shape)
+                                         if i not in axes or n != 1))
 
 
 def _shape(t):
@@ -258,7 +151,7 @@ def concatenate(tensors, axis=DIM_0, *, dim=NOT_GIVEN):
                          f"shapes {shapes}")
     first = tensors[0].dtype
     mixed = any(t.dtype != first for t in tensors)
-    return Concatenate.apply(*tensors, axis=axis, dtype=result_type(*tensors) if mixed else None)
+    return Cat.apply(*tensors, axis=axis, dtype=result_type(*tensors) if mixed else None)
 
 
 cat = concatenate
@@ -277,7 +170,7 @@ def stack(tensors, axis=DIM_0, *, dim=NOT_GIVEN):
             raise ShapeError(f"stack expects each tensor to be equal size, but got shape "
                              f"{shape} at entry 0 and {_shape(t)} at entry {i}")
     new_shape = shape[:axis] + (1,) + shape[axis:]
-    return concatenate([Reshape.apply(t, shape=new_shape) for t in tensors], axis)
+    return concatenate([Unsqueeze.apply(t, shape=new_shape) for t in tensors], axis)
 
 
 def _split_axis(fn, x, axis, dim):
@@ -572,7 +465,7 @@ def narrow(input, dim=None, start=None, length=None, *, axis=None):
     if start + length > size:
         raise RuntimeError(f"narrow: start ({start}) + length ({length}) exceeds dimension "
                            f"size ({size}) of dim {axis}")
-    return GetItem.apply(input, index=(slice(None),) * axis + (slice(start, start + length),))
+    return Slice.apply(input, index=(slice(None),) * axis + (slice(start, start + length),))
 
 
 def _flipped(x, dims):

@@ -14,7 +14,7 @@ from ..dtypes import is_floating, sortable
 from . import return_types
 from .base import check_not_bool, check_orderable, check_reducible, check_tensor, constant, \
     normalize_axis
-from .indexing import gather, pick_along
+from .indexing import Sort, Topk, gathered, pick_along
 from .introsort import introsort_order, sort_order, topk_order
 from ..dtypes import NOT_GIVEN, int_dim
 from .numpy_names import numpy_dim
@@ -78,7 +78,7 @@ def sort(input, dim=NOT_GIVEN, descending=False, stable=False, *, axis=None):
     if (dim := int_dim("sort", dim)) is None or axis is not None:
         dim = numpy_dim("sort", dim, axis, default=-1)
     indices = argsort(input, dim, descending, stable)
-    return return_types.sort(gather(input, dim, indices), indices)
+    return return_types.sort(gathered(input, dim, indices, None, Sort), indices)
 
 
 def _check_k(fn, k, low, size, axis):
@@ -112,7 +112,7 @@ def topk(input, k, dim=NOT_GIVEN, largest=True, sorted=True, *, axis=None):
         indices = constant(_as_torch_topk(input._array, axis, k, bool(largest), bool(sorted)))
     else:                             # 0-d: its one element whatever k (0 or 1), as torch's
         indices = constant(input.xp.zeros((), input.xp.int64))
-    return return_types.topk(gather(input, dim, indices), indices)
+    return return_types.topk(gathered(input, dim, indices, None, Topk), indices)
 
 
 def topk_indices(values, k, largest):

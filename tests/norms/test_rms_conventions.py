@@ -174,7 +174,7 @@ def test_float32_and_float64_results_are_bitwise_unchanged(dtype, casting):
     plain = xt / ((xt * xt).mean(-1, keepdims=True) + EPS).sqrt() * wt   # the textbook graph
     composite = F.rms_norm(xt, 40, wt, EPS, "composite", casting=casting)
     np.testing.assert_array_equal(composite.numpy(), plain.numpy())
-    assert "Cast" not in mg.graph_stats(composite).by_op
+    assert not {"Cast", "ToCopy"} & set(mg.graph_stats(composite).by_op)
 
 
 @pytest.mark.parametrize("casting, casts", [("llama", 2), ("gemma", 3), ("none", 0)])
@@ -183,7 +183,7 @@ def test_composite_graph_shows_each_cast(dtype, casting, casts):
     x, w, _ = draw(dtype)
     y = F.rms_norm(mg.tensor(x, requires_grad=True), x.shape[-1],
                    mg.tensor(w, requires_grad=True), impl="composite", casting=casting)
-    assert mg.graph_stats(y).by_op.get("Cast", 0) == casts
+    assert mg.graph_stats(y).by_op.get("ToCopy", 0) == casts        # torch's ToCopyBackward0
     fused = F.rms_norm(mg.tensor(x, requires_grad=True), x.shape[-1],
                        mg.tensor(w, requires_grad=True), casting=casting)
     assert mg.graph_stats(fused).by_op == {"RMSNorm": 1}

@@ -45,16 +45,19 @@ def mlp_profiles():
 def test_an_mlp_step_records_torchs_aten_ops_as_often(mlp_profiles):
     ours, theirs = ({e.key: e for e in prof.key_averages()} for prof in mlp_profiles)
     aten = {key for key in ours if key.startswith("aten::")}
-    assert aten == {"aten::linear", "aten::relu", "aten::cross_entropy_loss"}
-    for key in aten | {"step"}:
+    assert aten == {"aten::linear", "aten::relu", "aten::cross_entropy_loss", "aten::view"}
+    for key in aten - {"aten::view"} | {"step"}:
         assert ours[key].count == theirs[key].count, key
+    # cross_entropy's view of the logits (losses.py), one of torch's: it records its views
+    # inside its composite ops too
+    assert 1 == ours["aten::view"].count <= theirs["aten::view"].count
     # one event per node backward runs: each forward node's gradient, once (the targets'
     # reshape before the loss is a node here)
     backward = {key: e.count for key, e in ours.items() if key.endswith("Backward0")}
     assert backward == {"LinearBackward0": 2, "ReluBackward0": 1, "CrossEntropyBackward0": 1,
-                        "ReshapeBackward0": 1}
+                        "ViewBackward0": 1}
     assert sum(backward.values()) == sum(e.count for key, e in ours.items()
-                                         if key.startswith("aten::") or key == "Reshape")
+                                         if key.startswith("aten::"))
     assert ours["ReluBackward0"].count == theirs["ReluBackward0"].count
     # the bytes of the outputs (a backward node: of its gradients), as torch's allocator
     for key in ("aten::linear", "aten::relu"):
