@@ -457,78 +457,6 @@ def corrected_mean(array, axis, keepdims=False):
     return mean if keepdims else mean.squeeze(axis)
 
 
-def fused_multiply_add(a, b, c):
-    """``a · b + c`` rounded once, in ``a``'s floating dtype, as an FMA instruction rounds it:
-    torch's CPU kernels are compiled with multiply-adds contracted into FMAs (its
-    ``linspace``, its vectorized grid sampler), so a value computed otherwise can land one
-    rounding off theirs, and on the other side of a whole number. float32 and below: the
-    exact product in float64, one rounding there (halves through float32, as torch's
-    arithmetic); float64: Dekker's exact product a · b = p + e, the exact sum p + c = h + l,
-    then h + (l + e). inf and NaN come out as the plain arithmetic gives them.
-
-    Args:
-        a: a NumPy or CuPy float array.
-        b, c: scalars or arrays broadcasting with ``a``, of ``a``'s dtype.
-
-    Example:
-        >>> fused_multiply_add(np.array([0.1]), 3.0, -0.3)     # 0.1·3 - 0.3 exactly, rounded
-        array([2.77555756e-17])
-    """
-    xp = array_module(a)
-    dtype = a.dtype
-    if dtype.itemsize <= 4:
-        wide = (a.astype(np.float64) * xp.asarray(b, np.float64)
-                + xp.asarray(c, np.float64))
-        return (wide.astype(np.float32) if dtype.itemsize < 4 else wide).astype(dtype)
-    b, c = xp.asarray(b, dtype), xp.asarray(c, dtype)
-    shape = np.broadcast_shapes(a.shape, b.shape, c.shape)
-    if xp is not np or b.size != 1 or c.size != 1 or a.size <= _FMA_CHUNK:
-        return _fused_multiply_add64(xp, xp.broadcast_to(a, shape), b, c)
-    # a large array in chunks that stay in cache: five times faster than whole passes
-    flat = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
-    out = np.empty(flat.size, dtype)
-    for start in range(0, flat.size, _FMA_CHUNK):
-        piece = slice(start, start + _FMA_CHUNK)
-        out[piece] = _fused_multiply_add64(np, flat[piece], b.reshape(()), c.reshape(()))
-    return out.reshape(shape)
-
-
-_FMA_CHUNK = 1 << 16
-
-
-def _fused_multiply_add64(xp, a, b, c):
-    # Dekker's product and Knuth's sum (fused_multiply_add) on float64 arrays
-    with np.errstate(invalid="ignore", over="ignore"):
-        # in place, in five buffers: a fresh array per step costs more than the step
-        p = a * b
-        a_high = a * 134217729.0                 # 2**27 + 1: each half holds 26 bits
-        spare = a_high - a
-        a_high -= spare
-        a_low = a - a_high
-        b_high = b * 134217729.0
-        b_high = b_high - (b_high - b)
-        b_low = b - b_high
-        e = xp.multiply(a_high, b_high, out=spare)      # e = a·b - p exactly
-        e -= p
-        e += xp.multiply(a_high, b_low, out=a_high)
-        e += xp.multiply(a_low, b_high, out=a_high)
-        a_low *= b_low
-        e += a_low
-        h = p + c                                       # p + c = h + low exactly
-        back = xp.subtract(h, p, out=a_low)
-        low = xp.subtract(h, back, out=a_high)
-        xp.subtract(p, low, out=low)
-        low += xp.subtract(c, back, out=back)
-        low += e
-        fused = xp.add(low, h, out=low)
-        if a.size == 0 or (bool(xp.isfinite(fused).all()) and float(xp.abs(a).max()) < 1e290
-                           and float(xp.abs(b).max()) < 1e290):
-            return fused
-        # products too large to split (and inf, NaN) as the plain arithmetic gives them
-        exact = xp.isfinite(fused) & (xp.abs(a) < 1e290) & (xp.abs(b) < 1e290)
-        return xp.where(exact, fused, h)
-
-
 def erf(array):
     """The error function in ``array``'s dtype: ``cupyx.scipy.special.erf`` on the GPU
     (half precision via float32); on the CPU (NumPy has none) piecewise polynomials in
@@ -646,3 +574,7 @@ def keep_freed_memory_by_default():
         allocator_setting.append("left")
     elif not keep_freed_memory():
         allocator_setting.append("no mallopt")
+
+
+# the fused multiply-add has a module of its own (fma.py), compiled where numba imports
+from .fma import fused_multiply_add  # noqa: E402, F401

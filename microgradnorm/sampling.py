@@ -38,7 +38,7 @@ import warnings
 
 import numpy as np
 
-from . import dtypes
+from . import backend, dtypes
 
 __all__ = ["bernoulli", "cauchy", "exponential", "geometric", "log_normal", "multinomial",
            "normal", "random_integers", "randperm", "check_randperm", "uniform"]
@@ -46,53 +46,15 @@ __all__ = ["bernoulli", "cauchy", "exponential", "geometric", "log_normal", "mul
 _MASK64 = (1 << 64) - 1
 
 
-# ----- exact fused multiply-add and the C library's functions, vectorised -----------------
-def _two_sum(a, b):
-    s = a + b
-    bb = s - a
-    return s, (a - (s - bb)) + (b - bb)
-
-
-def _two_product(a, b):
-    # Dekker: a * b == p + e exactly (Veltkamp's split into 26-bit halves)
-    p = a * b
-    ca, cb = 134217729.0 * a, 134217729.0 * b
-    ah, bh = ca - (ca - a), cb - (cb - b)
-    al, bl = a - ah, b - bh
-    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
-
-
-def _add_round_to_odd(a, b):
-    # a + b rounded to odd: a later rounding to fewer bits then rounds once, correctly
-    s, err = _two_sum(a, b)
-    bump = (err != 0) & ((s.view(np.int64) & 1) == 0)
-    if bump.any():
-        s = np.where(bump, np.nextafter(s, np.where(err > 0, np.inf, -np.inf)), s)
-    return s
-
-
+# ----- the fused multiply-add (backend's), the C library's functions, vectorised ----------
 def _fma64(a, b, c):
-    """``a * b + c`` rounded once in float64 (Boldo and Melquiond: exact product and sum,
-    the low parts added rounding to odd)."""
-    a, b, c = np.broadcast_arrays(*(np.asarray(v, np.float64) for v in (a, b, c)))
-    ph, pl = _two_product(a, b)
-    sh, sl = _two_sum(c, ph)
-    return sh + _add_round_to_odd(sl, pl)
+    # a * b + c rounded once in float64 (backend.fused_multiply_add), shapes broadcast
+    return backend.fused_multiply_add(np.asarray(a, np.float64), b, c)
 
 
 def _fma32(a, b, c):
-    """``a * b + c`` rounded once in float32. The product is exact in float64 and the sum
-    there is almost always the exact value or rounds to a float64 that is not a float32
-    halfway point; only sums on such a point (or in float32's subnormal range) need the
-    exact sum, rounded to odd, before the last rounding."""
-    product = np.asarray(a, np.float32).astype(np.float64) * np.float64(np.float32(b))
-    addend = np.broadcast_to(np.asarray(c, np.float32).astype(np.float64), product.shape)
-    total = product + addend
-    halfway = (total.view(np.int64) & 0x1FFFFFFF) == 0x10000000
-    risky = np.nonzero(halfway | (np.abs(total) < 2.0 ** -126))
-    if risky[0].size:
-        total[risky] = _add_round_to_odd(product[risky], addend[risky])
-    return total.astype(np.float32)
+    # a * b + c rounded once in float32 (backend.fused_multiply_add), shapes broadcast
+    return backend.fused_multiply_add(np.asarray(a, np.float32), b, c)
 
 
 def _libm(function, values):

@@ -22,7 +22,6 @@ from .autograd.function import Function
 from .convolution import adaptive_avg_pool2d
 from .convolution_3d import adaptive_avg_pool3d
 from .dtypes import check_number, float_of, factory_shape, index_of, is_floating, is_half
-from .sampling import _fma32, _fma64
 
 __all__ = ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsample_bilinear",
            "upsample_nearest"]
@@ -31,8 +30,10 @@ __all__ = ["interpolate", "pixel_shuffle", "pixel_unshuffle", "upsample", "upsam
 # ----- interpolate: source indices and weights, PyTorch's arithmetic ---------------------
 def _fma(a, b, c):
     # a * b + c rounded once, as PyTorch's kernels compiled with FMA compute a position
+    # (half precision: in float32, then rounded to it)
     dtype = np.result_type(a, b, c)
-    return (_fma64 if dtype == np.float64 else _fma32)(a, b, c).astype(dtype, copy=False)
+    work = np.float64 if dtype == np.float64 else np.float32
+    return backend.fused_multiply_add(np.asarray(a, work), b, c).astype(dtype, copy=False)
 
 
 def _lerp(xp, x, weights, axis):

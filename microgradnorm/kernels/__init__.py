@@ -16,6 +16,7 @@ Which kernels NumPy arrays get is a process-wide choice: "numba" (``numba_cpu``)
 import contextlib
 import os
 
+from .. import fma
 from ..meta_arrays import MetaArray
 from . import blocked, reference
 
@@ -149,3 +150,19 @@ def for_array(array):
     if not _cpu:
         get_cpu_kernels()
     return _cpu["module"]
+
+
+def _compiled_fused_multiply_add():
+    """``numba_fma``'s fused multiply-add where numba imports and the environment does not
+    choose NumPy or the reference for the CPU kernels; None otherwise (``fma.py`` then
+    computes in NumPy, with the same bits)."""
+    if os.environ.get(ENVIRONMENT_VARIABLE, "numba") != "numba":
+        return None
+    try:
+        from . import numba_fma
+    except ImportError:
+        return None
+    return numba_fma.fused_multiply_add
+
+
+fma.compiled_loader = _compiled_fused_multiply_add     # loaded on the first call, not here

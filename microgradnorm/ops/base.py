@@ -692,9 +692,8 @@ def _result_type(shaped):
 
 def fma(coeff, x, base, dtype):
     """``coeff · x + base`` in ``dtype``, rounded once where torch's vectorized kernels fuse
-    it (an FMA): for float32 and half precision (computed in float32), whose products are
-    exact in float64; other dtypes round twice (float64: within an ulp of torch's)."""
-    if base.dtype == np.float32:
-        wide = base.astype(np.float64) + coeff.astype(np.float64) * x.astype(np.float64)
-        return wide.astype(np.float32).astype(dtype, copy=False)
+    it (an FMA, ``backend.fused_multiply_add``): float32 and float64, and half precision
+    computed in float32 then rounded to it, as torch's; complex and integers as written."""
+    if base.dtype.kind == "f":
+        return backend.fused_multiply_add(x, coeff, base).astype(dtype, copy=False)
     return (base + coeff * x).astype(dtype, copy=False)

@@ -1,6 +1,6 @@
 """The three-operand updates hand-written optimizers and moving averages use: ``lerp``,
 ``addcmul``, ``addcdiv`` and their in-place forms, as PyTorch computes them (its fused
-multiply-adds included, ops/base.py's ``fma``) with its gradients to every operand.
+multiply-adds included: ``lerp_arrays``, ops/base.py's ``fma``) with its gradients to every operand.
 
     exp_avg.lerp_(grad, 1 - beta1)                                 # Adam's first moment
     exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)   # its second
@@ -19,6 +19,29 @@ from .binary import in_place, scalar
 from .legacy_overloads import scalar_first
 
 
+def lerp_arrays(start, end, weight):
+    """torch's ``lerp`` on float arrays as its vectorized CPU kernel rounds it: from the
+    nearer end, ``start + w·(end - start)`` where |w| < 1/2, else ``end + (w - 1)·(end -
+    start)`` (exact at w = 1), each one fused multiply-add (``backend.fused_multiply_add``),
+    w - 1 rounded in the arrays' dtype. ``weight``: a number or a broadcasting array.
+
+    Example:
+        >>> lerp_arrays(np.zeros(2), np.array([1.0, 3.0]), 0.25)
+        array([0.25, 0.75])
+    """
+    xp, dtype = backend.array_module(start), start.dtype
+    difference = end - start
+    if xp.ndim(weight) == 0:                        # one weight: one form for every element
+        weight = dtype.type(weight)
+        if abs(weight) < 0.5:
+            return backend.fused_multiply_add(difference, weight, start)
+        return backend.fused_multiply_add(difference, weight - dtype.type(1), end)
+    weight = xp.asarray(weight, dtype)
+    small = xp.abs(weight) < 0.5
+    return backend.fused_multiply_add(difference, xp.where(small, weight, weight - 1),
+                                      xp.where(small, start, end))
+
+
 class Lerp(Function):
     """``start + weight · (end - start)`` as torch computes it: from ``end`` where
     |weight| >= 1/2 (``end + (weight - 1)(end - start)``, exact at weight 1). The gradients:
@@ -35,12 +58,14 @@ class Lerp(Function):
         w = xp.asarray(scalar, dtype=wide) if weight is None else \
             weight.astype(dtype, copy=False).astype(wide, copy=False)   # torch's: dtype first
         start_w, end_w = start.astype(wide, copy=False), end.astype(wide, copy=False)
-        small = xp.abs(w) < 0.5
-        coeff, base = xp.where(small, w, w - 1), xp.where(small, start_w, end_w)
         need_weight = ctx.needs_input_grad[2]       # end - start: only the weight's gradient
         # the weight itself, not a copy: its in-place change before backward raises
         ctx.save_for_backward(start if need_weight else None, end if need_weight else None,
                               weight)
+        if wide.kind == "f":                        # one FMA (lerp_arrays)
+            return lerp_arrays(start_w, end_w, w).astype(dtype, copy=False)
+        small = xp.abs(w) < 0.5                     # complex: the same forms, not fused
+        coeff, base = xp.where(small, w, w - 1), xp.where(small, start_w, end_w)
         return fma(coeff, end_w - start_w, base, dtype)                   # (broadcast shape)
 
     @staticmethod

@@ -13,6 +13,7 @@ import math
 import numpy as np
 
 from .. import backend
+from ..ops.ternary import lerp_arrays
 from .optimizers import Optimizer
 from .state_tensors import rate_rounding, state_tensor
 
@@ -34,15 +35,6 @@ def round_bfloat16(x):
     carry = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
     rounded = ((bits + carry) & np.uint32(0xFFFF0000)).view(np.float32)
     return xp.where(xp.isnan(x), x, rounded)
-
-
-def _lerp(start, end, weight):
-    # torch's lerp as its CPU kernel rounds it: one FMA, from the nearer end (the weight and
-    # its complement in the arrays' dtype)
-    weight = start.dtype.type(weight)
-    if abs(weight) < 0.5:
-        return backend.fused_multiply_add(end - start, weight, start)
-    return backend.fused_multiply_add(end - start, -(1 - weight), end)
 
 
 def newton_schulz(update, coefficients, steps, eps):
@@ -171,8 +163,8 @@ class Muon(Optimizer):
             xp = backend.array_module(param)
             held = state["momentum_buffer"] = state_tensor(xp.zeros_like(grad))
         buf = held._array
-        buf[...] = _lerp(buf, grad, 1 - momentum)            # torch's lerp_, in place
-        blend = _lerp(grad, buf, momentum) if group["nesterov"] else buf
+        buf[...] = lerp_arrays(buf, grad, 1 - momentum)            # torch's lerp_, in place
+        blend = lerp_arrays(grad, buf, momentum) if group["nesterov"] else buf
         orthogonal = newton_schulz(blend, group["ns_coefficients"], int(group["ns_steps"]),
                                    float(group["eps"])).astype(param.dtype)
         # a Tensor rate: torch's products with it are Tensors of its dtype, each rounded

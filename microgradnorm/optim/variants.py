@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import backend
 from ..ops.base import torch_sign
+from ..ops.ternary import lerp_arrays
 from ..tensor import Tensor
 from .optimizers import Optimizer, _check_option, option_number
 from .state_tensors import rate_rounding, scalar_dtype
@@ -20,17 +21,17 @@ __all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop",
 
 
 def _lerp(start, end, weight):
-    # torch's lerp: the form exact at the nearer end, the complement taken in the arrays'
-    # dtype (float32: 1 - float32(w), as torch's kernel computes it)
-    if abs(weight) < 0.5:
-        return start + weight * (end - start)
-    return end - (end - start) * (1 - start.dtype.type(weight))
+    # torch's lerp_ (its foreach form is the same vectorized kernel): from the nearer end,
+    # one FMA, the weight and its complement in the arrays' dtype
+    return lerp_arrays(start, end, weight)
 
 
 def _moments(state, grad, beta1, beta2):
-    # Adam's two running moments, as torch updates them (lerp_, then mul_ and addcmul_)
+    # Adam's two running moments, as torch updates them: lerp_, then mul_ and addcmul_
+    # (its kernel: value · grad, then one FMA with grad and the decayed moment)
     exp_avg = _lerp(state["exp_avg"], grad, 1 - beta1)
-    exp_avg_sq = state["exp_avg_sq"] * beta2 + (1 - beta2) * grad * grad
+    exp_avg_sq = backend.fused_multiply_add((1 - beta2) * grad, grad,
+                                            state["exp_avg_sq"] * beta2)
     return exp_avg, exp_avg_sq
 
 

@@ -15,7 +15,7 @@ PACKAGE = pathlib.Path(__file__).resolve().parents[2] / "microgradnorm"
 
 # Lowest first. A module's layer is found by its dotted name's longest matching prefix.
 LAYERS = (
-    ("backend", ("backend", "meta_arrays", "dtypes", "float8", "tensor_data", "savefile",
+    ("backend", ("backend", "fma", "meta_arrays", "dtypes", "float8", "tensor_data", "savefile",
                  "generator", "sampling", "printing", "cuda", "amp", "backends", "cpu",
                  "distributed", "__future__", "version", "accelerator", "mps", "xpu",
                  "multiprocessing")),
