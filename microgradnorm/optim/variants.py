@@ -20,16 +20,10 @@ from .state_tensors import rate_rounding, scalar_dtype
 __all__ = ["ASGD", "Adadelta", "Adafactor", "Adamax", "NAdam", "RAdam", "Rprop", "SparseAdam"]
 
 
-def _lerp(start, end, weight):
-    # torch's lerp_ (its foreach form is the same vectorized kernel): from the nearer end,
-    # one FMA, the weight and its complement in the arrays' dtype
-    return lerp_arrays(start, end, weight)
-
-
 def _moments(state, grad, beta1, beta2):
     # Adam's two running moments, as torch updates them: lerp_, then mul_ and addcmul_
     # (its kernel: value · grad, then one FMA with grad and the decayed moment)
-    exp_avg = _lerp(state["exp_avg"], grad, 1 - beta1)
+    exp_avg = lerp_arrays(state["exp_avg"], grad, 1 - beta1)
     exp_avg_sq = backend.fused_multiply_add((1 - beta2) * grad, grad,
                                             state["exp_avg_sq"] * beta2)
     return exp_avg, exp_avg_sq
@@ -198,7 +192,7 @@ class Adamax(Optimizer):
         grad = -grad if group["maximize"] else grad
         step = state["step"] + 1
         param, grad = _decay(param, grad, group)
-        exp_avg = _lerp(state["exp_avg"], grad, 1 - beta1)
+        exp_avg = lerp_arrays(state["exp_avg"], grad, 1 - beta1)
         exp_inf = xp.maximum(state["exp_inf"] * beta2, xp.abs(grad) + eps)
         r = rate_rounding(group)                  # a Tensor rate: torch's rounding
         param = param + -r(lr / r(1 - beta1 ** step)) * exp_avg / exp_inf
@@ -335,13 +329,13 @@ class Adafactor(Optimizer):
         if factored:
             row_mean = xp.linalg.norm(grad, axis=-1, keepdims=True) ** 2 / grad.shape[-1]
             col_mean = xp.linalg.norm(grad, axis=-2, keepdims=True) ** 2 / grad.shape[-2]
-            row_var = _lerp(state["row_var"], row_mean, weight)      # (..., R, 1)
-            col_var = _lerp(state["col_var"], col_mean, weight)      # (..., 1, C)
+            row_var = lerp_arrays(state["row_var"], row_mean, weight)      # (..., R, 1)
+            col_var = lerp_arrays(state["col_var"], col_mean, weight)      # (..., 1, C)
             estimate = row_var @ col_var / xp.maximum(row_var.mean(axis=-2, keepdims=True),
                                                       eps1)
             state.update(row_var=row_var, col_var=col_var)
         else:
-            estimate = state["variance"] = _lerp(state["variance"], grad * grad, weight)
+            estimate = state["variance"] = lerp_arrays(state["variance"], grad * grad, weight)
         update = 1 / xp.sqrt(xp.maximum(estimate, eps1 * eps1)) * grad
         denom = max(1.0, float(xp.linalg.norm(update)) / ((update.size ** 0.5) * group["d"]))
         state["step"] = step
